@@ -1,0 +1,27 @@
+// swift-tools-version:6.0
+// Tandem: synchronized media playback for Swift on Linux. See README.md and DESIGN notes.
+import PackageDescription
+
+/// The FFmpeg libraries the media layer links, as Debian names their development packages.
+let ffmpegPackages = ["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"]
+
+let package = Package(
+    name: "Tandem",
+    products: [
+        .executable(name: "tandem", targets: ["TandemCLI"]),
+    ],
+    targets: [
+        // C shims: FFmpeg's macros as functions, and the few libc calls Swift cannot import.
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat",
+            providers: [.apt(ffmpegPackages)]
+        ),
+        .systemLibrary(name: "CTandemSystem"),
+
+        // The `tandem` command: argument parsing and wiring only.
+        .executableTarget(name: "TandemCLI", dependencies: []),
+
+    ],
+    swiftLanguageModes: [.v6]
+)

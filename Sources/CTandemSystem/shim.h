@@ -1,0 +1,24 @@
+// The few Linux calls that Swift cannot import directly (variadic or macro-based).
+#ifndef TANDEM_SYSTEM_SHIM_H
+#define TANDEM_SYSTEM_SHIM_H
+
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+/// Sets the calling thread's timer slack, in nanoseconds (prctl is variadic).
+static inline int tandem_set_timer_slack(unsigned long nanoseconds) {
+    return prctl(PR_SET_TIMERSLACK, nanoseconds, 0, 0, 0);
+}
+
+/// The size of the terminal on `fd` in character cells, or -1 if it is not a terminal.
+static inline int tandem_terminal_size(int fd, unsigned short *columns, unsigned short *rows) {
+    struct winsize size;
+    if (ioctl(fd, TIOCGWINSZ, &size) != 0) return -1;
+    *columns = size.ws_col;
+    *rows = size.ws_row;
+    return 0;
+}
+
+#endif
