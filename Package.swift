@@ -8,6 +8,7 @@ let ffmpegPackages = ["libavformat-dev", "libavcodec-dev", "libavutil-dev", "lib
 let package = Package(
     name: "Tandem",
     products: [
+        .library(name: "TandemMedia", targets: ["TandemMedia"]),
         .executable(name: "tandem", targets: ["TandemCLI"]),
     ],
     targets: [
@@ -19,9 +20,20 @@ let package = Package(
         ),
         .systemLibrary(name: "CTandemSystem"),
 
-        // The `tandem` command: argument parsing and wiring only.
-        .executableTarget(name: "TandemCLI", dependencies: []),
+        // media: the FFmpeg-backed headless player.
+        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem"]),
 
+        // bench: scenarios, recorders and reports.
+        .target(name: "TandemBench", dependencies: ["TandemMedia"]),
+
+        // Test support shared by the tests and the benchmarks.
+        .target(name: "TandemTestKit", dependencies: ["TandemMedia"]),
+
+        // The `tandem` command: argument parsing and wiring only.
+        .executableTarget(name: "TandemCLI", dependencies: ["TandemMedia", "TandemBench"]),
+
+        .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemTestKit"]),
+        .testTarget(name: "TandemCLITests", dependencies: ["TandemTestKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -12,6 +12,11 @@ static inline int tandem_set_timer_slack(unsigned long nanoseconds) {
     return prctl(PR_SET_TIMERSLACK, nanoseconds, 0, 0, 0);
 }
 
+/// Names the calling thread (at most 15 characters show), as `top -H` and debuggers list it.
+static inline int tandem_set_thread_name(const char *name) {
+    return prctl(PR_SET_NAME, name, 0, 0, 0);
+}
+
 /// The size of the terminal on `fd` in character cells, or -1 if it is not a terminal.
 static inline int tandem_terminal_size(int fd, unsigned short *columns, unsigned short *rows) {
     struct winsize size;

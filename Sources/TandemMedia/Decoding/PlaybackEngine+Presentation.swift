@@ -1,0 +1,119 @@
+extension PlaybackEngine {
+    /// What the presentation thread does next.
+    private enum Step {
+        case presentVideo(VideoFrame, Presentation)
+        case consumeAudio(AudioChunk, Presentation)
+        case sleep(until: Nanoseconds?)
+    }
+
+    /// The presentation thread: presents each frame at its instant, consumes audio at the
+    /// timeline's pace, drops what is late, and sleeps to the next deadline in between.
+    func presentationLoop() {
+        lock.lock()
+        defer { lock.unlock() }
+        while !stopped {
+            let now = MonotonicClock.now()
+            schedule.advance(to: now)
+            switch nextStepLocked(now: now) {
+            case .presentVideo(let frame, let presentation):
+                let sinks = videoSinks
+                lock.unlock()
+                for sink in sinks { sink.present(frame, presentation) }
+                lock.lock()
+            case .consumeAudio(let chunk, let presentation):
+                let sinks = audioSinks
+                lock.unlock()
+                for sink in sinks { sink.consume(chunk, presentation) }
+                lock.lock()
+            case .sleep(let deadline):
+                updateEndedLocked()
+                if let deadline {
+                    scheduleChanged.wait(until: deadline)
+                } else {
+                    scheduleChanged.wait()
+                }
+            }
+        }
+    }
+
+    /// Decides the next step at `now`, dropping what is stale or late on the way.
+    private func nextStepLocked(now: Nanoseconds) -> Step {
+        var wake = schedule.nextChange
+        while let head = video.first {
+            let next = video.dropFirst().first { $0.generation == head.generation }
+            let end = next?.item.presentationTime ?? head.item.endTime
+            let (due, timeline) = schedule.due(start: head.item.presentationTime, end: end, generation: head.generation)
+            switch due {
+            case .stale:
+                popVideoLocked()
+                statistics.discardedFrames += 1
+                continue
+            case .still:
+                popVideoLocked()
+                statistics.stillFrames += 1
+                let anchor = timeline?.anchorLocalTime ?? now
+                return .presentVideo(head.item, Presentation(item: item, scheduled: anchor, presented: now, isStill: true))
+            case .waiting:
+                break
+            case .at(let instant):
+                if instant > now {
+                    wake = min(wake ?? instant, instant)
+                    break
+                }
+                popVideoLocked()
+                if let endInstant = timeline?.localTime(forMediaTime: end), now >= endInstant {
+                    statistics.droppedLateFrames += 1
+                    continue
+                }
+                statistics.presentedFrames += 1
+                return .presentVideo(head.item, Presentation(item: item, scheduled: instant, presented: now, isStill: false))
+            }
+            break
+        }
+        while let head = audio.first {
+            let (due, timeline) = schedule.due(start: head.item.presentationTime, end: head.item.endTime, generation: head.generation)
+            switch due {
+            case .stale:
+                popAudioLocked()
+                continue
+            case .still, .waiting:
+                break
+            case .at(let instant):
+                if instant > now {
+                    wake = min(wake ?? instant, instant)
+                    break
+                }
+                popAudioLocked()
+                if let endInstant = timeline?.localTime(forMediaTime: head.item.endTime), now >= endInstant {
+                    statistics.droppedAudioChunks += 1
+                    continue
+                }
+                statistics.consumedAudioChunks += 1
+                return .consumeAudio(head.item, Presentation(item: item, scheduled: instant, presented: now, isStill: false))
+            }
+            break
+        }
+        return .sleep(until: wake)
+    }
+
+    private func popVideoLocked() {
+        video.removeFirst()
+        decodingWanted.broadcast()
+    }
+
+    private func popAudioLocked() {
+        audioBuffered -= audio.removeFirst().item.duration
+        decodingWanted.broadcast()
+    }
+
+    /// Playback has ended when everything of the newest generation has been decoded and
+    /// presented (or dropped), and no change is pending.
+    private func updateEndedLocked() {
+        let isEnded = video.isEmpty && audio.isEmpty && schedule.nextChange == nil
+            && endOfStreamGeneration == schedule.newestGeneration && seekRequest == nil
+        if isEnded != ended {
+            ended = isEnded
+            progress.broadcast()
+        }
+    }
+}

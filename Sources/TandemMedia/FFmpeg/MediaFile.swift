@@ -1,0 +1,112 @@
+import CFFmpeg
+
+/// An open media container (libavformat's `AVFormatContext`), read by one thread at a time.
+///
+/// It is `@unchecked Sendable` so that it can be handed to the thread that reads it; it must
+/// never be used from two threads at once.
+public final class MediaFile: @unchecked Sendable {
+    /// The URL or path that was opened.
+    public let url: String
+    /// What the file holds.
+    public let info: MediaInfo
+    let context: UnsafeMutablePointer<AVFormatContext>
+
+    /// Opens `url` (a path or any URL that libavformat opens) and reads its stream information.
+    public init(url: String) throws(MediaError) {
+        var context: UnsafeMutablePointer<AVFormatContext>?
+        let opened = avformat_open_input(&context, url, nil, nil)
+        guard opened >= 0, let context else {
+            if opened == tandem_averror_invaliddata() {
+                throw MediaError.notMedia(url, code: opened)
+            }
+            throw MediaError.cannotOpen(url, code: opened)
+        }
+        let found = avformat_find_stream_info(context, nil)
+        if found < 0 {
+            var owned: UnsafeMutablePointer<AVFormatContext>? = context
+            avformat_close_input(&owned)
+            throw MediaError.notMedia(url, code: found)
+        }
+        self.url = url
+        self.context = context
+        self.info = MediaFile.describe(context, url: url)
+        if info.video == nil && info.audio == nil {
+            var owned: UnsafeMutablePointer<AVFormatContext>? = context
+            avformat_close_input(&owned)
+            throw MediaError.noStreams(url)
+        }
+    }
+
+    deinit {
+        var owned: UnsafeMutablePointer<AVFormatContext>? = context
+        avformat_close_input(&owned)
+    }
+
+    /// The stream at `index`.
+    func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> {
+        context.pointee.streams[index]!
+    }
+
+    /// The index of the best stream of a kind, as FFmpeg chooses it, or nil.
+    func bestStream(_ type: AVMediaType) -> Int? {
+        let index = av_find_best_stream(context, type, -1, -1, nil, 0)
+        return index >= 0 ? Int(index) : nil
+    }
+
+    private static func describe(_ context: UnsafeMutablePointer<AVFormatContext>, url: String) -> MediaInfo {
+        let format = context.pointee.iformat.pointee
+        let timeBase = tandem_av_time_base_q()
+        let duration = context.pointee.duration
+        let start = context.pointee.start_time
+        var streams: [StreamInfo] = []
+        for index in 0..<Int(context.pointee.nb_streams) {
+            streams.append(describe(context.pointee.streams[index]!, index: index))
+        }
+        return MediaInfo(
+            url: url,
+            container: String(cString: format.name),
+            containerLongName: format.long_name.map { String(cString: $0) } ?? "",
+            duration: MediaTime.nanoseconds(duration, in: timeBase).map(MediaTime.seconds),
+            startTime: MediaTime.nanoseconds(start, in: timeBase).map(MediaTime.seconds),
+            bitRate: context.pointee.bit_rate > 0 ? Int(context.pointee.bit_rate) : nil,
+            streams: streams
+        )
+    }
+
+    private static func describe(_ stream: UnsafeMutablePointer<AVStream>, index: Int) -> StreamInfo {
+        let parameters = stream.pointee.codecpar.pointee
+        let kind: StreamInfo.Kind = switch parameters.codec_type {
+        case AVMEDIA_TYPE_VIDEO: .video
+        case AVMEDIA_TYPE_AUDIO: .audio
+        case AVMEDIA_TYPE_SUBTITLE: .subtitle
+        default: .other
+        }
+        let descriptor = avcodec_descriptor_get(parameters.codec_id)
+        let timeBase = stream.pointee.time_base
+        var info = StreamInfo(
+            index: index,
+            kind: kind,
+            codec: descriptor.map { String(cString: $0.pointee.name) } ?? "unknown",
+            codecLongName: descriptor.flatMap { $0.pointee.long_name.map { String(cString: $0) } } ?? "",
+            timeBase: "\(timeBase.num)/\(timeBase.den)",
+            duration: MediaTime.nanoseconds(stream.pointee.duration, in: timeBase).map(MediaTime.seconds),
+            frameCount: stream.pointee.nb_frames > 0 ? Int(stream.pointee.nb_frames) : nil,
+            bitRate: parameters.bit_rate > 0 ? Int(parameters.bit_rate) : nil
+        )
+        switch kind {
+        case .video:
+            info.width = Int(parameters.width)
+            info.height = Int(parameters.height)
+            info.pixelFormat = av_get_pix_fmt_name(AVPixelFormat(parameters.format)).map { String(cString: $0) }
+            let rate = stream.pointee.avg_frame_rate
+            if rate.num > 0 && rate.den > 0 { info.frameRate = av_q2d(rate) }
+        case .audio:
+            info.sampleRate = Int(parameters.sample_rate)
+            info.channels = Int(parameters.ch_layout.nb_channels)
+            info.sampleFormat = av_get_sample_fmt_name(AVSampleFormat(parameters.format)).map { String(cString: $0) }
+        default:
+            break
+        }
+        return info
+    }
+}

@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A mutex with condition variables that wait against CLOCK_MONOTONIC deadlines.
+///
+/// The player's decoding and presentation threads share their state under one of these. They
+/// are POSIX threads, not tasks, so they may block here.
+final class ConditionLock: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+
+    func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+
+    /// A condition variable bound to this lock.
+    final class Condition: @unchecked Sendable {
+        private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        private let lock: ConditionLock
+
+        init(_ lock: ConditionLock) {
+            self.lock = lock
+            var attributes = pthread_condattr_t()
+            pthread_condattr_init(&attributes)
+            pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+            pthread_cond_init(condition, &attributes)
+            pthread_condattr_destroy(&attributes)
+        }
+
+        deinit {
+            pthread_cond_destroy(condition)
+            condition.deallocate()
+        }
+
+        /// Waits, with the lock held, until signalled (or spuriously woken).
+        func wait() {
+            pthread_cond_wait(condition, lock.mutex)
+        }
+
+        /// Waits, with the lock held, until signalled or until the monotonic clock reads `deadline`.
+        func wait(until deadline: Nanoseconds) {
+            var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+            pthread_cond_timedwait(condition, lock.mutex, &spec)
+        }
+
+        /// Wakes every waiter.
+        func broadcast() {
+            pthread_cond_broadcast(condition)
+        }
+    }
+}

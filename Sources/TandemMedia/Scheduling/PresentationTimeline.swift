@@ -1,0 +1,55 @@
+/// The mapping from local monotonic time to media time that a player follows:
+/// `mediaTime(t) = anchorMediaTime + rate × (t − anchorLocalTime)`.
+///
+/// The timeline is in force from `anchorLocalTime` on; a timeline whose anchor lies in the
+/// future is a change scheduled for that instant.
+public struct PresentationTimeline: Sendable, Equatable, CustomStringConvertible {
+    /// The slowest playing rate the player accepts.
+    public static let minimumRate = 0.25
+    /// The fastest playing rate the player accepts.
+    public static let maximumRate = 4.0
+
+    /// Media seconds per local second: 0 when paused, otherwise between 0.25 and 4.
+    public var rate: Double
+    /// The media time at `anchorLocalTime`, in nanoseconds.
+    public var anchorMediaTime: Nanoseconds
+    /// The local monotonic instant at which the timeline takes effect, in nanoseconds.
+    public var anchorLocalTime: Nanoseconds
+
+    /// A timeline that plays at `rate` from `anchorMediaTime` at `anchorLocalTime`.
+    public init(rate: Double, anchorMediaTime: Nanoseconds, anchorLocalTime: Nanoseconds) {
+        self.rate = rate
+        self.anchorMediaTime = anchorMediaTime
+        self.anchorLocalTime = anchorLocalTime
+    }
+
+    /// A timeline paused at `mediaTime` from `localTime` on.
+    public static func paused(at mediaTime: Nanoseconds, from localTime: Nanoseconds) -> PresentationTimeline {
+        PresentationTimeline(rate: 0, anchorMediaTime: mediaTime, anchorLocalTime: localTime)
+    }
+
+    /// Whether the rate is 0 or within the range the player supports.
+    public var isValid: Bool {
+        rate == 0 || (rate >= PresentationTimeline.minimumRate && rate <= PresentationTimeline.maximumRate)
+    }
+
+    /// The media time at local instant `localTime`.
+    public func mediaTime(atLocalTime localTime: Nanoseconds) -> Nanoseconds {
+        anchorMediaTime + Nanoseconds((Double(localTime - anchorLocalTime) * rate).rounded())
+    }
+
+    /// The local instant at which media time `mediaTime` plays, or nil while paused.
+    public func localTime(forMediaTime mediaTime: Nanoseconds) -> Nanoseconds? {
+        guard rate > 0 else { return nil }
+        return anchorLocalTime + Nanoseconds((Double(mediaTime - anchorMediaTime) / rate).rounded())
+    }
+
+    /// The same media position, continuing at another rate from `localTime` on.
+    public func changingRate(to newRate: Double, at localTime: Nanoseconds) -> PresentationTimeline {
+        PresentationTimeline(rate: newRate, anchorMediaTime: mediaTime(atLocalTime: localTime), anchorLocalTime: localTime)
+    }
+
+    public var description: String {
+        "rate \(rate) from media \(MediaTime.seconds(anchorMediaTime)) s at local \(anchorLocalTime) ns"
+    }
+}
