@@ -46,9 +46,10 @@ ff -f lavfi -i "$(numbered 320 240 30)" -f lavfi -i "sine=frequency=660:sample_r
 ff -f lavfi -i "$(numbered 320 240 24)" -f lavfi -i "sine=frequency=330:sample_rate=48000" -t $secs \
    -c:v libvpx-vp9 -b:v 0 -crf 40 -g 48 -deadline good -cpu-used 4 -c:a libopus -b:a 32k "$out/vp9-opus.webm"
 
-# MPEG-4 Part 2 + MP3 in AVI, 25 frames/s: 100 frames.
+# MPEG-4 Part 2 + MP3 in AVI, 25 frames/s: 100 frames. Without -avoid_negative_ts disabled the
+# AVI muxer shifts the video to make room for the MP3 encoder's delay, leaving a gap after frame 0.
 ff -f lavfi -i "$(numbered 320 240 25)" -f lavfi -i "sine=frequency=550:sample_rate=44100" -t $secs \
-   -c:v mpeg4 -q:v 6 -g 25 -c:a libmp3lame -b:a 64k "$out/mpeg4-mp3.avi"
+   -c:v mpeg4 -q:v 8 -g 25 -c:a libmp3lame -b:a 64k -avoid_negative_ts disabled "$out/mpeg4-mp3.avi"
 
 # Audio only: AAC in M4A, 3 s.
 ff -f lavfi -i "sine=frequency=440:sample_rate=44100" -t 3 -c:a aac -b:a 48k "$out/audio-only.m4a"
