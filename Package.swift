@@ -33,7 +33,7 @@ let package = Package(
         .executableTarget(name: "TandemCLI", dependencies: ["TandemMedia", "TandemBench"]),
 
         .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemTestKit"]),
-        .testTarget(name: "TandemCLITests", dependencies: ["TandemTestKit"]),
+        .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

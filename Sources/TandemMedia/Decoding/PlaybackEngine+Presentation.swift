@@ -3,7 +3,8 @@ extension PlaybackEngine {
     private enum Step {
         case presentVideo(VideoFrame, Presentation)
         case consumeAudio(AudioChunk, Presentation)
-        case sleep(until: Nanoseconds?)
+        /// Sleep until the deadline (or a change); `precise` when it is a video frame's.
+        case sleep(until: Nanoseconds?, precise: Bool)
     }
 
     /// The presentation thread: presents each frame at its instant, consumes audio at the
@@ -25,12 +26,21 @@ extension PlaybackEngine {
                 lock.unlock()
                 for sink in sinks { sink.consume(chunk, presentation) }
                 lock.lock()
-            case .sleep(let deadline):
+            case .sleep(let deadline, let precise):
                 updateEndedLocked()
-                if let deadline {
-                    scheduleChanged.wait(until: deadline)
-                } else {
+                guard let deadline else {
                     scheduleChanged.wait()
+                    continue
+                }
+                if !precise || deadline - now > limits.spinLead {
+                    scheduleChanged.wait(until: deadline - limits.spinLead)
+                } else {
+                    // The last stretch is spun, not slept: a timed wait wakes tens to hundreds of
+                    // microseconds late, a spin on the clock within a few. The lock is released
+                    // meanwhile so the decoder and callers are never held up.
+                    lock.unlock()
+                    while MonotonicClock.now() < deadline {}
+                    lock.lock()
                 }
             }
         }
@@ -70,6 +80,7 @@ extension PlaybackEngine {
             }
             break
         }
+        let videoWake = wake
         while let head = audio.first {
             let (due, timeline) = schedule.due(start: head.item.presentationTime, end: head.item.endTime, generation: head.generation)
             switch due {
@@ -93,7 +104,7 @@ extension PlaybackEngine {
             }
             break
         }
-        return .sleep(until: wake)
+        return .sleep(until: wake, precise: wake != nil && wake == videoWake)
     }
 
     private func popVideoLocked() {

@@ -19,6 +19,9 @@ final class PlaybackEngine: @unchecked Sendable {
         /// The decoder always waits past this many times the limits above, whatever the other
         /// stream's level, so that badly interleaved files cannot grow the queues without bound.
         var hardFactor = 4
+        /// How long before a deadline the presentation thread stops sleeping and spins on the
+        /// clock; 0 sleeps all the way.
+        var spinLead: Nanoseconds = 200_000
     }
 
     let item: String
