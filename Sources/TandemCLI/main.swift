@@ -7,6 +7,7 @@ let commands: [any Command.Type] = [
     ProbeCommand.self,
     PlayCommand.self,
     BenchDecodeCommand.self,
+    BenchPresentCommand.self,
 ]
 
 @MainActor func printUsage() {
