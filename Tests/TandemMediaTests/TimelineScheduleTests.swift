@@ -56,6 +56,26 @@ import Testing
         #expect(schedule.due(start: 2 * second, end: 2 * second + 1, generation: 0).0 == .stale)
     }
 
+    @Test func changesScheduledInSequenceAllTakeEffect() {
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: 0))
+        // At 1 s: seek to 30 s. At 2 s: pause (at media 31 s). Both announced at 0.5 s.
+        let seek = PresentationTimeline(rate: 1, anchorMediaTime: 30 * second, anchorLocalTime: second)
+        schedule.schedule(seek, discontinuous: true, now: second / 2)
+        let pause = PresentationTimeline.paused(at: 31 * second, from: 2 * second)
+        schedule.schedule(pause, discontinuous: false, now: second / 2)
+        #expect(schedule.pending.count == 2)
+        #expect(schedule.newest == pause)
+        // Frames after the seek play until the pause, then the one at the pause is the still.
+        #expect(schedule.due(start: 30 * second + second / 2, end: 30 * second + second / 2 + 1, generation: 1).0 == .at(second + second / 2))
+        #expect(schedule.due(start: 31 * second, end: 31 * second + 40_000_000, generation: 1).0 == .still)
+        #expect(schedule.due(start: 31 * second + 40_000_000, end: 31 * second + 80_000_000, generation: 1).0 == .waiting)
+        // A change for an earlier instant supersedes those scheduled after it.
+        schedule.schedule(PresentationTimeline(rate: 2, anchorMediaTime: second / 2, anchorLocalTime: second / 2 + 1), discontinuous: false, now: second / 2)
+        #expect(schedule.pending.count == 1)
+        schedule.advance(to: 2 * second)
+        #expect(schedule.current.timeline.rate == 2)
+    }
+
     @Test func timelineMapsBothWays() {
         let timeline = PresentationTimeline(rate: 0.25, anchorMediaTime: 3 * second, anchorLocalTime: 50 * second)
         #expect(timeline.mediaTime(atLocalTime: 54 * second) == 4 * second)

@@ -1,5 +1,5 @@
-/// The pure core of the frame scheduler: which timeline is in force, which one is scheduled
-/// next, and when (if ever) a decoded frame or audio chunk is due.
+/// The pure core of the frame scheduler: which timeline is in force, which changes are scheduled
+/// for later instants, and when (if ever) a decoded frame or audio chunk is due.
 ///
 /// Frames carry the *generation* of the decoding run that made them. A discontinuous change
 /// (a seek) starts a new generation: frames of the old one are stale, and frames of the new one
@@ -26,7 +26,8 @@ struct TimelineSchedule: Sendable, Equatable {
     }
 
     private(set) var current: Entry
-    private(set) var pending: Entry?
+    /// Changes scheduled for later, in order of their instants.
+    private(set) var pending: [Entry] = []
 
     /// Starts with `timeline` in force, timing frames of generation 0.
     init(_ timeline: PresentationTimeline) {
@@ -34,53 +35,66 @@ struct TimelineSchedule: Sendable, Equatable {
     }
 
     /// The generation of the newest timeline.
-    var newestGeneration: Int { (pending ?? current).generation }
+    var newestGeneration: Int { (pending.last ?? current).generation }
 
-    /// The newest timeline (pending if one is scheduled).
-    var newest: PresentationTimeline { (pending ?? current).timeline }
+    /// The newest timeline (the last change scheduled, or the one in force).
+    var newest: PresentationTimeline { (pending.last ?? current).timeline }
 
-    /// The instant at which the pending timeline takes over, if one is scheduled.
-    var nextChange: Nanoseconds? { pending?.timeline.anchorLocalTime }
+    /// The instant at which the next scheduled change takes over, if one is scheduled.
+    var nextChange: Nanoseconds? { pending.first?.timeline.anchorLocalTime }
 
     /// Schedules `timeline`: in force at once if its anchor is not in the future, otherwise from
-    /// its anchor on. It replaces any change still pending. A discontinuous change starts a new
-    /// generation, whose number it returns.
+    /// its anchor on. It supersedes every change scheduled for the same instant or later (they
+    /// were decided before it). A discontinuous change starts a new generation, whose number it
+    /// returns.
     @discardableResult
     mutating func schedule(_ timeline: PresentationTimeline, discontinuous: Bool, now: Nanoseconds) -> Int {
         let generation = discontinuous ? newestGeneration + 1 : newestGeneration
         let entry = Entry(timeline: timeline, generation: generation)
         if timeline.anchorLocalTime <= now {
             current = entry
-            pending = nil
+            pending.removeAll()
         } else {
-            pending = entry
+            pending.removeAll { $0.timeline.anchorLocalTime >= timeline.anchorLocalTime }
+            pending.append(entry)
         }
         return generation
     }
 
-    /// Promotes the pending timeline once its instant has come; returns whether it did.
+    /// Promotes the scheduled changes whose instants have come; returns whether any did.
     @discardableResult
     mutating func advance(to now: Nanoseconds) -> Bool {
-        guard let pending, pending.timeline.anchorLocalTime <= now else { return false }
-        current = pending
-        self.pending = nil
-        return true
+        var promoted = false
+        while let next = pending.first, next.timeline.anchorLocalTime <= now {
+            current = pending.removeFirst()
+            promoted = true
+        }
+        return promoted
     }
 
-    /// The timeline that times a frame starting at `start` of generation `generation`, and when
-    /// that frame is due.
+    /// When a frame covering media times `start..<end` of generation `generation` is due, and
+    /// the timeline that times it: the first timeline of its generation under which it falls
+    /// due before the next change takes over.
     func due(start: Nanoseconds, end: Nanoseconds, generation: Int) -> (Due, PresentationTimeline?) {
-        if let pending, pending.generation == generation {
-            if current.generation == generation {
-                let underCurrent = TimelineSchedule.due(start: start, end: end, on: current.timeline)
-                if case .at(let instant) = underCurrent, instant < pending.timeline.anchorLocalTime {
-                    return (underCurrent, current.timeline)
-                }
+        let entries = [current] + pending
+        guard var index = entries.firstIndex(where: { $0.generation == generation }) else { return (.stale, nil) }
+        while true {
+            let timeline = entries[index].timeline
+            let due = TimelineSchedule.due(start: start, end: end, on: timeline)
+            guard index + 1 < entries.count else { return (due, timeline) }
+            let next = entries[index + 1]
+            switch due {
+            case .at(let instant) where instant < next.timeline.anchorLocalTime:
+                return (due, timeline)
+            case .still, .stale:
+                return (due, timeline)
+            case .at, .waiting:
+                // It falls due only after the next change: that change decides, if it still
+                // times this generation.
+                guard next.generation == generation else { return (.stale, nil) }
+                index += 1
             }
-            return (TimelineSchedule.due(start: start, end: end, on: pending.timeline), pending.timeline)
         }
-        guard current.generation == generation else { return (.stale, nil) }
-        return (TimelineSchedule.due(start: start, end: end, on: current.timeline), current.timeline)
     }
 
     /// When a frame covering media times `start..<end` is due on `timeline`: at the instant its
