@@ -21,9 +21,7 @@ enum BenchDecodeCommand: Command {
             throw CLIError.failure("\(error)")
         }
         if arguments.flags.contains("json") {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(result), as: UTF8.self))
+            try printJSON(result)
             return 0
         }
         print("decode throughput: \(path), \(threads) thread(s), \(runs) runs each, \(result.tandem.frames) frames")
@@ -39,7 +37,8 @@ enum BenchDecodeCommand: Command {
 
     private static func row(_ name: String, _ side: DecodeBenchmark.Side) -> String {
         let times = Percentiles(side.seconds)
-        return String(format: "  %-22@ median %7.1f fps   (runs: min %.3f s, median %.3f s, max %.3f s)",
-                      name as NSString, side.medianFramesPerSecond, times.min, times.p50, times.max)
+        let label = name.padding(toLength: 22, withPad: " ", startingAt: 0)
+        return "  \(label)" + String(format: " median %7.1f fps   (runs: min %.3f s, median %.3f s, max %.3f s)",
+                                      side.medianFramesPerSecond, times.min, times.p50, times.max)
     }
 }

@@ -22,9 +22,7 @@ enum BenchPresentCommand: Command {
             throw CLIError.failure("\(error)")
         }
         if arguments.flags.contains("json") {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(rows), as: UTF8.self))
+            try printJSON(rows)
             return 0
         }
         print("presentation lateness: \(path), \(runs) run(s) per mode at rate \(rate)")

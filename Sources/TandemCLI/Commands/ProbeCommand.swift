@@ -18,9 +18,7 @@ enum ProbeCommand: Command {
             throw CLIError.failure(error.description)
         }
         if arguments.flags.contains("json") {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(info), as: UTF8.self))
+            try printJSON(info)
         } else {
             print(describe(info))
         }

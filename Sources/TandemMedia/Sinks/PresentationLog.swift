@@ -74,15 +74,7 @@ public final class PresentationLog: VideoSink {
     private static func write(_ state: inout (descriptor: Int32, buffer: [UInt8])) {
         guard state.descriptor >= 0, !state.buffer.isEmpty else { return }
         let descriptor = state.descriptor
-        state.buffer.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 && errno == EINTR { continue }
-                guard written > 0 else { return }
-                offset += written
-            }
-        }
+        _ = state.buffer.withUnsafeBytes { writeFully(descriptor, $0) }
         state.buffer.removeAll(keepingCapacity: true)
     }
 }

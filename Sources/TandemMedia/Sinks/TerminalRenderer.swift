@@ -124,14 +124,6 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
 
     private func emit(_ text: String) {
         var text = text
-        text.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 && errno == EINTR { continue }
-                guard written > 0 else { return }
-                offset += written
-            }
-        }
+        _ = text.withUTF8 { writeFully(descriptor, UnsafeRawBufferPointer($0)) }
     }
 }
