@@ -9,6 +9,9 @@ let package = Package(
     name: "Tandem",
     products: [
         .executable(name: "tandem", targets: ["TandemCLI"]),
+        .library(name: "TandemClock", targets: ["TandemClock"]),
+        .library(name: "TandemWire", targets: ["TandemWire"]),
+        .library(name: "TandemNet", targets: ["TandemNet"]),
     ],
     targets: [
         // C shims: FFmpeg's macros as functions, and the few libc calls Swift cannot import.
@@ -19,8 +22,23 @@ let package = Package(
         ),
         .systemLibrary(name: "CTandemSystem"),
 
+        // Clock sampling and estimation: pure values, no I/O.
+        .target(name: "TandemClock"),
+        // Datagram and message encodings, versioned.
+        .target(name: "TandemWire", dependencies: ["TandemClock"]),
+        // POSIX sockets, the time service and the clock prober.
+        .target(name: "TandemNet", dependencies: ["TandemWire", "TandemClock"]),
+
+        // Virtual time, a simulated network and fixtures shared by tests and benchmarks.
+        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire"]),
+        // Benchmarks as library code; `tandem bench` runs them.
+        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemTestKit"]),
+
         // The `tandem` command: argument parsing and wiring only.
-        .executableTarget(name: "TandemCLI", dependencies: []),
+        .executableTarget(name: "TandemCLI", dependencies: ["TandemClock", "TandemNet", "TandemBench"]),
+
+        .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit"]),
+        .testTarget(name: "TandemNetTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
 
     ],
     swiftLanguageModes: [.v6]
