@@ -4,6 +4,9 @@ import Glibc
 
 /// Every subcommand, in the order `tandem help` lists them.
 let commands: [any Command.Type] = [
+    ClockServeCommand.self,
+    ClockSyncCommand.self,
+    BenchClockCommand.self,
 ]
 
 @MainActor func printUsage() {

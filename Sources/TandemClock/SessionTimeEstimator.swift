@@ -10,8 +10,11 @@ public protocol SessionTimeEstimator: Sendable {
 }
 
 extension SessionClock: SessionTimeEstimator {
-    /// `tandem`: the slewed session clock, as a participant uses it.
-    public var name: String { "tandem" }
+    /// `tandem` (`tandem-wls` with the weighted least-squares fit): the slewed session clock, as
+    /// a participant uses it.
+    public var name: String {
+        configuration.estimator.fitMethod == .envelope ? "tandem" : "tandem-wls"
+    }
 
     /// Feeds the sample to `onSample(_:now:)`.
     public mutating func learn(_ sample: ClockSample, now: Int64) { onSample(sample, now: now) }
