@@ -27,26 +27,33 @@ public struct ClockBenchmark: Sendable {
         return ClockBenchmarkReport(scenarios: results)
     }
 
-    /// Runs one simulated scenario on virtual time.
-    public static func runSimulated(_ scenario: ClockScenario, upstream: LinkProfile, downstream: LinkProfile,
-                                    estimators: [any SessionTimeEstimator] = ClockErrorRecorder.standardLineup()) -> ClockScenarioResult {
-        var simulation = ClockSyncSimulation(setup: ClockSyncSimulation.Setup(
-            upstream: upstream, downstream: downstream,
-            clientOffset: scenario.clientOffset, clientDriftPPM: scenario.clientDriftPPM, seed: scenario.seed
-        ))
-        var recorder = ClockErrorRecorder(estimators: estimators)
-        simulation.run(until: scenario.duration, evaluationInterval: scenario.evaluationInterval) { event in
-            switch event {
-            case let .sample(sample, _, localTime):
-                recorder.learn(sample, now: localTime)
-            case let .evaluation(sessionTime, localTime):
-                recorder.evaluate(elapsed: sessionTime, sessionTime: sessionTime, localTime: localTime)
+    /// Runs one simulated scenario on virtual time, once per seed, pooling the results.
+    public static func runSimulated(_ scenario: ClockScenario, upstream: LinkProfile, downstream: LinkProfile) -> ClockScenarioResult {
+        var recorders: [ClockErrorRecorder] = []
+        var sent = 0
+        var lost = 0
+        for run in 0..<max(scenario.runs, 1) {
+            var simulation = ClockSyncSimulation(setup: ClockSyncSimulation.Setup(
+                upstream: upstream, downstream: downstream,
+                clientOffset: scenario.clientOffset, clientDriftPPM: scenario.clientDriftPPM,
+                seed: scenario.seed &+ UInt64(run)
+            ))
+            var recorder = ClockErrorRecorder(estimators: ClockErrorRecorder.standardLineup())
+            simulation.run(until: scenario.duration, evaluationInterval: scenario.evaluationInterval) { event in
+                switch event {
+                case let .sample(sample, _, localTime):
+                    recorder.learn(sample, now: localTime)
+                case let .evaluation(sessionTime, localTime):
+                    recorder.evaluate(elapsed: sessionTime, sessionTime: sessionTime, localTime: localTime)
+                }
             }
+            sent += simulation.policy.statistics.sent
+            lost += simulation.policy.statistics.lost
+            recorders.append(recorder)
         }
-        let polling = simulation.policy.statistics
         return ClockScenarioResult(
-            scenario: scenario, probesSent: polling.sent, samples: recorder.sampleCount,
-            probesLost: polling.lost, estimators: recorder.results(for: scenario)
+            scenario: scenario, probesSent: sent, samples: recorders.reduce(0) { $0 + $1.sampleCount },
+            probesLost: lost, estimators: ClockErrorRecorder.results(of: recorders, in: scenario)
         )
     }
 }

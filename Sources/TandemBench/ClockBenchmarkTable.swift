@@ -7,10 +7,12 @@ public enum ClockBenchmarkTable {
         lines.append("")
         let header = [pad("estimator", 15), pad("p50", 10, right: true), pad("p90", 10, right: true),
                       pad("p99", 10, right: true), pad("max", 10, right: true), pad("within 1 ms after", 18, right: true)]
+        // Convergence is the worst over the runs.
         for result in report.scenarios {
             let scenario = result.scenario
             lines.append("\(scenario.name): \(scenario.summary)")
-            lines.append("  settle \(duration(Double(scenario.settleTime))), \(result.probesSent) probes, \(result.samples) samples, \(result.probesLost) lost")
+            let runs = scenario.source == .loopback ? "1 run" : "\(scenario.runs) runs pooled"
+            lines.append("  \(runs), settle \(duration(Double(scenario.settleTime))), \(result.probesSent) probes, \(result.samples) samples, \(result.probesLost) lost")
             lines.append("  " + header.joined(separator: " "))
             for estimator in result.estimators {
                 let error = estimator.error

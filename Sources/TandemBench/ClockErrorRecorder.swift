@@ -45,10 +45,16 @@ public struct ClockErrorRecorder: Sendable {
         }
     }
 
-    /// Each estimator's result in `scenario`.
-    public func results(for scenario: ClockScenario) -> [ClockEstimatorResult] {
-        estimators.indices.map { index in
-            ClockEstimatorResult(name: estimators[index].name, times: times, errors: errors[index], scenario: scenario)
+    /// Each estimator's trace, in lineup order.
+    public var traces: [ClockErrorTrace] {
+        estimators.indices.map { ClockErrorTrace(name: estimators[$0].name, times: times, errors: errors[$0]) }
+    }
+
+    /// Each estimator's result in `scenario`, pooled over the recorders of several runs.
+    public static func results(of runs: [ClockErrorRecorder], in scenario: ClockScenario) -> [ClockEstimatorResult] {
+        guard let first = runs.first else { return [] }
+        return first.estimators.indices.map { index in
+            ClockEstimatorResult(traces: runs.map { $0.traces[index] }, scenario: scenario)
         }
     }
 }

@@ -38,7 +38,7 @@ struct ClockLoopbackRun {
         return recorder.withLock { recorder in
             ClockScenarioResult(
                 scenario: scenario, probesSent: polling.sent, samples: recorder.sampleCount,
-                probesLost: polling.lost, estimators: recorder.results(for: scenario)
+                probesLost: polling.lost, estimators: ClockErrorRecorder.results(of: [recorder], in: scenario)
             )
         }
     }

@@ -2,11 +2,11 @@
 public struct ClockScenarioResult: Sendable, Hashable, Codable {
     /// The scenario.
     public var scenario: ClockScenario
-    /// Probes sent by the participant.
+    /// Probes sent by the participant, over every run.
     public var probesSent: Int
-    /// Replies that became samples (every estimator saw exactly these).
+    /// Replies that became samples (every estimator saw exactly these), over every run.
     public var samples: Int
-    /// Probes counted lost.
+    /// Probes counted lost, over every run.
     public var probesLost: Int
     /// Each estimator's result, ours first.
     public var estimators: [ClockEstimatorResult]

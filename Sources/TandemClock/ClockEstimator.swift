@@ -9,9 +9,9 @@ public struct ClockEstimator: Sendable {
         /// How the window becomes an estimate.
         public var fitMethod: ClockFitMethod = .envelope
         /// The most samples kept.
-        public var windowSize: Int = 128
+        public var windowSize: Int = 512
         /// Samples older than this, relative to the newest, are dropped (nanoseconds).
-        public var windowDuration: Int64 = 900_000_000_000
+        public var windowDuration: Int64 = 600_000_000_000
         /// How many recent round trips the outlier test compares against.
         public var outlierHistory: Int = 32
         /// A sample is an outlier when its round trip exceeds the recent median by more than this
@@ -143,7 +143,7 @@ public struct ClockEstimator: Sendable {
         // The spread is an error scale at the window's middle; the drift's own uncertainty is the
         // spread across the window's span, and it grows the error towards the window's end.
         let meanTime = window.reduce(0.0) { $0 + Double($1.localMidpoint - referenceTime) } / Double(window.count)
-        let driftUncertainty = estimatingDrift ? 2 * result.spread / Double(span) : maximumDrift
+        let driftUncertainty = estimatingDrift ? result.driftUncertainty : maximumDrift
         let errorBound = max(result.spread + driftUncertainty * abs(meanTime), configuration.minimumErrorBound)
         estimate = ClockEstimate(
             referenceTime: referenceTime,

@@ -18,7 +18,7 @@ struct WeightedLeastSquaresFit {
 
     /// The fitted offset at the reference time (relative to the base offset), the drift, and the
     /// weighted root-mean-square residual.
-    func fit(estimatingDrift: Bool, priorDrift: Double, maximumDrift: Double) -> (offset: Double, drift: Double, spread: Double) {
+    func fit(estimatingDrift: Bool, priorDrift: Double, maximumDrift: Double) -> (offset: Double, drift: Double, spread: Double, driftUncertainty: Double) {
         let sortedDelays = delays.sorted()
         let fastest = sortedDelays[0]
         let median = sortedDelays[sortedDelays.count / 2]
@@ -44,6 +44,8 @@ struct WeightedLeastSquaresFit {
             let residual = offsets[index] - (offset + drift * times[index])
             squares += weights[index] * residual * residual
         }
-        return (offset, drift, (squares / total).squareRoot())
+        let spread = (squares / total).squareRoot()
+        let span = (times.max() ?? 0) - (times.min() ?? 0)
+        return (offset, drift, spread, span > 0 ? 2 * spread / span : maximumDrift)
     }
 }
