@@ -9,6 +9,9 @@ let package = Package(
     name: "Tandem",
     products: [
         .library(name: "TandemMedia", targets: ["TandemMedia"]),
+        .library(name: "TandemClock", targets: ["TandemClock"]),
+        .library(name: "TandemWire", targets: ["TandemWire"]),
+        .library(name: "TandemNet", targets: ["TandemNet"]),
         .executable(name: "tandem", targets: ["TandemCLI"]),
     ],
     targets: [
@@ -20,18 +23,25 @@ let package = Package(
         ),
         .systemLibrary(name: "CTandemSystem"),
 
+        // clock: clock sampling and estimation; pure values, no I/O.
+        .target(name: "TandemClock"),
+        // wire: datagram and message encodings, versioned.
+        .target(name: "TandemWire", dependencies: ["TandemClock"]),
+        // net: POSIX sockets, the time service and the clock prober.
+        .target(name: "TandemNet", dependencies: ["TandemWire", "TandemClock"]),
+
         // media: the FFmpeg-backed headless player.
         .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem"]),
 
-        // bench: scenarios, recorders and reports.
-        .target(name: "TandemBench", dependencies: ["TandemMedia"]),
-
-        // Test support shared by the tests and the benchmarks.
-        .target(name: "TandemTestKit", dependencies: ["TandemMedia"]),
+        // Virtual time, a simulated network and fixtures shared by tests and benchmarks.
+        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemMedia"]),
+        // bench: benchmarks as library code; `tandem bench` runs them.
+        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemTestKit"]),
 
         // The `tandem` command: argument parsing and wiring only.
-        .executableTarget(name: "TandemCLI", dependencies: ["TandemMedia", "TandemBench"]),
+        .executableTarget(name: "TandemCLI", dependencies: ["TandemClock", "TandemNet", "TandemMedia", "TandemBench"]),
 
+        .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit"]),
         .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemTestKit"]),
         .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit"]),
     ],

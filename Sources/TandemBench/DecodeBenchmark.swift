@@ -12,7 +12,8 @@ public struct DecodeBenchmark: Sendable {
         public var seconds: [Double]
         /// Frames per second of the median run.
         public var medianFramesPerSecond: Double {
-            frames > 0 ? Double(frames) / Percentiles(seconds).p50 : 0
+            guard frames > 0, let median = Percentiles(seconds)?.p50, median > 0 else { return 0 }
+            return Double(frames) / median
         }
     }
 

@@ -1,38 +1,38 @@
-/// Order statistics of a sample: the median, tail percentiles and the extremes.
-public struct Percentiles: Sendable, Codable, Equatable {
-    /// How many values.
-    public let count: Int
-    /// The median.
-    public let p50: Double
-    /// The 90th percentile.
-    public let p90: Double
-    /// The 95th percentile.
-    public let p95: Double
-    /// The 99th percentile.
-    public let p99: Double
+/// The usual summary of a distribution: median, tail percentiles and extremes, by nearest rank.
+public struct Percentiles: Sendable, Hashable, Codable {
+    /// How many values were summarised.
+    public var count: Int
     /// The smallest value.
-    public let min: Double
+    public var min: Double
+    /// The median.
+    public var p50: Double
+    /// The 90th percentile.
+    public var p90: Double
+    /// The 95th percentile.
+    public var p95: Double
+    /// The 99th percentile.
+    public var p99: Double
     /// The largest value.
-    public let max: Double
+    public var max: Double
 
-    /// The statistics of `values` (all zero when it is empty), with linear interpolation between
-    /// the nearest ranks.
-    public init(_ values: [Double]) {
-        let sorted = values.filter { !$0.isNaN }.sorted()
+    /// Summarises `values`; nil when there are none.
+    public init?(_ values: [Double]) {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
         count = sorted.count
-        func quantile(_ q: Double) -> Double {
-            guard !sorted.isEmpty else { return 0 }
-            let position = q * Double(sorted.count - 1)
-            let lower = Int(position)
-            let upper = Swift.min(lower + 1, sorted.count - 1)
-            let fraction = position - Double(lower)
-            return sorted[lower] + (sorted[upper] - sorted[lower]) * fraction
-        }
-        p50 = quantile(0.5)
-        p90 = quantile(0.9)
-        p95 = quantile(0.95)
-        p99 = quantile(0.99)
-        min = sorted.first ?? 0
-        max = sorted.last ?? 0
+        min = sorted[0]
+        p50 = Percentiles.percentile(0.50, ofSorted: sorted)
+        p90 = Percentiles.percentile(0.90, ofSorted: sorted)
+        p95 = Percentiles.percentile(0.95, ofSorted: sorted)
+        p99 = Percentiles.percentile(0.99, ofSorted: sorted)
+        max = sorted[sorted.count - 1]
+    }
+
+    /// The `fraction` quantile of already sorted, non-empty `values`, by nearest rank: the
+    /// smallest value with at least that fraction of values at or below it.
+    public static func percentile(_ fraction: Double, ofSorted values: [Double]) -> Double {
+        precondition(!values.isEmpty, "no values")
+        let rank = Int((fraction * Double(values.count)).rounded(.up))
+        return values[Swift.min(Swift.max(rank, 1), values.count) - 1]
     }
 }

@@ -12,8 +12,9 @@ public struct PresentationBenchmark: Sendable {
         public var frames: Int
         /// Frames dropped late.
         public var dropped: Int
-        /// Lateness in milliseconds (`presented_ns - scheduled_ns` from the log).
-        public var latenessMilliseconds: Percentiles
+        /// Lateness in milliseconds (`presented_ns - scheduled_ns` from the log); nil when no
+        /// frame was presented.
+        public var latenessMilliseconds: Percentiles?
     }
 
     /// The file to play.
@@ -36,7 +37,7 @@ public struct PresentationBenchmark: Sendable {
             ("timed wait (timer slack 1 ns)", 0),
             ("timed wait + 200 us spin", 200_000),
         ]
-        var rows = modes.map { Row(mode: $0.0, frames: 0, dropped: 0, latenessMilliseconds: Percentiles([])) }
+        var rows = modes.map { Row(mode: $0.0, frames: 0, dropped: 0, latenessMilliseconds: nil) }
         var samples = [[Double]](repeating: [], count: modes.count)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -6,8 +6,11 @@ import Glibc
 let commands: [any Command.Type] = [
     ProbeCommand.self,
     PlayCommand.self,
+    ClockServeCommand.self,
+    ClockSyncCommand.self,
     BenchDecodeCommand.self,
     BenchPresentCommand.self,
+    BenchClockCommand.self,
 ]
 
 @MainActor func printUsage() {

@@ -36,7 +36,7 @@ enum BenchDecodeCommand: Command {
     }
 
     private static func row(_ name: String, _ side: DecodeBenchmark.Side) -> String {
-        let times = Percentiles(side.seconds)
+        guard let times = Percentiles(side.seconds) else { return "  \(name): no runs" }
         let label = name.padding(toLength: 22, withPad: " ", startingAt: 0)
         return "  \(label)" + String(format: " median %7.1f fps   (runs: min %.3f s, median %.3f s, max %.3f s)",
                                       side.medianFramesPerSecond, times.min, times.p50, times.max)

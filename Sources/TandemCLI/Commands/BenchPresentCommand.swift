@@ -29,9 +29,12 @@ enum BenchPresentCommand: Command {
         print("| mode | frames | dropped | p50 ms | p90 ms | p99 ms | max ms |")
         print("|---|---:|---:|---:|---:|---:|---:|")
         for row in rows {
-            let l = row.latenessMilliseconds
-            print(String(format: "| %@ | %d | %d | %.3f | %.3f | %.3f | %.3f |",
-                         row.mode as NSString, row.frames, row.dropped, l.p50, l.p90, l.p99, l.max))
+            guard let l = row.latenessMilliseconds else {
+                print("| \(row.mode) | 0 | \(row.dropped) | - | - | - | - |")
+                continue
+            }
+            print("| \(row.mode) | \(row.frames) | \(row.dropped) | "
+                + String(format: "%.3f | %.3f | %.3f | %.3f |", l.p50, l.p90, l.p99, l.max))
         }
         return 0
     }

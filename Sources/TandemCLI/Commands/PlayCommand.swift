@@ -90,8 +90,7 @@ enum PlayCommand: Command {
             + "\(statistics.droppedLateFrames) dropped late"
         if let last = counts.lastPresentationTime { frames += String(format: ", last at %.3f s", MediaTime.seconds(last)) }
         print(frames)
-        if !lateness.isEmpty {
-            let stats = Percentiles(lateness.map { Double($0) / 1e6 })
+        if let stats = Percentiles(lateness.map { Double($0) / 1e6 }) {
             print(String(format: "  lateness against the schedule: p50 %.3f ms, p99 %.3f ms, max %.3f ms", stats.p50, stats.p99, stats.max))
         }
         let seconds = Double(audio.consumedFrames) / Double(AudioChunk.sampleRate)

@@ -1,0 +1,42 @@
+import TandemClock
+import TandemNet
+
+/// `tandem clock serve`: a standalone time service on the system's monotonic clock.
+struct ClockServeCommand: Command {
+    static let words = ["clock", "serve"]
+    static let usage = "clock serve [--port P] [--bind ADDR]"
+    static let summary = "answer clock probes on UDP (default 0.0.0.0:\(defaultPort)) until interrupted"
+
+    /// The port a time service uses unless told otherwise.
+    static let defaultPort: UInt16 = 7462
+
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let options = try Arguments(arguments, options: ["port", "bind"])
+        try options.expectPositionals(atMost: 0)
+        let port = try options.int("port", default: Int(defaultPort))!
+        guard let port = UInt16(exactly: port) else { throw CLIError.usage("--port must be 0…65535") }
+        let address: SocketAddress
+        do {
+            address = try SocketAddress(host: options.value("bind") ?? "0.0.0.0", port: port)
+        } catch {
+            throw CLIError.usage("--bind \(error)")
+        }
+        let service: TimeService
+        do {
+            service = try TimeService(clock: SystemClock(), address: address)
+        } catch {
+            throw CLIError.failure("cannot serve on \(address): \(error)")
+        }
+        service.start()
+        print("serving session time on \(service.localAddress) (CLOCK_MONOTONIC); interrupt to stop")
+        var reported = TimeServiceStatistics(answered: 0, ignored: 0)
+        while true {
+            try await Task.sleep(for: .seconds(10))
+            let statistics = service.statistics
+            if statistics != reported {
+                printError("clock serve: \(statistics.answered) probes answered, \(statistics.ignored) datagrams ignored")
+                reported = statistics
+            }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+/// A participant's view of the session clock: maps local monotonic time to session time and back.
+///
+/// Feed it samples with `onSample(_:now:)`; read it with `sessionTime(atLocal:)`. The mapping is
+/// slewed, never stepped, once it exists: session time as seen through it never goes backwards
+/// and changes rate by at most `Configuration.maximumSlewRate`. A pure value; the shell that owns
+/// it decides when to read the local clock.
+public struct SessionClock: Sendable {
+    /// Tuning knobs.
+    public struct Configuration: Sendable, Hashable, Codable {
+        /// How samples become an estimate.
+        public var estimator = ClockEstimator.Configuration()
+        /// The fastest the published offset may move towards a new estimate, in nanoseconds per
+        /// nanosecond. At 5 % a 1 ms correction is absorbed within 20 ms: one video frame shown
+        /// 1 ms early, instead of a frame skipped or repeated.
+        public var maximumSlewRate: Double = 0.05
+
+        /// The default configuration.
+        public init() {}
+    }
+
+    /// The configuration in use.
+    public let configuration: Configuration
+    /// The estimator behind the clock.
+    public private(set) var estimator: ClockEstimator
+    private var mapping: SlewedMapping?
+
+    /// Creates a clock that knows nothing yet.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        self.estimator = ClockEstimator(configuration: configuration.estimator)
+    }
+
+    /// Whether a session time can be given yet (after the first sample).
+    public var isSynchronized: Bool { mapping != nil }
+
+    /// The estimate the clock is converging on, without slewing.
+    public var estimate: ClockEstimate? { estimator.estimate }
+
+    /// Adds a sample; `now` is the local time at which it is applied, so that the published
+    /// mapping stays continuous from that instant on.
+    @discardableResult
+    public mutating func onSample(_ sample: ClockSample, now: Int64) -> ClockEstimator.Verdict {
+        let verdict = estimator.add(sample)
+        guard verdict == .kept, let estimate = estimator.estimate else { return verdict }
+        if mapping == nil {
+            // Nothing was published before, so there is nothing to jump from.
+            mapping = SlewedMapping(estimate: estimate, at: now, slewRate: configuration.maximumSlewRate)
+        } else {
+            mapping?.retarget(estimate, at: now)
+        }
+        return verdict
+    }
+
+    /// The session time at local time `localTime`, or nil before the first sample.
+    ///
+    /// For any increasing sequence of local times read after the same samples, the results never
+    /// decrease.
+    public func sessionTime(atLocal localTime: Int64) -> Int64? {
+        mapping?.sessionTime(atLocal: localTime)
+    }
+
+    /// The local time at which the session clock will read `sessionTime`, or nil before the first
+    /// sample. Use it to schedule local wake-ups for session-time deadlines.
+    public func localTime(atSession sessionTime: Int64) -> Int64? {
+        mapping?.localTime(atSession: sessionTime)
+    }
+
+    /// How far the published session time may be off at `localTime`, in nanoseconds: the
+    /// estimate's bound plus any correction still being slewed in. Path asymmetry, which no
+    /// exchange of timestamps can observe, comes on top; it is at most half the best round trip.
+    public func errorBound(atLocal localTime: Int64) -> Int64? {
+        guard let mapping else { return nil }
+        let bound = mapping.estimate.errorBound(atLocal: localTime) + abs(mapping.remainingCorrection(atLocal: localTime))
+        return Int64(bound.rounded(.up))
+    }
+
+    /// A summary for display, as of `localTime`; nil before the first sample.
+    public func statistics(atLocal localTime: Int64) -> SessionClockStatistics? {
+        guard let mapping, let errorBound = errorBound(atLocal: localTime) else { return nil }
+        return SessionClockStatistics(
+            offset: Int64(mapping.offset(atLocal: localTime).rounded()),
+            driftPPM: mapping.estimate.driftPPM,
+            errorBound: errorBound,
+            bestRoundTrip: estimator.bestRoundTrip ?? 0,
+            medianRoundTrip: estimator.medianRoundTrip ?? 0,
+            samplesKept: estimator.keptCount,
+            samplesRejected: estimator.rejectedCount
+        )
+    }
+}

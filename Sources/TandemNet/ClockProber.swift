@@ -1,0 +1,139 @@
+import Dispatch
+import Foundation
+import Synchronization
+import TandemClock
+import TandemWire
+
+/// A participant's side of clock synchronization: probes a time service over UDP on a thread of
+/// its own, following a `ClockPollingPolicy`, and feeds the replies to a `SessionClock`.
+///
+/// Read the clock from any thread with `sessionTime()` or a `sessionClock` snapshot.
+public final class ClockProber: Sendable {
+    /// Called on the prober's thread for every sample, with the estimator's verdict and the local
+    /// time at which the sample was applied.
+    public typealias SampleObserver = @Sendable (ClockSample, ClockEstimator.Verdict, Int64) -> Void
+
+    /// The time service probed.
+    public let server: SocketAddress
+    /// The local clock stamping probes and replies.
+    public let clock: any LocalClock
+    private let socket: UDPSocket
+    private let wakeup: WakeupChannel
+    private let state: Mutex<State>
+    private let observer: SampleObserver?
+    private let finished = DispatchSemaphore(value: 0)
+
+    private struct State: Sendable {
+        var policy: ClockPollingPolicy
+        var sessionClock: SessionClock
+        var lifecycle = Lifecycle.idle
+        var sendFailures = 0
+    }
+
+    private enum Lifecycle { case idle, running, stopping, stopped }
+
+    /// Prepares to probe `server`; call `start()` to begin.
+    public init(server: SocketAddress, clock: any LocalClock,
+                policy: ClockPollingPolicy.Configuration = ClockPollingPolicy.Configuration(),
+                sessionClock: SessionClock.Configuration = SessionClock.Configuration(),
+                observer: SampleObserver? = nil) throws(SystemCallError) {
+        self.server = server
+        self.clock = clock
+        self.observer = observer
+        socket = try UDPSocket(family: server.family)
+        try socket.connect(to: server)
+        wakeup = try WakeupChannel()
+        state = Mutex(State(
+            policy: ClockPollingPolicy(configuration: policy, startTime: clock.now(), firstSequence: UInt32.random(in: 0...UInt32.max)),
+            sessionClock: SessionClock(configuration: sessionClock)
+        ))
+    }
+
+    /// A snapshot of the session clock as it stands.
+    public var sessionClock: SessionClock { state.withLock { $0.sessionClock } }
+
+    /// The polling counters so far.
+    public var pollingStatistics: ClockPollingPolicy.Statistics { state.withLock { $0.policy.statistics } }
+
+    /// The session time now, or nil before the first reply.
+    public func sessionTime() -> Int64? {
+        state.withLock { $0.sessionClock.sessionTime(atLocal: clock.now()) }
+    }
+
+    /// Starts probing on a thread of its own. Calling it again does nothing.
+    public func start() {
+        let shouldStart = state.withLock { state in
+            guard state.lifecycle == .idle else { return false }
+            state.lifecycle = .running
+            return true
+        }
+        guard shouldStart else { return }
+        let thread = Thread { [self] in
+            probeUntilStopped()
+            finished.signal()
+        }
+        thread.name = "tandem-clock-prober"
+        thread.start()
+    }
+
+    /// Stops probing and waits for the thread to finish. The prober cannot be restarted.
+    public func stop() {
+        let wasRunning = state.withLock { state in
+            defer { if state.lifecycle != .stopped { state.lifecycle = .stopping } }
+            return state.lifecycle == .running
+        }
+        if wasRunning {
+            wakeup.wake()
+            finished.wait()
+        }
+        state.withLock { $0.lifecycle = .stopped }
+    }
+
+    private func probeUntilStopped() {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while state.withLock({ $0.lifecycle == .running }) {
+            let now = clock.now()
+            let (probe, nextProbeTime) = state.withLock { state in
+                let bound = state.sessionClock.errorBound(atLocal: now)
+                return (state.policy.probe(now: now, errorBound: bound), state.policy.nextProbeTime)
+            }
+            if let probe { send(probe) }
+            do {
+                let timeout = max(nextProbeTime - clock.now(), 0)
+                _ = try Readiness.waitUntilReadable([socket.descriptor, wakeup.readDescriptor], timeout: timeout)
+                while let (length, _) = try socket.receive(into: &buffer) {
+                    let receiveTime = clock.now()
+                    guard length <= buffer.count else { continue }
+                    handle(buffer[..<length], receivedAt: receiveTime)
+                }
+            } catch {
+                // A refused port (ICMP) on the connected socket surfaces here; the service may
+                // come up later, so keep probing.
+                state.withLock { $0.sendFailures += 1 }
+            }
+        }
+    }
+
+    private func send(_ probe: ClockProbe) {
+        do {
+            try socket.send(TimeDatagram.request(probe).encoded())
+        } catch {
+            state.withLock { $0.sendFailures += 1 }
+        }
+    }
+
+    private func handle(_ bytes: ArraySlice<UInt8>, receivedAt receiveTime: Int64) {
+        guard case let .reply(reply)? = try? TimeDatagram.decode(bytes) else { return }
+        let applied: (ClockSample, ClockEstimator.Verdict, Int64)? = state.withLock { state in
+            let outcome = state.policy.onReply(
+                sequence: reply.probe.sequence, echoedSendTime: reply.probe.sendTime,
+                serverReceiveTime: reply.serverReceiveTime, serverSendTime: reply.serverSendTime,
+                receiveTime: receiveTime
+            )
+            guard case let .sample(sample) = outcome else { return nil }
+            let now = clock.now()
+            return (sample, state.sessionClock.onSample(sample, now: now), now)
+        }
+        if let applied, let observer { observer(applied.0, applied.1, applied.2) }
+    }
+}
