@@ -41,7 +41,6 @@ let package = Package(
         // The `tandem` command: argument parsing and wiring only.
         .executableTarget(name: "TandemCLI", dependencies: ["TandemClock", "TandemNet", "TandemMedia", "TandemBench"]),
 
-        .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit"]),
         .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemTestKit"]),
         .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit"]),
     ],
