@@ -15,20 +15,21 @@ let package = Package(
         .executable(name: "tandem", targets: ["TandemCLI"]),
     ],
     targets: [
-        // C shims: FFmpeg's macros as functions, and the few libc calls Swift cannot import.
+        // C shims: FFmpeg's macros as functions, libsodium, and the few libc calls Swift cannot import.
         .systemLibrary(
             name: "CFFmpeg",
             pkgConfig: "libavformat",
             providers: [.apt(ffmpegPackages)]
         ),
         .systemLibrary(name: "CTandemSystem"),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
 
         // clock: clock sampling and estimation; pure values, no I/O.
         .target(name: "TandemClock"),
         // wire: datagram and message encodings, versioned.
         .target(name: "TandemWire", dependencies: ["TandemClock"]),
         // net: POSIX sockets, the time service and the clock prober.
-        .target(name: "TandemNet", dependencies: ["TandemWire", "TandemClock"]),
+        .target(name: "TandemNet", dependencies: ["TandemWire", "TandemClock", "CSodium"]),
 
         // media: the FFmpeg-backed headless player.
         .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem"]),

@@ -1,0 +1,57 @@
+/// Why a relay operation failed, in words a person can act on.
+public struct RelayError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure, for programs to branch on.
+    public enum Code: String, Sendable, Equatable {
+        /// The relay could not be reached.
+        case unreachable
+        /// The secret did not match the session's.
+        case wrongSecret
+        /// No such session on the relay (and the request did not create one).
+        case sessionNotFound
+        /// The session was ended.
+        case sessionEnded
+        /// A message, attachment or description was larger than the limit.
+        case tooLarge
+        /// The other side broke the protocol (a malformed frame, an unknown version).
+        case protocolViolation
+        /// The relay disconnected this participant (flooding, gone too long).
+        case disconnected
+        /// The link is closed.
+        case closed
+        /// No answer in time.
+        case timedOut
+        /// No such attachment.
+        case attachmentNotFound
+    }
+
+    /// What kind of failure.
+    public let code: Code
+    /// The detail: the address, the sizes, the relay's own message.
+    public let detail: String
+
+    /// An error of `code` with `detail`.
+    public init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String {
+        switch code {
+        case .unreachable: "relay unreachable: \(detail)"
+        case .wrongSecret: "wrong secret for session \(detail)"
+        case .sessionNotFound: "no session \(detail) on the relay"
+        case .sessionEnded: "the session has ended: \(detail)"
+        case .tooLarge: "too large: \(detail)"
+        case .protocolViolation: "protocol violation: \(detail)"
+        case .disconnected: "disconnected by the relay: \(detail)"
+        case .closed: "the connection is closed\(detail.isEmpty ? "" : ": \(detail)")"
+        case .timedOut: "timed out: \(detail)"
+        case .attachmentNotFound: "no attachment \(detail)"
+        }
+    }
+
+    /// A body, attachment or description of `size` bytes over `limit`.
+    public static func tooLarge(_ what: String, size: Int, limit: Int) -> RelayError {
+        RelayError(.tooLarge, "\(what) of \(size) bytes is over the limit of \(limit) bytes")
+    }
+}

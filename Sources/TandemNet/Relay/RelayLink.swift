@@ -1,0 +1,162 @@
+import Foundation
+
+// The contract between the sessions layer (the public GroupActivities-style API) and a relay
+// transport. Two transports implement it: the real relay over TCP and UDP (`RelayServer`, joined
+// through `NetworkRelayConnector`) and an in-memory one (`InMemoryRelay`) that runs the same relay
+// core without sockets, so that the same test bodies run against both.
+//
+// The relay routes by these headers alone. Message bodies, activity descriptions and attachments
+// are opaque bytes: the sessions layer seals them with a key that the relay never sees.
+
+/// Who receives a message. The sender never receives its own message.
+public enum Recipients: Sendable, Hashable {
+    /// Every other participant of the session.
+    case everyone
+    /// Only these participants (unknown or departed ones are skipped).
+    case only(Set<UUID>)
+}
+
+/// A participant as the relay knows it.
+public struct ParticipantRecord: Sendable, Hashable, Codable {
+    /// The participant's identity, stable across reconnections.
+    public var id: UUID
+    /// The name shown to others.
+    public var displayName: String
+
+    /// A participant record.
+    public init(id: UUID, displayName: String) {
+        self.id = id
+        self.displayName = displayName
+    }
+}
+
+/// An attachment of a session's journal, as the relay keeps it (the data is loaded on demand).
+public struct AttachmentRecord: Sendable, Hashable {
+    /// The attachment's identity.
+    public var id: UUID
+    /// Who added it.
+    public var owner: UUID
+    /// The size of its (sealed) data in bytes.
+    public var size: Int
+    /// Opaque (sealed) metadata, at most `RelayLimits.maximumMetadata` bytes.
+    public var metadata: [UInt8]
+
+    /// An attachment record.
+    public init(id: UUID, owner: UUID, size: Int, metadata: [UInt8]) {
+        self.id = id
+        self.owner = owner
+        self.size = size
+        self.metadata = metadata
+    }
+}
+
+/// What a participant asks of the relay to join (or create) a session.
+public struct RelayJoinRequest: Sendable {
+    /// The session.
+    public var sessionID: UUID
+    /// The participant joining.
+    public var participant: ParticipantRecord
+    /// 32 bytes derived from the invite's secret. The relay keeps the creator's and admits only
+    /// those who prove they hold the same (by challenge and response, never sending it in clear).
+    /// It is not the key that seals bodies.
+    public var authenticationKey: [UInt8]
+    /// Whether to create the session if the relay does not have it (the host does).
+    public var createIfAbsent: Bool
+    /// Opaque (sealed) description of the activity, kept by the relay when it creates the session
+    /// and handed to every joiner; ignored otherwise. At most `RelayLimits.maximumMetadata` bytes.
+    public var activity: [UInt8]
+
+    /// A join request.
+    public init(sessionID: UUID, participant: ParticipantRecord, authenticationKey: [UInt8],
+                createIfAbsent: Bool, activity: [UInt8]) {
+        self.sessionID = sessionID
+        self.participant = participant
+        self.authenticationKey = authenticationKey
+        self.createIfAbsent = createIfAbsent
+        self.activity = activity
+    }
+}
+
+/// What a participant learns on joining.
+public struct RelayWelcome: Sendable {
+    /// The session.
+    public var sessionID: UUID
+    /// Everyone in the session now, this participant included, in the order they joined.
+    public var participants: [ParticipantRecord]
+    /// The activity description the creator gave.
+    public var activity: [UInt8]
+    /// The journal's attachments so far.
+    public var attachments: [AttachmentRecord]
+    /// Whether this join created the session.
+    public var created: Bool
+
+    /// A welcome.
+    public init(sessionID: UUID, participants: [ParticipantRecord], activity: [UInt8],
+                attachments: [AttachmentRecord], created: Bool) {
+        self.sessionID = sessionID
+        self.participants = participants
+        self.activity = activity
+        self.attachments = attachments
+        self.created = created
+    }
+}
+
+/// Something that happened in a joined session, in the order the relay decided it.
+public enum RelayEvent: Sendable {
+    /// Someone joined.
+    case participantJoined(ParticipantRecord)
+    /// Someone left, or was gone longer than the relay's grace period.
+    case participantLeft(UUID)
+    /// A message for this participant (reliable ones in per-sender order, without loss or
+    /// duplicates while connected; unreliable ones at most once).
+    case message(from: UUID, body: [UInt8], reliable: Bool)
+    /// An attachment was added to the journal.
+    case attachmentAdded(AttachmentRecord)
+    /// An attachment was removed from the journal.
+    case attachmentRemoved(UUID)
+    /// Someone ended the session for everyone; the link is closed after this event.
+    case ended(by: UUID, reason: String)
+    /// The connection dropped; the link is reconnecting and will resume without loss.
+    case connectionInterrupted
+    /// The connection is back; nothing was lost.
+    case connectionResumed
+    /// The link is closed for good (gone too long, refused, or the relay went away); last event.
+    case failed(RelayError)
+}
+
+/// A participant's joined connection to a session on a relay.
+public protocol RelayLink: AnyObject, Sendable {
+    /// What the participant learned on joining.
+    var welcome: RelayWelcome { get }
+    /// The session's events, for one consumer; it finishes after `.ended`, `.failed` or `leave()`.
+    var events: AsyncStream<RelayEvent> { get }
+    /// Queues a message; returns at once. Throws `RelayError.tooLarge` beyond
+    /// `RelayLimits.maximumMessageBody` (nothing is sent) and `.closed` once the link is closed.
+    func send(_ body: [UInt8], to recipients: Recipients, reliable: Bool) throws(RelayError)
+    /// Adds an attachment to the journal; returns once the relay holds it.
+    func addAttachment(id: UUID, metadata: [UInt8], data: [UInt8]) async throws(RelayError)
+    /// Removes an attachment from the journal (any participant may).
+    func removeAttachment(id: UUID) async throws(RelayError)
+    /// Loads an attachment's data from the relay.
+    func loadAttachment(id: UUID) async throws(RelayError) -> [UInt8]
+    /// Leaves the session; the others go on.
+    func leave() async
+    /// Ends the session for everyone, with a reason.
+    func end(reason: String) async
+}
+
+/// Something that joins sessions on a relay: the real one or the in-memory one.
+public protocol RelayConnector: Sendable {
+    /// Joins (or creates) the session that `request` names.
+    func join(_ request: RelayJoinRequest) async throws(RelayError) -> any RelayLink
+}
+
+/// The sizes the relay accepts.
+public enum RelayLimits {
+    /// The largest message body, sealed: 256 KiB of message and room for its sealing.
+    public static let maximumMessageBody = 256 * 1024 + 1024
+    /// The largest attachment, sealed: 100 MiB of data and room for its sealing.
+    public static let maximumAttachment = 100 * 1024 * 1024 + 1024
+    /// The largest activity description or attachment metadata, sealed.
+    public static let maximumMetadata = 64 * 1024
+}
