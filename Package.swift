@@ -8,6 +8,7 @@ let ffmpegPackages = ["libavformat-dev", "libavcodec-dev", "libavutil-dev", "lib
 let package = Package(
     name: "Tandem",
     products: [
+        .library(name: "Tandem", targets: ["Tandem"]),
         .library(name: "TandemMedia", targets: ["TandemMedia"]),
         .library(name: "TandemClock", targets: ["TandemClock"]),
         .library(name: "TandemWire", targets: ["TandemWire"]),
@@ -30,6 +31,9 @@ let package = Package(
         .target(name: "TandemWire", dependencies: ["TandemClock"]),
         // net: POSIX sockets, the time service and the clock prober.
         .target(name: "TandemNet", dependencies: ["TandemWire", "TandemClock", "CSodium"]),
+
+        // sessions: the public GroupActivities-style API (activities, sessions, messenger, journal).
+        .target(name: "Tandem", dependencies: ["TandemNet", "TandemWire", "TandemClock", "CSodium"]),
 
         // media: the FFmpeg-backed headless player.
         .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem"]),

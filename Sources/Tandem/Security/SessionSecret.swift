@@ -1,0 +1,75 @@
+import CSodium
+import Foundation
+
+/// A session's secret: 32 random bytes carried in the invite, from which two unrelated keys are
+/// derived. The relay learns only the authentication key (to admit those who hold the secret);
+/// the sealing key, which encrypts every body end to end, never leaves the participants.
+public struct SessionSecret: Sendable, Hashable {
+    /// The secret's bytes.
+    public let bytes: [UInt8]
+
+    /// A fresh random secret.
+    public init() {
+        SodiumLibrary.initialise()
+        var bytes = [UInt8](repeating: 0, count: 32)
+        randombytes_buf(&bytes, bytes.count)
+        self.bytes = bytes
+    }
+
+    /// The secret in `bytes` (32 of them).
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == 32 else { return nil }
+        self.bytes = bytes
+    }
+
+    /// The secret from its text form in an invite (base64url, no padding).
+    public init?(text: String) {
+        guard let bytes = Base64URL.decode(text) else { return nil }
+        self.init(bytes: bytes)
+    }
+
+    /// The text form for an invite (base64url, no padding).
+    public var text: String { Base64URL.encode(bytes) }
+
+    /// The key the relay checks joiners against (it never sees the secret itself).
+    public var authenticationKey: [UInt8] { derive(subkey: 1, context: "tdm-auth") }
+
+    /// The key that seals bodies end to end (the relay never sees it).
+    var sealingKey: [UInt8] { derive(subkey: 2, context: "tdm-seal") }
+
+    private func derive(subkey: UInt64, context: String) -> [UInt8] {
+        SodiumLibrary.initialise()
+        var key = [UInt8](repeating: 0, count: 32)
+        let contextBytes = Array(context.utf8.prefix(8)).map { CChar(bitPattern: $0) }
+        precondition(contextBytes.count == Int(crypto_kdf_CONTEXTBYTES))
+        let result = crypto_kdf_derive_from_key(&key, key.count, subkey, contextBytes, bytes)
+        precondition(result == 0, "crypto_kdf_derive_from_key failed")
+        return key
+    }
+}
+
+/// libsodium's one-time initialisation.
+enum SodiumLibrary {
+    private static let initialised: Bool = sodium_init() >= 0
+
+    static func initialise() {
+        precondition(initialised, "libsodium could not be initialised")
+    }
+}
+
+/// Base64 with the URL-safe alphabet and no padding (RFC 4648, section 5).
+enum Base64URL {
+    static func encode(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func decode(_ text: String) -> [UInt8]? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        guard !base64.contains("=") else { return nil }
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64).map { [UInt8]($0) }
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import Synchronization
+import TandemNet
+
+/// Where a program's group activities meet a relay: Tandem's stand-in for the system service
+/// that runs SharePlay on Apple platforms.
+///
+/// Configure it once with a relay (`configure(relay:host:port:)`); then `activate()` starts
+/// sessions and `accept(_:)` joins them from invites, and both arrive in `Activity.sessions()`.
+/// Programs use `ActivityCenter.shared`; tests make one per simulated participant.
+public final class ActivityCenter: Sendable {
+    /// The center that `GroupActivity.sessions()`, `activate()` and `GroupStateObserver` use.
+    public static let shared = ActivityCenter()
+
+    struct Relay: Sendable {
+        let connector: any RelayConnector
+        let host: String
+        let port: UInt16
+    }
+
+    private struct State {
+        var relay: Relay?
+        var displayName = ProcessInfo.processInfo.environment["USER"] ?? "someone"
+        var participantID = UUID()
+        /// Sessions not yet handed to a `sessions()` reader, by activity identifier.
+        var undelivered: [String: [any AnySession]] = [:]
+        var readers: [String: [Int: AsyncStream<any AnySession>.Continuation]] = [:]
+        var nextReader = 0
+        /// How to open an accepted invite's activity, by identifier (registered by `sessions()`).
+        var openers: [String: @Sendable (RelayWelcome, any RelayLink, Invitation, ActivityCenter) throws -> any AnySession] = [:]
+    }
+
+    private let state = Mutex(State())
+    let eligibility = PublishedStorage(false)
+
+    /// A center with no relay yet.
+    public init() {}
+
+    /// Uses `connector` to reach the relay at `host`:`port` (the address written into invites).
+    public func configure(relay connector: any RelayConnector, host: String, port: UInt16) {
+        state.withLock { $0.relay = Relay(connector: connector, host: host, port: port) }
+        eligibility.value = true
+    }
+
+    /// Forgets the relay: sessions can no longer be started or joined.
+    public func removeRelay() {
+        state.withLock { $0.relay = nil }
+        eligibility.value = false
+    }
+
+    /// The name others see for this participant.
+    public var displayName: String {
+        get { state.withLock { $0.displayName } }
+        set { state.withLock { $0.displayName = newValue } }
+    }
+
+    /// Whether group sessions are possible now: a relay is configured and was reachable.
+    public var isEligible: Bool { eligibility.value }
+
+    /// Records whether the relay answered, for `GroupStateObserver`.
+    func relayAnswered(_ reachable: Bool) {
+        let configured = state.withLock { $0.relay != nil }
+        eligibility.value = configured && reachable
+    }
+
+    var relay: Relay? { state.withLock { $0.relay } }
+
+    /// The local participant, as others will see it.
+    var localParticipant: Participant {
+        state.withLock { Participant(id: $0.participantID, displayName: $0.displayName) }
+    }
+
+    func activate<Activity: GroupActivity>(_ activity: Activity) async throws -> Bool {
+        guard let relay else { throw GroupSessionError(.noRelay, "no relay is configured: start one with `tandem serve`, or host one") }
+        let invitation = Invitation(host: relay.host, port: relay.port, sessionID: UUID(), secret: SessionSecret())
+        let session = GroupSession(center: self, activity: activity, invitation: invitation, link: nil, welcome: nil)
+        deliver(session, identifier: Activity.activityIdentifier)
+        return true
+    }
+
+    /// Joins the session of `invitation` at its relay and hands it to the `sessions()` of its
+    /// activity's type, waiting to be joined. Returns the session's activity identifier.
+    ///
+    /// The relay is reached through the configured connector; configure one for the invite's
+    /// relay first (`configure(relay:host:port:)`).
+    @discardableResult
+    public func accept(_ invitation: Invitation) async throws -> String {
+        guard let connector = relay?.connector else {
+            throw GroupSessionError(.noRelay, "no relay is configured to reach \(invitation.host):\(invitation.port)")
+        }
+        let participant = localParticipant
+        let request = RelayJoinRequest(
+            sessionID: invitation.sessionID,
+            participant: ParticipantRecord(id: participant.id, displayName: participant.displayName),
+            authenticationKey: invitation.secret.authenticationKey, createIfAbsent: false, activity: []
+        )
+        let link: any RelayLink
+        do {
+            link = try await connector.join(request)
+        } catch {
+            throw GroupSessionError.from(error)
+        }
+        let description: ActivityDescription
+        do {
+            description = try ActivityDescription.open(link.welcome.activity, sealer: Sealer(secret: invitation.secret, sessionID: invitation.sessionID))
+        } catch {
+            await link.leave()
+            throw error
+        }
+        guard let opener = state.withLock({ $0.openers[description.identifier] }) else {
+            await link.leave()
+            throw GroupSessionError(.unknownActivity, "this program does not handle \(description.identifier) activities")
+        }
+        let session = try opener(link.welcome, link, invitation, self)
+        deliver(session, identifier: description.identifier)
+        return description.identifier
+    }
+
+    /// Registers `Activity` for accepted invites and returns its sessions as they arrive.
+    func sessions<Activity: GroupActivity>(of type: Activity.Type) -> AsyncStream<any AnySession> {
+        let (stream, continuation) = AsyncStream.makeStream(of: (any AnySession).self)
+        let identifier = Activity.activityIdentifier
+        let (id, backlog) = state.withLock { state in
+            state.openers[identifier] = { welcome, link, invitation, center in
+                let sealer = Sealer(secret: invitation.secret, sessionID: invitation.sessionID)
+                let description = try ActivityDescription.open(welcome.activity, sealer: sealer)
+                let activity = try description.decode(Activity.self)
+                return GroupSession(center: center, activity: activity, invitation: invitation, link: link, welcome: welcome)
+            }
+            let id = state.nextReader
+            state.nextReader += 1
+            state.readers[identifier, default: [:]][id] = continuation
+            return (id, state.undelivered.removeValue(forKey: identifier) ?? [])
+        }
+        for session in backlog { continuation.yield(session) }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.readers[identifier]?.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    private func deliver(_ session: any AnySession, identifier: String) {
+        let readers = state.withLock { state in
+            let readers = Array(state.readers[identifier, default: [:]].values)
+            if readers.isEmpty { state.undelivered[identifier, default: []].append(session) }
+            return readers
+        }
+        for reader in readers { reader.yield(session) }
+    }
+}
+
+/// A session of any activity type, as the center keeps them before handing them out.
+protocol AnySession: AnyObject, Sendable {}
+
+/// An activity as the relay keeps it for joiners: its identifier and its JSON, sealed.
+struct ActivityDescription: Codable {
+    var identifier: String
+    var activity: Data
+
+    init<Activity: GroupActivity>(_ activity: Activity) throws {
+        identifier = Activity.activityIdentifier
+        do {
+            self.activity = try JSONEncoder().encode(activity)
+        } catch {
+            throw GroupSessionError(.encoding, "cannot encode the activity: \(error)")
+        }
+    }
+
+    func sealed(with sealer: Sealer) throws -> [UInt8] {
+        sealer.seal(Array(try JSONEncoder().encode(self)))
+    }
+
+    static func open(_ sealed: [UInt8], sealer: Sealer) throws -> ActivityDescription {
+        guard let plaintext = sealer.open(sealed) else {
+            throw GroupSessionError(.encoding, "the session's activity cannot be read with this invite's secret")
+        }
+        do {
+            return try JSONDecoder().decode(ActivityDescription.self, from: Data(plaintext))
+        } catch {
+            throw GroupSessionError(.encoding, "the session's activity is malformed: \(error)")
+        }
+    }
+
+    func decode<Activity: GroupActivity>(_ type: Activity.Type) throws -> Activity {
+        do {
+            return try JSONDecoder().decode(Activity.self, from: activity)
+        } catch {
+            throw GroupSessionError(.encoding, "the session's \(identifier) activity does not decode: \(error)")
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import Synchronization
+import TandemNet
+
+/// A live activity shared by a group, as SharePlay's `GroupSession`: join it, watch who is
+/// active, send messages with a `GroupSessionMessenger`, share files with a
+/// `GroupSessionJournal`, and leave (the others go on) or end it for everyone.
+///
+/// `state` and `activeParticipants` are observable without Combine:
+/// `for await state in session.$state.values { ... }`.
+///
+/// It is safe to use from any thread or actor: its state lives behind a lock or in `Published`
+/// storage (the wrappers' own fields are constants, hence `@unchecked`).
+public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked Sendable, Identifiable {
+    /// Where a session stands for this participant.
+    public enum State: Sendable, CustomStringConvertible {
+        /// Not joined yet.
+        case waiting
+        /// Joined: messages flow.
+        case joined
+        /// Over for this participant, with the reason (left, ended by someone, the relay lost).
+        case invalidated(reason: GroupSessionError)
+
+        public var description: String {
+            switch self {
+            case .waiting: "waiting"
+            case .joined: "joined"
+            case .invalidated(let reason): "invalidated (\(reason))"
+            }
+        }
+    }
+
+    /// The session's identity.
+    public let id: UUID
+    /// The activity being shared.
+    public let activity: Activity
+    /// Whether this participant started it (`activate()`), rather than accepting an invite.
+    public let isLocallyInitiated: Bool
+    /// This participant.
+    public let localParticipant: Participant
+    /// The invite that lets others join: pass it on (`invitation.url`).
+    public let invitation: Invitation
+
+    /// Where the session stands for this participant.
+    @Published public private(set) var state: State = .waiting
+    /// The participants who have joined the activity, this one included once joined.
+    @Published public private(set) var activeParticipants: Set<Participant> = []
+
+    let center: ActivityCenter
+    let sealer: Sealer
+    let core: Mutex<SessionCore>
+
+    /// What the session keeps under its lock.
+    struct SessionCore {
+        var link: (any RelayLink)?
+        var joinRequested = false
+        var invalidated = false
+        /// Everyone the relay says is connected, by identity.
+        var known: [UUID: Participant] = [:]
+        var active: Set<UUID> = []
+        var subscribers: [Int: MessageSubscriber] = [:]
+        var nextSubscriber = 0
+        var attachments: [UUID: GroupSessionJournal.Attachment] = [:]
+        var attachmentOrder: [UUID] = []
+    }
+
+    /// A `messages(of:)` reader: the type name it wants and where to put matching messages.
+    struct MessageSubscriber {
+        let type: String
+        let continuation: AsyncStream<InboundMessage>.Continuation
+    }
+
+    let attachmentsStorage = PublishedStorage<[GroupSessionJournal.Attachment]>([])
+
+    init(center: ActivityCenter, activity: Activity, invitation: Invitation, link: (any RelayLink)?, welcome: RelayWelcome?) {
+        self.center = center
+        self.activity = activity
+        self.invitation = invitation
+        self.id = invitation.sessionID
+        self.isLocallyInitiated = link == nil
+        self.localParticipant = center.localParticipant
+        self.sealer = Sealer(secret: invitation.secret, sessionID: invitation.sessionID)
+        core = Mutex(SessionCore(link: link))
+        if let link, let welcome {
+            adopt(link, welcome: welcome)
+        }
+    }
+
+    /// Joins the session: connects to the relay (creating the session there if this participant
+    /// started it) and tells the others. `state` becomes `.joined`, or `.invalidated` with the
+    /// reason it could not.
+    public func join() {
+        let proceed = core.withLock { core in
+            defer { core.joinRequested = true }
+            return !core.joinRequested && !core.invalidated
+        }
+        guard proceed else { return }
+        Task { await self.connectAndJoin() }
+    }
+
+    /// Leaves the session; the others go on.
+    public func leave() {
+        let link = core.withLock { core -> (any RelayLink)? in
+            guard !core.invalidated else { return nil }
+            return core.link
+        }
+        invalidate(GroupSessionError(.left, "\(localParticipant) left the session"))
+        if let link { Task { await link.leave() } }
+    }
+
+    /// Ends the session for everyone; each participant's session is invalidated with the reason.
+    public func end() {
+        let link = core.withLock { core -> (any RelayLink)? in
+            guard !core.invalidated else { return nil }
+            return core.link
+        }
+        let reason = GroupSessionError(.ended, "\(localParticipant) ended the session")
+        invalidate(reason)
+        if let link { Task { await link.end(reason: reason.detail) } }
+    }
+
+    private func connectAndJoin() async {
+        if core.withLock({ $0.link == nil }) {
+            guard let relay = center.relay else {
+                invalidate(GroupSessionError(.noRelay, "no relay is configured"))
+                return
+            }
+            let description: [UInt8]
+            do {
+                description = try ActivityDescription(activity).sealed(with: sealer)
+            } catch {
+                invalidate(error as? GroupSessionError ?? GroupSessionError(.encoding, "\(error)"))
+                return
+            }
+            let request = RelayJoinRequest(
+                sessionID: id,
+                participant: ParticipantRecord(id: localParticipant.id, displayName: localParticipant.displayName),
+                authenticationKey: invitation.secret.authenticationKey,
+                createIfAbsent: isLocallyInitiated, activity: description
+            )
+            do {
+                let link = try await relay.connector.join(request)
+                center.relayAnswered(true)
+                adopt(link, welcome: link.welcome)
+            } catch {
+                if error.code == .unreachable { center.relayAnswered(false) }
+                invalidate(GroupSessionError.from(error))
+                return
+            }
+        }
+        guard let link = core.withLock({ $0.invalidated ? nil : $0.link }) else { return }
+        try? link.send(sealer.seal(SessionEnvelope.presence.encoded), to: .everyone, reliable: true)
+        let active = core.withLock { core in
+            core.active.insert(localParticipant.id)
+            return activeSetLocked(core)
+        }
+        activeParticipants = active
+        state = .joined
+    }
+
+    /// Takes over a joined link: who is there, the journal so far, and its events from now on.
+    private func adopt(_ link: any RelayLink, welcome: RelayWelcome) {
+        core.withLock { core in
+            core.link = link
+            for record in welcome.participants {
+                core.known[record.id] = Participant(id: record.id, displayName: record.displayName)
+            }
+        }
+        for record in welcome.attachments { attachmentAdded(record) }
+        Task { await pump(link) }
+    }
+
+    private func pump(_ link: any RelayLink) async {
+        for await event in link.events {
+            handle(event, link: link)
+        }
+    }
+
+    func activeSetLocked(_ core: SessionCore) -> Set<Participant> {
+        Set(core.active.compactMap { core.known[$0] ?? ($0 == localParticipant.id ? localParticipant : nil) })
+    }
+
+    /// Ends the session for this participant: `state` and every open sequence finish.
+    func invalidate(_ reason: GroupSessionError) {
+        let subscribers = core.withLock { core -> [MessageSubscriber]? in
+            guard !core.invalidated else { return nil }
+            core.invalidated = true
+            defer { core.subscribers.removeAll() }
+            return Array(core.subscribers.values)
+        }
+        guard let subscribers else { return }
+        for subscriber in subscribers { subscriber.continuation.finish() }
+        activeParticipants = []
+        state = .invalidated(reason: reason)
+        $state.storage.finish()
+        $activeParticipants.storage.finish()
+        attachmentsStorage.finish()
+    }
+}

@@ -1,0 +1,47 @@
+import TandemNet
+
+/// Why a session ended for this participant, or why an operation on it failed.
+public struct GroupSessionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of ending or failure.
+    public enum Code: String, Sendable, Equatable {
+        /// This participant left.
+        case left
+        /// Someone ended the session for everyone.
+        case ended
+        /// The relay could not be reached or refused the session.
+        case relay
+        /// No relay is configured.
+        case noRelay
+        /// The session was used in a state that does not allow it (sending before joining).
+        case notJoined
+        /// A message or attachment over the size limit; nothing was sent.
+        case tooLarge
+        /// A message or attachment could not be encoded or read.
+        case encoding
+        /// No program here handles the invite's activity.
+        case unknownActivity
+        /// No such attachment.
+        case attachmentNotFound
+    }
+
+    /// What kind of ending or failure.
+    public let code: Code
+    /// The detail, in words a person can act on.
+    public let detail: String
+
+    init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String { detail }
+
+    static func from(_ error: RelayError) -> GroupSessionError {
+        switch error.code {
+        case .tooLarge: GroupSessionError(.tooLarge, error.description)
+        case .sessionEnded: GroupSessionError(.ended, error.description)
+        case .attachmentNotFound: GroupSessionError(.attachmentNotFound, error.description)
+        default: GroupSessionError(.relay, error.description)
+        }
+    }
+}
