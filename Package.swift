@@ -46,6 +46,7 @@ let package = Package(
         // The `tandem` command: argument parsing and wiring only.
         .executableTarget(name: "TandemCLI", dependencies: ["TandemClock", "TandemNet", "TandemMedia", "TandemBench"]),
 
+        .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemNet", "TandemTestKit"]),
         .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemTestKit"]),
         .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit"]),
     ],

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+@testable import Tandem
+import TandemNet
+
+/// Invitations, secrets and sealing: what lets people in and keeps the relay out.
+@Suite struct InvitationTests {
+    @Test func inviteRoundTripsThroughItsURL() throws {
+        let invitation = Invitation(host: "127.0.0.1", port: 7400, sessionID: UUID(), secret: SessionSecret())
+        let text = invitation.url.absoluteString
+        #expect(text.hasPrefix("tandem://127.0.0.1:7400/"))
+        #expect(text.contains("?k="))
+        #expect(try Invitation(parsing: text) == invitation)
+        #expect(try Invitation(parsing: "  \(text)\n") == invitation)
+
+        let v6 = Invitation(host: "::1", port: 9, sessionID: UUID(), secret: SessionSecret())
+        #expect(v6.description.hasPrefix("tandem://[::1]:9/"))
+        #expect(try Invitation(parsing: v6.description) == v6)
+    }
+
+    @Test(arguments: [
+        "http://127.0.0.1:7400/6b3f2a56-0b1e-4a8e-9f3e-1a2b3c4d5e6f?k=AAAA",
+        "tandem://127.0.0.1/6b3f2a56-0b1e-4a8e-9f3e-1a2b3c4d5e6f?k=AAAA",
+        "tandem://127.0.0.1:7400/not-a-session?k=AAAA",
+        "tandem://127.0.0.1:7400/6b3f2a56-0b1e-4a8e-9f3e-1a2b3c4d5e6f",
+        "tandem://127.0.0.1:7400/6b3f2a56-0b1e-4a8e-9f3e-1a2b3c4d5e6f?k=tooshort",
+        "",
+    ])
+    func badInvitesAreClearErrors(text: String) {
+        #expect(throws: InvitationError.self) { try Invitation(parsing: text) }
+    }
+
+    @Test func keysAreDerivedApartAndDependOnTheSecret() {
+        let secret = SessionSecret()
+        #expect(secret.authenticationKey.count == 32)
+        #expect(secret.authenticationKey != secret.sealingKey)
+        #expect(secret.authenticationKey == SessionSecret(bytes: secret.bytes)!.authenticationKey)
+        #expect(SessionSecret().authenticationKey != secret.authenticationKey)
+    }
+
+    @Test func sealedBodiesHideTheirContentAndRejectTheWrongKey() {
+        let session = UUID()
+        let secret = SessionSecret()
+        let sealer = Sealer(secret: secret, sessionID: session)
+        let plaintext = Array("the answer is forty-two".utf8)
+        let sealed = sealer.seal(plaintext)
+        #expect(sealed.count == plaintext.count + Sealer.overhead)
+        #expect(!sealed.indices.contains { sealed[$0...].starts(with: Array("answer".utf8)) })
+        #expect(sealer.open(sealed) == plaintext)
+        // Another secret, another session, or one flipped bit: nothing opens.
+        #expect(Sealer(secret: SessionSecret(), sessionID: session).open(sealed) == nil)
+        #expect(Sealer(secret: secret, sessionID: UUID()).open(sealed) == nil)
+        var altered = sealed
+        altered[altered.count / 2] ^= 1
+        #expect(sealer.open(altered) == nil)
+        #expect(sealer.open([1, 2, 3]) == nil)
+        // The same message sealed twice looks different (fresh nonces).
+        #expect(sealer.seal(plaintext) != sealed)
+    }
+
+    @Test func envelopesDecodeOnlyWhatTheyEncoded() {
+        let message = SessionEnvelope.message(type: "Answer", payload: Array("{}".utf8))
+        #expect(SessionEnvelope(decoding: message.encoded) == message)
+        #expect(SessionEnvelope(decoding: SessionEnvelope.presence.encoded) == .presence)
+        #expect(SessionEnvelope(decoding: []) == nil)
+        #expect(SessionEnvelope(decoding: [9, 9, 9]) == nil)
+        #expect(SessionEnvelope(decoding: [2, 0, 200, 65]) == nil)
+    }
+
+    @Test func publishedValuesStartWithTheCurrentValueAndFollowChanges() async {
+        final class Model: @unchecked Sendable {
+            @Published var count = 0
+        }
+        let model = Model()
+        var iterator = model.$count.values.makeAsyncIterator()
+        #expect(await iterator.next() == 0)
+        model.count = 1
+        #expect(await iterator.next() == 1)
+        // A slow reader sees only the newest value.
+        model.count = 2
+        model.count = 3
+        #expect(await iterator.next() == 3)
+        #expect(model.count == 3)
+    }
+
+    @Test func stateObserverFollowsTheRelayConfiguration() async {
+        let center = ActivityCenter()
+        let observer = GroupStateObserver(center: center)
+        #expect(!observer.isEligibleForGroupSession)
+        var values = observer.$isEligibleForGroupSession.values.makeAsyncIterator()
+        #expect(await values.next() == false)
+        center.configure(relay: UnreachableRelay(), host: "127.0.0.1", port: 9)
+        #expect(await values.next() == true)
+        #expect(center.isEligible)
+        center.removeRelay()
+        #expect(await values.next() == false)
+        #expect(!center.isEligible)
+    }
+}
+
+/// A connector whose relay never answers.
+struct UnreachableRelay: RelayConnector {
+    func join(_ request: RelayJoinRequest) async throws(RelayError) -> any RelayLink {
+        throw RelayError(.unreachable, "127.0.0.1:9: connection refused")
+    }
+}
