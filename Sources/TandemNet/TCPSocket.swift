@@ -20,13 +20,12 @@ public final class TCPSocket: Sendable {
 
     deinit { close(descriptor) }
 
-    /// A listening socket bound to `address` (port 0 picks a free port). An IPv6 listener takes
-    /// IPv6 only, so that an IPv4 one can share the port number.
+    /// A listening socket bound to `address` (port 0 picks a free port). An IPv6 wildcard
+    /// listener (`::`) also takes IPv4 clients, as Linux's dual-stack sockets do by default.
     public static func listening(on address: SocketAddress, backlog: Int32 = 512) throws(SystemCallError) -> TCPSocket {
         let socket = try TCPSocket(family: address.family)
         let descriptor = socket.descriptor
         try socket.setOption(SOL_SOCKET, SO_REUSEADDR, 1)
-        if address.family == AF_INET6 { try socket.setOption(Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
         try SystemCall.require("bind") { address.withSockaddr { Glibc.bind(descriptor, $0, $1) } }
         try SystemCall.require("listen") { Glibc.listen(descriptor, backlog) }
         return socket
@@ -95,6 +94,12 @@ public final class TCPSocket: Sendable {
     /// Shuts both directions down: the peer sees the end of the stream, and so does this side.
     public func shutdown() {
         _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
+    }
+
+    /// Shuts the sending direction down: the peer sees the end of the stream once it has read
+    /// what was sent, while this side can still read (and discard) what the peer sends.
+    public func shutdownWrite() {
+        _ = Glibc.shutdown(descriptor, Int32(SHUT_WR))
     }
 
     /// The address the socket is bound to.

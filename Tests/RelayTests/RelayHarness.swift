@@ -4,6 +4,7 @@ import TandemNet
 /// Which relay a test body runs against.
 enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
     case inMemory
+    case network
 
     var description: String { rawValue }
 }
@@ -13,6 +14,7 @@ enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
 final class RelayHarness: Sendable {
     let kind: TransportKind
     let connector: any RelayConnector
+    let server: RelayServer?
     private let inMemory: InMemoryRelay?
 
     static let testConfiguration: RelayCoreConfiguration = {
@@ -28,12 +30,20 @@ final class RelayHarness: Sendable {
         case .inMemory:
             let relay = try InMemoryRelay(configuration: configuration, linkConfiguration: link)
             inMemory = relay
+            server = nil
             connector = relay
+        case .network:
+            let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), configuration: configuration)
+            server.start()
+            self.server = server
+            inMemory = nil
+            connector = NetworkRelayConnector(host: "127.0.0.1", port: server.port, configuration: link)
         }
     }
 
     func shutdown() {
         inMemory?.shutdown()
+        server?.stop()
     }
 
     /// A join request for `name` in `session`.

@@ -86,6 +86,16 @@ final class EventLoop: @unchecked Sendable {
         lifecycle.withLock { $0 = .stopped }
     }
 
+    /// Drops every handler, ticker and queued task, so that what they hold can go. Only once
+    /// `stop()` has returned (the thread is gone); the loop cannot run again.
+    func reset() {
+        precondition(lifecycle.withLock { $0 == .stopped || $0 == .idle }, "reset a loop only once it has stopped")
+        handlers.removeAll()
+        entries.removeAll()
+        tickers.removeAll()
+        tasks.withLock { $0.removeAll() }
+    }
+
     /// Whether the caller runs on the loop's thread.
     var inLoop: Bool {
         threadID.withLock { id in id.map { pthread_equal($0, pthread_self()) != 0 } ?? false }

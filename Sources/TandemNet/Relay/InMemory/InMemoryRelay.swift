@@ -54,7 +54,12 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
     }
 
     /// Stops the relay's thread; links still open stop hearing from it.
-    public func shutdown() { loop.stop() }
+    public func shutdown() {
+        loop.stop()
+        loop.reset()
+        endpoints.removeAll()
+        datagramEndpoints.removeAll()
+    }
 
     /// Joins (or creates) the session that `request` names.
     public func join(_ request: RelayJoinRequest) async throws(RelayError) -> any RelayLink {
