@@ -38,6 +38,8 @@ public struct RelayBenchmarkReport: Sendable, Codable {
         public var delivered: Int
         /// Send-to-receipt latency.
         public var latency: Percentiles?
+        /// Messages per second offered (one round of messages per pause).
+        public var offeredPerSecond: Double
         /// Messages per second through the relay while all sessions sent.
         public var messagesPerSecond: Double
         /// Resident memory added per participant.

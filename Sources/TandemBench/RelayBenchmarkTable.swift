@@ -25,7 +25,7 @@ public enum RelayBenchmarkTable {
         lines.append("\(pairs.sessions) sessions of two")
         lines.append("  join: p50 \(duration(pairs.joinLatency?.p50)), p99 \(duration(pairs.joinLatency?.p99))")
         lines.append("  reliable messages: \(pairs.delivered)/\(pairs.messages) delivered, p50 \(duration(pairs.latency?.p50)), "
-            + "p99 \(duration(pairs.latency?.p99)), \(Int(pairs.messagesPerSecond)) messages/s")
+            + "p99 \(duration(pairs.latency?.p99)), \(Int(pairs.messagesPerSecond)) messages/s (offered \(Int(pairs.offeredPerSecond))/s)")
         lines.append("  memory: \(kibibytes(pairs.memoryPerParticipant)) per participant")
         return lines.joined(separator: "\n") + "\n"
     }

@@ -33,6 +33,8 @@ struct ServeCommand: Command {
         }
         server.start()
         print("relay listening on \(server.address) (TCP and UDP); interrupt to stop")
+        // Scripts read the port from this line, often through a pipe: do not let it sit in a buffer.
+        fflush(nil)
         let signal = await waitForTermination()
         server.stop()
         let statistics = server.statistics
