@@ -49,6 +49,8 @@ let package = Package(
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemNet", "TandemTestKit"]),
         .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemTestKit"]),
         .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit"]),
+        // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.
+        .testTarget(name: "RelayTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -8,9 +8,11 @@ let commands: [any Command.Type] = [
     PlayCommand.self,
     ClockServeCommand.self,
     ClockSyncCommand.self,
+    ServeCommand.self,
     BenchDecodeCommand.self,
     BenchPresentCommand.self,
     BenchClockCommand.self,
+    BenchRelayCommand.self,
 ]
 
 @MainActor func printUsage() {

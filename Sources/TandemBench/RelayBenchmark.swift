@@ -1,0 +1,158 @@
+import Foundation
+import TandemClock
+import TandemNet
+import TandemTestKit
+
+/// `tandem bench relay`: a real relay on loopback with real sockets, its links in this process.
+///
+/// One session of 200 participants: the latency of reliable and unreliable broadcasts, the
+/// messages per second that many senders push through, and the memory each participant costs.
+/// Then 1,000 sessions of two. Every phase is bounded in count and in time.
+public struct RelayBenchmark: Sendable {
+    /// Participants in the large session.
+    public var participants = 200
+    /// Broadcasts of each kind for the latency phases.
+    public var broadcasts = 100
+    /// The pause between broadcasts.
+    public var broadcastInterval: Duration = .milliseconds(10)
+    /// Senders in the throughput phase.
+    public var throughputSenders = 10
+    /// Messages each throughput sender sends.
+    public var throughputMessages = 100
+    /// Sessions of two.
+    public var pairs = 1_000
+    /// Messages each pair's first participant sends the second.
+    public var pairMessages = 10
+    /// The pause between rounds of pair messages: 1,000 messages per round every 100 ms offers
+    /// 10,000 messages a second, under what the relay sustains, so that latency is not queueing.
+    public var pairInterval: Duration = .milliseconds(100)
+
+    /// The defaults above.
+    public init() {}
+
+    /// Runs every phase; `progress` hears what is happening.
+    public func run(progress: @Sendable (String) -> Void) async throws -> RelayBenchmarkReport {
+        var configuration = RelayCoreConfiguration()
+        // The benchmark measures the relay, not its flood control.
+        configuration.floodRate = 10_000_000
+        configuration.floodBurst = 10_000_000
+        configuration.maximumOutboxFrames = 1_000_000
+        let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), configuration: configuration)
+        server.start()
+        defer { server.stop() }
+        let connector = NetworkRelayConnector(host: "127.0.0.1", port: server.port)
+        let clock = SystemClock()
+        let recorder = RelayDeliveryRecorder(clock: clock)
+
+        progress("joining \(participants) participants to one session")
+        let before = ResidentMemory.bytes()
+        let session = UUID()
+        var links: [any RelayLink] = []
+        for index in 0..<participants {
+            let link = try await connector.join(request(session, "p\(index)", create: index == 0))
+            recorder.follow(link)
+            links.append(link)
+        }
+        let memoryPerParticipant = Double(ResidentMemory.bytes() - before) / Double(participants)
+        try await Task.sleep(for: .milliseconds(200))
+
+        progress("\(broadcasts) reliable broadcasts")
+        let reliable = try await broadcast(from: links[0], reliable: true, phase: 0, recorder: recorder)
+        progress("\(broadcasts) unreliable broadcasts")
+        let unreliable = try await broadcast(from: links[0], reliable: false, phase: 1, recorder: recorder)
+
+        progress("\(throughputSenders) senders × \(throughputMessages) reliable broadcasts, as fast as they go")
+        let start = clock.now()
+        for _ in 0..<throughputMessages {
+            for sender in links.prefix(throughputSenders) {
+                try sender.send(recorder.body(phase: 2), to: .everyone, reliable: true)
+            }
+        }
+        let sent = throughputMessages * throughputSenders
+        let delivered = await recorder.wait(for: 2, expected: sent * (participants - 1), timeout: .seconds(120))
+        let seconds = Double(recorder.lastDeliveryTime - start) / 1e9
+        let throughput = RelayBenchmarkReport.Throughput(
+            messages: sent, delivered: delivered, seconds: seconds,
+            messagesPerSecond: Double(sent) / seconds, deliveriesPerSecond: Double(delivered) / seconds)
+        await leave(links)
+        links.removeAll()
+
+        let pairs = try await runPairs(connector: connector, recorder: recorder, progress: progress)
+        return RelayBenchmarkReport(participants: participants, reliable: reliable, unreliable: unreliable,
+                                    throughput: throughput, memoryPerParticipant: memoryPerParticipant, pairs: pairs)
+    }
+
+    private func broadcast(from sender: any RelayLink, reliable: Bool, phase: UInt8,
+                           recorder: RelayDeliveryRecorder) async throws -> RelayBenchmarkReport.Broadcast {
+        for _ in 0..<broadcasts {
+            try sender.send(recorder.body(phase: phase), to: .everyone, reliable: reliable)
+            try await Task.sleep(for: broadcastInterval)
+        }
+        let expected = broadcasts * (participants - 1)
+        let delivered = await recorder.wait(for: phase, expected: expected, timeout: .seconds(reliable ? 60 : 5))
+        return RelayBenchmarkReport.Broadcast(messages: broadcasts, expected: expected, delivered: delivered,
+                                              latency: Percentiles(recorder.latencies(phase)))
+    }
+
+    private func runPairs(connector: NetworkRelayConnector, recorder: RelayDeliveryRecorder,
+                          progress: @Sendable (String) -> Void) async throws -> RelayBenchmarkReport.Pairs {
+        progress("joining \(pairs) sessions of two")
+        let clock = recorder.clock
+        let before = ResidentMemory.bytes()
+        var firsts: [any RelayLink] = []
+        var joinLatencies: [Double] = []
+        var all: [any RelayLink] = []
+        // Joined in batches, so that the relay sees many handshakes at once but not thousands.
+        for batchStart in stride(from: 0, to: pairs, by: 50) {
+            let batch = try await withThrowingTaskGroup(of: (any RelayLink, any RelayLink, Double).self) { group in
+                for index in batchStart..<min(batchStart + 50, pairs) {
+                    group.addTask {
+                        let session = UUID()
+                        let first = try await connector.join(request(session, "a\(index)", create: true))
+                        let started = clock.now()
+                        let second = try await connector.join(request(session, "b\(index)", create: false))
+                        return (first, second, Double(clock.now() - started))
+                    }
+                }
+                var joined: [(any RelayLink, any RelayLink, Double)] = []
+                for try await pair in group { joined.append(pair) }
+                return joined
+            }
+            for (first, second, latency) in batch {
+                recorder.follow(second)
+                firsts.append(first)
+                all += [first, second]
+                joinLatencies.append(latency)
+            }
+        }
+        let memoryPerParticipant = Double(ResidentMemory.bytes() - before) / Double(2 * pairs)
+        try await Task.sleep(for: .milliseconds(200))
+
+        progress("\(pairMessages) reliable messages in each of \(pairs) sessions")
+        let start = clock.now()
+        for _ in 0..<pairMessages {
+            for first in firsts { try first.send(recorder.body(phase: 3), to: .everyone, reliable: true) }
+            try await Task.sleep(for: pairInterval)
+        }
+        let expected = pairMessages * pairs
+        let delivered = await recorder.wait(for: 3, expected: expected, timeout: .seconds(60))
+        let seconds = Double(recorder.lastDeliveryTime - start) / 1e9
+        await leave(all)
+        return RelayBenchmarkReport.Pairs(
+            sessions: pairs, joinLatency: Percentiles(joinLatencies), messages: expected, delivered: delivered,
+            latency: Percentiles(recorder.latencies(3)), offeredPerSecond: Double(pairs) / (Double(pairInterval.components.seconds) + Double(pairInterval.components.attoseconds) / 1e18),
+            messagesPerSecond: Double(delivered) / seconds,
+            memoryPerParticipant: memoryPerParticipant)
+    }
+
+    private func request(_ session: UUID, _ name: String, create: Bool) -> RelayJoinRequest {
+        RelayJoinRequest(sessionID: session, participant: ParticipantRecord(id: UUID(), displayName: name),
+                         authenticationKey: [UInt8](repeating: 0x42, count: 32), createIfAbsent: create, activity: [])
+    }
+
+    private func leave(_ links: [any RelayLink]) async {
+        await withTaskGroup(of: Void.self) { group in
+            for link in links { group.addTask { await link.leave() } }
+        }
+    }
+}

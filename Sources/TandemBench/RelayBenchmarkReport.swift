@@ -1,0 +1,62 @@
+/// What `tandem bench relay` measured. Durations are in nanoseconds, memory in bytes.
+public struct RelayBenchmarkReport: Sendable, Codable {
+    /// Broadcasts from one participant to all the others in one session.
+    public struct Broadcast: Sendable, Codable {
+        /// Messages sent.
+        public var messages: Int
+        /// Deliveries expected (messages × other participants).
+        public var expected: Int
+        /// Deliveries that arrived.
+        public var delivered: Int
+        /// Send-to-receipt latency over every delivery.
+        public var latency: Percentiles?
+    }
+
+    /// Many senders at once, as fast as the links take them.
+    public struct Throughput: Sendable, Codable {
+        /// Messages sent.
+        public var messages: Int
+        /// Deliveries that arrived.
+        public var delivered: Int
+        /// From the first send to the last delivery.
+        public var seconds: Double
+        /// Messages into the relay per second.
+        public var messagesPerSecond: Double
+        /// Deliveries out of the relay per second.
+        public var deliveriesPerSecond: Double
+    }
+
+    /// Many sessions of two.
+    public struct Pairs: Sendable, Codable {
+        /// Sessions.
+        public var sessions: Int
+        /// Time for the second participant to join its session.
+        public var joinLatency: Percentiles?
+        /// Messages sent, one way in each session.
+        public var messages: Int
+        /// Messages that arrived.
+        public var delivered: Int
+        /// Send-to-receipt latency.
+        public var latency: Percentiles?
+        /// Messages per second offered (one round of messages per pause).
+        public var offeredPerSecond: Double
+        /// Messages per second through the relay while all sessions sent.
+        public var messagesPerSecond: Double
+        /// Resident memory added per participant.
+        public var memoryPerParticipant: Double
+    }
+
+    /// Participants in the large session.
+    public var participants: Int
+    /// Reliable broadcasts in the large session.
+    public var reliable: Broadcast
+    /// Unreliable broadcasts in the large session.
+    public var unreliable: Broadcast
+    /// Reliable throughput in the large session.
+    public var throughput: Throughput
+    /// Resident memory added per participant of the large session (relay and clients together,
+    /// as they run in one process).
+    public var memoryPerParticipant: Double
+    /// The sessions of two.
+    public var pairs: Pairs
+}

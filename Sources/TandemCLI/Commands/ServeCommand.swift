@@ -1,0 +1,79 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import TandemClock
+import TandemNet
+
+/// `tandem serve`: a standalone relay for many sessions, until SIGINT or SIGTERM.
+struct ServeCommand: Command {
+    static let words = ["serve"]
+    static let usage = "serve [--port P] [--bind ADDR]"
+    static let summary = "run a relay (TCP and UDP on one port, default 0.0.0.0:\(defaultPort)) until interrupted"
+
+    /// The port a relay uses unless told otherwise: the time service's, which it also serves.
+    static let defaultPort: UInt16 = ClockServeCommand.defaultPort
+
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let options = try Arguments(arguments, options: ["port", "bind"])
+        try options.expectPositionals(atMost: 0)
+        let port = try options.int("port", default: Int(defaultPort))!
+        guard let port = UInt16(exactly: port) else { throw CLIError.usage("--port must be 0…65535") }
+        let address: SocketAddress
+        do {
+            address = try SocketAddress(host: options.value("bind") ?? "0.0.0.0", port: port)
+        } catch {
+            throw CLIError.usage("--bind \(error)")
+        }
+        let server: RelayServer
+        do {
+            server = try RelayServer(address: address)
+        } catch {
+            throw CLIError.failure("cannot serve on \(address): \(error)")
+        }
+        server.start()
+        print("relay listening on \(server.address) (TCP and UDP); interrupt to stop")
+        // Scripts read the port from this line, often through a pipe: do not let it sit in a buffer.
+        fflush(nil)
+        let signal = await waitForTermination()
+        server.stop()
+        let statistics = server.statistics
+        printError("serve: stopped by \(signal); \(statistics.connectionsAccepted) connections, \(statistics.framesReceived) frames, "
+            + "\(statistics.datagramsRouted) datagrams routed, \(statistics.timeRequestsAnswered) time probes, \(statistics.offendersDropped) offenders dropped")
+        return 0
+    }
+
+    /// Waits for SIGINT or SIGTERM and returns its name. The signals are ignored by default
+    /// handling first, so that a dispatch source, not the default action, receives them.
+    private static func waitForTermination() async -> String {
+        await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
+            let queue = DispatchQueue(label: "tandem-serve-signals")
+            let resumed = Resumption(continuation)
+            var sources: [any DispatchSourceSignal] = []
+            for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
+                Glibc.signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+                source.setEventHandler { resumed.resume(name) }
+                sources.append(source)
+            }
+            // The handlers hold the resumption, which holds the sources: they live as long as the
+            // process, which ends soon after the first signal.
+            resumed.sources = sources
+            for source in sources { source.resume() }
+        }
+    }
+}
+
+/// Resumes a continuation once, from whichever signal comes first, and keeps the signal sources.
+private final class Resumption: @unchecked Sendable {
+    // Set before the sources start, then touched only on their one serial queue.
+    private var continuation: CheckedContinuation<String, Never>?
+    var sources: [any DispatchSourceSignal] = []
+
+    init(_ continuation: CheckedContinuation<String, Never>) { self.continuation = continuation }
+
+    func resume(_ name: String) {
+        continuation?.resume(returning: name)
+        continuation = nil
+    }
+}

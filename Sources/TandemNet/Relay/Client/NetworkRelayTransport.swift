@@ -1,0 +1,213 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import TandemWire
+
+/// A link's TCP connection and UDP socket to a `RelayServer`, driven by the link's event loop.
+///
+/// Confined to that loop (hence `@unchecked Sendable`): it crosses into loop tasks only to come
+/// back to the same thread.
+final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
+    weak var delegate: (any RelayTransportDelegate)?
+    let maximumDatagramBody = RelayDatagram.maximumBody
+    private let address: SocketAddress
+    private let loop: EventLoop
+    private var socket: TCPSocket?
+    private var connected = false
+    private var reader = RelayFrameReader()
+    private var output = RelayFrameOutput()
+    private var datagrams: UDPSocket?
+    private var token: [UInt8]?
+    private var registered = false
+    private var lastRegistration: Int64 = 0
+    private var suspendedUntil: Int64 = 0
+    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    private var datagramBuffer = [UInt8](repeating: 0, count: 65_536)
+
+    /// Registration is sent again this often until confirmed, then this often to keep it fresh.
+    private static let registrationRetry: Int64 = 100_000_000
+    private static let registrationRefresh: Int64 = 5_000_000_000
+
+    init(address: SocketAddress, loop: EventLoop) {
+        self.address = address
+        self.loop = loop
+    }
+
+    func connect() {
+        guard loop.clock.now() >= suspendedUntil else {
+            return later { $0.transportDisconnected("interrupted by the test hook") }
+        }
+        teardown()
+        do {
+            let socket = try TCPSocket(family: address.family)
+            try socket.setNoDelay()
+            self.socket = socket
+            let immediate = try socket.connect(to: address)
+            loop.register(socket.descriptor, interest: immediate ? .readable : .writable) { [weak self, socket] readable, writable, failed in
+                self?.service(socket, readable: readable || failed, writable: writable)
+            }
+            if immediate { established() }
+        } catch {
+            teardown()
+            later { [address] in $0.transportDisconnected("cannot connect to \(address): \(error)") }
+        }
+    }
+
+    func transmit(_ frame: RelayFrame) {
+        guard connected else { return }
+        output.append(frame)
+        flush()
+    }
+
+    func disconnect() { teardown() }
+
+    func registerDatagrams(token: [UInt8]) {
+        self.token = token
+        registered = false
+        do {
+            let datagrams = try UDPSocket(family: address.family)
+            try datagrams.connect(to: address)
+            self.datagrams = datagrams
+            loop.register(datagrams.descriptor, interest: .readable) { [weak self] _, _, _ in self?.receiveDatagrams() }
+            register(at: loop.clock.now())
+        } catch {
+            // Without UDP, unreliable messages still go over TCP; the join goes on.
+            datagrams = nil
+            self.token = nil
+        }
+    }
+
+    func sendDatagram(_ datagram: RelayDatagram) {
+        // At most once: a full send buffer or an error loses the datagram, as the network may.
+        _ = try? datagrams?.send(datagram.encoded())
+    }
+
+    func tick(at now: Int64) {
+        guard token != nil else { return }
+        let interval = registered ? NetworkRelayTransport.registrationRefresh : NetworkRelayTransport.registrationRetry
+        if now - lastRegistration >= interval { register(at: now) }
+    }
+
+    func close() {
+        teardown()
+        if let datagrams { loop.deregister(datagrams.descriptor) }
+        datagrams = nil
+        token = nil
+    }
+
+    func interrupt(until: Int64) {
+        suspendedUntil = until
+        // Shut the socket under the link, as a failing network would: the read handler then
+        // finds the end of the stream and reports the loss the ordinary way.
+        socket?.shutdown()
+    }
+
+    // MARK: Inside
+
+    private func later(_ report: @escaping @Sendable (any RelayTransportDelegate) -> Void) {
+        loop.execute { [weak self] in
+            guard let delegate = self?.delegate else { return }
+            report(delegate)
+        }
+    }
+
+    private func established() {
+        guard let socket else { return }
+        connected = true
+        loop.setInterest(socket.descriptor, .readable)
+        delegate?.transportConnected()
+    }
+
+    private func service(_ socket: TCPSocket, readable: Bool, writable: Bool) {
+        guard socket === self.socket else { return }
+        if !connected {
+            let error = socket.pendingError()
+            guard error == 0 else {
+                teardown()
+                return (delegate?.transportDisconnected("cannot connect to \(address): \(SystemCallError(call: "connect", errno: error))")) ?? ()
+            }
+            established()
+            return
+        }
+        if writable { flush() }
+        if readable { read(socket) }
+    }
+
+    private func read(_ socket: TCPSocket) {
+        for _ in 0..<16 {
+            guard socket === self.socket else { return }
+            let count: Int?
+            do {
+                count = try socket.read(into: &readBuffer)
+            } catch {
+                return lost("\(error)")
+            }
+            guard let count else { return }
+            guard count > 0 else { return lost("the relay closed the connection") }
+            reader.append(readBuffer[..<count])
+            while socket === self.socket {
+                let frame: RelayFrame?
+                do {
+                    frame = try reader.next()
+                } catch {
+                    teardown()
+                    delegate?.transportMalformed(error)
+                    return
+                }
+                guard let frame else { break }
+                delegate?.transportReceived(frame)
+            }
+        }
+    }
+
+    private func flush() {
+        guard let socket, connected else { return }
+        do {
+            let done = try output.flush(to: socket)
+            loop.setInterest(socket.descriptor, done ? .readable : [.readable, .writable])
+        } catch {
+            lost("\(error)")
+        }
+    }
+
+    private func lost(_ reason: String) {
+        teardown()
+        delegate?.transportDisconnected(reason)
+    }
+
+    private func teardown() {
+        if let socket {
+            loop.deregister(socket.descriptor)
+            socket.shutdown()
+        }
+        socket = nil
+        connected = false
+        reader = RelayFrameReader()
+        output.removeAll()
+    }
+
+    private func register(at now: Int64) {
+        guard let token else { return }
+        lastRegistration = now
+        sendDatagram(.register(token: token))
+    }
+
+    private func receiveDatagrams() {
+        for _ in 0..<256 {
+            guard let datagrams, let received = try? datagrams.receive(into: &datagramBuffer) else { return }
+            guard received.length <= datagramBuffer.count,
+                  let datagram = try? RelayDatagram.decode(datagramBuffer[..<received.length]) else { continue }
+            switch datagram {
+            case let .registered(confirmed) where confirmed == token:
+                if !registered {
+                    registered = true
+                    delegate?.transportDatagramsReady()
+                }
+            case .delivery:
+                delegate?.transportReceived(datagram)
+            default:
+                continue
+            }
+        }
+    }
+}

@@ -1,0 +1,23 @@
+/// A link's timings, in nanoseconds.
+public struct RelayLinkConfiguration: Sendable, Hashable {
+    /// How long joining may take before it fails with `timedOut`.
+    public var joinTimeout: Int64 = 10_000_000_000
+    /// How often a joined link pings the relay, so that a silent relay is noticed (and the relay
+    /// notices a silent participant).
+    public var pingInterval: Int64 = 1_000_000_000
+    /// How long the relay may stay silent before the link treats the connection as dropped.
+    public var silenceLimit: Int64 = 5_000_000_000
+    /// The first pause before reconnecting; it doubles after each failure, up to a second.
+    public var reconnectDelay: Int64 = 50_000_000
+    /// How long the link keeps trying to reconnect before it fails for good. The relay's grace
+    /// period usually ends it sooner: the relay then refuses the resumption.
+    public var reconnectLimit: Int64 = 30_000_000_000
+    /// How long `leave()` waits for the relay to acknowledge before closing anyway.
+    public var leaveTimeout: Int64 = 2_000_000_000
+    /// How long joining waits for the relay to confirm the datagram path before going on
+    /// without it (unreliable messages may then be lost until it is confirmed).
+    public var datagramRegistrationTimeout: Int64 = 1_000_000_000
+
+    /// The defaults.
+    public init() {}
+}

@@ -1,0 +1,352 @@
+import Foundation
+import TandemWire
+
+/// A participant's side of the relay protocol, with no I/O: the handshake, sequence numbers and
+/// acknowledgements, sending again after a reconnection, dropping what arrives twice, requests,
+/// pings and reconnection timing.
+///
+/// Both transports' links run it: `RelayClientLink` feeds it what its transport reports and
+/// carries out the directives it returns. Time comes with each call.
+struct RelayLinkCore: Sendable {
+    enum Phase: Sendable, Equatable {
+        /// Opening a connection.
+        case connecting
+        /// Hello sent; waiting for the challenge.
+        case greeting
+        /// Proof or claim sent; waiting for the welcome.
+        case proving
+        /// Welcomed; waiting for this many journal entries.
+        case welcoming(remaining: Int)
+        /// Joined and connected.
+        case joined
+        /// Joined once, connection lost; reconnecting.
+        case interrupted
+        /// Closed for good.
+        case closed
+    }
+
+    private enum Request: Sendable {
+        case add, remove
+        case load([UInt8])
+    }
+
+    let request: RelayJoinRequest
+    let configuration: RelayLinkConfiguration
+    private(set) var phase = Phase.connecting
+    private(set) var hasJoined = false
+    private var welcome: RelayWelcome?
+    private var token: [UInt8] = []
+    private var nextSequence: UInt64 = 1
+    private var unacknowledged: [RelayFrame] = []
+    private var unacknowledgedHead = 0
+    private var received: UInt64 = 0
+    private var acknowledged: UInt64 = 0
+    private var requests: [UInt64: Request] = [:]
+    private var leaving: UInt64?
+    private var leaveStarted: Int64 = 0
+    private let startedAt: Int64
+    private var lastHeard: Int64
+    private var lastPing: Int64
+    private var interruptedAt: Int64 = 0
+    private var reconnectAt: Int64 = 0
+    private var reconnectDelay: Int64
+
+    init(request: RelayJoinRequest, configuration: RelayLinkConfiguration, at now: Int64) {
+        self.request = request
+        self.configuration = configuration
+        startedAt = now
+        lastHeard = now
+        lastPing = now
+        reconnectDelay = configuration.reconnectDelay
+    }
+
+    /// Whether the link is closed for good.
+    var isClosed: Bool { phase == .closed }
+
+    /// Whether frames can go out now.
+    private var isConnected: Bool { phase == .joined }
+
+    /// How many frames wait for the relay's acknowledgement.
+    var unacknowledgedCount: Int { unacknowledged.count - unacknowledgedHead }
+
+    // MARK: The transport's reports
+
+    /// The connection is open: introduce the participant (again, on a resumption).
+    mutating func onConnected(at now: Int64) -> [RelayLinkDirective] {
+        guard phase == .connecting else { return [] }
+        phase = .greeting
+        lastHeard = now
+        let hello = RelayHello(
+            sessionID: request.sessionID,
+            participant: RelayParticipantEntry(id: request.participant.id, displayName: request.participant.displayName),
+            create: request.createIfAbsent, activity: hasJoined ? [] : request.activity,
+            resume: hasJoined, received: received)
+        return [.transmit(.hello(hello))]
+    }
+
+    /// The connection could not be opened, or dropped.
+    mutating func onDisconnected(_ reason: String, at now: Int64) -> [RelayLinkDirective] {
+        switch phase {
+        case .closed, .interrupted:
+            return []
+        case .connecting, .greeting, .proving, .welcoming:
+            guard hasJoined else {
+                return close(joinError: RelayError(.unreachable, reason))
+            }
+            // A failed attempt at resuming: try again after a longer pause.
+            phase = .interrupted
+            reconnectAt = now + reconnectDelay
+            reconnectDelay = min(reconnectDelay * 2, 1_000_000_000)
+            return []
+        case .joined:
+            if let leaving, leaving > 0 { return close(leaving: true) }
+            phase = .interrupted
+            interruptedAt = now
+            reconnectDelay = configuration.reconnectDelay
+            reconnectAt = now + reconnectDelay
+            return [.emit(.connectionInterrupted)]
+        }
+    }
+
+    /// The relay sent something this side cannot decode.
+    mutating func onMalformed(_ error: RelayWireError, at now: Int64) -> [RelayLinkDirective] {
+        fail(RelayError(.protocolViolation, error.description))
+    }
+
+    /// A frame arrived.
+    mutating func onFrame(_ frame: RelayFrame, at now: Int64) -> [RelayLinkDirective] {
+        lastHeard = now
+        switch frame {
+        case let .challenge(nonce, exists):
+            guard phase == .greeting else { return unexpected(frame) }
+            phase = .proving
+            if exists {
+                return [.transmit(.proof(mac: RelayAuthenticator.proof(
+                    key: request.authenticationKey, nonce: nonce, sessionID: request.sessionID, participantID: request.participant.id)))]
+            }
+            guard request.createIfAbsent, !hasJoined else { return fail(RelayError(.sessionNotFound, request.sessionID.uuidString)) }
+            return [.transmit(.claim(key: request.authenticationKey))]
+        case let .welcome(frame):
+            guard phase == .proving else { return unexpected(.welcome(frame)) }
+            return welcomed(frame, at: now)
+        case let .journalEntry(entry):
+            guard case let .welcoming(remaining) = phase, remaining > 0 else { return unexpected(frame) }
+            welcome?.attachments.append(Self.record(entry))
+            phase = .welcoming(remaining: remaining - 1)
+            return remaining == 1 ? completeJoin() : []
+        case let .refusal(fault), let .error(fault):
+            return fail(Self.error(fault))
+        case let .ack(through):
+            acknowledge(through: through)
+            if let leaving, through >= leaving { return close(leaving: true) }
+            return []
+        case let .ping(value):
+            return isConnected ? [.transmit(.pong(value))] : []
+        case .pong:
+            return []
+        default:
+            return sequenced(frame)
+        }
+    }
+
+    // MARK: The consumer's requests
+
+    /// Numbers a frame for the relay and sends it (or keeps it until the connection is back).
+    mutating func submit(_ make: (UInt64) -> RelayFrame) -> (sequence: UInt64, directives: [RelayLinkDirective]) {
+        let sequence = nextSequence
+        nextSequence += 1
+        let frame = make(sequence)
+        unacknowledged.append(frame)
+        return (sequence, isConnected ? [.transmit(frame)] : [])
+    }
+
+    /// Tracks a submitted request until its outcome.
+    mutating func track(add sequence: UInt64) { requests[sequence] = .add }
+    /// Tracks a submitted request until its outcome.
+    mutating func track(remove sequence: UInt64) { requests[sequence] = .remove }
+    /// Tracks a submitted request until its outcome.
+    mutating func track(load sequence: UInt64) { requests[sequence] = .load([]) }
+
+    /// Leaves: tells the relay, then closes once it acknowledges (or the timeout passes).
+    mutating func leave(at now: Int64) -> [RelayLinkDirective] {
+        guard phase != .closed, leaving == nil else { return phase == .closed ? [.left] : [] }
+        guard hasJoined, phase == .joined else { return close(leaving: true) }
+        let (sequence, directives) = submit { .leave(sequence: $0) }
+        leaving = sequence
+        leaveStarted = now
+        return directives
+    }
+
+    /// Time passed: acknowledge, ping, notice silence, reconnect, give up.
+    mutating func onTick(at now: Int64) -> [RelayLinkDirective] {
+        switch phase {
+        case .closed:
+            return []
+        case .connecting, .greeting, .proving, .welcoming:
+            if !hasJoined, now - startedAt > configuration.joinTimeout {
+                return close(joinError: RelayError(.timedOut, "no welcome from the relay within \(configuration.joinTimeout / 1_000_000) ms"))
+            }
+            if hasJoined, now - lastHeard > configuration.silenceLimit {
+                return [.disconnect] + onDisconnected("no answer while resuming", at: now)
+            }
+            return []
+        case .interrupted:
+            if now - interruptedAt > configuration.reconnectLimit {
+                return fail(RelayError(.disconnected, "could not reconnect within \(configuration.reconnectLimit / 1_000_000_000) s"))
+            }
+            guard now >= reconnectAt else { return [] }
+            phase = .connecting
+            lastHeard = now
+            return [.connect]
+        case .joined:
+            if let leaving, leaving > 0, now - leaveStarted > configuration.leaveTimeout { return close(leaving: true) }
+            if now - lastHeard > configuration.silenceLimit {
+                return [.disconnect] + onDisconnected("the relay was silent for \(configuration.silenceLimit / 1_000_000) ms", at: now)
+            }
+            var directives: [RelayLinkDirective] = []
+            if received > acknowledged {
+                acknowledged = received
+                directives.append(.transmit(.ack(received)))
+            }
+            if now - lastPing >= configuration.pingInterval {
+                lastPing = now
+                directives.append(.transmit(.ping(UInt64(bitPattern: now))))
+            }
+            return directives
+        }
+    }
+
+    // MARK: Inside
+
+    private mutating func welcomed(_ frame: RelayWelcomeFrame, at now: Int64) -> [RelayLinkDirective] {
+        token = frame.token
+        guard frame.resumed else {
+            welcome = RelayWelcome(
+                sessionID: frame.sessionID,
+                participants: frame.participants.map { ParticipantRecord(id: $0.id, displayName: $0.displayName) },
+                activity: frame.activity, attachments: [], created: frame.created)
+            phase = .welcoming(remaining: frame.attachmentCount)
+            return frame.attachmentCount == 0 ? completeJoin() : []
+        }
+        // Resumed: what the relay already has is done; the rest goes again, in order.
+        acknowledge(through: frame.received)
+        phase = .joined
+        reconnectDelay = configuration.reconnectDelay
+        var directives: [RelayLinkDirective] = [.emit(.connectionResumed)]
+        for frame in unacknowledged[unacknowledgedHead...] { directives.append(.transmit(frame)) }
+        return directives
+    }
+
+    private mutating func completeJoin() -> [RelayLinkDirective] {
+        guard let welcome else { return [] }
+        phase = .joined
+        hasJoined = true
+        var directives: [RelayLinkDirective] = [.joined(welcome, token: token)]
+        // Frames submitted before the welcome (none in practice) go now.
+        for frame in unacknowledged[unacknowledgedHead...] { directives.append(.transmit(frame)) }
+        return directives
+    }
+
+    private mutating func sequenced(_ frame: RelayFrame) -> [RelayLinkDirective] {
+        guard hasJoined, let sequence = frame.sequence else { return unexpected(frame) }
+        // Sent again after a resumption, and already handled.
+        if sequence <= received { return [] }
+        guard sequence == received + 1 else {
+            return fail(RelayError(.protocolViolation, "relay sequence \(sequence) after \(received)"))
+        }
+        received = sequence
+        var directives = deliver(frame)
+        if received - acknowledged >= 64, isConnected {
+            acknowledged = received
+            directives.append(.transmit(.ack(received)))
+        }
+        return directives
+    }
+
+    private mutating func deliver(_ frame: RelayFrame) -> [RelayLinkDirective] {
+        switch frame {
+        case let .participantJoined(_, entry):
+            return [.emit(.participantJoined(ParticipantRecord(id: entry.id, displayName: entry.displayName)))]
+        case let .participantLeft(_, id):
+            return [.emit(.participantLeft(id))]
+        case let .delivery(_, sender, reliable, body):
+            return [.emit(.message(from: sender, body: body, reliable: reliable))]
+        case let .attachmentAdded(_, entry):
+            return [.emit(.attachmentAdded(Self.record(entry)))]
+        case let .attachmentRemoved(_, id):
+            return [.emit(.attachmentRemoved(id))]
+        case let .loadChunk(_, request, data):
+            if case var .load(buffer) = requests[request] {
+                requests[request] = nil
+                buffer.append(contentsOf: data)
+                requests[request] = .load(buffer)
+            }
+            return []
+        case let .outcome(_, request, fault):
+            guard let kind = requests.removeValue(forKey: request) else { return [] }
+            if let fault { return [.complete(request: request, .failure(Self.error(fault)))] }
+            if case let .load(data) = kind { return [.complete(request: request, .success(data))] }
+            return [.complete(request: request, .success([]))]
+        case let .ended(_, by, reason):
+            return [.emit(.ended(by: by, reason: reason))] + close(leaving: false)
+        default:
+            return unexpected(frame)
+        }
+    }
+
+    private mutating func acknowledge(through sequence: UInt64) {
+        while unacknowledgedHead < unacknowledged.count, let number = unacknowledged[unacknowledgedHead].sequence, number <= sequence {
+            unacknowledgedHead += 1
+        }
+        if unacknowledgedHead > 64, unacknowledgedHead * 2 > unacknowledged.count {
+            unacknowledged.removeFirst(unacknowledgedHead)
+            unacknowledgedHead = 0
+        }
+    }
+
+    private mutating func unexpected(_ frame: RelayFrame) -> [RelayLinkDirective] {
+        fail(RelayError(.protocolViolation, "unexpected frame \(frame.typeName) from the relay"))
+    }
+
+    /// Fails the link: before the first join, the join fails; after it, the events end with it.
+    private mutating func fail(_ error: RelayError) -> [RelayLinkDirective] {
+        guard hasJoined else { return close(joinError: error) }
+        guard phase != .closed else { return [] }
+        return [.emit(.failed(error))] + close(leaving: false)
+    }
+
+    private mutating func close(joinError: RelayError) -> [RelayLinkDirective] {
+        guard phase != .closed else { return [] }
+        phase = .closed
+        return [.disconnect, .joinFailed(joinError)] + finishRequests()
+    }
+
+    private mutating func close(leaving: Bool) -> [RelayLinkDirective] {
+        guard phase != .closed else { return [] }
+        phase = .closed
+        return [.disconnect] + finishRequests() + (leaving || self.leaving != nil ? [.left] : [])
+    }
+
+    private mutating func finishRequests() -> [RelayLinkDirective] {
+        let pending = requests.keys.sorted()
+        requests.removeAll()
+        return pending.map { .complete(request: $0, .failure(RelayError(.closed, ""))) } + [.finish]
+    }
+
+    static func record(_ entry: RelayAttachmentEntry) -> AttachmentRecord {
+        AttachmentRecord(id: entry.id, owner: entry.owner, size: entry.size, metadata: entry.metadata)
+    }
+
+    /// The error a relay fault means for the caller.
+    static func error(_ fault: RelayFault) -> RelayError {
+        switch fault.code {
+        case .wrongSecret: RelayError(.wrongSecret, fault.text)
+        case .sessionNotFound: RelayError(.sessionNotFound, fault.text)
+        case .sessionEnded: RelayError(.sessionEnded, fault.text)
+        case .tooLarge: RelayError(.tooLarge, fault.text)
+        case .disconnected, .flooding, .limitReached: RelayError(.disconnected, fault.text)
+        case .attachmentNotFound: RelayError(.attachmentNotFound, fault.text)
+        default: RelayError(.protocolViolation, fault.text)
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import TandemWire
+
+/// How a `RelayClientLink` reaches a relay: a TCP connection and a UDP socket, or a pipe into an
+/// in-memory relay. Every method runs on the link's event loop, and so do the delegate's.
+protocol RelayTransport: AnyObject {
+    /// Who hears what happens.
+    var delegate: (any RelayTransportDelegate)? { get set }
+    /// The largest unreliable body that goes in a datagram; a larger one goes over the connection.
+    var maximumDatagramBody: Int { get }
+    /// Opens a new connection; the delegate hears `transportConnected` or `transportDisconnected`.
+    func connect()
+    /// Sends a frame on the current connection (dropped when there is none).
+    func transmit(_ frame: RelayFrame)
+    /// Closes the current connection without telling the delegate.
+    func disconnect()
+    /// Starts registering the datagram path for `token`; the delegate hears
+    /// `transportDatagramsReady` once the relay confirms.
+    func registerDatagrams(token: [UInt8])
+    /// Sends a datagram to the relay (at most once; may be lost).
+    func sendDatagram(_ datagram: RelayDatagram)
+    /// Time passed (registration retries and the like).
+    func tick(at now: Int64)
+    /// Releases everything for good.
+    func close()
+    /// Test hook: drops the connection as a network failure would, and refuses to reconnect until
+    /// `until` (a time on the loop's clock).
+    func interrupt(until: Int64)
+}
+
+/// What a `RelayTransport` reports to its link.
+protocol RelayTransportDelegate: AnyObject {
+    /// The connection is open.
+    func transportConnected()
+    /// A frame arrived.
+    func transportReceived(_ frame: RelayFrame)
+    /// The relay sent bytes that do not decode.
+    func transportMalformed(_ error: RelayWireError)
+    /// The connection could not be opened, or dropped.
+    func transportDisconnected(_ reason: String)
+    /// A datagram arrived.
+    func transportReceived(_ datagram: RelayDatagram)
+    /// The relay confirmed the datagram path.
+    func transportDatagramsReady()
+}

@@ -1,0 +1,24 @@
+import Foundation
+import TandemWire
+
+/// One connection as the relay core holds it.
+struct RelayConnectionState: Sendable {
+    enum Phase: Sendable {
+        /// Waiting for the hello.
+        case greeting
+        /// Challenged; waiting for a proof or a claim.
+        case challenged(RelayHello, sessionExists: Bool)
+        /// Admitted as this participant of this session.
+        case joined(session: UUID, participant: UUID)
+        /// Refused or dropped; waiting for the shell to close it.
+        case closing
+    }
+
+    var phase = Phase.greeting
+    let nonce: [UInt8]
+    /// The token a participant admitted on this connection gets if it is new.
+    let token: RelayToken
+    let openedAt: Int64
+    var lastHeard: Int64
+    var bucket: TokenBucket
+}

@@ -1,0 +1,35 @@
+/// The relay core's timings and limits. Times are in nanoseconds.
+public struct RelayCoreConfiguration: Sendable, Hashable {
+    /// How long a disconnected participant may take to resume before it is removed.
+    public var gracePeriod: Int64 = 10_000_000_000
+    /// How long a new connection may take to be admitted.
+    public var handshakeTimeout: Int64 = 10_000_000_000
+    /// How long a joined connection may stay silent (links ping every second) before it is
+    /// treated as dropped, so that a half-open connection starts the grace period.
+    public var idleTimeout: Int64 = 15_000_000_000
+    /// Flood control: tokens per second each connection earns. A frame costs 1 plus 1 per 16 KiB
+    /// of its payload.
+    public var floodRate: Double = 20_000
+    /// Flood control: the largest burst, in tokens. A 100 MiB attachment costs about 6,800.
+    public var floodBurst: Double = 40_000
+    /// How many sessions the relay holds at once.
+    public var maximumSessions = 100_000
+    /// How many participants one session admits.
+    public var maximumParticipants = 1_000
+    /// How many bytes of attachments one session's journal holds.
+    public var maximumJournalBytes = 1024 * 1024 * 1024
+    /// How many frames may wait unacknowledged for one participant before it is dropped as too
+    /// slow (or gone too long): what bounds the relay's memory per participant.
+    public var maximumOutboxFrames = 20_000
+    /// How many bytes of message bodies may wait unacknowledged for one participant.
+    public var maximumOutboxBytes = 64 * 1024 * 1024
+    /// How long an ended session is remembered, so that a participant resuming into it learns
+    /// why it is gone.
+    public var endedMemory: Int64 = 60_000_000_000
+
+    /// The defaults.
+    public init() {}
+
+    /// The cost of a frame or datagram with `payload` bytes, in flood-control tokens.
+    static func cost(payload: Int) -> Double { 1 + Double(payload) / 16_384 }
+}

@@ -1,0 +1,40 @@
+import TandemWire
+
+/// What the relay has sent one participant and not yet heard acknowledged, in sequence order:
+/// what it sends again when the participant resumes.
+struct RelayOutbox: Sendable {
+    /// The sequence number the next frame gets.
+    private(set) var nextSequence: UInt64 = 1
+    private var frames: [RelayFrame] = []
+    private var head = 0
+    /// Message bytes waiting (attachment data is shared with the journal and not counted).
+    private(set) var bodyBytes = 0
+
+    /// How many frames wait.
+    var count: Int { frames.count - head }
+
+    /// Numbers and keeps the frame `make` builds from the next sequence number.
+    mutating func append(_ make: (UInt64) -> RelayFrame) -> RelayFrame {
+        let frame = make(nextSequence)
+        nextSequence += 1
+        frames.append(frame)
+        if case let .delivery(_, _, _, body) = frame { bodyBytes += body.count }
+        return frame
+    }
+
+    /// Forgets every frame up to and including `sequence`.
+    mutating func acknowledge(through sequence: UInt64) {
+        while head < frames.count, let number = frames[head].sequence, number <= sequence {
+            if case let .delivery(_, _, _, body) = frames[head] { bodyBytes -= body.count }
+            head += 1
+        }
+        // Compact once the acknowledged prefix is most of the array.
+        if head > 64, head * 2 > frames.count {
+            frames.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// The frames still waiting, oldest first.
+    var pending: ArraySlice<RelayFrame> { frames[head...] }
+}

@@ -1,0 +1,142 @@
+import Dispatch
+import Foundation
+import TandemClock
+import TandemWire
+
+/// A relay without sockets: the same `RelayCore` as `RelayServer`, run on an event loop of its
+/// own, with links that hand frames over in memory. Tests run the same bodies against it and
+/// the real relay; the sessions layer can run on it with no network at all.
+///
+/// Unreliable messages can be impaired (lost or delayed) to exercise code that must cope.
+/// Call `shutdown()` when done: it stops the loop's thread.
+public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
+    /// What happens to unreliable messages on their way through.
+    public struct Impairment: Sendable, Hashable {
+        /// The fraction lost, 0...1.
+        public var lossRate: Double
+        /// How long each one is held back.
+        public var delay: Duration
+        /// Seeds the choice of which are lost, so that runs repeat.
+        public var seed: UInt64
+
+        /// An impairment; none by default.
+        public init(lossRate: Double = 0, delay: Duration = .zero, seed: UInt64 = 1) {
+            self.lossRate = lossRate
+            self.delay = delay
+            self.seed = seed
+        }
+    }
+
+    private let loop: EventLoop
+    private let linkConfiguration: RelayLinkConfiguration
+    private let impairment: Impairment
+
+    // Confined to the loop.
+    private var core: RelayCore
+    private var endpoints: [RelayConnectionID: InMemoryRelayTransport] = [:]
+    private var datagramEndpoints: [RelayToken: InMemoryRelayTransport] = [:]
+    private var nextConnection: UInt64 = 0
+    private var randomState: UInt64
+
+    /// A relay with these limits and timings, whose links use `linkConfiguration`.
+    public init(configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
+                linkConfiguration: RelayLinkConfiguration = RelayLinkConfiguration(),
+                impairment: Impairment = Impairment(), clock: any LocalClock = SystemClock()) throws(SystemCallError) {
+        loop = try EventLoop(name: "tandem-relay-mem", clock: clock)
+        core = RelayCore(configuration: configuration)
+        self.linkConfiguration = linkConfiguration
+        self.impairment = impairment
+        randomState = impairment.seed
+        loop.start()
+        loop.execute { [self] in
+            loop.addTicker { [self] now in perform(core.onTick(at: now)) }
+        }
+    }
+
+    /// Stops the relay's thread; links still open stop hearing from it.
+    public func shutdown() {
+        loop.stop()
+        loop.reset()
+        endpoints.removeAll()
+        datagramEndpoints.removeAll()
+    }
+
+    /// Joins (or creates) the session that `request` names.
+    public func join(_ request: RelayJoinRequest) async throws(RelayError) -> any RelayLink {
+        let link = RelayClientLink(request: request, configuration: linkConfiguration, loop: loop,
+                                   transport: InMemoryRelayTransport(relay: self, loop: loop))
+        try await link.join()
+        return link
+    }
+
+    // MARK: From the transports, on the loop
+
+    func open(_ endpoint: InMemoryRelayTransport) -> RelayConnectionID {
+        nextConnection += 1
+        let id = RelayConnectionID(nextConnection)
+        endpoints[id] = endpoint
+        perform(core.onOpen(id, entropy: RelayAuthenticator.randomBytes(RelayCore.entropyLength), at: loop.clock.now()))
+        return id
+    }
+
+    func receive(_ frame: RelayFrame, from connection: RelayConnectionID) {
+        perform(core.onFrame(frame, from: connection, at: loop.clock.now()))
+    }
+
+    func close(_ connection: RelayConnectionID) {
+        endpoints[connection] = nil
+        perform(core.onClose(connection, at: loop.clock.now()))
+    }
+
+    func register(_ token: RelayToken, _ endpoint: InMemoryRelayTransport) {
+        guard core.knows(token) else { return }
+        datagramEndpoints[token] = endpoint
+    }
+
+    func unregister(_ token: RelayToken) { datagramEndpoints[token] = nil }
+
+    /// An unreliable message on its way in, through the impairment.
+    func route(_ datagram: RelayDatagram) {
+        guard !isLost() else { return }
+        let deliver: @Sendable () -> Void = { [self] in perform(core.onDatagram(datagram, at: loop.clock.now())) }
+        if impairment.delay > .zero {
+            let (seconds, attoseconds) = impairment.delay.components
+            let delay = DispatchTimeInterval.nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [loop] in loop.execute(deliver) }
+        } else {
+            loop.execute(deliver)
+        }
+    }
+
+    // MARK: Inside
+
+    private func perform(_ directives: [RelayDirective]) {
+        for directive in directives {
+            switch directive {
+            case let .send(connection, frame):
+                endpoints[connection]?.deliver(frame, on: connection)
+            case let .close(connection):
+                // In memory nothing waits to be written: the frames before the close are delivered.
+                if let endpoint = endpoints.removeValue(forKey: connection) {
+                    endpoint.closed(connection)
+                }
+                perform(core.onClose(connection, at: loop.clock.now()))
+            case let .sendDatagram(token, datagram):
+                datagramEndpoints[token]?.deliver(datagram)
+            case let .forgetToken(token):
+                datagramEndpoints[token] = nil
+            }
+        }
+    }
+
+    /// Whether the next unreliable message is lost (SplitMix64, seeded, so that runs repeat).
+    private func isLost() -> Bool {
+        guard impairment.lossRate > 0 else { return false }
+        randomState &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = randomState
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        mixed ^= mixed >> 31
+        return Double(mixed >> 11) * 0x1p-53 < impairment.lossRate
+    }
+}

@@ -1,0 +1,90 @@
+import TandemWire
+
+/// A link's pipe into an `InMemoryRelay`: the same frames as on a socket, handed over on the
+/// relay's event loop. Calls into the relay are queued as loop tasks, never made re-entrantly,
+/// so that each side sees the other's frames in order, as a TCP stream would give them.
+// Confined to the relay's loop; it crosses into loop tasks only to come back to that same thread.
+final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
+    weak var delegate: (any RelayTransportDelegate)?
+    let maximumDatagramBody = RelayDatagram.maximumBody
+    private let relay: InMemoryRelay
+    private let loop: EventLoop
+    private var connection: RelayConnectionID?
+    private var token: RelayToken?
+    private var suspendedUntil: Int64 = 0
+
+    init(relay: InMemoryRelay, loop: EventLoop) {
+        self.relay = relay
+        self.loop = loop
+    }
+
+    func connect() {
+        guard loop.clock.now() >= suspendedUntil else {
+            loop.execute { [self] in delegate?.transportDisconnected("interrupted by the test hook") }
+            return
+        }
+        loop.execute { [self] in
+            connection = relay.open(self)
+            delegate?.transportConnected()
+        }
+    }
+
+    func transmit(_ frame: RelayFrame) {
+        guard let connection else { return }
+        loop.execute { [relay] in relay.receive(frame, from: connection) }
+    }
+
+    func disconnect() {
+        guard let connection else { return }
+        self.connection = nil
+        loop.execute { [relay] in relay.close(connection) }
+    }
+
+    func registerDatagrams(token: [UInt8]) {
+        let token = RelayToken(token)
+        self.token = token
+        loop.execute { [self] in
+            relay.register(token, self)
+            delegate?.transportDatagramsReady()
+        }
+    }
+
+    func sendDatagram(_ datagram: RelayDatagram) {
+        relay.route(datagram)
+    }
+
+    func tick(at now: Int64) {}
+
+    func close() {
+        disconnect()
+        if let token { loop.execute { [relay] in relay.unregister(token) } }
+        token = nil
+    }
+
+    func interrupt(until: Int64) {
+        suspendedUntil = until
+        guard connection != nil else { return }
+        disconnect()
+        delegate?.transportDisconnected("interrupted by the test hook")
+    }
+
+    // MARK: From the relay
+
+    /// A frame from the relay on `connection`.
+    func deliver(_ frame: RelayFrame, on connection: RelayConnectionID) {
+        guard connection == self.connection else { return }
+        delegate?.transportReceived(frame)
+    }
+
+    /// The relay closed `connection`.
+    func closed(_ connection: RelayConnectionID) {
+        guard connection == self.connection else { return }
+        self.connection = nil
+        delegate?.transportDisconnected("closed by the relay")
+    }
+
+    /// A datagram from the relay.
+    func deliver(_ datagram: RelayDatagram) {
+        delegate?.transportReceived(datagram)
+    }
+}

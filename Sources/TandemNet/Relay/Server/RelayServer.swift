@@ -1,0 +1,244 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import TandemClock
+import TandemWire
+
+/// The real relay: many sessions on one port number, TCP for reliable traffic and UDP for
+/// unreliable messages and the time service, run by `RelayCore` on an event loop of its own.
+///
+/// Embed it in a program (`tandem host` does) or run it alone (`tandem serve`): `start()`,
+/// read `address`, `stop()`. Offenders (malformed or oversized frames, unknown versions,
+/// floods) get an error frame and are disconnected; everyone else goes on.
+public final class RelayServer: @unchecked Sendable {
+    /// Where the relay listens, for TCP and UDP alike.
+    public let address: SocketAddress
+    /// The port number, for TCP and UDP alike.
+    public var port: UInt16 { address.port }
+    /// The session clock that stamps time replies and drives the core's timers.
+    public let clock: any LocalClock
+
+    private let loop: EventLoop
+    private let listener: TCPSocket
+    private let datagrams: UDPSocket
+    private let responder: TimeResponder
+    private let counters = Mutex(RelayServerStatistics())
+
+    // Confined to the loop.
+    private var core: RelayCore
+    private var connections: [RelayConnectionID: RelayServerConnection] = [:]
+    private var datagramAddresses: [RelayToken: SocketAddress] = [:]
+    private var nextConnection: UInt64 = 0
+    private var dirty: [RelayConnectionID] = []
+    private var datagramBuffer = [UInt8](repeating: 0, count: 65_536)
+    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+
+    /// How long a closing connection may take to be read to its end before it is cut.
+    private static let closingLimit: Int64 = 2_000_000_000
+
+    /// Binds TCP and UDP to `address` (port 0 picks a port free for both); `start()` serves.
+    public init(address: SocketAddress, configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
+                clock: any LocalClock = SystemClock()) throws(SystemCallError) {
+        var attempt = 0
+        while true {
+            let listener = try TCPSocket.listening(on: address)
+            let bound = try listener.localAddress()
+            do {
+                datagrams = try UDPSocket(boundTo: address.withPort(bound.port))
+                self.listener = listener
+                self.address = bound
+                break
+            } catch where address.port == 0 && error.errno == EADDRINUSE && attempt < 20 {
+                // The port the kernel picked for TCP is taken for UDP: pick another.
+                attempt += 1
+            }
+        }
+        self.clock = clock
+        responder = TimeResponder(clock: clock)
+        core = RelayCore(configuration: configuration)
+        loop = try EventLoop(name: "tandem-relay", clock: clock)
+    }
+
+    /// Counters so far.
+    public var statistics: RelayServerStatistics { counters.withLock { $0 } }
+
+    /// Starts serving on a thread of its own. Calling it again does nothing.
+    public func start() {
+        loop.execute { [self] in
+            loop.register(listener.descriptor, interest: .readable) { [self] _, _, _ in acceptAll() }
+            loop.register(datagrams.descriptor, interest: .readable) { [self] _, _, _ in receiveDatagrams() }
+            loop.addTicker { [self] now in tick(now) }
+        }
+        loop.start()
+    }
+
+    /// Stops serving and waits for the thread; every connection is closed.
+    public func stop() {
+        loop.stop()
+        // The loop's thread is gone: its handlers (which hold this server) can be dropped, and
+        // the sockets close once the last reference to the server goes.
+        loop.reset()
+        listener.shutdown()
+        for connection in connections.values { connection.socket.shutdown() }
+        connections.removeAll()
+    }
+
+    // MARK: TCP
+
+    private func acceptAll() {
+        // A bounded batch per pass, so that a burst of connections cannot starve the others.
+        for _ in 0..<64 {
+            guard let accepted = try? listener.accept() else { return }
+            try? accepted.socket.setNoDelay()
+            nextConnection += 1
+            let connection = RelayServerConnection(id: RelayConnectionID(nextConnection), socket: accepted.socket)
+            connections[connection.id] = connection
+            loop.register(accepted.socket.descriptor, interest: .readable) { [self] readable, writable, failed in
+                service(connection, readable: readable || failed, writable: writable)
+            }
+            counters.withLock { $0.connectionsAccepted += 1 }
+            perform(core.onOpen(connection.id, entropy: RelayAuthenticator.randomBytes(RelayCore.entropyLength), at: clock.now()))
+        }
+    }
+
+    private func service(_ connection: RelayServerConnection, readable: Bool, writable: Bool) {
+        if writable { flush(connection) }
+        if readable { read(connection) }
+        flushDirty()
+    }
+
+    private func read(_ connection: RelayServerConnection) {
+        // A bounded number of reads per pass keeps one busy sender from starving the others.
+        for _ in 0..<16 {
+            guard connections[connection.id] === connection else { return }
+            let count: Int?
+            do {
+                count = try connection.socket.read(into: &readBuffer)
+            } catch {
+                return teardown(connection)
+            }
+            guard let count else { return }
+            guard count > 0 else { return teardown(connection) }
+            counters.withLock { $0.bytesReceived += count }
+            // A closing connection's bytes are read only to reach its end.
+            if connection.closingSince != nil { continue }
+            connection.reader.append(readBuffer[..<count])
+            while connection.closingSince == nil {
+                let frame: RelayFrame?
+                do {
+                    frame = try connection.reader.next()
+                } catch {
+                    counters.withLock { $0.offendersDropped += 1 }
+                    perform(core.onMalformed(error, from: connection.id, at: clock.now()))
+                    break
+                }
+                guard let frame else { break }
+                counters.withLock { $0.framesReceived += 1 }
+                perform(core.onFrame(frame, from: connection.id, at: clock.now()))
+            }
+        }
+    }
+
+    private func flush(_ connection: RelayServerConnection) {
+        guard connections[connection.id] === connection else { return }
+        do {
+            let done = try connection.output.flush(to: connection.socket)
+            loop.setInterest(connection.socket.descriptor, done ? .readable : [.readable, .writable])
+            if done, connection.closingSince != nil, !connection.writeShut {
+                connection.writeShut = true
+                connection.socket.shutdownWrite()
+            }
+        } catch {
+            teardown(connection)
+        }
+    }
+
+    private func flushDirty() {
+        let batch = dirty
+        dirty.removeAll(keepingCapacity: true)
+        for id in batch {
+            if let connection = connections[id] { flush(connection) }
+        }
+    }
+
+    private func teardown(_ connection: RelayServerConnection) {
+        guard connections.removeValue(forKey: connection.id) != nil else { return }
+        loop.deregister(connection.socket.descriptor)
+        connection.output.removeAll()
+        perform(core.onClose(connection.id, at: clock.now()))
+    }
+
+    // MARK: UDP
+
+    private func receiveDatagrams() {
+        // A bounded batch per pass: datagrams never hold up reliable traffic for long.
+        for _ in 0..<256 {
+            guard let received = try? datagrams.receive(into: &datagramBuffer) else { return }
+            let receiveTime = clock.now()
+            guard let sender = received.sender, received.length <= datagramBuffer.count else { continue }
+            let bytes = datagramBuffer[..<received.length]
+            if RelayDatagramKind.matches(bytes) {
+                relay(bytes, from: sender, at: receiveTime)
+            } else if case let .success(reply) = responder.reply(to: bytes, receivedAt: receiveTime) {
+                _ = try? datagrams.send(reply, to: sender)
+                counters.withLock { $0.timeRequestsAnswered += 1 }
+            } else {
+                counters.withLock { $0.datagramsIgnored += 1 }
+            }
+        }
+        flushDirty()
+    }
+
+    private func relay(_ bytes: ArraySlice<UInt8>, from sender: SocketAddress, at now: Int64) {
+        guard let datagram = try? RelayDatagram.decode(bytes) else {
+            counters.withLock { $0.datagramsIgnored += 1 }
+            return
+        }
+        switch datagram {
+        case let .register(token):
+            guard core.knows(RelayToken(token)) else {
+                counters.withLock { $0.datagramsIgnored += 1 }
+                return
+            }
+            datagramAddresses[RelayToken(token)] = sender
+            _ = try? datagrams.send(RelayDatagram.registered(token: token).encoded(), to: sender)
+        case .unreliable:
+            counters.withLock { $0.datagramsRouted += 1 }
+            perform(core.onDatagram(datagram, at: now))
+        case .registered, .delivery:
+            counters.withLock { $0.datagramsIgnored += 1 }
+        }
+    }
+
+    // MARK: The core's directives
+
+    private func tick(_ now: Int64) {
+        perform(core.onTick(at: now))
+        for connection in connections.values {
+            if let since = connection.closingSince, now - since > RelayServer.closingLimit { teardown(connection) }
+        }
+        flushDirty()
+    }
+
+    private func perform(_ directives: [RelayDirective]) {
+        for directive in directives {
+            switch directive {
+            case let .send(id, frame):
+                guard let connection = connections[id], !connection.writeShut else { continue }
+                connection.output.append(frame)
+                dirty.append(id)
+            case let .close(id):
+                guard let connection = connections[id], connection.closingSince == nil else { continue }
+                connection.closingSince = clock.now()
+                dirty.append(id)
+            case let .sendDatagram(token, datagram):
+                guard let address = datagramAddresses[token] else { continue }
+                _ = try? datagrams.send(datagram.encoded(), to: address)
+            case let .forgetToken(token):
+                datagramAddresses[token] = nil
+            }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+
+/// Writes the fields of a relay frame or datagram in network byte order, with the same length
+/// prefixes that `RelayByteReader` checks.
+struct RelayByteWriter {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
+
+    mutating func uint8(_ value: UInt8) { bytes.append(value) }
+
+    mutating func uint16(_ value: UInt16) {
+        bytes.append(UInt8(truncatingIfNeeded: value >> 8))
+        bytes.append(UInt8(truncatingIfNeeded: value))
+    }
+
+    mutating func uint32(_ value: UInt32) {
+        for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+    }
+
+    mutating func uint64(_ value: UInt64) {
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+    }
+
+    mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
+
+    mutating func uuid(_ value: UUID) {
+        withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func fixed(_ value: some Collection<UInt8>) { bytes.append(contentsOf: value) }
+
+    /// Bytes with a 32-bit length prefix.
+    mutating func bytes(_ value: some Collection<UInt8>) {
+        uint32(UInt32(truncatingIfNeeded: value.count))
+        bytes.append(contentsOf: value)
+    }
+
+    /// UTF-8 text with a 16-bit length prefix; longer text is cut at the limit the reader allows,
+    /// on a character boundary, so that encoding never produces a frame the reader refuses.
+    mutating func text(_ value: String, limit: Int) {
+        var utf8 = Array(value.utf8)
+        if utf8.count > limit {
+            var cut = ""
+            for character in value {
+                if cut.utf8.count + character.utf8.count > limit { break }
+                cut.append(character)
+            }
+            utf8 = Array(cut.utf8)
+        }
+        uint16(UInt16(utf8.count))
+        bytes.append(contentsOf: utf8)
+    }
+}

@@ -1,0 +1,30 @@
+/// Why the relay refused or dropped a connection, or failed a request, as one byte on the wire.
+///
+/// A struct rather than an enum so that a code from a newer relay still decodes; the receiver
+/// treats a code it does not know as a protocol violation.
+public struct RelayFaultCode: RawRepresentable, Sendable, Hashable {
+    /// The byte on the wire.
+    public let rawValue: UInt8
+
+    /// The code with this byte.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// The proof did not match the session's secret.
+    public static let wrongSecret = RelayFaultCode(rawValue: 1)
+    /// No such session, and the request did not create one.
+    public static let sessionNotFound = RelayFaultCode(rawValue: 2)
+    /// The session was ended.
+    public static let sessionEnded = RelayFaultCode(rawValue: 3)
+    /// Something was larger than its limit.
+    public static let tooLarge = RelayFaultCode(rawValue: 4)
+    /// A malformed frame, an unknown version, a frame out of place.
+    public static let protocolViolation = RelayFaultCode(rawValue: 5)
+    /// The relay dropped the participant (gone too long, replaced, or a full outbox).
+    public static let disconnected = RelayFaultCode(rawValue: 6)
+    /// No such attachment.
+    public static let attachmentNotFound = RelayFaultCode(rawValue: 7)
+    /// The connection sent more than its rate allows.
+    public static let flooding = RelayFaultCode(rawValue: 8)
+    /// The relay is full (sessions, participants or journal bytes).
+    public static let limitReached = RelayFaultCode(rawValue: 9)
+}

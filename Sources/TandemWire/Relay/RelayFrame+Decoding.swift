@@ -1,0 +1,145 @@
+import Foundation
+
+extension RelayFrame {
+    /// Decodes one frame from the bytes after its length prefix (version, type, fields).
+    ///
+    /// Any defect is a `RelayWireError`: an unknown version or type, a field cut short, a length
+    /// over its limit (checked before anything is allocated), bytes left over.
+    public static func decode(_ bytes: ArraySlice<UInt8>) throws(RelayWireError) -> RelayFrame {
+        var header = RelayByteReader(bytes, context: "relay frame")
+        let version = try header.uint8()
+        guard version == RelayFrame.version else {
+            throw RelayWireError(.unsupportedVersion(version), context: "relay frame")
+        }
+        let typeByte = try header.uint8()
+        guard let type = RelayFrameType(rawValue: typeByte) else {
+            throw RelayWireError(.unknownType(typeByte), context: "relay frame")
+        }
+        var reader = RelayByteReader(bytes.dropFirst(2), context: "relay frame \(type)")
+        let frame = try decodeFields(type, &reader)
+        try reader.finish()
+        return frame
+    }
+
+    private static func decodeFields(_ type: RelayFrameType, _ reader: inout RelayByteReader) throws(RelayWireError) -> RelayFrame {
+        let secret = RelayWireLimits.secretLength
+        switch type {
+        case .hello:
+            return .hello(RelayHello(
+                sessionID: try reader.uuid(), participant: try reader.participant(), create: try reader.bool(),
+                activity: try reader.bytes(limit: RelayWireLimits.maximumMetadata),
+                resume: try reader.bool(), received: try reader.uint64()))
+        case .challenge:
+            return .challenge(nonce: try reader.fixed(secret), sessionExists: try reader.bool())
+        case .proof:
+            return .proof(mac: try reader.fixed(secret))
+        case .claim:
+            return .claim(key: try reader.fixed(secret))
+        case .welcome:
+            let sessionID = try reader.uuid()
+            let created = try reader.bool()
+            let resumed = try reader.bool()
+            let received = try reader.uint64()
+            let token = try reader.fixed(RelayWireLimits.tokenLength)
+            let activity = try reader.bytes(limit: RelayWireLimits.maximumMetadata)
+            let count = try reader.count(limit: RelayWireLimits.maximumParticipants)
+            var participants: [RelayParticipantEntry] = []
+            for _ in 0..<count { participants.append(try reader.participant()) }
+            let attachmentCount = try reader.count(limit: Int(UInt32.max))
+            return .welcome(RelayWelcomeFrame(
+                sessionID: sessionID, created: created, resumed: resumed, received: received, token: token,
+                activity: activity, participants: participants, attachmentCount: attachmentCount))
+        case .journalEntry:
+            return .journalEntry(try reader.attachment())
+        case .refusal:
+            return .refusal(try reader.fault())
+        case .error:
+            return .error(try reader.fault())
+        case .message:
+            let sequence = try reader.uint64()
+            let recipients: RelayRecipientList
+            switch try reader.uint8() {
+            case 0:
+                recipients = .everyone
+            case 1:
+                let count = try reader.count(limit: RelayWireLimits.maximumRecipients)
+                var ids: [UUID] = []
+                for _ in 0..<count { ids.append(try reader.uuid()) }
+                recipients = .only(ids)
+            case let tag:
+                throw RelayWireError(.malformed("recipient tag \(tag)"), context: reader.context)
+            }
+            return .message(sequence: sequence, recipients: recipients, reliable: try reader.bool(),
+                            body: try reader.bytes(limit: RelayWireLimits.maximumBody))
+        case .attachmentAdd:
+            return .attachmentAdd(sequence: try reader.uint64(), entry: try reader.attachment())
+        case .attachmentAdded:
+            return .attachmentAdded(sequence: try reader.uint64(), entry: try reader.attachment())
+        case .attachmentChunk:
+            return .attachmentChunk(sequence: try reader.uint64(), id: try reader.uuid(),
+                                    data: try reader.bytes(limit: RelayWireLimits.attachmentChunkSize)[...])
+        case .attachmentRemove:
+            return .attachmentRemove(sequence: try reader.uint64(), id: try reader.uuid())
+        case .loadRequest:
+            return .loadRequest(sequence: try reader.uint64(), id: try reader.uuid())
+        case .participantLeft:
+            return .participantLeft(sequence: try reader.uint64(), id: try reader.uuid())
+        case .attachmentRemoved:
+            return .attachmentRemoved(sequence: try reader.uint64(), id: try reader.uuid())
+        case .leave:
+            return .leave(sequence: try reader.uint64())
+        case .end:
+            return .end(sequence: try reader.uint64(), reason: try reader.text(limit: RelayWireLimits.maximumTextLength))
+        case .participantJoined:
+            return .participantJoined(sequence: try reader.uint64(), participant: try reader.participant())
+        case .delivery:
+            return .delivery(sequence: try reader.uint64(), sender: try reader.uuid(), reliable: try reader.bool(),
+                             body: try reader.bytes(limit: RelayWireLimits.maximumBody))
+        case .loadChunk:
+            return .loadChunk(sequence: try reader.uint64(), request: try reader.uint64(),
+                              data: try reader.bytes(limit: RelayWireLimits.attachmentChunkSize)[...])
+        case .outcome:
+            let sequence = try reader.uint64()
+            let request = try reader.uint64()
+            let fault = try reader.bool() ? try reader.fault() : nil
+            return .outcome(sequence: sequence, request: request, fault: fault)
+        case .ended:
+            return .ended(sequence: try reader.uint64(), by: try reader.uuid(),
+                          reason: try reader.text(limit: RelayWireLimits.maximumTextLength))
+        case .ack:
+            return .ack(try reader.uint64())
+        case .ping:
+            return .ping(try reader.uint64())
+        case .pong:
+            return .pong(try reader.uint64())
+        }
+    }
+}
+
+extension RelayByteReader {
+    /// A 32-bit count of items, at most `limit`: a list's loop is bounded before it starts.
+    mutating func count(limit: Int) throws(RelayWireError) -> Int {
+        let count = Int(try uint32())
+        guard count <= limit else { throw RelayWireError(.oversized(length: count, limit: limit), context: context) }
+        return count
+    }
+
+    mutating func participant() throws(RelayWireError) -> RelayParticipantEntry {
+        RelayParticipantEntry(id: try uuid(), displayName: try text(limit: RelayWireLimits.maximumNameLength))
+    }
+
+    mutating func attachment() throws(RelayWireError) -> RelayAttachmentEntry {
+        let id = try uuid()
+        let owner = try uuid()
+        let size = try uint64()
+        guard size <= UInt64(RelayWireLimits.maximumAttachment) else {
+            throw RelayWireError(.oversized(length: Int(clamping: size), limit: RelayWireLimits.maximumAttachment), context: context)
+        }
+        return RelayAttachmentEntry(id: id, owner: owner, size: Int(size),
+                                    metadata: try bytes(limit: RelayWireLimits.maximumMetadata))
+    }
+
+    mutating func fault() throws(RelayWireError) -> RelayFault {
+        RelayFault(RelayFaultCode(rawValue: try uint8()), try text(limit: RelayWireLimits.maximumTextLength))
+    }
+}

@@ -1,0 +1,157 @@
+extension RelayFrame {
+    /// The whole frame as it goes on the wire: length prefix, version, type, fields.
+    public func encoded() -> [UInt8] {
+        var writer = RelayByteWriter(capacity: 16 + payloadSize)
+        writer.uint32(0)
+        writer.uint8(RelayFrame.version)
+        writer.uint8(type.rawValue)
+        encodeFields(into: &writer)
+        var bytes = writer.bytes
+        let length = UInt32(bytes.count - 4)
+        for index in 0..<4 { bytes[index] = UInt8(truncatingIfNeeded: length >> UInt32(24 - 8 * index)) }
+        return bytes
+    }
+
+    var type: RelayFrameType {
+        switch self {
+        case .hello: .hello
+        case .challenge: .challenge
+        case .proof: .proof
+        case .claim: .claim
+        case .welcome: .welcome
+        case .journalEntry: .journalEntry
+        case .refusal: .refusal
+        case .message: .message
+        case .attachmentAdd: .attachmentAdd
+        case .attachmentChunk: .attachmentChunk
+        case .attachmentRemove: .attachmentRemove
+        case .loadRequest: .loadRequest
+        case .leave: .leave
+        case .end: .end
+        case .participantJoined: .participantJoined
+        case .participantLeft: .participantLeft
+        case .delivery: .delivery
+        case .attachmentAdded: .attachmentAdded
+        case .attachmentRemoved: .attachmentRemoved
+        case .loadChunk: .loadChunk
+        case .outcome: .outcome
+        case .ended: .ended
+        case .ack: .ack
+        case .ping: .ping
+        case .pong: .pong
+        case .error: .error
+        }
+    }
+
+    private func encodeFields(into writer: inout RelayByteWriter) {
+        switch self {
+        case let .hello(hello):
+            writer.uuid(hello.sessionID)
+            writer.participant(hello.participant)
+            writer.bool(hello.create)
+            writer.bytes(hello.activity)
+            writer.bool(hello.resume)
+            writer.uint64(hello.received)
+        case let .challenge(nonce, sessionExists):
+            writer.fixed(nonce)
+            writer.bool(sessionExists)
+        case let .proof(mac):
+            writer.fixed(mac)
+        case let .claim(key):
+            writer.fixed(key)
+        case let .welcome(welcome):
+            writer.uuid(welcome.sessionID)
+            writer.bool(welcome.created)
+            writer.bool(welcome.resumed)
+            writer.uint64(welcome.received)
+            writer.fixed(welcome.token)
+            writer.bytes(welcome.activity)
+            writer.uint32(UInt32(welcome.participants.count))
+            for participant in welcome.participants { writer.participant(participant) }
+            writer.uint32(UInt32(welcome.attachmentCount))
+        case let .journalEntry(entry):
+            writer.attachment(entry)
+        case let .refusal(fault), let .error(fault):
+            writer.fault(fault)
+        case let .message(sequence, recipients, reliable, body):
+            writer.uint64(sequence)
+            switch recipients {
+            case .everyone:
+                writer.uint8(0)
+            case let .only(ids):
+                writer.uint8(1)
+                writer.uint32(UInt32(ids.count))
+                for id in ids { writer.uuid(id) }
+            }
+            writer.bool(reliable)
+            writer.bytes(body)
+        case let .attachmentAdd(sequence, entry), let .attachmentAdded(sequence, entry):
+            writer.uint64(sequence)
+            writer.attachment(entry)
+        case let .attachmentChunk(sequence, id, data):
+            writer.uint64(sequence)
+            writer.uuid(id)
+            writer.bytes(data)
+        case let .attachmentRemove(sequence, id), let .loadRequest(sequence, id),
+             let .participantLeft(sequence, id), let .attachmentRemoved(sequence, id):
+            writer.uint64(sequence)
+            writer.uuid(id)
+        case let .leave(sequence):
+            writer.uint64(sequence)
+        case let .end(sequence, reason):
+            writer.uint64(sequence)
+            writer.text(reason, limit: RelayWireLimits.maximumTextLength)
+        case let .participantJoined(sequence, participant):
+            writer.uint64(sequence)
+            writer.participant(participant)
+        case let .delivery(sequence, sender, reliable, body):
+            writer.uint64(sequence)
+            writer.uuid(sender)
+            writer.bool(reliable)
+            writer.bytes(body)
+        case let .loadChunk(sequence, request, data):
+            writer.uint64(sequence)
+            writer.uint64(request)
+            writer.bytes(data)
+        case let .outcome(sequence, request, fault):
+            writer.uint64(sequence)
+            writer.uint64(request)
+            if let fault {
+                writer.bool(true)
+                writer.fault(fault)
+            } else {
+                writer.bool(false)
+            }
+        case let .ended(sequence, by, reason):
+            writer.uint64(sequence)
+            writer.uuid(by)
+            writer.text(reason, limit: RelayWireLimits.maximumTextLength)
+        case let .ack(value), let .ping(value), let .pong(value):
+            writer.uint64(value)
+        }
+    }
+}
+
+extension RelayByteWriter {
+    mutating func participant(_ entry: RelayParticipantEntry) {
+        uuid(entry.id)
+        text(entry.displayName, limit: RelayWireLimits.maximumNameLength)
+    }
+
+    mutating func attachment(_ entry: RelayAttachmentEntry) {
+        uuid(entry.id)
+        uuid(entry.owner)
+        uint64(UInt64(max(entry.size, 0)))
+        bytes(entry.metadata)
+    }
+
+    mutating func fault(_ fault: RelayFault) {
+        uint8(fault.code.rawValue)
+        text(fault.text, limit: RelayWireLimits.maximumTextLength)
+    }
+}
+
+extension RelayFrame {
+    /// The frame's type as a word, for error messages.
+    public var typeName: String { "\(type)" }
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+/// One frame on a relay's TCP connection.
+///
+/// On the wire: a 4-byte big-endian length of what follows (at most
+/// `RelayWireLimits.maximumFrameLength`), the version byte, the type byte, then the fields. The
+/// relay routes on these fields alone; bodies, descriptions, metadata and attachment data are
+/// opaque bytes that the sessions layer may seal.
+///
+/// Reliability: every frame a participant sends after joining carries its own sequence number
+/// (1, 2, 3, ...), and every frame the relay sends a participant after the welcome carries the
+/// relay's sequence number for that participant. Each side acknowledges what it has handled with
+/// `ack`, keeps what is unacknowledged, and after a reconnection sends again what the other side
+/// lacks; a receiver drops anything it has already seen.
+public enum RelayFrame: Sendable, Hashable {
+    /// The version this build writes and reads.
+    public static let version: UInt8 = 1
+
+    // Handshake.
+
+    /// Participant → relay: who joins which session.
+    case hello(RelayHello)
+    /// Relay → participant: prove you hold the session's key by MACing this nonce; says whether
+    /// the session exists (if not, a creator answers with `claim`).
+    case challenge(nonce: [UInt8], sessionExists: Bool)
+    /// Participant → relay: HMAC-SHA256 of the challenge under the session's authentication key.
+    case proof(mac: [UInt8])
+    /// Participant → relay: create the session with this authentication key (only a creator, and
+    /// only when the relay said the session does not exist).
+    case claim(key: [UInt8])
+    /// Relay → participant: admitted.
+    case welcome(RelayWelcomeFrame)
+    /// Relay → participant: one journal entry following a welcome.
+    case journalEntry(RelayAttachmentEntry)
+    /// Relay → participant: not admitted; the relay closes the connection after it.
+    case refusal(RelayFault)
+
+    // Participant → relay, each with the participant's sequence number.
+
+    /// A message for some or all of the others (an unreliable one too large for a datagram
+    /// travels here with `reliable` false).
+    case message(sequence: UInt64, recipients: RelayRecipientList, reliable: Bool, body: [UInt8])
+    /// Starts adding an attachment of `entry.size` bytes; its data follows in `attachmentChunk`s.
+    case attachmentAdd(sequence: UInt64, entry: RelayAttachmentEntry)
+    /// The next piece of an attachment's data, at most `RelayWireLimits.attachmentChunkSize`.
+    case attachmentChunk(sequence: UInt64, id: UUID, data: ArraySlice<UInt8>)
+    /// Removes an attachment.
+    case attachmentRemove(sequence: UInt64, id: UUID)
+    /// Asks for an attachment's data; it comes back as `loadChunk`s, then an `outcome`.
+    case loadRequest(sequence: UInt64, id: UUID)
+    /// Leaves the session.
+    case leave(sequence: UInt64)
+    /// Ends the session for everyone.
+    case end(sequence: UInt64, reason: String)
+
+    // Relay → participant, each with the relay's sequence number for that participant.
+
+    /// Someone joined.
+    case participantJoined(sequence: UInt64, participant: RelayParticipantEntry)
+    /// Someone left or was removed.
+    case participantLeft(sequence: UInt64, id: UUID)
+    /// A message from `sender`.
+    case delivery(sequence: UInt64, sender: UUID, reliable: Bool, body: [UInt8])
+    /// An attachment was added (sent to everyone, its owner included).
+    case attachmentAdded(sequence: UInt64, entry: RelayAttachmentEntry)
+    /// An attachment was removed (sent to everyone, the remover included).
+    case attachmentRemoved(sequence: UInt64, id: UUID)
+    /// A piece of the data a `loadRequest` (named by its sequence number) asked for.
+    case loadChunk(sequence: UInt64, request: UInt64, data: ArraySlice<UInt8>)
+    /// The request with sequence number `request` is done: nil fault means it succeeded.
+    case outcome(sequence: UInt64, request: UInt64, fault: RelayFault?)
+    /// The session was ended by `by`; the relay closes the connection after it.
+    case ended(sequence: UInt64, by: UUID, reason: String)
+
+    // Either direction, outside the sequence.
+
+    /// Everything up to and including this sequence number has been handled.
+    case ack(UInt64)
+    /// Are you there?
+    case ping(UInt64)
+    /// Yes: the ping's number echoed.
+    case pong(UInt64)
+    /// Relay → participant: a fatal error; the relay closes the connection after it.
+    case error(RelayFault)
+
+    /// The sequence number of a sequenced frame, nil for handshake and control frames.
+    public var sequence: UInt64? {
+        switch self {
+        case let .message(sequence, _, _, _), let .attachmentAdd(sequence, _),
+             let .attachmentChunk(sequence, _, _), let .attachmentRemove(sequence, _),
+             let .loadRequest(sequence, _), let .leave(sequence), let .end(sequence, _),
+             let .participantJoined(sequence, _), let .participantLeft(sequence, _),
+             let .delivery(sequence, _, _, _), let .attachmentAdded(sequence, _),
+             let .attachmentRemoved(sequence, _), let .loadChunk(sequence, _, _),
+             let .outcome(sequence, _, _), let .ended(sequence, _, _):
+            sequence
+        case .hello, .challenge, .proof, .claim, .welcome, .journalEntry, .refusal, .ack, .ping, .pong, .error:
+            nil
+        }
+    }
+
+    /// The frame's payload size in bytes that matter for rate limits and memory bounds.
+    public var payloadSize: Int {
+        switch self {
+        case let .message(_, _, _, body), let .delivery(_, _, _, body): body.count
+        case let .attachmentChunk(_, _, data), let .loadChunk(_, _, data): data.count
+        case let .hello(hello): hello.activity.count
+        case let .welcome(welcome): welcome.activity.count
+        case let .attachmentAdd(_, entry), let .attachmentAdded(_, entry), let .journalEntry(entry): entry.metadata.count
+        default: 0
+        }
+    }
+}

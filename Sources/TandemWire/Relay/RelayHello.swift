@@ -1,0 +1,28 @@
+import Foundation
+
+/// The first frame a participant sends on a new connection: who it is and what it wants.
+public struct RelayHello: Sendable, Hashable {
+    /// The session to join.
+    public var sessionID: UUID
+    /// The participant joining.
+    public var participant: RelayParticipantEntry
+    /// Whether to create the session if the relay does not have it.
+    public var create: Bool
+    /// The opaque activity description, kept when this hello creates the session.
+    public var activity: [UInt8]
+    /// Whether this connection resumes an earlier one of the same participant.
+    public var resume: Bool
+    /// On resume: the last relay sequence number the participant has received.
+    public var received: UInt64
+
+    /// A hello.
+    public init(sessionID: UUID, participant: RelayParticipantEntry, create: Bool, activity: [UInt8],
+                resume: Bool, received: UInt64) {
+        self.sessionID = sessionID
+        self.participant = participant
+        self.create = create
+        self.activity = activity
+        self.resume = resume
+        self.received = received
+    }
+}

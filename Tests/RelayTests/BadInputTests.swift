@@ -1,0 +1,149 @@
+import Foundation
+import TandemClock
+import TandemNet
+import TandemWire
+import Testing
+
+/// Bad input on the real relay: the offender gets a clear error and is disconnected, and a
+/// session in progress goes on exchanging messages.
+@Suite("Relay bad input", .serialized)
+struct BadInputTests {
+    /// A relay with a session of two that must keep working.
+    private func withSession(_ configuration: RelayCoreConfiguration = RelayHarness.testConfiguration,
+                             kind: TransportKind = .network,
+                             _ body: (RelayHarness, Member, Member) async throws -> Void) async throws {
+        let harness = try RelayHarness(kind, configuration: configuration)
+        defer { harness.shutdown() }
+        let session = UUID()
+        let alice = try await harness.join(session, "alice", create: true)
+        let bob = try await harness.join(session, "bob")
+        try await body(harness, alice, bob)
+        try alice.link.send(Array("still fine".utf8), to: .everyone, reliable: true)
+        try bob.link.send(Array("still fine".utf8), to: .everyone, reliable: false)
+        // Spam that arrived before the offender was dropped may precede it.
+        #expect(await bob.recorder.wait { _ in bob.recorder.messages(reliable: true).contains("still fine") })
+        #expect(await alice.recorder.wait { _ in alice.recorder.messages(reliable: false) == ["still fine"] })
+    }
+
+    private func expectDropped(_ bytes: [UInt8], port: UInt16, mentioning word: String) throws {
+        let client = try RawRelayClient(port: port)
+        try client.send(bytes)
+        let (frames, closed) = client.framesUntilClosed()
+        #expect(closed, "the relay closes the offender's connection")
+        guard case let .error(fault)? = frames.last else {
+            Issue.record("expected an error frame, got \(frames)")
+            return
+        }
+        #expect(fault.code == .protocolViolation)
+        #expect(fault.text.contains(word), "\(fault.text)")
+    }
+
+    @Test("malformed, oversized and unknown-version frames")
+    func malformedFrames() async throws {
+        try await withSession { harness, _, _ in
+            let port = try #require(harness.server).port
+            try expectDropped(rawFrame(type: 0xEE, payload: [1, 2, 3]), port: port, mentioning: "unknown type")
+            try expectDropped([0xFF, 0xFF, 0xFF, 0xF0], port: port, mentioning: "over the limit")
+            try expectDropped(rawFrame(version: 9, type: 0x01, payload: []), port: port, mentioning: "version 9")
+            try expectDropped(rawFrame(type: 0x01, payload: [0, 1, 2]), port: port, mentioning: "truncated")
+            try expectDropped(RelayFrame.message(sequence: 1, recipients: .everyone, reliable: true, body: [1]).encoded(),
+                              port: port, mentioning: "expected a hello")
+            var hello = RelayFrame.hello(RelayHello(
+                sessionID: UUID(), participant: RelayParticipantEntry(id: UUID(), displayName: "x"), create: true,
+                activity: [], resume: false, received: 0)).encoded()
+            hello.append(0)
+            hello[3] += 1
+            try expectDropped(hello, port: port, mentioning: "left over")
+        }
+    }
+
+    @Test("a wrong secret on the wire learns nothing about the session")
+    func wrongSecretOnTheWire() async throws {
+        try await withSession { harness, alice, _ in
+            let client = try RawRelayClient(port: try #require(harness.server).port)
+            let session = alice.link.welcome.sessionID
+            try client.send(RelayFrame.hello(RelayHello(
+                sessionID: session, participant: RelayParticipantEntry(id: UUID(), displayName: "mallory"), create: false,
+                activity: [], resume: false, received: 0)).encoded())
+            try client.send(RelayFrame.proof(mac: [UInt8](repeating: 1, count: 32)).encoded())
+            let (frames, closed) = client.framesUntilClosed()
+            #expect(closed)
+            #expect(frames.count == 2)
+            guard case let .refusal(fault)? = frames.last else {
+                Issue.record("expected a refusal, got \(frames)")
+                return
+            }
+            #expect(fault.code == .wrongSecret)
+        }
+    }
+
+    @Test("a flood from one participant: it is dropped, the others go on", arguments: TransportKind.allCases)
+    func flood(kind: TransportKind) async throws {
+        var configuration = RelayHarness.testConfiguration
+        configuration.floodRate = 200
+        configuration.floodBurst = 400
+        try await withSession(configuration, kind: kind) { harness, alice, bob in
+            let mallory = try await harness.join(alice.link.welcome.sessionID, "mallory")
+            // Bounded: well over the burst, sent as fast as the link takes them.
+            for index in 0..<3_000 {
+                do {
+                    try mallory.link.send(Array("spam \(index)".utf8), to: .everyone, reliable: true)
+                } catch {
+                    break
+                }
+            }
+            #expect(await mallory.recorder.waitForFinish())
+            #expect(mallory.recorder.events.failure?.code == .disconnected)
+            #expect(mallory.recorder.events.failure?.detail.contains("frames a second") == true)
+            #expect(await alice.recorder.wait { $0.leftIDs == [mallory.id] })
+            #expect(await bob.recorder.wait { $0.leftIDs == [mallory.id] })
+        }
+    }
+
+    @Test("time probes are answered on the relay's port, between relay traffic")
+    func timeProbes() async throws {
+        try await withSession { harness, _, _ in
+            let server = try #require(harness.server)
+            let socket = try UDPSocket(family: AF_INET)
+            try socket.connect(to: server.address)
+            try socket.send(TimeDatagram.request(ClockProbe(sequence: 42, sendTime: 1_000)).encoded())
+            // Junk on the same port is ignored.
+            try socket.send([0x54, 0x7F, 1, 0, 1, 2])
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let deadline = ContinuousClock.now + .seconds(5)
+            var reply: TimeDatagram?
+            while reply == nil, ContinuousClock.now < deadline {
+                if let (length, _) = try socket.receive(into: &buffer) {
+                    reply = try TimeDatagram.decode(buffer[..<length])
+                } else {
+                    try await Task.sleep(for: .milliseconds(2))
+                }
+            }
+            guard case let .reply(answer)? = reply else {
+                Issue.record("no time reply")
+                return
+            }
+            #expect(answer.probe.sequence == 42)
+            #expect(answer.serverSendTime >= answer.serverReceiveTime)
+            #expect(server.statistics.timeRequestsAnswered == 1)
+        }
+    }
+
+    @Test("IPv6 loopback works as IPv4 does")
+    func ipv6() async throws {
+        guard let address = try? SocketAddress(host: "::1", port: 0), let server = try? RelayServer(address: address) else {
+            // A machine without IPv6 on loopback cannot run this case.
+            return
+        }
+        server.start()
+        defer { server.stop() }
+        #expect(server.address.family == AF_INET6)
+        let connector = NetworkRelayConnector(host: "::1", port: server.port)
+        let session = UUID()
+        let alice = Member(link: try await connector.join(RelayHarness.request(session, "alice", create: true)))
+        let bob = Member(link: try await connector.join(RelayHarness.request(session, "bob")))
+        try alice.link.send(Array("v6".utf8), to: .everyone, reliable: true)
+        try alice.link.send(Array("v6 datagram".utf8), to: .everyone, reliable: false)
+        #expect(await bob.recorder.waitForMessages(2).sorted() == ["v6", "v6 datagram"])
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import TandemNet
+import TandemWire
+
+/// A bare TCP connection to a relay that sends whatever bytes a test gives it, to see how the
+/// relay takes bad input. Waits are bounded.
+final class RawRelayClient {
+    let socket: TCPSocket
+    private var reader = RelayFrameReader()
+
+    init(port: UInt16) throws {
+        socket = try TCPSocket(family: AF_INET)
+        let address = try SocketAddress(host: "127.0.0.1", port: port)
+        if try !socket.connect(to: address) {
+            let deadline = ContinuousClock.now + .seconds(5)
+            // Writable means connected; poll by trying an empty write until it stops failing.
+            while ContinuousClock.now < deadline {
+                if socket.pendingError() != 0 { throw SystemCallError(call: "connect", errno: socket.pendingError()) }
+                if (try? socket.write([][...])) != nil { break }
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+        }
+    }
+
+    func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        let deadline = ContinuousClock.now + .seconds(5)
+        while offset < bytes.count, ContinuousClock.now < deadline {
+            if let written = try socket.write(bytes[offset...]) {
+                offset += written
+            } else {
+                Thread.sleep(forTimeInterval: 0.001)
+            }
+        }
+    }
+
+    /// Frames received until the relay closes the connection (or `timeout` passes), and whether
+    /// it closed.
+    func framesUntilClosed(timeout: Duration = .seconds(5)) -> (frames: [RelayFrame], closed: Bool) {
+        var frames: [RelayFrame] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let count: Int?
+            do {
+                count = try socket.read(into: &buffer)
+            } catch {
+                return (frames, true)
+            }
+            guard let count else {
+                Thread.sleep(forTimeInterval: 0.002)
+                continue
+            }
+            if count == 0 { return (frames, true) }
+            reader.append(buffer[..<count])
+            while let frame = try? reader.next() { frames.append(frame) }
+        }
+        return (frames, false)
+    }
+}
+
+/// Frames with a hand-made length prefix, version and type.
+func rawFrame(version: UInt8 = RelayFrame.version, type: UInt8, payload: [UInt8]) -> [UInt8] {
+    let length = UInt32(payload.count + 2)
+    return [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), version, type] + payload
+}

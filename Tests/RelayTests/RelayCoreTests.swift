@@ -1,0 +1,90 @@
+import Foundation
+import TandemNet
+import TandemWire
+import Testing
+
+/// The pure core on virtual time: no sockets, no threads, no waiting.
+@Suite("Relay core")
+struct RelayCoreTests {
+    private let key = [UInt8](repeating: 1, count: 32)
+    private let session = UUID()
+
+    private func entropy(_ seed: UInt8) -> [UInt8] { [UInt8](repeating: seed, count: RelayCore.entropyLength) }
+
+    /// Admits `participant` on `connection`, creating the session when asked; returns the welcome.
+    private func admit(_ core: inout RelayCore, _ connection: RelayConnectionID, _ participant: UUID, create: Bool,
+                       at now: Int64 = 0) -> [RelayDirective] {
+        _ = core.onOpen(connection, entropy: entropy(UInt8(connection.value)), at: now)
+        let hello = RelayHello(sessionID: session, participant: RelayParticipantEntry(id: participant, displayName: "p"),
+                               create: create, activity: [], resume: false, received: 0)
+        let challenge = core.onFrame(.hello(hello), from: connection, at: now)
+        guard case let .send(_, .challenge(nonce, exists))? = challenge.first else { return challenge }
+        let answer: RelayFrame = exists
+            ? .proof(mac: RelayAuthenticator.proof(key: key, nonce: nonce, sessionID: session, participantID: participant))
+            : .claim(key: key)
+        return core.onFrame(answer, from: connection, at: now)
+    }
+
+    private func frames(_ directives: [RelayDirective], to connection: RelayConnectionID) -> [RelayFrame] {
+        directives.compactMap { if case let .send(id, frame) = $0, id == connection { frame } else { nil } }
+    }
+
+    @Test("a wrong proof is refused with wrongSecret and nothing else")
+    func wrongProof() {
+        var core = RelayCore()
+        _ = admit(&core, RelayConnectionID(1), UUID(), create: true)
+        let intruder = RelayConnectionID(2)
+        _ = core.onOpen(intruder, entropy: entropy(2), at: 0)
+        _ = core.onFrame(.hello(RelayHello(sessionID: session, participant: RelayParticipantEntry(id: UUID(), displayName: "m"),
+                                           create: false, activity: [], resume: false, received: 0)), from: intruder, at: 0)
+        let directives = core.onFrame(.proof(mac: [UInt8](repeating: 0, count: 32)), from: intruder, at: 0)
+        #expect(frames(directives, to: intruder) == [.refusal(RelayFault(.wrongSecret, session.uuidString))])
+        #expect(directives.contains { if case .close(intruder) = $0 { true } else { false } })
+        #expect(core.participants(of: session).count == 1)
+    }
+
+    @Test("a duplicate sent again after a resumption is dropped; a gap is a violation")
+    func sequencing() {
+        var core = RelayCore()
+        let alice = UUID()
+        let bob = UUID()
+        _ = admit(&core, RelayConnectionID(1), alice, create: true)
+        _ = admit(&core, RelayConnectionID(2), bob, create: false)
+        let message = RelayFrame.message(sequence: 1, recipients: .everyone, reliable: true, body: [1])
+        #expect(frames(core.onFrame(message, from: RelayConnectionID(1), at: 1), to: RelayConnectionID(2)).count == 1)
+        #expect(core.onFrame(message, from: RelayConnectionID(1), at: 2).isEmpty)
+        let gap = core.onFrame(.message(sequence: 5, recipients: .everyone, reliable: true, body: [1]), from: RelayConnectionID(1), at: 3)
+        #expect(frames(gap, to: RelayConnectionID(1)).contains { if case .error = $0 { true } else { false } })
+        #expect(core.participants(of: session) == [bob])
+    }
+
+    @Test("the grace period runs on injected time")
+    func gracePeriod() {
+        var configuration = RelayCoreConfiguration()
+        configuration.gracePeriod = 5_000
+        var core = RelayCore(configuration: configuration)
+        let alice = UUID()
+        _ = admit(&core, RelayConnectionID(1), alice, create: true)
+        _ = admit(&core, RelayConnectionID(2), UUID(), create: false)
+        _ = core.onClose(RelayConnectionID(1), at: 1_000)
+        #expect(core.onTick(at: 5_999).isEmpty)
+        #expect(core.participants(of: session).count == 2)
+        let directives = core.onTick(at: 6_000)
+        #expect(frames(directives, to: RelayConnectionID(2)) == [.participantLeft(sequence: 1, id: alice)])
+        #expect(core.participants(of: session).count == 1)
+    }
+
+    @Test("the token bucket passes bursts up to its capacity, then its rate")
+    func tokenBucket() {
+        var bucket = TokenBucket(rate: 10, capacity: 5, now: 0)
+        var passed = 0
+        for _ in 0..<5 where bucket.take(1, at: 0) { passed += 1 }
+        #expect(passed == 5)
+        let sixth = bucket.take(1, at: 0)
+        let afterRefill = bucket.take(1, at: 100_000_000)
+        let again = bucket.take(1, at: 100_000_000)
+        #expect(!sixth)
+        #expect(afterRefill, "a tenth of a second at 10 a second earns one token")
+        #expect(!again)
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import TandemNet
+
+/// Which relay a test body runs against.
+enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
+    case inMemory
+    case network
+
+    var description: String { rawValue }
+}
+
+/// A relay of either kind, ready for participants to join, with short timings so that the
+/// grace period and flood control can be exercised in a test.
+final class RelayHarness: Sendable {
+    let kind: TransportKind
+    let connector: any RelayConnector
+    let server: RelayServer?
+    private let inMemory: InMemoryRelay?
+
+    static let testConfiguration: RelayCoreConfiguration = {
+        var configuration = RelayCoreConfiguration()
+        configuration.gracePeriod = 600_000_000
+        return configuration
+    }()
+
+    init(_ kind: TransportKind, configuration: RelayCoreConfiguration = RelayHarness.testConfiguration,
+         link: RelayLinkConfiguration = RelayLinkConfiguration()) throws {
+        self.kind = kind
+        switch kind {
+        case .inMemory:
+            let relay = try InMemoryRelay(configuration: configuration, linkConfiguration: link)
+            inMemory = relay
+            server = nil
+            connector = relay
+        case .network:
+            let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), configuration: configuration)
+            server.start()
+            self.server = server
+            inMemory = nil
+            connector = NetworkRelayConnector(host: "127.0.0.1", port: server.port, configuration: link)
+        }
+    }
+
+    func shutdown() {
+        inMemory?.shutdown()
+        server?.stop()
+    }
+
+    /// A join request for `name` in `session`.
+    static func request(_ session: UUID, _ name: String, key: [UInt8] = RelayHarness.key, create: Bool = false,
+                        activity: [UInt8] = Array("watch together".utf8)) -> RelayJoinRequest {
+        RelayJoinRequest(sessionID: session, participant: ParticipantRecord(id: UUID(), displayName: name),
+                         authenticationKey: key, createIfAbsent: create, activity: activity)
+    }
+
+    static let key = [UInt8](repeating: 7, count: 32)
+
+    /// Joins and starts recording the link's events.
+    func join(_ session: UUID, _ name: String, create: Bool = false, key: [UInt8] = RelayHarness.key) async throws -> Member {
+        let link = try await connector.join(RelayHarness.request(session, name, key: key, create: create))
+        return Member(link: link)
+    }
+}
+
+/// A joined participant and everything its link reported.
+final class Member: Sendable {
+    let link: any RelayLink
+    let recorder: EventRecorder
+
+    init(link: any RelayLink) {
+        self.link = link
+        recorder = EventRecorder(link.events)
+    }
+
+    /// The participant's identity.
+    var id: UUID { (link as? RelayClientLink)?.participant.id ?? UUID() }
+    /// The link as its concrete type, for the test hook.
+    var client: RelayClientLink? { link as? RelayClientLink }
+}
+
+/// Collects a link's events in the background, for tests to wait on with a timeout.
+final class EventRecorder: Sendable {
+    private let state = Mutex(State())
+    private struct State {
+        var events: [RelayEvent] = []
+        var finished = false
+    }
+
+    init(_ stream: AsyncStream<RelayEvent>) {
+        Task { [self] in
+            for await event in stream { state.withLock { $0.events.append(event) } }
+            state.withLock { $0.finished = true }
+        }
+    }
+
+    var events: [RelayEvent] { state.withLock { $0.events } }
+    var finished: Bool { state.withLock { $0.finished } }
+
+    /// Reliable and unreliable message bodies received, as text, in order.
+    func messages(reliable: Bool? = nil) -> [String] {
+        events.compactMap { event in
+            guard case let .message(_, body, isReliable) = event, reliable == nil || reliable == isReliable else { return nil }
+            return String(decoding: body, as: UTF8.self)
+        }
+    }
+
+    /// Waits until `condition` holds over the events so far, or `timeout` passes; returns whether it held.
+    @discardableResult
+    func wait(timeout: Duration = .seconds(10), until condition: ([RelayEvent]) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition(events) { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return condition(events)
+    }
+
+    /// Waits until `count` messages have arrived.
+    @discardableResult
+    func waitForMessages(_ count: Int, reliable: Bool? = nil, timeout: Duration = .seconds(10)) async -> [String] {
+        await wait(timeout: timeout) { _ in messages(reliable: reliable).count >= count }
+        return messages(reliable: reliable)
+    }
+
+    /// Waits for the stream to finish.
+    @discardableResult
+    func waitForFinish(timeout: Duration = .seconds(10)) async -> Bool {
+        await wait(timeout: timeout) { _ in finished }
+    }
+}
+
+import Synchronization
