@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem"]),
 
         // Virtual time, a simulated network and fixtures shared by tests and benchmarks.
-        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemMedia"]),
+        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia"]),
         // bench: benchmarks as library code; `tandem bench` runs them.
         .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemTestKit"]),
 

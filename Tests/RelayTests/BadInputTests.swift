@@ -1,6 +1,7 @@
 import Foundation
 import TandemClock
 import TandemNet
+import TandemTestKit
 import TandemWire
 import Testing
 

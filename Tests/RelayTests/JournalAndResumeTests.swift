@@ -1,5 +1,6 @@
 import Foundation
 import TandemNet
+import TandemTestKit
 import Testing
 
 /// The journal and resumption, against both relays.

@@ -1,21 +1,15 @@
 import Foundation
 import TandemNet
-
-/// Which relay a test body runs against.
-enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
-    case inMemory
-    case network
-
-    var description: String { rawValue }
-}
+import TandemTestKit
+import TandemTestKit
 
 /// A relay of either kind, ready for participants to join, with short timings so that the
 /// grace period and flood control can be exercised in a test.
 final class RelayHarness: Sendable {
-    let kind: TransportKind
-    let connector: any RelayConnector
-    let server: RelayServer?
-    private let inMemory: InMemoryRelay?
+    let relay: TestRelay
+    var kind: TransportKind { relay.kind }
+    var connector: any RelayConnector { relay.connector }
+    var server: RelayServer? { relay.server }
 
     static let testConfiguration: RelayCoreConfiguration = {
         var configuration = RelayCoreConfiguration()
@@ -25,25 +19,11 @@ final class RelayHarness: Sendable {
 
     init(_ kind: TransportKind, configuration: RelayCoreConfiguration = RelayHarness.testConfiguration,
          link: RelayLinkConfiguration = RelayLinkConfiguration()) throws {
-        self.kind = kind
-        switch kind {
-        case .inMemory:
-            let relay = try InMemoryRelay(configuration: configuration, linkConfiguration: link)
-            inMemory = relay
-            server = nil
-            connector = relay
-        case .network:
-            let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), configuration: configuration)
-            server.start()
-            self.server = server
-            inMemory = nil
-            connector = NetworkRelayConnector(host: "127.0.0.1", port: server.port, configuration: link)
-        }
+        relay = try TestRelay(kind, configuration: configuration, link: link)
     }
 
     func shutdown() {
-        inMemory?.shutdown()
-        server?.stop()
+        relay.shutdown()
     }
 
     /// A join request for `name` in `session`.

@@ -1,5 +1,6 @@
 import Foundation
 import TandemNet
+import TandemTestKit
 import Testing
 
 /// The same bodies against the in-memory relay and the real one on loopback.

@@ -1,6 +1,7 @@
 import Foundation
 import TandemNet
 import TandemTestKit
+import TandemTestKit
 import TandemWire
 import Testing
 

@@ -1,0 +1,228 @@
+import Foundation
+import Testing
+import Tandem
+import TandemNet
+import TandemTestKit
+
+/// The GroupActivities model end to end, on the in-memory relay and on the real one over
+/// loopback: the same test bodies for both.
+@Suite struct SessionTests {
+    /// A host that started a quiz and has joined it.
+    struct Hosted {
+        let relay: RelayFixture
+        let center: ActivityCenter
+        let session: GroupSession<Quiz>
+    }
+
+    /// Starts a session on a fresh relay and joins it as "host".
+    static func host(_ transport: TransportKind, topic: String = "rivers") async throws -> Hosted {
+        let relay = try await RelayFixture(transport)
+        let center = relay.center(named: "host")
+        var sessions = center.sessions(for: Quiz.self).makeAsyncIterator()
+        #expect(try await center.start(Quiz(topic: topic)))
+        let session = try #require(await sessions.next())
+        #expect(session.isLocallyInitiated)
+        #expect(session.activity == Quiz(topic: topic))
+        session.join()
+        #expect(await eventually { session.state.isJoined })
+        return Hosted(relay: relay, center: center, session: session)
+    }
+
+    /// A guest named `name` who accepts the host's invite and joins.
+    static func guest(_ name: String, of hosted: Hosted, join: Bool = true) async throws -> GroupSession<Quiz> {
+        let center = hosted.relay.center(named: name)
+        var sessions = center.sessions(for: Quiz.self).makeAsyncIterator()
+        let identifier = try await center.accept(hosted.session.invitation)
+        #expect(identifier == Quiz.activityIdentifier)
+        let session = try #require(await sessions.next())
+        #expect(!session.isLocallyInitiated)
+        #expect(session.activity == hosted.session.activity)
+        #expect(session.id == hosted.session.id)
+        if join {
+            session.join()
+            #expect(await eventually { session.state.isJoined })
+        }
+        return session
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func lifecycleJoinLeaveAndEnd(transport: TransportKind) async throws {
+        let hosted = try await Self.host(transport)
+        defer { hosted.relay.shutDown() }
+        let ana = try await Self.guest("ana", of: hosted, join: false)
+        // Accepted but not joined: waiting, and not active for the others.
+        #expect(ana.state.isWaiting)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(hosted.session.activeParticipants.map(\.displayName) == ["host"])
+        ana.join()
+        let ben = try await Self.guest("ben", of: hosted)
+        for session in [hosted.session, ana, ben] {
+            #expect(await eventually { Set(session.activeParticipants.map(\.displayName)) == ["host", "ana", "ben"] },
+                    "\(session.localParticipant) sees \(session.activeParticipants)")
+        }
+        // Ana leaves; the others go on without her.
+        ana.leave()
+        #expect(ana.state.isInvalidated(.left))
+        for session in [hosted.session, ben] {
+            #expect(await eventually { Set(session.activeParticipants.map(\.displayName)) == ["host", "ben"] })
+            #expect(session.state.isJoined)
+        }
+        // Ben ends it for everyone, with his name in the reason.
+        var hostStates = hosted.session.$state.values.makeAsyncIterator()
+        ben.end()
+        #expect(await eventually { hosted.session.state.isInvalidated(.ended) })
+        if case .invalidated(let reason) = hosted.session.state {
+            #expect(reason.detail.contains("ben"))
+        }
+        // The observer's sequence ends after the invalidation.
+        var last: GroupSession<Quiz>.State?
+        while let state = await hostStates.next() { last = state }
+        #expect(last?.isInvalidated(.ended) == true)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func messagesReachAllOneOrASet(transport: TransportKind) async throws {
+        let hosted = try await Self.host(transport)
+        defer { hosted.relay.shutDown() }
+        let ana = try await Self.guest("ana", of: hosted)
+        let ben = try await Self.guest("ben", of: hosted)
+        #expect(await eventually { hosted.session.activeParticipants.count == 3 && ana.activeParticipants.count == 3 && ben.activeParticipants.count == 3 })
+
+        for mode in [GroupSessionMessenger.DeliveryMode.reliable, .unreliable] {
+            let messengers = [hosted.session, ana, ben].map { GroupSessionMessenger(session: $0, deliveryMode: mode) }
+            let inboxes = messengers.map { Inbox($0, Answer.self) }
+            try await Task.sleep(for: .milliseconds(50))
+            let anaParticipant = ana.localParticipant
+            let benParticipant = ben.localParticipant
+            try await messengers[0].send(Answer(question: 1, text: "to all"))
+            try await messengers[0].send(Answer(question: 2, text: "to ana"), to: .only(anaParticipant))
+            try await messengers[1].send(Answer(question: 3, text: "to a set"), to: .only([hosted.session.localParticipant, benParticipant]))
+            #expect(await eventually { inboxes[1].received.count == 2 && inboxes[2].received.count == 2 && inboxes[0].received.count == 1 },
+                    "\(mode): \(inboxes.map(\.received.count))")
+            #expect(inboxes[1].received.map(\.0.text) == ["to all", "to ana"])
+            #expect(inboxes[1].received.allSatisfy { $0.1 == hosted.session.localParticipant })
+            #expect(Set(inboxes[2].received.map(\.0.text)) == ["to all", "to a set"])
+            #expect(inboxes[0].received.map(\.0.text) == ["to a set"])
+            #expect(inboxes[0].received.first?.1.displayName == "ana")
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func reliableMessagesArriveInOrderWithoutLoss(transport: TransportKind) async throws {
+        let hosted = try await Self.host(transport)
+        defer { hosted.relay.shutDown() }
+        let ana = try await Self.guest("ana", of: hosted)
+        #expect(await eventually { hosted.session.activeParticipants.count == 2 })
+        let inbox = Inbox(GroupSessionMessenger(session: ana), Answer.self)
+        let messenger = GroupSessionMessenger(session: hosted.session)
+        try await Task.sleep(for: .milliseconds(50))
+        for question in 0..<500 {
+            try await messenger.send(Answer(question: question, text: String(repeating: "x", count: question)))
+        }
+        #expect(await eventually(20) { inbox.received.count == 500 })
+        #expect(inbox.received.map(\.0.question) == Array(0..<500))
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func oversizedMessagesAreRefusedBeforeSending(transport: TransportKind) async throws {
+        let hosted = try await Self.host(transport)
+        defer { hosted.relay.shutDown() }
+        let ana = try await Self.guest("ana", of: hosted)
+        let inbox = Inbox(GroupSessionMessenger(session: ana), Answer.self)
+        let messenger = GroupSessionMessenger(session: hosted.session)
+        let huge = Answer(question: 0, text: String(repeating: "y", count: 256 * 1024))
+        await #expect(throws: GroupSessionError.self) { try await messenger.send(huge) }
+        do {
+            try await messenger.send(huge)
+        } catch let error as GroupSessionError {
+            #expect(error.code == .tooLarge)
+            #expect(error.detail.contains("262144"))
+        }
+        // Just under the limit goes through, and the session still works.
+        let big = Answer(question: 1, text: String(repeating: "z", count: 250 * 1024))
+        try await messenger.send(big)
+        #expect(await eventually { inbox.received.count == 1 })
+        #expect(inbox.received.first?.0 == big)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func journalReachesLateJoinersAndRemovalReachesEveryone(transport: TransportKind) async throws {
+        let hosted = try await Self.host(transport)
+        defer { hosted.relay.shutDown() }
+        let journal = GroupSessionJournal(session: hosted.session)
+        let photo = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let attachment = try await journal.add(photo, name: "photo.png")
+        #expect(attachment.size == photo.count)
+        // A late joiner gets it, and its data.
+        let ana = try await Self.guest("ana", of: hosted)
+        let anaJournal = GroupSessionJournal(session: ana)
+        let seen = await next(anaJournal.attachments)
+        #expect(seen?.map(\.name) == ["photo.png"])
+        let loaded = try await anaJournal.load(try #require(seen?.first))
+        #expect(loaded == photo)
+        // Removal reaches everyone.
+        var updates = anaJournal.attachments.makeAsyncIterator()
+        _ = await updates.next()
+        try await journal.remove(attachment)
+        #expect(await updates.next()?.isEmpty == true)
+    }
+
+    @Test func journalRefusesAttachmentsOverTheLimitBeforeReadingThem() async throws {
+        let hosted = try await Self.host(.inMemory)
+        defer { hosted.relay.shutDown() }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("huge-\(UUID().uuidString).bin")
+        // A sparse file of 100 MiB + 1 byte: refused from its size alone.
+        FileManager.default.createFile(atPath: path.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: path)
+        try handle.truncate(atOffset: UInt64(GroupSessionJournal.maximumAttachmentSize + 1))
+        try handle.close()
+        defer { try? FileManager.default.removeItem(at: path) }
+        let journal = GroupSessionJournal(session: hosted.session)
+        do {
+            try await journal.add(contentsOf: path)
+            Issue.record("an attachment over 100 MiB was accepted")
+        } catch let error as GroupSessionError {
+            #expect(error.code == .tooLarge)
+            #expect(error.detail.contains("over the limit"))
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func wrongSecretCannotJoinOrRead(transport: TransportKind) async throws {
+        let hosted = try await Self.host(transport)
+        defer { hosted.relay.shutDown() }
+        var forged = hosted.session.invitation
+        forged.secret = SessionSecret()
+        let intruder = hosted.relay.center(named: "mallory")
+        _ = intruder.sessions(for: Quiz.self)
+        do {
+            try await intruder.accept(forged)
+            Issue.record("a wrong secret was admitted")
+        } catch let error as GroupSessionError {
+            #expect(error.code == .relay)
+            #expect(error.detail.contains("wrong secret"))
+        }
+        // The session goes on for its members.
+        let ana = try await Self.guest("ana", of: hosted)
+        #expect(await eventually { ana.activeParticipants.count == 2 })
+    }
+
+    @Test func unreachableRelayInvalidatesTheJoinWithAClearReason() async throws {
+        let center = ActivityCenter()
+        center.configure(relay: UnreachableRelay(), host: "127.0.0.1", port: 9)
+        var sessions = center.sessions(for: Quiz.self).makeAsyncIterator()
+        try await center.start(Quiz(topic: "nowhere"))
+        let session = try #require(await sessions.next())
+        session.join()
+        #expect(await eventually { session.state.isInvalidated(.relay) })
+        #expect(!center.isEligible)
+    }
+}
+
+extension GroupSession.State {
+    var isJoined: Bool { if case .joined = self { true } else { false } }
+    var isWaiting: Bool { if case .waiting = self { true } else { false } }
+    func isInvalidated(_ code: GroupSessionError.Code) -> Bool {
+        if case .invalidated(let reason) = self { reason.code == code } else { false }
+    }
+}
