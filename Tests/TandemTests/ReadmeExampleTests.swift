@@ -1,0 +1,63 @@
+import Foundation
+import Synchronization
+import Testing
+import Tandem
+import TandemNet
+
+/// The README's "Embedding sessions" example, as written, on a real relay in this process, with
+/// two centers standing for two programs.
+@Suite struct ReadmeExampleTests {
+    struct WatchTogether: GroupActivity {
+        var movie: String
+        var metadata: GroupActivityMetadata {
+            var metadata = GroupActivityMetadata()
+            metadata.title = movie
+            metadata.type = .watchTogether
+            return metadata
+        }
+    }
+
+    struct Chat: Codable {
+        var text: String
+    }
+
+    @Test func hostAndGuestChatAsTheReadmeShows() async throws {
+        let relay = try RelayServer(address: SocketAddress(host: "127.0.0.1", port: 0))
+        relay.start()
+        defer { relay.stop() }
+        let host = ActivityCenter()
+        host.displayName = "host"
+        host.configure(relay: NetworkRelayConnector(host: "127.0.0.1", port: relay.port), host: "127.0.0.1", port: relay.port)
+        let lines = Mutex<[String]>([])
+        let invite = Mutex<String?>(nil)
+        let hostTask = Task {
+            for await session in host.sessions(for: WatchTogether.self) {
+                let messenger = GroupSessionMessenger(session: session)
+                session.join()
+                invite.withLock { $0 = session.invitation.url.absoluteString }
+                for await (message, context) in messenger.messages(of: Chat.self) {
+                    lines.withLock { $0.append("\(context.source.displayName): \(message.text)") }
+                }
+            }
+        }
+        defer { hostTask.cancel() }
+        try await host.start(WatchTogether(movie: "Big Buck Bunny"))
+        #expect(await eventually { invite.withLock { $0 } != nil })
+
+        // The guest, as the README's second block.
+        let inviteText = try #require(invite.withLock { $0 })
+        let guest = ActivityCenter()
+        guest.displayName = "ana"
+        var guestSessions = guest.sessions(for: WatchTogether.self).makeAsyncIterator()
+        let invitation = try Invitation(parsing: inviteText)
+        guest.configure(relay: NetworkRelayConnector(host: invitation.host, port: invitation.port),
+                        host: invitation.host, port: invitation.port)
+        try await guest.accept(invitation)
+        let session = try #require(await guestSessions.next())
+        #expect(session.activity.movie == "Big Buck Bunny")
+        session.join()
+        #expect(await eventually { session.activeParticipants.count == 2 })
+        try await GroupSessionMessenger(session: session).send(Chat(text: "hello"))
+        #expect(await eventually { lines.withLock { $0 } == ["ana: hello"] })
+    }
+}
