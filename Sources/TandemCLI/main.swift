@@ -40,6 +40,10 @@ guard let (command, rest) = selectCommand(words) else {
     printError("tandem: unknown command '\(words.joined(separator: " "))' (try tandem help)")
     exit(64)
 }
+if rest.contains("--help") || rest.contains("-h") {
+    print("usage: tandem \(command.usage)\n    \(command.summary)")
+    exit(0)
+}
 do {
     exit(try await command.run(rest))
 } catch let error as CLIError {
