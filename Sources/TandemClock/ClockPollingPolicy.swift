@@ -103,6 +103,13 @@ public struct ClockPollingPolicy: Sendable {
         return probe
     }
 
+    /// The probe to send now, if one is due, judging the error bound by where `sessionClock`'s
+    /// would be one steady interval from now: polling slows only if the estimate would stay within
+    /// target until the next probe.
+    public mutating func probe(now: Int64, sessionClock: SessionClock) -> ClockProbe? {
+        probe(now: now, errorBound: sessionClock.errorBound(atLocal: now + configuration.steadyInterval))
+    }
+
     /// Counts probes unanswered past the timeout as lost.
     public mutating func expire(now: Int64) {
         let before = outstanding.count

@@ -71,6 +71,13 @@ struct EnvelopeFit {
             return (low + high) / 2
         }
 
+        /// The same samples without those at `indices`; unchanged if fewer than two would remain.
+        func removing(_ indices: [Int]) -> Envelope {
+            let dropped = Set(indices)
+            let kept = times.indices.filter { !dropped.contains($0) }
+            guard kept.count >= 2 else { return self }
+            return Envelope(times: kept.map { times[$0] }, delays: kept.map { delays[$0] })
+        }
     }
 
     private let forward: Envelope
@@ -103,8 +110,15 @@ struct EnvelopeFit {
             // with samples crowding the floor at some spacing, that happens when its ends move by
             // about that much: a slope error of a few spacings over the span. What the two
             // directions' slopes fail to share is noise too.
-            let spacing = (forward.support(slope: forwardSlope).spacing + backward.support(slope: backwardSlope).spacing) / 2
-            driftUncertainty = max(4 * spacing / span, abs(forwardSlope + backwardSlope) / 2)
+            let forwardSupport = forward.support(slope: forwardSlope)
+            let backwardSupport = backward.support(slope: backwardSlope)
+            let spacing = (forwardSupport.spacing + backwardSupport.spacing) / 2
+            // When samples are bunched (a burst, then sparse polling) the spacing says too little;
+            // so, as a jackknife would, refit without the samples each line rested on and see how
+            // far the slope moves.
+            let forwardShift = abs(forward.removing(forwardSupport.indices).supportingSlope(limit: maximumDrift) - forwardSlope)
+            let backwardShift = abs(backward.removing(backwardSupport.indices).supportingSlope(limit: maximumDrift) - backwardSlope)
+            driftUncertainty = max(4 * spacing / span, abs(forwardSlope + backwardSlope) / 2, (forwardShift + backwardShift) / 2)
             // Shrink a drift that the noise could explain towards zero (a Wiener-style weight), so
             // that a short or noisy window does not tilt the line and throw the present off.
             let signal = measured * measured

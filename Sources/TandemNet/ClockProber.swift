@@ -94,8 +94,7 @@ public final class ClockProber: Sendable {
         while state.withLock({ $0.lifecycle == .running }) {
             let now = clock.now()
             let (probe, nextProbeTime) = state.withLock { state in
-                let bound = state.sessionClock.errorBound(atLocal: now)
-                return (state.policy.probe(now: now, errorBound: bound), state.policy.nextProbeTime)
+                (state.policy.probe(now: now, sessionClock: state.sessionClock), state.policy.nextProbeTime)
             }
             if let probe { send(probe) }
             do {
