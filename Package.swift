@@ -37,7 +37,7 @@ let package = Package(
         // The `tandem` command: argument parsing and wiring only.
         .executableTarget(name: "TandemCLI", dependencies: ["TandemClock", "TandemNet", "TandemBench"]),
 
-        .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit"]),
+        .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit", "TandemBench"]),
         .testTarget(name: "TandemNetTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
 
     ],

@@ -43,32 +43,69 @@ struct EnvelopeFit {
         /// true floor the line itself may sit.
         func support(slope: Double) -> (indices: [Int], spacing: Double) {
             let floor = floor(slope: slope)
-            let gaps = times.indices.map { delays[$0] - slope * times[$0] - floor }
-            let sorted = gaps.sorted()
             let tolerance = 1e-6 * max(1, abs(floor))
-            let rank = min(8, sorted.count - 1)
-            let spacing = rank >= 2 ? sorted[rank] / Double(rank) : .infinity
-            return (gaps.indices.filter { gaps[$0] <= tolerance }, spacing)
+            let rank = min(8, times.count - 1)
+            var indices: [Int] = []
+            // The rank + 1 smallest gaps, kept sorted; cheaper than sorting them all.
+            var smallest: [Double] = []
+            for index in times.indices {
+                let gap = delays[index] - slope * times[index] - floor
+                if gap <= tolerance { indices.append(index) }
+                if smallest.count <= rank || gap < smallest[smallest.count - 1] {
+                    let position = smallest.firstIndex { $0 > gap } ?? smallest.count
+                    smallest.insert(gap, at: position)
+                    if smallest.count > rank + 1 { smallest.removeLast() }
+                }
+            }
+            let spacing = rank >= 2 ? smallest[rank] / Double(rank) : .infinity
+            return (indices, spacing)
         }
 
         /// Moon, Skelly and Towsley's linear program: the slope whose supporting line sits highest at
-        /// the samples' mean time, which is the same as leaving the least total gap above it. The
-        /// height is concave in the slope, so a ternary search finds its maximum.
+        /// the samples' mean time, which is the same as leaving the least total gap above it. That
+        /// line is the edge of the samples' lower convex hull above the mean time, so Andrew's
+        /// monotone chain finds it in one pass over the samples sorted by time.
         func supportingSlope(limit: Double) -> Double {
-            let meanTime = times.reduce(0, +) / Double(times.count)
-            var low = -limit
-            var high = limit
-            // 80 rounds narrow ±1000 ppm to below 1e-16: far finer than any clock's drift.
-            for _ in 0..<80 {
-                let left = low + (high - low) / 3
-                let right = high - (high - low) / 3
-                if floor(slope: left) + left * meanTime < floor(slope: right) + right * meanTime {
-                    low = left
-                } else {
-                    high = right
-                }
+            // Samples arrive nearly in time order (only reordered replies break it), so sort only
+            // when needed.
+            var order = Array(times.indices)
+            if zip(times, times.dropFirst()).contains(where: { $0.0 > $0.1 }) {
+                order.sort { (times[$0], delays[$0]) < (times[$1], delays[$1]) }
             }
-            return (low + high) / 2
+            var hull: [Int] = []
+            for index in order {
+                if let last = hull.last, times[last] == times[index] {
+                    // Same instant: only the lower sample can be on the lower hull.
+                    if delays[index] >= delays[last] { continue }
+                    hull.removeLast()
+                }
+                while hull.count >= 2, !turnsLeft(hull[hull.count - 2], hull[hull.count - 1], index) {
+                    hull.removeLast()
+                }
+                hull.append(index)
+            }
+            guard hull.count >= 2 else { return 0 }
+            let meanTime = times.reduce(0, +) / Double(times.count)
+            var slope = edgeSlope(hull[hull.count - 2], hull[hull.count - 1])
+            for edge in 0..<(hull.count - 1) where times[hull[edge + 1]] >= meanTime {
+                slope = edgeSlope(hull[edge], hull[edge + 1])
+                // On a vertex any slope between its two edges is optimal; take the middle one.
+                if times[hull[edge + 1]] == meanTime, edge + 2 < hull.count {
+                    slope = (slope + edgeSlope(hull[edge + 1], hull[edge + 2])) / 2
+                }
+                break
+            }
+            return min(max(slope, -limit), limit)
+        }
+
+        private func edgeSlope(_ from: Int, _ to: Int) -> Double {
+            (delays[to] - delays[from]) / (times[to] - times[from])
+        }
+
+        private func turnsLeft(_ origin: Int, _ middle: Int, _ end: Int) -> Bool {
+            let cross = (times[middle] - times[origin]) * (delays[end] - delays[origin])
+                - (delays[middle] - delays[origin]) * (times[end] - times[origin])
+            return cross > 0
         }
 
         /// The same samples without those at `indices`; unchanged if fewer than two would remain.
