@@ -27,7 +27,7 @@ public final class ClockProber: Sendable {
         var policy: ClockPollingPolicy
         var sessionClock: SessionClock
         var lifecycle = Lifecycle.idle
-        var sendFailures = 0
+        var socketErrors = 0
     }
 
     private enum Lifecycle { case idle, running, stopping, stopped }
@@ -54,6 +54,10 @@ public final class ClockProber: Sendable {
 
     /// The polling counters so far.
     public var pollingStatistics: ClockPollingPolicy.Statistics { state.withLock { $0.policy.statistics } }
+
+    /// Socket calls that failed so far (for example a refused port while the service is down);
+    /// the prober keeps probing through them.
+    public var socketErrors: Int { state.withLock { $0.socketErrors } }
 
     /// The session time now, or nil before the first reply.
     public func sessionTime() -> Int64? {
@@ -108,7 +112,7 @@ public final class ClockProber: Sendable {
             } catch {
                 // A refused port (ICMP) on the connected socket surfaces here; the service may
                 // come up later, so keep probing.
-                state.withLock { $0.sendFailures += 1 }
+                state.withLock { $0.socketErrors += 1 }
             }
         }
     }
@@ -117,7 +121,7 @@ public final class ClockProber: Sendable {
         do {
             try socket.send(TimeDatagram.request(probe).encoded())
         } catch {
-            state.withLock { $0.sendFailures += 1 }
+            state.withLock { $0.socketErrors += 1 }
         }
     }
 
