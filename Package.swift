@@ -46,6 +46,8 @@ let package = Package(
         // The `tandem` command: argument parsing and wiring only.
         .executableTarget(name: "TandemCLI", dependencies: ["TandemClock", "TandemNet", "TandemMedia", "TandemBench"]),
 
+        .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit", "TandemBench"]),
+        .testTarget(name: "TandemNetTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemNet", "TandemTestKit"]),
         .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemTestKit"]),
         .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit"]),

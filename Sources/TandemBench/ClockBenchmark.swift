@@ -27,8 +27,10 @@ public struct ClockBenchmark: Sendable {
         return ClockBenchmarkReport(scenarios: results)
     }
 
-    /// Runs one simulated scenario on virtual time, once per seed, pooling the results.
-    public static func runSimulated(_ scenario: ClockScenario, upstream: LinkProfile, downstream: LinkProfile) -> ClockScenarioResult {
+    /// Runs one simulated scenario on virtual time, once per seed, pooling the results; each run
+    /// gets a fresh `lineup`.
+    public static func runSimulated(_ scenario: ClockScenario, upstream: LinkProfile, downstream: LinkProfile,
+                                    lineup: () -> [any SessionTimeEstimator] = ClockErrorRecorder.standardLineup) -> ClockScenarioResult {
         var recorders: [ClockErrorRecorder] = []
         var sent = 0
         var lost = 0
@@ -38,7 +40,7 @@ public struct ClockBenchmark: Sendable {
                 clientOffset: scenario.clientOffset, clientDriftPPM: scenario.clientDriftPPM,
                 seed: scenario.seed &+ UInt64(run)
             ))
-            var recorder = ClockErrorRecorder(estimators: ClockErrorRecorder.standardLineup())
+            var recorder = ClockErrorRecorder(estimators: lineup())
             simulation.run(until: scenario.duration, evaluationInterval: scenario.evaluationInterval) { event in
                 switch event {
                 case let .sample(sample, _, localTime):

@@ -132,25 +132,23 @@ public struct ClockEstimator: Sendable {
         let estimatingDrift = span >= configuration.minimumDriftSpan
         let maximumDrift = configuration.maximumDriftPPM / 1e6
         let priorDrift = estimate?.drift ?? 0
-        let result = switch configuration.fitMethod {
+        let result: (offset: Double, drift: Double, errorScale: Double, driftUncertainty: Double)
+        switch configuration.fitMethod {
         case .envelope:
-            EnvelopeFit(samples: window, referenceTime: referenceTime, baseOffset: baseOffset)
+            let fit = EnvelopeFit(samples: window, referenceTime: referenceTime, baseOffset: baseOffset)
                 .fit(estimatingDrift: estimatingDrift, priorDrift: priorDrift, maximumDrift: maximumDrift)
+            result = (fit.offset, fit.drift, fit.errorScale, fit.driftUncertainty)
         case .weightedLeastSquares:
-            WeightedLeastSquaresFit(samples: window, referenceTime: referenceTime, baseOffset: baseOffset)
+            result = WeightedLeastSquaresFit(samples: window, referenceTime: referenceTime, baseOffset: baseOffset)
                 .fit(estimatingDrift: estimatingDrift, priorDrift: priorDrift, maximumDrift: maximumDrift)
         }
-        // The spread is an error scale at the window's middle; the drift's own uncertainty is the
-        // spread across the window's span, and it grows the error towards the window's end.
-        let meanTime = window.reduce(0.0) { $0 + Double($1.localMidpoint - referenceTime) } / Double(window.count)
-        let driftUncertainty = estimatingDrift ? result.driftUncertainty : maximumDrift
-        let errorBound = max(result.spread + driftUncertainty * abs(meanTime), configuration.minimumErrorBound)
+        let errorBound = max(result.errorScale, configuration.minimumErrorBound)
         estimate = ClockEstimate(
             referenceTime: referenceTime,
             offset: Double(baseOffset) + result.offset,
             drift: result.drift,
             errorBound: errorBound,
-            driftUncertainty: driftUncertainty
+            driftUncertainty: result.driftUncertainty
         )
     }
 }

@@ -16,11 +16,11 @@ public struct ClockPollingPolicy: Sendable {
         /// Spacing of the starting burst.
         public var burstInterval: Int64 = 25_000_000
         /// Spacing while the error bound is above `targetErrorBound`.
-        public var fastInterval: Int64 = 100_000_000
+        public var fastInterval: Int64 = 50_000_000
         /// Spacing once the error bound is within target.
         public var steadyInterval: Int64 = 1_000_000_000
         /// The error bound below which polling slows down.
-        public var targetErrorBound: Int64 = 250_000
+        public var targetErrorBound: Int64 = 100_000
         /// A probe unanswered for this long is counted lost, and a later reply to it ignored.
         public var replyTimeout: Int64 = 2_000_000_000
         /// At most this many probes wait for replies; beyond it the oldest is counted lost.
@@ -101,6 +101,13 @@ public struct ClockPollingPolicy: Sendable {
         // interval; but never schedule into the past after a long stall.
         nextProbeTime = max(nextProbeTime + interval, now + configuration.burstInterval / 2)
         return probe
+    }
+
+    /// The probe to send now, if one is due, judging the error bound by where `sessionClock`'s
+    /// would be one steady interval from now: polling slows only if the estimate would stay within
+    /// target until the next probe.
+    public mutating func probe(now: Int64, sessionClock: SessionClock) -> ClockProbe? {
+        probe(now: now, errorBound: sessionClock.errorBound(atLocal: now + configuration.steadyInterval))
     }
 
     /// Counts probes unanswered past the timeout as lost.

@@ -16,9 +16,10 @@ struct WeightedLeastSquaresFit {
         delays = samples.map { Double($0.roundTripDelay) }
     }
 
-    /// The fitted offset at the reference time (relative to the base offset), the drift, and the
-    /// weighted root-mean-square residual.
-    func fit(estimatingDrift: Bool, priorDrift: Double, maximumDrift: Double) -> (offset: Double, drift: Double, spread: Double, driftUncertainty: Double) {
+    /// The fitted offset at the reference time (relative to the base offset), the drift, the
+    /// weighted root-mean-square residual plus the drift's uncertainty carried to the reference
+    /// time, and the drift's uncertainty.
+    func fit(estimatingDrift: Bool, priorDrift: Double, maximumDrift: Double) -> (offset: Double, drift: Double, errorScale: Double, driftUncertainty: Double) {
         let sortedDelays = delays.sorted()
         let fastest = sortedDelays[0]
         let median = sortedDelays[sortedDelays.count / 2]
@@ -46,6 +47,7 @@ struct WeightedLeastSquaresFit {
         }
         let spread = (squares / total).squareRoot()
         let span = (times.max() ?? 0) - (times.min() ?? 0)
-        return (offset, drift, spread, span > 0 ? 2 * spread / span : maximumDrift)
+        let driftUncertainty = estimatingDrift && span > 0 ? 2 * spread / span : maximumDrift
+        return (offset, drift, spread + driftUncertainty * abs(meanTime), driftUncertainty)
     }
 }

@@ -27,7 +27,7 @@ public final class ClockProber: Sendable {
         var policy: ClockPollingPolicy
         var sessionClock: SessionClock
         var lifecycle = Lifecycle.idle
-        var sendFailures = 0
+        var socketErrors = 0
     }
 
     private enum Lifecycle { case idle, running, stopping, stopped }
@@ -54,6 +54,10 @@ public final class ClockProber: Sendable {
 
     /// The polling counters so far.
     public var pollingStatistics: ClockPollingPolicy.Statistics { state.withLock { $0.policy.statistics } }
+
+    /// Socket calls that failed so far (for example a refused port while the service is down);
+    /// the prober keeps probing through them.
+    public var socketErrors: Int { state.withLock { $0.socketErrors } }
 
     /// The session time now, or nil before the first reply.
     public func sessionTime() -> Int64? {
@@ -94,8 +98,7 @@ public final class ClockProber: Sendable {
         while state.withLock({ $0.lifecycle == .running }) {
             let now = clock.now()
             let (probe, nextProbeTime) = state.withLock { state in
-                let bound = state.sessionClock.errorBound(atLocal: now)
-                return (state.policy.probe(now: now, errorBound: bound), state.policy.nextProbeTime)
+                (state.policy.probe(now: now, sessionClock: state.sessionClock), state.policy.nextProbeTime)
             }
             if let probe { send(probe) }
             do {
@@ -109,7 +112,7 @@ public final class ClockProber: Sendable {
             } catch {
                 // A refused port (ICMP) on the connected socket surfaces here; the service may
                 // come up later, so keep probing.
-                state.withLock { $0.sendFailures += 1 }
+                state.withLock { $0.socketErrors += 1 }
             }
         }
     }
@@ -118,7 +121,7 @@ public final class ClockProber: Sendable {
         do {
             try socket.send(TimeDatagram.request(probe).encoded())
         } catch {
-            state.withLock { $0.sendFailures += 1 }
+            state.withLock { $0.socketErrors += 1 }
         }
     }
 

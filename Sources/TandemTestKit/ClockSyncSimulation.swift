@@ -101,7 +101,7 @@ public struct ClockSyncSimulation: Sendable {
 
     private mutating func sendProbe() -> Bool {
         let now = localTime
-        guard let probe = policy.probe(now: now, errorBound: sessionClock.errorBound(atLocal: now)) else { return false }
+        guard let probe = policy.probe(now: now, sessionClock: sessionClock) else { return false }
         network.send(TimeDatagram.request(probe).encoded(), .upstream, at: time)
         return true
     }

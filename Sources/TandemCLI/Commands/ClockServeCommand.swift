@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import TandemClock
 import TandemNet
 
@@ -29,6 +32,8 @@ struct ClockServeCommand: Command {
         }
         service.start()
         print("serving session time on \(service.localAddress) (CLOCK_MONOTONIC); interrupt to stop")
+        // Whoever started us (a script, a test) may be waiting for that line through a pipe.
+        fflush(nil)
         var reported = TimeServiceStatistics(answered: 0, ignored: 0)
         while true {
             try await Task.sleep(for: .seconds(10))

@@ -48,11 +48,13 @@ struct ClockSyncCommand: Command {
         }
         let json = options.flags.contains("json")
         prober.start()
-        let end = Date().addingTimeInterval(duration)
-        while Date() < end {
-            try await Task.sleep(for: .milliseconds(Int(min(1, end.timeIntervalSinceNow) * 1000)))
+        let end = system.now() + Int64(duration * 1e9)
+        // One status line a second (the last interval may be shorter).
+        while case let remaining = end - system.now(), remaining > 0 {
+            try await Task.sleep(for: .nanoseconds(min(remaining, 1_000_000_000)))
             if !json, let statistics = prober.sessionClock.statistics(atLocal: local.now()) {
-                print("offset \(ClockBenchmarkTable.duration(Double(statistics.offset)))  ±\(ClockBenchmarkTable.duration(Double(statistics.errorBound)))  drift \(String(format: "%+.2f", statistics.driftPPM)) ppm  best RTT \(ClockBenchmarkTable.duration(Double(statistics.bestRoundTrip)))")
+                print("offset \(seconds(statistics.offset))  ±\(ClockBenchmarkTable.duration(Double(statistics.errorBound)))  drift \(String(format: "%+.2f", statistics.driftPPM)) ppm  best RTT \(ClockBenchmarkTable.duration(Double(statistics.bestRoundTrip)))")
+                fflush(nil)
             }
         }
         prober.stop()
@@ -70,6 +72,11 @@ struct ClockSyncCommand: Command {
         return summary.statistics == nil ? 1 : 0
     }
 
+    /// Nanoseconds as signed seconds to the nanosecond: offsets are seconds big and microseconds fine.
+    private static func seconds(_ nanoseconds: Int64) -> String {
+        String(format: "%+.9f s", Double(nanoseconds) / 1e9)
+    }
+
     private static func printSummary(_ summary: Summary) {
         let polling = summary.polling
         print("probes: \(polling.sent) sent, \(polling.answered) answered, \(polling.lost) lost, \(polling.duplicates) duplicates, \(polling.ignored) ignored")
@@ -78,7 +85,7 @@ struct ClockSyncCommand: Command {
             return
         }
         print("""
-            session − local offset: \(ClockBenchmarkTable.duration(Double(statistics.offset))) \
+            session − local offset: \(seconds(statistics.offset)) \
             (includes the injected \(summary.injectedOffsetSeconds) s)
             drift: \(String(format: "%+.3f", statistics.driftPPM)) ppm (includes the injected \(summary.injectedDriftPPM) ppm, with opposite sign)
             error bound: \(ClockBenchmarkTable.duration(Double(statistics.errorBound))) (plus up to half the best round trip of path asymmetry)
