@@ -9,6 +9,7 @@ let package = Package(
     name: "Tandem",
     products: [
         .library(name: "Tandem", targets: ["Tandem"]),
+        .library(name: "TandemPlayback", targets: ["TandemPlayback"]),
         .library(name: "TandemMedia", targets: ["TandemMedia"]),
         .library(name: "TandemClock", targets: ["TandemClock"]),
         .library(name: "TandemWire", targets: ["TandemWire"]),
@@ -35,6 +36,9 @@ let package = Package(
         // sessions: the public GroupActivities-style API (activities, sessions, messenger, journal).
         .target(name: "Tandem", dependencies: ["TandemNet", "TandemWire", "TandemClock", "CSodium"]),
 
+        // playback: the shared timeline and the playback coordinator.
+        .target(name: "TandemPlayback", dependencies: ["Tandem", "TandemClock", "TandemNet"]),
+
         // media: the FFmpeg-backed headless player.
         .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem"]),
 
@@ -48,6 +52,7 @@ let package = Package(
 
         .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit", "TandemBench"]),
         .testTarget(name: "TandemNetTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
+        .testTarget(name: "TandemPlaybackTests", dependencies: ["TandemPlayback", "Tandem", "TandemNet", "TandemClock", "TandemTestKit"]),
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemNet", "TandemTestKit"]),
         .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemTestKit"]),
         .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit"]),

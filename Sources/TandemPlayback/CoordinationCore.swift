@@ -1,0 +1,137 @@
+import Foundation
+
+/// The pure core of the playback coordinator: the shared timeline and everything that decides it
+/// (suspensions, who has loaded what), changed only by ordered proposals.
+///
+/// Every participant feeds its core the same ordered proposals, so every core holds the same
+/// timeline at every version; nobody follows anybody, and no echo can start.
+public struct CoordinationCore: Sendable, Equatable {
+    /// A suspension someone began and has not ended.
+    public struct Suspension: Sendable, Equatable {
+        /// The suspension's identity.
+        public var id: UUID
+        /// Who began it.
+        public var participant: UUID
+        /// Why.
+        public var reason: SuspensionReason
+        /// Whether the group waits for it (asked for, and within the reason's limit).
+        public var holdsGroup: Bool
+    }
+
+    /// What a participant said it has loaded.
+    public struct ParticipantState: Sendable, Equatable {
+        /// The item's identifier.
+        public var item: String?
+        /// The item's content identity (duration and hashes), to catch different files.
+        public var identity: String?
+        /// Whether it can play now.
+        public var ready: Bool
+    }
+
+    /// What applying a proposal changed, for programs to show ("Ana paused at 12:03").
+    public enum Event: Sendable, Equatable {
+        /// The timeline changed, by `originator`'s proposal.
+        case timelineChanged(SharedTimeline, originator: UUID, proposal: PlaybackProposal)
+        /// The group began waiting for suspended participants.
+        case groupWaiting(SharedTimeline, for: [Suspension])
+        /// The last suspension that held the group ended: playback resumes.
+        case groupResumed(SharedTimeline, originator: UUID)
+        /// Participants hold different content under the same item identifier.
+        case itemMismatch(item: String, identities: [UUID: String])
+    }
+
+    /// The shared timeline, as every participant holds it.
+    public private(set) var timeline = SharedTimeline.initial
+    /// The rate the group asked for; the timeline runs at it unless the group is waiting.
+    public private(set) var intendedRate: Double = 0
+    /// Active suspensions, in the order they began.
+    public private(set) var suspensions: [Suspension] = []
+    /// What each participant has loaded.
+    public private(set) var participants: [UUID: ParticipantState] = [:]
+    /// Whether pauses snap to the media time the originator saw (as AVFoundation's
+    /// `pauseSnapsToMediaTimeOfOriginator`); the same on every participant.
+    public let pauseSnapsToMediaTimeOfOriginator: Bool
+
+    /// A core at the initial timeline.
+    public init(pauseSnapsToMediaTimeOfOriginator: Bool = true) {
+        self.pauseSnapsToMediaTimeOfOriginator = pauseSnapsToMediaTimeOfOriginator
+    }
+
+    /// Whether the group is waiting for a suspended participant.
+    public var isWaiting: Bool { suspensions.contains { $0.holdsGroup } }
+
+    /// Applies the next ordered proposal and returns what changed. Proposals at or below the
+    /// current version (replays) change nothing.
+    public mutating func apply(_ ordered: OrderedProposal) -> [Event] {
+        guard ordered.order > timeline.version else { return [] }
+        timeline.version = ordered.order
+        let at = max(ordered.effectiveAt, timeline.anchorSessionTime)
+        let position = timeline.mediaTime(atSessionTime: at)
+        switch ordered.proposal {
+        case .setRate(let rate):
+            intendedRate = max(0, rate)
+            reanchor(media: position, at: at)
+            return [changed(ordered)]
+        case .pause(let seen):
+            intendedRate = 0
+            reanchor(media: pauseSnapsToMediaTimeOfOriginator ? (seen ?? position) : position, at: at)
+            return [changed(ordered)]
+        case .seek(let target):
+            reanchor(media: max(0, target), at: at)
+            return [changed(ordered)]
+        case .transition(let item, let start):
+            timeline.item = item
+            intendedRate = 0
+            reanchor(media: max(0, start), at: at)
+            return [changed(ordered)] + mismatchEvents()
+        case .beginSuspension(let id, let reason, let triggersWaiting, let limit):
+            guard !suspensions.contains(where: { $0.id == id }) else { return [] }
+            let holding = suspensions.filter { $0.holdsGroup && $0.reason == reason }.count
+            let holds = triggersWaiting && holding < (limit ?? Int.max)
+            let wasWaiting = isWaiting
+            suspensions.append(Suspension(id: id, participant: ordered.originator, reason: reason, holdsGroup: holds))
+            guard holds, !wasWaiting else { return [] }
+            reanchor(media: position, at: at)
+            return [.groupWaiting(timeline, for: suspensions.filter(\.holdsGroup))]
+        case .endSuspension(let id, let proposedTime):
+            return endSuspensions(where: { $0.id == id }, at: at, position: proposedTime ?? position, originator: ordered.originator)
+        case .departed(let participant):
+            participants.removeValue(forKey: participant)
+            return endSuspensions(where: { $0.participant == participant }, at: at, position: position, originator: ordered.originator)
+        case .state(let item, let identity, let ready):
+            participants[ordered.originator] = ParticipantState(item: item, identity: identity, ready: ready)
+            return mismatchEvents()
+        }
+    }
+
+    private mutating func endSuspensions(where matches: (Suspension) -> Bool, at: Int64, position: Int64,
+                                         originator: UUID) -> [Event] {
+        let wasWaiting = isWaiting
+        suspensions.removeAll(where: matches)
+        guard wasWaiting, !isWaiting else { return [] }
+        reanchor(media: position, at: at)
+        return [.groupResumed(timeline, originator: originator)]
+    }
+
+    /// Re-anchors the timeline at session instant `at` on media time `media`, at the intended
+    /// rate unless the group waits.
+    private mutating func reanchor(media: Int64, at: Int64) {
+        timeline.anchorMediaTime = media
+        timeline.anchorSessionTime = at
+        timeline.rate = isWaiting ? 0 : intendedRate
+    }
+
+    private func changed(_ ordered: OrderedProposal) -> Event {
+        .timelineChanged(timeline, originator: ordered.originator, proposal: ordered.proposal)
+    }
+
+    /// Participants on the current item whose content differs.
+    private func mismatchEvents() -> [Event] {
+        guard let item = timeline.item else { return [] }
+        var identities: [UUID: String] = [:]
+        for (participant, state) in participants where state.item == item {
+            if let identity = state.identity { identities[participant] = identity }
+        }
+        return Set(identities.values).count > 1 ? [.itemMismatch(item: item, identities: identities)] : []
+    }
+}

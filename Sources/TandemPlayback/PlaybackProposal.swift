@@ -1,0 +1,47 @@
+import Foundation
+
+/// A change that a participant proposes; the relay orders it, and every participant applies it
+/// at the same effective session instant.
+public enum PlaybackProposal: Sendable, Codable, Equatable {
+    /// Play (or change the rate) from the current position.
+    case setRate(Double)
+    /// Pause. `at` is the media time the originator saw when it paused, used when pauses snap to
+    /// the originator's position.
+    case pause(at: Int64?)
+    /// Move to a media time, keeping the rate.
+    case seek(to: Int64)
+    /// Switch to another item, from its start (or `at`), paused.
+    case transition(item: String, at: Int64)
+    /// Begin a suspension; `triggersWaiting` says whether the originator asks the group to wait
+    /// for it, and `waitingLimit` how many participants may hold the group up for this reason at
+    /// once (beyond it, a participant catches up on its own).
+    case beginSuspension(id: UUID, reason: SuspensionReason, triggersWaiting: Bool, waitingLimit: Int?)
+    /// End a suspension, optionally proposing where to resume.
+    case endSuspension(id: UUID, proposedTime: Int64?)
+    /// What a participant has loaded (its identifier and content identity) and whether it is
+    /// ready to play it.
+    case state(item: String?, identity: String?, ready: Bool)
+    /// A participant left the session: its suspensions end (proposed by whoever noticed; a
+    /// repeat changes nothing).
+    case departed(UUID)
+}
+
+/// A proposal as the relay delivered it: in order, stamped.
+public struct OrderedProposal: Sendable, Equatable {
+    /// Who proposed it.
+    public var originator: UUID
+    /// The relay's order number for it (the timeline's version once applied).
+    public var order: UInt64
+    /// When it takes effect, in session time (ns).
+    public var effectiveAt: Int64
+    /// The change.
+    public var proposal: PlaybackProposal
+
+    /// An ordered proposal.
+    public init(originator: UUID, order: UInt64, effectiveAt: Int64, proposal: PlaybackProposal) {
+        self.originator = originator
+        self.order = order
+        self.effectiveAt = effectiveAt
+        self.proposal = proposal
+    }
+}
