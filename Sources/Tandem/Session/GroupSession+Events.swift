@@ -31,7 +31,8 @@ extension GroupSession: MessengerSession {
         case .ended(let by, let reason):
             let name = core.withLock { $0.known[by]?.displayName } ?? "someone"
             invalidate(GroupSessionError(.ended, reason.isEmpty ? "\(name) ended the session" : reason))
-        case .connectionInterrupted, .connectionResumed:
+        case .connectionInterrupted, .connectionResumed, .ordered:
+            // Ordered broadcasts are the playback coordinator's; the messenger does not use them.
             break
         case .failed(let error):
             invalidate(GroupSessionError.from(error))

@@ -89,15 +89,22 @@ public struct RelayWelcome: Sendable {
     public var attachments: [AttachmentRecord]
     /// Whether this join created the session.
     public var created: Bool
+    /// The session's ordered broadcasts so far, oldest first, so that a late joiner can replay
+    /// them; the first `.ordered` event follows the last of them without a gap. The relay keeps
+    /// at most `RelayCoreConfiguration.maximumOrderedHistory` of them (and at most
+    /// `maximumOrderedHistoryBytes` of bodies): beyond that the oldest are dropped, so the first
+    /// one's `order` may be above 1.
+    public var orderedHistory: [OrderedDelivery]
 
     /// A welcome.
     public init(sessionID: UUID, participants: [ParticipantRecord], activity: [UInt8],
-                attachments: [AttachmentRecord], created: Bool) {
+                attachments: [AttachmentRecord], created: Bool, orderedHistory: [OrderedDelivery] = []) {
         self.sessionID = sessionID
         self.participants = participants
         self.activity = activity
         self.attachments = attachments
         self.created = created
+        self.orderedHistory = orderedHistory
     }
 }
 
@@ -110,6 +117,9 @@ public enum RelayEvent: Sendable {
     /// A message for this participant (reliable ones in per-sender order, without loss or
     /// duplicates while connected; unreliable ones at most once).
     case message(from: UUID, body: [UInt8], reliable: Bool)
+    /// A broadcast the relay ordered: every participant, the proposer included, receives the
+    /// same ones in the same order, without loss or duplicates, across resumptions too.
+    case ordered(OrderedDelivery)
     /// An attachment was added to the journal.
     case attachmentAdded(AttachmentRecord)
     /// An attachment was removed from the journal.
@@ -133,6 +143,11 @@ public protocol RelayLink: AnyObject, Sendable {
     /// Queues a message; returns at once. Throws `RelayError.tooLarge` beyond
     /// `RelayLimits.maximumMessageBody` (nothing is sent) and `.closed` once the link is closed.
     func send(_ body: [UInt8], to recipients: Recipients, reliable: Bool) throws(RelayError)
+    /// Queues a body for the relay to order and broadcast; returns at once. It comes back to
+    /// every participant of the session, this one included, as `.ordered`, in the same order for
+    /// all. Throws `RelayError.tooLarge` beyond `RelayLimits.maximumMessageBody` (nothing is sent)
+    /// and `.closed` once the link is closed.
+    func sendOrdered(_ body: [UInt8]) throws(RelayError)
     /// Adds an attachment to the journal; returns once the relay holds it.
     func addAttachment(id: UUID, metadata: [UInt8], data: [UInt8]) async throws(RelayError)
     /// Removes an attachment from the journal (any participant may).

@@ -46,11 +46,19 @@ extension RelayFrame {
             var participants: [RelayParticipantEntry] = []
             for _ in 0..<count { participants.append(try reader.participant()) }
             let attachmentCount = try reader.count(limit: Int(UInt32.max))
+            let orderedHistoryCount = try reader.count(limit: Int(UInt32.max))
             return .welcome(RelayWelcomeFrame(
                 sessionID: sessionID, created: created, resumed: resumed, received: received, token: token,
-                activity: activity, participants: participants, attachmentCount: attachmentCount))
+                activity: activity, participants: participants, attachmentCount: attachmentCount,
+                orderedHistoryCount: orderedHistoryCount))
         case .journalEntry:
             return .journalEntry(try reader.attachment())
+        case .historyEntry:
+            return .historyEntry(try reader.orderedEntry())
+        case .proposal:
+            return .proposal(sequence: try reader.uint64(), body: try reader.bytes(limit: RelayWireLimits.maximumBody))
+        case .ordered:
+            return .ordered(sequence: try reader.uint64(), entry: try reader.orderedEntry())
         case .refusal:
             return .refusal(try reader.fault())
         case .error:
@@ -137,6 +145,11 @@ extension RelayByteReader {
         }
         return RelayAttachmentEntry(id: id, owner: owner, size: Int(size),
                                     metadata: try bytes(limit: RelayWireLimits.maximumMetadata))
+    }
+
+    mutating func orderedEntry() throws(RelayWireError) -> RelayOrderedEntry {
+        RelayOrderedEntry(sender: try uuid(), order: try uint64(), orderedAt: Int64(bitPattern: try uint64()),
+                          effectiveAt: Int64(bitPattern: try uint64()), body: try bytes(limit: RelayWireLimits.maximumBody))
     }
 
     mutating func fault() throws(RelayWireError) -> RelayFault {

@@ -21,6 +21,7 @@ extension RelayFrame {
         case .welcome: .welcome
         case .journalEntry: .journalEntry
         case .refusal: .refusal
+        case .historyEntry: .historyEntry
         case .message: .message
         case .attachmentAdd: .attachmentAdd
         case .attachmentChunk: .attachmentChunk
@@ -28,6 +29,7 @@ extension RelayFrame {
         case .loadRequest: .loadRequest
         case .leave: .leave
         case .end: .end
+        case .proposal: .proposal
         case .participantJoined: .participantJoined
         case .participantLeft: .participantLeft
         case .delivery: .delivery
@@ -36,6 +38,7 @@ extension RelayFrame {
         case .loadChunk: .loadChunk
         case .outcome: .outcome
         case .ended: .ended
+        case .ordered: .ordered
         case .ack: .ack
         case .ping: .ping
         case .pong: .pong
@@ -69,8 +72,17 @@ extension RelayFrame {
             writer.uint32(UInt32(welcome.participants.count))
             for participant in welcome.participants { writer.participant(participant) }
             writer.uint32(UInt32(welcome.attachmentCount))
+            writer.uint32(UInt32(welcome.orderedHistoryCount))
         case let .journalEntry(entry):
             writer.attachment(entry)
+        case let .historyEntry(entry):
+            writer.orderedEntry(entry)
+        case let .proposal(sequence, body):
+            writer.uint64(sequence)
+            writer.bytes(body)
+        case let .ordered(sequence, entry):
+            writer.uint64(sequence)
+            writer.orderedEntry(entry)
         case let .refusal(fault), let .error(fault):
             writer.fault(fault)
         case let .message(sequence, recipients, reliable, body):
@@ -143,6 +155,14 @@ extension RelayByteWriter {
         uuid(entry.owner)
         uint64(UInt64(max(entry.size, 0)))
         bytes(entry.metadata)
+    }
+
+    mutating func orderedEntry(_ entry: RelayOrderedEntry) {
+        uuid(entry.sender)
+        uint64(entry.order)
+        uint64(UInt64(bitPattern: entry.orderedAt))
+        uint64(UInt64(bitPattern: entry.effectiveAt))
+        bytes(entry.body)
     }
 
     mutating func fault(_ fault: RelayFault) {

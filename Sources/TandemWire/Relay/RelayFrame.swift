@@ -14,7 +14,10 @@ import Foundation
 /// lacks; a receiver drops anything it has already seen.
 public enum RelayFrame: Sendable, Hashable {
     /// The version this build writes and reads.
-    public static let version: UInt8 = 1
+    ///
+    /// Version 2 added ordered broadcasts: `proposal`, `ordered`, `historyEntry` and the welcome's
+    /// `orderedHistoryCount`.
+    public static let version: UInt8 = 2
 
     // Handshake.
 
@@ -34,6 +37,9 @@ public enum RelayFrame: Sendable, Hashable {
     case journalEntry(RelayAttachmentEntry)
     /// Relay → participant: not admitted; the relay closes the connection after it.
     case refusal(RelayFault)
+    /// Relay → participant: one of the session's ordered broadcasts so far, following a welcome
+    /// and its journal entries, oldest first.
+    case historyEntry(RelayOrderedEntry)
 
     // Participant → relay, each with the participant's sequence number.
 
@@ -52,6 +58,8 @@ public enum RelayFrame: Sendable, Hashable {
     case leave(sequence: UInt64)
     /// Ends the session for everyone.
     case end(sequence: UInt64, reason: String)
+    /// A body for the relay to order and broadcast to everyone in the session, the sender included.
+    case proposal(sequence: UInt64, body: [UInt8])
 
     // Relay → participant, each with the relay's sequence number for that participant.
 
@@ -71,6 +79,8 @@ public enum RelayFrame: Sendable, Hashable {
     case outcome(sequence: UInt64, request: UInt64, fault: RelayFault?)
     /// The session was ended by `by`; the relay closes the connection after it.
     case ended(sequence: UInt64, by: UUID, reason: String)
+    /// A broadcast the relay ordered (sent to everyone, its proposer included).
+    case ordered(sequence: UInt64, entry: RelayOrderedEntry)
 
     // Either direction, outside the sequence.
 
@@ -92,9 +102,10 @@ public enum RelayFrame: Sendable, Hashable {
              let .participantJoined(sequence, _), let .participantLeft(sequence, _),
              let .delivery(sequence, _, _, _), let .attachmentAdded(sequence, _),
              let .attachmentRemoved(sequence, _), let .loadChunk(sequence, _, _),
-             let .outcome(sequence, _, _), let .ended(sequence, _, _):
+             let .outcome(sequence, _, _), let .ended(sequence, _, _),
+             let .proposal(sequence, _), let .ordered(sequence, _):
             sequence
-        case .hello, .challenge, .proof, .claim, .welcome, .journalEntry, .refusal, .ack, .ping, .pong, .error:
+        case .hello, .challenge, .proof, .claim, .welcome, .journalEntry, .historyEntry, .refusal, .ack, .ping, .pong, .error:
             nil
         }
     }
@@ -102,7 +113,8 @@ public enum RelayFrame: Sendable, Hashable {
     /// The frame's payload size in bytes that matter for rate limits and memory bounds.
     public var payloadSize: Int {
         switch self {
-        case let .message(_, _, _, body), let .delivery(_, _, _, body): body.count
+        case let .message(_, _, _, body), let .delivery(_, _, _, body), let .proposal(_, body): body.count
+        case let .ordered(_, entry), let .historyEntry(entry): entry.body.count
         case let .attachmentChunk(_, _, data), let .loadChunk(_, _, data): data.count
         case let .hello(hello): hello.activity.count
         case let .welcome(welcome): welcome.activity.count

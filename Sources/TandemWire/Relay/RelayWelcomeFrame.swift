@@ -2,8 +2,9 @@ import Foundation
 
 /// The relay admits a participant: what it needs to start (or to resume).
 ///
-/// The journal's attachments follow as `journalEntry` frames, `attachmentCount` of them, so that
-/// a journal with many entries never needs one giant frame.
+/// The journal's attachments follow as `journalEntry` frames, `attachmentCount` of them, then the
+/// session's ordered broadcasts so far as `historyEntry` frames, `orderedHistoryCount` of them,
+/// so that a long journal or history never needs one giant frame.
 public struct RelayWelcomeFrame: Sendable, Hashable {
     /// The session.
     public var sessionID: UUID
@@ -21,10 +22,13 @@ public struct RelayWelcomeFrame: Sendable, Hashable {
     public var participants: [RelayParticipantEntry]
     /// How many `journalEntry` frames follow.
     public var attachmentCount: Int
+    /// How many `historyEntry` frames follow the journal entries (0 on resume).
+    public var orderedHistoryCount: Int
 
     /// A welcome.
     public init(sessionID: UUID, created: Bool, resumed: Bool, received: UInt64, token: [UInt8],
-                activity: [UInt8], participants: [RelayParticipantEntry], attachmentCount: Int) {
+                activity: [UInt8], participants: [RelayParticipantEntry], attachmentCount: Int,
+                orderedHistoryCount: Int = 0) {
         self.sessionID = sessionID
         self.created = created
         self.resumed = resumed
@@ -33,5 +37,6 @@ public struct RelayWelcomeFrame: Sendable, Hashable {
         self.activity = activity
         self.participants = participants
         self.attachmentCount = attachmentCount
+        self.orderedHistoryCount = orderedHistoryCount
     }
 }

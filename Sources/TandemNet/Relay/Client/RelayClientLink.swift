@@ -93,6 +93,19 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
         }
     }
 
+    /// Queues a body for the relay to order and broadcast to everyone, this participant
+    /// included; returns at once.
+    public func sendOrdered(_ body: [UInt8]) throws(RelayError) {
+        guard body.count <= RelayLimits.maximumMessageBody else {
+            throw RelayError.tooLarge("ordered message", size: body.count, limit: RelayLimits.maximumMessageBody)
+        }
+        guard !closed.load(ordering: .acquiring) else { throw RelayError(.closed, "") }
+        loop.execute { [self] in
+            guard !core.isClosed else { return }
+            apply(core.submit { .proposal(sequence: $0, body: body) }.directives)
+        }
+    }
+
     /// Adds an attachment to the journal, in chunks; returns once the relay holds it.
     public func addAttachment(id: UUID, metadata: [UInt8], data: [UInt8]) async throws(RelayError) {
         guard data.count <= RelayLimits.maximumAttachment else {

@@ -15,8 +15,8 @@ struct RelayLinkCore: Sendable {
         case greeting
         /// Proof or claim sent; waiting for the welcome.
         case proving
-        /// Welcomed; waiting for this many journal entries.
-        case welcoming(remaining: Int)
+        /// Welcomed; waiting for this many journal entries, then this many history entries.
+        case welcoming(attachments: Int, history: Int)
         /// Joined and connected.
         case joined
         /// Joined once, connection lost; reconnecting.
@@ -130,10 +130,15 @@ struct RelayLinkCore: Sendable {
             guard phase == .proving else { return unexpected(.welcome(frame)) }
             return welcomed(frame, at: now)
         case let .journalEntry(entry):
-            guard case let .welcoming(remaining) = phase, remaining > 0 else { return unexpected(frame) }
+            guard case let .welcoming(attachments, history) = phase, attachments > 0 else { return unexpected(frame) }
             welcome?.attachments.append(Self.record(entry))
-            phase = .welcoming(remaining: remaining - 1)
-            return remaining == 1 ? completeJoin() : []
+            phase = .welcoming(attachments: attachments - 1, history: history)
+            return attachments == 1 && history == 0 ? completeJoin() : []
+        case let .historyEntry(entry):
+            guard case let .welcoming(0, history) = phase, history > 0 else { return unexpected(frame) }
+            welcome?.orderedHistory.append(Self.delivery(entry))
+            phase = .welcoming(attachments: 0, history: history - 1)
+            return history == 1 ? completeJoin() : []
         case let .refusal(fault), let .error(fault):
             return fail(Self.error(fault))
         case let .ack(through):
@@ -225,8 +230,8 @@ struct RelayLinkCore: Sendable {
                 sessionID: frame.sessionID,
                 participants: frame.participants.map { ParticipantRecord(id: $0.id, displayName: $0.displayName) },
                 activity: frame.activity, attachments: [], created: frame.created)
-            phase = .welcoming(remaining: frame.attachmentCount)
-            return frame.attachmentCount == 0 ? completeJoin() : []
+            phase = .welcoming(attachments: frame.attachmentCount, history: frame.orderedHistoryCount)
+            return frame.attachmentCount == 0 && frame.orderedHistoryCount == 0 ? completeJoin() : []
         }
         // Resumed: what the relay already has is done; the rest goes again, in order.
         acknowledge(through: frame.received)
@@ -271,6 +276,8 @@ struct RelayLinkCore: Sendable {
             return [.emit(.participantLeft(id))]
         case let .delivery(_, sender, reliable, body):
             return [.emit(.message(from: sender, body: body, reliable: reliable))]
+        case let .ordered(_, entry):
+            return [.emit(.ordered(Self.delivery(entry)))]
         case let .attachmentAdded(_, entry):
             return [.emit(.attachmentAdded(Self.record(entry)))]
         case let .attachmentRemoved(_, id):
@@ -335,6 +342,11 @@ struct RelayLinkCore: Sendable {
 
     static func record(_ entry: RelayAttachmentEntry) -> AttachmentRecord {
         AttachmentRecord(id: entry.id, owner: entry.owner, size: entry.size, metadata: entry.metadata)
+    }
+
+    static func delivery(_ entry: RelayOrderedEntry) -> OrderedDelivery {
+        OrderedDelivery(from: entry.sender, order: entry.order, orderedAt: entry.orderedAt,
+                        effectiveAt: entry.effectiveAt, body: entry.body)
     }
 
     /// The error a relay fault means for the caller.

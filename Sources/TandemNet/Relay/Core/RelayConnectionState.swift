@@ -21,4 +21,8 @@ struct RelayConnectionState: Sendable {
     let openedAt: Int64
     var lastHeard: Int64
     var bucket: TokenBucket
+    /// When the relay sent the ping whose pong it awaits (the ping carries this time), if any.
+    var pingSentAt: Int64?
+    /// When the relay last pinged this connection to measure its round trip.
+    var lastProbe: Int64 = 0
 }

@@ -87,13 +87,15 @@ extension RelayCore {
         let welcome = RelayWelcomeFrame(
             sessionID: session.id, created: created, resumed: false, received: 0, token: state.token.bytes,
             activity: session.activity, participants: session.order.compactMap { session.participants[$0]?.entry },
-            attachmentCount: session.attachmentOrder.count)
+            attachmentCount: session.attachmentOrder.count, orderedHistoryCount: session.orderedHistory.count)
         var directives: [RelayDirective] = [.send(connection, .welcome(welcome))]
         for attachmentID in session.attachmentOrder {
             if let attachment = session.attachments[attachmentID] {
                 directives.append(.send(connection, .journalEntry(attachment.entry)))
             }
         }
+        directives += historyFrames(of: session, to: connection)
+        directives.append(probe(connection, at: now))
         return directives + broadcast(in: session.id, to: others) { .participantJoined(sequence: $0, participant: hello.participant) }
     }
 
@@ -120,6 +122,7 @@ extension RelayCore {
             token: participant.token.bytes, activity: [], participants: [], attachmentCount: 0)
         directives.append(.send(connection, .welcome(welcome)))
         for frame in participant.outbox.pending { directives.append(.send(connection, frame)) }
+        directives.append(probe(connection, at: now))
         return directives
     }
 }

@@ -12,7 +12,8 @@ extension RelayCore {
                 return []
             case let .ping(value):
                 return [.send(connection, .pong(value))]
-            case .pong:
+            case let .pong(value):
+                measure(value, from: key, on: connection, at: now)
                 return []
             default:
                 return drop(connection, fault: RelayFault(.protocolViolation, "frame \(frame.typeName) after joining"), at: now)
@@ -76,6 +77,8 @@ extension RelayCore {
             return [.send(connection, .ack(sequence))] + remove(key)
         case let .end(_, reason):
             return end(key.session, by: key.participant, reason: reason, at: now)
+        case let .proposal(_, body):
+            return order(body, from: key, at: now)
         default:
             return drop(connection, fault: RelayFault(.protocolViolation, "frame \(frame.typeName) is not for the relay"), at: now)
         }

@@ -133,6 +133,8 @@ public struct RelayCore: Sendable {
                 if now - state.lastHeard > configuration.idleTimeout {
                     directives.append(.close(id))
                     directives += onClose(id, at: now)
+                } else if now - state.lastProbe >= configuration.roundTripProbeInterval {
+                    directives.append(probe(id, at: now))
                 }
             case .closing:
                 break

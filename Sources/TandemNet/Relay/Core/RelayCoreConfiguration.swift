@@ -27,8 +27,35 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     /// why it is gone.
     public var endedMemory: Int64 = 60_000_000_000
 
+    /// How many ordered broadcasts a session keeps for late joiners (`RelayWelcome.orderedHistory`);
+    /// beyond it the oldest are dropped.
+    public var maximumOrderedHistory = 4096
+    /// How many bytes of bodies a session's ordered history holds; beyond it the oldest are
+    /// dropped too, so that a session's history cannot grow to gigabytes of large bodies.
+    public var maximumOrderedHistoryBytes = 16 * 1024 * 1024
+    /// What the lead of an ordered broadcast adds to the slowest connected participant's round
+    /// trip: room for scheduling and jitter.
+    public var orderingMargin: Int64 = 20_000_000
+    /// The shortest lead: an ordered broadcast takes effect at least this long after the relay
+    /// ordered it.
+    public var minimumLead: Int64 = 30_000_000
+    /// The longest lead, whatever the round trips: a participant slower than this receives
+    /// ordered broadcasts late rather than holding everyone back.
+    public var maximumLead: Int64 = 1_000_000_000
+    /// How often the relay pings each joined connection to measure its round trip (it pings once
+    /// at once on each admission and resumption too).
+    public var roundTripProbeInterval: Int64 = 1_000_000_000
+
     /// The defaults.
     public init() {}
+
+    /// The lead of an ordered broadcast when the slowest connected participant's latest round
+    /// trip is `roundTrip` (nil when none is measured yet): that plus `orderingMargin`, within
+    /// `minimumLead...maximumLead`; with nothing measured, `minimumLead + orderingMargin`.
+    public func lead(forRoundTrip roundTrip: Int64?) -> Int64 {
+        let wanted = (roundTrip ?? minimumLead) + orderingMargin
+        return min(max(wanted, minimumLead), max(maximumLead, minimumLead))
+    }
 
     /// The cost of a frame or datagram with `payload` bytes, in flood-control tokens.
     static func cost(payload: Int) -> Double { 1 + Double(payload) / 16_384 }

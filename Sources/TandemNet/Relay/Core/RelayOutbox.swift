@@ -18,20 +18,29 @@ struct RelayOutbox: Sendable {
         let frame = make(nextSequence)
         nextSequence += 1
         frames.append(frame)
-        if case let .delivery(_, _, _, body) = frame { bodyBytes += body.count }
+        bodyBytes += Self.bodySize(of: frame)
         return frame
     }
 
     /// Forgets every frame up to and including `sequence`.
     mutating func acknowledge(through sequence: UInt64) {
         while head < frames.count, let number = frames[head].sequence, number <= sequence {
-            if case let .delivery(_, _, _, body) = frames[head] { bodyBytes -= body.count }
+            bodyBytes -= Self.bodySize(of: frames[head])
             head += 1
         }
         // Compact once the acknowledged prefix is most of the array.
         if head > 64, head * 2 > frames.count {
             frames.removeFirst(head)
             head = 0
+        }
+    }
+
+    /// The message bytes a frame holds on its own.
+    private static func bodySize(of frame: RelayFrame) -> Int {
+        switch frame {
+        case let .delivery(_, _, _, body): body.count
+        case let .ordered(_, entry): entry.body.count
+        default: 0
         }
     }
 

@@ -18,6 +18,8 @@ struct RelaySessionState: Sendable {
         var outbox = RelayOutbox()
         /// The attachment it is uploading, if any.
         var upload: Upload?
+        /// Its latest round trip to the relay in nanoseconds, nil until one is measured.
+        var roundTrip: Int64?
     }
 
     /// An attachment arriving in chunks.
@@ -46,4 +48,10 @@ struct RelaySessionState: Sendable {
     var attachmentOrder: [UUID] = []
     var attachments: [UUID: Attachment] = [:]
     var journalBytes = 0
+    /// The order the next ordered broadcast gets.
+    var nextOrder: UInt64 = 1
+    /// The effective time of the last ordered broadcast, which the next never precedes.
+    var lastEffectiveAt: Int64 = .min
+    /// The ordered broadcasts so far, for late joiners.
+    var orderedHistory = RelayOrderedHistory()
 }

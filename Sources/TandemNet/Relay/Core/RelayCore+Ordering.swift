@@ -1,0 +1,61 @@
+import Foundation
+import TandemWire
+
+extension RelayCore {
+    /// The lead an ordered broadcast in `session` gets now: the slowest connected participant's
+    /// latest round trip plus the margin, within the configuration's bounds (see
+    /// `RelayCoreConfiguration.lead(forRoundTrip:)`).
+    public func orderingLead(in session: UUID) -> Int64 {
+        let roundTrips = sessions[session]?.participants.values.compactMap { participant in
+            participant.connection == nil ? nil : participant.roundTrip
+        } ?? []
+        return configuration.lead(forRoundTrip: roundTrips.max())
+    }
+
+    /// The latest round trip the relay measured to `participant` of `session`, in nanoseconds.
+    public func roundTrip(of participant: UUID, in session: UUID) -> Int64? {
+        sessions[session]?.participants[participant]?.roundTrip
+    }
+
+    /// How many ordered broadcasts `session` keeps for late joiners.
+    public func orderedHistoryCount(of session: UUID) -> Int {
+        sessions[session]?.orderedHistory.count ?? 0
+    }
+
+    /// Orders a proposal: the next number, the relay's time and an effective time, then to
+    /// everyone in the session, the proposer included, and into the history for late joiners.
+    mutating func order(_ body: [UInt8], from key: ParticipantKey, at now: Int64) -> [RelayDirective] {
+        guard var session = sessions[key.session] else { return [] }
+        let lead = orderingLead(in: key.session)
+        let (wanted, overflow) = now.addingReportingOverflow(lead)
+        let entry = RelayOrderedEntry(
+            sender: key.participant, order: session.nextOrder, orderedAt: now,
+            effectiveAt: max(overflow ? .max : wanted, session.lastEffectiveAt), body: body)
+        session.nextOrder += 1
+        session.lastEffectiveAt = entry.effectiveAt
+        session.orderedHistory.append(entry, maximumCount: configuration.maximumOrderedHistory,
+                                      maximumBytes: configuration.maximumOrderedHistoryBytes)
+        sessions[key.session] = session
+        return broadcast(in: key.session, to: session.order) { .ordered(sequence: $0, entry: entry) }
+    }
+
+    /// Pings a joined connection with the relay's time, to measure its round trip by the pong.
+    mutating func probe(_ connection: RelayConnectionID, at now: Int64) -> RelayDirective {
+        connections[connection]?.pingSentAt = now
+        connections[connection]?.lastProbe = now
+        return .send(connection, .ping(UInt64(bitPattern: now)))
+    }
+
+    /// A pong: when it echoes the relay's outstanding ping, the participant's round trip is the
+    /// time since. Pongs to the participant's own pings never come, and others are ignored.
+    mutating func measure(_ value: UInt64, from key: ParticipantKey, on connection: RelayConnectionID, at now: Int64) {
+        guard let sent = connections[connection]?.pingSentAt, value == UInt64(bitPattern: sent) else { return }
+        connections[connection]?.pingSentAt = nil
+        sessions[key.session]?.participants[key.participant]?.roundTrip = max(0, now - sent)
+    }
+
+    /// The history frames that follow a welcome, oldest first.
+    func historyFrames(of session: RelaySessionState, to connection: RelayConnectionID) -> [RelayDirective] {
+        session.orderedHistory.all.map { .send(connection, .historyEntry($0)) }
+    }
+}
