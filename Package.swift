@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "TandemPlayback", dependencies: ["Tandem", "TandemClock", "TandemNet"]),
 
         // media: the FFmpeg-backed headless player.
-        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem"]),
+        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem", "TandemPlayback", "TandemClock"]),
 
         // Virtual time, a simulated network and fixtures shared by tests and benchmarks.
         .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia"]),

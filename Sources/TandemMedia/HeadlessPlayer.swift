@@ -1,4 +1,5 @@
 import Foundation
+import TandemPlayback
 
 /// A player without a window: it decodes a media file with FFmpeg on a thread of its own and
 /// presents each frame to its sinks at the local monotonic instant that its timeline gives.
@@ -40,10 +41,15 @@ public final class HeadlessPlayer: @unchecked Sendable {
 
     /// What the file holds.
     public let info: MediaInfo
+    /// Coordinates this player with a group: `player.playbackCoordinator.coordinateWithSession(session)`
+    /// and the player presents frames straight from the group's shared timeline.
+    public let playbackCoordinator: PlaybackCoordinator
     /// The item's identifier in presentations and logs.
     public let itemIdentifier: String
     private let options: Options
     private let engine: PlaybackEngine
+    /// The coordinator's delegate (it holds its delegate weakly).
+    private let coordination: HeadlessPlayerCoordination
 
     /// Opens `url` and starts decoding, paused at the start (or following `timeline`).
     ///
@@ -71,6 +77,9 @@ public final class HeadlessPlayer: @unchecked Sendable {
             videoSinks: videoSinks, audioSinks: audioSinks.isEmpty ? [NullAudioSink()] : audioSinks,
             startPosition: max(start, 0)
         )
+        coordination = HeadlessPlayerCoordination(itemIdentifier: itemIdentifier)
+        playbackCoordinator = PlaybackCoordinator(delegate: coordination)
+        coordination.player = self
     }
 
     deinit {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TandemClock
 import TandemNet
 
 /// Where a program's group activities meet a relay: Tandem's stand-in for the system service
@@ -16,12 +17,14 @@ public final class ActivityCenter: Sendable {
         let connector: any RelayConnector
         let host: String
         let port: UInt16
+        let sessionClock: SessionClockSetting
     }
 
     private struct State {
         var relay: Relay?
         var displayName = ProcessInfo.processInfo.environment["USER"] ?? "someone"
         var participantID = UUID()
+        var localClock: any MonotonicDerivedClock = SystemClock()
         /// Sessions not yet handed to a `sessions()` reader, by activity identifier.
         var undelivered: [String: [any AnySession]] = [:]
         var readers: [String: [Int: AsyncStream<any AnySession>.Continuation]] = [:]
@@ -37,9 +40,21 @@ public final class ActivityCenter: Sendable {
     public init() {}
 
     /// Uses `connector` to reach the relay at `host`:`port` (the address written into invites).
-    public func configure(relay connector: any RelayConnector, host: String, port: UInt16) {
-        state.withLock { $0.relay = Relay(connector: connector, host: host, port: port) }
+    ///
+    /// - Parameter sessionClock: how sessions learn the session clock: by probing the relay's
+    ///   time service (the default), or directly when the relay runs in this process.
+    public func configure(relay connector: any RelayConnector, host: String, port: UInt16,
+                          sessionClock: SessionClockSetting = .probe) {
+        state.withLock { $0.relay = Relay(connector: connector, host: host, port: port, sessionClock: sessionClock) }
         eligibility.value = true
+    }
+
+    /// This participant's local clock: the system's monotonic clock, or (as a benchmarking aid)
+    /// one with an injected offset and drift, so that clock synchronisation has real work to do
+    /// even when every participant runs on one machine. Set it before joining sessions.
+    public var localClock: any MonotonicDerivedClock {
+        get { state.withLock { $0.localClock } }
+        set { state.withLock { $0.localClock = newValue } }
     }
 
     /// Forgets the relay: sessions can no longer be started or joined.

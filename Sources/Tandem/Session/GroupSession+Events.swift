@@ -22,6 +22,9 @@ extension GroupSession: MessengerSession {
                 return activeSetLocked(core)
             }
             publishActive(active)
+            announceDeparture(id)
+        case .ordered(let delivery):
+            receiveOrdered(delivery)
         case .message(let from, let body, _):
             receive(body, from: from)
         case .attachmentAdded(let record):
@@ -31,7 +34,7 @@ extension GroupSession: MessengerSession {
         case .ended(let by, let reason):
             let name = core.withLock { $0.known[by]?.displayName } ?? "someone"
             invalidate(GroupSessionError(.ended, reason.isEmpty ? "\(name) ended the session" : reason))
-        case .connectionInterrupted, .connectionResumed, .ordered:
+        case .connectionInterrupted, .connectionResumed:
             // Ordered broadcasts are the playback coordinator's; the messenger does not use them.
             break
         case .failed(let error):

@@ -62,6 +62,11 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         var nextSubscriber = 0
         var attachments: [UUID: GroupSessionJournal.Attachment] = [:]
         var attachmentOrder: [UUID] = []
+        var clockSource: (any SessionClockSource)?
+        /// Ordered deliveries not yet taken by the coordinator (the history first).
+        var ordered: [OrderedPlaintext] = []
+        var orderedReader: AsyncStream<OrderedPlaintext>.Continuation?
+        var departureReaders: [Int: AsyncStream<UUID>.Continuation] = [:]
     }
 
     /// A `messages(of:)` reader: the type name it wants and where to put matching messages.
@@ -158,15 +163,19 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         state = .joined
     }
 
-    /// Takes over a joined link: who is there, the journal so far, and its events from now on.
+    /// Takes over a joined link: who is there, the journal and the ordered history so far, the
+    /// session clock, and the link's events from now on.
     private func adopt(_ link: any RelayLink, welcome: RelayWelcome) {
+        let clockSource = makeClockSource()
         core.withLock { core in
             core.link = link
+            core.clockSource = clockSource
             for record in welcome.participants {
                 core.known[record.id] = Participant(id: record.id, displayName: record.displayName)
             }
         }
         for record in welcome.attachments { attachmentAdded(record) }
+        for delivery in welcome.orderedHistory { receiveOrdered(delivery) }
         Task { await pump(link) }
     }
 
@@ -190,6 +199,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         }
         guard let subscribers else { return }
         for subscriber in subscribers { subscriber.continuation.finish() }
+        finishCoordination()
         activeParticipants = []
         state = .invalidated(reason: reason)
         $state.storage.finish()

@@ -1,0 +1,123 @@
+import Foundation
+import TandemClock
+import TandemNet
+
+/// An ordered proposal as the session hands it to the playback coordinator: opened, in the
+/// relay's order, with the relay's stamps.
+package struct OrderedPlaintext: Sendable {
+    /// Who proposed it.
+    package let from: UUID
+    /// The relay's order number.
+    package let order: UInt64
+    /// When the relay ordered it (session time, ns).
+    package let orderedAt: Int64
+    /// When it takes effect (session time, ns).
+    package let effectiveAt: Int64
+    /// The proposal, opened.
+    package let plaintext: [UInt8]
+}
+
+// What the playback coordinator needs of a session: an ordered channel, the session clock, and
+// who leaves. Package-wide, not public: programs use the coordinator.
+extension GroupSession {
+    /// Proposes `plaintext` for ordered broadcast (sealed): every participant, this one
+    /// included, receives it in the same order.
+    package func sendOrdered(_ plaintext: [UInt8]) throws(GroupSessionError) {
+        guard let link = core.withLock({ $0.invalidated || !$0.active.contains(localParticipant.id) ? nil : $0.link }) else {
+            throw GroupSessionError(.notJoined, "the session is not joined: call join() and wait for .joined")
+        }
+        do {
+            try link.sendOrdered(sealer.seal(plaintext))
+        } catch {
+            throw GroupSessionError.from(error)
+        }
+    }
+
+    /// The ordered deliveries: the session's history first, then each new one. One reader.
+    package func orderedDeliveries() -> AsyncStream<OrderedPlaintext> {
+        let (stream, continuation) = AsyncStream.makeStream(of: OrderedPlaintext.self)
+        let backlog = core.withLock { core -> [OrderedPlaintext]? in
+            guard !core.invalidated else { return nil }
+            core.orderedReader = continuation
+            defer { core.ordered.removeAll() }
+            return core.ordered
+        }
+        guard let backlog else {
+            continuation.finish()
+            return stream
+        }
+        for delivery in backlog { continuation.yield(delivery) }
+        return stream
+    }
+
+    /// The participants who leave the session, as the relay reports them.
+    package func departures() -> AsyncStream<UUID> {
+        let (stream, continuation) = AsyncStream.makeStream(of: UUID.self)
+        let id = core.withLock { core -> Int? in
+            guard !core.invalidated else { return nil }
+            let id = core.nextSubscriber
+            core.nextSubscriber += 1
+            core.departureReaders[id] = continuation
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.core.withLock { $0.departureReaders.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// How this participant knows the session clock (nil until joined, or if it cannot probe).
+    package var sessionClock: (any SessionClockSource)? { core.withLock { $0.clockSource } }
+
+    /// This participant's local clock.
+    package var localClock: any MonotonicDerivedClock { center.localClock }
+
+    /// Opens an ordered delivery and passes it on (or keeps it until the reader comes).
+    func receiveOrdered(_ delivery: OrderedDelivery) {
+        // Bodies that do not open with this session's key are not from a participant.
+        guard let plaintext = sealer.open(delivery.body) else { return }
+        let opened = OrderedPlaintext(from: delivery.from, order: delivery.order, orderedAt: delivery.orderedAt,
+                                      effectiveAt: delivery.effectiveAt, plaintext: plaintext)
+        let reader = core.withLock { core -> AsyncStream<OrderedPlaintext>.Continuation? in
+            guard !core.invalidated else { return nil }
+            if core.orderedReader == nil { core.ordered.append(opened) }
+            return core.orderedReader
+        }
+        reader?.yield(opened)
+    }
+
+    /// Tells departure readers that `id` left.
+    func announceDeparture(_ id: UUID) {
+        let readers = core.withLock { Array($0.departureReaders.values) }
+        for reader in readers { reader.yield(id) }
+    }
+
+    func makeClockSource() -> (any SessionClockSource)? {
+        switch center.relay?.sessionClock ?? .probe {
+        case .derived(let relayClock):
+            return DerivedSessionClock(relayClock: relayClock, localClock: center.localClock)
+        case .probe:
+            guard let address = try? SocketAddress(host: invitation.host, port: invitation.port) else { return nil }
+            return try? ProbedSessionClock(server: address, localClock: center.localClock)
+        }
+    }
+
+    /// Ends the coordination streams and stops the clock, when the session is over.
+    func finishCoordination() {
+        let (reader, departures, clock) = core.withLock { core in
+            defer {
+                core.orderedReader = nil
+                core.departureReaders.removeAll()
+                core.clockSource = nil
+            }
+            return (core.orderedReader, Array(core.departureReaders.values), core.clockSource)
+        }
+        reader?.finish()
+        for departure in departures { departure.finish() }
+        clock?.stop()
+    }
+}

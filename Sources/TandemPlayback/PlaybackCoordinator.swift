@@ -1,0 +1,278 @@
+import Foundation
+import Synchronization
+import Tandem
+import TandemClock
+
+/// Keeps a player on the group's shared timeline, modelled on AVFoundation's
+/// `AVDelegatingPlaybackCoordinator`.
+///
+/// The player asks for changes (`coordinateRateChange`, `coordinateSeek`, `transitionToItem`);
+/// the relay orders them; every participant's coordinator applies the same changes at the same
+/// session instants and issues its delegate the commands that carry them out, each with the local
+/// instant at which it takes effect. The built-in `HeadlessPlayer` is its own delegate
+/// (`player.playbackCoordinator.coordinateWithSession(session)`); other players implement
+/// `PlaybackCoordinatorDelegate`.
+public final class PlaybackCoordinator: @unchecked Sendable {
+    /// What happened in the group, for programs to show.
+    public typealias Event = CoordinationCore.Event
+
+    /// Suspension reasons for which this participant asks the group to wait. By default buffering
+    /// and not having the group's item.
+    public var suspensionReasonsThatTriggerWaiting: Set<SuspensionReason> {
+        get { settings.withLock { $0.waitingReasons } }
+        set { settings.withLock { $0.waitingReasons = newValue } }
+    }
+
+    /// How many participants may hold the group up at once for a reason; beyond it, a suspended
+    /// participant catches up on its own. No entry: no limit.
+    public var participantLimits: [SuspensionReason: Int] {
+        get { settings.withLock { $0.limits } }
+        set { settings.withLock { $0.limits = newValue } }
+    }
+
+    /// How far ahead (ns) a player that joins late or resynchronises is told to be on time, so
+    /// that it can seek and decode first.
+    public var prerollLead: Int64 {
+        get { settings.withLock { $0.prerollLead } }
+        set { settings.withLock { $0.prerollLead = newValue } }
+    }
+
+    /// The shared timeline, observable: `for await timeline in coordinator.$timeline.values`.
+    @Published public private(set) var timeline: SharedTimeline = .initial
+
+    /// Whether pauses snap to the media time the originator saw.
+    public let pauseSnapsToMediaTimeOfOriginator: Bool
+
+    private struct Settings {
+        var waitingReasons: Set<SuspensionReason> = [.stallRecovery, .coordinatedPlaybackNotPossible]
+        var limits: [SuspensionReason: Int] = [:]
+        var prerollLead: Int64 = 300_000_000
+        weak var delegate: (any PlaybackCoordinatorDelegate)?
+    }
+
+    private struct Coordination {
+        var core: CoordinationCore
+        var channel: (any CoordinationChannel)?
+        var tasks: [Task<Void, Never>] = []
+        var eventReaders: [Int: AsyncStream<Event>.Continuation] = [:]
+        var nextReader = 0
+        var lastCommand: PlaybackCommand?
+    }
+
+    private let settings = Mutex(Settings())
+    private let state: Mutex<Coordination>
+
+    /// A coordinator for a player; it does nothing until `coordinateWithSession(_:)`.
+    public init(delegate: (any PlaybackCoordinatorDelegate)? = nil, pauseSnapsToMediaTimeOfOriginator: Bool = true) {
+        self.pauseSnapsToMediaTimeOfOriginator = pauseSnapsToMediaTimeOfOriginator
+        state = Mutex(Coordination(core: CoordinationCore(pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator)))
+        settings.withLock { $0.delegate = delegate }
+    }
+
+    deinit {
+        for task in state.withLock({ $0.tasks }) { task.cancel() }
+    }
+
+    /// The player the coordinator drives.
+    public var delegate: (any PlaybackCoordinatorDelegate)? {
+        get { settings.withLock { $0.delegate } }
+        set { settings.withLock { $0.delegate = newValue } }
+    }
+
+    /// Joins the playback of `session`'s group: from now on the player follows the shared
+    /// timeline, and its own changes go to the group. A late joiner adopts the timeline so far
+    /// and comes in on time.
+    public func coordinateWithSession<Activity: GroupActivity>(_ session: GroupSession<Activity>) {
+        coordinate(over: SessionChannel(session: session))
+    }
+
+    /// What happens in the group from now on (timeline changes with their originators, waiting,
+    /// mismatched items).
+    public var events: AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
+        let id = state.withLock { state in
+            let id = state.nextReader
+            state.nextReader += 1
+            state.eventReaders[id] = continuation
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.eventReaders.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// The coordinator's view of the group: timeline, suspensions, what others have loaded.
+    public var core: CoordinationCore { state.withLock { $0.core } }
+
+    // MARK: The player's side
+
+    /// Asks the group to play at `rate` (0 pauses) from the current position.
+    public func coordinateRateChange(to rate: Double) throws {
+        if rate > 0 {
+            try propose(.setRate(rate))
+        } else {
+            try propose(.pause(at: expectedItemTime(atLocalTime: localClock?.now())))
+        }
+    }
+
+    /// Asks the group to move to media time `time` (ns), keeping the rate.
+    public func coordinateSeek(to time: Int64) throws {
+        try propose(.seek(to: time))
+    }
+
+    /// Asks the group to switch to the item `identifier` (paused at its start).
+    public func transitionToItem(identifier: String, at time: Int64 = 0) throws {
+        try propose(.transition(item: identifier, at: time))
+    }
+
+    /// Tells the group what this participant has loaded (its identifier and content identity)
+    /// and whether it is ready, so that a mismatch is reported to everyone.
+    public func reportItem(_ identifier: String?, identity: String?, ready: Bool) throws {
+        try propose(.state(item: identifier, identity: identity, ready: ready))
+    }
+
+    /// Where the shared timeline says the player should be at local instant `localTime`
+    /// (ns on this participant's clock), or nil before the session clock is known.
+    public func expectedItemTime(atLocalTime localTime: Int64?) -> Int64? {
+        guard let localTime, let channel = state.withLock({ $0.channel }),
+              let session = channel.clock?.sessionTime(atLocal: localTime) else { return nil }
+        return state.withLock { $0.core.timeline }.mediaTime(atSessionTime: session)
+    }
+
+    /// Begins a suspension for `reason`; the group waits for it if the reason is one of
+    /// `suspensionReasonsThatTriggerWaiting` and within its participant limit.
+    public func beginSuspension(for reason: SuspensionReason) -> PlaybackSuspension {
+        let id = UUID()
+        let (triggers, limit) = settings.withLock { ($0.waitingReasons.contains(reason), $0.limits[reason]) }
+        try? propose(.beginSuspension(id: id, reason: reason, triggersWaiting: triggers, waitingLimit: limit))
+        return PlaybackSuspension(reason: reason, id: id) { [weak self] time in
+            try? self?.propose(.endSuspension(id: id, proposedTime: time))
+        }
+    }
+
+    /// This participant's clock, once coordinating.
+    public var localClock: (any MonotonicDerivedClock)? { state.withLock { $0.channel?.localClock } }
+
+    /// The session time at local instant `localTime`, once the session clock is known.
+    public func sessionTime(atLocalTime localTime: Int64) -> Int64? {
+        state.withLock { $0.channel }?.clock?.sessionTime(atLocal: localTime)
+    }
+
+    /// The local instant at session time `sessionTime`, once the session clock is known.
+    public func localTime(atSessionTime sessionTime: Int64) -> Int64? {
+        state.withLock { $0.channel }?.clock?.localTime(atSession: sessionTime)
+    }
+
+    // MARK: Running
+
+    func coordinate(over channel: any CoordinationChannel) {
+        let deliveries = channel.orderedProposals()
+        let departures = channel.departures()
+        let tasks = [
+            Task { [weak self] in
+                for await proposal in deliveries {
+                    guard let self else { return }
+                    await self.apply(proposal)
+                }
+            },
+            Task { [weak self] in
+                for await participant in departures {
+                    guard let self else { return }
+                    let held = self.state.withLock { $0.core.suspensions.contains { $0.participant == participant } }
+                    if held { try? self.propose(.departed(participant)) }
+                }
+            },
+            // While playing, re-map the timeline to local time every second, so that the player
+            // follows the session clock's estimate as it improves and tracks its drift.
+            Task { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    guard let self else { return }
+                    let timeline = self.state.withLock { $0.core.timeline }
+                    if timeline.rate > 0 { await self.issueCommand(for: timeline, lead: 50_000_000) }
+                }
+            },
+        ]
+        let previous = state.withLock { state in
+            defer {
+                state.channel = channel
+                state.tasks = tasks
+            }
+            return state.tasks
+        }
+        for task in previous { task.cancel() }
+    }
+
+    private func propose(_ proposal: PlaybackProposal) throws {
+        guard let channel = state.withLock({ $0.channel }) else {
+            throw CoordinatorError("the coordinator is not coordinating with a session yet")
+        }
+        try channel.propose(proposal)
+    }
+
+    private func apply(_ proposal: OrderedProposal) async {
+        let (events, timeline, readers) = state.withLock { state in
+            let events = state.core.apply(proposal)
+            return (events, state.core.timeline, Array(state.eventReaders.values))
+        }
+        guard !events.isEmpty || timeline != self.timeline else { return }
+        self.timeline = timeline
+        for event in events {
+            for reader in readers { reader.yield(event) }
+        }
+        await issueCommand(for: timeline, lead: settings.withLock { $0.prerollLead })
+    }
+
+    /// Turns the timeline into the command that makes the player follow it. A timeline already
+    /// in force is picked up `lead` ahead.
+    private func issueCommand(for timeline: SharedTimeline, lead: Int64) async {
+        guard let channel = state.withLock({ $0.channel }), let delegate = delegate else { return }
+        guard let clock = await waitForClock(channel) else { return }
+        let now = channel.localClock.now()
+        guard let nowSession = clock.sessionTime(atLocal: now) else { return }
+        let command: PlaybackCommand
+        if timeline.rate > 0 {
+            // A change already in force (a late joiner's, or one that reached us late) is picked
+            // up a pre-roll ahead, on the same timeline, so the player comes in on time.
+            let start = timeline.anchorSessionTime > nowSession ? timeline.anchorSessionTime : nowSession + lead
+            guard let hostTime = clock.localTime(atSession: start) else { return }
+            command = .play(PlayCommand(expectedCurrentItemIdentifier: timeline.item, rate: timeline.rate,
+                                        itemTime: timeline.mediaTime(atSessionTime: start), hostTime: hostTime,
+                                        version: timeline.version))
+        } else {
+            let hostTime = clock.localTime(atSession: max(timeline.anchorSessionTime, nowSession)) ?? now
+            command = .pause(PauseCommand(expectedCurrentItemIdentifier: timeline.item, itemTime: timeline.anchorMediaTime,
+                                          hostTime: hostTime, version: timeline.version))
+        }
+        let isCurrent = state.withLock { state in
+            guard state.core.timeline.version == timeline.version else { return false }
+            state.lastCommand = command
+            return true
+        }
+        // A newer change arrived meanwhile: its own command supersedes this one.
+        guard isCurrent else { return }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            delegate.playbackCoordinator(self, didIssue: command) { done.resume() }
+        }
+    }
+
+    /// The session clock, waiting (up to 5 s) for its first estimate.
+    private func waitForClock(_ channel: any CoordinationChannel) async -> (any SessionClockSource)? {
+        for _ in 0..<500 {
+            if let clock = channel.clock, clock.sessionTime(atLocal: channel.localClock.now()) != nil { return clock }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return nil
+    }
+
+    /// The last command issued to the player.
+    public var lastCommand: PlaybackCommand? { state.withLock { $0.lastCommand } }
+}
+
+/// A coordinator used before it was given a session, or a proposal that could not be sent.
+public struct CoordinatorError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
