@@ -46,6 +46,15 @@ struct OrderedBroadcastTests {
             #expect(next.orderedAt >= previous.orderedAt)
         }
         #expect(reference.allSatisfy { $0.effectiveAt > $0.orderedAt })
+        let configuration = RelayHarness.testConfiguration
+        #expect(reference.allSatisfy { delivery in
+            (configuration.minimumLead...configuration.maximumLead).contains(delivery.effectiveAt - delivery.orderedAt)
+        })
+        if let server = harness.server {
+            // Stamped with the relay's clock, the session clock.
+            let now = server.clock.now()
+            #expect(reference.allSatisfy { $0.orderedAt <= now && now - $0.orderedAt < 60_000_000_000 })
+        }
 
         let dave = try await harness.join(session, "dave")
         #expect(dave.link.welcome.orderedHistory == reference)

@@ -11,6 +11,7 @@ struct WireTests {
     static let corpus: [RelayFrame] = {
         let id = UUID()
         let entry = RelayAttachmentEntry(id: UUID(), owner: id, size: 3, metadata: [1, 2])
+        let ordered = RelayOrderedEntry(sender: id, order: 7, orderedAt: -5, effectiveAt: 1_234_567_890, body: [2, 7, 1])
         return [
             .hello(RelayHello(sessionID: UUID(), participant: RelayParticipantEntry(id: id, displayName: "Zoë 🎬"),
                               create: true, activity: [9, 8, 7], resume: false, received: 0)),
@@ -19,8 +20,11 @@ struct WireTests {
             .claim(key: [UInt8](repeating: 5, count: 32)),
             .welcome(RelayWelcomeFrame(sessionID: UUID(), created: true, resumed: false, received: 0,
                                        token: [UInt8](repeating: 6, count: 16), activity: [1],
-                                       participants: [RelayParticipantEntry(id: id, displayName: "a")], attachmentCount: 1)),
+                                       participants: [RelayParticipantEntry(id: id, displayName: "a")], attachmentCount: 1,
+                                       orderedHistoryCount: 2)),
             .journalEntry(entry),
+            .historyEntry(ordered),
+            .historyEntry(RelayOrderedEntry(sender: id, order: .max, orderedAt: .min, effectiveAt: .max, body: [])),
             .refusal(RelayFault(.wrongSecret, "no")),
             .message(sequence: 1, recipients: .only([id, UUID()]), reliable: true, body: [1, 2, 3]),
             .message(sequence: 2, recipients: .everyone, reliable: false, body: []),
@@ -30,6 +34,8 @@ struct WireTests {
             .loadRequest(sequence: 6, id: entry.id),
             .leave(sequence: 7),
             .end(sequence: 8, reason: "bedtime"),
+            .proposal(sequence: 9, body: [3, 1, 4]),
+            .proposal(sequence: 10, body: []),
             .participantJoined(sequence: 1, participant: RelayParticipantEntry(id: id, displayName: "b")),
             .participantLeft(sequence: 2, id: id),
             .delivery(sequence: 3, sender: id, reliable: true, body: [4, 5]),
@@ -39,6 +45,7 @@ struct WireTests {
             .outcome(sequence: 7, request: 6, fault: nil),
             .outcome(sequence: 8, request: 5, fault: RelayFault(.attachmentNotFound, "gone")),
             .ended(sequence: 9, by: id, reason: "done"),
+            .ordered(sequence: 10, entry: ordered),
             .ack(10), .ping(11), .pong(12),
             .error(RelayFault(.flooding, "slow down")),
         ]
@@ -74,6 +81,18 @@ struct WireTests {
         let largest = RelayFrame.message(sequence: 1, recipients: .only((0..<RelayWireLimits.maximumRecipients).map { _ in UUID() }),
                                          reliable: true, body: [UInt8](repeating: 0, count: RelayWireLimits.maximumBody))
         #expect(largest.encoded().count - 4 <= RelayWireLimits.maximumFrameLength)
+        // So do the largest ordered proposal, delivery and history entry.
+        let body = [UInt8](repeating: 0, count: RelayWireLimits.maximumBody)
+        let entry = RelayOrderedEntry(sender: UUID(), order: 1, orderedAt: 0, effectiveAt: 0, body: body)
+        for frame: RelayFrame in [.proposal(sequence: 1, body: body), .ordered(sequence: 1, entry: entry), .historyEntry(entry)] {
+            #expect(frame.encoded().count - 4 <= RelayWireLimits.maximumFrameLength)
+        }
+        // One byte more is refused by the decoder.
+        let over = RelayFrame.proposal(sequence: 1, body: body + [0]).encoded()
+        #expect { try RelayFrame.decode(over[4...]) } throws: { error in
+            guard let error = error as? RelayWireError, case .oversized = error.code else { return false }
+            return true
+        }
     }
 
     @Test("an oversized length prefix is refused before its bytes arrive")
@@ -140,7 +159,7 @@ struct WireTests {
             }
             // The same bytes as a datagram, after a plausible header.
             do {
-                _ = try RelayDatagram.decode(([0x54, 0x20 + UInt8(random.next() % 4), 1, 0] + bytes)[...])
+                _ = try RelayDatagram.decode(([0x54, 0x20 + UInt8(random.next() % 4), RelayFrame.version, 0] + bytes)[...])
             } catch {
                 defects += 1
             }
