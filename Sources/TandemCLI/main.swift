@@ -4,6 +4,8 @@ import Glibc
 
 /// Every subcommand, in the order `tandem help` lists them.
 let commands: [any Command.Type] = [
+    HostCommand.self,
+    JoinCommand.self,
     ProbeCommand.self,
     PlayCommand.self,
     ClockServeCommand.self,

@@ -1,0 +1,80 @@
+import Foundation
+import Tandem
+import TandemPlayback
+
+/// Prints what happens in a watched session: one JSON object a line (`--events json`) or one
+/// readable line each.
+final class EventPrinter: Sendable {
+    let json: Bool
+
+    init(json: Bool) { self.json = json }
+
+    func emit(_ event: String, _ fields: [String: any Sendable]) {
+        if json {
+            var object: [String: Any] = ["event": event]
+            for (key, value) in fields { object[key] = value }
+            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
+                print(String(decoding: data, as: UTF8.self))
+            }
+        } else {
+            let details = fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            print("\(event) \(details)")
+        }
+        fflush(nil)
+    }
+
+    func report<Activity: GroupActivity>(_ event: PlaybackCoordinator.Event, session: GroupSession<Activity>) {
+        func name(_ id: UUID) -> String {
+            session.activeParticipants.first { $0.id == id }?.displayName ?? id.uuidString
+        }
+        switch event {
+        case .timelineChanged(let timeline, let originator, let proposal):
+            emit("timeline", fields(timeline) + ["by": name(originator), "change": describe(proposal)])
+        case .groupWaiting(let timeline, let suspensions):
+            emit("waiting", fields(timeline) + ["for": suspensions.map { "\(name($0.participant)): \($0.reason)" }])
+        case .groupResumed(let timeline, let originator):
+            emit("resumed", fields(timeline) + ["by": name(originator)])
+        case .itemMismatch(let item, let identities):
+            emit("item-mismatch", ["item": item, "participants": identities.keys.map(name).sorted(),
+                                   "message": "participants play different files under the name \(item)"])
+        }
+    }
+
+    func followParticipants<Activity: GroupActivity>(_ session: GroupSession<Activity>) async {
+        var known: Set<Participant> = []
+        for await participants in session.$activeParticipants.values {
+            // The set empties when this participant's session ends: that is not the others leaving.
+            if case .invalidated = session.state { return }
+            let others = participants.filter { $0 != session.localParticipant }
+            for joined in others.subtracting(known) {
+                emit("participant-joined", ["name": joined.displayName])
+            }
+            for left in known.subtracting(others) {
+                emit("participant-left", ["name": left.displayName])
+            }
+            known = others
+        }
+    }
+
+    private func fields(_ timeline: SharedTimeline) -> [String: any Sendable] {
+        ["version": Int(timeline.version), "rate": timeline.rate, "media_time": Double(timeline.anchorMediaTime) / 1e9,
+         "effective_session_ns": Int(timeline.anchorSessionTime), "item": timeline.item ?? ""]
+    }
+
+    private func describe(_ proposal: PlaybackProposal) -> String {
+        switch proposal {
+        case .setRate(let rate): rate == 1 ? "play" : "rate \(rate)"
+        case .pause: "pause"
+        case .seek(let time): String(format: "seek %.3f", Double(time) / 1e9)
+        case .transition(let item, _): "item \(item)"
+        case .beginSuspension(_, let reason, _, _): "suspend (\(reason))"
+        case .endSuspension: "end suspension"
+        case .state: "state"
+        case .departed: "departed"
+        }
+    }
+}
+
+private func + (lhs: [String: any Sendable], rhs: [String: any Sendable]) -> [String: any Sendable] {
+    lhs.merging(rhs) { _, new in new }
+}

@@ -1,0 +1,33 @@
+import TandemClock
+
+/// The options `tandem host` and `tandem join` share.
+struct WatchOptions {
+    /// Options with a value that both take.
+    static let valueOptions: Set<String> = ["name", "video", "presentation-log", "clock-offset", "clock-drift-ppm", "events"]
+
+    var name: String
+    var terminalVideo: Bool
+    var presentationLog: String?
+    var jsonEvents: Bool
+    var clock: any MonotonicDerivedClock
+
+    init(_ arguments: Arguments, defaultName: String) throws(CLIError) {
+        name = arguments.value("name") ?? defaultName
+        let video = arguments.value("video") ?? "none"
+        guard ["none", "terminal"].contains(video) else { throw .usage("--video is none or terminal, not '\(video)'") }
+        terminalVideo = video == "terminal"
+        presentationLog = arguments.value("presentation-log")
+        let events = arguments.value("events") ?? "text"
+        guard ["json", "text"].contains(events) else { throw .usage("--events is json or text, not '\(events)'") }
+        jsonEvents = events == "json"
+        // A benchmarking aid: a local clock with an injected offset and drift, so that clock
+        // synchronisation has real work to do when every participant runs on one machine.
+        let offset = try arguments.double("clock-offset", default: 0)!
+        let drift = try arguments.double("clock-drift-ppm", default: 0)!
+        guard abs(offset) < 1e6, abs(drift) < 10_000 else { throw .usage("--clock-offset or --clock-drift-ppm is out of range") }
+        let system = SystemClock()
+        clock = offset == 0 && drift == 0
+            ? system
+            : SkewedClock(base: system, offset: Int64(offset * 1e9), driftPPM: drift, origin: system.now())
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+
+/// A media file's content identity: its duration and a hash of its beginning and end, so that
+/// participants can tell whether they hold the same file under the same name.
+public enum MediaIdentity {
+    /// `d=SECONDS;h=HASH` for the file at `path` (FNV-1a over its first and last 64 KiB and its
+    /// size: cheap, and different for different encodes of the same film).
+    public static func of(file path: String) throws -> String {
+        let info = try MediaFile(url: path).info
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: 0)
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ data: Data) {
+            for byte in data {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01B3
+            }
+        }
+        mix(try handle.read(upToCount: 65_536) ?? Data())
+        try handle.seek(toOffset: size > 65_536 ? size - 65_536 : 0)
+        mix(try handle.read(upToCount: 65_536) ?? Data())
+        mix(withUnsafeBytes(of: size.littleEndian) { Data($0) })
+        return String(format: "d=%.3f;h=%016llx", info.duration ?? 0, hash)
+    }
+}
