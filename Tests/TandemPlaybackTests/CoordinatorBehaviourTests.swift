@@ -1,0 +1,176 @@
+import Foundation
+import Synchronization
+import Testing
+import Tandem
+import TandemClock
+import TandemMedia
+import TandemNet
+import TandemPlayback
+import TandemTestKit
+
+/// The coordinator through the real session stack on the in-memory relay: late joiners,
+/// waiting for a stalled participant, stale commands, and a participant dropping out.
+@Suite(.serialized) struct CoordinatorBehaviourTests {
+    /// A delegate that records every command and carries none out, for checking what is issued.
+    final class CommandLog: PlaybackCoordinatorDelegate, @unchecked Sendable {
+        let commands = Mutex<[PlaybackCommand]>([])
+        let item: String?
+        init(item: String?) { self.item = item }
+        var currentItemIdentifier: String? { item }
+        func playbackCoordinator(_ coordinator: PlaybackCoordinator, didIssue command: PlaybackCommand,
+                                 completion: @escaping @Sendable () -> Void) {
+            commands.withLock { $0.append(command) }
+            completion()
+        }
+        var all: [PlaybackCommand] { commands.withLock { $0 } }
+    }
+
+    struct Member {
+        let session: GroupSession<WatchTogether>
+        let coordinator: PlaybackCoordinator
+    }
+
+    /// Joins `name` to the session of `invitation` (or starts one) with a coordinator.
+    static func member(_ name: String, relay: TestRelay, invitation: Invitation?, delegate: any PlaybackCoordinatorDelegate,
+                       coordinator: PlaybackCoordinator? = nil) async throws -> Member {
+        let center = ActivityCenter()
+        center.displayName = name
+        center.configure(relay: relay.connector, host: relay.host, port: relay.port, sessionClock: .derived(from: SystemClock()))
+        var sessions = center.sessions(for: WatchTogether.self).makeAsyncIterator()
+        if let invitation {
+            try await center.accept(invitation)
+        } else {
+            try await center.start(WatchTogether(item: "film"))
+        }
+        let session = try #require(await sessions.next())
+        session.join()
+        #expect(await eventually { if case .joined = session.state { true } else { false } })
+        let coordinator = coordinator ?? PlaybackCoordinator(delegate: delegate)
+        coordinator.coordinateWithSession(session)
+        return Member(session: session, coordinator: coordinator)
+    }
+
+    @Test func lateJoinerAdoptsTheTimelineAndComesInOnTime() async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let hostLog = CommandLog(item: "film")
+        let host = try await Self.member("host", relay: relay, invitation: nil, delegate: hostLog)
+        try host.coordinator.transitionToItem(identifier: "film")
+        try host.coordinator.coordinateRateChange(to: 1)
+        try host.coordinator.coordinateSeek(to: 30_000_000_000)
+        #expect(await eventually { host.coordinator.timeline.version >= 3 })
+        try await Task.sleep(for: .milliseconds(300))
+
+        // Ana comes late: she replays the history and is told where to be a pre-roll ahead.
+        let hostCommandsBefore = hostLog.all.count
+        let anaLog = CommandLog(item: "film")
+        let ana = try await Self.member("ana", relay: relay, invitation: host.session.invitation, delegate: anaLog)
+        #expect(await eventually { ana.coordinator.timeline == host.coordinator.timeline })
+        #expect(await eventually { !anaLog.all.isEmpty })
+        guard case .play(let play) = anaLog.all.last else {
+            Issue.record("the late joiner was not told to play: \(anaLog.all)")
+            return
+        }
+        let now = SystemClock().now()
+        // In the future (to pre-roll), on the shared timeline, at the group's rate.
+        #expect(play.hostTime > now)
+        #expect(play.hostTime < now + 1_000_000_000)
+        let timeline = host.coordinator.timeline
+        #expect(abs(play.itemTime - timeline.mediaTime(atSessionTime: play.hostTime)) < 1_000)
+        #expect(play.rate == 1)
+        // Nobody else was paused or moved by the join.
+        #expect(hostLog.all.dropFirst(hostCommandsBefore).allSatisfy { if case .play = $0 { true } else { false } })
+    }
+
+    @Test func groupWaitsForAStalledParticipantAndResumesTogether() async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let host = try await Self.member("host", relay: relay, invitation: nil, delegate: CommandLog(item: "film"))
+        let ana = try await Self.member("ana", relay: relay, invitation: host.session.invitation, delegate: CommandLog(item: "film"))
+        try host.coordinator.coordinateRateChange(to: 1)
+        #expect(await eventually { ana.coordinator.timeline.rate == 1 })
+        let events = host.coordinator.events
+        let stall = ana.coordinator.beginSuspension(for: .stallRecovery)
+        #expect(await eventually { host.coordinator.timeline.rate == 0 && ana.coordinator.timeline.rate == 0 })
+        #expect(host.coordinator.core.isWaiting)
+        stall.end()
+        #expect(await eventually { host.coordinator.timeline.rate == 1 && ana.coordinator.timeline.rate == 1 })
+        #expect(host.coordinator.timeline == ana.coordinator.timeline)
+        var iterator = events.makeAsyncIterator()
+        var kinds: [String] = []
+        while kinds.count < 2, let event = await iterator.next() {
+            switch event {
+            case .groupWaiting: kinds.append("waiting")
+            case .groupResumed(_, let originator): kinds.append(originator == ana.session.localParticipant.id ? "resumed by ana" : "resumed")
+            default: break
+            }
+        }
+        #expect(kinds == ["waiting", "resumed by ana"])
+    }
+
+    @Test func aSuspensionThatDoesNotTriggerWaitingLetsTheGroupPlayOn() async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let host = try await Self.member("host", relay: relay, invitation: nil, delegate: CommandLog(item: "film"))
+        let ana = try await Self.member("ana", relay: relay, invitation: host.session.invitation, delegate: CommandLog(item: "film"))
+        try host.coordinator.coordinateRateChange(to: 1)
+        #expect(await eventually { ana.coordinator.timeline.rate == 1 })
+        _ = ana.coordinator.beginSuspension(for: .userActionRequired)
+        #expect(await eventually { host.coordinator.core.suspensions.count == 1 })
+        #expect(host.coordinator.timeline.rate == 1)
+    }
+
+    @Test func participantDroppingOutMidSuspensionReleasesTheGroup() async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let host = try await Self.member("host", relay: relay, invitation: nil, delegate: CommandLog(item: "film"))
+        let ana = try await Self.member("ana", relay: relay, invitation: host.session.invitation, delegate: CommandLog(item: "film"))
+        try host.coordinator.coordinateRateChange(to: 1)
+        #expect(await eventually { ana.coordinator.timeline.rate == 1 })
+        _ = ana.coordinator.beginSuspension(for: .stallRecovery)
+        #expect(await eventually { host.coordinator.timeline.rate == 0 })
+        // Ana leaves while holding everyone up: the host notices, and playback goes on.
+        ana.session.leave()
+        #expect(await eventually { host.coordinator.timeline.rate == 1 })
+        #expect(host.coordinator.core.suspensions.isEmpty)
+    }
+
+    @Test func staleCommandsForAnotherItemAreCompletedNotApplied() async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let clip = SampleClip.h264
+        let player = try HeadlessPlayer(url: clip.path)
+        let host = try await Self.member("host", relay: relay, invitation: nil, delegate: CommandLog(item: nil),
+                                         coordinator: player.playbackCoordinator)
+        // The group moves to an item this player does not have: its commands are stale here.
+        try host.coordinator.transitionToItem(identifier: "another-film.mkv")
+        try host.coordinator.coordinateRateChange(to: 1)
+        #expect(await eventually { host.coordinator.lastCommand?.version == 2 })
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(player.timeline.rate == 0)
+        #expect(player.statistics.presentedFrames == 0)
+        // Back on this player's item, it plays.
+        try host.coordinator.transitionToItem(identifier: clip.name)
+        try host.coordinator.coordinateRateChange(to: 1)
+        #expect(await eventually { player.statistics.presentedFrames > 5 })
+        player.close()
+    }
+
+    @Test func mismatchedContentIsReportedToEveryone() async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let host = try await Self.member("host", relay: relay, invitation: nil, delegate: CommandLog(item: "film"))
+        let ana = try await Self.member("ana", relay: relay, invitation: host.session.invitation, delegate: CommandLog(item: "film"))
+        let events = ana.coordinator.events
+        try host.coordinator.transitionToItem(identifier: "film")
+        try host.coordinator.reportItem("film", identity: try MediaIdentity.of(file: SampleClip.h264.path), ready: true)
+        try ana.coordinator.reportItem("film", identity: try MediaIdentity.of(file: SampleClip.vp9.path), ready: true)
+        var iterator = events.makeAsyncIterator()
+        var mismatch: [UUID: String]?
+        while mismatch == nil, let event = await iterator.next() {
+            if case .itemMismatch(let item, let identities) = event, item == "film" { mismatch = identities }
+        }
+        #expect(mismatch?.count == 2)
+        #expect(Set(mismatch?.values.map { $0 } ?? []).count == 2)
+    }
+}
