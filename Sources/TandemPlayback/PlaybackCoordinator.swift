@@ -159,6 +159,13 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         state.withLock { $0.channel }?.clock?.sessionTime(atLocal: localTime)
     }
 
+    /// The session clock minus this participant's clock, and the estimate's error bound (ns), at
+    /// local instant `localTime`, once the session clock is known.
+    public func clockStatus(atLocalTime localTime: Int64) -> (offset: Int64, errorBound: Int64)? {
+        guard let clock = state.withLock({ $0.channel })?.clock, let session = clock.sessionTime(atLocal: localTime) else { return nil }
+        return (session - localTime, clock.errorBound(atLocal: localTime) ?? 0)
+    }
+
     /// The local instant at session time `sessionTime`, once the session clock is known.
     public func localTime(atSessionTime sessionTime: Int64) -> Int64? {
         state.withLock { $0.channel }?.clock?.localTime(atSession: sessionTime)

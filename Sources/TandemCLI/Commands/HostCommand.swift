@@ -43,7 +43,7 @@ enum HostCommand: Command {
         try await WatchTogether(item: URL(fileURLWithPath: file).lastPathComponent).activate()
         guard let session = await sessions.next() else { throw CLIError.failure("the session did not start") }
         try await JoinCommand.join(session)
-        print(session.invitation.url.absoluteString)
+        printOutput(session.invitation.url.absoluteString)
         _ = identity
         return try await WatchRunner(session: session, file: file, options: options, isHost: true).run()
     }

@@ -9,18 +9,21 @@ final class EventPrinter: Sendable {
 
     init(json: Bool) { self.json = json }
 
+    /// Clears the status line first when standard output is a terminal.
+    private static let overStatusLine = isatty(1) != 0 ? "\r\u{1B}[K" : ""
+
     func emit(_ event: String, _ fields: [String: any Sendable]) {
         if json {
             var object: [String: Any] = ["event": event]
             for (key, value) in fields { object[key] = value }
             if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
-                print(String(decoding: data, as: UTF8.self))
+                printOutput(String(decoding: data, as: UTF8.self))
             }
         } else {
             let details = fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            print("\(event) \(details)")
+            // At a terminal, over the status line, which is redrawn after.
+            printOutput("\(EventPrinter.overStatusLine)\(event) \(details)")
         }
-        fflush(nil)
     }
 
     func report<Activity: GroupActivity>(_ event: PlaybackCoordinator.Event, session: GroupSession<Activity>) {
@@ -29,7 +32,7 @@ final class EventPrinter: Sendable {
         }
         switch event {
         case .timelineChanged(let timeline, let originator, let proposal):
-            emit("timeline", fields(timeline) + ["by": name(originator), "change": describe(proposal)])
+            emit("timeline", fields(timeline) + ["by": name(originator), "change": EventPrinter.describe(proposal)])
         case .groupWaiting(let timeline, let suspensions):
             emit("waiting", fields(timeline) + ["for": suspensions.map { "\(name($0.participant)): \($0.reason)" }])
         case .groupResumed(let timeline, let originator):
@@ -61,7 +64,8 @@ final class EventPrinter: Sendable {
          "effective_session_ns": Int(timeline.anchorSessionTime), "item": timeline.item ?? ""]
     }
 
-    private func describe(_ proposal: PlaybackProposal) -> String {
+    /// A proposal in a few words, for events and the status line.
+    static func describe(_ proposal: PlaybackProposal) -> String {
         switch proposal {
         case .setRate(let rate): rate == 1 ? "play" : "rate \(rate)"
         case .pause: "pause"

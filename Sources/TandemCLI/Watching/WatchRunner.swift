@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Synchronization
 import Tandem
 import TandemMedia
 import TandemPlayback
@@ -36,7 +37,16 @@ struct WatchRunner {
         if isHost {
             try? coordinator.transitionToItem(identifier: session.activity.item)
         }
-        let script = Task { try await runScript(coordinator: coordinator, events: events) }
+        let keys = TerminalKeys()
+        let script = Task {
+            if let keys {
+                await runKeys(keys, coordinator: coordinator, events: events,
+                              duration: player.info.duration.map { Int64($0 * 1e9) })
+            } else {
+                try await runScript(coordinator: coordinator, events: events)
+            }
+        }
+        let status = Task { await showStatus(player: player, coordinator: coordinator, renderer: renderer, interactive: keys != nil) }
         // Until the session is over for this participant.
         for await state in session.$state.values {
             if case .invalidated(let reason) = state {
@@ -45,6 +55,8 @@ struct WatchRunner {
             }
         }
         script.cancel()
+        status.cancel()
+        keys?.restore()
         eventTask.cancel()
         participantTask.cancel()
         let statistics = player.statistics
@@ -76,6 +88,61 @@ struct WatchRunner {
                 events.emit("error", ["message": "\(line): \(error)"])
             }
         }
+    }
+
+    /// At a terminal: space plays or pauses, left and right seek 5 s (shift: 30 s), `[` and `]`
+    /// change the rate by 0.1, `0` resets it, `q` leaves, `e` ends the session for everyone.
+    private func runKeys(_ keys: TerminalKeys, coordinator: PlaybackCoordinator, events: EventPrinter, duration: Int64?) async {
+        for await key in keys.keys {
+            let timeline = coordinator.core.timeline
+            let position = coordinator.localClock.flatMap { coordinator.expectedItemTime(atLocalTime: $0.now()) } ?? timeline.anchorMediaTime
+            let rate = coordinator.core.intendedRate
+            do {
+                switch key {
+                case .space: try coordinator.coordinateRateChange(to: rate > 0 ? 0 : 1)
+                case .left: try coordinator.coordinateSeek(to: clamped(position - 5_000_000_000, duration))
+                case .right: try coordinator.coordinateSeek(to: clamped(position + 5_000_000_000, duration))
+                case .shiftLeft: try coordinator.coordinateSeek(to: clamped(position - 30_000_000_000, duration))
+                case .shiftRight: try coordinator.coordinateSeek(to: clamped(position + 30_000_000_000, duration))
+                case .slower: try coordinator.coordinateRateChange(to: (max(0.25, (rate > 0 ? rate : 1) - 0.1) * 10).rounded() / 10)
+                case .faster: try coordinator.coordinateRateChange(to: (min(4, (rate > 0 ? rate : 1) + 0.1) * 10).rounded() / 10)
+                case .resetRate: try coordinator.coordinateRateChange(to: 1)
+                case .quit: session.leave()
+                case .end: session.end()
+                }
+            } catch {
+                events.emit("error", ["message": "\(error)"])
+            }
+        }
+    }
+
+    /// Keeps the status line current: under the picture, or on the last line of the terminal.
+    private func showStatus(player: HeadlessPlayer, coordinator: PlaybackCoordinator, renderer: TerminalRenderer?,
+                            interactive: Bool) async {
+        let lastChange = Mutex("")
+        let changes = Task {
+            for await event in coordinator.events {
+                if case .timelineChanged(_, let originator, let proposal) = event {
+                    let name = session.activeParticipants.first { $0.id == originator }?.displayName ?? "someone"
+                    lastChange.withLock { $0 = "\(name): \(EventPrinter.describe(proposal))" }
+                }
+            }
+        }
+        defer { changes.cancel() }
+        while !Task.isCancelled {
+            let line = StatusLine.text(player: player, coordinator: coordinator, session: session, lastChange: lastChange.withLock { $0 })
+            if let renderer {
+                renderer.statusLine = line
+            } else if interactive {
+                printOutput("\r\u{1B}[K" + line, newline: false)
+            }
+            try? await Task.sleep(for: .milliseconds(250))
+        }
+    }
+
+    /// A seek target within the item: not before its start, nor past its end.
+    private func clamped(_ time: Int64, _ duration: Int64?) -> Int64 {
+        min(max(0, time), duration ?? .max)
     }
 
     private func argument(_ words: [String]) throws -> Double {

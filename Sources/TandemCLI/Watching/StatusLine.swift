@@ -1,0 +1,40 @@
+import Foundation
+import Tandem
+import TandemMedia
+import TandemPlayback
+
+/// The line a person watching at a terminal sees: position, rate, who is there and in what state,
+/// the clock's offset and error bound, the measured sync error, and who did what last.
+enum StatusLine {
+    static func text(player: HeadlessPlayer, coordinator: PlaybackCoordinator, session: GroupSession<WatchTogether>,
+                     lastChange: String) -> String {
+        let core = coordinator.core
+        let timeline = core.timeline
+        let local = coordinator.localClock?.now()
+        let position = local.flatMap { coordinator.expectedItemTime(atLocalTime: $0) } ?? timeline.anchorMediaTime
+        let duration = player.info.duration.map { " / " + clock(seconds: $0) } ?? ""
+        let symbol = timeline.rate > 0 ? "▶" : (core.isWaiting ? "⏳" : "⏸")
+        var parts = ["\(symbol) \(clock(seconds: Double(max(0, position)) / 1e9))\(duration)", String(format: "%.2fx", timeline.rate)]
+        let names = session.activeParticipants.sorted { $0.displayName < $1.displayName }.map { participant -> String in
+            let suspended = core.suspensions.filter { $0.participant == participant.id }.map(\.reason.rawValue)
+            return suspended.isEmpty ? participant.displayName : "\(participant.displayName) (\(suspended.joined(separator: ", ")))"
+        }
+        parts.append(names.joined(separator: ", "))
+        if let local, let status = coordinator.clockStatus(atLocalTime: local) {
+            parts.append(String(format: "clock %+.3f s ±%.2f ms", Double(status.offset) / 1e9, Double(status.errorBound) / 1e6))
+            // How far the player's own timeline is from the shared one now: scheduling aside,
+            // this is the sync error of this participant.
+            if timeline.rate > 0, let expected = coordinator.expectedItemTime(atLocalTime: local),
+               let raw = coordinator.localClock?.monotonicTime(atLocal: local) {
+                parts.append(String(format: "sync %.2f ms", Double(player.mediaTime(atLocalTime: raw) - expected) / 1e6))
+            }
+        }
+        if !lastChange.isEmpty { parts.append(lastChange) }
+        return parts.joined(separator: "  ")
+    }
+
+    private static func clock(seconds: Double) -> String {
+        let total = Int(seconds)
+        return String(format: "%d:%02d.%d", total / 60, total % 60, Int((seconds - Double(total)) * 10))
+    }
+}
