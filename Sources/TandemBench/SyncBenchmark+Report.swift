@@ -8,10 +8,12 @@ extension SyncBenchmark {
 
     /// Turns what a run produced into figures.
     static func report(_ outcome: SyncSession.Outcome, peers: Int, clip: String, seconds: Double) throws -> SyncBenchmarkReport {
-        let host = outcome.peers[0]
-        let changes = Array(Set(host.events.compactMap { ["timeline", "waiting", "resumed"].contains($0.event) ? $0.effectiveSessionNanoseconds : nil })).sorted()
-        let hostTimeline = timeline(host.events)
         let originals = Array(outcome.peers.prefix(peers))
+        // Every peer's changes, in case one missed some: they are checked for agreement below.
+        let changes = Array(Set(originals.flatMap(\.events).compactMap { event in
+            ["timeline", "waiting", "resumed"].contains(event.event) ? event.effectiveSessionNanoseconds : nil
+        })).sorted()
+        let hostTimeline = timeline(outcome.peers[0].events)
         let logs = try originals.map(records)
         let spread = SyncLogAnalysis.spread(logs, changes: changes)
 

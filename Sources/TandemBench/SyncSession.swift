@@ -55,19 +55,24 @@ struct SyncSession {
         for index in 1..<peers {
             _ = try start(index: index, arguments: ["join", invite, clip])
         }
-        let everyoneIn = host.waitUntil(timeout: 30) { events in
-            events.filter { $0.event == "participant-joined" }.count >= peers - 1
-        }
-        guard everyoneIn, processes.allSatisfy({ entry in entry.process.waitUntil(timeout: 10) { $0.contains { $0.event == "joined" } } }) else {
-            throw failure("not every peer joined within 30 s", host)
+        // Each peer's own `joined` event, not the host's `participant-joined`: the host hears of a
+        // joiner only once it next sends something itself (a participant's presence that
+        // reaches it before the relay's notice of the join is dropped), so those come late.
+        let deadline = Date().addingTimeInterval(30)
+        for entry in processes {
+            let joined = entry.process.waitUntil(timeout: max(deadline.timeIntervalSinceNow, 0)) { $0.contains { $0.event == "joined" } }
+            guard joined else { throw failure("\(entry.process.name) did not join within 30 s", host) }
         }
         // Let the joiners' clock estimates settle before the first change.
         Thread.sleep(forTimeInterval: 2)
 
+        // Changes are read off the first joiner: the host prints its own events late (each only
+        // once its next command arrives), although it applies them on time.
+        let witness = processes[1].process
         var commands: [CommandRun] = []
         for step in SyncBenchmark.script {
             progress(step.command)
-            commands.append(try command(step.command, host: host))
+            commands.append(try command(step.command, host: host, witness: witness))
             Thread.sleep(forTimeInterval: step.hold)
         }
 
@@ -75,7 +80,7 @@ struct SyncSession {
         let late = try start(index: peers, arguments: ["join", invite, clip])
         let lateJoined = late.waitUntil(timeout: 15) { $0.contains { $0.event == "joined" } }
         Thread.sleep(forTimeInterval: lateJoined ? SyncBenchmark.lateJoinHold : 0)
-        commands.append(try command("pause", host: host))
+        commands.append(try command("pause", host: host, witness: witness))
         Thread.sleep(forTimeInterval: SyncBenchmark.finalPause)
 
         progress("ending the session")
@@ -94,13 +99,17 @@ struct SyncSession {
         return Outcome(peers: runs, commands: commands, hasLateJoiner: lateJoined)
     }
 
-    /// Writes `line` to the host and waits for the timeline change it makes.
-    private func command(_ line: String, host: WatchProcess) throws -> CommandRun {
-        let before = host.events.compactMap { $0.event == "timeline" ? $0.version : nil }.max() ?? 0
+    /// Writes `line` to the host and waits for the timeline change it makes to reach `witness`.
+    private func command(_ line: String, host: WatchProcess, witness: WatchProcess) throws -> CommandRun {
+        let before = witness.events.compactMap { $0.event == "timeline" ? $0.version : nil }.max() ?? 0
         guard let written = host.send(line) else { throw failure("cannot write '\(line)' to the host", host) }
         var change: WatchEvent?
-        _ = host.waitUntil(timeout: 5) { events in
-            change = events.first { $0.event == "timeline" && ($0.version ?? 0) > before && $0.by == host.name }
+        _ = witness.waitUntil(timeout: 5) { events in
+            // Not by name: a joiner that missed the host's presence names it by its id.
+            change = events.first { event in
+                event.event == "timeline" && (event.version ?? 0) > before
+                    && ["play", "pause", "seek", "rate"].contains { event.change?.hasPrefix($0) == true }
+            }
             return change != nil
         }
         return CommandRun(command: line, written: written, change: change)
@@ -121,9 +130,13 @@ struct SyncSession {
         return process
     }
 
+    /// Kills every peer and says what went wrong, with the last line each peer wrote on
+    /// standard error.
     private func failure(_ message: String, _ host: WatchProcess) -> BenchmarkError {
         killAll()
-        let detail = host.standardError.split(separator: "\n").last.map { ": \($0)" } ?? ""
-        return BenchmarkError(message + detail)
+        let details = processes.compactMap { entry in
+            entry.process.standardError.split(separator: "\n").last.map { "\(entry.process.name): \($0)" }
+        }
+        return BenchmarkError(([message] + details).joined(separator: "; "))
     }
 }
