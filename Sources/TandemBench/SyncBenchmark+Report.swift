@@ -62,7 +62,9 @@ extension SyncBenchmark {
             presentedSpread: presented, scheduledSpread: Percentiles(spread.scheduled),
             pairedFrames: spread.presented.count, unpairedFrames: spread.unpaired,
             commands: commands, commandToEffect: Percentiles(commands.compactMap(\.toEffect)),
-            lateJoiner: lateJoiner, targets: targets, seconds: seconds)
+            lateJoiner: lateJoiner, targets: targets,
+            errors: outcome.peers.flatMap { run in run.events.filter { $0.event == "error" }.map { "\(run.name): \($0.message ?? "")" } },
+            seconds: seconds)
     }
 
     /// A peer's run as the report shows it.

@@ -81,6 +81,9 @@ public struct SyncBenchmarkReport: Sendable, Codable {
     public var lateJoiner: LateJoiner?
     /// The design's targets for the presented spread.
     public var targets: [Target]
+    /// `error` events that peers printed (a command the host could not carry out, say), as
+    /// `name: message`.
+    public var errors: [String]
     /// The whole run, seconds.
     public var seconds: Double
 }

@@ -43,6 +43,9 @@ public enum SyncBenchmarkTable {
         } else {
             lines.append("late joiner: did not join")
         }
+        for error in report.errors {
+            lines.append("error from \(error)")
+        }
         lines.append("")
         lines.append("targets (DESIGN.md, four peers):")
         for target in report.targets {
