@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(name: "TandemPlaybackTests", dependencies: ["TandemPlayback", "Tandem", "TandemNet", "TandemClock", "TandemMedia", "TandemTestKit"]),
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemNet", "TandemTestKit"]),
         .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemTestKit"]),
-        .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit"]),
+        .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit", "TandemBench"]),
         // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.
         .testTarget(name: "RelayTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
     ],

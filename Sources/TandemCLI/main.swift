@@ -15,6 +15,7 @@ let commands: [any Command.Type] = [
     BenchPresentCommand.self,
     BenchClockCommand.self,
     BenchRelayCommand.self,
+    BenchSyncCommand.self,
 ]
 
 @MainActor func printUsage() {

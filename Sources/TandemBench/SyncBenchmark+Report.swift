@@ -1,0 +1,100 @@
+import Foundation
+import TandemMedia
+import TandemTestKit
+
+extension SyncBenchmark {
+    /// The design's bounds on the inter-peer presentation spread (ms): p50 and p99.
+    public static let spreadTargets = (p50: 0.3, p99: 1.0)
+
+    /// Turns what a run produced into figures.
+    static func report(_ outcome: SyncSession.Outcome, peers: Int, clip: String, seconds: Double) throws -> SyncBenchmarkReport {
+        let originals = Array(outcome.peers.prefix(peers))
+        // Every peer's changes, in case one missed some: they are checked for agreement below.
+        let changes = Array(Set(originals.flatMap(\.events).compactMap { event in
+            ["timeline", "waiting", "resumed"].contains(event.event) ? event.effectiveSessionNanoseconds : nil
+        })).sorted()
+        let hostTimeline = timeline(outcome.peers[0].events)
+        let logs = try originals.map(records)
+        let spread = SyncLogAnalysis.spread(logs, changes: changes)
+
+        var commands: [SyncBenchmarkReport.Command] = []
+        for run in outcome.commands {
+            var row = SyncBenchmarkReport.Command(command: run.command, version: run.change?.version, toEffect: nil, toFirstFrame: nil)
+            if let effective = run.change?.effectiveSessionNanoseconds {
+                row.toEffect = Double(effective - run.written) / 1e6
+                if (run.change?.rate ?? 0) > 0 {
+                    let segment = SyncLogAnalysis.segment(scheduled: effective, changes: changes)
+                    let firsts = logs.map { log in
+                        log.filter { $0.still != true && SyncLogAnalysis.key($0, changes: changes).segment == segment }
+                            .map(\.presentedNanoseconds).min()
+                    }
+                    if firsts.allSatisfy({ $0 != nil }), let last = firsts.compactMap({ $0 }).max() {
+                        row.toFirstFrame = Double(last - run.written) / 1e6
+                    }
+                }
+            }
+            commands.append(row)
+        }
+
+        var lateJoiner: SyncBenchmarkReport.LateJoiner?
+        if outcome.hasLateJoiner, outcome.peers.count > peers {
+            let late = outcome.peers[peers]
+            let result = SyncLogAnalysis.lateJoin(try records(late), others: logs, changes: changes)
+            let joined = late.events.first { $0.event == "joined" }?.receivedNanoseconds
+            lateJoiner = SyncBenchmarkReport.LateJoiner(
+                peer: peer(late, hostTimeline: hostTimeline),
+                toJoined: joined.map { Double($0 - late.started) / 1e6 },
+                toFirstFrame: result.firstFrame.map { Double($0 - late.started) / 1e6 },
+                toOnTime: result.onTime.map { Double($0 - late.started) / 1e6 },
+                errorAfterOnTime: Percentiles(result.errorsAfterOnTime),
+                framesCompared: result.framesCompared)
+        }
+
+        let presented = Percentiles(spread.presented)
+        let targets = [
+            SyncBenchmarkReport.Target(name: "presented spread p50", bound: spreadTargets.p50, measured: presented?.p50,
+                                       met: (presented?.p50).map { $0 <= spreadTargets.p50 } ?? false),
+            SyncBenchmarkReport.Target(name: "presented spread p99", bound: spreadTargets.p99, measured: presented?.p99,
+                                       met: (presented?.p99).map { $0 <= spreadTargets.p99 } ?? false),
+        ]
+        return SyncBenchmarkReport(
+            peers: peers, clip: clip, peerRuns: originals.map { peer($0, hostTimeline: hostTimeline) },
+            presentedSpread: presented, scheduledSpread: Percentiles(spread.scheduled),
+            pairedFrames: spread.presented.count, unpairedFrames: spread.unpaired,
+            commands: commands, commandToEffect: Percentiles(commands.compactMap(\.toEffect)),
+            lateJoiner: lateJoiner, targets: targets,
+            errors: outcome.peers.flatMap { run in run.events.filter { $0.event == "error" }.map { "\(run.name): \($0.message ?? "")" } },
+            seconds: seconds)
+    }
+
+    /// A peer's run as the report shows it.
+    private static func peer(_ run: SyncSession.PeerRun, hostTimeline: [Int: Int64]) -> SyncBenchmarkReport.Peer {
+        let statistics = run.events.last { $0.event == "statistics" }
+        let own = timeline(run.events)
+        // Every change the host saw from this peer's first one on, with the same effective instant.
+        let first = own.keys.min() ?? Int.max
+        let agrees = !own.isEmpty && hostTimeline.allSatisfy { version, instant in version < first || own[version] == instant }
+            && own.allSatisfy { hostTimeline[$0.key] == $0.value }
+        return SyncBenchmarkReport.Peer(name: run.name, clockOffsetSeconds: run.clockOffset, clockDriftPPM: run.clockDrift,
+                                        presented: statistics?.presented, dropped: statistics?.dropped,
+                                        exitStatus: run.exitStatus, agreesOnTimeline: agrees)
+    }
+
+    /// Timeline versions and their effective instants, from `timeline` events.
+    private static func timeline(_ events: [WatchEvent]) -> [Int: Int64] {
+        var versions: [Int: Int64] = [:]
+        for event in events where event.event == "timeline" {
+            if let version = event.version, let instant = event.effectiveSessionNanoseconds { versions[version] = instant }
+        }
+        return versions
+    }
+
+    private static func records(_ run: SyncSession.PeerRun) throws -> [PresentationRecord] {
+        guard FileManager.default.fileExists(atPath: run.log) else { return [] }
+        do {
+            return try PresentationRecord.read(path: run.log).filter { $0.still != true }
+        } catch {
+            throw BenchmarkError("cannot read \(run.name)'s presentation log: \(error)")
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import TandemMedia
+
+/// Reads presentation logs of several peers of one session against each other: which
+/// presentations are the same frame, how far apart the peers showed it, and when a late joiner
+/// came in on time. Pure functions of the logs and the session's timeline changes.
+///
+/// A frame is keyed by its timeline segment and its media time, so that a frame shown twice
+/// (after a seek back) pairs each showing with the same showing elsewhere. The segment of a
+/// presentation is the number of timeline changes whose effective instant is at or before its
+/// scheduled instant (plus `boundaryTolerance`, since a frame that starts a segment is scheduled
+/// at the change's instant give or take the peer's clock error). Effective instants and log
+/// instants are comparable because the session clock of `tandem host` is the raw CLOCK_MONOTONIC.
+public enum SyncLogAnalysis {
+    /// One frame showing: its segment and its media time in microseconds.
+    public struct FrameKey: Hashable, Sendable, Comparable {
+        /// Timeline changes in effect when it was scheduled.
+        public var segment: Int
+        /// Media time, microseconds.
+        public var pts: Int64
+
+        public static func < (lhs: FrameKey, rhs: FrameKey) -> Bool {
+            (lhs.segment, lhs.pts) < (rhs.segment, rhs.pts)
+        }
+    }
+
+    /// How the peers' showings of the same frames compare.
+    public struct Spread: Sendable {
+        /// Max − min of the presented instants, one value per frame that every peer showed (ms).
+        public var presented: [Double]
+        /// Max − min of the scheduled instants, for the same frames (ms): clock error alone.
+        public var scheduled: [Double]
+        /// Showings that some peers presented and others did not.
+        public var unpaired: Int
+    }
+
+    /// How a late joiner came in.
+    public struct LateJoin: Sendable {
+        /// The joiner's first presented frame (raw monotonic ns), if any.
+        public var firstFrame: Int64?
+        /// The first of `run` consecutive frames each within `tolerance` of the others (ns).
+        public var onTime: Int64?
+        /// The joiner's error against the others' median for every frame they all showed,
+        /// from `onTime` on (ms, signed: positive is late).
+        public var errorsAfterOnTime: [Double]
+        /// Frames the joiner and every other peer showed.
+        public var framesCompared: Int
+    }
+
+    /// Half a millisecond more than any clock error we expect: enough to put a segment's first
+    /// frame in its segment, far less than a frame.
+    public static let boundaryTolerance: Int64 = 1_000_000
+
+    /// The segment of a presentation scheduled at `scheduled`, given the changes' effective
+    /// instants in ascending order.
+    public static func segment(scheduled: Int64, changes: [Int64]) -> Int {
+        // Binary search: the number of changes at or before scheduled + tolerance.
+        var low = 0
+        var high = changes.count
+        let limit = scheduled + boundaryTolerance
+        while low < high {
+            let middle = (low + high) / 2
+            if changes[middle] <= limit { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The key of `record`.
+    public static func key(_ record: PresentationRecord, changes: [Int64]) -> FrameKey {
+        FrameKey(segment: segment(scheduled: record.scheduledNanoseconds, changes: changes),
+                 pts: Int64((record.pts * 1e6).rounded()))
+    }
+
+    /// Each peer's non-still presentations by key (a key seen twice keeps its first showing).
+    public static func index(_ records: [PresentationRecord], changes: [Int64]) -> [FrameKey: PresentationRecord] {
+        var byKey: [FrameKey: PresentationRecord] = [:]
+        for record in records where record.still != true {
+            let key = key(record, changes: changes)
+            if byKey[key] == nil { byKey[key] = record }
+        }
+        return byKey
+    }
+
+    /// The spread between `peers` of every frame that all of them showed.
+    public static func spread(_ peers: [[PresentationRecord]], changes: [Int64]) -> Spread {
+        let indexed = peers.map { index($0, changes: changes) }
+        var presented: [Double] = []
+        var scheduled: [Double] = []
+        var unpaired = 0
+        let keys = Set(indexed.flatMap(\.keys)).sorted()
+        for key in keys {
+            let showings = indexed.compactMap { $0[key] }
+            guard showings.count == indexed.count else {
+                unpaired += 1
+                continue
+            }
+            presented.append(range(showings.map(\.presentedNanoseconds)))
+            scheduled.append(range(showings.map(\.scheduledNanoseconds)))
+        }
+        return Spread(presented: presented, scheduled: scheduled, unpaired: unpaired)
+    }
+
+    /// How `joiner` came in against `others`: the first of `run` consecutive frames that every
+    /// other peer showed too and that the joiner showed within `tolerance` of their median.
+    public static func lateJoin(_ joiner: [PresentationRecord], others: [[PresentationRecord]], changes: [Int64],
+                                tolerance: Int64 = 1_000_000, run: Int = 10) -> LateJoin {
+        let indexed = others.map { index($0, changes: changes) }
+        let own = joiner.filter { $0.still != true }.sorted { $0.presentedNanoseconds < $1.presentedNanoseconds }
+        var compared: [(instant: Int64, error: Int64)] = []
+        for record in own {
+            let key = key(record, changes: changes)
+            let showings = indexed.compactMap { $0[key]?.presentedNanoseconds }
+            guard showings.count == indexed.count, !showings.isEmpty else { continue }
+            compared.append((record.presentedNanoseconds, record.presentedNanoseconds - median(showings)))
+        }
+        var onTimeIndex: Int?
+        var streak = 0
+        for (position, sample) in compared.enumerated() {
+            streak = abs(sample.error) <= tolerance ? streak + 1 : 0
+            if streak == run {
+                onTimeIndex = position - run + 1
+                break
+            }
+        }
+        let after = onTimeIndex.map { Array(compared[$0...]) } ?? []
+        return LateJoin(firstFrame: own.first?.presentedNanoseconds,
+                        onTime: onTimeIndex.map { compared[$0].instant },
+                        errorsAfterOnTime: after.map { Double($0.error) / 1e6 },
+                        framesCompared: compared.count)
+    }
+
+    private static func range(_ instants: [Int64]) -> Double {
+        Double(instants.max()! - instants.min()!) / 1e6
+    }
+
+    private static func median(_ values: [Int64]) -> Int64 {
+        let sorted = values.sorted()
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// One line of `tandem host` or `tandem join` output with `--events json`, read back.
+///
+/// Every field but `event` is optional, because each kind of event carries its own.
+public struct WatchEvent: Sendable, Decodable, Equatable {
+    /// The kind: `joined`, `participant-joined`, `timeline`, `left`, `statistics`…
+    public var event: String
+    /// A timeline's version.
+    public var version: Int?
+    /// A timeline's rate.
+    public var rate: Double?
+    /// A timeline's anchor media time, in seconds.
+    public var mediaTime: Double?
+    /// A timeline's anchor session time: the instant the change takes effect (ns).
+    public var effectiveSessionNanoseconds: Int64?
+    /// Who made a change.
+    public var by: String?
+    /// What a change was (`play`, `pause`, `seek 2.000`, `rate 1.5`…).
+    public var change: String?
+    /// Why a participant left.
+    public var reason: String?
+    /// A participant's name (`participant-joined`, `participant-left`).
+    public var name: String?
+    /// The local participant's name (`joined`).
+    public var participant: String?
+    /// Frames presented (`statistics`).
+    public var presented: Int?
+    /// Frames dropped late (`statistics`).
+    public var dropped: Int?
+    /// An error's text (`error`).
+    public var message: String?
+    /// When this process read the line, on the raw CLOCK_MONOTONIC (ns); not part of the JSON.
+    public var receivedNanoseconds: Int64 = 0
+
+    enum CodingKeys: String, CodingKey {
+        case event, version, rate, by, change, reason, name, participant, presented, dropped, message
+        case mediaTime = "media_time"
+        case effectiveSessionNanoseconds = "effective_session_ns"
+    }
+
+    /// Parses one output line; nil when it is not a JSON event (the invite, for example).
+    public static func parse(_ line: String, receivedAt instant: Int64) -> WatchEvent? {
+        guard line.hasPrefix("{"), var event = try? JSONDecoder().decode(WatchEvent.self, from: Data(line.utf8)) else {
+            return nil
+        }
+        event.receivedNanoseconds = instant
+        return event
+    }
+}

@@ -1,0 +1,161 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import TandemClock
+
+/// A running `tandem host` or `tandem join`, driven as a separate process: commands go to its
+/// standard input a line at a time, and its `--events json` lines are read as they come.
+///
+/// Every wait is bounded by a timeout; `kill()` (or deinit) ends the process if it still runs.
+public final class WatchProcess: @unchecked Sendable {
+    /// A name for reports (the participant's name, usually).
+    public let name: String
+    /// When the process was started, on the raw CLOCK_MONOTONIC (ns).
+    public let startedNanoseconds: Int64
+
+    private let process: Process
+    private let input: FileHandle?
+    private let output = SharedOutput()
+    private let readers = DispatchGroup()
+
+    /// What the readers collect, shared with their threads (which may outlive a wait).
+    private final class SharedOutput: Sendable {
+        struct Collected {
+            var lines: [String] = []
+            var events: [WatchEvent] = []
+            var standardError = Data()
+        }
+
+        let state = Mutex(Collected())
+    }
+
+    /// Starts `executable` with `arguments`; with `acceptsCommands`, its standard input is a pipe
+    /// that `send(_:)` writes to, otherwise it reads an empty standard input.
+    public init(executable: String, arguments: [String], name: String, acceptsCommands: Bool) throws {
+        // Writing to a peer that has died must fail, not kill this process.
+        signal(SIGPIPE, SIG_IGN)
+        self.name = name
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let inputPipe = acceptsCommands ? Pipe() : nil
+        process.standardInput = inputPipe ?? FileHandle.nullDevice
+        input = inputPipe?.fileHandleForWriting
+        let outputPipe = Pipe()
+        let errors = Pipe()
+        process.standardOutput = outputPipe
+        process.standardError = errors
+        startedNanoseconds = SystemClock().now()
+        try process.run()
+        let clock = SystemClock()
+        DispatchQueue.global().async(group: readers) { [output = self.output] in
+            var pending = Data()
+            // Ends at end of file, which comes when the process exits or is killed.
+            while true {
+                let chunk = outputPipe.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                pending.append(chunk)
+                let now = clock.now()
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                    pending.removeSubrange(pending.startIndex...newline)
+                    let event = WatchEvent.parse(line, receivedAt: now)
+                    output.state.withLock { collected in
+                        collected.lines.append(line)
+                        if let event { collected.events.append(event) }
+                    }
+                }
+            }
+        }
+        DispatchQueue.global().async(group: readers) { [output = self.output] in
+            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            output.state.withLock { $0.standardError = data }
+        }
+    }
+
+    deinit {
+        kill()
+    }
+
+    /// Every line printed on standard output so far.
+    public var lines: [String] { output.state.withLock { $0.lines } }
+
+    /// Every JSON event printed so far, in order.
+    public var events: [WatchEvent] { output.state.withLock { $0.events } }
+
+    /// What it wrote on standard error (complete once it has exited and `waitForExit` returned).
+    public var standardError: String { output.state.withLock { String(decoding: $0.standardError, as: UTF8.self) } }
+
+    /// The process id.
+    public var processIdentifier: Int32 { process.processIdentifier }
+
+    /// Writes `command` and a newline to its standard input; returns the raw CLOCK_MONOTONIC
+    /// instant just before the write (ns), or nil when the write failed.
+    @discardableResult
+    public func send(_ command: String) -> Int64? {
+        guard let input else { return nil }
+        let instant = SystemClock().now()
+        do {
+            try input.write(contentsOf: Data((command + "\n").utf8))
+            return instant
+        } catch {
+            return nil
+        }
+    }
+
+    /// Closes its standard input.
+    public func closeInput() {
+        try? input?.close()
+    }
+
+    /// Waits at most `timeout` seconds until `condition` holds for the events so far; returns
+    /// whether it did.
+    public func waitUntil(timeout: Double, _ condition: ([WatchEvent]) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if condition(events) { return true }
+            // Past the deadline, or nothing more can come: the process is gone and read to its end.
+            if Date() >= deadline || !process.isRunning && readersDone() { return condition(events) }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+    }
+
+    /// Waits at most `timeout` seconds for a line on standard output that starts with `prefix`.
+    public func waitForLine(startingWith prefix: String, timeout: Double) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let line = lines.first(where: { $0.hasPrefix(prefix) }) { return line }
+            if !process.isRunning && readersDone() { return lines.first { $0.hasPrefix(prefix) } }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        return nil
+    }
+
+    /// Waits at most `timeout` seconds for it to exit; returns its exit status, or nil when it
+    /// still runs (it is then left running: call `kill()`).
+    public func waitForExit(timeout: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        guard !process.isRunning else { return nil }
+        process.waitUntilExit()
+        // Its pipes reach end of file once it has exited (unless a child holds them).
+        _ = readers.wait(timeout: .now() + 5)
+        return process.terminationStatus
+    }
+
+    /// Kills it with SIGKILL if it still runs, and reaps it.
+    public func kill() {
+        guard process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        _ = readers.wait(timeout: .now() + 5)
+    }
+
+    private func readersDone() -> Bool {
+        readers.wait(timeout: .now()) == .success
+    }
+}
