@@ -39,8 +39,8 @@ let package = Package(
         // playback: the shared timeline and the playback coordinator.
         .target(name: "TandemPlayback", dependencies: ["Tandem", "TandemClock", "TandemNet"]),
 
-        // media: the FFmpeg-backed headless player.
-        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem", "TandemPlayback", "TandemClock"]),
+        // media: the FFmpeg-backed headless player, and the mpv backend (its IPC socket comes from net).
+        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet"]),
 
         // Virtual time, a simulated network and fixtures shared by tests and benchmarks.
         .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia"]),
