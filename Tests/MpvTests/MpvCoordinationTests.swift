@@ -8,7 +8,8 @@ import TandemPlayback
 import TandemTestKit
 
 /// A real headless mpv and the built-in player in one session on the in-memory relay: mpv follows
-/// the group within the correction policy's tolerance; a person's changes in mpv are proposed once;
+/// the group within the correction policy's tolerance (a correction starts beyond 40 ms; a
+/// reading of mpv's position is good to half a frame, 17 ms: so |error| < 60 ms); a person's changes in mpv are proposed once;
 /// the group's commands and the correction loop never echo back.
 @Suite(.serialized) struct MpvCoordinationTests {
     struct Member {
@@ -82,11 +83,13 @@ import TandemTestKit
     }
 
     /// mpv's error against the timeline (ns; positive: ahead), read from outside at the round
-    /// trip's midpoint, as mpv reports it (its position steps a frame at a time).
+    /// trip's midpoint. While playing, mpv's `time-pos` steps a frame at a time and reads 0 to 1
+    /// frame ahead of the elapsed time, so a single reading is only good to half a frame: each is
+    /// taken at the middle of its frame (the clip has 30 frames/s).
     static func error(of mpv: MpvConnection, against coordinator: PlaybackCoordinator) async throws -> Int64? {
         let reply = try await mpv.command(["get_property", "time-pos"])
         guard let seconds = reply.value.double, let expected = coordinator.expectedItemTime(atLocalTime: reply.midpoint) else { return nil }
-        return Int64((seconds * 1e9).rounded()) - expected
+        return Int64((seconds * 1e9).rounded()) - 16_666_667 - expected
     }
 
     /// Samples mpv's error `count` times, 150 ms apart.
