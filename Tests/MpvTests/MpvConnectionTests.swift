@@ -1,10 +1,11 @@
 import Foundation
+import Synchronization
 import Testing
 import TandemMedia
 import TandemTestKit
 
 /// mpv's JSON IPC, on a real headless mpv: commands, replies, observed properties, errors.
-@Suite(.serialized) struct MpvConnectionTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvConnectionTests {
     /// Runs `body` with a paused headless mpv on `file` and a connection to it; always stops mpv.
     func withMpv(_ file: String, _ body: (MpvProcess, MpvConnection) async throws -> Void) async throws {
         let process = try MpvProcess(file: file, ipcPath: MpvFixture.socketPath(), extraArguments: ["--vo=null", "--ao=null"])
@@ -22,36 +23,34 @@ import TandemTestKit
 
     @Test func observesPropertiesAndCarriesOutPauseSpeedAndSeek() async throws {
         try await withMpv(try MpvFixture.longClip()) { _, mpv in
-            let events = mpv.events
+            let seen = EventLog(mpv.events)
+            defer { seen.stop() }
             try await mpv.observe("pause")
             try await mpv.observe("speed")
             try await mpv.observe("seeking")
             #expect(await eventually { (try? await mpv.get("time-pos"))?.double != nil })
-            #expect(try await mpv.get("pause") == .bool(true))
+            let paused = try await mpv.get("pause")
+            #expect(paused == .bool(true))
 
             try await mpv.set("speed", 1.5)
             try await mpv.set("pause", false)
-            #expect(try await mpv.get("speed").double == 1.5)
+            #expect(await eventually { seen.properties.contains("pause=false") })
+            let speed = try await mpv.get("speed")
+            #expect(speed.double == 1.5)
             let reply = try await mpv.command(["seek", 10, "absolute", "exact"])
             #expect(reply.sentAt <= reply.receivedAt)
-            try await mpv.set("pause", true)
             #expect(await eventually { (try? await mpv.get("seeking"))?.bool == false })
+            try await mpv.set("pause", true)
             let position = try #require(try await mpv.get("time-pos").double)
             #expect(position >= 10 && position < 10.5, "landed at \(position)")
 
             // Every change was announced, in order: resumed, faster, paused again.
-            var seen: [String] = []
-            var iterator = events.makeAsyncIterator()
-            func complete() -> Bool {
-                guard let resumed = seen.firstIndex(of: "pause=false"), seen.contains("speed=1.5") else { return false }
-                return seen[resumed...].contains("pause=true")
-            }
-            for _ in 0..<200 where !complete() {
-                guard let event = await iterator.next() else { break }
-                guard let name = event.propertyName, name != "seeking" else { continue }
-                seen.append("\(name)=\(event.propertyValue.bool.map { "\($0)" } ?? event.propertyValue.double.map { "\($0)" } ?? "null")")
-            }
-            #expect(complete(), "\(seen)")
+            #expect(await eventually(5) {
+                let properties = seen.properties
+                guard let resumed = properties.firstIndex(of: "pause=false"), properties.contains("speed=1.5") else { return false }
+                return properties[resumed...].contains("pause=true")
+            }, "\(seen.properties)")
+            #expect(seen.names.contains("seek") && seen.names.contains("playback-restart"))
         }
     }
 
@@ -73,19 +72,11 @@ import TandemTestKit
         try await withMpv(SampleClip.h264BFrames.path) { process, first in
             let second = try MpvConnection(path: process.ipcPath)
             defer { second.close() }
+            let seen = EventLog(first.events)
+            defer { seen.stop() }
             try await first.observe("pause")
-            let events = first.events
             try await second.set("pause", false)
-            var iterator = events.makeAsyncIterator()
-            var unpaused = false
-            for _ in 0..<20 {
-                guard let event = await iterator.next() else { break }
-                if event.propertyName == "pause", event.propertyValue == .bool(false) {
-                    unpaused = true
-                    break
-                }
-            }
-            #expect(unpaused)
+            #expect(await eventually(5) { seen.properties.contains("pause=false") }, "\(seen.properties)")
         }
     }
 
@@ -102,8 +93,8 @@ import TandemTestKit
             mpv.close()
             #expect(mpv.isClosed)
             await #expect { try await mpv.get("pause") } throws: { ($0 as? MpvError)?.isDisconnection == true }
-            var iterator = events.makeAsyncIterator()
-            #expect(await iterator.next() == nil)
+            let ended = EventLog(events)
+            #expect(await eventually(5) { ended.finished })
         }
     }
 
@@ -114,4 +105,36 @@ import TandemTestKit
             "\(error)".contains("cannot run mpv")
         }
     }
+}
+
+/// Collects a connection's events on a task of its own, so that tests wait for them with a
+/// deadline instead of awaiting a stream that might stay silent.
+final class EventLog: @unchecked Sendable {
+    private let state = Mutex<(events: [MpvEvent], finished: Bool)>(([], false))
+    private var task: Task<Void, Never>?
+
+    init(_ events: AsyncStream<MpvEvent>) {
+        task = Task { [self] in
+            for await event in events { state.withLock { $0.events.append(event) } }
+            state.withLock { $0.finished = true }
+        }
+    }
+
+    /// Property changes so far, as `name=value`.
+    var properties: [String] {
+        state.withLock { $0.events }.compactMap { event in
+            guard let name = event.propertyName else { return nil }
+            let value = event.propertyValue
+            return "\(name)=\(value.bool.map { "\($0)" } ?? value.double.map { "\($0)" } ?? "null")"
+        }
+    }
+
+    /// Every event's name so far.
+    var names: [String] { state.withLock { $0.events.map(\.name) } }
+
+    /// Whether the stream has finished.
+    var finished: Bool { state.withLock { $0.finished } }
+
+    /// Stops collecting.
+    func stop() { task?.cancel() }
 }

@@ -11,7 +11,7 @@ import TandemTestKit
 /// the group within the correction policy's tolerance (a correction starts beyond 40 ms; a
 /// reading of mpv's position is good to half a frame, 17 ms: so |error| < 60 ms); a person's changes in mpv are proposed once;
 /// the group's commands and the correction loop never echo back.
-@Suite(.serialized) struct MpvCoordinationTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvCoordinationTests {
     struct Member {
         let session: GroupSession<WatchTogether>
         let coordinator: PlaybackCoordinator
