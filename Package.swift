@@ -39,8 +39,8 @@ let package = Package(
         // playback: the shared timeline and the playback coordinator.
         .target(name: "TandemPlayback", dependencies: ["Tandem", "TandemClock", "TandemNet"]),
 
-        // media: the FFmpeg-backed headless player.
-        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem", "TandemPlayback", "TandemClock"]),
+        // media: the FFmpeg-backed headless player, and the mpv backend (its IPC socket comes from net).
+        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet"]),
 
         // Virtual time, a simulated network and fixtures shared by tests and benchmarks.
         .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia"]),
@@ -56,6 +56,8 @@ let package = Package(
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemNet", "TandemTestKit"]),
         .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemTestKit"]),
         .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit", "TandemBench"]),
+        // The mpv backend with a real headless mpv: its IPC, the no-echo ledger, and mpv in a group.
+        .testTarget(name: "MpvTests", dependencies: ["TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemTestKit"]),
         // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.
         .testTarget(name: "RelayTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
     ],

@@ -2,15 +2,15 @@
 import Glibc
 #endif
 
-/// The one place Tandem makes system calls that can fail.
+/// The one place Tandem makes system calls that can fail (package-wide: the media layer spawns mpv through it).
 ///
 /// Retries `EINTR`, reports `EAGAIN`/`EWOULDBLOCK` as nil ("would block"), and throws every other
 /// failure with the call's name and `errno`. The shape follows swift-nio's `System.swift`
 /// (`syscall(blocking:where:_:)`).
-enum SystemCall {
+package enum SystemCall {
     /// Runs `body` until it is not interrupted; nil when it would block.
     @discardableResult
-    static func run<Result: BinaryInteger>(_ name: String, _ body: () -> Result) throws(SystemCallError) -> Result? {
+    package static func run<Result: BinaryInteger>(_ name: String, _ body: () -> Result) throws(SystemCallError) -> Result? {
         while true {
             let result = body()
             guard result < 0 else { return result }
@@ -25,7 +25,7 @@ enum SystemCall {
 
     /// Like `run`, for calls that cannot block: would-block is an error too.
     @discardableResult
-    static func require<Result: BinaryInteger>(_ name: String, _ body: () -> Result) throws(SystemCallError) -> Result {
+    package static func require<Result: BinaryInteger>(_ name: String, _ body: () -> Result) throws(SystemCallError) -> Result {
         guard let result = try run(name, body) else { throw SystemCallError(call: name, errno: EAGAIN) }
         return result
     }

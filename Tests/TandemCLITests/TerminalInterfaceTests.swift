@@ -10,7 +10,7 @@ import TandemTestKit
     /// end would never finish.
     func tmux(_ arguments: [String]) throws -> String {
         let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("tmux-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: outputPath.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outputPath.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: outputPath) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/tmux")
@@ -20,7 +20,10 @@ import TandemTestKit
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
+        // Bounded: a tmux client returns at once (`new-session -d` leaves its server behind).
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        if process.isRunning { process.terminate() }
         try output.close()
         return try String(contentsOf: outputPath, encoding: .utf8)
     }
@@ -44,7 +47,7 @@ import TandemTestKit
         _ = try tmux(["new-session", "-d", "-s", name, "-x", "200", "-y", "12",
                       "\(TandemProcess.executablePath) host \(clip) --bind 127.0.0.1 --port 0 --name host 2>&1 | tee \(hostLog); sleep 5"])
         defer { _ = try? tmux(["kill-session", "-t", name]) }
-        #expect(try waitFor(20) { (try? String(contentsOfFile: hostLog, encoding: .utf8))?.contains("tandem://") == true })
+        #expect(waitFor(20) { (try? String(contentsOfFile: hostLog, encoding: .utf8))?.contains("tandem://") == true })
         let invite = try #require(try String(contentsOfFile: hostLog, encoding: .utf8)
             .split(whereSeparator: { $0 == "\n" || $0 == "\r" || $0 == " " }).first { $0.hasPrefix("tandem://") }.map(String.init))
 
@@ -52,7 +55,7 @@ import TandemTestKit
         joiner.executableURL = URL(fileURLWithPath: TandemProcess.executablePath)
         joiner.arguments = ["join", invite, clip, "--name", "ana", "--events", "json"]
         let joinerOutput = fixtures.path("ana.out")
-        FileManager.default.createFile(atPath: joinerOutput, contents: nil)
+        _ = FileManager.default.createFile(atPath: joinerOutput, contents: nil)
         joiner.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: joinerOutput))
         joiner.standardInput = Pipe()
         try joiner.run()
@@ -63,17 +66,17 @@ import TandemTestKit
         #expect(try waitFor(20) { try screen().contains("ana, host") })
         _ = try tmux(["send-keys", "-t", name, " "])
         #expect(waitFor(10) { anaSaw(#""change":"play""#) })
-        #expect(try waitFor(10) { try screen().contains("▶") && screen().contains("1.00x") })
+        #expect(try waitFor(10) { let text = try screen(); return text.contains("▶") && text.contains("1.00x") })
         _ = try tmux(["send-keys", "-t", name, "]"])
         #expect(waitFor(10) { anaSaw(#""change":"rate 1.1""#) })
         #expect(try waitFor(10) { try screen().contains("1.10x") })
         _ = try tmux(["send-keys", "-t", name, "Right"])
         #expect(waitFor(10) { anaSaw(#""change":"seek"#) })
         _ = try tmux(["send-keys", "-t", name, " "])
-        #expect(try waitFor(10) { try screen().contains("⏸") && screen().contains("host: pause") })
+        #expect(try waitFor(10) { let text = try screen(); return text.contains("⏸") && text.contains("host: pause") })
         _ = try tmux(["send-keys", "-t", name, "e"])
         #expect(waitFor(10) { anaSaw("host ended the session") })
-        joiner.waitUntilExit()
-        #expect(joiner.terminationStatus == 0)
+        #expect(waitFor(10) { !joiner.isRunning })
+        if !joiner.isRunning { #expect(joiner.terminationStatus == 0) }
     }
 }

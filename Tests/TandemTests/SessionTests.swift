@@ -172,7 +172,7 @@ import TandemTestKit
         defer { hosted.relay.shutDown() }
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("huge-\(UUID().uuidString).bin")
         // A sparse file of 100 MiB + 1 byte: refused from its size alone.
-        FileManager.default.createFile(atPath: path.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path.path, contents: nil)
         let handle = try FileHandle(forWritingTo: path)
         try handle.truncate(atOffset: UInt64(GroupSessionJournal.maximumAttachmentSize + 1))
         try handle.close()

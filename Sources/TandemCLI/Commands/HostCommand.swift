@@ -10,7 +10,8 @@ import TandemPlayback
 enum HostCommand: Command {
     static let words = ["host"]
     static let usage = "host FILE [--port P] [--bind ADDR] [--advertise HOST] [--name NAME] [--video none|terminal] "
-        + "[--presentation-log PATH] [--events json] [--clock-offset S] [--clock-drift-ppm PPM]"
+        + "[--presentation-log PATH] [--events json] [--clock-offset S] [--clock-drift-ppm PPM] "
+        + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"]"
     static let summary = "host a watch-together session on a relay inside this process and print its invite"
 
     static func run(_ arguments: [String]) async throws -> Int32 {

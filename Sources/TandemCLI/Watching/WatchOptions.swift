@@ -3,13 +3,27 @@ import TandemClock
 /// The options `tandem host` and `tandem join` share.
 struct WatchOptions {
     /// Options with a value that both take.
-    static let valueOptions: Set<String> = ["name", "video", "presentation-log", "clock-offset", "clock-drift-ppm", "events"]
+    static let valueOptions: Set<String> = ["name", "video", "presentation-log", "clock-offset", "clock-drift-ppm", "events",
+                                            "player", "mpv-ipc", "mpv-args"]
+
+    /// Which player shows the media.
+    enum Player: String {
+        /// The built-in headless FFmpeg player.
+        case builtin
+        /// A real mpv, driven through its JSON IPC.
+        case mpv
+    }
 
     var name: String
     var terminalVideo: Bool
     var presentationLog: String?
     var jsonEvents: Bool
     var clock: any MonotonicDerivedClock
+    var player: Player
+    /// mpv's IPC socket (nil: a temporary one).
+    var mpvIPC: String?
+    /// More mpv options.
+    var mpvArguments: [String]
 
     init(_ arguments: Arguments, defaultName: String) throws(CLIError) {
         name = arguments.value("name") ?? defaultName
@@ -17,6 +31,19 @@ struct WatchOptions {
         guard ["none", "terminal"].contains(video) else { throw .usage("--video is none or terminal, not '\(video)'") }
         terminalVideo = video == "terminal"
         presentationLog = arguments.value("presentation-log")
+        let player = arguments.value("player") ?? "builtin"
+        guard let choice = Player(rawValue: player) else { throw .usage("--player is builtin or mpv, not '\(player)'") }
+        self.player = choice
+        mpvIPC = arguments.value("mpv-ipc")
+        mpvArguments = (arguments.value("mpv-args") ?? "").split(separator: " ").map(String.init)
+        if choice == .mpv {
+            if presentationLog != nil {
+                throw .usage("--presentation-log records the built-in player's frames; mpv has none (use --player builtin)")
+            }
+            if terminalVideo { throw .usage("--video terminal is the built-in player's; mpv shows video in its own window") }
+        } else if mpvIPC != nil || arguments.value("mpv-args") != nil {
+            throw .usage("--mpv-ipc and --mpv-args need --player mpv")
+        }
         let events = arguments.value("events") ?? "text"
         guard ["json", "text"].contains(events) else { throw .usage("--events is json or text, not '\(events)'") }
         jsonEvents = events == "json"

@@ -7,7 +7,7 @@ import Tandem
 import TandemMedia
 import TandemPlayback
 
-/// Watches a joined session with the built-in player: follows the shared timeline, reports what
+/// Watches a joined session with the built-in player (or mpv, `WatchRunner+Mpv.swift`): follows the shared timeline, reports what
 /// happens, and takes commands a line at a time from standard input (`play`, `pause`,
 /// `seek SECONDS`, `rate R`, `wait SECONDS`, `leave`, `end`).
 struct WatchRunner {
@@ -17,6 +17,7 @@ struct WatchRunner {
     let isHost: Bool
 
     func run() async throws -> Int32 {
+        if options.player == .mpv { return try await runWithMpv() }
         var sinks: [any VideoSink] = []
         let log = try options.presentationLog.map { path throws(MediaError) in try PresentationLog(path: path) }
         if let log { sinks.append(log) }
@@ -68,7 +69,7 @@ struct WatchRunner {
         return 0
     }
 
-    private func runScript(coordinator: PlaybackCoordinator, events: EventPrinter) async throws {
+    func runScript(coordinator: PlaybackCoordinator, events: EventPrinter) async throws {
         let lines = StandardInputLines()
         while let line = await lines.next() {
             let words = line.split(separator: " ").map(String.init)

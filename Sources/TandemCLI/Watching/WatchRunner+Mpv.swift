@@ -1,0 +1,58 @@
+import Foundation
+import Tandem
+import TandemMedia
+import TandemPlayback
+
+/// Watching with a real mpv (`--player mpv`): mpv shows the media and takes a person's keys; the
+/// session, the events and the scripted commands are the same as with the built-in player.
+extension WatchRunner {
+    func runWithMpv() async throws -> Int32 {
+        var playerOptions = MpvPlayer.Options()
+        playerOptions.itemIdentifier = session.activity.item
+        playerOptions.ipcPath = options.mpvIPC
+        playerOptions.extraArguments = options.mpvArguments
+        let player: MpvPlayer
+        do {
+            player = try await MpvPlayer.launch(file: file, options: playerOptions)
+        } catch {
+            session.leave()
+            throw CLIError.failure("\(error)")
+        }
+        let coordinator = player.playbackCoordinator
+        let events = EventPrinter(json: options.jsonEvents)
+        events.emit("joined", ["session": session.id.uuidString, "participant": session.localParticipant.displayName,
+                               "item": session.activity.item, "player": "mpv", "mpv_ipc": player.ipcPath])
+        let eventTask = Task { for await event in coordinator.events { events.report(event, session: session) } }
+        let participantTask = Task { await events.followParticipants(session) }
+        // Closing mpv (its window, or `q`) is leaving.
+        let exitTask = Task { [session] in
+            await player.waitUntilExited()
+            guard !Task.isCancelled else { return }
+            events.emit("mpv-exited", ["status": Int(player.process.exitStatus ?? -1)])
+            session.leave()
+        }
+        coordinator.coordinateWithSession(session)
+        try? coordinator.reportItem(session.activity.item, identity: try? MediaIdentity.of(file: file), ready: true)
+        if isHost {
+            try? coordinator.transitionToItem(identifier: session.activity.item)
+        }
+        let script = Task { try await runScript(coordinator: coordinator, events: events) }
+        for await state in session.$state.values {
+            if case .invalidated(let reason) = state {
+                events.emit("left", ["reason": reason.detail])
+                break
+            }
+        }
+        script.cancel()
+        exitTask.cancel()
+        eventTask.cancel()
+        participantTask.cancel()
+        await player.close()
+        let statistics = player.statistics
+        var fields: [String: any Sendable] = ["player": "mpv", "measurements": statistics.measurements, "nudges": statistics.nudges,
+                                              "corrective_seeks": statistics.correctiveSeeks, "mpv_proposals": statistics.userProposals]
+        if let error = statistics.lastError { fields["last_error_ms"] = Double(error) / 1e6 }
+        events.emit("statistics", fields)
+        return 0
+    }
+}

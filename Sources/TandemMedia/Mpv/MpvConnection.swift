@@ -1,0 +1,263 @@
+import Foundation
+import Synchronization
+import TandemNet
+
+/// A client of mpv's JSON IPC (`--input-ipc-server`): newline-delimited JSON over a UNIX-domain
+/// socket, each command matched to its reply by `request_id`, and everything else (property
+/// changes, seeks, restarts) delivered as events.
+///
+/// Any number of connections may talk to one mpv at once, which is how other tools watch and
+/// control an mpv that Tandem drives. A thread of its own reads the socket; commands may be sent
+/// from any task.
+///
+/// ```swift
+/// let mpv = try await MpvConnection.connect(path: "/tmp/mpv.sock", timeout: .seconds(5))
+/// try await mpv.observe("pause")
+/// try await mpv.set("pause", false)
+/// for await event in mpv.events where event.propertyName == "pause" { print(event.propertyValue) }
+/// ```
+public final class MpvConnection: @unchecked Sendable {
+    /// mpv's answer to one command, with when it was asked and answered (raw monotonic ns), so
+    /// that a caller can place a reading at the round trip's midpoint.
+    public struct Reply: Sendable, Equatable {
+        /// The `data` field (`null` for commands that return nothing).
+        public let value: MpvValue
+        /// Just before the command was written.
+        public let sentAt: Int64
+        /// When the reply was read.
+        public let receivedAt: Int64
+        /// The round trip's midpoint: the best guess of when mpv answered.
+        public var midpoint: Int64 { sentAt + (receivedAt - sentAt) / 2 }
+    }
+
+    /// The socket path.
+    public let path: String
+    /// How long a command waits for its reply before failing, in nanoseconds.
+    public let replyTimeout: Int64
+
+    private struct Pending {
+        let command: String
+        let sentAt: Int64
+        let deadline: Int64
+        let continuation: CheckedContinuation<Reply, any Error>
+    }
+
+    private struct State {
+        var nextRequest = 1
+        var nextObservation = 1
+        var pending: [Int: Pending] = [:]
+        var readers: [Int: AsyncStream<MpvEvent>.Continuation] = [:]
+        var nextReader = 0
+        var closed: MpvError?
+    }
+
+    private let socket: UnixStreamSocket
+    private let state = Mutex(State())
+    private let writeLock = Mutex(())
+    private var reader: WorkerThread?
+
+    /// Connects to the mpv listening at `path` (one attempt).
+    public init(path: String, replyTimeout: Duration = .seconds(5)) throws(MpvError) {
+        self.path = path
+        self.replyTimeout = Int64(replyTimeout.components.seconds) * 1_000_000_000 + replyTimeout.components.attoseconds / 1_000_000_000
+        do {
+            socket = try UnixStreamSocket(connectingTo: path)
+        } catch {
+            throw .connect(path, error.description)
+        }
+        reader = WorkerThread(name: "tandem-mpv-ipc") { [self] in readLoop() }
+    }
+
+    /// Connects to the mpv that will listen at `path`, trying every 20 ms for up to `timeout`
+    /// (mpv creates its socket a moment after it starts). `stillStarting` is asked between
+    /// attempts; false (mpv exited, say) stops trying at once.
+    public static func connect(path: String, timeout: Duration, replyTimeout: Duration = .seconds(5),
+                               stillStarting: @Sendable () -> Bool = { true }) async throws -> MpvConnection {
+        let attempts = max(1, Int(timeout / .milliseconds(20)))
+        var lastError = MpvError.connect(path, "nothing listens there")
+        for _ in 0..<attempts {
+            do {
+                return try MpvConnection(path: path, replyTimeout: replyTimeout)
+            } catch {
+                lastError = error
+            }
+            guard stillStarting() else { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw lastError
+    }
+
+    deinit {
+        // The reader thread holds the connection until its loop ends, so this runs after it.
+        finish(with: .disconnected(path, "released"))
+    }
+
+    /// Closes the connection: pending commands fail, event streams finish. mpv goes on running.
+    public func close() {
+        finish(with: .disconnected(path, "closed"))
+        socket.shutdown()
+        reader?.join()
+    }
+
+    /// Whether the connection is over (closed here, or mpv went away).
+    public var isClosed: Bool { state.withLock { $0.closed != nil } }
+
+    /// Everything mpv announces from now on, in order; the stream finishes when the connection
+    /// does. Each call is a subscriber of its own.
+    public var events: AsyncStream<MpvEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: MpvEvent.self)
+        let id: Int? = state.withLock { state in
+            guard state.closed == nil else { return nil }
+            let id = state.nextReader
+            state.nextReader += 1
+            state.readers[id] = continuation
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.readers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    // MARK: Commands
+
+    /// Runs `arguments` as an mpv command (`["seek", 10, "absolute", "exact"]`) and returns its
+    /// reply; throws mpv's own error text when it refuses, and a timeout when it does not answer.
+    @discardableResult
+    public func command(_ arguments: [MpvValue]) async throws -> Reply {
+        let text = MpvValue.array(arguments).description
+        return try await withCheckedThrowingContinuation { continuation in
+            let now = MonotonicClock.now()
+            let id: Int? = state.withLock { state in
+                guard state.closed == nil else { return nil }
+                let id = state.nextRequest
+                state.nextRequest += 1
+                state.pending[id] = Pending(command: text, sentAt: now, deadline: now + replyTimeout, continuation: continuation)
+                return id
+            }
+            guard let id else {
+                continuation.resume(throwing: MpvError.disconnected(path, "before \(text)"))
+                return
+            }
+            let line = MpvValue.object(["command": .array(arguments), "request_id": .number(Double(id))]).description + "\n"
+            do {
+                try writeLock.withLock { _ in try socket.writeAll(Array(line.utf8), timeout: replyTimeout) }
+            } catch {
+                let failed = state.withLock { $0.pending.removeValue(forKey: id) }
+                failed?.continuation.resume(throwing: MpvError.disconnected(path, "writing \(text): \(error)"))
+            }
+        }
+    }
+
+    /// Sets `property` to `value` (`set_property`).
+    @discardableResult
+    public func set(_ property: String, _ value: MpvValue) async throws -> Reply {
+        try await command(["set_property", .string(property), value])
+    }
+
+    /// The value of `property` (`get_property`).
+    public func get(_ property: String) async throws -> MpvValue {
+        try await command(["get_property", .string(property)]).value
+    }
+
+    /// Asks mpv to announce every change of `property` as a `property-change` event (and its
+    /// current value at once).
+    public func observe(_ property: String) async throws {
+        let id = state.withLock { state in
+            defer { state.nextObservation += 1 }
+            return state.nextObservation
+        }
+        try await command(["observe_property", .number(Double(id)), .string(property)])
+    }
+
+    // MARK: Reading
+
+    private func readLoop() {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var line: [UInt8] = []
+        // Bounded by the connection's life: every pass either reads, times out (and checks for
+        // closing and overdue replies), or ends the loop.
+        while state.withLock({ $0.closed == nil }) {
+            do {
+                guard try socket.waitUntilReadable(timeout: 100_000_000) else {
+                    expireOverdueReplies()
+                    continue
+                }
+                guard let count = try socket.read(into: &buffer) else { continue }
+                guard count > 0 else {
+                    finish(with: .disconnected(path, "mpv closed it"))
+                    return
+                }
+                let receivedAt = MonotonicClock.now()
+                for byte in buffer[..<count] {
+                    if byte == UInt8(ascii: "\n") {
+                        handle(line: line, receivedAt: receivedAt)
+                        line.removeAll(keepingCapacity: true)
+                    } else {
+                        line.append(byte)
+                    }
+                }
+                expireOverdueReplies()
+            } catch {
+                finish(with: .disconnected(path, error.description))
+                return
+            }
+        }
+    }
+
+    private func handle(line: [UInt8], receivedAt: Int64) {
+        guard !line.isEmpty else { return }
+        let message: MpvValue
+        do {
+            message = try JSONDecoder().decode(MpvValue.self, from: Data(line))
+        } catch {
+            // One bad line does not end the conversation; mpv never sends one in practice.
+            broadcast(MpvEvent(name: "malformed", message: .string(String(decoding: line, as: UTF8.self)), receivedAt: receivedAt))
+            return
+        }
+        if let id = message["request_id"]?.double, message["event"] == nil {
+            let pending = state.withLock { $0.pending.removeValue(forKey: Int(id)) }
+            guard let pending else { return }
+            let error = message["error"]?.string ?? "success"
+            if error == "success" {
+                pending.continuation.resume(returning: Reply(value: message["data"] ?? .null, sentAt: pending.sentAt, receivedAt: receivedAt))
+            } else {
+                pending.continuation.resume(throwing: MpvError.command(pending.command, error))
+            }
+        } else if let name = message["event"]?.string {
+            broadcast(MpvEvent(name: name, message: message, receivedAt: receivedAt))
+        }
+    }
+
+    private func broadcast(_ event: MpvEvent) {
+        for reader in state.withLock({ Array($0.readers.values) }) { reader.yield(event) }
+    }
+
+    private func expireOverdueReplies() {
+        let now = MonotonicClock.now()
+        let overdue = state.withLock { state in
+            let ids = state.pending.filter { $0.value.deadline <= now }.map(\.key)
+            return ids.compactMap { state.pending.removeValue(forKey: $0) }
+        }
+        for pending in overdue { pending.continuation.resume(throwing: MpvError.timeout(pending.command)) }
+    }
+
+    /// Ends the connection once: fails what is pending, finishes every event stream.
+    private func finish(with error: MpvError) {
+        let (pending, readers) = state.withLock { state -> ([Pending], [AsyncStream<MpvEvent>.Continuation]) in
+            guard state.closed == nil else { return ([], []) }
+            state.closed = error
+            defer {
+                state.pending = [:]
+                state.readers = [:]
+            }
+            return (Array(state.pending.values), Array(state.readers.values))
+        }
+        for request in pending { request.continuation.resume(throwing: error) }
+        for reader in readers { reader.finish() }
+    }
+}

@@ -1,0 +1,79 @@
+import TandemPlayback
+
+/// What mpv reports: the ledger tells Tandem's own changes from a person's, and a person's change
+/// is proposed to the group, once.
+extension MpvPlayer {
+    /// The rates a person may propose (the built-in player's range).
+    static let proposableRates: ClosedRange<Double> = 0.25...4
+
+    func handle(_ event: MpvEvent) async {
+        let observation: MpvRequestLedger.Observation
+        switch (event.name, event.propertyName) {
+        case ("property-change", "pause"?):
+            guard let paused = event.propertyValue.bool else { return }
+            observation = .pause(paused)
+        case ("property-change", "speed"?):
+            guard let speed = event.propertyValue.double else { return }
+            observation = .speed(speed)
+        case ("property-change", "eof-reached"?):
+            observation = .endReached(event.propertyValue.bool ?? false)
+        case ("playback-restart", _):
+            // Where the seek landed: read now, taken back to when playback restarted.
+            state.withLock { $0.restarts += 1 }
+            guard let reply = try? await connection.command(["get_property", "time-pos"]), let seconds = reply.value.double else { return }
+            let (paused, speed) = state.withLock { ($0.ledger.paused, $0.ledger.speed) }
+            let since = paused ? 0 : Double(max(0, reply.midpoint - event.receivedAt)) * speed
+            observation = .seekLanded(at: Int64((seconds * 1e9 - since).rounded()))
+        default:
+            return
+        }
+        let (action, requestedSpeed, groupRate) = state.withLock { state in
+            (state.ledger.observe(observation, at: event.receivedAt), state.requestedSpeed, state.groupRate)
+        }
+        guard let action else { return }
+        await propose(action, requestedSpeed: requestedSpeed, groupRate: groupRate)
+    }
+
+    /// Proposes a person's change to the group, and holds the player (no correction, no stale
+    /// commands) until the group answers.
+    private func propose(_ action: MpvRequestLedger.UserAction, requestedSpeed: Double, groupRate: Double) async {
+        let coordinator = playbackCoordinator
+        let timeline = coordinator.timeline
+        let waiting = state.withLock { $0.hold != nil }
+        let groupPlays = timeline.rate > 0 && !waiting
+        var proposed = false
+        switch action {
+        case .setPaused(true):
+            guard timeline.rate > 0 || waiting else { return }
+            proposed = (try? coordinator.coordinateRateChange(to: 0)) != nil
+        case .setPaused(false):
+            guard !groupPlays else {
+                // The group plays and mpv had stopped (at the end, say): rejoin the timeline.
+                if let command = coordinator.lastCommand { playbackCoordinator(coordinator, didIssue: command) {} }
+                return
+            }
+            // Start together: mpv waits, paused, for the group's play command.
+            await setPaused(true)
+            let speed = state.withLock { $0.ledger.speed }
+            proposed = (try? coordinator.coordinateRateChange(to: Self.proposable(speed))) != nil
+        case .setSpeed(let speed):
+            // Only while playing: a rate while paused would start everyone.
+            guard timeline.rate > 0 else { return }
+            // Take the correction loop's nudge out: the person changed the speed they saw.
+            let rate = groupRate > 0 && requestedSpeed > 0 ? speed * groupRate / requestedSpeed : speed
+            state.withLock { $0.requestedSpeed = speed }
+            proposed = (try? coordinator.coordinateRateChange(to: Self.proposable(rate))) != nil
+        case .seek(let position):
+            proposed = (try? coordinator.coordinateSeek(to: max(0, position))) != nil
+        }
+        guard proposed else { return }
+        state.withLock { state in
+            state.statistics.userProposals += 1
+            state.hold = (timeline.version, MonotonicClock.now() + 3_000_000_000)
+        }
+    }
+
+    private static func proposable(_ rate: Double) -> Double {
+        (min(max(rate, proposableRates.lowerBound), proposableRates.upperBound) * 1000).rounded() / 1000
+    }
+}

@@ -1,0 +1,151 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import TandemNet
+
+/// A running mpv, started paused on one file with its JSON IPC server on, and stopped on
+/// `terminate`:
+/// `mpv --idle=no --input-ipc-server=PATH --pause --keep-open=yes [extra arguments] FILE`.
+///
+/// Its standard input is `/dev/null` (it never competes with the program for the terminal) and
+/// its output goes to a log file, whose last lines explain a failure.
+public final class MpvProcess: @unchecked Sendable {
+    /// Where mpv's IPC server listens.
+    public let ipcPath: String
+    /// The full command line, for messages.
+    public let commandLine: [String]
+    /// mpv's standard output and error.
+    public let logPath: String
+    /// mpv's process identifier.
+    public let processIdentifier: pid_t
+
+    /// A directory of our own (the log, and the socket unless a path was chosen), removed at the end.
+    private let directory: URL
+    /// The wait status, once mpv has exited and been reaped.
+    private let status = Mutex<Int32?>(nil)
+
+    /// Starts mpv on `file`.
+    ///
+    /// - Parameters:
+    ///   - ipcPath: the socket to listen on; by default one in a fresh temporary directory.
+    ///   - extraArguments: more mpv options, after Tandem's own (so `--vo=null --ao=null` runs
+    ///     headless); they may override all but the IPC socket.
+    ///   - executable: the mpv binary.
+    public init(file: String, ipcPath: String? = nil, extraArguments: [String] = [],
+                executable: String = "/usr/bin/mpv") throws(MpvError) {
+        let fileManager = FileManager.default
+        directory = fileManager.temporaryDirectory.appendingPathComponent("tandem-mpv-\(UUID().uuidString.prefix(8))")
+        let path = ipcPath ?? directory.appendingPathComponent("ipc.sock").path
+        self.ipcPath = path
+        logPath = directory.appendingPathComponent("mpv.log").path
+        commandLine = [executable, "--idle=no", "--input-ipc-server=\(path)", "--pause", "--keep-open=yes"]
+            + extraArguments + ["--", file]
+        let display = commandLine.joined(separator: " ")
+        guard path.utf8.count <= UnixStreamSocket.maximumPathLength else {
+            throw .launch(display, "the IPC socket path is too long (at most \(UnixStreamSocket.maximumPathLength) bytes): \(path)")
+        }
+        guard fileManager.isExecutableFile(atPath: executable) else { throw .launch(display, "\(executable) is not installed") }
+        do {
+            try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
+            processIdentifier = try Self.spawn(commandLine, log: logPath)
+        } catch {
+            try? fileManager.removeItem(at: directory)
+            throw .launch(display, "\(error)")
+        }
+    }
+
+    /// Spawns `arguments` with standard input from `/dev/null`, output to `log`, and the signal
+    /// mask and dispositions reset: a test runner or a server may block or ignore SIGTERM, and
+    /// mpv would inherit that and never quit.
+    private static func spawn(_ arguments: [String], log: String) throws(SystemCallError) -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        var attributes = posix_spawnattr_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawnattr_init(&attributes)
+        defer {
+            posix_spawn_file_actions_destroy(&actions)
+            posix_spawnattr_destroy(&attributes)
+        }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
+        guard result == 0 else { throw SystemCallError(call: "posix_spawn", errno: result) }
+        return pid
+    }
+
+    deinit {
+        if isRunning {
+            kill(processIdentifier, SIGKILL)
+            _ = try? SystemCall.run("waitpid") { waitpid(processIdentifier, nil, 0) }
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Whether mpv still runs (reaping it once it has exited).
+    public var isRunning: Bool {
+        status.withLock { status in
+            guard status == nil else { return false }
+            var value: Int32 = 0
+            let pid = processIdentifier
+            do {
+                guard let reaped = try SystemCall.run("waitpid", { waitpid(pid, &value, WNOHANG) }), reaped == pid else { return true }
+                status = value
+            } catch {
+                // ECHILD: somebody else reaped it; it has gone either way.
+                status = -1
+            }
+            return false
+        }
+    }
+
+    /// mpv's exit status (128 + the signal when a signal ended it), once it has exited.
+    public var exitStatus: Int32? {
+        guard !isRunning, let value = status.withLock({ $0 }) else { return nil }
+        guard value >= 0 else { return nil }
+        return value & 0x7f == 0 ? (value >> 8) & 0xff : 128 + (value & 0x7f)
+    }
+
+    /// The last `count` lines mpv printed, to explain a failure.
+    public func logTail(lines count: Int = 5) -> String {
+        guard let data = FileManager.default.contents(atPath: logPath) else { return "" }
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").suffix(count)
+        return lines.joined(separator: " | ")
+    }
+
+    /// Waits up to `timeout` for mpv to exit on its own; true once it has.
+    public func waitForExit(timeout: Duration) async -> Bool {
+        let steps = max(1, Int(timeout / .milliseconds(20)))
+        for _ in 0..<steps {
+            guard isRunning else { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return !isRunning
+    }
+
+    /// Stops mpv: SIGTERM, then SIGKILL if it has not exited within `grace`. Removes the
+    /// temporary directory (and with it a socket that Tandem chose).
+    public func terminate(grace: Duration = .seconds(2)) async {
+        if isRunning {
+            kill(processIdentifier, SIGTERM)
+            if !(await waitForExit(timeout: grace)) {
+                kill(processIdentifier, SIGKILL)
+                _ = await waitForExit(timeout: grace)
+            }
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}

@@ -1,0 +1,16 @@
+/// What an `MpvPlayer` has done to keep mpv on the shared timeline, and what it noticed.
+public struct MpvStatistics: Sendable, Equatable {
+    /// Positions measured by the correction loop.
+    public var measurements = 0
+    /// Rate nudges applied (a change of speed to correct an error).
+    public var nudges = 0
+    /// Seeks applied to correct a large error.
+    public var correctiveSeeks = 0
+    /// Changes made in mpv by a person and proposed to the group.
+    public var userProposals = 0
+    /// The last measured error (ns; positive: mpv ahead), if any.
+    public var lastError: Int64?
+
+    /// Nothing yet.
+    public init() {}
+}

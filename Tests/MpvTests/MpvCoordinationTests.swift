@@ -1,0 +1,201 @@
+import Foundation
+import Synchronization
+import Testing
+import Tandem
+import TandemClock
+import TandemMedia
+import TandemPlayback
+import TandemTestKit
+
+/// A real headless mpv and the built-in player in one session on the in-memory relay: mpv follows
+/// the group within the correction policy's tolerance (a correction starts beyond 40 ms; a
+/// reading of mpv's position is good to half a frame, 17 ms: so |error| < 60 ms); a person's changes in mpv are proposed once;
+/// the group's commands and the correction loop never echo back.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvCoordinationTests {
+    struct Member {
+        let session: GroupSession<WatchTogether>
+        let coordinator: PlaybackCoordinator
+        var id: UUID { session.localParticipant.id }
+    }
+
+    /// Joins `name` to the session of `invitation` (or starts one on `item`) with `coordinator`.
+    static func member(_ name: String, relay: TestRelay, item: String, invitation: Invitation?,
+                       coordinator: PlaybackCoordinator) async throws -> Member {
+        let center = ActivityCenter()
+        center.displayName = name
+        center.configure(relay: relay.connector, host: relay.host, port: relay.port, sessionClock: .derived(from: SystemClock()))
+        var sessions = center.sessions(for: WatchTogether.self).makeAsyncIterator()
+        if let invitation {
+            try await center.accept(invitation)
+        } else {
+            try await center.start(WatchTogether(item: item))
+        }
+        let session = try #require(await sessions.next())
+        session.join()
+        #expect(await eventually { if case .joined = session.state { true } else { false } })
+        coordinator.coordinateWithSession(session)
+        return Member(session: session, coordinator: coordinator)
+    }
+
+    /// Every change the group applied, as `(originator, proposal)`, in order.
+    final class ChangeLog: @unchecked Sendable {
+        let changes = Mutex<[(UUID, PlaybackProposal)]>([])
+        private(set) var task: Task<Void, Never>?
+        init(_ coordinator: PlaybackCoordinator) {
+            let events = coordinator.events
+            task = Task { [self] in
+                for await event in events {
+                    if case .timelineChanged(_, let originator, let proposal) = event {
+                        changes.withLock { $0.append((originator, proposal)) }
+                    }
+                }
+            }
+        }
+        func by(_ participant: UUID) -> [PlaybackProposal] { changes.withLock { $0.filter { $0.0 == participant }.map(\.1) } }
+        var count: Int { changes.withLock { $0.count } }
+    }
+
+    /// A built-in host and an mpv guest on one item; `body` runs with both; mpv always stops.
+    func withGroup(_ body: (Member, Member, MpvPlayer, HeadlessPlayer, MpvConnection) async throws -> Void) async throws {
+        let clip = try MpvFixture.longClip()
+        let item = URL(fileURLWithPath: clip).lastPathComponent
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let builtin = try HeadlessPlayer(url: clip, options: { var options = HeadlessPlayer.Options(); options.decodeAudio = false; return options }())
+        defer { builtin.close() }
+        let mpv = try await MpvPlayer.launch(file: clip, options: MpvFixture.headless(ipcPath: MpvFixture.socketPath()))
+        do {
+            let host = try await Self.member("host", relay: relay, item: item, invitation: nil, coordinator: builtin.playbackCoordinator)
+            let guest = try await Self.member("mpv", relay: relay, item: item, invitation: host.session.invitation,
+                                              coordinator: mpv.playbackCoordinator)
+            try host.coordinator.transitionToItem(identifier: item)
+            #expect(await eventually { guest.coordinator.timeline.item == item })
+            // Another tool on mpv's socket: how the tests watch mpv, and play the person at its keys.
+            let other = try MpvConnection(path: mpv.ipcPath)
+            defer { other.close() }
+            try await body(host, guest, mpv, builtin, other)
+        } catch {
+            await mpv.close()
+            throw error
+        }
+        await mpv.close()
+        #expect(!mpv.process.isRunning)
+    }
+
+    /// mpv's error against the timeline (ns; positive: ahead), read from outside at the round
+    /// trip's midpoint. While playing, mpv's `time-pos` steps a frame at a time and reads 0 to 1
+    /// frame ahead of the elapsed time, so a single reading is only good to half a frame: each is
+    /// taken at the middle of its frame (the clip has 30 frames/s).
+    static func error(of mpv: MpvConnection, against coordinator: PlaybackCoordinator) async throws -> Int64? {
+        let reply = try await mpv.command(["get_property", "time-pos"])
+        guard let seconds = reply.value.double, let expected = coordinator.expectedItemTime(atLocalTime: reply.midpoint) else { return nil }
+        return Int64((seconds * 1e9).rounded()) - 16_666_667 - expected
+    }
+
+    /// Samples mpv's error `count` times, 150 ms apart.
+    static func errors(of mpv: MpvConnection, against coordinator: PlaybackCoordinator, count: Int) async throws -> [Int64] {
+        var errors: [Int64] = []
+        for _ in 0..<count {
+            if let error = try await error(of: mpv, against: coordinator) { errors.append(error) }
+            try await Task.sleep(for: .milliseconds(150))
+        }
+        return errors
+    }
+
+    @Test func mpvFollowsTheGroupsPlayPauseAndSeek() async throws {
+        try await withGroup { host, guest, mpv, builtin, other in
+            let log = ChangeLog(host.coordinator)
+            defer { log.task?.cancel() }
+            try host.coordinator.coordinateRateChange(to: 1)
+            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+            try await Task.sleep(for: .seconds(2))
+            let playing = try await Self.errors(of: other, against: guest.coordinator, count: 10)
+            #expect(playing.count == 10)
+            #expect(playing.allSatisfy { abs($0) < 60_000_000 }, "errors while playing (ms): \(playing.map { $0 / 1_000_000 })")
+
+            // A seek while playing, from the other participant.
+            try host.coordinator.coordinateSeek(to: 12_000_000_000)
+            #expect(await eventually { guest.coordinator.timeline.anchorMediaTime == 12_000_000_000 })
+            try await Task.sleep(for: .seconds(2))
+            let afterSeek = try await Self.errors(of: other, against: guest.coordinator, count: 8)
+            #expect(afterSeek.allSatisfy { abs($0) < 60_000_000 }, "errors after the seek (ms): \(afterSeek.map { $0 / 1_000_000 })")
+
+            // A pause from the other participant: mpv pauses on the group's frame.
+            try host.coordinator.coordinateRateChange(to: 0)
+            #expect(await eventually { guest.coordinator.timeline.rate == 0 })
+            let pausedAt = guest.coordinator.timeline.anchorMediaTime
+            #expect(await eventually { (try? await other.get("pause"))?.bool == true })
+            #expect(await eventually {
+                guard let seconds = (try? await other.get("time-pos"))?.double else { return false }
+                return abs(Int64(seconds * 1e9) - pausedAt) < 34_000_000
+            })
+            // And a seek while paused.
+            try host.coordinator.coordinateSeek(to: 5_000_000_000)
+            #expect(await eventually {
+                guard let seconds = (try? await other.get("time-pos"))?.double else { return false }
+                return abs(Int64(seconds * 1e9) - 5_000_000_000) < 34_000_000
+            })
+            #expect(builtin.timeline.rate == 0)
+            try await Task.sleep(for: .milliseconds(500))
+            // Nothing that the group or the correction loop did came back as mpv's own proposal.
+            #expect(log.by(guest.id).isEmpty, "mpv proposed \(log.by(guest.id))")
+            #expect(mpv.statistics.userProposals == 0)
+            #expect(mpv.statistics.measurements > 0)
+        }
+    }
+
+    @Test func aPersonsChangesInMpvReachTheGroupOnceAndTheGroupsDoNotEcho() async throws {
+        try await withGroup { host, guest, mpv, builtin, other in
+            let log = ChangeLog(host.coordinator)
+            defer { log.task?.cancel() }
+            try host.coordinator.coordinateRateChange(to: 1)
+            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+            try await Task.sleep(for: .seconds(1.5))
+
+            // The person pauses in mpv: the group pauses, once.
+            try await other.set("pause", true)
+            #expect(await eventually { host.coordinator.timeline.rate == 0 })
+            #expect(await eventually { builtin.timeline.rate == 0 })
+            try await Task.sleep(for: .seconds(1))
+            #expect(log.by(guest.id).count == 1)
+            guard case .pause? = log.by(guest.id).first else {
+                Issue.record("expected a pause from mpv: \(log.by(guest.id))")
+                return
+            }
+
+            // The person seeks in mpv while paused: the group moves there, once.
+            try await other.command(["seek", 8, "absolute", "exact"])
+            #expect(await eventually { host.coordinator.timeline.anchorMediaTime == guest.coordinator.timeline.anchorMediaTime
+                && abs(host.coordinator.timeline.anchorMediaTime - 8_000_000_000) < 50_000_000 })
+            try await Task.sleep(for: .seconds(1))
+            #expect(log.by(guest.id).count == 2)
+
+            // The person resumes in mpv: the group plays, and mpv follows it.
+            try await other.set("pause", false)
+            #expect(await eventually { host.coordinator.timeline.rate == 1 })
+            try await Task.sleep(for: .seconds(2))
+            #expect(log.by(guest.id).count == 3)
+            let playing = try await Self.errors(of: other, against: guest.coordinator, count: 6)
+            #expect(playing.allSatisfy { abs($0) < 60_000_000 }, "errors after resuming (ms): \(playing.map { $0 / 1_000_000 })")
+
+            // The person changes the speed in mpv: the group's rate follows.
+            try await other.set("speed", 1.25)
+            #expect(await eventually { abs(host.coordinator.timeline.rate - 1.25) < 0.01 })
+            try await Task.sleep(for: .seconds(1.5))
+            #expect(log.by(guest.id).count == 4)
+
+            // The group's own changes, from the other participant, do not come back.
+            try host.coordinator.coordinateSeek(to: 3_000_000_000)
+            try await Task.sleep(for: .seconds(1))
+            try host.coordinator.coordinateRateChange(to: 0)
+            try await Task.sleep(for: .seconds(1))
+            try host.coordinator.coordinateRateChange(to: 1)
+            try await Task.sleep(for: .seconds(1.5))
+            let proposals = log.by(guest.id)
+            #expect(proposals.count == 4, "mpv proposed \(proposals)")
+            #expect(proposals.dropFirst().first == .seek(to: proposals.dropFirst().first.flatMap {
+                if case .seek(let time) = $0 { time } else { nil } } ?? -1))
+            #expect(mpv.statistics.userProposals == 4)
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import Synchronization
+import TandemMedia
+import TandemTestKit
+
+/// What the mpv tests share: a clip long enough to watch sync settle, and headless mpv options.
+enum MpvFixture {
+    private static let clip = Mutex<String?>(nil)
+
+    /// A 20 s clip (30 frames/s, H.264 with a keyframe every second, AAC), made once per run.
+    static func longClip() throws -> String {
+        try clip.withLock { clip in
+            if let clip, FileManager.default.fileExists(atPath: clip) { return clip }
+            let fixtures = try MediaFixtures()
+            let path = try fixtures.ffmpeg([
+                "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                "-t", "20", "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-pix_fmt", "yuv420p", "-c:a", "aac",
+            ], output: "long-20s.mp4")
+            clip = path
+            return path
+        }
+    }
+
+    /// Headless mpv: no window, no sound device.
+    static func headless(ipcPath: String? = nil) -> MpvPlayer.Options {
+        var options = MpvPlayer.Options()
+        options.extraArguments = ["--vo=null", "--ao=null"]
+        options.ipcPath = ipcPath
+        return options
+    }
+
+    /// A fresh socket path under the temporary directory.
+    static func socketPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("tandem-test-\(UUID().uuidString.prefix(8)).sock").path
+    }
+}
+
+/// Waits for `condition` to hold, polling every 20 ms, for at most `seconds`.
+func eventually(_ seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return await condition()
+}
