@@ -61,7 +61,8 @@ import TandemNet
     @Test func envelopesDecodeOnlyWhatTheyEncoded() {
         let message = SessionEnvelope.message(type: "Answer", payload: Array("{}".utf8))
         #expect(SessionEnvelope(decoding: message.encoded) == message)
-        #expect(SessionEnvelope(decoding: SessionEnvelope.presence.encoded) == .presence)
+        #expect(SessionEnvelope(decoding: SessionEnvelope.presence(name: "Ana ✨").encoded) == .presence(name: "Ana ✨"))
+        #expect(SessionEnvelope(decoding: [1, 1, 0xFF, 0xFE]) == nil)
         #expect(SessionEnvelope(decoding: []) == nil)
         #expect(SessionEnvelope(decoding: [9, 9, 9]) == nil)
         #expect(SessionEnvelope(decoding: [2, 0, 200, 65]) == nil)

@@ -13,7 +13,8 @@ extension GroupSession: MessengerSession {
             }
             // Tell the newcomer that this participant is in the activity.
             if joined {
-                try? link.send(sealer.seal(SessionEnvelope.presence.encoded), to: .only([record.id]), reliable: true)
+                try? link.send(sealer.seal(SessionEnvelope.presence(name: localParticipant.displayName).encoded),
+                               to: .only([record.id]), reliable: true)
             }
         case .participantLeft(let id):
             let active = core.withLock { core in
@@ -46,13 +47,13 @@ extension GroupSession: MessengerSession {
         // Bodies that do not open with this session's key are not from a participant: drop them.
         guard let plaintext = sealer.open(body), let envelope = SessionEnvelope(decoding: plaintext) else { return }
         switch envelope {
-        case .presence:
-            let active = core.withLock { core -> Set<Participant>? in
-                guard core.known[sender] != nil else { return nil }
+        case .presence(let name):
+            let active = core.withLock { core in
+                if core.known[sender] == nil { core.known[sender] = Participant(id: sender, displayName: name) }
                 core.active.insert(sender)
                 return activeSetLocked(core)
             }
-            if let active { publishActive(active) }
+            publishActive(active)
         case .message(let type, let payload):
             let (source, subscribers) = core.withLock { core in
                 (core.known[sender], core.subscribers.values.filter { $0.type == type })

@@ -154,7 +154,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
             }
         }
         guard let link = core.withLock({ $0.invalidated ? nil : $0.link }) else { return }
-        try? link.send(sealer.seal(SessionEnvelope.presence.encoded), to: .everyone, reliable: true)
+        try? link.send(sealer.seal(SessionEnvelope.presence(name: localParticipant.displayName).encoded), to: .everyone, reliable: true)
         let active = core.withLock { core in
             core.active.insert(localParticipant.id)
             return activeSetLocked(core)
