@@ -9,13 +9,13 @@ import TandemPlayback
 /// joins as its first participant and prints the invite on its own line.
 enum HostCommand: Command {
     static let words = ["host"]
-    static let usage = "host FILE [--port P] [--bind ADDR] [--advertise HOST] [--name NAME] [--video none|terminal] "
+    static let usage = "host FILE [--port P] [--bind ADDR] [--advertise HOST] [--relay INVITE-OR-ADDR] [--name NAME] [--video none|terminal] "
         + "[--presentation-log PATH] [--events json] [--clock-offset S] [--clock-drift-ppm PPM] "
         + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"]"
     static let summary = "host a watch-together session on a relay inside this process and print its invite"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise"]))
+        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay"]))
         try arguments.expectPositionals(atMost: 1)
         let file = try arguments.positional(0, "FILE")
         let options = try WatchOptions(arguments, defaultName: "host")
@@ -25,31 +25,48 @@ enum HostCommand: Command {
         let bind = arguments.value("bind") ?? "0.0.0.0"
         let advertise = arguments.value("advertise") ?? (["0.0.0.0", "::"].contains(bind) ? "127.0.0.1" : bind)
         // Fail on the media before anything else starts.
-        let identity = try checkedMedia(file)
-        let server: RelayServer
-        do {
-            server = try RelayServer(address: SocketAddress(host: bind, port: port))
-        } catch {
-            throw CLIError.failure("cannot run a relay on \(bind):\(port): \(error)")
-        }
-        server.start()
-        defer { server.stop() }
-
+        try checkedMedia(file)
         let center = ActivityCenter.shared
         center.displayName = options.name
         center.localClock = options.clock
-        center.configure(relay: NetworkRelayConnector(host: advertise, port: server.port), host: advertise, port: server.port,
-                         sessionClock: .derived(from: server.clock as? any MonotonicDerivedClock ?? SystemClock()))
+        var server: RelayServer?
+        if let relay = arguments.value("relay") {
+            // A standalone relay (`tandem serve`) elsewhere: reach it, and probe its time service.
+            let (host, relayPort) = try relayAddress(relay)
+            center.configure(relay: NetworkRelayConnector(host: host, port: relayPort), host: host, port: relayPort)
+        } else {
+            let embedded: RelayServer
+            do {
+                embedded = try RelayServer(address: SocketAddress(host: bind, port: port))
+            } catch {
+                throw CLIError.failure("cannot run a relay on \(bind):\(port): \(error)")
+            }
+            embedded.start()
+            server = embedded
+            center.configure(relay: NetworkRelayConnector(host: advertise, port: embedded.port), host: advertise, port: embedded.port,
+                             sessionClock: .derived(from: embedded.clock as? any MonotonicDerivedClock ?? SystemClock()))
+        }
+        defer { server?.stop() }
         var sessions = WatchTogether.sessions().makeAsyncIterator()
         try await WatchTogether(item: URL(fileURLWithPath: file).lastPathComponent).activate()
         guard let session = await sessions.next() else { throw CLIError.failure("the session did not start") }
         try await JoinCommand.join(session)
         printOutput(session.invitation.url.absoluteString)
-        _ = identity
         return try await WatchRunner(session: session, file: file, options: options, isHost: true).run()
     }
 
-    /// Opens `file` once to fail early, with one clear line, on media that cannot be played.
+    /// The relay named by `text`: an invite's relay, or `HOST:PORT`.
+    static func relayAddress(_ text: String) throws(CLIError) -> (String, UInt16) {
+        if let invitation = try? Invitation(parsing: text) { return (invitation.host, invitation.port) }
+        guard let address = try? SocketAddress(parsing: text), address.port != 0 else {
+            throw .usage("--relay wants an invite or HOST:PORT, not '\(text)'")
+        }
+        return (address.host, address.port)
+    }
+
+    /// Opens `file` once to fail early, with one clear line, on media that cannot be played;
+    /// returns its content identity.
+    @discardableResult
     static func checkedMedia(_ file: String) throws(CLIError) -> String {
         do {
             return try MediaIdentity.of(file: file)

@@ -22,7 +22,7 @@ enum JoinCommand: Command {
         } catch {
             throw CLIError.usage("bad invite: \(error)")
         }
-        _ = try HostCommand.checkedMedia(file)
+        try HostCommand.checkedMedia(file)
         let center = ActivityCenter.shared
         center.displayName = options.name
         center.localClock = options.clock
