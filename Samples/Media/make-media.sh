@@ -51,6 +51,11 @@ ff -f lavfi -i "$(numbered 320 240 24)" -f lavfi -i "sine=frequency=330:sample_r
 ff -f lavfi -i "$(numbered 320 240 25)" -f lavfi -i "sine=frequency=550:sample_rate=44100" -t $secs \
    -c:v mpeg4 -q:v 8 -g 25 -c:a libmp3lame -b:a 64k -avoid_negative_ts disabled "$out/mpeg4-mp3.avi"
 
+# A longer clip for watching together (the demo and `tandem bench sync --clip`): H.264 + AAC in
+# MP4, 20 s at 30 frames/s, small.
+ff -f lavfi -i "$(numbered 320 240 30)" -f lavfi -i "sine=frequency=494:sample_rate=48000" -t 20 \
+   -c:v libx264 -profile:v main -g 60 -crf 32 -preset slow -c:a aac -b:a 32k "$out/watch-together.mp4"
+
 # Audio only: AAC in M4A, 3 s.
 ff -f lavfi -i "sine=frequency=440:sample_rate=44100" -t 3 -c:a aac -b:a 48k "$out/audio-only.m4a"
 
