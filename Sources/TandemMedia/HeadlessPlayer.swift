@@ -34,6 +34,10 @@ public final class HeadlessPlayer: @unchecked Sendable {
         /// spins on the clock, to present within microseconds; 0 sleeps all the way (less CPU,
         /// wake-ups typically 0.1 to 0.3 ms late).
         public var spinLead: Nanoseconds = 200_000
+        /// Whether the presentation thread asks for a real-time (SCHED_FIFO) priority, so that
+        /// other busy processes do not delay its wake-ups. It needs the privilege to (root, or
+        /// `CAP_SYS_NICE`, or an `rtprio` limit); without it the thread runs normally.
+        public var realtimePresentation = true
 
         /// The defaults: video and audio, FFmpeg's choice of threads, 8 frames ahead.
         public init() {}
@@ -72,6 +76,7 @@ public final class HeadlessPlayer: @unchecked Sendable {
         var limits = PlaybackEngine.Limits()
         limits.videoFrames = max(2, options.videoQueueFrames)
         limits.spinLead = max(0, options.spinLead)
+        limits.realtime = options.realtimePresentation
         engine = PlaybackEngine(
             decoder: decoder, item: itemIdentifier, timeline: initial, limits: limits,
             videoSinks: videoSinks, audioSinks: audioSinks.isEmpty ? [NullAudioSink()] : audioSinks,

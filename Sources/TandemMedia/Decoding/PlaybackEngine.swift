@@ -22,6 +22,8 @@ final class PlaybackEngine: @unchecked Sendable {
         /// How long before a deadline the presentation thread stops sleeping and spins on the
         /// clock; 0 sleeps all the way.
         var spinLead: Nanoseconds = 200_000
+        /// Whether the presentation thread asks for a real-time priority.
+        var realtime = true
     }
 
     let item: String
@@ -68,7 +70,7 @@ final class PlaybackEngine: @unchecked Sendable {
         threads.append(WorkerThread(name: "tandem-decode") { [self] in
             decodingLoop(decoder)
         })
-        threads.append(WorkerThread(name: "tandem-present", timerSlack: 1) { [self] in
+        threads.append(WorkerThread(name: "tandem-present", timerSlack: 1, realtime: limits.realtime) { [self] in
             presentationLoop()
         })
     }
