@@ -11,20 +11,7 @@ struct BenchRelayCommand: Command {
         let options = try Arguments(arguments, options: ["out"], flags: ["json"])
         try options.expectPositionals(atMost: 0)
         let report = try await RelayBenchmark().run { printError("bench relay: \($0)…") }
-        if options.flags.contains("json") {
-            try printJSON(report)
-        } else {
-            print(RelayBenchmarkTable.render(report), terminator: "")
-        }
-        if let path = options.value("out") {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            do {
-                try encoder.encode(report).write(to: URL(fileURLWithPath: path))
-            } catch {
-                throw CLIError.failure("cannot write \(path): \(error.localizedDescription)")
-            }
-        }
+        try printReport(report, table: RelayBenchmarkTable.render(report), options: options)
         return 0
     }
 }

@@ -26,20 +26,7 @@ enum BenchSyncCommand: Command {
         } catch {
             throw CLIError.failure("\(error)")
         }
-        if options.flags.contains("json") {
-            try printJSON(report)
-        } else {
-            print(SyncBenchmarkTable.render(report), terminator: "")
-        }
-        if let path = options.value("out") {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            do {
-                try encoder.encode(report).write(to: URL(fileURLWithPath: path))
-            } catch {
-                throw CLIError.failure("cannot write \(path): \(error.localizedDescription)")
-            }
-        }
+        try printReport(report, table: SyncBenchmarkTable.render(report), options: options)
         return 0
     }
 

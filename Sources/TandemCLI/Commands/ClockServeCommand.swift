@@ -16,14 +16,7 @@ struct ClockServeCommand: Command {
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try Arguments(arguments, options: ["port", "bind"])
         try options.expectPositionals(atMost: 0)
-        let port = try options.int("port", default: Int(defaultPort))!
-        guard let port = UInt16(exactly: port) else { throw CLIError.usage("--port must be 0…65535") }
-        let address: SocketAddress
-        do {
-            address = try SocketAddress(host: options.value("bind") ?? "0.0.0.0", port: port)
-        } catch {
-            throw CLIError.usage("--bind \(error)")
-        }
+        let address = try listenAddress(options, defaultPort: defaultPort)
         let service: TimeService
         do {
             service = try TimeService(clock: SystemClock(), address: address)
