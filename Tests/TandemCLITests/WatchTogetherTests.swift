@@ -41,9 +41,13 @@ import TandemTestKit
         }
         #expect(host.send("end") != nil)
         host.closeInput()
-        for process in everyone {
+        // The host ended it: no error there; the others say who ended it, in one line, and exit 3.
+        let hostStatus = host.waitForExit(timeout: 20)
+        #expect(hostStatus == 0, "the host exited with \(hostStatus.map(String.init) ?? "nothing: killed"): \(host.standardError)")
+        for process in joiners {
             let status = process.waitForExit(timeout: 20)
-            #expect(status == 0, "\(process.name) exited with \(status.map(String.init) ?? "nothing: killed"): \(process.standardError)")
+            #expect(status == 3, "\(process.name) exited with \(status.map(String.init) ?? "nothing: killed"): \(process.standardError)")
+            #expect(process.standardError.contains("tandem: ana ended the session"))
         }
 
         // Every participant saw every change, with the same version and effective instant.

@@ -15,6 +15,8 @@ struct WatchRunner {
     let file: String
     let options: WatchOptions
     let isHost: Bool
+    /// Whether this participant ended the session itself (its own `end` is no error).
+    let endedHere = SharedFlag()
 
     func run() async throws -> Int32 {
         if options.player == .mpv { return try await runWithMpv() }
@@ -49,9 +51,11 @@ struct WatchRunner {
         }
         let status = Task { await showStatus(player: player, coordinator: coordinator, renderer: renderer, interactive: keys != nil) }
         // Until the session is over for this participant.
+        var ending: GroupSessionError?
         for await state in session.$state.values {
             if case .invalidated(let reason) = state {
                 events.emit("left", ["reason": reason.detail])
+                ending = reason
                 break
             }
         }
@@ -66,7 +70,23 @@ struct WatchRunner {
         log?.close()
         events.emit("statistics", ["presented": statistics.presentedFrames, "dropped": statistics.droppedLateFrames,
                                    "stills": statistics.stillFrames])
-        return 0
+        return WatchRunner.exitStatus(for: ending, endedHere: endedHere.isSet)
+    }
+
+    /// 0 when this participant left or ended the session itself; otherwise one clear line on
+    /// standard error and a non-zero status: 3 when someone else ended it, 1 when it was lost.
+    static func exitStatus(for ending: GroupSessionError?, endedHere: Bool) -> Int32 {
+        guard let ending else { return 0 }
+        switch ending.code {
+        case .left: return 0
+        case .ended where endedHere: return 0
+        case .ended:
+            printError("tandem: \(ending.detail)")
+            return 3
+        default:
+            printError("tandem: \(ending.detail)")
+            return 1
+        }
     }
 
     func runScript(coordinator: PlaybackCoordinator, events: EventPrinter) async throws {
@@ -82,7 +102,9 @@ struct WatchRunner {
                 case "rate": try coordinator.coordinateRateChange(to: try argument(words))
                 case "wait": try await Task.sleep(for: .seconds(try argument(words)))
                 case "leave": session.leave()
-                case "end": session.end()
+                case "end":
+                    endedHere.set()
+                    session.end()
                 default: events.emit("error", ["message": "unknown command '\(verb)' (play, pause, seek S, rate R, wait S, leave, end)"])
                 }
             } catch {
@@ -109,7 +131,9 @@ struct WatchRunner {
                 case .faster: try coordinator.coordinateRateChange(to: (min(4, (rate > 0 ? rate : 1) + 0.1) * 10).rounded() / 10)
                 case .resetRate: try coordinator.coordinateRateChange(to: 1)
                 case .quit: session.leave()
-                case .end: session.end()
+                case .end:
+                    endedHere.set()
+                    session.end()
                 }
             } catch {
                 events.emit("error", ["message": "\(error)"])
@@ -130,7 +154,10 @@ struct WatchRunner {
             }
         }
         defer { changes.cancel() }
+        var ticks = 0
         while !Task.isCancelled {
+            ticks += 1
+            if options.jsonEvents && ticks % 20 == 0 { reportSync(player: player, coordinator: coordinator) }
             let line = StatusLine.text(player: player, coordinator: coordinator, session: session, lastChange: lastChange.withLock { $0 })
             if let renderer {
                 renderer.statusLine = line
@@ -139,6 +166,23 @@ struct WatchRunner {
             }
             try? await Task.sleep(for: .milliseconds(250))
         }
+    }
+
+    /// Every five seconds, a `sync` event: the clock's offset and error bound, and how far the
+    /// player's own timeline is from the shared one.
+    private func reportSync(player: HeadlessPlayer, coordinator: PlaybackCoordinator) {
+        guard let clock = coordinator.localClock else { return }
+        let local = clock.now()
+        guard let status = coordinator.clockStatus(atLocalTime: local) else { return }
+        var fields: [String: any Sendable] = ["clock_offset_ns": Int(status.offset), "clock_error_bound_ns": Int(status.errorBound),
+                                              "version": Int(coordinator.core.timeline.version)]
+        if let expected = coordinator.expectedItemTime(atLocalTime: local) {
+            fields["sync_error_ns"] = Int(player.mediaTime(atLocalTime: clock.monotonicTime(atLocal: local)) - expected)
+        }
+        let statistics = player.statistics
+        fields["presented"] = statistics.presentedFrames
+        fields["dropped"] = statistics.droppedLateFrames
+        EventPrinter(json: options.jsonEvents).emit("sync", fields)
     }
 
     /// A seek target within the item: not before its start, nor past its end.
@@ -172,4 +216,15 @@ final class StandardInputLines: @unchecked Sendable {
     }
 
     func next() async -> String? { await iterator.next() }
+}
+
+/// A flag that tasks share.
+final class SharedFlag: Sendable {
+    private let value = Atomic(false)
+
+    /// Raises the flag.
+    func set() { value.store(true, ordering: .relaxed) }
+
+    /// Whether the flag was raised.
+    var isSet: Bool { value.load(ordering: .relaxed) }
 }
