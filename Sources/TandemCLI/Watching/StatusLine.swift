@@ -11,7 +11,9 @@ enum StatusLine {
         let core = coordinator.core
         let timeline = core.timeline
         let local = coordinator.localClock?.now()
-        let position = local.flatMap { coordinator.expectedItemTime(atLocalTime: $0) } ?? timeline.anchorMediaTime
+        // The timeline runs on past the end of the item; the position shown stops there.
+        let end = player.info.duration.map { Int64($0 * 1e9) } ?? .max
+        let position = min(local.flatMap { coordinator.expectedItemTime(atLocalTime: $0) } ?? timeline.anchorMediaTime, end)
         let duration = player.info.duration.map { " / " + clock(seconds: $0) } ?? ""
         let symbol = timeline.rate > 0 ? "▶" : (core.isWaiting ? "⏳" : "⏸")
         var parts = ["\(symbol) \(clock(seconds: Double(max(0, position)) / 1e9))\(duration)", String(format: "%.2fx", timeline.rate)]
