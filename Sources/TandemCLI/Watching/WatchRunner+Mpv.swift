@@ -37,9 +37,11 @@ extension WatchRunner {
             try? coordinator.transitionToItem(identifier: session.activity.item)
         }
         let script = Task { try await runScript(coordinator: coordinator, events: events) }
+        var ending: GroupSessionError?
         for await state in session.$state.values {
             if case .invalidated(let reason) = state {
                 events.emit("left", ["reason": reason.detail])
+                ending = reason
                 break
             }
         }
@@ -53,6 +55,6 @@ extension WatchRunner {
                                               "corrective_seeks": statistics.correctiveSeeks, "mpv_proposals": statistics.userProposals]
         if let error = statistics.lastError { fields["last_error_ms"] = Double(error) / 1e6 }
         events.emit("statistics", fields)
-        return 0
+        return WatchRunner.exitStatus(for: ending, endedHere: endedHere.isSet)
     }
 }

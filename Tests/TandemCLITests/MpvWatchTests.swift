@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+import TandemMedia
+import TandemTestKit
+
+/// `tandem join --player mpv` as a person runs it: a real headless mpv in the group, watched over
+/// its own IPC socket by the test, as another tool would, following the host's timeline.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct MpvWatchTests {
+    @Test func mpvFollowsTheGroupWithinTheCorrectionTolerance() async throws {
+        let fixtures = try MediaFixtures()
+        defer { fixtures.remove() }
+        let clip = SampleClip.directory + "/watch-together.mp4"
+        let socket = fixtures.path("mpv.sock")
+        let host = try WatchProcess(executable: TandemProcess.executablePath,
+                                    arguments: ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--name", "ana", "--events", "json"],
+                                    name: "ana", acceptsCommands: true)
+        defer { host.kill() }
+        let invite = try #require(host.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(host.standardError)")
+        let joiner = try WatchProcess(executable: TandemProcess.executablePath,
+                                      arguments: ["join", invite, clip, "--name", "ben", "--events", "json", "--player", "mpv",
+                                                  "--mpv-ipc", socket, "--mpv-args", "--vo=null --ao=null"],
+                                      name: "ben", acceptsCommands: false)
+        defer { joiner.kill() }
+        #expect(joiner.waitUntil(timeout: 30) { $0.contains { $0.event == "joined" } }, "\(joiner.standardError)")
+        let mpv = try await MpvConnection.connect(path: socket, timeout: .seconds(20))
+        defer { mpv.close() }
+
+        #expect(host.send("play") != nil)
+        #expect(host.waitUntil(timeout: 10) { $0.contains { $0.change == "play" } })
+        let play = try #require(host.events.last { $0.change == "play" })
+        // Let the correction settle, then compare mpv's own position with the shared timeline.
+        // The host's session clock is its raw monotonic clock, the one the replies are stamped on.
+        try await Task.sleep(for: .seconds(3))
+        var errors: [Double] = []
+        for _ in 0..<10 {
+            let reply = try await mpv.command([.string("get_property"), .string("time-pos")])
+            guard case .number(let position) = reply.value,
+                  let effective = play.effectiveSessionNanoseconds, let start = play.mediaTime else { continue }
+            let expected = start + Double(reply.midpoint - effective) / 1e9
+            errors.append((position - expected) * 1000)
+            try await Task.sleep(for: .milliseconds(150))
+        }
+        #expect(errors.count >= 8)
+        // The policy leaves errors under 40 ms alone; a reading is good to a frame (33 ms).
+        #expect(errors.allSatisfy { abs($0) < 80 }, "mpv's error against the timeline, ms: \(errors)")
+
+        // A pause from the host reaches mpv.
+        #expect(host.send("pause") != nil)
+        var paused = false
+        for _ in 0..<50 where !paused {
+            if case .bool(true) = try await mpv.get("pause") { paused = true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(paused)
+        #expect(host.send("end") != nil)
+        host.closeInput()
+        #expect(joiner.waitForExit(timeout: 20) == 3)
+    }
+}
