@@ -18,12 +18,11 @@ public struct LatenessHistogram: Sendable, Hashable {
     public private(set) var total: Int64 = 0
 
     /// An empty histogram.
-    public init() { bins = [] }
+    public init() { bins = [UInt32](repeating: 0, count: Self.binCount) }
 
     /// Records one delivery `lateness` nanoseconds after its scheduled instant.
     public mutating func record(_ lateness: Int64) {
         let value = max(lateness, 0)
-        if bins.isEmpty { bins = [UInt32](repeating: 0, count: Self.binCount) }
         let bin = Int(value / Self.binWidth)
         if bin < Self.binCount { bins[bin] &+= 1 } else { overflow += 1 }
         count += 1
