@@ -42,13 +42,16 @@ let package = Package(
         // media: the FFmpeg-backed headless player, and the mpv backend (its IPC socket comes from net).
         .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet"]),
 
+        // The user-space network impairment proxy (`tandem netsim`): a pure schedule and its shell.
+        .target(name: "TandemNetsim", dependencies: ["TandemNet", "TandemClock", "CTandemSystem"]),
+
         // Virtual time, a simulated network and fixtures shared by tests and benchmarks.
         .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia"]),
         // bench: benchmarks as library code; `tandem bench` runs them.
-        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemTestKit"]),
+        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemTestKit", "TandemNetsim"]),
 
         // The `tandem` command: argument parsing and wiring only.
-        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemBench"]),
+        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemBench", "TandemNetsim"]),
 
         .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit", "TandemBench"]),
         .testTarget(name: "TandemNetTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
@@ -60,6 +63,8 @@ let package = Package(
         .testTarget(name: "MpvTests", dependencies: ["TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemTestKit"]),
         // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.
         .testTarget(name: "RelayTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
+        // The impairment proxy: its pure schedule, and the shell on loopback with echo servers and the real relay.
+        .testTarget(name: "NetsimTests", dependencies: ["TandemNetsim", "TandemNet", "TandemClock"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,8 +2,11 @@
 #ifndef TANDEM_SYSTEM_SHIM_H
 #define TANDEM_SYSTEM_SHIM_H
 
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -24,6 +27,14 @@ static inline int tandem_terminal_size(int fd, unsigned short *columns, unsigned
     *columns = size.ws_col;
     *rows = size.ws_row;
     return 0;
+}
+
+/// Waits like poll(2) but with a timeout in nanoseconds (negative: indefinitely): ppoll through
+/// syscall(2), because glibc declares ppoll only under _GNU_SOURCE and syscall is variadic.
+static inline int tandem_poll_nanoseconds(struct pollfd *descriptors, unsigned long count, long long timeout) {
+    if (timeout < 0) return (int)syscall(SYS_ppoll, descriptors, count, (struct timespec *)0, (void *)0, 0);
+    struct timespec spec = { (time_t)(timeout / 1000000000LL), (long)(timeout % 1000000000LL) };
+    return (int)syscall(SYS_ppoll, descriptors, count, &spec, (void *)0, 0);
 }
 
 #endif

@@ -11,6 +11,7 @@ let commands: [any Command.Type] = [
     ClockServeCommand.self,
     ClockSyncCommand.self,
     ServeCommand.self,
+    NetsimCommand.self,
     BenchDecodeCommand.self,
     BenchPresentCommand.self,
     BenchClockCommand.self,

@@ -4,7 +4,7 @@ import Glibc
 
 extension SocketAddress {
     /// The same host (scope included, for link-local IPv6) with another port.
-    func withPort(_ port: UInt16) -> SocketAddress {
+    package func withPort(_ port: UInt16) -> SocketAddress {
         var storage = sockaddr_storage()
         let length = withSockaddr { address, length in
             withUnsafeMutableBytes(of: &storage) { raw in

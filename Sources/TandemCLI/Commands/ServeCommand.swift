@@ -36,9 +36,10 @@ struct ServeCommand: Command {
         return 0
     }
 
-    /// Waits for SIGINT or SIGTERM and returns its name. The signals are ignored by default
-    /// handling first, so that a dispatch source, not the default action, receives them.
-    private static func waitForTermination() async -> String {
+    /// Waits for SIGINT or SIGTERM and returns its name (`tandem netsim` waits the same way). The
+    /// signals are ignored by default handling first, so that a dispatch source, not the default
+    /// action, receives them.
+    static func waitForTermination() async -> String {
         await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
             let queue = DispatchQueue(label: "tandem-serve-signals")
             let resumed = Resumption(continuation)
