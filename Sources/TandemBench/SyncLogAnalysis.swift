@@ -18,6 +18,7 @@ public enum SyncLogAnalysis {
         /// Media time, microseconds.
         public var pts: Int64
 
+        /// Orders frames by segment, then by presentation time.
         public static func < (lhs: FrameKey, rhs: FrameKey) -> Bool {
             (lhs.segment, lhs.pts) < (rhs.segment, rhs.pts)
         }

@@ -21,6 +21,7 @@ public struct MediaError: Error, CustomStringConvertible, Sendable {
         self.ffmpegCode = ffmpegCode
     }
 
+    /// A line for people to read.
     public var description: String {
         switch code {
         case .cannotOpen: "cannot open \(context): \(detail)"

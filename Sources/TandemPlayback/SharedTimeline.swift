@@ -40,6 +40,7 @@ public struct SharedTimeline: Sendable, Codable, Equatable, CustomStringConverti
         return anchorSessionTime + Int64((Double(mediaTime - anchorMediaTime) / rate).rounded())
     }
 
+    /// A line for people to read.
     public var description: String {
         String(format: "v%llu %@ rate %.2f at %.3f s (session %.3f s)", version, item ?? "no item", rate,
                Double(anchorMediaTime) / 1e9, Double(anchorSessionTime) / 1e9)

@@ -16,5 +16,6 @@ public struct SuspensionReason: RawRepresentable, Hashable, Sendable, Codable, C
     /// The participant has not yet loaded the item that the group plays.
     public static let coordinatedPlaybackNotPossible = SuspensionReason(rawValue: "coordinatedPlaybackNotPossible")
 
+    /// A line for people to read.
     public var description: String { rawValue }
 }

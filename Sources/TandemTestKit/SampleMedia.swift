@@ -32,6 +32,7 @@ public struct SampleClip: Sendable, CustomStringConvertible {
         return min(max(number, 0), frameCount - 1)
     }
 
+    /// A line for people to read.
     public var description: String { name }
 
     /// H.264 without B-frames and AAC, in MP4: 4 s at 25 frames/s.

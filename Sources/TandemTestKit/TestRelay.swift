@@ -7,6 +7,7 @@ public enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertib
     /// The real relay server on loopback, reached over TCP and UDP.
     case network
 
+    /// A line for people to read.
     public var description: String { rawValue }
 }
 
@@ -41,7 +42,7 @@ public final class TestRelay: Sendable {
 
     /// The host to write into invites.
     public var host: String { "127.0.0.1" }
-    /// The port to write into invites (the server's, or a placeholder for the in-memory relay).
+    /// The port to write into invites: the server's, or 1 for the in-memory relay, which has none.
     public var port: UInt16 { server?.port ?? 1 }
 
     /// Stops the relay.

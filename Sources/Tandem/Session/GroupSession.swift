@@ -21,6 +21,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         /// Over for this participant, with the reason (left, ended by someone, the relay lost).
         case invalidated(reason: GroupSessionError)
 
+        /// A line for people to read.
         public var description: String {
             switch self {
             case .waiting: "waiting"

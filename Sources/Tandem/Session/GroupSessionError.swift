@@ -34,6 +34,7 @@ public struct GroupSessionError: Error, Sendable, Equatable, CustomStringConvert
         self.detail = detail
     }
 
+    /// A line for people to read.
     public var description: String { detail }
 
     static func from(_ error: RelayError) -> GroupSessionError {

@@ -26,6 +26,7 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
     /// The invite as a URL.
     public var url: URL { URL(string: description)! }
 
+    /// A line for people to read.
     public var description: String {
         let hostPart = host.contains(":") ? "[\(host)]" : host
         return "tandem://\(hostPart):\(port)/\(sessionID.uuidString.lowercased())?k=\(secret.text)"

@@ -14,9 +14,13 @@ public struct Participant: Hashable, Sendable, Identifiable, CustomStringConvert
         self.displayName = displayName
     }
 
-    // Identity alone decides equality: a participant who reconnects is the same participant.
+    /// The same participant: identity alone decides, so one who reconnects (or renames) is the
+    /// same participant.
     public static func == (lhs: Participant, rhs: Participant) -> Bool { lhs.id == rhs.id }
+
+    /// Hashes the identity alone.
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 
+    /// A line for people to read.
     public var description: String { displayName.isEmpty ? id.uuidString : displayName }
 }

@@ -16,6 +16,7 @@ public struct MpvError: Error, Sendable, Equatable, CustomStringConvertible {
         self.detail = detail
     }
 
+    /// A line for people to read.
     public var description: String {
         switch code {
         case .launch: "cannot run mpv (\(context)): \(detail)"

@@ -55,6 +55,7 @@ public enum MpvValue: Sendable, Equatable, Codable, CustomStringConvertible {
         }
     }
 
+    /// A line for people to read.
     public var description: String {
         guard let data = try? JSONEncoder().encode(self) else { return "?" }
         return String(decoding: data, as: UTF8.self)

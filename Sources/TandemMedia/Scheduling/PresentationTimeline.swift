@@ -49,6 +49,7 @@ public struct PresentationTimeline: Sendable, Equatable, CustomStringConvertible
         PresentationTimeline(rate: newRate, anchorMediaTime: mediaTime(atLocalTime: localTime), anchorLocalTime: localTime)
     }
 
+    /// A line for people to read.
     public var description: String {
         "rate \(rate) from media \(MediaTime.seconds(anchorMediaTime)) s at local \(anchorLocalTime) ns"
     }

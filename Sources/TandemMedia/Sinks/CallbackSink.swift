@@ -10,6 +10,7 @@ public final class CallbackSink: VideoSink {
         self.body = body
     }
 
+    /// Hands the frame to the closure.
     public func present(_ frame: VideoFrame, _ presentation: Presentation) {
         body(frame, presentation)
     }

@@ -24,6 +24,7 @@ public final class CountingSink: VideoSink, AudioSink {
     /// The counts so far.
     public var counts: Counts { state.withLock { $0 } }
 
+    /// Counts the frame.
     public func present(_ frame: VideoFrame, _ presentation: Presentation) {
         state.withLock { counts in
             if presentation.isStill { counts.stills += 1 } else { counts.frames += 1 }
@@ -31,6 +32,7 @@ public final class CountingSink: VideoSink, AudioSink {
         }
     }
 
+    /// Counts the chunk.
     public func consume(_ chunk: AudioChunk, _ presentation: Presentation) {
         state.withLock { counts in
             counts.audioChunks += 1

@@ -19,6 +19,7 @@ public final class LatenessRecorder: VideoSink {
         }
     }
 
+    /// Records how late the frame was (stills are not scheduled).
     public func present(_ frame: VideoFrame, _ presentation: Presentation) {
         guard !presentation.isStill else { return }
         let capacity = self.capacity

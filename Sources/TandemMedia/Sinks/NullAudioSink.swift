@@ -15,6 +15,7 @@ public final class NullAudioSink: AudioSink {
     /// The loudest sample consumed so far (absolute value): proof that sound was decoded.
     public var peakLevel: Int16 { state.withLock { $0.peak } }
 
+    /// Counts the chunk and keeps its level.
     public func consume(_ chunk: AudioChunk, _ presentation: Presentation) {
         var peak: Int16 = 0
         for sample in chunk.samples where sample != Int16.min {

@@ -30,6 +30,7 @@ public final class PresentationLog: VideoSink {
         close()
     }
 
+    /// Buffers the frame's line; a full buffer is written at once.
     public func present(_ frame: VideoFrame, _ presentation: Presentation) {
         let line = PresentationLog.line(frame.presentationTime, presentation)
         state.withLock { state in

@@ -43,6 +43,7 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
     /// Pictures drawn so far.
     public var framesDrawn: Int { lock.withLock { drawnFrames } }
 
+    /// Hands the newest frame to the drawing thread.
     public func present(_ frame: VideoFrame, _ presentation: Presentation) {
         lock.withLock {
             waitingFrame = frame

@@ -35,6 +35,7 @@ public struct RelayError: Error, Sendable, Equatable, CustomStringConvertible {
         self.detail = detail
     }
 
+    /// A line for people to read.
     public var description: String {
         switch code {
         case .unreachable: "relay unreachable: \(detail)"
