@@ -60,6 +60,13 @@ let package = Package(
         .testTarget(name: "MpvTests", dependencies: ["TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemTestKit"]),
         // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.
         .testTarget(name: "RelayTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
+
+        // Samples: the SharePlay patterns as small programs over the public API (`swift run NAME`).
+        // What every sample shares: reading `--relay` and `--name`, an embedded relay, input lines.
+        .target(name: "SampleSupport", dependencies: ["Tandem", "TandemNet"], path: "Samples/SampleSupport"),
+        .executableTarget(name: "ShowAlert", dependencies: ["Tandem", "SampleSupport"], path: "Samples/ShowAlert", exclude: ["README.md"]),
+        // Each sample run end to end as separate processes on loopback.
+        .testTarget(name: "SamplesTests", dependencies: ["TandemTestKit", "ShowAlert"]),
     ],
     swiftLanguageModes: [.v6]
 )
