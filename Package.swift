@@ -65,8 +65,9 @@ let package = Package(
         // What every sample shares: reading `--relay` and `--name`, an embedded relay, input lines.
         .target(name: "SampleSupport", dependencies: ["Tandem", "TandemNet"], path: "Samples/SampleSupport"),
         .executableTarget(name: "ShowAlert", dependencies: ["Tandem", "SampleSupport"], path: "Samples/ShowAlert", exclude: ["README.md"]),
+        .executableTarget(name: "DrawTogether", dependencies: ["Tandem", "SampleSupport"], path: "Samples/DrawTogether", exclude: ["README.md"]),
         // Each sample run end to end as separate processes on loopback.
-        .testTarget(name: "SamplesTests", dependencies: ["TandemTestKit", "ShowAlert"]),
+        .testTarget(name: "SamplesTests", dependencies: ["TandemTestKit", "ShowAlert", "DrawTogether"]),
     ],
     swiftLanguageModes: [.v6]
 )

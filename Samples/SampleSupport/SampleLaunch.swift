@@ -98,7 +98,8 @@ public final class SampleLaunch: Sendable {
 
     /// Reads the command line as `init` does and runs `body` with the launch; prints any error
     /// as one line on standard error and exits with status 1, or 0 when `body` returns. Stops
-    /// the embedded relay on the way out.
+    /// the embedded relay on the way out: everyone else's session then ends too (after the
+    /// link's reconnection limit, unless the session was ended first).
     public static func run(_ sampleName: String, valueOptions: Set<String> = [],
                            _ body: (SampleLaunch) async throws -> Void) async -> Never {
         var status: Int32 = 0
@@ -110,6 +111,9 @@ public final class SampleLaunch: Sendable {
             FileHandle.standardError.write(Data("\(sampleName): \(error)\n".utf8))
             status = 1
         }
+        // `leave()` and `end()` tell the relay in the background, as on Apple platforms: give a
+        // last one a moment to get there (and, with the relay in this process, to reach the others).
+        try? await Task.sleep(for: .milliseconds(300))
         launch?.embeddedRelay?.stop()
         exit(status)
     }
