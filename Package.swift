@@ -66,8 +66,9 @@ let package = Package(
         .target(name: "SampleSupport", dependencies: ["Tandem", "TandemNet"], path: "Samples/SampleSupport"),
         .executableTarget(name: "ShowAlert", dependencies: ["Tandem", "SampleSupport"], path: "Samples/ShowAlert", exclude: ["README.md"]),
         .executableTarget(name: "DrawTogether", dependencies: ["Tandem", "SampleSupport"], path: "Samples/DrawTogether", exclude: ["README.md"]),
+        .executableTarget(name: "QuizNight", dependencies: ["Tandem", "SampleSupport"], path: "Samples/QuizNight", exclude: ["README.md"]),
         // Each sample run end to end as separate processes on loopback.
-        .testTarget(name: "SamplesTests", dependencies: ["TandemTestKit", "ShowAlert", "DrawTogether"]),
+        .testTarget(name: "SamplesTests", dependencies: ["TandemTestKit", "ShowAlert", "DrawTogether", "QuizNight"]),
     ],
     swiftLanguageModes: [.v6]
 )
