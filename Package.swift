@@ -67,8 +67,9 @@ let package = Package(
         .executableTarget(name: "ShowAlert", dependencies: ["Tandem", "SampleSupport"], path: "Samples/ShowAlert", exclude: ["README.md"]),
         .executableTarget(name: "DrawTogether", dependencies: ["Tandem", "SampleSupport"], path: "Samples/DrawTogether", exclude: ["README.md"]),
         .executableTarget(name: "QuizNight", dependencies: ["Tandem", "SampleSupport"], path: "Samples/QuizNight", exclude: ["README.md"]),
+        .executableTarget(name: "SharedPhotos", dependencies: ["Tandem", "SampleSupport"], path: "Samples/SharedPhotos", exclude: ["README.md"]),
         // Each sample run end to end as separate processes on loopback.
-        .testTarget(name: "SamplesTests", dependencies: ["TandemTestKit", "ShowAlert", "DrawTogether", "QuizNight"]),
+        .testTarget(name: "SamplesTests", dependencies: ["TandemTestKit", "ShowAlert", "DrawTogether", "QuizNight", "SharedPhotos"]),
     ],
     swiftLanguageModes: [.v6]
 )
