@@ -46,4 +46,27 @@ import Testing
         #expect(stray.waitForExit() == 1)
         #expect(stray.process.standardError.contains("--relay wants an invite"), "\(stray.transcript)")
     }
+
+    @Test func hostsANewSessionOnARelayNamedByItsAddress() throws {
+        // The first sample's embedded relay stands in for `tandem serve`.
+        let relayHost = try SampleProcess("ShowAlert", name: "relay")
+        let relayInvite = try relayHost.invite()
+        let port = try #require(URLComponents(string: relayInvite)?.port)
+        let address = "127.0.0.1:\(port)"
+        let host = try SampleProcess("ShowAlert", name: "host", relay: address)
+        let invite = try host.invite()
+        #expect(invite != relayInvite)
+        #expect(invite.hasPrefix("tandem://\(address)/"))
+        let ana = try SampleProcess("ShowAlert", name: "ana", relay: invite)
+        #expect(host.waitFor("joined: ana") != nil, "\(host.transcript)")
+        host.send("ring on another session")
+        #expect(ana.waitFor("🔔 host rang: on another session") != nil, "\(ana.transcript)")
+        // A session of its own: the relay's first participant hears nothing of it.
+        #expect(!relayHost.lines.contains { $0.contains("joined:") || $0.contains("🔔") }, "\(relayHost.transcript)")
+        host.send("end")
+        #expect(ana.waitForExit() == 0, "\(ana.transcript)")
+        #expect(host.waitForExit() == 0, "\(host.transcript)")
+        relayHost.send("quit")
+        #expect(relayHost.waitForExit() == 0, "\(relayHost.transcript)")
+    }
 }
