@@ -65,6 +65,18 @@ let package = Package(
         .testTarget(name: "RelayTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
         // The impairment proxy: its pure schedule, and the shell on loopback with echo servers and the real relay.
         .testTarget(name: "NetsimTests", dependencies: ["TandemNetsim", "TandemNet", "TandemClock"]),
+
+        // Samples: the SharePlay patterns as small programs over the public API (`swift run NAME`).
+        // What every sample shares: reading `--relay` and `--name`, an embedded relay, input lines.
+        .target(name: "SampleSupport", dependencies: ["Tandem", "TandemNet"], path: "Samples/SampleSupport"),
+        .executableTarget(name: "ShowAlert", dependencies: ["Tandem", "SampleSupport"], path: "Samples/ShowAlert", exclude: ["README.md"]),
+        .executableTarget(name: "DrawTogether", dependencies: ["Tandem", "SampleSupport"], path: "Samples/DrawTogether", exclude: ["README.md"]),
+        .executableTarget(name: "QuizNight", dependencies: ["Tandem", "SampleSupport"], path: "Samples/QuizNight", exclude: ["README.md"]),
+        .executableTarget(name: "SharedPhotos", dependencies: ["Tandem", "SampleSupport"], path: "Samples/SharedPhotos", exclude: ["README.md"]),
+        .executableTarget(name: "WatchTogether", dependencies: ["Tandem", "TandemPlayback", "TandemMedia", "SampleSupport"],
+                          path: "Samples/WatchTogether", exclude: ["README.md"]),
+        // Each sample run end to end as separate processes on loopback.
+        .testTarget(name: "SamplesTests", dependencies: ["TandemTestKit", "ShowAlert", "DrawTogether", "QuizNight", "SharedPhotos", "WatchTogether"]),
     ],
     swiftLanguageModes: [.v6]
 )
