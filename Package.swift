@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "TandemNetsim", dependencies: ["TandemNet", "TandemClock", "CTandemSystem"]),
 
         // Virtual time, a simulated network and fixtures shared by tests and benchmarks.
-        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia"]),
+        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "TandemMedia"]),
         // bench: benchmarks as library code; `tandem bench` runs them.
         .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemTestKit", "TandemNetsim"]),
 

@@ -1,8 +1,8 @@
 /// The proxy's seeded random numbers, so that a run's impairment decisions repeat exactly.
 ///
 /// SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number generators",
-/// OOPSLA 2014), as `TandemTestKit.SeededRandom` uses; kept here because the proxy is shipped in
-/// the `tandem` executable, which must not depend on the test kit.
+/// OOPSLA 2014). It lives here, in a module the `tandem` executable ships, and the test kit's
+/// simulations use it too (as `SeededRandom`).
 public struct ImpairmentRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
 

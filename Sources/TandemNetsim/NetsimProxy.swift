@@ -73,20 +73,10 @@ public final class NetsimProxy: @unchecked Sendable {
                 clock: any LocalClock = SystemClock()) throws(NetsimError) {
         if let problem = impairment.problem { throw .impossibleImpairment(problem) }
         do throws(SystemCallError) {
-            var attempt = 0
-            while true {
-                let listener = try TCPSocket.listening(on: address)
-                let bound = try listener.localAddress()
-                do {
-                    datagrams = try UDPSocket(boundTo: address.withPort(bound.port))
-                    self.listener = listener
-                    self.address = bound
-                    break
-                } catch where address.port == 0 && error.errno == EADDRINUSE && attempt < 20 {
-                    // The port the kernel picked for TCP is taken for UDP: pick another.
-                    attempt += 1
-                }
-            }
+            let port = try SharedPort(binding: address)
+            listener = port.listener
+            datagrams = port.datagrams
+            self.address = port.address
             wakeup = try WakeupChannel()
         } catch {
             throw .socket(error, address: address)

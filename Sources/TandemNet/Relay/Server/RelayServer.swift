@@ -41,20 +41,10 @@ public final class RelayServer: @unchecked Sendable {
     /// Binds TCP and UDP to `address` (port 0 picks a port free for both); `start()` serves.
     public init(address: SocketAddress, configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
                 clock: any LocalClock = SystemClock()) throws(SystemCallError) {
-        var attempt = 0
-        while true {
-            let listener = try TCPSocket.listening(on: address)
-            let bound = try listener.localAddress()
-            do {
-                datagrams = try UDPSocket(boundTo: address.withPort(bound.port))
-                self.listener = listener
-                self.address = bound
-                break
-            } catch where address.port == 0 && error.errno == EADDRINUSE && attempt < 20 {
-                // The port the kernel picked for TCP is taken for UDP: pick another.
-                attempt += 1
-            }
-        }
+        let port = try SharedPort(binding: address)
+        listener = port.listener
+        datagrams = port.datagrams
+        self.address = port.address
         self.clock = clock
         responder = TimeResponder(clock: clock)
         core = RelayCore(configuration: configuration)
