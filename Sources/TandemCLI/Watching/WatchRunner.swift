@@ -7,9 +7,10 @@ import Tandem
 import TandemMedia
 import TandemPlayback
 
-/// Watches a joined session with the built-in player (or mpv, `WatchRunner+Mpv.swift`): follows the shared timeline, reports what
-/// happens, and takes commands a line at a time from standard input (`play`, `pause`,
-/// `seek SECONDS`, `rate R`, `wait SECONDS`, `leave`, `end`).
+/// Watches a joined session with the built-in player (or mpv: `WatchRunner+Mpv.swift`): follows
+/// the shared timeline, reports what happens, and takes keys at a terminal or commands a line at
+/// a time from standard input (`play`, `pause`, `seek SECONDS`, `rate R`, `wait SECONDS`,
+/// `leave`, `end`).
 struct WatchRunner {
     let session: GroupSession<WatchTogether>
     let file: String
