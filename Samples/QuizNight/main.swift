@@ -57,11 +57,6 @@ await SampleLaunch.run("QuizNight") { launch in
         }
         session.leave()
     }
-    for await state in session.$state.values {
-        if case .invalidated(let reason) = state {
-            print("session over: \(reason)")
-            break
-        }
-    }
+    await session.waitUntilOver()
     commands.cancel()
 }

@@ -13,6 +13,17 @@ extension GroupSession {
         }
     }
 
+    /// Waits until the session is over for this participant (left, ended, lost), observing
+    /// `$state.values`, and says why.
+    public func waitUntilOver() async {
+        for await state in $state.values {
+            if case .invalidated(let reason) = state {
+                print("session over: \(reason)")
+                return
+            }
+        }
+    }
+
     /// The others in the session, by name, sorted: `ana, bob`.
     public func otherNames(in participants: Set<Participant>) -> String {
         let names = participants.filter { $0 != localParticipant }.map(\.displayName).sorted()

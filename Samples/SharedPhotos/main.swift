@@ -103,11 +103,6 @@ await SampleLaunch.run("SharedPhotos") { launch in
         }
         session.leave()
     }
-    for await state in session.$state.values {
-        if case .invalidated(let reason) = state {
-            print("session over: \(reason)")
-            break
-        }
-    }
+    await session.waitUntilOver()
     commands.cancel()
 }

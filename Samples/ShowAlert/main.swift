@@ -55,11 +55,6 @@ await SampleLaunch.run("ShowAlert") { launch in
         // End of input: leave.
         session.leave()
     }
-    for await state in session.$state.values {
-        if case .invalidated(let reason) = state {
-            print("session over: \(reason)")
-            break
-        }
-    }
+    await session.waitUntilOver()
     commands.cancel()
 }

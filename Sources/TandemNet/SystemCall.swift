@@ -29,4 +29,19 @@ package enum SystemCall {
         guard let result = try run(name, body) else { throw SystemCallError(call: name, errno: EAGAIN) }
         return result
     }
+
+    /// Reads from a stream socket into `buffer`; nil when nothing is waiting, 0 at end of stream.
+    static func receive(_ descriptor: Int32, into buffer: inout [UInt8]) throws(SystemCallError) -> Int? {
+        try run("recv") {
+            buffer.withUnsafeMutableBytes { Glibc.recv(descriptor, $0.baseAddress, $0.count, 0) }
+        }
+    }
+
+    /// Writes as much of `bytes` to a stream socket as the kernel takes, never raising SIGPIPE;
+    /// nil when it takes nothing now.
+    static func send(_ descriptor: Int32, _ bytes: ArraySlice<UInt8>) throws(SystemCallError) -> Int? {
+        try run("send") {
+            bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+    }
 }

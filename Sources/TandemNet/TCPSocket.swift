@@ -77,18 +77,12 @@ public final class TCPSocket: Sendable {
 
     /// Reads into `buffer`; nil when nothing is waiting, 0 at end of stream.
     public func read(into buffer: inout [UInt8]) throws(SystemCallError) -> Int? {
-        let descriptor = descriptor
-        return try SystemCall.run("recv") {
-            buffer.withUnsafeMutableBytes { Glibc.recv(descriptor, $0.baseAddress, $0.count, 0) }
-        }
+        try SystemCall.receive(descriptor, into: &buffer)
     }
 
     /// Writes as much of `bytes` as the kernel takes; nil when it takes nothing now.
     public func write(_ bytes: ArraySlice<UInt8>) throws(SystemCallError) -> Int? {
-        let descriptor = descriptor
-        return try SystemCall.run("send") {
-            bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        }
+        try SystemCall.send(descriptor, bytes)
     }
 
     /// Shuts both directions down: the peer sees the end of the stream, and so does this side.

@@ -47,18 +47,12 @@ public final class UnixStreamSocket: Sendable {
 
     /// Reads into `buffer`; nil when nothing is waiting, 0 at end of stream.
     public func read(into buffer: inout [UInt8]) throws(SystemCallError) -> Int? {
-        let descriptor = descriptor
-        return try SystemCall.run("recv") {
-            buffer.withUnsafeMutableBytes { Glibc.recv(descriptor, $0.baseAddress, $0.count, 0) }
-        }
+        try SystemCall.receive(descriptor, into: &buffer)
     }
 
     /// Writes as much of `bytes` as the kernel takes; nil when it takes nothing now.
     public func write(_ bytes: ArraySlice<UInt8>) throws(SystemCallError) -> Int? {
-        let descriptor = descriptor
-        return try SystemCall.run("send") {
-            bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        }
+        try SystemCall.send(descriptor, bytes)
     }
 
     /// Writes all of `bytes`, waiting up to `timeout` (ns) in all for the peer to take them;

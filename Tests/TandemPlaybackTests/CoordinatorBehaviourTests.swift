@@ -50,6 +50,15 @@ import TandemTestKit
         return Member(session: session, coordinator: coordinator)
     }
 
+    /// A host and Ana, both playing at rate 1.
+    static func playingPair(relay: TestRelay) async throws -> (host: Member, ana: Member) {
+        let host = try await member("host", relay: relay, invitation: nil, delegate: CommandLog(item: "film"))
+        let ana = try await member("ana", relay: relay, invitation: host.session.invitation, delegate: CommandLog(item: "film"))
+        try host.coordinator.coordinateRateChange(to: 1)
+        #expect(await eventually { ana.coordinator.timeline.rate == 1 })
+        return (host, ana)
+    }
+
     @Test func lateJoinerAdoptsTheTimelineAndComesInOnTime() async throws {
         let relay = try TestRelay(.inMemory)
         defer { relay.shutdown() }
@@ -85,10 +94,7 @@ import TandemTestKit
     @Test func groupWaitsForAStalledParticipantAndResumesTogether() async throws {
         let relay = try TestRelay(.inMemory)
         defer { relay.shutdown() }
-        let host = try await Self.member("host", relay: relay, invitation: nil, delegate: CommandLog(item: "film"))
-        let ana = try await Self.member("ana", relay: relay, invitation: host.session.invitation, delegate: CommandLog(item: "film"))
-        try host.coordinator.coordinateRateChange(to: 1)
-        #expect(await eventually { ana.coordinator.timeline.rate == 1 })
+        let (host, ana) = try await Self.playingPair(relay: relay)
         let events = host.coordinator.events
         let stall = ana.coordinator.beginSuspension(for: .stallRecovery)
         #expect(await eventually { host.coordinator.timeline.rate == 0 && ana.coordinator.timeline.rate == 0 })
@@ -111,10 +117,7 @@ import TandemTestKit
     @Test func aSuspensionThatDoesNotTriggerWaitingLetsTheGroupPlayOn() async throws {
         let relay = try TestRelay(.inMemory)
         defer { relay.shutdown() }
-        let host = try await Self.member("host", relay: relay, invitation: nil, delegate: CommandLog(item: "film"))
-        let ana = try await Self.member("ana", relay: relay, invitation: host.session.invitation, delegate: CommandLog(item: "film"))
-        try host.coordinator.coordinateRateChange(to: 1)
-        #expect(await eventually { ana.coordinator.timeline.rate == 1 })
+        let (host, ana) = try await Self.playingPair(relay: relay)
         _ = ana.coordinator.beginSuspension(for: .userActionRequired)
         #expect(await eventually { host.coordinator.core.suspensions.count == 1 })
         #expect(host.coordinator.timeline.rate == 1)
@@ -123,10 +126,7 @@ import TandemTestKit
     @Test func participantDroppingOutMidSuspensionReleasesTheGroup() async throws {
         let relay = try TestRelay(.inMemory)
         defer { relay.shutdown() }
-        let host = try await Self.member("host", relay: relay, invitation: nil, delegate: CommandLog(item: "film"))
-        let ana = try await Self.member("ana", relay: relay, invitation: host.session.invitation, delegate: CommandLog(item: "film"))
-        try host.coordinator.coordinateRateChange(to: 1)
-        #expect(await eventually { ana.coordinator.timeline.rate == 1 })
+        let (host, ana) = try await Self.playingPair(relay: relay)
         _ = ana.coordinator.beginSuspension(for: .stallRecovery)
         #expect(await eventually { host.coordinator.timeline.rate == 0 })
         // Ana leaves while holding everyone up: the host notices, and playback goes on.
