@@ -1,10 +1,10 @@
 import Testing
 import TandemTestKit
 
-/// `--player mpv` on the command line: the options that only one player has are refused clearly.
+/// `--player mpv` on the command line: the options that only one player has, and bad choices, are refused clearly.
 @Suite struct MpvOptionTests {
     @Test(arguments: [
-        (["--player", "mpv", "--presentation-log", "/tmp/log.jsonl"], "--presentation-log records the built-in player's frames"),
+        (["--follow", "later"], "--follow is scheduled or on-receipt"),
         (["--player", "mpv", "--video", "terminal"], "--video terminal is the built-in player's"),
         (["--mpv-args", "--vo=null"], "--mpv-ipc and --mpv-args need --player mpv"),
         (["--player", "vlc"], "--player is builtin or mpv"),

@@ -7,7 +7,7 @@ import TandemPlayback
 enum JoinCommand: Command {
     static let words = ["join"]
     static let usage = "join INVITE FILE [--name NAME] [--video none|terminal] [--presentation-log PATH] [--events json] "
-        + "[--clock-offset S] [--clock-drift-ppm PPM] [--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"]"
+        + "[--clock-offset S] [--clock-drift-ppm PPM] [--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt]"
     static let summary = "join a watch-together session from its invite, with your own copy of the media"
 
     static func run(_ arguments: [String]) async throws -> Int32 {

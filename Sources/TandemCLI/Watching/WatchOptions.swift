@@ -1,10 +1,11 @@
 import TandemClock
+import TandemPlayback
 
 /// The options `tandem host` and `tandem join` share.
 struct WatchOptions {
     /// Options with a value that both take.
     static let valueOptions: Set<String> = ["name", "video", "presentation-log", "clock-offset", "clock-drift-ppm", "events",
-                                            "player", "mpv-ipc", "mpv-args"]
+                                            "player", "mpv-ipc", "mpv-args", "follow"]
 
     /// Which player shows the media.
     enum Player: String {
@@ -24,6 +25,9 @@ struct WatchOptions {
     var mpvIPC: String?
     /// More mpv options.
     var mpvArguments: [String]
+    /// How the player follows the group: scheduled (the default) or, as a benchmarking
+    /// baseline, on receipt.
+    var follow: TimelineFollowing
 
     init(_ arguments: Arguments, defaultName: String) throws(CLIError) {
         name = arguments.value("name") ?? defaultName
@@ -36,10 +40,12 @@ struct WatchOptions {
         self.player = choice
         mpvIPC = arguments.value("mpv-ipc")
         mpvArguments = (arguments.value("mpv-args") ?? "").split(separator: " ").map(String.init)
+        let follow = arguments.value("follow") ?? "scheduled"
+        guard let following = TimelineFollowing(rawValue: follow) else {
+            throw .usage("--follow is scheduled or on-receipt, not '\(follow)'")
+        }
+        self.follow = following
         if choice == .mpv {
-            if presentationLog != nil {
-                throw .usage("--presentation-log records the built-in player's frames; mpv has none (use --player builtin)")
-            }
             if terminalVideo { throw .usage("--video terminal is the built-in player's; mpv shows video in its own window") }
         } else if mpvIPC != nil || arguments.value("mpv-args") != nil {
             throw .usage("--mpv-ipc and --mpv-args need --player mpv")
