@@ -81,23 +81,39 @@ public enum SyncLogAnalysis {
         return byKey
     }
 
+    /// One frame that several peers showed, and how far apart they showed it.
+    public struct FrameShowing: Sendable {
+        /// The frame.
+        public var key: FrameKey
+        /// The earliest presented instant (raw monotonic ns).
+        public var firstPresented: Int64
+        /// Max − min of the presented instants (ms).
+        public var presentedSpread: Double
+        /// Max − min of the scheduled instants (ms).
+        public var scheduledSpread: Double
+        /// How many peers showed it.
+        public var showings: Int
+    }
+
+    /// Every frame that at least `minimumPeers` of `peers` showed, in order of its key, with the
+    /// spread of its showings.
+    public static func showings(_ peers: [[PresentationRecord]], changes: [Int64], minimumPeers: Int) -> [FrameShowing] {
+        let indexed = peers.map { index($0, changes: changes) }
+        return Set(indexed.flatMap(\.keys)).sorted().compactMap { key in
+            let showings = indexed.compactMap { $0[key] }
+            guard showings.count >= max(minimumPeers, 1) else { return nil }
+            return FrameShowing(key: key, firstPresented: showings.map(\.presentedNanoseconds).min()!,
+                                presentedSpread: range(showings.map(\.presentedNanoseconds)),
+                                scheduledSpread: range(showings.map(\.scheduledNanoseconds)), showings: showings.count)
+        }
+    }
+
     /// The spread between `peers` of every frame that all of them showed.
     public static func spread(_ peers: [[PresentationRecord]], changes: [Int64]) -> Spread {
-        let indexed = peers.map { index($0, changes: changes) }
-        var presented: [Double] = []
-        var scheduled: [Double] = []
-        var unpaired = 0
-        let keys = Set(indexed.flatMap(\.keys)).sorted()
-        for key in keys {
-            let showings = indexed.compactMap { $0[key] }
-            guard showings.count == indexed.count else {
-                unpaired += 1
-                continue
-            }
-            presented.append(range(showings.map(\.presentedNanoseconds)))
-            scheduled.append(range(showings.map(\.scheduledNanoseconds)))
-        }
-        return Spread(presented: presented, scheduled: scheduled, unpaired: unpaired)
+        let all = showings(peers, changes: changes, minimumPeers: 1)
+        let paired = all.filter { $0.showings == peers.count }
+        return Spread(presented: paired.map(\.presentedSpread), scheduled: paired.map(\.scheduledSpread),
+                      unpaired: all.count - paired.count)
     }
 
     /// How `joiner` came in against `others`: the first of `run` consecutive frames that every

@@ -17,6 +17,7 @@ let commands: [any Command.Type] = [
     BenchClockCommand.self,
     BenchRelayCommand.self,
     BenchSyncCommand.self,
+    BenchAllCommand.self,
 ]
 
 @MainActor func printUsage() {

@@ -31,7 +31,7 @@ enum BenchSyncCommand: Command {
     }
 
     /// This very executable, which the benchmark runs again as each peer.
-    private static func executablePath() throws(CLIError) -> String {
+    static func executablePath() throws(CLIError) -> String {
         if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
         let argument = ProcessInfo.processInfo.arguments[0]
         guard FileManager.default.isExecutableFile(atPath: argument) else {

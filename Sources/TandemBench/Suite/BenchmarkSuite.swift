@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// `tandem bench all`: every scenario, each run twice in one sitting — once by the baseline that
+/// acts on receipt, once by the coordinator — so that every figure has its reference beside it.
+///
+/// Every peer is a `tandem` process on this host with its own injected clock offset and drift;
+/// impaired paths go through the user-space impairment proxy. A run is bounded: each scenario's
+/// script lasts at most about 20 s, and any process still running at its end is killed.
+public struct BenchmarkSuite: Sendable {
+    /// The scenarios to run, in order.
+    public var scenarios: [Scenario]
+    /// Whether these are the short versions (`--quick`).
+    public var quick: Bool
+    /// The clip every peer plays (at least 20 s long).
+    public var clip: String
+    /// The `tandem` executable to run as each peer.
+    public var executable: String
+    /// The modes to run each scenario in, the baseline first.
+    public var modes: [SyncMode] = [.onReceipt, .coordinator]
+
+    /// A suite of `scenarios` run by `executable` on `clip`.
+    public init(scenarios: [Scenario], quick: Bool, clip: String, executable: String) {
+        self.scenarios = scenarios
+        self.quick = quick
+        self.clip = clip
+        self.executable = executable
+    }
+
+    /// Runs every scenario in every mode; `progress` hears what is happening, a line at a time.
+    /// A run that fails is reported with its error and the suite goes on.
+    public func run(progress: (String) -> Void = { _ in }) throws -> SuiteReport {
+        let started = Date()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-bench-all-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var results: [ScenarioResult] = []
+        for scenario in scenarios {
+            var runs: [ModeResult] = []
+            for mode in modes {
+                progress("\(scenario.name), \(mode.title)")
+                runs.append(runOnce(scenario, mode: mode, directory: directory.path, progress: progress))
+            }
+            results.append(ScenarioResult(name: scenario.name, summary: scenario.summary, peers: scenario.peers,
+                                          player: scenario.player.rawValue, network: scenario.network, runs: runs))
+        }
+        return SuiteReport(date: ISO8601DateFormatter().string(from: started), machine: BenchmarkSuite.machine(), quick: quick,
+                           seconds: Date().timeIntervalSince(started), scenarios: results)
+    }
+
+    private func runOnce(_ scenario: Scenario, mode: SyncMode, directory: String, progress: (String) -> Void) -> ModeResult {
+        var run = ScenarioRun(scenario: scenario, mode: mode, executable: executable, clip: clip, directory: directory)
+        // Clock estimates need longer to settle over a jittery path.
+        run.settle = scenario.impairments.values.contains { $0.jitter > 0 } ? 4 : 2
+        defer { run.tearDown() }
+        do {
+            let outcome = try run.run { progress("  \($0)") }
+            return try ScenarioAnalysis.result(outcome, scenario: scenario, mode: mode)
+        } catch {
+            return ModeResult(mode: mode, spread: nil, clockError: nil, commandToEffect: nil, convergence: nil,
+                              convergenceEvents: 0, notConverged: 0, framesPresented: 0, framesDropped: 0, peers: [],
+                              spreadSeries: [], clockErrorSeries: [], errors: ["\(error)"])
+        }
+    }
+
+    /// This machine in one line: kernel, processors, memory.
+    static func machine() -> String {
+        var name = utsname()
+        uname(&name)
+        let kernel = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let architecture = withUnsafeBytes(of: &name.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let memory = Double(ProcessInfo.processInfo.physicalMemory) / 1_073_741_824
+        let model = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+            .split(separator: "\n").first { $0.hasPrefix("model name") }
+            .flatMap { $0.split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) }
+        return "Linux \(kernel) \(architecture), \(ProcessInfo.processInfo.activeProcessorCount) cores"
+            + (model.map { " (\($0))" } ?? "") + String(format: ", %.0f GiB", memory)
+    }
+}

@@ -1,0 +1,101 @@
+import TandemNetsim
+
+extension Scenario {
+    /// Every scenario of the full suite, in the order it runs. The clip is at least 20 s long;
+    /// scripts stay within it.
+    public static let catalogue: [Scenario] = [
+        steady, storm, lateJoiners, leaveAndRejoin, stall(waiting: true), stall(waiting: false),
+        impaired, asymmetric, eightPeers, mpv,
+    ]
+
+    /// The short suite (`--quick`): two scenarios, well under a minute for both modes.
+    public static let quickCatalogue: [Scenario] = {
+        var steady = Scenario(name: "steady", summary: "Three peers play for 4 s, seek and play on.", peers: 3, steps: [
+            command(0, "play"), .hold(4), command(1, "seek 12"), .hold(2), command(0, "pause"), .hold(0.3),
+        ])
+        steady.network = "loopback"
+        var impaired = Scenario(name: "impaired", summary: "Three peers, joiners over 50 ± 20 ms with 2 % loss: play, seek, play on.",
+                                peers: 3, steps: [
+            command(0, "play"), .hold(3), command(2, "seek 8"), .hold(2.5), command(1, "pause"), .hold(0.3),
+        ])
+        impaired.impairEveryJoiner(badNetwork, joiners: 1...2)
+        impaired.network = badNetworkWords
+        return [steady, impaired]
+    }()
+
+    /// The scenario called `name` in either catalogue (the full one first).
+    public static func named(_ name: String, quick: Bool) -> Scenario? {
+        (quick ? quickCatalogue : catalogue).first { $0.name == name }
+    }
+
+    static let badNetwork = Impairment(delay: 50_000_000, jitter: 20_000_000, loss: 0.02)
+    static let badNetworkWords = "50 ± 20 ms each way, 2 % UDP loss"
+
+    static let steady = Scenario(
+        name: "steady", summary: "Four peers play 15 s without a change.", peers: 4,
+        steps: [command(0, "play"), .hold(15), command(0, "pause"), .hold(0.3)])
+
+    static let storm = Scenario(
+        name: "storm", summary: "Three participants change the timeline at the same moment, four times in a row: seeks, pauses and rates.",
+        peers: 4, steps: [
+            command(0, "play"), .hold(2),
+            .commands([PeerCommand(1, "seek 8"), PeerCommand(2, "rate 1.5"), PeerCommand(3, "pause")]), .hold(1.5),
+            .commands([PeerCommand(3, "play"), PeerCommand(1, "seek 3"), PeerCommand(2, "rate 0.75")]), .hold(2),
+            .commands([PeerCommand(2, "seek 12"), PeerCommand(3, "rate 1.25"), PeerCommand(1, "seek 6")]), .hold(0.5),
+            .commands([PeerCommand(1, "rate 1"), PeerCommand(2, "play"), PeerCommand(3, "seek 2")]), .hold(4),
+            command(0, "pause"), .hold(0.3),
+        ])
+
+    static let lateJoiners = Scenario(
+        name: "late-joiners", summary: "Three peers play; two more join 3 s apart while they do.", peers: 3,
+        steps: [command(0, "play"), .hold(3), .join(3), .hold(4), .join(4), .hold(5), command(0, "pause"), .hold(0.3)])
+
+    static let leaveAndRejoin = Scenario(
+        name: "leave-rejoin", summary: "Four peers play; one leaves, and joins again 3 s later.", peers: 4,
+        steps: [command(0, "play"), .hold(3), .leave(2), .hold(3), .join(2), .hold(5), command(0, "pause"), .hold(0.3)])
+
+    static func stall(waiting: Bool) -> Scenario {
+        Scenario(
+            name: waiting ? "stall-wait" : "stall-alone",
+            summary: waiting
+                ? "A peer stalls for 1.5 s while four play; the group waits for it and resumes together."
+                : "A peer stalls for 1.5 s while four play; the others play on and it catches up on its own.",
+            peers: 4,
+            steps: [command(0, "play"), .hold(3), command(2, waiting ? "stall 1.5" : "stall 1.5 nowait"), .hold(6),
+                    command(0, "pause"), .hold(0.3)])
+    }
+
+    static let impaired: Scenario = {
+        var scenario = Scenario(
+            name: "impaired", summary: "Four peers, each joiner over 50 ± 20 ms with 2 % loss: play, seek, rate, pause and play.",
+            peers: 4, steps: [
+                command(0, "play"), .hold(3), command(1, "seek 10"), .hold(3), command(2, "rate 1.25"), .hold(3),
+                command(3, "pause"), .hold(1), command(1, "play"), .hold(3), command(0, "pause"), .hold(0.3),
+            ])
+        scenario.impairEveryJoiner(badNetwork, joiners: 1...3)
+        scenario.network = badNetworkWords
+        return scenario
+    }()
+
+    static let asymmetric: Scenario = {
+        var scenario = Scenario(
+            name: "asymmetric", summary: "Four peers; two joiners' paths are 10 ms up and 30 ms down, one's is 20 ms both ways: play and seek.",
+            peers: 4, steps: [command(0, "play"), .hold(5), command(3, "seek 4"), .hold(5), command(0, "pause"), .hold(0.3)])
+        let lopsided = Impairment(delay: 10_000_000, asymmetry: 20_000_000)
+        scenario.impairments = [1: lopsided, 2: lopsided, 3: Impairment(delay: 20_000_000)]
+        scenario.network = "10 ms up, 30 ms down (two joiners); 20 ms both ways (one)"
+        return scenario
+    }()
+
+    static let eightPeers = Scenario(
+        name: "eight-peers", summary: "Eight peers on two cores play, seek and play on.", peers: 8,
+        steps: [command(0, "play"), .hold(6), command(5, "seek 4"), .hold(6), command(0, "pause"), .hold(0.3)])
+
+    static let mpv: Scenario = {
+        var scenario = Scenario(
+            name: "mpv", summary: "Three real mpv players (headless), coordinated through their IPC: play, seek, play on.",
+            peers: 3, steps: [command(0, "play"), .hold(6), command(1, "seek 10"), .hold(6), command(0, "pause"), .hold(0.3)])
+        scenario.player = .mpv
+        return scenario
+    }()
+}

@@ -1,0 +1,207 @@
+import Foundation
+import TandemClock
+import TandemNet
+import TandemNetsim
+import TandemTestKit
+
+/// The processes of one scenario in one mode: starts the host and the joiners (each joiner
+/// through its own impairment proxy when the scenario says so), follows the script, ends the
+/// session, and collects what each peer printed and logged and what it cost.
+struct ScenarioRun {
+    /// One peer process, once it has finished (or been killed).
+    struct Peer {
+        var name: String
+        var index: Int
+        var log: String
+        var events: [WatchEvent]
+        var exitStatus: Int32?
+        /// When its process started (raw monotonic ns).
+        var started: Int64
+        /// Whether it joined after the script began (a late joiner, or a peer joining again).
+        var joinedDuringScript: Bool
+        var usage: PeerUsage
+    }
+
+    /// A command line written to a peer.
+    struct Command {
+        var peer: Int
+        var line: String
+        /// Raw monotonic ns, just before the write.
+        var written: Int64
+    }
+
+    /// Everything a run produced.
+    struct Outcome {
+        var peers: [Peer]
+        var commands: [Command]
+        /// When the script's first step began (raw monotonic ns).
+        var scriptStarted: Int64
+        var errors: [String]
+    }
+
+    let scenario: Scenario
+    let mode: SyncMode
+    let executable: String
+    let clip: String
+    let directory: String
+    /// How long the joiners' clocks settle before the script begins (seconds).
+    var settle = 2.0
+
+    private var processes: [(process: WatchProcess, index: Int, log: String, duringScript: Bool)] = []
+    private var proxies: [Int: NetsimProxy] = [:]
+    private var commands: [Command] = []
+    private var errors: [String] = []
+    private var invite = ""
+    private var scriptStarted: Int64 = 0
+    private let sampler = ProcessUsageSampler()
+
+    init(scenario: Scenario, mode: SyncMode, executable: String, clip: String, directory: String) {
+        self.scenario = scenario
+        self.mode = mode
+        self.executable = executable
+        self.clip = clip
+        self.directory = directory
+    }
+
+    /// Kills whatever still runs and stops the proxies.
+    func tearDown() {
+        for entry in processes { entry.process.kill() }
+        for proxy in proxies.values { proxy.stop() }
+        sampler.stop()
+    }
+
+    mutating func run(progress: (String) -> Void) throws -> Outcome {
+        let host = try start(index: 0, arguments: ["host", clip, "--bind", "127.0.0.1", "--port", "0"])
+        guard let line = host.waitForLine(startingWith: "tandem://", timeout: 20) else {
+            throw failure("the host printed no invite")
+        }
+        invite = line
+        for index in 1..<scenario.peers {
+            _ = try join(index)
+        }
+        let deadline = Date().addingTimeInterval(30)
+        for entry in processes {
+            let joined = entry.process.waitUntil(timeout: max(deadline.timeIntervalSinceNow, 0)) { $0.contains { $0.event == "joined" } }
+            guard joined else { throw failure("\(entry.process.name) did not join within 30 s") }
+        }
+        Thread.sleep(forTimeInterval: settle)
+
+        scriptStarted = SystemClock().now()
+        for step in scenario.steps {
+            switch step {
+            case .commands(let lines):
+                progress(lines.map { "peer-\($0.peer): \($0.line)" }.joined(separator: ", "))
+                for command in lines { send(command.line, to: command.peer) }
+            case .hold(let seconds):
+                Thread.sleep(forTimeInterval: seconds)
+            case .join(let index):
+                progress("peer-\(index) joins")
+                let process = try join(index, duringScript: true)
+                if !process.waitUntil(timeout: 15, { $0.contains { $0.event == "joined" } }) {
+                    errors.append("\(process.name) did not join within 15 s")
+                }
+            case .leave(let index):
+                progress("peer-\(index) leaves")
+                guard let entry = processes.last(where: { $0.index == index }) else { continue }
+                sampler.sample(entry.process.processIdentifier)
+                entry.process.send("leave")
+                if entry.process.waitForExit(timeout: 10) == nil { errors.append("\(entry.process.name) did not leave within 10 s") }
+            }
+        }
+
+        for entry in processes { sampler.sample(entry.process.processIdentifier) }
+        host.send("end")
+        var statuses: [Int32?] = []
+        for entry in processes {
+            let status = entry.process.waitForExit(timeout: 15)
+            if status == nil {
+                errors.append("\(entry.process.name) did not exit within 15 s of the end; killed")
+                entry.process.kill()
+            }
+            statuses.append(status)
+        }
+        let peers = processes.enumerated().map { position, entry in
+            let usage = sampler.usage(of: entry.process.processIdentifier)
+            return Peer(name: entry.process.name, index: entry.index, log: entry.log, events: entry.process.events,
+                        exitStatus: statuses[position], started: entry.process.startedNanoseconds,
+                        joinedDuringScript: entry.duringScript,
+                        usage: PeerUsage(peer: entry.process.name, cpuPercent: usage?.cpuPercent,
+                                         peakMemoryMiB: usage.map { Double($0.peakResidentBytes) / 1_048_576 }))
+        }
+        for peer in peers {
+            errors += peer.events.filter { $0.event == "error" }.map { "\(peer.name): \($0.message ?? "error")" }
+        }
+        return Outcome(peers: peers, commands: commands, scriptStarted: scriptStarted, errors: errors)
+    }
+
+    /// Writes `line` to the latest process of peer `index`.
+    private mutating func send(_ line: String, to index: Int) {
+        guard let entry = processes.last(where: { $0.index == index }), let written = entry.process.send(line) else {
+            errors.append("cannot write '\(line)' to peer-\(index)")
+            return
+        }
+        commands.append(Command(peer: index, line: line, written: written))
+    }
+
+    /// Starts joiner `index`, through its proxy when its path is impaired.
+    private mutating func join(_ index: Int, duringScript: Bool = false) throws -> WatchProcess {
+        var target = invite
+        if let impairment = scenario.impairments[index] {
+            let proxy = try proxies[index] ?? makeProxy(impairment, seed: UInt64(index))
+            proxies[index] = proxy
+            target = try ScenarioRun.invite(invite, throughPort: proxy.address.port)
+        }
+        return try start(index: index, arguments: ["join", target, clip], duringScript: duringScript)
+    }
+
+    private func makeProxy(_ impairment: Impairment, seed: UInt64) throws -> NetsimProxy {
+        guard let relay = ScenarioRun.port(of: invite) else { throw failure("cannot read the port of the invite \(invite)") }
+        let proxy = try NetsimProxy(address: try SocketAddress(host: "127.0.0.1", port: 0),
+                                    target: try SocketAddress(host: "127.0.0.1", port: relay),
+                                    impairment: impairment, seed: seed)
+        proxy.start()
+        return proxy
+    }
+
+    /// Starts peer `index` with its own clock, events, log and mode.
+    private mutating func start(index: Int, arguments: [String], duringScript: Bool = false) throws -> WatchProcess {
+        let offset = SyncBenchmark.clockOffsets[index % SyncBenchmark.clockOffsets.count]
+        let drift = SyncBenchmark.clockDrifts[index % SyncBenchmark.clockDrifts.count]
+        let name = "peer-\(index)"
+        let runs = processes.filter { $0.index == index }.count
+        let log = directory + "/\(scenario.name)-\(mode.rawValue)-\(name)" + (runs > 0 ? "-\(runs + 1)" : "") + ".jsonl"
+        var options = ["--name", name, "--events", "json", "--presentation-log", log, "--follow", mode == .onReceipt ? "on-receipt" : "scheduled",
+                       "--clock-offset", "\(offset)", "--clock-drift-ppm", "\(drift)"]
+        if scenario.player == .mpv { options += ["--player", "mpv", "--mpv-args", "--vo=null --ao=null"] }
+        let process = try WatchProcess(executable: executable, arguments: arguments + options, name: name, acceptsCommands: true)
+        sampler.follow(process.processIdentifier)
+        processes.append((process, index, log, duringScript))
+        return process
+    }
+
+    /// Kills every peer and says what went wrong, with the last line each wrote on standard error.
+    private func failure(_ message: String) -> BenchmarkError {
+        tearDown()
+        let details = processes.compactMap { entry in
+            entry.process.standardError.split(separator: "\n").last.map { "\(entry.process.name): \($0)" }
+        }
+        return BenchmarkError(([message] + details).joined(separator: "; "))
+    }
+
+    /// The port of `tandem://HOST:PORT/…`.
+    static func port(of invite: String) -> UInt16? {
+        guard let components = URLComponents(string: invite), let port = components.port else { return nil }
+        return UInt16(exactly: port)
+    }
+
+    /// `invite` with its port replaced by `port` (the host stays 127.0.0.1, where the proxy listens).
+    static func invite(_ invite: String, throughPort port: UInt16) throws -> String {
+        guard var components = URLComponents(string: invite), components.port != nil else {
+            throw BenchmarkError("cannot read the invite \(invite)")
+        }
+        components.host = "127.0.0.1"
+        components.port = Int(port)
+        guard let rewritten = components.string else { throw BenchmarkError("cannot rewrite the invite \(invite)") }
+        return rewritten
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import TandemBench
+
+/// `tandem bench all`: the benchmark suite, each scenario by the baseline and by the coordinator,
+/// with a report for machines, for people and for browsers.
+enum BenchAllCommand: Command {
+    static let words = ["bench", "all"]
+    static let usage = "bench all [--out DIR] [--quick] [--scenario NAME[,NAME…]] [--clip PATH] [--check] [--list]"
+    static let summary = "the timing-accuracy suite: named scenarios, apply-on-receipt baseline beside the coordinator; "
+        + "report.json, report.md, SVG plots and index.html in DIR (build with -c release)"
+
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let options = try Arguments(arguments, options: ["out", "scenario", "clip"], flags: ["quick", "check", "list"])
+        try options.expectPositionals(atMost: 0)
+        let quick = options.flags.contains("quick")
+        let catalogue = quick ? Scenario.quickCatalogue : Scenario.catalogue
+        if options.flags.contains("list") {
+            for scenario in catalogue { printOutput("\(scenario.name): \(scenario.summary) [\(scenario.network)]") }
+            return 0
+        }
+        var scenarios = catalogue
+        if let names = options.value("scenario") {
+            scenarios = try names.split(separator: ",").map { name throws(CLIError) in
+                guard let scenario = catalogue.first(where: { $0.name == name }) else {
+                    throw .usage("no scenario '\(name)' in the \(quick ? "quick" : "full") suite: "
+                        + catalogue.map(\.name).joined(separator: ", "))
+                }
+                return scenario
+            }
+        }
+        let clip = try suiteClip(options.value("clip"))
+        let out = URL(fileURLWithPath: options.value("out") ?? "bench-report", isDirectory: true)
+        let suite = BenchmarkSuite(scenarios: scenarios, quick: quick, clip: clip, executable: try BenchSyncCommand.executablePath())
+        let report: SuiteReport
+        do {
+            report = try suite.run { printError("bench all: \($0)") }
+        } catch {
+            throw CLIError.failure("\(error)")
+        }
+        do {
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try encoder.encode(report).write(to: out.appendingPathComponent("report.json"))
+        } catch {
+            throw CLIError.failure("cannot write the report to \(out.path): \(error)")
+        }
+        printOutput("report: \(out.appendingPathComponent("index.html").path)")
+        guard options.flags.contains("check") else { return 0 }
+        let violations = SuiteLimits().violations(report)
+        for violation in violations { printError("bench all: limit: \(violation)") }
+        return violations.isEmpty ? 0 : 1
+    }
+
+    /// The clip to play: `--clip`, else the sample clip for watching together, else one made with ffmpeg.
+    private static func suiteClip(_ path: String?) throws -> String {
+        if let path {
+            _ = try HostCommand.checkedMedia(path)
+            return path
+        }
+        let sample = "Samples/Media/watch-together.mp4"
+        if FileManager.default.fileExists(atPath: sample) { return sample }
+        let made = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-bench-all-clip.mp4").path
+        if !FileManager.default.fileExists(atPath: made) {
+            printError("bench all: making a 20 s 640x360 clip with ffmpeg")
+            do {
+                try BenchmarkClip().make(at: made)
+            } catch {
+                throw CLIError.failure("cannot make a clip: \(error)")
+            }
+        }
+        return made
+    }
+}
