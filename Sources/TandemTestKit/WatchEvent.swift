@@ -39,6 +39,11 @@ public struct WatchEvent: Sendable, Decodable, Equatable {
         case effectiveSessionNanoseconds = "effective_session_ns"
     }
 
+    /// An event of kind `event` with no fields yet (for tests of what reads events).
+    public init(event: String) {
+        self.event = event
+    }
+
     /// Parses one output line; nil when it is not a JSON event (the invite, for example).
     public static func parse(_ line: String, receivedAt instant: Int64) -> WatchEvent? {
         guard line.hasPrefix("{"), var event = try? JSONDecoder().decode(WatchEvent.self, from: Data(line.utf8)) else {

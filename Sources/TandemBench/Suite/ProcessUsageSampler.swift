@@ -59,7 +59,9 @@ final class ProcessUsageSampler: @unchecked Sendable {
         usages.withLock { all in
             guard var usage = all[pid] else { return }
             usage.lastRead = now
-            usage.cpuSeconds = cpu
+            // A child that exits between readings leaves its time to its parent's reaped total
+            // only once reaped: never let the figure go back.
+            usage.cpuSeconds = max(usage.cpuSeconds, cpu)
             usage.peakResidentBytes = max(usage.peakResidentBytes, peak)
             all[pid] = usage
         }
@@ -90,15 +92,17 @@ final class ProcessUsageSampler: @unchecked Sendable {
         return children + children.flatMap(descendants)
     }
 
-    /// utime + stime from `/proc/PID/stat` (fields 14 and 15, counted after the command name,
-    /// which may itself hold spaces and parentheses).
+    /// utime + stime + cutime + cstime from `/proc/PID/stat` (fields 14 to 17, counted after
+    /// the command name, which may itself hold spaces and parentheses): its own CPU time and
+    /// that of the children it has reaped.
     private func cpuSeconds(_ pid: Int32) -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = text.lastIndex(of: ")") else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ")
-        // fields[0] is the state (field 3); utime and stime are fields 14 and 15.
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) / ticksPerSecond
+        // fields[0] is the state (field 3); utime, stime, cutime and cstime are fields 14 to 17.
+        guard fields.count > 14 else { return nil }
+        let ticks = fields[11...14].compactMap { Double($0) }
+        return ticks.count == 4 ? ticks.reduce(0, +) / ticksPerSecond : nil
     }
 
     /// VmHWM from `/proc/PID/status`.
