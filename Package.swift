@@ -59,6 +59,8 @@ let package = Package(
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemNet", "TandemTestKit"]),
         .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemTestKit"]),
         .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit", "TandemBench"]),
+        // The suite's report: its JSON, Markdown, SVG charts and HTML page, from hand-built reports.
+        .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench"]),
         // The mpv backend with a real headless mpv: its IPC, the no-echo ledger, and mpv in a group.
         .testTarget(name: "MpvTests", dependencies: ["TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemTestKit"]),
         // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.
