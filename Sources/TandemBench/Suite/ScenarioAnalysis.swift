@@ -13,6 +13,8 @@ enum ScenarioAnalysis {
     static let convergenceTolerance = 1.0
     /// Frames in a row within the tolerance that make convergence.
     static let convergenceRun = 10
+    /// A seek whose segment lasts less than this (ns) was superseded before it played.
+    static let minimumSegment: Int64 = 500_000_000
     /// The width of the time bins in which position readings (mpv) are compared (ns).
     static let readingBin: Int64 = 100_000_000
 
@@ -84,14 +86,16 @@ enum ScenarioAnalysis {
         var convergence: [Double] = []
         var notConverged = 0
         var events = 0
-        let writes = outcome.commands.map(\.written).sorted()
         if scenario.player == .builtin {
             for command in outcome.commands where command.line.hasPrefix("seek") {
                 guard let version = change(for: command, outcome: outcome),
                       let effective = timelines.first(where: { $0.version == version })?.effective else { continue }
+                // Until the next change takes effect; a seek superseded at once (in a storm) never
+                // really played, and is not counted.
+                let until = timelines.filter { $0.version > version }.map(\.effective).min() ?? .max
+                guard until - effective >= minimumSegment else { continue }
                 events += 1
                 let segment = SyncLogAnalysis.segment(scheduled: effective, changes: changes)
-                let until = writes.first { $0 > command.written } ?? .max
                 let window = showings.filter { $0.key.segment >= segment && $0.firstPresented >= command.written && $0.firstPresented < until }
                 if let converged = convergedInstant(window) {
                     convergence.append(Double(converged - command.written) / 1e6)
@@ -101,7 +105,9 @@ enum ScenarioAnalysis {
             }
             for (position, peer) in outcome.peers.enumerated() where peer.joinedDuringScript {
                 events += 1
-                let others = outcome.peers.indices.filter { $0 != position && !outcome.peers[$0].joinedDuringScript }.map { logs[$0] }
+                // Against the peers there from the start (not this one's own earlier run, which left).
+                let others = outcome.peers.indices.filter { outcome.peers[$0].index != peer.index && !outcome.peers[$0].joinedDuringScript }
+                    .map { logs[$0] }
                 let join = SyncLogAnalysis.lateJoin(logs[position], others: others, changes: changes,
                                                     tolerance: Int64(convergenceTolerance * 1e6), run: convergenceRun)
                 if let onTime = join.onTime {

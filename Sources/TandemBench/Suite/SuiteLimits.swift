@@ -1,3 +1,5 @@
+import Foundation
+
 /// Loose limits that a suite's report must keep, for CI on a shared, noisy machine: not the
 /// design's targets (those are for a quiet machine and are read off the report), but bounds
 /// that only a real regression breaks.
@@ -29,7 +31,7 @@ public struct SuiteLimits: Sendable {
                     problems.append("\(name): only \(spread.count) frames compared (at least \(minimumFrames))")
                 }
                 if mode == .coordinator && spread.p99 > coordinatorSpreadP99 {
-                    problems.append("\(name): spread p99 \(spread.p99) ms is over \(coordinatorSpreadP99) ms")
+                    problems.append("\(name): spread p99 " + String(format: "%.3f ms is over %.3f ms", spread.p99, coordinatorSpreadP99))
                 }
                 if mode == .coordinator && run.clockError == nil {
                     problems.append("\(name): no clock error measured")

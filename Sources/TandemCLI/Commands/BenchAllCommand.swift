@@ -38,13 +38,11 @@ enum BenchAllCommand: Command {
             throw CLIError.failure("\(error)")
         }
         do {
-            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try encoder.encode(report).write(to: out.appendingPathComponent("report.json"))
+            _ = try SuiteReportWriter.write(report, to: out)
         } catch {
             throw CLIError.failure("cannot write the report to \(out.path): \(error)")
         }
+        printOutput(SuiteMarkdown.table(report))
         printOutput("report: \(out.appendingPathComponent("index.html").path)")
         guard options.flags.contains("check") else { return 0 }
         let violations = SuiteLimits().violations(report)
