@@ -90,11 +90,6 @@ extension SyncBenchmark {
     }
 
     private static func records(_ run: SyncSession.PeerRun) throws -> [PresentationRecord] {
-        guard FileManager.default.fileExists(atPath: run.log) else { return [] }
-        do {
-            return try PresentationRecord.read(path: run.log).filter { $0.still != true }
-        } catch {
-            throw BenchmarkError("cannot read \(run.name)'s presentation log: \(error)")
-        }
+        try SyncLogAnalysis.moving(log: run.log, of: run.name)
     }
 }

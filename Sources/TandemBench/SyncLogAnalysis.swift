@@ -1,3 +1,4 @@
+import Foundation
 import TandemMedia
 
 /// Reads presentation logs of several peers of one session against each other: which
@@ -143,6 +144,17 @@ public enum SyncLogAnalysis {
                         onTime: onTimeIndex.map { compared[$0].instant },
                         errorsAfterOnTime: after.map { Double($0.error) / 1e6 },
                         framesCompared: compared.count)
+    }
+
+    /// The records of the presentation log at `log` that are not stills of a paused timeline;
+    /// none when `peer` wrote no log (it never presented); a log that cannot be read is an error.
+    public static func moving(log: String, of peer: String) throws -> [PresentationRecord] {
+        guard FileManager.default.fileExists(atPath: log) else { return [] }
+        do {
+            return try PresentationRecord.read(path: log).filter { $0.still != true }
+        } catch {
+            throw BenchmarkError("cannot read \(peer)'s presentation log: \(error)")
+        }
     }
 
     private static func range(_ instants: [Int64]) -> Double {

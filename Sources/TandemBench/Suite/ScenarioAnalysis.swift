@@ -222,11 +222,6 @@ enum ScenarioAnalysis {
     }
 
     private static func records(_ peer: ScenarioRun.Peer) throws -> [PresentationRecord] {
-        guard FileManager.default.fileExists(atPath: peer.log) else { return [] }
-        do {
-            return try PresentationRecord.read(path: peer.log).filter { $0.still != true }
-        } catch {
-            throw BenchmarkError("cannot read \(peer.name)'s presentation log: \(error)")
-        }
+        try SyncLogAnalysis.moving(log: peer.log, of: peer.name)
     }
 }
