@@ -38,6 +38,10 @@ public final class HeadlessPlayer: @unchecked Sendable {
         /// other busy processes do not delay its wake-ups. It needs the privilege to (root, or
         /// `CAP_SYS_NICE`, or an `rtprio` limit); without it the thread runs normally.
         public var realtimePresentation = true
+        /// How the player follows a group's timeline when coordinated: at each change's effective
+        /// instant (`.scheduled`, the default), or, as a benchmarking baseline, when each change
+        /// arrives (`.onReceipt`: no scheduling, no drift correction; see `TimelineFollowing`).
+        public var following: TimelineFollowing = .scheduled
 
         /// The defaults: video and audio, FFmpeg's choice of threads, 8 frames ahead.
         public init() {}
@@ -82,7 +86,7 @@ public final class HeadlessPlayer: @unchecked Sendable {
             videoSinks: videoSinks, audioSinks: audioSinks.isEmpty ? [NullAudioSink()] : audioSinks,
             startPosition: max(start, 0)
         )
-        coordination = HeadlessPlayerCoordination(itemIdentifier: itemIdentifier)
+        coordination = HeadlessPlayerCoordination(itemIdentifier: itemIdentifier, following: options.following)
         playbackCoordinator = PlaybackCoordinator(delegate: coordination)
         coordination.player = self
     }

@@ -57,6 +57,9 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         var eventReaders: [Int: AsyncStream<Event>.Continuation] = [:]
         var nextReader = 0
         var lastCommand: PlaybackCommand?
+        /// This participant's own suspensions, begun and not yet ended: while there is one, the
+        /// player is not driven by the group.
+        var ownSuspensions: Set<UUID> = []
     }
 
     private let settings = Mutex(Settings())
@@ -142,14 +145,36 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     /// Begins a suspension for `reason`; the group waits for it if the reason is one of
     /// `suspensionReasonsThatTriggerWaiting` and within its participant limit.
+    ///
+    /// As with AVFoundation, a suspended participant's player is not driven by the group: from
+    /// now until its last suspension ends, the coordinator issues its delegate no commands
+    /// (the timeline and the events still follow the group). When the last one ends, the
+    /// delegate is issued the command for the current timeline, a pre-roll ahead
+    /// (`prerollLead`) as for a late joiner, so that the player catches up.
     public func beginSuspension(for reason: SuspensionReason) -> PlaybackSuspension {
         let id = UUID()
         let (triggers, limit) = settings.withLock { ($0.waitingReasons.contains(reason), $0.limits[reason]) }
+        _ = state.withLock { $0.ownSuspensions.insert(id) }
         try? propose(.beginSuspension(id: id, reason: reason, triggersWaiting: triggers, waitingLimit: limit))
         return PlaybackSuspension(reason: reason, id: id) { [weak self] time in
-            try? self?.propose(.endSuspension(id: id, proposedTime: time))
+            guard let self else { return }
+            // Ended once: a second `end()` does nothing.
+            let (ended, wasLast) = self.state.withLock { state in
+                let ended = state.ownSuspensions.remove(id) != nil
+                return (ended, ended && state.ownSuspensions.isEmpty)
+            }
+            guard ended else { return }
+            try? self.propose(.endSuspension(id: id, proposedTime: time))
+            guard wasLast else { return }
+            Task { [weak self] in
+                guard let self else { return }
+                await self.issueCommand(for: self.state.withLock { $0.core.timeline }, lead: self.prerollLead)
+            }
         }
     }
+
+    /// Whether this participant has a suspension of its own that has begun and not ended.
+    public var isSuspended: Bool { state.withLock { !$0.ownSuspensions.isEmpty } }
 
     /// This participant's clock, once coordinating.
     public var localClock: (any MonotonicDerivedClock)? { state.withLock { $0.channel?.localClock } }
@@ -232,9 +257,9 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     }
 
     /// Turns the timeline into the command that makes the player follow it. A timeline already
-    /// in force is picked up `lead` ahead.
+    /// in force is picked up `lead` ahead. Nothing is issued while this participant is suspended.
     private func issueCommand(for timeline: SharedTimeline, lead: Int64) async {
-        guard let channel = state.withLock({ $0.channel }), let delegate = delegate else { return }
+        guard let channel = state.withLock({ $0.ownSuspensions.isEmpty ? $0.channel : nil }), let delegate = delegate else { return }
         guard let clock = await waitForClock(channel) else { return }
         let now = channel.localClock.now()
         guard let nowSession = clock.sessionTime(atLocal: now) else { return }
@@ -253,11 +278,12 @@ public final class PlaybackCoordinator: @unchecked Sendable {
                                           hostTime: hostTime, version: timeline.version))
         }
         let isCurrent = state.withLock { state in
-            guard state.core.timeline.version == timeline.version else { return false }
+            guard state.core.timeline.version == timeline.version, state.ownSuspensions.isEmpty else { return false }
             state.lastCommand = command
             return true
         }
-        // A newer change arrived meanwhile: its own command supersedes this one.
+        // A newer change arrived meanwhile (its own command supersedes this one), or a suspension
+        // of this participant began (the player is not driven until it ends).
         guard isCurrent else { return }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             delegate.playbackCoordinator(self, didIssue: command) { done.resume() }

@@ -15,7 +15,8 @@ public final class PlaybackSuspension: Sendable {
         self.finish = finish
     }
 
-    /// Ends the suspension; if it held the group, playback resumes where the group paused.
+    /// Ends the suspension; if it held the group, playback resumes where the group paused. Only
+    /// the first call (of either `end`) counts.
     public func end() { finish(nil) }
 
     /// Ends the suspension, proposing that the group resume at media time `time` (ns).

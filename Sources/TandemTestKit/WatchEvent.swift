@@ -30,11 +30,15 @@ public struct WatchEvent: Sendable, Decodable, Equatable {
     public var dropped: Int?
     /// An error's text (`error`).
     public var message: String?
+    /// How long a stall lasts, in seconds (`stall`, `stall-ended`).
+    public var seconds: Double?
+    /// Whether the group waits for a stall (`stall`, `stall-ended`).
+    public var waits: Bool?
     /// When this process read the line, on the raw CLOCK_MONOTONIC (ns); not part of the JSON.
     public var receivedNanoseconds: Int64 = 0
 
     enum CodingKeys: String, CodingKey {
-        case event, version, rate, by, change, reason, name, participant, presented, dropped, message
+        case event, version, rate, by, change, reason, name, participant, presented, dropped, message, seconds, waits
         case mediaTime = "media_time"
         case effectiveSessionNanoseconds = "effective_session_ns"
     }

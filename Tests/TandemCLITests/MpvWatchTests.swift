@@ -56,4 +56,24 @@ import TandemTestKit
         host.closeInput()
         #expect(joiner.waitForExit(timeout: 20) == 3)
     }
+
+    @Test func stallIsTheBuiltInPlayersAndMpvSaysSo() throws {
+        let fixtures = try MediaFixtures()
+        defer { fixtures.remove() }
+        let host = try WatchProcess(executable: TandemProcess.executablePath,
+                                    arguments: ["host", SampleClip.h264.path, "--bind", "127.0.0.1", "--port", "0", "--events", "json",
+                                                "--player", "mpv", "--mpv-ipc", fixtures.path("mpv.sock"), "--mpv-args", "--vo=null --ao=null"],
+                                    name: "ana", acceptsCommands: true)
+        defer { host.kill() }
+        #expect(host.waitUntil(timeout: 30) { $0.contains { $0.event == "joined" } }, "\(host.standardError)")
+        #expect(host.send("stall 1 nowait") != nil)
+        #expect(host.waitUntil(timeout: 10) { $0.contains { $0.event == "error" } })
+        let error = host.events.first { $0.event == "error" }
+        #expect(error?.message?.contains("stall is the built-in player's") == true, "\(String(describing: error))")
+        #expect(!host.events.contains { $0.event == "stall" })
+        // Nothing else is disturbed: the session still ends cleanly.
+        #expect(host.send("end") != nil)
+        host.closeInput()
+        #expect(host.waitForExit(timeout: 20) == 0, "\(host.standardError)")
+    }
 }

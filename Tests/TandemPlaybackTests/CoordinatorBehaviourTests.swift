@@ -28,6 +28,10 @@ import TandemTestKit
     struct Member {
         let session: GroupSession<WatchTogether>
         let coordinator: PlaybackCoordinator
+        /// Held here: the coordinator holds its delegate weakly.
+        let delegate: any PlaybackCoordinatorDelegate
+        /// The delegate, when it is a `CommandLog`.
+        var log: CommandLog? { delegate as? CommandLog }
     }
 
     /// Joins `name` to the session of `invitation` (or starts one) with a coordinator.
@@ -47,7 +51,7 @@ import TandemTestKit
         #expect(await eventually { if case .joined = session.state { true } else { false } })
         let coordinator = coordinator ?? PlaybackCoordinator(delegate: delegate)
         coordinator.coordinateWithSession(session)
-        return Member(session: session, coordinator: coordinator)
+        return Member(session: session, coordinator: coordinator, delegate: delegate)
     }
 
     /// A host and Ana, both playing at rate 1.
@@ -121,6 +125,76 @@ import TandemTestKit
         _ = ana.coordinator.beginSuspension(for: .userActionRequired)
         #expect(await eventually { host.coordinator.core.suspensions.count == 1 })
         #expect(host.coordinator.timeline.rate == 1)
+    }
+
+    @Test func aSuspendedParticipantIsIssuedNoCommandsAndCatchesUpWhenItEnds() async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let (host, ana) = try await Self.playingPair(relay: relay)
+        let hostLog = try #require(host.log)
+        let anaLog = try #require(ana.log)
+        #expect(await eventually { !anaLog.all.isEmpty })
+        // A stall the group does not wait for: the others play on.
+        ana.coordinator.suspensionReasonsThatTriggerWaiting = []
+        let stall = ana.coordinator.beginSuspension(for: .stallRecovery)
+        #expect(ana.coordinator.isSuspended)
+        #expect(!host.coordinator.isSuspended)
+        let anaBefore = anaLog.all.count
+        let hostBefore = hostLog.all.count
+        // A change while suspended, and the re-issue of the playing timeline every second.
+        try host.coordinator.coordinateSeek(to: 10_000_000_000)
+        #expect(await eventually { ana.coordinator.timeline.anchorMediaTime == 10_000_000_000 })
+        try await Task.sleep(for: .milliseconds(1_300))
+        #expect(anaLog.all.count == anaBefore, "commands while suspended: \(anaLog.all.dropFirst(anaBefore))")
+        #expect(hostLog.all.count >= hostBefore + 2)
+        #expect(ana.coordinator.timeline.rate == 1)
+
+        let timeline = ana.coordinator.timeline
+        let ended = SystemClock().now()
+        stall.end()
+        #expect(!ana.coordinator.isSuspended)
+        #expect(await eventually { anaLog.all.count > anaBefore })
+        guard case .play(let play) = anaLog.all[anaBefore] else {
+            Issue.record("the catch-up is not a play command: \(anaLog.all.dropFirst(anaBefore))")
+            return
+        }
+        // The current timeline (or the next version, which only records that the suspension
+        // ended), a pre-roll ahead, as for a late joiner.
+        #expect(play.version >= timeline.version)
+        #expect(play.hostTime >= ended + ana.coordinator.prerollLead)
+        #expect(play.hostTime < ended + ana.coordinator.prerollLead + 200_000_000)
+        #expect(abs(play.itemTime - timeline.mediaTime(atSessionTime: play.hostTime)) < 1_000)
+        // Ending it again proposes nothing.
+        #expect(await eventually { host.coordinator.core.suspensions.isEmpty })
+        let version = host.coordinator.timeline.version
+        stall.end()
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(host.coordinator.timeline.version == version)
+    }
+
+    @Test func aStalledParticipantTheGroupWaitsForIsDrivenAgainWhenItEnds() async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let (host, ana) = try await Self.playingPair(relay: relay)
+        let hostLog = try #require(host.log)
+        let anaLog = try #require(ana.log)
+        #expect(await eventually { !anaLog.all.isEmpty })
+        let anaBefore = anaLog.all.count
+        let stall = ana.coordinator.beginSuspension(for: .stallRecovery)
+        // The group waits: the host is told to pause; Ana, who is suspended, is told nothing.
+        #expect(await eventually { ana.coordinator.timeline.rate == 0 && host.coordinator.timeline.rate == 0 })
+        let waiting = host.coordinator.timeline.version
+        #expect(await eventually { if case .pause(let pause) = hostLog.all.last { pause.version == waiting } else { false } })
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(anaLog.all.count == anaBefore)
+
+        stall.end()
+        #expect(await eventually { host.coordinator.timeline.rate == 1 && ana.coordinator.timeline.rate == 1 })
+        let resumed = ana.coordinator.timeline.version
+        #expect(resumed > waiting)
+        #expect(await eventually { if case .play(let play) = anaLog.all.last { play.version == resumed } else { false } })
+        // Only the catch-up (for the timeline current when the suspension ended) and the resumption.
+        #expect(anaLog.all.dropFirst(anaBefore).allSatisfy { $0.version >= waiting })
     }
 
     @Test func participantDroppingOutMidSuspensionReleasesTheGroup() async throws {

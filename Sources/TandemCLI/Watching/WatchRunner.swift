@@ -9,8 +9,12 @@ import TandemPlayback
 
 /// Watches a joined session with the built-in player (or mpv: `WatchRunner+Mpv.swift`): follows
 /// the shared timeline, reports what happens, and takes keys at a terminal or commands a line at
-/// a time from standard input (`play`, `pause`, `seek SECONDS`, `rate R`, `wait SECONDS`,
-/// `leave`, `end`).
+/// a time from standard input (`play`, `pause`, `seek SECONDS`, `rate R`, `stall SECONDS [nowait]`,
+/// `wait SECONDS`, `leave`, `end`).
+///
+/// `stall` is the built-in player's, for benchmarks: the player freezes where it is and this
+/// participant begins a `.stallRecovery` suspension (one the group waits for, or with `nowait`
+/// one it does not), ended SECONDS later; events `stall` (`seconds`, `waits`) and `stall-ended`.
 struct WatchRunner {
     let session: GroupSession<WatchTogether>
     let file: String
@@ -28,6 +32,7 @@ struct WatchRunner {
         if let renderer { sinks.append(renderer) }
         var playerOptions = HeadlessPlayer.Options()
         playerOptions.itemIdentifier = session.activity.item
+        playerOptions.following = options.follow
         let player = try HeadlessPlayer(url: file, options: playerOptions, videoSinks: sinks)
         let coordinator = player.playbackCoordinator
         let events = EventPrinter(json: options.jsonEvents)
@@ -47,7 +52,7 @@ struct WatchRunner {
                 await runKeys(keys, coordinator: coordinator, events: events,
                               duration: player.info.duration.map { Int64($0 * 1e9) })
             } else {
-                try await runScript(coordinator: coordinator, events: events)
+                try await runScript(coordinator: coordinator, events: events, player: player)
             }
         }
         let status = Task { await showStatus(player: player, coordinator: coordinator, renderer: renderer, interactive: keys != nil) }
@@ -90,7 +95,9 @@ struct WatchRunner {
         }
     }
 
-    func runScript(coordinator: PlaybackCoordinator, events: EventPrinter) async throws {
+    /// Runs the commands on standard input, a line at a time; `player` is the built-in player
+    /// (nil for mpv), which `stall` needs.
+    func runScript(coordinator: PlaybackCoordinator, events: EventPrinter, player: HeadlessPlayer? = nil) async throws {
         let lines = StandardInputLines()
         while let line = await lines.next() {
             let words = line.split(separator: " ").map(String.init)
@@ -101,17 +108,61 @@ struct WatchRunner {
                 case "pause": try coordinator.coordinateRateChange(to: 0)
                 case "seek": try coordinator.coordinateSeek(to: nanoseconds(try argument(words)))
                 case "rate": try coordinator.coordinateRateChange(to: try argument(words))
+                case "stall":
+                    let (seconds, waits) = try stallArguments(words)
+                    guard let player else {
+                        events.emit("error", ["message": "stall is the built-in player's (--player builtin)"])
+                        continue
+                    }
+                    stall(player: player, coordinator: coordinator, seconds: seconds, waits: waits, events: events)
                 case "wait": try await Task.sleep(for: .seconds(try argument(words)))
                 case "leave": session.leave()
                 case "end":
                     endedHere.set()
                     session.end()
-                default: events.emit("error", ["message": "unknown command '\(verb)' (play, pause, seek S, rate R, wait S, leave, end)"])
+                default: events.emit("error", ["message": "unknown command '\(verb)' (play, pause, seek S, rate R, stall S [nowait], wait S, leave, end)"])
                 }
             } catch {
                 events.emit("error", ["message": "\(line): \(error)"])
             }
         }
+    }
+
+    /// Freezes the player where it is and suspends this participant for `.stallRecovery`, as a
+    /// player that ran out of data would; the suspension ends `seconds` later, without holding
+    /// up the commands after this one. With `waits` false the suspension does not make the group
+    /// wait: the others play on, and this player catches up when it ends.
+    private func stall(player: HeadlessPlayer, coordinator: PlaybackCoordinator, seconds: Double, waits: Bool,
+                       events: EventPrinter) {
+        let suspension: PlaybackSuspension
+        if waits {
+            suspension = coordinator.beginSuspension(for: .stallRecovery)
+        } else {
+            let reasons = coordinator.suspensionReasonsThatTriggerWaiting
+            coordinator.suspensionReasonsThatTriggerWaiting.remove(.stallRecovery)
+            suspension = coordinator.beginSuspension(for: .stallRecovery)
+            coordinator.suspensionReasonsThatTriggerWaiting = reasons
+        }
+        // Suspended first, so that no command of the group's unfreezes the player.
+        let now = MonotonicClock.now()
+        try? player.setTimeline(.paused(at: player.mediaTime(atLocalTime: now), from: now))
+        events.emit("stall", ["seconds": seconds, "waits": waits])
+        Task {
+            try? await Task.sleep(for: .seconds(seconds))
+            suspension.end()
+            // Nothing is reported after the session is over for this participant.
+            if case .invalidated = session.state { return }
+            events.emit("stall-ended", ["seconds": seconds, "waits": waits])
+        }
+    }
+
+    /// `stall SECONDS [nowait]`: the seconds, and whether the group waits.
+    private func stallArguments(_ words: [String]) throws -> (seconds: Double, waits: Bool) {
+        guard words.count == 2 || (words.count == 3 && words[2] == "nowait"),
+              let seconds = Double(words[1]), seconds.isFinite, seconds >= 0 else {
+            throw CLIError.usage("'\(words.joined(separator: " "))' wants a number of seconds, then optionally nowait")
+        }
+        return (seconds, words.count == 2)
     }
 
     /// At a terminal: space plays or pauses, left and right seek 5 s (shift: 30 s), `[` and `]`

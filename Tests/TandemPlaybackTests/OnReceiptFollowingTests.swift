@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+import Tandem
+import TandemClock
+import TandemMedia
+import TandemNet
+import TandemPlayback
+import TandemTestKit
+
+/// The benchmarking baseline against the coordinator's way: built-in players on the in-memory
+/// relay, each with an injected clock, following the group `.onReceipt` or `.scheduled`. The
+/// session clock is the raw monotonic clock, read exactly, so a change's effective instant and
+/// the players' presentation instants are directly comparable.
+@Suite(.serialized) struct OnReceiptFollowingTests {
+    typealias Watching = CoordinatedPlayersTests.Watching
+    typealias Recorder = CoordinatedPlayersTests.Recorder
+
+    struct Peer {
+        let session: GroupSession<Watching>
+        let player: HeadlessPlayer
+        let recorder: Recorder
+        var coordinator: PlaybackCoordinator { player.playbackCoordinator }
+    }
+
+    static let clip = SampleClip.h264BFrames
+
+    /// Starts (without `invitation`) or joins a session as `name`, on a clock `offset` ns off the
+    /// raw one and drifting `drift` ppm, with a built-in player that follows as `following` says.
+    static func peer(_ name: String, offset: Int64, drift: Double, relay: TestRelay, invitation: Invitation?,
+                     following: TimelineFollowing) async throws -> Peer {
+        let center = ActivityCenter()
+        center.displayName = name
+        center.localClock = SkewedClock(base: SystemClock(), offset: offset, driftPPM: drift)
+        center.configure(relay: relay.connector, host: relay.host, port: relay.port, sessionClock: .derived(from: SystemClock()))
+        var sessions = center.sessions(for: Watching.self).makeAsyncIterator()
+        if let invitation {
+            try await center.accept(invitation)
+        } else {
+            try await center.start(Watching(clip: clip.name))
+        }
+        let session = try #require(await sessions.next())
+        session.join()
+        #expect(await eventually { if case .joined = session.state { true } else { false } })
+        let recorder = Recorder()
+        var options = HeadlessPlayer.Options()
+        options.following = following
+        let player = try HeadlessPlayer(url: clip.path, options: options, videoSinks: [recorder])
+        player.playbackCoordinator.coordinateWithSession(session)
+        return Peer(session: session, player: player, recorder: recorder)
+    }
+
+    /// A host and Ana, both following as `following`, playing the clip from its start.
+    static func playingPair(relay: TestRelay, following: TimelineFollowing) async throws -> (host: Peer, ana: Peer) {
+        let host = try await peer("host", offset: 3_700_000_000, drift: 80, relay: relay, invitation: nil, following: following)
+        let ana = try await peer("ana", offset: -2_250_000_000, drift: -120, relay: relay, invitation: host.session.invitation,
+                                 following: following)
+        #expect(await eventually { ana.session.activeParticipants.count == 2 })
+        try host.coordinator.transitionToItem(identifier: clip.name)
+        #expect(await eventually { ana.coordinator.timeline.item == clip.name })
+        try host.coordinator.coordinateRateChange(to: 1)
+        #expect(await eventually { host.player.timeline.rate == 1 && ana.player.timeline.rate == 1 })
+        return (host, ana)
+    }
+
+    /// Where the group's timeline is at raw monotonic instant `instant` (the session clock).
+    static func groupPosition(_ coordinator: PlaybackCoordinator, at instant: Int64) -> Int64 {
+        coordinator.timeline.mediaTime(atSessionTime: instant)
+    }
+
+    @Test(arguments: TimelineFollowing.allCases)
+    func aSeekLandsAtItsEffectiveInstantOrOnReceipt(following: TimelineFollowing) async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let (host, ana) = try await Self.playingPair(relay: relay, following: following)
+        defer { [host, ana].forEach { $0.player.close() } }
+        try await Task.sleep(for: .milliseconds(500))
+        let target: Int64 = 2_000_000_000
+        let before = host.coordinator.timeline.version
+        try ana.coordinator.coordinateSeek(to: target)
+        #expect(await eventually { [host, ana].allSatisfy { $0.coordinator.timeline.version > before } })
+        let effective = host.coordinator.timeline.anchorSessionTime
+        #expect(host.coordinator.timeline.anchorMediaTime == target)
+        #expect(await eventually { [host, ana].allSatisfy { $0.recorder.frames.withLock { $0.keys.contains { $0 > target + 200_000_000 } } } })
+
+        for peer in [host, ana] {
+            // The instant the timeline gave the seek's target: the first frame from it, less the
+            // media time from the target to that frame (frames after a seek can be dropped late).
+            let frames = peer.recorder.frames.withLock { $0 }
+            let first = try #require(frames.keys.filter { $0 >= target }.min())
+            let anchor = frames[first]!.scheduled - (first - target)
+            switch following {
+            case .scheduled:
+                #expect(abs(anchor - effective) < 1_000_000, "\(peer.session.localParticipant.displayName): \(anchor - effective) ns")
+            case .onReceipt:
+                // At receipt: before the effective instant, by up to the relay's lead.
+                #expect(anchor < effective - 1_000_000, "\(peer.session.localParticipant.displayName): \(anchor - effective) ns")
+                #expect(anchor > effective - RelayCoreConfiguration().maximumLead)
+            }
+        }
+    }
+
+    @Test(arguments: TimelineFollowing.allCases)
+    func onReceiptAppliesEachVersionOnce(following: TimelineFollowing) async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let (host, ana) = try await Self.playingPair(relay: relay, following: following)
+        defer { [host, ana].forEach { $0.player.close() } }
+        let applied = ana.player.timeline
+        // The coordinator re-issues the playing timeline every second: scheduled players take it
+        // up again (re-anchored on the session clock's estimate), on-receipt ones ignore it.
+        try await Task.sleep(for: .milliseconds(2_300))
+        #expect(ana.coordinator.timeline.version == host.coordinator.timeline.version)
+        switch following {
+        case .scheduled: #expect(ana.player.timeline.anchorLocalTime != applied.anchorLocalTime)
+        case .onReceipt: #expect(ana.player.timeline == applied)
+        }
+        // A new version is applied, once more.
+        try host.coordinator.coordinateRateChange(to: 0)
+        #expect(await eventually { ana.player.timeline.rate == 0 })
+    }
+
+    @Test func aLateJoinerOnReceiptTakesUpThePositionTheTimelineHasNow() async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let host = try await Self.peer("host", offset: 3_700_000_000, drift: 80, relay: relay, invitation: nil, following: .onReceipt)
+        defer { host.player.close() }
+        try host.coordinator.transitionToItem(identifier: Self.clip.name)
+        try host.coordinator.coordinateRateChange(to: 1)
+        #expect(await eventually { host.player.timeline.rate == 1 })
+        try await Task.sleep(for: .milliseconds(800))
+
+        let joined = MonotonicClock.now()
+        let ana = try await Self.peer("ana", offset: -2_250_000_000, drift: -120, relay: relay, invitation: host.session.invitation,
+                                      following: .onReceipt)
+        defer { ana.player.close() }
+        #expect(await eventually { ana.player.timeline.rate == 1 })
+        let taken = ana.player.timeline
+        // From the instant it arrived (not a pre-roll ahead, as scheduled), at the position the
+        // group's timeline had then, at the group's rate.
+        #expect(taken.anchorLocalTime > joined && taken.anchorLocalTime <= MonotonicClock.now())
+        let expected = Self.groupPosition(host.coordinator, at: taken.anchorLocalTime)
+        #expect(abs(taken.anchorMediaTime - expected) < 1_000_000, "\(taken.anchorMediaTime - expected) ns off the group")
+        // Well into the clip, not at its start.
+        #expect(expected > 600_000_000)
+        #expect(taken.rate == 1)
+    }
+
+    @Test func onReceiptCatchesUpAfterItsOwnSuspensionAtThePositionTheTimelineHasNow() async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let (host, ana) = try await Self.playingPair(relay: relay, following: .onReceipt)
+        defer { [host, ana].forEach { $0.player.close() } }
+        // A stall the group does not wait for: Ana freezes while the others play on.
+        ana.coordinator.suspensionReasonsThatTriggerWaiting = []
+        let suspension = ana.coordinator.beginSuspension(for: .stallRecovery)
+        let frozenAt = MonotonicClock.now()
+        try ana.player.setTimeline(.paused(at: ana.player.mediaTime(atLocalTime: frozenAt), from: frozenAt))
+        try await Task.sleep(for: .milliseconds(1_200))
+        #expect(ana.player.timeline.rate == 0)
+        #expect(host.player.timeline.rate == 1)
+
+        let ended = MonotonicClock.now()
+        suspension.end()
+        #expect(await eventually { ana.player.timeline.rate == 1 })
+        let taken = ana.player.timeline
+        #expect(taken.anchorLocalTime > ended && taken.anchorLocalTime <= MonotonicClock.now())
+        let expected = Self.groupPosition(host.coordinator, at: taken.anchorLocalTime)
+        #expect(abs(taken.anchorMediaTime - expected) < 1_000_000, "\(taken.anchorMediaTime - expected) ns off the group")
+        #expect(ana.coordinator.timeline == host.coordinator.timeline)
+    }
+}
