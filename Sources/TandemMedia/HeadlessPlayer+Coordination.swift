@@ -13,9 +13,20 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
     weak var player: HeadlessPlayer?
     let itemIdentifier: String
     let following: TimelineFollowing
-    /// On receipt: the last timeline version applied. Held while a command is applied, so that
-    /// two commands cannot interleave.
-    private let appliedVersion = Mutex<UInt64?>(nil)
+    /// On receipt: the last timeline applied. Held while a command is applied, so that two
+    /// commands cannot interleave.
+    private let applied = Mutex<AppliedTimeline?>(nil)
+
+    /// What makes a timeline a change for the baseline: where and how fast it plays, not its
+    /// version (the relay numbers every proposal, reports of loaded items included).
+    private struct AppliedTimeline: Equatable {
+        var item: String?
+        var anchorSessionTime: Int64
+        var anchorMediaTime: Int64
+        var rate: Double
+        /// The version, when the command's timeline is no longer the coordinator's.
+        var version: UInt64?
+    }
 
     init(itemIdentifier: String, following: TimelineFollowing = .scheduled) {
         self.itemIdentifier = itemIdentifier
@@ -49,40 +60,49 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
     }
 
     /// The baseline, "apply on receipt", as most watch-together tools behave: no scheduling and no
-    /// drift correction, every change applied when it arrives, on the raw monotonic clock.
+    /// clock synchronisation, every change applied when it arrives, on this participant's own clock.
     ///
-    /// - Each timeline version is applied once, when its first command arrives; later commands of
-    ///   an applied version (the coordinator re-issues the timeline every second while playing)
-    ///   are ignored, except a play command while the player is paused: the catch-up after a
-    ///   suspension of this participant's own, during which the player was frozen.
+    /// - Each change is applied once, when its first command arrives; later commands of the same
+    ///   timeline (the coordinator re-issues it every second while playing, and the relay gives
+    ///   a new version to proposals that leave it as it is) are ignored, except a play command
+    ///   while the player is paused: the catch-up after a suspension of this participant's own,
+    ///   during which the player was frozen.
     /// - A fresh change (the shared timeline's anchor is still ahead of the session clock at
-    ///   receipt) is applied as the command carries it, from now: play from `itemTime` at
-    ///   `rate` exactly; pause at `itemTime`. It so takes effect up to the relay's lead before
-    ///   its effective instant, at a different instant on each participant (each receives it
-    ///   after its own network delay): what the baseline measures.
+    ///   receipt) is applied as the command carries it, from now: play from `itemTime` at `rate`
+    ///   of this participant's clock; pause at `itemTime`. It so takes effect up to the relay's
+    ///   lead before its effective instant, at a different instant on each participant (each
+    ///   receives it after its own network delay): what the baseline measures.
+    /// - Playing at `rate` of this participant's clock means its drift goes uncorrected, as a
+    ///   player pacing frames by its machine's clock does: with an injected drift, the raw
+    ///   monotonic rate is `rate` times the local clock's seconds per raw second.
     /// - A timeline already in force (a late joiner's, a catch-up) is taken up at the position it
     ///   has now, `itemTime − rate × (hostTime − now)` on this participant's clock, as if the
     ///   group had reported its position at the instant it arrived: with the synchronised clock
     ///   behind that position, the most favourable case for the baseline.
     private func applyOnReceipt(_ command: PlaybackCommand, player: HeadlessPlayer, coordinator: PlaybackCoordinator,
                                 clock: any MonotonicDerivedClock) {
-        appliedVersion.withLock { applied in
+        applied.withLock { applied in
+            let timeline = coordinator.timeline
+            let current = timeline.version == command.version
+            let key = AppliedTimeline(item: timeline.item, anchorSessionTime: current ? timeline.anchorSessionTime : 0,
+                                      anchorMediaTime: current ? timeline.anchorMediaTime : 0, rate: timeline.rate,
+                                      version: current ? nil : command.version)
             let isCatchUp: Bool
-            if case .play = command, applied == command.version, player.timeline.rate == 0 {
+            if case .play = command, applied == key, player.timeline.rate == 0 {
                 isCatchUp = true
             } else {
                 isCatchUp = false
             }
-            guard applied != command.version || isCatchUp else { return }
+            guard applied != key || isCatchUp else { return }
             let now = clock.now()
             let instant = clock.monotonicTime(atLocal: now)
-            let timeline = coordinator.timeline
-            let fresh = !isCatchUp && timeline.version == command.version
+            let fresh = !isCatchUp && current
                 && coordinator.sessionTime(atLocalTime: now).map { timeline.anchorSessionTime > $0 } == true
             switch command {
             case .play(let play):
                 let position = fresh ? play.itemTime : play.itemTime - Int64((play.rate * Double(play.hostTime - now)).rounded())
-                try? player.setTimeline(PresentationTimeline(rate: play.rate, anchorMediaTime: max(0, position), anchorLocalTime: instant))
+                let rate = play.rate * localSecondsPerMonotonicSecond(clock, near: instant)
+                try? player.setTimeline(PresentationTimeline(rate: rate, anchorMediaTime: max(0, position), anchorLocalTime: instant))
             case .pause(let pause):
                 try? player.setTimeline(.paused(at: pause.itemTime, from: instant))
             case .seek(let seek):
@@ -90,8 +110,16 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
             case .buffer(let buffer):
                 try? player.setTimeline(.paused(at: buffer.itemTime, from: instant))
             }
-            applied = command.version
+            applied = key
         }
+    }
+
+    /// How many seconds of this participant's own clock pass per raw monotonic second near
+    /// `instant`: 1 for the system clock, 1 + drift for a clock with an injected drift.
+    private func localSecondsPerMonotonicSecond(_ clock: any MonotonicDerivedClock, near instant: Int64) -> Double {
+        let span: Int64 = 10_000_000_000
+        let elapsed = clock.localTime(atMonotonic: instant + span) - clock.localTime(atMonotonic: instant)
+        return elapsed > 0 ? Double(elapsed) / Double(span) : 1
     }
 
     /// How many session-clock seconds pass per raw monotonic second near `instant`: the drift the
