@@ -60,7 +60,7 @@ let package = Package(
         .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemTestKit"]),
         .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit", "TandemBench"]),
         // The mpv backend with a real headless mpv: its IPC, the no-echo ledger, and mpv in a group.
-        .testTarget(name: "MpvTests", dependencies: ["TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemTestKit"]),
+        .testTarget(name: "MpvTests", dependencies: ["TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
         // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.
         .testTarget(name: "RelayTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
         // The impairment proxy: its pure schedule, and the shell on loopback with echo servers and the real relay.
