@@ -62,7 +62,7 @@ let package = Package(
         // The suite's report: its JSON, Markdown, SVG charts and HTML page, from hand-built reports.
         .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench"]),
         // The mpv backend with a real headless mpv: its IPC, the no-echo ledger, and mpv in a group.
-        .testTarget(name: "MpvTests", dependencies: ["TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemTestKit"]),
+        .testTarget(name: "MpvTests", dependencies: ["TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
         // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.
         .testTarget(name: "RelayTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
         // The impairment proxy: its pure schedule, and the shell on loopback with echo servers and the real relay.

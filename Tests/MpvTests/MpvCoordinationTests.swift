@@ -12,30 +12,7 @@ import TandemTestKit
 /// reading of mpv's position is good to half a frame, 17 ms: so |error| < 60 ms); a person's changes in mpv are proposed once;
 /// the group's commands and the correction loop never echo back.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct MpvCoordinationTests {
-    struct Member {
-        let session: GroupSession<WatchTogether>
-        let coordinator: PlaybackCoordinator
-        var id: UUID { session.localParticipant.id }
-    }
-
-    /// Joins `name` to the session of `invitation` (or starts one on `item`) with `coordinator`.
-    static func member(_ name: String, relay: TestRelay, item: String, invitation: Invitation?,
-                       coordinator: PlaybackCoordinator) async throws -> Member {
-        let center = ActivityCenter()
-        center.displayName = name
-        center.configure(relay: relay.connector, host: relay.host, port: relay.port, sessionClock: .derived(from: SystemClock()))
-        var sessions = center.sessions(for: WatchTogether.self).makeAsyncIterator()
-        if let invitation {
-            try await center.accept(invitation)
-        } else {
-            try await center.start(WatchTogether(item: item))
-        }
-        let session = try #require(await sessions.next())
-        session.join()
-        #expect(await eventually { if case .joined = session.state { true } else { false } })
-        coordinator.coordinateWithSession(session)
-        return Member(session: session, coordinator: coordinator)
-    }
+    typealias Member = MpvGroup.Member
 
     /// Every change the group applied, as `(originator, proposal)`, in order.
     final class ChangeLog: @unchecked Sendable {
@@ -57,29 +34,7 @@ import TandemTestKit
 
     /// A built-in host and an mpv guest on one item; `body` runs with both; mpv always stops.
     func withGroup(_ body: (Member, Member, MpvPlayer, HeadlessPlayer, MpvConnection) async throws -> Void) async throws {
-        let clip = try MpvFixture.longClip()
-        let item = URL(fileURLWithPath: clip).lastPathComponent
-        let relay = try TestRelay(.inMemory)
-        defer { relay.shutdown() }
-        let builtin = try HeadlessPlayer(url: clip, options: { var options = HeadlessPlayer.Options(); options.decodeAudio = false; return options }())
-        defer { builtin.close() }
-        let mpv = try await MpvPlayer.launch(file: clip, options: MpvFixture.headless(ipcPath: MpvFixture.socketPath()))
-        do {
-            let host = try await Self.member("host", relay: relay, item: item, invitation: nil, coordinator: builtin.playbackCoordinator)
-            let guest = try await Self.member("mpv", relay: relay, item: item, invitation: host.session.invitation,
-                                              coordinator: mpv.playbackCoordinator)
-            try host.coordinator.transitionToItem(identifier: item)
-            #expect(await eventually { guest.coordinator.timeline.item == item })
-            // Another tool on mpv's socket: how the tests watch mpv, and play the person at its keys.
-            let other = try MpvConnection(path: mpv.ipcPath)
-            defer { other.close() }
-            try await body(host, guest, mpv, builtin, other)
-        } catch {
-            await mpv.close()
-            throw error
-        }
-        await mpv.close()
-        #expect(!mpv.process.isRunning)
+        try await MpvGroup.with(body)
     }
 
     /// mpv's error against the timeline (ns; positive: ahead), read from outside at the round

@@ -6,7 +6,6 @@ import TandemTestKit
     @Test(arguments: [
         (["--follow", "later"], "--follow is scheduled or on-receipt"),
         (["--player", "mpv", "--video", "terminal"], "--video terminal is the built-in player's"),
-        (["--player", "mpv", "--follow", "on-receipt"], "--follow on-receipt is the built-in player's"),
         (["--mpv-args", "--vo=null"], "--mpv-ipc and --mpv-args need --player mpv"),
         (["--player", "vlc"], "--player is builtin or mpv"),
     ])

@@ -76,4 +76,47 @@ import TandemTestKit
         host.closeInput()
         #expect(host.waitForExit(timeout: 20) == 0, "\(host.standardError)")
     }
+
+    @Test(arguments: ["scheduled", "on-receipt"])
+    func anMpvHostWritesItsReadingsToThePresentationLog(follow: String) async throws {
+        let fixtures = try MediaFixtures()
+        defer { fixtures.remove() }
+        let clip = SampleClip.directory + "/watch-together.mp4"
+        let log = fixtures.path("readings.jsonl")
+        let host = try WatchProcess(executable: TandemProcess.executablePath,
+                                    arguments: ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--name", "ana", "--events", "json",
+                                                "--player", "mpv", "--mpv-args", "--vo=null --ao=null", "--presentation-log", log,
+                                                "--follow", follow],
+                                    name: "ana", acceptsCommands: true)
+        defer { host.kill() }
+        #expect(host.waitUntil(timeout: 30) { $0.contains { $0.event == "joined" } }, "\(host.standardError)")
+        try await Task.sleep(for: .seconds(1))
+        #expect(host.send("play") != nil)
+        #expect(host.waitUntil(timeout: 10) { $0.contains { $0.change == "play" } })
+        try await Task.sleep(for: .seconds(3))
+        #expect(host.send("end") != nil)
+        host.closeInput()
+        #expect(host.waitForExit(timeout: 20) == 0, "\(host.standardError)")
+
+        let records = try PresentationRecord.read(path: log)
+        #expect(records.allSatisfy { $0.reading == true && $0.item == "watch-together.mp4" })
+        #expect(records.contains { $0.still == true }, "no readings while paused")
+        // While playing, from a second after the start (mpv has landed on the timeline).
+        let playing = records.filter { $0.still != true }
+        let first = try #require(playing.first, "no readings while playing: \(host.standardError)")
+        let settled = playing.filter { $0.presentedNanoseconds >= first.presentedNanoseconds + 1_000_000_000 }
+        let span = Double((settled.last?.presentedNanoseconds ?? 0) - (settled.first?.presentedNanoseconds ?? 0)) / 1e9
+        #expect(span > 1.5 && Double(settled.count - 1) / span >= 8, "\(settled.count) readings in \(span) s")
+        #expect(zip(settled, settled.dropFirst()).allSatisfy { $1.pts > $0.pts })
+        let lateness = settled.map { Double($0.presentedNanoseconds - $0.scheduledNanoseconds) / 1e6 }
+        #expect(lateness.allSatisfy { abs($0) < 80 }, "presented − scheduled, ms: \(lateness)")
+
+        let line = try #require(host.lines.last { $0.contains("\"event\":\"statistics\"") })
+        let statistics = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(statistics["follow"] as? String == follow)
+        #expect((statistics["readings"] as? Int ?? 0) >= records.count)
+        if follow == "on-receipt" {
+            #expect(statistics["nudges"] as? Int == 0 && statistics["corrective_seeks"] as? Int == 0, "\(line)")
+        }
+    }
 }

@@ -50,6 +50,30 @@ import TandemTestKit
         #expect(try JSONDecoder().decode(PresentationRecord.self, from: Data(still.utf8)).still == true)
     }
 
+    @Test func aPlayersReadingsAreWrittenAndReadBackAsReadings() throws {
+        let fixtures = try MediaFixtures()
+        defer { fixtures.remove() }
+        let path = fixtures.path("readings.jsonl")
+        let log = try PresentationLog(path: path)
+        let reading = PresentationRecord(item: "movie.mp4", pts: 12.345678901, scheduledNanoseconds: 1_000_000_123,
+                                         presentedNanoseconds: 1_000_400_456, reading: true)
+        let paused = PresentationRecord(item: "movie.mp4", pts: 3, scheduledNanoseconds: 7, presentedNanoseconds: 7, still: true,
+                                        reading: true)
+        let frame = PresentationRecord(item: "movie.mp4", pts: 0.04, scheduledNanoseconds: 9, presentedNanoseconds: 10)
+        log.write(reading)
+        log.write(paused)
+        log.write(frame)
+        log.close()
+        let records = try PresentationRecord.read(path: path)
+        #expect(records.count == 3)
+        #expect(records.first == reading)
+        #expect(records.dropFirst().first == paused)
+        // A presented frame is no reading: the field is left out.
+        #expect(records.last == frame && records.last?.reading == nil)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.split(separator: "\n").last?.contains("reading") == false)
+    }
+
     @Test func presentationLogCannotBeCreatedInAMissingDirectory() {
         let error = #expect(throws: MediaError.self) { try PresentationLog(path: "/nonexistent/dir/log.jsonl") }
         #expect(error?.description.contains("/nonexistent/dir/log.jsonl") == true)

@@ -47,7 +47,6 @@ struct WatchOptions {
         self.follow = following
         if choice == .mpv {
             if terminalVideo { throw .usage("--video terminal is the built-in player's; mpv shows video in its own window") }
-            if following == .onReceipt { throw .usage("--follow on-receipt is the built-in player's; mpv is corrected, not scheduled") }
         } else if mpvIPC != nil || arguments.value("mpv-args") != nil {
             throw .usage("--mpv-ipc and --mpv-args need --player mpv")
         }

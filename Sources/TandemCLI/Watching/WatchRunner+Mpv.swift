@@ -5,16 +5,28 @@ import TandemPlayback
 
 /// Watching with a real mpv (`--player mpv`): mpv shows the media and takes a person's keys; the
 /// session, the events and the scripted commands are the same as with the built-in player.
+/// `--presentation-log` gets mpv's readings of its position (`"reading": true`), and
+/// `--follow on-receipt` makes mpv the benchmarks' baseline.
 extension WatchRunner {
     func runWithMpv() async throws -> Int32 {
+        let log: PresentationLog?
+        do {
+            log = try options.presentationLog.map { path throws(MediaError) in try PresentationLog(path: path) }
+        } catch {
+            session.leave()
+            throw CLIError.failure("\(error)")
+        }
         var playerOptions = MpvPlayer.Options()
         playerOptions.itemIdentifier = session.activity.item
         playerOptions.ipcPath = options.mpvIPC
         playerOptions.extraArguments = options.mpvArguments
+        playerOptions.presentationLog = log
+        playerOptions.following = options.follow
         let player: MpvPlayer
         do {
             player = try await MpvPlayer.launch(file: file, options: playerOptions)
         } catch {
+            log?.close()
             session.leave()
             throw CLIError.failure("\(error)")
         }
@@ -50,9 +62,11 @@ extension WatchRunner {
         eventTask.cancel()
         participantTask.cancel()
         await player.close()
+        log?.close()
         let statistics = player.statistics
-        var fields: [String: any Sendable] = ["player": "mpv", "measurements": statistics.measurements, "nudges": statistics.nudges,
-                                              "corrective_seeks": statistics.correctiveSeeks, "mpv_proposals": statistics.userProposals]
+        var fields: [String: any Sendable] = ["player": "mpv", "follow": options.follow.rawValue, "measurements": statistics.measurements,
+                                              "nudges": statistics.nudges, "corrective_seeks": statistics.correctiveSeeks,
+                                              "mpv_proposals": statistics.userProposals, "readings": statistics.readings]
         if let error = statistics.lastError { fields["last_error_ms"] = Double(error) / 1e6 }
         events.emit("statistics", fields)
         return WatchRunner.exitStatus(for: ending, endedHere: endedHere.isSet)

@@ -4,7 +4,7 @@ import TandemPlayback
 /// Carrying out the coordinator's commands, and the requests to mpv that every part shares. Each
 /// request is entered in the ledger before it is sent, so that mpv's report of it is known as ours.
 extension MpvPlayer {
-    func carryOut(_ command: PlaybackCommand, serial: Int) async {
+    func carryOut(_ command: PlaybackCommand, serial: Int, rejoin: Bool) async {
         // A command for another item is stale: completed, not applied.
         if let expected = command.expectedCurrentItemIdentifier, expected != itemIdentifier { return }
         guard let clock = playbackCoordinator.localClock else { return }
@@ -19,6 +19,10 @@ extension MpvPlayer {
         }
         // The group has not answered the person's change yet: this command predates it.
         guard !stale else { return }
+        if options.following == .onReceipt {
+            await carryOutOnReceipt(command, rejoin: rejoin)
+            return
+        }
         switch command {
         case .play(let command): await play(command, clock: clock, serial: serial)
         case .pause(let command): await pause(command, clock: clock, serial: serial)
@@ -69,7 +73,7 @@ extension MpvPlayer {
     }
 
     /// Moves a paused mpv to `target`, unless it is there already.
-    private func seekWhilePaused(to target: Int64) async {
+    func seekWhilePaused(to target: Int64) async {
         if state.withLock({ !$0.ledger.paused }) { await setPaused(true) }
         let position = await measurePosition()?.position
         if position.map({ abs($0 - target) > 2_000_000 }) ?? true {
@@ -122,14 +126,33 @@ extension MpvPlayer {
     /// Seeks mpv to `target` (ns) exactly and waits (up to 2 s) for it to land. A seek while
     /// playing (`settling`) teaches the player how long seeks take, so that the next aims ahead.
     func seek(to target: Int64, settling: Bool) async {
+        guard let sent = await sendSeek(to: target) else { return }
+        await waitForLanding(sent, settling: settling)
+    }
+
+    /// A seek that mpv took: when it was sent, and how many restarts there had been before it.
+    struct SentSeek {
+        let sentAt: Int64
+        let restarts: Int
+    }
+
+    /// Asks mpv to seek to `target` (ns) exactly, without waiting for it to land; nil if mpv
+    /// refused.
+    func sendSeek(to target: Int64) async -> SentSeek? {
         let target = max(0, target)
-        let (sentAt, restarts) = state.withLock { state in
+        let sent = state.withLock { state in
             let now = MonotonicClock.now()
             state.ledger.requestSeek(to: target, at: now)
             state.settleUntil = now + 2_000_000_000
-            return (now, state.restarts)
+            return SentSeek(sentAt: now, restarts: state.restarts)
         }
-        guard (try? await connection.command(["seek", .number(Double(target) / 1e9), "absolute", "exact"])) != nil else { return }
+        guard (try? await connection.command(["seek", .number(Double(target) / 1e9), "absolute", "exact"])) != nil else { return nil }
+        return sent
+    }
+
+    /// Waits (up to 2 s) for the seek `sent` to land.
+    func waitForLanding(_ sent: SentSeek, settling: Bool) async {
+        let (sentAt, restarts) = (sent.sentAt, sent.restarts)
         // Bounded: 100 steps of 20 ms.
         for _ in 0..<100 {
             if state.withLock({ $0.restarts != restarts || $0.closed }) { break }
@@ -142,15 +165,5 @@ extension MpvPlayer {
                 state.seekLead = (state.seekLead * 3 + min(landed - sentAt, 1_000_000_000)) / 4
             }
         }
-    }
-
-    /// mpv's position and when it held (the IPC round trip's midpoint, raw monotonic ns), with
-    /// the frame lead taken off while playing; nil while mpv has none.
-    func measurePosition() async -> (position: Int64, at: Int64)? {
-        guard let reply = try? await connection.command(["get_property", "time-pos"]), let seconds = reply.value.double else {
-            return nil
-        }
-        let lead = state.withLock { $0.ledger.paused } ? 0 : positionLead
-        return (Int64((seconds * 1e9).rounded()) - lead, reply.midpoint)
     }
 }

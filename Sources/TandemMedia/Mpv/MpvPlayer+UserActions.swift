@@ -49,7 +49,7 @@ extension MpvPlayer {
         case .setPaused(false):
             guard !groupPlays else {
                 // The group plays and mpv had stopped (at the end, say): rejoin the timeline.
-                if let command = coordinator.lastCommand { playbackCoordinator(coordinator, didIssue: command) {} }
+                if let command = coordinator.lastCommand { rejoin(command) }
                 return
             }
             // Start together: mpv waits, paused, for the group's play command.

@@ -9,6 +9,12 @@ import TandemPlayback
 /// command from the coordinator lines mpv up (seek, speed, unpause at the command's instant), and
 /// a correction loop measures mpv's position every `correctionInterval` against where the
 /// timeline says it should be, and nudges its speed or seeks, as `CorrectionPolicy` decides.
+/// With `Options.following` set to `.onReceipt`, the player is the benchmarks' baseline instead:
+/// each change is applied when its command arrives, and nothing is corrected.
+///
+/// Given a `PresentationLog`, the player writes each reading of mpv's position while it is
+/// coordinated (at least every `readingInterval`), so that benchmarks can measure how far apart
+/// mpv players are: `MpvPlayer+Readings.swift` says what a reading is and how precise.
 ///
 /// A person may control playback in mpv itself (its keys, its on-screen controls): a pause, seek
 /// or speed change made there is proposed to the group, as Syncplay does. Changes that Tandem
@@ -40,9 +46,20 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         /// How often the correction loop measures mpv while it plays.
         public var correctionInterval: Duration = .milliseconds(250)
         /// How far ahead of the frame on screen mpv's `time-pos` reads while playing (ns),
-        /// subtracted from each measurement; nil: half a frame, which is what mpv 0.35 shows
-        /// (its position steps a frame at a time, and leads the elapsed time by 0 to 1 frame).
+        /// subtracted from the measurements that fall back to it (a file without sound);
+        /// nil: half a frame, which is what mpv 0.35 shows (its position steps a frame at a
+        /// time, and leads the elapsed time by 0 to 1 frame).
         public var positionLead: Int64?
+        /// How the player follows the group: at each change's effective instant, corrected
+        /// (`.scheduled`, the default), or, as a benchmarking baseline, when each change arrives
+        /// with no correction (`.onReceipt`, see `MpvPlayer+OnReceipt.swift`).
+        public var following: TimelineFollowing = .scheduled
+        /// Where to write the readings of mpv's position (`"reading": true` records), if
+        /// anywhere. The caller owns the log: `close()` flushes it, the caller closes it.
+        public var presentationLog: PresentationLog?
+        /// How often mpv's position is read for the presentation log (besides the correction
+        /// loop's and the commands' own readings, which are logged too).
+        public var readingInterval: Duration = .milliseconds(80)
         /// How long mpv may take to start and load the file.
         public var startTimeout: Duration = .seconds(10)
 
@@ -68,6 +85,10 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     let connection: MpvConnection
     let state: Mutex<DriverState>
     let positionLead: Int64
+    /// One frame (ns), from the container's frame rate (1/30 s when it has none).
+    let frameDuration: Int64
+    /// Whether mpv plays sound for the file, and so has an audio clock to read.
+    let hasAudio: Bool
     private let jobs: AsyncStream<Job>.Continuation
     private let jobStream: AsyncStream<Job>
     private let tasks = Mutex<[Task<Void, Never>]>([])
@@ -94,12 +115,15 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         var seekLead: Int64 = 80_000_000
         /// How many times playback restarted (seeks landed).
         var restarts = 0
+        /// The baseline's record of what it applied (`.onReceipt` only).
+        var receipts: ReceiptFollower
         var tickQueued = false
         var closed = false
     }
 
     enum Job {
-        case command(PlaybackCommand, serial: Int)
+        /// `rejoin`: the command re-issues the timeline in force, for mpv to take it up again.
+        case command(PlaybackCommand, serial: Int, rejoin: Bool)
         case tick
     }
 
@@ -122,8 +146,12 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             let fps = (try? await ipc.get("container-fps"))?.double
             let duration = (try? await ipc.get("duration"))?.double.map { Int64(($0 * 1e9).rounded()) }
             let lead = options.positionLead ?? fps.map { $0 > 0 ? Int64(5e8 / $0) : 0 } ?? 0
+            let frame = fps.map { $0 > 0 ? Int64((1e9 / $0).rounded()) : 33_333_333 } ?? 33_333_333
+            // The selected audio track's number, or false: no sound, so no audio clock.
+            let hasAudio = (try? await ipc.get("aid"))?.double != nil
             let player = MpvPlayer(process: process, connection: ipc, options: options, file: file, paused: paused,
-                                   speed: speed, positionLead: lead, duration: duration, launchedAt: launchedAt)
+                                   speed: speed, positionLead: lead, frameDuration: frame, hasAudio: hasAudio,
+                                   duration: duration, launchedAt: launchedAt)
             player.start(events: events)
             return player
         } catch {
@@ -146,17 +174,20 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     }
 
     private init(process: MpvProcess, connection: MpvConnection, options: Options, file: String, paused: Bool, speed: Double,
-                 positionLead: Int64, duration: Int64?, launchedAt: Int64) {
+                 positionLead: Int64, frameDuration: Int64, hasAudio: Bool, duration: Int64?, launchedAt: Int64) {
         self.process = process
         self.connection = connection
         self.options = options
         self.positionLead = positionLead
+        self.frameDuration = frameDuration
+        self.hasAudio = hasAudio
         self.duration = duration
         itemIdentifier = options.itemIdentifier ?? URL(fileURLWithPath: file).lastPathComponent
         var ledger = MpvRequestLedger(paused: paused, speed: speed)
         // Loading the file was a seek of ours, whose report may still be on its way.
         ledger.requestSeek(to: 0, at: launchedAt)
-        state = Mutex(DriverState(ledger: ledger, policy: options.correctionPolicy, requestedSpeed: speed))
+        state = Mutex(DriverState(ledger: ledger, policy: options.correctionPolicy, requestedSpeed: speed,
+                                  receipts: ReceiptFollower(frameDuration: frameDuration)))
         (jobStream, jobs) = AsyncStream.makeStream(of: Job.self)
         playbackCoordinator = PlaybackCoordinator()
         playbackCoordinator.delegate = self
@@ -165,6 +196,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     private func start(events: AsyncStream<MpvEvent>) {
         let jobStream = jobStream
         let interval = options.correctionInterval
+        let readingInterval = options.readingInterval
         eventTask.withLock {
             $0 = Task { [weak self] in
                 for await event in events {
@@ -173,31 +205,46 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
                 }
             }
         }
-        tasks.withLock {
-            $0 = [
-                Task { [weak self] in
-                    for await job in jobStream {
-                        guard let self else { return }
-                        switch job {
-                        case .command(let command, let serial): await self.carryOut(command, serial: serial)
-                        case .tick: await self.correct()
-                        }
+        var tasks = [
+            Task { [weak self] in
+                for await job in jobStream {
+                    guard let self else { return }
+                    switch job {
+                    case .command(let command, let serial, let rejoin): await self.carryOut(command, serial: serial, rejoin: rejoin)
+                    case .tick: await self.correct()
                     }
-                },
-                // The correction loop's clock: one measurement queued at a time, behind commands.
-                Task { [weak self] in
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: interval)
-                        guard let self else { return }
-                        let queue = self.state.withLock { state in
-                            defer { state.tickQueued = true }
-                            return !state.tickQueued && !state.closed
-                        }
-                        if queue { self.jobs.yield(.tick) }
+                }
+            },
+        ]
+        if options.following == .scheduled {
+            // The correction loop's clock: one measurement queued at a time, behind commands.
+            tasks.append(Task { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    guard let self else { return }
+                    let queue = self.state.withLock { state in
+                        defer { state.tickQueued = true }
+                        return !state.tickQueued && !state.closed
                     }
-                },
-            ]
+                    if queue { self.jobs.yield(.tick) }
+                }
+            })
         }
+        if options.presentationLog != nil {
+            // Readings for the log, outside the job queue: commands wait for their instants and
+            // seeks for their landing, and the log is read through both. On a fixed cadence.
+            tasks.append(Task { [weak self] in
+                let clock = ContinuousClock()
+                var next = clock.now
+                while !Task.isCancelled {
+                    next = max(next.advanced(by: readingInterval), clock.now)
+                    try? await Task.sleep(until: next, clock: clock)
+                    guard let self, !self.state.withLock({ $0.closed }) else { return }
+                    await self.takeReading()
+                }
+            })
+        }
+        self.tasks.withLock { $0 = tasks }
     }
 
     deinit {
@@ -220,6 +267,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         connection.close()
         await process.terminate()
         eventTask.withLock { $0 }?.cancel()
+        options.presentationLog?.flush()
     }
 
     /// Returns once mpv has gone: it quit (a person closed it) or was closed.
@@ -240,8 +288,18 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             state.latestCommand += 1
             return state.latestCommand
         }
-        jobs.yield(.command(command, serial: serial))
+        jobs.yield(.command(command, serial: serial, rejoin: false))
         completion()
+    }
+
+    /// Queues `command`, the group's timeline already in force, again: mpv rejoins it (after a
+    /// person played on at the end, say).
+    func rejoin(_ command: PlaybackCommand) {
+        let serial = state.withLock { state in
+            state.latestCommand += 1
+            return state.latestCommand
+        }
+        jobs.yield(.command(command, serial: serial, rejoin: true))
     }
 
     /// Marks the tick as taken, so that the loop queues the next one.

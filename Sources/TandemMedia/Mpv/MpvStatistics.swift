@@ -8,6 +8,8 @@ public struct MpvStatistics: Sendable, Equatable {
     public var correctiveSeeks = 0
     /// Changes made in mpv by a person and proposed to the group.
     public var userProposals = 0
+    /// Readings of mpv's position written to the presentation log.
+    public var readings = 0
     /// The last measured error (ns; positive: mpv ahead), if any.
     public var lastError: Int64?
 

@@ -8,6 +8,9 @@ import Synchronization
 /// `{"item": ..., "pts": seconds, "scheduled_ns": ..., "presented_ns": ...}`, both instants on
 /// the raw CLOCK_MONOTONIC, and `"still": true` for the still picture of a paused timeline.
 ///
+/// A player that does not present frames itself (mpv) writes its readings of its own position
+/// instead, with `write(_:)`: `"reading": true`.
+///
 /// Lines are buffered in memory and written in blocks, so that logging costs the presentation
 /// thread microseconds; `close()` (or deinit) writes the rest.
 public final class PresentationLog: VideoSink {
@@ -32,13 +35,25 @@ public final class PresentationLog: VideoSink {
 
     /// Buffers the frame's line; a full buffer is written at once.
     public func present(_ frame: VideoFrame, _ presentation: Presentation) {
-        let line = PresentationLog.line(frame.presentationTime, presentation)
+        append(PresentationLog.line(frame.presentationTime, presentation))
+    }
+
+    private func append(_ line: String) {
         state.withLock { state in
             state.buffer.append(contentsOf: line.utf8)
             if state.buffer.count >= PresentationLog.flushThreshold {
                 PresentationLog.write(&state)
             }
         }
+    }
+
+    /// Buffers `record`'s line (a player's reading of its position, say); a full buffer is
+    /// written at once.
+    public func write(_ record: PresentationRecord) {
+        let line = PresentationLog.line(item: record.item, pts: record.pts, scheduled: record.scheduledNanoseconds,
+                                        presented: record.presentedNanoseconds, still: record.still == true,
+                                        reading: record.reading == true)
+        append(line)
     }
 
     /// Writes what is buffered.
@@ -58,8 +73,13 @@ public final class PresentationLog: VideoSink {
     }
 
     static func line(_ pts: Nanoseconds, _ presentation: Presentation) -> String {
+        line(item: presentation.item, pts: MediaTime.seconds(pts), scheduled: presentation.scheduled,
+             presented: presentation.presented, still: presentation.isStill, reading: false)
+    }
+
+    static func line(item name: String, pts: Double, scheduled: Int64, presented: Int64, still: Bool, reading: Bool) -> String {
         var item = ""
-        for scalar in presentation.item.unicodeScalars {
+        for scalar in name.unicodeScalars {
             switch scalar {
             case "\"": item += "\\\""
             case "\\": item += "\\\\"
@@ -67,9 +87,9 @@ public final class PresentationLog: VideoSink {
             default: item.unicodeScalars.append(scalar)
             }
         }
-        let seconds = String(format: "%.9f", MediaTime.seconds(pts))
-        let still = presentation.isStill ? ",\"still\":true" : ""
-        return "{\"item\":\"\(item)\",\"pts\":\(seconds),\"scheduled_ns\":\(presentation.scheduled),\"presented_ns\":\(presentation.presented)\(still)}\n"
+        let seconds = String(format: "%.9f", pts)
+        let flags = (still ? ",\"still\":true" : "") + (reading ? ",\"reading\":true" : "")
+        return "{\"item\":\"\(item)\",\"pts\":\(seconds),\"scheduled_ns\":\(scheduled),\"presented_ns\":\(presented)\(flags)}\n"
     }
 
     private static func write(_ state: inout (descriptor: Int32, buffer: [UInt8])) {
@@ -92,11 +112,26 @@ public struct PresentationRecord: Sendable, Codable, Equatable {
     public var presentedNanoseconds: Int64
     /// Whether it was the still picture of a paused timeline.
     public var still: Bool?
+    /// Whether this is a player's report of its position (mpv's, read over its IPC), not a
+    /// presented frame: `pts` is the position it reported, `presented_ns` the instant the report
+    /// refers to, `scheduled_ns` the instant the shared timeline gives that position.
+    public var reading: Bool?
 
     enum CodingKeys: String, CodingKey {
-        case item, pts, still
+        case item, pts, still, reading
         case scheduledNanoseconds = "scheduled_ns"
         case presentedNanoseconds = "presented_ns"
+    }
+
+    /// A record; `still` and `reading` are left out of its line unless true.
+    public init(item: String, pts: Double, scheduledNanoseconds: Int64, presentedNanoseconds: Int64, still: Bool? = nil,
+                reading: Bool? = nil) {
+        self.item = item
+        self.pts = pts
+        self.scheduledNanoseconds = scheduledNanoseconds
+        self.presentedNanoseconds = presentedNanoseconds
+        self.still = still
+        self.reading = reading
     }
 
     /// Reads every record of the log at `path`.

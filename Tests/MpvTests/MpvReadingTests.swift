@@ -1,0 +1,215 @@
+import Foundation
+import Testing
+import Tandem
+import TandemClock
+import TandemMedia
+import TandemNet
+import TandemPlayback
+import TandemTestKit
+
+/// The readings a coordinated mpv writes to a presentation log: how often, how they advance, and
+/// how far from the shared timeline, for the scheduled player and for the on-receipt baseline
+/// (which applies each change as its command arrives, and never corrects).
+@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvReadingTests {
+    /// A fresh log under the temporary directory.
+    static func logPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("tandem-readings-\(UUID().uuidString.prefix(8)).jsonl").path
+    }
+
+    /// Headless mpv writing its readings to `log`, following as `following`.
+    static func options(log: PresentationLog, following: TimelineFollowing = .scheduled) -> MpvPlayer.Options {
+        var options = MpvFixture.headless(ipcPath: MpvFixture.socketPath())
+        options.presentationLog = log
+        options.following = following
+        return options
+    }
+
+    /// The readings of a playing group presented within `window` (raw monotonic ns).
+    static func playing(_ records: [PresentationRecord], _ window: ClosedRange<Int64>) -> [PresentationRecord] {
+        records.filter { $0.reading == true && $0.still != true && window.contains($0.presentedNanoseconds) }
+    }
+
+    /// Readings per second over `window`, and the longest gap between two of them (ms).
+    static func cadence(_ readings: [PresentationRecord], _ window: ClosedRange<Int64>) -> (perSecond: Double, longestGap: Double) {
+        let instants = readings.map(\.presentedNanoseconds).sorted()
+        let gaps = zip(instants, instants.dropFirst()).map { Double($1 - $0) / 1e6 }
+        return (Double(instants.count) / (Double(window.upperBound - window.lowerBound) / 1e9), gaps.max() ?? .infinity)
+    }
+
+    /// Media seconds per second of the readings: the slope of a least-squares line through them.
+    static func slope(_ readings: [PresentationRecord]) -> Double {
+        guard let first = readings.first, readings.count > 1 else { return .nan }
+        let xs = readings.map { Double($0.presentedNanoseconds - first.presentedNanoseconds) / 1e9 }
+        let ys = readings.map(\.pts)
+        let (mx, my) = (xs.reduce(0, +) / Double(xs.count), ys.reduce(0, +) / Double(ys.count))
+        let covariance = zip(xs, ys).map { ($0 - mx) * ($1 - my) }.reduce(0, +)
+        let variance = xs.map { ($0 - mx) * ($0 - mx) }.reduce(0, +)
+        return covariance / variance
+    }
+
+    /// presented − scheduled of each reading (ms): positive, mpv is behind the timeline.
+    static func lateness(_ readings: [PresentationRecord]) -> [Double] {
+        readings.map { Double($0.presentedNanoseconds - $0.scheduledNanoseconds) / 1e6 }
+    }
+
+    /// The raw monotonic instant of `coordinator`'s current anchor (the system clock is raw).
+    static func effectiveInstant(_ coordinator: PlaybackCoordinator) throws -> Int64 {
+        try #require(coordinator.localTime(atSessionTime: coordinator.timeline.anchorSessionTime))
+    }
+
+    /// The first instant (a reply's midpoint) at which mpv's `property` satisfies `condition`,
+    /// polling every 5 ms for at most `seconds`.
+    static func firstInstant(_ mpv: MpvConnection, _ property: String, within seconds: Double = 5,
+                             where condition: (MpvValue) -> Bool) async throws -> Int64? {
+        // Bounded: at most `seconds` of 5 ms steps.
+        for _ in 0..<Int(seconds * 200) {
+            let reply = try await mpv.command(["get_property", .string(property)])
+            if condition(reply.value) { return reply.midpoint }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return nil
+    }
+
+    @Test func aCoordinatedMpvLogsReadingsOnTheSharedTimeline() async throws {
+        let path = Self.logPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let log = try PresentationLog(path: path)
+        defer { log.close() }
+        try await MpvGroup.with(options: Self.options(log: log)) { host, guest, mpv, _, other in
+            try await Task.sleep(for: .milliseconds(500))
+            try host.coordinator.coordinateRateChange(to: 1)
+            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+            try await Task.sleep(for: .seconds(2))
+            let normal = MonotonicClock.now()...(MonotonicClock.now() + 3_000_000_000)
+            try await Task.sleep(for: .seconds(3))
+            try host.coordinator.coordinateRateChange(to: 1.5)
+            #expect(await eventually { guest.coordinator.timeline.rate == 1.5 })
+            try await Task.sleep(for: .seconds(2))
+            let fast = MonotonicClock.now()...(MonotonicClock.now() + 2_500_000_000)
+            try await Task.sleep(for: .seconds(2.6))
+            log.flush()
+            let records = try PresentationRecord.read(path: path)
+            #expect(records.allSatisfy { $0.reading == true && $0.item == mpv.itemIdentifier })
+            #expect(mpv.statistics.readings >= records.count && records.count > 0)
+
+            // Paused before the play: still readings, at the instant they were taken.
+            let stills = records.filter { $0.still == true && $0.presentedNanoseconds < normal.lowerBound }
+            #expect(!stills.isEmpty)
+            #expect(stills.allSatisfy { $0.scheduledNanoseconds == $0.presentedNanoseconds && $0.pts < 0.001 })
+
+            for (window, rate) in [(normal, 1.0), (fast, 1.5)] {
+                let readings = Self.playing(records, window)
+                let cadence = Self.cadence(readings, window)
+                #expect(cadence.perSecond >= 8, "readings per second at rate \(rate): \(cadence.perSecond)")
+                #expect(cadence.longestGap < 150, "longest gap between readings (ms) at rate \(rate): \(cadence.longestGap)")
+                let slope = Self.slope(readings)
+                #expect(abs(slope - rate) < 0.03 * rate, "media seconds per second: \(slope), the group's rate \(rate)")
+                // The policy corrects beyond ±40 ms; a reading is good to a fraction of a ms.
+                let lateness = Self.lateness(readings)
+                #expect(lateness.allSatisfy { abs($0) < 80 }, "presented − scheduled at rate \(rate) (ms): \(lateness)")
+            }
+            #expect(mpv.statistics.measurements > 0)
+        }
+    }
+
+    @Test func onReceiptAppliesEachChangeWhenItArrivesAndNeverCorrects() async throws {
+        let path = Self.logPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let log = try PresentationLog(path: path)
+        defer { log.close() }
+        // A long lead, so that a change's arrival and its effective instant are far apart.
+        var relay = RelayCoreConfiguration()
+        relay.minimumLead = 600_000_000
+        try await MpvGroup.with(relay: relay, options: Self.options(log: log, following: .onReceipt)) { host, guest, mpv, _, other in
+            try await Task.sleep(for: .milliseconds(500))
+
+            // Play: mpv starts when the command arrives, not at the change's instant.
+            try host.coordinator.coordinateRateChange(to: 1)
+            let started = try #require(try await Self.firstInstant(other, "pause") { $0.bool == false })
+            #expect(await eventually { guest.coordinator.timeline.rate == 1 })
+            let effective = try Self.effectiveInstant(guest.coordinator)
+            #expect(started < effective - 300_000_000, "mpv started \(Double(effective - started) / 1e6) ms before the change's instant")
+
+            // A seek while playing: mpv jumps when the command arrives.
+            try await Task.sleep(for: .seconds(1))
+            try host.coordinator.coordinateSeek(to: 12_000_000_000)
+            let jumped = try #require(try await Self.firstInstant(other, "time-pos") { ($0.double ?? 0) >= 11.5 })
+            #expect(await eventually { guest.coordinator.timeline.anchorMediaTime == 12_000_000_000 })
+            let seekInstant = try Self.effectiveInstant(guest.coordinator)
+            #expect(jumped < seekInstant - 250_000_000, "mpv jumped \(Double(seekInstant - jumped) / 1e6) ms before the seek's instant")
+
+            // Nothing corrects it: it stays ahead of the timeline by what remained of the lead.
+            try await Task.sleep(for: .seconds(1))
+            let window = MonotonicClock.now()...(MonotonicClock.now() + 2_500_000_000)
+            try await Task.sleep(for: .seconds(2.6))
+            log.flush()
+            let readings = Self.playing(try PresentationRecord.read(path: path), window)
+            let cadence = Self.cadence(readings, window)
+            #expect(cadence.perSecond >= 8, "readings per second: \(cadence.perSecond)")
+            #expect(abs(Self.slope(readings) - 1) < 0.03, "media seconds per second: \(Self.slope(readings))")
+            let lateness = Self.lateness(readings)
+            #expect(!lateness.isEmpty && lateness.allSatisfy { $0 < -250 }, "presented − scheduled (ms): \(lateness)")
+            #expect((lateness.max() ?? 0) - (lateness.min() ?? 0) < 30, "the error changed (ms): \(lateness)")
+            let statistics = mpv.statistics
+            #expect(statistics.nudges == 0 && statistics.correctiveSeeks == 0 && statistics.measurements == 0, "\(statistics)")
+
+            // A pause: mpv pauses when the command arrives, on the group's frame.
+            try host.coordinator.coordinateRateChange(to: 0)
+            let paused = try #require(try await Self.firstInstant(other, "pause") { $0.bool == true })
+            #expect(await eventually { guest.coordinator.timeline.rate == 0 })
+            let pauseInstant = try Self.effectiveInstant(guest.coordinator)
+            #expect(paused < pauseInstant - 300_000_000, "mpv paused \(Double(pauseInstant - paused) / 1e6) ms before the pause's instant")
+            let pausedAt = guest.coordinator.timeline.anchorMediaTime
+            #expect(await eventually {
+                guard let seconds = (try? await other.get("time-pos"))?.double else { return false }
+                return abs(Int64(seconds * 1e9) - pausedAt) < 34_000_000
+            })
+            #expect(mpv.statistics.userProposals == 0)
+        }
+    }
+
+    @Test func onReceiptALateJoinerStartsWhereTheGroupIsWhenItJoins() async throws {
+        let path = Self.logPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let log = try PresentationLog(path: path)
+        defer { log.close() }
+        let clip = try MpvFixture.longClip()
+        let item = URL(fileURLWithPath: clip).lastPathComponent
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let builtin = try MpvGroup.builtin(clip)
+        defer { builtin.close() }
+        let host = try await MpvGroup.member("host", relay: relay, item: item, invitation: nil, coordinator: builtin.playbackCoordinator)
+        try host.coordinator.transitionToItem(identifier: item)
+        #expect(await eventually { host.coordinator.timeline.item == item })
+        try host.coordinator.coordinateRateChange(to: 1)
+        try await Task.sleep(for: .seconds(3))
+
+        let mpv = try await MpvPlayer.launch(file: clip, options: Self.options(log: log, following: .onReceipt))
+        do {
+            let guest = try await MpvGroup.member("mpv", relay: relay, item: item, invitation: host.session.invitation,
+                                                  coordinator: mpv.playbackCoordinator)
+            let other = try MpvConnection(path: mpv.ipcPath)
+            defer { other.close() }
+            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+            try await Task.sleep(for: .seconds(1))
+            let window = MonotonicClock.now()...(MonotonicClock.now() + 2_000_000_000)
+            try await Task.sleep(for: .seconds(2.1))
+            log.flush()
+            let readings = Self.playing(try PresentationRecord.read(path: path), window)
+            #expect(Self.cadence(readings, window).perSecond >= 8)
+            // In at the group's position when the command arrived: behind by the seek's time to
+            // land, ahead by up to a frame (mpv resumes on the frame after an exact seek's target),
+            // and left there.
+            let lateness = Self.lateness(readings)
+            #expect(!lateness.isEmpty && lateness.allSatisfy { $0 > -40 && $0 < 400 }, "presented − scheduled (ms): \(lateness)")
+            #expect((lateness.max() ?? 0) - (lateness.min() ?? 0) < 30, "the error changed (ms): \(lateness)")
+            #expect(guest.coordinator.timeline.rate == 1)
+            #expect(mpv.statistics.nudges == 0 && mpv.statistics.correctiveSeeks == 0)
+        } catch {
+            await mpv.close()
+            throw error
+        }
+        await mpv.close()
+    }
+}
