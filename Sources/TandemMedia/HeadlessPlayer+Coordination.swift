@@ -13,9 +13,22 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
     weak var player: HeadlessPlayer?
     let itemIdentifier: String
     let following: TimelineFollowing
-    /// On receipt: the last timeline applied. Held while a command is applied, so that two
-    /// commands cannot interleave.
-    private let applied = Mutex<AppliedTimeline?>(nil)
+    /// On receipt: the last timeline applied, and how far ahead of the shared timeline the last
+    /// fresh change put this player. Held while a command is applied, so that two commands
+    /// cannot interleave.
+    private let receipt = Mutex(ReceiptState())
+
+    /// What the baseline remembers between commands.
+    private struct ReceiptState {
+        var applied: AppliedTimeline?
+        /// Session ns between receiving the last fresh change and its effective instant; until
+        /// one is seen, the relay's shortest lead.
+        var lead: Int64 = HeadlessPlayerCoordination.shortestRelayLead
+    }
+
+    /// The relay's shortest lead (`RelayCoreConfiguration.minimumLead`): on loopback, how far
+    /// ahead of its effective instant a change reaches everyone.
+    static let shortestRelayLead: Int64 = 30_000_000
 
     /// What makes a timeline a change for the baseline: where and how fast it plays, not its
     /// version (the relay numbers every proposal, reports of loaded items included).
@@ -75,32 +88,36 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
     /// - Playing at `rate` of this participant's clock means its drift goes uncorrected, as a
     ///   player pacing frames by its machine's clock does: with an injected drift, the raw
     ///   monotonic rate is `rate` times the local clock's seconds per raw second.
-    /// - A timeline already in force (a late joiner's, a catch-up) is taken up at the position it
-    ///   has now, `itemTime − rate × (hostTime − now)` on this participant's clock, as if the
-    ///   group had reported its position at the instant it arrived: with the synchronised clock
-    ///   behind that position, the most favourable case for the baseline.
+    /// - A timeline already in force (a late joiner's, a catch-up) is taken up where the others
+    ///   show it: peers acting on receipt run ahead of the shared timeline by the time between
+    ///   receiving a change and its effective instant (the relay's lead less their delay), so
+    ///   the position is `itemTime − rate × (hostTime − now)` plus `rate` times the lead this
+    ///   participant measured on its last fresh change (the relay's shortest lead when it has
+    ///   seen none). As if the group had reported its position at the instant it arrived, over
+    ///   a synchronised clock: the most favourable case for the baseline.
     private func applyOnReceipt(_ command: PlaybackCommand, player: HeadlessPlayer, coordinator: PlaybackCoordinator,
                                 clock: any MonotonicDerivedClock) {
-        applied.withLock { applied in
+        receipt.withLock { state in
             let timeline = coordinator.timeline
             let current = timeline.version == command.version
             let key = AppliedTimeline(item: timeline.item, anchorSessionTime: current ? timeline.anchorSessionTime : 0,
                                       anchorMediaTime: current ? timeline.anchorMediaTime : 0, rate: timeline.rate,
                                       version: current ? nil : command.version)
             let isCatchUp: Bool
-            if case .play = command, applied == key, player.timeline.rate == 0 {
+            if case .play = command, state.applied == key, player.timeline.rate == 0 {
                 isCatchUp = true
             } else {
                 isCatchUp = false
             }
-            guard applied != key || isCatchUp else { return }
+            guard state.applied != key || isCatchUp else { return }
             let now = clock.now()
             let instant = clock.monotonicTime(atLocal: now)
-            let fresh = !isCatchUp && current
-                && coordinator.sessionTime(atLocalTime: now).map { timeline.anchorSessionTime > $0 } == true
+            let sessionNow = coordinator.sessionTime(atLocalTime: now)
+            let fresh = !isCatchUp && current && sessionNow.map { timeline.anchorSessionTime > $0 } == true
+            if fresh, let sessionNow { state.lead = timeline.anchorSessionTime - sessionNow }
             switch command {
             case .play(let play):
-                let position = fresh ? play.itemTime : play.itemTime - Int64((play.rate * Double(play.hostTime - now)).rounded())
+                let position = fresh ? play.itemTime : play.itemTime + Int64((play.rate * Double(state.lead - (play.hostTime - now))).rounded())
                 let rate = play.rate * localSecondsPerMonotonicSecond(clock, near: instant)
                 try? player.setTimeline(PresentationTimeline(rate: rate, anchorMediaTime: max(0, position), anchorLocalTime: instant))
             case .pause(let pause):
@@ -110,7 +127,7 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
             case .buffer(let buffer):
                 try? player.setTimeline(.paused(at: buffer.itemTime, from: instant))
             }
-            applied = key
+            state.applied = key
         }
     }
 

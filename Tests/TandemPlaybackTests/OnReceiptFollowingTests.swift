@@ -119,7 +119,7 @@ import TandemTestKit
         #expect(await eventually { ana.player.timeline.rate == 0 })
     }
 
-    @Test func aLateJoinerOnReceiptTakesUpThePositionTheTimelineHasNow() async throws {
+    @Test func aLateJoinerOnReceiptTakesUpThePositionTheOthersShow() async throws {
         let relay = try TestRelay(.inMemory)
         defer { relay.shutdown() }
         let host = try await Self.peer("host", offset: 3_700_000_000, drift: 80, relay: relay, invitation: nil, following: .onReceipt)
@@ -138,15 +138,19 @@ import TandemTestKit
         // From the instant it arrived (not a pre-roll ahead, as scheduled), at the position the
         // group's timeline had then, at the group's rate.
         #expect(taken.anchorLocalTime > joined && taken.anchorLocalTime <= MonotonicClock.now())
-        let expected = Self.groupPosition(host.coordinator, at: taken.anchorLocalTime)
-        #expect(abs(taken.anchorMediaTime - expected) < 1_000_000, "\(taken.anchorMediaTime - expected) ns off the group")
+        // Where the host's player (on receipt too, so ahead of the shared timeline by the relay's
+        // lead) shows it, not where the shared timeline is.
+        let expected = host.player.mediaTime(atLocalTime: taken.anchorLocalTime)
+        #expect(abs(taken.anchorMediaTime - expected) < 2_000_000, "\(taken.anchorMediaTime - expected) ns off the host")
+        let shared = Self.groupPosition(host.coordinator, at: taken.anchorLocalTime)
+        #expect(taken.anchorMediaTime - shared > 10_000_000, "on the shared timeline, not where the others are")
         // Well into the clip, not at its start.
         #expect(expected > 600_000_000)
         // At rate 1 of ana's own clock, 120 ppm slow: its drift is nobody's to correct.
         #expect(abs(taken.rate - (1 - 120e-6)) < 1e-9)
     }
 
-    @Test func onReceiptCatchesUpAfterItsOwnSuspensionAtThePositionTheTimelineHasNow() async throws {
+    @Test func onReceiptCatchesUpAfterItsOwnSuspensionWhereTheOthersAre() async throws {
         let relay = try TestRelay(.inMemory)
         defer { relay.shutdown() }
         let (host, ana) = try await Self.playingPair(relay: relay, following: .onReceipt)
@@ -165,8 +169,12 @@ import TandemTestKit
         #expect(await eventually { abs(ana.player.timeline.rate - 1) < 0.001 })
         let taken = ana.player.timeline
         #expect(taken.anchorLocalTime > ended && taken.anchorLocalTime <= MonotonicClock.now())
-        let expected = Self.groupPosition(host.coordinator, at: taken.anchorLocalTime)
-        #expect(abs(taken.anchorMediaTime - expected) < 1_000_000, "\(taken.anchorMediaTime - expected) ns off the group")
+        // Where the host's player (on receipt too, so ahead of the shared timeline by the relay's
+        // lead) shows it, not where the shared timeline is.
+        let expected = host.player.mediaTime(atLocalTime: taken.anchorLocalTime)
+        #expect(abs(taken.anchorMediaTime - expected) < 2_000_000, "\(taken.anchorMediaTime - expected) ns off the host")
+        let shared = Self.groupPosition(host.coordinator, at: taken.anchorLocalTime)
+        #expect(taken.anchorMediaTime - shared > 10_000_000, "on the shared timeline, not where the others are")
         #expect(ana.coordinator.timeline == host.coordinator.timeline)
     }
 }
