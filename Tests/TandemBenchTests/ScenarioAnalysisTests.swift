@@ -34,17 +34,17 @@ import TandemTestKit
     }
 
     @Test func timelinesComeOncePerVersionFromEveryKindOfChange() {
-        func event(_ kind: String, _ version: Int, _ effective: Int64, media: Double? = 1, rate: Double? = 1) -> WatchEvent {
-            var event = WatchEvent(event: kind)
-            event.version = version
-            event.effectiveSessionNanoseconds = effective
-            event.mediaTime = media
-            event.rate = rate
-            return event
+        func announced(_ kind: String, _ version: Int, _ effective: Int64, media: Double? = 1, rate: Double? = 1) -> WatchEvent {
+            var made = WatchEvent(event: kind)
+            made.version = version
+            made.effectiveSessionNanoseconds = effective
+            made.mediaTime = media
+            made.rate = rate
+            return made
         }
         let peers = [
-            [event("timeline", 2, 20), event("waiting", 3, 30, rate: 0)],
-            [event("timeline", 2, 20), event("resumed", 4, 40), event("timeline", 5, 50, media: nil), WatchEvent(event: "joined")],
+            [announced("timeline", 2, 20), announced("waiting", 3, 30, rate: 0)],
+            [announced("timeline", 2, 20), announced("resumed", 4, 40), announced("timeline", 5, 50, media: nil), WatchEvent(event: "joined")],
         ]
         let timelines = ScenarioAnalysis.timelines(peers)
         #expect(timelines.map(\.version) == [2, 3, 4])
