@@ -217,6 +217,20 @@ import TandemTestKit
         #expect(await eventually { session.state.isInvalidated(.relay) })
         #expect(!center.isEligible)
     }
+
+    /// A host that ends its session and stops its relay straight away (as `tandem host` exits):
+    /// the others hear that it ended, not that the relay went silent.
+    @Test func anEndIsHeardEvenWhenTheRelayStopsRightAfter() async throws {
+        let hosted = try await Self.host(.network)
+        let ben = try await Self.guest("ben", of: hosted)
+        #expect(await eventually { hosted.session.activeParticipants.count == 2 && ben.activeParticipants.count == 2 })
+        hosted.session.end()
+        await hosted.session.departureDelivered()
+        hosted.relay.shutDown()
+        #expect(await eventually { ben.state.isInvalidated(.ended) }, "\(ben.state)")
+        // Nothing to deliver: returns at once.
+        await ben.departureDelivered()
+    }
 }
 
 extension GroupSession.State {

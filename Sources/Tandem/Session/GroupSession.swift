@@ -50,6 +50,8 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
     let center: ActivityCenter
     let sealer: Sealer
     let core: Mutex<SessionCore>
+    /// The delivery of this participant's `leave()` or `end()` to the relay, once either is called.
+    private let departure = Mutex<Task<Void, Never>?>(nil)
 
     /// What the session keeps under its lock.
     struct SessionCore {
@@ -111,7 +113,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
             return core.link
         }
         invalidate(GroupSessionError(.left, "\(localParticipant) left the session"))
-        if let link { Task { await link.leave() } }
+        if let link { departure.withLock { $0 = Task { await link.leave() } } }
     }
 
     /// Ends the session for everyone; each participant's session is invalidated with the reason.
@@ -122,7 +124,20 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         }
         let reason = GroupSessionError(.ended, "\(localParticipant) ended the session")
         invalidate(reason)
-        if let link { Task { await link.end(reason: reason.detail) } }
+        if let link { departure.withLock { $0 = Task { await link.end(reason: reason.detail) } } }
+    }
+
+    /// Waits until this participant's `leave()` or `end()` has reached the relay (at once when
+    /// neither was called), for at most `timeout`. A program about to exit calls it, so that the
+    /// others hear of its departure from the relay, not from a connection that went silent.
+    public func departureDelivered(timeout: Duration = .seconds(2)) async {
+        guard let delivery = departure.withLock({ $0 }) else { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await delivery.value }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     private func connectAndJoin() async {

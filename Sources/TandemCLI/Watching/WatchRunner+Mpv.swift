@@ -69,6 +69,8 @@ extension WatchRunner {
                                               "mpv_proposals": statistics.userProposals, "readings": statistics.readings]
         if let error = statistics.lastError { fields["last_error_ms"] = Double(error) / 1e6 }
         events.emit("statistics", fields)
+        // Leaving or ending is heard from the relay, not from this process going away.
+        await session.departureDelivered()
         return WatchRunner.exitStatus(for: ending, endedHere: endedHere.isSet)
     }
 }

@@ -76,6 +76,8 @@ struct WatchRunner {
         log?.close()
         events.emit("statistics", ["presented": statistics.presentedFrames, "dropped": statistics.droppedLateFrames,
                                    "stills": statistics.stillFrames])
+        // Leaving or ending is heard from the relay, not from this process going away.
+        await session.departureDelivered()
         return WatchRunner.exitStatus(for: ending, endedHere: endedHere.isSet)
     }
 

@@ -64,8 +64,11 @@ public final class RelayServer: @unchecked Sendable {
         loop.start()
     }
 
-    /// Stops serving and waits for the thread; every connection is closed.
-    public func stop() {
+    /// Stops serving and waits for the thread; every connection is closed. What is queued for
+    /// the connections (the notice that a session ended, say) is written first, for at most
+    /// `drainTimeout`, so that a host that ends its session and exits is heard by everyone.
+    public func stop(drainTimeout: Duration = .seconds(1)) {
+        drain(timeout: drainTimeout)
         loop.stop()
         // The loop's thread is gone: its handlers (which hold this server) can be dropped, and
         // the sockets close once the last reference to the server goes.
@@ -73,6 +76,22 @@ public final class RelayServer: @unchecked Sendable {
         listener.shutdown()
         for connection in connections.values { connection.socket.shutdown() }
         connections.removeAll()
+    }
+
+    /// Waits, while the loop keeps running, until no connection has anything left to write or
+    /// `timeout` has passed.
+    private func drain(timeout: Duration) {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let answer = DrainAnswer()
+            loop.execute { [self] in
+                answer.empty = connections.values.allSatisfy { $0.output.isEmpty || $0.writeShut }
+                answer.ready.signal()
+            }
+            // A loop that is not running (never started, or stopped) answers nothing.
+            guard answer.ready.wait(timeout: .now() + .milliseconds(100)) == .success, !answer.empty else { return }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
     }
 
     // MARK: TCP
@@ -231,4 +250,11 @@ public final class RelayServer: @unchecked Sendable {
             }
         }
     }
+}
+
+/// The loop's answer to "is everything written?": `empty` is set on the loop before `ready` is
+/// signalled, and read only after waiting for it.
+private final class DrainAnswer: @unchecked Sendable {
+    let ready = DispatchSemaphore(value: 0)
+    var empty = false
 }
