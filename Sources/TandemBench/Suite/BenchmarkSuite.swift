@@ -54,8 +54,9 @@ public struct BenchmarkSuite: Sendable {
         var run = ScenarioRun(scenario: scenario, mode: mode, executable: executable, clip: clip, directory: directory)
         // Over a jittery path the clock estimate needs about 8 s to come within a millisecond
         // (`tandem bench clock`): the script starts once it has, as a session plays for longer
-        // than its first seconds. How quickly a joiner comes in is measured by convergence.
-        run.settle = scenario.impairments.values.contains { $0.jitter > 0 } ? 8 : 2
+        // than its first seconds. How quickly a joiner comes in is measured by convergence. The
+        // quick suite, a check rather than a measurement, gives it half that.
+        run.settle = scenario.impairments.values.contains { $0.jitter > 0 } ? (quick ? 4 : 8) : 2
         defer { run.tearDown() }
         do {
             let outcome = try run.run { progress("  \($0)") }
