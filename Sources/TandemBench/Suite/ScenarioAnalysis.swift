@@ -122,7 +122,8 @@ enum ScenarioAnalysis {
             errors.append("\(peer.name) exited with status \(peer.exitStatus.map(String.init) ?? "none (killed)")")
         }
         let statistics = outcome.peers.compactMap { $0.events.last { $0.event == "statistics" } }
-        let presented = scenario.player == .mpv ? logs.map(\.count).reduce(0, +) : statistics.compactMap(\.presented).reduce(0, +)
+        // mpv reports no frames, only its position: none are counted for it.
+        let presented = statistics.compactMap(\.presented).reduce(0, +)
         return ModeResult(
             mode: mode, spread: Percentiles(spreadSeries.map(\.value)),
             clockError: Percentiles(clockSeries.flatMap(\.points).map { abs($0.value) }),

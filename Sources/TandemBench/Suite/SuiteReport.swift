@@ -93,9 +93,9 @@ public struct ModeResult: Sendable, Codable, Equatable {
     public var convergenceEvents: Int
     /// Of those, how many never got within one millisecond before the next change.
     public var notConverged: Int
-    /// Frames presented, all peers together.
+    /// Frames presented, all peers together (the built-in player's; mpv reports none).
     public var framesPresented: Int
-    /// Frames dropped because they were already late, all peers together.
+    /// Frames dropped because they were already late, all peers together (the built-in player's).
     public var framesDropped: Int
     /// Each peer process's CPU and memory.
     public var peers: [PeerUsage]
