@@ -77,6 +77,7 @@ import TandemTestKit
         defer { log.close() }
         try await MpvGroup.with(options: Self.options(log: log)) { host, guest, mpv, _, other in
             try await Task.sleep(for: .milliseconds(500))
+            let playAsked = MonotonicClock.now()
             try host.coordinator.coordinateRateChange(to: 1)
             #expect(await eventually { (try? await other.get("pause"))?.bool == false })
             try await Task.sleep(for: .seconds(2))
@@ -92,10 +93,13 @@ import TandemTestKit
             #expect(records.allSatisfy { $0.reading == true && $0.item == mpv.itemIdentifier })
             #expect(mpv.statistics.readings >= records.count && records.count > 0)
 
-            // Paused before the play: still readings, at the instant they were taken.
-            let stills = records.filter { $0.still == true && $0.presentedNanoseconds < normal.lowerBound }
+            // Paused before the play: still readings, at the instant they were taken. (Once the
+            // play is asked, mpv holds still on the frame it starts from until its instant:
+            // still readings too, of that frame.)
+            let stills = records.filter { $0.still == true && $0.presentedNanoseconds < playAsked }
             #expect(!stills.isEmpty)
             #expect(stills.allSatisfy { $0.scheduledNanoseconds == $0.presentedNanoseconds && $0.pts < 0.001 })
+            #expect(records.filter { $0.still == true }.allSatisfy { $0.scheduledNanoseconds == $0.presentedNanoseconds })
 
             for (window, rate) in [(normal, 1.0), (fast, 1.5)] {
                 let readings = Self.playing(records, window)
@@ -104,11 +108,17 @@ import TandemTestKit
                 #expect(cadence.longestGap < 150, "longest gap between readings (ms) at rate \(rate): \(cadence.longestGap)")
                 let slope = Self.slope(readings)
                 #expect(abs(slope - rate) < 0.03 * rate, "media seconds per second: \(slope), the group's rate \(rate)")
-                // The policy corrects beyond ±40 ms; a reading is good to a fraction of a ms.
+                // mpv starts on the timeline to a fraction of a ms (the rate change is a start
+                // too), and the policy corrects beyond ±1.5 ms; a reading is good to half its round
+                // trip, a fraction of a ms but a few ms when the machine is busy: so the median is
+                // within 2 ms, and every reading within 10 ms.
                 let lateness = Self.lateness(readings)
-                #expect(lateness.allSatisfy { abs($0) < 80 }, "presented − scheduled at rate \(rate) (ms): \(lateness)")
+                let median = lateness.isEmpty ? .infinity : lateness.map(abs).sorted()[lateness.count / 2]
+                #expect(median < 2, "median |presented − scheduled| at rate \(rate) (ms): \(median) of \(lateness)")
+                #expect(lateness.allSatisfy { abs($0) < 10 }, "presented − scheduled at rate \(rate) (ms): \(lateness)")
             }
             #expect(mpv.statistics.measurements > 0)
+            #expect(mpv.statistics.starts >= 2, "\(mpv.statistics)")
         }
     }
 

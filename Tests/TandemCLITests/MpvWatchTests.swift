@@ -28,12 +28,13 @@ import TandemTestKit
         #expect(host.send("play") != nil)
         #expect(host.waitUntil(timeout: 10) { $0.contains { $0.change == "play" } })
         let play = try #require(host.events.last { $0.change == "play" })
-        // Let the correction settle, then compare mpv's own position with the shared timeline.
-        // The host's session clock is its raw monotonic clock, the one the replies are stamped on.
+        // Compare mpv's own position (`audio-pts`, the clock it times its pictures by, good to a
+        // fraction of a ms) with the shared timeline. The host's session clock is its raw
+        // monotonic clock, the one the replies are stamped on.
         try await Task.sleep(for: .seconds(3))
         var errors: [Double] = []
         for _ in 0..<10 {
-            let reply = try await mpv.command([.string("get_property"), .string("time-pos")])
+            let reply = try await mpv.command([.string("get_property"), .string("audio-pts")])
             guard case .number(let position) = reply.value,
                   let effective = play.effectiveSessionNanoseconds, let start = play.mediaTime else { continue }
             let expected = start + Double(reply.midpoint - effective) / 1e9
@@ -41,8 +42,10 @@ import TandemTestKit
             try await Task.sleep(for: .milliseconds(150))
         }
         #expect(errors.count >= 8)
-        // The policy leaves errors under 40 ms alone; a reading is good to a frame (33 ms).
-        #expect(errors.allSatisfy { abs($0) < 80 }, "mpv's error against the timeline, ms: \(errors)")
+        // mpv starts on the timeline to a fraction of a ms and the policy corrects beyond 1.5 ms;
+        // the joiner's session clock is good to tens of µs on loopback, a reading to half its
+        // round trip: 5 ms.
+        #expect(errors.allSatisfy { abs($0) < 5 }, "mpv's error against the timeline, ms: \(errors)")
 
         // A pause from the host reaches mpv.
         #expect(host.send("pause") != nil)
@@ -109,7 +112,11 @@ import TandemTestKit
         #expect(span > 1.5 && Double(settled.count - 1) / span >= 8, "\(settled.count) readings in \(span) s")
         #expect(zip(settled, settled.dropFirst()).allSatisfy { $1.pts > $0.pts })
         let lateness = settled.map { Double($0.presentedNanoseconds - $0.scheduledNanoseconds) / 1e6 }
-        #expect(lateness.allSatisfy { abs($0) < 80 }, "presented − scheduled, ms: \(lateness)")
+        // Scheduled: on the timeline to a fraction of a ms, corrected beyond 1.5 ms; a logged
+        // reading is one round trip, good to a few ms at worst. On receipt: started when the
+        // play arrived, the relay's lead (30 ms or so) early, and never corrected.
+        let bound: Double = follow == "scheduled" ? 10 : 80
+        #expect(lateness.allSatisfy { abs($0) < bound }, "presented − scheduled, ms: \(lateness)")
 
         let line = try #require(host.lines.last { $0.contains("\"event\":\"statistics\"") })
         let statistics = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

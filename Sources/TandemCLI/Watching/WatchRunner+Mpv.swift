@@ -66,8 +66,10 @@ extension WatchRunner {
         let statistics = player.statistics
         var fields: [String: any Sendable] = ["player": "mpv", "follow": options.follow.rawValue, "measurements": statistics.measurements,
                                               "nudges": statistics.nudges, "corrective_seeks": statistics.correctiveSeeks,
-                                              "mpv_proposals": statistics.userProposals, "readings": statistics.readings]
+                                              "mpv_proposals": statistics.userProposals, "readings": statistics.readings,
+                                              "starts": statistics.starts]
         if let error = statistics.lastError { fields["last_error_ms"] = Double(error) / 1e6 }
+        if let error = statistics.lastStartError { fields["last_start_error_ms"] = Double(error) / 1e6 }
         events.emit("statistics", fields)
         // Leaving or ending is heard from the relay, not from this process going away.
         await session.departureDelivered()

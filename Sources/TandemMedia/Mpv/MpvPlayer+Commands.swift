@@ -24,49 +24,37 @@ extension MpvPlayer {
             return
         }
         switch command {
-        case .play(let command): await play(command, clock: clock, serial: serial)
-        case .pause(let command): await pause(command, clock: clock, serial: serial)
+        case .play(let command): await play(command, clock: clock)
+        case .pause(let command): await pause(command, clock: clock)
         case .seek(let seek): await seekWhilePaused(to: seek.itemTime)
         case .buffer(let buffer): await seekWhilePaused(to: buffer.itemTime)
         }
     }
 
     /// Play: be at `itemTime` at `hostTime`, at `rate`.
-    private func play(_ command: PlayCommand, clock: any MonotonicDerivedClock, serial: Int) async {
+    ///
+    /// mpv already playing at the group's rate within the policy's seek threshold of the timeline
+    /// (the coordinator re-issues the timeline in force every second) is the correction loop's.
+    /// Otherwise (mpv paused, the group seeked or changed its rate) mpv starts afresh on the
+    /// timeline. A change of rate is a start too: a speed change while playing takes effect
+    /// only once the sound already in mpv's output has played (170 to 370 ms with
+    /// `--ao=null`, depending on the change), so that it would land tens of ms off; after a
+    /// seek the output is empty, and the new speed starts exactly.
+    private func play(_ command: PlayCommand, clock: any MonotonicDerivedClock) async {
         let host = clock.monotonicTime(atLocal: command.hostTime)
-        let (paused, seekLead) = state.withLock { state in
-            state.groupRate = command.rate
-            state.policy = options.correctionPolicy
-            return (state.ledger.paused, state.seekLead)
+        let (paused, groupRate, speed) = state.withLock { ($0.paused, $0.groupRate, $0.requestedSpeed) }
+        if !paused, groupRate > 0, abs(command.rate - groupRate) < 1e-9, let measured = await preciseReading() {
+            // Where mpv will be at the command's instant, going on as it goes.
+            let predicted = measured.position + Int64((Double(host - measured.at) * speed).rounded())
+            if abs(predicted - command.itemTime) <= options.correctionPolicy.seekThreshold { return }
         }
-        await setSpeed(command.rate)
-        func target(at instant: Int64) -> Int64 {
-            command.itemTime + Int64((Double(instant - host) * command.rate).rounded())
-        }
-        if !paused {
-            // Already playing (the group re-mapped its timeline, changed the rate or seeked):
-            // small errors are the correction loop's; a large one is a seek now.
-            guard let measured = await measurePosition() else { return }
-            let error = measured.position - target(at: measured.at)
-            guard abs(error) > 2 * options.correctionPolicy.correctionThreshold else { return }
-            let landing = MonotonicClock.now() + seekLead
-            await seek(to: target(at: landing), settling: true)
-            return
-        }
-        // Paused: line up at the start position, then unpause at the command's instant.
-        let start = max(host, MonotonicClock.now() + seekLead)
-        let position = await measurePosition()?.position
-        if position.map({ abs($0 - target(at: start)) > 2_000_000 }) ?? true {
-            await seek(to: target(at: start), settling: false)
-        }
-        guard await wait(until: start, serial: serial) else { return }
-        state.withLock { $0.settleUntil = start + 200_000_000 }
-        await setPaused(false)
+        state.withLock { $0.groupRate = command.rate }
+        await start(itemTime: command.itemTime, at: host, rate: command.rate, version: command.version)
     }
 
     /// Pause at `hostTime`, showing `itemTime`.
-    private func pause(_ command: PauseCommand, clock: any MonotonicDerivedClock, serial: Int) async {
-        guard await wait(until: clock.monotonicTime(atLocal: command.hostTime), serial: serial) else { return }
+    private func pause(_ command: PauseCommand, clock: any MonotonicDerivedClock) async {
+        guard await wait(until: clock.monotonicTime(atLocal: command.hostTime), version: command.version) else { return }
         state.withLock { $0.groupRate = 0 }
         await setPaused(true)
         await seekWhilePaused(to: command.itemTime)
@@ -74,45 +62,63 @@ extension MpvPlayer {
 
     /// Moves a paused mpv to `target`, unless it is there already.
     func seekWhilePaused(to target: Int64) async {
-        if state.withLock({ !$0.ledger.paused }) { await setPaused(true) }
+        if state.withLock({ !$0.paused }) { await setPaused(true) }
         let position = await measurePosition()?.position
         if position.map({ abs($0 - target) > 2_000_000 }) ?? true {
-            await seek(to: target, settling: false)
+            await seek(to: target, learning: false)
         }
     }
 
-    /// Sleeps until the raw monotonic instant `instant`; false when a newer command arrived or a
-    /// person's change is waiting for the group meanwhile (this command is then superseded).
-    private func wait(until instant: Int64, serial: Int) async -> Bool {
+    /// Sleeps until the raw monotonic instant `instant`; false when a command of another
+    /// timeline version than `version` arrived or a person's change is waiting for the group
+    /// meanwhile (the waiting command is then superseded). A sleep wakes up to a millisecond or
+    /// more late on a busy machine, so the last `spinLead` is spent yielding, looking at the
+    /// clock: the wake-up is then within a few µs of `instant`.
+    func wait(until instant: Int64, version: UInt64) async -> Bool {
         // Bounded: at most the distance to the instant, in steps of 20 ms.
-        let steps = max(0, (instant - MonotonicClock.now()) / 20_000_000 + 1)
+        let steps = max(0, (instant - MonotonicClock.now()) / 20_000_000 + 2)
         for _ in 0..<steps {
-            if !isCurrent(serial) { return false }
-            let remaining = instant - MonotonicClock.now()
+            if !isCurrent(version) { return false }
+            let remaining = instant - MonotonicClock.now() - Self.spinLead
             guard remaining > 0 else { break }
             try? await Task.sleep(for: .nanoseconds(min(remaining, 20_000_000)))
         }
-        return isCurrent(serial)
+        // Bounded: the spin lasts at most `spinLead` (a yield takes at least a µs).
+        for _ in 0..<Int(Self.spinLead / 1_000) where MonotonicClock.now() < instant {
+            await Task.yield()
+        }
+        return isCurrent(version)
     }
 
-    private func isCurrent(_ serial: Int) -> Bool {
-        state.withLock { $0.latestCommand == serial && $0.hold == nil && !$0.closed }
+    /// How long before an instant `wait(until:version:)` stops sleeping and starts yielding (ns).
+    static let spinLead: Int64 = 2_000_000
+
+    private func isCurrent(_ version: UInt64) -> Bool {
+        state.withLock { $0.latestVersion == version && $0.hold == nil && !$0.closed }
     }
 
     // MARK: Requests
 
-    /// Sets mpv's `pause`, unless it is already so.
-    func setPaused(_ paused: Bool) async {
+    /// Sets mpv's `pause`, unless it is already so; mpv's reply to the change, if one was sent.
+    @discardableResult
+    func setPaused(_ paused: Bool) async -> MpvConnection.Reply? {
         let send = state.withLock { state in
-            guard state.ledger.paused != paused else { return false }
+            guard state.paused != paused else { return false }
             state.ledger.requestPause(paused, at: MonotonicClock.now())
+            // Still from now on; moving only once mpv says so (see `DriverState.paused`).
+            if paused { state.paused = true }
             return true
         }
-        if send { _ = try? await connection.set("pause", .bool(paused)) }
+        guard send else { return nil }
+        let reply = try? await connection.set("pause", .bool(paused))
+        if !paused, reply != nil { state.withLock { $0.paused = false } }
+        return reply
     }
 
-    /// Sets mpv's `speed` (to four decimals), unless it was last asked for that.
-    func setSpeed(_ speed: Double) async {
+    /// Sets mpv's `speed` (to four decimals), unless it was last asked for that; mpv's reply to
+    /// the change, if one was sent.
+    @discardableResult
+    func setSpeed(_ speed: Double) async -> MpvConnection.Reply? {
         let speed = (speed * 10_000).rounded() / 10_000
         let send = state.withLock { state in
             guard abs(state.requestedSpeed - speed) > 0.000_05 || abs(state.ledger.speed - speed) > 0.000_05 else { return false }
@@ -120,14 +126,15 @@ extension MpvPlayer {
             state.ledger.requestSpeed(speed, at: MonotonicClock.now())
             return true
         }
-        if send { _ = try? await connection.set("speed", .number(speed)) }
+        guard send else { return nil }
+        return try? await connection.set("speed", .number(speed))
     }
 
-    /// Seeks mpv to `target` (ns) exactly and waits (up to 2 s) for it to land. A seek while
-    /// playing (`settling`) teaches the player how long seeks take, so that the next aims ahead.
-    func seek(to target: Int64, settling: Bool) async {
+    /// Seeks mpv to `target` (ns) exactly and waits (up to 2 s) for it to land; `learning`, the
+    /// landing teaches the player how long seeks take (see `DriverState.seekLead`).
+    func seek(to target: Int64, learning: Bool) async {
         guard let sent = await sendSeek(to: target) else { return }
-        await waitForLanding(sent, settling: settling)
+        await waitForLanding(sent, learning: learning)
     }
 
     /// A seek that mpv took: when it was sent, and how many restarts there had been before it.
@@ -150,20 +157,26 @@ extension MpvPlayer {
         return sent
     }
 
-    /// Waits (up to 2 s) for the seek `sent` to land.
-    func waitForLanding(_ sent: SentSeek, settling: Bool) async {
+    /// Waits (up to 2 s) for the seek `sent` to land (mpv's `playback-restart`, looked for every
+    /// 2 ms: a start waits on it); true if it did.
+    @discardableResult
+    func waitForLanding(_ sent: SentSeek, learning: Bool) async -> Bool {
         let (sentAt, restarts) = (sent.sentAt, sent.restarts)
-        // Bounded: 100 steps of 20 ms.
-        for _ in 0..<100 {
-            if state.withLock({ $0.restarts != restarts || $0.closed }) { break }
-            try? await Task.sleep(for: .milliseconds(20))
+        var landed = false
+        // Bounded: 1000 steps of 2 ms.
+        for _ in 0..<1000 {
+            let (restarted, closed) = state.withLock { ($0.restarts != restarts, $0.closed) }
+            if restarted { landed = true }
+            if restarted || closed { break }
+            try? await Task.sleep(for: .milliseconds(2))
         }
-        let landed = MonotonicClock.now()
+        let now = MonotonicClock.now()
         state.withLock { state in
-            state.settleUntil = landed + 200_000_000
-            if settling, state.restarts != restarts {
-                state.seekLead = (state.seekLead * 3 + min(landed - sentAt, 1_000_000_000)) / 4
-            }
+            state.settleUntil = now + 200_000_000
+            guard learning, landed else { return }
+            let took = min(now - sentAt, 1_000_000_000)
+            state.seekLead = took > state.seekLead ? took : (state.seekLead * 7 + took) / 8
         }
+        return landed
     }
 }

@@ -39,7 +39,7 @@ extension MpvPlayer {
             }
             // At once, seek or no seek: mpv starts from the target as soon as the seek lands.
             await setPaused(false)
-            if let sent { await waitForLanding(sent, settling: false) }
+            if let sent { await waitForLanding(sent, learning: false) }
         }
     }
 }

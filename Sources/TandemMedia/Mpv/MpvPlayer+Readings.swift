@@ -14,7 +14,11 @@ import TandemPlayback
 /// 0.35; `avsync` and `estimated-display-fps` describe the display's timing, not the position.
 /// So `time-pos`, less half a frame (`positionLead`), is only the fallback: for a file without
 /// sound, and for the moments mpv has no audio position (between a seek and the sound starting
-/// again). While paused the reading is `time-pos` as it is: after a seek it is the frame shown.
+/// again). While paused the reading is `time-pos` as it is: after a seek it is the frame shown
+/// (`audio-pts` then still counts the sound buffered before the seek). A speed change moves
+/// `audio-pts` by a step at once: the sound already in the output (about 170 ms with
+/// `--ao=null`) plays at the old speed, and the reading is where the position will be once it
+/// has (1.7 ms for a 1 % nudge), so the correction loop's nudges are proportional and small.
 ///
 /// Precision. mpv does not stamp its replies, so a reading is placed at the middle of its IPC
 /// round trip (request written, reply read, both on CLOCK_MONOTONIC): it is good to half the
@@ -26,20 +30,41 @@ import TandemPlayback
 /// good to half a frame (±17 ms at 30 frames/s) plus mpv's jitter in handing frames over
 /// (about ±10 ms more, measured).
 extension MpvPlayer {
-    /// mpv's position and when it held (raw monotonic ns), as above; nil while mpv has none.
-    /// Written to the presentation log, if any, while coordinated.
-    func measurePosition() async -> (position: Int64, at: Int64)? {
-        let playing = state.withLock { !$0.ledger.paused }
-        var reading: (position: Int64, at: Int64)?
+    /// mpv's position, when it held (raw monotonic ns, the round trip's midpoint), and how long
+    /// the round trip took (ns): the reading is good to half of it.
+    struct Reading {
+        let position: Int64
+        let at: Int64
+        let roundTrip: Int64
+    }
+
+    /// mpv's position and when it held, as above; nil while mpv has none. Written to the
+    /// presentation log, if any, while coordinated.
+    func measurePosition() async -> Reading? {
+        let playing = state.withLock { !$0.paused }
+        var reading: Reading?
         if playing, hasAudio, let reply = try? await connection.command(["get_property", "audio-pts"]),
            let seconds = reply.value.double {
-            reading = (Int64((seconds * 1e9).rounded()), reply.midpoint)
+            reading = Reading(position: Int64((seconds * 1e9).rounded()), at: reply.midpoint, roundTrip: reply.receivedAt - reply.sentAt)
         } else if let reply = try? await connection.command(["get_property", "time-pos"]), let seconds = reply.value.double {
-            reading = (Int64((seconds * 1e9).rounded()) - (playing ? positionLead : 0), reply.midpoint)
+            reading = Reading(position: Int64((seconds * 1e9).rounded()) - (playing ? positionLead : 0), at: reply.midpoint,
+                              roundTrip: reply.receivedAt - reply.sentAt)
         }
         guard let reading else { return nil }
         record(reading.position, at: reading.at)
         return reading
+    }
+
+    /// The reading with the shortest round trip of up to three, taken back to back (it stops at
+    /// one under 0.5 ms): on a busy machine one round trip in a few takes milliseconds.
+    func preciseReading() async -> Reading? {
+        var best: Reading?
+        for _ in 0..<3 {
+            guard let reading = await measurePosition() else { break }
+            if reading.roundTrip < best?.roundTrip ?? .max { best = reading }
+            if reading.roundTrip < 500_000 { break }
+        }
+        return best
     }
 
     /// One reading for the presentation log, between the correction loop's.
@@ -50,20 +75,23 @@ extension MpvPlayer {
 
     /// Writes a reading of `position` at raw monotonic instant `instant` to the presentation
     /// log, against the shared timeline: its scheduled instant is when the timeline plays that
-    /// position (the reading's own instant while the group is paused, marked still). Nothing is
-    /// written before the group is on this item or while the session clock is unknown.
+    /// position. A reading of a still mpv is marked still, scheduled at its own instant: the
+    /// group is paused, or mpv holds the frame it landed on until its start instant (a start,
+    /// `MpvPlayer+Start.swift`), or a person paused it. Nothing is written before the group is
+    /// on this item or while the session clock is unknown.
     private func record(_ position: Int64, at instant: Int64) {
         guard let log = options.presentationLog, let clock = playbackCoordinator.localClock else { return }
         let timeline = playbackCoordinator.core.timeline
         guard timeline.item == itemIdentifier else { return }
+        let still = timeline.rate <= 0 || state.withLock { $0.paused }
         var scheduled = instant
-        if timeline.rate > 0 {
+        if !still {
             guard let session = timeline.sessionTime(forMediaTime: position),
                   let local = playbackCoordinator.localTime(atSessionTime: session) else { return }
             scheduled = clock.monotonicTime(atLocal: local)
         }
         log.write(PresentationRecord(item: itemIdentifier, pts: Double(position) / 1e9, scheduledNanoseconds: scheduled,
-                                     presentedNanoseconds: instant, still: timeline.rate > 0 ? nil : true, reading: true))
+                                     presentedNanoseconds: instant, still: still ? true : nil, reading: true))
         state.withLock { $0.statistics.readings += 1 }
     }
 }

@@ -28,7 +28,12 @@ extension MpvPlayer {
             return
         }
         let (action, requestedSpeed, groupRate) = state.withLock { state in
-            (state.ledger.observe(observation, at: event.receivedAt), state.requestedSpeed, state.groupRate)
+            let action = state.ledger.observe(observation, at: event.receivedAt)
+            // Not a change of ours: a person's, or mpv stopping at the end of the file.
+            if case .pause(let paused) = observation, action != nil || (paused && state.ledger.endReached) {
+                state.paused = paused
+            }
+            return (action, state.requestedSpeed, state.groupRate)
         }
         guard let action else { return }
         await propose(action, requestedSpeed: requestedSpeed, groupRate: groupRate)

@@ -5,10 +5,13 @@ import TandemPlayback
 
 /// A real mpv, driven through its JSON IPC, that follows a group's shared timeline.
 ///
-/// mpv cannot present frames on an exact schedule, so the player is corrected instead: each
-/// command from the coordinator lines mpv up (seek, speed, unpause at the command's instant), and
-/// a correction loop measures mpv's position every `correctionInterval` against where the
-/// timeline says it should be, and nudges its speed or seeks, as `CorrectionPolicy` decides.
+/// mpv cannot present frames on an exact schedule, so the player lines mpv up and corrects it
+/// instead. To start on a timeline (a play, a seek while playing, a large error) mpv is paused,
+/// seeked exactly near where the timeline will be once the seek has landed, and unpaused at the
+/// instant the timeline reaches the frame mpv landed on, less mpv's own start latency, which the
+/// player measures at each start (`MpvPlayer+Start.swift`). While it plays, a correction loop
+/// measures mpv's position every `correctionInterval` against where the timeline says it should
+/// be, and nudges its speed or starts it afresh, as `CorrectionPolicy` decides.
 /// With `Options.following` set to `.onReceipt`, the player is the benchmarks' baseline instead:
 /// each change is applied when its command arrives, and nothing is corrected.
 ///
@@ -41,7 +44,9 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         public var itemIdentifier: String?
         /// The mpv binary.
         public var executable = "/usr/bin/mpv"
-        /// When to nudge and when to seek.
+        /// When to nudge and when to seek: by default within ±0.5 ms nothing, a nudge from 1.5 ms,
+        /// a fresh start beyond 250 ms (see `CorrectionPolicy`). A file without sound is read
+        /// only to half a frame, and wants a wider band.
         public var correctionPolicy = CorrectionPolicy()
         /// How often the correction loop measures mpv while it plays.
         public var correctionInterval: Duration = .milliseconds(250)
@@ -50,6 +55,13 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         /// nil: half a frame, which is what mpv 0.35 shows (its position steps a frame at a
         /// time, and leads the elapsed time by 0 to 1 frame).
         public var positionLead: Int64?
+        /// Whether to keep mpv's pitch-preserving tempo filter (`scaletempo2`) in its audio
+        /// chain from the start, unless the chain has a tempo filter already. mpv inserts it by
+        /// itself when the speed leaves 1 and removes it when the speed is back, and each
+        /// insertion or removal moves the position by a few ms, unpredictably; kept in, a speed
+        /// change moves the sound's clock by exactly the sound already in the output times the
+        /// change, undone when the speed goes back, so that nudges correct exactly.
+        public var keepsTempoFilter = true
         /// How the player follows the group: at each change's effective instant, corrected
         /// (`.scheduled`, the default), or, as a benchmarking baseline, when each change arrives
         /// with no correction (`.onReceipt`, see `MpvPlayer+OnReceipt.swift`).
@@ -99,6 +111,11 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         var ledger: MpvRequestLedger
         var policy: CorrectionPolicy
         var statistics = MpvStatistics()
+        /// Whether mpv is paused, as far as the driver knows: true from the moment a pause is
+        /// sent, false once mpv has answered an unpause (so that no reading of a still mpv is
+        /// taken for a moving one), and what mpv reports when a person changed it or it stopped
+        /// at the end. The ledger's `paused` lags behind: it waits for mpv's report.
+        var paused: Bool
         /// The rate of the last play command carried out; 0 once paused.
         var groupRate: Double = 0
         /// The speed last asked of mpv.
@@ -106,13 +123,27 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         /// The raw monotonic instant before which the correction loop leaves mpv alone (it is
         /// starting, or landing from a seek).
         var settleUntil: Int64 = 0
-        /// The newest command's serial number; older commands stop waiting when it changes.
+        /// The newest command's serial number, and its timeline version: a command stops waiting
+        /// when one of another version arrives (a re-issue of the same version does not
+        /// supersede it: it follows it in the queue).
         var latestCommand = 0
+        var latestVersion: UInt64 = 0
         /// A person's change was proposed: commands of this version or older are stale, and the
         /// correction loop waits, until the group answers or the time passes.
         var hold: (version: UInt64, until: Int64)?
-        /// How long a seek takes to land while playing (ns): seeks aim that far ahead.
-        var seekLead: Int64 = 80_000_000
+        /// How long a seek takes to land (ns), as measured: a start aims that far ahead (and a
+        /// margin more). It follows a slower landing at once and a quicker one gradually.
+        var seekLead: Int64 = 40_000_000
+        /// How long after the unpause was written mpv's position starts moving (ns), as
+        /// measured at each start but the first (`MpvPlayer.firstStartLatency`): the unpause is
+        /// sent that much early. On mpv 0.35 with `--ao=null`, 0.1 to 0.5 ms, varying from
+        /// start to start by a ms or so when the machine is busy.
+        var startLatency: Int64 = 300_000
+        /// How far a change of speed moves mpv's audio clock, per unit of change (ns): the sound
+        /// already in the output (and the tempo filter) plays at the old speed, so the clock
+        /// steps by −`outputLag` × the change at once, and back when the speed is restored.
+        /// Measured at each nudge; 375 ms on mpv 0.35 with `--ao=null` and `scaletempo2`.
+        var outputLag: Int64 = 375_000_000
         /// How many times playback restarted (seeks landed).
         var restarts = 0
         /// The baseline's record of what it applied (`.onReceipt` only).
@@ -149,6 +180,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             let frame = fps.map { $0 > 0 ? Int64((1e9 / $0).rounded()) : 33_333_333 } ?? 33_333_333
             // The selected audio track's number, or false: no sound, so no audio clock.
             let hasAudio = (try? await ipc.get("aid"))?.double != nil
+            if hasAudio, options.keepsTempoFilter { await keepTempoFilter(ipc) }
             let player = MpvPlayer(process: process, connection: ipc, options: options, file: file, paused: paused,
                                    speed: speed, positionLead: lead, frameDuration: frame, hasAudio: hasAudio,
                                    duration: duration, launchedAt: launchedAt)
@@ -160,6 +192,19 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             await process.terminate()
             throw MpvError.launch(process.commandLine.joined(separator: " "), "\(error)" + (said.isEmpty ? "" : "; mpv said: \(said)"))
         }
+    }
+
+    /// The tempo filters mpv's audio chain may have.
+    static let tempoFilters: Set<String> = ["scaletempo", "scaletempo2", "rubberband"]
+
+    /// Adds `scaletempo2` to mpv's audio chain for good (see `Options.keepsTempoFilter`), unless
+    /// a tempo filter is there already or pitch correction is off. Only the sound is
+    /// reconfigured: no seek, no restart.
+    private static func keepTempoFilter(_ ipc: MpvConnection) async {
+        guard (try? await ipc.get("audio-pitch-correction"))?.bool != false,
+              case .array(let filters)? = try? await ipc.get("af"),
+              !filters.contains(where: { $0["name"]?.string.map(tempoFilters.contains) ?? false }) else { return }
+        _ = try? await ipc.command(["af", "add", "@tandem-tempo:scaletempo2"])
     }
 
     /// Waits until mpv has a position and is not seeking: the file is loaded and shown.
@@ -186,7 +231,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         var ledger = MpvRequestLedger(paused: paused, speed: speed)
         // Loading the file was a seek of ours, whose report may still be on its way.
         ledger.requestSeek(to: 0, at: launchedAt)
-        state = Mutex(DriverState(ledger: ledger, policy: options.correctionPolicy, requestedSpeed: speed,
+        state = Mutex(DriverState(ledger: ledger, policy: options.correctionPolicy, paused: paused, requestedSpeed: speed,
                                   receipts: ReceiptFollower(frameDuration: frameDuration)))
         (jobStream, jobs) = AsyncStream.makeStream(of: Job.self)
         playbackCoordinator = PlaybackCoordinator()
@@ -286,6 +331,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
                                     completion: @escaping @Sendable () -> Void) {
         let serial = state.withLock { state in
             state.latestCommand += 1
+            state.latestVersion = command.version
             return state.latestCommand
         }
         jobs.yield(.command(command, serial: serial, rejoin: false))
@@ -297,6 +343,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     func rejoin(_ command: PlaybackCommand) {
         let serial = state.withLock { state in
             state.latestCommand += 1
+            state.latestVersion = command.version
             return state.latestCommand
         }
         jobs.yield(.command(command, serial: serial, rejoin: true))

@@ -6,6 +6,11 @@ public struct MpvStatistics: Sendable, Equatable {
     public var nudges = 0
     /// Seeks applied to correct a large error.
     public var correctiveSeeks = 0
+    /// Times mpv was started on a timeline: paused, seeked exactly, unpaused at an instant.
+    public var starts = 0
+    /// mpv's error against the timeline just after the last start (ns; positive: ahead), when
+    /// it could be read precisely (a file with sound).
+    public var lastStartError: Int64?
     /// Changes made in mpv by a person and proposed to the group.
     public var userProposals = 0
     /// Readings of mpv's position written to the presentation log.

@@ -1,0 +1,136 @@
+import TandemClock
+import TandemPlayback
+
+/// Starting mpv on a timeline at an exact instant, which mpv cannot do by itself.
+///
+/// What mpv does (measured on mpv 0.35, `--ao=null`, a 30 frames/s clip with sound): an exact
+/// seek lands on the first frame at or after its target (the frames before it are dropped and
+/// the sound is cut to start with the picture), so a target between two frames lands up to a
+/// frame (33 ms) further on; a seek while playing takes 10 to 30 ms to land, longer on a busy
+/// machine, and plays on from there at once; while paused after a seek, `time-pos` is the frame
+/// landed on, and `audio-pts` cannot be trusted (it still counts the sound buffered before the
+/// seek, 170 ms off); an unpause sets the position moving from the frame landed on within a
+/// fraction of a millisecond. Aiming a seek while playing a guessed landing time ahead, as this
+/// player did, so lands early or late by the guess's error plus up to a frame.
+///
+/// So a start pauses mpv, seeks exactly to where the timeline will be once the seek has landed
+/// (the landing time measured so far, `DriverState.seekLead`, and a margin), waits for the
+/// landing, reads the frame it landed on, and unpauses at the instant the timeline reaches that
+/// frame, less mpv's start latency (`DriverState.startLatency`). A reading just after the start
+/// measures that latency again, and the start's error; the latency varies from start to start
+/// by a millisecond or so on a busy machine, and a pulse of speed of exactly the right length
+/// trims whatever error is left beyond the policy's deadband. The cost: mpv shows the landed frame still until its
+/// instant, a few tens of ms.
+extension MpvPlayer {
+    /// How much longer than the measured landing time a start aims ahead (ns).
+    static let startMargin: Int64 = 15_000_000
+    /// How far before its target (ns) an exact seek may land: mpv keeps a frame less than 5 ms
+    /// before the target.
+    static let landingTolerance: Int64 = 10_000_000
+    /// How long after the first unpause mpv's position starts moving (ns): mpv starts its sound
+    /// output then, which is slower than at later starts (0.5 to 2.5 ms, measured).
+    static let firstStartLatency: Int64 = 1_000_000
+    /// How long a pulse of speed that trims a start's error lasts (ns). A change of speed moves
+    /// mpv's audio clock at once by −`outputLag` × the change before the change itself tells
+    /// (`MpvPlayer+Correction.swift`): a pulse of this length shows that as 0.4 of the error
+    /// being trimmed, for a second, rather than as several times it.
+    static let trimDuration: Int64 = 1_000_000_000
+    /// The largest start error (ns) trimmed by a pulse: a larger one (mpv started a frame off,
+    /// which happens once in a few dozen starts on a busy machine) is a start afresh.
+    static let trimLimit: Int64 = 10_000_000
+    /// How long after a start the correction loop leaves mpv alone (ns).
+    static let startSettling: Int64 = 100_000_000
+
+    /// Starts mpv playing at `rate` on the timeline that is at media time `itemTime` at raw
+    /// monotonic instant `host` (already past, or to come); false when mpv could not be lined up
+    /// or a command of another version than `version` superseded the start (mpv is left paused
+    /// for that command).
+    @discardableResult
+    func start(itemTime: Int64, at host: Int64, rate: Double, version: UInt64, again: Bool = true) async -> Bool {
+        guard rate > 0 else { return false }
+        func target(at instant: Int64) -> Int64 {
+            itemTime + Int64((Double(instant - host) * rate).rounded())
+        }
+        await setPaused(true)
+        await setSpeed(rate)
+        let lead = state.withLock { $0.seekLead } + Self.startMargin
+        let aim = max(host, MonotonicClock.now() + lead)
+        let aimed = max(0, target(at: aim))
+        guard let sent = await sendSeek(to: aimed) else { return false }
+        await waitForLanding(sent, learning: true)
+        guard let landed = await landedFrame(aimed: aimed) else { return false }
+        let startAt = host + Int64((Double(landed - itemTime) / rate).rounded())
+        let latency = state.withLock { $0.statistics.starts == 0 ? Self.firstStartLatency : $0.startLatency }
+        guard await wait(until: startAt - latency, version: version) else { return false }
+        state.withLock { state in
+            state.settleUntil = max(startAt, MonotonicClock.now()) + Self.startSettling
+            state.policy.reset(correcting: true)
+            state.statistics.starts += 1
+        }
+        guard let reply = await setPaused(false) else { return false }
+        guard let error = await learnFromStart(landed: landed, startAt: startAt, rate: rate, unpause: reply) else { return true }
+        if abs(error) > Self.trimLimit, again {
+            return await start(itemTime: itemTime, at: host, rate: rate, version: version, again: false)
+        }
+        await trim(error, rate: rate, version: version)
+        return true
+    }
+
+    /// The frame a paused mpv landed on after an exact seek to `aimed` (ns): at or after the
+    /// target, for mpv drops the frames before it (less 5 ms). A reading before that, or while
+    /// mpv still seeks, is of an earlier seek's landing (a superseded start's, say): this one
+    /// is waited for, every 2 ms for at most half a second, and then the last reading is taken
+    /// as it is (a target past the last frame lands on the last frame).
+    private func landedFrame(aimed: Int64) async -> Int64? {
+        var position: Int64?
+        // Bounded: 250 steps of 2 ms.
+        for _ in 0..<250 {
+            if (try? await connection.get("seeking"))?.bool == false, let seconds = (try? await connection.get("time-pos"))?.double {
+                position = Int64((seconds * 1e9).rounded())
+                if let position, position >= aimed - Self.landingTolerance { return position }
+            }
+            if state.withLock({ $0.closed }) { return nil }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return position
+    }
+
+    /// Measures how the start just made went: how long after the unpause was written mpv's
+    /// position began to move (folded into `startLatency`, but for the first start's, which is
+    /// slower: `firstStartLatency`), and mpv's error against the timeline (ns; positive: ahead),
+    /// returned. Only the audio clock is precise enough for either: nil without sound.
+    private func learnFromStart(landed: Int64, startAt: Int64, rate: Double, unpause: MpvConnection.Reply) async -> Int64? {
+        guard hasAudio else { return nil }
+        // The first few ms of sound after an unpause read a fraction of a ms apart from the rest.
+        try? await Task.sleep(for: .milliseconds(30))
+        guard let reading = await preciseReading(), reading.roundTrip <= Self.correctionRoundTrip else { return nil }
+        let error = reading.position - (landed + Int64((Double(reading.at - startAt) * rate).rounded()))
+        let began = reading.at - Int64((Double(reading.position - landed) / rate).rounded())
+        let latency = min(max(began - unpause.sentAt, -5_000_000), 50_000_000)
+        state.withLock { state in
+            if state.statistics.starts > 1 { state.startLatency = (state.startLatency + latency) / 2 }
+            state.statistics.lastStartError = error
+        }
+        return error
+    }
+
+    /// Takes a start's `error` (ns; positive: ahead) out with one pulse of speed: for
+    /// `trimDuration`, faster or slower by |error| / (rate × `trimDuration`). The steps the
+    /// audio clock takes when the speed changes and changes back cancel (see `outputLag`), so
+    /// the pulse moves mpv by just that much. Within the policy's deadband there is nothing to
+    /// trim, and a larger error than `trimLimit` is the correction loop's. A new command cuts
+    /// the pulse short: it is waited for, as a command's instant is.
+    private func trim(_ error: Int64, rate: Double, version: UInt64) async {
+        let size = abs(error)
+        guard size > options.correctionPolicy.deadband, size <= Self.trimLimit else { return }
+        let change = Double(size) / Double(Self.trimDuration)
+        let began = state.withLock { state -> Bool in
+            guard !state.paused, state.hold == nil, !state.closed else { return false }
+            state.statistics.nudges += 1
+            return true
+        }
+        guard began, let sent = await setSpeed(rate * (error > 0 ? 1 - change : 1 + change)) else { return }
+        _ = await wait(until: sent.midpoint + Self.trimDuration, version: version)
+        if state.withLock({ !$0.paused }) { await setSpeed(rate) }
+    }
+}
