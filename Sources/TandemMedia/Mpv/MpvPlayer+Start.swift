@@ -66,6 +66,7 @@ extension MpvPlayer {
             state.settleUntil = max(startAt, MonotonicClock.now()) + Self.startSettling
             state.policy.reset(correcting: true)
             state.statistics.starts += 1
+            state.followedVersion = version
         }
         guard let reply = await setPaused(false) else { return false }
         guard let error = await learnFromStart(landed: landed, startAt: startAt, rate: rate, unpause: reply) else { return true }
@@ -122,7 +123,7 @@ extension MpvPlayer {
     /// the pulse short: it is waited for, as a command's instant is.
     private func trim(_ error: Int64, rate: Double, version: UInt64) async {
         let size = abs(error)
-        guard size > options.correctionPolicy.deadband, size <= Self.trimLimit else { return }
+        guard size > correctionPolicy.deadband, size <= Self.trimLimit else { return }
         let change = Double(size) / Double(Self.trimDuration)
         let began = state.withLock { state -> Bool in
             guard !state.paused, state.hold == nil, !state.closed else { return false }
