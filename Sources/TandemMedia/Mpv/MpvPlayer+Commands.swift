@@ -33,20 +33,25 @@ extension MpvPlayer {
 
     /// Play: be at `itemTime` at `hostTime`, at `rate`.
     ///
-    /// mpv already playing at the group's rate within the policy's seek threshold of the timeline
-    /// (the coordinator re-issues the timeline in force every second) is the correction loop's.
-    /// Otherwise (mpv paused, the group seeked or changed its rate) mpv starts afresh on the
-    /// timeline. A change of rate is a start too: a speed change while playing takes effect
-    /// only once the sound already in mpv's output has played (170 to 370 ms with
-    /// `--ao=null`, depending on the change), so that it would land tens of ms off; after a
-    /// seek the output is empty, and the new speed starts exactly.
+    /// mpv already playing at the group's rate close to the timeline is the correction loop's:
+    /// within the policy's seek threshold when the command re-issues the timeline mpv follows
+    /// (the coordinator does so every second), within `trimLimit` when the timeline is new (a
+    /// person's seek in mpv, come back from the group). Otherwise (mpv paused, the group seeked
+    /// or changed its rate) mpv starts afresh on the timeline. A change of rate is a start too:
+    /// a speed change while playing moves mpv's audio clock by the sound already in its output
+    /// times the change (170 to 370 ms × the change with `--ao=null`), tens of ms for a change
+    /// a person makes; after a seek the output is empty, and the new speed starts exactly.
     private func play(_ command: PlayCommand, clock: any MonotonicDerivedClock) async {
         let host = clock.monotonicTime(atLocal: command.hostTime)
-        let (paused, groupRate, speed) = state.withLock { ($0.paused, $0.groupRate, $0.requestedSpeed) }
+        let (paused, groupRate, speed, followed) = state.withLock { ($0.paused, $0.groupRate, $0.requestedSpeed, $0.followedVersion) }
         if !paused, groupRate > 0, abs(command.rate - groupRate) < 1e-9, let measured = await preciseReading() {
             // Where mpv will be at the command's instant, going on as it goes.
             let predicted = measured.position + Int64((Double(host - measured.at) * speed).rounded())
-            if abs(predicted - command.itemTime) <= options.correctionPolicy.seekThreshold { return }
+            let limit = command.version == followed ? correctionPolicy.seekThreshold : Self.trimLimit
+            if abs(predicted - command.itemTime) <= limit {
+                state.withLock { $0.followedVersion = command.version }
+                return
+            }
         }
         state.withLock { $0.groupRate = command.rate }
         await start(itemTime: command.itemTime, at: host, rate: command.rate, version: command.version)
@@ -75,13 +80,14 @@ extension MpvPlayer {
     /// more late on a busy machine, so the last `spinLead` is spent yielding, looking at the
     /// clock: the wake-up is then within a few µs of `instant`.
     func wait(until instant: Int64, version: UInt64) async -> Bool {
-        // Bounded: at most the distance to the instant, in steps of 20 ms.
-        let steps = max(0, (instant - MonotonicClock.now()) / 20_000_000 + 2)
+        // Bounded: at most the distance to the instant, in steps of 5 ms (a newer command waits
+        // no longer than that for this one to give way).
+        let steps = max(0, (instant - MonotonicClock.now()) / 5_000_000 + 2)
         for _ in 0..<steps {
             if !isCurrent(version) { return false }
             let remaining = instant - MonotonicClock.now() - Self.spinLead
             guard remaining > 0 else { break }
-            try? await Task.sleep(for: .nanoseconds(min(remaining, 20_000_000)))
+            try? await Task.sleep(for: .nanoseconds(min(remaining, 5_000_000)))
         }
         // Bounded: the spin lasts at most `spinLead` (a yield takes at least a µs).
         for _ in 0..<Int(Self.spinLead / 1_000) where MonotonicClock.now() < instant {

@@ -47,7 +47,9 @@ extension MpvPlayer {
                 return nil
             }
             let speed = state.requestedSpeed
-            let settled = measured.position + Int64((Double(state.outputLag) * (speed - rate)).rounded())
+            // Without sound the picture keeps time by itself: no output to drain, no step.
+            let lag = hasAudio ? state.outputLag : 0
+            let settled = measured.position + Int64((Double(lag) * (speed - rate)).rounded())
             state.statistics.measurements += 1
             state.statistics.lastError = settled - expected
             return (state.policy.decide(playerTime: settled, expectedTime: expected, rate: rate), speed)

@@ -19,8 +19,8 @@ import TandemPlayback
 /// frame, less mpv's start latency (`DriverState.startLatency`). A reading just after the start
 /// measures that latency again, and the start's error; the latency varies from start to start
 /// by a millisecond or so on a busy machine, and a pulse of speed of exactly the right length
-/// trims whatever error is left beyond the policy's deadband. The cost: mpv shows the landed frame still until its
-/// instant, a few tens of ms.
+/// trims whatever error is left beyond the policy's deadband. The cost: mpv shows the landed
+/// frame still until its instant, a few tens of ms.
 extension MpvPlayer {
     /// How much longer than the measured landing time a start aims ahead (ns).
     static let startMargin: Int64 = 15_000_000
@@ -66,6 +66,7 @@ extension MpvPlayer {
             state.settleUntil = max(startAt, MonotonicClock.now()) + Self.startSettling
             state.policy.reset(correcting: true)
             state.statistics.starts += 1
+            state.followedVersion = version
         }
         guard let reply = await setPaused(false) else { return false }
         guard let error = await learnFromStart(landed: landed, startAt: startAt, rate: rate, unpause: reply) else { return true }
@@ -118,12 +119,13 @@ extension MpvPlayer {
     /// `trimDuration`, faster or slower by |error| / (rate × `trimDuration`). The steps the
     /// audio clock takes when the speed changes and changes back cancel (see `outputLag`), so
     /// the pulse moves mpv by just that much. Within the policy's deadband there is nothing to
-    /// trim, and a larger error than `trimLimit` is the correction loop's. A new command cuts
-    /// the pulse short: it is waited for, as a command's instant is.
+    /// trim, and a larger error than `trimLimit` is left to the correction loop (when starting
+    /// afresh did not help). A new command cuts the pulse short: it is waited for, as a
+    /// command's instant is.
     private func trim(_ error: Int64, rate: Double, version: UInt64) async {
         let size = abs(error)
-        guard size > options.correctionPolicy.deadband, size <= Self.trimLimit else { return }
-        let change = Double(size) / Double(Self.trimDuration)
+        guard size > correctionPolicy.deadband, size <= Self.trimLimit else { return }
+        let change = Double(size) / (rate * Double(Self.trimDuration))
         let began = state.withLock { state -> Bool in
             guard !state.paused, state.hold == nil, !state.closed else { return false }
             state.statistics.nudges += 1

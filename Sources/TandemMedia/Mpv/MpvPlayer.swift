@@ -44,10 +44,15 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         public var itemIdentifier: String?
         /// The mpv binary.
         public var executable = "/usr/bin/mpv"
-        /// When to nudge and when to seek: by default within ±0.5 ms nothing, a nudge from 1.5 ms,
-        /// a fresh start beyond 250 ms (see `CorrectionPolicy`). A file without sound is read
-        /// only to half a frame, and wants a wider band.
+        /// When to nudge and when to seek, for a file with sound, whose position is read to a
+        /// fraction of a ms: by default within ±0.5 ms nothing, a nudge from 1.5 ms, a fresh
+        /// start beyond 250 ms (see `CorrectionPolicy`).
         public var correctionPolicy = CorrectionPolicy()
+        /// The same for a file without sound, whose position is read only to half a frame
+        /// (`MpvPlayer+Readings.swift`): by default within ±15 ms nothing, a nudge from 40 ms,
+        /// a fresh start beyond 400 ms.
+        public var soundlessCorrectionPolicy = CorrectionPolicy(deadband: 15_000_000, correctionThreshold: 40_000_000,
+                                                                seekThreshold: 400_000_000)
         /// How often the correction loop measures mpv while it plays.
         public var correctionInterval: Duration = .milliseconds(250)
         /// How far ahead of the frame on screen mpv's `time-pos` reads while playing (ns),
@@ -128,6 +133,8 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         /// supersede it: it follows it in the queue).
         var latestCommand = 0
         var latestVersion: UInt64 = 0
+        /// The timeline version mpv was last started on (or found already on).
+        var followedVersion: UInt64?
         /// A person's change was proposed: commands of this version or older are stale, and the
         /// correction loop waits, until the group answers or the time passes.
         var hold: (version: UInt64, until: Int64)?
@@ -231,7 +238,8 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         var ledger = MpvRequestLedger(paused: paused, speed: speed)
         // Loading the file was a seek of ours, whose report may still be on its way.
         ledger.requestSeek(to: 0, at: launchedAt)
-        state = Mutex(DriverState(ledger: ledger, policy: options.correctionPolicy, paused: paused, requestedSpeed: speed,
+        state = Mutex(DriverState(ledger: ledger, policy: hasAudio ? options.correctionPolicy : options.soundlessCorrectionPolicy,
+                                  paused: paused, requestedSpeed: speed,
                                   receipts: ReceiptFollower(frameDuration: frameDuration)))
         (jobStream, jobs) = AsyncStream.makeStream(of: Job.self)
         playbackCoordinator = PlaybackCoordinator()
@@ -314,6 +322,9 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         eventTask.withLock { $0 }?.cancel()
         options.presentationLog?.flush()
     }
+
+    /// The policy in force: the audio clock's, or for a file without sound the coarser one.
+    var correctionPolicy: CorrectionPolicy { hasAudio ? options.correctionPolicy : options.soundlessCorrectionPolicy }
 
     /// Returns once mpv has gone: it quit (a person closed it) or was closed.
     public func waitUntilExited() async {
