@@ -11,22 +11,15 @@ struct RelayCoreTests {
 
     private func entropy(_ seed: UInt8) -> [UInt8] { [UInt8](repeating: seed, count: RelayCore.entropyLength) }
 
-    /// Admits `participant` on `connection`, creating the session when asked; returns the welcome.
+    /// Admits `participant` on `connection`, creating the session when asked; returns the
+    /// directives of its admission.
     private func admit(_ core: inout RelayCore, _ connection: RelayConnectionID, _ participant: UUID, create: Bool,
                        at now: Int64 = 0) -> [RelayDirective] {
-        _ = core.onOpen(connection, entropy: entropy(UInt8(connection.value)), at: now)
-        let hello = RelayHello(sessionID: session, participant: RelayParticipantEntry(id: participant, displayName: "p"),
-                               create: create, activity: [], resume: false, received: 0)
-        let challenge = core.onFrame(.hello(hello), from: connection, at: now)
-        guard case let .send(_, .challenge(nonce, exists))? = challenge.first else { return challenge }
-        let answer: RelayFrame = exists
-            ? .proof(mac: RelayAuthenticator.proof(key: key, nonce: nonce, sessionID: session, participantID: participant))
-            : .claim(key: key)
-        return core.onFrame(answer, from: connection, at: now)
+        CoreAdmission(key: key, session: session).admit(&core, connection, participant, create: create, at: now)
     }
 
     private func frames(_ directives: [RelayDirective], to connection: RelayConnectionID) -> [RelayFrame] {
-        directives.compactMap { if case let .send(id, frame) = $0, id == connection { frame } else { nil } }
+        CoreAdmission.frames(directives, to: connection)
     }
 
     @Test("a wrong proof is refused with wrongSecret and nothing else")

@@ -62,9 +62,11 @@ enum ScenarioAnalysis {
         // Command to effect.
         var errors = outcome.errors
         var toEffect: [Double] = []
-        for command in outcome.commands {
-            guard let verb = command.line.split(separator: " ").first.map(String.init), ["play", "pause", "seek", "rate"].contains(verb) else { continue }
-            guard let version = change(for: command, outcome: outcome) else {
+        // The change each command became, once for both the effect and the convergence.
+        let versions = outcome.commands.map { change(for: $0, outcome: outcome) }
+        for (command, version) in zip(outcome.commands, versions) {
+            guard isTimelineCommand(command.line) else { continue }
+            guard let version else {
                 errors.append("peer-\(command.peer)'s '\(command.line)' became no timeline change")
                 continue
             }
@@ -87,9 +89,8 @@ enum ScenarioAnalysis {
         var notConverged = 0
         var events = 0
         if scenario.player == .builtin {
-            for command in outcome.commands where command.line.hasPrefix("seek") {
-                guard let version = change(for: command, outcome: outcome),
-                      let effective = timelines.first(where: { $0.version == version })?.effective else { continue }
+            for (command, version) in zip(outcome.commands, versions) where command.line.hasPrefix("seek") {
+                guard let version, let effective = timelines.first(where: { $0.version == version })?.effective else { continue }
                 // Until the next change takes effect; a seek superseded at once (in a storm) never
                 // really played, and is not counted.
                 let until = timelines.filter { $0.version > version }.map(\.effective).min() ?? .max

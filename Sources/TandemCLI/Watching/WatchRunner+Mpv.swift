@@ -49,14 +49,7 @@ extension WatchRunner {
             try? coordinator.transitionToItem(identifier: session.activity.item)
         }
         let script = Task { try await runScript(coordinator: coordinator, events: events) }
-        var ending: GroupSessionError?
-        for await state in session.$state.values {
-            if case .invalidated(let reason) = state {
-                events.emit("left", ["reason": reason.detail])
-                ending = reason
-                break
-            }
-        }
+        let ending = await untilOver(events: events)
         script.cancel()
         exitTask.cancel()
         eventTask.cancel()

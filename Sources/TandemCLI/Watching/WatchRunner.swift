@@ -56,15 +56,7 @@ struct WatchRunner {
             }
         }
         let status = Task { await showStatus(player: player, coordinator: coordinator, renderer: renderer, interactive: keys != nil) }
-        // Until the session is over for this participant.
-        var ending: GroupSessionError?
-        for await state in session.$state.values {
-            if case .invalidated(let reason) = state {
-                events.emit("left", ["reason": reason.detail])
-                ending = reason
-                break
-            }
-        }
+        let ending = await untilOver(events: events)
         script.cancel()
         status.cancel()
         keys?.restore()
@@ -79,6 +71,18 @@ struct WatchRunner {
         // Leaving or ending is heard from the relay, not from this process going away.
         await session.departureDelivered()
         return WatchRunner.exitStatus(for: ending, endedHere: endedHere.isSet)
+    }
+
+    /// Waits until the session is over for this participant, reports that it left and why, and
+    /// returns the reason.
+    func untilOver(events: EventPrinter) async -> GroupSessionError? {
+        for await state in session.$state.values {
+            if case .invalidated(let reason) = state {
+                events.emit("left", ["reason": reason.detail])
+                return reason
+            }
+        }
+        return nil
     }
 
     /// 0 when this participant left or ended the session itself; otherwise one clear line on
