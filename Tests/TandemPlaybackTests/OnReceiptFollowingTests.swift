@@ -141,7 +141,10 @@ import TandemTestKit
         // Where the host's player (on receipt too, so ahead of the shared timeline by the relay's
         // lead) shows it, not where the shared timeline is.
         let expected = host.player.mediaTime(atLocalTime: taken.anchorLocalTime)
-        #expect(abs(taken.anchorMediaTime - expected) < 2_000_000, "\(taken.anchorMediaTime - expected) ns off the host")
+        // The joiner, having seen no change of its own, takes the relay's shortest lead as the
+        // others'; the host ran ahead by that lead less its own delivery delay, a few ms at most
+        // on a loaded machine.
+        #expect(abs(taken.anchorMediaTime - expected) < 5_000_000, "\(taken.anchorMediaTime - expected) ns off the host")
         let shared = Self.groupPosition(host.coordinator, at: taken.anchorLocalTime)
         #expect(taken.anchorMediaTime - shared > 10_000_000, "on the shared timeline, not where the others are")
         // Well into the clip, not at its start.
