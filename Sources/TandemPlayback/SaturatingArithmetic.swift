@@ -49,6 +49,12 @@ extension Int64 {
         Int64(saturating: Double(self) / divisor)
     }
 
+    /// `|self - other|`, or `Int64.max` when that does not fit.
+    package func saturatingDistance(to other: Int64) -> Int64 {
+        let difference = saturatingSubtracting(other)
+        return difference == .min ? .max : Swift.abs(difference)
+    }
+
     /// `self` within `range`.
     package func clamped(to range: ClosedRange<Int64>) -> Int64 {
         Swift.min(Swift.max(self, range.lowerBound), range.upperBound)

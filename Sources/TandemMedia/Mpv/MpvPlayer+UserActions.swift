@@ -23,7 +23,7 @@ extension MpvPlayer {
             guard let reply = try? await connection.command(["get_property", "time-pos"]), let seconds = reply.value.double else { return }
             let (paused, speed) = state.withLock { ($0.ledger.paused, $0.ledger.speed) }
             let since = paused ? 0 : Double(max(0, reply.midpoint - event.receivedAt)) * speed
-            observation = .seekLanded(at: Int64((seconds * 1e9 - since).rounded()))
+            observation = .seekLanded(at: Int64(saturating: seconds * 1e9 - since))
         default:
             return
         }
