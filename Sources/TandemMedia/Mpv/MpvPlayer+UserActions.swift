@@ -69,7 +69,9 @@ extension MpvPlayer {
             state.withLock { $0.requestedSpeed = speed }
             proposed = (try? coordinator.coordinateRateChange(to: Self.proposable(rate))) != nil
         case .seek(let position):
-            proposed = (try? coordinator.coordinateSeek(to: max(0, position))) != nil
+            // Within the item as the group knows it (its announced duration is rounded to the ms).
+            let core = coordinator.core
+            proposed = (try? coordinator.coordinateSeek(to: position.clamped(to: core.mediaTimeRange(ofItem: core.timeline.item)))) != nil
         }
         guard proposed else { return }
         state.withLock { state in
