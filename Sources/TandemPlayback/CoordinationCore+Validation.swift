@@ -125,10 +125,11 @@ extension CoordinationCore {
 
     /// Why `rate` cannot be proposed, or nil when it can: 0, or finite within `playableRates`.
     public static func rateRejection(_ rate: Double) -> ProposalRejection? {
-        guard rate.isFinite else { return ProposalRejection(.notFinite, "rate \(rate) is not a finite number") }
+        func number(_ value: Double) -> String { String(format: "%g", value) }
+        guard rate.isFinite else { return ProposalRejection(.notFinite, "rate \(number(rate)) is not a finite number") }
         guard rate == 0 || playableRates.contains(rate) else {
             return ProposalRejection(.rateOutOfRange,
-                                     "rate \(rate) is not 0 or within \(playableRates.lowerBound)…\(playableRates.upperBound)")
+                                     "rate \(number(rate)) is not 0 or within \(number(playableRates.lowerBound))…\(number(playableRates.upperBound))")
         }
         return nil
     }

@@ -111,4 +111,19 @@ import TandemTestKit
             #expect(process.events.contains { $0.event == "statistics" && ($0.presented ?? 0) > 0 }, "\(process.name)")
         }
     }
+
+    @Test func withoutJSONEventsABadValueIsOneLineOnStandardError() throws {
+        let host = try WatchProcess(executable: TandemProcess.executablePath,
+                                    arguments: ["host", Self.clip, "--bind", "127.0.0.1", "--port", "0", "--name", "ana"],
+                                    name: "ana", acceptsCommands: true)
+        defer { host.kill() }
+        #expect(host.waitForLine(startingWith: "tandem://", timeout: 20) != nil, "no invite: \(host.standardError)")
+        #expect(host.send("rate 1e15") != nil)
+        #expect(host.send("end") != nil)
+        host.closeInput()
+        #expect(host.waitForExit(timeout: 20) == 0, "\(host.standardError)")
+        let lines = host.standardError.split(separator: "\n")
+        #expect(lines.count == 1 && lines[0].hasPrefix("tandem: rate 1e15: rate 1e+15 is not 0 or within 0.25"), "\(lines)")
+        #expect(!host.lines.contains { $0.contains("1e15") || $0.contains("1e+15") })
+    }
 }
