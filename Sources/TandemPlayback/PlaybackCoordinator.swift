@@ -174,7 +174,9 @@ public final class PlaybackCoordinator: @unchecked Sendable {
                 return (ended, ended && state.ownSuspensions.isEmpty)
             }
             guard ended else { return }
-            try? self.propose(.endSuspension(id: id, proposedTime: time))
+            // Within the item, so that the end is never refused (the group would wait on).
+            let core = self.core
+            try? self.propose(.endSuspension(id: id, proposedTime: time.map { $0.clamped(to: core.mediaTimeRange(ofItem: core.timeline.item)) }))
             guard wasLast else { return }
             Task { [weak self] in
                 guard let self else { return }

@@ -132,4 +132,20 @@ import TandemTestKit
         #expect(await eventually { host.coordinator.timeline.anchorMediaTime == 60_000_000_000 })
         #expect(host.coordinator.timeline.version == 3)
     }
+
+    @Test func aSuspensionEndedAtATimePastTheItemStillEndsAndTheGroupResumes() async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let host = try await CoordinatorBehaviourTests.member("host", relay: relay, invitation: nil,
+                                                             delegate: CoordinatorBehaviourTests.CommandLog(item: "film"))
+        try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
+        try host.coordinator.transitionToItem(identifier: "film")
+        try host.coordinator.coordinateRateChange(to: 1)
+        #expect(await eventually { host.coordinator.timeline.rate == 1 })
+        let stall = host.coordinator.beginSuspension(for: .stallRecovery)
+        #expect(await eventually { host.coordinator.core.isWaiting })
+        stall.end(proposingNewTime: .max)
+        #expect(await eventually { !host.coordinator.core.isWaiting && host.coordinator.timeline.rate == 1 })
+        #expect(host.coordinator.timeline.anchorMediaTime == 60_000_000_000)
+    }
 }
