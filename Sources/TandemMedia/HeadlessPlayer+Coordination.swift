@@ -120,8 +120,8 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
             if fresh, let sessionNow { state.lead = timeline.anchorSessionTime.saturatingSubtracting(sessionNow) }
             switch command {
             case .play(let play):
-                let position = fresh ? play.itemTime
-                    : play.itemTime.saturatingAdding(state.lead.saturatingSubtracting(play.hostTime.saturatingSubtracting(now)).saturatingScaled(by: play.rate))
+                let ahead = state.lead.saturatingSubtracting(play.hostTime.saturatingSubtracting(now))
+                let position = fresh ? play.itemTime : play.itemTime.saturatingAdding(ahead.saturatingScaled(by: play.rate))
                 let rate = min(max(play.rate * localSecondsPerMonotonicSecond(clock, near: instant), PresentationTimeline.minimumRate),
                                PresentationTimeline.maximumRate)
                 try? player.setTimeline(PresentationTimeline(rate: rate, anchorMediaTime: max(0, position), anchorLocalTime: instant))

@@ -119,8 +119,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
             try propose(.setRate(rate))
         } else {
             // The timeline plays on past the item's end; a pause there shows the end.
-            let core = self.core
-            let seen = expectedItemTime(atLocalTime: localClock?.now()).map { $0.clamped(to: core.mediaTimeRange(ofItem: core.timeline.item)) }
+            let seen = expectedItemTime(atLocalTime: localClock?.now()).map(withinItem)
             try propose(.pause(at: seen))
         }
     }
@@ -175,8 +174,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
             }
             guard ended else { return }
             // Within the item, so that the end is never refused (the group would wait on).
-            let core = self.core
-            try? self.propose(.endSuspension(id: id, proposedTime: time.map { $0.clamped(to: core.mediaTimeRange(ofItem: core.timeline.item)) }))
+            try? self.propose(.endSuspension(id: id, proposedTime: time.map(self.withinItem)))
             guard wasLast else { return }
             Task { [weak self] in
                 guard let self else { return }
@@ -251,6 +249,12 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         for task in previous { task.cancel() }
     }
 
+    /// `time` within the current item, as validation bounds it.
+    private func withinItem(_ time: Int64) -> Int64 {
+        let core = self.core
+        return time.clamped(to: core.mediaTimeRange(ofItem: core.timeline.item))
+    }
+
     /// Sends `proposal` for ordering, unless the group would skip it: then it is refused here,
     /// by the same validation every participant applies, with the `ProposalRejection`.
     private func propose(_ proposal: PlaybackProposal) throws {
@@ -267,7 +271,8 @@ public final class PlaybackCoordinator: @unchecked Sendable {
             let events: [Event]
             switch input {
             case .proposal(let proposal): events = state.core.apply(proposal)
-            case .unreadable(let originator, let order, let rejection): events = state.core.skip(order: order, originator: originator, rejection: rejection)
+            case .unreadable(let originator, let order, let rejection):
+                events = state.core.skip(order: order, originator: originator, rejection: rejection)
             }
             return (events, state.core.timeline, Array(state.eventReaders.values))
         }
@@ -290,8 +295,8 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         if timeline.rate > 0 {
             // A change already in force (a late joiner's, or one that reached us late) is picked
             // up a pre-roll ahead, on the same timeline, so the player comes in on time.
-            let start = Self.mappable(timeline.anchorSessionTime > nowSession ? timeline.anchorSessionTime : nowSession.saturatingAdding(lead),
-                                      near: nowSession)
+            let wanted = timeline.anchorSessionTime > nowSession ? timeline.anchorSessionTime : nowSession.saturatingAdding(lead)
+            let start = Self.mappable(wanted, near: nowSession)
             guard let hostTime = clock.localTime(atSession: start) else { return }
             command = .play(PlayCommand(expectedCurrentItemIdentifier: timeline.item, rate: timeline.rate,
                                         itemTime: timeline.mediaTime(atSessionTime: start), hostTime: hostTime,

@@ -105,7 +105,8 @@ extension MpvPlayer {
         // The first few ms of sound after an unpause read a fraction of a ms apart from the rest.
         try? await Task.sleep(for: .milliseconds(30))
         guard let reading = await preciseReading(), reading.roundTrip <= Self.correctionRoundTrip else { return nil }
-        let error = reading.position.saturatingSubtracting(landed.saturatingAdding(reading.at.saturatingSubtracting(startAt).saturatingScaled(by: rate)))
+        let expected = landed.saturatingAdding(reading.at.saturatingSubtracting(startAt).saturatingScaled(by: rate))
+        let error = reading.position.saturatingSubtracting(expected)
         let began = reading.at.saturatingSubtracting(reading.position.saturatingSubtracting(landed).saturatingDivided(by: rate))
         let latency = began.saturatingSubtracting(unpause.sentAt).clamped(to: -5_000_000...50_000_000)
         state.withLock { state in

@@ -71,7 +71,8 @@ extension MpvPlayer {
         case .seek(let position):
             // Within the item as the group knows it (its announced duration is rounded to the ms).
             let core = coordinator.core
-            proposed = (try? coordinator.coordinateSeek(to: position.clamped(to: core.mediaTimeRange(ofItem: core.timeline.item)))) != nil
+            let target = position.clamped(to: core.mediaTimeRange(ofItem: core.timeline.item))
+            proposed = (try? coordinator.coordinateSeek(to: target)) != nil
         }
         guard proposed else { return }
         state.withLock { state in
