@@ -115,6 +115,8 @@ import TandemPlayback
             print("resumed by \(name(of: originator)); \(describe(timeline))")
         case .itemMismatch(let item, let identities):
             print("warning: participants play different files as \(item): \(identities.keys.map { name(of: $0) }.sorted().joined(separator: ", "))")
+        case .proposalRejected(let rejection, let originator, _):
+            print("skipped a change by \(name(of: originator)): \(rejection)")
         }
     }
 

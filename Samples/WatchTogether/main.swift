@@ -33,7 +33,8 @@ await SampleLaunch.run("WatchTogether", valueOptions: ["media"]) { launch in
                 case "play": try coordinator.coordinateRateChange(to: 1)
                 case "pause": try coordinator.coordinateRateChange(to: 0)
                 case "seek":
-                    guard let seconds = Double(rest), seconds >= 0 else {
+                    // Beyond the item the coordinator refuses it; beyond 9e9 s it would not fit in ns.
+                    guard let seconds = Double(rest), (0..<9e9).contains(seconds) else {
                         print("usage: seek SECONDS")
                         continue
                     }

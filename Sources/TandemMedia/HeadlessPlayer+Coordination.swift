@@ -61,7 +61,10 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
         switch command {
         case .play(let play):
             let instant = clock.monotonicTime(atLocal: play.hostTime)
-            let rate = play.rate * sessionSecondsPerMonotonicSecond(coordinator, clock: clock, near: instant)
+            // The session clock's drift on top of the group's rate, within the player's range
+            // (a rate of 4 must not be refused for a clock running fast by a few ppm).
+            let rate = min(max(play.rate * sessionSecondsPerMonotonicSecond(coordinator, clock: clock, near: instant),
+                               PresentationTimeline.minimumRate), PresentationTimeline.maximumRate)
             try? player.setTimeline(PresentationTimeline(rate: rate, anchorMediaTime: play.itemTime, anchorLocalTime: instant))
         case .pause(let pause):
             try? player.setTimeline(.paused(at: pause.itemTime, from: clock.monotonicTime(atLocal: pause.hostTime)))
@@ -114,11 +117,13 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
             let instant = clock.monotonicTime(atLocal: now)
             let sessionNow = coordinator.sessionTime(atLocalTime: now)
             let fresh = !isCatchUp && current && sessionNow.map { timeline.anchorSessionTime > $0 } == true
-            if fresh, let sessionNow { state.lead = timeline.anchorSessionTime - sessionNow }
+            if fresh, let sessionNow { state.lead = timeline.anchorSessionTime.saturatingSubtracting(sessionNow) }
             switch command {
             case .play(let play):
-                let position = fresh ? play.itemTime : play.itemTime + Int64((play.rate * Double(state.lead - (play.hostTime - now))).rounded())
-                let rate = play.rate * localSecondsPerMonotonicSecond(clock, near: instant)
+                let ahead = state.lead.saturatingSubtracting(play.hostTime.saturatingSubtracting(now))
+                let position = fresh ? play.itemTime : play.itemTime.saturatingAdding(ahead.saturatingScaled(by: play.rate))
+                let rate = min(max(play.rate * localSecondsPerMonotonicSecond(clock, near: instant), PresentationTimeline.minimumRate),
+                               PresentationTimeline.maximumRate)
                 try? player.setTimeline(PresentationTimeline(rate: rate, anchorMediaTime: max(0, position), anchorLocalTime: instant))
             case .pause(let pause):
                 try? player.setTimeline(.paused(at: pause.itemTime, from: instant))
@@ -135,7 +140,7 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
     /// `instant`: 1 for the system clock, 1 + drift for a clock with an injected drift.
     private func localSecondsPerMonotonicSecond(_ clock: any MonotonicDerivedClock, near instant: Int64) -> Double {
         let span: Int64 = 10_000_000_000
-        let elapsed = clock.localTime(atMonotonic: instant + span) - clock.localTime(atMonotonic: instant)
+        let elapsed = clock.localTime(atMonotonic: instant.saturatingAdding(span)).saturatingSubtracting(clock.localTime(atMonotonic: instant))
         return elapsed > 0 ? Double(elapsed) / Double(span) : 1
     }
 
@@ -145,8 +150,8 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
                                                  near instant: Int64) -> Double {
         let span: Int64 = 10_000_000_000
         guard let start = coordinator.sessionTime(atLocalTime: clock.localTime(atMonotonic: instant)),
-              let end = coordinator.sessionTime(atLocalTime: clock.localTime(atMonotonic: instant + span)),
+              let end = coordinator.sessionTime(atLocalTime: clock.localTime(atMonotonic: instant.saturatingAdding(span))),
               end > start else { return 1 }
-        return Double(end - start) / Double(span)
+        return Double(end.saturatingSubtracting(start)) / Double(span)
     }
 }

@@ -2,6 +2,12 @@ import Foundation
 
 /// A media file's content identity: its duration and a hash of its beginning and end, so that
 /// participants can tell whether they hold the same file under the same name.
+///
+/// The duration is what the group validates media times against: a participant reports the
+/// identity with `PlaybackCoordinator.reportItem(_:identity:ready:)`, and every core bounds the
+/// seeks, pauses and starts proposed for that item by the longest duration announced for it
+/// (`CoordinationCore.mediaTimeRange(ofItem:)`; `d=0.000`, a file of unknown duration, announces
+/// none, and 24 hours is the bound then).
 public enum MediaIdentity {
     /// `d=SECONDS;h=HASH` for the file at `path` (FNV-1a over its first and last 64 KiB and its
     /// size: cheap, and different for different encodes of the same film).

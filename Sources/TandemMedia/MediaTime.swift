@@ -1,4 +1,5 @@
 import CFFmpeg
+import TandemPlayback
 
 /// Media and clock instants in Tandem are signed 64-bit nanoseconds.
 public typealias Nanoseconds = Int64
@@ -20,9 +21,10 @@ public enum MediaTime {
         av_rescale_q_rnd(nanoseconds, nanosecondBase, timeBase, AV_ROUND_DOWN)
     }
 
-    /// Seconds as nanoseconds, for values that people type.
+    /// Seconds as nanoseconds, for values that people type; saturates at the bounds of `Int64`
+    /// (about ±292 years), and NaN is 0.
     public static func nanoseconds(seconds: Double) -> Nanoseconds {
-        Nanoseconds((seconds * 1e9).rounded())
+        Nanoseconds(saturating: seconds * 1e9)
     }
 
     /// Nanoseconds as seconds, for people to read.

@@ -7,8 +7,10 @@ import TandemClock
 protocol CoordinationChannel: Sendable {
     /// Sends a proposal for ordering.
     func propose(_ proposal: PlaybackProposal) throws
-    /// Every ordered proposal: the history first, then each new one.
-    func orderedProposals() -> AsyncStream<OrderedProposal>
+    /// Every ordered record: the history first, then each new one.
+    func orderedProposals() -> AsyncStream<OrderedInput>
+    /// This participant's identity.
+    var localParticipant: UUID { get }
     /// Participants who leave.
     func departures() -> AsyncStream<UUID>
     /// The session clock, once known.
@@ -25,23 +27,49 @@ struct SessionChannel<Activity: GroupActivity>: CoordinationChannel {
         try session.sendOrdered(Array(try JSONEncoder().encode(proposal)))
     }
 
-    func orderedProposals() -> AsyncStream<OrderedProposal> {
+    func orderedProposals() -> AsyncStream<OrderedInput> {
         let deliveries = session.orderedDeliveries()
         return AsyncStream { continuation in
             let task = Task {
-                for await delivery in deliveries {
-                    // A proposal this version does not understand is skipped, not fatal.
-                    guard let proposal = try? JSONDecoder().decode(PlaybackProposal.self, from: Data(delivery.plaintext)) else { continue }
-                    continuation.yield(OrderedProposal(originator: delivery.from, order: delivery.order,
-                                                       effectiveAt: delivery.effectiveAt, proposal: proposal))
-                }
+                for await delivery in deliveries { continuation.yield(OrderedInput(delivery)) }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
         }
     }
 
+    var localParticipant: UUID { session.localParticipant.id }
+
     func departures() -> AsyncStream<UUID> { session.departures() }
     var clock: (any SessionClockSource)? { session.sessionClock }
     var localClock: any MonotonicDerivedClock { session.localClock }
+}
+
+/// An ordered record as the coordinator takes it: a proposal, or a record whose body is none
+/// (which the core skips, as it skips an invalid proposal, so that versions stay aligned).
+enum OrderedInput: Sendable, Equatable {
+    /// A proposal, still to be validated.
+    case proposal(OrderedProposal)
+    /// A body that is no proposal this version can read.
+    case unreadable(originator: UUID, order: UInt64, rejection: ProposalRejection)
+
+    /// The one place where the session's ordered record becomes the coordinator's: the JSON
+    /// body decoded (a body over `CoordinationCore.maximumProposalBytes` is not even read), the
+    /// relay's stamps carried over.
+    init(_ delivery: OrderedPlaintext) {
+        guard delivery.plaintext.count <= CoordinationCore.maximumProposalBytes else {
+            self = .unreadable(originator: delivery.from, order: delivery.order,
+                               rejection: ProposalRejection(.oversized, "a proposal of \(delivery.plaintext.count) bytes is over "
+                                                                + "\(CoordinationCore.maximumProposalBytes)"))
+            return
+        }
+        guard let proposal = try? JSONDecoder().decode(PlaybackProposal.self, from: Data(delivery.plaintext)) else {
+            self = .unreadable(originator: delivery.from, order: delivery.order,
+                               rejection: ProposalRejection(.unreadable, "a body of \(delivery.plaintext.count) bytes is no proposal "
+                                                                + "this version understands"))
+            return
+        }
+        self = .proposal(OrderedProposal(originator: delivery.from, order: delivery.order, orderedAt: delivery.orderedAt,
+                                         effectiveAt: delivery.effectiveAt, proposal: proposal))
+    }
 }

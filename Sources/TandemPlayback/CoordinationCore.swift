@@ -38,6 +38,9 @@ public struct CoordinationCore: Sendable, Equatable {
         case groupResumed(SharedTimeline, originator: UUID)
         /// Participants hold different content under the same item identifier.
         case itemMismatch(item: String, identities: [UUID: String])
+        /// The proposal ordered `order`, from `originator`, was skipped: invalid, or no proposal
+        /// at all. Nothing changed but the version.
+        case proposalRejected(ProposalRejection, originator: UUID, order: UInt64)
     }
 
     /// The shared timeline, as every participant holds it.
@@ -62,8 +65,17 @@ public struct CoordinationCore: Sendable, Equatable {
 
     /// Applies the next ordered proposal and returns what changed. Proposals at or below the
     /// current version (replays) change nothing.
+    ///
+    /// A proposal that fails validation (`rejection(of:)`) is skipped: it changes nothing but
+    /// the version, which advances to its order as for any other proposal (a `state` report
+    /// does the same), so that every participant's version stays the relay's last order number
+    /// and the coordinator treats the skip as any change that leaves the timeline where it was.
+    /// The one event says why.
     public mutating func apply(_ ordered: OrderedProposal) -> [Event] {
         guard ordered.order > timeline.version else { return [] }
+        if let rejection = rejection(of: ordered) {
+            return skip(order: ordered.order, originator: ordered.originator, rejection: rejection)
+        }
         timeline.version = ordered.order
         let at = max(ordered.effectiveAt, timeline.anchorSessionTime)
         let position = timeline.mediaTime(atSessionTime: at)
@@ -102,6 +114,15 @@ public struct CoordinationCore: Sendable, Equatable {
             participants[ordered.originator] = ParticipantState(item: item, identity: identity, ready: ready)
             return mismatchEvents()
         }
+    }
+
+    /// Skips the ordered record `order` from `originator`, which is no proposal this core can
+    /// apply (its body could not be read, say), as `apply(_:)` skips an invalid one: the version
+    /// advances, nothing else changes, and the event says why. A replay changes nothing.
+    public mutating func skip(order: UInt64, originator: UUID, rejection: ProposalRejection) -> [Event] {
+        guard order > timeline.version else { return [] }
+        timeline.version = order
+        return [.proposalRejected(rejection, originator: originator, order: order)]
     }
 
     private mutating func endSuspensions(where matches: (Suspension) -> Bool, at: Int64, position: Int64,

@@ -58,8 +58,8 @@ public struct CorrectionPolicy: Sendable, Equatable {
     /// What to do when the player is at `playerTime` while the timeline says `expectedTime`, at
     /// the group's `rate`. A positive error means the player is ahead.
     public mutating func decide(playerTime: Int64, expectedTime: Int64, rate: Double) -> Action {
-        let error = playerTime - expectedTime
-        let size = abs(error)
+        let error = playerTime.saturatingSubtracting(expectedTime)
+        let size = playerTime.saturatingDistance(to: expectedTime)
         guard rate > 0 else {
             correcting = false
             return size > deadband ? .seek(to: expectedTime) : .none

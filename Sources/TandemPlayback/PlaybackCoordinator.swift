@@ -110,27 +110,36 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     // MARK: The player's side
 
-    /// Asks the group to play at `rate` (0 pauses) from the current position.
+    /// Asks the group to play at `rate` (0 pauses) from the current position. A rate that is not
+    /// 0 or within `CoordinationCore.playableRates` (NaN, 1e15, negative) is refused with a
+    /// `ProposalRejection`, as every participant would skip it.
     public func coordinateRateChange(to rate: Double) throws {
+        if let rejection = CoordinationCore.rateRejection(rate) { throw rejection }
         if rate > 0 {
             try propose(.setRate(rate))
         } else {
-            try propose(.pause(at: expectedItemTime(atLocalTime: localClock?.now())))
+            // The timeline plays on past the item's end; a pause there shows the end.
+            let seen = expectedItemTime(atLocalTime: localClock?.now()).map(withinItem)
+            try propose(.pause(at: seen))
         }
     }
 
-    /// Asks the group to move to media time `time` (ns), keeping the rate.
+    /// Asks the group to move to media time `time` (ns), keeping the rate. A time outside the
+    /// item (`CoordinationCore.mediaTimeRange(ofItem:)`) is refused with a `ProposalRejection`.
     public func coordinateSeek(to time: Int64) throws {
         try propose(.seek(to: time))
     }
 
-    /// Asks the group to switch to the item `identifier` (paused at its start).
+    /// Asks the group to switch to the item `identifier` (paused at its start, or at `time`). An
+    /// identifier or a time that every participant would skip is refused with a
+    /// `ProposalRejection`.
     public func transitionToItem(identifier: String, at time: Int64 = 0) throws {
         try propose(.transition(item: identifier, at: time))
     }
 
     /// Tells the group what this participant has loaded (its identifier and content identity)
-    /// and whether it is ready, so that a mismatch is reported to everyone.
+    /// and whether it is ready, so that a mismatch is reported to everyone. Strings longer than
+    /// the core's bounds are refused with a `ProposalRejection`.
     public func reportItem(_ identifier: String?, identity: String?, ready: Bool) throws {
         try propose(.state(item: identifier, identity: identity, ready: ready))
     }
@@ -164,7 +173,8 @@ public final class PlaybackCoordinator: @unchecked Sendable {
                 return (ended, ended && state.ownSuspensions.isEmpty)
             }
             guard ended else { return }
-            try? self.propose(.endSuspension(id: id, proposedTime: time))
+            // Within the item, so that the end is never refused (the group would wait on).
+            try? self.propose(.endSuspension(id: id, proposedTime: time.map(self.withinItem)))
             guard wasLast else { return }
             Task { [weak self] in
                 guard let self else { return }
@@ -191,9 +201,12 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         return (session - localTime, clock.errorBound(atLocal: localTime) ?? 0)
     }
 
-    /// The local instant at session time `sessionTime`, once the session clock is known.
+    /// The local instant at session time `sessionTime`, once the session clock is known; an
+    /// instant more than a day from the session clock's present is taken as a day from it.
     public func localTime(atSessionTime sessionTime: Int64) -> Int64? {
-        state.withLock { $0.channel }?.clock?.localTime(atSession: sessionTime)
+        guard let channel = state.withLock({ $0.channel }), let clock = channel.clock,
+              let now = clock.sessionTime(atLocal: channel.localClock.now()) else { return nil }
+        return clock.localTime(atSession: Self.mappable(sessionTime, near: now))
     }
 
     // MARK: Running
@@ -236,16 +249,31 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         for task in previous { task.cancel() }
     }
 
+    /// `time` within the current item, as validation bounds it.
+    private func withinItem(_ time: Int64) -> Int64 {
+        let core = self.core
+        return time.clamped(to: core.mediaTimeRange(ofItem: core.timeline.item))
+    }
+
+    /// Sends `proposal` for ordering, unless the group would skip it: then it is refused here,
+    /// by the same validation every participant applies, with the `ProposalRejection`.
     private func propose(_ proposal: PlaybackProposal) throws {
-        guard let channel = state.withLock({ $0.channel }) else {
+        let (channel, core) = state.withLock { ($0.channel, $0.core) }
+        guard let channel else {
             throw CoordinatorError("the coordinator is not coordinating with a session yet")
         }
+        if let rejection = core.rejection(of: proposal, from: channel.localParticipant) { throw rejection }
         try channel.propose(proposal)
     }
 
-    private func apply(_ proposal: OrderedProposal) async {
+    private func apply(_ input: OrderedInput) async {
         let (events, timeline, readers) = state.withLock { state in
-            let events = state.core.apply(proposal)
+            let events: [Event]
+            switch input {
+            case .proposal(let proposal): events = state.core.apply(proposal)
+            case .unreadable(let originator, let order, let rejection):
+                events = state.core.skip(order: order, originator: originator, rejection: rejection)
+            }
             return (events, state.core.timeline, Array(state.eventReaders.values))
         }
         guard !events.isEmpty || timeline != self.timeline else { return }
@@ -267,13 +295,14 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         if timeline.rate > 0 {
             // A change already in force (a late joiner's, or one that reached us late) is picked
             // up a pre-roll ahead, on the same timeline, so the player comes in on time.
-            let start = timeline.anchorSessionTime > nowSession ? timeline.anchorSessionTime : nowSession + lead
+            let wanted = timeline.anchorSessionTime > nowSession ? timeline.anchorSessionTime : nowSession.saturatingAdding(lead)
+            let start = Self.mappable(wanted, near: nowSession)
             guard let hostTime = clock.localTime(atSession: start) else { return }
             command = .play(PlayCommand(expectedCurrentItemIdentifier: timeline.item, rate: timeline.rate,
                                         itemTime: timeline.mediaTime(atSessionTime: start), hostTime: hostTime,
                                         version: timeline.version))
         } else {
-            let hostTime = clock.localTime(atSession: max(timeline.anchorSessionTime, nowSession)) ?? now
+            let hostTime = clock.localTime(atSession: Self.mappable(max(timeline.anchorSessionTime, nowSession), near: nowSession)) ?? now
             command = .pause(PauseCommand(expectedCurrentItemIdentifier: timeline.item, itemTime: timeline.anchorMediaTime,
                                           hostTime: hostTime, version: timeline.version))
         }
@@ -288,6 +317,16 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             delegate.playbackCoordinator(self, didIssue: command) { done.resume() }
         }
+    }
+
+    /// How far from the session clock's present (ns) an instant is mapped to local time: a day.
+    /// An honest timeline's instants are within seconds of it; one that a lying relay stamped at
+    /// the end of time is mapped to a day from now rather than overflowing the clock's mapping.
+    static let mappableSpan: Int64 = 24 * 3_600 * 1_000_000_000
+
+    /// `sessionTime`, within `mappableSpan` of `now` (session ns).
+    static func mappable(_ sessionTime: Int64, near now: Int64) -> Int64 {
+        sessionTime.clamped(to: now.saturatingSubtracting(mappableSpan)...now.saturatingAdding(mappableSpan))
     }
 
     /// The session clock, waiting (up to 5 s) for its first estimate.

@@ -32,15 +32,19 @@ public struct OrderedProposal: Sendable, Equatable {
     public var originator: UUID
     /// The relay's order number for it (the timeline's version once applied).
     public var order: UInt64
+    /// When the relay ordered it, in session time (ns). Validation requires `effectiveAt` to
+    /// be at most `CoordinationCore.maximumLead` after it, and not before it.
+    public var orderedAt: Int64
     /// When it takes effect, in session time (ns).
     public var effectiveAt: Int64
     /// The change.
     public var proposal: PlaybackProposal
 
-    /// An ordered proposal.
-    public init(originator: UUID, order: UInt64, effectiveAt: Int64, proposal: PlaybackProposal) {
+    /// An ordered proposal; without `orderedAt`, ordered at its effective instant (a lead of 0).
+    public init(originator: UUID, order: UInt64, orderedAt: Int64? = nil, effectiveAt: Int64, proposal: PlaybackProposal) {
         self.originator = originator
         self.order = order
+        self.orderedAt = orderedAt ?? effectiveAt
         self.effectiveAt = effectiveAt
         self.proposal = proposal
     }

@@ -19,6 +19,7 @@ public final class PlaybackSuspension: Sendable {
     /// the first call (of either `end`) counts.
     public func end() { finish(nil) }
 
-    /// Ends the suspension, proposing that the group resume at media time `time` (ns).
+    /// Ends the suspension, proposing that the group resume at media time `time` (ns), taken
+    /// within the item (0 to its duration) so that the end is never refused.
     public func end(proposingNewTime time: Int64) { finish(time) }
 }

@@ -29,15 +29,17 @@ public struct SharedTimeline: Sendable, Codable, Equatable, CustomStringConverti
         self.version = version
     }
 
-    /// The media time at session instant `sessionTime`.
+    /// The media time at session instant `sessionTime`. Saturates at the bounds of `Int64`
+    /// rather than trapping, whatever the anchors and the rate (a NaN rate counts as paused).
     public func mediaTime(atSessionTime sessionTime: Int64) -> Int64 {
-        anchorMediaTime + Int64((Double(sessionTime - anchorSessionTime) * rate).rounded())
+        anchorMediaTime.saturatingAdding(sessionTime.saturatingSubtracting(anchorSessionTime).saturatingScaled(by: rate))
     }
 
     /// The session instant at which media time `mediaTime` plays, or nil while paused.
+    /// Saturates at the bounds of `Int64` rather than trapping.
     public func sessionTime(forMediaTime mediaTime: Int64) -> Int64? {
         guard rate > 0 else { return nil }
-        return anchorSessionTime + Int64((Double(mediaTime - anchorMediaTime) / rate).rounded())
+        return anchorSessionTime.saturatingAdding(mediaTime.saturatingSubtracting(anchorMediaTime).saturatingDivided(by: rate))
     }
 
     /// A line for people to read.

@@ -42,7 +42,8 @@ import TandemTestKit
             (4_000 * ms, ana, .setRate(0.5)),
         ]
         return changes.enumerated().map { index, change in
-            OrderedProposal(originator: change.1, order: UInt64(index + 1), effectiveAt: start + change.0 + lead, proposal: change.2)
+            OrderedProposal(originator: change.1, order: UInt64(index + 1), orderedAt: start + change.0, effectiveAt: start + change.0 + lead,
+                            proposal: change.2)
         }
     }
 

@@ -40,6 +40,9 @@ final class EventPrinter: Sendable {
         case .itemMismatch(let item, let identities):
             emit("item-mismatch", ["item": item, "participants": identities.keys.map(name).sorted(),
                                    "message": "participants play different files under the name \(item)"])
+        case .proposalRejected(let rejection, let originator, let order):
+            emit("rejected", ["by": name(originator), "order": Int(clamping: order), "reason": rejection.reason.description,
+                              "message": "skipped a change: \(rejection.detail)"])
         }
     }
 
@@ -60,7 +63,7 @@ final class EventPrinter: Sendable {
     }
 
     private func fields(_ timeline: SharedTimeline) -> [String: any Sendable] {
-        ["version": Int(timeline.version), "rate": timeline.rate, "media_time": Double(timeline.anchorMediaTime) / 1e9,
+        ["version": Int(clamping: timeline.version), "rate": timeline.rate, "media_time": Double(timeline.anchorMediaTime) / 1e9,
          "effective_session_ns": Int(timeline.anchorSessionTime), "item": timeline.item ?? ""]
     }
 

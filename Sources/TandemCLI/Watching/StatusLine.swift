@@ -28,7 +28,7 @@ enum StatusLine {
             // this is the sync error of this participant.
             if timeline.rate > 0, let expected = coordinator.expectedItemTime(atLocalTime: local),
                let raw = coordinator.localClock?.monotonicTime(atLocal: local) {
-                parts.append(String(format: "sync %.2f ms", Double(player.mediaTime(atLocalTime: raw) - expected) / 1e6))
+                parts.append(String(format: "sync %.2f ms", Double(player.mediaTime(atLocalTime: raw).saturatingSubtracting(expected)) / 1e6))
             }
         }
         if !lastChange.isEmpty { parts.append(lastChange) }

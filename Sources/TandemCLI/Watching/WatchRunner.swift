@@ -12,6 +12,11 @@ import TandemPlayback
 /// a time from standard input (`play`, `pause`, `seek SECONDS`, `rate R`, `stall SECONDS [nowait]`,
 /// `wait SECONDS`, `leave`, `end`).
 ///
+/// Seeks are clamped to the item (0 to its duration, as the group's validation knows it), by the
+/// arrow keys and by `seek` alike; any other bad value (`rate 1e15`, `rate nan`, a negative or
+/// out-of-range rate, seconds that are not a finite number) is refused with one line on
+/// standard error (an `error` event with `--events json`), and the process carries on.
+///
 /// `stall` is the built-in player's, for benchmarks: the player freezes where it is and this
 /// participant begins a `.stallRecovery` suspension (one the group waits for, or with `nowait`
 /// one it does not), ended SECONDS later; events `stall` (`seconds`, `waits`) and `stall-ended`.
@@ -50,7 +55,7 @@ struct WatchRunner {
         let script = Task {
             if let keys {
                 await runKeys(keys, coordinator: coordinator, events: events,
-                              duration: player.info.duration.map { Int64($0 * 1e9) })
+                              duration: player.info.duration.map { MediaTime.nanoseconds(seconds: $0) })
             } else {
                 try await runScript(coordinator: coordinator, events: events, player: player)
             }
@@ -112,24 +117,25 @@ struct WatchRunner {
                 switch verb {
                 case "play": try coordinator.coordinateRateChange(to: coordinator.core.intendedRate > 0 ? coordinator.core.intendedRate : 1)
                 case "pause": try coordinator.coordinateRateChange(to: 0)
-                case "seek": try coordinator.coordinateSeek(to: nanoseconds(try argument(words)))
-                case "rate": try coordinator.coordinateRateChange(to: try argument(words))
+                case "seek": try coordinator.coordinateSeek(to: seekTarget(seconds: try number(words), coordinator: coordinator))
+                // The coordinator refuses what every participant would skip, saying why.
+                case "rate": try coordinator.coordinateRateChange(to: try number(words))
                 case "stall":
                     let (seconds, waits) = try stallArguments(words)
                     guard let player else {
-                        events.emit("error", ["message": "stall is the built-in player's (--player builtin)"])
+                        refuse("stall is the built-in player's (--player builtin)", events: events)
                         continue
                     }
                     stall(player: player, coordinator: coordinator, seconds: seconds, waits: waits, events: events)
-                case "wait": try await Task.sleep(for: .seconds(try argument(words)))
+                case "wait": try await Task.sleep(for: .seconds(try seconds(words)))
                 case "leave": session.leave()
                 case "end":
                     endedHere.set()
                     session.end()
-                default: events.emit("error", ["message": "unknown command '\(verb)' (play, pause, seek S, rate R, stall S [nowait], wait S, leave, end)"])
+                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, stall S [nowait], wait S, leave, end)", events: events)
                 }
             } catch {
-                events.emit("error", ["message": "\(line): \(error)"])
+                refuse("\(line): \(error)", events: events)
             }
         }
     }
@@ -165,7 +171,7 @@ struct WatchRunner {
     /// `stall SECONDS [nowait]`: the seconds, and whether the group waits.
     private func stallArguments(_ words: [String]) throws -> (seconds: Double, waits: Bool) {
         guard words.count == 2 || (words.count == 3 && words[2] == "nowait"),
-              let seconds = Double(words[1]), seconds.isFinite, seconds >= 0 else {
+              let seconds = Double(words[1]), (0...Self.longestWait).contains(seconds) else {
             throw CLIError.usage("'\(words.joined(separator: " "))' wants a number of seconds, then optionally nowait")
         }
         return (seconds, words.count == 2)
@@ -178,13 +184,14 @@ struct WatchRunner {
             let timeline = coordinator.core.timeline
             let position = coordinator.localClock.flatMap { coordinator.expectedItemTime(atLocalTime: $0.now()) } ?? timeline.anchorMediaTime
             let rate = coordinator.core.intendedRate
+            func by(_ step: Int64) -> Int64 { clamped(position.saturatingAdding(step), duration, coordinator: coordinator) }
             do {
                 switch key {
                 case .space: try coordinator.coordinateRateChange(to: rate > 0 ? 0 : 1)
-                case .left: try coordinator.coordinateSeek(to: clamped(position - 5_000_000_000, duration))
-                case .right: try coordinator.coordinateSeek(to: clamped(position + 5_000_000_000, duration))
-                case .shiftLeft: try coordinator.coordinateSeek(to: clamped(position - 30_000_000_000, duration))
-                case .shiftRight: try coordinator.coordinateSeek(to: clamped(position + 30_000_000_000, duration))
+                case .left: try coordinator.coordinateSeek(to: by(-5_000_000_000))
+                case .right: try coordinator.coordinateSeek(to: by(5_000_000_000))
+                case .shiftLeft: try coordinator.coordinateSeek(to: by(-30_000_000_000))
+                case .shiftRight: try coordinator.coordinateSeek(to: by(30_000_000_000))
                 case .slower: try coordinator.coordinateRateChange(to: (max(0.25, (rate > 0 ? rate : 1) - 0.1) * 10).rounded() / 10)
                 case .faster: try coordinator.coordinateRateChange(to: (min(4, (rate > 0 ? rate : 1) + 0.1) * 10).rounded() / 10)
                 case .resetRate: try coordinator.coordinateRateChange(to: 1)
@@ -194,7 +201,7 @@ struct WatchRunner {
                     session.end()
                 }
             } catch {
-                events.emit("error", ["message": "\(error)"])
+                refuse("\(error)", events: events)
             }
         }
     }
@@ -233,9 +240,9 @@ struct WatchRunner {
         let local = clock.now()
         guard let status = coordinator.clockStatus(atLocalTime: local) else { return }
         var fields: [String: any Sendable] = ["clock_offset_ns": Int(status.offset), "clock_error_bound_ns": Int(status.errorBound),
-                                              "version": Int(coordinator.core.timeline.version)]
+                                              "version": Int(clamping: coordinator.core.timeline.version)]
         if let expected = coordinator.expectedItemTime(atLocalTime: local) {
-            fields["sync_error_ns"] = Int(player.mediaTime(atLocalTime: clock.monotonicTime(atLocal: local)) - expected)
+            fields["sync_error_ns"] = Int(player.mediaTime(atLocalTime: clock.monotonicTime(atLocal: local)).saturatingSubtracting(expected))
         }
         let statistics = player.statistics
         fields["presented"] = statistics.presentedFrames
@@ -243,19 +250,52 @@ struct WatchRunner {
         EventPrinter(json: options.jsonEvents).emit("sync", fields)
     }
 
-    /// A seek target within the item: not before its start, nor past its end.
-    private func clamped(_ time: Int64, _ duration: Int64?) -> Int64 {
-        min(max(0, time), duration ?? .max)
+    /// A seek target within the item: not before its start, nor past its end (the player's
+    /// duration, when it knows one, and the range the group's validation allows).
+    private func clamped(_ time: Int64, _ duration: Int64?, coordinator: PlaybackCoordinator) -> Int64 {
+        let core = coordinator.core
+        let allowed = core.mediaTimeRange(ofItem: core.timeline.item ?? session.activity.item)
+        return time.clamped(to: 0...min(duration ?? .max, allowed.upperBound))
     }
 
-    private func argument(_ words: [String]) throws -> Double {
-        guard words.count == 2, let value = Double(words[1]), value.isFinite, value >= 0 else {
-            throw CLIError.usage("'\(words.joined(separator: " "))' wants one number")
+    /// `seek SECONDS`'s target: SECONDS within the item, in nanoseconds (converted only once
+    /// clamped, so that no number typed can overflow).
+    private func seekTarget(seconds: Double, coordinator: PlaybackCoordinator) -> Int64 {
+        let core = coordinator.core
+        let end = core.mediaTimeRange(ofItem: core.timeline.item ?? session.activity.item).upperBound
+        return MediaTime.nanoseconds(seconds: min(max(0, seconds), Double(end) / 1e9)).clamped(to: 0...end)
+    }
+
+    /// The one argument of a command, a finite number (of any sign: what it may be is the
+    /// command's to say).
+    private func number(_ words: [String]) throws -> Double {
+        guard words.count == 2, let value = Double(words[1]), value.isFinite else {
+            throw CLIError.usage("'\(words.joined(separator: " "))' wants one finite number")
         }
         return value
     }
 
-    private func nanoseconds(_ seconds: Double) -> Int64 { Int64((seconds * 1e9).rounded()) }
+    /// The longest `wait` or `stall` (s): a day. Longer is a typing error, and would overflow a
+    /// sleep's duration long before it ended.
+    static let longestWait: Double = 86_400
+
+    /// `wait SECONDS`: between 0 and a day.
+    private func seconds(_ words: [String]) throws -> Double {
+        guard words.count == 2, let value = Double(words[1]), (0...Self.longestWait).contains(value) else {
+            throw CLIError.usage("'\(words.joined(separator: " "))' wants a number of seconds from 0 to \(Int(Self.longestWait))")
+        }
+        return value
+    }
+
+    /// Refuses a command: one line, an `error` event with `--events json`, otherwise on
+    /// standard error (over the status line at a terminal). The process carries on.
+    func refuse(_ message: String, events: EventPrinter) {
+        if options.jsonEvents {
+            events.emit("error", ["message": message])
+        } else {
+            printError((isatty(2) != 0 ? "\r\u{1B}[K" : "") + "tandem: " + message)
+        }
+    }
 }
 
 /// Standard input, a line at a time, read on a thread of its own.

@@ -46,9 +46,9 @@ extension MpvPlayer {
         let (paused, groupRate, speed, followed) = state.withLock { ($0.paused, $0.groupRate, $0.requestedSpeed, $0.followedVersion) }
         if !paused, groupRate > 0, abs(command.rate - groupRate) < 1e-9, let measured = await preciseReading() {
             // Where mpv will be at the command's instant, going on as it goes.
-            let predicted = measured.position + Int64((Double(host - measured.at) * speed).rounded())
+            let predicted = measured.position.saturatingAdding(host.saturatingSubtracting(measured.at).saturatingScaled(by: speed))
             let limit = command.version == followed ? correctionPolicy.seekThreshold : Self.trimLimit
-            if abs(predicted - command.itemTime) <= limit {
+            if predicted.saturatingDistance(to: command.itemTime) <= limit {
                 state.withLock { $0.followedVersion = command.version }
                 return
             }
@@ -69,7 +69,7 @@ extension MpvPlayer {
     func seekWhilePaused(to target: Int64) async {
         if state.withLock({ !$0.paused }) { await setPaused(true) }
         let position = await measurePosition()?.position
-        if position.map({ abs($0 - target) > 2_000_000 }) ?? true {
+        if position.map({ $0.saturatingDistance(to: target) > 2_000_000 }) ?? true {
             await seek(to: target, learning: false)
         }
     }
@@ -82,10 +82,10 @@ extension MpvPlayer {
     func wait(until instant: Int64, version: UInt64) async -> Bool {
         // Bounded: at most the distance to the instant, in steps of 5 ms (a newer command waits
         // no longer than that for this one to give way).
-        let steps = max(0, (instant - MonotonicClock.now()) / 5_000_000 + 2)
+        let steps = max(0, instant.saturatingSubtracting(MonotonicClock.now()) / 5_000_000 + 2)
         for _ in 0..<steps {
             if !isCurrent(version) { return false }
-            let remaining = instant - MonotonicClock.now() - Self.spinLead
+            let remaining = instant.saturatingSubtracting(MonotonicClock.now()).saturatingSubtracting(Self.spinLead)
             guard remaining > 0 else { break }
             try? await Task.sleep(for: .nanoseconds(min(remaining, 5_000_000)))
         }

@@ -40,7 +40,7 @@ extension MpvPlayer {
               let expected = playbackCoordinator.expectedItemTime(atLocalTime: clock.localTime(atMonotonic: measured.at))
         else { return }
         // Past the end, mpv holds the last frame: nothing to correct.
-        if let duration, expected >= duration - 200_000_000 { return }
+        if let duration, expected >= duration.saturatingSubtracting(200_000_000) { return }
         let decision = state.withLock { state -> (action: CorrectionPolicy.Action, speed: Double)? in
             // Something changed while measuring (a command, a person, a seek): measure again next time.
             guard state.groupRate == rate, state.hold == nil, !state.paused, settling || MonotonicClock.now() >= state.settleUntil else {
@@ -49,9 +49,9 @@ extension MpvPlayer {
             let speed = state.requestedSpeed
             // Without sound the picture keeps time by itself: no output to drain, no step.
             let lag = hasAudio ? state.outputLag : 0
-            let settled = measured.position + Int64((Double(lag) * (speed - rate)).rounded())
+            let settled = measured.position.saturatingAdding(lag.saturatingScaled(by: speed - rate))
             state.statistics.measurements += 1
-            state.statistics.lastError = settled - expected
+            state.statistics.lastError = settled.saturatingSubtracting(expected)
             return (state.policy.decide(playerTime: settled, expectedTime: expected, rate: rate), speed)
         }
         guard let (action, speed) = decision else { return }
@@ -82,8 +82,9 @@ extension MpvPlayer {
               let after = await preciseReading(), after.roundTrip <= Self.correctionRoundTrip else { return }
         // Where mpv would be had the change taken effect at once, with no step.
         let instant = changed.midpoint
-        let unstepped = before.position + Int64((Double(instant - before.at) * old + Double(after.at - instant) * new).rounded())
-        let lag = Int64((Double(unstepped - after.position) / change).rounded())
+        let unstepped = before.position.saturatingAdding(
+            Int64(saturating: Double(instant.saturatingSubtracting(before.at)) * old + Double(after.at.saturatingSubtracting(instant)) * new))
+        let lag = unstepped.saturatingSubtracting(after.position).saturatingDivided(by: change)
         guard (0...1_000_000_000).contains(lag) else { return }
         state.withLock { $0.outputLag = ($0.outputLag + lag) / 2 }
     }

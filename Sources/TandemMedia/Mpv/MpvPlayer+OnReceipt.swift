@@ -34,7 +34,7 @@ extension MpvPlayer {
             await setSpeed(rate)
             let position = await measurePosition()?.position
             var sent: SentSeek?
-            if always || position.map({ abs($0 - start) > frameDuration }) ?? true {
+            if always || position.map({ $0.saturatingDistance(to: start) > frameDuration }) ?? true {
                 sent = await sendSeek(to: start)
             }
             // At once, seek or no seek: mpv starts from the target as soon as the seek lands.

@@ -45,9 +45,9 @@ extension MpvPlayer {
         var reading: Reading?
         if playing, hasAudio, let reply = try? await connection.command(["get_property", "audio-pts"]),
            let seconds = reply.value.double {
-            reading = Reading(position: Int64((seconds * 1e9).rounded()), at: reply.midpoint, roundTrip: reply.receivedAt - reply.sentAt)
+            reading = Reading(position: Int64(saturating: seconds * 1e9), at: reply.midpoint, roundTrip: reply.receivedAt - reply.sentAt)
         } else if let reply = try? await connection.command(["get_property", "time-pos"]), let seconds = reply.value.double {
-            reading = Reading(position: Int64((seconds * 1e9).rounded()) - (playing ? positionLead : 0), at: reply.midpoint,
+            reading = Reading(position: Int64(saturating: seconds * 1e9).saturatingSubtracting(playing ? positionLead : 0), at: reply.midpoint,
                               roundTrip: reply.receivedAt - reply.sentAt)
         }
         guard let reading else { return nil }

@@ -49,19 +49,19 @@ extension MpvPlayer {
     func start(itemTime: Int64, at host: Int64, rate: Double, version: UInt64, again: Bool = true) async -> Bool {
         guard rate > 0 else { return false }
         func target(at instant: Int64) -> Int64 {
-            itemTime + Int64((Double(instant - host) * rate).rounded())
+            itemTime.saturatingAdding(instant.saturatingSubtracting(host).saturatingScaled(by: rate))
         }
         await setPaused(true)
         await setSpeed(rate)
         let lead = state.withLock { $0.seekLead } + Self.startMargin
-        let aim = max(host, MonotonicClock.now() + lead)
+        let aim = max(host, MonotonicClock.now().saturatingAdding(lead))
         let aimed = max(0, target(at: aim))
         guard let sent = await sendSeek(to: aimed) else { return false }
         await waitForLanding(sent, learning: true)
         guard let landed = await landedFrame(aimed: aimed) else { return false }
-        let startAt = host + Int64((Double(landed - itemTime) / rate).rounded())
+        let startAt = host.saturatingAdding(landed.saturatingSubtracting(itemTime).saturatingDivided(by: rate))
         let latency = state.withLock { $0.statistics.starts == 0 ? Self.firstStartLatency : $0.startLatency }
-        guard await wait(until: startAt - latency, version: version) else { return false }
+        guard await wait(until: startAt.saturatingSubtracting(latency), version: version) else { return false }
         state.withLock { state in
             state.settleUntil = max(startAt, MonotonicClock.now()) + Self.startSettling
             state.policy.reset(correcting: true)
@@ -70,7 +70,7 @@ extension MpvPlayer {
         }
         guard let reply = await setPaused(false) else { return false }
         guard let error = await learnFromStart(landed: landed, startAt: startAt, rate: rate, unpause: reply) else { return true }
-        if abs(error) > Self.trimLimit, again {
+        if error.saturatingDistance(to: 0) > Self.trimLimit, again {
             return await start(itemTime: itemTime, at: host, rate: rate, version: version, again: false)
         }
         await trim(error, rate: rate, version: version)
@@ -87,8 +87,8 @@ extension MpvPlayer {
         // Bounded: 250 steps of 2 ms.
         for _ in 0..<250 {
             if (try? await connection.get("seeking"))?.bool == false, let seconds = (try? await connection.get("time-pos"))?.double {
-                position = Int64((seconds * 1e9).rounded())
-                if let position, position >= aimed - Self.landingTolerance { return position }
+                position = Int64(saturating: seconds * 1e9)
+                if let position, position >= aimed.saturatingSubtracting(Self.landingTolerance) { return position }
             }
             if state.withLock({ $0.closed }) { return nil }
             try? await Task.sleep(for: .milliseconds(2))
@@ -105,9 +105,10 @@ extension MpvPlayer {
         // The first few ms of sound after an unpause read a fraction of a ms apart from the rest.
         try? await Task.sleep(for: .milliseconds(30))
         guard let reading = await preciseReading(), reading.roundTrip <= Self.correctionRoundTrip else { return nil }
-        let error = reading.position - (landed + Int64((Double(reading.at - startAt) * rate).rounded()))
-        let began = reading.at - Int64((Double(reading.position - landed) / rate).rounded())
-        let latency = min(max(began - unpause.sentAt, -5_000_000), 50_000_000)
+        let expected = landed.saturatingAdding(reading.at.saturatingSubtracting(startAt).saturatingScaled(by: rate))
+        let error = reading.position.saturatingSubtracting(expected)
+        let began = reading.at.saturatingSubtracting(reading.position.saturatingSubtracting(landed).saturatingDivided(by: rate))
+        let latency = began.saturatingSubtracting(unpause.sentAt).clamped(to: -5_000_000...50_000_000)
         state.withLock { state in
             if state.statistics.starts > 1 { state.startLatency = (state.startLatency + latency) / 2 }
             state.statistics.lastStartError = error
@@ -123,7 +124,7 @@ extension MpvPlayer {
     /// afresh did not help). A new command cuts the pulse short: it is waited for, as a
     /// command's instant is.
     private func trim(_ error: Int64, rate: Double, version: UInt64) async {
-        let size = abs(error)
+        let size = error.saturatingDistance(to: 0)
         guard size > correctionPolicy.deadband, size <= Self.trimLimit else { return }
         let change = Double(size) / (rate * Double(Self.trimDuration))
         let began = state.withLock { state -> Bool in

@@ -23,7 +23,7 @@ extension MpvPlayer {
             guard let reply = try? await connection.command(["get_property", "time-pos"]), let seconds = reply.value.double else { return }
             let (paused, speed) = state.withLock { ($0.ledger.paused, $0.ledger.speed) }
             let since = paused ? 0 : Double(max(0, reply.midpoint - event.receivedAt)) * speed
-            observation = .seekLanded(at: Int64((seconds * 1e9 - since).rounded()))
+            observation = .seekLanded(at: Int64(saturating: seconds * 1e9 - since))
         default:
             return
         }
@@ -69,7 +69,10 @@ extension MpvPlayer {
             state.withLock { $0.requestedSpeed = speed }
             proposed = (try? coordinator.coordinateRateChange(to: Self.proposable(rate))) != nil
         case .seek(let position):
-            proposed = (try? coordinator.coordinateSeek(to: max(0, position))) != nil
+            // Within the item as the group knows it (its announced duration is rounded to the ms).
+            let core = coordinator.core
+            let target = position.clamped(to: core.mediaTimeRange(ofItem: core.timeline.item))
+            proposed = (try? coordinator.coordinateSeek(to: target)) != nil
         }
         guard proposed else { return }
         state.withLock { state in

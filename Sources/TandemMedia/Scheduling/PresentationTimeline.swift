@@ -1,3 +1,5 @@
+import TandemPlayback
+
 /// The mapping from local monotonic time to media time that a player follows:
 /// `mediaTime(t) = anchorMediaTime + rate × (t − anchorLocalTime)`.
 ///
@@ -33,15 +35,17 @@ public struct PresentationTimeline: Sendable, Equatable, CustomStringConvertible
         rate == 0 || (rate >= PresentationTimeline.minimumRate && rate <= PresentationTimeline.maximumRate)
     }
 
-    /// The media time at local instant `localTime`.
+    /// The media time at local instant `localTime`; saturates at the bounds of `Int64` rather
+    /// than trapping.
     public func mediaTime(atLocalTime localTime: Nanoseconds) -> Nanoseconds {
-        anchorMediaTime + Nanoseconds((Double(localTime - anchorLocalTime) * rate).rounded())
+        anchorMediaTime.saturatingAdding(localTime.saturatingSubtracting(anchorLocalTime).saturatingScaled(by: rate))
     }
 
-    /// The local instant at which media time `mediaTime` plays, or nil while paused.
+    /// The local instant at which media time `mediaTime` plays, or nil while paused; saturates
+    /// at the bounds of `Int64` rather than trapping.
     public func localTime(forMediaTime mediaTime: Nanoseconds) -> Nanoseconds? {
         guard rate > 0 else { return nil }
-        return anchorLocalTime + Nanoseconds((Double(mediaTime - anchorMediaTime) / rate).rounded())
+        return anchorLocalTime.saturatingAdding(mediaTime.saturatingSubtracting(anchorMediaTime).saturatingDivided(by: rate))
     }
 
     /// The same media position, continuing at another rate from `localTime` on.

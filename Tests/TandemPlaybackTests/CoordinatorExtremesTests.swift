@@ -1,0 +1,83 @@
+import Foundation
+import Synchronization
+import Testing
+import Tandem
+import TandemClock
+@testable import TandemPlayback
+
+/// The coordinator's mapping of the shared timeline to host time when a lying relay stamps a
+/// valid change at the end of time: the instant is taken within a day of the session clock's
+/// present before the clock maps it (a real clock's mapping, as the one here, would overflow),
+/// and the player is issued a command, not a crash.
+@Suite struct CoordinatorExtremesTests {
+    /// A session clock 1000 s behind the local one, whose mapping traps on overflow as plain
+    /// arithmetic does.
+    struct TrappingClock: SessionClockSource {
+        static let offset: Int64 = 1_000_000_000_000
+        func sessionTime(atLocal localTime: Int64) -> Int64? { localTime - Self.offset }
+        func localTime(atSession sessionTime: Int64) -> Int64? { sessionTime + Self.offset }
+        func errorBound(atLocal localTime: Int64) -> Int64? { 0 }
+        func stop() {}
+    }
+
+    /// A channel that hands the coordinator the records a test gives it.
+    final class ScriptedChannel: CoordinationChannel, @unchecked Sendable {
+        let records: AsyncStream<OrderedInput>
+        let feed: AsyncStream<OrderedInput>.Continuation
+        let localParticipant = UUID()
+        init() { (records, feed) = AsyncStream.makeStream(of: OrderedInput.self) }
+        func propose(_ proposal: PlaybackProposal) throws {}
+        func orderedProposals() -> AsyncStream<OrderedInput> { records }
+        func departures() -> AsyncStream<UUID> { AsyncStream { _ in } }
+        var clock: (any SessionClockSource)? { TrappingClock() }
+        var localClock: any MonotonicDerivedClock { SystemClock() }
+    }
+
+    final class CommandLog: PlaybackCoordinatorDelegate, @unchecked Sendable {
+        let commands = Mutex<[PlaybackCommand]>([])
+        var currentItemIdentifier: String? { "film" }
+        func playbackCoordinator(_ coordinator: PlaybackCoordinator, didIssue command: PlaybackCommand,
+                                 completion: @escaping @Sendable () -> Void) {
+            commands.withLock { $0.append(command) }
+            completion()
+        }
+        var all: [PlaybackCommand] { commands.withLock { $0 } }
+    }
+
+    @Test func instantsAreMappedWithinADayOfThePresent() {
+        let now: Int64 = 5_000_000_000_000
+        #expect(PlaybackCoordinator.mappable(.max, near: now) == now + PlaybackCoordinator.mappableSpan)
+        #expect(PlaybackCoordinator.mappable(.min, near: now) == now - PlaybackCoordinator.mappableSpan)
+        #expect(PlaybackCoordinator.mappable(now + 1_000, near: now) == now + 1_000)
+        #expect(PlaybackCoordinator.mappable(0, near: .max) == .max - PlaybackCoordinator.mappableSpan)
+        #expect(PlaybackCoordinator.mappable(0, near: .min) == .min + PlaybackCoordinator.mappableSpan)
+    }
+
+    @Test func aChangeStampedAtTheEndOfTimeIsIssuedWithoutOverflow() async throws {
+        let log = CommandLog()
+        let coordinator = PlaybackCoordinator(delegate: log)
+        let channel = ScriptedChannel()
+        coordinator.coordinate(over: channel)
+        let ana = UUID()
+        let end = Int64.max - 1_000_000_000
+        channel.feed.yield(.proposal(OrderedProposal(originator: ana, order: 1, orderedAt: 0, effectiveAt: 50_000_000,
+                                                     proposal: .transition(item: "film", at: 0))))
+        // Valid on its face (effective half a second after it was ordered), but at the end of time.
+        channel.feed.yield(.proposal(OrderedProposal(originator: ana, order: 2, orderedAt: end, effectiveAt: end + 500_000_000,
+                                                     proposal: .setRate(1))))
+        #expect(await eventually { log.all.contains { if case .play = $0 { true } else { false } } })
+        guard case .play(let play)? = log.all.last else {
+            Issue.record("no play command: \(log.all)")
+            return
+        }
+        // Due a day from now at the latest, on the local clock.
+        let now = SystemClock().now()
+        #expect(play.hostTime > now && play.hostTime <= now + PlaybackCoordinator.mappableSpan + 1_000_000_000)
+        #expect(coordinator.timeline.anchorSessionTime == end + 500_000_000)
+        // Every way of asking the coordinator where the timeline is answers.
+        _ = coordinator.expectedItemTime(atLocalTime: now)
+        #expect(coordinator.localTime(atSessionTime: .max) != nil)
+        #expect(coordinator.localTime(atSessionTime: .min) != nil)
+        channel.feed.finish()
+    }
+}

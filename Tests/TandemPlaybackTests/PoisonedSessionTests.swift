@@ -1,0 +1,151 @@
+import Foundation
+import Synchronization
+import Testing
+import Tandem
+import TandemClock
+import TandemNet
+import TandemPlayback
+import TandemTestKit
+
+/// Poisoned proposals through the real session stack on the in-memory relay: a participant
+/// that bypasses its coordinator's validation sends them with the session's ordered channel;
+/// every coordinator skips them with an event, the group plays on, and a late joiner whose
+/// history holds them joins normally. A coordinator refuses to send them in the first place.
+@Suite(.serialized) struct PoisonedSessionTests {
+    typealias Member = CoordinatorBehaviourTests.Member
+
+    /// Every event a coordinator reports from now on.
+    final class EventLog: Sendable {
+        private let events = Mutex<[CoordinationCore.Event]>([])
+        private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
+
+        init(_ coordinator: PlaybackCoordinator) {
+            let stream = coordinator.events
+            let task = Task { [weak self] in
+                for await event in stream { self?.events.withLock { $0.append(event) } }
+            }
+            self.task.withLock { $0 = task }
+        }
+
+        deinit { task.withLock { $0?.cancel() } }
+
+        var all: [CoordinationCore.Event] { events.withLock { $0 } }
+
+        /// The reasons of the rejections reported so far, in order.
+        var rejections: [ProposalRejection.Reason] {
+            all.compactMap { if case .proposalRejected(let rejection, _, _) = $0 { rejection.reason } else { nil } }
+        }
+    }
+
+    /// The poisons, as bodies of the session's ordered channel, and why each is skipped.
+    static func poisons() throws -> [(body: [UInt8], reason: ProposalRejection.Reason)] {
+        let encoder = JSONEncoder()
+        return [
+            (Array(try encoder.encode(PlaybackProposal.setRate(1e15))), .rateOutOfRange),
+            (Array(try encoder.encode(PlaybackProposal.seek(to: .max))), .mediaTimeOutOfRange),
+            (Array(try encoder.encode(PlaybackProposal.transition(item: "film", at: 3_600_000_000_000))), .mediaTimeOutOfRange),
+            (Array("{\"setRate\":{\"_0\":\"fast\"}}".utf8), .unreadable),
+            ([0xFF, 0x00, 0x7B], .unreadable),
+            (Array(repeating: UInt8(ascii: " "), count: CoordinationCore.maximumProposalBytes + 1), .oversized),
+        ]
+    }
+
+    @Test func poisonedProposalsAreSkippedByEveryoneAndALateJoinerJoinsNormally() async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let hostCoordinator = PlaybackCoordinator(delegate: nil)
+        let hostEvents = EventLog(hostCoordinator)
+        let host = try await CoordinatorBehaviourTests.member("host", relay: relay, invitation: nil,
+                                                             delegate: CoordinatorBehaviourTests.CommandLog(item: "film"),
+                                                             coordinator: hostCoordinator)
+        host.coordinator.delegate = host.delegate
+        try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
+        try host.coordinator.transitionToItem(identifier: "film")
+        try host.coordinator.coordinateRateChange(to: 1)
+        #expect(await eventually { host.coordinator.timeline.rate == 1 && host.coordinator.timeline.version == 3 })
+
+        // Eve bypasses the coordinator: her session orders whatever bytes she gives it.
+        let eve = try await CoordinatorBehaviourTests.member("eve", relay: relay, invitation: host.session.invitation,
+                                                            delegate: CoordinatorBehaviourTests.CommandLog(item: "film"))
+        let eveEvents = EventLog(eve.coordinator)
+        let poisons = try Self.poisons()
+        for poison in poisons { try eve.session.sendOrdered(poison.body) }
+        #expect(await eventually { host.coordinator.timeline.version == 3 + UInt64(poisons.count) })
+        #expect(hostEvents.rejections == poisons.map(\.reason))
+        #expect(await eventually { eveEvents.rejections == poisons.map(\.reason) })
+        // Attributed to the one who sent them, in their order.
+        let rejected = hostEvents.all.compactMap { if case .proposalRejected(_, let originator, let order) = $0 { (originator, order) } else { nil } }
+        #expect(rejected.map(\.0) == Array(repeating: eve.session.localParticipant.id, count: poisons.count))
+        #expect(rejected.map(\.1) == Array(4...(3 + UInt64(poisons.count))))
+        // Nothing moved: the group still plays the film at rate 1 from where it started.
+        #expect(host.coordinator.timeline.rate == 1 && host.coordinator.timeline.item == "film")
+        #expect(host.coordinator.timeline.anchorMediaTime == 0)
+
+        // A late joiner replays the history, poisons included, and lands on the same core.
+        let anaLog = CoordinatorBehaviourTests.CommandLog(item: "film")
+        let anaCoordinator = PlaybackCoordinator(delegate: anaLog)
+        let anaEvents = EventLog(anaCoordinator)
+        let ana = try await CoordinatorBehaviourTests.member("ana", relay: relay, invitation: host.session.invitation,
+                                                            delegate: anaLog, coordinator: anaCoordinator)
+        #expect(await eventually { ana.coordinator.core == host.coordinator.core })
+        #expect(anaEvents.rejections == poisons.map(\.reason))
+        #expect(await eventually { anaLog.all.contains { if case .play(let play) = $0 { play.rate == 1 } else { false } } })
+
+        // And the group goes on: a valid change after them applies everywhere.
+        try ana.coordinator.coordinateSeek(to: 30_000_000_000)
+        for member in [host, eve, ana] {
+            #expect(await eventually { member.coordinator.timeline.anchorMediaTime == 30_000_000_000 })
+        }
+        #expect(host.coordinator.core == ana.coordinator.core && eve.coordinator.core == ana.coordinator.core)
+    }
+
+    @Test func aCoordinatorRefusesToProposeWhatTheGroupWouldSkip() async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let host = try await CoordinatorBehaviourTests.member("host", relay: relay, invitation: nil,
+                                                             delegate: CoordinatorBehaviourTests.CommandLog(item: "film"))
+        try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
+        try host.coordinator.transitionToItem(identifier: "film")
+        #expect(await eventually { host.coordinator.timeline.version == 2 })
+
+        func refusal(_ propose: () throws -> Void) -> ProposalRejection.Reason? {
+            do {
+                try propose()
+                return nil
+            } catch let rejection as ProposalRejection {
+                return rejection.reason
+            } catch {
+                Issue.record("not a rejection: \(error)")
+                return nil
+            }
+        }
+        #expect(refusal { try host.coordinator.coordinateRateChange(to: 1e15) } == .rateOutOfRange)
+        #expect(refusal { try host.coordinator.coordinateRateChange(to: -1) } == .rateOutOfRange)
+        #expect(refusal { try host.coordinator.coordinateRateChange(to: .nan) } == .notFinite)
+        #expect(refusal { try host.coordinator.coordinateSeek(to: .max) } == .mediaTimeOutOfRange)
+        #expect(refusal { try host.coordinator.coordinateSeek(to: -1) } == .mediaTimeOutOfRange)
+        #expect(refusal { try host.coordinator.coordinateSeek(to: 61_000_000_000) } == .mediaTimeOutOfRange)
+        #expect(refusal { try host.coordinator.transitionToItem(identifier: "") } == .oversized)
+        #expect(refusal { try host.coordinator.reportItem("film", identity: String(repeating: "h", count: 300), ready: true) } == .oversized)
+        // None of them was sent: the next valid change is the very next version.
+        try host.coordinator.coordinateSeek(to: 60_000_000_000)
+        #expect(await eventually { host.coordinator.timeline.anchorMediaTime == 60_000_000_000 })
+        #expect(host.coordinator.timeline.version == 3)
+    }
+
+    @Test func aSuspensionEndedAtATimePastTheItemStillEndsAndTheGroupResumes() async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let host = try await CoordinatorBehaviourTests.member("host", relay: relay, invitation: nil,
+                                                             delegate: CoordinatorBehaviourTests.CommandLog(item: "film"))
+        try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
+        try host.coordinator.transitionToItem(identifier: "film")
+        try host.coordinator.coordinateRateChange(to: 1)
+        #expect(await eventually { host.coordinator.timeline.rate == 1 })
+        let stall = host.coordinator.beginSuspension(for: .stallRecovery)
+        #expect(await eventually { host.coordinator.core.isWaiting })
+        stall.end(proposingNewTime: .max)
+        #expect(await eventually { !host.coordinator.core.isWaiting && host.coordinator.timeline.rate == 1 })
+        #expect(host.coordinator.timeline.anchorMediaTime == 60_000_000_000)
+    }
+}
