@@ -37,4 +37,25 @@ static inline int tandem_poll_nanoseconds(struct pollfd *descriptors, unsigned l
     return (int)syscall(SYS_ppoll, descriptors, count, &spec, (void *)0, 0);
 }
 
+// ---- Peer credentials of a UNIX-domain socket (the mpv IPC check, issue 12) ----------------
+// glibc declares `struct ucred` only under _GNU_SOURCE; this struct has its layout (pid, uid,
+// gid, as the kernel writes them for SO_PEERCRED).
+#include <sys/socket.h>
+#include <sys/types.h>
+
+struct tandem_peer_credentials {
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+};
+
+/// The process, user and group at the other end of the connected UNIX-domain socket `fd` (for
+/// a client, the process that listened: the server), as SO_PEERCRED gives them; -1 and errno
+/// on failure.
+static inline int tandem_get_peer_credentials(int fd, struct tandem_peer_credentials *credentials) {
+    socklen_t length = sizeof *credentials;
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, credentials, &length);
+}
+// ---- end of the peer credentials block -----------------------------------------------------
+
 #endif

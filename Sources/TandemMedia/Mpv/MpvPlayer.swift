@@ -174,7 +174,8 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
                                      executable: options.executable)
         var connection: MpvConnection?
         do {
-            let ipc = try await MpvConnection.connect(path: process.ipcPath, timeout: options.startTimeout) { process.isRunning }
+            let ipc = try await MpvConnection.connect(path: process.ipcPath, timeout: options.startTimeout,
+                                                      expectedPeer: process.processIdentifier) { process.isRunning }
             connection = ipc
             let events = ipc.events
             for property in ["pause", "speed", "time-pos", "seeking", "eof-reached"] { try await ipc.observe(property) }

@@ -81,10 +81,29 @@ public final class MpvProcess: @unchecked Sendable {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
+        var environment: [UnsafeMutablePointer<CChar>?] = childEnvironment().map { strdup($0) } + [nil]
+        defer { for variable in environment { free(variable) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
+        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, &environment)
         guard result == 0 else { throw SystemCallError(call: "posix_spawn", errno: result) }
         return pid
+    }
+
+    /// Variables that never reach mpv: `TANDEM_INVITE` holds a session's secret, and mpv (its
+    /// scripts, the programs they run) has no use for it.
+    public static let withheldVariables: Set<String> = ["TANDEM_INVITE"]
+
+    /// This process's environment as `NAME=VALUE` entries, without `withheldVariables`.
+    static func childEnvironment() -> [String] {
+        var entries: [String] = []
+        var cursor = environ
+        while let entry = cursor.pointee {
+            let text = String(cString: entry)
+            let name = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? text
+            if !withheldVariables.contains(name) { entries.append(text) }
+            cursor += 1
+        }
+        return entries
     }
 
     deinit {
