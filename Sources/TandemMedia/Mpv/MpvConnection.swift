@@ -147,7 +147,7 @@ public final class MpvConnection: @unchecked Sendable {
 
     /// Whether `pid` is `ancestor` or descends from it, by the parents `/proc` names (at most
     /// 32 generations up).
-    static func isProcess(_ pid: pid_t, descendantOf ancestor: pid_t) -> Bool {
+    public static func isProcess(_ pid: pid_t, descendantOf ancestor: pid_t) -> Bool {
         var current = pid
         for _ in 0..<32 {
             if current == ancestor { return true }

@@ -69,7 +69,9 @@ public final class MpvProcess: @unchecked Sendable {
             posix_spawnattr_destroy(&attributes)
         }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        // Opened in the child for it to keep: not close-on-exec, or mpv's standard output would
+        // be closed as it starts (only the standard error, a dup, would reach the log).
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         var empty = sigset_t()
         sigemptyset(&empty)
