@@ -37,7 +37,7 @@ static inline int tandem_poll_nanoseconds(struct pollfd *descriptors, unsigned l
     return (int)syscall(SYS_ppoll, descriptors, count, &spec, (void *)0, 0);
 }
 
-// ---- Peer credentials of a UNIX-domain socket (the mpv IPC check, issue 12) ----------------
+// ---- Peer credentials of a UNIX-domain socket, and what a spawned mpv inherits (issue 12) ---
 // glibc declares `struct ucred` only under _GNU_SOURCE; this struct has its layout (pid, uid,
 // gid, as the kernel writes them for SO_PEERCRED).
 #include <sys/socket.h>
@@ -56,6 +56,16 @@ static inline int tandem_get_peer_credentials(int fd, struct tandem_peer_credent
     socklen_t length = sizeof *credentials;
     return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, credentials, &length);
 }
-// ---- end of the peer credentials block -----------------------------------------------------
+
+// glibc (2.34 and later) declares this only under _GNU_SOURCE.
+#include <spawn.h>
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+
+/// Makes a spawned child close every descriptor from `from` up before it runs: mpv inherits
+/// its standard input, output and error, and nothing else of ours.
+static inline int tandem_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+// ---- end of the peer credentials and spawning block --------------------------------------
 
 #endif

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CTandemSystem
 import Foundation
 import Synchronization
 import TandemNet
@@ -73,6 +74,9 @@ public final class MpvProcess: @unchecked Sendable {
         // be closed as it starts (only the standard error, a dup, would reach the log).
         posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // mpv gets nothing else of ours: no relay socket, no pipe of a parent's (a parent that
+        // waits for a pipe to close, as Foundation's `Process` does, would wait for mpv too).
+        tandem_spawn_close_from(&actions, 3)
         var empty = sigset_t()
         sigemptyset(&empty)
         posix_spawnattr_setsigmask(&attributes, &empty)
