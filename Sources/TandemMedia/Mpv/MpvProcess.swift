@@ -11,7 +11,12 @@ import TandemNet
 /// `mpv --idle=no --input-ipc-server=PATH --pause --keep-open=yes [extra arguments] FILE`.
 ///
 /// Its standard input is `/dev/null` (it never competes with the program for the terminal) and
-/// its output goes to a log file, whose last lines explain a failure.
+/// its output goes to a log file, whose last lines explain a failure. It inherits no other
+/// descriptor, and no `TANDEM_INVITE`.
+///
+/// A file given as a path (not a URL) also gets `--access-references=no --ytdl=no`: the media
+/// came from someone else, and a playlist or a reference in it that names http or another file
+/// must not make mpv fetch anything or run youtube-dl (`MediaFile` does the same for FFmpeg).
 public final class MpvProcess: @unchecked Sendable {
     /// Where mpv's IPC server listens.
     public let ipcPath: String
@@ -42,7 +47,7 @@ public final class MpvProcess: @unchecked Sendable {
         self.ipcPath = path
         logPath = directory.appendingPathComponent("mpv.log").path
         commandLine = [executable, "--idle=no", "--input-ipc-server=\(path)", "--pause", "--keep-open=yes"]
-            + extraArguments + ["--", file]
+            + (MediaFile.isURL(file) ? [] : Self.localFileArguments) + extraArguments + ["--", file]
         let display = commandLine.joined(separator: " ")
         guard path.utf8.count <= UnixStreamSocket.maximumPathLength else {
             throw .launch(display, "the IPC socket path is too long (at most \(UnixStreamSocket.maximumPathLength) bytes): \(path)")
@@ -94,6 +99,10 @@ public final class MpvProcess: @unchecked Sendable {
         guard result == 0 else { throw SystemCallError(call: "posix_spawn", errno: result) }
         return pid
     }
+
+    /// What mpv is told for a local file: open what it names only, follow no reference in it, and
+    /// hand nothing to youtube-dl.
+    public static let localFileArguments = ["--access-references=no", "--ytdl=no"]
 
     /// Variables that never reach mpv: `TANDEM_INVITE` holds a session's secret, and mpv (its
     /// scripts, the programs they run) has no use for it.
