@@ -218,3 +218,12 @@ final class LoopbackWitness {
         return accepted >= 0
     }
 }
+
+/// What a crafted file makes mpv report never traps a conversion to nanoseconds.
+@Suite struct MpvReportedTimeTests {
+    @Test(arguments: [(1.5, 1.5), (-2.0, -2.0), (1e8, 1e8), (1e8 + 1, nil), (9.3e9, nil), (-1e300, nil), (Double.infinity, nil)])
+    func secondsAreMediaTimesOrNothing(reported: Double, seconds: Double?) {
+        #expect(MpvValue.number(reported).seconds == seconds)
+        if let seconds { #expect(Int64((seconds * 1e9).rounded()) != 0 || seconds == 0) }
+    }
+}
