@@ -83,13 +83,16 @@ enum JoinCommand: Command {
 
     /// The first non-blank line of the file at `path`; warns when other users may read it.
     private static func inviteLine(_ path: String) throws(CLIError) -> String {
+        // The first 64 KiB at most: an invite is one short line, and the path could be a device.
         let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            data = try handle.read(upToCount: 64 * 1024) ?? Data()
         } catch {
             throw .failure("cannot read the invite file \(path): \((error as NSError).localizedDescription)")
         }
-        let line = String(decoding: data.prefix(64 * 1024), as: UTF8.self)
+        let line = String(decoding: data, as: UTF8.self)
             .split(whereSeparator: \.isNewline)
             .map { $0.trimmingCharacters(in: .whitespaces) }
             .first { !$0.isEmpty }
