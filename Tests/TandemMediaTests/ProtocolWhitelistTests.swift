@@ -25,7 +25,8 @@ import TandemTestKit
 
             """.utf8))
         let error = #expect(throws: MediaError.self) { try MediaFile(url: playlist) }
-        #expect(error?.description.contains("movie.m3u8") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("movie.m3u8: cannot open it") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("a playlist") == true, "\(String(describing: error))")
         #expect(!witness.connectionAttempted)
     }
 
@@ -41,7 +42,8 @@ import TandemTestKit
             """.utf8))
         // The concat demuxer's own safe mode refuses URLs too; the whitelist is behind it.
         let error = #expect(throws: MediaError.self) { try MediaFile(url: list) }
-        #expect(error?.description.contains("movie.ffconcat") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("movie.ffconcat: cannot open it") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("a playlist") == true, "\(String(describing: error))")
         #expect(!witness.connectionAttempted)
     }
 

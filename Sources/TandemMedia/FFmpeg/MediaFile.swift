@@ -25,6 +25,17 @@ public final class MediaFile: @unchecked Sendable {
         return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
     }
 
+    /// Whether the file at `path` starts as an HLS playlist or an `ffconcat` list does.
+    static func isPlaylist(_ path: String) -> Bool {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let count = read(descriptor, &bytes, bytes.count)
+        let start = String(decoding: bytes.prefix(max(0, count)), as: UTF8.self)
+        return start.hasPrefix("#EXTM3U") || start.hasPrefix("ffconcat")
+    }
+
     /// Opens `url` (a path, or any URL that libavformat opens) and reads its stream information.
     ///
     /// A path opens with FFmpeg's protocol whitelist set to `file`: media received from someone
@@ -40,6 +51,10 @@ public final class MediaFile: @unchecked Sendable {
         let opened = avformat_open_input(&context, url, nil, &options)
         av_dict_free(&options)
         guard opened >= 0, let context else {
+            if restricted, MediaFile.isPlaylist(url) {
+                throw MediaError.io(url, "cannot open it: \(MediaError.errorText(opened)) (a playlist: what it lists must be local files, "
+                    + "and nothing else is opened)")
+            }
             if opened == tandem_averror_invaliddata() {
                 throw MediaError.notMedia(url, code: opened)
             }
