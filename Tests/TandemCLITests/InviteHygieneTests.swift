@@ -149,7 +149,7 @@ import TandemTestKit
         let invite = try #require(host.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(host.standardError)")
         let joiner = try WatchProcess.join(invite: invite, file: clip,
                                            arguments: ["--events", "json", "--player", "mpv", "--mpv-args", "--vo=null --ao=null"],
-                                           name: "ben")
+                                           name: "ben", acceptsCommands: true)
         defer { joiner.kill() }
         #expect(joiner.waitUntil(timeout: 30) { $0.contains { $0.event == "joined" } }, "\(joiner.standardError)")
         // The joiner's children, from /proc: mpv among them.
@@ -165,10 +165,12 @@ import TandemTestKit
             #expect(!variables.contains { $0.hasPrefix("TANDEM_INVITE=") })
             #expect(!variables.contains { $0.contains(String(invite.suffix(20))) })
         }
+        // The joiner leaves, and stops its mpv on the way out (killed, it would leave mpv behind).
+        #expect(joiner.send("leave") != nil)
+        joiner.closeInput()
+        #expect(joiner.waitForExit(timeout: 40) == 0, "\(joiner.standardError)")
         #expect(host.send("end") != nil)
         host.closeInput()
         #expect(host.waitForExit(timeout: 20) == 0, "\(host.standardError)")
-        // The joiner stops its mpv on the way out (killed, it would leave mpv behind).
-        #expect(joiner.waitForExit(timeout: 30) == 3, "\(joiner.standardError)")
     }
 }
