@@ -39,14 +39,14 @@ struct DrawTogether: GroupActivity {
         let catchUps = reliable.messages(of: CanvasMessage.self)
         Task {
             for await (stroke, context) in incoming where canvas.add(stroke) {
-                print("stroke from \(context.source.displayName): \(stroke.points.count) points of '\(stroke.ink)'")
+                print("stroke from \(context.source.printableName): \(stroke.points.count) points of '\(TerminalText.sanitized(stroke.ink))'")
                 redraw()
             }
         }
         Task {
             for await (_, context) in clears {
                 canvas.clear()
-                print("canvas cleared by \(context.source.displayName)")
+                print("canvas cleared by \(context.source.printableName)")
                 redraw()
             }
         }
@@ -54,15 +54,15 @@ struct DrawTogether: GroupActivity {
             for await (message, context) in catchUps {
                 let added = message.strokes.filter { canvas.add($0) }.count
                 guard added > 0 else { continue }
-                print("caught up: \(added) strokes from \(context.source.displayName)")
+                print("caught up: \(added) strokes from \(context.source.printableName)")
                 redraw()
             }
         }
         Task {
             // Whoever already draws here sends newcomers the strokes so far.
             for await change in session.participantChanges {
-                for participant in change.joined { print("joined: \(participant.displayName)") }
-                for participant in change.left { print("left: \(participant.displayName)") }
+                for participant in change.joined { print("joined: \(participant.printableName)") }
+                for participant in change.left { print("left: \(participant.printableName)") }
                 guard !change.joined.isEmpty, !canvas.strokes.isEmpty else { continue }
                 try? await reliable.send(CanvasMessage(strokes: canvas.strokes), to: .only(Set(change.joined)))
             }
@@ -86,7 +86,7 @@ struct DrawTogether: GroupActivity {
 
     func show() {
         print("canvas (\(canvas.strokes.count) strokes):")
-        for row in canvas.rendered() { print(row) }
+        for row in canvas.rendered() { print(TerminalText.sanitized(row)) }
     }
 
     private func redraw() {
@@ -133,7 +133,7 @@ await SampleLaunch.run("DrawTogether") { launch in
                 default: print("unknown command '\(verb)' (line, dot, clear, show, quit, end)")
                 }
             } catch {
-                print("could not \(verb): \(error)")
+                print("could not \(verb): \(TerminalText.sanitized("\(error)"))")
             }
         }
         session.leave()

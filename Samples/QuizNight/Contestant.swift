@@ -25,7 +25,7 @@ import Tandem
         Task {
             for await (state, context) in states where host == nil || host == context.source {
                 host = context.source
-                print("quiz hosted by \(context.source.displayName)")
+                print("quiz hosted by \(context.source.printableName)")
                 if let current = state.question { show(current) }
                 show(state.scoreboard)
             }
@@ -38,13 +38,13 @@ import Tandem
         }
         Task {
             for await (verdict, context) in verdicts where isHost(context.source) {
-                print("question \(verdict.number): \(verdict.correct ? "right!" : verdict.reason)")
+                print("question \(verdict.number): \(verdict.correct ? "right!" : TerminalText.sanitized(verdict.reason))")
             }
         }
         Task {
             for await change in session.participantChanges {
-                for participant in change.joined { print("joined: \(participant.displayName)") }
-                for participant in change.left { print("left: \(participant.displayName)") }
+                for participant in change.joined { print("joined: \(participant.printableName)") }
+                for participant in change.left { print("left: \(participant.printableName)") }
             }
         }
     }
@@ -62,17 +62,17 @@ import Tandem
 
     private func isHost(_ participant: Participant) -> Bool {
         if participant == host { return true }
-        print("ignored quiz message from \(participant.displayName), who is not the host")
+        print("ignored quiz message from \(participant.printableName), who is not the host")
         return false
     }
 
     private func show(_ question: Question) {
         self.question = question
-        print("question \(question.number): \(question.text)")
+        print("question \(question.number): \(TerminalText.sanitized(question.text))")
     }
 
     private func show(_ board: Scoreboard) {
         scoreboard = board
-        print("scores: \(board.summary)")
+        print("scores: \(TerminalText.sanitized(board.summary))")
     }
 }

@@ -28,10 +28,10 @@ import Tandem
         }
         Task {
             for await change in session.participantChanges {
-                for participant in change.left { print("left: \(participant.displayName)") }
+                for participant in change.left { print("left: \(participant.printableName)") }
                 guard !change.joined.isEmpty else { continue }
                 for participant in change.joined {
-                    print("joined: \(participant.displayName)")
+                    print("joined: \(participant.printableName)")
                     points[participant.id] = points[participant.id] ?? Score(name: participant.displayName, points: 0)
                 }
                 // The newcomers learn the quiz so far from the host, and only from the host.
@@ -69,14 +69,15 @@ import Tandem
         } else {
             verdict = Verdict(number: answer.number, correct: false, reason: "not the current question")
         }
-        print("\(participant.displayName) answered '\(answer.text)' to question \(answer.number): \(verdict.reason)")
+        print("\(participant.printableName) answered '\(TerminalText.sanitized(answer.text))' to question \(answer.number): "
+            + TerminalText.sanitized(verdict.reason))
         try? await messenger.send(verdict, to: .only(participant))
         if verdict.correct { await publishScores() }
     }
 
     private func publishScores() async {
         let board = scoreboard
-        print("scores: \(board.summary)")
+        print("scores: \(TerminalText.sanitized(board.summary))")
         try? await messenger.send(board)
     }
 }

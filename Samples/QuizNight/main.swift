@@ -52,7 +52,7 @@ await SampleLaunch.run("QuizNight") { launch in
                 default: print("unknown command '\(verb)' (ask, answer, scores, quit, end)")
                 }
             } catch {
-                print("could not \(verb): \(error)")
+                print("could not \(verb): \(TerminalText.sanitized("\(error)"))")
             }
         }
         session.leave()

@@ -18,7 +18,7 @@ extension GroupSession {
     public func waitUntilOver() async {
         for await state in $state.values {
             if case .invalidated(let reason) = state {
-                print("session over: \(reason)")
+                print("session over: \(TerminalText.sanitized("\(reason)"))")
                 return
             }
         }
@@ -26,7 +26,7 @@ extension GroupSession {
 
     /// The others in the session, by name, sorted: `ana, bob`.
     public func otherNames(in participants: Set<Participant>) -> String {
-        let names = participants.filter { $0 != localParticipant }.map(\.displayName).sorted()
+        let names = participants.filter { $0 != localParticipant }.map(\.printableName).sorted()
         return names.isEmpty ? "(nobody else)" : names.joined(separator: ", ")
     }
 }
@@ -61,4 +61,10 @@ extension GroupSession {
         continuation.onTermination = { _ in task.cancel() }
         return stream
     }
+}
+
+extension Participant {
+    /// The name to print: `displayName` is the participant's own choice, so it is shown
+    /// without control characters or escape sequences (`TerminalText.sanitized(_:)`).
+    public var printableName: String { TerminalText.sanitized(displayName) }
 }

@@ -8,10 +8,16 @@ import TandemNet
 /// How a sample was asked to start, from its command line: `[--relay INVITE-OR-ADDR] [--name N]`
 /// and any options of its own.
 ///
-/// - no `--relay`: a relay runs inside this process on 127.0.0.1 (any free port) and the sample
-///   hosts a new session on it;
+/// - no `--relay`, and `TANDEM_INVITE` set to an invite: the sample joins that session (the
+///   safe way to pass an invite: `ps` shows every process's arguments to every local user);
+/// - no `--relay` and no `TANDEM_INVITE`: a relay runs inside this process on 127.0.0.1 (any
+///   free port) and the sample hosts a new session on it;
 /// - `--relay tandem://…` (an invite): the sample joins that session;
 /// - `--relay HOST:PORT`: the sample hosts a new session on that relay (`tandem serve`).
+///
+/// `TANDEM_INVITE` is read only when no `--relay` is given, and is removed from the process's
+/// environment either way, so that nothing the sample starts inherits the secret. No error
+/// echoes an invite's secret (`k=…`).
 public final class SampleLaunch: Sendable {
     /// The name others see for this participant.
     public let name: String
@@ -32,7 +38,10 @@ public final class SampleLaunch: Sendable {
     /// - Parameters:
     ///   - sampleName: the program's name, for usage lines.
     ///   - valueOptions: further options the sample takes, each followed by a value.
-    public init(sampleName: String, valueOptions: Set<String> = [], arguments: [String] = Array(CommandLine.arguments.dropFirst())) throws(SampleError) {
+    ///   - environment: the invite from the environment (`TANDEM_INVITE`, which the default
+    ///     reads and removes), used only without `--relay`.
+    public init(sampleName: String, valueOptions: Set<String> = [], arguments: [String] = Array(CommandLine.arguments.dropFirst()),
+                environment: String? = SampleLaunch.takeInviteFromEnvironment()) throws(SampleError) {
         setvbuf(stdout, nil, _IOLBF, 0)
         var values: [String: String] = [:]
         var remaining = arguments[...]
@@ -40,7 +49,8 @@ public final class SampleLaunch: Sendable {
         while let word = remaining.popFirst() {
             guard word.hasPrefix("--"), known.contains(String(word.dropFirst(2))) else {
                 let others = valueOptions.sorted().map { " [--\($0) VALUE]" }.joined()
-                throw SampleError("usage: \(sampleName) [--relay INVITE-OR-HOST:PORT] [--name NAME]\(others) (unexpected '\(word)')")
+                throw SampleError("usage: \(sampleName) [--relay INVITE-OR-HOST:PORT] [--name NAME]\(others) "
+                    + "(unexpected '\(Invitation.redacted(word))'); TANDEM_INVITE=INVITE joins without --relay")
             }
             guard let value = remaining.popFirst() else { throw SampleError("\(word) wants a value") }
             values[String(word.dropFirst(2))] = value
@@ -59,8 +69,19 @@ public final class SampleLaunch: Sendable {
                 center.configure(relay: NetworkRelayConnector(host: address.host, port: address.port),
                                  host: address.host, port: address.port)
             } else {
-                throw SampleError("--relay wants an invite (tandem://…) or HOST:PORT, not '\(relay)'")
+                throw SampleError("--relay wants an invite (tandem://…) or HOST:PORT, not '\(Invitation.redacted(relay))'")
             }
+        } else if let environment, !environment.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            let invitation: Invitation
+            do {
+                invitation = try Invitation(parsing: environment)
+            } catch {
+                throw SampleError("TANDEM_INVITE is not an invite: \(error)")
+            }
+            embeddedRelay = nil
+            self.invitation = invitation
+            center.configure(relay: NetworkRelayConnector(host: invitation.host, port: invitation.port),
+                             host: invitation.host, port: invitation.port)
         } else {
             let server: RelayServer
             do {
@@ -74,6 +95,13 @@ public final class SampleLaunch: Sendable {
             center.configure(relay: NetworkRelayConnector(host: "127.0.0.1", port: server.port), host: "127.0.0.1", port: server.port)
         }
         options = values
+    }
+
+    /// The value of `TANDEM_INVITE` (nil when unset), removed from the environment as it is read.
+    public static func takeInviteFromEnvironment() -> String? {
+        let value = getenv("TANDEM_INVITE").map { String(cString: $0) }
+        unsetenv("TANDEM_INVITE")
+        return value
     }
 
     /// Starts `activity` for the group when hosting, or accepts the invite when joining; either
@@ -108,7 +136,8 @@ public final class SampleLaunch: Sendable {
             launch = try SampleLaunch(sampleName: sampleName, valueOptions: valueOptions)
             try await body(launch!)
         } catch {
-            FileHandle.standardError.write(Data("\(sampleName): \(error)\n".utf8))
+            // The error may carry what the relay or a peer said.
+            FileHandle.standardError.write(Data("\(sampleName): \(TerminalText.sanitized("\(error)"))\n".utf8))
             status = 1
         }
         // `leave()` and `end()` tell the relay in the background, as on Apple platforms: give a

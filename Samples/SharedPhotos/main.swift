@@ -29,7 +29,7 @@ struct SharedPhotos: GroupActivity {
                 let before = Set(photos.map(\.id))
                 let now = Set(attachments.map(\.id))
                 for removed in photos where !now.contains(removed.id) {
-                    print("removed \(removed.name)")
+                    print("removed \(TerminalText.sanitized(removed.name))")
                 }
                 photos = attachments
                 for added in attachments where !before.contains(added.id) {
@@ -42,9 +42,9 @@ struct SharedPhotos: GroupActivity {
     private func fetch(_ photo: GroupSessionJournal.Attachment) async {
         do {
             let data = try await journal.load(photo)
-            print("photo \(photo.name): \(data.count) bytes, sha256 \(SHA256.hex(of: data)), from \(ownerName(photo))")
+            print("photo \(TerminalText.sanitized(photo.name)): \(data.count) bytes, sha256 \(SHA256.hex(of: data)), from \(TerminalText.sanitized(ownerName(photo)))")
         } catch {
-            print("could not load \(photo.name): \(error)")
+            print("could not load \(TerminalText.sanitized(photo.name)): \(TerminalText.sanitized("\(error)"))")
         }
     }
 
@@ -55,7 +55,7 @@ struct SharedPhotos: GroupActivity {
 
     func add(_ path: String) async throws {
         let attachment = try await journal.add(contentsOf: URL(fileURLWithPath: path))
-        print("added \(attachment.name) (\(attachment.size) bytes)")
+        print("added \(TerminalText.sanitized(attachment.name)) (\(attachment.size) bytes)")
     }
 
     func remove(_ name: String) async throws {
@@ -80,8 +80,8 @@ await SampleLaunch.run("SharedPhotos") { launch in
     album.follow()
     Task {
         for await change in session.participantChanges {
-            for participant in change.joined { print("joined: \(participant.displayName)") }
-            for participant in change.left { print("left: \(participant.displayName)") }
+            for participant in change.joined { print("joined: \(participant.printableName)") }
+            for participant in change.left { print("left: \(participant.printableName)") }
         }
     }
 
@@ -98,7 +98,7 @@ await SampleLaunch.run("SharedPhotos") { launch in
                 default: print("unknown command '\(verb)' (add PATH, remove NAME, list, quit, end)")
                 }
             } catch {
-                print("could not \(verb) \(rest): \(error)")
+                print("could not \(verb) \(rest): \(TerminalText.sanitized("\(error)"))")
             }
         }
         session.leave()

@@ -27,13 +27,13 @@ await SampleLaunch.run("ShowAlert") { launch in
 
     Task {
         for await (bell, context) in bells {
-            print("\u{7}🔔 \(context.source.displayName) rang: \(bell.message)")
+            print("\u{7}🔔 \(context.source.printableName) rang: \(TerminalText.sanitized(bell.message))")
         }
     }
     Task {
         for await change in session.participantChanges {
-            for participant in change.joined { print("joined: \(participant.displayName)") }
-            for participant in change.left { print("left: \(participant.displayName)") }
+            for participant in change.joined { print("joined: \(participant.printableName)") }
+            for participant in change.left { print("left: \(participant.printableName)") }
         }
     }
     let commands = Task {
@@ -45,7 +45,7 @@ await SampleLaunch.run("ShowAlert") { launch in
                     try await messenger.send(Bell(message: rest.isEmpty ? "ding" : rest))
                     print("rang everyone: \(rest.isEmpty ? "ding" : rest)")
                 } catch {
-                    print("could not ring: \(error)")
+                    print("could not ring: \(TerminalText.sanitized("\(error)"))")
                 }
             case "quit", "leave": session.leave()
             case "end": session.end()

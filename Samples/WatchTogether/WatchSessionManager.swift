@@ -34,7 +34,7 @@ import TandemPlayback
             do {
                 try configure(session)
             } catch {
-                print("cannot watch \(session.activity.item): \(error)")
+                print("cannot watch \(TerminalText.sanitized(session.activity.item)): \(TerminalText.sanitized("\(error)"))")
                 session.leave()
             }
         }
@@ -70,14 +70,14 @@ import TandemPlayback
                 continue
             case .joined:
                 if session.isLocallyInitiated { print(session.invitation.url.absoluteString) }
-                print("watching \(session.activity.item) as \(session.localParticipant.displayName)")
+                print("watching \(TerminalText.sanitized(session.activity.item)) as \(session.localParticipant.printableName)")
                 coordinator.coordinateWithSession(session)
                 try? coordinator.reportItem(session.activity.item, identity: try? MediaIdentity.of(file: media), ready: true)
                 if session.isLocallyInitiated {
                     try? coordinator.transitionToItem(identifier: session.activity.item)
                 }
             case .invalidated(let reason):
-                print("session over: \(reason)")
+                print("session over: \(TerminalText.sanitized("\(reason)"))")
                 player?.close()
                 endings.yield(reason)
                 return
@@ -93,10 +93,10 @@ import TandemPlayback
             let others = current.subtracting([session.localParticipant])
             let known = participants.subtracting([session.localParticipant])
             for joined in others.subtracting(known).sorted(by: { $0.displayName < $1.displayName }) {
-                print("joined: \(joined.displayName)")
+                print("joined: \(joined.printableName)")
             }
             for left in known.subtracting(others).sorted(by: { $0.displayName < $1.displayName }) {
-                print("left: \(left.displayName)")
+                print("left: \(left.printableName)")
             }
             participants = current
         }
@@ -107,16 +107,17 @@ import TandemPlayback
         switch event {
         case .timelineChanged(let timeline, let originator, let proposal):
             guard let change = describe(proposal) else { return }
-            print("timeline v\(timeline.version): \(change) by \(name(of: originator)); \(describe(timeline))")
+            print("timeline v\(timeline.version): \(TerminalText.sanitized(change)) by \(TerminalText.sanitized(name(of: originator))); \(describe(timeline))")
         case .groupWaiting(let timeline, let suspensions):
             let reasons = suspensions.map { "\(name(of: $0.participant)) (\($0.reason))" }.joined(separator: ", ")
-            print("waiting for \(reasons); \(describe(timeline))")
+            print("waiting for \(TerminalText.sanitized(reasons)); \(describe(timeline))")
         case .groupResumed(let timeline, let originator):
-            print("resumed by \(name(of: originator)); \(describe(timeline))")
+            print("resumed by \(TerminalText.sanitized(name(of: originator))); \(describe(timeline))")
         case .itemMismatch(let item, let identities):
-            print("warning: participants play different files as \(item): \(identities.keys.map { name(of: $0) }.sorted().joined(separator: ", "))")
+            let names = identities.keys.map { name(of: $0) }.sorted().joined(separator: ", ")
+            print("warning: participants play different files as \(TerminalText.sanitized(item)): \(TerminalText.sanitized(names))")
         case .proposalRejected(let rejection, let originator, _):
-            print("skipped a change by \(name(of: originator)): \(rejection)")
+            print("skipped a change by \(TerminalText.sanitized(name(of: originator))): \(TerminalText.sanitized("\(rejection)"))")
         }
     }
 

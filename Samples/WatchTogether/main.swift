@@ -51,7 +51,7 @@ await SampleLaunch.run("WatchTogether", valueOptions: ["media"]) { launch in
                 default: print("unknown command '\(verb)' (play, pause, seek S, rate R, status, quit, end)")
                 }
             } catch {
-                print("could not \(verb): \(error)")
+                print("could not \(verb): \(TerminalText.sanitized("\(error)"))")
             }
         }
         manager.session?.leave()

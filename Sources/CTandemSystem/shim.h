@@ -37,4 +37,35 @@ static inline int tandem_poll_nanoseconds(struct pollfd *descriptors, unsigned l
     return (int)syscall(SYS_ppoll, descriptors, count, &spec, (void *)0, 0);
 }
 
+// ---- Peer credentials of a UNIX-domain socket, and what a spawned mpv inherits (issue 12) ---
+// glibc declares `struct ucred` only under _GNU_SOURCE; this struct has its layout (pid, uid,
+// gid, as the kernel writes them for SO_PEERCRED).
+#include <sys/socket.h>
+#include <sys/types.h>
+
+struct tandem_peer_credentials {
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+};
+
+/// The process, user and group at the other end of the connected UNIX-domain socket `fd` (for
+/// a client, the process that listened: the server), as SO_PEERCRED gives them; -1 and errno
+/// on failure.
+static inline int tandem_get_peer_credentials(int fd, struct tandem_peer_credentials *credentials) {
+    socklen_t length = sizeof *credentials;
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, credentials, &length);
+}
+
+// glibc (2.34 and later) declares this only under _GNU_SOURCE.
+#include <spawn.h>
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+
+/// Makes a spawned child close every descriptor from `from` up before it runs: mpv inherits
+/// its standard input, output and error, and nothing else of ours.
+static inline int tandem_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+// ---- end of the peer credentials and spawning block --------------------------------------
+
 #endif

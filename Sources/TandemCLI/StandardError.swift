@@ -1,11 +1,13 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Tandem
 
 /// Writes a line to standard error, unbuffered, so that it interleaves correctly with the
-/// program's standard output in a terminal or a log.
+/// program's standard output in a terminal or a log. Error lines carry what peers and the relay
+/// said (reasons, names), so control characters are removed first.
 func printError(_ line: String) {
-    writeUnbuffered(2, line.hasSuffix("\n") ? line : line + "\n")
+    writeUnbuffered(2, TerminalText.sanitized(line.hasSuffix("\n") ? String(line.dropLast()) : line) + "\n")
 }
 
 /// Writes a line to standard output at once, bypassing stdio's buffer and its locks.

@@ -32,14 +32,22 @@ public final class WatchProcess: @unchecked Sendable {
     }
 
     /// Starts `executable` with `arguments`; with `acceptsCommands`, its standard input is a pipe
-    /// that `send(_:)` writes to, otherwise it reads an empty standard input.
-    public init(executable: String, arguments: [String], name: String, acceptsCommands: Bool) throws {
+    /// that `send(_:)` writes to, otherwise it reads an empty standard input. `environment` adds
+    /// (or, with nil values, removes) variables of this process's environment for the child:
+    /// `["TANDEM_INVITE": invite]` passes an invite the way people should, out of `ps`'s sight.
+    public init(executable: String, arguments: [String], name: String, acceptsCommands: Bool,
+                environment: [String: String?] = [:]) throws {
         // Writing to a peer that has died must fail, not kill this process.
         signal(SIGPIPE, SIG_IGN)
         self.name = name
         process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty {
+            var inherited = ProcessInfo.processInfo.environment
+            for (variable, value) in environment { inherited[variable] = value }
+            process.environment = inherited
+        }
         let inputPipe = acceptsCommands ? Pipe() : nil
         process.standardInput = inputPipe ?? FileHandle.nullDevice
         input = inputPipe?.fileHandleForWriting
@@ -73,6 +81,14 @@ public final class WatchProcess: @unchecked Sendable {
             let data = errors.fileHandleForReading.readDataToEndOfFile()
             output.state.withLock { $0.standardError = data }
         }
+    }
+
+    /// Starts `tandem join` with the invite in `TANDEM_INVITE` rather than on its command line
+    /// (where `ps` would show it to every local user): `tandem join FILE ARGUMENTS…`.
+    public static func join(invite: String, file: String, arguments: [String], name: String,
+                            acceptsCommands: Bool = false, executable: String = TandemProcess.executablePath) throws -> WatchProcess {
+        try WatchProcess(executable: executable, arguments: ["join", file] + arguments, name: name,
+                         acceptsCommands: acceptsCommands, environment: ["TANDEM_INVITE": invite])
     }
 
     deinit {

@@ -9,13 +9,15 @@ final class SampleProcess {
     let name: String
 
     /// Starts sample `sample` (a built executable beside the test bundle) as participant `name`,
-    /// hosting on an embedded relay, or joining with `relay` (an invite).
-    init(_ sample: String, name: String, relay: String? = nil, extra: [String] = []) throws {
+    /// hosting on an embedded relay, or joining with `relay` (an invite, on the command line) or
+    /// `invite` (in `TANDEM_INVITE`, out of `ps`'s sight). The runner's own `TANDEM_INVITE`, if
+    /// any, never reaches the sample.
+    init(_ sample: String, name: String, relay: String? = nil, invite: String? = nil, extra: [String] = []) throws {
         var arguments = ["--name", name]
         if let relay { arguments += ["--relay", relay] }
         self.name = name
         process = try WatchProcess(executable: SampleProcess.path(of: sample), arguments: arguments + extra,
-                                   name: name, acceptsCommands: true)
+                                   name: name, acceptsCommands: true, environment: ["TANDEM_INVITE": invite])
     }
 
     deinit { process.kill() }

@@ -7,7 +7,8 @@ import Testing
         let host = try SampleProcess("ShowAlert", name: "host")
         let invite = try host.invite()
         let ana = try SampleProcess("ShowAlert", name: "ana", relay: invite)
-        let bob = try SampleProcess("ShowAlert", name: "bob", relay: invite)
+        // The safe way to pass an invite: in the environment, not on the command line.
+        let bob = try SampleProcess("ShowAlert", name: "bob", invite: invite)
         #expect(host.waitFor("joined: ana") != nil, "\(host.transcript)")
         #expect(host.waitFor("joined: bob") != nil, "\(host.transcript)")
         #expect(ana.waitFor("joined: bob") != nil, "\(ana.transcript)")

@@ -16,18 +16,24 @@ import TandemTestKit
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }
         let clip = SampleClip.h264BFrames.path
-        func start(_ name: String, _ arguments: [String], offset: Double, drift: Double, host: Bool) throws -> WatchProcess {
+        func start(_ name: String, _ arguments: [String], offset: Double, drift: Double, host: Bool,
+                   environment: [String: String?] = [:]) throws -> WatchProcess {
             try WatchProcess(executable: TandemProcess.executablePath,
                              arguments: arguments + ["--name", name, "--events", "json", "--presentation-log", fixtures.path("\(name).jsonl"),
                                                      "--clock-offset", "\(offset)", "--clock-drift-ppm", "\(drift)"],
-                             name: name, acceptsCommands: host)
+                             name: name, acceptsCommands: host, environment: environment)
         }
         let host = try start("ana", ["host", clip, "--bind", "127.0.0.1", "--port", "0"], offset: 3, drift: 80, host: true)
         defer { host.kill() }
         let invite = try #require(host.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(host.standardError)")
-        let joiners = try [("ben", -5.0, -120.0), ("cy", 1.5, 40.0)].map { name, offset, drift in
-            try start(name, ["join", invite, clip], offset: offset, drift: drift, host: false)
-        }
+        // The invite out of `ps`'s sight, both ways: in the environment, and in a file.
+        let inviteFile = fixtures.path("invite")
+        try Data((invite + "\n").utf8).write(to: URL(fileURLWithPath: inviteFile))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: inviteFile)
+        let joiners = [
+            try start("ben", ["join", clip], offset: -5, drift: -120, host: false, environment: ["TANDEM_INVITE": invite]),
+            try start("cy", ["join", clip, "--invite-file", inviteFile], offset: 1.5, drift: 40, host: false),
+        ]
         defer { joiners.forEach { $0.kill() } }
         let everyone = [host] + joiners
         for process in everyone {

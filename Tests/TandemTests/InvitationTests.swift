@@ -30,6 +30,34 @@ import TandemNet
         #expect(throws: InvitationError.self) { try Invitation(parsing: text) }
     }
 
+    @Test(arguments: [
+        "http://127.0.0.1:7400/6b3f2a56-0b1e-4a8e-9f3e-1a2b3c4d5e6f?k=pFUlHzmR_sLoyKVkjB2QQXCATgHY20JSQHkPEruawfY",
+        "tandem//127.0.0.1:7400/6b3f2a56-0b1e-4a8e-9f3e-1a2b3c4d5e6f?k=pFUlHzmR_sLoyKVkjB2QQXCATgHY20JSQHkPEruawfY",
+        "  127.0.0.1:7400?x=1&k=pFUlHzmR_sLoyKVkjB2QQXCATgHY20JSQHkPEruawfY#frag  ",
+        "tandem://127.0.0.1:7400/not-a-session?k=pFUlHzmR_sLoyKVkjB2QQXCATgHY20JSQHkPEruawfY",
+        "tandem://127.0.0.1:7400/6b3f2a56-0b1e-4a8e-9f3e-1a2b3c4d5e6f?k=pFUlHzmR_sLoyKVkjB2QQXCATgHY20JSQHkPEruawf",
+    ])
+    func errorsNeverEchoTheSecret(text: String) {
+        #expect {
+            try Invitation(parsing: text)
+        } throws: { error in
+            let message = "\(error)"
+            return !message.contains("pFUlHzmR") && !message.contains("k=p")
+        }
+    }
+
+    @Test func redactionHidesEverySecretAndKeepsTheRest() {
+        let invite = Invitation(host: "relay.example", port: 7462, sessionID: UUID(), secret: SessionSecret())
+        let redacted = Invitation.redacted(invite.description)
+        #expect(redacted == "tandem://relay.example:7462/\(invite.sessionID.uuidString.lowercased())?k=…")
+        #expect(!redacted.contains(invite.secret.text))
+        #expect(Invitation.redacted("'tandem://h:1/s?a=1&k=SECRET&b=2' and k=OTHER") == "'tandem://h:1/s?a=1&k=…&b=2' and k=…")
+        #expect(Invitation.redacted("no secret here: k=") == "no secret here: k=")
+        #expect(Invitation.redacted("relay.example:7462") == "relay.example:7462")
+        // What it echoes is safe for a terminal too.
+        #expect(Invitation.redacted("\u{1B}]0;x\u{7}k=SECRET") == "k=…")
+    }
+
     @Test func keysAreDerivedApartAndDependOnTheSecret() {
         let secret = SessionSecret()
         #expect(secret.authenticationKey.count == 32)

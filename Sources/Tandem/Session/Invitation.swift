@@ -36,7 +36,7 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
     public init(parsing text: String) throws(InvitationError) {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard let components = URLComponents(string: trimmed), components.scheme == "tandem" else {
-            throw InvitationError("not a tandem:// invite: \(trimmed)")
+            throw InvitationError("not a tandem:// invite: \(Invitation.redacted(trimmed))")
         }
         guard var host = components.host, !host.isEmpty else { throw InvitationError("the invite has no relay host") }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -50,6 +50,31 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
         }
         guard let secret = SessionSecret(text: key) else { throw InvitationError("the invite's secret is malformed") }
         self.init(host: host, port: UInt16(port), sessionID: sessionID, secret: secret)
+    }
+
+    /// `text` with the value of every `k=` (an invite's secret) replaced by `…`, and without
+    /// control characters: how a message may echo what someone passed as an invite.
+    ///
+    /// `tandem://relay:7462/SESSION?k=SECRET` becomes `tandem://relay:7462/SESSION?k=…`. Any
+    /// `k=` counts, wherever it appears, so that no mistyped or truncated invite leaks its
+    /// secret into a terminal, a log or an error report.
+    public static func redacted(_ text: String) -> String {
+        let scalars = Array(TerminalText.sanitized(text).unicodeScalars)
+        var result = String.UnicodeScalarView()
+        var index = 0
+        while index < scalars.count {
+            let scalar = scalars[index]
+            result.append(scalar)
+            index += 1
+            guard scalar == "k", index < scalars.count, scalars[index] == "=" else { continue }
+            result.append("=")
+            index += 1
+            // The secret runs to the next parameter, fragment, quote or space.
+            let start = index
+            while index < scalars.count, !"&#'\" <>".unicodeScalars.contains(scalars[index]) { index += 1 }
+            if index > start { result.append("…") }
+        }
+        return String(result)
     }
 }
 

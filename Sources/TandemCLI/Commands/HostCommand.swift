@@ -9,7 +9,7 @@ import TandemPlayback
 /// joins as its first participant and prints the invite on its own line.
 enum HostCommand: Command {
     static let words = ["host"]
-    static let usage = "host FILE [--port P] [--bind ADDR] [--advertise HOST] [--relay INVITE-OR-ADDR] [--name NAME] [--video none|terminal] "
+    static let usage = "host FILE [--port P] [--bind ADDR] [--advertise HOST] [--relay HOST:PORT] [--name NAME] [--video none|terminal] "
         + "[--presentation-log PATH] [--events json] [--clock-offset S] [--clock-drift-ppm PPM] "
         + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt]"
     static let summary = "host a watch-together session on a relay inside this process and print its invite"
@@ -55,11 +55,13 @@ enum HostCommand: Command {
         return try await WatchRunner(session: session, file: file, options: options, isHost: true).run()
     }
 
-    /// The relay named by `text`: an invite's relay, or `HOST:PORT`.
+    /// The relay named by `text`, `HOST:PORT`. An invite there is taken for its relay's address
+    /// only (a new session starts on that relay); its secret is neither used nor echoed, and
+    /// `$TANDEM_INVITE` is never read here.
     static func relayAddress(_ text: String) throws(CLIError) -> (String, UInt16) {
         if let invitation = try? Invitation(parsing: text) { return (invitation.host, invitation.port) }
         guard let address = try? SocketAddress(parsing: text), address.port != 0 else {
-            throw .usage("--relay wants an invite or HOST:PORT, not '\(text)'")
+            throw .usage("--relay wants HOST:PORT, not '\(Invitation.redacted(text))'")
         }
         return (address.host, address.port)
     }

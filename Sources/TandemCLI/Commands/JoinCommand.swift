@@ -3,24 +3,30 @@ import Tandem
 import TandemNet
 import TandemPlayback
 
-/// `tandem join INVITE FILE`: joins a watch-together session with the local copy of the media.
+/// `tandem join [INVITE] FILE`: joins a watch-together session with the local copy of the media.
+///
+/// The invite carries the session's secret, and a command line is no place for a secret (`ps`
+/// shows every process's arguments to every local user). So the invite is the first word only
+/// when it starts with `tandem://` (kept for convenience, and for scripts that already work so);
+/// otherwise the first non-blank line of `--invite-file PATH`, or else `$TANDEM_INVITE`, which
+/// `tandem` removes from its environment as it starts so that no child (mpv) inherits it.
 enum JoinCommand: Command {
     static let words = ["join"]
-    static let usage = "join INVITE FILE [--name NAME] [--video none|terminal] [--presentation-log PATH] [--events json] "
+    static let usage = "join [INVITE] FILE [--invite-file PATH] [--name NAME] [--video none|terminal] [--presentation-log PATH] [--events json] "
         + "[--clock-offset S] [--clock-drift-ppm PPM] [--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt]"
-    static let summary = "join a watch-together session from its invite, with your own copy of the media"
+    static let summary = "join a watch-together session from its invite (a tandem:// word, --invite-file PATH or $TANDEM_INVITE), with your own copy of the media"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions)
-        try arguments.expectPositionals(atMost: 2)
-        let inviteText = try arguments.positional(0, "INVITE")
-        let file = try arguments.positional(1, "FILE")
+        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["invite-file"]))
+        let (inviteText, source, media) = try invite(arguments, environment: InviteEnvironment.inherited)
+        guard let file = media.first else { throw CLIError.usage("missing FILE") }
+        if media.count > 1 { throw CLIError.usage("unexpected argument '\(Invitation.redacted(media[1]))'") }
         let options = try WatchOptions(arguments, defaultName: ProcessInfo.processInfo.environment["USER"] ?? "guest")
         let invitation: Invitation
         do {
             invitation = try Invitation(parsing: inviteText)
         } catch {
-            throw CLIError.usage("bad invite: \(error)")
+            throw CLIError.usage("bad invite\(source): \(error)")
         }
         try HostCommand.checkedMedia(file)
         let center = ActivityCenter.shared
@@ -32,11 +38,12 @@ enum JoinCommand: Command {
         do {
             try await center.accept(invitation)
         } catch {
-            throw CLIError.failure("\(error)")
+            throw CLIError.failure(TerminalText.sanitized("\(error)"))
         }
         guard let session = await sessions.next() else { throw CLIError.failure("the session did not arrive") }
         if session.activity.item != URL(fileURLWithPath: file).lastPathComponent {
-            printError("tandem: warning: the group watches \(session.activity.item); you are playing \(URL(fileURLWithPath: file).lastPathComponent)")
+            printError("tandem: warning: the group watches \(TerminalText.sanitized(session.activity.item)); "
+                + "you are playing \(URL(fileURLWithPath: file).lastPathComponent)")
         }
         try await join(session)
         return try await WatchRunner(session: session, file: file, options: options, isHost: false).run()
@@ -48,9 +55,52 @@ enum JoinCommand: Command {
         for await state in session.$state.values {
             switch state {
             case .joined: return
-            case .invalidated(let reason): throw CLIError.failure(reason.detail)
+            case .invalidated(let reason): throw CLIError.failure(TerminalText.sanitized(reason.detail))
             case .waiting: continue
             }
         }
+    }
+
+    /// The invite's text and the media words: the first word when it starts with `tandem://`,
+    /// else the first non-blank line of `--invite-file`, else `environment` (`$TANDEM_INVITE`
+    /// as `tandem` started). A word and `--invite-file` together are a usage error. With none of
+    /// them, a first word of two is taken for a mistyped invite, so that it is reported as one.
+    /// `source` says where it came from, for messages (empty for a word).
+    static func invite(_ arguments: Arguments, environment: String?) throws(CLIError) -> (invite: String, source: String, media: [String]) {
+        let words = arguments.positionals
+        let path = arguments.value("invite-file")
+        if let first = words.first, first.hasPrefix("tandem://") {
+            if path != nil { throw .usage("give the invite as a word or with --invite-file, not both") }
+            return (first, "", Array(words.dropFirst()))
+        }
+        if let path { return (try inviteLine(path), " in \(path)", words) }
+        if let environment, !environment.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            return (environment, " in TANDEM_INVITE", words)
+        }
+        if words.count >= 2 { return (words[0], "", Array(words.dropFirst())) }
+        throw .usage("no invite: give it with --invite-file PATH or in TANDEM_INVITE (or as a first word, tandem://…)")
+    }
+
+    /// The first non-blank line of the file at `path`; warns when other users may read it.
+    private static func inviteLine(_ path: String) throws(CLIError) -> String {
+        // The first 64 KiB at most: an invite is one short line, and the path could be a device.
+        let data: Data
+        do {
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            data = try handle.read(upToCount: 64 * 1024) ?? Data()
+        } catch {
+            throw .failure("cannot read the invite file \(path): \((error as NSError).localizedDescription)")
+        }
+        let line = String(decoding: data, as: UTF8.self)
+            .split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .first { !$0.isEmpty }
+        guard let line else { throw .failure("the invite file \(path) holds no invite") }
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+           let permissions = attributes[.posixPermissions] as? Int, permissions & 0o044 != 0 {
+            printError("tandem: warning: the invite file \(path) is readable by other users (chmod 600 \(path))")
+        }
+        return line
     }
 }

@@ -17,13 +17,33 @@ final class EventPrinter: Sendable {
             var object: [String: Any] = ["event": event]
             for (key, value) in fields { object[key] = value }
             if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
-                printOutput(String(decoding: data, as: UTF8.self))
+                printOutput(EventPrinter.escapingControls(String(decoding: data, as: UTF8.self)))
             }
         } else {
-            let details = fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            // Names, reasons and item names come from peers: no control character of theirs
+            // reaches the terminal.
+            let details = TerminalText.sanitized(fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
             // At a terminal, over the status line, which is redrawn after.
             printOutput("\(EventPrinter.overStatusLine)\(event) \(details)")
         }
+    }
+
+    /// `json` with DEL, the C1 controls and the bidirectional controls written as `\u` escapes:
+    /// JSON allows them raw inside strings, but a terminal showing the line would act on them.
+    /// (The serializer escapes C0 already; outside strings JSON has none of these.)
+    static func escapingControls(_ json: String) -> String {
+        guard json.unicodeScalars.contains(where: { $0.value >= 0x7F && $0.value <= 0x9F || (0x202A...0x202E).contains($0.value)
+            || (0x2066...0x2069).contains($0.value) }) else { return json }
+        var result = ""
+        for scalar in json.unicodeScalars {
+            switch scalar.value {
+            case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069:
+                result += String(format: "\\u%04x", scalar.value)
+            default:
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 
     func report<Activity: GroupActivity>(_ event: PlaybackCoordinator.Event, session: GroupSession<Activity>) {

@@ -19,7 +19,9 @@ enum StatusLine {
         var parts = ["\(symbol) \(clock(seconds: Double(max(0, position)) / 1e9))\(duration)", String(format: "%.2fx", timeline.rate)]
         let names = session.activeParticipants.sorted { $0.displayName < $1.displayName }.map { participant -> String in
             let suspended = core.suspensions.filter { $0.participant == participant.id }.map(\.reason.rawValue)
-            return suspended.isEmpty ? participant.displayName : "\(participant.displayName) (\(suspended.joined(separator: ", ")))"
+            // Names are the peers' own choice: shown without their control characters.
+            let name = TerminalText.sanitized(participant.displayName)
+            return suspended.isEmpty ? name : "\(name) (\(suspended.joined(separator: ", ")))"
         }
         parts.append(names.joined(separator: ", "))
         if let local, let status = coordinator.clockStatus(atLocalTime: local) {
@@ -31,7 +33,7 @@ enum StatusLine {
                 parts.append(String(format: "sync %.2f ms", Double(player.mediaTime(atLocalTime: raw).saturatingSubtracting(expected)) / 1e6))
             }
         }
-        if !lastChange.isEmpty { parts.append(lastChange) }
+        if !lastChange.isEmpty { parts.append(TerminalText.sanitized(lastChange)) }
         return parts.joined(separator: "  ")
     }
 

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CFFmpeg
 
 /// An open media container (libavformat's `AVFormatContext`), read by one thread at a time.
@@ -11,13 +14,54 @@ public final class MediaFile: @unchecked Sendable {
     public let info: MediaInfo
     let context: UnsafeMutablePointer<AVFormatContext>
 
-    /// Opens `url` (a path or any URL that libavformat opens) and reads its stream information.
+    /// The protocols a local file may lead FFmpeg to open: only `file` itself.
+    public static let localProtocols = "file"
+
+    /// Whether `url` is a URL the user gave (`scheme://…`), as opposed to a path.
+    public static func isURL(_ url: String) -> Bool {
+        guard let separator = url.range(of: "://") else { return false }
+        let scheme = url[..<separator.lowerBound]
+        guard let first = scheme.first, first.isASCII, first.isLetter else { return false }
+        return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+    }
+
+    /// Whether the file at `path` starts as an HLS playlist or an `ffconcat` list does.
+    static func isPlaylist(_ path: String) -> Bool {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let count = read(descriptor, &bytes, bytes.count)
+        let start = String(decoding: bytes.prefix(max(0, count)), as: UTF8.self)
+        return start.hasPrefix("#EXTM3U") || start.hasPrefix("ffconcat")
+    }
+
+    /// Opens `url` (a path, or any URL that libavformat opens) and reads its stream information.
+    ///
+    /// A path opens with FFmpeg's protocol whitelist set to `file`: media received from someone
+    /// else may be a playlist (`.m3u8`), an `ffconcat` list or a reference that names other
+    /// protocols (http, tcp, udp, rtmp, `concat:`, `subfile:`), and none of them is opened; the
+    /// open fails with a clear error at once, without any connection. A URL the user gave
+    /// (`https://…`) opens as FFmpeg opens it.
     public init(url: String) throws(MediaError) {
         var context: UnsafeMutablePointer<AVFormatContext>?
-        let opened = avformat_open_input(&context, url, nil, nil)
+        var options: OpaquePointer?
+        let restricted = !MediaFile.isURL(url)
+        if restricted { av_dict_set(&options, "protocol_whitelist", MediaFile.localProtocols, 0) }
+        let opened = avformat_open_input(&context, url, nil, &options)
+        av_dict_free(&options)
         guard opened >= 0, let context else {
+            if restricted, MediaFile.isPlaylist(url) {
+                throw MediaError.io(url, "cannot open it: \(MediaError.errorText(opened)) (a playlist: what it lists must be local files, "
+                    + "and nothing else is opened)")
+            }
             if opened == tandem_averror_invaliddata() {
                 throw MediaError.notMedia(url, code: opened)
+            }
+            // FFmpeg refuses a protocol off the whitelist with EINVAL.
+            if restricted && opened == tandem_averror(EINVAL) {
+                throw MediaError.io(url, "cannot open it: \(MediaError.errorText(opened)) (a local file may lead only to local files; "
+                    + "this one names another protocol or a network address, which is not opened)")
             }
             throw MediaError.cannotOpen(url, code: opened)
         }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CTandemSystem
 import Foundation
 import Synchronization
 import TandemNet
@@ -9,6 +13,14 @@ import TandemNet
 /// Any number of connections may talk to one mpv at once, which is how other tools watch and
 /// control an mpv that Tandem drives. A thread of its own reads the socket; commands may be sent
 /// from any task.
+///
+/// Given the process it expects at the other end (`expectedPeer`: the mpv that Tandem started),
+/// a connection is used only once the socket proves to be that mpv's: the socket file belongs
+/// to this user, and the listening end's credentials (`SO_PEERCRED`) name this user and that
+/// process or one of its descendants. An impostor's socket at a shared path is refused with a
+/// clear error. Replies are bounded: a line longer than `maximumLineLength` ends the connection
+/// with an error instead of growing a buffer, and a `request_id` that is no id of ours is
+/// ignored.
 ///
 /// ```swift
 /// let mpv = try await MpvConnection.connect(path: "/tmp/mpv.sock", timeout: .seconds(5))
@@ -29,6 +41,9 @@ public final class MpvConnection: @unchecked Sendable {
         /// The round trip's midpoint: the best guess of when mpv answered.
         public var midpoint: Int64 { sentAt + (receivedAt - sentAt) / 2 }
     }
+
+    /// The longest line read from mpv (1 MiB); mpv's replies and events are far shorter.
+    public static let maximumLineLength = 1 << 20
 
     /// The socket path.
     public let path: String
@@ -56,8 +71,10 @@ public final class MpvConnection: @unchecked Sendable {
     private let writeLock = Mutex(())
     private var reader: WorkerThread?
 
-    /// Connects to the mpv listening at `path` (one attempt).
-    public init(path: String, replyTimeout: Duration = .seconds(5)) throws(MpvError) {
+    /// Connects to the mpv listening at `path` (one attempt). With `expectedPeer`, the socket
+    /// must be that process's (or a descendant's) and this user's, or the connection is refused
+    /// (`isRefusal(_:)` tells that error from others).
+    public init(path: String, replyTimeout: Duration = .seconds(5), expectedPeer: pid_t? = nil) throws(MpvError) {
         self.path = path
         self.replyTimeout = Int64(replyTimeout.components.seconds) * 1_000_000_000 + replyTimeout.components.attoseconds / 1_000_000_000
         do {
@@ -65,26 +82,90 @@ public final class MpvConnection: @unchecked Sendable {
         } catch {
             throw .connect(path, error.description)
         }
+        if let expectedPeer {
+            // Nothing has been sent or read yet: an impostor learns nothing but that we came.
+            if let refusal = MpvConnection.refusal(of: socket, at: path, expecting: expectedPeer) {
+                socket.shutdown()
+                throw .connect(path, refusal)
+            }
+        }
         reader = WorkerThread(name: "tandem-mpv-ipc") { [self] in readLoop() }
     }
 
     /// Connects to the mpv that will listen at `path`, trying every 20 ms for up to `timeout`
     /// (mpv creates its socket a moment after it starts). `stillStarting` is asked between
-    /// attempts; false (mpv exited, say) stops trying at once.
-    public static func connect(path: String, timeout: Duration, replyTimeout: Duration = .seconds(5),
+    /// attempts; false (mpv exited, say) stops trying at once. With `expectedPeer`, a socket
+    /// that is not that process's is refused at once, without trying again.
+    public static func connect(path: String, timeout: Duration, replyTimeout: Duration = .seconds(5), expectedPeer: pid_t? = nil,
                                stillStarting: @Sendable () -> Bool = { true }) async throws -> MpvConnection {
         let attempts = max(1, Int(timeout / .milliseconds(20)))
         var lastError = MpvError.connect(path, "nothing listens there")
         for _ in 0..<attempts {
             do {
-                return try MpvConnection(path: path, replyTimeout: replyTimeout)
+                return try MpvConnection(path: path, replyTimeout: replyTimeout, expectedPeer: expectedPeer)
             } catch {
+                if isRefusal(error) { throw error }
                 lastError = error
             }
             guard stillStarting() else { break }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw lastError
+    }
+
+    /// The words every refusal of an untrusted socket starts with.
+    static let refusalPrefix = "refused: "
+
+    /// Whether `error` is the refusal of a socket that is not the expected mpv's.
+    public static func isRefusal(_ error: MpvError) -> Bool {
+        error.detail.hasPrefix(refusalPrefix)
+    }
+
+    /// Why the socket connected at `path` is not `expected`'s, or nil when it is: the file must
+    /// be a socket owned by this user, and its listener this user's and `expected` or one of
+    /// its descendants.
+    static func refusal(of socket: UnixStreamSocket, at path: String, expecting expected: pid_t) -> String? {
+        let user = geteuid()
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return refusalPrefix + "cannot check the socket file: \(String(cString: strerror(errno)))" }
+        guard status.st_mode & S_IFMT == S_IFSOCK else { return refusalPrefix + "it is not a socket" }
+        guard status.st_uid == user else {
+            return refusalPrefix + "the socket file belongs to user \(status.st_uid), not to this user (\(user))"
+        }
+        var credentials = tandem_peer_credentials()
+        guard tandem_get_peer_credentials(socket.descriptor, &credentials) == 0 else {
+            return refusalPrefix + "cannot read its peer credentials: \(String(cString: strerror(errno)))"
+        }
+        guard credentials.uid == user else {
+            return refusalPrefix + "it is served by user \(credentials.uid), not by this user (\(user))"
+        }
+        guard isProcess(credentials.pid, descendantOf: expected) else {
+            return refusalPrefix + "it is served by process \(credentials.pid), not by the mpv Tandem started (process \(expected))"
+        }
+        return nil
+    }
+
+    /// Whether `pid` is `ancestor` or descends from it, by the parents `/proc` names (at most
+    /// 32 generations up).
+    public static func isProcess(_ pid: pid_t, descendantOf ancestor: pid_t) -> Bool {
+        var current = pid
+        for _ in 0..<32 {
+            if current == ancestor { return true }
+            guard current > 1, let parent = parent(of: current) else { return false }
+            current = parent
+        }
+        return false
+    }
+
+    /// The parent of `pid`, from `/proc/PID/stat` (`PID (COMM) STATE PPID …`; the name may hold
+    /// spaces and parentheses, so the fields are read after its last `)`).
+    private static func parent(of pid: pid_t) -> pid_t? {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return nil }
+        let text = String(decoding: data.prefix(4096), as: UTF8.self)
+        guard let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 1 else { return nil }
+        return pid_t(fields[1])
     }
 
     deinit {
@@ -196,8 +277,14 @@ public final class MpvConnection: @unchecked Sendable {
                 for byte in buffer[..<count] {
                     if byte == UInt8(ascii: "\n") {
                         handle(line: line, receivedAt: receivedAt)
-                        line.removeAll(keepingCapacity: true)
+                        line.removeAll(keepingCapacity: line.count <= 65_536)
                     } else {
+                        guard line.count < Self.maximumLineLength else {
+                            finish(with: .malformed("a line of more than \(Self.maximumLineLength) bytes",
+                                                    "mpv never sends one; the connection is closed"))
+                            socket.shutdown()
+                            return
+                        }
                         line.append(byte)
                     }
                 }
@@ -219,8 +306,11 @@ public final class MpvConnection: @unchecked Sendable {
             broadcast(MpvEvent(name: "malformed", message: .string(String(decoding: line, as: UTF8.self)), receivedAt: receivedAt))
             return
         }
-        if let id = message["request_id"]?.double, message["event"] == nil {
-            let pending = state.withLock { $0.pending.removeValue(forKey: Int(id)) }
+        if let id = message["request_id"], message["event"] == nil {
+            // Only ids this connection handed out match; anything else (negative, huge,
+            // fractional, not a number) matches nothing and is dropped.
+            guard let key = id.exactInteger, key > 0 else { return }
+            let pending = state.withLock { $0.pending.removeValue(forKey: key) }
             guard let pending else { return }
             let error = message["error"]?.string ?? "success"
             if error == "success" {

@@ -44,9 +44,9 @@ extension MpvPlayer {
         let playing = state.withLock { !$0.paused }
         var reading: Reading?
         if playing, hasAudio, let reply = try? await connection.command(["get_property", "audio-pts"]),
-           let seconds = reply.value.double {
+           let seconds = reply.value.seconds {
             reading = Reading(position: Int64(saturating: seconds * 1e9), at: reply.midpoint, roundTrip: reply.receivedAt - reply.sentAt)
-        } else if let reply = try? await connection.command(["get_property", "time-pos"]), let seconds = reply.value.double {
+        } else if let reply = try? await connection.command(["get_property", "time-pos"]), let seconds = reply.value.seconds {
             reading = Reading(position: Int64(saturating: seconds * 1e9).saturatingSubtracting(playing ? positionLead : 0), at: reply.midpoint,
                               roundTrip: reply.receivedAt - reply.sentAt)
         }

@@ -86,7 +86,7 @@ extension MpvPlayer {
         var position: Int64?
         // Bounded: 250 steps of 2 ms.
         for _ in 0..<250 {
-            if (try? await connection.get("seeking"))?.bool == false, let seconds = (try? await connection.get("time-pos"))?.double {
+            if (try? await connection.get("seeking"))?.bool == false, let seconds = (try? await connection.get("time-pos"))?.seconds {
                 position = Int64(saturating: seconds * 1e9)
                 if let position, position >= aimed.saturatingSubtracting(Self.landingTolerance) { return position }
             }

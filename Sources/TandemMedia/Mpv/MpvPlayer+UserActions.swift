@@ -20,7 +20,7 @@ extension MpvPlayer {
         case ("playback-restart", _):
             // Where the seek landed: read now, taken back to when playback restarted.
             state.withLock { $0.restarts += 1 }
-            guard let reply = try? await connection.command(["get_property", "time-pos"]), let seconds = reply.value.double else { return }
+            guard let reply = try? await connection.command(["get_property", "time-pos"]), let seconds = reply.value.seconds else { return }
             let (paused, speed) = state.withLock { ($0.ledger.paused, $0.ledger.speed) }
             let since = paused ? 0 : Double(max(0, reply.midpoint - event.receivedAt)) * speed
             observation = .seekLanded(at: Int64(saturating: seconds * 1e9 - since))

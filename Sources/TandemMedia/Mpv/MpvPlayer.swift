@@ -174,15 +174,17 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
                                      executable: options.executable)
         var connection: MpvConnection?
         do {
-            let ipc = try await MpvConnection.connect(path: process.ipcPath, timeout: options.startTimeout) { process.isRunning }
+            let ipc = try await MpvConnection.connect(path: process.ipcPath, timeout: options.startTimeout,
+                                                      expectedPeer: process.processIdentifier) { process.isRunning }
             connection = ipc
             let events = ipc.events
             for property in ["pause", "speed", "time-pos", "seeking", "eof-reached"] { try await ipc.observe(property) }
             try await waitUntilLoaded(ipc, process: process, timeout: options.startTimeout)
             let paused = try await ipc.get("pause").bool ?? true
             let speed = try await ipc.get("speed").double ?? 1
-            let fps = (try? await ipc.get("container-fps"))?.double
-            let duration = (try? await ipc.get("duration"))?.double.map { Int64(($0 * 1e9).rounded()) }
+            // A file's frame rate is what it claims: only a plausible one divides anything.
+            let fps = (try? await ipc.get("container-fps"))?.double.flatMap { (0.5...1_000).contains($0) ? $0 : nil }
+            let duration = (try? await ipc.get("duration"))?.seconds.map { Int64(($0 * 1e9).rounded()) }
             let lead = options.positionLead ?? fps.map { $0 > 0 ? Int64(5e8 / $0) : 0 } ?? 0
             let frame = fps.map { $0 > 0 ? Int64((1e9 / $0).rounded()) : 33_333_333 } ?? 33_333_333
             // The selected audio track's number, or false: no sound, so no audio clock.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CTandemSystem
 import Foundation
 import Synchronization
 import TandemNet
@@ -10,7 +11,12 @@ import TandemNet
 /// `mpv --idle=no --input-ipc-server=PATH --pause --keep-open=yes [extra arguments] FILE`.
 ///
 /// Its standard input is `/dev/null` (it never competes with the program for the terminal) and
-/// its output goes to a log file, whose last lines explain a failure.
+/// its output goes to a log file, whose last lines explain a failure. It inherits no other
+/// descriptor, and no `TANDEM_INVITE`.
+///
+/// A file given as a path (not a URL) also gets `--access-references=no --ytdl=no`: the media
+/// came from someone else, and a playlist or a reference in it that names http or another file
+/// must not make mpv fetch anything or run youtube-dl (`MediaFile` does the same for FFmpeg).
 public final class MpvProcess: @unchecked Sendable {
     /// Where mpv's IPC server listens.
     public let ipcPath: String
@@ -41,7 +47,7 @@ public final class MpvProcess: @unchecked Sendable {
         self.ipcPath = path
         logPath = directory.appendingPathComponent("mpv.log").path
         commandLine = [executable, "--idle=no", "--input-ipc-server=\(path)", "--pause", "--keep-open=yes"]
-            + extraArguments + ["--", file]
+            + (MediaFile.isURL(file) ? [] : Self.localFileArguments) + extraArguments + ["--", file]
         let display = commandLine.joined(separator: " ")
         guard path.utf8.count <= UnixStreamSocket.maximumPathLength else {
             throw .launch(display, "the IPC socket path is too long (at most \(UnixStreamSocket.maximumPathLength) bytes): \(path)")
@@ -69,8 +75,13 @@ public final class MpvProcess: @unchecked Sendable {
             posix_spawnattr_destroy(&attributes)
         }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        // Opened in the child for it to keep: not close-on-exec, or mpv's standard output would
+        // be closed as it starts (only the standard error, a dup, would reach the log).
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // mpv gets nothing else of ours: no relay socket, no pipe of a parent's (a parent that
+        // waits for a pipe to close, as Foundation's `Process` does, would wait for mpv too).
+        tandem_spawn_close_from(&actions, 3)
         var empty = sigset_t()
         sigemptyset(&empty)
         posix_spawnattr_setsigmask(&attributes, &empty)
@@ -81,10 +92,33 @@ public final class MpvProcess: @unchecked Sendable {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
+        var environment: [UnsafeMutablePointer<CChar>?] = childEnvironment().map { strdup($0) } + [nil]
+        defer { for variable in environment { free(variable) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
+        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, &environment)
         guard result == 0 else { throw SystemCallError(call: "posix_spawn", errno: result) }
         return pid
+    }
+
+    /// What mpv is told for a local file: open what it names only, follow no reference in it, and
+    /// hand nothing to youtube-dl.
+    public static let localFileArguments = ["--access-references=no", "--ytdl=no"]
+
+    /// Variables that never reach mpv: `TANDEM_INVITE` holds a session's secret, and mpv (its
+    /// scripts, the programs they run) has no use for it.
+    public static let withheldVariables: Set<String> = ["TANDEM_INVITE"]
+
+    /// This process's environment as `NAME=VALUE` entries, without `withheldVariables`.
+    static func childEnvironment() -> [String] {
+        var entries: [String] = []
+        var cursor = environ
+        while let entry = cursor.pointee {
+            let text = String(cString: entry)
+            let name = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? text
+            if !withheldVariables.contains(name) { entries.append(text) }
+            cursor += 1
+        }
+        return entries
     }
 
     deinit {

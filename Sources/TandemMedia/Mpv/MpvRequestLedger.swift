@@ -102,7 +102,7 @@ public struct MpvRequestLedger: Sendable, Equatable {
             if Self.consume(&speedRequests, at: time, where: { abs($0 - value) <= speedTolerance }) { return nil }
             return .setSpeed(value)
         case .seekLanded(let position):
-            if Self.consume(&seekRequests, at: time, where: { abs($0 - position) <= seekTolerance }) { return nil }
+            if Self.consume(&seekRequests, at: time, where: { Self.distance($0, position) <= UInt64(max(0, seekTolerance)) }) { return nil }
             return .seek(to: position)
         }
     }
@@ -114,6 +114,12 @@ public struct MpvRequestLedger: Sendable, Equatable {
         guard let index = requests.firstIndex(where: { $0.sentAt <= time && matches($0.value) }) else { return false }
         requests.removeSubrange(...index)
         return true
+    }
+
+    /// How far apart `a` and `b` are, for any two values (a landing that mpv reports can be
+    /// anything: `abs(a - b)` would trap at the extremes).
+    static func distance(_ a: Int64, _ b: Int64) -> UInt64 {
+        a >= b ? UInt64(bitPattern: a &- b) : UInt64(bitPattern: b &- a)
     }
 
     private mutating func expire(before cutoff: Int64) {

@@ -17,6 +17,20 @@ public enum MpvValue: Sendable, Equatable, Codable, CustomStringConvertible {
 
     /// The number, if the value is one.
     public var double: Double? { if case .number(let value) = self { value } else { nil } }
+    /// The number as an `Int`, if the value is a whole number within ±2^53 (never a trap,
+    /// whatever the other end sends: `1e300` and `2.5` give nil).
+    public var exactInteger: Int? {
+        guard case .number(let value) = self, value.isFinite, abs(value) < 9.007_199_254_740_992e15 else { return nil }
+        return Int(exactly: value)
+    }
+    /// The number as a media time in seconds, if it is one that converts to nanoseconds in an
+    /// `Int64` with room to spare (within ±10^8 s, three years): mpv reports what a file's
+    /// timestamps say, and a crafted file can say anything, so a reading beyond that is no
+    /// reading rather than a trap in `Int64(seconds * 1e9)`.
+    public var seconds: Double? {
+        guard case .number(let value) = self, value.isFinite, abs(value) <= 1e8 else { return nil }
+        return value
+    }
     /// The flag, if the value is one.
     public var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
     /// The string, if the value is one.
