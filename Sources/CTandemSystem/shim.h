@@ -1,8 +1,13 @@
-// The few Linux calls that Swift cannot import directly (variadic or macro-based).
+// The few Linux calls that Swift cannot import directly (variadic, macro-based, or declared in
+// headers that Swift's Glibc module does not cover, as sys/epoll.h and sys/eventfd.h).
 #ifndef TANDEM_SYSTEM_SHIM_H
 #define TANDEM_SYSTEM_SHIM_H
 
+#include <errno.h>
 #include <poll.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -35,6 +40,73 @@ static inline int tandem_poll_nanoseconds(struct pollfd *descriptors, unsigned l
     if (timeout < 0) return (int)syscall(SYS_ppoll, descriptors, count, (struct timespec *)0, (void *)0, 0);
     struct timespec spec = { (time_t)(timeout / 1000000000LL), (long)(timeout % 1000000000LL) };
     return (int)syscall(SYS_ppoll, descriptors, count, &spec, (void *)0, 0);
+}
+
+// MARK: epoll
+
+/// epoll's readiness bits, as plain constants (the header declares them as enum members shadowed
+/// by macros of the same name, which Swift does not import as numbers).
+static const uint32_t tandem_epoll_in = EPOLLIN;
+static const uint32_t tandem_epoll_out = EPOLLOUT;
+static const uint32_t tandem_epoll_err = EPOLLERR;
+static const uint32_t tandem_epoll_hup = EPOLLHUP;
+static const int tandem_epoll_add = EPOLL_CTL_ADD;
+static const int tandem_epoll_mod = EPOLL_CTL_MOD;
+static const int tandem_epoll_del = EPOLL_CTL_DEL;
+
+/// One ready descriptor as `tandem_epoll_wait` reports it: its events and the token it was
+/// registered with. `struct epoll_event` is packed on x86-64, a layout Swift should not be
+/// trusted to reproduce, so the shim copies events into this plain struct.
+typedef struct {
+    uint32_t events;
+    uint64_t token;
+} tandem_epoll_ready;
+
+/// The most events one `tandem_epoll_wait` reports; more ready descriptors wait for the next.
+#define TANDEM_EPOLL_BATCH 256
+
+/// A new epoll instance, close-on-exec.
+static inline int tandem_epoll_create(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+/// Adds, modifies or deletes `fd` in `epfd`, level-triggered, with `events` and `token`.
+static inline int tandem_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t token) {
+    struct epoll_event event;
+    event.events = events;
+    event.data.u64 = token;
+    return epoll_ctl(epfd, op, fd, &event);
+}
+
+/// Waits for at most `timeout` nanoseconds (negative: indefinitely) and copies what is ready
+/// into `ready` (at most `capacity`, itself at most TANDEM_EPOLL_BATCH). epoll_pwait2 (Linux
+/// 5.11) waits to the nanosecond; on an older kernel (ENOSYS) it falls back to epoll_wait with
+/// the timeout rounded up to a millisecond, so that a deadline is never woken for early.
+static inline int tandem_epoll_wait(int epfd, tandem_epoll_ready *ready, int capacity, long long timeout) {
+    struct epoll_event events[TANDEM_EPOLL_BATCH];
+    if (capacity > TANDEM_EPOLL_BATCH) capacity = TANDEM_EPOLL_BATCH;
+    int count;
+    if (timeout < 0) {
+        count = epoll_pwait2(epfd, events, capacity, (const struct timespec *)0, (const __sigset_t *)0);
+        if (count < 0 && errno == ENOSYS) count = epoll_wait(epfd, events, capacity, -1);
+    } else {
+        struct timespec spec = { (time_t)(timeout / 1000000000LL), (long)(timeout % 1000000000LL) };
+        count = epoll_pwait2(epfd, events, capacity, &spec, (const __sigset_t *)0);
+        if (count < 0 && errno == ENOSYS) {
+            long long milliseconds = (timeout + 999999LL) / 1000000LL;
+            count = epoll_wait(epfd, events, capacity, milliseconds > 1000000 ? 1000000 : (int)milliseconds);
+        }
+    }
+    for (int index = 0; index < count; index++) {
+        ready[index].events = events[index].events;
+        ready[index].token = events[index].data.u64;
+    }
+    return count;
+}
+
+/// A non-blocking, close-on-exec eventfd counting from 0: the loop's wake-up descriptor.
+static inline int tandem_eventfd(void) {
+    return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
 
 #endif
