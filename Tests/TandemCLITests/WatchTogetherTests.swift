@@ -22,7 +22,7 @@ import TandemTestKit
                                                      "--clock-offset", "\(offset)", "--clock-drift-ppm", "\(drift)"],
                              name: name, acceptsCommands: host)
         }
-        let host = try start("ana", ["host", clip, "--bind", "127.0.0.1", "--port", "0"], offset: 3, drift: 80, host: true)
+        let host = try start("ana", ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0"], offset: 3, drift: 80, host: true)
         defer { host.kill() }
         let invite = try #require(host.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(host.standardError)")
         let joiners = try [("ben", -5.0, -120.0), ("cy", 1.5, 40.0)].map { name, offset, drift in
