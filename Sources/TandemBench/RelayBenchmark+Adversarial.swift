@@ -1,0 +1,138 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import TandemClock
+import TandemNet
+import TandemTestKit
+
+/// `tandem bench relay --adversarial`: the relay as its own `tandem serve` process, one session of
+/// honest participants in this process, and attackers (threads of this process, raw sockets) at
+/// the rates a `RelayAttackPlan` states. The same honest load runs quiet, then under attack, in
+/// one sitting against one relay process, whose memory is read from `/proc` throughout.
+public struct RelayAdversarialBenchmark: Sendable {
+    /// The `tandem` executable to run as the relay.
+    public var executable: String
+    /// Honest participants in one session.
+    public var participants = 200
+    /// Reliable broadcasts from one of them in each run.
+    public var broadcasts = 100
+    /// The pause between broadcasts.
+    public var broadcastInterval: Duration = .milliseconds(10)
+    /// What the attackers do.
+    public var plan = RelayAttackPlan()
+    /// How long the attack runs before the honest load starts under it, so that it is at full
+    /// strength (memory already held, floods flowing).
+    public var rampUp: Duration = .seconds(3)
+    /// The relay-wide memory budget the issue sets (`--memory-limit`, default 512M).
+    public var memoryBudget = 512 * 1024 * 1024
+
+    /// A benchmark running `executable serve` as its relay.
+    public init(executable: String) { self.executable = executable }
+
+    /// Runs the quiet and the attacked run; `progress` hears what is happening.
+    public func run(progress: @Sendable (String) -> Void) async throws -> RelayAdversarialReport {
+        progress("starting the relay: \(executable) serve --bind 127.0.0.1 --port 0")
+        let relay = try WatchProcess(executable: executable, arguments: ["serve", "--bind", "127.0.0.1", "--port", "0"],
+                                     name: "relay", acceptsCommands: false)
+        defer { relay.kill() }
+        guard let line = relay.waitForLine(startingWith: "relay listening on", timeout: 20),
+              let text = line.split(separator: " ").first(where: { $0.hasPrefix("127.0.0.1:") }),
+              let port = try? SocketAddress(parsing: String(text)).port else {
+            throw RelayBenchmarkError("the relay printed no address: \(relay.standardError)")
+        }
+        let memory = RelayProcessMemory(pid: relay.processIdentifier)
+        let connector = NetworkRelayConnector(host: "127.0.0.1", port: port)
+        let recorder = RelayDeliveryRecorder(clock: SystemClock())
+        let helper = RelayBenchmark()
+
+        progress("joining \(participants) honest participants to one session")
+        let session = UUID()
+        var links: [any RelayLink] = []
+        for index in 0..<participants {
+            let link = try await connector.join(helper.request(session, "p\(index)", create: index == 0))
+            recorder.follow(link)
+            links.append(link)
+        }
+        try await Task.sleep(for: .milliseconds(300))
+
+        progress("quiet: \(broadcasts) reliable broadcasts")
+        let quietLatency = try await broadcast(from: links[0], phase: 10, recorder: recorder)
+        let quiet = RelayAdversarialReport.Run(
+            expected: broadcasts * (participants - 1), delivered: recorder.count(10), latency: quietLatency,
+            relayResident: memory.resident, relayPeak: memory.peak)
+
+        progress("attack: \(plan.connections) attacking connections for \(rampUp) before the honest load")
+        // Long enough for the ramp, the broadcasts and their stragglers, and no longer.
+        let limit = rampUp + broadcastInterval * broadcasts + .seconds(70)
+        let attackers = try RelayAttackers(plan: plan, port: port, limit: limit)
+        attackers.start()
+        let sampler = Task.detached {
+            var highest = 0
+            while !Task.isCancelled {
+                highest = max(highest, memory.resident)
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            return highest
+        }
+        try await Task.sleep(for: rampUp)
+        progress("under attack: \(broadcasts) reliable broadcasts")
+        let attackedLatency = try await broadcast(from: links[0], phase: 11, recorder: recorder)
+        let attackedAlive = memory.isAlive
+        let attackedResident = memory.resident
+        attackers.stop()
+        sampler.cancel()
+        let sampledPeak = await sampler.value
+        let attacked = RelayAdversarialReport.Run(
+            expected: broadcasts * (participants - 1), delivered: recorder.count(11), latency: attackedLatency,
+            relayResident: attackedResident, relayPeak: max(memory.peak, sampledPeak))
+        let counts = attackers.statistics
+        progress("leaving")
+        await withTaskGroup(of: Void.self) { group in
+            for link in links { group.addTask { await link.leave() } }
+        }
+        return RelayAdversarialReport(
+            participants: participants, broadcasts: broadcasts, plan: plan, quiet: quiet, attacked: attacked,
+            attack: counts, relayAliveAfterAttack: attackedAlive && memory.isAlive, memoryBudget: memoryBudget)
+    }
+
+    private func broadcast(from sender: any RelayLink, phase: UInt8, recorder: RelayDeliveryRecorder) async throws -> Percentiles? {
+        for _ in 0..<broadcasts {
+            try sender.send(recorder.body(phase: phase), to: .everyone, reliable: true)
+            try await Task.sleep(for: broadcastInterval)
+        }
+        _ = await recorder.wait(for: phase, expected: broadcasts * (participants - 1), timeout: .seconds(60))
+        return Percentiles(recorder.latencies(phase))
+    }
+}
+
+/// A relay process's memory, from `/proc/PID/status`.
+struct RelayProcessMemory: Sendable {
+    let pid: Int32
+
+    /// Resident bytes now (VmRSS), 0 once the process is gone.
+    var resident: Int { field("VmRSS:") }
+    /// The most resident bytes so far (VmHWM).
+    var peak: Int { field("VmHWM:") }
+    /// Whether the process still runs (and is not a zombie).
+    var isAlive: Bool {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
+        // The state follows the command name in parentheses.
+        guard let close = text.lastIndex(of: ")") else { return false }
+        let state = text[text.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        return state != "Z" && state != "X"
+    }
+
+    private func field(_ name: String) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name) }) else { return 0 }
+        let number = line.dropFirst(name.count).split(separator: " ").first.flatMap { Int($0) } ?? 0
+        return number * 1024
+    }
+}
+
+/// A relay benchmark that could not run, with the reason.
+struct RelayBenchmarkError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
