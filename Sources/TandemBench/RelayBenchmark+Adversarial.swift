@@ -26,6 +26,8 @@ public struct RelayAdversarialBenchmark: Sendable {
     public var rampUp: Duration = .seconds(3)
     /// The relay-wide memory budget the issue sets (`--memory-limit`, default 512M).
     public var memoryBudget = 512 * 1024 * 1024
+    /// Whether each kind of attack also runs alone, before all of them together.
+    public var eachAttack = false
 
     /// A benchmark running `executable serve` as its relay.
     public init(executable: String) { self.executable = executable }
@@ -57,16 +59,37 @@ public struct RelayAdversarialBenchmark: Sendable {
         try await Task.sleep(for: .milliseconds(300))
 
         progress("quiet: \(broadcasts) reliable broadcasts")
-        let quietLatency = try await broadcast(from: links[0], phase: 10, recorder: recorder)
-        let quiet = RelayAdversarialReport.Run(
-            expected: broadcasts * (participants - 1), delivered: recorder.count(10), latency: quietLatency,
-            relayResident: memory.resident, relayPeak: memory.peak)
+        var phase: UInt8 = 10
+        var runs = [try await measure("quiet", plan: nil, links: links, phase: phase, port: port, memory: memory,
+                                      recorder: recorder, progress: progress)]
+        let attacks = (eachAttack ? RelayAttackPlan.Kind.allCases.map { ($0.rawValue, plan.only($0)) } : []) + [("all attacks", plan)]
+        for (name, attack) in attacks {
+            phase += 1
+            progress("\(name): \(attack.connections) attacking connections for \(rampUp) before the honest load, then \(broadcasts) broadcasts")
+            runs.append(try await measure(name, plan: attack, links: links, phase: phase, port: port, memory: memory,
+                                          recorder: recorder, progress: progress))
+        }
+        progress("leaving")
+        await withTaskGroup(of: Void.self) { group in
+            for link in links { group.addTask { await link.leave() } }
+        }
+        return RelayAdversarialReport(participants: participants, broadcasts: broadcasts, plan: plan, runs: runs,
+                                      relayAliveAfterAttack: memory.isAlive, memoryBudget: memoryBudget)
+    }
 
-        progress("attack: \(plan.connections) attacking connections for \(rampUp) before the honest load")
-        // Long enough for the ramp, the broadcasts and their stragglers, and no longer.
-        let limit = rampUp + broadcastInterval * broadcasts + .seconds(70)
-        let attackers = try RelayAttackers(plan: plan, port: port, limit: limit)
-        attackers.start()
+    /// One run of the honest load, under `plan`'s attack when there is one.
+    private func measure(_ name: String, plan: RelayAttackPlan?, links: [any RelayLink], phase: UInt8, port: UInt16,
+                         memory: RelayProcessMemory, recorder: RelayDeliveryRecorder,
+                         progress: @Sendable (String) -> Void) async throws -> RelayAdversarialReport.Run {
+        let before = memory.resident
+        var attackers: RelayAttackers?
+        if let plan {
+            // Long enough for the ramp, the broadcasts and their stragglers, and no longer.
+            let limit = rampUp + broadcastInterval * broadcasts + .seconds(70)
+            let started = try RelayAttackers(plan: plan, port: port, limit: limit)
+            started.start()
+            attackers = started
+        }
         let sampler = Task.detached {
             var highest = 0
             while !Task.isCancelled {
@@ -75,25 +98,19 @@ public struct RelayAdversarialBenchmark: Sendable {
             }
             return highest
         }
-        try await Task.sleep(for: rampUp)
-        progress("under attack: \(broadcasts) reliable broadcasts")
-        let attackedLatency = try await broadcast(from: links[0], phase: 11, recorder: recorder)
-        let attackedAlive = memory.isAlive
-        let attackedResident = memory.resident
-        attackers.stop()
+        if plan != nil { try await Task.sleep(for: rampUp) }
+        let latency = try await broadcast(from: links[0], phase: phase, recorder: recorder)
+        let resident = memory.resident
+        let alive = memory.isAlive
+        attackers?.stop()
         sampler.cancel()
-        let sampledPeak = await sampler.value
-        let attacked = RelayAdversarialReport.Run(
-            expected: broadcasts * (participants - 1), delivered: recorder.count(11), latency: attackedLatency,
-            relayResident: attackedResident, relayPeak: max(memory.peak, sampledPeak))
-        let counts = attackers.statistics
-        progress("leaving")
-        await withTaskGroup(of: Void.self) { group in
-            for link in links { group.addTask { await link.leave() } }
-        }
-        return RelayAdversarialReport(
-            participants: participants, broadcasts: broadcasts, plan: plan, quiet: quiet, attacked: attacked,
-            attack: counts, relayAliveAfterAttack: attackedAlive && memory.isAlive, memoryBudget: memoryBudget)
+        let sampled = max(await sampler.value, resident)
+        // Let the relay drop the attackers' connections and sessions before the next run.
+        if plan != nil { try await Task.sleep(for: .seconds(1)) }
+        return RelayAdversarialReport.Run(
+            name: name, plan: plan, expected: broadcasts * (participants - 1), delivered: recorder.count(phase), latency: latency,
+            relayResidentBefore: before, relayResident: resident, relayPeakDuring: sampled, relayPeakSoFar: memory.peak,
+            relayAlive: alive, attack: attackers?.statistics)
     }
 
     private func broadcast(from sender: any RelayLink, phase: UInt8, recorder: RelayDeliveryRecorder) async throws -> Percentiles? {
@@ -126,7 +143,8 @@ struct RelayProcessMemory: Sendable {
     private func field(_ name: String) -> Int {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
               let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name) }) else { return 0 }
-        let number = line.dropFirst(name.count).split(separator: " ").first.flatMap { Int($0) } ?? 0
+        // "VmRSS:\t   12345 kB"
+        let number = line.dropFirst(name.count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) } ?? 0
         return number * 1024
     }
 }

@@ -1,42 +1,55 @@
 /// What `tandem bench relay --adversarial` measured. Durations in nanoseconds, memory in bytes.
 public struct RelayAdversarialReport: Sendable, Codable {
-    /// One run of the honest load.
+    /// One run of the honest load: quiet, or under an attack.
     public struct Run: Sendable, Codable {
+        /// What ran beside the honest load.
+        public var name: String
+        /// The attack, nil for the quiet run.
+        public var plan: RelayAttackPlan?
         /// Deliveries expected (broadcasts × other participants).
         public var expected: Int
         /// Deliveries that arrived.
         public var delivered: Int
         /// Send-to-receipt latency over every delivery.
         public var latency: Percentiles?
-        /// The relay's resident memory at the end of the run (VmRSS).
+        /// The relay's resident memory when the run began (VmRSS).
+        public var relayResidentBefore: Int
+        /// The relay's resident memory when the honest load had been delivered (VmRSS).
         public var relayResident: Int
-        /// The relay's peak resident memory by the end of the run (VmHWM, and samples of VmRSS).
-        public var relayPeak: Int
+        /// The most resident memory sampled during the run (VmRSS every 50 ms).
+        public var relayPeakDuring: Int
+        /// The relay's peak resident memory since it started (VmHWM).
+        public var relayPeakSoFar: Int
+        /// Whether the relay still ran when the honest load had been delivered.
+        public var relayAlive: Bool
+        /// What the attackers did, and what the relay did to them.
+        public var attack: RelayAttackCounts?
     }
 
     /// Honest participants in one session.
     public var participants: Int
     /// Reliable broadcasts in each run.
     public var broadcasts: Int
-    /// What the attackers did, as planned.
+    /// The whole attack, as planned.
     public var plan: RelayAttackPlan
-    /// The honest load alone.
-    public var quiet: Run
-    /// The same honest load under attack.
-    public var attacked: Run
-    /// What the attackers did, and what the relay did to them.
-    public var attack: RelayAttackCounts
-    /// Whether the relay process still ran after the attack.
+    /// The quiet run first, then each attack (each kind alone, if asked, then all together).
+    public var runs: [Run]
+    /// Whether the relay process still ran after the last attack.
     public var relayAliveAfterAttack: Bool
     /// The relay-wide memory budget the issue targets.
     public var memoryBudget: Int
 
-    /// Whether the honest p99 under attack is within twice the quiet p99 (the issue's target).
+    /// The quiet run.
+    public var quiet: Run? { runs.first { $0.plan == nil } }
+    /// The run under every attack at once.
+    public var attacked: Run? { runs.last { $0.plan == plan } }
+
+    /// Whether the honest p99 under every attack is within twice the quiet p99 (the issue's target).
     public var latencyTargetMet: Bool? {
-        guard let quiet = quiet.latency?.p99, let attacked = attacked.latency?.p99 else { return nil }
+        guard let quiet = quiet?.latency?.p99, let attacked = attacked?.latency?.p99 else { return nil }
         return attacked <= 2 * quiet
     }
 
     /// Whether the relay's peak memory stayed within the budget (the issue's target).
-    public var memoryTargetMet: Bool { attacked.relayPeak <= memoryBudget }
+    public var memoryTargetMet: Bool { runs.allSatisfy { $0.relayPeakSoFar <= memoryBudget } }
 }

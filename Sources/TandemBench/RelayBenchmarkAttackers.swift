@@ -42,6 +42,28 @@ public struct RelayAttackPlan: Sendable, Hashable, Codable {
 
     /// TCP connections and UDP sockets together.
     public var connections: Int { neverReading + partialFrames + fanOutMembers + datagramSockets }
+
+    /// One kind of attack of a plan.
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Never-reading connections.
+        case neverReading = "never-reading"
+        /// Partial frames before authenticating.
+        case partialFrames = "partial frames"
+        /// A fan-out flood.
+        case fanOut = "fan-out flood"
+        /// A datagram registration flood.
+        case datagrams = "registration flood"
+    }
+
+    /// This plan with every attack but `kind` left out.
+    public func only(_ kind: Kind) -> RelayAttackPlan {
+        var plan = self
+        if kind != .neverReading { plan.neverReading = 0 }
+        if kind != .partialFrames { plan.partialFrames = 0 }
+        if kind != .fanOut { plan.fanOutMembers = 0 }
+        if kind != .datagrams { plan.datagramSockets = 0 }
+        return plan
+    }
 }
 
 /// What the attackers did, and what the relay did to them.

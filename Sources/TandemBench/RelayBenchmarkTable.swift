@@ -52,47 +52,49 @@ public enum RelayBenchmarkTable {
 }
 
 extension RelayBenchmarkTable {
-    /// The adversarial report: the quiet and the attacked run side by side, then the attack.
+    /// The adversarial report: the quiet run and each attacked run, one line each, then the attack.
     public static func render(_ report: RelayAdversarialReport) -> String {
         let duration = ClockBenchmarkTable.duration
         let plan = report.plan
         var lines: [String] = []
         lines.append("relay under attack (the relay: its own `tandem serve` process; \(report.participants) honest participants "
-            + "in one session and the attackers: threads of this process; loopback)")
+            + "in one session, \(report.broadcasts) reliable broadcasts 10 ms apart, and the attackers: threads of this process; loopback)")
         lines.append("")
-        lines.append("  " + [pad("run", 14), pad("delivered", 14, right: true), pad("p50", 10, right: true), pad("p90", 10, right: true),
+        lines.append("  " + [pad("run", 20), pad("delivered", 14, right: true), pad("p50", 10, right: true), pad("p90", 10, right: true),
                              pad("p99", 10, right: true), pad("max", 10, right: true), pad("relay RSS", 11, right: true),
-                             pad("relay peak", 11, right: true)].joined(separator: " "))
-        for (name, run) in [("quiet", report.quiet), ("under attack", report.attacked)] {
+                             pad("peak in run", 12, right: true), pad("VmHWM", 11, right: true), pad("cut", 5, right: true)].joined(separator: " "))
+        for run in report.runs {
             lines.append("  " + [
-                pad(name, 14), pad("\(run.delivered)/\(run.expected)", 14, right: true),
+                pad(run.name, 20), pad("\(run.delivered)/\(run.expected)", 14, right: true),
                 pad(duration(run.latency?.p50), 10, right: true), pad(duration(run.latency?.p90), 10, right: true),
                 pad(duration(run.latency?.p99), 10, right: true), pad(duration(run.latency?.max), 10, right: true),
-                pad(mebibytes(run.relayResident), 11, right: true), pad(mebibytes(run.relayPeak), 11, right: true),
-            ].joined(separator: " "))
+                pad(mebibytes(run.relayResident), 11, right: true), pad(mebibytes(run.relayPeakDuring), 12, right: true),
+                pad(mebibytes(run.relayPeakSoFar), 11, right: true), pad(run.attack.map { "\($0.connectionsCut)" } ?? "-", 5, right: true),
+            ].joined(separator: " ") + (run.relayAlive ? "" : "  relay DEAD"))
         }
         lines.append("")
-        lines.append("  attack (\(plan.connections) connections, as planned; every dose bounded):")
+        lines.append("  the attack (\(plan.connections) connections; every dose bounded; `cut`: connections the relay closed):")
         lines.append("    \(plan.neverReading) never-reading: own session each, \(plan.neverReadingRate) proposals/s of "
-            + "\(plan.neverReadingBody / 1024) KiB, ack through 2^64-1, never read, at most \(plan.neverReadingBytes >> 20) MiB each")
-        lines.append("    \(plan.partialFrames) unauthenticated: all but the last byte of a \(1 << 10) KiB frame, reconnecting when cut")
-        lines.append("    \(plan.fanOutMembers) in one session: \(plan.fanOutSenders) flood \(plan.fanOutRate)/s reliable "
+            + "\(plan.neverReadingBody / 1024) KiB, ack through 2^64-1 every 16, never read, at most \(plan.neverReadingBytes >> 20) MiB each")
+        lines.append("    \(plan.partialFrames) unauthenticated: all but the last byte of a 1 MiB frame each, reconnecting when cut")
+        lines.append("    \(plan.fanOutMembers) in one session: \(plan.fanOutSenders) offer \(plan.fanOutRate)/s reliable "
             + "\(plan.fanOutBody)-byte messages to everyone (the flood limit), every member reads and acks")
         lines.append("    \(plan.datagramSockets) UDP sockets: \(plan.datagramRate) registrations/s each, with tokens never issued")
-        let counts = report.attack
-        lines.append("  sent: \(mebibytes(counts.bytesSent)) in \(counts.framesSent) frames, \(counts.datagramsSent) datagrams; "
-            + "\(counts.connectionsOpened) connections opened, \(counts.connectionsCut) cut by the relay, "
-            + "\(counts.handshakesFailed) handshakes failed; fan-out members read \(counts.framesReceived) frames")
-        lines.append("  relay alive after the attack: \(report.relayAliveAfterAttack ? "yes" : "NO")")
+        if let counts = report.attacked?.attack {
+            lines.append("  all attacks sent: \(mebibytes(counts.bytesSent)) in \(counts.framesSent) frames, \(counts.datagramsSent) datagrams; "
+                + "\(counts.connectionsOpened) connections opened, \(counts.connectionsCut) cut by the relay, "
+                + "\(counts.handshakesFailed) handshakes failed; fan-out members read \(counts.framesReceived) frames")
+        }
+        lines.append("  relay alive after the attacks: \(report.relayAliveAfterAttack ? "yes" : "NO")")
         let ratio: String
-        if let quiet = report.quiet.latency?.p99, let attacked = report.attacked.latency?.p99, quiet > 0 {
+        if let quiet = report.quiet?.latency?.p99, let attacked = report.attacked?.latency?.p99, quiet > 0 {
             ratio = "\(fixed(attacked / quiet, 2))×"
         } else {
             ratio = "-"
         }
-        lines.append("  targets: honest p99 under attack within 2× quiet: \(ratio) "
+        lines.append("  targets: honest p99 under all attacks within 2× quiet: \(ratio) "
             + "(\(report.latencyTargetMet.map { $0 ? "met" : "not met" } ?? "-")); "
-            + "relay peak within \(mebibytes(report.memoryBudget)): \(report.memoryTargetMet ? "met" : "not met")")
+            + "relay VmHWM within \(mebibytes(report.memoryBudget)): \(report.memoryTargetMet ? "met" : "not met")")
         return lines.joined(separator: "\n") + "\n"
     }
 
