@@ -7,8 +7,8 @@ import TandemNet
 import TandemTestKit
 
 /// `tandem bench relay --adversarial`: the relay as its own `tandem serve` process, one session of
-/// honest participants in this process, and attackers (threads of this process, raw sockets) at
-/// the rates a `RelayAttackPlan` states. The same honest load runs quiet, then under attack, in
+/// honest participants in this process, and the attackers in a third process
+/// (`tandem bench relay --attack PORT`, raw sockets) at the rates a `RelayAttackPlan` states. The same honest load runs quiet, then under attack, in
 /// one sitting against one relay process, whose memory is read from `/proc` throughout.
 public struct RelayAdversarialBenchmark: Sendable {
     /// The `tandem` executable to run as the relay.
@@ -62,11 +62,13 @@ public struct RelayAdversarialBenchmark: Sendable {
         var phase: UInt8 = 10
         var runs = [try await measure("quiet", plan: nil, links: links, phase: phase, port: port, memory: memory,
                                       recorder: recorder, progress: progress)]
-        let attacks = (eachAttack ? RelayAttackPlan.Kind.allCases.map { ($0.rawValue, plan.only($0)) } : []) + [("all attacks", plan)]
-        for (name, attack) in attacks {
+        let kinds: [RelayAttackPlan.Kind?] = (eachAttack ? RelayAttackPlan.Kind.allCases : []) + [nil]
+        for kind in kinds {
             phase += 1
-            progress("\(name): \(attack.connections) attacking connections for \(rampUp) before the honest load, then \(broadcasts) broadcasts")
-            runs.append(try await measure(name, plan: attack, links: links, phase: phase, port: port, memory: memory,
+            let name = kind?.rawValue ?? "all"
+            let attack = kind.map { plan.only($0) } ?? plan
+            progress("attack \(name): \(attack.connections) attacking connections for \(rampUp) before the honest load, then \(broadcasts) broadcasts")
+            runs.append(try await measure(name, plan: attack, kind: kind, links: links, phase: phase, port: port, memory: memory,
                                           recorder: recorder, progress: progress))
         }
         progress("leaving")
@@ -78,17 +80,24 @@ public struct RelayAdversarialBenchmark: Sendable {
     }
 
     /// One run of the honest load, under `plan`'s attack when there is one.
-    private func measure(_ name: String, plan: RelayAttackPlan?, links: [any RelayLink], phase: UInt8, port: UInt16,
+    private func measure(_ name: String, plan: RelayAttackPlan?, kind: RelayAttackPlan.Kind? = nil, links: [any RelayLink],
+                         phase: UInt8, port: UInt16,
                          memory: RelayProcessMemory, recorder: RelayDeliveryRecorder,
                          progress: @Sendable (String) -> Void) async throws -> RelayAdversarialReport.Run {
         let before = memory.resident
-        var attackers: RelayAttackers?
-        if let plan {
+        var attackers: WatchProcess?
+        if plan != nil {
             // Long enough for the ramp, the broadcasts and their stragglers, and no longer.
             let limit = rampUp + broadcastInterval * broadcasts + .seconds(70)
-            let started = try RelayAttackers(plan: plan, port: port, limit: limit)
-            started.start()
-            attackers = started
+            let process = try WatchProcess(executable: executable, arguments: [
+                "bench", "relay", "--attack", "\(port)", "--attack-kind", kind?.rawValue ?? "all",
+                "--attack-seconds", "\(limit.components.seconds)",
+            ], name: "attackers", acceptsCommands: true)
+            guard process.waitForLine(startingWith: RelayAttackerProcess.readyLine, timeout: 20) != nil else {
+                process.kill()
+                throw RelayBenchmarkError("the attackers did not start: \(process.standardError)")
+            }
+            attackers = process
         }
         let sampler = Task.detached {
             var highest = 0
@@ -102,7 +111,15 @@ public struct RelayAdversarialBenchmark: Sendable {
         let latency = try await broadcast(from: links[0], phase: phase, recorder: recorder)
         let resident = memory.resident
         let alive = memory.isAlive
-        attackers?.stop()
+        var counts: RelayAttackCounts?
+        if let attackers {
+            attackers.send("stop")
+            if let line = attackers.waitForLine(startingWith: RelayAttackerProcess.countsPrefix, timeout: 30) {
+                counts = try? JSONDecoder().decode(RelayAttackCounts.self, from: Data(line.dropFirst(RelayAttackerProcess.countsPrefix.count).utf8))
+            }
+            _ = attackers.waitForExit(timeout: 10)
+            attackers.kill()
+        }
         sampler.cancel()
         let sampled = max(await sampler.value, resident)
         // Let the relay drop the attackers' connections and sessions before the next run.
@@ -110,7 +127,7 @@ public struct RelayAdversarialBenchmark: Sendable {
         return RelayAdversarialReport.Run(
             name: name, plan: plan, expected: broadcasts * (participants - 1), delivered: recorder.count(phase), latency: latency,
             relayResidentBefore: before, relayResident: resident, relayPeakDuring: sampled, relayPeakSoFar: memory.peak,
-            relayAlive: alive, attack: attackers?.statistics)
+            relayAlive: alive, attack: counts)
     }
 
     private func broadcast(from sender: any RelayLink, phase: UInt8, recorder: RelayDeliveryRecorder) async throws -> Percentiles? {

@@ -18,8 +18,10 @@ public struct RelayAttackPlan: Sendable, Hashable, Codable {
     public var neverReadingRate = 256
     /// The size of each of their proposals' bodies.
     public var neverReadingBody = 64 * 1024
-    /// How many bytes each never-reading connection sends at most, over all its reconnections.
-    public var neverReadingBytes = 48 * 1024 * 1024
+    /// How many bytes each never-reading connection sends at most, over all its reconnections:
+    /// 640 MiB in all, more than the relay's budget (512 MiB), so that a relay that keeps them
+    /// all shows it.
+    public var neverReadingBytes = 64 * 1024 * 1024
     /// Unauthenticated connections that each send all but the last byte of a frame of the
     /// largest length, then wait, and reconnect when the relay cuts them.
     public var partialFrames = 20
@@ -48,11 +50,11 @@ public struct RelayAttackPlan: Sendable, Hashable, Codable {
         /// Never-reading connections.
         case neverReading = "never-reading"
         /// Partial frames before authenticating.
-        case partialFrames = "partial frames"
+        case partialFrames = "partial-frames"
         /// A fan-out flood.
-        case fanOut = "fan-out flood"
+        case fanOut = "fan-out"
         /// A datagram registration flood.
-        case datagrams = "registration flood"
+        case datagrams = "registrations"
     }
 
     /// This plan with every attack but `kind` left out.
@@ -63,6 +65,35 @@ public struct RelayAttackPlan: Sendable, Hashable, Codable {
         if kind != .fanOut { plan.fanOutMembers = 0 }
         if kind != .datagrams { plan.datagramSockets = 0 }
         return plan
+    }
+}
+
+/// The attackers as a process of their own (`tandem bench relay --attack PORT`), which the
+/// adversarial benchmark starts beside the relay's: it attacks until a line `stop` or the end
+/// of its standard input, or its time limit, then prints what it did as one line of JSON.
+public enum RelayAttackerProcess {
+    /// The line printed once the attacks are under way.
+    public static let readyLine = "attack ready"
+    /// The start of the last line, followed by the counts in JSON.
+    public static let countsPrefix = "attack counts "
+
+    /// Attacks 127.0.0.1:`port` as `plan` says, for at most `limit`.
+    public static func run(plan: RelayAttackPlan, port: UInt16, limit: Duration) throws {
+        let attackers = try RelayAttackers(plan: plan, port: port, limit: limit)
+        attackers.start()
+        print(readyLine)
+        fflush(nil)
+        let stopped = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            while let line = readLine(), line != "stop" {}
+            stopped.signal()
+        }
+        reader.start()
+        _ = stopped.wait(timeout: .now() + .seconds(Int(limit.components.seconds)))
+        attackers.stop()
+        let counts = try JSONEncoder().encode(attackers.statistics)
+        print(countsPrefix + String(decoding: counts, as: UTF8.self))
+        fflush(nil)
     }
 }
 

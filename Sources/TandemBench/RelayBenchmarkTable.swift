@@ -58,18 +58,20 @@ extension RelayBenchmarkTable {
         let plan = report.plan
         var lines: [String] = []
         lines.append("relay under attack (the relay: its own `tandem serve` process; \(report.participants) honest participants "
-            + "in one session, \(report.broadcasts) reliable broadcasts 10 ms apart, and the attackers: threads of this process; loopback)")
+            + "in one session, \(report.broadcasts) reliable broadcasts 10 ms apart, in this process; the attackers: a third process, "
+            + "`tandem bench relay --attack PORT`; loopback)")
         lines.append("")
         lines.append("  " + [pad("run", 20), pad("delivered", 14, right: true), pad("p50", 10, right: true), pad("p90", 10, right: true),
                              pad("p99", 10, right: true), pad("max", 10, right: true), pad("relay RSS", 11, right: true),
-                             pad("peak in run", 12, right: true), pad("VmHWM", 11, right: true), pad("cut", 5, right: true)].joined(separator: " "))
+                             pad("peak in run", 12, right: true), pad("VmHWM", 11, right: true), pad("attack sent", 12, right: true), pad("cut", 5, right: true)].joined(separator: " "))
         for run in report.runs {
             lines.append("  " + [
                 pad(run.name, 20), pad("\(run.delivered)/\(run.expected)", 14, right: true),
                 pad(duration(run.latency?.p50), 10, right: true), pad(duration(run.latency?.p90), 10, right: true),
                 pad(duration(run.latency?.p99), 10, right: true), pad(duration(run.latency?.max), 10, right: true),
                 pad(mebibytes(run.relayResident), 11, right: true), pad(mebibytes(run.relayPeakDuring), 12, right: true),
-                pad(mebibytes(run.relayPeakSoFar), 11, right: true), pad(run.attack.map { "\($0.connectionsCut)" } ?? "-", 5, right: true),
+                pad(mebibytes(run.relayPeakSoFar), 11, right: true), pad(run.attack.map { mebibytes($0.bytesSent) } ?? "-", 12, right: true),
+                pad(run.attack.map { "\($0.connectionsCut)" } ?? "-", 5, right: true),
             ].joined(separator: " ") + (run.relayAlive ? "" : "  relay DEAD"))
         }
         lines.append("")
