@@ -63,13 +63,13 @@ extension RelayBenchmarkTable {
         lines.append("")
         lines.append("  " + [pad("run", 20), pad("delivered", 14, right: true), pad("p50", 10, right: true), pad("p90", 10, right: true),
                              pad("p99", 10, right: true), pad("max", 10, right: true), pad("relay RSS", 11, right: true),
-                             pad("peak in run", 12, right: true), pad("VmHWM", 11, right: true), pad("attack sent", 12, right: true), pad("cut", 5, right: true)].joined(separator: " "))
+                             pad("growth in run", 14, right: true), pad("VmHWM", 11, right: true), pad("attack sent", 12, right: true), pad("cut", 5, right: true)].joined(separator: " "))
         for run in report.runs {
             lines.append("  " + [
                 pad(run.name, 20), pad("\(run.delivered)/\(run.expected)", 14, right: true),
                 pad(duration(run.latency?.p50), 10, right: true), pad(duration(run.latency?.p90), 10, right: true),
                 pad(duration(run.latency?.p99), 10, right: true), pad(duration(run.latency?.max), 10, right: true),
-                pad(mebibytes(run.relayResident), 11, right: true), pad(mebibytes(run.relayPeakDuring), 12, right: true),
+                pad(mebibytes(run.relayResident), 11, right: true), pad(mebibytes(max(run.relayPeakDuring - run.relayResidentBefore, 0)), 14, right: true),
                 pad(mebibytes(run.relayPeakSoFar), 11, right: true), pad(run.attack.map { mebibytes($0.bytesSent) } ?? "-", 12, right: true),
                 pad(run.attack.map { "\($0.connectionsCut)" } ?? "-", 5, right: true),
             ].joined(separator: " ") + (run.relayAlive ? "" : "  relay DEAD"))
@@ -87,6 +87,8 @@ extension RelayBenchmarkTable {
                 + "\(counts.connectionsOpened) connections opened, \(counts.connectionsCut) cut by the relay, "
                 + "\(counts.handshakesFailed) handshakes failed; fan-out members read \(counts.framesReceived) frames")
         }
+        lines.append("  relay RSS: at the end of the run; growth: the most sampled during it (every 50 ms) above its start; "
+            + "VmHWM: the peak since the relay started")
         lines.append("  relay alive after the attacks: \(report.relayAliveAfterAttack ? "yes" : "NO")")
         let ratio: String
         if let quiet = report.quiet?.latency?.p99, let attacked = report.attacked?.latency?.p99, quiet > 0 {
