@@ -332,3 +332,31 @@ extension TCPSocket {
         close(number)
     }
 }
+
+@Suite struct ScheduledTaskQueueTests {
+    /// The heap against a sort: random deadlines with many ties, a third cancelled, drained at
+    /// rising instants, through compactions.
+    @Test func runsTasksByDeadlineThenSchedulingOrderAndSkipsCancelledOnes() {
+        var random = SeededRandom(seed: 42)
+        var queue = ScheduledTaskQueue()
+        let ran = Mutex<[Int]>([])
+        var expected: [(deadline: Int64, index: Int)] = []
+        for index in 0..<3_000 {
+            let deadline = Int64.random(in: 0..<500, using: &random)
+            let task = ScheduledTask(deadline: deadline) { ran.withLock { $0.append(index) } }
+            queue.insert(task)
+            if Int.random(in: 0..<3, using: &random) == 0 {
+                #expect(task.cancel())
+            } else {
+                expected.append((deadline, index))
+            }
+        }
+        expected.sort { $0.deadline != $1.deadline ? $0.deadline < $1.deadline : $0.index < $1.index }
+        for now in stride(from: Int64(0), through: 504, by: 7) {
+            for body in queue.popDue(at: now) { body() }
+        }
+        #expect(ran.withLock { $0 } == expected.map(\.index))
+        #expect(queue.count == 0)
+        #expect(queue.nextDeadline == nil)
+    }
+}
