@@ -28,6 +28,8 @@ public struct RelayAdversarialBenchmark: Sendable {
     public var memoryBudget = 512 * 1024 * 1024
     /// Whether each kind of attack also runs alone, before all of them together.
     public var eachAttack = false
+    /// The sizes of the honest uploads whose relay CPU is measured, after the attacks.
+    public var uploadSizes = [10 << 20, 50 << 20, 100 << 20]
 
     /// A benchmark running `executable serve` as its relay.
     public init(executable: String) { self.executable = executable }
@@ -80,12 +82,14 @@ public struct RelayAdversarialBenchmark: Sendable {
         progress("quiet again: \(broadcasts) reliable broadcasts")
         runs.append(try await measure("quiet, after", plan: nil, links: links, phase: phase, port: port, memory: memory,
                                       recorder: recorder, progress: progress))
+        progress("uploads of \(uploadSizes.map { "\($0 >> 20) MiB" }.joined(separator: ", ")), one at a time")
+        let uploads = try await uploadCosts(uploadSizes, link: links[0], memory: memory)
         progress("leaving")
         await withTaskGroup(of: Void.self) { group in
             for link in links { group.addTask { await link.leave() } }
         }
         return RelayAdversarialReport(participants: participants, broadcasts: broadcasts, plan: plan, runs: runs,
-                                      relayAliveAfterAttack: memory.isAlive, memoryBudget: memoryBudget)
+                                      relayAliveAfterAttack: memory.isAlive, memoryBudget: memoryBudget, uploads: uploads)
     }
 
     /// One run of the honest load, under `plan`'s attack when there is one.

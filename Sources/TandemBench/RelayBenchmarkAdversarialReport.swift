@@ -38,6 +38,8 @@ public struct RelayAdversarialReport: Sendable, Codable {
     public var relayAliveAfterAttack: Bool
     /// The relay-wide memory budget the issue targets.
     public var memoryBudget: Int
+    /// Honest uploads, one at a time, after the attacks: the relay's CPU for each.
+    public var uploads: [RelayUploadCost] = []
 
     /// The quiet run.
     public var quiet: Run? { runs.first { $0.plan == nil } }

@@ -90,6 +90,13 @@ extension RelayBenchmarkTable {
         lines.append("  relay RSS: at the end of the run; growth: the most sampled during it (every 50 ms) above its start; "
             + "VmHWM: the peak since the relay started")
         lines.append("  relay alive after the attacks: \(report.relayAliveAfterAttack ? "yes" : "NO")")
+        if !report.uploads.isEmpty {
+            lines.append("  honest uploads, one at a time (relay CPU beside copying the bytes once here):")
+            for upload in report.uploads {
+                lines.append("    \(upload.bytes >> 20) MiB: relay CPU \(fixed(upload.relayCPUSeconds, 2)) s, done in \(fixed(upload.seconds, 2)) s; "
+                    + "one copy \(fixed(upload.copySeconds * 1000, 1)) ms")
+            }
+        }
         let ratio: String
         if let quiet = report.quiet?.latency?.p99, let attacked = report.attacked?.latency?.p99, quiet > 0 {
             ratio = "\(fixed(attacked / quiet, 2))×"
