@@ -41,8 +41,11 @@ public struct RelayAdversarialReport: Sendable, Codable {
     /// Honest uploads, one at a time, after the attacks: the relay's CPU for each.
     public var uploads: [RelayUploadCost] = []
 
-    /// The quiet run.
-    public var quiet: Run? { runs.first { $0.plan == nil } }
+    /// The quiet run with the lower p99 (one runs before the attacks and one after, and the
+    /// machine's own noise moves them): the stricter reference for the target.
+    public var quiet: Run? {
+        runs.filter { $0.plan == nil }.min { ($0.latency?.p99 ?? .infinity) < ($1.latency?.p99 ?? .infinity) }
+    }
     /// The run under every attack at once.
     public var attacked: Run? { runs.last { $0.plan == plan } }
 

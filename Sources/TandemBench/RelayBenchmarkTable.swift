@@ -103,7 +103,7 @@ extension RelayBenchmarkTable {
         } else {
             ratio = "-"
         }
-        lines.append("  targets: honest p99 under all attacks within 2× quiet: \(ratio) "
+        lines.append("  targets: honest p99 under all attacks within 2× the better quiet run's: \(ratio) "
             + "(\(report.latencyTargetMet.map { $0 ? "met" : "not met" } ?? "-")); "
             + "relay VmHWM within \(mebibytes(report.memoryBudget)): \(report.memoryTargetMet ? "met" : "not met")")
         return lines.joined(separator: "\n") + "\n"
