@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <termios.h>
 #include <unistd.h>
@@ -78,30 +79,44 @@ static inline int tandem_epoll_ctl(int epfd, int op, int fd, uint32_t events, ui
     return epoll_ctl(epfd, op, fd, &event);
 }
 
-/// Waits for at most `timeout` nanoseconds (negative: indefinitely) and copies what is ready
-/// into `ready` (at most `capacity`, itself at most TANDEM_EPOLL_BATCH). epoll_pwait2 (Linux
-/// 5.11) waits to the nanosecond; on an older kernel (ENOSYS) it falls back to epoll_wait with
-/// the timeout rounded up to a millisecond, so that a deadline is never woken for early.
-static inline int tandem_epoll_wait(int epfd, tandem_epoll_ready *ready, int capacity, long long timeout) {
-    struct epoll_event events[TANDEM_EPOLL_BATCH];
-    if (capacity > TANDEM_EPOLL_BATCH) capacity = TANDEM_EPOLL_BATCH;
-    int count;
-    if (timeout < 0) {
-        count = epoll_pwait2(epfd, events, capacity, (const struct timespec *)0, (const __sigset_t *)0);
-        if (count < 0 && errno == ENOSYS) count = epoll_wait(epfd, events, capacity, -1);
-    } else {
-        struct timespec spec = { (time_t)(timeout / 1000000000LL), (long)(timeout % 1000000000LL) };
-        count = epoll_pwait2(epfd, events, capacity, &spec, (const __sigset_t *)0);
-        if (count < 0 && errno == ENOSYS) {
-            long long milliseconds = (timeout + 999999LL) / 1000000LL;
-            count = epoll_wait(epfd, events, capacity, milliseconds > 1000000 ? 1000000 : (int)milliseconds);
-        }
-    }
+static inline int tandem_epoll_copy(const struct epoll_event *events, int count, tandem_epoll_ready *ready) {
     for (int index = 0; index < count; index++) {
         ready[index].events = events[index].events;
         ready[index].token = events[index].data.u64;
     }
     return count;
+}
+
+/// Waits for at most `timeout` nanoseconds (negative: indefinitely) with epoll_pwait2 (Linux
+/// 5.11), and copies what is ready into `ready` (at most `capacity`, itself at most
+/// TANDEM_EPOLL_BATCH). -1 with errno ENOSYS on an older kernel: then use a timer descriptor.
+static inline int tandem_epoll_pwait2(int epfd, tandem_epoll_ready *ready, int capacity, long long timeout) {
+    struct epoll_event events[TANDEM_EPOLL_BATCH];
+    if (capacity > TANDEM_EPOLL_BATCH) capacity = TANDEM_EPOLL_BATCH;
+    struct timespec spec = { (time_t)(timeout / 1000000000LL), (long)(timeout % 1000000000LL) };
+    int count = epoll_pwait2(epfd, events, capacity, timeout < 0 ? (const struct timespec *)0 : &spec, (const __sigset_t *)0);
+    return count < 0 ? count : tandem_epoll_copy(events, count, ready);
+}
+
+/// Waits like epoll_wait(2), `milliseconds` at most (-1: indefinitely), copying into `ready`.
+static inline int tandem_epoll_wait(int epfd, tandem_epoll_ready *ready, int capacity, int milliseconds) {
+    struct epoll_event events[TANDEM_EPOLL_BATCH];
+    if (capacity > TANDEM_EPOLL_BATCH) capacity = TANDEM_EPOLL_BATCH;
+    int count = epoll_wait(epfd, events, capacity, milliseconds);
+    return count < 0 ? count : tandem_epoll_copy(events, count, ready);
+}
+
+/// A non-blocking, close-on-exec timer descriptor on CLOCK_MONOTONIC: how a loop waits to the
+/// nanosecond where epoll_pwait2 is missing (it watches the timer with the sockets).
+static inline int tandem_timerfd_create(void) {
+    return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+}
+
+/// Arms `fd` to expire once, `nanoseconds` from now (at least 1 ns; 0 or less disarms it).
+static inline int tandem_timerfd_arm(int fd, long long nanoseconds) {
+    struct itimerspec spec = { { 0, 0 }, { (time_t)(nanoseconds / 1000000000LL), (long)(nanoseconds % 1000000000LL) } };
+    if (nanoseconds <= 0) spec.it_value.tv_sec = 0, spec.it_value.tv_nsec = 0;
+    return timerfd_settime(fd, 0, &spec, (struct itimerspec *)0);
 }
 
 /// A non-blocking, close-on-exec eventfd counting from 0: the loop's wake-up descriptor.

@@ -178,9 +178,11 @@ import Testing
         #expect(!late.cancel(), "a task that ran cannot be cancelled")
     }
 
-    @Test func aScheduledTaskWakesTheLoopOnTheRealClock() throws {
+    /// With epoll_pwait2 and with the timer descriptor that older kernels need.
+    @Test(arguments: [false, true])
+    func aScheduledTaskWakesTheLoopOnTheRealClock(timerDescriptor: Bool) throws {
         let clock = SystemClock()
-        let loop = try EventLoop(name: "test-wake", clock: clock, tickInterval: 1_000_000_000_000)
+        let loop = try EventLoop(name: "test-wake", clock: clock, tickInterval: 1_000_000_000_000, timedByDescriptor: timerDescriptor)
         loop.start()
         defer { stopped(loop) }
         let ranAt = Atomic<Int64>(0)
@@ -193,6 +195,22 @@ import Testing
         // Nothing else wakes the loop: no descriptor, no task, and a tick a thousand seconds off.
         #expect(done.wait(timeout: .now() + 10) == .success)
         #expect(ranAt.load(ordering: .relaxed) >= deadline, "a scheduled task ran before its deadline")
+        // And sockets are served as well on that path.
+        let pair = try TCPPair()
+        let read = DispatchSemaphore(value: 0)
+        onLoop(loop) {
+            loop.register(pair.server.descriptor, interest: .readable) { _, _, _ in
+                loop.deregister(pair.server.descriptor)
+                read.signal()
+            }
+        }
+        try pair.client.writeAll([1])
+        #expect(read.wait(timeout: .now() + 10) == .success)
+    }
+
+    @Test func thisKernelWaitsToTheNanosecondWithoutATimer() {
+        // Linux 5.11 and later: a loop here needs no timer descriptor (the fallback is tested above).
+        #expect(EventLoop.hasPreciseWait)
     }
 
     @Test func cancellingManyScheduledTasksKeepsTheHeapBounded() throws {

@@ -20,7 +20,8 @@ import TandemClock
 /// Each descriptor keeps its place: registrations live in a table indexed by descriptor, and
 /// epoll hands back a token naming that place, so registering, changing interest and
 /// deregistering cost O(1), and a pass costs what is ready, not what is registered. Waits are to
-/// the nanosecond (`epoll_pwait2`), on the injected clock's deadlines.
+/// the nanosecond (`epoll_pwait2`, or a timer descriptor on kernels before 5.11), on the
+/// injected clock's deadlines.
 final class EventLoop: @unchecked Sendable {
     /// What a descriptor is watched for, or became ready for.
     struct Readiness: OptionSet {
@@ -40,6 +41,9 @@ final class EventLoop: @unchecked Sendable {
     private let name: String
     private let epoll: Int32
     private let wakeDescriptor: Int32
+    /// The timer descriptor that times waits where epoll_pwait2 is missing (older kernels), or
+    /// nil where epoll_pwait2 waits to the nanosecond by itself.
+    private let timerDescriptor: Int32?
     private let tasks = Mutex<[@Sendable () -> Void]>([])
     private let lifecycle = Mutex(Lifecycle.idle)
     private let finished = DispatchSemaphore(value: 0)
@@ -68,34 +72,59 @@ final class EventLoop: @unchecked Sendable {
         var generation: UInt32
     }
 
-    /// The token of the wake-up descriptor; descriptors' tokens are their number and generation.
+    /// The tokens of the wake-up and timer descriptors; descriptors' tokens are their number and
+    /// generation, and no descriptor's number is 2^32-1 or 2^32-2.
     private static let wakeToken = UInt64.max
+    private static let timerToken = UInt64.max - 1
 
     /// A loop named `name` (the thread's name), ticking every `tickInterval` nanoseconds.
-    init(name: String, clock: any LocalClock = SystemClock(), tickInterval: Int64 = 20_000_000) throws(SystemCallError) {
+    convenience init(name: String, clock: any LocalClock = SystemClock(), tickInterval: Int64 = 20_000_000) throws(SystemCallError) {
+        try self.init(name: name, clock: clock, tickInterval: tickInterval, timedByDescriptor: !EventLoop.hasPreciseWait)
+    }
+
+    /// A loop that times its waits with a timer descriptor when `timedByDescriptor` is true (what
+    /// kernels without epoll_pwait2 need; tests force it to cover that path here).
+    init(name: String, clock: any LocalClock, tickInterval: Int64, timedByDescriptor: Bool) throws(SystemCallError) {
         self.name = name
         self.clock = clock
         self.tickInterval = tickInterval
-        epoll = try SystemCall.require("epoll_create1") { tandem_epoll_create() }
+        var opened: [Int32] = []
         do {
-            wakeDescriptor = try SystemCall.require("eventfd") { tandem_eventfd() }
+            let epoll = try SystemCall.require("epoll_create1") { tandem_epoll_create() }
+            opened.append(epoll)
+            let wake = try SystemCall.require("eventfd") { tandem_eventfd() }
+            opened.append(wake)
+            try SystemCall.require("epoll_ctl") { tandem_epoll_ctl(epoll, tandem_epoll_add, wake, tandem_epoll_in, EventLoop.wakeToken) }
+            var timer: Int32?
+            if timedByDescriptor {
+                let descriptor = try SystemCall.require("timerfd_create") { tandem_timerfd_create() }
+                opened.append(descriptor)
+                try SystemCall.require("epoll_ctl") { tandem_epoll_ctl(epoll, tandem_epoll_add, descriptor, tandem_epoll_in, EventLoop.timerToken) }
+                timer = descriptor
+            }
+            self.epoll = epoll
+            wakeDescriptor = wake
+            timerDescriptor = timer
         } catch {
-            close(epoll)
-            throw error
-        }
-        do {
-            try SystemCall.require("epoll_ctl") { tandem_epoll_ctl(epoll, tandem_epoll_add, wakeDescriptor, tandem_epoll_in, EventLoop.wakeToken) }
-        } catch {
-            close(wakeDescriptor)
-            close(epoll)
+            for descriptor in opened { close(descriptor) }
             throw error
         }
     }
 
     deinit {
+        if let timerDescriptor { close(timerDescriptor) }
         close(wakeDescriptor)
         close(epoll)
     }
+
+    /// Whether this kernel has epoll_pwait2 (Linux 5.11 and later), asked once per process.
+    static let hasPreciseWait: Bool = {
+        let probe = tandem_epoll_create()
+        guard probe >= 0 else { return false }
+        defer { close(probe) }
+        var ready = tandem_epoll_ready()
+        return tandem_epoll_pwait2(probe, &ready, 1, 0) >= 0 || errno != ENOSYS
+    }()
 
     // MARK: Lifecycle
 
@@ -285,7 +314,10 @@ final class EventLoop: @unchecked Sendable {
 
     private func wait(timeout: Int64) {
         let count = ready.withUnsafeMutableBufferPointer { buffer in
-            tandem_epoll_wait(epoll, buffer.baseAddress, Int32(buffer.count), timeout)
+            guard let timerDescriptor else { return tandem_epoll_pwait2(epoll, buffer.baseAddress, Int32(buffer.count), timeout) }
+            // Without epoll_pwait2: the timer, armed for the timeout, wakes the wait to the ns.
+            if timeout > 0 { _ = tandem_timerfd_arm(timerDescriptor, timeout) }
+            return tandem_epoll_wait(epoll, buffer.baseAddress, Int32(buffer.count), timeout == 0 ? 0 : -1)
         }
         // A failure is EINTR (a signal): the next pass waits again.
         guard count > 0 else { return }
@@ -293,6 +325,10 @@ final class EventLoop: @unchecked Sendable {
             let event = ready[index]
             if event.token == EventLoop.wakeToken {
                 drainWakeups()
+                continue
+            }
+            if event.token == EventLoop.timerToken {
+                drainTimer()
                 continue
             }
             let failed = event.events & (tandem_epoll_err | tandem_epoll_hup) != 0
@@ -329,5 +365,11 @@ final class EventLoop: @unchecked Sendable {
     private func drainWakeups() {
         var count: UInt64 = 0
         _ = Glibc.read(wakeDescriptor, &count, 8)
+    }
+
+    private func drainTimer() {
+        guard let timerDescriptor else { return }
+        var expirations: UInt64 = 0
+        _ = Glibc.read(timerDescriptor, &expirations, 8)
     }
 }
