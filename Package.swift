@@ -31,7 +31,7 @@ let package = Package(
         // wire: datagram and message encodings, versioned.
         .target(name: "TandemWire", dependencies: ["TandemClock"]),
         // net: POSIX sockets, the time service and the clock prober.
-        .target(name: "TandemNet", dependencies: ["TandemWire", "TandemClock", "CSodium"]),
+        .target(name: "TandemNet", dependencies: ["TandemWire", "TandemClock", "CSodium", "CTandemSystem"]),
 
         // sessions: the public GroupActivities-style API (activities, sessions, messenger, journal).
         .target(name: "Tandem", dependencies: ["TandemNet", "TandemWire", "TandemClock", "CSodium"]),

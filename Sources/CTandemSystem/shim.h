@@ -1,11 +1,17 @@
-// The few Linux calls that Swift cannot import directly (variadic or macro-based).
+// The few Linux calls that Swift cannot import directly (variadic, macro-based, or declared in
+// headers that Swift's Glibc module does not cover, as sys/epoll.h and sys/eventfd.h).
 #ifndef TANDEM_SYSTEM_SHIM_H
 #define TANDEM_SYSTEM_SHIM_H
 
+#include <errno.h>
 #include <poll.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <termios.h>
 #include <unistd.h>
@@ -35,6 +41,87 @@ static inline int tandem_poll_nanoseconds(struct pollfd *descriptors, unsigned l
     if (timeout < 0) return (int)syscall(SYS_ppoll, descriptors, count, (struct timespec *)0, (void *)0, 0);
     struct timespec spec = { (time_t)(timeout / 1000000000LL), (long)(timeout % 1000000000LL) };
     return (int)syscall(SYS_ppoll, descriptors, count, &spec, (void *)0, 0);
+}
+
+// MARK: epoll
+
+/// epoll's readiness bits, as plain constants (the header declares them as enum members shadowed
+/// by macros of the same name, which Swift does not import as numbers).
+static const uint32_t tandem_epoll_in = EPOLLIN;
+static const uint32_t tandem_epoll_out = EPOLLOUT;
+static const uint32_t tandem_epoll_err = EPOLLERR;
+static const uint32_t tandem_epoll_hup = EPOLLHUP;
+static const int tandem_epoll_add = EPOLL_CTL_ADD;
+static const int tandem_epoll_mod = EPOLL_CTL_MOD;
+static const int tandem_epoll_del = EPOLL_CTL_DEL;
+
+/// One ready descriptor as `tandem_epoll_wait` reports it: its events and the token it was
+/// registered with. `struct epoll_event` is packed on x86-64, a layout Swift should not be
+/// trusted to reproduce, so the shim copies events into this plain struct.
+typedef struct {
+    uint32_t events;
+    uint64_t token;
+} tandem_epoll_ready;
+
+/// The most events one `tandem_epoll_wait` reports; more ready descriptors wait for the next.
+#define TANDEM_EPOLL_BATCH 256
+
+/// A new epoll instance, close-on-exec.
+static inline int tandem_epoll_create(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+/// Adds, modifies or deletes `fd` in `epfd`, level-triggered, with `events` and `token`.
+static inline int tandem_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t token) {
+    struct epoll_event event;
+    event.events = events;
+    event.data.u64 = token;
+    return epoll_ctl(epfd, op, fd, &event);
+}
+
+static inline int tandem_epoll_copy(const struct epoll_event *events, int count, tandem_epoll_ready *ready) {
+    for (int index = 0; index < count; index++) {
+        ready[index].events = events[index].events;
+        ready[index].token = events[index].data.u64;
+    }
+    return count;
+}
+
+/// Waits for at most `timeout` nanoseconds (negative: indefinitely) with epoll_pwait2 (Linux
+/// 5.11), and copies what is ready into `ready` (at most `capacity`, itself at most
+/// TANDEM_EPOLL_BATCH). -1 with errno ENOSYS on an older kernel: then use a timer descriptor.
+static inline int tandem_epoll_pwait2(int epfd, tandem_epoll_ready *ready, int capacity, long long timeout) {
+    struct epoll_event events[TANDEM_EPOLL_BATCH];
+    if (capacity > TANDEM_EPOLL_BATCH) capacity = TANDEM_EPOLL_BATCH;
+    struct timespec spec = { (time_t)(timeout / 1000000000LL), (long)(timeout % 1000000000LL) };
+    int count = epoll_pwait2(epfd, events, capacity, timeout < 0 ? (const struct timespec *)0 : &spec, (const __sigset_t *)0);
+    return count < 0 ? count : tandem_epoll_copy(events, count, ready);
+}
+
+/// Waits like epoll_wait(2), `milliseconds` at most (-1: indefinitely), copying into `ready`.
+static inline int tandem_epoll_wait(int epfd, tandem_epoll_ready *ready, int capacity, int milliseconds) {
+    struct epoll_event events[TANDEM_EPOLL_BATCH];
+    if (capacity > TANDEM_EPOLL_BATCH) capacity = TANDEM_EPOLL_BATCH;
+    int count = epoll_wait(epfd, events, capacity, milliseconds);
+    return count < 0 ? count : tandem_epoll_copy(events, count, ready);
+}
+
+/// A non-blocking, close-on-exec timer descriptor on CLOCK_MONOTONIC: how a loop waits to the
+/// nanosecond where epoll_pwait2 is missing (it watches the timer with the sockets).
+static inline int tandem_timerfd_create(void) {
+    return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+}
+
+/// Arms `fd` to expire once, `nanoseconds` from now (at least 1 ns; 0 or less disarms it).
+static inline int tandem_timerfd_arm(int fd, long long nanoseconds) {
+    struct itimerspec spec = { { 0, 0 }, { (time_t)(nanoseconds / 1000000000LL), (long)(nanoseconds % 1000000000LL) } };
+    if (nanoseconds <= 0) spec.it_value.tv_sec = 0, spec.it_value.tv_nsec = 0;
+    return timerfd_settime(fd, 0, &spec, (struct itimerspec *)0);
+}
+
+/// A non-blocking, close-on-exec eventfd counting from 0: the loop's wake-up descriptor.
+static inline int tandem_eventfd(void) {
+    return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
 
 // ---- Peer credentials of a UNIX-domain socket, and what a spawned mpv inherits (issue 12) ---

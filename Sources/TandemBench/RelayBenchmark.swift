@@ -26,6 +26,9 @@ public struct RelayBenchmark: Sendable {
     /// The pause between rounds of pair messages: 1,000 messages per round every 100 ms offers
     /// 10,000 messages a second, under what the relay sustains, so that latency is not queueing.
     public var pairInterval: Duration = .milliseconds(100)
+    /// The evenly paced run of the pairs: messages a second offered, one at a time at its own
+    /// instant (every 100 µs at 10,000), from a thread of its own, the same count as the bursty run.
+    public var pacedRate = 10_000
 
     /// The defaults above.
     public init() {}
@@ -137,15 +140,23 @@ public struct RelayBenchmark: Sendable {
         let expected = pairMessages * pairs
         let delivered = await recorder.wait(for: 3, expected: expected, timeout: .seconds(60))
         let seconds = Double(recorder.lastDeliveryTime - start) / 1e9
+
+        progress("\(expected) reliable messages over \(pairs) sessions, evenly paced at \(pacedRate)/s")
+        let pacer = RelayBenchmarkPacer(links: firsts, messages: expected, perSecond: pacedRate, recorder: recorder, phase: 4)
+        let lateness = await pacer.run()
+        let pacedDelivered = await recorder.wait(for: 4, expected: expected, timeout: .seconds(60))
         await leave(all)
         return RelayBenchmarkReport.Pairs(
             sessions: pairs, joinLatency: Percentiles(joinLatencies), messages: expected, delivered: delivered,
             latency: Percentiles(recorder.latencies(3)), offeredPerSecond: Double(pairs) / (Double(pairInterval.components.seconds) + Double(pairInterval.components.attoseconds) / 1e18),
             messagesPerSecond: Double(delivered) / seconds,
-            memoryPerParticipant: memoryPerParticipant)
+            memoryPerParticipant: memoryPerParticipant,
+            paced: RelayBenchmarkReport.PacedPairs(
+                offeredPerSecond: Double(pacedRate), messages: expected, delivered: pacedDelivered,
+                latency: Percentiles(recorder.latencies(4)), senderLateness: Percentiles(lateness)))
     }
 
-    private func request(_ session: UUID, _ name: String, create: Bool) -> RelayJoinRequest {
+    func request(_ session: UUID, _ name: String, create: Bool) -> RelayJoinRequest {
         RelayJoinRequest(sessionID: session, participant: ParticipantRecord(id: UUID(), displayName: name),
                          authenticationKey: [UInt8](repeating: 0x42, count: 32), createIfAbsent: create, activity: [])
     }

@@ -44,6 +44,23 @@ public struct RelayBenchmarkReport: Sendable, Codable {
         public var messagesPerSecond: Double
         /// Resident memory added per participant.
         public var memoryPerParticipant: Double
+        /// The same messages offered evenly paced rather than in rounds.
+        public var paced: PacedPairs?
+    }
+
+    /// Many sessions of two, each message sent at its own instant of an even schedule.
+    public struct PacedPairs: Sendable, Codable {
+        /// Messages per second offered.
+        public var offeredPerSecond: Double
+        /// Messages sent, one way, spread over the sessions in turn.
+        public var messages: Int
+        /// Messages that arrived.
+        public var delivered: Int
+        /// Send-to-receipt latency.
+        public var latency: Percentiles?
+        /// How late the pacing thread sent each message after its scheduled instant (latency is
+        /// measured from the actual send, so this only says how even the offer was).
+        public var senderLateness: Percentiles?
     }
 
     /// Participants in the large session.

@@ -24,8 +24,14 @@ public enum RelayBenchmarkTable {
         let pairs = report.pairs
         lines.append("\(pairs.sessions) sessions of two")
         lines.append("  join: p50 \(duration(pairs.joinLatency?.p50)), p99 \(duration(pairs.joinLatency?.p99))")
-        lines.append("  reliable messages: \(pairs.delivered)/\(pairs.messages) delivered, p50 \(duration(pairs.latency?.p50)), "
-            + "p99 \(duration(pairs.latency?.p99)), \(Int(pairs.messagesPerSecond)) messages/s (offered \(Int(pairs.offeredPerSecond))/s)")
+        lines.append("  reliable messages, bursty (a round of \(pairs.sessions) at once, \(Int(pairs.offeredPerSecond))/s): "
+            + "\(pairs.delivered)/\(pairs.messages) delivered, p50 \(duration(pairs.latency?.p50)), "
+            + "p99 \(duration(pairs.latency?.p99)), \(Int(pairs.messagesPerSecond)) messages/s")
+        if let paced = pairs.paced {
+            lines.append("  reliable messages, evenly paced (\(Int(paced.offeredPerSecond))/s, one at a time): "
+                + "\(paced.delivered)/\(paced.messages) delivered, p50 \(duration(paced.latency?.p50)), "
+                + "p99 \(duration(paced.latency?.p99)) (target ≤ 5 ms); sender late p99 \(duration(paced.senderLateness?.p99))")
+        }
         lines.append("  memory: \(kibibytes(pairs.memoryPerParticipant)) per participant")
         return lines.joined(separator: "\n") + "\n"
     }
@@ -43,4 +49,65 @@ public enum RelayBenchmarkTable {
         let padding = String(repeating: " ", count: max(width - text.count, 0))
         return right ? padding + text : text + padding
     }
+}
+
+extension RelayBenchmarkTable {
+    /// The adversarial report: the quiet run and each attacked run, one line each, then the attack.
+    public static func render(_ report: RelayAdversarialReport) -> String {
+        let duration = ClockBenchmarkTable.duration
+        let plan = report.plan
+        var lines: [String] = []
+        lines.append("relay under attack (the relay: its own `tandem serve` process; \(report.participants) honest participants "
+            + "in one session, \(report.broadcasts) reliable broadcasts 10 ms apart, in this process; the attackers: a third process, "
+            + "`tandem bench relay --attack PORT`; loopback)")
+        lines.append("")
+        lines.append("  " + [pad("run", 20), pad("delivered", 14, right: true), pad("p50", 10, right: true), pad("p90", 10, right: true),
+                             pad("p99", 10, right: true), pad("max", 10, right: true), pad("relay RSS", 11, right: true),
+                             pad("growth in run", 14, right: true), pad("VmHWM", 11, right: true), pad("attack sent", 12, right: true), pad("cut", 5, right: true)].joined(separator: " "))
+        for run in report.runs {
+            lines.append("  " + [
+                pad(run.name, 20), pad("\(run.delivered)/\(run.expected)", 14, right: true),
+                pad(duration(run.latency?.p50), 10, right: true), pad(duration(run.latency?.p90), 10, right: true),
+                pad(duration(run.latency?.p99), 10, right: true), pad(duration(run.latency?.max), 10, right: true),
+                pad(mebibytes(run.relayResident), 11, right: true), pad(mebibytes(max(run.relayPeakDuring - run.relayResidentBefore, 0)), 14, right: true),
+                pad(mebibytes(run.relayPeakSoFar), 11, right: true), pad(run.attack.map { mebibytes($0.bytesSent) } ?? "-", 12, right: true),
+                pad(run.attack.map { "\($0.connectionsCut)" } ?? "-", 5, right: true),
+            ].joined(separator: " ") + (run.relayAlive ? "" : "  relay DEAD"))
+        }
+        lines.append("")
+        lines.append("  the attack (\(plan.connections) connections; every dose bounded; `cut`: connections the relay closed):")
+        lines.append("    \(plan.neverReading) never-reading: own session each, \(plan.neverReadingRate) proposals/s of "
+            + "\(plan.neverReadingBody / 1024) KiB, ack through 2^64-1 every 16, never read, at most \(plan.neverReadingBytes >> 20) MiB each")
+        lines.append("    \(plan.partialFrames) unauthenticated: all but the last byte of a 1 MiB frame each, reconnecting when cut")
+        lines.append("    \(plan.fanOutMembers) in one session: \(plan.fanOutSenders) offer \(plan.fanOutRate)/s reliable "
+            + "\(plan.fanOutBody)-byte messages to everyone (the flood limit), every member reads and acks")
+        lines.append("    \(plan.datagramSockets) UDP sockets: \(plan.datagramRate) registrations/s each, with tokens never issued")
+        if let counts = report.attacked?.attack {
+            lines.append("  all attacks sent: \(mebibytes(counts.bytesSent)) in \(counts.framesSent) frames, \(counts.datagramsSent) datagrams; "
+                + "\(counts.connectionsOpened) connections opened, \(counts.connectionsCut) cut by the relay, "
+                + "\(counts.handshakesFailed) handshakes failed; fan-out members read \(counts.framesReceived) frames")
+        }
+        lines.append("  relay RSS: at the end of the run; growth: the most sampled during it (every 50 ms) above its start; "
+            + "VmHWM: the peak since the relay started")
+        lines.append("  relay alive after the attacks: \(report.relayAliveAfterAttack ? "yes" : "NO")")
+        if !report.uploads.isEmpty {
+            lines.append("  honest uploads, one at a time (relay CPU beside copying the bytes once here):")
+            for upload in report.uploads {
+                lines.append("    \(upload.bytes >> 20) MiB: relay CPU \(fixed(upload.relayCPUSeconds, 2)) s, done in \(fixed(upload.seconds, 2)) s; "
+                    + "one copy \(fixed(upload.copySeconds * 1000, 1)) ms")
+            }
+        }
+        let ratio: String
+        if let quiet = report.quiet?.latency?.p99, let attacked = report.attacked?.latency?.p99, quiet > 0 {
+            ratio = "\(fixed(attacked / quiet, 2))×"
+        } else {
+            ratio = "-"
+        }
+        lines.append("  targets: honest p99 under all attacks within 2× the better quiet run's: \(ratio) "
+            + "(\(report.latencyTargetMet.map { $0 ? "met" : "not met" } ?? "-")); "
+            + "relay VmHWM within \(mebibytes(report.memoryBudget)): \(report.memoryTargetMet ? "met" : "not met")")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func mebibytes(_ bytes: Int) -> String { "\(fixed(Double(bytes) / 1_048_576, 1)) MiB" }
 }

@@ -10,7 +10,7 @@ import TandemMedia
 /// presentation is the number of timeline changes whose effective instant is at or before its
 /// scheduled instant (plus `boundaryTolerance`, since a frame that starts a segment is scheduled
 /// at the change's instant give or take the peer's clock error). Effective instants and log
-/// instants are comparable because the session clock of `tandem host` is the raw CLOCK_MONOTONIC.
+/// instants are comparable because the session clock of `tandem host --session-epoch 0` is the raw CLOCK_MONOTONIC.
 public enum SyncLogAnalysis {
     /// One frame showing: its segment and its media time in microseconds.
     public struct FrameKey: Hashable, Sendable, Comparable {

@@ -48,7 +48,8 @@ struct SyncSession {
 
     mutating func run(peers: Int, progress: (String) -> Void) throws -> Outcome {
         progress("starting the host and \(peers - 1) joiner(s)")
-        let host = try start(index: 0, arguments: ["host", clip, "--bind", "127.0.0.1", "--port", "0"])
+        // `--session-epoch 0`: session instants on the presentation logs' raw monotonic clock.
+        let host = try start(index: 0, arguments: ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0"])
         guard let invite = host.waitForLine(startingWith: "tandem://", timeout: 20) else {
             throw failure("the host printed no invite", host)
         }

@@ -12,7 +12,7 @@ import TandemTestKit
         let clip = SampleClip.directory + "/watch-together.mp4"
         let socket = fixtures.path("mpv.sock")
         let host = try WatchProcess(executable: TandemProcess.executablePath,
-                                    arguments: ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--name", "ana", "--events", "json"],
+                                    arguments: ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0", "--name", "ana", "--events", "json"],
                                     name: "ana", acceptsCommands: true)
         defer { host.kill() }
         let invite = try #require(host.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(host.standardError)")
@@ -30,7 +30,7 @@ import TandemTestKit
         let play = try #require(host.events.last { $0.change == "play" })
         // Compare mpv's own position (`audio-pts`, the clock it times its pictures by, good to a
         // fraction of a ms) with the shared timeline. The host's session clock is its raw
-        // monotonic clock, the one the replies are stamped on.
+        // monotonic clock (`--session-epoch 0`), the one the replies are stamped on.
         try await Task.sleep(for: .seconds(3))
         var errors: [Double] = []
         for _ in 0..<10 {

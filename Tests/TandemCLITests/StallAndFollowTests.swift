@@ -6,7 +6,7 @@ import TandemTestKit
 
 /// What the benchmarks drive from the command line: `stall SECONDS [nowait]` on a joiner, and
 /// `--follow on-receipt`, the baseline. A host and one joiner as real processes on loopback,
-/// each with its own injected clock. The session clock of `tandem host` is the raw
+/// each with its own injected clock. The session clock of `tandem host --session-epoch 0` is the raw
 /// CLOCK_MONOTONIC, the clock of the presentation logs, so effective instants and log instants
 /// compare directly.
 @Suite(.serialized) struct StallAndFollowTests {
@@ -24,7 +24,7 @@ import TandemTestKit
                                                                  "--clock-offset", "\(offset)", "--clock-drift-ppm", "\(drift)"],
                                  name: name, acceptsCommands: true)
             }
-            host = try start("ana", ["host", clip, "--bind", "127.0.0.1", "--port", "0"], offset: 3, drift: 80)
+            host = try start("ana", ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0"], offset: 3, drift: 80)
             let invite = try #require(host.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(host.standardError)")
             joiner = try start("ben", ["join", invite, clip], offset: -5, drift: -120)
             for process in everyone {

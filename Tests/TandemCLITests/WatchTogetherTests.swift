@@ -23,7 +23,7 @@ import TandemTestKit
                                                      "--clock-offset", "\(offset)", "--clock-drift-ppm", "\(drift)"],
                              name: name, acceptsCommands: host, environment: environment)
         }
-        let host = try start("ana", ["host", clip, "--bind", "127.0.0.1", "--port", "0"], offset: 3, drift: 80, host: true)
+        let host = try start("ana", ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0"], offset: 3, drift: 80, host: true)
         defer { host.kill() }
         let invite = try #require(host.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(host.standardError)")
         // The invite out of `ps`'s sight, both ways: in the environment, and in a file.

@@ -6,7 +6,7 @@ import TandemTestKit
 /// its figures. Pure functions of the run's outcome.
 ///
 /// The ground truth is the raw CLOCK_MONOTONIC that every peer on the host shares: presentation
-/// logs record it, and the session clock of `tandem host` is that same clock, so a change's
+/// logs record it, and the session clock of `tandem host --session-epoch 0` is that same clock, so a change's
 /// effective instant and a frame's presented instant are directly comparable.
 enum ScenarioAnalysis {
     /// Within this many ms of each other, peers count as together (convergence).

@@ -71,7 +71,9 @@ struct ScenarioRun {
     }
 
     mutating func run(progress: (String) -> Void) throws -> Outcome {
-        let host = try start(index: 0, arguments: ["host", clip, "--bind", "127.0.0.1", "--port", "0"])
+        // `--session-epoch 0`: the session clock is the raw monotonic clock of the presentation logs,
+        // so that the analysis compares effective and presented instants directly.
+        let host = try start(index: 0, arguments: ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0"])
         guard let line = host.waitForLine(startingWith: "tandem://", timeout: 20) else {
             throw failure("the host printed no invite")
         }

@@ -1,16 +1,49 @@
 import Foundation
 import TandemBench
 
-/// `tandem bench relay`: the relay benchmark.
+/// `tandem bench relay`: the relay benchmark; with `--adversarial`, the relay as its own process
+/// under attack, beside the quiet run of the same honest load.
 struct BenchRelayCommand: Command {
     static let words = ["bench", "relay"]
-    static let usage = "bench relay [--json] [--out FILE]"
-    static let summary = "200 participants in one session and 1,000 sessions of two on a loopback relay (build with -c release)"
+    static let usage = "bench relay [--adversarial [--each]] [--participants N] [--json] [--out FILE]"
+    static let summary = "200 participants in one session and 1,000 sessions of two on a loopback relay; --adversarial: "
+        + "a `tandem serve` relay, quiet and then under 50 attacking connections (build with -c release)"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let options = try Arguments(arguments, options: ["out"], flags: ["json"])
+        let options = try Arguments(arguments, options: ["out", "participants", "attack", "attack-kind", "attack-seconds"],
+                                    flags: ["json", "adversarial", "each"])
         try options.expectPositionals(atMost: 0)
-        let report = try await RelayBenchmark().run { printError("bench relay: \($0)…") }
+        if let port = options.value("attack") {
+            // The attackers' own process, which `--adversarial` starts beside the relay's.
+            guard let port = UInt16(port), port != 0 else { throw CLIError.usage("--attack wants the relay's port on 127.0.0.1") }
+            let kindName = options.value("attack-kind") ?? "all"
+            var plan = RelayAttackPlan()
+            if kindName != "all" {
+                guard let kind = RelayAttackPlan.Kind(rawValue: kindName) else {
+                    throw CLIError.usage("--attack-kind wants all or one of \(RelayAttackPlan.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                plan = plan.only(kind)
+            }
+            guard let seconds = try options.int("attack-seconds", default: 60), seconds > 0, seconds <= 600 else {
+                throw CLIError.usage("--attack-seconds must be 1…600")
+            }
+            try RelayAttackerProcess.run(plan: plan, port: port, limit: .seconds(seconds))
+            return 0
+        }
+        guard let participants = try options.int("participants", default: 200), participants >= 2, participants <= 1_000 else {
+            throw CLIError.usage("--participants must be 2…1000")
+        }
+        if options.flags.contains("adversarial") {
+            var benchmark = RelayAdversarialBenchmark(executable: try BenchSyncCommand.executablePath())
+            benchmark.participants = participants
+            benchmark.eachAttack = options.flags.contains("each")
+            let report = try await benchmark.run { printError("bench relay: \($0)…") }
+            try printReport(report, table: RelayBenchmarkTable.render(report), options: options)
+            return 0
+        }
+        var benchmark = RelayBenchmark()
+        benchmark.participants = participants
+        let report = try await benchmark.run { printError("bench relay: \($0)…") }
         try printReport(report, table: RelayBenchmarkTable.render(report), options: options)
         return 0
     }

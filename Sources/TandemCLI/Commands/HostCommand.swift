@@ -9,13 +9,13 @@ import TandemPlayback
 /// joins as its first participant and prints the invite on its own line.
 enum HostCommand: Command {
     static let words = ["host"]
-    static let usage = "host FILE [--port P] [--bind ADDR] [--advertise HOST] [--relay HOST:PORT] [--name NAME] [--video none|terminal] "
+    static let usage = "host FILE [--port P] [--bind ADDR] [--advertise HOST] [--relay HOST:PORT] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
         + "[--presentation-log PATH] [--events json] [--clock-offset S] [--clock-drift-ppm PPM] "
         + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt]"
     static let summary = "host a watch-together session on a relay inside this process and print its invite"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay"]))
+        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay", "session-epoch"]))
         try arguments.expectPositionals(atMost: 1)
         let file = try arguments.positional(0, "FILE")
         let options = try WatchOptions(arguments, defaultName: "host")
@@ -24,6 +24,7 @@ enum HostCommand: Command {
         }
         let bind = arguments.value("bind") ?? "0.0.0.0"
         let advertise = arguments.value("advertise") ?? (["0.0.0.0", "::"].contains(bind) ? "127.0.0.1" : bind)
+        let sessionClock = try ServeCommand.sessionClock(arguments)
         // Fail on the media before anything else starts.
         try checkedMedia(file)
         let center = ActivityCenter.shared
@@ -37,7 +38,7 @@ enum HostCommand: Command {
         } else {
             let embedded: RelayServer
             do {
-                embedded = try RelayServer(address: SocketAddress(host: bind, port: port))
+                embedded = try RelayServer(address: SocketAddress(host: bind, port: port), clock: sessionClock)
             } catch {
                 throw CLIError.failure("cannot run a relay on \(bind):\(port): \(error)")
             }

@@ -8,19 +8,20 @@ import TandemNet
 /// `tandem serve`: a standalone relay for many sessions, until SIGINT or SIGTERM.
 struct ServeCommand: Command {
     static let words = ["serve"]
-    static let usage = "serve [--port P] [--bind ADDR]"
+    static let usage = "serve [--port P] [--bind ADDR] [--session-epoch random|NS]"
     static let summary = "run a relay (TCP and UDP on one port, default 0.0.0.0:\(defaultPort)) until interrupted"
 
     /// The port a relay uses unless told otherwise: the time service's, which it also serves.
     static let defaultPort: UInt16 = ClockServeCommand.defaultPort
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let options = try Arguments(arguments, options: ["port", "bind"])
+        let options = try Arguments(arguments, options: ["port", "bind", "session-epoch"])
         try options.expectPositionals(atMost: 0)
         let address = try listenAddress(options, defaultPort: defaultPort)
+        let sessionClock = try sessionClock(options)
         let server: RelayServer
         do {
-            server = try RelayServer(address: address)
+            server = try RelayServer(address: address, clock: sessionClock)
         } catch {
             throw CLIError.failure("cannot serve on \(address): \(error)")
         }
@@ -34,6 +35,18 @@ struct ServeCommand: Command {
         printError("serve: stopped by \(signal); \(statistics.connectionsAccepted) connections, \(statistics.framesReceived) frames, "
             + "\(statistics.datagramsRouted) datagrams routed, \(statistics.timeRequestsAnswered) time probes, \(statistics.offendersDropped) offenders dropped")
         return 0
+    }
+
+    /// The relay's session clock as `--session-epoch` names it: `random` (the default) starts it at
+    /// a random reading, so that session times do not reveal the host's uptime; a number of ns is
+    /// its offset from the raw monotonic clock (0: that clock itself, for benchmarks that compare
+    /// session instants with presentation logs on it).
+    static func sessionClock(_ options: Arguments) throws(CLIError) -> SessionEpochClock {
+        let text = options.value("session-epoch") ?? "random"
+        guard let clock = SessionEpochClock(argument: text) else {
+            throw .usage("--session-epoch wants random or an offset in ns within ±2^60, not '\(text)'")
+        }
+        return clock
     }
 
     /// Waits for SIGINT or SIGTERM and returns its name (`tandem netsim` waits the same way). The

@@ -1,0 +1,186 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import TandemClock
+import TandemNet
+import TandemTestKit
+
+/// `tandem bench relay --adversarial`: the relay as its own `tandem serve` process, one session of
+/// honest participants in this process, and the attackers in a third process
+/// (`tandem bench relay --attack PORT`, raw sockets) at the rates a `RelayAttackPlan` states. The same honest load runs quiet, then under attack, in
+/// one sitting against one relay process, whose memory is read from `/proc` throughout.
+public struct RelayAdversarialBenchmark: Sendable {
+    /// The `tandem` executable to run as the relay.
+    public var executable: String
+    /// Honest participants in one session.
+    public var participants = 200
+    /// Reliable broadcasts from one of them in each run.
+    public var broadcasts = 100
+    /// The pause between broadcasts.
+    public var broadcastInterval: Duration = .milliseconds(10)
+    /// What the attackers do.
+    public var plan = RelayAttackPlan()
+    /// How long the attack runs before the honest load starts under it, so that it is at full
+    /// strength (memory already held, floods flowing).
+    public var rampUp: Duration = .seconds(3)
+    /// The relay-wide memory budget the issue sets (`--memory-limit`, default 512M).
+    public var memoryBudget = 512 * 1024 * 1024
+    /// Whether each kind of attack also runs alone, before all of them together.
+    public var eachAttack = false
+    /// The sizes of the honest uploads whose relay CPU is measured, after the attacks.
+    public var uploadSizes = [10 << 20, 50 << 20, 100 << 20]
+
+    /// A benchmark running `executable serve` as its relay.
+    public init(executable: String) { self.executable = executable }
+
+    /// Runs the quiet and the attacked run; `progress` hears what is happening.
+    public func run(progress: @Sendable (String) -> Void) async throws -> RelayAdversarialReport {
+        progress("starting the relay: \(executable) serve --bind 127.0.0.1 --port 0")
+        let relay = try WatchProcess(executable: executable, arguments: ["serve", "--bind", "127.0.0.1", "--port", "0"],
+                                     name: "relay", acceptsCommands: false)
+        defer { relay.kill() }
+        guard let line = relay.waitForLine(startingWith: "relay listening on", timeout: 20),
+              let text = line.split(separator: " ").first(where: { $0.hasPrefix("127.0.0.1:") }),
+              let port = try? SocketAddress(parsing: String(text)).port else {
+            throw RelayBenchmarkError("the relay printed no address: \(relay.standardError)")
+        }
+        let memory = RelayProcessMemory(pid: relay.processIdentifier)
+        let connector = NetworkRelayConnector(host: "127.0.0.1", port: port)
+        let recorder = RelayDeliveryRecorder(clock: SystemClock())
+        let helper = RelayBenchmark()
+
+        progress("joining \(participants) honest participants to one session")
+        let session = UUID()
+        var links: [any RelayLink] = []
+        for index in 0..<participants {
+            let link = try await connector.join(helper.request(session, "p\(index)", create: index == 0))
+            recorder.follow(link)
+            links.append(link)
+        }
+        try await Task.sleep(for: .milliseconds(300))
+
+        progress("quiet: \(broadcasts) reliable broadcasts")
+        var phase: UInt8 = 10
+        var runs = [try await measure("quiet", plan: nil, links: links, phase: phase, port: port, memory: memory,
+                                      recorder: recorder, progress: progress)]
+        // The never-reading attack last of the single ones: what it makes the relay hold may
+        // stay resident after it, and would cloud the memory of the runs after it.
+        let singles: [RelayAttackPlan.Kind] = [.partialFrames, .datagrams, .fanOut, .neverReading]
+        let kinds: [RelayAttackPlan.Kind?] = (eachAttack ? singles : []) + [nil]
+        for kind in kinds {
+            phase += 1
+            let name = kind?.rawValue ?? "all"
+            let attack = kind.map { plan.only($0) } ?? plan
+            progress("attack \(name): \(attack.connections) attacking connections for \(rampUp) before the honest load, then \(broadcasts) broadcasts")
+            runs.append(try await measure(name, plan: attack, kind: kind, links: links, phase: phase, port: port, memory: memory,
+                                          recorder: recorder, progress: progress))
+        }
+        // The machine is shared and noisy: the quiet load again, after every attack, shows how
+        // far the quiet figure itself moves within one sitting.
+        phase += 1
+        progress("quiet again: \(broadcasts) reliable broadcasts")
+        runs.append(try await measure("quiet, after", plan: nil, links: links, phase: phase, port: port, memory: memory,
+                                      recorder: recorder, progress: progress))
+        progress("uploads of \(uploadSizes.map { "\($0 >> 20) MiB" }.joined(separator: ", ")), one at a time")
+        let uploads = try await uploadCosts(uploadSizes, link: links[0], memory: memory)
+        progress("leaving")
+        await withTaskGroup(of: Void.self) { group in
+            for link in links { group.addTask { await link.leave() } }
+        }
+        return RelayAdversarialReport(participants: participants, broadcasts: broadcasts, plan: plan, runs: runs,
+                                      relayAliveAfterAttack: memory.isAlive, memoryBudget: memoryBudget, uploads: uploads)
+    }
+
+    /// One run of the honest load, under `plan`'s attack when there is one.
+    private func measure(_ name: String, plan: RelayAttackPlan?, kind: RelayAttackPlan.Kind? = nil, links: [any RelayLink],
+                         phase: UInt8, port: UInt16,
+                         memory: RelayProcessMemory, recorder: RelayDeliveryRecorder,
+                         progress: @Sendable (String) -> Void) async throws -> RelayAdversarialReport.Run {
+        let before = memory.resident
+        var attackers: WatchProcess?
+        if plan != nil {
+            // Long enough for the ramp, the broadcasts and their stragglers, and no longer.
+            let limit = rampUp + broadcastInterval * broadcasts + .seconds(70)
+            let process = try WatchProcess(executable: executable, arguments: [
+                "bench", "relay", "--attack", "\(port)", "--attack-kind", kind?.rawValue ?? "all",
+                "--attack-seconds", "\(limit.components.seconds)",
+            ], name: "attackers", acceptsCommands: true)
+            guard process.waitForLine(startingWith: RelayAttackerProcess.readyLine, timeout: 20) != nil else {
+                process.kill()
+                throw RelayBenchmarkError("the attackers did not start: \(process.standardError)")
+            }
+            attackers = process
+        }
+        let sampler = Task.detached {
+            var highest = 0
+            while !Task.isCancelled {
+                highest = max(highest, memory.resident)
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            return highest
+        }
+        if plan != nil { try await Task.sleep(for: rampUp) }
+        let latency = try await broadcast(from: links[0], phase: phase, recorder: recorder)
+        let resident = memory.resident
+        let alive = memory.isAlive
+        var counts: RelayAttackCounts?
+        if let attackers {
+            attackers.send("stop")
+            if let line = attackers.waitForLine(startingWith: RelayAttackerProcess.countsPrefix, timeout: 30) {
+                counts = try? JSONDecoder().decode(RelayAttackCounts.self, from: Data(line.dropFirst(RelayAttackerProcess.countsPrefix.count).utf8))
+            }
+            _ = attackers.waitForExit(timeout: 10)
+            attackers.kill()
+        }
+        sampler.cancel()
+        let sampled = max(await sampler.value, resident)
+        // Let the relay drop the attackers' connections and sessions before the next run.
+        if plan != nil { try await Task.sleep(for: .seconds(1)) }
+        return RelayAdversarialReport.Run(
+            name: name, plan: plan, expected: broadcasts * (participants - 1), delivered: recorder.count(phase), latency: latency,
+            relayResidentBefore: before, relayResident: resident, relayPeakDuring: sampled, relayPeakSoFar: memory.peak,
+            relayAlive: alive, attack: counts)
+    }
+
+    private func broadcast(from sender: any RelayLink, phase: UInt8, recorder: RelayDeliveryRecorder) async throws -> Percentiles? {
+        for _ in 0..<broadcasts {
+            try sender.send(recorder.body(phase: phase), to: .everyone, reliable: true)
+            try await Task.sleep(for: broadcastInterval)
+        }
+        _ = await recorder.wait(for: phase, expected: broadcasts * (participants - 1), timeout: .seconds(60))
+        return Percentiles(recorder.latencies(phase))
+    }
+}
+
+/// A relay process's memory, from `/proc/PID/status`.
+struct RelayProcessMemory: Sendable {
+    let pid: Int32
+
+    /// Resident bytes now (VmRSS), 0 once the process is gone.
+    var resident: Int { field("VmRSS:") }
+    /// The most resident bytes so far (VmHWM).
+    var peak: Int { field("VmHWM:") }
+    /// Whether the process still runs (and is not a zombie).
+    var isAlive: Bool {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
+        // The state follows the command name in parentheses.
+        guard let close = text.lastIndex(of: ")") else { return false }
+        let state = text[text.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        return state != "Z" && state != "X"
+    }
+
+    private func field(_ name: String) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name) }) else { return 0 }
+        // "VmRSS:\t   12345 kB"
+        let number = line.dropFirst(name.count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) } ?? 0
+        return number * 1024
+    }
+}
+
+/// A relay benchmark that could not run, with the reason.
+struct RelayBenchmarkError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

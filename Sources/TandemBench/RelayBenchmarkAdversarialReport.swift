@@ -1,0 +1,60 @@
+/// What `tandem bench relay --adversarial` measured. Durations in nanoseconds, memory in bytes.
+public struct RelayAdversarialReport: Sendable, Codable {
+    /// One run of the honest load: quiet, or under an attack.
+    public struct Run: Sendable, Codable {
+        /// What ran beside the honest load.
+        public var name: String
+        /// The attack, nil for the quiet run.
+        public var plan: RelayAttackPlan?
+        /// Deliveries expected (broadcasts × other participants).
+        public var expected: Int
+        /// Deliveries that arrived.
+        public var delivered: Int
+        /// Send-to-receipt latency over every delivery.
+        public var latency: Percentiles?
+        /// The relay's resident memory when the run began (VmRSS).
+        public var relayResidentBefore: Int
+        /// The relay's resident memory when the honest load had been delivered (VmRSS).
+        public var relayResident: Int
+        /// The most resident memory sampled during the run (VmRSS every 50 ms).
+        public var relayPeakDuring: Int
+        /// The relay's peak resident memory since it started (VmHWM).
+        public var relayPeakSoFar: Int
+        /// Whether the relay still ran when the honest load had been delivered.
+        public var relayAlive: Bool
+        /// What the attackers did, and what the relay did to them.
+        public var attack: RelayAttackCounts?
+    }
+
+    /// Honest participants in one session.
+    public var participants: Int
+    /// Reliable broadcasts in each run.
+    public var broadcasts: Int
+    /// The whole attack, as planned.
+    public var plan: RelayAttackPlan
+    /// The quiet run first, then each attack (each kind alone, if asked, then all together).
+    public var runs: [Run]
+    /// Whether the relay process still ran after the last attack.
+    public var relayAliveAfterAttack: Bool
+    /// The relay-wide memory budget the issue targets.
+    public var memoryBudget: Int
+    /// Honest uploads, one at a time, after the attacks: the relay's CPU for each.
+    public var uploads: [RelayUploadCost] = []
+
+    /// The quiet run with the lower p99 (one runs before the attacks and one after, and the
+    /// machine's own noise moves them): the stricter reference for the target.
+    public var quiet: Run? {
+        runs.filter { $0.plan == nil }.min { ($0.latency?.p99 ?? .infinity) < ($1.latency?.p99 ?? .infinity) }
+    }
+    /// The run under every attack at once.
+    public var attacked: Run? { runs.last { $0.plan == plan } }
+
+    /// Whether the honest p99 under every attack is within twice the quiet p99 (the issue's target).
+    public var latencyTargetMet: Bool? {
+        guard let quiet = quiet?.latency?.p99, let attacked = attacked?.latency?.p99 else { return nil }
+        return attacked <= 2 * quiet
+    }
+
+    /// Whether the relay's peak memory stayed within the budget (the issue's target).
+    public var memoryTargetMet: Bool { runs.allSatisfy { $0.relayPeakSoFar <= memoryBudget } }
+}

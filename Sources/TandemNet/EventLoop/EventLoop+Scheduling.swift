@@ -1,0 +1,137 @@
+import Synchronization
+
+/// Orders tasks due at one instant by when they were scheduled, whichever thread scheduled them.
+private let scheduledTaskSequence = Atomic<UInt64>(0)
+
+/// A one-shot task on an `EventLoop`, due at an instant of the loop's clock; cancel it from any
+/// thread until it runs.
+///
+/// Running and cancelling both take the task's body out under its lock, so exactly one of them
+/// happens, and what the body captured is released as soon as either does.
+final class ScheduledTask: Sendable {
+    /// When the task is due, on the loop's clock (ns).
+    let deadline: Int64
+    fileprivate let sequence: UInt64
+    private let body: Mutex<(@Sendable () -> Void)?>
+
+    init(deadline: Int64, body: @escaping @Sendable () -> Void) {
+        self.deadline = deadline
+        sequence = scheduledTaskSequence.add(1, ordering: .relaxed).newValue
+        self.body = Mutex(body)
+    }
+
+    /// Stops the task from running; true if it had neither run nor been cancelled yet.
+    @discardableResult
+    func cancel() -> Bool { take() != nil }
+
+    /// Whether the task is still to run (neither run nor cancelled).
+    var isPending: Bool { body.withLock { $0 != nil } }
+
+    fileprivate func take() -> (@Sendable () -> Void)? {
+        body.withLock { body in
+            defer { body = nil }
+            return body
+        }
+    }
+}
+
+/// The loop's scheduled tasks: a binary min-heap by deadline, then by the order they were
+/// scheduled in, so that tasks due at one instant run in that order. Cancelled tasks stay until
+/// they surface or until a compaction drops them, which runs when the heap has doubled since the
+/// last, so that cancelling stays O(1) and the heap's size stays within twice the live tasks.
+struct ScheduledTaskQueue {
+    private var heap: [ScheduledTask] = []
+    private var compactAt = 1024
+
+    /// How many tasks the heap holds, cancelled ones included.
+    var count: Int { heap.count }
+
+    /// The earliest deadline among the tasks held (a cancelled one may wake the loop once, early).
+    var nextDeadline: Int64? { heap.first?.deadline }
+
+    /// Adds `task`.
+    mutating func insert(_ task: ScheduledTask) {
+        if heap.count >= compactAt { compact() }
+        heap.append(task)
+        siftUp(heap.count - 1)
+    }
+
+    /// Removes and returns the bodies of the tasks due at `now`, in order, skipping cancelled ones.
+    mutating func popDue(at now: Int64) -> [@Sendable () -> Void] {
+        var due: [@Sendable () -> Void] = []
+        while let first = heap.first, first.deadline <= now {
+            removeFirst()
+            if let body = first.take() { due.append(body) }
+        }
+        return due
+    }
+
+    /// Drops every task.
+    mutating func removeAll() {
+        for task in heap { _ = task.take() }
+        heap.removeAll()
+    }
+
+    private mutating func compact() {
+        heap.removeAll { !$0.isPending }
+        // Any array ordered by a valid heap order is rebuilt bottom-up in O(n).
+        for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
+        compactAt = max(1024, heap.count * 2)
+    }
+
+    private mutating func removeFirst() {
+        let last = heap.removeLast()
+        guard !heap.isEmpty else { return }
+        heap[0] = last
+        siftDown(0)
+    }
+
+    private static func precedes(_ a: ScheduledTask, _ b: ScheduledTask) -> Bool {
+        a.deadline != b.deadline ? a.deadline < b.deadline : a.sequence < b.sequence
+    }
+
+    private mutating func siftUp(_ start: Int) {
+        var child = start
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard ScheduledTaskQueue.precedes(heap[child], heap[parent]) else { return }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            let left = 2 * parent + 1
+            guard left < heap.count else { return }
+            var smallest = left
+            if left + 1 < heap.count, ScheduledTaskQueue.precedes(heap[left + 1], heap[left]) { smallest = left + 1 }
+            guard ScheduledTaskQueue.precedes(heap[smallest], heap[parent]) else { return }
+            heap.swapAt(smallest, parent)
+            parent = smallest
+        }
+    }
+}
+
+extension EventLoop {
+    /// Runs `task` on the loop's thread once the loop's clock reads `deadline` (ns), to the
+    /// nanosecond as the kernel wakes it; a deadline already past runs on the next pass. Tasks due
+    /// at one instant run in the order they were scheduled. Any thread; cancel with the handle.
+    @discardableResult
+    func schedule(at deadline: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
+        let scheduledTask = ScheduledTask(deadline: deadline, body: task)
+        if inLoop {
+            scheduled.insert(scheduledTask)
+        } else {
+            execute { [self] in scheduled.insert(scheduledTask) }
+        }
+        return scheduledTask
+    }
+
+    /// Runs the scheduled tasks due at `now`: those already due when the pass began, so that a
+    /// task rescheduling itself for "now" runs on the next pass, not forever in this one.
+    func runScheduled(dueAt now: Int64) {
+        for body in scheduled.popDue(at: now) { body() }
+    }
+}
