@@ -31,8 +31,8 @@ struct SessionChannel<Activity: GroupActivity>: CoordinationChannel {
             let task = Task {
                 for await delivery in deliveries {
                     // A proposal this version does not understand is skipped, not fatal.
-                    guard let proposal = try? JSONDecoder().decode(PlaybackProposal.self, from: Data(delivery.plaintext)) else { continue }
-                    continuation.yield(OrderedProposal(originator: delivery.from, order: delivery.order,
+                    guard let proposal = try? JSONDecoder().decode(PlaybackProposal.self, from: Data(delivery.body)) else { continue }
+                    continuation.yield(OrderedProposal(originator: delivery.sender, order: delivery.order,
                                                        effectiveAt: delivery.effectiveAt, proposal: proposal))
                 }
                 continuation.finish()

@@ -50,7 +50,7 @@ struct BadInputTests {
             try expectDropped(RelayFrame.message(sequence: 1, recipients: .everyone, reliable: true, body: [1]).encoded(),
                               port: port, mentioning: "expected a hello")
             var hello = RelayFrame.hello(RelayHello(
-                sessionID: UUID(), participant: RelayParticipantEntry(id: UUID(), displayName: "x"), create: true,
+                sessionID: UUID(), participant: TestIdentities.entry(TestIdentities.make(), "x"), create: true,
                 activity: [], resume: false, received: 0)).encoded()
             hello.append(0)
             hello[3] += 1
@@ -64,9 +64,10 @@ struct BadInputTests {
             let client = try RawRelayClient(port: try #require(harness.server).port)
             let session = alice.link.welcome.sessionID
             try client.send(RelayFrame.hello(RelayHello(
-                sessionID: session, participant: RelayParticipantEntry(id: UUID(), displayName: "mallory"), create: false,
+                sessionID: session, participant: TestIdentities.entry(TestIdentities.make(), "mallory"), create: false,
                 activity: [], resume: false, received: 0)).encoded())
-            try client.send(RelayFrame.proof(mac: [UInt8](repeating: 1, count: 32)).encoded())
+            try client.send(RelayFrame.proof(sessionSignature: [UInt8](repeating: 1, count: 64),
+                                             participantSignature: [UInt8](repeating: 1, count: 64)).encoded())
             let (frames, closed) = client.framesUntilClosed()
             #expect(closed)
             #expect(frames.count == 2)

@@ -1,21 +1,12 @@
 import Foundation
 import TandemClock
 import TandemNet
+import TandemWire
 
-/// An ordered proposal as the session hands it to the playback coordinator: opened, in the
-/// relay's order, with the relay's stamps.
-package struct OrderedPlaintext: Sendable {
-    /// Who proposed it.
-    package let from: UUID
-    /// The relay's order number.
-    package let order: UInt64
-    /// When the relay ordered it (session time, ns).
-    package let orderedAt: Int64
-    /// When it takes effect (session time, ns).
-    package let effectiveAt: Int64
-    /// The proposal, opened.
-    package let plaintext: [UInt8]
-}
+/// An ordered proposal as the session hands it to the playback coordinator: opened and
+/// verified, in the relay's order, with the relay's stamps; `sender` is its signer, never the
+/// relay's word, and `body` its plaintext.
+package typealias OrderedPlaintext = Ordered<[UInt8]>
 
 // What the playback coordinator needs of a session: an ordered channel, the session clock, and
 // who leaves. Package-wide, not public: programs use the coordinator.
@@ -27,7 +18,7 @@ extension GroupSession {
             throw GroupSessionError(.notJoined, "the session is not joined: call join() and wait for .joined")
         }
         do {
-            try link.sendOrdered(sealer.seal(plaintext))
+            try link.sendOrdered(bodies.seal(plaintext, kind: .playbackProposal, path: .ordered))
         } catch {
             throw GroupSessionError.from(error)
         }
@@ -77,11 +68,21 @@ extension GroupSession {
     package var localClock: any MonotonicDerivedClock { center.localClock }
 
     /// Opens an ordered delivery and passes it on (or keeps it until the reader comes).
+    ///
+    /// Only a proposal signed by a participant of this session, attributed by the relay to its
+    /// signer, and whose counter that signer has not used before in the ordered stream passes:
+    /// an old proposal replayed with a fresh order number is dropped and reported.
     func receiveOrdered(_ delivery: OrderedDelivery) {
-        // Bodies that do not open with this session's key are not from a participant.
-        guard let plaintext = sealer.open(delivery.body) else { return }
-        let opened = OrderedPlaintext(from: delivery.from, order: delivery.order, orderedAt: delivery.orderedAt,
-                                      effectiveAt: delivery.effectiveAt, plaintext: plaintext)
+        let expectation = BodySealer.Expectation(path: .ordered, kinds: [.playbackProposal], sender: delivery.sender,
+                                                 attachment: nil, checksReplay: true)
+        let signed: SignedBody
+        switch bodies.open(delivery.body, expecting: expectation) {
+        case .success(let body): signed = body
+        case .failure(let reason):
+            reject(Rejection(reason: reason, sender: delivery.sender, path: "ordered"))
+            return
+        }
+        let opened = delivery.map(sender: signed.sender) { _ in signed.payload }
         let reader = core.withLock { core -> AsyncStream<OrderedPlaintext>.Continuation? in
             guard !core.invalidated else { return nil }
             if core.orderedReader == nil { core.ordered.append(opened) }

@@ -6,6 +6,10 @@ extension GroupSession: MessengerSession {
     func handle(_ event: RelayEvent, link: any RelayLink) {
         switch event {
         case .participantJoined(let record):
+            guard record.isSelfCertified else {
+                reject(Rejection(reason: .forgedIdentity, sender: record.id, path: "participant"))
+                return
+            }
             let participant = Participant(id: record.id, displayName: record.displayName)
             let joined = core.withLock { core in
                 core.known[record.id] = participant
@@ -13,8 +17,7 @@ extension GroupSession: MessengerSession {
             }
             // Tell the newcomer that this participant is in the activity.
             if joined {
-                try? link.send(sealer.seal(SessionEnvelope.presence(name: localParticipant.displayName).encoded),
-                               to: .only([record.id]), reliable: true)
+                try? link.send(presence(to: .only([record.id])), to: .only([record.id]), reliable: true)
             }
         case .participantLeft(let id):
             let active = core.withLock { core in
@@ -26,8 +29,8 @@ extension GroupSession: MessengerSession {
             announceDeparture(id)
         case .ordered(let delivery):
             receiveOrdered(delivery)
-        case .message(let from, let body, _):
-            receive(body, from: from)
+        case .message(let from, let body, let reliable):
+            receive(body, from: from, reliable: reliable)
         case .attachmentAdded(let record):
             attachmentAdded(record)
         case .attachmentRemoved(let id):
@@ -43,25 +46,43 @@ extension GroupSession: MessengerSession {
         }
     }
 
-    private func receive(_ body: [UInt8], from sender: UUID) {
-        // Bodies that do not open with this session's key are not from a participant: drop them.
-        guard let plaintext = sealer.open(body), let envelope = SessionEnvelope(decoding: plaintext) else { return }
-        switch envelope {
-        case .presence(let name):
+    /// This participant's signed presence for `recipients`.
+    func presence(to recipients: Recipients) -> [UInt8] {
+        bodies.seal(SessionEnvelope.presence(name: localParticipant.displayName).encoded, kind: .presence, path: .reliable, to: recipients)
+    }
+
+    private func receive(_ body: [UInt8], from sender: UUID, reliable: Bool) {
+        // Only what this session's participants signed, for this participant, on this path,
+        // once, and attributed to its signer, is delivered; the rest is counted and reported.
+        let expectation = BodySealer.Expectation(
+            path: reliable ? .reliable : .unreliable, kinds: reliable ? [.message, .presence] : [.message],
+            sender: sender, attachment: nil, checksReplay: true)
+        let signed: SignedBody
+        switch bodies.open(body, expecting: expectation) {
+        case .success(let opened): signed = opened
+        case .failure(let reason):
+            reject(Rejection(reason: reason, sender: sender, path: "message"))
+            return
+        }
+        switch (signed.kind, SessionEnvelope(decoding: signed.payload)) {
+        case (.presence, .presence(let name)?):
             let active = core.withLock { core in
-                if core.known[sender] == nil { core.known[sender] = Participant(id: sender, displayName: name) }
-                core.active.insert(sender)
+                // The signed name is the participant's own word; the relay's is replaced by it.
+                core.known[signed.sender] = Participant(id: signed.sender, displayName: name)
+                core.active.insert(signed.sender)
                 return activeSetLocked(core)
             }
             publishActive(active)
-        case .message(let type, let payload):
+        case (.message, .message(let type, let payload)?):
             let (source, subscribers) = core.withLock { core in
-                (core.known[sender], core.subscribers.values.filter { $0.type == type })
+                (core.known[signed.sender], core.subscribers.values.filter { $0.type == type })
             }
             guard let source else { return }
             for subscriber in subscribers {
                 subscriber.continuation.yield(InboundMessage(payload: payload, source: source))
             }
+        default:
+            reject(Rejection(reason: .wrongKind, sender: signed.sender, path: "message"))
         }
     }
 
@@ -75,8 +96,10 @@ extension GroupSession: MessengerSession {
         guard let link = core.withLock({ $0.invalidated || !$0.active.contains(localParticipant.id) ? nil : $0.link }) else {
             throw GroupSessionError(.notJoined, "the session is not joined: call join() and wait for .joined")
         }
+        let kind: BodyKind = if case .presence = envelope { .presence } else { .message }
         do {
-            try link.send(sealer.seal(envelope.encoded), to: recipients, reliable: reliable)
+            try link.send(bodies.seal(envelope.encoded, kind: kind, path: reliable ? .reliable : .unreliable, to: recipients),
+                          to: recipients, reliable: reliable)
         } catch {
             throw GroupSessionError.from(error)
         }

@@ -1,15 +1,25 @@
 import Foundation
 
-/// A participant as frames carry it: identity and display name.
+/// A participant as frames carry it: identity, signing key and display name.
+///
+/// The identity is self-certifying: it is derived from a hash of `publicKey` (see
+/// `RelayAuthenticator.participantID(for:)` in TandemNet), so that a relay which pairs an
+/// identity with another key is caught by every receiver, and the relay itself refuses a hello
+/// whose identity and key do not match.
 public struct RelayParticipantEntry: Sendable, Hashable {
     /// The participant's identity.
     public var id: UUID
-    /// The name shown to others, at most `RelayWireLimits.maximumNameLength` UTF-8 bytes.
+    /// The participant's Ed25519 public key (`RelayWireLimits.publicKeyLength` bytes), fresh for
+    /// each session.
+    public var publicKey: [UInt8]
+    /// The name shown to others, at most `RelayWireLimits.maximumNameLength` UTF-8 bytes. The
+    /// relay's word only: participants believe the name in a signed presence.
     public var displayName: String
 
     /// An entry.
-    public init(id: UUID, displayName: String) {
+    public init(id: UUID, publicKey: [UInt8], displayName: String) {
         self.id = id
+        self.publicKey = publicKey
         self.displayName = displayName
     }
 }

@@ -21,8 +21,12 @@ public enum RelayWireLimits {
     public static let attachmentChunkSize = 256 * 1024
     /// The largest attachment size a frame may announce: 100 MiB and room for sealing.
     public static let maximumAttachment = 100 * 1024 * 1024 + 1024
-    /// The size of the relay's challenge nonce, of a proof (HMAC-SHA256) and of a session key.
+    /// The size of the relay's challenge nonce.
     public static let secretLength = 32
+    /// The size of an Ed25519 public key: a participant's, or a session's verifier.
+    public static let publicKeyLength = 32
+    /// The size of an Ed25519 signature.
+    public static let signatureLength = 64
     /// The size of the token that names a participant's datagrams.
     public static let tokenLength = 16
 }

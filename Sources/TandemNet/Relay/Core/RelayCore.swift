@@ -77,7 +77,10 @@ public struct RelayCore: Sendable {
 
     /// Bytes on `connection` could not be decoded: the offender gets the error and is dropped.
     public mutating func onMalformed(_ error: RelayWireError, from connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
-        drop(connection, fault: RelayFault(.protocolViolation, error.description), at: now)
+        if case let .unsupportedVersion(version) = error.code, case .greeting? = connections[connection]?.phase {
+            return refuseVersion(connection, peerVersion: version)
+        }
+        return drop(connection, fault: RelayFault(.protocolViolation, error.description), at: now)
     }
 
     /// A frame arrived on `connection` at `now`.
