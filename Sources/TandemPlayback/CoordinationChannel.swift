@@ -26,18 +26,11 @@ struct SessionChannel<Activity: GroupActivity>: CoordinationChannel {
     }
 
     func orderedProposals() -> AsyncStream<OrderedProposal> {
-        let deliveries = session.orderedDeliveries()
-        return AsyncStream { continuation in
-            let task = Task {
-                for await delivery in deliveries {
-                    // A proposal this version does not understand is skipped, not fatal.
-                    guard let proposal = try? JSONDecoder().decode(PlaybackProposal.self, from: Data(delivery.body)) else { continue }
-                    continuation.yield(OrderedProposal(originator: delivery.sender, order: delivery.order,
-                                                       effectiveAt: delivery.effectiveAt, proposal: proposal))
-                }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        // Decoded as the session opens each one: no task in between. A proposal this version
+        // does not understand is skipped, not fatal.
+        session.orderedDeliveries { delivery in
+            guard let proposal = try? JSONDecoder().decode(PlaybackProposal.self, from: Data(delivery.body)) else { return nil }
+            return OrderedProposal(originator: delivery.sender, order: delivery.order, effectiveAt: delivery.effectiveAt, proposal: proposal)
         }
     }
 

@@ -25,19 +25,27 @@ extension GroupSession {
     }
 
     /// The ordered deliveries: the session's history first, then each new one. One reader.
-    package func orderedDeliveries() -> AsyncStream<OrderedPlaintext> {
-        let (stream, continuation) = AsyncStream.makeStream(of: OrderedPlaintext.self)
-        let backlog = core.withLock { core -> [OrderedPlaintext]? in
-            guard !core.invalidated else { return nil }
-            core.orderedReader = continuation
-            defer { core.ordered.removeAll() }
-            return core.ordered
+    package func orderedDeliveries() -> AsyncStream<OrderedPlaintext> { orderedDeliveries { $0 } }
+
+    /// The ordered deliveries, each turned into what the reader wants by `transform` (nil skips
+    /// it) as it arrives, on the thread that opened it: the coordinator's stream is fed without
+    /// a task of its own in between. One reader.
+    package func orderedDeliveries<Element: Sendable>(
+        _ transform: @escaping @Sendable (OrderedPlaintext) -> Element?
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+        let reader = OrderedReader(yield: { delivery in
+            if let element = transform(delivery) { continuation.yield(element) }
+        }, finish: { continuation.finish() })
+        let adopted = core.withLock { core -> Bool in
+            guard !core.invalidated else { return false }
+            // The backlog goes first, under the lock, so that no newer delivery overtakes it.
+            for delivery in core.ordered { reader.yield(delivery) }
+            core.ordered.removeAll()
+            core.orderedReader = reader
+            return true
         }
-        guard let backlog else {
-            continuation.finish()
-            return stream
-        }
-        for delivery in backlog { continuation.yield(delivery) }
+        if !adopted { continuation.finish() }
         return stream
     }
 
@@ -83,7 +91,7 @@ extension GroupSession {
             return
         }
         let opened = delivery.map(sender: signed.sender) { _ in signed.payload }
-        let reader = core.withLock { core -> AsyncStream<OrderedPlaintext>.Continuation? in
+        let reader = core.withLock { core -> OrderedReader? in
             guard !core.invalidated else { return nil }
             if core.orderedReader == nil { core.ordered.append(opened) }
             return core.orderedReader

@@ -69,11 +69,17 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         var clockSource: (any SessionClockSource)?
         /// Ordered deliveries not yet taken by the coordinator (the history first).
         var ordered: [OrderedPlaintext] = []
-        var orderedReader: AsyncStream<OrderedPlaintext>.Continuation?
+        var orderedReader: OrderedReader?
         var departureReaders: [Int: AsyncStream<UUID>.Continuation] = [:]
         /// Bodies dropped on arrival, by reason.
         var rejected: [RejectionReason: Int] = [:]
         var rejectionReaders: [Int: AsyncStream<Rejection>.Continuation] = [:]
+    }
+
+    /// The one reader of the ordered deliveries: what to do with each, and how to end it.
+    struct OrderedReader: Sendable {
+        let yield: @Sendable (OrderedPlaintext) -> Void
+        let finish: @Sendable () -> Void
     }
 
     /// A `messages(of:)` reader: the type name it wants and where to put matching messages.
