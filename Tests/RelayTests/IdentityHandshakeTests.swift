@@ -132,6 +132,26 @@ struct IdentityHandshakeTests {
                 "her half-open old connection is replaced")
     }
 
+    @Test("a late joiner's welcome lists who left, with their kept presences, before those present")
+    func formerParticipantsAreKept() throws {
+        var core = RelayCore()
+        let ana = TestIdentities.make()
+        let ben = TestIdentities.make()
+        _ = admission.admit(&core, RelayConnectionID(1), ana, create: true, at: 0)
+        _ = admission.admit(&core, RelayConnectionID(2), ben, create: false, at: 0)
+        _ = core.onFrame(.leave(sequence: 1), from: RelayConnectionID(2), at: 1)
+        let carl = TestIdentities.make()
+        let welcome = CoreAdmission.frames(admission.admit(&core, RelayConnectionID(3), carl, create: false, at: 2), to: RelayConnectionID(3))
+        guard case let .welcome(frame)? = welcome.first else {
+            Issue.record("no welcome: \(welcome)")
+            return
+        }
+        #expect(frame.participants.map(\.id) == [ben, ana, carl])
+        #expect(frame.participants.map(\.departed) == [true, false, false])
+        #expect(frame.participants.allSatisfy { RelayAuthenticator.isIdentity($0.id, of: $0.publicKey) })
+        #expect(core.participants(of: session) == [ana, carl])
+    }
+
     @Test("a hello of another protocol version is refused in a frame that version reads, naming both")
     func versionRefusal() {
         var core = RelayCore()

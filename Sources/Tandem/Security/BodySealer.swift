@@ -59,6 +59,12 @@ final class BodySealer: Sendable {
         return sealer.seal(body.signed(with: identity))
     }
 
+    /// This participant's presence for the relay to keep and hand to everyone (late joiners
+    /// too): its name, signed, on the journal's path (kept, so read again without a window).
+    func keptPresence(name: String) -> [UInt8] {
+        seal(SessionEnvelope.presence(name: name).encoded, kind: .presence, path: .journal)
+    }
+
     /// The body in `sealed` if it passes every check `expected` asks for, else why not.
     func open(_ sealed: [UInt8], expecting expected: Expectation) -> Result<SignedBody, RejectionReason> {
         guard let plaintext = sealer.open(sealed) else { return .failure(.malformed) }

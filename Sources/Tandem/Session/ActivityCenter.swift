@@ -103,7 +103,8 @@ public final class ActivityCenter: Sendable {
         let bodies = BodySealer(secret: invitation.secret, sessionID: invitation.sessionID, identity: SigningKeyPair())
         let request = RelayJoinRequest(
             sessionID: invitation.sessionID, displayName: displayName, identity: bodies.identity,
-            sessionKey: invitation.secret.signingKey, createIfAbsent: false, activity: []
+            sessionKey: invitation.secret.signingKey, createIfAbsent: false, activity: [],
+            presence: bodies.keptPresence(name: displayName)
         )
         let link: any RelayLink
         do {

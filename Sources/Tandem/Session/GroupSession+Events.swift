@@ -6,11 +6,7 @@ extension GroupSession: MessengerSession {
     func handle(_ event: RelayEvent, link: any RelayLink) {
         switch event {
         case .participantJoined(let record):
-            guard record.isSelfCertified else {
-                reject(Rejection(reason: .forgedIdentity, sender: record.id, path: "participant"))
-                return
-            }
-            let participant = Participant(id: record.id, displayName: record.displayName)
+            guard let (participant, _) = verified(record) else { return }
             let joined = core.withLock { core in
                 core.known[record.id] = participant
                 return core.active.contains(localParticipant.id)
@@ -22,7 +18,7 @@ extension GroupSession: MessengerSession {
         case .participantLeft(let id):
             let active = core.withLock { core in
                 core.active.remove(id)
-                core.known.removeValue(forKey: id)
+                if let gone = core.known.removeValue(forKey: id) { core.former[id] = gone }
                 return activeSetLocked(core)
             }
             publishActive(active)
@@ -44,6 +40,28 @@ extension GroupSession: MessengerSession {
         case .failed(let error):
             invalidate(GroupSessionError.from(error))
         }
+    }
+
+    /// The participant `record` names, with the name its signed presence gives (the relay's
+    /// when it gave none), and whether it has left; nil (and a rejection) when its identity is
+    /// not its key's. A presence that does not verify is rejected and its name not believed.
+    func verified(_ record: ParticipantRecord) -> (Participant, departed: Bool)? {
+        guard record.isSelfCertified else {
+            reject(Rejection(reason: .forgedIdentity, sender: record.id, path: "participant"))
+            return nil
+        }
+        var name = record.displayName
+        if !record.presence.isEmpty {
+            let expectation = BodySealer.Expectation(path: .journal, kinds: [.presence], sender: record.id, attachment: nil,
+                                                     checksReplay: false)
+            switch bodies.open(record.presence, expecting: expectation) {
+            case .success(let body):
+                if case .presence(let signed)? = SessionEnvelope(decoding: body.payload) { name = signed }
+            case .failure(let reason):
+                reject(Rejection(reason: reason, sender: record.id, path: "presence"))
+            }
+        }
+        return (Participant(id: record.id, displayName: name), record.departed)
     }
 
     /// This participant's signed presence for `recipients`.
@@ -133,5 +151,13 @@ extension GroupSession: MessengerSession {
     /// The participant with identity `id`, if known.
     func participant(_ id: UUID) -> Participant? {
         core.withLock { $0.known[id] }
+    }
+
+    /// The participant with identity `id`: one in the session now, or one who has left but
+    /// signed something this participant received (a late joiner learns them from the relay's
+    /// kept presences); nil if never heard of.
+    public func participant(identifiedBy id: UUID) -> Participant? {
+        if id == localParticipant.id { return localParticipant }
+        return core.withLock { $0.known[id] ?? $0.former[id] }
     }
 }

@@ -61,6 +61,8 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         var invalidated = false
         /// Everyone the relay says is connected, by identity.
         var known: [UUID: Participant] = [:]
+        /// Those who left but may have signed records this participant receives, by identity.
+        var former: [UUID: Participant] = [:]
         var active: Set<UUID> = []
         var subscribers: [Int: MessageSubscriber] = [:]
         var nextSubscriber = 0
@@ -168,7 +170,8 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
             }
             let request = RelayJoinRequest(
                 sessionID: id, displayName: localParticipant.displayName, identity: bodies.identity,
-                sessionKey: invitation.secret.signingKey, createIfAbsent: isLocallyInitiated, activity: description
+                sessionKey: invitation.secret.signingKey, createIfAbsent: isLocallyInitiated, activity: description,
+                presence: bodies.keptPresence(name: localParticipant.displayName)
             )
             do {
                 let link = try await relay.connector.join(request)
@@ -194,15 +197,13 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
     /// session clock, and the link's events from now on.
     private func adopt(_ link: any RelayLink, welcome: RelayWelcome) {
         let clockSource = makeClockSource()
+        let participants = welcome.participants.compactMap(verified)
         core.withLock { core in
             core.link = link
             core.clockSource = clockSource
-            for record in welcome.participants where record.isSelfCertified {
-                core.known[record.id] = Participant(id: record.id, displayName: record.displayName)
+            for (participant, departed) in participants {
+                if departed { core.former[participant.id] = participant } else { core.known[participant.id] = participant }
             }
-        }
-        for record in welcome.participants where !record.isSelfCertified {
-            reject(Rejection(reason: .forgedIdentity, sender: record.id, path: "participant"))
         }
         for record in welcome.attachments { attachmentAdded(record) }
         for delivery in welcome.orderedHistory { receiveOrdered(delivery) }

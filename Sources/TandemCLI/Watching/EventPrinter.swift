@@ -29,7 +29,7 @@ final class EventPrinter: Sendable {
     func report<Activity: GroupActivity>(_ event: PlaybackCoordinator.Event, session: GroupSession<Activity>) {
         func name(_ id: UUID) -> String {
             let active = session.activeParticipants
-            return active.first { $0.id == id }?.name(among: active) ?? id.uuidString
+            return (active.first { $0.id == id } ?? session.participant(identifiedBy: id))?.name(among: active) ?? id.uuidString
         }
         switch event {
         case .timelineChanged(let timeline, let originator, let proposal):

@@ -24,14 +24,20 @@ public struct ParticipantRecord: Sendable, Hashable, Codable {
     public var id: UUID
     /// The participant's Ed25519 public key for this session.
     public var publicKey: [UInt8]
-    /// The name shown to others (the relay's word until a signed presence says otherwise).
+    /// The name shown to others (the relay's word; the signed presence has the participant's).
     public var displayName: String
+    /// The participant's signed presence, sealed, as the relay keeps it (empty if none).
+    public var presence: [UInt8]
+    /// Whether the participant has left (a welcome lists former participants too).
+    public var departed: Bool
 
     /// A participant record.
-    public init(id: UUID, publicKey: [UInt8], displayName: String) {
+    public init(id: UUID, publicKey: [UInt8], displayName: String, presence: [UInt8] = [], departed: Bool = false) {
         self.id = id
         self.publicKey = publicKey
         self.displayName = displayName
+        self.presence = presence
+        self.departed = departed
     }
 
     /// Whether `id` is the identity that `publicKey` certifies.
@@ -63,7 +69,9 @@ public struct RelayJoinRequest: Sendable {
     /// The session.
     public var sessionID: UUID
     /// The participant joining: its identity is `identity`'s (self-certifying).
-    public var participant: ParticipantRecord { ParticipantRecord(id: participantID, publicKey: identity.publicKey, displayName: displayName) }
+    public var participant: ParticipantRecord {
+        ParticipantRecord(id: participantID, publicKey: identity.publicKey, displayName: displayName, presence: presence)
+    }
     /// The participant's own signing key, fresh for the session: it proves every admission and
     /// resumption of this participant, so that nobody else can take its seat.
     public var identity: SigningKeyPair
@@ -74,6 +82,9 @@ public struct RelayJoinRequest: Sendable {
     public var sessionKey: SigningKeyPair
     /// The name shown to others.
     public var displayName: String
+    /// The participant's signed presence, sealed (at most `RelayWireLimits.maximumPresence`
+    /// bytes): the relay keeps it and hands it to everyone, late joiners included.
+    public var presence: [UInt8]
     private let participantID: UUID
     /// Whether to create the session if the relay does not have it (the host does).
     public var createIfAbsent: Bool
@@ -84,8 +95,9 @@ public struct RelayJoinRequest: Sendable {
     /// A join request for `displayName` with the participant key `identity` (a fresh one by
     /// default), proven with `sessionKey`.
     public init(sessionID: UUID, displayName: String, identity: SigningKeyPair = SigningKeyPair(),
-                sessionKey: SigningKeyPair, createIfAbsent: Bool, activity: [UInt8]) {
+                sessionKey: SigningKeyPair, createIfAbsent: Bool, activity: [UInt8], presence: [UInt8] = []) {
         self.sessionID = sessionID
+        self.presence = presence
         self.identity = identity
         self.sessionKey = sessionKey
         self.displayName = displayName
@@ -99,7 +111,8 @@ public struct RelayJoinRequest: Sendable {
 public struct RelayWelcome: Sendable {
     /// The session.
     public var sessionID: UUID
-    /// Everyone in the session now, this participant included, in the order they joined.
+    /// Everyone in the session now, this participant included, in the order they joined,
+    /// after those who have left (`departed`) but may have signed records it receives.
     public var participants: [ParticipantRecord]
     /// The activity description the creator gave.
     public var activity: [UInt8]

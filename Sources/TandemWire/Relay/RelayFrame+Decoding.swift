@@ -45,7 +45,7 @@ extension RelayFrame {
             let received = try reader.uint64()
             let token = try reader.fixed(RelayWireLimits.tokenLength)
             let activity = try reader.bytes(limit: RelayWireLimits.maximumMetadata)
-            let count = try reader.count(limit: RelayWireLimits.maximumParticipants)
+            let count = try reader.count(limit: RelayWireLimits.maximumParticipants + RelayWireLimits.maximumFormerParticipants)
             var participants: [RelayParticipantEntry] = []
             for _ in 0..<count { participants.append(try reader.participant()) }
             let attachmentCount = try reader.count(limit: Int(UInt32.max))
@@ -137,7 +137,8 @@ extension RelayByteReader {
 
     mutating func participant() throws(RelayWireError) -> RelayParticipantEntry {
         RelayParticipantEntry(id: try uuid(), publicKey: try fixed(RelayWireLimits.publicKeyLength),
-                              displayName: try text(limit: RelayWireLimits.maximumNameLength))
+                              displayName: try text(limit: RelayWireLimits.maximumNameLength),
+                              presence: try bytes(limit: RelayWireLimits.maximumPresence), departed: try bool())
     }
 
     mutating func attachment() throws(RelayWireError) -> RelayAttachmentEntry {

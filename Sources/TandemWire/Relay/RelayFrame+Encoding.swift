@@ -76,8 +76,9 @@ extension RelayFrame {
             writer.uint64(welcome.received)
             writer.fixed(welcome.token)
             writer.bytes(welcome.activity)
-            writer.uint32(UInt32(welcome.participants.count))
-            for participant in welcome.participants { writer.participant(participant) }
+            let listed = welcome.participants.prefix(RelayWireLimits.maximumParticipants + RelayWireLimits.maximumFormerParticipants)
+            writer.uint32(UInt32(listed.count))
+            for participant in listed { writer.participant(participant) }
             writer.uint32(UInt32(welcome.attachmentCount))
             writer.uint32(UInt32(welcome.orderedHistoryCount))
         case let .journalEntry(entry):
@@ -156,6 +157,8 @@ extension RelayByteWriter {
         uuid(entry.id)
         fixed(entry.publicKey, count: RelayWireLimits.publicKeyLength)
         text(entry.displayName, limit: RelayWireLimits.maximumNameLength)
+        bytes(entry.presence.prefix(RelayWireLimits.maximumPresence))
+        bool(entry.departed)
     }
 
     mutating func attachment(_ entry: RelayAttachmentEntry) {

@@ -12,6 +12,10 @@ public enum RelayWireLimits {
     public static let maximumRecipients = 4096
     /// How many participants a welcome may list (the relay admits no more to one session).
     public static let maximumParticipants = 4096
+    /// The largest signed presence, sealed.
+    public static let maximumPresence = 1024
+    /// How many former participants a session remembers (the oldest are forgotten first).
+    public static let maximumFormerParticipants = 256
     /// The longest display name in UTF-8 bytes.
     public static let maximumNameLength = 256
     /// The longest reason or error text in UTF-8 bytes.

@@ -79,7 +79,7 @@ struct RelayLinkCore: Sendable {
         let hello = RelayHello(
             sessionID: request.sessionID,
             participant: RelayParticipantEntry(id: request.participant.id, publicKey: request.identity.publicKey,
-                                               displayName: request.participant.displayName),
+                                               displayName: request.participant.displayName, presence: request.presence),
             create: request.createIfAbsent, activity: hasJoined ? [] : request.activity,
             resume: hasJoined, received: received)
         return [.transmit(.hello(hello))]
@@ -243,7 +243,7 @@ struct RelayLinkCore: Sendable {
         guard frame.resumed else {
             welcome = RelayWelcome(
                 sessionID: frame.sessionID,
-                participants: frame.participants.map { ParticipantRecord(id: $0.id, publicKey: $0.publicKey, displayName: $0.displayName) },
+                participants: frame.participants.map(Self.record),
                 activity: frame.activity, attachments: [], created: frame.created)
             phase = .welcoming(attachments: frame.attachmentCount, history: frame.orderedHistoryCount)
             return frame.attachmentCount == 0 && frame.orderedHistoryCount == 0 ? completeJoin() : []
@@ -286,7 +286,7 @@ struct RelayLinkCore: Sendable {
     private mutating func deliver(_ frame: RelayFrame) -> [RelayLinkDirective] {
         switch frame {
         case let .participantJoined(_, entry):
-            return [.emit(.participantJoined(ParticipantRecord(id: entry.id, publicKey: entry.publicKey, displayName: entry.displayName)))]
+            return [.emit(.participantJoined(Self.record(entry)))]
         case let .participantLeft(_, id):
             return [.emit(.participantLeft(id))]
         case let .delivery(_, sender, reliable, body):
@@ -360,6 +360,11 @@ struct RelayLinkCore: Sendable {
     }
 
     static func delivery(_ entry: RelayOrderedEntry) -> OrderedDelivery { entry }
+
+    static func record(_ entry: RelayParticipantEntry) -> ParticipantRecord {
+        ParticipantRecord(id: entry.id, publicKey: entry.publicKey, displayName: entry.displayName, presence: entry.presence,
+                          departed: entry.departed)
+    }
 
     /// The error a relay fault means for the caller.
     static func error(_ fault: RelayFault) -> RelayError {

@@ -7,6 +7,9 @@ extension RelayCore {
         guard case let .hello(hello) = frame else {
             return drop(connection, fault: RelayFault(.protocolViolation, "expected a hello, got frame \(frame.typeName)"), at: now)
         }
+        guard hello.participant.presence.count <= RelayWireLimits.maximumPresence, !hello.participant.departed else {
+            return refuse(connection, RelayFault(.tooLarge, "a presence of \(hello.participant.presence.count) bytes, or a departed participant's hello"))
+        }
         guard hello.activity.count <= RelayLimits.maximumMetadata else {
             return refuse(connection, RelayFault(.tooLarge, "activity description of \(hello.activity.count) bytes"))
         }
@@ -117,13 +120,14 @@ extension RelayCore {
         }
         let others = session.order
         session.order.append(id)
+        session.former.removeAll { $0.id == id }
         session.participants[id] = RelaySessionState.Participant(entry: hello.participant, token: state.token, connection: connection)
         sessions[hello.sessionID] = session
         tokens[state.token] = ParticipantKey(session: hello.sessionID, participant: id)
         connections[connection]?.phase = .joined(session: hello.sessionID, participant: id)
         let welcome = RelayWelcomeFrame(
             sessionID: session.id, created: created, resumed: false, received: 0, token: state.token.bytes,
-            activity: session.activity, participants: session.order.compactMap { session.participants[$0]?.entry },
+            activity: session.activity, participants: session.welcomeList,
             attachmentCount: session.attachmentOrder.count, orderedHistoryCount: session.orderedHistory.count)
         var directives: [RelayDirective] = [.send(connection, .welcome(welcome))]
         for attachmentID in session.attachmentOrder {

@@ -185,6 +185,7 @@ public struct RelayCore: Sendable {
         guard var session = sessions[key.session],
               let participant = session.participants.removeValue(forKey: key.participant) else { return [] }
         session.order.removeAll { $0 == key.participant }
+        session.rememberFormer(participant.entry)
         tokens[participant.token] = nil
         var directives: [RelayDirective] = [.forgetToken(participant.token)]
         if closing, let connection = participant.connection {
