@@ -23,7 +23,7 @@ import Testing
         try await center.accept(invitation)
         let session = try #require(await sessions.next())
         session.join()
-        #expect(await eventually { session.state.isJoined })
+        #expect(await eventually(30) { session.state.isJoined })
         return session
     }
 
@@ -38,11 +38,11 @@ import Testing
         #expect(try await host.start(Quiz(topic: "trust")))
         let ana = try #require(await hosted.next())
         ana.join()
-        #expect(await eventually { ana.state.isJoined })
+        #expect(await eventually(30) { ana.state.isJoined })
         let ben = try await join("ben", ana.invitation, port: proxy.port)
         let carl = try await join("carl", ana.invitation, port: proxy.port)
         for session in [ana, ben, carl] {
-            #expect(await eventually { session.activeParticipants.count == 3 }, "\(session.localParticipant) sees \(session.activeParticipants)")
+            #expect(await eventually(30) { session.activeParticipants.count == 3 }, "\(session.localParticipant) sees \(session.activeParticipants)")
         }
         let anaID = ana.localParticipant.id
         let benInbox = Inbox(GroupSessionMessenger(session: ben), Answer.self)
