@@ -157,8 +157,8 @@ public struct RelayBenchmark: Sendable {
     }
 
     func request(_ session: UUID, _ name: String, create: Bool) -> RelayJoinRequest {
-        RelayJoinRequest(sessionID: session, participant: ParticipantRecord(id: UUID(), displayName: name),
-                         authenticationKey: [UInt8](repeating: 0x42, count: 32), createIfAbsent: create, activity: [])
+        RelayJoinRequest(sessionID: session, displayName: name, sessionKey: SigningKeyPair(seed: [UInt8](repeating: 0x42, count: 32)),
+                         createIfAbsent: create, activity: [])
     }
 
     private func leave(_ links: [any RelayLink]) async {

@@ -28,14 +28,8 @@ struct SessionChannel<Activity: GroupActivity>: CoordinationChannel {
     }
 
     func orderedProposals() -> AsyncStream<OrderedInput> {
-        let deliveries = session.orderedDeliveries()
-        return AsyncStream { continuation in
-            let task = Task {
-                for await delivery in deliveries { continuation.yield(OrderedInput(delivery)) }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+        // Decoded as the session opens each one: no task in between.
+        session.orderedDeliveries { OrderedInput($0) }
     }
 
     var localParticipant: UUID { session.localParticipant.id }
@@ -57,19 +51,19 @@ enum OrderedInput: Sendable, Equatable {
     /// body decoded (a body over `CoordinationCore.maximumProposalBytes` is not even read), the
     /// relay's stamps carried over.
     init(_ delivery: OrderedPlaintext) {
-        guard delivery.plaintext.count <= CoordinationCore.maximumProposalBytes else {
-            self = .unreadable(originator: delivery.from, order: delivery.order,
-                               rejection: ProposalRejection(.oversized, "a proposal of \(delivery.plaintext.count) bytes is over "
+        guard delivery.body.count <= CoordinationCore.maximumProposalBytes else {
+            self = .unreadable(originator: delivery.sender, order: delivery.order,
+                               rejection: ProposalRejection(.oversized, "a proposal of \(delivery.body.count) bytes is over "
                                                                 + "\(CoordinationCore.maximumProposalBytes)"))
             return
         }
-        guard let proposal = try? JSONDecoder().decode(PlaybackProposal.self, from: Data(delivery.plaintext)) else {
-            self = .unreadable(originator: delivery.from, order: delivery.order,
-                               rejection: ProposalRejection(.unreadable, "a body of \(delivery.plaintext.count) bytes is no proposal "
+        guard let proposal = try? JSONDecoder().decode(PlaybackProposal.self, from: Data(delivery.body)) else {
+            self = .unreadable(originator: delivery.sender, order: delivery.order,
+                               rejection: ProposalRejection(.unreadable, "a body of \(delivery.body.count) bytes is no proposal "
                                                                 + "this version understands"))
             return
         }
-        self = .proposal(OrderedProposal(originator: delivery.from, order: delivery.order, orderedAt: delivery.orderedAt,
+        self = .proposal(OrderedProposal(originator: delivery.sender, order: delivery.order, orderedAt: delivery.orderedAt,
                                          effectiveAt: delivery.effectiveAt, proposal: proposal))
     }
 }

@@ -50,8 +50,8 @@ struct RelayThroughProxyTests {
         let session = UUID()
         let key = [UInt8](repeating: 3, count: 32)
         func request(_ name: String, create: Bool) -> RelayJoinRequest {
-            RelayJoinRequest(sessionID: session, participant: ParticipantRecord(id: UUID(), displayName: name),
-                             authenticationKey: key, createIfAbsent: create, activity: Array("netsim".utf8))
+            RelayJoinRequest(sessionID: session, displayName: name, sessionKey: SigningKeyPair(seed: key),
+                             createIfAbsent: create, activity: Array("netsim".utf8))
         }
         let alice = try await connector.join(request("alice", create: true))
         let bob = try await connector.join(request("bob", create: false))

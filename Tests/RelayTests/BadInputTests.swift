@@ -26,6 +26,19 @@ struct BadInputTests {
         #expect(await alice.recorder.wait { _ in alice.recorder.messages(reliable: false) == ["still fine"] })
     }
 
+    /// A hello in `version` gets one refusal written in that version, naming both versions.
+    private func expectVersionRefused(_ version: UInt8, port: UInt16) throws {
+        let client = try RawRelayClient(port: port)
+        try client.send(rawFrame(version: version, type: 0x01, payload: [1, 2, 3]))
+        let (bytes, closed) = client.bytesUntilClosed()
+        #expect(closed, "the relay closes the connection")
+        let text = "relay speaks protocol v\(RelayFrame.version), this tandem speaks v\(version)"
+        #expect(bytes.count == 9 + text.utf8.count, "\(bytes)")
+        guard bytes.count >= 9 else { return }
+        #expect(bytes[4] == version && bytes[5] == 0x07 && bytes[6] == RelayFaultCode.versionMismatch.rawValue)
+        #expect(String(decoding: bytes[9...], as: UTF8.self) == text)
+    }
+
     private func expectDropped(_ bytes: [UInt8], port: UInt16, mentioning word: String) throws {
         let client = try RawRelayClient(port: port)
         try client.send(bytes)
@@ -45,12 +58,13 @@ struct BadInputTests {
             let port = try #require(harness.server).port
             try expectDropped(rawFrame(type: 0xEE, payload: [1, 2, 3]), port: port, mentioning: "unknown type")
             try expectDropped([0xFF, 0xFF, 0xFF, 0xF0], port: port, mentioning: "over the limit")
-            try expectDropped(rawFrame(version: 9, type: 0x01, payload: []), port: port, mentioning: "version 9")
+            try expectVersionRefused(9, port: port)
+            try expectVersionRefused(2, port: port)
             try expectDropped(rawFrame(type: 0x01, payload: [0, 1, 2]), port: port, mentioning: "truncated")
             try expectDropped(RelayFrame.message(sequence: 1, recipients: .everyone, reliable: true, body: [1]).encoded(),
                               port: port, mentioning: "expected a hello")
             var hello = RelayFrame.hello(RelayHello(
-                sessionID: UUID(), participant: RelayParticipantEntry(id: UUID(), displayName: "x"), create: true,
+                sessionID: UUID(), participant: TestIdentities.entry(TestIdentities.make(), "x"), create: true,
                 activity: [], resume: false, received: 0)).encoded()
             hello.append(0)
             hello[3] += 1
@@ -64,9 +78,10 @@ struct BadInputTests {
             let client = try RawRelayClient(port: try #require(harness.server).port)
             let session = alice.link.welcome.sessionID
             try client.send(RelayFrame.hello(RelayHello(
-                sessionID: session, participant: RelayParticipantEntry(id: UUID(), displayName: "mallory"), create: false,
+                sessionID: session, participant: TestIdentities.entry(TestIdentities.make(), "mallory"), create: false,
                 activity: [], resume: false, received: 0)).encoded())
-            try client.send(RelayFrame.proof(mac: [UInt8](repeating: 1, count: 32)).encoded())
+            try client.send(RelayFrame.proof(sessionSignature: [UInt8](repeating: 1, count: 64),
+                                             participantSignature: [UInt8](repeating: 1, count: 64)).encoded())
             let (frames, closed) = client.framesUntilClosed()
             #expect(closed)
             #expect(frames.count == 2)

@@ -1,32 +1,74 @@
 import Foundation
+import Synchronization
 import TandemNet
 import TandemWire
 
 /// Admission to a `RelayCore` as a client goes through it, for the core's tests: the hello, then
-/// the claim of a new session's key or the proof of knowing an existing one's.
+/// the claim of a new session's verifier or the proof of knowing its key, signed with the
+/// session's key and the participant's own.
 struct CoreAdmission {
-    /// The session's key.
+    /// The seed of the session's key.
     let key: [UInt8]
     /// The session.
     let session: UUID
 
-    /// Admits `participant` on `connection` at `now`, creating the session when asked; returns
-    /// the directives of its admission (the welcome, or a refusal).
+    /// The session's signing key.
+    var sessionKey: SigningKeyPair { SigningKeyPair(seed: key) }
+
+    /// Admits `participant` (an identity from `TestIdentities.make()`) on `connection` at `now`,
+    /// creating the session when asked; returns the directives of its admission (the welcome,
+    /// or a refusal).
     func admit(_ core: inout RelayCore, _ connection: RelayConnectionID, _ participant: UUID, create: Bool,
-               at now: Int64) -> [RelayDirective] {
-        _ = core.onOpen(connection, entropy: [UInt8](repeating: UInt8(connection.value), count: RelayCore.entropyLength), at: now)
-        let hello = RelayHello(sessionID: session, participant: RelayParticipantEntry(id: participant, displayName: "p"),
-                               create: create, activity: [], resume: false, received: 0)
+               resume: Bool = false, at now: Int64) -> [RelayDirective] {
+        _ = core.onOpen(connection, entropy: [UInt8](repeating: UInt8(truncatingIfNeeded: connection.value), count: RelayCore.entropyLength), at: now)
+        let identity = TestIdentities.key(of: participant)
+        let hello = RelayHello(sessionID: session, participant: TestIdentities.entry(participant, "p"),
+                               create: create, activity: [], resume: resume, received: 0)
         let challenge = core.onFrame(.hello(hello), from: connection, at: now)
         guard case let .send(_, .challenge(nonce, exists))? = challenge.first else { return challenge }
-        let answer: RelayFrame = exists
-            ? .proof(mac: RelayAuthenticator.proof(key: key, nonce: nonce, sessionID: session, participantID: participant))
-            : .claim(key: key)
-        return core.onFrame(answer, from: connection, at: now)
+        return core.onFrame(CoreAdmission.answer(nonce: nonce, exists: exists, session: session, sessionKey: sessionKey,
+                                                 participant: participant, identity: identity), from: connection, at: now)
+    }
+
+    /// The proof (or, for a new session, the claim) that answers `nonce`.
+    static func answer(nonce: [UInt8], exists: Bool, session: UUID, sessionKey: SigningKeyPair, participant: UUID,
+                       identity: SigningKeyPair) -> RelayFrame {
+        func message(_ signer: RelayAuthenticator.Signer) -> [UInt8] {
+            RelayAuthenticator.challengeMessage(signer, nonce: nonce, sessionID: session, participantID: participant,
+                                                participantKey: identity.publicKey)
+        }
+        let sessionSignature = sessionKey.sign(message(.session))
+        let participantSignature = identity.sign(message(.participant))
+        return exists
+            ? .proof(sessionSignature: sessionSignature, participantSignature: participantSignature)
+            : .claim(verifier: sessionKey.publicKey, sessionSignature: sessionSignature, participantSignature: participantSignature)
     }
 
     /// The frames among `directives` sent to `connection`.
     static func frames(_ directives: [RelayDirective], to connection: RelayConnectionID) -> [RelayFrame] {
         directives.compactMap { if case let .send(id, frame) = $0, id == connection { frame } else { nil } }
+    }
+}
+
+/// Self-certifying participant identities for tests, each with its key remembered.
+enum TestIdentities {
+    private static let keys = Mutex<[UUID: SigningKeyPair]>([:])
+
+    /// A fresh identity, certified by a fresh key.
+    static func make() -> UUID {
+        let key = SigningKeyPair()
+        let id = RelayAuthenticator.participantID(for: key.publicKey)
+        keys.withLock { $0[id] = key }
+        return id
+    }
+
+    /// The key of an identity from `make()` (a fresh, unrelated one for any other).
+    static func key(of id: UUID) -> SigningKeyPair {
+        keys.withLock { $0[id] } ?? SigningKeyPair()
+    }
+
+    /// The entry of `id` with its key and `name`.
+    static func entry(_ id: UUID, _ name: String) -> RelayParticipantEntry {
+        RelayParticipantEntry(id: id, publicKey: key(of: id).publicKey, displayName: name)
     }
 }

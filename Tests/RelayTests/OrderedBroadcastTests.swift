@@ -38,7 +38,7 @@ struct OrderedBroadcastTests {
             #expect(member.recorder.events.ordered == reference, "the same deliveries in the same order")
         }
         for (index, member) in members.enumerated() {
-            let own = reference.filter { $0.from == member.id }.map { String(decoding: $0.body, as: UTF8.self) }
+            let own = reference.filter { $0.sender == member.id }.map { String(decoding: $0.body, as: UTF8.self) }
             #expect(own == (0..<50).map { "\(index)-\($0)" }, "each sender's proposals keep its order")
         }
         for (previous, next) in zip(reference, reference.dropFirst()) {
@@ -64,7 +64,7 @@ struct OrderedBroadcastTests {
         }
         let last = try #require(dave.recorder.events.ordered.last)
         #expect(dave.recorder.events.ordered.count == 1, "the history is not delivered again as events")
-        #expect(last.from == dave.id && last.body == Array("late".utf8))
+        #expect(last.sender == dave.id && last.body == Array("late".utf8))
         #expect(last.effectiveAt >= reference[149].effectiveAt)
         #expect(alice.recorder.events.ordered.last == last)
     }

@@ -41,8 +41,8 @@ struct OrderingCoreTests {
         #expect(configuration.orderingMargin == 20 * ms)
         #expect(configuration.minimumLead == 30 * ms)
         #expect(configuration.maximumLead == 1_000 * ms)
-        let alice = UUID()
-        let bob = UUID()
+        let alice = TestIdentities.make()
+        let bob = TestIdentities.make()
         let one = RelayConnectionID(1)
         let two = RelayConnectionID(2)
         let alicePing = try ping(admit(&core, one, alice, create: true, at: 0), to: one)
@@ -110,7 +110,7 @@ struct OrderingCoreTests {
         configuration.maximumOrderedHistoryBytes = 10
         var core = RelayCore(configuration: configuration)
         let one = RelayConnectionID(1)
-        _ = admit(&core, one, UUID(), create: true, at: 0)
+        _ = admit(&core, one, TestIdentities.make(), create: true, at: 0)
         for sequence in 1...5 {
             _ = core.onFrame(.proposal(sequence: UInt64(sequence), body: [UInt8(sequence)]), from: one, at: Int64(sequence))
         }
@@ -119,7 +119,7 @@ struct OrderingCoreTests {
         #expect(core.orderedHistoryCount(of: session) == 2, "9 + 1 bytes fit, 9 + 1 + 1 do not")
 
         let two = RelayConnectionID(2)
-        let welcome = frames(admit(&core, two, UUID(), create: false, at: 7), to: two)
+        let welcome = frames(admit(&core, two, TestIdentities.make(), create: false, at: 7), to: two)
         guard case let .welcome(frame)? = welcome.first else {
             Issue.record("no welcome: \(welcome)")
             return

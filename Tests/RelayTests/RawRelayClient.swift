@@ -34,6 +34,29 @@ final class RawRelayClient {
         }
     }
 
+    /// The raw bytes received until the relay closes the connection (or `timeout` passes), and
+    /// whether it closed: for frames this build does not decode (another version's).
+    func bytesUntilClosed(timeout: Duration = .seconds(5)) -> (bytes: [UInt8], closed: Bool) {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let count: Int?
+            do {
+                count = try socket.read(into: &buffer)
+            } catch {
+                return (received, true)
+            }
+            guard let count else {
+                Thread.sleep(forTimeInterval: 0.002)
+                continue
+            }
+            if count == 0 { return (received, true) }
+            received += buffer[..<count]
+        }
+        return (received, false)
+    }
+
     /// Frames received until the relay closes the connection (or `timeout` passes), and whether
     /// it closed.
     func framesUntilClosed(timeout: Duration = .seconds(5)) -> (frames: [RelayFrame], closed: Bool) {

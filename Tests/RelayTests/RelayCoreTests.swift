@@ -25,12 +25,14 @@ struct RelayCoreTests {
     @Test("a wrong proof is refused with wrongSecret and nothing else")
     func wrongProof() {
         var core = RelayCore()
-        _ = admit(&core, RelayConnectionID(1), UUID(), create: true)
+        _ = admit(&core, RelayConnectionID(1), TestIdentities.make(), create: true)
         let intruder = RelayConnectionID(2)
         _ = core.onOpen(intruder, entropy: entropy(2), at: 0)
-        _ = core.onFrame(.hello(RelayHello(sessionID: session, participant: RelayParticipantEntry(id: UUID(), displayName: "m"),
+        let mallory = TestIdentities.make()
+        _ = core.onFrame(.hello(RelayHello(sessionID: session, participant: TestIdentities.entry(mallory, "m"),
                                            create: false, activity: [], resume: false, received: 0)), from: intruder, at: 0)
-        let directives = core.onFrame(.proof(mac: [UInt8](repeating: 0, count: 32)), from: intruder, at: 0)
+        let directives = core.onFrame(.proof(sessionSignature: [UInt8](repeating: 0, count: 64),
+                                             participantSignature: [UInt8](repeating: 0, count: 64)), from: intruder, at: 0)
         #expect(frames(directives, to: intruder) == [.refusal(RelayFault(.wrongSecret, session.uuidString))])
         #expect(directives.contains { if case .close(intruder) = $0 { true } else { false } })
         #expect(core.participants(of: session).count == 1)
@@ -39,8 +41,8 @@ struct RelayCoreTests {
     @Test("a duplicate sent again after a resumption is dropped; a gap is a violation")
     func sequencing() {
         var core = RelayCore()
-        let alice = UUID()
-        let bob = UUID()
+        let alice = TestIdentities.make()
+        let bob = TestIdentities.make()
         _ = admit(&core, RelayConnectionID(1), alice, create: true)
         _ = admit(&core, RelayConnectionID(2), bob, create: false)
         let message = RelayFrame.message(sequence: 1, recipients: .everyone, reliable: true, body: [1])
@@ -56,9 +58,9 @@ struct RelayCoreTests {
         var configuration = RelayCoreConfiguration()
         configuration.gracePeriod = 5_000
         var core = RelayCore(configuration: configuration)
-        let alice = UUID()
+        let alice = TestIdentities.make()
         _ = admit(&core, RelayConnectionID(1), alice, create: true)
-        _ = admit(&core, RelayConnectionID(2), UUID(), create: false)
+        _ = admit(&core, RelayConnectionID(2), TestIdentities.make(), create: false)
         _ = core.onClose(RelayConnectionID(1), at: 1_000)
         #expect(core.onTick(at: 5_999).isEmpty)
         #expect(core.participants(of: session).count == 2)

@@ -29,8 +29,8 @@ final class RelayHarness: Sendable {
     /// A join request for `name` in `session`.
     static func request(_ session: UUID, _ name: String, key: [UInt8] = RelayHarness.key, create: Bool = false,
                         activity: [UInt8] = Array("watch together".utf8)) -> RelayJoinRequest {
-        RelayJoinRequest(sessionID: session, participant: ParticipantRecord(id: UUID(), displayName: name),
-                         authenticationKey: key, createIfAbsent: create, activity: activity)
+        RelayJoinRequest(sessionID: session, displayName: name, sessionKey: SigningKeyPair(seed: key),
+                         createIfAbsent: create, activity: activity)
     }
 
     static let key = [UInt8](repeating: 7, count: 32)

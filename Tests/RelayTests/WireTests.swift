@@ -10,22 +10,28 @@ import Testing
 struct WireTests {
     static let corpus: [RelayFrame] = {
         let id = UUID()
+        let key = [UInt8](repeating: 0xA5, count: 32)
         let entry = RelayAttachmentEntry(id: UUID(), owner: id, size: 3, metadata: [1, 2])
         let ordered = RelayOrderedEntry(sender: id, order: 7, orderedAt: -5, effectiveAt: 1_234_567_890, body: [2, 7, 1])
         return [
-            .hello(RelayHello(sessionID: UUID(), participant: RelayParticipantEntry(id: id, displayName: "Zoë 🎬"),
+            .hello(RelayHello(sessionID: UUID(), participant: RelayParticipantEntry(id: id, publicKey: key, displayName: "Zoë 🎬"),
                               create: true, activity: [9, 8, 7], resume: false, received: 0)),
             .challenge(nonce: [UInt8](repeating: 3, count: 32), sessionExists: true),
-            .proof(mac: [UInt8](repeating: 4, count: 32)),
-            .claim(key: [UInt8](repeating: 5, count: 32)),
+            .proof(sessionSignature: [UInt8](repeating: 4, count: 64), participantSignature: [UInt8](repeating: 14, count: 64)),
+            .claim(verifier: [UInt8](repeating: 5, count: 32), sessionSignature: [UInt8](repeating: 15, count: 64),
+                   participantSignature: [UInt8](repeating: 25, count: 64)),
             .welcome(RelayWelcomeFrame(sessionID: UUID(), created: true, resumed: false, received: 0,
                                        token: [UInt8](repeating: 6, count: 16), activity: [1],
-                                       participants: [RelayParticipantEntry(id: id, displayName: "a")], attachmentCount: 1,
+                                       participants: [RelayParticipantEntry(id: id, publicKey: key, displayName: "a"),
+                                                      RelayParticipantEntry(id: UUID(), publicKey: key, displayName: "gone",
+                                                                            presence: [1, 2, 3], departed: true)], attachmentCount: 1,
                                        orderedHistoryCount: 2)),
             .journalEntry(entry),
             .historyEntry(ordered),
             .historyEntry(RelayOrderedEntry(sender: id, order: .max, orderedAt: .min, effectiveAt: .max, body: [])),
             .refusal(RelayFault(.wrongSecret, "no")),
+            .refusal(RelayFault(.versionMismatch, "relay speaks protocol v3, this tandem speaks v2")),
+            .refusal(RelayFault(.wrongIdentity, "not yours")),
             .message(sequence: 1, recipients: .only([id, UUID()]), reliable: true, body: [1, 2, 3]),
             .message(sequence: 2, recipients: .everyone, reliable: false, body: []),
             .attachmentAdd(sequence: 3, entry: entry),
@@ -36,7 +42,7 @@ struct WireTests {
             .end(sequence: 8, reason: "bedtime"),
             .proposal(sequence: 9, body: [3, 1, 4]),
             .proposal(sequence: 10, body: []),
-            .participantJoined(sequence: 1, participant: RelayParticipantEntry(id: id, displayName: "b")),
+            .participantJoined(sequence: 1, participant: RelayParticipantEntry(id: id, publicKey: key, displayName: "b", presence: [UInt8](repeating: 8, count: 40))),
             .participantLeft(sequence: 2, id: id),
             .delivery(sequence: 3, sender: id, reliable: true, body: [4, 5]),
             .attachmentAdded(sequence: 4, entry: entry),

@@ -60,10 +60,14 @@ import TandemNet
 
     @Test func keysAreDerivedApartAndDependOnTheSecret() {
         let secret = SessionSecret()
-        #expect(secret.authenticationKey.count == 32)
-        #expect(secret.authenticationKey != secret.sealingKey)
-        #expect(secret.authenticationKey == SessionSecret(bytes: secret.bytes)!.authenticationKey)
-        #expect(SessionSecret().authenticationKey != secret.authenticationKey)
+        #expect(secret.verifier.count == 32)
+        #expect(secret.verifier != secret.sealingKey)
+        #expect(secret.verifier == SessionSecret(bytes: secret.bytes)!.verifier)
+        #expect(SessionSecret().verifier != secret.verifier)
+        // The verifier checks the session key's signatures, and only those.
+        let message = Array("challenge".utf8)
+        #expect(SigningKeyPair.verify(secret.signingKey.sign(message), of: message, publicKey: secret.verifier))
+        #expect(!SigningKeyPair.verify(SessionSecret().signingKey.sign(message), of: message, publicKey: secret.verifier))
     }
 
     @Test func sealedBodiesHideTheirContentAndRejectTheWrongKey() {

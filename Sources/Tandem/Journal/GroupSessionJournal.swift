@@ -43,9 +43,11 @@ public final class GroupSessionJournal: Sendable {
         }
         let id = UUID()
         let metadata = AttachmentMetadata(name: name, size: data.count)
-        let sealedMetadata = session.sealer.seal(Array(try JSONEncoder().encode(metadata)))
+        let sealedMetadata = session.bodies.seal(Array(try JSONEncoder().encode(metadata)), kind: .attachmentMetadata,
+                                                 path: .journal, attachment: id)
         do {
-            try await link.addAttachment(id: id, metadata: sealedMetadata, data: session.sealer.seal(Array(data)))
+            try await link.addAttachment(id: id, metadata: sealedMetadata,
+                                         data: session.bodies.seal(Array(data), kind: .attachmentData, path: .journal, attachment: id))
         } catch {
             throw GroupSessionError.from(error)
         }
@@ -89,10 +91,15 @@ public final class GroupSessionJournal: Sendable {
         } catch {
             throw GroupSessionError.from(error)
         }
-        guard let data = session.sealer.open(sealed) else {
-            throw GroupSessionError(.encoding, "attachment \(attachment.name) cannot be read with this session's secret")
+        let expectation = BodySealer.Expectation(path: .journal, kinds: [.attachmentData], sender: attachment.owner,
+                                                 attachment: attachment.id, checksReplay: false)
+        switch session.bodies.open(sealed, expecting: expectation) {
+        case .success(let body):
+            return Data(body.payload)
+        case .failure(let reason):
+            session.reject(Rejection(reason: reason, sender: attachment.owner, path: "attachment"))
+            throw GroupSessionError(.encoding, "attachment \(attachment.name) was not signed by its owner for this session (\(reason))")
         }
-        return Data(data)
     }
 }
 
@@ -105,7 +112,8 @@ struct AttachmentMetadata: Codable {
 /// What a journal needs of its session, whatever the activity type.
 protocol JournalSession: Sendable {
     var joinedLink: (any RelayLink)? { get }
-    var sealer: Sealer { get }
+    var bodies: BodySealer { get }
+    func reject(_ rejection: Rejection)
     var localParticipant: Participant { get }
     var attachmentsStorage: PublishedStorage<[GroupSessionJournal.Attachment]> { get }
 }
@@ -113,8 +121,19 @@ protocol JournalSession: Sendable {
 extension GroupSession: JournalSession {
     /// Records an attachment the relay reports (its metadata opened with the session's key).
     func attachmentAdded(_ record: AttachmentRecord) {
-        guard let plaintext = sealer.open(record.metadata),
-              let metadata = try? JSONDecoder().decode(AttachmentMetadata.self, from: Data(plaintext)) else { return }
+        let expectation = BodySealer.Expectation(path: .journal, kinds: [.attachmentMetadata], sender: record.owner,
+                                                 attachment: record.id, checksReplay: false)
+        let body: SignedBody
+        switch bodies.open(record.metadata, expecting: expectation) {
+        case .success(let opened): body = opened
+        case .failure(let reason):
+            reject(Rejection(reason: reason, sender: record.owner, path: "attachment"))
+            return
+        }
+        guard let metadata = try? JSONDecoder().decode(AttachmentMetadata.self, from: Data(body.payload)) else {
+            reject(Rejection(reason: .malformed, sender: record.owner, path: "attachment"))
+            return
+        }
         let attachment = GroupSessionJournal.Attachment(id: record.id, name: metadata.name, size: metadata.size, owner: record.owner)
         let current = core.withLock { core -> [GroupSessionJournal.Attachment] in
             if core.attachments.updateValue(attachment, forKey: record.id) == nil { core.attachmentOrder.append(record.id) }

@@ -1,9 +1,11 @@
 import CSodium
 import Foundation
+import TandemNet
 
 /// A session's secret: 32 random bytes carried in the invite, from which two unrelated keys are
-/// derived. The relay learns only the authentication key (to admit those who hold the secret);
-/// the sealing key, which encrypts every body end to end, never leaves the participants.
+/// derived. The relay learns only the public half of the session's signing key (the verifier,
+/// to admit those who can sign with it); the signing key itself and the sealing key, which
+/// encrypts every body end to end, never leave the participants.
 public struct SessionSecret: Sendable, Hashable {
     /// The secret's bytes.
     public let bytes: [UInt8]
@@ -31,8 +33,13 @@ public struct SessionSecret: Sendable, Hashable {
     /// The text form for an invite (base64url, no padding).
     public var text: String { Base64URL.encode(bytes) }
 
-    /// The key the relay checks joiners against (it never sees the secret itself).
-    public var authenticationKey: [UInt8] { derive(subkey: 1, context: "tdm-auth") }
+    /// The session's Ed25519 key, seeded by `crypto_kdf_derive_from_key`: joiners sign the
+    /// relay's challenge with it, and the relay checks with its public half, the verifier,
+    /// which the creator registers. Nothing the relay holds lets it (or an observer) join.
+    public var signingKey: SigningKeyPair { SigningKeyPair(seed: derive(subkey: 1, context: "tdm-auth")) }
+
+    /// The verifier: the public half of `signingKey`, all the relay learns of the secret.
+    public var verifier: [UInt8] { signingKey.publicKey }
 
     /// The key that seals bodies end to end (the relay never sees it).
     var sealingKey: [UInt8] { derive(subkey: 2, context: "tdm-seal") }

@@ -23,14 +23,13 @@ public final class ActivityCenter: Sendable {
     private struct State {
         var relay: Relay?
         var displayName = ProcessInfo.processInfo.environment["USER"] ?? "someone"
-        var participantID = UUID()
         var localClock: any MonotonicDerivedClock = SystemClock()
         /// Sessions not yet handed to a `sessions()` reader, by activity identifier.
         var undelivered: [String: [any AnySession]] = [:]
         var readers: [String: [Int: AsyncStream<any AnySession>.Continuation]] = [:]
         var nextReader = 0
         /// How to open an accepted invite's activity, by identifier (registered by `sessions()`).
-        var openers: [String: @Sendable (RelayWelcome, any RelayLink, Invitation, ActivityCenter) throws -> any AnySession] = [:]
+        var openers: [String: @Sendable (RelayWelcome, any RelayLink, Invitation, BodySealer, ActivityCenter) throws -> any AnySession] = [:]
     }
 
     private let state = Mutex(State())
@@ -80,15 +79,12 @@ public final class ActivityCenter: Sendable {
 
     var relay: Relay? { state.withLock { $0.relay } }
 
-    /// The local participant, as others will see it.
-    var localParticipant: Participant {
-        state.withLock { Participant(id: $0.participantID, displayName: $0.displayName) }
-    }
 
     func activate<Activity: GroupActivity>(_ activity: Activity) async throws -> Bool {
         guard let relay else { throw GroupSessionError(.noRelay, "no relay is configured: start one with `tandem serve`, or host one") }
         let invitation = Invitation(host: relay.host, port: relay.port, sessionID: UUID(), secret: SessionSecret())
-        let session = GroupSession(center: self, activity: activity, invitation: invitation, link: nil, welcome: nil)
+        let bodies = BodySealer(secret: invitation.secret, sessionID: invitation.sessionID, identity: SigningKeyPair())
+        let session = GroupSession(center: self, activity: activity, invitation: invitation, bodies: bodies, link: nil, welcome: nil)
         deliver(session, identifier: Activity.activityIdentifier)
         return true
     }
@@ -103,11 +99,12 @@ public final class ActivityCenter: Sendable {
         guard let connector = relay?.connector else {
             throw GroupSessionError(.noRelay, "no relay is configured to reach \(invitation.host):\(invitation.port)")
         }
-        let participant = localParticipant
+        // A fresh key, hence a fresh identity, for each session: kept in memory only.
+        let bodies = BodySealer(secret: invitation.secret, sessionID: invitation.sessionID, identity: SigningKeyPair())
         let request = RelayJoinRequest(
-            sessionID: invitation.sessionID,
-            participant: ParticipantRecord(id: participant.id, displayName: participant.displayName),
-            authenticationKey: invitation.secret.authenticationKey, createIfAbsent: false, activity: []
+            sessionID: invitation.sessionID, displayName: displayName, identity: bodies.identity,
+            sessionKey: invitation.secret.signingKey, createIfAbsent: false, activity: [],
+            presence: bodies.keptPresence(name: displayName)
         )
         let link: any RelayLink
         do {
@@ -117,7 +114,7 @@ public final class ActivityCenter: Sendable {
         }
         let description: ActivityDescription
         do {
-            description = try ActivityDescription.open(link.welcome.activity, sealer: Sealer(secret: invitation.secret, sessionID: invitation.sessionID))
+            description = try ActivityDescription.open(link.welcome.activity, bodies: bodies)
         } catch {
             await link.leave()
             throw error
@@ -126,7 +123,7 @@ public final class ActivityCenter: Sendable {
             await link.leave()
             throw GroupSessionError(.unknownActivity, "this program does not handle \(description.identifier) activities")
         }
-        let session = try opener(link.welcome, link, invitation, self)
+        let session = try opener(link.welcome, link, invitation, bodies, self)
         deliver(session, identifier: description.identifier)
         return description.identifier
     }
@@ -136,11 +133,10 @@ public final class ActivityCenter: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: (any AnySession).self)
         let identifier = Activity.activityIdentifier
         let (id, backlog) = state.withLock { state in
-            state.openers[identifier] = { welcome, link, invitation, center in
-                let sealer = Sealer(secret: invitation.secret, sessionID: invitation.sessionID)
-                let description = try ActivityDescription.open(welcome.activity, sealer: sealer)
+            state.openers[identifier] = { welcome, link, invitation, bodies, center in
+                let description = try ActivityDescription.open(welcome.activity, bodies: bodies)
                 let activity = try description.decode(Activity.self)
-                return GroupSession(center: center, activity: activity, invitation: invitation, link: link, welcome: welcome)
+                return GroupSession(center: center, activity: activity, invitation: invitation, bodies: bodies, link: link, welcome: welcome)
             }
             let id = state.nextReader
             state.nextReader += 1
@@ -181,13 +177,21 @@ struct ActivityDescription: Codable {
         }
     }
 
-    func sealed(with sealer: Sealer) throws -> [UInt8] {
-        sealer.seal(Array(try JSONEncoder().encode(self)))
+    func sealed(with bodies: BodySealer) throws -> [UInt8] {
+        bodies.seal(Array(try JSONEncoder().encode(self)), kind: .activity, path: .journal)
     }
 
-    static func open(_ sealed: [UInt8], sealer: Sealer) throws -> ActivityDescription {
-        guard let plaintext = sealer.open(sealed) else {
+    /// The description in `sealed`: signed by a participant (whoever created the session) for
+    /// this session, as an activity.
+    static func open(_ sealed: [UInt8], bodies: BodySealer) throws -> ActivityDescription {
+        let expectation = BodySealer.Expectation(path: .journal, kinds: [.activity], sender: nil, attachment: nil, checksReplay: false)
+        let plaintext: [UInt8]
+        switch bodies.open(sealed, expecting: expectation) {
+        case .success(let body): plaintext = body.payload
+        case .failure(.malformed):
             throw GroupSessionError(.encoding, "the session's activity cannot be read with this invite's secret")
+        case .failure(let reason):
+            throw GroupSessionError(.encoding, "the session's activity is not signed for this session (\(reason))")
         }
         do {
             return try JSONDecoder().decode(ActivityDescription.self, from: Data(plaintext))

@@ -1,21 +1,12 @@
 import Foundation
 import TandemClock
 import TandemNet
+import TandemWire
 
-/// An ordered proposal as the session hands it to the playback coordinator: opened, in the
-/// relay's order, with the relay's stamps.
-package struct OrderedPlaintext: Sendable {
-    /// Who proposed it.
-    package let from: UUID
-    /// The relay's order number.
-    package let order: UInt64
-    /// When the relay ordered it (session time, ns).
-    package let orderedAt: Int64
-    /// When it takes effect (session time, ns).
-    package let effectiveAt: Int64
-    /// The proposal, opened.
-    package let plaintext: [UInt8]
-}
+/// An ordered proposal as the session hands it to the playback coordinator: opened and
+/// verified, in the relay's order, with the relay's stamps; `sender` is its signer, never the
+/// relay's word, and `body` its plaintext.
+package typealias OrderedPlaintext = Ordered<[UInt8]>
 
 // What the playback coordinator needs of a session: an ordered channel, the session clock, and
 // who leaves. Package-wide, not public: programs use the coordinator.
@@ -27,26 +18,34 @@ extension GroupSession {
             throw GroupSessionError(.notJoined, "the session is not joined: call join() and wait for .joined")
         }
         do {
-            try link.sendOrdered(sealer.seal(plaintext))
+            try link.sendOrdered(bodies.seal(plaintext, kind: .playbackProposal, path: .ordered))
         } catch {
             throw GroupSessionError.from(error)
         }
     }
 
     /// The ordered deliveries: the session's history first, then each new one. One reader.
-    package func orderedDeliveries() -> AsyncStream<OrderedPlaintext> {
-        let (stream, continuation) = AsyncStream.makeStream(of: OrderedPlaintext.self)
-        let backlog = core.withLock { core -> [OrderedPlaintext]? in
-            guard !core.invalidated else { return nil }
-            core.orderedReader = continuation
-            defer { core.ordered.removeAll() }
-            return core.ordered
+    package func orderedDeliveries() -> AsyncStream<OrderedPlaintext> { orderedDeliveries { $0 } }
+
+    /// The ordered deliveries, each turned into what the reader wants by `transform` (nil skips
+    /// it) as it arrives, on the thread that opened it: the coordinator's stream is fed without
+    /// a task of its own in between. One reader.
+    package func orderedDeliveries<Element: Sendable>(
+        _ transform: @escaping @Sendable (OrderedPlaintext) -> Element?
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+        let reader = OrderedReader(yield: { delivery in
+            if let element = transform(delivery) { continuation.yield(element) }
+        }, finish: { continuation.finish() })
+        let adopted = core.withLock { core -> Bool in
+            guard !core.invalidated else { return false }
+            // The backlog goes first, under the lock, so that no newer delivery overtakes it.
+            for delivery in core.ordered { reader.yield(delivery) }
+            core.ordered.removeAll()
+            core.orderedReader = reader
+            return true
         }
-        guard let backlog else {
-            continuation.finish()
-            return stream
-        }
-        for delivery in backlog { continuation.yield(delivery) }
+        if !adopted { continuation.finish() }
         return stream
     }
 
@@ -77,12 +76,22 @@ extension GroupSession {
     package var localClock: any MonotonicDerivedClock { center.localClock }
 
     /// Opens an ordered delivery and passes it on (or keeps it until the reader comes).
+    ///
+    /// Only a proposal signed by a participant of this session, attributed by the relay to its
+    /// signer, and whose counter that signer has not used before in the ordered stream passes:
+    /// an old proposal replayed with a fresh order number is dropped and reported.
     func receiveOrdered(_ delivery: OrderedDelivery) {
-        // Bodies that do not open with this session's key are not from a participant.
-        guard let plaintext = sealer.open(delivery.body) else { return }
-        let opened = OrderedPlaintext(from: delivery.from, order: delivery.order, orderedAt: delivery.orderedAt,
-                                      effectiveAt: delivery.effectiveAt, plaintext: plaintext)
-        let reader = core.withLock { core -> AsyncStream<OrderedPlaintext>.Continuation? in
+        let expectation = BodySealer.Expectation(path: .ordered, kinds: [.playbackProposal], sender: delivery.sender,
+                                                 attachment: nil, checksReplay: true)
+        let signed: SignedBody
+        switch bodies.open(delivery.body, expecting: expectation) {
+        case .success(let body): signed = body
+        case .failure(let reason):
+            reject(Rejection(reason: reason, sender: delivery.sender, path: "ordered"))
+            return
+        }
+        let opened = delivery.map(sender: signed.sender) { _ in signed.payload }
+        let reader = core.withLock { core -> OrderedReader? in
             guard !core.invalidated else { return nil }
             if core.orderedReader == nil { core.ordered.append(opened) }
             return core.orderedReader

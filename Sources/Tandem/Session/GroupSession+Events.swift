@@ -6,28 +6,27 @@ extension GroupSession: MessengerSession {
     func handle(_ event: RelayEvent, link: any RelayLink) {
         switch event {
         case .participantJoined(let record):
-            let participant = Participant(id: record.id, displayName: record.displayName)
+            guard let (participant, _) = verified(record) else { return }
             let joined = core.withLock { core in
                 core.known[record.id] = participant
                 return core.active.contains(localParticipant.id)
             }
             // Tell the newcomer that this participant is in the activity.
             if joined {
-                try? link.send(sealer.seal(SessionEnvelope.presence(name: localParticipant.displayName).encoded),
-                               to: .only([record.id]), reliable: true)
+                try? link.send(presence(to: .only([record.id])), to: .only([record.id]), reliable: true)
             }
         case .participantLeft(let id):
             let active = core.withLock { core in
                 core.active.remove(id)
-                core.known.removeValue(forKey: id)
+                if let gone = core.known.removeValue(forKey: id) { core.former[id] = gone }
                 return activeSetLocked(core)
             }
             publishActive(active)
             announceDeparture(id)
         case .ordered(let delivery):
             receiveOrdered(delivery)
-        case .message(let from, let body, _):
-            receive(body, from: from)
+        case .message(let from, let body, let reliable):
+            receive(body, from: from, reliable: reliable)
         case .attachmentAdded(let record):
             attachmentAdded(record)
         case .attachmentRemoved(let id):
@@ -43,25 +42,65 @@ extension GroupSession: MessengerSession {
         }
     }
 
-    private func receive(_ body: [UInt8], from sender: UUID) {
-        // Bodies that do not open with this session's key are not from a participant: drop them.
-        guard let plaintext = sealer.open(body), let envelope = SessionEnvelope(decoding: plaintext) else { return }
-        switch envelope {
-        case .presence(let name):
+    /// The participant `record` names, with the name its signed presence gives (the relay's
+    /// when it gave none), and whether it has left; nil (and a rejection) when its identity is
+    /// not its key's. A presence that does not verify is rejected and its name not believed.
+    func verified(_ record: ParticipantRecord) -> (Participant, departed: Bool)? {
+        guard record.isSelfCertified else {
+            reject(Rejection(reason: .forgedIdentity, sender: record.id, path: "participant"))
+            return nil
+        }
+        var name = record.displayName
+        if !record.presence.isEmpty {
+            let expectation = BodySealer.Expectation(path: .journal, kinds: [.presence], sender: record.id, attachment: nil,
+                                                     checksReplay: false)
+            switch bodies.open(record.presence, expecting: expectation) {
+            case .success(let body):
+                if case .presence(let signed)? = SessionEnvelope(decoding: body.payload) { name = signed }
+            case .failure(let reason):
+                reject(Rejection(reason: reason, sender: record.id, path: "presence"))
+            }
+        }
+        return (Participant(id: record.id, displayName: name), record.departed)
+    }
+
+    /// This participant's signed presence for `recipients`.
+    func presence(to recipients: Recipients) -> [UInt8] {
+        bodies.seal(SessionEnvelope.presence(name: localParticipant.displayName).encoded, kind: .presence, path: .reliable, to: recipients)
+    }
+
+    private func receive(_ body: [UInt8], from sender: UUID, reliable: Bool) {
+        // Only what this session's participants signed, for this participant, on this path,
+        // once, and attributed to its signer, is delivered; the rest is counted and reported.
+        let expectation = BodySealer.Expectation(
+            path: reliable ? .reliable : .unreliable, kinds: reliable ? [.message, .presence] : [.message],
+            sender: sender, attachment: nil, checksReplay: true)
+        let signed: SignedBody
+        switch bodies.open(body, expecting: expectation) {
+        case .success(let opened): signed = opened
+        case .failure(let reason):
+            reject(Rejection(reason: reason, sender: sender, path: "message"))
+            return
+        }
+        switch (signed.kind, SessionEnvelope(decoding: signed.payload)) {
+        case (.presence, .presence(let name)?):
             let active = core.withLock { core in
-                if core.known[sender] == nil { core.known[sender] = Participant(id: sender, displayName: name) }
-                core.active.insert(sender)
+                // The signed name is the participant's own word; the relay's is replaced by it.
+                core.known[signed.sender] = Participant(id: signed.sender, displayName: name)
+                core.active.insert(signed.sender)
                 return activeSetLocked(core)
             }
             publishActive(active)
-        case .message(let type, let payload):
+        case (.message, .message(let type, let payload)?):
             let (source, subscribers) = core.withLock { core in
-                (core.known[sender], core.subscribers.values.filter { $0.type == type })
+                (core.known[signed.sender], core.subscribers.values.filter { $0.type == type })
             }
             guard let source else { return }
             for subscriber in subscribers {
                 subscriber.continuation.yield(InboundMessage(payload: payload, source: source))
             }
+        default:
+            reject(Rejection(reason: .wrongKind, sender: signed.sender, path: "message"))
         }
     }
 
@@ -75,8 +114,10 @@ extension GroupSession: MessengerSession {
         guard let link = core.withLock({ $0.invalidated || !$0.active.contains(localParticipant.id) ? nil : $0.link }) else {
             throw GroupSessionError(.notJoined, "the session is not joined: call join() and wait for .joined")
         }
+        let kind: BodyKind = if case .presence = envelope { .presence } else { .message }
         do {
-            try link.send(sealer.seal(envelope.encoded), to: recipients, reliable: reliable)
+            try link.send(bodies.seal(envelope.encoded, kind: kind, path: reliable ? .reliable : .unreliable, to: recipients),
+                          to: recipients, reliable: reliable)
         } catch {
             throw GroupSessionError.from(error)
         }
@@ -110,5 +151,13 @@ extension GroupSession: MessengerSession {
     /// The participant with identity `id`, if known.
     func participant(_ id: UUID) -> Participant? {
         core.withLock { $0.known[id] }
+    }
+
+    /// The participant with identity `id`: one in the session now, or one who has left but
+    /// signed something this participant received (a late joiner learns them from the relay's
+    /// kept presences); nil if never heard of.
+    public func participant(identifiedBy id: UUID) -> Participant? {
+        if id == localParticipant.id { return localParticipant }
+        return core.withLock { $0.known[id] ?? $0.former[id] }
     }
 }

@@ -48,7 +48,8 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
     @Published public private(set) var activeParticipants: Set<Participant> = []
 
     let center: ActivityCenter
-    let sealer: Sealer
+    /// Signs and seals what this participant sends; opens and checks what it receives.
+    let bodies: BodySealer
     let core: Mutex<SessionCore>
     /// The delivery of this participant's `leave()` or `end()` to the relay, once either is called.
     private let departure = Mutex<Task<Void, Never>?>(nil)
@@ -60,6 +61,8 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         var invalidated = false
         /// Everyone the relay says is connected, by identity.
         var known: [UUID: Participant] = [:]
+        /// Those who left but may have signed records this participant receives, by identity.
+        var former: [UUID: Participant] = [:]
         var active: Set<UUID> = []
         var subscribers: [Int: MessageSubscriber] = [:]
         var nextSubscriber = 0
@@ -68,8 +71,17 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         var clockSource: (any SessionClockSource)?
         /// Ordered deliveries not yet taken by the coordinator (the history first).
         var ordered: [OrderedPlaintext] = []
-        var orderedReader: AsyncStream<OrderedPlaintext>.Continuation?
+        var orderedReader: OrderedReader?
         var departureReaders: [Int: AsyncStream<UUID>.Continuation] = [:]
+        /// Bodies dropped on arrival, by reason.
+        var rejected: [RejectionReason: Int] = [:]
+        var rejectionReaders: [Int: AsyncStream<Rejection>.Continuation] = [:]
+    }
+
+    /// The one reader of the ordered deliveries: what to do with each, and how to end it.
+    struct OrderedReader: Sendable {
+        let yield: @Sendable (OrderedPlaintext) -> Void
+        let finish: @Sendable () -> Void
     }
 
     /// A `messages(of:)` reader: the type name it wants and where to put matching messages.
@@ -80,14 +92,17 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
 
     let attachmentsStorage = PublishedStorage<[GroupSessionJournal.Attachment]>([])
 
-    init(center: ActivityCenter, activity: Activity, invitation: Invitation, link: (any RelayLink)?, welcome: RelayWelcome?) {
+    /// A session of `activity`; `bodies` holds this participant's own key for it (fresh for
+    /// each session), whose public key certifies `localParticipant`'s identity.
+    init(center: ActivityCenter, activity: Activity, invitation: Invitation, bodies: BodySealer,
+         link: (any RelayLink)?, welcome: RelayWelcome?) {
         self.center = center
         self.activity = activity
         self.invitation = invitation
         self.id = invitation.sessionID
         self.isLocallyInitiated = link == nil
-        self.localParticipant = center.localParticipant
-        self.sealer = Sealer(secret: invitation.secret, sessionID: invitation.sessionID)
+        self.bodies = bodies
+        self.localParticipant = Participant(id: bodies.localID, displayName: center.displayName)
         core = Mutex(SessionCore(link: link))
         if let link, let welcome {
             adopt(link, welcome: welcome)
@@ -148,16 +163,15 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
             }
             let description: [UInt8]
             do {
-                description = try ActivityDescription(activity).sealed(with: sealer)
+                description = try ActivityDescription(activity).sealed(with: bodies)
             } catch {
                 invalidate(error as? GroupSessionError ?? GroupSessionError(.encoding, "\(error)"))
                 return
             }
             let request = RelayJoinRequest(
-                sessionID: id,
-                participant: ParticipantRecord(id: localParticipant.id, displayName: localParticipant.displayName),
-                authenticationKey: invitation.secret.authenticationKey,
-                createIfAbsent: isLocallyInitiated, activity: description
+                sessionID: id, displayName: localParticipant.displayName, identity: bodies.identity,
+                sessionKey: invitation.secret.signingKey, createIfAbsent: isLocallyInitiated, activity: description,
+                presence: bodies.keptPresence(name: localParticipant.displayName)
             )
             do {
                 let link = try await relay.connector.join(request)
@@ -170,7 +184,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
             }
         }
         guard let link = core.withLock({ $0.invalidated ? nil : $0.link }) else { return }
-        try? link.send(sealer.seal(SessionEnvelope.presence(name: localParticipant.displayName).encoded), to: .everyone, reliable: true)
+        try? link.send(presence(to: .everyone), to: .everyone, reliable: true)
         let active = core.withLock { core in
             core.active.insert(localParticipant.id)
             return activeSetLocked(core)
@@ -183,11 +197,12 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
     /// session clock, and the link's events from now on.
     private func adopt(_ link: any RelayLink, welcome: RelayWelcome) {
         let clockSource = makeClockSource()
+        let participants = welcome.participants.compactMap(verified)
         core.withLock { core in
             core.link = link
             core.clockSource = clockSource
-            for record in welcome.participants {
-                core.known[record.id] = Participant(id: record.id, displayName: record.displayName)
+            for (participant, departed) in participants {
+                if departed { core.former[participant.id] = participant } else { core.known[participant.id] = participant }
             }
         }
         for record in welcome.attachments { attachmentAdded(record) }
@@ -216,6 +231,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         guard let subscribers else { return }
         for subscriber in subscribers { subscriber.continuation.finish() }
         finishCoordination()
+        finishRejections()
         activeParticipants = []
         state = .invalidated(reason: reason)
         $state.storage.finish()

@@ -23,4 +23,15 @@ public struct Participant: Hashable, Sendable, Identifiable, CustomStringConvert
 
     /// A line for people to read.
     public var description: String { displayName.isEmpty ? id.uuidString : displayName }
+
+    /// A short fingerprint of the participant's key, for telling apart two who share a name:
+    /// the first 8 hex digits of the identity, which is itself a hash of the participant's
+    /// public key (self-certifying), so that nobody can choose another's fingerprint cheaply.
+    public var fingerprint: String { String(id.uuidString.lowercased().prefix(8)) }
+
+    /// The display name, followed by the fingerprint when another of `others` has the same name.
+    public func name(among others: some Sequence<Participant>) -> String {
+        let shared = others.contains { $0.id != id && $0.displayName == displayName }
+        return shared ? "\(displayName) [\(fingerprint)]" : displayName
+    }
 }

@@ -48,7 +48,8 @@ final class EventPrinter: Sendable {
 
     func report<Activity: GroupActivity>(_ event: PlaybackCoordinator.Event, session: GroupSession<Activity>) {
         func name(_ id: UUID) -> String {
-            session.activeParticipants.first { $0.id == id }?.displayName ?? id.uuidString
+            let active = session.activeParticipants
+            return (active.first { $0.id == id } ?? session.participant(identifiedBy: id))?.name(among: active) ?? id.uuidString
         }
         switch event {
         case .timelineChanged(let timeline, let originator, let proposal):
@@ -67,18 +68,30 @@ final class EventPrinter: Sendable {
     }
 
     func followParticipants<Activity: GroupActivity>(_ session: GroupSession<Activity>) async {
+        // Bodies dropped on arrival are reported alongside, for as long as participants are followed.
+        let rejections = Task { await followRejections(session) }
+        defer { rejections.cancel() }
         var known: Set<Participant> = []
         for await participants in session.$activeParticipants.values {
             // The set empties when this participant's session ends: that is not the others leaving.
             if case .invalidated = session.state { return }
             let others = participants.filter { $0 != session.localParticipant }
             for joined in others.subtracting(known) {
-                emit("participant-joined", ["name": joined.displayName])
+                emit("participant-joined", ["name": joined.name(among: participants)])
             }
             for left in known.subtracting(others) {
-                emit("participant-left", ["name": left.displayName])
+                emit("participant-left", ["name": left.name(among: known)])
             }
             known = others
+        }
+    }
+
+    /// One `rejected` event for each body the session dropped on arrival: why, its signer or
+    /// whom the relay named (an identity), and what it arrived as.
+    func followRejections<Activity: GroupActivity>(_ session: GroupSession<Activity>) async {
+        for await rejection in session.rejections {
+            emit("rejected", ["reason": rejection.reason.rawValue, "sender": rejection.sender?.uuidString ?? "unknown",
+                              "path": rejection.path])
         }
     }
 

@@ -17,10 +17,11 @@ enum StatusLine {
         let duration = player.info.duration.map { " / " + clock(seconds: $0) } ?? ""
         let symbol = timeline.rate > 0 ? "▶" : (core.isWaiting ? "⏳" : "⏸")
         var parts = ["\(symbol) \(clock(seconds: Double(max(0, position)) / 1e9))\(duration)", String(format: "%.2fx", timeline.rate)]
-        let names = session.activeParticipants.sorted { $0.displayName < $1.displayName }.map { participant -> String in
+        let active = session.activeParticipants
+        let names = active.sorted { $0.displayName < $1.displayName }.map { participant -> String in
             let suspended = core.suspensions.filter { $0.participant == participant.id }.map(\.reason.rawValue)
             // Names are the peers' own choice: shown without their control characters.
-            let name = TerminalText.sanitized(participant.displayName)
+            let name = TerminalText.sanitized(participant.name(among: active))
             return suspended.isEmpty ? name : "\(name) (\(suspended.joined(separator: ", ")))"
         }
         parts.append(names.joined(separator: ", "))

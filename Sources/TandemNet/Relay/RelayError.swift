@@ -22,6 +22,10 @@ public struct RelayError: Error, Sendable, Equatable, CustomStringConvertible {
         case timedOut
         /// No such attachment.
         case attachmentNotFound
+        /// The relay and this participant speak different protocol versions (the detail names both).
+        case versionMismatch
+        /// The relay did not accept this participant's identity or its own signature.
+        case wrongIdentity
     }
 
     /// What kind of failure.
@@ -48,6 +52,8 @@ public struct RelayError: Error, Sendable, Equatable, CustomStringConvertible {
         case .closed: "the connection is closed\(detail.isEmpty ? "" : ": \(detail)")"
         case .timedOut: "timed out: \(detail)"
         case .attachmentNotFound: "no attachment \(detail)"
+        case .versionMismatch: detail
+        case .wrongIdentity: "identity refused: \(detail)"
         }
     }
 

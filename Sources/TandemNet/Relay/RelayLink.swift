@@ -1,4 +1,5 @@
 import Foundation
+import TandemWire
 
 // The contract between the sessions layer (the public GroupActivities-style API) and a relay
 // transport. Two transports implement it: the real relay over TCP and UDP (`RelayServer`, joined
@@ -18,16 +19,29 @@ public enum Recipients: Sendable, Hashable {
 
 /// A participant as the relay knows it.
 public struct ParticipantRecord: Sendable, Hashable, Codable {
-    /// The participant's identity, stable across reconnections.
+    /// The participant's identity, stable across reconnections, derived from `publicKey`
+    /// (`RelayAuthenticator.participantID(for:)`).
     public var id: UUID
-    /// The name shown to others.
+    /// The participant's Ed25519 public key for this session.
+    public var publicKey: [UInt8]
+    /// The name shown to others (the relay's word; the signed presence has the participant's).
     public var displayName: String
+    /// The participant's signed presence, sealed, as the relay keeps it (empty if none).
+    public var presence: [UInt8]
+    /// Whether the participant has left (a welcome lists former participants too).
+    public var departed: Bool
 
     /// A participant record.
-    public init(id: UUID, displayName: String) {
+    public init(id: UUID, publicKey: [UInt8], displayName: String, presence: [UInt8] = [], departed: Bool = false) {
         self.id = id
+        self.publicKey = publicKey
         self.displayName = displayName
+        self.presence = presence
+        self.departed = departed
     }
+
+    /// Whether `id` is the identity that `publicKey` certifies.
+    public var isSelfCertified: Bool { RelayAuthenticator.isIdentity(id, of: publicKey) }
 }
 
 /// An attachment of a session's journal, as the relay keeps it (the data is loaded on demand).
@@ -54,24 +68,40 @@ public struct AttachmentRecord: Sendable, Hashable {
 public struct RelayJoinRequest: Sendable {
     /// The session.
     public var sessionID: UUID
-    /// The participant joining.
-    public var participant: ParticipantRecord
-    /// 32 bytes derived from the invite's secret. The relay keeps the creator's and admits only
-    /// those who prove they hold the same (by challenge and response, never sending it in clear).
-    /// It is not the key that seals bodies.
-    public var authenticationKey: [UInt8]
+    /// The participant joining: its identity is `identity`'s (self-certifying).
+    public var participant: ParticipantRecord {
+        ParticipantRecord(id: participantID, publicKey: identity.publicKey, displayName: displayName, presence: presence)
+    }
+    /// The participant's own signing key, fresh for the session: it proves every admission and
+    /// resumption of this participant, so that nobody else can take its seat.
+    public var identity: SigningKeyPair
+    /// The session's signing key, derived from the invite's secret. A creator registers its
+    /// public half (the verifier); every joiner signs the relay's challenge with it. Neither the
+    /// secret nor this key's secret half ever crosses the wire, and it is not the key that
+    /// seals bodies.
+    public var sessionKey: SigningKeyPair
+    /// The name shown to others.
+    public var displayName: String
+    /// The participant's signed presence, sealed (at most `RelayWireLimits.maximumPresence`
+    /// bytes): the relay keeps it and hands it to everyone, late joiners included.
+    public var presence: [UInt8]
+    private let participantID: UUID
     /// Whether to create the session if the relay does not have it (the host does).
     public var createIfAbsent: Bool
     /// Opaque (sealed) description of the activity, kept by the relay when it creates the session
     /// and handed to every joiner; ignored otherwise. At most `RelayLimits.maximumMetadata` bytes.
     public var activity: [UInt8]
 
-    /// A join request.
-    public init(sessionID: UUID, participant: ParticipantRecord, authenticationKey: [UInt8],
-                createIfAbsent: Bool, activity: [UInt8]) {
+    /// A join request for `displayName` with the participant key `identity` (a fresh one by
+    /// default), proven with `sessionKey`.
+    public init(sessionID: UUID, displayName: String, identity: SigningKeyPair = SigningKeyPair(),
+                sessionKey: SigningKeyPair, createIfAbsent: Bool, activity: [UInt8], presence: [UInt8] = []) {
         self.sessionID = sessionID
-        self.participant = participant
-        self.authenticationKey = authenticationKey
+        self.presence = presence
+        self.identity = identity
+        self.sessionKey = sessionKey
+        self.displayName = displayName
+        participantID = RelayAuthenticator.participantID(for: identity.publicKey)
         self.createIfAbsent = createIfAbsent
         self.activity = activity
     }
@@ -81,7 +111,8 @@ public struct RelayJoinRequest: Sendable {
 public struct RelayWelcome: Sendable {
     /// The session.
     public var sessionID: UUID
-    /// Everyone in the session now, this participant included, in the order they joined.
+    /// Everyone in the session now, this participant included, in the order they joined,
+    /// after those who have left (`departed`) but may have signed records it receives.
     public var participants: [ParticipantRecord]
     /// The activity description the creator gave.
     public var activity: [UInt8]

@@ -2,18 +2,18 @@ import Foundation
 
 /// Reads the fields of a relay frame or datagram, checking every length against what is left
 /// before touching or allocating anything, so that no input can make it trap or over-allocate.
-struct RelayByteReader {
+package struct RelayByteReader {
     private let bytes: ArraySlice<UInt8>
     private var offset: Int
-    let context: String
+    package let context: String
 
-    init(_ bytes: ArraySlice<UInt8>, context: String) {
+    package init(_ bytes: ArraySlice<UInt8>, context: String) {
         self.bytes = bytes
         offset = bytes.startIndex
         self.context = context
     }
 
-    var remaining: Int { bytes.endIndex - offset }
+    package var remaining: Int { bytes.endIndex - offset }
 
     private mutating func take(_ count: Int) throws(RelayWireError) -> ArraySlice<UInt8> {
         guard count >= 0, count <= remaining else { throw RelayWireError(.truncated, context: context) }
@@ -21,21 +21,21 @@ struct RelayByteReader {
         return bytes[offset..<(offset + count)]
     }
 
-    mutating func uint8() throws(RelayWireError) -> UInt8 { try take(1).first! }
+    package mutating func uint8() throws(RelayWireError) -> UInt8 { try take(1).first! }
 
-    mutating func uint16() throws(RelayWireError) -> UInt16 {
+    package mutating func uint16() throws(RelayWireError) -> UInt16 {
         try take(2).reduce(0) { $0 << 8 | UInt16($1) }
     }
 
-    mutating func uint32() throws(RelayWireError) -> UInt32 {
+    package mutating func uint32() throws(RelayWireError) -> UInt32 {
         try take(4).reduce(0) { $0 << 8 | UInt32($1) }
     }
 
-    mutating func uint64() throws(RelayWireError) -> UInt64 {
+    package mutating func uint64() throws(RelayWireError) -> UInt64 {
         try take(8).reduce(0) { $0 << 8 | UInt64($1) }
     }
 
-    mutating func bool() throws(RelayWireError) -> Bool {
+    package mutating func bool() throws(RelayWireError) -> Bool {
         switch try uint8() {
         case 0: false
         case 1: true
@@ -43,7 +43,7 @@ struct RelayByteReader {
         }
     }
 
-    mutating func uuid() throws(RelayWireError) -> UUID {
+    package mutating func uuid() throws(RelayWireError) -> UUID {
         let raw = try take(16)
         var tuple: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &tuple) { $0.copyBytes(from: raw) }
@@ -51,17 +51,17 @@ struct RelayByteReader {
     }
 
     /// Exactly `count` bytes.
-    mutating func fixed(_ count: Int) throws(RelayWireError) -> [UInt8] { Array(try take(count)) }
+    package mutating func fixed(_ count: Int) throws(RelayWireError) -> [UInt8] { Array(try take(count)) }
 
     /// Bytes with a 32-bit length prefix of at most `limit`.
-    mutating func bytes(limit: Int) throws(RelayWireError) -> [UInt8] {
+    package mutating func bytes(limit: Int) throws(RelayWireError) -> [UInt8] {
         let length = Int(try uint32())
         guard length <= limit else { throw RelayWireError(.oversized(length: length, limit: limit), context: context) }
         return Array(try take(length))
     }
 
     /// UTF-8 text with a 16-bit length prefix of at most `limit` bytes.
-    mutating func text(limit: Int) throws(RelayWireError) -> String {
+    package mutating func text(limit: Int) throws(RelayWireError) -> String {
         let length = Int(try uint16())
         guard length <= limit else { throw RelayWireError(.oversized(length: length, limit: limit), context: context) }
         guard let text = String(validating: Array(try take(length)), as: UTF8.self) else {
@@ -71,7 +71,7 @@ struct RelayByteReader {
     }
 
     /// Fails when bytes are left over: a frame is exactly as long as its fields.
-    func finish() throws(RelayWireError) {
+    package func finish() throws(RelayWireError) {
         guard remaining == 0 else {
             throw RelayWireError(.malformed("\(remaining) bytes left over"), context: context)
         }

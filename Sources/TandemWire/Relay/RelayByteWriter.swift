@@ -2,43 +2,50 @@ import Foundation
 
 /// Writes the fields of a relay frame or datagram in network byte order, with the same length
 /// prefixes that `RelayByteReader` checks.
-struct RelayByteWriter {
-    private(set) var bytes: [UInt8] = []
+package struct RelayByteWriter {
+    package private(set) var bytes: [UInt8] = []
 
-    init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
+    package init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
 
-    mutating func uint8(_ value: UInt8) { bytes.append(value) }
+    package mutating func uint8(_ value: UInt8) { bytes.append(value) }
 
-    mutating func uint16(_ value: UInt16) {
+    package mutating func uint16(_ value: UInt16) {
         bytes.append(UInt8(truncatingIfNeeded: value >> 8))
         bytes.append(UInt8(truncatingIfNeeded: value))
     }
 
-    mutating func uint32(_ value: UInt32) {
+    package mutating func uint32(_ value: UInt32) {
         for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
     }
 
-    mutating func uint64(_ value: UInt64) {
+    package mutating func uint64(_ value: UInt64) {
         for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
     }
 
-    mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
+    package mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
 
-    mutating func uuid(_ value: UUID) {
+    package mutating func uuid(_ value: UUID) {
         withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func fixed(_ value: some Collection<UInt8>) { bytes.append(contentsOf: value) }
+    package mutating func fixed(_ value: some Collection<UInt8>) { bytes.append(contentsOf: value) }
+
+    /// Exactly `count` bytes of `value`: cut, or padded with zeros, so that a field of the wrong
+    /// size still makes a frame the reader accepts (and whose check then fails).
+    package mutating func fixed(_ value: some Collection<UInt8>, count: Int) {
+        bytes.append(contentsOf: value.prefix(count))
+        if value.count < count { bytes.append(contentsOf: repeatElement(0, count: count - value.count)) }
+    }
 
     /// Bytes with a 32-bit length prefix.
-    mutating func bytes(_ value: some Collection<UInt8>) {
+    package mutating func bytes(_ value: some Collection<UInt8>) {
         uint32(UInt32(truncatingIfNeeded: value.count))
         bytes.append(contentsOf: value)
     }
 
     /// UTF-8 text with a 16-bit length prefix; longer text is cut at the limit the reader allows,
     /// on a character boundary, so that encoding never produces a frame the reader refuses.
-    mutating func text(_ value: String, limit: Int) {
+    package mutating func text(_ value: String, limit: Int) {
         var utf8 = Array(value.utf8)
         if utf8.count > limit {
             var cut = ""

@@ -27,4 +27,9 @@ public struct RelayFaultCode: RawRepresentable, Sendable, Hashable {
     public static let flooding = RelayFaultCode(rawValue: 8)
     /// The relay is full (sessions, participants or journal bytes).
     public static let limitReached = RelayFaultCode(rawValue: 9)
+    /// The peer speaks another protocol version (the text names both).
+    public static let versionMismatch = RelayFaultCode(rawValue: 10)
+    /// The participant's identity is not the one its public key certifies, or its own signature
+    /// did not verify (a resumption by someone other than the participant).
+    public static let wrongIdentity = RelayFaultCode(rawValue: 11)
 }

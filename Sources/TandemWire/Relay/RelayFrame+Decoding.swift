@@ -32,9 +32,12 @@ extension RelayFrame {
         case .challenge:
             return .challenge(nonce: try reader.fixed(secret), sessionExists: try reader.bool())
         case .proof:
-            return .proof(mac: try reader.fixed(secret))
+            let signature = RelayWireLimits.signatureLength
+            return .proof(sessionSignature: try reader.fixed(signature), participantSignature: try reader.fixed(signature))
         case .claim:
-            return .claim(key: try reader.fixed(secret))
+            let signature = RelayWireLimits.signatureLength
+            return .claim(verifier: try reader.fixed(RelayWireLimits.publicKeyLength),
+                          sessionSignature: try reader.fixed(signature), participantSignature: try reader.fixed(signature))
         case .welcome:
             let sessionID = try reader.uuid()
             let created = try reader.bool()
@@ -42,7 +45,7 @@ extension RelayFrame {
             let received = try reader.uint64()
             let token = try reader.fixed(RelayWireLimits.tokenLength)
             let activity = try reader.bytes(limit: RelayWireLimits.maximumMetadata)
-            let count = try reader.count(limit: RelayWireLimits.maximumParticipants)
+            let count = try reader.count(limit: RelayWireLimits.maximumParticipants + RelayWireLimits.maximumFormerParticipants)
             var participants: [RelayParticipantEntry] = []
             for _ in 0..<count { participants.append(try reader.participant()) }
             let attachmentCount = try reader.count(limit: Int(UInt32.max))
@@ -133,7 +136,9 @@ extension RelayByteReader {
     }
 
     mutating func participant() throws(RelayWireError) -> RelayParticipantEntry {
-        RelayParticipantEntry(id: try uuid(), displayName: try text(limit: RelayWireLimits.maximumNameLength))
+        RelayParticipantEntry(id: try uuid(), publicKey: try fixed(RelayWireLimits.publicKeyLength),
+                              displayName: try text(limit: RelayWireLimits.maximumNameLength),
+                              presence: try bytes(limit: RelayWireLimits.maximumPresence), departed: try bool())
     }
 
     mutating func attachment() throws(RelayWireError) -> RelayAttachmentEntry {

@@ -3,7 +3,11 @@ extension RelayFrame {
     public func encoded() -> [UInt8] {
         var writer = RelayByteWriter(capacity: 16 + payloadSize)
         writer.uint32(0)
-        writer.uint8(RelayFrame.version)
+        if case let .versionRefusal(peerVersion, _) = self {
+            writer.uint8(peerVersion)
+        } else {
+            writer.uint8(RelayFrame.version)
+        }
         writer.uint8(type.rawValue)
         encodeFields(into: &writer)
         var bytes = writer.bytes
@@ -20,7 +24,7 @@ extension RelayFrame {
         case .claim: .claim
         case .welcome: .welcome
         case .journalEntry: .journalEntry
-        case .refusal: .refusal
+        case .refusal, .versionRefusal: .refusal
         case .historyEntry: .historyEntry
         case .message: .message
         case .attachmentAdd: .attachmentAdd
@@ -58,10 +62,13 @@ extension RelayFrame {
         case let .challenge(nonce, sessionExists):
             writer.fixed(nonce)
             writer.bool(sessionExists)
-        case let .proof(mac):
-            writer.fixed(mac)
-        case let .claim(key):
-            writer.fixed(key)
+        case let .proof(sessionSignature, participantSignature):
+            writer.fixed(sessionSignature, count: RelayWireLimits.signatureLength)
+            writer.fixed(participantSignature, count: RelayWireLimits.signatureLength)
+        case let .claim(verifier, sessionSignature, participantSignature):
+            writer.fixed(verifier, count: RelayWireLimits.publicKeyLength)
+            writer.fixed(sessionSignature, count: RelayWireLimits.signatureLength)
+            writer.fixed(participantSignature, count: RelayWireLimits.signatureLength)
         case let .welcome(welcome):
             writer.uuid(welcome.sessionID)
             writer.bool(welcome.created)
@@ -69,8 +76,9 @@ extension RelayFrame {
             writer.uint64(welcome.received)
             writer.fixed(welcome.token)
             writer.bytes(welcome.activity)
-            writer.uint32(UInt32(welcome.participants.count))
-            for participant in welcome.participants { writer.participant(participant) }
+            let listed = welcome.participants.prefix(RelayWireLimits.maximumParticipants + RelayWireLimits.maximumFormerParticipants)
+            writer.uint32(UInt32(listed.count))
+            for participant in listed { writer.participant(participant) }
             writer.uint32(UInt32(welcome.attachmentCount))
             writer.uint32(UInt32(welcome.orderedHistoryCount))
         case let .journalEntry(entry):
@@ -83,7 +91,7 @@ extension RelayFrame {
         case let .ordered(sequence, entry):
             writer.uint64(sequence)
             writer.orderedEntry(entry)
-        case let .refusal(fault), let .error(fault):
+        case let .refusal(fault), let .error(fault), let .versionRefusal(_, fault):
             writer.fault(fault)
         case let .message(sequence, recipients, reliable, body):
             writer.uint64(sequence)
@@ -147,7 +155,10 @@ extension RelayFrame {
 extension RelayByteWriter {
     mutating func participant(_ entry: RelayParticipantEntry) {
         uuid(entry.id)
+        fixed(entry.publicKey, count: RelayWireLimits.publicKeyLength)
         text(entry.displayName, limit: RelayWireLimits.maximumNameLength)
+        bytes(entry.presence.prefix(RelayWireLimits.maximumPresence))
+        bool(entry.departed)
     }
 
     mutating func attachment(_ entry: RelayAttachmentEntry) {

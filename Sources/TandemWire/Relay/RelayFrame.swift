@@ -13,30 +13,47 @@ import Foundation
 /// `ack`, keeps what is unacknowledged, and after a reconnection sends again what the other side
 /// lacks; a receiver drops anything it has already seen.
 public enum RelayFrame: Sendable, Hashable {
+    /// The oldest version whose `refusal` this build can write (see `versionRefusal`).
+    public static let oldestRefusableVersion: UInt8 = 2
+
     /// The version this build writes and reads.
     ///
     /// Version 2 added ordered broadcasts: `proposal`, `ordered`, `historyEntry` and the welcome's
-    /// `orderedHistoryCount`.
-    public static let version: UInt8 = 2
+    /// `orderedHistoryCount`. Version 3 added participants' signing keys (in the hello, the
+    /// welcome's participants and `participantJoined`), proofs by signature against a verifier
+    /// (`proof`, `claim`) and resumption proven with the participant's own key.
+    ///
+    /// The length prefix, the version byte, the type byte and the layout of `refusal` and
+    /// `error` stay the same across versions, so that a relay can refuse a peer of another
+    /// version in a frame that peer reads.
+    public static let version: UInt8 = 3
 
     // Handshake.
 
     /// Participant → relay: who joins which session.
     case hello(RelayHello)
-    /// Relay → participant: prove you hold the session's key by MACing this nonce; says whether
-    /// the session exists (if not, a creator answers with `claim`).
+    /// Relay → participant: prove you hold the session's secret and your own key by signing this
+    /// nonce; says whether the session exists (if not, a creator answers with `claim`).
     case challenge(nonce: [UInt8], sessionExists: Bool)
-    /// Participant → relay: HMAC-SHA256 of the challenge under the session's authentication key.
-    case proof(mac: [UInt8])
-    /// Participant → relay: create the session with this authentication key (only a creator, and
-    /// only when the relay said the session does not exist).
-    case claim(key: [UInt8])
+    /// Participant → relay: the challenge (`RelayAuthenticator.challengeMessage`) signed with the
+    /// session's key (derived from the secret; the relay checks it with the session's verifier)
+    /// and with the participant's own key (checked with the hello's public key). A resumption
+    /// is proven by the second: nobody else holds it.
+    case proof(sessionSignature: [UInt8], participantSignature: [UInt8])
+    /// Participant → relay: create the session with this verifier (the public half of the
+    /// session's key), with the same two signatures as a proof (only a creator, and only when
+    /// the relay said the session does not exist).
+    case claim(verifier: [UInt8], sessionSignature: [UInt8], participantSignature: [UInt8])
     /// Relay → participant: admitted.
     case welcome(RelayWelcomeFrame)
     /// Relay → participant: one journal entry following a welcome.
     case journalEntry(RelayAttachmentEntry)
     /// Relay → participant: not admitted; the relay closes the connection after it.
     case refusal(RelayFault)
+    /// Relay → participant: a refusal of a hello in protocol version `peerVersion`, written with
+    /// that version's byte so that the other side reads it (the layout of `refusal` is the same
+    /// in every version since 2). It decodes as `refusal` on that side.
+    case versionRefusal(peerVersion: UInt8, RelayFault)
     /// Relay → participant: one of the session's ordered broadcasts so far, following a welcome
     /// and its journal entries, oldest first.
     case historyEntry(RelayOrderedEntry)
@@ -67,7 +84,7 @@ public enum RelayFrame: Sendable, Hashable {
     case participantJoined(sequence: UInt64, participant: RelayParticipantEntry)
     /// Someone left or was removed.
     case participantLeft(sequence: UInt64, id: UUID)
-    /// A message from `sender`.
+    /// A message from `sender` (the relay's word; the signed body names its signer).
     case delivery(sequence: UInt64, sender: UUID, reliable: Bool, body: [UInt8])
     /// An attachment was added (sent to everyone, its owner included).
     case attachmentAdded(sequence: UInt64, entry: RelayAttachmentEntry)
@@ -105,7 +122,8 @@ public enum RelayFrame: Sendable, Hashable {
              let .outcome(sequence, _, _), let .ended(sequence, _, _),
              let .proposal(sequence, _), let .ordered(sequence, _):
             sequence
-        case .hello, .challenge, .proof, .claim, .welcome, .journalEntry, .historyEntry, .refusal, .ack, .ping, .pong, .error:
+        case .hello, .challenge, .proof, .claim, .welcome, .journalEntry, .historyEntry, .refusal, .versionRefusal,
+             .ack, .ping, .pong, .error:
             nil
         }
     }

@@ -12,6 +12,10 @@ public enum RelayWireLimits {
     public static let maximumRecipients = 4096
     /// How many participants a welcome may list (the relay admits no more to one session).
     public static let maximumParticipants = 4096
+    /// The largest signed presence, sealed.
+    public static let maximumPresence = 1024
+    /// How many former participants a session remembers (the oldest are forgotten first).
+    public static let maximumFormerParticipants = 256
     /// The longest display name in UTF-8 bytes.
     public static let maximumNameLength = 256
     /// The longest reason or error text in UTF-8 bytes.
@@ -21,8 +25,12 @@ public enum RelayWireLimits {
     public static let attachmentChunkSize = 256 * 1024
     /// The largest attachment size a frame may announce: 100 MiB and room for sealing.
     public static let maximumAttachment = 100 * 1024 * 1024 + 1024
-    /// The size of the relay's challenge nonce, of a proof (HMAC-SHA256) and of a session key.
+    /// The size of the relay's challenge nonce.
     public static let secretLength = 32
+    /// The size of an Ed25519 public key: a participant's, or a session's verifier.
+    public static let publicKeyLength = 32
+    /// The size of an Ed25519 signature.
+    public static let signatureLength = 64
     /// The size of the token that names a participant's datagrams.
     public static let tokenLength = 16
 }

@@ -49,9 +49,6 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     /// Joins: connects, authenticates, waits for the welcome and the datagram path.
     func join() async throws(RelayError) {
         let request = requestCopy
-        guard request.authenticationKey.count == RelayWireLimits.secretLength else {
-            throw RelayError(.protocolViolation, "an authentication key is \(RelayWireLimits.secretLength) bytes, not \(request.authenticationKey.count)")
-        }
         guard request.activity.count <= RelayLimits.maximumMetadata else {
             throw RelayError.tooLarge("activity description", size: request.activity.count, limit: RelayLimits.maximumMetadata)
         }

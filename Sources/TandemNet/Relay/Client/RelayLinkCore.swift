@@ -78,7 +78,8 @@ struct RelayLinkCore: Sendable {
         lastHeard = now
         let hello = RelayHello(
             sessionID: request.sessionID,
-            participant: RelayParticipantEntry(id: request.participant.id, displayName: request.participant.displayName),
+            participant: RelayParticipantEntry(id: request.participant.id, publicKey: request.identity.publicKey,
+                                               displayName: request.participant.displayName, presence: request.presence),
             create: request.createIfAbsent, activity: hasJoined ? [] : request.activity,
             resume: hasJoined, received: received)
         return [.transmit(.hello(hello))]
@@ -110,7 +111,10 @@ struct RelayLinkCore: Sendable {
 
     /// The relay sent something this side cannot decode.
     mutating func onMalformed(_ error: RelayWireError, at now: Int64) -> [RelayLinkDirective] {
-        fail(RelayError(.protocolViolation, error.description))
+        if case let .unsupportedVersion(version) = error.code {
+            return fail(RelayError(.versionMismatch, "relay speaks protocol v\(version), this tandem speaks v\(RelayFrame.version)"))
+        }
+        return fail(RelayError(.protocolViolation, error.description))
     }
 
     /// A frame arrived.
@@ -120,12 +124,13 @@ struct RelayLinkCore: Sendable {
         case let .challenge(nonce, exists):
             guard phase == .greeting else { return unexpected(frame) }
             phase = .proving
+            let (sessionSignature, participantSignature) = sign(nonce)
             if exists {
-                return [.transmit(.proof(mac: RelayAuthenticator.proof(
-                    key: request.authenticationKey, nonce: nonce, sessionID: request.sessionID, participantID: request.participant.id)))]
+                return [.transmit(.proof(sessionSignature: sessionSignature, participantSignature: participantSignature))]
             }
             guard request.createIfAbsent, !hasJoined else { return fail(RelayError(.sessionNotFound, request.sessionID.uuidString)) }
-            return [.transmit(.claim(key: request.authenticationKey))]
+            return [.transmit(.claim(verifier: request.sessionKey.publicKey, sessionSignature: sessionSignature,
+                                     participantSignature: participantSignature))]
         case let .welcome(frame):
             guard phase == .proving else { return unexpected(.welcome(frame)) }
             return welcomed(frame, at: now)
@@ -223,12 +228,22 @@ struct RelayLinkCore: Sendable {
 
     // MARK: Inside
 
+    /// The challenge signed with the session's key and with the participant's own.
+    private func sign(_ nonce: [UInt8]) -> (session: [UInt8], participant: [UInt8]) {
+        let participant = request.participant
+        func message(_ signer: RelayAuthenticator.Signer) -> [UInt8] {
+            RelayAuthenticator.challengeMessage(signer, nonce: nonce, sessionID: request.sessionID,
+                                                participantID: participant.id, participantKey: participant.publicKey)
+        }
+        return (request.sessionKey.sign(message(.session)), request.identity.sign(message(.participant)))
+    }
+
     private mutating func welcomed(_ frame: RelayWelcomeFrame, at now: Int64) -> [RelayLinkDirective] {
         token = frame.token
         guard frame.resumed else {
             welcome = RelayWelcome(
                 sessionID: frame.sessionID,
-                participants: frame.participants.map { ParticipantRecord(id: $0.id, displayName: $0.displayName) },
+                participants: frame.participants.map(Self.record),
                 activity: frame.activity, attachments: [], created: frame.created)
             phase = .welcoming(attachments: frame.attachmentCount, history: frame.orderedHistoryCount)
             return frame.attachmentCount == 0 && frame.orderedHistoryCount == 0 ? completeJoin() : []
@@ -271,7 +286,7 @@ struct RelayLinkCore: Sendable {
     private mutating func deliver(_ frame: RelayFrame) -> [RelayLinkDirective] {
         switch frame {
         case let .participantJoined(_, entry):
-            return [.emit(.participantJoined(ParticipantRecord(id: entry.id, displayName: entry.displayName)))]
+            return [.emit(.participantJoined(Self.record(entry)))]
         case let .participantLeft(_, id):
             return [.emit(.participantLeft(id))]
         case let .delivery(_, sender, reliable, body):
@@ -344,9 +359,11 @@ struct RelayLinkCore: Sendable {
         AttachmentRecord(id: entry.id, owner: entry.owner, size: entry.size, metadata: entry.metadata)
     }
 
-    static func delivery(_ entry: RelayOrderedEntry) -> OrderedDelivery {
-        OrderedDelivery(from: entry.sender, order: entry.order, orderedAt: entry.orderedAt,
-                        effectiveAt: entry.effectiveAt, body: entry.body)
+    static func delivery(_ entry: RelayOrderedEntry) -> OrderedDelivery { entry }
+
+    static func record(_ entry: RelayParticipantEntry) -> ParticipantRecord {
+        ParticipantRecord(id: entry.id, publicKey: entry.publicKey, displayName: entry.displayName, presence: entry.presence,
+                          departed: entry.departed)
     }
 
     /// The error a relay fault means for the caller.
@@ -358,6 +375,8 @@ struct RelayLinkCore: Sendable {
         case .tooLarge: RelayError(.tooLarge, fault.text)
         case .disconnected, .flooding, .limitReached: RelayError(.disconnected, fault.text)
         case .attachmentNotFound: RelayError(.attachmentNotFound, fault.text)
+        case .versionMismatch: RelayError(.versionMismatch, fault.text)
+        case .wrongIdentity: RelayError(.wrongIdentity, fault.text)
         default: RelayError(.protocolViolation, fault.text)
         }
     }

@@ -1,22 +1,61 @@
 import CSodium
 import Foundation
 
-/// The relay's challenge and response: HMAC-SHA256 (libsodium's `crypto_auth_hmacsha256`) under
-/// the session's authentication key, over the relay's nonce, the session and the participant,
-/// so that a proof is good for one connection's challenge only and the key never travels.
+/// The relay's admission checks, with libsodium: self-certifying participant identities, and
+/// the challenge that joiners answer with two Ed25519 signatures.
+///
+/// A joiner signs the relay's fresh nonce, bound to the session, its identity and its public
+/// key, once with the session's key (derived from the invite's secret; the relay holds only its
+/// public half, the verifier, which the creator registered) and once with its own key. So the
+/// relay can check joiners without being able to join, an observer of any connection learns
+/// nothing that lets them join, and only the holder of a participant's own key can resume it.
 public enum RelayAuthenticator {
     private static let ready: Bool = sodium_init() >= 0
 
-    /// The proof for `nonce`, `sessionID` and `participantID` under `key` (32 bytes).
-    public static func proof(key: [UInt8], nonce: [UInt8], sessionID: UUID, participantID: UUID) -> [UInt8] {
+    /// libsodium's one-time initialisation.
+    static func initialise() {
         precondition(ready, "libsodium failed to initialise")
-        precondition(key.count == Int(crypto_auth_hmacsha256_KEYBYTES), "an authentication key is 32 bytes")
-        var message = nonce
+    }
+
+    /// Who signs a challenge.
+    public enum Signer: UInt8, Sendable {
+        /// The session's key, derived from the invite's secret.
+        case session = 1
+        /// The participant's own key.
+        case participant = 2
+    }
+
+    /// What a joiner signs for the challenge `nonce`: a domain tag, the signer's role, the
+    /// nonce, the session, the participant's identity and its public key.
+    public static func challengeMessage(_ signer: Signer, nonce: [UInt8], sessionID: UUID, participantID: UUID,
+                                        participantKey: [UInt8]) -> [UInt8] {
+        var message = Array("tandem relay challenge v3".utf8)
+        message.append(signer.rawValue)
+        message += nonce
         withUnsafeBytes(of: sessionID.uuid) { message.append(contentsOf: $0) }
         withUnsafeBytes(of: participantID.uuid) { message.append(contentsOf: $0) }
-        var mac = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha256_BYTES))
-        _ = crypto_auth_hmacsha256(&mac, message, UInt64(message.count), key)
-        return mac
+        message += participantKey
+        return message
+    }
+
+    /// The identity that a participant with `publicKey` has: the first 16 bytes of its BLAKE2b
+    /// hash (`crypto_generichash`, with a domain tag), with the version bits of an RFC 9562
+    /// version 8 (custom) UUID. Nobody can choose a key for someone else's identity.
+    public static func participantID(for publicKey: [UInt8]) -> UUID {
+        initialise()
+        let input = Array("tandem participant v3".utf8) + publicKey
+        var hash = [UInt8](repeating: 0, count: 16)
+        let result = crypto_generichash(&hash, hash.count, input, UInt64(input.count), nil, 0)
+        precondition(result == 0, "crypto_generichash failed")
+        hash[6] = (hash[6] & 0x0F) | 0x80
+        hash[8] = (hash[8] & 0x3F) | 0x80
+        return UUID(uuid: (hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7],
+                           hash[8], hash[9], hash[10], hash[11], hash[12], hash[13], hash[14], hash[15]))
+    }
+
+    /// Whether `id` is the identity of `publicKey`.
+    public static func isIdentity(_ id: UUID, of publicKey: [UInt8]) -> Bool {
+        publicKey.count == Int(crypto_sign_PUBLICKEYBYTES) && participantID(for: publicKey) == id
     }
 
     /// Whether two secrets are equal, in time that does not depend on where they differ.
@@ -27,7 +66,7 @@ public enum RelayAuthenticator {
 
     /// `count` bytes from libsodium's random source: nonces and tokens.
     public static func randomBytes(_ count: Int) -> [UInt8] {
-        precondition(ready, "libsodium failed to initialise")
+        initialise()
         var bytes = [UInt8](repeating: 0, count: count)
         randombytes_buf(&bytes, count)
         return bytes

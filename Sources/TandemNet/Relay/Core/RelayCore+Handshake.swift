@@ -7,8 +7,15 @@ extension RelayCore {
         guard case let .hello(hello) = frame else {
             return drop(connection, fault: RelayFault(.protocolViolation, "expected a hello, got frame \(frame.typeName)"), at: now)
         }
+        guard hello.participant.presence.count <= RelayWireLimits.maximumPresence, !hello.participant.departed else {
+            return refuse(connection, RelayFault(.tooLarge, "a presence of \(hello.participant.presence.count) bytes, or a departed participant's hello"))
+        }
         guard hello.activity.count <= RelayLimits.maximumMetadata else {
             return refuse(connection, RelayFault(.tooLarge, "activity description of \(hello.activity.count) bytes"))
+        }
+        // Identities are self-certifying: nobody may speak for an identity with another key.
+        guard RelayAuthenticator.isIdentity(hello.participant.id, of: hello.participant.publicKey) else {
+            return refuse(connection, RelayFault(.wrongIdentity, "participant \(hello.participant.id.uuidString) is not the identity of its public key"))
         }
         let session = sessions[hello.sessionID]
         if hello.resume {
@@ -18,8 +25,11 @@ extension RelayCore {
                 }
                 return refuse(connection, RelayFault(.sessionNotFound, hello.sessionID.uuidString))
             }
-            guard session.participants[hello.participant.id] != nil else {
+            guard let known = session.participants[hello.participant.id] else {
                 return refuse(connection, RelayFault(.disconnected, "participant \(hello.participant.id.uuidString) was gone longer than the grace period"))
+            }
+            guard RelayAuthenticator.equal(known.entry.publicKey, hello.participant.publicKey) else {
+                return refuse(connection, RelayFault(.wrongIdentity, "participant \(hello.participant.id.uuidString) joined with another key"))
             }
         } else if session == nil, !hello.create {
             if let ended = endedSessions[hello.sessionID] {
@@ -33,36 +43,66 @@ extension RelayCore {
     }
 
     /// The answer to the challenge: a proof for an existing session, or a claim creating one.
+    ///
+    /// Both carry two signatures of the challenge: one with the session's key, checked with the
+    /// session's verifier (for a claim, with the verifier it registers, so that nobody claims a
+    /// verifier without holding its key), and one with the participant's own key, checked with
+    /// the hello's public key, which is the one its identity certifies. A resumption therefore
+    /// needs the participant's own key: the session's secret alone cannot take a seat.
     mutating func answer(_ connection: RelayConnectionID, _ frame: RelayFrame, hello: RelayHello, sessionExists: Bool,
                          nonce: [UInt8], at now: Int64) -> [RelayDirective] {
         let wrongSecret = RelayFault(.wrongSecret, hello.sessionID.uuidString)
+        let wrongIdentity = RelayFault(.wrongIdentity, "the signature of participant \(hello.participant.id.uuidString) does not verify")
+        func message(_ signer: RelayAuthenticator.Signer) -> [UInt8] {
+            RelayAuthenticator.challengeMessage(signer, nonce: nonce, sessionID: hello.sessionID, participantID: hello.participant.id,
+                                                participantKey: hello.participant.publicKey)
+        }
+        func signedByParticipant(_ signature: [UInt8]) -> Bool {
+            SigningKeyPair.verify(signature, of: message(.participant), publicKey: hello.participant.publicKey)
+        }
         switch frame {
-        case let .proof(mac):
+        case let .proof(sessionSignature, participantSignature):
             guard let session = sessions[hello.sessionID] else {
                 return refuse(connection, RelayFault(.sessionNotFound, hello.sessionID.uuidString))
             }
-            let expected = RelayAuthenticator.proof(key: session.key, nonce: nonce, sessionID: hello.sessionID,
-                                                    participantID: hello.participant.id)
-            guard RelayAuthenticator.equal(mac, expected) else { return refuse(connection, wrongSecret) }
+            guard SigningKeyPair.verify(sessionSignature, of: message(.session), publicKey: session.key) else {
+                return refuse(connection, wrongSecret)
+            }
+            guard signedByParticipant(participantSignature) else { return refuse(connection, wrongIdentity) }
             return admit(connection, hello, created: false, at: now)
-        case let .claim(key):
+        case let .claim(verifier, sessionSignature, participantSignature):
             guard hello.create, !hello.resume, !sessionExists else {
                 return drop(connection, fault: RelayFault(.protocolViolation, "a claim answers only a creator's challenge for a new session"), at: now)
             }
-            // Another creator may have made the session since the challenge: the same key joins it.
+            guard SigningKeyPair.verify(sessionSignature, of: message(.session), publicKey: verifier) else {
+                return refuse(connection, wrongSecret)
+            }
+            guard signedByParticipant(participantSignature) else { return refuse(connection, wrongIdentity) }
+            // Another creator may have made the session since the challenge: the same verifier,
+            // proven by a signature it checks, joins it.
             if let session = sessions[hello.sessionID] {
-                guard RelayAuthenticator.equal(key, session.key) else { return refuse(connection, wrongSecret) }
+                guard RelayAuthenticator.equal(verifier, session.key) else { return refuse(connection, wrongSecret) }
                 return admit(connection, hello, created: false, at: now)
             }
             guard sessions.count < configuration.maximumSessions else {
                 return refuse(connection, RelayFault(.limitReached, "the relay holds \(configuration.maximumSessions) sessions"))
             }
             endedSessions[hello.sessionID] = nil
-            sessions[hello.sessionID] = RelaySessionState(id: hello.sessionID, key: key, activity: hello.activity)
+            sessions[hello.sessionID] = RelaySessionState(id: hello.sessionID, key: verifier, activity: hello.activity)
             return admit(connection, hello, created: true, at: now)
         default:
             return drop(connection, fault: RelayFault(.protocolViolation, "expected a proof or a claim, got frame \(frame.typeName)"), at: now)
         }
+    }
+
+    /// A first frame in another protocol version: one line naming both, in a refusal that the
+    /// other side can read when its version is one whose refusal this build can write.
+    mutating func refuseVersion(_ connection: RelayConnectionID, peerVersion: UInt8) -> [RelayDirective] {
+        connections[connection]?.phase = .closing
+        let fault = RelayFault(.versionMismatch, "relay speaks protocol v\(RelayFrame.version), this tandem speaks v\(peerVersion)")
+        let frame: RelayFrame = peerVersion >= RelayFrame.oldestRefusableVersion
+            ? .versionRefusal(peerVersion: peerVersion, fault) : .refusal(fault)
+        return [.send(connection, frame), .close(connection)]
     }
 
     /// Admits a proven participant: a fresh join or a resumption.
@@ -80,13 +120,14 @@ extension RelayCore {
         }
         let others = session.order
         session.order.append(id)
+        session.former.removeAll { $0.id == id }
         session.participants[id] = RelaySessionState.Participant(entry: hello.participant, token: state.token, connection: connection)
         sessions[hello.sessionID] = session
         tokens[state.token] = ParticipantKey(session: hello.sessionID, participant: id)
         connections[connection]?.phase = .joined(session: hello.sessionID, participant: id)
         let welcome = RelayWelcomeFrame(
             sessionID: session.id, created: created, resumed: false, received: 0, token: state.token.bytes,
-            activity: session.activity, participants: session.order.compactMap { session.participants[$0]?.entry },
+            activity: session.activity, participants: session.welcomeList,
             attachmentCount: session.attachmentOrder.count, orderedHistoryCount: session.orderedHistory.count)
         var directives: [RelayDirective] = [.send(connection, .welcome(welcome))]
         for attachmentID in session.attachmentOrder {

@@ -77,7 +77,10 @@ public struct RelayCore: Sendable {
 
     /// Bytes on `connection` could not be decoded: the offender gets the error and is dropped.
     public mutating func onMalformed(_ error: RelayWireError, from connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
-        drop(connection, fault: RelayFault(.protocolViolation, error.description), at: now)
+        if case let .unsupportedVersion(version) = error.code, case .greeting? = connections[connection]?.phase {
+            return refuseVersion(connection, peerVersion: version)
+        }
+        return drop(connection, fault: RelayFault(.protocolViolation, error.description), at: now)
     }
 
     /// A frame arrived on `connection` at `now`.
@@ -182,6 +185,7 @@ public struct RelayCore: Sendable {
         guard var session = sessions[key.session],
               let participant = session.participants.removeValue(forKey: key.participant) else { return [] }
         session.order.removeAll { $0 == key.participant }
+        session.rememberFormer(participant.entry)
         tokens[participant.token] = nil
         var directives: [RelayDirective] = [.forgetToken(participant.token)]
         if closing, let connection = participant.connection {

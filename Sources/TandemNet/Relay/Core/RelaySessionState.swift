@@ -54,4 +54,7 @@ struct RelaySessionState: Sendable {
     var lastEffectiveAt: Int64 = .min
     /// The ordered broadcasts so far, for late joiners.
     var orderedHistory = RelayOrderedHistory()
+    /// Participants who left, with their signed presences, so that late joiners know who signed
+    /// the history and the journal (see `RelaySessionState+Former.swift`).
+    var former: [RelayParticipantEntry] = []
 }

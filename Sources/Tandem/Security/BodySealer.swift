@@ -1,0 +1,88 @@
+import Foundation
+import Synchronization
+import TandemNet
+
+/// Signs and seals what this participant sends in a session, and opens and checks what it
+/// receives: the seal (XChaCha20-Poly1305 under the session's key), then the signature, the
+/// session, the path and kind, the attachment, the sender the relay names, the recipients and
+/// the replay window of the sender on that path, in that order.
+///
+/// The counter is per session and never reused: one per body, whatever its path, kept across
+/// the link's resumptions because it lives here, not in the link.
+final class BodySealer: Sendable {
+    /// What a receiver expects of a body on the path it arrived by.
+    struct Expectation: Sendable {
+        /// The path it arrived by.
+        var path: BodyPath
+        /// The kinds that path carries.
+        var kinds: Set<BodyKind>
+        /// Whom the relay names as its sender (its owner, for an attachment), nil when it names nobody.
+        var sender: UUID?
+        /// The attachment it must be for, nil when it must be for none.
+        var attachment: UUID?
+        /// Whether its counter goes through the sender's replay window on this path (not for the
+        /// journal, whose entries are kept by id and may be read again).
+        var checksReplay: Bool
+    }
+
+    private struct WindowKey: Hashable {
+        var sender: UUID
+        var path: BodyPath
+    }
+
+    let sealer: Sealer
+    let sessionID: UUID
+    /// This participant's own key for the session.
+    let identity: SigningKeyPair
+    /// This participant's identity, certified by `identity`'s public key.
+    let localID: UUID
+    private let counter = Atomic<UInt64>(0)
+    private let windows = Mutex<[WindowKey: ReplayWindow]>([:])
+
+    init(secret: SessionSecret, sessionID: UUID, identity: SigningKeyPair) {
+        sealer = Sealer(secret: secret, sessionID: sessionID)
+        self.sessionID = sessionID
+        self.identity = identity
+        localID = RelayAuthenticator.participantID(for: identity.publicKey)
+    }
+
+    /// `payload` signed as a body of `kind` on `path` for `recipients`, then sealed.
+    func seal(_ payload: [UInt8], kind: BodyKind, path: BodyPath, to recipients: Recipients = .everyone,
+              attachment: UUID? = nil) -> [UInt8] {
+        let listed: [UUID]? = switch recipients {
+        case .everyone: nil
+        case .only(let ids): ids.sorted { $0.uuidString < $1.uuidString }
+        }
+        let body = SignedBody(kind: kind, path: path, sessionID: sessionID, sender: localID, senderKey: identity.publicKey,
+                              counter: counter.add(1, ordering: .relaxed).newValue, recipients: listed,
+                              attachment: attachment, payload: payload)
+        return sealer.seal(body.signed(with: identity))
+    }
+
+    /// This participant's presence for the relay to keep and hand to everyone (late joiners
+    /// too): its name, signed, on the journal's path (kept, so read again without a window).
+    func keptPresence(name: String) -> [UInt8] {
+        seal(SessionEnvelope.presence(name: name).encoded, kind: .presence, path: .journal)
+    }
+
+    /// The body in `sealed` if it passes every check `expected` asks for, else why not.
+    func open(_ sealed: [UInt8], expecting expected: Expectation) -> Result<SignedBody, RejectionReason> {
+        guard let plaintext = sealer.open(sealed) else { return .failure(.malformed) }
+        let body: SignedBody
+        switch SignedBody.verified(plaintext) {
+        case .success(let verified): body = verified
+        case .failure(let reason): return .failure(reason)
+        }
+        guard body.sessionID == sessionID else { return .failure(.wrongSession) }
+        guard body.path == expected.path, expected.kinds.contains(body.kind), body.attachment == expected.attachment else {
+            return .failure(.wrongKind)
+        }
+        if let sender = expected.sender, sender != body.sender { return .failure(.wrongSender) }
+        if let recipients = body.recipients, !recipients.contains(localID) { return .failure(.notRecipient) }
+        if expected.checksReplay {
+            let fresh = windows.withLock { $0[WindowKey(sender: body.sender, path: body.path), default: ReplayWindow()].accept(body.counter) }
+            guard fresh else { return .failure(.replayed) }
+        }
+        return .success(body)
+    }
+}

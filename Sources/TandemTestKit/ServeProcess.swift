@@ -1,0 +1,60 @@
+import Foundation
+
+/// `tandem serve` as its own process on loopback, for tests that attack the relay as a stranger
+/// would: started on a free port, stopped with SIGTERM (and killed if it lingers).
+public final class ServeProcess: @unchecked Sendable {
+    /// The port it listens on, TCP and UDP.
+    public let port: UInt16
+    private let process: Process
+    private let output: Pipe
+
+    /// Starts `tandem serve --bind 127.0.0.1 --port 0` with `arguments` added, and waits (at
+    /// most 20 s) for the line that says where it listens.
+    public init(arguments: [String] = []) throws {
+        let path = TandemProcess.executablePath
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw FixtureError("the tandem executable is not built at \(path); run `swift build` first")
+        }
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["serve", "--bind", "127.0.0.1", "--port", "0"] + arguments
+        process.standardInput = FileHandle.nullDevice
+        output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        let reader = output.fileHandleForReading
+        let deadline = Date().addingTimeInterval(20)
+        while !text.contains("\n"), Date() < deadline {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let line = text.split(separator: "\n").first,
+              let address = line.split(separator: " ").first(where: { $0.hasPrefix("127.0.0.1:") }),
+              let port = UInt16(address.dropFirst("127.0.0.1:".count)) else {
+            process.terminate()
+            throw FixtureError("tandem serve did not say where it listens: \(text)")
+        }
+        self.port = port
+        // Keep draining its output so that it never blocks on a full pipe.
+        reader.readabilityHandler = { handle in _ = handle.availableData }
+    }
+
+    /// Whether it still runs.
+    public var isRunning: Bool { process.isRunning }
+
+    /// Stops it with SIGTERM, waiting at most 5 s before killing it.
+    public func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(5)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        output.fileHandleForReading.readabilityHandler = nil
+    }
+
+    deinit { stop() }
+}
