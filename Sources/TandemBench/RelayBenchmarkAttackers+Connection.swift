@@ -86,19 +86,18 @@ final class AttackConnection {
         return frames
     }
 
-    /// Joins `session` as a new participant: creating it with `key`, or proving `key` against
-    /// the relay's challenge. Bounded in time; throws on refusal or silence.
-    func handshake(session: UUID, key: [UInt8], create: Bool) throws {
-        let participant = RelayParticipantEntry(id: UUID(), displayName: "attacker")
+    /// Joins `session` as a new participant with a fresh key of its own: creating it with
+    /// `sessionKey` as its verifier, or proving `sessionKey` against the relay's challenge.
+    /// Bounded in time; throws on refusal or silence.
+    func handshake(session: UUID, sessionKey: SigningKeyPair, create: Bool) throws {
+        let identity = SigningKeyPair()
+        let participant = RelayParticipantEntry(id: RelayAuthenticator.participantID(for: identity.publicKey),
+                                                publicKey: identity.publicKey, displayName: "attacker")
         queue(.hello(RelayHello(sessionID: session, participant: participant, create: create, activity: [], resume: false, received: 0)))
         _ = try flush()
         let challenge = try next()
         guard case let .challenge(nonce, exists) = challenge else { throw SystemCallError(call: "handshake", errno: EPROTO) }
-        if exists {
-            queue(.proof(mac: RelayAuthenticator.proof(key: key, nonce: nonce, sessionID: session, participantID: participant.id)))
-        } else {
-            queue(.claim(key: key))
-        }
+        queue(RelayAuthenticator.answer(nonce: nonce, sessionExists: exists, sessionID: session, sessionKey: sessionKey, identity: identity))
         _ = try flush()
         guard case let .welcome(welcome) = try next() else { throw SystemCallError(call: "handshake", errno: EACCES) }
         // The journal and history that follow a welcome are read with everything else later.

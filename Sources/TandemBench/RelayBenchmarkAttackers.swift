@@ -182,7 +182,7 @@ final class RelayAttackers: Sendable {
         while running {
             for index in slots.indices where sentBytes[index] < plan.neverReadingBytes {
                 if slots[index] == nil {
-                    slots[index] = join(session: UUID(), key: RelayAuthenticator.randomBytes(32), create: true)
+                    slots[index] = join(session: UUID(), sessionKey: SigningKeyPair(), create: true)
                     sequences[index] = 0
                     if slots[index] == nil { continue }
                 }
@@ -241,10 +241,10 @@ final class RelayAttackers: Sendable {
     private func fanOutAttack() {
         guard plan.fanOutMembers > 1 else { return }
         let session = UUID()
-        let key = RelayAuthenticator.randomBytes(32)
+        let sessionKey = SigningKeyPair()
         var members: [AttackConnection] = []
         for index in 0..<plan.fanOutMembers {
-            guard running, let member = join(session: session, key: key, create: index == 0) else { continue }
+            guard running, let member = join(session: session, sessionKey: sessionKey, create: index == 0) else { continue }
             members.append(member)
         }
         var sequences = [UInt64](repeating: 0, count: members.count)
@@ -315,11 +315,12 @@ final class RelayAttackers: Sendable {
         return connection
     }
 
-    /// A connection admitted to `session` (created with `key`, or proven with it), or nil.
-    private func join(session: UUID, key: [UInt8], create: Bool) -> AttackConnection? {
+    /// A connection admitted to `session` (created with `sessionKey` as its verifier, or proven
+    /// with it), or nil.
+    private func join(session: UUID, sessionKey: SigningKeyPair, create: Bool) -> AttackConnection? {
         guard let connection = connect() else { return nil }
         do {
-            try connection.handshake(session: session, key: key, create: create)
+            try connection.handshake(session: session, sessionKey: sessionKey, create: create)
             return connection
         } catch {
             count { $0.handshakesFailed += 1 }

@@ -1,5 +1,6 @@
 import CSodium
 import Foundation
+import TandemWire
 
 /// The relay's admission checks, with libsodium: self-certifying participant identities, and
 /// the challenge that joiners answer with two Ed25519 signatures.
@@ -36,6 +37,23 @@ public enum RelayAuthenticator {
         withUnsafeBytes(of: participantID.uuid) { message.append(contentsOf: $0) }
         message += participantKey
         return message
+    }
+
+    /// The frame that answers the relay's challenge `nonce` for a participant with key pair
+    /// `identity` (its identity derived from the public key) joining `sessionID` with the
+    /// session's key pair: a proof when the session exists, else a claim registering the
+    /// session key's public half as the verifier.
+    public static func answer(nonce: [UInt8], sessionExists: Bool, sessionID: UUID, sessionKey: SigningKeyPair,
+                              identity: SigningKeyPair) -> RelayFrame {
+        func message(_ signer: Signer) -> [UInt8] {
+            challengeMessage(signer, nonce: nonce, sessionID: sessionID, participantID: participantID(for: identity.publicKey),
+                             participantKey: identity.publicKey)
+        }
+        let sessionSignature = sessionKey.sign(message(.session))
+        let participantSignature = identity.sign(message(.participant))
+        return sessionExists
+            ? .proof(sessionSignature: sessionSignature, participantSignature: participantSignature)
+            : .claim(verifier: sessionKey.publicKey, sessionSignature: sessionSignature, participantSignature: participantSignature)
     }
 
     /// The identity that a participant with `publicKey` has: the first 16 bytes of its BLAKE2b
