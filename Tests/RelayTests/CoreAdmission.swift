@@ -13,8 +13,10 @@ struct CoreAdmission {
     /// Admits `participant` on `connection` at `now`, creating the session when asked; returns
     /// the directives of its admission (the welcome, or a refusal).
     func admit(_ core: inout RelayCore, _ connection: RelayConnectionID, _ participant: UUID, create: Bool,
-               at now: Int64) -> [RelayDirective] {
-        _ = core.onOpen(connection, entropy: [UInt8](repeating: UInt8(connection.value), count: RelayCore.entropyLength), at: now)
+               at now: Int64, peer: SocketAddress? = nil) -> [RelayDirective] {
+        let opened = core.onOpen(connection, entropy: [UInt8](repeating: UInt8(truncatingIfNeeded: connection.value), count: RelayCore.entropyLength),
+                                 at: now, peer: peer)
+        guard opened.isEmpty else { return opened }
         let hello = RelayHello(sessionID: session, participant: RelayParticipantEntry(id: participant, displayName: "p"),
                                create: create, activity: [], resume: false, received: 0)
         let challenge = core.onFrame(.hello(hello), from: connection, at: now)
