@@ -11,14 +11,15 @@ enum HostCommand: Command {
     static let words = ["host"]
     static let usage = "host FILE [--port P] [--bind ADDR] [--advertise HOST] [--relay INVITE-OR-ADDR] [--name NAME] [--video none|terminal] "
         + "[--presentation-log PATH] [--events json] [--clock-offset S] [--clock-drift-ppm PPM] "
-        + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt]"
+        + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] " + RelayLimitOptions.usage
     static let summary = "host a watch-together session on a relay inside this process and print its invite"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay"]))
+        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay"]).union(RelayLimitOptions.names))
         try arguments.expectPositionals(atMost: 1)
         let file = try arguments.positional(0, "FILE")
         let options = try WatchOptions(arguments, defaultName: "host")
+        let relayConfiguration = try RelayLimitOptions.configuration(arguments)
         guard let port = UInt16(exactly: try arguments.int("port", default: Int(ServeCommand.defaultPort))!) else {
             throw CLIError.usage("--port must be 0…65535")
         }
@@ -37,7 +38,7 @@ enum HostCommand: Command {
         } else {
             let embedded: RelayServer
             do {
-                embedded = try RelayServer(address: SocketAddress(host: bind, port: port))
+                embedded = try RelayServer(address: SocketAddress(host: bind, port: port), configuration: relayConfiguration)
             } catch {
                 throw CLIError.failure("cannot run a relay on \(bind):\(port): \(error)")
             }

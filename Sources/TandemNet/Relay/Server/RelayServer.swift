@@ -315,6 +315,7 @@ public final class RelayServer: @unchecked Sendable {
         }
         core.shellBytes = shellBytes
         perform(core.onTick(at: now))
+        shedOverBudget(at: now)
         for connection in connections.values {
             if let since = connection.closingSince, now - since > RelayServer.closingLimit { teardown(connection) }
         }
@@ -327,6 +328,22 @@ public final class RelayServer: @unchecked Sendable {
             $0.unauthenticatedConnections = strangers
             $0.bytesAccounted = accounted
             $0.limits = limits
+        }
+    }
+
+    /// Over the relay-wide budget, the connection with the most waiting for it goes first (a
+    /// peer that does not read), as long as it holds more than a few windows: nobody who keeps
+    /// up is dropped, and what the relay holds comes back under its budget.
+    private func shedOverBudget(at now: Int64) {
+        let limit = core.configuration.memoryLimit
+        for _ in 0..<4 where core.budgetBytes > limit {
+            guard let hog = connections.values.filter({ $0.closingSince == nil }).max(by: { $0.output.queuedBytes < $1.output.queuedBytes }),
+                  hog.output.queuedBytes > 4 * core.configuration.drainLowWater else { return }
+            hog.output.removeAll()
+            account(hog)
+            core.shellBytes = shellBytes
+            let fault = RelayFault(.disconnected, "not reading while the relay is at its memory limit of \(limit) bytes")
+            perform(core.onOverLimit(hog.id, fault, outputQueue: true, at: now))
         }
     }
 
