@@ -36,6 +36,7 @@ enum HostCommand: Command {
             let (host, relayPort) = try relayAddress(relay)
             center.configure(relay: NetworkRelayConnector(host: host, port: relayPort), host: host, port: relayPort)
         } else {
+            RelayLimitOptions.keepResidentMemoryHonest()
             let embedded: RelayServer
             do {
                 embedded = try RelayServer(address: SocketAddress(host: bind, port: port), configuration: relayConfiguration)

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import TandemNet
 
 /// The relay's resource caps as `tandem serve` and `tandem host` take them, each with its
@@ -31,6 +34,20 @@ enum RelayLimitOptions {
         if let count = try count(arguments, "fanout-deliveries") { configuration.fanoutDeliveriesPerSecond = Double(count) }
         if let size = try size(arguments, "fanout-bytes") { configuration.fanoutBytesPerSecond = Double(size) }
         return configuration
+    }
+
+    /// Keeps glibc's malloc returning large freed buffers to the system, so that the relay's
+    /// resident memory follows what it holds: by default the threshold for allocating with mmap
+    /// rises (up to 32 MiB) each time such a buffer is freed, after which message bodies of a few
+    /// hundred KiB live in the heap and its resident size stays at its peak. `mallopt` is not in
+    /// Swift's Glibc module, so it is looked up by name; without it nothing changes.
+    static func keepResidentMemoryHonest() {
+        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
+        let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
+        // M_MMAP_THRESHOLD (-3): fixed at 128 KiB; M_TRIM_THRESHOLD (-1): trim the heap above 1 MiB.
+        _ = mallopt(-3, 128 * 1024)
+        _ = mallopt(-1, 1024 * 1024)
     }
 
     /// A byte count with an optional K, M or G suffix (binary: 1K is 1024 bytes).

@@ -21,6 +21,7 @@ struct ServeCommand: Command {
         let configuration = try RelayLimitOptions.configuration(options)
         let statsInterval = try options.double("stats-interval")
         if let statsInterval, !(statsInterval > 0) { throw CLIError.usage("--stats-interval wants seconds above 0") }
+        RelayLimitOptions.keepResidentMemoryHonest()
         let server: RelayServer
         do {
             server = try RelayServer(address: address, configuration: configuration)

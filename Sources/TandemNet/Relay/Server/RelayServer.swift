@@ -147,6 +147,8 @@ public final class RelayServer: @unchecked Sendable {
         if writable { flush(connection) }
         if readable { read(connection) }
         flushDirty()
+        // At once rather than at the next tick: a flood fills the budget in milliseconds.
+        if core.budgetBytes > core.configuration.memoryLimit { shedOverBudget(at: clock.now()) }
     }
 
     private func read(_ connection: RelayServerConnection) {
