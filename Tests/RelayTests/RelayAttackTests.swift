@@ -110,6 +110,81 @@ struct RelayAttackTests {
         withExtendedLifetime(silent) {}
     }
 
+    @Test("a 20 MiB load to a reader throttled to about 40 Mbit/s completes through a 4 MiB output queue")
+    func slowReaderLoad() throws {
+        // The output queue is capped far below the load: queued whole, the load would drop the
+        // reader; streamed as it drains, it completes.
+        let relay = try ServeProcess(["--max-output-queue", "4M"])
+        defer { relay.stop() }
+        // Everything is built before connecting: a connection silent for 15 s is dropped.
+        let size = 20 * 1024 * 1024
+        var data = [UInt8](repeating: 0, count: size)
+        data.withUnsafeMutableBufferPointer { bytes in
+            for index in bytes.indices { bytes[index] = UInt8(truncatingIfNeeded: index &* 7 &+ index >> 12) }
+        }
+        let entry = RelayAttachmentEntry(id: UUID(), owner: UUID(), size: size, metadata: [1, 2, 3])
+        var upload = RelayFrame.attachmentAdd(sequence: 1, entry: entry).encoded()
+        var sequence: UInt64 = 1
+        for offset in stride(from: 0, to: size, by: RelayWireLimits.attachmentChunkSize) {
+            sequence += 1
+            let end = min(offset + RelayWireLimits.attachmentChunkSize, size)
+            upload += RelayFrame.attachmentChunk(sequence: sequence, id: entry.id, data: data[offset..<end]).encoded()
+        }
+        let session = UUID()
+        let key = [UInt8](repeating: 4, count: 32)
+        let uploader = try RawRelayClient(port: relay.port)
+        try uploader.admit(session: session, key: key, create: true)
+        try uploader.send(upload)
+        var added = false
+        while !added, let frame = try uploader.nextFrame(timeout: .seconds(30)) {
+            if case let .outcome(_, request, fault) = frame, request == 1 {
+                #expect(fault == nil)
+                added = true
+            }
+        }
+        #expect(added)
+
+        let reader = try RawRelayClient(port: relay.port)
+        try reader.admit(session: session, key: key, create: false)
+        try reader.send(RelayFrame.loadRequest(sequence: 1, id: entry.id).encoded())
+        var loaded: [UInt8] = []
+        loaded.reserveCapacity(size)
+        var finished = false
+        var lastSequence: UInt64 = 0
+        let started = ContinuousClock.now
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        // About 5 MB/s: 16 KiB every 3 ms; bounded at 60 s.
+        while !finished, ContinuousClock.now - started < .seconds(60) {
+            guard let count = try reader.socket.read(into: &buffer) else {
+                Thread.sleep(forTimeInterval: 0.003)
+                continue
+            }
+            guard count > 0 else { break }
+            reader.reader.append(buffer[..<count])
+            while let frame = try reader.reader.next() {
+                if let number = frame.sequence { lastSequence = number }
+                switch frame {
+                case let .loadChunk(_, 1, chunk): loaded += chunk
+                case let .outcome(_, 1, fault):
+                    #expect(fault == nil)
+                    finished = true
+                case let .error(fault): Issue.record("dropped: \(fault)")
+                default: break
+                }
+            }
+            do {
+                if lastSequence > 0 { try reader.send(RelayFrame.ack(lastSequence).encoded()) }
+            } catch {
+                Issue.record("reader cut after \(loaded.count) bytes, \(ContinuousClock.now - started): \(error)")
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.003)
+        }
+        #expect(finished, "the load did not complete: \(loaded.count) of \(size) bytes")
+        #expect(loaded == data)
+        #expect(relay.isRunning)
+    }
+
     // MARK: Helpers
 
     private func honestPair(port: UInt16) async throws -> (Member, Member) {
