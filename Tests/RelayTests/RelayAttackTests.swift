@@ -185,6 +185,35 @@ struct RelayAttackTests {
         #expect(relay.isRunning)
     }
 
+    @Test("out of descriptors, accept backs off instead of spinning, and serves again once some close")
+    func acceptBackoff() async throws {
+        let relay = try ServeProcess(["--stats-interval", "0.5"], descriptorLimit: 48)
+        defer { relay.stop() }
+        // More connections than the relay has descriptors for; they wait in the backlog or fail.
+        var strangers: [RawRelayClient] = []
+        for _ in 0..<60 {
+            guard let client = try? RawRelayClient(port: relay.port) else { break }
+            strangers.append(client)
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        let before = try #require(RelayUploadCostMeasurement.cpuSeconds(of: relay.pid))
+        try await Task.sleep(for: .seconds(2))
+        let cpu = try #require(RelayUploadCostMeasurement.cpuSeconds(of: relay.pid)) - before
+        // A relay spinning on accept would use about a core for these two seconds.
+        #expect(cpu < 0.5, "the relay used \(cpu) s of CPU in 2 s while out of descriptors")
+        let failures = relay.printedText.split(separator: "\n").last { $0.contains("accept failures ") }
+            .flatMap { Int($0.split(separator: " ").last ?? "") }
+        #expect((failures ?? 0) > 0, "no accept failure was counted: \(relay.printedText.suffix(400))")
+        // Descriptors come back: an honest pair joins and talks.
+        for stranger in strangers { stranger.socket.shutdown() }
+        strangers.removeAll()
+        let (alice, bob) = try await honestPair(port: relay.port)
+        try alice.link.send(Array("back".utf8), to: .everyone, reliable: true)
+        #expect(await bob.recorder.waitForMessages(1, reliable: true, timeout: .seconds(20)) == ["back"])
+        #expect(relay.isRunning)
+        print("accept backoff: \(String(format: "%.3f", cpu)) s CPU in 2 s out of descriptors")
+    }
+
     // MARK: Helpers
 
     private func honestPair(port: UInt16) async throws -> (Member, Member) {
@@ -293,9 +322,25 @@ final class ServeProcess {
     private let output = Pipe()
     let port: UInt16
 
-    init(_ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: TandemProcess.executablePath)
-        process.arguments = ["serve", "--bind", "127.0.0.1", "--port", "0"] + arguments
+    private final class Printed: Sendable {
+        let text = Mutex("")
+    }
+
+    private let printed = Printed()
+
+    /// Runs `tandem serve` with `arguments`; with `descriptorLimit`, under that many open
+    /// files at most (through the shell's `ulimit -n`).
+    init(_ arguments: [String], descriptorLimit: Int? = nil) throws {
+        // A measurement may name another build (a release one) to run.
+        let path = ProcessInfo.processInfo.environment["TANDEM_EXECUTABLE"] ?? TandemProcess.executablePath
+        let serve = ["serve", "--bind", "127.0.0.1", "--port", "0"] + arguments
+        if let descriptorLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", path] + serve
+        } else {
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = serve
+        }
         process.standardOutput = output
         process.standardError = output
         try process.run()
@@ -314,9 +359,16 @@ final class ServeProcess {
             throw RawRelayClientError.refused("tandem serve said: \(text)")
         }
         self.port = port
-        // Keep reading, so that its statistics lines never fill the pipe.
-        reader.readabilityHandler = { handle in _ = handle.availableData }
+        // Keep reading, so that its statistics lines never fill the pipe, and keep them.
+        let printed = printed
+        reader.readabilityHandler = { handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            printed.text.withLock { $0 += text }
+        }
     }
+
+    /// Everything it printed after its first line so far.
+    var printedText: String { printed.text.withLock { $0 } }
 
     var pid: Int32 { process.processIdentifier }
     var isRunning: Bool { process.isRunning }

@@ -229,8 +229,7 @@ public struct RelayCore: Sendable {
     public mutating func onDatagram(_ datagram: RelayDatagram, from source: SocketAddress? = nil, at now: Int64) -> [RelayDirective] {
         switch datagram {
         case let .register(tokenBytes):
-            guard let source, let key = registrant(tokenBytes, from: source, at: now) else { return [] }
-            _ = key
+            guard let source, registrant(tokenBytes, from: source, at: now) != nil else { return [] }
             let cookie = RelayDatagramCookie.make(key: cookieKey, token: tokenBytes, address: source, at: now)
             return [.answerDatagram(source, .cookie(token: tokenBytes, cookie: cookie))]
         case let .confirm(tokenBytes, cookie):

@@ -334,13 +334,15 @@ public final class RelayServer: @unchecked Sendable {
     }
 
     /// Over the relay-wide budget, the connection with the most waiting for it goes first (a
-    /// peer that does not read), as long as it holds more than a few windows: nobody who keeps
-    /// up is dropped, and what the relay holds comes back under its budget.
+    /// peer that does not read), as long as it holds more than two load windows and their low
+    /// water: nobody who keeps up is dropped, and what the relay holds comes back under its
+    /// budget.
     private func shedOverBudget(at now: Int64) {
         let limit = core.configuration.memoryLimit
+        let spared = 2 * (core.configuration.loadWindowBytes + core.configuration.drainLowWater)
         for _ in 0..<4 where core.budgetBytes > limit {
             guard let hog = connections.values.filter({ $0.closingSince == nil }).max(by: { $0.output.queuedBytes < $1.output.queuedBytes }),
-                  hog.output.queuedBytes > 4 * core.configuration.drainLowWater else { return }
+                  hog.output.queuedBytes > spared else { return }
             hog.output.removeAll()
             account(hog)
             core.shellBytes = shellBytes
