@@ -201,26 +201,26 @@ public final class RelayServer: @unchecked Sendable {
         guard connections[connection.id] === connection else { return }
         // Bulk transfers refill the queue as it drains: a few rounds per pass, then the socket's
         // readiness brings the rest.
+        var done = false
         for _ in 0..<8 {
-            let done: Bool
             do {
                 done = try connection.output.flush(to: connection.socket)
             } catch {
                 return teardown(connection)
             }
-            if connection.awaitingDrain, connection.closingSince == nil,
-               connection.output.queuedBytes <= core.configuration.drainLowWater {
-                connection.awaitingDrain = false
-                perform(core.onDrained(connection.id, at: clock.now()))
-                guard connections[connection.id] === connection else { return }
-                if !connection.output.isEmpty { continue }
-            }
-            updateInterest(connection, writing: !done)
-            if done, connection.closingSince != nil, !connection.writeShut {
-                connection.writeShut = true
-                connection.socket.shutdownWrite()
-            }
-            break
+            guard connection.awaitingDrain, connection.closingSince == nil,
+                  connection.output.queuedBytes <= core.configuration.drainLowWater else { break }
+            connection.awaitingDrain = false
+            perform(core.onDrained(connection.id, at: clock.now()))
+            guard connections[connection.id] === connection else { return }
+            done = connection.output.isEmpty
+            if done { break }
+        }
+        // Whatever is left is written when the socket takes more.
+        updateInterest(connection, writing: !done)
+        if done, connection.closingSince != nil, !connection.writeShut {
+            connection.writeShut = true
+            connection.socket.shutdownWrite()
         }
         account(connection)
     }
