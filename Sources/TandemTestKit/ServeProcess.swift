@@ -1,27 +1,40 @@
 import Foundation
+import Synchronization
 
 /// `tandem serve` as its own process on loopback, for tests that attack the relay as a stranger
 /// would: started on a free port, stopped with SIGTERM (and killed if it lingers).
 public final class ServeProcess: @unchecked Sendable {
     /// The port it listens on, TCP and UDP.
     public let port: UInt16
-    private let process: Process
-    private let output: Pipe
+    private let process = Process()
+    private let output = Pipe()
+    private let printed = Printed()
+
+    /// What it printed after its first line, read on the pipe's own thread.
+    private final class Printed: Sendable {
+        let text = Mutex("")
+    }
 
     /// Starts `tandem serve --bind 127.0.0.1 --port 0` with `arguments` added, and waits (at
-    /// most 20 s) for the line that says where it listens.
-    public init(arguments: [String] = []) throws {
-        let path = TandemProcess.executablePath
+    /// most 20 s) for the line that says where it listens. With `descriptorLimit`, it runs
+    /// under that many open files at most (through the shell's `ulimit -n`). A measurement may
+    /// name another build (a release one) in `TANDEM_EXECUTABLE`.
+    public init(arguments: [String] = [], descriptorLimit: Int? = nil) throws {
+        let path = ProcessInfo.processInfo.environment["TANDEM_EXECUTABLE"] ?? TandemProcess.executablePath
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw FixtureError("the tandem executable is not built at \(path); run `swift build` first")
         }
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["serve", "--bind", "127.0.0.1", "--port", "0"] + arguments
+        let serve = ["serve", "--bind", "127.0.0.1", "--port", "0"] + arguments
+        if let descriptorLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", path] + serve
+        } else {
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = serve
+        }
         process.standardInput = FileHandle.nullDevice
-        output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        process.standardError = output
         try process.run()
         var text = ""
         let reader = output.fileHandleForReading
@@ -38,9 +51,19 @@ public final class ServeProcess: @unchecked Sendable {
             throw FixtureError("tandem serve did not say where it listens: \(text)")
         }
         self.port = port
-        // Keep draining its output so that it never blocks on a full pipe.
-        reader.readabilityHandler = { handle in _ = handle.availableData }
+        // Keep reading, so that it never blocks on a full pipe, and keep what it prints.
+        let printed = printed
+        reader.readabilityHandler = { handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            printed.text.withLock { $0 += text }
+        }
     }
+
+    /// Everything it printed after its first line so far (statistics lines, its last words).
+    public var printedText: String { printed.text.withLock { $0 } }
+
+    /// Its process identifier.
+    public var pid: Int32 { process.processIdentifier }
 
     /// Whether it still runs.
     public var isRunning: Bool { process.isRunning }

@@ -19,8 +19,10 @@ struct CoreAdmission {
     /// creating the session when asked; returns the directives of its admission (the welcome,
     /// or a refusal).
     func admit(_ core: inout RelayCore, _ connection: RelayConnectionID, _ participant: UUID, create: Bool,
-               resume: Bool = false, at now: Int64) -> [RelayDirective] {
-        _ = core.onOpen(connection, entropy: [UInt8](repeating: UInt8(truncatingIfNeeded: connection.value), count: RelayCore.entropyLength), at: now)
+               resume: Bool = false, at now: Int64, peer: SocketAddress? = nil) -> [RelayDirective] {
+        let opened = core.onOpen(connection, entropy: [UInt8](repeating: UInt8(truncatingIfNeeded: connection.value), count: RelayCore.entropyLength),
+                                 at: now, peer: peer)
+        guard opened.isEmpty else { return opened }
         let identity = TestIdentities.key(of: participant)
         let hello = RelayHello(sessionID: session, participant: TestIdentities.entry(participant, "p"),
                                create: create, activity: [], resume: resume, received: 0)

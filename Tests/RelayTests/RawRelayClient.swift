@@ -6,7 +6,7 @@ import TandemWire
 /// relay takes bad input. Waits are bounded.
 final class RawRelayClient {
     let socket: TCPSocket
-    private var reader = RelayFrameReader()
+    var reader = RelayFrameReader()
 
     init(port: UInt16) throws {
         socket = try TCPSocket(family: AF_INET)

@@ -117,6 +117,8 @@ struct WireTests {
         let samples: [RelayDatagram] = [
             .register(token: [UInt8](repeating: 1, count: 16)),
             .registered(token: [UInt8](repeating: 2, count: 16)),
+            .cookie(token: [UInt8](repeating: 4, count: 16), cookie: [UInt8](repeating: 5, count: RelayDatagram.cookieLength)),
+            .confirm(token: [UInt8](repeating: 4, count: 16), cookie: [UInt8](repeating: 6, count: RelayDatagram.cookieLength)),
             .unreliable(token: [UInt8](repeating: 3, count: 16), recipients: .only([UUID()]), body: [1, 2, 3]),
             .unreliable(token: [UInt8](repeating: 3, count: 16), recipients: .everyone, body: []),
             .delivery(sender: UUID(), body: [UInt8](repeating: 9, count: RelayDatagram.maximumBody)),
@@ -165,7 +167,7 @@ struct WireTests {
             }
             // The same bytes as a datagram, after a plausible header.
             do {
-                _ = try RelayDatagram.decode(([0x54, 0x20 + UInt8(random.next() % 4), RelayFrame.version, 0] + bytes)[...])
+                _ = try RelayDatagram.decode(([0x54, 0x20 + UInt8(random.next() % UInt64(RelayDatagramKind.allCases.count)), RelayFrame.version, 0] + bytes)[...])
             } catch {
                 defects += 1
             }

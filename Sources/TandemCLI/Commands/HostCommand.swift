@@ -11,14 +11,16 @@ enum HostCommand: Command {
     static let words = ["host"]
     static let usage = "host FILE [--port P] [--bind ADDR] [--advertise HOST] [--relay HOST:PORT] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
         + "[--presentation-log PATH] [--events json] [--clock-offset S] [--clock-drift-ppm PPM] "
-        + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt]"
+        + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] " + RelayLimitOptions.usage
     static let summary = "host a watch-together session on a relay inside this process and print its invite"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay", "session-epoch"]))
+        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay", "session-epoch"])
+            .union(RelayLimitOptions.names))
         try arguments.expectPositionals(atMost: 1)
         let file = try arguments.positional(0, "FILE")
         let options = try WatchOptions(arguments, defaultName: "host")
+        let relayConfiguration = try RelayLimitOptions.configuration(arguments)
         guard let port = UInt16(exactly: try arguments.int("port", default: Int(ServeCommand.defaultPort))!) else {
             throw CLIError.usage("--port must be 0…65535")
         }
@@ -36,9 +38,11 @@ enum HostCommand: Command {
             let (host, relayPort) = try relayAddress(relay)
             center.configure(relay: NetworkRelayConnector(host: host, port: relayPort), host: host, port: relayPort)
         } else {
+            RelayLimitOptions.keepResidentMemoryHonest()
             let embedded: RelayServer
             do {
-                embedded = try RelayServer(address: SocketAddress(host: bind, port: port), clock: sessionClock)
+                embedded = try RelayServer(address: SocketAddress(host: bind, port: port), configuration: relayConfiguration,
+                                           clock: sessionClock)
             } catch {
                 throw CLIError.failure("cannot run a relay on \(bind):\(port): \(error)")
             }

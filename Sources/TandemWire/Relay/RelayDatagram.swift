@@ -6,9 +6,14 @@ import Foundation
 /// participant names itself by the secret token its welcome gave it, never by its identity, so
 /// that nobody can send in another's name by guessing identities.
 public enum RelayDatagram: Sendable, Hashable {
-    /// This address receives the token holder's datagrams.
+    /// This address wants to receive the token holder's datagrams. Padded on the wire to the
+    /// size of the relay's `cookie` answer, so that the answer is never larger than the request.
     case register(token: [UInt8])
-    /// The relay heard the registration of `token`.
+    /// Relay → participant: echo this cookie (in a `confirm`) from the same address to bind it.
+    case cookie(token: [UInt8], cookie: [UInt8])
+    /// Participant → relay: the cookie the relay answered a registration with, echoed.
+    case confirm(token: [UInt8], cookie: [UInt8])
+    /// The relay bound (or refreshed) the registration of `token`.
     case registered(token: [UInt8])
     /// A message to route to `recipients`.
     case unreliable(token: [UInt8], recipients: RelayRecipientList, body: [UInt8])
@@ -20,6 +25,9 @@ public enum RelayDatagram: Sendable, Hashable {
     public static let maximumSize = 65_000
     /// The largest body a `delivery` can carry (a message larger goes over TCP instead).
     public static let maximumBody = maximumSize - 4 - 16 - 4
+
+    /// The size of a registration cookie: an 8-byte issue time and a 32-byte MAC.
+    public static let cookieLength = 40
 
     private static let context = "relay datagram"
 
@@ -42,6 +50,11 @@ public enum RelayDatagram: Sendable, Hashable {
         switch kind {
         case .register:
             datagram = .register(token: try reader.fixed(RelayWireLimits.tokenLength))
+            _ = try reader.fixed(cookieLength)
+        case .cookie:
+            datagram = .cookie(token: try reader.fixed(RelayWireLimits.tokenLength), cookie: try reader.fixed(cookieLength))
+        case .confirm:
+            datagram = .confirm(token: try reader.fixed(RelayWireLimits.tokenLength), cookie: try reader.fixed(cookieLength))
         case .registered:
             datagram = .registered(token: try reader.fixed(RelayWireLimits.tokenLength))
         case .unreliable:
@@ -74,7 +87,13 @@ public enum RelayDatagram: Sendable, Hashable {
         writer.uint8(RelayFrame.version)
         writer.uint8(0)
         switch self {
-        case let .register(token), let .registered(token):
+        case let .register(token):
+            writer.fixed(token)
+            writer.fixed([UInt8](repeating: 0, count: RelayDatagram.cookieLength))
+        case let .cookie(token, cookie), let .confirm(token, cookie):
+            writer.fixed(token)
+            writer.fixed(cookie)
+        case let .registered(token):
             writer.fixed(token)
         case let .unreliable(token, recipients, body):
             writer.fixed(token)
@@ -98,6 +117,8 @@ public enum RelayDatagram: Sendable, Hashable {
     public var kind: RelayDatagramKind {
         switch self {
         case .register: .register
+        case .cookie: .cookie
+        case .confirm: .confirm
         case .registered: .registered
         case .unreliable: .unreliable
         case .delivery: .delivery

@@ -24,7 +24,9 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     private var datagramBuffer = [UInt8](repeating: 0, count: 65_536)
 
-    /// Registration is sent again this often until confirmed, then this often to keep it fresh.
+    /// Registration (register, the relay's cookie, its echo, the relay's confirmation) is sent
+    /// again this often until confirmed, then this often to keep it fresh: the relay forgets a
+    /// registration that is not refreshed within its lifetime (30 s by default).
     private static let registrationRetry: Int64 = 100_000_000
     private static let registrationRefresh: Int64 = 5_000_000_000
 
@@ -198,6 +200,10 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
             guard received.length <= datagramBuffer.count,
                   let datagram = try? RelayDatagram.decode(datagramBuffer[..<received.length]) else { continue }
             switch datagram {
+            case let .cookie(answered, cookie) where answered == token:
+                // The relay answers a registration with a cookie; echoing it from this socket
+                // proves the relay that datagrams sent here arrive, and only then binds.
+                sendDatagram(.confirm(token: answered, cookie: cookie))
             case let .registered(confirmed) where confirmed == token:
                 if !registered {
                     registered = true

@@ -19,6 +19,10 @@ struct RelayConnectionState: Sendable {
     /// The token a participant admitted on this connection gets if it is new.
     let token: RelayToken
     let openedAt: Int64
+    /// The peer's numeric address (no port), nil when the transport has none (in memory).
+    var peer: SocketAddress?
+    /// The peer's numeric host, for the caps per address.
+    var peerHost: String?
     var lastHeard: Int64
     var bucket: TokenBucket
     /// When the relay sent the ping whose pong it awaits (the ping carries this time), if any.

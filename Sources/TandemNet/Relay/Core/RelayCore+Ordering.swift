@@ -25,18 +25,21 @@ extension RelayCore {
     /// Orders a proposal: the next number, the relay's time and an effective time, then to
     /// everyone in the session, the proposer included, and into the history for late joiners.
     mutating func order(_ body: [UInt8], from key: ParticipantKey, at now: Int64) -> [RelayDirective] {
-        guard var session = sessions[key.session] else { return [] }
+        guard let nextOrder = sessions[key.session]?.nextOrder, let lastEffectiveAt = sessions[key.session]?.lastEffectiveAt,
+              let before = sessions[key.session]?.orderedHistory.bodyBytes else { return [] }
         let lead = orderingLead(in: key.session)
         let (wanted, overflow) = now.addingReportingOverflow(lead)
         let entry = RelayOrderedEntry(
-            sender: key.participant, order: session.nextOrder, orderedAt: now,
-            effectiveAt: max(overflow ? .max : wanted, session.lastEffectiveAt), body: body)
-        session.nextOrder += 1
-        session.lastEffectiveAt = entry.effectiveAt
-        session.orderedHistory.append(entry, maximumCount: configuration.maximumOrderedHistory,
-                                      maximumBytes: configuration.maximumOrderedHistoryBytes)
-        sessions[key.session] = session
-        return broadcast(in: key.session, to: session.order) { .ordered(sequence: $0, entry: entry) }
+            sender: key.participant, order: nextOrder, orderedAt: now,
+            effectiveAt: max(overflow ? .max : wanted, lastEffectiveAt), body: body)
+        sessions[key.session]?.nextOrder += 1
+        sessions[key.session]?.lastEffectiveAt = entry.effectiveAt
+        // In place: the history grows at the cost of one entry, not of everything it holds.
+        sessions[key.session]?.orderedHistory.append(entry, maximumCount: configuration.maximumOrderedHistory,
+                                                     maximumBytes: configuration.maximumOrderedHistoryBytes)
+        account(key.session, (sessions[key.session]?.orderedHistory.bodyBytes ?? before) - before)
+        guard let order = sessions[key.session]?.order else { return [] }
+        return broadcast(in: key.session, to: order, at: now) { .ordered(sequence: $0, entry: entry) }
     }
 
     /// Pings a joined connection with the relay's time, to measure its round trip by the pong.

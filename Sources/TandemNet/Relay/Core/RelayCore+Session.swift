@@ -4,11 +4,22 @@ import TandemWire
 extension RelayCore {
     /// A frame from an admitted participant.
     mutating func handle(_ frame: RelayFrame, from key: ParticipantKey, on connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
-        guard let participant = sessions[key.session]?.participants[key.participant] else { return [] }
+        // Only the number is read: a copy of the participant alive here would make every change
+        // below copy its outbox or its upload.
+        guard let received = sessions[key.session]?.participants[key.participant]?.received else { return [] }
         guard let sequence = frame.sequence else {
             switch frame {
             case let .ack(through):
+                guard let sent = sessions[key.session]?.participants[key.participant]?.outbox.nextSequence,
+                      through < sent else {
+                    limitCounts.forgedAcknowledgements += 1
+                    let last = (sessions[key.session]?.participants[key.participant]?.outbox.nextSequence ?? 1) - 1
+                    return drop(connection, fault: RelayFault(.protocolViolation, "acknowledged \(through), but the relay sent only \(last)"), at: now)
+                }
+                let before = sessions[key.session]?.participants[key.participant]?.outbox.bodyBytes ?? 0
                 sessions[key.session]?.participants[key.participant]?.outbox.acknowledge(through: through)
+                let after = sessions[key.session]?.participants[key.participant]?.outbox.bodyBytes ?? 0
+                account(key.session, after - before)
                 return []
             case let .ping(value):
                 return [.send(connection, .pong(value))]
@@ -20,9 +31,9 @@ extension RelayCore {
             }
         }
         // A frame sent again after a resumption that had already arrived: drop it.
-        if sequence <= participant.received { return [] }
-        guard sequence == participant.received + 1 else {
-            return drop(connection, fault: RelayFault(.protocolViolation, "sequence \(sequence) after \(participant.received)"), at: now)
+        if sequence <= received { return [] }
+        guard sequence == received + 1 else {
+            return drop(connection, fault: RelayFault(.protocolViolation, "sequence \(sequence) after \(received)"), at: now)
         }
         sessions[key.session]?.participants[key.participant]?.received = sequence
         var directives = route(frame, sequence: sequence, from: key, on: connection, at: now)
@@ -38,11 +49,13 @@ extension RelayCore {
 
     private mutating func route(_ frame: RelayFrame, sequence: UInt64, from key: ParticipantKey,
                                 on connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
-        guard let session = sessions[key.session] else { return [] }
+        // What routing reads of the session is taken out first; no copy of the session lives on
+        // while the outboxes in it grow.
+        guard let members = sessions[key.session]?.order else { return [] }
         switch frame {
         case let .message(_, recipients, reliable, body):
-            let targets = recipientIDs(recipients, in: session, excluding: key.participant)
-            return broadcast(in: key.session, to: targets) {
+            guard let targets = sessions[key.session].map({ recipientIDs(recipients, in: $0, excluding: key.participant) }) else { return [] }
+            return broadcast(in: key.session, to: targets, at: now) {
                 .delivery(sequence: $0, sender: key.participant, reliable: reliable, body: body)
             }
         case let .attachmentAdd(_, entry):
@@ -50,28 +63,25 @@ extension RelayCore {
         case let .attachmentChunk(_, id, data):
             return continueUpload(id, data, from: key, on: connection, at: now)
         case let .attachmentRemove(_, id):
-            guard let attachment = session.attachments[id] else {
+            guard let entry = sessions[key.session]?.attachments.removeValue(forKey: id)?.entry else {
                 return outcome(to: key, request: sequence, RelayFault(.attachmentNotFound, id.uuidString))
             }
-            sessions[key.session]?.attachments[id] = nil
             sessions[key.session]?.attachmentOrder.removeAll { $0 == id }
-            sessions[key.session]?.journalBytes -= attachment.entry.size
-            return broadcast(in: key.session, to: session.order) { .attachmentRemoved(sequence: $0, id: id) }
+            let held = RelayCore.journalCost(of: entry)
+            sessions[key.session]?.journalBytes -= held
+            account(key.session, -held)
+            return broadcast(in: key.session, to: members) { .attachmentRemoved(sequence: $0, id: id) }
                 + outcome(to: key, request: sequence, nil)
         case let .loadRequest(_, id):
-            guard let attachment = session.attachments[id] else {
+            guard let data = sessions[key.session]?.attachments[id]?.data else {
                 return outcome(to: key, request: sequence, RelayFault(.attachmentNotFound, id.uuidString))
             }
-            var directives: [RelayDirective] = []
-            var offset = 0
-            // Slices share the journal's buffer: a load costs no copy until the shell writes it.
-            while offset < attachment.data.count {
-                let end = min(offset + RelayWireLimits.attachmentChunkSize, attachment.data.count)
-                let data = attachment.data[offset..<end]
-                directives += broadcast(in: key.session, to: [key.participant]) { .loadChunk(sequence: $0, request: sequence, data: data) }
-                offset = end
-            }
-            return directives + outcome(to: key, request: sequence, nil)
+            // The data is shared with the journal; it goes out a window at a time as the
+            // connection drains, never queued whole.
+            sessions[key.session]?.participants[key.participant]?.loads.append(
+                RelaySessionState.LoadCursor(request: sequence, data: data))
+            guard sessions[key.session]?.participants[key.participant]?.loads.count == 1 else { return [] }
+            return sendLoads(to: key)
         case .leave:
             // Acknowledge the leave so the participant knows it arrived, then let it go.
             return [.send(connection, .ack(sequence))] + remove(key)
@@ -84,6 +94,37 @@ extension RelayCore {
         }
     }
 
+    /// The bytes an attachment holds against the journal and the budget: its data and metadata.
+    static func journalCost(of entry: RelayAttachmentEntry) -> Int { entry.size + entry.metadata.count }
+
+    /// The next window of a participant's attachment loads, then a request to hear when its
+    /// connection has drained, while any is left. Nothing goes while it is disconnected: the
+    /// resumption asks again.
+    mutating func sendLoads(to key: ParticipantKey) -> [RelayDirective] {
+        guard let connection = sessions[key.session]?.participants[key.participant]?.connection else { return [] }
+        var directives: [RelayDirective] = []
+        var budget = max(configuration.loadWindowBytes, 1)
+        while budget > 0, let cursor = sessions[key.session]?.participants[key.participant]?.loads.first {
+            if cursor.offset < cursor.data.count {
+                let end = min(cursor.offset + RelayWireLimits.attachmentChunkSize, cursor.data.count)
+                // Slices share the journal's buffer: a load costs no copy until the shell writes it.
+                let data = cursor.data[cursor.offset..<end]
+                sessions[key.session]?.participants[key.participant]?.loads[0].offset = end
+                budget -= data.count
+                directives += broadcast(in: key.session, to: [key.participant]) { .loadChunk(sequence: $0, request: cursor.request, data: data) }
+            } else {
+                sessions[key.session]?.participants[key.participant]?.loads.removeFirst()
+                directives += outcome(to: key, request: cursor.request, nil)
+            }
+            // The participant may have been dropped as too far behind.
+            guard sessions[key.session]?.participants[key.participant]?.connection == connection else { return directives }
+        }
+        if sessions[key.session]?.participants[key.participant]?.loads.isEmpty == false {
+            directives.append(.notifyWhenDrained(connection))
+        }
+        return directives
+    }
+
     private mutating func outcome(to key: ParticipantKey, request: UInt64, _ fault: RelayFault?) -> [RelayDirective] {
         broadcast(in: key.session, to: [key.participant]) { .outcome(sequence: $0, request: request, fault: fault) }
     }
@@ -94,6 +135,8 @@ extension RelayCore {
         guard session.participants[key.participant]?.upload == nil else {
             return drop(connection, fault: RelayFault(.protocolViolation, "a second attachment before the first was complete"), at: now)
         }
+        let cost = RelayCore.journalCost(of: entry)
+        let uploading = session.participants.values.count { $0.upload?.refusal == nil && $0.upload != nil }
         var refusal: RelayFault?
         if entry.size > RelayLimits.maximumAttachment {
             refusal = RelayFault(.tooLarge, "attachment of \(entry.size) bytes is over the limit of \(RelayLimits.maximumAttachment) bytes")
@@ -101,31 +144,46 @@ extension RelayCore {
             refusal = RelayFault(.tooLarge, "attachment metadata of \(entry.metadata.count) bytes")
         } else if session.attachments[entry.id] != nil {
             refusal = RelayFault(.protocolViolation, "attachment \(entry.id.uuidString) already exists")
-        } else if session.journalBytes + entry.size > configuration.maximumJournalBytes {
+        } else if session.attachments.count + uploading >= configuration.maximumAttachments {
+            limitCounts.journal += 1
+            refusal = RelayFault(.limitReached, "the journal holds \(configuration.maximumAttachments) attachments")
+        } else if session.journalBytes + cost > configuration.maximumJournalBytes {
+            limitCounts.journal += 1
             refusal = RelayFault(.limitReached, "the journal holds \(configuration.maximumJournalBytes) bytes")
+        } else if !budgetFits(cost) {
+            limitCounts.memory += 1
+            refusal = RelayFault(.limitReached, "the relay is at its memory limit of \(configuration.memoryLimit) bytes")
         }
         var upload = RelaySessionState.Upload(
             request: request, entry: RelayAttachmentEntry(id: entry.id, owner: key.participant, size: entry.size, metadata: entry.metadata),
             data: [], refusal: refusal)
-        if refusal == nil { upload.data.reserveCapacity(entry.size) }
+        if refusal == nil {
+            // Reserved now, so that uploads announced together cannot all pass the caps.
+            upload.reserved = cost
+            upload.data.reserveCapacity(entry.size)
+        }
+        sessions[key.session]?.journalBytes += upload.reserved
+        account(key.session, upload.reserved)
         sessions[key.session]?.participants[key.participant]?.upload = upload
         return entry.size == 0 ? finishUpload(from: key) : []
     }
 
     private mutating func continueUpload(_ id: UUID, _ data: ArraySlice<UInt8>, from key: ParticipantKey,
                                          on connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
-        guard var upload = sessions[key.session]?.participants[key.participant]?.upload, upload.entry.id == id,
-              upload.data.count + data.count <= upload.entry.size else {
+        guard let upload = sessions[key.session]?.participants[key.participant]?.upload.map({ ($0.entry.id, $0.entry.size, $0.data.count, $0.refusal == nil) }),
+              upload.0 == id, upload.2 + data.count <= upload.1 else {
             return drop(connection, fault: RelayFault(.protocolViolation, "attachment data that no add announced"), at: now)
         }
-        // Count what arrives even when refused, so the end is found; keep nothing then.
-        if upload.refusal == nil {
-            upload.data.append(contentsOf: data)
+        // Appended in place (the table holds the only reference), so that a chunk costs its own
+        // size, not the upload's. Count what arrives even when refused, so the end is found;
+        // keep nothing then.
+        if upload.3 {
+            sessions[key.session]?.participants[key.participant]?.upload?.data.append(contentsOf: data)
         } else {
-            upload.entry.size -= data.count
+            sessions[key.session]?.participants[key.participant]?.upload?.entry.size -= data.count
         }
-        sessions[key.session]?.participants[key.participant]?.upload = upload
-        return upload.data.count == upload.entry.size ? finishUpload(from: key) : []
+        guard let state = sessions[key.session]?.participants[key.participant]?.upload.map({ ($0.data.count, $0.entry.size) }) else { return [] }
+        return state.0 == state.1 ? finishUpload(from: key) : []
     }
 
     private mutating func finishUpload(from key: ParticipantKey) -> [RelayDirective] {
@@ -135,9 +193,9 @@ extension RelayCore {
         if let refusal = upload.refusal {
             return outcome(to: key, request: upload.request, refusal)
         }
+        // The reservation made at the announcement now holds the attachment.
         sessions[key.session]?.attachments[upload.entry.id] = RelaySessionState.Attachment(entry: upload.entry, data: upload.data)
         sessions[key.session]?.attachmentOrder.append(upload.entry.id)
-        sessions[key.session]?.journalBytes += upload.entry.size
         return broadcast(in: key.session, to: order) { .attachmentAdded(sequence: $0, entry: upload.entry) }
             + outcome(to: key, request: upload.request, nil)
     }
@@ -154,7 +212,7 @@ extension RelayCore {
                 directives.append(.close(connection))
             }
         }
-        sessions[sessionID] = nil
+        discardSession(sessionID)
         endedSessions[sessionID] = EndedSession(by: participant, reason: reason, at: now)
         return directives
     }

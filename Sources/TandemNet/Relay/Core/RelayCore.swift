@@ -19,6 +19,23 @@ public struct RelayCore: Sendable {
     var sessions: [UUID: RelaySessionState] = [:]
     var tokens: [RelayToken: ParticipantKey] = [:]
     var endedSessions: [UUID: EndedSession] = [:]
+    /// Connections open and not yet admitted.
+    var unauthenticated: Set<RelayConnectionID> = []
+    /// Open connections by source address.
+    var connectionsByAddress: [String: Int] = [:]
+    /// Open sessions by the source address of the connection that created them.
+    var sessionsByAddress: [String: Int] = [:]
+    /// The key of the relay's datagram registration cookies.
+    let cookieKey: [UInt8]
+
+    /// The bytes the core holds that the relay-wide budget counts: journals (uploads reserved
+    /// when announced), ordered histories and outbox bodies.
+    public internal(set) var accountedBytes = 0
+    /// The bytes the shell holds that the budget counts (output queues, partial frames); the
+    /// shell keeps this up to date before each event.
+    public var shellBytes = 0
+    /// How often each limit has refused or cut something.
+    public internal(set) var limitCounts = RelayLimitCounts()
 
     /// A participant by session and identity.
     struct ParticipantKey: Sendable, Hashable {
@@ -33,9 +50,12 @@ public struct RelayCore: Sendable {
         var at: Int64
     }
 
-    /// A relay core with `configuration`.
-    public init(configuration: RelayCoreConfiguration = RelayCoreConfiguration()) {
+    /// A relay core with `configuration`; `cookieKey` (32 bytes, random unless a test fixes it)
+    /// signs datagram registration cookies.
+    public init(configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
+                cookieKey: [UInt8] = RelayDatagramCookie.randomKey()) {
         self.configuration = configuration
+        self.cookieKey = cookieKey
     }
 
     /// How many random bytes `onOpen` needs: a challenge nonce and a datagram token.
@@ -47,26 +67,57 @@ public struct RelayCore: Sendable {
     /// How many connections are open.
     public var connectionCount: Int { connections.count }
 
+    /// How many connections are open and not yet admitted.
+    public var unauthenticatedCount: Int { unauthenticated.count }
+
+    /// Everything the relay-wide budget counts, core and shell.
+    public var budgetBytes: Int { accountedBytes + shellBytes }
+
     /// The participants of a session in the order they joined (empty if there is no such session).
     public func participants(of session: UUID) -> [UUID] { sessions[session]?.order ?? [] }
 
     /// Whether `token` belongs to a participant that is still in a session.
     public func knows(_ token: RelayToken) -> Bool { tokens[token] != nil }
 
-    /// A connection opened at `now`; `entropy` is `entropyLength` fresh random bytes.
-    public mutating func onOpen(_ connection: RelayConnectionID, entropy: [UInt8], at now: Int64) -> [RelayDirective] {
+    /// Whether `connection` is open and not yet admitted (the shell holds it to the smaller
+    /// buffer of a stranger).
+    public func isUnauthenticated(_ connection: RelayConnectionID) -> Bool { unauthenticated.contains(connection) }
+
+    /// A connection opened at `now` from `peer` (nil when the transport has no addresses);
+    /// `entropy` is `entropyLength` fresh random bytes. Refused at once over the cap on
+    /// connections not yet admitted, or on connections from one address.
+    public mutating func onOpen(_ connection: RelayConnectionID, entropy: [UInt8], at now: Int64,
+                                peer: SocketAddress? = nil) -> [RelayDirective] {
         precondition(entropy.count == RelayCore.entropyLength, "onOpen needs \(RelayCore.entropyLength) random bytes")
-        connections[connection] = RelayConnectionState(
+        var state = RelayConnectionState(
             nonce: Array(entropy.prefix(RelayWireLimits.secretLength)),
             token: RelayToken(Array(entropy.suffix(RelayWireLimits.tokenLength))),
             openedAt: now, lastHeard: now,
             bucket: TokenBucket(rate: configuration.floodRate, capacity: configuration.floodBurst, now: now))
+        state.peer = peer
+        state.peerHost = peer?.host
+        connections[connection] = state
+        unauthenticated.insert(connection)
+        if let host = state.peerHost { connectionsByAddress[host, default: 0] += 1 }
+        if unauthenticated.count > configuration.maximumUnauthenticatedConnections {
+            limitCounts.unauthenticated += 1
+            return refuse(connection, RelayFault(.limitReached, "the relay has \(configuration.maximumUnauthenticatedConnections) connections waiting to be admitted"))
+        }
+        if let host = state.peerHost, connectionsByAddress[host, default: 0] > configuration.maximumConnectionsPerAddress {
+            limitCounts.connectionsPerAddress += 1
+            return refuse(connection, RelayFault(.limitReached, "\(configuration.maximumConnectionsPerAddress) connections from \(host) are open"))
+        }
         return []
     }
 
     /// A connection closed at `now` (the peer went, or the shell closed it).
     public mutating func onClose(_ connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
         guard let state = connections.removeValue(forKey: connection) else { return [] }
+        unauthenticated.remove(connection)
+        if let host = state.peerHost {
+            let left = connectionsByAddress[host, default: 1] - 1
+            connectionsByAddress[host] = left > 0 ? left : nil
+        }
         guard case let .joined(session, participant) = state.phase,
               sessions[session]?.participants[participant]?.connection == connection else { return [] }
         // Not removed yet: the participant has the grace period to resume.
@@ -83,6 +134,15 @@ public struct RelayCore: Sendable {
         return drop(connection, fault: RelayFault(.protocolViolation, error.description), at: now)
     }
 
+    /// The shell found `connection` over a limit it enforces (its output queue, or the bytes a
+    /// stranger may buffer): the connection is dropped with `fault`, and the participant on it
+    /// removed.
+    public mutating func onOverLimit(_ connection: RelayConnectionID, _ fault: RelayFault, outputQueue: Bool,
+                                     at now: Int64) -> [RelayDirective] {
+        if outputQueue { limitCounts.outputQueue += 1 } else { limitCounts.unauthenticatedBytes += 1 }
+        return drop(connection, fault: fault, at: now)
+    }
+
     /// A frame arrived on `connection` at `now`.
     public mutating func onFrame(_ frame: RelayFrame, from connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
         guard var state = connections[connection] else { return [] }
@@ -91,72 +151,246 @@ public struct RelayCore: Sendable {
         let paid = state.bucket.take(RelayCoreConfiguration.cost(payload: frame.payloadSize), at: now)
         connections[connection] = state
         guard paid else {
+            limitCounts.flooding += 1
             return drop(connection, fault: RelayFault(.flooding, "more than \(Int(configuration.floodRate)) frames a second"), at: now)
         }
         switch state.phase {
         case .greeting:
             return greet(connection, frame, at: now)
         case let .challenged(hello, exists):
-            return answer(connection, frame, hello: hello, sessionExists: exists, nonce: state.nonce, at: now)
+            return admission(connection, frame, hello: hello, sessionExists: exists, nonce: state.nonce, at: now)
         case let .joined(session, participant):
-            return handle(frame, from: ParticipantKey(session: session, participant: participant), on: connection, at: now)
+            let key = ParticipantKey(session: session, participant: participant)
+            var directives = handle(frame, from: key, on: connection, at: now)
+            if let until = sessions[session]?.fanout?.pausedUntil(at: now),
+               sessions[session]?.participants[participant]?.connection == connection {
+                limitCounts.fanoutPauses += 1
+                directives.append(.pauseReading(connection, until: until))
+            }
+            return directives
         case .closing:
             return []
         }
     }
 
-    /// An unreliable message arrived in a datagram at `now`.
-    public mutating func onDatagram(_ datagram: RelayDatagram, at now: Int64) -> [RelayDirective] {
-        guard case let .unreliable(tokenBytes, recipients, body) = datagram,
-              let key = tokens[RelayToken(tokenBytes)],
-              let session = sessions[key.session],
-              let sender = session.participants[key.participant] else { return [] }
-        // A datagram over the sender's rate is dropped, not punished: datagrams may be lost anyway.
-        if let connection = sender.connection {
-            let paid = connections[connection]?.bucket.take(RelayCoreConfiguration.cost(payload: body.count), at: now) ?? false
-            guard paid else { return [] }
+    /// The answer to the challenge, within the caps: at the memory budget nobody new is let in
+    /// (resumptions are), a creator's address may hold so many sessions, and a resumption may
+    /// not acknowledge what it was never sent.
+    private mutating func admission(_ connection: RelayConnectionID, _ frame: RelayFrame, hello: RelayHello, sessionExists: Bool,
+                                    nonce: [UInt8], at now: Int64) -> [RelayDirective] {
+        let sessionID = hello.sessionID
+        let existed = sessions[sessionID] != nil
+        if !hello.resume, budgetBytes >= configuration.memoryLimit {
+            limitCounts.memory += 1
+            return refuse(connection, RelayFault(.limitReached, "the relay is at its memory limit of \(configuration.memoryLimit) bytes"))
         }
-        return recipientIDs(recipients, in: session, excluding: key.participant).compactMap { id in
-            guard let token = session.participants[id]?.token else { return nil }
-            return .sendDatagram(token, .delivery(sender: key.participant, body: body))
+        if !existed, hello.create, !hello.resume, case .claim = frame, let host = connections[connection]?.peerHost,
+           sessionsByAddress[host, default: 0] >= configuration.maximumSessionsPerAddress {
+            limitCounts.sessionsPerAddress += 1
+            return refuse(connection, RelayFault(.limitReached, "\(configuration.maximumSessionsPerAddress) sessions from \(host) are open"))
+        }
+        var outboxBefore = 0
+        if hello.resume, let outbox = sessions[sessionID]?.participants[hello.participant.id]?.outbox {
+            guard hello.received < outbox.nextSequence else {
+                limitCounts.forgedAcknowledgements += 1
+                return drop(connection, fault: RelayFault(.protocolViolation, "resuming through \(hello.received), but the relay sent only \(outbox.nextSequence - 1)"), at: now)
+            }
+            outboxBefore = outbox.bodyBytes
+        }
+        var directives = answer(connection, frame, hello: hello, sessionExists: sessionExists, nonce: nonce, at: now)
+        if !existed, sessions[sessionID] != nil, let host = connections[connection]?.peerHost {
+            sessions[sessionID]?.creatorAddress = host
+            sessionsByAddress[host, default: 0] += 1
+        }
+        guard case let .joined(_, participant)? = connections[connection]?.phase else { return directives }
+        unauthenticated.remove(connection)
+        if hello.resume, let after = sessions[sessionID]?.participants[participant]?.outbox.bodyBytes {
+            account(sessionID, after - outboxBefore)
+        }
+        if sessions[sessionID]?.participants[participant]?.loads.isEmpty == false {
+            directives.append(.notifyWhenDrained(connection))
+        }
+        return directives
+    }
+
+    /// `connection`'s output queue drained below the low-water mark: the next part of its
+    /// participant's attachment loads.
+    public mutating func onDrained(_ connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
+        guard case let .joined(session, participant)? = connections[connection]?.phase,
+              sessions[session]?.participants[participant]?.connection == connection else { return [] }
+        return sendLoads(to: ParticipantKey(session: session, participant: participant))
+    }
+
+    /// A datagram arrived at `now` from `source` (nil from a transport without addresses):
+    /// a registration step or an unreliable message to route.
+    ///
+    /// A registration is answered only at the address of the participant's own TCP
+    /// connection, with a cookie of the same size as the request; it binds only when the
+    /// cookie comes back from there. An unreliable message is routed only from a sender with
+    /// a live connection whose bound address it comes from, and only to recipients with a live
+    /// connection and a fresh registration: no address that did not ask gets anything.
+    public mutating func onDatagram(_ datagram: RelayDatagram, from source: SocketAddress? = nil, at now: Int64) -> [RelayDirective] {
+        switch datagram {
+        case let .register(tokenBytes):
+            guard let source, registrant(tokenBytes, from: source, at: now) != nil else { return [] }
+            let cookie = RelayDatagramCookie.make(key: cookieKey, token: tokenBytes, address: source, at: now)
+            return [.answerDatagram(source, .cookie(token: tokenBytes, cookie: cookie))]
+        case let .confirm(tokenBytes, cookie):
+            guard let source, let key = registrant(tokenBytes, from: source, at: now) else { return [] }
+            guard let issued = RelayDatagramCookie.issued(cookie, key: cookieKey, token: tokenBytes, address: source),
+                  issued <= now, now - issued <= configuration.datagramCookieLifetime else {
+                limitCounts.datagramRegistrations += 1
+                return []
+            }
+            sessions[key.session]?.participants[key.participant]?.datagramsConfirmedAt = now
+            sessions[key.session]?.participants[key.participant]?.datagramAddress = source
+            return [.bindDatagrams(RelayToken(tokenBytes), source), .answerDatagram(source, .registered(token: tokenBytes))]
+        case let .unreliable(tokenBytes, recipients, body):
+            return routeDatagram(tokenBytes, recipients, body, from: source, at: now)
+        case .cookie, .registered, .delivery:
+            return []
         }
     }
 
-    /// Time passed: acknowledge what arrived, time out handshakes and silent connections, and
-    /// remove participants gone longer than the grace period.
+    /// A transport without addresses (in memory) bound `token`'s datagrams at `now`: no cookie
+    /// is needed where nobody can spoof a source.
+    public mutating func onDatagramsBound(_ token: RelayToken, at now: Int64) {
+        guard let key = tokens[token] else { return }
+        sessions[key.session]?.participants[key.participant]?.datagramsConfirmedAt = now
+    }
+
+    /// The participant registering `tokenBytes` from `source`, when it has a live connection
+    /// from that same IP address (and the connection can pay for the datagram).
+    private mutating func registrant(_ tokenBytes: [UInt8], from source: SocketAddress, at now: Int64) -> ParticipantKey? {
+        guard let key = tokens[RelayToken(tokenBytes)],
+              let connection = sessions[key.session]?.participants[key.participant]?.connection,
+              let peerHost = connections[connection]?.peerHost, peerHost == source.host,
+              connections[connection]?.bucket.take(1, at: now) == true else {
+            limitCounts.datagramRegistrations += 1
+            return nil
+        }
+        return key
+    }
+
+    private mutating func routeDatagram(_ tokenBytes: [UInt8], _ recipients: RelayRecipientList, _ body: [UInt8],
+                                        from source: SocketAddress?, at now: Int64) -> [RelayDirective] {
+        guard let key = tokens[RelayToken(tokenBytes)],
+              let sender = sessions[key.session]?.participants[key.participant],
+              let connection = sender.connection,
+              let confirmed = sender.datagramsConfirmedAt,
+              now - confirmed <= configuration.datagramRegistrationLifetime,
+              source == nil || source == sender.datagramAddress else { return [] }
+        // A datagram over the sender's rate or its session's fan-out is dropped, not punished:
+        // datagrams may be lost anyway.
+        guard connections[connection]?.bucket.take(RelayCoreConfiguration.cost(payload: body.count), at: now) == true,
+              sessions[key.session]?.fanout?.pausedUntil(at: now) == nil,
+              let session = sessions[key.session] else { return [] }
+        let lifetime = configuration.datagramRegistrationLifetime
+        let directives: [RelayDirective] = recipientIDs(recipients, in: session, excluding: key.participant).compactMap { id in
+            guard let recipient = session.participants[id], recipient.connection != nil,
+                  let since = recipient.datagramsConfirmedAt, now - since <= lifetime else { return nil }
+            return .sendDatagram(recipient.token, .delivery(sender: key.participant, body: body))
+        }
+        spendFanout(key.session, deliveries: directives.count, bytes: directives.count * body.count, at: now)
+        return directives
+    }
+
+    /// Time passed: acknowledge what arrived, time out handshakes and silent connections, expire
+    /// datagram registrations, and remove participants gone longer than the grace period.
     public mutating func onTick(at now: Int64) -> [RelayDirective] {
         var directives: [RelayDirective] = []
+        var overdue: [RelayConnectionID] = []
+        var silent: [RelayConnectionID] = []
+        var probing: [RelayConnectionID] = []
         for (id, state) in connections {
             switch state.phase {
             case .greeting, .challenged:
-                if now - state.openedAt > configuration.handshakeTimeout {
-                    directives += refuse(id, RelayFault(.protocolViolation, "no hello and proof within the handshake timeout"))
-                }
+                if now - state.openedAt > configuration.handshakeTimeout { overdue.append(id) }
             case .joined:
                 if now - state.lastHeard > configuration.idleTimeout {
-                    directives.append(.close(id))
-                    directives += onClose(id, at: now)
+                    silent.append(id)
                 } else if now - state.lastProbe >= configuration.roundTripProbeInterval {
-                    directives.append(probe(id, at: now))
+                    probing.append(id)
                 }
             case .closing:
                 break
             }
         }
+        for id in overdue { directives += refuse(id, RelayFault(.protocolViolation, "no hello and proof within the handshake timeout")) }
+        for id in silent {
+            directives.append(.close(id))
+            directives += onClose(id, at: now)
+        }
+        for id in probing { directives.append(probe(id, at: now)) }
         var expired: [ParticipantKey] = []
+        var acknowledging: [(ParticipantKey, RelayConnectionID, UInt64)] = []
+        var lapsed: [(ParticipantKey, RelayToken)] = []
+        let lifetime = configuration.datagramRegistrationLifetime
         for (sessionID, session) in sessions {
             for (participantID, participant) in session.participants {
+                let key = ParticipantKey(session: sessionID, participant: participantID)
                 if let since = participant.disconnectedAt, now - since >= configuration.gracePeriod {
-                    expired.append(ParticipantKey(session: sessionID, participant: participantID))
-                } else if let connection = participant.connection, participant.received > participant.acknowledged {
-                    sessions[sessionID]?.participants[participantID]?.acknowledged = participant.received
-                    directives.append(.send(connection, .ack(participant.received)))
+                    expired.append(key)
+                    continue
+                }
+                if let connection = participant.connection, participant.received > participant.acknowledged {
+                    acknowledging.append((key, connection, participant.received))
+                }
+                if let confirmed = participant.datagramsConfirmedAt, now - confirmed > lifetime {
+                    lapsed.append((key, participant.token))
                 }
             }
         }
+        // Mutated only after the walk, so that no copy of a session is alive while it changes.
+        for (key, connection, received) in acknowledging {
+            sessions[key.session]?.participants[key.participant]?.acknowledged = received
+            directives.append(.send(connection, .ack(received)))
+        }
+        for (key, token) in lapsed {
+            sessions[key.session]?.participants[key.participant]?.datagramsConfirmedAt = nil
+            sessions[key.session]?.participants[key.participant]?.datagramAddress = nil
+            directives.append(.forgetToken(token))
+        }
         for key in expired { directives += remove(key) }
-        endedSessions = endedSessions.filter { now - $0.value.at < configuration.endedMemory }
+        if !endedSessions.isEmpty {
+            endedSessions = endedSessions.filter { now - $0.value.at < configuration.endedMemory }
+        }
         return directives
+    }
+
+    // MARK: Accounting
+
+    /// Adds `delta` bytes to what `session` and the relay account for.
+    mutating func account(_ session: UUID, _ delta: Int) {
+        guard delta != 0, sessions[session] != nil else { return }
+        accountedBytes += delta
+        sessions[session]?.accountedBytes += delta
+    }
+
+    /// Whether the budget has room for `bytes` more.
+    func budgetFits(_ bytes: Int) -> Bool {
+        budgetBytes + bytes <= configuration.memoryLimit
+    }
+
+    /// Spends fan-out of `session` at `now`.
+    mutating func spendFanout(_ session: UUID, deliveries: Int, bytes: Int, at now: Int64) {
+        guard deliveries > 0 else { return }
+        if sessions[session]?.fanout == nil {
+            sessions[session]?.fanout = FanoutBudget(
+                deliveriesPerSecond: configuration.fanoutDeliveriesPerSecond, bytesPerSecond: configuration.fanoutBytesPerSecond,
+                burstSeconds: configuration.fanoutBurst, now: now)
+        }
+        sessions[session]?.fanout?.spend(deliveries: deliveries, bytes: bytes, at: now)
+    }
+
+    /// Forgets a session and releases what it counted against the caps and the budget.
+    mutating func discardSession(_ id: UUID) {
+        guard let session = sessions.removeValue(forKey: id) else { return }
+        accountedBytes -= session.accountedBytes
+        if let host = session.creatorAddress {
+            let left = sessionsByAddress[host, default: 1] - 1
+            sessionsByAddress[host] = left > 0 ? left : nil
+        }
     }
 
     // MARK: Dropping and removing
@@ -182,45 +416,54 @@ public struct RelayCore: Sendable {
     /// Removes a participant from its session: the others hear it left; its connection (if any)
     /// is closed; an empty session is gone.
     mutating func remove(_ key: ParticipantKey, closing: Bool = true) -> [RelayDirective] {
-        guard var session = sessions[key.session],
-              let participant = session.participants.removeValue(forKey: key.participant) else { return [] }
-        session.order.removeAll { $0 == key.participant }
-        session.rememberFormer(participant.entry)
+        guard let participant = sessions[key.session]?.participants.removeValue(forKey: key.participant) else { return [] }
+        sessions[key.session]?.order.removeAll { $0 == key.participant }
+        let remembered = sessions[key.session]?.rememberFormer(participant.entry) ?? 0
+        let reserved = participant.upload?.reserved ?? 0
+        sessions[key.session]?.journalBytes -= reserved
+        account(key.session, remembered - (participant.outbox.bodyBytes + reserved))
         tokens[participant.token] = nil
         var directives: [RelayDirective] = [.forgetToken(participant.token)]
         if closing, let connection = participant.connection {
             connections[connection]?.phase = .closing
             directives.append(.close(connection))
         }
-        if session.order.isEmpty {
-            sessions[key.session] = nil
+        guard let order = sessions[key.session]?.order, !order.isEmpty else {
+            discardSession(key.session)
             return directives
         }
-        sessions[key.session] = session
-        return directives + broadcast(in: key.session, to: session.order) { .participantLeft(sequence: $0, id: key.participant) }
+        return directives + broadcast(in: key.session, to: order) { .participantLeft(sequence: $0, id: key.participant) }
     }
 
     // MARK: Routing
 
     /// Appends a frame to each recipient's outbox, and sends it to those connected. A recipient
-    /// whose outbox overflows is removed as too slow.
-    mutating func broadcast(in sessionID: UUID, to recipients: [UUID], _ make: (UInt64) -> RelayFrame) -> [RelayDirective] {
+    /// whose outbox overflows is removed as too slow. Each outbox grows in place: no copy of a
+    /// participant is alive while its outbox changes, so that an append costs the same whatever
+    /// the outbox holds.
+    mutating func broadcast(in sessionID: UUID, to recipients: [UUID], at now: Int64? = nil,
+                            _ make: (UInt64) -> RelayFrame) -> [RelayDirective] {
         var directives: [RelayDirective] = []
+        directives.reserveCapacity(recipients.count)
         var overflowing: [UUID] = []
+        var delta = 0
+        var bytes = 0
         for id in recipients {
-            guard var participant = sessions[sessionID]?.participants[id] else { continue }
-            let frame = participant.outbox.append(make)
-            if participant.outbox.count > configuration.maximumOutboxFrames
-                || participant.outbox.bodyBytes > configuration.maximumOutboxBytes {
-                overflowing.append(id)
-            }
-            if let connection = participant.connection { directives.append(.send(connection, frame)) }
-            sessions[sessionID]?.participants[id] = participant
+            guard let outcome = sessions[sessionID]?.participants[id]?.append(make,
+                                                                              maximumFrames: configuration.maximumOutboxFrames,
+                                                                              maximumBytes: configuration.maximumOutboxBytes) else { continue }
+            delta += outcome.added
+            bytes += outcome.frame.payloadSize
+            if outcome.overflowing { overflowing.append(id) }
+            if let connection = outcome.connection { directives.append(.send(connection, outcome.frame)) }
         }
+        account(sessionID, delta)
+        if let now { spendFanout(sessionID, deliveries: directives.count, bytes: bytes, at: now) }
         for id in overflowing {
+            limitCounts.outbox += 1
             let key = ParticipantKey(session: sessionID, participant: id)
             if let connection = sessions[sessionID]?.participants[id]?.connection {
-                directives += [.send(connection, .error(RelayFault(.disconnected, "too far behind: \(configuration.maximumOutboxFrames) frames unacknowledged")))]
+                directives += [.send(connection, .error(RelayFault(.disconnected, "too far behind: \(configuration.maximumOutboxFrames) frames or \(configuration.maximumOutboxBytes) bytes unacknowledged")))]
             }
             directives += remove(key)
         }

@@ -46,6 +46,48 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     /// at once on each admission and resumption too).
     public var roundTripProbeInterval: Int64 = 1_000_000_000
 
+    // MARK: Resource limits (issue 12)
+    //
+    // Behind NAT many people share one address, so the per-address caps are generous: they stop
+    // one host from taking the relay, not a household or an office from using it.
+
+    /// How many attachments one session's journal holds (uploads in progress included).
+    public var maximumAttachments = 1_000
+    /// How many sessions connections from one source address may have created and still open.
+    public var maximumSessionsPerAddress = 64
+    /// How many connections one source address may hold open at once.
+    public var maximumConnectionsPerAddress = 256
+    /// How many connections may be open and not yet admitted, over the whole relay.
+    public var maximumUnauthenticatedConnections = 1_024
+    /// How many bytes a connection not yet admitted may have buffered (a partial frame
+    /// included): room for a hello with the largest activity description and a proof.
+    public var maximumUnauthenticatedBytes = 128 * 1024
+    /// The relay-wide budget in bytes of what it accounts for: output queues, outboxes, the
+    /// journals (uploads reserved when announced), ordered histories and partial frames. At it,
+    /// new sessions, joins and uploads are refused; existing sessions go on.
+    public var memoryLimit = 512 * 1024 * 1024
+    /// How many bytes may wait in one connection's output queue before the connection is
+    /// dropped as not reading (a resumption's resend of a full outbox must fit).
+    public var maximumOutputBytes = 80 * 1024 * 1024
+    /// How many frames may wait in one connection's output queue before it is dropped.
+    public var maximumOutputFrames = 40_000
+    /// Fan-out per session: deliveries (one frame to one recipient) per second. At the cap the
+    /// relay stops reading the sender until the session is back under it; nobody is dropped.
+    public var fanoutDeliveriesPerSecond: Double = 200_000
+    /// Fan-out per session: bytes of bodies delivered per second (64 MiB/s, about 537 Mbit/s).
+    public var fanoutBytesPerSecond: Double = 64 * 1024 * 1024
+    /// How many seconds of fan-out a session may spend in one burst.
+    public var fanoutBurst: Double = 1
+    /// How many bytes of an attachment load the relay hands its shell at a time; the next part
+    /// goes once the connection has drained below `drainLowWater`.
+    public var loadWindowBytes = 1024 * 1024
+    /// The output queue size under which the shell reports a connection drained.
+    public var drainLowWater = 256 * 1024
+    /// How long a datagram registration lasts unless refreshed (links refresh every 5 s).
+    public var datagramRegistrationLifetime: Int64 = 30_000_000_000
+    /// How long a registration cookie is good for after the relay issued it.
+    public var datagramCookieLifetime: Int64 = 10_000_000_000
+
     /// The defaults.
     public init() {}
 

@@ -5,15 +5,23 @@ extension RelaySessionState {
     /// signed (ordered history, journal attachments) outlive its stay, and a joiner verifies
     /// them against the key in each record and names their signer from this presence. At most
     /// `RelayWireLimits.maximumFormerParticipants` are kept, the oldest forgotten first, each of
-    /// at most `maximumPresence` bytes.
-    mutating func rememberFormer(_ entry: RelayParticipantEntry) {
+    /// at most `maximumPresence` bytes. Returns how many bytes that added to what the session
+    /// holds (less when older ones were forgotten), for the relay's memory budget.
+    mutating func rememberFormer(_ entry: RelayParticipantEntry) -> Int {
         var departed = entry
         departed.departed = true
+        let before = former.reduce(0) { $0 + Self.formerSize($1) }
         former.removeAll { $0.id == entry.id }
         former.append(departed)
         if former.count > RelayWireLimits.maximumFormerParticipants {
             former.removeFirst(former.count - RelayWireLimits.maximumFormerParticipants)
         }
+        return former.reduce(0) { $0 + Self.formerSize($1) } - before
+    }
+
+    /// The bytes a remembered participant holds: its presence, name and key, and its identity.
+    private static func formerSize(_ entry: RelayParticipantEntry) -> Int {
+        entry.presence.count + entry.displayName.utf8.count + entry.publicKey.count + 16
     }
 
     /// Everyone a welcome lists: former participants first (departed), then those present, in

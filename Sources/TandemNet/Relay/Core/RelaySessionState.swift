@@ -20,6 +20,31 @@ struct RelaySessionState: Sendable {
         var upload: Upload?
         /// Its latest round trip to the relay in nanoseconds, nil until one is measured.
         var roundTrip: Int64?
+        /// The attachment loads it asked for, oldest first, sent as its connection drains.
+        var loads: [LoadCursor] = []
+        /// When its datagram registration was last confirmed, nil while it has none.
+        var datagramsConfirmedAt: Int64?
+        /// Where its datagrams come from and go to, once confirmed (nil in memory).
+        var datagramAddress: SocketAddress?
+
+        /// Appends the frame `make` builds to the outbox, in place; what was added to the
+        /// outbox's bytes, whether it is now over a cap, and where to send it.
+        mutating func append(_ make: (UInt64) -> RelayFrame, maximumFrames: Int, maximumBytes: Int)
+            -> (frame: RelayFrame, added: Int, overflowing: Bool, connection: RelayConnectionID?) {
+            let before = outbox.bodyBytes
+            let frame = outbox.append(make)
+            return (frame, outbox.bodyBytes - before, outbox.count > maximumFrames || outbox.bodyBytes > maximumBytes, connection)
+        }
+    }
+
+    /// An attachment load in progress: what is left to send, sent a window at a time.
+    struct LoadCursor: Sendable {
+        /// The sequence number of the `loadRequest`, which the chunks and the outcome answer.
+        var request: UInt64
+        /// The attachment's data (shared with the journal, not copied).
+        var data: [UInt8]
+        /// How much of it has been handed to the shell.
+        var offset = 0
     }
 
     /// An attachment arriving in chunks.
@@ -28,6 +53,9 @@ struct RelaySessionState: Sendable {
         var request: UInt64
         var entry: RelayAttachmentEntry
         var data: [UInt8]
+        /// The bytes reserved against the journal and the relay's budget when it was announced
+        /// (its size and metadata), released if it never completes.
+        var reserved = 0
         /// Set when the add was refused: chunks are swallowed and the outcome carries this.
         var refusal: RelayFault?
     }
@@ -47,7 +75,15 @@ struct RelaySessionState: Sendable {
     /// Attachment identities in the order they were added.
     var attachmentOrder: [UUID] = []
     var attachments: [UUID: Attachment] = [:]
+    /// The bytes the journal holds or has reserved: each attachment's size and metadata.
     var journalBytes = 0
+    /// The source address of the connection that created the session, for the cap per address.
+    var creatorAddress: String?
+    /// The fan-out allowance, made on first use.
+    var fanout: FanoutBudget?
+    /// The bytes this session holds that the relay-wide budget counts (journal reservations,
+    /// ordered history, outbox bodies).
+    var accountedBytes = 0
     /// The order the next ordered broadcast gets.
     var nextOrder: UInt64 = 1
     /// The effective time of the last ordered broadcast, which the next never precedes.

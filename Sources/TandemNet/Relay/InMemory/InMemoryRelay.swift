@@ -37,6 +37,8 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
     private var datagramEndpoints: [RelayToken: InMemoryRelayTransport] = [:]
     private var nextConnection: UInt64 = 0
     private var randomState: UInt64
+    /// Frames of connections paused at their session's fan-out cap, waiting in order.
+    private var held: [RelayConnectionID: [RelayFrame]] = [:]
 
     /// A relay with these limits and timings, whose links use `linkConfiguration`.
     public init(configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
@@ -80,17 +82,48 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
     }
 
     func receive(_ frame: RelayFrame, from connection: RelayConnectionID) {
+        if var waiting = held[connection] {
+            // Paused at its session's fan-out cap: frames wait, in order, until the pause ends.
+            waiting.append(frame)
+            held[connection] = waiting
+            return
+        }
         perform(core.onFrame(frame, from: connection, at: loop.clock.now()))
+    }
+
+    /// Holds `connection`'s frames until `until`, then hands them to the core in order.
+    private func pause(_ connection: RelayConnectionID, until: Int64) {
+        guard held[connection] == nil else { return }
+        held[connection] = []
+        let delay = max(0, until - loop.clock.now())
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [self] in
+            loop.execute { [self] in resume(connection) }
+        }
+    }
+
+    private func resume(_ connection: RelayConnectionID) {
+        guard var waiting = held.removeValue(forKey: connection) else { return }
+        while !waiting.isEmpty {
+            let frame = waiting.removeFirst()
+            perform(core.onFrame(frame, from: connection, at: loop.clock.now()))
+            // Paused again: the rest wait behind the new pause.
+            if held[connection] != nil {
+                held[connection]?.insert(contentsOf: waiting, at: 0)
+                return
+            }
+        }
     }
 
     func close(_ connection: RelayConnectionID) {
         endpoints[connection] = nil
+        held[connection] = nil
         perform(core.onClose(connection, at: loop.clock.now()))
     }
 
     func register(_ token: RelayToken, _ endpoint: InMemoryRelayTransport) {
         guard core.knows(token) else { return }
         datagramEndpoints[token] = endpoint
+        core.onDatagramsBound(token, at: loop.clock.now())
     }
 
     func unregister(_ token: RelayToken) { datagramEndpoints[token] = nil }
@@ -120,11 +153,22 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
                 if let endpoint = endpoints.removeValue(forKey: connection) {
                     endpoint.closed(connection)
                 }
+                held[connection] = nil
                 perform(core.onClose(connection, at: loop.clock.now()))
             case let .sendDatagram(token, datagram):
                 datagramEndpoints[token]?.deliver(datagram)
             case let .forgetToken(token):
                 datagramEndpoints[token] = nil
+            case .bindDatagrams, .answerDatagram:
+                // In memory there are no addresses: registrations bind directly (`register`).
+                break
+            case let .notifyWhenDrained(connection):
+                // Nothing waits to be written in memory: the connection is drained as soon as
+                // the frames before this are handed over. A task, so that a long load goes a
+                // window at a time between other work instead of all at once.
+                loop.execute { [self] in perform(core.onDrained(connection, at: loop.clock.now())) }
+            case let .pauseReading(connection, until):
+                pause(connection, until: until)
             }
         }
     }

@@ -12,6 +12,10 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
     private var connection: RelayConnectionID?
     private var token: RelayToken?
     private var suspendedUntil: Int64 = 0
+    private var lastRegistration: Int64 = 0
+
+    /// How often the registration is refreshed (the relay forgets it after 30 s by default).
+    private static let registrationRefresh: Int64 = 5_000_000_000
 
     init(relay: InMemoryRelay, loop: EventLoop) {
         self.relay = relay
@@ -43,6 +47,7 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
     func registerDatagrams(token: [UInt8]) {
         let token = RelayToken(token)
         self.token = token
+        lastRegistration = loop.clock.now()
         loop.execute { [self] in
             relay.register(token, self)
             delegate?.transportDatagramsReady()
@@ -53,7 +58,12 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
         relay.route(datagram)
     }
 
-    func tick(at now: Int64) {}
+    func tick(at now: Int64) {
+        // Registrations expire unless refreshed, in memory as on the network.
+        guard let token, now - lastRegistration >= InMemoryRelayTransport.registrationRefresh else { return }
+        lastRegistration = now
+        loop.execute { [relay, self] in relay.register(token, self) }
+    }
 
     func close() {
         disconnect()

@@ -34,9 +34,17 @@ public final class RelayServer: @unchecked Sendable {
     private var dirty: [RelayConnectionID] = []
     private var datagramBuffer = [UInt8](repeating: 0, count: 65_536)
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// The bytes the connections hold (output queues, partial frames), for the budget.
+    private var shellBytes = 0
+    /// Set while `accept` is backed off after failing for want of descriptors or memory.
+    private var acceptPausedUntil: Int64?
+    private var paused: Set<RelayConnectionID> = []
 
     /// How long a closing connection may take to be read to its end before it is cut.
     private static let closingLimit: Int64 = 2_000_000_000
+    /// How long `accept` rests after failing with EMFILE, ENFILE, ENOBUFS or ENOMEM, so that a
+    /// relay out of descriptors does not spin; connections wait in the backlog meanwhile.
+    static let acceptBackoff: Int64 = 100_000_000
 
     /// Binds TCP and UDP to `address` (port 0 picks a port free for both); `start()` serves.
     public init(address: SocketAddress, configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
@@ -97,18 +105,41 @@ public final class RelayServer: @unchecked Sendable {
     // MARK: TCP
 
     private func acceptAll() {
+        guard acceptPausedUntil == nil else { return }
         // A bounded batch per pass, so that a burst of connections cannot starve the others.
         for _ in 0..<64 {
-            guard let accepted = try? listener.accept() else { return }
+            let accepted: (socket: TCPSocket, peer: SocketAddress?)
+            do {
+                guard let next = try listener.accept() else { return }
+                accepted = next
+            } catch {
+                switch error.errno {
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    // Out of descriptors or memory: poll would report the listener ready at
+                    // once again, so stop watching it for a while.
+                    acceptPausedUntil = clock.now() + RelayServer.acceptBackoff
+                    loop.setInterest(listener.descriptor, [])
+                    counters.withLock { $0.acceptFailures += 1 }
+                    return
+                default:
+                    // The peer gave up before it was accepted (ECONNABORTED and the like).
+                    continue
+                }
+            }
             try? accepted.socket.setNoDelay()
             nextConnection += 1
             let connection = RelayServerConnection(id: RelayConnectionID(nextConnection), socket: accepted.socket)
             connections[connection.id] = connection
             loop.register(accepted.socket.descriptor, interest: .readable) { [self] readable, writable, failed in
+                // A paused connection is not watched for reading, so a report now is a hang-up
+                // or an error: it is gone (what it sent unread is sent again when it resumes).
+                if failed, connection.pausedUntil != nil { return teardown(connection) }
                 service(connection, readable: readable || failed, writable: writable)
             }
             counters.withLock { $0.connectionsAccepted += 1 }
-            perform(core.onOpen(connection.id, entropy: RelayAuthenticator.randomBytes(RelayCore.entropyLength), at: clock.now()))
+            core.shellBytes = shellBytes
+            perform(core.onOpen(connection.id, entropy: RelayAuthenticator.randomBytes(RelayCore.entropyLength), at: clock.now(),
+                                peer: accepted.peer))
         }
     }
 
@@ -116,12 +147,15 @@ public final class RelayServer: @unchecked Sendable {
         if writable { flush(connection) }
         if readable { read(connection) }
         flushDirty()
+        // At once rather than at the next tick: a flood fills the budget in milliseconds.
+        if core.budgetBytes > core.configuration.memoryLimit { shedOverBudget(at: clock.now()) }
     }
 
     private func read(_ connection: RelayServerConnection) {
+        let strangerLimit = core.configuration.maximumUnauthenticatedBytes
         // A bounded number of reads per pass keeps one busy sender from starving the others.
         for _ in 0..<16 {
-            guard connections[connection.id] === connection else { return }
+            guard connections[connection.id] === connection, connection.pausedUntil == nil else { return }
             let count: Int?
             do {
                 count = try connection.socket.read(into: &readBuffer)
@@ -133,42 +167,86 @@ public final class RelayServer: @unchecked Sendable {
             counters.withLock { $0.bytesReceived += count }
             // A closing connection's bytes are read only to reach its end.
             if connection.closingSince != nil { continue }
-            connection.reader.append(readBuffer[..<count])
-            while connection.closingSince == nil {
-                let frame: RelayFrame?
-                do {
-                    frame = try connection.reader.next()
-                } catch {
-                    counters.withLock { $0.offendersDropped += 1 }
-                    perform(core.onMalformed(error, from: connection.id, at: clock.now()))
-                    break
-                }
-                guard let frame else { break }
-                counters.withLock { $0.framesReceived += 1 }
-                perform(core.onFrame(frame, from: connection.id, at: clock.now()))
+            // A stranger may not make the relay hold more than a hello's worth of bytes.
+            if core.isUnauthenticated(connection.id), connection.reader.buffered + count > strangerLimit {
+                let fault = RelayFault(.tooLarge, "more than \(strangerLimit) bytes before being admitted")
+                perform(core.onOverLimit(connection.id, fault, outputQueue: false, at: clock.now()))
+                continue
             }
+            connection.reader.append(readBuffer[..<count])
+            decodeFrames(connection)
         }
+    }
+
+    /// Hands the core the frames `connection` has buffered, until it closes or is paused.
+    private func decodeFrames(_ connection: RelayServerConnection) {
+        while connection.closingSince == nil, connection.pausedUntil == nil {
+            let frame: RelayFrame?
+            do {
+                frame = try connection.reader.next()
+            } catch {
+                counters.withLock { $0.offendersDropped += 1 }
+                perform(core.onMalformed(error, from: connection.id, at: clock.now()))
+                break
+            }
+            guard let frame else { break }
+            counters.withLock { $0.framesReceived += 1 }
+            core.shellBytes = shellBytes
+            perform(core.onFrame(frame, from: connection.id, at: clock.now()))
+        }
+        account(connection)
     }
 
     private func flush(_ connection: RelayServerConnection) {
         guard connections[connection.id] === connection else { return }
-        do {
-            let done = try connection.output.flush(to: connection.socket)
-            loop.setInterest(connection.socket.descriptor, done ? .readable : [.readable, .writable])
-            if done, connection.closingSince != nil, !connection.writeShut {
-                connection.writeShut = true
-                connection.socket.shutdownWrite()
+        // Bulk transfers refill the queue as it drains: a few rounds per pass, then the socket's
+        // readiness brings the rest.
+        var done = false
+        for _ in 0..<8 {
+            do {
+                done = try connection.output.flush(to: connection.socket)
+            } catch {
+                return teardown(connection)
             }
-        } catch {
-            teardown(connection)
+            guard connection.awaitingDrain, connection.closingSince == nil,
+                  connection.output.queuedBytes <= core.configuration.drainLowWater else { break }
+            connection.awaitingDrain = false
+            perform(core.onDrained(connection.id, at: clock.now()))
+            guard connections[connection.id] === connection else { return }
+            done = connection.output.isEmpty
+            if done { break }
         }
+        // Whatever is left is written when the socket takes more.
+        updateInterest(connection, writing: !done)
+        if done, connection.closingSince != nil, !connection.writeShut {
+            connection.writeShut = true
+            connection.socket.shutdownWrite()
+        }
+        account(connection)
+    }
+
+    /// Watches the socket for reading unless paused, and for writing while output waits.
+    private func updateInterest(_ connection: RelayServerConnection, writing: Bool) {
+        var interest: EventLoop.Readiness = connection.pausedUntil == nil ? .readable : []
+        if writing { interest.insert(.writable) }
+        loop.setInterest(connection.socket.descriptor, interest)
+    }
+
+    /// Brings the server's share of the budget up to date with what `connection` holds.
+    private func account(_ connection: RelayServerConnection) {
+        let held = connections[connection.id] === connection ? connection.heldBytes : 0
+        shellBytes += held - connection.accountedBytes
+        connection.accountedBytes = held
     }
 
     private func flushDirty() {
-        let batch = dirty
-        dirty.removeAll(keepingCapacity: true)
-        for id in batch {
-            if let connection = connections[id] { flush(connection) }
+        // Flushing may queue more (a load's next window), on this or another connection.
+        for _ in 0..<4 where !dirty.isEmpty {
+            let batch = dirty
+            dirty.removeAll(keepingCapacity: true)
+            for id in batch {
+                if let connection = connections[id] { flush(connection) }
+            }
         }
     }
 
@@ -176,6 +254,9 @@ public final class RelayServer: @unchecked Sendable {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         loop.deregister(connection.socket.descriptor)
         connection.output.removeAll()
+        connection.reader = RelayFrameReader()
+        paused.remove(connection.id)
+        account(connection)
         perform(core.onClose(connection.id, at: clock.now()))
     }
 
@@ -206,17 +287,15 @@ public final class RelayServer: @unchecked Sendable {
             return
         }
         switch datagram {
-        case let .register(token):
-            guard core.knows(RelayToken(token)) else {
+        case .register, .confirm, .unreliable:
+            let directives = core.onDatagram(datagram, from: sender, at: now)
+            if case .unreliable = datagram, !directives.isEmpty {
+                counters.withLock { $0.datagramsRouted += 1 }
+            } else if directives.isEmpty {
                 counters.withLock { $0.datagramsIgnored += 1 }
-                return
             }
-            datagramAddresses[RelayToken(token)] = sender
-            _ = try? datagrams.send(RelayDatagram.registered(token: token).encoded(), to: sender)
-        case .unreliable:
-            counters.withLock { $0.datagramsRouted += 1 }
-            perform(core.onDatagram(datagram, at: now))
-        case .registered, .delivery:
+            perform(directives)
+        case .cookie, .registered, .delivery:
             counters.withLock { $0.datagramsIgnored += 1 }
         }
     }
@@ -224,29 +303,95 @@ public final class RelayServer: @unchecked Sendable {
     // MARK: The core's directives
 
     private func tick(_ now: Int64) {
+        if let until = acceptPausedUntil, now >= until {
+            acceptPausedUntil = nil
+            loop.setInterest(listener.descriptor, .readable)
+            acceptAll()
+        }
+        for id in paused {
+            guard let connection = connections[id], let until = connection.pausedUntil, now >= until else { continue }
+            paused.remove(id)
+            connection.pausedUntil = nil
+            updateInterest(connection, writing: !connection.output.isEmpty)
+            decodeFrames(connection)
+        }
+        core.shellBytes = shellBytes
         perform(core.onTick(at: now))
+        shedOverBudget(at: now)
         for connection in connections.values {
             if let since = connection.closingSince, now - since > RelayServer.closingLimit { teardown(connection) }
         }
         flushDirty()
+        let (sessions, open, strangers, accounted, limits) = (core.sessionCount, core.connectionCount, core.unauthenticatedCount,
+                                                              core.budgetBytes, core.limitCounts)
+        counters.withLock {
+            $0.sessions = sessions
+            $0.connections = open
+            $0.unauthenticatedConnections = strangers
+            $0.bytesAccounted = accounted
+            $0.limits = limits
+        }
+    }
+
+    /// Over the relay-wide budget, the connection with the most waiting for it goes first (a
+    /// peer that does not read), as long as it holds more than two load windows and their low
+    /// water: nobody who keeps up is dropped, and what the relay holds comes back under its
+    /// budget.
+    private func shedOverBudget(at now: Int64) {
+        let limit = core.configuration.memoryLimit
+        let spared = 2 * (core.configuration.loadWindowBytes + core.configuration.drainLowWater)
+        for _ in 0..<4 where core.budgetBytes > limit {
+            guard let hog = connections.values.filter({ $0.closingSince == nil }).max(by: { $0.output.queuedBytes < $1.output.queuedBytes }),
+                  hog.output.queuedBytes > spared else { return }
+            hog.output.removeAll()
+            account(hog)
+            core.shellBytes = shellBytes
+            let fault = RelayFault(.disconnected, "not reading while the relay is at its memory limit of \(limit) bytes")
+            perform(core.onOverLimit(hog.id, fault, outputQueue: true, at: now))
+        }
     }
 
     private func perform(_ directives: [RelayDirective]) {
+        let configuration = core.configuration
         for directive in directives {
             switch directive {
             case let .send(id, frame):
                 guard let connection = connections[id], !connection.writeShut else { continue }
                 connection.output.append(frame)
                 dirty.append(id)
+                if connection.closingSince == nil,
+                   connection.output.queuedBytes > configuration.maximumOutputBytes
+                    || connection.output.count > configuration.maximumOutputFrames {
+                    // A peer that does not read: what waits for it is dropped at once, and it
+                    // gets only the reason.
+                    connection.output.removeAll()
+                    let fault = RelayFault(.disconnected, "not reading: more than \(configuration.maximumOutputBytes) bytes or \(configuration.maximumOutputFrames) frames waiting")
+                    perform(core.onOverLimit(id, fault, outputQueue: true, at: clock.now()))
+                }
+                account(connection)
             case let .close(id):
                 guard let connection = connections[id], connection.closingSince == nil else { continue }
                 connection.closingSince = clock.now()
+                connection.awaitingDrain = false
                 dirty.append(id)
             case let .sendDatagram(token, datagram):
                 guard let address = datagramAddresses[token] else { continue }
                 _ = try? datagrams.send(datagram.encoded(), to: address)
             case let .forgetToken(token):
                 datagramAddresses[token] = nil
+            case let .bindDatagrams(token, address):
+                datagramAddresses[token] = address
+            case let .answerDatagram(address, datagram):
+                _ = try? datagrams.send(datagram.encoded(), to: address)
+            case let .notifyWhenDrained(id):
+                guard let connection = connections[id] else { continue }
+                connection.awaitingDrain = true
+                dirty.append(id)
+            case let .pauseReading(id, until):
+                guard let connection = connections[id] else { continue }
+                connection.pausedUntil = max(connection.pausedUntil ?? until, until)
+                paused.insert(id)
+                updateInterest(connection, writing: !connection.output.isEmpty)
             }
         }
     }

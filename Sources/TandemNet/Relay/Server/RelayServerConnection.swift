@@ -6,14 +6,24 @@ final class RelayServerConnection {
     let id: RelayConnectionID
     let socket: TCPSocket
     var reader = RelayFrameReader()
-    var output = RelayFrameOutput()
+    var output = RelayServerOutput()
     /// Set once the core asked to close: nothing more is read into the core, what is queued is
     /// written, then the write side is shut and the rest discarded until the peer closes.
     var closingSince: Int64?
     var writeShut = false
+    /// Set when the core asked to hear once the output queue drains below the low-water mark.
+    var awaitingDrain = false
+    /// Nothing is read from the socket, nor handed to the core from `reader`, until then: the
+    /// connection's session is over its fan-out cap.
+    var pausedUntil: Int64?
+    /// What this connection last added to the server's share of the relay-wide budget.
+    var accountedBytes = 0
 
     init(id: RelayConnectionID, socket: TCPSocket) {
         self.id = id
         self.socket = socket
     }
+
+    /// The bytes this connection holds now: its output queue and its partial frame.
+    var heldBytes: Int { output.queuedBytes + reader.buffered }
 }

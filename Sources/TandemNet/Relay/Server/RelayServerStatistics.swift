@@ -1,4 +1,4 @@
-/// What a relay server has done so far.
+/// What a relay server has done so far, and what it holds now.
 public struct RelayServerStatistics: Sendable, Hashable, Codable {
     /// TCP connections accepted.
     public var connectionsAccepted = 0
@@ -14,7 +14,31 @@ public struct RelayServerStatistics: Sendable, Hashable, Codable {
     public var timeRequestsAnswered = 0
     /// Datagrams ignored: malformed, unknown kinds, unknown tokens.
     public var datagramsIgnored = 0
+    /// Times `accept` failed for want of descriptors or memory and the relay backed off.
+    public var acceptFailures = 0
+    /// Sessions open now (as of the latest tick).
+    public var sessions = 0
+    /// Connections open now.
+    public var connections = 0
+    /// Connections open now and not yet admitted.
+    public var unauthenticatedConnections = 0
+    /// The bytes the relay-wide budget counts now (`--memory-limit`).
+    public var bytesAccounted = 0
+    /// How often each resource limit has refused or cut something.
+    public var limits = RelayLimitCounts()
 
     /// No counts yet.
     public init() {}
+
+    /// One line of counts, as `tandem serve --stats-interval` prints it.
+    public var line: String {
+        "sessions \(sessions), connections \(connections) (\(unauthenticatedConnections) unauthenticated), "
+            + "bytes accounted \(bytesAccounted), frames \(framesReceived), datagrams \(datagramsRouted), "
+            + "refusals: memory \(limits.memory), sessions/address \(limits.sessionsPerAddress), "
+            + "connections/address \(limits.connectionsPerAddress), unauthenticated \(limits.unauthenticated), "
+            + "unauthenticated bytes \(limits.unauthenticatedBytes), journal \(limits.journal), "
+            + "output queue \(limits.outputQueue), outbox \(limits.outbox), fan-out pauses \(limits.fanoutPauses), "
+            + "forged acks \(limits.forgedAcknowledgements), flooding \(limits.flooding), "
+            + "datagram registrations \(limits.datagramRegistrations), accept failures \(acceptFailures)"
+    }
 }

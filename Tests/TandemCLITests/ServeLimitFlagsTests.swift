@@ -1,0 +1,32 @@
+import Foundation
+import TandemTestKit
+import Testing
+
+/// The relay's resource flags on `tandem serve` and `tandem host`: stated in the usage with
+/// their defaults, and a bad value is one clear line before anything binds.
+@Suite struct ServeLimitFlagsTests {
+    @Test("the usage states every limit with its default", arguments: ["serve", "host"])
+    func usage(command: String) throws {
+        let run = try TandemProcess.run([command, "--help"])
+        #expect(run.status == 0)
+        for flag in ["--memory-limit SIZE (512M)", "--max-sessions-per-address N (64)", "--max-connections-per-address N (256)",
+                     "--max-unauthenticated N (1024)", "--unauthenticated-buffer SIZE (128K)", "--max-output-queue SIZE (80M)",
+                     "--max-attachments N (1000)", "--fanout-deliveries N/s (200000)", "--fanout-bytes SIZE/s (64M)"] {
+            #expect(run.standardOutput.contains(flag), "\(command) --help does not state \(flag)")
+        }
+    }
+
+    @Test("bad sizes and counts are refused with one line naming the flag", arguments: [
+        (["--memory-limit", "12X"], "--memory-limit wants a size"),
+        (["--memory-limit", "0"], "--memory-limit wants a size"),
+        (["--unauthenticated-buffer", "1K"], "--unauthenticated-buffer must be at least 80K"),
+        (["--max-sessions-per-address", "0"], "--max-sessions-per-address must be at least 1"),
+        (["--stats-interval", "-1"], "--stats-interval wants seconds above 0"),
+    ])
+    func badValues(arguments: [String], message: String) throws {
+        let run = try TandemProcess.run(["serve", "--bind", "127.0.0.1", "--port", "0"] + arguments, timeout: 20)
+        #expect(run.status != 0)
+        #expect(run.standardError.contains(message), "\(run.standardError)")
+        #expect(run.standardError.split(separator: "\n").count <= 2)
+    }
+}
