@@ -41,10 +41,10 @@ struct RelayDatagramFuzzTests {
         let admission = CoreAdmission(key: [UInt8](repeating: 1, count: 32), session: session)
         let peer = try SocketAddress(host: "127.0.0.2", port: 40_000)
         var token: [UInt8] = []
-        for case let .send(_, .welcome(welcome)) in admission.admit(&core, RelayConnectionID(1), UUID(), create: true, at: 0, peer: peer) {
+        for case let .send(_, .welcome(welcome)) in admission.admit(&core, RelayConnectionID(1), TestIdentities.make(), create: true, at: 0, peer: peer) {
             token = welcome.token
         }
-        _ = admission.admit(&core, RelayConnectionID(2), UUID(), create: false, at: 0, peer: try SocketAddress(host: "127.0.0.3", port: 1))
+        _ = admission.admit(&core, RelayConnectionID(2), TestIdentities.make(), create: false, at: 0, peer: try SocketAddress(host: "127.0.0.3", port: 1))
         #expect(token.count == RelayWireLimits.tokenLength)
         let valid = (RelayDatagramFuzzTests.corpus + [.register(token: token), .unreliable(token: token, recipients: .everyone, body: [1])])
             .map { $0.encoded() }

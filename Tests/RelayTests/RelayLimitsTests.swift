@@ -49,8 +49,8 @@ struct RelayLimitsTests {
         var core = RelayCore()
         let session = UUID()
         let (alice, bob) = (RelayConnectionID(1), RelayConnectionID(2))
-        #expect(welcomed(admission(session).admit(&core, alice, UUID(), create: true, at: 0)))
-        #expect(welcomed(admission(session).admit(&core, bob, UUID(), create: false, at: 0)))
+        #expect(welcomed(admission(session).admit(&core, alice, TestIdentities.make(), create: true, at: 0)))
+        #expect(welcomed(admission(session).admit(&core, bob, TestIdentities.make(), create: false, at: 0)))
         // Alice was sent one frame since her welcome (bob's arrival): acknowledging it is fine.
         #expect(core.onFrame(.ack(1), from: alice, at: 1).isEmpty)
         let forged = core.onFrame(.ack(UInt64.max), from: alice, at: 2)
@@ -90,7 +90,7 @@ struct RelayLimitsTests {
         configuration.maximumUnauthenticatedConnections = 2
         var core = RelayCore(configuration: configuration)
         let session = UUID()
-        #expect(welcomed(admission(session).admit(&core, RelayConnectionID(1), UUID(), create: true, at: 0, peer: address(2))))
+        #expect(welcomed(admission(session).admit(&core, RelayConnectionID(1), TestIdentities.make(), create: true, at: 0, peer: address(2))))
         let entropy = [UInt8](repeating: 7, count: RelayCore.entropyLength)
         #expect(core.onOpen(RelayConnectionID(2), entropy: entropy, at: 0, peer: address(3)).isEmpty)
         #expect(core.onOpen(RelayConnectionID(3), entropy: entropy, at: 0, peer: address(4)).isEmpty)
@@ -107,14 +107,14 @@ struct RelayLimitsTests {
         configuration.maximumSessionsPerAddress = 2
         var core = RelayCore(configuration: configuration)
         let sessions = [UUID(), UUID(), UUID()]
-        #expect(welcomed(admission(sessions[0]).admit(&core, RelayConnectionID(1), UUID(), create: true, at: 0, peer: address(2))))
-        #expect(welcomed(admission(sessions[1]).admit(&core, RelayConnectionID(2), UUID(), create: true, at: 0, peer: address(2))))
-        let third = admission(sessions[2]).admit(&core, RelayConnectionID(3), UUID(), create: true, at: 0, peer: address(2))
+        #expect(welcomed(admission(sessions[0]).admit(&core, RelayConnectionID(1), TestIdentities.make(), create: true, at: 0, peer: address(2))))
+        #expect(welcomed(admission(sessions[1]).admit(&core, RelayConnectionID(2), TestIdentities.make(), create: true, at: 0, peer: address(2))))
+        let third = admission(sessions[2]).admit(&core, RelayConnectionID(3), TestIdentities.make(), create: true, at: 0, peer: address(2))
         #expect(refusal(third)?.code == .limitReached)
         #expect(core.sessionCount == 2)
         // The same address joins an existing session, and another address creates one.
-        #expect(welcomed(admission(sessions[0]).admit(&core, RelayConnectionID(4), UUID(), create: false, at: 0, peer: address(2))))
-        #expect(welcomed(admission(sessions[2]).admit(&core, RelayConnectionID(5), UUID(), create: true, at: 0, peer: address(3))))
+        #expect(welcomed(admission(sessions[0]).admit(&core, RelayConnectionID(4), TestIdentities.make(), create: false, at: 0, peer: address(2))))
+        #expect(welcomed(admission(sessions[2]).admit(&core, RelayConnectionID(5), TestIdentities.make(), create: true, at: 0, peer: address(3))))
         #expect(core.limitCounts.sessionsPerAddress == 1)
     }
 
@@ -127,12 +127,12 @@ struct RelayLimitsTests {
         var core = RelayCore(configuration: configuration)
         let session = UUID()
         let (alice, bob) = (RelayConnectionID(1), RelayConnectionID(2))
-        #expect(welcomed(admission(session).admit(&core, alice, UUID(), create: true, at: 0)))
-        #expect(welcomed(admission(session).admit(&core, bob, UUID(), create: false, at: 0)))
+        #expect(welcomed(admission(session).admit(&core, alice, TestIdentities.make(), create: true, at: 0)))
+        #expect(welcomed(admission(session).admit(&core, bob, TestIdentities.make(), create: false, at: 0)))
         // The shell reports its queues at the budget.
         core.shellBytes = configuration.memoryLimit
-        #expect(refusal(admission(UUID()).admit(&core, RelayConnectionID(3), UUID(), create: true, at: 1))?.code == .limitReached)
-        #expect(refusal(admission(session).admit(&core, RelayConnectionID(4), UUID(), create: false, at: 1))?.code == .limitReached)
+        #expect(refusal(admission(UUID()).admit(&core, RelayConnectionID(3), TestIdentities.make(), create: true, at: 1))?.code == .limitReached)
+        #expect(refusal(admission(session).admit(&core, RelayConnectionID(4), TestIdentities.make(), create: false, at: 1))?.code == .limitReached)
         let message = core.onFrame(.message(sequence: 1, recipients: .everyone, reliable: true, body: [1, 2, 3]), from: alice, at: 2)
         #expect(frames(message, to: bob).count == 1, "an existing session keeps flowing")
         let entry = RelayAttachmentEntry(id: UUID(), owner: UUID(), size: 10, metadata: [])
@@ -142,7 +142,7 @@ struct RelayLimitsTests {
         #expect(core.limitCounts.memory == 3)
         // Below the budget again, a newcomer is let in.
         core.shellBytes = 0
-        #expect(welcomed(admission(session).admit(&core, RelayConnectionID(5), UUID(), create: false, at: 5)))
+        #expect(welcomed(admission(session).admit(&core, RelayConnectionID(5), TestIdentities.make(), create: false, at: 5)))
     }
 
     @Test("what the budget counts comes back when it goes: outboxes, history, journal")
@@ -150,8 +150,8 @@ struct RelayLimitsTests {
         var core = RelayCore()
         let session = UUID()
         let (alice, bob) = (RelayConnectionID(1), RelayConnectionID(2))
-        _ = admission(session).admit(&core, alice, UUID(), create: true, at: 0)
-        _ = admission(session).admit(&core, bob, UUID(), create: false, at: 0)
+        _ = admission(session).admit(&core, alice, TestIdentities.make(), create: true, at: 0)
+        _ = admission(session).admit(&core, bob, TestIdentities.make(), create: false, at: 0)
         _ = core.onFrame(.message(sequence: 1, recipients: .everyone, reliable: true, body: [UInt8](repeating: 1, count: 1000)), from: alice, at: 1)
         #expect(core.accountedBytes == 1000, "bob's outbox holds the body")
         _ = core.onFrame(.proposal(sequence: 2, body: [UInt8](repeating: 2, count: 500)), from: alice, at: 2)
@@ -174,7 +174,7 @@ struct RelayLimitsTests {
         var core = RelayCore(configuration: configuration)
         let session = UUID()
         let alice = RelayConnectionID(1)
-        _ = admission(session).admit(&core, alice, UUID(), create: true, at: 0)
+        _ = admission(session).admit(&core, alice, TestIdentities.make(), create: true, at: 0)
         var results: [RelayFault?] = []
         for sequence in UInt64(1)...3 {
             let entry = RelayAttachmentEntry(id: UUID(), owner: UUID(), size: 0, metadata: [UInt8](repeating: 0, count: 40 * 1024))
@@ -193,7 +193,7 @@ struct RelayLimitsTests {
         let session = UUID()
         let connections = (1...3).map { RelayConnectionID(UInt64($0)) }
         for (index, connection) in connections.enumerated() {
-            _ = admission(session).admit(&core, connection, UUID(), create: index == 0, at: 0)
+            _ = admission(session).admit(&core, connection, TestIdentities.make(), create: index == 0, at: 0)
         }
         let entries = connections.map { _ in RelayAttachmentEntry(id: UUID(), owner: UUID(), size: 400 * 1024, metadata: []) }
         for (connection, entry) in zip(connections, entries) {
@@ -220,7 +220,7 @@ struct RelayLimitsTests {
         var core = RelayCore(configuration: configuration)
         let session = UUID()
         let alice = RelayConnectionID(1)
-        _ = admission(session).admit(&core, alice, UUID(), create: true, at: 0)
+        _ = admission(session).admit(&core, alice, TestIdentities.make(), create: true, at: 0)
         var results: [RelayFault?] = []
         for sequence in UInt64(1)...3 {
             let entry = RelayAttachmentEntry(id: UUID(), owner: UUID(), size: 0, metadata: [1])
@@ -240,8 +240,8 @@ struct RelayLimitsTests {
         var core = RelayCore(configuration: configuration)
         let session = UUID()
         let alice = RelayConnectionID(1)
-        _ = admission(session).admit(&core, alice, UUID(), create: true, at: 0)
-        for index in 2...5 { _ = admission(session).admit(&core, RelayConnectionID(UInt64(index)), UUID(), create: false, at: 0) }
+        _ = admission(session).admit(&core, alice, TestIdentities.make(), create: true, at: 0)
+        for index in 2...5 { _ = admission(session).admit(&core, RelayConnectionID(UInt64(index)), TestIdentities.make(), create: false, at: 0) }
         var pause: Int64?
         var sequence: UInt64 = 0
         // Four recipients a message; ten deliveries of burst: the third message goes over it.
@@ -271,7 +271,7 @@ struct RelayLimitsTests {
         var core = RelayCore(configuration: configuration)
         let session = UUID()
         let alice = RelayConnectionID(1)
-        _ = admission(session).admit(&core, alice, UUID(), create: true, at: 0)
+        _ = admission(session).admit(&core, alice, TestIdentities.make(), create: true, at: 0)
         let size = 3 * 1024 * 1024 + 5
         let data = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let entry = RelayAttachmentEntry(id: UUID(), owner: UUID(), size: size, metadata: [])
@@ -321,9 +321,9 @@ struct RelayLimitsTests {
         var core = RelayCore(cookieKey: [UInt8](repeating: 5, count: 32))
         let session = UUID()
         let (alice, bob) = (RelayConnectionID(1), RelayConnectionID(2))
-        let aliceID = UUID()
+        let aliceID = TestIdentities.make()
         let aliceWelcome = admission(session).admit(&core, alice, aliceID, create: true, at: 0, peer: address(2))
-        let bobWelcome = admission(session).admit(&core, bob, UUID(), create: false, at: 0, peer: address(3))
+        let bobWelcome = admission(session).admit(&core, bob, TestIdentities.make(), create: false, at: 0, peer: address(3))
         func token(_ directives: [RelayDirective], _ connection: RelayConnectionID) -> [UInt8]? {
             for case let .welcome(welcome) in frames(directives, to: connection) { return welcome.token }
             return nil
@@ -383,8 +383,8 @@ struct RelayLimitsTests {
         var core = RelayCore(cookieKey: [UInt8](repeating: 5, count: 32))
         let session = UUID()
         let alice = RelayConnectionID(1)
-        let welcome = admission(session).admit(&core, alice, UUID(), create: true, at: 0, peer: address(2))
-        _ = admission(session).admit(&core, RelayConnectionID(2), UUID(), create: false, at: 0, peer: address(3))
+        let welcome = admission(session).admit(&core, alice, TestIdentities.make(), create: true, at: 0, peer: address(2))
+        _ = admission(session).admit(&core, RelayConnectionID(2), TestIdentities.make(), create: false, at: 0, peer: address(3))
         var token: [UInt8] = []
         for case let .welcome(body) in frames(welcome, to: alice) { token = body.token }
         let udp = try SocketAddress(host: "127.0.0.2", port: 50_000)
