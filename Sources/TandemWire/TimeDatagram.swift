@@ -20,11 +20,12 @@ public enum TimeDatagram: Sendable, Hashable {
     public static func decode(_ bytes: some Collection<UInt8>) throws(WireError) -> TimeDatagram {
         guard bytes.count == size else { throw .wrongLength(expected: size, actual: bytes.count, context: context) }
         let header = try DatagramHeader.decode(bytes, context: context)
-        var reader = BigEndianReader(Array(bytes), offset: DatagramHeader.size)
-        let sequence = reader.readUInt32()
-        let clientSendTime = reader.readInt64()
-        let serverReceiveTime = reader.readInt64()
-        let serverSendTime = reader.readInt64()
+        var reader = ByteReader(Array(bytes)[DatagramHeader.size...], context: context)
+        let sequence = try reader.uint32()
+        let clientSendTime = Int64(bitPattern: try reader.uint64())
+        let serverReceiveTime = Int64(bitPattern: try reader.uint64())
+        let serverSendTime = Int64(bitPattern: try reader.uint64())
+        try reader.finish()
         switch header.kind {
         case .timeRequest:
             return .request(ClockProbe(sequence: sequence, sendTime: clientSendTime))

@@ -157,7 +157,7 @@ struct IdentityHandshakeTests {
         var core = RelayCore()
         let connection = RelayConnectionID(1)
         _ = core.onOpen(connection, entropy: entropy(1), at: 0)
-        let directives = core.onMalformed(RelayWireError(.unsupportedVersion(2), context: "relay frame"), from: connection, at: 0)
+        let directives = core.onMalformed(WireError(.unsupportedVersion(2), context: "relay frame"), from: connection, at: 0)
         let frames = CoreAdmission.frames(directives, to: connection)
         guard case let .versionRefusal(version, fault)? = frames.first else {
             Issue.record("expected a version refusal, got \(frames)")
@@ -176,7 +176,7 @@ struct IdentityHandshakeTests {
         // Version 1 is older than any refusal this build can write: a current refusal, still one line.
         var old = RelayCore()
         _ = old.onOpen(connection, entropy: entropy(1), at: 0)
-        let ancient = CoreAdmission.frames(old.onMalformed(RelayWireError(.unsupportedVersion(1), context: "relay frame"), from: connection, at: 0), to: connection)
+        let ancient = CoreAdmission.frames(old.onMalformed(WireError(.unsupportedVersion(1), context: "relay frame"), from: connection, at: 0), to: connection)
         #expect(ancient == [.refusal(RelayFault(.versionMismatch, "relay speaks protocol v3, this tandem speaks v1"))])
     }
 }

@@ -31,7 +31,7 @@ struct RelayDatagramFuzzTests {
         let cookie = RelayDatagram.cookie(token: RelayDatagramFuzzTests.token, cookie: [UInt8](repeating: 0, count: RelayDatagram.cookieLength)).encoded()
         #expect(register.count >= cookie.count)
         // A register without its padding is refused: nobody gets a cookie for fewer bytes.
-        #expect(throws: RelayWireError.self) { try RelayDatagram.decode(register.dropLast(RelayDatagram.cookieLength)) }
+        #expect(throws: WireError.self) { try RelayDatagram.decode(register.dropLast(RelayDatagram.cookieLength)) }
     }
 
     @Test("fuzz: mutated datagrams never trap; the core answers only participants, never with more than it got")

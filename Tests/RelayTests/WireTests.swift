@@ -96,7 +96,7 @@ struct WireTests {
         // One byte more is refused by the decoder.
         let over = RelayFrame.proposal(sequence: 1, body: body + [0]).encoded()
         #expect { try RelayFrame.decode(over[4...]) } throws: { error in
-            guard let error = error as? RelayWireError, case .oversized = error.code else { return false }
+            guard let error = error as? WireError, case .oversized = error.code else { return false }
             return true
         }
     }
@@ -106,7 +106,7 @@ struct WireTests {
         var reader = RelayFrameReader()
         reader.append([0x7F, 0xFF, 0xFF, 0xFF])
         #expect { try reader.next() } throws: { error in
-            guard let error = error as? RelayWireError, case .oversized = error.code else { return false }
+            guard let error = error as? WireError, case .oversized = error.code else { return false }
             return true
         }
         #expect(reader.buffered == 4, "nothing was allocated for the announced frame")
@@ -132,7 +132,7 @@ struct WireTests {
         #expect(!RelayDatagramKind.matches(TimeDatagram.request(.init(sequence: 1, sendTime: 2)).encoded()))
     }
 
-    @Test("fuzz: random and mutated input never traps, every defect is a RelayWireError")
+    @Test("fuzz: random and mutated input never traps, every defect is a WireError")
     func fuzz() {
         var random = SeededRandom(seed: 0x7A4D_E3)
         let valid = WireTests.corpus.map { $0.encoded() }

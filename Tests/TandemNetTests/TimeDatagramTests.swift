@@ -37,7 +37,7 @@ import TandemWire
             (Array(good.prefix(31)), "31 bytes, expected 32"),
             (good + [0], "33 bytes, expected 32"),
             (badMagic, "is not Tandem's magic"),
-            (badKind, "unknown datagram kind 127"),
+            (badKind, "unknown type 0x7f"),
             (badVersion, "version 2 is not supported"),
         ]
         for (bytes, message) in cases {

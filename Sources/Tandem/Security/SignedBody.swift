@@ -47,7 +47,7 @@ struct SignedBody: Sendable, Equatable {
 
     /// The bytes that are signed (everything but the signature).
     var signedBytes: [UInt8] {
-        var writer = RelayByteWriter(capacity: SignedBody.overhead + payload.count + 16 * (recipients?.count ?? 0))
+        var writer = ByteWriter(capacity: SignedBody.overhead + payload.count + 16 * (recipients?.count ?? 0))
         writer.uint8(SignedBody.format)
         writer.uint16(kind.rawValue)
         writer.uint8(path.rawValue)
@@ -84,7 +84,7 @@ struct SignedBody: Sendable, Equatable {
         guard bytes.count >= RelayWireLimits.signatureLength else { return .failure(.malformed) }
         let signedPart = bytes[..<(bytes.count - RelayWireLimits.signatureLength)]
         let signature = Array(bytes[(bytes.count - RelayWireLimits.signatureLength)...])
-        var reader = RelayByteReader(signedPart, context: "signed body")
+        var reader = ByteReader(signedPart, context: "signed body")
         let body: SignedBody
         do {
             body = try decodeFields(&reader, signature: signature)
@@ -98,13 +98,13 @@ struct SignedBody: Sendable, Equatable {
         return .success(body)
     }
 
-    private static func decodeFields(_ reader: inout RelayByteReader, signature: [UInt8]) throws(RelayWireError) -> SignedBody {
+    private static func decodeFields(_ reader: inout ByteReader, signature: [UInt8]) throws(WireError) -> SignedBody {
         let format = try reader.uint8()
-        guard format == SignedBody.format else { throw RelayWireError(.unsupportedVersion(format), context: reader.context) }
+        guard format == SignedBody.format else { throw WireError(.unsupportedVersion(format), context: reader.context) }
         let kind = BodyKind(rawValue: try reader.uint16())
         let pathByte = try reader.uint8()
         guard let path = BodyPath(rawValue: pathByte) else {
-            throw RelayWireError(.malformed("path \(pathByte)"), context: reader.context)
+            throw WireError(.malformed("path \(pathByte)"), context: reader.context)
         }
         let sessionID = try reader.uuid()
         let sender = try reader.uuid()
@@ -116,13 +116,13 @@ struct SignedBody: Sendable, Equatable {
         case 1:
             let count = Int(try reader.uint16())
             guard count <= maximumRecipients else {
-                throw RelayWireError(.oversized(length: count, limit: maximumRecipients), context: reader.context)
+                throw WireError(.oversized(length: count, limit: maximumRecipients), context: reader.context)
             }
             var ids: [UUID] = []
             ids.reserveCapacity(min(count, reader.remaining / 16))
             for _ in 0..<count { ids.append(try reader.uuid()) }
             recipients = ids
-        case let tag: throw RelayWireError(.malformed("recipient tag \(tag)"), context: reader.context)
+        case let tag: throw WireError(.malformed("recipient tag \(tag)"), context: reader.context)
         }
         let attachment: UUID? = try reader.bool() ? try reader.uuid() : nil
         let payload = try reader.bytes(limit: RelayWireLimits.maximumAttachment)

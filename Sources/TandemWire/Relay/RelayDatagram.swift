@@ -31,20 +31,20 @@ public enum RelayDatagram: Sendable, Hashable {
 
     private static let context = "relay datagram"
 
-    /// Decodes a datagram; any defect is a `RelayWireError`.
-    public static func decode(_ bytes: ArraySlice<UInt8>) throws(RelayWireError) -> RelayDatagram {
+    /// Decodes a datagram; any defect is a `WireError`.
+    public static func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> RelayDatagram {
         guard bytes.count <= maximumSize else {
-            throw RelayWireError(.oversized(length: bytes.count, limit: maximumSize), context: context)
+            throw WireError(.oversized(length: bytes.count, limit: maximumSize), context: context)
         }
-        var reader = RelayByteReader(bytes, context: context)
+        var reader = ByteReader(bytes, context: context)
         let magic = try reader.uint8()
-        guard magic == DatagramHeader.magic else { throw RelayWireError(.badMagic(magic), context: context) }
+        guard magic == DatagramHeader.magic else { throw WireError(.badMagic(magic), context: context) }
         let kindByte = try reader.uint8()
         guard let kind = RelayDatagramKind(rawValue: kindByte) else {
-            throw RelayWireError(.unknownType(kindByte), context: context)
+            throw WireError(.unknownType(kindByte), context: context)
         }
         let version = try reader.uint8()
-        guard version == RelayFrame.version else { throw RelayWireError(.unsupportedVersion(version), context: context) }
+        guard version == RelayFrame.version else { throw WireError(.unsupportedVersion(version), context: context) }
         _ = try reader.uint8()
         let datagram: RelayDatagram
         switch kind {
@@ -69,7 +69,7 @@ public enum RelayDatagram: Sendable, Hashable {
                 for _ in 0..<count { ids.append(try reader.uuid()) }
                 recipients = .only(ids)
             case let tag:
-                throw RelayWireError(.malformed("recipient tag \(tag)"), context: context)
+                throw WireError(.malformed("recipient tag \(tag)"), context: context)
             }
             datagram = .unreliable(token: token, recipients: recipients, body: try reader.bytes(limit: maximumBody))
         case .delivery:
@@ -81,7 +81,7 @@ public enum RelayDatagram: Sendable, Hashable {
 
     /// The datagram's bytes.
     public func encoded() -> [UInt8] {
-        var writer = RelayByteWriter(capacity: 64)
+        var writer = ByteWriter(capacity: 64)
         writer.uint8(DatagramHeader.magic)
         writer.uint8(kind.rawValue)
         writer.uint8(RelayFrame.version)

@@ -3,25 +3,25 @@ import Foundation
 extension RelayFrame {
     /// Decodes one frame from the bytes after its length prefix (version, type, fields).
     ///
-    /// Any defect is a `RelayWireError`: an unknown version or type, a field cut short, a length
+    /// Any defect is a `WireError`: an unknown version or type, a field cut short, a length
     /// over its limit (checked before anything is allocated), bytes left over.
-    public static func decode(_ bytes: ArraySlice<UInt8>) throws(RelayWireError) -> RelayFrame {
-        var header = RelayByteReader(bytes, context: "relay frame")
+    public static func decode(_ bytes: ArraySlice<UInt8>) throws(WireError) -> RelayFrame {
+        var header = ByteReader(bytes, context: "relay frame")
         let version = try header.uint8()
         guard version == RelayFrame.version else {
-            throw RelayWireError(.unsupportedVersion(version), context: "relay frame")
+            throw WireError(.unsupportedVersion(version), context: "relay frame")
         }
         let typeByte = try header.uint8()
         guard let type = RelayFrameType(rawValue: typeByte) else {
-            throw RelayWireError(.unknownType(typeByte), context: "relay frame")
+            throw WireError(.unknownType(typeByte), context: "relay frame")
         }
-        var reader = RelayByteReader(bytes.dropFirst(2), context: "relay frame \(type)")
+        var reader = ByteReader(bytes.dropFirst(2), context: "relay frame \(type)")
         let frame = try decodeFields(type, &reader)
         try reader.finish()
         return frame
     }
 
-    private static func decodeFields(_ type: RelayFrameType, _ reader: inout RelayByteReader) throws(RelayWireError) -> RelayFrame {
+    private static func decodeFields(_ type: RelayFrameType, _ reader: inout ByteReader) throws(WireError) -> RelayFrame {
         let secret = RelayWireLimits.secretLength
         switch type {
         case .hello:
@@ -78,7 +78,7 @@ extension RelayFrame {
                 for _ in 0..<count { ids.append(try reader.uuid()) }
                 recipients = .only(ids)
             case let tag:
-                throw RelayWireError(.malformed("recipient tag \(tag)"), context: reader.context)
+                throw WireError(.malformed("recipient tag \(tag)"), context: reader.context)
             }
             return .message(sequence: sequence, recipients: recipients, reliable: try reader.bool(),
                             body: try reader.bytes(limit: RelayWireLimits.maximumBody))
@@ -127,37 +127,37 @@ extension RelayFrame {
     }
 }
 
-extension RelayByteReader {
+extension ByteReader {
     /// A 32-bit count of items, at most `limit`: a list's loop is bounded before it starts.
-    mutating func count(limit: Int) throws(RelayWireError) -> Int {
+    mutating func count(limit: Int) throws(WireError) -> Int {
         let count = Int(try uint32())
-        guard count <= limit else { throw RelayWireError(.oversized(length: count, limit: limit), context: context) }
+        guard count <= limit else { throw WireError(.oversized(length: count, limit: limit), context: context) }
         return count
     }
 
-    mutating func participant() throws(RelayWireError) -> RelayParticipantEntry {
+    mutating func participant() throws(WireError) -> RelayParticipantEntry {
         RelayParticipantEntry(id: try uuid(), publicKey: try fixed(RelayWireLimits.publicKeyLength),
                               displayName: try text(limit: RelayWireLimits.maximumNameLength),
                               presence: try bytes(limit: RelayWireLimits.maximumPresence), departed: try bool())
     }
 
-    mutating func attachment() throws(RelayWireError) -> RelayAttachmentEntry {
+    mutating func attachment() throws(WireError) -> RelayAttachmentEntry {
         let id = try uuid()
         let owner = try uuid()
         let size = try uint64()
         guard size <= UInt64(RelayWireLimits.maximumAttachment) else {
-            throw RelayWireError(.oversized(length: Int(clamping: size), limit: RelayWireLimits.maximumAttachment), context: context)
+            throw WireError(.oversized(length: Int(clamping: size), limit: RelayWireLimits.maximumAttachment), context: context)
         }
         return RelayAttachmentEntry(id: id, owner: owner, size: Int(size),
                                     metadata: try bytes(limit: RelayWireLimits.maximumMetadata))
     }
 
-    mutating func orderedEntry() throws(RelayWireError) -> RelayOrderedEntry {
+    mutating func orderedEntry() throws(WireError) -> RelayOrderedEntry {
         RelayOrderedEntry(sender: try uuid(), order: try uint64(), orderedAt: Int64(bitPattern: try uint64()),
                           effectiveAt: Int64(bitPattern: try uint64()), body: try bytes(limit: RelayWireLimits.maximumBody))
     }
 
-    mutating func fault() throws(RelayWireError) -> RelayFault {
+    mutating func fault() throws(WireError) -> RelayFault {
         RelayFault(RelayFaultCode(rawValue: try uint8()), try text(limit: RelayWireLimits.maximumTextLength))
     }
 }

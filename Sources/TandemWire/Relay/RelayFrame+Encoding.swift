@@ -1,7 +1,7 @@
 extension RelayFrame {
     /// The whole frame as it goes on the wire: length prefix, version, type, fields.
     public func encoded() -> [UInt8] {
-        var writer = RelayByteWriter(capacity: 16 + payloadSize)
+        var writer = ByteWriter(capacity: 16 + payloadSize)
         writer.uint32(0)
         if case let .versionRefusal(peerVersion, _) = self {
             writer.uint8(peerVersion)
@@ -50,7 +50,7 @@ extension RelayFrame {
         }
     }
 
-    private func encodeFields(into writer: inout RelayByteWriter) {
+    private func encodeFields(into writer: inout ByteWriter) {
         switch self {
         case let .hello(hello):
             writer.uuid(hello.sessionID)
@@ -152,7 +152,7 @@ extension RelayFrame {
     }
 }
 
-extension RelayByteWriter {
+extension ByteWriter {
     mutating func participant(_ entry: RelayParticipantEntry) {
         uuid(entry.id)
         fixed(entry.publicKey, count: RelayWireLimits.publicKeyLength)

@@ -28,7 +28,7 @@ public struct RelayFrameReader: Sendable {
 
     /// The next complete frame, nil when more bytes are needed; throws on a defect, after which
     /// the stream cannot be trusted and the connection should be closed.
-    public mutating func next() throws(RelayWireError) -> RelayFrame? {
+    public mutating func next() throws(WireError) -> RelayFrame? {
         guard let length = try pendingLength() else { return nil }
         let end = start + 4 + length
         let frame = try RelayFrame.decode(buffer[(start + 4)..<end])
@@ -37,13 +37,13 @@ public struct RelayFrameReader: Sendable {
     }
 
     /// The length of the next frame once it is complete, nil while it is not.
-    private func pendingLength() throws(RelayWireError) -> Int? {
+    private func pendingLength() throws(WireError) -> Int? {
         guard buffered >= 4 else { return nil }
         let length = buffer[start..<(start + 4)].reduce(0) { $0 << 8 | Int($1) }
         guard length <= limit else {
-            throw RelayWireError(.oversized(length: length, limit: limit), context: "relay frame length prefix")
+            throw WireError(.oversized(length: length, limit: limit), context: "relay frame length prefix")
         }
-        guard length >= 2 else { throw RelayWireError(.truncated, context: "relay frame of \(length) bytes") }
+        guard length >= 2 else { throw WireError(.truncated, context: "relay frame of \(length) bytes") }
         return buffered >= 4 + length ? length : nil
     }
 }

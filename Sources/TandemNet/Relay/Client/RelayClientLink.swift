@@ -271,7 +271,7 @@ extension RelayClientLink: RelayTransportDelegate {
 
     func transportReceived(_ frame: RelayFrame) { apply(core.onFrame(frame, at: loop.clock.now())) }
 
-    func transportMalformed(_ error: RelayWireError) { apply(core.onMalformed(error, at: loop.clock.now())) }
+    func transportMalformed(_ error: WireError) { apply(core.onMalformed(error, at: loop.clock.now())) }
 
     func transportDisconnected(_ reason: String) { apply(core.onDisconnected(reason, at: loop.clock.now())) }
 

@@ -110,7 +110,7 @@ struct RelayLinkCore: Sendable {
     }
 
     /// The relay sent something this side cannot decode.
-    mutating func onMalformed(_ error: RelayWireError, at now: Int64) -> [RelayLinkDirective] {
+    mutating func onMalformed(_ error: WireError, at now: Int64) -> [RelayLinkDirective] {
         if case let .unsupportedVersion(version) = error.code {
             return fail(RelayError(.versionMismatch, "relay speaks protocol v\(version), this tandem speaks v\(RelayFrame.version)"))
         }

@@ -34,7 +34,7 @@ protocol RelayTransportDelegate: AnyObject {
     /// A frame arrived.
     func transportReceived(_ frame: RelayFrame)
     /// The relay sent bytes that do not decode.
-    func transportMalformed(_ error: RelayWireError)
+    func transportMalformed(_ error: WireError)
     /// The connection could not be opened, or dropped.
     func transportDisconnected(_ reason: String)
     /// A datagram arrived.

@@ -127,7 +127,7 @@ public struct RelayCore: Sendable {
     }
 
     /// Bytes on `connection` could not be decoded: the offender gets the error and is dropped.
-    public mutating func onMalformed(_ error: RelayWireError, from connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
+    public mutating func onMalformed(_ error: WireError, from connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
         if case let .unsupportedVersion(version) = error.code, case .greeting? = connections[connection]?.phase {
             return refuseVersion(connection, peerVersion: version)
         }

@@ -1,8 +1,8 @@
 import Foundation
 
-/// Writes the fields of a relay frame or datagram in network byte order, with the same length
-/// prefixes that `RelayByteReader` checks.
-package struct RelayByteWriter {
+/// Writes the fields of a Tandem encoding in network byte order, with the same length
+/// prefixes that `ByteReader` checks.
+package struct ByteWriter {
     package private(set) var bytes: [UInt8] = []
 
     package init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
