@@ -58,6 +58,16 @@ import TandemNet
         #expect(Invitation.redacted("\u{1B}]0;x\u{7}k=SECRET") == "k=…")
     }
 
+    @Test func aSecretNeverDescribesItself() {
+        let secret = SessionSecret()
+        let invitation = Invitation(host: "127.0.0.1", port: 7462, sessionID: UUID(), secret: secret)
+        for text in ["\(secret)", String(describing: secret), String(reflecting: secret)] {
+            #expect(!text.contains(secret.text), "\(text)")
+            #expect(text == "SessionSecret(…)")
+        }
+        #expect(invitation.description.contains(secret.text), "the invite itself carries it")
+    }
+
     @Test func keysAreDerivedApartAndDependOnTheSecret() {
         let secret = SessionSecret()
         #expect(secret.verifier.count == 32)

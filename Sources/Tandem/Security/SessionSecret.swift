@@ -6,7 +6,7 @@ import TandemNet
 /// derived. The relay learns only the public half of the session's signing key (the verifier,
 /// to admit those who can sign with it); the signing key itself and the sealing key, which
 /// encrypts every body end to end, never leave the participants.
-public struct SessionSecret: Sendable, Hashable {
+public struct SessionSecret: Sendable, Hashable, CustomStringConvertible {
     /// The secret's bytes.
     public let bytes: [UInt8]
 
@@ -29,6 +29,10 @@ public struct SessionSecret: Sendable, Hashable {
         guard let bytes = Base64URL.decode(text) else { return nil }
         self.init(bytes: bytes)
     }
+
+    /// Never the secret itself: a secret interpolated into a message or a log by mistake
+    /// shows as `SessionSecret(…)`. Use `text` where the secret is meant to be written.
+    public var description: String { "SessionSecret(…)" }
 
     /// The text form for an invite (base64url, no padding).
     public var text: String { Base64URL.encode(bytes) }

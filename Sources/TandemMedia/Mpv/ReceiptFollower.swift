@@ -50,7 +50,7 @@ struct ReceiptFollower: Sendable, Equatable {
         case .play(let play):
             applied = command
             if inForce {
-                let position = play.itemTime - Int64((Double(play.hostTime - now) * play.rate).rounded())
+                let position = play.itemTime.saturatingSubtracting(play.hostTime.saturatingSubtracting(now).saturatingScaled(by: play.rate))
                 return .play(from: max(0, position), rate: play.rate, seek: false)
             }
             return .play(from: play.itemTime, rate: play.rate, seek: previous.map { jumps(from: $0, to: play) } ?? false)
@@ -65,10 +65,11 @@ struct ReceiptFollower: Sendable, Equatable {
         let carriedOn: Int64
         switch previous {
         case .pause(let pause): carriedOn = pause.itemTime
-        case .play(let before): carriedOn = before.itemTime + Int64((Double(play.hostTime - before.hostTime) * before.rate).rounded())
+        case .play(let before):
+            carriedOn = before.itemTime.saturatingAdding(play.hostTime.saturatingSubtracting(before.hostTime).saturatingScaled(by: before.rate))
         case .seek(let seek): carriedOn = seek.itemTime
         case .buffer(let buffer): carriedOn = buffer.itemTime
         }
-        return abs(play.itemTime - carriedOn) > frameDuration
+        return play.itemTime.saturatingDistance(to: carriedOn) > frameDuration
     }
 }
