@@ -54,7 +54,7 @@ struct SyncSession {
             throw failure("the host printed no invite", host)
         }
         for index in 1..<peers {
-            _ = try start(index: index, arguments: ["join", invite, clip])
+            _ = try start(index: index, arguments: ["join", clip], environment: ["TANDEM_INVITE": invite])
         }
         // Each peer's own `joined` event, not the host's `participant-joined`: the host hears of a
         // joiner only once it next sends something itself (a participant's presence that
@@ -78,7 +78,7 @@ struct SyncSession {
         }
 
         progress("a late joiner")
-        let late = try start(index: peers, arguments: ["join", invite, clip])
+        let late = try start(index: peers, arguments: ["join", clip], environment: ["TANDEM_INVITE": invite])
         let lateJoined = late.waitUntil(timeout: 15) { $0.contains { $0.event == "joined" } }
         Thread.sleep(forTimeInterval: lateJoined ? SyncBenchmark.lateJoinHold : 0)
         commands.append(try command("pause", host: host, witness: witness))
@@ -117,7 +117,7 @@ struct SyncSession {
     }
 
     /// Starts peer `index` (`peer-0` is the host) with its own clock, events and log.
-    private mutating func start(index: Int, arguments: [String]) throws -> WatchProcess {
+    private mutating func start(index: Int, arguments: [String], environment: [String: String?] = [:]) throws -> WatchProcess {
         let offset = SyncBenchmark.clockOffsets[min(index, SyncBenchmark.clockOffsets.count - 1)]
         let drift = SyncBenchmark.clockDrifts[min(index, SyncBenchmark.clockDrifts.count - 1)]
         let name = "peer-\(index)"
@@ -126,7 +126,7 @@ struct SyncSession {
             executable: executable,
             arguments: arguments + ["--name", name, "--events", "json", "--presentation-log", log,
                                     "--clock-offset", "\(offset)", "--clock-drift-ppm", "\(drift)"],
-            name: name, acceptsCommands: index == 0)
+            name: name, acceptsCommands: index == 0, environment: environment)
         processes.append((process, offset, drift, log))
         return process
     }

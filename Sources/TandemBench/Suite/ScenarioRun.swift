@@ -153,11 +153,12 @@ struct ScenarioRun {
             proxies[index] = proxy
             target = try ScenarioRun.invite(invite, throughPort: proxy.address.port)
         }
-        return try start(index: index, arguments: ["join", target, clip], duringScript: duringScript)
+        // The invite travels in the environment, as people should pass it: out of `ps`'s sight.
+        return try start(index: index, arguments: ["join", clip], duringScript: duringScript, environment: ["TANDEM_INVITE": target])
     }
 
     private func makeProxy(_ impairment: Impairment, seed: UInt64) throws -> NetsimProxy {
-        guard let relay = ScenarioRun.port(of: invite) else { throw failure("cannot read the port of the invite \(invite)") }
+        guard let relay = ScenarioRun.port(of: invite) else { throw failure("cannot read the port of the invite the host printed") }
         let proxy = try NetsimProxy(address: try SocketAddress(host: "127.0.0.1", port: 0),
                                     target: try SocketAddress(host: "127.0.0.1", port: relay),
                                     impairment: impairment, seed: seed)
@@ -166,7 +167,8 @@ struct ScenarioRun {
     }
 
     /// Starts peer `index` with its own clock, events, log and mode.
-    private mutating func start(index: Int, arguments: [String], duringScript: Bool = false) throws -> WatchProcess {
+    private mutating func start(index: Int, arguments: [String], duringScript: Bool = false,
+                                environment: [String: String?] = [:]) throws -> WatchProcess {
         let offset = SyncBenchmark.clockOffsets[index % SyncBenchmark.clockOffsets.count]
         let drift = SyncBenchmark.clockDrifts[index % SyncBenchmark.clockDrifts.count]
         let name = "peer-\(index)"
@@ -175,7 +177,8 @@ struct ScenarioRun {
         var options = ["--name", name, "--events", "json", "--presentation-log", log, "--follow", mode == .onReceipt ? "on-receipt" : "scheduled",
                        "--clock-offset", "\(offset)", "--clock-drift-ppm", "\(drift)"]
         if scenario.player == .mpv { options += ["--player", "mpv", "--mpv-args", "--vo=null --ao=null"] }
-        let process = try WatchProcess(executable: executable, arguments: arguments + options, name: name, acceptsCommands: true)
+        let process = try WatchProcess(executable: executable, arguments: arguments + options, name: name, acceptsCommands: true,
+                                       environment: environment)
         sampler.follow(process.processIdentifier)
         processes.append((process, index, log, duringScript))
         return process
@@ -199,11 +202,11 @@ struct ScenarioRun {
     /// `invite` with its port replaced by `port` (the host stays 127.0.0.1, where the proxy listens).
     static func invite(_ invite: String, throughPort port: UInt16) throws -> String {
         guard var components = URLComponents(string: invite), components.port != nil else {
-            throw BenchmarkError("cannot read the invite \(invite)")
+            throw BenchmarkError("cannot read the relay's port in the invite")
         }
         components.host = "127.0.0.1"
         components.port = Int(port)
-        guard let rewritten = components.string else { throw BenchmarkError("cannot rewrite the invite \(invite)") }
+        guard let rewritten = components.string else { throw BenchmarkError("cannot rewrite the invite's port") }
         return rewritten
     }
 }
