@@ -37,7 +37,12 @@ public struct RelayAdversarialBenchmark: Sendable {
     /// Runs the quiet and the attacked run; `progress` hears what is happening.
     public func run(progress: @Sendable (String) -> Void) async throws -> RelayAdversarialReport {
         progress("starting the relay: \(executable) serve --bind 127.0.0.1 --port 0")
-        let relay = try WatchProcess(executable: executable, arguments: ["serve", "--bind", "127.0.0.1", "--port", "0"],
+        // Honest participants and attackers all connect from 127.0.0.1: the caps per source
+        // address are raised so that they measure the other defences (every other limit keeps its
+        // default); a real attacker from one address would meet those caps first.
+        let relay = try WatchProcess(executable: executable,
+                                     arguments: ["serve", "--bind", "127.0.0.1", "--port", "0",
+                                                 "--max-sessions-per-address", "1000000", "--max-connections-per-address", "1000000"],
                                      name: "relay", acceptsCommands: false)
         defer { relay.kill() }
         guard let line = relay.waitForLine(startingWith: "relay listening on", timeout: 20),

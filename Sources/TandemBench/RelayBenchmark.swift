@@ -40,6 +40,10 @@ public struct RelayBenchmark: Sendable {
         configuration.floodRate = 10_000_000
         configuration.floodBurst = 10_000_000
         configuration.maximumOutboxFrames = 1_000_000
+        // Every participant connects from 127.0.0.1: the caps per source address, meant for the
+        // open internet, would refuse the 1,000 sessions of two.
+        configuration.maximumSessionsPerAddress = 1_000_000
+        configuration.maximumConnectionsPerAddress = 1_000_000
         let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), configuration: configuration)
         server.start()
         defer { server.stop() }

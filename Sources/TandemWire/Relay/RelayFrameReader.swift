@@ -16,6 +16,13 @@ public struct RelayFrameReader: Sendable {
     /// How many bytes are waiting to form a frame.
     public var buffered: Int { buffer.count - start }
 
+    /// The length the next frame announces (after its 4-byte prefix), once the prefix has
+    /// arrived and whether or not the frame is complete: how much a peer says it will send.
+    public var announcedLength: Int? {
+        guard buffered >= 4 else { return nil }
+        return buffer[start..<(start + 4)].reduce(0) { $0 << 8 | Int($1) }
+    }
+
     /// Appends bytes received from the stream.
     public mutating func append(_ bytes: some Collection<UInt8>) {
         // Drop consumed bytes once they are most of the buffer, so the buffer stays one frame big.

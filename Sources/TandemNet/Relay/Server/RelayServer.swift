@@ -167,15 +167,28 @@ public final class RelayServer: @unchecked Sendable {
             counters.withLock { $0.bytesReceived += count }
             // A closing connection's bytes are read only to reach its end.
             if connection.closingSince != nil { continue }
-            // A stranger may not make the relay hold more than a hello's worth of bytes.
-            if core.isUnauthenticated(connection.id), connection.reader.buffered + count > strangerLimit {
-                let fault = RelayFault(.tooLarge, "more than \(strangerLimit) bytes before being admitted")
-                perform(core.onOverLimit(connection.id, fault, outputQueue: false, at: clock.now()))
-                continue
+            let stranger = core.isUnauthenticated(connection.id)
+            // A stranger may not make the relay hold more than a hello's worth of bytes, nor
+            // announce a frame longer than that.
+            if stranger, connection.reader.buffered + count > strangerLimit {
+                return cutStranger(connection, RelayFault(.tooLarge, "more than \(strangerLimit) bytes before being admitted"))
             }
             connection.reader.append(readBuffer[..<count])
+            if stranger, let announced = connection.reader.announcedLength, announced <= connection.reader.limit, announced + 4 > strangerLimit {
+                return cutStranger(connection, RelayFault(.tooLarge, "a frame of \(announced) bytes before being admitted (at most \(strangerLimit))"))
+            }
             decodeFrames(connection)
         }
+    }
+
+    /// Drops a stranger over what it may send before being admitted, at once: the fault is
+    /// written if the socket takes it, and nothing more is read. A stranger is owed no orderly
+    /// close, and reading the rest of what it sends would let it spend the relay's time for
+    /// nothing (a flood of partial frames, reconnecting each time it is cut).
+    private func cutStranger(_ connection: RelayServerConnection, _ fault: RelayFault) {
+        perform(core.onOverLimit(connection.id, fault, outputQueue: false, at: clock.now()))
+        _ = try? connection.output.flush(to: connection.socket)
+        teardown(connection)
     }
 
     /// Hands the core the frames `connection` has buffered, until it closes or is paused.
