@@ -35,15 +35,8 @@ struct CoreAdmission {
     /// The proof (or, for a new session, the claim) that answers `nonce`.
     static func answer(nonce: [UInt8], exists: Bool, session: UUID, sessionKey: SigningKeyPair, participant: UUID,
                        identity: SigningKeyPair) -> RelayFrame {
-        func message(_ signer: RelayAuthenticator.Signer) -> [UInt8] {
-            RelayAuthenticator.challengeMessage(signer, nonce: nonce, sessionID: session, participantID: participant,
-                                                participantKey: identity.publicKey)
-        }
-        let sessionSignature = sessionKey.sign(message(.session))
-        let participantSignature = identity.sign(message(.participant))
-        return exists
-            ? .proof(sessionSignature: sessionSignature, participantSignature: participantSignature)
-            : .claim(verifier: sessionKey.publicKey, sessionSignature: sessionSignature, participantSignature: participantSignature)
+        RelayAuthenticator.answer(nonce: nonce, sessionExists: exists, sessionID: session, sessionKey: sessionKey,
+                                  identity: identity, participant: participant)
     }
 
     /// The frames among `directives` sent to `connection`.

@@ -40,14 +40,15 @@ public enum RelayAuthenticator {
     }
 
     /// The frame that answers the relay's challenge `nonce` for a participant with key pair
-    /// `identity` (its identity derived from the public key) joining `sessionID` with the
-    /// session's key pair: a proof when the session exists, else a claim registering the
-    /// session key's public half as the verifier.
+    /// `identity` joining `sessionID` with the session's key pair: a proof when the session
+    /// exists, else a claim registering the session key's public half as the verifier. The
+    /// participant's identity is the one its key certifies unless `participant` names another
+    /// (which the relay refuses: tests of that refusal name one).
     public static func answer(nonce: [UInt8], sessionExists: Bool, sessionID: UUID, sessionKey: SigningKeyPair,
-                              identity: SigningKeyPair) -> RelayFrame {
+                              identity: SigningKeyPair, participant: UUID? = nil) -> RelayFrame {
+        let participantID = participant ?? participantID(for: identity.publicKey)
         func message(_ signer: Signer) -> [UInt8] {
-            challengeMessage(signer, nonce: nonce, sessionID: sessionID, participantID: participantID(for: identity.publicKey),
-                             participantKey: identity.publicKey)
+            challengeMessage(signer, nonce: nonce, sessionID: sessionID, participantID: participantID, participantKey: identity.publicKey)
         }
         let sessionSignature = sessionKey.sign(message(.session))
         let participantSignature = identity.sign(message(.participant))
