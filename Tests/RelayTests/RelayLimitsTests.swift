@@ -165,6 +165,37 @@ struct RelayLimitsTests {
         #expect(core.accountedBytes == 0)
     }
 
+    @Test("one who joins and leaves again and again costs the budget nothing more than once")
+    func rejoiningDoesNotLeakTheBudget() {
+        var core = RelayCore()
+        let session = UUID()
+        _ = admission(session).admit(&core, RelayConnectionID(1), TestIdentities.make(), create: true, at: 0)
+        let bob = TestIdentities.make()
+        var afterFirst: Int?
+        for round in 0..<20 {
+            let connection = RelayConnectionID(UInt64(2 + round))
+            #expect(welcomed(admission(session).admit(&core, connection, bob, create: false, at: Int64(round))))
+            _ = core.onFrame(.leave(sequence: 1), from: connection, at: Int64(round))
+            if afterFirst == nil { afterFirst = core.accountedBytes }
+            #expect(core.accountedBytes == afterFirst, "round \(round)")
+        }
+        #expect((afterFirst ?? 0) > 0, "the departed presence is counted")
+    }
+
+    @Test("an ended session stays ended: nobody creates it again while the relay remembers it")
+    func anEndedSessionCannotBeCreatedAgain() {
+        var core = RelayCore()
+        let session = UUID()
+        let alice = RelayConnectionID(1)
+        _ = admission(session).admit(&core, alice, TestIdentities.make(), create: true, at: 0)
+        _ = core.onFrame(.end(sequence: 1, reason: "good night"), from: alice, at: 1)
+        #expect(core.sessionCount == 0)
+        let again = CoreAdmission(key: [UInt8](repeating: 9, count: 32), session: session)
+            .admit(&core, RelayConnectionID(2), TestIdentities.make(), create: true, at: 2)
+        #expect(refusal(again)?.code == .sessionEnded)
+        #expect(core.sessionCount == 0)
+    }
+
     // MARK: The journal
 
     @Test("the journal counts metadata: empty attachments with large metadata fill it")

@@ -145,17 +145,33 @@ import Testing
         }
     }
 
-    @Test func countersContinueAcrossManyBodiesAndPaths() throws {
+    @Test func eachPathCountsOnItsOwnAcrossManyBodies() throws {
         let ana = sealer()
         let ben = sealer()
-        var counters: [UInt64] = []
+        var counters: [BodyPath: [UInt64]] = [:]
         for index in 0..<130 {
             let path: BodyPath = index % 2 == 0 ? .reliable : .ordered
             let kind: BodyKind = path == .ordered ? .playbackProposal : .message
             let body = try ben.open(ana.seal([UInt8(index)], kind: kind, path: path), expecting: expect(path, [kind], sender: ana.localID)).get()
-            counters.append(body.counter)
+            counters[path, default: []].append(body.counter)
         }
-        #expect(counters == Array(1...130))
+        // Consecutive on each path, so that each path's window of 64 sees no gaps from the other.
+        #expect(counters[.reliable] == Array(1...65))
+        #expect(counters[.ordered] == Array(1...65))
+    }
+
+    @Test func unreliableBodiesReorderedAroundManyReliableOnesAreNotReplays() throws {
+        let ana = sealer()
+        let ben = sealer()
+        let late = ana.seal([0], kind: .message, path: .unreliable)
+        for index in 0..<100 {
+            _ = try ben.open(ana.seal([UInt8(index)], kind: .message, path: .reliable), expecting: expect(.reliable, [.message], sender: ana.localID)).get()
+        }
+        let early = ana.seal([1], kind: .message, path: .unreliable)
+        #expect(throws: Never.self) { try ben.open(early, expecting: expect(.unreliable, [.message], sender: ana.localID)).get() }
+        #expect(throws: Never.self) { try ben.open(late, expecting: expect(.unreliable, [.message], sender: ana.localID)).get() }
+        // A real replay still is one.
+        #expect(throws: (any Error).self) { try ben.open(late, expecting: expect(.unreliable, [.message], sender: ana.localID)).get() }
     }
 
     @Test func fuzzSignedBodiesNeverTrapAndNeverPassMutated() throws {

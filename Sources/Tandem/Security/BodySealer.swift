@@ -7,8 +7,10 @@ import TandemNet
 /// session, the path and kind, the attachment, the sender the relay names, the recipients and
 /// the replay window of the sender on that path, in that order.
 ///
-/// The counter is per session and never reused: one per body, whatever its path, kept across
-/// the link's resumptions because it lives here, not in the link.
+/// The counters are per session and path and never reused, kept across the link's resumptions
+/// because they live here, not in the link. One counter per path (the path is signed), so that
+/// each path's replay window sees consecutive numbers: datagrams reordered around many reliable
+/// bodies are not taken for replays.
 final class BodySealer: Sendable {
     /// What a receiver expects of a body on the path it arrived by.
     struct Expectation: Sendable {
@@ -36,7 +38,7 @@ final class BodySealer: Sendable {
     let identity: SigningKeyPair
     /// This participant's identity, certified by `identity`'s public key.
     let localID: UUID
-    private let counter = Atomic<UInt64>(0)
+    private let counters = Mutex<[BodyPath: UInt64]>([:])
     private let windows = Mutex<[WindowKey: ReplayWindow]>([:])
 
     init(secret: SessionSecret, sessionID: UUID, identity: SigningKeyPair) {
@@ -54,9 +56,17 @@ final class BodySealer: Sendable {
         case .only(let ids): ids.sorted { $0.uuidString < $1.uuidString }
         }
         let body = SignedBody(kind: kind, path: path, sessionID: sessionID, sender: localID, senderKey: identity.publicKey,
-                              counter: counter.add(1, ordering: .relaxed).newValue, recipients: listed,
+                              counter: nextCounter(on: path), recipients: listed,
                               attachment: attachment, payload: payload)
         return sealer.seal(body.signed(with: identity))
+    }
+
+    /// The next counter on `path`: 1, 2, 3, ...
+    private func nextCounter(on path: BodyPath) -> UInt64 {
+        counters.withLock { counters in
+            counters[path, default: 0] += 1
+            return counters[path, default: 0]
+        }
     }
 
     /// This participant's presence for the relay to keep and hand to everyone (late joiners

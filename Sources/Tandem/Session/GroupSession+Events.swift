@@ -59,6 +59,8 @@ extension GroupSession: MessengerSession {
                 if case .presence(let signed)? = SessionEnvelope(decoding: body.payload) { name = signed }
             case .failure(let reason):
                 reject(Rejection(reason: reason, sender: record.id, path: "presence"))
+                // Not believed: the participant goes by its identity, not by the relay's word.
+                name = ""
             }
         }
         return (Participant(id: record.id, displayName: name), record.departed)

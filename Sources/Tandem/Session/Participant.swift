@@ -29,9 +29,12 @@ public struct Participant: Hashable, Sendable, Identifiable, CustomStringConvert
     /// public key (self-certifying), so that nobody can choose another's fingerprint cheaply.
     public var fingerprint: String { String(id.uuidString.lowercased().prefix(8)) }
 
-    /// The display name, followed by the fingerprint when another of `others` has the same name.
+    /// The display name, followed by the fingerprint when another of `others` has the same name
+    /// as a terminal shows it (control characters stripped, so that `"ana\u{7}"` passes for no
+    /// one's twin unnoticed).
     public func name(among others: some Sequence<Participant>) -> String {
-        let shared = others.contains { $0.id != id && $0.displayName == displayName }
+        let shown = TerminalText.sanitized(displayName)
+        let shared = others.contains { $0.id != id && TerminalText.sanitized($0.displayName) == shown }
         return shared ? "\(displayName) [\(fingerprint)]" : displayName
     }
 }

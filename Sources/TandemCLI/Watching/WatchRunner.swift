@@ -213,7 +213,11 @@ struct WatchRunner {
         let changes = Task {
             for await event in coordinator.events {
                 if case .timelineChanged(_, let originator, let proposal) = event {
-                    let name = session.activeParticipants.first { $0.id == originator }?.displayName ?? "someone"
+                    // The signer, named as the status line names everyone (a fingerprint when
+                    // two share a name), even after it left; its name is the peer's choice.
+                    let active = session.activeParticipants
+                    let name = (active.first { $0.id == originator } ?? session.participant(identifiedBy: originator))
+                        .map { TerminalText.sanitized($0.name(among: active)) } ?? "someone"
                     lastChange.withLock { $0 = "\(name): \(EventPrinter.describe(proposal))" }
                 }
             }

@@ -10,6 +10,9 @@ public struct RelayFrameReader: Sendable {
     /// The longest frame accepted, after the length prefix.
     public let limit: Int
 
+    /// How much buffer capacity an emptied reader keeps.
+    static let retainedCapacity = 64 * 1024
+
     /// A reader accepting frames up to `limit` bytes after their prefix.
     public init(limit: Int = RelayWireLimits.maximumFrameLength) { self.limit = limit }
 
@@ -40,6 +43,12 @@ public struct RelayFrameReader: Sendable {
         let end = start + 4 + length
         let frame = try RelayFrame.decode(buffer[(start + 4)..<end])
         start = end
+        if start == buffer.count {
+            // Everything is consumed: keep a small buffer for the next frames, but give back
+            // what one large frame made it grow to, so that an idle connection holds little.
+            buffer.removeAll(keepingCapacity: buffer.capacity <= RelayFrameReader.retainedCapacity)
+            start = 0
+        }
         return frame
     }
 

@@ -31,11 +31,13 @@ extension RelayCore {
             guard RelayAuthenticator.equal(known.entry.publicKey, hello.participant.publicKey) else {
                 return refuse(connection, RelayFault(.wrongIdentity, "participant \(hello.participant.id.uuidString) joined with another key"))
             }
-        } else if session == nil, !hello.create {
+        } else if session == nil {
+            // An ended session stays ended while it is remembered: nobody (an observer who saw
+            // its identity, say) may create it again and catch its participants' resumptions.
             if let ended = endedSessions[hello.sessionID] {
                 return refuse(connection, RelayFault(.sessionEnded, ended.reason))
             }
-            return refuse(connection, RelayFault(.sessionNotFound, hello.sessionID.uuidString))
+            if !hello.create { return refuse(connection, RelayFault(.sessionNotFound, hello.sessionID.uuidString)) }
         }
         let nonce = connections[connection]?.nonce ?? []
         connections[connection]?.phase = .challenged(hello, sessionExists: session != nil)
@@ -62,10 +64,12 @@ extension RelayCore {
         }
         switch frame {
         case let .proof(sessionSignature, participantSignature):
-            guard let session = sessions[hello.sessionID] else {
+            // Only the verifier is read: no copy of the session may be alive while `admit`
+            // appends to the others' outboxes.
+            guard let verifier = sessions[hello.sessionID]?.key else {
                 return refuse(connection, RelayFault(.sessionNotFound, hello.sessionID.uuidString))
             }
-            guard SigningKeyPair.verify(sessionSignature, of: message(.session), publicKey: session.key) else {
+            guard SigningKeyPair.verify(sessionSignature, of: message(.session), publicKey: verifier) else {
                 return refuse(connection, wrongSecret)
             }
             guard signedByParticipant(participantSignature) else { return refuse(connection, wrongIdentity) }
@@ -80,15 +84,16 @@ extension RelayCore {
             guard signedByParticipant(participantSignature) else { return refuse(connection, wrongIdentity) }
             // Another creator may have made the session since the challenge: the same verifier,
             // proven by a signature it checks, joins it.
-            if let session = sessions[hello.sessionID] {
-                guard RelayAuthenticator.equal(verifier, session.key) else { return refuse(connection, wrongSecret) }
+            if let registered = sessions[hello.sessionID]?.key {
+                guard RelayAuthenticator.equal(verifier, registered) else { return refuse(connection, wrongSecret) }
                 return admit(connection, hello, created: false, at: now)
             }
             guard sessions.count < configuration.maximumSessions else {
                 return refuse(connection, RelayFault(.limitReached, "the relay holds \(configuration.maximumSessions) sessions"))
             }
-            endedSessions[hello.sessionID] = nil
             sessions[hello.sessionID] = RelaySessionState(id: hello.sessionID, key: verifier, activity: hello.activity)
+            // The activity description lives as long as the session: the budget counts it.
+            account(hello.sessionID, hello.activity.count)
             return admit(connection, hello, created: true, at: now)
         default:
             return drop(connection, fault: RelayFault(.protocolViolation, "expected a proof or a claim, got frame \(frame.typeName)"), at: now)
@@ -106,38 +111,46 @@ extension RelayCore {
     }
 
     /// Admits a proven participant: a fresh join or a resumption.
+    ///
+    /// The session's tables change in place, and the read-only look at the session that the
+    /// welcome needs ends before the others hear of the newcomer: a copy of the session alive
+    /// while their outboxes grow would make each append copy a whole outbox.
     private mutating func admit(_ connection: RelayConnectionID, _ hello: RelayHello, created: Bool, at now: Int64) -> [RelayDirective] {
-        guard var session = sessions[hello.sessionID], let state = connections[connection] else { return [] }
+        let sessionID = hello.sessionID
+        guard let others = sessions[sessionID]?.order, let state = connections[connection] else { return [] }
         let id = hello.participant.id
         if hello.resume {
             return resume(connection, hello, at: now)
         }
-        guard session.participants[id] == nil else {
+        guard sessions[sessionID]?.participants[id] == nil else {
             return refuse(connection, RelayFault(.protocolViolation, "participant \(id.uuidString) is already in the session"))
         }
-        guard session.order.count < min(configuration.maximumParticipants, RelayWireLimits.maximumParticipants) else {
+        guard others.count < min(configuration.maximumParticipants, RelayWireLimits.maximumParticipants) else {
             return refuse(connection, RelayFault(.limitReached, "the session holds \(configuration.maximumParticipants) participants"))
         }
-        let others = session.order
-        session.order.append(id)
-        session.former.removeAll { $0.id == id }
-        session.participants[id] = RelaySessionState.Participant(entry: hello.participant, token: state.token, connection: connection)
-        sessions[hello.sessionID] = session
-        tokens[state.token] = ParticipantKey(session: hello.sessionID, participant: id)
-        connections[connection]?.phase = .joined(session: hello.sessionID, participant: id)
-        let welcome = RelayWelcomeFrame(
-            sessionID: session.id, created: created, resumed: false, received: 0, token: state.token.bytes,
-            activity: session.activity, participants: session.welcomeList,
-            attachmentCount: session.attachmentOrder.count, orderedHistoryCount: session.orderedHistory.count)
-        var directives: [RelayDirective] = [.send(connection, .welcome(welcome))]
-        for attachmentID in session.attachmentOrder {
-            if let attachment = session.attachments[attachmentID] {
-                directives.append(.send(connection, .journalEntry(attachment.entry)))
+        sessions[sessionID]?.order.append(id)
+        // Back again: no longer a former participant, and what its memory held is released.
+        account(sessionID, -(sessions[sessionID]?.forgetFormer(id) ?? 0))
+        sessions[sessionID]?.participants[id] = RelaySessionState.Participant(entry: hello.participant, token: state.token, connection: connection)
+        tokens[state.token] = ParticipantKey(session: sessionID, participant: id)
+        connections[connection]?.phase = .joined(session: sessionID, participant: id)
+        var directives: [RelayDirective]
+        do {
+            guard let session = sessions[sessionID] else { return [] }
+            let welcome = RelayWelcomeFrame(
+                sessionID: session.id, created: created, resumed: false, received: 0, token: state.token.bytes,
+                activity: session.activity, participants: session.welcomeList,
+                attachmentCount: session.attachmentOrder.count, orderedHistoryCount: session.orderedHistory.count)
+            directives = [.send(connection, .welcome(welcome))]
+            for attachmentID in session.attachmentOrder {
+                if let attachment = session.attachments[attachmentID] {
+                    directives.append(.send(connection, .journalEntry(attachment.entry)))
+                }
             }
+            directives += historyFrames(of: session, to: connection)
         }
-        directives += historyFrames(of: session, to: connection)
         directives.append(probe(connection, at: now))
-        return directives + broadcast(in: session.id, to: others) { .participantJoined(sequence: $0, participant: hello.participant) }
+        return directives + broadcast(in: sessionID, to: others) { .participantJoined(sequence: $0, participant: hello.participant) }
     }
 
     /// Moves a participant to a new connection and sends again what it has not acknowledged.

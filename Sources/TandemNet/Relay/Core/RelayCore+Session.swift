@@ -131,29 +131,12 @@ extension RelayCore {
 
     private mutating func beginUpload(_ entry: RelayAttachmentEntry, request: UInt64, from key: ParticipantKey,
                                       on connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
-        guard let session = sessions[key.session] else { return [] }
-        guard session.participants[key.participant]?.upload == nil else {
+        guard sessions[key.session] != nil else { return [] }
+        guard sessions[key.session]?.participants[key.participant]?.upload == nil else {
             return drop(connection, fault: RelayFault(.protocolViolation, "a second attachment before the first was complete"), at: now)
         }
         let cost = RelayCore.journalCost(of: entry)
-        let uploading = session.participants.values.count { $0.upload?.refusal == nil && $0.upload != nil }
-        var refusal: RelayFault?
-        if entry.size > RelayLimits.maximumAttachment {
-            refusal = RelayFault(.tooLarge, "attachment of \(entry.size) bytes is over the limit of \(RelayLimits.maximumAttachment) bytes")
-        } else if entry.metadata.count > RelayLimits.maximumMetadata {
-            refusal = RelayFault(.tooLarge, "attachment metadata of \(entry.metadata.count) bytes")
-        } else if session.attachments[entry.id] != nil {
-            refusal = RelayFault(.protocolViolation, "attachment \(entry.id.uuidString) already exists")
-        } else if session.attachments.count + uploading >= configuration.maximumAttachments {
-            limitCounts.journal += 1
-            refusal = RelayFault(.limitReached, "the journal holds \(configuration.maximumAttachments) attachments")
-        } else if session.journalBytes + cost > configuration.maximumJournalBytes {
-            limitCounts.journal += 1
-            refusal = RelayFault(.limitReached, "the journal holds \(configuration.maximumJournalBytes) bytes")
-        } else if !budgetFits(cost) {
-            limitCounts.memory += 1
-            refusal = RelayFault(.limitReached, "the relay is at its memory limit of \(configuration.memoryLimit) bytes")
-        }
+        let refusal = uploadRefusal(entry, cost: cost, in: key.session)
         var upload = RelaySessionState.Upload(
             request: request, entry: RelayAttachmentEntry(id: entry.id, owner: key.participant, size: entry.size, metadata: entry.metadata),
             data: [], refusal: refusal)
@@ -166,6 +149,31 @@ extension RelayCore {
         account(key.session, upload.reserved)
         sessions[key.session]?.participants[key.participant]?.upload = upload
         return entry.size == 0 ? finishUpload(from: key) : []
+    }
+
+    /// Why an upload of `entry` (reserving `cost`) into `sessionID` must be refused, or nil.
+    /// Its look at the session ends when it returns, before anything is broadcast: a copy of the
+    /// session alive then would make each outbox append copy the whole outbox.
+    private mutating func uploadRefusal(_ entry: RelayAttachmentEntry, cost: Int, in sessionID: UUID) -> RelayFault? {
+        guard let session = sessions[sessionID] else { return nil }
+        let uploading = session.participants.values.count { $0.upload?.refusal == nil && $0.upload != nil }
+        if entry.size > RelayLimits.maximumAttachment {
+            return RelayFault(.tooLarge, "attachment of \(entry.size) bytes is over the limit of \(RelayLimits.maximumAttachment) bytes")
+        } else if entry.metadata.count > RelayLimits.maximumMetadata {
+            return RelayFault(.tooLarge, "attachment metadata of \(entry.metadata.count) bytes")
+        } else if session.attachments[entry.id] != nil {
+            return RelayFault(.protocolViolation, "attachment \(entry.id.uuidString) already exists")
+        } else if session.attachments.count + uploading >= configuration.maximumAttachments {
+            limitCounts.journal += 1
+            return RelayFault(.limitReached, "the journal holds \(configuration.maximumAttachments) attachments")
+        } else if session.journalBytes + cost > configuration.maximumJournalBytes {
+            limitCounts.journal += 1
+            return RelayFault(.limitReached, "the journal holds \(configuration.maximumJournalBytes) bytes")
+        } else if !budgetFits(cost) {
+            limitCounts.memory += 1
+            return RelayFault(.limitReached, "the relay is at its memory limit of \(configuration.memoryLimit) bytes")
+        }
+        return nil
     }
 
     private mutating func continueUpload(_ id: UUID, _ data: ArraySlice<UInt8>, from key: ParticipantKey,
@@ -202,9 +210,9 @@ extension RelayCore {
 
     /// Ends a session: everyone hears why, every connection closes, the session is gone.
     mutating func end(_ sessionID: UUID, by participant: UUID, reason: String, at now: Int64) -> [RelayDirective] {
-        guard let session = sessions[sessionID] else { return [] }
-        var directives = broadcast(in: sessionID, to: session.order) { .ended(sequence: $0, by: participant, reason: reason) }
-        for member in session.participants.values {
+        guard let order = sessions[sessionID]?.order else { return [] }
+        var directives = broadcast(in: sessionID, to: order) { .ended(sequence: $0, by: participant, reason: reason) }
+        for member in sessions[sessionID]?.participants.values ?? [:].values {
             tokens[member.token] = nil
             directives.append(.forgetToken(member.token))
             if let connection = member.connection {
@@ -213,7 +221,7 @@ extension RelayCore {
             }
         }
         discardSession(sessionID)
-        endedSessions[sessionID] = EndedSession(by: participant, reason: reason, at: now)
+        rememberEnded(sessionID, by: participant, reason: reason, at: now)
         return directives
     }
 }

@@ -19,6 +19,14 @@ public struct RelayCore: Sendable {
     var sessions: [UUID: RelaySessionState] = [:]
     var tokens: [RelayToken: ParticipantKey] = [:]
     var endedSessions: [UUID: EndedSession] = [:]
+    /// The ended sessions in the order they ended, oldest from `endedHead` on: expired and
+    /// evicted from the front, so that remembering them costs a bounded amount of memory and
+    /// no scan of them all.
+    var endedOrder: [UUID] = []
+    var endedHead = 0
+    /// How many ended sessions are remembered at most, and how much of each reason.
+    static let maximumEndedSessions = 10_000
+    static let maximumEndedReasonBytes = 256
     /// Connections open and not yet admitted.
     var unauthenticated: Set<RelayConnectionID> = []
     /// Open connections by source address.
@@ -352,10 +360,31 @@ public struct RelayCore: Sendable {
             directives.append(.forgetToken(token))
         }
         for key in expired { directives += remove(key) }
-        if !endedSessions.isEmpty {
-            endedSessions = endedSessions.filter { now - $0.value.at < configuration.endedMemory }
+        while endedHead < endedOrder.count,
+              let ended = endedSessions[endedOrder[endedHead]], now - ended.at >= configuration.endedMemory {
+            forgetOldestEnded()
         }
         return directives
+    }
+
+    /// Remembers that `session` ended, by whom and why, for resumptions into it; beyond
+    /// `maximumEndedSessions` the oldest is forgotten.
+    mutating func rememberEnded(_ session: UUID, by participant: UUID, reason: String, at now: Int64) {
+        var kept = reason
+        while kept.utf8.count > RelayCore.maximumEndedReasonBytes { kept.removeLast() }
+        if endedSessions.updateValue(EndedSession(by: participant, reason: kept, at: now), forKey: session) == nil {
+            endedOrder.append(session)
+        }
+        while endedOrder.count - endedHead > RelayCore.maximumEndedSessions { forgetOldestEnded() }
+    }
+
+    private mutating func forgetOldestEnded() {
+        endedSessions[endedOrder[endedHead]] = nil
+        endedHead += 1
+        if endedHead > 1024, endedHead * 2 > endedOrder.count {
+            endedOrder.removeFirst(endedHead)
+            endedHead = 0
+        }
     }
 
     // MARK: Accounting

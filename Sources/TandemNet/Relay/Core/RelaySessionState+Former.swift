@@ -1,3 +1,4 @@
+import Foundation
 import TandemWire
 
 extension RelaySessionState {
@@ -17,6 +18,13 @@ extension RelaySessionState {
             former.removeFirst(former.count - RelayWireLimits.maximumFormerParticipants)
         }
         return former.reduce(0) { $0 + Self.formerSize($1) } - before
+    }
+
+    /// Forgets `id` as a former participant (it joined again); returns the bytes that releases.
+    mutating func forgetFormer(_ id: UUID) -> Int {
+        let before = former.reduce(0) { $0 + Self.formerSize($1) }
+        former.removeAll { $0.id == id }
+        return before - former.reduce(0) { $0 + Self.formerSize($1) }
     }
 
     /// The bytes a remembered participant holds: its presence, name and key, and its identity.
