@@ -326,6 +326,7 @@ public struct RelayCore: Sendable {
         var acknowledging: [(ParticipantKey, RelayConnectionID, UInt64)] = []
         var lapsed: [(ParticipantKey, RelayToken)] = []
         let lifetime = configuration.datagramRegistrationLifetime
+        let acknowledgementInterval = configuration.acknowledgementInterval
         for (sessionID, session) in sessions {
             for (participantID, participant) in session.participants {
                 let key = ParticipantKey(session: sessionID, participant: participantID)
@@ -333,7 +334,8 @@ public struct RelayCore: Sendable {
                     expired.append(key)
                     continue
                 }
-                if let connection = participant.connection, participant.received > participant.acknowledged {
+                if let connection = participant.connection, participant.received > participant.acknowledged,
+                   now - participant.lastAcknowledgement >= acknowledgementInterval {
                     acknowledging.append((key, connection, participant.received))
                 }
                 if let confirmed = participant.datagramsConfirmedAt, now - confirmed > lifetime {
@@ -344,6 +346,7 @@ public struct RelayCore: Sendable {
         // Mutated only after the walk, so that no copy of a session is alive while it changes.
         for (key, connection, received) in acknowledging {
             sessions[key.session]?.participants[key.participant]?.acknowledged = received
+            sessions[key.session]?.participants[key.participant]?.lastAcknowledgement = now
             directives.append(.send(connection, .ack(received)))
         }
         for (key, token) in lapsed {
