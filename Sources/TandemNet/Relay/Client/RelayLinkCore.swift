@@ -58,7 +58,7 @@ struct RelayLinkCore: Sendable {
         startedAt = now
         lastHeard = now
         lastPing = now
-        lastAcknowledgement = now
+        lastAcknowledgement = AcknowledgementSchedule.start(request.participant.id, at: now, interval: configuration.acknowledgementInterval)
         reconnectDelay = configuration.reconnectDelay
     }
 
@@ -216,9 +216,10 @@ struct RelayLinkCore: Sendable {
                 return [.disconnect] + onDisconnected("the relay was silent for \(configuration.silenceLimit / 1_000_000) ms", at: now)
             }
             var directives: [RelayLinkDirective] = []
-            if received > acknowledged, now - lastAcknowledgement >= configuration.acknowledgementInterval {
+            let interval = configuration.acknowledgementInterval
+            if received > acknowledged, AcknowledgementSchedule.isDue(last: lastAcknowledgement, at: now, interval: interval) {
                 acknowledged = received
-                lastAcknowledgement = now
+                lastAcknowledgement = AcknowledgementSchedule.advance(from: lastAcknowledgement, to: now, interval: interval)
                 directives.append(.transmit(.ack(received)))
             }
             if now - lastPing >= configuration.pingInterval {
@@ -281,7 +282,6 @@ struct RelayLinkCore: Sendable {
         var directives = deliver(frame)
         if received - acknowledged >= 64, isConnected {
             acknowledged = received
-            lastAcknowledgement = now
             directives.append(.transmit(.ack(received)))
         }
         return directives

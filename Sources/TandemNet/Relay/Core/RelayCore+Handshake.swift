@@ -122,7 +122,7 @@ extension RelayCore {
         session.order.append(id)
         session.former.removeAll { $0.id == id }
         session.participants[id] = RelaySessionState.Participant(entry: hello.participant, token: state.token, connection: connection)
-        session.participants[id]?.lastAcknowledgement = now
+        session.participants[id]?.lastAcknowledgement = AcknowledgementSchedule.start(id, at: now, interval: configuration.acknowledgementInterval)
         sessions[hello.sessionID] = session
         tokens[state.token] = ParticipantKey(session: hello.sessionID, participant: id)
         connections[connection]?.phase = .joined(session: hello.sessionID, participant: id)

@@ -42,7 +42,6 @@ extension RelayCore {
         if let updated = sessions[key.session]?.participants[key.participant], updated.connection == connection,
            updated.received - updated.acknowledged >= 64 {
             sessions[key.session]?.participants[key.participant]?.acknowledged = updated.received
-            sessions[key.session]?.participants[key.participant]?.lastAcknowledgement = now
             directives.append(.send(connection, .ack(updated.received)))
         }
         return directives

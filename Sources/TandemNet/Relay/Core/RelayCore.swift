@@ -323,7 +323,7 @@ public struct RelayCore: Sendable {
         }
         for id in probing { directives.append(probe(id, at: now)) }
         var expired: [ParticipantKey] = []
-        var acknowledging: [(ParticipantKey, RelayConnectionID, UInt64)] = []
+        var acknowledging: [(ParticipantKey, RelayConnectionID, UInt64, Int64)] = []
         var lapsed: [(ParticipantKey, RelayToken)] = []
         let lifetime = configuration.datagramRegistrationLifetime
         let acknowledgementInterval = configuration.acknowledgementInterval
@@ -335,8 +335,8 @@ public struct RelayCore: Sendable {
                     continue
                 }
                 if let connection = participant.connection, participant.received > participant.acknowledged,
-                   now - participant.lastAcknowledgement >= acknowledgementInterval {
-                    acknowledging.append((key, connection, participant.received))
+                   AcknowledgementSchedule.isDue(last: participant.lastAcknowledgement, at: now, interval: acknowledgementInterval) {
+                    acknowledging.append((key, connection, participant.received, participant.lastAcknowledgement))
                 }
                 if let confirmed = participant.datagramsConfirmedAt, now - confirmed > lifetime {
                     lapsed.append((key, participant.token))
@@ -344,9 +344,10 @@ public struct RelayCore: Sendable {
             }
         }
         // Mutated only after the walk, so that no copy of a session is alive while it changes.
-        for (key, connection, received) in acknowledging {
+        for (key, connection, received, last) in acknowledging {
             sessions[key.session]?.participants[key.participant]?.acknowledged = received
-            sessions[key.session]?.participants[key.participant]?.lastAcknowledgement = now
+            sessions[key.session]?.participants[key.participant]?.lastAcknowledgement =
+                AcknowledgementSchedule.advance(from: last, to: now, interval: acknowledgementInterval)
             directives.append(.send(connection, .ack(received)))
         }
         for (key, token) in lapsed {

@@ -15,8 +15,8 @@ struct RelaySessionState: Sendable {
         var received: UInt64 = 0
         /// The last of its sequence numbers the relay has acknowledged.
         var acknowledged: UInt64 = 0
-        /// When the relay last acknowledged (or, until then, when it was admitted): each
-        /// participant's tick acknowledgements keep their own phase.
+        /// The instant on this participant's acknowledgement phase (`AcknowledgementSchedule`)
+        /// from which the next quiet acknowledgement is counted.
         var lastAcknowledgement: Int64 = 0
         var outbox = RelayOutbox()
         /// The attachment it is uploading, if any.
