@@ -15,7 +15,7 @@ extension RelayFrame {
         guard let type = RelayFrameType(rawValue: typeByte) else {
             throw WireError(.unknownType(typeByte), context: "relay frame")
         }
-        var reader = ByteReader(bytes.dropFirst(2), context: "relay frame \(type)")
+        var reader = ByteReader(bytes.dropFirst(2), context: type.decodingContext)
         let frame = try decodeFields(type, &reader)
         try reader.finish()
         return frame

@@ -7,3 +7,13 @@ enum RelayFrameType: UInt8 {
     case attachmentRemoved = 0x24, loadChunk = 0x25, outcome = 0x26, ended = 0x27, ordered = 0x28
     case ack = 0x30, ping = 0x31, pong = 0x32, error = 0x33
 }
+
+extension RelayFrameType {
+    /// What a decoding error names the frame as ("relay frame delivery"), made once per type:
+    /// interpolating an enum case reflects on it, too dear to pay for every frame decoded.
+    var decodingContext: String { RelayFrameType.decodingContexts[Int(rawValue)] }
+
+    private static let decodingContexts: [String] = (0...255).map { raw in
+        RelayFrameType(rawValue: UInt8(raw)).map { "relay frame \($0)" } ?? "relay frame"
+    }
+}

@@ -159,6 +159,9 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
                 guard let frame else { break }
                 delegate?.transportReceived(frame)
             }
+            // A read short of the buffer took all there was; readiness is level-triggered, so
+            // the next pass reports what arrives later without a read that only hears EAGAIN.
+            if count < readBuffer.count { return }
         }
     }
 

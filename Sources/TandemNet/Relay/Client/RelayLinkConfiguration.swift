@@ -5,6 +5,12 @@ public struct RelayLinkConfiguration: Sendable, Hashable {
     /// How often a joined link pings the relay, so that a silent relay is noticed (and the relay
     /// notices a silent participant).
     public var pingInterval: Int64 = 1_000_000_000
+    /// How long a link may hold back acknowledging what it received (it acknowledges at once
+    /// every 64 frames, so this bounds only a quiet link's outbox at the relay). Each link keeps
+    /// its own phase, so that the links of one process (a benchmark, a test) do not all write
+    /// to the relay on the same tick, and a busy relay is not sent an acknowledgement per
+    /// participant per tick.
+    public var acknowledgementInterval: Int64 = 250_000_000
     /// How long the relay may stay silent before the link treats the connection as dropped.
     public var silenceLimit: Int64 = 5_000_000_000
     /// The first pause before reconnecting; it doubles after each failure, up to a second.

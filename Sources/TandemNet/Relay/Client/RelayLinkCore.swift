@@ -41,6 +41,7 @@ struct RelayLinkCore: Sendable {
     private var unacknowledgedHead = 0
     private var received: UInt64 = 0
     private var acknowledged: UInt64 = 0
+    private var lastAcknowledgement: Int64
     private var requests: [UInt64: Request] = [:]
     private var leaving: UInt64?
     private var leaveStarted: Int64 = 0
@@ -57,6 +58,7 @@ struct RelayLinkCore: Sendable {
         startedAt = now
         lastHeard = now
         lastPing = now
+        lastAcknowledgement = AcknowledgementSchedule.start(request.participant.id, at: now, interval: configuration.acknowledgementInterval)
         reconnectDelay = configuration.reconnectDelay
     }
 
@@ -155,7 +157,7 @@ struct RelayLinkCore: Sendable {
         case .pong:
             return []
         default:
-            return sequenced(frame)
+            return sequenced(frame, at: now)
         }
     }
 
@@ -214,8 +216,10 @@ struct RelayLinkCore: Sendable {
                 return [.disconnect] + onDisconnected("the relay was silent for \(configuration.silenceLimit / 1_000_000) ms", at: now)
             }
             var directives: [RelayLinkDirective] = []
-            if received > acknowledged {
+            let interval = configuration.acknowledgementInterval
+            if received > acknowledged, AcknowledgementSchedule.isDue(last: lastAcknowledgement, at: now, interval: interval) {
                 acknowledged = received
+                lastAcknowledgement = AcknowledgementSchedule.advance(from: lastAcknowledgement, to: now, interval: interval)
                 directives.append(.transmit(.ack(received)))
             }
             if now - lastPing >= configuration.pingInterval {
@@ -267,7 +271,7 @@ struct RelayLinkCore: Sendable {
         return directives
     }
 
-    private mutating func sequenced(_ frame: RelayFrame) -> [RelayLinkDirective] {
+    private mutating func sequenced(_ frame: RelayFrame, at now: Int64) -> [RelayLinkDirective] {
         guard hasJoined, let sequence = frame.sequence else { return unexpected(frame) }
         // Sent again after a resumption, and already handled.
         if sequence <= received { return [] }

@@ -132,6 +132,8 @@ extension RelayCore {
         // Back again: no longer a former participant, and what its memory held is released.
         account(sessionID, -(sessions[sessionID]?.forgetFormer(id) ?? 0))
         sessions[sessionID]?.participants[id] = RelaySessionState.Participant(entry: hello.participant, token: state.token, connection: connection)
+        sessions[sessionID]?.participants[id]?.lastAcknowledgement = AcknowledgementSchedule.start(id, at: now,
+                                                                                                 interval: configuration.acknowledgementInterval)
         tokens[state.token] = ParticipantKey(session: sessionID, participant: id)
         connections[connection]?.phase = .joined(session: sessionID, participant: id)
         var directives: [RelayDirective]

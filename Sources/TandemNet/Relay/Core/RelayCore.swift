@@ -331,9 +331,10 @@ public struct RelayCore: Sendable {
         }
         for id in probing { directives.append(probe(id, at: now)) }
         var expired: [ParticipantKey] = []
-        var acknowledging: [(ParticipantKey, RelayConnectionID, UInt64)] = []
+        var acknowledging: [(ParticipantKey, RelayConnectionID, UInt64, Int64)] = []
         var lapsed: [(ParticipantKey, RelayToken)] = []
         let lifetime = configuration.datagramRegistrationLifetime
+        let acknowledgementInterval = configuration.acknowledgementInterval
         for (sessionID, session) in sessions {
             for (participantID, participant) in session.participants {
                 let key = ParticipantKey(session: sessionID, participant: participantID)
@@ -341,8 +342,9 @@ public struct RelayCore: Sendable {
                     expired.append(key)
                     continue
                 }
-                if let connection = participant.connection, participant.received > participant.acknowledged {
-                    acknowledging.append((key, connection, participant.received))
+                if let connection = participant.connection, participant.received > participant.acknowledged,
+                   AcknowledgementSchedule.isDue(last: participant.lastAcknowledgement, at: now, interval: acknowledgementInterval) {
+                    acknowledging.append((key, connection, participant.received, participant.lastAcknowledgement))
                 }
                 if let confirmed = participant.datagramsConfirmedAt, now - confirmed > lifetime {
                     lapsed.append((key, participant.token))
@@ -350,8 +352,10 @@ public struct RelayCore: Sendable {
             }
         }
         // Mutated only after the walk, so that no copy of a session is alive while it changes.
-        for (key, connection, received) in acknowledging {
+        for (key, connection, received, last) in acknowledging {
             sessions[key.session]?.participants[key.participant]?.acknowledged = received
+            sessions[key.session]?.participants[key.participant]?.lastAcknowledgement =
+                AcknowledgementSchedule.advance(from: last, to: now, interval: acknowledgementInterval)
             directives.append(.send(connection, .ack(received)))
         }
         for (key, token) in lapsed {

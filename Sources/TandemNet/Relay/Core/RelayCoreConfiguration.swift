@@ -42,6 +42,11 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     /// The longest lead, whatever the round trips: a participant slower than this receives
     /// ordered broadcasts late rather than holding everyone back.
     public var maximumLead: Int64 = 1_000_000_000
+    /// How long the relay may hold back acknowledging what a participant sent (it acknowledges
+    /// at once every 64 frames, so this bounds only a quiet sender's retransmission buffer).
+    /// Each participant keeps its own phase, so that a tick does not write an acknowledgement to
+    /// every connection that sent anything since the last one.
+    public var acknowledgementInterval: Int64 = 250_000_000
     /// How often the relay pings each joined connection to measure its round trip (it pings once
     /// at once on each admission and resumption too).
     public var roundTripProbeInterval: Int64 = 1_000_000_000

@@ -15,6 +15,9 @@ struct RelaySessionState: Sendable {
         var received: UInt64 = 0
         /// The last of its sequence numbers the relay has acknowledged.
         var acknowledged: UInt64 = 0
+        /// The instant on this participant's acknowledgement phase (`AcknowledgementSchedule`)
+        /// from which the next quiet acknowledgement is counted.
+        var lastAcknowledgement: Int64 = 0
         var outbox = RelayOutbox()
         /// The attachment it is uploading, if any.
         var upload: Upload?

@@ -165,8 +165,15 @@ public final class RelayServer: @unchecked Sendable {
             guard let count else { return }
             guard count > 0 else { return teardown(connection) }
             counters.withLock { $0.bytesReceived += count }
+            // A read that did not fill the buffer took all there was: readiness is level-triggered,
+            // so the next pass reports whatever arrives later, and reading again now would only
+            // cost a system call to hear EAGAIN.
+            let drained = count < readBuffer.count
             // A closing connection's bytes are read only to reach its end.
-            if connection.closingSince != nil { continue }
+            if connection.closingSince != nil {
+                if drained { return }
+                continue
+            }
             let stranger = core.isUnauthenticated(connection.id)
             // A stranger may not make the relay hold more than a hello's worth of bytes, nor
             // announce a frame longer than that.
@@ -178,6 +185,7 @@ public final class RelayServer: @unchecked Sendable {
                 return cutStranger(connection, RelayFault(.tooLarge, "a frame of \(announced) bytes before being admitted (at most \(strangerLimit))"))
             }
             decodeFrames(connection)
+            if drained { return }
         }
     }
 
