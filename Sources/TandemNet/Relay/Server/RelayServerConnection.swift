@@ -6,7 +6,7 @@ final class RelayServerConnection {
     let id: RelayConnectionID
     let socket: TCPSocket
     var reader = RelayFrameReader()
-    var output = RelayServerOutput()
+    var output = RelayFrameOutput()
     /// Set once the core asked to close: nothing more is read into the core, what is queued is
     /// written, then the write side is shut and the rest discarded until the peer closes.
     var closingSince: Int64?

@@ -1,10 +1,10 @@
 import TandemWire
 
-/// Frames waiting to be written to one participant's TCP socket, with the bytes they hold
-/// counted, so that the server can cap each connection's queue and account for it in the
-/// relay-wide budget. Encoded a batch at a time as the socket takes them, so that a queue of
-/// large frames is never encoded all at once.
-struct RelayServerOutput {
+/// Frames waiting to be written to a TCP socket, the relay's to a participant or a link's to
+/// the relay, with the bytes they hold counted, so that the server can cap each connection's
+/// queue and account for it in the relay-wide budget. Encoded a batch at a time as the socket
+/// takes them, so that a queue of large frames is never encoded all at once.
+struct RelayFrameOutput {
     private var frames: [RelayFrame] = []
     private var head = 0
     private var buffer: [UInt8] = []
@@ -28,7 +28,7 @@ struct RelayServerOutput {
 
     mutating func append(_ frame: RelayFrame) {
         frames.append(frame)
-        pendingBytes += frame.payloadSize + RelayServerOutput.frameOverhead
+        pendingBytes += frame.payloadSize + RelayFrameOutput.frameOverhead
     }
 
     /// Forgets everything waiting.
@@ -53,11 +53,11 @@ struct RelayServerOutput {
     }
 
     private mutating func refill() {
-        buffer.removeAll(keepingCapacity: buffer.capacity <= 4 * RelayServerOutput.batch)
+        buffer.removeAll(keepingCapacity: buffer.capacity <= 4 * RelayFrameOutput.batch)
         offset = 0
-        while head < frames.count, buffer.count < RelayServerOutput.batch {
+        while head < frames.count, buffer.count < RelayFrameOutput.batch {
             buffer.append(contentsOf: frames[head].encoded())
-            pendingBytes -= frames[head].payloadSize + RelayServerOutput.frameOverhead
+            pendingBytes -= frames[head].payloadSize + RelayFrameOutput.frameOverhead
             head += 1
         }
         if head == frames.count {
