@@ -364,8 +364,8 @@ public struct RelayCore: Sendable {
             directives.append(.forgetToken(token))
         }
         for key in expired { directives += remove(key) }
-        while endedHead < endedOrder.count,
-              let ended = endedSessions[endedOrder[endedHead]], now - ended.at >= configuration.endedMemory {
+        while endedHead < endedOrder.count {
+            if let ended = endedSessions[endedOrder[endedHead]], now - ended.at < configuration.endedMemory { break }
             forgetOldestEnded()
         }
         return directives
