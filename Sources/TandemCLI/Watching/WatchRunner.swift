@@ -161,10 +161,13 @@ struct WatchRunner {
         events.emit("stall", ["seconds": seconds, "waits": waits])
         Task {
             try? await Task.sleep(for: .seconds(seconds))
+            // Reported before the suspension ends, so that `stall-ended` always comes before the
+            // `resumed` it leads to (the relay may order the end and bring it back before this
+            // task runs again); nothing is reported after the session is over for this participant.
+            var over = false
+            if case .invalidated = session.state { over = true }
+            if !over { events.emit("stall-ended", ["seconds": seconds, "waits": waits]) }
             suspension.end()
-            // Nothing is reported after the session is over for this participant.
-            if case .invalidated = session.state { return }
-            events.emit("stall-ended", ["seconds": seconds, "waits": waits])
         }
     }
 
