@@ -47,7 +47,7 @@ public enum SyncBenchmarkTable {
             lines.append("error from \(error)")
         }
         lines.append("")
-        lines.append("targets (DESIGN.md, four peers):")
+        lines.append("targets (the design's, four peers):")
         for target in report.targets {
             lines.append("  \(target.name) \(number(target.measured, 3)) ms ≤ \(number(target.bound, 1)) ms: \(target.met ? "met" : "MISSED")")
         }
