@@ -201,9 +201,17 @@ struct RelayAttackTests {
         let cpu = try #require(RelayUploadCostMeasurement.cpuSeconds(of: relay.pid)) - before
         // A relay spinning on accept would use about a core for these two seconds.
         #expect(cpu < 0.5, "the relay used \(cpu) s of CPU in 2 s while out of descriptors")
-        let failures = relay.printedText.split(separator: "\n").last { $0.contains("accept failures ") }
-            .flatMap { Int($0.split(separator: " ").last ?? "") }
-        #expect((failures ?? 0) > 0, "no accept failure was counted: \(relay.printedText.suffix(400))")
+        // The count as the statistics lines report it, the largest of them (a line may arrive in
+        // two pieces); the relay prints one every half second, so a few more are waited for.
+        func failures() -> Int {
+            relay.printedText.split(separator: "\n").compactMap { line -> Int? in
+                guard let range = line.range(of: "accept failures ") else { return nil }
+                return Int(line[range.upperBound...].prefix { $0.isNumber })
+            }.max() ?? 0
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while failures() == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(failures() > 0, "no accept failure was counted: \(relay.printedText.suffix(400))")
         // Descriptors come back: an honest pair joins and talks.
         for stranger in strangers { stranger.socket.shutdown() }
         strangers.removeAll()
