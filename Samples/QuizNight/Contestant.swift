@@ -62,7 +62,10 @@ import Tandem
 
     private func isHost(_ participant: Participant) -> Bool {
         if participant == host { return true }
-        print("ignored quiz message from \(participant.printableName), who is not the host")
+        // Before the host's state has arrived nobody is known to be the host (each kind of
+        // message has its own stream, so a scoreboard can overtake the state): such a message is
+        // dropped quietly, and the state brings the question and the scores anyway.
+        if host != nil { print("ignored quiz message from \(participant.printableName), who is not the host") }
         return false
     }
 
