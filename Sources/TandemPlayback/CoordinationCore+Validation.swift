@@ -1,3 +1,4 @@
+import TandemClock
 import Foundation
 
 /// Validation: a pure function of an ordered proposal and the core's state, so that every

@@ -1,3 +1,5 @@
+import TandemClock
+
 /// How a player that cannot present on an exact schedule (mpv through its IPC, say) is kept on
 /// the shared timeline: measure its error, nudge its rate for small errors, seek for large ones.
 ///

@@ -1,3 +1,4 @@
+import TandemClock
 import Foundation
 
 /// The playback state every participant shares: which item, at what rate, and where in it at a

@@ -1,4 +1,5 @@
 import Foundation
+import TandemClock
 import Testing
 @testable import TandemMedia
 import TandemPlayback

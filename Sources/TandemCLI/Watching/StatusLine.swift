@@ -1,3 +1,4 @@
+import TandemClock
 import Foundation
 import Tandem
 import TandemMedia

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import Tandem
+import TandemClock
 import TandemMedia
 import TandemPlayback
 

@@ -1,3 +1,4 @@
+import TandemClock
 import TandemPlayback
 
 /// The correction loop: while the group plays, measure where mpv is against where the timeline

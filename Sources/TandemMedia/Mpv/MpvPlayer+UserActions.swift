@@ -1,3 +1,4 @@
+import TandemClock
 import TandemPlayback
 
 /// What mpv reports: the ledger tells Tandem's own changes from a person's, and a person's change

@@ -1,3 +1,4 @@
+import TandemClock
 import TandemPlayback
 
 /// The decisions of the benchmarking baseline (`TimelineFollowing.onReceipt`), a pure core:

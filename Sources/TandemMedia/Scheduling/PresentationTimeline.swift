@@ -1,3 +1,4 @@
+import TandemClock
 import TandemPlayback
 
 /// The mapping from local monotonic time to media time that a player follows:
