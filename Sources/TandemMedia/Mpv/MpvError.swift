@@ -1,7 +1,7 @@
 /// An error from the mpv backend: what was being done, and mpv's (or the system's) own words.
 public struct MpvError: Error, Sendable, Equatable, CustomStringConvertible {
     private enum Code: Sendable, Equatable {
-        case launch, connect, command, timeout, disconnected, malformed
+        case launch, connect, command, timeout, disconnected, malformed, invalidRequest, notProposed
     }
 
     private let code: Code
@@ -25,6 +25,8 @@ public struct MpvError: Error, Sendable, Equatable, CustomStringConvertible {
         case .timeout: "mpv did not answer \(context) in time\(detail.isEmpty ? "" : ": \(detail)")"
         case .disconnected: "mpv's IPC connection closed (\(context))\(detail.isEmpty ? "" : ": \(detail)")"
         case .malformed: "mpv sent something that is not JSON (\(context)): \(detail)"
+        case .invalidRequest: "cannot \(context): \(detail)"
+        case .notProposed: "cannot propose \(context) to the group: \(detail)"
         }
     }
 
@@ -43,8 +45,21 @@ public struct MpvError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A line from mpv was not a JSON object.
     public static func malformed(_ line: String, _ detail: String) -> MpvError { MpvError(.malformed, context: line, detail: detail) }
 
+    /// A request that the player refuses before asking mpv or the group (a rate out of range, a
+    /// source mpv cannot open, a file that is not there).
+    public static func invalidRequest(_ request: String, _ detail: String) -> MpvError {
+        MpvError(.invalidRequest, context: request, detail: detail)
+    }
+    /// A change that the coordinator would not send to the group (the group would refuse it, or
+    /// the session is gone).
+    public static func notProposed(_ change: String, _ detail: String) -> MpvError { MpvError(.notProposed, context: change, detail: detail) }
+
     /// Whether mpv refused a command (as opposed to not answering, or the connection failing).
     public var isRefusal: Bool { code == .command }
     /// Whether the connection is gone.
     public var isDisconnection: Bool { code == .disconnected }
+    /// Whether the player refused the request itself, before asking mpv or the group.
+    public var isInvalidRequest: Bool { code == .invalidRequest }
+    /// Whether the change could not be proposed to the group.
+    public var isNotProposed: Bool { code == .notProposed }
 }

@@ -86,12 +86,8 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
 
     /// The coordinator that drives this player: `player.playbackCoordinator.coordinateWithSession(session)`.
     public let playbackCoordinator: PlaybackCoordinator
-    /// The item's identifier in the group.
-    public let itemIdentifier: String
     /// The mpv process.
     public let process: MpvProcess
-    /// The file's duration (ns), as mpv reads it.
-    public let duration: Int64?
 
     /// Where mpv's IPC server listens.
     public var ipcPath: String { process.ipcPath }
@@ -101,11 +97,10 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     let options: Options
     let connection: MpvConnection
     let state: Mutex<DriverState>
-    let positionLead: Int64
-    /// One frame (ns), from the container's frame rate (1/30 s when it has none).
-    let frameDuration: Int64
-    /// Whether mpv plays sound for the file, and so has an audio clock to read.
-    let hasAudio: Bool
+    /// The item mpv has loaded and what it is like (`MpvPlayer+Items.swift`), and the items this
+    /// participant holds: apart from `state`, so that what is read of the item inside `state`'s
+    /// lock (`hasAudio`, `frameDuration`) takes a lock of its own.
+    let items: Mutex<ItemState>
     private let jobs: AsyncStream<Job>.Continuation
     private let jobStream: AsyncStream<Job>
     private let tasks = Mutex<[Task<Void, Never>]>([])
@@ -167,10 +162,26 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
 
     // MARK: Starting and stopping
 
-    /// Starts mpv on `file`, paused at the start, and waits until it has loaded it.
+    /// Starts mpv on `file`, paused at the start, and waits until it has loaded it; the item is
+    /// known to the group as `options.itemIdentifier` (by default the file's name). `file` may
+    /// also be a URL, which mpv opens itself.
     public static func launch(file: String, options: Options = Options()) async throws -> MpvPlayer {
+        let item = MediaFile.isURL(file) ? try? PlaybackItem(url: URL(string: file) ?? URL(fileURLWithPath: file),
+                                                             identifier: options.itemIdentifier) : nil
+        return try await launch(item: item ?? PlaybackItem(file: file, identifier: options.itemIdentifier), options: options)
+    }
+
+    /// Starts mpv on `item`, paused at the start, and waits until it has loaded it.
+    ///
+    /// A file is opened as a local file (mpv follows no reference in it); an `http(s)` URL is
+    /// handed to mpv as it is, and mpv opens it. A byte source is refused with an
+    /// `MpvError.invalidRequest`: mpv reads only what it can open itself, and its IPC cannot
+    /// carry the bytes. The item is known to the group by `item.identifier`; its identity is
+    /// `item.identity`, or for a file `MediaIdentity.of(file:)`.
+    public static func launch(item: PlaybackItem, options: Options = Options()) async throws -> MpvPlayer {
+        let target = try mpvTarget(of: item, for: "launch mpv on")
         let launchedAt = MonotonicClock.now()
-        let process = try MpvProcess(file: file, ipcPath: options.ipcPath, extraArguments: options.extraArguments,
+        let process = try MpvProcess(file: target, ipcPath: options.ipcPath, extraArguments: options.extraArguments,
                                      executable: options.executable)
         var connection: MpvConnection?
         do {
@@ -182,17 +193,10 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             try await waitUntilLoaded(ipc, process: process, timeout: options.startTimeout)
             let paused = try await ipc.get("pause").bool ?? true
             let speed = try await ipc.get("speed").double ?? 1
-            // A file's frame rate is what it claims: only a plausible one divides anything.
-            let fps = (try? await ipc.get("container-fps"))?.double.flatMap { (0.5...1_000).contains($0) ? $0 : nil }
-            let duration = (try? await ipc.get("duration"))?.seconds.map { Int64(($0 * 1e9).rounded()) }
-            let lead = options.positionLead ?? fps.map { $0 > 0 ? Int64(5e8 / $0) : 0 } ?? 0
-            let frame = fps.map { $0 > 0 ? Int64((1e9 / $0).rounded()) : 33_333_333 } ?? 33_333_333
-            // The selected audio track's number, or false: no sound, so no audio clock.
-            let hasAudio = (try? await ipc.get("aid"))?.double != nil
-            if hasAudio, options.keepsTempoFilter { await keepTempoFilter(ipc) }
-            let player = MpvPlayer(process: process, connection: ipc, options: options, file: file, paused: paused,
-                                   speed: speed, positionLead: lead, frameDuration: frame, hasAudio: hasAudio,
-                                   duration: duration, launchedAt: launchedAt)
+            let loaded = await LoadedItem.probe(item, target: target, ipc: ipc, options: options)
+            if loaded.hasAudio, options.keepsTempoFilter { await keepTempoFilter(ipc) }
+            let player = MpvPlayer(process: process, connection: ipc, options: options, loaded: loaded, paused: paused,
+                                   speed: speed, launchedAt: launchedAt)
             player.start(events: events)
             return player
         } catch {
@@ -209,7 +213,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     /// Adds `scaletempo2` to mpv's audio chain for good (see `Options.keepsTempoFilter`), unless
     /// a tempo filter is there already or pitch correction is off. Only the sound is
     /// reconfigured: no seek, no restart.
-    private static func keepTempoFilter(_ ipc: MpvConnection) async {
+    static func keepTempoFilter(_ ipc: MpvConnection) async {
         guard (try? await ipc.get("audio-pitch-correction"))?.bool != false,
               case .array(let filters)? = try? await ipc.get("af"),
               !filters.contains(where: { $0["name"]?.string.map(tempoFilters.contains) ?? false }) else { return }
@@ -217,7 +221,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     }
 
     /// Waits until mpv has a position and is not seeking: the file is loaded and shown.
-    private static func waitUntilLoaded(_ ipc: MpvConnection, process: MpvProcess, timeout: Duration) async throws {
+    static func waitUntilLoaded(_ ipc: MpvConnection, process: MpvProcess, timeout: Duration) async throws {
         let attempts = max(1, Int(timeout / .milliseconds(20)))
         for _ in 0..<attempts {
             if (try? await ipc.get("time-pos"))?.double != nil, (try? await ipc.get("seeking"))?.bool == false { return }
@@ -227,16 +231,13 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         throw MpvError.timeout("loading the file", "no position after \(timeout)")
     }
 
-    private init(process: MpvProcess, connection: MpvConnection, options: Options, file: String, paused: Bool, speed: Double,
-                 positionLead: Int64, frameDuration: Int64, hasAudio: Bool, duration: Int64?, launchedAt: Int64) {
+    private init(process: MpvProcess, connection: MpvConnection, options: Options, loaded: LoadedItem, paused: Bool, speed: Double,
+                 launchedAt: Int64) {
         self.process = process
         self.connection = connection
         self.options = options
-        self.positionLead = positionLead
-        self.frameDuration = frameDuration
-        self.hasAudio = hasAudio
-        self.duration = duration
-        itemIdentifier = options.itemIdentifier ?? URL(fileURLWithPath: file).lastPathComponent
+        items = Mutex(ItemState(loaded: loaded))
+        let hasAudio = loaded.hasAudio, frameDuration = loaded.frameDuration
         var ledger = MpvRequestLedger(paused: paused, speed: speed)
         // Loading the file was a seek of ours, whose report may still be on its way.
         ledger.requestSeek(to: 0, at: launchedAt)
@@ -265,7 +266,10 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
                 for await job in jobStream {
                     guard let self else { return }
                     switch job {
-                    case .command(let command, let serial, let rejoin): await self.carryOut(command, serial: serial, rejoin: rejoin)
+                    case .command(let command, let serial, let rejoin):
+                        // A command for an item this participant holds, other than mpv's, loads it first.
+                        await self.takeUpItem(of: command)
+                        await self.carryOut(command, serial: serial, rejoin: rejoin)
                     case .tick: await self.correct()
                     }
                 }

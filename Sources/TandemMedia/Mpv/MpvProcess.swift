@@ -102,7 +102,11 @@ public final class MpvProcess: @unchecked Sendable {
 
     /// What mpv is told for a local file: open what it names only, follow no reference in it, and
     /// hand nothing to youtube-dl.
-    public static let localFileArguments = ["--access-references=no", "--ytdl=no"]
+    public static let localFileArguments = localFileOptions.map { "--\($0)=no" }
+
+    /// The options `localFileArguments` turns off, by name, for a file loaded later
+    /// (`MpvPlayer.replaceCurrentItem(with:)` sets them to `no` before it loads a local file).
+    public static let localFileOptions = ["access-references", "ytdl"]
 
     /// Variables that never reach mpv: `TANDEM_INVITE` holds a session's secret, and mpv (its
     /// scripts, the programs they run) has no use for it.

@@ -1,0 +1,270 @@
+import Foundation
+import TandemClock
+import TandemPlayback
+
+/// The item mpv plays, and changing it: mpv's `loadfile`.
+///
+/// What mpv does (measured on mpv 0.35, `--vo=null --ao=null`): `loadfile PATH replace` answers
+/// at once with the new playlist entry's id, then announces `end-file` for the old entry,
+/// `start-file` for the new one, and `file-loaded` and `playback-restart` once the new file is
+/// open and its first frame decoded (12 to 20 ms for a local 30 frames/s H.264 clip); a file it
+/// cannot open ends at once with `end-file` (`reason` `error`). `pause` and `speed` carry over
+/// from file to file, and so does the audio filter chain. With `--idle=no`, which the player
+/// starts mpv with so that a person closing the file closes mpv, a file that fails to load
+/// would leave mpv with nothing to play and make it quit: a replacement sets `idle` for the
+/// time of the load, and on a failure loads the previous item again.
+///
+/// Which items this participant holds: those it launched with or was given to replace the
+/// current one, and those made available with `makeAvailable(_:)`. A group's command for
+/// another item that it holds (another participant replaced the group's item) loads that item
+/// first, paused, and is then carried out; a command for an item it does not hold is stale, as
+/// before, and completed without being applied.
+extension MpvPlayer {
+    /// The item mpv has loaded, with what the player needs to know of it.
+    struct LoadedItem: Sendable {
+        /// The item, as the program gave it.
+        var item: PlaybackItem
+        /// What mpv was given to open: the file's path or the URL.
+        var target: String
+        /// The content's identity: the item's own, or for a local file `MediaIdentity.of(file:)`.
+        var identity: String?
+        /// The duration (ns), as mpv reads it.
+        var duration: Int64?
+        /// One frame (ns), from the container's frame rate (1/30 s when it has none).
+        var frameDuration: Int64
+        /// How far `time-pos` leads the frame on screen while playing (ns): see `Options.positionLead`.
+        var positionLead: Int64
+        /// Whether mpv plays sound for the item, and so has an audio clock to read.
+        var hasAudio: Bool
+
+        /// What mpv, having just loaded `target` for `item`, says of it.
+        static func probe(_ item: PlaybackItem, target: String, ipc: MpvConnection, options: Options) async -> LoadedItem {
+            // A file's frame rate is what it claims: only a plausible one divides anything.
+            let fps = (try? await ipc.get("container-fps"))?.double.flatMap { (0.5...1_000).contains($0) ? $0 : nil }
+            let duration = (try? await ipc.get("duration"))?.seconds.map { Int64(($0 * 1e9).rounded()) }
+            let lead = options.positionLead ?? fps.map { Int64(5e8 / $0) } ?? 0
+            let frame = fps.map { Int64((1e9 / $0).rounded()) } ?? 33_333_333
+            // The selected audio track's number, or false: no sound, so no audio clock.
+            let hasAudio = (try? await ipc.get("aid"))?.double != nil
+            var identity = item.identity
+            if identity == nil, case .file(let path) = item.source, !MediaFile.isURL(path) {
+                identity = try? MediaIdentity.of(file: path)
+            }
+            return LoadedItem(item: item, target: target, identity: identity, duration: duration, frameDuration: frame,
+                              positionLead: lead, hasAudio: hasAudio)
+        }
+    }
+
+    /// The item state, under its own lock.
+    struct ItemState {
+        var loaded: LoadedItem
+        /// The items this participant holds, by identifier (the loaded one among them).
+        var available: [String: PlaybackItem]
+        /// Counts the loads begun: a load that another began after is superseded.
+        var loads = 0
+        /// Why the last load of an item failed, if it did.
+        var lastError: MpvError?
+
+        init(loaded: LoadedItem) {
+            self.loaded = loaded
+            available = [loaded.item.identifier: loaded.item]
+        }
+    }
+
+    /// The item mpv has loaded.
+    public var currentItem: PlaybackItem { items.withLock { $0.loaded.item } }
+    /// The item's identifier in the group: the current item's.
+    public var itemIdentifier: String { items.withLock { $0.loaded.item.identifier } }
+    /// The current item's content identity (`d=SECONDS;h=HASH`): the item's own, or for a local
+    /// file `MediaIdentity.of(file:)`; nil for a URL given none.
+    public var currentItemIdentity: String? { items.withLock { $0.loaded.identity } }
+    /// The current item's duration (ns), as mpv reads it.
+    public var duration: Int64? { items.withLock { $0.loaded.duration } }
+    /// Why the last change of item failed (a group's command for an item this participant holds
+    /// that mpv could not open, say), if it did; nil once one succeeds.
+    public var lastItemError: MpvError? { items.withLock { $0.lastError } }
+    /// The identifiers of the items this participant holds, sorted.
+    public var availableItemIdentifiers: [String] { items.withLock { $0.available.keys.sorted() } }
+
+    /// How far `time-pos` leads the frame on screen while playing (ns), for the current item.
+    var positionLead: Int64 { items.withLock { $0.loaded.positionLead } }
+    /// One frame (ns) of the current item.
+    var frameDuration: Int64 { items.withLock { $0.loaded.frameDuration } }
+    /// Whether the current item has sound mpv plays, and so an audio clock to read.
+    var hasAudio: Bool { items.withLock { $0.loaded.hasAudio } }
+
+    /// Makes `item` one this participant holds: when the group changes to an item of that
+    /// identifier (another participant replaced the group's item), mpv loads it. An item of the
+    /// same identifier made available before is replaced. A byte source is refused (mpv cannot
+    /// read one), as a file that is not there is.
+    public func makeAvailable(_ item: PlaybackItem) throws(MpvError) {
+        _ = try Self.mpvTarget(of: item, for: "make \(item.identifier) available")
+        items.withLock { $0.available[item.identifier] = item }
+    }
+
+    /// What mpv is given to open for `item` (the path or the URL), or the clear error for an
+    /// item mpv cannot open: a byte source (mpv reads only what it opens itself).
+    static func mpvTarget(of item: PlaybackItem, for request: String) throws(MpvError) -> String {
+        switch item.source {
+        case .file(let path): return path
+        case .url(let url): return url.absoluteString
+        case .bytes:
+            throw .invalidRequest("\(request) \(item.identifier)",
+                                  "mpv cannot play a byte source: it opens files and URLs itself, and its IPC cannot carry bytes")
+        }
+    }
+
+    /// Like `mpvTarget(of:for:)`, and a local file must be there (mpv would only say "loading
+    /// failed").
+    static func checkedTarget(of item: PlaybackItem, for request: String) throws(MpvError) -> String {
+        let target = try mpvTarget(of: item, for: request)
+        if case .file(let path) = item.source, !MediaFile.isURL(path), !FileManager.default.fileExists(atPath: path) {
+            throw .invalidRequest("\(request) \(item.identifier)", "there is no file at \(path)")
+        }
+        return target
+    }
+
+    /// Before a group's command for another item than mpv's: loads that item, paused, if this
+    /// participant holds it, and tells the group what it has now. A failed load leaves mpv on
+    /// its item (the command is then stale) and is kept in `lastItemError`.
+    func takeUpItem(of command: PlaybackCommand) async {
+        guard let expected = command.expectedCurrentItemIdentifier,
+              let item = items.withLock({ $0.loaded.item.identifier == expected ? nil : $0.available[expected] }) else { return }
+        // The group's command says when to play: until then mpv shows the new item still.
+        await setPaused(true)
+        do {
+            try await load(item)
+        } catch {
+            return
+        }
+        reportItemToGroup()
+    }
+
+    /// Tells the group, while coordinating, the item mpv has now, with its identity.
+    func reportItemToGroup() {
+        guard playbackCoordinator.isCoordinating else { return }
+        let (identifier, identity) = items.withLock { ($0.loaded.item.identifier, $0.loaded.identity) }
+        try? playbackCoordinator.reportItem(identifier, identity: identity, ready: true)
+    }
+
+    /// Replaces mpv's file with `item`'s (`loadfile … replace`) and waits until mpv has loaded it
+    /// (its first frame decoded, `duration` and the rest read afresh): mpv is then at the item's
+    /// start, paused or playing as before. On a failure mpv is taken back to the item it had.
+    func load(_ item: PlaybackItem) async throws(MpvError) {
+        let request = "replace the item with"
+        let target = try Self.checkedTarget(of: item, for: request)
+        let (load, previous) = items.withLock { state in
+            state.loads += 1
+            return (state.loads, state.loaded)
+        }
+        let events = connection.events
+        _ = try? await connection.set("idle", .string("yes"))
+        if case .file(let path) = item.source, !MediaFile.isURL(path) {
+            for option in MpvProcess.localFileOptions { _ = try? await connection.set(option, .string("no")) }
+        }
+        let result = await loadFile(target, events: events, timeout: options.startTimeout, request: "\(request) \(item.identifier)")
+        var failure: MpvError?
+        switch result {
+        case .success:
+            let loaded = await LoadedItem.probe(item, target: target, ipc: connection, options: options)
+            if loaded.hasAudio, options.keepsTempoFilter { await Self.keepTempoFilter(connection) }
+            let current = items.withLock { state -> Bool in
+                guard state.loads == load else { return false }
+                state.loaded = loaded
+                state.available[item.identifier] = item
+                state.lastError = nil
+                return true
+            }
+            if current {
+                adoptLoadedItem(loaded)
+            } else {
+                failure = .command("\(request) \(item.identifier)", "another replacement began before it loaded")
+            }
+        case .failure(let error):
+            failure = error
+            // mpv has no file now: back to the one it had, so that it goes on showing something.
+            if items.withLock({ $0.loads == load }) {
+                _ = await loadFile(previous.target, events: connection.events, timeout: options.startTimeout, request: "reload \(previous.item.identifier)")
+            }
+        }
+        _ = try? await connection.set("idle", .string("no"))
+        if let failure {
+            items.withLock { $0.lastError = failure }
+            throw failure
+        }
+    }
+
+    /// Sends `loadfile target replace` and waits (up to `timeout`) for mpv to announce the new
+    /// entry loaded and to have a position; the first `playback-restart` is entered in the
+    /// ledger as a seek of ours, to the start.
+    private func loadFile(_ target: String, events: AsyncStream<MpvEvent>, timeout: Duration,
+                          request: String) async -> Result<Void, MpvError> {
+        state.withLock { state in
+            let now = MonotonicClock.now()
+            state.ledger.requestSeek(to: 0, at: now)
+            state.settleUntil = now + 2_000_000_000
+            state.followedVersion = nil
+        }
+        let entry: Int
+        do {
+            let reply = try await connection.command(["loadfile", .string(target), "replace"])
+            entry = reply.value["playlist_entry_id"]?.exactInteger ?? -1
+        } catch {
+            return .failure(error as? MpvError ?? .command("loadfile \(target)", "\(error)"))
+        }
+        let outcome = await Self.outcome(ofEntry: entry, events: events, timeout: timeout, request: request)
+        if case .failure = outcome { return outcome }
+        do {
+            try await Self.waitUntilLoaded(connection, process: process, timeout: timeout)
+        } catch {
+            return .failure(error as? MpvError ?? .timeout(request, "\(error)"))
+        }
+        return .success(())
+    }
+
+    /// Reads mpv's events until playlist entry `entry` has loaded (`file-loaded` after its
+    /// `start-file`) or failed (its `end-file` with an error), for at most `timeout`.
+    private static func outcome(ofEntry entry: Int, events: AsyncStream<MpvEvent>, timeout: Duration,
+                                request: String) async -> Result<Void, MpvError> {
+        await withTaskGroup(of: Result<Void, MpvError>?.self) { group in
+            group.addTask {
+                var started = false
+                for await event in events {
+                    let id = event.message["playlist_entry_id"]?.exactInteger
+                    switch event.name {
+                    case "start-file" where id == entry || entry < 0: started = true
+                    case "file-loaded" where started: return .success(())
+                    case "end-file" where id == entry:
+                        let reason = event.message["reason"]?.string ?? "unknown"
+                        guard reason == "error" else { return .failure(.command(request, "mpv stopped it before it loaded (\(reason))")) }
+                        return .failure(.command(request, "mpv could not open it: \(event.message["file_error"]?.string ?? "an error")"))
+                    default: continue
+                    }
+                }
+                return Task.isCancelled ? nil : .failure(.disconnected(request, "mpv went away while loading"))
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return Task.isCancelled ? nil : .failure(.timeout(request, "not loaded after \(timeout)"))
+            }
+            var outcome: Result<Void, MpvError> = .failure(.timeout(request))
+            for await result in group {
+                guard let result else { continue }
+                outcome = result
+                break
+            }
+            group.cancelAll()
+            return outcome
+        }
+    }
+
+    /// Takes up what the new item is like: its correction policy (with sound or without), and a
+    /// fresh record for the baseline.
+    private func adoptLoadedItem(_ loaded: LoadedItem) {
+        state.withLock { state in
+            state.policy = loaded.hasAudio ? options.correctionPolicy : options.soundlessCorrectionPolicy
+            state.receipts = ReceiptFollower(frameDuration: loaded.frameDuration)
+            state.followedVersion = nil
+        }
+    }
+}
