@@ -21,6 +21,23 @@ enum MpvFixture {
         }
     }
 
+    private static let other = Mutex<String?>(nil)
+
+    /// Another clip, unlike the long one (10 s, 25 frames/s, a different picture and tone), to
+    /// replace it with; made once per run.
+    static func otherClip() throws -> String {
+        try other.withLock { other in
+            if let other, FileManager.default.fileExists(atPath: other) { return other }
+            let fixtures = try MediaFixtures()
+            let path = try fixtures.ffmpeg([
+                "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25", "-f", "lavfi", "-i", "sine=frequency=880:sample_rate=48000",
+                "-t", "10", "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-pix_fmt", "yuv420p", "-c:a", "aac",
+            ], output: "other-10s.mp4")
+            other = path
+            return path
+        }
+    }
+
     /// Headless mpv: no window, no sound device.
     static func headless(ipcPath: String? = nil) -> MpvPlayer.Options {
         var options = MpvPlayer.Options()

@@ -1,0 +1,304 @@
+import Foundation
+import Synchronization
+import Testing
+import Tandem
+import TandemClock
+import TandemMedia
+import TandemPlayback
+import TandemTestKit
+
+/// The mpv player's own transport with a real headless mpv: uncoordinated, `play()`, `pause()`,
+/// `seek(to:)`, `setRate(_:)` and `replaceCurrentItem(with:)` change what mpv reports by the time
+/// they return, and bad requests are refused with a clear error that leaves mpv as it was;
+/// coordinated, two mpv players in one session follow each other's transport.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvTransportTests {
+    /// A byte source, which mpv cannot play.
+    final class Bytes: SeekableByteSource {
+        var size: Int64? { 0 }
+        func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int { 0 }
+    }
+
+    /// One headless mpv on `item` and another connection to its socket (how the tests watch it);
+    /// mpv always stops.
+    func withMpv(_ item: PlaybackItem, _ body: (MpvPlayer, MpvConnection) async throws -> Void) async throws {
+        let mpv = try await MpvPlayer.launch(item: item, options: MpvFixture.headless(ipcPath: MpvFixture.socketPath()))
+        do {
+            let other = try MpvConnection(path: mpv.ipcPath)
+            defer { other.close() }
+            try await body(mpv, other)
+        } catch {
+            await mpv.close()
+            throw error
+        }
+        await mpv.close()
+        #expect(!mpv.process.isRunning)
+    }
+
+    /// mpv's `time-pos` (ns), read from outside.
+    static func position(_ mpv: MpvConnection) async throws -> Int64 {
+        let seconds = try #require(try await mpv.get("time-pos").double)
+        return Int64((seconds * 1e9).rounded())
+    }
+
+    /// One frame of the long clip and a little (ns): an exact seek lands on the first frame at or
+    /// after its target.
+    static let frame: Int64 = 34_000_000
+
+    @Test func uncoordinatedTransportIsDoneOnMpvByTheTimeItReturns() async throws {
+        let clip = try MpvFixture.longClip()
+        let otherClip = try MpvFixture.otherClip()
+        try await withMpv(PlaybackItem(file: clip)) { mpv, other in
+            #expect(mpv.itemIdentifier == "long-20s.mp4" && mpv.currentItemIdentifier == "long-20s.mp4")
+            #expect(mpv.duration.map { abs($0 - 20_000_000_000) < 100_000_000 } == true, "duration \(String(describing: mpv.duration))")
+            #expect(mpv.currentItemIdentity?.hasPrefix("d=20.0") == true, "identity \(String(describing: mpv.currentItemIdentity))")
+            #expect(try await other.get("pause").bool == true)
+
+            try await mpv.play()
+            #expect(try await other.get("pause").bool == false)
+            #expect(try await other.get("speed").double == 1)
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(try await Self.position(other) > 200_000_000, "mpv plays")
+
+            try await mpv.setRate(1.5)
+            #expect(try await other.get("speed").double == 1.5)
+            #expect(try await other.get("pause").bool == false)
+
+            try await mpv.pause()
+            #expect(try await other.get("pause").bool == true)
+
+            try await mpv.seek(to: 7_000_000_000)
+            let landed = try await Self.position(other)
+            #expect(landed >= 7_000_000_000 - 5_000_000 && landed < 7_000_000_000 + Self.frame, "landed at \(landed)")
+
+            // Playing again at another rate, from where it is.
+            try await mpv.play(rate: 0.5)
+            #expect(try await other.get("pause").bool == false)
+            #expect(try await other.get("speed").double == 0.5)
+            try await mpv.setRate(0)
+            #expect(try await other.get("pause").bool == true)
+
+            try await mpv.replaceCurrentItem(with: PlaybackItem(file: otherClip))
+            #expect(try await other.get("path").string == otherClip)
+            #expect(mpv.itemIdentifier == "other-10s.mp4" && mpv.currentItemIdentifier == "other-10s.mp4")
+            #expect(mpv.currentItem.identifier == "other-10s.mp4")
+            #expect(mpv.duration.map { abs($0 - 10_000_000_000) < 100_000_000 } == true, "duration \(String(describing: mpv.duration))")
+            #expect(mpv.currentItemIdentity?.hasPrefix("d=10.0") == true, "identity \(String(describing: mpv.currentItemIdentity))")
+            // At the new item's start, paused as before.
+            #expect(try await other.get("pause").bool == true)
+            #expect(try await Self.position(other) < Self.frame)
+            #expect(mpv.availableItemIdentifiers == ["long-20s.mp4", "other-10s.mp4"])
+
+            try await mpv.play()
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(try await Self.position(other) > 100_000_000, "the new item plays")
+            try await mpv.pause()
+            // None of it was taken for a person's change.
+            #expect(mpv.statistics.userProposals == 0)
+            #expect(mpv.process.isRunning)
+        }
+    }
+
+    @Test func badRequestsAreRefusedClearlyAndLeaveMpvAsItWas() async throws {
+        let clip = try MpvFixture.longClip()
+        let fixtures = try MediaFixtures()
+        defer { fixtures.remove() }
+        let notMedia = try fixtures.write("notes.mp4", Array("these are not the frames you are looking for\n".utf8))
+        try await withMpv(PlaybackItem(file: clip)) { mpv, other in
+            for rate in [10, -1, 0.1, .nan, .infinity] {
+                await #expect { try await mpv.setRate(rate) } throws: { error in
+                    (error as? MpvError)?.isInvalidRequest == true && "\(error)".contains("rate")
+                }
+            }
+            await #expect { try await mpv.play(rate: 0) } throws: { ($0 as? MpvError)?.isInvalidRequest == true }
+            await #expect { try await mpv.seek(to: -1) } throws: { ($0 as? MpvError)?.isInvalidRequest == true }
+            #expect(try await other.get("speed").double == 1)
+            #expect(try await other.get("pause").bool == true)
+
+            await #expect { try await mpv.replaceCurrentItem(with: PlaybackItem(bytes: Bytes(), identifier: "stream")) } throws: { error in
+                (error as? MpvError)?.isInvalidRequest == true && "\(error)".contains("byte source")
+            }
+            #expect(throws: MpvError.self) { try mpv.makeAvailable(PlaybackItem(bytes: Bytes(), identifier: "stream")) }
+            await #expect { try await mpv.replaceCurrentItem(with: PlaybackItem(file: "/nonexistent/film.mp4")) } throws: { error in
+                (error as? MpvError)?.isInvalidRequest == true && "\(error)".contains("/nonexistent/film.mp4")
+            }
+            #expect(try await other.get("path").string == clip)
+
+            // A file mpv cannot open: mpv says so, and goes back to the item it had.
+            await #expect { try await mpv.replaceCurrentItem(with: PlaybackItem(file: notMedia)) } throws: { error in
+                (error as? MpvError)?.isRefusal == true && "\(error)".contains("could not open")
+            }
+            #expect(mpv.process.isRunning)
+            #expect(try await other.get("path").string == clip)
+            #expect(mpv.itemIdentifier == "long-20s.mp4")
+            #expect(mpv.lastItemError != nil)
+            try await mpv.play()
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await Self.position(other) > 100_000_000, "mpv still plays its item")
+            try await mpv.pause()
+            #expect(mpv.statistics.userProposals == 0)
+        }
+    }
+
+    @Test func launchTakesFilesAndURLsAndRefusesByteSources() async throws {
+        await #expect { try await MpvPlayer.launch(item: PlaybackItem(bytes: Bytes(), identifier: "stream"), options: MpvFixture.headless()) }
+            throws: { error in (error as? MpvError)?.isInvalidRequest == true && "\(error)".contains("byte source") }
+        // A URL goes to mpv as it is (and without the local file's restrictions); here nothing
+        // listens, and mpv's own words say so.
+        let url = try PlaybackItem(url: #require(URL(string: "http://127.0.0.1:9/film.mp4")))
+        var options = MpvFixture.headless()
+        options.startTimeout = .seconds(5)
+        await #expect { try await MpvPlayer.launch(item: url, options: options) } throws: { error in
+            let text = "\(error)"
+            return text.contains("cannot run mpv") && text.contains("-- http://127.0.0.1:9/film.mp4") && !text.contains("--ytdl=no")
+        }
+    }
+
+    // MARK: Coordinated
+
+    /// mpv's error against its coordinator's timeline (ns; positive: ahead), read from outside:
+    /// `audio-pts` at the round trip's midpoint.
+    static func error(of mpv: MpvConnection, against coordinator: PlaybackCoordinator) async throws -> Int64? {
+        let reply = try await mpv.command(["get_property", "audio-pts"])
+        guard let seconds = reply.value.double, let expected = coordinator.expectedItemTime(atLocalTime: reply.midpoint) else { return nil }
+        return Int64((seconds * 1e9).rounded()) - expected
+    }
+
+    /// How far from the timeline each mpv may be once it has started (ns): mpv starts to a
+    /// fraction of a ms and is corrected beyond 1.5 ms; this is loose for a busy machine, and far
+    /// tighter than an mpv that did not follow (it would be seconds off).
+    static let tolerance: Int64 = 40_000_000
+
+    /// Whether both of `players` (their outside connections and coordinators) are on the
+    /// timeline, within `tolerance`; the errors for messages.
+    static func onTimeline(_ players: [(MpvConnection, PlaybackCoordinator)]) async throws -> (Bool, [Double]) {
+        var errors: [Double] = []
+        for (mpv, coordinator) in players {
+            guard let error = try await error(of: mpv, against: coordinator) else { return (false, errors) }
+            errors.append(Double(error) / 1e6)
+        }
+        return (errors.allSatisfy { abs($0) < Double(tolerance) / 1e6 }, errors)
+    }
+
+    /// Two headless mpv players on the long clip in one session on the in-memory relay, the
+    /// first having started it and put the group on the clip; `body` runs with both and their
+    /// outside connections; both mpv always stop.
+    func withTwo(_ body: (MpvPlayer, MpvPlayer, MpvConnection, MpvConnection) async throws -> Void) async throws {
+        let clip = try MpvFixture.longClip()
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let first = try await MpvPlayer.launch(item: PlaybackItem(file: clip), options: MpvFixture.headless(ipcPath: MpvFixture.socketPath()))
+        let second: MpvPlayer
+        do {
+            second = try await MpvPlayer.launch(item: PlaybackItem(file: clip), options: MpvFixture.headless(ipcPath: MpvFixture.socketPath()))
+        } catch {
+            await first.close()
+            throw error
+        }
+        do {
+            let item = first.itemIdentifier
+            let host = try await MpvGroup.member("first", relay: relay, item: item, invitation: nil, coordinator: first.playbackCoordinator)
+            let guest = try await MpvGroup.member("second", relay: relay, item: item, invitation: host.session.invitation,
+                                                  coordinator: second.playbackCoordinator)
+            try host.coordinator.transitionToItem(identifier: item)
+            #expect(await eventually { guest.coordinator.timeline.item == item })
+            let (a, b) = (try MpvConnection(path: first.ipcPath), try MpvConnection(path: second.ipcPath))
+            defer {
+                a.close()
+                b.close()
+            }
+            try await body(first, second, a, b)
+        } catch {
+            await first.close()
+            await second.close()
+            throw error
+        }
+        await first.close()
+        await second.close()
+    }
+
+    @Test func oneMpvsTransportMovesTheWholeGroup() async throws {
+        let otherClip = try MpvFixture.otherClip()
+        try await withTwo { first, second, a, b in
+            let players = [(a, first.playbackCoordinator), (b, second.playbackCoordinator)]
+            func both(_ property: String, _ condition: @escaping (MpvValue) -> Bool) async -> Bool {
+                await eventually {
+                    guard let x = try? await a.get(property), let y = try? await b.get(property) else { return false }
+                    return condition(x) && condition(y)
+                }
+            }
+
+            // play() on one: both play, on the timeline.
+            try await first.play()
+            #expect(await both("pause") { $0.bool == false })
+            #expect(first.playbackCoordinator.timeline.rate == 1 && second.playbackCoordinator.timeline.rate == 1)
+            try await Task.sleep(for: .seconds(1.5))
+            let (playing, playingErrors) = try await Self.onTimeline(players)
+            #expect(playing, "errors while playing (ms): \(playingErrors)")
+
+            // seek(to:) on the other: both move there, and play on from there.
+            try await second.seek(to: 12_000_000_000)
+            #expect(await eventually {
+                first.playbackCoordinator.timeline.anchorMediaTime == 12_000_000_000
+                    && second.playbackCoordinator.timeline.anchorMediaTime == 12_000_000_000
+            })
+            try await Task.sleep(for: .seconds(1))
+            let (seeked, seekErrors) = try await Self.onTimeline(players)
+            #expect(seeked, "errors after the seek (ms): \(seekErrors)")
+            let (x, y) = (try await Self.position(a), try await Self.position(b))
+            #expect(x > 12_000_000_000 && y > 12_000_000_000, "positions \(x), \(y)")
+
+            // setRate(_:) on one: both at that speed.
+            try await first.setRate(1.25)
+            #expect(await eventually { second.playbackCoordinator.timeline.rate == 1.25 })
+            #expect(await both("speed") { ($0.double ?? 0) > 1.2 && ($0.double ?? 0) < 1.3 })
+
+            // pause() on the other: both pause on one frame.
+            try await second.pause()
+            #expect(await both("pause") { $0.bool == true })
+            let pausedAt = second.playbackCoordinator.timeline.anchorMediaTime
+            #expect(await eventually {
+                guard let x = try? await Self.position(a), let y = try? await Self.position(b) else { return false }
+                return abs(x - pausedAt) < Self.frame && abs(y - pausedAt) < Self.frame
+            })
+
+            // replaceCurrentItem(with:) on one: both switch, the other having the file.
+            try second.makeAvailable(PlaybackItem(file: otherClip))
+            try await first.replaceCurrentItem(with: PlaybackItem(file: otherClip))
+            #expect(await both("path") { $0.string == otherClip })
+            #expect(await eventually { first.currentItemIdentifier == "other-10s.mp4" && second.currentItemIdentifier == "other-10s.mp4" })
+            #expect(first.playbackCoordinator.timeline.item == "other-10s.mp4" && second.playbackCoordinator.timeline.item == "other-10s.mp4")
+            #expect(second.duration.map { abs($0 - 10_000_000_000) < 100_000_000 } == true)
+            #expect(await eventually {
+                guard let x = try? await Self.position(a), let y = try? await Self.position(b) else { return false }
+                return x < Self.frame && y < Self.frame
+            })
+
+            // And the new item plays for both, on the timeline.
+            try await second.play()
+            #expect(await both("pause") { $0.bool == false })
+            try await Task.sleep(for: .seconds(1.5))
+            let (switched, switchedErrors) = try await Self.onTimeline(players)
+            #expect(switched, "errors on the new item (ms): \(switchedErrors)")
+
+            // Coordinated, a bad request is refused before it reaches the group.
+            await #expect { try await first.setRate(8) } throws: { ($0 as? MpvError)?.isInvalidRequest == true }
+            await #expect { try await first.seek(to: 3_600_000_000_000 * 48) } throws: { ($0 as? MpvError)?.isNotProposed == true }
+            // Nothing Tandem did came back as a person's change.
+            #expect(first.statistics.userProposals == 0 && second.statistics.userProposals == 0)
+        }
+    }
+
+    @Test func aParticipantWithoutTheNewItemStaysOnItsOwn() async throws {
+        let otherClip = try MpvFixture.otherClip()
+        try await withTwo { first, second, a, b in
+            try await first.replaceCurrentItem(with: PlaybackItem(file: otherClip))
+            #expect(await eventually { (try? await a.get("path"))?.string == otherClip })
+            #expect(await eventually { second.playbackCoordinator.timeline.item == "other-10s.mp4" })
+            try await Task.sleep(for: .milliseconds(500))
+            // The second does not hold it: its commands for it are stale, and mpv keeps its file.
+            #expect(try await b.get("path").string == (try MpvFixture.longClip()))
+            #expect(second.currentItemIdentifier == "long-20s.mp4")
+            #expect(second.lastItemError == nil)
+        }
+    }
+}
