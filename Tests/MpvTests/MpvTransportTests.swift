@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import Tandem
 import TandemClock
-import TandemMedia
+@testable import TandemMedia
 import TandemPlayback
 import TandemTestKit
 
@@ -285,6 +285,30 @@ import TandemTestKit
             await #expect { try await first.seek(to: 3_600_000_000_000 * 48) } throws: { ($0 as? MpvError)?.isNotProposed == true }
             // Nothing Tandem did came back as a person's change.
             #expect(first.statistics.userProposals == 0 && second.statistics.userProposals == 0)
+        }
+    }
+
+    @Test func anItemThatFailsToLoadForTheGroupIsKeptAndNotTriedAgain() async throws {
+        let clip = try MpvFixture.longClip()
+        let otherClip = try MpvFixture.otherClip()
+        let fixtures = try MediaFixtures()
+        defer { fixtures.remove() }
+        // The second holds something under the new item's identifier that mpv cannot open.
+        let notMedia = try fixtures.write("other-10s.mp4", Array("not a film\n".utf8))
+        try await withTwo { first, second, a, b in
+            try second.makeAvailable(PlaybackItem(file: notMedia))
+            try await first.replaceCurrentItem(with: PlaybackItem(file: otherClip))
+            #expect(await eventually { second.lastItemError != nil })
+            #expect("\(second.lastItemError.map { "\($0)" } ?? "")".contains("could not open"))
+            // The group plays on the new item: a command a second, and none loads the item again.
+            try await first.play()
+            #expect(await eventually { (try? await a.get("pause"))?.bool == false })
+            try await Task.sleep(for: .seconds(2.5))
+            #expect(second.items.withLock { $0.loads } == 1)
+            #expect(second.process.isRunning)
+            #expect(try await b.get("path").string == clip)
+            #expect(second.currentItemIdentifier == "long-20s.mp4")
+            #expect(second.statistics.userProposals == 0)
         }
     }
 

@@ -64,6 +64,10 @@ extension MpvPlayer {
         var loads = 0
         /// Why the last load of an item failed, if it did.
         var lastError: MpvError?
+        /// The identifiers of the items that failed to load for the group: not tried again for
+        /// the group's later commands (one a second while it plays), until the item is given
+        /// again (`makeAvailable(_:)`, `replaceCurrentItem(with:)`).
+        var failed: Set<String> = []
 
         init(loaded: LoadedItem) {
             self.loaded = loaded
@@ -99,7 +103,10 @@ extension MpvPlayer {
     /// read one), as a file that is not there is.
     public func makeAvailable(_ item: PlaybackItem) throws(MpvError) {
         _ = try Self.mpvTarget(of: item, for: "make \(item.identifier) available")
-        items.withLock { $0.available[item.identifier] = item }
+        items.withLock { state in
+            state.available[item.identifier] = item
+            state.failed.remove(item.identifier)
+        }
     }
 
     /// What mpv is given to open for `item` (the path or the URL), or the clear error for an
@@ -126,15 +133,19 @@ extension MpvPlayer {
 
     /// Before a group's command for another item than mpv's: loads that item, paused, if this
     /// participant holds it, and tells the group what it has now. A failed load leaves mpv on
-    /// its item (the command is then stale) and is kept in `lastItemError`.
+    /// its item (the command is then stale), is kept in `lastItemError`, and is not tried again
+    /// until the item is given again.
     func takeUpItem(of command: PlaybackCommand) async {
         guard let expected = command.expectedCurrentItemIdentifier,
-              let item = items.withLock({ $0.loaded.item.identifier == expected ? nil : $0.available[expected] }) else { return }
+              let item = items.withLock({ state in
+                  state.loaded.item.identifier == expected || state.failed.contains(expected) ? nil : state.available[expected]
+              }) else { return }
         // The group's command says when to play: until then mpv shows the new item still.
         await setPaused(true)
         do {
             try await load(item)
         } catch {
+            items.withLock { _ = $0.failed.insert(expected) }
             return
         }
         reportItemToGroup()
@@ -172,6 +183,7 @@ extension MpvPlayer {
                 guard state.loads == load else { return false }
                 state.loaded = loaded
                 state.available[item.identifier] = item
+                state.failed.remove(item.identifier)
                 state.lastError = nil
                 return true
             }

@@ -85,7 +85,10 @@ extension MpvPlayer {
     public func replaceCurrentItem(with item: PlaybackItem) async throws(MpvError) {
         if playbackCoordinator.isCoordinating {
             _ = try Self.checkedTarget(of: item, for: "replace the item with")
-            items.withLock { $0.available[item.identifier] = item }
+            items.withLock { state in
+                state.available[item.identifier] = item
+                state.failed.remove(item.identifier)
+            }
             try propose("a change to the item \(item.identifier)") { try $0.transitionToItem(identifier: item.identifier) }
             return
         }

@@ -40,7 +40,8 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         public var ipcPath: String?
         /// More mpv options (`--vo=null --ao=null` runs headless).
         public var extraArguments: [String] = []
-        /// The item's identifier in the group; by default the file's name.
+        /// The item's identifier in the group, for `launch(file:)`; by default the file's name
+        /// (`launch(item:)` takes the item's own).
         public var itemIdentifier: String?
         /// The mpv binary.
         public var executable = "/usr/bin/mpv"
