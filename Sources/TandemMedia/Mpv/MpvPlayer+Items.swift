@@ -37,8 +37,10 @@ extension MpvPlayer {
         /// Whether mpv plays sound for the item, and so has an audio clock to read.
         var hasAudio: Bool
 
-        /// What mpv, having just loaded `target` for `item`, says of it.
-        static func probe(_ item: PlaybackItem, target: String, ipc: MpvConnection, options: Options) async -> LoadedItem {
+        /// What mpv, having just loaded `target` for `item`, says of it; the identity is
+        /// `identifying`'s, when the caller began working it out meanwhile.
+        static func probe(_ item: PlaybackItem, target: String, ipc: MpvConnection, options: Options,
+                          identifying: Task<String?, Never>? = nil) async -> LoadedItem {
             // A file's frame rate is what it claims: only a plausible one divides anything.
             let fps = (try? await ipc.get("container-fps"))?.double.flatMap { (0.5...1_000).contains($0) ? $0 : nil }
             let duration = (try? await ipc.get("duration"))?.seconds.map { Int64(($0 * 1e9).rounded()) }
@@ -46,12 +48,17 @@ extension MpvPlayer {
             let frame = fps.map { Int64((1e9 / $0).rounded()) } ?? 33_333_333
             // The selected audio track's number, or false: no sound, so no audio clock.
             let hasAudio = (try? await ipc.get("aid"))?.double != nil
-            var identity = item.identity
-            if identity == nil, case .file(let path) = item.source, !MediaFile.isURL(path) {
-                identity = try? MediaIdentity.of(file: path)
-            }
+            let identity = if let identifying { await identifying.value } else { Self.identity(of: item) }
             return LoadedItem(item: item, target: target, identity: identity, duration: duration, frameDuration: frame,
                               positionLead: lead, hasAudio: hasAudio)
+        }
+
+        /// `item`'s identity: its own, or for a local file `MediaIdentity.of(file:)` (which
+        /// reads 128 KiB and opens the file with FFmpeg: a few ms).
+        static func identity(of item: PlaybackItem) -> String? {
+            if let identity = item.identity { return identity }
+            guard case .file(let path) = item.source, !MediaFile.isURL(path) else { return nil }
+            return try? MediaIdentity.of(file: path)
         }
     }
 
@@ -68,11 +75,16 @@ extension MpvPlayer {
         /// the group's later commands (one a second while it plays), until the item is given
         /// again (`makeAvailable(_:)`, `replaceCurrentItem(with:)`).
         var failed: Set<String> = []
+        /// Whether mpv has `MpvProcess.localFileOptions` off (it was started on a local file, or
+        /// they were turned off since): they stay off for the files and URLs after.
+        var restrictsLocalFiles: Bool
 
         init(loaded: LoadedItem) {
             self.loaded = loaded
             available = [loaded.item.identifier: loaded.item]
+            restrictsLocalFiles = !MediaFile.isURL(loaded.target)
         }
+
     }
 
     /// The item mpv has loaded.
@@ -168,16 +180,19 @@ extension MpvPlayer {
             state.loads += 1
             return (state.loads, state.loaded)
         }
+        // Worked out while mpv loads the file.
+        let identifying = Task.detached { LoadedItem.identity(of: item) }
         let events = connection.events
         _ = try? await connection.set("idle", .string("yes"))
-        if case .file(let path) = item.source, !MediaFile.isURL(path) {
+        if case .file(let path) = item.source, !MediaFile.isURL(path), !items.withLock({ $0.restrictsLocalFiles }) {
             for option in MpvProcess.localFileOptions { _ = try? await connection.set(option, .string("no")) }
+            items.withLock { $0.restrictsLocalFiles = true }
         }
         let result = await loadFile(target, events: events, timeout: options.startTimeout, request: "\(request) \(item.identifier)")
         var failure: MpvError?
         switch result {
         case .success:
-            let loaded = await LoadedItem.probe(item, target: target, ipc: connection, options: options)
+            let loaded = await LoadedItem.probe(item, target: target, ipc: connection, options: options, identifying: identifying)
             if loaded.hasAudio, options.keepsTempoFilter { await Self.keepTempoFilter(connection) }
             let current = items.withLock { state -> Bool in
                 guard state.loads == load else { return false }
@@ -234,18 +249,21 @@ extension MpvPlayer {
         return .success(())
     }
 
-    /// Reads mpv's events until playlist entry `entry` has loaded (`file-loaded` after its
-    /// `start-file`) or failed (its `end-file` with an error), for at most `timeout`.
+    /// Reads mpv's events until playlist entry `entry` has loaded and shows its first frame
+    /// (`playback-restart` after `file-loaded`, after its `start-file`) or failed (its `end-file`),
+    /// for at most `timeout`.
     private static func outcome(ofEntry entry: Int, events: AsyncStream<MpvEvent>, timeout: Duration,
                                 request: String) async -> Result<Void, MpvError> {
         await withTaskGroup(of: Result<Void, MpvError>?.self) { group in
             group.addTask {
                 var started = false
+                var loaded = false
                 for await event in events {
                     let id = event.message["playlist_entry_id"]?.exactInteger
                     switch event.name {
                     case "start-file" where id == entry || entry < 0: started = true
-                    case "file-loaded" where started: return .success(())
+                    case "file-loaded" where started: loaded = true
+                    case "playback-restart" where loaded: return .success(())
                     case "end-file" where id == entry:
                         let reason = event.message["reason"]?.string ?? "unknown"
                         guard reason == "error" else { return .failure(.command(request, "mpv stopped it before it loaded (\(reason))")) }
