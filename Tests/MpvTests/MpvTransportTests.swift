@@ -153,6 +153,32 @@ import TandemTestKit
         }
     }
 
+    @Test func anHTTPItemIsOpenedByMpvAsItIs() async throws {
+        let clip = try MpvFixture.longClip()
+        let server = try LoopbackFileServer(serving: try MpvFixture.otherClip())
+        defer { server.stop() }
+        let item = try PlaybackItem(url: server.url)
+        try await withMpv(item) { mpv, other in
+            #expect(try await other.get("path").string == server.url.absoluteString)
+            #expect(mpv.itemIdentifier == "clip.mp4")
+            #expect(mpv.duration.map { abs($0 - 10_000_000_000) < 100_000_000 } == true, "duration \(String(describing: mpv.duration))")
+            #expect(mpv.currentItemIdentity == nil)
+            try await mpv.play()
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(try await Self.position(other) > 100_000_000, "the URL plays")
+
+            // From the URL to a file and back.
+            try await mpv.replaceCurrentItem(with: PlaybackItem(file: clip))
+            #expect(try await other.get("path").string == clip)
+            #expect(mpv.duration.map { abs($0 - 20_000_000_000) < 100_000_000 } == true)
+            try await mpv.replaceCurrentItem(with: item)
+            #expect(try await other.get("path").string == server.url.absoluteString)
+            #expect(mpv.duration.map { abs($0 - 10_000_000_000) < 100_000_000 } == true)
+            #expect(server.requests >= 2)
+            try await mpv.pause()
+        }
+    }
+
     // MARK: Coordinated
 
     /// mpv's error against its coordinator's timeline (ns; positive: ahead), read from outside:
