@@ -123,7 +123,8 @@ import TandemTestKit
             }
             #expect(try await other.get("path").string == clip)
 
-            // A file mpv cannot open: mpv says so, and goes back to the item it had.
+            // A file mpv cannot open: mpv says so, and goes back to the item it had, where it was.
+            try await mpv.seek(to: 4_000_000_000)
             await #expect { try await mpv.replaceCurrentItem(with: PlaybackItem(file: notMedia)) } throws: { error in
                 (error as? MpvError)?.isRefusal == true && "\(error)".contains("could not open")
             }
@@ -131,9 +132,11 @@ import TandemTestKit
             #expect(try await other.get("path").string == clip)
             #expect(mpv.itemIdentifier == "long-20s.mp4")
             #expect(mpv.lastItemError != nil)
+            let back = try await Self.position(other)
+            #expect(back >= 4_000_000_000 - 5_000_000 && back < 4_000_000_000 + Self.frame, "back at \(back)")
             try await mpv.play()
             try await Task.sleep(for: .milliseconds(300))
-            #expect(try await Self.position(other) > 100_000_000, "mpv still plays its item")
+            #expect(try await Self.position(other) > 4_100_000_000, "mpv still plays its item")
             try await mpv.pause()
             #expect(mpv.statistics.userProposals == 0)
         }

@@ -175,7 +175,8 @@ extension MpvPlayer {
 
     /// Replaces mpv's file with `item`'s (`loadfile … replace`) and waits until mpv has loaded it
     /// (its first frame decoded, `duration` and the rest read afresh): mpv is then at the item's
-    /// start, paused or playing as before. On a failure mpv is taken back to the item it had.
+    /// start, paused or playing as before. On a failure mpv is taken back to the item it had,
+    /// where it was.
     func load(_ item: PlaybackItem) async throws(MpvError) {
         let request = "replace the item with"
         let target = try Self.checkedTarget(of: item, for: request)
@@ -185,6 +186,7 @@ extension MpvPlayer {
         }
         // Worked out while mpv loads the file.
         let identifying = Task.detached { LoadedItem.identity(of: item) }
+        let position = (try? await connection.get("time-pos"))?.seconds.map { Int64(saturating: $0 * 1e9) }
         let events = connection.events
         _ = try? await connection.set("idle", .string("yes"))
         if case .file(let path) = item.source, !MediaFile.isURL(path), !items.withLock({ $0.restrictsLocalFiles }) {
@@ -193,6 +195,7 @@ extension MpvPlayer {
         }
         let result = await loadFile(target, events: events, timeout: options.startTimeout, request: "\(request) \(item.identifier)")
         var failure: MpvError?
+        var hasFile = true
         switch result {
         case .success:
             let loaded = await LoadedItem.probe(item, target: target, ipc: connection, options: options, identifying: identifying)
@@ -212,12 +215,17 @@ extension MpvPlayer {
             }
         case .failure(let error):
             failure = error
-            // mpv has no file now: back to the one it had, so that it goes on showing something.
+            // mpv has no file now: back to the one it had, where it was, so that it goes on
+            // showing something (a load begun since will show its own).
             if items.withLock({ $0.loads == load }) {
-                _ = await loadFile(previous.target, events: connection.events, timeout: options.startTimeout, request: "reload \(previous.item.identifier)")
+                let reloaded = await loadFile(previous.target, events: connection.events, timeout: options.startTimeout,
+                                              request: "reload \(previous.item.identifier)")
+                if case .failure = reloaded { hasFile = false }
+                if hasFile, let position, position > 0 { await seek(to: position, learning: false) }
             }
         }
-        _ = try? await connection.set("idle", .string("no"))
+        // Without a file, mpv would quit: it stays idle instead, for the next replacement.
+        if hasFile { _ = try? await connection.set("idle", .string("no")) }
         if let failure {
             items.withLock { $0.lastError = failure }
             throw failure
