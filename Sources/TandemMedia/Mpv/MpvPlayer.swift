@@ -24,11 +24,17 @@ import TandemPlayback
 /// made (the group's commands, the correction loop's nudges and seeks) never echo back as
 /// proposals: an `MpvRequestLedger` tells them apart.
 ///
+/// A program controls it as it would an AVPlayer (`MpvPlayer+Transport.swift`): `play()`,
+/// `pause()`, `seek(to:)`, `setRate(_:)` and `replaceCurrentItem(with:)` go to the group once
+/// coordinated, and to mpv at once otherwise. The item can change (`MpvPlayer+Items.swift`):
+/// mpv loads a file or an `http(s)` URL, never a byte source.
+///
 /// ```swift
 /// var options = MpvPlayer.Options()
 /// options.extraArguments = ["--vo=null", "--ao=null"]
-/// let player = try await MpvPlayer.launch(file: "movie.mp4", options: options)
+/// let player = try await MpvPlayer.launch(item: PlaybackItem(file: "movie.mp4"), options: options)
 /// player.playbackCoordinator.coordinateWithSession(session)
+/// try await player.play()   // every participant plays
 /// ...
 /// await player.close()
 /// ```
