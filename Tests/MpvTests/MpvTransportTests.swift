@@ -70,6 +70,12 @@ import TandemTestKit
             let landed = try await Self.position(other)
             #expect(landed >= 7_000_000_000 - 5_000_000 && landed < 7_000_000_000 + Self.frame, "landed at \(landed)")
 
+            // Past the end: at the end.
+            try await mpv.seek(to: 60_000_000_000)
+            #expect(try await Self.position(other) > 19_900_000_000)
+            try await mpv.seek(to: 7_000_000_000)
+            #expect(abs(try await Self.position(other) - 7_000_000_000) < Self.frame)
+
             // Playing again at another rate, from where it is.
             try await mpv.play(rate: 0.5)
             #expect(try await other.get("pause").bool == false)

@@ -52,13 +52,15 @@ extension MpvPlayer {
     }
 
     /// Moves to media time `itemTime` (ns), keeping the rate; a time before the start is refused.
-    /// Uncoordinated, mpv seeks exactly and the call returns once it has landed.
+    /// Uncoordinated, mpv seeks exactly (past the end: to the end) and the call returns once it
+    /// has landed.
     public func seek(to itemTime: Int64) async throws(MpvError) {
         guard itemTime >= 0 else { throw .invalidRequest("seek to \(itemTime) ns", "a media time is not before the start") }
         if playbackCoordinator.isCoordinating {
             try propose("a seek to \(itemTime) ns") { try $0.coordinateSeek(to: itemTime) }
             return
         }
+        let itemTime = min(itemTime, duration ?? .max)
         let request = "seek to \(Double(itemTime) / 1e9) s"
         let sent = state.withLock { state in
             let now = MonotonicClock.now()
