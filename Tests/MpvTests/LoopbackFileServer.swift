@@ -49,13 +49,13 @@ final class LoopbackFileServer: @unchecked Sendable {
     /// The URL of the file.
     var url: URL { URL(string: "http://127.0.0.1:\(port)/clip.mp4")! }
 
-    /// Stops accepting connections.
+    /// Stops accepting connections (the acceptor closes the listener as it ends).
     func stop() {
         Glibc.shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
     }
 
     private func acceptLoop() {
+        defer { close(listener) }
         // Bounded by the listener: accept fails once it is shut down.
         while true {
             let connection = accept(listener, nil, nil)

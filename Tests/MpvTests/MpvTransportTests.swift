@@ -347,6 +347,24 @@ import TandemTestKit
         }
     }
 
+    @Test func anotherFileUnderTheSameIdentifierIsLoadedHere() async throws {
+        let clip = try MpvFixture.longClip()
+        let fixtures = try MediaFixtures()
+        defer { fixtures.remove() }
+        let copy = try fixtures.write("long-20s.mp4", [UInt8](Data(contentsOf: URL(fileURLWithPath: clip))))
+        try await withTwo { first, second, a, b in
+            try await first.seek(to: 6_000_000_000)
+            #expect(await eventually { second.playbackCoordinator.timeline.anchorMediaTime == 6_000_000_000 })
+            try await first.replaceCurrentItem(with: PlaybackItem(file: copy))
+            #expect(try await a.get("path").string == copy)
+            #expect(first.currentItemIdentifier == "long-20s.mp4")
+            // The group starts the item again, and the other keeps its own file.
+            #expect(await eventually { second.playbackCoordinator.timeline.anchorMediaTime == 0 })
+            #expect(await eventually { (try? await Self.position(b)).map { $0 < Self.frame } ?? false })
+            #expect(try await b.get("path").string == clip)
+        }
+    }
+
     @Test func aParticipantWithoutTheNewItemStaysOnItsOwn() async throws {
         let otherClip = try MpvFixture.otherClip()
         try await withTwo { first, second, a, b in

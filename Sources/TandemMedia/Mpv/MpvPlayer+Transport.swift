@@ -80,16 +80,23 @@ extension MpvPlayer {
     /// `replaceCurrentItem(with:)`). A file or an `http(s)` URL, which mpv opens itself; a byte
     /// source is refused (mpv cannot read one through its IPC), and so is a file that is not
     /// there. Coordinated, the group transitions to `item.identifier`, and every participant
-    /// that holds an item of that identifier loads it (this one holds `item` from now on).
+    /// that holds an item of that identifier loads it (this one holds `item` from now on; an
+    /// item under the identifier mpv has already is loaded here at once).
     /// Uncoordinated, mpv loads the file at once (`loadfile`), paused or playing as it was, and
     /// the call returns once the item is loaded (`currentItem`, `duration` and the rest follow
     /// it); on a failure mpv goes back to the item it had.
     public func replaceCurrentItem(with item: PlaybackItem) async throws(MpvError) {
         if playbackCoordinator.isCoordinating {
-            _ = try Self.checkedTarget(of: item, for: "replace the item with")
-            items.withLock { state in
+            let target = try Self.checkedTarget(of: item, for: "replace the item with")
+            let sameIdentifier = items.withLock { state in
                 state.available[item.identifier] = item
                 state.failed.remove(item.identifier)
+                return state.loaded.item.identifier == item.identifier && state.loaded.target != target
+            }
+            // Another file under the identifier mpv has: the group's commands would not load it.
+            if sameIdentifier {
+                try await load(item)
+                reportItemToGroup()
             }
             try propose("a change to the item \(item.identifier)") { try $0.transitionToItem(identifier: item.identifier) }
             return
