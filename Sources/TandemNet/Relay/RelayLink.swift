@@ -177,8 +177,9 @@ public protocol RelayLink: AnyObject, Sendable {
     /// Queues a body for the relay to order and broadcast; returns at once. It comes back to
     /// every participant of the session, this one included, as `.ordered`, in the same order for
     /// all. Throws `RelayError.tooLarge` beyond `RelayLimits.maximumMessageBody` (nothing is sent)
-    /// and `.closed` once the link is closed.
-    func sendOrdered(_ body: [UInt8]) throws(RelayError)
+    /// and `.closed` once the link is closed. `retention` tells the relay how long to keep it for
+    /// late joiners (see `OrderedRetention`).
+    func sendOrdered(_ body: [UInt8], retention: OrderedRetention) throws(RelayError)
     /// Adds an attachment to the journal; returns once the relay holds it.
     func addAttachment(id: UUID, metadata: [UInt8], data: [UInt8]) async throws(RelayError)
     /// Removes an attachment from the journal (any participant may).
@@ -189,6 +190,14 @@ public protocol RelayLink: AnyObject, Sendable {
     func leave() async
     /// Ends the session for everyone, with a reason.
     func end(reason: String) async
+}
+
+extension RelayLink {
+    /// Queues a body for the relay to order and broadcast, kept for late joiners under the
+    /// history's caps (`OrderedRetention.kept`).
+    public func sendOrdered(_ body: [UInt8]) throws(RelayError) {
+        try sendOrdered(body, retention: .kept)
+    }
 }
 
 /// Something that joins sessions on a relay: the real one or the in-memory one.
