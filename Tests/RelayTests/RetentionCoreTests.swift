@@ -89,8 +89,8 @@ struct RetentionCoreTests {
         _ = core.onClose(RelayConnectionID(2), at: 7)
         propose(&core, 7, .playback, [UInt8](repeating: 7, count: 998), at: 8)
         history = try join(&core, on: RelayConnectionID(3), at: 9).history
-        #expect(history.map(\.order) == [6, 7], "998 + 1 bytes fit, 998 + 2 do not")
-        #expect(core.orderedHistoryBytes(of: session) == 999)
+        #expect(history.map(\.order) == [5, 6, 7], "four records are too many, then 998 + 1 + 1 + 1 bytes too many")
+        #expect(core.orderedHistoryBytes(of: session) == 1_000)
     }
 
     /// 100,000 playback proposals of 100 bytes, a snapshot of 2,000 bytes after every 1,000 that
