@@ -120,11 +120,13 @@ public struct RelayWelcome: Sendable {
     public var attachments: [AttachmentRecord]
     /// Whether this join created the session.
     public var created: Bool
-    /// The session's ordered broadcasts so far, oldest first, so that a late joiner can replay
-    /// them; the first `.ordered` event follows the last of them without a gap. The relay keeps
-    /// at most `RelayCoreConfiguration.maximumOrderedHistory` of them (and at most
-    /// `maximumOrderedHistoryBytes` of bodies): beyond that the oldest are dropped, so the first
-    /// one's `order` may be above 1.
+    /// The session's ordered broadcasts so far that the relay kept, in order, so that a late
+    /// joiner can replay them; the first `.ordered` event follows the last of them without a gap.
+    /// The relay keeps them by their retention: the two newest snapshots, the playback records
+    /// after the order the older one reflects, and every other record, all within
+    /// `RelayCoreConfiguration.maximumOrderedHistory` records (and
+    /// `maximumOrderedHistoryBytes` of bodies), beyond which the oldest are dropped. So the
+    /// orders may have gaps, and the first one's may be above 1.
     public var orderedHistory: [OrderedDelivery]
 
     /// A welcome.
