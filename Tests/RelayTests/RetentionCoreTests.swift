@@ -76,6 +76,31 @@ struct RetentionCoreTests {
         #expect(welcome.orderedHistoryCount == 6)
     }
 
+    @Test("a snapshot that does not reflect an order below its own: the proposer is dropped, nothing is ordered or kept")
+    func snapshotPastItself() throws {
+        var core = started()
+        let two = RelayConnectionID(2)
+        let bob = TestIdentities.make()
+        _ = CoreAdmission(key: key, session: session).admit(&core, two, bob, create: false, at: 0)
+        propose(&core, 1, .playback, [1], at: 1)
+        for reflecting: UInt64 in [2, 3, .max] {
+            var fresh = core
+            let directives = fresh.onFrame(.proposal(sequence: 2, retention: .snapshot(reflecting: reflecting), body: [2]),
+                                           from: RelayConnectionID(1), at: 2)
+            let sent = CoreAdmission.frames(directives, to: RelayConnectionID(1))
+            #expect(sent.first == .error(RelayFault(.protocolViolation, "a snapshot at order 2 cannot reflect order \(reflecting)")))
+            #expect(directives.contains { if case .close(RelayConnectionID(1)) = $0 { true } else { false } })
+            #expect(!CoreAdmission.frames(directives, to: two).contains { if case .ordered = $0 { true } else { false } },
+                    "nothing ordered")
+            #expect(fresh.orderedHistoryCount(of: session) == 1)
+            #expect(fresh.orderedHistoryBytes(of: session) == 1)
+            // Bob, who stays, proposes next: his record is order 2.
+            let next = fresh.onFrame(.proposal(sequence: 1, retention: .snapshot(reflecting: 1), body: [3]), from: two, at: 3)
+            let ordered = CoreAdmission.frames(next, to: two).compactMap { if case let .ordered(_, entry) = $0 { entry } else { nil } }
+            #expect(ordered.map(\.order) == [2])
+        }
+    }
+
     @Test("the caps stay a safety net over every retention, the oldest dropped first")
     func capsOverEverything() throws {
         var configuration = RelayCoreConfiguration()
