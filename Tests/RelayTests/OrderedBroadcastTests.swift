@@ -94,6 +94,8 @@ struct OrderedBroadcastTests {
         let alice = try await harness.join(session, "alice", create: true)
         let bob = try await harness.join(session, "bob")
         try alice.link.sendOrdered(Array("chat".utf8))
+        // Two senders' records may be ordered either way: bob waits for alice's to be order 1.
+        #expect(await bob.recorder.wait { $0.ordered.count == 1 })
         for number in 2...6 { try bob.link.sendOrdered([UInt8(number)], retention: .playback) }
         #expect(await alice.recorder.wait { $0.ordered.count == 6 })
         // Alice snapshots the state after order 5; order 6 came after it and stays.
