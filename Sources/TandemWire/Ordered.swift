@@ -16,22 +16,27 @@ public struct Ordered<Body: Sendable>: Sendable {
     /// The session time, in nanoseconds, at which it takes effect: `orderedAt` plus the relay's
     /// lead, never earlier than the previous record's.
     public var effectiveAt: Int64
+    /// How long the relay keeps it for late joiners, as its proposer labelled it (the relay's
+    /// word until the sessions layer has checked it against the signed body).
+    public var retention: OrderedRetention
     /// What was ordered.
     public var body: Body
 
-    /// A record.
-    public init(sender: UUID, order: UInt64, orderedAt: Int64, effectiveAt: Int64, body: Body) {
+    /// A record (kept under the history's caps unless `retention` says otherwise).
+    public init(sender: UUID, order: UInt64, orderedAt: Int64, effectiveAt: Int64, retention: OrderedRetention = .kept,
+                body: Body) {
         self.sender = sender
         self.order = order
         self.orderedAt = orderedAt
         self.effectiveAt = effectiveAt
+        self.retention = retention
         self.body = body
     }
 
-    /// The same record with another body (and, when given, another sender).
+    /// The same record with another body (and, when given, another sender), its retention kept.
     public func map<Other: Sendable>(sender: UUID? = nil, _ transform: (Body) throws -> Other) rethrows -> Ordered<Other> {
         Ordered<Other>(sender: sender ?? self.sender, order: order, orderedAt: orderedAt, effectiveAt: effectiveAt,
-                       body: try transform(body))
+                       retention: retention, body: try transform(body))
     }
 }
 

@@ -60,6 +60,10 @@ struct BadInputTests {
             try expectDropped([0xFF, 0xFF, 0xFF, 0xF0], port: port, mentioning: "over the limit")
             try expectVersionRefused(9, port: port)
             try expectVersionRefused(2, port: port)
+            try expectVersionRefused(3, port: port)
+            // A proposal whose retention byte names nothing (1, 2 and 0 do).
+            try expectDropped(rawFrame(type: 0x17, payload: [0, 0, 0, 0, 0, 0, 0, 1, 7, 0, 0, 0, 0]), port: port,
+                              mentioning: "retention 7")
             try expectDropped(rawFrame(type: 0x01, payload: [0, 1, 2]), port: port, mentioning: "truncated")
             try expectDropped(RelayFrame.message(sequence: 1, recipients: .everyone, reliable: true, body: [1]).encoded(),
                               port: port, mentioning: "expected a hello")
@@ -69,6 +73,33 @@ struct BadInputTests {
             hello.append(0)
             hello[3] += 1
             try expectDropped(hello, port: port, mentioning: "left over")
+        }
+    }
+
+    @Test("a snapshot that reflects its own order or a later one: the proposer is dropped, the session goes on")
+    func snapshotPastItself() async throws {
+        try await withSession { harness, alice, _ in
+            let port = try #require(harness.server).port
+            try alice.link.sendOrdered([1], retention: .playback)
+            #expect(await alice.recorder.wait { _ in alice.recorder.events.ordered.count == 1 })
+            let raw = try RawRelayClient(port: port)
+            defer { raw.socket.shutdown() }
+            try raw.admit(session: alice.link.welcome.sessionID, key: RelayHarness.key, create: false)
+            // Order 1 is alice's; this one would be order 2, so it cannot reflect 2.
+            try raw.send(RelayFrame.proposal(sequence: 1, retention: .snapshot(reflecting: 2), body: [9]).encoded())
+            let (frames, closed) = raw.framesUntilClosed()
+            #expect(closed, "the relay closes the offender's connection")
+            guard case let .error(fault)? = frames.last else {
+                Issue.record("expected an error frame, got \(frames)")
+                return
+            }
+            #expect(fault.code == .protocolViolation)
+            #expect(fault.text == "a snapshot at order 2 cannot reflect order 2")
+            // Nothing was ordered for it: the next record is order 2.
+            try alice.link.sendOrdered([2], retention: .snapshot(reflecting: 1))
+            #expect(await alice.recorder.wait { _ in alice.recorder.events.ordered.count == 2 })
+            #expect(alice.recorder.events.ordered.map(\.order) == [1, 2])
+            #expect(alice.recorder.events.ordered.map(\.retention) == [.playback, .snapshot(reflecting: 1)])
         }
     }
 

@@ -152,24 +152,25 @@ struct IdentityHandshakeTests {
         #expect(core.participants(of: session) == [ana, carl])
     }
 
-    @Test("a hello of another protocol version is refused in a frame that version reads, naming both")
-    func versionRefusal() {
+    @Test("a hello of another protocol version is refused in a frame that version reads, naming both",
+          arguments: [UInt8(2), 3])
+    func versionRefusal(peerVersion: UInt8) {
         var core = RelayCore()
         let connection = RelayConnectionID(1)
         _ = core.onOpen(connection, entropy: entropy(1), at: 0)
-        let directives = core.onMalformed(WireError(.unsupportedVersion(2), context: "relay frame"), from: connection, at: 0)
+        let directives = core.onMalformed(WireError(.unsupportedVersion(peerVersion), context: "relay frame"), from: connection, at: 0)
         let frames = CoreAdmission.frames(directives, to: connection)
         guard case let .versionRefusal(version, fault)? = frames.first else {
             Issue.record("expected a version refusal, got \(frames)")
             return
         }
-        #expect(version == 2)
+        #expect(version == peerVersion)
         #expect(fault.code == .versionMismatch)
-        #expect(fault.text == "relay speaks protocol v3, this tandem speaks v2")
+        #expect(fault.text == "relay speaks protocol v\(RelayFrame.version), this tandem speaks v\(peerVersion)")
         #expect(directives.contains { if case .close(connection) = $0 { true } else { false } })
-        // On the wire: version 2's byte, the refusal's type, then the code and text as version 2 lays them out.
+        // On the wire: that version's byte, the refusal's type, then the code and text as it lays them out.
         let bytes = frames[0].encoded()
-        #expect(bytes[4] == 2 && bytes[5] == 0x07 && bytes[6] == RelayFaultCode.versionMismatch.rawValue)
+        #expect(bytes[4] == peerVersion && bytes[5] == 0x07 && bytes[6] == RelayFaultCode.versionMismatch.rawValue)
         let length = Int(bytes[7]) << 8 | Int(bytes[8])
         #expect(String(decoding: bytes[9..<(9 + length)], as: UTF8.self) == fault.text)
         #expect(bytes.count == 9 + length)
@@ -177,6 +178,6 @@ struct IdentityHandshakeTests {
         var old = RelayCore()
         _ = old.onOpen(connection, entropy: entropy(1), at: 0)
         let ancient = CoreAdmission.frames(old.onMalformed(WireError(.unsupportedVersion(1), context: "relay frame"), from: connection, at: 0), to: connection)
-        #expect(ancient == [.refusal(RelayFault(.versionMismatch, "relay speaks protocol v3, this tandem speaks v1"))])
+        #expect(ancient == [.refusal(RelayFault(.versionMismatch, "relay speaks protocol v\(RelayFrame.version), this tandem speaks v1"))])
     }
 }

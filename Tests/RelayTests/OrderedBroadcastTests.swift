@@ -1,5 +1,6 @@
 import Foundation
 import TandemNet
+import TandemWire
 import TandemTestKit
 import Testing
 
@@ -83,6 +84,30 @@ struct OrderedBroadcastTests {
         let bob = try await harness.join(session, "bob")
         #expect(bob.link.welcome.orderedHistory.map(\.order) == Array(16...25))
         #expect(bob.link.welcome.orderedHistory == Array(alice.recorder.events.ordered.suffix(10)))
+    }
+
+    @Test("retention travels with each delivery, and a joiner's history is kept by it", arguments: TransportKind.allCases)
+    func retention(kind: TransportKind) async throws {
+        let harness = try RelayHarness(kind)
+        defer { harness.shutdown() }
+        let session = UUID()
+        let alice = try await harness.join(session, "alice", create: true)
+        let bob = try await harness.join(session, "bob")
+        try alice.link.sendOrdered(Array("chat".utf8))
+        // Two senders' records may be ordered either way: bob waits for alice's to be order 1.
+        #expect(await bob.recorder.wait { $0.ordered.count == 1 })
+        for number in 2...6 { try bob.link.sendOrdered([UInt8(number)], retention: .playback) }
+        #expect(await alice.recorder.wait { $0.ordered.count == 6 })
+        // Alice snapshots the state after order 5; order 6 came after it and stays.
+        try alice.link.sendOrdered(Array("state".utf8), retention: .snapshot(reflecting: 5))
+        let expected: [OrderedRetention] = [.kept, .playback, .playback, .playback, .playback, .playback, .snapshot(reflecting: 5)]
+        for member in [alice, bob] {
+            #expect(await member.recorder.wait { $0.ordered.count == 7 })
+            #expect(member.recorder.events.ordered.map(\.retention) == expected)
+        }
+        let carol = try await harness.join(session, "carol")
+        #expect(carol.link.welcome.orderedHistory.map(\.order) == [1, 6, 7])
+        #expect(carol.link.welcome.orderedHistory == [1, 6, 7].map { alice.recorder.events.ordered[$0 - 1] })
     }
 
     @Test("an oversized ordered body is refused before sending; the largest passes", arguments: TransportKind.allCases)

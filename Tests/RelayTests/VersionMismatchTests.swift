@@ -12,7 +12,7 @@ struct VersionMismatchTests {
         let listener = try TCPSocket.listening(on: try SocketAddress(host: "127.0.0.1", port: 0))
         let port = try listener.localAddress().port
         // What a version 2 relay sends a hello it cannot read: an error frame in version 2.
-        let text = Array("relay frame: version 3 is not supported (this build speaks 2)".utf8)
+        let text = Array("relay frame: version \(RelayFrame.version) is not supported (this build speaks 2)".utf8)
         let reply = rawFrame(version: 2, type: 0x33, payload: [RelayFaultCode.protocolViolation.rawValue,
                                                                  UInt8(text.count >> 8), UInt8(text.count & 0xFF)] + text)
         let oldRelay = Task.detached {
@@ -38,7 +38,7 @@ struct VersionMismatchTests {
             Issue.record("joined a relay of another version")
         } catch {
             #expect(error.code == .versionMismatch)
-            #expect(error.description == "relay speaks protocol v2, this tandem speaks v3")
+            #expect(error.description == "relay speaks protocol v2, this tandem speaks v\(RelayFrame.version)")
         }
     }
 }

@@ -115,4 +115,70 @@ import Testing
         for session in [ana, ben, carl] { session.leave() }
         #expect(serve.isRunning)
     }
+
+    /// The retention in the relay's header is signed inside the body: a relay that relabels a
+    /// kept record as droppable, a playback record as a snapshot, or moves a snapshot's
+    /// reflected order is caught by every receiver, counted and reported, before the replay
+    /// window; a late joiner gets what the real relay kept (the kept record and the snapshot).
+    @Test func relabelledRetentionIsRejectedAndCounted() async throws {
+        let serve = try ServeProcess()
+        defer { serve.stop() }
+        let proxy = try HostileRelayProxy(targetPort: serve.port)
+        defer { proxy.stop() }
+
+        let host = center("ana", port: proxy.port)
+        var hosted = host.sessions(for: Quiz.self).makeAsyncIterator()
+        #expect(try await host.start(Quiz(topic: "retention")))
+        let ana = try #require(await hosted.next())
+        ana.join()
+        #expect(await eventually(30) { ana.state.isJoined })
+        let ben = try await join("ben", ana.invitation, port: proxy.port)
+        #expect(await eventually(30) { ben.activeParticipants.count == 2 })
+        let rejections = Mutex<[Rejection]>([])
+        let watcher = Task { for await rejection in ben.rejections { rejections.withLock { $0.append(rejection) } } }
+        defer { watcher.cancel() }
+        let ordered = Mutex<[OrderedPlaintext]>([])
+        let orderedReader = Task { for await delivery in ben.orderedDeliveries() { ordered.withLock { $0.append(delivery) } } }
+        defer { orderedReader.cancel() }
+
+        try ana.sendOrdered(Array("chat".utf8))
+        try ana.sendOrdered(Array("play".utf8), retention: .playback)
+        try ana.sendOrdered(Array("state".utf8), retention: .snapshot(reflecting: 2))
+        #expect(await eventually { ordered.withLock { $0.count } == 3 })
+        #expect(ordered.withLock { $0.map(\.retention) } == [.kept, .playback, .snapshot(reflecting: 2)])
+        #expect(ordered.withLock { $0.map(\.order) } == [1, 2, 3])
+        let entries = proxy.received.filter { $0.participant == "ben" }.compactMap { received -> RelayOrderedEntry? in
+            if case let .ordered(_, entry) = received.frame { entry } else { nil }
+        }
+        try #require(entries.count == 3)
+        func relabelled(_ entry: RelayOrderedEntry, order: UInt64, _ retention: OrderedRetention) -> RelayOrderedEntry {
+            RelayOrderedEntry(sender: entry.sender, order: order, orderedAt: entry.orderedAt, effectiveAt: entry.effectiveAt,
+                              retention: retention, body: entry.body)
+        }
+        let forged = [relabelled(entries[0], order: 4, .playback), relabelled(entries[1], order: 5, .snapshot(reflecting: 1)),
+                      relabelled(entries[2], order: 6, .snapshot(reflecting: 1)), relabelled(entries[2], order: 7, .kept)]
+        for entry in forged { proxy.inject(to: "ben") { .ordered(sequence: $0, entry: entry) } }
+        #expect(await eventually { ben.rejectionCounts[.wrongRetention] == 4 })
+        // Labelled as signed, the same body is a replay: the retention check came first.
+        let honest = relabelled(entries[1], order: 8, .playback)
+        proxy.inject(to: "ben") { .ordered(sequence: $0, entry: honest) }
+        #expect(await eventually { ben.rejectionCounts[.replayed] == 1 })
+        #expect(rejections.withLock { $0.map(\.reason) } == [.wrongRetention, .wrongRetention, .wrongRetention, .wrongRetention, .replayed])
+        #expect(rejections.withLock { $0.allSatisfy { $0.path == "ordered" && $0.sender == ana.localParticipant.id } })
+        #expect(ordered.withLock { $0.count } == 3, "nothing relabelled was delivered")
+
+        // A late joiner: the relay dropped the playback record the snapshot covers.
+        let carl = try await join("carl", ana.invitation, port: proxy.port)
+        let late = Mutex<[OrderedPlaintext]>([])
+        let lateReader = Task { for await delivery in carl.orderedDeliveries() { late.withLock { $0.append(delivery) } } }
+        defer { lateReader.cancel() }
+        #expect(await eventually { late.withLock { $0.count } == 2 })
+        #expect(late.withLock { $0.map(\.order) } == [1, 3])
+        #expect(late.withLock { $0.map(\.retention) } == [.kept, .snapshot(reflecting: 2)])
+        #expect(late.withLock { $0.map(\.body) } == [Array("chat".utf8), Array("state".utf8)])
+        #expect(carl.rejectionCounts.isEmpty)
+        for session in [ana, ben, carl] { #expect(session.state.isJoined) }
+        for session in [ana, ben, carl] { session.leave() }
+        #expect(serve.isRunning)
+    }
 }

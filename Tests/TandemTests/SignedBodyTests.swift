@@ -2,6 +2,7 @@ import Foundation
 @testable import Tandem
 import TandemNet
 import TandemTestKit
+import TandemWire
 import Testing
 
 /// The signed, sealed envelope every body travels in, and the checks a receiver makes: pure,
@@ -15,8 +16,55 @@ import Testing
     }
 
     func expect(_ path: BodyPath, _ kinds: Set<BodyKind>, sender: UUID?, attachment: UUID? = nil,
-                replay: Bool = true) -> BodySealer.Expectation {
-        BodySealer.Expectation(path: path, kinds: kinds, sender: sender, attachment: attachment, checksReplay: replay)
+                replay: Bool = true, retention: OrderedRetention = .kept) -> BodySealer.Expectation {
+        BodySealer.Expectation(path: path, kinds: kinds, sender: sender, attachment: attachment, checksReplay: replay,
+                               retention: retention)
+    }
+
+    @Test func theRetentionIsSignedAndAHeaderThatSaysOtherwiseIsRejected() throws {
+        let ana = sealer()
+        let ben = sealer()
+        let kinds: Set<BodyKind> = [.playbackProposal, .playbackSnapshot]
+        func ordered(_ retention: OrderedRetention) -> BodySealer.Expectation {
+            expect(.ordered, kinds, sender: ana.localID, retention: retention)
+        }
+        // A kept record relabelled as droppable, a playback record as kept or as a snapshot: each
+        // rejected before the replay window sees it, so the honest label still opens after.
+        let kept = ana.seal([1], kind: .playbackProposal, path: .ordered)
+        #expect(ben.open(kept, expecting: ordered(.playback)).failure == .wrongRetention)
+        #expect(ben.open(kept, expecting: ordered(.kept)).success?.retention == .kept)
+        let playback = ana.seal([2], kind: .playbackProposal, path: .ordered, retention: .playback)
+        #expect(ben.open(playback, expecting: ordered(.kept)).failure == .wrongRetention)
+        #expect(ben.open(playback, expecting: ordered(.snapshot(reflecting: 1))).failure == .wrongRetention)
+        #expect(ben.open(playback, expecting: ordered(.playback)).success?.retention == .playback)
+        // A snapshot whose reflected order was moved, or that was relabelled as a playback record.
+        let snapshot = ana.seal([3], kind: .playbackSnapshot, path: .ordered, retention: .snapshot(reflecting: 2))
+        #expect(ben.open(snapshot, expecting: ordered(.snapshot(reflecting: 1))).failure == .wrongRetention)
+        #expect(ben.open(snapshot, expecting: ordered(.snapshot(reflecting: 3))).failure == .wrongRetention)
+        #expect(ben.open(snapshot, expecting: ordered(.playback)).failure == .wrongRetention)
+        let opened = try ben.open(snapshot, expecting: ordered(.snapshot(reflecting: 2))).get()
+        #expect(opened.kind == .playbackSnapshot && opened.retention == .snapshot(reflecting: 2) && opened.payload == [3])
+        // A signer's kind and retention must go together: a snapshot kind kept, a proposal kind as a snapshot.
+        let keptSnapshot = ana.seal([4], kind: .playbackSnapshot, path: .ordered)
+        #expect(ben.open(keptSnapshot, expecting: ordered(.kept)).failure == .wrongRetention)
+        let snapshotProposal = ana.seal([5], kind: .playbackProposal, path: .ordered, retention: .snapshot(reflecting: 1))
+        #expect(ben.open(snapshotProposal, expecting: ordered(.snapshot(reflecting: 1))).failure == .wrongRetention)
+        // On other paths only `kept` is expected: a message signed as droppable is not taken.
+        let message = ana.seal([6], kind: .message, path: .reliable, retention: .playback)
+        #expect(ben.open(message, expecting: expect(.reliable, [.message], sender: ana.localID)).failure == .wrongRetention)
+    }
+
+    @Test func theEnvelopeOfFormatOneIsRefused() throws {
+        let ana = sealer()
+        let ben = sealer()
+        var plaintext = try #require(ana.sealer.open(ana.seal([1], kind: .message, path: .reliable)))
+        #expect(plaintext.first == 2, "format 2 carries the retention")
+        plaintext[0] = 1
+        #expect(ben.open(ana.sealer.seal(plaintext), expecting: expect(.reliable, [.message], sender: ana.localID)).failure == .malformed)
+        // The retention byte names nothing: malformed (before the signature is even checked).
+        var unknown = try #require(ana.sealer.open(ana.seal([1], kind: .message, path: .reliable)))
+        unknown[4] = 9
+        #expect(ben.open(ana.sealer.seal(unknown), expecting: expect(.reliable, [.message], sender: ana.localID)).failure == .malformed)
     }
 
     @Test func aSignedBodyOpensWithEverythingItWasSignedWith() throws {

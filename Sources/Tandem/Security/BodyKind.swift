@@ -20,6 +20,9 @@ public struct BodyKind: RawRepresentable, Sendable, Hashable, CustomStringConver
     public static let attachmentMetadata = BodyKind(rawValue: 5)
     /// An attachment's data.
     public static let attachmentData = BodyKind(rawValue: 6)
+    /// A snapshot of the coordination state in the ordered stream, always signed with a
+    /// snapshot's retention (`OrderedRetention.snapshot(reflecting:)`), never with another.
+    public static let playbackSnapshot = BodyKind(rawValue: 7)
 
     /// A word for people and events.
     public var description: String {
@@ -30,6 +33,7 @@ public struct BodyKind: RawRepresentable, Sendable, Hashable, CustomStringConver
         case .activity: "activity"
         case .attachmentMetadata: "attachment-metadata"
         case .attachmentData: "attachment-data"
+        case .playbackSnapshot: "playback-snapshot"
         default: "kind-\(rawValue)"
         }
     }

@@ -1,11 +1,13 @@
 import Foundation
 import Synchronization
 import TandemNet
+import TandemWire
 
 /// Signs and seals what this participant sends in a session, and opens and checks what it
 /// receives: the seal (XChaCha20-Poly1305 under the session's key), then the signature, the
-/// session, the path and kind, the attachment, the sender the relay names, the recipients and
-/// the replay window of the sender on that path, in that order.
+/// session, the path and kind, the attachment, the retention the relay's header states, the
+/// sender the relay names, the recipients and the replay window of the sender on that path, in
+/// that order.
 ///
 /// The counters are per session and path and never reused, kept across the link's resumptions
 /// because they live here, not in the link. One counter per path (the path is signed), so that
@@ -25,6 +27,10 @@ final class BodySealer: Sendable {
         /// Whether its counter goes through the sender's replay window on this path (not for the
         /// journal, whose entries are kept by id and may be read again).
         var checksReplay: Bool
+        /// The retention the relay's header states (`.kept` on every path but the ordered one):
+        /// the signed one must be the same, and a snapshot's kind must go with a snapshot's
+        /// retention.
+        var retention: OrderedRetention = .kept
     }
 
     private struct WindowKey: Hashable {
@@ -48,15 +54,16 @@ final class BodySealer: Sendable {
         localID = RelayAuthenticator.participantID(for: identity.publicKey)
     }
 
-    /// `payload` signed as a body of `kind` on `path` for `recipients`, then sealed.
+    /// `payload` signed as a body of `kind` on `path` for `recipients`, kept by the relay by
+    /// `retention` (ordered records only), then sealed.
     func seal(_ payload: [UInt8], kind: BodyKind, path: BodyPath, to recipients: Recipients = .everyone,
-              attachment: UUID? = nil) -> [UInt8] {
+              attachment: UUID? = nil, retention: OrderedRetention = .kept) -> [UInt8] {
         let listed: [UUID]? = switch recipients {
         case .everyone: nil
         case .only(let ids): ids.sorted { $0.uuidString < $1.uuidString }
         }
-        let body = SignedBody(kind: kind, path: path, sessionID: sessionID, sender: localID, senderKey: identity.publicKey,
-                              counter: nextCounter(on: path), recipients: listed,
+        let body = SignedBody(kind: kind, path: path, retention: retention, sessionID: sessionID, sender: localID,
+                              senderKey: identity.publicKey, counter: nextCounter(on: path), recipients: listed,
                               attachment: attachment, payload: payload)
         return sealer.seal(body.signed(with: identity))
     }
@@ -86,6 +93,10 @@ final class BodySealer: Sendable {
         guard body.sessionID == sessionID else { return .failure(.wrongSession) }
         guard body.path == expected.path, expected.kinds.contains(body.kind), body.attachment == expected.attachment else {
             return .failure(.wrongKind)
+        }
+        guard body.retention == expected.retention,
+              (body.kind == .playbackSnapshot) == (body.retention.reflectedOrder != nil) else {
+            return .failure(.wrongRetention)
         }
         if let sender = expected.sender, sender != body.sender { return .failure(.wrongSender) }
         if let recipients = body.recipients, !recipients.contains(localID) { return .failure(.notRecipient) }

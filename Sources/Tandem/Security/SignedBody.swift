@@ -3,14 +3,18 @@ import TandemNet
 import TandemWire
 
 /// What every sealed body carries inside its seal: who signed it, for which session, with which
-/// counter, for whom, of which kind, on which path, and (for attachments) for which attachment,
-/// all under the sender's Ed25519 signature.
+/// counter, for whom, of which kind, on which path, how long the relay may keep it (for ordered
+/// records), and (for attachments) for which attachment, all under the sender's Ed25519
+/// signature.
 ///
 /// Layout (big-endian), sealed as a whole with the session's key:
 ///
-///     u8   format (1)
+///     u8   format (2)
 ///     u16  kind                    (BodyKind)
 ///     u8   path                    (BodyPath)
+///     u8   retention               0: kept, 1: playback, 2: snapshot (OrderedRetention;
+///          u64 reflected order      kept on every path but the ordered one), then the order
+///                                   a snapshot reflects, when a snapshot
 ///     16   session id
 ///     16   sender id               (self-certifying: derived from the key below)
 ///     32   sender's public key
@@ -24,17 +28,23 @@ import TandemWire
 ///
 /// The key travels in the body itself, so that a late joiner verifies records of participants
 /// who have since left without trusting the relay for their keys; the identity it certifies is
-/// checked against the sender id, so a valid signature is always that identity's.
+/// checked against the sender id, so a valid signature is always that identity's. The retention
+/// is signed so that a relay cannot relabel a record in the header it reads (a kept record as a
+/// droppable one, or a snapshot's reflected order): receivers compare the two.
+///
+/// Format 2 added the retention (wire version 4); format 1 is refused as unsupported.
 struct SignedBody: Sendable, Equatable {
-    static let format: UInt8 = 1
+    static let format: UInt8 = 2
     /// The most recipients a list may name (as the relay allows).
     static let maximumRecipients = RelayWireLimits.maximumRecipients
     private static let domain = Array("tandem body v1".utf8)
     /// Bytes a signed body adds to its payload without recipients.
-    static let overhead = 1 + 2 + 1 + 16 + 16 + 32 + 8 + 1 + 1 + 4 + 64
+    static let overhead = 1 + 2 + 1 + 1 + 16 + 16 + 32 + 8 + 1 + 1 + 4 + 64
 
     var kind: BodyKind
     var path: BodyPath
+    /// How long the relay may keep it: `.kept` on every path but the ordered one.
+    var retention: OrderedRetention = .kept
     var sessionID: UUID
     var sender: UUID
     var senderKey: [UInt8]
@@ -51,6 +61,7 @@ struct SignedBody: Sendable, Equatable {
         writer.uint8(SignedBody.format)
         writer.uint16(kind.rawValue)
         writer.uint8(path.rawValue)
+        writer.retention(retention)
         writer.uuid(sessionID)
         writer.uuid(sender)
         writer.fixed(senderKey, count: RelayWireLimits.publicKeyLength)
@@ -106,6 +117,7 @@ struct SignedBody: Sendable, Equatable {
         guard let path = BodyPath(rawValue: pathByte) else {
             throw WireError(.malformed("path \(pathByte)"), context: reader.context)
         }
+        let retention = try reader.retention()
         let sessionID = try reader.uuid()
         let sender = try reader.uuid()
         let senderKey = try reader.fixed(RelayWireLimits.publicKeyLength)
@@ -127,7 +139,7 @@ struct SignedBody: Sendable, Equatable {
         let attachment: UUID? = try reader.bool() ? try reader.uuid() : nil
         let payload = try reader.bytes(limit: RelayWireLimits.maximumAttachment)
         try reader.finish()
-        return SignedBody(kind: kind, path: path, sessionID: sessionID, sender: sender, senderKey: senderKey, counter: counter,
+        return SignedBody(kind: kind, path: path, retention: retention, sessionID: sessionID, sender: sender, senderKey: senderKey, counter: counter,
                           recipients: recipients, attachment: attachment, payload: payload, signature: signature)
     }
 }

@@ -5,7 +5,8 @@ import TandemWire
 
 /// An ordered proposal as the session hands it to the playback coordinator: opened and
 /// verified, in the relay's order, with the relay's stamps; `sender` is its signer, never the
-/// relay's word, and `body` its plaintext.
+/// relay's word, `retention` the one its signer signed (a header that said otherwise was
+/// rejected), and `body` its plaintext.
 package typealias OrderedPlaintext = Ordered<[UInt8]>
 
 // What the playback coordinator needs of a session: an ordered channel, the session clock, and
@@ -13,12 +14,18 @@ package typealias OrderedPlaintext = Ordered<[UInt8]>
 extension GroupSession {
     /// Proposes `plaintext` for ordered broadcast (sealed): every participant, this one
     /// included, receives it in the same order.
-    package func sendOrdered(_ plaintext: [UInt8]) throws(GroupSessionError) {
+    ///
+    /// `retention` says how long the relay keeps it for late joiners: `.kept` under the
+    /// history's caps, `.playback` until a snapshot covers it, `.snapshot(reflecting:)` for a
+    /// snapshot of the state after that order (sealed as a `.playbackSnapshot`, the others as a
+    /// `.playbackProposal`). It is signed with the body, so receivers reject a relabelled header.
+    package func sendOrdered(_ plaintext: [UInt8], retention: OrderedRetention = .kept) throws(GroupSessionError) {
         guard let link = core.withLock({ $0.invalidated || !$0.active.contains(localParticipant.id) ? nil : $0.link }) else {
             throw GroupSessionError(.notJoined, "the session is not joined: call join() and wait for .joined")
         }
+        let kind: BodyKind = retention.reflectedOrder == nil ? .playbackProposal : .playbackSnapshot
         do {
-            try link.sendOrdered(bodies.seal(plaintext, kind: .playbackProposal, path: .ordered))
+            try link.sendOrdered(bodies.seal(plaintext, kind: kind, path: .ordered, retention: retention), retention: retention)
         } catch {
             throw GroupSessionError.from(error)
         }
@@ -78,11 +85,13 @@ extension GroupSession {
     /// Opens an ordered delivery and passes it on (or keeps it until the reader comes).
     ///
     /// Only a proposal signed by a participant of this session, attributed by the relay to its
-    /// signer, and whose counter that signer has not used before in the ordered stream passes:
-    /// an old proposal replayed with a fresh order number is dropped and reported.
+    /// signer, whose counter that signer has not used before in the ordered stream, and whose
+    /// signed retention is the header's passes: an old proposal replayed with a fresh order
+    /// number, or one the relay relabelled, is dropped and reported.
     func receiveOrdered(_ delivery: OrderedDelivery) {
-        let expectation = BodySealer.Expectation(path: .ordered, kinds: [.playbackProposal], sender: delivery.sender,
-                                                 attachment: nil, checksReplay: true)
+        let expectation = BodySealer.Expectation(path: .ordered, kinds: [.playbackProposal, .playbackSnapshot],
+                                                 sender: delivery.sender, attachment: nil, checksReplay: true,
+                                                 retention: delivery.retention)
         let signed: SignedBody
         switch bodies.open(delivery.body, expecting: expectation) {
         case .success(let body): signed = body

@@ -120,11 +120,13 @@ public struct RelayWelcome: Sendable {
     public var attachments: [AttachmentRecord]
     /// Whether this join created the session.
     public var created: Bool
-    /// The session's ordered broadcasts so far, oldest first, so that a late joiner can replay
-    /// them; the first `.ordered` event follows the last of them without a gap. The relay keeps
-    /// at most `RelayCoreConfiguration.maximumOrderedHistory` of them (and at most
-    /// `maximumOrderedHistoryBytes` of bodies): beyond that the oldest are dropped, so the first
-    /// one's `order` may be above 1.
+    /// The session's ordered broadcasts so far that the relay kept, in order, so that a late
+    /// joiner can replay them; the first `.ordered` event follows the last of them without a gap.
+    /// The relay keeps them by their retention: the two newest snapshots, the playback records
+    /// after the order the older one reflects, and every other record, all within
+    /// `RelayCoreConfiguration.maximumOrderedHistory` records (and
+    /// `maximumOrderedHistoryBytes` of bodies), beyond which the oldest are dropped. So the
+    /// orders may have gaps, and the first one's may be above 1.
     public var orderedHistory: [OrderedDelivery]
 
     /// A welcome.
@@ -177,8 +179,9 @@ public protocol RelayLink: AnyObject, Sendable {
     /// Queues a body for the relay to order and broadcast; returns at once. It comes back to
     /// every participant of the session, this one included, as `.ordered`, in the same order for
     /// all. Throws `RelayError.tooLarge` beyond `RelayLimits.maximumMessageBody` (nothing is sent)
-    /// and `.closed` once the link is closed.
-    func sendOrdered(_ body: [UInt8]) throws(RelayError)
+    /// and `.closed` once the link is closed. `retention` tells the relay how long to keep it for
+    /// late joiners (see `OrderedRetention`).
+    func sendOrdered(_ body: [UInt8], retention: OrderedRetention) throws(RelayError)
     /// Adds an attachment to the journal; returns once the relay holds it.
     func addAttachment(id: UUID, metadata: [UInt8], data: [UInt8]) async throws(RelayError)
     /// Removes an attachment from the journal (any participant may).
@@ -189,6 +192,14 @@ public protocol RelayLink: AnyObject, Sendable {
     func leave() async
     /// Ends the session for everyone, with a reason.
     func end(reason: String) async
+}
+
+extension RelayLink {
+    /// Queues a body for the relay to order and broadcast, kept for late joiners under the
+    /// history's caps (`OrderedRetention.kept`).
+    public func sendOrdered(_ body: [UInt8]) throws(RelayError) {
+        try sendOrdered(body, retention: .kept)
+    }
 }
 
 /// Something that joins sessions on a relay: the real one or the in-memory one.

@@ -59,7 +59,8 @@ extension RelayFrame {
         case .historyEntry:
             return .historyEntry(try reader.orderedEntry())
         case .proposal:
-            return .proposal(sequence: try reader.uint64(), body: try reader.bytes(limit: RelayWireLimits.maximumBody))
+            return .proposal(sequence: try reader.uint64(), retention: try reader.retention(),
+                             body: try reader.bytes(limit: RelayWireLimits.maximumBody))
         case .ordered:
             return .ordered(sequence: try reader.uint64(), entry: try reader.orderedEntry())
         case .refusal:
@@ -154,7 +155,8 @@ extension ByteReader {
 
     mutating func orderedEntry() throws(WireError) -> RelayOrderedEntry {
         RelayOrderedEntry(sender: try uuid(), order: try uint64(), orderedAt: Int64(bitPattern: try uint64()),
-                          effectiveAt: Int64(bitPattern: try uint64()), body: try bytes(limit: RelayWireLimits.maximumBody))
+                          effectiveAt: Int64(bitPattern: try uint64()), retention: try retention(),
+                          body: try bytes(limit: RelayWireLimits.maximumBody))
     }
 
     mutating func fault() throws(WireError) -> RelayFault {

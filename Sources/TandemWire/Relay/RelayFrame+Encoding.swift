@@ -85,8 +85,9 @@ extension RelayFrame {
             writer.attachment(entry)
         case let .historyEntry(entry):
             writer.orderedEntry(entry)
-        case let .proposal(sequence, body):
+        case let .proposal(sequence, retention, body):
             writer.uint64(sequence)
+            writer.retention(retention)
             writer.bytes(body)
         case let .ordered(sequence, entry):
             writer.uint64(sequence)
@@ -173,6 +174,7 @@ extension ByteWriter {
         uint64(entry.order)
         uint64(UInt64(bitPattern: entry.orderedAt))
         uint64(UInt64(bitPattern: entry.effectiveAt))
+        retention(entry.retention)
         bytes(entry.body)
     }
 

@@ -26,7 +26,7 @@ public enum RelayFrame: Sendable, Hashable {
     /// The length prefix, the version byte, the type byte and the layout of `refusal` and
     /// `error` stay the same across versions, so that a relay can refuse a peer of another
     /// version in a frame that peer reads.
-    public static let version: UInt8 = 3
+    public static let version: UInt8 = 4
 
     // Handshake.
 
@@ -75,8 +75,10 @@ public enum RelayFrame: Sendable, Hashable {
     case leave(sequence: UInt64)
     /// Ends the session for everyone.
     case end(sequence: UInt64, reason: String)
-    /// A body for the relay to order and broadcast to everyone in the session, the sender included.
-    case proposal(sequence: UInt64, body: [UInt8])
+    /// A body for the relay to order and broadcast to everyone in the session, the sender included,
+    /// with how long the relay keeps it for late joiners (a snapshot must reflect an order below
+    /// the one it gets, or the relay drops the connection as a protocol violation).
+    case proposal(sequence: UInt64, retention: OrderedRetention = .kept, body: [UInt8])
 
     // Relay → participant, each with the relay's sequence number for that participant.
 
@@ -120,7 +122,7 @@ public enum RelayFrame: Sendable, Hashable {
              let .delivery(sequence, _, _, _), let .attachmentAdded(sequence, _),
              let .attachmentRemoved(sequence, _), let .loadChunk(sequence, _, _),
              let .outcome(sequence, _, _), let .ended(sequence, _, _),
-             let .proposal(sequence, _), let .ordered(sequence, _):
+             let .proposal(sequence, _, _), let .ordered(sequence, _):
             sequence
         case .hello, .challenge, .proof, .claim, .welcome, .journalEntry, .historyEntry, .refusal, .versionRefusal,
              .ack, .ping, .pong, .error:
@@ -131,7 +133,7 @@ public enum RelayFrame: Sendable, Hashable {
     /// The frame's payload size in bytes that matter for rate limits and memory bounds.
     public var payloadSize: Int {
         switch self {
-        case let .message(_, _, _, body), let .delivery(_, _, _, body), let .proposal(_, body): body.count
+        case let .message(_, _, _, body), let .delivery(_, _, _, body), let .proposal(_, _, body): body.count
         case let .ordered(_, entry), let .historyEntry(entry): entry.body.count
         case let .attachmentChunk(_, _, data), let .loadChunk(_, _, data): data.count
         case let .hello(hello): hello.activity.count

@@ -91,15 +91,15 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     }
 
     /// Queues a body for the relay to order and broadcast to everyone, this participant
-    /// included; returns at once.
-    public func sendOrdered(_ body: [UInt8]) throws(RelayError) {
+    /// included, kept for late joiners by `retention`; returns at once.
+    public func sendOrdered(_ body: [UInt8], retention: OrderedRetention) throws(RelayError) {
         guard body.count <= RelayLimits.maximumMessageBody else {
             throw RelayError.tooLarge("ordered message", size: body.count, limit: RelayLimits.maximumMessageBody)
         }
         guard !closed.load(ordering: .acquiring) else { throw RelayError(.closed, "") }
         loop.execute { [self] in
             guard !core.isClosed else { return }
-            apply(core.submit { .proposal(sequence: $0, body: body) }.directives)
+            apply(core.submit { .proposal(sequence: $0, retention: retention, body: body) }.directives)
         }
     }
 

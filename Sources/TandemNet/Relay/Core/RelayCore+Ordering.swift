@@ -22,16 +22,32 @@ extension RelayCore {
         sessions[session]?.orderedHistory.count ?? 0
     }
 
+    /// The bytes of the bodies that `session` keeps for late joiners (what its history counts
+    /// against the memory budget).
+    public func orderedHistoryBytes(of session: UUID) -> Int {
+        sessions[session]?.orderedHistory.bodyBytes ?? 0
+    }
+
     /// Orders a proposal: the next number, the relay's time and an effective time, then to
-    /// everyone in the session, the proposer included, and into the history for late joiners.
-    mutating func order(_ body: [UInt8], from key: ParticipantKey, at now: Int64) -> [RelayDirective] {
+    /// everyone in the session, the proposer included, and into the history for late joiners,
+    /// kept there by its `retention` (see `RelayOrderedHistory`).
+    ///
+    /// A snapshot must reflect an order below the one it gets (an honest proposer has seen only
+    /// orders already given): otherwise it is malformed, nothing is ordered, and the connection
+    /// is dropped as a protocol violation, as for any frame the relay cannot take.
+    mutating func order(_ body: [UInt8], retention: OrderedRetention, from key: ParticipantKey,
+                        on connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
         guard let nextOrder = sessions[key.session]?.nextOrder, let lastEffectiveAt = sessions[key.session]?.lastEffectiveAt,
               let before = sessions[key.session]?.orderedHistory.bodyBytes else { return [] }
+        if let reflecting = retention.reflectedOrder, reflecting >= nextOrder {
+            return drop(connection, fault: RelayFault(
+                .protocolViolation, "a snapshot at order \(nextOrder) cannot reflect order \(reflecting)"), at: now)
+        }
         let lead = orderingLead(in: key.session)
         let (wanted, overflow) = now.addingReportingOverflow(lead)
         let entry = RelayOrderedEntry(
             sender: key.participant, order: nextOrder, orderedAt: now,
-            effectiveAt: max(overflow ? .max : wanted, lastEffectiveAt), body: body)
+            effectiveAt: max(overflow ? .max : wanted, lastEffectiveAt), retention: retention, body: body)
         sessions[key.session]?.nextOrder += 1
         sessions[key.session]?.lastEffectiveAt = entry.effectiveAt
         // In place: the history grows at the cost of one entry, not of everything it holds.

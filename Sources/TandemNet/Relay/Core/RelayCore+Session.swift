@@ -87,8 +87,8 @@ extension RelayCore {
             return [.send(connection, .ack(sequence))] + remove(key)
         case let .end(_, reason):
             return end(key.session, by: key.participant, reason: reason, at: now)
-        case let .proposal(_, body):
-            return order(body, from: key, at: now)
+        case let .proposal(_, retention, body):
+            return order(body, retention: retention, from: key, on: connection, at: now)
         default:
             return drop(connection, fault: RelayFault(.protocolViolation, "frame \(frame.typeName) is not for the relay"), at: now)
         }

@@ -28,7 +28,9 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     public var endedMemory: Int64 = 60_000_000_000
 
     /// How many ordered broadcasts a session keeps for late joiners (`RelayWelcome.orderedHistory`);
-    /// beyond it the oldest are dropped.
+    /// beyond it the oldest are dropped, whatever their retention. A safety net: a session whose
+    /// playback records are covered by snapshots keeps only the two newest snapshots and the
+    /// changes since (see `OrderedRetention`).
     public var maximumOrderedHistory = 4096
     /// How many bytes of bodies a session's ordered history holds; beyond it the oldest are
     /// dropped too, so that a session's history cannot grow to gigabytes of large bodies.

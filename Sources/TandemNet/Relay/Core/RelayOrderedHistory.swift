@@ -1,32 +1,117 @@
 import TandemWire
 
-/// A session's ordered broadcasts so far, oldest first, for late joiners: bounded by a count and
-/// by the bytes of their bodies, dropping the oldest beyond either.
+/// A session's ordered broadcasts so far, for late joiners, kept by their retention (the
+/// header's word: the relay reads no body).
+///
+/// - Snapshots: the two newest are kept, so that a joiner who finds the newer one invalid falls
+///   back to the older.
+/// - Playback records: dropped once they are at or below the order that the older kept snapshot
+///   reflects (with one snapshot, the order it reflects), never past it, so that what the newest
+///   two snapshots do not cover is always there.
+/// - Kept records (activity, chat, anything else): by the caps alone.
+///
+/// The caps (`maximumCount` records, `maximumBytes` of bodies) bound all of it together, the
+/// oldest dropped first whatever its retention: a safety net that a session of snapshots and
+/// the changes since does not reach.
+///
+/// Every operation works in place: an append costs the same however much is kept, and drops
+/// come off the front of a queue (three queues, one per retention, each in order).
 struct RelayOrderedHistory: Sendable {
-    private var entries: [RelayOrderedEntry] = []
-    private var head = 0
+    private var kept = RecordQueue()
+    private var playback = RecordQueue()
+    private var snapshots = RecordQueue()
     /// The bytes of the bodies kept.
     private(set) var bodyBytes = 0
 
     /// How many are kept.
-    var count: Int { entries.count - head }
+    var count: Int { kept.count + playback.count + snapshots.count }
 
-    /// The entries kept, oldest first.
-    var all: ArraySlice<RelayOrderedEntry> { entries[head...] }
+    /// How many snapshots are kept (at most two).
+    var snapshotCount: Int { snapshots.count }
 
-    /// Keeps `entry`, then drops the oldest until at most `maximumCount` entries and
+    /// The entries kept, in order: what a joiner receives.
+    var all: [RelayOrderedEntry] {
+        var merged: [RelayOrderedEntry] = []
+        merged.reserveCapacity(count)
+        var queues = [kept.elements, playback.elements, snapshots.elements]
+        while true {
+            var next: Int?
+            for index in queues.indices {
+                guard let candidate = queues[index].first else { continue }
+                if let chosen = next, let best = queues[chosen].first, best.order <= candidate.order { continue }
+                next = index
+            }
+            guard let next else { return merged }
+            merged.append(queues[next].removeFirst())
+        }
+    }
+
+    /// Keeps `entry` (whose order is above every kept one's), applies the retention rule a
+    /// snapshot brings, then drops the oldest until at most `maximumCount` entries and
     /// `maximumBytes` of bodies are kept.
     mutating func append(_ entry: RelayOrderedEntry, maximumCount: Int, maximumBytes: Int) {
-        entries.append(entry)
         bodyBytes += entry.body.count
-        while head < entries.count, count > maximumCount || bodyBytes > maximumBytes {
-            bodyBytes -= entries[head].body.count
-            head += 1
+        switch entry.retention {
+        case .kept:
+            kept.append(entry)
+        case .playback:
+            playback.append(entry)
+        case .snapshot:
+            snapshots.append(entry)
+            while snapshots.count > 2 { release(snapshots.removeFirst()) }
+            if let covered = snapshots.first?.retention.reflectedOrder {
+                while let first = playback.first, first.order <= covered { release(playback.removeFirst()) }
+            }
         }
-        // Compact once the dropped prefix is most of the array.
+        while count > maximumCount || bodyBytes > maximumBytes, let oldest = oldestQueue {
+            switch oldest {
+            case .kept: release(kept.removeFirst())
+            case .playback: release(playback.removeFirst())
+            case .snapshot: release(snapshots.removeFirst())
+            }
+        }
+    }
+
+    private mutating func release(_ entry: RelayOrderedEntry) {
+        bodyBytes -= entry.body.count
+    }
+
+    private enum Lane { case kept, playback, snapshot }
+
+    /// Which queue holds the oldest entry kept, nil when none is kept.
+    private var oldestQueue: Lane? {
+        var oldest: (order: UInt64, lane: Lane)?
+        func consider(_ entry: RelayOrderedEntry?, _ lane: Lane) {
+            guard let entry, oldest.map({ entry.order < $0.order }) ?? true else { return }
+            oldest = (entry.order, lane)
+        }
+        consider(kept.first, .kept)
+        consider(playback.first, .playback)
+        consider(snapshots.first, .snapshot)
+        return oldest?.lane
+    }
+}
+
+/// Entries in order, taken off the front in place: the dropped prefix is skipped by an index and
+/// compacted away once it is most of the array, so each removal costs O(1) amortised.
+private struct RecordQueue: Sendable {
+    private var entries: [RelayOrderedEntry] = []
+    private var head = 0
+
+    var count: Int { entries.count - head }
+    var first: RelayOrderedEntry? { head < entries.count ? entries[head] : nil }
+    var elements: ArraySlice<RelayOrderedEntry> { entries[head...] }
+
+    mutating func append(_ entry: RelayOrderedEntry) { entries.append(entry) }
+
+    /// Removes the first entry (there must be one).
+    mutating func removeFirst() -> RelayOrderedEntry {
+        let entry = entries[head]
+        head += 1
         if head > 64, head * 2 > entries.count {
             entries.removeFirst(head)
             head = 0
         }
+        return entry
     }
 }

@@ -1,0 +1,189 @@
+import Foundation
+import TandemNet
+import TandemWire
+import Testing
+
+/// The relay keeps a session's ordered history by each record's retention, in the pure core on
+/// virtual time: the two newest snapshots, the playback records they do not cover, kept records
+/// by the caps; what it holds stays bounded however long the session runs.
+@Suite("Relay core retention")
+struct RetentionCoreTests {
+    private let key = [UInt8](repeating: 3, count: 32)
+    private let session = UUID()
+
+    /// The session with one participant on connection 1, created at instant 0.
+    private func started(_ configuration: RelayCoreConfiguration = RelayCoreConfiguration()) -> RelayCore {
+        var core = RelayCore(configuration: configuration)
+        _ = CoreAdmission(key: key, session: session).admit(&core, RelayConnectionID(1), TestIdentities.make(),
+                                                            create: true, at: 0)
+        return core
+    }
+
+    /// A joiner's welcome and the history entries that follow it.
+    private func join(_ core: inout RelayCore, on connection: RelayConnectionID, at now: Int64) throws
+        -> (welcome: RelayWelcomeFrame, history: [RelayOrderedEntry]) {
+        let frames = CoreAdmission.frames(CoreAdmission(key: key, session: session).admit(
+            &core, connection, TestIdentities.make(), create: false, at: now), to: connection)
+        guard case let .welcome(welcome)? = frames.first else { throw RetentionTestError.notWelcomed("\(frames)") }
+        return (welcome, frames.compactMap { if case let .historyEntry(entry) = $0 { entry } else { nil } })
+    }
+
+    /// Proposes from connection 1; returns the relay's sequence of the ordered frame sent back.
+    @discardableResult
+    private func propose(_ core: inout RelayCore, _ sequence: UInt64, _ retention: OrderedRetention, _ body: [UInt8],
+                         at now: Int64) -> UInt64? {
+        let directives = core.onFrame(.proposal(sequence: sequence, retention: retention, body: body),
+                                      from: RelayConnectionID(1), at: now)
+        return CoreAdmission.frames(directives, to: RelayConnectionID(1)).compactMap {
+            if case let .ordered(relaySequence, _) = $0 { relaySequence } else { nil }
+        }.last
+    }
+
+    @Test("two snapshots kept, playback records at or below the older one's reflected order dropped, kept records kept")
+    func rule() throws {
+        var core = started()
+        let one = RelayConnectionID(1)
+        let base = core.accountedBytes
+        var sequence: UInt64 = 0
+        func next() -> UInt64 { sequence += 1; return sequence }
+        // Order 1: an activity record; 2–5 playback; 6 a snapshot of the state after 4 (5 came in between).
+        propose(&core, next(), .kept, [1], at: 1)
+        for order in 2...5 { propose(&core, next(), .playback, [UInt8(order)], at: Int64(order)) }
+        propose(&core, next(), .snapshot(reflecting: 4), [6, 6], at: 6)
+        #expect(core.orderedHistoryCount(of: session) == 3, "one snapshot: the playback records it covers are gone, never past it")
+        #expect(core.orderedHistoryBytes(of: session) == 1 + 1 + 2, "orders 1, 5 and 6")
+
+        // 7, 8 playback; 9 a snapshot of 7: the older snapshot (of 4) still bounds what is dropped.
+        propose(&core, next(), .playback, [7], at: 8)
+        propose(&core, next(), .playback, [8], at: 9)
+        propose(&core, next(), .snapshot(reflecting: 7), [9, 9, 9], at: 10)
+        #expect(core.orderedHistoryCount(of: session) == 6)
+
+        // 10 playback; 11 a snapshot of 9: the first snapshot goes, and so do playback records up to 7.
+        propose(&core, next(), .playback, [10], at: 11)
+        propose(&core, next(), .snapshot(reflecting: 9), [11], at: 12)
+        let last = propose(&core, next(), .kept, [12], at: 13)
+        // The budget counts exactly the bodies kept once the proposer's outbox is acknowledged.
+        _ = core.onFrame(.ack(try #require(last)), from: one, at: 14)
+        #expect(core.orderedHistoryBytes(of: session) == 1 + 1 + 3 + 1 + 1 + 1)
+        #expect(core.accountedBytes == base + core.orderedHistoryBytes(of: session))
+
+        let (welcome, history) = try join(&core, on: RelayConnectionID(2), at: 15)
+        #expect(history.map(\.order) == [1, 8, 9, 10, 11, 12])
+        #expect(history.map(\.retention) == [.kept, .playback, .snapshot(reflecting: 7), .playback,
+                                              .snapshot(reflecting: 9), .kept])
+        #expect(history.map(\.body) == [[1], [8], [9, 9, 9], [10], [11], [12]])
+        #expect(welcome.orderedHistoryCount == 6)
+    }
+
+    @Test("a snapshot that does not reflect an order below its own: the proposer is dropped, nothing is ordered or kept")
+    func snapshotPastItself() throws {
+        var core = started()
+        let two = RelayConnectionID(2)
+        let bob = TestIdentities.make()
+        _ = CoreAdmission(key: key, session: session).admit(&core, two, bob, create: false, at: 0)
+        propose(&core, 1, .playback, [1], at: 1)
+        for reflecting: UInt64 in [2, 3, .max] {
+            var fresh = core
+            let directives = fresh.onFrame(.proposal(sequence: 2, retention: .snapshot(reflecting: reflecting), body: [2]),
+                                           from: RelayConnectionID(1), at: 2)
+            let sent = CoreAdmission.frames(directives, to: RelayConnectionID(1))
+            #expect(sent.first == .error(RelayFault(.protocolViolation, "a snapshot at order 2 cannot reflect order \(reflecting)")))
+            #expect(directives.contains { if case .close(RelayConnectionID(1)) = $0 { true } else { false } })
+            #expect(!CoreAdmission.frames(directives, to: two).contains { if case .ordered = $0 { true } else { false } },
+                    "nothing ordered")
+            #expect(fresh.orderedHistoryCount(of: session) == 1)
+            #expect(fresh.orderedHistoryBytes(of: session) == 1)
+            // Bob, who stays, proposes next: his record is order 2.
+            let next = fresh.onFrame(.proposal(sequence: 1, retention: .snapshot(reflecting: 1), body: [3]), from: two, at: 3)
+            let ordered = CoreAdmission.frames(next, to: two).compactMap { if case let .ordered(_, entry) = $0 { entry } else { nil } }
+            #expect(ordered.map(\.order) == [2])
+        }
+    }
+
+    @Test("the caps stay a safety net over every retention, the oldest dropped first")
+    func capsOverEverything() throws {
+        var configuration = RelayCoreConfiguration()
+        configuration.maximumOrderedHistory = 4
+        configuration.maximumOrderedHistoryBytes = 1_000
+        var core = started(configuration)
+        propose(&core, 1, .snapshot(reflecting: 0), [1], at: 1)
+        for sequence in UInt64(2)...6 { propose(&core, sequence, .kept, [UInt8(sequence)], at: Int64(sequence)) }
+        var history = try join(&core, on: RelayConnectionID(2), at: 7).history
+        #expect(history.map(\.order) == [3, 4, 5, 6], "the snapshot was the oldest")
+        _ = core.onClose(RelayConnectionID(2), at: 7)
+        propose(&core, 7, .playback, [UInt8](repeating: 7, count: 998), at: 8)
+        history = try join(&core, on: RelayConnectionID(3), at: 9).history
+        #expect(history.map(\.order) == [5, 6, 7], "four records are too many, then 998 + 1 + 1 + 1 bytes too many")
+        #expect(core.orderedHistoryBytes(of: session) == 1_000)
+    }
+
+    /// 100,000 playback proposals of 100 bytes, a snapshot of 2,000 bytes after every 1,000 that
+    /// reflects the last but three (three more were ordered before it, as a publisher's can be),
+    /// and an activity record every 10,000: what the relay keeps stays bounded throughout, and a
+    /// joiner gets exactly what follows the older snapshot's reflected order, the kept records
+    /// before it, and both snapshots.
+    @Test("100,000 playback proposals with a snapshot every 1,000: the history stays bounded")
+    func longSession() throws {
+        var core = started()
+        let one = RelayConnectionID(1)
+        let base = core.accountedBytes
+        let playbackBody = [UInt8](repeating: 0xAB, count: 100)
+        let snapshotBody = [UInt8](repeating: 0x5A, count: 2_000)
+        var sequence: UInt64 = 0
+        var now: Int64 = 0
+        var order: UInt64 = 0
+        var pendingSnapshot: (due: Int, reflecting: UInt64)?
+        var keptOrders: [UInt64] = []
+        var snapshots: [(order: UInt64, reflecting: UInt64)] = []
+        var largestCount = 0
+        var largestBytes = 0
+        var relaySequence: UInt64 = 0
+        func submit(_ retention: OrderedRetention, _ body: [UInt8]) {
+            sequence += 1
+            now += 100_000  // 10,000 proposals a second, within the flood control's rate.
+            order += 1
+            if let acknowledged = propose(&core, sequence, retention, body, at: now) { relaySequence = acknowledged }
+            if sequence.isMultiple(of: 1_000) { _ = core.onFrame(.ack(relaySequence), from: one, at: now) }
+            largestCount = max(largestCount, core.orderedHistoryCount(of: session))
+            largestBytes = max(largestBytes, core.orderedHistoryBytes(of: session))
+        }
+        for proposal in 1...100_000 {
+            submit(.playback, playbackBody)
+            if proposal.isMultiple(of: 1_000) { pendingSnapshot = (proposal + 3, order) }
+            if let pending = pendingSnapshot, pending.due == proposal {
+                submit(.snapshot(reflecting: pending.reflecting), snapshotBody)
+                snapshots.append((order, pending.reflecting))
+                pendingSnapshot = nil
+            }
+            if proposal.isMultiple(of: 10_000) {
+                submit(.kept, [1, 2, 3])
+                keptOrders.append(order)
+            }
+        }
+        _ = core.onFrame(.ack(relaySequence), from: one, at: now)
+        #expect(snapshots.count == 99, "the 100th is not due yet")
+
+        // Bounded all along: two snapshots, at most 2,000 + 3 playback records between them, the kept ones.
+        #expect(largestCount <= 2 + 2_003 + 10, "\(largestCount)")
+        #expect(largestBytes <= 2 * 2_000 + 2_003 * 100 + 10 * 3, "\(largestBytes)")
+
+        let bytes = core.orderedHistoryBytes(of: session)
+        #expect(core.accountedBytes == base + bytes, "the budget counts the history exactly, the outbox acknowledged")
+
+        let (welcome, history) = try join(&core, on: RelayConnectionID(2), at: now + 1)
+        let older = snapshots[snapshots.count - 2]
+        let newer = snapshots[snapshots.count - 1]
+        let expected = keptOrders.filter { $0 <= older.reflecting } + Array((older.reflecting + 1)...order)
+        #expect(history.map(\.order) == expected)
+        #expect(welcome.orderedHistoryCount == expected.count)
+        #expect(history.filter { $0.retention.reflectedOrder != nil }.map(\.order) == [older.order, newer.order])
+        #expect(history.filter { $0.retention == .kept }.count == 10)
+        #expect(bytes == history.reduce(0) { $0 + $1.body.count })
+        print("retention: after 100,000 playback proposals the session keeps \(history.count) records, \(bytes) bytes of bodies (largest along the way: \(largestCount) records, \(largestBytes) bytes)")
+    }
+}
+
+private enum RetentionTestError: Error {
+    case notWelcomed(String)
+}
