@@ -18,6 +18,10 @@ public struct ProposalRejection: Error, Sendable, Hashable, CustomStringConverti
             case tooManySuspensions = "too-many-suspensions"
             case waitingLimitOutOfRange = "waiting-limit-out-of-range"
             case tooManyParticipants = "too-many-participants"
+            case tooManyEntries = "too-many-entries"
+            case unknownEntry = "unknown-entry"
+            case duplicateEntry = "duplicate-entry"
+            case durationOutOfRange = "duration-out-of-range"
         }
 
         private let code: Code
@@ -43,6 +47,14 @@ public struct ProposalRejection: Error, Sendable, Hashable, CustomStringConverti
         public static let waitingLimitOutOfRange = Reason(.waitingLimitOutOfRange)
         /// More participants reporting what they loaded than the core keeps.
         public static let tooManyParticipants = Reason(.tooManyParticipants)
+        /// A queue change that would hold more entries than `PlaybackQueue.maximumEntries`.
+        public static let tooManyEntries = Reason(.tooManyEntries)
+        /// A queue change naming an entry the queue does not hold.
+        public static let unknownEntry = Reason(.unknownEntry)
+        /// A queue change adding an entry whose id the queue already holds.
+        public static let duplicateEntry = Reason(.duplicateEntry)
+        /// A queue entry's duration below 0 or above `PlaybackQueue.maximumEntryDuration`.
+        public static let durationOutOfRange = Reason(.durationOutOfRange)
 
         /// The reason's name, as events print it (`rate-out-of-range`).
         public var description: String { code.rawValue }
