@@ -1,14 +1,18 @@
-import Dispatch
 import Foundation
 import TandemClock
 import TandemWire
 
-/// A relay without sockets: the same `RelayCore` as `RelayServer`, run on an event loop of its
-/// own, with links that hand frames over in memory. Tests run the same bodies against it and
-/// the real relay; the sessions layer can run on it with no network at all.
+/// A relay without sockets: the same `RelayCore` as `RelayServer`, run on a serial event loop,
+/// with links that hand frames over in memory. Tests run the same bodies against it and the real
+/// relay; the sessions layer can run on it with no network at all.
+///
+/// By default it runs on a real `EventLoop` of its own, in real time; given a loop
+/// (`init(configuration:linkConfiguration:impairment:loop:)`), it and every link joined through
+/// it run on that one, so that a test on an embedded loop moves the whole relay in virtual time.
+/// Every wait (an impaired delay, a paused reader) is a task scheduled on that loop.
 ///
 /// Unreliable messages can be impaired (lost or delayed) to exercise code that must cope.
-/// Call `shutdown()` when done: it stops the loop's thread.
+/// Call `shutdown()` when done: it stops the loop's thread when the relay owns it.
 public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
     /// What happens to unreliable messages on their way through.
     public struct Impairment: Sendable, Hashable {
@@ -27,7 +31,9 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
         }
     }
 
-    private let loop: EventLoop
+    private let loop: any SerialEventLoop
+    /// The loop the relay started itself, which it stops on shutdown; nil on a loop it was given.
+    private let ownedLoop: EventLoop?
     private let linkConfiguration: RelayLinkConfiguration
     private let impairment: Impairment
 
@@ -37,38 +43,72 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
     private var datagramEndpoints: [RelayToken: InMemoryRelayTransport] = [:]
     private var nextConnection: UInt64 = 0
     private var randomState: UInt64
+    private var ticker: UInt64?
     /// Frames of connections paused at their session's fan-out cap, waiting in order.
     private var held: [RelayConnectionID: [RelayFrame]] = [:]
 
-    /// A relay with these limits and timings, whose links use `linkConfiguration`.
-    public init(configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
-                linkConfiguration: RelayLinkConfiguration = RelayLinkConfiguration(),
-                impairment: Impairment = Impairment(), clock: any LocalClock = SystemClock()) throws(SystemCallError) {
-        loop = try EventLoop(name: "tandem-relay-mem", clock: clock)
+    /// A relay with these limits and timings, whose links use `linkConfiguration`, on a real event
+    /// loop of its own reading `clock`.
+    public convenience init(configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
+                            linkConfiguration: RelayLinkConfiguration = RelayLinkConfiguration(),
+                            impairment: Impairment = Impairment(), clock: any LocalClock = SystemClock()) throws(SystemCallError) {
+        let loop = try EventLoop(name: "tandem-relay-mem", clock: clock)
+        self.init(configuration: configuration, linkConfiguration: linkConfiguration, impairment: impairment, loop: loop, owned: loop)
+        loop.start()
+    }
+
+    /// A relay on `loop` (a test's embedded loop, typically), whose links run on it too; the
+    /// loop's clock is the session clock. Nothing runs until the loop does.
+    package convenience init(configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
+                             linkConfiguration: RelayLinkConfiguration = RelayLinkConfiguration(),
+                             impairment: Impairment = Impairment(), loop: any SerialEventLoop) {
+        self.init(configuration: configuration, linkConfiguration: linkConfiguration, impairment: impairment, loop: loop, owned: nil)
+    }
+
+    private init(configuration: RelayCoreConfiguration, linkConfiguration: RelayLinkConfiguration, impairment: Impairment,
+                 loop: any SerialEventLoop, owned: EventLoop?) {
+        self.loop = loop
+        ownedLoop = owned
         core = RelayCore(configuration: configuration)
         self.linkConfiguration = linkConfiguration
         self.impairment = impairment
         randomState = impairment.seed
-        loop.start()
         loop.execute { [self] in
-            loop.addTicker { [self] now in perform(core.onTick(at: now)) }
+            ticker = loop.addTicker { [self] now in perform(core.onTick(at: now)) }
         }
     }
 
-    /// Stops the relay's thread; links still open stop hearing from it.
+    /// Stops the relay: its own thread, when it has one; on a loop it was given, its ticker and
+    /// what it holds go on the loop's next run. Links still open stop hearing from it.
     public func shutdown() {
-        loop.stop()
-        loop.reset()
+        guard let ownedLoop else {
+            loop.execute { [self] in
+                if let ticker { loop.removeTicker(ticker) }
+                ticker = nil
+                endpoints.removeAll()
+                datagramEndpoints.removeAll()
+                held.removeAll()
+            }
+            return
+        }
+        ownedLoop.stop()
+        ownedLoop.reset()
         endpoints.removeAll()
         datagramEndpoints.removeAll()
     }
 
     /// Joins (or creates) the session that `request` names.
     public func join(_ request: RelayJoinRequest) async throws(RelayError) -> any RelayLink {
-        let link = RelayClientLink(request: request, configuration: linkConfiguration, loop: loop,
-                                   transport: InMemoryRelayTransport(relay: self, loop: loop))
+        let link = makeLink(request)
         try await link.join()
         return link
+    }
+
+    /// A link for `request` on the relay's loop, not yet joined: `beginJoin` joins it without a
+    /// task, for a test that drives an embedded loop itself.
+    package func makeLink(_ request: RelayJoinRequest) -> RelayClientLink {
+        RelayClientLink(request: request, configuration: linkConfiguration, loop: loop,
+                        transport: InMemoryRelayTransport(relay: self, loop: loop))
     }
 
     // MARK: From the transports, on the loop
@@ -95,10 +135,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
     private func pause(_ connection: RelayConnectionID, until: Int64) {
         guard held[connection] == nil else { return }
         held[connection] = []
-        let delay = max(0, until - loop.clock.now())
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [self] in
-            loop.execute { [self] in resume(connection) }
-        }
+        loop.schedule(at: until) { [self] in resume(connection) }
     }
 
     private func resume(_ connection: RelayConnectionID) {
@@ -134,8 +171,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
         let deliver: @Sendable () -> Void = { [self] in perform(core.onDatagram(datagram, at: loop.clock.now())) }
         if impairment.delay > .zero {
             let (seconds, attoseconds) = impairment.delay.components
-            let delay = DispatchTimeInterval.nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
-            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [loop] in loop.execute(deliver) }
+            loop.schedule(after: seconds * 1_000_000_000 + attoseconds / 1_000_000_000, deliver)
         } else {
             loop.execute(deliver)
         }

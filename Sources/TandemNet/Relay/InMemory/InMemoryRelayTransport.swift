@@ -8,7 +8,7 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
     weak var delegate: (any RelayTransportDelegate)?
     let maximumDatagramBody = RelayDatagram.maximumBody
     private let relay: InMemoryRelay
-    private let loop: EventLoop
+    private let loop: any SerialEventLoop
     private var connection: RelayConnectionID?
     private var token: RelayToken?
     private var suspendedUntil: Int64 = 0
@@ -17,7 +17,7 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
     /// How often the registration is refreshed (the relay forgets it after 30 s by default).
     private static let registrationRefresh: Int64 = 5_000_000_000
 
-    init(relay: InMemoryRelay, loop: EventLoop) {
+    init(relay: InMemoryRelay, loop: any SerialEventLoop) {
         self.relay = relay
         self.loop = loop
     }

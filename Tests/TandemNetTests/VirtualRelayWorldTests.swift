@@ -1,0 +1,168 @@
+import Foundation
+import TandemClock
+import TandemNet
+import TandemTestKit
+import TandemWire
+import Testing
+
+/// A whole session through the in-memory relay on an embedded loop: join, ordered broadcast,
+/// reliable and unreliable delivery, impaired delivery and departure, all in virtual time, with
+/// no sleep and nothing real to wait for.
+@Suite struct VirtualRelayWorldTests {
+    static let ms: Int64 = 1_000_000
+
+    @Test func participantsJoinAndEveryoneHearsOfEachNewOne() throws {
+        let world = VirtualRelayWorld()
+        defer { world.shutdown() }
+        let start = world.now
+        let ana = try world.join("ana")
+        let ben = try world.join("ben", clockOffset: 3_700 * Self.ms, driftPPM: 80)
+        let cem = try world.join("cem")
+        #expect(ana.welcome.created)
+        #expect(!ben.welcome.created)
+        #expect(cem.welcome.participants.map(\.displayName) == ["ana", "ben", "cem"])
+        world.advance(by: 100 * Self.ms)
+        let joinedSeenByAna = ana.events.compactMap { if case let .participantJoined(record) = $0 { record.id } else { nil } }
+        #expect(joinedSeenByAna == [ben.id, cem.id])
+        // Joining took virtual time only: a few loop passes, not a second of it.
+        #expect(world.now - start < 1_000 * Self.ms)
+        // Each participant's clock is the session clock off by its own offset and drift.
+        let benJoinedAt = world.now
+        world.advance(by: 10_000 * Self.ms)
+        #expect(abs(ben.clock.now() - world.now - 3_700 * Self.ms - 800_000) <= 1_000, "80 ppm of 10 s is 0.8 ms")
+        _ = benJoinedAt
+        #expect(ana.clock.now() == world.now)
+    }
+
+    @Test func orderedBroadcastsReachEveryoneInOneOrderAndLateJoinersGetTheHistory() throws {
+        let world = VirtualRelayWorld()
+        defer { world.shutdown() }
+        let ana = try world.join("ana")
+        let ben = try world.join("ben")
+        for index in 0..<5 {
+            try (index.isMultiple(of: 2) ? ana : ben).link.sendOrdered([UInt8(index)])
+            world.advance(by: 3 * Self.ms)
+        }
+        world.advance(by: 100 * Self.ms)
+        for participant in [ana, ben] {
+            #expect(participant.ordered.map(\.order) == [1, 2, 3, 4, 5])
+            #expect(participant.ordered.map(\.body) == [[0], [1], [2], [3], [4]])
+        }
+        #expect(ana.ordered.map(\.sender) == ben.ordered.map(\.sender))
+        // Ordered in session time: each stamp is the virtual instant the relay ordered it at.
+        let stamps = ana.ordered.map(\.orderedAt)
+        #expect(stamps == stamps.sorted())
+        #expect(ana.ordered.allSatisfy { $0.effectiveAt > $0.orderedAt })
+        let late = try world.join("late")
+        #expect(late.welcome.orderedHistory.map(\.order) == [1, 2, 3, 4, 5])
+        try late.link.sendOrdered([9])
+        world.advance(by: 100 * Self.ms)
+        #expect(late.ordered.map(\.order) == [6])
+        #expect(ana.ordered.last?.body == [9])
+    }
+
+    @Test func reliableAndUnreliableMessagesArriveAsAddressed() throws {
+        let world = VirtualRelayWorld()
+        defer { world.shutdown() }
+        let ana = try world.join("ana")
+        let ben = try world.join("ben")
+        let cem = try world.join("cem")
+        try ana.link.send([1], to: .everyone, reliable: true)
+        try ana.link.send([2], to: .only([cem.id]), reliable: true)
+        try ana.link.send([3], to: .everyone, reliable: false)
+        world.advance(by: 50 * Self.ms)
+        #expect(ben.messages.map(\.body) == [[1], [3]])
+        #expect(cem.messages.map(\.body) == [[1], [2], [3]])
+        #expect(cem.messages.map(\.reliable) == [true, true, false])
+        #expect(cem.messages.allSatisfy { $0.from == ana.id })
+        #expect(ana.messages.isEmpty, "a sender does not hear its own messages")
+    }
+
+    @Test func impairedDatagramsAreLostAndDelayedAsSeededAndRepeat() throws {
+        func run(seed: UInt64) throws -> (bodies: [[UInt8]], delays: [Int64]) {
+            let world = VirtualRelayWorld(impairment: InMemoryRelay.Impairment(lossRate: 0.3, delay: .milliseconds(40), seed: seed))
+            defer { world.shutdown() }
+            let ana = try world.join("ana")
+            let ben = try world.join("ben")
+            var sentAt: [UInt8: Int64] = [:]
+            for index in 0..<200 {
+                sentAt[UInt8(index)] = world.now
+                try ana.link.send([UInt8(index)], to: .everyone, reliable: false)
+                world.advance(by: Self.ms)
+            }
+            world.advance(by: 100 * Self.ms)
+            let arrivals = ben.timedEvents.compactMap { entry -> (UInt8, Int64)? in
+                guard case let .message(_, body, false) = entry.event else { return nil }
+                return (body[0], entry.time)
+            }
+            return (arrivals.map { [$0.0] }, arrivals.map { $0.1 - sentAt[$0.0]! })
+        }
+        let first = try run(seed: 5)
+        let again = try run(seed: 5)
+        let other = try run(seed: 6)
+        #expect(first.bodies == again.bodies, "the same seed loses the same datagrams")
+        #expect(first.bodies != other.bodies)
+        #expect((100...180).contains(first.bodies.count), "about 30 % lost: \(first.bodies.count) of 200 arrived")
+        #expect(first.delays.allSatisfy { $0 >= 40 * Self.ms }, "none arrives before its delay")
+        #expect(first.delays.allSatisfy { $0 < 45 * Self.ms })
+    }
+
+    @Test func aDepartureIsAnnouncedAndTheOthersGoOn() throws {
+        let world = VirtualRelayWorld()
+        defer { world.shutdown() }
+        let ana = try world.join("ana")
+        let ben = try world.join("ben")
+        let cem = try world.join("cem")
+        #expect(world.leave(ben))
+        world.advance(by: 50 * Self.ms)
+        for participant in [ana, cem] {
+            #expect(participant.events.contains { if case .participantLeft(ben.id) = $0 { true } else { false } })
+        }
+        #expect(throws: RelayError.self) { try ben.link.sendOrdered([1]) }
+        try cem.link.sendOrdered([2])
+        world.advance(by: 50 * Self.ms)
+        #expect(ana.ordered.map(\.body) == [[2]])
+        #expect(!ben.ordered.contains { $0.body == [2] })
+    }
+
+    @Test func aWrongSessionKeyIsRefusedInVirtualTime() throws {
+        let world = VirtualRelayWorld()
+        defer { world.shutdown() }
+        _ = try world.join("ana")
+        let stranger = world.relay.makeLink(RelayJoinRequest(sessionID: world.sessionID, displayName: "eve",
+                                                             sessionKey: SigningKeyPair(seed: [UInt8](repeating: 1, count: 32)),
+                                                             createIfAbsent: false, activity: []))
+        let refused = ResultBox()
+        stranger.beginJoin { refused.set($0) }
+        #expect(world.advance(until: { refused.isSet }, within: 10_000 * Self.ms))
+        #expect(refused.failed)
+    }
+
+    @Test func theSameScriptGivesTheSameSessionToTheNanosecond() throws {
+        func script() throws -> [String] {
+            let world = VirtualRelayWorld(seed: 42)
+            defer { world.shutdown() }
+            let ana = try world.join("ana")
+            let ben = try world.join("ben", clockOffset: -250 * Self.ms, driftPPM: -120)
+            for index in 0..<20 {
+                try (index.isMultiple(of: 3) ? ben : ana).link.sendOrdered([UInt8(index)])
+                try ana.link.send([UInt8(index)], to: .everyone, reliable: index.isMultiple(of: 2))
+                world.advance(by: 7 * Self.ms)
+            }
+            world.leave(ana)
+            world.advance(by: 200 * Self.ms)
+            return ben.timedEvents.map { "\($0.time) \($0.event)" }
+        }
+        let first = try script()
+        #expect(first.count > 40)
+        #expect(first == (try script()))
+    }
+}
+
+/// A join's outcome, set on the loop.
+final class ResultBox: @unchecked Sendable {
+    private var result: Result<RelayWelcome, RelayError>?
+    func set(_ result: Result<RelayWelcome, RelayError>) { self.result = result }
+    var isSet: Bool { result != nil }
+    var failed: Bool { if case .failure? = result { true } else { false } }
+}
