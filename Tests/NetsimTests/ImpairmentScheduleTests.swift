@@ -1,3 +1,4 @@
+import TandemNet
 import TandemNetsim
 import Testing
 
@@ -10,7 +11,7 @@ struct ImpairmentScheduleTests {
     func delaysWithinTheDistribution() {
         let impairment = Impairment(delay: 20 * Self.millisecond, jitter: 5 * Self.millisecond, asymmetry: 7 * Self.millisecond)
         var schedule = ImpairmentSchedule(impairment: impairment, seed: 1)
-        for direction in NetsimDirection.allCases {
+        for direction in PathDirection.allCases {
             let base = direction == .up ? 20 * Self.millisecond : 27 * Self.millisecond
             var delays: [Int64] = []
             for index in 0..<10_000 {
@@ -89,7 +90,7 @@ struct ImpairmentScheduleTests {
         let impairment = Impairment(delay: 20 * Self.millisecond, jitter: 20 * Self.millisecond, loss: 1, asymmetry: 3 * Self.millisecond, reorder: 1)
         var schedule = ImpairmentSchedule(impairment: impairment, seed: 3)
         for stream in UInt64(1)...3 {
-            for direction in NetsimDirection.allCases {
+            for direction in PathDirection.allCases {
                 var previous = Int64.min
                 for index in 0..<5_000 {
                     // Dense arrivals, 100 µs apart: far closer than the 40 ms spread of the delays.

@@ -75,16 +75,18 @@ public final class VirtualRelayWorld: @unchecked Sendable {
     /// How long `join` and `leave` may take in virtual time before they give up (10 s).
     public static let defaultBound: Int64 = 10_000_000_000
 
-    /// A world whose relay has these limits and timings and impairs unreliable messages as
-    /// `impairment` says; `seed` fixes every key (and so every identity), so that runs repeat.
+    /// A world whose relay has these limits and timings, on paths impaired as `impairment` says
+    /// (frames delayed in order, datagrams delayed, lost, reordered, duplicated); `seed` fixes
+    /// every key (and so every identity) and every impairment decision, so that runs repeat.
     /// The session clock starts at `start` and the loop ticks every `tickInterval`.
     public init(configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
                 link: RelayLinkConfiguration = RelayLinkConfiguration(),
-                impairment: InMemoryRelay.Impairment = InMemoryRelay.Impairment(),
+                impairment: Impairment = .none,
                 seed: UInt64 = 1, start: Int64 = 1_000_000_000, tickInterval: Int64 = 20_000_000) {
         loop = EmbeddedEventLoop(start: start, tickInterval: tickInterval)
-        relay = InMemoryRelay(configuration: configuration, linkConfiguration: link, impairment: impairment, loop: loop)
         random = SeededRandom(seed: seed)
+        relay = InMemoryRelay(configuration: configuration, linkConfiguration: link, impairment: impairment,
+                              seed: random.next(), loop: loop)
         sessionID = UUID(uuid: Self.bytes16(&random))
         sessionKey = SigningKeyPair(seed: Self.bytes(32, &random))
     }

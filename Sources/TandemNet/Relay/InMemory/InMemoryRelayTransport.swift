@@ -35,13 +35,14 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
 
     func transmit(_ frame: RelayFrame) {
         guard let connection else { return }
-        loop.execute { [relay] in relay.receive(frame, from: connection) }
+        relay.carryUp(connection) { [relay] in relay.receive(frame, from: connection) }
     }
 
     func disconnect() {
         guard let connection else { return }
         self.connection = nil
-        loop.execute { [relay] in relay.close(connection) }
+        // After the frames already on their way up, as a TCP FIN follows the bytes before it.
+        relay.carryUp(connection) { [relay] in relay.close(connection) }
     }
 
     func registerDatagrams(token: [UInt8]) {
