@@ -215,3 +215,73 @@ final class ResultBox: @unchecked Sendable {
         #expect(bodies.count > 150, "\(bodies.count) arrivals of 100 datagrams")
     }
 }
+
+/// A participant's view of the world's loop: its local time as `now`, its deadlines in it.
+@Suite struct SkewedEventLoopTests {
+    static let ms: Int64 = 1_000_000
+
+    /// What a shell under test does with any serial loop: wakes at a deadline of its own clock.
+    final class Waker: @unchecked Sendable {
+        let loop: any SerialEventLoop
+        var woke: [(local: Int64, session: Int64)] = []
+        let session: any LocalClock
+
+        init(loop: any SerialEventLoop, session: any LocalClock) {
+            self.loop = loop
+            self.session = session
+        }
+
+        func wake(at local: Int64) {
+            loop.schedule(at: local) { [self] in
+                loop.preconditionInLoop()
+                woke.append((loop.now, session.now()))
+            }
+        }
+    }
+
+    struct Skew: Sendable {
+        var offset: Int64
+        var drift: Double
+    }
+
+    static let skews = [Skew(offset: 0, drift: 0), Skew(offset: 3_700 * ms, drift: 80), Skew(offset: -2_250 * ms, drift: -120),
+                        Skew(offset: 41_000 * ms, drift: 150)]
+
+    @Test(arguments: skews)
+    func deadlinesInLocalTimeRunWhenTheLocalClockReadsThemNeverEarlier(skew: Skew) throws {
+        let offset = skew.offset
+        let drift = skew.drift
+        let world = VirtualRelayWorld()
+        defer { world.shutdown() }
+        let peer = try world.join("peer", clockOffset: offset, driftPPM: drift)
+        let waker = Waker(loop: peer.loop, session: world.loop.clock)
+        let start = peer.loop.now
+        #expect(start == peer.clock.now())
+        let deadlines = [start + 1, start + 333 * Self.ms + 7, start + 10_000 * Self.ms]
+        for deadline in deadlines.reversed() { waker.wake(at: deadline) }
+        world.advance(by: 11_000 * Self.ms)
+        #expect(waker.woke.map(\.local) == deadlines, "each runs at its local deadline exactly")
+        for wake in waker.woke {
+            // One nanosecond of session time earlier, the local clock had not yet reached it.
+            #expect(peer.clock.localTime(atBase: wake.session - 1) < wake.local)
+        }
+    }
+
+    @Test func tickersHearTheLocalTime() throws {
+        let world = VirtualRelayWorld()
+        defer { world.shutdown() }
+        let peer = try world.join("peer", clockOffset: 5_000 * Self.ms, driftPPM: 200)
+        let heard = ResultLog()
+        peer.loop.execute { peer.loop.addTicker { heard.append($0) } }
+        world.advance(by: 100 * Self.ms)
+        #expect(heard.values.count == 5)
+        #expect(heard.values.allSatisfy { $0 > world.now })
+        #expect(heard.values == heard.values.sorted())
+    }
+}
+
+/// Values appended on the loop.
+final class ResultLog: @unchecked Sendable {
+    private(set) var values: [Int64] = []
+    func append(_ value: Int64) { values.append(value) }
+}

@@ -22,12 +22,16 @@ public final class VirtualRelayWorld: @unchecked Sendable {
         public let link: RelayClientLink
         /// Its local clock: session time (the loop's clock) off by the offset and drift it joined with.
         public let clock: SkewedClock<VirtualClock>
+        /// The world's loop as this participant sees it: `now` and deadlines in its local time.
+        /// Hand it to a shell under test (a coordinator's) as its `SerialEventLoop`.
+        public let loop: SkewedEventLoop
         private let recorded = Mutex<[(time: Int64, event: RelayEvent)]>([])
 
-        init(name: String, link: RelayClientLink, clock: SkewedClock<VirtualClock>) {
+        init(name: String, link: RelayClientLink, clock: SkewedClock<VirtualClock>, loop: SkewedEventLoop) {
             self.name = name
             self.link = link
             self.clock = clock
+            self.loop = loop
         }
 
         /// Its identity.
@@ -106,7 +110,8 @@ public final class VirtualRelayWorld: @unchecked Sendable {
                                        createIfAbsent: participants.isEmpty, activity: activity, presence: presence)
         let link = relay.makeLink(request)
         let clock = SkewedClock(base: loop.virtualClock, offset: clockOffset, driftPPM: driftPPM, origin: now)
-        let participant = Participant(name: name, link: link, clock: clock)
+        let view = SkewedEventLoop(base: loop, offset: clockOffset, driftPPM: driftPPM, origin: clock.origin)
+        let participant = Participant(name: name, link: link, clock: clock, loop: view)
         let virtualClock = loop.virtualClock
         link.observeEvents { [participant] event in participant.record(event, at: virtualClock.now()) }
         let outcome = Mutex<Result<RelayWelcome, RelayError>?>(nil)
