@@ -7,7 +7,7 @@ import TandemWire
 /// relay; the sessions layer can run on it with no network at all.
 ///
 /// By default it runs on a real `EventLoop` of its own, in real time; given a loop
-/// (`init(configuration:linkConfiguration:impairment:loop:)`), it and every link joined through
+/// (`init(configuration:linkConfiguration:impairment:seed:loop:)`), it and every link joined through
 /// it run on that one, so that a test on an embedded loop moves the whole relay in virtual time.
 /// Every wait (an impaired delay, a paused reader) is a task scheduled on that loop.
 ///
@@ -36,8 +36,8 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
 
     /// A relay with these limits and timings, whose links use `linkConfiguration`, on a real event
     /// loop of its own reading `clock`; the paths to it impaired as `impairment` says (not at all
-    /// by default), with decisions drawn from `seed`. An impairment with a `problem` is a programming error: it
-    /// traps.
+    /// by default), with decisions drawn from `seed`. An impairment with a `problem` is a
+    /// programming error: it traps.
     public convenience init(configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
                             linkConfiguration: RelayLinkConfiguration = RelayLinkConfiguration(),
                             impairment: Impairment = .none, seed: UInt64 = 1,
@@ -107,6 +107,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
     // MARK: From the transports, on the loop
 
     func open(_ endpoint: InMemoryRelayTransport) -> RelayConnectionID {
+        loop.preconditionInLoop()
         nextConnection += 1
         let id = RelayConnectionID(nextConnection)
         endpoints[id] = endpoint
@@ -117,6 +118,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
     /// Carries `body` (a frame, or the close after the frames) up `connection`'s stream: at once,
     /// or when the impaired path delivers it, after what went up before it. Loop only.
     func carryUp(_ connection: RelayConnectionID, _ body: @escaping @Sendable () -> Void) {
+        loop.preconditionInLoop()
         guard impaired else {
             loop.execute(body)
             return
@@ -147,6 +149,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
     }
 
     func receive(_ frame: RelayFrame, from connection: RelayConnectionID) {
+        loop.preconditionInLoop()
         if var waiting = held[connection] {
             // Paused at its session's fan-out cap: frames wait, in order, until the pause ends.
             waiting.append(frame)
@@ -177,6 +180,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
     }
 
     func close(_ connection: RelayConnectionID) {
+        loop.preconditionInLoop()
         endpoints[connection] = nil
         held[connection] = nil
         schedule.onStreamClosed(connection.value)
@@ -184,6 +188,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
     }
 
     func register(_ token: RelayToken, _ endpoint: InMemoryRelayTransport) {
+        loop.preconditionInLoop()
         guard core.knows(token) else { return }
         datagramEndpoints[token] = endpoint
         core.onDatagramsBound(token, at: loop.clock.now())
@@ -193,6 +198,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
 
     /// An unreliable message on its way in, through the impairment. Loop only.
     func route(_ datagram: RelayDatagram) {
+        loop.preconditionInLoop()
         carry(datagram: .up) { [self] in perform(core.onDatagram(datagram, at: loop.clock.now())) }
     }
 

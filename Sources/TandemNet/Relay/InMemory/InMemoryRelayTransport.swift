@@ -34,6 +34,7 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
     }
 
     func transmit(_ frame: RelayFrame) {
+        loop.preconditionInLoop()
         guard let connection else { return }
         relay.carryUp(connection) { [relay] in relay.receive(frame, from: connection) }
     }
@@ -83,6 +84,7 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
 
     /// A frame from the relay on `connection`.
     func deliver(_ frame: RelayFrame, on connection: RelayConnectionID) {
+        loop.preconditionInLoop()
         guard connection == self.connection else { return }
         delegate?.transportReceived(frame)
     }
