@@ -285,3 +285,71 @@ final class ResultLog: @unchecked Sendable {
     private(set) var values: [Int64] = []
     func append(_ value: Int64) { values.append(value) }
 }
+
+/// Interruptions and storms through the world: what takes seconds of real time, in virtual time.
+@Suite struct VirtualRelayWorldStressTests {
+    static let ms: Int64 = 1_000_000
+
+    @Test func anInterruptedLinkResumesWithoutLossWithinTheGracePeriod() throws {
+        let world = VirtualRelayWorld()
+        defer { world.shutdown() }
+        let ana = try world.join("ana")
+        let ben = try world.join("ben")
+        ben.link.interruptConnection(for: .milliseconds(300))
+        world.advance(by: 10 * Self.ms)
+        for index in 0..<10 {
+            try ana.link.sendOrdered([UInt8(index)])
+            try ana.link.send([UInt8(index)], to: .everyone, reliable: true)
+            world.advance(by: 20 * Self.ms)
+        }
+        #expect(world.advance(until: { ben.ordered.count == 10 }, within: 5_000 * Self.ms))
+        #expect(ben.ordered.map(\.body) == (0..<10).map { [UInt8($0)] })
+        #expect(ben.messages.map(\.body) == (0..<10).map { [UInt8($0)] })
+        let events = ben.events
+        let interrupted = events.firstIndex { if case .connectionInterrupted = $0 { true } else { false } }
+        let resumed = events.firstIndex { if case .connectionResumed = $0 { true } else { false } }
+        #expect(interrupted != nil && resumed != nil && interrupted! < resumed!)
+        #expect(!ana.events.contains { if case .participantLeft = $0 { true } else { false } })
+    }
+
+    @Test func aLinkGoneLongerThanTheGracePeriodIsAnnouncedAsLeft() throws {
+        var configuration = RelayCoreConfiguration()
+        configuration.gracePeriod = 2_000 * Self.ms
+        let world = VirtualRelayWorld(configuration: configuration)
+        defer { world.shutdown() }
+        let ana = try world.join("ana")
+        let ben = try world.join("ben")
+        ben.link.interruptConnection(for: .seconds(60))
+        let left = world.advance(until: {
+            ana.events.contains { if case .participantLeft(ben.id) = $0 { true } else { false } }
+        }, within: 10_000 * Self.ms)
+        #expect(left)
+        // Announced once the grace period has run out, not before.
+        let announcedAt = try #require(ana.timedEvents.first { if case .participantLeft = $0.event { true } else { false } }?.time)
+        let interruptedAt = try #require(ben.timedEvents.first { if case .connectionInterrupted = $0.event { true } else { false } }?.time)
+        #expect(announcedAt - interruptedAt >= 2_000 * Self.ms)
+    }
+
+    @Test func aStormOfOrderedProposalsFromEightPeersOnImpairedPathsReachesAllInOneOrder() throws {
+        let world = VirtualRelayWorld(impairment: Impairment(delay: 25 * Self.ms, jitter: 20 * Self.ms, loss: 0.02), seed: 13)
+        defer { world.shutdown() }
+        let peers = try (0..<8).map { try world.join("peer \($0)", clockOffset: Int64($0) * 1_000 * Self.ms, driftPPM: Double($0 * 20)) }
+        for round in 0..<50 {
+            for (index, peer) in peers.enumerated() { try peer.link.sendOrdered([UInt8(round), UInt8(index)]) }
+            world.advance(by: Self.ms)
+        }
+        #expect(world.advance(until: { peers.allSatisfy { $0.ordered.count == 400 } }, within: 30_000 * Self.ms))
+        let reference = peers[0].ordered
+        #expect(reference.map(\.order) == Array(1...400))
+        for peer in peers.dropFirst() {
+            #expect(peer.ordered.map(\.order) == reference.map(\.order))
+            #expect(peer.ordered.map(\.body) == reference.map(\.body))
+            #expect(peer.ordered.map(\.sender) == reference.map(\.sender))
+        }
+        // Each sender's proposals keep its own order within the total one.
+        for (index, peer) in peers.enumerated() {
+            let own = reference.filter { $0.sender == peer.id }.map { Int($0.body[0]) }
+            #expect(own == Array(0..<50), "peer \(index)")
+        }
+    }
+}
