@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import TandemClock
 
 /// The pure core of every impaired path: decides, for each datagram and each chunk of a byte
 /// stream, whether and when it is delivered. It reads no clock and does no I/O; its shell (the
