@@ -1,4 +1,5 @@
 import TandemClock
+import TandemNet
 import TandemTestKit
 
 /// The clock benchmark: every scenario, our estimator and the references on the same samples.
@@ -20,8 +21,8 @@ public struct ClockBenchmark: Sendable {
             switch scenario.source {
             case .loopback:
                 results.append(try ClockLoopbackRun(scenario: scenario).run())
-            case let .simulated(upstream, downstream):
-                results.append(ClockBenchmark.runSimulated(scenario, upstream: upstream, downstream: downstream))
+            case let .simulated(impairment):
+                results.append(ClockBenchmark.runSimulated(scenario, impairment: impairment))
             }
         }
         return ClockBenchmarkReport(scenarios: results)
@@ -29,14 +30,14 @@ public struct ClockBenchmark: Sendable {
 
     /// Runs one simulated scenario on virtual time, once per seed, pooling the results; each run
     /// gets a fresh `lineup`.
-    public static func runSimulated(_ scenario: ClockScenario, upstream: LinkProfile, downstream: LinkProfile,
+    public static func runSimulated(_ scenario: ClockScenario, impairment: Impairment,
                                     lineup: () -> [any SessionTimeEstimator] = ClockErrorRecorder.standardLineup) -> ClockScenarioResult {
         var recorders: [ClockErrorRecorder] = []
         var sent = 0
         var lost = 0
         for run in 0..<max(scenario.runs, 1) {
             var simulation = ClockSyncSimulation(setup: ClockSyncSimulation.Setup(
-                upstream: upstream, downstream: downstream,
+                impairment: impairment,
                 clientOffset: scenario.clientOffset, clientDriftPPM: scenario.clientDriftPPM,
                 seed: scenario.seed &+ UInt64(run)
             ))

@@ -1,4 +1,5 @@
 import TandemClock
+import TandemNet
 import TandemTestKit
 
 /// One situation the clock benchmark measures every estimator in.
@@ -7,8 +8,9 @@ public struct ClockScenario: Sendable, Hashable, Codable {
     public enum Source: Sendable, Hashable, Codable {
         /// Real UDP on loopback, against a real time service, in real time.
         case loopback
-        /// A `SimulatedNetwork` on virtual time.
-        case simulated(upstream: LinkProfile, downstream: LinkProfile)
+        /// A `SimulatedNetwork` on virtual time, impaired both ways as said (the asymmetry slows
+        /// the service-to-client leg).
+        case simulated(Impairment)
     }
 
     /// A short name for tables.
@@ -54,10 +56,7 @@ public struct ClockScenario: Sendable, Hashable, Codable {
     /// Each leg 40 ms ± 15 ms, uniformly distributed and independent.
     public static let jitter = ClockScenario(
         name: "jitter", summary: "each leg 40 ms ± 15 ms (uniform), offset −2.5 s, 60 s virtual",
-        source: .simulated(
-            upstream: LinkProfile(delay: .uniform(25 * millisecond, 55 * millisecond)),
-            downstream: LinkProfile(delay: .uniform(25 * millisecond, 55 * millisecond))
-        ),
+        source: .simulated(Impairment(delay: 40 * millisecond, jitter: 15 * millisecond)),
         clientOffset: -2_500 * millisecond, clientDriftPPM: 0,
         duration: 60 * second, settleTime: 10 * second, evaluationInterval: 100 * millisecond,
         invisibleBias: 0, seed: 0x5EED_0100, runs: 20
@@ -66,10 +65,7 @@ public struct ClockScenario: Sendable, Hashable, Codable {
     /// 10 ms up, 30 ms down, with a little queueing on each.
     public static let asymmetry = ClockScenario(
         name: "asymmetry", summary: "10 ms up, 30 ms down (+ exp. queueing, mean 0.5 ms), offset +1.2 s, 60 s virtual",
-        source: .simulated(
-            upstream: LinkProfile(delay: .floorPlusExponential(floor: 10 * millisecond, mean: millisecond / 2)),
-            downstream: LinkProfile(delay: .floorPlusExponential(floor: 30 * millisecond, mean: millisecond / 2))
-        ),
+        source: .simulated(Impairment(delay: 10 * millisecond, asymmetry: 20 * millisecond, queueing: millisecond / 2)),
         clientOffset: 1_200 * millisecond, clientDriftPPM: 0,
         duration: 60 * second, settleTime: 10 * second, evaluationInterval: 100 * millisecond,
         invisibleBias: -10 * millisecond, seed: 0x5EED_0200, runs: 20
@@ -78,12 +74,7 @@ public struct ClockScenario: Sendable, Hashable, Codable {
     /// 20 % of datagrams lost each way, 5 % duplicated, on the jitter scenario's path.
     public static let loss = ClockScenario(
         name: "loss", summary: "20 % loss each way, 5 % duplicates, each leg 40 ms ± 15 ms, 60 s virtual",
-        source: .simulated(
-            upstream: LinkProfile(delay: .uniform(25 * millisecond, 55 * millisecond),
-                                  lossProbability: 0.2, duplicationProbability: 0.05),
-            downstream: LinkProfile(delay: .uniform(25 * millisecond, 55 * millisecond),
-                                    lossProbability: 0.2, duplicationProbability: 0.05)
-        ),
+        source: .simulated(Impairment(delay: 40 * millisecond, jitter: 15 * millisecond, loss: 0.2, duplication: 0.05)),
         clientOffset: 700 * millisecond, clientDriftPPM: 0,
         duration: 60 * second, settleTime: 10 * second, evaluationInterval: 100 * millisecond,
         invisibleBias: 0, seed: 0x5EED_0300, runs: 20
@@ -92,10 +83,7 @@ public struct ClockScenario: Sendable, Hashable, Codable {
     /// A clock 200 ppm fast for ten minutes on a path with queueing.
     public static let drift = ClockScenario(
         name: "drift", summary: "drift +200 ppm for 600 s virtual, each leg 20 ms + exp. queueing (mean 3 ms)",
-        source: .simulated(
-            upstream: LinkProfile(delay: .floorPlusExponential(floor: 20 * millisecond, mean: 3 * millisecond)),
-            downstream: LinkProfile(delay: .floorPlusExponential(floor: 20 * millisecond, mean: 3 * millisecond))
-        ),
+        source: .simulated(Impairment(delay: 20 * millisecond, queueing: 3 * millisecond)),
         clientOffset: -4_000 * millisecond, clientDriftPPM: 200,
         duration: 600 * second, settleTime: 10 * second, evaluationInterval: 100 * millisecond,
         invisibleBias: 0, seed: 0x5EED_0400, runs: 10

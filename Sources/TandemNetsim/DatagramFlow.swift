@@ -12,8 +12,8 @@ final class DatagramFlow {
     /// Set once the flow is forgotten, so that datagrams still queued for it are dropped.
     var closed = false
     /// Arrival numbers per direction, and the highest delivered so far, to count reordering.
-    var nextSequence: [NetsimDirection: UInt64] = [.up: 0, .down: 0]
-    var highestDelivered: [NetsimDirection: UInt64] = [:]
+    var nextSequence: [PathDirection: UInt64] = [.up: 0, .down: 0]
+    var highestDelivered: [PathDirection: UInt64] = [:]
 
     init(client: SocketAddress, socket: UDPSocket, now: Int64) {
         self.client = client
@@ -22,14 +22,14 @@ final class DatagramFlow {
     }
 
     /// Numbers the next datagram arriving going `direction`.
-    func sequence(_ direction: NetsimDirection) -> UInt64 {
+    func sequence(_ direction: PathDirection) -> UInt64 {
         let value = nextSequence[direction, default: 0]
         nextSequence[direction] = value + 1
         return value
     }
 
     /// Notes a delivery; true when a datagram that arrived later was already delivered.
-    func deliver(_ sequence: UInt64, _ direction: NetsimDirection) -> Bool {
+    func deliver(_ sequence: UInt64, _ direction: PathDirection) -> Bool {
         if let highest = highestDelivered[direction], sequence < highest { return true }
         highestDelivered[direction] = sequence
         return false

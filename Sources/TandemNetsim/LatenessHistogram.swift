@@ -1,3 +1,4 @@
+import TandemNet
 /// How late the proxy delivered items against their scheduled instants: its own added error.
 ///
 /// Microsecond bins up to 100 ms, one overflow bin beyond, and the exact maximum, so that memory

@@ -41,26 +41,23 @@ extension NetsimProxy {
         }
     }
 
-    private func schedule(_ bytes: [UInt8], of flow: DatagramFlow, _ direction: NetsimDirection, at now: Int64) {
+    private func schedule(_ bytes: [UInt8], of flow: DatagramFlow, _ direction: PathDirection, at now: Int64) {
         flow.lastActivity = now
         let sequence = flow.sequence(direction)
         let decision = schedule.onDatagram(direction, at: now)
         counters.withLock { statistics in
             statistics[direction].datagrams += 1
             statistics[direction].datagramBytes += bytes.count
-            switch decision {
-            case .lose: statistics[direction].datagramsLost += 1
-            case .deliver(_, heldBack: true): statistics[direction].datagramsHeldBack += 1
-            case .deliver: break
-            }
+            if case .lose = decision { statistics[direction].datagramsLost += 1 }
+            if decision.heldBack { statistics[direction].datagramsHeldBack += 1 }
         }
-        if case let .deliver(due, _) = decision {
+        for due in decision.deliveries {
             queue.insert(.datagram(flow, direction, sequence: sequence, bytes: bytes), due: due)
         }
     }
 
     /// Sends a due datagram on: to the target from the client's own socket, or to the client.
-    func deliver(_ bytes: [UInt8], of flow: DatagramFlow, _ direction: NetsimDirection, sequence: UInt64, due: Int64) {
+    func deliver(_ bytes: [UInt8], of flow: DatagramFlow, _ direction: PathDirection, sequence: UInt64, due: Int64) {
         guard !flow.closed else {
             counters.withLock { $0[direction].datagramsFailed += 1 }
             return

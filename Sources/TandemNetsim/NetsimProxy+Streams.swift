@@ -43,7 +43,7 @@ extension NetsimProxy {
     }
 
     /// Reads a bounded number of chunks going `direction` and schedules each in order.
-    func read(_ connection: ProxiedConnection, _ direction: NetsimDirection) {
+    func read(_ connection: ProxiedConnection, _ direction: PathDirection) {
         for _ in 0..<16 {
             guard !connection.closed, connection.wantsToRead(direction, limit: Self.streamBufferLimit) else { return }
             let count: Int?
@@ -70,14 +70,14 @@ extension NetsimProxy {
     }
 
     /// A chunk (or the end of the stream) is due: hand it to the kernel after those before it.
-    func deliver(_ bytes: [UInt8], of connection: ProxiedConnection, _ direction: NetsimDirection, due: Int64) {
+    func deliver(_ bytes: [UInt8], of connection: ProxiedConnection, _ direction: PathDirection, due: Int64) {
         guard !connection.closed else { return }
         connection.outgoing[direction, default: []].append(.init(bytes: bytes[...], size: bytes.count, due: due))
         flush(connection, direction)
     }
 
     /// Writes what is due going `direction` until the kernel takes no more.
-    func flush(_ connection: ProxiedConnection, _ direction: NetsimDirection) {
+    func flush(_ connection: ProxiedConnection, _ direction: PathDirection) {
         guard !connection.closed, direction == .down || connection.connected else { return }
         let destination = connection.destination(direction)
         while var front = connection.outgoing[direction]?.first {

@@ -57,8 +57,8 @@ public final class NetsimProxy: @unchecked Sendable {
 
     /// An item held until its due time.
     enum Pending {
-        case datagram(DatagramFlow, NetsimDirection, sequence: UInt64, bytes: [UInt8])
-        case chunk(ProxiedConnection, NetsimDirection, bytes: [UInt8])
+        case datagram(DatagramFlow, PathDirection, sequence: UInt64, bytes: [UInt8])
+        case chunk(ProxiedConnection, PathDirection, bytes: [UInt8])
     }
 
     private enum PollTarget {

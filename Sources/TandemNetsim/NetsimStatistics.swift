@@ -1,3 +1,4 @@
+import TandemNet
 /// What the proxy has seen and done so far.
 public struct NetsimStatistics: Sendable, Hashable {
     /// The counters of one direction.
@@ -45,7 +46,7 @@ public struct NetsimStatistics: Sendable, Hashable {
     public init() {}
 
     /// The counters of `direction`.
-    public subscript(direction: NetsimDirection) -> Flow {
+    public subscript(direction: PathDirection) -> Flow {
         get { direction == .up ? up : down }
         set { if direction == .up { up = newValue } else { down = newValue } }
     }
@@ -53,7 +54,7 @@ public struct NetsimStatistics: Sendable, Hashable {
     /// A few lines for a person: counters per direction, then the proxy's own error.
     public var report: String {
         var lines: [String] = []
-        for direction in NetsimDirection.allCases {
+        for direction in PathDirection.allCases {
             let flow = self[direction]
             let label = direction == .up ? "up (client→server)" : "down (server→client)"
             lines.append("\(label): UDP \(flow.datagrams) datagrams / \(flow.datagramBytes) bytes in, \(flow.datagramsDelivered) delivered, "

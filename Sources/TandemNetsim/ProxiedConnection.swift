@@ -18,13 +18,13 @@ final class ProxiedConnection {
     var connected: Bool
     var closed = false
     /// Due chunks per direction, oldest first.
-    var outgoing: [NetsimDirection: [Outgoing]] = [.up: [], .down: []]
+    var outgoing: [PathDirection: [Outgoing]] = [.up: [], .down: []]
     /// Bytes read from a side and not yet written to the other, per direction: bounds memory.
-    var inFlight: [NetsimDirection: Int] = [.up: 0, .down: 0]
+    var inFlight: [PathDirection: Int] = [.up: 0, .down: 0]
     /// Whether the end of the stream was read, per direction (the sender's side closed).
-    var readEnded: Set<NetsimDirection> = []
+    var readEnded: Set<PathDirection> = []
     /// Whether the end of the stream was passed on, per direction.
-    var writeEnded: Set<NetsimDirection> = []
+    var writeEnded: Set<PathDirection> = []
 
     init(id: UInt64, client: TCPSocket, server: TCPSocket, connected: Bool) {
         self.id = id
@@ -34,19 +34,19 @@ final class ProxiedConnection {
     }
 
     /// The socket that `direction`'s bytes are read from.
-    func source(_ direction: NetsimDirection) -> TCPSocket { direction == .up ? client : server }
+    func source(_ direction: PathDirection) -> TCPSocket { direction == .up ? client : server }
     /// The socket that `direction`'s bytes are written to.
-    func destination(_ direction: NetsimDirection) -> TCPSocket { direction == .up ? server : client }
+    func destination(_ direction: PathDirection) -> TCPSocket { direction == .up ? server : client }
 
     /// Whether to read more going `direction`: the target is reachable for downstream bytes, the
     /// stream has not ended, and not too much is waiting.
-    func wantsToRead(_ direction: NetsimDirection, limit: Int) -> Bool {
+    func wantsToRead(_ direction: PathDirection, limit: Int) -> Bool {
         guard !readEnded.contains(direction), inFlight[direction, default: 0] < limit else { return false }
         return direction == .up || connected
     }
 
     /// Whether bytes wait to be written going `direction`.
-    func wantsToWrite(_ direction: NetsimDirection) -> Bool {
+    func wantsToWrite(_ direction: PathDirection) -> Bool {
         guard direction == .down || connected else { return false }
         return !(outgoing[direction]?.isEmpty ?? true)
     }

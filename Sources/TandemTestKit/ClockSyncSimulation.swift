@@ -1,4 +1,5 @@
 import TandemClock
+import TandemNet
 import TandemWire
 
 /// A participant synchronizing to a time service across a `SimulatedNetwork`, on virtual time.
@@ -10,10 +11,8 @@ import TandemWire
 public struct ClockSyncSimulation: Sendable {
     /// Everything that defines a run.
     public struct Setup: Sendable, Hashable, Codable {
-        /// Client-to-service impairments.
-        public var upstream: LinkProfile
-        /// Service-to-client impairments.
-        public var downstream: LinkProfile
+        /// What the path adds both ways; its asymmetry slows the service-to-client leg.
+        public var impairment: Impairment
         /// The participant's local clock minus session time at the start, in nanoseconds.
         public var clientOffset: Int64
         /// How fast the participant's clock runs against the session clock, in ppm.
@@ -28,12 +27,11 @@ public struct ClockSyncSimulation: Sendable {
         public var sessionClock: SessionClock.Configuration
 
         /// Creates a setup; by default a service that answers in 20 µs and default tuning.
-        public init(upstream: LinkProfile, downstream: LinkProfile, clientOffset: Int64, clientDriftPPM: Double,
+        public init(impairment: Impairment, clientOffset: Int64, clientDriftPPM: Double,
                     serviceTurnaround: Int64 = 20_000, seed: UInt64,
                     policy: ClockPollingPolicy.Configuration = ClockPollingPolicy.Configuration(),
                     sessionClock: SessionClock.Configuration = SessionClock.Configuration()) {
-            self.upstream = upstream
-            self.downstream = downstream
+            self.impairment = impairment
             self.clientOffset = clientOffset
             self.clientDriftPPM = clientDriftPPM
             self.serviceTurnaround = serviceTurnaround
@@ -70,7 +68,7 @@ public struct ClockSyncSimulation: Sendable {
         clientClock = SkewedClock(base: VirtualClock(), offset: setup.clientOffset, driftPPM: setup.clientDriftPPM)
         sessionClock = SessionClock(configuration: setup.sessionClock)
         policy = ClockPollingPolicy(configuration: setup.policy, startTime: clientClock.localTime(atBase: 0))
-        network = SimulatedNetwork(upstream: setup.upstream, downstream: setup.downstream, seed: setup.seed)
+        network = SimulatedNetwork(impairment: setup.impairment, seed: setup.seed)
     }
 
     /// The participant's local time at the current virtual time.
@@ -102,19 +100,19 @@ public struct ClockSyncSimulation: Sendable {
     private mutating func sendProbe() -> Bool {
         let now = localTime
         guard let probe = policy.probe(now: now, sessionClock: sessionClock) else { return false }
-        network.send(TimeDatagram.request(probe).encoded(), .upstream, at: time)
+        network.send(TimeDatagram.request(probe).encoded(), .up, at: time)
         return true
     }
 
     private mutating func handle(_ delivery: SimulatedNetwork<[UInt8]>.Delivery, observe: (Event) -> Void) {
         guard let datagram = try? TimeDatagram.decode(delivery.payload) else { return }
         switch (delivery.direction, datagram) {
-        case let (.upstream, .request(probe)):
+        case let (.up, .request(probe)):
             // The service stamps receipt now and its reply after its turnaround.
             let sendTime = time + setup.serviceTurnaround
             let reply = TimeReply(probe: probe, serverReceiveTime: time, serverSendTime: sendTime)
-            network.send(TimeDatagram.reply(reply).encoded(), .downstream, at: sendTime)
-        case let (.downstream, .reply(reply)):
+            network.send(TimeDatagram.reply(reply).encoded(), .down, at: sendTime)
+        case let (.down, .reply(reply)):
             let now = localTime
             let outcome = policy.onReply(
                 sequence: reply.probe.sequence, echoedSendTime: reply.probe.sendTime,

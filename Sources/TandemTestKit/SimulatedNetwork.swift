@@ -1,23 +1,18 @@
+import TandemNet
+
 /// A deterministic network on virtual time between a client and a server.
 ///
-/// Datagrams sent at a virtual time arrive after a delay drawn from their direction's profile, or
-/// not at all, or twice, or behind later ones. Everything is drawn from one seeded generator, so
-/// the same seed and the same sends give the same deliveries.
+/// Datagrams sent at a virtual time arrive when the path's `ImpairmentSchedule` says: after a
+/// delay drawn from the `Impairment` (the one model the impairment proxy and the in-memory relay
+/// use too), or not at all, or twice, or behind later ones. Everything is drawn from one seeded
+/// generator, so the same seed and the same sends give the same deliveries.
 public struct SimulatedNetwork<Payload: Sendable>: Sendable {
-    /// Which way a datagram travels.
-    public enum Direction: Sendable, Hashable {
-        /// From the client to the server.
-        case upstream
-        /// From the server to the client.
-        case downstream
-    }
-
     /// A datagram arriving.
     public struct Delivery: Sendable {
         /// The virtual time of arrival.
         public var time: Int64
-        /// Which way it travelled.
-        public var direction: Direction
+        /// Which way it travelled: `.up` from the client to the server, `.down` back.
+        public var direction: PathDirection
         /// What it carries.
         public var payload: Payload
         /// Breaks ties in arrival time by order of sending, so that runs repeat exactly.
@@ -36,41 +31,32 @@ public struct SimulatedNetwork<Payload: Sendable>: Sendable {
         public var reordered = 0
     }
 
-    /// The client-to-server impairments.
-    public let upstream: LinkProfile
-    /// The server-to-client impairments.
-    public let downstream: LinkProfile
+    /// What the path adds, both ways (the asymmetry slows `.down`).
+    public var impairment: Impairment { schedule.impairment }
     /// Counters so far.
     public private(set) var statistics = Statistics()
-    private var random: SeededRandom
+    private var schedule: ImpairmentSchedule
     private var inFlight: [Delivery] = []
     private var sendOrder = 0
 
-    /// Creates a network with the given impairments and seed.
-    public init(upstream: LinkProfile, downstream: LinkProfile, seed: UInt64) {
-        self.upstream = upstream
-        self.downstream = downstream
-        random = SeededRandom(seed: seed)
+    /// Creates a network with the given impairment and seed.
+    public init(impairment: Impairment, seed: UInt64) {
+        schedule = ImpairmentSchedule(impairment: impairment, seed: seed)
     }
 
     /// Sends `payload` in `direction` at virtual time `time`.
-    public mutating func send(_ payload: Payload, _ direction: Direction, at time: Int64) {
-        let profile = direction == .upstream ? upstream : downstream
+    public mutating func send(_ payload: Payload, _ direction: PathDirection, at time: Int64) {
         statistics.sent += 1
-        guard random.unit() >= profile.lossProbability else {
-            statistics.lost += 1
-            return
+        let decision = schedule.onDatagram(direction, at: time)
+        switch decision {
+        case .lose: statistics.lost += 1
+        case .deliverTwice: statistics.duplicated += 1
+        case .deliver: break
         }
-        let copies = random.unit() < profile.duplicationProbability ? 2 : 1
-        statistics.duplicated += copies - 1
-        for _ in 0..<copies {
-            var delay = profile.delay.sample(using: &random)
-            if random.unit() < profile.reorderProbability {
-                delay += profile.reorderDelay
-                statistics.reordered += 1
-            }
+        if decision.heldBack { statistics.reordered += 1 }
+        for arrival in decision.deliveries {
             sendOrder += 1
-            let delivery = Delivery(time: time + delay, direction: direction, payload: payload, order: sendOrder)
+            let delivery = Delivery(time: arrival, direction: direction, payload: payload, order: sendOrder)
             let index = inFlight.firstIndex { ($0.time, $0.order) > (delivery.time, delivery.order) } ?? inFlight.endIndex
             inFlight.insert(delivery, at: index)
         }

@@ -1,3 +1,5 @@
+import Foundation
+import TandemNet
 import TandemNetsim
 import Testing
 
@@ -10,7 +12,7 @@ struct ImpairmentScheduleTests {
     func delaysWithinTheDistribution() {
         let impairment = Impairment(delay: 20 * Self.millisecond, jitter: 5 * Self.millisecond, asymmetry: 7 * Self.millisecond)
         var schedule = ImpairmentSchedule(impairment: impairment, seed: 1)
-        for direction in NetsimDirection.allCases {
+        for direction in PathDirection.allCases {
             let base = direction == .up ? 20 * Self.millisecond : 27 * Self.millisecond
             var delays: [Int64] = []
             for index in 0..<10_000 {
@@ -89,7 +91,7 @@ struct ImpairmentScheduleTests {
         let impairment = Impairment(delay: 20 * Self.millisecond, jitter: 20 * Self.millisecond, loss: 1, asymmetry: 3 * Self.millisecond, reorder: 1)
         var schedule = ImpairmentSchedule(impairment: impairment, seed: 3)
         for stream in UInt64(1)...3 {
-            for direction in NetsimDirection.allCases {
+            for direction in PathDirection.allCases {
                 var previous = Int64.min
                 for index in 0..<5_000 {
                     // Dense arrivals, 100 µs apart: far closer than the 40 ms spread of the delays.
@@ -158,5 +160,66 @@ struct ImpairmentScheduleTests {
         #expect(histogram.quantile(1) == 250_000_000)
         histogram.record(-5)
         #expect(histogram.quantile(0) == 1_000)
+    }
+    @Test("duplication delivers a copy at the rate asked, each copy with a delay of its own")
+    func duplicationAtItsRate() {
+        let impairment = Impairment(delay: 10 * Self.millisecond, jitter: 5 * Self.millisecond, duplication: 0.2)
+        var schedule = ImpairmentSchedule(impairment: impairment, seed: 11)
+        var twice = 0
+        var copiesDiffer = 0
+        for index in 0..<10_000 {
+            let arrival = Int64(index) * Self.millisecond
+            let decision = schedule.onDatagram(.up, at: arrival)
+            if case let .deliverTwice(at: first, heldBack: false, copyAt: copy) = decision {
+                twice += 1
+                if first != copy { copiesDiffer += 1 }
+                #expect(decision.deliveries == [min(first, copy), max(first, copy)])
+                #expect(decision.deliveries.allSatisfy { (arrival + 5 * Self.millisecond...arrival + 15 * Self.millisecond).contains($0) })
+            }
+        }
+        #expect(abs(Double(twice) / 10_000 - 0.2) < 0.02)
+        #expect(copiesDiffer > twice * 9 / 10)
+    }
+
+    @Test("queueing adds an exponential delay with the mean asked, never below the fixed delay")
+    func queueingIsExponential() {
+        var schedule = ImpairmentSchedule(impairment: Impairment(delay: 20 * Self.millisecond, queueing: 3 * Self.millisecond), seed: 5)
+        var extra: [Int64] = []
+        for index in 0..<20_000 {
+            let due = schedule.onChunk(stream: UInt64(index), .down, at: 0)
+            extra.append(due - 20 * Self.millisecond)
+        }
+        #expect(extra.allSatisfy { $0 >= 0 })
+        let mean = Double(extra.reduce(0, +)) / Double(extra.count)
+        #expect(abs(mean - 3e6) < 0.1e6)
+        // Exponential: the median is the mean × ln 2.
+        extra.sort()
+        #expect(abs(Double(extra[10_000]) - 3e6 * 0.6931) < 0.15e6)
+    }
+
+    @Test("without queueing or duplication the draws are the proxy's as they always were: loss, reorder, delay")
+    func drawsRepeatWithoutTheNewFeatures() {
+        let impairment = Impairment(delay: 30 * Self.millisecond, jitter: 10 * Self.millisecond, loss: 0.2, reorder: 0.2)
+        var schedule = ImpairmentSchedule(impairment: impairment, seed: 77)
+        var random = SeededRandom(seed: 77)
+        for index in 0..<1_000 {
+            let arrival = Int64(index) * Self.millisecond
+            let lost = random.unit() < 0.2
+            let held = random.unit() < 0.2
+            let delay = 20 * Self.millisecond + Int64(random.unit() * Double(20 * Self.millisecond + 1))
+            let expected: ImpairmentSchedule.DatagramDecision =
+                lost ? .lose : .deliver(at: arrival + delay + (held ? impairment.reorderHold : 0), heldBack: held)
+            #expect(schedule.onDatagram(.up, at: arrival) == expected)
+        }
+    }
+    @Test("an impairment written before queueing and duplication existed still decodes, as none of either")
+    func olderReportsDecode() throws {
+        let old = #"{"delay":50000000,"jitter":20000000,"loss":0.02,"asymmetry":0,"reorder":0,"reorderHold":10000000}"#
+        let decoded = try JSONDecoder().decode(Impairment.self, from: Data(old.utf8))
+        #expect(decoded == Impairment(delay: 50_000_000, jitter: 20_000_000, loss: 0.02))
+        let full = Impairment(delay: 5, jitter: 1, queueing: 3, duplication: 0.5)
+        #expect(try JSONDecoder().decode(Impairment.self, from: JSONEncoder().encode(full)) == full)
+        #expect(Impairment(delay: 5, duplication: 1.5).problem?.contains("duplication") == true)
+        #expect(Impairment(queueing: -1).problem?.contains("queueing") == true)
     }
 }

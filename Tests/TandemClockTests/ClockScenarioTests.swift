@@ -8,9 +8,9 @@ import TandemClock
     static func run(_ scenario: ClockScenario, runs: Int) -> ClockScenarioResult {
         var scenario = scenario
         scenario.runs = runs
-        guard case let .simulated(upstream, downstream) = scenario.source else { fatalError("not simulated") }
+        guard case let .simulated(impairment) = scenario.source else { fatalError("not simulated") }
         // Our clock and the two references that can compete; the benchmark runs the full lineup.
-        return ClockBenchmark.runSimulated(scenario, upstream: upstream, downstream: downstream) {
+        return ClockBenchmark.runSimulated(scenario, impairment: impairment) {
             [SessionClock(), MinimumDelayFilterEstimator(), MedianOffsetEstimator()]
         }
     }

@@ -20,9 +20,9 @@ import TandemTestKit
     static func peers(jitter: (Int64, Int64)) -> [Peer] {
         let setups: [(offset: Int64, drift: Double)] = [(3_700 * ms, 80), (-2_250 * ms, -120), (41_000 * ms, 35), (-900 * ms, 150)]
         return setups.enumerated().map { index, setup in
-            let link = LinkProfile(delay: .uniform(jitter.0, jitter.1))
+            let path = Impairment(delay: (jitter.0 + jitter.1) / 2, jitter: (jitter.1 - jitter.0) / 2)
             return Peer(clock: ClockSyncSimulation(setup: .init(
-                upstream: link, downstream: link, clientOffset: setup.offset, clientDriftPPM: setup.drift,
+                impairment: path, clientOffset: setup.offset, clientDriftPPM: setup.drift,
                 seed: 0x7A4D_0000 + UInt64(index))))
         }
     }

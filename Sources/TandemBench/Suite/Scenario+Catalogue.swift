@@ -1,4 +1,5 @@
 import TandemNetsim
+import TandemNet
 
 extension Scenario {
     /// Every scenario of the full suite, in the order it runs. The clip is at least 20 s long;

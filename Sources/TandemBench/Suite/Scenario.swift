@@ -1,4 +1,5 @@
 import TandemNetsim
+import TandemNet
 
 /// One named situation of the benchmark suite: who takes part, over what network, and the
 /// script they follow. Peer 0 is the host (with the relay inside); peers 1… join; indices from

@@ -3,18 +3,18 @@ import Synchronization
 /// Orders tasks due at one instant by when they were scheduled, whichever thread scheduled them.
 private let scheduledTaskSequence = Atomic<UInt64>(0)
 
-/// A one-shot task on an `EventLoop`, due at an instant of the loop's clock; cancel it from any
-/// thread until it runs.
+/// A one-shot task on a `SerialEventLoop` (the real `EventLoop` or a test's embedded one), due
+/// at an instant of the loop's clock; cancel it from any thread until it runs.
 ///
 /// Running and cancelling both take the task's body out under its lock, so exactly one of them
 /// happens, and what the body captured is released as soon as either does.
-final class ScheduledTask: Sendable {
+public final class ScheduledTask: Sendable {
     /// When the task is due, on the loop's clock (ns).
-    let deadline: Int64
+    public let deadline: Int64
     fileprivate let sequence: UInt64
     private let body: Mutex<(@Sendable () -> Void)?>
 
-    init(deadline: Int64, body: @escaping @Sendable () -> Void) {
+    package init(deadline: Int64, body: @escaping @Sendable () -> Void) {
         self.deadline = deadline
         sequence = scheduledTaskSequence.add(1, ordering: .relaxed).newValue
         self.body = Mutex(body)
@@ -22,10 +22,10 @@ final class ScheduledTask: Sendable {
 
     /// Stops the task from running; true if it had neither run nor been cancelled yet.
     @discardableResult
-    func cancel() -> Bool { take() != nil }
+    public func cancel() -> Bool { take() != nil }
 
     /// Whether the task is still to run (neither run nor cancelled).
-    var isPending: Bool { body.withLock { $0 != nil } }
+    public var isPending: Bool { body.withLock { $0 != nil } }
 
     fileprivate func take() -> (@Sendable () -> Void)? {
         body.withLock { body in
@@ -39,25 +39,28 @@ final class ScheduledTask: Sendable {
 /// scheduled in, so that tasks due at one instant run in that order. Cancelled tasks stay until
 /// they surface or until a compaction drops them, which runs when the heap has doubled since the
 /// last, so that cancelling stays O(1) and the heap's size stays within twice the live tasks.
-struct ScheduledTaskQueue {
+package struct ScheduledTaskQueue: Sendable {
     private var heap: [ScheduledTask] = []
     private var compactAt = 1024
 
+    /// An empty queue.
+    package init() {}
+
     /// How many tasks the heap holds, cancelled ones included.
-    var count: Int { heap.count }
+    package var count: Int { heap.count }
 
     /// The earliest deadline among the tasks held (a cancelled one may wake the loop once, early).
-    var nextDeadline: Int64? { heap.first?.deadline }
+    package var nextDeadline: Int64? { heap.first?.deadline }
 
     /// Adds `task`.
-    mutating func insert(_ task: ScheduledTask) {
+    package mutating func insert(_ task: ScheduledTask) {
         if heap.count >= compactAt { compact() }
         heap.append(task)
         siftUp(heap.count - 1)
     }
 
     /// Removes and returns the bodies of the tasks due at `now`, in order, skipping cancelled ones.
-    mutating func popDue(at now: Int64) -> [@Sendable () -> Void] {
+    package mutating func popDue(at now: Int64) -> [@Sendable () -> Void] {
         var due: [@Sendable () -> Void] = []
         while let first = heap.first, first.deadline <= now {
             removeFirst()
@@ -66,8 +69,25 @@ struct ScheduledTaskQueue {
         return due
     }
 
+    /// Removes and returns the first task due at `now` that is still pending, with its deadline,
+    /// skipping cancelled ones: one at a time, for a loop that re-reads the queue after each task
+    /// (what an embedded loop does, so that a task scheduled by a task keeps the order).
+    package mutating func popFirst(dueAt now: Int64) -> (deadline: Int64, body: @Sendable () -> Void)? {
+        while let first = heap.first, first.deadline <= now {
+            removeFirst()
+            if let body = first.take() { return (first.deadline, body) }
+        }
+        return nil
+    }
+
+    /// The earliest deadline of a task still pending, dropping cancelled ones at the top.
+    package mutating func nextPendingDeadline() -> Int64? {
+        while let first = heap.first, !first.isPending { removeFirst() }
+        return heap.first?.deadline
+    }
+
     /// Drops every task.
-    mutating func removeAll() {
+    package mutating func removeAll() {
         for task in heap { _ = task.take() }
         heap.removeAll()
     }

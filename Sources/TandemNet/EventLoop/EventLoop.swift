@@ -22,7 +22,7 @@ import TandemClock
 /// deregistering cost O(1), and a pass costs what is ready, not what is registered. Waits are to
 /// the nanosecond (`epoll_pwait2`, or a timer descriptor on kernels before 5.11), on the
 /// injected clock's deadlines.
-final class EventLoop: @unchecked Sendable {
+final class EventLoop: SerialEventLoop, @unchecked Sendable {
     /// What a descriptor is watched for, or became ready for.
     struct Readiness: OptionSet {
         let rawValue: UInt32

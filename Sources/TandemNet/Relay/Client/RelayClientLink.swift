@@ -7,12 +7,13 @@ import TandemWire
 /// The protocol lives in `RelayLinkCore`; this shell runs it on an event loop, carries out its
 /// directives on a `RelayTransport`, and turns them into events and finished requests. Public
 /// methods may be called from any thread or task: they hop onto the loop, so that the core is
-/// only ever touched there (which is why the class is `@unchecked Sendable`).
+/// only ever touched there (which is why the class is `@unchecked Sendable`). The loop is any
+/// `SerialEventLoop`: a real one for sockets, or a test's embedded one on virtual time.
 public final class RelayClientLink: RelayLink, @unchecked Sendable {
     /// The session's events, for one consumer.
     public let events: AsyncStream<RelayEvent>
     private let continuation: AsyncStream<RelayEvent>.Continuation
-    private let loop: EventLoop
+    private let loop: any SerialEventLoop
     private let closed = Atomic<Bool>(false)
     private let joined = Mutex<RelayWelcome?>(nil)
 
@@ -20,14 +21,15 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     private let transport: any RelayTransport
     private var core: RelayLinkCore
     private var ticker: UInt64?
-    private var joinWaiter: CheckedContinuation<Result<RelayWelcome, RelayError>, Never>?
+    private var joinWaiter: (@Sendable (Result<RelayWelcome, RelayError>) -> Void)?
     private var pendingWelcome: RelayWelcome?
     private var joinedAt: Int64 = 0
     private var requestWaiters: [UInt64: CheckedContinuation<Result<[UInt8], RelayError>, Never>] = [:]
-    private var leaveWaiters: [CheckedContinuation<Void, Never>] = []
+    private var leaveWaiters: [@Sendable () -> Void] = []
     private var hasLeft = false
+    private var eventObserver: ((RelayEvent) -> Void)?
 
-    init(request: RelayJoinRequest, configuration: RelayLinkConfiguration, loop: EventLoop, transport: any RelayTransport) {
+    init(request: RelayJoinRequest, configuration: RelayLinkConfiguration, loop: any SerialEventLoop, transport: any RelayTransport) {
         self.loop = loop
         self.transport = transport
         participant = request.participant
@@ -48,21 +50,40 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
 
     /// Joins: connects, authenticates, waits for the welcome and the datagram path.
     func join() async throws(RelayError) {
+        let result = await withCheckedContinuation { (waiter: CheckedContinuation<Result<RelayWelcome, RelayError>, Never>) in
+            beginJoin { waiter.resume(returning: $0) }
+        }
+        _ = try result.get()
+    }
+
+    /// Starts joining and calls `completion` once, on the loop, when joined or refused: the join
+    /// without a task, for a test that drives an embedded loop itself. Any thread.
+    package func beginJoin(_ completion: @escaping @Sendable (Result<RelayWelcome, RelayError>) -> Void) {
         let request = requestCopy
         guard request.activity.count <= RelayLimits.maximumMetadata else {
-            throw RelayError.tooLarge("activity description", size: request.activity.count, limit: RelayLimits.maximumMetadata)
+            completion(.failure(RelayError.tooLarge("activity description", size: request.activity.count, limit: RelayLimits.maximumMetadata)))
+            return
         }
-        let result = await withCheckedContinuation { (waiter: CheckedContinuation<Result<RelayWelcome, RelayError>, Never>) in
-            loop.execute { [self] in
-                joinWaiter = waiter
-                transport.delegate = self
-                ticker = loop.addTicker { [weak self] now in self?.tick(now) }
-                apply(core.onTick(at: loop.clock.now()))
-                transport.connect()
+        loop.execute { [self] in
+            // Holds the link until the join settles; `joinWaiter` is cleared once called.
+            joinWaiter = { [self] result in
+                if case let .success(welcome) = result { joined.withLock { $0 = welcome } }
+                completion(result)
             }
+            transport.delegate = self
+            ticker = loop.addTicker { [weak self] now in self?.tick(now) }
+            apply(core.onTick(at: loop.clock.now()))
+            transport.connect()
         }
-        let welcome = try result.get()
-        joined.withLock { $0 = welcome }
+    }
+
+    /// Whether the link has joined (its welcome is there).
+    package var hasJoined: Bool { joined.withLock { $0 != nil } }
+
+    /// Calls `observer` on the loop with every event as it is emitted, before the event reaches
+    /// `events`: how a test on an embedded loop sees them without a task. Any thread.
+    package func observeEvents(_ observer: @escaping @Sendable (RelayEvent) -> Void) {
+        loop.execute { [self] in eventObserver = observer }
     }
 
     // MARK: RelayLink
@@ -150,14 +171,20 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     /// Leaves the session; the others go on.
     public func leave() async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            loop.execute { [self] in
-                if hasLeft {
-                    waiter.resume()
-                    return
-                }
-                leaveWaiters.append(waiter)
-                apply(core.leave(at: loop.clock.now()))
+            beginLeave { waiter.resume() }
+        }
+    }
+
+    /// Starts leaving and calls `completion` on the loop once left: `leave()` without a task.
+    /// Any thread.
+    package func beginLeave(_ completion: @escaping @Sendable () -> Void) {
+        loop.execute { [self] in
+            if hasLeft {
+                completion()
+                return
             }
+            leaveWaiters.append(completion)
+            apply(core.leave(at: loop.clock.now()))
         }
     }
 
@@ -169,7 +196,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
                     waiter.resume()
                     return
                 }
-                leaveWaiters.append(waiter)
+                leaveWaiters.append { waiter.resume() }
                 apply(core.submit { .end(sequence: $0, reason: reason) }.directives)
             }
         }
@@ -210,7 +237,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
         apply(core.onTick(at: now))
         if let welcome = pendingWelcome, now - joinedAt > core.configuration.datagramRegistrationTimeout {
             pendingWelcome = nil
-            joinWaiter?.resume(returning: .success(welcome))
+            joinWaiter?(.success(welcome))
             joinWaiter = nil
         }
     }
@@ -230,20 +257,25 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
                 joinedAt = loop.clock.now()
                 transport.registerDatagrams(token: token)
             case let .joinFailed(error):
-                joinWaiter?.resume(returning: .failure(error))
+                joinWaiter?(.failure(error))
                 joinWaiter = nil
             case let .emit(event):
-                continuation.yield(event)
+                emit(event)
             case let .complete(request, result):
                 requestWaiters.removeValue(forKey: request)?.resume(returning: result)
             case .left:
                 hasLeft = true
-                for waiter in leaveWaiters { waiter.resume() }
+                for waiter in leaveWaiters { waiter() }
                 leaveWaiters.removeAll()
             case .finish:
                 finish()
             }
         }
+    }
+
+    private func emit(_ event: RelayEvent) {
+        eventObserver?(event)
+        continuation.yield(event)
     }
 
     private func finish() {
@@ -255,13 +287,16 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
         for waiter in requestWaiters.values { waiter.resume(returning: .failure(RelayError(.closed, ""))) }
         requestWaiters.removeAll()
         hasLeft = true
-        for waiter in leaveWaiters { waiter.resume() }
+        for waiter in leaveWaiters { waiter() }
         leaveWaiters.removeAll()
         if let welcome = pendingWelcome {
             pendingWelcome = nil
-            joinWaiter?.resume(returning: .success(welcome))
+            // Joined already, only its datagram path was missing: the welcome stands, and the
+            // waiter hears nothing more.
+            joinWaiter?(.success(welcome))
+            joinWaiter = nil
         }
-        joinWaiter?.resume(returning: .failure(RelayError(.closed, "")))
+        joinWaiter?(.failure(RelayError(.closed, "")))
         joinWaiter = nil
     }
 }
@@ -277,13 +312,13 @@ extension RelayClientLink: RelayTransportDelegate {
 
     func transportReceived(_ datagram: RelayDatagram) {
         guard case let .delivery(sender, body) = datagram, !core.isClosed else { return }
-        continuation.yield(.message(from: sender, body: body, reliable: false))
+        emit(.message(from: sender, body: body, reliable: false))
     }
 
     func transportDatagramsReady() {
         guard let welcome = pendingWelcome else { return }
         pendingWelcome = nil
-        joinWaiter?.resume(returning: .success(welcome))
+        joinWaiter?(.success(welcome))
         joinWaiter = nil
     }
 }

@@ -1,79 +1,113 @@
-import Dispatch
 import Foundation
 import TandemClock
 import TandemWire
 
-/// A relay without sockets: the same `RelayCore` as `RelayServer`, run on an event loop of its
-/// own, with links that hand frames over in memory. Tests run the same bodies against it and
-/// the real relay; the sessions layer can run on it with no network at all.
+/// A relay without sockets: the same `RelayCore` as `RelayServer`, run on a serial event loop,
+/// with links that hand frames over in memory. Tests run the same bodies against it and the real
+/// relay; the sessions layer can run on it with no network at all.
 ///
-/// Unreliable messages can be impaired (lost or delayed) to exercise code that must cope.
-/// Call `shutdown()` when done: it stops the loop's thread.
+/// By default it runs on a real `EventLoop` of its own, in real time; given a loop
+/// (`init(configuration:linkConfiguration:impairment:seed:loop:)`), it and every link joined through
+/// it run on that one, so that a test on an embedded loop moves the whole relay in virtual time.
+/// Every wait (an impaired delay, a paused reader) is a task scheduled on that loop.
+///
+/// The path between each link and the relay can be impaired with the one `Impairment` model
+/// the impairment proxy and the simulated network use, decided by an `ImpairmentSchedule`
+/// seeded with `seed`: frames are delayed both ways and stay in order, as a TCP stream's bytes
+/// do; datagrams are delayed, lost, reordered and duplicated independently, each way.
+/// Call `shutdown()` when done: it stops the loop's thread when the relay owns it.
 public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
-    /// What happens to unreliable messages on their way through.
-    public struct Impairment: Sendable, Hashable {
-        /// The fraction lost, 0...1.
-        public var lossRate: Double
-        /// How long each one is held back.
-        public var delay: Duration
-        /// Seeds the choice of which are lost, so that runs repeat.
-        public var seed: UInt64
-
-        /// An impairment; none by default.
-        public init(lossRate: Double = 0, delay: Duration = .zero, seed: UInt64 = 1) {
-            self.lossRate = lossRate
-            self.delay = delay
-            self.seed = seed
-        }
-    }
-
-    private let loop: EventLoop
+    private let loop: any SerialEventLoop
+    /// The loop the relay started itself, which it stops on shutdown; nil on a loop it was given.
+    private let ownedLoop: EventLoop?
     private let linkConfiguration: RelayLinkConfiguration
-    private let impairment: Impairment
+    /// Whether anything is impaired; when not, frames and datagrams are handed over at once.
+    private let impaired: Bool
 
     // Confined to the loop.
     private var core: RelayCore
     private var endpoints: [RelayConnectionID: InMemoryRelayTransport] = [:]
     private var datagramEndpoints: [RelayToken: InMemoryRelayTransport] = [:]
     private var nextConnection: UInt64 = 0
-    private var randomState: UInt64
+    private var schedule: ImpairmentSchedule
+    private var ticker: UInt64?
     /// Frames of connections paused at their session's fan-out cap, waiting in order.
     private var held: [RelayConnectionID: [RelayFrame]] = [:]
 
-    /// A relay with these limits and timings, whose links use `linkConfiguration`.
-    public init(configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
-                linkConfiguration: RelayLinkConfiguration = RelayLinkConfiguration(),
-                impairment: Impairment = Impairment(), clock: any LocalClock = SystemClock()) throws(SystemCallError) {
-        loop = try EventLoop(name: "tandem-relay-mem", clock: clock)
+    /// A relay with these limits and timings, whose links use `linkConfiguration`, on a real event
+    /// loop of its own reading `clock`; the paths to it impaired as `impairment` says (not at all
+    /// by default), with decisions drawn from `seed`. An impairment with a `problem` is a
+    /// programming error: it traps.
+    public convenience init(configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
+                            linkConfiguration: RelayLinkConfiguration = RelayLinkConfiguration(),
+                            impairment: Impairment = .none, seed: UInt64 = 1,
+                            clock: any LocalClock = SystemClock()) throws(SystemCallError) {
+        let loop = try EventLoop(name: "tandem-relay-mem", clock: clock)
+        self.init(configuration: configuration, linkConfiguration: linkConfiguration, impairment: impairment, seed: seed,
+                  loop: loop, owned: loop)
+        loop.start()
+    }
+
+    /// A relay on `loop` (a test's embedded loop, typically), whose links run on it too; the
+    /// loop's clock is the session clock. Nothing runs until the loop does.
+    package convenience init(configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
+                             linkConfiguration: RelayLinkConfiguration = RelayLinkConfiguration(),
+                             impairment: Impairment = .none, seed: UInt64 = 1, loop: any SerialEventLoop) {
+        self.init(configuration: configuration, linkConfiguration: linkConfiguration, impairment: impairment, seed: seed,
+                  loop: loop, owned: nil)
+    }
+
+    private init(configuration: RelayCoreConfiguration, linkConfiguration: RelayLinkConfiguration, impairment: Impairment,
+                 seed: UInt64, loop: any SerialEventLoop, owned: EventLoop?) {
+        precondition(impairment.problem == nil, "an impossible impairment: \(impairment.problem ?? "")")
+        self.loop = loop
+        ownedLoop = owned
         core = RelayCore(configuration: configuration)
         self.linkConfiguration = linkConfiguration
-        self.impairment = impairment
-        randomState = impairment.seed
-        loop.start()
+        impaired = !impairment.isNone
+        schedule = ImpairmentSchedule(impairment: impairment, seed: seed)
         loop.execute { [self] in
-            loop.addTicker { [self] now in perform(core.onTick(at: now)) }
+            ticker = loop.addTicker { [self] now in perform(core.onTick(at: now)) }
         }
     }
 
-    /// Stops the relay's thread; links still open stop hearing from it.
+    /// Stops the relay: its own thread, when it has one; on a loop it was given, its ticker and
+    /// what it holds go on the loop's next run. Links still open stop hearing from it.
     public func shutdown() {
-        loop.stop()
-        loop.reset()
+        guard let ownedLoop else {
+            loop.execute { [self] in
+                if let ticker { loop.removeTicker(ticker) }
+                ticker = nil
+                endpoints.removeAll()
+                datagramEndpoints.removeAll()
+                held.removeAll()
+            }
+            return
+        }
+        ownedLoop.stop()
+        ownedLoop.reset()
         endpoints.removeAll()
         datagramEndpoints.removeAll()
     }
 
     /// Joins (or creates) the session that `request` names.
     public func join(_ request: RelayJoinRequest) async throws(RelayError) -> any RelayLink {
-        let link = RelayClientLink(request: request, configuration: linkConfiguration, loop: loop,
-                                   transport: InMemoryRelayTransport(relay: self, loop: loop))
+        let link = makeLink(request)
         try await link.join()
         return link
+    }
+
+    /// A link for `request` on the relay's loop, not yet joined: `beginJoin` joins it without a
+    /// task, for a test that drives an embedded loop itself.
+    package func makeLink(_ request: RelayJoinRequest) -> RelayClientLink {
+        RelayClientLink(request: request, configuration: linkConfiguration, loop: loop,
+                        transport: InMemoryRelayTransport(relay: self, loop: loop))
     }
 
     // MARK: From the transports, on the loop
 
     func open(_ endpoint: InMemoryRelayTransport) -> RelayConnectionID {
+        loop.preconditionInLoop()
         nextConnection += 1
         let id = RelayConnectionID(nextConnection)
         endpoints[id] = endpoint
@@ -81,7 +115,41 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
         return id
     }
 
+    /// Carries `body` (a frame, or the close after the frames) up `connection`'s stream: at once,
+    /// or when the impaired path delivers it, after what went up before it. Loop only.
+    func carryUp(_ connection: RelayConnectionID, _ body: @escaping @Sendable () -> Void) {
+        loop.preconditionInLoop()
+        guard impaired else {
+            loop.execute(body)
+            return
+        }
+        loop.schedule(at: schedule.onChunk(stream: connection.value, .up, at: loop.clock.now()), body)
+    }
+
+    /// Carries `body` down `connection`'s stream to its link: at once, or when the impaired path
+    /// delivers it, after what went down before it.
+    private func carryDown(_ connection: RelayConnectionID, _ body: @escaping @Sendable () -> Void) {
+        guard impaired else {
+            body()
+            return
+        }
+        loop.schedule(at: schedule.onChunk(stream: connection.value, .down, at: loop.clock.now()), body)
+    }
+
+    /// Carries a datagram `direction`: at once, or at each instant the impaired path delivers it
+    /// (none when lost, two when duplicated).
+    private func carry(datagram direction: PathDirection, _ body: @escaping @Sendable () -> Void) {
+        guard impaired else {
+            if direction == .up { loop.execute(body) } else { body() }
+            return
+        }
+        for due in schedule.onDatagram(direction, at: loop.clock.now()).deliveries {
+            loop.schedule(at: due, body)
+        }
+    }
+
     func receive(_ frame: RelayFrame, from connection: RelayConnectionID) {
+        loop.preconditionInLoop()
         if var waiting = held[connection] {
             // Paused at its session's fan-out cap: frames wait, in order, until the pause ends.
             waiting.append(frame)
@@ -95,10 +163,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
     private func pause(_ connection: RelayConnectionID, until: Int64) {
         guard held[connection] == nil else { return }
         held[connection] = []
-        let delay = max(0, until - loop.clock.now())
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [self] in
-            loop.execute { [self] in resume(connection) }
-        }
+        loop.schedule(at: until) { [self] in resume(connection) }
     }
 
     private func resume(_ connection: RelayConnectionID) {
@@ -115,12 +180,15 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
     }
 
     func close(_ connection: RelayConnectionID) {
+        loop.preconditionInLoop()
         endpoints[connection] = nil
         held[connection] = nil
+        schedule.onStreamClosed(connection.value)
         perform(core.onClose(connection, at: loop.clock.now()))
     }
 
     func register(_ token: RelayToken, _ endpoint: InMemoryRelayTransport) {
+        loop.preconditionInLoop()
         guard core.knows(token) else { return }
         datagramEndpoints[token] = endpoint
         core.onDatagramsBound(token, at: loop.clock.now())
@@ -128,17 +196,10 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
 
     func unregister(_ token: RelayToken) { datagramEndpoints[token] = nil }
 
-    /// An unreliable message on its way in, through the impairment.
+    /// An unreliable message on its way in, through the impairment. Loop only.
     func route(_ datagram: RelayDatagram) {
-        guard !isLost() else { return }
-        let deliver: @Sendable () -> Void = { [self] in perform(core.onDatagram(datagram, at: loop.clock.now())) }
-        if impairment.delay > .zero {
-            let (seconds, attoseconds) = impairment.delay.components
-            let delay = DispatchTimeInterval.nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
-            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [loop] in loop.execute(deliver) }
-        } else {
-            loop.execute(deliver)
-        }
+        loop.preconditionInLoop()
+        carry(datagram: .up) { [self] in perform(core.onDatagram(datagram, at: loop.clock.now())) }
     }
 
     // MARK: Inside
@@ -147,16 +208,20 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
         for directive in directives {
             switch directive {
             case let .send(connection, frame):
-                endpoints[connection]?.deliver(frame, on: connection)
+                guard let endpoint = endpoints[connection] else { break }
+                carryDown(connection) { endpoint.deliver(frame, on: connection) }
             case let .close(connection):
-                // In memory nothing waits to be written: the frames before the close are delivered.
+                // In memory nothing waits to be written: the frames before the close are
+                // delivered, and the close follows them down the same path.
                 if let endpoint = endpoints.removeValue(forKey: connection) {
-                    endpoint.closed(connection)
+                    carryDown(connection) { endpoint.closed(connection) }
                 }
                 held[connection] = nil
+                schedule.onStreamClosed(connection.value)
                 perform(core.onClose(connection, at: loop.clock.now()))
             case let .sendDatagram(token, datagram):
-                datagramEndpoints[token]?.deliver(datagram)
+                guard let endpoint = datagramEndpoints[token] else { break }
+                carry(datagram: .down) { endpoint.deliver(datagram) }
             case let .forgetToken(token):
                 datagramEndpoints[token] = nil
             case .bindDatagrams, .answerDatagram:
@@ -171,16 +236,5 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
                 pause(connection, until: until)
             }
         }
-    }
-
-    /// Whether the next unreliable message is lost (SplitMix64, seeded, so that runs repeat).
-    private func isLost() -> Bool {
-        guard impairment.lossRate > 0 else { return false }
-        randomState &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = randomState
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        mixed ^= mixed >> 31
-        return Double(mixed >> 11) * 0x1p-53 < impairment.lossRate
     }
 }

@@ -8,7 +8,7 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
     weak var delegate: (any RelayTransportDelegate)?
     let maximumDatagramBody = RelayDatagram.maximumBody
     private let relay: InMemoryRelay
-    private let loop: EventLoop
+    private let loop: any SerialEventLoop
     private var connection: RelayConnectionID?
     private var token: RelayToken?
     private var suspendedUntil: Int64 = 0
@@ -17,7 +17,7 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
     /// How often the registration is refreshed (the relay forgets it after 30 s by default).
     private static let registrationRefresh: Int64 = 5_000_000_000
 
-    init(relay: InMemoryRelay, loop: EventLoop) {
+    init(relay: InMemoryRelay, loop: any SerialEventLoop) {
         self.relay = relay
         self.loop = loop
     }
@@ -34,14 +34,16 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
     }
 
     func transmit(_ frame: RelayFrame) {
+        loop.preconditionInLoop()
         guard let connection else { return }
-        loop.execute { [relay] in relay.receive(frame, from: connection) }
+        relay.carryUp(connection) { [relay] in relay.receive(frame, from: connection) }
     }
 
     func disconnect() {
         guard let connection else { return }
         self.connection = nil
-        loop.execute { [relay] in relay.close(connection) }
+        // After the frames already on their way up, as a TCP FIN follows the bytes before it.
+        relay.carryUp(connection) { [relay] in relay.close(connection) }
     }
 
     func registerDatagrams(token: [UInt8]) {
@@ -82,6 +84,7 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
 
     /// A frame from the relay on `connection`.
     func deliver(_ frame: RelayFrame, on connection: RelayConnectionID) {
+        loop.preconditionInLoop()
         guard connection == self.connection else { return }
         delegate?.transportReceived(frame)
     }

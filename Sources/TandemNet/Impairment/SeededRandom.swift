@@ -1,9 +1,11 @@
-/// The proxy's seeded random numbers, so that a run's impairment decisions repeat exactly.
+/// The one seeded random number generator of impairments and simulations, so that a run's
+/// decisions repeat exactly: the impairment proxy, the in-memory relay and the simulated network
+/// draw from it, and tests use it for their own random inputs.
 ///
 /// SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number generators",
-/// OOPSLA 2014). It lives here, in a module the `tandem` executable ships, and the test kit's
-/// simulations use it too (as `SeededRandom`).
-public struct ImpairmentRandom: RandomNumberGenerator, Sendable {
+/// OOPSLA 2014). It lives in the net layer, which the `tandem` executable ships (its `netsim`
+/// command and benchmarks draw from it), so that tests and the shipped proxy share it.
+public struct SeededRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     /// Creates a generator; the same seed always yields the same sequence.
