@@ -144,6 +144,21 @@ import TandemTestKit
         #expect(player.preparedItem == nil)
     }
 
+    @Test func aPreparedItemThatFailsMidwayEndsWithItsOwnError() throws {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.a.path)))
+        let source = FailingByteSource(bytes, failing: Int64(bytes.count / 2)..<Int64(bytes.count - 8_192))
+        let player = try HeadlessPlayer(item: PlaybackItem(file: Self.b.path), options: Self.videoOnly)
+        defer { player.close() }
+        try player.prepare(PlaybackItem(bytes: source, identifier: "cut"), at: 0)
+        #expect(player.statistics.decodingError == nil)
+        try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 4, anchorMediaTime: 0,
+                                                                       anchorLocalTime: MonotonicClock.now() + 100 * Self.ms))
+        #expect(player.waitUntilEnded(timeout: 15))
+        #expect(player.itemIdentifier == "cut")
+        #expect(player.statistics.decodingError?.contains("the peer serving these bytes is gone") == true,
+                "\(String(describing: player.statistics.decodingError))")
+    }
+
     /// How late the first frame of the new item is presented after a pre-rolled switch, against
     /// every other frame: printed (median, p99), not asserted. Alternates two items, switching
     /// 300 ms ahead while playing.

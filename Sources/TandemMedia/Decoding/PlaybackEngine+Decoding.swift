@@ -103,7 +103,7 @@ extension PlaybackEngine {
                 incoming.audioBuffered += chunk.duration
             case nil:
                 incoming.endOfStream = true
-                if let error = failure ?? job.readError { statistics.decodingError = error.description }
+                incoming.decodingError = (failure ?? job.readError)?.description
             }
             prepared = incoming
             return

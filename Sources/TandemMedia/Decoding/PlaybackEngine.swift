@@ -49,6 +49,8 @@ final class PlaybackEngine: @unchecked Sendable {
         var audio: [AudioChunk] = []
         var audioBuffered: Nanoseconds = 0
         var endOfStream = false
+        /// The error that ended its decoding early, if any: the statistics' once it takes over.
+        var decodingError: String?
         /// The generation its frames get when it takes over: that of the switch, or of a later
         /// discontinuous change that moved its position; nil while no switch is scheduled.
         var generation: Int?
@@ -229,6 +231,7 @@ final class PlaybackEngine: @unchecked Sendable {
         incoming.audio.removeAll()
         incoming.audioBuffered = 0
         incoming.endOfStream = false
+        incoming.decodingError = nil
         incoming.generation = generation
         prepared = incoming
         decodingWanted.broadcast()
@@ -253,6 +256,7 @@ final class PlaybackEngine: @unchecked Sendable {
         decodingGeneration = generation
         seekRequest = incoming.needsSeek ? (incoming.target, generation) : nil
         endOfStreamGeneration = incoming.endOfStream ? generation : nil
+        statistics.decodingError = incoming.decodingError
         promoted = (incoming.serial, generation)
         prepared = nil
         pendingSwitch = nil
