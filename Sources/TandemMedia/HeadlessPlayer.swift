@@ -80,8 +80,8 @@ public final class HeadlessPlayer: @unchecked Sendable {
     /// and the player presents frames straight from the group's shared timeline, and proposes
     /// its own transport to the group.
     public let playbackCoordinator: PlaybackCoordinator
-    private let options: Options
-    private let engine: PlaybackEngine
+    let options: Options
+    let engine: PlaybackEngine
     /// The coordinator's delegate (it holds its delegate weakly).
     private let coordination: HeadlessPlayerCoordination
 
@@ -141,7 +141,7 @@ public final class HeadlessPlayer: @unchecked Sendable {
         coordination.player = self
     }
 
-    private static func decoder(for file: MediaFile, options: Options) throws(MediaError) -> MediaDecoder {
+    static func decoder(for file: MediaFile, options: Options) throws(MediaError) -> MediaDecoder {
         try MediaDecoder(file: file, decodeVideo: options.decodeVideo, decodeAudio: options.decodeAudio, threads: options.threads)
     }
 
@@ -170,93 +170,6 @@ public final class HeadlessPlayer: @unchecked Sendable {
     public var info: MediaInfo {
         engine.lock.withLock { engine.info }
     }
-
-    /// The item prepared to follow, if any (`prepare(_:at:)`).
-    public var preparedItem: PlaybackItem? {
-        engine.lock.withLock { engine.prepared?.item }
-    }
-
-    /// The item known by `identifier`: the current one, the prepared one, or one that
-    /// `replaceCurrentItem(with:)` proposed to the group (so that the coordinator's delegate can
-    /// open what the group switched to).
-    public func item(withIdentifier identifier: String) -> PlaybackItem? {
-        engine.lock.withLock {
-            if engine.currentItem.identifier == identifier { return engine.currentItem }
-            if let prepared = engine.prepared, prepared.item.identifier == identifier { return prepared.item }
-            return engine.namedItems.last { $0.identifier == identifier }
-        }
-    }
-
-    /// Opens `item` and decodes it ahead from media time `itemTime` (ns), while the current item
-    /// plays on; `switchToPreparedItem(timeline:)` then switches to it at an instant, its first
-    /// frames already decoded. Replaces an item prepared before.
-    ///
-    /// The item is opened on the calling thread (a file in milliseconds, a URL as fast as its
-    /// server answers), so that an item that cannot be opened throws here; it is decoded on the
-    /// player's decoding thread, after the current item's queue is full. The low-level path: it
-    /// never goes to the group.
-    public func prepare(_ item: PlaybackItem, at itemTime: Int64) throws(MediaError) {
-        let file = try MediaFile(item: item)
-        let decoder = try HeadlessPlayer.decoder(for: file, options: options)
-        engine.lock.withLock { engine.prepareLocked(item: item, decoder: decoder, at: max(0, itemTime)) }
-    }
-
-    /// Switches to the prepared item at `timeline`'s anchor instant: from that instant frames
-    /// come from it, following `timeline` (its first frame at the anchor, as tightly on time as
-    /// any other), and nothing of the old item is presented after. At once if the anchor is not
-    /// in the future. Throws when no item is prepared or the rate is invalid.
-    ///
-    /// A timeline scheduled later for an instant after the switch applies to the new item; one
-    /// for the switch's instant or before it cancels the switch (the item stays prepared). The
-    /// low-level path: it never goes to the group.
-    public func switchToPreparedItem(timeline: PresentationTimeline) throws(MediaError) {
-        guard timeline.isValid else { throw MediaError.invalidArgument("rate", "\(timeline.rate) is outside 0.25...4") }
-        let switched = engine.lock.withLock { engine.switchToPreparedLocked(timeline, now: MonotonicClock.now()) }
-        guard switched else {
-            throw MediaError.invalidArgument("switchToPreparedItem", "no item is prepared; call prepare(_:at:) first")
-        }
-    }
-
-    /// Opens `item` and switches to it at `timeline`'s anchor instant: `prepare` and
-    /// `switchToPreparedItem` in one (the decoder has only until the anchor to get ahead). The
-    /// low-level path: it never goes to the group.
-    public func replaceCurrentItem(with item: PlaybackItem, timeline: PresentationTimeline) throws(MediaError) {
-        guard timeline.isValid else { throw MediaError.invalidArgument("rate", "\(timeline.rate) is outside 0.25...4") }
-        try prepare(item, at: timeline.anchorMediaTime)
-        try switchToPreparedItem(timeline: timeline)
-    }
-
-    /// Replaces the current item with `item`, in the manner of AVPlayer's `replaceCurrentItem(with:)`:
-    /// it starts at its beginning, playing if the player was (a moment ahead, `Options.seekLeadTime`,
-    /// so that its first frame is on time).
-    ///
-    /// Coordinated, the change is proposed to the group (`transitionToItem(identifier:at:)`), and
-    /// the player switches when the group's command comes; the item is remembered so that
-    /// `item(withIdentifier:)` finds it then.
-    public func replaceCurrentItem(with item: PlaybackItem) throws(MediaError) {
-        if playbackCoordinator.isCoordinating {
-            engine.lock.withLock {
-                engine.namedItems.removeAll { $0.identifier == item.identifier }
-                engine.namedItems.append(item)
-                if engine.namedItems.count > HeadlessPlayer.namedItemLimit { engine.namedItems.removeFirst() }
-            }
-            try propose("switch to \(item.identifier)") { try playbackCoordinator.transitionToItem(identifier: item.identifier) }
-            return
-        }
-        let file = try MediaFile(item: item)
-        let decoder = try HeadlessPlayer.decoder(for: file, options: options)
-        let start = max(0, MediaTime.nanoseconds(seconds: file.info.startTime ?? 0))
-        let now = MonotonicClock.now()
-        let rate = timeline.rate
-        let next = PresentationTimeline(rate: rate, anchorMediaTime: start, anchorLocalTime: rate > 0 ? now + options.seekLeadTime : now)
-        engine.lock.withLock {
-            engine.prepareLocked(item: item, decoder: decoder, at: start)
-            _ = engine.switchToPreparedLocked(next, now: now)
-        }
-    }
-
-    /// How many items proposed by `replaceCurrentItem(with:)` the player remembers.
-    static let namedItemLimit = 64
 
     // MARK: Reading
 
@@ -307,114 +220,6 @@ public final class HeadlessPlayer: @unchecked Sendable {
     /// Whether the player is stalled: a `PlayerStall.began` not yet followed by `.ended`.
     public var isStalled: Bool {
         engine.lock.withLock { engine.stall.isStalled }
-    }
-
-    // MARK: Transport
-
-    /// Follows `timeline` from its anchor instant on (at once if that is not in the future): the
-    /// low-level path a coordinator's delegate uses; it never goes to the group.
-    ///
-    /// - Parameter discontinuous: whether the media position jumps, so that the decoder must
-    ///   seek; nil decides from how far the position moves.
-    public func setTimeline(_ timeline: PresentationTimeline, discontinuous: Bool? = nil) throws(MediaError) {
-        guard timeline.isValid else { throw MediaError.invalidArgument("rate", "\(timeline.rate) is outside 0.25...4") }
-        engine.lock.withLock {
-            let jump = discontinuous ?? !engine.isContinuousLocked(timeline)
-            engine.scheduleLocked(timeline, discontinuous: jump, now: MonotonicClock.now())
-        }
-    }
-
-    /// Plays at `rate` from the current position, now; coordinated, asks the group to.
-    public func play(rate: Double = 1) throws(MediaError) {
-        guard rate > 0 else { throw MediaError.invalidArgument("rate", "play needs a rate above 0; use pause") }
-        if playbackCoordinator.isCoordinating {
-            try propose("play") { try playbackCoordinator.coordinateRateChange(to: rate) }
-            return
-        }
-        try changeRate(to: rate, at: nil)
-    }
-
-    /// Plays at `rate` from the current position, at local instant `at`. Throws
-    /// `MediaError.notWhileCoordinated` while coordinated.
-    public func play(rate: Double = 1, at localTime: Nanoseconds) throws(MediaError) {
-        guard !playbackCoordinator.isCoordinating else { throw MediaError.notWhileCoordinated("play(at:)") }
-        guard rate > 0 else { throw MediaError.invalidArgument("rate", "play needs a rate above 0; use pause") }
-        try changeRate(to: rate, at: localTime)
-    }
-
-    /// Pauses at the current position, now; coordinated, asks the group to.
-    public func pause() throws(MediaError) {
-        if playbackCoordinator.isCoordinating {
-            try propose("pause") { try playbackCoordinator.coordinateRateChange(to: 0) }
-            return
-        }
-        try changeRate(to: 0, at: nil)
-    }
-
-    /// Pauses at the current position, at local instant `at`. Throws
-    /// `MediaError.notWhileCoordinated` while coordinated.
-    public func pause(at localTime: Nanoseconds) throws(MediaError) {
-        guard !playbackCoordinator.isCoordinating else { throw MediaError.notWhileCoordinated("pause(at:)") }
-        try changeRate(to: 0, at: localTime)
-    }
-
-    /// Changes the rate (0 pauses), keeping the media position, now; coordinated, asks the group to.
-    public func setRate(_ rate: Double) throws(MediaError) {
-        if playbackCoordinator.isCoordinating {
-            try propose("change the rate to \(rate)") { try playbackCoordinator.coordinateRateChange(to: rate) }
-            return
-        }
-        try changeRate(to: rate, at: nil)
-    }
-
-    /// Changes the rate (0 pauses), keeping the media position, at local instant `at`. Throws
-    /// `MediaError.notWhileCoordinated` while coordinated.
-    public func setRate(_ rate: Double, at localTime: Nanoseconds) throws(MediaError) {
-        guard !playbackCoordinator.isCoordinating else { throw MediaError.notWhileCoordinated("setRate(_:at:)") }
-        try changeRate(to: rate, at: localTime)
-    }
-
-    /// Moves to `mediaTime`, keeping the rate; coordinated, asks the group to. While playing, the
-    /// jump is scheduled a moment ahead (`Options.seekLeadTime`), so that it lands on time.
-    public func seek(to mediaTime: Nanoseconds) throws(MediaError) {
-        if playbackCoordinator.isCoordinating {
-            try propose("seek to \(MediaTime.seconds(mediaTime)) s") { try playbackCoordinator.coordinateSeek(to: mediaTime) }
-            return
-        }
-        try seekLocally(to: mediaTime, at: nil)
-    }
-
-    /// Moves to `mediaTime`, keeping the rate, at local instant `at`. Throws
-    /// `MediaError.notWhileCoordinated` while coordinated.
-    public func seek(to mediaTime: Nanoseconds, at localTime: Nanoseconds) throws(MediaError) {
-        guard !playbackCoordinator.isCoordinating else { throw MediaError.notWhileCoordinated("seek(to:at:)") }
-        try seekLocally(to: mediaTime, at: localTime)
-    }
-
-    private func seekLocally(to mediaTime: Nanoseconds, at localTime: Nanoseconds?) throws(MediaError) {
-        let now = MonotonicClock.now()
-        let current = timeline
-        let instant = localTime ?? (current.rate > 0 ? now + options.seekLeadTime : now)
-        try setTimeline(PresentationTimeline(rate: current.rate, anchorMediaTime: mediaTime, anchorLocalTime: instant),
-                        discontinuous: true)
-    }
-
-    private func changeRate(to rate: Double, at localTime: Nanoseconds?) throws(MediaError) {
-        let changed = engine.lock.withLock {
-            let newest = engine.schedule.newest
-            let instant = max(localTime ?? MonotonicClock.now(), newest.anchorLocalTime)
-            return newest.changingRate(to: rate, at: instant)
-        }
-        try setTimeline(changed, discontinuous: false)
-    }
-
-    /// Runs a coordinator call, its error as a `MediaError`.
-    private func propose(_ change: String, _ call: () throws -> Void) throws(MediaError) {
-        do {
-            try call()
-        } catch {
-            throw MediaError.proposalRefused(change, "\(error)")
-        }
     }
 
     /// Blocks the calling thread until the current item has ended or `timeout` seconds have
