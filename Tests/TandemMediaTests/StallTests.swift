@@ -99,6 +99,24 @@ import TandemTestKit
         #expect(!player.isStalled)
     }
 
+    /// A source slower than the media's bit rate (a slow download) stalls the player too.
+    @Test func aSlowSourceStallsThePlayer() throws {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: SampleClip.h264.path)))
+        // About 43 KB a second of media read at 12 KB a second, past the first 16 KiB; the
+        // index at the end reads at full speed.
+        let source = SlowByteSource(bytes, chunk: 1_200, delay: 0.1, slow: 16_384..<Int64(bytes.count - 8_192))
+        var options = HeadlessPlayer.Options()
+        options.decodeAudio = false
+        let stalls = StallRecorder()
+        let start = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now() + 100_000_000)
+        let player = try HeadlessPlayer(item: PlaybackItem(bytes: source, identifier: "slow"), options: options, timeline: start)
+        defer { player.close() }
+        player.setStallHandler { stalls.record($0) }
+        #expect(stalls.wait(forCount: 1, timeout: 15))
+        #expect(stalls.all.first == .began)
+        #expect(player.isStalled || stalls.all.count > 1)
+    }
+
     @Test func aFastDecoderNeverStalls() throws {
         var options = HeadlessPlayer.Options()
         options.decodeAudio = false

@@ -57,3 +57,35 @@ final class FailingByteSource: SeekableByteSource {
         return count
     }
 }
+
+/// A byte source slower than the media's bit rate: each read returns at most `chunk` bytes
+/// after `delay` seconds (a slow download), past the first `fastPrefix` bytes and from
+/// `fastFrom` on (the container's header and index, so that the open is quick).
+final class SlowByteSource: SeekableByteSource {
+    let bytes: [UInt8]
+    let chunk: Int
+    let delay: Double
+    let slow: Range<Int64>
+
+    init(_ bytes: [UInt8], chunk: Int, delay: Double, slow: Range<Int64>) {
+        self.bytes = bytes
+        self.chunk = chunk
+        self.delay = delay
+        self.slow = slow
+    }
+
+    var size: Int64? { Int64(bytes.count) }
+
+    func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard offset >= 0, offset < Int64(bytes.count) else { return 0 }
+        var count = min(buffer.count, bytes.count - Int(offset))
+        if slow.contains(offset) {
+            Thread.sleep(forTimeInterval: delay)
+            count = min(count, chunk)
+        }
+        bytes.withUnsafeBytes { source in
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[Int(offset)..<Int(offset) + count]))
+        }
+        return count
+    }
+}
