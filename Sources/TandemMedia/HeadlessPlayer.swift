@@ -217,6 +217,32 @@ public final class HeadlessPlayer: @unchecked Sendable {
         engine.lock.withLock { engine.stallHandler = handler }
     }
 
+    /// Whether the newest position is decoded ahead (4 frames, or to the end of the item), so
+    /// that a play from it starts on time: what a participant reports as pre-rolled.
+    public var isReadyToPlay: Bool {
+        engine.lock.withLock { engine.isReadyLocked }
+    }
+
+    /// Whether the prepared item is decoded ahead from where it will start (false with none).
+    public var isPreparedItemReady: Bool {
+        engine.lock.withLock { engine.isPreparedReadyLocked }
+    }
+
+    /// Blocks the calling thread until `isReadyToPlay` (or, with `preparedItem`, until
+    /// `isPreparedItemReady`) or `timeout` seconds; returns whether it became so. Call it from a
+    /// thread of your own, not from a task.
+    @discardableResult
+    public func waitUntilReady(preparedItem: Bool = false, timeout: Double) -> Bool {
+        let deadline = MonotonicClock.now() + MediaTime.nanoseconds(seconds: timeout)
+        return engine.lock.withLock {
+            func ready() -> Bool { preparedItem ? engine.isPreparedReadyLocked : engine.isReadyLocked }
+            while !ready() && !engine.stopped && MonotonicClock.now() < deadline {
+                engine.progress.wait(until: deadline)
+            }
+            return ready()
+        }
+    }
+
     /// Whether the player is stalled: a `PlayerStall.began` not yet followed by `.ended`.
     public var isStalled: Bool {
         engine.lock.withLock { engine.stall.isStalled }

@@ -144,6 +144,23 @@ import TandemTestKit
         #expect(player.preparedItem == nil)
     }
 
+    @Test func readinessFollowsWhatIsDecodedAhead() throws {
+        var options = Self.videoOnly
+        // Slow enough that readiness is not there at once.
+        options.decodeThrottle = 50
+        let player = try HeadlessPlayer(item: PlaybackItem(file: Self.a.path), options: options)
+        defer { player.close() }
+        #expect(!player.isPreparedItemReady)
+        #expect(player.waitUntilReady(timeout: 10))
+        #expect(player.isReadyToPlay)
+        try player.prepare(PlaybackItem(file: Self.b.path), at: Self.b.time(ofFrame: 30))
+        #expect(player.waitUntilReady(preparedItem: true, timeout: 10))
+        // A seek makes the position not ready until decoded again.
+        try player.seek(to: 2_000 * Self.ms)
+        #expect(player.waitUntilReady(timeout: 10))
+        #expect(player.isReadyToPlay)
+    }
+
     @Test func aPreparedItemThatFailsMidwayEndsWithItsOwnError() throws {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.a.path)))
         let source = FailingByteSource(bytes, failing: Int64(bytes.count / 2)..<Int64(bytes.count - 8_192))

@@ -106,6 +106,7 @@ extension PlaybackEngine {
                 incoming.decodingError = (failure ?? job.readError)?.description
             }
             prepared = incoming
+            progress.broadcast()
             return
         }
         // It took over while this frame was decoded: the frame is the queue's now.
@@ -129,5 +130,6 @@ extension PlaybackEngine {
         }
         noteStallLocked(stall.buffered(frames: primaryBufferedLocked(), endOfStream: endOfStreamGeneration == decodingGeneration))
         scheduleChanged.broadcast()
+        progress.broadcast()
     }
 }

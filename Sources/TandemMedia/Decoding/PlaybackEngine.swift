@@ -293,6 +293,19 @@ final class PlaybackEngine: @unchecked Sendable {
             : audio.count(where: { $0.generation == decodingGeneration })
     }
 
+    /// Whether the newest position is decoded ahead: as many frames as end a stall, or all there
+    /// is. Lock held.
+    var isReadyLocked: Bool {
+        seekRequest == nil && (endOfStreamGeneration == decodingGeneration || primaryBufferedLocked() >= stall.recoveryFrames)
+    }
+
+    /// Whether the prepared item is decoded ahead from where it will start. Lock held.
+    var isPreparedReadyLocked: Bool {
+        guard let incoming = prepared, !incoming.needsSeek else { return false }
+        let count = incoming.decoder.hasVideo ? incoming.video.count : incoming.audio.count
+        return incoming.endOfStream || count >= stall.recoveryFrames
+    }
+
     /// Hands a stall change to the handler (after the lock is released). Lock held.
     func noteStallLocked(_ change: PlayerStall?) {
         guard let change else { return }
