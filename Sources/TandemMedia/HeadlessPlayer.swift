@@ -1,23 +1,48 @@
 import Foundation
 import TandemPlayback
 
-/// A player without a window: it decodes a media file with FFmpeg on a thread of its own and
+/// A player without a window: it decodes a media item with FFmpeg on a thread of its own and
 /// presents each frame to its sinks at the local monotonic instant that its timeline gives.
 ///
-/// Drive it with `play`, `pause`, `seek` and `setRate`, or hand it whole timelines with
-/// `setTimeline(_:)`, as a playback coordinator does: a timeline anchored in the future is a
-/// change scheduled for that instant, and the player switches at exactly that instant.
+/// Drive it with `play`, `pause`, `seek`, `setRate` and `replaceCurrentItem(with:)`, or hand it
+/// whole timelines with `setTimeline(_:)`, as a playback coordinator does: a timeline anchored in
+/// the future is a change scheduled for that instant, and the player switches at exactly that
+/// instant.
 ///
 /// ```swift
 /// let log = try PresentationLog(path: "presented.jsonl")
 /// let player = try HeadlessPlayer(url: "movie.mp4", videoSinks: [log])
-/// player.play()
+/// try player.play()
 /// player.waitUntilEnded(timeout: 60)
 /// ```
+///
+/// **Coordinated**, in the SharePlay manner, the same calls are proposed to the group:
+///
+/// ```swift
+/// player.playbackCoordinator.coordinateWithSession(session)
+/// try player.play()   // every participant starts playing, at one instant
+/// ```
+///
+/// While `playbackCoordinator.isCoordinating`, `play()`, `pause()`, `seek(to:)`, `setRate(_:)` and
+/// `replaceCurrentItem(with:)` ask the group (`coordinateRateChange(to:)`, `coordinateSeek(to:)`,
+/// `transitionToItem(identifier:at:)`), and the player changes when the group's command reaches
+/// it, at the instant the group chose; the variants that name a local instant (`at:`) throw
+/// `MediaError.notWhileCoordinated`. `setTimeline(_:)`, `prepare(_:at:)`,
+/// `switchToPreparedItem(timeline:)` and `replaceCurrentItem(with:timeline:)` are the low-level
+/// path the coordinator's delegate uses, and never go to the group. Uncoordinated, every call
+/// changes this player alone.
+///
+/// **Items**: a file, an `http(s)` URL or a seekable byte source (`PlaybackItem`). The next item
+/// can be opened and decoded ahead (`prepare(_:at:)`) while the current one plays, and switched to
+/// at an instant (`switchToPreparedItem(timeline:)`), its first frame presented on time.
+///
+/// **Stalls**: `setStallHandler(_:)` hears when the player cannot present on time and when it can
+/// again (see there for the rule).
 public final class HeadlessPlayer: @unchecked Sendable {
-    /// What the player needs besides the file.
+    /// What the player needs besides the item.
     public struct Options: Sendable {
-        /// The item's identifier in presentations and logs; by default the file's name.
+        /// The item's identifier in presentations and logs, for `init(url:)`; by default the
+        /// file's name. (An item made with `init(item:)` has its own.)
         public var itemIdentifier: String?
         /// Whether to decode video.
         public var decodeVideo = true
@@ -42,53 +67,82 @@ public final class HeadlessPlayer: @unchecked Sendable {
         /// instant (`.scheduled`, the default), or, as a benchmarking baseline, when each change
         /// arrives (`.onReceipt`: no scheduling, no drift correction; see `TimelineFollowing`).
         public var following: TimelineFollowing = .scheduled
+        /// For benchmarks: the decoding thread takes this many times as long per frame as it
+        /// needs (it waits after each in proportion), to make a slow participant. 1, the default,
+        /// decodes at full speed; values below 1 or not finite are refused.
+        public var decodeThrottle = 1.0
 
         /// The defaults: video and audio, FFmpeg's choice of threads, 8 frames ahead.
         public init() {}
     }
 
-    /// What the file holds.
-    public let info: MediaInfo
     /// Coordinates this player with a group: `player.playbackCoordinator.coordinateWithSession(session)`
-    /// and the player presents frames straight from the group's shared timeline.
+    /// and the player presents frames straight from the group's shared timeline, and proposes
+    /// its own transport to the group.
     public let playbackCoordinator: PlaybackCoordinator
-    /// The item's identifier in presentations and logs.
-    public let itemIdentifier: String
-    private let options: Options
-    private let engine: PlaybackEngine
+    let options: Options
+    let engine: PlaybackEngine
     /// The coordinator's delegate (it holds its delegate weakly).
     private let coordination: HeadlessPlayerCoordination
 
     /// Opens `url` and starts decoding, paused at the start (or following `timeline`).
     ///
     /// - Parameters:
-    ///   - url: a path, or any URL that libavformat opens.
+    ///   - url: a path (only local files are opened, as `MediaFile(url:)` says), or any URL
+    ///     that libavformat opens.
     ///   - videoSinks: where frames go, in order, at their instants.
     ///   - audioSinks: where sound goes; a `NullAudioSink` is added when none is given.
     ///   - timeline: the timeline to follow from the start; by default paused at the first frame.
-    public init(url: String, options: Options = Options(), videoSinks: [any VideoSink] = [],
-                audioSinks: [any AudioSink] = [], timeline: PresentationTimeline? = nil) throws(MediaError) {
-        let file = try MediaFile(url: url)
-        let decoder = try MediaDecoder(file: file, decodeVideo: options.decodeVideo,
-                                       decodeAudio: options.decodeAudio, threads: options.threads)
+    public convenience init(url: String, options: Options = Options(), videoSinks: [any VideoSink] = [],
+                            audioSinks: [any AudioSink] = [], timeline: PresentationTimeline? = nil) throws(MediaError) {
+        let identifier = options.itemIdentifier ?? URL(fileURLWithPath: url).lastPathComponent
+        let web = MediaFile.isURL(url) ? URL(string: url).flatMap { try? PlaybackItem(url: $0, identifier: identifier) } : nil
+        let item = web ?? PlaybackItem(file: url, identifier: identifier)
+        try self.init(item: item, file: MediaFile(url: url), options: options, videoSinks: videoSinks,
+                      audioSinks: audioSinks, timeline: timeline)
+    }
+
+    /// Opens `item` and starts decoding, paused at the start (or following `timeline`).
+    ///
+    /// - Parameters:
+    ///   - item: a file (only local files are opened), an `http(s)` URL (only `MediaFile.webProtocols`)
+    ///     or a byte source; its identifier names it in presentations and to the group.
+    ///   - videoSinks: where frames go, in order, at their instants.
+    ///   - audioSinks: where sound goes; a `NullAudioSink` is added when none is given.
+    ///   - timeline: the timeline to follow from the start; by default paused at the first frame.
+    public convenience init(item: PlaybackItem, options: Options = Options(), videoSinks: [any VideoSink] = [],
+                            audioSinks: [any AudioSink] = [], timeline: PresentationTimeline? = nil) throws(MediaError) {
+        try self.init(item: item, file: MediaFile(item: item), options: options, videoSinks: videoSinks,
+                      audioSinks: audioSinks, timeline: timeline)
+    }
+
+    private init(item: PlaybackItem, file: MediaFile, options: Options, videoSinks: [any VideoSink],
+                 audioSinks: [any AudioSink], timeline: PresentationTimeline?) throws(MediaError) {
+        guard options.decodeThrottle.isFinite && options.decodeThrottle >= 1 else {
+            throw MediaError.invalidArgument("decodeThrottle", "\(options.decodeThrottle) is not a factor of 1 or more")
+        }
+        let decoder = try HeadlessPlayer.decoder(for: file, options: options)
         let start = MediaTime.nanoseconds(seconds: file.info.startTime ?? 0)
         let initial = timeline ?? .paused(at: max(start, 0), from: MonotonicClock.now())
         guard initial.isValid else { throw MediaError.invalidArgument("rate", "\(initial.rate) is outside 0.25...4") }
-        info = file.info
-        itemIdentifier = options.itemIdentifier ?? URL(fileURLWithPath: url).lastPathComponent
         self.options = options
         var limits = PlaybackEngine.Limits()
         limits.videoFrames = max(2, options.videoQueueFrames)
         limits.spinLead = max(0, options.spinLead)
         limits.realtime = options.realtimePresentation
+        limits.decodeThrottle = options.decodeThrottle
         engine = PlaybackEngine(
-            decoder: decoder, item: itemIdentifier, timeline: initial, limits: limits,
+            decoder: decoder, item: item, timeline: initial, limits: limits,
             videoSinks: videoSinks, audioSinks: audioSinks.isEmpty ? [NullAudioSink()] : audioSinks,
             startPosition: max(start, 0)
         )
-        coordination = HeadlessPlayerCoordination(itemIdentifier: itemIdentifier, following: options.following)
+        coordination = HeadlessPlayerCoordination(itemIdentifier: item.identifier, following: options.following)
         playbackCoordinator = PlaybackCoordinator(delegate: coordination)
         coordination.player = self
+    }
+
+    static func decoder(for file: MediaFile, options: Options) throws(MediaError) -> MediaDecoder {
+        try MediaDecoder(file: file, decodeVideo: options.decodeVideo, decodeAudio: options.decodeAudio, threads: options.threads)
     }
 
     deinit {
@@ -99,6 +153,25 @@ public final class HeadlessPlayer: @unchecked Sendable {
     public func close() {
         engine.stop()
     }
+
+    // MARK: The item
+
+    /// The item being presented: the one the player opened, or the last one it switched to.
+    public var currentItem: PlaybackItem {
+        engine.lock.withLock { engine.currentItem }
+    }
+
+    /// The current item's identifier in presentations and logs.
+    public var itemIdentifier: String {
+        engine.lock.withLock { engine.item }
+    }
+
+    /// What the current item holds.
+    public var info: MediaInfo {
+        engine.lock.withLock { engine.info }
+    }
+
+    // MARK: Reading
 
     /// The newest timeline: the one in force, or the change scheduled next.
     public var timeline: PresentationTimeline {
@@ -119,7 +192,8 @@ public final class HeadlessPlayer: @unchecked Sendable {
         engine.lock.withLock { engine.statistics }
     }
 
-    /// Whether everything up to the end of the file has been presented or dropped.
+    /// Whether everything up to the end of the current item has been presented or dropped (and
+    /// no change, such as a switch to a prepared item, is scheduled).
     public var hasEnded: Bool {
         engine.lock.withLock { engine.ended }
     }
@@ -129,55 +203,53 @@ public final class HeadlessPlayer: @unchecked Sendable {
         engine.lock.withLock { engine.videoSinks.append(sink) }
     }
 
-    /// Follows `timeline` from its anchor instant on (at once if that is not in the future).
+    /// Calls `handler` when the player stalls (it cannot present on time) and when it recovers,
+    /// on the player's own threads (return quickly); replaces the handler set before.
     ///
-    /// - Parameter discontinuous: whether the media position jumps, so that the decoder must
-    ///   seek; nil decides from how far the position moves.
-    public func setTimeline(_ timeline: PresentationTimeline, discontinuous: Bool? = nil) throws(MediaError) {
-        guard timeline.isValid else { throw MediaError.invalidArgument("rate", "\(timeline.rate) is outside 0.25...4") }
-        engine.lock.withLock {
-            let jump = discontinuous ?? !engine.isContinuousLocked(timeline)
-            engine.scheduleLocked(timeline, discontinuous: jump, now: MonotonicClock.now())
+    /// The rule (`StallDetector`), with hysteresis: a stall **begins**, only while a playing
+    /// timeline is in force and after the first play (never while paused), when 3 frames in a row
+    /// are presented more than a frame duration late or dropped as too late, or when no frame is
+    /// decoded one frame duration after one fell due (the decoder or the source behind; not
+    /// while a seek or a switch scheduled for later is pending). It **ends** when 4 frames (half
+    /// the queue, at least 2) of the position in force are decoded ahead again, or decoding
+    /// reached the end of the item: typically while the group waits for it.
+    public func setStallHandler(_ handler: @escaping @Sendable (PlayerStall) -> Void) {
+        engine.lock.withLock { engine.stallHandler = handler }
+    }
+
+    /// Whether the newest position is decoded ahead (4 frames, or to the end of the item), so
+    /// that a play from it starts on time: what a participant reports as pre-rolled.
+    public var isReadyToPlay: Bool {
+        engine.lock.withLock { engine.isReadyLocked }
+    }
+
+    /// Whether the prepared item is decoded ahead from where it will start (false with none).
+    public var isPreparedItemReady: Bool {
+        engine.lock.withLock { engine.isPreparedReadyLocked }
+    }
+
+    /// Blocks the calling thread until `isReadyToPlay` (or, with `preparedItem`, until
+    /// `isPreparedItemReady`) or `timeout` seconds; returns whether it became so. Call it from a
+    /// thread of your own, not from a task.
+    @discardableResult
+    public func waitUntilReady(preparedItem: Bool = false, timeout: Double) -> Bool {
+        let deadline = MonotonicClock.now() + MediaTime.nanoseconds(seconds: timeout)
+        return engine.lock.withLock {
+            func ready() -> Bool { preparedItem ? engine.isPreparedReadyLocked : engine.isReadyLocked }
+            while !ready() && !engine.stopped && MonotonicClock.now() < deadline {
+                engine.progress.wait(until: deadline)
+            }
+            return ready()
         }
     }
 
-    /// Plays at `rate` from the current position, at local instant `at` (by default now).
-    public func play(rate: Double = 1, at localTime: Nanoseconds? = nil) throws(MediaError) {
-        guard rate > 0 else { throw MediaError.invalidArgument("rate", "play needs a rate above 0; use pause") }
-        try changeRate(to: rate, at: localTime)
+    /// Whether the player is stalled: a `PlayerStall.began` not yet followed by `.ended`.
+    public var isStalled: Bool {
+        engine.lock.withLock { engine.stall.isStalled }
     }
 
-    /// Pauses at the current position, at local instant `at` (by default now).
-    public func pause(at localTime: Nanoseconds? = nil) {
-        try? changeRate(to: 0, at: localTime)
-    }
-
-    /// Changes the rate (0 pauses), keeping the media position, at local instant `at`.
-    public func setRate(_ rate: Double, at localTime: Nanoseconds? = nil) throws(MediaError) {
-        try changeRate(to: rate, at: localTime)
-    }
-
-    /// Moves to `mediaTime`, keeping the rate. While playing, the jump is scheduled a moment
-    /// ahead (`Options.seekLeadTime`) unless `at` says when, so that it lands on time.
-    public func seek(to mediaTime: Nanoseconds, at localTime: Nanoseconds? = nil) throws(MediaError) {
-        let now = MonotonicClock.now()
-        let current = timeline
-        let instant = localTime ?? (current.rate > 0 ? now + options.seekLeadTime : now)
-        try setTimeline(PresentationTimeline(rate: current.rate, anchorMediaTime: mediaTime, anchorLocalTime: instant),
-                        discontinuous: true)
-    }
-
-    private func changeRate(to rate: Double, at localTime: Nanoseconds?) throws(MediaError) {
-        let changed = engine.lock.withLock {
-            let newest = engine.schedule.newest
-            let instant = max(localTime ?? MonotonicClock.now(), newest.anchorLocalTime)
-            return newest.changingRate(to: rate, at: instant)
-        }
-        try setTimeline(changed, discontinuous: false)
-    }
-
-    /// Blocks the calling thread until playback has ended or `timeout` seconds have passed;
-    /// returns whether it ended. Call it from a thread of your own, not from a task.
+    /// Blocks the calling thread until the current item has ended or `timeout` seconds have
+    /// passed; returns whether it ended. Call it from a thread of your own, not from a task.
     @discardableResult
     public func waitUntilEnded(timeout: Double) -> Bool {
         let deadline = MonotonicClock.now() + MediaTime.nanoseconds(seconds: timeout)

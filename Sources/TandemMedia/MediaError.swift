@@ -4,6 +4,7 @@ import CFFmpeg
 public struct MediaError: Error, CustomStringConvertible, Sendable {
     private enum Code: Sendable {
         case cannotOpen, notMedia, noStreams, noVideo, unsupportedCodec, ffmpeg, io, invalidArgument
+        case notWhileCoordinated, proposalRefused
     }
 
     private let code: Code
@@ -32,6 +33,8 @@ public struct MediaError: Error, CustomStringConvertible, Sendable {
         case .ffmpeg: "\(context) failed: \(detail)"
         case .io: "\(context): \(detail)"
         case .invalidArgument: "\(context): \(detail)"
+        case .notWhileCoordinated: "\(context) names a local instant, which a coordinated player cannot: \(detail)"
+        case .proposalRefused: "the group could not be asked to \(context): \(detail)"
         }
     }
 
@@ -74,6 +77,25 @@ public struct MediaError: Error, CustomStringConvertible, Sendable {
     public static func invalidArgument(_ what: String, _ detail: String) -> MediaError {
         MediaError(.invalidArgument, context: what, detail: detail)
     }
+
+    /// A call that names a local instant (`at:`) was made while the player is coordinated
+    /// with a group, which decides when every change takes effect.
+    public static func notWhileCoordinated(_ call: String) -> MediaError {
+        MediaError(.notWhileCoordinated, context: call,
+                   detail: "the group chooses the instant; call it without `at:` to propose the change to the group")
+    }
+
+    /// A coordinated player's change could not be proposed to the group: the coordinator
+    /// refused it (a value every participant would skip) or is not connected.
+    public static func proposalRefused(_ change: String, _ detail: String) -> MediaError {
+        MediaError(.proposalRefused, context: change, detail: detail)
+    }
+
+    /// Whether the error is `notWhileCoordinated`.
+    public var isNotWhileCoordinated: Bool { code == .notWhileCoordinated }
+
+    /// Whether the error is `proposalRefused`.
+    public var isProposalRefused: Bool { code == .proposalRefused }
 
     /// FFmpeg's text for an error code, from `av_strerror`.
     static func errorText(_ code: Int32) -> String {

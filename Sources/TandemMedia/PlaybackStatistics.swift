@@ -16,6 +16,10 @@ public struct PlaybackStatistics: Sendable, Equatable {
     public var corruptPackets = 0
     /// Seeks the decoder performed.
     public var seeks = 0
+    /// Stalls begun: times the player could not present on time (`PlayerStall.began`).
+    public var stalls = 0
+    /// Switches to another item (`HeadlessPlayer.switchToPreparedItem(timeline:)` and the like).
+    public var itemChanges = 0
     /// The error that ended decoding early (a truncated file, say), if any.
     public var decodingError: String?
 }

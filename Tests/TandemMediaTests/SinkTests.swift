@@ -100,7 +100,7 @@ import TandemTestKit
         try player.setRate(2)
         try player.seek(to: 30_000_000_000)
         let pauseAt = MonotonicClock.now() + 1_000_000_000
-        player.pause(at: pauseAt)
+        try player.pause(at: pauseAt)
         Thread.sleep(forTimeInterval: 2)
         // Paused where 1 s of double speed from 30 s led (less the seek's 80 ms lead).
         let pausedAt = player.mediaTime()

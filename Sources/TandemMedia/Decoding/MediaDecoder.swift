@@ -130,7 +130,8 @@ public final class MediaDecoder: @unchecked Sendable {
         let result = av_read_frame(file.context, packet)
         if result < 0 {
             if result != tandem_averror_eof() {
-                readError = MediaError.ffmpeg("reading \(file.url)", code: result)
+                readError = file.byteSourceFailure.map { MediaError.io(file.url, "reading stopped: \($0)") }
+                    ?? MediaError.ffmpeg("reading \(file.url)", code: result)
             }
             try drain()
             return

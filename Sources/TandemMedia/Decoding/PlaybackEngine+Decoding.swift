@@ -1,43 +1,135 @@
 extension PlaybackEngine {
-    /// The decoding thread: decodes ahead into the queues, and seeks when asked.
-    func decodingLoop(_ decoder: MediaDecoder) {
+    /// What the decoding thread decodes next.
+    private enum Job {
+        /// The current item, for the queue, in `generation` (seeking first to `seek`).
+        case current(MediaDecoder, seek: Nanoseconds?, generation: Int)
+        /// The prepared item, ahead (seeking first to `seek`).
+        case prepared(MediaDecoder, seek: Nanoseconds?, serial: Int)
+
+        var decoder: MediaDecoder {
+            switch self {
+            case .current(let decoder, _, _), .prepared(let decoder, _, _): decoder
+            }
+        }
+
+        var seek: Nanoseconds? {
+            switch self {
+            case .current(_, let seek, _), .prepared(_, let seek, _): seek
+            }
+        }
+    }
+
+    /// The decoding thread: decodes ahead into the queues, and seeks when asked; with the
+    /// current item's queues full, decodes the prepared item ahead.
+    func decodingLoop() {
         lock.lock()
         defer { lock.unlock() }
         while !stopped {
-            let waitingForSpace = queuesFullLocked(hasVideo: decoder.hasVideo, hasAudio: decoder.hasAudio)
-            if seekRequest == nil && (endOfStreamGeneration == decodingGeneration || waitingForSpace) {
+            deliverStallNoticesLocked()
+            guard let job = nextJobLocked() else {
                 decodingWanted.wait()
                 continue
             }
-            let seek = seekRequest
-            seekRequest = nil
-            let generation = seek?.generation ?? decodingGeneration
             lock.unlock()
+            let started = MonotonicClock.now()
             var decoded: DecodedMedia?
             var failure: MediaError?
             do throws(MediaError) {
-                if let seek { try decoder.seek(to: seek.target) }
-                decoded = try decoder.next()
+                if let seek = job.seek { try job.decoder.seek(to: seek) }
+                decoded = try job.decoder.next()
             } catch {
                 failure = error
             }
             lock.lock()
-            statistics.corruptPackets = decoder.corruptPackets
-            if seek != nil { statistics.seeks += 1 }
-            guard generation == decodingGeneration, seekRequest == nil else { continue }
+            throttleLocked(since: started)
+            switch job {
+            case .current(let decoder, let seek, let generation):
+                finishCurrentLocked(decoder: decoder, seeked: seek != nil, generation: generation, decoded, failure)
+            case .prepared(let decoder, _, let serial):
+                finishPreparedLocked(decoder: decoder, serial: serial, decoded, failure)
+            }
+        }
+    }
+
+    /// The current item's seek or next frame while its queues want one; otherwise the prepared
+    /// item's; nil when neither needs decoding. Lock held.
+    private func nextJobLocked() -> Job? {
+        if let seek = seekRequest {
+            seekRequest = nil
+            return .current(decoder, seek: seek.target, generation: seek.generation)
+        }
+        if endOfStreamGeneration != decodingGeneration
+            && !queuesFull(videoCount: video.count, audioBuffered: audioBuffered, hasVideo: decoder.hasVideo, hasAudio: decoder.hasAudio) {
+            return .current(decoder, seek: nil, generation: decodingGeneration)
+        }
+        if var incoming = prepared, !incoming.endOfStream,
+           !queuesFull(videoCount: incoming.video.count, audioBuffered: incoming.audioBuffered,
+                       hasVideo: incoming.decoder.hasVideo, hasAudio: incoming.decoder.hasAudio) {
+            let seek = incoming.needsSeek ? incoming.target : nil
+            incoming.needsSeek = false
+            prepared = incoming
+            return .prepared(incoming.decoder, seek: seek, serial: incoming.serial)
+        }
+        return nil
+    }
+
+    /// With a decode throttle of FACTOR, waits until the frame has taken FACTOR times as long
+    /// as its decoding did (woken early only by `stop`). Lock held.
+    private func throttleLocked(since started: Nanoseconds) {
+        guard limits.decodeThrottle > 1 else { return }
+        let elapsed = Double(MonotonicClock.now() - started)
+        let until = started + Nanoseconds(elapsed * limits.decodeThrottle)
+        while !stopped && MonotonicClock.now() < until {
+            decodingWanted.wait(until: until)
+        }
+    }
+
+    private func finishCurrentLocked(decoder job: MediaDecoder, seeked: Bool, generation: Int,
+                                     _ decoded: DecodedMedia?, _ failure: MediaError?) {
+        guard job === decoder else { return }
+        statistics.corruptPackets = corruptPacketsBefore + decoder.corruptPackets
+        if seeked { statistics.seeks += 1 }
+        guard generation == decodingGeneration, seekRequest == nil else { return }
+        appendLocked(decoded, failure: failure, readError: decoder.readError, generation: generation)
+    }
+
+    private func finishPreparedLocked(decoder job: MediaDecoder, serial: Int, _ decoded: DecodedMedia?, _ failure: MediaError?) {
+        if var incoming = prepared, incoming.serial == serial {
             switch decoded {
             case .video(let frame)?:
-                video.append(Queued(item: frame, generation: generation))
+                incoming.video.append(frame)
             case .audio(let chunk)?:
-                audio.append(Queued(item: chunk, generation: generation))
-                audioBuffered += chunk.duration
+                incoming.audio.append(chunk)
+                incoming.audioBuffered += chunk.duration
             case nil:
-                endOfStreamGeneration = generation
-                if let error = failure ?? decoder.readError {
-                    statistics.decodingError = error.description
-                }
+                incoming.endOfStream = true
+                incoming.decodingError = (failure ?? job.readError)?.description
             }
-            scheduleChanged.broadcast()
+            prepared = incoming
+            progress.broadcast()
+            return
         }
+        // It took over while this frame was decoded: the frame is the queue's now.
+        guard let promoted, promoted.serial == serial, job === decoder,
+              promoted.generation == decodingGeneration, seekRequest == nil else { return }
+        appendLocked(decoded, failure: failure, readError: job.readError, generation: promoted.generation)
+    }
+
+    private func appendLocked(_ decoded: DecodedMedia?, failure: MediaError?, readError: MediaError?, generation: Int) {
+        switch decoded {
+        case .video(let frame)?:
+            video.append(Queued(item: frame, generation: generation))
+        case .audio(let chunk)?:
+            audio.append(Queued(item: chunk, generation: generation))
+            audioBuffered += chunk.duration
+        case nil:
+            endOfStreamGeneration = generation
+            if let error = failure ?? readError {
+                statistics.decodingError = error.description
+            }
+        }
+        noteStallLocked(stall.buffered(frames: primaryBufferedLocked(), endOfStream: endOfStreamGeneration == decodingGeneration))
+        scheduleChanged.broadcast()
+        progress.broadcast()
     }
 }

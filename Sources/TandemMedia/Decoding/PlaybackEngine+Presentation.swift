@@ -13,8 +13,11 @@ extension PlaybackEngine {
         lock.lock()
         defer { lock.unlock() }
         while !stopped {
+            deliverStallNoticesLocked()
             let now = MonotonicClock.now()
             schedule.advance(to: now)
+            promotePreparedIfDueLocked()
+            if schedule.current.timeline.rate > 0 { hasPlayed = true }
             switch nextStepLocked(now: now) {
             case .presentVideo(let frame, let presentation):
                 let sinks = videoSinks
@@ -26,8 +29,12 @@ extension PlaybackEngine {
                 lock.unlock()
                 for sink in sinks { sink.consume(chunk, presentation) }
                 lock.lock()
-            case .sleep(let deadline, let precise):
+            case .sleep(let wake, let precise):
                 updateEndedLocked()
+                let starvation = starvationCheckLocked(now: now)
+                if !stallNotices.isEmpty && !deliveringStallNotices { continue }
+                let deadline = [wake, starvation].compactMap { $0 }.min()
+                let precise = precise && deadline == wake
                 guard let deadline else {
                     scheduleChanged.wait()
                     continue
@@ -71,11 +78,15 @@ extension PlaybackEngine {
                     break
                 }
                 popVideoLocked()
+                let playing = hasPlayed && (timeline?.rate ?? 0) > 0
                 if let endInstant = timeline?.localTime(forMediaTime: end), now >= endInstant {
                     statistics.droppedLateFrames += 1
+                    if playing { noteStallLocked(stall.droppedLate()) }
                     continue
                 }
                 statistics.presentedFrames += 1
+                lastPresented = (end, head.generation)
+                if playing { noteStallLocked(stall.presented(late: now - instant > nominalFrameDuration)) }
                 return .presentVideo(head.item, Presentation(item: item, scheduled: instant, presented: now, isStill: false))
             }
             break
@@ -95,11 +106,18 @@ extension PlaybackEngine {
                     break
                 }
                 popAudioLocked()
+                // Without video, sound is what must keep its schedule.
+                let primary = !decoder.hasVideo && hasPlayed && (timeline?.rate ?? 0) > 0
                 if let endInstant = timeline?.localTime(forMediaTime: head.item.endTime), now >= endInstant {
                     statistics.droppedAudioChunks += 1
+                    if primary { noteStallLocked(stall.droppedLate()) }
                     continue
                 }
                 statistics.consumedAudioChunks += 1
+                if !decoder.hasVideo {
+                    lastPresented = (head.item.endTime, head.generation)
+                    if primary { noteStallLocked(stall.presented(late: now - instant > nominalFrameDuration)) }
+                }
                 return .consumeAudio(head.item, Presentation(item: item, scheduled: instant, presented: now, isStill: false))
             }
             break
@@ -115,6 +133,26 @@ extension PlaybackEngine {
     private func popAudioLocked() {
         audioBuffered -= audio.removeFirst().item.duration
         decodingWanted.broadcast()
+    }
+
+    /// Whether the player is starved: a playing timeline is in force (after the first play, with
+    /// no discontinuous change pending), the decoder has not reached the end, and no frame of
+    /// the position in force is decoded one frame duration after the next fell due. Raises the
+    /// stall then; otherwise returns when to look again, if it may come to that.
+    private func starvationCheckLocked(now: Nanoseconds) -> Nanoseconds? {
+        let entry = schedule.current
+        guard hasPlayed, !stall.isStalled, entry.timeline.rate > 0, entry.generation == schedule.newestGeneration,
+              pendingSwitch == nil, endOfStreamGeneration != entry.generation else { return nil }
+        let queued = decoder.hasVideo ? video.contains { $0.generation == entry.generation }
+            : audio.contains { $0.generation == entry.generation }
+        guard !queued else { return nil }
+        var dueMedia = entry.timeline.anchorMediaTime
+        if let last = lastPresented, last.generation == entry.generation { dueMedia = max(dueMedia, last.mediaEnd) }
+        let due = max(entry.timeline.localTime(forMediaTime: dueMedia) ?? entry.timeline.anchorLocalTime, entry.timeline.anchorLocalTime)
+        let threshold = due.saturatingAdding(nominalFrameDuration)
+        guard now >= threshold else { return threshold }
+        noteStallLocked(stall.starved())
+        return nil
     }
 
     /// Playback has ended when everything of the newest generation has been decoded and

@@ -1,8 +1,13 @@
+import TandemPlayback
+
 /// The state that a player's decoding thread and presentation thread share, under one lock,
 /// and the two threads themselves.
 ///
 /// The decoding thread fills bounded queues (so memory stays flat however long the file); the
-/// presentation thread empties them at the instants the `TimelineSchedule` gives.
+/// presentation thread empties them at the instants the `TimelineSchedule` gives. A second item
+/// can be opened and decoded ahead (`Prepared`) while the current one plays; a switch to it is a
+/// discontinuous change of the schedule, and at its instant the prepared frames become the
+/// queue (`promotePreparedIfDueLocked`), so the new item's first frame is as ready as any other.
 final class PlaybackEngine: @unchecked Sendable {
     /// A decoded item and the decoding generation that produced it.
     struct Queued<Item> {
@@ -24,20 +29,54 @@ final class PlaybackEngine: @unchecked Sendable {
         var spinLead: Nanoseconds = 200_000
         /// Whether the presentation thread asks for a real-time priority.
         var realtime = true
+        /// How many times as long as it takes the decoding thread spends per decoded frame
+        /// (1: as fast as it can; benchmarks slow one player down with it).
+        var decodeThrottle = 1.0
     }
 
-    let item: String
+    /// An item opened and decoded ahead, waiting to take over (guarded by `lock`).
+    struct Prepared {
+        let item: PlaybackItem
+        let info: MediaInfo
+        let decoder: MediaDecoder
+        /// Tells this preparation's decoding results from those of an earlier one.
+        var serial: Int
+        /// The media time it is decoded from.
+        var target: Nanoseconds
+        /// Whether the decoder must still seek to `target`.
+        var needsSeek: Bool
+        var video: [VideoFrame] = []
+        var audio: [AudioChunk] = []
+        var audioBuffered: Nanoseconds = 0
+        var endOfStream = false
+        /// The error that ended its decoding early, if any: the statistics' once it takes over.
+        var decodingError: String?
+        /// The generation its frames get when it takes over: that of the switch, or of a later
+        /// discontinuous change that moved its position; nil while no switch is scheduled.
+        var generation: Int?
+    }
+
+    /// A scheduled switch to the prepared item: the schedule's entry for it.
+    struct PendingSwitch {
+        let generation: Int
+        let anchor: Nanoseconds
+    }
+
     let limits: Limits
-    let nominalFrameDuration: Nanoseconds
     let lock = ConditionLock()
     /// Signalled for the presentation thread: a new item, a new timeline, or stop.
     let scheduleChanged: ConditionLock.Condition
     /// Signalled for the decoding thread: space in the queues, a seek, or stop.
     let decodingWanted: ConditionLock.Condition
-    /// Signalled when playback ends or the statistics change.
+    /// Signalled when playback ends, the item changes or the statistics change.
     let progress: ConditionLock.Condition
 
     // Everything below is guarded by `lock`.
+    var currentItem: PlaybackItem
+    var info: MediaInfo
+    /// The current item's decoder; only the decoding thread uses it, outside the lock.
+    var decoder: MediaDecoder
+    var nominalFrameDuration: Nanoseconds
     var schedule: TimelineSchedule
     var video: [Queued<VideoFrame>] = []
     var audio: [Queued<AudioChunk>] = []
@@ -45,22 +84,48 @@ final class PlaybackEngine: @unchecked Sendable {
     var seekRequest: (target: Nanoseconds, generation: Int)?
     var decodingGeneration = 0
     var endOfStreamGeneration: Int?
+    var prepared: Prepared?
+    var pendingSwitch: PendingSwitch?
+    /// The last prepared item that took over: its decoding results still in flight then belong
+    /// to the queue, in this generation.
+    var promoted: (serial: Int, generation: Int)?
+    var nextSerial = 0
+    /// Items the program named (`HeadlessPlayer.replaceCurrentItem(with:)` while coordinated),
+    /// newest last, so that an adapter can find an item's source by its identifier.
+    var namedItems: [PlaybackItem] = []
     var statistics = PlaybackStatistics()
+    /// Corrupt packets of earlier items' decoders.
+    var corruptPacketsBefore = 0
     var videoSinks: [any VideoSink]
     var audioSinks: [any AudioSink]
     var stopped = false
     var ended = false
+    var stall: StallDetector
+    var stallHandler: (@Sendable (PlayerStall) -> Void)?
+    var stallNotices: [PlayerStall] = []
+    var deliveringStallNotices = false
+    /// Whether a playing timeline has been in force: no stall is raised before the first play.
+    var hasPlayed = false
+    /// The media time at which the last presented frame (of the primary stream) ends, and its
+    /// generation: when the next one falls due.
+    var lastPresented: (mediaEnd: Nanoseconds, generation: Int)?
 
     private var threads: [WorkerThread] = []
 
-    init(decoder: MediaDecoder, item: String, timeline: PresentationTimeline, limits: Limits,
+    /// The current item's identifier, as presentations name it.
+    var item: String { currentItem.identifier }
+
+    init(decoder: MediaDecoder, item: PlaybackItem, timeline: PresentationTimeline, limits: Limits,
          videoSinks: [any VideoSink], audioSinks: [any AudioSink], startPosition: Nanoseconds) {
-        self.item = item
+        self.currentItem = item
+        self.info = decoder.file.info
+        self.decoder = decoder
         self.limits = limits
         self.nominalFrameDuration = decoder.nominalVideoFrameDuration
         self.schedule = TimelineSchedule(timeline)
         self.videoSinks = videoSinks
         self.audioSinks = audioSinks
+        self.stall = StallDetector(recoveryFrames: max(2, min(4, limits.videoFrames / 2)))
         scheduleChanged = ConditionLock.Condition(lock)
         decodingWanted = ConditionLock.Condition(lock)
         progress = ConditionLock.Condition(lock)
@@ -68,7 +133,7 @@ final class PlaybackEngine: @unchecked Sendable {
             seekRequest = (timeline.anchorMediaTime, 0)
         }
         threads.append(WorkerThread(name: "tandem-decode") { [self] in
-            decodingLoop(decoder)
+            decodingLoop()
         })
         threads.append(WorkerThread(name: "tandem-present", timerSlack: 1, realtime: limits.realtime) { [self] in
             presentationLoop()
@@ -89,7 +154,25 @@ final class PlaybackEngine: @unchecked Sendable {
 
     /// Schedules a timeline; a discontinuous one flushes the queues and seeks the decoder.
     /// Call with the lock held.
+    ///
+    /// While a switch to a prepared item is scheduled, a timeline for an instant after the
+    /// switch applies to the incoming item (a discontinuous one moves where it is decoded
+    /// from); one for the switch's instant or before supersedes the switch, as the schedule
+    /// drops it, and the item stays prepared.
     func scheduleLocked(_ timeline: PresentationTimeline, discontinuous: Bool, now: Nanoseconds) {
+        schedule.advance(to: now)
+        promotePreparedIfDueLocked()
+        if let pending = pendingSwitch {
+            if timeline.anchorLocalTime > pending.anchor {
+                let generation = schedule.schedule(timeline, discontinuous: discontinuous, now: now)
+                if discontinuous { retargetPreparedLocked(to: timeline.anchorMediaTime, generation: generation) }
+                ended = false
+                scheduleChanged.broadcast()
+                return
+            }
+            pendingSwitch = nil
+            prepared?.generation = nil
+        }
         let generation = schedule.schedule(timeline, discontinuous: discontinuous, now: now)
         if discontinuous {
             decodingGeneration = generation
@@ -105,6 +188,85 @@ final class PlaybackEngine: @unchecked Sendable {
         scheduleChanged.broadcast()
     }
 
+    /// Makes `prepared` the item decoded ahead, replacing any other. Call with the lock held.
+    func prepareLocked(item: PlaybackItem, decoder: MediaDecoder, at target: Nanoseconds) {
+        let start = MediaTime.nanoseconds(seconds: decoder.file.info.startTime ?? 0)
+        nextSerial += 1
+        prepared = Prepared(item: item, info: decoder.file.info, decoder: decoder, serial: nextSerial, target: target,
+                            needsSeek: abs(target - max(start, 0)) > decoder.nominalVideoFrameDuration / 2,
+                            generation: pendingSwitch?.generation)
+        decodingWanted.broadcast()
+    }
+
+    /// Schedules the switch to the prepared item at `timeline`'s anchor; returns false when no
+    /// item is prepared. Call with the lock held.
+    func switchToPreparedLocked(_ timeline: PresentationTimeline, now: Nanoseconds) -> Bool {
+        schedule.advance(to: now)
+        promotePreparedIfDueLocked()
+        guard let incoming = prepared else { return false }
+        let generation = schedule.schedule(timeline, discontinuous: true, now: now)
+        pendingSwitch = PendingSwitch(generation: generation, anchor: timeline.anchorLocalTime)
+        // Frames decoded from a little before the new position are dropped as stale; from after
+        // it, or far before it, the decoder must start again where the timeline says.
+        let ahead = timeline.anchorMediaTime - incoming.target
+        if ahead < -incoming.decoder.nominalVideoFrameDuration / 2 || ahead > 4 * incoming.decoder.nominalVideoFrameDuration {
+            retargetPreparedLocked(to: timeline.anchorMediaTime, generation: generation)
+        } else {
+            prepared?.generation = generation
+        }
+        ended = false
+        promotePreparedIfDueLocked()
+        scheduleChanged.broadcast()
+        return true
+    }
+
+    /// Decodes the prepared item from `target` instead, its frames of `generation`.
+    private func retargetPreparedLocked(to target: Nanoseconds, generation: Int) {
+        guard var incoming = prepared else { return }
+        nextSerial += 1
+        incoming.serial = nextSerial
+        incoming.target = target
+        incoming.needsSeek = true
+        incoming.video.removeAll()
+        incoming.audio.removeAll()
+        incoming.audioBuffered = 0
+        incoming.endOfStream = false
+        incoming.decodingError = nil
+        incoming.generation = generation
+        prepared = incoming
+        decodingWanted.broadcast()
+    }
+
+    /// Once the schedule has reached a pending switch, the prepared item becomes the current
+    /// one: its frames are the queue, its decoder the one the decoding thread feeds it from,
+    /// and nothing of the old item is presented after. Call with the lock held.
+    func promotePreparedIfDueLocked() {
+        guard let pending = pendingSwitch, schedule.current.generation >= pending.generation,
+              let incoming = prepared else { return }
+        let generation = incoming.generation ?? pending.generation
+        statistics.discardedFrames += video.count
+        corruptPacketsBefore += decoder.corruptPackets
+        video = incoming.video.map { Queued(item: $0, generation: generation) }
+        audio = incoming.audio.map { Queued(item: $0, generation: generation) }
+        audioBuffered = incoming.audioBuffered
+        decoder = incoming.decoder
+        currentItem = incoming.item
+        info = incoming.info
+        nominalFrameDuration = incoming.decoder.nominalVideoFrameDuration
+        decodingGeneration = generation
+        seekRequest = incoming.needsSeek ? (incoming.target, generation) : nil
+        endOfStreamGeneration = incoming.endOfStream ? generation : nil
+        statistics.decodingError = incoming.decodingError
+        promoted = (incoming.serial, generation)
+        prepared = nil
+        pendingSwitch = nil
+        lastPresented = nil
+        statistics.itemChanges += 1
+        decodingWanted.broadcast()
+        scheduleChanged.broadcast()
+        progress.broadcast()
+    }
+
     /// Whether `timeline` continues the newest one without a jump of the media position that
     /// the queued frames could not bridge. Call with the lock held.
     func isContinuousLocked(_ timeline: PresentationTimeline) -> Bool {
@@ -114,12 +276,56 @@ final class PlaybackEngine: @unchecked Sendable {
         return jump >= -nominalFrameDuration && jump <= 4 * nominalFrameDuration
     }
 
-    /// Whether the decoder should wait: the queues are full enough. Call with the lock held.
-    func queuesFullLocked(hasVideo: Bool, hasAudio: Bool) -> Bool {
-        let videoFull = !hasVideo || video.count >= limits.videoFrames
+    /// Whether a decoder with these queues should wait: they are full enough.
+    func queuesFull(videoCount: Int, audioBuffered: Nanoseconds, hasVideo: Bool, hasAudio: Bool) -> Bool {
+        let videoFull = !hasVideo || videoCount >= limits.videoFrames
         let audioFull = !hasAudio || audioBuffered >= limits.audioDuration
-        let videoOver = hasVideo && video.count >= limits.videoFrames * limits.hardFactor
+        let videoOver = hasVideo && videoCount >= limits.videoFrames * limits.hardFactor
         let audioOver = hasAudio && audioBuffered >= limits.audioDuration * Nanoseconds(limits.hardFactor)
         return (videoFull && audioFull) || videoOver || audioOver
+    }
+
+    // MARK: Stalls
+
+    /// Frames (or, without video, audio chunks) of the newest position queued. Lock held.
+    func primaryBufferedLocked() -> Int {
+        decoder.hasVideo ? video.count(where: { $0.generation == decodingGeneration })
+            : audio.count(where: { $0.generation == decodingGeneration })
+    }
+
+    /// Whether the newest position is decoded ahead: as many frames as end a stall, or all there
+    /// is. Lock held.
+    var isReadyLocked: Bool {
+        seekRequest == nil && (endOfStreamGeneration == decodingGeneration || primaryBufferedLocked() >= stall.recoveryFrames)
+    }
+
+    /// Whether the prepared item is decoded ahead from where it will start. Lock held.
+    var isPreparedReadyLocked: Bool {
+        guard let incoming = prepared, !incoming.needsSeek else { return false }
+        let count = incoming.decoder.hasVideo ? incoming.video.count : incoming.audio.count
+        return incoming.endOfStream || count >= stall.recoveryFrames
+    }
+
+    /// Hands a stall change to the handler (after the lock is released). Lock held.
+    func noteStallLocked(_ change: PlayerStall?) {
+        guard let change else { return }
+        if change == .began { statistics.stalls += 1 }
+        stallNotices.append(change)
+    }
+
+    /// Delivers stall changes in the order they happened, with the lock released meanwhile; one
+    /// thread delivers at a time, so that `.ended` never overtakes its `.began`. Lock held.
+    func deliverStallNoticesLocked() {
+        guard !deliveringStallNotices, !stallNotices.isEmpty else { return }
+        deliveringStallNotices = true
+        while !stallNotices.isEmpty {
+            let notices = stallNotices
+            stallNotices.removeAll()
+            let handler = stallHandler
+            lock.unlock()
+            if let handler { for notice in notices { handler(notice) } }
+            lock.lock()
+        }
+        deliveringStallNotices = false
     }
 }

@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import CFFmpeg
+import Foundation
+import TandemPlayback
 
 /// An open media container (libavformat's `AVFormatContext`), read by one thread at a time.
 ///
@@ -13,9 +15,19 @@ public final class MediaFile: @unchecked Sendable {
     /// What the file holds.
     public let info: MediaInfo
     let context: UnsafeMutablePointer<AVFormatContext>
+    /// The byte source read through a custom input, for an item of `.bytes`.
+    private let byteInput: ByteSourceInput?
 
     /// The protocols a local file may lead FFmpeg to open: only `file` itself.
     public static let localProtocols = "file"
+    /// The protocols an `http(s)` item may lead FFmpeg to open: HTTP and what carries it, and
+    /// nothing else (no `file`, `udp`, `rtmp`, `concat:`), whatever a server or playlist names.
+    public static let webProtocols = "http,https,tcp,tls"
+    /// A whitelist that matches no protocol: a byte source's bytes may open nothing else.
+    static let noProtocols = "none"
+
+    /// The error a byte source's read failure left, if any: why decoding ended early.
+    var byteSourceFailure: String? { byteInput?.failure }
 
     /// Whether `url` is a URL the user gave (`scheme://…`), as opposed to a path.
     public static func isURL(_ url: String) -> Bool {
@@ -43,14 +55,51 @@ public final class MediaFile: @unchecked Sendable {
     /// protocols (http, tcp, udp, rtmp, `concat:`, `subfile:`), and none of them is opened; the
     /// open fails with a clear error at once, without any connection. A URL the user gave
     /// (`https://…`) opens as FFmpeg opens it.
-    public init(url: String) throws(MediaError) {
+    public convenience init(url: String) throws(MediaError) {
+        try self.init(name: url, whitelist: MediaFile.isURL(url) ? nil : MediaFile.localProtocols, byteSource: nil)
+    }
+
+    /// Opens an item's source and reads its stream information.
+    ///
+    /// - A file opens as a path does with `init(url:)`: only local files (`localProtocols`).
+    /// - An `http(s)` URL opens with the whitelist `webProtocols`: a redirect or a playlist that
+    ///   names any other protocol (a local file included) fails with a clear error.
+    /// - A byte source is read through a custom input (FFmpeg's AVIO callbacks), seeking by byte
+    ///   offset; it may open nothing else. A source that throws fails the open, or ends decoding
+    ///   early, with its error in the message.
+    public convenience init(item: PlaybackItem) throws(MediaError) {
+        switch item.source {
+        case .file(let path):
+            try self.init(name: path, whitelist: MediaFile.localProtocols, byteSource: nil)
+        case .url(let url):
+            try self.init(name: url.absoluteString, whitelist: MediaFile.webProtocols, byteSource: nil)
+        case .bytes(let source):
+            try self.init(name: "\(item.identifier) (a byte source)", whitelist: MediaFile.noProtocols, byteSource: source)
+        }
+    }
+
+    /// Opens `name` (or `byteSource`, then named `name`) with `whitelist` (nil: no whitelist).
+    private init(name url: String, whitelist: String?, byteSource: (any SeekableByteSource)?) throws(MediaError) {
+        let input = try byteSource.map { source throws(MediaError) in try ByteSourceInput(source) }
         var context: UnsafeMutablePointer<AVFormatContext>?
+        if let input {
+            guard let allocated = avformat_alloc_context() else {
+                throw MediaError.ffmpeg("avformat_alloc_context", code: tandem_averror(ENOMEM))
+            }
+            allocated.pointee.pb = input.context
+            allocated.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+            context = allocated
+        }
         var options: OpaquePointer?
-        let restricted = !MediaFile.isURL(url)
-        if restricted { av_dict_set(&options, "protocol_whitelist", MediaFile.localProtocols, 0) }
-        let opened = avformat_open_input(&context, url, nil, &options)
+        if let whitelist { av_dict_set(&options, "protocol_whitelist", whitelist, 0) }
+        // On failure, avformat_open_input frees the context (never a custom input's AVIO).
+        let opened = avformat_open_input(&context, input == nil ? url : "", nil, &options)
         av_dict_free(&options)
+        let restricted = whitelist == MediaFile.localProtocols
         guard opened >= 0, let context else {
+            if let failure = input?.failure {
+                throw MediaError.io(url, "cannot open it: \(failure)")
+            }
             if restricted, MediaFile.isPlaylist(url) {
                 throw MediaError.io(url, "cannot open it: \(MediaError.errorText(opened)) (a playlist: what it lists must be local files, "
                     + "and nothing else is opened)")
@@ -63,27 +112,35 @@ public final class MediaFile: @unchecked Sendable {
                 throw MediaError.io(url, "cannot open it: \(MediaError.errorText(opened)) (a local file may lead only to local files; "
                     + "this one names another protocol or a network address, which is not opened)")
             }
+            if whitelist == MediaFile.webProtocols && opened == tandem_averror(EINVAL) {
+                throw MediaError.io(url, "cannot open it: \(MediaError.errorText(opened)) (an http(s) item may lead only to "
+                    + "\(MediaFile.webProtocols); it names another protocol, which is not opened)")
+            }
             throw MediaError.cannotOpen(url, code: opened)
         }
         let found = avformat_find_stream_info(context, nil)
         if found < 0 {
             var owned: UnsafeMutablePointer<AVFormatContext>? = context
             avformat_close_input(&owned)
+            if let failure = input?.failure { throw MediaError.io(url, "cannot read it: \(failure)") }
             throw MediaError.notMedia(url, code: found)
         }
-        self.url = url
-        self.context = context
-        self.info = MediaFile.describe(context, url: url)
+        let info = MediaFile.describe(context, url: url)
         if info.video == nil && info.audio == nil {
             var owned: UnsafeMutablePointer<AVFormatContext>? = context
             avformat_close_input(&owned)
             throw MediaError.noStreams(url)
         }
+        self.url = url
+        self.context = context
+        self.byteInput = input
+        self.info = info
     }
 
     deinit {
         var owned: UnsafeMutablePointer<AVFormatContext>? = context
         avformat_close_input(&owned)
+        // The custom input (if any) is freed after its context, when `byteInput` goes.
     }
 
     /// The stream at `index`.

@@ -1,0 +1,93 @@
+import Foundation
+import TandemPlayback
+
+/// The built-in player's items: preparing the next one, switching to it at an instant, and
+/// replacing the current one as AVPlayer does.
+extension HeadlessPlayer {
+    /// The item prepared to follow, if any (`prepare(_:at:)`).
+    public var preparedItem: PlaybackItem? {
+        engine.lock.withLock { engine.prepared?.item }
+    }
+
+    /// The item known by `identifier`: the current one, the prepared one, or one that
+    /// `replaceCurrentItem(with:)` proposed to the group (so that the coordinator's delegate can
+    /// open what the group switched to).
+    public func item(withIdentifier identifier: String) -> PlaybackItem? {
+        engine.lock.withLock {
+            if engine.currentItem.identifier == identifier { return engine.currentItem }
+            if let prepared = engine.prepared, prepared.item.identifier == identifier { return prepared.item }
+            return engine.namedItems.last { $0.identifier == identifier }
+        }
+    }
+
+    /// Opens `item` and decodes it ahead from media time `itemTime` (ns), while the current item
+    /// plays on; `switchToPreparedItem(timeline:)` then switches to it at an instant, its first
+    /// frames already decoded. Replaces an item prepared before.
+    ///
+    /// The item is opened on the calling thread (a file in milliseconds, a URL as fast as its
+    /// server answers), so that an item that cannot be opened throws here; it is decoded on the
+    /// player's decoding thread, after the current item's queue is full. The low-level path: it
+    /// never goes to the group.
+    public func prepare(_ item: PlaybackItem, at itemTime: Int64) throws(MediaError) {
+        let file = try MediaFile(item: item)
+        let decoder = try HeadlessPlayer.decoder(for: file, options: options)
+        engine.lock.withLock { engine.prepareLocked(item: item, decoder: decoder, at: max(0, itemTime)) }
+    }
+
+    /// Switches to the prepared item at `timeline`'s anchor instant: from that instant frames
+    /// come from it, following `timeline` (its first frame at the anchor, as tightly on time as
+    /// any other), and nothing of the old item is presented after. At once if the anchor is not
+    /// in the future. Throws when no item is prepared or the rate is invalid.
+    ///
+    /// A timeline scheduled later for an instant after the switch applies to the new item; one
+    /// for the switch's instant or before it cancels the switch (the item stays prepared). The
+    /// low-level path: it never goes to the group.
+    public func switchToPreparedItem(timeline: PresentationTimeline) throws(MediaError) {
+        guard timeline.isValid else { throw MediaError.invalidArgument("rate", "\(timeline.rate) is outside 0.25...4") }
+        let switched = engine.lock.withLock { engine.switchToPreparedLocked(timeline, now: MonotonicClock.now()) }
+        guard switched else {
+            throw MediaError.invalidArgument("switchToPreparedItem", "no item is prepared; call prepare(_:at:) first")
+        }
+    }
+
+    /// Opens `item` and switches to it at `timeline`'s anchor instant: `prepare` and
+    /// `switchToPreparedItem` in one (the decoder has only until the anchor to get ahead). The
+    /// low-level path: it never goes to the group.
+    public func replaceCurrentItem(with item: PlaybackItem, timeline: PresentationTimeline) throws(MediaError) {
+        guard timeline.isValid else { throw MediaError.invalidArgument("rate", "\(timeline.rate) is outside 0.25...4") }
+        try prepare(item, at: timeline.anchorMediaTime)
+        try switchToPreparedItem(timeline: timeline)
+    }
+
+    /// Replaces the current item with `item`, in the manner of AVPlayer's `replaceCurrentItem(with:)`:
+    /// it starts at its beginning, playing if the player was (a moment ahead, `Options.seekLeadTime`,
+    /// so that its first frame is on time).
+    ///
+    /// Coordinated, the change is proposed to the group (`transitionToItem(identifier:at:)`), and
+    /// the player switches when the group's command comes; the item is remembered so that
+    /// `item(withIdentifier:)` finds it then.
+    public func replaceCurrentItem(with item: PlaybackItem) throws(MediaError) {
+        if playbackCoordinator.isCoordinating {
+            engine.lock.withLock {
+                engine.namedItems.removeAll { $0.identifier == item.identifier }
+                engine.namedItems.append(item)
+                if engine.namedItems.count > HeadlessPlayer.namedItemLimit { engine.namedItems.removeFirst() }
+            }
+            try propose("switch to \(item.identifier)") { try playbackCoordinator.transitionToItem(identifier: item.identifier) }
+            return
+        }
+        let file = try MediaFile(item: item)
+        let decoder = try HeadlessPlayer.decoder(for: file, options: options)
+        let start = max(0, MediaTime.nanoseconds(seconds: file.info.startTime ?? 0))
+        let now = MonotonicClock.now()
+        let rate = timeline.rate
+        let next = PresentationTimeline(rate: rate, anchorMediaTime: start, anchorLocalTime: rate > 0 ? now + options.seekLeadTime : now)
+        engine.lock.withLock {
+            engine.prepareLocked(item: item, decoder: decoder, at: start)
+            _ = engine.switchToPreparedLocked(next, now: now)
+        }
+    }
+
+    /// How many items proposed by `replaceCurrentItem(with:)` the player remembers.
+    static let namedItemLimit = 64
+}
