@@ -47,8 +47,8 @@ import TandemPlayback
     @Test(arguments: extremeTimelines)
     func theSharedTimelineAnswersAtEveryInstant(_ timeline: SharedTimeline) {
         for instant: Int64 in [.min, -1, 0, 1, 1_000_000_000, .max] {
-            _ = timeline.mediaTime(atSessionTime: instant)
-            _ = timeline.sessionTime(forMediaTime: instant)
+            _ = timeline.mediaTime(atSessionTime: SessionInstant(nanoseconds: instant))
+            _ = timeline.sessionTime(forMediaTime: ItemTime(nanoseconds: instant))
         }
     }
 
