@@ -193,7 +193,12 @@ import TandemTestKit
         // The group waits: the host is told to pause; Ana, who is suspended, is told nothing.
         #expect(await eventually { ana.coordinator.timeline.rate == 0 && host.coordinator.timeline.rate == 0 })
         let waiting = host.coordinator.timeline.version
-        #expect(await eventually { if case .pause(let pause) = hostLog.all.last { pause.version == waiting } else { false } })
+        // The group waits in anticipation of playback: a pause that says so, then a buffering
+        // command, as Apple's coordinator issues them.
+        #expect(await eventually { if case .buffer(let buffer) = hostLog.all.last { buffer.version == waiting } else { false } })
+        let pause = hostLog.all.reversed().lazy.compactMap { if case .pause(let pause) = $0 { pause } else { nil } }.first
+        #expect(pause?.version == waiting && pause?.shouldBufferInAnticipationOfPlayback == true && pause?.anticipatedPlaybackRate == 1)
+        if case .buffer(let buffer) = hostLog.all.last { #expect(buffer.anticipatedPlaybackRate == 1) }
         try await Task.sleep(for: .milliseconds(300))
         #expect(anaLog.all.count == anaBefore)
 
