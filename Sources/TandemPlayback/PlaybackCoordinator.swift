@@ -300,13 +300,13 @@ public final class PlaybackCoordinator: @unchecked Sendable {
             Task { [weak self] in
                 for await input in deliveries {
                     guard let self else { return }
-                    self.step(generation) { machine, now in machine.onOrdered(input, now: now).map(Self.effect) }
+                    self.receive(input, generation: generation)
                 }
             },
             Task { [weak self] in
                 for await participant in departures {
                     guard let self else { return }
-                    self.step(generation) { machine, now in machine.onDeparture(participant, now: now).map(Self.effect) }
+                    self.depart(participant, generation: generation)
                 }
             },
         ]
@@ -326,15 +326,23 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         watchForClock(generation)
     }
 
+    /// Feeds the machine the next ordered record, on the scheduler (what the channel's
+    /// deliveries do; tests call it directly).
+    func receive(_ input: OrderedInput, generation: Int? = nil) {
+        step(generation) { machine, now in machine.onOrdered(input, now: now).map(Self.effect) }
+    }
+
+    /// Feeds the machine a departure, on the scheduler.
+    func depart(_ participant: UUID, generation: Int? = nil) {
+        step(generation) { machine, now in machine.onDeparture(participant, now: now).map(Self.effect) }
+    }
+
     /// Until the session clock's first estimate, looks for it every `clockWatchInterval` (the
     /// clock source announces nothing); the machine is then given the mapping as an input, and
     /// a timeline that waited for it is issued at once.
     private func watchForClock(_ generation: Int) {
-        step(generation) { [weak self] machine, now in
-            guard let self, machine.mapping == nil else { return [] }
-            let next = self.scheduler.schedule(at: now + Self.clockWatchInterval) { [weak self] in self?.watchForClock(generation) }
-            self.state.withLock { $0.clockWatch = next }
-            return []
+        step(generation) { machine, now in
+            machine.mapping == nil ? [.watchClock(at: now + Self.clockWatchInterval, generation: generation)] : []
         }
     }
 
@@ -348,6 +356,8 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         case abandon(CoordinatorMachine.IssuedCommand)
         case emit(Event)
         case wake(HostInstant)
+        /// The shell's own: look for the session clock's first estimate again at this instant.
+        case watchClock(at: HostInstant, generation: Int)
     }
 
     private static func effect(_ directive: CoordinatorMachine.OrderedDirective) -> Effect {
@@ -458,6 +468,13 @@ public final class PlaybackCoordinator: @unchecked Sendable {
                 delegate.playbackCoordinator(self, didIssue: issued.command) { [weak self] in
                     self?.step { machine, now in machine.onCommandCompleted(issued.id, now: now).map(Self.effect) }
                 }
+            case .watchClock(let instant, let generation):
+                let next = scheduler.schedule(at: instant) { [weak self] in self?.watchForClock(generation) }
+                let previous = state.withLock { state in
+                    defer { state.clockWatch = next }
+                    return state.clockWatch
+                }
+                previous?.cancel()
             case .wake(let instant):
                 let next = scheduler.schedule(at: instant) { [weak self] in
                     self?.step { machine, now in machine.onTick(now: now).map(Self.effect) }
