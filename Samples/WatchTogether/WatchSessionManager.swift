@@ -118,6 +118,8 @@ import TandemPlayback
             print("warning: participants play different files as \(TerminalText.sanitized(item)): \(TerminalText.sanitized(names))")
         case .proposalRejected(let rejection, let originator, _):
             print("skipped a change by \(TerminalText.sanitized(name(of: originator))): \(TerminalText.sanitized("\(rejection)"))")
+        case .commandAbandoned(let command):
+            print("the player did not complete a command (timeline v\(command.version)) in time; going on")
         }
     }
 
@@ -130,7 +132,7 @@ import TandemPlayback
         switch proposal {
         case .setRate(let rate): rate == 1 ? "play" : "rate \(rate)"
         case .pause: "pause"
-        case .seek(let time): String(format: "seek to %.3f s", Double(time) / 1e9)
+        case .seek(let time): String(format: "seek to %.3f s", Double(time.nanoseconds) / 1e9)
         case .transition(let item, _): "item \(item)"
         case .beginSuspension(_, let reason, _, _): "suspend (\(reason))"
         case .endSuspension: "end suspension"
@@ -139,7 +141,7 @@ import TandemPlayback
     }
 
     private func describe(_ timeline: SharedTimeline) -> String {
-        let position = String(format: "%.3f s", Double(timeline.anchorMediaTime) / 1e9)
+        let position = String(format: "%.3f s", Double(timeline.anchorMediaTime.nanoseconds) / 1e9)
         return timeline.rate == 0 ? "paused at \(position)" : "playing at \(timeline.rate)x from \(position)"
     }
 

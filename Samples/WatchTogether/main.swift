@@ -1,6 +1,7 @@
 import Foundation
 import SampleSupport
 import Tandem
+import TandemClock
 import TandemPlayback
 
 /// The clip to play: `--media PATH`, or the sample clip of this repository.
@@ -38,7 +39,7 @@ await SampleLaunch.run("WatchTogether", valueOptions: ["media"]) { launch in
                         print("usage: seek SECONDS")
                         continue
                     }
-                    try coordinator.coordinateSeek(to: Int64(seconds * 1e9))
+                    try coordinator.coordinateSeek(to: ItemTime(nanoseconds: Int64(seconds * 1e9)))
                 case "rate":
                     guard let rate = Double(rest), (0.25...4).contains(rate) else {
                         print("usage: rate R (0.25 to 4)")

@@ -21,24 +21,22 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
     /// What the baseline remembers between commands.
     private struct ReceiptState {
         var applied: AppliedTimeline?
-        /// Session ns between receiving the last fresh change and its effective instant; until
+        /// Session time between receiving the last fresh change and its effective instant; until
         /// one is seen, the relay's shortest lead.
-        var lead: Int64 = HeadlessPlayerCoordination.shortestRelayLead
+        var lead: TimeSpan = HeadlessPlayerCoordination.shortestRelayLead
     }
 
     /// The relay's shortest lead (`RelayCoreConfiguration.minimumLead`): on loopback, how far
     /// ahead of its effective instant a change reaches everyone.
-    static let shortestRelayLead: Int64 = 30_000_000
+    static let shortestRelayLead = TimeSpan.milliseconds(30)
 
     /// What makes a timeline a change for the baseline: where and how fast it plays, not its
     /// version (the relay numbers every proposal, reports of loaded items included).
     private struct AppliedTimeline: Equatable {
         var item: String?
-        var anchorSessionTime: Int64
-        var anchorMediaTime: Int64
+        var anchorSessionTime: SessionInstant
+        var anchorMediaTime: ItemTime
         var rate: Double
-        /// The version, when the command's timeline is no longer the coordinator's.
-        var version: UInt64?
     }
 
     init(itemIdentifier: String, following: TimelineFollowing = .scheduled) {
@@ -48,30 +46,32 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
 
     var currentItemIdentifier: String? { itemIdentifier }
 
+    /// Carries `command` out and completes it at once: every command's instants are host
+    /// instants and its rate is in media seconds per host second (the coordinator's clock
+    /// mapping), so that the player follows the command as it is, and never asks the coordinator.
     func playbackCoordinator(_ coordinator: PlaybackCoordinator, didIssue command: PlaybackCommand,
                              completion: @escaping @Sendable () -> Void) {
         defer { completion() }
-        guard let player, let clock = coordinator.localClock else { return }
+        guard let player else { return }
         // A command for another item is stale: completed, not applied.
         if let expected = command.expectedCurrentItemIdentifier, expected != itemIdentifier { return }
         if following == .onReceipt {
-            applyOnReceipt(command, player: player, coordinator: coordinator, clock: clock)
+            applyOnReceipt(command, player: player, clock: coordinator.localClock)
             return
         }
         switch command {
         case .play(let play):
-            let instant = clock.monotonicTime(atLocal: play.hostTime)
-            // The session clock's drift on top of the group's rate, within the player's range
-            // (a rate of 4 must not be refused for a clock running fast by a few ppm).
-            let rate = min(max(play.rate * sessionSecondsPerMonotonicSecond(coordinator, clock: clock, near: instant),
-                               PresentationTimeline.minimumRate), PresentationTimeline.maximumRate)
-            try? player.setTimeline(PresentationTimeline(rate: rate, anchorMediaTime: play.itemTime, anchorLocalTime: instant))
+            // Within the player's range (a rate of 4 must not be refused for a session clock
+            // running fast by a few ppm).
+            let rate = min(max(play.rate, PresentationTimeline.minimumRate), PresentationTimeline.maximumRate)
+            try? player.setTimeline(PresentationTimeline(rate: rate, anchorMediaTime: play.itemTime.nanoseconds,
+                                                         anchorLocalTime: play.hostTime.nanoseconds))
         case .pause(let pause):
-            try? player.setTimeline(.paused(at: pause.itemTime, from: clock.monotonicTime(atLocal: pause.hostTime)))
-        case .seek(let seek):
-            try? player.setTimeline(.paused(at: seek.itemTime, from: MonotonicClock.now()), discontinuous: true)
-        case .buffer(let buffer):
-            try? player.setTimeline(.paused(at: buffer.itemTime, from: MonotonicClock.now()))
+            try? player.setTimeline(.paused(at: pause.itemTime.nanoseconds, from: pause.hostTime.nanoseconds))
+        case .seek, .buffer:
+            // The player seeks and decodes ahead with the play or pause command that follows (its
+            // instant is ahead): ready at once.
+            break
         }
     }
 
@@ -98,14 +98,18 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
     ///   participant measured on its last fresh change (the relay's shortest lead when it has
     ///   seen none). As if the group had reported its position at the instant it arrived, over
     ///   a synchronised clock: the most favourable case for the baseline.
-    private func applyOnReceipt(_ command: PlaybackCommand, player: HeadlessPlayer, coordinator: PlaybackCoordinator,
-                                clock: any MonotonicDerivedClock) {
+    private func applyOnReceipt(_ command: PlaybackCommand, player: HeadlessPlayer, clock: (any MonotonicDerivedClock)?) {
+        let carried: (timeline: SharedTimeline, issuedAt: SessionInstant)
+        switch command {
+        case .play(let play): carried = (play.timeline, play.issuedAt)
+        case .pause(let pause): carried = (pause.timeline, pause.issuedAt)
+        // The play or pause that follows carries the change.
+        case .seek, .buffer: return
+        }
         receipt.withLock { state in
-            let timeline = coordinator.timeline
-            let current = timeline.version == command.version
-            let key = AppliedTimeline(item: timeline.item, anchorSessionTime: current ? timeline.anchorSessionTime : 0,
-                                      anchorMediaTime: current ? timeline.anchorMediaTime : 0, rate: timeline.rate,
-                                      version: current ? nil : command.version)
+            let timeline = carried.timeline
+            let key = AppliedTimeline(item: timeline.item, anchorSessionTime: timeline.anchorSessionTime,
+                                      anchorMediaTime: timeline.anchorMediaTime, rate: timeline.rate)
             let isCatchUp: Bool
             if case .play = command, state.applied == key, player.timeline.rate == 0 {
                 isCatchUp = true
@@ -113,45 +117,32 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
                 isCatchUp = false
             }
             guard state.applied != key || isCatchUp else { return }
-            let now = clock.now()
-            let instant = clock.monotonicTime(atLocal: now)
-            let sessionNow = coordinator.sessionTime(atLocalTime: now)
-            let fresh = !isCatchUp && current && sessionNow.map { timeline.anchorSessionTime > $0 } == true
-            if fresh, let sessionNow { state.lead = timeline.anchorSessionTime.saturatingSubtracting(sessionNow) }
+            let instant = MonotonicClock.now()
+            let fresh = !isCatchUp && timeline.anchorSessionTime > carried.issuedAt
+            if fresh { state.lead = timeline.anchorSessionTime - carried.issuedAt }
             switch command {
             case .play(let play):
-                let ahead = state.lead.saturatingSubtracting(play.hostTime.saturatingSubtracting(now))
-                let position = fresh ? play.itemTime : play.itemTime.saturatingAdding(ahead.saturatingScaled(by: play.rate))
-                let rate = min(max(play.rate * localSecondsPerMonotonicSecond(clock, near: instant), PresentationTimeline.minimumRate),
-                               PresentationTimeline.maximumRate)
-                try? player.setTimeline(PresentationTimeline(rate: rate, anchorMediaTime: max(0, position), anchorLocalTime: instant))
+                let ahead = state.lead - (play.hostTime - HostInstant(nanoseconds: instant))
+                let position = fresh ? play.itemTime : play.itemTime + ahead * timeline.rate
+                let drift = clock.map { localSecondsPerMonotonicSecond($0, near: instant) } ?? 1
+                let rate = min(max(timeline.rate * drift, PresentationTimeline.minimumRate), PresentationTimeline.maximumRate)
+                try? player.setTimeline(PresentationTimeline(rate: rate, anchorMediaTime: max(0, position.nanoseconds),
+                                                             anchorLocalTime: instant))
             case .pause(let pause):
-                try? player.setTimeline(.paused(at: pause.itemTime, from: instant))
-            case .seek(let seek):
-                try? player.setTimeline(.paused(at: seek.itemTime, from: instant), discontinuous: true)
-            case .buffer(let buffer):
-                try? player.setTimeline(.paused(at: buffer.itemTime, from: instant))
+                try? player.setTimeline(.paused(at: pause.itemTime.nanoseconds, from: instant))
+            case .seek, .buffer:
+                break
             }
             state.applied = key
         }
     }
 
     /// How many seconds of this participant's own clock pass per raw monotonic second near
-    /// `instant`: 1 for the system clock, 1 + drift for a clock with an injected drift.
+    /// `instant`: 1 for the system clock, 1 + drift for a clock with an injected drift (the
+    /// baseline paces frames by the participant's own clock, whose drift nobody corrects).
     private func localSecondsPerMonotonicSecond(_ clock: any MonotonicDerivedClock, near instant: Int64) -> Double {
         let span: Int64 = 10_000_000_000
         let elapsed = clock.localTime(atMonotonic: instant.saturatingAdding(span)).saturatingSubtracting(clock.localTime(atMonotonic: instant))
         return elapsed > 0 ? Double(elapsed) / Double(span) : 1
-    }
-
-    /// How many session-clock seconds pass per raw monotonic second near `instant`: the drift the
-    /// session clock's estimate has measured, which the presentation rate must include.
-    private func sessionSecondsPerMonotonicSecond(_ coordinator: PlaybackCoordinator, clock: any MonotonicDerivedClock,
-                                                 near instant: Int64) -> Double {
-        let span: Int64 = 10_000_000_000
-        guard let start = coordinator.sessionTime(atLocalTime: clock.localTime(atMonotonic: instant)),
-              let end = coordinator.sessionTime(atLocalTime: clock.localTime(atMonotonic: instant.saturatingAdding(span))),
-              end > start else { return 1 }
-        return Double(end.saturatingSubtracting(start)) / Double(span)
     }
 }

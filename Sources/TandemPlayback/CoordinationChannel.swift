@@ -41,7 +41,7 @@ struct SessionChannel<Activity: GroupActivity>: CoordinationChannel {
 
 /// An ordered record as the coordinator takes it: a proposal, or a record whose body is none
 /// (which the core skips, as it skips an invalid proposal, so that versions stay aligned).
-enum OrderedInput: Sendable, Equatable {
+public enum OrderedInput: Sendable, Equatable {
     /// A proposal, still to be validated.
     case proposal(OrderedProposal)
     /// A body that is no proposal this version can read.
@@ -63,7 +63,8 @@ enum OrderedInput: Sendable, Equatable {
                                                                 + "this version understands"))
             return
         }
-        self = .proposal(OrderedProposal(originator: delivery.sender, order: delivery.order, orderedAt: delivery.orderedAt,
-                                         effectiveAt: delivery.effectiveAt, proposal: proposal))
+        self = .proposal(OrderedProposal(originator: delivery.sender, order: delivery.order,
+                                         orderedAt: SessionInstant(nanoseconds: delivery.orderedAt),
+                                         effectiveAt: SessionInstant(nanoseconds: delivery.effectiveAt), proposal: proposal))
     }
 }

@@ -15,14 +15,14 @@ import Foundation
 extension CoordinationCore {
     /// The rates other than 0 (paused) that a proposal may ask for.
     public static let playableRates: ClosedRange<Double> = 0.25...4
-    /// An item's duration when no participant announced one (ns): 24 hours.
-    public static let defaultItemDuration: Int64 = 24 * 3_600 * 1_000_000_000
-    /// The longest duration an identity may announce (ns): 366 days. A longer one is not
+    /// An item's duration when no participant announced one: 24 hours.
+    public static let defaultItemDuration = TimeSpan(nanoseconds: 24 * 3_600 * 1_000_000_000)
+    /// The longest duration an identity may announce: 366 days. A longer one is not
     /// believed, and the item's duration is taken from the others (or the default).
-    public static let maximumAnnouncedDuration: Int64 = 366 * 24 * 3_600 * 1_000_000_000
-    /// How long after its ordering instant a proposal may take effect (ns): 2 s. The relay's
+    public static let maximumAnnouncedDuration = TimeSpan(nanoseconds: 366 * 24 * 3_600 * 1_000_000_000)
+    /// How long after its ordering instant a proposal may take effect: 2 s. The relay's
     /// lead is at most 1 s (`RelayCoreConfiguration.maximumLead`).
-    public static let maximumLead: Int64 = 2_000_000_000
+    public static let maximumLead = TimeSpan(nanoseconds: 2_000_000_000)
     /// The longest body (bytes) read as a proposal.
     public static let maximumProposalBytes = 16 * 1024
     /// The longest item identifier (UTF-8 bytes).
@@ -42,11 +42,12 @@ extension CoordinationCore {
 
     /// Why `ordered` must be skipped, or nil when it may be applied.
     public func rejection(of ordered: OrderedProposal) -> ProposalRejection? {
-        let (lead, overflow) = ordered.effectiveAt.subtractingReportingOverflow(ordered.orderedAt)
-        guard !overflow, (0...Self.maximumLead).contains(lead) else {
+        let (lead, overflow) = ordered.effectiveAt.nanoseconds.subtractingReportingOverflow(ordered.orderedAt.nanoseconds)
+        guard !overflow, (0...Self.maximumLead.nanoseconds).contains(lead) else {
             return ProposalRejection(.effectiveInstantOutOfRange,
-                                     "effective instant \(ordered.effectiveAt) ns is not within \(Self.maximumLead / 1_000_000) ms "
-                                         + "after its ordering instant \(ordered.orderedAt) ns")
+                                     "effective instant \(ordered.effectiveAt.nanoseconds) ns is not within "
+                                         + "\(Self.maximumLead.nanoseconds / 1_000_000) ms "
+                                         + "after its ordering instant \(ordered.orderedAt.nanoseconds) ns")
         }
         return rejection(of: ordered.proposal, from: ordered.originator)
     }
@@ -101,25 +102,25 @@ extension CoordinationCore {
         }
     }
 
-    /// The media times a proposal may name in `item` (ns): 0 to its duration as announced (the
+    /// The media times a proposal may name in `item`: 0 to its duration as announced (the
     /// longest announcement believed), or to `defaultItemDuration` when none is.
-    public func mediaTimeRange(ofItem item: String?) -> ClosedRange<Int64> {
-        let announced = participants.values.compactMap { state -> Int64? in
+    public func mediaTimeRange(ofItem item: String?) -> ClosedRange<ItemTime> {
+        let announced = participants.values.compactMap { state -> TimeSpan? in
             guard let item, state.item == item, let identity = state.identity else { return nil }
             return Self.announcedDuration(in: identity)
         }
-        return 0...(announced.max() ?? Self.defaultItemDuration)
+        return ItemTime.zero...(ItemTime.zero + (announced.max() ?? Self.defaultItemDuration))
     }
 
     /// The duration (ns) a content identity announces (`d=SECONDS` among its `;`-separated
     /// fields), or nil when it announces none that can be believed: missing, not a finite
     /// positive number (a file of unknown duration announces `d=0.000`), or longer than
     /// `maximumAnnouncedDuration`.
-    public static func announcedDuration(in identity: String) -> Int64? {
+    public static func announcedDuration(in identity: String) -> TimeSpan? {
         for field in identity.split(separator: ";") where field.hasPrefix("d=") {
             guard let seconds = Double(field.dropFirst(2)), seconds.isFinite, seconds > 0,
-                  seconds <= Double(maximumAnnouncedDuration) / 1e9 else { return nil }
-            return Int64(saturating: seconds * 1e9)
+                  seconds <= maximumAnnouncedDuration.seconds else { return nil }
+            return .seconds(seconds)
         }
         return nil
     }
@@ -135,10 +136,10 @@ extension CoordinationCore {
         return nil
     }
 
-    private func mediaTimeRejection(_ time: Int64, item: String?, _ what: String) -> ProposalRejection? {
+    private func mediaTimeRejection(_ time: ItemTime, item: String?, _ what: String) -> ProposalRejection? {
         let range = mediaTimeRange(ofItem: item)
         guard !range.contains(time) else { return nil }
-        func seconds(_ nanoseconds: Int64) -> String { String(format: "%.3f s", Double(nanoseconds) / 1e9) }
+        func seconds(_ time: ItemTime) -> String { String(format: "%.3f s", Double(time.nanoseconds) / 1e9) }
         return ProposalRejection(.mediaTimeOutOfRange,
                                  "\(what) \(seconds(time)) is not within 0 and the item's duration, \(seconds(range.upperBound))")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TandemClock
 
 /// The pure core of the playback coordinator: the shared timeline and everything that decides it
 /// (suspensions, who has loaded what), changed only by ordered proposals.
@@ -41,6 +42,9 @@ public struct CoordinationCore: Sendable, Equatable {
         /// The proposal ordered `order`, from `originator`, was skipped: invalid, or no proposal
         /// at all. Nothing changed but the version.
         case proposalRejected(ProposalRejection, originator: UUID, order: UInt64)
+        /// This participant's player did not complete `command` by its due date: the
+        /// coordinator gave up on it and went on (emitted by the coordinator, never by the core).
+        case commandAbandoned(PlaybackCommand)
     }
 
     /// The shared timeline, as every participant holds it.
@@ -89,12 +93,12 @@ public struct CoordinationCore: Sendable, Equatable {
             reanchor(media: pauseSnapsToMediaTimeOfOriginator ? (seen ?? position) : position, at: at)
             return [changed(ordered)]
         case .seek(let target):
-            reanchor(media: max(0, target), at: at)
+            reanchor(media: max(.zero, target), at: at)
             return [changed(ordered)]
         case .transition(let item, let start):
             timeline.item = item
             intendedRate = 0
-            reanchor(media: max(0, start), at: at)
+            reanchor(media: max(.zero, start), at: at)
             return [changed(ordered)] + mismatchEvents()
         case .beginSuspension(let id, let reason, let triggersWaiting, let limit):
             guard !suspensions.contains(where: { $0.id == id }) else { return [] }
@@ -106,7 +110,14 @@ public struct CoordinationCore: Sendable, Equatable {
             reanchor(media: position, at: at)
             return [.groupWaiting(timeline, for: suspensions.filter(\.holdsGroup))]
         case .endSuspension(let id, let proposedTime):
-            return endSuspensions(where: { $0.id == id }, at: at, position: proposedTime ?? position, originator: ordered.originator)
+            guard let proposedTime, suspensions.contains(where: { $0.id == id }) else {
+                return endSuspensions(where: { $0.id == id }, at: at, position: position, originator: ordered.originator)
+            }
+            // A proposed time moves the group there, whether it waited or not (scrubbing).
+            let wasWaiting = isWaiting
+            suspensions.removeAll { $0.id == id }
+            reanchor(media: proposedTime, at: at)
+            return wasWaiting && !isWaiting ? [.groupResumed(timeline, originator: ordered.originator)] : [changed(ordered)]
         case .departed(let participant):
             participants.removeValue(forKey: participant)
             return endSuspensions(where: { $0.participant == participant }, at: at, position: position, originator: ordered.originator)
@@ -125,7 +136,7 @@ public struct CoordinationCore: Sendable, Equatable {
         return [.proposalRejected(rejection, originator: originator, order: order)]
     }
 
-    private mutating func endSuspensions(where matches: (Suspension) -> Bool, at: Int64, position: Int64,
+    private mutating func endSuspensions(where matches: (Suspension) -> Bool, at: SessionInstant, position: ItemTime,
                                          originator: UUID) -> [Event] {
         let wasWaiting = isWaiting
         suspensions.removeAll(where: matches)
@@ -136,7 +147,7 @@ public struct CoordinationCore: Sendable, Equatable {
 
     /// Re-anchors the timeline at session instant `at` on media time `media`, at the intended
     /// rate unless the group waits.
-    private mutating func reanchor(media: Int64, at: Int64) {
+    private mutating func reanchor(media: ItemTime, at: SessionInstant) {
         timeline.anchorMediaTime = media
         timeline.anchorSessionTime = at
         timeline.rate = isWaiting ? 0 : intendedRate

@@ -8,33 +8,80 @@ import TandemClock
 ///
 /// The player asks for changes (`coordinateRateChange`, `coordinateSeek`, `transitionToItem`);
 /// the relay orders them; every participant's coordinator applies the same changes at the same
-/// session instants and issues its delegate the commands that carry them out, each with the local
+/// session instants and issues its delegate the commands that carry them out, each with the host
 /// instant at which it takes effect. The built-in `HeadlessPlayer` is its own delegate
 /// (`player.playbackCoordinator.coordinateWithSession(session)`); other players implement
 /// `PlaybackCoordinatorDelegate`.
+///
+/// The coordinator is one serial shell around a pure `CoordinatorMachine`: every input (an
+/// ordered record, a departure, a request, a suspension, a completed command, a wake-up, a new
+/// clock mapping) is fed to the machine on one `CoordinatorScheduler`, and the shell carries out
+/// the directives it returns. It is the only writer of player commands.
 public final class PlaybackCoordinator: @unchecked Sendable {
     /// What happened in the group, for programs to show.
     public typealias Event = CoordinationCore.Event
 
-    /// Suspension reasons for which this participant asks the group to wait. By default buffering
-    /// and not having the group's item.
+    /// How a rate change is made, as AVFoundation's `AVDelegatingPlaybackCoordinatorRateChangeOptions`.
+    public struct RateChangeOptions: OptionSet, Sendable, Hashable {
+        /// The option bits.
+        public let rawValue: Int
+        /// Options of `rawValue`.
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// Play at once, without waiting for other participants to be ready.
+        public static let playImmediately = RateChangeOptions(rawValue: 1)
+    }
+
+    /// How a seek is made, as AVFoundation's `AVDelegatingPlaybackCoordinatorSeekOptions`.
+    public struct SeekOptions: OptionSet, Sendable, Hashable {
+        /// The option bits.
+        public let rawValue: Int
+        /// Options of `rawValue`.
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// Resume at once after the seek, without waiting for other participants to be ready.
+        public static let resumeImmediately = SeekOptions(rawValue: 1)
+    }
+
+    /// Suspension reasons for which this participant asks the group to wait. By default
+    /// recovering from a stall and not having the group's item.
     public var suspensionReasonsThatTriggerWaiting: Set<SuspensionReason> {
-        get { settings.withLock { $0.waitingReasons } }
-        set { settings.withLock { $0.waitingReasons = newValue } }
+        get { settings.withLock { $0.configuration.suspensionReasonsThatTriggerWaiting } }
+        set { settings.withLock { $0.configuration.suspensionReasonsThatTriggerWaiting = newValue } }
     }
 
-    /// How many participants may hold the group up at once for a reason; beyond it, a suspended
-    /// participant catches up on its own. No entry: no limit.
-    public var participantLimits: [SuspensionReason: Int] {
-        get { settings.withLock { $0.limits } }
-        set { settings.withLock { $0.limits = newValue } }
+    /// As AVFoundation's: the most participants the group may have for this participant's
+    /// suspensions of `reason` to make the group wait; in a larger group, the others play on.
+    /// `Int.max` (no limit) unless set.
+    public func participantLimit(forWaitingOutSuspensionsWithReason reason: SuspensionReason) -> Int {
+        settings.withLock { $0.configuration.participantLimits[reason] } ?? .max
     }
 
-    /// How far ahead (ns) a player that joins late or resynchronises is told to be on time, so
-    /// that it can seek and decode first.
-    public var prerollLead: Int64 {
-        get { settings.withLock { $0.prerollLead } }
-        set { settings.withLock { $0.prerollLead = newValue } }
+    /// Sets `participantLimit(forWaitingOutSuspensionsWithReason:)` for `reason`.
+    public func setParticipantLimit(_ limit: Int, forWaitingOutSuspensionsWithReason reason: SuspensionReason) {
+        settings.withLock { $0.configuration.participantLimits[reason] = limit }
+    }
+
+    /// Tandem's own: how many participants may hold the group up at once for `reason`; beyond
+    /// it, a suspended participant catches up on its own. nil: no limit.
+    public func groupHoldLimit(forReason reason: SuspensionReason) -> Int? {
+        settings.withLock { $0.configuration.groupHoldLimits[reason] }
+    }
+
+    /// Sets `groupHoldLimit(forReason:)` for `reason` (nil: no limit).
+    public func setGroupHoldLimit(_ limit: Int?, forReason reason: SuspensionReason) {
+        settings.withLock { $0.configuration.groupHoldLimits[reason] = limit }
+    }
+
+    /// How far ahead a player that joins late or catches up is told to be on time, so that it
+    /// can seek and decode first.
+    public var prerollLead: TimeSpan {
+        get { settings.withLock { $0.configuration.prerollLead } }
+        set { settings.withLock { $0.configuration.prerollLead = newValue } }
+    }
+
+    /// How long a command may take past its instant before it is abandoned.
+    public var commandTimeout: TimeSpan {
+        get { settings.withLock { $0.configuration.commandTimeout } }
+        set { settings.withLock { $0.configuration.commandTimeout = newValue } }
     }
 
     /// The shared timeline, observable: `for await timeline in coordinator.$timeline.values`.
@@ -43,37 +90,46 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// Whether pauses snap to the media time the originator saw.
     public let pauseSnapsToMediaTimeOfOriginator: Bool
 
+    /// The executor and clock the coordinator runs on.
+    public let scheduler: any CoordinatorScheduler
+
     private struct Settings {
-        var waitingReasons: Set<SuspensionReason> = [.stallRecovery, .coordinatedPlaybackNotPossible]
-        var limits: [SuspensionReason: Int] = [:]
-        var prerollLead: Int64 = 300_000_000
+        var configuration = CoordinatorMachine.Configuration()
         weak var delegate: (any PlaybackCoordinatorDelegate)?
     }
 
-    private struct Coordination {
-        var core: CoordinationCore
+    private struct Shell {
+        var machine: CoordinatorMachine?
         var channel: (any CoordinationChannel)?
         var tasks: [Task<Void, Never>] = []
         var eventReaders: [Int: AsyncStream<Event>.Continuation] = [:]
         var nextReader = 0
-        var lastCommand: PlaybackCommand?
-        /// This participant's own suspensions, begun and not yet ended: while there is one, the
-        /// player is not driven by the group.
+        var wake: (any CoordinatorCancellable)?
+        var clockWatch: (any CoordinatorCancellable)?
+        /// This participant's suspensions as the caller sees them (the machine learns of each on
+        /// the executor).
         var ownSuspensions: Set<UUID> = []
+        /// Bumped at each `coordinate(over:)`, so that work of an earlier channel does nothing.
+        var generation = 0
     }
 
     private let settings = Mutex(Settings())
-    private let state: Mutex<Coordination>
+    private let state = Mutex(Shell())
 
-    /// A coordinator for a player; it does nothing until `coordinateWithSession(_:)`.
-    public init(delegate: (any PlaybackCoordinatorDelegate)? = nil, pauseSnapsToMediaTimeOfOriginator: Bool = true) {
+    /// A coordinator for a player; it does nothing until `coordinateWithSession(_:)`. It runs on
+    /// `scheduler` (by default a serial dispatch queue on the host's monotonic clock).
+    public init(delegate: (any PlaybackCoordinatorDelegate)? = nil, pauseSnapsToMediaTimeOfOriginator: Bool = true,
+                scheduler: (any CoordinatorScheduler)? = nil) {
         self.pauseSnapsToMediaTimeOfOriginator = pauseSnapsToMediaTimeOfOriginator
-        state = Mutex(Coordination(core: CoordinationCore(pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator)))
+        self.scheduler = scheduler ?? DispatchCoordinatorScheduler()
         settings.withLock { $0.delegate = delegate }
     }
 
     deinit {
-        for task in state.withLock({ $0.tasks }) { task.cancel() }
+        let (tasks, wake, watch) = state.withLock { ($0.tasks, $0.wake, $0.clockWatch) }
+        for task in tasks { task.cancel() }
+        wake?.cancel()
+        watch?.cancel()
     }
 
     /// The player the coordinator drives.
@@ -90,7 +146,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     }
 
     /// What happens in the group from now on (timeline changes with their originators, waiting,
-    /// mismatched items).
+    /// mismatched items, abandoned commands).
     public var events: AsyncStream<Event> {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
         let id = state.withLock { state in
@@ -106,80 +162,78 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     }
 
     /// The coordinator's view of the group: timeline, suspensions, what others have loaded.
-    public var core: CoordinationCore { state.withLock { $0.core } }
+    public var core: CoordinationCore {
+        state.withLock { $0.machine?.core } ?? CoordinationCore(pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator)
+    }
+
+    /// The machine as it stands (for programs and tests to inspect).
+    public var machine: CoordinatorMachine? { state.withLock { $0.machine } }
 
     // MARK: The player's side
 
     /// Asks the group to play at `rate` (0 pauses) from the current position. A rate that is not
     /// 0 or within `CoordinationCore.playableRates` (NaN, 1e15, negative) is refused with a
     /// `ProposalRejection`, as every participant would skip it.
-    public func coordinateRateChange(to rate: Double) throws {
-        if let rejection = CoordinationCore.rateRejection(rate) { throw rejection }
-        if rate > 0 {
-            try propose(.setRate(rate))
-        } else {
-            // The timeline plays on past the item's end; a pause there shows the end.
-            let seen = expectedItemTime(atLocalTime: localClock?.now()).map(withinItem)
-            try propose(.pause(at: seen))
-        }
+    public func coordinateRateChange(to rate: Double, options: RateChangeOptions = []) throws {
+        try request(.rate(rate, options))
     }
 
-    /// Asks the group to move to media time `time` (ns), keeping the rate. A time outside the
-    /// item (`CoordinationCore.mediaTimeRange(ofItem:)`) is refused with a `ProposalRejection`.
-    public func coordinateSeek(to time: Int64) throws {
-        try propose(.seek(to: time))
+    /// Asks the group to move to media time `time`, keeping the rate. A time outside the item
+    /// (`CoordinationCore.mediaTimeRange(ofItem:)`) is refused with a `ProposalRejection`.
+    public func coordinateSeek(to time: ItemTime, options: SeekOptions = []) throws {
+        try request(.seek(time, options))
     }
 
     /// Asks the group to switch to the item `identifier` (paused at its start, or at `time`). An
     /// identifier or a time that every participant would skip is refused with a
     /// `ProposalRejection`.
-    public func transitionToItem(identifier: String, at time: Int64 = 0) throws {
-        try propose(.transition(item: identifier, at: time))
+    public func transitionToItem(identifier: String, at time: ItemTime = .zero) throws {
+        try request(.transition(item: identifier, at: time))
     }
 
     /// Tells the group what this participant has loaded (its identifier and content identity)
     /// and whether it is ready, so that a mismatch is reported to everyone. Strings longer than
     /// the core's bounds are refused with a `ProposalRejection`.
     public func reportItem(_ identifier: String?, identity: String?, ready: Bool) throws {
-        try propose(.state(item: identifier, identity: identity, ready: ready))
+        try request(.report(item: identifier, identity: identity, ready: ready))
     }
 
-    /// Where the shared timeline says the player should be at local instant `localTime`
-    /// (ns on this participant's clock), or nil before the session clock is known.
-    public func expectedItemTime(atLocalTime localTime: Int64?) -> Int64? {
-        guard let localTime, let channel = state.withLock({ $0.channel }),
-              let session = channel.clock?.sessionTime(atLocal: localTime) else { return nil }
-        return state.withLock { $0.core.timeline }.mediaTime(atSessionTime: session)
+    /// Where the shared timeline says the player should be at host instant `hostTime`, or nil
+    /// before the session clock is known.
+    public func expectedItemTime(atHostTime hostTime: HostInstant) -> ItemTime? {
+        guard let (channel, timeline) = state.withLock({ state in state.channel.map { ($0, state.machine?.core.timeline ?? .initial) } }),
+              let clock = channel.clock,
+              let session = clock.sessionTime(atLocal: channel.localClock.localTime(atMonotonic: hostTime.nanoseconds)) else { return nil }
+        return timeline.mediaTime(atSessionTime: SessionInstant(nanoseconds: session))
+    }
+
+    /// Where the shared timeline says the player should be at instant `localTime` of this
+    /// participant's clock, or nil before the session clock is known.
+    public func expectedItemTime(atLocalTime localTime: LocalInstant?) -> ItemTime? {
+        guard let localTime, let session = sessionTime(atLocalTime: localTime) else { return nil }
+        return state.withLock { $0.machine?.core.timeline ?? .initial }.mediaTime(atSessionTime: session)
     }
 
     /// Begins a suspension for `reason`; the group waits for it if the reason is one of
-    /// `suspensionReasonsThatTriggerWaiting` and within its participant limit.
+    /// `suspensionReasonsThatTriggerWaiting` and the group is within the reason's
+    /// `participantLimit(forWaitingOutSuspensionsWithReason:)` (and, among those holding it, within
+    /// `groupHoldLimit(forReason:)`).
     ///
     /// As with AVFoundation, a suspended participant's player is not driven by the group: from
     /// now until its last suspension ends, the coordinator issues its delegate no commands
     /// (the timeline and the events still follow the group). When the last one ends, the
-    /// delegate is issued the command for the current timeline, a pre-roll ahead
-    /// (`prerollLead`) as for a late joiner, so that the player catches up.
+    /// delegate is issued the current timeline a pre-roll ahead (`prerollLead`), as for a late
+    /// joiner, so that the player catches up. `end(proposingNewTime:)` moves the group to the
+    /// time (scrubbing: a `.userIsChangingCurrentTime` suspension, then the end with the time).
     public func beginSuspension(for reason: SuspensionReason) -> PlaybackSuspension {
         let id = UUID()
-        let (triggers, limit) = settings.withLock { ($0.waitingReasons.contains(reason), $0.limits[reason]) }
         _ = state.withLock { $0.ownSuspensions.insert(id) }
-        try? propose(.beginSuspension(id: id, reason: reason, triggersWaiting: triggers, waitingLimit: limit))
+        step { machine, now in machine.onSuspensionBegan(id, reason: reason, now: now).map(Self.effect) }
         return PlaybackSuspension(reason: reason, id: id) { [weak self] time in
             guard let self else { return }
             // Ended once: a second `end()` does nothing.
-            let (ended, wasLast) = self.state.withLock { state in
-                let ended = state.ownSuspensions.remove(id) != nil
-                return (ended, ended && state.ownSuspensions.isEmpty)
-            }
-            guard ended else { return }
-            // Within the item, so that the end is never refused (the group would wait on).
-            try? self.propose(.endSuspension(id: id, proposedTime: time.map(self.withinItem)))
-            guard wasLast else { return }
-            Task { [weak self] in
-                guard let self else { return }
-                await self.issueCommand(for: self.state.withLock { $0.core.timeline }, lead: self.prerollLead)
-            }
+            guard self.state.withLock({ $0.ownSuspensions.remove(id) != nil }) else { return }
+            self.step { machine, now in machine.onSuspensionEnded(id, proposingNewTime: time, now: now).map(Self.effect) }
         }
     }
 
@@ -193,157 +247,246 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// This participant's clock, once coordinating.
     public var localClock: (any MonotonicDerivedClock)? { state.withLock { $0.channel?.localClock } }
 
-    /// The session time at local instant `localTime`, once the session clock is known.
-    public func sessionTime(atLocalTime localTime: Int64) -> Int64? {
-        state.withLock { $0.channel }?.clock?.sessionTime(atLocal: localTime)
+    /// The session instant at instant `localTime` of this participant's clock, once the session
+    /// clock is known.
+    public func sessionTime(atLocalTime localTime: LocalInstant) -> SessionInstant? {
+        state.withLock { $0.channel }?.clock?.sessionTime(atLocal: localTime.nanoseconds).map(SessionInstant.init(nanoseconds:))
     }
 
-    /// The session clock minus this participant's clock, and the estimate's error bound (ns), at
-    /// local instant `localTime`, once the session clock is known.
-    public func clockStatus(atLocalTime localTime: Int64) -> (offset: Int64, errorBound: Int64)? {
-        guard let clock = state.withLock({ $0.channel })?.clock, let session = clock.sessionTime(atLocal: localTime) else { return nil }
-        return (session - localTime, clock.errorBound(atLocal: localTime) ?? 0)
+    /// The session clock minus this participant's clock, and the estimate's error bound, at
+    /// instant `localTime` of this participant's clock, once the session clock is known.
+    public func clockStatus(atLocalTime localTime: LocalInstant) -> (offset: TimeSpan, errorBound: TimeSpan)? {
+        guard let clock = state.withLock({ $0.channel })?.clock, let session = clock.sessionTime(atLocal: localTime.nanoseconds) else { return nil }
+        return (TimeSpan(nanoseconds: session.saturatingSubtracting(localTime.nanoseconds)),
+                TimeSpan(nanoseconds: clock.errorBound(atLocal: localTime.nanoseconds) ?? 0))
     }
 
-    /// The local instant at session time `sessionTime`, once the session clock is known; an
-    /// instant more than a day from the session clock's present is taken as a day from it.
-    public func localTime(atSessionTime sessionTime: Int64) -> Int64? {
+    /// The instant of this participant's clock at session instant `sessionTime`, once the session
+    /// clock is known; an instant more than a day from the session clock's present is taken as a
+    /// day from it.
+    public func localTime(atSessionTime sessionTime: SessionInstant) -> LocalInstant? {
         guard let channel = state.withLock({ $0.channel }), let clock = channel.clock,
               let now = clock.sessionTime(atLocal: channel.localClock.now()) else { return nil }
-        return clock.localTime(atSession: Self.mappable(sessionTime, near: now))
+        let mapped = CoordinatorMachine.mappable(sessionTime, near: SessionInstant(nanoseconds: now))
+        return clock.localTime(atSession: mapped.nanoseconds).map(LocalInstant.init(nanoseconds:))
     }
+
+    /// The host instant at session instant `sessionTime`, once the session clock is known (within
+    /// a day of the session clock's present, as `localTime(atSessionTime:)`).
+    public func hostTime(atSessionTime sessionTime: SessionInstant) -> HostInstant? {
+        guard let local = localTime(atSessionTime: sessionTime), let clock = localClock else { return nil }
+        return HostInstant(nanoseconds: clock.monotonicTime(atLocal: local.nanoseconds))
+    }
+
+    /// How far from the session clock's present an instant is mapped: a day.
+    public static var mappableSpan: TimeSpan { CoordinatorMachine.mappableSpan }
+
+    /// The last play or pause command decided for the player.
+    public var lastCommand: PlaybackCommand? { state.withLock { $0.machine?.lastCommand } }
 
     // MARK: Running
 
     func coordinate(over channel: any CoordinationChannel) {
+        let machine = CoordinatorMachine(localParticipant: channel.localParticipant,
+                                         pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator,
+                                         configuration: settings.withLock { $0.configuration })
         let deliveries = channel.orderedProposals()
         let departures = channel.departures()
+        let generation = state.withLock { state -> Int in
+            state.generation += 1
+            return state.generation
+        }
         let tasks = [
             Task { [weak self] in
-                for await proposal in deliveries {
+                for await input in deliveries {
                     guard let self else { return }
-                    await self.apply(proposal)
+                    self.receive(input, generation: generation)
                 }
             },
             Task { [weak self] in
                 for await participant in departures {
                     guard let self else { return }
-                    let held = self.state.withLock { $0.core.suspensions.contains { $0.participant == participant } }
-                    if held { try? self.propose(.departed(participant)) }
-                }
-            },
-            // While playing, re-map the timeline to local time every second, so that the player
-            // follows the session clock's estimate as it improves and tracks its drift.
-            Task { [weak self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
-                    guard let self else { return }
-                    let timeline = self.state.withLock { $0.core.timeline }
-                    if timeline.rate > 0 { await self.issueCommand(for: timeline, lead: 50_000_000) }
+                    self.depart(participant, generation: generation)
                 }
             },
         ]
-        let previous = state.withLock { state in
+        let (previous, wake, watch) = state.withLock { state in
             defer {
                 state.channel = channel
+                state.machine = machine
                 state.tasks = tasks
+                state.wake = nil
+                state.clockWatch = nil
             }
-            return state.tasks
+            return (state.tasks, state.wake, state.clockWatch)
         }
         for task in previous { task.cancel() }
+        wake?.cancel()
+        watch?.cancel()
+        watchForClock(generation)
     }
 
-    /// `time` within the current item, as validation bounds it.
-    private func withinItem(_ time: Int64) -> Int64 {
-        let core = self.core
-        return time.clamped(to: core.mediaTimeRange(ofItem: core.timeline.item))
+    /// Feeds the machine the next ordered record, on the scheduler (what the channel's
+    /// deliveries do; tests call it directly).
+    func receive(_ input: OrderedInput, generation: Int? = nil) {
+        step(generation) { machine, now in machine.onOrdered(input, now: now).map(Self.effect) }
     }
 
-    /// Sends `proposal` for ordering, unless the group would skip it: then it is refused here,
-    /// by the same validation every participant applies, with the `ProposalRejection`.
-    private func propose(_ proposal: PlaybackProposal) throws {
-        let (channel, core) = state.withLock { ($0.channel, $0.core) }
-        guard let channel else {
+    /// Feeds the machine a departure, on the scheduler.
+    func depart(_ participant: UUID, generation: Int? = nil) {
+        step(generation) { machine, now in machine.onDeparture(participant, now: now).map(Self.effect) }
+    }
+
+    /// Until the session clock's first estimate, looks for it every `clockWatchInterval` (the
+    /// clock source announces nothing); the machine is then given the mapping as an input, and
+    /// a timeline that waited for it is issued at once.
+    private func watchForClock(_ generation: Int) {
+        step(generation) { machine, now in
+            machine.mapping == nil ? [.watchClock(at: now + Self.clockWatchInterval, generation: generation)] : []
+        }
+    }
+
+    /// How often the shell looks for the session clock's first estimate.
+    static let clockWatchInterval = TimeSpan.milliseconds(5)
+
+    /// The shell's view of a directive.
+    private enum Effect {
+        case propose(PlaybackProposal)
+        case issue(CoordinatorMachine.IssuedCommand)
+        case abandon(CoordinatorMachine.IssuedCommand)
+        case emit(Event)
+        case wake(HostInstant)
+        /// The shell's own: look for the session clock's first estimate again at this instant.
+        case watchClock(at: HostInstant, generation: Int)
+    }
+
+    private static func effect(_ directive: CoordinatorMachine.OrderedDirective) -> Effect {
+        switch directive {
+        case .emit(let event): .emit(event)
+        case .issue(let issued): .issue(issued)
+        case .wake(let instant): .wake(instant)
+        }
+    }
+
+    private static func effect(_ directive: CoordinatorMachine.TickDirective) -> Effect {
+        switch directive {
+        case .abandon(let issued): .abandon(issued)
+        case .emit(let event): .emit(event)
+        case .issue(let issued): .issue(issued)
+        case .wake(let instant): .wake(instant)
+        }
+    }
+
+    private static func effect(_ directive: CoordinatorMachine.ClockMappingDirective) -> Effect {
+        switch directive {
+        case .issue(let issued): .issue(issued)
+        case .wake(let instant): .wake(instant)
+        }
+    }
+
+    private static func effect(_ directive: CoordinatorMachine.CompletionDirective) -> Effect {
+        switch directive {
+        case .issue(let issued): .issue(issued)
+        case .wake(let instant): .wake(instant)
+        }
+    }
+
+    private static func effect(_ directive: CoordinatorMachine.SuspensionDirective) -> Effect {
+        switch directive {
+        case .propose(let proposal): .propose(proposal)
+        case .issue(let issued): .issue(issued)
+        case .wake(let instant): .wake(instant)
+        }
+    }
+
+    private static func effect(_ directive: CoordinatorMachine.DepartureDirective) -> Effect {
+        switch directive {
+        case .propose(let proposal): .propose(proposal)
+        }
+    }
+
+    /// A request of this participant's: validated at once (so that a refusal is thrown to the
+    /// caller), then sent for ordering.
+    private func request(_ request: CoordinatorMachine.LocalRequest) throws {
+        guard let (channel, machine) = state.withLock({ state in state.channel.flatMap { channel in state.machine.map { (channel, $0) } } }) else {
             throw CoordinatorError("the coordinator is not coordinating with a session yet")
         }
-        if let rejection = core.rejection(of: proposal, from: channel.localParticipant) { throw rejection }
-        try channel.propose(proposal)
-    }
-
-    private func apply(_ input: OrderedInput) async {
-        let (events, timeline, readers) = state.withLock { state in
-            let events: [Event]
-            switch input {
-            case .proposal(let proposal): events = state.core.apply(proposal)
-            case .unreadable(let originator, let order, let rejection):
-                events = state.core.skip(order: order, originator: originator, rejection: rejection)
+        var refreshed = machine
+        if let clock = channel.clock, let mapping = ClockMapping.sample(clock, localClock: channel.localClock, at: scheduler.now) {
+            _ = refreshed.onClockMapping(mapping, now: scheduler.now)
+        }
+        for directive in try refreshed.onLocalRequest(request, now: scheduler.now) {
+            switch directive {
+            case .propose(let proposal): try channel.propose(proposal)
             }
-            return (events, state.core.timeline, Array(state.eventReaders.values))
-        }
-        guard !events.isEmpty || timeline != self.timeline else { return }
-        self.timeline = timeline
-        for event in events {
-            for reader in readers { reader.yield(event) }
-        }
-        await issueCommand(for: timeline, lead: settings.withLock { $0.prerollLead })
-    }
-
-    /// Turns the timeline into the command that makes the player follow it. A timeline already
-    /// in force is picked up `lead` ahead. Nothing is issued while this participant is suspended.
-    private func issueCommand(for timeline: SharedTimeline, lead: Int64) async {
-        guard let channel = state.withLock({ $0.ownSuspensions.isEmpty ? $0.channel : nil }), let delegate = delegate else { return }
-        guard let clock = await waitForClock(channel) else { return }
-        let now = channel.localClock.now()
-        guard let nowSession = clock.sessionTime(atLocal: now) else { return }
-        let command: PlaybackCommand
-        if timeline.rate > 0 {
-            // A change already in force (a late joiner's, or one that reached us late) is picked
-            // up a pre-roll ahead, on the same timeline, so the player comes in on time.
-            let wanted = timeline.anchorSessionTime > nowSession ? timeline.anchorSessionTime : nowSession.saturatingAdding(lead)
-            let start = Self.mappable(wanted, near: nowSession)
-            guard let hostTime = clock.localTime(atSession: start) else { return }
-            command = .play(PlayCommand(expectedCurrentItemIdentifier: timeline.item, rate: timeline.rate,
-                                        itemTime: timeline.mediaTime(atSessionTime: start), hostTime: hostTime,
-                                        version: timeline.version))
-        } else {
-            let hostTime = clock.localTime(atSession: Self.mappable(max(timeline.anchorSessionTime, nowSession), near: nowSession)) ?? now
-            command = .pause(PauseCommand(expectedCurrentItemIdentifier: timeline.item, itemTime: timeline.anchorMediaTime,
-                                          hostTime: hostTime, version: timeline.version))
-        }
-        let isCurrent = state.withLock { state in
-            guard state.core.timeline.version == timeline.version, state.ownSuspensions.isEmpty else { return false }
-            state.lastCommand = command
-            return true
-        }
-        // A newer change arrived meanwhile (its own command supersedes this one), or a suspension
-        // of this participant began (the player is not driven until it ends).
-        guard isCurrent else { return }
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            delegate.playbackCoordinator(self, didIssue: command) { done.resume() }
         }
     }
 
-    /// How far from the session clock's present (ns) an instant is mapped to local time: a day.
-    /// An honest timeline's instants are within seconds of it; one that a lying relay stamped at
-    /// the end of time is mapped to a day from now rather than overflowing the clock's mapping.
-    static let mappableSpan: Int64 = 24 * 3_600 * 1_000_000_000
-
-    /// `sessionTime`, within `mappableSpan` of `now` (session ns).
-    static func mappable(_ sessionTime: Int64, near now: Int64) -> Int64 {
-        sessionTime.clamped(to: now.saturatingSubtracting(mappableSpan)...now.saturatingAdding(mappableSpan))
-    }
-
-    /// The session clock, waiting (up to 5 s) for its first estimate.
-    private func waitForClock(_ channel: any CoordinationChannel) async -> (any SessionClockSource)? {
-        for _ in 0..<500 {
-            if let clock = channel.clock, clock.sessionTime(atLocal: channel.localClock.now()) != nil { return clock }
-            try? await Task.sleep(for: .milliseconds(10))
+    /// Feeds the machine an input on the scheduler, with a fresh clock mapping first, and
+    /// carries out what it returns. `generation`: only while coordinating over that channel.
+    private func step(_ generation: Int? = nil,
+                      _ input: @escaping @Sendable (inout CoordinatorMachine, HostInstant) -> [Effect]) {
+        scheduler.execute { [weak self] in
+            guard let self else { return }
+            let now = self.scheduler.now
+            let configuration = self.settings.withLock { $0.configuration }
+            let outcome = self.state.withLock { state -> (effects: [Effect], channel: any CoordinationChannel, timeline: SharedTimeline,
+                                                          readers: [AsyncStream<Event>.Continuation])? in
+                guard generation == nil || generation == state.generation,
+                      var machine = state.machine, let channel = state.channel else { return nil }
+                machine.configuration = configuration
+                var effects: [Effect] = []
+                if let clock = channel.clock, let mapping = ClockMapping.sample(clock, localClock: channel.localClock, at: now),
+                   mapping != machine.mapping {
+                    effects += machine.onClockMapping(mapping, now: now).map(Self.effect)
+                }
+                effects += input(&machine, now)
+                state.machine = machine
+                return (effects, channel, machine.core.timeline, Array(state.eventReaders.values))
+            }
+            guard let outcome else { return }
+            if outcome.timeline != self.timeline { self.timeline = outcome.timeline }
+            self.carryOut(outcome.effects, over: outcome.channel, readers: outcome.readers)
         }
-        return nil
     }
 
-    /// The last command issued to the player.
-    public var lastCommand: PlaybackCommand? { state.withLock { $0.lastCommand } }
+    private func carryOut(_ effects: [Effect], over channel: any CoordinationChannel, readers: [AsyncStream<Event>.Continuation]) {
+        for effect in effects {
+            switch effect {
+            case .propose(let proposal):
+                try? channel.propose(proposal)
+            case .emit(let event):
+                for reader in readers { reader.yield(event) }
+            case .abandon:
+                // The player may still complete it: the completion is then ignored.
+                break
+            case .issue(let issued):
+                guard let delegate = delegate else {
+                    step { machine, now in machine.onCommandCompleted(issued.id, now: now).map(Self.effect) }
+                    continue
+                }
+                delegate.playbackCoordinator(self, didIssue: issued.command) { [weak self] in
+                    self?.step { machine, now in machine.onCommandCompleted(issued.id, now: now).map(Self.effect) }
+                }
+            case .watchClock(let instant, let generation):
+                let next = scheduler.schedule(at: instant) { [weak self] in self?.watchForClock(generation) }
+                let previous = state.withLock { state in
+                    defer { state.clockWatch = next }
+                    return state.clockWatch
+                }
+                previous?.cancel()
+            case .wake(let instant):
+                let next = scheduler.schedule(at: instant) { [weak self] in
+                    self?.step { machine, now in machine.onTick(now: now).map(Self.effect) }
+                }
+                let previous = state.withLock { state in
+                    defer { state.wake = next }
+                    return state.wake
+                }
+                previous?.cancel()
+            }
+        }
+    }
 }
 
 /// A coordinator used before it was given a session, or a proposal that could not be sent.

@@ -1,23 +1,26 @@
 import Foundation
+import TandemClock
 
 /// A change that a participant proposes; the relay orders it, and every participant applies it
-/// at the same effective session instant.
+/// at the same effective session instant. Media times are `ItemTime`s (encoded as bare
+/// nanoseconds, as before).
 public enum PlaybackProposal: Sendable, Codable, Equatable {
     /// Play (or change the rate) from the current position.
     case setRate(Double)
     /// Pause. `at` is the media time the originator saw when it paused, used when pauses snap to
     /// the originator's position.
-    case pause(at: Int64?)
+    case pause(at: ItemTime?)
     /// Move to a media time, keeping the rate.
-    case seek(to: Int64)
+    case seek(to: ItemTime)
     /// Switch to another item, from its start (or `at`), paused.
-    case transition(item: String, at: Int64)
+    case transition(item: String, at: ItemTime)
     /// Begin a suspension; `triggersWaiting` says whether the originator asks the group to wait
     /// for it, and `waitingLimit` how many participants may hold the group up for this reason at
-    /// once (beyond it, a participant catches up on its own).
+    /// once (beyond it, a participant catches up on its own: Tandem's
+    /// `PlaybackCoordinator.setGroupHoldLimit(_:forReason:)`).
     case beginSuspension(id: UUID, reason: SuspensionReason, triggersWaiting: Bool, waitingLimit: Int?)
     /// End a suspension, optionally proposing where to resume.
-    case endSuspension(id: UUID, proposedTime: Int64?)
+    case endSuspension(id: UUID, proposedTime: ItemTime?)
     /// What a participant has loaded (its identifier and content identity) and whether it is
     /// ready to play it.
     case state(item: String?, identity: String?, ready: Bool)
@@ -26,22 +29,23 @@ public enum PlaybackProposal: Sendable, Codable, Equatable {
     case departed(UUID)
 }
 
-/// A proposal as the relay delivered it: in order, stamped.
+/// A proposal as the relay delivered it: in order, stamped with session instants.
 public struct OrderedProposal: Sendable, Equatable {
     /// Who proposed it.
     public var originator: UUID
     /// The relay's order number for it (the timeline's version once applied).
     public var order: UInt64
-    /// When the relay ordered it, in session time (ns). Validation requires `effectiveAt` to
-    /// be at most `CoordinationCore.maximumLead` after it, and not before it.
-    public var orderedAt: Int64
-    /// When it takes effect, in session time (ns).
-    public var effectiveAt: Int64
+    /// When the relay ordered it. Validation requires `effectiveAt` to be at most
+    /// `CoordinationCore.maximumLead` after it, and not before it.
+    public var orderedAt: SessionInstant
+    /// When it takes effect.
+    public var effectiveAt: SessionInstant
     /// The change.
     public var proposal: PlaybackProposal
 
     /// An ordered proposal; without `orderedAt`, ordered at its effective instant (a lead of 0).
-    public init(originator: UUID, order: UInt64, orderedAt: Int64? = nil, effectiveAt: Int64, proposal: PlaybackProposal) {
+    public init(originator: UUID, order: UInt64, orderedAt: SessionInstant? = nil, effectiveAt: SessionInstant,
+                proposal: PlaybackProposal) {
         self.originator = originator
         self.order = order
         self.orderedAt = orderedAt ?? effectiveAt

@@ -1,4 +1,5 @@
 import Foundation
+import TandemClock
 
 /// A participant's suspension of coordinated playback (buffering, scrubbing, an interstitial),
 /// from `PlaybackCoordinator.beginSuspension(for:)`. End it when the reason is gone.
@@ -7,9 +8,9 @@ public final class PlaybackSuspension: Sendable {
     public let reason: SuspensionReason
     /// The suspension's identity.
     public let id: UUID
-    private let finish: @Sendable (Int64?) -> Void
+    private let finish: @Sendable (ItemTime?) -> Void
 
-    init(reason: SuspensionReason, id: UUID, end finish: @escaping @Sendable (Int64?) -> Void) {
+    init(reason: SuspensionReason, id: UUID, end finish: @escaping @Sendable (ItemTime?) -> Void) {
         self.reason = reason
         self.id = id
         self.finish = finish
@@ -19,7 +20,9 @@ public final class PlaybackSuspension: Sendable {
     /// the first call (of either `end`) counts.
     public func end() { finish(nil) }
 
-    /// Ends the suspension, proposing that the group resume at media time `time` (ns), taken
-    /// within the item (0 to its duration) so that the end is never refused.
-    public func end(proposingNewTime time: Int64) { finish(time) }
+    /// Ends the suspension, proposing that the group go on at media time `time`, taken within
+    /// the item (0 to its duration) so that the end is never refused. The group moves there
+    /// whether it waited or not, as AVFoundation's (scrubbing: a `.userIsChangingCurrentTime`
+    /// suspension, then this).
+    public func end(proposingNewTime time: ItemTime) { finish(time) }
 }

@@ -47,8 +47,10 @@ import TandemTestKit
     /// good to a fraction of a ms (`time-pos` only to half a frame).
     static func error(of mpv: MpvConnection, against coordinator: PlaybackCoordinator) async throws -> Int64? {
         let reply = try await mpv.command(["get_property", "audio-pts"])
-        guard let seconds = reply.value.double, let expected = coordinator.expectedItemTime(atLocalTime: reply.midpoint) else { return nil }
-        return Int64((seconds * 1e9).rounded()) - expected
+        guard let seconds = reply.value.double, let expected = coordinator.expectedItemTime(atHostTime: HostInstant(nanoseconds: reply.midpoint)) else {
+            return nil
+        }
+        return Int64((seconds * 1e9).rounded()) - expected.nanoseconds
     }
 
     /// Samples mpv's error `count` times, `interval` apart.
@@ -80,9 +82,9 @@ import TandemTestKit
 
             // A seek while playing, from the other participant: mpv lands on the timeline at
             // once (it used to land 80 to 110 ms early, and take seconds to be corrected).
-            try host.coordinator.coordinateSeek(to: 12_000_000_000)
-            #expect(await eventually { guest.coordinator.timeline.anchorMediaTime == 12_000_000_000 })
-            let seekInstant = try #require(guest.coordinator.localTime(atSessionTime: guest.coordinator.timeline.anchorSessionTime))
+            try host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 12_000_000_000))
+            #expect(await eventually { guest.coordinator.timeline.anchorMediaTime.nanoseconds == 12_000_000_000 })
+            let seekInstant = try #require(guest.coordinator.hostTime(atSessionTime: guest.coordinator.timeline.anchorSessionTime)).nanoseconds
             try await Task.sleep(for: .nanoseconds(max(0, seekInstant + 200_000_000 - MonotonicClock.now())))
             let landing = try await Self.errors(of: other, against: guest.coordinator, count: 6, interval: .milliseconds(50))
             #expect(landing.count == 6 && landing.allSatisfy { abs($0) < Self.tolerance },
@@ -95,14 +97,14 @@ import TandemTestKit
             // A pause from the other participant: mpv pauses on the group's frame.
             try host.coordinator.coordinateRateChange(to: 0)
             #expect(await eventually { guest.coordinator.timeline.rate == 0 })
-            let pausedAt = guest.coordinator.timeline.anchorMediaTime
+            let pausedAt = guest.coordinator.timeline.anchorMediaTime.nanoseconds
             #expect(await eventually { (try? await other.get("pause"))?.bool == true })
             #expect(await eventually {
                 guard let seconds = (try? await other.get("time-pos"))?.double else { return false }
                 return abs(Int64(seconds * 1e9) - pausedAt) < 34_000_000
             })
             // And a seek while paused.
-            try host.coordinator.coordinateSeek(to: 5_000_000_000)
+            try host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 5_000_000_000))
             #expect(await eventually {
                 guard let seconds = (try? await other.get("time-pos"))?.double else { return false }
                 return abs(Int64(seconds * 1e9) - 5_000_000_000) < 34_000_000
@@ -138,7 +140,7 @@ import TandemTestKit
             // The person seeks in mpv while paused: the group moves there, once.
             try await other.command(["seek", 8, "absolute", "exact"])
             #expect(await eventually { host.coordinator.timeline.anchorMediaTime == guest.coordinator.timeline.anchorMediaTime
-                && abs(host.coordinator.timeline.anchorMediaTime - 8_000_000_000) < 50_000_000 })
+                && abs(host.coordinator.timeline.anchorMediaTime.nanoseconds - 8_000_000_000) < 50_000_000 })
             try await Task.sleep(for: .seconds(1))
             #expect(log.by(guest.id).count == 2)
 
@@ -157,7 +159,7 @@ import TandemTestKit
             #expect(log.by(guest.id).count == 4)
 
             // The group's own changes, from the other participant, do not come back.
-            try host.coordinator.coordinateSeek(to: 3_000_000_000)
+            try host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 3_000_000_000))
             try await Task.sleep(for: .seconds(1))
             try host.coordinator.coordinateRateChange(to: 0)
             try await Task.sleep(for: .seconds(1))
@@ -166,7 +168,7 @@ import TandemTestKit
             let proposals = log.by(guest.id)
             #expect(proposals.count == 4, "mpv proposed \(proposals)")
             #expect(proposals.dropFirst().first == .seek(to: proposals.dropFirst().first.flatMap {
-                if case .seek(let time) = $0 { time } else { nil } } ?? -1))
+                if case .seek(let time) = $0 { time } else { nil } } ?? ItemTime(nanoseconds: -1)))
             #expect(mpv.statistics.userProposals == 4)
         }
     }

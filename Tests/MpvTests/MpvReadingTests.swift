@@ -54,7 +54,7 @@ import TandemTestKit
 
     /// The raw monotonic instant of `coordinator`'s current anchor (the system clock is raw).
     static func effectiveInstant(_ coordinator: PlaybackCoordinator) throws -> Int64 {
-        try #require(coordinator.localTime(atSessionTime: coordinator.timeline.anchorSessionTime))
+        try #require(coordinator.hostTime(atSessionTime: coordinator.timeline.anchorSessionTime)).nanoseconds
     }
 
     /// The first instant (a reply's midpoint) at which mpv's `property` satisfies `condition`,
@@ -142,9 +142,9 @@ import TandemTestKit
 
             // A seek while playing: mpv jumps when the command arrives.
             try await Task.sleep(for: .seconds(1))
-            try host.coordinator.coordinateSeek(to: 12_000_000_000)
+            try host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 12_000_000_000))
             let jumped = try #require(try await Self.firstInstant(other, "time-pos") { ($0.double ?? 0) >= 11.5 })
-            #expect(await eventually { guest.coordinator.timeline.anchorMediaTime == 12_000_000_000 })
+            #expect(await eventually { guest.coordinator.timeline.anchorMediaTime.nanoseconds == 12_000_000_000 })
             let seekInstant = try Self.effectiveInstant(guest.coordinator)
             #expect(jumped < seekInstant - 250_000_000, "mpv jumped \(Double(seekInstant - jumped) / 1e6) ms before the seek's instant")
 
@@ -169,7 +169,7 @@ import TandemTestKit
             #expect(await eventually { guest.coordinator.timeline.rate == 0 })
             let pauseInstant = try Self.effectiveInstant(guest.coordinator)
             #expect(paused < pauseInstant - 300_000_000, "mpv paused \(Double(pauseInstant - paused) / 1e6) ms before the pause's instant")
-            let pausedAt = guest.coordinator.timeline.anchorMediaTime
+            let pausedAt = guest.coordinator.timeline.anchorMediaTime.nanoseconds
             #expect(await eventually {
                 guard let seconds = (try? await other.get("time-pos"))?.double else { return false }
                 return abs(Int64(seconds * 1e9) - pausedAt) < 34_000_000

@@ -1,4 +1,6 @@
+import Foundation
 import Testing
+import TandemClock
 @testable import TandemMedia
 @testable import TandemPlayback
 
@@ -7,12 +9,30 @@ import Testing
 @Suite struct ReceiptFollowerTests {
     static let frame: Int64 = 33_333_333
 
+    /// A timeline at `rate` anchored after the command's issue: a change still to come, unless
+    /// the case says `inForce`.
+    static func timeline(rate: Double, version: UInt64) -> SharedTimeline {
+        SharedTimeline(item: "a", rate: rate, anchorMediaTime: .zero, anchorSessionTime: SessionInstant(nanoseconds: 1), version: version)
+    }
+
     static func play(_ itemTime: Int64, at hostTime: Int64, rate: Double = 1, version: UInt64) -> PlaybackCommand {
-        .play(PlayCommand(expectedCurrentItemIdentifier: "a", rate: rate, itemTime: itemTime, hostTime: hostTime, version: version))
+        .play(PlayCommand(expectedCurrentItemIdentifier: "a", originator: nil, rate: rate, itemTime: ItemTime(nanoseconds: itemTime),
+                          hostTime: HostInstant(nanoseconds: hostTime), completionDueDate: .distantFuture, version: version,
+                          timeline: timeline(rate: rate, version: version), issuedAt: .zero))
     }
 
     static func pause(_ itemTime: Int64, at hostTime: Int64, version: UInt64) -> PlaybackCommand {
-        .pause(PauseCommand(expectedCurrentItemIdentifier: "a", itemTime: itemTime, hostTime: hostTime, version: version))
+        .pause(PauseCommand(expectedCurrentItemIdentifier: "a", originator: nil, itemTime: ItemTime(nanoseconds: itemTime),
+                            hostTime: HostInstant(nanoseconds: hostTime), shouldBufferInAnticipationOfPlayback: false,
+                            anticipatedPlaybackRate: 0, completionDueDate: .distantFuture, version: version,
+                            timeline: timeline(rate: 0, version: version), issuedAt: .zero))
+    }
+
+    @Test func aCommandTellsWhetherItsTimelineWasInForceWhenIssued() {
+        #expect(!ReceiptFollower.inForce(Self.play(0, at: 0, version: 1)))
+        guard case .play(var play) = Self.play(0, at: 0, version: 1) else { return }
+        play.issuedAt = SessionInstant(nanoseconds: 1)
+        #expect(ReceiptFollower.inForce(.play(play)))
     }
 
     @Test func eachVersionIsAppliedOnceWhenItArrivesNotAtItsInstant() {
@@ -66,5 +86,12 @@ import Testing
         var coming = ReceiptFollower(frameDuration: Self.frame)
         #expect(coming.receive(Self.play(40_000_000_000, at: 20_300_000_000, rate: rate, version: 9), now: 20_000_000_000) ==
             .play(from: 40_000_000_000, rate: rate, seek: false))
+    }
+}
+
+extension ReceiptFollower {
+    /// `receive(_:now:inForce:rejoin:)` at host instant `now` ns.
+    mutating func receive(_ command: PlaybackCommand, now: Int64, inForce: Bool? = nil, rejoin: Bool = false) -> Directive? {
+        receive(command, now: HostInstant(nanoseconds: now), inForce: inForce, rejoin: rejoin)
     }
 }

@@ -9,24 +9,24 @@ import TandemPlayback
     let second: Int64 = 1_000_000_000
 
     func ordered(_ order: UInt64, _ who: UUID, at: Int64, _ proposal: PlaybackProposal) -> OrderedProposal {
-        OrderedProposal(originator: who, order: order, effectiveAt: at, proposal: proposal)
+        OrderedProposal(originator: who, order: order, effectiveAt: sessionNS(at), proposal: proposal)
     }
 
     @Test func playPauseSeekAndRateTakeEffectAtTheirInstants() {
         var core = CoordinationCore()
         _ = core.apply(ordered(1, ana, at: 10 * second, .transition(item: "film", at: 0)))
         _ = core.apply(ordered(2, ana, at: 11 * second, .setRate(1)))
-        #expect(core.timeline.mediaTime(atSessionTime: 13 * second) == 2 * second)
+        #expect(core.timeline.mediaTime(atSessionTime: sessionNS(13 * second)) == itemNS(2 * second))
         _ = core.apply(ordered(3, ben, at: 13 * second, .setRate(2)))
-        #expect(core.timeline.anchorMediaTime == 2 * second)
-        #expect(core.timeline.mediaTime(atSessionTime: 14 * second) == 4 * second)
+        #expect(core.timeline.anchorMediaTime == itemNS(2 * second))
+        #expect(core.timeline.mediaTime(atSessionTime: sessionNS(14 * second)) == itemNS(4 * second))
         let events = core.apply(ordered(4, ben, at: 14 * second, .pause(at: nil)))
         #expect(core.timeline.rate == 0)
-        #expect(core.timeline.anchorMediaTime == 4 * second)
+        #expect(core.timeline.anchorMediaTime == itemNS(4 * second))
         #expect(core.timeline.version == 4)
         #expect(events == [.timelineChanged(core.timeline, originator: ben, proposal: .pause(at: nil))])
-        _ = core.apply(ordered(5, ana, at: 15 * second, .seek(to: 60 * second)))
-        #expect(core.timeline.anchorMediaTime == 60 * second)
+        _ = core.apply(ordered(5, ana, at: 15 * second, .seek(to: itemNS(60 * second))))
+        #expect(core.timeline.anchorMediaTime == itemNS(60 * second))
         #expect(core.timeline.rate == 0)
     }
 
@@ -40,7 +40,7 @@ import TandemPlayback
             if index == 0 { snapping = core } else { exact = core }
         }
         #expect(snapping.timeline.anchorMediaTime == 4_900_000_000)
-        #expect(exact.timeline.anchorMediaTime == 5 * second)
+        #expect(exact.timeline.anchorMediaTime == itemNS(5 * second))
     }
 
     @Test func concurrentProposalsConvergeInRelayOrder() {
@@ -48,7 +48,7 @@ import TandemPlayback
         // the same sequence, so all end on the same timeline whatever each proposed.
         let sequence = [
             ordered(1, ana, at: 0, .setRate(1)),
-            ordered(2, ben, at: 2 * second, .seek(to: 30 * second)),
+            ordered(2, ben, at: 2 * second, .seek(to: itemNS(30 * second))),
             ordered(3, ana, at: 2 * second, .pause(at: nil)),
             ordered(4, ben, at: 2 * second + 1, .setRate(1.5)),
         ]
@@ -58,7 +58,7 @@ import TandemPlayback
         // A replay of what was applied changes nothing.
         for proposal in sequence + sequence { _ = second.apply(proposal) }
         #expect(first == second)
-        #expect(first.timeline.anchorMediaTime == 30 * self.second)
+        #expect(first.timeline.anchorMediaTime == itemNS(30 * self.second))
         #expect(first.timeline.rate == 1.5)
     }
 
@@ -69,7 +69,7 @@ import TandemPlayback
         let waiting = core.apply(ordered(2, ben, at: 3 * second, .beginSuspension(id: stall, reason: .stallRecovery, triggersWaiting: true, waitingLimit: nil)))
         #expect(core.isWaiting)
         #expect(core.timeline.rate == 0)
-        #expect(core.timeline.anchorMediaTime == 3 * second)
+        #expect(core.timeline.anchorMediaTime == itemNS(3 * second))
         if case .groupWaiting(_, let suspensions) = waiting.first {
             #expect(suspensions.map(\.participant) == [ben])
         } else {
@@ -81,8 +81,8 @@ import TandemPlayback
         let resumed = core.apply(ordered(4, ben, at: 6 * second, .endSuspension(id: stall, proposedTime: nil)))
         #expect(!core.isWaiting)
         #expect(core.timeline.rate == 2)
-        #expect(core.timeline.anchorMediaTime == 3 * second)
-        #expect(core.timeline.anchorSessionTime == 6 * second)
+        #expect(core.timeline.anchorMediaTime == itemNS(3 * second))
+        #expect(core.timeline.anchorSessionTime == sessionNS(6 * second))
         #expect(resumed == [.groupResumed(core.timeline, originator: ben)])
     }
 
@@ -128,7 +128,7 @@ import TandemPlayback
         var core = CoordinationCore()
         _ = core.apply(ordered(1, ana, at: 10 * second, .setRate(1)))
         _ = core.apply(ordered(2, ben, at: 9 * second, .pause(at: nil)))
-        #expect(core.timeline.anchorSessionTime == 10 * second)
+        #expect(core.timeline.anchorSessionTime == sessionNS(10 * second))
     }
 
     func second(_ count: Int64) -> Int64 { count * 1_000_000_000 }

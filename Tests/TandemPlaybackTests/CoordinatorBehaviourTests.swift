@@ -84,12 +84,12 @@ import TandemTestKit
             Issue.record("the late joiner was not told to play: \(anaLog.all)")
             return
         }
-        let now = SystemClock().now()
+        let now = hostNS(SystemClock().now())
         // In the future (to pre-roll), on the shared timeline, at the group's rate.
         #expect(play.hostTime > now)
-        #expect(play.hostTime < now + 1_000_000_000)
+        #expect(play.hostTime < now + .seconds(1))
         let timeline = host.coordinator.timeline
-        #expect(abs(play.itemTime - timeline.mediaTime(atSessionTime: play.hostTime)) < 1_000)
+        #expect((play.itemTime - timeline.mediaTime(atSessionTime: sessionNS(play.hostTime.nanoseconds))).magnitude < .microseconds(1))
         #expect(play.rate == 1)
         // Nobody else was paused or moved by the join.
         #expect(hostLog.all.dropFirst(hostCommandsBefore).allSatisfy { if case .play = $0 { true } else { false } })
@@ -150,11 +150,20 @@ import TandemTestKit
         #expect(ana.coordinator.timeline.rate == 1)
 
         let timeline = ana.coordinator.timeline
-        let ended = SystemClock().now()
+        let ended = hostNS(SystemClock().now())
         stall.end()
         #expect(!ana.coordinator.isSuspended)
-        #expect(await eventually { anaLog.all.count > anaBefore })
-        guard case .play(let play) = anaLog.all[anaBefore] else {
+        // A seek to where the group is (the player stood still), then the play.
+        func catchUp() -> PlayCommand? {
+            anaLog.all.dropFirst(anaBefore).lazy.compactMap { if case .play(let play) = $0 { play } else { nil } }.first
+        }
+        #expect(await eventually { catchUp() != nil })
+        if case .seek(let seek)? = anaLog.all.dropFirst(anaBefore).first {
+            #expect(seek.shouldBufferInAnticipationOfPlayback && seek.anticipatedPlaybackRate == 1)
+        } else {
+            Issue.record("the catch-up does not begin with a seek: \(anaLog.all.dropFirst(anaBefore))")
+        }
+        guard let play = catchUp() else {
             Issue.record("the catch-up is not a play command: \(anaLog.all.dropFirst(anaBefore))")
             return
         }
@@ -162,8 +171,8 @@ import TandemTestKit
         // ended), a pre-roll ahead, as for a late joiner.
         #expect(play.version >= timeline.version)
         #expect(play.hostTime >= ended + ana.coordinator.prerollLead)
-        #expect(play.hostTime < ended + ana.coordinator.prerollLead + 200_000_000)
-        #expect(abs(play.itemTime - timeline.mediaTime(atSessionTime: play.hostTime)) < 1_000)
+        #expect(play.hostTime < ended + ana.coordinator.prerollLead + .milliseconds(200))
+        #expect((play.itemTime - timeline.mediaTime(atSessionTime: sessionNS(play.hostTime.nanoseconds))).magnitude < .microseconds(1))
         // Ending it again proposes nothing.
         #expect(await eventually { host.coordinator.core.suspensions.isEmpty })
         let version = host.coordinator.timeline.version
@@ -184,7 +193,12 @@ import TandemTestKit
         // The group waits: the host is told to pause; Ana, who is suspended, is told nothing.
         #expect(await eventually { ana.coordinator.timeline.rate == 0 && host.coordinator.timeline.rate == 0 })
         let waiting = host.coordinator.timeline.version
-        #expect(await eventually { if case .pause(let pause) = hostLog.all.last { pause.version == waiting } else { false } })
+        // The group waits in anticipation of playback: a pause that says so, then a buffering
+        // command, as Apple's coordinator issues them.
+        #expect(await eventually { if case .buffer(let buffer) = hostLog.all.last { buffer.version == waiting } else { false } })
+        let pause = hostLog.all.reversed().lazy.compactMap { if case .pause(let pause) = $0 { pause } else { nil } }.first
+        #expect(pause?.version == waiting && pause?.shouldBufferInAnticipationOfPlayback == true && pause?.anticipatedPlaybackRate == 1)
+        if case .buffer(let buffer) = hostLog.all.last { #expect(buffer.anticipatedPlaybackRate == 1) }
         try await Task.sleep(for: .milliseconds(300))
         #expect(anaLog.all.count == anaBefore)
 

@@ -45,12 +45,13 @@ import TandemClock
     }
 
     @Test func instantsAreMappedWithinADayOfThePresent() {
-        let now: Int64 = 5_000_000_000_000
-        #expect(PlaybackCoordinator.mappable(.max, near: now) == now + PlaybackCoordinator.mappableSpan)
-        #expect(PlaybackCoordinator.mappable(.min, near: now) == now - PlaybackCoordinator.mappableSpan)
-        #expect(PlaybackCoordinator.mappable(now + 1_000, near: now) == now + 1_000)
-        #expect(PlaybackCoordinator.mappable(0, near: .max) == .max - PlaybackCoordinator.mappableSpan)
-        #expect(PlaybackCoordinator.mappable(0, near: .min) == .min + PlaybackCoordinator.mappableSpan)
+        let now: SessionInstant = 5_000_000_000_000
+        let span = PlaybackCoordinator.mappableSpan
+        #expect(CoordinatorMachine.mappable(.max, near: now) == now + span)
+        #expect(CoordinatorMachine.mappable(.min, near: now) == now - span)
+        #expect(CoordinatorMachine.mappable(now + 1_000, near: now) == now + 1_000)
+        #expect(CoordinatorMachine.mappable(0, near: .max) == SessionInstant.max - span)
+        #expect(CoordinatorMachine.mappable(0, near: .min) == SessionInstant.min + span)
     }
 
     @Test func aChangeStampedAtTheEndOfTimeIsIssuedWithoutOverflow() async throws {
@@ -59,11 +60,11 @@ import TandemClock
         let channel = ScriptedChannel()
         coordinator.coordinate(over: channel)
         let ana = UUID()
-        let end = Int64.max - 1_000_000_000
+        let end = SessionInstant.max - .seconds(1)
         channel.feed.yield(.proposal(OrderedProposal(originator: ana, order: 1, orderedAt: 0, effectiveAt: 50_000_000,
                                                      proposal: .transition(item: "film", at: 0))))
         // Valid on its face (effective half a second after it was ordered), but at the end of time.
-        channel.feed.yield(.proposal(OrderedProposal(originator: ana, order: 2, orderedAt: end, effectiveAt: end + 500_000_000,
+        channel.feed.yield(.proposal(OrderedProposal(originator: ana, order: 2, orderedAt: end, effectiveAt: end + .milliseconds(500),
                                                      proposal: .setRate(1))))
         #expect(await eventually { log.all.contains { if case .play = $0 { true } else { false } } })
         guard case .play(let play)? = log.all.last else {
@@ -71,11 +72,12 @@ import TandemClock
             return
         }
         // Due a day from now at the latest, on the local clock.
-        let now = SystemClock().now()
-        #expect(play.hostTime > now && play.hostTime <= now + PlaybackCoordinator.mappableSpan + 1_000_000_000)
-        #expect(coordinator.timeline.anchorSessionTime == end + 500_000_000)
+        let now = hostNS(SystemClock().now())
+        #expect(play.hostTime > now && play.hostTime <= now + PlaybackCoordinator.mappableSpan + .seconds(1))
+        #expect(coordinator.timeline.anchorSessionTime == end + .milliseconds(500))
         // Every way of asking the coordinator where the timeline is answers.
-        _ = coordinator.expectedItemTime(atLocalTime: now)
+        _ = coordinator.expectedItemTime(atLocalTime: LocalInstant(nanoseconds: now.nanoseconds))
+        _ = coordinator.expectedItemTime(atHostTime: now)
         #expect(coordinator.localTime(atSessionTime: .max) != nil)
         #expect(coordinator.localTime(atSessionTime: .min) != nil)
         channel.feed.finish()

@@ -64,7 +64,7 @@ import TandemTestKit
 
     /// Where the group's timeline is at raw monotonic instant `instant` (the session clock).
     static func groupPosition(_ coordinator: PlaybackCoordinator, at instant: Int64) -> Int64 {
-        coordinator.timeline.mediaTime(atSessionTime: instant)
+        coordinator.timeline.mediaTime(atSessionTime: SessionInstant(nanoseconds: instant)).nanoseconds
     }
 
     @Test(arguments: TimelineFollowing.allCases)
@@ -76,10 +76,10 @@ import TandemTestKit
         try await Task.sleep(for: .milliseconds(500))
         let target: Int64 = 2_000_000_000
         let before = host.coordinator.timeline.version
-        try ana.coordinator.coordinateSeek(to: target)
+        try ana.coordinator.coordinateSeek(to: ItemTime(nanoseconds: target))
         #expect(await eventually { [host, ana].allSatisfy { $0.coordinator.timeline.version > before } })
-        let effective = host.coordinator.timeline.anchorSessionTime
-        #expect(host.coordinator.timeline.anchorMediaTime == target)
+        let effective = host.coordinator.timeline.anchorSessionTime.nanoseconds
+        #expect(host.coordinator.timeline.anchorMediaTime.nanoseconds == target)
         #expect(await eventually { [host, ana].allSatisfy { $0.recorder.frames.withLock { $0.keys.contains { $0 > target + 200_000_000 } } } })
 
         for peer in [host, ana] {

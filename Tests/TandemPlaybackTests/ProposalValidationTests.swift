@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TandemClock
 import TandemPlayback
 
 /// Poisoned proposals against the pure core, on virtual time: each is skipped on every
@@ -12,11 +13,11 @@ import TandemPlayback
 
     /// A playing group: the film (announced as 4 s long by Ana) at rate 1 from session time 10 s.
     static let setup: [OrderedProposal] = [
-        OrderedProposal(originator: ana, order: 1, orderedAt: 9 * second, effectiveAt: 9 * second + 50_000_000,
+        OrderedProposal(originator: ana, order: 1, orderedAt: sessionNS(9 * second), effectiveAt: sessionNS(9 * second + 50_000_000),
                         proposal: .state(item: "film", identity: "d=4.000;h=00000000000000aa", ready: true)),
-        OrderedProposal(originator: ana, order: 2, orderedAt: 9 * second + 100_000_000, effectiveAt: 9 * second + 150_000_000,
+        OrderedProposal(originator: ana, order: 2, orderedAt: sessionNS(9 * second + 100_000_000), effectiveAt: sessionNS(9 * second + 150_000_000),
                         proposal: .transition(item: "film", at: 0)),
-        OrderedProposal(originator: ana, order: 3, orderedAt: 9 * second + 950_000_000, effectiveAt: 10 * second,
+        OrderedProposal(originator: ana, order: 3, orderedAt: sessionNS(9 * second + 950_000_000), effectiveAt: sessionNS(10 * second),
                         proposal: .setRate(1)),
     ]
 
@@ -25,8 +26,8 @@ import TandemPlayback
     struct Poison: Sendable, CustomTestStringConvertible {
         let name: String
         let proposal: PlaybackProposal
-        var orderedAt: Int64 = 11 * second
-        var effectiveAt: Int64 = 11 * second + 50_000_000
+        var orderedAt: SessionInstant = sessionNS(11 * second)
+        var effectiveAt: SessionInstant = sessionNS(11 * second + 50_000_000)
         let reason: ProposalRejection.Reason
         var testDescription: String { name }
     }
@@ -43,11 +44,11 @@ import TandemPlayback
         Poison(name: "seek to Int64.max", proposal: .seek(to: .max), reason: .mediaTimeOutOfRange),
         Poison(name: "seek to -1 ns", proposal: .seek(to: -1), reason: .mediaTimeOutOfRange),
         Poison(name: "seek to Int64.min", proposal: .seek(to: .min), reason: .mediaTimeOutOfRange),
-        Poison(name: "seek past the announced duration", proposal: .seek(to: 4 * second + 1), reason: .mediaTimeOutOfRange),
+        Poison(name: "seek past the announced duration", proposal: .seek(to: itemNS(4 * second + 1)), reason: .mediaTimeOutOfRange),
         Poison(name: "pause at Int64.max", proposal: .pause(at: .max), reason: .mediaTimeOutOfRange),
-        Poison(name: "transition to a start past the duration", proposal: .transition(item: "film", at: 5 * second),
+        Poison(name: "transition to a start past the duration", proposal: .transition(item: "film", at: itemNS(5 * second)),
                reason: .mediaTimeOutOfRange),
-        Poison(name: "transition to an unannounced item past 24 h", proposal: .transition(item: "other", at: 24 * 3_600 * second + 1),
+        Poison(name: "transition to an unannounced item past 24 h", proposal: .transition(item: "other", at: itemNS(24 * 3_600 * second + 1)),
                reason: .mediaTimeOutOfRange),
         Poison(name: "transition to an empty item", proposal: .transition(item: "", at: 0), reason: .oversized),
         Poison(name: "transition to a 2 KiB item", proposal: .transition(item: String(repeating: "x", count: 2048), at: 0),
@@ -67,11 +68,11 @@ import TandemPlayback
         Poison(name: "a 1 KiB content identity", proposal: .state(item: "film", identity: String(repeating: "d", count: 1024), ready: true),
                reason: .oversized),
         Poison(name: "effective instant an hour after ordering", proposal: .setRate(2),
-               effectiveAt: 11 * second + 3_600 * second, reason: .effectiveInstantOutOfRange),
+               effectiveAt: sessionNS(11 * second + 3_600 * second), reason: .effectiveInstantOutOfRange),
         Poison(name: "effective instant 2 s and 1 ns after ordering", proposal: .setRate(2),
-               effectiveAt: 13 * second + 1, reason: .effectiveInstantOutOfRange),
+               effectiveAt: sessionNS(13 * second + 1), reason: .effectiveInstantOutOfRange),
         Poison(name: "effective instant before ordering", proposal: .setRate(2),
-               effectiveAt: 11 * second - 1, reason: .effectiveInstantOutOfRange),
+               effectiveAt: sessionNS(11 * second - 1), reason: .effectiveInstantOutOfRange),
         Poison(name: "effective instant at the end of time", proposal: .setRate(2),
                effectiveAt: .max, reason: .effectiveInstantOutOfRange),
         Poison(name: "ordering instant at the start of time", proposal: .setRate(2),
@@ -109,14 +110,14 @@ import TandemPlayback
         #expect(core.suspensions == before.suspensions)
         #expect(core.participants == before.participants)
         // The timeline still answers at any instant, without trapping.
-        #expect(core.timeline.mediaTime(atSessionTime: 12 * Self.second) == 2 * Self.second)
+        #expect(core.timeline.mediaTime(atSessionTime: sessionNS(12 * Self.second)) == itemNS(2 * Self.second))
         _ = core.timeline.mediaTime(atSessionTime: .max)
         _ = core.timeline.mediaTime(atSessionTime: .min)
         // And the group goes on: the next valid change applies as ever.
-        let next = core.apply(OrderedProposal(originator: Self.ana, order: 5, orderedAt: 12 * Self.second,
-                                              effectiveAt: 12 * Self.second + 50_000_000, proposal: .seek(to: 3 * Self.second)))
+        let next = core.apply(OrderedProposal(originator: Self.ana, order: 5, orderedAt: sessionNS(12 * Self.second),
+                                              effectiveAt: sessionNS(12 * Self.second + 50_000_000), proposal: .seek(to: itemNS(3 * Self.second))))
         #expect(next.count == 1)
-        #expect(core.timeline.anchorMediaTime == 3 * Self.second && core.timeline.version == 5 && core.timeline.rate == 1)
+        #expect(core.timeline.anchorMediaTime == itemNS(3 * Self.second) && core.timeline.version == 5 && core.timeline.rate == 1)
     }
 
     @Test func everyParticipantAndALateJoinerHoldTheSameCoreAfterEveryPoison() {
@@ -127,9 +128,9 @@ import TandemPlayback
             order += 1
             history.append(Self.ordered(poison, order: order))
             order += 1
-            let change: PlaybackProposal = index.isMultiple(of: 2) ? .seek(to: Int64(index) * 100_000_000) : .setRate(index % 3 == 0 ? 2 : 1)
-            history.append(OrderedProposal(originator: Self.ana, order: order, orderedAt: 11 * Self.second + Int64(index) * Self.second,
-                                           effectiveAt: 11 * Self.second + Int64(index) * Self.second + 40_000_000, proposal: change))
+            let change: PlaybackProposal = index.isMultiple(of: 2) ? .seek(to: itemNS(Int64(index) * 100_000_000)) : .setRate(index % 3 == 0 ? 2 : 1)
+            history.append(OrderedProposal(originator: Self.ana, order: order, orderedAt: sessionNS(11 * Self.second + Int64(index) * Self.second),
+                                           effectiveAt: sessionNS(11 * Self.second + Int64(index) * Self.second + 40_000_000), proposal: change))
         }
         // Three participants apply it as it comes, each checking after every record that all agree.
         var cores = [CoordinationCore(), CoordinationCore(), CoordinationCore()]
@@ -146,7 +147,7 @@ import TandemPlayback
         var late = CoordinationCore()
         for record in history + history { _ = late.apply(record) }
         #expect(late == cores[0])
-        #expect(late.timeline.rate > 0 && (0...(4 * Self.second)).contains(late.timeline.anchorMediaTime))
+        #expect(late.timeline.rate > 0 && (0...itemNS(4 * Self.second)).contains(late.timeline.anchorMediaTime))
     }
 
     @Test func aBodyThatIsNoProposalIsSkippedAsOneThatIsInvalid() {
@@ -161,8 +162,8 @@ import TandemPlayback
 
     @Test func mediaTimesAreBoundedByTheLongestAnnouncedDurationOrADay() {
         var core = CoordinationCore()
-        #expect(core.mediaTimeRange(ofItem: "film") == 0...(24 * 3_600 * Self.second))
-        #expect(core.mediaTimeRange(ofItem: nil) == 0...(24 * 3_600 * Self.second))
+        #expect(core.mediaTimeRange(ofItem: "film") == 0...itemNS(24 * 3_600 * Self.second))
+        #expect(core.mediaTimeRange(ofItem: nil) == 0...itemNS(24 * 3_600 * Self.second))
         _ = core.apply(OrderedProposal(originator: Self.ana, order: 1, effectiveAt: 0, proposal: .state(item: "film", identity: "d=4.000;h=aa", ready: true)))
         _ = core.apply(OrderedProposal(originator: Self.eve, order: 2, effectiveAt: 0, proposal: .state(item: "film", identity: "d=6.500;h=bb", ready: true)))
         // Unknown durations (d=0 for a stream), nonsense and a year's worth are not believed.
@@ -171,8 +172,8 @@ import TandemPlayback
                                            proposal: .state(item: "film", identity: identity, ready: true)))
         }
         #expect(core.mediaTimeRange(ofItem: "film") == 0...6_500_000_000)
-        #expect(core.mediaTimeRange(ofItem: "other") == 0...(24 * 3_600 * Self.second))
-        #expect(CoordinationCore.announcedDuration(in: "d=4.000;h=aa") == 4 * Self.second)
+        #expect(core.mediaTimeRange(ofItem: "other") == 0...itemNS(24 * 3_600 * Self.second))
+        #expect(CoordinationCore.announcedDuration(in: "d=4.000;h=aa") == spanNS(4 * Self.second))
         #expect(CoordinationCore.announcedDuration(in: "d=0.000;h=aa") == nil)
         #expect(CoordinationCore.announcedDuration(in: "d=inf") == nil)
     }
@@ -182,7 +183,7 @@ import TandemPlayback
         var order: UInt64 = 3
         func begin(_ who: UUID) -> [CoordinationCore.Event] {
             order += 1
-            return core.apply(OrderedProposal(originator: who, order: order, effectiveAt: 10 * Self.second,
+            return core.apply(OrderedProposal(originator: who, order: order, effectiveAt: sessionNS(10 * Self.second),
                                               proposal: .beginSuspension(id: UUID(), reason: .userActionRequired, triggersWaiting: false,
                                                                          waitingLimit: nil)))
         }
@@ -196,32 +197,32 @@ import TandemPlayback
         // Reports of what was loaded: one entry per participant, at most so many participants.
         for _ in core.participants.count..<CoordinationCore.maximumParticipants {
             order += 1
-            _ = core.apply(OrderedProposal(originator: UUID(), order: order, effectiveAt: 10 * Self.second,
+            _ = core.apply(OrderedProposal(originator: UUID(), order: order, effectiveAt: sessionNS(10 * Self.second),
                                            proposal: .state(item: "film", identity: nil, ready: true)))
         }
         #expect(core.participants.count == CoordinationCore.maximumParticipants)
         order += 1
-        let newcomer = core.apply(OrderedProposal(originator: UUID(), order: order, effectiveAt: 10 * Self.second,
+        let newcomer = core.apply(OrderedProposal(originator: UUID(), order: order, effectiveAt: sessionNS(10 * Self.second),
                                                   proposal: .state(item: "film", identity: nil, ready: true)))
         #expect(newcomer.count == 1 && newcomer.first.map { if case .proposalRejected(let rejection, _, _) = $0 { rejection.reason == .tooManyParticipants } else { false } } == true)
         // One already known may report again.
         order += 1
-        #expect(core.apply(OrderedProposal(originator: Self.ana, order: order, effectiveAt: 10 * Self.second,
+        #expect(core.apply(OrderedProposal(originator: Self.ana, order: order, effectiveAt: sessionNS(10 * Self.second),
                                            proposal: .state(item: "film", identity: "d=4.000;h=aa", ready: false))).isEmpty)
         #expect(core.participants[Self.ana]?.ready == false)
     }
 
     @Test func validValuesAtTheBoundsAreApplied() {
         var core = Self.playingCore()
-        let cases: [PlaybackProposal] = [.setRate(0.25), .setRate(4), .setRate(0), .seek(to: 0), .seek(to: 4 * Self.second),
-                                         .pause(at: 4 * Self.second), .transition(item: "film", at: 4 * Self.second)]
+        let cases: [PlaybackProposal] = [.setRate(0.25), .setRate(4), .setRate(0), .seek(to: 0), .seek(to: itemNS(4 * Self.second)),
+                                         .pause(at: itemNS(4 * Self.second)), .transition(item: "film", at: itemNS(4 * Self.second))]
         for (index, proposal) in cases.enumerated() {
             let order = UInt64(4 + index)
-            let events = core.apply(OrderedProposal(originator: Self.ana, order: order, orderedAt: 11 * Self.second,
-                                                    effectiveAt: 11 * Self.second + CoordinationCore.maximumLead, proposal: proposal))
+            let events = core.apply(OrderedProposal(originator: Self.ana, order: order, orderedAt: sessionNS(11 * Self.second),
+                                                    effectiveAt: sessionNS(11 * Self.second) + CoordinationCore.maximumLead, proposal: proposal))
             #expect(!events.contains { if case .proposalRejected = $0 { true } else { false } }, "\(proposal): \(events)")
             #expect(core.timeline.version == order)
         }
-        #expect(core.timeline.anchorMediaTime == 4 * Self.second)
+        #expect(core.timeline.anchorMediaTime == itemNS(4 * Self.second))
     }
 }

@@ -36,7 +36,7 @@ import TandemPlayback
     }
 
     static let extremeTimelines: [SharedTimeline] = [
-        SharedTimeline(item: "film", rate: 4, anchorMediaTime: .max - 1, anchorSessionTime: .min, version: 1),
+        SharedTimeline(item: "film", rate: 4, anchorMediaTime: ItemTime(nanoseconds: .max - 1), anchorSessionTime: .min, version: 1),
         SharedTimeline(item: "film", rate: 4, anchorMediaTime: .min, anchorSessionTime: .max, version: 1),
         SharedTimeline(item: "film", rate: 1e15, anchorMediaTime: 0, anchorSessionTime: 0, version: 1),
         SharedTimeline(item: "film", rate: .infinity, anchorMediaTime: 0, anchorSessionTime: 0, version: 1),
@@ -47,15 +47,15 @@ import TandemPlayback
     @Test(arguments: extremeTimelines)
     func theSharedTimelineAnswersAtEveryInstant(_ timeline: SharedTimeline) {
         for instant: Int64 in [.min, -1, 0, 1, 1_000_000_000, .max] {
-            _ = timeline.mediaTime(atSessionTime: instant)
-            _ = timeline.sessionTime(forMediaTime: instant)
+            _ = timeline.mediaTime(atSessionTime: SessionInstant(nanoseconds: instant))
+            _ = timeline.sessionTime(forMediaTime: ItemTime(nanoseconds: instant))
         }
     }
 
     @Test func theSharedTimelineSaturatesInTheRightDirection() {
-        let running = SharedTimeline(item: "film", rate: 4, anchorMediaTime: .max - 1, anchorSessionTime: .min, version: 1)
+        let running = SharedTimeline(item: "film", rate: 4, anchorMediaTime: ItemTime(nanoseconds: .max - 1), anchorSessionTime: .min, version: 1)
         #expect(running.mediaTime(atSessionTime: .max) == .max)
-        #expect(running.mediaTime(atSessionTime: .min) == .max - 1)
+        #expect(running.mediaTime(atSessionTime: .min) == ItemTime(nanoseconds: .max - 1))
         let backwards = SharedTimeline(item: "film", rate: 4, anchorMediaTime: .min, anchorSessionTime: .max, version: 1)
         #expect(backwards.mediaTime(atSessionTime: .min) == .min)
         #expect(backwards.sessionTime(forMediaTime: .max) == .max)

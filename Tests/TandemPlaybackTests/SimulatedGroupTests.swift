@@ -37,12 +37,13 @@ import TandemTestKit
             (0, ana, .transition(item: "film", at: 0)),
             (200 * ms, ana, .setRate(1)),
             (1_700 * ms, ben, .pause(at: nil)),
-            (2_300 * ms, ana, .seek(to: 600_000 * ms)),
+            (2_300 * ms, ana, .seek(to: ItemTime(nanoseconds: 600_000 * ms))),
             (2_310 * ms, ben, .setRate(2)),
             (4_000 * ms, ana, .setRate(0.5)),
         ]
         return changes.enumerated().map { index, change in
-            OrderedProposal(originator: change.1, order: UInt64(index + 1), orderedAt: start + change.0, effectiveAt: start + change.0 + lead,
+            OrderedProposal(originator: change.1, order: UInt64(index + 1), orderedAt: SessionInstant(nanoseconds: start + change.0),
+                            effectiveAt: SessionInstant(nanoseconds: start + change.0 + lead),
                             proposal: change.2)
         }
     }
@@ -62,10 +63,10 @@ import TandemTestKit
             // the true (virtual) time.
             var trueInstants: [Int64] = []
             for index in peers.indices {
-                peers[index].clock.run(until: proposal.effectiveAt - 5 * Self.ms, evaluationInterval: 1_000 * Self.ms) { _ in }
+                peers[index].clock.run(until: proposal.effectiveAt.nanoseconds - 5 * Self.ms, evaluationInterval: 1_000 * Self.ms) { _ in }
                 _ = peers[index].core.apply(proposal)
                 let timeline = peers[index].core.timeline
-                guard let local = peers[index].clock.sessionClock.localTime(atSession: timeline.anchorSessionTime) else {
+                guard let local = peers[index].clock.sessionClock.localTime(atSession: timeline.anchorSessionTime.nanoseconds) else {
                     Issue.record("participant \(index) has no session clock estimate")
                     return
                 }
@@ -76,14 +77,14 @@ import TandemTestKit
             #expect(Set(peers.map { $0.core.timeline.version }).count == 1)
             #expect(peers.allSatisfy { $0.core.timeline == peers[0].core.timeline })
             // And the change lands where it should in true time (within the estimate's error).
-            #expect(abs(trueInstants[0] - proposal.effectiveAt) < Self.ms)
+            #expect(abs(trueInstants[0] - proposal.effectiveAt.nanoseconds) < Self.ms)
         }
         // Each participant's clock error stays within the clock layer's targets (1 ms under
         // ±15 ms of jitter, far less when quiet); two participants can err in opposite
         // directions, so the worst spread of four, over every change, stays within twice that.
         #expect(worstSpread < (jitter.1 > 10 * Self.ms ? 2 * Self.ms : 500_000), "spread \(worstSpread) ns")
         #expect(peers[0].core.timeline.rate == 0.5)
-        #expect(peers[0].core.timeline.anchorMediaTime > 600_000 * Self.ms)
+        #expect(peers[0].core.timeline.anchorMediaTime.nanoseconds > 600_000 * Self.ms)
     }
 
     @Test func theLeadLetsEveryoneReceiveAChangeBeforeItIsDue() {

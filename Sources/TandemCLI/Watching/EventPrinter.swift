@@ -64,6 +64,9 @@ final class EventPrinter: Sendable {
         case .proposalRejected(let rejection, let originator, let order):
             emit("rejected", ["by": name(originator), "order": Int(clamping: order), "reason": rejection.reason.description,
                               "message": "skipped a change: \(rejection.detail)"])
+        case .commandAbandoned(let command):
+            emit("command-abandoned", ["version": Int(clamping: command.version),
+                                       "message": "the player did not complete a command by its due date"])
         }
     }
 
@@ -96,8 +99,8 @@ final class EventPrinter: Sendable {
     }
 
     private func fields(_ timeline: SharedTimeline) -> [String: any Sendable] {
-        ["version": Int(clamping: timeline.version), "rate": timeline.rate, "media_time": Double(timeline.anchorMediaTime) / 1e9,
-         "effective_session_ns": Int(timeline.anchorSessionTime), "item": timeline.item ?? ""]
+        ["version": Int(clamping: timeline.version), "rate": timeline.rate, "media_time": Double(timeline.anchorMediaTime.nanoseconds) / 1e9,
+         "effective_session_ns": Int(timeline.anchorSessionTime.nanoseconds), "item": timeline.item ?? ""]
     }
 
     /// A proposal in a few words, for events and the status line.
@@ -105,7 +108,7 @@ final class EventPrinter: Sendable {
         switch proposal {
         case .setRate(let rate): rate == 1 ? "play" : "rate \(rate)"
         case .pause: "pause"
-        case .seek(let time): String(format: "seek %.3f", Double(time) / 1e9)
+        case .seek(let time): String(format: "seek %.3f", Double(time.nanoseconds) / 1e9)
         case .transition(let item, _): "item \(item)"
         case .beginSuspension(_, let reason, _, _): "suspend (\(reason))"
         case .endSuspension: "end suspension"

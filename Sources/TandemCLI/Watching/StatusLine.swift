@@ -11,10 +11,10 @@ enum StatusLine {
                      lastChange: String) -> String {
         let core = coordinator.core
         let timeline = core.timeline
-        let local = coordinator.localClock?.now()
+        let local = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
         // The timeline runs on past the end of the item; the position shown stops there.
         let end = player.info.duration.map { Int64($0 * 1e9) } ?? .max
-        let position = min(local.flatMap { coordinator.expectedItemTime(atLocalTime: $0) } ?? timeline.anchorMediaTime, end)
+        let position = min((coordinator.expectedItemTime(atLocalTime: local) ?? timeline.anchorMediaTime).nanoseconds, end)
         let duration = player.info.duration.map { " / " + clock(seconds: $0) } ?? ""
         let symbol = timeline.rate > 0 ? "▶" : (core.isWaiting ? "⏳" : "⏸")
         var parts = ["\(symbol) \(clock(seconds: Double(max(0, position)) / 1e9))\(duration)", String(format: "%.2fx", timeline.rate)]
@@ -27,12 +27,13 @@ enum StatusLine {
         }
         parts.append(names.joined(separator: ", "))
         if let local, let status = coordinator.clockStatus(atLocalTime: local) {
-            parts.append(String(format: "clock %+.3f s ±%.2f ms", Double(status.offset) / 1e9, Double(status.errorBound) / 1e6))
+            parts.append(String(format: "clock %+.3f s ±%.2f ms", status.offset.seconds, status.errorBound.seconds * 1e3))
             // How far the player's own timeline is from the shared one now: scheduling aside,
             // this is the sync error of this participant.
             if timeline.rate > 0, let expected = coordinator.expectedItemTime(atLocalTime: local),
-               let raw = coordinator.localClock?.monotonicTime(atLocal: local) {
-                parts.append(String(format: "sync %.2f ms", Double(player.mediaTime(atLocalTime: raw).saturatingSubtracting(expected)) / 1e6))
+               let raw = coordinator.localClock?.monotonicTime(atLocal: local.nanoseconds) {
+                parts.append(String(format: "sync %.2f ms",
+                                    Double(player.mediaTime(atLocalTime: raw).saturatingSubtracting(expected.nanoseconds)) / 1e6))
             }
         }
         if !lastChange.isEmpty { parts.append(TerminalText.sanitized(lastChange)) }

@@ -186,9 +186,10 @@ struct WatchRunner {
     private func runKeys(_ keys: TerminalKeys, coordinator: PlaybackCoordinator, events: EventPrinter, duration: Int64?) async {
         for await key in keys.keys {
             let timeline = coordinator.core.timeline
-            let position = coordinator.localClock.flatMap { coordinator.expectedItemTime(atLocalTime: $0.now()) } ?? timeline.anchorMediaTime
+            let now = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
+            let position = (coordinator.expectedItemTime(atLocalTime: now) ?? timeline.anchorMediaTime).nanoseconds
             let rate = coordinator.core.intendedRate
-            func by(_ step: Int64) -> Int64 { clamped(position.saturatingAdding(step), duration, coordinator: coordinator) }
+            func by(_ step: Int64) -> ItemTime { ItemTime(nanoseconds: clamped(position.saturatingAdding(step), duration, coordinator: coordinator)) }
             do {
                 switch key {
                 case .space: try coordinator.coordinateRateChange(to: rate > 0 ? 0 : 1)
@@ -245,12 +246,14 @@ struct WatchRunner {
     /// player's own timeline is from the shared one.
     private func reportSync(player: HeadlessPlayer, coordinator: PlaybackCoordinator) {
         guard let clock = coordinator.localClock else { return }
-        let local = clock.now()
+        let local = LocalInstant(nanoseconds: clock.now())
         guard let status = coordinator.clockStatus(atLocalTime: local) else { return }
-        var fields: [String: any Sendable] = ["clock_offset_ns": Int(status.offset), "clock_error_bound_ns": Int(status.errorBound),
+        var fields: [String: any Sendable] = ["clock_offset_ns": Int(status.offset.nanoseconds),
+                                              "clock_error_bound_ns": Int(status.errorBound.nanoseconds),
                                               "version": Int(clamping: coordinator.core.timeline.version)]
         if let expected = coordinator.expectedItemTime(atLocalTime: local) {
-            fields["sync_error_ns"] = Int(player.mediaTime(atLocalTime: clock.monotonicTime(atLocal: local)).saturatingSubtracting(expected))
+            fields["sync_error_ns"] = Int(player.mediaTime(atLocalTime: clock.monotonicTime(atLocal: local.nanoseconds))
+                .saturatingSubtracting(expected.nanoseconds))
         }
         let statistics = player.statistics
         fields["presented"] = statistics.presentedFrames
@@ -263,15 +266,15 @@ struct WatchRunner {
     private func clamped(_ time: Int64, _ duration: Int64?, coordinator: PlaybackCoordinator) -> Int64 {
         let core = coordinator.core
         let allowed = core.mediaTimeRange(ofItem: core.timeline.item ?? session.activity.item)
-        return time.clamped(to: 0...min(duration ?? .max, allowed.upperBound))
+        return time.clamped(to: 0...min(duration ?? .max, allowed.upperBound.nanoseconds))
     }
 
     /// `seek SECONDS`'s target: SECONDS within the item, in nanoseconds (converted only once
     /// clamped, so that no number typed can overflow).
-    private func seekTarget(seconds: Double, coordinator: PlaybackCoordinator) -> Int64 {
+    private func seekTarget(seconds: Double, coordinator: PlaybackCoordinator) -> ItemTime {
         let core = coordinator.core
-        let end = core.mediaTimeRange(ofItem: core.timeline.item ?? session.activity.item).upperBound
-        return MediaTime.nanoseconds(seconds: min(max(0, seconds), Double(end) / 1e9)).clamped(to: 0...end)
+        let end = core.mediaTimeRange(ofItem: core.timeline.item ?? session.activity.item).upperBound.nanoseconds
+        return ItemTime(nanoseconds: MediaTime.nanoseconds(seconds: min(max(0, seconds), Double(end) / 1e9)).clamped(to: 0...end))
     }
 
     /// The one argument of a command, a finite number (of any sign: what it may be is the

@@ -7,7 +7,6 @@ extension MpvPlayer {
     func carryOut(_ command: PlaybackCommand, serial: Int, rejoin: Bool) async {
         // A command for another item is stale: completed, not applied.
         if let expected = command.expectedCurrentItemIdentifier, expected != itemIdentifier { return }
-        guard let clock = playbackCoordinator.localClock else { return }
         let now = MonotonicClock.now()
         let stale = state.withLock { state -> Bool in
             guard let hold = state.hold else { return false }
@@ -24,10 +23,13 @@ extension MpvPlayer {
             return
         }
         switch command {
-        case .play(let command): await play(command, clock: clock)
-        case .pause(let command): await pause(command, clock: clock)
-        case .seek(let seek): await seekWhilePaused(to: seek.itemTime)
-        case .buffer(let buffer): await seekWhilePaused(to: buffer.itemTime)
+        case .play(let command): await play(command)
+        case .pause(let command): await pause(command)
+        // Ahead of a play: mpv seeks as it starts, at the play's instant (pausing and seeking
+        // now would stop it before the change's instant).
+        case .seek(let seek) where seek.shouldBufferInAnticipationOfPlayback: return
+        case .seek(let seek): await seekWhilePaused(to: seek.itemTime.nanoseconds)
+        case .buffer(let buffer): await seekWhilePaused(to: buffer.itemTime.nanoseconds)
         }
     }
 
@@ -41,28 +43,41 @@ extension MpvPlayer {
     /// a speed change while playing moves mpv's audio clock by the sound already in its output
     /// times the change (170 to 370 ms × the change with `--ao=null`), tens of ms for a change
     /// a person makes; after a seek the output is empty, and the new speed starts exactly.
-    private func play(_ command: PlayCommand, clock: any MonotonicDerivedClock) async {
-        let host = clock.monotonicTime(atLocal: command.hostTime)
+    ///
+    /// The command's rate is in media seconds per host second (the session clock's drift in it,
+    /// which changes by parts per million as the estimate improves): a rate within
+    /// `sameRateTolerance` of the one mpv follows is the same rate.
+    private func play(_ command: PlayCommand) async {
+        let host = command.hostTime.nanoseconds
+        let itemTime = command.itemTime.nanoseconds
         let (paused, groupRate, speed, followed) = state.withLock { ($0.paused, $0.groupRate, $0.requestedSpeed, $0.followedVersion) }
-        if !paused, groupRate > 0, abs(command.rate - groupRate) < 1e-9, let measured = await preciseReading() {
+        if !paused, groupRate > 0, abs(command.rate - groupRate) <= Self.sameRateTolerance * groupRate,
+           let measured = await preciseReading() {
             // Where mpv will be at the command's instant, going on as it goes.
             let predicted = measured.position.saturatingAdding(host.saturatingSubtracting(measured.at).saturatingScaled(by: speed))
             let limit = command.version == followed ? correctionPolicy.seekThreshold : Self.trimLimit
-            if predicted.saturatingDistance(to: command.itemTime) <= limit {
-                state.withLock { $0.followedVersion = command.version }
+            if predicted.saturatingDistance(to: itemTime) <= limit {
+                state.withLock {
+                    $0.followedVersion = command.version
+                    $0.groupRate = command.rate
+                }
                 return
             }
         }
         state.withLock { $0.groupRate = command.rate }
-        await start(itemTime: command.itemTime, at: host, rate: command.rate, version: command.version)
+        await start(itemTime: itemTime, at: host, rate: command.rate, version: command.version)
     }
 
+    /// How far apart (relative) two rates may be and still be one rate: 0.1 ‰, well above a
+    /// clock's drift and well below any rate a person asks for.
+    static let sameRateTolerance = 1e-4
+
     /// Pause at `hostTime`, showing `itemTime`.
-    private func pause(_ command: PauseCommand, clock: any MonotonicDerivedClock) async {
-        guard await wait(until: clock.monotonicTime(atLocal: command.hostTime), version: command.version) else { return }
+    private func pause(_ command: PauseCommand) async {
+        guard await wait(until: command.hostTime.nanoseconds, version: command.version) else { return }
         state.withLock { $0.groupRate = 0 }
         await setPaused(true)
-        await seekWhilePaused(to: command.itemTime)
+        await seekWhilePaused(to: command.itemTime.nanoseconds)
     }
 
     /// Moves a paused mpv to `target`, unless it is there already.

@@ -37,8 +37,7 @@ extension MpvPlayer {
     func correct(by measured: Reading, settling: Bool) async {
         let (rate, version) = state.withLock { ($0.groupRate, $0.latestVersion) }
         guard rate > 0, measured.roundTrip <= Self.correctionRoundTrip, playbackCoordinator.timeline.rate > 0,
-              let clock = playbackCoordinator.localClock,
-              let expected = playbackCoordinator.expectedItemTime(atLocalTime: clock.localTime(atMonotonic: measured.at))
+              let expected = playbackCoordinator.expectedItemTime(atHostTime: HostInstant(nanoseconds: measured.at))?.nanoseconds
         else { return }
         // Past the end, mpv holds the last frame: nothing to correct.
         if let duration, expected >= duration.saturatingSubtracting(200_000_000) { return }
@@ -68,7 +67,7 @@ extension MpvPlayer {
             state.withLock { $0.statistics.correctiveSeeks += 1 }
             // Start afresh on the timeline, from where it is now.
             let now = MonotonicClock.now()
-            guard let position = playbackCoordinator.expectedItemTime(atLocalTime: clock.localTime(atMonotonic: now)) else { return }
+            guard let position = playbackCoordinator.expectedItemTime(atHostTime: HostInstant(nanoseconds: now))?.nanoseconds else { return }
             await start(itemTime: position, at: now, rate: rate, version: version)
         }
     }

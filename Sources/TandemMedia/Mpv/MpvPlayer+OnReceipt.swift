@@ -9,22 +9,16 @@ import TandemPlayback
 /// decides; the readings of mpv's position are logged all the same.
 extension MpvPlayer {
     func carryOutOnReceipt(_ command: PlaybackCommand, rejoin: Bool) async {
-        guard let clock = playbackCoordinator.localClock else { return }
-        let now = clock.now()
-        // A timeline that took effect before its command arrived (a late joiner's history, or a
-        // change that reached us late) is taken up where the group is now: the baseline's most
-        // favourable case. A change still to come is applied at once, early.
-        let timeline = playbackCoordinator.core.timeline
-        let late = timeline.version == command.version
-            && playbackCoordinator.sessionTime(atLocalTime: now).map { timeline.anchorSessionTime <= $0 } ?? false
-        let directive = state.withLock { $0.receipts.receive(command, now: now, inForce: late, rejoin: rejoin) }
+        // A timeline that took effect before its command was issued (a late joiner's history, or
+        // a change that reached us late) is taken up where the group is now: the baseline's most
+        // favourable case. A change still to come is applied at once, early. The command tells
+        // which: the baseline asks the coordinator nothing.
+        let now = HostInstant(nanoseconds: MonotonicClock.now())
+        let directive = state.withLock { $0.receipts.receive(command, now: now, rejoin: rejoin) }
         switch directive {
         case nil:
-            switch command {
-            case .seek(let seek): await seekWhilePaused(to: seek.itemTime)
-            case .buffer(let buffer): await seekWhilePaused(to: buffer.itemTime)
-            case .play, .pause: return
-            }
+            // Seek and buffer commands: the play or pause that follows carries the change.
+            return
         case .pause(let position)?:
             state.withLock { $0.groupRate = 0 }
             await setPaused(true)

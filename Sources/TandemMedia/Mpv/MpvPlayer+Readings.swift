@@ -80,15 +80,15 @@ extension MpvPlayer {
     /// `MpvPlayer+Start.swift`), or a person paused it. Nothing is written before the group is
     /// on this item or while the session clock is unknown.
     private func record(_ position: Int64, at instant: Int64) {
-        guard let log = options.presentationLog, let clock = playbackCoordinator.localClock else { return }
+        guard let log = options.presentationLog, playbackCoordinator.localClock != nil else { return }
         let timeline = playbackCoordinator.core.timeline
         guard timeline.item == itemIdentifier else { return }
         let still = timeline.rate <= 0 || state.withLock { $0.paused }
         var scheduled = instant
         if !still {
-            guard let session = timeline.sessionTime(forMediaTime: position),
-                  let local = playbackCoordinator.localTime(atSessionTime: session) else { return }
-            scheduled = clock.monotonicTime(atLocal: local)
+            guard let session = timeline.sessionTime(forMediaTime: ItemTime(nanoseconds: position)),
+                  let host = playbackCoordinator.hostTime(atSessionTime: session) else { return }
+            scheduled = host.nanoseconds
         }
         log.write(PresentationRecord(item: itemIdentifier, pts: Double(position) / 1e9, scheduledNanoseconds: scheduled,
                                      presentedNanoseconds: instant, still: still ? true : nil, reading: true))

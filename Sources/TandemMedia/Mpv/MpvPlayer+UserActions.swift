@@ -72,7 +72,7 @@ extension MpvPlayer {
         case .seek(let position):
             // Within the item as the group knows it (its announced duration is rounded to the ms).
             let core = coordinator.core
-            let target = position.clamped(to: core.mediaTimeRange(ofItem: core.timeline.item))
+            let target = ItemTime(nanoseconds: position).clamped(to: core.mediaTimeRange(ofItem: core.timeline.item))
             proposed = (try? coordinator.coordinateSeek(to: target)) != nil
         }
         guard proposed else { return }

@@ -34,43 +34,53 @@ struct ReceiptFollower: Sendable, Equatable {
         self.frameDuration = frameDuration
     }
 
-    /// What to do about `command`, received when the participant's clock (the clock of the
-    /// command's `hostTime`) read `now`; nil for a version already applied (the coordinator's
-    /// re-issues) or an older one, and for seek and buffer commands, which are carried out as
-    /// they come. `inForce`: the command's timeline took effect before the command arrived (the
-    /// player tells, from the session clock). `rejoin`: the command re-issues the timeline
-    /// applied last, to take it up again where the group is now.
-    mutating func receive(_ command: PlaybackCommand, now: Int64, inForce: Bool = false, rejoin: Bool = false) -> Directive? {
+    /// What to do about `command`, received at host instant `now`; nil for a version already
+    /// applied (the coordinator's re-issues) or an older one, and for seek and buffer commands
+    /// (the play or pause that follows carries the change). `inForce`: the command's timeline
+    /// took effect before the command was issued (its `timeline` anchored at or before its
+    /// `issuedAt`, which `receive(_:now:rejoin:)` reads off the command). `rejoin`: the command
+    /// re-issues the timeline applied last, to take it up again where the group is now. Rates
+    /// are the group's (media seconds per session second): the baseline corrects no drift.
+    mutating func receive(_ command: PlaybackCommand, now: HostInstant, inForce: Bool? = nil, rejoin: Bool = false) -> Directive? {
         if let applied, command.version <= applied.version, !rejoin { return nil }
-        let inForce = inForce || rejoin
+        let inForce = (inForce ?? Self.inForce(command)) || rejoin
         let previous = applied
         switch command {
         case .pause(let pause):
             applied = command
-            return .pause(at: pause.itemTime)
+            return .pause(at: pause.itemTime.nanoseconds)
         case .play(let play):
             applied = command
+            let rate = play.timeline.rate
             if inForce {
-                let position = play.itemTime.saturatingSubtracting(play.hostTime.saturatingSubtracting(now).saturatingScaled(by: play.rate))
-                return .play(from: max(0, position), rate: play.rate, seek: false)
+                let position = play.itemTime - (play.hostTime - now) * rate
+                return .play(from: max(0, position.nanoseconds), rate: rate, seek: false)
             }
-            return .play(from: play.itemTime, rate: play.rate, seek: previous.map { jumps(from: $0, to: play) } ?? false)
+            return .play(from: play.itemTime.nanoseconds, rate: rate, seek: previous.map { jumps(from: $0, to: play) } ?? false)
         case .seek, .buffer:
             return nil
+        }
+    }
+
+    /// Whether `command`'s timeline had taken effect when the coordinator issued it.
+    static func inForce(_ command: PlaybackCommand) -> Bool {
+        switch command {
+        case .play(let play): play.timeline.anchorSessionTime <= play.issuedAt
+        case .pause(let pause): pause.timeline.anchorSessionTime <= pause.issuedAt
+        case .seek, .buffer: false
         }
     }
 
     /// Whether `play` moves the timeline more than a frame away from where `previous` left it
     /// (the group seeked), rather than carrying on from there.
     private func jumps(from previous: PlaybackCommand, to play: PlayCommand) -> Bool {
-        let carriedOn: Int64
+        let carriedOn: ItemTime
         switch previous {
         case .pause(let pause): carriedOn = pause.itemTime
-        case .play(let before):
-            carriedOn = before.itemTime.saturatingAdding(play.hostTime.saturatingSubtracting(before.hostTime).saturatingScaled(by: before.rate))
+        case .play(let before): carriedOn = before.itemTime + (play.hostTime - before.hostTime) * before.timeline.rate
         case .seek(let seek): carriedOn = seek.itemTime
         case .buffer(let buffer): carriedOn = buffer.itemTime
         }
-        return play.itemTime.saturatingDistance(to: carriedOn) > frameDuration
+        return (play.itemTime - carriedOn).magnitude.nanoseconds > frameDuration
     }
 }

@@ -1,0 +1,438 @@
+import Foundation
+import TandemClock
+
+/// The playback coordinator's decisions, as a pure value: the replicated `CoordinationCore` plus
+/// this participant's own state (its suspensions, the command in flight, the clock mapping),
+/// changed only by inputs that each come with the current host instant, and answering with
+/// directives for the shell to carry out (propose this, issue this command, abandon that one,
+/// emit this event, wake me at).
+///
+/// In the manner of swift-cluster-membership's `SWIM.Instance` (github.com/apple/
+/// swift-cluster-membership, `SWIMInstance.swift`): every `on…` method returns a directive enum
+/// declared beside it, and the machine never reads a clock, sleeps, or starts work of its own.
+/// `PlaybackCoordinator` is its one shell.
+///
+/// Commands: the machine tracks the one in flight and the one queued behind it. A jump (a seek,
+/// another item, a late join, a catch-up) is issued as a seek command first, and the play or
+/// pause that follows once the seek completes (or is abandoned at its due date, which is the
+/// instant the follow-up takes effect); a pause while the group waits in anticipation of playback
+/// is followed by a buffering command. Any other decision is issued at once and supersedes the
+/// command in flight (whose completion is then ignored). A command not completed by its due date
+/// is abandoned with an event and never blocks the next.
+public struct CoordinatorMachine: Sendable {
+    /// What the machine decides with, the same on every input.
+    public struct Configuration: Sendable, Equatable {
+        /// Suspension reasons for which this participant asks the group to wait.
+        public var suspensionReasonsThatTriggerWaiting: Set<SuspensionReason> = [.stallRecovery, .coordinatedPlaybackNotPossible]
+        /// As AVFoundation's `participantLimit(forWaitingOutSuspensionsWithReason:)`: the most
+        /// participants the group may have for this participant's suspensions of a reason to
+        /// make it wait; a larger group plays on. No entry: no limit.
+        public var participantLimits: [SuspensionReason: Int] = [:]
+        /// Tandem's own: how many participants may hold the group at once for a reason (carried
+        /// in the suspension's proposal; beyond it, a suspended participant catches up alone).
+        /// No entry: no limit.
+        public var groupHoldLimits: [SuspensionReason: Int] = [:]
+        /// How far ahead a timeline already in force is picked up (a late join, a catch-up), so
+        /// that the player can seek and decode first.
+        public var prerollLead = TimeSpan.milliseconds(300)
+        /// How far ahead a playing timeline is re-issued when it is re-mapped.
+        public var remapLead = TimeSpan.milliseconds(50)
+        /// How often a playing timeline is re-mapped to host time (the session clock's estimate
+        /// improves and drifts).
+        public var remapInterval = TimeSpan.seconds(1)
+        /// How long after its instant a play or pause command may take to complete (and a
+        /// buffering command from its issue) before it is abandoned.
+        public var commandTimeout = TimeSpan.seconds(2)
+        /// A configuration with the defaults.
+        public init() {}
+    }
+
+    /// A command as the machine issued it: its identity, for the completion to name.
+    public struct IssuedCommand: Sendable, Equatable {
+        /// The identity the completion names (`onCommandCompleted(_:now:)`).
+        public var id: UInt64
+        /// The command.
+        public var command: PlaybackCommand
+    }
+
+    /// What a participant asks of the group.
+    public enum LocalRequest: Sendable, Equatable {
+        /// Play at a rate (0 pauses), as `coordinateRateChange(to:options:)`.
+        case rate(Double, PlaybackCoordinator.RateChangeOptions)
+        /// Move to a media time, as `coordinateSeek(to:options:)`.
+        case seek(ItemTime, PlaybackCoordinator.SeekOptions)
+        /// Switch to an item.
+        case transition(item: String, at: ItemTime)
+        /// Report what this participant has loaded.
+        case report(item: String?, identity: String?, ready: Bool)
+    }
+
+    /// The replicated state, as every participant holds it.
+    public private(set) var core: CoordinationCore
+    /// This participant.
+    public let localParticipant: UUID
+    /// What the machine decides with.
+    public var configuration: Configuration
+    /// The session clock in host time, once known.
+    public private(set) var mapping: ClockMapping?
+    /// This participant's suspensions, begun and not ended, with their reasons.
+    public private(set) var ownSuspensions: [UUID: SuspensionReason] = [:]
+    /// The command issued and not yet completed, abandoned or superseded.
+    public private(set) var inFlight: IssuedCommand?
+    /// The command that follows the one in flight.
+    public private(set) var queued: PlaybackCommand?
+    /// The last play or pause command decided (issued or queued).
+    public private(set) var lastCommand: PlaybackCommand?
+    private var nextCommand: UInt64 = 1
+    private var lastPlayIssuedAt: HostInstant?
+    /// A timeline arrived before the clock mapping: its command waits for the mapping.
+    private var awaitsMapping = false
+
+    /// A machine for `localParticipant` at the initial timeline.
+    public init(localParticipant: UUID, pauseSnapsToMediaTimeOfOriginator: Bool = true, configuration: Configuration = Configuration()) {
+        self.localParticipant = localParticipant
+        self.configuration = configuration
+        core = CoordinationCore(pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator)
+    }
+
+    /// Whether this participant has a suspension of its own.
+    public var isSuspended: Bool { !ownSuspensions.isEmpty }
+
+    /// Where the shared timeline is at host instant `host`, once the clock mapping is known.
+    public func expectedItemTime(atHost host: HostInstant) -> ItemTime? {
+        mapping.map { core.timeline.mediaTime(atSessionTime: $0.sessionTime(atHost: host)) }
+    }
+
+    // MARK: Ordered records
+
+    /// What to do after an ordered record.
+    public enum OrderedDirective: Sendable, Equatable {
+        /// Tell the program.
+        case emit(CoordinationCore.Event)
+        /// Issue the player this command.
+        case issue(IssuedCommand)
+        /// Call `onTick(now:)` at this instant (replacing any earlier request).
+        case wake(at: HostInstant)
+    }
+
+    /// Applies the next ordered record (the history first, then each new one): the core applies
+    /// it, and the player is issued what the changed timeline asks of it.
+    public mutating func onOrdered(_ input: OrderedInput, now: HostInstant) -> [OrderedDirective] {
+        let before = core.timeline
+        let events: [CoordinationCore.Event]
+        let originator: UUID
+        switch input {
+        case .proposal(let proposal):
+            events = core.apply(proposal)
+            originator = proposal.originator
+        case .unreadable(let from, let order, let rejection):
+            events = core.skip(order: order, originator: from, rejection: rejection)
+            originator = from
+        }
+        guard !events.isEmpty || core.timeline != before else { return [] }
+        return events.map(OrderedDirective.emit) + follow(from: before, originator: originator, lead: configuration.prerollLead, now: now).map {
+            switch $0 {
+            case .issue(let issued): .issue(issued)
+            case .wake(let instant): .wake(at: instant)
+            case .abandon, .emit, .propose: preconditionFailure("not from follow")
+            }
+        }
+    }
+
+    // MARK: Time
+
+    /// What to do at a wake-up.
+    public enum TickDirective: Sendable, Equatable {
+        /// The command in flight is given up (its completion, if it comes, is ignored).
+        case abandon(IssuedCommand)
+        /// Tell the program (`.commandAbandoned`).
+        case emit(CoordinationCore.Event)
+        /// Issue the player this command.
+        case issue(IssuedCommand)
+        /// Call `onTick(now:)` at this instant.
+        case wake(at: HostInstant)
+    }
+
+    /// Time has come: a command past its due date is abandoned (the one queued behind it goes
+    /// out), and a playing timeline due for its re-map is re-issued.
+    public mutating func onTick(now: HostInstant) -> [TickDirective] {
+        var out: [TickDirective] = []
+        if let flying = inFlight, flying.command.completionDueDate <= now {
+            inFlight = nil
+            out += [.abandon(flying), .emit(.commandAbandoned(flying.command))]
+            if let next = queued {
+                queued = nil
+                out.append(.issue(issue(next, now: now)))
+            }
+        }
+        let timeline = core.timeline
+        if timeline.rate > 0, ownSuspensions.isEmpty, mapping != nil, queued == nil,
+           lastPlayIssuedAt.map({ $0 + configuration.remapInterval <= now }) ?? true,
+           let play = command(for: timeline, lead: configuration.remapLead, originator: nil, now: now) {
+            out.append(.issue(issue(play.main, now: now)))
+        }
+        if let wake = nextWake() { out.append(.wake(at: wake)) }
+        return out
+    }
+
+    /// What to do when the clock mapping changes.
+    public enum ClockMappingDirective: Sendable, Equatable {
+        /// Issue the player this command.
+        case issue(IssuedCommand)
+        /// Call `onTick(now:)` at this instant.
+        case wake(at: HostInstant)
+    }
+
+    /// The session clock in host time is `mapping` from now on (the first estimate, or a newer
+    /// one). A timeline that waited for the clock is issued now: no polling.
+    public mutating func onClockMapping(_ mapping: ClockMapping, now: HostInstant) -> [ClockMappingDirective] {
+        self.mapping = mapping
+        guard awaitsMapping else { return [] }
+        return follow(from: nil, originator: nil, lead: configuration.prerollLead, now: now).map {
+            switch $0 {
+            case .issue(let issued): .issue(issued)
+            case .wake(let instant): .wake(at: instant)
+            case .abandon, .emit, .propose: preconditionFailure("not from follow")
+            }
+        }
+    }
+
+    // MARK: The player's side
+
+    /// What to do after the player completed a command.
+    public enum CompletionDirective: Sendable, Equatable {
+        /// Issue the player this command (the one queued behind the completed one).
+        case issue(IssuedCommand)
+        /// Call `onTick(now:)` at this instant.
+        case wake(at: HostInstant)
+    }
+
+    /// The player completed the command `id`. A superseded or abandoned command's completion
+    /// changes nothing.
+    public mutating func onCommandCompleted(_ id: UInt64, now: HostInstant) -> [CompletionDirective] {
+        guard inFlight?.id == id else { return [] }
+        inFlight = nil
+        var out: [CompletionDirective] = []
+        if let next = queued {
+            queued = nil
+            out.append(.issue(issue(next, now: now)))
+        }
+        if let wake = nextWake() { out.append(.wake(at: wake)) }
+        return out
+    }
+
+    /// What to do about a request of this participant's.
+    public enum LocalRequestDirective: Sendable, Equatable {
+        /// Send this proposal for ordering.
+        case propose(PlaybackProposal)
+    }
+
+    /// A request of this participant's (its player's transport, a person's command): the
+    /// proposal that carries it, or the `ProposalRejection` every participant would skip it with.
+    ///
+    /// `.playImmediately` and `.resumeImmediately` (Apple's options) ask the group not to wait
+    /// for others' pre-roll; a play never waits for pre-roll yet, so they change nothing today.
+    public func onLocalRequest(_ request: LocalRequest, now: HostInstant) throws(ProposalRejection) -> [LocalRequestDirective] {
+        let proposal: PlaybackProposal
+        switch request {
+        case .rate(let rate, _):
+            if let rejection = CoordinationCore.rateRejection(rate) { throw rejection }
+            if rate > 0 {
+                proposal = .setRate(rate)
+            } else {
+                // The timeline plays on past the item's end; a pause there shows the end.
+                proposal = .pause(at: expectedItemTime(atHost: now).map(withinItem))
+            }
+        case .seek(let time, _): proposal = .seek(to: time)
+        case .transition(let item, let time): proposal = .transition(item: item, at: time)
+        case .report(let item, let identity, let ready): proposal = .state(item: item, identity: identity, ready: ready)
+        }
+        if let rejection = core.rejection(of: proposal, from: localParticipant) { throw rejection }
+        return [.propose(proposal)]
+    }
+
+    /// What to do about this participant's suspensions.
+    public enum SuspensionDirective: Sendable, Equatable {
+        /// Send this proposal for ordering.
+        case propose(PlaybackProposal)
+        /// Issue the player this command (the catch-up once the last suspension ended).
+        case issue(IssuedCommand)
+        /// Call `onTick(now:)` at this instant.
+        case wake(at: HostInstant)
+    }
+
+    /// This participant began suspension `id` for `reason`: the group is asked to wait if the
+    /// reason is one of `suspensionReasonsThatTriggerWaiting` and the group is within the
+    /// reason's `participantLimits`. Until its last suspension ends, the player is issued no
+    /// commands (as with AVFoundation, a suspended participant's player is its own).
+    public mutating func onSuspensionBegan(_ id: UUID, reason: SuspensionReason, now: HostInstant) -> [SuspensionDirective] {
+        guard ownSuspensions[id] == nil else { return [] }
+        ownSuspensions[id] = reason
+        let groupSize = max(core.participants.count, 1)
+        let triggers = configuration.suspensionReasonsThatTriggerWaiting.contains(reason)
+            && groupSize <= (configuration.participantLimits[reason] ?? .max)
+        let proposal = PlaybackProposal.beginSuspension(id: id, reason: reason, triggersWaiting: triggers,
+                                                        waitingLimit: configuration.groupHoldLimits[reason])
+        // Withdrawn queued work: the player is not driven while suspended.
+        queued = nil
+        guard core.rejection(of: proposal, from: localParticipant) == nil else { return [] }
+        return [.propose(proposal)]
+    }
+
+    /// This participant ended suspension `id`, optionally proposing where the group goes on
+    /// (`end(proposingNewTime:)`: the group moves there, whether it waited or not). When it was
+    /// the last, the player is issued the current timeline a pre-roll ahead, as for a late joiner.
+    /// An unknown or already ended suspension changes nothing.
+    public mutating func onSuspensionEnded(_ id: UUID, proposingNewTime time: ItemTime?, now: HostInstant) -> [SuspensionDirective] {
+        guard ownSuspensions.removeValue(forKey: id) != nil else { return [] }
+        // Within the item, so that the end is never refused (the group would wait on).
+        var out: [SuspensionDirective] = [.propose(.endSuspension(id: id, proposedTime: time.map(withinItem)))]
+        guard ownSuspensions.isEmpty else { return out }
+        out += follow(from: nil, originator: nil, lead: configuration.prerollLead, now: now).map {
+            switch $0 {
+            case .issue(let issued): .issue(issued)
+            case .wake(let instant): .wake(at: instant)
+            case .abandon, .emit, .propose: preconditionFailure("not from follow")
+            }
+        }
+        return out
+    }
+
+    /// What to do when a participant leaves.
+    public enum DepartureDirective: Sendable, Equatable {
+        /// Send this proposal for ordering.
+        case propose(PlaybackProposal)
+    }
+
+    /// `participant` left the session: if it holds suspensions, propose that they end (whoever
+    /// notices first; a repeat changes nothing).
+    public func onDeparture(_ participant: UUID, now: HostInstant) -> [DepartureDirective] {
+        core.suspensions.contains { $0.participant == participant } ? [.propose(.departed(participant))] : []
+    }
+
+    // MARK: Deciding commands
+
+    private enum Effect {
+        case issue(IssuedCommand)
+        case wake(HostInstant)
+        case abandon(IssuedCommand)
+        case emit(CoordinationCore.Event)
+        case propose(PlaybackProposal)
+    }
+
+    /// `time` within the current item, as validation bounds it.
+    private func withinItem(_ time: ItemTime) -> ItemTime {
+        time.clamped(to: core.mediaTimeRange(ofItem: core.timeline.item))
+    }
+
+    /// How far from the session clock's present an instant is mapped to host time: a day. An
+    /// honest timeline's instants are within seconds of it; one that a lying relay stamped at
+    /// the end of time is mapped to a day from now.
+    public static let mappableSpan = TimeSpan.seconds(24 * 3_600)
+
+    /// `sessionTime`, within `mappableSpan` of `now`.
+    static func mappable(_ sessionTime: SessionInstant, near now: SessionInstant) -> SessionInstant {
+        sessionTime.clamped(to: (now - mappableSpan)...(now + mappableSpan))
+    }
+
+    /// A timeline change is a jump when the new timeline does not continue the old one where it
+    /// takes over (another item, another position than the old one reached), by more than this.
+    static let jumpTolerance = TimeSpan.milliseconds(1)
+
+    /// The commands that make the player follow the current timeline: the play or pause, and the
+    /// seek before it when it jumps (`previous` nil: from wherever the player is), or the
+    /// buffering after it while the group waits to play.
+    private func command(for timeline: SharedTimeline, lead: TimeSpan, originator: UUID?, now: HostInstant,
+                         jump: Bool = false) -> (first: PlaybackCommand?, main: PlaybackCommand, then: PlaybackCommand?)? {
+        guard let mapping else { return nil }
+        let nowSession = mapping.sessionTime(atHost: now)
+        let issuedAt = nowSession
+        if timeline.rate > 0 {
+            // A change already in force (a late joiner's, or one that reached us late) is picked
+            // up a lead ahead, on the same timeline, so the player comes in on time.
+            let wanted = timeline.anchorSessionTime > nowSession ? timeline.anchorSessionTime : nowSession + lead
+            let start = Self.mappable(wanted, near: nowSession)
+            let hostTime = mapping.hostTime(atSession: start)
+            let itemTime = timeline.mediaTime(atSessionTime: start)
+            let play = PlayCommand(expectedCurrentItemIdentifier: timeline.item, originator: originator,
+                                   rate: timeline.rate * mapping.sessionSecondsPerHostSecond, itemTime: itemTime, hostTime: hostTime,
+                                   completionDueDate: max(now, hostTime) + configuration.commandTimeout,
+                                   version: timeline.version, timeline: timeline, issuedAt: issuedAt)
+            let seek = jump ? PlaybackCommand.seek(SeekCommand(expectedCurrentItemIdentifier: timeline.item, originator: originator,
+                                                               itemTime: itemTime, shouldBufferInAnticipationOfPlayback: true,
+                                                               anticipatedPlaybackRate: timeline.rate,
+                                                               completionDueDate: max(now, hostTime), version: timeline.version)) : nil
+            return (seek, .play(play), nil)
+        }
+        let hostTime = mapping.hostTime(atSession: Self.mappable(max(timeline.anchorSessionTime, nowSession), near: nowSession))
+        let anticipating = core.isWaiting && core.intendedRate > 0
+        let anticipated = anticipating ? core.intendedRate : 0
+        let pause = PauseCommand(expectedCurrentItemIdentifier: timeline.item, originator: originator, itemTime: timeline.anchorMediaTime,
+                                 hostTime: hostTime, shouldBufferInAnticipationOfPlayback: anticipating,
+                                 anticipatedPlaybackRate: anticipated, completionDueDate: max(now, hostTime) + configuration.commandTimeout,
+                                 version: timeline.version, timeline: timeline, issuedAt: issuedAt)
+        let seek = jump ? PlaybackCommand.seek(SeekCommand(expectedCurrentItemIdentifier: timeline.item, originator: originator,
+                                                           itemTime: timeline.anchorMediaTime,
+                                                           shouldBufferInAnticipationOfPlayback: anticipating,
+                                                           anticipatedPlaybackRate: anticipated,
+                                                           completionDueDate: max(now, hostTime), version: timeline.version)) : nil
+        let buffer = anticipating ? PlaybackCommand.buffer(BufferingCommand(expectedCurrentItemIdentifier: timeline.item, originator: originator,
+                                                                           itemTime: timeline.anchorMediaTime,
+                                                                           anticipatedPlaybackRate: anticipated,
+                                                                           completionDueDate: max(now, hostTime) + configuration.commandTimeout,
+                                                                           version: timeline.version)) : nil
+        return (seek, .pause(pause), buffer)
+    }
+
+    /// Whether `timeline` jumps from `previous` (nil: the player's position is unknown).
+    private static func jumps(from previous: SharedTimeline?, to timeline: SharedTimeline) -> Bool {
+        guard let previous else { return true }
+        if previous.item != timeline.item { return true }
+        let reached = previous.mediaTime(atSessionTime: timeline.anchorSessionTime)
+        return (timeline.anchorMediaTime - reached).magnitude > jumpTolerance
+    }
+
+    /// Issues the player what the current timeline asks of it, changed from `previous`.
+    private mutating func follow(from previous: SharedTimeline?, originator: UUID?, lead: TimeSpan, now: HostInstant) -> [Effect] {
+        guard ownSuspensions.isEmpty else { return [] }
+        let timeline = core.timeline
+        guard let decided = command(for: timeline, lead: lead, originator: originator, now: now,
+                                    jump: Self.jumps(from: previous, to: timeline)) else {
+            awaitsMapping = true
+            return []
+        }
+        awaitsMapping = false
+        lastCommand = decided.main
+        var out: [Effect] = []
+        if let first = decided.first {
+            queued = decided.main
+            out.append(.issue(issue(first, now: now)))
+        } else {
+            queued = decided.then
+            out.append(.issue(issue(decided.main, now: now)))
+        }
+        if let wake = nextWake() { out.append(.wake(wake)) }
+        return out
+    }
+
+    /// `command` as issued now: in flight from now on (superseding any other).
+    private mutating func issue(_ command: PlaybackCommand, now: HostInstant) -> IssuedCommand {
+        let issued = IssuedCommand(id: nextCommand, command: command)
+        nextCommand += 1
+        inFlight = issued
+        if case .play = command { lastPlayIssuedAt = now }
+        if case .play = command { lastCommand = command } else if case .pause = command { lastCommand = command }
+        return issued
+    }
+
+    /// When the machine next has something to do: the due date of the command in flight, or the
+    /// re-map of a playing timeline.
+    private func nextWake() -> HostInstant? {
+        var wake = inFlight?.command.completionDueDate
+        if core.timeline.rate > 0, ownSuspensions.isEmpty, let last = lastPlayIssuedAt {
+            let remap = last + configuration.remapInterval
+            wake = wake.map { min($0, remap) } ?? remap
+        }
+        return wake
+    }
+}
