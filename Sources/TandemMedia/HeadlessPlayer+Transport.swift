@@ -1,4 +1,5 @@
 import Foundation
+import TandemClock
 import TandemPlayback
 
 /// The built-in player's transport: play, pause, rate and seek, proposed to the group while
@@ -71,7 +72,7 @@ extension HeadlessPlayer {
     /// jump is scheduled a moment ahead (`Options.seekLeadTime`), so that it lands on time.
     public func seek(to mediaTime: Nanoseconds) throws(MediaError) {
         if playbackCoordinator.isCoordinating {
-            try propose("seek to \(MediaTime.seconds(mediaTime)) s") { try playbackCoordinator.coordinateSeek(to: mediaTime) }
+            try propose("seek to \(MediaTime.seconds(mediaTime)) s") { try playbackCoordinator.coordinateSeek(to: ItemTime(nanoseconds: mediaTime)) }
             return
         }
         try seekLocally(to: mediaTime, at: nil)

@@ -194,8 +194,8 @@ import TandemTestKit
     /// `audio-pts` at the round trip's midpoint.
     static func error(of mpv: MpvConnection, against coordinator: PlaybackCoordinator) async throws -> Int64? {
         let reply = try await mpv.command(["get_property", "audio-pts"])
-        guard let seconds = reply.value.double, let expected = coordinator.expectedItemTime(atLocalTime: reply.midpoint) else { return nil }
-        return Int64((seconds * 1e9).rounded()) - expected
+        guard let seconds = reply.value.double, let expected = coordinator.expectedItemTime(atLocalTime: LocalInstant(nanoseconds: reply.midpoint)) else { return nil }
+        return Int64((seconds * 1e9).rounded()) - expected.nanoseconds
     }
 
     /// How far from the timeline each mpv may be once it has started (ns): mpv starts to a
@@ -273,8 +273,8 @@ import TandemTestKit
             // seek(to:) on the other: both move there, and play on from there.
             try await second.seek(to: 12_000_000_000)
             #expect(await eventually {
-                first.playbackCoordinator.timeline.anchorMediaTime == 12_000_000_000
-                    && second.playbackCoordinator.timeline.anchorMediaTime == 12_000_000_000
+                first.playbackCoordinator.timeline.anchorMediaTime.nanoseconds == 12_000_000_000
+                    && second.playbackCoordinator.timeline.anchorMediaTime.nanoseconds == 12_000_000_000
             })
             try await Task.sleep(for: .seconds(1))
             let (seeked, seekErrors) = try await Self.onTimeline(players)
@@ -293,7 +293,7 @@ import TandemTestKit
             let pausedAt = second.playbackCoordinator.timeline.anchorMediaTime
             #expect(await eventually {
                 guard let x = try? await Self.position(a), let y = try? await Self.position(b) else { return false }
-                return abs(x - pausedAt) < Self.frame && abs(y - pausedAt) < Self.frame
+                return abs(x - pausedAt.nanoseconds) < Self.frame && abs(y - pausedAt.nanoseconds) < Self.frame
             })
 
             // replaceCurrentItem(with:) on one: both switch, the other having the file.
@@ -354,12 +354,12 @@ import TandemTestKit
         let copy = try fixtures.write("long-20s.mp4", [UInt8](Data(contentsOf: URL(fileURLWithPath: clip))))
         try await withTwo { first, second, a, b in
             try await first.seek(to: 6_000_000_000)
-            #expect(await eventually { second.playbackCoordinator.timeline.anchorMediaTime == 6_000_000_000 })
+            #expect(await eventually { second.playbackCoordinator.timeline.anchorMediaTime.nanoseconds == 6_000_000_000 })
             try await first.replaceCurrentItem(with: PlaybackItem(file: copy))
             #expect(try await a.get("path").string == copy)
             #expect(first.currentItemIdentifier == "long-20s.mp4")
             // The group starts the item again, and the other keeps its own file.
-            #expect(await eventually { second.playbackCoordinator.timeline.anchorMediaTime == 0 })
+            #expect(await eventually { second.playbackCoordinator.timeline.anchorMediaTime == .zero })
             #expect(await eventually { (try? await Self.position(b)).map { $0 < Self.frame } ?? false })
             #expect(try await b.get("path").string == clip)
         }

@@ -105,7 +105,7 @@ import TandemTestKit
         let target = Self.clip.time(ofFrame: 60)
         try host.player.seek(to: target)
         for peer in [host, ana] {
-            try await Self.timeline(of: peer.coordinator, "seek") { $0.anchorMediaTime == target }
+            try await Self.timeline(of: peer.coordinator, "seek") { $0.anchorMediaTime.nanoseconds == target }
             #expect(peer.recorder.wait(timeout: 10) { $0.contains { $0.number >= 60 } }, "a player did not seek")
         }
 

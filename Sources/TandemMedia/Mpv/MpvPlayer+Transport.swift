@@ -57,7 +57,7 @@ extension MpvPlayer {
     public func seek(to itemTime: Int64) async throws(MpvError) {
         guard itemTime >= 0 else { throw .invalidRequest("seek to \(itemTime) ns", "a media time is not before the start") }
         if playbackCoordinator.isCoordinating {
-            try propose("a seek to \(itemTime) ns") { try $0.coordinateSeek(to: itemTime) }
+            try propose("a seek to \(itemTime) ns") { try $0.coordinateSeek(to: ItemTime(nanoseconds: itemTime)) }
             return
         }
         let itemTime = min(itemTime, duration ?? .max)

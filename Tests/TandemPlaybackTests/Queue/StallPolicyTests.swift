@@ -88,8 +88,8 @@ import TandemPlayback
 
     @Test func extremeInstantsSaturate() {
         var policy = StallPolicy()
-        #expect(record(&policy, Self.ana, at: .distantPast))
-        #expect(record(&policy, Self.ana, at: .distantFuture))
+        #expect(record(&policy, Self.ana, atInstant: .distantPast))
+        #expect(record(&policy, Self.ana, atInstant: .distantFuture))
         // A minute before the end of time is long after its start: one stall within the window.
         #expect(policy.recentStalls(of: Self.ana, at: .distantFuture) == 1)
         #expect(policy.holdsGroup(for: Self.ana, at: .distantFuture))
@@ -122,6 +122,6 @@ private func record(_ policy: inout StallPolicy, _ participant: UUID, at seconds
 
 /// Records `participant`'s stall at `instant` and returns whether it holds the group.
 @discardableResult
-private func record(_ policy: inout StallPolicy, _ participant: UUID, at instant: SessionInstant) -> Bool {
+private func record(_ policy: inout StallPolicy, _ participant: UUID, atInstant instant: SessionInstant) -> Bool {
     policy.recordStall(of: participant, at: instant)
 }
