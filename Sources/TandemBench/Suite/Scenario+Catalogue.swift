@@ -5,7 +5,7 @@ extension Scenario {
     /// Every scenario of the full suite, in the order it runs. The clip is at least 20 s long;
     /// scripts stay within it.
     public static let catalogue: [Scenario] = [
-        steady, storm, lateJoiners, leaveAndRejoin, stall(waiting: true), stall(waiting: false),
+        steady, storm, lateJoiners, leaveAndRejoin, stall(waiting: true), stall(waiting: false), stallAuto,
         impaired, asymmetric, eightPeers, mpv,
     ]
 
@@ -65,6 +65,23 @@ extension Scenario {
             steps: [command(0, "play"), .hold(3), command(2, waiting ? "stall 1.5" : "stall 1.5 nowait"), .hold(6),
                     command(0, "pause"), .hold(0.3)])
     }
+
+    /// The decode throttle `stall-auto` applies to its slow peer, and for how long (s) each time.
+    static let stallThrottle = (factor: 200.0, seconds: 1.5)
+
+    /// A peer whose decoder falls behind three times: its player stalls and suspends itself,
+    /// the group waits and resumes, with no playback command from anyone (`throttle` is the
+    /// bench's way of making a decoder slow, not a command to the group).
+    static let stallAuto: Scenario = {
+        let throttle = command(2, "throttle \(stallThrottle.factor) \(stallThrottle.seconds)")
+        return Scenario(
+            name: "stall-auto",
+            summary: "Four peers play; one's decoder is slowed \(Int(stallThrottle.factor))× for \(stallThrottle.seconds) s, three times: "
+                + "its player stalls by itself, the group waits for it and resumes, with no command from anyone.",
+            peers: 4,
+            steps: [command(0, "play"), .hold(3), throttle, .hold(4.5), throttle, .hold(4.5), throttle, .hold(4.5),
+                    command(0, "pause"), .hold(0.3)])
+    }()
 
     static let impaired: Scenario = {
         var scenario = Scenario(

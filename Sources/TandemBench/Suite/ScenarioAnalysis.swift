@@ -125,7 +125,8 @@ enum ScenarioAnalysis {
         let statistics = outcome.peers.compactMap { $0.events.last { $0.event == "statistics" } }
         // mpv reports no frames, only its position: none are counted for it.
         let presented = statistics.compactMap(\.presented).reduce(0, +)
-        return ModeResult(
+        let stalls = stallFigures(events: outcome.peers.map(\.events), showings: showings, timelines: timelines)
+        var result = ModeResult(
             mode: mode, spread: Percentiles(spreadSeries.map(\.value)),
             clockError: Percentiles(clockSeries.flatMap(\.points).map { abs($0.value) }),
             commandToEffect: Percentiles(toEffect), convergence: Percentiles(convergence),
@@ -137,6 +138,13 @@ enum ScenarioAnalysis {
                 return usage
             },
             spreadSeries: spreadSeries, clockErrorSeries: clockSeries, errors: errors)
+        if stalls.stalls > 0 {
+            result.stalls = stalls.stalls
+            result.unansweredStalls = stalls.unanswered
+            result.stallToWait = Percentiles(stalls.toWait)
+            result.resumedSpread = Percentiles(stalls.resumedSpread)
+        }
+        return result
     }
 
     /// Every timeline that `timeline`, `waiting` and `resumed` events announced, one per version,
