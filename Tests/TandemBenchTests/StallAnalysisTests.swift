@@ -82,3 +82,27 @@ import TandemTestKit
             .contains("the group waited for 3"))
     }
 }
+
+/// The `long-session` line: the raw client's proposals, and when the late joiner was on time.
+@Suite struct ProposalLineTests {
+    @Test func theLineSaysHowManyHowFastAndWhenTheJoinerWasOnTime() {
+        var run = ReportFixture.steady.runs[1]
+        let scenario = ScenarioResult(name: "long-session", summary: "", peers: 3, player: "builtin", network: "loopback", runs: [run])
+        #expect(SuiteTable.proposalLine(scenario, run) == nil)
+        run.rawProposals = 100_000
+        run.rawProposalSeconds = 10.25
+        run.convergence = Percentiles([412])
+        run.convergenceEvents = 1
+        run.notConverged = 0
+        #expect(SuiteTable.proposalLine(scenario, run)
+            == "long-session, tandem: a raw client made 100000 proposals in 10.2 s; the late joiner was on time 412 ms after its process start")
+        run.convergence = nil
+        run.notConverged = 1
+        #expect(SuiteTable.proposalLine(scenario, run)?.hasSuffix("the late joiner was never on time") == true)
+        let report = SuiteReport(date: "", machine: "", quick: false, seconds: 1, scenarios: [
+            ScenarioResult(name: "long-session", summary: "", peers: 3, player: "builtin", network: "loopback", runs: [run]),
+        ])
+        #expect(SuiteTable(report).proposalLines.count == 1)
+        #expect(SuiteMarkdown.table(report).contains("a raw client made 100000 proposals"))
+    }
+}

@@ -22,6 +22,9 @@ public struct SuiteTable: Sendable, Equatable {
     /// One line per scenario and mode whose players stalled on their own: how many stalls, how
     /// soon the group waited, and the spread once it resumed.
     public var stallLines: [String]
+    /// One line per scenario and mode with a raw client's proposals: how many, how fast, and when
+    /// the late joiner after them was on time.
+    public var proposalLines: [String]
 
     /// The table of `report`. A scenario missing a mode's run still has its row, with no values.
     public init(_ report: SuiteReport) {
@@ -32,6 +35,22 @@ public struct SuiteTable: Sendable, Equatable {
         stallLines = report.scenarios.flatMap { scenario in
             [SyncMode.onReceipt, .coordinator].compactMap { mode in scenario.run(mode).flatMap { SuiteTable.stallLine(scenario, $0) } }
         }
+        proposalLines = report.scenarios.flatMap { scenario in
+            [SyncMode.onReceipt, .coordinator].compactMap { mode in scenario.run(mode).flatMap { SuiteTable.proposalLine(scenario, $0) } }
+        }
+    }
+
+    /// `long-session, tandem: a raw client made 100000 proposals in 10.2 s; the late joiner was on
+    /// time 412 ms after its process start`; nil without a raw client.
+    public static func proposalLine(_ scenario: ScenarioResult, _ run: ModeResult) -> String? {
+        guard let count = run.rawProposals else { return nil }
+        var line = "\(scenario.name), \(run.mode.title): a raw client made \(count) proposals in \(number(run.rawProposalSeconds)) s; "
+        if let onTime = run.convergence?.max, run.notConverged == 0 {
+            line += "the late joiner was on time \(number(onTime)) ms after its process start"
+        } else {
+            line += "the late joiner was never on time"
+        }
+        return line
     }
 
     /// `stall-auto, tandem: 3 stalls, the group waited for 3; stall → waiting p50 12.0, max 31.0 ms;

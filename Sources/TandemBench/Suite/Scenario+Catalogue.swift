@@ -6,7 +6,7 @@ extension Scenario {
     /// scripts stay within it.
     public static let catalogue: [Scenario] = [
         steady, storm, lateJoiners, leaveAndRejoin, stall(waiting: true), stall(waiting: false), stallAuto,
-        impaired, asymmetric, eightPeers, mpv,
+        longSession, impaired, asymmetric, eightPeers, mpv,
     ]
 
     /// The short suite (`--quick`): two scenarios, well under a minute for both modes.
@@ -82,6 +82,20 @@ extension Scenario {
             steps: [command(0, "play"), .hold(3), throttle, .hold(4.5), throttle, .hold(4.5), throttle, .hold(4.5),
                     command(0, "pause"), .hold(0.3)])
     }()
+
+    /// Proposals the raw client of `long-session` makes.
+    static let longSessionProposals = 100_000
+
+    /// A long session's history: a raw client makes 100,000 proposals while three peers wait
+    /// (paused, so that the media lasts whatever the relay's pace), then they play and a late
+    /// joiner comes in, to be on time as fast as in a short session.
+    static let longSession = Scenario(
+        name: "long-session",
+        summary: "A raw client makes \(longSessionProposals) proposals (item reports, kept as playback records) in a session of three; "
+            + "they play, and a fourth joins late.",
+        peers: 3,
+        steps: [.proposals(longSessionProposals), command(0, "play"), .hold(2), .join(3), .hold(5),
+                command(0, "pause"), .hold(0.3)])
 
     static let impaired: Scenario = {
         var scenario = Scenario(

@@ -23,6 +23,10 @@ public struct Scenario: Sendable {
         case join(Int)
         /// Peer `index` leaves the session; its process ends.
         case leave(Int)
+        /// A raw client in the bench process joins with the host's invite, makes this many
+        /// proposals that change no timeline (`RawProposer`), waits until the relay ordered them,
+        /// and leaves.
+        case proposals(Int)
     }
 
     /// A command line for one peer.

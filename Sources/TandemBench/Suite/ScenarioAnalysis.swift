@@ -144,6 +144,10 @@ enum ScenarioAnalysis {
             result.stallToWait = Percentiles(stalls.toWait)
             result.resumedSpread = Percentiles(stalls.resumedSpread)
         }
+        if let proposals = outcome.proposals {
+            result.rawProposals = proposals.sent
+            result.rawProposalSeconds = proposals.seconds
+        }
         return result
     }
 

@@ -37,6 +37,8 @@ struct ScenarioRun {
         /// When the script's first step began (raw monotonic ns).
         var scriptStarted: Int64
         var errors: [String]
+        /// What the raw client did, when the script had one (`Scenario.Step.proposals`).
+        var proposals: RawProposer.Outcome? = nil
     }
 
     let scenario: Scenario
@@ -53,6 +55,7 @@ struct ScenarioRun {
     private var errors: [String] = []
     private var invite = ""
     private var scriptStarted: Int64 = 0
+    private var proposals: RawProposer.Outcome?
     private let sampler = ProcessUsageSampler()
 
     init(scenario: Scenario, mode: SyncMode, executable: String, clip: String, directory: String) {
@@ -102,6 +105,13 @@ struct ScenarioRun {
                 if !process.waitUntil(timeout: 15, { $0.contains { $0.event == "joined" } }) {
                     errors.append("\(process.name) did not join within 15 s")
                 }
+            case .proposals(let count):
+                progress("a raw client makes \(count) proposals")
+                do {
+                    proposals = try RawProposer(count: count).run(invite: invite)
+                } catch {
+                    errors.append("\(error)")
+                }
             case .leave(let index):
                 progress("peer-\(index) leaves")
                 guard let entry = processes.last(where: { $0.index == index }) else { continue }
@@ -133,7 +143,7 @@ struct ScenarioRun {
         for peer in peers {
             errors += peer.events.filter { $0.event == "error" }.map { "\(peer.name): \($0.message ?? "error")" }
         }
-        return Outcome(peers: peers, commands: commands, scriptStarted: scriptStarted, errors: errors)
+        return Outcome(peers: peers, commands: commands, scriptStarted: scriptStarted, errors: errors, proposals: proposals)
     }
 
     /// Writes `line` to the latest process of peer `index`.

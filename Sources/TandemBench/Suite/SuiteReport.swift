@@ -116,6 +116,10 @@ public struct ModeResult: Sendable, Codable, Equatable {
     /// The spread of the frames shown after the group resumed from waiting, until the next
     /// change (ms).
     public var resumedSpread: Percentiles?
+    /// Proposals a raw client made in the run (`long-session`), and in how many seconds.
+    public var rawProposals: Int?
+    /// How long the raw client took to make them, seconds.
+    public var rawProposalSeconds: Double?
 
     /// A mode's result.
     public init(mode: SyncMode, spread: Percentiles?, clockError: Percentiles?, commandToEffect: Percentiles?,
