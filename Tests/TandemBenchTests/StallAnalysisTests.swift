@@ -90,7 +90,7 @@ import TandemTestKit
         let scenario = ScenarioResult(name: "long-session", summary: "", peers: 3, player: "builtin", network: "loopback", runs: [run])
         #expect(SuiteTable.proposalLine(scenario, run) == nil)
         run.rawProposals = 100_000
-        run.rawProposalSeconds = 10.25
+        run.rawProposalSeconds = 10.24
         run.convergence = Percentiles([412])
         run.convergenceEvents = 1
         run.notConverged = 0

@@ -25,6 +25,9 @@ public struct SuiteTable: Sendable, Equatable {
     /// One line per scenario and mode with a raw client's proposals: how many, how fast, and when
     /// the late joiner after them was on time.
     public var proposalLines: [String]
+    /// One line per scenario and mode with a queue: the items advanced to, and the spread over
+    /// the first frames of each.
+    public var queueLines: [String]
 
     /// The table of `report`. A scenario missing a mode's run still has its row, with no values.
     public init(_ report: SuiteReport) {
@@ -38,6 +41,22 @@ public struct SuiteTable: Sendable, Equatable {
         proposalLines = report.scenarios.flatMap { scenario in
             [SyncMode.onReceipt, .coordinator].compactMap { mode in scenario.run(mode).flatMap { SuiteTable.proposalLine(scenario, $0) } }
         }
+
+        queueLines = report.scenarios.flatMap { scenario in
+            [SyncMode.onReceipt, .coordinator].compactMap { mode in scenario.run(mode).flatMap { SuiteTable.queueLine(scenario, $0) } }
+        }
+    }
+
+    /// `queue, tandem: 5 items advanced to; spread over the first 50 frames of each p99 0.300, max
+    /// 0.500 ms (250 frames)`; nil without a queue.
+    public static func queueLine(_ scenario: ScenarioResult, _ run: ModeResult) -> String? {
+        guard let transitions = run.transitions else { return nil }
+        var line = "\(scenario.name), \(run.mode.title): \(transitions) item\(transitions == 1 ? "" : "s") advanced to"
+        if let spread = run.transitionSpread {
+            line += "; spread over the first \(QueueAnalysis.firstFrames) frames of each p99 \(number(spread.p99)), max \(number(spread.max)) ms "
+                + "(\(spread.count) frames)"
+        }
+        return line
     }
 
     /// `long-session, tandem: a raw client made 100000 proposals in 10.2 s; the late joiner was on

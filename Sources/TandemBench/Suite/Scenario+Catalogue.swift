@@ -97,6 +97,17 @@ extension Scenario {
         steps: [.proposals(longSessionProposals), command(0, "play"), .hold(2), .join(3), .hold(5),
                 command(0, "pause"), .hold(0.3)])
 
+    /// Four peers across five transitions of a shared queue: the main clip, then five short
+    /// clips, advanced through at each item's end. Not in the catalogue until the coordinator's
+    /// queue is wired to `tandem host FILE…` (each peer is given the same list of files).
+    public static let queue: Scenario = {
+        var scenario = Scenario(
+            name: "queue", summary: "Four peers play a queue of six clips: five transitions at the ends of items, each next item pre-rolled.",
+            peers: 4, steps: [command(0, "seek 17"), .hold(0.5), command(0, "play"), .hold(3 + 5 * 3 + 1.5), command(0, "pause"), .hold(0.3)])
+        scenario.queueItems = 5
+        return scenario
+    }()
+
     static let impaired: Scenario = {
         var scenario = Scenario(
             name: "impaired", summary: "Four peers, each joiner over 50 ± 20 ms with 2 % loss: play, seek, rate, pause and play.",

@@ -58,6 +58,11 @@ public struct Scenario: Sendable {
     public var network = "loopback"
     /// The script.
     public var steps: [Step]
+    /// Short clips the group plays in a row after the main one (`tandem host FILE…`), each
+    /// `queueClipSeconds` long; 0: the main clip only.
+    public var queueItems = 0
+    /// How long each queued clip is, seconds.
+    public var queueClipSeconds = 3
 
     /// A scenario; see the catalogue in `Scenario+Catalogue.swift`.
     public init(name: String, summary: String, peers: Int, steps: [Step]) {

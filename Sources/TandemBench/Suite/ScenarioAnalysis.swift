@@ -144,6 +144,11 @@ enum ScenarioAnalysis {
             result.stallToWait = Percentiles(stalls.toWait)
             result.resumedSpread = Percentiles(stalls.resumedSpread)
         }
+        if scenario.queueItems > 0 {
+            let transitions = QueueAnalysis.transitions(logs)
+            result.transitions = transitions.count
+            result.transitionSpread = Percentiles(transitions.flatMap(\.spreads))
+        }
         if let proposals = outcome.proposals {
             result.rawProposals = proposals.sent
             result.rawProposalSeconds = proposals.seconds

@@ -48,6 +48,8 @@ struct ScenarioRun {
     let directory: String
     /// How long the joiners' clocks settle before the script begins (seconds).
     var settle = 2.0
+    /// Media every peer plays after `clip`, in order (`tandem host FILE…`, `join FILE…`).
+    var queue: [String] = []
 
     private var processes: [(process: WatchProcess, index: Int, log: String, duringScript: Bool)] = []
     private var proxies: [Int: NetsimProxy] = [:]
@@ -76,7 +78,7 @@ struct ScenarioRun {
     mutating func run(progress: (String) -> Void) throws -> Outcome {
         // `--session-epoch 0`: the session clock is the raw monotonic clock of the presentation logs,
         // so that the analysis compares effective and presented instants directly.
-        let host = try start(index: 0, arguments: ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0"])
+        let host = try start(index: 0, arguments: ["host", clip] + queue + ["--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0"])
         guard let line = host.waitForLine(startingWith: "tandem://", timeout: 20) else {
             throw failure("the host printed no invite")
         }
@@ -164,7 +166,7 @@ struct ScenarioRun {
             target = try ScenarioRun.invite(invite, throughPort: proxy.address.port)
         }
         // The invite travels in the environment, as people should pass it: out of `ps`'s sight.
-        return try start(index: index, arguments: ["join", clip], duringScript: duringScript, environment: ["TANDEM_INVITE": target])
+        return try start(index: index, arguments: ["join", clip] + queue, duringScript: duringScript, environment: ["TANDEM_INVITE": target])
     }
 
     private func makeProxy(_ impairment: Impairment, seed: UInt64) throws -> NetsimProxy {

@@ -120,6 +120,11 @@ public struct ModeResult: Sendable, Codable, Equatable {
     public var rawProposals: Int?
     /// How long the raw client took to make them, seconds.
     public var rawProposalSeconds: Double?
+    /// Items the group advanced to (`queue`), and the spread over the first 50 frames of each
+    /// (ms), all together.
+    public var transitions: Int?
+    /// The spread over the first 50 frames of each next item (ms).
+    public var transitionSpread: Percentiles?
 
     /// A mode's result.
     public init(mode: SyncMode, spread: Percentiles?, clockError: Percentiles?, commandToEffect: Percentiles?,
