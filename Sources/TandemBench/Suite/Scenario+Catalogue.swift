@@ -67,7 +67,7 @@ extension Scenario {
     }
 
     /// The decode throttle `stall-auto` applies to its slow peer, and for how long (s) each time.
-    static let stallThrottle = (factor: 200.0, seconds: 1.5)
+    static let stallThrottle = (factor: 1_000.0, seconds: 1.5)
 
     /// A peer whose decoder falls behind three times: its player stalls and suspends itself,
     /// the group waits and resumes, with no playback command from anyone (`throttle` is the
