@@ -48,7 +48,7 @@ let package = Package(
         // Virtual time, a simulated network and fixtures shared by tests and benchmarks.
         .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "TandemMedia"]),
         // bench: benchmarks as library code; `tandem bench` runs them.
-        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemTestKit", "TandemNetsim"]),
+        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemTestKit", "TandemNetsim", "Tandem", "TandemPlayback"]),
 
         // The `tandem` command: argument parsing and wiring only.
         .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemBench", "TandemNetsim"]),

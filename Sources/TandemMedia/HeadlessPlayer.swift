@@ -84,6 +84,8 @@ public final class HeadlessPlayer: @unchecked Sendable {
     let engine: PlaybackEngine
     /// The coordinator's delegate (it holds its delegate weakly).
     private let coordination: HeadlessPlayerCoordination
+    /// Suspends this participant while the player stalls, and calls the program's stall handler.
+    let stalls = StallSuspender()
 
     /// Opens `url` and starts decoding, paused at the start (or following `timeline`).
     ///
@@ -139,6 +141,13 @@ public final class HeadlessPlayer: @unchecked Sendable {
         coordination = HeadlessPlayerCoordination(itemIdentifier: item.identifier, following: options.following)
         playbackCoordinator = PlaybackCoordinator(delegate: coordination)
         coordination.player = self
+        let stalls = stalls
+        engine.lock.withLock {
+            engine.stallHandler = { [weak self] stall in
+                guard let self else { return }
+                stalls.handle(stall, player: self)
+            }
+        }
     }
 
     static func decoder(for file: MediaFile, options: Options) throws(MediaError) -> MediaDecoder {
@@ -213,8 +222,15 @@ public final class HeadlessPlayer: @unchecked Sendable {
     /// while a seek or a switch scheduled for later is pending). It **ends** when 4 frames (half
     /// the queue, at least 2) of the position in force are decoded ahead again, or decoding
     /// reached the end of the item: typically while the group waits for it.
+    ///
+    /// **Coordinated** (`playbackCoordinator.isCoordinating`), the player acts on its own stalls
+    /// before calling `handler`: on `.began` it begins a `.stallRecovery` suspension through its
+    /// coordinator (the group waits if that reason is in `suspensionReasonsThatTriggerWaiting`)
+    /// and holds itself where it is so that its decoder gets ahead; on `.ended` it ends that
+    /// suspension, and the coordinator brings it back onto the group's timeline. No program needs
+    /// to suspend for a stall itself.
     public func setStallHandler(_ handler: @escaping @Sendable (PlayerStall) -> Void) {
-        engine.lock.withLock { engine.stallHandler = handler }
+        stalls.setHandler(handler)
     }
 
     /// Whether the newest position is decoded ahead (4 frames, or to the end of the item), so

@@ -19,6 +19,15 @@ public struct SuiteTable: Sendable, Equatable {
     public var rows: [[String]]
     /// One line per scenario: `steady: baseline p99 / tandem p99 = 212×`.
     public var ratios: [String]
+    /// One line per scenario and mode whose players stalled on their own: how many stalls, how
+    /// soon the group waited, and the spread once it resumed.
+    public var stallLines: [String]
+    /// One line per scenario and mode with a raw client's proposals: how many, how fast, and when
+    /// the late joiner after them was on time.
+    public var proposalLines: [String]
+    /// One line per scenario and mode with a queue: the items advanced to, and the spread over
+    /// the first frames of each.
+    public var queueLines: [String]
 
     /// The table of `report`. A scenario missing a mode's run still has its row, with no values.
     public init(_ report: SuiteReport) {
@@ -26,6 +35,57 @@ public struct SuiteTable: Sendable, Equatable {
             [SyncMode.onReceipt, .coordinator].map { SuiteTable.row(scenario, $0) }
         }
         ratios = report.scenarios.map(SuiteTable.ratio)
+        stallLines = report.scenarios.flatMap { scenario in
+            [SyncMode.onReceipt, .coordinator].compactMap { mode in scenario.run(mode).flatMap { SuiteTable.stallLine(scenario, $0) } }
+        }
+        proposalLines = report.scenarios.flatMap { scenario in
+            [SyncMode.onReceipt, .coordinator].compactMap { mode in scenario.run(mode).flatMap { SuiteTable.proposalLine(scenario, $0) } }
+        }
+
+        queueLines = report.scenarios.flatMap { scenario in
+            [SyncMode.onReceipt, .coordinator].compactMap { mode in scenario.run(mode).flatMap { SuiteTable.queueLine(scenario, $0) } }
+        }
+    }
+
+    /// `queue, tandem: 5 items advanced to; spread over the first 50 frames of each p99 0.300, max
+    /// 0.500 ms (250 frames)`; nil without a queue.
+    public static func queueLine(_ scenario: ScenarioResult, _ run: ModeResult) -> String? {
+        guard let transitions = run.transitions else { return nil }
+        var line = "\(scenario.name), \(run.mode.title): \(transitions) item\(transitions == 1 ? "" : "s") advanced to"
+        if let spread = run.transitionSpread {
+            line += "; spread over the first \(QueueAnalysis.firstFrames) frames of each p99 \(number(spread.p99)), max \(number(spread.max)) ms "
+                + "(\(spread.count) frames)"
+        }
+        return line
+    }
+
+    /// `long-session, tandem: a raw client made 100000 proposals in 10.2 s; the late joiner was on
+    /// time 412 ms after its process start`; nil without a raw client.
+    public static func proposalLine(_ scenario: ScenarioResult, _ run: ModeResult) -> String? {
+        guard let count = run.rawProposals else { return nil }
+        var line = "\(scenario.name), \(run.mode.title): a raw client made \(count) proposals in \(number(run.rawProposalSeconds)) s; "
+        if let onTime = run.convergence?.max, run.notConverged == 0 {
+            line += "the late joiner was on time \(number(onTime)) ms after its process start"
+        } else {
+            line += "the late joiner was never on time"
+        }
+        return line
+    }
+
+    /// `stall-auto, tandem: 3 stalls, the group waited for 3; stall → waiting p50 12.0, max 31.0 ms;
+    /// spread after resuming p99 0.210, max 0.400 ms (180 frames)`; nil when no player stalled.
+    public static func stallLine(_ scenario: ScenarioResult, _ run: ModeResult) -> String? {
+        guard let stalls = run.stalls, stalls > 0 else { return nil }
+        let waited = stalls - (run.unansweredStalls ?? 0)
+        var line = "\(scenario.name), \(run.mode.title): \(stalls) stall\(stalls == 1 ? "" : "s"), the group waited for "
+            + (waited == 0 ? "none" : "\(waited)")
+        if let delay = run.stallToWait {
+            line += "; stall → waiting p50 \(number(delay.p50)), max \(number(delay.max)) ms"
+        }
+        if let spread = run.resumedSpread {
+            line += "; spread after resuming p99 \(number(spread.p99)), max \(number(spread.max)) ms (\(spread.count) frames)"
+        }
+        return line
     }
 
     /// `value` as the table writes it: three decimals below 10, one below 100, none from there

@@ -52,6 +52,15 @@ public struct BenchmarkSuite: Sendable {
 
     private func runOnce(_ scenario: Scenario, mode: SyncMode, directory: String, progress: (String) -> Void) -> ModeResult {
         var run = ScenarioRun(scenario: scenario, mode: mode, executable: executable, clip: clip, directory: directory)
+        if scenario.queueItems > 0 {
+            do {
+                run.queue = try BenchmarkSuite.queueClips(scenario, directory: directory)
+            } catch {
+                return ModeResult(mode: mode, spread: nil, clockError: nil, commandToEffect: nil, convergence: nil,
+                                  convergenceEvents: 0, notConverged: 0, framesPresented: 0, framesDropped: 0, peers: [],
+                                  spreadSeries: [], clockErrorSeries: [], errors: ["\(error)"])
+            }
+        }
         // Over a jittery path the clock estimate needs about 8 s to come within a millisecond
         // (`tandem bench clock`): the script starts once it has, as a session plays for longer
         // than its first seconds. How quickly a joiner comes in is measured by convergence. The
@@ -65,6 +74,17 @@ public struct BenchmarkSuite: Sendable {
             return ModeResult(mode: mode, spread: nil, clockError: nil, commandToEffect: nil, convergence: nil,
                               convergenceEvents: 0, notConverged: 0, framesPresented: 0, framesDropped: 0, peers: [],
                               spreadSeries: [], clockErrorSeries: [], errors: ["\(error)"])
+        }
+    }
+
+    /// The short clips of `scenario`'s queue, made in `directory` once (`queue-1.mp4`…).
+    static func queueClips(_ scenario: Scenario, directory: String) throws -> [String] {
+        try (1...scenario.queueItems).map { number in
+            let path = directory + "/queue-\(number)-\(scenario.queueClipSeconds)s.mp4"
+            if !FileManager.default.fileExists(atPath: path) {
+                try BenchmarkClip(seconds: scenario.queueClipSeconds).make(at: path)
+            }
+            return path
         }
     }
 

@@ -5,8 +5,8 @@ extension Scenario {
     /// Every scenario of the full suite, in the order it runs. The clip is at least 20 s long;
     /// scripts stay within it.
     public static let catalogue: [Scenario] = [
-        steady, storm, lateJoiners, leaveAndRejoin, stall(waiting: true), stall(waiting: false),
-        impaired, asymmetric, eightPeers, mpv,
+        steady, storm, lateJoiners, leaveAndRejoin, stall(waiting: true), stall(waiting: false), stallAuto,
+        longSession, impaired, asymmetric, eightPeers, mpv,
     ]
 
     /// The short suite (`--quick`): two scenarios, well under a minute for both modes.
@@ -65,6 +65,48 @@ extension Scenario {
             steps: [command(0, "play"), .hold(3), command(2, waiting ? "stall 1.5" : "stall 1.5 nowait"), .hold(6),
                     command(0, "pause"), .hold(0.3)])
     }
+
+    /// The decode throttle `stall-auto` applies to its slow peer, and for how long (s) each time.
+    static let stallThrottle = (factor: 1_000.0, seconds: 1.5)
+
+    /// A peer whose decoder falls behind three times: its player stalls and suspends itself,
+    /// the group waits and resumes, with no playback command from anyone (`throttle` is the
+    /// bench's way of making a decoder slow, not a command to the group).
+    static let stallAuto: Scenario = {
+        let throttle = command(2, "throttle \(stallThrottle.factor) \(stallThrottle.seconds)")
+        return Scenario(
+            name: "stall-auto",
+            summary: "Four peers play; one's decoder is slowed \(Int(stallThrottle.factor))× for \(stallThrottle.seconds) s, three times: "
+                + "its player stalls by itself, the group waits for it and resumes, with no command from anyone.",
+            peers: 4,
+            steps: [command(0, "play"), .hold(3), throttle, .hold(4.5), throttle, .hold(4.5), throttle, .hold(4.5),
+                    command(0, "pause"), .hold(0.3)])
+    }()
+
+    /// Proposals the raw client of `long-session` makes.
+    static let longSessionProposals = 100_000
+
+    /// A long session's history: a raw client makes 100,000 proposals while three peers wait
+    /// (paused, so that the media lasts whatever the relay's pace), then they play and a late
+    /// joiner comes in, to be on time as fast as in a short session.
+    static let longSession = Scenario(
+        name: "long-session",
+        summary: "A raw client makes \(longSessionProposals) proposals (item reports, kept as playback records) in a session of three; "
+            + "they play, and a fourth joins late.",
+        peers: 3,
+        steps: [.proposals(longSessionProposals), command(0, "play"), .hold(2), .join(3), .hold(5),
+                command(0, "pause"), .hold(0.3)])
+
+    /// Four peers across five transitions of a shared queue: the main clip, then five short
+    /// clips, advanced through at each item's end. Not in the catalogue until the coordinator's
+    /// queue is wired to `tandem host FILE…` (each peer is given the same list of files).
+    public static let queue: Scenario = {
+        var scenario = Scenario(
+            name: "queue", summary: "Four peers play a queue of six clips: five transitions at the ends of items, each next item pre-rolled.",
+            peers: 4, steps: [command(0, "seek 17"), .hold(0.5), command(0, "play"), .hold(3 + 5 * 3 + 1.5), command(0, "pause"), .hold(0.3)])
+        scenario.queueItems = 5
+        return scenario
+    }()
 
     static let impaired: Scenario = {
         var scenario = Scenario(

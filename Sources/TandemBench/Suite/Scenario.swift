@@ -23,6 +23,10 @@ public struct Scenario: Sendable {
         case join(Int)
         /// Peer `index` leaves the session; its process ends.
         case leave(Int)
+        /// A raw client in the bench process joins with the host's invite, makes this many
+        /// proposals that change no timeline (`RawProposer`), waits until the relay ordered them,
+        /// and leaves.
+        case proposals(Int)
     }
 
     /// A command line for one peer.
@@ -54,6 +58,11 @@ public struct Scenario: Sendable {
     public var network = "loopback"
     /// The script.
     public var steps: [Step]
+    /// Short clips the group plays in a row after the main one (`tandem host FILE…`), each
+    /// `queueClipSeconds` long; 0: the main clip only.
+    public var queueItems = 0
+    /// How long each queued clip is, seconds.
+    public var queueClipSeconds = 3
 
     /// A scenario; see the catalogue in `Scenario+Catalogue.swift`.
     public init(name: String, summary: String, peers: Int, steps: [Step]) {

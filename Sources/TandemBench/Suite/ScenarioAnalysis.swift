@@ -125,7 +125,8 @@ enum ScenarioAnalysis {
         let statistics = outcome.peers.compactMap { $0.events.last { $0.event == "statistics" } }
         // mpv reports no frames, only its position: none are counted for it.
         let presented = statistics.compactMap(\.presented).reduce(0, +)
-        return ModeResult(
+        let stalls = stallFigures(events: outcome.peers.map(\.events), showings: showings, timelines: timelines)
+        var result = ModeResult(
             mode: mode, spread: Percentiles(spreadSeries.map(\.value)),
             clockError: Percentiles(clockSeries.flatMap(\.points).map { abs($0.value) }),
             commandToEffect: Percentiles(toEffect), convergence: Percentiles(convergence),
@@ -137,6 +138,22 @@ enum ScenarioAnalysis {
                 return usage
             },
             spreadSeries: spreadSeries, clockErrorSeries: clockSeries, errors: errors)
+        if stalls.stalls > 0 {
+            result.stalls = stalls.stalls
+            result.unansweredStalls = stalls.unanswered
+            result.stallToWait = Percentiles(stalls.toWait)
+            result.resumedSpread = Percentiles(stalls.resumedSpread)
+        }
+        if scenario.queueItems > 0 {
+            let transitions = QueueAnalysis.transitions(logs)
+            result.transitions = transitions.count
+            result.transitionSpread = Percentiles(transitions.flatMap(\.spreads))
+        }
+        if let proposals = outcome.proposals {
+            result.rawProposals = proposals.sent
+            result.rawProposalSeconds = proposals.seconds
+        }
+        return result
     }
 
     /// Every timeline that `timeline`, `waiting` and `resumed` events announced, one per version,

@@ -37,6 +37,8 @@ struct ScenarioRun {
         /// When the script's first step began (raw monotonic ns).
         var scriptStarted: Int64
         var errors: [String]
+        /// What the raw client did, when the script had one (`Scenario.Step.proposals`).
+        var proposals: RawProposer.Outcome? = nil
     }
 
     let scenario: Scenario
@@ -46,6 +48,8 @@ struct ScenarioRun {
     let directory: String
     /// How long the joiners' clocks settle before the script begins (seconds).
     var settle = 2.0
+    /// Media every peer plays after `clip`, in order (`tandem host FILE…`, `join FILE…`).
+    var queue: [String] = []
 
     private var processes: [(process: WatchProcess, index: Int, log: String, duringScript: Bool)] = []
     private var proxies: [Int: NetsimProxy] = [:]
@@ -53,6 +57,7 @@ struct ScenarioRun {
     private var errors: [String] = []
     private var invite = ""
     private var scriptStarted: Int64 = 0
+    private var proposals: RawProposer.Outcome?
     private let sampler = ProcessUsageSampler()
 
     init(scenario: Scenario, mode: SyncMode, executable: String, clip: String, directory: String) {
@@ -73,7 +78,7 @@ struct ScenarioRun {
     mutating func run(progress: (String) -> Void) throws -> Outcome {
         // `--session-epoch 0`: the session clock is the raw monotonic clock of the presentation logs,
         // so that the analysis compares effective and presented instants directly.
-        let host = try start(index: 0, arguments: ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0"])
+        let host = try start(index: 0, arguments: ["host", clip] + queue + ["--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0"])
         guard let line = host.waitForLine(startingWith: "tandem://", timeout: 20) else {
             throw failure("the host printed no invite")
         }
@@ -101,6 +106,13 @@ struct ScenarioRun {
                 let process = try join(index, duringScript: true)
                 if !process.waitUntil(timeout: 15, { $0.contains { $0.event == "joined" } }) {
                     errors.append("\(process.name) did not join within 15 s")
+                }
+            case .proposals(let count):
+                progress("a raw client makes \(count) proposals")
+                do {
+                    proposals = try RawProposer(count: count).run(invite: invite)
+                } catch {
+                    errors.append("\(error)")
                 }
             case .leave(let index):
                 progress("peer-\(index) leaves")
@@ -133,7 +145,7 @@ struct ScenarioRun {
         for peer in peers {
             errors += peer.events.filter { $0.event == "error" }.map { "\(peer.name): \($0.message ?? "error")" }
         }
-        return Outcome(peers: peers, commands: commands, scriptStarted: scriptStarted, errors: errors)
+        return Outcome(peers: peers, commands: commands, scriptStarted: scriptStarted, errors: errors, proposals: proposals)
     }
 
     /// Writes `line` to the latest process of peer `index`.
@@ -154,7 +166,7 @@ struct ScenarioRun {
             target = try ScenarioRun.invite(invite, throughPort: proxy.address.port)
         }
         // The invite travels in the environment, as people should pass it: out of `ps`'s sight.
-        return try start(index: index, arguments: ["join", clip], duringScript: duringScript, environment: ["TANDEM_INVITE": target])
+        return try start(index: index, arguments: ["join", clip] + queue, duringScript: duringScript, environment: ["TANDEM_INVITE": target])
     }
 
     private func makeProxy(_ impairment: Impairment, seed: UInt64) throws -> NetsimProxy {

@@ -106,6 +106,25 @@ public struct ModeResult: Sendable, Codable, Equatable {
     public var clockErrorSeries: [PeerSeries]
     /// What went wrong during the run (a peer that failed, a command that never took effect).
     public var errors: [String]
+    /// Stalls the players noticed on their own (`stalled` events), all peers together; nil when
+    /// none did.
+    public var stalls: Int?
+    /// Of those, how many the group did not wait for (the baseline never waits).
+    public var unansweredStalls: Int?
+    /// From a player's stall to the instant the group's waiting took effect (ms).
+    public var stallToWait: Percentiles?
+    /// The spread of the frames shown after the group resumed from waiting, until the next
+    /// change (ms).
+    public var resumedSpread: Percentiles?
+    /// Proposals a raw client made in the run (`long-session`), and in how many seconds.
+    public var rawProposals: Int?
+    /// How long the raw client took to make them, seconds.
+    public var rawProposalSeconds: Double?
+    /// Items the group advanced to (`queue`), and the spread over the first 50 frames of each
+    /// (ms), all together.
+    public var transitions: Int?
+    /// The spread over the first 50 frames of each next item (ms).
+    public var transitionSpread: Percentiles?
 
     /// A mode's result.
     public init(mode: SyncMode, spread: Percentiles?, clockError: Percentiles?, commandToEffect: Percentiles?,

@@ -13,14 +13,14 @@ import TandemPlayback
 enum JoinCommand: Command {
     static let words = ["join"]
     static let usage = "join [INVITE] FILE [--invite-file PATH] [--name NAME] [--video none|terminal] [--presentation-log PATH] [--events json] "
-        + "[--clock-offset S] [--clock-drift-ppm PPM] [--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt]"
+        + "[--clock-offset S] [--clock-drift-ppm PPM] [--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] [--decode-throttle FACTOR (bench only)]"
     static let summary = "join a watch-together session from its invite (a tandem:// word, --invite-file PATH or $TANDEM_INVITE), with your own copy of the media"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["invite-file"]))
-        let (inviteText, source, media) = try invite(arguments, environment: InviteEnvironment.inherited)
-        guard let file = media.first else { throw CLIError.usage("missing FILE") }
-        if media.count > 1 { throw CLIError.usage("unexpected argument '\(Invitation.redacted(media[1]))'") }
+        let (inviteText, source, words) = try invite(arguments, environment: InviteEnvironment.inherited)
+        let media = try HostCommand.mediaList(words)
+        let file = media[0]
         let options = try WatchOptions(arguments, defaultName: ProcessInfo.processInfo.environment["USER"] ?? "guest")
         let invitation: Invitation
         do {
@@ -28,7 +28,8 @@ enum JoinCommand: Command {
         } catch {
             throw CLIError.usage("bad invite\(source): \(error)")
         }
-        try HostCommand.checkedMedia(file)
+        try HostCommand.refuseQueueUntilWired(media)
+        for item in media { try HostCommand.checkedMedia(item) }
         let center = ActivityCenter.shared
         center.displayName = options.name
         center.localClock = options.clock

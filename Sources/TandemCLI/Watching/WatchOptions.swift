@@ -5,7 +5,7 @@ import TandemPlayback
 struct WatchOptions {
     /// Options with a value that both take.
     static let valueOptions: Set<String> = ["name", "video", "presentation-log", "clock-offset", "clock-drift-ppm", "events",
-                                            "player", "mpv-ipc", "mpv-args", "follow"]
+                                            "player", "mpv-ipc", "mpv-args", "follow", "decode-throttle"]
 
     /// Which player shows the media.
     enum Player: String {
@@ -28,6 +28,8 @@ struct WatchOptions {
     /// How the player follows the group: scheduled (the default) or, as a benchmarking
     /// baseline, on receipt.
     var follow: TimelineFollowing
+    /// Bench only: the built-in player decodes this many times slower (`--decode-throttle`, default 1).
+    var decodeThrottle: Double
 
     init(_ arguments: Arguments, defaultName: String) throws(CLIError) {
         name = arguments.value("name") ?? defaultName
@@ -45,6 +47,8 @@ struct WatchOptions {
             throw .usage("--follow is scheduled or on-receipt, not '\(follow)'")
         }
         self.follow = following
+        decodeThrottle = try arguments.double("decode-throttle", default: 1)!
+        guard decodeThrottle.isFinite, (1...100_000).contains(decodeThrottle) else { throw .usage("--decode-throttle is a factor from 1 to 100000") }
         if choice == .mpv {
             if terminalVideo { throw .usage("--video terminal is the built-in player's; mpv shows video in its own window") }
         } else if mpvIPC != nil || arguments.value("mpv-args") != nil {

@@ -39,9 +39,11 @@ struct WatchRunner {
         var playerOptions = HeadlessPlayer.Options()
         playerOptions.itemIdentifier = session.activity.item
         playerOptions.following = options.follow
+        playerOptions.decodeThrottle = options.decodeThrottle
         let player = try HeadlessPlayer(url: file, options: playerOptions, videoSinks: sinks)
         let coordinator = player.playbackCoordinator
         let events = EventPrinter(json: options.jsonEvents)
+        reportStalls(of: player, events: events)
         events.emit("joined", ["session": session.id.uuidString, "participant": session.localParticipant.displayName,
                                "item": session.activity.item])
         let eventTask = Task { for await event in coordinator.events { events.report(event, session: session) } }
@@ -128,6 +130,7 @@ struct WatchRunner {
                         continue
                     }
                     stall(player: player, coordinator: coordinator, seconds: seconds, waits: waits, events: events)
+                case "throttle": try throttle(player: player, words: words, events: events)
                 case "wait": try await Task.sleep(for: .seconds(try seconds(words)))
                 case "leave": session.leave()
                 case "end":

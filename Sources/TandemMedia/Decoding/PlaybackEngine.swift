@@ -62,7 +62,7 @@ final class PlaybackEngine: @unchecked Sendable {
         let anchor: Nanoseconds
     }
 
-    let limits: Limits
+    var limits: Limits
     let lock = ConditionLock()
     /// Signalled for the presentation thread: a new item, a new timeline, or stop.
     let scheduleChanged: ConditionLock.Condition

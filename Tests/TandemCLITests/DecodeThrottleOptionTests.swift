@@ -1,0 +1,32 @@
+import Testing
+import TandemTestKit
+
+/// `--decode-throttle` (bench only) and the list of media on `tandem host`: bad values are refused
+/// clearly, before anything starts.
+@Suite struct DecodeThrottleOptionTests {
+    @Test(arguments: [
+        (["--decode-throttle", "0.5"], "--decode-throttle is a factor from 1 to 100000"),
+        (["--decode-throttle", "lots"], "--decode-throttle wants a number"),
+    ])
+    func aBadThrottleIsRefused(options: [String], message: String) throws {
+        let run = try TandemProcess.run(["host", SampleClip.h264.path, "--bind", "127.0.0.1", "--port", "0"] + options, timeout: 20)
+        #expect(run.status == 64)
+        #expect(run.standardError.split(separator: "\n").first?.contains(message) == true, "\(run.standardError)")
+    }
+
+    @Test func theUsageSaysTheThrottleIsForBenchesOnly() throws {
+        let run = try TandemProcess.run(["host", "--decode-throttle"], timeout: 20)
+        #expect(run.standardError.contains("--decode-throttle FACTOR (bench only)"), "\(run.standardError)")
+    }
+
+    @Test func aMissingFileAndAQueueAreRefusedUntilTheQueueIsWired() throws {
+        let missing = try TandemProcess.run(["host", "/nonexistent/first.mp4", "--bind", "127.0.0.1", "--port", "0"],
+                                            timeout: 20)
+        #expect(missing.status != 0)
+        #expect(missing.standardError.contains("/nonexistent/first.mp4"), "\(missing.standardError)")
+        let two = try TandemProcess.run(["host", SampleClip.h264.path, SampleClip.vp9.path, "--bind", "127.0.0.1", "--port", "0"],
+                                        timeout: 20)
+        #expect(two.status == 64)
+        #expect(two.standardError.contains("needs the shared queue"), "\(two.standardError)")
+    }
+}
