@@ -86,7 +86,8 @@ enum DetachedRelay {
               let commandLine = FileManager.default.contents(atPath: "/proc/\(record.pid)/cmdline") else { return false }
         let words = commandLine.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
         guard words.contains("serve"), let index = words.firstIndex(of: "--record"), index + 1 < words.count,
-              words[index + 1] == path else { return false }
+              // A relay started on port 0 was given the pattern (`PORT` for its port).
+              words[index + 1].replacingOccurrences(of: "PORT", with: String(record.port)) == path else { return false }
         return accepts(port: record.port)
     }
 
