@@ -43,10 +43,12 @@ struct ServeCommand: Command {
             throw CLIError.failure("cannot serve on \(address): \(error)")
         }
         server.start()
+        // Written before the line below: whoever reads that line may look for the record at once.
+        let record = try recordPattern.map { pattern throws(CLIError) in try writeRecord(of: server, pattern: pattern, clock: sessionClock) }
         print("relay listening on \(server.address) (TCP and UDP); memory limit \(configuration.memoryLimit) bytes; interrupt to stop")
         // Scripts read the port from this line, often through a pipe: do not let it sit in a buffer.
         fflush(nil)
-        let record = try recordPattern.map { pattern throws(CLIError) in try detach(server, record: pattern, clock: sessionClock) }
+        if let record { redirectOutput(beside: record) }
         let statisticsTimer = statsInterval.map { startStatistics(of: server, every: $0) }
         let signal = await waitForTermination(idleExit: idleExit.map { ($0, server) })
         statisticsTimer?.cancel()
@@ -84,15 +86,22 @@ struct ServeCommand: Command {
         return timer
     }
 
-    /// Writes the record of a detached relay (`pattern` with `PORT` replaced by the bound port)
-    /// and sends standard output and error to the log beside it; returns the record's path.
-    private static func detach(_ server: RelayServer, record pattern: String, clock: SessionEpochClock) throws(CLIError) -> String {
+    /// Writes the record of a detached relay (`pattern` with `PORT` replaced by the bound port);
+    /// returns its path.
+    private static func writeRecord(of server: RelayServer, pattern: String, clock: SessionEpochClock) throws(CLIError) -> String {
         let path = pattern.replacingOccurrences(of: "PORT", with: String(server.port))
         do {
             try DetachedRelay.write(DetachedRelay.Record(pid: getpid(), port: server.port, epoch: clock.offset), at: path)
         } catch {
+            server.stop()
             throw .failure("cannot write the relay's record \(path): \(error)")
         }
+        return path
+    }
+
+    /// Sends standard output and error to the log beside the record at `path` (`.log` for
+    /// `.json`), or to /dev/null if it cannot be opened: whoever read the first line is gone.
+    private static func redirectOutput(beside path: String) {
         let log = path.hasSuffix(".json") ? String(path.dropLast(5)) + ".log" : path + ".log"
         let descriptor = open(log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         if descriptor >= 0 {
@@ -105,7 +114,6 @@ struct ServeCommand: Command {
             dup2(null, 2)
             close(null)
         }
-        return path
     }
 
     /// Waits for SIGINT or SIGTERM and returns its name (`tandem netsim` waits the same way). The
