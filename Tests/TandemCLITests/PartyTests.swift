@@ -163,12 +163,13 @@ import TandemTestKit
         Self.expectGone(relay, within: 25, "the relay")
     }
 
-    /// The first process whose command line has `word`.
-    static func process(commandLineContaining word: String) -> Int32? {
+    /// The first process whose command line has `word` (and `other`, if given) as words.
+    static func process(commandLineContaining word: String, and other: String? = nil) -> Int32? {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         for entry in entries {
             guard let pid = Int32(entry), let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
-            if data.split(separator: 0).contains(where: { String(decoding: $0, as: UTF8.self) == word }) { return pid }
+            let words = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            if words.contains(word), other.map(words.contains) ?? true { return pid }
         }
         return nil
     }
