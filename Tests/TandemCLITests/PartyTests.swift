@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 import TandemMedia
+import TandemNet
 import TandemTestKit
 
 /// Issue 15, items 1 and 2, with real processes on loopback: the relay `tandem host` starts is a
@@ -161,6 +162,24 @@ import TandemTestKit
         host.kill()
         Self.expectGone(mpv, within: 10, "mpv")
         Self.expectGone(relay, within: 25, "the relay")
+    }
+
+    /// Item 8: binding every address, the invite names the default route's interface address
+    /// (what `AdvertisedAddress` finds on this machine, loopback without one), with a warning when
+    /// it is private. Only the host runs: nothing connects to that address.
+    @Test func theInviteNamesTheDefaultRoutesAddress() throws {
+        let party = try Party()
+        defer { party.remove() }
+        let host = try party.start("ana", ["host", SampleClip.h264BFrames.path, "--port", "0", "--session-epoch", "0"])
+        let invite = try #require(host.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(host.standardError)")
+        let relay = try #require(party.relayPIDs().first)
+        let expected = AdvertisedAddress.current(bind: "0.0.0.0")
+        #expect(URLComponents(string: invite)?.host == expected.address)
+        #expect(host.send("end") != nil)
+        #expect(host.waitForExit(timeout: 20) == 0)
+        let warned = host.standardError.contains("a private address")
+        #expect(warned == (expected.fromRoute && AdvertisedAddress.isPrivate(expected.address)), "\(host.standardError)")
+        Self.expectGone(relay, within: 20, "the relay")
     }
 
     /// The first process whose command line has `word` (and `other`, if given) as words.
