@@ -9,8 +9,8 @@ import TandemNet
 /// `tandem serve`: a standalone relay for many sessions, until SIGINT or SIGTERM.
 ///
 /// Two hidden flags make it the relay `tandem host` starts detached (`DetachedRelay`):
-/// `--idle-exit S` exits S seconds after its last session ended (or after it started, if no
-/// session ever begins), and `--record PATH` (`PORT` in it stands for the bound port) writes
+/// `--idle-exit S` exits S seconds after its last session ended and its last connection was
+/// accepted (or after it started, if nothing ever comes), and `--record PATH` (`PORT` in it stands for the bound port) writes
 /// its record there once listening, then sends its output to `PATH` with `.log` for `.json`
 /// (its first line went to whoever started it) and removes the record as it exits.
 struct ServeCommand: Command {
@@ -131,7 +131,11 @@ struct ServeCommand: Command {
                 timer.schedule(deadline: .now() + .milliseconds(250), repeating: .milliseconds(250))
                 timer.setEventHandler {
                     let now = DispatchTime.now().uptimeNanoseconds
-                    if server.statistics.sessions > 0 { resumed.idleSince = now }
+                    // A session, or any new connection (a host checking that this relay is alive
+                    // before it starts a session here), restarts the count.
+                    let statistics = server.statistics
+                    if statistics.sessions > 0 || statistics.connectionsAccepted != resumed.accepted { resumed.idleSince = now }
+                    resumed.accepted = statistics.connectionsAccepted
                     if now - resumed.idleSince >= UInt64(seconds * 1e9) {
                         resumed.resume("--idle-exit (no session for \(seconds) s)")
                     }
@@ -162,6 +166,8 @@ private final class Resumption: @unchecked Sendable {
     var timer: (any DispatchSourceTimer)?
     /// Since when (uptime ns) the relay has held no session, for the idle-exit check.
     var idleSince: UInt64 = 0
+    /// The connections accepted at the last idle-exit check.
+    var accepted = 0
 
     init(_ continuation: CheckedContinuation<String, Never>) { self.continuation = continuation }
 

@@ -18,6 +18,10 @@ import TandemNet
 /// with a command line of `tandem serve` naming that very record, and its port accepts a TCP
 /// connection on loopback. Anything else (no record, a stale one, a port held by a stranger)
 /// starts a relay of our own; a port held by a stranger then fails with one clear line.
+///
+/// The check's own connection restarts the relay's idle count (`ServeCommand`), so a relay found
+/// alive gives its new host 10 s to start a session; only a relay that decided to exit in the
+/// same quarter second as the check could still go (the host then fails to connect, one line).
 enum DetachedRelay {
     /// What a detached relay writes about itself.
     struct Record: Codable, Equatable {
