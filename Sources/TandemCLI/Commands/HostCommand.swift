@@ -51,7 +51,7 @@ enum HostCommand: Command {
             let advertise = advertisedHost(arguments, bind: bind, port: relay.port)
             // This host reaches the relay on loopback when it listens there; the invite names
             // the address the others reach it at.
-            let local = ["0.0.0.0", "::", "127.0.0.1"].contains(bind) ? "127.0.0.1" : bind
+            let local = bind == "::" ? "::1" : bind == "0.0.0.0" ? "127.0.0.1" : bind
             center.configure(relay: NetworkRelayConnector(host: local, port: relay.port), host: advertise, port: relay.port,
                              sessionClock: .derived(from: SessionEpochClock(offset: relay.epoch)))
         }
