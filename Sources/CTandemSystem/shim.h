@@ -155,4 +155,81 @@ static inline int tandem_spawn_close_from(posix_spawn_file_actions_t *actions, i
 }
 // ---- end of the peer credentials and spawning block --------------------------------------
 
+// ---- Spawning that posix_spawn cannot do (issue 15) ----------------------------------------
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+/// posix_spawn's flag that makes the child a session leader (setsid), as a plain constant: glibc
+/// declares POSIX_SPAWN_SETSID only under _GNU_SOURCE (its value, 0x80, is glibc's ABI).
+#ifdef POSIX_SPAWN_SETSID
+static const short tandem_posix_spawn_setsid = POSIX_SPAWN_SETSID;
+#else
+static const short tandem_posix_spawn_setsid = 0x80;
+#endif
+
+/// Starts `path` with `argv` and `envp` in a child that the kernel kills (SIGKILL) when the
+/// thread that called this exits (prctl PR_SET_PDEATHSIG, which must run in the child before
+/// exec, so posix_spawn cannot): call it from a thread that lives as long as the process. The
+/// child gets standard input from /dev/null, standard output and error on `log` (created 0600,
+/// truncated), nothing else of ours (descriptors 3 and up closed), an empty signal mask and the
+/// default action for SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE and SIGCHLD. Between fork and
+/// exec the child makes async-signal-safe calls only (the parent has other threads). Returns the
+/// child's pid, or -errno (an exec failure included, carried back on a close-on-exec pipe).
+static inline pid_t tandem_spawn_dying_with_parent(const char *path, char *const argv[], char *const envp[], const char *log) {
+    int report[2];
+    // pipe2 is declared only under _GNU_SOURCE: pipe, then close-on-exec on both ends.
+    if (pipe(report) != 0) return -errno;
+    fcntl(report[0], F_SETFD, FD_CLOEXEC);
+    fcntl(report[1], F_SETFD, FD_CLOEXEC);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int error = errno;
+        close(report[0]);
+        close(report[1]);
+        return -error;
+    }
+    if (pid == 0) {
+        int error = 0;
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) error = errno;
+        // The parent may have gone before the prctl took effect: then nobody would kill us.
+        if (error == 0 && getppid() != parent) _exit(127);
+        int input = error == 0 ? open("/dev/null", O_RDONLY) : -1;
+        if (error == 0 && input < 0) error = errno;
+        int output = error == 0 ? open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600) : -1;
+        if (error == 0 && output < 0) error = errno;
+        if (error == 0 && (dup2(input, 0) < 0 || dup2(output, 1) < 0 || dup2(output, 2) < 0)) error = errno;
+        if (error == 0) {
+            int keep = report[1];
+            long highest = sysconf(_SC_OPEN_MAX);
+            if (highest < 0 || highest > 65536) highest = 65536;
+            for (int fd = 3; fd < highest; fd++) if (fd != keep) close(fd);
+            sigset_t empty;
+            sigemptyset(&empty);
+            sigprocmask(SIG_SETMASK, &empty, 0);
+            int defaults[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD };
+            for (unsigned index = 0; index < sizeof defaults / sizeof defaults[0]; index++) signal(defaults[index], SIG_DFL);
+            execve(path, argv, envp);
+            error = errno;
+        }
+        ssize_t ignored = write(report[1], &error, sizeof error);
+        (void)ignored;
+        _exit(127);
+    }
+    close(report[1]);
+    int error = 0;
+    ssize_t count;
+    do { count = read(report[0], &error, sizeof error); } while (count < 0 && errno == EINTR);
+    close(report[0]);
+    if (count == (ssize_t)sizeof error) {
+        int status;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+        return -(error ? error : ECHILD);
+    }
+    return pid;
+}
+// ---- end of the issue 15 spawning block ---------------------------------------------------
+
 #endif

@@ -5,14 +5,20 @@ import TandemNet
 import TandemMedia
 import TandemPlayback
 
-/// `tandem host FILE`: runs a relay in this process, starts a watch-together session on it,
-/// joins as its first participant and prints the invite on its own line.
+/// `tandem host FILE`: starts a watch-together session on a relay, joins as its first participant
+/// and prints the invite on its own line.
+///
+/// Without `--relay`, the relay is a process of its own (`DetachedRelay`): a `tandem serve` that
+/// outlives this host (even a `SIGKILL`) and exits 10 s after its last session ended, so that the
+/// host may leave (`q`, `leave`) while the others watch on; a later `tandem host` on the same port
+/// uses that relay. The invite names `--advertise`, else the bind address, else (binding every
+/// address) the address of the default route's interface, with a warning when it is private.
 enum HostCommand: Command {
     static let words = ["host"]
     static let usage = "host FILE [--port P] [--bind ADDR] [--advertise HOST] [--relay HOST:PORT] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
         + "[--presentation-log PATH] [--events json] [--clock-offset S] [--clock-drift-ppm PPM] "
         + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] [--decode-throttle FACTOR (bench only)] " + RelayLimitOptions.usage
-    static let summary = "host a watch-together session on a relay inside this process and print its invite"
+    static let summary = "host a watch-together session (on a relay of its own that outlives it, or --relay) and print its invite"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay", "session-epoch"])
@@ -20,12 +26,12 @@ enum HostCommand: Command {
         let media = try mediaList(arguments.positionals)
         let file = media[0]
         let options = try WatchOptions(arguments, defaultName: "host")
-        let relayConfiguration = try RelayLimitOptions.configuration(arguments)
+        // Checked here, to fail before anything starts; the relay process reads them again.
+        _ = try RelayLimitOptions.configuration(arguments)
         guard let port = UInt16(exactly: try arguments.int("port", default: Int(ServeCommand.defaultPort))!) else {
             throw CLIError.usage("--port must be 0…65535")
         }
         let bind = arguments.value("bind") ?? "0.0.0.0"
-        let advertise = arguments.value("advertise") ?? (["0.0.0.0", "::"].contains(bind) ? "127.0.0.1" : bind)
         let sessionClock = try ServeCommand.sessionClock(arguments)
         // Fail on the media before anything else starts.
         try refuseQueueUntilWired(media)
@@ -33,32 +39,49 @@ enum HostCommand: Command {
         let center = ActivityCenter.shared
         center.displayName = options.name
         center.localClock = options.clock
-        var server: RelayServer?
         if let relay = arguments.value("relay") {
             // A standalone relay (`tandem serve`) elsewhere: reach it, and probe its time service.
             let (host, relayPort) = try relayAddress(relay)
             center.configure(relay: NetworkRelayConnector(host: host, port: relayPort), host: host, port: relayPort)
         } else {
-            RelayLimitOptions.keepResidentMemoryHonest()
-            let embedded: RelayServer
-            do {
-                embedded = try RelayServer(address: SocketAddress(host: bind, port: port), configuration: relayConfiguration,
-                                           clock: sessionClock)
-            } catch {
-                throw CLIError.failure("cannot run a relay on \(bind):\(port): \(error)")
+            let relay = try DetachedRelay.obtain(port: port, bind: bind, epoch: sessionClock.offset,
+                                                 forwarded: forwardedLimits(arguments))
+            if !relay.started {
+                printError("tandem: using the relay already on port \(relay.port) (pid \(relay.pid))")
             }
-            embedded.start()
-            server = embedded
-            center.configure(relay: NetworkRelayConnector(host: advertise, port: embedded.port), host: advertise, port: embedded.port,
-                             sessionClock: .derived(from: embedded.clock as? any MonotonicDerivedClock ?? SystemClock()))
+            let advertise = advertisedHost(arguments, bind: bind, port: relay.port)
+            // This host reaches the relay on loopback when it listens there; the invite names
+            // the address the others reach it at.
+            let local = bind == "::" ? "::1" : bind == "0.0.0.0" ? "127.0.0.1" : bind
+            center.configure(relay: NetworkRelayConnector(host: local, port: relay.port), host: advertise, port: relay.port,
+                             sessionClock: .derived(from: SessionEpochClock(offset: relay.epoch)))
         }
-        defer { server?.stop() }
         var sessions = WatchTogether.sessions().makeAsyncIterator()
         try await WatchTogether(item: URL(fileURLWithPath: file).lastPathComponent).activate()
         guard let session = await sessions.next() else { throw CLIError.failure("the session did not start") }
         try await JoinCommand.join(session)
         printOutput(session.invitation.url.absoluteString)
         return try await WatchRunner(session: session, file: file, options: options, isHost: true).run()
+    }
+
+    /// The relay limit flags given, to pass on to the relay process as they were given.
+    static func forwardedLimits(_ arguments: Arguments) -> [String] {
+        RelayLimitOptions.names.sorted().flatMap { name in arguments.value(name).map { ["--\(name)", $0] } ?? [] }
+    }
+
+    /// The host the invite names: `--advertise`, else `bind` unless it is every address, else
+    /// the default route's interface address (said on standard error when it is private:
+    /// others on this network can join, others elsewhere need port `port` forwarded or a
+    /// public `tandem serve`), else loopback.
+    static func advertisedHost(_ arguments: Arguments, bind: String, port: UInt16) -> String {
+        if let advertise = arguments.value("advertise") { return advertise }
+        let (address, fromRoute) = AdvertisedAddress.current(bind: bind)
+        if fromRoute, AdvertisedAddress.isPrivate(address) {
+            printError("tandem: the invite names \(address), a private address: only this network can join; from elsewhere, "
+                + "forward port \(port) (TCP and UDP) to this machine and give --advertise PUBLIC-ADDRESS, or host on a public "
+                + "tandem serve with --relay (README: joining from another machine)")
+        }
+        return address
     }
 
     /// The relay named by `text`, `HOST:PORT`. An invite there is taken for its relay's address

@@ -2,10 +2,17 @@
 import Glibc
 #endif
 import Dispatch
+import Foundation
 import TandemClock
 import TandemNet
 
 /// `tandem serve`: a standalone relay for many sessions, until SIGINT or SIGTERM.
+///
+/// Two hidden flags make it the relay `tandem host` starts detached (`DetachedRelay`):
+/// `--idle-exit S` exits S seconds after its last session ended and its last connection was
+/// accepted (or after it started, if nothing ever comes), and `--record PATH` (`PORT` in it stands for the bound port) writes
+/// its record there once listening, then sends its output to `PATH` with `.log` for `.json`
+/// (its first line went to whoever started it) and removes the record as it exits.
 struct ServeCommand: Command {
     static let words = ["serve"]
     static let usage = "serve [--port P] [--bind ADDR] [--session-epoch random|NS] [--stats-interval S] " + RelayLimitOptions.usage
@@ -15,13 +22,19 @@ struct ServeCommand: Command {
     static let defaultPort: UInt16 = ClockServeCommand.defaultPort
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let options = try Arguments(arguments, options: RelayLimitOptions.names.union(["port", "bind", "session-epoch", "stats-interval"]))
+        let options = try Arguments(arguments, options: RelayLimitOptions.names.union(["port", "bind", "session-epoch", "stats-interval",
+                                                                                       "idle-exit", "record"]))
         try options.expectPositionals(atMost: 0)
         let address = try listenAddress(options, defaultPort: defaultPort)
         let sessionClock = try sessionClock(options)
         let configuration = try RelayLimitOptions.configuration(options)
         let statsInterval = try options.double("stats-interval")
         if let statsInterval, !(statsInterval > 0) { throw CLIError.usage("--stats-interval wants seconds above 0") }
+        let idleExit = try options.double("idle-exit")
+        if let idleExit, !(0...86_400).contains(idleExit) { throw CLIError.usage("--idle-exit wants seconds from 0 to 86400") }
+        let recordPattern = options.value("record")
+        // A detached relay writes to a log, never to a pipe whose reader went away.
+        if recordPattern != nil { Glibc.signal(SIGPIPE, SIG_IGN) }
         RelayLimitOptions.keepResidentMemoryHonest()
         let server: RelayServer
         do {
@@ -30,12 +43,17 @@ struct ServeCommand: Command {
             throw CLIError.failure("cannot serve on \(address): \(error)")
         }
         server.start()
+        // Written before the line below: whoever reads that line may look for the record at once.
+        let record = try recordPattern.map { pattern throws(CLIError) in try writeRecord(of: server, pattern: pattern, clock: sessionClock) }
         print("relay listening on \(server.address) (TCP and UDP); memory limit \(configuration.memoryLimit) bytes; interrupt to stop")
         // Scripts read the port from this line, often through a pipe: do not let it sit in a buffer.
         fflush(nil)
+        if let record { redirectOutput(beside: record) }
         let statisticsTimer = statsInterval.map { startStatistics(of: server, every: $0) }
-        let signal = await waitForTermination()
+        let signal = await waitForTermination(idleExit: idleExit.map { ($0, server) })
         statisticsTimer?.cancel()
+        // Removed first: a host that looks now starts a relay of its own rather than use this one.
+        if let record, DetachedRelay.readRecord(at: record)?.pid == getpid() { unlink(record) }
         server.stop()
         let statistics = server.statistics
         printError("serve: stopped by \(signal); \(statistics.connectionsAccepted) connections, \(statistics.framesReceived) frames, "
@@ -68,14 +86,63 @@ struct ServeCommand: Command {
         return timer
     }
 
+    /// Writes the record of a detached relay (`pattern` with `PORT` replaced by the bound port);
+    /// returns its path.
+    private static func writeRecord(of server: RelayServer, pattern: String, clock: SessionEpochClock) throws(CLIError) -> String {
+        let path = pattern.replacingOccurrences(of: "PORT", with: String(server.port))
+        do {
+            try DetachedRelay.write(DetachedRelay.Record(pid: getpid(), port: server.port, epoch: clock.offset), at: path)
+        } catch {
+            server.stop()
+            throw .failure("cannot write the relay's record \(path): \(error)")
+        }
+        return path
+    }
+
+    /// Sends standard output and error to the log beside the record at `path` (`.log` for
+    /// `.json`), or to /dev/null if it cannot be opened: whoever read the first line is gone.
+    private static func redirectOutput(beside path: String) {
+        let log = path.hasSuffix(".json") ? String(path.dropLast(5)) + ".log" : path + ".log"
+        let descriptor = open(log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        if descriptor >= 0 {
+            dup2(descriptor, 1)
+            dup2(descriptor, 2)
+            close(descriptor)
+        } else {
+            let null = open("/dev/null", O_WRONLY)
+            dup2(null, 1)
+            dup2(null, 2)
+            close(null)
+        }
+    }
+
     /// Waits for SIGINT or SIGTERM and returns its name (`tandem netsim` waits the same way). The
     /// signals are ignored by default handling first, so that a dispatch source, not the default
-    /// action, receives them.
-    static func waitForTermination() async -> String {
+    /// action, receives them. With `idleExit`, also returns once the server has held no session
+    /// for that many seconds.
+    static func waitForTermination(idleExit: (seconds: Double, server: RelayServer)? = nil) async -> String {
         await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
             let queue = DispatchQueue(label: "tandem-serve-signals")
             let resumed = Resumption(continuation)
             var sources: [any DispatchSourceSignal] = []
+            if let (seconds, server) = idleExit {
+                let timer = DispatchSource.makeTimerSource(queue: queue)
+                resumed.idleSince = DispatchTime.now().uptimeNanoseconds
+                timer.schedule(deadline: .now() + .milliseconds(250), repeating: .milliseconds(250))
+                timer.setEventHandler {
+                    let now = DispatchTime.now().uptimeNanoseconds
+                    // A session, or any new connection (a host checking that this relay is alive
+                    // before it starts a session here), restarts the count.
+                    let statistics = server.statistics
+                    if statistics.sessions > 0 || statistics.connectionsAccepted != resumed.accepted { resumed.idleSince = now }
+                    resumed.accepted = statistics.connectionsAccepted
+                    if now - resumed.idleSince >= UInt64(seconds * 1e9) {
+                        resumed.resume("--idle-exit (no session for \(seconds) s)")
+                    }
+                }
+                resumed.timer = timer
+                timer.resume()
+            }
             for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
                 Glibc.signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
@@ -95,11 +162,18 @@ private final class Resumption: @unchecked Sendable {
     // Set before the sources start, then touched only on their one serial queue.
     private var continuation: CheckedContinuation<String, Never>?
     var sources: [any DispatchSourceSignal] = []
+    /// The idle-exit check, if any.
+    var timer: (any DispatchSourceTimer)?
+    /// Since when (uptime ns) the relay has held no session, for the idle-exit check.
+    var idleSince: UInt64 = 0
+    /// The connections accepted at the last idle-exit check.
+    var accepted = 0
 
     init(_ continuation: CheckedContinuation<String, Never>) { self.continuation = continuation }
 
     func resume(_ name: String) {
         continuation?.resume(returning: name)
         continuation = nil
+        timer?.cancel()
     }
 }

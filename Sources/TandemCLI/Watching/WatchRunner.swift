@@ -30,6 +30,9 @@ struct WatchRunner {
     let endedHere = SharedFlag()
 
     func run() async throws -> Int32 {
+        // Issue 15 (party): SIGINT, SIGTERM and SIGHUP leave as `q` does (`ExitSignals`).
+        let exitSignals = ExitSignals { [session] _ in session.leave() }
+        defer { exitSignals.cancel() }
         if options.player == .mpv { return try await runWithMpv() }
         var sinks: [any VideoSink] = []
         let log = try options.presentationLog.map { path throws(MediaError) in try PresentationLog(path: path) }

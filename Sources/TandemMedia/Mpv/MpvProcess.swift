@@ -12,7 +12,8 @@ import TandemNet
 ///
 /// Its standard input is `/dev/null` (it never competes with the program for the terminal) and
 /// its output goes to a log file, whose last lines explain a failure. It inherits no other
-/// descriptor, and no `TANDEM_INVITE`.
+/// descriptor, and no `TANDEM_INVITE`. If this process dies, even by `SIGKILL`, the kernel
+/// kills mpv too (`PR_SET_PDEATHSIG`): no mpv is left behind, re-parented to init.
 ///
 /// A file given as a path (not a URL) also gets `--access-references=no --ytdl=no`: the media
 /// came from someone else, and a playlist or a reference in it that names http or another file
@@ -63,41 +64,22 @@ public final class MpvProcess: @unchecked Sendable {
     }
 
     /// Spawns `arguments` with standard input from `/dev/null`, output to `log`, and the signal
-    /// mask and dispositions reset: a test runner or a server may block or ignore SIGTERM, and
-    /// mpv would inherit that and never quit.
+    /// mask and dispositions reset (a test runner or a server may block or ignore SIGTERM, and
+    /// mpv would inherit that and never quit), in a child the kernel kills if this process dies,
+    /// even by SIGKILL (`PR_SET_PDEATHSIG`, set in the child before exec: posix_spawn cannot).
+    /// The death signal follows the thread that forked, not the process, so the fork happens on
+    /// `ParentDeathSpawner`'s thread, which lives as long as the process.
     private static func spawn(_ arguments: [String], log: String) throws(SystemCallError) -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        var attributes = posix_spawnattr_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawnattr_init(&attributes)
-        defer {
-            posix_spawn_file_actions_destroy(&actions)
-            posix_spawnattr_destroy(&attributes)
+        let environment = childEnvironment()
+        let result = ParentDeathSpawner.shared.run {
+            var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+            defer { for argument in argv { free(argument) } }
+            var variables: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
+            defer { for variable in variables { free(variable) } }
+            return tandem_spawn_dying_with_parent(arguments[0], &argv, &variables, log)
         }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        // Opened in the child for it to keep: not close-on-exec, or mpv's standard output would
-        // be closed as it starts (only the standard error, a dup, would reach the log).
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        // mpv gets nothing else of ours: no relay socket, no pipe of a parent's (a parent that
-        // waits for a pipe to close, as Foundation's `Process` does, would wait for mpv too).
-        tandem_spawn_close_from(&actions, 3)
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
-        var environment: [UnsafeMutablePointer<CChar>?] = childEnvironment().map { strdup($0) } + [nil]
-        defer { for variable in environment { free(variable) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, &environment)
-        guard result == 0 else { throw SystemCallError(call: "posix_spawn", errno: result) }
-        return pid
+        guard result > 0 else { throw SystemCallError(call: "fork/execve", errno: -result) }
+        return result
     }
 
     /// What mpv is told for a local file: open what it names only, follow no reference in it, and
@@ -185,5 +167,54 @@ public final class MpvProcess: @unchecked Sendable {
             }
         }
         try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// One thread, started on first use and never ended, on which children that must die with this
+/// process are forked: `PR_SET_PDEATHSIG` fires when the thread that forked the child exits, and
+/// the threads of Swift's concurrency pool (libdispatch workers) exit when idle, which would
+/// kill a healthy mpv.
+final class ParentDeathSpawner: @unchecked Sendable {
+    /// The process's one spawner.
+    static let shared = ParentDeathSpawner()
+
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var job: (() -> pid_t)?
+    private var result: pid_t?
+    /// Serialises callers: one job at a time.
+    private let turn = NSLock()
+
+    private init() {
+        let thread = Thread { [self] in serve() }
+        thread.name = "tandem-spawner"
+        thread.start()
+    }
+
+    /// Runs `work` (which forks) on the spawner's thread and returns what it returned.
+    func run(_ work: @escaping () -> pid_t) -> pid_t {
+        turn.lock()
+        defer { turn.unlock() }
+        condition.lock()
+        defer { condition.unlock() }
+        job = work
+        condition.broadcast()
+        while result == nil { condition.wait() }
+        defer { result = nil }
+        return result!
+    }
+
+    private func serve() {
+        condition.lock()
+        while true {
+            while job == nil { condition.wait() }
+            let work = job!
+            job = nil
+            condition.unlock()
+            let value = work()
+            condition.lock()
+            result = value
+            condition.broadcast()
+        }
     }
 }

@@ -118,8 +118,12 @@ public struct RelayCore: Sendable {
         return []
     }
 
-    /// A connection closed at `now` (the peer went, or the shell closed it).
-    public mutating func onClose(_ connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
+    /// A connection closed at `now` (the peer went, or the shell closed it). `byPeer` says the
+    /// peer closed it itself (end of stream, a reset, a hang-up): then the participant on it has
+    /// `configuration.closedGracePeriod` to resume, a process that exited or was killed rather
+    /// than a network that went quiet; otherwise (a silent connection timed out, the shell cut
+    /// it) the longer `gracePeriod`.
+    public mutating func onClose(_ connection: RelayConnectionID, at now: Int64, byPeer: Bool = false) -> [RelayDirective] {
         guard let state = connections.removeValue(forKey: connection) else { return [] }
         unauthenticated.remove(connection)
         if let host = state.peerHost {
@@ -131,6 +135,8 @@ public struct RelayCore: Sendable {
         // Not removed yet: the participant has the grace period to resume.
         sessions[session]?.participants[participant]?.connection = nil
         sessions[session]?.participants[participant]?.disconnectedAt = now
+        sessions[session]?.participants[participant]?.grace =
+            byPeer ? min(configuration.closedGracePeriod, configuration.gracePeriod) : configuration.gracePeriod
         return []
     }
 
@@ -338,7 +344,7 @@ public struct RelayCore: Sendable {
         for (sessionID, session) in sessions {
             for (participantID, participant) in session.participants {
                 let key = ParticipantKey(session: sessionID, participant: participantID)
-                if let since = participant.disconnectedAt, now - since >= configuration.gracePeriod {
+                if let since = participant.disconnectedAt, now - since >= participant.grace {
                     expired.append(key)
                     continue
                 }

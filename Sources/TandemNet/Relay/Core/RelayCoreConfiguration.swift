@@ -2,6 +2,10 @@
 public struct RelayCoreConfiguration: Sendable, Hashable {
     /// How long a disconnected participant may take to resume before it is removed.
     public var gracePeriod: Int64 = 10_000_000_000
+    /// How long a participant whose connection its peer closed (end of stream, reset, hang-up:
+    /// a process that exited or was killed) may take to resume: shorter than `gracePeriod`,
+    /// which a silent connection keeps (a network that went quiet may come back).
+    public var closedGracePeriod: Int64 = 3_000_000_000
     /// How long a new connection may take to be admitted.
     public var handshakeTimeout: Int64 = 10_000_000_000
     /// How long a joined connection may stay silent (links ping every second) before it is

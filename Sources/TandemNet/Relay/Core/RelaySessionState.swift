@@ -11,6 +11,9 @@ struct RelaySessionState: Sendable {
         var connection: RelayConnectionID?
         /// When it was disconnected, nil while connected.
         var disconnectedAt: Int64?
+        /// How long after `disconnectedAt` it is removed unless it resumes first: the grace
+        /// period its connection's way of closing gave it (`RelayCore.onClose`).
+        var grace: Int64 = 0
         /// The last of its sequence numbers the relay has handled.
         var received: UInt64 = 0
         /// The last of its sequence numbers the relay has acknowledged.

@@ -133,7 +133,7 @@ public final class RelayServer: @unchecked Sendable {
             loop.register(accepted.socket.descriptor, interest: .readable) { [self] readable, writable, failed in
                 // A paused connection is not watched for reading, so a report now is a hang-up
                 // or an error: it is gone (what it sent unread is sent again when it resumes).
-                if failed, connection.pausedUntil != nil { return teardown(connection) }
+                if failed, connection.pausedUntil != nil { return teardown(connection, byPeer: true) }
                 service(connection, readable: readable || failed, writable: writable)
             }
             counters.withLock { $0.connectionsAccepted += 1 }
@@ -160,10 +160,12 @@ public final class RelayServer: @unchecked Sendable {
             do {
                 count = try connection.socket.read(into: &readBuffer)
             } catch {
-                return teardown(connection)
+                // A reset (or any failed read): the peer's side is gone.
+                return teardown(connection, byPeer: true)
             }
             guard let count else { return }
-            guard count > 0 else { return teardown(connection) }
+            // End of stream: the peer closed its side (it exited, or was killed).
+            guard count > 0 else { return teardown(connection, byPeer: connection.closingSince == nil) }
             counters.withLock { $0.bytesReceived += count }
             // A read that did not fill the buffer took all there was: readiness is level-triggered,
             // so the next pass reports whatever arrives later, and reading again now would only
@@ -227,7 +229,7 @@ public final class RelayServer: @unchecked Sendable {
             do {
                 done = try connection.output.flush(to: connection.socket)
             } catch {
-                return teardown(connection)
+                return teardown(connection, byPeer: true)
             }
             guard connection.awaitingDrain, connection.closingSince == nil,
                   connection.output.queuedBytes <= core.configuration.drainLowWater else { break }
@@ -271,14 +273,16 @@ public final class RelayServer: @unchecked Sendable {
         }
     }
 
-    private func teardown(_ connection: RelayServerConnection) {
+    /// Forgets `connection`; `byPeer` when its peer closed it (end of stream, reset, hang-up),
+    /// which gives the participant on it the core's shorter grace period.
+    private func teardown(_ connection: RelayServerConnection, byPeer: Bool = false) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         loop.deregister(connection.socket.descriptor)
         connection.output.removeAll()
         connection.reader = RelayFrameReader()
         paused.remove(connection.id)
         account(connection)
-        perform(core.onClose(connection.id, at: clock.now()))
+        perform(core.onClose(connection.id, at: clock.now(), byPeer: byPeer))
     }
 
     // MARK: UDP
