@@ -228,7 +228,9 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     public func beginSuspension(for reason: SuspensionReason) -> PlaybackSuspension {
         let id = UUID()
         _ = state.withLock { $0.ownSuspensions.insert(id) }
-        step { machine, now in machine.onSuspensionBegan(id, reason: reason, now: now).map(Self.effect) }
+        // Decided with the settings as they are now, though the machine runs it a moment later.
+        let configuration = settings.withLock { $0.configuration }
+        step(configuration: configuration) { machine, now in machine.onSuspensionBegan(id, reason: reason, now: now).map(Self.effect) }
         return PlaybackSuspension(reason: reason, id: id) { [weak self] time in
             guard let self else { return }
             // Ended once: a second `end()` does nothing.
@@ -292,10 +294,21 @@ public final class PlaybackCoordinator: @unchecked Sendable {
                                          configuration: settings.withLock { $0.configuration })
         let deliveries = channel.orderedProposals()
         let departures = channel.departures()
-        let generation = state.withLock { state -> Int in
-            state.generation += 1
-            return state.generation
+        // The machine and the channel first, so that the first record delivered finds them.
+        let (generation, previous, wake, watch) = state.withLock { state in
+            defer {
+                state.generation += 1
+                state.channel = channel
+                state.machine = machine
+                state.tasks = []
+                state.wake = nil
+                state.clockWatch = nil
+            }
+            return (state.generation + 1, state.tasks, state.wake, state.clockWatch)
         }
+        for task in previous { task.cancel() }
+        wake?.cancel()
+        watch?.cancel()
         let tasks = [
             Task { [weak self] in
                 for await input in deliveries {
@@ -310,19 +323,12 @@ public final class PlaybackCoordinator: @unchecked Sendable {
                 }
             },
         ]
-        let (previous, wake, watch) = state.withLock { state in
-            defer {
-                state.channel = channel
-                state.machine = machine
-                state.tasks = tasks
-                state.wake = nil
-                state.clockWatch = nil
-            }
-            return (state.tasks, state.wake, state.clockWatch)
+        let superseded = state.withLock { state -> Bool in
+            guard state.generation == generation else { return true }
+            state.tasks = tasks
+            return false
         }
-        for task in previous { task.cancel() }
-        wake?.cancel()
-        watch?.cancel()
+        if superseded { for task in tasks { task.cancel() } }
         watchForClock(generation)
     }
 
@@ -424,12 +430,12 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     /// Feeds the machine an input on the scheduler, with a fresh clock mapping first, and
     /// carries out what it returns. `generation`: only while coordinating over that channel.
-    private func step(_ generation: Int? = nil,
+    private func step(_ generation: Int? = nil, configuration given: CoordinatorMachine.Configuration? = nil,
                       _ input: @escaping @Sendable (inout CoordinatorMachine, HostInstant) -> [Effect]) {
         scheduler.execute { [weak self] in
             guard let self else { return }
             let now = self.scheduler.now
-            let configuration = self.settings.withLock { $0.configuration }
+            let configuration = given ?? self.settings.withLock { $0.configuration }
             let outcome = self.state.withLock { state -> (effects: [Effect], channel: any CoordinationChannel, timeline: SharedTimeline,
                                                           readers: [AsyncStream<Event>.Continuation])? in
                 guard generation == nil || generation == state.generation,
