@@ -14,10 +14,13 @@ public struct Published<Value: Sendable>: Sendable {
         storage = PublishedStorage(wrappedValue)
     }
 
-    /// The current value; setting it tells every subscriber.
+    /// The current value; setting it tells every subscriber (or, for a session's `activity`,
+    /// proposes the new value to the group).
     public var wrappedValue: Value {
         get { storage.value }
-        nonmutating set { storage.value = newValue }
+        nonmutating set {
+            if !storage.intercept(newValue) { storage.value = newValue }
+        }
     }
 
     /// The publisher of the property's values.
@@ -38,12 +41,28 @@ final class PublishedStorage<Value: Sendable>: Sendable {
         var value: Value
         var subscribers: [Int: AsyncStream<Value>.Continuation] = [:]
         var nextSubscriber = 0
+        /// Set by `finish()`: later subscribers get the last value and the end at once.
+        var finished = false
     }
 
     private let state: Mutex<State>
+    /// What a program's assignment does instead of setting the value, when it returns true
+    /// (a session's activity is proposed to the group rather than set here alone).
+    private let interceptor = Mutex<(@Sendable (Value) -> Bool)?>(nil)
 
     init(_ value: Value) {
         state = Mutex(State(value: value))
+    }
+
+    /// Routes assignments through `handler` from now on.
+    func interceptAssignments(_ handler: @escaping @Sendable (Value) -> Bool) {
+        interceptor.withLock { $0 = handler }
+    }
+
+    /// Whether an assignment of `value` was taken by the interceptor.
+    func intercept(_ value: Value) -> Bool {
+        guard let handler = interceptor.withLock({ $0 }) else { return false }
+        return handler(value)
     }
 
     var value: Value {
@@ -60,13 +79,19 @@ final class PublishedStorage<Value: Sendable>: Sendable {
 
     func subscribe() -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(1))
-        let (id, current) = state.withLock { state in
+        let (id, current) = state.withLock { state -> (Int?, Value) in
+            guard !state.finished else { return (nil, state.value) }
             let id = state.nextSubscriber
             state.nextSubscriber += 1
             state.subscribers[id] = continuation
             return (id, state.value)
         }
         continuation.yield(current)
+        guard let id else {
+            // The owner is finished (a session invalidated): the sequence ends after its last value.
+            continuation.finish()
+            return stream
+        }
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
         }
@@ -76,6 +101,7 @@ final class PublishedStorage<Value: Sendable>: Sendable {
     /// Ends every subscriber's sequence (the owner is finished).
     func finish() {
         let subscribers = state.withLock { state in
+            state.finished = true
             defer { state.subscribers.removeAll() }
             return Array(state.subscribers.values)
         }

@@ -22,6 +22,9 @@ public struct GroupSessionError: Error, Sendable, Equatable, CustomStringConvert
         case unknownActivity
         /// No such attachment.
         case attachmentNotFound
+        /// A journal item whose type has no representation for the attachment's content type
+        /// (or none that exports).
+        case unsupportedType
     }
 
     /// What kind of ending or failure.
