@@ -75,6 +75,20 @@ public final class GroupSessionMessenger: Sendable {
                          to: recipients, reliable: deliveryMode == .reliable)
     }
 
+    /// Sends `value` to `participants`, then calls `completion` with the error, or nil once
+    /// it is sent (SharePlay's completion-handler form).
+    public func send<Message: Encodable & Sendable>(_ value: Message, to participants: Participants = .all,
+                                                    completion: @escaping @Sendable ((any Error)?) -> Void) {
+        Task {
+            do {
+                try await self.send(value, to: participants)
+                completion(nil)
+            } catch {
+                completion(error)
+            }
+        }
+    }
+
     /// The messages of type `Message` that arrive from now on, each with its sender; the
     /// sequence ends when the session is invalidated.
     ///

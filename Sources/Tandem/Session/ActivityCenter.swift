@@ -59,8 +59,12 @@ public final class ActivityCenter: Sendable {
 
     /// Uses `connector` to reach the relay at `host`:`port` (the address written into invites).
     ///
-    /// - Parameter sessionClock: how sessions learn the session clock: by probing the relay's
-    ///   time service (the default), or directly when the relay runs in this process.
+    /// - Parameters:
+    ///   - connector: how to reach the relay.
+    ///   - host: the relay's host, as invites name it.
+    ///   - port: the relay's port, as invites name it.
+    ///   - sessionClock: how sessions learn the session clock: by probing the relay's time
+    ///     service (the default), or directly when the relay runs in this process.
     public func configure(relay connector: any RelayConnector, host: String, port: UInt16,
                           sessionClock: SessionClockSetting = .probe) {
         state.withLock { $0.relay = Relay(connector: connector, host: host, port: port, sessionClock: sessionClock) }
