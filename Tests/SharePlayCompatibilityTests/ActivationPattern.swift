@@ -96,7 +96,7 @@ final class PartyController {
 
         let late = try await Harness.join(session.invitation, on: try Harness.participant("late"), as: ListeningParty.self)
         #expect(late.activity.song == "Silver")
-        #expect(await late.activity.metadata.title == "Silver")
+        #expect(late.activity.metadata.title == "Silver")
 
         late.leave()
         guest.leave()

@@ -92,7 +92,7 @@ final class WatchPartyManager {
         try await screen.waitFor("the host joined") { $0 == "active 1" }
         let session = try #require(manager.groupSession)
         #expect(session.isLocallyInitiated)
-        #expect(await session.activity.metadata.title == "Big Buck Bunny")
+        #expect(session.activity.metadata.title == "Big Buck Bunny")
 
         let ben = try await Harness.join(session.invitation, on: try Harness.participant("ben"), as: WatchParty.self)
         try await screen.waitFor("the guest is active") { $0 == "active 2" }

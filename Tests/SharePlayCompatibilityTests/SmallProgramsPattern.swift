@@ -42,11 +42,13 @@ struct ShowAlertMessage: Codable, CustomMessageIdentifiable {
 @MainActor
 final class QuizHost {
     let messenger: GroupSessionMessenger
+    let answers: GroupSessionMessenger.Messages<AnswerMessage>
     let screen: Screen
     var scores: [String: Int] = [:]
 
     init(session: GroupSession<QuizActivity>, screen: Screen) {
         messenger = GroupSessionMessenger(session: session)
+        answers = messenger.messages(of: AnswerMessage.self)
         self.screen = screen
     }
 
@@ -56,7 +58,7 @@ final class QuizHost {
 
     func collectAnswers(correct: String, expected: Int) async {
         var received = 0
-        for await (answer, context) in messenger.messages(of: AnswerMessage.self) {
+        for await (answer, context) in answers {
             if answer.answer == correct { scores[context.source.displayName, default: 0] += 1 }
             received += 1
             screen.show("answer from \(context.source.displayName): \(answer.answer)")
@@ -68,15 +70,17 @@ final class QuizHost {
 @MainActor
 final class Contestant {
     let messenger: GroupSessionMessenger
+    let questions: GroupSessionMessenger.Messages<Question>
     let name: String
 
     init(session: GroupSession<QuizActivity>, name: String) {
         messenger = GroupSessionMessenger(session: session)
+        questions = messenger.messages(of: Question.self)
         self.name = name
     }
 
     func answerQuestions(with answer: String) async throws {
-        for await (question, context) in messenger.messages(of: Question.self) {
+        for await (question, context) in questions {
             try await messenger.send(AnswerMessage(number: question.number, answer: answer), to: .only(context.source))
             return
         }
@@ -129,7 +133,6 @@ func group<Activity: GroupActivity>(_ activity: Activity, host name: String) asy
         let contestant = Contestant(session: guest, name: "guest")
         let answering = Task { try await contestant.answerQuestions(with: "Paris") }
         let collecting = Task { await host.collectAnswers(correct: "Paris", expected: 1) }
-        try await Task.sleep(for: .milliseconds(50))
         try await host.ask(Question(number: 1, text: "The capital of France?"))
         try await answering.value
         await collecting.value

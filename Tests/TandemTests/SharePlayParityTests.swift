@@ -59,7 +59,7 @@ struct Bare: GroupActivity, Equatable {
         var sessions = early.sessions(for: Bare.self).makeAsyncIterator()
         let accepted = try #require(await sessions.next())
         #expect(accepted.id == session.id && accepted.activity == Bare(round: 1))
-        #expect(await accepted.activity.metadata == GroupActivityMetadata())
+        #expect(accepted.activity.metadata == GroupActivityMetadata())
         accepted.join()
         #expect(await eventually { session.activeParticipants.count == 2 })
         session.end()
