@@ -96,6 +96,31 @@ struct Bare: GroupActivity, Equatable {
         #expect(late.activity.topic == "seas")
     }
 
+    @Test func concurrentActivityChangesSettleAlikeForEveryoneAndOwnChangesNeverFlipBack() async throws {
+        let hosted = try await SessionTests.host(.inMemory)
+        defer { hosted.relay.shutDown() }
+        let guest = try await SessionTests.guest("ana", of: hosted)
+        #expect(await eventually { hosted.session.activeParticipants.count == 2 })
+        let seen = hosted.session.$activity.values
+        for round in 0..<20 {
+            hosted.session.activity = Quiz(topic: "host \(round)")
+            guest.activity = Quiz(topic: "guest \(round)")
+        }
+        hosted.session.activity = Quiz(topic: "host last")
+        #expect(hosted.session.activity.topic == "host last")
+        // Everyone ends on the same activity: the last in the group's order.
+        #expect(await eventually {
+            hosted.session.activity == guest.activity && ["host last", "guest 19"].contains(guest.activity.topic)
+        })
+        var shown: [String] = []
+        hosted.session.leave()
+        for await activity in seen { shown.append(activity.topic) }
+        // Once the host showed its last change, nothing ordered before it was shown again.
+        let last = try #require(shown.lastIndex(of: "host last"))
+        #expect(shown[last...].allSatisfy { $0 == "host last" || $0 == "guest 19" })
+        guest.leave()
+    }
+
     @Test(arguments: [
         (UTType.png, UTType.image, true), (.png, .data, true), (.utf8PlainText, .text, true), (.json, .plainText, false),
         (.mpeg4Movie, .movie, true), (.data, .png, false), (UTType(exportedAs: "com.example.todo"), .data, true),

@@ -25,17 +25,27 @@ package enum ActivityChange {
 }
 
 extension GroupSession {
-    /// What assigning `activity` does: once joined, proposes it to the group (and shows it here
-    /// at once; the group's order then settles concurrent changes the same way for everyone);
-    /// before joining, sets it here alone (it is what the session starts with). Returns whether
-    /// it took the assignment.
+    /// What assigning `activity` does: once joined, proposes it to the group and shows it here
+    /// at once; before joining, sets it here alone (it is what the session starts with).
+    /// Returns whether it took the assignment.
+    ///
+    /// The group's order settles concurrent changes the same way for everyone: the last in
+    /// order wins. Shown at once, this participant's change stands until it comes back in that
+    /// order; a change from someone else ordered before it is not shown in between.
     func propose(_ activity: Activity) -> Bool {
-        let (invalidated, joined) = core.withLock { ($0.invalidated, $0.active.contains(localParticipant.id)) }
+        let (invalidated, joined) = core.withLock { core in
+            let joined = !core.invalidated && core.active.contains(localParticipant.id)
+            if joined { core.pendingActivityChanges += 1 }
+            return (core.invalidated, joined)
+        }
         if invalidated { return true }
         guard joined else { return false }
         // An assignment cannot throw: one that cannot be sent (the link just failed, the session
         // is ending) leaves the activity as it was, as the session's state then says why.
-        guard (try? sendOrdered(try ActivityChange.encode(activity), retention: .kept)) != nil else { return true }
+        guard (try? sendOrdered(try ActivityChange.encode(activity), retention: .kept)) != nil else {
+            core.withLock { $0.pendingActivityChanges -= 1 }
+            return true
+        }
         $activity.storage.value = activity
         return true
     }
@@ -47,7 +57,13 @@ extension GroupSession {
             reject(Rejection(reason: .malformed, sender: sender, path: "activity"))
             return
         }
-        guard core.withLock({ !$0.invalidated }) else { return }
-        $activity.storage.value = activity
+        let shows = core.withLock { core -> Bool in
+            guard !core.invalidated else { return false }
+            if sender == localParticipant.id, core.pendingActivityChanges > 0 { core.pendingActivityChanges -= 1 }
+            // While this participant's own changes are still on their way, they come later in the
+            // order than this one: the newest of them is what is shown.
+            return core.pendingActivityChanges == 0
+        }
+        if shows { $activity.storage.value = activity }
     }
 }

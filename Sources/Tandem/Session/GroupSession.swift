@@ -79,6 +79,8 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         /// Bodies dropped on arrival, by reason.
         var rejected: [RejectionReason: Int] = [:]
         var rejectionReaders: [Int: AsyncStream<Rejection>.Continuation] = [:]
+        /// This participant's activity changes sent but not yet back in the group's order.
+        var pendingActivityChanges = 0
     }
 
     /// The one reader of the ordered deliveries: what to do with each, and how to end it.
