@@ -59,6 +59,10 @@ public final class GroupSessionJournal: Sendable {
         public func hash(into hasher: inout Hasher) { hasher.combine(id) }
     }
 
+    /// The sequence of attachment sets `attachments` returns (SharePlay's is a type of its own,
+    /// iterated the same way).
+    public typealias Attachments = AsyncStream<[Attachment]>
+
     /// The largest attachment: 100 MiB (104,857,600 bytes), as SharePlay's.
     public static let maximumAttachmentSize = 100 * 1024 * 1024
 
@@ -72,7 +76,7 @@ public final class GroupSessionJournal: Sendable {
     /// The current set of attachments, then the set after each change, for as long as the
     /// caller iterates (late joiners start with everything added so far). Finishes when the
     /// session is invalidated.
-    public var attachments: AsyncStream<[Attachment]> { session.attachmentsStorage.subscribe() }
+    public var attachments: Attachments { session.attachmentsStorage.subscribe() }
 
     /// Adds `item` for everyone, through the first of its representations that exports; returns
     /// once the relay holds it. Refuses more than 100 MiB before sending anything.
