@@ -31,12 +31,19 @@ enum Harness {
         return center
     }
 
-    /// `center` accepts `invitation` and joins the session; returns it once joined.
-    static func join<Activity: GroupActivity>(_ invitation: Invitation, on center: ActivityCenter,
-                                              as type: Activity.Type) async throws -> GroupSession<Activity> {
+    /// `center` accepts `invitation`; returns the session, not yet joined (the pattern joins it).
+    static func accept<Activity: GroupActivity>(_ invitation: Invitation, on center: ActivityCenter,
+                                                as type: Activity.Type) async throws -> GroupSession<Activity> {
         try await center.accept(invitation)
         var sessions = center.sessions(for: type).makeAsyncIterator()
         guard let session = await sessions.next() else { throw HarnessError("no session arrived") }
+        return session
+    }
+
+    /// `center` accepts `invitation` and joins the session; returns it once joined.
+    static func join<Activity: GroupActivity>(_ invitation: Invitation, on center: ActivityCenter,
+                                              as type: Activity.Type) async throws -> GroupSession<Activity> {
+        let session = try await accept(invitation, on: center, as: type)
         session.join()
         try await until(session.$state.values, "joined") { if case .joined = $0 { true } else { false } }
         return session
