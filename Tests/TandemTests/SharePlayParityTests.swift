@@ -144,3 +144,46 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         }
     }
 }
+
+/// `Published` under concurrent changes: a subscriber keeps only the newest value, so no older
+/// value may ever overtake a newer one into its buffer.
+@Suite struct PublishedOrderingTests {
+    @Test func subscribersTakenDuringChangesEndOnTheNewestValue() async {
+        // The last change is the one that matters (as `.joined` is, after `.waiting`): one change,
+        // made on another thread while subscribers are being taken, each of whose first value
+        // races it.
+        for _ in 0..<300 {
+            let property = Published(wrappedValue: 0)
+            let last = 1
+            let setter = Task.detached { property.wrappedValue = last }
+            var subscriptions: [AsyncStream<Int>] = []
+            for _ in 0..<100 { subscriptions.append(property.projectedValue.values) }
+            await setter.value
+            let stale = await withTaskGroup(of: Bool.self) { group in
+                for values in subscriptions {
+                    group.addTask {
+                        // The newest value is buffered by now; a stream without it is stale for good.
+                        await withTaskGroup(of: Bool.self) { race in
+                            race.addTask {
+                                for await value in values where value == last { return false }
+                                return true
+                            }
+                            race.addTask {
+                                try? await Task.sleep(for: .seconds(2))
+                                return true
+                            }
+                            let first = await race.next() ?? true
+                            race.cancelAll()
+                            return first
+                        }
+                    }
+                }
+                var any = false
+                for await isStale in group { any = any || isStale }
+                return any
+            }
+            #expect(!stale)
+            if stale { return }
+        }
+    }
+}

@@ -68,25 +68,28 @@ final class PublishedStorage<Value: Sendable>: Sendable {
     var value: Value {
         get { state.withLock { $0.value } }
         set {
-            // Decide under the lock, yield after releasing it.
-            let subscribers = state.withLock { state in
+            // Yielded under the lock, unlike most resumptions here: each subscriber keeps only the
+            // newest value, so a yield that overtook another (two setters, or a setter and a new
+            // subscriber's first value) would leave it on a stale one for good. A yield never
+            // calls back into this storage (`onTermination` runs on finishing or cancelling).
+            state.withLock { state in
                 state.value = newValue
-                return Array(state.subscribers.values)
+                for subscriber in state.subscribers.values { subscriber.yield(newValue) }
             }
-            for subscriber in subscribers { subscriber.yield(newValue) }
         }
     }
 
     func subscribe() -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(1))
-        let (id, current) = state.withLock { state -> (Int?, Value) in
-            guard !state.finished else { return (nil, state.value) }
+        // The current value goes first, under the lock, so that no change overtakes it.
+        let id = state.withLock { state -> Int? in
+            continuation.yield(state.value)
+            guard !state.finished else { return nil }
             let id = state.nextSubscriber
             state.nextSubscriber += 1
             state.subscribers[id] = continuation
-            return (id, state.value)
+            return id
         }
-        continuation.yield(current)
         guard let id else {
             // The owner is finished (a session invalidated): the sequence ends after its last value.
             continuation.finish()
