@@ -68,6 +68,10 @@ let package = Package(
         // The impairment proxy: its pure schedule, and the shell on loopback with echo servers and the real relay.
         .testTarget(name: "NetsimTests", dependencies: ["TandemNetsim", "TandemNet", "TandemClock"]),
 
+        // SharePlay's documented patterns, GroupActivities code with only the import changed, end to
+        // end on the in-memory relay (see NOTE.md there for every line that differs, and why).
+        .testTarget(name: "SharePlayCompatibilityTests", dependencies: ["Tandem", "TandemTestKit"], exclude: ["NOTE.md"]),
+
         // Samples: the SharePlay patterns as small programs over the public API (`swift run NAME`).
         // What every sample shares: reading `--relay` and `--name`, an embedded relay, input lines.
         .target(name: "SampleSupport", dependencies: ["Tandem", "TandemNet"], path: "Samples/SampleSupport"),

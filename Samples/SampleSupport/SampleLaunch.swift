@@ -114,13 +114,18 @@ public final class SampleLaunch: Sendable {
         }
     }
 
-    /// Hosts or joins as `begin(_:)` does, takes the session from `Activity.sessions()`, and
-    /// prints the invite on a line of its own when hosting. The session is not joined yet: set
-    /// up its messengers first, then `joinAndWait()`.
+    /// Hosts or joins as `begin(_:)` does and takes the session from `Activity.sessions()`;
+    /// prints the activity's title (its metadata, where SharePlay shows it in the system's UI)
+    /// on standard error. The session is not joined yet: set up its messengers first, then
+    /// `joinAndWait()`.
     public func session<Activity: GroupActivity>(of activity: Activity) async throws -> GroupSession<Activity> {
         var sessions = Activity.sessions().makeAsyncIterator()
         try await begin(activity)
         guard let session = await sessions.next() else { throw SampleError("the session did not arrive") }
+        if let title = await session.activity.metadata.title {
+            let verb = isHosting ? "hosting" : "joining"
+            FileHandle.standardError.write(Data("\(verb) \(TerminalText.sanitized(title))\n".utf8))
+        }
         return session
     }
 

@@ -41,7 +41,7 @@ struct SharedPhotos: GroupActivity {
 
     private func fetch(_ photo: GroupSessionJournal.Attachment) async {
         do {
-            let data = try await journal.load(photo)
+            let data = try await photo.load(Data.self)
             print("photo \(TerminalText.sanitized(photo.name)): \(data.count) bytes, sha256 \(SHA256.hex(of: data)), from \(TerminalText.sanitized(ownerName(photo)))")
         } catch {
             print("could not load \(TerminalText.sanitized(photo.name)): \(TerminalText.sanitized("\(error)"))")
@@ -54,7 +54,7 @@ struct SharedPhotos: GroupActivity {
     }
 
     func add(_ path: String) async throws {
-        let attachment = try await journal.add(contentsOf: URL(fileURLWithPath: path))
+        let attachment = try await journal.add(URL(fileURLWithPath: path))
         print("added \(TerminalText.sanitized(attachment.name)) (\(attachment.size) bytes)")
     }
 
@@ -63,7 +63,7 @@ struct SharedPhotos: GroupActivity {
             print("no photo named \(name)")
             return
         }
-        try await journal.remove(photo)
+        try await journal.remove(attachment: photo)
     }
 
     func list() {

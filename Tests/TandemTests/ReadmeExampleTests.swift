@@ -34,6 +34,10 @@ import TandemNet
             for await session in host.sessions(for: WatchTogether.self) {
                 let messenger = GroupSessionMessenger(session: session)
                 session.join()
+                // Printed at once in the README; a person passes it on only later, so the test
+                // hands it over once the host is joined (an invite accepted before that finds no
+                // session on the relay).
+                for await state in session.$state.values where state.isJoined { break }
                 invite.withLock { $0 = session.invitation.url.absoluteString }
                 for await (message, context) in messenger.messages(of: Chat.self) {
                     lines.withLock { $0.append("\(context.source.displayName): \(message.text)") }

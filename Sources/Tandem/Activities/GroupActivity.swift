@@ -25,6 +25,10 @@ extension GroupActivity {
     /// The type's name, for example `WatchTogether`.
     public static var activityIdentifier: String { String(describing: Self.self) }
 
+    /// Empty metadata of the generic type, for an activity that does not describe itself
+    /// (`tandem host` and the samples print the title when there is one).
+    public var metadata: GroupActivityMetadata { GroupActivityMetadata() }
+
     /// The sessions of this activity as they arrive: one for each `activate()` here, and one for
     /// each invite accepted with `ActivityCenter.accept(_:)`.
     public static func sessions() -> GroupSessions<Self> {

@@ -71,21 +71,40 @@ public final class GroupSessionMessenger: Sendable {
         case .only(let one): .only([one.id])
         case .set(let some): .only(Set(some.map(\.id)))
         }
-        try session.send(.message(type: String(describing: Message.self), payload: Array(payload)),
+        try session.send(.message(type: messageRoute(of: Message.self), payload: Array(payload)),
                          to: recipients, reliable: deliveryMode == .reliable)
+    }
+
+    /// Sends `value` to `participants`, then calls `completion` with the error, or nil once
+    /// it is sent (SharePlay's completion-handler form).
+    public func send<Message: Encodable & Sendable>(_ value: Message, to participants: Participants = .all,
+                                                    completion: @escaping @Sendable ((any Error)?) -> Void) {
+        Task {
+            do {
+                try await self.send(value, to: participants)
+                completion(nil)
+            } catch {
+                completion(error)
+            }
+        }
     }
 
     /// The messages of type `Message` that arrive from now on, each with its sender; the
     /// sequence ends when the session is invalidated.
-    public func messages<Message: Decodable & SendableMetatype>(of type: Message.Type) -> Messages<Message> {
-        Messages(base: session.subscribe(type: String(describing: Message.self)))
+    ///
+    /// Messages are routed by `Message.messageIdentifier` when the type is
+    /// `CustomMessageIdentifiable`, and otherwise by its fully qualified name
+    /// (`String(reflecting:)`, as `MyApp.Answer`): two programs share a message type through a
+    /// common module, or through the same identifier. It asks nothing more of `Message` than
+    /// `Decodable`, so generic code (`func messages<T: Codable>(of type: T.Type)`) calls it as is.
+    public func messages<Message: Decodable>(of type: Message.Type) -> Messages<Message> {
+        Messages(base: session.subscribe(type: messageRoute(of: type)))
     }
 
     /// An async sequence of received messages of one type.
     ///
-    /// `SendableMetatype` is met by every ordinary type; it lets a value be decoded freshly on
-    /// whichever actor reads, and handed over as `sending`.
-    public struct Messages<Message: Decodable & SendableMetatype>: AsyncSequence {
+    /// Each value is decoded on whichever actor reads, freshly, and handed over as `sending`.
+    public struct Messages<Message: Decodable>: AsyncSequence {
         /// A message and where it came from.
         public typealias Element = (Message, MessageContext)
         /// Receiving never fails: a message that does not decode is skipped.
@@ -136,7 +155,23 @@ protocol MessengerSession: Sendable {
 }
 
 /// Decodes a value that nothing else can reach: its decoder is made and dropped here.
-private func decodeFresh<Value: Decodable & SendableMetatype>(_ type: Value.Type, from bytes: [UInt8]) -> sending Value? {
-    let decoder = JSONDecoder()
-    return try? decoder.decode(Value.self, from: Data(bytes))
+private func decodeFresh<Value: Decodable>(_ type: Value.Type, from bytes: [UInt8]) -> sending Value? {
+    // Made here from bytes, reachable from nothing else: handing it over is safe, though the
+    // checker ties it to `Value`'s metatype (which need not be `SendableMetatype`).
+    nonisolated(unsafe) let value = try? JSONDecoder().decode(Value.self, from: Data(bytes))
+    return value
+}
+
+/// A message type that names its own route, as SharePlay's `CustomMessageIdentifiable`: a
+/// stable string, unique among the program's message types, that both ends use whatever the
+/// type is called or whichever module declares it.
+public protocol CustomMessageIdentifiable {
+    /// The identifier the messenger routes this type's messages by.
+    static var messageIdentifier: String { get }
+}
+
+/// The route of `type`'s messages: its `messageIdentifier`, or its fully qualified name.
+func messageRoute<Message>(of type: Message.Type) -> String {
+    if let identified = type as? any CustomMessageIdentifiable.Type { return identified.messageIdentifier }
+    return String(reflecting: type)
 }

@@ -14,10 +14,13 @@ public struct Published<Value: Sendable>: Sendable {
         storage = PublishedStorage(wrappedValue)
     }
 
-    /// The current value; setting it tells every subscriber.
+    /// The current value; setting it tells every subscriber (or, for a session's `activity`,
+    /// proposes the new value to the group).
     public var wrappedValue: Value {
         get { storage.value }
-        nonmutating set { storage.value = newValue }
+        nonmutating set {
+            if !storage.intercept(newValue) { storage.value = newValue }
+        }
     }
 
     /// The publisher of the property's values.
@@ -38,35 +41,60 @@ final class PublishedStorage<Value: Sendable>: Sendable {
         var value: Value
         var subscribers: [Int: AsyncStream<Value>.Continuation] = [:]
         var nextSubscriber = 0
+        /// Set by `finish()`: later subscribers get the last value and the end at once.
+        var finished = false
     }
 
     private let state: Mutex<State>
+    /// What a program's assignment does instead of setting the value, when it returns true
+    /// (a session's activity is proposed to the group rather than set here alone).
+    private let interceptor = Mutex<(@Sendable (Value) -> Bool)?>(nil)
 
     init(_ value: Value) {
         state = Mutex(State(value: value))
     }
 
+    /// Routes assignments through `handler` from now on.
+    func interceptAssignments(_ handler: @escaping @Sendable (Value) -> Bool) {
+        interceptor.withLock { $0 = handler }
+    }
+
+    /// Whether an assignment of `value` was taken by the interceptor.
+    func intercept(_ value: Value) -> Bool {
+        guard let handler = interceptor.withLock({ $0 }) else { return false }
+        return handler(value)
+    }
+
     var value: Value {
         get { state.withLock { $0.value } }
         set {
-            // Decide under the lock, yield after releasing it.
-            let subscribers = state.withLock { state in
+            // Yielded under the lock, unlike most resumptions here: each subscriber keeps only the
+            // newest value, so a yield that overtook another (two setters, or a setter and a new
+            // subscriber's first value) would leave it on a stale one for good. A yield never
+            // calls back into this storage (`onTermination` runs on finishing or cancelling).
+            state.withLock { state in
                 state.value = newValue
-                return Array(state.subscribers.values)
+                for subscriber in state.subscribers.values { subscriber.yield(newValue) }
             }
-            for subscriber in subscribers { subscriber.yield(newValue) }
         }
     }
 
     func subscribe() -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(1))
-        let (id, current) = state.withLock { state in
+        // The current value goes first, under the lock, so that no change overtakes it.
+        let id = state.withLock { state -> Int? in
+            continuation.yield(state.value)
+            guard !state.finished else { return nil }
             let id = state.nextSubscriber
             state.nextSubscriber += 1
             state.subscribers[id] = continuation
-            return (id, state.value)
+            return id
         }
-        continuation.yield(current)
+        guard let id else {
+            // The owner is finished (a session invalidated): the sequence ends after its last value.
+            continuation.finish()
+            return stream
+        }
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
         }
@@ -76,6 +104,7 @@ final class PublishedStorage<Value: Sendable>: Sendable {
     /// Ends every subscriber's sequence (the owner is finished).
     func finish() {
         let subscribers = state.withLock { state in
+            state.finished = true
             defer { state.subscribers.removeAll() }
             return Array(state.subscribers.values)
         }

@@ -29,7 +29,26 @@ public final class ActivityCenter: Sendable {
         var readers: [String: [Int: AsyncStream<any AnySession>.Continuation]] = [:]
         var nextReader = 0
         /// How to open an accepted invite's activity, by identifier (registered by `sessions()`).
-        var openers: [String: @Sendable (RelayWelcome, any RelayLink, Invitation, BodySealer, ActivityCenter) throws -> any AnySession] = [:]
+        var openers: [String: Opener] = [:]
+        /// Invites accepted before any `sessions()` of their activity was iterated, by identifier:
+        /// opened and delivered when one is.
+        var pending: [String: [PendingAccept]] = [:]
+        /// The sessions joined here and not yet invalidated, for `activate()` while in one.
+        var live: [ObjectIdentifier: WeakSession] = [:]
+    }
+
+    typealias Opener = @Sendable (RelayWelcome, any RelayLink, Invitation, BodySealer, ActivityCenter) throws -> any AnySession
+
+    /// An accepted invite whose activity type nobody has asked for yet.
+    struct PendingAccept: Sendable {
+        let link: any RelayLink
+        let invitation: Invitation
+        let bodies: BodySealer
+    }
+
+    /// A joined session, held weakly.
+    struct WeakSession: Sendable {
+        weak var session: (any AnySession)?
     }
 
     private let state = Mutex(State())
@@ -40,8 +59,12 @@ public final class ActivityCenter: Sendable {
 
     /// Uses `connector` to reach the relay at `host`:`port` (the address written into invites).
     ///
-    /// - Parameter sessionClock: how sessions learn the session clock: by probing the relay's
-    ///   time service (the default), or directly when the relay runs in this process.
+    /// - Parameters:
+    ///   - connector: how to reach the relay.
+    ///   - host: the relay's host, as invites name it.
+    ///   - port: the relay's port, as invites name it.
+    ///   - sessionClock: how sessions learn the session clock: by probing the relay's time
+    ///     service (the default), or directly when the relay runs in this process.
     public func configure(relay connector: any RelayConnector, host: String, port: UInt16,
                           sessionClock: SessionClockSetting = .probe) {
         state.withLock { $0.relay = Relay(connector: connector, host: host, port: port, sessionClock: sessionClock) }
@@ -81,6 +104,15 @@ public final class ActivityCenter: Sendable {
 
 
     func activate<Activity: GroupActivity>(_ activity: Activity) async throws -> Bool {
+        // In a session of this activity type already: its activity is replaced for the group, as
+        // SharePlay replaces the current activity rather than starting a second session.
+        let current = state.withLock { state in
+            state.live.values.lazy.compactMap { $0.session as? GroupSession<Activity> }.first
+        }
+        if let current {
+            current.activity = activity
+            return true
+        }
         guard let relay else { throw GroupSessionError(.noRelay, "no relay is configured: start one with `tandem serve`, or host one") }
         let invitation = Invitation(host: relay.host, port: relay.port, sessionID: UUID(), secret: SessionSecret())
         let bodies = BodySealer(secret: invitation.secret, sessionID: invitation.sessionID, identity: SigningKeyPair())
@@ -91,6 +123,9 @@ public final class ActivityCenter: Sendable {
 
     /// Joins the session of `invitation` at its relay and hands it to the `sessions()` of its
     /// activity's type, waiting to be joined. Returns the session's activity identifier.
+    ///
+    /// It works whether or not `sessions()` is being iterated yet: a session accepted before is
+    /// delivered to the first `sessions()` of its type, as SharePlay delivers sessions.
     ///
     /// The relay is reached through the configured connector; configure one for the invite's
     /// relay first (`configure(relay:host:port:)`).
@@ -119,31 +154,62 @@ public final class ActivityCenter: Sendable {
             await link.leave()
             throw error
         }
-        guard let opener = state.withLock({ $0.openers[description.identifier] }) else {
-            await link.leave()
-            throw GroupSessionError(.unknownActivity, "this program does not handle \(description.identifier) activities")
+        let pendingAccept = PendingAccept(link: link, invitation: invitation, bodies: bodies)
+        let opener = state.withLock { state -> Opener? in
+            guard let opener = state.openers[description.identifier] else {
+                // Nobody iterates this activity's sessions yet: the session waits for the first
+                // `sessions()` of its type, as SharePlay delivers sessions received before.
+                state.pending[description.identifier, default: []].append(pendingAccept)
+                return nil
+            }
+            return opener
         }
-        let session = try opener(link.welcome, link, invitation, bodies, self)
-        deliver(session, identifier: description.identifier)
+        if let opener {
+            do {
+                deliver(try opener(link.welcome, link, invitation, bodies, self), identifier: description.identifier)
+            } catch {
+                await link.leave()
+                throw error
+            }
+        }
         return description.identifier
+    }
+
+    /// Records a joined session (for `activate()` while in one).
+    func sessionJoined(_ session: any AnySession) {
+        state.withLock { $0.live[ObjectIdentifier(session)] = WeakSession(session: session) }
+    }
+
+    /// Forgets an invalidated session.
+    func sessionEnded(_ session: any AnySession) {
+        _ = state.withLock { $0.live.removeValue(forKey: ObjectIdentifier(session)) }
     }
 
     /// Registers `Activity` for accepted invites and returns its sessions as they arrive.
     func sessions<Activity: GroupActivity>(of type: Activity.Type) -> AsyncStream<any AnySession> {
         let (stream, continuation) = AsyncStream.makeStream(of: (any AnySession).self)
         let identifier = Activity.activityIdentifier
-        let (id, backlog) = state.withLock { state in
-            state.openers[identifier] = { welcome, link, invitation, bodies, center in
-                let description = try ActivityDescription.open(welcome.activity, bodies: bodies)
-                let activity = try description.decode(Activity.self)
-                return GroupSession(center: center, activity: activity, invitation: invitation, bodies: bodies, link: link, welcome: welcome)
-            }
+        let opener: Opener = { welcome, link, invitation, bodies, center in
+            let description = try ActivityDescription.open(welcome.activity, bodies: bodies)
+            let activity = try description.decode(Activity.self)
+            return GroupSession(center: center, activity: activity, invitation: invitation, bodies: bodies, link: link, welcome: welcome)
+        }
+        let (id, backlog, pending) = state.withLock { state in
+            state.openers[identifier] = opener
             let id = state.nextReader
             state.nextReader += 1
             state.readers[identifier, default: [:]][id] = continuation
-            return (id, state.undelivered.removeValue(forKey: identifier) ?? [])
+            return (id, state.undelivered.removeValue(forKey: identifier) ?? [], state.pending.removeValue(forKey: identifier) ?? [])
         }
         for session in backlog { continuation.yield(session) }
+        for accepted in pending {
+            // Decoded now that the type is known; one that does not decode as it is dropped.
+            if let session = try? opener(accepted.link.welcome, accepted.link, accepted.invitation, accepted.bodies, self) {
+                continuation.yield(session)
+            } else {
+                Task { await accepted.link.leave() }
+            }
+        }
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLock { $0.readers[identifier]?.removeValue(forKey: id) }
         }

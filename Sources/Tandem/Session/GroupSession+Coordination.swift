@@ -99,6 +99,7 @@ extension GroupSession {
             reject(Rejection(reason: reason, sender: delivery.sender, path: "ordered"))
             return
         }
+        if ActivityChange.isChange(signed.payload) { activityChanged(signed.payload, by: signed.sender) }
         let opened = delivery.map(sender: signed.sender) { _ in signed.payload }
         let reader = core.withLock { core -> OrderedReader? in
             guard !core.invalidated else { return nil }

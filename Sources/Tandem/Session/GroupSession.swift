@@ -33,8 +33,11 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
 
     /// The session's identity.
     public let id: UUID
-    /// The activity being shared.
-    public let activity: Activity
+    /// The activity being shared. Assigning it proposes the new activity to the group, in the
+    /// session's order, as SharePlay does: everyone's `activity` becomes it, late joiners'
+    /// included, and `$activity.values` observes each change. (Before joining, the assignment
+    /// is this participant's alone: it is what the session starts with.)
+    @Published public var activity: Activity
     /// Whether this participant started it (`activate()`), rather than accepting an invite.
     public let isLocallyInitiated: Bool
     /// This participant.
@@ -76,6 +79,8 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         /// Bodies dropped on arrival, by reason.
         var rejected: [RejectionReason: Int] = [:]
         var rejectionReaders: [Int: AsyncStream<Rejection>.Continuation] = [:]
+        /// This participant's activity changes sent but not yet back in the group's order.
+        var pendingActivityChanges = 0
     }
 
     /// The one reader of the ordered deliveries: what to do with each, and how to end it.
@@ -97,13 +102,16 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
     init(center: ActivityCenter, activity: Activity, invitation: Invitation, bodies: BodySealer,
          link: (any RelayLink)?, welcome: RelayWelcome?) {
         self.center = center
-        self.activity = activity
+        _activity = Published(wrappedValue: activity)
         self.invitation = invitation
         self.id = invitation.sessionID
         self.isLocallyInitiated = link == nil
         self.bodies = bodies
         self.localParticipant = Participant(id: bodies.localID, displayName: center.displayName)
         core = Mutex(SessionCore(link: link))
+        $activity.storage.interceptAssignments { [weak self] activity in
+            self?.propose(activity) ?? true
+        }
         if let link, let welcome {
             adopt(link, welcome: welcome)
         }
@@ -191,6 +199,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         }
         activeParticipants = active
         state = .joined
+        center.sessionJoined(self)
     }
 
     /// Takes over a joined link: who is there, the journal and the ordered history so far, the
@@ -229,6 +238,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
             return Array(core.subscribers.values)
         }
         guard let subscribers else { return }
+        center.sessionEnded(self)
         for subscriber in subscribers { subscriber.continuation.finish() }
         finishCoordination()
         finishRejections()
@@ -236,6 +246,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         state = .invalidated(reason: reason)
         $state.storage.finish()
         $activeParticipants.storage.finish()
+        $activity.storage.finish()
         attachmentsStorage.finish()
     }
 }

@@ -18,10 +18,14 @@ public struct GroupSessionError: Error, Sendable, Equatable, CustomStringConvert
         case tooLarge
         /// A message or attachment could not be encoded or read.
         case encoding
-        /// No program here handles the invite's activity.
+        /// No program here handles the invite's activity. (`accept` no longer throws it: a
+        /// session of a type nobody asked for yet waits for the first `sessions()` of its type.)
         case unknownActivity
         /// No such attachment.
         case attachmentNotFound
+        /// A journal item whose type has no representation for the attachment's content type
+        /// (or none that exports).
+        case unsupportedType
     }
 
     /// What kind of ending or failure.

@@ -60,6 +60,8 @@ enum HostCommand: Command {
         try await WatchTogether(item: URL(fileURLWithPath: file).lastPathComponent).activate()
         guard let session = await sessions.next() else { throw CLIError.failure("the session did not start") }
         try await JoinCommand.join(session)
+        // The activity's title, where SharePlay shows its metadata; the invite gains no field for it.
+        if let title = await session.activity.metadata.title { printError("hosting \(TerminalText.sanitized(title))") }
         printOutput(session.invitation.url.absoluteString)
         return try await WatchRunner(session: session, file: file, options: options, isHost: true).run()
     }
