@@ -358,6 +358,8 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         case wake(HostInstant)
         /// The shell's own: look for the session clock's first estimate again at this instant.
         case watchClock(at: HostInstant, generation: Int)
+        /// Publish a snapshot through the channel.
+        case publishSnapshot(CoordinationSnapshot)
     }
 
     private static func effect(_ directive: CoordinatorMachine.OrderedDirective) -> Effect {
@@ -365,6 +367,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         case .emit(let event): .emit(event)
         case .issue(let issued): .issue(issued)
         case .wake(let instant): .wake(instant)
+        case .publishSnapshot(let snapshot): .publishSnapshot(snapshot)
         }
     }
 
@@ -374,6 +377,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         case .emit(let event): .emit(event)
         case .issue(let issued): .issue(issued)
         case .wake(let instant): .wake(instant)
+        case .publishSnapshot(let snapshot): .publishSnapshot(snapshot)
         }
     }
 
@@ -435,6 +439,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
                 guard generation == nil || generation == state.generation,
                       var machine = state.machine, let channel = state.channel else { return nil }
                 machine.configuration = configuration
+                machine.snapshots.noteChannel(expectsHistoryEnd: channel.marksEndOfHistory, present: channel.presentParticipants)
                 var effects: [Effect] = []
                 if let clock = channel.clock, let mapping = ClockMapping.sample(clock, localClock: channel.localClock, at: now),
                    mapping != machine.mapping {
@@ -455,6 +460,9 @@ public final class PlaybackCoordinator: @unchecked Sendable {
             switch effect {
             case .propose(let proposal):
                 try? channel.propose(proposal)
+            case .publishSnapshot(let snapshot):
+                // Too large, or the session gone: the relay keeps the records since the last one.
+                try? channel.publish(snapshot)
             case .emit(let event):
                 for reader in readers { reader.yield(event) }
             case .abandon:
