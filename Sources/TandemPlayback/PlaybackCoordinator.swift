@@ -296,6 +296,18 @@ public final class PlaybackCoordinator: @unchecked Sendable {
             state.generation += 1
             return state.generation
         }
+        // The machine is in place before the first delivery is read, so that none is dropped
+        // (the history's end included).
+        let (previous, wake, watch) = state.withLock { state in
+            defer {
+                state.channel = channel
+                state.machine = machine
+                state.tasks = []
+                state.wake = nil
+                state.clockWatch = nil
+            }
+            return (state.tasks, state.wake, state.clockWatch)
+        }
         let tasks = [
             Task { [weak self] in
                 for await input in deliveries {
@@ -310,16 +322,12 @@ public final class PlaybackCoordinator: @unchecked Sendable {
                 }
             },
         ]
-        let (previous, wake, watch) = state.withLock { state in
-            defer {
-                state.channel = channel
-                state.machine = machine
-                state.tasks = tasks
-                state.wake = nil
-                state.clockWatch = nil
-            }
-            return (state.tasks, state.wake, state.clockWatch)
+        let stale = state.withLock { state -> Bool in
+            guard state.generation == generation else { return true }
+            state.tasks = tasks
+            return false
         }
+        if stale { for task in tasks { task.cancel() } }
         for task in previous { task.cancel() }
         wake?.cancel()
         watch?.cancel()
