@@ -26,6 +26,8 @@ public struct SnapshotProgress: Sendable {
     public internal(set) var lastSnapshotAt: SessionInstant?
     /// Whether this participant published a snapshot that has not come back ordered yet.
     public internal(set) var awaitingOwn = false
+    /// How many records the assembled history held (what the relay kept for this joiner).
+    public internal(set) var assembledHistoryRecords = 0
     /// Whether the channel marks the end of the history (set before the first record).
     var expectsHistoryEnd = false
     var historyEnded = false
@@ -176,6 +178,7 @@ extension CoordinatorMachine {
         var chosen: [UInt64: CoordinationSnapshot] = [:]
         var refused: [UInt64: ProposalRejection] = [:]
         let pauseSnaps = core.pauseSnapsToMediaTimeOfOriginator
+        let held = snapshots.assembly.buffered.count
         let outcome = snapshots.assembly.assemble { payload in
             guard case .snapshot(let record) = payload else { return false }
             switch CoordinationSnapshot.validated(record.body, reflecting: record.reflecting, orderedAt: record.orderedAt,
@@ -207,6 +210,7 @@ extension CoordinatorMachine {
             }
             return out
         case .assembled(let plan):
+            snapshots.assembledHistoryRecords = held
             snapshots.phase = .live
             var out = notes(plan.skippedSnapshots)
             for instruction in plan.instructions {
