@@ -470,7 +470,12 @@ public final class PlaybackCoordinator: @unchecked Sendable {
                 try? channel.propose(proposal)
             case .publishSnapshot(let snapshot):
                 // Too large, or the session gone: the relay keeps the records since the last one.
-                try? channel.publish(snapshot)
+                do { try channel.publish(snapshot) } catch {
+                    step { machine, _ in
+                        machine.onSnapshotNotPublished()
+                        return []
+                    }
+                }
             case .emit(let event):
                 for reader in readers { reader.yield(event) }
             case .abandon:

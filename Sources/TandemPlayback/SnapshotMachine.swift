@@ -132,7 +132,9 @@ extension CoordinatorMachine {
     /// awaited back); nil otherwise.
     mutating func snapshotDue(now: HostInstant) -> CoordinationSnapshot? {
         guard snapshots.phase == .live, core.timeline.version > 0 else { return nil }
-        if snapshots.awaitingOwn, snapshots.recordsSinceSnapshot < 2 * snapshots.schedule.recordInterval { return nil }
+        // Not again before it comes back ordered: a snapshot must reflect at least the order of
+        // the one before it, or the relay's dropping of that one leaves a gap (`HistoryAssembly`).
+        if snapshots.awaitingOwn { return nil }
         let present = (snapshots.present ?? snapshots.seen.union(core.participants.keys)).union([localParticipant])
         let sessionNow = mapping?.sessionTime(atHost: now) ?? snapshots.lastSnapshotAt ?? .zero
         guard snapshots.schedule.shouldPublish(localParticipant: localParticipant, presentParticipants: present,
@@ -140,6 +142,12 @@ extension CoordinatorMachine {
                                                lastSnapshotAt: snapshots.lastSnapshotAt ?? sessionNow, now: sessionNow) else { return nil }
         snapshots.awaitingOwn = true
         return CoordinationSnapshot(core: core)
+    }
+
+    /// The snapshot this participant published could not be sent (too large, or the session
+    /// gone): the next one may be published when due.
+    public mutating func onSnapshotNotPublished() {
+        snapshots.awaitingOwn = false
     }
 
     private mutating func publishIfDue(now: HostInstant) -> [OrderedDirective] {
