@@ -6,6 +6,10 @@ import TandemClock
 ///
 /// Every participant feeds its core the same ordered proposals, so every core holds the same
 /// timeline at every version; nobody follows anybody, and no echo can start.
+///
+/// Its `Codable` form, synthesized from its stored state, is the snapshot a late joiner starts
+/// from (`CoordinationSnapshot`): a stored property added here is in the snapshot too (give it
+/// a bound in `CoordinationSnapshot.rejection(reflecting:orderedAt:pauseSnapsToMediaTimeOfOriginator:)`).
 public struct CoordinationCore: Sendable, Equatable, Codable {
     /// A suspension someone began and has not ended.
     public struct Suspension: Sendable, Equatable, Codable {
