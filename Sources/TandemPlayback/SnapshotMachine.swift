@@ -97,7 +97,8 @@ extension CoordinatorMachine {
     /// Once assembled, each record is applied as it comes; a snapshot record changes nothing but
     /// the version (this participant has the state already). The participant with the lowest id
     /// among those present publishes a snapshot when `SnapshotSchedule` says one is due
-    /// (`.publishSnapshot`), and only once its own history is assembled.
+    /// (`.publishSnapshot`), and only once its own history is assembled; should it not, the
+    /// next lowest takes over after twice the interval (the k-th lowest after k + 1).
     public mutating func onOrdered(_ input: OrderedInput, now: HostInstant) -> [OrderedDirective] {
         snapshots.count(input)
         if snapshots.phase == .starting {
@@ -137,9 +138,16 @@ extension CoordinatorMachine {
         if snapshots.awaitingOwn { return nil }
         let present = (snapshots.present ?? snapshots.seen.union(core.participants.keys)).union([localParticipant])
         let sessionNow = mapping?.sessionTime(atHost: now) ?? snapshots.lastSnapshotAt ?? .zero
-        guard snapshots.schedule.shouldPublish(localParticipant: localParticipant, presentParticipants: present,
-                                               recordsSinceSnapshot: snapshots.recordsSinceSnapshot,
-                                               lastSnapshotAt: snapshots.lastSnapshotAt ?? sessionNow, now: sessionNow) else { return nil }
+        // The lowest id publishes; should it not (a participant without a coordinator, a raw
+        // client), the next takes over once twice the interval passed with none, and so on:
+        // the k-th lowest after k + 1 intervals.
+        let rank = present.filter { SnapshotSchedule.precedes($0, localParticipant) }.count
+        let schedule = rank == 0 ? snapshots.schedule
+            : SnapshotSchedule(recordInterval: snapshots.schedule.recordInterval.multipliedReportingOverflow(by: rank + 1).partialValue,
+                               timeInterval: snapshots.schedule.timeInterval * Double(rank + 1))
+        guard schedule.shouldPublish(localParticipant: localParticipant, presentParticipants: [localParticipant],
+                                     recordsSinceSnapshot: snapshots.recordsSinceSnapshot,
+                                     lastSnapshotAt: snapshots.lastSnapshotAt ?? sessionNow, now: sessionNow) else { return nil }
         snapshots.awaitingOwn = true
         return CoordinationSnapshot(core: core)
     }

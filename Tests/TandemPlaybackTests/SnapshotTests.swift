@@ -248,8 +248,13 @@ import TandemClock
         for order in UInt64(1)...1200 { published += Self.published(machine.onOrdered(Self.proposal(order), now: .zero)) }
         #expect(published.isEmpty)
         // Once the lower id has gone, this one publishes.
-        machine.snapshots.noteChannel(expectsHistoryEnd: false, present: [Self.others[1]])
-        #expect(Self.published(machine.onOrdered(Self.proposal(1201), now: .zero)).map(\.reflecting) == [1201])
+        var after = machine
+        after.snapshots.noteChannel(expectsHistoryEnd: false, present: [Self.others[1]])
+        #expect(Self.published(after.onOrdered(Self.proposal(1201), now: .zero)).map(\.reflecting) == [1201])
+        // Should the lower id never publish, the second lowest takes over after twice the interval.
+        for order in UInt64(1201)...1999 { published += Self.published(machine.onOrdered(Self.proposal(order), now: .zero)) }
+        #expect(published.isEmpty)
+        #expect(Self.published(machine.onOrdered(Self.proposal(2000), now: .zero)).map(\.reflecting) == [2000])
     }
 
     // MARK: Joining
