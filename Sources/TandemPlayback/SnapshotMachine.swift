@@ -33,6 +33,8 @@ public struct SnapshotProgress: Sendable {
     var historyEnded = false
     var reportedIncomplete = false
     var appliedAny = false
+    /// After a snapshot that could not be sent: not again before this many records since the last.
+    var retryAfterRecords: Int?
     var assembly = HistoryAssembly<OrderedInput>()
     /// Who is present, as the channel knows it.
     var present: Set<UUID>?
@@ -56,6 +58,7 @@ public struct SnapshotProgress: Sendable {
             recordsSinceSnapshot = 0
             lastSnapshotAt = record.orderedAt
             awaitingOwn = false
+            retryAfterRecords = nil
         case .proposal(let proposal):
             recordsSinceSnapshot += 1
             if lastSnapshotAt == nil { lastSnapshotAt = proposal.orderedAt }
@@ -136,6 +139,7 @@ extension CoordinatorMachine {
         // Not again before it comes back ordered: a snapshot must reflect at least the order of
         // the one before it, or the relay's dropping of that one leaves a gap (`HistoryAssembly`).
         if snapshots.awaitingOwn { return nil }
+        if let retry = snapshots.retryAfterRecords, snapshots.recordsSinceSnapshot < retry { return nil }
         let present = (snapshots.present ?? snapshots.seen.union(core.participants.keys)).union([localParticipant])
         let sessionNow = mapping?.sessionTime(atHost: now) ?? snapshots.lastSnapshotAt ?? .zero
         // The lowest id publishes; should it not (a participant without a coordinator, a raw
@@ -153,9 +157,10 @@ extension CoordinatorMachine {
     }
 
     /// The snapshot this participant published could not be sent (too large, or the session
-    /// gone): the next one may be published when due.
+    /// gone): the next one may be published an interval later (`recordInterval` more records).
     public mutating func onSnapshotNotPublished() {
         snapshots.awaitingOwn = false
+        snapshots.retryAfterRecords = snapshots.recordsSinceSnapshot + snapshots.schedule.recordInterval
     }
 
     private mutating func publishIfDue(now: HostInstant) -> [OrderedDirective] {

@@ -229,6 +229,17 @@ import TandemClock
         for order in UInt64(1000)...2501 { #expect(Self.published(other.onOrdered(Self.proposal(order), now: .zero)).isEmpty) }
     }
 
+    @Test func aSnapshotThatCouldNotBeSentIsRetriedAnIntervalLater() {
+        var machine = CoordinatorMachine(localParticipant: Self.low)
+        var published: [UInt64] = []
+        for order in UInt64(1)...1000 { published += Self.published(machine.onOrdered(Self.proposal(order), now: .zero)).map(\.reflecting) }
+        #expect(published == [1000])
+        machine.onSnapshotNotPublished()
+        for order in UInt64(1001)...1999 { published += Self.published(machine.onOrdered(Self.proposal(order), now: .zero)).map(\.reflecting) }
+        #expect(published == [1000])
+        #expect(Self.published(machine.onOrdered(Self.proposal(2000), now: .zero)).map(\.reflecting) == [2000])
+    }
+
     @Test func aQuietSessionPublishesAfterSixtySecondsAndNotAtAll() {
         var machine = CoordinatorMachine(localParticipant: Self.low)
         // Session instant `base` at host instant 0.
