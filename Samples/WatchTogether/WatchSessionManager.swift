@@ -120,6 +120,8 @@ import TandemPlayback
             print("skipped a change by \(TerminalText.sanitized(name(of: originator))): \(TerminalText.sanitized("\(rejection)"))")
         case .commandAbandoned(let command):
             print("the player did not complete a command (timeline v\(command.version)) in time; going on")
+        case .snapshotHistory(let note):
+            print("history: \(TerminalText.sanitized("\(note)"))")
         }
     }
 

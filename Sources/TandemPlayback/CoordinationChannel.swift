@@ -5,10 +5,21 @@ import TandemClock
 /// What the coordinator needs of a session: an ordered channel for proposals, the session clock
 /// and the participants who leave.
 protocol CoordinationChannel: Sendable {
-    /// Sends a proposal for ordering.
+    /// Sends a proposal for ordering (a playback record: the relay drops it once a snapshot
+    /// covers it).
     func propose(_ proposal: PlaybackProposal) throws
-    /// Every ordered record: the history first, then each new one.
+    /// Sends a snapshot of the coordination state for ordering, as a snapshot record reflecting
+    /// `snapshot.reflecting`.
+    func publish(_ snapshot: CoordinationSnapshot) throws
+    /// Every ordered record: the history first, then each new one. A channel that knows where
+    /// the history ends says so with `.endOfHistory` (and `marksEndOfHistory`), so that a late
+    /// joiner assembles it from its snapshots.
     func orderedProposals() -> AsyncStream<OrderedInput>
+    /// Whether `orderedProposals()` yields `.endOfHistory` once the history is delivered.
+    var marksEndOfHistory: Bool { get }
+    /// The participants present (this one included), when the channel knows them: the
+    /// snapshot publisher is the lowest id among them.
+    var presentParticipants: Set<UUID>? { get }
     /// This participant's identity.
     var localParticipant: UUID { get }
     /// Participants who leave.
@@ -19,18 +30,51 @@ protocol CoordinationChannel: Sendable {
     var localClock: any MonotonicDerivedClock { get }
 }
 
+extension CoordinationChannel {
+    /// Snapshots go nowhere unless the channel carries them.
+    func publish(_ snapshot: CoordinationSnapshot) throws {}
+    /// A channel marks no end of history unless it says so: every record is applied as it comes.
+    var marksEndOfHistory: Bool { false }
+    /// Unknown unless the channel says.
+    var presentParticipants: Set<UUID>? { nil }
+}
+
 /// A group session as a coordination channel: proposals travel as JSON, sealed by the session.
 struct SessionChannel<Activity: GroupActivity>: CoordinationChannel {
     let session: GroupSession<Activity>
 
     func propose(_ proposal: PlaybackProposal) throws {
-        try session.sendOrdered(Array(try JSONEncoder().encode(proposal)))
+        try session.sendOrdered(Array(try JSONEncoder().encode(proposal)), retention: .playback)
     }
 
-    func orderedProposals() -> AsyncStream<OrderedInput> {
-        // Decoded as the session opens each one: no task in between.
-        session.orderedDeliveries { OrderedInput($0) }
+    func publish(_ snapshot: CoordinationSnapshot) throws {
+        let body = try snapshot.encoded()
+        guard body.count <= CoordinationSnapshot.maximumBytes else {
+            throw CoordinatorError("a snapshot of \(body.count) bytes is over \(CoordinationSnapshot.maximumBytes): not published")
+        }
+        try session.sendOrdered(body, retention: .snapshot(reflecting: snapshot.reflecting))
     }
+
+    /// The session hands over its backlog (the welcome's history, and whatever came since)
+    /// while `orderedDeliveries` subscribes; `.endOfHistory` follows it. Records are decoded as
+    /// the session opens each one: no task in between (one task only passes on the end).
+    func orderedProposals() -> AsyncStream<OrderedInput> {
+        let (stream, continuation) = AsyncStream.makeStream(of: OrderedInput.self)
+        let deliveries = session.orderedDeliveries { delivery -> Bool? in
+            continuation.yield(OrderedInput(delivery))
+            return nil
+        }
+        continuation.yield(.endOfHistory)
+        let relay = Task {
+            for await _ in deliveries {}
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in relay.cancel() }
+        return stream
+    }
+
+    var marksEndOfHistory: Bool { true }
+    var presentParticipants: Set<UUID>? { Set(session.activeParticipants.map(\.id)).union([session.localParticipant.id]) }
 
     var localParticipant: UUID { session.localParticipant.id }
 
@@ -46,11 +90,21 @@ public enum OrderedInput: Sendable, Equatable {
     case proposal(OrderedProposal)
     /// A body that is no proposal this version can read.
     case unreadable(originator: UUID, order: UInt64, rejection: ProposalRejection)
+    /// A snapshot of the coordination state (its header says so), still to be validated.
+    case snapshot(SnapshotRecord)
+    /// The history delivered on joining ends here: live records follow.
+    case endOfHistory
 
     /// The one place where the session's ordered record becomes the coordinator's: the JSON
     /// body decoded (a body over `CoordinationCore.maximumProposalBytes` is not even read), the
     /// relay's stamps carried over.
     init(_ delivery: OrderedPlaintext) {
+        if let reflecting = delivery.retention.reflectedOrder {
+            self = .snapshot(SnapshotRecord(originator: delivery.sender, order: delivery.order,
+                                            orderedAt: SessionInstant(nanoseconds: delivery.orderedAt),
+                                            reflecting: reflecting, body: delivery.body))
+            return
+        }
         guard delivery.body.count <= CoordinationCore.maximumProposalBytes else {
             self = .unreadable(originator: delivery.sender, order: delivery.order,
                                rejection: ProposalRejection(.oversized, "a proposal of \(delivery.body.count) bytes is over "

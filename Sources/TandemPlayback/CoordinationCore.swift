@@ -6,9 +6,13 @@ import TandemClock
 ///
 /// Every participant feeds its core the same ordered proposals, so every core holds the same
 /// timeline at every version; nobody follows anybody, and no echo can start.
-public struct CoordinationCore: Sendable, Equatable {
+///
+/// Its `Codable` form, synthesized from its stored state, is the snapshot a late joiner starts
+/// from (`CoordinationSnapshot`): a stored property added here is in the snapshot too (give it
+/// a bound in `CoordinationSnapshot.rejection(reflecting:orderedAt:pauseSnapsToMediaTimeOfOriginator:)`).
+public struct CoordinationCore: Sendable, Equatable, Codable {
     /// A suspension someone began and has not ended.
-    public struct Suspension: Sendable, Equatable {
+    public struct Suspension: Sendable, Equatable, Codable {
         /// The suspension's identity.
         public var id: UUID
         /// Who began it.
@@ -20,7 +24,7 @@ public struct CoordinationCore: Sendable, Equatable {
     }
 
     /// What a participant said it has loaded.
-    public struct ParticipantState: Sendable, Equatable {
+    public struct ParticipantState: Sendable, Equatable, Codable {
         /// The item's identifier.
         public var item: String?
         /// The item's content identity (duration and hashes), to catch different files.
@@ -45,6 +49,9 @@ public struct CoordinationCore: Sendable, Equatable {
         /// This participant's player did not complete `command` by its due date: the
         /// coordinator gave up on it and went on (emitted by the coordinator, never by the core).
         case commandAbandoned(PlaybackCommand)
+        /// How this participant's history was assembled from snapshots (a late joiner's), or why
+        /// it could not be (emitted by the coordinator, never by the core).
+        case snapshotHistory(SnapshotHistoryNote)
     }
 
     /// The shared timeline, as every participant holds it.

@@ -68,7 +68,10 @@ public struct CoordinatorMachine: Sendable {
     }
 
     /// The replicated state, as every participant holds it.
-    public private(set) var core: CoordinationCore
+    public internal(set) var core: CoordinationCore
+    /// Snapshots: the late joiner's history assembly and the publishing schedule
+    /// (`CoordinatorMachine+Snapshots.swift`).
+    public internal(set) var snapshots = SnapshotProgress()
     /// This participant.
     public let localParticipant: UUID
     /// What the machine decides with.
@@ -113,11 +116,14 @@ public struct CoordinatorMachine: Sendable {
         case issue(IssuedCommand)
         /// Call `onTick(now:)` at this instant (replacing any earlier request).
         case wake(at: HostInstant)
+        /// Publish this snapshot of the coordination state (`CoordinatorMachine+Snapshots.swift`).
+        case publishSnapshot(CoordinationSnapshot)
     }
 
-    /// Applies the next ordered record (the history first, then each new one): the core applies
-    /// it, and the player is issued what the changed timeline asks of it.
-    public mutating func onOrdered(_ input: OrderedInput, now: HostInstant) -> [OrderedDirective] {
+    /// Applies one live ordered record: the core applies it, and the player is issued what the
+    /// changed timeline asks of it. `onOrdered(_:now:)` (`CoordinatorMachine+Snapshots.swift`)
+    /// assembles a joiner's history and calls it for each record to apply.
+    mutating func applyOrdered(_ input: OrderedInput, now: HostInstant) -> [OrderedDirective] {
         let before = core.timeline
         let events: [CoordinationCore.Event]
         let originator: UUID
@@ -128,6 +134,8 @@ public struct CoordinatorMachine: Sendable {
         case .unreadable(let from, let order, let rejection):
             events = core.skip(order: order, originator: from, rejection: rejection)
             originator = from
+        case .snapshot, .endOfHistory:
+            return []
         }
         guard !events.isEmpty || core.timeline != before else { return [] }
         return events.map(OrderedDirective.emit) + follow(from: before, originator: originator, lead: configuration.prerollLead, now: now).map {
@@ -151,6 +159,8 @@ public struct CoordinatorMachine: Sendable {
         case issue(IssuedCommand)
         /// Call `onTick(now:)` at this instant.
         case wake(at: HostInstant)
+        /// Publish this snapshot of the coordination state (`CoordinatorMachine+Snapshots.swift`).
+        case publishSnapshot(CoordinationSnapshot)
     }
 
     /// Time has come: a command past its due date is abandoned (the one queued behind it goes
@@ -172,6 +182,7 @@ public struct CoordinatorMachine: Sendable {
             out.append(.issue(issue(play.main, now: now)))
         }
         if let wake = nextWake() { out.append(.wake(at: wake)) }
+        if let snapshot = snapshotDue(now: now) { out.append(.publishSnapshot(snapshot)) }
         return out
     }
 
@@ -312,7 +323,7 @@ public struct CoordinatorMachine: Sendable {
 
     // MARK: Deciding commands
 
-    private enum Effect {
+    enum Effect {
         case issue(IssuedCommand)
         case wake(HostInstant)
         case abandon(IssuedCommand)
@@ -393,7 +404,7 @@ public struct CoordinatorMachine: Sendable {
     }
 
     /// Issues the player what the current timeline asks of it, changed from `previous`.
-    private mutating func follow(from previous: SharedTimeline?, originator: UUID?, lead: TimeSpan, now: HostInstant) -> [Effect] {
+    mutating func follow(from previous: SharedTimeline?, originator: UUID?, lead: TimeSpan, now: HostInstant) -> [Effect] {
         guard ownSuspensions.isEmpty else { return [] }
         let timeline = core.timeline
         guard let decided = command(for: timeline, lead: lead, originator: originator, now: now,

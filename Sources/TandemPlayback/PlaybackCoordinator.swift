@@ -364,6 +364,8 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         case wake(HostInstant)
         /// The shell's own: look for the session clock's first estimate again at this instant.
         case watchClock(at: HostInstant, generation: Int)
+        /// Publish a snapshot through the channel.
+        case publishSnapshot(CoordinationSnapshot)
     }
 
     private static func effect(_ directive: CoordinatorMachine.OrderedDirective) -> Effect {
@@ -371,6 +373,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         case .emit(let event): .emit(event)
         case .issue(let issued): .issue(issued)
         case .wake(let instant): .wake(instant)
+        case .publishSnapshot(let snapshot): .publishSnapshot(snapshot)
         }
     }
 
@@ -380,6 +383,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         case .emit(let event): .emit(event)
         case .issue(let issued): .issue(issued)
         case .wake(let instant): .wake(instant)
+        case .publishSnapshot(let snapshot): .publishSnapshot(snapshot)
         }
     }
 
@@ -441,6 +445,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
                 guard generation == nil || generation == state.generation,
                       var machine = state.machine, let channel = state.channel else { return nil }
                 machine.configuration = configuration
+                machine.snapshots.noteChannel(expectsHistoryEnd: channel.marksEndOfHistory, present: channel.presentParticipants)
                 var effects: [Effect] = []
                 if let clock = channel.clock, let mapping = ClockMapping.sample(clock, localClock: channel.localClock, at: now),
                    mapping != machine.mapping {
@@ -461,6 +466,14 @@ public final class PlaybackCoordinator: @unchecked Sendable {
             switch effect {
             case .propose(let proposal):
                 try? channel.propose(proposal)
+            case .publishSnapshot(let snapshot):
+                // Too large, or the session gone: the relay keeps the records since the last one.
+                do { try channel.publish(snapshot) } catch {
+                    step { machine, _ in
+                        machine.onSnapshotNotPublished()
+                        return []
+                    }
+                }
             case .emit(let event):
                 for reader in readers { reader.yield(event) }
             case .abandon:

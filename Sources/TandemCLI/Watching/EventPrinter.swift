@@ -67,6 +67,8 @@ final class EventPrinter: Sendable {
         case .commandAbandoned(let command):
             emit("command-abandoned", ["version": Int(clamping: command.version),
                                        "message": "the player did not complete a command by its due date"])
+        case .snapshotHistory(let note):
+            emit("history", ["message": "\(note)"])
         }
     }
 
