@@ -87,6 +87,8 @@ public struct CoordinatorMachine: Sendable {
     private var lastPlayIssuedAt: HostInstant?
     /// A timeline arrived before the clock mapping: its command waits for the mapping.
     private var awaitsMapping = false
+    /// The `.coordinatedPlaybackNotPossible` suspension the machine began for a mismatched item.
+    var mismatchSuspension: UUID?
 
     /// A machine for `localParticipant` at the initial timeline.
     public init(localParticipant: UUID, pauseSnapsToMediaTimeOfOriginator: Bool = true, configuration: Configuration = Configuration()) {
@@ -113,6 +115,8 @@ public struct CoordinatorMachine: Sendable {
         case issue(IssuedCommand)
         /// Call `onTick(now:)` at this instant (replacing any earlier request).
         case wake(at: HostInstant)
+        /// Send this proposal for ordering (this participant's mismatch suspension, begun or ended).
+        case propose(PlaybackProposal)
     }
 
     /// Applies the next ordered record (the history first, then each new one): the core applies
@@ -130,7 +134,8 @@ public struct CoordinatorMachine: Sendable {
             originator = from
         }
         guard !events.isEmpty || core.timeline != before else { return [] }
-        return events.map(OrderedDirective.emit) + follow(from: before, originator: originator, lead: configuration.prerollLead, now: now).map {
+        if keepsPrerollSeek(before: before, events: events) { return [] }
+        return events.map(OrderedDirective.emit) + mismatchDirectives(now: now) + follow(from: before, originator: originator, lead: configuration.prerollLead, now: now).map {
             switch $0 {
             case .issue(let issued): .issue(issued)
             case .wake(let instant): .wake(at: instant)
@@ -205,14 +210,16 @@ public struct CoordinatorMachine: Sendable {
         case issue(IssuedCommand)
         /// Call `onTick(now:)` at this instant.
         case wake(at: HostInstant)
+        /// Send this proposal for ordering (the pre-roll report of a play's seek).
+        case propose(PlaybackProposal)
     }
 
     /// The player completed the command `id`. A superseded or abandoned command's completion
     /// changes nothing.
     public mutating func onCommandCompleted(_ id: UInt64, now: HostInstant) -> [CompletionDirective] {
         guard inFlight?.id == id else { return [] }
+        var out: [CompletionDirective] = prerollReport(completing: inFlight).map { [.propose($0)] } ?? []
         inFlight = nil
-        var out: [CompletionDirective] = []
         if let next = queued {
             queued = nil
             out.append(.issue(issue(next, now: now)))
@@ -231,19 +238,20 @@ public struct CoordinatorMachine: Sendable {
     /// proposal that carries it, or the `ProposalRejection` every participant would skip it with.
     ///
     /// `.playImmediately` and `.resumeImmediately` (Apple's options) ask the group not to wait
-    /// for others' pre-roll; a play never waits for pre-roll yet, so they change nothing today.
+    /// for others' pre-roll (`setRateImmediately`, `seekImmediately`: no pre-roll gate).
     public func onLocalRequest(_ request: LocalRequest, now: HostInstant) throws(ProposalRejection) -> [LocalRequestDirective] {
         let proposal: PlaybackProposal
         switch request {
-        case .rate(let rate, _):
+        case .rate(let rate, let options):
             if let rejection = CoordinationCore.rateRejection(rate) { throw rejection }
             if rate > 0 {
-                proposal = .setRate(rate)
+                proposal = options.contains(.playImmediately) ? .setRateImmediately(rate) : .setRate(rate)
             } else {
                 // The timeline plays on past the item's end; a pause there shows the end.
                 proposal = .pause(at: expectedItemTime(atHost: now).map(withinItem))
             }
-        case .seek(let time, _): proposal = .seek(to: time)
+        case .seek(let time, let options):
+            proposal = options.contains(.resumeImmediately) ? .seekImmediately(to: time) : .seek(to: time)
         case .transition(let item, let time): proposal = .transition(item: item, at: time)
         case .report(let item, let identity, let ready): proposal = .state(item: item, identity: identity, ready: ready)
         }
@@ -397,7 +405,7 @@ public struct CoordinatorMachine: Sendable {
         guard ownSuspensions.isEmpty else { return [] }
         let timeline = core.timeline
         guard let decided = command(for: timeline, lead: lead, originator: originator, now: now,
-                                    jump: Self.jumps(from: previous, to: timeline)) else {
+                                    jump: Self.jumps(from: previous, to: timeline) || core.awaitsPreroll(from: localParticipant)) else {
             awaitsMapping = true
             return []
         }

@@ -368,6 +368,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     private static func effect(_ directive: CoordinatorMachine.OrderedDirective) -> Effect {
         switch directive {
+        case .propose(let proposal): .propose(proposal)
         case .emit(let event): .emit(event)
         case .issue(let issued): .issue(issued)
         case .wake(let instant): .wake(instant)
@@ -392,6 +393,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     private static func effect(_ directive: CoordinatorMachine.CompletionDirective) -> Effect {
         switch directive {
+        case .propose(let proposal): .propose(proposal)
         case .issue(let issued): .issue(issued)
         case .wake(let instant): .wake(instant)
         }
