@@ -31,6 +31,15 @@ extension CoordinatorMachine {
         return unchanged == core.timeline
     }
 
+    /// The timeline the player follows from: when a gate's play only moved to its start instant
+    /// (the gate completed, or was withdrawn to a pause at the same media time), the player is
+    /// where the play begins already (it pre-rolled there): no jump.
+    func previous(_ before: SharedTimeline, gateWasOpen: Bool) -> SharedTimeline {
+        let after = core.timeline
+        guard gateWasOpen, before.item == after.item, before.anchorMediaTime == after.anchorMediaTime else { return before }
+        return after
+    }
+
     /// Begins or ends this participant's mismatch suspension as the core now sees it.
     mutating func mismatchDirectives(now: HostInstant) -> [OrderedDirective] {
         let mismatched = core.isMismatched(localParticipant)

@@ -123,6 +123,7 @@ public struct CoordinatorMachine: Sendable {
     /// it, and the player is issued what the changed timeline asks of it.
     public mutating func onOrdered(_ input: OrderedInput, now: HostInstant) -> [OrderedDirective] {
         let before = core.timeline
+        let gateWasOpen = core.waiting.gate != nil
         let events: [CoordinationCore.Event]
         let originator: UUID
         switch input {
@@ -135,7 +136,7 @@ public struct CoordinatorMachine: Sendable {
         }
         guard !events.isEmpty || core.timeline != before else { return [] }
         if keepsPrerollSeek(before: before, events: events) { return [] }
-        return events.map(OrderedDirective.emit) + mismatchDirectives(now: now) + follow(from: before, originator: originator, lead: configuration.prerollLead, now: now).map {
+        return events.map(OrderedDirective.emit) + mismatchDirectives(now: now) + follow(from: previous(before, gateWasOpen: gateWasOpen), originator: originator, lead: configuration.prerollLead, now: now).map {
             switch $0 {
             case .issue(let issued): .issue(issued)
             case .wake(let instant): .wake(at: instant)
