@@ -313,10 +313,11 @@ public struct CoordinatorMachine: Sendable {
         case propose(PlaybackProposal)
     }
 
-    /// `participant` left the session: if it holds suspensions, propose that they end (whoever
-    /// notices first; a repeat changes nothing).
+    /// `participant` left the session: if it holds suspensions, or a play's pre-roll gate waits
+    /// for it, propose that they end (whoever notices first; a repeat changes nothing).
     public func onDeparture(_ participant: UUID, now: HostInstant) -> [DepartureDirective] {
-        core.suspensions.contains { $0.participant == participant } ? [.propose(.departed(participant))] : []
+        core.suspensions.contains { $0.participant == participant } || core.awaitsPreroll(from: participant)
+            ? [.propose(.departed(participant))] : []
     }
 
     // MARK: Deciding commands
