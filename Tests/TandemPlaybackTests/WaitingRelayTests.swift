@@ -317,4 +317,40 @@ final class MachinePeer: @unchecked Sendable {
         let play = try #require(late.lastPlay)
         #expect(play.itemTime == late.core.timeline.mediaTime(atSessionTime: SessionInstant(nanoseconds: play.hostTime.nanoseconds)))
     }
+
+    @Test func aParticipantWithAnotherFileIsSuspendedWithoutHoldingTheGroupAndTheOthersPlayOn() throws {
+        let world = VirtualRelayWorld()
+        defer { world.shutdown() }
+        let peers = try Self.group(world, [20 * Self.ms, 20 * Self.ms, 20 * Self.ms])
+        let cleo = peers[2]
+        // Cleo's file differs from the group's (the first identity reported for the item).
+        try cleo.request(.report(item: "film", identity: "d=61.000;h=bb", ready: true))
+        Self.run(world, peers, for: 100 * Self.ms)
+        for peer in peers {
+            #expect(peer.core.isMismatched(cleo.id))
+            #expect(peer.events.contains { if case .itemMismatch = $0 { true } else { false } })
+        }
+        let suspension = try #require(cleo.core.suspensions.first { $0.participant == cleo.id })
+        #expect(suspension.reason == .coordinatedPlaybackNotPossible)
+        #expect(!suspension.holdsGroup)
+        #expect(!peers[0].core.isWaiting)
+        // The others play, without waiting for Cleo's pre-roll; Cleo's player is driven by nothing.
+        let cleoBefore = cleo.commands.count
+        try peers[0].request(.rate(1, []))
+        Self.run(world, peers, for: 300 * Self.ms)
+        #expect(peers[0].core.timeline.rate == 1)
+        #expect(peers[0].core.waiting.gate == nil)
+        #expect(cleo.commands.count == cleoBefore)
+        let play = try #require(Self.records(peers[0]).last { if case .setRate = $0.proposal { true } else { false } })
+        #expect(peers[0].core.timeline.anchorSessionTime < play.orderedAt + PrerollGate.defaultWaitLimit)
+        // Cleo loads the group's file: the suspension ends, and Cleo comes in on the timeline.
+        try cleo.request(.report(item: "film", identity: Self.identity, ready: true))
+        Self.run(world, peers, for: 500 * Self.ms)
+        #expect(!cleo.core.isMismatched(cleo.id))
+        #expect(cleo.core.suspensions.isEmpty)
+        #expect(cleo.machine.mismatchSuspension == nil)
+        #expect(cleo.commands.count > cleoBefore)
+        #expect(cleo.playsFollowTheTimeline)
+        #expect(peers.allSatisfy { $0.core == peers[0].core })
+    }
 }
