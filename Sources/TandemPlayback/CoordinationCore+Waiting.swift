@@ -25,7 +25,7 @@ import TandemClock
 ///   suspends itself with `.coordinatedPlaybackNotPossible`.
 extension CoordinationCore {
     /// The core's waiting state: the open pre-roll gate, the stall policy, the group's identities.
-    public struct Waiting: Sendable, Equatable {
+    public struct Waiting: Sendable, Codable, Equatable {
         /// The gate of the play that has not taken effect yet, if any.
         public internal(set) var gate: PrerollGate?
         /// Each participant's recent stalls.
