@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TandemClock
 import TandemNet
@@ -12,7 +13,8 @@ struct LoopCoordinatorScheduler: CoordinatorScheduler {
     var now: HostInstant { HostInstant(nanoseconds: loop.localClock.now()) }
     func execute(_ work: @escaping @Sendable () -> Void) { loop.execute(work) }
     func schedule(at instant: HostInstant, _ work: @escaping @Sendable () -> Void) -> any CoordinatorCancellable {
-        Cancellable(task: loop.schedule(at: loop.loopInstant(atLocal: instant.nanoseconds), work))
+        // The skewed loop takes its participant's local instant (it maps it to the loop's).
+        Cancellable(task: loop.schedule(at: instant.nanoseconds, work))
     }
 
     private struct Cancellable: CoordinatorCancellable {
@@ -352,5 +354,35 @@ final class MachinePeer: @unchecked Sendable {
         #expect(cleo.commands.count > cleoBefore)
         #expect(cleo.playsFollowTheTimeline)
         #expect(peers.allSatisfy { $0.core == peers[0].core })
+    }
+
+    @Test func theLoopSchedulerRunsWorkAtItsInstantsInVirtualTimeAndCancels() throws {
+        let world = VirtualRelayWorld()
+        defer { world.shutdown() }
+        let ana = try world.join("ana", clockOffset: 5_000 * Self.ms)
+        let scheduler = LoopCoordinatorScheduler(loop: ana.loop)
+        let start = scheduler.now
+        let ran = Mutex<[String]>([])
+        _ = scheduler.schedule(at: start + .milliseconds(20)) { ran.withLock { $0.append("20 ms at \(scheduler.now - start)") } }
+        let cancelled = scheduler.schedule(at: start + .milliseconds(10)) { ran.withLock { $0.append("cancelled") } }
+        scheduler.execute { ran.withLock { $0.append("at once") } }
+        cancelled.cancel()
+        world.run()
+        #expect(ran.withLock { $0 } == ["at once"])
+        world.advance(by: 19 * Self.ms)
+        #expect(ran.withLock { $0 } == ["at once"])
+        world.advance(by: 1 * Self.ms)
+        #expect(ran.withLock { $0 } == ["at once", "20 ms at \(TimeSpan.milliseconds(20))"])
+    }
+
+    @Test func theWaitingStateSurvivesEncoding() throws {
+        let world = VirtualRelayWorld()
+        defer { world.shutdown() }
+        let peers = try Self.group(world, [20 * Self.ms, nil])
+        try peers[0].request(.rate(1, []))
+        Self.run(world, peers, for: 100 * Self.ms)
+        let waiting = peers[0].core.waiting
+        #expect(waiting.gate != nil)
+        #expect(try JSONDecoder().decode(CoordinationCore.Waiting.self, from: JSONEncoder().encode(waiting)) == waiting)
     }
 }
