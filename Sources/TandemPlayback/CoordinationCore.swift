@@ -56,7 +56,7 @@ public struct CoordinationCore: Sendable, Equatable {
     /// The pre-roll gate, the stall policy and the group's identities (`CoordinationCore+Waiting.swift`).
     public internal(set) var waiting = Waiting()
     /// Whether a play waits for the others' pre-roll (at most `PrerollGate.defaultWaitLimit`);
-    /// the same on every participant.
+    /// the same on every participant. Off by default for now (see `PlaybackCoordinator.waitsForPreroll`).
     public let waitsForPreroll: Bool
     /// What each participant has loaded.
     public private(set) var participants: [UUID: ParticipantState] = [:]
@@ -65,7 +65,7 @@ public struct CoordinationCore: Sendable, Equatable {
     public let pauseSnapsToMediaTimeOfOriginator: Bool
 
     /// A core at the initial timeline.
-    public init(pauseSnapsToMediaTimeOfOriginator: Bool = true, waitsForPreroll: Bool = true) {
+    public init(pauseSnapsToMediaTimeOfOriginator: Bool = true, waitsForPreroll: Bool = false) {
         self.pauseSnapsToMediaTimeOfOriginator = pauseSnapsToMediaTimeOfOriginator
         self.waitsForPreroll = waitsForPreroll
     }

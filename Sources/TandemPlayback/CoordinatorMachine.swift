@@ -91,10 +91,11 @@ public struct CoordinatorMachine: Sendable {
     var mismatchSuspension: UUID?
 
     /// A machine for `localParticipant` at the initial timeline.
-    public init(localParticipant: UUID, pauseSnapsToMediaTimeOfOriginator: Bool = true, configuration: Configuration = Configuration()) {
+    public init(localParticipant: UUID, pauseSnapsToMediaTimeOfOriginator: Bool = true, waitsForPreroll: Bool = false,
+                configuration: Configuration = Configuration()) {
         self.localParticipant = localParticipant
         self.configuration = configuration
-        core = CoordinationCore(pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator)
+        core = CoordinationCore(pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator, waitsForPreroll: waitsForPreroll)
     }
 
     /// Whether this participant has a suspension of its own.

@@ -20,7 +20,7 @@ import TandemClock
 
     /// A core where `who` reported the film (same identity) and Ana chose it, paused at 0.
     func core(with who: [UUID]) -> (CoordinationCore, UInt64) {
-        var core = CoordinationCore()
+        var core = CoordinationCore(waitsForPreroll: true)
         var order: UInt64 = 0
         for participant in who {
             order += 1
@@ -36,6 +36,18 @@ import TandemClock
         _ = core.apply(ordered(order + 1, ana, at: 1_000, .setRate(1)))
         #expect(core.waiting.gate == nil)
         #expect(core.timeline.rate == 1)
+        #expect(core.timeline.anchorSessionTime == sessionNS(1_050 * Self.ms))
+    }
+
+    @Test func withoutTheGateAPlayTakesEffectAtItsInstant() {
+        var core = CoordinationCore()
+        #expect(!core.waitsForPreroll)
+        for (order, who) in [ana, ben].enumerated() {
+            _ = core.apply(ordered(UInt64(order + 1), who, at: 0, .state(item: "film", identity: "d=60.000;h=aa", ready: true)))
+        }
+        _ = core.apply(ordered(3, ana, at: 0, .transition(item: "film", at: 0)))
+        _ = core.apply(ordered(4, ana, at: 1_000, .setRate(1)))
+        #expect(core.waiting.gate == nil)
         #expect(core.timeline.anchorSessionTime == sessionNS(1_050 * Self.ms))
     }
 

@@ -20,7 +20,7 @@ import TandemClock
 
     /// Ana's machine, the clock known; `others` and Ana reported the film, Ben chose it.
     func machine(identity: String = "d=60.000;h=aa", others: [UUID]) -> (CoordinatorMachine, UInt64) {
-        var machine = CoordinatorMachine(localParticipant: ana)
+        var machine = CoordinatorMachine(localParticipant: ana, waitsForPreroll: true)
         _ = machine.onClockMapping(ClockMapping(session: sessionNS(Self.offset), host: .zero, sessionSecondsPerHostSecond: 1), now: .zero)
         var order: UInt64 = 0
         for participant in others {
@@ -44,7 +44,7 @@ import TandemClock
     }
 
     @Test func aGroupOfOneIsIssuedThePlayAtOnceWithoutASeek() throws {
-        var machine = CoordinatorMachine(localParticipant: ana)
+        var machine = CoordinatorMachine(localParticipant: ana, waitsForPreroll: true)
         _ = machine.onClockMapping(ClockMapping(session: sessionNS(Self.offset), host: .zero, sessionSecondsPerHostSecond: 1), now: .zero)
         _ = machine.onOrdered(ordered(1, ana, at: 0, .state(item: "film", identity: "d=60.000;h=aa", ready: true)), now: .zero)
         _ = machine.onOrdered(ordered(2, ana, at: 0, .transition(item: "film", at: 0)), now: .zero)
@@ -113,7 +113,7 @@ import TandemClock
     }
 
     @Test func theMismatchSuspensionIsBegunOnceAndProposedAsANoHoldSuspension() throws {
-        var machine = CoordinatorMachine(localParticipant: ana)
+        var machine = CoordinatorMachine(localParticipant: ana, waitsForPreroll: true)
         _ = machine.onClockMapping(ClockMapping(session: sessionNS(Self.offset), host: .zero, sessionSecondsPerHostSecond: 1), now: .zero)
         _ = machine.onOrdered(ordered(1, ben, at: 0, .state(item: "film", identity: "h=aa", ready: true)), now: .zero)
         _ = machine.onOrdered(ordered(2, ben, at: 0, .transition(item: "film", at: 0)), now: .zero)

@@ -44,7 +44,7 @@ final class MachinePeer: @unchecked Sendable {
         self.participant = participant
         scheduler = LoopCoordinatorScheduler(loop: participant.loop)
         self.completionDelay = completionDelay
-        machine = CoordinatorMachine(localParticipant: participant.id)
+        machine = CoordinatorMachine(localParticipant: participant.id, waitsForPreroll: true)
         // No offset, no drift: host time is session time.
         carry(machine.onClockMapping(ClockMapping(session: SessionInstant(nanoseconds: world.now), host: scheduler.now,
                                                   sessionSecondsPerHostSecond: 1), now: scheduler.now).map(Self.effect))
