@@ -132,13 +132,13 @@ import TandemPlayback
     /// A proposal in a few words; nil for the bookkeeping that changes nothing a person sees.
     private func describe(_ proposal: PlaybackProposal) -> String? {
         switch proposal {
-        case .setRate(let rate): rate == 1 ? "play" : "rate \(rate)"
+        case .setRate(let rate), .setRateImmediately(let rate): rate == 1 ? "play" : "rate \(rate)"
         case .pause: "pause"
-        case .seek(let time): String(format: "seek to %.3f s", Double(time.nanoseconds) / 1e9)
+        case .seek(let time), .seekImmediately(let time): String(format: "seek to %.3f s", Double(time.nanoseconds) / 1e9)
         case .transition(let item, _): "item \(item)"
         case .beginSuspension(_, let reason, _, _): "suspend (\(reason))"
         case .endSuspension: "end suspension"
-        case .state, .departed: nil
+        case .state, .departed, .prerolled: nil
         }
     }
 

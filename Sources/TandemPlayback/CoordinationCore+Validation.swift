@@ -56,11 +56,11 @@ extension CoordinationCore {
     /// checks on its values alone, without its instants.
     public func rejection(of proposal: PlaybackProposal, from originator: UUID) -> ProposalRejection? {
         switch proposal {
-        case .setRate(let rate):
+        case .setRate(let rate), .setRateImmediately(let rate):
             return Self.rateRejection(rate)
         case .pause(let seen):
             return seen.flatMap { mediaTimeRejection($0, item: timeline.item, "pause at") }
-        case .seek(let target):
+        case .seek(let target), .seekImmediately(let target):
             return mediaTimeRejection(target, item: timeline.item, "seek to")
         case .transition(let item, let start):
             if item.isEmpty || item.utf8.count > Self.maximumItemBytes {
@@ -97,7 +97,7 @@ extension CoordinationCore {
                 return ProposalRejection(.tooManyParticipants, "the group keeps what at most \(Self.maximumParticipants) participants loaded")
             }
             return nil
-        case .departed:
+        case .departed, .prerolled:
             return nil
         }
     }

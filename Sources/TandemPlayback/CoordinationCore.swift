@@ -55,11 +55,16 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
     }
 
     /// The shared timeline, as every participant holds it.
-    public private(set) var timeline = SharedTimeline.initial
+    public internal(set) var timeline = SharedTimeline.initial
     /// The rate the group asked for; the timeline runs at it unless the group is waiting.
-    public private(set) var intendedRate: Double = 0
+    public internal(set) var intendedRate: Double = 0
     /// Active suspensions, in the order they began.
-    public private(set) var suspensions: [Suspension] = []
+    public internal(set) var suspensions: [Suspension] = []
+    /// The pre-roll gate, the stall policy and the group's identities (`CoordinationCore+Waiting.swift`).
+    public internal(set) var waiting = Waiting()
+    /// Whether a play waits for the others' pre-roll (at most `PrerollGate.defaultWaitLimit`);
+    /// the same on every participant. Off by default for now (see `PlaybackCoordinator.waitsForPreroll`).
+    public let waitsForPreroll: Bool
     /// What each participant has loaded.
     public private(set) var participants: [UUID: ParticipantState] = [:]
     /// Whether pauses snap to the media time the originator saw (as AVFoundation's
@@ -67,8 +72,9 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
     public let pauseSnapsToMediaTimeOfOriginator: Bool
 
     /// A core at the initial timeline.
-    public init(pauseSnapsToMediaTimeOfOriginator: Bool = true) {
+    public init(pauseSnapsToMediaTimeOfOriginator: Bool = true, waitsForPreroll: Bool = false) {
         self.pauseSnapsToMediaTimeOfOriginator = pauseSnapsToMediaTimeOfOriginator
+        self.waitsForPreroll = waitsForPreroll
     }
 
     /// Whether the group is waiting for a suspended participant.
@@ -88,49 +94,67 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
             return skip(order: ordered.order, originator: ordered.originator, rejection: rejection)
         }
         timeline.version = ordered.order
+        prepareWaiting(for: ordered)
         let at = max(ordered.effectiveAt, timeline.anchorSessionTime)
         let position = timeline.mediaTime(atSessionTime: at)
         switch ordered.proposal {
-        case .setRate(let rate):
+        case .setRate(let rate), .setRateImmediately(let rate):
+            let wasStopped = timeline.rate == 0
             intendedRate = max(0, rate)
             reanchor(media: position, at: at)
+            if wasStopped, case .setRate = ordered.proposal { gatePlay(ordered, at: at) }
             return [changed(ordered)]
         case .pause(let seen):
             intendedRate = 0
             reanchor(media: pauseSnapsToMediaTimeOfOriginator ? (seen ?? position) : position, at: at)
             return [changed(ordered)]
-        case .seek(let target):
+        case .seek(let target), .seekImmediately(let target):
             reanchor(media: max(.zero, target), at: at)
+            if case .seek = ordered.proposal { gatePlay(ordered, at: at) }
             return [changed(ordered)]
         case .transition(let item, let start):
             timeline.item = item
             intendedRate = 0
             reanchor(media: max(.zero, start), at: at)
-            return [changed(ordered)] + mismatchEvents()
+            return [changed(ordered)] + mismatchEvents() + releaseMismatched(ordered)
         case .beginSuspension(let id, let reason, let triggersWaiting, let limit):
             guard !suspensions.contains(where: { $0.id == id }) else { return [] }
             let holding = suspensions.filter { $0.holdsGroup && $0.reason == reason }.count
-            let holds = triggersWaiting && holding < (limit ?? Int.max)
+            let holds = holdsGroup(ordered, reason: reason, asked: triggersWaiting && holding < (limit ?? Int.max))
             let wasWaiting = isWaiting
+            let gateEvents = holds ? [] : stopWaiting(for: ordered.originator, ordered)
+            if holds { withdrawGate() }
+            let at = max(ordered.effectiveAt, timeline.anchorSessionTime)
+            let position = timeline.mediaTime(atSessionTime: at)
             suspensions.append(Suspension(id: id, participant: ordered.originator, reason: reason, holdsGroup: holds))
-            guard holds, !wasWaiting else { return [] }
+            guard holds, !wasWaiting else { return gateEvents }
             reanchor(media: position, at: at)
             return [.groupWaiting(timeline, for: suspensions.filter(\.holdsGroup))]
         case .endSuspension(let id, let proposedTime):
             guard let proposedTime, suspensions.contains(where: { $0.id == id }) else {
-                return endSuspensions(where: { $0.id == id }, at: at, position: position, originator: ordered.originator)
+                return endSuspensions(where: { $0.id == id }, at: at, position: position, originator: ordered.originator, ordered: ordered)
             }
             // A proposed time moves the group there, whether it waited or not (scrubbing).
             let wasWaiting = isWaiting
             suspensions.removeAll { $0.id == id }
             reanchor(media: proposedTime, at: at)
+            gatePlay(ordered, at: at)
             return wasWaiting && !isWaiting ? [.groupResumed(timeline, originator: ordered.originator)] : [changed(ordered)]
         case .departed(let participant):
+            let gateEvents = stopWaiting(for: participant, ordered)
             participants.removeValue(forKey: participant)
-            return endSuspensions(where: { $0.participant == participant }, at: at, position: position, originator: ordered.originator)
+            waiting.stalls.forget(participant)
+            pruneGroupIdentities()
+            let at = max(ordered.effectiveAt, timeline.anchorSessionTime)
+            let position = timeline.mediaTime(atSessionTime: at)
+            return gateEvents + endSuspensions(where: { $0.participant == participant }, at: at, position: position,
+                                               originator: ordered.originator, ordered: ordered)
         case .state(let item, let identity, let ready):
             participants[ordered.originator] = ParticipantState(item: item, identity: identity, ready: ready)
-            return mismatchEvents()
+            recordGroupIdentity(item: item, identity: identity)
+            return mismatchEvents() + releaseMismatched(ordered)
+        case .prerolled(let version):
+            return reportPrerolled(ordered, version: version)
         }
     }
 
@@ -144,23 +168,24 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
     }
 
     private mutating func endSuspensions(where matches: (Suspension) -> Bool, at: SessionInstant, position: ItemTime,
-                                         originator: UUID) -> [Event] {
+                                         originator: UUID, ordered: OrderedProposal) -> [Event] {
         let wasWaiting = isWaiting
         suspensions.removeAll(where: matches)
         guard wasWaiting, !isWaiting else { return [] }
         reanchor(media: position, at: at)
+        gatePlay(ordered, at: at)
         return [.groupResumed(timeline, originator: originator)]
     }
 
     /// Re-anchors the timeline at session instant `at` on media time `media`, at the intended
     /// rate unless the group waits.
-    private mutating func reanchor(media: ItemTime, at: SessionInstant) {
+    mutating func reanchor(media: ItemTime, at: SessionInstant) {
         timeline.anchorMediaTime = media
         timeline.anchorSessionTime = at
         timeline.rate = isWaiting ? 0 : intendedRate
     }
 
-    private func changed(_ ordered: OrderedProposal) -> Event {
+    func changed(_ ordered: OrderedProposal) -> Event {
         .timelineChanged(timeline, originator: ordered.originator, proposal: ordered.proposal)
     }
 

@@ -90,12 +90,15 @@ public struct CoordinatorMachine: Sendable {
     private var lastPlayIssuedAt: HostInstant?
     /// A timeline arrived before the clock mapping: its command waits for the mapping.
     private var awaitsMapping = false
+    /// The `.coordinatedPlaybackNotPossible` suspension the machine began for a mismatched item.
+    var mismatchSuspension: UUID?
 
     /// A machine for `localParticipant` at the initial timeline.
-    public init(localParticipant: UUID, pauseSnapsToMediaTimeOfOriginator: Bool = true, configuration: Configuration = Configuration()) {
+    public init(localParticipant: UUID, pauseSnapsToMediaTimeOfOriginator: Bool = true, waitsForPreroll: Bool = false,
+                configuration: Configuration = Configuration()) {
         self.localParticipant = localParticipant
         self.configuration = configuration
-        core = CoordinationCore(pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator)
+        core = CoordinationCore(pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator, waitsForPreroll: waitsForPreroll)
     }
 
     /// Whether this participant has a suspension of its own.
@@ -118,6 +121,8 @@ public struct CoordinatorMachine: Sendable {
         case wake(at: HostInstant)
         /// Publish this snapshot of the coordination state (`CoordinatorMachine+Snapshots.swift`).
         case publishSnapshot(CoordinationSnapshot)
+        /// Send this proposal for ordering (this participant's mismatch suspension, begun or ended).
+        case propose(PlaybackProposal)
     }
 
     /// Applies one live ordered record: the core applies it, and the player is issued what the
@@ -125,6 +130,7 @@ public struct CoordinatorMachine: Sendable {
     /// assembles a joiner's history and calls it for each record to apply.
     mutating func applyOrdered(_ input: OrderedInput, now: HostInstant) -> [OrderedDirective] {
         let before = core.timeline
+        let gateWasOpen = core.waiting.gate != nil
         let events: [CoordinationCore.Event]
         let originator: UUID
         switch input {
@@ -138,7 +144,8 @@ public struct CoordinatorMachine: Sendable {
             return []
         }
         guard !events.isEmpty || core.timeline != before else { return [] }
-        return events.map(OrderedDirective.emit) + follow(from: before, originator: originator, lead: configuration.prerollLead, now: now).map {
+        if keepsPrerollSeek(before: before, events: events) { return [] }
+        return events.map(OrderedDirective.emit) + mismatchDirectives(now: now) + follow(from: previous(before, gateWasOpen: gateWasOpen), originator: originator, lead: configuration.prerollLead, now: now).map {
             switch $0 {
             case .issue(let issued): .issue(issued)
             case .wake(let instant): .wake(at: instant)
@@ -216,14 +223,16 @@ public struct CoordinatorMachine: Sendable {
         case issue(IssuedCommand)
         /// Call `onTick(now:)` at this instant.
         case wake(at: HostInstant)
+        /// Send this proposal for ordering (the pre-roll report of a play's seek).
+        case propose(PlaybackProposal)
     }
 
     /// The player completed the command `id`. A superseded or abandoned command's completion
     /// changes nothing.
     public mutating func onCommandCompleted(_ id: UInt64, now: HostInstant) -> [CompletionDirective] {
         guard inFlight?.id == id else { return [] }
+        var out: [CompletionDirective] = prerollReport(completing: inFlight).map { [.propose($0)] } ?? []
         inFlight = nil
-        var out: [CompletionDirective] = []
         if let next = queued {
             queued = nil
             out.append(.issue(issue(next, now: now)))
@@ -242,19 +251,20 @@ public struct CoordinatorMachine: Sendable {
     /// proposal that carries it, or the `ProposalRejection` every participant would skip it with.
     ///
     /// `.playImmediately` and `.resumeImmediately` (Apple's options) ask the group not to wait
-    /// for others' pre-roll; a play never waits for pre-roll yet, so they change nothing today.
+    /// for others' pre-roll (`setRateImmediately`, `seekImmediately`: no pre-roll gate).
     public func onLocalRequest(_ request: LocalRequest, now: HostInstant) throws(ProposalRejection) -> [LocalRequestDirective] {
         let proposal: PlaybackProposal
         switch request {
-        case .rate(let rate, _):
+        case .rate(let rate, let options):
             if let rejection = CoordinationCore.rateRejection(rate) { throw rejection }
             if rate > 0 {
-                proposal = .setRate(rate)
+                proposal = options.contains(.playImmediately) ? .setRateImmediately(rate) : .setRate(rate)
             } else {
                 // The timeline plays on past the item's end; a pause there shows the end.
                 proposal = .pause(at: expectedItemTime(atHost: now).map(withinItem))
             }
-        case .seek(let time, _): proposal = .seek(to: time)
+        case .seek(let time, let options):
+            proposal = options.contains(.resumeImmediately) ? .seekImmediately(to: time) : .seek(to: time)
         case .transition(let item, let time): proposal = .transition(item: item, at: time)
         case .report(let item, let identity, let ready): proposal = .state(item: item, identity: identity, ready: ready)
         }
@@ -315,10 +325,11 @@ public struct CoordinatorMachine: Sendable {
         case propose(PlaybackProposal)
     }
 
-    /// `participant` left the session: if it holds suspensions, propose that they end (whoever
-    /// notices first; a repeat changes nothing).
+    /// `participant` left the session: if it holds suspensions, or a play's pre-roll gate waits
+    /// for it, propose that they end (whoever notices first; a repeat changes nothing).
     public func onDeparture(_ participant: UUID, now: HostInstant) -> [DepartureDirective] {
-        core.suspensions.contains { $0.participant == participant } ? [.propose(.departed(participant))] : []
+        core.suspensions.contains { $0.participant == participant } || core.awaitsPreroll(from: participant)
+            ? [.propose(.departed(participant))] : []
     }
 
     // MARK: Deciding commands
@@ -408,7 +419,7 @@ public struct CoordinatorMachine: Sendable {
         guard ownSuspensions.isEmpty else { return [] }
         let timeline = core.timeline
         guard let decided = command(for: timeline, lead: lead, originator: originator, now: now,
-                                    jump: Self.jumps(from: previous, to: timeline)) else {
+                                    jump: Self.jumps(from: previous, to: timeline) || core.awaitsPreroll(from: localParticipant)) else {
             awaitsMapping = true
             return []
         }

@@ -89,6 +89,10 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     /// Whether pauses snap to the media time the originator saw.
     public let pauseSnapsToMediaTimeOfOriginator: Bool
+    /// Whether a play waits for every participant's pre-roll, at most 1 s (`PrerollGate`); it
+    /// must be the same on every participant. Off by default until the CLI's and the bench's
+    /// readings of timeline events follow a gated play (`CoordinationCore+Waiting.swift`).
+    public let waitsForPreroll: Bool
 
     /// The executor and clock the coordinator runs on.
     public let scheduler: any CoordinatorScheduler
@@ -119,8 +123,9 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// A coordinator for a player; it does nothing until `coordinateWithSession(_:)`. It runs on
     /// `scheduler` (by default a serial dispatch queue on the host's monotonic clock).
     public init(delegate: (any PlaybackCoordinatorDelegate)? = nil, pauseSnapsToMediaTimeOfOriginator: Bool = true,
-                scheduler: (any CoordinatorScheduler)? = nil) {
+                waitsForPreroll: Bool = false, scheduler: (any CoordinatorScheduler)? = nil) {
         self.pauseSnapsToMediaTimeOfOriginator = pauseSnapsToMediaTimeOfOriginator
+        self.waitsForPreroll = waitsForPreroll
         self.scheduler = scheduler ?? DispatchCoordinatorScheduler()
         settings.withLock { $0.delegate = delegate }
     }
@@ -163,7 +168,8 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     /// The coordinator's view of the group: timeline, suspensions, what others have loaded.
     public var core: CoordinationCore {
-        state.withLock { $0.machine?.core } ?? CoordinationCore(pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator)
+        state.withLock { $0.machine?.core } ?? CoordinationCore(pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator,
+                                                                  waitsForPreroll: waitsForPreroll)
     }
 
     /// The machine as it stands (for programs and tests to inspect).
@@ -291,7 +297,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     func coordinate(over channel: any CoordinationChannel) {
         let machine = CoordinatorMachine(localParticipant: channel.localParticipant,
                                          pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator,
-                                         configuration: settings.withLock { $0.configuration })
+                                         waitsForPreroll: waitsForPreroll, configuration: settings.withLock { $0.configuration })
         let deliveries = channel.orderedProposals()
         let departures = channel.departures()
         // The machine and the channel first, so that the first record delivered finds them.
@@ -370,6 +376,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     private static func effect(_ directive: CoordinatorMachine.OrderedDirective) -> Effect {
         switch directive {
+        case .propose(let proposal): .propose(proposal)
         case .emit(let event): .emit(event)
         case .issue(let issued): .issue(issued)
         case .wake(let instant): .wake(instant)
@@ -396,6 +403,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     private static func effect(_ directive: CoordinatorMachine.CompletionDirective) -> Effect {
         switch directive {
+        case .propose(let proposal): .propose(proposal)
         case .issue(let issued): .issue(issued)
         case .wake(let instant): .wake(instant)
         }

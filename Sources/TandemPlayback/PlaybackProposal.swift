@@ -27,6 +27,15 @@ public enum PlaybackProposal: Sendable, Codable, Equatable {
     /// A participant left the session: its suspensions end (proposed by whoever noticed; a
     /// repeat changes nothing).
     case departed(UUID)
+    /// Play (or change the rate) without waiting for the others' pre-roll (Apple's
+    /// `playImmediately`): takes effect at its effective instant, as `setRate` did before the gate.
+    case setRateImmediately(Double)
+    /// Move to a media time without waiting for the others' pre-roll (Apple's
+    /// `resumeImmediately`).
+    case seekImmediately(to: ItemTime)
+    /// The originator's player completed the seek the machine issued for the play ordered
+    /// `version` (the gate's version): it is pre-rolled (`CoordinationCore+Waiting.swift`).
+    case prerolled(version: UInt64)
 }
 
 /// A proposal as the relay delivered it: in order, stamped with session instants.

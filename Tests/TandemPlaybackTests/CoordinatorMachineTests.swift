@@ -255,9 +255,10 @@ import TandemClock
         var machine = machine()
         _ = machine.onOrdered(ordered(3, ben, at: 1 * Self.second, .setRate(1)), now: hostNS(900 * Self.ms))
         #expect(try machine.onLocalRequest(.rate(0, []), now: hostNS(3_500 * Self.ms)) == [.propose(.pause(at: itemNS(2_500 * Self.ms)))])
-        #expect(try machine.onLocalRequest(.rate(2, .playImmediately), now: .zero) == [.propose(.setRate(2))])
+        #expect(try machine.onLocalRequest(.rate(2, []), now: .zero) == [.propose(.setRate(2))])
+        #expect(try machine.onLocalRequest(.rate(2, .playImmediately), now: .zero) == [.propose(.setRateImmediately(2))])
         #expect(try machine.onLocalRequest(.seek(itemNS(10 * Self.second), .resumeImmediately), now: .zero)
-            == [.propose(.seek(to: itemNS(10 * Self.second)))])
+            == [.propose(.seekImmediately(to: itemNS(10 * Self.second)))])
         #expect(throws: ProposalRejection.self) { try machine.onLocalRequest(.rate(.nan, []), now: .zero) }
         #expect(throws: ProposalRejection.self) { try machine.onLocalRequest(.seek(itemNS(61 * Self.second), []), now: .zero) }
         #expect(throws: ProposalRejection.self) { try machine.onLocalRequest(.transition(item: "", at: .zero), now: .zero) }

@@ -177,7 +177,7 @@ final class VirtualScheduler: CoordinatorScheduler, @unchecked Sendable {
         #expect(throws: ProposalRejection.self) { try coordinator.coordinateRateChange(to: 9) }
         try coordinator.coordinateRateChange(to: 1, options: .playImmediately)
         try coordinator.coordinateSeek(to: itemNS(5 * Self.second), options: .resumeImmediately)
-        #expect(channel.proposals.withLock { $0 } == [.setRate(1), .seek(to: itemNS(5 * Self.second))])
+        #expect(channel.proposals.withLock { $0 } == [.setRateImmediately(1), .seekImmediately(to: itemNS(5 * Self.second))])
         // Scrubbing: a suspension that does not make the group wait, then its end at a new time.
         let scrub = coordinator.beginSuspension(for: .userIsChangingCurrentTime)
         #expect(coordinator.isSuspended)

@@ -116,6 +116,9 @@ final class EventPrinter: Sendable {
         case .endSuspension: "end suspension"
         case .state: "state"
         case .departed: "departed"
+        case .setRateImmediately(let rate): "play now at rate \(rate)"
+        case .seekImmediately(let time): String(format: "seek now %.3f", Double(time.nanoseconds) / 1e9)
+        case .prerolled(let version): "pre-rolled for v\(version)"
         }
     }
 }

@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+import TandemClock
+@testable import TandemPlayback
+
+/// Waiting together in the machine: input → directive sequences in virtual time (no relay, no
+/// clock read, no sleep). The session clock runs 1000 s ahead of the host clock.
+@Suite struct WaitingMachineTests {
+    static let second: Int64 = 1_000_000_000
+    static let ms: Int64 = 1_000_000
+    static let offset: Int64 = 1_000 * second
+    let ana = UUID()
+    let ben = UUID()
+
+    /// Ordered at host `at` ms − 50 ms (in session time), effective at host `at` ms.
+    func ordered(_ order: UInt64, _ who: UUID, at host: Int64, _ proposal: PlaybackProposal) -> OrderedInput {
+        .proposal(OrderedProposal(originator: who, order: order, orderedAt: sessionNS(Self.offset + (host - 50) * Self.ms),
+                                  effectiveAt: sessionNS(Self.offset + host * Self.ms), proposal: proposal))
+    }
+
+    /// Ana's machine, the clock known; `others` and Ana reported the film, Ben chose it.
+    func machine(identity: String = "d=60.000;h=aa", others: [UUID]) -> (CoordinatorMachine, UInt64) {
+        var machine = CoordinatorMachine(localParticipant: ana, waitsForPreroll: true)
+        _ = machine.onClockMapping(ClockMapping(session: sessionNS(Self.offset), host: .zero, sessionSecondsPerHostSecond: 1), now: .zero)
+        var order: UInt64 = 0
+        for participant in others {
+            order += 1
+            _ = machine.onOrdered(ordered(order, participant, at: 0, .state(item: "film", identity: "d=60.000;h=aa", ready: true)), now: .zero)
+        }
+        order += 1
+        _ = machine.onOrdered(ordered(order, ana, at: 0, .state(item: "film", identity: identity, ready: true)), now: .zero)
+        order += 1
+        _ = machine.onOrdered(ordered(order, ben, at: 0, .transition(item: "film", at: 0)), now: .zero)
+        while let flying = machine.inFlight { _ = machine.onCommandCompleted(flying.id, now: .zero) }
+        return (machine, order)
+    }
+
+    static func issued(_ directives: [CoordinatorMachine.OrderedDirective]) -> [PlaybackCommand] {
+        directives.compactMap { if case .issue(let issued) = $0 { issued.command } else { nil } }
+    }
+
+    static func proposed(_ directives: [CoordinatorMachine.OrderedDirective]) -> [PlaybackProposal] {
+        directives.compactMap { if case .propose(let proposal) = $0 { proposal } else { nil } }
+    }
+
+    @Test func aGroupOfOneIsIssuedThePlayAtOnceWithoutASeek() throws {
+        var machine = CoordinatorMachine(localParticipant: ana, waitsForPreroll: true)
+        _ = machine.onClockMapping(ClockMapping(session: sessionNS(Self.offset), host: .zero, sessionSecondsPerHostSecond: 1), now: .zero)
+        _ = machine.onOrdered(ordered(1, ana, at: 0, .state(item: "film", identity: "d=60.000;h=aa", ready: true)), now: .zero)
+        _ = machine.onOrdered(ordered(2, ana, at: 0, .transition(item: "film", at: 0)), now: .zero)
+        while let flying = machine.inFlight { _ = machine.onCommandCompleted(flying.id, now: .zero) }
+        let play = machine.onOrdered(ordered(3, ana, at: 1_000, .setRate(1)), now: hostNS(950 * Self.ms))
+        let commands = Self.issued(play)
+        #expect(commands.count == 1)
+        guard case .play(let command)? = commands.first else { Issue.record("no play: \(commands)"); return }
+        #expect(command.hostTime == hostNS(1_000 * Self.ms))
+    }
+
+    @Test func aGatedPlayIsPrerolledWithASeekReportedThenPlayedAtTheGatesStart() throws {
+        var (machine, order) = machine(others: [ben])
+        let play = machine.onOrdered(ordered(order + 1, ben, at: 1_000, .setRate(1)), now: hostNS(950 * Self.ms))
+        // The seek first (buffering in anticipation), the play at the deadline queued behind it.
+        guard case .seek(let seek)? = Self.issued(play).first else { Issue.record("no seek: \(play)"); return }
+        #expect(seek.shouldBufferInAnticipationOfPlayback)
+        #expect(seek.itemTime == .zero)
+        guard case .play(let queued)? = machine.queued else { Issue.record("no play queued"); return }
+        #expect(queued.hostTime == hostNS(1_950 * Self.ms))
+        // A record that changes nothing but the version does not supersede the seek.
+        let seekID = try #require(machine.inFlight?.id)
+        #expect(machine.onOrdered(ordered(order + 2, ben, at: 1_010, .prerolled(version: order + 1)), now: hostNS(960 * Self.ms)).isEmpty)
+        #expect(machine.inFlight?.id == seekID)
+        // The seek completes: the report goes out and the play behind it is issued.
+        let completed = machine.onCommandCompleted(seekID, now: hostNS(1_000 * Self.ms))
+        #expect(completed.contains(.propose(.prerolled(version: order + 1))))
+        #expect(completed.contains { if case .issue(let issued) = $0, case .play = issued.command { true } else { false } })
+        // Ana's own report completes the gate (Ben's came first): the play moves to it, no seek again.
+        let started = machine.onOrdered(ordered(order + 3, ana, at: 1_100, .prerolled(version: order + 1)), now: hostNS(1_060 * Self.ms))
+        let commands = Self.issued(started)
+        #expect(commands.count == 1)
+        guard case .play(let command)? = commands.first else { Issue.record("no play: \(commands)"); return }
+        #expect(command.hostTime == hostNS(1_100 * Self.ms))
+        #expect(command.itemTime == .zero)
+        #expect(machine.core.waiting.gate == nil)
+    }
+
+    @Test func aPlayImmediatelyIsNeverGated() throws {
+        var (machine, order) = machine(others: [ben])
+        #expect(try machine.onLocalRequest(.rate(1, .playImmediately), now: .zero) == [.propose(.setRateImmediately(1))])
+        let play = machine.onOrdered(ordered(order + 1, ana, at: 1_000, .setRateImmediately(1)), now: hostNS(950 * Self.ms))
+        guard case .play(let command)? = Self.issued(play).first else { Issue.record("no play: \(play)"); return }
+        #expect(command.hostTime == hostNS(1_000 * Self.ms))
+    }
+
+    @Test func aMismatchedParticipantSuspendsItselfWithoutHoldingTheGroupAndResumesWhenItMatches() throws {
+        var (machine, order) = machine(identity: "d=61.000;h=bb", others: [ben])
+        #expect(machine.core.isMismatched(ana))
+        #expect(machine.ownSuspensions.values.contains(.coordinatedPlaybackNotPossible))
+        let id = try #require(machine.mismatchSuspension)
+        // The group plays on: Ana's suspension, once ordered, does not hold it.
+        _ = machine.onOrdered(ordered(order + 1, ana, at: 100, .beginSuspension(id: id, reason: .coordinatedPlaybackNotPossible,
+                                                                           triggersWaiting: true, waitingLimit: nil)), now: hostNS(60 * Self.ms))
+        #expect(!machine.core.isWaiting)
+        let play = machine.onOrdered(ordered(order + 2, ben, at: 1_000, .setRate(1)), now: hostNS(950 * Self.ms))
+        #expect(Self.issued(play).isEmpty)
+        #expect(machine.core.waiting.gate == nil)
+        #expect(machine.core.timeline.rate == 1)
+        // Ana loads the right file: the suspension ends and the player catches up.
+        let fixed = machine.onOrdered(ordered(order + 3, ana, at: 2_000, .state(item: "film", identity: "d=60.000;h=aa", ready: true)),
+                                      now: hostNS(1_950 * Self.ms))
+        #expect(Self.proposed(fixed) == [.endSuspension(id: id, proposedTime: nil)])
+        #expect(machine.mismatchSuspension == nil)
+        #expect(!Self.issued(fixed).isEmpty)
+    }
+
+    @Test func theMismatchSuspensionIsBegunOnceAndProposedAsANoHoldSuspension() throws {
+        var machine = CoordinatorMachine(localParticipant: ana, waitsForPreroll: true)
+        _ = machine.onClockMapping(ClockMapping(session: sessionNS(Self.offset), host: .zero, sessionSecondsPerHostSecond: 1), now: .zero)
+        _ = machine.onOrdered(ordered(1, ben, at: 0, .state(item: "film", identity: "h=aa", ready: true)), now: .zero)
+        _ = machine.onOrdered(ordered(2, ben, at: 0, .transition(item: "film", at: 0)), now: .zero)
+        let mine = machine.onOrdered(ordered(3, ana, at: 0, .state(item: "film", identity: "h=bb", ready: true)), now: .zero)
+        let proposals = Self.proposed(mine)
+        #expect(proposals.count == 1)
+        guard case .beginSuspension(_, let reason, _, _)? = proposals.first else { Issue.record("no suspension: \(mine)"); return }
+        #expect(reason == .coordinatedPlaybackNotPossible)
+        let again = machine.onOrdered(ordered(4, ben, at: 10, .state(item: "film", identity: "h=aa", ready: true)), now: .zero)
+        #expect(Self.proposed(again).isEmpty)
+    }
+}
