@@ -118,6 +118,9 @@ import TandemPlayback
             print("warning: participants play different files as \(TerminalText.sanitized(item)): \(TerminalText.sanitized(names))")
         case .proposalRejected(let rejection, let originator, _):
             print("skipped a change by \(TerminalText.sanitized(name(of: originator))): \(TerminalText.sanitized("\(rejection)"))")
+        case .itemEnded(let timeline, let next, _):
+            print(next.map { "end of item: on to \(TerminalText.sanitized($0.identifier)); \(describe(timeline))" }
+                ?? "end of item: paused; \(describe(timeline))")
         case .commandAbandoned(let command):
             print("the player did not complete a command (timeline v\(command.version)) in time; going on")
         }
@@ -137,6 +140,7 @@ import TandemPlayback
         case .beginSuspension(_, let reason, _, _): "suspend (\(reason))"
         case .endSuspension: "end suspension"
         case .state, .departed: nil
+        case .queue(let change): "queue \(change)"
         }
     }
 

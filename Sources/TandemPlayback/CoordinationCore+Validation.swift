@@ -99,6 +99,8 @@ extension CoordinationCore {
             return nil
         case .departed:
             return nil
+        case .queue(let change):
+            return queueRejection(of: change)
         }
     }
 

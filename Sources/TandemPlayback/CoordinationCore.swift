@@ -45,12 +45,17 @@ public struct CoordinationCore: Sendable, Equatable {
         /// This participant's player did not complete `command` by its due date: the
         /// coordinator gave up on it and went on (emitted by the coordinator, never by the core).
         case commandAbandoned(PlaybackCommand)
+        /// The current item played to its end at the timeline's anchor instant: the group went on
+        /// to `advancedTo` (its index in the queue with it), or paused on the last frame (nil).
+        case itemEnded(SharedTimeline, advancedTo: PlaybackQueue.Entry?, index: Int?)
     }
 
     /// The shared timeline, as every participant holds it.
-    public private(set) var timeline = SharedTimeline.initial
+    public internal(set) var timeline = SharedTimeline.initial
     /// The rate the group asked for; the timeline runs at it unless the group is waiting.
-    public private(set) var intendedRate: Double = 0
+    public internal(set) var intendedRate: Double = 0
+    /// The group's shared queue: the one source of truth for the item (`CoordinationCore+Queue.swift`).
+    public internal(set) var queue = PlaybackQueue()
     /// Active suspensions, in the order they began.
     public private(set) var suspensions: [Suspension] = []
     /// What each participant has loaded.
@@ -77,6 +82,12 @@ public struct CoordinationCore: Sendable, Equatable {
     /// The one event says why.
     public mutating func apply(_ ordered: OrderedProposal) -> [Event] {
         guard ordered.order > timeline.version else { return [] }
+        // Ends of items due by the record's instant happen first, as on every participant.
+        let ended = settle(at: ordered.effectiveAt)
+        return ended + applyRecord(ordered)
+    }
+
+    private mutating func applyRecord(_ ordered: OrderedProposal) -> [Event] {
         if let rejection = rejection(of: ordered) {
             return skip(order: ordered.order, originator: ordered.originator, rejection: rejection)
         }
@@ -96,6 +107,7 @@ public struct CoordinationCore: Sendable, Equatable {
             reanchor(media: max(.zero, target), at: at)
             return [changed(ordered)]
         case .transition(let item, let start):
+            followTransition(toItem: item, order: ordered.order)
             timeline.item = item
             intendedRate = 0
             reanchor(media: max(.zero, start), at: at)
@@ -123,7 +135,9 @@ public struct CoordinationCore: Sendable, Equatable {
             return endSuspensions(where: { $0.participant == participant }, at: at, position: position, originator: ordered.originator)
         case .state(let item, let identity, let ready):
             participants[ordered.originator] = ParticipantState(item: item, identity: identity, ready: ready)
-            return mismatchEvents()
+            return adoptFirstReportedItem(item: item, identity: identity, order: ordered.order) + mismatchEvents()
+        case .queue(let change):
+            return applyQueue(change, at: at, ordered)
         }
     }
 
@@ -147,18 +161,18 @@ public struct CoordinationCore: Sendable, Equatable {
 
     /// Re-anchors the timeline at session instant `at` on media time `media`, at the intended
     /// rate unless the group waits.
-    private mutating func reanchor(media: ItemTime, at: SessionInstant) {
+    mutating func reanchor(media: ItemTime, at: SessionInstant) {
         timeline.anchorMediaTime = media
         timeline.anchorSessionTime = at
         timeline.rate = isWaiting ? 0 : intendedRate
     }
 
-    private func changed(_ ordered: OrderedProposal) -> Event {
+    func changed(_ ordered: OrderedProposal) -> Event {
         .timelineChanged(timeline, originator: ordered.originator, proposal: ordered.proposal)
     }
 
     /// Participants on the current item whose content differs.
-    private func mismatchEvents() -> [Event] {
+    func mismatchEvents() -> [Event] {
         guard let item = timeline.item else { return [] }
         var identities: [UUID: String] = [:]
         for (participant, state) in participants where state.item == item {

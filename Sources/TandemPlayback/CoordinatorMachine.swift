@@ -65,10 +65,12 @@ public struct CoordinatorMachine: Sendable {
         case transition(item: String, at: ItemTime)
         /// Report what this participant has loaded.
         case report(item: String?, identity: String?, ready: Bool)
+        /// Change the group's shared queue (`CoordinatorMachine+Queue.swift`).
+        case queue(PlaybackQueue.Change)
     }
 
     /// The replicated state, as every participant holds it.
-    public private(set) var core: CoordinationCore
+    public internal(set) var core: CoordinationCore
     /// This participant.
     public let localParticipant: UUID
     /// What the machine decides with.
@@ -83,6 +85,9 @@ public struct CoordinatorMachine: Sendable {
     public private(set) var queued: PlaybackCommand?
     /// The last play or pause command decided (issued or queued).
     public private(set) var lastCommand: PlaybackCommand?
+    /// The core with the ends of items due within `itemEndLead` applied, while one is due
+    /// (`CoordinatorMachine+Queue.swift`).
+    var itemEndView: CoordinationCore?
     private var nextCommand: UInt64 = 1
     private var lastPlayIssuedAt: HostInstant?
     /// A timeline arrived before the clock mapping: its command waits for the mapping.
@@ -118,7 +123,8 @@ public struct CoordinatorMachine: Sendable {
     /// Applies the next ordered record (the history first, then each new one): the core applies
     /// it, and the player is issued what the changed timeline asks of it.
     public mutating func onOrdered(_ input: OrderedInput, now: HostInstant) -> [OrderedDirective] {
-        let before = core.timeline
+        let before = itemEndView?.timeline ?? core.timeline
+        itemEndView = nil
         let events: [CoordinationCore.Event]
         let originator: UUID
         switch input {
@@ -156,7 +162,10 @@ public struct CoordinatorMachine: Sendable {
     /// Time has come: a command past its due date is abandoned (the one queued behind it goes
     /// out), and a playing timeline due for its re-map is re-issued.
     public mutating func onTick(now: HostInstant) -> [TickDirective] {
-        var out: [TickDirective] = []
+        // Ahead of an item's end, this tick decides on the group as it will be after the end.
+        let replicated = core
+        defer { core = replicated }
+        var out: [TickDirective] = enterItemEndView(now: now)
         if let flying = inFlight, flying.command.completionDueDate <= now {
             inFlight = nil
             out += [.abandon(flying), .emit(.commandAbandoned(flying.command))]
@@ -246,6 +255,7 @@ public struct CoordinatorMachine: Sendable {
         case .seek(let time, _): proposal = .seek(to: time)
         case .transition(let item, let time): proposal = .transition(item: item, at: time)
         case .report(let item, let identity, let ready): proposal = .state(item: item, identity: identity, ready: ready)
+        case .queue(let change): proposal = .queue(change)
         }
         if let rejection = core.rejection(of: proposal, from: localParticipant) { throw rejection }
         return [.propose(proposal)]
@@ -312,7 +322,7 @@ public struct CoordinatorMachine: Sendable {
 
     // MARK: Deciding commands
 
-    private enum Effect {
+    enum Effect {
         case issue(IssuedCommand)
         case wake(HostInstant)
         case abandon(IssuedCommand)
@@ -393,7 +403,7 @@ public struct CoordinatorMachine: Sendable {
     }
 
     /// Issues the player what the current timeline asks of it, changed from `previous`.
-    private mutating func follow(from previous: SharedTimeline?, originator: UUID?, lead: TimeSpan, now: HostInstant) -> [Effect] {
+    mutating func follow(from previous: SharedTimeline?, originator: UUID?, lead: TimeSpan, now: HostInstant) -> [Effect] {
         guard ownSuspensions.isEmpty else { return [] }
         let timeline = core.timeline
         guard let decided = command(for: timeline, lead: lead, originator: originator, now: now,
@@ -433,6 +443,7 @@ public struct CoordinatorMachine: Sendable {
             let remap = last + configuration.remapInterval
             wake = wake.map { min($0, remap) } ?? remap
         }
+        if let end = itemEndWake() { wake = wake.map { min($0, end) } ?? end }
         return wake
     }
 }

@@ -27,6 +27,9 @@ public enum PlaybackProposal: Sendable, Codable, Equatable {
     /// A participant left the session: its suspensions end (proposed by whoever noticed; a
     /// repeat changes nothing).
     case departed(UUID)
+    /// A change to the group's shared queue (`CoordinationCore+Queue.swift`); a change that
+    /// makes another entry current switches the group's item to it, from its start.
+    case queue(PlaybackQueue.Change)
 }
 
 /// A proposal as the relay delivered it: in order, stamped with session instants.
