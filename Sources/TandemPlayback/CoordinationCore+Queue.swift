@@ -15,8 +15,12 @@ import TandemClock
 /// - A `transition(item:at:)` jumps to the first entry with that identifier, or replaces the
 ///   current entry with one for it (`replaceCurrent`), so that old callers keep working.
 /// - While the queue is empty, the first `state` report that names an item makes it the queue's
-///   first entry (its identity and announced duration with it): whoever is ordered first decides,
-///   the same on every participant, and a program no longer has to `transitionToItem` first.
+///   first entry (its identity with it): whoever is ordered first decides, the same on every
+///   participant, and a program no longer has to `transitionToItem` first.
+/// - Entries the core makes itself (from a transition or the first report) carry no duration:
+///   their items have no end of item, and a group plays on past the end as before queues (the
+///   proposal validation of the trust issue and its tests stay as they were). An item gets an end
+///   when whoever appends it gives its duration (`PlaybackQueue.Entry.duration`).
 /// - The end of an item (`settle(at:)`) needs no proposal: when the timeline reaches the current
 ///   entry's duration, at that session instant the group advances to the next entry at item
 ///   time 0 (or pauses on the last frame, per `PlaybackQueue.ActionAtItemEnd`, and at the end of
@@ -136,16 +140,14 @@ extension CoordinationCore {
             return
         }
         let identity = announcedIdentity(ofItem: item)
-        queue.apply(.replaceCurrent(with: PlaybackQueue.Entry(id: Self.entryID(forOrder: order), identifier: item, identity: identity,
-                                                              duration: identity.flatMap(Self.entryDuration(in:)))))
+        queue.apply(.replaceCurrent(with: PlaybackQueue.Entry(id: Self.entryID(forOrder: order), identifier: item, identity: identity)))
     }
 
     /// While the queue is empty and no item is chosen, the first report that names an item makes
     /// it the first entry, current, paused at its start.
     mutating func adoptFirstReportedItem(item: String?, identity: String?, order: UInt64) -> [Event] {
         guard let item, !item.isEmpty, queue.isEmpty, timeline.item == nil else { return [] }
-        let entry = PlaybackQueue.Entry(id: Self.entryID(forOrder: order), identifier: item, identity: identity,
-                                        duration: identity.flatMap(Self.entryDuration(in:)))
+        let entry = PlaybackQueue.Entry(id: Self.entryID(forOrder: order), identifier: item, identity: identity)
         guard queueRejection(of: .append(entry)) == nil else { return [] }
         queue.apply(.append(entry))
         timeline.item = item
@@ -157,11 +159,6 @@ extension CoordinationCore {
     func announcedIdentity(ofItem item: String) -> String? {
         participants.values.compactMap { $0.item == item ? $0.identity : nil }
             .max { (Self.announcedDuration(in: $0) ?? .zero, $0) < (Self.announcedDuration(in: $1) ?? .zero, $1) }
-    }
-
-    /// The duration an identity announces, when an entry may carry it.
-    static func entryDuration(in identity: String) -> TimeSpan? {
-        announcedDuration(in: identity).flatMap { $0 <= PlaybackQueue.maximumEntryDuration ? $0 : nil }
     }
 
     /// The id of an entry the core makes itself for the record `order`: the same on every

@@ -82,8 +82,9 @@ public struct CoordinationCore: Sendable, Equatable {
     /// The one event says why.
     public mutating func apply(_ ordered: OrderedProposal) -> [Event] {
         guard ordered.order > timeline.version else { return [] }
-        // Ends of items due by the record's instant happen first, as on every participant.
-        let ended = settle(at: ordered.effectiveAt)
+        // Ends of items due by the record's instant happen first, as on every participant (not
+        // for a record whose instants are refused: a relay could otherwise end items at will).
+        let ended = instantRejection(of: ordered) == nil ? settle(at: ordered.effectiveAt) : []
         return ended + applyRecord(ordered)
     }
 
