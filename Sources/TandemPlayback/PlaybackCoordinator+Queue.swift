@@ -35,3 +35,19 @@ extension PlaybackCoordinator {
         try coordinateQueueChange(.setActionAtItemEnd(action))
     }
 }
+
+extension PlaybackCoordinatorDelegate {
+    /// No identity known.
+    public var currentItemIdentity: String? { nil }
+}
+
+extension PlaybackCoordinator {
+    /// Reports the delegate's current item (identifier and identity) to the group, as
+    /// `coordinateWithSession(_:)` does by itself: a session whose queue is empty takes the first
+    /// reported item as its first entry (`CoordinationCore+Queue.swift`), so that no participant
+    /// has to `transitionToItem` first. Nothing when the delegate has no item.
+    public func reportDelegateItem() {
+        guard let delegate, let item = delegate.currentItemIdentifier else { return }
+        try? reportItem(item, identity: delegate.currentItemIdentity, ready: true)
+    }
+}

@@ -143,6 +143,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// and comes in on time.
     public func coordinateWithSession<Activity: GroupActivity>(_ session: GroupSession<Activity>) {
         coordinate(over: SessionChannel(session: session))
+        reportDelegateItem()
     }
 
     /// What happens in the group from now on (timeline changes with their originators, waiting,
