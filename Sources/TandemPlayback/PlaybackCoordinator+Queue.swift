@@ -45,9 +45,14 @@ extension PlaybackCoordinator {
     /// Reports the delegate's current item (identifier and identity) to the group, as
     /// `coordinateWithSession(_:)` does by itself: a session whose queue is empty takes the first
     /// reported item as its first entry (`CoordinationCore+Queue.swift`), so that no participant
-    /// has to `transitionToItem` first. Nothing when the delegate has no item.
+    /// has to `transitionToItem` first.
+    ///
+    /// Only for a delegate that knows its item's content identity (`currentItemIdentity`: the
+    /// built-in player's item given one, mpv's file): a delegate that knows none reports nothing
+    /// by itself (a program calls `reportItem(_:identity:ready:)`), so that the ordered history
+    /// of programs written before stays as it was, record for record.
     public func reportDelegateItem() {
-        guard let delegate, let item = delegate.currentItemIdentifier else { return }
-        try? reportItem(item, identity: delegate.currentItemIdentity, ready: true)
+        guard let delegate, let item = delegate.currentItemIdentifier, let identity = delegate.currentItemIdentity else { return }
+        try? reportItem(item, identity: identity, ready: true)
     }
 }
