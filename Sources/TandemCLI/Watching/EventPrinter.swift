@@ -65,7 +65,7 @@ final class EventPrinter: Sendable {
             emit("rejected", ["by": name(originator), "order": Int(clamping: order), "reason": rejection.reason.description,
                               "message": "skipped a change: \(rejection.detail)"])
         case .itemEnded(let timeline, let next, let index):
-            emit("item", fields(timeline) + ["identifier": next?.identifier ?? timeline.item ?? "", "index": index ?? -1,
+            emit("item-ended", fields(timeline) + ["identifier": next?.identifier ?? timeline.item ?? "", "index": index ?? -1,
                                              "change": next == nil ? "end of item: paused" : "end of item: next"])
         case .commandAbandoned(let command):
             emit("command-abandoned", ["version": Int(clamping: command.version),
