@@ -88,6 +88,10 @@ public struct CoordinatorMachine: Sendable {
     /// The core with the ends of items due within `itemEndLead` applied, while one is due
     /// (`CoordinatorMachine+Queue.swift`).
     var itemEndView: CoordinationCore?
+    /// Ends of items already told to the program, ahead of the record that settles them.
+    var announcedItemEnds: [SharedTimeline] = []
+    /// When the next end of an item is due to be told (session time).
+    var itemEndAnnouncement: SessionInstant?
     private var nextCommand: UInt64 = 1
     private var lastPlayIssuedAt: HostInstant?
     /// A timeline arrived before the clock mapping: its command waits for the mapping.
@@ -136,7 +140,7 @@ public struct CoordinatorMachine: Sendable {
             originator = from
         }
         guard !events.isEmpty || core.timeline != before else { return [] }
-        return events.map(OrderedDirective.emit) + follow(from: before, originator: originator, lead: configuration.prerollLead, now: now).map {
+        return unannounced(events).map(OrderedDirective.emit) + follow(from: before, originator: originator, lead: configuration.prerollLead, now: now).map {
             switch $0 {
             case .issue(let issued): .issue(issued)
             case .wake(let instant): .wake(at: instant)

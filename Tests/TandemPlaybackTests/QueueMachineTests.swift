@@ -88,6 +88,13 @@ import TandemClock
         #expect(Self.issued(atEnd).allSatisfy { $0.command.expectedCurrentItemIdentifier == "second.mp4" })
         #expect(Self.wakes(atEnd).last.map { $0 <= hostNS(15 * Self.second) && $0 > hostNS(11 * Self.second) } == true)
         #expect(machine.itemEndWake() == hostNS(15 * Self.second))
+        // The end is told at its instant, once: not again when the next record settles it.
+        let told = atEnd.filter { if case .emit(.itemEnded(_, let next, 1)) = $0 { next == second } else { false } }
+        #expect(told.count == 1, "\(atEnd)")
+        let settled = machine.onOrdered(ordered(4, ana, at: 11_500 * Self.ms, .state(item: "second.mp4", identity: nil, ready: true)),
+                                        now: hostNS(11_400 * Self.ms))
+        #expect(machine.core.timeline.item == "second.mp4")
+        #expect(!settled.contains { if case .emit(.itemEnded) = $0 { true } else { false } }, "\(settled)")
     }
 
     @Test func theNextRecordSettlesTheEndAndTheLastItemPausesOnItsLastFrame() throws {
@@ -109,6 +116,10 @@ import TandemClock
         let pause = try #require(pauses.last, "\(tick)")
         #expect(pause.expectedCurrentItemIdentifier == "second.mp4" && pause.itemTime == itemNS(5 * Self.second))
         #expect(pause.hostTime == hostNS(16 * Self.second))
+        // Nothing more to pre-roll; one wake-up left, to tell the end at its instant.
+        #expect(machine.itemEndWake() == hostNS(16 * Self.second))
+        let told = machine.onTick(now: hostNS(16 * Self.second))
+        #expect(told.contains { if case .emit(.itemEnded(_, nil, nil)) = $0 { true } else { false } }, "\(told)")
         #expect(machine.itemEndWake() == nil)
     }
 

@@ -63,7 +63,14 @@ extension WatchRunner {
         let files = watchedMedia.map { (path: $0, identity: try? MediaIdentity.of(file: $0)) }
         return Task {
             var last = syncQueue(player: player, coordinator: coordinator, files: files, events: events, last: nil)
-            for await _ in coordinator.events {
+            for await event in coordinator.events {
+                // An end of item is told at its instant, before the record that settles it in
+                // the coordinator's core.
+                if case .itemEnded(_, let next?, let index?) = event, next.identifier != last {
+                    last = next.identifier
+                    events.emit("item", ["identifier": next.identifier, "index": index, "count": coordinator.core.queue.entries.count])
+                    continue
+                }
                 last = syncQueue(player: player, coordinator: coordinator, files: files, events: events, last: last)
             }
         }
