@@ -59,12 +59,10 @@ struct WatchRunner {
         coordinator.coordinateWithSession(session)
         let identity = try? MediaIdentity.of(file: file)
         // A queue of files: the host appends them all (the first becomes the group's item) before
-        // it reports, so that the report finds the queue chosen.
+        // it reports, so that the report finds the queue chosen. One file: the first report
+        // chooses the group's item (a session's queue starts empty), so nobody transitions.
         if isHost && watchedMedia.count > 1 { appendMedia(to: coordinator, events: events) }
         try? coordinator.reportItem(session.activity.item, identity: identity, ready: true)
-        if isHost && watchedMedia.count == 1 {
-            try? coordinator.transitionToItem(identifier: session.activity.item)
-        }
         let queueTask = followQueue(player: player, coordinator: coordinator, events: events)
         defer { queueTask.cancel() }
         let keys = TerminalKeys()
