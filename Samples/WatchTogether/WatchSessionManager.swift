@@ -46,9 +46,10 @@ import TandemPlayback
         for task in tasks { task.cancel() }
         player?.close()
 
-        var options = HeadlessPlayer.Options()
-        options.itemIdentifier = session.activity.item
-        let player = try HeadlessPlayer(url: media, options: options, videoSinks: [frames])
+        // The item carries its identity, so that `coordinateWithSession` reports it by itself (and
+        // a session with an empty queue takes the first reported item: no `transitionToItem`).
+        let item = PlaybackItem(file: media, identifier: session.activity.item, identity: try? MediaIdentity.of(file: media))
+        let player = try HeadlessPlayer(item: item, videoSinks: [frames])
         self.session = session
         self.player = player
         let coordinator = player.playbackCoordinator
@@ -72,10 +73,6 @@ import TandemPlayback
                 if session.isLocallyInitiated { print(session.invitation.url.absoluteString) }
                 print("watching \(TerminalText.sanitized(session.activity.item)) as \(session.localParticipant.printableName)")
                 coordinator.coordinateWithSession(session)
-                try? coordinator.reportItem(session.activity.item, identity: try? MediaIdentity.of(file: media), ready: true)
-                if session.isLocallyInitiated {
-                    try? coordinator.transitionToItem(identifier: session.activity.item)
-                }
             case .invalidated(let reason):
                 print("session over: \(TerminalText.sanitized("\(reason)"))")
                 player?.close()
@@ -118,6 +115,9 @@ import TandemPlayback
             print("warning: participants play different files as \(TerminalText.sanitized(item)): \(TerminalText.sanitized(names))")
         case .proposalRejected(let rejection, let originator, _):
             print("skipped a change by \(TerminalText.sanitized(name(of: originator))): \(TerminalText.sanitized("\(rejection)"))")
+        case .itemEnded(let timeline, let next, _):
+            print(next.map { "end of item: on to \(TerminalText.sanitized($0.identifier)); \(describe(timeline))" }
+                ?? "end of item: paused; \(describe(timeline))")
         case .commandAbandoned(let command):
             print("the player did not complete a command (timeline v\(command.version)) in time; going on")
         case .snapshotHistory(let note):
@@ -139,6 +139,7 @@ import TandemPlayback
         case .beginSuspension(_, let reason, _, _): "suspend (\(reason))"
         case .endSuspension: "end suspension"
         case .state, .departed, .prerolled: nil
+        case .queue(let change): "queue \(change)"
         }
     }
 

@@ -44,7 +44,11 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
         self.following = following
     }
 
-    var currentItemIdentifier: String? { itemIdentifier }
+    /// The player's current item: the one it opened, or the last one it switched to.
+    var currentItemIdentifier: String? { player?.itemIdentifier ?? itemIdentifier }
+
+    /// The current item's content identity, as the program gave it (`PlaybackItem.identity`).
+    var currentItemIdentity: String? { player?.currentItem.identity }
 
     /// Carries `command` out and completes it at once: every command's instants are host
     /// instants and its rate is in media seconds per host second (the coordinator's clock
@@ -53,8 +57,12 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
                              completion: @escaping @Sendable () -> Void) {
         defer { completion() }
         guard let player else { return }
-        // A command for another item is stale: completed, not applied.
-        if let expected = command.expectedCurrentItemIdentifier, expected != itemIdentifier { return }
+        // A command for another item: carried out on that item when the player has it
+        // (`HeadlessPlayer.makeAvailable(_:)`, `item(withIdentifier:)`), else completed, not applied.
+        if let expected = command.expectedCurrentItemIdentifier, expected != player.itemIdentifier {
+            followItem(expected, command: command, player: player)
+            return
+        }
         if following == .onReceipt {
             applyOnReceipt(command, player: player, clock: coordinator.localClock)
             return

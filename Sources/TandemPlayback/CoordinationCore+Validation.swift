@@ -42,6 +42,12 @@ extension CoordinationCore {
 
     /// Why `ordered` must be skipped, or nil when it may be applied.
     public func rejection(of ordered: OrderedProposal) -> ProposalRejection? {
+        instantRejection(of: ordered) ?? rejection(of: ordered.proposal, from: ordered.originator)
+    }
+
+    /// Why `ordered`'s instants must be refused (its effective instant not within `maximumLead`
+    /// after its ordering instant), or nil.
+    func instantRejection(of ordered: OrderedProposal) -> ProposalRejection? {
         let (lead, overflow) = ordered.effectiveAt.nanoseconds.subtractingReportingOverflow(ordered.orderedAt.nanoseconds)
         guard !overflow, (0...Self.maximumLead.nanoseconds).contains(lead) else {
             return ProposalRejection(.effectiveInstantOutOfRange,
@@ -49,7 +55,7 @@ extension CoordinationCore {
                                          + "\(Self.maximumLead.nanoseconds / 1_000_000) ms "
                                          + "after its ordering instant \(ordered.orderedAt.nanoseconds) ns")
         }
-        return rejection(of: ordered.proposal, from: ordered.originator)
+        return nil
     }
 
     /// Why `proposal` from `originator` must be skipped, or nil when it may be applied; the
@@ -99,6 +105,8 @@ extension CoordinationCore {
             return nil
         case .departed, .prerolled:
             return nil
+        case .queue(let change):
+            return queueRejection(of: change)
         }
     }
 

@@ -62,7 +62,7 @@ extension CoordinationCore {
     mutating func prepareWaiting(for ordered: OrderedProposal) {
         if let gate = waiting.gate, gate.hasStarted(at: ordered.orderedAt) { waiting.gate = nil }
         switch ordered.proposal {
-        case .setRate, .setRateImmediately, .pause, .seek, .seekImmediately, .transition: withdrawGate()
+        case .setRate, .setRateImmediately, .pause, .seek, .seekImmediately, .transition, .queue: withdrawGate()
         case .beginSuspension, .endSuspension, .state, .departed, .prerolled: break
         }
     }

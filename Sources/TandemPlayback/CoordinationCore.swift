@@ -52,12 +52,17 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
         /// How this participant's history was assembled from snapshots (a late joiner's), or why
         /// it could not be (emitted by the coordinator, never by the core).
         case snapshotHistory(SnapshotHistoryNote)
+        /// The current item played to its end at the timeline's anchor instant: the group went on
+        /// to `advancedTo` (its index in the queue with it), or paused on the last frame (nil).
+        case itemEnded(SharedTimeline, advancedTo: PlaybackQueue.Entry?, index: Int?)
     }
 
     /// The shared timeline, as every participant holds it.
     public internal(set) var timeline = SharedTimeline.initial
     /// The rate the group asked for; the timeline runs at it unless the group is waiting.
     public internal(set) var intendedRate: Double = 0
+    /// The group's shared queue: the one source of truth for the item (`CoordinationCore+Queue.swift`).
+    public internal(set) var queue = PlaybackQueue()
     /// Active suspensions, in the order they began.
     public internal(set) var suspensions: [Suspension] = []
     /// The pre-roll gate, the stall policy and the group's identities (`CoordinationCore+Waiting.swift`).
@@ -90,6 +95,13 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
     /// The one event says why.
     public mutating func apply(_ ordered: OrderedProposal) -> [Event] {
         guard ordered.order > timeline.version else { return [] }
+        // Ends of items due by the record's instant happen first, as on every participant (not
+        // for a record whose instants are refused: a relay could otherwise end items at will).
+        let ended = instantRejection(of: ordered) == nil ? settle(at: ordered.effectiveAt) : []
+        return ended + applyRecord(ordered)
+    }
+
+    private mutating func applyRecord(_ ordered: OrderedProposal) -> [Event] {
         if let rejection = rejection(of: ordered) {
             return skip(order: ordered.order, originator: ordered.originator, rejection: rejection)
         }
@@ -113,6 +125,7 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
             if case .seek = ordered.proposal { gatePlay(ordered, at: at) }
             return [changed(ordered)]
         case .transition(let item, let start):
+            followTransition(toItem: item, order: ordered.order)
             timeline.item = item
             intendedRate = 0
             reanchor(media: max(.zero, start), at: at)
@@ -152,9 +165,12 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
         case .state(let item, let identity, let ready):
             participants[ordered.originator] = ParticipantState(item: item, identity: identity, ready: ready)
             recordGroupIdentity(item: item, identity: identity)
-            return mismatchEvents() + releaseMismatched(ordered)
+            return adoptFirstReportedItem(item: item, identity: identity, order: ordered.order) + mismatchEvents()
+                + releaseMismatched(ordered)
         case .prerolled(let version):
             return reportPrerolled(ordered, version: version)
+        case .queue(let change):
+            return applyQueue(change, at: at, ordered)
         }
     }
 
@@ -190,7 +206,7 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
     }
 
     /// Participants on the current item whose content differs.
-    private func mismatchEvents() -> [Event] {
+    func mismatchEvents() -> [Event] {
         guard let item = timeline.item else { return [] }
         var identities: [UUID: String] = [:]
         for (participant, state) in participants where state.item == item {

@@ -65,6 +65,8 @@ public struct CoordinatorMachine: Sendable {
         case transition(item: String, at: ItemTime)
         /// Report what this participant has loaded.
         case report(item: String?, identity: String?, ready: Bool)
+        /// Change the group's shared queue (`CoordinatorMachine+Queue.swift`).
+        case queue(PlaybackQueue.Change)
     }
 
     /// The replicated state, as every participant holds it.
@@ -86,6 +88,13 @@ public struct CoordinatorMachine: Sendable {
     public private(set) var queued: PlaybackCommand?
     /// The last play or pause command decided (issued or queued).
     public private(set) var lastCommand: PlaybackCommand?
+    /// The core with the ends of items due within `itemEndLead` applied, while one is due
+    /// (`CoordinatorMachine+Queue.swift`).
+    var itemEndView: CoordinationCore?
+    /// Ends of items already told to the program, ahead of the record that settles them.
+    var announcedItemEnds: [SharedTimeline] = []
+    /// When the next end of an item is due to be told (session time).
+    var itemEndAnnouncement: SessionInstant?
     private var nextCommand: UInt64 = 1
     private var lastPlayIssuedAt: HostInstant?
     /// A timeline arrived before the clock mapping: its command waits for the mapping.
@@ -129,7 +138,8 @@ public struct CoordinatorMachine: Sendable {
     /// changed timeline asks of it. `onOrdered(_:now:)` (`CoordinatorMachine+Snapshots.swift`)
     /// assembles a joiner's history and calls it for each record to apply.
     mutating func applyOrdered(_ input: OrderedInput, now: HostInstant) -> [OrderedDirective] {
-        let before = core.timeline
+        let before = itemEndView?.timeline ?? core.timeline
+        itemEndView = nil
         let gateWasOpen = core.waiting.gate != nil
         let events: [CoordinationCore.Event]
         let originator: UUID
@@ -145,7 +155,8 @@ public struct CoordinatorMachine: Sendable {
         }
         guard !events.isEmpty || core.timeline != before else { return [] }
         if keepsPrerollSeek(before: before, events: events) { return [] }
-        return events.map(OrderedDirective.emit) + mismatchDirectives(now: now) + follow(from: previous(before, gateWasOpen: gateWasOpen), originator: originator, lead: configuration.prerollLead, now: now).map {
+        return unannounced(events).map(OrderedDirective.emit) + mismatchDirectives(now: now)
+            + follow(from: previous(before, gateWasOpen: gateWasOpen), originator: originator, lead: configuration.prerollLead, now: now).map {
             switch $0 {
             case .issue(let issued): .issue(issued)
             case .wake(let instant): .wake(at: instant)
@@ -173,7 +184,10 @@ public struct CoordinatorMachine: Sendable {
     /// Time has come: a command past its due date is abandoned (the one queued behind it goes
     /// out), and a playing timeline due for its re-map is re-issued.
     public mutating func onTick(now: HostInstant) -> [TickDirective] {
-        var out: [TickDirective] = []
+        // Ahead of an item's end, this tick decides on the group as it will be after the end.
+        let replicated = core
+        defer { core = replicated }
+        var out: [TickDirective] = enterItemEndView(now: now)
         if let flying = inFlight, flying.command.completionDueDate <= now {
             inFlight = nil
             out += [.abandon(flying), .emit(.commandAbandoned(flying.command))]
@@ -267,6 +281,7 @@ public struct CoordinatorMachine: Sendable {
             proposal = options.contains(.resumeImmediately) ? .seekImmediately(to: time) : .seek(to: time)
         case .transition(let item, let time): proposal = .transition(item: item, at: time)
         case .report(let item, let identity, let ready): proposal = .state(item: item, identity: identity, ready: ready)
+        case .queue(let change): proposal = .queue(change)
         }
         if let rejection = core.rejection(of: proposal, from: localParticipant) { throw rejection }
         return [.propose(proposal)]
@@ -455,6 +470,7 @@ public struct CoordinatorMachine: Sendable {
             let remap = last + configuration.remapInterval
             wake = wake.map { min($0, remap) } ?? remap
         }
+        if let end = itemEndWake() { wake = wake.map { min($0, end) } ?? end }
         return wake
     }
 }

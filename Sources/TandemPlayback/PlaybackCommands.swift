@@ -168,4 +168,7 @@ public protocol PlaybackCoordinatorDelegate: AnyObject, Sendable {
                              completion: @escaping @Sendable () -> Void)
     /// The item the player has now (its identifier), to check commands against.
     var currentItemIdentifier: String? { get }
+    /// The current item's content identity (`MediaIdentity`), which `coordinateWithSession(_:)`
+    /// reports to the group with the identifier; nil by default.
+    var currentItemIdentity: String? { get }
 }

@@ -148,6 +148,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// and comes in on time.
     public func coordinateWithSession<Activity: GroupActivity>(_ session: GroupSession<Activity>) {
         coordinate(over: SessionChannel(session: session))
+        reportDelegateItem()
     }
 
     /// What happens in the group from now on (timeline changes with their originators, waiting,
@@ -425,7 +426,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     /// A request of this participant's: validated at once (so that a refusal is thrown to the
     /// caller), then sent for ordering.
-    private func request(_ request: CoordinatorMachine.LocalRequest) throws {
+    func request(_ request: CoordinatorMachine.LocalRequest) throws {
         guard let (channel, machine) = state.withLock({ state in state.channel.flatMap { channel in state.machine.map { (channel, $0) } } }) else {
             throw CoordinatorError("the coordinator is not coordinating with a session yet")
         }

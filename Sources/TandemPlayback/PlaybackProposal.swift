@@ -36,6 +36,9 @@ public enum PlaybackProposal: Sendable, Codable, Equatable {
     /// The originator's player completed the seek the machine issued for the play ordered
     /// `version` (the gate's version): it is pre-rolled (`CoordinationCore+Waiting.swift`).
     case prerolled(version: UInt64)
+    /// A change to the group's shared queue (`CoordinationCore+Queue.swift`); a change that
+    /// makes another entry current switches the group's item to it, from its start.
+    case queue(PlaybackQueue.Change)
 }
 
 /// A proposal as the relay delivered it: in order, stamped with session instants.

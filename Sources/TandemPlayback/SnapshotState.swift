@@ -93,7 +93,20 @@ public struct CoordinationSnapshot: Sendable, Codable, Equatable {
                                      "anchor instant \(timeline.anchorSessionTime.nanoseconds) ns is after the snapshot's ordering "
                                          + "instant \(orderedAt.nanoseconds) ns and its lead")
         }
-        if let rejection = suspensionsRejection() ?? participantsRejection() { return rejection }
+        if let rejection = suspensionsRejection() ?? participantsRejection() ?? queueRejection() { return rejection }
+        return nil
+    }
+
+    /// The queue as any change could have left it: consistent (`PlaybackQueue.inconsistency()`),
+    /// within its byte budget, and naming the timeline's item as its current entry.
+    private func queueRejection() -> ProposalRejection? {
+        if let rejection = core.queue.inconsistency() { return rejection }
+        guard core.queueBytes <= CoordinationCore.maximumQueueBytes else {
+            return ProposalRejection(.tooManyEntries, "a snapshot's queue takes \(core.queueBytes) bytes, more than \(CoordinationCore.maximumQueueBytes)")
+        }
+        if let current = core.queue.current, current.identifier != core.timeline.item {
+            return ProposalRejection(.unreadable, "a snapshot's timeline is not on its queue's current entry")
+        }
         return nil
     }
 

@@ -34,11 +34,15 @@ public struct WatchEvent: Sendable, Decodable, Equatable {
     public var seconds: Double?
     /// Whether the group waits for a stall (`stall`, `stall-ended`).
     public var waits: Bool?
+    /// `item`: the group's item's identifier in the queue.
+    public var identifier: String?
+    /// `item`: the item's index in the queue (0 is the first).
+    public var index: Int?
     /// When this process read the line, on the raw CLOCK_MONOTONIC (ns); not part of the JSON.
     public var receivedNanoseconds: Int64 = 0
 
     enum CodingKeys: String, CodingKey {
-        case event, version, rate, by, change, reason, name, participant, presented, dropped, message, seconds, waits
+        case event, version, rate, by, change, reason, name, participant, presented, dropped, message, seconds, waits, identifier, index
         case mediaTime = "media_time"
         case effectiveSessionNanoseconds = "effective_session_ns"
     }

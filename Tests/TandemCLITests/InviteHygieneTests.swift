@@ -57,8 +57,9 @@ import TandemTestKit
         #expect(blank.status == 1 && blank.error.contains("holds no invite"), "\(blank)")
         let missing = try run(["join", clip, "--invite-file", fixtures.path("nowhere")])
         #expect(missing.status == 1 && missing.error.contains("cannot read the invite file"), "\(missing)")
-        let tooMany = try run(["join", clip, clip], environment: ["TANDEM_INVITE": Self.unreachable])
-        #expect(tooMany.status == 64 && tooMany.error.contains("unexpected argument"), "\(tooMany)")
+        // Two files are a queue now; more than a command line queues is a usage error.
+        let tooMany = try run(["join"] + Array(repeating: clip, count: 101), environment: ["TANDEM_INVITE": Self.unreachable])
+        #expect(tooMany.status == 64 && tooMany.error.contains("at most 100 files"), "\(tooMany)")
     }
 
     @Test func noMessageEchoesTheSecret() throws {

@@ -208,6 +208,9 @@ import TandemClock
         for index in 0..<50 {
             _ = core.apply(ordered(UInt64(index + 1), ana, at: Int64(index), .state(item: "item \(index)", identity: "h=\(index)", ready: true)))
         }
-        #expect(core.waiting.groupIdentities == ["item 49": "h=49"])
+        // The first report chose the group's item (the queue's first entry), which the timeline
+        // holds; of the others only what a participant holds now is kept.
+        #expect(core.timeline.item == "item 0")
+        #expect(core.waiting.groupIdentities == ["item 0": "h=0", "item 49": "h=49"])
     }
 }

@@ -6,7 +6,7 @@ extension Scenario {
     /// scripts stay within it.
     public static let catalogue: [Scenario] = [
         steady, storm, lateJoiners, leaveAndRejoin, stall(waiting: true), stall(waiting: false), stallAuto,
-        longSession, impaired, asymmetric, eightPeers, mpv,
+        longSession, impaired, asymmetric, eightPeers, queue, mpv,
     ]
 
     /// The short suite (`--quick`): two scenarios, well under a minute for both modes.
@@ -98,8 +98,8 @@ extension Scenario {
                 command(0, "pause"), .hold(0.3)])
 
     /// Four peers across five transitions of a shared queue: the main clip, then five short
-    /// clips, advanced through at each item's end. Not in the catalogue until the coordinator's
-    /// queue is wired to `tandem host FILE…` (each peer is given the same list of files).
+    /// clips, advanced through at each item's end (`tandem host FILE…`: each peer is given the
+    /// same list of files).
     public static let queue: Scenario = {
         var scenario = Scenario(
             name: "queue", summary: "Four peers play a queue of six clips: five transitions at the ends of items, each next item pre-rolled.",

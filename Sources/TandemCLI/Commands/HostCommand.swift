@@ -34,7 +34,6 @@ enum HostCommand: Command {
         let bind = arguments.value("bind") ?? "0.0.0.0"
         let sessionClock = try ServeCommand.sessionClock(arguments)
         // Fail on the media before anything else starts.
-        try refuseQueueUntilWired(media)
         for item in media { try checkedMedia(item) }
         let center = ActivityCenter.shared
         center.displayName = options.name
@@ -63,7 +62,7 @@ enum HostCommand: Command {
         // The activity's title, where SharePlay shows its metadata; the invite gains no field for it.
         if let title = await session.activity.metadata.title { printError("hosting \(TerminalText.sanitized(title))") }
         printOutput(session.invitation.url.absoluteString)
-        return try await WatchRunner(session: session, file: file, options: options, isHost: true).run()
+        return try await WatchRunner(session: session, file: file, options: options, isHost: true, media: media).run()
     }
 
     /// The relay limit flags given, to pass on to the relay process as they were given.
@@ -110,16 +109,6 @@ enum HostCommand: Command {
             throw .usage("unexpected argument '\(Invitation.redacted(invite))'")
         }
         return words
-    }
-
-    /// Until the shared queue is wired to the watch (the lead's merge: `WatchRunner(…, media:)`),
-    /// more than one file is refused, clearly, rather than ignored.
-    static func refuseQueueUntilWired(_ media: [String]) throws(CLIError) {
-        guard media.count == 1 else {
-            // Redacted: a second word may be an invite given the wrong way, with its secret.
-            throw .usage("unexpected argument '\(Invitation.redacted(media[1]))': playing \(media.count) files in a row needs the shared queue, "
-                + "which this build does not wire yet; give one FILE")
-        }
     }
 
     /// Opens `file` once to fail early, with one clear line, on media that cannot be played;

@@ -28,7 +28,6 @@ enum JoinCommand: Command {
         } catch {
             throw CLIError.usage("bad invite\(source): \(error)")
         }
-        try HostCommand.refuseQueueUntilWired(media)
         for item in media { try HostCommand.checkedMedia(item) }
         let center = ActivityCenter.shared
         center.displayName = options.name
@@ -47,7 +46,7 @@ enum JoinCommand: Command {
                 + "you are playing \(URL(fileURLWithPath: file).lastPathComponent)")
         }
         try await join(session)
-        return try await WatchRunner(session: session, file: file, options: options, isHost: false).run()
+        return try await WatchRunner(session: session, file: file, options: options, isHost: false, media: media).run()
     }
 
     /// Joins and waits until joined, or fails with the reason in one line.

@@ -64,6 +64,9 @@ final class EventPrinter: Sendable {
         case .proposalRejected(let rejection, let originator, let order):
             emit("rejected", ["by": name(originator), "order": Int(clamping: order), "reason": rejection.reason.description,
                               "message": "skipped a change: \(rejection.detail)"])
+        case .itemEnded(let timeline, let next, let index):
+            emit("item-ended", fields(timeline) + ["identifier": next?.identifier ?? timeline.item ?? "", "index": index ?? -1,
+                                             "change": next == nil ? "end of item: paused" : "end of item: next"])
         case .commandAbandoned(let command):
             emit("command-abandoned", ["version": Int(clamping: command.version),
                                        "message": "the player did not complete a command by its due date"])
@@ -119,10 +122,28 @@ final class EventPrinter: Sendable {
         case .setRateImmediately(let rate): "play now at rate \(rate)"
         case .seekImmediately(let time): String(format: "seek now %.3f", Double(time.nanoseconds) / 1e9)
         case .prerolled(let version): "pre-rolled for v\(version)"
+        case .queue(let change): EventPrinter.describe(change)
         }
     }
 }
 
 private func + (lhs: [String: any Sendable], rhs: [String: any Sendable]) -> [String: any Sendable] {
     lhs.merging(rhs) { _, new in new }
+}
+
+extension EventPrinter {
+    /// A queue change in a few words.
+    static func describe(_ change: PlaybackQueue.Change) -> String {
+        switch change {
+        case .append(let entry): "queue add \(entry.identifier)"
+        case .insert(let entry, _): "queue insert \(entry.identifier)"
+        case .remove: "queue remove"
+        case .move: "queue move"
+        case .next: "next"
+        case .previous: "prev"
+        case .jump: "queue jump"
+        case .replaceCurrent(let entry): "item \(entry.identifier)"
+        case .setActionAtItemEnd(let action): "at item end: \(action.rawValue)"
+        }
+    }
 }

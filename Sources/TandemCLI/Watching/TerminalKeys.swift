@@ -5,7 +5,7 @@ import Foundation
 
 /// A key a person pressed while watching.
 enum WatchKey: Equatable {
-    case space, left, right, shiftLeft, shiftRight, slower, faster, resetRate, quit, end
+    case space, left, right, shiftLeft, shiftRight, slower, faster, resetRate, quit, end, next, previous
 }
 
 /// Reads single key presses from a terminal on standard input, in raw mode, on a thread of its
@@ -65,6 +65,8 @@ struct KeyParser {
             case UInt8(ascii: "0"): return .resetRate
             case UInt8(ascii: "q"): return .quit
             case UInt8(ascii: "e"): return .end
+            case UInt8(ascii: "n"): return .next
+            case UInt8(ascii: "p"): return .previous
             default: return nil
             }
         }

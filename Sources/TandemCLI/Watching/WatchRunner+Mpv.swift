@@ -44,10 +44,8 @@ extension WatchRunner {
             session.leave()
         }
         coordinator.coordinateWithSession(session)
+        // The first report chooses the group's item (a session's queue starts empty): no transition.
         try? coordinator.reportItem(session.activity.item, identity: try? MediaIdentity.of(file: file), ready: true)
-        if isHost {
-            try? coordinator.transitionToItem(identifier: session.activity.item)
-        }
         let script = Task { try await runScript(coordinator: coordinator, events: events) }
         let ending = await untilOver(events: events)
         script.cancel()

@@ -26,6 +26,8 @@ struct WatchRunner {
     let file: String
     let options: WatchOptions
     let isHost: Bool
+    /// Every file of the command line, the first `file` (`WatchRunner+Queue.swift`); empty: `file` alone.
+    var media: [String] = []
     /// Whether this participant ended the session itself (its own `end` is no error).
     let endedHere = SharedFlag()
 
@@ -33,7 +35,10 @@ struct WatchRunner {
         // Issue 15 (party): SIGINT, SIGTERM and SIGHUP leave as `q` does (`ExitSignals`).
         let exitSignals = ExitSignals { [session] _ in session.leave() }
         defer { exitSignals.cancel() }
-        if options.player == .mpv { return try await runWithMpv() }
+        if options.player == .mpv {
+            guard watchedMedia.count == 1 else { throw CLIError.usage("a queue of files plays on the built-in player; give mpv one FILE") }
+            return try await runWithMpv()
+        }
         var sinks: [any VideoSink] = []
         let log = try options.presentationLog.map { path throws(MediaError) in try PresentationLog(path: path) }
         if let log { sinks.append(log) }
@@ -53,10 +58,13 @@ struct WatchRunner {
         let participantTask = Task { await events.followParticipants(session) }
         coordinator.coordinateWithSession(session)
         let identity = try? MediaIdentity.of(file: file)
+        // A queue of files: the host appends them all (the first becomes the group's item) before
+        // it reports, so that the report finds the queue chosen. One file: the first report
+        // chooses the group's item (a session's queue starts empty), so nobody transitions.
+        if isHost && watchedMedia.count > 1 { appendMedia(to: coordinator, events: events) }
         try? coordinator.reportItem(session.activity.item, identity: identity, ready: true)
-        if isHost {
-            try? coordinator.transitionToItem(identifier: session.activity.item)
-        }
+        let queueTask = followQueue(player: player, coordinator: coordinator, events: events)
+        defer { queueTask.cancel() }
         let keys = TerminalKeys()
         let script = Task {
             if let keys {
@@ -134,12 +142,13 @@ struct WatchRunner {
                     }
                     stall(player: player, coordinator: coordinator, seconds: seconds, waits: waits, events: events)
                 case "throttle": try throttle(player: player, words: words, events: events)
+                case "next", "prev", "queue": _ = try runQueueCommand(words, coordinator: coordinator)
                 case "wait": try await Task.sleep(for: .seconds(try seconds(words)))
                 case "leave": session.leave()
                 case "end":
                     endedHere.set()
                     session.end()
-                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, stall S [nowait], wait S, leave, end)", events: events)
+                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, next, prev, queue add PATH, stall S [nowait], wait S, leave, end)", events: events)
                 }
             } catch {
                 refuse("\(line): \(error)", events: events)
@@ -206,6 +215,8 @@ struct WatchRunner {
                 case .slower: try coordinator.coordinateRateChange(to: (max(0.25, (rate > 0 ? rate : 1) - 0.1) * 10).rounded() / 10)
                 case .faster: try coordinator.coordinateRateChange(to: (min(4, (rate > 0 ? rate : 1) + 0.1) * 10).rounded() / 10)
                 case .resetRate: try coordinator.coordinateRateChange(to: 1)
+                case .next: try coordinator.advanceToNextItem()
+                case .previous: try coordinator.returnToPreviousItem()
                 case .quit: session.leave()
                 case .end:
                     endedHere.set()
@@ -238,7 +249,8 @@ struct WatchRunner {
         while !Task.isCancelled {
             ticks += 1
             if options.jsonEvents && ticks % 20 == 0 { reportSync(player: player, coordinator: coordinator) }
-            let line = StatusLine.text(player: player, coordinator: coordinator, session: session, lastChange: lastChange.withLock { $0 })
+            let line = [StatusLine.text(player: player, coordinator: coordinator, session: session, lastChange: lastChange.withLock { $0 }),
+                        Self.queuePosition(coordinator.core)].compactMap { $0 }.joined(separator: "  ")
             if let renderer {
                 renderer.statusLine = line
             } else if interactive {
