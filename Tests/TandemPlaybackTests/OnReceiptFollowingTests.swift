@@ -142,9 +142,9 @@ import TandemTestKit
         // lead) shows it, not where the shared timeline is.
         let expected = host.player.mediaTime(atLocalTime: taken.anchorLocalTime)
         // The joiner, having seen no change of its own, takes the relay's shortest lead as the
-        // others'; the host ran ahead by that lead less its own delivery delay, a few ms at most
-        // on a loaded machine.
-        #expect(abs(taken.anchorMediaTime - expected) < 5_000_000, "\(taken.anchorMediaTime - expected) ns off the host")
+        // others'; the host ran ahead by that lead less its own delivery delay: a few ms, more on
+        // a loaded machine (5.4 ms seen in CI), and still far from the shared timeline, 30 ms behind.
+        #expect(abs(taken.anchorMediaTime - expected) < 10_000_000, "\(taken.anchorMediaTime - expected) ns off the host")
         let shared = Self.groupPosition(host.coordinator, at: taken.anchorLocalTime)
         #expect(taken.anchorMediaTime - shared > 10_000_000, "on the shared timeline, not where the others are")
         // Well into the clip, not at its start.
