@@ -45,7 +45,7 @@ public struct RelayEndpoint: Sendable, Hashable, CustomStringConvertible {
             guard !host.contains(":") else { return nil }
         }
         guard !host.isEmpty, host.unicodeScalars.allSatisfy(RelayEndpoint.isHostScalar),
-              portText.allSatisfy(\.isASCII), let port = UInt16(portText), port != 0 else { return nil }
+              portText.allSatisfy({ ("0"..."9").contains($0) }), let port = UInt16(portText), port != 0 else { return nil }
         self.init(host: String(host), port: port)
     }
 

@@ -23,7 +23,7 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
     }
 
     /// Connects to the one in-memory relay, whatever the index.
-    func connect(to relay: Int) {
+    func connect(to _: Int) {
         guard loop.clock.now() >= suspendedUntil else {
             loop.execute { [self] in delegate?.transportDisconnected("interrupted by the test hook") }
             return
