@@ -96,7 +96,7 @@ enum HostCommand: Command {
         do {
             relays = try RelayEndpoint.list(parsing: text)
         } catch {
-            throw .usage("--relay wants HOST:PORT[,HOST:PORT…]: \(error)")
+            throw .usage("--relay wants HOST:PORT[,HOST:PORT…], not '\(Invitation.redacted(text))': \(error)")
         }
         var numeric: [RelayEndpoint] = []
         for (index, relay) in relays.enumerated() {

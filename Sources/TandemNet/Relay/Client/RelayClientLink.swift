@@ -15,6 +15,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     private let continuation: AsyncStream<RelayEvent>.Continuation
     private let loop: any SerialEventLoop
     private let closed = Atomic<Bool>(false)
+    private let relayIndex = Atomic<Int>(0)
     private let joined = Mutex<RelayWelcome?>(nil)
 
     // Confined to the loop.
@@ -49,6 +50,10 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
 
     /// The participant this link speaks for.
     public let participant: ParticipantRecord
+
+    /// Which relay of the link's list (the connector's, an invite's `relays`) it is connected
+    /// to, or connecting to: 0 with a single relay.
+    public var currentRelay: Int { relayIndex.load(ordering: .relaxed) }
     private let requestCopy: RelayJoinRequest
 
     /// Joins: connects, authenticates, waits for the welcome and the datagram path.
@@ -76,6 +81,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
             transport.delegate = self
             ticker = loop.addTicker { [weak self] now in self?.tick(now) }
             apply(core.onTick(at: loop.clock.now()))
+            relayIndex.store(core.relay, ordering: .relaxed)
             transport.connect(to: core.relay)
         }
     }
@@ -249,6 +255,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
         for directive in directives {
             switch directive {
             case let .connect(relay):
+                relayIndex.store(relay, ordering: .relaxed)
                 transport.connect(to: relay)
             case .disconnect:
                 transport.disconnect()
