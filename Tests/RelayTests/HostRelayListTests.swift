@@ -6,11 +6,13 @@ import Testing
 /// `tandem host FILE --relay H1:P1,H2:P2` and `tandem join` with the invite it prints, as their
 /// own processes against `tandem serve`: the first relay listed is not listening, so the host
 /// creates the session on the second, the invite names both, and the guest lands there too and
-/// watches in step (its session clock probed at the relay it joined).
+/// watches (its session clock probed at the relay it joined). That relay runs with an injected
+/// clock error (`--clock-offset`, `--clock-drift-ppm`): participants follow its clock, whatever
+/// it reads.
 @Suite("Hosting on a list of relays")
 struct HostRelayListTests {
     @Test func aHostAndAGuestMeetOnTheSecondRelayWhenTheFirstIsDown() throws {
-        let live = try ServeProcess()
+        let live = try ServeProcess(arguments: ["--clock-offset", "-3.5", "--clock-drift-ppm", "300"])
         defer { live.stop() }
         let dead = try RelayListSocketTests.deadPort()
         let clip = SampleClip.h264.path
