@@ -39,6 +39,20 @@ struct RelayLinkFailoverTests {
         #expect(world.participants[ana].tokens.count == 1)
     }
 
+    @Test func aRelayThatAcceptsButNeverAnswersIsLeftAfterTheAttemptTimeout() throws {
+        var world = FailoverWorld(doors: [0, 0])
+        world.silent = [0]
+        let ana = world.add("ana", create: true)
+        world.start(ana)
+        #expect(world.participants[ana].welcome == nil)
+        world.advance(by: 2_900 * Self.ms)
+        #expect(world.participants[ana].connects == [0], "still waiting for the first relay")
+        world.advance(by: 200 * Self.ms)
+        #expect(world.participants[ana].connects == [0, 1])
+        #expect(world.participants[ana].attempts.last?.time == 3_010 * Self.ms, "one attempt timeout (3 s), on the next tick")
+        #expect(world.participants[ana].welcome?.created == true, "well within the whole join's 10 s")
+    }
+
     @Test func aRelayWithoutTheSessionIsPassedOver() throws {
         // Two independent relays; the session lives on the second only (its creator found the
         // first down, and created it on the second).
@@ -188,6 +202,8 @@ struct FailoverWorld {
     var participants: [Participant] = []
     /// The relays of the list that accept connections.
     var up: Set<Int>
+    /// The relays of the list that accept connections and then never answer.
+    var silent: Set<Int> = []
     var now: Int64 = 0
     let sessionID = UUID()
     let sessionKey = SigningKeyPair(seed: [UInt8](repeating: 7, count: 32))
@@ -312,7 +328,8 @@ struct FailoverWorld {
             case .disconnect:
                 if let connection = participants[index].connection { forget(connection, of: index) }
             case let .transmit(frame):
-                guard let connection = participants[index].connection, opened.contains(connection) else { continue }
+                guard let connection = participants[index].connection, opened.contains(connection),
+                      !silent.contains(participants[index].relay) else { continue }
                 let core = doors[participants[index].relay]
                 queue.append(.relay(core, cores[core].onFrame(frame, from: connection, at: now)))
             case let .joined(welcome, token):
