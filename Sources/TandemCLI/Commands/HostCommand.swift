@@ -40,7 +40,7 @@ enum HostCommand: Command {
         center.localClock = options.clock
         if let relay = arguments.value("relay") {
             // Standalone relays (`tandem serve`) elsewhere: the session starts on the first, the
-            // invite names them all; probe the first's time service.
+            // invite names them all; sessions probe the time service of the relay they joined on.
             let relays = try relayAddresses(relay)
             center.configure(relay: NetworkRelayConnector(relays: relays), relays: relays)
         } else {

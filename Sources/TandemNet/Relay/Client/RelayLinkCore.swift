@@ -225,8 +225,9 @@ struct RelayLinkCore: Sendable {
                     + (relays.count > 1 ? " (\(triedList()))" : "")))
             }
             // One of several relays that does not answer (a dropped SYN, a stalled handshake)
-            // must not take the whole join's time from the others.
-            if !hasJoined, relays.count > 1, now - attemptStarted > configuration.relayAttemptTimeout {
+            // must not take the whole join's time from the others; one still sending its
+            // welcome (a long ordered history) keeps its chance.
+            if !hasJoined, relays.count > 1, now - max(attemptStarted, lastHeard) > configuration.relayAttemptTimeout {
                 return [.disconnect] + relayFailed(RelayError(.unreachable, "no answer within \(configuration.relayAttemptTimeout / 1_000_000) ms"), at: now)
             }
             if hasJoined, now - lastHeard > configuration.silenceLimit {
