@@ -10,10 +10,26 @@ import TandemClock
 /// presentation logs on the raw monotonic clock are compared with session instants. The mapping
 /// to and from the raw clock is exact integer arithmetic, so a host's participants that read the
 /// relay's clock directly (`DerivedSessionClock`) see exactly what probers estimate.
+///
+/// As a benchmarking aid (`tandem serve --clock-offset S --clock-drift-ppm PPM`), the clock may
+/// also carry an injected error, `injecting(offset:driftPPM:)`: a further offset, and a drift
+/// that makes it gain `driftPPM` parts per million on the raw clock from the moment it was
+/// injected, so that participants' clock synchronisation against a relay has real work to do.
+/// With drift the mapping rounds to the nearest nanosecond each way.
 public struct SessionEpochClock: MonotonicDerivedClock {
-    /// Session time minus raw monotonic time, in nanoseconds.
+    /// Session time minus raw monotonic time at `origin`, in nanoseconds.
     public let offset: Int64
+    /// How much faster than the raw monotonic clock this clock runs, in parts per million.
+    public let driftPPM: Double
+    /// The raw monotonic reading from which the drift counts (at which the session time is
+    /// exactly the raw reading plus `offset`).
+    public let origin: Int64
     private let base = SystemClock()
+
+    /// The largest injected offset: a day either way, in nanoseconds.
+    public static let maximumInjectedOffset: Int64 = 86_400_000_000_000
+    /// The largest injected drift, in parts per million either way.
+    public static let maximumInjectedDrift = 1_000.0
 
     /// The random session clock starts in this range of readings: above 2^44 ns (about five
     /// hours), below 2^52 ns (about 52 days), so that it looks like any uptime, stays far from
@@ -26,6 +42,23 @@ public struct SessionEpochClock: MonotonicDerivedClock {
     public init(offset: Int64) {
         precondition(abs(offset) <= SessionEpochClock.maximumOffset, "a session epoch offset is within ±2^60 ns")
         self.offset = offset
+        driftPPM = 0
+        origin = 0
+    }
+
+    private init(offset: Int64, driftPPM: Double, origin: Int64) {
+        self.offset = offset
+        self.driftPPM = driftPPM
+        self.origin = origin
+    }
+
+    /// This clock with an injected error: `offset` ns more (within ±`maximumInjectedOffset`)
+    /// and gaining `driftPPM` (within ±`maximumInjectedDrift`) from now on. Nil outside the
+    /// bounds, or on a clock that drifts already.
+    public func injecting(offset injected: Int64, driftPPM drift: Double) -> SessionEpochClock? {
+        guard driftPPM == 0, abs(injected) <= SessionEpochClock.maximumInjectedOffset,
+              drift.isFinite, abs(drift) <= SessionEpochClock.maximumInjectedDrift else { return nil }
+        return SessionEpochClock(offset: offset + injected, driftPPM: drift, origin: base.now())
     }
 
     /// A session clock that reads a random value in `randomStart` now.
@@ -47,11 +80,17 @@ public struct SessionEpochClock: MonotonicDerivedClock {
     }
 
     /// The session time now.
-    public func now() -> Int64 { base.now() + offset }
+    public func now() -> Int64 { localTime(atMonotonic: base.now()) }
 
     /// The raw monotonic reading at session time `localTime`.
-    public func monotonicTime(atLocal localTime: Int64) -> Int64 { localTime - offset }
+    public func monotonicTime(atLocal localTime: Int64) -> Int64 {
+        guard driftPPM != 0 else { return localTime - offset }
+        return origin + Int64((Double(localTime - offset - origin) / (1 + driftPPM / 1e6)).rounded())
+    }
 
     /// The session time at raw monotonic reading `monotonicTime`.
-    public func localTime(atMonotonic monotonicTime: Int64) -> Int64 { monotonicTime + offset }
+    public func localTime(atMonotonic monotonicTime: Int64) -> Int64 {
+        guard driftPPM != 0 else { return monotonicTime + offset }
+        return monotonicTime + offset + Int64((Double(monotonicTime - origin) * driftPPM / 1e6).rounded())
+    }
 }

@@ -18,6 +18,8 @@ public final class ActivityCenter: Sendable {
         let host: String
         let port: UInt16
         let sessionClock: SessionClockSetting
+        /// The relays after the first that invites name (`configure(relay:relays:sessionClock:)`).
+        var furtherRelays: [RelayEndpoint] = []
     }
 
     private struct State {
@@ -71,6 +73,24 @@ public final class ActivityCenter: Sendable {
         eligibility.value = true
     }
 
+    /// Uses `connector` to reach the relays `relays` (the addresses written into invites, the
+    /// first where new sessions are created; a repeated one counts once, and at most
+    /// `RelayEndpoint.maximumCount` are named). An empty list is a programming error: it traps.
+    ///
+    /// - Parameters:
+    ///   - connector: how to reach the relays (a `NetworkRelayConnector` over the same list).
+    ///   - relays: the relays, as invites name them.
+    ///   - sessionClock: how sessions learn the session clock (`configure(relay:host:port:sessionClock:)`).
+    public func configure(relay connector: any RelayConnector, relays: [RelayEndpoint], sessionClock: SessionClockSetting = .probe) {
+        precondition(!relays.isEmpty, "configure a relay at least")
+        var relay = Relay(connector: connector, host: relays[0].host, port: relays[0].port, sessionClock: sessionClock)
+        var unique: [RelayEndpoint] = []
+        for endpoint in relays { unique = RelayEndpoint.appending(endpoint, to: unique) }
+        relay.furtherRelays = Array(unique.dropFirst().prefix(RelayEndpoint.maximumCount - 1))
+        state.withLock { $0.relay = relay }
+        eligibility.value = true
+    }
+
     /// This participant's local clock: the system's monotonic clock, or (as a benchmarking aid)
     /// one with an injected offset and drift, so that clock synchronisation has real work to do
     /// even when every participant runs on one machine. Set it before joining sessions.
@@ -114,7 +134,10 @@ public final class ActivityCenter: Sendable {
             return true
         }
         guard let relay else { throw GroupSessionError(.noRelay, "no relay is configured: start one with `tandem serve`, or host one") }
-        let invitation = Invitation(host: relay.host, port: relay.port, sessionID: UUID(), secret: SessionSecret())
+        let first = RelayEndpoint(host: relay.host, port: relay.port)
+        // Deduplicated and bounded by `configure`: the list is valid for an invite.
+        let invitation = (try? Invitation(relays: [first] + relay.furtherRelays, sessionID: UUID(), secret: SessionSecret()))
+            ?? Invitation(host: relay.host, port: relay.port, sessionID: UUID(), secret: SessionSecret())
         let bodies = BodySealer(secret: invitation.secret, sessionID: invitation.sessionID, identity: SigningKeyPair())
         let session = GroupSession(center: self, activity: activity, invitation: invitation, bodies: bodies, link: nil, welcome: nil)
         deliver(session, identifier: Activity.activityIdentifier)

@@ -115,12 +115,15 @@ extension GroupSession {
         for reader in readers { reader.yield(id) }
     }
 
-    func makeClockSource() -> (any SessionClockSource)? {
+    /// The session clock, probed at the invite's relay `relay` (where the link joined).
+    func makeClockSource(relay: Int = 0) -> (any SessionClockSource)? {
         switch center.relay?.sessionClock ?? .probe {
         case .derived(let relayClock):
             return DerivedSessionClock(relayClock: relayClock, localClock: center.localClock)
         case .probe:
-            guard let address = try? SocketAddress(host: invitation.host, port: invitation.port) else { return nil }
+            let relays = invitation.relays
+            let endpoint = relays[relays.indices.contains(relay) ? relay : 0]
+            guard let address = try? SocketAddress(host: endpoint.host, port: endpoint.port) else { return nil }
             return try? ProbedSessionClock(server: address, localClock: center.localClock)
         }
     }

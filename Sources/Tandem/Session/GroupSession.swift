@@ -205,7 +205,8 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
     /// Takes over a joined link: who is there, the journal and the ordered history so far, the
     /// session clock, and the link's events from now on.
     private func adopt(_ link: any RelayLink, welcome: RelayWelcome) {
-        let clockSource = makeClockSource()
+        // The relay of the invite's list that the link joined on (a joiner starts at a random one).
+        let clockSource = makeClockSource(relay: (link as? RelayClientLink)?.currentRelay ?? 0)
         let participants = welcome.participants.compactMap(verified)
         core.withLock { core in
             core.link = link

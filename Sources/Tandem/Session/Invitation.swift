@@ -1,19 +1,27 @@
 import Foundation
+import TandemNet
 
 /// An invite to a session: everything needed to join it, as a URL to pass on.
 ///
 /// `tandem://HOST:PORT/SESSION?k=SECRET`: the relay's address, the session's identity and its
 /// secret (base64url). Whoever holds it can join and read; the relay admits only those who prove
 /// they hold the secret, and never learns the key that seals the session's messages.
+///
+/// An invite may name further relays that serve the session, in the query so that it stays a
+/// valid URL: `tandem://H1:P1/SESSION?k=SECRET&r=H2:P2&r=[::1]:P3`, at most
+/// `RelayEndpoint.maximumCount` in all. `host` and `port` are the first; a participant starts at a
+/// random one of `relays` and moves to another when it fails.
 public struct Invitation: Sendable, Hashable, CustomStringConvertible {
-    /// The relay's host name or address (IPv6 without brackets).
+    /// The first relay's host name or address (IPv6 without brackets).
     public var host: String
-    /// The relay's port.
+    /// The first relay's port.
     public var port: UInt16
     /// The session.
     public var sessionID: UUID
     /// The session's secret.
     public var secret: SessionSecret
+    /// The relays after the first (`r=` in the query), in order, none repeated.
+    public private(set) var furtherRelays: [RelayEndpoint] = []
 
     /// An invite to `sessionID` on the relay at `host`:`port`.
     public init(host: String, port: UInt16, sessionID: UUID, secret: SessionSecret) {
@@ -23,13 +31,30 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
         self.secret = secret
     }
 
+    /// An invite to `sessionID` on `relays` (the first where the session was created): a
+    /// repeated relay is dropped; none, or more than `RelayEndpoint.maximumCount`, is an error.
+    public init(relays: [RelayEndpoint], sessionID: UUID, secret: SessionSecret) throws(InvitationError) {
+        guard let first = relays.first else { throw InvitationError("an invite names at least one relay") }
+        var unique: [RelayEndpoint] = []
+        for relay in relays { unique = RelayEndpoint.appending(relay, to: unique) }
+        guard unique.count <= RelayEndpoint.maximumCount else {
+            throw InvitationError("an invite names at most \(RelayEndpoint.maximumCount) relays, not \(unique.count)")
+        }
+        self.init(host: first.host, port: first.port, sessionID: sessionID, secret: secret)
+        furtherRelays = Array(unique.dropFirst())
+    }
+
+    /// Every relay of the session, the first (`host`:`port`) first.
+    public var relays: [RelayEndpoint] { [RelayEndpoint(host: host, port: port)] + furtherRelays }
+
     /// The invite as a URL.
     public var url: URL { URL(string: description)! }
 
     /// A line for people to read.
     public var description: String {
         let hostPart = host.contains(":") ? "[\(host)]" : host
-        return "tandem://\(hostPart):\(port)/\(sessionID.uuidString.lowercased())?k=\(secret.text)"
+        let further = furtherRelays.map { "&r=\($0)" }.joined()
+        return "tandem://\(hostPart):\(port)/\(sessionID.uuidString.lowercased())?k=\(secret.text)\(further)"
     }
 
     /// Reads an invite from its URL text; throws a clear error for anything else.
@@ -45,11 +70,25 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
         }
         let path = components.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         guard let sessionID = UUID(uuidString: path) else { throw InvitationError("the invite names no session") }
-        guard let key = components.queryItems?.first(where: { $0.name == "k" })?.value else {
+        let items = components.queryItems ?? []
+        guard let key = items.first(where: { $0.name == "k" })?.value else {
             throw InvitationError("the invite carries no secret (k=)")
         }
         guard let secret = SessionSecret(text: key) else { throw InvitationError("the invite's secret is malformed") }
-        self.init(host: host, port: UInt16(port), sessionID: sessionID, secret: secret)
+        // The further relays, `r=HOST:PORT` each; a relay named twice counts once. No error
+        // echoes a value: an invite's query carries its secret.
+        var relays = [RelayEndpoint(host: host, port: UInt16(port))]
+        let further = items.filter { $0.name == "r" }
+        for (index, item) in further.enumerated() {
+            guard let relay = item.value.flatMap({ RelayEndpoint(parsing: Substring($0)) }) else {
+                throw InvitationError("the invite's further relay \(index + 1) (r=) is not HOST:PORT (an IPv6 address in brackets)")
+            }
+            relays = RelayEndpoint.appending(relay, to: relays)
+            guard relays.count <= RelayEndpoint.maximumCount else {
+                throw InvitationError("the invite names more than \(RelayEndpoint.maximumCount) relays")
+            }
+        }
+        try self.init(relays: relays, sessionID: sessionID, secret: secret)
     }
 
     /// `text` with the value of every `k=` (an invite's secret) replaced by `…`, and without

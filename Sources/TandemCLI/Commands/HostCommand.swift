@@ -15,7 +15,7 @@ import TandemPlayback
 /// address) the address of the default route's interface, with a warning when it is private.
 enum HostCommand: Command {
     static let words = ["host"]
-    static let usage = "host FILE [--port P] [--bind ADDR] [--advertise HOST] [--relay HOST:PORT] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
+    static let usage = "host FILE [--port P] [--bind ADDR] [--advertise HOST] [--relay HOST:PORT[,HOST:PORT…]] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
         + "[--presentation-log PATH] [--events json] [--clock-offset S] [--clock-drift-ppm PPM] "
         + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] [--decode-throttle FACTOR (bench only)] " + RelayLimitOptions.usage
     static let summary = "host a watch-together session (on a relay of its own that outlives it, or --relay) and print its invite"
@@ -39,9 +39,10 @@ enum HostCommand: Command {
         center.displayName = options.name
         center.localClock = options.clock
         if let relay = arguments.value("relay") {
-            // A standalone relay (`tandem serve`) elsewhere: reach it, and probe its time service.
-            let (host, relayPort) = try relayAddress(relay)
-            center.configure(relay: NetworkRelayConnector(host: host, port: relayPort), host: host, port: relayPort)
+            // Standalone relays (`tandem serve`) elsewhere: the session starts on the first, the
+            // invite names them all; sessions probe the time service of the relay they joined on.
+            let relays = try relayAddresses(relay)
+            center.configure(relay: NetworkRelayConnector(relays: relays), relays: relays)
         } else {
             let relay = try DetachedRelay.obtain(port: port, bind: bind, epoch: sessionClock.offset,
                                                  forwarded: forwardedLimits(arguments))
@@ -85,15 +86,26 @@ enum HostCommand: Command {
         return address
     }
 
-    /// The relay named by `text`, `HOST:PORT`. An invite there is taken for its relay's address
-    /// only (a new session starts on that relay); its secret is neither used nor echoed, and
-    /// `$TANDEM_INVITE` is never read here.
-    static func relayAddress(_ text: String) throws(CLIError) -> (String, UInt16) {
-        if let invitation = try? Invitation(parsing: text) { return (invitation.host, invitation.port) }
-        guard let address = try? SocketAddress(parsing: text), address.port != 0 else {
-            throw .usage("--relay wants HOST:PORT, not '\(Invitation.redacted(text))'")
+    /// The relays named by `text`, `HOST:PORT[,HOST:PORT…]` (numeric addresses, at most
+    /// `RelayEndpoint.maximumCount`, a repeated one counted once), the first where the session
+    /// starts. An invite there is taken for its relays only (a new session starts on them); its
+    /// secret is neither used nor echoed, and `$TANDEM_INVITE` is never read here.
+    static func relayAddresses(_ text: String) throws(CLIError) -> [RelayEndpoint] {
+        if let invitation = try? Invitation(parsing: text) { return invitation.relays }
+        let relays: [RelayEndpoint]
+        do {
+            relays = try RelayEndpoint.list(parsing: text)
+        } catch {
+            throw .usage("--relay wants HOST:PORT[,HOST:PORT…], not '\(Invitation.redacted(text))': \(error)")
         }
-        return (address.host, address.port)
+        var numeric: [RelayEndpoint] = []
+        for (index, relay) in relays.enumerated() {
+            guard let address = try? SocketAddress(host: relay.host, port: relay.port) else {
+                throw .usage("--relay: relay \(index + 1) is not a numeric address (IPv4, or IPv6 in brackets)")
+            }
+            numeric.append(RelayEndpoint(host: address.host, port: relay.port))
+        }
+        return numeric
     }
 
     /// The most files one command line queues.

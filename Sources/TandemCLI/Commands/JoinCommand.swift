@@ -32,8 +32,7 @@ enum JoinCommand: Command {
         let center = ActivityCenter.shared
         center.displayName = options.name
         center.localClock = options.clock
-        center.configure(relay: NetworkRelayConnector(host: invitation.host, port: invitation.port),
-                         host: invitation.host, port: invitation.port)
+        center.configure(relay: NetworkRelayConnector(relays: invitation.relays), relays: invitation.relays)
         var sessions = WatchTogether.sessions().makeAsyncIterator()
         do {
             try await center.accept(invitation)

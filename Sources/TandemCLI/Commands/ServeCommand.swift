@@ -15,7 +15,8 @@ import TandemNet
 /// (its first line went to whoever started it) and removes the record as it exits.
 struct ServeCommand: Command {
     static let words = ["serve"]
-    static let usage = "serve [--port P] [--bind ADDR] [--session-epoch random|NS] [--stats-interval S] " + RelayLimitOptions.usage
+    static let usage = "serve [--port P] [--bind ADDR] [--session-epoch random|NS] [--clock-offset S] [--clock-drift-ppm PPM] "
+        + "[--stats-interval S] " + RelayLimitOptions.usage
     static let summary = "run a relay (TCP and UDP on one port, default 0.0.0.0:\(defaultPort)) until interrupted"
 
     /// The port a relay uses unless told otherwise: the time service's, which it also serves.
@@ -23,10 +24,10 @@ struct ServeCommand: Command {
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try Arguments(arguments, options: RelayLimitOptions.names.union(["port", "bind", "session-epoch", "stats-interval",
-                                                                                       "idle-exit", "record"]))
+                                                                                       "idle-exit", "record", "clock-offset", "clock-drift-ppm"]))
         try options.expectPositionals(atMost: 0)
         let address = try listenAddress(options, defaultPort: defaultPort)
-        let sessionClock = try sessionClock(options)
+        let sessionClock = try injectedClockError(options, on: try sessionClock(options))
         let configuration = try RelayLimitOptions.configuration(options)
         let statsInterval = try options.double("stats-interval")
         if let statsInterval, !(statsInterval > 0) { throw CLIError.usage("--stats-interval wants seconds above 0") }
@@ -48,6 +49,10 @@ struct ServeCommand: Command {
         print("relay listening on \(server.address) (TCP and UDP); memory limit \(configuration.memoryLimit) bytes; interrupt to stop")
         // Scripts read the port from this line, often through a pipe: do not let it sit in a buffer.
         fflush(nil)
+        if sessionClock.driftPPM != 0 || options.value("clock-offset") != nil {
+            printError("serve: the session clock runs with an injected error: --clock-offset \(options.value("clock-offset") ?? "0") s, "
+                + "--clock-drift-ppm \(sessionClock.driftPPM) (a benchmarking aid)")
+        }
         if let record { redirectOutput(beside: record) }
         let statisticsTimer = statsInterval.map { startStatistics(of: server, every: $0) }
         let signal = await waitForTermination(idleExit: idleExit.map { ($0, server) })
@@ -71,6 +76,28 @@ struct ServeCommand: Command {
             throw .usage("--session-epoch wants random or an offset in ns within ±2^60, not '\(text)'")
         }
         return clock
+    }
+
+    /// `clock` with the error `--clock-offset S` (seconds, within ±86400) and `--clock-drift-ppm
+    /// PPM` (within ±1000) inject, a benchmarking aid as participants' flags of the same names
+    /// are: the relay's time service and the instants it stamps then run off by that much. A
+    /// detached relay's record carries only an offset, so a drift is refused with `--record`.
+    static func injectedClockError(_ options: Arguments, on clock: SessionEpochClock) throws(CLIError) -> SessionEpochClock {
+        let offset = try options.double("clock-offset", default: 0)!
+        let drift = try options.double("clock-drift-ppm", default: 0)!
+        let maximumSeconds = Double(SessionEpochClock.maximumInjectedOffset) / 1e9
+        guard offset.isFinite, abs(offset) <= maximumSeconds else {
+            throw .usage("--clock-offset wants seconds within ±\(Int(maximumSeconds))")
+        }
+        guard drift.isFinite, abs(drift) <= SessionEpochClock.maximumInjectedDrift else {
+            throw .usage("--clock-drift-ppm wants parts per million within ±\(Int(SessionEpochClock.maximumInjectedDrift))")
+        }
+        if drift != 0, options.value("record") != nil { throw .usage("--clock-drift-ppm does not go with --record") }
+        guard offset != 0 || drift != 0 else { return clock }
+        guard let skewed = clock.injecting(offset: Int64((offset * 1e9).rounded()), driftPPM: drift) else {
+            throw .usage("--clock-offset or --clock-drift-ppm is out of range")
+        }
+        return skewed
     }
 
     /// Prints `server`'s counts on one line every `seconds`, until the returned timer is cancelled.

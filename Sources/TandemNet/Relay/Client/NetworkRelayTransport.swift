@@ -10,7 +10,10 @@ import TandemWire
 final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
     weak var delegate: (any RelayTransportDelegate)?
     let maximumDatagramBody = RelayDatagram.maximumBody
-    private let address: SocketAddress
+    /// The link's relays, in its list's order.
+    private let addresses: [SocketAddress]
+    /// The relay of the current (or last) connection, where datagrams go too.
+    private var address: SocketAddress
     private let loop: EventLoop
     private var socket: TCPSocket?
     private var connected = false
@@ -30,16 +33,20 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
     private static let registrationRetry: Int64 = 100_000_000
     private static let registrationRefresh: Int64 = 5_000_000_000
 
-    init(address: SocketAddress, loop: EventLoop) {
-        self.address = address
+    /// A transport to the relays at `addresses` (at least one), the first until told otherwise.
+    init(addresses: [SocketAddress], loop: EventLoop) {
+        precondition(!addresses.isEmpty, "a transport needs a relay")
+        self.addresses = addresses
+        address = addresses[0]
         self.loop = loop
     }
 
-    func connect() {
+    func connect(to relay: Int) {
         guard loop.clock.now() >= suspendedUntil else {
             return later { $0.transportDisconnected("interrupted by the test hook") }
         }
         teardown()
+        address = addresses[relay]
         do {
             let socket = try TCPSocket(family: address.family)
             try socket.setNoDelay()
@@ -66,6 +73,9 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
     func registerDatagrams(token: [UInt8]) {
         self.token = token
         registered = false
+        // A datagram path registered with another relay (before a move) is dropped.
+        if let datagrams { loop.deregister(datagrams.descriptor) }
+        datagrams = nil
         do {
             let datagrams = try UDPSocket(family: address.family)
             try datagrams.connect(to: address)

@@ -15,6 +15,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     private let continuation: AsyncStream<RelayEvent>.Continuation
     private let loop: any SerialEventLoop
     private let closed = Atomic<Bool>(false)
+    private let relayIndex = Atomic<Int>(0)
     private let joined = Mutex<RelayWelcome?>(nil)
 
     // Confined to the loop.
@@ -29,12 +30,15 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     private var hasLeft = false
     private var eventObserver: ((RelayEvent) -> Void)?
 
-    init(request: RelayJoinRequest, configuration: RelayLinkConfiguration, loop: any SerialEventLoop, transport: any RelayTransport) {
+    /// A link for `request` over `transport`, whose relays (one by default) `relays` names in
+    /// order; `randomness` (a random draw) picks the relay a joiner starts at.
+    init(request: RelayJoinRequest, configuration: RelayLinkConfiguration, loop: any SerialEventLoop, transport: any RelayTransport,
+         relays: [String] = ["the relay"], randomness: UInt64 = 0) {
         self.loop = loop
         self.transport = transport
         participant = request.participant
         requestCopy = request
-        core = RelayLinkCore(request: request, configuration: configuration, at: loop.clock.now())
+        core = RelayLinkCore(request: request, configuration: configuration, relays: relays, randomness: randomness, at: loop.clock.now())
         (events, continuation) = AsyncStream.makeStream(of: RelayEvent.self, bufferingPolicy: .unbounded)
     }
 
@@ -46,6 +50,10 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
 
     /// The participant this link speaks for.
     public let participant: ParticipantRecord
+
+    /// Which relay of the link's list (the connector's, an invite's `relays`) it is connected
+    /// to, or connecting to: 0 with a single relay.
+    public var currentRelay: Int { relayIndex.load(ordering: .relaxed) }
     private let requestCopy: RelayJoinRequest
 
     /// Joins: connects, authenticates, waits for the welcome and the datagram path.
@@ -73,7 +81,8 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
             transport.delegate = self
             ticker = loop.addTicker { [weak self] now in self?.tick(now) }
             apply(core.onTick(at: loop.clock.now()))
-            transport.connect()
+            relayIndex.store(core.relay, ordering: .relaxed)
+            transport.connect(to: core.relay)
         }
     }
 
@@ -245,8 +254,9 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     private func apply(_ directives: [RelayLinkDirective]) {
         for directive in directives {
             switch directive {
-            case .connect:
-                transport.connect()
+            case let .connect(relay):
+                relayIndex.store(relay, ordering: .relaxed)
+                transport.connect(to: relay)
             case .disconnect:
                 transport.disconnect()
             case let .transmit(frame):
@@ -255,6 +265,9 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
                 datagramToken = token
                 pendingWelcome = welcome
                 joinedAt = loop.clock.now()
+                transport.registerDatagrams(token: token)
+            case let .registerDatagrams(token):
+                datagramToken = token
                 transport.registerDatagrams(token: token)
             case let .joinFailed(error):
                 joinWaiter?(.failure(error))

@@ -18,6 +18,10 @@ public struct RelayLinkConfiguration: Sendable, Hashable {
     /// How long the link keeps trying to reconnect before it fails for good. The relay's grace
     /// period usually ends it sooner: the relay then refuses the resumption.
     public var reconnectLimit: Int64 = 30_000_000_000
+    /// Joining over several relays: how long one may stay silent (from the connection attempt,
+    /// or from its last frame) before the link tries the next, so that a relay that drops the
+    /// connection attempt, or stalls, does not use up `joinTimeout`.
+    public var relayAttemptTimeout: Int64 = 3_000_000_000
     /// How long `leave()` waits for the relay to acknowledge before closing anyway.
     public var leaveTimeout: Int64 = 2_000_000_000
     /// How long joining waits for the relay to confirm the datagram path before going on

@@ -3,10 +3,18 @@ import TandemWire
 
 /// A participant's side of the relay protocol, with no I/O: the handshake, sequence numbers and
 /// acknowledgements, sending again after a reconnection, dropping what arrives twice, requests,
-/// pings and reconnection timing.
+/// pings and reconnection timing, and which relay of the link's list to connect to.
 ///
 /// Both transports' links run it: `RelayClientLink` feeds it what its transport reports and
 /// carries out the directives it returns. Time comes with each call.
+///
+/// With several relays (an invite that names more than one), the link starts at a random one
+/// (the first when it creates the session) and moves to the next of the list whenever a
+/// connection cannot be opened, is lost, or reaches a relay that does not hold the session.
+/// Before the first join it tries each relay once, at once, and fails naming every relay and what
+/// it said; once joined it goes round the list with the usual backoff until the reconnection
+/// limit, skipping relays that said the session is not there (each gets another chance after
+/// the next successful resumption), and fails for good when every relay says so.
 struct RelayLinkCore: Sendable {
     enum Phase: Sendable, Equatable {
         /// Opening a connection.
@@ -32,6 +40,16 @@ struct RelayLinkCore: Sendable {
 
     let request: RelayJoinRequest
     let configuration: RelayLinkConfiguration
+    /// The relays of the link's list, as errors name them.
+    let relays: [String]
+    /// The relay of the current connection, or of the next one.
+    private(set) var relay: Int
+    /// The relay the link last joined or resumed on.
+    private var joinedRelay: Int?
+    /// Relays that said the session is not there, since the last successful resumption.
+    private var absent: Set<Int> = []
+    /// What each relay said when last tried and failed, since the last success, for the error.
+    private var failures: [Int: String] = [:]
     private(set) var phase = Phase.connecting
     private(set) var hasJoined = false
     private var welcome: RelayWelcome?
@@ -49,13 +67,23 @@ struct RelayLinkCore: Sendable {
     private var lastHeard: Int64
     private var lastPing: Int64
     private var interruptedAt: Int64 = 0
+    /// When the current attempt at a relay began (its connection was asked for).
+    private var attemptStarted: Int64
     private var reconnectAt: Int64 = 0
     private var reconnectDelay: Int64
 
-    init(request: RelayJoinRequest, configuration: RelayLinkConfiguration, at now: Int64) {
+    /// A link for `request` over the relays named `relays` (one, by default), starting at the
+    /// first when it creates the session, else at the one `randomness` (a random draw the shell
+    /// injects, seeded in tests) picks.
+    init(request: RelayJoinRequest, configuration: RelayLinkConfiguration, relays: [String] = ["the relay"],
+         randomness: UInt64 = 0, at now: Int64) {
+        precondition(!relays.isEmpty, "a link needs a relay")
         self.request = request
         self.configuration = configuration
+        self.relays = relays
+        relay = request.createIfAbsent ? 0 : Int(randomness % UInt64(relays.count))
         startedAt = now
+        attemptStarted = now
         lastHeard = now
         lastPing = now
         lastAcknowledgement = AcknowledgementSchedule.start(request.participant.id, at: now, interval: configuration.acknowledgementInterval)
@@ -93,20 +121,15 @@ struct RelayLinkCore: Sendable {
         case .closed, .interrupted:
             return []
         case .connecting, .greeting, .proving, .welcoming:
-            guard hasJoined else {
-                return close(joinError: RelayError(.unreachable, reason))
-            }
-            // A failed attempt at resuming: try again after a longer pause.
-            phase = .interrupted
-            reconnectAt = now + reconnectDelay
-            reconnectDelay = min(reconnectDelay * 2, 1_000_000_000)
-            return []
+            return relayFailed(RelayError(.unreachable, reason), at: now)
         case .joined:
             if let leaving, leaving > 0 { return close(leaving: true) }
             phase = .interrupted
             interruptedAt = now
             reconnectDelay = configuration.reconnectDelay
             reconnectAt = now + reconnectDelay
+            // Lost: the next attempt goes to the next relay of the list.
+            if let next = nextRelay(after: relay) { relay = next }
             return [.emit(.connectionInterrupted)]
         }
     }
@@ -130,7 +153,7 @@ struct RelayLinkCore: Sendable {
             if exists {
                 return [.transmit(.proof(sessionSignature: sessionSignature, participantSignature: participantSignature))]
             }
-            guard request.createIfAbsent, !hasJoined else { return fail(RelayError(.sessionNotFound, request.sessionID.uuidString)) }
+            guard request.createIfAbsent, !hasJoined else { return lacksSession(request.sessionID.uuidString, at: now) }
             return [.transmit(.claim(verifier: request.sessionKey.publicKey, sessionSignature: sessionSignature,
                                      participantSignature: participantSignature))]
         case let .welcome(frame):
@@ -147,6 +170,8 @@ struct RelayLinkCore: Sendable {
             phase = .welcoming(attachments: 0, history: history - 1)
             return history == 1 ? completeJoin() : []
         case let .refusal(fault), let .error(fault):
+            // "Session not found" is this relay's answer: another of the list may hold it.
+            if fault.code == .sessionNotFound, phase == .greeting || phase == .proving { return lacksSession(fault.text, at: now) }
             return fail(Self.error(fault))
         case let .ack(through):
             acknowledge(through: through)
@@ -196,7 +221,14 @@ struct RelayLinkCore: Sendable {
             return []
         case .connecting, .greeting, .proving, .welcoming:
             if !hasJoined, now - startedAt > configuration.joinTimeout {
-                return close(joinError: RelayError(.timedOut, "no welcome from the relay within \(configuration.joinTimeout / 1_000_000) ms"))
+                return close(joinError: RelayError(.timedOut, "no welcome from the relay within \(configuration.joinTimeout / 1_000_000) ms"
+                    + (relays.count > 1 ? " (\(triedList()))" : "")))
+            }
+            // One of several relays that does not answer (a dropped SYN, a stalled handshake)
+            // must not take the whole join's time from the others; one still sending its
+            // welcome (a long ordered history) keeps its chance.
+            if !hasJoined, relays.count > 1, now - max(attemptStarted, lastHeard) > configuration.relayAttemptTimeout {
+                return [.disconnect] + relayFailed(RelayError(.unreachable, "no answer within \(configuration.relayAttemptTimeout / 1_000_000) ms"), at: now)
             }
             if hasJoined, now - lastHeard > configuration.silenceLimit {
                 return [.disconnect] + onDisconnected("no answer while resuming", at: now)
@@ -204,12 +236,14 @@ struct RelayLinkCore: Sendable {
             return []
         case .interrupted:
             if now - interruptedAt > configuration.reconnectLimit {
-                return fail(RelayError(.disconnected, "could not reconnect within \(configuration.reconnectLimit / 1_000_000_000) s"))
+                return fail(RelayError(.disconnected, "could not reconnect within \(configuration.reconnectLimit / 1_000_000_000) s"
+                    + (relays.count > 1 ? " (\(triedList()))" : "")))
             }
             guard now >= reconnectAt else { return [] }
             phase = .connecting
             lastHeard = now
-            return [.connect]
+            attemptStarted = now
+            return [.connect(relay: relay)]
         case .joined:
             if let leaving, leaving > 0, now - leaveStarted > configuration.leaveTimeout { return close(leaving: true) }
             if now - lastHeard > configuration.silenceLimit {
@@ -243,6 +277,7 @@ struct RelayLinkCore: Sendable {
     }
 
     private mutating func welcomed(_ frame: RelayWelcomeFrame, at now: Int64) -> [RelayLinkDirective] {
+        let previousToken = token
         token = frame.token
         guard frame.resumed else {
             welcome = RelayWelcome(
@@ -257,14 +292,81 @@ struct RelayLinkCore: Sendable {
         phase = .joined
         reconnectDelay = configuration.reconnectDelay
         var directives: [RelayLinkDirective] = [.emit(.connectionResumed)]
+        // On another relay, or with a new token: the datagram path is registered there afresh.
+        if joinedRelay != relay || frame.token != previousToken { directives.append(.registerDatagrams(token: frame.token)) }
+        succeeded()
         for frame in unacknowledged[unacknowledgedHead...] { directives.append(.transmit(frame)) }
         return directives
+    }
+
+    /// Joined or resumed on `relay`: every relay gets a fresh chance from now on.
+    private mutating func succeeded() {
+        joinedRelay = relay
+        absent.removeAll()
+        failures.removeAll()
+    }
+
+    /// The relay said the session is not there: another relay of the list may hold it.
+    private mutating func lacksSession(_ text: String, at now: Int64) -> [RelayLinkDirective] {
+        absent.insert(relay)
+        return [.disconnect] + relayFailed(RelayError(.sessionNotFound, text), at: now)
+    }
+
+    /// The current relay failed (could not be reached, dropped the connection while joining or
+    /// resuming, or lacks the session): move to the next relay, or fail when none is left.
+    private mutating func relayFailed(_ error: RelayError, at now: Int64) -> [RelayLinkDirective] {
+        failures[relay] = error.code == .sessionNotFound ? "session not found" : error.detail
+        guard hasJoined else {
+            // Joining: each relay once, one after the other, at once.
+            guard relays.count > 1 else { return close(joinError: error) }
+            guard let next = nextRelay(after: relay, untried: true) else { return close(joinError: combinedError()) }
+            relay = next
+            phase = .connecting
+            attemptStarted = now
+            return [.disconnect, .connect(relay: next)]
+        }
+        guard let next = nextRelay(after: relay) else {
+            // Every relay says the session is not there.
+            return fail(relays.count > 1 ? combinedError() : error)
+        }
+        // A failed attempt at resuming: try the next relay after a longer pause.
+        relay = next
+        phase = .interrupted
+        reconnectAt = now + reconnectDelay
+        reconnectDelay = min(reconnectDelay * 2, 1_000_000_000)
+        return []
+    }
+
+    /// The relay after `current` in the list, going round, that may hold the session (and,
+    /// with `untried`, that has not failed yet); nil when there is none.
+    private func nextRelay(after current: Int, untried: Bool = false) -> Int? {
+        for step in 1...relays.count {
+            let candidate = (current + step) % relays.count
+            if absent.contains(candidate) || (untried && failures[candidate] != nil) { continue }
+            return candidate
+        }
+        return nil
+    }
+
+    /// The relays tried and what each said, in the list's order: no secret is in any of it.
+    private func triedList() -> String {
+        relays.indices.compactMap { index in failures[index].map { "\(relays[index]): \($0)" } }.joined(separator: "; ")
+    }
+
+    /// The error of a link that tried every relay: session not found when every one said so,
+    /// unreachable when any could not be reached.
+    private func combinedError() -> RelayError {
+        guard absent.count == relays.count else {
+            return RelayError(.unreachable, "no relay of \(relays.count) could be joined (\(triedList()))")
+        }
+        return RelayError(.sessionNotFound, "\(request.sessionID.uuidString) (tried \(relays.count) relays: \(triedList()))")
     }
 
     private mutating func completeJoin() -> [RelayLinkDirective] {
         guard let welcome else { return [] }
         phase = .joined
         hasJoined = true
+        succeeded()
         var directives: [RelayLinkDirective] = [.joined(welcome, token: token)]
         // Frames submitted before the welcome (none in practice) go now.
         for frame in unacknowledged[unacknowledgedHead...] { directives.append(.transmit(frame)) }

@@ -7,13 +7,16 @@ protocol RelayTransport: AnyObject {
     var delegate: (any RelayTransportDelegate)? { get set }
     /// The largest unreliable body that goes in a datagram; a larger one goes over the connection.
     var maximumDatagramBody: Int { get }
-    /// Opens a new connection; the delegate hears `transportConnected` or `transportDisconnected`.
-    func connect()
+    /// Opens a new connection to the relay at index `relay` of the link's list (0 when there is
+    /// one); the delegate hears `transportConnected` or `transportDisconnected`. Datagrams go to
+    /// the relay last connected to.
+    func connect(to relay: Int)
     /// Sends a frame on the current connection (dropped when there is none).
     func transmit(_ frame: RelayFrame)
     /// Closes the current connection without telling the delegate.
     func disconnect()
-    /// Starts registering the datagram path for `token`; the delegate hears
+    /// Starts registering the datagram path for `token` with the relay last connected to (any
+    /// earlier registration is dropped); the delegate hears
     /// `transportDatagramsReady` once the relay confirms.
     func registerDatagrams(token: [UInt8])
     /// Sends a datagram to the relay (at most once; may be lost).

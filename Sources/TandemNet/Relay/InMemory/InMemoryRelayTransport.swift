@@ -22,7 +22,8 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
         self.loop = loop
     }
 
-    func connect() {
+    /// Connects to the one in-memory relay, whatever the index.
+    func connect(to _: Int) {
         guard loop.clock.now() >= suspendedUntil else {
             loop.execute { [self] in delegate?.transportDisconnected("interrupted by the test hook") }
             return
