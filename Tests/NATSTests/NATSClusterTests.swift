@@ -41,7 +41,7 @@ struct NATSClusterTests {
         var last: UInt64 = 0
         func propose(_ index: Int) async throws -> JetStreamPubAck {
             let ack = try await jetStream.publish("ordered.session", payload: "proposal \(index)".bytes, options: JetStreamPublishOptions(
-                messageID: "proposal-\(index)", expectedLastSubjectSequence: last, attemptTimeout: .seconds(1), retryWindow: .seconds(15)))
+                messageID: "proposal-\(index)", expectedLastSubjectSequence: last, attemptTimeout: .milliseconds(500), retryWindow: .seconds(15)))
             last = ack.sequence
             return ack
         }

@@ -79,7 +79,7 @@ public struct JetStream: Sendable {
             }
             guard clock.now.advanced(by: wait) < end else { throw failure }
             try? await Task.sleep(for: wait)
-            wait = min(wait * 2, .milliseconds(500))
+            wait = min(wait * 2, .milliseconds(250))
         }
     }
 
