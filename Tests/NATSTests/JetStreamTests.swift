@@ -123,3 +123,67 @@ struct JetStreamTests {
         await connection.close()
     }
 }
+
+@Suite(.enabled(if: NATSServerProcess.isAvailable, "nats-server is not installed"))
+struct JetStreamOrderedConsumerRecoveryTests {
+    @Test func anOrderedConsumerStartsAgainAfterItsServerRestartsSkippingAndRepeatingNothing() async throws {
+        let server = try NATSServerProcess()
+        defer { server.stop() }
+        var configuration = NATSConfiguration()
+        configuration.reconnectWait = 50_000_000
+        configuration.maximumReconnectWait = 200_000_000
+        let connection = try await NATSConnection.connect(to: server.url, configuration: configuration)
+        let jetStream = JetStream(connection: connection)
+        try await jetStream.createStream(JetStreamStreamConfiguration(name: "DURABLE", subjects: ["durable.>"], storage: .file, duplicateWindow: 60_000_000_000))
+        for index in 0..<5 { _ = try await jetStream.publish("durable.s", payload: "m\(index)".bytes, options: .init(messageID: "m\(index)")) }
+        let consumer = jetStream.orderedConsumer(stream: "DURABLE", subject: "durable.s", heartbeat: .milliseconds(300))
+        let progress = AsyncStream.makeStream(of: Int.self)
+        let reader = Task {
+            var received: [JetStreamStoredMessage] = []
+            for try await message in consumer {
+                received.append(message)
+                progress.continuation.yield(received.count)
+                if received.count == 10 { break }
+            }
+            return received
+        }
+        // The first five arrive before the restart; the consumer's server-side state dies with it.
+        try await within(5, "the first five messages") {
+            for await count in progress.stream where count == 5 { return }
+        }
+        server.kill()
+        try server.start()
+        for index in 5..<10 { _ = try await jetStream.publish("durable.s", payload: "m\(index)".bytes, options: .init(messageID: "m\(index)")) }
+        let received = try await within(15, "all ten messages after the restart") { try await reader.value }
+        consumer.stop()
+        #expect(received.map(\.payload.text) == (0..<10).map { "m\($0)" })
+        #expect(received.map(\.sequence) == Array(1...10))
+        await connection.close()
+    }
+}
+
+@Suite(.enabled(if: NATSServerProcess.isAvailable, "nats-server is not installed"))
+struct NATSSubscriptionTests {
+    @Test func unsubscribingEndsTheSequenceAndASlowReaderCountsWhatWasDropped() async throws {
+        let server = try NATSServerProcess()
+        defer { server.stop() }
+        var configuration = NATSConfiguration()
+        configuration.subscriptionBufferLimit = 10
+        let connection = try await NATSConnection.connect(to: server.url, configuration: configuration)
+        let subscription = try await connection.subscribe(to: "flood")
+        try await connection.flush()
+        for index in 0..<50 { try await connection.publish("flood", payload: "\(index)".bytes) }
+        try await connection.flush()
+        // A flush's PONG follows every message the server sent before it on this connection.
+        try await connection.flush()
+        #expect(subscription.droppedCount == 40)
+        await subscription.unsubscribe()
+        let kept = try await within(5, "the buffered messages, then the end") {
+            var kept: [String] = []
+            for try await message in subscription { kept.append(message.payload.text) }
+            return kept
+        }
+        #expect(kept == (0..<10).map(String.init))
+        await connection.close()
+    }
+}

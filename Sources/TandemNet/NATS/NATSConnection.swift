@@ -32,7 +32,7 @@ public final class NATSConnection: @unchecked Sendable {
     private var outputStart = 0
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     private var wakeTask: ScheduledTask?
-    private var requestWaiters: [UInt64: CheckedContinuation<Result<NATSMessage, NATSError>, Never>] = [:]
+    private var requestWaiters: [UInt64: @Sendable (Result<NATSMessage, NATSError>) -> Void] = [:]
     private var flushWaiters: [UInt64: CheckedContinuation<Result<Void, NATSError>, Never>] = [:]
     private var subscribers: [UInt64: Subscriber] = [:]
     private var startWaiter: CheckedContinuation<Result<Void, NATSError>, Never>?
@@ -207,16 +207,31 @@ public final class NATSConnection: @unchecked Sendable {
         let nanoseconds = timeout.map(NATSConnection.nanoseconds)
         let result: Result<NATSMessage, NATSError> = await withCheckedContinuation { continuation in
             loop.execute { [self] in
-                do throws(NATSError) {
-                    let (id, directives) = try core.request(subject, headers: headers, payload: payload, timeout: nanoseconds, at: loop.clock.now())
-                    requestWaiters[id] = continuation
-                    perform(directives)
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
+                requestOnLoop(subject, payload: payload, headers: headers, timeout: nanoseconds) { continuation.resume(returning: $0) }
             }
         }
         return try result.get()
+    }
+
+    /// `request` for a shell on the connection's own loop: `completion` runs on the loop with
+    /// the reply or the error, never before this returns. `timeout` in nanoseconds (the
+    /// configuration's by default). Loop only.
+    package func requestOnLoop(_ subject: String, payload: [UInt8], headers: NATSHeaders? = nil, timeout: Int64? = nil,
+                               completion: @escaping @Sendable (Result<NATSMessage, NATSError>) -> Void) {
+        loop.preconditionInLoop()
+        do throws(NATSError) {
+            let (id, directives) = try core.request(subject, headers: headers, payload: payload, timeout: timeout, at: loop.clock.now())
+            requestWaiters[id] = completion
+            perform(directives)
+        } catch {
+            loop.execute { completion(.failure(error)) }
+        }
+    }
+
+    /// `subscribe(to:queue:handler:)` for a shell on the connection's own loop: no hop. Loop only.
+    package func subscribeOnLoop(_ subject: String, queue: String? = nil, handler: @escaping @Sendable (NATSMessage) -> Void) throws(NATSError) -> UInt64 {
+        loop.preconditionInLoop()
+        return try subscribeOnLoop(subject, queue: queue, subscriber: .handler(handler))
     }
 
     /// Waits until the server has processed everything sent before (a `PING` and its `PONG`),
@@ -287,7 +302,7 @@ public final class NATSConnection: @unchecked Sendable {
                 case let .stream(continuation, _)?: continuation.finish(throwing: error)
                 case .handler?, nil: break
                 }
-            case let .complete(id, result): requestWaiters.removeValue(forKey: id)?.resume(returning: result)
+            case let .complete(id, result): requestWaiters.removeValue(forKey: id)?(result)
             case let .flushed(id, result): flushWaiters.removeValue(forKey: id)?.resume(returning: result)
             case let .event(event): report(event)
             case let .wake(deadline):
