@@ -187,3 +187,26 @@ struct NATSSubscriptionTests {
         await connection.close()
     }
 }
+
+@Suite(.enabled(if: NATSServerProcess.isAvailable, "nats-server is not installed"))
+struct JetStreamKeyValueTests {
+    @Test func putsGetsUpdatesOnTheExpectedRevisionAndDeletes() async throws {
+        let server = try NATSServerProcess()
+        defer { server.stop() }
+        let connection = try await NATSConnection.connect(to: server.url)
+        let bucket = try await JetStreamKeyValue.createBucket("cursors", in: JetStream(connection: connection))
+        #expect(try await bucket.get("alice") == nil)
+        let first = try await bucket.update("alice", "1".bytes, expectedRevision: 0)
+        let second = try await bucket.update("alice", "2".bytes, expectedRevision: first)
+        await #expect { try await bucket.update("alice", "stale".bytes, expectedRevision: first) } throws: {
+            ($0 as? JetStreamError)?.kind == .wrongLastSequence
+        }
+        #expect(try await bucket.get("alice") == JetStreamKeyValue.Entry(key: "alice", value: "2".bytes, revision: second))
+        try await bucket.put("bob", "b".bytes)
+        try await bucket.delete("alice")
+        #expect(try await bucket.get("alice") == nil)
+        #expect(try await bucket.get("bob")?.value == "b".bytes)
+        await #expect { try await bucket.put("no spaces", []) } throws: { ($0 as? JetStreamError)?.reason.contains("not a key") == true }
+        await connection.close()
+    }
+}
