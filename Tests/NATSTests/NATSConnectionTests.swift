@@ -27,6 +27,9 @@ struct NATSConnectionTests {
         #expect(connection.serverInfo?.headers == true)
         await connection.close()
         #expect(connection.isClosed)
+        await #expect { try await connection.publish("greet.a", payload: []) } throws: { ($0 as? NATSError)?.kind == .closed }
+        await #expect { _ = try await connection.request("greet.a", payload: []) } throws: { ($0 as? NATSError)?.kind == .closed }
+        await connection.close()
     }
 
     @Test func requestsGetRepliesNoRespondersOrTimeOut() async throws {

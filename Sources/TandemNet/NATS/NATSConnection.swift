@@ -16,6 +16,7 @@ import Synchronization
 public final class NATSConnection: @unchecked Sendable {
     private let loop: EventLoop
     private let ownsLoop: Bool
+    private let configuration: NATSConfiguration
     private let status = Mutex(Status())
 
     private struct Status {
@@ -53,6 +54,7 @@ public final class NATSConnection: @unchecked Sendable {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
         let token = String((0..<22).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] })
         core = NATSConnectionCore(url: url, configuration: configuration, inboxPrefix: "_INBOX.\(token)", seed: generator.next())
+        self.configuration = configuration
         self.loop = loop
         self.ownsLoop = ownsLoop
     }
@@ -164,7 +166,7 @@ public final class NATSConnection: @unchecked Sendable {
     /// Subscribes to `subject` (wildcards allowed), in queue group `queue` if given; iterate the
     /// result for its messages. The subscription is renewed on every reconnection.
     public func subscribe(to subject: String, queue: String? = nil) async throws(NATSError) -> NATSSubscription {
-        let limit = core.configuration.subscriptionBufferLimit
+        let limit = configuration.subscriptionBufferLimit
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: NATSMessage.self, throwing: (any Error).self, bufferingPolicy: .bufferingOldest(limit))
         let state = NATSSubscription.State()
         let sid = try await onLoop { (connection: NATSConnection) throws(NATSError) -> UInt64 in
@@ -253,18 +255,16 @@ public final class NATSConnection: @unchecked Sendable {
     }
 
     /// Closes the connection for good: outstanding requests fail with `closed`, subscriptions
-    /// finish, and the connection's own loop stops. What was written is sent if the socket takes
-    /// it at once; `flush()` first to be sure the server has it.
+    /// finish, and later operations throw `closed`. What was written is sent if the socket takes
+    /// it at once; `flush()` first to be sure the server has it. The connection's own loop
+    /// thread ends when the connection is released (so that a call racing the close still
+    /// gets its answer rather than waiting on a stopped loop).
     public func close() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             loop.execute { [self] in
                 perform(core.close(at: loop.clock.now()))
                 continuation.resume()
             }
-        }
-        if ownsLoop {
-            loop.stop()
-            loop.reset()
         }
     }
 
