@@ -12,7 +12,8 @@ import TandemNet
 /// `start()` waits (bounded) until the server answers `/healthz`; `kill()` ends it with SIGKILL
 /// as a crash would, and `start()` brings it back on the same ports and store. `stop()` (and
 /// `deinit`, should a test end early) ends the process and removes the store, so that no server
-/// outlives its test.
+/// outlives its test; servers left by a test process that crashed or was killed are ended by the
+/// next one to start a server (their directory names the owner that is gone).
 public final class NATSServerProcess: @unchecked Sendable {
     /// How clients authenticate.
     public enum Authentication: Sendable, Hashable {
@@ -69,9 +70,13 @@ public final class NATSServerProcess: @unchecked Sendable {
             self.directory = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-nats-\(UUID().uuidString)")
             removesDirectory = true
         }
+        _ = NATSServerProcess.reapOrphans
         try FileManager.default.createDirectory(at: self.directory.appendingPathComponent("store"), withIntermediateDirectories: true)
+        let root = directory ?? self.directory
+        try String(getpid()).write(to: root.appendingPathComponent("owner.pid"), atomically: true, encoding: .utf8)
         var config = """
         server_name: "\(name)"
+        pid_file: "\(self.directory.appendingPathComponent("nats.pid").path)"
         listen: "127.0.0.1:\(port)"
         http: "127.0.0.1:\(monitorPort)"
         jetstream {
@@ -167,6 +172,31 @@ public final class NATSServerProcess: @unchecked Sendable {
         }
         if removesDirectory { try? FileManager.default.removeItem(at: directory) }
     }
+
+    // MARK: Leftovers
+
+    /// Once a process: ends the servers that an earlier test process started and could not
+    /// stop (it crashed, or was killed), found by their temporary directories, whose
+    /// `owner.pid` names a process that is gone, and removes those directories.
+    static let reapOrphans: Void = {
+        let temporary = FileManager.default.temporaryDirectory
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: temporary.path) else { return }
+        for entry in entries where entry.hasPrefix("tandem-nats-") {
+            let root = temporary.appendingPathComponent(entry)
+            guard let text = try? String(contentsOf: root.appendingPathComponent("owner.pid"), encoding: .utf8),
+                  let owner = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+                  owner != getpid(), Glibc.kill(owner, 0) != 0, errno == ESRCH else { continue }
+            let nodes = [root] + ((try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []).map { root.appendingPathComponent($0) }
+            for node in nodes {
+                guard let pidText = try? String(contentsOf: node.appendingPathComponent("nats.pid"), encoding: .utf8),
+                      let pid = pid_t(pidText.trimmingCharacters(in: .whitespacesAndNewlines)),
+                      let command = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
+                      command.hasPrefix("nats-server") else { continue }
+                Glibc.kill(pid, SIGKILL)
+            }
+            try? FileManager.default.removeItem(at: root)
+        }
+    }()
 
     // MARK: Ports and probes
 
