@@ -149,3 +149,69 @@ struct NATSConnectionTests {
         await connection.close()
     }
 }
+
+/// A server that is not one: a TCP listener on loopback that sends `greeting` to its first
+/// client, then closes.
+private final class ImpostorServer: @unchecked Sendable {
+    let port: UInt16
+    private let descriptor: Int32
+    private let done = DispatchSemaphore(value: 0)
+
+    init(greeting: [UInt8]) throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        self.descriptor = descriptor
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(descriptor, 4) == 0 else {
+            close(descriptor)
+            throw SystemCallError(call: "bind", errno: errno)
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        let listener = descriptor
+        let done = done
+        Thread.detachNewThread {
+            let client = accept(listener, nil, nil)
+            if client >= 0 {
+                _ = greeting.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                var sink = [UInt8](repeating: 0, count: 4096)
+                // Until the client gives up on us.
+                while recv(client, &sink, sink.count, 0) > 0 {}
+                close(client)
+            }
+            done.signal()
+        }
+    }
+
+    func stop() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+        close(descriptor)
+    }
+}
+
+@Suite struct NATSImpostorTests {
+    static let greetings: [String: [UInt8]] = [
+        "not valid JSON": Array("INFO {not json\r\n".utf8),
+        "longer than": [UInt8](repeating: UInt8(ascii: "A"), count: 200_000),
+        "unknown operation": Array("HELLO there\r\n".utf8),
+    ]
+
+    @Test(arguments: ["not valid JSON", "longer than", "unknown operation"])
+    func aServerThatSpeaksSomethingElseIsRefusedClearly(expected: String) async throws {
+        let impostor = try ImpostorServer(greeting: Self.greetings[expected]!)
+        defer { impostor.stop() }
+        var configuration = NATSConfiguration()
+        configuration.connectTimeout = 5_000_000_000
+        await #expect { _ = try await NATSConnection.connect(to: "nats://127.0.0.1:\(impostor.port)", configuration: configuration) } throws: { error in
+            guard let error = error as? NATSError else { return false }
+            return error.kind == .cannotConnect && error.reason.contains(expected) && error.reason.contains("127.0.0.1:\(impostor.port)")
+        }
+    }
+}

@@ -49,8 +49,11 @@ public struct JetStream: Sendable {
     /// Publishes to a stream's subject and waits for the stream's acknowledgement. With a
     /// message id, a timeout or a lost connection is retried with the same id within the
     /// options' window, so that the retry never stores it twice (the acknowledgement then says
-    /// `duplicate`). Throws `wrongLastSequence` when an expected sequence does not hold,
-    /// `noStream` when no stream takes the subject, `timeout` once the window is over.
+    /// `duplicate`). A stream between leaders has nobody answering its subject, which looks like
+    /// no stream at all, so no responders is retried too (nats-server's Raft elects a new leader
+    /// 4 to 9 s after losing one). Throws `wrongLastSequence` when an expected sequence does
+    /// not hold, `noStream` when no stream takes the subject (after the window, with a message
+    /// id), `timeout` once the window is over.
     public func publish(_ subject: String, payload: [UInt8], headers: NATSHeaders? = nil, options: JetStreamPublishOptions = JetStreamPublishOptions()) async throws(JetStreamError) -> JetStreamPubAck {
         let headers = options.applied(to: headers)
         let clock = ContinuousClock()
