@@ -84,6 +84,31 @@ struct NATSConnectionTests {
         }
     }
 
+    /// This machine's host name when /etc/hosts maps it to loopback (it does in most
+    /// containers), so that resolving a name sends nothing off the machine.
+    static let loopbackHostName: String? = {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return nil }
+        let name = String(cString: buffer)
+        guard !name.isEmpty, name != "localhost", (try? String(contentsOfFile: "/etc/hosts", encoding: .utf8))?
+            .split(separator: "\n").contains(where: { line in
+                let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+                return fields.first?.hasPrefix("127.") == true && fields.dropFirst().contains { $0 == name }
+            }) == true else { return nil }
+        return name
+    }()
+
+    @Test(.enabled(if: loopbackHostName != nil, "the host name is not mapped to loopback in /etc/hosts"))
+    func resolvesAHostNameOffTheLoop() async throws {
+        let server = try NATSServerProcess()
+        defer { server.stop() }
+        let name = try #require(Self.loopbackHostName)
+        let connection = try await NATSConnection.connect(to: "nats://\(name):\(server.port)")
+        try await connection.flush()
+        #expect(connection.connectedServer?.host == name)
+        await connection.close()
+    }
+
     @Test func acceptsTheRightTokenAndRefusesAWrongOne() async throws {
         let server = try NATSServerProcess(authentication: .token("t0ken"))
         defer { server.stop() }

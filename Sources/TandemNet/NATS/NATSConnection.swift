@@ -29,6 +29,9 @@ public final class NATSConnection: @unchecked Sendable {
     private var core: NATSConnectionCore
     private var socket: TCPSocket?
     private var socketOpen = false
+    /// Counts connection attempts, so that a late answer (a name resolved, an error reported on
+    /// the next pass) for an attempt since replaced is recognised and dropped.
+    private var attempt: UInt64 = 0
     private var output: [UInt8] = []
     private var outputStart = 0
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -362,13 +365,28 @@ public final class NATSConnection: @unchecked Sendable {
 
     private func open(_ address: NATSServerAddress) {
         closeSocket()
-        do throws(NATSError) {
-            let resolved: SocketAddress
-            do {
-                resolved = try SocketAddress(host: address.host, port: address.port)
-            } catch {
-                throw NATSError(.cannotConnect, server: address.description, reason: "\(error)")
+        attempt += 1
+        let current = attempt
+        if let numeric = try? SocketAddress(host: address.host, port: address.port) {
+            return connect(address, to: numeric, attempt: current)
+        }
+        // A name: getaddrinfo blocks, so it runs off the loop; the answer counts only if this
+        // attempt is still the current one (the connect timeout may have moved on meanwhile).
+        let loop = loop
+        DispatchQueue.global().async { [weak self] in
+            let result = NATSConnection.resolve(address)
+            loop.execute { [weak self] in
+                guard let self, attempt == current else { return }
+                switch result {
+                case let .success(resolved): connect(address, to: resolved, attempt: current)
+                case let .failure(error): perform(core.onTransportLost(error.reason, at: loop.clock.now()))
+                }
             }
+        }
+    }
+
+    private func connect(_ address: NATSServerAddress, to resolved: SocketAddress, attempt current: UInt64) {
+        do throws(NATSError) {
             let socket: TCPSocket
             let immediate: Bool
             do {
@@ -387,10 +405,34 @@ public final class NATSConnection: @unchecked Sendable {
         } catch {
             // Reported on the next pass, not from inside the directive that asked to open.
             loop.execute { [weak self] in
-                guard let self, self.socket == nil else { return }
+                guard let self, attempt == current else { return }
                 perform(core.onTransportLost(error.reason, at: loop.clock.now()))
             }
         }
+    }
+
+    /// The first IPv4 or IPv6 address `address.host` resolves to (getaddrinfo; blocking).
+    private static func resolve(_ address: NATSServerAddress) -> Result<SocketAddress, NATSError> {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(address.host, String(address.port), &hints, &list)
+        defer { if let list { freeaddrinfo(list) } }
+        guard status == 0 else {
+            return .failure(NATSError(.cannotConnect, server: address.description,
+                                      reason: "cannot resolve '\(address.host)': \(String(cString: gai_strerror(status)))"))
+        }
+        var cursor = list
+        while let entry = cursor {
+            if let socketAddress = entry.pointee.ai_addr, entry.pointee.ai_addrlen <= socklen_t(MemoryLayout<sockaddr_storage>.size) {
+                var storage = sockaddr_storage()
+                withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: UnsafeRawBufferPointer(start: socketAddress, count: Int(entry.pointee.ai_addrlen))) }
+                if let resolved = SocketAddress(storage: storage, length: entry.pointee.ai_addrlen) { return .success(resolved) }
+            }
+            cursor = entry.pointee.ai_next
+        }
+        return .failure(NATSError(.cannotConnect, server: address.description, reason: "'\(address.host)' has no IPv4 or IPv6 address"))
     }
 
     private func service(_ socket: TCPSocket, readable: Bool, writable: Bool) {

@@ -1,4 +1,4 @@
-/// One server a client may connect to: a numeric host (or `localhost`) and a port.
+/// One server a client may connect to: a host (numeric, or a name resolved when connecting) and a port.
 public struct NATSServerAddress: Sendable, Hashable, CustomStringConvertible {
     /// The host, without brackets for IPv6.
     public var host: String
