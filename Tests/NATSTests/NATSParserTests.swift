@@ -113,3 +113,19 @@ import Testing
         #expect(throws: NATSError.self) { _ = try NATSEncoder.subscribe(subject: "a.>.b", queue: nil, sid: 1) }
     }
 }
+
+@Suite struct NATSParserByteByByteTests {
+    @Test func aLongLineArrivingByteByByteParsesAndIsScannedOnce() throws {
+        let urls = (0..<500).map { "\"127.0.0.1:\(10_000 + $0)\"" }.joined(separator: ",")
+        let text = "INFO {\"server_id\":\"S\",\"connect_urls\":[\(urls)]}\r\nPING\r\n"
+        var parser = NATSParser()
+        var operations: [NATSParser.Operation] = []
+        for byte in text.utf8 {
+            parser.append([byte])
+            while let operation = try parser.next() { operations.append(operation) }
+        }
+        guard case let .info(info)? = operations.first else { Issue.record("no INFO"); return }
+        #expect(info.connectURLs.count == 500)
+        #expect(operations.last == .ping)
+    }
+}

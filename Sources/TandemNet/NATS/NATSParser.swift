@@ -33,6 +33,9 @@ package struct NATSParser: Sendable {
 
     private var buffer: [UInt8] = []
     private var start = 0
+    /// Where the search for the current line's CRLF resumes, so that a line arriving in many
+    /// small reads is scanned once, not once a read.
+    private var scanned = 0
     private var pending: PendingMessage?
     private var failed: NATSError?
 
@@ -67,6 +70,7 @@ package struct NATSParser: Sendable {
             failed = error
             buffer = []
             start = 0
+            scanned = 0
             throw error
         }
     }
@@ -74,6 +78,7 @@ package struct NATSParser: Sendable {
     private mutating func compact() {
         if start > 0, start >= buffer.count / 2 || start == buffer.count {
             buffer.removeFirst(start)
+            scanned = max(scanned - start, 0)
             start = 0
         }
     }
@@ -111,14 +116,13 @@ package struct NATSParser: Sendable {
     }
 
     /// The index of the CR of the first CRLF from `start`.
-    private func lineEnd() -> Int? {
-        var index = start
+    private mutating func lineEnd() -> Int? {
+        var index = max(start, scanned)
         while index + 1 < buffer.count {
-            if buffer[index] == 13 {
-                if buffer[index + 1] == 10 { return index }
-            }
+            if buffer[index] == 13, buffer[index + 1] == 10 { return index }
             index += 1
         }
+        scanned = index
         return nil
     }
 
