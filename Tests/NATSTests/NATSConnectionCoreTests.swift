@@ -1,18 +1,21 @@
 import Testing
 @testable import TandemNet
+import TandemTestKit
 
-/// The connection core on virtual time: a scripted server feeds it bytes, the test moves the
-/// clock to each wake-up the core asks for. No sockets, no sleeps.
+/// The connection core on virtual time: a scripted server feeds it bytes, and its wake-ups are
+/// scheduled on an `EmbeddedEventLoop` that the test advances. No sockets, no sleeps.
 @Suite struct NATSConnectionCoreTests {
     static let second: Int64 = 1_000_000_000
     static let s1 = NATSServerAddress(host: "127.0.0.1", port: 4001)
     static let s2 = NATSServerAddress(host: "127.0.0.1", port: 4002)
 
-    /// The core with a record of what it asked for.
-    struct Driver {
+    /// The core with a record of what it asked for, its wake-ups on an embedded loop.
+    final class Driver: @unchecked Sendable {
         var core: NATSConnectionCore
-        var now: Int64 = 0
+        let loop = EmbeddedEventLoop()
+        var now: Int64 { loop.currentTime }
         var wake: Int64?
+        private var wakeTask: ScheduledTask?
         var written = ""
         var opened: [NATSServerAddress] = []
         var closes = 0
@@ -30,7 +33,7 @@ import Testing
             core = NATSConnectionCore(url: NATSURL(servers: servers, credentials: credentials), configuration: configuration, inboxPrefix: "_INBOX.T", seed: 1)
         }
 
-        mutating func apply(_ directives: [NATSConnectionCore.Directive]) {
+        func apply(_ directives: [NATSConnectionCore.Directive]) {
             for directive in directives {
                 switch directive {
                 case let .open(server): opened.append(server)
@@ -41,33 +44,34 @@ import Testing
                 case let .complete(id, result): completed[id] = result
                 case let .flushed(id, result): flushed[id] = result
                 case let .event(event): events.append(event)
-                case let .wake(at): wake = at
+                case let .wake(at):
+                    wake = at
+                    wakeTask?.cancel()
+                    wakeTask = at.map { deadline in
+                        loop.schedule(at: deadline) { [self] in
+                            wake = nil
+                            apply(core.onTimer(at: loop.currentTime))
+                        }
+                    }
                 }
             }
         }
 
         /// Runs every wake-up due by `time`, each at its own instant.
-        mutating func advance(to time: Int64) {
-            while let deadline = wake, deadline <= time {
-                now = max(now, deadline)
-                wake = nil
-                apply(core.onTimer(at: now))
-            }
-            now = time
-        }
+        func advance(to time: Int64) { loop.advance(to: time) }
 
-        mutating func advance(by span: Int64) { advance(to: now + span) }
+        func advance(by span: Int64) { advance(to: now + span) }
 
-        mutating func receive(_ text: String) { apply(core.onBytes(Array(text.utf8)[...], at: now)) }
+        func receive(_ text: String) { apply(core.onBytes(Array(text.utf8)[...], at: now)) }
 
         /// What was written since the last call.
-        mutating func takeWritten() -> String {
+        func takeWritten() -> String {
             defer { written = "" }
             return written
         }
 
         /// Opens the transport and answers the handshake as a server would.
-        mutating func handshake(info: String = "{\"server_id\":\"S\",\"max_payload\":1048576,\"headers\":true}") {
+        func handshake(info: String = "{\"server_id\":\"S\",\"max_payload\":1048576,\"headers\":true}") {
             apply(core.onTransportOpened(at: now))
             receive("INFO \(info)\r\n")
             let connect = takeWritten()
@@ -77,7 +81,7 @@ import Testing
     }
 
     @Test func handshakesThenKeepsAliveAndDropsAStaleConnection() {
-        var driver = Driver()
+        let driver = Driver()
         driver.apply(driver.core.start(at: 0))
         #expect(driver.opened == [Self.s1])
         driver.handshake()
@@ -102,7 +106,7 @@ import Testing
     }
 
     @Test func answersTheServersPing() {
-        var driver = Driver()
+        let driver = Driver()
         driver.apply(driver.core.start(at: 0))
         driver.handshake()
         _ = driver.takeWritten()
@@ -111,7 +115,7 @@ import Testing
     }
 
     @Test func requestsShareOneInboxAndTimeOutOrFindNoResponders() throws {
-        var driver = Driver()
+        let driver = Driver()
         driver.apply(driver.core.start(at: 0))
         driver.handshake()
         _ = driver.takeWritten()
@@ -143,7 +147,7 @@ import Testing
     }
 
     @Test func reconnectsToTheNextServerResubscribesAndSendsWhatWaited() throws {
-        var driver = Driver()
+        let driver = Driver()
         driver.apply(driver.core.start(at: 0))
         driver.handshake()
         let (sid, subscribing) = try driver.core.subscribe("orders.>", queue: "workers", at: driver.now)
@@ -177,7 +181,7 @@ import Testing
     }
 
     @Test func backsOffBetweenRoundsDoublingUpToTheCap() {
-        var driver = Driver(servers: [Self.s1]) {
+        let driver = Driver(servers: [Self.s1]) {
             $0.reconnectWait = Self.second / 10
             $0.maximumReconnectWait = Self.second / 2
         }
@@ -202,7 +206,7 @@ import Testing
     }
 
     @Test func boundsWhatWaitsWhileDisconnected() throws {
-        var driver = Driver(servers: [Self.s1]) { $0.maximumPendingBytes = 64 }
+        let driver = Driver(servers: [Self.s1]) { $0.maximumPendingBytes = 64 }
         driver.apply(driver.core.start(at: 0))
         driver.handshake()
         driver.apply(driver.core.onTransportLost("gone", at: driver.now))
@@ -214,7 +218,7 @@ import Testing
     }
 
     @Test func refusesMessagesBeyondTheServersMaximumPayload() {
-        var driver = Driver()
+        let driver = Driver()
         driver.apply(driver.core.start(at: 0))
         driver.handshake(info: "{\"server_id\":\"S\",\"max_payload\":16,\"headers\":true}")
         #expect { try driver.core.publish("a", payload: [UInt8](repeating: 0, count: 17), at: driver.now) } throws: { error in
@@ -225,7 +229,7 @@ import Testing
     }
 
     @Test func anAuthorizationFailureEndsTheFirstConnectionWithThatReason() {
-        var driver = Driver(servers: [Self.s1], credentials: .userPassword(user: "u", password: "wrong"))
+        let driver = Driver(servers: [Self.s1], credentials: .userPassword(user: "u", password: "wrong"))
         driver.apply(driver.core.start(at: 0))
         driver.apply(driver.core.onTransportOpened(at: 0))
         driver.receive("INFO {\"server_id\":\"S\",\"auth_required\":true}\r\n")
@@ -237,7 +241,7 @@ import Testing
     }
 
     @Test func aConnectionAttemptThatHangsTimesOutAndTheNextServerIsTried() {
-        var driver = Driver { $0.connectTimeout = 2 * Self.second }
+        let driver = Driver { $0.connectTimeout = 2 * Self.second }
         driver.apply(driver.core.start(at: 0))
         driver.apply(driver.core.onTransportOpened(at: 0))
         // The server accepts but never sends INFO.
@@ -250,7 +254,7 @@ import Testing
     }
 
     @Test func learnsTheServersTheClusterAnnounces() {
-        var driver = Driver(servers: [Self.s1])
+        let driver = Driver(servers: [Self.s1])
         driver.apply(driver.core.start(at: 0))
         driver.handshake(info: "{\"server_id\":\"S\",\"connect_urls\":[\"127.0.0.1:4001\",\"127.0.0.1:4009\",\"[::1]:4010\"]}")
         #expect(driver.core.knownServers == [Self.s1, NATSServerAddress(host: "127.0.0.1", port: 4009), NATSServerAddress(host: "::1", port: 4010)])
@@ -259,7 +263,7 @@ import Testing
     }
 
     @Test func flushesWaitForThePongAndSurviveAReconnection() throws {
-        var driver = Driver()
+        let driver = Driver()
         driver.apply(driver.core.start(at: 0))
         driver.handshake()
         _ = driver.takeWritten()
@@ -287,7 +291,7 @@ import Testing
     }
 
     @Test func closingFailsWhatIsOutstandingAndEndsSubscriptions() throws {
-        var driver = Driver()
+        let driver = Driver()
         driver.apply(driver.core.start(at: 0))
         driver.handshake()
         let (sid, subscribing) = try driver.core.subscribe("a", at: driver.now)
@@ -302,7 +306,7 @@ import Testing
     }
 
     @Test func aMalformedServerIsDroppedAndTheNextTried() {
-        var driver = Driver()
+        let driver = Driver()
         driver.apply(driver.core.start(at: 0))
         driver.handshake()
         driver.receive("MSG a 1 nonsense\r\n")

@@ -89,7 +89,7 @@ struct NATSConnectionTests {
     static let loopbackHostName: String? = {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count) == 0 else { return nil }
-        let name = String(cString: buffer)
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         guard !name.isEmpty, name != "localhost", (try? String(contentsOfFile: "/etc/hosts", encoding: .utf8))?
             .split(separator: "\n").contains(where: { line in
                 let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
