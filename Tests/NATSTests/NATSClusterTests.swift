@@ -56,6 +56,21 @@ struct NATSClusterTests {
         #expect(connection.connectedServer != nil && connection.connectedServer?.port != leader.port)
         for index in 21..<40 { _ = try await propose(index) }
         #expect(resumed.sequence == 21 && last == 40)
+        // nats-server 2.9's replicated streams check the expected sequence before the message id:
+        // a plain retry of a stored message meets "wrong last sequence", not "duplicate"...
+        await #expect {
+            _ = try await jetStream.publish("ordered.session", payload: "proposal 39".bytes, options: JetStreamPublishOptions(
+                messageID: "proposal-39", expectedLastSubjectSequence: 39))
+        } throws: { ($0 as? JetStreamError)?.kind == .wrongLastSequence }
+        // ...which is why a retry (or a publish that says an earlier one may have been stored)
+        // asks whether the message that moved the sequence is its own.
+        let resent = try await jetStream.publish("ordered.session", payload: "proposal 39".bytes, options: JetStreamPublishOptions(
+            messageID: "proposal-39", expectedLastSubjectSequence: 39, mayHaveBeenStored: true))
+        #expect(resent == JetStreamPubAck(stream: "ORDERED", sequence: 40, duplicate: true))
+        await #expect {
+            _ = try await jetStream.publish("ordered.session", payload: "not stored".bytes, options: JetStreamPublishOptions(
+                messageID: "proposal-x", expectedLastSubjectSequence: 39, mayHaveBeenStored: true))
+        } throws: { ($0 as? JetStreamError)?.kind == .wrongLastSequence }
 
         info = try await jetStream.streamInfo("ORDERED")
         #expect(info.state.messages == 40 && info.state.lastSequence == 40)

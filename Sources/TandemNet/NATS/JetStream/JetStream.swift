@@ -59,6 +59,8 @@ public struct JetStream: Sendable {
         let clock = ContinuousClock()
         let end = clock.now.advanced(by: options.messageID == nil ? .zero : options.retryWindow)
         var wait = Duration.milliseconds(50)
+        // Whether an attempt may have been stored without its acknowledgement reaching us.
+        var mayHaveStored = options.mayHaveBeenStored
         while true {
             let failure: JetStreamError
             do {
@@ -69,11 +71,16 @@ public struct JetStream: Sendable {
                 if error.kind == .noResponders {
                     failure = JetStreamError(.noStream, reason: "no stream takes subject '\(subject)' (nobody answered)", connectionError: error)
                 } else if error.kind == .timeout || error.kind == .connectionLost || error.kind == .pendingBufferFull {
+                    mayHaveStored = mayHaveStored || error.kind != .pendingBufferFull
                     failure = JetStreamError(error, doing: "publishing to '\(subject)'")
                 } else {
                     throw JetStreamError(error, doing: "publishing to '\(subject)'")
                 }
             } catch let error as JetStreamError {
+                if error.kind == .wrongLastSequence, mayHaveStored, let messageID = options.messageID,
+                   let ack = try await storedEarlier(subject, messageID: messageID, options: options) {
+                    return ack
+                }
                 // A stream between leaders answers 503; anything else is the answer.
                 guard error.status == 503 else { throw error }
                 failure = error
@@ -84,6 +91,35 @@ public struct JetStream: Sendable {
             try? await Task.sleep(for: wait)
             wait = min(wait * 2, .milliseconds(250))
         }
+    }
+
+    /// After a retry found the expected sequence gone: the acknowledgement for an earlier
+    /// attempt of this message id, if that attempt is what moved it. A replicated stream in
+    /// nats-server 2.9 checks the expected sequence before the message id, so a retry of a
+    /// stored message meets "wrong last sequence" where a single node says "duplicate"; the
+    /// message right after the expected sequence tells which it was.
+    private func storedEarlier(_ subject: String, messageID: String, options: JetStreamPublishOptions) async throws(JetStreamError) -> JetStreamPubAck? {
+        guard options.expectedLastSubjectSequence != nil || options.expectedLastSequence != nil else { return nil }
+        let stream: String
+        if let expected = options.expectedStream {
+            stream = expected
+        } else {
+            struct Names: Decodable { var streams: [String]? }
+            guard let name = try await call("STREAM.NAMES", body: Self.json(["subject": .text(subject)]), as: Names.self).streams?.first else { return nil }
+            stream = name
+        }
+        let next: JetStreamStoredMessage
+        do {
+            if let expected = options.expectedLastSubjectSequence {
+                next = try await nextMessage(stream: stream, subject: subject, from: expected + 1)
+            } else {
+                next = try await message(stream: stream, sequence: options.expectedLastSequence! + 1)
+            }
+        } catch where error.kind == .messageNotFound {
+            return nil
+        }
+        guard next.headers?["Nats-Msg-Id"] == messageID else { return nil }
+        return JetStreamPubAck(stream: stream, sequence: next.sequence, duplicate: true)
     }
 
     // MARK: Reading

@@ -46,16 +46,23 @@ public struct JetStreamPublishOptions: Sendable, Hashable {
     /// a stream without a leader for the moment); without a message id there is one attempt,
     /// since a retry could store the message twice.
     public var retryWindow: Duration
+    /// Whether an earlier call may have stored this message (same id) already, as when a relay
+    /// sends again what it proposed before it lost track: a wrong last sequence is then checked
+    /// against the message that moved it, and if that is this one, the publish succeeds as a
+    /// duplicate. Retries within one call do this by themselves after a timeout.
+    public var mayHaveBeenStored: Bool
 
     /// Options with these values; by default an attempt waits 2 s and retries go on for 10 s.
     public init(messageID: String? = nil, expectedLastSubjectSequence: UInt64? = nil, expectedLastSequence: UInt64? = nil,
-                expectedStream: String? = nil, attemptTimeout: Duration = .seconds(2), retryWindow: Duration = .seconds(10)) {
+                expectedStream: String? = nil, attemptTimeout: Duration = .seconds(2), retryWindow: Duration = .seconds(10),
+                mayHaveBeenStored: Bool = false) {
         self.messageID = messageID
         self.expectedLastSubjectSequence = expectedLastSubjectSequence
         self.expectedLastSequence = expectedLastSequence
         self.expectedStream = expectedStream
         self.attemptTimeout = attemptTimeout
         self.retryWindow = retryWindow
+        self.mayHaveBeenStored = mayHaveBeenStored
     }
 
     /// `headers` with the options' JetStream headers added.
