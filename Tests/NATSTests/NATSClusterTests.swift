@@ -39,10 +39,12 @@ struct NATSClusterTests {
         let jetStream = JetStream(connection: connection)
 
         var last: UInt64 = 0
+        var acknowledgedAsDuplicates = 0
         func propose(_ index: Int) async throws -> JetStreamPubAck {
             let ack = try await jetStream.publish("ordered.session", payload: "proposal \(index)".bytes, options: JetStreamPublishOptions(
                 messageID: "proposal-\(index)", expectedLastSubjectSequence: last, attemptTimeout: .milliseconds(500), retryWindow: .seconds(15)))
             last = ack.sequence
+            if ack.duplicate { acknowledgedAsDuplicates += 1 }
             return ack
         }
         for index in 0..<20 { _ = try await propose(index) }
@@ -84,6 +86,7 @@ struct NATSClusterTests {
         // The killed node comes back on its ports with its store and catches up.
         try leader.start()
         await connection.close()
-        print("NATS cluster: stream leader \(leaderName) killed, CAS publishing resumed after \(outage)")
+        print("NATS cluster: stream leader \(leaderName) killed, CAS publishing resumed after \(outage);"
+              + " \(acknowledgedAsDuplicates) proposal(s) stored before the kill were acknowledged on retry as duplicates")
     }
 }

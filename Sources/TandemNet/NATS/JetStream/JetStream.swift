@@ -77,13 +77,19 @@ public struct JetStream: Sendable {
                     throw JetStreamError(error, doing: "publishing to '\(subject)'")
                 }
             } catch let error as JetStreamError {
-                if error.kind == .wrongLastSequence, mayHaveStored, let messageID = options.messageID,
-                   let ack = try await storedEarlier(subject, messageID: messageID, options: options) {
-                    return ack
+                if error.kind == .wrongLastSequence, mayHaveStored, let messageID = options.messageID {
+                    do throws(JetStreamError) {
+                        if let ack = try await storedEarlier(subject, messageID: messageID, stream: error.stream, options: options) { return ack }
+                        throw error
+                    } catch let lookup where lookup.kind == .timeout || lookup.kind == .connection || lookup.status == 503 {
+                        // The cluster is still settling (the meta leader may have gone too): ask again.
+                        failure = lookup
+                    }
+                } else {
+                    // A stream between leaders answers 503; anything else is the answer.
+                    guard error.status == 503 else { throw error }
+                    failure = error
                 }
-                // A stream between leaders answers 503; anything else is the answer.
-                guard error.status == 503 else { throw error }
-                failure = error
             } catch {
                 throw JetStreamError(.badResponse, reason: "\(error)")
             }
@@ -98,11 +104,11 @@ public struct JetStream: Sendable {
     /// nats-server 2.9 checks the expected sequence before the message id, so a retry of a
     /// stored message meets "wrong last sequence" where a single node says "duplicate"; the
     /// message right after the expected sequence tells which it was.
-    private func storedEarlier(_ subject: String, messageID: String, options: JetStreamPublishOptions) async throws(JetStreamError) -> JetStreamPubAck? {
+    private func storedEarlier(_ subject: String, messageID: String, stream named: String?, options: JetStreamPublishOptions) async throws(JetStreamError) -> JetStreamPubAck? {
         guard options.expectedLastSubjectSequence != nil || options.expectedLastSequence != nil else { return nil }
         let stream: String
-        if let expected = options.expectedStream {
-            stream = expected
+        if let known = named ?? options.expectedStream {
+            stream = known
         } else {
             struct Names: Decodable { var streams: [String]? }
             guard let name = try await call("STREAM.NAMES", body: Self.json(["subject": .text(subject)]), as: Names.self).streams?.first else { return nil }
@@ -171,6 +177,7 @@ public struct JetStream: Sendable {
             var description: String?
         }
         var error: Detail?
+        var stream: String?
     }
 
     private struct MessageGetResponse: Decodable { var message: JetStreamRawMessage }
@@ -222,7 +229,7 @@ public struct JetStream: Sendable {
         let decoder = JSONDecoder()
         if let failure = try? decoder.decode(APIErrorBody.self, from: data), let detail = failure.error {
             throw JetStreamError(.of(errorCode: detail.err_code), status: detail.code, errorCode: detail.err_code,
-                                 reason: detail.description ?? "the API reported an error")
+                                 reason: detail.description ?? "the API reported an error", stream: failure.stream)
         }
         do {
             return try decoder.decode(type, from: data)

@@ -69,14 +69,17 @@ public struct JetStreamError: Error, Sendable, CustomStringConvertible {
     public let reason: String
     /// The connection's error, for `connection` and `timeout` failures that came from it.
     public let connectionError: NATSError?
+    /// The stream that answered, when its answer named it (a refused publish does).
+    public let stream: String?
 
     /// An error of `kind`.
-    public init(_ kind: Kind, status: Int? = nil, errorCode: Int? = nil, reason: String, connectionError: NATSError? = nil) {
+    public init(_ kind: Kind, status: Int? = nil, errorCode: Int? = nil, reason: String, connectionError: NATSError? = nil, stream: String? = nil) {
         self.kind = kind
         self.status = status
         self.errorCode = errorCode
         self.reason = reason
         self.connectionError = connectionError
+        self.stream = stream
     }
 
     /// The error for a failure of the connection under an API call.
