@@ -105,7 +105,7 @@ final class VirtualScheduler: CoordinatorScheduler, @unchecked Sendable {
         let proposals = Mutex<[PlaybackProposal]>([])
         init(scheduler: VirtualScheduler) { self.scheduler = scheduler }
         func propose(_ proposal: PlaybackProposal) throws { proposals.withLock { $0.append(proposal) } }
-        func orderedProposals() -> AsyncStream<OrderedInput> { AsyncStream { _ in } }
+        func deliverOrdered(to receive: @escaping @Sendable (OrderedInput) -> Void) {}
         func departures() -> AsyncStream<UUID> { AsyncStream { _ in } }
         var clock: (any SessionClockSource)? { sessionClock }
         var localClock: any MonotonicDerivedClock { HostClock(scheduler: scheduler) }

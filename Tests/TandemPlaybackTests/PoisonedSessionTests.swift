@@ -71,7 +71,7 @@ import TandemTestKit
         let poisons = try Self.poisons()
         for poison in poisons { try eve.session.sendOrdered(poison.body) }
         #expect(await eventually { host.coordinator.timeline.version == 3 + UInt64(poisons.count) })
-        #expect(hostEvents.rejections == poisons.map(\.reason))
+        #expect(await eventually { hostEvents.rejections == poisons.map(\.reason) })
         #expect(await eventually { eveEvents.rejections == poisons.map(\.reason) })
         // Attributed to the one who sent them, in their order.
         let rejected = hostEvents.all.compactMap { if case .proposalRejected(_, let originator, let order) = $0 { (originator, order) } else { nil } }
@@ -88,7 +88,8 @@ import TandemTestKit
         let ana = try await CoordinatorBehaviourTests.member("ana", relay: relay, invitation: host.session.invitation,
                                                             delegate: anaLog, coordinator: anaCoordinator)
         #expect(await eventually { ana.coordinator.core == host.coordinator.core })
-        #expect(anaEvents.rejections == poisons.map(\.reason))
+        // The events reach the log through its own task, after the core is there.
+        #expect(await eventually { anaEvents.rejections == poisons.map(\.reason) })
         #expect(await eventually { anaLog.all.contains { if case .play(let play) = $0 { play.rate == 1 } else { false } } })
 
         // And the group goes on: a valid change after them applies everywhere.
