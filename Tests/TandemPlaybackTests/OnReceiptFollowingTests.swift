@@ -56,7 +56,7 @@ import TandemTestKit
                                  following: following)
         #expect(await eventually { ana.session.activeParticipants.count == 2 })
         try host.coordinator.transitionToItem(identifier: clip.name)
-        #expect(await eventually { ana.coordinator.timeline.item == clip.name })
+        #expect(await awaitTimeline(of: ana.coordinator) { $0.item == clip.name })
         try host.coordinator.coordinateRateChange(to: 1)
         #expect(await eventually { abs(host.player.timeline.rate - 1) < 0.001 && abs(ana.player.timeline.rate - 1) < 0.001 })
         return (host, ana)

@@ -62,7 +62,7 @@ import TandemTestKit
         try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
         try host.coordinator.transitionToItem(identifier: "film")
         try host.coordinator.coordinateRateChange(to: 1)
-        #expect(await eventually { host.coordinator.timeline.rate == 1 && host.coordinator.timeline.version == 3 })
+        #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 1 && $0.version == 3 })
 
         // Eve bypasses the coordinator: her session orders whatever bytes she gives it.
         let eve = try await CoordinatorBehaviourTests.member("eve", relay: relay, invitation: host.session.invitation,
@@ -70,7 +70,7 @@ import TandemTestKit
         let eveEvents = EventLog(eve.coordinator)
         let poisons = try Self.poisons()
         for poison in poisons { try eve.session.sendOrdered(poison.body) }
-        #expect(await eventually { host.coordinator.timeline.version == 3 + UInt64(poisons.count) })
+        #expect(await awaitTimeline(of: host.coordinator) { $0.version == 3 + UInt64(poisons.count) })
         #expect(await eventually { hostEvents.rejections == poisons.map(\.reason) })
         #expect(await eventually { eveEvents.rejections == poisons.map(\.reason) })
         // Attributed to the one who sent them, in their order.
@@ -95,7 +95,7 @@ import TandemTestKit
         // And the group goes on: a valid change after them applies everywhere.
         try ana.coordinator.coordinateSeek(to: 30_000_000_000)
         for member in [host, eve, ana] {
-            #expect(await eventually { member.coordinator.timeline.anchorMediaTime == 30_000_000_000 })
+            #expect(await awaitTimeline(of: member.coordinator) { $0.anchorMediaTime == 30_000_000_000 })
         }
         #expect(host.coordinator.core == ana.coordinator.core && eve.coordinator.core == ana.coordinator.core)
     }
@@ -107,7 +107,7 @@ import TandemTestKit
                                                              delegate: CoordinatorBehaviourTests.CommandLog(item: "film"))
         try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
         try host.coordinator.transitionToItem(identifier: "film")
-        #expect(await eventually { host.coordinator.timeline.version == 2 })
+        #expect(await awaitTimeline(of: host.coordinator) { $0.version == 2 })
 
         func refusal(_ propose: () throws -> Void) -> ProposalRejection.Reason? {
             do {
@@ -130,7 +130,7 @@ import TandemTestKit
         #expect(refusal { try host.coordinator.reportItem("film", identity: String(repeating: "h", count: 300), ready: true) } == .oversized)
         // None of them was sent: the next valid change is the very next version.
         try host.coordinator.coordinateSeek(to: 60_000_000_000)
-        #expect(await eventually { host.coordinator.timeline.anchorMediaTime == 60_000_000_000 })
+        #expect(await awaitTimeline(of: host.coordinator) { $0.anchorMediaTime == 60_000_000_000 })
         #expect(host.coordinator.timeline.version == 3)
     }
 
@@ -142,7 +142,7 @@ import TandemTestKit
         try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
         try host.coordinator.transitionToItem(identifier: "film")
         try host.coordinator.coordinateRateChange(to: 1)
-        #expect(await eventually { host.coordinator.timeline.rate == 1 })
+        #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 1 })
         let stall = host.coordinator.beginSuspension(for: .stallRecovery)
         #expect(await eventually { host.coordinator.core.isWaiting })
         stall.end(proposingNewTime: .max)
