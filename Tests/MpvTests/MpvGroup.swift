@@ -30,7 +30,7 @@ enum MpvGroup {
         }
         let session = try #require(await sessions.next())
         session.join()
-        #expect(await eventually { if case .joined = session.state { true } else { false } })
+        #expect(await awaitValue(session.$state.values) { if case .joined = $0 { true } else { false } })
         coordinator.coordinateWithSession(session)
         return Member(session: session, coordinator: coordinator)
     }

@@ -48,7 +48,7 @@ import TandemTestKit
         }
         let session = try #require(await sessions.next())
         session.join()
-        #expect(await eventually { if case .joined = session.state { true } else { false } })
+        #expect(await awaitValue(session.$state.values) { if case .joined = $0 { true } else { false } })
         let coordinator = coordinator ?? PlaybackCoordinator(delegate: delegate)
         coordinator.coordinateWithSession(session)
         return Member(session: session, coordinator: coordinator, delegate: delegate)

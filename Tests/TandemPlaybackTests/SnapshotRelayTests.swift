@@ -51,7 +51,7 @@ import TandemTestKit
         #expect(kept > 0 && kept <= 2 * 1_000 + 2 * 500, "kept \(kept)")
         // And live records go on alike.
         try host.coordinator.coordinateSeek(to: 42_000_000_000)
-        #expect(await awaitTimeline(of: ana.coordinator) { $0.anchorMediaTime == 42_000_000_000 })
+        for member in [host, ana] { #expect(await awaitTimeline(of: member.coordinator) { $0.anchorMediaTime == 42_000_000_000 }) }
         #expect(ana.coordinator.core == host.coordinator.core)
     }
 }
