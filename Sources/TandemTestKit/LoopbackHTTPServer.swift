@@ -30,23 +30,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     /// A server answering each path (without its leading `/`) as `routes` says, and 404 otherwise.
     public init(routes: [String: Route]) throws {
         self.routes = routes
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(descriptor, socketAddress, length) == 0 && listen(descriptor, 16) == 0
-                    && getsockname(descriptor, socketAddress, &length) == 0
-            }
-        }
-        guard bound else {
-            close(descriptor)
-            throw FixtureError("cannot listen on loopback: errno \(errno)")
-        }
-        self.descriptor = descriptor
-        port = UInt16(bigEndian: address.sin_port)
+        (descriptor, port) = try LoopbackListener.open()
         Thread { [self] in
             acceptLoop()
             acceptDone.signal()

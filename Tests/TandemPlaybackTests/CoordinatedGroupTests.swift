@@ -176,3 +176,45 @@ import TandemTestKit
         #expect(Self.transportInStep([host, ana, cleo]))
     }
 }
+
+/// Why the pre-roll gate (`waitsForPreroll`) is still off by default, shown in virtual time: a
+/// gated play publishes a provisional timeline anchored at the gate's deadline (the play's
+/// ordering instant + 1 s), then, once everyone has pre-rolled, a later version anchored at the
+/// gate's start, earlier than that deadline. A reader that takes each published timeline as in
+/// force from its anchor (the CLI's `timeline` events read by `StallAndFollowTests` and the
+/// bench's `ScenarioAnalysis.timelines`) finds the provisional one again after the deadline.
+@Suite struct PrerollGateTimelineTests {
+    @Test func aGatedPlayPublishesAProvisionalAnchorAtTheDeadlineThenTheStartBeforeIt() throws {
+        let group = VirtualCoordinatedGroup()
+        defer { group.shutdown() }
+        let host = try group.join("host", waitsForPreroll: true)
+        let ana = try group.join("ana", waitsForPreroll: true, completionDelay: .milliseconds(150))
+        group.run(for: 200)
+        try host.coordinator.coordinateRateChange(to: 1)
+        var published: [SharedTimeline] = []
+        for _ in 0..<1_500 {
+            group.run(for: 1)
+            let timeline = host.coordinator.timeline
+            if timeline.rate > 0, published.last != timeline { published.append(timeline) }
+        }
+        let provisional = try #require(published.first)
+        let started = try #require(published.last)
+        let gateDeadline = provisional.anchorSessionTime
+        // Provisional: a second after the play was ordered (within the relay's lead of it).
+        #expect(started.version > provisional.version)
+        #expect(started.anchorSessionTime < gateDeadline)
+        #expect((gateDeadline - started.anchorSessionTime) > .milliseconds(500))
+        // Every player is issued the provisional play too, then the start's, which supersedes it
+        // before its instant: the player starts at the start.
+        for member in [host, ana] {
+            let starts = member.player.plays.filter { $0.itemTime == .zero }.map { member.sessionTime(atHost: $0.hostTime) }
+            #expect(starts.last == started.anchorSessionTime)
+            #expect(starts.dropLast().allSatisfy { $0 == gateDeadline } && starts.count > 1, "\(starts), deadline \(gateDeadline)")
+        }
+        // A reader that keeps each version's anchor as in force from it takes the provisional
+        // timeline for the one in force after its deadline: the bench's and the CLI's readers do.
+        let byAnchor = published.filter { $0.anchorSessionTime <= gateDeadline + .milliseconds(1) }
+            .max { $0.anchorSessionTime < $1.anchorSessionTime }
+        #expect(byAnchor?.version == provisional.version)
+    }
+}
