@@ -90,8 +90,12 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// Whether pauses snap to the media time the originator saw.
     public let pauseSnapsToMediaTimeOfOriginator: Bool
     /// Whether a play waits for every participant's pre-roll, at most 1 s (`PrerollGate`); it
-    /// must be the same on every participant. Off by default until the CLI's and the bench's
-    /// readings of timeline events follow a gated play (`CoordinationCore+Waiting.swift`).
+    /// must be the same on every participant. Off by default: a gated play first publishes a
+    /// provisional timeline anchored at the gate's deadline, then (once everyone pre-rolled) a
+    /// later version anchored at the gate's start, before that deadline; the CLI's `timeline`
+    /// events and the bench's readers take each version's anchor as in force from it, so they
+    /// read the provisional one as the play's instant, and again after its deadline
+    /// (`PrerollGateTimelineTests`, `CoordinationCore+Waiting.swift`).
     public let waitsForPreroll: Bool
 
     /// The executor and clock the coordinator runs on.

@@ -14,26 +14,37 @@ import TandemTestKit
 @Suite(.serialized) struct PoisonedSessionTests {
     typealias Member = CoordinatorBehaviourTests.Member
 
-    /// Every event a coordinator reports from now on.
-    final class EventLog: Sendable {
-        private let events = Mutex<[CoordinationCore.Event]>([])
+    /// Every event a coordinator reports from now on, published: a test awaits what it needs
+    /// (`awaitValue(log.$all.values)`) instead of polling.
+    final class EventLog: @unchecked Sendable {
+        @Published private(set) var all: [CoordinationCore.Event] = []
         private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
 
         init(_ coordinator: PlaybackCoordinator) {
             let stream = coordinator.events
+            // The one writer of `all`.
             let task = Task { [weak self] in
-                for await event in stream { self?.events.withLock { $0.append(event) } }
+                for await event in stream {
+                    guard let self else { return }
+                    self.all = self.all + [event]
+                }
             }
             self.task.withLock { $0 = task }
         }
 
         deinit { task.withLock { $0?.cancel() } }
 
-        var all: [CoordinationCore.Event] { events.withLock { $0 } }
+        /// The reasons of the rejections among `events`, in order.
+        static func rejections(_ events: [CoordinationCore.Event]) -> [ProposalRejection.Reason] {
+            events.compactMap { if case .proposalRejected(let rejection, _, _) = $0 { rejection.reason } else { nil } }
+        }
 
         /// The reasons of the rejections reported so far, in order.
-        var rejections: [ProposalRejection.Reason] {
-            all.compactMap { if case .proposalRejected(let rejection, _, _) = $0 { rejection.reason } else { nil } }
+        var rejections: [ProposalRejection.Reason] { Self.rejections(all) }
+
+        /// Whether the rejections reported come to `reasons`, within `seconds`.
+        func rejections(become reasons: [ProposalRejection.Reason], within seconds: Double = 10) async -> Bool {
+            await awaitValue($all.values, within: seconds) { Self.rejections($0) == reasons }
         }
     }
 
@@ -71,8 +82,8 @@ import TandemTestKit
         let poisons = try Self.poisons()
         for poison in poisons { try eve.session.sendOrdered(poison.body) }
         #expect(await awaitTimeline(of: host.coordinator) { $0.version == 3 + UInt64(poisons.count) })
-        #expect(await eventually { hostEvents.rejections == poisons.map(\.reason) })
-        #expect(await eventually { eveEvents.rejections == poisons.map(\.reason) })
+        #expect(await hostEvents.rejections(become: poisons.map(\.reason)))
+        #expect(await eveEvents.rejections(become: poisons.map(\.reason)))
         // Attributed to the one who sent them, in their order.
         let rejected = hostEvents.all.compactMap { if case .proposalRejected(_, let originator, let order) = $0 { (originator, order) } else { nil } }
         #expect(rejected.map(\.0) == Array(repeating: eve.session.localParticipant.id, count: poisons.count))
@@ -89,8 +100,8 @@ import TandemTestKit
                                                             delegate: anaLog, coordinator: anaCoordinator)
         #expect(await eventually { ana.coordinator.core == host.coordinator.core })
         // The events reach the log through its own task, after the core is there.
-        #expect(await eventually { anaEvents.rejections == poisons.map(\.reason) })
-        #expect(await eventually { anaLog.all.contains { if case .play(let play) = $0 { play.rate == 1 } else { false } } })
+        #expect(await anaEvents.rejections(become: poisons.map(\.reason)))
+        #expect(await awaitValue(anaLog.$issued.values) { $0.contains { if case .play(let play) = $0 { play.rate == 1 } else { false } } })
 
         // And the group goes on: a valid change after them applies everywhere.
         try ana.coordinator.coordinateSeek(to: 30_000_000_000)
@@ -144,9 +155,12 @@ import TandemTestKit
         try host.coordinator.coordinateRateChange(to: 1)
         #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 1 })
         let stall = host.coordinator.beginSuspension(for: .stallRecovery)
-        #expect(await eventually { host.coordinator.core.isWaiting })
+        // Waiting pauses the published timeline.
+        #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 0 })
+        #expect(host.coordinator.core.isWaiting)
         stall.end(proposingNewTime: .max)
-        #expect(await eventually { !host.coordinator.core.isWaiting && host.coordinator.timeline.rate == 1 })
+        #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 1 })
+        #expect(!host.coordinator.core.isWaiting)
         #expect(host.coordinator.timeline.anchorMediaTime == 60_000_000_000)
     }
 }
