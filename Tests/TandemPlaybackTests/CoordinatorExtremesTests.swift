@@ -84,4 +84,26 @@ import TandemClock
         #expect(coordinator.localTime(atSessionTime: .max) != nil)
         #expect(coordinator.localTime(atSessionTime: .min) != nil)
     }
+
+    /// One hop: a record the channel delivers is on the coordinator's scheduler when the
+    /// delivering call returns (no task reads a stream in between), in the order delivered.
+    @Test func aDeliveredRecordIsOnTheSchedulerWhenTheDeliveryReturns() {
+        let scheduler = VirtualScheduler(now: hostNS(SystemClock().now()))
+        let coordinator = PlaybackCoordinator(delegate: CommandLog(), scheduler: scheduler)
+        let channel = ScriptedChannel()
+        coordinator.coordinate(over: channel)
+        scheduler.run()
+        #expect(scheduler.pendingCount == 0)
+        let ana = UUID()
+        let now = SessionInstant(nanoseconds: SystemClock().now() - TrappingClock.offset)
+        for order in UInt64(1)...3 {
+            channel.feed(.proposal(OrderedProposal(originator: ana, order: order, orderedAt: now, effectiveAt: now + .milliseconds(50),
+                                                   proposal: order == 1 ? .transition(item: "film", at: 0) : .seek(to: ItemTime(nanoseconds: Int64(order) * 1_000_000_000)))))
+            #expect(scheduler.pendingCount == Int(order))
+        }
+        #expect(coordinator.timeline.version == 0)
+        scheduler.run()
+        #expect(coordinator.timeline.version == 3)
+        #expect(coordinator.timeline.anchorMediaTime.nanoseconds == 3_000_000_000)
+    }
 }

@@ -71,6 +71,9 @@ final class VirtualScheduler: CoordinatorScheduler, @unchecked Sendable {
     /// Runs everything due now.
     func run() { advance(to: now) }
 
+    /// How many pieces of work are waiting (cancelled ones included).
+    var pendingCount: Int { state.withLock { $0.entries.count } }
+
     /// Moves time on by `span`, running what falls due.
     func advance(by span: TimeSpan) { advance(to: now + span) }
 }
