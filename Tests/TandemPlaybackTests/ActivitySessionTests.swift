@@ -10,8 +10,7 @@ import TandemTestKit
 /// and a late joiner, whose history holds it, lands on the same core. Waits follow published
 /// state, each bounded.
 @Suite(.serialized) struct ActivitySessionTests {
-    typealias Behaviour = CoordinatorBehaviourTests
-    typealias EventLog = PoisonedSessionTests.EventLog
+    typealias Poisoned = PoisonedSessionTests
 
     /// Whether `event` is the seek to 30 s taking effect.
     @Sendable static func isTheSeek(_ event: CoordinationCore.Event) -> Bool {
@@ -21,20 +20,9 @@ import TandemTestKit
     @Test func anActivityChangeIsNoRejectionForAnyCoordinatorAndALateJoinerLandsAsTheOthers() async throws {
         let relay = try TestRelay(.inMemory)
         defer { relay.shutdown() }
-        let hostCoordinator = PlaybackCoordinator(delegate: nil)
-        let hostEvents = EventLog(hostCoordinator)
-        let host = try await Behaviour.member("host", relay: relay, invitation: nil, delegate: Behaviour.CommandLog(item: "film"),
-                                              coordinator: hostCoordinator)
-        host.coordinator.delegate = host.delegate
-        try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
-        try host.coordinator.transitionToItem(identifier: "film")
-        try host.coordinator.coordinateRateChange(to: 1)
-        #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 1 && $0.version == 3 })
-        let guestCoordinator = PlaybackCoordinator(delegate: nil)
-        let guestEvents = EventLog(guestCoordinator)
-        let guest = try await Behaviour.member("guest", relay: relay, invitation: host.session.invitation,
-                                               delegate: Behaviour.CommandLog(item: "film"), coordinator: guestCoordinator)
-        guest.coordinator.delegate = guest.delegate
+        let (host, hostEvents) = try await Poisoned.loggedMember("host", relay: relay, invitation: nil)
+        try await Poisoned.playFilm(host)
+        let (guest, guestEvents) = try await Poisoned.loggedMember("guest", relay: relay, invitation: host.session.invitation)
         #expect(await awaitTimeline(of: guest.coordinator) { $0.version == 3 })
 
         // The guest changes the activity: an ordered record of its own kind, order 4.
@@ -55,11 +43,7 @@ import TandemTestKit
         #expect(host.coordinator.core == guest.coordinator.core)
 
         // A late joiner replays the history, the activity change included, and lands on the same core.
-        let lateCoordinator = PlaybackCoordinator(delegate: nil)
-        let lateEvents = EventLog(lateCoordinator)
-        let late = try await Behaviour.member("late", relay: relay, invitation: host.session.invitation,
-                                              delegate: Behaviour.CommandLog(item: "film"), coordinator: lateCoordinator)
-        late.coordinator.delegate = late.delegate
+        let (late, lateEvents) = try await Poisoned.loggedMember("late", relay: relay, invitation: host.session.invitation)
         #expect(late.session.activity.item == "another film")
         #expect(await awaitTimeline(of: late.coordinator) { $0.version == 5 && $0.anchorMediaTime == 30_000_000_000 })
         #expect(late.coordinator.core.timeline == host.coordinator.core.timeline)

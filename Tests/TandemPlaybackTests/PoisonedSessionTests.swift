@@ -48,6 +48,27 @@ import TandemTestKit
         }
     }
 
+    /// A member whose coordinator's events are logged from before it joins (a late joiner's
+    /// history included), its delegate a command log on the film.
+    static func loggedMember(_ name: String, relay: TestRelay,
+                             invitation: Invitation?) async throws -> (member: CoordinatorBehaviourTests.Member, events: EventLog) {
+        let coordinator = PlaybackCoordinator(delegate: nil)
+        let events = EventLog(coordinator)
+        let member = try await CoordinatorBehaviourTests.member(name, relay: relay, invitation: invitation,
+                                                               delegate: CoordinatorBehaviourTests.CommandLog(item: "film"),
+                                                               coordinator: coordinator)
+        member.coordinator.delegate = member.delegate
+        return (member, events)
+    }
+
+    /// The host puts the group on the one-minute film and plays it: orders 1 to 3.
+    static func playFilm(_ host: CoordinatorBehaviourTests.Member) async throws {
+        try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
+        try host.coordinator.transitionToItem(identifier: "film")
+        try host.coordinator.coordinateRateChange(to: 1)
+        #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 1 && $0.version == 3 })
+    }
+
     /// The poisons, as bodies of the session's ordered channel, and why each is skipped.
     static func poisons() throws -> [(body: [UInt8], reason: ProposalRejection.Reason)] {
         let encoder = JSONEncoder()
@@ -64,16 +85,8 @@ import TandemTestKit
     @Test func poisonedProposalsAreSkippedByEveryoneAndALateJoinerJoinsNormally() async throws {
         let relay = try TestRelay(.inMemory)
         defer { relay.shutdown() }
-        let hostCoordinator = PlaybackCoordinator(delegate: nil)
-        let hostEvents = EventLog(hostCoordinator)
-        let host = try await CoordinatorBehaviourTests.member("host", relay: relay, invitation: nil,
-                                                             delegate: CoordinatorBehaviourTests.CommandLog(item: "film"),
-                                                             coordinator: hostCoordinator)
-        host.coordinator.delegate = host.delegate
-        try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
-        try host.coordinator.transitionToItem(identifier: "film")
-        try host.coordinator.coordinateRateChange(to: 1)
-        #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 1 && $0.version == 3 })
+        let (host, hostEvents) = try await Self.loggedMember("host", relay: relay, invitation: nil)
+        try await Self.playFilm(host)
 
         // Eve bypasses the coordinator: her session orders whatever bytes she gives it.
         let eve = try await CoordinatorBehaviourTests.member("eve", relay: relay, invitation: host.session.invitation,
