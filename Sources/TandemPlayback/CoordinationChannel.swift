@@ -11,11 +11,13 @@ protocol CoordinationChannel: Sendable {
     /// Sends a snapshot of the coordination state for ordering, as a snapshot record reflecting
     /// `snapshot.reflecting`.
     func publish(_ snapshot: CoordinationSnapshot) throws
-    /// Every ordered record: the history first, then each new one. A channel that knows where
-    /// the history ends says so with `.endOfHistory` (and `marksEndOfHistory`), so that a late
-    /// joiner assembles it from its snapshots.
-    func orderedProposals() -> AsyncStream<OrderedInput>
-    /// Whether `orderedProposals()` yields `.endOfHistory` once the history is delivered.
+    /// Hands every ordered record to `receive`: the history first, then each new one, one at a
+    /// time and in order, on the thread that delivers it (no task in between: the coordinator's
+    /// `receive` is one hop onto its scheduler). A channel that knows where the history ends
+    /// says so with `.endOfHistory` (and `marksEndOfHistory`), so that a late joiner assembles
+    /// it from its snapshots. A later call replaces the receiver.
+    func deliverOrdered(to receive: @escaping @Sendable (OrderedInput) -> Void)
+    /// Whether `deliverOrdered(to:)` hands over `.endOfHistory` once the history is delivered.
     var marksEndOfHistory: Bool { get }
     /// The participants present (this one included), when the channel knows them: the
     /// snapshot publisher is the lowest id among them.
@@ -56,21 +58,17 @@ struct SessionChannel<Activity: GroupActivity>: CoordinationChannel {
     }
 
     /// The session hands over its backlog (the welcome's history, and whatever came since)
-    /// while `orderedDeliveries` subscribes; `.endOfHistory` follows it. Records are decoded as
-    /// the session opens each one: no task in between (one task only passes on the end).
-    func orderedProposals() -> AsyncStream<OrderedInput> {
-        let (stream, continuation) = AsyncStream.makeStream(of: OrderedInput.self)
-        let deliveries = session.orderedDeliveries { delivery -> Bool? in
-            continuation.yield(OrderedInput(delivery))
+    /// while `orderedDeliveries` subscribes; `.endOfHistory` follows it. Each record is decoded
+    /// and handed to `receive` as the session opens it, on the link's thread: the path from a
+    /// relay frame to the coordinator's machine is the link's read, the session's open, then
+    /// one hop onto the coordinator's serial scheduler (`PlaybackCoordinator.receive`).
+    func deliverOrdered(to receive: @escaping @Sendable (OrderedInput) -> Void) {
+        // The stream carries nothing (every record goes to `receive`); it ends with the session.
+        _ = session.orderedDeliveries { delivery -> Bool? in
+            receive(OrderedInput(delivery))
             return nil
         }
-        continuation.yield(.endOfHistory)
-        let relay = Task {
-            for await _ in deliveries {}
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in relay.cancel() }
-        return stream
+        receive(.endOfHistory)
     }
 
     var marksEndOfHistory: Bool { true }
@@ -92,6 +90,11 @@ public enum OrderedInput: Sendable, Equatable {
     case unreadable(originator: UUID, order: UInt64, rejection: ProposalRejection)
     /// A snapshot of the coordination state (its header says so), still to be validated.
     case snapshot(SnapshotRecord)
+    /// A record of another kind that shares the ordered stream (an activity change, issue 14's
+    /// `session.activity = …`): it takes its order number and is no business of the
+    /// coordinator's, so it is passed over silently (no event, no rejection counted), and the
+    /// relay keeps it by its own rules (a late joiner's history holds it past a snapshot).
+    case other(originator: UUID, order: UInt64)
     /// The history delivered on joining ends here: live records follow.
     case endOfHistory
 
@@ -103,6 +106,10 @@ public enum OrderedInput: Sendable, Equatable {
             self = .snapshot(SnapshotRecord(originator: delivery.sender, order: delivery.order,
                                             orderedAt: SessionInstant(nanoseconds: delivery.orderedAt),
                                             reflecting: reflecting, body: delivery.body))
+            return
+        }
+        if ActivityChange.isChange(delivery.body) {
+            self = .other(originator: delivery.sender, order: delivery.order)
             return
         }
         guard delivery.body.count <= CoordinationCore.maximumProposalBytes else {

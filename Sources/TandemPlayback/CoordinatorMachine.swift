@@ -150,6 +150,9 @@ public struct CoordinatorMachine: Sendable {
         case .unreadable(let from, let order, let rejection):
             events = core.skip(order: order, originator: from, rejection: rejection)
             originator = from
+        case .other(let from, let order):
+            _ = core.skip(order: order, originator: from, rejection: ProposalRejection(.unreadable, "a record of another kind"))
+            return []
         case .snapshot, .endOfHistory:
             return []
         }

@@ -90,8 +90,12 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// Whether pauses snap to the media time the originator saw.
     public let pauseSnapsToMediaTimeOfOriginator: Bool
     /// Whether a play waits for every participant's pre-roll, at most 1 s (`PrerollGate`); it
-    /// must be the same on every participant. Off by default until the CLI's and the bench's
-    /// readings of timeline events follow a gated play (`CoordinationCore+Waiting.swift`).
+    /// must be the same on every participant. Off by default: a gated play first publishes a
+    /// provisional timeline anchored at the gate's deadline, then (once everyone pre-rolled) a
+    /// later version anchored at the gate's start, before that deadline; the CLI's `timeline`
+    /// events and the bench's readers take each version's anchor as in force from it, so they
+    /// read the provisional one as the play's instant, and again after its deadline
+    /// (`PrerollGateTimelineTests`, `CoordinationCore+Waiting.swift`).
     public let waitsForPreroll: Bool
 
     /// The executor and clock the coordinator runs on.
@@ -299,7 +303,6 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         let machine = CoordinatorMachine(localParticipant: channel.localParticipant,
                                          pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator,
                                          waitsForPreroll: waitsForPreroll, configuration: settings.withLock { $0.configuration })
-        let deliveries = channel.orderedProposals()
         let departures = channel.departures()
         // The machine and the channel first, so that the first record delivered finds them.
         let (generation, previous, wake, watch) = state.withLock { state in
@@ -316,13 +319,11 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         for task in previous { task.cancel() }
         wake?.cancel()
         watch?.cancel()
+        // Ordered records come straight from the channel's delivering thread into `receive`,
+        // which puts them on the scheduler: one hop from the link to the machine (issue 12 item
+        // 7), no task reading a stream in between.
+        channel.deliverOrdered { [weak self] input in self?.receive(input, generation: generation) }
         let tasks = [
-            Task { [weak self] in
-                for await input in deliveries {
-                    guard let self else { return }
-                    self.receive(input, generation: generation)
-                }
-            },
             Task { [weak self] in
                 for await participant in departures {
                     guard let self else { return }
@@ -339,8 +340,9 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         watchForClock(generation)
     }
 
-    /// Feeds the machine the next ordered record, on the scheduler (what the channel's
-    /// deliveries do; tests call it directly).
+    /// Feeds the machine the next ordered record, on the scheduler: the channel calls it on
+    /// its delivering thread, in order, and `scheduler.execute` keeps that order (tests call it
+    /// directly).
     func receive(_ input: OrderedInput, generation: Int? = nil) {
         step(generation) { machine, now in machine.onOrdered(input, now: now).map(Self.effect) }
     }
@@ -362,67 +364,15 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// How often the shell looks for the session clock's first estimate.
     static let clockWatchInterval = TimeSpan.milliseconds(5)
 
-    /// The shell's view of a directive.
+    /// The shell's view of a directive: the machine's (`CoordinatorMachine.Directive`, where
+    /// every handler's enum meets), or the shell's own.
     private enum Effect {
-        case propose(PlaybackProposal)
-        case issue(CoordinatorMachine.IssuedCommand)
-        case abandon(CoordinatorMachine.IssuedCommand)
-        case emit(Event)
-        case wake(HostInstant)
+        case directive(CoordinatorMachine.Directive)
         /// The shell's own: look for the session clock's first estimate again at this instant.
         case watchClock(at: HostInstant, generation: Int)
-        /// Publish a snapshot through the channel.
-        case publishSnapshot(CoordinationSnapshot)
     }
 
-    private static func effect(_ directive: CoordinatorMachine.OrderedDirective) -> Effect {
-        switch directive {
-        case .propose(let proposal): .propose(proposal)
-        case .emit(let event): .emit(event)
-        case .issue(let issued): .issue(issued)
-        case .wake(let instant): .wake(instant)
-        case .publishSnapshot(let snapshot): .publishSnapshot(snapshot)
-        }
-    }
-
-    private static func effect(_ directive: CoordinatorMachine.TickDirective) -> Effect {
-        switch directive {
-        case .abandon(let issued): .abandon(issued)
-        case .emit(let event): .emit(event)
-        case .issue(let issued): .issue(issued)
-        case .wake(let instant): .wake(instant)
-        case .publishSnapshot(let snapshot): .publishSnapshot(snapshot)
-        }
-    }
-
-    private static func effect(_ directive: CoordinatorMachine.ClockMappingDirective) -> Effect {
-        switch directive {
-        case .issue(let issued): .issue(issued)
-        case .wake(let instant): .wake(instant)
-        }
-    }
-
-    private static func effect(_ directive: CoordinatorMachine.CompletionDirective) -> Effect {
-        switch directive {
-        case .propose(let proposal): .propose(proposal)
-        case .issue(let issued): .issue(issued)
-        case .wake(let instant): .wake(instant)
-        }
-    }
-
-    private static func effect(_ directive: CoordinatorMachine.SuspensionDirective) -> Effect {
-        switch directive {
-        case .propose(let proposal): .propose(proposal)
-        case .issue(let issued): .issue(issued)
-        case .wake(let instant): .wake(instant)
-        }
-    }
-
-    private static func effect(_ directive: CoordinatorMachine.DepartureDirective) -> Effect {
-        switch directive {
-        case .propose(let proposal): .propose(proposal)
-        }
-    }
+    private static func effect(_ directive: some CoordinatorDirective) -> Effect { .directive(directive.directive) }
 
     /// A request of this participant's: validated at once (so that a refusal is thrown to the
     /// caller), then sent for ordering.
@@ -472,7 +422,20 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     private func carryOut(_ effects: [Effect], over channel: any CoordinationChannel, readers: [AsyncStream<Event>.Continuation]) {
         for effect in effects {
+            let directive: CoordinatorMachine.Directive
             switch effect {
+            case .watchClock(let instant, let generation):
+                let next = scheduler.schedule(at: instant) { [weak self] in self?.watchForClock(generation) }
+                let previous = state.withLock { state in
+                    defer { state.clockWatch = next }
+                    return state.clockWatch
+                }
+                previous?.cancel()
+                continue
+            case .directive(let machine):
+                directive = machine
+            }
+            switch directive {
             case .propose(let proposal):
                 try? channel.propose(proposal)
             case .publishSnapshot(let snapshot):
@@ -496,13 +459,6 @@ public final class PlaybackCoordinator: @unchecked Sendable {
                 delegate.playbackCoordinator(self, didIssue: issued.command) { [weak self] in
                     self?.step { machine, now in machine.onCommandCompleted(issued.id, now: now).map(Self.effect) }
                 }
-            case .watchClock(let instant, let generation):
-                let next = scheduler.schedule(at: instant) { [weak self] in self?.watchForClock(generation) }
-                let previous = state.withLock { state in
-                    defer { state.clockWatch = next }
-                    return state.clockWatch
-                }
-                previous?.cancel()
             case .wake(let instant):
                 let next = scheduler.schedule(at: instant) { [weak self] in
                     self?.step { machine, now in machine.onTick(now: now).map(Self.effect) }

@@ -66,7 +66,9 @@ public struct SnapshotProgress: Sendable {
         case .unreadable(let originator, _, _):
             recordsSinceSnapshot += 1
             seen.insert(originator)
-        case .endOfHistory:
+        case .other, .endOfHistory:
+            // A record of another kind is kept by the relay whatever the snapshots say: it does
+            // not bring the next one closer.
             break
         }
     }
@@ -78,6 +80,7 @@ extension OrderedInput {
         switch self {
         case .proposal(let proposal): proposal.order
         case .unreadable(_, let order, _): order
+        case .other(_, let order): order
         case .snapshot(let record): record.order
         case .endOfHistory: nil
         }
@@ -173,6 +176,10 @@ extension CoordinatorMachine {
             // The state is here already: only the version moves, as for any record.
             _ = core.skip(order: record.order, originator: record.originator, rejection: ProposalRejection(.unreadable, "a snapshot"))
             return []
+        case .other(let originator, let order):
+            // Silently: only the version moves, as for any record, and the player is not told.
+            _ = core.skip(order: order, originator: originator, rejection: ProposalRejection(.unreadable, "a record of another kind"))
+            return []
         case .endOfHistory:
             return []
         case .proposal, .unreadable:
@@ -183,10 +190,10 @@ extension CoordinatorMachine {
 
     private mutating func buffer(_ input: OrderedInput, now: HostInstant) -> [OrderedDirective] {
         guard let order = input.order else { return [] }
-        let retention: HistoryAssembly<OrderedInput>.Retention = if case .snapshot(let record) = input {
-            .snapshot(reflecting: record.reflecting)
-        } else {
-            .playback
+        let retention: HistoryAssembly<OrderedInput>.Retention = switch input {
+        case .snapshot(let record): .snapshot(reflecting: record.reflecting)
+        case .other: .other
+        case .proposal, .unreadable, .endOfHistory: .playback
         }
         _ = snapshots.assembly.receive(.init(order: order, retention: retention, payload: input))
         guard snapshots.historyEnded, case .snapshot = input else { return [] }

@@ -83,7 +83,7 @@ import TandemTestKit
             // A seek while playing, from the other participant: mpv lands on the timeline at
             // once (it used to land 80 to 110 ms early, and take seconds to be corrected).
             try host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 12_000_000_000))
-            #expect(await eventually { guest.coordinator.timeline.anchorMediaTime.nanoseconds == 12_000_000_000 })
+            #expect(await awaitTimeline(of: guest.coordinator) { $0.anchorMediaTime.nanoseconds == 12_000_000_000 })
             let seekInstant = try #require(guest.coordinator.hostTime(atSessionTime: guest.coordinator.timeline.anchorSessionTime)).nanoseconds
             try await Task.sleep(for: .nanoseconds(max(0, seekInstant + 200_000_000 - MonotonicClock.now())))
             let landing = try await Self.errors(of: other, against: guest.coordinator, count: 6, interval: .milliseconds(50))
@@ -96,7 +96,7 @@ import TandemTestKit
 
             // A pause from the other participant: mpv pauses on the group's frame.
             try host.coordinator.coordinateRateChange(to: 0)
-            #expect(await eventually { guest.coordinator.timeline.rate == 0 })
+            #expect(await awaitTimeline(of: guest.coordinator) { $0.rate == 0 })
             let pausedAt = guest.coordinator.timeline.anchorMediaTime.nanoseconds
             #expect(await eventually { (try? await other.get("pause"))?.bool == true })
             #expect(await eventually {
@@ -128,7 +128,7 @@ import TandemTestKit
 
             // The person pauses in mpv: the group pauses, once.
             try await other.set("pause", true)
-            #expect(await eventually { host.coordinator.timeline.rate == 0 })
+            #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 0 })
             #expect(await eventually { builtin.timeline.rate == 0 })
             try await Task.sleep(for: .seconds(1))
             #expect(log.by(guest.id).count == 1)
@@ -146,7 +146,7 @@ import TandemTestKit
 
             // The person resumes in mpv: the group plays, and mpv follows it.
             try await other.set("pause", false)
-            #expect(await eventually { host.coordinator.timeline.rate == 1 })
+            #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 1 })
             try await Task.sleep(for: .seconds(2))
             #expect(log.by(guest.id).count == 3)
             let playing = try await Self.errors(of: other, against: guest.coordinator, count: 6)
@@ -154,7 +154,7 @@ import TandemTestKit
 
             // The person changes the speed in mpv: the group's rate follows.
             try await other.set("speed", 1.25)
-            #expect(await eventually { abs(host.coordinator.timeline.rate - 1.25) < 0.01 })
+            #expect(await awaitTimeline(of: host.coordinator) { abs($0.rate - 1.25) < 0.01 })
             try await Task.sleep(for: .seconds(1.5))
             #expect(log.by(guest.id).count == 4)
 

@@ -30,7 +30,7 @@ enum MpvGroup {
         }
         let session = try #require(await sessions.next())
         session.join()
-        #expect(await eventually { if case .joined = session.state { true } else { false } })
+        #expect(await awaitValue(session.$state.values) { if case .joined = $0 { true } else { false } })
         coordinator.coordinateWithSession(session)
         return Member(session: session, coordinator: coordinator)
     }
@@ -60,7 +60,7 @@ enum MpvGroup {
             let guest = try await member("mpv", relay: relay, item: item, invitation: host.session.invitation,
                                          coordinator: mpv.playbackCoordinator)
             try host.coordinator.transitionToItem(identifier: item)
-            #expect(await eventually { guest.coordinator.timeline.item == item })
+            #expect(await awaitTimeline(of: guest.coordinator) { $0.item == item })
             let other = try MpvConnection(path: mpv.ipcPath)
             defer { other.close() }
             try await body(host, guest, mpv, builtin, other)

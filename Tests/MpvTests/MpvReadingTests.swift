@@ -84,7 +84,7 @@ import TandemTestKit
             let normal = MonotonicClock.now()...(MonotonicClock.now() + 3_000_000_000)
             try await Task.sleep(for: .seconds(3))
             try host.coordinator.coordinateRateChange(to: 1.5)
-            #expect(await eventually { guest.coordinator.timeline.rate == 1.5 })
+            #expect(await awaitTimeline(of: guest.coordinator) { $0.rate == 1.5 })
             try await Task.sleep(for: .seconds(2))
             let fast = MonotonicClock.now()...(MonotonicClock.now() + 2_500_000_000)
             try await Task.sleep(for: .seconds(2.6))
@@ -136,7 +136,7 @@ import TandemTestKit
             // Play: mpv starts when the command arrives, not at the change's instant.
             try host.coordinator.coordinateRateChange(to: 1)
             let started = try #require(try await Self.firstInstant(other, "pause") { $0.bool == false })
-            #expect(await eventually { guest.coordinator.timeline.rate == 1 })
+            #expect(await awaitTimeline(of: guest.coordinator) { $0.rate == 1 })
             let effective = try Self.effectiveInstant(guest.coordinator)
             #expect(started < effective - 300_000_000, "mpv started \(Double(effective - started) / 1e6) ms before the change's instant")
 
@@ -144,7 +144,7 @@ import TandemTestKit
             try await Task.sleep(for: .seconds(1))
             try host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 12_000_000_000))
             let jumped = try #require(try await Self.firstInstant(other, "time-pos") { ($0.double ?? 0) >= 11.5 })
-            #expect(await eventually { guest.coordinator.timeline.anchorMediaTime.nanoseconds == 12_000_000_000 })
+            #expect(await awaitTimeline(of: guest.coordinator) { $0.anchorMediaTime.nanoseconds == 12_000_000_000 })
             let seekInstant = try Self.effectiveInstant(guest.coordinator)
             #expect(jumped < seekInstant - 250_000_000, "mpv jumped \(Double(seekInstant - jumped) / 1e6) ms before the seek's instant")
 
@@ -166,7 +166,7 @@ import TandemTestKit
             // A pause: mpv pauses when the command arrives, on the group's frame.
             try host.coordinator.coordinateRateChange(to: 0)
             let paused = try #require(try await Self.firstInstant(other, "pause") { $0.bool == true })
-            #expect(await eventually { guest.coordinator.timeline.rate == 0 })
+            #expect(await awaitTimeline(of: guest.coordinator) { $0.rate == 0 })
             let pauseInstant = try Self.effectiveInstant(guest.coordinator)
             #expect(paused < pauseInstant - 300_000_000, "mpv paused \(Double(pauseInstant - paused) / 1e6) ms before the pause's instant")
             let pausedAt = guest.coordinator.timeline.anchorMediaTime.nanoseconds
@@ -191,7 +191,7 @@ import TandemTestKit
         defer { builtin.close() }
         let host = try await MpvGroup.member("host", relay: relay, item: item, invitation: nil, coordinator: builtin.playbackCoordinator)
         try host.coordinator.transitionToItem(identifier: item)
-        #expect(await eventually { host.coordinator.timeline.item == item })
+        #expect(await awaitTimeline(of: host.coordinator) { $0.item == item })
         try host.coordinator.coordinateRateChange(to: 1)
         try await Task.sleep(for: .seconds(3))
 

@@ -162,7 +162,7 @@ import TandemTestKit
     @Test func aPlaylistNamingTheNetworkMakesMpvConnectNowhere() async throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }
-        let witness = try LoopbackWitness()
+        let witness = try LoopbackConnectionWitness()
         let playlist = try fixtures.write("movie.m3u8", Array("""
             #EXTM3U
             #EXT-X-VERSION:3
@@ -180,42 +180,6 @@ import TandemTestKit
         await process.terminate()
         // A URL the user gives is mpv's to open as it likes.
         #expect(!(try MpvProcess(file: "http://127.0.0.1:1/x", executable: "/bin/true").commandLine.contains("--ytdl=no")))
-    }
-}
-
-/// A TCP listener on loopback that a crafted file points at; `connectionAttempted` finds a
-/// connection queued in its backlog.
-final class LoopbackWitness {
-    let descriptor: Int32
-    let port: UInt16
-
-    init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(descriptor, socketAddress, length) == 0 && listen(descriptor, 8) == 0
-                    && getsockname(descriptor, socketAddress, &length) == 0
-            }
-        }
-        guard bound else {
-            close(descriptor)
-            throw FakeMpvError("cannot listen on loopback: errno \(errno)")
-        }
-        self.descriptor = descriptor
-        port = UInt16(bigEndian: address.sin_port)
-    }
-
-    deinit { close(descriptor) }
-
-    /// Whether anyone has connected.
-    var connectionAttempted: Bool {
-        let accepted = accept(descriptor, nil, nil)
-        if accepted >= 0 { close(accepted) }
-        return accepted >= 0
     }
 }
 

@@ -9,36 +9,6 @@ import TandemTestKit
 /// (the shell after it runs, the terminal out of raw mode) while a joiner watches and controls on;
 /// `SIGTERM` to a host at a terminal leaves the same way. No relay is left behind.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct PartyTerminalTests {
-    /// Runs a tmux command and returns what it printed (into a file: a pipe would be held open
-    /// by the tmux server that `new-session` starts).
-    func tmux(_ arguments: [String]) throws -> String {
-        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("tmux-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: outputPath.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: outputPath) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/tmux")
-        process.arguments = arguments
-        let output = try FileHandle(forWritingTo: outputPath)
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        if process.isRunning { process.terminate() }
-        try output.close()
-        return try String(contentsOf: outputPath, encoding: .utf8)
-    }
-
-    func waitFor(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return try condition()
-    }
-
     /// How the host leaves.
     enum Leaving { case key, terminate }
 
@@ -49,16 +19,13 @@ import TandemTestKit
         let runtime = fixtures.path("run")
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let clip = SampleClip.h264BFrames.path
-        let name = "tandem-party-\(UUID().uuidString.prefix(8))"
         let hostLog = fixtures.path("host.out")
         // After the host: the shell reports its status and the terminal's mode, then waits.
         let script = "env XDG_RUNTIME_DIR=\(runtime) \(TandemProcess.executablePath) host \(clip) --bind 127.0.0.1 --port 0 --name host "
             + "2>&1 | tee \(hostLog); echo HOST-EXITED; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e echo | tr '\\n' ' '; echo; sleep 30"
-        _ = try tmux(["new-session", "-d", "-s", name, "-x", "200", "-y", "12", script])
-        defer { _ = try? tmux(["kill-session", "-t", name]) }
-        #expect(waitFor(20) { (try? String(contentsOfFile: hostLog, encoding: .utf8))?.contains("tandem://") == true })
-        let invite = try #require(try String(contentsOfFile: hostLog, encoding: .utf8)
-            .split(whereSeparator: { $0 == "\n" || $0 == "\r" || $0 == " " }).first { $0.hasPrefix("tandem://") }.map(String.init))
+        let tmux = try TmuxSession.start(script, prefix: "tandem-party")
+        defer { tmux.kill() }
+        let invite = try #require(TmuxSession.invite(inLog: hostLog), "the host printed no invite")
         let records = (try? FileManager.default.contentsOfDirectory(atPath: runtime + "/tandem"))?.filter { $0.hasSuffix(".json") } ?? []
         let record = try #require(records.first.flatMap { FileManager.default.contents(atPath: runtime + "/tandem/" + $0) })
         let relay = try #require(((try JSONSerialization.jsonObject(with: record)) as? [String: Any])?["pid"] as? NSNumber).int32Value
@@ -66,12 +33,12 @@ import TandemTestKit
         let joiner = try WatchProcess(executable: TandemProcess.executablePath, arguments: ["join", invite, clip, "--name", "ana", "--events", "json"],
                                       name: "ana", acceptsCommands: true)
         defer { joiner.kill() }
-        func screen() throws -> String { try tmux(["capture-pane", "-t", name, "-p"]) }
+        func screen() throws -> String { try tmux.screen() }
         #expect(try waitFor(20) { try screen().contains("ana, host") })
 
         switch leaving {
         case .key:
-            _ = try tmux(["send-keys", "-t", name, "q"])
+            try tmux.sendKeys("q")
         case .terminate:
             let host = try #require(PartyTests.process(commandLineContaining: "host", and: clip), "no host process")
             kill(host, SIGTERM)

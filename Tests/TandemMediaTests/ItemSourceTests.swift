@@ -175,7 +175,7 @@ import TandemTestKit
     @Test func aFileItemOpensOnlyLocalFiles() throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }
-        let witness = try ConnectionWitness()
+        let witness = try LoopbackConnectionWitness()
         let playlist = try fixtures.write("movie.m3u8", Array("""
             #EXTM3U
             #EXT-X-TARGETDURATION:10

@@ -12,7 +12,7 @@ import TandemTestKit
     @Test func anHLSPlaylistWithNetworkSegmentsIsRefused() throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }
-        let witness = try ConnectionWitness()
+        let witness = try LoopbackConnectionWitness()
         let playlist = try fixtures.write("movie.m3u8", Array("""
             #EXTM3U
             #EXT-X-VERSION:3
@@ -33,7 +33,7 @@ import TandemTestKit
     @Test func anFFconcatListOfURLsIsRefused() throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }
-        let witness = try ConnectionWitness()
+        let witness = try LoopbackConnectionWitness()
         let list = try fixtures.write("movie.ffconcat", Array("""
             ffconcat version 1.0
             file 'http://127.0.0.1:\(witness.port)/x.mp4'
@@ -84,39 +84,3 @@ import TandemTestKit
     }
 }
 
-/// A TCP listener on loopback that the crafted files point at: whatever connects to it is
-/// queued in its backlog, and `connectionAttempted` finds it there.
-final class ConnectionWitness {
-    let descriptor: Int32
-    let port: UInt16
-
-    init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(descriptor, socketAddress, length) == 0 && listen(descriptor, 8) == 0
-                    && getsockname(descriptor, socketAddress, &length) == 0
-            }
-        }
-        guard bound else {
-            close(descriptor)
-            throw FixtureError("cannot listen on loopback: errno \(errno)")
-        }
-        self.descriptor = descriptor
-        port = UInt16(bigEndian: address.sin_port)
-    }
-
-    deinit { close(descriptor) }
-
-    /// Whether anyone has connected (a non-blocking accept finds a queued connection).
-    var connectionAttempted: Bool {
-        let accepted = accept(descriptor, nil, nil)
-        if accepted >= 0 { close(accepted) }
-        return accepted >= 0
-    }
-}

@@ -112,29 +112,7 @@ import Testing
         #expect(loop.nextDeadline == nil)
     }
 
-    @Test func tasksFromOtherThreadsRunInEachThreadsOrderOnTheDrivingThread() {
-        let loop = EmbeddedEventLoop()
-        let threads = 4
-        let perThread = 500
-        let received = Mutex<[[Int]]>(Array(repeating: [], count: threads))
-        let offLoop = Atomic<Int>(0)
-        let group = DispatchGroup()
-        for thread in 0..<threads {
-            DispatchQueue.global().async(group: group) {
-                for index in 0..<perThread {
-                    loop.execute {
-                        if !loop.inLoop { offLoop.add(1, ordering: .relaxed) }
-                        received.withLock { $0[thread].append(index) }
-                    }
-                }
-            }
-        }
-        #expect(group.wait(timeout: .now() + 10) == .success)
-        #expect(!loop.inLoop, "nothing drives the loop between advances")
-        loop.run()
-        #expect(offLoop.load(ordering: .relaxed) == 0)
-        for sequence in received.withLock({ $0 }) { #expect(sequence == Array(0..<perThread)) }
-    }
+    // Tasks from other threads, and the order both loops agree on: `SerialEventLoopContractTests`.
 
     @Test func advancingUntilAConditionStopsAtTheFirstInstantItHolds() {
         let loop = EmbeddedEventLoop()
@@ -145,47 +123,6 @@ import Testing
         #expect(!loop.advance(until: { count.withLock { $0 } == 100 }, within: 20_000))
         #expect(loop.currentTime == 23_000, "a condition that never holds ends at the limit")
         #expect(count.withLock { $0 } == 10)
-    }
-
-    /// One body on both loops: what a shell relies on, whichever loop it is given.
-    @Test func theRealAndTheEmbeddedLoopAgreeOnOrder() throws {
-        let embedded = EmbeddedEventLoop()
-        let embeddedOrder = Self.scheduleTheSameTasks(on: embedded)
-        embedded.advance(by: 10_000)
-
-        let clock = VirtualClock()
-        let real = try EventLoop(name: "test-agree", clock: clock, tickInterval: 1_000_000_000_000)
-        real.start()
-        defer {
-            real.stop()
-            real.reset()
-        }
-        let realOrder = Self.scheduleTheSameTasks(on: real)
-        clock.set(to: 10_000)
-        // Two barriers: the pass that runs the first may precede the one that runs the due tasks.
-        for _ in 0..<2 {
-            let done = DispatchSemaphore(value: 0)
-            real.execute { done.signal() }
-            #expect(done.wait(timeout: .now() + 10) == .success)
-        }
-        #expect(embeddedOrder.entries.withLock { $0 } == realOrder.entries.withLock { $0 })
-        #expect(embeddedOrder.entries.withLock { $0 } == [1, 2, 3, 4])
-    }
-
-    final class Log: Sendable {
-        let entries = Mutex<[Int]>([])
-        func append(_ entry: Int) { entries.withLock { $0.append(entry) } }
-    }
-
-    static func scheduleTheSameTasks(on loop: some SerialEventLoop) -> Log {
-        let order = Log()
-        let origin = loop.now
-        loop.schedule(at: origin + 500) { order.append(3) }
-        loop.schedule(at: origin + 100) { order.append(1) }
-        loop.schedule(at: origin + 100) { order.append(2) }
-        loop.schedule(at: origin + 600) { order.append(99) }.cancel()
-        loop.schedule(after: 700) { order.append(4) }
-        return order
     }
 
     #if DEBUG

@@ -120,31 +120,7 @@ import Testing
         }
     }
 
-    @Test func tasksFromOtherThreadsRunOnTheLoopInEachThreadsOrder() throws {
-        let loop = try EventLoop(name: "test-tasks")
-        loop.start()
-        defer { stopped(loop) }
-        let threads = 8
-        let perThread = 1_000
-        let received = Mutex<[[Int]]>(Array(repeating: [], count: threads))
-        let offLoop = Atomic<Int>(0)
-        let group = DispatchGroup()
-        for thread in 0..<threads {
-            DispatchQueue.global().async(group: group) {
-                for index in 0..<perThread {
-                    loop.execute {
-                        if !loop.inLoop { offLoop.add(1, ordering: .relaxed) }
-                        received.withLock { $0[thread].append(index) }
-                    }
-                }
-            }
-        }
-        #expect(group.wait(timeout: .now() + 10) == .success)
-        onLoop(loop) {}
-        #expect(offLoop.load(ordering: .relaxed) == 0)
-        #expect(!loop.inLoop)
-        for sequence in received.withLock({ $0 }) { #expect(sequence == Array(0..<perThread)) }
-    }
+    // Tasks from other threads in each thread's order, on both loops: `SerialEventLoopContractTests`.
 
     @Test func scheduledTasksRunAtTheirDeadlinesInOrderUnlessCancelled() throws {
         let clock = VirtualClock(start: 1_000_000_000)

@@ -58,13 +58,13 @@ import TandemTestKit
             let session = try #require(await sessions.next())
             invitation = session.invitation
             session.join()
-            #expect(await eventually { if case .joined = session.state { true } else { false } })
+            #expect(await awaitValue(session.$state.values) { if case .joined = $0 { true } else { false } })
             let recorder = Recorder()
             let player = try HeadlessPlayer(url: clip.path, videoSinks: [recorder])
             player.playbackCoordinator.coordinateWithSession(session)
             peers.append(Peer(session: session, player: player, recorder: recorder))
         }
-        #expect(await eventually { peers.allSatisfy { $0.session.activeParticipants.count == 3 } })
+        for peer in peers { #expect(await awaitValue(peer.session.$activeParticipants.values) { $0.count == 3 }) }
 
         let host = peers[0].player.playbackCoordinator
         let ana = peers[1].player.playbackCoordinator

@@ -14,12 +14,19 @@ import TandemTestKit
     /// A delegate that records every command and carries none out, for checking what is issued.
     final class CommandLog: PlaybackCoordinatorDelegate, @unchecked Sendable {
         let commands = Mutex<[PlaybackCommand]>([])
+        /// Every command so far, published: a test awaits what it needs
+        /// (`awaitValue(log.$issued.values)`) instead of polling.
+        @Published private(set) var issued: [PlaybackCommand] = []
         let item: String?
         init(item: String?) { self.item = item }
         var currentItemIdentifier: String? { item }
         func playbackCoordinator(_ coordinator: PlaybackCoordinator, didIssue command: PlaybackCommand,
                                  completion: @escaping @Sendable () -> Void) {
-            commands.withLock { $0.append(command) }
+            // Published under the lock, so that a later list never precedes an earlier one.
+            commands.withLock { commands in
+                commands.append(command)
+                issued = commands
+            }
             completion()
         }
         var all: [PlaybackCommand] { commands.withLock { $0 } }
@@ -48,7 +55,7 @@ import TandemTestKit
         }
         let session = try #require(await sessions.next())
         session.join()
-        #expect(await eventually { if case .joined = session.state { true } else { false } })
+        #expect(await awaitValue(session.$state.values) { if case .joined = $0 { true } else { false } })
         let coordinator = coordinator ?? PlaybackCoordinator(delegate: delegate)
         coordinator.coordinateWithSession(session)
         return Member(session: session, coordinator: coordinator, delegate: delegate)

@@ -22,12 +22,12 @@ import TandemClock
 
     /// A channel that hands the coordinator the records a test gives it.
     final class ScriptedChannel: CoordinationChannel, @unchecked Sendable {
-        let records: AsyncStream<OrderedInput>
-        let feed: AsyncStream<OrderedInput>.Continuation
+        let receiver = Mutex<(@Sendable (OrderedInput) -> Void)?>(nil)
         let localParticipant = UUID()
-        init() { (records, feed) = AsyncStream.makeStream(of: OrderedInput.self) }
         func propose(_ proposal: PlaybackProposal) throws {}
-        func orderedProposals() -> AsyncStream<OrderedInput> { records }
+        func deliverOrdered(to receive: @escaping @Sendable (OrderedInput) -> Void) { receiver.withLock { $0 = receive } }
+        /// Delivers `input` as a session does: on the caller's thread, straight to the coordinator.
+        func feed(_ input: OrderedInput) { receiver.withLock { $0 }?(input) }
         func departures() -> AsyncStream<UUID> { AsyncStream { _ in } }
         var clock: (any SessionClockSource)? { TrappingClock() }
         var localClock: any MonotonicDerivedClock { SystemClock() }
@@ -56,17 +56,20 @@ import TandemClock
 
     @Test func aChangeStampedAtTheEndOfTimeIsIssuedWithoutOverflow() async throws {
         let log = CommandLog()
-        let coordinator = PlaybackCoordinator(delegate: log)
+        // Virtual time on the host's clock as it is now: the shell's work runs when the test says.
+        let scheduler = VirtualScheduler(now: hostNS(SystemClock().now()))
+        let coordinator = PlaybackCoordinator(delegate: log, scheduler: scheduler)
         let channel = ScriptedChannel()
         coordinator.coordinate(over: channel)
         let ana = UUID()
         let end = SessionInstant.max - .seconds(1)
-        channel.feed.yield(.proposal(OrderedProposal(originator: ana, order: 1, orderedAt: 0, effectiveAt: 50_000_000,
+        channel.feed(.proposal(OrderedProposal(originator: ana, order: 1, orderedAt: 0, effectiveAt: 50_000_000,
                                                      proposal: .transition(item: "film", at: 0))))
         // Valid on its face (effective half a second after it was ordered), but at the end of time.
-        channel.feed.yield(.proposal(OrderedProposal(originator: ana, order: 2, orderedAt: end, effectiveAt: end + .milliseconds(500),
+        channel.feed(.proposal(OrderedProposal(originator: ana, order: 2, orderedAt: end, effectiveAt: end + .milliseconds(500),
                                                      proposal: .setRate(1))))
-        #expect(await eventually { log.all.contains { if case .play = $0 { true } else { false } } })
+        scheduler.run()
+        #expect(log.all.contains { if case .play = $0 { true } else { false } })
         guard case .play(let play)? = log.all.last else {
             Issue.record("no play command: \(log.all)")
             return
@@ -80,6 +83,27 @@ import TandemClock
         _ = coordinator.expectedItemTime(atHostTime: now)
         #expect(coordinator.localTime(atSessionTime: .max) != nil)
         #expect(coordinator.localTime(atSessionTime: .min) != nil)
-        channel.feed.finish()
+    }
+
+    /// One hop: a record the channel delivers is on the coordinator's scheduler when the
+    /// delivering call returns (no task reads a stream in between), in the order delivered.
+    @Test func aDeliveredRecordIsOnTheSchedulerWhenTheDeliveryReturns() {
+        let scheduler = VirtualScheduler(now: hostNS(SystemClock().now()))
+        let coordinator = PlaybackCoordinator(delegate: CommandLog(), scheduler: scheduler)
+        let channel = ScriptedChannel()
+        coordinator.coordinate(over: channel)
+        scheduler.run()
+        #expect(scheduler.pendingCount == 0)
+        let ana = UUID()
+        let now = SessionInstant(nanoseconds: SystemClock().now() - TrappingClock.offset)
+        for order in UInt64(1)...3 {
+            channel.feed(.proposal(OrderedProposal(originator: ana, order: order, orderedAt: now, effectiveAt: now + .milliseconds(50),
+                                                   proposal: order == 1 ? .transition(item: "film", at: 0) : .seek(to: ItemTime(nanoseconds: Int64(order) * 1_000_000_000)))))
+            #expect(scheduler.pendingCount == Int(order))
+        }
+        #expect(coordinator.timeline.version == 0)
+        scheduler.run()
+        #expect(coordinator.timeline.version == 3)
+        #expect(coordinator.timeline.anchorMediaTime.nanoseconds == 3_000_000_000)
     }
 }

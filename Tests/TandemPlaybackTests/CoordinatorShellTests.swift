@@ -71,6 +71,9 @@ final class VirtualScheduler: CoordinatorScheduler, @unchecked Sendable {
     /// Runs everything due now.
     func run() { advance(to: now) }
 
+    /// How many pieces of work are waiting (cancelled ones included).
+    var pendingCount: Int { state.withLock { $0.entries.count } }
+
     /// Moves time on by `span`, running what falls due.
     func advance(by span: TimeSpan) { advance(to: now + span) }
 }
@@ -105,7 +108,7 @@ final class VirtualScheduler: CoordinatorScheduler, @unchecked Sendable {
         let proposals = Mutex<[PlaybackProposal]>([])
         init(scheduler: VirtualScheduler) { self.scheduler = scheduler }
         func propose(_ proposal: PlaybackProposal) throws { proposals.withLock { $0.append(proposal) } }
-        func orderedProposals() -> AsyncStream<OrderedInput> { AsyncStream { _ in } }
+        func deliverOrdered(to receive: @escaping @Sendable (OrderedInput) -> Void) {}
         func departures() -> AsyncStream<UUID> { AsyncStream { _ in } }
         var clock: (any SessionClockSource)? { sessionClock }
         var localClock: any MonotonicDerivedClock { HostClock(scheduler: scheduler) }

@@ -40,7 +40,7 @@ import TandemTestKit
         }
         let session = try #require(await sessions.next())
         session.join()
-        #expect(await eventually { if case .joined = session.state { true } else { false } })
+        #expect(await awaitValue(session.$state.values) { if case .joined = $0 { true } else { false } })
         let recorder = Recorder()
         var options = HeadlessPlayer.Options()
         options.following = following
@@ -54,9 +54,9 @@ import TandemTestKit
         let host = try await peer("host", offset: 3_700_000_000, drift: 80, relay: relay, invitation: nil, following: following)
         let ana = try await peer("ana", offset: -2_250_000_000, drift: -120, relay: relay, invitation: host.session.invitation,
                                  following: following)
-        #expect(await eventually { ana.session.activeParticipants.count == 2 })
+        #expect(await awaitValue(ana.session.$activeParticipants.values) { $0.count == 2 })
         try host.coordinator.transitionToItem(identifier: clip.name)
-        #expect(await eventually { ana.coordinator.timeline.item == clip.name })
+        #expect(await awaitTimeline(of: ana.coordinator) { $0.item == clip.name })
         try host.coordinator.coordinateRateChange(to: 1)
         #expect(await eventually { abs(host.player.timeline.rate - 1) < 0.001 && abs(ana.player.timeline.rate - 1) < 0.001 })
         return (host, ana)

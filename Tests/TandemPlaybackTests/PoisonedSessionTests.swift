@@ -14,27 +14,59 @@ import TandemTestKit
 @Suite(.serialized) struct PoisonedSessionTests {
     typealias Member = CoordinatorBehaviourTests.Member
 
-    /// Every event a coordinator reports from now on.
-    final class EventLog: Sendable {
-        private let events = Mutex<[CoordinationCore.Event]>([])
+    /// Every event a coordinator reports from now on, published: a test awaits what it needs
+    /// (`awaitValue(log.$all.values)`) instead of polling.
+    final class EventLog: @unchecked Sendable {
+        @Published private(set) var all: [CoordinationCore.Event] = []
         private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
 
         init(_ coordinator: PlaybackCoordinator) {
             let stream = coordinator.events
+            // The one writer of `all`.
             let task = Task { [weak self] in
-                for await event in stream { self?.events.withLock { $0.append(event) } }
+                for await event in stream {
+                    guard let self else { return }
+                    self.all = self.all + [event]
+                }
             }
             self.task.withLock { $0 = task }
         }
 
         deinit { task.withLock { $0?.cancel() } }
 
-        var all: [CoordinationCore.Event] { events.withLock { $0 } }
+        /// The reasons of the rejections among `events`, in order.
+        static func rejections(_ events: [CoordinationCore.Event]) -> [ProposalRejection.Reason] {
+            events.compactMap { if case .proposalRejected(let rejection, _, _) = $0 { rejection.reason } else { nil } }
+        }
 
         /// The reasons of the rejections reported so far, in order.
-        var rejections: [ProposalRejection.Reason] {
-            all.compactMap { if case .proposalRejected(let rejection, _, _) = $0 { rejection.reason } else { nil } }
+        var rejections: [ProposalRejection.Reason] { Self.rejections(all) }
+
+        /// Whether the rejections reported come to `reasons`, within `seconds`.
+        func rejections(become reasons: [ProposalRejection.Reason], within seconds: Double = 10) async -> Bool {
+            await awaitValue($all.values, within: seconds) { Self.rejections($0) == reasons }
         }
+    }
+
+    /// A member whose coordinator's events are logged from before it joins (a late joiner's
+    /// history included), its delegate a command log on the film.
+    static func loggedMember(_ name: String, relay: TestRelay,
+                             invitation: Invitation?) async throws -> (member: CoordinatorBehaviourTests.Member, events: EventLog) {
+        let coordinator = PlaybackCoordinator(delegate: nil)
+        let events = EventLog(coordinator)
+        let member = try await CoordinatorBehaviourTests.member(name, relay: relay, invitation: invitation,
+                                                               delegate: CoordinatorBehaviourTests.CommandLog(item: "film"),
+                                                               coordinator: coordinator)
+        member.coordinator.delegate = member.delegate
+        return (member, events)
+    }
+
+    /// The host puts the group on the one-minute film and plays it: orders 1 to 3.
+    static func playFilm(_ host: CoordinatorBehaviourTests.Member) async throws {
+        try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
+        try host.coordinator.transitionToItem(identifier: "film")
+        try host.coordinator.coordinateRateChange(to: 1)
+        #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 1 && $0.version == 3 })
     }
 
     /// The poisons, as bodies of the session's ordered channel, and why each is skipped.
@@ -53,16 +85,8 @@ import TandemTestKit
     @Test func poisonedProposalsAreSkippedByEveryoneAndALateJoinerJoinsNormally() async throws {
         let relay = try TestRelay(.inMemory)
         defer { relay.shutdown() }
-        let hostCoordinator = PlaybackCoordinator(delegate: nil)
-        let hostEvents = EventLog(hostCoordinator)
-        let host = try await CoordinatorBehaviourTests.member("host", relay: relay, invitation: nil,
-                                                             delegate: CoordinatorBehaviourTests.CommandLog(item: "film"),
-                                                             coordinator: hostCoordinator)
-        host.coordinator.delegate = host.delegate
-        try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
-        try host.coordinator.transitionToItem(identifier: "film")
-        try host.coordinator.coordinateRateChange(to: 1)
-        #expect(await eventually { host.coordinator.timeline.rate == 1 && host.coordinator.timeline.version == 3 })
+        let (host, hostEvents) = try await Self.loggedMember("host", relay: relay, invitation: nil)
+        try await Self.playFilm(host)
 
         // Eve bypasses the coordinator: her session orders whatever bytes she gives it.
         let eve = try await CoordinatorBehaviourTests.member("eve", relay: relay, invitation: host.session.invitation,
@@ -70,9 +94,9 @@ import TandemTestKit
         let eveEvents = EventLog(eve.coordinator)
         let poisons = try Self.poisons()
         for poison in poisons { try eve.session.sendOrdered(poison.body) }
-        #expect(await eventually { host.coordinator.timeline.version == 3 + UInt64(poisons.count) })
-        #expect(hostEvents.rejections == poisons.map(\.reason))
-        #expect(await eventually { eveEvents.rejections == poisons.map(\.reason) })
+        #expect(await awaitTimeline(of: host.coordinator) { $0.version == 3 + UInt64(poisons.count) })
+        #expect(await hostEvents.rejections(become: poisons.map(\.reason)))
+        #expect(await eveEvents.rejections(become: poisons.map(\.reason)))
         // Attributed to the one who sent them, in their order.
         let rejected = hostEvents.all.compactMap { if case .proposalRejected(_, let originator, let order) = $0 { (originator, order) } else { nil } }
         #expect(rejected.map(\.0) == Array(repeating: eve.session.localParticipant.id, count: poisons.count))
@@ -88,13 +112,14 @@ import TandemTestKit
         let ana = try await CoordinatorBehaviourTests.member("ana", relay: relay, invitation: host.session.invitation,
                                                             delegate: anaLog, coordinator: anaCoordinator)
         #expect(await eventually { ana.coordinator.core == host.coordinator.core })
-        #expect(anaEvents.rejections == poisons.map(\.reason))
-        #expect(await eventually { anaLog.all.contains { if case .play(let play) = $0 { play.rate == 1 } else { false } } })
+        // The events reach the log through its own task, after the core is there.
+        #expect(await anaEvents.rejections(become: poisons.map(\.reason)))
+        #expect(await awaitValue(anaLog.$issued.values) { $0.contains { if case .play(let play) = $0 { play.rate == 1 } else { false } } })
 
         // And the group goes on: a valid change after them applies everywhere.
         try ana.coordinator.coordinateSeek(to: 30_000_000_000)
         for member in [host, eve, ana] {
-            #expect(await eventually { member.coordinator.timeline.anchorMediaTime == 30_000_000_000 })
+            #expect(await awaitTimeline(of: member.coordinator) { $0.anchorMediaTime == 30_000_000_000 })
         }
         #expect(host.coordinator.core == ana.coordinator.core && eve.coordinator.core == ana.coordinator.core)
     }
@@ -106,7 +131,7 @@ import TandemTestKit
                                                              delegate: CoordinatorBehaviourTests.CommandLog(item: "film"))
         try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
         try host.coordinator.transitionToItem(identifier: "film")
-        #expect(await eventually { host.coordinator.timeline.version == 2 })
+        #expect(await awaitTimeline(of: host.coordinator) { $0.version == 2 })
 
         func refusal(_ propose: () throws -> Void) -> ProposalRejection.Reason? {
             do {
@@ -129,7 +154,7 @@ import TandemTestKit
         #expect(refusal { try host.coordinator.reportItem("film", identity: String(repeating: "h", count: 300), ready: true) } == .oversized)
         // None of them was sent: the next valid change is the very next version.
         try host.coordinator.coordinateSeek(to: 60_000_000_000)
-        #expect(await eventually { host.coordinator.timeline.anchorMediaTime == 60_000_000_000 })
+        #expect(await awaitTimeline(of: host.coordinator) { $0.anchorMediaTime == 60_000_000_000 })
         #expect(host.coordinator.timeline.version == 3)
     }
 
@@ -141,11 +166,14 @@ import TandemTestKit
         try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
         try host.coordinator.transitionToItem(identifier: "film")
         try host.coordinator.coordinateRateChange(to: 1)
-        #expect(await eventually { host.coordinator.timeline.rate == 1 })
+        #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 1 })
         let stall = host.coordinator.beginSuspension(for: .stallRecovery)
-        #expect(await eventually { host.coordinator.core.isWaiting })
+        // Waiting pauses the published timeline.
+        #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 0 })
+        #expect(host.coordinator.core.isWaiting)
         stall.end(proposingNewTime: .max)
-        #expect(await eventually { !host.coordinator.core.isWaiting && host.coordinator.timeline.rate == 1 })
+        #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 1 })
+        #expect(!host.coordinator.core.isWaiting)
         #expect(host.coordinator.timeline.anchorMediaTime == 60_000_000_000)
     }
 }

@@ -29,7 +29,7 @@ import TandemTestKit
         try await center.accept(invitation)
         let session = try #require(await sessions.next())
         session.join()
-        #expect(await eventually(20) { if case .joined = session.state { true } else { false } })
+        #expect(await awaitValue(session.$state.values, within: 20) { if case .joined = $0 { true } else { false } })
         return session
     }
 

@@ -32,7 +32,7 @@ import TandemTestKit
             }
             proposed += 500
             let target = UInt64(proposed)
-            #expect(await eventually(30) { host.coordinator.timeline.version >= target })
+            #expect(await awaitTimeline(of: host.coordinator, within: 30) { $0.version >= target })
         }
         let machine = try #require(host.coordinator.machine)
         // The only participant publishes: a snapshot came back at least every 1,000 records.
@@ -51,7 +51,7 @@ import TandemTestKit
         #expect(kept > 0 && kept <= 2 * 1_000 + 2 * 500, "kept \(kept)")
         // And live records go on alike.
         try host.coordinator.coordinateSeek(to: 42_000_000_000)
-        #expect(await eventually { ana.coordinator.timeline.anchorMediaTime == 42_000_000_000 })
+        for member in [host, ana] { #expect(await awaitTimeline(of: member.coordinator) { $0.anchorMediaTime == 42_000_000_000 }) }
         #expect(ana.coordinator.core == host.coordinator.core)
     }
 }

@@ -97,24 +97,11 @@ final class MachinePeer: @unchecked Sendable {
         try? participant.link.sendOrdered(Array(try! JSONEncoder().encode(proposal)), retention: .playback)
     }
 
-    static func input(_ delivery: OrderedDelivery) -> OrderedInput {
-        if let reflecting = delivery.retention.reflectedOrder {
-            return .snapshot(SnapshotRecord(originator: delivery.sender, order: delivery.order,
-                                            orderedAt: SessionInstant(nanoseconds: delivery.orderedAt), reflecting: reflecting,
-                                            body: delivery.body))
-        }
-        guard let proposal = try? JSONDecoder().decode(PlaybackProposal.self, from: Data(delivery.body)) else {
-            return .unreadable(originator: delivery.sender, order: delivery.order, rejection: ProposalRejection(.unreadable, "no proposal"))
-        }
-        return .proposal(OrderedProposal(originator: delivery.sender, order: delivery.order,
-                                         orderedAt: SessionInstant(nanoseconds: delivery.orderedAt),
-                                         effectiveAt: SessionInstant(nanoseconds: delivery.effectiveAt), proposal: proposal))
-    }
+    /// The record as a session's channel hands it to the coordinator (`OrderedInput.init`).
+    static func input(_ delivery: OrderedDelivery) -> OrderedInput { OrderedInput(delivery) }
 
-    enum Effect {
-        case propose(PlaybackProposal), issue(CoordinatorMachine.IssuedCommand), abandon(CoordinatorMachine.IssuedCommand)
-        case emit(CoordinationCore.Event), wake(HostInstant), publishSnapshot(CoordinationSnapshot)
-    }
+    /// The machine's directives, as `PlaybackCoordinator` carries them out (`CoordinatorMachine.Directive`).
+    typealias Effect = CoordinatorMachine.Directive
 
     private func carry(_ effects: [Effect]) {
         for effect in effects {
@@ -134,48 +121,7 @@ final class MachinePeer: @unchecked Sendable {
         }
     }
 
-    static func effect(_ directive: CoordinatorMachine.OrderedDirective) -> Effect {
-        switch directive {
-        case .propose(let proposal): .propose(proposal)
-        case .publishSnapshot(let snapshot): .publishSnapshot(snapshot)
-        case .emit(let event): .emit(event)
-        case .issue(let issued): .issue(issued)
-        case .wake(let instant): .wake(instant)
-        }
-    }
-
-    static func effect(_ directive: CoordinatorMachine.TickDirective) -> Effect {
-        switch directive {
-        case .publishSnapshot(let snapshot): .publishSnapshot(snapshot)
-        case .abandon(let issued): .abandon(issued)
-        case .emit(let event): .emit(event)
-        case .issue(let issued): .issue(issued)
-        case .wake(let instant): .wake(instant)
-        }
-    }
-
-    static func effect(_ directive: CoordinatorMachine.ClockMappingDirective) -> Effect {
-        switch directive {
-        case .issue(let issued): .issue(issued)
-        case .wake(let instant): .wake(instant)
-        }
-    }
-
-    static func effect(_ directive: CoordinatorMachine.CompletionDirective) -> Effect {
-        switch directive {
-        case .propose(let proposal): .propose(proposal)
-        case .issue(let issued): .issue(issued)
-        case .wake(let instant): .wake(instant)
-        }
-    }
-
-    static func effect(_ directive: CoordinatorMachine.SuspensionDirective) -> Effect {
-        switch directive {
-        case .propose(let proposal): .propose(proposal)
-        case .issue(let issued): .issue(issued)
-        case .wake(let instant): .wake(instant)
-        }
-    }
+    static func effect(_ directive: some CoordinatorDirective) -> Effect { directive.directive }
 }
 
 /// The coordinator's waiting through the in-memory relay, in virtual time: the pre-roll gate

@@ -26,6 +26,7 @@ public final class VirtualRelayWorld: @unchecked Sendable {
         /// Hand it to a shell under test (a coordinator's) as its `SerialEventLoop`.
         public let loop: SkewedEventLoop
         private let recorded = Mutex<[(time: Int64, event: RelayEvent)]>([])
+        private let observers = Mutex<[@Sendable (RelayEvent) -> Void]>([])
 
         init(name: String, link: RelayClientLink, clock: SkewedClock<VirtualClock>, loop: SkewedEventLoop) {
             self.name = name
@@ -60,8 +61,15 @@ public final class VirtualRelayWorld: @unchecked Sendable {
             }
         }
 
+        /// Calls `observer` on the loop with every event from now on, as it is recorded: how a
+        /// shell under test (a coordinator's channel) is fed without a task in between.
+        public func observe(_ observer: @escaping @Sendable (RelayEvent) -> Void) {
+            observers.withLock { $0.append(observer) }
+        }
+
         func record(_ event: RelayEvent, at time: Int64) {
             recorded.withLock { $0.append((time, event)) }
+            for observer in observers.withLock({ $0 }) { observer(event) }
         }
     }
 

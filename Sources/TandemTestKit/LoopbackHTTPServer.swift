@@ -3,15 +3,15 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
-import TandemTestKit
 
-/// A tiny HTTP/1.1 server on loopback (port 0) for the player's `http` items: it serves bytes
-/// with Range requests (206 and `Content-Range`, as FFmpeg's http protocol seeks with them),
-/// redirects, and bare statuses. One thread accepts; each connection gets a thread of its own
-/// (FFmpeg opens the connection of a seek before it closes the old one) and one response.
-final class LoopbackHTTPServer: @unchecked Sendable {
+/// A tiny HTTP/1.1 server on loopback (port 0) for `http` items, the built-in player's (FFmpeg)
+/// and mpv's: it serves bytes with Range requests (206 and `Content-Range`, as both seek with
+/// them), redirects, and bare statuses. One thread accepts; each connection gets a thread of its
+/// own (a seek opens its connection before the old one closes) and one response, and gives up
+/// on a client that sends no header within 5 s.
+public final class LoopbackHTTPServer: @unchecked Sendable {
     /// What a path answers.
-    enum Route: Sendable {
+    public enum Route: Sendable {
         /// These bytes, honouring `Range: bytes=N-` and `bytes=N-M`.
         case bytes([UInt8])
         /// A 302 to this location.
@@ -21,46 +21,36 @@ final class LoopbackHTTPServer: @unchecked Sendable {
     }
 
     /// The port it listens on.
-    let port: UInt16
+    public let port: UInt16
     private let descriptor: Int32
     private let routes: [String: Route]
     private let log = Mutex<[String]>([])
     private let acceptDone = DispatchSemaphore(value: 0)
 
-    init(routes: [String: Route]) throws {
+    /// A server answering each path (without its leading `/`) as `routes` says, and 404 otherwise.
+    public init(routes: [String: Route]) throws {
         self.routes = routes
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(descriptor, socketAddress, length) == 0 && listen(descriptor, 16) == 0
-                    && getsockname(descriptor, socketAddress, &length) == 0
-            }
-        }
-        guard bound else {
-            close(descriptor)
-            throw FixtureError("cannot listen on loopback: errno \(errno)")
-        }
-        self.descriptor = descriptor
-        port = UInt16(bigEndian: address.sin_port)
+        (descriptor, port) = try LoopbackListener.open()
         Thread { [self] in
             acceptLoop()
             acceptDone.signal()
         }.start()
     }
 
+    /// A server of the file at `path`, under `name`, honouring ranges.
+    public convenience init(serving path: String, as name: String) throws {
+        try self.init(routes: [name: .bytes(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))))])
+    }
+
     /// `http://127.0.0.1:PORT/path`.
-    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)/\(path)")! }
+    public func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)/\(path)")! }
 
     /// The requests served so far: `GET /path` and the Range header, if any.
-    var requests: [String] { log.withLock { $0 } }
+    public var requests: [String] { log.withLock { $0 } }
 
     /// Stops accepting and waits for the accepting thread; connections in progress end when
     /// their client closes or their response is written.
-    func stop() {
+    public func stop() {
         shutdown(descriptor, Int32(SHUT_RDWR))
         acceptDone.wait()
         close(descriptor)
@@ -81,6 +71,8 @@ final class LoopbackHTTPServer: @unchecked Sendable {
     }
 
     private func serve(_ connection: Int32) {
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var request = [UInt8]()
         var chunk = [UInt8](repeating: 0, count: 4096)
         while request.count < 16_384 {

@@ -1,0 +1,147 @@
+import Foundation
+import Synchronization
+import Tandem
+import TandemClock
+import TandemNet
+import TandemTestKit
+@testable import TandemPlayback
+
+/// The session clock as a world participant knows it, exactly: the world's loop clock is the
+/// session clock, and the participant's clock is off it by the offset and drift it joined with.
+struct WorldSessionClock: SessionClockSource {
+    let clock: SkewedClock<VirtualClock>
+    func sessionTime(atLocal localTime: Int64) -> Int64? { clock.baseTime(atLocal: localTime) }
+    func localTime(atSession sessionTime: Int64) -> Int64? { clock.localTime(atBase: sessionTime) }
+    func errorBound(atLocal localTime: Int64) -> Int64? { 0 }
+    func stop() {}
+}
+
+/// A world participant's local clock, which is its host (monotonic) clock too.
+struct WorldLocalClock: MonotonicDerivedClock {
+    let clock: SkewedClock<VirtualClock>
+    func now() -> Int64 { clock.now() }
+    func monotonicTime(atLocal localTime: Int64) -> Int64 { localTime }
+    func localTime(atMonotonic monotonicTime: Int64) -> Int64 { monotonicTime }
+}
+
+/// A `CoordinationChannel` over a `VirtualRelayWorld` participant's link, fed as a session feeds
+/// the coordinator: the welcome's history, `.endOfHistory`, then each record as the link emits
+/// it, on the loop, straight into `PlaybackCoordinator.receive` (no task). Departures are not
+/// carried (the shell reads them through a task, which virtual time cannot order).
+final class LinkChannel: CoordinationChannel, @unchecked Sendable {
+    let participant: VirtualRelayWorld.Participant
+
+    init(_ participant: VirtualRelayWorld.Participant) { self.participant = participant }
+
+    func propose(_ proposal: PlaybackProposal) throws {
+        try participant.link.sendOrdered(Array(try JSONEncoder().encode(proposal)), retention: .playback)
+    }
+
+    func publish(_ snapshot: CoordinationSnapshot) throws {
+        try participant.link.sendOrdered(try snapshot.encoded(), retention: .snapshot(reflecting: snapshot.reflecting))
+    }
+
+    func deliverOrdered(to receive: @escaping @Sendable (OrderedInput) -> Void) {
+        for delivery in participant.welcome.orderedHistory + participant.ordered { receive(OrderedInput(delivery)) }
+        receive(.endOfHistory)
+        participant.observe { event in
+            if case .ordered(let delivery) = event { receive(OrderedInput(delivery)) }
+        }
+    }
+
+    var marksEndOfHistory: Bool { true }
+    var localParticipant: UUID { participant.id }
+    func departures() -> AsyncStream<UUID> { AsyncStream { _ in } }
+    var clock: (any SessionClockSource)? { WorldSessionClock(clock: participant.clock) }
+    var localClock: any MonotonicDerivedClock { WorldLocalClock(clock: participant.clock) }
+}
+
+/// A player as the coordinator sees it through the delegate protocol: it keeps every command
+/// with the host instant it was issued at and completes it `completionDelay` later on the
+/// coordinator's scheduler (nil: never), and it has the items it was given.
+final class ScriptedPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
+    struct State {
+        var item: String?
+        var identity: String?
+        var issued: [(at: HostInstant, command: PlaybackCommand)] = []
+    }
+
+    let scheduler: any CoordinatorScheduler
+    let completionDelay: TimeSpan?
+    private let state: Mutex<State>
+
+    init(item: String?, identity: String?, scheduler: any CoordinatorScheduler, completionDelay: TimeSpan? = .milliseconds(20)) {
+        self.scheduler = scheduler
+        self.completionDelay = completionDelay
+        state = Mutex(State(item: item, identity: identity))
+    }
+
+    var currentItemIdentifier: String? { state.withLock { $0.item } }
+    var currentItemIdentity: String? { state.withLock { $0.identity } }
+
+    func playbackCoordinator(_ coordinator: PlaybackCoordinator, didIssue command: PlaybackCommand,
+                             completion: @escaping @Sendable () -> Void) {
+        let now = scheduler.now
+        state.withLock { $0.issued.append((now, command)) }
+        guard let completionDelay else { return }
+        _ = scheduler.schedule(at: now + completionDelay, completion)
+    }
+
+    /// Every command so far, oldest first.
+    var commands: [PlaybackCommand] { state.withLock { $0.issued.map(\.command) } }
+    /// The play commands so far.
+    var plays: [PlayCommand] { commands.compactMap { if case .play(let play) = $0 { play } else { nil } } }
+    /// The last play or pause command.
+    var lastTransport: PlaybackCommand? {
+        commands.last { switch $0 { case .play, .pause: true; default: false } }
+    }
+}
+
+/// Participants of a `VirtualRelayWorld`, each a real `PlaybackCoordinator` shell on its own
+/// loop scheduler over a `LinkChannel`, driving a `ScriptedPlayer`: the coordinator's behaviour
+/// through a relay, end to end above the link, with no thread, sleep or poll; time moves only in
+/// `run(for:)`.
+final class VirtualCoordinatedGroup: @unchecked Sendable {
+    struct Member {
+        let participant: VirtualRelayWorld.Participant
+        let scheduler: LoopCoordinatorScheduler
+        let coordinator: PlaybackCoordinator
+        let player: ScriptedPlayer
+        var id: UUID { participant.id }
+        /// The session instant at host instant `host` of this member.
+        func sessionTime(atHost host: HostInstant) -> SessionInstant {
+            SessionInstant(nanoseconds: participant.clock.baseTime(atLocal: host.nanoseconds))
+        }
+    }
+
+    static let ms: Int64 = 1_000_000
+    let world: VirtualRelayWorld
+    private(set) var members: [Member] = []
+
+    init(world: VirtualRelayWorld = VirtualRelayWorld()) { self.world = world }
+
+    /// Joins a member whose clock is off the session clock by `clockOffset` (ns) and `driftPPM`,
+    /// with a player on `item` (identity `identity`), coordinating as
+    /// `coordinateWithSession(_:)` does (the player's item reported).
+    @discardableResult
+    func join(_ name: String, item: String? = "film", identity: String? = "d=60.000;h=aa", clockOffset: Int64 = 0,
+              driftPPM: Double = 0, waitsForPreroll: Bool = false, completionDelay: TimeSpan? = .milliseconds(20)) throws -> Member {
+        let participant = try world.join(name, clockOffset: clockOffset, driftPPM: driftPPM)
+        let scheduler = LoopCoordinatorScheduler(loop: participant.loop)
+        let player = ScriptedPlayer(item: item, identity: identity, scheduler: scheduler, completionDelay: completionDelay)
+        let coordinator = PlaybackCoordinator(delegate: player, waitsForPreroll: waitsForPreroll, scheduler: scheduler)
+        coordinator.coordinate(over: LinkChannel(participant))
+        coordinator.reportDelegateItem()
+        let member = Member(participant: participant, scheduler: scheduler, coordinator: coordinator, player: player)
+        members.append(member)
+        return member
+    }
+
+    /// Moves virtual time on by `milliseconds`, a millisecond at a time, running all that falls due.
+    func run(for milliseconds: Int) {
+        for _ in 0..<milliseconds { world.advance(by: Self.ms) }
+    }
+
+    /// Stops the relay.
+    func shutdown() { world.shutdown() }
+}
