@@ -36,6 +36,8 @@ extension WatchRunner {
                                "item": session.activity.item, "player": "mpv", "mpv_ipc": player.ipcPath])
         let eventTask = Task { for await event in coordinator.events { events.report(event, session: session) } }
         let participantTask = Task { await events.followParticipants(session) }
+        let chatTask = followChat(events: events)
+        defer { chatTask.cancel() }
         // Closing mpv (its window, or `q`) is leaving.
         let exitTask = Task { [session] in
             await player.waitUntilExited()

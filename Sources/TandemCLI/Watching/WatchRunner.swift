@@ -56,6 +56,8 @@ struct WatchRunner {
                                "item": session.activity.item])
         let eventTask = Task { for await event in coordinator.events { events.report(event, session: session) } }
         let participantTask = Task { await events.followParticipants(session) }
+        let chatTask = followChat(events: events)
+        defer { chatTask.cancel() }
         coordinator.coordinateWithSession(session)
         let identity = try? MediaIdentity.of(file: file)
         // A queue of files: the host appends them all (the first becomes the group's item) before
@@ -66,6 +68,7 @@ struct WatchRunner {
         let queueTask = followQueue(player: player, coordinator: coordinator, events: events)
         defer { queueTask.cancel() }
         let keys = TerminalKeys()
+        if keys != nil { StatusArea.shared.activate() }
         let script = Task {
             if let keys {
                 await runKeys(keys, coordinator: coordinator, events: events,
@@ -78,6 +81,7 @@ struct WatchRunner {
         let ending = await untilOver(events: events)
         script.cancel()
         status.cancel()
+        StatusArea.shared.deactivate()
         keys?.restore()
         eventTask.cancel()
         participantTask.cancel()
@@ -124,7 +128,13 @@ struct WatchRunner {
     /// (nil for mpv), which `stall` needs.
     func runScript(coordinator: PlaybackCoordinator, events: EventPrinter, player: HeadlessPlayer? = nil) async throws {
         let lines = StandardInputLines()
-        while let line = await lines.next() {
+        while let raw = await lines.next() {
+            // `say` takes the rest of the line as it was typed; the other commands, its words.
+            if let text = Self.sayText(raw) {
+                say(text, events: events)
+                continue
+            }
+            let line = raw.trimmingCharacters(in: .whitespaces)
             let words = line.split(separator: " ").map(String.init)
             guard let verb = words.first else { continue }
             do {
@@ -148,7 +158,7 @@ struct WatchRunner {
                 case "end":
                     endedHere.set()
                     session.end()
-                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, next, prev, queue add PATH, stall S [nowait], wait S, leave, end)", events: events)
+                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, next, prev, queue add PATH, say TEXT, stall S [nowait], wait S, leave, end)", events: events)
                 }
             } catch {
                 refuse("\(line): \(error)", events: events)
@@ -221,6 +231,13 @@ struct WatchRunner {
                 case .end:
                     endedHere.set()
                     session.end()
+                case .openPrompt: StatusArea.shared.setPrompt("")
+                case .prompt(let text): StatusArea.shared.setPrompt(text)
+                case .cancelPrompt: StatusArea.shared.setPrompt(nil)
+                case .say(let text):
+                    StatusArea.shared.setPrompt(nil)
+                    say(text, events: events)
+                case .offsetDown, .offsetUp: break
                 }
             } catch {
                 refuse("\(error)", events: events)
@@ -252,9 +269,10 @@ struct WatchRunner {
             let line = [StatusLine.text(player: player, coordinator: coordinator, session: session, lastChange: lastChange.withLock { $0 }),
                         Self.queuePosition(coordinator.core)].compactMap { $0 }.joined(separator: "  ")
             if let renderer {
-                renderer.statusLine = line
+                // Under the picture: the prompt, while one is open, in the status line's place.
+                renderer.statusLine = StatusArea.shared.prompt.map { "say: " + TerminalText.sanitized($0) + "▏" } ?? line
             } else if interactive {
-                printOutput("\r\u{1B}[K" + line, newline: false)
+                StatusArea.shared.setStatus(line)
             }
             try? await Task.sleep(for: .milliseconds(250))
         }
@@ -322,12 +340,13 @@ struct WatchRunner {
         if options.jsonEvents {
             events.emit("error", ["message": message])
         } else {
-            printError((isatty(2) != 0 ? "\r\u{1B}[K" : "") + "tandem: " + message)
+            StatusArea.shared.printAbove((isatty(2) != 0 && !StatusArea.shared.isActive ? "\r\u{1B}[K" : "") + "tandem: " + message,
+                                         descriptor: 2)
         }
     }
 }
 
-/// Standard input, a line at a time, read on a thread of its own.
+/// Standard input, a line at a time as typed (without its newline), read on a thread of its own.
 final class StandardInputLines: @unchecked Sendable {
     private let stream: AsyncStream<String>
     private var iterator: AsyncStream<String>.Iterator
@@ -337,7 +356,7 @@ final class StandardInputLines: @unchecked Sendable {
         self.stream = stream
         iterator = stream.makeAsyncIterator()
         Thread.detachNewThread {
-            while let line = readLine() { continuation.yield(line.trimmingCharacters(in: .whitespaces)) }
+            while let line = readLine() { continuation.yield(line) }
             continuation.finish()
         }
     }
