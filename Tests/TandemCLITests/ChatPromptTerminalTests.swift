@@ -5,7 +5,7 @@ import TandemTestKit
 /// The chat prompt at a real terminal (tmux; issue 15, item 5): Enter opens a one-line prompt
 /// above the status line, typed keys (a space, `q`) are text and fire no playback key, Backspace
 /// edits, Enter sends, Esc cancels; the others' lines and one's own show above the status line
-/// with their names.
+/// with their names. The latency offset's keys show on the status line.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct ChatPromptTerminalTests {
     /// Runs a tmux command and returns what it printed (into a file: a pipe would be held open
     /// by the tmux server that `new-session` starts).
@@ -84,6 +84,9 @@ import TandemTestKit
         _ = try tmux(["send-keys", "-t", name, " "])
         #expect(joiner.waitUntil(timeout: 10) { $0.contains { $0.event == "timeline" && $0.change == "play" } })
         #expect(!ChatWatchTests.chats(joiner).map(\.text).contains("nope"))
+        // The latency offset's keys (issue 15, item 6): `=` and `-` by 10 ms, on the status line.
+        _ = try tmux(["send-keys", "-t", name, "=", "=", "-"])
+        #expect(try waitFor(10) { try screen().contains("offset +10 ms") }, "\((try? screen()) ?? "")")
         _ = try tmux(["send-keys", "-t", name, "e"])
         #expect(joiner.waitForExit(timeout: 20) == 3, "\(joiner.standardError)")
     }

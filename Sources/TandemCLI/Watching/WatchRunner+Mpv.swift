@@ -22,6 +22,7 @@ extension WatchRunner {
         playerOptions.extraArguments = options.mpvArguments
         playerOptions.presentationLog = log
         playerOptions.following = options.follow
+        playerOptions.latencyOffset = Int64(options.latencyOffset) * 1_000_000
         let player: MpvPlayer
         do {
             player = try await MpvPlayer.launch(file: file, options: playerOptions)
@@ -48,7 +49,8 @@ extension WatchRunner {
         coordinator.coordinateWithSession(session)
         // The first report chooses the group's item (a session's queue starts empty): no transition.
         try? coordinator.reportItem(session.activity.item, identity: try? MediaIdentity.of(file: file), ready: true)
-        let script = Task { try await runScript(coordinator: coordinator, events: events) }
+        let latency = LatencyControl(milliseconds: options.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
+        let script = Task { try await runScript(coordinator: coordinator, events: events, latency: latency) }
         let ending = await untilOver(events: events)
         script.cancel()
         exitTask.cancel()

@@ -48,7 +48,9 @@ struct WatchRunner {
         playerOptions.itemIdentifier = session.activity.item
         playerOptions.following = options.follow
         playerOptions.decodeThrottle = options.decodeThrottle
+        playerOptions.latencyOffset = Int64(options.latencyOffset) * 1_000_000
         let player = try HeadlessPlayer(url: file, options: playerOptions, videoSinks: sinks)
+        let latency = LatencyControl(milliseconds: options.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
         let coordinator = player.playbackCoordinator
         let events = EventPrinter(json: options.jsonEvents)
         reportStalls(of: player, events: events)
@@ -72,12 +74,14 @@ struct WatchRunner {
         let script = Task {
             if let keys {
                 await runKeys(keys, coordinator: coordinator, events: events,
-                              duration: player.info.duration.map { MediaTime.nanoseconds(seconds: $0) })
+                              duration: player.info.duration.map { MediaTime.nanoseconds(seconds: $0) }, latency: latency)
             } else {
-                try await runScript(coordinator: coordinator, events: events, player: player)
+                try await runScript(coordinator: coordinator, events: events, latency: latency, player: player)
             }
         }
-        let status = Task { await showStatus(player: player, coordinator: coordinator, renderer: renderer, interactive: keys != nil) }
+        let status = Task {
+            await showStatus(player: player, coordinator: coordinator, renderer: renderer, interactive: keys != nil, latency: latency)
+        }
         let ending = await untilOver(events: events)
         script.cancel()
         status.cancel()
@@ -126,7 +130,8 @@ struct WatchRunner {
 
     /// Runs the commands on standard input, a line at a time; `player` is the built-in player
     /// (nil for mpv), which `stall` needs.
-    func runScript(coordinator: PlaybackCoordinator, events: EventPrinter, player: HeadlessPlayer? = nil) async throws {
+    func runScript(coordinator: PlaybackCoordinator, events: EventPrinter, latency: LatencyControl,
+                   player: HeadlessPlayer? = nil) async throws {
         let lines = StandardInputLines()
         while let raw = await lines.next() {
             // `say` takes the rest of the line as it was typed; the other commands, its words.
@@ -153,12 +158,13 @@ struct WatchRunner {
                     stall(player: player, coordinator: coordinator, seconds: seconds, waits: waits, events: events)
                 case "throttle": try throttle(player: player, words: words, events: events)
                 case "next", "prev", "queue": _ = try runQueueCommand(words, coordinator: coordinator)
+                case "offset": reportOffset(latency.set(try offsetArgument(words)), events: events)
                 case "wait": try await Task.sleep(for: .seconds(try seconds(words)))
                 case "leave": session.leave()
                 case "end":
                     endedHere.set()
                     session.end()
-                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, next, prev, queue add PATH, say TEXT, stall S [nowait], wait S, leave, end)", events: events)
+                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, next, prev, queue add PATH, say TEXT, offset MS, stall S [nowait], wait S, leave, end)", events: events)
                 }
             } catch {
                 refuse("\(line): \(error)", events: events)
@@ -207,8 +213,11 @@ struct WatchRunner {
     }
 
     /// At a terminal: space plays or pauses, left and right seek 5 s (shift: 30 s), `[` and `]`
-    /// change the rate by 0.1, `0` resets it, `q` leaves, `e` ends the session for everyone.
-    private func runKeys(_ keys: TerminalKeys, coordinator: PlaybackCoordinator, events: EventPrinter, duration: Int64?) async {
+    /// change the rate by 0.1, `0` resets it, `-` and `=` the latency offset by 10 ms, `n` and `p`
+    /// move through the queue, Enter opens the chat prompt, `q` leaves, `e` ends the session for
+    /// everyone.
+    private func runKeys(_ keys: TerminalKeys, coordinator: PlaybackCoordinator, events: EventPrinter, duration: Int64?,
+                         latency: LatencyControl) async {
         for await key in keys.keys {
             let timeline = coordinator.core.timeline
             let now = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
@@ -237,7 +246,8 @@ struct WatchRunner {
                 case .say(let text):
                     StatusArea.shared.setPrompt(nil)
                     say(text, events: events)
-                case .offsetDown, .offsetUp: break
+                case .offsetDown: reportOffset(latency.move(by: -LatencyControl.step), events: events)
+                case .offsetUp: reportOffset(latency.move(by: LatencyControl.step), events: events)
                 }
             } catch {
                 refuse("\(error)", events: events)
@@ -247,7 +257,7 @@ struct WatchRunner {
 
     /// Keeps the status line current: under the picture, or on the last line of the terminal.
     private func showStatus(player: HeadlessPlayer, coordinator: PlaybackCoordinator, renderer: TerminalRenderer?,
-                            interactive: Bool) async {
+                            interactive: Bool, latency: LatencyControl) async {
         let lastChange = Mutex("")
         let changes = Task {
             for await event in coordinator.events {
@@ -267,7 +277,7 @@ struct WatchRunner {
             ticks += 1
             if options.jsonEvents && ticks % 20 == 0 { reportSync(player: player, coordinator: coordinator) }
             let line = [StatusLine.text(player: player, coordinator: coordinator, session: session, lastChange: lastChange.withLock { $0 }),
-                        Self.queuePosition(coordinator.core)].compactMap { $0 }.joined(separator: "  ")
+                        Self.queuePosition(coordinator.core), latency.statusText].compactMap { $0 }.joined(separator: "  ")
             if let renderer {
                 // Under the picture: the prompt, while one is open, in the status line's place.
                 renderer.statusLine = StatusArea.shared.prompt.map { "say: " + TerminalText.sanitized($0) + "▏" } ?? line
