@@ -48,7 +48,8 @@ extension WatchRunner {
         }
         coordinator.coordinateWithSession(session)
         // The first report chooses the group's item (a session's queue starts empty): no transition.
-        try? coordinator.reportItem(session.activity.item, identity: try? MediaIdentity.of(file: file), ready: true)
+        // mpv opened it: the identity carries the duration mpv read.
+        try? coordinator.reportItem(session.activity.item, identity: player.currentItemIdentity, ready: true)
         let latency = LatencyControl(milliseconds: options.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
         let script = Task { try await runScript(coordinator: coordinator, events: events, latency: latency) }
         let ending = await untilOver(events: events)

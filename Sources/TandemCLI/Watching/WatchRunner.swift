@@ -7,6 +7,7 @@ import Tandem
 import TandemClock
 import TandemMedia
 import TandemPlayback
+import TandemIdentity
 
 /// Watches a joined session with the built-in player (or mpv: `WatchRunner+Mpv.swift`): follows
 /// the shared timeline, reports what happens, and takes keys at a terminal or commands a line at
@@ -61,7 +62,8 @@ struct WatchRunner {
         let chatTask = followChat(events: events)
         defer { chatTask.cancel() }
         coordinator.coordinateWithSession(session)
-        let identity = try? MediaIdentity.of(file: file)
+        // This player opened it: it announces the duration it read.
+        let identity = (try? ContentIdentity.of(file: file)).map { ContentIdentity.announcing(duration: player.info.duration, $0) }
         // A queue of files: the host appends them all (the first becomes the group's item) before
         // it reports, so that the report finds the queue chosen. One file: the first report
         // chooses the group's item (a session's queue starts empty), so nobody transitions.
