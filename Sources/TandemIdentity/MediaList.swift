@@ -5,9 +5,10 @@ import Foundation
 /// before `ep10`) and `.m3u`/`.m3u8` lists (`#` lines skipped, relative paths against the
 /// list's folder), in the order given.
 ///
-/// Nothing is opened but folders and lists: what cannot be listed (a missing file, a folder
-/// without media, a list entry that is missing, a folder, or a URL) is a problem of one line
-/// each, and the rest is listed.
+/// Nothing is opened but folders and lists: what cannot be listed (a folder without media, a
+/// list entry that is missing, a folder, or a URL) is a problem of one line each, and the rest
+/// is listed. A word that names no file (or is a URL) is listed as it is, for whoever opens it
+/// to say what is wrong with it in one line.
 public enum MediaList {
     /// The file name extensions of media, lowercased: what a folder contributes.
     public static let mediaExtensions: Set<String> = [
@@ -40,10 +41,10 @@ public enum MediaList {
         var expansion = Expansion()
         for word in words {
             var isFolder: ObjCBool = false
-            if isURL(word) {
-                expansion.problems.append("\(word): a URL; give files, folders or .m3u lists")
-            } else if !FileManager.default.fileExists(atPath: word, isDirectory: &isFolder) {
-                expansion.problems.append("\(word): no such file or folder")
+            if isURL(word) || !FileManager.default.fileExists(atPath: word, isDirectory: &isFolder) {
+                // Named on the command line: opening it says what is wrong (a missing file
+                // fails the command before anything starts), or plays it (a URL).
+                expansion.media.append(word)
             } else if isFolder.boolValue {
                 let media = folder(word)
                 if media.isEmpty { expansion.problems.append("\(word): a folder with no media files") }
