@@ -45,8 +45,14 @@ extension WatchRunner {
     /// content identity), says once of each file that matches no entry (`reported` holds those
     /// said), and emits `item` when the group's item changed since `last`; returns the group's item.
     func syncQueue(player: HeadlessPlayer, coordinator: PlaybackCoordinator, files: [(path: String, identity: String?)],
-                   events: EventPrinter, last: String?, reported: inout Set<String>) -> String? {
+                   events: EventPrinter, last: String?, reported: inout Set<String>, identified: inout Bool) -> String? {
         let core = coordinator.core
+        // A joiner with several files tells the group what it holds for the current item once
+        // the queue says which content that is (its first report named none).
+        if !identified, let path = adoptCurrentEntry(player: player, coordinator: coordinator, files: files) {
+            identified = true
+            try? coordinator.reportItem(player.itemIdentifier, identity: (try? HostCommand.checkedMedia(path))?.identity, ready: true)
+        }
         var items: [PlaybackItem] = []
         for entry in core.queue.entries where entry.identifier != player.itemIdentifier {
             if let match = files.first(where: { ContentIdentity.sameContent(entry.identity, $0.identity) }) {
@@ -69,12 +75,40 @@ extension WatchRunner {
         return item
     }
 
+    /// The player opened this participant's first file as the group's current item: when the
+    /// queue says that item is other content and another file holds it (a folder listed in
+    /// another order), the player takes that file instead, under the same identifier. Returns
+    /// the path of the file the player then holds for the current entry, nil while the queue
+    /// does not name the player's item.
+    private func adoptCurrentEntry(player: HeadlessPlayer, coordinator: PlaybackCoordinator,
+                                   files: [(path: String, identity: String?)]) -> String? {
+        let current = player.currentItem
+        guard case .file(let path) = current.source,
+              let entry = coordinator.core.queue.entries.first(where: { $0.identifier == current.identifier }) else { return nil }
+        let own = files.first { $0.path == path }
+        guard entry.identity != nil, !ContentIdentity.sameContent(entry.identity, own?.identity),
+              let match = files.first(where: { ContentIdentity.sameContent(entry.identity, $0.identity) }) else { return path }
+        // Taken already, switching at its instant.
+        if let prepared = player.preparedItem, case .file(match.path) = prepared.source, prepared.identifier == current.identifier {
+            return match.path
+        }
+        // At once and paused where the player is (no switch pending that a command of the
+        // group's could supersede); the group's next command sets the timeline exactly.
+        let now = MonotonicClock.now()
+        let next = PresentationTimeline.paused(at: max(0, player.mediaTime(atLocalTime: now)), from: now)
+        let item = PlaybackItem(file: match.path, identifier: current.identifier, identity: match.identity)
+        guard (try? player.replaceCurrentItem(with: item, timeline: next)) != nil else { return path }
+        return match.path
+    }
+
     /// Follows the group's queue for as long as the watch lasts.
     func followQueue(player: HeadlessPlayer, coordinator: PlaybackCoordinator, events: EventPrinter) -> Task<Void, Never> {
         let files = watchedMedia.map { (path: $0, identity: try? ContentIdentity.of(file: $0)) }
         return Task {
             var reported: Set<String> = []
-            var last = syncQueue(player: player, coordinator: coordinator, files: files, events: events, last: nil, reported: &reported)
+            var identified = !reportsIdentityLate
+            var last = syncQueue(player: player, coordinator: coordinator, files: files, events: events, last: nil, reported: &reported,
+                                 identified: &identified)
             for await event in coordinator.events {
                 // An end of item is told at its instant, before the record that settles it in
                 // the coordinator's core.
@@ -83,7 +117,8 @@ extension WatchRunner {
                     events.emit("item", ["identifier": next.identifier, "index": index, "count": coordinator.core.queue.entries.count])
                     continue
                 }
-                last = syncQueue(player: player, coordinator: coordinator, files: files, events: events, last: last, reported: &reported)
+                last = syncQueue(player: player, coordinator: coordinator, files: files, events: events, last: last, reported: &reported,
+                                 identified: &identified)
             }
         }
     }
@@ -113,4 +148,9 @@ extension WatchRunner {
 extension WatchRunner {
     /// The files watched: `media`, or `file` alone.
     var watchedMedia: [String] { media.isEmpty ? [file] : media }
+
+    /// Whether this participant's first report names no identity, and the queue decides which
+    /// of its files it reports (`syncQueue`): a joiner with several files, whose first need not
+    /// be the group's current item.
+    var reportsIdentityLate: Bool { !isHost && watchedMedia.count > 1 }
 }

@@ -68,7 +68,7 @@ struct WatchRunner {
         // it reports, so that the report finds the queue chosen. One file: the first report
         // chooses the group's item (a session's queue starts empty), so nobody transitions.
         if isHost && watchedMedia.count > 1 { appendMedia(to: coordinator, events: events) }
-        try? coordinator.reportItem(session.activity.item, identity: identity, ready: true)
+        try? coordinator.reportItem(session.activity.item, identity: reportsIdentityLate ? nil : identity, ready: true)
         let queueTask = followQueue(player: player, coordinator: coordinator, events: events)
         defer { queueTask.cancel() }
         let keys = TerminalKeys()
