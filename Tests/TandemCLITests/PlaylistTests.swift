@@ -111,12 +111,13 @@ import TandemTestKit
         #expect(host.waitUntil(timeout: 20) { $0.contains { $0.event == "participant-joined" } }, "\(joiner.standardError)")
         // The extra file matches nothing, said once.
         #expect(joiner.waitUntil(timeout: 20) { $0.contains { $0.event == "unmatched-media" } }, "\(joiner.lines.suffix(5))")
+        #expect(host.send("play") != nil)
+        Thread.sleep(forTimeInterval: 1.5)
         #expect(host.send("next") != nil)
         for process in [host, joiner] {
             #expect(process.waitUntil(timeout: 20) { $0.contains { $0.event == "item" && $0.identifier == "ep10.mp4" && $0.index == 1 } },
                     "\(process.name): \(process.events.filter { $0.event == "item" })")
         }
-        #expect(host.send("play") != nil)
         Thread.sleep(forTimeInterval: 1.5)
         #expect(host.send("end") != nil)
         host.closeInput()
@@ -127,8 +128,15 @@ import TandemTestKit
         #expect(unmatched.count == 1 && unmatched.first?.contains("c-other.webm") == true, "\(unmatched)")
         #expect(!joiner.events.contains { $0.event == "item-mismatch" }, "\(joiner.lines.filter { $0.contains("mismatch") })")
         #expect(!host.events.contains { $0.event == "item-mismatch" }, "\(host.lines.filter { $0.contains("mismatch") })")
-        // The joiner presented its own a-second.mp4 as the group's ep10.mp4.
-        let items = Set(try PresentationRecord.read(path: fixtures.path("ben.jsonl")).filter { $0.still != true }.map(\.item))
-        #expect(items.contains("ep10.mp4"), "\(items)")
+        // The joiner presented its b-first.mp4 (25 frames a second) as the group's ep2.mp4 and
+        // its a-second.mp4 (30) as ep10.mp4: told apart by their frames' spacing.
+        let frames = try PresentationRecord.read(path: fixtures.path("ben.jsonl")).filter { $0.still != true }
+        func spacing(_ item: String) -> Double? {
+            let pts = frames.filter { $0.item == item }.map(\.pts)
+            let steps = zip(pts, pts.dropFirst()).map { $1 - $0 }.sorted()
+            return steps.isEmpty ? nil : steps[steps.count / 2]
+        }
+        #expect(spacing("ep2.mp4").map { abs($0 - 1.0 / 25) < 0.002 } == true, "\(String(describing: spacing("ep2.mp4")))")
+        #expect(spacing("ep10.mp4").map { abs($0 - 1.0 / 30) < 0.002 } == true, "\(String(describing: spacing("ep10.mp4")))")
     }
 }
