@@ -110,13 +110,14 @@ import TandemTestKit
         defer { joiner.kill() }
         #expect(host.waitUntil(timeout: 20) { $0.contains { $0.event == "participant-joined" } }, "\(joiner.standardError)")
         // The extra file matches nothing, said once.
-        #expect(joiner.waitUntil(timeout: 20) { $0.contains { $0.event == "unmatched-media" } }, "\(joiner.lines.suffix(5))")
+        #expect(joiner.waitUntil(timeout: 20) { $0.contains { $0.event == "unmatched-media" } },
+                "\(joiner.lines.suffix(8)) \(joiner.standardError) | host: \(host.lines.suffix(8))")
         #expect(host.send("play") != nil)
         Thread.sleep(forTimeInterval: 1.5)
         #expect(host.send("next") != nil)
         for process in [host, joiner] {
             #expect(process.waitUntil(timeout: 20) { $0.contains { $0.event == "item" && $0.identifier == "ep10.mp4" && $0.index == 1 } },
-                    "\(process.name): \(process.events.filter { $0.event == "item" })")
+                    "\(process.name): \(process.lines.suffix(8))")
         }
         Thread.sleep(forTimeInterval: 1.5)
         #expect(host.send("end") != nil)

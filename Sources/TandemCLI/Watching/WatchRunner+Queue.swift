@@ -104,12 +104,15 @@ extension WatchRunner {
     /// Follows the group's queue for as long as the watch lasts.
     func followQueue(player: HeadlessPlayer, coordinator: PlaybackCoordinator, events: EventPrinter) -> Task<Void, Never> {
         let files = watchedMedia.map { (path: $0, identity: try? ContentIdentity.of(file: $0)) }
+        // Subscribed before the first look, so that no change between the two goes unseen (the
+        // history may be applied meanwhile, and then nothing else happens until someone acts).
+        let changes = coordinator.events
         return Task {
             var reported: Set<String> = []
             var identified = !reportsIdentityLate
             var last = syncQueue(player: player, coordinator: coordinator, files: files, events: events, last: nil, reported: &reported,
                                  identified: &identified)
-            for await event in coordinator.events {
+            for await event in changes {
                 // An end of item is told at its instant, before the record that settles it in
                 // the coordinator's core.
                 if case .itemEnded(_, let next?, let index?) = event, next.identifier != last {
