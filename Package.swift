@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "Tandem", targets: ["Tandem"]),
         .library(name: "TandemPlayback", targets: ["TandemPlayback"]),
         .library(name: "TandemMedia", targets: ["TandemMedia"]),
+        .library(name: "TandemIdentity", targets: ["TandemIdentity"]),
         .library(name: "TandemClock", targets: ["TandemClock"]),
         .library(name: "TandemWire", targets: ["TandemWire"]),
         .library(name: "TandemNet", targets: ["TandemNet"]),
@@ -28,6 +29,8 @@ let package = Package(
 
         // clock: clock sampling and estimation; pure values, no I/O.
         .target(name: "TandemClock"),
+        // Content identity (size and hashes) and media lists: no FFmpeg (issue 15, item 3).
+        .target(name: "TandemIdentity"),
         // wire: datagram and message encodings, versioned.
         .target(name: "TandemWire", dependencies: ["TandemClock"]),
         // net: POSIX sockets, the time service and the clock prober.
@@ -40,7 +43,7 @@ let package = Package(
         .target(name: "TandemPlayback", dependencies: ["Tandem", "TandemClock", "TandemNet"]),
 
         // media: the FFmpeg-backed headless player, and the mpv backend (its IPC socket comes from net).
-        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet"]),
+        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity"]),
 
         // The user-space network impairment proxy (`tandem netsim`): a pure schedule and its shell.
         .target(name: "TandemNetsim", dependencies: ["TandemNet", "TandemClock", "CTandemSystem"]),
@@ -51,14 +54,14 @@ let package = Package(
         .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemTestKit", "TandemNetsim", "Tandem", "TandemPlayback"]),
 
         // The `tandem` command: argument parsing and wiring only.
-        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemBench", "TandemNetsim"]),
+        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemBench", "TandemNetsim", "TandemIdentity"]),
 
         .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit", "TandemBench"]),
         .testTarget(name: "TandemNetTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
         .testTarget(name: "TandemPlaybackTests", dependencies: ["TandemPlayback", "Tandem", "TandemNet", "TandemClock", "TandemMedia", "TandemTestKit"]),
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemNet", "TandemTestKit"]),
         .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemTestKit"]),
-        .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit", "TandemBench"]),
+        .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit", "TandemBench", "TandemIdentity"]),
         // The suite's report: its JSON, Markdown, SVG charts and HTML page, from hand-built reports.
         .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench"]),
         // The mpv backend with a real headless mpv: its IPC, the no-echo ledger, and mpv in a group.

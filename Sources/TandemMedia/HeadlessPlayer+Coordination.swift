@@ -1,6 +1,7 @@
 import Synchronization
 import TandemClock
 import TandemPlayback
+import TandemIdentity
 
 /// Carries out a coordinator's commands on a `HeadlessPlayer`, as `HeadlessPlayer.Options.following`
 /// says.
@@ -47,8 +48,12 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
     /// The player's current item: the one it opened, or the last one it switched to.
     var currentItemIdentifier: String? { player?.itemIdentifier ?? itemIdentifier }
 
-    /// The current item's content identity, as the program gave it (`PlaybackItem.identity`).
-    var currentItemIdentity: String? { player?.currentItem.identity }
+    /// The current item's content identity, as the program gave it (`PlaybackItem.identity`),
+    /// with the duration this player read announced in it.
+    var currentItemIdentity: String? {
+        guard let player, let identity = player.currentItem.identity else { return nil }
+        return ContentIdentity.announcing(duration: player.info.duration, identity)
+    }
 
     /// Carries `command` out and completes it at once: every command's instants are host
     /// instants and its rate is in media seconds per host second (the coordinator's clock

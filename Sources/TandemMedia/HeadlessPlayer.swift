@@ -71,6 +71,12 @@ public final class HeadlessPlayer: @unchecked Sendable {
         /// needs (it waits after each in proportion), to make a slow participant. 1, the default,
         /// decodes at full speed; values below 1 or not finite are refused.
         public var decodeThrottle = 1.0
+        /// How much earlier than the timeline gives it each frame is presented, in nanoseconds,
+        /// for an output that lags (a display's or a capture's latency): positive presents
+        /// earlier, negative later, within ±`HeadlessPlayer.maximumLatencyOffset`; 0 by default.
+        /// It is this player's alone: nothing of it reaches the group. (The player has no sound
+        /// of its own: its audio sinks' instants move with the pictures'.)
+        public var latencyOffset: Nanoseconds = 0
 
         /// The defaults: video and audio, FFmpeg's choice of threads, 8 frames ahead.
         public init() {}
@@ -133,6 +139,7 @@ public final class HeadlessPlayer: @unchecked Sendable {
         limits.spinLead = max(0, options.spinLead)
         limits.realtime = options.realtimePresentation
         limits.decodeThrottle = options.decodeThrottle
+        limits.latencyOffset = HeadlessPlayer.clampedLatencyOffset(options.latencyOffset)
         engine = PlaybackEngine(
             decoder: decoder, item: item, timeline: initial, limits: limits,
             videoSinks: videoSinks, audioSinks: audioSinks.isEmpty ? [NullAudioSink()] : audioSinks,
@@ -194,6 +201,27 @@ public final class HeadlessPlayer: @unchecked Sendable {
             schedule.advance(to: localTime)
             return schedule.current.timeline.mediaTime(atLocalTime: localTime)
         }
+    }
+
+    /// The largest latency offset either way: 1 s.
+    public static let maximumLatencyOffset: Nanoseconds = 1_000_000_000
+
+    /// How much earlier than the timeline gives it each frame is presented, in nanoseconds
+    /// (`Options.latencyOffset`); set it at any time, clamped to ±`maximumLatencyOffset`, and
+    /// the next frame is presented by it. The timeline and `mediaTime(atLocalTime:)` stay the
+    /// group's: only the presentation instants (and the presentation log's) move.
+    public var latencyOffset: Nanoseconds {
+        get { engine.lock.withLock { engine.latencyOffset } }
+        set {
+            engine.lock.withLock {
+                engine.latencyOffset = HeadlessPlayer.clampedLatencyOffset(newValue)
+                engine.scheduleChanged.broadcast()
+            }
+        }
+    }
+
+    static func clampedLatencyOffset(_ offset: Nanoseconds) -> Nanoseconds {
+        min(max(offset, -maximumLatencyOffset), maximumLatencyOffset)
     }
 
     /// What the player has done so far.

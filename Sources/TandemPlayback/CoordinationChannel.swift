@@ -90,8 +90,8 @@ public enum OrderedInput: Sendable, Equatable {
     case unreadable(originator: UUID, order: UInt64, rejection: ProposalRejection)
     /// A snapshot of the coordination state (its header says so), still to be validated.
     case snapshot(SnapshotRecord)
-    /// A record of another kind that shares the ordered stream (an activity change, issue 14's
-    /// `session.activity = …`): it takes its order number and is no business of the
+    /// A record of another kind that shares the ordered stream (an activity change,
+    /// `session.activity = …`, or a chat line): it takes its order number and is no business of the
     /// coordinator's, so it is passed over silently (no event, no rejection counted), and the
     /// relay keeps it by its own rules (a late joiner's history holds it past a snapshot).
     case other(originator: UUID, order: UInt64)
@@ -108,7 +108,7 @@ public enum OrderedInput: Sendable, Equatable {
                                             reflecting: reflecting, body: delivery.body))
             return
         }
-        if ActivityChange.isChange(delivery.body) {
+        if ActivityChange.isChange(delivery.body) || ChatRecord.isChat(delivery.body) {
             self = .other(originator: delivery.sender, order: delivery.order)
             return
         }

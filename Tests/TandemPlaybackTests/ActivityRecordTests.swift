@@ -45,6 +45,18 @@ import TandemWire
         #expect(rejection.reason == .unreadable)
     }
 
+    @Test func aChatLineIsARecordOfAnotherKindToo() throws {
+        let chat: [UInt8] = [0x00, 0x43] + Array("hello, group".utf8)  // as GroupSession.sendChat seals it
+        #expect(ChatRecord.isChat(chat))
+        #expect(OrderedInput(Self.delivery(11, chat, retention: .recent(count: 100))) == .other(originator: Self.ben, order: 11))
+        var machine = CoordinatorMachine(localParticipant: Self.low)
+        _ = machine.onClockMapping(ClockMapping(session: sessionNS(1_000 * Self.second), host: .zero), now: .zero)
+        _ = machine.onOrdered(try Self.proposal(1, .state(item: "film", identity: "d=60.000;h=aa", ready: true)), now: .zero)
+        let directives = machine.onOrdered(OrderedInput(Self.delivery(2, chat, retention: .recent(count: 100))), now: .zero)
+        #expect(Self.rejections(directives).isEmpty)
+        #expect(machine.core.timeline.version == 2)
+    }
+
     @Test func theMachinePassesOverAnActivityChangeSilentlyAndKeepsTheVersionInStep() throws {
         var machine = CoordinatorMachine(localParticipant: Self.low)
         _ = machine.onClockMapping(ClockMapping(session: sessionNS(1_000 * Self.second), host: .zero), now: .zero)

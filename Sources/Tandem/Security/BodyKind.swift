@@ -23,6 +23,10 @@ public struct BodyKind: RawRepresentable, Sendable, Hashable, CustomStringConver
     /// A snapshot of the coordination state in the ordered stream, always signed with a
     /// snapshot's retention (`OrderedRetention.snapshot(reflecting:)`), never with another.
     public static let playbackSnapshot = BodyKind(rawValue: 7)
+    /// A chat line in the ordered stream (`GroupSession.sendChat(_:)`), always signed with a
+    /// recent retention (`OrderedRetention.recent(count:)`), so that the relay keeps the last
+    /// ones for late joiners without reading them.
+    public static let chat = BodyKind(rawValue: 8)
 
     /// A word for people and events.
     public var description: String {
@@ -34,6 +38,7 @@ public struct BodyKind: RawRepresentable, Sendable, Hashable, CustomStringConver
         case .attachmentMetadata: "attachment-metadata"
         case .attachmentData: "attachment-data"
         case .playbackSnapshot: "playback-snapshot"
+        case .chat: "chat"
         default: "kind-\(rawValue)"
         }
     }

@@ -20,10 +20,15 @@ extension GroupSession {
     /// snapshot of the state after that order (sealed as a `.playbackSnapshot`, the others as a
     /// `.playbackProposal`). It is signed with the body, so receivers reject a relabelled header.
     package func sendOrdered(_ plaintext: [UInt8], retention: OrderedRetention = .kept) throws(GroupSessionError) {
+        try sendOrdered(plaintext, kind: retention.reflectedOrder == nil ? .playbackProposal : .playbackSnapshot, retention: retention)
+    }
+
+    /// Proposes `plaintext` for ordered broadcast, sealed as a body of `kind` (a chat line, or
+    /// as the other `sendOrdered` chooses).
+    func sendOrdered(_ plaintext: [UInt8], kind: BodyKind, retention: OrderedRetention) throws(GroupSessionError) {
         guard let link = core.withLock({ $0.invalidated || !$0.active.contains(localParticipant.id) ? nil : $0.link }) else {
             throw GroupSessionError(.notJoined, "the session is not joined: call join() and wait for .joined")
         }
-        let kind: BodyKind = retention.reflectedOrder == nil ? .playbackProposal : .playbackSnapshot
         do {
             try link.sendOrdered(bodies.seal(plaintext, kind: kind, path: .ordered, retention: retention), retention: retention)
         } catch {
@@ -89,7 +94,7 @@ extension GroupSession {
     /// signed retention is the header's passes: an old proposal replayed with a fresh order
     /// number, or one the relay relabelled, is dropped and reported.
     func receiveOrdered(_ delivery: OrderedDelivery) {
-        let expectation = BodySealer.Expectation(path: .ordered, kinds: [.playbackProposal, .playbackSnapshot],
+        let expectation = BodySealer.Expectation(path: .ordered, kinds: [.playbackProposal, .playbackSnapshot, .chat],
                                                  sender: delivery.sender, attachment: nil, checksReplay: true,
                                                  retention: delivery.retention)
         let signed: SignedBody
@@ -101,6 +106,9 @@ extension GroupSession {
         }
         if ActivityChange.isChange(signed.payload) { activityChanged(signed.payload, by: signed.sender) }
         let opened = delivery.map(sender: signed.sender) { _ in signed.payload }
+        // A chat line goes to the chat, and on to the coordinator too: it takes an order number,
+        // and a late joiner's coordinator assembles its history without gaps.
+        if signed.kind == .chat { chatReceived(opened) }
         let reader = core.withLock { core -> OrderedReader? in
             guard !core.invalidated else { return nil }
             if core.orderedReader == nil { core.ordered.append(opened) }

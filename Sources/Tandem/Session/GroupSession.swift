@@ -81,6 +81,8 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         var rejectionReaders: [Int: AsyncStream<Rejection>.Continuation] = [:]
         /// This participant's activity changes sent but not yet back in the group's order.
         var pendingActivityChanges = 0
+        /// The chat's last lines and readers (`GroupSession+Chat.swift`).
+        var chat = SessionChat()
     }
 
     /// The one reader of the ordered deliveries: what to do with each, and how to end it.
@@ -242,6 +244,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         center.sessionEnded(self)
         for subscriber in subscribers { subscriber.continuation.finish() }
         finishCoordination()
+        finishChat()
         finishRejections()
         activeParticipants = []
         state = .invalidated(reason: reason)

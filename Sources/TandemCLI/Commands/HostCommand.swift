@@ -4,6 +4,7 @@ import TandemClock
 import TandemNet
 import TandemMedia
 import TandemPlayback
+import TandemIdentity
 
 /// `tandem host FILE`: starts a watch-together session on a relay, joins as its first participant
 /// and prints the invite on its own line.
@@ -15,8 +16,9 @@ import TandemPlayback
 /// address) the address of the default route's interface, with a warning when it is private.
 enum HostCommand: Command {
     static let words = ["host"]
-    static let usage = "host FILE [--port P] [--bind ADDR] [--advertise HOST] [--relay HOST:PORT[,HOST:PORT…]] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
+    static let usage = "host MEDIA… [--port P] [--bind ADDR] [--advertise HOST] [--relay HOST:PORT[,HOST:PORT…]] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
         + "[--presentation-log PATH] [--events json] [--clock-offset S] [--clock-drift-ppm PPM] "
+        + "[--latency-offset MS] "
         + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] [--decode-throttle FACTOR (bench only)] " + RelayLimitOptions.usage
     static let summary = "host a watch-together session (on a relay of its own that outlives it, or --relay) and print its invite"
 
@@ -111,24 +113,31 @@ enum HostCommand: Command {
     /// The most files one command line queues.
     static let maximumMedia = 100
 
-    /// The media of `host FILE…` / `join [INVITE] FILE…`: one file or more, the first played first,
-    /// the others queued after it. A word that looks like an invite is refused without echoing it
-    /// (an invite carries the session's secret).
+    /// The media of `host MEDIA…` / `join [INVITE] MEDIA…`: files, folders (their media files,
+    /// not recursively, in natural order) and `.m3u`/`.m3u8` lists (`MediaList`), the first
+    /// played first, the others queued after it. What cannot be listed is said in one line each
+    /// on standard error, and the rest plays; nothing at all is a usage error. A word that looks
+    /// like an invite is refused without echoing it (an invite carries the session's secret).
     static func mediaList(_ words: [String]) throws(CLIError) -> [String] {
         guard !words.isEmpty else { throw .usage("missing FILE") }
-        guard words.count <= maximumMedia else { throw .usage("at most \(maximumMedia) files, not \(words.count)") }
         if let invite = words.first(where: { $0.hasPrefix("tandem://") }) {
             throw .usage("unexpected argument '\(Invitation.redacted(invite))'")
         }
-        return words
+        let expansion = MediaList.expand(words)
+        for problem in expansion.problems { printError("tandem: \(problem)") }
+        guard !expansion.media.isEmpty else { throw .usage("no media to play in \(words.joined(separator: " "))") }
+        guard expansion.media.count <= maximumMedia else { throw .usage("at most \(maximumMedia) files, not \(expansion.media.count)") }
+        return expansion.media
     }
 
     /// Opens `file` once to fail early, with one clear line, on media that cannot be played;
-    /// returns its content identity.
+    /// returns its content identity with the duration the built-in player's demuxer read
+    /// announced in it, and that duration (s).
     @discardableResult
-    static func checkedMedia(_ file: String) throws(CLIError) -> String {
+    static func checkedMedia(_ file: String) throws(CLIError) -> (identity: String, duration: Double?) {
         do {
-            return try MediaIdentity.of(file: file)
+            let duration = try MediaFile(url: file).info.duration
+            return (ContentIdentity.announcing(duration: duration, try ContentIdentity.of(file: file)), duration)
         } catch let error as MediaError {
             throw .failure(error.description)
         } catch {

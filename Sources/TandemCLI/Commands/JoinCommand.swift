@@ -3,7 +3,9 @@ import Tandem
 import TandemNet
 import TandemPlayback
 
-/// `tandem join [INVITE] FILE`: joins a watch-together session with the local copy of the media.
+/// `tandem join [INVITE] MEDIA…`: joins a watch-together session with the local copy of the media
+/// (files, folders, `.m3u` lists, as `tandem host` takes them), each matched to the group's items
+/// by content identity, whatever its name.
 ///
 /// The invite carries the session's secret, and a command line is no place for a secret (`ps`
 /// shows every process's arguments to every local user). So the invite is the first word only
@@ -12,8 +14,9 @@ import TandemPlayback
 /// `tandem` removes from its environment as it starts so that no child (mpv) inherits it.
 enum JoinCommand: Command {
     static let words = ["join"]
-    static let usage = "join [INVITE] FILE [--invite-file PATH] [--name NAME] [--video none|terminal] [--presentation-log PATH] [--events json] "
+    static let usage = "join [INVITE] MEDIA… [--invite-file PATH] [--name NAME] [--video none|terminal] [--presentation-log PATH] [--events json] "
         + "[--clock-offset S] [--clock-drift-ppm PPM] [--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] [--decode-throttle FACTOR (bench only)]"
+        + " [--latency-offset MS]"
     static let summary = "join a watch-together session from its invite (a tandem:// word, --invite-file PATH or $TANDEM_INVITE), with your own copy of the media"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -40,10 +43,6 @@ enum JoinCommand: Command {
             throw CLIError.failure(TerminalText.sanitized("\(error)"))
         }
         guard let session = await sessions.next() else { throw CLIError.failure("the session did not arrive") }
-        if session.activity.item != URL(fileURLWithPath: file).lastPathComponent {
-            printError("tandem: warning: the group watches \(TerminalText.sanitized(session.activity.item)); "
-                + "you are playing \(URL(fileURLWithPath: file).lastPathComponent)")
-        }
         try await join(session)
         return try await WatchRunner(session: session, file: file, options: options, isHost: false, media: media).run()
     }

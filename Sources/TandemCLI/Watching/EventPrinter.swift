@@ -17,14 +17,19 @@ final class EventPrinter: Sendable {
             var object: [String: Any] = ["event": event]
             for (key, value) in fields { object[key] = value }
             if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
-                printOutput(EventPrinter.escapingControls(String(decoding: data, as: UTF8.self)))
+                let line = EventPrinter.escapingControls(String(decoding: data, as: UTF8.self))
+                if StatusArea.shared.isActive { StatusArea.shared.printAbove(line) } else { printOutput(line) }
             }
         } else {
             // Names, reasons and item names come from peers: no control character of theirs
             // reaches the terminal.
             let details = TerminalText.sanitized(fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
-            // At a terminal, over the status line, which is redrawn after.
-            printOutput("\(EventPrinter.overStatusLine)\(event) \(details)")
+            // At a terminal, over the status line (and the chat prompt), which are drawn again after.
+            if StatusArea.shared.isActive {
+                StatusArea.shared.printAbove("\(event) \(details)")
+            } else {
+                printOutput("\(EventPrinter.overStatusLine)\(event) \(details)")
+            }
         }
     }
 

@@ -2,10 +2,21 @@
 import Glibc
 #endif
 import Foundation
+import Tandem
 
-/// A key a person pressed while watching.
+/// A key a person pressed while watching, or what typing at the chat prompt did.
 enum WatchKey: Equatable {
     case space, left, right, shiftLeft, shiftRight, slower, faster, resetRate, quit, end, next, previous
+    /// `-` and `=`: the latency offset down or up by 10 ms.
+    case offsetDown, offsetUp
+    /// Enter: the chat prompt opens, empty.
+    case openPrompt
+    /// The prompt's text changed (a key typed, Backspace).
+    case prompt(String)
+    /// Enter at the prompt: send this text (never empty), the prompt closes.
+    case say(String)
+    /// Esc at the prompt (or Enter on nothing): it closes, nothing sent.
+    case cancelPrompt
 }
 
 /// Reads single key presses from a terminal on standard input, in raw mode, on a thread of its
@@ -35,6 +46,10 @@ final class TerminalKeys: @unchecked Sendable {
             var byte: UInt8 = 0
             while read(0, &byte, 1) == 1 {
                 if let key = parser.feed(byte) { continuation.yield(key) }
+                // Esc alone (no byte of an escape sequence after it soon) closes the prompt.
+                if byte == 0x1B, !TerminalKeys.moreInput(within: KeyParser.escapeWait), let key = parser.loneEscape() {
+                    continuation.yield(key)
+                }
             }
             continuation.finish()
         }
@@ -48,17 +63,41 @@ final class TerminalKeys: @unchecked Sendable {
     }
 
     deinit { restore() }
+
+    /// Whether standard input has a byte to read within `milliseconds`.
+    private static func moreInput(within milliseconds: Int32) -> Bool {
+        var descriptor = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+        while true {
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready < 0 && errno == EINTR { continue }
+            return ready > 0
+        }
+    }
 }
 
 /// Turns terminal bytes into keys, including the escape sequences of the arrow keys
-/// (`ESC [ C`, and `ESC [ 1 ; 2 C` with shift).
+/// (`ESC [ C`, and `ESC [ 1 ; 2 C` with shift), and, once Enter opened the chat prompt, into
+/// its text: other keys type (UTF-8 as it comes), Backspace edits, Enter sends, Esc cancels; no
+/// playback key fires while it is open. The text stops growing at the chat's limit.
 struct KeyParser {
-    private var sequence: [UInt8] = []
+    /// How long to wait after an Esc for the rest of an escape sequence (ms): a lone Esc is a key.
+    static let escapeWait: Int32 = 50
 
+    private var sequence: [UInt8] = []
+    /// The prompt's text as typed, nil when it is closed.
+    private(set) var prompt: [UInt8]?
+
+    /// The key (or prompt change) that `byte` completes, if any.
     mutating func feed(_ byte: UInt8) -> WatchKey? {
+        if prompt != nil, sequence.isEmpty { return type(byte) }
         if sequence.isEmpty {
             switch byte {
             case 0x1B: sequence = [byte]; return nil
+            case 0x0A, 0x0D:
+                prompt = []
+                return .openPrompt
+            case UInt8(ascii: "-"): return .offsetDown
+            case UInt8(ascii: "="): return .offsetUp
             case UInt8(ascii: " "): return .space
             case UInt8(ascii: "["): return .slower
             case UInt8(ascii: "]"): return .faster
@@ -77,11 +116,50 @@ struct KeyParser {
             return nil
         }
         defer { sequence = [] }
+        // At the prompt, arrows and other sequences do nothing.
+        guard prompt == nil else { return nil }
         let shifted = sequence.contains(UInt8(ascii: ";"))
         switch byte {
         case UInt8(ascii: "C"): return shifted ? .shiftRight : .right
         case UInt8(ascii: "D"): return shifted ? .shiftLeft : .left
         default: return nil
         }
+    }
+}
+
+extension KeyParser {
+    /// An Esc with nothing after it: closes the prompt (nothing to do otherwise).
+    mutating func loneEscape() -> WatchKey? {
+        guard sequence == [0x1B] else { return nil }
+        sequence = []
+        guard prompt != nil else { return nil }
+        prompt = nil
+        return .cancelPrompt
+    }
+
+    /// A byte typed at the prompt.
+    private mutating func type(_ byte: UInt8) -> WatchKey? {
+        guard var text = prompt else { return nil }
+        switch byte {
+        case 0x1B:
+            // The start of a sequence (skipped), or a lone Esc (`loneEscape`).
+            sequence = [byte]
+            return nil
+        case 0x0A, 0x0D:
+            prompt = nil
+            let line = String(decoding: text, as: UTF8.self)
+            return text.isEmpty ? .cancelPrompt : .say(line)
+        case 0x7F, 0x08:
+            guard !text.isEmpty else { return nil }
+            // One character off, however many bytes it took.
+            text = Array(String(String(decoding: text, as: UTF8.self).dropLast()).utf8)
+        case 0x00..<0x20:
+            return nil
+        default:
+            guard text.count < ChatMessage.maximumBytes else { return nil }
+            text.append(byte)
+        }
+        prompt = text
+        return .prompt(String(decoding: text, as: UTF8.self))
     }
 }

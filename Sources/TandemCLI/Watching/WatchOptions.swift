@@ -5,7 +5,7 @@ import TandemPlayback
 struct WatchOptions {
     /// Options with a value that both take.
     static let valueOptions: Set<String> = ["name", "video", "presentation-log", "clock-offset", "clock-drift-ppm", "events",
-                                            "player", "mpv-ipc", "mpv-args", "follow", "decode-throttle"]
+                                            "player", "mpv-ipc", "mpv-args", "follow", "decode-throttle", "latency-offset"]
 
     /// Which player shows the media.
     enum Player: String {
@@ -30,6 +30,12 @@ struct WatchOptions {
     var follow: TimelineFollowing
     /// Bench only: the built-in player decodes this many times slower (`--decode-throttle`, default 1).
     var decodeThrottle: Double
+    /// How much earlier than the group's timeline this player presents, in ms (`--latency-offset
+    /// MS`, −1000…1000, default 0): positive for an output that lags. Local: nothing goes on the wire.
+    var latencyOffset: Int
+
+    /// The range of `--latency-offset` and of the keys and the command that change it (ms).
+    static let latencyOffsets = -1_000...1_000
 
     init(_ arguments: Arguments, defaultName: String) throws(CLIError) {
         name = arguments.value("name") ?? defaultName
@@ -49,6 +55,11 @@ struct WatchOptions {
         self.follow = following
         decodeThrottle = try arguments.double("decode-throttle", default: 1)!
         guard decodeThrottle.isFinite, (1...100_000).contains(decodeThrottle) else { throw .usage("--decode-throttle is a factor from 1 to 100000") }
+        let latency = arguments.value("latency-offset") ?? "0"
+        guard let milliseconds = Int(latency), Self.latencyOffsets.contains(milliseconds) else {
+            throw .usage("--latency-offset is a whole number of ms from -1000 to 1000 (positive presents earlier), not '\(latency)'")
+        }
+        latencyOffset = milliseconds
         if choice == .mpv {
             if terminalVideo { throw .usage("--video terminal is the built-in player's; mpv shows video in its own window") }
         } else if mpvIPC != nil || arguments.value("mpv-args") != nil {

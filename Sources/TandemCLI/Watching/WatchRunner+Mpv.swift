@@ -22,6 +22,7 @@ extension WatchRunner {
         playerOptions.extraArguments = options.mpvArguments
         playerOptions.presentationLog = log
         playerOptions.following = options.follow
+        playerOptions.latencyOffset = Int64(options.latencyOffset) * 1_000_000
         let player: MpvPlayer
         do {
             player = try await MpvPlayer.launch(file: file, options: playerOptions)
@@ -36,6 +37,8 @@ extension WatchRunner {
                                "item": session.activity.item, "player": "mpv", "mpv_ipc": player.ipcPath])
         let eventTask = Task { for await event in coordinator.events { events.report(event, session: session) } }
         let participantTask = Task { await events.followParticipants(session) }
+        let chatTask = followChat(events: events)
+        defer { chatTask.cancel() }
         // Closing mpv (its window, or `q`) is leaving.
         let exitTask = Task { [session] in
             await player.waitUntilExited()
@@ -45,8 +48,10 @@ extension WatchRunner {
         }
         coordinator.coordinateWithSession(session)
         // The first report chooses the group's item (a session's queue starts empty): no transition.
-        try? coordinator.reportItem(session.activity.item, identity: try? MediaIdentity.of(file: file), ready: true)
-        let script = Task { try await runScript(coordinator: coordinator, events: events) }
+        // mpv opened it: the identity carries the duration mpv read.
+        try? coordinator.reportItem(session.activity.item, identity: player.currentItemIdentity, ready: true)
+        let latency = LatencyControl(milliseconds: options.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
+        let script = Task { try await runScript(coordinator: coordinator, events: events, latency: latency) }
         let ending = await untilOver(events: events)
         script.cancel()
         exitTask.cancel()

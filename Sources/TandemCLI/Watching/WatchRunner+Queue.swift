@@ -4,16 +4,19 @@ import Tandem
 import TandemClock
 import TandemMedia
 import TandemPlayback
+import TandemIdentity
 
 /// The watch's shared queue (`tandem host FILE…`, `join [INVITE] FILE…`):
 ///
 /// - The host appends every file to the group's queue, in order (identifier: the file's name;
-///   identity and duration from `MediaIdentity`, so that the group moves on at the end of each).
-///   With one file, the watch is as before queues: no duration, and the group plays on past the
-///   end as it always did.
-/// - Every participant matches the queue's entries to its own files, by identity first, then by
-///   name, and makes them available to its player under the entry's identifier, so that the
-///   player prepares and switches to each as the group reaches it.
+///   its content identity with the duration the built-in player's demuxer read, so that the
+///   group moves on at the end of each). With one file, the watch is as before queues: no
+///   duration, and the group plays on past the end as it always did.
+/// - Every participant matches the queue's entries to its own files by content identity
+///   (`ContentIdentity.sameContent`: size and hashes, whatever the names), makes them available
+///   to its player under the entry's identifier, so that the player prepares and switches to
+///   each as the group reaches it, and says once of each file of its own that it matches no
+///   entry (`unmatched-media`, `file`, `message`).
 /// - `next`, `prev` and `queue add PATH` (keys `n`, `p`) change the group's queue; an `item` event
 ///   (`identifier`, `index`, `count`) says when the group's item changes.
 extension WatchRunner {
@@ -22,7 +25,7 @@ extension WatchRunner {
 
     /// A file's queue entry: its name, its identity, and the duration the identity announces.
     static func entry(for path: String) -> PlaybackQueue.Entry {
-        let identity = try? MediaIdentity.of(file: path)
+        let identity = (try? HostCommand.checkedMedia(path))?.identity
         let duration = identity.flatMap(CoordinationCore.announcedDuration(in:)).flatMap { $0 <= PlaybackQueue.maximumEntryDuration ? $0 : nil }
         return PlaybackQueue.Entry(identifier: identifier(of: path), identity: identity, duration: duration)
     }
@@ -39,18 +42,32 @@ extension WatchRunner {
     }
 
     /// Makes the group's entries available to `player` from this participant's files (by
-    /// identity, then by name), and emits `item` when the group's item changed since `last`;
-    /// returns the group's item.
+    /// content identity), says once of each file that matches no entry (`reported` holds those
+    /// said), and emits `item` when the group's item changed since `last`; returns the group's item.
     func syncQueue(player: HeadlessPlayer, coordinator: PlaybackCoordinator, files: [(path: String, identity: String?)],
-                   events: EventPrinter, last: String?) -> String? {
+                   events: EventPrinter, last: String?, reported: inout Set<String>, identified: inout Bool) -> String? {
         let core = coordinator.core
+        // A joiner with several files tells the group what it holds for the current item once
+        // the queue says which content that is (its first report named none).
+        if !identified, let path = adoptCurrentEntry(player: player, coordinator: coordinator, files: files) {
+            identified = true
+            try? coordinator.reportItem(player.itemIdentifier, identity: (try? HostCommand.checkedMedia(path))?.identity, ready: true)
+        }
         var items: [PlaybackItem] = []
         for entry in core.queue.entries where entry.identifier != player.itemIdentifier {
-            let match = files.first { entry.identity != nil && $0.identity == entry.identity }
-                ?? files.first { Self.identifier(of: $0.path) == entry.identifier }
-            if let match { items.append(PlaybackItem(file: match.path, identifier: entry.identifier, identity: match.identity)) }
+            if let match = files.first(where: { ContentIdentity.sameContent(entry.identity, $0.identity) }) {
+                items.append(PlaybackItem(file: match.path, identifier: entry.identifier, identity: match.identity))
+            }
         }
         if !items.isEmpty { player.makeAvailable(items) }
+        if core.queue.entries.count > 1 {
+            for file in files where !reported.contains(file.path)
+                && !core.queue.entries.contains(where: { ContentIdentity.sameContent($0.identity, file.identity) }) {
+                reported.insert(file.path)
+                events.emit("unmatched-media", ["file": file.path,
+                                                "message": "\(file.path) matches no item of the group's queue (by content)"])
+            }
+        }
         let item = core.timeline.item
         if item != last, let item, core.queue.entries.count > 1 {
             events.emit("item", ["identifier": item, "index": core.currentEntryIndex ?? -1, "count": core.queue.entries.count])
@@ -58,12 +75,44 @@ extension WatchRunner {
         return item
     }
 
+    /// The player opened this participant's first file as the group's current item: when the
+    /// queue says that item is other content and another file holds it (a folder listed in
+    /// another order), the player takes that file instead, under the same identifier. Returns
+    /// the path of the file the player then holds for the current entry, nil while the queue
+    /// does not name the player's item.
+    private func adoptCurrentEntry(player: HeadlessPlayer, coordinator: PlaybackCoordinator,
+                                   files: [(path: String, identity: String?)]) -> String? {
+        let current = player.currentItem
+        guard case .file(let path) = current.source,
+              let entry = coordinator.core.queue.entries.first(where: { $0.identifier == current.identifier }) else { return nil }
+        let own = files.first { $0.path == path }
+        guard entry.identity != nil, !ContentIdentity.sameContent(entry.identity, own?.identity),
+              let match = files.first(where: { ContentIdentity.sameContent(entry.identity, $0.identity) }) else { return path }
+        // Taken already, switching at its instant.
+        if let prepared = player.preparedItem, case .file(match.path) = prepared.source, prepared.identifier == current.identifier {
+            return match.path
+        }
+        // At once and paused where the player is (no switch pending that a command of the
+        // group's could supersede); the group's next command sets the timeline exactly.
+        let now = MonotonicClock.now()
+        let next = PresentationTimeline.paused(at: max(0, player.mediaTime(atLocalTime: now)), from: now)
+        let item = PlaybackItem(file: match.path, identifier: current.identifier, identity: match.identity)
+        guard (try? player.replaceCurrentItem(with: item, timeline: next)) != nil else { return path }
+        return match.path
+    }
+
     /// Follows the group's queue for as long as the watch lasts.
     func followQueue(player: HeadlessPlayer, coordinator: PlaybackCoordinator, events: EventPrinter) -> Task<Void, Never> {
-        let files = watchedMedia.map { (path: $0, identity: try? MediaIdentity.of(file: $0)) }
+        let files = watchedMedia.map { (path: $0, identity: try? ContentIdentity.of(file: $0)) }
+        // Subscribed before the first look, so that no change between the two goes unseen (the
+        // history may be applied meanwhile, and then nothing else happens until someone acts).
+        let changes = coordinator.events
         return Task {
-            var last = syncQueue(player: player, coordinator: coordinator, files: files, events: events, last: nil)
-            for await event in coordinator.events {
+            var reported: Set<String> = []
+            var identified = !reportsIdentityLate
+            var last = syncQueue(player: player, coordinator: coordinator, files: files, events: events, last: nil, reported: &reported,
+                                 identified: &identified)
+            for await event in changes {
                 // An end of item is told at its instant, before the record that settles it in
                 // the coordinator's core.
                 if case .itemEnded(_, let next?, let index?) = event, next.identifier != last {
@@ -71,7 +120,8 @@ extension WatchRunner {
                     events.emit("item", ["identifier": next.identifier, "index": index, "count": coordinator.core.queue.entries.count])
                     continue
                 }
-                last = syncQueue(player: player, coordinator: coordinator, files: files, events: events, last: last)
+                last = syncQueue(player: player, coordinator: coordinator, files: files, events: events, last: last, reported: &reported,
+                                 identified: &identified)
             }
         }
     }
@@ -101,4 +151,9 @@ extension WatchRunner {
 extension WatchRunner {
     /// The files watched: `media`, or `file` alone.
     var watchedMedia: [String] { media.isEmpty ? [file] : media }
+
+    /// Whether this participant's first report names no identity, and the queue decides which
+    /// of its files it reports (`syncQueue`): a joiner with several files, whose first need not
+    /// be the group's current item.
+    var reportsIdentityLate: Bool { !isHost && watchedMedia.count > 1 }
 }

@@ -7,6 +7,7 @@ import Tandem
 import TandemClock
 import TandemMedia
 import TandemPlayback
+import TandemIdentity
 
 /// Watches a joined session with the built-in player (or mpv: `WatchRunner+Mpv.swift`): follows
 /// the shared timeline, reports what happens, and takes keys at a terminal or commands a line at
@@ -48,7 +49,9 @@ struct WatchRunner {
         playerOptions.itemIdentifier = session.activity.item
         playerOptions.following = options.follow
         playerOptions.decodeThrottle = options.decodeThrottle
+        playerOptions.latencyOffset = Int64(options.latencyOffset) * 1_000_000
         let player = try HeadlessPlayer(url: file, options: playerOptions, videoSinks: sinks)
+        let latency = LatencyControl(milliseconds: options.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
         let coordinator = player.playbackCoordinator
         let events = EventPrinter(json: options.jsonEvents)
         reportStalls(of: player, events: events)
@@ -56,28 +59,35 @@ struct WatchRunner {
                                "item": session.activity.item])
         let eventTask = Task { for await event in coordinator.events { events.report(event, session: session) } }
         let participantTask = Task { await events.followParticipants(session) }
+        let chatTask = followChat(events: events)
+        defer { chatTask.cancel() }
         coordinator.coordinateWithSession(session)
-        let identity = try? MediaIdentity.of(file: file)
+        // This player opened it: it announces the duration it read.
+        let identity = (try? ContentIdentity.of(file: file)).map { ContentIdentity.announcing(duration: player.info.duration, $0) }
         // A queue of files: the host appends them all (the first becomes the group's item) before
         // it reports, so that the report finds the queue chosen. One file: the first report
         // chooses the group's item (a session's queue starts empty), so nobody transitions.
         if isHost && watchedMedia.count > 1 { appendMedia(to: coordinator, events: events) }
-        try? coordinator.reportItem(session.activity.item, identity: identity, ready: true)
+        try? coordinator.reportItem(session.activity.item, identity: reportsIdentityLate ? nil : identity, ready: true)
         let queueTask = followQueue(player: player, coordinator: coordinator, events: events)
         defer { queueTask.cancel() }
         let keys = TerminalKeys()
+        if keys != nil { StatusArea.shared.activate() }
         let script = Task {
             if let keys {
                 await runKeys(keys, coordinator: coordinator, events: events,
-                              duration: player.info.duration.map { MediaTime.nanoseconds(seconds: $0) })
+                              duration: player.info.duration.map { MediaTime.nanoseconds(seconds: $0) }, latency: latency)
             } else {
-                try await runScript(coordinator: coordinator, events: events, player: player)
+                try await runScript(coordinator: coordinator, events: events, latency: latency, player: player)
             }
         }
-        let status = Task { await showStatus(player: player, coordinator: coordinator, renderer: renderer, interactive: keys != nil) }
+        let status = Task {
+            await showStatus(player: player, coordinator: coordinator, renderer: renderer, interactive: keys != nil, latency: latency)
+        }
         let ending = await untilOver(events: events)
         script.cancel()
         status.cancel()
+        StatusArea.shared.deactivate()
         keys?.restore()
         eventTask.cancel()
         participantTask.cancel()
@@ -122,9 +132,16 @@ struct WatchRunner {
 
     /// Runs the commands on standard input, a line at a time; `player` is the built-in player
     /// (nil for mpv), which `stall` needs.
-    func runScript(coordinator: PlaybackCoordinator, events: EventPrinter, player: HeadlessPlayer? = nil) async throws {
+    func runScript(coordinator: PlaybackCoordinator, events: EventPrinter, latency: LatencyControl,
+                   player: HeadlessPlayer? = nil) async throws {
         let lines = StandardInputLines()
-        while let line = await lines.next() {
+        while let raw = await lines.next() {
+            // `say` takes the rest of the line as it was typed; the other commands, its words.
+            if let text = Self.sayText(raw) {
+                say(text, events: events)
+                continue
+            }
+            let line = raw.trimmingCharacters(in: .whitespaces)
             let words = line.split(separator: " ").map(String.init)
             guard let verb = words.first else { continue }
             do {
@@ -143,12 +160,13 @@ struct WatchRunner {
                     stall(player: player, coordinator: coordinator, seconds: seconds, waits: waits, events: events)
                 case "throttle": try throttle(player: player, words: words, events: events)
                 case "next", "prev", "queue": _ = try runQueueCommand(words, coordinator: coordinator)
+                case "offset": reportOffset(latency.set(try offsetArgument(words)), events: events)
                 case "wait": try await Task.sleep(for: .seconds(try seconds(words)))
                 case "leave": session.leave()
                 case "end":
                     endedHere.set()
                     session.end()
-                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, next, prev, queue add PATH, stall S [nowait], wait S, leave, end)", events: events)
+                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, next, prev, queue add PATH, say TEXT, offset MS, stall S [nowait], wait S, leave, end)", events: events)
                 }
             } catch {
                 refuse("\(line): \(error)", events: events)
@@ -197,8 +215,11 @@ struct WatchRunner {
     }
 
     /// At a terminal: space plays or pauses, left and right seek 5 s (shift: 30 s), `[` and `]`
-    /// change the rate by 0.1, `0` resets it, `q` leaves, `e` ends the session for everyone.
-    private func runKeys(_ keys: TerminalKeys, coordinator: PlaybackCoordinator, events: EventPrinter, duration: Int64?) async {
+    /// change the rate by 0.1, `0` resets it, `-` and `=` the latency offset by 10 ms, `n` and `p`
+    /// move through the queue, Enter opens the chat prompt, `q` leaves, `e` ends the session for
+    /// everyone.
+    private func runKeys(_ keys: TerminalKeys, coordinator: PlaybackCoordinator, events: EventPrinter, duration: Int64?,
+                         latency: LatencyControl) async {
         for await key in keys.keys {
             let timeline = coordinator.core.timeline
             let now = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
@@ -221,6 +242,14 @@ struct WatchRunner {
                 case .end:
                     endedHere.set()
                     session.end()
+                case .openPrompt: StatusArea.shared.setPrompt("")
+                case .prompt(let text): StatusArea.shared.setPrompt(text)
+                case .cancelPrompt: StatusArea.shared.setPrompt(nil)
+                case .say(let text):
+                    StatusArea.shared.setPrompt(nil)
+                    say(text, events: events)
+                case .offsetDown: reportOffset(latency.move(by: -LatencyControl.step), events: events)
+                case .offsetUp: reportOffset(latency.move(by: LatencyControl.step), events: events)
                 }
             } catch {
                 refuse("\(error)", events: events)
@@ -230,7 +259,7 @@ struct WatchRunner {
 
     /// Keeps the status line current: under the picture, or on the last line of the terminal.
     private func showStatus(player: HeadlessPlayer, coordinator: PlaybackCoordinator, renderer: TerminalRenderer?,
-                            interactive: Bool) async {
+                            interactive: Bool, latency: LatencyControl) async {
         let lastChange = Mutex("")
         let changes = Task {
             for await event in coordinator.events {
@@ -250,11 +279,12 @@ struct WatchRunner {
             ticks += 1
             if options.jsonEvents && ticks % 20 == 0 { reportSync(player: player, coordinator: coordinator) }
             let line = [StatusLine.text(player: player, coordinator: coordinator, session: session, lastChange: lastChange.withLock { $0 }),
-                        Self.queuePosition(coordinator.core)].compactMap { $0 }.joined(separator: "  ")
+                        Self.queuePosition(coordinator.core), latency.statusText].compactMap { $0 }.joined(separator: "  ")
             if let renderer {
-                renderer.statusLine = line
+                // Under the picture: the prompt, while one is open, in the status line's place.
+                renderer.statusLine = StatusArea.shared.prompt.map { "say: " + TerminalText.sanitized($0) + "▏" } ?? line
             } else if interactive {
-                printOutput("\r\u{1B}[K" + line, newline: false)
+                StatusArea.shared.setStatus(line)
             }
             try? await Task.sleep(for: .milliseconds(250))
         }
@@ -322,12 +352,13 @@ struct WatchRunner {
         if options.jsonEvents {
             events.emit("error", ["message": message])
         } else {
-            printError((isatty(2) != 0 ? "\r\u{1B}[K" : "") + "tandem: " + message)
+            StatusArea.shared.printAbove((isatty(2) != 0 && !StatusArea.shared.isActive ? "\r\u{1B}[K" : "") + "tandem: " + message,
+                                         descriptor: 2)
         }
     }
 }
 
-/// Standard input, a line at a time, read on a thread of its own.
+/// Standard input, a line at a time as typed (without its newline), read on a thread of its own.
 final class StandardInputLines: @unchecked Sendable {
     private let stream: AsyncStream<String>
     private var iterator: AsyncStream<String>.Iterator
@@ -337,7 +368,7 @@ final class StandardInputLines: @unchecked Sendable {
         self.stream = stream
         iterator = stream.makeAsyncIterator()
         Thread.detachNewThread {
-            while let line = readLine() { continuation.yield(line.trimmingCharacters(in: .whitespaces)) }
+            while let line = readLine() { continuation.yield(line) }
             continuation.finish()
         }
     }

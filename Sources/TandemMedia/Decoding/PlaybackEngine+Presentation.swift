@@ -1,3 +1,4 @@
+import TandemClock
 extension PlaybackEngine {
     /// What the presentation thread does next.
     private enum Step {
@@ -14,17 +15,21 @@ extension PlaybackEngine {
         defer { lock.unlock() }
         while !stopped {
             deliverStallNoticesLocked()
-            let now = MonotonicClock.now()
+            // On the schedule's clock: `latencyOffset` ahead of the monotonic one.
+            let offset = latencyOffset
+            let now = scheduleTime(MonotonicClock.now())
             schedule.advance(to: now)
             promotePreparedIfDueLocked()
             if schedule.current.timeline.rate > 0 { hasPlayed = true }
             switch nextStepLocked(now: now) {
-            case .presentVideo(let frame, let presentation):
+            case .presentVideo(let frame, let scheduled):
+                let presentation = scheduled.shifted(by: -offset)
                 let sinks = videoSinks
                 lock.unlock()
                 for sink in sinks { sink.present(frame, presentation) }
                 lock.lock()
-            case .consumeAudio(let chunk, let presentation):
+            case .consumeAudio(let chunk, let scheduled):
+                let presentation = scheduled.shifted(by: -offset)
                 let sinks = audioSinks
                 lock.unlock()
                 for sink in sinks { sink.consume(chunk, presentation) }
@@ -40,13 +45,13 @@ extension PlaybackEngine {
                     continue
                 }
                 if !precise || deadline - now > limits.spinLead {
-                    scheduleChanged.wait(until: deadline - limits.spinLead)
+                    scheduleChanged.wait(until: (deadline - limits.spinLead).saturatingSubtracting(offset))
                 } else {
                     // The last stretch is spun, not slept: a timed wait wakes tens to hundreds of
                     // microseconds late, a spin on the clock within a few. The lock is released
                     // meanwhile so the decoder and callers are never held up.
                     lock.unlock()
-                    while MonotonicClock.now() < deadline {}
+                    while scheduleTime(MonotonicClock.now()) < deadline {}
                     lock.lock()
                 }
             }
@@ -164,5 +169,14 @@ extension PlaybackEngine {
             ended = isEnded
             progress.broadcast()
         }
+    }
+}
+
+extension Presentation {
+    /// The same presentation with its instants moved by `span` (from the schedule's clock to
+    /// the monotonic one, by minus the latency offset).
+    func shifted(by span: Nanoseconds) -> Presentation {
+        Presentation(item: item, scheduled: scheduled.saturatingAdding(span), presented: presented.saturatingAdding(span),
+                     isStill: isStill)
     }
 }

@@ -1,3 +1,4 @@
+import TandemClock
 import TandemPlayback
 
 /// The state that a player's decoding thread and presentation thread share, under one lock,
@@ -32,6 +33,8 @@ final class PlaybackEngine: @unchecked Sendable {
         /// How many times as long as it takes the decoding thread spends per decoded frame
         /// (1: as fast as it can; benchmarks slow one player down with it).
         var decodeThrottle = 1.0
+        /// The latency offset to start with (`latencyOffset`).
+        var latencyOffset: Nanoseconds = 0
     }
 
     /// An item opened and decoded ahead, waiting to take over (guarded by `lock`).
@@ -109,6 +112,14 @@ final class PlaybackEngine: @unchecked Sendable {
     /// The media time at which the last presented frame (of the primary stream) ends, and its
     /// generation: when the next one falls due.
     var lastPresented: (mediaEnd: Nanoseconds, generation: Int)?
+    /// How much earlier than its timeline gives it everything is presented, in nanoseconds
+    /// (the latency offset: positive for an output that lags). The schedule runs on the
+    /// timeline's instants; the presentation thread reads it `latencyOffset` ahead of the
+    /// monotonic clock and converts back when it sleeps and when it reports a presentation.
+    var latencyOffset: Nanoseconds = 0
+
+    /// The instant on the schedule's clock (the timeline's) that monotonic instant `now` is.
+    func scheduleTime(_ now: Nanoseconds) -> Nanoseconds { now.saturatingAdding(latencyOffset) }
 
     private var threads: [WorkerThread] = []
 
@@ -121,6 +132,7 @@ final class PlaybackEngine: @unchecked Sendable {
         self.info = decoder.file.info
         self.decoder = decoder
         self.limits = limits
+        self.latencyOffset = limits.latencyOffset
         self.nominalFrameDuration = decoder.nominalVideoFrameDuration
         self.schedule = TimelineSchedule(timeline)
         self.videoSinks = videoSinks
@@ -159,7 +171,8 @@ final class PlaybackEngine: @unchecked Sendable {
     /// switch applies to the incoming item (a discontinuous one moves where it is decoded
     /// from); one for the switch's instant or before supersedes the switch, as the schedule
     /// drops it, and the item stays prepared.
-    func scheduleLocked(_ timeline: PresentationTimeline, discontinuous: Bool, now: Nanoseconds) {
+    func scheduleLocked(_ timeline: PresentationTimeline, discontinuous: Bool, now monotonic: Nanoseconds) {
+        let now = scheduleTime(monotonic)
         schedule.advance(to: now)
         promotePreparedIfDueLocked()
         if let pending = pendingSwitch {
@@ -200,7 +213,8 @@ final class PlaybackEngine: @unchecked Sendable {
 
     /// Schedules the switch to the prepared item at `timeline`'s anchor; returns false when no
     /// item is prepared. Call with the lock held.
-    func switchToPreparedLocked(_ timeline: PresentationTimeline, now: Nanoseconds) -> Bool {
+    func switchToPreparedLocked(_ timeline: PresentationTimeline, now monotonic: Nanoseconds) -> Bool {
+        let now = scheduleTime(monotonic)
         schedule.advance(to: now)
         promotePreparedIfDueLocked()
         guard let incoming = prepared else { return false }

@@ -48,7 +48,8 @@ extension MpvPlayer {
     /// which changes by parts per million as the estimate improves): a rate within
     /// `sameRateTolerance` of the one mpv follows is the same rate.
     private func play(_ command: PlayCommand) async {
-        let host = command.hostTime.nanoseconds
+        // Earlier by the latency offset: mpv's output then plays it at the command's instant.
+        let host = command.hostTime.nanoseconds.saturatingSubtracting(latencyOffset)
         let itemTime = command.itemTime.nanoseconds
         let (paused, groupRate, speed, followed) = state.withLock { ($0.paused, $0.groupRate, $0.requestedSpeed, $0.followedVersion) }
         if !paused, groupRate > 0, abs(command.rate - groupRate) <= Self.sameRateTolerance * groupRate,
@@ -74,7 +75,7 @@ extension MpvPlayer {
 
     /// Pause at `hostTime`, showing `itemTime`.
     private func pause(_ command: PauseCommand) async {
-        guard await wait(until: command.hostTime.nanoseconds, version: command.version) else { return }
+        guard await wait(until: command.hostTime.nanoseconds.saturatingSubtracting(latencyOffset), version: command.version) else { return }
         state.withLock { $0.groupRate = 0 }
         await setPaused(true)
         await seekWhilePaused(to: command.itemTime.nanoseconds)

@@ -35,9 +35,11 @@ extension MpvPlayer {
     /// was taken just after a start, while the loop still leaves mpv alone, to correct what the
     /// start left at once.
     func correct(by measured: Reading, settling: Bool) async {
-        let (rate, version) = state.withLock { ($0.groupRate, $0.latestVersion) }
+        let (rate, version, offset) = state.withLock { ($0.groupRate, $0.latestVersion, $0.latencyOffset) }
+        // The timeline shifted by the latency offset: where mpv should be, so that its output,
+        // lagging by the offset, plays the group's position.
         guard rate > 0, measured.roundTrip <= Self.correctionRoundTrip, playbackCoordinator.timeline.rate > 0,
-              let expected = playbackCoordinator.expectedItemTime(atHostTime: HostInstant(nanoseconds: measured.at))?.nanoseconds
+              let expected = playbackCoordinator.expectedItemTime(atHostTime: HostInstant(nanoseconds: measured.at.saturatingAdding(offset)))?.nanoseconds
         else { return }
         // Past the end, mpv holds the last frame: nothing to correct.
         if let duration, expected >= duration.saturatingSubtracting(200_000_000) { return }
@@ -67,7 +69,8 @@ extension MpvPlayer {
             state.withLock { $0.statistics.correctiveSeeks += 1 }
             // Start afresh on the timeline, from where it is now.
             let now = MonotonicClock.now()
-            guard let position = playbackCoordinator.expectedItemTime(atHostTime: HostInstant(nanoseconds: now))?.nanoseconds else { return }
+            guard let position = playbackCoordinator.expectedItemTime(atHostTime: HostInstant(nanoseconds: now.saturatingAdding(offset)))?.nanoseconds
+            else { return }
             await start(itemTime: position, at: now, rate: rate, version: version)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import TandemClock
 import TandemPlayback
+import TandemIdentity
 
 /// The item mpv plays, and changing it: mpv's `loadfile`.
 ///
@@ -51,13 +52,15 @@ extension MpvPlayer {
             let frame = fps.map { Int64((1e9 / $0).rounded()) } ?? 33_333_333
             // The selected audio track's number, or false: no sound, so no audio clock.
             let hasAudio = (try? await ipc.get("aid"))?.double != nil
-            let identity = if let identifying { await identifying.value } else { Self.identity(of: item) }
+            let content = if let identifying { await identifying.value } else { Self.identity(of: item) }
+            // The player that opened it announces its duration, as mpv reads it.
+            let identity = content.map { ContentIdentity.announcing(duration: duration.map { Double($0) / 1e9 }, $0) }
             return LoadedItem(item: item, target: target, identity: identity, duration: duration, frameDuration: frame,
                               positionLead: lead, hasAudio: hasAudio)
         }
 
-        /// `item`'s identity: its own, or for a local file `MediaIdentity.of(file:)` (which
-        /// reads 128 KiB and opens the file with FFmpeg: a few ms).
+        /// `item`'s content identity: its own, or for a local file `MediaIdentity.of(file:)`
+        /// (which reads 128 KiB: well under a ms).
         static func identity(of item: PlaybackItem) -> String? {
             if let identity = item.identity { return identity }
             guard case .file(let path) = item.source, !MediaFile.isURL(path) else { return nil }
@@ -94,8 +97,8 @@ extension MpvPlayer {
     public var currentItem: PlaybackItem { items.withLock { $0.loaded.item } }
     /// The item's identifier in the group: the current item's.
     public var itemIdentifier: String { items.withLock { $0.loaded.item.identifier } }
-    /// The current item's content identity (`d=SECONDS;h=HASH`): the item's own, or for a local
-    /// file `MediaIdentity.of(file:)`; nil for a URL given none.
+    /// The current item's content identity with the duration mpv read (`d=SECONDS;s=SIZE;h=HASH`):
+    /// the item's own, or for a local file `MediaIdentity.of(file:)`; nil for a URL given none.
     public var currentItemIdentity: String? { items.withLock { $0.loaded.identity } }
     /// The current item's duration (ns), as mpv reads it.
     public var duration: Int64? { items.withLock { $0.loaded.duration } }

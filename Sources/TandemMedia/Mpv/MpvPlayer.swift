@@ -86,6 +86,12 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         public var readingInterval: Duration = .milliseconds(80)
         /// How long mpv may take to start and load the file.
         public var startTimeout: Duration = .seconds(10)
+        /// How much earlier than the group's timeline mpv plays, in nanoseconds, for an output
+        /// that lags (a Bluetooth headset, a soundbar): positive plays sound and picture
+        /// earlier, negative later, within ±`MpvPlayer.maximumLatencyOffset`; 0 by default.
+        /// Starts aim at the shifted instants and the correction loop at the timeline shifted
+        /// by it. It is this player's alone: nothing of it reaches the group.
+        public var latencyOffset: Int64 = 0
 
         /// The defaults: mpv's own window and sound, a temporary socket, the default policy.
         public init() {}
@@ -159,6 +165,8 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         var receipts: ReceiptFollower
         var tickQueued = false
         var closed = false
+        /// How much earlier than the timeline mpv plays (`latencyOffset`).
+        var latencyOffset: Int64 = 0
     }
 
     enum Job {
@@ -250,7 +258,8 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         ledger.requestSeek(to: 0, at: launchedAt)
         state = Mutex(DriverState(ledger: ledger, policy: hasAudio ? options.correctionPolicy : options.soundlessCorrectionPolicy,
                                   paused: paused, requestedSpeed: speed,
-                                  receipts: ReceiptFollower(frameDuration: frameDuration)))
+                                  receipts: ReceiptFollower(frameDuration: frameDuration),
+                                  latencyOffset: MpvPlayer.clampedLatencyOffset(options.latencyOffset)))
         (jobStream, jobs) = AsyncStream.makeStream(of: Job.self)
         playbackCoordinator = PlaybackCoordinator()
         playbackCoordinator.delegate = self
@@ -346,6 +355,22 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
 
     /// What the player has done so far.
     public var statistics: MpvStatistics { state.withLock { $0.statistics } }
+
+    /// The largest latency offset either way: 1 s.
+    public static let maximumLatencyOffset: Int64 = 1_000_000_000
+
+    /// How much earlier than the group's timeline mpv plays, in nanoseconds
+    /// (`Options.latencyOffset`): set it at any time, clamped to ±`maximumLatencyOffset`, and
+    /// the correction loop moves mpv to it (a nudge of its speed for a small change, a start
+    /// afresh for a large one); the next start aims at it at once.
+    public var latencyOffset: Int64 {
+        get { state.withLock { $0.latencyOffset } }
+        set { state.withLock { $0.latencyOffset = MpvPlayer.clampedLatencyOffset(newValue) } }
+    }
+
+    static func clampedLatencyOffset(_ offset: Int64) -> Int64 {
+        min(max(offset, -maximumLatencyOffset), maximumLatencyOffset)
+    }
 
     // MARK: The coordinator's side
 

@@ -8,7 +8,10 @@ import TandemWire
 /// - Playback records: dropped once they are at or below the order that the older kept snapshot
 ///   reflects (with one snapshot, the order it reflects), never past it, so that what the newest
 ///   two snapshots do not cover is always there.
-/// - Kept records (activity, chat, anything else): by the caps alone.
+/// - Recent records (chat): the newest `count` of them (the count the newest one names), and
+///   older ones only until they are at or below the order the older kept snapshot reflects, as
+///   playback records: a snapshot's history then never misses one of their orders.
+/// - Kept records (activity, anything else): by the caps alone.
 ///
 /// The caps (`maximumCount` records, `maximumBytes` of bodies) bound all of it together, the
 /// oldest dropped first whatever its retention: a safety net that a session of snapshots and
@@ -20,11 +23,14 @@ struct RelayOrderedHistory: Sendable {
     private var kept = RecordQueue()
     private var playback = RecordQueue()
     private var snapshots = RecordQueue()
+    private var recent = RecordQueue()
+    /// How many recent records to keep: the count the newest of them names.
+    private var recentLimit = Int.max
     /// The bytes of the bodies kept.
     private(set) var bodyBytes = 0
 
     /// How many are kept.
-    var count: Int { kept.count + playback.count + snapshots.count }
+    var count: Int { kept.count + playback.count + snapshots.count + recent.count }
 
     /// How many snapshots are kept (at most two).
     var snapshotCount: Int { snapshots.count }
@@ -33,7 +39,7 @@ struct RelayOrderedHistory: Sendable {
     var all: [RelayOrderedEntry] {
         var merged: [RelayOrderedEntry] = []
         merged.reserveCapacity(count)
-        var queues = [kept.elements, playback.elements, snapshots.elements]
+        var queues = [kept.elements, playback.elements, snapshots.elements, recent.elements]
         while true {
             var next: Int?
             for index in queues.indices {
@@ -59,24 +65,37 @@ struct RelayOrderedHistory: Sendable {
         case .snapshot:
             snapshots.append(entry)
             while snapshots.count > 2 { release(snapshots.removeFirst()) }
-            if let covered = snapshots.first?.retention.reflectedOrder {
+            if let covered {
                 while let first = playback.first, first.order <= covered { release(playback.removeFirst()) }
             }
+        case let .recent(limit):
+            recent.append(entry)
+            recentLimit = Int(limit)
+        }
+        // Recent records past the newest `recentLimit` go once a snapshot covers them (a new
+        // recent record or a new snapshot may each let some go).
+        if let covered {
+            while recent.count > recentLimit, let first = recent.first, first.order <= covered { release(recent.removeFirst()) }
         }
         while count > maximumCount || bodyBytes > maximumBytes, let oldest = oldestQueue {
             switch oldest {
             case .kept: release(kept.removeFirst())
             case .playback: release(playback.removeFirst())
             case .snapshot: release(snapshots.removeFirst())
+            case .recent: release(recent.removeFirst())
             }
         }
     }
+
+    /// The order the older kept snapshot reflects (the only one's, with one): what a late
+    /// joiner's history needs no record at or below.
+    private var covered: UInt64? { snapshots.first?.retention.reflectedOrder }
 
     private mutating func release(_ entry: RelayOrderedEntry) {
         bodyBytes -= entry.body.count
     }
 
-    private enum Lane { case kept, playback, snapshot }
+    private enum Lane { case kept, playback, snapshot, recent }
 
     /// Which queue holds the oldest entry kept, nil when none is kept.
     private var oldestQueue: Lane? {
@@ -88,6 +107,7 @@ struct RelayOrderedHistory: Sendable {
         consider(kept.first, .kept)
         consider(playback.first, .playback)
         consider(snapshots.first, .snapshot)
+        consider(recent.first, .recent)
         return oldest?.lane
     }
 }

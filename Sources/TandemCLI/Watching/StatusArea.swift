@@ -1,0 +1,84 @@
+import Synchronization
+import Tandem
+
+/// The bottom of a watching terminal: the status line, and above it the chat prompt while one is
+/// open. Everything else (events, chat, refusals) is printed above both, which are drawn again
+/// after it, so that lines never tear the prompt a person is typing in.
+///
+/// Inactive (no terminal on standard input) it draws nothing and lines print as they are.
+final class StatusArea: Sendable {
+    /// The one status area of this process.
+    static let shared = StatusArea()
+
+    private struct State {
+        var active = false
+        var status = ""
+        var prompt: String?
+        /// How many lines of the block are on the screen (the cursor at the end of the last).
+        var shown = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// Starts drawing (at a terminal).
+    func activate() { state.withLock { $0.active = true } }
+
+    /// Stops drawing, leaving the last status line on the screen.
+    func deactivate() {
+        state.withLock { state in
+            state.active = false
+            state.prompt = nil
+        }
+    }
+
+    /// Whether it draws.
+    var isActive: Bool { state.withLock { $0.active } }
+
+    /// The prompt's text as typed, nil when no prompt is open.
+    var prompt: String? { state.withLock { $0.prompt } }
+
+    /// Replaces the status line.
+    func setStatus(_ line: String) {
+        state.withLock { state in
+            state.status = line
+            guard state.active else { return }
+            printOutput(Self.erase(state.shown) + Self.block(state), newline: false)
+            state.shown = state.prompt == nil ? 1 : 2
+        }
+    }
+
+    /// Opens the prompt with `text` (or changes what it shows), nil closes it.
+    func setPrompt(_ text: String?) {
+        state.withLock { state in
+            state.prompt = text
+            guard state.active else { return }
+            printOutput(Self.erase(state.shown) + Self.block(state), newline: false)
+            state.shown = text == nil ? 1 : 2
+        }
+    }
+
+    /// Prints `line` above the block (or, inactive, on a line of its own) on `descriptor`'s
+    /// stream: standard output, or standard error (2).
+    func printAbove(_ line: String, descriptor: Int32 = 1) {
+        state.withLock { state in
+            guard state.active else {
+                if descriptor == 2 { printError(line) } else { printOutput(line) }
+                return
+            }
+            printOutput(Self.erase(state.shown), newline: false)
+            if descriptor == 2 { printError(line) } else { printOutput(line) }
+            printOutput(Self.block(state), newline: false)
+            state.shown = state.prompt == nil ? 1 : 2
+        }
+    }
+
+    /// Clears the `lines` of the block drawn, leaving the cursor at the start of its first.
+    private static func erase(_ lines: Int) -> String {
+        "\r\u{1B}[K" + String(repeating: "\u{1B}[1A\r\u{1B}[K", count: max(0, lines - 1))
+    }
+
+    private static func block(_ state: State) -> String {
+        guard let prompt = state.prompt else { return state.status }
+        return "say: \(TerminalText.sanitized(prompt))▏\n\r\u{1B}[K" + state.status
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+import TandemMedia
+import TandemTestKit
+
+/// `--latency-offset MS` on `tandem host` and `tandem join` (issue 15, item 6): out of range is
+/// one usage line; `offset MS` changes it live; with mpv, mpv's own position leads the shared
+/// timeline by the offset (real headless mpv, read over its IPC as another tool would).
+@Suite(.serialized, .timeLimit(.minutes(3))) struct LatencyOffsetWatchTests {
+    @Test(arguments: [
+        (["host", SampleClip.h264.path, "--bind", "127.0.0.1", "--port", "0", "--latency-offset", "1001"], "--latency-offset is a whole number of ms from -1000 to 1000"),
+        (["host", SampleClip.h264.path, "--bind", "127.0.0.1", "--port", "0", "--latency-offset", "-1001"], "--latency-offset is a whole number of ms from -1000 to 1000"),
+        (["host", SampleClip.h264.path, "--bind", "127.0.0.1", "--port", "0", "--latency-offset", "12.5"], "not '12.5'"),
+        (["join", "tandem://127.0.0.1:9/00000000-0000-0000-0000-000000000000?k=x", SampleClip.h264.path, "--latency-offset", "soon"],
+         "--latency-offset is a whole number of ms"),
+    ])
+    func anOffsetOutOfRangeIsOneUsageLine(arguments: [String], message: String) throws {
+        let run = try TandemProcess.run(arguments, timeout: 20)
+        #expect(run.status == 64)
+        let lines = run.standardError.split(separator: "\n")
+        #expect(lines.first?.contains(message) == true, "\(run.standardError)")
+    }
+
+    @Test func theUsageNamesTheOffset() throws {
+        for command in ["host", "join"] {
+            let run = try TandemProcess.run([command, "--latency-offset"], timeout: 20)
+            #expect(run.standardError.contains("[--latency-offset MS]"), "\(command): \(run.standardError)")
+        }
+    }
+
+    @Test func theOffsetCommandChangesItLiveWithinItsRange() throws {
+        let host = try WatchProcess(executable: TandemProcess.executablePath,
+                                    arguments: ["host", SampleClip.h264.path, "--bind", "127.0.0.1", "--port", "0", "--events", "json",
+                                                "--latency-offset", "-40"],
+                                    name: "ana", acceptsCommands: true)
+        defer { host.kill() }
+        #expect(host.waitUntil(timeout: 30) { $0.contains { $0.event == "joined" } }, "\(host.standardError)")
+        #expect(host.send("offset 30") != nil)
+        #expect(host.send("offset 5000") != nil)
+        #expect(host.send("offset") != nil)
+        #expect(host.send("offset -1000") != nil)
+        #expect(host.waitUntil(timeout: 10) { $0.filter { $0.event == "latency-offset" }.count == 2 && $0.filter { $0.event == "error" }.count == 2 },
+                "\(host.lines)")
+        let offsets = host.lines.filter { $0.contains(#""event":"latency-offset""#) }
+        #expect(offsets == [#"{"event":"latency-offset","ms":30}"#, #"{"event":"latency-offset","ms":-1000}"#])
+        #expect(host.events.filter { $0.event == "error" }.allSatisfy { $0.message?.contains("from -1000 to 1000") == true })
+        #expect(host.send("end") != nil)
+        host.closeInput()
+        #expect(host.waitForExit(timeout: 20) == 0, "\(host.standardError)")
+    }
+
+    /// mpv's `audio-pts` against the host's timeline, in ms, ten readings 150 ms apart.
+    func mpvLead(_ mpv: MpvConnection, play: WatchEvent) async throws -> [Double] {
+        var leads: [Double] = []
+        for _ in 0..<10 {
+            let reply = try await mpv.command([.string("get_property"), .string("audio-pts")])
+            guard case .number(let position) = reply.value,
+                  let effective = play.effectiveSessionNanoseconds, let start = play.mediaTime else { continue }
+            leads.append((position - (start + Double(reply.midpoint - effective) / 1e9)) * 1000)
+            try await Task.sleep(for: .milliseconds(150))
+        }
+        return leads.sorted()
+    }
+
+    @Test func mpvLeadsTheTimelineByTheOffset() async throws {
+        let fixtures = try MediaFixtures()
+        defer { fixtures.remove() }
+        let clip = SampleClip.directory + "/watch-together.mp4"
+        let socket = fixtures.path("mpv.sock")
+        // The host's session clock is its raw monotonic clock (`--session-epoch 0`), the one
+        // mpv's replies are stamped on.
+        let host = try WatchProcess(executable: TandemProcess.executablePath,
+                                    arguments: ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0", "--name", "ana", "--events", "json"],
+                                    name: "ana", acceptsCommands: true)
+        defer { host.kill() }
+        let invite = try #require(host.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(host.standardError)")
+        let joiner = try WatchProcess(executable: TandemProcess.executablePath,
+                                      arguments: ["join", invite, clip, "--name", "ben", "--events", "json", "--player", "mpv", "--latency-offset", "200",
+                                                  "--mpv-ipc", socket, "--mpv-args", "--vo=null --ao=null"],
+                                      name: "ben", acceptsCommands: true)
+        defer { joiner.kill() }
+        #expect(joiner.waitUntil(timeout: 30) { $0.contains { $0.event == "joined" } }, "\(joiner.standardError)")
+        let mpv = try await MpvConnection.connect(path: socket, timeout: .seconds(20))
+        defer { mpv.close() }
+        #expect(host.send("play") != nil)
+        #expect(host.waitUntil(timeout: 10) { $0.contains { $0.change == "play" } })
+        let play = try #require(host.events.last { $0.change == "play" })
+        try await Task.sleep(for: .seconds(3))
+        // 200 ms ahead, as mpv starts on the shifted timeline (to a fraction of a ms) and is
+        // corrected towards it; a reading is good to half its round trip.
+        var leads = try await mpvLead(mpv, play: play)
+        #expect(leads.count >= 8 && abs(leads[leads.count / 2] - 200) < 5, "mpv's lead, ms: \(leads)")
+        // Live: 100 ms behind now (an output that is early), the correction loop takes it there.
+        #expect(joiner.send("offset -100") != nil)
+        try await Task.sleep(for: .seconds(3))
+        leads = try await mpvLead(mpv, play: play)
+        #expect(leads.count >= 8 && abs(leads[leads.count / 2] + 100) < 5, "mpv's lead, ms: \(leads)")
+        #expect(host.send("end") != nil)
+        host.closeInput()
+        #expect(joiner.waitForExit(timeout: 20) == 3)
+    }
+}
