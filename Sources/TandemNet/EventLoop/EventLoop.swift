@@ -60,6 +60,10 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
     private var nextTicker: UInt64 = 0
     private var nextTick: Int64 = 0
     var scheduled = ScheduledTaskQueue()
+    /// Called on the loop's thread after every pass over the ready descriptors, once their
+    /// handlers have all run: where a shell writes what the pass queued (the relay flushes each
+    /// connection once per pass). Set on the loop's thread.
+    var afterReadiness: (() -> Void)?
 
     private enum Lifecycle { case idle, running, stopping, stopped }
 
@@ -148,6 +152,23 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
         thread.start()
     }
 
+    /// Gives the running loop's thread `priority` (see `ThreadPriority`), waiting until it has
+    /// been applied on that thread. Not from the loop; the loop must be started. Throws what the
+    /// system refused (EPERM without the privilege), leaving the thread as it was.
+    func apply(_ priority: ThreadPriority) throws(SystemCallError) {
+        precondition(!inLoop, "apply a priority from another thread: it waits for the loop's thread")
+        let outcome = Mutex<SystemCallError?>(nil)
+        let applied = DispatchSemaphore(value: 0)
+        execute {
+            do throws(SystemCallError) { try priority.applyToCurrentThread() } catch { outcome.withLock { $0 = error } }
+            applied.signal()
+        }
+        guard applied.wait(timeout: .now() + .seconds(5)) == .success else {
+            throw SystemCallError(call: "apply thread priority (the loop did not run)", errno: ETIMEDOUT)
+        }
+        if let error = outcome.withLock({ $0 }) { throw error }
+    }
+
     /// Stops the loop and waits for its thread; tasks still queued are dropped. Not from the loop.
     func stop() {
         precondition(!inLoop, "stop an event loop from another thread: it waits for the loop's thread")
@@ -170,6 +191,7 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
         }
         registrations.removeAll()
         registeredCount = 0
+        afterReadiness = nil
         failures.removeAll()
         tickers.removeAll()
         scheduled.removeAll()
@@ -301,6 +323,7 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
             let busy = !tasks.withLock { $0.isEmpty } || !failures.isEmpty
             let deadline = min(nextTick, scheduled.nextDeadline ?? Int64.max)
             wait(timeout: busy ? 0 : max(deadline - now, 0))
+            afterReadiness?()
         }
     }
 

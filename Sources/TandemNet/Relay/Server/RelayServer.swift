@@ -31,7 +31,9 @@ public final class RelayServer: @unchecked Sendable {
     private var connections: [RelayConnectionID: RelayServerConnection] = [:]
     private var datagramAddresses: [RelayToken: SocketAddress] = [:]
     private var nextConnection: UInt64 = 0
-    private var dirty: [RelayConnectionID] = []
+    /// Connections with frames queued since they were last flushed, each once: written after
+    /// every pass of the loop, so that what one pass queues for a connection goes in one write.
+    private var dirty: [RelayServerConnection] = []
     private var datagramBuffer = [UInt8](repeating: 0, count: 65_536)
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     /// The bytes the connections hold (output queues, partial frames), for the budget.
@@ -68,8 +70,17 @@ public final class RelayServer: @unchecked Sendable {
             loop.register(listener.descriptor, interest: .readable) { [self] _, _, _ in acceptAll() }
             loop.register(datagrams.descriptor, interest: .readable) { [self] _, _, _ in receiveDatagrams() }
             loop.addTicker { [self] now in tick(now) }
+            loop.afterReadiness = { [self] in afterPass() }
         }
         loop.start()
+    }
+
+    /// Starts serving, as `start()`, on a thread scheduled at `priority`: a relay on a machine
+    /// busy with other work keeps its delivery prompt at `high` or `realtime`. Throws, and keeps
+    /// serving at the default priority, when the system refuses it.
+    public func start(priority: ThreadPriority) throws(SystemCallError) {
+        start()
+        try loop.apply(priority)
     }
 
     /// Stops serving and waits for the thread; every connection is closed. What is queued for
@@ -146,8 +157,13 @@ public final class RelayServer: @unchecked Sendable {
     private func service(_ connection: RelayServerConnection, readable: Bool, writable: Bool) {
         if writable { flush(connection) }
         if readable { read(connection) }
+    }
+
+    /// After every pass over the ready descriptors: what the pass queued is written, each
+    /// connection once (frames for one recipient from several senders go in one write), and the
+    /// budget is checked at once rather than at the next tick (a flood fills it in milliseconds).
+    private func afterPass() {
         flushDirty()
-        // At once rather than at the next tick: a flood fills the budget in milliseconds.
         if core.budgetBytes > core.configuration.memoryLimit { shedOverBudget(at: clock.now()) }
     }
 
@@ -155,7 +171,7 @@ public final class RelayServer: @unchecked Sendable {
         let strangerLimit = core.configuration.maximumUnauthenticatedBytes
         // A bounded number of reads per pass keeps one busy sender from starving the others.
         for _ in 0..<16 {
-            guard connections[connection.id] === connection, connection.pausedUntil == nil else { return }
+            guard connection.isOpen, connection.pausedUntil == nil else { return }
             let count: Int?
             do {
                 count = try connection.socket.read(into: &readBuffer)
@@ -221,7 +237,7 @@ public final class RelayServer: @unchecked Sendable {
     }
 
     private func flush(_ connection: RelayServerConnection) {
-        guard connections[connection.id] === connection else { return }
+        guard connection.isOpen else { return }
         // Bulk transfers refill the queue as it drains: a few rounds per pass, then the socket's
         // readiness brings the rest.
         var done = false
@@ -235,7 +251,7 @@ public final class RelayServer: @unchecked Sendable {
                   connection.output.queuedBytes <= core.configuration.drainLowWater else { break }
             connection.awaitingDrain = false
             perform(core.onDrained(connection.id, at: clock.now()))
-            guard connections[connection.id] === connection else { return }
+            guard connection.isOpen else { return }
             done = connection.output.isEmpty
             if done { break }
         }
@@ -257,7 +273,7 @@ public final class RelayServer: @unchecked Sendable {
 
     /// Brings the server's share of the budget up to date with what `connection` holds.
     private func account(_ connection: RelayServerConnection) {
-        let held = connections[connection.id] === connection ? connection.heldBytes : 0
+        let held = connection.isOpen ? connection.heldBytes : 0
         shellBytes += held - connection.accountedBytes
         connection.accountedBytes = held
     }
@@ -267,16 +283,24 @@ public final class RelayServer: @unchecked Sendable {
         for _ in 0..<4 where !dirty.isEmpty {
             let batch = dirty
             dirty.removeAll(keepingCapacity: true)
-            for id in batch {
-                if let connection = connections[id] { flush(connection) }
+            for connection in batch {
+                connection.isDirty = false
+                flush(connection)
             }
         }
+    }
+
+    private func markDirty(_ connection: RelayServerConnection) {
+        guard !connection.isDirty else { return }
+        connection.isDirty = true
+        dirty.append(connection)
     }
 
     /// Forgets `connection`; `byPeer` when its peer closed it (end of stream, reset, hang-up),
     /// which gives the participant on it the core's shorter grace period.
     private func teardown(_ connection: RelayServerConnection, byPeer: Bool = false) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
+        connection.isOpen = false
         loop.deregister(connection.socket.descriptor)
         connection.output.removeAll()
         connection.reader = RelayFrameReader()
@@ -383,7 +407,7 @@ public final class RelayServer: @unchecked Sendable {
             case let .send(id, frame):
                 guard let connection = connections[id], !connection.writeShut else { continue }
                 connection.output.append(frame)
-                dirty.append(id)
+                markDirty(connection)
                 if connection.closingSince == nil,
                    connection.output.queuedBytes > configuration.maximumOutputBytes
                     || connection.output.count > configuration.maximumOutputFrames {
@@ -398,7 +422,7 @@ public final class RelayServer: @unchecked Sendable {
                 guard let connection = connections[id], connection.closingSince == nil else { continue }
                 connection.closingSince = clock.now()
                 connection.awaitingDrain = false
-                dirty.append(id)
+                markDirty(connection)
             case let .sendDatagram(token, datagram):
                 guard let address = datagramAddresses[token] else { continue }
                 _ = try? datagrams.send(datagram.encoded(), to: address)
@@ -411,7 +435,7 @@ public final class RelayServer: @unchecked Sendable {
             case let .notifyWhenDrained(id):
                 guard let connection = connections[id] else { continue }
                 connection.awaitingDrain = true
-                dirty.append(id)
+                markDirty(connection)
             case let .pauseReading(id, until):
                 guard let connection = connections[id] else { continue }
                 connection.pausedUntil = max(connection.pausedUntil ?? until, until)
