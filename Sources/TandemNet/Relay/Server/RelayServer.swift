@@ -36,6 +36,8 @@ public final class RelayServer: @unchecked Sendable {
     private var dirty: [RelayServerConnection] = []
     private var datagramBuffer = [UInt8](repeating: 0, count: 65_536)
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// What an unauthenticated connection is read into: a hello is small.
+    private var strangerBuffer = [UInt8](repeating: 0, count: 8 * 1024)
     /// The bytes the connections hold (output queues, partial frames), for the budget.
     private var shellBytes = 0
     /// Set while `accept` is backed off after failing for want of descriptors or memory.
@@ -172,9 +174,14 @@ public final class RelayServer: @unchecked Sendable {
         // A bounded number of reads per pass keeps one busy sender from starving the others.
         for _ in 0..<16 {
             guard connection.isOpen, connection.pausedUntil == nil else { return }
+            // A stranger is read a small piece at a time: its first piece has the length its
+            // frame announces, which is all it takes to cut one announcing too much, without
+            // copying 64 KiB of it first (a flood of such strangers, reconnecting each time they
+            // are cut, is one of the cheapest ways to spend a relay's time).
+            let stranger = connection.closingSince == nil && core.isUnauthenticated(connection.id)
             let count: Int?
             do {
-                count = try connection.socket.read(into: &readBuffer)
+                count = try stranger ? connection.socket.read(into: &strangerBuffer) : connection.socket.read(into: &readBuffer)
             } catch {
                 // A reset (or any failed read): the peer's side is gone.
                 return teardown(connection, byPeer: true)
@@ -186,19 +193,18 @@ public final class RelayServer: @unchecked Sendable {
             // A read that did not fill the buffer took all there was: readiness is level-triggered,
             // so the next pass reports whatever arrives later, and reading again now would only
             // cost a system call to hear EAGAIN.
-            let drained = count < readBuffer.count
+            let drained = count < (stranger ? strangerBuffer.count : readBuffer.count)
             // A closing connection's bytes are read only to reach its end.
             if connection.closingSince != nil {
                 if drained { return }
                 continue
             }
-            let stranger = core.isUnauthenticated(connection.id)
             // A stranger may not make the relay hold more than a hello's worth of bytes, nor
             // announce a frame longer than that.
             if stranger, connection.reader.buffered + count > strangerLimit {
                 return cutStranger(connection, RelayFault(.tooLarge, "more than \(strangerLimit) bytes before being admitted"))
             }
-            connection.reader.append(readBuffer[..<count])
+            connection.reader.append(stranger ? strangerBuffer[..<count] : readBuffer[..<count])
             if stranger, let announced = connection.reader.announcedLength, announced <= connection.reader.limit, announced + 4 > strangerLimit {
                 return cutStranger(connection, RelayFault(.tooLarge, "a frame of \(announced) bytes before being admitted (at most \(strangerLimit))"))
             }
