@@ -7,7 +7,8 @@ extension RelayBenchmark {
     /// leaving before the next phase.
     func measureDelivery(relay: RelayBenchmarkRelay, progress: @Sendable (String) -> Void) async throws -> RelayBenchmarkReport.Delivery {
         let address = try SocketAddress(host: "127.0.0.1", port: relay.port)
-        let probe = RelayDeliveryProbe(address: address, phase: 20, priority: priority)
+        var probe = RelayDeliveryProbe(address: address, phase: 20, priority: priority)
+        probe.busyPolling = busyPolling
 
         progress("relay delivery: joining \(participants) lightweight participants to one session")
         let large = try probe.join(sessions: 1, size: participants)[0]

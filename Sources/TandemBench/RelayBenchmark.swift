@@ -44,6 +44,8 @@ public struct RelayBenchmark: Sendable {
     /// (`tandem serve --priority`): on a machine busy with other work, `high` or `realtime`
     /// keeps them from waiting behind it. The links of the full-stack phases keep the default.
     public var priority = ThreadPriority.normal
+    /// Whether the probe's reading thread busy-polls (`RelayDeliveryProbe.busyPolling`).
+    public var busyPolling = false
 
     /// The defaults above, the relay in this process.
     public init() {}
@@ -94,7 +96,8 @@ public struct RelayBenchmark: Sendable {
         let pairs = try await runPairs(connector: connector, recorder: recorder, progress: progress)
         return RelayBenchmarkReport(participants: participants, reliable: reliable, unreliable: unreliable,
                                     throughput: throughput, memoryPerParticipant: memoryPerParticipant, pairs: pairs,
-                                    relayInProcess: relayExecutable == nil, delivery: delivery, priority: priority.rawValue)
+                                    relayInProcess: relayExecutable == nil, delivery: delivery, priority: priority.rawValue,
+                                    busyPolling: measuresRelayDelivery ? busyPolling : nil)
     }
 
     private func broadcast(from sender: any RelayLink, reliable: Bool, phase: UInt8,

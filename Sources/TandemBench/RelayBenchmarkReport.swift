@@ -96,4 +96,6 @@ public struct RelayBenchmarkReport: Sendable, Codable {
     public var delivery: Delivery?
     /// How the relay's thread and the probe's threads were scheduled (`ThreadPriority`).
     public var priority: String?
+    /// Whether the probe's reader busy-polled; nil when the relay's delivery was not measured.
+    public var busyPolling: Bool?
 }

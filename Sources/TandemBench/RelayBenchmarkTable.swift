@@ -12,7 +12,8 @@ public enum RelayBenchmarkTable {
         }
         if let delivery = report.delivery {
             lines.append("")
-            lines.append("relay delivery (lightweight relay-protocol participants read on one epoll thread, no client stack)")
+            lines.append("relay delivery (lightweight relay-protocol participants read on one epoll thread, no client stack"
+                + (report.busyPolling == true ? "; the reader busy-polls, so the relay's sends wake nobody)" : ")"))
             let reliable = delivery.reliable
             lines.append("  \(report.participants) participants, reliable broadcast: \(reliable.delivered)/\(reliable.expected) delivered, "
                 + "p50 \(duration(reliable.latency?.p50)), p90 \(duration(reliable.latency?.p90)), p99 \(duration(reliable.latency?.p99)) "

@@ -21,6 +21,12 @@ struct RelayDeliveryProbe: Sendable {
     let phase: UInt8
     /// How its pacing and reading threads are scheduled.
     let priority: ThreadPriority
+    /// Whether the reading thread polls without sleeping while it waits for deliveries. On
+    /// loopback, every frame the relay sends to a sleeping reader also wakes it, on the relay's
+    /// time (a cross-CPU wake-up, costly in a virtual machine): a reader that never sleeps
+    /// leaves the relay only its sends to pay for, as receivers on other machines do. It costs
+    /// a CPU while the run lasts.
+    var busyPolling = false
 
     /// What one run measured.
     struct Outcome: Sendable {
@@ -58,6 +64,7 @@ struct RelayDeliveryProbe: Sendable {
         let recorder = RelayDeliveryRecorder(clock: clock)
         let phase = phase
         let priority = priority
+        let busyPolling = busyPolling
         async let lateness = Self.onThread("bench-probe-pace", priority) {
             var lateness: [Double] = []
             lateness.reserveCapacity(messages)
@@ -72,7 +79,7 @@ struct RelayDeliveryProbe: Sendable {
         }
         let deadline = start + Int64(messages) * interval + timeout
         async let latencies = Self.onThread("bench-probe-read", priority) {
-            try Self.read(watched, expected: expected, until: deadline, clock: clock)
+            try Self.read(watched, expected: expected, until: deadline, busyPolling: busyPolling, clock: clock)
         }
         return Outcome(latencies: try await latencies, lateness: try await lateness)
     }
@@ -80,7 +87,7 @@ struct RelayDeliveryProbe: Sendable {
     /// Reads every connection on one epoll thread, stamping deliveries, until `expected` or
     /// `deadline`; pings everyone each second so that the relay hears each connection.
     private static func read(_ connections: [RelayProbeConnection], expected: Int, until deadline: Int64,
-                             clock: SystemClock) throws -> [Double] {
+                             busyPolling: Bool, clock: SystemClock) throws -> [Double] {
         let epoll = tandem_epoll_create()
         guard epoll >= 0 else { throw RelayBenchmarkError("epoll_create1 failed: errno \(errno)") }
         defer { close(epoll) }
@@ -95,7 +102,7 @@ struct RelayDeliveryProbe: Sendable {
         var lastPing = clock.now()
         while latencies.count < expected, clock.now() < deadline {
             let count = ready.withUnsafeMutableBufferPointer { buffer in
-                tandem_epoll_pwait2(epoll, buffer.baseAddress, Int32(buffer.count), 5_000_000)
+                tandem_epoll_pwait2(epoll, buffer.baseAddress, Int32(buffer.count), busyPolling ? 0 : 5_000_000)
             }
             for index in 0..<max(Int(count), 0) {
                 try connections[Int(ready[index].token)].receive { body in

@@ -6,14 +6,14 @@ import TandemNet
 /// under attack, beside the quiet run of the same honest load.
 struct BenchRelayCommand: Command {
     static let words = ["bench", "relay"]
-    static let usage = "bench relay [--adversarial [--each]] [--in-process | --relay-executable PATH] [--full-stack-only] [--priority normal|high|realtime] [--participants N] [--json] [--out FILE]"
+    static let usage = "bench relay [--adversarial [--each]] [--in-process | --relay-executable PATH] [--full-stack-only] [--priority normal|high|realtime] [--busy-poll] [--participants N] [--json] [--out FILE]"
     static let summary = "200 participants in one session and 1,000 sessions of two on a `tandem serve` relay (--in-process: "
         + "the relay beside the links), the relay's own delivery then the full client stack; --adversarial: "
         + "quiet and then under 50 attacking connections (build with -c release)"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try Arguments(arguments, options: ["out", "participants", "attack", "attack-kind", "attack-seconds", "relay-executable", "priority"],
-                                    flags: ["json", "adversarial", "each", "in-process", "full-stack-only"])
+                                    flags: ["json", "adversarial", "each", "in-process", "full-stack-only", "busy-poll"])
         try options.expectPositionals(atMost: 0)
         if let port = options.value("attack") {
             // The attackers' own process, which `--adversarial` starts beside the relay's.
@@ -60,6 +60,7 @@ struct BenchRelayCommand: Command {
         }
         benchmark.measuresRelayDelivery = !options.flags.contains("full-stack-only")
         benchmark.priority = priority
+        benchmark.busyPolling = options.flags.contains("busy-poll")
         let report = try await benchmark.run { printError("bench relay: \($0)…") }
         try printReport(report, table: RelayBenchmarkTable.render(report), options: options)
         return 0

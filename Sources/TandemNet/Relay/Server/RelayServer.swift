@@ -159,11 +159,13 @@ public final class RelayServer: @unchecked Sendable {
     private func service(_ connection: RelayServerConnection, readable: Bool, writable: Bool) {
         if writable { flush(connection) }
         if readable { read(connection) }
+        // At once rather than at the next tick, nor at the end of the pass: a flood fills the
+        // budget in milliseconds, and a pass may read many connections.
+        if core.budgetBytes > core.configuration.memoryLimit { shedOverBudget(at: clock.now()) }
     }
 
     /// After every pass over the ready descriptors: what the pass queued is written, each
-    /// connection once (frames for one recipient from several senders go in one write), and the
-    /// budget is checked at once rather than at the next tick (a flood fills it in milliseconds).
+    /// connection once, so that frames for one recipient from several senders go in one write.
     private func afterPass() {
         flushDirty()
         if core.budgetBytes > core.configuration.memoryLimit { shedOverBudget(at: clock.now()) }
