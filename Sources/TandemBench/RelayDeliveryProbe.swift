@@ -104,6 +104,9 @@ struct RelayDeliveryProbe: Sendable {
             let count = ready.withUnsafeMutableBufferPointer { buffer in
                 tandem_epoll_pwait2(epoll, buffer.baseAddress, Int32(buffer.count), busyPolling ? 0 : 5_000_000)
             }
+            // A busy poller at a real-time priority gives way to its equals (the pacing thread)
+            // whenever it finds nothing, rather than hold its CPU for a whole time slice.
+            if busyPolling, count == 0 { sched_yield() }
             for index in 0..<max(Int(count), 0) {
                 try connections[Int(ready[index].token)].receive { body in
                     guard body.count >= 9 else { return }
