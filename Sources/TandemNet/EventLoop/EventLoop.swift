@@ -60,10 +60,6 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
     private var nextTicker: UInt64 = 0
     private var nextTick: Int64 = 0
     var scheduled = ScheduledTaskQueue()
-    /// Called on the loop's thread after every pass over the ready descriptors, once their
-    /// handlers have all run: where a shell writes what the pass queued (the relay flushes each
-    /// connection once per pass). Set on the loop's thread.
-    var afterReadiness: (() -> Void)?
 
     private enum Lifecycle { case idle, running, stopping, stopped }
 
@@ -191,7 +187,6 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
         }
         registrations.removeAll()
         registeredCount = 0
-        afterReadiness = nil
         failures.removeAll()
         tickers.removeAll()
         scheduled.removeAll()
@@ -323,7 +318,6 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
             let busy = !tasks.withLock { $0.isEmpty } || !failures.isEmpty
             let deadline = min(nextTick, scheduled.nextDeadline ?? Int64.max)
             wait(timeout: busy ? 0 : max(deadline - now, 0))
-            afterReadiness?()
         }
     }
 

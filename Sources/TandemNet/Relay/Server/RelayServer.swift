@@ -32,7 +32,7 @@ public final class RelayServer: @unchecked Sendable {
     private var datagramAddresses: [RelayToken: SocketAddress] = [:]
     private var nextConnection: UInt64 = 0
     /// Connections with frames queued since they were last flushed, each once: written after
-    /// every pass of the loop, so that what one pass queues for a connection goes in one write.
+    /// each connection's service, so that what it queued for a connection goes in one write.
     private var dirty: [RelayServerConnection] = []
     private var datagramBuffer = [UInt8](repeating: 0, count: 65_536)
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -72,7 +72,6 @@ public final class RelayServer: @unchecked Sendable {
             loop.register(listener.descriptor, interest: .readable) { [self] _, _, _ in acceptAll() }
             loop.register(datagrams.descriptor, interest: .readable) { [self] _, _, _ in receiveDatagrams() }
             loop.addTicker { [self] now in tick(now) }
-            loop.afterReadiness = { [self] in afterPass() }
         }
         loop.start()
     }
@@ -159,15 +158,11 @@ public final class RelayServer: @unchecked Sendable {
     private func service(_ connection: RelayServerConnection, readable: Bool, writable: Bool) {
         if writable { flush(connection) }
         if readable { read(connection) }
-        // At once rather than at the next tick, nor at the end of the pass: a flood fills the
-        // budget in milliseconds, and a pass may read many connections.
-        if core.budgetBytes > core.configuration.memoryLimit { shedOverBudget(at: clock.now()) }
-    }
-
-    /// After every pass over the ready descriptors: what the pass queued is written, each
-    /// connection once, so that frames for one recipient from several senders go in one write.
-    private func afterPass() {
+        // What this connection's frames queued is written now, each connection once, not at the
+        // end of the loop's pass: a pass may go on to read many other connections (a flood's
+        // among them), and a broadcast waiting behind them would carry their delay.
         flushDirty()
+        // At once rather than at the next tick: a flood fills the budget in milliseconds.
         if core.budgetBytes > core.configuration.memoryLimit { shedOverBudget(at: clock.now()) }
     }
 
