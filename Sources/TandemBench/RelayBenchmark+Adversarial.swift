@@ -28,6 +28,9 @@ public struct RelayAdversarialBenchmark: Sendable {
     public var memoryBudget = 512 * 1024 * 1024
     /// Whether each kind of attack also runs alone, before all of them together.
     public var eachAttack = false
+    /// How the relay's loop thread is scheduled (`tandem serve --priority`); the honest links and
+    /// the attackers keep the default.
+    public var priority = ThreadPriority.normal
     /// The sizes of the honest uploads whose relay CPU is measured, after the attacks.
     public var uploadSizes = [10 << 20, 50 << 20, 100 << 20]
 
@@ -36,13 +39,14 @@ public struct RelayAdversarialBenchmark: Sendable {
 
     /// Runs the quiet and the attacked run; `progress` hears what is happening.
     public func run(progress: @Sendable (String) -> Void) async throws -> RelayAdversarialReport {
-        progress("starting the relay: \(executable) serve --bind 127.0.0.1 --port 0")
+        let priorityArguments = priority == .normal ? [] : ["--priority", priority.rawValue]
+        progress("starting the relay: \(executable) serve --bind 127.0.0.1 --port 0 \(priorityArguments.joined(separator: " "))")
         // Honest participants and attackers all connect from 127.0.0.1: the caps per source
         // address are raised so that they measure the other defences (every other limit keeps its
         // default); a real attacker from one address would meet those caps first.
         let relay = try WatchProcess(executable: executable,
                                      arguments: ["serve", "--bind", "127.0.0.1", "--port", "0",
-                                                 "--max-sessions-per-address", "1000000", "--max-connections-per-address", "1000000"],
+                                                 "--max-sessions-per-address", "1000000", "--max-connections-per-address", "1000000"] + priorityArguments,
                                      name: "relay", acceptsCommands: false)
         defer { relay.kill() }
         guard let line = relay.waitForLine(startingWith: "relay listening on", timeout: 20),

@@ -3,11 +3,17 @@ import TandemClock
 import TandemNet
 import TandemTestKit
 
-/// `tandem bench relay`: a real relay on loopback with real sockets, its links in this process.
+/// `tandem bench relay`: a real relay on loopback with real sockets: its own `tandem serve`
+/// process when `relayExecutable` is set (the default from the command line), else a
+/// `RelayServer` in this process, beside the links as the figures before were taken.
 ///
-/// One session of 200 participants: the latency of reliable and unreliable broadcasts, the
-/// messages per second that many senders push through, and the memory each participant costs.
-/// Then 1,000 sessions of two. Every phase is bounded in count and in time.
+/// First the relay's own delivery, with lightweight participants on one epoll thread
+/// (`RelayDeliveryProbe`): a session of 200's reliable broadcasts and 1,000 sessions of two
+/// evenly paced. Then the same through the full client stack (`NetworkRelayConnector`'s links,
+/// their event loops, their events on the cooperative pool): one session of 200 participants,
+/// the latency of reliable and unreliable broadcasts, the messages per second that many senders
+/// push through, and the memory each participant costs; then 1,000 sessions of two. Every phase
+/// is bounded in count and in time.
 public struct RelayBenchmark: Sendable {
     /// Participants in the large session.
     public var participants = 200
@@ -30,24 +36,27 @@ public struct RelayBenchmark: Sendable {
     /// instant (every 100 µs at 10,000), from a thread of its own, the same count as the bursty run.
     public var pacedRate = 10_000
 
-    /// The defaults above.
+    /// The `tandem` executable to run as the relay (`serve`); nil runs the relay in this process.
+    public var relayExecutable: String?
+    /// Whether the relay's own delivery is measured with lightweight participants first.
+    public var measuresRelayDelivery = true
+    /// How the relay's loop thread and the probe's pacing and reading threads are scheduled
+    /// (`tandem serve --priority`): on a machine busy with other work, `high` or `realtime`
+    /// keeps them from waiting behind it. The links of the full-stack phases keep the default.
+    public var priority = ThreadPriority.normal
+    /// Whether the probe's reading thread busy-polls (`RelayDeliveryProbe.busyPolling`).
+    public var busyPolling = false
+
+    /// The defaults above, the relay in this process.
     public init() {}
 
     /// Runs every phase; `progress` hears what is happening.
     public func run(progress: @Sendable (String) -> Void) async throws -> RelayBenchmarkReport {
-        var configuration = RelayCoreConfiguration()
-        // The benchmark measures the relay, not its flood control.
-        configuration.floodRate = 10_000_000
-        configuration.floodBurst = 10_000_000
-        configuration.maximumOutboxFrames = 1_000_000
-        // Every participant connects from 127.0.0.1: the caps per source address, meant for the
-        // open internet, would refuse the 1,000 sessions of two.
-        configuration.maximumSessionsPerAddress = 1_000_000
-        configuration.maximumConnectionsPerAddress = 1_000_000
-        let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), configuration: configuration)
-        server.start()
-        defer { server.stop() }
-        let connector = NetworkRelayConnector(host: "127.0.0.1", port: server.port)
+        let relay = try RelayBenchmarkRelay(executable: relayExecutable, priority: priority, progress: progress)
+        defer { relay.stop() }
+        var delivery: RelayBenchmarkReport.Delivery?
+        if measuresRelayDelivery { delivery = try await measureDelivery(relay: relay, progress: progress) }
+        let connector = NetworkRelayConnector(host: "127.0.0.1", port: relay.port)
         let clock = SystemClock()
         let recorder = RelayDeliveryRecorder(clock: clock)
 
@@ -86,7 +95,9 @@ public struct RelayBenchmark: Sendable {
 
         let pairs = try await runPairs(connector: connector, recorder: recorder, progress: progress)
         return RelayBenchmarkReport(participants: participants, reliable: reliable, unreliable: unreliable,
-                                    throughput: throughput, memoryPerParticipant: memoryPerParticipant, pairs: pairs)
+                                    throughput: throughput, memoryPerParticipant: memoryPerParticipant, pairs: pairs,
+                                    relayInProcess: relayExecutable == nil, delivery: delivery, priority: priority.rawValue,
+                                    busyPolling: measuresRelayDelivery ? busyPolling : nil)
     }
 
     private func broadcast(from sender: any RelayLink, reliable: Bool, phase: UInt8,

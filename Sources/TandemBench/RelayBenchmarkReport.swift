@@ -63,6 +63,20 @@ public struct RelayBenchmarkReport: Sendable, Codable {
         public var senderLateness: Percentiles?
     }
 
+    /// The relay's own delivery, read by lightweight participants on one epoll thread (no link
+    /// cores, no event loops of the links, no hop onto the cooperative pool).
+    public struct Delivery: Sendable, Codable {
+        /// The large session's reliable broadcasts.
+        public var reliable: Broadcast
+        /// The sessions of two, evenly paced.
+        public var paced: PacedPairs
+        /// The relay process's CPU seconds over the broadcasts (from `/proc`, user and system:
+        /// what the machine's noise does not change much); nil with the relay in this process.
+        public var reliableRelayCPUSeconds: Double?
+        /// The relay process's CPU seconds over the paced pairs.
+        public var pacedRelayCPUSeconds: Double?
+    }
+
     /// Participants in the large session.
     public var participants: Int
     /// Reliable broadcasts in the large session.
@@ -71,9 +85,17 @@ public struct RelayBenchmarkReport: Sendable, Codable {
     public var unreliable: Broadcast
     /// Reliable throughput in the large session.
     public var throughput: Throughput
-    /// Resident memory added per participant of the large session (relay and clients together,
-    /// as they run in one process).
+    /// Resident memory added per participant of the large session in this process (the relay's
+    /// too when `relayInProcess`).
     public var memoryPerParticipant: Double
     /// The sessions of two.
     public var pairs: Pairs
+    /// Whether the relay ran in this process, beside the links (else as `tandem serve`).
+    public var relayInProcess: Bool?
+    /// The relay's own delivery, before the full-stack phases; nil when not measured.
+    public var delivery: Delivery?
+    /// How the relay's thread and the probe's threads were scheduled (`ThreadPriority`).
+    public var priority: String?
+    /// Whether the probe's reader busy-polled; nil when the relay's delivery was not measured.
+    public var busyPolling: Bool?
 }

@@ -4,7 +4,33 @@ public enum RelayBenchmarkTable {
     public static func render(_ report: RelayBenchmarkReport) -> String {
         let duration = ClockBenchmarkTable.duration
         var lines: [String] = []
-        lines.append("relay on loopback (real sockets; relay and links in one process)")
+        let inProcess = report.relayInProcess ?? true
+        lines.append(inProcess ? "relay on loopback (real sockets; relay and links in one process)"
+            : "relay on loopback (real sockets; the relay: its own `tandem serve` process)")
+        if let priority = report.priority, priority != "normal" {
+            lines.append("the relay's thread and the probe's threads at priority \(priority) (`--priority`); the links' at the default")
+        }
+        if let delivery = report.delivery {
+            lines.append("")
+            lines.append("relay delivery (lightweight relay-protocol participants read on one epoll thread, no client stack"
+                + (report.busyPolling == true ? "; the reader busy-polls, so the relay's sends wake nobody)" : ")"))
+            let reliable = delivery.reliable
+            lines.append("  \(report.participants) participants, reliable broadcast: \(reliable.delivered)/\(reliable.expected) delivered, "
+                + "p50 \(duration(reliable.latency?.p50)), p90 \(duration(reliable.latency?.p90)), p99 \(duration(reliable.latency?.p99)) "
+                + "(target ≤ 2 ms), max \(duration(reliable.latency?.max))")
+            let paced = delivery.paced
+            lines.append("  \(report.pairs.sessions) sessions of two, evenly paced (\(Int(paced.offeredPerSecond))/s): "
+                + "\(paced.delivered)/\(paced.messages) delivered, p50 \(duration(paced.latency?.p50)), "
+                + "p99 \(duration(paced.latency?.p99)) (target ≤ 5 ms), max \(duration(paced.latency?.max)); "
+                + "sender late p99 \(duration(paced.senderLateness?.p99))")
+            if let broadcastCPU = delivery.reliableRelayCPUSeconds, let pacedCPU = delivery.pacedRelayCPUSeconds {
+                lines.append("  relay CPU: \(fixed(broadcastCPU * 1e6 / Double(max(reliable.delivered, 1)), 2)) µs per broadcast delivery "
+                    + "(\(fixed(broadcastCPU * 1e3 / Double(max(reliable.messages, 1)), 2)) ms per broadcast to \(report.participants - 1)), "
+                    + "\(fixed(pacedCPU * 1e6 / Double(max(paced.delivered, 1)), 2)) µs per paced message (relay process, user + system)")
+            }
+        }
+        lines.append("")
+        lines.append("full stack (the links of `NetworkRelayConnector`, their events on the cooperative pool)")
         lines.append("")
         lines.append("one session of \(report.participants) participants")
         lines.append("  " + [pad("broadcast", 12), pad("delivered", 18, right: true), pad("p50", 10, right: true),
@@ -19,7 +45,8 @@ public enum RelayBenchmarkTable {
         let throughput = report.throughput
         lines.append("  throughput: \(throughput.messages) messages, \(throughput.delivered) deliveries in \(fixed(throughput.seconds, 2)) s: "
             + "\(Int(throughput.messagesPerSecond)) messages/s in, \(Int(throughput.deliveriesPerSecond)) deliveries/s out")
-        lines.append("  memory: \(kibibytes(report.memoryPerParticipant)) per participant (RSS delta / participants)")
+        lines.append("  memory: \(kibibytes(report.memoryPerParticipant)) per participant (RSS delta / participants, "
+            + (inProcess ? "relay and links)" : "links only)"))
         lines.append("")
         let pairs = report.pairs
         lines.append("\(pairs.sessions) sessions of two")

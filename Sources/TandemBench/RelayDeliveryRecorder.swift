@@ -7,9 +7,13 @@ import TandemNet
 /// A body is the phase byte, then the send time in nanoseconds (big-endian), then padding.
 final class RelayDeliveryRecorder: Sendable {
     let clock: any LocalClock
-    private let latencies = Mutex<[UInt8: [Double]]>([:])
-    private let counts = Mutex<[UInt8: Int]>([:])
-    private let lastDelivery = Mutex<Int64>(0)
+    /// One lock for what a receipt records: every participant's events are recorded from
+    /// tasks of their own, and a receipt should cost one lock, not three.
+    private let state = Mutex(State())
+    private struct State {
+        var latencies: [UInt8: [Double]] = [:]
+        var lastDelivery: Int64 = 0
+    }
 
     init(clock: any LocalClock) { self.clock = clock }
 
@@ -29,16 +33,17 @@ final class RelayDeliveryRecorder: Sendable {
                 let now = clock.now()
                 let sent = body[1...8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
                 let latency = Double(now - Int64(bitPattern: sent))
-                latencies.withLock { $0[body[0], default: []].append(latency) }
-                counts.withLock { $0[body[0], default: 0] += 1 }
-                lastDelivery.withLock { $0 = max($0, now) }
+                state.withLock { state in
+                    state.latencies[body[0], default: []].append(latency)
+                    state.lastDelivery = max(state.lastDelivery, now)
+                }
             }
         }
     }
 
-    func count(_ phase: UInt8) -> Int { counts.withLock { $0[phase] ?? 0 } }
-    func latencies(_ phase: UInt8) -> [Double] { latencies.withLock { $0[phase] ?? [] } }
-    var lastDeliveryTime: Int64 { lastDelivery.withLock { $0 } }
+    func count(_ phase: UInt8) -> Int { state.withLock { $0.latencies[phase]?.count ?? 0 } }
+    func latencies(_ phase: UInt8) -> [Double] { state.withLock { $0.latencies[phase] ?? [] } }
+    var lastDeliveryTime: Int64 { state.withLock { $0.lastDelivery } }
 
     /// Waits until `phase` has `expected` deliveries or `timeout` passes; returns the count.
     func wait(for phase: UInt8, expected: Int, timeout: Duration) async -> Int {

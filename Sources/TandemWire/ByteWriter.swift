@@ -7,6 +7,10 @@ package struct ByteWriter {
 
     package init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
 
+    /// Swaps what has been written with `other`: how an encoder writes onto the end of a
+    /// buffer it does not own (exchange in, write, exchange back) without copying it.
+    package mutating func exchange(_ other: inout [UInt8]) { swap(&bytes, &other) }
+
     package mutating func uint8(_ value: UInt8) { bytes.append(value) }
 
     package mutating func uint16(_ value: UInt16) {

@@ -1,17 +1,19 @@
 import Foundation
 import TandemBench
+import TandemNet
 
 /// `tandem bench relay`: the relay benchmark; with `--adversarial`, the relay as its own process
 /// under attack, beside the quiet run of the same honest load.
 struct BenchRelayCommand: Command {
     static let words = ["bench", "relay"]
-    static let usage = "bench relay [--adversarial [--each]] [--participants N] [--json] [--out FILE]"
-    static let summary = "200 participants in one session and 1,000 sessions of two on a loopback relay; --adversarial: "
-        + "a `tandem serve` relay, quiet and then under 50 attacking connections (build with -c release)"
+    static let usage = "bench relay [--adversarial [--each]] [--in-process | --relay-executable PATH] [--full-stack-only] [--priority normal|high|realtime] [--busy-poll] [--participants N] [--json] [--out FILE]"
+    static let summary = "200 participants in one session and 1,000 sessions of two on a `tandem serve` relay (--in-process: "
+        + "the relay beside the links), the relay's own delivery then the full client stack; --adversarial: "
+        + "quiet and then under 50 attacking connections (build with -c release)"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let options = try Arguments(arguments, options: ["out", "participants", "attack", "attack-kind", "attack-seconds"],
-                                    flags: ["json", "adversarial", "each"])
+        let options = try Arguments(arguments, options: ["out", "participants", "attack", "attack-kind", "attack-seconds", "relay-executable", "priority"],
+                                    flags: ["json", "adversarial", "each", "in-process", "full-stack-only", "busy-poll"])
         try options.expectPositionals(atMost: 0)
         if let port = options.value("attack") {
             // The attackers' own process, which `--adversarial` starts beside the relay's.
@@ -33,9 +35,14 @@ struct BenchRelayCommand: Command {
         guard let participants = try options.int("participants", default: 200), participants >= 2, participants <= 1_000 else {
             throw CLIError.usage("--participants must be 2…1000")
         }
+        let priorityName = options.value("priority") ?? "normal"
+        guard let priority = ThreadPriority(rawValue: priorityName) else {
+            throw CLIError.usage("--priority wants normal, high or realtime, not '\(priorityName)'")
+        }
         if options.flags.contains("adversarial") {
             var benchmark = RelayAdversarialBenchmark(executable: try BenchSyncCommand.executablePath())
             benchmark.participants = participants
+            benchmark.priority = priority
             benchmark.eachAttack = options.flags.contains("each")
             let report = try await benchmark.run { printError("bench relay: \($0)…") }
             try printReport(report, table: RelayBenchmarkTable.render(report), options: options)
@@ -43,6 +50,17 @@ struct BenchRelayCommand: Command {
         }
         var benchmark = RelayBenchmark()
         benchmark.participants = participants
+        // Another build's `tandem` as the relay: the same load, side by side, against two relays.
+        if let path = options.value("relay-executable") {
+            guard FileManager.default.isExecutableFile(atPath: path) else { throw CLIError.usage("--relay-executable wants an executable `tandem`, not '\(path)'") }
+            guard !options.flags.contains("in-process") else { throw CLIError.usage("--relay-executable and --in-process exclude each other") }
+            benchmark.relayExecutable = path
+        } else if !options.flags.contains("in-process") {
+            benchmark.relayExecutable = try BenchSyncCommand.executablePath()
+        }
+        benchmark.measuresRelayDelivery = !options.flags.contains("full-stack-only")
+        benchmark.priority = priority
+        benchmark.busyPolling = options.flags.contains("busy-poll")
         let report = try await benchmark.run { printError("bench relay: \($0)…") }
         try printReport(report, table: RelayBenchmarkTable.render(report), options: options)
         return 0

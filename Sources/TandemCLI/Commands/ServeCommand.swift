@@ -16,7 +16,7 @@ import TandemNet
 struct ServeCommand: Command {
     static let words = ["serve"]
     static let usage = "serve [--port P] [--bind ADDR] [--session-epoch random|NS] [--clock-offset S] [--clock-drift-ppm PPM] "
-        + "[--stats-interval S] " + RelayLimitOptions.usage
+        + "[--stats-interval S] [--priority normal|high|realtime] " + RelayLimitOptions.usage
     static let summary = "run a relay (TCP and UDP on one port, default 0.0.0.0:\(defaultPort)) until interrupted"
 
     /// The port a relay uses unless told otherwise: the time service's, which it also serves.
@@ -24,7 +24,7 @@ struct ServeCommand: Command {
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try Arguments(arguments, options: RelayLimitOptions.names.union(["port", "bind", "session-epoch", "stats-interval",
-                                                                                       "idle-exit", "record", "clock-offset", "clock-drift-ppm"]))
+                                                                                       "idle-exit", "record", "clock-offset", "clock-drift-ppm", "priority"]))
         try options.expectPositionals(atMost: 0)
         let address = try listenAddress(options, defaultPort: defaultPort)
         let sessionClock = try injectedClockError(options, on: try sessionClock(options))
@@ -34,6 +34,10 @@ struct ServeCommand: Command {
         let idleExit = try options.double("idle-exit")
         if let idleExit, !(0...86_400).contains(idleExit) { throw CLIError.usage("--idle-exit wants seconds from 0 to 86400") }
         let recordPattern = options.value("record")
+        let priorityName = options.value("priority") ?? "normal"
+        guard let priority = ThreadPriority(rawValue: priorityName) else {
+            throw CLIError.usage("--priority wants normal, high (nice -10) or realtime (SCHED_RR 10), not '\(priorityName)'")
+        }
         // A detached relay writes to a log, never to a pipe whose reader went away.
         if recordPattern != nil { Glibc.signal(SIGPIPE, SIG_IGN) }
         RelayLimitOptions.keepResidentMemoryHonest()
@@ -43,7 +47,12 @@ struct ServeCommand: Command {
         } catch {
             throw CLIError.failure("cannot serve on \(address): \(error)")
         }
-        server.start()
+        do {
+            try server.start(priority: priority)
+        } catch {
+            server.stop()
+            throw CLIError.failure("cannot run the relay at --priority \(priority.rawValue) (it needs CAP_SYS_NICE or root): \(error)")
+        }
         // Written before the line below: whoever reads that line may look for the record at once.
         let record = try recordPattern.map { pattern throws(CLIError) in try writeRecord(of: server, pattern: pattern, clock: sessionClock) }
         print("relay listening on \(server.address) (TCP and UDP); memory limit \(configuration.memoryLimit) bytes; interrupt to stop")

@@ -148,6 +148,23 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
         thread.start()
     }
 
+    /// Gives the running loop's thread `priority` (see `ThreadPriority`), waiting until it has
+    /// been applied on that thread. Not from the loop; the loop must be started. Throws what the
+    /// system refused (EPERM without the privilege), leaving the thread as it was.
+    func apply(_ priority: ThreadPriority) throws(SystemCallError) {
+        precondition(!inLoop, "apply a priority from another thread: it waits for the loop's thread")
+        let outcome = Mutex<SystemCallError?>(nil)
+        let applied = DispatchSemaphore(value: 0)
+        execute {
+            do throws(SystemCallError) { try priority.applyToCurrentThread() } catch { outcome.withLock { $0 = error } }
+            applied.signal()
+        }
+        guard applied.wait(timeout: .now() + .seconds(5)) == .success else {
+            throw SystemCallError(call: "apply thread priority (the loop did not run)", errno: ETIMEDOUT)
+        }
+        if let error = outcome.withLock({ $0 }) { throw error }
+    }
+
     /// Stops the loop and waits for its thread; tasks still queued are dropped. Not from the loop.
     func stop() {
         precondition(!inLoop, "stop an event loop from another thread: it waits for the loop's thread")

@@ -26,6 +26,9 @@ public struct RelayError: Error, Sendable, Equatable, CustomStringConvertible {
         case versionMismatch
         /// The relay did not accept this participant's identity or its own signature.
         case wrongIdentity
+        /// The link holds as much unacknowledged sending as its configuration allows: the sender
+        /// outran the link (or the relay stopped taking it in).
+        case queueFull
     }
 
     /// What kind of failure.
@@ -54,6 +57,7 @@ public struct RelayError: Error, Sendable, Equatable, CustomStringConvertible {
         case .attachmentNotFound: "no attachment \(detail)"
         case .versionMismatch: detail
         case .wrongIdentity: "identity refused: \(detail)"
+        case .queueFull: "sending faster than the link delivers: \(detail)"
         }
     }
 

@@ -56,7 +56,7 @@ struct RelayFrameOutput {
         buffer.removeAll(keepingCapacity: buffer.capacity <= 4 * RelayFrameOutput.batch)
         offset = 0
         while head < frames.count, buffer.count < RelayFrameOutput.batch {
-            buffer.append(contentsOf: frames[head].encoded())
+            frames[head].encode(appendingTo: &buffer)
             pendingBytes -= frames[head].payloadSize + RelayFrameOutput.frameOverhead
             head += 1
         }

@@ -1,7 +1,18 @@
 extension RelayFrame {
     /// The whole frame as it goes on the wire: length prefix, version, type, fields.
     public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 16 + payloadSize)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(16 + payloadSize)
+        encode(appendingTo: &bytes)
+        return bytes
+    }
+
+    /// Appends the whole frame, as `encoded()` gives it, to the end of `buffer`: what a sender
+    /// that coalesces frames into one write uses, so that no frame needs a buffer of its own.
+    public func encode(appendingTo buffer: inout [UInt8]) {
+        let start = buffer.count
+        var writer = ByteWriter(capacity: 0)
+        writer.exchange(&buffer)
         writer.uint32(0)
         if case let .versionRefusal(peerVersion, _) = self {
             writer.uint8(peerVersion)
@@ -10,10 +21,9 @@ extension RelayFrame {
         }
         writer.uint8(type.rawValue)
         encodeFields(into: &writer)
-        var bytes = writer.bytes
-        let length = UInt32(bytes.count - 4)
-        for index in 0..<4 { bytes[index] = UInt8(truncatingIfNeeded: length >> UInt32(24 - 8 * index)) }
-        return bytes
+        writer.exchange(&buffer)
+        let length = UInt32(buffer.count - start - 4)
+        for index in 0..<4 { buffer[start + index] = UInt8(truncatingIfNeeded: length >> UInt32(24 - 8 * index)) }
     }
 
     var type: RelayFrameType {

@@ -17,6 +17,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     private let closed = Atomic<Bool>(false)
     private let relayIndex = Atomic<Int>(0)
     private let joined = Mutex<RelayWelcome?>(nil)
+    private let sendQueue: RelayLinkSendQueue
 
     // Confined to the loop.
     private let transport: any RelayTransport
@@ -39,6 +40,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
         participant = request.participant
         requestCopy = request
         core = RelayLinkCore(request: request, configuration: configuration, relays: relays, randomness: randomness, at: loop.clock.now())
+        sendQueue = RelayLinkSendQueue(maximumBytes: configuration.maximumQueuedBytes, maximumFrames: configuration.maximumQueuedFrames)
         (events, continuation) = AsyncStream.makeStream(of: RelayEvent.self, bufferingPolicy: .unbounded)
     }
 
@@ -110,7 +112,10 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
         case .everyone: .everyone
         case let .only(ids): .only(Array(ids))
         }
+        try sendQueue.reserve(body.count)
         loop.execute { [self] in
+            // Once the core holds it (and has published so), not before: never under-counted.
+            defer { sendQueue.taken(body.count) }
             guard !core.isClosed else { return }
             if !reliable, body.count <= transport.maximumDatagramBody, let token = datagramToken {
                 transport.sendDatagram(.unreliable(token: token, recipients: list, body: body))
@@ -127,7 +132,10 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
             throw RelayError.tooLarge("ordered message", size: body.count, limit: RelayLimits.maximumMessageBody)
         }
         guard !closed.load(ordering: .acquiring) else { throw RelayError(.closed, "") }
+        try sendQueue.reserve(body.count)
         loop.execute { [self] in
+            // Once the core holds it (and has published so), not before: never under-counted.
+            defer { sendQueue.taken(body.count) }
             guard !core.isClosed else { return }
             apply(core.submit { .proposal(sequence: $0, retention: retention, body: body) }.directives)
         }
@@ -252,6 +260,8 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     }
 
     private func apply(_ directives: [RelayLinkDirective]) {
+        // Every change of the core ends here: what it holds unacknowledged is published first.
+        sendQueue.update(bytes: core.queuedMessageBytes, frames: core.queuedMessageFrames)
         for directive in directives {
             switch directive {
             case let .connect(relay):

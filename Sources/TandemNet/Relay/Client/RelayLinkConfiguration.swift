@@ -28,6 +28,15 @@ public struct RelayLinkConfiguration: Sendable, Hashable {
     /// without it (unreliable messages may then be lost until it is confirmed).
     public var datagramRegistrationTimeout: Int64 = 1_000_000_000
 
+    /// The most message and proposal bytes a link holds that the relay has not yet acknowledged
+    /// (waiting to be written, or written and not yet acknowledged): past it `send` and
+    /// `sendOrdered` throw `RelayError.Code.queueFull` at once rather than queue without end
+    /// (a sender outrunning its link, or a link whose relay is gone). Attachment uploads are
+    /// bounded by their own size limit and are not counted.
+    public var maximumQueuedBytes = 16 * 1024 * 1024
+    /// The most such messages and proposals.
+    public var maximumQueuedFrames = 10_000
+
     /// The defaults.
     public init() {}
 }

@@ -98,6 +98,12 @@ struct RelayLinkCore: Sendable {
 
     /// How many frames wait for the relay's acknowledgement.
     var unacknowledgedCount: Int { unacknowledged.count - unacknowledgedHead }
+    /// The bodies of messages and proposals the relay has not acknowledged, in bytes and frames:
+    /// what `RelayLinkConfiguration.maximumQueuedBytes` and `maximumQueuedFrames` cap.
+    /// Attachment chunks are not counted (an upload is bounded by its own size limit, and is
+    /// awaited).
+    private(set) var queuedMessageBytes = 0
+    private(set) var queuedMessageFrames = 0
 
     // MARK: The transport's reports
 
@@ -194,6 +200,10 @@ struct RelayLinkCore: Sendable {
         nextSequence += 1
         let frame = make(sequence)
         unacknowledged.append(frame)
+        if let size = Self.queuedMessageSize(frame) {
+            queuedMessageBytes += size
+            queuedMessageFrames += 1
+        }
         return (sequence, isConnected ? [.transmit(frame)] : [])
     }
 
@@ -424,11 +434,23 @@ struct RelayLinkCore: Sendable {
 
     private mutating func acknowledge(through sequence: UInt64) {
         while unacknowledgedHead < unacknowledged.count, let number = unacknowledged[unacknowledgedHead].sequence, number <= sequence {
+            if let size = Self.queuedMessageSize(unacknowledged[unacknowledgedHead]) {
+                queuedMessageBytes -= size
+                queuedMessageFrames -= 1
+            }
             unacknowledgedHead += 1
         }
         if unacknowledgedHead > 64, unacknowledgedHead * 2 > unacknowledged.count {
             unacknowledged.removeFirst(unacknowledgedHead)
             unacknowledgedHead = 0
+        }
+    }
+
+    /// The body size a message or proposal counts against the link's queue cap; nil for others.
+    private static func queuedMessageSize(_ frame: RelayFrame) -> Int? {
+        switch frame {
+        case let .message(_, _, _, body), let .proposal(_, _, body): body.count
+        default: nil
         }
     }
 

@@ -484,21 +484,12 @@ public struct RelayCore: Sendable {
                             _ make: (UInt64) -> RelayFrame) -> [RelayDirective] {
         var directives: [RelayDirective] = []
         directives.reserveCapacity(recipients.count)
-        var overflowing: [UUID] = []
-        var delta = 0
-        var bytes = 0
-        for id in recipients {
-            guard let outcome = sessions[sessionID]?.participants[id]?.append(make,
-                                                                              maximumFrames: configuration.maximumOutboxFrames,
-                                                                              maximumBytes: configuration.maximumOutboxBytes) else { continue }
-            delta += outcome.added
-            bytes += outcome.frame.payloadSize
-            if outcome.overflowing { overflowing.append(id) }
-            if let connection = outcome.connection { directives.append(.send(connection, outcome.frame)) }
-        }
-        account(sessionID, delta)
-        if let now { spendFanout(sessionID, deliveries: directives.count, bytes: bytes, at: now) }
-        for id in overflowing {
+        let (maximumFrames, maximumBytes) = (configuration.maximumOutboxFrames, configuration.maximumOutboxBytes)
+        guard let outcome = sessions[sessionID]?.fanOut(to: recipients, maximumFrames: maximumFrames, maximumBytes: maximumBytes,
+                                                        into: &directives, make) else { return [] }
+        account(sessionID, outcome.added)
+        if let now { spendFanout(sessionID, deliveries: directives.count, bytes: outcome.bytes, at: now) }
+        for id in outcome.overflowing {
             limitCounts.outbox += 1
             let key = ParticipantKey(session: sessionID, participant: id)
             if let connection = sessions[sessionID]?.participants[id]?.connection {

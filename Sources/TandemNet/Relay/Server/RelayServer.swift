@@ -31,9 +31,13 @@ public final class RelayServer: @unchecked Sendable {
     private var connections: [RelayConnectionID: RelayServerConnection] = [:]
     private var datagramAddresses: [RelayToken: SocketAddress] = [:]
     private var nextConnection: UInt64 = 0
-    private var dirty: [RelayConnectionID] = []
+    /// Connections with frames queued since they were last flushed, each once: written after
+    /// each connection's service, so that what it queued for a connection goes in one write.
+    private var dirty: [RelayServerConnection] = []
     private var datagramBuffer = [UInt8](repeating: 0, count: 65_536)
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// What an unauthenticated connection is read into: a hello is small.
+    private var strangerBuffer = [UInt8](repeating: 0, count: 8 * 1024)
     /// The bytes the connections hold (output queues, partial frames), for the budget.
     private var shellBytes = 0
     /// Set while `accept` is backed off after failing for want of descriptors or memory.
@@ -70,6 +74,14 @@ public final class RelayServer: @unchecked Sendable {
             loop.addTicker { [self] now in tick(now) }
         }
         loop.start()
+    }
+
+    /// Starts serving, as `start()`, on a thread scheduled at `priority`: a relay on a machine
+    /// busy with other work keeps its delivery prompt at `high` or `realtime`. Throws, and keeps
+    /// serving at the default priority, when the system refuses it.
+    public func start(priority: ThreadPriority) throws(SystemCallError) {
+        start()
+        try loop.apply(priority)
     }
 
     /// Stops serving and waits for the thread; every connection is closed. What is queued for
@@ -146,6 +158,9 @@ public final class RelayServer: @unchecked Sendable {
     private func service(_ connection: RelayServerConnection, readable: Bool, writable: Bool) {
         if writable { flush(connection) }
         if readable { read(connection) }
+        // What this connection's frames queued is written now, each connection once, not at the
+        // end of the loop's pass: a pass may go on to read many other connections (a flood's
+        // among them), and a broadcast waiting behind them would carry their delay.
         flushDirty()
         // At once rather than at the next tick: a flood fills the budget in milliseconds.
         if core.budgetBytes > core.configuration.memoryLimit { shedOverBudget(at: clock.now()) }
@@ -155,10 +170,15 @@ public final class RelayServer: @unchecked Sendable {
         let strangerLimit = core.configuration.maximumUnauthenticatedBytes
         // A bounded number of reads per pass keeps one busy sender from starving the others.
         for _ in 0..<16 {
-            guard connections[connection.id] === connection, connection.pausedUntil == nil else { return }
+            guard connection.isOpen, connection.pausedUntil == nil else { return }
+            // A stranger is read a small piece at a time: its first piece has the length its
+            // frame announces, which is all it takes to cut one announcing too much, without
+            // copying 64 KiB of it first (a flood of such strangers, reconnecting each time they
+            // are cut, is one of the cheapest ways to spend a relay's time).
+            let stranger = connection.closingSince == nil && core.isUnauthenticated(connection.id)
             let count: Int?
             do {
-                count = try connection.socket.read(into: &readBuffer)
+                count = try stranger ? connection.socket.read(into: &strangerBuffer) : connection.socket.read(into: &readBuffer)
             } catch {
                 // A reset (or any failed read): the peer's side is gone.
                 return teardown(connection, byPeer: true)
@@ -170,19 +190,18 @@ public final class RelayServer: @unchecked Sendable {
             // A read that did not fill the buffer took all there was: readiness is level-triggered,
             // so the next pass reports whatever arrives later, and reading again now would only
             // cost a system call to hear EAGAIN.
-            let drained = count < readBuffer.count
+            let drained = count < (stranger ? strangerBuffer.count : readBuffer.count)
             // A closing connection's bytes are read only to reach its end.
             if connection.closingSince != nil {
                 if drained { return }
                 continue
             }
-            let stranger = core.isUnauthenticated(connection.id)
             // A stranger may not make the relay hold more than a hello's worth of bytes, nor
             // announce a frame longer than that.
             if stranger, connection.reader.buffered + count > strangerLimit {
                 return cutStranger(connection, RelayFault(.tooLarge, "more than \(strangerLimit) bytes before being admitted"))
             }
-            connection.reader.append(readBuffer[..<count])
+            connection.reader.append(stranger ? strangerBuffer[..<count] : readBuffer[..<count])
             if stranger, let announced = connection.reader.announcedLength, announced <= connection.reader.limit, announced + 4 > strangerLimit {
                 return cutStranger(connection, RelayFault(.tooLarge, "a frame of \(announced) bytes before being admitted (at most \(strangerLimit))"))
             }
@@ -221,7 +240,7 @@ public final class RelayServer: @unchecked Sendable {
     }
 
     private func flush(_ connection: RelayServerConnection) {
-        guard connections[connection.id] === connection else { return }
+        guard connection.isOpen else { return }
         // Bulk transfers refill the queue as it drains: a few rounds per pass, then the socket's
         // readiness brings the rest.
         var done = false
@@ -235,7 +254,7 @@ public final class RelayServer: @unchecked Sendable {
                   connection.output.queuedBytes <= core.configuration.drainLowWater else { break }
             connection.awaitingDrain = false
             perform(core.onDrained(connection.id, at: clock.now()))
-            guard connections[connection.id] === connection else { return }
+            guard connection.isOpen else { return }
             done = connection.output.isEmpty
             if done { break }
         }
@@ -257,7 +276,7 @@ public final class RelayServer: @unchecked Sendable {
 
     /// Brings the server's share of the budget up to date with what `connection` holds.
     private func account(_ connection: RelayServerConnection) {
-        let held = connections[connection.id] === connection ? connection.heldBytes : 0
+        let held = connection.isOpen ? connection.heldBytes : 0
         shellBytes += held - connection.accountedBytes
         connection.accountedBytes = held
     }
@@ -267,16 +286,24 @@ public final class RelayServer: @unchecked Sendable {
         for _ in 0..<4 where !dirty.isEmpty {
             let batch = dirty
             dirty.removeAll(keepingCapacity: true)
-            for id in batch {
-                if let connection = connections[id] { flush(connection) }
+            for connection in batch {
+                connection.isDirty = false
+                flush(connection)
             }
         }
+    }
+
+    private func markDirty(_ connection: RelayServerConnection) {
+        guard !connection.isDirty else { return }
+        connection.isDirty = true
+        dirty.append(connection)
     }
 
     /// Forgets `connection`; `byPeer` when its peer closed it (end of stream, reset, hang-up),
     /// which gives the participant on it the core's shorter grace period.
     private func teardown(_ connection: RelayServerConnection, byPeer: Bool = false) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
+        connection.isOpen = false
         loop.deregister(connection.socket.descriptor)
         connection.output.removeAll()
         connection.reader = RelayFrameReader()
@@ -383,7 +410,7 @@ public final class RelayServer: @unchecked Sendable {
             case let .send(id, frame):
                 guard let connection = connections[id], !connection.writeShut else { continue }
                 connection.output.append(frame)
-                dirty.append(id)
+                markDirty(connection)
                 if connection.closingSince == nil,
                    connection.output.queuedBytes > configuration.maximumOutputBytes
                     || connection.output.count > configuration.maximumOutputFrames {
@@ -398,7 +425,7 @@ public final class RelayServer: @unchecked Sendable {
                 guard let connection = connections[id], connection.closingSince == nil else { continue }
                 connection.closingSince = clock.now()
                 connection.awaitingDrain = false
-                dirty.append(id)
+                markDirty(connection)
             case let .sendDatagram(token, datagram):
                 guard let address = datagramAddresses[token] else { continue }
                 _ = try? datagrams.send(datagram.encoded(), to: address)
@@ -411,7 +438,7 @@ public final class RelayServer: @unchecked Sendable {
             case let .notifyWhenDrained(id):
                 guard let connection = connections[id] else { continue }
                 connection.awaitingDrain = true
-                dirty.append(id)
+                markDirty(connection)
             case let .pauseReading(id, until):
                 guard let connection = connections[id] else { continue }
                 connection.pausedUntil = max(connection.pausedUntil ?? until, until)

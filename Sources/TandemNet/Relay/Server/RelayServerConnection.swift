@@ -18,6 +18,11 @@ final class RelayServerConnection {
     var pausedUntil: Int64?
     /// What this connection last added to the server's share of the relay-wide budget.
     var accountedBytes = 0
+    /// Whether the server still holds it (false once torn down): checked instead of looking
+    /// the connection up again by its id on every write.
+    var isOpen = true
+    /// Whether it waits in the server's list of connections to flush after this pass.
+    var isDirty = false
 
     init(id: RelayConnectionID, socket: TCPSocket) {
         self.id = id

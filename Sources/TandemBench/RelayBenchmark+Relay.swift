@@ -1,0 +1,70 @@
+import Foundation
+import TandemNet
+import TandemTestKit
+
+/// The relay a `RelayBenchmark` measures: `tandem serve` as its own process, or a
+/// `RelayServer` in this process. Either way the caps meant for the open internet that would
+/// refuse the benchmark's own load are raised, and only those: every participant connects from
+/// 127.0.0.1 (the caps per source address), the flood limit and the outbox are lifted (the
+/// benchmark measures the relay, not its flood control), and so is the session fan-out budget
+/// (the throughput phase sends as fast as it can).
+struct RelayBenchmarkRelay {
+    /// The relay's port on 127.0.0.1.
+    let port: UInt16
+    private let server: RelayServer?
+    private let process: WatchProcess?
+
+    /// The arguments the relay process gets after `serve`.
+    static let serveArguments = [
+        "--bind", "127.0.0.1", "--port", "0",
+        "--max-sessions-per-address", "1000000", "--max-connections-per-address", "1000000",
+        "--fanout-deliveries", "1000000000", "--fanout-bytes", "1024G",
+    ]
+
+    /// Starts the relay: `executable serve` when given, else in this process.
+    init(executable: String?, priority: ThreadPriority, progress: @Sendable (String) -> Void) throws {
+        guard let executable else {
+            var configuration = RelayCoreConfiguration()
+            configuration.floodRate = 10_000_000
+            configuration.floodBurst = 10_000_000
+            configuration.maximumOutboxFrames = 1_000_000
+            configuration.maximumSessionsPerAddress = 1_000_000
+            configuration.maximumConnectionsPerAddress = 1_000_000
+            configuration.fanoutDeliveriesPerSecond = 1e9
+            configuration.fanoutBytesPerSecond = 1e12
+            let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), configuration: configuration)
+            do {
+                try server.start(priority: priority)
+            } catch {
+                server.stop()
+                throw RelayBenchmarkError("cannot run the relay at priority \(priority.rawValue): \(error)")
+            }
+            self.server = server
+            process = nil
+            port = server.port
+            return
+        }
+        let arguments = ["serve"] + Self.serveArguments + (priority == .normal ? [] : ["--priority", priority.rawValue])
+        progress("starting the relay: \(executable) \(arguments.joined(separator: " "))")
+        let relay = try WatchProcess(executable: executable, arguments: arguments,
+                                     name: "relay", acceptsCommands: false)
+        guard let line = relay.waitForLine(startingWith: "relay listening on", timeout: 20),
+              let text = line.split(separator: " ").first(where: { $0.hasPrefix("127.0.0.1:") }),
+              let port = try? SocketAddress(parsing: String(text)).port else {
+            relay.kill()
+            throw RelayBenchmarkError("the relay printed no address: \(relay.standardError)")
+        }
+        self.port = port
+        process = relay
+        server = nil
+    }
+
+    /// The relay process's CPU seconds so far (user and system); nil when it runs in this process.
+    var cpuSeconds: Double? { process.map { RelayProcessMemory(pid: $0.processIdentifier).cpuSeconds } }
+
+    /// Stops the relay (the process is killed).
+    func stop() {
+        server?.stop()
+        process?.kill()
+    }
+}

@@ -1,0 +1,140 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import TandemClock
+import TandemNet
+import TandemWire
+
+/// One participant of `RelayDeliveryProbe`: a TCP connection speaking the relay's frames by
+/// hand, joined with a key of its own, that acknowledges what it receives as a link does and
+/// reads on the probe's one epoll thread. No link core, no event stream, no task: what it
+/// measures is the relay's delivery.
+///
+/// Written from two threads (the pacer sends messages, the reading thread acknowledgements and
+/// pings), so writes take a lock; only the reading thread reads.
+final class RelayProbeConnection: @unchecked Sendable {
+    let socket: TCPSocket
+    private let writes = Mutex<UInt64>(1)
+    // The reading thread's.
+    private var reader = RelayFrameReader()
+    private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    private var highestSequence: UInt64 = 0
+    private var acknowledged: UInt64 = 0
+
+    /// How long connecting and each handshake step may take.
+    private static let stepTimeout: Int64 = 5_000_000_000
+    /// A link acknowledges at once every 64 frames; so does the probe.
+    private static let acknowledgeEvery: UInt64 = 64
+
+    /// Connects to `address` and joins `session` (creating it when `create`), proving
+    /// `sessionKey`; bounded in time, throws on refusal or silence.
+    init(address: SocketAddress, session: UUID, sessionKey: SigningKeyPair, create: Bool, name: String) throws {
+        socket = try TCPSocket(family: address.family)
+        try socket.setNoDelay()
+        if try !socket.connect(to: address) {
+            guard try Self.wait(socket.descriptor, events: Int16(POLLOUT), timeout: Self.stepTimeout), socket.pendingError() == 0 else {
+                throw RelayBenchmarkError("cannot connect to \(address): errno \(socket.pendingError())")
+            }
+        }
+        let identity = SigningKeyPair()
+        let participant = RelayParticipantEntry(id: RelayAuthenticator.participantID(for: identity.publicKey),
+                                                publicKey: identity.publicKey, displayName: name)
+        try write(.hello(RelayHello(sessionID: session, participant: participant, create: create, activity: [], resume: false, received: 0)))
+        guard case let .challenge(nonce, exists) = try next() else { throw RelayBenchmarkError("\(name): no challenge") }
+        try write(RelayAuthenticator.answer(nonce: nonce, sessionExists: exists, sessionID: session, sessionKey: sessionKey, identity: identity))
+        guard case .welcome = try next() else { throw RelayBenchmarkError("\(name): not welcomed") }
+    }
+
+    /// Sends a reliable message to everyone else in the session, numbered in turn. Any thread.
+    func sendMessage(_ body: [UInt8]) throws {
+        try writes.withLock { (sequence: inout UInt64) throws in
+            let frame = RelayFrame.message(sequence: sequence, recipients: .everyone, reliable: true, body: body)
+            sequence += 1
+            try Self.writeAll(frame.encoded(), to: socket)
+        }
+    }
+
+    /// Sends a frame that carries no sequence number (an acknowledgement, a ping). Any thread.
+    func write(_ frame: RelayFrame) throws {
+        try writes.withLock { _ throws in try Self.writeAll(frame.encoded(), to: socket) }
+    }
+
+    /// Reads what waits and hands `delivered` every delivery's body; acknowledges every 64.
+    /// Reading thread only. Throws at the end of the stream or on an error.
+    func receive(_ delivered: ([UInt8]) -> Void) throws {
+        for _ in 0..<16 {
+            guard let count = try socket.read(into: &buffer) else { break }
+            guard count > 0 else { throw RelayBenchmarkError("the relay closed a probe connection") }
+            reader.append(buffer[..<count])
+            while let frame = try reader.next() {
+                if let sequence = frame.sequence { highestSequence = max(highestSequence, sequence) }
+                switch frame {
+                case let .delivery(_, _, _, body):
+                    delivered(body)
+                case let .error(fault):
+                    throw RelayBenchmarkError("the relay dropped a probe connection: \(fault)")
+                default:
+                    continue
+                }
+            }
+            if count < buffer.count { break }
+        }
+        if highestSequence >= acknowledged + Self.acknowledgeEvery { try acknowledge() }
+    }
+
+    /// Acknowledges every sequenced frame read so far. Reading thread only.
+    func acknowledge() throws {
+        guard highestSequence > acknowledged else { return }
+        acknowledged = highestSequence
+        try write(.ack(highestSequence))
+    }
+
+    /// Leaves the session and closes the connection.
+    func leave() {
+        try? writes.withLock { (sequence: inout UInt64) throws in
+            try Self.writeAll(RelayFrame.leave(sequence: sequence).encoded(), to: socket)
+        }
+        socket.shutdownWrite()
+    }
+
+    // MARK: Inside
+
+    /// The next frame of the handshake, waiting at most a step's timeout.
+    private func next() throws -> RelayFrame {
+        let deadline = SystemClock().now() + Self.stepTimeout
+        while true {
+            if let frame = try reader.next() {
+                if case let .refusal(fault) = frame { throw RelayBenchmarkError("refused: \(fault)") }
+                return frame
+            }
+            let left = deadline - SystemClock().now()
+            guard left > 0, try Self.wait(socket.descriptor, events: Int16(POLLIN), timeout: left) else {
+                throw RelayBenchmarkError("the relay did not answer the handshake in time")
+            }
+            guard let count = try socket.read(into: &buffer) else { continue }
+            guard count > 0 else { throw RelayBenchmarkError("the relay closed the connection during the handshake") }
+            reader.append(buffer[..<count])
+        }
+    }
+
+    /// Writes all of `bytes`, waiting (bounded) while the socket is full: frames here are small
+    /// and the relay reads, so a wait is rare and short.
+    private static func writeAll(_ bytes: [UInt8], to socket: TCPSocket) throws {
+        var offset = 0
+        while offset < bytes.count {
+            if let written = try socket.write(bytes[offset...]) {
+                offset += written
+            } else if try !wait(socket.descriptor, events: Int16(POLLOUT), timeout: stepTimeout) {
+                throw RelayBenchmarkError("the relay stopped reading a probe connection")
+            }
+        }
+    }
+
+    private static func wait(_ descriptor: Int32, events: Int16, timeout: Int64) throws -> Bool {
+        var entry = pollfd(fd: descriptor, events: events, revents: 0)
+        let milliseconds = Int32(min((timeout + 999_999) / 1_000_000, 60_000))
+        return try SystemCall.run("poll") { poll(&entry, 1, milliseconds) }.map { $0 > 0 } ?? false
+    }
+}

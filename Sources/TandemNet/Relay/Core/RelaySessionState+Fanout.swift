@@ -1,0 +1,32 @@
+import Foundation
+import TandemWire
+
+extension RelaySessionState {
+    /// What one fan-out appended: the bytes added to the outboxes, the payload bytes sent, and
+    /// who is now over an outbox cap.
+    struct FanoutOutcome {
+        var added = 0
+        var bytes = 0
+        var overflowing: [UUID] = []
+    }
+
+    /// Appends the frame `make` builds to each recipient's outbox, in place, and adds a send to
+    /// `directives` for each one connected. One access to the session for the whole fan-out, and
+    /// each participant reached through its index: reaching them through the session table one
+    /// recipient at a time (`sessions[id]?.participants[id]?`) moves the whole session value out
+    /// of the table and back for every recipient, which was most of the relay's own cost of a
+    /// broadcast to 199.
+    mutating func fanOut(to recipients: [UUID], maximumFrames: Int, maximumBytes: Int, into directives: inout [RelayDirective],
+                         _ make: (UInt64) -> RelayFrame) -> FanoutOutcome {
+        var outcome = FanoutOutcome()
+        for id in recipients {
+            guard let index = participants.index(forKey: id) else { continue }
+            let appended = participants.values[index].append(make, maximumFrames: maximumFrames, maximumBytes: maximumBytes)
+            outcome.added += appended.added
+            outcome.bytes += appended.frame.payloadSize
+            if appended.overflowing { outcome.overflowing.append(id) }
+            if let connection = appended.connection { directives.append(.send(connection, appended.frame)) }
+        }
+        return outcome
+    }
+}
