@@ -45,7 +45,7 @@ import TandemWire
             if delivery.sender != host.localParticipant.id { received.append(delivery) }
         }
         #expect(received.count == count)
-        #expect(received.allSatisfy { $0.retention == .playback })
+        #expect(received.allSatisfy { $0.retention == .playback }, "retentions: \(received.map(\.retention.description)), senders: \(Set(received.map(\.sender)).count)")
         #expect(zip(received, received.dropFirst()).allSatisfy { $0.order < $1.order })
         let proposal = try JSONDecoder().decode(PlaybackProposal.self, from: Data(try #require(received.first).body))
         #expect(proposal == .state(item: "clip.mp4", identity: nil, ready: true))

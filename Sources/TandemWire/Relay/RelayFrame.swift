@@ -21,12 +21,14 @@ public enum RelayFrame: Sendable, Hashable {
     /// Version 2 added ordered broadcasts: `proposal`, `ordered`, `historyEntry` and the welcome's
     /// `orderedHistoryCount`. Version 3 added participants' signing keys (in the hello, the
     /// welcome's participants and `participantJoined`), proofs by signature against a verifier
-    /// (`proof`, `claim`) and resumption proven with the participant's own key.
+    /// (`proof`, `claim`) and resumption proven with the participant's own key. Version 4 added
+    /// the retention of ordered records (`OrderedRetention` in proposals and ordered entries).
+    /// Version 5 added the `recent` retention (chat lines, the newest kept for late joiners).
     ///
     /// The length prefix, the version byte, the type byte and the layout of `refusal` and
     /// `error` stay the same across versions, so that a relay can refuse a peer of another
     /// version in a frame that peer reads.
-    public static let version: UInt8 = 4
+    public static let version: UInt8 = 5
 
     // Handshake.
 
