@@ -110,7 +110,9 @@ import TandemTestKit
         let settled = playing.filter { $0.presentedNanoseconds >= first.presentedNanoseconds + 1_000_000_000 }
         let span = Double((settled.last?.presentedNanoseconds ?? 0) - (settled.first?.presentedNanoseconds ?? 0)) / 1e9
         #expect(span > 1.5 && Double(settled.count - 1) / span >= 8, "\(settled.count) readings in \(span) s")
-        #expect(zip(settled, settled.dropFirst()).allSatisfy { $1.pts > $0.pts })
+        let steps = zip(settled, settled.dropFirst()).filter { $1.pts <= $0.pts }
+            .map { "\($0.pts) then \($1.pts), \(($1.presentedNanoseconds - $0.presentedNanoseconds) / 1_000_000) ms later" }
+        #expect(steps.isEmpty, "readings that did not advance: \(steps)")
         let lateness = settled.map { Double($0.presentedNanoseconds - $0.scheduledNanoseconds) / 1e6 }
         // Scheduled: on the timeline to a fraction of a ms, corrected beyond 1.5 ms; a logged
         // reading is one round trip, good to a few ms at worst. On receipt: started when the
