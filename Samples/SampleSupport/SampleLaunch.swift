@@ -62,8 +62,7 @@ public final class SampleLaunch: Sendable {
             embeddedRelay = nil
             if let invitation = try? Invitation(parsing: relay) {
                 self.invitation = invitation
-                center.configure(relay: NetworkRelayConnector(host: invitation.host, port: invitation.port),
-                                 host: invitation.host, port: invitation.port)
+                center.configure(relay: NetworkRelayConnector(relays: invitation.relays), relays: invitation.relays)
             } else if let address = try? SocketAddress(parsing: relay), address.port != 0 {
                 invitation = nil
                 center.configure(relay: NetworkRelayConnector(host: address.host, port: address.port),
@@ -80,8 +79,7 @@ public final class SampleLaunch: Sendable {
             }
             embeddedRelay = nil
             self.invitation = invitation
-            center.configure(relay: NetworkRelayConnector(host: invitation.host, port: invitation.port),
-                             host: invitation.host, port: invitation.port)
+            center.configure(relay: NetworkRelayConnector(relays: invitation.relays), relays: invitation.relays)
         } else {
             let server: RelayServer
             do {

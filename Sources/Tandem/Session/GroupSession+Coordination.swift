@@ -129,11 +129,26 @@ extension GroupSession {
         case .derived(let relayClock):
             return DerivedSessionClock(relayClock: relayClock, localClock: center.localClock)
         case .probe:
-            let relays = invitation.relays
-            let endpoint = relays[relays.indices.contains(relay) ? relay : 0]
-            guard let address = try? SocketAddress(host: endpoint.host, port: endpoint.port) else { return nil }
+            guard let address = timeService(ofRelay: relay) else { return nil }
             return try? ProbedSessionClock(server: address, localClock: center.localClock)
         }
+    }
+
+    /// The time service of the invite's relay `relay` (the first when there is no such relay).
+    private func timeService(ofRelay relay: Int) -> SocketAddress? {
+        let relays = invitation.relays
+        let endpoint = relays[relays.indices.contains(relay) ? relay : 0]
+        return try? SocketAddress(host: endpoint.host, port: endpoint.port)
+    }
+
+    /// The link resumed, perhaps on another relay of the invite's list: a probed session clock
+    /// moves to that relay's time service (it keeps its last estimate until the new one has
+    /// samples). An unresolvable address or a failed socket leaves it probing where it was.
+    func followClock(to link: any RelayLink) {
+        guard let relay = (link as? RelayClientLink)?.currentRelay,
+              let probed = core.withLock({ $0.clockSource }) as? ProbedSessionClock,
+              let address = timeService(ofRelay: relay) else { return }
+        try? probed.follow(server: address)
     }
 
     /// Ends the coordination streams and stops the clock, when the session is over.

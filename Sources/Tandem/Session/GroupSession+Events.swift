@@ -34,9 +34,12 @@ extension GroupSession: MessengerSession {
         case .ended(let by, let reason):
             let name = core.withLock { $0.known[by]?.displayName } ?? "someone"
             invalidate(GroupSessionError(.ended, reason.isEmpty ? "\(name) ended the session" : reason))
-        case .connectionInterrupted, .connectionResumed:
+        case .connectionInterrupted:
             // Ordered broadcasts are the playback coordinator's; the messenger does not use them.
             break
+        case .connectionResumed:
+            // Perhaps on another relay of the invite's: the session clock follows the link there.
+            followClock(to: link)
         case .failed(let error):
             invalidate(GroupSessionError.from(error))
         }

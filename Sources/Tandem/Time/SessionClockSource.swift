@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TandemClock
 import TandemNet
 
@@ -24,18 +25,75 @@ public enum SessionClockSetting: Sendable {
 }
 
 /// The session clock estimated by probing the relay's time service over UDP.
+///
+/// It follows the link: when the link resumes on another relay of the invite's list,
+/// `follow(server:)` probes that relay's time service instead (each participant synchronises
+/// with its own relay). The new relay gets a fresh estimator; until it has a sample, the last
+/// relay's estimate (as it stood when the prober moved) keeps answering, so the session clock
+/// never goes blank nor jumps to an unslewed first sample of the new relay.
 final class ProbedSessionClock: SessionClockSource {
-    private let prober: ClockProber
+    private let localClock: any LocalClock
+    private let state: Mutex<State>
 
-    init(server: SocketAddress, localClock: any LocalClock) throws {
-        prober = try ClockProber(server: server, clock: localClock)
+    private struct State {
+        var prober: ClockProber
+        /// The estimate of the relay probed before, until the current prober has its own.
+        var previous: SessionClock?
+        var stopped = false
+    }
+
+    init(server: SocketAddress, localClock: any LocalClock) throws(SystemCallError) {
+        self.localClock = localClock
+        let prober = try ClockProber(server: server, clock: localClock)
+        state = Mutex(State(prober: prober))
         prober.start()
     }
 
-    func sessionTime(atLocal localTime: Int64) -> Int64? { prober.sessionClock.sessionTime(atLocal: localTime) }
-    func localTime(atSession sessionTime: Int64) -> Int64? { prober.sessionClock.localTime(atSession: sessionTime) }
-    func errorBound(atLocal localTime: Int64) -> Int64? { prober.sessionClock.errorBound(atLocal: localTime) }
-    func stop() { prober.stop() }
+    /// The time service probed now.
+    var server: SocketAddress { state.withLock { $0.prober.server } }
+
+    /// Samples the current prober has taken from its relay's time service.
+    var samples: Int { state.withLock { $0.prober.pollingStatistics.answered } }
+
+    /// Probes `server` from now on, unless it is the one probed already or the clock is stopped.
+    func follow(server: SocketAddress) throws(SystemCallError) {
+        guard state.withLock({ !$0.stopped && $0.prober.server != server }) else { return }
+        let next = try ClockProber(server: server, clock: localClock)
+        let replaced = state.withLock { state -> ClockProber? in
+            guard !state.stopped, state.prober.server != server else { return nil }
+            let old = state.prober
+            let estimate = old.sessionClock
+            // Keep the newest estimate there is: the old relay's if it had one, else the one before.
+            if estimate.isSynchronized || state.previous == nil { state.previous = estimate }
+            state.prober = next
+            return old
+        }
+        guard let replaced else { return }
+        next.start()
+        replaced.stop()
+    }
+
+    /// The estimate to read: the current relay's once it has one, the previous relay's until then.
+    private var clock: SessionClock {
+        state.withLock { state in
+            let current = state.prober.sessionClock
+            guard !current.isSynchronized, let previous = state.previous else { return current }
+            return previous
+        }
+    }
+
+    func sessionTime(atLocal localTime: Int64) -> Int64? { clock.sessionTime(atLocal: localTime) }
+    func localTime(atSession sessionTime: Int64) -> Int64? { clock.localTime(atSession: sessionTime) }
+    func errorBound(atLocal localTime: Int64) -> Int64? { clock.errorBound(atLocal: localTime) }
+
+    func stop() {
+        let prober = state.withLock { state -> ClockProber? in
+            guard !state.stopped else { return nil }
+            state.stopped = true
+            return state.prober
+        }
+        prober?.stop()
+    }
 }
 
 /// The session clock of a relay in this process, read exactly through the raw monotonic clock

@@ -63,8 +63,7 @@ struct RawProposer {
     private func propose(_ invitation: Invitation) async throws -> Outcome {
         let center = ActivityCenter()
         center.displayName = "raw-client"
-        center.configure(relay: NetworkRelayConnector(host: invitation.host, port: invitation.port),
-                         host: invitation.host, port: invitation.port)
+        center.configure(relay: NetworkRelayConnector(relays: invitation.relays), relays: invitation.relays)
         var sessions = center.sessions(for: WatchTogether.self).makeAsyncIterator()
         _ = try await center.accept(invitation)
         guard let session = await sessions.next() else { throw BenchmarkError("the raw client's session did not arrive") }
