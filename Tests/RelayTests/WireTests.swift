@@ -47,6 +47,8 @@ struct WireTests {
             .proposal(sequence: 13, retention: .snapshot(reflecting: .max), body: []),
             .participantJoined(sequence: 1, participant: RelayParticipantEntry(id: id, publicKey: key, displayName: "b", presence: [UInt8](repeating: 8, count: 40))),
             .participantLeft(sequence: 2, id: id),
+            .participantAway(sequence: 2, id: id, away: true),
+            .participantAway(sequence: .max, id: id, away: false),
             .delivery(sequence: 3, sender: id, reliable: true, body: [4, 5]),
             .attachmentAdded(sequence: 4, entry: entry),
             .attachmentRemoved(sequence: 5, id: entry.id),

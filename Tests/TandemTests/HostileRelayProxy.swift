@@ -163,6 +163,7 @@ final class HostileRelayProxy: Sendable {
         switch frame {
         case let .participantJoined(_, participant): .participantJoined(sequence: sequence, participant: participant)
         case let .participantLeft(_, id): .participantLeft(sequence: sequence, id: id)
+        case let .participantAway(_, id, away): .participantAway(sequence: sequence, id: id, away: away)
         case let .delivery(_, sender, reliable, body): .delivery(sequence: sequence, sender: sender, reliable: reliable, body: body)
         case let .attachmentAdded(_, entry): .attachmentAdded(sequence: sequence, entry: entry)
         case let .attachmentRemoved(_, id): .attachmentRemoved(sequence: sequence, id: id)

@@ -16,13 +16,20 @@ extension GroupSession: MessengerSession {
                 try? link.send(presence(to: .only([record.id])), to: .only([record.id]), reliable: true)
             }
         case .participantLeft(let id):
-            let active = core.withLock { core in
+            let (active, wasAway) = core.withLock { core in
                 core.active.remove(id)
+                let wasAway = core.away.remove(id) != nil
                 if let gone = core.known.removeValue(forKey: id) { core.former[id] = gone }
-                return activeSetLocked(core)
+                return (activeSetLocked(core), wasAway)
             }
+            if wasAway { publishAway() }
             publishActive(active)
             announceDeparture(id)
+        case .participantAway(let id, let away):
+            let changed = core.withLock { core in
+                away ? core.away.insert(id).inserted : core.away.remove(id) != nil
+            }
+            if changed { publishAway() }
         case .ordered(let delivery):
             receiveOrdered(delivery)
         case .message(let from, let body, let reliable):
@@ -107,6 +114,15 @@ extension GroupSession: MessengerSession {
         default:
             reject(Rejection(reason: .wrongKind, sender: signed.sender, path: "message"))
         }
+    }
+
+    /// Publishes who is away: those reported away that are known, not this participant.
+    private func publishAway() {
+        let away = core.withLock { core -> Set<Participant>? in
+            core.invalidated ? nil : Set(core.away.compactMap { core.known[$0] })
+        }
+        guard let away else { return }
+        $awayParticipants.storage.value = away
     }
 
     private func publishActive(_ active: Set<Participant>) {

@@ -49,6 +49,10 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
     @Published public private(set) var state: State = .waiting
     /// The participants who have joined the activity, this one included once joined.
     @Published public private(set) var activeParticipants: Set<Participant> = []
+    /// The others whose connection the relay saw closed by their peer (a process that exited or
+    /// was killed, a dropped network): still in `activeParticipants`, departed within the
+    /// relay's short grace period (3 s) unless they resume first, when they leave this set.
+    @Published public private(set) var awayParticipants: Set<Participant> = []
 
     let center: ActivityCenter
     /// Signs and seals what this participant sends; opens and checks what it receives.
@@ -67,6 +71,8 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         /// Those who left but may have signed records this participant receives, by identity.
         var former: [UUID: Participant] = [:]
         var active: Set<UUID> = []
+        /// Those the relay reported away (`RelayEvent.participantAway`), by identity.
+        var away: Set<UUID> = []
         var subscribers: [Int: MessageSubscriber] = [:]
         var nextSubscriber = 0
         var attachments: [UUID: GroupSessionJournal.Attachment] = [:]
@@ -247,9 +253,11 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         finishChat()
         finishRejections()
         activeParticipants = []
+        awayParticipants = []
         state = .invalidated(reason: reason)
         $state.storage.finish()
         $activeParticipants.storage.finish()
+        $awayParticipants.storage.finish()
         $activity.storage.finish()
         attachmentsStorage.finish()
     }

@@ -83,7 +83,11 @@ final class EventPrinter: Sendable {
     func followParticipants<Activity: GroupActivity>(_ session: GroupSession<Activity>) async {
         // Bodies dropped on arrival are reported alongside, for as long as participants are followed.
         let rejections = Task { await followRejections(session) }
-        defer { rejections.cancel() }
+        let away = Task { await followAway(session) }
+        defer {
+            rejections.cancel()
+            away.cancel()
+        }
         var known: Set<Participant> = []
         for await participants in session.$activeParticipants.values {
             // The set empties when this participant's session ends: that is not the others leaving.
@@ -96,6 +100,24 @@ final class EventPrinter: Sendable {
                 emit("participant-left", ["name": left.name(among: known)])
             }
             known = others
+        }
+    }
+
+    /// `away` when the relay saw another participant's connection closed by its peer (it departs
+    /// 3 s later unless it resumes), `back` when it resumed; a departure while away is reported
+    /// as `participant-left` alone.
+    func followAway<Activity: GroupActivity>(_ session: GroupSession<Activity>) async {
+        var known: Set<Participant> = []
+        for await away in session.$awayParticipants.values {
+            if case .invalidated = session.state { return }
+            let active = session.activeParticipants
+            for gone in away.subtracting(known) {
+                emit("away", ["participant": gone.id.uuidString, "name": gone.name(among: active)])
+            }
+            for back in known.subtracting(away) where active.contains(back) {
+                emit("back", ["participant": back.id.uuidString, "name": back.name(among: active)])
+            }
+            known = away
         }
     }
 

@@ -19,8 +19,10 @@ enum StatusLine {
         let symbol = timeline.rate > 0 ? "▶" : (core.isWaiting ? "⏳" : "⏸")
         var parts = ["\(symbol) \(clock(seconds: Double(max(0, position)) / 1e9))\(duration)", String(format: "%.2fx", timeline.rate)]
         let active = session.activeParticipants
+        let away = session.awayParticipants
         let names = active.sorted { $0.displayName < $1.displayName }.map { participant -> String in
-            let suspended = core.suspensions.filter { $0.participant == participant.id }.map { TerminalText.sanitized($0.reason.rawValue) }
+            var suspended = core.suspensions.filter { $0.participant == participant.id }.map { TerminalText.sanitized($0.reason.rawValue) }
+            if away.contains(participant) { suspended.insert("away", at: 0) }
             // Names are the peers' own choice: shown without their control characters.
             let name = TerminalText.sanitized(participant.name(among: active))
             return suspended.isEmpty ? name : "\(name) (\(suspended.joined(separator: ", ")))"

@@ -147,6 +147,9 @@ public enum RelayEvent: Sendable {
     case participantJoined(ParticipantRecord)
     /// Someone left, or was gone longer than the relay's grace period.
     case participantLeft(UUID)
+    /// Someone's connection was closed by its peer (`away` true): it is gone unless it resumes
+    /// within the relay's short grace period; or it resumed (`away` false).
+    case participantAway(UUID, away: Bool)
     /// A message for this participant (reliable ones in per-sender order, without loss or
     /// duplicates while connected; unreliable ones at most once).
     case message(from: UUID, body: [UInt8], reliable: Bool)

@@ -96,6 +96,8 @@ extension RelayFrame {
             return .loadRequest(sequence: try reader.uint64(), id: try reader.uuid())
         case .participantLeft:
             return .participantLeft(sequence: try reader.uint64(), id: try reader.uuid())
+        case .participantAway:
+            return .participantAway(sequence: try reader.uint64(), id: try reader.uuid(), away: try reader.bool())
         case .attachmentRemoved:
             return .attachmentRemoved(sequence: try reader.uint64(), id: try reader.uuid())
         case .leave:

@@ -46,6 +46,7 @@ extension RelayFrame {
         case .proposal: .proposal
         case .participantJoined: .participantJoined
         case .participantLeft: .participantLeft
+        case .participantAway: .participantAway
         case .delivery: .delivery
         case .attachmentAdded: .attachmentAdded
         case .attachmentRemoved: .attachmentRemoved
@@ -127,6 +128,10 @@ extension RelayFrame {
              let .participantLeft(sequence, id), let .attachmentRemoved(sequence, id):
             writer.uint64(sequence)
             writer.uuid(id)
+        case let .participantAway(sequence, id, away):
+            writer.uint64(sequence)
+            writer.uuid(id)
+            writer.bool(away)
         case let .leave(sequence):
             writer.uint64(sequence)
         case let .end(sequence, reason):

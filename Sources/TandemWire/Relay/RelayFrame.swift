@@ -24,11 +24,13 @@ public enum RelayFrame: Sendable, Hashable {
     /// (`proof`, `claim`) and resumption proven with the participant's own key. Version 4 added
     /// the retention of ordered records (`OrderedRetention` in proposals and ordered entries).
     /// Version 5 added the `recent` retention (chat lines, the newest kept for late joiners).
+    /// Version 6 added `participantAway` (a participant's connection closed by its peer, and its
+    /// resumption), which a version 5 peer could not read: it is refused at the hello instead.
     ///
     /// The length prefix, the version byte, the type byte and the layout of `refusal` and
     /// `error` stay the same across versions, so that a relay can refuse a peer of another
     /// version in a frame that peer reads.
-    public static let version: UInt8 = 5
+    public static let version: UInt8 = 6
 
     // Handshake.
 
@@ -88,6 +90,9 @@ public enum RelayFrame: Sendable, Hashable {
     case participantJoined(sequence: UInt64, participant: RelayParticipantEntry)
     /// Someone left or was removed.
     case participantLeft(sequence: UInt64, id: UUID)
+    /// Someone's connection was closed by its peer (`away` true: it has the short grace period to
+    /// resume before it is removed), or it resumed (`away` false).
+    case participantAway(sequence: UInt64, id: UUID, away: Bool)
     /// A message from `sender` (the relay's word; the signed body names its signer).
     case delivery(sequence: UInt64, sender: UUID, reliable: Bool, body: [UInt8])
     /// An attachment was added (sent to everyone, its owner included).
@@ -120,7 +125,7 @@ public enum RelayFrame: Sendable, Hashable {
         case let .message(sequence, _, _, _), let .attachmentAdd(sequence, _),
              let .attachmentChunk(sequence, _, _), let .attachmentRemove(sequence, _),
              let .loadRequest(sequence, _), let .leave(sequence), let .end(sequence, _),
-             let .participantJoined(sequence, _), let .participantLeft(sequence, _),
+             let .participantJoined(sequence, _), let .participantLeft(sequence, _), let .participantAway(sequence, _, _),
              let .delivery(sequence, _, _, _), let .attachmentAdded(sequence, _),
              let .attachmentRemoved(sequence, _), let .loadChunk(sequence, _, _),
              let .outcome(sequence, _, _), let .ended(sequence, _, _),

@@ -405,6 +405,8 @@ struct RelayLinkCore: Sendable {
             return [.emit(.participantJoined(Self.record(entry)))]
         case let .participantLeft(_, id):
             return [.emit(.participantLeft(id))]
+        case let .participantAway(_, id, away):
+            return [.emit(.participantAway(id, away: away))]
         case let .delivery(_, sender, reliable, body):
             return [.emit(.message(from: sender, body: body, reliable: reliable))]
         case let .ordered(_, entry):

@@ -169,6 +169,8 @@ extension RelayCore {
         }
         participant.connection = connection
         participant.disconnectedAt = nil
+        let wasAway = participant.away
+        participant.away = false
         participant.outbox.acknowledge(through: hello.received)
         participant.acknowledged = participant.received
         sessions[hello.sessionID]?.participants[id] = participant
@@ -179,6 +181,7 @@ extension RelayCore {
         directives.append(.send(connection, .welcome(welcome)))
         for frame in participant.outbox.pending { directives.append(.send(connection, frame)) }
         directives.append(probe(connection, at: now))
-        return directives
+        guard wasAway, let others = sessions[hello.sessionID]?.order.filter({ $0 != id }) else { return directives }
+        return directives + broadcast(in: hello.sessionID, to: others, at: now) { .participantAway(sequence: $0, id: id, away: false) }
     }
 }

@@ -122,7 +122,8 @@ public struct RelayCore: Sendable {
     /// peer closed it itself (end of stream, a reset, a hang-up): then the participant on it has
     /// `configuration.closedGracePeriod` to resume, a process that exited or was killed rather
     /// than a network that went quiet; otherwise (a silent connection timed out, the shell cut
-    /// it) the longer `gracePeriod`.
+    /// it) the longer `gracePeriod`. The others hear at once (`participantAway`) that a
+    /// participant's connection was closed by its peer; a silent one is not announced.
     public mutating func onClose(_ connection: RelayConnectionID, at now: Int64, byPeer: Bool = false) -> [RelayDirective] {
         guard let state = connections.removeValue(forKey: connection) else { return [] }
         unauthenticated.remove(connection)
@@ -137,7 +138,9 @@ public struct RelayCore: Sendable {
         sessions[session]?.participants[participant]?.disconnectedAt = now
         sessions[session]?.participants[participant]?.grace =
             byPeer ? min(configuration.closedGracePeriod, configuration.gracePeriod) : configuration.gracePeriod
-        return []
+        guard byPeer, let others = sessions[session]?.order.filter({ $0 != participant }) else { return [] }
+        sessions[session]?.participants[participant]?.away = true
+        return broadcast(in: session, to: others, at: now) { .participantAway(sequence: $0, id: participant, away: true) }
     }
 
     /// Bytes on `connection` could not be decoded: the offender gets the error and is dropped.

@@ -14,6 +14,9 @@ struct RelaySessionState: Sendable {
         /// How long after `disconnectedAt` it is removed unless it resumes first: the grace
         /// period its connection's way of closing gave it (`RelayCore.onClose`).
         var grace: Int64 = 0
+        /// Whether the others were told its connection was closed by its peer
+        /// (`RelayFrame.participantAway`), so that they hear of its resumption too.
+        var away = false
         /// The last of its sequence numbers the relay has handled.
         var received: UInt64 = 0
         /// The last of its sequence numbers the relay has acknowledged.
