@@ -10,9 +10,9 @@ extension SyncBenchmark {
     static func report(_ outcome: SyncSession.Outcome, peers: Int, clip: String, seconds: Double) throws -> SyncBenchmarkReport {
         let originals = Array(outcome.peers.prefix(peers))
         // Every peer's changes, in case one missed some: they are checked for agreement below.
-        let changes = Array(Set(originals.flatMap(\.events).compactMap { event in
-            ["timeline", "waiting", "resumed"].contains(event.event) ? event.effectiveSessionNanoseconds : nil
-        })).sorted()
+        // A gated play's provisional timeline never takes effect (`ScenarioAnalysis.inForce`).
+        let announced = ScenarioAnalysis.timelines(originals.map(\.events))
+        let changes = Array(Set(ScenarioAnalysis.inForce(announced).map(\.effective))).sorted()
         let hostTimeline = timeline(outcome.peers[0].events)
         let logs = try originals.map(records)
         let spread = SyncLogAnalysis.spread(logs, changes: changes)
@@ -20,7 +20,9 @@ extension SyncBenchmark {
         var commands: [SyncBenchmarkReport.Command] = []
         for run in outcome.commands {
             var row = SyncBenchmarkReport.Command(command: run.command, version: run.change?.version, toEffect: nil, toFirstFrame: nil)
-            if let effective = run.change?.effectiveSessionNanoseconds {
+            // A command's effect is the version that carried it out (a gated play's completion).
+            let completed = run.change?.version.flatMap { ScenarioAnalysis.completing($0, in: announced) }
+            if let effective = completed?.effective ?? run.change?.effectiveSessionNanoseconds {
                 row.toEffect = Double(effective - run.written) / 1e6
                 if (run.change?.rate ?? 0) > 0 {
                     let segment = SyncLogAnalysis.segment(scheduled: effective, changes: changes)

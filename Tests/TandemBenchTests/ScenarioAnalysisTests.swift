@@ -52,6 +52,30 @@ import TandemTestKit
         #expect(timelines[1].rate == 0)
     }
 
+    /// A gated play (`PrerollGate`): ordered at 10 s, it first announces a provisional v2
+    /// anchored at the gate's deadline (11 s); once everyone has pre-rolled, v3 starts it at
+    /// 10.3 s, before that deadline; a pause (v4) at 12 s. The provisional v2 never takes
+    /// effect, and the play's effect is v3's.
+    @Test func aGatedPlaysProvisionalTimelineNeverTakesEffect() {
+        let announced = [
+            Timeline(version: 1, effective: 5_000_000_000, mediaTime: 0, rate: 0),
+            Timeline(version: 2, effective: 11_000_000_000, mediaTime: 0, rate: 1),
+            Timeline(version: 3, effective: 10_300_000_000, mediaTime: 0, rate: 1),
+            Timeline(version: 4, effective: 12_000_000_000, mediaTime: 1.7, rate: 0),
+        ]
+        let inForce = ScenarioAnalysis.inForce(announced)
+        #expect(inForce.map(\.version) == [1, 3, 4])
+        #expect(ScenarioAnalysis.completing(2, in: announced)?.version == 3)
+        #expect(ScenarioAnalysis.completing(3, in: announced)?.version == 3)
+        #expect(ScenarioAnalysis.completing(4, in: announced)?.version == 4)
+        #expect(ScenarioAnalysis.completing(9, in: announced) == nil)
+        // Between the real start and the deadline, frames are due on v3 ...
+        #expect(ScenarioAnalysis.idealInstant(pts: 0.5, at: 10_800_000_000, timelines: inForce) == 10_800_000_000)
+        // ... and after the deadline still on v3, not back on the stale v2 (which would say 11.5 s).
+        #expect(ScenarioAnalysis.idealInstant(pts: 1.2, at: 11_500_000_000, timelines: inForce) == 11_500_000_000)
+        #expect(ScenarioAnalysis.idealInstant(pts: 1.2, at: 11_500_000_000, timelines: announced) == 12_200_000_000)
+    }
+
     @Test(arguments: [
         ([5.0, 3, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 2], 2 as Int?),
         ([0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 2, 0.5], nil),

@@ -155,7 +155,9 @@ import TandemTestKit
         Thread.sleep(forTimeInterval: 1)
         pair.end()
 
-        let seek = try #require(pair.host.events.first { $0.event == "timeline" && $0.change == "seek 4.000" })
+        let ordered = try #require(pair.host.events.first { $0.event == "timeline" && $0.change == "seek 4.000" })
+        // A gated seek (`PrerollGate`) takes effect at the version that completes its gate.
+        let seek = pair.host.events.first { $0.event == "timeline" && $0.change == "pre-rolled for v\(ordered.version ?? -1)" } ?? ordered
         let effective = try #require(seek.effectiveSessionNanoseconds)
         #expect(pair.joiner.events.contains { $0.event == "timeline" && $0.effectiveSessionNanoseconds == effective })
         for process in pair.everyone {

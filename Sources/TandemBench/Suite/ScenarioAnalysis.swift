@@ -29,7 +29,10 @@ enum ScenarioAnalysis {
     }
 
     static func result(_ outcome: ScenarioRun.Outcome, scenario: Scenario, mode: SyncMode) throws -> ModeResult {
-        let timelines = timelines(outcome.peers.map(\.events))
+        let announced = timelines(outcome.peers.map(\.events))
+        // A gated play's provisional timeline (anchored at the gate's deadline) never takes
+        // effect: the version that completes the gate is anchored earlier.
+        let timelines = inForce(announced)
         let changes = timelines.map(\.effective).sorted()
         let logs = try outcome.peers.map { try records($0) }
         let start = outcome.scriptStarted
@@ -73,7 +76,7 @@ enum ScenarioAnalysis {
             let effect: Int64?
             switch mode {
             case .coordinator:
-                effect = timelines.first { $0.version == version }?.effective
+                effect = completing(version, in: announced)?.effective
             case .onReceipt:
                 // Each peer acts when the change reaches it: the effect is complete when it has
                 // reached the last of them.
@@ -90,10 +93,11 @@ enum ScenarioAnalysis {
         var events = 0
         if scenario.player == .builtin {
             for (command, version) in zip(outcome.commands, versions) where command.line.hasPrefix("seek") {
-                guard let version, let effective = timelines.first(where: { $0.version == version })?.effective else { continue }
+                guard let version, let completed = completing(version, in: announced) else { continue }
+                let effective = completed.effective
                 // Until the next change takes effect; a seek superseded at once (in a storm) never
                 // really played, and is not counted.
-                let until = timelines.filter { $0.version > version }.map(\.effective).min() ?? .max
+                let until = timelines.filter { $0.version > completed.version }.map(\.effective).min() ?? .max
                 guard until - effective >= minimumSegment else { continue }
                 events += 1
                 let segment = SyncLogAnalysis.segment(scheduled: effective, changes: changes)
@@ -166,6 +170,30 @@ enum ScenarioAnalysis {
             byVersion[version] = Timeline(version: version, effective: effective, mediaTime: mediaTime, rate: rate)
         }
         return byVersion.values.sorted { $0.version < $1.version }
+    }
+
+    /// The timelines that took effect, in order of version: a version superseded by a later one
+    /// anchored before it never took effect (a gated play's provisional timeline, anchored at the
+    /// gate's deadline, once the gate completes with the play's real start), and is dropped.
+    static func inForce(_ timelines: [Timeline]) -> [Timeline] {
+        var kept: [Timeline] = []
+        var earliestLater = Int64.max
+        for timeline in timelines.sorted(by: { $0.version > $1.version }) {
+            if timeline.effective <= earliestLater { kept.append(timeline) }
+            earliestLater = min(earliestLater, timeline.effective)
+        }
+        return kept.reversed()
+    }
+
+    /// The timeline that carried out `version`: that version if it took effect, or else the
+    /// first later version anchored before it that did (the one completing a gated play).
+    static func completing(_ version: Int, in timelines: [Timeline]) -> Timeline? {
+        let ordered = timelines.sorted { $0.version < $1.version }
+        guard let timeline = ordered.first(where: { $0.version == version }) else { return nil }
+        guard let superseding = ordered.first(where: { $0.version > version && $0.effective < timeline.effective }) else {
+            return timeline
+        }
+        return completing(superseding.version, in: ordered)
     }
 
     /// The instant the shared timeline gives media time `pts` (seconds), under the timeline in

@@ -58,7 +58,12 @@ final class EventPrinter: Sendable {
         }
         switch event {
         case .timelineChanged(let timeline, let originator, let proposal):
-            emit("timeline", fields(timeline) + ["by": name(originator), "change": EventPrinter.describe(proposal)])
+            var fields = fields(timeline) + ["by": name(originator), "change": EventPrinter.describe(proposal)]
+            // The report that completed a gated play (`PrerollGate`): this version starts the play
+            // at its real start, before the provisional version `completes` (anchored at the
+            // gate's deadline), which never takes effect.
+            if case .prerolled(let version) = proposal { fields["completes"] = Int(clamping: version) }
+            emit("timeline", fields)
         case .groupWaiting(let timeline, let suspensions):
             emit("waiting", fields(timeline) + ["for": suspensions.map { "\(name($0.participant)): \($0.reason)" }])
         case .groupResumed(let timeline, let originator):
