@@ -90,12 +90,14 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// Whether pauses snap to the media time the originator saw.
     public let pauseSnapsToMediaTimeOfOriginator: Bool
     /// Whether a play waits for every participant's pre-roll, at most 1 s (`PrerollGate`); it
-    /// must be the same on every participant. Off by default: a gated play first publishes a
-    /// provisional timeline anchored at the gate's deadline, then (once everyone pre-rolled) a
-    /// later version anchored at the gate's start, before that deadline; the CLI's `timeline`
-    /// events and the bench's readers take each version's anchor as in force from it, so they
-    /// read the provisional one as the play's instant, and again after its deadline
-    /// (`PrerollGateTimelineTests`, `CoordinationCore+Waiting.swift`).
+    /// must be the same on every participant. A gated play first publishes a provisional
+    /// timeline anchored at the gate's deadline, then (once everyone pre-rolled) a later version
+    /// anchored at the gate's start, before that deadline (`PrerollGateTimelineTests`); the
+    /// bench's readers drop such a superseded version and the CLI's completing `timeline` event
+    /// names it (`completes`). Off by default still: with it on, players that check a seek's
+    /// or a frame step's timing against the first version they see (the article's player, the
+    /// coordinated players' frame steps, on-receipt following) and the quick suite's
+    /// convergence count disagree, not yet diagnosed.
     public let waitsForPreroll: Bool
 
     /// The executor and clock the coordinator runs on.
