@@ -8,6 +8,11 @@ import TandemNet
 
 /// `tandem serve`: a standalone relay for many sessions, until SIGINT or SIGTERM.
 ///
+/// `--cluster nats://[USER:PASS@]HOST:PORT[,HOST:PORT…]` (or `nats://TOKEN@HOST:PORT`) makes it
+/// one relay of a cluster that shares sessions through NATS JetStream (`ClusterRelay`): any relay
+/// of the cluster serves any session. NATS unreachable at start: exit 1 with one line. The
+/// secret is masked in every message.
+///
 /// Two hidden flags make it the relay `tandem host` starts detached (`DetachedRelay`):
 /// `--idle-exit S` exits S seconds after its last session ended and its last connection was
 /// accepted (or after it started, if nothing ever comes), and `--record PATH` (`PORT` in it stands for the bound port) writes
@@ -16,7 +21,8 @@ import TandemNet
 struct ServeCommand: Command {
     static let words = ["serve"]
     static let usage = "serve [--port P] [--bind ADDR] [--session-epoch random|NS] [--clock-offset S] [--clock-drift-ppm PPM] "
-        + "[--stats-interval S] [--priority normal|high|realtime] " + RelayLimitOptions.usage
+        + "[--stats-interval S] [--priority normal|high|realtime] [--cluster nats://[USER:PASS@]HOST:PORT[,HOST:PORT...]] "
+        + RelayLimitOptions.usage
     static let summary = "run a relay (TCP and UDP on one port, default 0.0.0.0:\(defaultPort)) until interrupted"
 
     /// The port a relay uses unless told otherwise: the time service's, which it also serves.
@@ -24,7 +30,8 @@ struct ServeCommand: Command {
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try Arguments(arguments, options: RelayLimitOptions.names.union(["port", "bind", "session-epoch", "stats-interval",
-                                                                                       "idle-exit", "record", "clock-offset", "clock-drift-ppm", "priority"]))
+                                                                                       "idle-exit", "record", "clock-offset", "clock-drift-ppm", "priority",
+                                                                                       "cluster"]))
         try options.expectPositionals(atMost: 0)
         let address = try listenAddress(options, defaultPort: defaultPort)
         let sessionClock = try injectedClockError(options, on: try sessionClock(options))
@@ -40,12 +47,22 @@ struct ServeCommand: Command {
         }
         // A detached relay writes to a log, never to a pipe whose reader went away.
         if recordPattern != nil { Glibc.signal(SIGPIPE, SIG_IGN) }
+        let clusterURL = try options.value("cluster").map { text throws(CLIError) in try parseCluster(text) }
         RelayLimitOptions.keepResidentMemoryHonest()
         let server: RelayServer
         do {
             server = try RelayServer(address: address, configuration: configuration, clock: sessionClock)
         } catch {
             throw CLIError.failure("cannot serve on \(address): \(error)")
+        }
+        var cluster: ClusterRelay?
+        if let clusterURL {
+            do {
+                cluster = try await ClusterRelay.connect(server, to: clusterURL)
+            } catch {
+                server.stop()
+                throw CLIError.failure(error.description)
+            }
         }
         do {
             try server.start(priority: priority)
@@ -55,7 +72,8 @@ struct ServeCommand: Command {
         }
         // Written before the line below: whoever reads that line may look for the record at once.
         let record = try recordPattern.map { pattern throws(CLIError) in try writeRecord(of: server, pattern: pattern, clock: sessionClock) }
-        print("relay listening on \(server.address) (TCP and UDP); memory limit \(configuration.memoryLimit) bytes; interrupt to stop")
+        let clustered = cluster.map { "; cluster \($0.url)" } ?? ""
+        print("relay listening on \(server.address) (TCP and UDP); memory limit \(configuration.memoryLimit) bytes\(clustered); interrupt to stop")
         // Scripts read the port from this line, often through a pipe: do not let it sit in a buffer.
         fflush(nil)
         if sessionClock.driftPPM != 0 || options.value("clock-offset") != nil {
@@ -69,10 +87,20 @@ struct ServeCommand: Command {
         // Removed first: a host that looks now starts a relay of its own rather than use this one.
         if let record, DetachedRelay.readRecord(at: record)?.pid == getpid() { unlink(record) }
         server.stop()
+        await cluster?.stop()
         let statistics = server.statistics
         printError("serve: stopped by \(signal); \(statistics.connectionsAccepted) connections, \(statistics.framesReceived) frames, "
             + "\(statistics.datagramsRouted) datagrams routed, \(statistics.timeRequestsAnswered) time probes, \(statistics.offendersDropped) offenders dropped")
         return 0
+    }
+
+    /// `--cluster`'s URL; the error never repeats what was given, which may hold a secret.
+    static func parseCluster(_ text: String) throws(CLIError) -> NATSURL {
+        do {
+            return try NATSURL(parsing: text)
+        } catch {
+            throw .usage("--cluster wants nats://[USER:PASS@]HOST:PORT[,HOST:PORT...] or nats://TOKEN@HOST:PORT")
+        }
     }
 
     /// The relay's session clock as `--session-epoch` names it: `random` (the default) starts it at

@@ -32,4 +32,7 @@ public struct RelayFaultCode: RawRepresentable, Sendable, Hashable {
     /// The participant's identity is not the one its public key certifies, or its own signature
     /// did not verify (a resumption by someone other than the participant).
     public static let wrongIdentity = RelayFaultCode(rawValue: 11)
+    /// The relay cannot take this now: its cluster (NATS) is unreachable; try again later
+    /// (issue 16).
+    public static let unavailable = RelayFaultCode(rawValue: 12)
 }

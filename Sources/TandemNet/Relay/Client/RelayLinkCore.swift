@@ -507,6 +507,7 @@ struct RelayLinkCore: Sendable {
         case .attachmentNotFound: RelayError(.attachmentNotFound, fault.text)
         case .versionMismatch: RelayError(.versionMismatch, fault.text)
         case .wrongIdentity: RelayError(.wrongIdentity, fault.text)
+        case .unavailable: RelayError(.unreachable, "the relay's cluster is unavailable: \(fault.text)")
         default: RelayError(.protocolViolation, fault.text)
         }
     }

@@ -17,6 +17,8 @@ extension RelayCore {
         guard RelayAuthenticator.isIdentity(hello.participant.id, of: hello.participant.publicKey) else {
             return refuse(connection, RelayFault(.wrongIdentity, "participant \(hello.participant.id.uuidString) is not the identity of its public key"))
         }
+        // Cluster hook: a session this relay has not loaded waits for its log's replay.
+        if let waiting = clusterAwaitSession(connection, hello) { return waiting }
         let session = sessions[hello.sessionID]
         if hello.resume {
             guard let session else {
@@ -82,6 +84,8 @@ extension RelayCore {
                 return refuse(connection, wrongSecret)
             }
             guard signedByParticipant(participantSignature) else { return refuse(connection, wrongIdentity) }
+            // Cluster hook: the creation goes through the log.
+            if cluster != nil { return clusterAdmit(connection, hello, verifier: verifier, at: now) }
             // Another creator may have made the session since the challenge: the same verifier,
             // proven by a signature it checks, joins it.
             if let registered = sessions[hello.sessionID]?.key {
@@ -117,6 +121,8 @@ extension RelayCore {
     /// while their outboxes grow would make each append copy a whole outbox.
     private mutating func admit(_ connection: RelayConnectionID, _ hello: RelayHello, created: Bool, at now: Int64) -> [RelayDirective] {
         let sessionID = hello.sessionID
+        // Cluster hook: the admission goes through the log.
+        if cluster != nil { return clusterAdmit(connection, hello, verifier: nil, at: now) }
         guard let others = sessions[sessionID]?.order, let state = connections[connection] else { return [] }
         let id = hello.participant.id
         if hello.resume {

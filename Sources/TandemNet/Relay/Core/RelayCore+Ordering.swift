@@ -35,8 +35,13 @@ extension RelayCore {
     /// A snapshot must reflect an order below the one it gets (an honest proposer has seen only
     /// orders already given): otherwise it is malformed, nothing is ordered, and the connection
     /// is dropped as a protocol violation, as for any frame the relay cannot take.
+    ///
+    /// `stamped` gives the ordering and effective instants a clustered relay stamped when it
+    /// submitted the proposal (`RelayCore+Cluster.swift`); the effective one never precedes the
+    /// last, as here.
     mutating func order(_ body: [UInt8], retention: OrderedRetention, from key: ParticipantKey,
-                        on connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
+                        on connection: RelayConnectionID, at now: Int64,
+                        stamped: (orderedAt: Int64, effectiveAt: Int64)? = nil) -> [RelayDirective] {
         guard let nextOrder = sessions[key.session]?.nextOrder, let lastEffectiveAt = sessions[key.session]?.lastEffectiveAt,
               let before = sessions[key.session]?.orderedHistory.bodyBytes else { return [] }
         if let reflecting = retention.reflectedOrder, reflecting >= nextOrder {
@@ -44,10 +49,11 @@ extension RelayCore {
                 .protocolViolation, "a snapshot at order \(nextOrder) cannot reflect order \(reflecting)"), at: now)
         }
         let lead = orderingLead(in: key.session)
-        let (wanted, overflow) = now.addingReportingOverflow(lead)
+        let (computed, overflow) = now.addingReportingOverflow(lead)
+        let wanted = stamped?.effectiveAt ?? computed
         let entry = RelayOrderedEntry(
-            sender: key.participant, order: nextOrder, orderedAt: now,
-            effectiveAt: max(overflow ? .max : wanted, lastEffectiveAt), retention: retention, body: body)
+            sender: key.participant, order: nextOrder, orderedAt: stamped?.orderedAt ?? now,
+            effectiveAt: max(overflow && stamped == nil ? .max : wanted, lastEffectiveAt), retention: retention, body: body)
         sessions[key.session]?.nextOrder += 1
         sessions[key.session]?.lastEffectiveAt = entry.effectiveAt
         // In place: the history grows at the cost of one entry, not of everything it holds.

@@ -30,6 +30,8 @@ extension RelayCore {
                 return drop(connection, fault: RelayFault(.protocolViolation, "frame \(frame.typeName) after joining"), at: now)
             }
         }
+        // Cluster hook: the frame goes through the log.
+        if cluster != nil { return clusterHandle(frame, sequence: sequence, from: key, on: connection, at: now) }
         // A frame sent again after a resumption that had already arrived: drop it.
         if sequence <= received { return [] }
         guard sequence == received + 1 else {
@@ -47,7 +49,7 @@ extension RelayCore {
         return directives
     }
 
-    private mutating func route(_ frame: RelayFrame, sequence: UInt64, from key: ParticipantKey,
+    mutating func route(_ frame: RelayFrame, sequence: UInt64, from key: ParticipantKey,
                                 on connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
         // What routing reads of the session is taken out first; no copy of the session lives on
         // while the outboxes in it grow.
@@ -125,7 +127,7 @@ extension RelayCore {
         return directives
     }
 
-    private mutating func outcome(to key: ParticipantKey, request: UInt64, _ fault: RelayFault?) -> [RelayDirective] {
+    mutating func outcome(to key: ParticipantKey, request: UInt64, _ fault: RelayFault?) -> [RelayDirective] {
         broadcast(in: key.session, to: [key.participant]) { .outcome(sequence: $0, request: request, fault: fault) }
     }
 

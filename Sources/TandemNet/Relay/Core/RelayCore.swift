@@ -44,6 +44,8 @@ public struct RelayCore: Sendable {
     public var shellBytes = 0
     /// How often each limit has refused or cut something.
     public internal(set) var limitCounts = RelayLimitCounts()
+    /// Cluster mode's state (issue 16, `RelayCore+Cluster.swift`); nil on a single relay.
+    var cluster: RelayClusterState?
 
     /// A participant by session and identity.
     struct ParticipantKey: Sendable, Hashable {
@@ -138,6 +140,8 @@ public struct RelayCore: Sendable {
         sessions[session]?.participants[participant]?.disconnectedAt = now
         sessions[session]?.participants[participant]?.grace =
             byPeer ? min(configuration.closedGracePeriod, configuration.gracePeriod) : configuration.gracePeriod
+        // Cluster hook: the others hear of it through the log.
+        if cluster != nil { return clusterClosed(ParticipantKey(session: session, participant: participant), byPeer: byPeer, on: connection) }
         guard byPeer, let others = sessions[session]?.order.filter({ $0 != participant }) else { return [] }
         sessions[session]?.participants[participant]?.away = true
         return broadcast(in: session, to: others, at: now) { .participantAway(sequence: $0, id: participant, away: true) }
@@ -263,6 +267,8 @@ public struct RelayCore: Sendable {
             sessions[key.session]?.participants[key.participant]?.datagramAddress = source
             return [.bindDatagrams(RelayToken(tokenBytes), source), .answerDatagram(source, .registered(token: tokenBytes))]
         case let .unreliable(tokenBytes, recipients, body):
+            // Cluster hook: the other relays' recipients too.
+            if cluster != nil { return clusterRouteDatagram(tokenBytes, recipients, body, from: source, at: now) }
             return routeDatagram(tokenBytes, recipients, body, from: source, at: now)
         case .cookie, .registered, .delivery:
             return []
@@ -289,7 +295,7 @@ public struct RelayCore: Sendable {
         return key
     }
 
-    private mutating func routeDatagram(_ tokenBytes: [UInt8], _ recipients: RelayRecipientList, _ body: [UInt8],
+    mutating func routeDatagram(_ tokenBytes: [UInt8], _ recipients: RelayRecipientList, _ body: [UInt8],
                                         from source: SocketAddress?, at now: Int64) -> [RelayDirective] {
         guard let key = tokens[RelayToken(tokenBytes)],
               let sender = sessions[key.session]?.participants[key.participant],
@@ -372,7 +378,9 @@ public struct RelayCore: Sendable {
             sessions[key.session]?.participants[key.participant]?.datagramAddress = nil
             directives.append(.forgetToken(token))
         }
-        for key in expired { directives += remove(key) }
+        // Cluster hook: removals and delivery cursors go through the log.
+        for key in expired { directives += cluster == nil ? remove(key) : clusterDepart(key) }
+        if cluster != nil { directives += clusterTick(at: now) }
         while endedHead < endedOrder.count {
             if let ended = endedSessions[endedOrder[endedHead]], now - ended.at < configuration.endedMemory { break }
             forgetOldestEnded()
@@ -450,7 +458,9 @@ public struct RelayCore: Sendable {
         connections[connection]?.phase = .closing
         var directives: [RelayDirective] = [.send(connection, .error(fault)), .close(connection)]
         if case let .joined(session, participant) = state.phase {
-            directives += remove(ParticipantKey(session: session, participant: participant), closing: false)
+            let key = ParticipantKey(session: session, participant: participant)
+            // Cluster hook: the removal goes through the log.
+            directives += cluster == nil ? remove(key, closing: false) : clusterDepart(key)
         }
         return directives
     }
@@ -493,8 +503,13 @@ public struct RelayCore: Sendable {
         account(sessionID, outcome.added)
         if let now { spendFanout(sessionID, deliveries: directives.count, bytes: outcome.bytes, at: now) }
         for id in outcome.overflowing {
-            limitCounts.outbox += 1
             let key = ParticipantKey(session: sessionID, participant: id)
+            // Cluster hook: only the participant's own relay removes it, through the log.
+            if cluster != nil {
+                directives += clusterOverflow(key)
+                continue
+            }
+            limitCounts.outbox += 1
             if let connection = sessions[sessionID]?.participants[id]?.connection {
                 directives += [.send(connection, .error(RelayFault(.disconnected, "too far behind: \(configuration.maximumOutboxFrames) frames or \(configuration.maximumOutboxBytes) bytes unacknowledged")))]
             }

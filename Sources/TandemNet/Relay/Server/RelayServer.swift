@@ -43,6 +43,9 @@ public final class RelayServer: @unchecked Sendable {
     /// Set while `accept` is backed off after failing for want of descriptors or memory.
     private var acceptPausedUntil: Int64?
     private var paused: Set<RelayConnectionID> = []
+    /// Cluster hook (issue 16, `ClusterRelay`): set before `start()`, called on the loop with
+    /// what a clustered core submits to NATS.
+    var clusterOutput: (@Sendable (RelayClusterOutput) -> Void)?
 
     /// How long a closing connection may take to be read to its end before it is cut.
     private static let closingLimit: Int64 = 2_000_000_000
@@ -404,6 +407,8 @@ public final class RelayServer: @unchecked Sendable {
     }
 
     private func perform(_ directives: [RelayDirective]) {
+        // Cluster hook: what the core submitted goes to NATS (nothing on a single relay).
+        if let clusterOutput, core.isClustered { takeClusterOutput(clusterOutput) }
         let configuration = core.configuration
         for directive in directives {
             switch directive {
@@ -446,6 +451,25 @@ public final class RelayServer: @unchecked Sendable {
                 updateInterest(connection, writing: !connection.output.isEmpty)
             }
         }
+    }
+}
+
+// MARK: Cluster hooks (issue 16; `ClusterRelay` in Sources/TandemNet/Cluster). The cluster part's:
+// this block, `clusterOutput` and the one line marked "cluster hook" in `perform`.
+
+extension RelayServer {
+    /// Runs `body` on the loop with the core and the loop's time (before `start()`, it runs
+    /// first thing once started); its directives are carried out and written.
+    func withCore(_ body: @escaping @Sendable (inout RelayCore, Int64) -> [RelayDirective]) {
+        loop.execute { [self] in
+            perform(body(&core, clock.now()))
+            flushDirty()
+        }
+    }
+
+    private func takeClusterOutput(_ carry: @Sendable (RelayClusterOutput) -> Void) {
+        let output = core.takeClusterOutput()
+        if !output.isEmpty { carry(output) }
     }
 }
 

@@ -1,0 +1,358 @@
+import Foundation
+import Synchronization
+import TandemWire
+
+/// Why a relay could not join its cluster.
+public struct ClusterRelayError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, with the cluster's address as `NATSURL` prints it (secrets masked).
+    public let reason: String
+    /// An error saying `reason`.
+    public init(_ reason: String) { self.reason = reason }
+    /// The reason.
+    public var description: String { reason }
+}
+
+/// A `RelayServer` in a cluster of relays that share sessions through NATS JetStream
+/// (`tandem serve --cluster URL`, issue 16).
+///
+/// Each session has a subject, `tandem.s.<shard>.<session>`, in one of `streamCount` streams
+/// (`TANDEM_SESSIONS_<shard>`, the shard a hash of the session's identity), replicated over the
+/// NATS cluster. The relay's core, in cluster mode, submits each event that changes a session as
+/// a `ClusterLogEntry`; this shell appends them in batches, one publish at a time per session,
+/// with the expected last subject sequence (compare-and-set) and a message id, and follows each
+/// session it serves with an ordered consumer, handing every entry back to the core on the
+/// relay's loop in log order. A conflict means another relay appended first: the shell waits
+/// until its replica has applied what it missed, then publishes again. Datagrams cross on core
+/// NATS, `tandem.u.<session>`. Sealed bodies are carried as the relay received them.
+public final class ClusterRelay: @unchecked Sendable {
+    /// How many streams the sessions are spread over.
+    public static let streamCount = 3
+    /// The relay's number in the cluster's log (random).
+    public let relay: UInt64
+    /// The cluster's address (prints with its secret masked).
+    public let url: NATSURL
+    /// The relay it connects.
+    public let server: RelayServer
+
+    let connection: NATSConnection
+    let jetStream: JetStream
+    private let logs = Mutex<[UUID: ClusterSessionLog]>([:])
+    private let watcher = Mutex<Task<Void, Never>?>(nil)
+
+    private init(server: RelayServer, url: NATSURL, connection: NATSConnection, relay: UInt64) {
+        self.server = server
+        self.url = url
+        self.connection = connection
+        self.jetStream = JetStream(connection: connection)
+        self.relay = relay
+    }
+
+    /// The stream that holds `session`'s subject.
+    public static func stream(for session: UUID) -> String { "TANDEM_SESSIONS_\(shard(of: session))" }
+    /// `session`'s log subject.
+    public static func subject(for session: UUID) -> String { "tandem.s.\(shard(of: session)).\(session.uuidString.lowercased())" }
+    /// `session`'s datagram subject (core NATS).
+    public static func datagramSubject(for session: UUID) -> String { "tandem.u.\(session.uuidString.lowercased())" }
+    /// A session's shard: a hash of its identity that is the same in every process.
+    static func shard(of session: UUID) -> Int {
+        withUnsafeBytes(of: session.uuid) { bytes in Int(bytes.reduce(UInt32(2_166_136_261)) { ($0 ^ UInt32($1)) &* 16_777_619 } % UInt32(streamCount)) }
+    }
+
+    /// Connects `server` (made, not yet started) to the NATS cluster at `url`, makes sure the
+    /// session streams exist (`replicas` copies each; by default 3 when the server is in a
+    /// cluster, else 1) and puts the server's core in cluster mode. Throws, with one line, when
+    /// NATS cannot be reached or JetStream refuses. Start the server afterwards.
+    public static func connect(_ server: RelayServer, to url: NATSURL, replicas: Int? = nil,
+                               commitMargin: Int64 = 10_000_000) async throws(ClusterRelayError) -> ClusterRelay {
+        var configuration = NATSConfiguration()
+        configuration.name = "tandem-relay"
+        let connection: NATSConnection
+        do {
+            connection = try await NATSConnection.connect(to: url, configuration: configuration)
+        } catch {
+            throw ClusterRelayError("cannot reach the NATS cluster at \(url): \(error.reason)")
+        }
+        guard connection.serverInfo?.jetStream != false else {
+            await connection.close()
+            throw ClusterRelayError("the NATS server at \(url) has no JetStream (start it with -js)")
+        }
+        let copies = replicas ?? (connection.serverInfo?.cluster == nil ? 1 : 3)
+        let cluster = ClusterRelay(server: server, url: url, connection: connection, relay: UInt64.random(in: 1..<UInt64.max))
+        do {
+            try await cluster.ensureStreams(replicas: copies)
+        } catch {
+            await connection.close()
+            throw ClusterRelayError("JetStream at \(url) refused the session streams: \(error)")
+        }
+        let relay = cluster.relay
+        server.withCore { core, _ in
+            core.enableCluster(relay: relay, commitMargin: commitMargin)
+            return []
+        }
+        server.clusterOutput = { [weak cluster] output in cluster?.carry(output) }
+        cluster.watchConnection()
+        return cluster
+    }
+
+    /// Creates the session streams, waiting (at most 20 s) for their leaders.
+    private func ensureStreams(replicas: Int) async throws(JetStreamError) {
+        let deadline = ContinuousClock.now + .seconds(20)
+        for shard in 0..<Self.streamCount {
+            let configuration = JetStreamStreamConfiguration(
+                name: "TANDEM_SESSIONS_\(shard)", subjects: ["tandem.s.\(shard).*"], storage: .file, replicas: replicas,
+                maximumMessageSize: 1024 * 1024, duplicateWindow: 120_000_000_000, allowDirect: true)
+            while true {
+                do {
+                    let info = try await jetStream.createStream(configuration)
+                    if replicas == 1 || info.cluster?.leader != nil { break }
+                } catch where error.kind == .streamNameInUse {
+                    break
+                } catch {
+                    if ContinuousClock.now > deadline { throw error }
+                }
+                if ContinuousClock.now > deadline { break }
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
+    /// Tells the core when NATS goes and comes back.
+    private func watchConnection() {
+        let events = connection.events()
+        let server = self.server
+        watcher.withLock {
+            $0 = Task {
+                for await event in events {
+                    switch event {
+                    case .disconnected:
+                        server.withCore { core, _ in core.setClusterAvailable(false); return [] }
+                    case .connected, .reconnected:
+                        server.withCore { core, _ in core.setClusterAvailable(true); return [] }
+                    case .closed:
+                        server.withCore { core, _ in core.setClusterAvailable(false); return [] }
+                        return
+                    case .serverError:
+                        break
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stops following every session and closes the connection to NATS (stop the server first).
+    public func stop() async {
+        watcher.withLock { $0?.cancel() }
+        let all = logs.withLock { logs in
+            defer { logs.removeAll() }
+            return Array(logs.values)
+        }
+        for log in all { log.stop() }
+        await connection.close()
+    }
+
+    /// What the core submitted, on the relay's loop: quick, it only queues.
+    func carry(_ output: RelayClusterOutput) {
+        for session in output.follow { log(for: session).follow() }
+        var grouped: [UUID: [ClusterLogEntry]] = [:]
+        var order: [UUID] = []
+        for entry in output.entries {
+            if grouped[entry.session] == nil { order.append(entry.session) }
+            grouped[entry.session, default: []].append(entry)
+        }
+        for session in order { log(for: session).append(grouped[session]!) }
+        for datagram in output.datagrams {
+            let subject = Self.datagramSubject(for: datagram.session)
+            let payload = ClusterLogCodec.encode(datagram)
+            let connection = self.connection
+            Task { try? await connection.publish(subject, payload: payload) }
+        }
+    }
+
+    private func log(for session: UUID) -> ClusterSessionLog {
+        logs.withLock { logs in
+            if let log = logs[session] { return log }
+            let log = ClusterSessionLog(session: session, cluster: self)
+            logs[session] = log
+            return log
+        }
+    }
+}
+
+/// One session's log as one relay sees it: the consumer that feeds its replica, and the
+/// publisher of what the relay submits, one batch in flight at a time.
+final class ClusterSessionLog: @unchecked Sendable {
+    let session: UUID
+    let stream: String
+    let subject: String
+    private unowned let cluster: ClusterRelay
+    private let state = Mutex(State())
+
+    struct State {
+        /// The subject sequence of the last message handed to the core.
+        var consumed: UInt64 = 0
+        /// The subject sequence of this relay's last stored batch.
+        var lastOwn: UInt64 = 0
+        var queue: [ClusterLogEntry] = []
+        var publishing = false
+        var following = false
+        var batches: UInt64 = 0
+        var tasks: [Task<Void, Never>] = []
+        var consumer: JetStreamOrderedConsumer?
+    }
+
+    /// The most bytes of entries one message carries (under nats-server's 1 MiB default).
+    static let batchBytes = 900 * 1024
+
+    init(session: UUID, cluster: ClusterRelay) {
+        self.session = session
+        self.cluster = cluster
+        stream = ClusterRelay.stream(for: session)
+        subject = ClusterRelay.subject(for: session)
+    }
+
+    func stop() {
+        let (tasks, consumer) = state.withLock { ($0.tasks, $0.consumer) }
+        consumer?.stop()
+        for task in tasks { task.cancel() }
+    }
+
+    /// Replays the log from its start, follows it, and tells the core once the replica has
+    /// applied everything the log held when asked.
+    func follow() {
+        guard state.withLock({ state in
+            defer { state.following = true }
+            return !state.following
+        }) else { return }
+        let task = Task { [self] in
+            let server = cluster.server
+            let session = self.session
+            let jetStream = cluster.jetStream
+            await subscribeDatagrams()
+            var end: UInt64 = 0
+            for _ in 0..<150 {
+                do throws(JetStreamError) {
+                    end = try await jetStream.lastMessage(stream: stream, subject: subject).sequence
+                    break
+                } catch where error.kind == .messageNotFound {
+                    end = 0
+                    break
+                } catch {
+                    if Task.isCancelled { return }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            var loaded = false
+            func announce() {
+                loaded = true
+                server.withCore { core, now in core.onClusterSessionLoaded(session, at: now) }
+            }
+            if end == 0 { announce() }
+            let consumer = jetStream.orderedConsumer(stream: stream, subject: subject, from: 1)
+            state.withLock { $0.consumer = consumer }
+            do {
+                for try await message in consumer {
+                    let entries: [ClusterLogEntry]
+                    do {
+                        entries = try ClusterLogCodec.decode(message.payload)
+                    } catch {
+                        // Not ours (or a newer version's): skipped, the same on every relay of this build.
+                        entries = []
+                    }
+                    let sequence = message.sequence
+                    server.withCore { core, now in
+                        var directives: [RelayDirective] = []
+                        for entry in entries where entry.session == session { directives += core.applyCluster(entry, at: now) }
+                        return directives
+                    }
+                    state.withLock { $0.consumed = max($0.consumed, sequence) }
+                    if !loaded, sequence >= end { announce() }
+                }
+            } catch {
+                // The consumer ended with the connection; nothing more to apply.
+            }
+        }
+        state.withLock { $0.tasks.append(task) }
+    }
+
+    private func subscribeDatagrams() async {
+        let server = cluster.server
+        _ = try? await cluster.connection.subscribe(to: ClusterRelay.datagramSubject(for: session)) { message in
+            guard let datagram = try? ClusterLogCodec.decodeDatagram(message.payload) else { return }
+            server.withCore { core, now in core.onClusterDatagram(datagram, at: now) }
+        }
+    }
+
+    /// Queues `entries` for the log; one publisher per session appends them in order.
+    func append(_ entries: [ClusterLogEntry]) {
+        let start = state.withLock { state in
+            state.queue += entries
+            defer { state.publishing = true }
+            return !state.publishing
+        }
+        guard start else { return }
+        let task = Task { [self] in await publishAll() }
+        state.withLock { $0.tasks.append(task) }
+    }
+
+    private func nextBatch() -> (entries: [ClusterLogEntry], id: String)? {
+        state.withLock { state in
+            guard !state.queue.isEmpty else {
+                state.publishing = false
+                // Finished tasks need not be kept.
+                state.tasks.removeAll { $0.isCancelled }
+                return nil
+            }
+            var bytes = 0
+            var count = 0
+            for entry in state.queue {
+                let size = entry.encodedSizeEstimate
+                if count > 0, bytes + size > Self.batchBytes || count >= ClusterLogCodec.maximumBatch { break }
+                bytes += size
+                count += 1
+            }
+            let batch = Array(state.queue.prefix(count))
+            state.queue.removeFirst(count)
+            state.batches += 1
+            return (batch, "\(String(cluster.relay, radix: 16))-\(state.batches)-\(session.uuidString.prefix(8))")
+        }
+    }
+
+    private func publishAll() async {
+        let jetStream = cluster.jetStream
+        let server = cluster.server
+        while let (batch, id) = nextBatch() {
+            let payload = ClusterLogCodec.encode(batch)
+            var retriedConflict = false
+            var conflicts = 0
+            while true {
+                let expected = state.withLock { max($0.consumed, $0.lastOwn) }
+                let options = JetStreamPublishOptions(messageID: id, expectedLastSubjectSequence: expected, expectedStream: stream,
+                                                      retryWindow: .seconds(15), mayHaveBeenStored: retriedConflict)
+                do throws(JetStreamError) {
+                    let ack = try await jetStream.publish(subject, payload: payload, options: options)
+                    state.withLock { $0.lastOwn = max($0.lastOwn, ack.sequence) }
+                    break
+                } catch where error.kind == .wrongLastSequence && conflicts < 100 {
+                    // Another relay appended first: apply what it appended, then try again.
+                    conflicts += 1
+                    retriedConflict = true
+                    await awaitReplica()
+                } catch {
+                    let reason = "\(error)"
+                    server.withCore { core, now in core.onClusterPublishFailed(batch, reason: reason, at: now) }
+                    break
+                }
+                if Task.isCancelled { return }
+            }
+        }
+    }
+
+    /// Waits (at most 5 s) until the replica has applied the subject's last message.
+    private func awaitReplica() async {
+        let end = (try? await cluster.jetStream.lastMessage(stream: stream, subject: subject).sequence) ?? 0
+        let deadline = ContinuousClock.now + .seconds(5)
+        while state.withLock({ $0.consumed }) < end, ContinuousClock.now < deadline, !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+    }
+}

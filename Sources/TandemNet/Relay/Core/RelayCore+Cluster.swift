@@ -1,0 +1,455 @@
+import Foundation
+import TandemWire
+
+/// What a clustered core asks its shell to carry to NATS, taken with `takeClusterOutput()`.
+public struct RelayClusterOutput: Sendable {
+    /// Entries to append to their sessions' logs, in the order they were made.
+    public var entries: [ClusterLogEntry] = []
+    /// Datagrams for the other relays' participants (core NATS).
+    public var datagrams: [ClusterDatagram] = []
+    /// Sessions this relay does not hold and was asked for: replay each from its log, follow it,
+    /// then call `onClusterSessionLoaded`.
+    public var follow: [UUID] = []
+
+    /// Whether there is nothing to carry.
+    public var isEmpty: Bool { entries.isEmpty && datagrams.isEmpty && follow.isEmpty }
+}
+
+/// A clustered core's own state: what it has submitted and not yet seen applied, the
+/// connections waiting for their admission to come back from the log, the sessions it follows.
+struct RelayClusterState: Sendable {
+    /// This relay in the entries it appends.
+    let relay: UInt64
+    /// How far ahead of the ordering instant an effective instant is put beyond the lead, to
+    /// cover a JetStream commit and the fan-out on the other relays.
+    let commitMargin: Int64
+    /// Whether NATS is reachable: while not, nobody new is admitted.
+    var available = true
+    var output = RelayClusterOutput()
+    /// The last sequence number of each local participant's frames submitted to the log.
+    var submitted: [RelayCore.ParticipantKey: UInt64] = [:]
+    /// Connections whose admission (`joined` or `resumed`) is on its way through the log.
+    var joining: [RelayConnectionID: RelayHello] = [:]
+    /// Sessions whose log this relay has replayed and follows.
+    var loaded: Set<UUID> = []
+    /// Hellos for sessions being replayed, answered once they are loaded.
+    var loading: [UUID: [(RelayConnectionID, RelayHello)]] = [:]
+    /// Local participants whose removal was submitted.
+    var departing: Set<RelayCore.ParticipantKey> = []
+    /// The cursor last submitted for each local participant.
+    var cursors: [RelayCore.ParticipantKey: UInt64] = [:]
+    /// When cursors were last submitted.
+    var lastCursors: Int64 = .min
+}
+
+/// Cluster mode (issue 16): the session is a deterministic function of its log.
+///
+/// A clustered core never changes a session on the strength of a local event alone. Each event
+/// that changes a session becomes a `ClusterLogEntry` for the shell to append to the session's
+/// JetStream subject; every relay following the session, this one included, applies the entries
+/// in log order (`applyCluster`), and only then do frames go out. What stays local: handshakes
+/// (checked against the replica's verifier and keys), flood control, acknowledgements to the
+/// relay's own connections, datagram registrations, and the connections themselves. A remote
+/// participant is held like a connected one without a connection here: its outbox is numbered
+/// as on its own relay, so that it can resume on any relay.
+extension RelayCore {
+    /// How often local participants' delivery cursors go to the log at most.
+    static let clusterCursorInterval: Int64 = 1_000_000_000
+    /// The connection an applied entry names when its participant has none on this relay:
+    /// directives to it are dropped by the shell.
+    static let clusterAbsentConnection = RelayConnectionID(.max)
+
+    /// Turns on cluster mode, as relay `relay` (a random number, unique in the cluster), with
+    /// `commitMargin` ns added to each ordering lead. Before the first event.
+    public mutating func enableCluster(relay: UInt64, commitMargin: Int64 = 10_000_000) {
+        cluster = RelayClusterState(relay: relay, commitMargin: commitMargin)
+    }
+
+    /// Whether the core runs in cluster mode.
+    public var isClustered: Bool { cluster != nil }
+
+    /// The relay's number in cluster mode.
+    public var clusterRelay: UInt64? { cluster?.relay }
+
+    /// Whether NATS is reachable, as the shell last said.
+    public var isClusterAvailable: Bool { cluster?.available ?? false }
+
+    /// What waits to go to NATS; the shell calls this after each event.
+    public mutating func takeClusterOutput() -> RelayClusterOutput {
+        guard let output = cluster?.output, !output.isEmpty else { return RelayClusterOutput() }
+        cluster?.output = RelayClusterOutput()
+        return output
+    }
+
+    /// The last log position a session's replica has applied, as the shell keeps it; not the
+    /// core's business, but the replica's sessions are: whether `session` exists here.
+    public func holdsSession(_ session: UUID) -> Bool { sessions[session] != nil }
+
+    /// NATS went away (`false`) or came back: while away, nobody new is admitted, with the
+    /// fault `unavailable`.
+    public mutating func setClusterAvailable(_ available: Bool) {
+        cluster?.available = available
+    }
+
+    /// `session`'s log has been replayed to its end: the hellos that waited for it are answered.
+    public mutating func onClusterSessionLoaded(_ session: UUID, at now: Int64) -> [RelayDirective] {
+        guard cluster != nil else { return [] }
+        cluster?.loaded.insert(session)
+        let waiting = cluster?.loading.removeValue(forKey: session) ?? []
+        var directives: [RelayDirective] = []
+        for (connection, hello) in waiting {
+            guard case .greeting? = connections[connection]?.phase else { continue }
+            directives += greet(connection, .hello(hello), at: now)
+        }
+        return directives
+    }
+
+    /// The shell could not append `entries` (NATS stayed away past the retry window): waiting
+    /// admissions are refused as unavailable, and a local participant whose frames were lost is
+    /// disconnected so that it resumes and sends them again.
+    public mutating func onClusterPublishFailed(_ entries: [ClusterLogEntry], reason: String, at now: Int64) -> [RelayDirective] {
+        guard let relay = cluster?.relay else { return [] }
+        let fault = RelayFault(.unavailable, "the relay cluster is unavailable: \(reason)")
+        var directives: [RelayDirective] = []
+        for entry in entries where entry.relay == relay {
+            let key = ParticipantKey(session: entry.session, participant: entry.participant)
+            switch entry.event {
+            case .joined, .resumed:
+                let connection = RelayConnectionID(entry.connection)
+                if cluster?.joining.removeValue(forKey: connection) != nil { directives += refuse(connection, fault) }
+            case .frame:
+                cluster?.submitted[key] = nil
+                if let connection = sessions[key.session]?.participants[key.participant]?.connection,
+                   case .joined? = connections[connection]?.phase {
+                    connections[connection]?.phase = .closing
+                    directives += [.send(connection, .error(fault)), .close(connection)]
+                }
+            case .departed:
+                cluster?.departing.remove(key)
+            case .away, .cursor:
+                break
+            }
+        }
+        return directives
+    }
+
+    // MARK: Local events become entries
+
+    /// Appends an entry of `session` from `connection` to what goes to the log.
+    private mutating func submit(_ session: UUID, _ event: ClusterLogEntry.Event, from connection: RelayConnectionID) {
+        guard let relay = cluster?.relay else { return }
+        cluster?.output.entries.append(ClusterLogEntry(session: session, relay: relay, connection: connection.value, event: event))
+    }
+
+    /// A sequenced frame from a local participant: checked as the relay always checks it, then
+    /// submitted; it takes effect when applied.
+    mutating func clusterHandle(_ frame: RelayFrame, sequence: UInt64, from key: ParticipantKey, on connection: RelayConnectionID,
+                                at now: Int64) -> [RelayDirective] {
+        let received = sessions[key.session]?.participants[key.participant]?.received ?? 0
+        let last = max(received, cluster?.submitted[key] ?? 0)
+        // Sent again after a resumption: already on its way, or applied.
+        if sequence <= last { return [] }
+        guard sequence == last + 1 else {
+            return drop(connection, fault: RelayFault(.protocolViolation, "sequence \(sequence) after \(last)"), at: now)
+        }
+        var orderedAt: Int64 = 0
+        var effectiveAt: Int64 = 0
+        switch frame {
+        case .message, .attachmentAdd, .attachmentChunk, .attachmentRemove, .loadRequest, .leave, .end:
+            break
+        case .proposal:
+            orderedAt = now
+            let (wanted, overflow) = now.addingReportingOverflow(orderingLead(in: key.session) &+ (cluster?.commitMargin ?? 0))
+            effectiveAt = overflow ? .max : wanted
+        default:
+            return drop(connection, fault: RelayFault(.protocolViolation, "frame \(frame.typeName) is not for the relay"), at: now)
+        }
+        cluster?.submitted[key] = sequence
+        submit(key.session, .frame(participant: key.participant, frame: frame, orderedAt: orderedAt, effectiveAt: effectiveAt), from: connection)
+        return []
+    }
+
+    /// A proven hello (a join, a creation with `verifier`, or a resumption): submitted; the
+    /// welcome goes once it is applied.
+    mutating func clusterAdmit(_ connection: RelayConnectionID, _ hello: RelayHello, verifier: [UInt8]?, at now: Int64) -> [RelayDirective] {
+        guard cluster?.available == true else {
+            return refuse(connection, RelayFault(.unavailable, "the relay cluster is unavailable (NATS cannot be reached); try again"))
+        }
+        guard let token = connections[connection]?.token else { return [] }
+        cluster?.joining[connection] = hello
+        if hello.resume {
+            submit(hello.sessionID, .resumed(participant: hello.participant.id, received: hello.received), from: connection)
+        } else {
+            submit(hello.sessionID, .joined(participant: hello.participant, token: token.bytes, verifier: verifier, activity: hello.activity),
+                   from: connection)
+        }
+        return []
+    }
+
+    /// A hello for a session this relay has not loaded: it waits while the log is replayed.
+    /// Nil when the session is here (or its log was replayed and it is not there).
+    mutating func clusterAwaitSession(_ connection: RelayConnectionID, _ hello: RelayHello) -> [RelayDirective]? {
+        guard cluster != nil, sessions[hello.sessionID] == nil, cluster?.loaded.contains(hello.sessionID) == false else { return nil }
+        if cluster?.loading[hello.sessionID] == nil { cluster?.output.follow.append(hello.sessionID) }
+        cluster?.loading[hello.sessionID, default: []].append((connection, hello))
+        return []
+    }
+
+    /// A local participant's connection closed: the others hear of it through the log.
+    mutating func clusterClosed(_ key: ParticipantKey, byPeer: Bool, on connection: RelayConnectionID) -> [RelayDirective] {
+        if byPeer { submit(key.session, .away(participant: key.participant), from: connection) }
+        return []
+    }
+
+    /// A local participant is to be removed (dropped, too slow, gone past its grace period).
+    mutating func clusterDepart(_ key: ParticipantKey) -> [RelayDirective] {
+        guard cluster?.departing.insert(key).inserted == true else { return [] }
+        let connection = sessions[key.session]?.participants[key.participant]?.connection ?? RelayCore.clusterAbsentConnection
+        submit(key.session, .departed(participant: key.participant), from: connection)
+        return []
+    }
+
+    /// A recipient over its outbox cap: only the relay it is connected to removes it (the
+    /// replicas' outboxes shrink with the cursors, later than its own).
+    mutating func clusterOverflow(_ key: ParticipantKey) -> [RelayDirective] {
+        guard let connection = sessions[key.session]?.participants[key.participant]?.connection else { return [] }
+        let fault = RelayFault(.disconnected, "too far behind: \(configuration.maximumOutboxFrames) frames or \(configuration.maximumOutboxBytes) bytes unacknowledged")
+        return [.send(connection, .error(fault))] + clusterDepart(key)
+    }
+
+    /// The cursors of local participants, at most once a `clusterCursorInterval`.
+    mutating func clusterTick(at now: Int64) -> [RelayDirective] {
+        guard let last = cluster?.lastCursors, now - last >= RelayCore.clusterCursorInterval else { return [] }
+        cluster?.lastCursors = now
+        var advanced: [(ParticipantKey, UInt64, RelayConnectionID)] = []
+        for (sessionID, session) in sessions {
+            for (participantID, participant) in session.participants {
+                guard let connection = participant.connection else { continue }
+                let through = (participant.outbox.pending.first?.sequence ?? participant.outbox.nextSequence) - 1
+                let key = ParticipantKey(session: sessionID, participant: participantID)
+                if through > (cluster?.cursors[key] ?? 0) { advanced.append((key, through, connection)) }
+            }
+        }
+        for (key, through, connection) in advanced {
+            cluster?.cursors[key] = through
+            submit(key.session, .cursor(participant: key.participant, through: through), from: connection)
+        }
+        return []
+    }
+
+    /// An unreliable datagram from a local participant: to this relay's recipients as always,
+    /// and to the other relays' over core NATS.
+    mutating func clusterRouteDatagram(_ tokenBytes: [UInt8], _ recipients: RelayRecipientList, _ body: [UInt8],
+                                       from source: SocketAddress?, at now: Int64) -> [RelayDirective] {
+        guard let key = tokens[RelayToken(tokenBytes)],
+              let sender = sessions[key.session]?.participants[key.participant],
+              let connection = sender.connection,
+              let confirmed = sender.datagramsConfirmedAt,
+              now - confirmed <= configuration.datagramRegistrationLifetime,
+              source == nil || source == sender.datagramAddress,
+              connections[connection]?.bucket.take(RelayCoreConfiguration.cost(payload: body.count), at: now) == true,
+              sessions[key.session]?.fanout?.pausedUntil(at: now) == nil,
+              let relay = cluster?.relay else { return [] }
+        cluster?.output.datagrams.append(ClusterDatagram(session: key.session, relay: relay, sender: key.participant,
+                                                         recipients: recipients, body: body))
+        return localDatagrams(ClusterDatagram(session: key.session, relay: relay, sender: key.participant, recipients: recipients, body: body),
+                              at: now)
+    }
+
+    /// A datagram another relay received: to this relay's recipients with a fresh registration.
+    public mutating func onClusterDatagram(_ datagram: ClusterDatagram, at now: Int64) -> [RelayDirective] {
+        guard let relay = cluster?.relay, datagram.relay != relay else { return [] }
+        return localDatagrams(datagram, at: now)
+    }
+
+    private mutating func localDatagrams(_ datagram: ClusterDatagram, at now: Int64) -> [RelayDirective] {
+        guard let session = sessions[datagram.session], session.participants[datagram.sender] != nil else { return [] }
+        let lifetime = configuration.datagramRegistrationLifetime
+        let directives: [RelayDirective] = recipientIDs(datagram.recipients, in: session, excluding: datagram.sender).compactMap { id in
+            guard let recipient = session.participants[id], recipient.connection != nil,
+                  let since = recipient.datagramsConfirmedAt, now - since <= lifetime else { return nil }
+            return .sendDatagram(recipient.token, .delivery(sender: datagram.sender, body: datagram.body))
+        }
+        spendFanout(datagram.session, deliveries: directives.count, bytes: directives.count * datagram.body.count, at: now)
+        return directives
+    }
+
+    // MARK: Applying the log
+
+    /// Applies one entry of a session's log, in log order, at `now` on this relay's clock: the
+    /// replica changes exactly as every other relay's does, and the frames for this relay's own
+    /// connections go out. Entries that no longer hold (a join to a session gone, a frame of a
+    /// participant removed, a frame already applied) change nothing, the same everywhere.
+    public mutating func applyCluster(_ entry: ClusterLogEntry, at now: Int64) -> [RelayDirective] {
+        guard let relay = cluster?.relay else { return [] }
+        let key = ParticipantKey(session: entry.session, participant: entry.participant)
+        // The connection waiting on this relay for this admission, if it is still there.
+        var waiting: RelayConnectionID?
+        if entry.relay == relay, case .joined = entry.event {
+            waiting = claimWaiting(RelayConnectionID(entry.connection))
+        } else if entry.relay == relay, case .resumed = entry.event {
+            waiting = claimWaiting(RelayConnectionID(entry.connection))
+        }
+        switch entry.event {
+        case let .joined(participant, token, verifier, activity):
+            return applyJoin(key, participant, token: RelayToken(token), verifier: verifier, activity: activity, waiting: waiting, at: now)
+        case let .resumed(_, received):
+            return applyResume(key, received: received, waiting: waiting, at: now)
+        case let .frame(_, frame, orderedAt, effectiveAt):
+            if entry.relay == relay, let sequence = frame.sequence, cluster?.submitted[key] == sequence { cluster?.submitted[key] = nil }
+            return applyFrame(frame, from: key, orderedAt: orderedAt, effectiveAt: effectiveAt, at: now)
+        case .away:
+            guard let participant = sessions[key.session]?.participants[key.participant], !participant.away,
+                  let others = sessions[key.session]?.order.filter({ $0 != key.participant }) else { return [] }
+            sessions[key.session]?.participants[key.participant]?.away = true
+            return broadcast(in: key.session, to: others, at: now) { .participantAway(sequence: $0, id: key.participant, away: true) }
+        case .departed:
+            cluster?.departing.remove(key)
+            cluster?.submitted[key] = nil
+            cluster?.cursors[key] = nil
+            return remove(key)
+        case let .cursor(_, through):
+            guard let outbox = sessions[key.session]?.participants[key.participant]?.outbox else { return [] }
+            let before = outbox.bodyBytes
+            sessions[key.session]?.participants[key.participant]?.outbox.acknowledge(through: min(through, outbox.nextSequence - 1))
+            account(key.session, (sessions[key.session]?.participants[key.participant]?.outbox.bodyBytes ?? before) - before)
+            return []
+        }
+    }
+
+    private mutating func claimWaiting(_ connection: RelayConnectionID) -> RelayConnectionID? {
+        guard cluster?.joining.removeValue(forKey: connection) != nil, case .challenged? = connections[connection]?.phase else { return nil }
+        return connection
+    }
+
+    private mutating func applyJoin(_ key: ParticipantKey, _ participant: RelayParticipantEntry, token: RelayToken, verifier: [UInt8]?,
+                                    activity: [UInt8], waiting: RelayConnectionID?, at now: Int64) -> [RelayDirective] {
+        func refusal(_ fault: RelayFault) -> [RelayDirective] { waiting.map { refuse($0, fault) } ?? [] }
+        var created = false
+        if sessions[key.session] == nil {
+            guard let verifier else {
+                if let ended = endedSessions[key.session] { return refusal(RelayFault(.sessionEnded, ended.reason)) }
+                return refusal(RelayFault(.sessionNotFound, key.session.uuidString))
+            }
+            if let ended = endedSessions[key.session] { return refusal(RelayFault(.sessionEnded, ended.reason)) }
+            sessions[key.session] = RelaySessionState(id: key.session, key: verifier, activity: activity)
+            account(key.session, activity.count)
+            created = true
+            if let waiting, let host = connections[waiting]?.peerHost {
+                sessions[key.session]?.creatorAddress = host
+                sessionsByAddress[host, default: 0] += 1
+            }
+        } else if let verifier, let registered = sessions[key.session]?.key, !RelayAuthenticator.equal(verifier, registered) {
+            return refusal(RelayFault(.wrongSecret, key.session.uuidString))
+        }
+        guard let others = sessions[key.session]?.order else { return [] }
+        guard sessions[key.session]?.participants[key.participant] == nil else {
+            return refusal(RelayFault(.protocolViolation, "participant \(key.participant.uuidString) is already in the session"))
+        }
+        guard others.count < min(configuration.maximumParticipants, RelayWireLimits.maximumParticipants) else {
+            return refusal(RelayFault(.limitReached, "the session holds \(configuration.maximumParticipants) participants"))
+        }
+        let id = key.participant
+        sessions[key.session]?.order.append(id)
+        account(key.session, -(sessions[key.session]?.forgetFormer(id) ?? 0))
+        sessions[key.session]?.participants[id] = RelaySessionState.Participant(entry: participant, token: token, connection: waiting)
+        sessions[key.session]?.participants[id]?.lastAcknowledgement = AcknowledgementSchedule.start(id, at: now,
+                                                                                                     interval: configuration.acknowledgementInterval)
+        tokens[token] = key
+        var directives: [RelayDirective] = []
+        if let waiting, let session = sessions[key.session] {
+            connections[waiting]?.phase = .joined(session: key.session, participant: id)
+            unauthenticated.remove(waiting)
+            let welcome = RelayWelcomeFrame(
+                sessionID: session.id, created: created, resumed: false, received: 0, token: token.bytes,
+                activity: session.activity, participants: session.welcomeList,
+                attachmentCount: session.attachmentOrder.count, orderedHistoryCount: session.orderedHistory.count)
+            directives.append(.send(waiting, .welcome(welcome)))
+            for attachmentID in session.attachmentOrder {
+                if let attachment = session.attachments[attachmentID] { directives.append(.send(waiting, .journalEntry(attachment.entry))) }
+            }
+            directives += historyFrames(of: session, to: waiting)
+            directives.append(probe(waiting, at: now))
+        }
+        return directives + broadcast(in: key.session, to: others) { .participantJoined(sequence: $0, participant: participant) }
+    }
+
+    private mutating func applyResume(_ key: ParticipantKey, received: UInt64, waiting: RelayConnectionID?, at now: Int64) -> [RelayDirective] {
+        guard var participant = sessions[key.session]?.participants[key.participant] else {
+            return waiting.map { refuse($0, RelayFault(.disconnected, "participant \(key.participant.uuidString) was gone longer than the grace period")) } ?? []
+        }
+        var directives: [RelayDirective] = []
+        // Its connection here, if it had one (a resumption elsewhere or over a half-open one).
+        if let old = participant.connection, old != waiting {
+            connections[old]?.phase = .closing
+            directives += [.send(old, .error(RelayFault(.disconnected, "replaced by a newer connection"))), .close(old)]
+        }
+        let before = participant.outbox.bodyBytes
+        participant.connection = waiting
+        participant.disconnectedAt = nil
+        let wasAway = participant.away
+        participant.away = false
+        participant.outbox.acknowledge(through: min(received, participant.outbox.nextSequence - 1))
+        participant.acknowledged = participant.received
+        let pending = Array(participant.outbox.pending)
+        let after = participant.outbox.bodyBytes
+        sessions[key.session]?.participants[key.participant] = participant
+        account(key.session, after - before)
+        cluster?.departing.remove(key)
+        cluster?.submitted[key] = nil
+        if let waiting {
+            connections[waiting]?.phase = .joined(session: key.session, participant: key.participant)
+            unauthenticated.remove(waiting)
+            let welcome = RelayWelcomeFrame(
+                sessionID: key.session, created: false, resumed: true, received: participant.received,
+                token: participant.token.bytes, activity: [], participants: [], attachmentCount: 0)
+            directives.append(.send(waiting, .welcome(welcome)))
+            for frame in pending { directives.append(.send(waiting, frame)) }
+            directives.append(probe(waiting, at: now))
+        }
+        guard wasAway, let others = sessions[key.session]?.order.filter({ $0 != key.participant }) else { return directives }
+        return directives + broadcast(in: key.session, to: others, at: now) { .participantAway(sequence: $0, id: key.participant, away: false) }
+    }
+
+    private mutating func applyFrame(_ frame: RelayFrame, from key: ParticipantKey, orderedAt: Int64, effectiveAt: Int64,
+                                     at now: Int64) -> [RelayDirective] {
+        guard let received = sessions[key.session]?.participants[key.participant]?.received,
+              let sequence = frame.sequence, sequence == received + 1 else { return [] }
+        sessions[key.session]?.participants[key.participant]?.received = sequence
+        let local = sessions[key.session]?.participants[key.participant]?.connection
+        let connection = local ?? RelayCore.clusterAbsentConnection
+        var directives: [RelayDirective]
+        switch frame {
+        case let .proposal(_, retention, body):
+            directives = order(body, retention: retention, from: key, on: connection, at: now, stamped: (orderedAt, effectiveAt))
+        case let .loadRequest(_, id):
+            directives = clusterLoad(id, request: sequence, for: key)
+        default:
+            directives = route(frame, sequence: sequence, from: key, on: connection, at: now)
+        }
+        if let local, let updated = sessions[key.session]?.participants[key.participant], updated.connection == local,
+           updated.received - updated.acknowledged >= 64 {
+            sessions[key.session]?.participants[key.participant]?.acknowledged = updated.received
+            directives.append(.send(local, .ack(updated.received)))
+        }
+        return directives
+    }
+
+    /// A load in cluster mode goes into the outbox whole when applied, on every relay alike, so
+    /// that the participant's sequence numbers stay the same everywhere (not paced by its
+    /// connection's draining, which only its own relay sees).
+    private mutating func clusterLoad(_ id: UUID, request: UInt64, for key: ParticipantKey) -> [RelayDirective] {
+        guard let data = sessions[key.session]?.attachments[id]?.data else {
+            return outcome(to: key, request: request, RelayFault(.attachmentNotFound, id.uuidString))
+        }
+        var directives: [RelayDirective] = []
+        var offset = 0
+        while offset < data.count {
+            let end = min(offset + RelayWireLimits.attachmentChunkSize, data.count)
+            let piece = data[offset..<end]
+            directives += broadcast(in: key.session, to: [key.participant]) { .loadChunk(sequence: $0, request: request, data: piece) }
+            offset = end
+        }
+        return directives + outcome(to: key, request: request, nil)
+    }
+}
