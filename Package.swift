@@ -68,6 +68,7 @@ let package = Package(
         .testTarget(name: "MpvTests", dependencies: ["TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
         // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.
         .testTarget(name: "RelayTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
+        .testTarget(name: "ClusterTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
         // The NATS client and JetStream: the parser and connection core on virtual time, then a
         // real nats-server (one node, and a three-node cluster) started by the test kit.
         .testTarget(name: "NATSTests", dependencies: ["TandemNet", "TandemClock", "TandemTestKit"]),
