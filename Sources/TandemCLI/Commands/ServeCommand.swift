@@ -60,7 +60,7 @@ struct ServeCommand: Command {
             do {
                 cluster = try await ClusterRelay.connect(server, to: clusterURL)
             } catch {
-                server.stop()
+                // The server never started: its sockets close as the process exits.
                 throw CLIError.failure(error.description)
             }
         }

@@ -39,7 +39,7 @@ struct RelayClusterState: Sendable {
     /// The cursor last submitted for each local participant.
     var cursors: [RelayCore.ParticipantKey: UInt64] = [:]
     /// When cursors were last submitted.
-    var lastCursors: Int64 = .min
+    var lastCursors: Int64?
 }
 
 /// Cluster mode (issue 16): the session is a deterministic function of its log.
@@ -219,7 +219,8 @@ extension RelayCore {
 
     /// The cursors of local participants, at most once a `clusterCursorInterval`.
     mutating func clusterTick(at now: Int64) -> [RelayDirective] {
-        guard let last = cluster?.lastCursors, now - last >= RelayCore.clusterCursorInterval else { return [] }
+        guard cluster != nil else { return [] }
+        if let last = cluster?.lastCursors, now - last < RelayCore.clusterCursorInterval { return [] }
         cluster?.lastCursors = now
         var advanced: [(ParticipantKey, UInt64, RelayConnectionID)] = []
         for (sessionID, session) in sessions {

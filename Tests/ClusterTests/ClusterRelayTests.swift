@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+import TandemNet
+import TandemTestKit
+import TandemWire
+
+/// Relays sharing sessions through a real three-node NATS cluster (user and password), on
+/// loopback: a session spanning relays, a relay killed, a NATS node killed, a relay restarted.
+@Suite("Relay cluster on NATS", .serialized, .enabled(if: NATSServerProcess.isAvailable))
+struct ClusterRelayTests {
+    @Test("a session spans two relays: messages of both modes, proposals in one order everywhere, a late joiner's history")
+    func aSessionSpansRelays() async throws {
+        let nats = try startNATSCluster()
+        defer { nats.stop() }
+        let first = try await InProcessRelay.start(nats.url)
+        let second = try await InProcessRelay.start(nats.url)
+        let session = UUID(), key = SigningKeyPair()
+        let ana = try await Participant.join(session, key: key, "ana", relays: [first.endpoint], create: true)
+        let ben = try await Participant.join(session, key: key, "ben", relays: [second.endpoint])
+        #expect(ana.link.welcome.created && !ben.link.welcome.created)
+        #expect(Set(ben.link.welcome.participants.map(\.displayName)) == ["ana", "ben"])
+
+        try ana.link.send("to ben".bytes, to: .everyone, reliable: true)
+        try ben.link.send("to ana".bytes, to: .everyone, reliable: true)
+        #expect(await ben.wait { $0.messages(reliable: true) == ["to ben"] })
+        #expect(await ana.wait { $0.messages(reliable: true) == ["to ana"] })
+        // Datagrams cross relays over core NATS (loopback loses none in practice; a few tries).
+        #expect(await ben.wait(10) { participant in
+            try? ana.link.send("datagram".bytes, to: .everyone, reliable: false)
+            return participant.messages(reliable: false).contains("datagram")
+        })
+
+        // Proposals from both relays at once take one order, the same for everyone.
+        for index in 0..<10 {
+            try ana.link.sendOrdered("a\(index)".bytes)
+            try ben.link.sendOrdered("b\(index)".bytes)
+        }
+        let bothHeard = await ana.wait { $0.ordered.count == 20 }
+        let benHeard = await ben.wait { $0.ordered.count == 20 }
+        #expect(bothHeard && benHeard)
+        #expect(ana.ordered == ben.ordered)
+        #expect(ana.ordered.map(\.order) == Array(1...20))
+        // Each proposer's own proposals keep their order.
+        let bodies = ana.ordered.map { String(decoding: $0.body, as: UTF8.self) }
+        #expect(bodies.filter { $0.hasPrefix("a") } == (0..<10).map { "a\($0)" })
+        #expect(bodies.filter { $0.hasPrefix("b") } == (0..<10).map { "b\($0)" })
+
+        // A late joiner on the other relay from the creator gets the whole history and everyone.
+        let cem = try await Participant.join(session, key: key, "cem", relays: [second.endpoint])
+        #expect(cem.link.welcome.orderedHistory == ana.ordered)
+        #expect(Set(cem.link.welcome.participants.map(\.displayName)) == ["ana", "ben", "cem"])
+        #expect(await ana.wait { $0.events.contains { if case let .participantJoined(record) = $0 { record.displayName == "cem" } else { false } } })
+
+        // A departure crosses relays too.
+        await ben.link.leave()
+        #expect(await ana.wait { $0.events.contains { if case .participantLeft = $0 { true } else { false } } })
+        await ana.link.leave()
+        await cem.link.leave()
+        await first.stop()
+        await second.stop()
+    }
+
+    @Test("a relay killed with SIGKILL: its participant resumes on another relay of the invite with nothing lost or twice")
+    func aKilledRelaysParticipantsMove() async throws {
+        let nats = try startNATSCluster()
+        defer { nats.stop() }
+        let doomed = try ServeProcess(arguments: ["--cluster", nats.url])
+        defer { doomed.stop() }
+        #expect(!doomed.printedText.contains("cluster-secret"))
+        let survivor = try await InProcessRelay.start(nats.url)
+        let session = UUID(), key = SigningKeyPair()
+        let doomedEndpoint = RelayEndpoint(host: "127.0.0.1", port: doomed.port)
+        // The creator starts at the first relay of its list: the one that will die.
+        let ben = try await Participant.join(session, key: key, "ben", relays: [doomedEndpoint, survivor.endpoint], create: true)
+        let ana = try await Participant.join(session, key: key, "ana", relays: [survivor.endpoint])
+        for index in 0..<10 {
+            try ana.link.send("m\(index)".bytes, to: .everyone, reliable: true)
+            try ana.link.sendOrdered("o\(index)".bytes)
+        }
+        #expect(await ben.wait { $0.messages(reliable: true).count == 10 && $0.ordered.count == 10 })
+        kill(doomed.pid, SIGKILL)
+        // Sent while ben's relay is dead, and after.
+        for index in 10..<20 {
+            try ana.link.send("m\(index)".bytes, to: .everyone, reliable: true)
+            try ana.link.sendOrdered("o\(index)".bytes)
+        }
+        let clock = ContinuousClock()
+        let killed = clock.now
+        #expect(await ben.wait(15) { $0.messages(reliable: true).count >= 20 && $0.ordered.count >= 20 })
+        let back = clock.now - killed
+        #expect(ben.messages(reliable: true) == (0..<20).map { "m\($0)" })
+        #expect(ben.ordered.map(\.order) == Array(1...20))
+        #expect(ben.events.contains { if case .connectionResumed = $0 { true } else { false } })
+        // And ben speaks again, from the survivor.
+        try ben.link.send("after".bytes, to: .everyone, reliable: true)
+        #expect(await ana.wait { $0.messages(reliable: true) == ["after"] })
+        print("cluster failover: ben back and caught up \(back) after its relay was killed")
+        await ana.link.leave()
+        await ben.link.leave()
+        await survivor.stop()
+    }
+
+    @Test("a NATS node killed: no proposal lost or duplicated, ordering resumes within 15 s")
+    func aKilledNATSNodeLosesNothing() async throws {
+        let nats = try startNATSCluster()
+        defer { nats.stop() }
+        let first = try await InProcessRelay.start(nats.url)
+        let second = try await InProcessRelay.start(nats.url)
+        let session = UUID(), key = SigningKeyPair()
+        let ana = try await Participant.join(session, key: key, "ana", relays: [first.endpoint], create: true)
+        let ben = try await Participant.join(session, key: key, "ben", relays: [second.endpoint])
+        try ana.link.sendOrdered("before".bytes)
+        #expect(await ben.wait { $0.ordered.count == 1 })
+        // The leader of the session's stream goes.
+        let connection = try await NATSConnection.connect(to: nats.url)
+        let info = try await JetStream(connection: connection).streamInfo(ClusterRelay.stream(for: session))
+        await connection.close()
+        let leader = try #require(info.cluster?.leader.flatMap { nats.node(named: $0) })
+        leader.kill()
+        for index in 0..<10 {
+            try ana.link.sendOrdered("a\(index)".bytes)
+            try ben.link.sendOrdered("b\(index)".bytes)
+        }
+        let anaHeard = await ana.wait(15) { $0.ordered.count == 21 }
+        let benHeard = await ben.wait(5) { $0.ordered.count == 21 }
+        #expect(anaHeard && benHeard)
+        #expect(ana.ordered == ben.ordered)
+        #expect(ana.ordered.map(\.order) == Array(1...21))
+        #expect(Set(ana.ordered.map { String(decoding: $0.body, as: UTF8.self) }).count == 21)
+        await ana.link.leave()
+        await ben.link.leave()
+        await first.stop()
+        await second.stop()
+    }
+
+    @Test("a relay restarted: its sessions still exist, with their history and participants")
+    func aRestartedRelayKeepsItsSessions() async throws {
+        let nats = try startNATSCluster()
+        defer { nats.stop() }
+        let relay = try await InProcessRelay.start(nats.url)
+        let session = UUID(), key = SigningKeyPair()
+        let ana = try await Participant.join(session, key: key, "ana", relays: [relay.endpoint], create: true)
+        for index in 0..<5 { try ana.link.sendOrdered("o\(index)".bytes) }
+        #expect(await ana.wait { $0.ordered.count == 5 })
+        await relay.stop()
+        let again = try await InProcessRelay.start(nats.url)
+        let ben = try await Participant.join(session, key: key, "ben", relays: [again.endpoint])
+        #expect(ben.link.welcome.orderedHistory.map { String(decoding: $0.body, as: UTF8.self) } == (0..<5).map { "o\($0)" })
+        #expect(ben.link.welcome.participants.contains { $0.displayName == "ana" })
+        await ben.link.leave()
+        await again.stop()
+    }
+
+    @Test("NATS unreachable at start: tandem serve --cluster exits 1 with one line, the secret masked")
+    func unreachableAtStart() throws {
+        // Nothing listens on port 1 of loopback: the connection is refused at once.
+        let port = 1
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.environment["TANDEM_EXECUTABLE"] ?? TandemProcess.executablePath)
+        process.arguments = ["serve", "--bind", "127.0.0.1", "--port", "0", "--cluster", "nats://tandem:hunter2@127.0.0.1:\(port)"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        process.waitUntilExit()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 1)
+        #expect(text.split(separator: "\n").count == 1, "\(text)")
+        #expect(text.contains("cannot reach the NATS cluster") && !text.contains("hunter2"), "\(text)")
+    }
+}

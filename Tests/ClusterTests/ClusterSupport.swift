@@ -1,0 +1,89 @@
+import Foundation
+import Synchronization
+import TandemNet
+import TandemTestKit
+import TandemWire
+
+/// A relay in this process, in a cluster: a `RelayServer` on loopback joined to NATS.
+struct InProcessRelay {
+    let server: RelayServer
+    let cluster: ClusterRelay
+
+    static func start(_ url: String) async throws -> InProcessRelay {
+        let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0))
+        let cluster = try await ClusterRelay.connect(server, to: try NATSURL(parsing: url))
+        server.start()
+        return InProcessRelay(server: server, cluster: cluster)
+    }
+
+    var endpoint: RelayEndpoint { RelayEndpoint(host: "127.0.0.1", port: server.port) }
+
+    func stop() async {
+        server.stop(drainTimeout: .milliseconds(100))
+        await cluster.stop()
+    }
+}
+
+/// A participant's link and everything it has heard, for bounded waits.
+final class Participant: Sendable {
+    let link: any RelayLink
+    private let heard: Heard
+    private let reader: Task<Void, Never>
+
+    private final class Heard: Sendable {
+        let events = Mutex<[RelayEvent]>([])
+        func append(_ event: RelayEvent) { events.withLock { $0.append(event) } }
+    }
+
+    init(_ link: any RelayLink) {
+        self.link = link
+        let heard = Heard()
+        self.heard = heard
+        let events = link.events
+        reader = Task {
+            for await event in events { heard.append(event) }
+        }
+    }
+
+    deinit { reader.cancel() }
+
+    /// Joins `session` over `relays`.
+    static func join(_ session: UUID, key: SigningKeyPair, _ name: String, relays: [RelayEndpoint], create: Bool = false,
+                     seed: UInt64? = nil) async throws -> Participant {
+        let connector = NetworkRelayConnector(relays: relays, seed: seed)
+        let request = RelayJoinRequest(sessionID: session, displayName: name, sessionKey: key, createIfAbsent: create, activity: [])
+        return Participant(try await connector.join(request))
+    }
+
+    var events: [RelayEvent] { heard.events.withLock { $0 } }
+
+    /// The bodies of the reliable or unreliable messages heard, in order.
+    func messages(reliable: Bool) -> [String] {
+        events.compactMap { if case let .message(_, body, mode) = $0, mode == reliable { String(decoding: body, as: UTF8.self) } else { nil } }
+    }
+
+    /// The ordered broadcasts heard, history first.
+    var ordered: [RelayOrderedEntry] {
+        link.welcome.orderedHistory + events.compactMap { if case let .ordered(entry) = $0 { entry } else { nil } }
+    }
+
+    /// Waits until `condition` holds of this participant, at most `seconds`; whether it did.
+    @discardableResult
+    func wait(_ seconds: Double = 10, until condition: (Participant) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            if condition(self) { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return condition(self)
+    }
+}
+
+/// The cluster every test here starts: three nodes, with a user and password.
+func startNATSCluster() throws -> NATSTestCluster {
+    try NATSTestCluster(size: 3, authentication: .userPassword(user: "tandem", password: "cluster-secret"))
+}
+
+extension String {
+    var bytes: [UInt8] { Array(utf8) }
+}
