@@ -95,6 +95,30 @@ struct ClusterReplicaTests {
         #expect(world.frames(1, 2).contains { if case let .refusal(fault) = $0 { fault.code == .wrongSecret } else { false } })
     }
 
+    @Test("the participants of a relay gone silent are away, then depart, unless they resume; heartbeats keep them")
+    func silentRelay() throws {
+        var world = ReplicaWorld(relays: 2)
+        let session = SessionFixture()
+        _ = world.admit(session, on: 0, connection: 1, create: true)
+        let far = world.admit(session, on: 1, connection: 1)
+        // Relay B says it is alive: nothing happens.
+        world.cores[0].onClusterHeartbeat(2, at: 2_500_000_000)
+        world.record(world.cores[0].onTick(at: 4_000_000_000), on: 0)
+        world.pump(at: 4_000_000_000)
+        #expect(!world.frames(0, 1).contains { if case .participantAway = $0 { true } else { false } })
+        // Then it falls silent (killed): after 3 s its participant is away, 3 s later gone.
+        world.cores.removeLast()
+        world.outputs.removeLast()
+        world.record(world.cores[0].onTick(at: 6_000_000_000), on: 0)
+        world.pump(at: 6_000_000_000)
+        #expect(world.frames(0, 1).contains { if case .participantAway(_, far, true) = $0 { true } else { false } })
+        #expect(!world.frames(0, 1).contains { if case .participantLeft = $0 { true } else { false } })
+        world.record(world.cores[0].onTick(at: 9_100_000_000), on: 0)
+        world.pump(at: 9_100_000_000)
+        #expect(world.frames(0, 1).contains { if case .participantLeft(_, far) = $0 { true } else { false } })
+        #expect(world.cores[0].participants(of: session.id).count == 1)
+    }
+
     @Test("NATS unreachable: nobody new is admitted, with the fault unavailable; back, they are")
     func unavailable() throws {
         var world = ReplicaWorld(relays: 1)

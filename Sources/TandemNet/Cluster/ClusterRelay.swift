@@ -38,6 +38,11 @@ public final class ClusterRelay: @unchecked Sendable {
     let jetStream: JetStream
     private let logs = Mutex<[UUID: ClusterSessionLog]>([:])
     private let watcher = Mutex<Task<Void, Never>?>(nil)
+    private let heartbeat = Mutex<Task<Void, Never>?>(nil)
+    /// Where relays say they are alive, every `heartbeatInterval`.
+    public static let heartbeatSubject = "tandem.relays"
+    /// How often a relay says it is alive (the core treats 3 s of silence as its death).
+    public static let heartbeatInterval = Duration.seconds(1)
 
     private init(server: RelayServer, url: NATSURL, connection: NATSConnection, relay: UInt64) {
         self.server = server
@@ -91,6 +96,7 @@ public final class ClusterRelay: @unchecked Sendable {
         }
         server.clusterOutput = { [weak cluster] output in cluster?.carry(output) }
         cluster.watchConnection()
+        await cluster.startHeartbeat()
         return cluster
     }
 
@@ -139,9 +145,32 @@ public final class ClusterRelay: @unchecked Sendable {
         }
     }
 
+    /// Says every second that this relay is alive, and tells the core whenever another says so.
+    private func startHeartbeat() async {
+        let server = self.server, connection = self.connection
+        _ = try? await connection.subscribe(to: Self.heartbeatSubject) { message in
+            guard message.payload.count == 8 else { return }
+            let relay = message.payload.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            server.withCore { core, now in
+                core.onClusterHeartbeat(relay, at: now)
+                return []
+            }
+        }
+        let payload = (0..<8).map { UInt8(truncatingIfNeeded: relay >> UInt64(56 - 8 * $0)) }
+        heartbeat.withLock {
+            $0 = Task {
+                while !Task.isCancelled {
+                    try? await connection.publish(Self.heartbeatSubject, payload: payload)
+                    try? await Task.sleep(for: Self.heartbeatInterval)
+                }
+            }
+        }
+    }
+
     /// Stops following every session and closes the connection to NATS (stop the server first).
     public func stop() async {
         watcher.withLock { $0?.cancel() }
+        heartbeat.withLock { $0?.cancel() }
         let all = logs.withLock { logs in
             defer { logs.removeAll() }
             return Array(logs.values)

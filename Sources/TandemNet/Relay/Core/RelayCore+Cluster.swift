@@ -40,6 +40,13 @@ struct RelayClusterState: Sendable {
     var cursors: [RelayCore.ParticipantKey: UInt64] = [:]
     /// When cursors were last submitted.
     var lastCursors: Int64?
+    /// The relay each participant was last admitted or resumed at.
+    var homes: [RelayCore.ParticipantKey: UInt64] = [:]
+    /// When each relay was last heard from (its heartbeat, or an entry of its applied).
+    var relaysHeard: [UInt64: Int64] = [:]
+    /// Remote participants whose relay fell silent: disconnected here, as if their connection
+    /// had been closed, unless they resume somewhere.
+    var stranded: Set<RelayCore.ParticipantKey> = []
 }
 
 /// Cluster mode (issue 16): the session is a deterministic function of its log.
@@ -55,6 +62,9 @@ struct RelayClusterState: Sendable {
 extension RelayCore {
     /// How often local participants' delivery cursors go to the log at most.
     static let clusterCursorInterval: Int64 = 1_000_000_000
+    /// How long a relay may go unheard before its participants are treated as disconnected
+    /// (relays say they are alive every second: `onClusterHeartbeat`).
+    static let clusterRelayTimeout: Int64 = 3_000_000_000
     /// The connection an applied entry names when its participant has none on this relay:
     /// directives to it are dropped by the shell.
     static let clusterAbsentConnection = RelayConnectionID(.max)
@@ -217,15 +227,34 @@ extension RelayCore {
         return [.send(connection, .error(fault))] + clusterDepart(key)
     }
 
-    /// The cursors of local participants, at most once a `clusterCursorInterval`.
+    /// Relay `relay` said it is alive at `now`.
+    public mutating func onClusterHeartbeat(_ relay: UInt64, at now: Int64) {
+        cluster?.relaysHeard[relay] = now
+    }
+
+    /// The cursors of local participants, and the participants of relays gone silent, at most
+    /// once a `clusterCursorInterval`. A participant whose relay is silent is disconnected here
+    /// as if its connection had been closed by its peer: the others hear it is away (every
+    /// relay that notices says so; the log keeps the first), and unless it resumes somewhere
+    /// within the grace period, it departs.
     mutating func clusterTick(at now: Int64) -> [RelayDirective] {
         guard cluster != nil else { return [] }
         if let last = cluster?.lastCursors, now - last < RelayCore.clusterCursorInterval { return [] }
         cluster?.lastCursors = now
         var advanced: [(ParticipantKey, UInt64, RelayConnectionID)] = []
+        var stranded: [ParticipantKey] = []
+        let relay = cluster?.relay
         for (sessionID, session) in sessions {
             for (participantID, participant) in session.participants {
-                guard let connection = participant.connection else { continue }
+                guard let connection = participant.connection else {
+                    let key = ParticipantKey(session: sessionID, participant: participantID)
+                    if participant.disconnectedAt == nil, let home = cluster?.homes[key], home != relay,
+                       cluster?.stranded.contains(key) == false,
+                       now - (cluster?.relaysHeard[home] ?? now) > RelayCore.clusterRelayTimeout {
+                        stranded.append(key)
+                    }
+                    continue
+                }
                 let through = (participant.outbox.pending.first?.sequence ?? participant.outbox.nextSequence) - 1
                 let key = ParticipantKey(session: sessionID, participant: participantID)
                 if through > (cluster?.cursors[key] ?? 0) { advanced.append((key, through, connection)) }
@@ -234,6 +263,12 @@ extension RelayCore {
         for (key, through, connection) in advanced {
             cluster?.cursors[key] = through
             submit(key.session, .cursor(participant: key.participant, through: through), from: connection)
+        }
+        for key in stranded {
+            cluster?.stranded.insert(key)
+            sessions[key.session]?.participants[key.participant]?.disconnectedAt = now
+            sessions[key.session]?.participants[key.participant]?.grace = min(configuration.closedGracePeriod, configuration.gracePeriod)
+            submit(key.session, .away(participant: key.participant), from: RelayCore.clusterAbsentConnection)
         }
         return []
     }
@@ -293,9 +328,10 @@ extension RelayCore {
         }
         switch entry.event {
         case let .joined(participant, token, verifier, activity):
-            return applyJoin(key, participant, token: RelayToken(token), verifier: verifier, activity: activity, waiting: waiting, at: now)
+            return applyJoin(key, participant, token: RelayToken(token), verifier: verifier, activity: activity, waiting: waiting,
+                             at: entry.relay, now: now)
         case let .resumed(_, received):
-            return applyResume(key, received: received, waiting: waiting, at: now)
+            return applyResume(key, received: received, waiting: waiting, at: entry.relay, now: now)
         case let .frame(_, frame, orderedAt, effectiveAt):
             if entry.relay == relay, let sequence = frame.sequence, cluster?.submitted[key] == sequence { cluster?.submitted[key] = nil }
             return applyFrame(frame, from: key, orderedAt: orderedAt, effectiveAt: effectiveAt, at: now)
@@ -305,6 +341,8 @@ extension RelayCore {
             sessions[key.session]?.participants[key.participant]?.away = true
             return broadcast(in: key.session, to: others, at: now) { .participantAway(sequence: $0, id: key.participant, away: true) }
         case .departed:
+            cluster?.homes[key] = nil
+            cluster?.stranded.remove(key)
             cluster?.departing.remove(key)
             cluster?.submitted[key] = nil
             cluster?.cursors[key] = nil
@@ -318,13 +356,20 @@ extension RelayCore {
         }
     }
 
+    /// `key` was admitted or resumed at `relay`, which is alive as far as this relay knows.
+    private mutating func noteHome(_ key: ParticipantKey, _ relay: UInt64, at now: Int64) {
+        cluster?.homes[key] = relay
+        cluster?.stranded.remove(key)
+        if cluster?.relaysHeard[relay] ?? .min < now { cluster?.relaysHeard[relay] = now }
+    }
+
     private mutating func claimWaiting(_ connection: RelayConnectionID) -> RelayConnectionID? {
         guard cluster?.joining.removeValue(forKey: connection) != nil, case .challenged? = connections[connection]?.phase else { return nil }
         return connection
     }
 
     private mutating func applyJoin(_ key: ParticipantKey, _ participant: RelayParticipantEntry, token: RelayToken, verifier: [UInt8]?,
-                                    activity: [UInt8], waiting: RelayConnectionID?, at now: Int64) -> [RelayDirective] {
+                                    activity: [UInt8], waiting: RelayConnectionID?, at home: UInt64, now: Int64) -> [RelayDirective] {
         func refusal(_ fault: RelayFault) -> [RelayDirective] { waiting.map { refuse($0, fault) } ?? [] }
         var created = false
         if sessions[key.session] == nil {
@@ -357,6 +402,7 @@ extension RelayCore {
         sessions[key.session]?.participants[id]?.lastAcknowledgement = AcknowledgementSchedule.start(id, at: now,
                                                                                                      interval: configuration.acknowledgementInterval)
         tokens[token] = key
+        noteHome(key, home, at: now)
         var directives: [RelayDirective] = []
         if let waiting, let session = sessions[key.session] {
             connections[waiting]?.phase = .joined(session: key.session, participant: id)
@@ -375,7 +421,8 @@ extension RelayCore {
         return directives + broadcast(in: key.session, to: others) { .participantJoined(sequence: $0, participant: participant) }
     }
 
-    private mutating func applyResume(_ key: ParticipantKey, received: UInt64, waiting: RelayConnectionID?, at now: Int64) -> [RelayDirective] {
+    private mutating func applyResume(_ key: ParticipantKey, received: UInt64, waiting: RelayConnectionID?, at home: UInt64,
+                                      now: Int64) -> [RelayDirective] {
         guard var participant = sessions[key.session]?.participants[key.participant] else {
             return waiting.map { refuse($0, RelayFault(.disconnected, "participant \(key.participant.uuidString) was gone longer than the grace period")) } ?? []
         }
@@ -396,6 +443,7 @@ extension RelayCore {
         let after = participant.outbox.bodyBytes
         sessions[key.session]?.participants[key.participant] = participant
         account(key.session, after - before)
+        noteHome(key, home, at: now)
         cluster?.departing.remove(key)
         cluster?.submitted[key] = nil
         if let waiting {
