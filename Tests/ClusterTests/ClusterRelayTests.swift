@@ -122,8 +122,8 @@ struct ClusterRelayTests {
             try ben.link.sendOrdered("b\(index)".bytes)
         }
         let anaHeard = await ana.wait(15) { $0.ordered.count == 21 }
-        let benHeard = await ben.wait(5) { $0.ordered.count == 21 }
-        #expect(anaHeard && benHeard)
+        let benHeard = await ben.wait(8) { $0.ordered.count == 21 }
+        #expect(anaHeard && benHeard, "ana \(ana.ordered.map(\.order)), ben \(ben.ordered.map(\.order)), ben's events \(ben.events.filter { if case .ordered = $0 { false } else { true } })")
         #expect(ana.ordered == ben.ordered)
         #expect(ana.ordered.map(\.order) == Array(1...21))
         #expect(Set(ana.ordered.map { String(decoding: $0.body, as: UTF8.self) }).count == 21)

@@ -131,11 +131,11 @@ public final class ClusterRelay: @unchecked Sendable {
                 for await event in events {
                     switch event {
                     case .disconnected:
-                        server.withCore { core, _ in core.setClusterAvailable(false); return [] }
+                        server.withCore { core, _ in core.setClusterAvailable(false, at: 0); return [] }
                     case .connected, .reconnected:
-                        server.withCore { core, _ in core.setClusterAvailable(true); return [] }
+                        server.withCore { core, now in core.setClusterAvailable(true, at: now); return [] }
                     case .closed:
-                        server.withCore { core, _ in core.setClusterAvailable(false); return [] }
+                        server.withCore { core, _ in core.setClusterAvailable(false, at: 0); return [] }
                         return
                     case .serverError:
                         break

@@ -97,8 +97,12 @@ extension RelayCore {
 
     /// NATS went away (`false`) or came back: while away, nobody new is admitted, with the
     /// fault `unavailable`.
-    public mutating func setClusterAvailable(_ available: Bool) {
+    /// Back, every relay's silence is counted from `now`: while this relay was cut off it could
+    /// not hear them.
+    public mutating func setClusterAvailable(_ available: Bool, at now: Int64) {
         cluster?.available = available
+        guard available, let heard = cluster?.relaysHeard else { return }
+        for relay in heard.keys { cluster?.relaysHeard[relay] = now }
     }
 
     /// `session`'s log has been replayed to its end: the hellos that waited for it are answered.
@@ -248,7 +252,7 @@ extension RelayCore {
             for (participantID, participant) in session.participants {
                 guard let connection = participant.connection else {
                     let key = ParticipantKey(session: sessionID, participant: participantID)
-                    if participant.disconnectedAt == nil, let home = cluster?.homes[key], home != relay,
+                    if cluster?.available == true, participant.disconnectedAt == nil, let home = cluster?.homes[key], home != relay,
                        cluster?.stranded.contains(key) == false,
                        now - (cluster?.relaysHeard[home] ?? now) > RelayCore.clusterRelayTimeout {
                         stranded.append(key)
