@@ -96,3 +96,47 @@ struct ClusterMeasurement {
         await ben.leave()
     }
 }
+
+/// Not a unit test: what a relay pays to load a session by replaying its log with no snapshot
+/// (`TANDEM_CLUSTER_BENCH=1 swift test --skip-build --no-parallel --filter ClusterReplayMeasurement`):
+/// a session of four participants, `count` proposals and a cursor per participant every ten
+/// proposals, applied to a fresh core.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["TANDEM_CLUSTER_BENCH"] != nil))
+struct ClusterReplayMeasurement {
+    @Test func replayCost() {
+        let count = 20_000
+        let session = UUID()
+        let people = (0..<4).map { _ in SigningKeyPair() }.map { key in
+            RelayParticipantEntry(id: RelayAuthenticator.participantID(for: key.publicKey), publicKey: key.publicKey, displayName: "p")
+        }
+        var log: [ClusterLogEntry] = people.enumerated().map { index, entry in
+            ClusterLogEntry(session: session, relay: 1, connection: UInt64(index), event: .joined(
+                participant: entry, token: [UInt8](repeating: UInt8(index), count: 16), verifier: index == 0 ? SigningKeyPair().publicKey : nil,
+                activity: []))
+        }
+        var sequences = [UInt64](repeating: 0, count: 4)
+        for index in 0..<count {
+            let who = index % 4
+            sequences[who] += 1
+            log.append(ClusterLogEntry(session: session, relay: 1, connection: UInt64(who), event: .frame(
+                participant: people[who].id, frame: .proposal(sequence: sequences[who], retention: .playback, body: [UInt8](repeating: 1, count: 256)),
+                orderedAt: Int64(index), effectiveAt: Int64(index) + 1)))
+            if index % 10 == 9 {
+                for person in people { log.append(ClusterLogEntry(session: session, relay: 1, connection: 0, event: .cursor(participant: person.id, through: UInt64(index)))) }
+            }
+        }
+        let encoded = log.map { ClusterLogCodec.encode([$0]) }
+        let clock = ContinuousClock()
+        let start = clock.now
+        var core = RelayCore()
+        core.enableCluster(relay: 2)
+        for message in encoded {
+            for entry in (try? ClusterLogCodec.decode(message)) ?? [] { _ = core.applyCluster(entry, at: 0) }
+        }
+        let elapsed = clock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        #expect(core.participants(of: session).count == 4)
+        print(String(format: "cluster replay: %d entries (%d proposals) decoded and applied in %.3f s, %.1f µs per entry",
+                     log.count, count, seconds, seconds * 1e6 / Double(log.count)))
+    }
+}
