@@ -140,3 +140,46 @@ struct ClusterReplayMeasurement {
                      log.count, count, seconds, seconds * 1e6 / Double(log.count)))
     }
 }
+
+/// Not a unit test: how many compare-and-set commits one R3 stream takes per second when many
+/// sessions append at once (`TANDEM_CLUSTER_BENCH=1 swift test --skip-build --no-parallel
+/// --filter ClusterStreamRateMeasurement`): `chains` subjects, each appended one at a time with
+/// its expected last subject sequence, as a relay appends a session's batches.
+@Suite(.enabled(if: NATSServerProcess.isAvailable && ProcessInfo.processInfo.environment["TANDEM_CLUSTER_BENCH"] != nil))
+struct ClusterStreamRateMeasurement {
+    @Test func commitsPerSecond() async throws {
+        let nats = try startNATSCluster()
+        defer { nats.stop() }
+        let connection = try await NATSConnection.connect(to: nats.url)
+        let jetStream = JetStream(connection: connection)
+        let configuration = JetStreamStreamConfiguration(name: "RATE", subjects: ["rate.*"], storage: .file, replicas: 3,
+                                                         duplicateWindow: 120_000_000_000)
+        for _ in 0..<150 {
+            if let info = try? await jetStream.createStream(configuration), info.cluster?.leader != nil { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        for chains in [1, 16, 64] {
+            let perChain = 3000 / chains
+            let payload = [UInt8](repeating: 0x5A, count: 400)
+            let clock = ContinuousClock()
+            let start = clock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for chain in 0..<chains {
+                    group.addTask {
+                        var last: UInt64 = 0
+                        for index in 0..<perChain {
+                            let ack = try await jetStream.publish("rate.c\(chains)-\(chain)", payload: payload, options: JetStreamPublishOptions(
+                                messageID: "r\(chains)-\(chain)-\(index)", expectedLastSubjectSequence: last))
+                            last = ack.sequence
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let elapsed = clock.now - start
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            print(String(format: "cluster stream rate: R3, %d sessions appending at once: %.0f commits/s", chains, Double(perChain * chains) / seconds))
+        }
+        await connection.close()
+    }
+}
