@@ -218,6 +218,8 @@ public final class ClusterSessionTime: @unchecked Sendable {
                 clock.publish(mapping)
             case .ready:
                 isReady = true
+                // Whoever `start` returns to reads the status at once.
+                publishStatus()
                 if let readyWaiter {
                     self.readyWaiter = nil
                     readyWaiter.resume(returning: .success(()))
