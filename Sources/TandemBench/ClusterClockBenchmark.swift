@@ -126,6 +126,8 @@ public struct ClusterClockBenchmark: Sendable {
         let system = SystemClock()
         guard let reference = relays.first(where: { $0.name == "relay-\(authority)" }) else { throw ClusterClockBenchmarkError("no authority") }
         var relayErrors: [Double] = []
+        var estimateErrors: [Double] = []
+        var bounds: [Double] = []
         var ownRelayErrors: [Double] = []
         var crossRelayErrors: [Double] = []
         var largestChange = 0.0
@@ -137,6 +139,11 @@ public struct ClusterClockBenchmark: Sendable {
             let times = relays.map { $0.clock.localTime(atMonotonic: raw) }
             for (relay, time) in zip(relays, times) where relay !== reference {
                 relayErrors.append(Double(abs(time - authorityTime)) / 1e3)
+                if let mapping = relay.clock.mapping {
+                    let estimated = mapping.estimate.sessionTime(atLocal: relay.clock.base.localTime(atMonotonic: raw))
+                    estimateErrors.append(Double(abs(estimated - authorityTime)) / 1e3)
+                }
+                bounds.append(Double(relay.clock.errorBound()) / 1e3)
             }
             for participant in participants {
                 guard let estimate = participant.sessionTime(atMonotonic: raw),
@@ -157,7 +164,8 @@ public struct ClusterClockBenchmark: Sendable {
             try await Task.sleep(for: .milliseconds(10))
         }
         return ClusterClockPhase(
-            seconds: seconds, relayAgreement: Percentiles(relayErrors), participantToOwnRelay: Percentiles(ownRelayErrors),
+            seconds: seconds, relayAgreement: Percentiles(relayErrors), relayEstimate: Percentiles(estimateErrors),
+            relayErrorBound: Percentiles(bounds), participantToOwnRelay: Percentiles(ownRelayErrors),
             participantToAuthority: Percentiles(crossRelayErrors), largestOffsetChange: largestChange
         )
     }

@@ -6,6 +6,11 @@ public struct ClusterClockPhase: Sendable, Hashable, Codable {
     public var seconds: Double
     /// Each relay's cluster time against the authority's (µs).
     public var relayAgreement: Percentiles?
+    /// Each relay's latest estimate of the authority's time, before slewing, against it (µs).
+    public var relayEstimate: Percentiles?
+    /// Each relay's own bound on its error (`ClusterSessionClock.errorBound`, µs), which excludes
+    /// path asymmetry.
+    public var relayErrorBound: Percentiles?
     /// Each participant's session time against its own relay's: a single relay's participant
     /// error (µs).
     public var participantToOwnRelay: Percentiles?
@@ -51,6 +56,8 @@ public struct ClusterClockReport: Sendable, Hashable, Codable {
             lines.append("| error (µs) | p50 | p99 | max |")
             lines.append("|---|---|---|---|")
             lines.append("| relay vs the authority " + cells(phase.relayAgreement))
+            lines.append("| relay's estimate (unslewed) vs the authority " + cells(phase.relayEstimate))
+            lines.append("| relay's own error bound " + cells(phase.relayErrorBound))
             lines.append("| participant vs its own relay (one relay alone) " + cells(phase.participantToOwnRelay))
             lines.append("| participant vs the authority (across relays) " + cells(phase.participantToAuthority))
             lines.append(String(format: "| largest offset change in 10 ms | | | %.2f |", phase.largestOffsetChange))
