@@ -16,6 +16,7 @@ let commands: [any Command.Type] = [
     BenchPresentCommand.self,
     BenchClockCommand.self,
     BenchRelayCommand.self,
+    BenchClusterCommand.self,
     BenchSyncCommand.self,
     BenchAllCommand.self,
 ]

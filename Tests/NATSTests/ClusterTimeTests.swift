@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+import TandemClock
+@testable import TandemNet
+import TandemTestKit
+
+/// `ClusterSessionTime` for real: a real `nats-server`, three relays' time services (real UDP
+/// `TimeService`s on loopback) whose own clocks carry injected offsets of seconds and ±50 ppm of
+/// drift, each relay's clock kept on the cluster's time by its shell. All in one process, so the
+/// relays' cluster times are compared at one raw monotonic instant, exactly.
+@Suite("Cluster time over NATS", .serialized, .enabled(if: NATSServerProcess.isAvailable, "nats-server is not installed"))
+struct ClusterTimeTests {
+    /// One relay: its clock, its time service and its membership.
+    final class Relay: Sendable {
+        let name: String
+        let clock: ClusterSessionClock
+        let service: TimeService
+        let nats: NATSConnection
+        let time: ClusterSessionTime
+
+        init(_ name: String, offsetSeconds: Double, driftPPM: Double, url: String, configuration: ClusterTimeConfiguration) async throws {
+            self.name = name
+            let epoch = SessionEpochClock(offset: 1 << 45).injecting(offset: Int64(offsetSeconds * 1e9), driftPPM: driftPPM)!
+            clock = ClusterSessionClock(base: epoch)
+            service = try TimeService(clock: clock, address: SocketAddress(host: "127.0.0.1", port: 0))
+            service.start()
+            nats = try await NATSConnection.connect(to: url)
+            time = try await ClusterSessionTime.start(nats: nats, timeService: service.localAddress, clock: clock, id: name, configuration: configuration)
+        }
+
+        /// As a SIGKILL would leave it: no goodbye, the time service gone.
+        func kill() async {
+            await time.abandon()
+            service.stop()
+            await nats.close()
+        }
+
+        func stop() async {
+            await time.stop()
+            service.stop()
+            await nats.close()
+        }
+    }
+
+    /// Quick settings, so that the whole suite stays within seconds.
+    static var configuration: ClusterTimeConfiguration {
+        var configuration = ClusterTimeConfiguration()
+        configuration.heartbeatInterval = 100_000_000
+        configuration.livenessTimeout = 400_000_000
+        configuration.discoveryWindow = 200_000_000
+        configuration.synchronizationSpan = 500_000_000
+        configuration.estimator.minimumDriftSpan = 500_000_000
+        configuration.readyTimeout = 5_000_000_000
+        return configuration
+    }
+
+    /// The agreement asserted between two relays' cluster times: each follower's time may be off
+    /// the authority's by half the asymmetry of its loopback path (at most half its best round
+    /// trip) plus its estimate's error bound, so two followers by twice that; 50 µs more covers
+    /// the time service's scheduling on a loaded machine (the stamps are taken after `poll`
+    /// wakes). Capped at 1 ms whatever the estimates claim, so a broken bound cannot pass.
+    static func bound(_ relays: [Relay]) -> Int64 {
+        let worst = relays.map { ($0.time.status.bestRoundTrip ?? 0) / 2 + $0.clock.errorBound() }.max() ?? 0
+        return min(2 * worst + 50_000, 1_000_000)
+    }
+
+    /// Reads every relay's cluster time at one raw instant every 10 ms for `seconds`; returns the
+    /// largest disagreement with `reference` and checks that no relay's time jumped.
+    static func watch(_ relays: [Relay], against reference: Relay, for seconds: Double, slewRate: Double) async throws -> Int64 {
+        let raw = SystemClock()
+        var previous: (raw: Int64, times: [Int64])?
+        var worst: Int64 = 0
+        let end = raw.now() + Int64(seconds * 1e9)
+        while raw.now() < end {
+            let instant = raw.now()
+            let times = relays.map { $0.clock.localTime(atMonotonic: instant) }
+            let referenceTime = reference.clock.localTime(atMonotonic: instant)
+            worst = max(worst, times.map { abs($0 - referenceTime) }.max() ?? 0)
+            if let previous {
+                let elapsed = instant - previous.raw
+                // Each relay runs at the authority's rate (50 ppm off raw, plus what its young
+                // estimate of the drift has wrong: up to 100 ppm on a 0.5 s span of loopback
+                // samples under load) and slews at most `slewRate` besides: 2.5 µs in 10 ms. A
+                // step larger than that breaks this.
+                let allowed = (150e-6 + slewRate) * Double(elapsed) + 2
+                for (index, time) in times.enumerated() {
+                    let moved = time - previous.times[index]
+                    #expect(abs(Double(moved - elapsed)) <= allowed, "\(relays[index].name) moved \(moved - elapsed) ns off the raw \(elapsed) ns")
+                }
+            }
+            previous = (instant, times)
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return worst
+    }
+
+    /// Waits (bounded) until `condition` holds of the relays' statuses.
+    static func await(_ what: @autoclosure () -> String, within seconds: Double, _ condition: @escaping @Sendable () -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            guard Date() < deadline else { throw TimedOut(what: what(), seconds: seconds) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    @Test("three relays seconds and ±50 ppm apart keep one time; the authority killed, the rest stay within the bound with no step")
+    func agreementAndFailover() async throws {
+        let server = try NATSServerProcess()
+        defer { server.stop() }
+        let configuration = ClusterTimeTests.configuration
+        let first = try await Relay("r0", offsetSeconds: 2.5, driftPPM: 50, url: server.url, configuration: configuration)
+        #expect(first.time.status.role == .authority)
+        async let secondStart = Relay("r1", offsetSeconds: -4.75, driftPPM: -50, url: server.url, configuration: configuration)
+        async let thirdStart = Relay("r2", offsetSeconds: 9.0, driftPPM: 30, url: server.url, configuration: configuration)
+        let second = try await secondStart
+        let third = try await thirdStart
+        #expect(second.time.status.role == .following("r0"))
+        #expect(third.time.status.role == .following("r0"))
+        #expect(second.time.status.members == 3)
+
+        // Let the drift fits settle past the first second, then measure.
+        try await Task.sleep(for: .milliseconds(500))
+        let agreed = try await ClusterTimeTests.watch([second, third], against: first, for: 1.5, slewRate: configuration.slewRate)
+        let bound = ClusterTimeTests.bound([second, third])
+        #expect(agreed <= bound, "followers off the authority by \(agreed) ns, bound \(bound) ns")
+        // The estimates found the injected drifts: r1 runs 100 ppm slow of r0 (loosely: 2 s of
+        // loopback samples on a loaded machine, whose round trips vary by 100s of µs).
+        let drift = second.clock.mapping!.estimate.driftPPM
+        #expect(abs(drift - 100) < 75, "r1's drift against r0: \(drift) ppm")
+
+        // r0 dies silently; the older of r1 and r2 (both ready) takes over, the other follows it.
+        let (next, last) = second.time.member.isOlder(than: third.time.member) ? (second, third) : (third, second)
+        await first.kill()
+        try await ClusterTimeTests.await("\(next.name) the authority and \(last.name) following it (\(next.time.status), \(last.time.status))", within: 3) {
+            next.time.status.role == .authority && last.time.status.role == .following(next.name)
+        }
+        #expect(last.time.status.authorityChanges == 2)
+        let after = try await ClusterTimeTests.watch([last], against: next, for: 2, slewRate: configuration.slewRate)
+        let boundAfter = ClusterTimeTests.bound([last]) + ClusterTimeTests.bound([next])
+        #expect(after <= boundAfter, "\(last.name) off \(next.name) by \(after) ns after the failover, bound \(boundAfter) ns")
+        #expect(second.time.status.steps == 0 && third.time.status.steps == 0)
+        for relay in [second, third] { await relay.stop() }
+    }
+
+    @Test("a relay whose authority's time service never answers fails to start, naming it; the others go on")
+    func unreachableAuthority() async throws {
+        let server = try NATSServerProcess()
+        defer { server.stop() }
+        var configuration = ClusterTimeTests.configuration
+        configuration.readyTimeout = 1_500_000_000
+        let first = try await Relay("r0", offsetSeconds: 1, driftPPM: 0, url: server.url, configuration: configuration)
+        first.service.stop()
+        let nats = try await NATSConnection.connect(to: server.url)
+        let clock = ClusterSessionClock(base: SessionEpochClock(offset: 0))
+        let started = Date()
+        let unused = try SocketAddress(host: "127.0.0.1", port: 9)
+        do throws(ClusterTimeError) {
+            _ = try await ClusterSessionTime.start(nats: nats, timeService: unused, clock: clock,
+                                                   id: "r1", configuration: configuration)
+            Issue.record("started without an answering authority")
+        } catch {
+            #expect(error.kind == .notSynchronized)
+            #expect(error.reason.contains("r0") && error.reason.contains(first.service.localAddress.description), "\(error)")
+        }
+        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(first.time.status.role == .authority, "the authority is untouched")
+        #expect(first.time.status.malformedAnnouncements == 0)
+        // A garbage announcement is counted and ignored.
+        try await nats.publish(configuration.subject, payload: Array("{\"v\":1}".utf8))
+        try await nats.flush()
+        try await ClusterTimeTests.await("the garbage counted", within: 2) { first.time.status.malformedAnnouncements == 1 }
+        #expect(first.time.status.role == .authority)
+        await nats.close()
+        await first.time.stop()
+        await first.nats.close()
+    }
+}
