@@ -80,6 +80,34 @@ public final class TCPSocket: Sendable {
         try SystemCall.receive(descriptor, into: &buffer)
     }
 
+    /// How a `readAvailable(into:maximumReads:_:)` pass ended.
+    public enum ReadEnd: Sendable, Equatable {
+        /// Everything waiting was read: a read would block, or one came back short of the
+        /// buffer (readiness is level-triggered, so what arrives later is reported again).
+        case drained
+        /// The peer closed its side: end of stream.
+        case closed
+        /// The handler asked to stop (its connection went away, say).
+        case stopped
+        /// The bounded number of reads was used up with the buffer filled each time: more may
+        /// wait, for the next pass.
+        case limit
+    }
+
+    /// Reads what waits, up to `maximumReads` times into `buffer`, handing each piece read to
+    /// `received`, which returns whether to read on. Bounded, so that one busy peer cannot
+    /// starve the others on a loop; throws when a read fails (a reset).
+    public func readAvailable(into buffer: inout [UInt8], maximumReads: Int = 16,
+                              _ received: (ArraySlice<UInt8>) -> Bool) throws(SystemCallError) -> ReadEnd {
+        for _ in 0..<maximumReads {
+            guard let count = try read(into: &buffer) else { return .drained }
+            guard count > 0 else { return .closed }
+            guard received(buffer[..<count]) else { return .stopped }
+            if count < buffer.count { return .drained }
+        }
+        return .limit
+    }
+
     /// Writes as much of `bytes` as the kernel takes; nil when it takes nothing now.
     public func write(_ bytes: ArraySlice<UInt8>) throws(SystemCallError) -> Int? {
         try SystemCall.send(descriptor, bytes)

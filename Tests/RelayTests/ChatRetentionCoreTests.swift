@@ -12,20 +12,13 @@ struct ChatRetentionCoreTests {
     private let key = [UInt8](repeating: 5, count: 32)
     private let session = UUID()
 
-    private func started(_ configuration: RelayCoreConfiguration = RelayCoreConfiguration()) -> RelayCore {
-        var core = RelayCore(configuration: configuration)
-        _ = CoreAdmission(key: key, session: session).admit(&core, RelayConnectionID(1), TestIdentities.make(),
-                                                            create: true, at: 0)
-        return core
-    }
+    private var admission: CoreAdmission { CoreAdmission(key: key, session: session) }
 
-    /// What a joiner on `connection` receives as history.
+    private func started() -> RelayCore { admission.startedCore() }
+
+    /// What a joiner on `connection` receives as history (it leaves after).
     private func history(_ core: inout RelayCore, on connection: RelayConnectionID, at now: Int64) -> [RelayOrderedEntry] {
-        let frames = CoreAdmission.frames(CoreAdmission(key: key, session: session).admit(
-            &core, connection, TestIdentities.make(), create: false, at: now), to: connection)
-        let entries = frames.compactMap { if case let .historyEntry(entry) = $0 { entry } else { nil } }
-        _ = core.onClose(connection, at: now)
-        return entries
+        admission.historyOnJoin(&core, on: connection, at: now, leaving: true).history
     }
 
     private func propose(_ core: inout RelayCore, _ sequence: UInt64, _ retention: OrderedRetention, _ body: [UInt8], at now: Int64) {

@@ -32,6 +32,24 @@ struct CoreAdmission {
                                                  participant: participant, identity: identity), from: connection, at: now)
     }
 
+    /// A core whose session has one participant, on connection 1, that created it at instant 0.
+    func startedCore(_ configuration: RelayCoreConfiguration = RelayCoreConfiguration()) -> RelayCore {
+        var core = RelayCore(configuration: configuration)
+        _ = admit(&core, RelayConnectionID(1), TestIdentities.make(), create: true, at: 0)
+        return core
+    }
+
+    /// What a fresh joiner on `connection` receives at `now`: its welcome (nil when it is not
+    /// welcomed, with the frames it got instead) and the history entries that follow. With
+    /// `leaving`, the joiner's connection closes after, so that the same connection can join again.
+    func historyOnJoin(_ core: inout RelayCore, on connection: RelayConnectionID, at now: Int64, leaving: Bool = false)
+        -> (welcome: RelayWelcomeFrame?, history: [RelayOrderedEntry], frames: [RelayFrame]) {
+        let frames = CoreAdmission.frames(admit(&core, connection, TestIdentities.make(), create: false, at: now), to: connection)
+        if leaving { _ = core.onClose(connection, at: now) }
+        let welcome: RelayWelcomeFrame? = if case let .welcome(welcome)? = frames.first { welcome } else { nil }
+        return (welcome, frames.compactMap { if case let .historyEntry(entry) = $0 { entry } else { nil } }, frames)
+    }
+
     /// The proof (or, for a new session, the claim) that answers `nonce`.
     static func answer(nonce: [UInt8], exists: Bool, session: UUID, sessionKey: SigningKeyPair, participant: UUID,
                        identity: SigningKeyPair) -> RelayFrame {

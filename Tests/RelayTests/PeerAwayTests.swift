@@ -83,6 +83,51 @@ struct PeerAwayTests {
         #expect(frames.contains { if case .participantLeft(_, ana) = $0 { true } else { false } })
     }
 
+    @Test("a late joiner hears who is away already, in sequenced frames right after its welcome and history")
+    func lateJoinerHearsAway() throws {
+        var core = RelayCore()
+        let (ana, ben, cid, dan) = (TestIdentities.make(), TestIdentities.make(), TestIdentities.make(), TestIdentities.make())
+        _ = admission.admit(&core, RelayConnectionID(1), ana, create: true, at: 0)
+        _ = admission.admit(&core, RelayConnectionID(2), ben, create: false, at: 0)
+        _ = admission.admit(&core, RelayConnectionID(3), cid, create: false, at: 0)
+        _ = core.onFrame(.proposal(sequence: 1, retention: .playback, body: [1]), from: RelayConnectionID(1), at: 0)
+        // Ben's process exits (away); Cid's connection goes silent and the shell cuts it (not announced).
+        _ = core.onClose(RelayConnectionID(2), at: second, byPeer: true)
+        _ = core.onClose(RelayConnectionID(3), at: second, byPeer: false)
+        let joined = admission.admit(&core, RelayConnectionID(4), dan, create: false, at: 2 * second)
+        let frames = CoreAdmission.frames(joined, to: RelayConnectionID(4))
+        #expect(away(joined, to: RelayConnectionID(4)).map(\.0) == [ben])
+        #expect(away(joined, to: RelayConnectionID(4)).map(\.1) == [true])
+        // After the welcome and the history it announces, numbered as the relay's frames to Dan are.
+        let welcome = try #require(frames.firstIndex { if case .welcome = $0 { true } else { false } })
+        let history = try #require(frames.lastIndex { if case .historyEntry = $0 { true } else { false } })
+        let report = try #require(frames.firstIndex { if case .participantAway = $0 { true } else { false } })
+        #expect(welcome < history && history < report)
+        #expect(frames[report].sequence == 1)
+        // Nobody else hears it again.
+        #expect(away(joined, to: RelayConnectionID(1)).isEmpty)
+        // Dan acknowledges it like any frame of the relay's.
+        #expect(!core.onFrame(.ack(1), from: RelayConnectionID(4), at: 2 * second).contains { if case .close = $0 { true } else { false } })
+    }
+
+    @Test("a joiner after the away one resumed, or departed, hears of no one away")
+    func lateJoinerAfterBackOrGone() {
+        var core = RelayCore()
+        let (ana, ben, cid, dan) = (TestIdentities.make(), TestIdentities.make(), TestIdentities.make(), TestIdentities.make())
+        _ = admission.admit(&core, RelayConnectionID(1), ana, create: true, at: 0)
+        _ = admission.admit(&core, RelayConnectionID(2), ben, create: false, at: 0)
+        _ = core.onClose(RelayConnectionID(2), at: second, byPeer: true)
+        _ = admission.admit(&core, RelayConnectionID(3), ben, create: false, resume: true, at: 2 * second)
+        #expect(away(admission.admit(&core, RelayConnectionID(4), cid, create: false, at: 2 * second), to: RelayConnectionID(4)).isEmpty)
+        // Away again, then gone after the short grace: the next joiner sees Ben departed, not away.
+        _ = core.onClose(RelayConnectionID(3), at: 3 * second, byPeer: true)
+        _ = core.onTick(at: 7 * second)
+        let joined = admission.admit(&core, RelayConnectionID(5), dan, create: false, at: 7 * second)
+        #expect(away(joined, to: RelayConnectionID(5)).isEmpty)
+        let welcome = CoreAdmission.frames(joined, to: RelayConnectionID(5)).compactMap { if case let .welcome(welcome) = $0 { welcome } else { nil } }.first
+        #expect(welcome?.participants.first { $0.id == ben }?.departed == true)
+    }
+
     @Test("the last one closing by its peer has nobody to tell")
     func aloneIsQuiet() {
         var core = RelayCore()

@@ -11,21 +11,19 @@ struct RetentionCoreTests {
     private let key = [UInt8](repeating: 3, count: 32)
     private let session = UUID()
 
+    private var admission: CoreAdmission { CoreAdmission(key: key, session: session) }
+
     /// The session with one participant on connection 1, created at instant 0.
     private func started(_ configuration: RelayCoreConfiguration = RelayCoreConfiguration()) -> RelayCore {
-        var core = RelayCore(configuration: configuration)
-        _ = CoreAdmission(key: key, session: session).admit(&core, RelayConnectionID(1), TestIdentities.make(),
-                                                            create: true, at: 0)
-        return core
+        admission.startedCore(configuration)
     }
 
     /// A joiner's welcome and the history entries that follow it.
     private func join(_ core: inout RelayCore, on connection: RelayConnectionID, at now: Int64) throws
         -> (welcome: RelayWelcomeFrame, history: [RelayOrderedEntry]) {
-        let frames = CoreAdmission.frames(CoreAdmission(key: key, session: session).admit(
-            &core, connection, TestIdentities.make(), create: false, at: now), to: connection)
-        guard case let .welcome(welcome)? = frames.first else { throw RetentionTestError.notWelcomed("\(frames)") }
-        return (welcome, frames.compactMap { if case let .historyEntry(entry) = $0 { entry } else { nil } })
+        let joined = admission.historyOnJoin(&core, on: connection, at: now)
+        guard let welcome = joined.welcome else { throw RetentionTestError.notWelcomed("\(joined.frames)") }
+        return (welcome, joined.history)
     }
 
     /// Proposes from connection 1; returns the relay's sequence of the ordered frame sent back.

@@ -450,19 +450,16 @@ public final class NATSConnection: @unchecked Sendable {
     }
 
     private func read(_ socket: TCPSocket) {
-        for _ in 0..<16 {
-            guard socket === self.socket else { return }
-            let count: Int?
-            do {
-                count = try socket.read(into: &readBuffer)
-            } catch {
-                return lost("\(error)")
+        let end: TCPSocket.ReadEnd
+        do {
+            end = try socket.readAvailable(into: &readBuffer) { bytes in
+                perform(core.onBytes(bytes, at: loop.clock.now()))
+                return socket === self.socket
             }
-            guard let count else { return }
-            guard count > 0 else { return lost("the server closed the connection") }
-            perform(core.onBytes(readBuffer[..<count], at: loop.clock.now()))
-            if count < readBuffer.count { return }
+        } catch {
+            return lost("\(error)")
         }
+        if end == .closed, socket === self.socket { lost("the server closed the connection") }
     }
 
     private func write(_ bytes: [UInt8]) {

@@ -146,33 +146,28 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
     }
 
     private func read(_ socket: TCPSocket) {
-        for _ in 0..<16 {
-            guard socket === self.socket else { return }
-            let count: Int?
-            do {
-                count = try socket.read(into: &readBuffer)
-            } catch {
-                return lost("\(error)")
-            }
-            guard let count else { return }
-            guard count > 0 else { return lost("the relay closed the connection") }
-            reader.append(readBuffer[..<count])
-            while socket === self.socket {
-                let frame: RelayFrame?
-                do {
-                    frame = try reader.next()
-                } catch {
-                    teardown()
-                    delegate?.transportMalformed(error)
-                    return
+        let end: TCPSocket.ReadEnd
+        do {
+            end = try socket.readAvailable(into: &readBuffer) { bytes in
+                reader.append(bytes)
+                while socket === self.socket {
+                    let frame: RelayFrame?
+                    do throws(WireError) {
+                        frame = try reader.next()
+                    } catch {
+                        teardown()
+                        delegate?.transportMalformed(error)
+                        return false
+                    }
+                    guard let frame else { break }
+                    delegate?.transportReceived(frame)
                 }
-                guard let frame else { break }
-                delegate?.transportReceived(frame)
+                return socket === self.socket
             }
-            // A read short of the buffer took all there was; readiness is level-triggered, so
-            // the next pass reports what arrives later without a read that only hears EAGAIN.
-            if count < readBuffer.count { return }
+        } catch {
+            return lost("\(error)")
         }
+        if end == .closed, socket === self.socket { lost("the relay closed the connection") }
     }
 
     private func flush() {

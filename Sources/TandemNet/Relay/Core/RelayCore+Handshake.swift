@@ -143,8 +143,12 @@ extension RelayCore {
         tokens[state.token] = ParticipantKey(session: sessionID, participant: id)
         connections[connection]?.phase = .joined(session: sessionID, participant: id)
         var directives: [RelayDirective]
+        // Who is away already (connection closed by its peer, within its grace): a joiner hears
+        // it in frames right after its welcome, as the others heard it when it happened.
+        let away: [UUID]
         do {
             guard let session = sessions[sessionID] else { return [] }
+            away = others.filter { session.participants[$0]?.away == true }
             let welcome = RelayWelcomeFrame(
                 sessionID: session.id, created: created, resumed: false, received: 0, token: state.token.bytes,
                 activity: session.activity, participants: session.welcomeList,
@@ -156,6 +160,9 @@ extension RelayCore {
                 }
             }
             directives += historyFrames(of: session, to: connection)
+        }
+        for awayID in away {
+            directives += broadcast(in: sessionID, to: [id], at: now) { .participantAway(sequence: $0, id: awayID, away: true) }
         }
         directives.append(probe(connection, at: now))
         return directives + broadcast(in: sessionID, to: others) { .participantJoined(sequence: $0, participant: hello.participant) }
