@@ -94,10 +94,9 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// timeline anchored at the gate's deadline, then (once everyone pre-rolled) a later version
     /// anchored at the gate's start, before that deadline (`PrerollGateTimelineTests`); the
     /// bench's readers drop such a superseded version and the CLI's completing `timeline` event
-    /// names it (`completes`). Off by default still: with it on, players that check a seek's
-    /// or a frame step's timing against the first version they see (the article's player, the
-    /// coordinated players' frame steps, on-receipt following) and the quick suite's
-    /// convergence count disagree, not yet diagnosed.
+    /// names it (`completes`). On by default, as Apple's coordinator waits; `.playImmediately`
+    /// and `.resumeImmediately` play without waiting. Off: every play takes effect at its
+    /// effective instant, whoever has not pre-rolled.
     public let waitsForPreroll: Bool
 
     /// The executor and clock the coordinator runs on.
@@ -129,7 +128,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// A coordinator for a player; it does nothing until `coordinateWithSession(_:)`. It runs on
     /// `scheduler` (by default a serial dispatch queue on the host's monotonic clock).
     public init(delegate: (any PlaybackCoordinatorDelegate)? = nil, pauseSnapsToMediaTimeOfOriginator: Bool = true,
-                waitsForPreroll: Bool = false, scheduler: (any CoordinatorScheduler)? = nil) {
+                waitsForPreroll: Bool = true, scheduler: (any CoordinatorScheduler)? = nil) {
         self.pauseSnapsToMediaTimeOfOriginator = pauseSnapsToMediaTimeOfOriginator
         self.waitsForPreroll = waitsForPreroll
         self.scheduler = scheduler ?? DispatchCoordinatorScheduler()

@@ -125,7 +125,7 @@ final class VirtualCoordinatedGroup: @unchecked Sendable {
     /// `coordinateWithSession(_:)` does (the player's item reported).
     @discardableResult
     func join(_ name: String, item: String? = "film", identity: String? = "d=60.000;h=aa", clockOffset: Int64 = 0,
-              driftPPM: Double = 0, waitsForPreroll: Bool = false, completionDelay: TimeSpan? = .milliseconds(20)) throws -> Member {
+              driftPPM: Double = 0, waitsForPreroll: Bool = true, completionDelay: TimeSpan? = .milliseconds(20)) throws -> Member {
         let participant = try world.join(name, clockOffset: clockOffset, driftPPM: driftPPM)
         let scheduler = LoopCoordinatorScheduler(loop: participant.loop)
         let player = ScriptedPlayer(item: item, identity: identity, scheduler: scheduler, completionDelay: completionDelay)
