@@ -124,6 +124,8 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     private let settings = Mutex(Settings())
     private let state = Mutex(Shell())
+    /// `Shell.generation`, readable without the lock (`isCurrent(_:)`).
+    private let currentGeneration = Atomic<Int>(0)
 
     /// A coordinator for a player; it does nothing until `coordinateWithSession(_:)`. It runs on
     /// `scheduler` (by default a serial dispatch queue on the host's monotonic clock).
@@ -309,6 +311,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         let (generation, previous, wake, watch) = state.withLock { state in
             defer {
                 state.generation += 1
+                currentGeneration.store(state.generation, ordering: .releasing)
                 state.channel = channel
                 state.machine = machine
                 state.tasks = []
@@ -323,7 +326,10 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         // Ordered records come straight from the channel's delivering thread into `receive`,
         // which puts them on the scheduler: one hop from the link to the machine (issue 12 item
         // 7), no task reading a stream in between.
-        channel.deliverOrdered { [weak self] input in self?.receive(input, generation: generation) }
+        // The delivery ends once this coordinator coordinates anew (or is gone).
+        channel.deliverOrdered(while: { [weak self] in self?.isCurrent(generation) ?? false }) { [weak self] input in
+            self?.receive(input, generation: generation)
+        }
         let tasks = [
             Task { [weak self] in
                 for await participant in departures {
@@ -340,6 +346,11 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         if superseded { for task in tasks { task.cancel() } }
         watchForClock(generation)
     }
+
+    /// Whether `generation` is the channel the coordinator coordinates over now.
+    /// Lock-free: the channel asks while it holds its session's lock, and the shell's lock is
+    /// taken before the session's elsewhere.
+    func isCurrent(_ generation: Int) -> Bool { currentGeneration.load(ordering: .acquiring) == generation }
 
     /// Feeds the machine the next ordered record, on the scheduler: the channel calls it on
     /// its delivering thread, in order, and `scheduler.execute` keeps that order (tests call it

@@ -41,11 +41,11 @@ final class LinkChannel: CoordinationChannel, @unchecked Sendable {
         try participant.link.sendOrdered(try snapshot.encoded(), retention: .snapshot(reflecting: snapshot.reflecting))
     }
 
-    func deliverOrdered(to receive: @escaping @Sendable (OrderedInput) -> Void) {
-        for delivery in participant.welcome.orderedHistory + participant.ordered { receive(OrderedInput(delivery)) }
-        receive(.endOfHistory)
+    func deliverOrdered(while wanted: @escaping @Sendable () -> Bool, to receive: @escaping @Sendable (OrderedInput) -> Void) {
+        for delivery in participant.welcome.orderedHistory + participant.ordered where wanted() { receive(OrderedInput(delivery)) }
+        if wanted() { receive(.endOfHistory) }
         participant.observe { event in
-            if case .ordered(let delivery) = event { receive(OrderedInput(delivery)) }
+            if case .ordered(let delivery) = event, wanted() { receive(OrderedInput(delivery)) }
         }
     }
 
