@@ -15,9 +15,11 @@ protocol CoordinationChannel: Sendable {
     /// time and in order, on the thread that delivers it (no task in between: the coordinator's
     /// `receive` is one hop onto its scheduler). A channel that knows where the history ends
     /// says so with `.endOfHistory` (and `marksEndOfHistory`), so that a late joiner assembles
-    /// it from its snapshots. A later call replaces the receiver.
-    func deliverOrdered(to receive: @escaping @Sendable (OrderedInput) -> Void)
-    /// Whether `deliverOrdered(to:)` hands over `.endOfHistory` once the history is delivered.
+    /// it from its snapshots. A later call replaces the receiver. Before each record, the
+    /// channel asks `wanted`: once it says false, the delivery ends (the record is not decoded
+    /// nor handed over, and nothing more comes), as when the coordinator coordinates anew.
+    func deliverOrdered(while wanted: @escaping @Sendable () -> Bool, to receive: @escaping @Sendable (OrderedInput) -> Void)
+    /// Whether `deliverOrdered(while:to:)` hands over `.endOfHistory` once the history is delivered.
     var marksEndOfHistory: Bool { get }
     /// The participants present (this one included), when the channel knows them: the
     /// snapshot publisher is the lowest id among them.
@@ -62,13 +64,18 @@ struct SessionChannel<Activity: GroupActivity>: CoordinationChannel {
     /// and handed to `receive` as the session opens it, on the link's thread: the path from a
     /// relay frame to the coordinator's machine is the link's read, the session's open, then
     /// one hop onto the coordinator's serial scheduler (`PlaybackCoordinator.receive`).
-    func deliverOrdered(to receive: @escaping @Sendable (OrderedInput) -> Void) {
-        // The stream carries nothing (every record goes to `receive`); it ends with the session.
-        _ = session.orderedDeliveries { delivery -> Bool? in
+    ///
+    /// The subscription ends through the handler's return value once `wanted` says false (the
+    /// coordinator coordinates with another session, or is gone): the session then hands this
+    /// channel nothing more, where before every later record was still decoded and hopped onto
+    /// the scheduler only to be dropped there by the coordinator's generation check.
+    func deliverOrdered(while wanted: @escaping @Sendable () -> Bool, to receive: @escaping @Sendable (OrderedInput) -> Void) {
+        session.orderedDeliveries(while: { delivery in
+            guard wanted() else { return false }
             receive(OrderedInput(delivery))
-            return nil
-        }
-        receive(.endOfHistory)
+            return true
+        })
+        if wanted() { receive(.endOfHistory) }
     }
 
     var marksEndOfHistory: Bool { true }

@@ -74,7 +74,8 @@ extension CoordinationCore {
         guard waitsForPreroll, timeline.rate > 0 else { return }
         let expected = prerollExpected
         guard !expected.isSubset(of: [ordered.originator]) else { return }
-        let gate = PrerollGate(version: ordered.order, orderedAt: ordered.orderedAt, effectiveAt: at, expected: expected)
+        let gate = PrerollGate(version: ordered.order, originator: ordered.originator, orderedAt: ordered.orderedAt, effectiveAt: at,
+                               expected: expected)
         waiting.gate = gate
         timeline.anchorSessionTime = gate.deadline
     }

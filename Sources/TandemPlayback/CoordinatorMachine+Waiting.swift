@@ -40,6 +40,21 @@ extension CoordinatorMachine {
         return after
     }
 
+    /// Who the player's command names as the play's originator when `record` completed the open
+    /// `gate` (a report, a departure, a suspension that does not hold, a mismatch: the play only
+    /// moved to its start instant): the one who asked for the play, not whoever completed it.
+    func playOriginator(completing gate: PrerollGate?, by record: OrderedProposal, before: SharedTimeline) -> UUID? {
+        guard let gate, core.waiting.gate == nil else { return nil }
+        switch record.proposal {
+        case .prerolled, .departed, .state, .beginSuspension: break
+        default: return nil
+        }
+        let after = core.timeline
+        guard after.rate > 0, before.rate == after.rate, before.item == after.item, before.anchorMediaTime == after.anchorMediaTime,
+              after.anchorSessionTime < before.anchorSessionTime else { return nil }
+        return gate.originator
+    }
+
     /// Begins or ends this participant's mismatch suspension as the core now sees it.
     mutating func mismatchDirectives(now: HostInstant) -> [OrderedDirective] {
         let mismatched = core.isMismatched(localParticipant)

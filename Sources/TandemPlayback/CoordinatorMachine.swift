@@ -103,7 +103,7 @@ public struct CoordinatorMachine: Sendable {
     var mismatchSuspension: UUID?
 
     /// A machine for `localParticipant` at the initial timeline.
-    public init(localParticipant: UUID, pauseSnapsToMediaTimeOfOriginator: Bool = true, waitsForPreroll: Bool = false,
+    public init(localParticipant: UUID, pauseSnapsToMediaTimeOfOriginator: Bool = true, waitsForPreroll: Bool = true,
                 configuration: Configuration = Configuration()) {
         self.localParticipant = localParticipant
         self.configuration = configuration
@@ -145,8 +145,9 @@ public struct CoordinatorMachine: Sendable {
         let originator: UUID
         switch input {
         case .proposal(let proposal):
+            let openGate = core.waiting.gate
             events = core.apply(proposal)
-            originator = proposal.originator
+            originator = playOriginator(completing: openGate, by: proposal, before: before) ?? proposal.originator
         case .unreadable(let from, let order, let rejection):
             events = core.skip(order: order, originator: from, rejection: rejection)
             originator = from

@@ -94,10 +94,9 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// timeline anchored at the gate's deadline, then (once everyone pre-rolled) a later version
     /// anchored at the gate's start, before that deadline (`PrerollGateTimelineTests`); the
     /// bench's readers drop such a superseded version and the CLI's completing `timeline` event
-    /// names it (`completes`). Off by default still: with it on, players that check a seek's
-    /// or a frame step's timing against the first version they see (the article's player, the
-    /// coordinated players' frame steps, on-receipt following) and the quick suite's
-    /// convergence count disagree, not yet diagnosed.
+    /// names it (`completes`). On by default, as Apple's coordinator waits; `.playImmediately`
+    /// and `.resumeImmediately` play without waiting. Off: every play takes effect at its
+    /// effective instant, whoever has not pre-rolled.
     public let waitsForPreroll: Bool
 
     /// The executor and clock the coordinator runs on.
@@ -125,11 +124,13 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     private let settings = Mutex(Settings())
     private let state = Mutex(Shell())
+    /// `Shell.generation`, readable without the lock (`isCurrent(_:)`).
+    private let currentGeneration = Atomic<Int>(0)
 
     /// A coordinator for a player; it does nothing until `coordinateWithSession(_:)`. It runs on
     /// `scheduler` (by default a serial dispatch queue on the host's monotonic clock).
     public init(delegate: (any PlaybackCoordinatorDelegate)? = nil, pauseSnapsToMediaTimeOfOriginator: Bool = true,
-                waitsForPreroll: Bool = false, scheduler: (any CoordinatorScheduler)? = nil) {
+                waitsForPreroll: Bool = true, scheduler: (any CoordinatorScheduler)? = nil) {
         self.pauseSnapsToMediaTimeOfOriginator = pauseSnapsToMediaTimeOfOriginator
         self.waitsForPreroll = waitsForPreroll
         self.scheduler = scheduler ?? DispatchCoordinatorScheduler()
@@ -310,6 +311,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         let (generation, previous, wake, watch) = state.withLock { state in
             defer {
                 state.generation += 1
+                currentGeneration.store(state.generation, ordering: .releasing)
                 state.channel = channel
                 state.machine = machine
                 state.tasks = []
@@ -324,7 +326,10 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         // Ordered records come straight from the channel's delivering thread into `receive`,
         // which puts them on the scheduler: one hop from the link to the machine (issue 12 item
         // 7), no task reading a stream in between.
-        channel.deliverOrdered { [weak self] input in self?.receive(input, generation: generation) }
+        // The delivery ends once this coordinator coordinates anew (or is gone).
+        channel.deliverOrdered(while: { [weak self] in self?.isCurrent(generation) ?? false }) { [weak self] input in
+            self?.receive(input, generation: generation)
+        }
         let tasks = [
             Task { [weak self] in
                 for await participant in departures {
@@ -341,6 +346,11 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         if superseded { for task in tasks { task.cancel() } }
         watchForClock(generation)
     }
+
+    /// Whether `generation` is the channel the coordinator coordinates over now.
+    /// Lock-free: the channel asks while it holds its session's lock, and the shell's lock is
+    /// taken before the session's elsewhere.
+    func isCurrent(_ generation: Int) -> Bool { currentGeneration.load(ordering: .acquiring) == generation }
 
     /// Feeds the machine the next ordered record, on the scheduler: the channel calls it on
     /// its delivering thread, in order, and `scheduler.execute` keeps that order (tests call it

@@ -177,13 +177,52 @@ import TandemTestKit
     }
 }
 
-/// Why the pre-roll gate (`waitsForPreroll`) is still off by default, shown in virtual time: a
-/// gated play publishes a provisional timeline anchored at the gate's deadline (the play's
-/// ordering instant + 1 s), then, once everyone has pre-rolled, a later version anchored at the
-/// gate's start, earlier than that deadline. A reader that takes each published timeline as in
-/// force from its anchor (the CLI's `timeline` events read by `StallAndFollowTests` and the
-/// bench's `ScenarioAnalysis.timelines`) finds the provisional one again after the deadline.
+/// What a reader of the timeline sees of the pre-roll gate (`waitsForPreroll`, on by default),
+/// shown in virtual time: a gated play publishes a provisional timeline anchored at the gate's
+/// deadline (the play's ordering instant + 1 s), then, once everyone has pre-rolled, a later
+/// version anchored at the gate's start, earlier than that deadline. A reader that takes each
+/// published timeline as in force from its anchor finds the provisional one again after the
+/// deadline: the bench's readers drop it (`ScenarioAnalysis.inForce`, `completing`), and the
+/// article's tests take the completed play (`CoordinatingPlaybackArticleTests.completedPlay`).
 @Suite struct PrerollGateTimelineTests {
+    /// Apple's options to play at once (`.playImmediately`, `.resumeImmediately`) open no gate,
+    /// with the gate on: the play takes effect at its effective instant, without waiting for a
+    /// slow participant's pre-roll; the same requests without them wait for it.
+    @Test func playImmediatelyAndResumeImmediatelyDoNotWaitForASlowPreroll() throws {
+        let group = VirtualCoordinatedGroup()
+        defer { group.shutdown() }
+        let host = try group.join("host")
+        let ana = try group.join("ana", completionDelay: .milliseconds(400))
+        group.run(for: 200)
+        #expect(host.coordinator.waitsForPreroll && ana.coordinator.waitsForPreroll)
+        try host.coordinator.coordinateRateChange(to: 1, options: .playImmediately)
+        group.run(for: 100)
+        let played = host.coordinator.timeline
+        #expect(played.rate == 1 && host.coordinator.core.waiting.gate == nil)
+        // In force already, a few tens of ms after it was asked for (a gated one: 1 s).
+        #expect(played.anchorSessionTime <= host.sessionTime(atHost: host.scheduler.now))
+        group.run(for: 1_000)
+        #expect(host.coordinator.timeline == played, "no later version re-anchored it")
+        #expect(ana.coordinator.timeline == played)
+
+        try ana.coordinator.coordinateSeek(to: .zero + .seconds(10), options: .resumeImmediately)
+        group.run(for: 100)
+        let resumed = host.coordinator.timeline
+        #expect(resumed.anchorMediaTime == .zero + .seconds(10) && resumed.rate == 1 && host.coordinator.core.waiting.gate == nil)
+        #expect(resumed.anchorSessionTime <= host.sessionTime(atHost: host.scheduler.now))
+
+        // Without the option, the same seek waits for Ana's pre-roll (400 ms): a gate, and the
+        // provisional anchor a second after the seek was ordered.
+        try ana.coordinator.coordinateSeek(to: .zero + .seconds(20))
+        group.run(for: 100)
+        let gate = try #require(host.coordinator.core.waiting.gate)
+        #expect(gate.pending.contains(ana.id))
+        #expect(host.coordinator.timeline.anchorSessionTime == gate.deadline)
+        group.run(for: 1_000)
+        #expect(host.coordinator.core.timeline.anchorSessionTime < gate.deadline, "started once Ana pre-rolled")
+        #expect(host.coordinator.core == ana.coordinator.core)
+    }
+
     @Test func aGatedPlayPublishesAProvisionalAnchorAtTheDeadlineThenTheStartBeforeIt() throws {
         let group = VirtualCoordinatedGroup()
         defer { group.shutdown() }

@@ -25,7 +25,9 @@ import TandemClock
         let receiver = Mutex<(@Sendable (OrderedInput) -> Void)?>(nil)
         let localParticipant = UUID()
         func propose(_ proposal: PlaybackProposal) throws {}
-        func deliverOrdered(to receive: @escaping @Sendable (OrderedInput) -> Void) { receiver.withLock { $0 = receive } }
+        func deliverOrdered(while wanted: @escaping @Sendable () -> Bool, to receive: @escaping @Sendable (OrderedInput) -> Void) {
+            receiver.withLock { $0 = { input in if wanted() { receive(input) } } }
+        }
         /// Delivers `input` as a session does: on the caller's thread, straight to the coordinator.
         func feed(_ input: OrderedInput) { receiver.withLock { $0 }?(input) }
         func departures() -> AsyncStream<UUID> { AsyncStream { _ in } }

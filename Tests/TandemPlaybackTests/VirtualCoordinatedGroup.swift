@@ -41,11 +41,11 @@ final class LinkChannel: CoordinationChannel, @unchecked Sendable {
         try participant.link.sendOrdered(try snapshot.encoded(), retention: .snapshot(reflecting: snapshot.reflecting))
     }
 
-    func deliverOrdered(to receive: @escaping @Sendable (OrderedInput) -> Void) {
-        for delivery in participant.welcome.orderedHistory + participant.ordered { receive(OrderedInput(delivery)) }
-        receive(.endOfHistory)
+    func deliverOrdered(while wanted: @escaping @Sendable () -> Bool, to receive: @escaping @Sendable (OrderedInput) -> Void) {
+        for delivery in participant.welcome.orderedHistory + participant.ordered where wanted() { receive(OrderedInput(delivery)) }
+        if wanted() { receive(.endOfHistory) }
         participant.observe { event in
-            if case .ordered(let delivery) = event { receive(OrderedInput(delivery)) }
+            if case .ordered(let delivery) = event, wanted() { receive(OrderedInput(delivery)) }
         }
     }
 
@@ -125,7 +125,7 @@ final class VirtualCoordinatedGroup: @unchecked Sendable {
     /// `coordinateWithSession(_:)` does (the player's item reported).
     @discardableResult
     func join(_ name: String, item: String? = "film", identity: String? = "d=60.000;h=aa", clockOffset: Int64 = 0,
-              driftPPM: Double = 0, waitsForPreroll: Bool = false, completionDelay: TimeSpan? = .milliseconds(20)) throws -> Member {
+              driftPPM: Double = 0, waitsForPreroll: Bool = true, completionDelay: TimeSpan? = .milliseconds(20)) throws -> Member {
         let participant = try world.join(name, clockOffset: clockOffset, driftPPM: driftPPM)
         let scheduler = LoopCoordinatorScheduler(loop: participant.loop)
         let player = ScriptedPlayer(item: item, identity: identity, scheduler: scheduler, completionDelay: completionDelay)

@@ -39,8 +39,15 @@ import TandemClock
         #expect(core.timeline.anchorSessionTime == sessionNS(1_050 * Self.ms))
     }
 
+    @Test func theGateIsOnByDefault() {
+        #expect(CoordinationCore().waitsForPreroll)
+        #expect(CoordinatorMachine(localParticipant: ana).core.waitsForPreroll)
+        #expect(PlaybackCoordinator().waitsForPreroll)
+    }
+
+    /// The ungated path, asked for explicitly (`waitsForPreroll: false`).
     @Test func withoutTheGateAPlayTakesEffectAtItsInstant() {
-        var core = CoordinationCore()
+        var core = CoordinationCore(waitsForPreroll: false)
         #expect(!core.waitsForPreroll)
         for (order, who) in [ana, ben].enumerated() {
             _ = core.apply(ordered(UInt64(order + 1), who, at: 0, .state(item: "film", identity: "d=60.000;h=aa", ready: true)))

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TandemClock
 import TandemNet
 import TandemWire
@@ -40,25 +41,50 @@ extension GroupSession {
     package func orderedDeliveries() -> AsyncStream<OrderedPlaintext> { orderedDeliveries { $0 } }
 
     /// The ordered deliveries, each turned into what the reader wants by `transform` (nil skips
-    /// it) as it arrives, on the thread that opened it: the coordinator's stream is fed without
-    /// a task of its own in between. One reader.
+    /// it) as it arrives, on the thread that opened it. One reader.
     package func orderedDeliveries<Element: Sendable>(
         _ transform: @escaping @Sendable (OrderedPlaintext) -> Element?
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
-        let reader = OrderedReader(yield: { delivery in
+        let adopted = orderedDeliveries(while: { delivery in
             if let element = transform(delivery) { continuation.yield(element) }
-        }, finish: { continuation.finish() })
-        let adopted = core.withLock { core -> Bool in
-            guard !core.invalidated else { return false }
+            return true
+        }, finished: { continuation.finish() })
+        if !adopted { continuation.finish() }
+        return stream
+    }
+
+    /// Hands each ordered delivery to `handler` as it arrives, on the thread that opened it (the
+    /// backlog first): the coordinator is fed without a task of its own in between. When
+    /// `handler` returns false the subscription ends: `finished` is called, and the session
+    /// hands it nothing more and keeps nothing for it (the records are still opened, as the
+    /// session opens every record, but go no further). One reader: a later subscription
+    /// replaces this one. False when the session is over (nothing is delivered).
+    @discardableResult
+    package func orderedDeliveries(while handler: @escaping @Sendable (OrderedPlaintext) -> Bool,
+                                   finished: @escaping @Sendable () -> Void = {}) -> Bool {
+        let ended = Mutex(false)
+        let end: @Sendable () -> Void = {
+            // Once: the handler's false, or the session's end.
+            guard ended.withLock({ ended in defer { ended = true }; return !ended }) else { return }
+            finished()
+        }
+        let reader = OrderedReader(yield: { delivery in
+            // An ended reader stays in place (until a later subscription replaces it) and drops
+            // what comes, so that the session keeps no backlog for it.
+            guard !ended.withLock({ $0 }) else { return }
+            if !handler(delivery) { end() }
+        }, finish: end)
+        let (adopted, replaced) = core.withLock { core -> (Bool, OrderedReader?) in
+            guard !core.invalidated else { return (false, nil) }
             // The backlog goes first, under the lock, so that no newer delivery overtakes it.
             for delivery in core.ordered { reader.yield(delivery) }
             core.ordered.removeAll()
-            core.orderedReader = reader
-            return true
+            defer { core.orderedReader = reader }
+            return (true, core.orderedReader)
         }
-        if !adopted { continuation.finish() }
-        return stream
+        replaced?.finish()
+        return adopted
     }
 
     /// The participants who leave the session, as the relay reports them.

@@ -47,6 +47,9 @@ public struct PrerollGate: Sendable, Codable, Equatable {
 
     /// The timeline version of the play this gate holds.
     public let version: UInt64
+    /// Who asked for the play (nil when not given): once the gate completes, the play starts on
+    /// their word, whoever's report completed it.
+    public let originator: UUID?
     /// When the play was ordered (session time).
     public let orderedAt: SessionInstant
     /// When the play would take effect with no one to wait for.
@@ -62,11 +65,12 @@ public struct PrerollGate: Sendable, Codable, Equatable {
     /// The latest effective instant among the play and the inputs recorded so far.
     public private(set) var latestInput: SessionInstant
 
-    /// A gate for the play `version`, ordered at `orderedAt` and effective at `effectiveAt`,
-    /// waiting for `expected` (present and not suspended) at most `waitLimit` after `orderedAt`.
-    public init(version: UInt64, orderedAt: SessionInstant, effectiveAt: SessionInstant, expected: some Sequence<UUID>,
-                waitLimit: TimeSpan = defaultWaitLimit) {
+    /// A gate for the play `version` (asked for by `originator`), ordered at `orderedAt` and
+    /// effective at `effectiveAt`, waiting for `expected` (present and not suspended) at most `waitLimit` after `orderedAt`.
+    public init(version: UInt64, originator: UUID? = nil, orderedAt: SessionInstant, effectiveAt: SessionInstant,
+                expected: some Sequence<UUID>, waitLimit: TimeSpan = defaultWaitLimit) {
         self.version = version
+        self.originator = originator
         self.orderedAt = orderedAt
         self.effectiveAt = effectiveAt
         deadline = max(effectiveAt, orderedAt + max(.zero, waitLimit))
