@@ -56,7 +56,12 @@ public final class FrameFlipProbe: @unchecked Sendable {
     public let pollGap: Int64
 
     private let connections: [UnixStreamSocket]
-    private let flips: [Mutex<[Flip]>]
+    /// One mpv's flips so far, shared with its poller's thread.
+    private final class Collected: Sendable {
+        let flips = Mutex<[Flip]>([])
+    }
+
+    private let collected: [Collected]
     private let stopping = Atomic(false)
     private let threads = DispatchGroup()
 
@@ -73,14 +78,14 @@ public final class FrameFlipProbe: @unchecked Sendable {
             }
         }
         self.connections = connections
-        flips = sockets.map { _ in Mutex([]) }
+        collected = sockets.map { _ in Collected() }
     }
 
     /// Starts polling, a thread per mpv.
     public func start() {
         for (index, connection) in connections.enumerated() {
             let thread = Thread { [self] in
-                poll(connection, into: flips[index])
+                poll(connection, into: collected[index])
                 threads.leave()
             }
             threads.enter()
@@ -93,16 +98,16 @@ public final class FrameFlipProbe: @unchecked Sendable {
     public func stop() -> [[Flip]] {
         stopping.store(true, ordering: .relaxed)
         _ = threads.wait(timeout: .now() + 5)
-        return flips.map { $0.withLock { $0 } }
+        return collected.map { $0.flips.withLock { $0 } }
     }
 
     /// The flips so far of the mpv at index `peer`.
-    public func flips(of peer: Int) -> [Flip] { flips[peer].withLock { $0 } }
+    public func flips(of peer: Int) -> [Flip] { collected[peer].flips.withLock { $0 } }
 
     private static let request = Array(#"{"command":["get_property","time-pos"],"request_id":7}"#.utf8) + [UInt8(ascii: "\n")]
 
     /// Polls `connection` until stopped (or mpv goes away), appending each new frame's flip.
-    private func poll(_ connection: UnixStreamSocket, into output: Mutex<[Flip]>) {
+    private func poll(_ connection: UnixStreamSocket, into output: Collected) {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var pending: [UInt8] = []
         var last: Double?
@@ -129,7 +134,7 @@ public final class FrameFlipProbe: @unchecked Sendable {
             let midpoint = sent + (received - sent) / 2
             if let position = value ?? nil, position != last {
                 if let previous = lastMidpoint, last != nil {
-                    output.withLock { $0.append(Flip(position: position, at: previous + (midpoint - previous) / 2,
+                    output.flips.withLock { $0.append(Flip(position: position, at: previous + (midpoint - previous) / 2,
                                                      uncertainty: (midpoint - previous) / 2 + (received - sent) / 2)) }
                 }
                 last = position

@@ -148,8 +148,12 @@ import TandemTestKit
 
     @Test(.enabled(if: ProcessInfo.processInfo.environment["TANDEM_FRAMEFLIP"] != nil), arguments: ["headless", "x11"])
     func theWholeScript(mode: String) async throws {
+        guard ProcessInfo.processInfo.environment["TANDEM_FRAMEFLIP"].map({ $0 == "1" || $0 == mode }) == true else { return }
         var configuration = FrameFlipBenchmark.Configuration(clip: Self.clip)
-        configuration.peers = Int(ProcessInfo.processInfo.environment["TANDEM_FRAMEFLIP_PEERS"] ?? "") ?? 2
+        let environment = ProcessInfo.processInfo.environment
+        configuration.peers = Int(environment["TANDEM_FRAMEFLIP_PEERS"] ?? "") ?? 2
+        // Another build's `tandem`, for a before-and-after in one sitting.
+        if let executable = environment["TANDEM_FRAMEFLIP_EXECUTABLE"] { configuration.executable = executable }
         var display: XvfbDisplay?
         if mode == "x11" {
             display = try XvfbDisplay.start()
@@ -158,7 +162,7 @@ import TandemTestKit
         }
         defer { display?.stop() }
         let report = try await FrameFlipBenchmark.run(configuration)
-        print(report.table)
+        print("\(configuration.executable):\n\(report.table)")
         for entry in report.largest { print(String(format: "  %.2f ms at %.2f s, after %@", entry.spread, entry.seconds, entry.after)) }
         #expect(report.peers != nil && report.floor != nil)
     }
