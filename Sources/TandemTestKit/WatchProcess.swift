@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
+import TandemMedia
 import TandemClock
 
 /// A running `tandem host` or `tandem join`, driven as a separate process: commands go to its
@@ -173,5 +174,83 @@ public final class WatchProcess: @unchecked Sendable {
 
     private func readersDone() -> Bool {
         readers.wait(timeout: .now()) == .success
+    }
+}
+
+// MARK: Parties on loopback
+
+extension WatchProcess {
+    /// How a watch process runs mpv: `--player mpv --mpv-ipc SOCKET --mpv-args ARGUMENTS`,
+    /// headless by default.
+    public struct MpvSettings: Sendable {
+        /// mpv's IPC socket, which a test connects to as another tool would.
+        public var socket: String
+        /// mpv's own options (`--mpv-args`), one string split at spaces.
+        public var arguments: String
+
+        /// mpv at `socket`, with `arguments` (headless: `--vo=null --ao=null`).
+        public init(socket: String, arguments: String = "--vo=null --ao=null") {
+            self.socket = socket
+            self.arguments = arguments
+        }
+
+        /// The command-line options for `tandem host` or `join`.
+        public var commandLine: [String] { ["--player", "mpv", "--mpv-ipc", socket, "--mpv-args", arguments] }
+    }
+
+    /// Starts `tandem host MEDIA… --bind 127.0.0.1 --port 0 --session-epoch 0 --name NAME --events
+    /// json` (its session clock is its raw monotonic clock, the one mpv's replies are stamped on),
+    /// with mpv when `mpv` is given, then `arguments`; it takes commands on its standard input.
+    /// `environment` as for `init`.
+    public static func host(media: [String], name: String = "ana", mpv: MpvSettings? = nil, arguments: [String] = [],
+                            environment: [String: String?] = [:],
+                            executable: String = TandemProcess.executablePath) throws -> WatchProcess {
+        try WatchProcess(executable: executable,
+                         arguments: ["host"] + media + ["--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0", "--name", name,
+                                                        "--events", "json"] + (mpv?.commandLine ?? []) + arguments,
+                         name: name, acceptsCommands: true, environment: environment)
+    }
+
+    /// Starts `tandem join MEDIA… --name NAME --events json` on `invite` (passed in
+    /// `TANDEM_INVITE`), with mpv when `mpv` is given, then `arguments`; it takes commands on
+    /// its standard input. `environment` as for `init`.
+    public static func join(invite: String, media: [String], name: String, mpv: MpvSettings? = nil, arguments: [String] = [],
+                            environment: [String: String?] = [:],
+                            executable: String = TandemProcess.executablePath) throws -> WatchProcess {
+        var variables = environment
+        variables["TANDEM_INVITE"] = invite
+        return try WatchProcess(executable: executable,
+                                arguments: ["join"] + media + ["--name", name, "--events", "json"] + (mpv?.commandLine ?? []) + arguments,
+                                name: name, acceptsCommands: true, environment: variables)
+    }
+
+    /// The invite a host prints (`tandem://…`), waited for at most `timeout` seconds; nil when
+    /// none came.
+    public func invite(timeout: Double = 20) -> String? {
+        waitForLine(startingWith: "tandem://", timeout: timeout)
+    }
+
+    /// Waits at most `timeout` seconds for its `joined` event; whether it came.
+    public func waitUntilJoined(timeout: Double = 30) -> Bool {
+        waitUntil(timeout: timeout) { $0.contains { $0.event == "joined" } }
+    }
+}
+
+extension MpvConnection {
+    /// How far mpv's own position (`audio-pts`, the clock it times its pictures by, good to a
+    /// fraction of a ms) leads the shared timeline of `play` (a host's `play` event), in ms:
+    /// `count` readings `spacing` apart, sorted. The timeline is placed on this machine's raw
+    /// monotonic clock, on which the replies are stamped: the host's session clock must be that
+    /// clock (`WatchProcess.host` gives `--session-epoch 0`).
+    public func leadsOverTimeline(of play: WatchEvent, count: Int = 10, spacing: Duration = .milliseconds(150)) async throws -> [Double] {
+        var leads: [Double] = []
+        for _ in 0..<count {
+            let reply = try await command([.string("get_property"), .string("audio-pts")])
+            if case .number(let position) = reply.value, let effective = play.effectiveSessionNanoseconds, let start = play.mediaTime {
+                leads.append((position - (start + Double(reply.midpoint - effective) / 1e9)) * 1000)
+            }
+            try await Task.sleep(for: spacing)
+        }
+        return leads.sorted()
     }
 }

@@ -49,37 +49,18 @@ import TandemTestKit
         #expect(host.waitForExit(timeout: 20) == 0, "\(host.standardError)")
     }
 
-    /// mpv's `audio-pts` against the host's timeline, in ms, ten readings 150 ms apart.
-    func mpvLead(_ mpv: MpvConnection, play: WatchEvent) async throws -> [Double] {
-        var leads: [Double] = []
-        for _ in 0..<10 {
-            let reply = try await mpv.command([.string("get_property"), .string("audio-pts")])
-            guard case .number(let position) = reply.value,
-                  let effective = play.effectiveSessionNanoseconds, let start = play.mediaTime else { continue }
-            leads.append((position - (start + Double(reply.midpoint - effective) / 1e9)) * 1000)
-            try await Task.sleep(for: .milliseconds(150))
-        }
-        return leads.sorted()
-    }
-
     @Test func mpvLeadsTheTimelineByTheOffset() async throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }
         let clip = SampleClip.directory + "/watch-together.mp4"
         let socket = fixtures.path("mpv.sock")
-        // The host's session clock is its raw monotonic clock (`--session-epoch 0`), the one
-        // mpv's replies are stamped on.
-        let host = try WatchProcess(executable: TandemProcess.executablePath,
-                                    arguments: ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0", "--name", "ana", "--events", "json"],
-                                    name: "ana", acceptsCommands: true)
+        let host = try WatchProcess.host(media: [clip])
         defer { host.kill() }
-        let invite = try #require(host.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(host.standardError)")
-        let joiner = try WatchProcess(executable: TandemProcess.executablePath,
-                                      arguments: ["join", invite, clip, "--name", "ben", "--events", "json", "--player", "mpv", "--latency-offset", "200",
-                                                  "--mpv-ipc", socket, "--mpv-args", "--vo=null --ao=null"],
-                                      name: "ben", acceptsCommands: true)
+        let invite = try #require(host.invite(), "no invite: \(host.standardError)")
+        let joiner = try WatchProcess.join(invite: invite, media: [clip], name: "ben", mpv: .init(socket: socket),
+                                           arguments: ["--latency-offset", "200"])
         defer { joiner.kill() }
-        #expect(joiner.waitUntil(timeout: 30) { $0.contains { $0.event == "joined" } }, "\(joiner.standardError)")
+        #expect(joiner.waitUntilJoined(), "\(joiner.standardError)")
         let mpv = try await MpvConnection.connect(path: socket, timeout: .seconds(20))
         defer { mpv.close() }
         #expect(host.send("play") != nil)
@@ -88,12 +69,12 @@ import TandemTestKit
         try await Task.sleep(for: .seconds(3))
         // 200 ms ahead, as mpv starts on the shifted timeline (to a fraction of a ms) and is
         // corrected towards it; a reading is good to half its round trip.
-        var leads = try await mpvLead(mpv, play: play)
+        var leads = try await mpv.leadsOverTimeline(of: play)
         #expect(leads.count >= 8 && abs(leads[leads.count / 2] - 200) < 5, "mpv's lead, ms: \(leads)")
         // Live: 100 ms behind now (an output that is early), the correction loop takes it there.
         #expect(joiner.send("offset -100") != nil)
         try await Task.sleep(for: .seconds(3))
-        leads = try await mpvLead(mpv, play: play)
+        leads = try await mpv.leadsOverTimeline(of: play)
         #expect(leads.count >= 8 && abs(leads[leads.count / 2] + 100) < 5, "mpv's lead, ms: \(leads)")
         #expect(host.send("end") != nil)
         host.closeInput()

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TandemBench
 import TandemMedia
 import TandemTestKit
 
@@ -11,36 +12,22 @@ import TandemTestKit
         defer { fixtures.remove() }
         let clip = SampleClip.directory + "/watch-together.mp4"
         let socket = fixtures.path("mpv.sock")
-        let host = try WatchProcess(executable: TandemProcess.executablePath,
-                                    arguments: ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0", "--name", "ana", "--events", "json"],
-                                    name: "ana", acceptsCommands: true)
+        // The host's session clock is its raw monotonic clock (`--session-epoch 0`).
+        let host = try WatchProcess.host(media: [clip])
         defer { host.kill() }
-        let invite = try #require(host.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(host.standardError)")
-        let joiner = try WatchProcess(executable: TandemProcess.executablePath,
-                                      arguments: ["join", invite, clip, "--name", "ben", "--events", "json", "--player", "mpv",
-                                                  "--mpv-ipc", socket, "--mpv-args", "--vo=null --ao=null"],
-                                      name: "ben", acceptsCommands: false)
+        let invite = try #require(host.invite(), "no invite: \(host.standardError)")
+        let joiner = try WatchProcess.join(invite: invite, media: [clip], name: "ben", mpv: .init(socket: socket))
         defer { joiner.kill() }
-        #expect(joiner.waitUntil(timeout: 30) { $0.contains { $0.event == "joined" } }, "\(joiner.standardError)")
+        #expect(joiner.waitUntilJoined(), "\(joiner.standardError)")
         let mpv = try await MpvConnection.connect(path: socket, timeout: .seconds(20))
         defer { mpv.close() }
 
         #expect(host.send("play") != nil)
         #expect(host.waitUntil(timeout: 10) { $0.contains { $0.change == "play" } })
         let play = try #require(host.events.last { $0.change == "play" })
-        // Compare mpv's own position (`audio-pts`, the clock it times its pictures by, good to a
-        // fraction of a ms) with the shared timeline. The host's session clock is its raw
-        // monotonic clock (`--session-epoch 0`), the one the replies are stamped on.
+        // mpv's own position against the shared timeline, from 3 s in.
         try await Task.sleep(for: .seconds(3))
-        var errors: [Double] = []
-        for _ in 0..<10 {
-            let reply = try await mpv.command([.string("get_property"), .string("audio-pts")])
-            guard case .number(let position) = reply.value,
-                  let effective = play.effectiveSessionNanoseconds, let start = play.mediaTime else { continue }
-            let expected = start + Double(reply.midpoint - effective) / 1e9
-            errors.append((position - expected) * 1000)
-            try await Task.sleep(for: .milliseconds(150))
-        }
+        let errors = try await mpv.leadsOverTimeline(of: play)
         #expect(errors.count >= 8)
         // mpv starts on the timeline to a fraction of a ms and the policy corrects beyond 1.5 ms;
         // the joiner's session clock is good to tens of µs on loopback, a reading to half its
@@ -127,5 +114,143 @@ import TandemTestKit
         if follow == "on-receipt" {
             #expect(statistics["nudges"] as? Int == 0 && statistics["corrective_seeks"] as? Int == 0, "\(line)")
         }
+    }
+}
+
+/// The frame-flip probe (issue 15, item 7) over real processes: two `--player mpv` peers through
+/// a short script made in mpv itself, and two bare mpv for the floor. Figures are printed, not
+/// asserted beyond what a working probe and a following peer must show; `TANDEM_FRAMEFLIP=1`
+/// runs the whole script, headless and drawing into a virtual display, and prints the tables.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct FrameFlipWatchTests {
+    static let clip = SampleClip.directory + "/watch-together.mp4"
+
+    @Test func theProbeMeasuresMpvPeersThroughAScriptAndTheFloor() async throws {
+        var configuration = FrameFlipBenchmark.Configuration(clip: Self.clip)
+        configuration.script = [
+            .init(peer: 0, action: .resume, then: 2),
+            .init(peer: 1, action: .seek(3), then: 1.5),
+            .init(peer: 0, action: .pause, then: 0.8),
+            .init(peer: 1, action: .resume, then: 1.5),
+        ]
+        configuration.floorSeconds = 2.5
+        let report = try await FrameFlipBenchmark.run(configuration)
+        print(report.table)
+        // 30 frames/s: the floor's mpv play 2.5 s, the peers about 5.
+        #expect(report.floorFlips.count == 2 && report.floorFlips.allSatisfy { $0 >= 45 }, "\(report.floorFlips)")
+        #expect(report.peerFlips.count == 2 && report.peerFlips.allSatisfy { $0 >= 90 }, "\(report.peerFlips)")
+        let peers = try #require(report.peers, "no frame both peers showed moving")
+        let floor = try #require(report.floor, "no frame both bare mpv showed moving")
+        #expect(peers.count >= 60 && floor.count >= 40, "\(peers.count) and \(floor.count) frames")
+        // Following the group, the peers show most frames within a few ms of each other (a
+        // frame is 33 ms; a peer that did not follow would be tens of ms or frames off).
+        #expect(peers.p50 < 8, "\(report.table)\n\(report.largest)")
+    }
+
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["TANDEM_FRAMEFLIP"] != nil), arguments: ["headless", "x11"])
+    func theWholeScript(mode: String) async throws {
+        guard ProcessInfo.processInfo.environment["TANDEM_FRAMEFLIP"].map({ $0 == "1" || $0 == mode }) == true else { return }
+        var configuration = FrameFlipBenchmark.Configuration(clip: Self.clip)
+        let environment = ProcessInfo.processInfo.environment
+        configuration.peers = Int(environment["TANDEM_FRAMEFLIP_PEERS"] ?? "") ?? 2
+        // Another build's `tandem`, for a before-and-after in one sitting.
+        if let executable = environment["TANDEM_FRAMEFLIP_EXECUTABLE"] { configuration.executable = executable }
+        var display: XvfbDisplay?
+        if mode == "x11" {
+            display = try XvfbDisplay.start()
+            configuration.environment = display?.environment ?? [:]
+            configuration.mpvArguments = "--vo=x11 --ao=null"
+        }
+        defer { display?.stop() }
+        let report = try await FrameFlipBenchmark.run(configuration)
+        print("\(configuration.executable):\n\(report.table)")
+        for entry in report.largest { print(String(format: "  %.2f ms at %.2f s, after %@", entry.spread, entry.seconds, entry.after)) }
+        #expect(report.peers != nil && report.floor != nil)
+    }
+}
+
+/// `FrameFlipAnalysis` on hand-made flips.
+struct FrameFlipAnalysisTests {
+    func flips(_ frames: [(Double, Int64)]) -> [FrameFlipProbe.Flip] {
+        frames.map { FrameFlipProbe.Flip(position: $0.0, at: $0.1 * 1_000_000, uncertainty: 100_000) }
+    }
+
+    @Test func aStillFrameIsNotAFlipOfAMovingPicture() {
+        // A seek's landing (1.0 after 0.1, far), then playing on; a step back; a long gap.
+        let moving = FrameFlipAnalysis.moving(flips([(0.0, 0), (0.033, 33), (1.0, 40), (1.033, 73), (1.0, 106), (1.066, 900)]))
+        #expect(moving.map(\.position) == [0.033, 1.033])
+    }
+
+    @Test func theSpreadIsTheLatestLessTheEarliestOfTheSameFrame() {
+        let a = flips([(0.0, 0), (0.033, 33), (0.066, 66), (0.1, 100)])
+        let b = flips([(0.0, 1), (0.033, 35), (0.066, 62), (0.2, 600)])
+        let c = flips([(0.0, 0), (0.033, 34), (0.066, 70)])
+        #expect(FrameFlipAnalysis.spreads([a, b]) == [2, 4])
+        #expect(FrameFlipAnalysis.spreads([a, b, c]) == [2, 8])
+        // A frame one player showed only far away in time has no spread.
+        #expect(FrameFlipAnalysis.spreads([a, b], window: 3_000_000) == [2])
+    }
+}
+
+/// mpv follows the group's shared queue (issue 15, item 3 with `--player mpv`): an mpv host
+/// with two short clips and an mpv joiner with the same two move to the second together at the
+/// first's end; `prev` from the joiner and mpv's own `n` key in the host's mpv move them both.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct MpvQueueWatchTests {
+    /// mpv's `filename` over its IPC, as another tool would read it.
+    func filename(_ socket: String) async throws -> String? {
+        let mpv = try await MpvConnection.connect(path: socket, timeout: .seconds(10))
+        defer { mpv.close() }
+        return try await mpv.get("filename").string
+    }
+
+    /// Waits (at most `timeout` s) until the mpv at `socket` plays `name`.
+    func waitForFile(_ name: String, at socket: String, timeout: Double = 10) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try await filename(socket) == name { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
+    @Test func mpvPeersAdvanceTogetherAndMoveThroughTheQueue() async throws {
+        let fixtures = try MediaFixtures()
+        defer { fixtures.remove() }
+        let (first, second) = (SampleClip.h264, SampleClip.h264BFrames)
+        let hostSocket = fixtures.path("host.sock"), joinerSocket = fixtures.path("joiner.sock")
+        let host = try WatchProcess.host(media: [first.path, second.path], mpv: .init(socket: hostSocket))
+        defer { host.kill() }
+        let invite = try #require(host.invite(), "no invite: \(host.standardError)")
+        let joiner = try WatchProcess.join(invite: invite, media: [first.path, second.path], name: "ben", mpv: .init(socket: joinerSocket))
+        defer { joiner.kill() }
+        #expect(host.waitUntilJoined() && joiner.waitUntilJoined(), "\(host.standardError)\n\(joiner.standardError)")
+        #expect(try await filename(joinerSocket) == first.name)
+
+        // Played to the end of the first (4 s): both move to the second.
+        #expect(host.send("play") != nil)
+        for process in [host, joiner] {
+            #expect(process.waitUntil(timeout: 15) { $0.contains { $0.event == "item" && $0.identifier == second.name && $0.index == 1 } },
+                    "\(process.name): \(process.lines)")
+        }
+        #expect(try await waitForFile(second.name, at: hostSocket), "the host's mpv did not move on")
+        #expect(try await waitForFile(second.name, at: joinerSocket), "the joiner's mpv did not move on")
+
+        // `prev` from the joiner: both back to the first.
+        #expect(joiner.send("prev") != nil)
+        #expect(try await waitForFile(first.name, at: hostSocket), "prev did not reach the host's mpv")
+        #expect(try await waitForFile(first.name, at: joinerSocket), "prev did not reach the joiner's mpv")
+
+        // mpv's own `n` in the host's mpv, as a person's key: both to the second again.
+        let mpv = try await MpvConnection.connect(path: hostSocket, timeout: .seconds(10))
+        _ = try await mpv.command(["keypress", "n"])
+        mpv.close()
+        #expect(try await waitForFile(second.name, at: joinerSocket), "mpv's n key did not move the group")
+        #expect(try await waitForFile(second.name, at: hostSocket))
+        #expect(!host.events.contains { $0.event == "error" } && !joiner.events.contains { $0.event == "error" },
+                "\(host.lines)\n\(joiner.lines)")
+
+        #expect(host.send("end") != nil)
+        host.closeInput()
+        #expect(host.waitForExit(timeout: 20) == 0, "\(host.standardError)")
+        #expect(joiner.waitForExit(timeout: 20) == 3)
     }
 }

@@ -2,11 +2,18 @@ import Foundation
 import Tandem
 import TandemMedia
 import TandemPlayback
+import TandemIdentity
 
 /// Watching with a real mpv (`--player mpv`): mpv shows the media and takes a person's keys; the
 /// session, the events and the scripted commands are the same as with the built-in player.
 /// `--presentation-log` gets mpv's readings of its position (`"reading": true`), and
 /// `--follow on-receipt` makes mpv the benchmarks' baseline.
+///
+/// A queue of files (`tandem host A B --player mpv`, a joiner's several files) is the group's as
+/// with the built-in player (`WatchRunner+Queue.swift`): the host appends them all, every
+/// participant makes the entries it holds (by content) available to mpv, which loads each as the
+/// group reaches it (at an item's end, a `next` or `prev`, or mpv's own `n`, `p`, `>`, `<` keys:
+/// `MpvPlayer.Options.bindsQueueKeys`), and the `item` and `unmatched-media` events are the same.
 extension WatchRunner {
     func runWithMpv() async throws -> Int32 {
         let log: PresentationLog?
@@ -47,9 +54,13 @@ extension WatchRunner {
             session.leave()
         }
         coordinator.coordinateWithSession(session)
-        // The first report chooses the group's item (a session's queue starts empty): no transition.
-        // mpv opened it: the identity carries the duration mpv read.
-        try? coordinator.reportItem(session.activity.item, identity: player.currentItemIdentity, ready: true)
+        // A queue of files: the host appends them all first (the first becomes the group's item).
+        // One file: the first report chooses the group's item (a session's queue starts empty),
+        // so nobody transitions. mpv opened it: the identity carries the duration mpv read.
+        if isHost && watchedMedia.count > 1 { appendMedia(to: coordinator, events: events) }
+        try? coordinator.reportItem(session.activity.item, identity: reportsIdentityLate ? nil : player.currentItemIdentity, ready: true)
+        let queueTask = followQueue(mpv: player, coordinator: coordinator, events: events)
+        defer { queueTask.cancel() }
         let latency = LatencyControl(milliseconds: options.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
         let script = Task { try await runScript(coordinator: coordinator, events: events, latency: latency) }
         let ending = await untilOver(events: events)
@@ -70,5 +81,69 @@ extension WatchRunner {
         // Leaving or ending is heard from the relay, not from this process going away.
         await session.departureDelivered()
         return WatchRunner.exitStatus(for: ending, endedHere: endedHere.isSet)
+    }
+
+    /// Follows the group's queue with mpv for as long as the watch lasts, as `followQueue(player:…)`
+    /// does with the built-in player.
+    func followQueue(mpv player: MpvPlayer, coordinator: PlaybackCoordinator, events: EventPrinter) -> Task<Void, Never> {
+        let files = watchedMedia.map { (path: $0, identity: try? ContentIdentity.of(file: $0)) }
+        // Subscribed before the first look, so that no change between the two goes unseen.
+        let changes = coordinator.events
+        return Task {
+            var reported: Set<String> = []
+            var identified = !reportsIdentityLate
+            var last = await syncQueue(mpv: player, coordinator: coordinator, files: files, events: events, last: nil,
+                                       reported: &reported, identified: &identified)
+            for await event in changes {
+                // An end of item is told at its instant, before the record that settles it.
+                if case .itemEnded(_, let next?, let index?) = event, next.identifier != last {
+                    last = next.identifier
+                    events.emit("item", ["identifier": next.identifier, "index": index, "count": coordinator.core.queue.entries.count])
+                    continue
+                }
+                last = await syncQueue(mpv: player, coordinator: coordinator, files: files, events: events, last: last,
+                                       reported: &reported, identified: &identified)
+            }
+        }
+    }
+
+    /// `syncQueue(player:…)` for mpv: the entries this participant holds made available to mpv
+    /// (each once), the group's current content taken from another file when mpv opened the
+    /// wrong one, each unmatched file said once, and `item` when the group's item changed.
+    private func syncQueue(mpv player: MpvPlayer, coordinator: PlaybackCoordinator, files: [(path: String, identity: String?)],
+                           events: EventPrinter, last: String?, reported: inout Set<String>, identified: inout Bool) async -> String? {
+        let core = coordinator.core
+        let current = player.currentItem
+        if !identified, let entry = core.queue.entries.first(where: { $0.identifier == current.identifier }) {
+            identified = true
+            if case .file(let path) = current.source, entry.identity != nil,
+               !ContentIdentity.sameContent(entry.identity, files.first { $0.path == path }?.identity),
+               let match = files.first(where: { ContentIdentity.sameContent(entry.identity, $0.identity) }) {
+                // Reports what mpv has once it has loaded it.
+                try? await player.replaceCurrentItemLocally(with: PlaybackItem(file: match.path, identifier: current.identifier,
+                                                                               identity: match.identity))
+            } else {
+                try? coordinator.reportItem(current.identifier, identity: player.currentItemIdentity, ready: true)
+            }
+        }
+        let available = Set(player.availableItemIdentifiers)
+        for entry in core.queue.entries where !available.contains(entry.identifier) {
+            if let match = files.first(where: { ContentIdentity.sameContent(entry.identity, $0.identity) }) {
+                try? player.makeAvailable(PlaybackItem(file: match.path, identifier: entry.identifier, identity: match.identity))
+            }
+        }
+        if core.queue.entries.count > 1 {
+            for file in files where !reported.contains(file.path)
+                && !core.queue.entries.contains(where: { ContentIdentity.sameContent($0.identity, file.identity) }) {
+                reported.insert(file.path)
+                events.emit("unmatched-media", ["file": file.path,
+                                                "message": "\(file.path) matches no item of the group's queue (by content)"])
+            }
+        }
+        let item = core.timeline.item
+        if item != last, let item, core.queue.entries.count > 1 {
+            events.emit("item", ["identifier": item, "index": core.currentEntryIndex ?? -1, "count": core.queue.entries.count])
+        }
+        return item
     }
 }

@@ -37,7 +37,6 @@ struct WatchRunner {
         let exitSignals = ExitSignals { [session] _ in session.leave() }
         defer { exitSignals.cancel() }
         if options.player == .mpv {
-            guard watchedMedia.count == 1 else { throw CLIError.usage("a queue of files plays on the built-in player; give mpv one FILE") }
             return try await runWithMpv()
         }
         var sinks: [any VideoSink] = []

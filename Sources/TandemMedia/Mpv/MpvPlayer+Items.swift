@@ -169,6 +169,17 @@ extension MpvPlayer {
         reportItemToGroup()
     }
 
+    /// Replaces mpv's file with `item`'s here alone, under the identifier it has: for a
+    /// participant that opened the wrong one of its files for the group's item (it matched the
+    /// group's content by another file), and tells the group, while coordinating, what it has
+    /// now. Nothing is proposed: the group's item stays as it is, and its next command puts mpv
+    /// on the timeline. A byte source or a missing file is refused, and a failed load leaves
+    /// mpv on its item (`load`).
+    public func replaceCurrentItemLocally(with item: PlaybackItem) async throws(MpvError) {
+        try await load(item)
+        reportItemToGroup()
+    }
+
     /// Tells the group, while coordinating, the item mpv has now, with its identity.
     func reportItemToGroup() {
         guard playbackCoordinator.isCoordinating else { return }

@@ -18,6 +18,15 @@ extension MpvPlayer {
             observation = .speed(speed)
         case ("property-change", "eof-reached"?):
             observation = .endReached(event.propertyValue.bool ?? false)
+        case ("client-message", _):
+            // A queue key bound in mpv (`bindQueueKeys`): the group moves, as `next`/`prev` do.
+            guard case .array(let words)? = event.message["args"], words.first?.string == Self.queueMessageTarget else { return }
+            switch words.dropFirst().first?.string {
+            case "next"?: _ = try? playbackCoordinator.advanceToNextItem()
+            case "previous"?: _ = try? playbackCoordinator.returnToPreviousItem()
+            default: break
+            }
+            return
         case ("playback-restart", _):
             // Where the seek landed: read now, taken back to when playback restarted.
             state.withLock { $0.restarts += 1 }
@@ -38,6 +47,22 @@ extension MpvPlayer {
         }
         guard let action else { return }
         await propose(action, requestedSpeed: requestedSpeed, groupRate: groupRate)
+    }
+
+    /// The first word of the `script-message` that mpv's queue keys send.
+    static let queueMessageTarget = "tandem-queue"
+
+    /// The keys bound in mpv for the group's queue, as the built-in player's terminal has them
+    /// (`n`, `p`), with mpv's own playlist keys (`>`, `<`, Enter) taking the queue too: each
+    /// sends a `script-message` that `handle(_:)` takes up. mpv's pause stays on space.
+    static let queueKeys: [(key: String, word: String)] = [("n", "next"), (">", "next"), ("ENTER", "next"),
+                                                          ("p", "previous"), ("<", "previous")]
+
+    /// Binds `queueKeys` in mpv (`keybind`, mpv 0.35's IPC command); a refusal leaves mpv's own.
+    static func bindQueueKeys(_ ipc: MpvConnection) async {
+        for (key, word) in queueKeys {
+            _ = try? await ipc.command(["keybind", .string(key), .string("script-message \(queueMessageTarget) \(word)")])
+        }
     }
 
     /// Proposes a person's change to the group, and holds the player (no correction, no stale

@@ -92,6 +92,10 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         /// Starts aim at the shifted instants and the correction loop at the timeline shifted
         /// by it. It is this player's alone: nothing of it reaches the group.
         public var latencyOffset: Int64 = 0
+        /// Whether mpv's keys `n` and `p` (and its playlist keys `>`, `<`, Enter) move the
+        /// group's queue to its next and previous items, as `advanceToNextItem()` and
+        /// `returnToPreviousItem()` do; true by default (mpv's pause stays on space).
+        public var bindsQueueKeys = true
 
         /// The defaults: mpv's own window and sound, a temporary socket, the default policy.
         public init() {}
@@ -210,6 +214,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             let speed = try await ipc.get("speed").double ?? 1
             let loaded = await LoadedItem.probe(item, target: target, ipc: ipc, options: options)
             if loaded.hasAudio, options.keepsTempoFilter { await keepTempoFilter(ipc) }
+            if options.bindsQueueKeys { await bindQueueKeys(ipc) }
             let player = MpvPlayer(process: process, connection: ipc, options: options, loaded: loaded, paused: paused,
                                    speed: speed, launchedAt: launchedAt)
             player.start(events: events)

@@ -1,0 +1,259 @@
+import Foundation
+import TandemMedia
+import TandemTestKit
+
+/// The frame-flip benchmark of issue 15, item 7: `--player mpv` peers (a host and joiners on
+/// loopback) over a script of seeks, pauses, resumes and rate changes made in mpv itself
+/// (through its IPC, as a person's keys would), measured by `FrameFlipProbe`; and in the same
+/// run the floor: as many bare mpv players, unpaused together and left alone.
+///
+/// ```swift
+/// var configuration = FrameFlipBenchmark.Configuration(clip: "watch-together.mp4")
+/// let report = try await FrameFlipBenchmark.run(configuration)
+/// print(report.table)
+/// ```
+public enum FrameFlipBenchmark {
+    /// What a person does in one mpv.
+    public enum Action: Sendable, Hashable, CustomStringConvertible {
+        /// Unpause (`set pause no`, the space key).
+        case resume
+        /// Pause (`set pause yes`).
+        case pause
+        /// A relative seek by this many seconds, as the arrow keys do (`seek S relative`).
+        case seek(Double)
+        /// Multiply the speed (`multiply speed F`, as `[` and `]` do).
+        case multiplySpeed(Double)
+        /// Speed 1 again (`set speed 1`, Backspace).
+        case resetSpeed
+
+        /// The IPC command.
+        public var command: [Any] {
+            switch self {
+            case .resume: ["set_property", "pause", false]
+            case .pause: ["set_property", "pause", true]
+            case .seek(let seconds): ["seek", seconds, "relative"]
+            case .multiplySpeed(let factor): ["multiply", "speed", factor]
+            case .resetSpeed: ["set_property", "speed", 1.0]
+            }
+        }
+
+        /// A short name for reports.
+        public var description: String {
+            switch self {
+            case .resume: "resume"
+            case .pause: "pause"
+            case .seek(let seconds): "seek \(seconds)"
+            case .multiplySpeed(let factor): "speed ×\(factor)"
+            case .resetSpeed: "speed 1"
+            }
+        }
+    }
+
+    /// One step of the script: `action` in the mpv of peer `peer` (0 is the host's), then a wait.
+    public struct Step: Sendable, Hashable {
+        /// Whose mpv (0: the host's).
+        public var peer: Int
+        /// What the person does.
+        public var action: Action
+        /// How long to wait afterwards (s).
+        public var then: Double
+
+        /// `action` in peer `peer`'s mpv, then `then` seconds.
+        public init(peer: Int, action: Action, then: Double) {
+            self.peer = peer
+            self.action = action
+            self.then = then
+        }
+    }
+
+    /// The default script (about 20 s, within the 20 s sample clip): a start, seeks both ways,
+    /// a rate change and back, a pause and a resume, each made in one peer's mpv or another's.
+    public static let defaultScript: [Step] = [
+        Step(peer: 0, action: .resume, then: 3),
+        Step(peer: 1, action: .seek(4), then: 2.5),
+        Step(peer: 0, action: .multiplySpeed(1.1), then: 2.5),
+        Step(peer: 1, action: .pause, then: 1.5),
+        Step(peer: 0, action: .resume, then: 2.5),
+        Step(peer: 0, action: .seek(-6), then: 2.5),
+        Step(peer: 1, action: .resetSpeed, then: 2.5),
+        Step(peer: 1, action: .seek(-3), then: 2.5),
+    ]
+
+    /// How to run it.
+    public struct Configuration: Sendable {
+        /// The clip every peer plays (with sound: the player's precise clock).
+        public var clip: String
+        /// How many peers (a host and joiners), and as many bare mpv for the floor.
+        public var peers = 2
+        /// mpv's options: headless by default; `--vo=x11 --ao=null` with `environment` naming a
+        /// virtual display (`XvfbDisplay`).
+        public var mpvArguments = "--vo=null --ao=null"
+        /// Variables for every process (`DISPLAY`).
+        public var environment: [String: String?] = [:]
+        /// The script the peers play through.
+        public var script = FrameFlipBenchmark.defaultScript
+        /// How long the floor's mpv play (s).
+        public var floorSeconds = 10.0
+        /// Where the probe's sockets go (a fresh directory).
+        public var directory: String
+        /// The `tandem` binary.
+        public var executable = TandemProcess.executablePath
+        /// More options for every `tandem` peer (a `--follow`, say).
+        public var peerArguments: [String] = []
+
+        /// `clip` with the defaults, in a fresh temporary directory.
+        public init(clip: String) {
+            self.clip = clip
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-flip-\(UUID().uuidString.prefix(8))").path
+        }
+    }
+
+    /// What one run measured.
+    public struct Report: Sendable {
+        /// The peers' spreads (ms), one per frame all of them showed moving.
+        public var peerSpreads: [Double]
+        /// The floor's.
+        public var floorSpreads: [Double]
+        /// How many frames each peer's mpv showed (moving or not).
+        public var peerFlips: [Int]
+        /// How many frames each bare mpv showed.
+        public var floorFlips: [Int]
+        /// The largest spreads (ms) with the time since the script began (s) and the step last
+        /// taken before, for finding where a tail comes from.
+        public var largest: [(seconds: Double, spread: Double, after: String)]
+        /// Whether mpv drew (`--vo` other than `null`).
+        public var mode: String
+
+        /// The peers' summary.
+        public var peers: Percentiles? { Percentiles(peerSpreads) }
+        /// The floor's summary.
+        public var floor: Percentiles? { Percentiles(floorSpreads) }
+
+        /// The targets: p95 ≤ max(2.5 ms, the floor's p95 + 0.5 ms), p99 ≤ the floor's p99 + 2 ms.
+        public var meetsTargets: Bool? {
+            guard let peers, let floor else { return nil }
+            return peers.p95 <= max(2.5, floor.p95 + 0.5) && peers.p99 <= floor.p99 + 2
+        }
+
+        /// A Markdown table of the two, and the targets.
+        public var table: String {
+            func row(_ name: String, _ summary: Percentiles?) -> String {
+                guard let summary else { return "| \(name) | no frames | | | | |" }
+                return "| \(name) | \(summary.count) | " + [summary.p50, summary.p95, summary.p99, summary.max]
+                    .map { String(format: "%.2f", $0) }.joined(separator: " | ") + " |"
+            }
+            var lines = ["| \(mode), \(peerFlips.count) vs \(floorFlips.count) | frames | p50 ms | p95 ms | p99 ms | max ms |",
+                         "|---|---|---|---|---|---|",
+                         row("`--player mpv` peers", peers), row("floor (bare mpv)", floor)]
+            if let floor {
+                lines.append("targets: p95 ≤ \(String(format: "%.2f", max(2.5, floor.p95 + 0.5))) ms, p99 ≤ \(String(format: "%.2f", floor.p99 + 2)) ms: "
+                             + (meetsTargets == true ? "met" : "not met"))
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+
+    /// Why a run failed.
+    public struct RunError: Error, CustomStringConvertible {
+        /// What went wrong, in a sentence.
+        public let description: String
+    }
+
+    /// Runs the floor, then the peers, and returns both.
+    public static func run(_ configuration: Configuration) async throws -> Report {
+        try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: configuration.directory) }
+        let floor = try await measureFloor(configuration)
+        let (peers, largest) = try await measurePeers(configuration)
+        let mode = configuration.mpvArguments.contains("--vo=null") ? "headless" : "drawing (\(configuration.mpvArguments))"
+        return Report(peerSpreads: FrameFlipAnalysis.spreads(peers), floorSpreads: FrameFlipAnalysis.spreads(floor),
+                      peerFlips: peers.map(\.count), floorFlips: floor.map(\.count), largest: largest, mode: mode)
+    }
+
+    /// Bare mpv on the clip, paused, then unpaused together (back to back) and left alone.
+    static func measureFloor(_ configuration: Configuration) async throws -> [[FrameFlipProbe.Flip]] {
+        let sockets = (0..<configuration.peers).map { "\(configuration.directory)/floor-\($0).sock" }
+        var processes: [Process] = []
+        defer {
+            for process in processes where process.isRunning { process.terminate() }
+            for process in processes { process.waitUntilExit() }
+        }
+        for socket in sockets {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/mpv")
+            process.arguments = ["--idle=no", "--input-ipc-server=\(socket)", "--pause", "--keep-open=yes", "--no-config"]
+                + configuration.mpvArguments.split(separator: " ").map(String.init) + ["--", configuration.clip]
+            var environment = ProcessInfo.processInfo.environment
+            for (name, value) in configuration.environment { environment[name] = value }
+            process.environment = environment
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            processes.append(process)
+        }
+        for socket in sockets { try await waitForPosition(socket) }
+        let probe = try FrameFlipProbe(sockets: sockets)
+        probe.start()
+        try await Task.sleep(for: .milliseconds(300))
+        for socket in sockets { try FrameFlipProbe.send(FrameFlipBenchmark.Action.resume.command, to: socket) }
+        try await Task.sleep(for: .seconds(configuration.floorSeconds))
+        return probe.stop()
+    }
+
+    /// The peers over the script; the flips, and the largest spreads placed in the script.
+    static func measurePeers(_ configuration: Configuration) async throws
+        -> ([[FrameFlipProbe.Flip]], [(seconds: Double, spread: Double, after: String)]) {
+        let settings = (0..<configuration.peers).map {
+            WatchProcess.MpvSettings(socket: "\(configuration.directory)/peer-\($0).sock", arguments: configuration.mpvArguments)
+        }
+        let host = try WatchProcess.host(media: [configuration.clip], mpv: settings[0], arguments: configuration.peerArguments,
+                                         environment: configuration.environment, executable: configuration.executable)
+        var processes = [host]
+        defer {
+            for process in processes { process.kill() }
+        }
+        guard let invite = host.invite() else { throw RunError(description: "the host printed no invite: \(host.standardError)") }
+        for index in 1..<max(1, configuration.peers) {
+            processes.append(try WatchProcess.join(invite: invite, media: [configuration.clip], name: "peer\(index)", mpv: settings[index],
+                                                   arguments: configuration.peerArguments, environment: configuration.environment,
+                                                   executable: configuration.executable))
+        }
+        for process in processes where !process.waitUntilJoined() {
+            throw RunError(description: "\(process.name) did not join: \(process.standardError)")
+        }
+        for setting in settings { try await waitForPosition(setting.socket) }
+        let probe = try FrameFlipProbe(sockets: settings.map(\.socket))
+        probe.start()
+        try await Task.sleep(for: .milliseconds(500))
+        var steps: [(at: Int64, name: String)] = []
+        let began = MonotonicClock.now()
+        for step in configuration.script {
+            let at = try FrameFlipProbe.send(step.action.command, to: settings[step.peer % settings.count].socket)
+            steps.append((at, "\(step.action) in peer \(step.peer)"))
+            try await Task.sleep(for: .seconds(step.then))
+        }
+        let flips = probe.stop()
+        _ = host.send("end")
+        host.closeInput()
+        for process in processes { _ = process.waitForExit(timeout: 10) }
+        let largest = FrameFlipAnalysis.timedSpreads(flips).sorted { $0.spread > $1.spread }.prefix(12).map { entry in
+            (seconds: Double(entry.at - began) / 1e9, spread: entry.spread,
+             after: steps.last { $0.at <= entry.at }.map { "\($0.name) \(String(format: "%.2f", Double(entry.at - $0.at) / 1e9)) s before" } ?? "start")
+        }
+        return (flips, largest)
+    }
+
+    /// Waits (at most 20 s) until the mpv at `socket` listens and has a position.
+    static func waitForPosition(_ socket: String) async throws {
+        // Bounded: 400 steps of 50 ms.
+        for _ in 0..<400 {
+            if let connection = try? MpvConnection(path: socket) {
+                defer { connection.close() }
+                if (try? await connection.get("time-pos"))?.double != nil { return }
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw RunError(description: "no mpv with a position at \(socket) within 20 s")
+    }
+}
