@@ -60,6 +60,33 @@ struct ClusterRelayTests {
         await second.stop()
     }
 
+    @Test("the journal spans relays: an attachment added on one relay is listed and loaded on the other; the end reaches everyone")
+    func theJournalAndTheEndSpanRelays() async throws {
+        let nats = try startNATSCluster()
+        defer { nats.stop() }
+        let first = try await InProcessRelay.start(nats.url)
+        let second = try await InProcessRelay.start(nats.url)
+        let session = UUID(), key = SigningKeyPair()
+        let ana = try await Participant.join(session, key: key, "ana", relays: [first.endpoint], create: true)
+        let ben = try await Participant.join(session, key: key, "ben", relays: [second.endpoint])
+        // Three chunks and a bit, sealed or not: the relays never look inside.
+        let data = (0..<(3 * RelayWireLimits.attachmentChunkSize + 1000)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let id = UUID()
+        try await ana.link.addAttachment(id: id, metadata: "meta".bytes, data: data)
+        #expect(await ben.wait { $0.events.contains { if case let .attachmentAdded(record) = $0 { record.id == id } else { false } } })
+        #expect(try await ben.link.loadAttachment(id: id) == data)
+        // A late joiner on the first relay finds it in the journal.
+        let cem = try await Participant.join(session, key: key, "cem", relays: [first.endpoint])
+        #expect(cem.link.welcome.attachments.map(\.id) == [id])
+        #expect(try await cem.link.loadAttachment(id: id) == data)
+        await ben.link.end(reason: "good night")
+        for member in [ana, cem] {
+            #expect(await member.wait { $0.events.contains { if case let .ended(_, reason) = $0 { reason == "good night" } else { false } } })
+        }
+        await first.stop()
+        await second.stop()
+    }
+
     @Test("a relay killed with SIGKILL: its participant resumes on another relay of the invite with nothing lost or twice")
     func aKilledRelaysParticipantsMove() async throws {
         let nats = try startNATSCluster()

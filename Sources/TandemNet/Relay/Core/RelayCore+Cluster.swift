@@ -137,6 +137,10 @@ extension RelayCore {
                    case .joined? = connections[connection]?.phase {
                     connections[connection]?.phase = .closing
                     directives += [.send(connection, .error(fault)), .close(connection)]
+                    // Disconnected here as a silent connection is: it may resume within the grace period.
+                    sessions[key.session]?.participants[key.participant]?.connection = nil
+                    sessions[key.session]?.participants[key.participant]?.disconnectedAt = now
+                    sessions[key.session]?.participants[key.participant]?.grace = configuration.gracePeriod
                 }
             case .departed:
                 cluster?.departing.remove(key)
@@ -216,19 +220,33 @@ extension RelayCore {
     }
 
     /// A local participant is to be removed (dropped, too slow, gone past its grace period).
-    mutating func clusterDepart(_ key: ParticipantKey) -> [RelayDirective] {
-        guard cluster?.departing.insert(key).inserted == true else { return [] }
-        let connection = sessions[key.session]?.participants[key.participant]?.connection ?? RelayCore.clusterAbsentConnection
-        submit(key.session, .departed(participant: key.participant), from: connection)
-        return []
+    ///
+    /// Its connection here closes at once, and it counts as disconnected with no grace: should
+    /// the removal not reach the log, the next tick submits it again.
+    mutating func clusterDepart(_ key: ParticipantKey, at now: Int64?) -> [RelayDirective] {
+        guard cluster?.departing.insert(key).inserted == true,
+              sessions[key.session]?.participants[key.participant] != nil else { return [] }
+        var directives: [RelayDirective] = []
+        let connection = sessions[key.session]?.participants[key.participant]?.connection
+        if let connection {
+            if case .joined? = connections[connection]?.phase { connections[connection]?.phase = .closing }
+            directives.append(.close(connection))
+            sessions[key.session]?.participants[key.participant]?.connection = nil
+        }
+        if let now, sessions[key.session]?.participants[key.participant]?.disconnectedAt == nil {
+            sessions[key.session]?.participants[key.participant]?.disconnectedAt = now
+        }
+        sessions[key.session]?.participants[key.participant]?.grace = 0
+        submit(key.session, .departed(participant: key.participant), from: connection ?? RelayCore.clusterAbsentConnection)
+        return directives
     }
 
     /// A recipient over its outbox cap: only the relay it is connected to removes it (the
     /// replicas' outboxes shrink with the cursors, later than its own).
-    mutating func clusterOverflow(_ key: ParticipantKey) -> [RelayDirective] {
+    mutating func clusterOverflow(_ key: ParticipantKey, at now: Int64?) -> [RelayDirective] {
         guard let connection = sessions[key.session]?.participants[key.participant]?.connection else { return [] }
         let fault = RelayFault(.disconnected, "too far behind: \(configuration.maximumOutboxFrames) frames or \(configuration.maximumOutboxBytes) bytes unacknowledged")
-        return [.send(connection, .error(fault))] + clusterDepart(key)
+        return [.send(connection, .error(fault))] + clusterDepart(key, at: now)
     }
 
     /// Relay `relay` said it is alive at `now`.
