@@ -178,6 +178,37 @@ struct ClusterRelayTests {
         await again.stop()
     }
 
+    @Test("NATS lost while serving: nobody new is admitted, with the fault unavailable; back, they are, and the session goes on")
+    func natsLostThenBack() async throws {
+        let nats = try NATSServerProcess(authentication: .token("cluster-token"))
+        defer { nats.stop() }
+        try nats.start()
+        let relay = try await InProcessRelay.start(nats.url)
+        let session = UUID(), key = SigningKeyPair()
+        let ana = try await Participant.join(session, key: key, "ana", relays: [relay.endpoint], create: true)
+        nats.kill()
+        // The relay hears its NATS connection break at once (the socket closes).
+        try await Task.sleep(for: .milliseconds(300))
+        let error = await #expect(throws: RelayError.self) {
+            _ = try await Participant.join(session, key: key, "ben", relays: [relay.endpoint])
+        }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("cluster is unavailable"))
+        // A proposal made meanwhile takes effect once NATS is back.
+        try ana.link.sendOrdered("meanwhile".bytes)
+        try nats.start()
+        #expect(await ana.wait(15) { $0.ordered.count == 1 })
+        var joined: Participant?
+        for _ in 0..<100 where joined == nil {
+            joined = try? await Participant.join(session, key: key, "ben", relays: [relay.endpoint])
+            if joined == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        let ben = try #require(joined)
+        #expect(ben.link.welcome.orderedHistory.map { String(decoding: $0.body, as: UTF8.self) } == ["meanwhile"])
+        await ana.link.leave()
+        await ben.link.leave()
+        await relay.stop()
+    }
+
     @Test("NATS unreachable at start: tandem serve --cluster exits 1 with one line, the secret masked")
     func unreachableAtStart() throws {
         // Nothing listens on port 1 of loopback: the connection is refused at once.
