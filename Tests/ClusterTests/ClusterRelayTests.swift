@@ -10,13 +10,9 @@ import TandemWire
 struct ClusterRelayTests {
     @Test("a session spans two relays: messages of both modes, proposals in one order everywhere, a late joiner's history")
     func aSessionSpansRelays() async throws {
-        let nats = try startNATSCluster()
-        defer { nats.stop() }
-        let first = try await InProcessRelay.start(nats.url)
-        let second = try await InProcessRelay.start(nats.url)
-        let session = UUID(), key = SigningKeyPair()
-        let ana = try await Participant.join(session, key: key, "ana", relays: [first.endpoint], create: true)
-        let ben = try await Participant.join(session, key: key, "ben", relays: [second.endpoint])
+        let world = try await TwoRelays.start()
+        defer { world.nats.stop() }
+        let (second, session, key, ana, ben) = (world.second, world.session, world.key, world.ana, world.ben)
         #expect(ana.link.welcome.created && !ben.link.welcome.created)
         #expect(Set(ben.link.welcome.participants.map(\.displayName)) == ["ana", "ben"])
 
@@ -56,19 +52,14 @@ struct ClusterRelayTests {
         #expect(await ana.wait { $0.events.contains { if case .participantLeft = $0 { true } else { false } } })
         await ana.link.leave()
         await cem.link.leave()
-        await first.stop()
-        await second.stop()
+        await world.stop()
     }
 
     @Test("the journal spans relays: an attachment added on one relay is listed and loaded on the other; the end reaches everyone")
     func theJournalAndTheEndSpanRelays() async throws {
-        let nats = try startNATSCluster()
-        defer { nats.stop() }
-        let first = try await InProcessRelay.start(nats.url)
-        let second = try await InProcessRelay.start(nats.url)
-        let session = UUID(), key = SigningKeyPair()
-        let ana = try await Participant.join(session, key: key, "ana", relays: [first.endpoint], create: true)
-        let ben = try await Participant.join(session, key: key, "ben", relays: [second.endpoint])
+        let world = try await TwoRelays.start()
+        defer { world.nats.stop() }
+        let (first, session, key, ana, ben) = (world.first, world.session, world.key, world.ana, world.ben)
         // Three chunks and a bit, sealed or not: the relays never look inside.
         let data = (0..<(3 * RelayWireLimits.attachmentChunkSize + 1000)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let id = UUID()
@@ -83,8 +74,7 @@ struct ClusterRelayTests {
         for member in [ana, cem] {
             #expect(await member.wait { $0.events.contains { if case let .ended(_, reason) = $0 { reason == "good night" } else { false } } })
         }
-        await first.stop()
-        await second.stop()
+        await world.stop()
     }
 
     @Test("a relay killed with SIGKILL: its participant resumes on another relay of the invite with nothing lost or twice")
@@ -129,13 +119,9 @@ struct ClusterRelayTests {
 
     @Test("a NATS node killed: no proposal lost or duplicated, ordering resumes within 15 s")
     func aKilledNATSNodeLosesNothing() async throws {
-        let nats = try startNATSCluster()
-        defer { nats.stop() }
-        let first = try await InProcessRelay.start(nats.url)
-        let second = try await InProcessRelay.start(nats.url)
-        let session = UUID(), key = SigningKeyPair()
-        let ana = try await Participant.join(session, key: key, "ana", relays: [first.endpoint], create: true)
-        let ben = try await Participant.join(session, key: key, "ben", relays: [second.endpoint])
+        let world = try await TwoRelays.start()
+        defer { world.nats.stop() }
+        let (nats, session, ana, ben) = (world.nats, world.session, world.ana, world.ben)
         try ana.link.sendOrdered("before".bytes)
         #expect(await ben.wait { $0.ordered.count == 1 })
         // The leader of the session's stream goes.
@@ -156,8 +142,7 @@ struct ClusterRelayTests {
         #expect(Set(ana.ordered.map { String(decoding: $0.body, as: UTF8.self) }).count == 21)
         await ana.link.leave()
         await ben.link.leave()
-        await first.stop()
-        await second.stop()
+        await world.stop()
     }
 
     @Test("a relay restarted: its sessions still exist, with their history and participants")
