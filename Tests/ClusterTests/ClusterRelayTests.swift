@@ -52,6 +52,8 @@ struct ClusterRelayTests {
         #expect(await ana.wait { $0.events.contains { if case .participantLeft = $0 { true } else { false } } })
         await ana.link.leave()
         await cem.link.leave()
+        // Everyone gone, neither relay follows the session any more.
+        #expect(await ana.wait { _ in world.first.cluster.followedSessions == 0 && second.cluster.followedSessions == 0 })
         await world.stop()
     }
 

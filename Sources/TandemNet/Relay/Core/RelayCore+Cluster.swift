@@ -105,6 +105,17 @@ extension RelayCore {
         for relay in heard.keys { cluster?.relaysHeard[relay] = now }
     }
 
+    /// Forgets that `session` is loaded when the replica no longer holds it (everyone left, or it
+    /// ended) and nothing here waits on it; whether the shell may stop following its log. A
+    /// later hello replays the log again (an ended session is then refused as ended).
+    public mutating func releaseClusterSession(_ session: UUID) -> Bool {
+        guard let cluster, sessions[session] == nil, cluster.loading[session] == nil,
+              !cluster.joining.values.contains(where: { $0.sessionID == session }),
+              !cluster.output.entries.contains(where: { $0.session == session }) else { return false }
+        self.cluster?.loaded.remove(session)
+        return true
+    }
+
     /// `session`'s log has been replayed to its end: the hellos that waited for it are answered.
     public mutating func onClusterSessionLoaded(_ session: UUID, at now: Int64) -> [RelayDirective] {
         guard cluster != nil else { return [] }
