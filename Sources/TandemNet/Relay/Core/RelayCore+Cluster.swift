@@ -184,6 +184,11 @@ extension RelayCore {
         var orderedAt: Int64 = 0
         var effectiveAt: Int64 = 0
         switch frame {
+        case let .attachmentAdd(_, entry) where !budgetFits(RelayCore.journalCost(of: entry)):
+            // The relay's own budget, checked before the log (applying decides alike everywhere,
+            // and a relay's budget is its own): over it, the uploader is dropped.
+            limitCounts.memory += 1
+            return drop(connection, fault: RelayFault(.limitReached, "the relay is at its memory limit of \(configuration.memoryLimit) bytes"), at: now)
         case .message, .attachmentAdd, .attachmentChunk, .attachmentRemove, .loadRequest, .leave, .end:
             break
         case .proposal:
