@@ -142,6 +142,33 @@ struct ClusterTimeTests {
         for relay in [second, third] { await relay.stop() }
     }
 
+    @Test("NATS lost and back: the follower keeps its authority over UDP meanwhile, with no step, and both hear each other again")
+    func natsLostAndBack() async throws {
+        let server = try NATSServerProcess()
+        defer { server.stop() }
+        let configuration = ClusterTimeTests.configuration
+        let first = try await Relay("r0", offsetSeconds: -3, driftPPM: -40, url: server.url, configuration: configuration)
+        let second = try await Relay("r1", offsetSeconds: 6, driftPPM: 45, url: server.url, configuration: configuration)
+        #expect(second.time.status.role == .following("r0"))
+        server.kill()
+        try await ClusterTimeTests.await("r1 to notice NATS is gone", within: 3) { !second.time.status.connected }
+        // Well past the liveness timeout: nobody is taken for dead while nobody can be heard.
+        let apart = try await ClusterTimeTests.watch([second], against: first, for: 1.5, slewRate: configuration.slewRate)
+        #expect(second.time.status.role == .following("r0"))
+        #expect(first.time.status.role == .authority)
+        #expect(apart <= ClusterTimeTests.bound([second]), "r1 off r0 by \(apart) ns while NATS was away")
+        try server.start()
+        try await ClusterTimeTests.await("both back and hearing each other (\(first.time.status), \(second.time.status))", within: 8) {
+            first.time.status.connected && second.time.status.connected && first.time.status.members == 2 && second.time.status.members == 2
+        }
+        let after = try await ClusterTimeTests.watch([second], against: first, for: 0.5, slewRate: configuration.slewRate)
+        #expect(after <= ClusterTimeTests.bound([second]))
+        #expect(second.time.status.role == .following("r0") && second.time.status.authorityChanges == 1)
+        #expect(first.time.status.steps == 0 && second.time.status.steps == 0)
+        await second.stop()
+        await first.stop()
+    }
+
     @Test("a relay whose authority's time service never answers fails to start, naming it; the others go on")
     func unreachableAuthority() async throws {
         let server = try NATSServerProcess()
