@@ -169,6 +169,49 @@ struct ClusterTimeTests {
         await first.stop()
     }
 
+    @Test("real relays wired as tandem serve --cluster wires them: a participant of the follower agrees with the authority")
+    func participantAcrossRelays() async throws {
+        let server = try NATSServerProcess()
+        defer { server.stop() }
+        let configuration = ClusterTimeTests.configuration
+        var relays: [(clock: ClusterSessionClock, server: RelayServer, nats: NATSConnection, time: ClusterSessionTime)] = []
+        for (name, offset, drift) in [("a", 5.0, 50.0), ("b", -8.0, -50.0)] {
+            let clock = ClusterSessionClock(base: SessionEpochClock.random().injecting(offset: Int64(offset * 1e9), driftPPM: drift)!)
+            let relay = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), clock: clock)
+            let nats = try await NATSConnection.connect(to: server.url)
+            let time = try await ClusterSessionTime.start(nats: nats, timeService: relay.address, clock: clock, id: name, configuration: configuration)
+            relay.start()
+            relays.append((clock, relay, nats, time))
+        }
+        defer { for relay in relays { relay.server.stop() } }
+        #expect(relays[1].time.status.role == .following("a"))
+        // A participant of b, on a clock of its own 2 s and 30 ppm off, probes b's shared port.
+        let system = SystemClock()
+        let local = SkewedClock(base: system, offset: 2_000_000_000, driftPPM: 30, origin: system.now())
+        let participant = try ClockProber(server: relays[1].server.address, clock: local)
+        participant.start()
+        defer { participant.stop() }
+        try await Task.sleep(for: .seconds(2))
+        var worst: Int64 = 0
+        for _ in 0..<50 {
+            let raw = system.now()
+            let estimate = try #require(participant.sessionClock.sessionTime(atLocal: local.localTime(atBase: raw)))
+            worst = max(worst, abs(estimate - relays[0].clock.localTime(atMonotonic: raw)))
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        // The participant's own error against b (half its best round trip plus its bound) and b's
+        // against a (the same), doubled as `bound` does, 50 µs for scheduling; never above 1 ms.
+        let participantBound = (participant.sessionClock.estimator.bestRoundTrip ?? 0) / 2
+            + (participant.sessionClock.errorBound(atLocal: local.now()) ?? 0)
+        let relayBound = (relays[1].time.status.bestRoundTrip ?? 0) / 2 + relays[1].clock.errorBound()
+        let allowed = min(2 * (participantBound + relayBound) + 50_000, 1_000_000)
+        #expect(worst <= allowed, "a participant of b off a's time by \(worst) ns, bound \(allowed) ns")
+        for relay in relays.reversed() {
+            await relay.time.stop()
+            await relay.nats.close()
+        }
+    }
+
     @Test("a relay whose authority's time service never answers fails to start, naming it; the others go on")
     func unreachableAuthority() async throws {
         let server = try NATSServerProcess()
