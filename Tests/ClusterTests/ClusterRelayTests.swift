@@ -10,13 +10,9 @@ import TandemWire
 struct ClusterRelayTests {
     @Test("a session spans two relays: messages of both modes, proposals in one order everywhere, a late joiner's history")
     func aSessionSpansRelays() async throws {
-        let nats = try startNATSCluster()
-        defer { nats.stop() }
-        let first = try await InProcessRelay.start(nats.url)
-        let second = try await InProcessRelay.start(nats.url)
-        let session = UUID(), key = SigningKeyPair()
-        let ana = try await Participant.join(session, key: key, "ana", relays: [first.endpoint], create: true)
-        let ben = try await Participant.join(session, key: key, "ben", relays: [second.endpoint])
+        let world = try await TwoRelays.start()
+        defer { world.nats.stop() }
+        let (second, session, key, ana, ben) = (world.second, world.session, world.key, world.ana, world.ben)
         #expect(ana.link.welcome.created && !ben.link.welcome.created)
         #expect(Set(ben.link.welcome.participants.map(\.displayName)) == ["ana", "ben"])
 
@@ -56,8 +52,31 @@ struct ClusterRelayTests {
         #expect(await ana.wait { $0.events.contains { if case .participantLeft = $0 { true } else { false } } })
         await ana.link.leave()
         await cem.link.leave()
-        await first.stop()
-        await second.stop()
+        // Everyone gone, neither relay follows the session any more.
+        #expect(await ana.wait { _ in world.first.cluster.followedSessions == 0 && second.cluster.followedSessions == 0 })
+        await world.stop()
+    }
+
+    @Test("the journal spans relays: an attachment added on one relay is listed and loaded on the other; the end reaches everyone")
+    func theJournalAndTheEndSpanRelays() async throws {
+        let world = try await TwoRelays.start()
+        defer { world.nats.stop() }
+        let (first, session, key, ana, ben) = (world.first, world.session, world.key, world.ana, world.ben)
+        // Three chunks and a bit, sealed or not: the relays never look inside.
+        let data = (0..<(3 * RelayWireLimits.attachmentChunkSize + 1000)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let id = UUID()
+        try await ana.link.addAttachment(id: id, metadata: "meta".bytes, data: data)
+        #expect(await ben.wait { $0.events.contains { if case let .attachmentAdded(record) = $0 { record.id == id } else { false } } })
+        #expect(try await ben.link.loadAttachment(id: id) == data)
+        // A late joiner on the first relay finds it in the journal.
+        let cem = try await Participant.join(session, key: key, "cem", relays: [first.endpoint])
+        #expect(cem.link.welcome.attachments.map(\.id) == [id])
+        #expect(try await cem.link.loadAttachment(id: id) == data)
+        await ben.link.end(reason: "good night")
+        for member in [ana, cem] {
+            #expect(await member.wait { $0.events.contains { if case let .ended(_, reason) = $0 { reason == "good night" } else { false } } })
+        }
+        await world.stop()
     }
 
     @Test("a relay killed with SIGKILL: its participant resumes on another relay of the invite with nothing lost or twice")
@@ -102,13 +121,9 @@ struct ClusterRelayTests {
 
     @Test("a NATS node killed: no proposal lost or duplicated, ordering resumes within 15 s")
     func aKilledNATSNodeLosesNothing() async throws {
-        let nats = try startNATSCluster()
-        defer { nats.stop() }
-        let first = try await InProcessRelay.start(nats.url)
-        let second = try await InProcessRelay.start(nats.url)
-        let session = UUID(), key = SigningKeyPair()
-        let ana = try await Participant.join(session, key: key, "ana", relays: [first.endpoint], create: true)
-        let ben = try await Participant.join(session, key: key, "ben", relays: [second.endpoint])
+        let world = try await TwoRelays.start()
+        defer { world.nats.stop() }
+        let (nats, session, ana, ben) = (world.nats, world.session, world.ana, world.ben)
         try ana.link.sendOrdered("before".bytes)
         #expect(await ben.wait { $0.ordered.count == 1 })
         // The leader of the session's stream goes.
@@ -129,8 +144,7 @@ struct ClusterRelayTests {
         #expect(Set(ana.ordered.map { String(decoding: $0.body, as: UTF8.self) }).count == 21)
         await ana.link.leave()
         await ben.link.leave()
-        await first.stop()
-        await second.stop()
+        await world.stop()
     }
 
     @Test("a relay restarted: its sessions still exist, with their history and participants")
@@ -149,6 +163,37 @@ struct ClusterRelayTests {
         #expect(ben.link.welcome.participants.contains { $0.displayName == "ana" })
         await ben.link.leave()
         await again.stop()
+    }
+
+    @Test("NATS lost while serving: nobody new is admitted, with the fault unavailable; back, they are, and the session goes on")
+    func natsLostThenBack() async throws {
+        let nats = try NATSServerProcess(authentication: .token("cluster-token"))
+        defer { nats.stop() }
+        try nats.start()
+        let relay = try await InProcessRelay.start(nats.url)
+        let session = UUID(), key = SigningKeyPair()
+        let ana = try await Participant.join(session, key: key, "ana", relays: [relay.endpoint], create: true)
+        nats.kill()
+        // The relay hears its NATS connection break at once (the socket closes).
+        try await Task.sleep(for: .milliseconds(300))
+        let error = await #expect(throws: RelayError.self) {
+            _ = try await Participant.join(session, key: key, "ben", relays: [relay.endpoint])
+        }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("cluster is unavailable"))
+        // A proposal made meanwhile takes effect once NATS is back.
+        try ana.link.sendOrdered("meanwhile".bytes)
+        try nats.start()
+        #expect(await ana.wait(15) { $0.ordered.count == 1 })
+        var joined: Participant?
+        for _ in 0..<100 where joined == nil {
+            joined = try? await Participant.join(session, key: key, "ben", relays: [relay.endpoint])
+            if joined == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        let ben = try #require(joined)
+        #expect(ben.link.welcome.orderedHistory.map { String(decoding: $0.body, as: UTF8.self) } == ["meanwhile"])
+        await ana.link.leave()
+        await ben.link.leave()
+        await relay.stop()
     }
 
     @Test("NATS unreachable at start: tandem serve --cluster exits 1 with one line, the secret masked")

@@ -119,6 +119,24 @@ struct ClusterReplicaTests {
         #expect(world.cores[0].participants(of: session.id).count == 1)
     }
 
+    @Test("a participant its own relay drops (a protocol violation) is removed on every relay, through the log, once")
+    func droppedEverywhere() throws {
+        var world = ReplicaWorld(relays: 2)
+        let session = SessionFixture()
+        _ = world.admit(session, on: 0, connection: 1, create: true)
+        let far = world.admit(session, on: 1, connection: 1)
+        // Sequence 5 after nothing: relay B drops it at once and submits its removal.
+        world.send(.message(sequence: 5, recipients: .everyone, reliable: true, body: []), from: 1, connection: 1, at: 1_000)
+        #expect(world.frames(1, 1).contains { if case let .error(fault) = $0 { fault.code == .protocolViolation } else { false } })
+        #expect(world.cores[0].participants(of: session.id).count == 2)
+        world.pump(at: 2_000)
+        for core in world.cores { #expect(core.participants(of: session.id).count == 1) }
+        #expect(world.frames(0, 1).filter { if case .participantLeft(_, far) = $0 { true } else { false } }.count == 1)
+        // Its relay's next tick submits nothing more.
+        world.record(world.cores[1].onTick(at: 3_000_000_000), on: 1)
+        #expect(world.cores[1].takeClusterOutput().entries.allSatisfy { if case .departed = $0.event { false } else { true } })
+    }
+
     @Test("NATS unreachable: nobody new is admitted, with the fault unavailable; back, they are")
     func unavailable() throws {
         var world = ReplicaWorld(relays: 1)

@@ -79,6 +79,38 @@ final class Participant: Sendable {
     }
 }
 
+/// A three-node NATS cluster, two relays in this process on it, and a session spanning them: ana
+/// created it on the first, ben joined on the second.
+struct TwoRelays {
+    let nats: NATSTestCluster
+    let first: InProcessRelay
+    let second: InProcessRelay
+    let session = UUID()
+    let key = SigningKeyPair()
+    let ana: Participant
+    let ben: Participant
+
+    static func start() async throws -> TwoRelays {
+        let nats = try startNATSCluster()
+        let first = try await InProcessRelay.start(nats.url)
+        let second = try await InProcessRelay.start(nats.url)
+        return try await TwoRelays(nats: nats, first: first, second: second)
+    }
+
+    private init(nats: NATSTestCluster, first: InProcessRelay, second: InProcessRelay) async throws {
+        self.nats = nats
+        self.first = first
+        self.second = second
+        ana = try await Participant.join(session, key: key, "ana", relays: [first.endpoint], create: true)
+        ben = try await Participant.join(session, key: key, "ben", relays: [second.endpoint])
+    }
+
+    func stop() async {
+        await first.stop()
+        await second.stop()
+    }
+}
+
 /// The cluster every test here starts: three nodes, with a user and password.
 func startNATSCluster() throws -> NATSTestCluster {
     try NATSTestCluster(size: 3, authentication: .userPassword(user: "tandem", password: "cluster-secret"))

@@ -142,6 +142,76 @@ struct ClusterTimeTests {
         for relay in [second, third] { await relay.stop() }
     }
 
+    @Test("NATS lost and back: the follower keeps its authority over UDP meanwhile, with no step, and both hear each other again")
+    func natsLostAndBack() async throws {
+        let server = try NATSServerProcess()
+        defer { server.stop() }
+        let configuration = ClusterTimeTests.configuration
+        let first = try await Relay("r0", offsetSeconds: -3, driftPPM: -40, url: server.url, configuration: configuration)
+        let second = try await Relay("r1", offsetSeconds: 6, driftPPM: 45, url: server.url, configuration: configuration)
+        #expect(second.time.status.role == .following("r0"))
+        server.kill()
+        try await ClusterTimeTests.await("r1 to notice NATS is gone", within: 3) { !second.time.status.connected }
+        // Well past the liveness timeout: nobody is taken for dead while nobody can be heard.
+        let apart = try await ClusterTimeTests.watch([second], against: first, for: 1.5, slewRate: configuration.slewRate)
+        #expect(second.time.status.role == .following("r0"))
+        #expect(first.time.status.role == .authority)
+        #expect(apart <= ClusterTimeTests.bound([second]), "r1 off r0 by \(apart) ns while NATS was away")
+        try server.start()
+        try await ClusterTimeTests.await("both back and hearing each other (\(first.time.status), \(second.time.status))", within: 8) {
+            first.time.status.connected && second.time.status.connected && first.time.status.members == 2 && second.time.status.members == 2
+        }
+        let after = try await ClusterTimeTests.watch([second], against: first, for: 0.5, slewRate: configuration.slewRate)
+        #expect(after <= ClusterTimeTests.bound([second]))
+        #expect(second.time.status.role == .following("r0") && second.time.status.authorityChanges == 1)
+        #expect(first.time.status.steps == 0 && second.time.status.steps == 0)
+        await second.stop()
+        await first.stop()
+    }
+
+    @Test("real relays wired as tandem serve --cluster wires them: a participant of the follower agrees with the authority")
+    func participantAcrossRelays() async throws {
+        let server = try NATSServerProcess()
+        defer { server.stop() }
+        let configuration = ClusterTimeTests.configuration
+        var relays: [(clock: ClusterSessionClock, server: RelayServer, nats: NATSConnection, time: ClusterSessionTime)] = []
+        for (name, offset, drift) in [("a", 5.0, 50.0), ("b", -8.0, -50.0)] {
+            let clock = ClusterSessionClock(base: SessionEpochClock.random().injecting(offset: Int64(offset * 1e9), driftPPM: drift)!)
+            let relay = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), clock: clock)
+            let nats = try await NATSConnection.connect(to: server.url)
+            let time = try await ClusterSessionTime.start(nats: nats, timeService: relay.address, clock: clock, id: name, configuration: configuration)
+            relay.start()
+            relays.append((clock, relay, nats, time))
+        }
+        defer { for relay in relays { relay.server.stop() } }
+        #expect(relays[1].time.status.role == .following("a"))
+        // A participant of b, on a clock of its own 2 s and 30 ppm off, probes b's shared port.
+        let system = SystemClock()
+        let local = SkewedClock(base: system, offset: 2_000_000_000, driftPPM: 30, origin: system.now())
+        let participant = try ClockProber(server: relays[1].server.address, clock: local)
+        participant.start()
+        defer { participant.stop() }
+        try await Task.sleep(for: .seconds(2))
+        var worst: Int64 = 0
+        for _ in 0..<50 {
+            let raw = system.now()
+            let estimate = try #require(participant.sessionClock.sessionTime(atLocal: local.localTime(atBase: raw)))
+            worst = max(worst, abs(estimate - relays[0].clock.localTime(atMonotonic: raw)))
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        // The participant's own error against b (half its best round trip plus its bound) and b's
+        // against a (the same), doubled as `bound` does, 50 µs for scheduling; never above 1 ms.
+        let participantBound = (participant.sessionClock.estimator.bestRoundTrip ?? 0) / 2
+            + (participant.sessionClock.errorBound(atLocal: local.now()) ?? 0)
+        let relayBound = (relays[1].time.status.bestRoundTrip ?? 0) / 2 + relays[1].clock.errorBound()
+        let allowed = min(2 * (participantBound + relayBound) + 50_000, 1_000_000)
+        #expect(worst <= allowed, "a participant of b off a's time by \(worst) ns, bound \(allowed) ns")
+        for relay in relays.reversed() {
+            await relay.time.stop()
+            await relay.nats.close()
+        }
+    }
+
     @Test("a relay whose authority's time service never answers fails to start, naming it; the others go on")
     func unreachableAuthority() async throws {
         let server = try NATSServerProcess()

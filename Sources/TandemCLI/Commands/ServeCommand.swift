@@ -34,7 +34,12 @@ struct ServeCommand: Command {
                                                                                        "cluster"]))
         try options.expectPositionals(atMost: 0)
         let address = try listenAddress(options, defaultPort: defaultPort)
-        let sessionClock = try injectedClockError(options, on: try sessionClock(options))
+        // In a cluster, until relays agree on session time among themselves (issue 16 part 4), a
+        // relay's session clock is the raw monotonic clock unless told otherwise, so that relays
+        // on one machine stamp proposals on one timeline (random epochs would put each relay's
+        // participants on another).
+        let epochDefault = options.value("cluster") != nil && options.value("session-epoch") == nil
+        let sessionClock = try injectedClockError(options, on: epochDefault ? SessionEpochClock(argument: "0")! : try sessionClock(options))
         let configuration = try RelayLimitOptions.configuration(options)
         let statsInterval = try options.double("stats-interval")
         if let statsInterval, !(statsInterval > 0) { throw CLIError.usage("--stats-interval wants seconds above 0") }

@@ -197,6 +197,16 @@ public final class ClusterRelay: @unchecked Sendable {
         }
     }
 
+    /// Stops following `session`, which its replica no longer holds (on the loop, once the core
+    /// has released it).
+    func release(_ session: UUID) {
+        let log = logs.withLock { $0.removeValue(forKey: session) }
+        log?.stop()
+    }
+
+    /// How many sessions this relay follows.
+    public var followedSessions: Int { logs.withLock { $0.count } }
+
     private func log(for session: UUID) -> ClusterSessionLog {
         logs.withLock { logs in
             if let log = logs[session] { return log }
@@ -213,7 +223,8 @@ final class ClusterSessionLog: @unchecked Sendable {
     let session: UUID
     let stream: String
     let subject: String
-    private unowned let cluster: ClusterRelay
+    /// Strong: `ClusterRelay.stop()` and `release` end the cycle.
+    private let cluster: ClusterRelay
     private let state = Mutex(State())
 
     struct State {
@@ -227,6 +238,8 @@ final class ClusterSessionLog: @unchecked Sendable {
         var batches: UInt64 = 0
         var tasks: [Task<Void, Never>] = []
         var consumer: JetStreamOrderedConsumer?
+        var datagrams: UInt64?
+        var stopped = false
     }
 
     /// The most bytes of entries one message carries (under nats-server's 1 MiB default).
@@ -240,9 +253,16 @@ final class ClusterSessionLog: @unchecked Sendable {
     }
 
     func stop() {
-        let (tasks, consumer) = state.withLock { ($0.tasks, $0.consumer) }
+        let (tasks, consumer, datagrams) = state.withLock { state in
+            state.stopped = true
+            return (state.tasks, state.consumer, state.datagrams)
+        }
         consumer?.stop()
         for task in tasks { task.cancel() }
+        if let datagrams {
+            let connection = cluster.connection
+            Task { await connection.unsubscribe(datagrams) }
+        }
     }
 
     /// Replays the log from its start, follows it, and tells the core once the replica has
@@ -277,7 +297,11 @@ final class ClusterSessionLog: @unchecked Sendable {
             }
             if end == 0 { announce() }
             let consumer = jetStream.orderedConsumer(stream: stream, subject: subject, from: 1)
-            state.withLock { $0.consumer = consumer }
+            let stopped = state.withLock { state in
+                state.consumer = consumer
+                return state.stopped
+            }
+            if stopped { consumer.stop() }
             do {
                 for try await message in consumer {
                     let entries: [ClusterLogEntry]
@@ -288,9 +312,12 @@ final class ClusterSessionLog: @unchecked Sendable {
                         entries = []
                     }
                     let sequence = message.sequence
+                    let cluster = self.cluster
                     server.withCore { core, now in
                         var directives: [RelayDirective] = []
                         for entry in entries where entry.session == session { directives += core.applyCluster(entry, at: now) }
+                        // A session gone from the replica is no longer followed.
+                        if !core.holdsSession(session), core.releaseClusterSession(session) { cluster.release(session) }
                         return directives
                     }
                     state.withLock { $0.consumed = max($0.consumed, sequence) }
@@ -305,10 +332,15 @@ final class ClusterSessionLog: @unchecked Sendable {
 
     private func subscribeDatagrams() async {
         let server = cluster.server
-        _ = try? await cluster.connection.subscribe(to: ClusterRelay.datagramSubject(for: session)) { message in
+        let sid = try? await cluster.connection.subscribe(to: ClusterRelay.datagramSubject(for: session)) { message in
             guard let datagram = try? ClusterLogCodec.decodeDatagram(message.payload) else { return }
             server.withCore { core, now in core.onClusterDatagram(datagram, at: now) }
         }
+        let stopped = state.withLock { state in
+            state.datagrams = sid
+            return state.stopped
+        }
+        if stopped, let sid { await cluster.connection.unsubscribe(sid) }
     }
 
     /// Queues `entries` for the log; one publisher per session appends them in order.

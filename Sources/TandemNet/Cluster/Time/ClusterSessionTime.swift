@@ -92,7 +92,8 @@ public final class ClusterSessionTime: @unchecked Sendable {
         let member = ClusterTimeMember(id: name, started: started, timeService: advertised(timeService))
         let loop: EventLoop
         do {
-            loop = try EventLoop(name: "tandem-cluster-time", clock: clock.base)
+            // Nothing ticks here (the core asks for its wake-ups): a slow tick keeps the loop asleep.
+            loop = try EventLoop(name: "tandem-cluster-time", clock: clock.base, tickInterval: 1_000_000_000)
         } catch {
             throw ClusterTimeError(.unavailable, reason: "cannot start an event loop: \(error)")
         }

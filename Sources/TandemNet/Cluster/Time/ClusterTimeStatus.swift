@@ -18,13 +18,4 @@ public struct ClusterTimeStatus: Sendable, Hashable {
     public var malformedAnnouncements = 0
     /// Whether NATS is connected.
     public var connected = true
-
-    /// The authority's id, if there is one.
-    public var authority: String? {
-        switch role {
-        case let .following(id): id
-        case .authority: "self"
-        case .discovering, .waiting: nil
-        }
-    }
 }

@@ -105,6 +105,17 @@ extension RelayCore {
         for relay in heard.keys { cluster?.relaysHeard[relay] = now }
     }
 
+    /// Forgets that `session` is loaded when the replica no longer holds it (everyone left, or it
+    /// ended) and nothing here waits on it; whether the shell may stop following its log. A
+    /// later hello replays the log again (an ended session is then refused as ended).
+    public mutating func releaseClusterSession(_ session: UUID) -> Bool {
+        guard let cluster, sessions[session] == nil, cluster.loading[session] == nil,
+              !cluster.joining.values.contains(where: { $0.sessionID == session }),
+              !cluster.output.entries.contains(where: { $0.session == session }) else { return false }
+        self.cluster?.loaded.remove(session)
+        return true
+    }
+
     /// `session`'s log has been replayed to its end: the hellos that waited for it are answered.
     public mutating func onClusterSessionLoaded(_ session: UUID, at now: Int64) -> [RelayDirective] {
         guard cluster != nil else { return [] }
@@ -137,6 +148,10 @@ extension RelayCore {
                    case .joined? = connections[connection]?.phase {
                     connections[connection]?.phase = .closing
                     directives += [.send(connection, .error(fault)), .close(connection)]
+                    // Disconnected here as a silent connection is: it may resume within the grace period.
+                    sessions[key.session]?.participants[key.participant]?.connection = nil
+                    sessions[key.session]?.participants[key.participant]?.disconnectedAt = now
+                    sessions[key.session]?.participants[key.participant]?.grace = configuration.gracePeriod
                 }
             case .departed:
                 cluster?.departing.remove(key)
@@ -169,6 +184,11 @@ extension RelayCore {
         var orderedAt: Int64 = 0
         var effectiveAt: Int64 = 0
         switch frame {
+        case let .attachmentAdd(_, entry) where !budgetFits(RelayCore.journalCost(of: entry)):
+            // The relay's own budget, checked before the log (applying decides alike everywhere,
+            // and a relay's budget is its own): over it, the uploader is dropped.
+            limitCounts.memory += 1
+            return drop(connection, fault: RelayFault(.limitReached, "the relay is at its memory limit of \(configuration.memoryLimit) bytes"), at: now)
         case .message, .attachmentAdd, .attachmentChunk, .attachmentRemove, .loadRequest, .leave, .end:
             break
         case .proposal:
@@ -216,19 +236,33 @@ extension RelayCore {
     }
 
     /// A local participant is to be removed (dropped, too slow, gone past its grace period).
-    mutating func clusterDepart(_ key: ParticipantKey) -> [RelayDirective] {
-        guard cluster?.departing.insert(key).inserted == true else { return [] }
-        let connection = sessions[key.session]?.participants[key.participant]?.connection ?? RelayCore.clusterAbsentConnection
-        submit(key.session, .departed(participant: key.participant), from: connection)
-        return []
+    ///
+    /// Its connection here closes at once, and it counts as disconnected with no grace: should
+    /// the removal not reach the log, the next tick submits it again.
+    mutating func clusterDepart(_ key: ParticipantKey, at now: Int64?) -> [RelayDirective] {
+        guard cluster?.departing.insert(key).inserted == true,
+              sessions[key.session]?.participants[key.participant] != nil else { return [] }
+        var directives: [RelayDirective] = []
+        let connection = sessions[key.session]?.participants[key.participant]?.connection
+        if let connection {
+            if case .joined? = connections[connection]?.phase { connections[connection]?.phase = .closing }
+            directives.append(.close(connection))
+            sessions[key.session]?.participants[key.participant]?.connection = nil
+        }
+        if let now, sessions[key.session]?.participants[key.participant]?.disconnectedAt == nil {
+            sessions[key.session]?.participants[key.participant]?.disconnectedAt = now
+        }
+        sessions[key.session]?.participants[key.participant]?.grace = 0
+        submit(key.session, .departed(participant: key.participant), from: connection ?? RelayCore.clusterAbsentConnection)
+        return directives
     }
 
     /// A recipient over its outbox cap: only the relay it is connected to removes it (the
     /// replicas' outboxes shrink with the cursors, later than its own).
-    mutating func clusterOverflow(_ key: ParticipantKey) -> [RelayDirective] {
+    mutating func clusterOverflow(_ key: ParticipantKey, at now: Int64?) -> [RelayDirective] {
         guard let connection = sessions[key.session]?.participants[key.participant]?.connection else { return [] }
         let fault = RelayFault(.disconnected, "too far behind: \(configuration.maximumOutboxFrames) frames or \(configuration.maximumOutboxBytes) bytes unacknowledged")
-        return [.send(connection, .error(fault))] + clusterDepart(key)
+        return [.send(connection, .error(fault))] + clusterDepart(key, at: now)
     }
 
     /// Relay `relay` said it is alive at `now`.

@@ -171,7 +171,9 @@ extension RelayCore {
         } else if session.journalBytes + cost > configuration.maximumJournalBytes {
             limitCounts.journal += 1
             return RelayFault(.limitReached, "the journal holds \(configuration.maximumJournalBytes) bytes")
-        } else if !budgetFits(cost) {
+        } else if cluster == nil, !budgetFits(cost) {
+            // Cluster hook: not in cluster mode, where this runs as the log is applied and must
+            // decide alike on every relay; the relay-wide budget is each relay's own.
             limitCounts.memory += 1
             return RelayFault(.limitReached, "the relay is at its memory limit of \(configuration.memoryLimit) bytes")
         }

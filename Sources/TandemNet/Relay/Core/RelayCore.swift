@@ -379,7 +379,7 @@ public struct RelayCore: Sendable {
             directives.append(.forgetToken(token))
         }
         // Cluster hook: removals and delivery cursors go through the log.
-        for key in expired { directives += cluster == nil ? remove(key) : clusterDepart(key) }
+        for key in expired { directives += cluster == nil ? remove(key) : clusterDepart(key, at: now) }
         if cluster != nil { directives += clusterTick(at: now) }
         while endedHead < endedOrder.count {
             if let ended = endedSessions[endedOrder[endedHead]], now - ended.at < configuration.endedMemory { break }
@@ -460,7 +460,7 @@ public struct RelayCore: Sendable {
         if case let .joined(session, participant) = state.phase {
             let key = ParticipantKey(session: session, participant: participant)
             // Cluster hook: the removal goes through the log.
-            directives += cluster == nil ? remove(key, closing: false) : clusterDepart(key)
+            directives += cluster == nil ? remove(key, closing: false) : clusterDepart(key, at: now)
         }
         return directives
     }
@@ -506,7 +506,7 @@ public struct RelayCore: Sendable {
             let key = ParticipantKey(session: sessionID, participant: id)
             // Cluster hook: only the participant's own relay removes it, through the log.
             if cluster != nil {
-                directives += clusterOverflow(key)
+                directives += clusterOverflow(key, at: now)
                 continue
             }
             limitCounts.outbox += 1
