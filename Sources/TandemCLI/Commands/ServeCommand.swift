@@ -34,12 +34,7 @@ struct ServeCommand: Command {
                                                                                        "cluster"]))
         try options.expectPositionals(atMost: 0)
         let address = try listenAddress(options, defaultPort: defaultPort)
-        // In a cluster, until relays agree on session time among themselves (issue 16 part 4), a
-        // relay's session clock is the raw monotonic clock unless told otherwise, so that relays
-        // on one machine stamp proposals on one timeline (random epochs would put each relay's
-        // participants on another).
-        let epochDefault = options.value("cluster") != nil && options.value("session-epoch") == nil
-        let sessionClock = try injectedClockError(options, on: epochDefault ? SessionEpochClock(argument: "0")! : try sessionClock(options))
+        let sessionClock = try injectedClockError(options, on: try sessionClock(options))
         let configuration = try RelayLimitOptions.configuration(options)
         let statsInterval = try options.double("stats-interval")
         if let statsInterval, !(statsInterval > 0) { throw CLIError.usage("--stats-interval wants seconds above 0") }
@@ -54,19 +49,27 @@ struct ServeCommand: Command {
         if recordPattern != nil { Glibc.signal(SIGPIPE, SIG_IGN) }
         let clusterURL = try options.value("cluster").map { text throws(CLIError) in try parseCluster(text) }
         RelayLimitOptions.keepResidentMemoryHonest()
+        // In a cluster the relay serves the cluster's session time (`ClusterSessionTime`): its own
+        // clock until it follows the cluster's time authority, mapped onto the authority's after.
+        let servedClock: any MonotonicDerivedClock = clusterURL == nil ? sessionClock : ClusterSessionClock(base: sessionClock)
         let server: RelayServer
         do {
-            server = try RelayServer(address: address, configuration: configuration, clock: sessionClock)
+            server = try RelayServer(address: address, configuration: configuration, clock: servedClock)
         } catch {
             throw CLIError.failure("cannot serve on \(address): \(error)")
         }
         var cluster: ClusterRelay?
-        if let clusterURL {
+        var clusterTime: ClusterSessionTime?
+        if let clusterURL, let clusterClock = servedClock as? ClusterSessionClock {
             do {
-                cluster = try await ClusterRelay.connect(server, to: clusterURL)
+                let relay = try await ClusterRelay.connect(server, to: clusterURL)
+                cluster = relay
+                clusterTime = try await ClusterSessionTime.start(nats: relay.connection, timeService: server.address, clock: clusterClock,
+                                                                 log: { printError("serve: cluster time: \($0)") })
             } catch {
                 // The server never started: its sockets close as the process exits.
-                throw CLIError.failure(error.description)
+                await cluster?.stop()
+                throw CLIError.failure("\(error)")
             }
         }
         do {
@@ -91,6 +94,8 @@ struct ServeCommand: Command {
         statisticsTimer?.cancel()
         // Removed first: a host that looks now starts a relay of its own rather than use this one.
         if let record, DetachedRelay.readRecord(at: record)?.pid == getpid() { unlink(record) }
+        // Goodbye first: the other relays choose a time authority again at once.
+        await clusterTime?.stop()
         server.stop()
         await cluster?.stop()
         let statistics = server.statistics

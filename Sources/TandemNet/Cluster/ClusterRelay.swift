@@ -34,7 +34,8 @@ public final class ClusterRelay: @unchecked Sendable {
     /// The relay it connects.
     public let server: RelayServer
 
-    let connection: NATSConnection
+    /// The relay's connection to NATS, which others on this relay (its cluster time) may share.
+    public let connection: NATSConnection
     let jetStream: JetStream
     private let logs = Mutex<[UUID: ClusterSessionLog]>([:])
     private let watcher = Mutex<Task<Void, Never>?>(nil)
