@@ -7,7 +7,9 @@
 /// it opens from one address (a whole bench, a NAT) it is never held off. Each address has a
 /// token bucket of `burst` cuts refilled at `rate` a second (`TokenBucket`); the cut that finds
 /// it empty holds the address off. At most `maximumAddresses` are remembered: past it, new ones
-/// are not (the relay stays bounded; the per-connection limits still apply to them).
+/// are not (the relay stays bounded; the per-connection limits still apply to them). Honest
+/// peers behind the same address as an attacker (a NAT) wait out its hold-off when they connect;
+/// those connected already are not touched.
 struct RelayOffenderHoldOff {
     /// Cuts an address may take at once.
     let burst: Double

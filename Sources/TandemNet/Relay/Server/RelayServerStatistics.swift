@@ -19,7 +19,7 @@ public struct RelayServerStatistics: Sendable, Hashable, Codable {
     /// Connections closed as they were accepted, their address held off for its strangers'
     /// repeated cuts (`RelayOffenderHoldOff`).
     public var acceptsHeldOff = 0
-    /// Source addresses held off so far.
+    /// How many times a source address was held off (again after an earlier hold-off ended).
     public var addressesHeldOff = 0
     /// Sessions open now (as of the latest tick).
     public var sessions = 0
