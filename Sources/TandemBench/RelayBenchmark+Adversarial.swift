@@ -11,8 +11,10 @@ import TandemTestKit
 /// (`tandem bench relay --attack PORT`, raw sockets) at the rates a `RelayAttackPlan` states. The same honest load runs quiet, then under attack, in
 /// one sitting against one relay process, whose memory is read from `/proc` throughout.
 public struct RelayAdversarialBenchmark: Sendable {
-    /// The `tandem` executable to run as the relay.
+    /// The `tandem` executable to run as the attackers (and as the relay, unless `relayExecutable`).
     public var executable: String
+    /// Another build's `tandem` to run as the relay, under the same attackers: A/B in one sitting.
+    public var relayExecutable: String?
     /// Honest participants in one session.
     public var participants = 200
     /// Reliable broadcasts from one of them in each run.
@@ -40,11 +42,11 @@ public struct RelayAdversarialBenchmark: Sendable {
     /// Runs the quiet and the attacked run; `progress` hears what is happening.
     public func run(progress: @Sendable (String) -> Void) async throws -> RelayAdversarialReport {
         let priorityArguments = priority == .normal ? [] : ["--priority", priority.rawValue]
-        progress("starting the relay: \(executable) serve --bind 127.0.0.1 --port 0 \(priorityArguments.joined(separator: " "))")
+        progress("starting the relay: \(relayExecutable ?? executable) serve --bind 127.0.0.1 --port 0 \(priorityArguments.joined(separator: " "))")
         // Honest participants and attackers all connect from 127.0.0.1: the caps per source
         // address are raised so that they measure the other defences (every other limit keeps its
         // default); a real attacker from one address would meet those caps first.
-        let relay = try WatchProcess(executable: executable,
+        let relay = try WatchProcess(executable: relayExecutable ?? executable,
                                      arguments: ["serve", "--bind", "127.0.0.1", "--port", "0",
                                                  "--max-sessions-per-address", "1000000", "--max-connections-per-address", "1000000"] + priorityArguments,
                                      name: "relay", acceptsCommands: false)

@@ -3,8 +3,9 @@ import TandemNet
 
 extension RelayBenchmark {
     /// The relay's own delivery with lightweight participants (`RelayDeliveryProbe`): the large
-    /// session's reliable broadcasts, then the sessions of two evenly paced, each participant
-    /// leaving before the next phase.
+    /// session's reliable broadcasts, then the floor under them (`RelayDeliveryFloor`: the same
+    /// sends with no relay), then the sessions of two evenly paced, each participant leaving
+    /// before the next phase.
     func measureDelivery(relay: RelayBenchmarkRelay, progress: @Sendable (String) -> Void) async throws -> RelayBenchmarkReport.Delivery {
         let address = try SocketAddress(host: "127.0.0.1", port: relay.port)
         var probe = RelayDeliveryProbe(address: address, phase: 20, priority: priority)
@@ -20,6 +21,12 @@ extension RelayBenchmark {
                                             interval: Self.nanoseconds(broadcastInterval), expected: expected, timeout: 30_000_000_000)
         let broadcastCPUSeconds = relay.cpuSeconds.flatMap { after in broadcastCPU.map { after - $0 } }
         for connection in large { connection.leave() }
+
+        // The floor, in the same sitting: the same sends with no relay between.
+        progress("relay delivery: the floor, \(broadcasts) broadcasts written by one thread straight to \(participants - 1) loopback readers")
+        var floorRun = RelayDeliveryFloor(recipients: participants - 1, phase: 21, priority: priority)
+        floorRun.busyPolling = busyPolling
+        let floor = try await floorRun.run(messages: broadcasts, interval: Self.nanoseconds(broadcastInterval), timeout: 30_000_000_000)
 
         progress("relay delivery: joining \(pairs) lightweight sessions of two")
         let sessions = try probe.join(sessions: pairs, size: 2)
@@ -37,7 +44,9 @@ extension RelayBenchmark {
                                                      latency: Percentiles(broadcast.latencies)),
             paced: RelayBenchmarkReport.PacedPairs(offeredPerSecond: Double(pacedRate), messages: messages, delivered: paced.latencies.count,
                                                    latency: Percentiles(paced.latencies), senderLateness: Percentiles(paced.lateness)),
-            reliableRelayCPUSeconds: broadcastCPUSeconds, pacedRelayCPUSeconds: pacedCPUSeconds)
+            reliableRelayCPUSeconds: broadcastCPUSeconds, pacedRelayCPUSeconds: pacedCPUSeconds,
+            floor: RelayBenchmarkReport.Broadcast(messages: broadcasts, expected: expected, delivered: floor.latencies.count,
+                                                  latency: Percentiles(floor.latencies)))
     }
 
     static func nanoseconds(_ duration: Duration) -> Int64 {

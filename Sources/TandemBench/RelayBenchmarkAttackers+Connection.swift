@@ -23,10 +23,12 @@ final class AttackConnection {
     /// How long connecting and each handshake step may take.
     private static let stepTimeout: Int64 = 5_000_000_000
 
-    /// Connects to `address`, waiting (bounded) until the connection is established.
-    init(address: SocketAddress, clock: SystemClock) throws {
+    /// Connects to `address` from `source` when given (the attackers' own address), waiting
+    /// (bounded) until the connection is established.
+    init(address: SocketAddress, source: SocketAddress? = nil, clock: SystemClock) throws {
         self.clock = clock
         socket = try TCPSocket(family: address.family)
+        if let source { try socket.bind(to: source) }
         if try !socket.connect(to: address) {
             guard try Self.wait(socket.descriptor, events: Int16(POLLOUT), timeout: Self.stepTimeout), socket.pendingError() == 0 else {
                 throw SystemCallError(call: "connect", errno: socket.pendingError() == 0 ? ETIMEDOUT : socket.pendingError())

@@ -124,6 +124,10 @@ public struct RelayAttackCounts: Sendable, Hashable, Codable {
 final class RelayAttackers: Sendable {
     let plan: RelayAttackPlan
     private let address: SocketAddress
+    /// Where the attackers' TCP connections come from: 127.0.0.2, an address of their own on
+    /// loopback (all of 127/8 is), as an attacker elsewhere has one apart from the honest
+    /// participants' 127.0.0.1; what the relay does per source address then falls on them.
+    private let source: SocketAddress
     private let deadline: Int64
     private let clock = SystemClock()
     private let stopping = Atomic<Bool>(false)
@@ -134,6 +138,7 @@ final class RelayAttackers: Sendable {
     init(plan: RelayAttackPlan, port: UInt16, limit: Duration) throws {
         self.plan = plan
         address = try SocketAddress(host: "127.0.0.1", port: port)
+        source = try SocketAddress(host: "127.0.0.2", port: 0)
         deadline = SystemClock().now() + Int64(limit.components.seconds) * 1_000_000_000
     }
 
@@ -310,7 +315,7 @@ final class RelayAttackers: Sendable {
     // MARK: Connections
 
     private func connect() -> AttackConnection? {
-        guard let connection = try? AttackConnection(address: address, clock: clock) else { return nil }
+        guard let connection = try? AttackConnection(address: address, source: source, clock: clock) else { return nil }
         count { $0.connectionsOpened += 1 }
         return connection
     }

@@ -75,6 +75,10 @@ public struct RelayBenchmarkReport: Sendable, Codable {
         public var reliableRelayCPUSeconds: Double?
         /// The relay process's CPU seconds over the paced pairs.
         public var pacedRelayCPUSeconds: Double?
+        /// The floor under `reliable`, in the same run: the same broadcasts written by one thread
+        /// of this process straight to as many loopback readers, with no relay between
+        /// (`RelayDeliveryFloor`); nil in reports from before it was measured.
+        public var floor: Broadcast?
     }
 
     /// Participants in the large session.

@@ -18,6 +18,11 @@ public enum RelayBenchmarkTable {
             lines.append("  \(report.participants) participants, reliable broadcast: \(reliable.delivered)/\(reliable.expected) delivered, "
                 + "p50 \(duration(reliable.latency?.p50)), p90 \(duration(reliable.latency?.p90)), p99 \(duration(reliable.latency?.p99)) "
                 + "(target ≤ 2 ms), max \(duration(reliable.latency?.max))")
+            if let floor = delivery.floor {
+                lines.append("  the floor, the same sends from one thread with no relay: \(floor.delivered)/\(floor.expected) delivered, "
+                    + "p50 \(duration(floor.latency?.p50)), p90 \(duration(floor.latency?.p90)), p99 \(duration(floor.latency?.p99)), "
+                    + "max \(duration(floor.latency?.max))")
+            }
             let paced = delivery.paced
             lines.append("  \(report.pairs.sessions) sessions of two, evenly paced (\(Int(paced.offeredPerSecond))/s): "
                 + "\(paced.delivered)/\(paced.messages) delivered, p50 \(duration(paced.latency?.p50)), "

@@ -47,6 +47,12 @@ final class RelayProbeConnection: @unchecked Sendable {
         guard case .welcome = try next() else { throw RelayBenchmarkError("\(name): not welcomed") }
     }
 
+    /// A reader on `socket`, already connected to a plain sender, with no handshake: the
+    /// floor's (`RelayDeliveryFloor`), read and acknowledged exactly as a joined one is.
+    init(connected socket: TCPSocket) {
+        self.socket = socket
+    }
+
     /// Sends a reliable message to everyone else in the session, numbered in turn. Any thread.
     func sendMessage(_ body: [UInt8]) throws {
         try writes.withLock { (sequence: inout UInt64) throws in
@@ -121,7 +127,7 @@ final class RelayProbeConnection: @unchecked Sendable {
 
     /// Writes all of `bytes`, waiting (bounded) while the socket is full: frames here are small
     /// and the relay reads, so a wait is rare and short.
-    private static func writeAll(_ bytes: [UInt8], to socket: TCPSocket) throws {
+    static func writeAll(_ bytes: [UInt8], to socket: TCPSocket) throws {
         var offset = 0
         while offset < bytes.count {
             if let written = try socket.write(bytes[offset...]) {
@@ -132,7 +138,7 @@ final class RelayProbeConnection: @unchecked Sendable {
         }
     }
 
-    private static func wait(_ descriptor: Int32, events: Int16, timeout: Int64) throws -> Bool {
+    static func wait(_ descriptor: Int32, events: Int16, timeout: Int64) throws -> Bool {
         var entry = pollfd(fd: descriptor, events: events, revents: 0)
         let milliseconds = Int32(min((timeout + 999_999) / 1_000_000, 60_000))
         return try SystemCall.run("poll") { poll(&entry, 1, milliseconds) }.map { $0 > 0 } ?? false

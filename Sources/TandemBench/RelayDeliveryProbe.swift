@@ -86,7 +86,7 @@ struct RelayDeliveryProbe: Sendable {
 
     /// Reads every connection on one epoll thread, stamping deliveries, until `expected` or
     /// `deadline`; pings everyone each second so that the relay hears each connection.
-    private static func read(_ connections: [RelayProbeConnection], expected: Int, until deadline: Int64,
+    static func read(_ connections: [RelayProbeConnection], expected: Int, until deadline: Int64,
                              busyPolling: Bool, clock: SystemClock) throws -> [Double] {
         let epoll = tandem_epoll_create()
         guard epoll >= 0 else { throw RelayBenchmarkError("epoll_create1 failed: errno \(errno)") }
@@ -130,7 +130,7 @@ struct RelayDeliveryProbe: Sendable {
 
     /// Runs `body` on a thread of its own at `priority` (blocking calls never run on the
     /// cooperative pool).
-    private static func onThread<T: Sendable>(_ name: String, _ priority: ThreadPriority,
+    static func onThread<T: Sendable>(_ name: String, _ priority: ThreadPriority,
                                               _ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let thread = Thread {

@@ -31,6 +31,13 @@ public final class TCPSocket: Sendable {
         return socket
     }
 
+    /// Binds the socket to a local `address` before it connects (a source address of its own,
+    /// say 127.0.0.2 on loopback; port 0 picks one).
+    public func bind(to address: SocketAddress) throws(SystemCallError) {
+        let descriptor = descriptor
+        try SystemCall.require("bind") { address.withSockaddr { Glibc.bind(descriptor, $0, $1) } }
+    }
+
     /// Starts connecting to `address`; true when connected at once, false when in progress (the
     /// socket becomes writable when it is done; `pendingError()` then says how it went).
     public func connect(to address: SocketAddress) throws(SystemCallError) -> Bool {

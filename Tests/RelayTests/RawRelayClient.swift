@@ -8,9 +8,13 @@ final class RawRelayClient {
     let socket: TCPSocket
     var reader = RelayFrameReader()
 
-    init(port: UInt16) throws {
-        socket = try TCPSocket(family: AF_INET)
-        let address = try SocketAddress(host: "127.0.0.1", port: port)
+    convenience init(port: UInt16) throws {
+        try self.init(socket: TCPSocket(family: AF_INET), connectingTo: SocketAddress(host: "127.0.0.1", port: port))
+    }
+
+    /// Connects `socket` (bound to a source address of the test's, say) to `address`.
+    init(socket: TCPSocket, connectingTo address: SocketAddress) throws {
+        self.socket = socket
         if try !socket.connect(to: address) {
             let deadline = ContinuousClock.now + .seconds(5)
             // Writable means connected; poll by trying an empty write until it stops failing.

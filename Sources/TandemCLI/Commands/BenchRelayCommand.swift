@@ -39,8 +39,14 @@ struct BenchRelayCommand: Command {
         guard let priority = ThreadPriority(rawValue: priorityName) else {
             throw CLIError.usage("--priority wants normal, high or realtime, not '\(priorityName)'")
         }
+        let relayExecutable = options.value("relay-executable")
+        if let path = relayExecutable, !FileManager.default.isExecutableFile(atPath: path) {
+            throw CLIError.usage("--relay-executable wants an executable `tandem`, not '\(path)'")
+        }
         if options.flags.contains("adversarial") {
             var benchmark = RelayAdversarialBenchmark(executable: try BenchSyncCommand.executablePath())
+            // Another build's relay under this build's attackers and honest load.
+            benchmark.relayExecutable = relayExecutable
             benchmark.participants = participants
             benchmark.priority = priority
             benchmark.eachAttack = options.flags.contains("each")
@@ -51,8 +57,7 @@ struct BenchRelayCommand: Command {
         var benchmark = RelayBenchmark()
         benchmark.participants = participants
         // Another build's `tandem` as the relay: the same load, side by side, against two relays.
-        if let path = options.value("relay-executable") {
-            guard FileManager.default.isExecutableFile(atPath: path) else { throw CLIError.usage("--relay-executable wants an executable `tandem`, not '\(path)'") }
+        if let path = relayExecutable {
             guard !options.flags.contains("in-process") else { throw CLIError.usage("--relay-executable and --in-process exclude each other") }
             benchmark.relayExecutable = path
         } else if !options.flags.contains("in-process") {

@@ -46,6 +46,9 @@ public final class RelayServer: @unchecked Sendable {
     /// Cluster hook (issue 16, `ClusterRelay`): set before `start()`, called on the loop with
     /// what a clustered core submits to NATS.
     var clusterOutput: (@Sendable (RelayClusterOutput) -> Void)?
+    /// Addresses whose strangers keep being cut: their new connections are closed at accept.
+    private var offenders = RelayOffenderHoldOff()
+    private var offendersPruned: Int64 = 0
 
     /// How long a closing connection may take to be read to its end before it is cut.
     private static let closingLimit: Int64 = 2_000_000_000
@@ -141,9 +144,16 @@ public final class RelayServer: @unchecked Sendable {
                     continue
                 }
             }
+            let host = accepted.peer?.host
+            // Held off: closed at once (the socket goes with this scope), before any state, read
+            // or core work is spent on it.
+            if let host, offenders.refuses(host, at: clock.now()) {
+                counters.withLock { $0.acceptsHeldOff += 1 }
+                continue
+            }
             try? accepted.socket.setNoDelay()
             nextConnection += 1
-            let connection = RelayServerConnection(id: RelayConnectionID(nextConnection), socket: accepted.socket)
+            let connection = RelayServerConnection(id: RelayConnectionID(nextConnection), socket: accepted.socket, peerHost: host)
             connections[connection.id] = connection
             loop.register(accepted.socket.descriptor, interest: .readable) { [self] readable, writable, failed in
                 // A paused connection is not watched for reading, so a report now is a hang-up
@@ -218,7 +228,11 @@ public final class RelayServer: @unchecked Sendable {
     /// close, and reading the rest of what it sends would let it spend the relay's time for
     /// nothing (a flood of partial frames, reconnecting each time it is cut).
     private func cutStranger(_ connection: RelayServerConnection, _ fault: RelayFault) {
-        perform(core.onOverLimit(connection.id, fault, outputQueue: false, at: clock.now()))
+        let now = clock.now()
+        if let host = connection.peerHost, offenders.cut(host, at: now) {
+            counters.withLock { $0.addressesHeldOff += 1 }
+        }
+        perform(core.onOverLimit(connection.id, fault, outputQueue: false, at: now))
         _ = try? connection.output.flush(to: connection.socket)
         teardown(connection)
     }
@@ -369,6 +383,10 @@ public final class RelayServer: @unchecked Sendable {
             connection.pausedUntil = nil
             updateInterest(connection, writing: !connection.output.isEmpty)
             decodeFrames(connection)
+        }
+        if now - offendersPruned >= 1_000_000_000 {
+            offendersPruned = now
+            offenders.prune(at: now)
         }
         core.shellBytes = shellBytes
         perform(core.onTick(at: now))

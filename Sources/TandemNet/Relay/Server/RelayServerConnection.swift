@@ -24,9 +24,13 @@ final class RelayServerConnection {
     /// Whether it waits in the server's list of connections to flush after this pass.
     var isDirty = false
 
-    init(id: RelayConnectionID, socket: TCPSocket) {
+    /// The host it connects from, when known: what a cut is charged to (`RelayOffenderHoldOff`).
+    let peerHost: String?
+
+    init(id: RelayConnectionID, socket: TCPSocket, peerHost: String? = nil) {
         self.id = id
         self.socket = socket
+        self.peerHost = peerHost
     }
 
     /// The bytes this connection holds now: its output queue and its partial frame.

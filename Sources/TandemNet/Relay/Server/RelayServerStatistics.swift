@@ -16,6 +16,11 @@ public struct RelayServerStatistics: Sendable, Hashable, Codable {
     public var datagramsIgnored = 0
     /// Times `accept` failed for want of descriptors or memory and the relay backed off.
     public var acceptFailures = 0
+    /// Connections closed as they were accepted, their address held off for its strangers'
+    /// repeated cuts (`RelayOffenderHoldOff`).
+    public var acceptsHeldOff = 0
+    /// How many times a source address was held off (again after an earlier hold-off ended).
+    public var addressesHeldOff = 0
     /// Sessions open now (as of the latest tick).
     public var sessions = 0
     /// Connections open now.
@@ -39,6 +44,7 @@ public struct RelayServerStatistics: Sendable, Hashable, Codable {
             + "unauthenticated bytes \(limits.unauthenticatedBytes), journal \(limits.journal), "
             + "output queue \(limits.outputQueue), outbox \(limits.outbox), fan-out pauses \(limits.fanoutPauses), "
             + "forged acks \(limits.forgedAcknowledgements), flooding \(limits.flooding), "
-            + "datagram registrations \(limits.datagramRegistrations), accept failures \(acceptFailures)"
+            + "datagram registrations \(limits.datagramRegistrations), accept failures \(acceptFailures), "
+            + "accepts held off \(acceptsHeldOff) (\(addressesHeldOff) addresses)"
     }
 }
