@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import Foundation
+import Synchronization
 import TandemClock
 import TandemNet
 
@@ -60,12 +61,13 @@ struct ServeCommand: Command {
         }
         var cluster: ClusterRelay?
         var clusterTime: ClusterSessionTime?
+        let clusterLog = HeldLines()
         if let clusterURL, let clusterClock = servedClock as? ClusterSessionClock {
             do {
                 let relay = try await ClusterRelay.connect(server, to: clusterURL)
                 cluster = relay
                 clusterTime = try await ClusterSessionTime.start(nats: relay.connection, timeService: server.address, clock: clusterClock,
-                                                                 log: { printError("serve: cluster time: \($0)") })
+                                                                 log: { clusterLog.write("serve: \($0)") })
             } catch {
                 // The server never started: its sockets close as the process exits.
                 await cluster?.stop()
@@ -84,6 +86,7 @@ struct ServeCommand: Command {
         print("relay listening on \(server.address) (TCP and UDP); memory limit \(configuration.memoryLimit) bytes\(clustered); interrupt to stop")
         // Scripts read the port from this line, often through a pipe: do not let it sit in a buffer.
         fflush(nil)
+        clusterLog.release()
         if sessionClock.driftPPM != 0 || options.value("clock-offset") != nil {
             printError("serve: the session clock runs with an injected error: --clock-offset \(options.value("clock-offset") ?? "0") s, "
                 + "--clock-drift-ppm \(sessionClock.driftPPM) (a benchmarking aid)")
@@ -249,5 +252,31 @@ private final class Resumption: @unchecked Sendable {
         continuation?.resume(returning: name)
         continuation = nil
         timer?.cancel()
+    }
+}
+
+/// Lines held back until `release()`, then written to standard error as they come: what the
+/// cluster's time says while the relay starts follows the line that says where it listens,
+/// which whoever started the relay reads first.
+private final class HeldLines: Sendable {
+    private let held = Mutex<[String]?>([])
+
+    /// Holds `line` until `release()`, or writes it now if that was called.
+    func write(_ line: String) {
+        let written = held.withLock { lines -> Bool in
+            guard lines != nil else { return true }
+            lines!.append(line)
+            return false
+        }
+        if written { printError(line) }
+    }
+
+    /// Writes the held lines, then lets later ones through at once.
+    func release() {
+        let lines = held.withLock { lines -> [String] in
+            defer { lines = nil }
+            return lines ?? []
+        }
+        lines.forEach { printError($0) }
     }
 }
