@@ -27,11 +27,13 @@ import TandemTestKit
 
         #expect(host.send("play") != nil)
         #expect(host.waitUntil(timeout: 10) { $0.contains { $0.change == "play" } })
-        let play = try #require(host.events.last { $0.change == "play" })
         // Compare mpv's own position (`audio-pts`, the clock it times its pictures by, good to a
         // fraction of a ms) with the shared timeline. The host's session clock is its raw
         // monotonic clock (`--session-epoch 0`), the one the replies are stamped on.
         try await Task.sleep(for: .seconds(3))
+        // The timeline in force: the play's, or the later version that completed its pre-roll
+        // gate (on by default), anchored before the play's provisional one.
+        let play = try #require(host.events.last { $0.event == "timeline" && ($0.rate ?? 0) > 0 })
         var errors: [Double] = []
         for _ in 0..<10 {
             let reply = try await mpv.command([.string("get_property"), .string("audio-pts")])
