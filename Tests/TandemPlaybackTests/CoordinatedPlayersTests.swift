@@ -64,7 +64,7 @@ import TandemTestKit
             player.playbackCoordinator.coordinateWithSession(session)
             peers.append(Peer(session: session, player: player, recorder: recorder))
         }
-        #expect(await eventually { peers.allSatisfy { $0.session.activeParticipants.count == 3 } })
+        for peer in peers { #expect(await awaitValue(peer.session.$activeParticipants.values) { $0.count == 3 }) }
 
         let host = peers[0].player.playbackCoordinator
         let ana = peers[1].player.playbackCoordinator

@@ -54,7 +54,7 @@ import TandemTestKit
         let host = try await peer("host", offset: 3_700_000_000, drift: 80, relay: relay, invitation: nil, following: following)
         let ana = try await peer("ana", offset: -2_250_000_000, drift: -120, relay: relay, invitation: host.session.invitation,
                                  following: following)
-        #expect(await eventually { ana.session.activeParticipants.count == 2 })
+        #expect(await awaitValue(ana.session.$activeParticipants.values) { $0.count == 2 })
         try host.coordinator.transitionToItem(identifier: clip.name)
         #expect(await awaitTimeline(of: ana.coordinator) { $0.item == clip.name })
         try host.coordinator.coordinateRateChange(to: 1)
