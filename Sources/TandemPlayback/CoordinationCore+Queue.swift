@@ -27,17 +27,29 @@ import TandemClock
 ///   the last entry). `apply(_:)` settles the ends due by a record's effective instant before the
 ///   record, so that every participant applies them at the same point of the ordered stream.
 extension CoordinationCore {
-    /// How many bytes the queue's entries may take, counted by `queueBytes(of:)`: 160 KiB, so that
-    /// a snapshot of the state (queue, timeline, suspensions) fits in one relay message
-    /// (`RelayLimits.maximumMessageBody`, 257 KiB) with room for the rest.
+    /// How many bytes the queue's entries may take, counted by `queueBytes(of:)` as they are
+    /// encoded in a snapshot: 160 KiB, so that a snapshot of a state whose queue is full
+    /// (`CoordinationSnapshot.maximumBytes`, 192 KiB) still has `CoordinationSnapshot.restBytes`
+    /// (32 KiB) for the rest (timeline, suspensions, participants, the gate).
     public static let maximumQueueBytes = 160 * 1024
-    /// What an entry counts against `maximumQueueBytes` besides its strings: its id, its duration
-    /// and their encoding.
+    /// What an entry counts against `maximumQueueBytes` besides its strings: its id, its duration,
+    /// the keys and punctuation of its encoding (about 110 bytes).
     public static let queueEntryOverheadBytes = 128
 
-    /// The bytes `entry` counts against `maximumQueueBytes`.
+    /// The bytes `entry` counts against `maximumQueueBytes`: at least what it takes in a
+    /// snapshot's JSON (`SnapshotLimitTests` checks the bound against the encoder).
     public static func queueBytes(of entry: PlaybackQueue.Entry) -> Int {
-        queueEntryOverheadBytes + entry.identifier.utf8.count + (entry.identity?.utf8.count ?? 0)
+        queueEntryOverheadBytes + encodedBytes(of: entry.identifier) + (entry.identity.map(encodedBytes(of:)) ?? 0)
+    }
+
+    /// The most bytes `string` takes inside a JSON string: one per UTF-8 byte, two for a quote,
+    /// a backslash or a slash (`\"`, `\\`, `\/`), six for a control character (`\u001f`). Counting
+    /// the UTF-8 bytes alone let a queue of paths or control characters encode to twice or six
+    /// times its budget, past any snapshot.
+    public static func encodedBytes(of string: String) -> Int {
+        string.utf8.reduce(0) { total, byte in
+            total + (byte < 0x20 ? 6 : byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/") ? 2 : 1)
+        }
     }
 
     /// The bytes the queue's entries count against `maximumQueueBytes`.

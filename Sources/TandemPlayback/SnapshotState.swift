@@ -19,6 +19,12 @@ public struct CoordinationSnapshot: Sendable, Codable, Equatable {
     /// A state too large for it is not published (the relay then keeps the records since the
     /// last snapshot, under its caps).
     public static let maximumBytes = 192 * 1024
+    /// What a snapshot whose queue is full (`CoordinationCore.maximumQueueBytes`, counted as
+    /// encoded) leaves for the rest of the state: 32 KiB, the timeline, the gate, the stall
+    /// record and a few dozen participants with ordinary names. A state whose rest is larger
+    /// (hundreds of participants, or names at their longest) is not published: the relay then
+    /// keeps the records since the last snapshot, under its caps.
+    public static let restBytes = maximumBytes - CoordinationCore.maximumQueueBytes
     /// The furthest media time a snapshot's anchor may be at: twice the longest announced
     /// duration (a timeline plays on past its item's end until someone pauses).
     public static let maximumAnchorMediaTime = ItemTime.zero + CoordinationCore.maximumAnnouncedDuration * 2

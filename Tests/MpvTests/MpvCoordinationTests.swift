@@ -28,7 +28,13 @@ import TandemTestKit
                 }
             }
         }
-        func by(_ participant: UUID) -> [PlaybackProposal] { changes.withLock { $0.filter { $0.0 == participant }.map(\.1) } }
+        /// `participant`'s changes: its coordinator's pre-roll reports (the gate, on by default)
+        /// say its player is ready for a play, and are no change of its own.
+        func by(_ participant: UUID) -> [PlaybackProposal] {
+            changes.withLock {
+                $0.filter { $0.0 == participant }.map(\.1).filter { if case .prerolled = $0 { false } else { true } }
+            }
+        }
         var count: Int { changes.withLock { $0.count } }
     }
 

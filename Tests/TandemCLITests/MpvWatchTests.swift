@@ -24,9 +24,11 @@ import TandemTestKit
 
         #expect(host.send("play") != nil)
         #expect(host.waitUntil(timeout: 10) { $0.contains { $0.change == "play" } })
-        let play = try #require(host.events.last { $0.change == "play" })
-        // mpv's own position against the shared timeline, from 3 s in.
+        // mpv's own position against the shared timeline, from 3 s in: the timeline in force, the
+        // play's, or the later version that completed its pre-roll gate (on by default), anchored
+        // before the play's provisional one.
         try await Task.sleep(for: .seconds(3))
+        let play = try #require(host.events.last { $0.event == "timeline" && ($0.rate ?? 0) > 0 })
         let errors = try await mpv.leadsOverTimeline(of: play)
         #expect(errors.count >= 8)
         // mpv starts on the timeline to a fraction of a ms and the policy corrects beyond 1.5 ms;

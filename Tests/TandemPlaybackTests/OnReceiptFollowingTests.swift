@@ -54,7 +54,7 @@ import TandemTestKit
         let host = try await peer("host", offset: 3_700_000_000, drift: 80, relay: relay, invitation: nil, following: following)
         let ana = try await peer("ana", offset: -2_250_000_000, drift: -120, relay: relay, invitation: host.session.invitation,
                                  following: following)
-        #expect(await eventually { ana.session.activeParticipants.count == 2 })
+        #expect(await awaitValue(ana.session.$activeParticipants.values) { $0.count == 2 })
         try host.coordinator.transitionToItem(identifier: clip.name)
         #expect(await awaitTimeline(of: ana.coordinator) { $0.item == clip.name })
         try host.coordinator.coordinateRateChange(to: 1)
@@ -77,9 +77,16 @@ import TandemTestKit
         let target: Int64 = 2_000_000_000
         let before = host.coordinator.timeline.version
         try ana.coordinator.coordinateSeek(to: ItemTime(nanoseconds: target))
-        #expect(await eventually { [host, ana].allSatisfy { $0.coordinator.timeline.version > before } })
-        let effective = host.coordinator.timeline.anchorSessionTime.nanoseconds
-        #expect(host.coordinator.timeline.anchorMediaTime.nanoseconds == target)
+        // The seek's timeline in force: once its pre-roll gate closed (the first version after
+        // the seek is provisional, anchored at the gate's deadline; the completing one is earlier).
+        let inForce = { @Sendable (coordinator: PlaybackCoordinator) -> SharedTimeline? in
+            let core = coordinator.core
+            return core.timeline.version > before && core.waiting.gate == nil ? core.timeline : nil
+        }
+        for peer in [host, ana] { #expect(await awaitTimeline(of: peer.coordinator) { _ in inForce(peer.coordinator) != nil }) }
+        let seekTimeline = try #require(inForce(host.coordinator))
+        let effective = seekTimeline.anchorSessionTime.nanoseconds
+        #expect(seekTimeline.anchorMediaTime.nanoseconds == target)
         #expect(await eventually { [host, ana].allSatisfy { $0.recorder.frames.withLock { $0.keys.contains { $0 > target + 200_000_000 } } } })
 
         for peer in [host, ana] {

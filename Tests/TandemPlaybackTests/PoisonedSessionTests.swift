@@ -118,8 +118,14 @@ import TandemTestKit
 
         // And the group goes on: a valid change after them applies everywhere.
         try ana.coordinator.coordinateSeek(to: 30_000_000_000)
+        // The seek in force everywhere: its pre-roll gate closed (the first version after it is
+        // provisional, and the reports that complete it are still to come).
         for member in [host, eve, ana] {
-            #expect(await awaitTimeline(of: member.coordinator) { $0.anchorMediaTime == 30_000_000_000 })
+            let coordinator = member.coordinator
+            #expect(await awaitTimeline(of: coordinator) { _ in
+                let core = coordinator.core
+                return core.timeline.anchorMediaTime == 30_000_000_000 && core.waiting.gate == nil
+            })
         }
         #expect(host.coordinator.core == ana.coordinator.core && eve.coordinator.core == ana.coordinator.core)
     }

@@ -16,14 +16,14 @@ extension GroupSession: MessengerSession {
                 try? link.send(presence(to: .only([record.id])), to: .only([record.id]), reliable: true)
             }
         case .participantLeft(let id):
-            let (active, wasAway) = core.withLock { core in
+            let wasAway = core.withLock { core in
                 core.active.remove(id)
                 let wasAway = core.away.remove(id) != nil
                 if let gone = core.known.removeValue(forKey: id) { core.former[id] = gone }
-                return (activeSetLocked(core), wasAway)
+                return wasAway
             }
             if wasAway { publishAway() }
-            publishActive(active)
+            publishActive()
             announceDeparture(id)
         case .participantAway(let id, let away):
             let changed = core.withLock { core in
@@ -96,13 +96,13 @@ extension GroupSession: MessengerSession {
         }
         switch (signed.kind, SessionEnvelope(decoding: signed.payload)) {
         case (.presence, .presence(let name)?):
-            let active = core.withLock { core in
+            core.withLock { core in
                 // The signed name is the participant's own word; the relay's is replaced by it.
                 core.known[signed.sender] = Participant(id: signed.sender, displayName: name)
                 core.active.insert(signed.sender)
-                return activeSetLocked(core)
+                return ()
             }
-            publishActive(active)
+            publishActive()
         case (.message, .message(let type, let payload)?):
             let (source, subscribers) = core.withLock { core in
                 (core.known[signed.sender], core.subscribers.values.filter { $0.type == type })
@@ -125,9 +125,16 @@ extension GroupSession: MessengerSession {
         $awayParticipants.storage.value = away
     }
 
-    private func publishActive(_ active: Set<Participant>) {
-        guard core.withLock({ !$0.invalidated }) else { return }
-        $activeParticipants.storage.value = active
+    /// Publishes who is active as the core holds it now, computed and published under the core's
+    /// lock: the join and the link's events both publish, and a set computed before the other's
+    /// change but published after it stayed published for good (a wait for the last joiner
+    /// timed out on it, issue 13). The storage's lock is taken inside the core's, never the
+    /// other way round (a subscriber's yield calls back into nothing).
+    func publishActive() {
+        core.withLock { core in
+            guard !core.invalidated else { return }
+            $activeParticipants.storage.value = activeSetLocked(core)
+        }
     }
 
     /// Sends a sealed envelope; throws when the session is not joined or the body is too large.

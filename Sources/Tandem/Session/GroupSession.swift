@@ -201,11 +201,11 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         }
         guard let link = core.withLock({ $0.invalidated ? nil : $0.link }) else { return }
         try? link.send(presence(to: .everyone), to: .everyone, reliable: true)
-        let active = core.withLock { core in
+        core.withLock { core in
             core.active.insert(localParticipant.id)
-            return activeSetLocked(core)
+            return ()
         }
-        activeParticipants = active
+        publishActive()
         state = .joined
         center.sessionJoined(self)
     }
