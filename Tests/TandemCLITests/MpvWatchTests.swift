@@ -164,6 +164,10 @@ import TandemTestKit
         let report = try await FrameFlipBenchmark.run(configuration)
         print("\(configuration.executable):\n\(report.table)")
         for entry in report.largest { print(String(format: "  %.2f ms at %.2f s, after %@", entry.spread, entry.seconds, entry.after)) }
+        for line in report.statistics { print("  \(line)") }
+        if let path = environment["TANDEM_FRAMEFLIP_DUMP"] {
+            try JSONEncoder().encode(report.flips).write(to: URL(fileURLWithPath: path + "-" + mode + ".json"))
+        }
         #expect(report.peers != nil && report.floor != nil)
     }
 }
