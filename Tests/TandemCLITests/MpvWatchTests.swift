@@ -224,6 +224,9 @@ struct FrameFlipAnalysisTests {
         let host = try WatchProcess.host(media: [first.path, second.path], mpv: .init(socket: hostSocket))
         defer { host.kill() }
         let invite = try #require(host.invite(), "no invite: \(host.standardError)")
+        // The host's queue first: the host prints its invite before its mpv has loaded, and a
+        // joiner's report into an empty queue would choose the group's item itself.
+        #expect(host.waitUntil(timeout: 30) { $0.contains { $0.change == "queue add \(second.name)" } }, "\(host.lines)")
         let joiner = try WatchProcess.join(invite: invite, media: [first.path, second.path], name: "ben", mpv: .init(socket: joinerSocket))
         defer { joiner.kill() }
         #expect(host.waitUntilJoined() && joiner.waitUntilJoined(), "\(host.standardError)\n\(joiner.standardError)")
