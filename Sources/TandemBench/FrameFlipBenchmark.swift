@@ -103,6 +103,8 @@ public enum FrameFlipBenchmark {
         public var executable = TandemProcess.executablePath
         /// More options for every `tandem` peer (a `--follow`, say).
         public var peerArguments: [String] = []
+        /// How long the probe's pollers rest between polls (ns).
+        public var pollGap: Int64 = 200_000
 
         /// `clip` with the defaults, in a fresh temporary directory.
         public init(clip: String) {
@@ -206,7 +208,7 @@ public enum FrameFlipBenchmark {
             processes.append(process)
         }
         for socket in sockets { try await waitForPosition(socket) }
-        let probe = try FrameFlipProbe(sockets: sockets)
+        let probe = try FrameFlipProbe(sockets: sockets, pollGap: configuration.pollGap)
         probe.start()
         try await Task.sleep(for: .milliseconds(300))
         for socket in sockets { try FrameFlipProbe.send(FrameFlipBenchmark.Action.resume.command, to: socket) }
@@ -236,7 +238,7 @@ public enum FrameFlipBenchmark {
             throw RunError(description: "\(process.name) did not join: \(process.standardError)")
         }
         for setting in settings { try await waitForPosition(setting.socket) }
-        let probe = try FrameFlipProbe(sockets: settings.map(\.socket))
+        let probe = try FrameFlipProbe(sockets: settings.map(\.socket), pollGap: configuration.pollGap)
         probe.start()
         try await Task.sleep(for: .milliseconds(500))
         var steps: [(at: Int64, name: String)] = []

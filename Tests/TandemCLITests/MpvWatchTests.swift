@@ -154,6 +154,7 @@ import TandemTestKit
         configuration.peers = Int(environment["TANDEM_FRAMEFLIP_PEERS"] ?? "") ?? 2
         // Another build's `tandem`, for a before-and-after in one sitting.
         if let executable = environment["TANDEM_FRAMEFLIP_EXECUTABLE"] { configuration.executable = executable }
+        if let gap = environment["TANDEM_FRAMEFLIP_GAP_US"].flatMap(Int64.init) { configuration.pollGap = gap * 1000 }
         var display: XvfbDisplay?
         if mode == "x11" {
             display = try XvfbDisplay.start()
