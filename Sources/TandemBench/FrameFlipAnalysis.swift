@@ -3,6 +3,7 @@
 ///
 /// A flip counts when it is of a moving picture: its frame follows the one before it by more
 /// than nothing and at most `maximumStep` of media, and came at most `maximumGap` after it. A
+/// flip the probe could place only to more than `defaultMaximumUncertainty` is left out too. A
 /// frame shown still (landed on by a seek while paused, or the first after a pause or a start)
 /// is left out: it says when the seek landed, not when the group's timeline reached it. For
 /// each counted flip of the first player, the others' counted flips of the same frame nearest
@@ -11,13 +12,18 @@
 /// skipped past it) has none.
 public enum FrameFlipAnalysis {
     /// The flips of a moving picture among `flips` (in order), as above.
-    public static func moving(_ flips: [FrameFlipProbe.Flip], maximumStep: Double = 0.2,
-                              maximumGap: Int64 = 250_000_000) -> [FrameFlipProbe.Flip] {
+    public static func moving(_ flips: [FrameFlipProbe.Flip], maximumStep: Double = 0.2, maximumGap: Int64 = 250_000_000,
+                              maximumUncertainty: Int64 = defaultMaximumUncertainty) -> [FrameFlipProbe.Flip] {
         zip(flips, flips.dropFirst()).compactMap { previous, flip in
             let step = flip.position - previous.position
-            return step > 0 && step <= maximumStep && flip.at - previous.at <= maximumGap ? flip : nil
+            return step > 0 && step <= maximumStep && flip.at - previous.at <= maximumGap && flip.uncertainty <= maximumUncertainty ? flip : nil
         }
     }
+
+    /// A flip placed no better than this (ns) is left out: the poller was not run for that long
+    /// (a machine with more work than cores), and the instant says when the poller ran again,
+    /// not when the frame appeared.
+    public static let defaultMaximumUncertainty: Int64 = 2_000_000
 
     /// A frame's key: its position to the µs (mpv reads a frame's time the same way each time).
     static func key(_ position: Double) -> Int64 { Int64((position * 1e6).rounded()) }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import TandemMedia
 import TandemTestKit
@@ -100,6 +103,8 @@ public enum FrameFlipBenchmark {
         public var executable = TandemProcess.executablePath
         /// More options for every `tandem` peer (a `--follow`, say).
         public var peerArguments: [String] = []
+        /// How long the probe's pollers rest between polls (ns).
+        public var pollGap: Int64 = 200_000
 
         /// `clip` with the defaults, in a fresh temporary directory.
         public init(clip: String) {
@@ -123,6 +128,10 @@ public enum FrameFlipBenchmark {
         public var largest: [(seconds: Double, spread: Double, after: String)]
         /// Whether mpv drew (`--vo` other than `null`).
         public var mode: String
+        /// Every flip: each peer's, then each bare mpv's (for a closer look).
+        public var flips: [[FrameFlipProbe.Flip]] = []
+        /// Each peer's `statistics` event line (nudges, starts and the rest).
+        public var statistics: [String] = []
 
         /// The peers' summary.
         public var peers: Percentiles? { Percentiles(peerSpreads) }
@@ -164,10 +173,11 @@ public enum FrameFlipBenchmark {
         try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: configuration.directory) }
         let floor = try await measureFloor(configuration)
-        let (peers, largest) = try await measurePeers(configuration)
+        let (peers, largest, statistics) = try await measurePeers(configuration)
         let mode = configuration.mpvArguments.contains("--vo=null") ? "headless" : "drawing (\(configuration.mpvArguments))"
         return Report(peerSpreads: FrameFlipAnalysis.spreads(peers), floorSpreads: FrameFlipAnalysis.spreads(floor),
-                      peerFlips: peers.map(\.count), floorFlips: floor.map(\.count), largest: largest, mode: mode)
+                      peerFlips: peers.map(\.count), floorFlips: floor.map(\.count), largest: largest, mode: mode,
+                      flips: peers + floor, statistics: statistics)
     }
 
     /// Bare mpv on the clip, paused, then unpaused together (back to back) and left alone.
@@ -175,7 +185,12 @@ public enum FrameFlipBenchmark {
         let sockets = (0..<configuration.peers).map { "\(configuration.directory)/floor-\($0).sock" }
         var processes: [Process] = []
         defer {
-            for process in processes where process.isRunning { process.terminate() }
+            // mpv inherits this process's signal mask, in which a test runner may block SIGTERM:
+            // asked to quit over its IPC, then killed.
+            for socket in sockets { _ = try? FrameFlipProbe.send(["quit"], to: socket) }
+            let deadline = Date().addingTimeInterval(1)
+            while processes.contains(where: \.isRunning), Date() < deadline { usleep(10_000) }
+            for process in processes where process.isRunning { kill(process.processIdentifier, SIGKILL) }
             for process in processes { process.waitUntilExit() }
         }
         for socket in sockets {
@@ -193,7 +208,7 @@ public enum FrameFlipBenchmark {
             processes.append(process)
         }
         for socket in sockets { try await waitForPosition(socket) }
-        let probe = try FrameFlipProbe(sockets: sockets)
+        let probe = try FrameFlipProbe(sockets: sockets, pollGap: configuration.pollGap)
         probe.start()
         try await Task.sleep(for: .milliseconds(300))
         for socket in sockets { try FrameFlipProbe.send(FrameFlipBenchmark.Action.resume.command, to: socket) }
@@ -203,7 +218,7 @@ public enum FrameFlipBenchmark {
 
     /// The peers over the script; the flips, and the largest spreads placed in the script.
     static func measurePeers(_ configuration: Configuration) async throws
-        -> ([[FrameFlipProbe.Flip]], [(seconds: Double, spread: Double, after: String)]) {
+        -> ([[FrameFlipProbe.Flip]], [(seconds: Double, spread: Double, after: String)], [String]) {
         let settings = (0..<configuration.peers).map {
             WatchProcess.MpvSettings(socket: "\(configuration.directory)/peer-\($0).sock", arguments: configuration.mpvArguments)
         }
@@ -223,7 +238,7 @@ public enum FrameFlipBenchmark {
             throw RunError(description: "\(process.name) did not join: \(process.standardError)")
         }
         for setting in settings { try await waitForPosition(setting.socket) }
-        let probe = try FrameFlipProbe(sockets: settings.map(\.socket))
+        let probe = try FrameFlipProbe(sockets: settings.map(\.socket), pollGap: configuration.pollGap)
         probe.start()
         try await Task.sleep(for: .milliseconds(500))
         var steps: [(at: Int64, name: String)] = []
@@ -241,7 +256,8 @@ public enum FrameFlipBenchmark {
             (seconds: Double(entry.at - began) / 1e9, spread: entry.spread,
              after: steps.last { $0.at <= entry.at }.map { "\($0.name) \(String(format: "%.2f", Double(entry.at - $0.at) / 1e9)) s before" } ?? "start")
         }
-        return (flips, largest)
+        let statistics = processes.compactMap { $0.lines.last { $0.contains(#""event":"statistics""#) } }
+        return (flips, largest, statistics)
     }
 
     /// Waits (at most 20 s) until the mpv at `socket` listens and has a position.

@@ -164,11 +164,27 @@ public final class FrameFlipProbe: @unchecked Sendable {
     }
 
     /// The value of a reply line to the probe's request (nil inside when mpv has no position),
-    /// or nil for any other line (an event).
+    /// or nil for any other line (an event). mpv writes a reply as `{"data":V,"request_id":7,
+    /// "error":"success"}`: read without a JSON parser, which would cost the poll more than the
+    /// round trip.
     private static func reply(_ line: [UInt8]) -> Double?? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-              object["request_id"] as? Int == 7 else { return nil }
-        return .some((object["data"] as? NSNumber)?.doubleValue)
+        guard contains(line, requestMarker), let start = range(of: dataMarker, in: line)?.upperBound else { return nil }
+        let end = line[start...].firstIndex { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "}") } ?? line.endIndex
+        return .some(Double(String(decoding: line[start..<end], as: UTF8.self)))
+    }
+
+    private static let requestMarker = Array(#""request_id":7,"#.utf8)
+    private static let dataMarker = Array(#""data":"#.utf8)
+
+    private static func contains(_ line: [UInt8], _ marker: [UInt8]) -> Bool { range(of: marker, in: line) != nil }
+
+    /// Where `marker` first occurs in `line`.
+    private static func range(of marker: [UInt8], in line: [UInt8]) -> Range<Int>? {
+        guard line.count >= marker.count else { return nil }
+        for start in 0...(line.count - marker.count) where line[start] == marker[0] {
+            if line[start..<(start + marker.count)].elementsEqual(marker) { return start..<(start + marker.count) }
+        }
+        return nil
     }
 
     /// Sends one IPC command to the mpv at `socket` on a connection of its own, as a person's

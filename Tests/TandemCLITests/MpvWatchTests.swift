@@ -156,6 +156,7 @@ import TandemTestKit
         configuration.peers = Int(environment["TANDEM_FRAMEFLIP_PEERS"] ?? "") ?? 2
         // Another build's `tandem`, for a before-and-after in one sitting.
         if let executable = environment["TANDEM_FRAMEFLIP_EXECUTABLE"] { configuration.executable = executable }
+        if let gap = environment["TANDEM_FRAMEFLIP_GAP_US"].flatMap(Int64.init) { configuration.pollGap = gap * 1000 }
         var display: XvfbDisplay?
         if mode == "x11" {
             display = try XvfbDisplay.start()
@@ -166,6 +167,10 @@ import TandemTestKit
         let report = try await FrameFlipBenchmark.run(configuration)
         print("\(configuration.executable):\n\(report.table)")
         for entry in report.largest { print(String(format: "  %.2f ms at %.2f s, after %@", entry.spread, entry.seconds, entry.after)) }
+        for line in report.statistics { print("  \(line)") }
+        if let path = environment["TANDEM_FRAMEFLIP_DUMP"] {
+            try JSONEncoder().encode(report.flips).write(to: URL(fileURLWithPath: path + "-" + mode + ".json"))
+        }
         #expect(report.peers != nil && report.floor != nil)
     }
 }
@@ -222,6 +227,9 @@ struct FrameFlipAnalysisTests {
         let host = try WatchProcess.host(media: [first.path, second.path], mpv: .init(socket: hostSocket))
         defer { host.kill() }
         let invite = try #require(host.invite(), "no invite: \(host.standardError)")
+        // The host's queue first: the host prints its invite before its mpv has loaded, and a
+        // joiner's report into an empty queue would choose the group's item itself.
+        #expect(host.waitUntil(timeout: 30) { $0.contains { $0.change == "queue add \(second.name)" } }, "\(host.lines)")
         let joiner = try WatchProcess.join(invite: invite, media: [first.path, second.path], name: "ben", mpv: .init(socket: joinerSocket))
         defer { joiner.kill() }
         #expect(host.waitUntilJoined() && joiner.waitUntilJoined(), "\(host.standardError)\n\(joiner.standardError)")

@@ -54,10 +54,29 @@ extension WatchRunner {
             session.leave()
         }
         coordinator.coordinateWithSession(session)
-        // A queue of files: the host appends them all first (the first becomes the group's item).
         // One file: the first report chooses the group's item (a session's queue starts empty),
         // so nobody transitions. mpv opened it: the identity carries the duration mpv read.
-        if isHost && watchedMedia.count > 1 { appendMedia(to: coordinator, events: events) }
+        // `coordinateWithSession` reported mpv's item already (mpv knows its identity), which an
+        // empty queue takes as its first entry: the host appends the rest after it.
+        if isHost && watchedMedia.count > 1 {
+            // That entry knows no duration: replaced by one that does (the one mpv read, as its
+            // identity announces), so that the group moves on at its end. The item stays.
+            let identity = player.currentItemIdentity
+            let duration = identity.flatMap(CoordinationCore.announcedDuration(in:)).flatMap { $0 <= PlaybackQueue.maximumEntryDuration ? $0 : nil }
+            do {
+                try coordinator.coordinateQueueChange(.replaceCurrent(with: PlaybackQueue.Entry(identifier: session.activity.item, identity: identity,
+                                                                                                duration: duration)))
+            } catch {
+                refuse("queue: \(error)", events: events)
+            }
+            for path in watchedMedia.dropFirst() {
+                do {
+                    try coordinator.coordinateQueueChange(.append(Self.entry(for: path)))
+                } catch {
+                    refuse("queue add \(path): \(error)", events: events)
+                }
+            }
+        }
         try? coordinator.reportItem(session.activity.item, identity: reportsIdentityLate ? nil : player.currentItemIdentity, ready: true)
         let queueTask = followQueue(mpv: player, coordinator: coordinator, events: events)
         defer { queueTask.cancel() }

@@ -168,7 +168,11 @@ extension MpvPlayer {
     /// Asks mpv to seek to `target` (ns) exactly, without waiting for it to land; nil if mpv
     /// refused.
     func sendSeek(to target: Int64) async -> SentSeek? {
-        let target = max(0, target)
+        // Not past the last frame: mpv would land on it, and the ledger would take the landing,
+        // so far from the target, for a person's seek (and propose it: a start on a timeline
+        // that runs past the end of the file, as the group's does until it moves on, would
+        // then be proposed back and forth between participants).
+        let target = max(0, min(target, (duration ?? .max).saturatingSubtracting(frameDuration)))
         let sent = state.withLock { state in
             let now = MonotonicClock.now()
             state.ledger.requestSeek(to: target, at: now)

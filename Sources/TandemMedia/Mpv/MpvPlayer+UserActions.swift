@@ -67,6 +67,14 @@ extension MpvPlayer {
 
     /// Proposes a person's change to the group, and holds the player (no correction, no stale
     /// commands) until the group answers.
+    ///
+    /// A person's seek or change of speed while the group plays pauses mpv at once (where the
+    /// seek landed), as a person's unpause does: the group's answer starts every participant,
+    /// this one too, on the new timeline at the same instant (`MpvPlayer+Start.swift`). Played
+    /// on instead, this mpv would show the new position before the others by the group's
+    /// lead (tens of ms, measured by the frame-flip probe), and at a new speed it would drift
+    /// and its audio clock step by the output's lag times the change (37 ms for ×1.1) until
+    /// the group's command started it afresh.
     private func propose(_ action: MpvRequestLedger.UserAction, requestedSpeed: Double, groupRate: Double) async {
         let coordinator = playbackCoordinator
         let timeline = coordinator.timeline
@@ -93,18 +101,34 @@ extension MpvPlayer {
             // Take the correction loop's nudge out: the person changed the speed they saw.
             let rate = groupRate > 0 && requestedSpeed > 0 ? speed * groupRate / requestedSpeed : speed
             state.withLock { $0.requestedSpeed = speed }
+            // Start together, at the new rate, at the group's instant (see `startsTogether`).
+            if groupPlays { await setPaused(true) }
             proposed = (try? coordinator.coordinateRateChange(to: Self.proposable(rate))) != nil
         case .seek(let position):
             // Within the item as the group knows it (its announced duration is rounded to the ms).
             let core = coordinator.core
             let target = ItemTime(nanoseconds: position).clamped(to: core.mediaTimeRange(ofItem: core.timeline.item))
+            if groupPlays { await setPaused(true) }
             proposed = (try? coordinator.coordinateSeek(to: target)) != nil
         }
-        guard proposed else { return }
+        guard proposed else {
+            // Refused: back on the group's timeline, which has not changed.
+            switch action {
+            case .setSpeed, .seek: if groupPlays { rejoinIfPlaying(coordinator) }
+            case .setPaused: break
+            }
+            return
+        }
         state.withLock { state in
             state.statistics.userProposals += 1
             state.hold = (timeline.version, MonotonicClock.now() + 3_000_000_000)
         }
+    }
+
+    /// Re-issues the group's last command, for mpv to take it up again (a proposal of a
+    /// person's was refused after mpv paused for it).
+    private func rejoinIfPlaying(_ coordinator: PlaybackCoordinator) {
+        if let command = coordinator.lastCommand { rejoin(command) }
     }
 
     private static func proposable(_ rate: Double) -> Double {

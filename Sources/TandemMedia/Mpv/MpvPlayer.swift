@@ -208,7 +208,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
                                                       expectedPeer: process.processIdentifier) { process.isRunning }
             connection = ipc
             let events = ipc.events
-            for property in ["pause", "speed", "time-pos", "seeking", "eof-reached"] { try await ipc.observe(property) }
+            for property in observedProperties { try await ipc.observe(property) }
             try await waitUntilLoaded(ipc, process: process, timeout: options.startTimeout)
             let paused = try await ipc.get("pause").bool ?? true
             let speed = try await ipc.get("speed").double ?? 1
@@ -226,6 +226,12 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             throw MpvError.launch(process.commandLine.joined(separator: " "), "\(error)" + (said.isEmpty ? "" : "; mpv said: \(said)"))
         }
     }
+
+    /// The properties whose changes mpv reports to the player. Not `time-pos`: observed, it
+    /// costs mpv a property read, a JSON message and a socket write on its core thread at every
+    /// frame, just as the frame goes out, and wakes this process's reader each time; nothing
+    /// reads it (the frame-flip probe measured the cost in the tail: `FrameFlipBenchmark`).
+    static let observedProperties = ["pause", "speed", "eof-reached"]
 
     /// The tempo filters mpv's audio chain may have.
     static let tempoFilters: Set<String> = ["scaletempo", "scaletempo2", "rubberband"]
