@@ -49,6 +49,7 @@ public final class SessionStreaming: @unchecked Sendable {
         var present: Set<UUID> = []
         var serveWake: Int64?
         var closed = false
+        var inquired = false
     }
 
     private let configuration: Configuration
@@ -231,6 +232,8 @@ public final class SessionStreaming: @unchecked Sendable {
         case .chunk(let id, _, _), .refusal(let id, _):
             let item = state.withLock { $0.items[id >> 40] }
             item?.receive(message, from: sender)
+        case .inquiry:
+            announce(to: sender)
         case .holding(let held, let host):
             let (items, ready) = state.withLock { state -> ([StreamedItem], [(Waiter, String)]) in
                 state.announcements[sender] = Announcement(items: held, host: host)
@@ -249,7 +252,10 @@ public final class SessionStreaming: @unchecked Sendable {
     }
 
     private func participantsChanged(_ ids: Set<UUID>) {
-        let (gone, arrived, items) = state.withLock { state -> (Set<UUID>, Set<UUID>, [StreamedItem]) in
+        let (gone, arrived, items, inquire) = state.withLock { state -> (Set<UUID>, Set<UUID>, [StreamedItem], Bool) in
+            // Joined: ask who holds what (announcements made before this reader listened are lost).
+            let inquire = !state.inquired && ids.contains(localID)
+            if inquire { state.inquired = true }
             let gone = state.present.subtracting(ids)
             let arrived = ids.subtracting(state.present).subtracting([localID])
             state.present = ids
@@ -257,8 +263,9 @@ public final class SessionStreaming: @unchecked Sendable {
                 state.announcements[id] = nil
                 state.server.onAskerGone(id)
             }
-            return (gone, arrived, Array(state.items.values))
+            return (gone, arrived, Array(state.items.values), inquire)
         }
+        if inquire { send(.inquiry, to: nil) }
         for id in gone { for item in items { item.holderGone(id) } }
         for id in arrived { announce(to: id) }
     }

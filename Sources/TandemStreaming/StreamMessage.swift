@@ -9,6 +9,7 @@ import Foundation
 /// - `request` (2): request id (64), offset (64), length (32), then the identity (16-bit length, UTF-8).
 /// - `chunk` (3): request id (64), offset (64), then the bytes.
 /// - `refusal` (4): request id (64), a reason byte.
+/// - `inquiry` (5): nothing more; each holder answers with its `holding`.
 public enum StreamMessage: Sendable, Equatable {
     /// The sender holds these items (content identities, durations aside) and serves them;
     /// `host`: it started the session (readers ask the host first).
@@ -19,6 +20,9 @@ public enum StreamMessage: Sendable, Equatable {
     case chunk(id: UInt64, offset: Int64, bytes: [UInt8])
     /// Request `id` will not be served, and why.
     case refusal(id: UInt64, reason: StreamRefusal)
+    /// Asks every holder what it holds (a participant that just started streaming and missed
+    /// the announcements made before).
+    case inquiry
 
     /// The most identities one `holding` names.
     public static let maximumHeld = 256
@@ -26,7 +30,7 @@ public enum StreamMessage: Sendable, Equatable {
     public static let maximumIdentityLength = 512
 
     private enum Tag: UInt8 {
-        case holding = 1, request = 2, chunk = 3, refusal = 4
+        case holding = 1, request = 2, chunk = 3, refusal = 4, inquiry = 5
     }
 
     /// The bytes on the wire.
@@ -64,6 +68,8 @@ public enum StreamMessage: Sendable, Equatable {
             bytes.append(Tag.refusal.rawValue)
             put(id)
             bytes.append(reason.rawValue)
+        case .inquiry:
+            bytes.append(Tag.inquiry.rawValue)
         }
         return bytes
     }
@@ -94,6 +100,9 @@ public enum StreamMessage: Sendable, Equatable {
             guard let id = reader.integer(UInt64.self), let reason = reader.byte().flatMap(StreamRefusal.init(rawValue:)),
                   reader.atEnd else { return nil }
             self = .refusal(id: id, reason: reason)
+        case .inquiry:
+            guard reader.atEnd else { return nil }
+            self = .inquiry
         }
     }
 

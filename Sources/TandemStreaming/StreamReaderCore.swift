@@ -239,7 +239,7 @@ public struct StreamReaderCore: Sendable {
                 return holders.contains(sender) ? onHolderGone(sender, now: now) : []
             }
             return onHolder(sender, host: host, now: now)
-        case .request:
+        case .request, .inquiry:
             return []
         }
     }

@@ -162,7 +162,7 @@ import TandemIdentity
     @Test func messagesRoundTripAndGarbageIsRefused() {
         let messages: [StreamMessage] = [
             .holding([HeldItem(name: "a.mp4", identity: "s=10;h=00"), HeldItem(name: "b", identity: "s=20;h=11")], host: true), .request(id: 7, identity: "s=10;h=00", offset: 42, length: 1000),
-            .chunk(id: 1 << 40, offset: 262_144, bytes: [0, 1, 2, 255]), .refusal(id: 3, reason: .busy),
+            .chunk(id: 1 << 40, offset: 262_144, bytes: [0, 1, 2, 255]), .refusal(id: 3, reason: .busy), .inquiry,
         ]
         for message in messages { #expect(StreamMessage(decoding: message.encoded) == message) }
         #expect(StreamMessage(decoding: []) == nil)
