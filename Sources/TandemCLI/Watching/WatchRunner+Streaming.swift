@@ -80,7 +80,7 @@ extension WatchRunner {
             return OpenedItem(item: PlaybackItem(file: match, identifier: name), identity: ContentIdentity.content(of: identity), streamed: nil)
         }
         // The `joined` event before the stream opens, so that what follows it is the stream's time.
-        emitJoined(events, ["streamed": true])
+        emitJoined(events, ["streamed": true, "monotonic_ns": MonotonicClock.now()])
         let streamed: StreamedItem
         do {
             streamed = try streaming.item(identity: identity)
