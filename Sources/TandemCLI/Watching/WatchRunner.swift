@@ -107,6 +107,8 @@ struct WatchRunner {
         eventTask.cancel()
         participantTask.cancel()
         let statistics = player.statistics
+        // A decoder waiting for streamed bytes (no holder left) is let go before the player closes.
+        streaming.close()
         player.close()
         renderer?.stop()
         log?.close()
