@@ -102,6 +102,32 @@ import TandemTestKit
         #expect(late.count >= 5, "frames after the host left: \(late.count) of \(ben.count)")
     }
 
+    @Test func mpvWithoutTheFileReadsTheStreamOverLoopbackHTTPAndFollowsASeek() throws {
+        let fixtures = try MediaFixtures()
+        defer { fixtures.remove() }
+        let host = try start("ana", ["host", Self.watchClip, "--bind", "127.0.0.1", "--port", "0"], fixtures: fixtures)
+        defer { host.kill() }
+        let invite = try #require(host.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(host.standardError)")
+        let joiner = try start("ben", ["join", "--player", "mpv", "--mpv-args", "--vo=null --ao=null"], fixtures: fixtures, invite: invite)
+        defer { joiner.kill() }
+        // `joined` twice: as the stream opens, then mpv's (with its IPC socket) once mpv has loaded it.
+        #expect(joiner.waitUntil(timeout: 30) { events in events.contains { $0.event == "streaming" } && events.filter { $0.event == "joined" }.count == 2 },
+                "\(joiner.lines.suffix(5)) \(joiner.standardError)")
+        #expect(joiner.lines.contains { $0.contains("mpv_ipc") })
+        #expect(host.send("play") != nil)
+        Thread.sleep(forTimeInterval: 1.5)
+        let seekSent = try #require(host.send("seek 10"))
+        Thread.sleep(forTimeInterval: 2)
+        #expect(host.send("end") != nil)
+        host.closeInput()
+        joiner.closeInput()
+        #expect(host.waitForExit(timeout: 20) == 0, "\(host.standardError)")
+        #expect(joiner.waitForExit(timeout: 20) == 3, "\(joiner.standardError)")
+        // mpv's readings of its position: past the seek target after the seek.
+        let readings = try PresentationRecord.read(path: fixtures.path("ben.jsonl")).filter { $0.reading == true }
+        #expect(readings.contains { $0.presentedNanoseconds > seekSent && $0.pts > 10.5 }, "\(readings.suffix(3))")
+    }
+
     @Test func aURLItemIsOpenedByEveryoneThemselvesAndByAJoinerOnlyWhenAllowed() throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }
