@@ -45,6 +45,10 @@ let package = Package(
         // media: the FFmpeg-backed headless player, and the mpv backend (its IPC socket comes from net).
         .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity"]),
 
+        // streaming: a joiner without the file reads it from a holder, sealed through the session
+        // (issue 15 item 4); a loopback HTTP server hands the same bytes to mpv.
+        .target(name: "TandemStreaming", dependencies: ["Tandem", "TandemPlayback", "TandemIdentity"]),
+
         // The user-space network impairment proxy (`tandem netsim`): a pure schedule and its shell.
         .target(name: "TandemNetsim", dependencies: ["TandemNet", "TandemClock", "CTandemSystem"]),
 
@@ -54,7 +58,7 @@ let package = Package(
         .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemTestKit", "TandemNetsim", "Tandem", "TandemPlayback"]),
 
         // The `tandem` command: argument parsing and wiring only.
-        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemBench", "TandemNetsim", "TandemIdentity"]),
+        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemBench", "TandemNetsim", "TandemIdentity", "TandemStreaming"]),
 
         .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit", "TandemBench"]),
         .testTarget(name: "TandemNetTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
@@ -62,6 +66,8 @@ let package = Package(
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemNet", "TandemTestKit"]),
         .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemTestKit"]),
         .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit", "TandemBench", "TandemIdentity"]),
+        // Streaming: its pure cores on virtual time, the HTTP server, and two sessions on a real relay.
+        .testTarget(name: "StreamingTests", dependencies: ["TandemStreaming", "Tandem", "TandemNet", "TandemIdentity", "TandemPlayback", "TandemTestKit"]),
         // The suite's report: its JSON, Markdown, SVG charts and HTML page, from hand-built reports.
         .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench"]),
         // The mpv backend with a real headless mpv: its IPC, the no-echo ledger, and mpv in a group.

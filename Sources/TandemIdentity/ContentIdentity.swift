@@ -9,8 +9,8 @@ import Foundation
 /// times against it (`CoordinationCore.mediaTimeRange(ofItem:)`). Two identities are of the same
 /// content when they agree without their durations (`sameContent(_:_:)`).
 public enum ContentIdentity {
-    /// How much of each end is hashed.
-    static let hashedBytes = 65_536
+    /// How much of each end is hashed (a streamed item's reader checks those bytes).
+    public static let hashedBytes = 65_536
 
     /// `s=SIZE;h=HASH` for the file at `path` (FNV-1a over its first and last 64 KiB and its
     /// size: cheap, and different for different encodes of the same film). Throws when the file

@@ -27,6 +27,10 @@ public struct BodyKind: RawRepresentable, Sendable, Hashable, CustomStringConver
     /// recent retention (`OrderedRetention.recent(count:)`), so that the relay keeps the last
     /// ones for late joiners without reading them.
     public static let chat = BodyKind(rawValue: 8)
+    /// A streamed item's request, reply chunk, refusal or holding announcement (`TandemStreaming`),
+    /// reliable and addressed to one participant (announcements: to all), so that a joiner
+    /// without the file reads it from a holder through the relay, which reads none of it.
+    public static let mediaStream = BodyKind(rawValue: 9)
 
     /// A word for people and events.
     public var description: String {
@@ -39,6 +43,7 @@ public struct BodyKind: RawRepresentable, Sendable, Hashable, CustomStringConver
         case .attachmentData: "attachment-data"
         case .playbackSnapshot: "playback-snapshot"
         case .chat: "chat"
+        case .mediaStream: "media-stream"
         default: "kind-\(rawValue)"
         }
     }

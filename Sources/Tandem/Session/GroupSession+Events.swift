@@ -85,7 +85,7 @@ extension GroupSession: MessengerSession {
         // Only what this session's participants signed, for this participant, on this path,
         // once, and attributed to its signer, is delivered; the rest is counted and reported.
         let expectation = BodySealer.Expectation(
-            path: reliable ? .reliable : .unreliable, kinds: reliable ? [.message, .presence] : [.message],
+            path: reliable ? .reliable : .unreliable, kinds: reliable ? [.message, .presence, .mediaStream] : [.message],
             sender: sender, attachment: nil, checksReplay: true)
         let signed: SignedBody
         switch bodies.open(body, expecting: expectation) {
@@ -103,7 +103,9 @@ extension GroupSession: MessengerSession {
                 return ()
             }
             publishActive()
-        case (.message, .message(let type, let payload)?):
+        case (.mediaStream, _):
+            deliverStreamBody(signed)
+        case (.message, .message(let type, let payload)?) where type != streamRoute:
             let (source, subscribers) = core.withLock { core in
                 (core.known[signed.sender], core.subscribers.values.filter { $0.type == type })
             }

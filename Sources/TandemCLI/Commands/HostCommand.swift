@@ -16,7 +16,7 @@ import TandemIdentity
 /// address) the address of the default route's interface, with a warning when it is private.
 enum HostCommand: Command {
     static let words = ["host"]
-    static let usage = "host MEDIA… [--port P] [--bind ADDR] [--advertise HOST] [--relay HOST:PORT[,HOST:PORT…]] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
+    static let usage = "host MEDIA…|URL [--port P] [--bind ADDR] [--advertise HOST] [--relay HOST:PORT[,HOST:PORT…]] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
         + "[--presentation-log PATH] [--events json] [--clock-offset S] [--clock-drift-ppm PPM] "
         + "[--latency-offset MS] "
         + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] [--decode-throttle FACTOR (bench only)] " + RelayLimitOptions.usage
@@ -24,7 +24,7 @@ enum HostCommand: Command {
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay", "session-epoch"])
-            .union(RelayLimitOptions.names))
+            .union(RelayLimitOptions.names), flags: WatchOptions.flags)
         let media = try mediaList(arguments.positionals)
         let file = media[0]
         let options = try WatchOptions(arguments, defaultName: "host")
@@ -35,8 +35,14 @@ enum HostCommand: Command {
         }
         let bind = arguments.value("bind") ?? "0.0.0.0"
         let sessionClock = try ServeCommand.sessionClock(arguments)
-        // Fail on the media before anything else starts.
-        for item in media { try checkedMedia(item) }
+        // Fail on the media before anything else starts. A URL item (issue 15 item 4), which every
+        // participant opens itself, plays alone.
+        if media.contains(where: { WatchRunner.webURL($0) != nil }) {
+            guard media.count == 1 else { throw CLIError.usage("an http(s) URL plays alone: give it without other media") }
+            try checkedURL(media[0])
+        } else {
+            for item in media { try checkedMedia(item) }
+        }
         let center = ActivityCenter.shared
         center.displayName = options.name
         center.localClock = options.clock
@@ -59,7 +65,8 @@ enum HostCommand: Command {
                              sessionClock: .derived(from: SessionEpochClock(offset: relay.epoch)))
         }
         var sessions = WatchTogether.sessions().makeAsyncIterator()
-        try await WatchTogether(item: URL(fileURLWithPath: file).lastPathComponent).activate()
+        // A URL item is known to the group by the URL itself: each participant opens it from that.
+        try await WatchTogether(item: WatchRunner.webURL(file) != nil ? file : URL(fileURLWithPath: file).lastPathComponent).activate()
         guard let session = await sessions.next() else { throw CLIError.failure("the session did not start") }
         try await JoinCommand.join(session)
         // The activity's title, where SharePlay shows its metadata; the invite gains no field for it.
@@ -128,6 +135,19 @@ enum HostCommand: Command {
         guard !expansion.media.isEmpty else { throw .usage("no media to play in \(words.joined(separator: " "))") }
         guard expansion.media.count <= maximumMedia else { throw .usage("at most \(maximumMedia) files, not \(expansion.media.count)") }
         return expansion.media
+    }
+
+    /// Opens the `http(s)` item at `url` once (FFmpeg limited to `MediaFile.webProtocols`) to fail
+    /// early, with one clear line, on one that cannot be played.
+    static func checkedURL(_ url: String) throws(CLIError) {
+        guard let parsed = WatchRunner.webURL(url), let item = try? PlaybackItem(url: parsed) else {
+            throw .usage("'\(url)' is not an http(s) URL")
+        }
+        do {
+            _ = try MediaFile(item: item)
+        } catch {
+            throw .failure(error.description)
+        }
     }
 
     /// Opens `file` once to fail early, with one clear line, on media that cannot be played;

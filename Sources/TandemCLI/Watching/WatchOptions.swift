@@ -7,6 +7,10 @@ struct WatchOptions {
     static let valueOptions: Set<String> = ["name", "video", "presentation-log", "clock-offset", "clock-drift-ppm", "events",
                                             "player", "mpv-ipc", "mpv-args", "follow", "decode-throttle", "latency-offset"]
 
+    /// Flags that both take: `--no-stream` (a joiner plays only its own copy, never streams the
+    /// group's item) and `--allow-urls` (a joiner opens the group's `http(s)` item itself).
+    static let flags: Set<String> = ["no-stream", "allow-urls"]
+
     /// Which player shows the media.
     enum Player: String {
         /// The built-in headless FFmpeg player.
@@ -33,6 +37,12 @@ struct WatchOptions {
     /// How much earlier than the group's timeline this player presents, in ms (`--latency-offset
     /// MS`, −1000…1000, default 0): positive for an output that lags. Local: nothing goes on the wire.
     var latencyOffset: Int
+    /// `--no-stream`: never stream the group's item from a holder (default: stream it when this
+    /// participant's media does not hold it).
+    var refusesStreaming: Bool
+    /// `--allow-urls`: open the group's `http(s)` item without asking (default: ask at a terminal,
+    /// refuse without one).
+    var allowsURLs: Bool
 
     /// The range of `--latency-offset` and of the keys and the command that change it (ms).
     static let latencyOffsets = -1_000...1_000
@@ -60,6 +70,8 @@ struct WatchOptions {
             throw .usage("--latency-offset is a whole number of ms from -1000 to 1000 (positive presents earlier), not '\(latency)'")
         }
         latencyOffset = milliseconds
+        refusesStreaming = arguments.flags.contains("no-stream")
+        allowsURLs = arguments.flags.contains("allow-urls")
         if choice == .mpv {
             if terminalVideo { throw .usage("--video terminal is the built-in player's; mpv shows video in its own window") }
         } else if mpvIPC != nil || arguments.value("mpv-args") != nil {

@@ -45,7 +45,8 @@ extension WatchRunner {
     /// content identity), says once of each file that matches no entry (`reported` holds those
     /// said), and emits `item` when the group's item changed since `last`; returns the group's item.
     func syncQueue(player: HeadlessPlayer, coordinator: PlaybackCoordinator, files: [(path: String, identity: String?)],
-                   events: EventPrinter, last: String?, reported: inout Set<String>, identified: inout Bool) -> String? {
+                   streamed: StreamedEntries?, events: EventPrinter, last: String?, reported: inout Set<String>,
+                   identified: inout Bool) -> String? {
         let core = coordinator.core
         // A joiner with several files tells the group what it holds for the current item once
         // the queue says which content that is (its first report named none).
@@ -57,6 +58,9 @@ extension WatchRunner {
         for entry in core.queue.entries where entry.identifier != player.itemIdentifier {
             if let match = files.first(where: { ContentIdentity.sameContent(entry.identity, $0.identity) }) {
                 items.append(PlaybackItem(file: match.path, identifier: entry.identifier, identity: match.identity))
+            } else if let item = streamed?.item(for: entry) {
+                // Held by nobody here: streamed from its holders when the group reaches it.
+                items.append(item)
             }
         }
         if !items.isEmpty { player.makeAvailable(items) }
@@ -102,15 +106,16 @@ extension WatchRunner {
     }
 
     /// Follows the group's queue for as long as the watch lasts.
-    func followQueue(player: HeadlessPlayer, coordinator: PlaybackCoordinator, events: EventPrinter) -> Task<Void, Never> {
-        let files = watchedMedia.map { (path: $0, identity: try? ContentIdentity.of(file: $0)) }
+    func followQueue(player: HeadlessPlayer, coordinator: PlaybackCoordinator, events: EventPrinter,
+                     streamed: StreamedEntries? = nil) -> Task<Void, Never> {
+        let files = watchedMedia.filter { !$0.isEmpty }.map { (path: $0, identity: try? ContentIdentity.of(file: $0)) }
         // Subscribed before the first look, so that no change between the two goes unseen (the
         // history may be applied meanwhile, and then nothing else happens until someone acts).
         let changes = coordinator.events
         return Task {
             var reported: Set<String> = []
             var identified = !reportsIdentityLate
-            var last = syncQueue(player: player, coordinator: coordinator, files: files, events: events, last: nil, reported: &reported,
+            var last = syncQueue(player: player, coordinator: coordinator, files: files, streamed: streamed, events: events, last: nil, reported: &reported,
                                  identified: &identified)
             for await event in changes {
                 // An end of item is told at its instant, before the record that settles it in
@@ -120,7 +125,7 @@ extension WatchRunner {
                     events.emit("item", ["identifier": next.identifier, "index": index, "count": coordinator.core.queue.entries.count])
                     continue
                 }
-                last = syncQueue(player: player, coordinator: coordinator, files: files, events: events, last: last, reported: &reported,
+                last = syncQueue(player: player, coordinator: coordinator, files: files, streamed: streamed, events: events, last: last, reported: &reported,
                                  identified: &identified)
             }
         }

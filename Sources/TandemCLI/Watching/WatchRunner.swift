@@ -24,8 +24,10 @@ import TandemIdentity
 /// one it does not), ended SECONDS later; events `stall` (`seconds`, `waits`) and `stall-ended`.
 struct WatchRunner {
     let session: GroupSession<WatchTogether>
-    let file: String
-    let options: WatchOptions
+    /// The first file of the command line ("" for a joiner that gave none and streams); for mpv,
+    /// the URL it opens when the item is a URL or streamed (`WatchRunner+Streaming.swift`).
+    var file: String
+    var options: WatchOptions
     let isHost: Bool
     /// Every file of the command line, the first `file` (`WatchRunner+Queue.swift`); empty: `file` alone.
     var media: [String] = []
@@ -36,8 +38,21 @@ struct WatchRunner {
         // Issue 15 (party): SIGINT, SIGTERM and SIGHUP leave as `q` does (`ExitSignals`).
         let exitSignals = ExitSignals { [session] _ in session.leave() }
         defer { exitSignals.cancel() }
+        // Issue 15 item 4: this participant's files served to those without them; the group's
+        // item streamed when this participant's media does not hold it.
+        let streaming = startStreaming()
+        defer { streaming.close() }
+        let events = EventPrinter(json: options.jsonEvents)
         if options.player == .mpv {
-            return try await runWithMpv()
+            return try await runMpv(streaming: streaming, events: events)
+        }
+        let opened: OpenedItem
+        do {
+            opened = try await openedItem(streaming: streaming, events: events)
+        } catch {
+            session.leave()
+            await session.departureDelivered()
+            throw error
         }
         var sinks: [any VideoSink] = []
         let log = try options.presentationLog.map { path throws(MediaError) in try PresentationLog(path: path) }
@@ -49,26 +64,26 @@ struct WatchRunner {
         playerOptions.following = options.follow
         playerOptions.decodeThrottle = options.decodeThrottle
         playerOptions.latencyOffset = Int64(options.latencyOffset) * 1_000_000
-        let player = try HeadlessPlayer(url: file, options: playerOptions, videoSinks: sinks)
+        let player = try HeadlessPlayer(item: opened.item, options: playerOptions, videoSinks: sinks)
         let latency = LatencyControl(milliseconds: options.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
         let coordinator = player.playbackCoordinator
-        let events = EventPrinter(json: options.jsonEvents)
         reportStalls(of: player, events: events)
-        events.emit("joined", ["session": session.id.uuidString, "participant": session.localParticipant.displayName,
-                               "item": session.activity.item])
+        if opened.streamed == nil { emitJoined(events) }
+        followStreaming(streaming, coordinator: coordinator, events: events)
         let eventTask = Task { for await event in coordinator.events { events.report(event, session: session) } }
         let participantTask = Task { await events.followParticipants(session) }
         let chatTask = followChat(events: events)
         defer { chatTask.cancel() }
         coordinator.coordinateWithSession(session)
         // This player opened it: it announces the duration it read.
-        let identity = (try? ContentIdentity.of(file: file)).map { ContentIdentity.announcing(duration: player.info.duration, $0) }
+        let identity = opened.identity.map { ContentIdentity.announcing(duration: player.info.duration, $0) }
         // A queue of files: the host appends them all (the first becomes the group's item) before
         // it reports, so that the report finds the queue chosen. One file: the first report
         // chooses the group's item (a session's queue starts empty), so nobody transitions.
         if isHost && watchedMedia.count > 1 { appendMedia(to: coordinator, events: events) }
         try? coordinator.reportItem(session.activity.item, identity: reportsIdentityLate ? nil : identity, ready: true)
-        let queueTask = followQueue(player: player, coordinator: coordinator, events: events)
+        let queueTask = followQueue(player: player, coordinator: coordinator, events: events,
+                                    streamed: options.refusesStreaming ? nil : StreamedEntries(streaming: streaming))
         defer { queueTask.cancel() }
         let keys = TerminalKeys()
         if keys != nil { StatusArea.shared.activate() }
@@ -91,6 +106,8 @@ struct WatchRunner {
         eventTask.cancel()
         participantTask.cancel()
         let statistics = player.statistics
+        // A decoder waiting for streamed bytes (no holder left) is let go before the player closes.
+        streaming.close()
         player.close()
         renderer?.stop()
         log?.close()
@@ -99,6 +116,12 @@ struct WatchRunner {
         // Leaving or ending is heard from the relay, not from this process going away.
         await session.departureDelivered()
         return WatchRunner.exitStatus(for: ending, endedHere: endedHere.isSet)
+    }
+
+    /// The `joined` event.
+    func emitJoined(_ events: EventPrinter, _ extra: [String: any Sendable] = [:]) {
+        events.emit("joined", ["session": session.id.uuidString, "participant": session.localParticipant.displayName,
+                               "item": session.activity.item].merging(extra) { $1 })
     }
 
     /// Waits until the session is over for this participant, reports that it left and why, and

@@ -54,9 +54,12 @@ public final class MediaFile: @unchecked Sendable {
     /// else may be a playlist (`.m3u8`), an `ffconcat` list or a reference that names other
     /// protocols (http, tcp, udp, rtmp, `concat:`, `subfile:`), and none of them is opened; the
     /// open fails with a clear error at once, without any connection. A URL the user gave
-    /// (`https://…`) opens as FFmpeg opens it.
+    /// (`https://…`) opens with the whitelist `webProtocols` (`http,https,tcp,tls`), as an `http(s)`
+    /// item does.
     public convenience init(url: String) throws(MediaError) {
-        try self.init(name: url, whitelist: MediaFile.isURL(url) ? nil : MediaFile.localProtocols, byteSource: nil)
+        // A URL opens as an `http(s)` item does: only `webProtocols` (issue 15: nothing a
+        // redirect or a playlist names beyond them, no other scheme at all).
+        try self.init(name: url, whitelist: MediaFile.isURL(url) ? MediaFile.webProtocols : MediaFile.localProtocols, byteSource: nil)
     }
 
     /// Opens an item's source and reads its stream information.
