@@ -240,10 +240,19 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// joiner, so that the player catches up. `end(proposingNewTime:)` moves the group to the
     /// time (scrubbing: a `.userIsChangingCurrentTime` suspension, then the end with the time).
     public func beginSuspension(for reason: SuspensionReason) -> PlaybackSuspension {
+        beginSuspension(for: reason, holdingGroup: true)
+    }
+
+    /// Begins a suspension for `reason` as `beginSuspension(for:)` does; with `holdingGroup`
+    /// false, the group does not wait for it whatever `suspensionReasonsThatTriggerWaiting`
+    /// says (a participant that cannot play here, such as one whose streamed item has no holder
+    /// left, without changing the setting that others read).
+    public func beginSuspension(for reason: SuspensionReason, holdingGroup: Bool) -> PlaybackSuspension {
         let id = UUID()
         _ = state.withLock { $0.ownSuspensions.insert(id) }
         // Decided with the settings as they are now, though the machine runs it a moment later.
-        let configuration = settings.withLock { $0.configuration }
+        var configuration = settings.withLock { $0.configuration }
+        if !holdingGroup { configuration.suspensionReasonsThatTriggerWaiting.remove(reason) }
         step(configuration: configuration) { machine, now in machine.onSuspensionBegan(id, reason: reason, now: now).map(Self.effect) }
         return PlaybackSuspension(reason: reason, id: id) { [weak self] time in
             guard let self else { return }

@@ -122,16 +122,21 @@ public final class SessionStreaming: @unchecked Sendable {
     /// `SeekableByteSource` for a player (or `StreamHTTPServer`). Throws when the identity
     /// names no size.
     public func item(identity: String) throws(StreamingError) -> StreamedItem {
-        let (index, announced) = state.withLock { state in
+        let index = state.withLock { state in
             defer { state.nextItem += 1 }
-            return (state.nextItem, state.announcements)
+            return state.nextItem
         }
         guard let core = StreamReaderCore(identity: identity, configuration: configuration.reader, firstRequestID: index << 40) else {
             throw .noSize(identity)
         }
         let item = StreamedItem(core: core, send: { [weak self] message, holder in self?.send(message, to: holder) }, now: now,
                                 events: { [weak self] event in self?.emit(event) })
-        state.withLock { $0.items[index] = item }
+        // Registered and the announcements copied at once: one that arrives later reaches the item
+        // through the table, one before it through the copy, none in between.
+        let announced = state.withLock { state in
+            state.items[index] = item
+            return state.announcements
+        }
         for (holder, announcement) in announced where announcement.items.contains(where: { ContentIdentity.sameContent($0.identity, identity) }) {
             item.holder(holder, host: announcement.host)
         }

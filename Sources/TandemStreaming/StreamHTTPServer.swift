@@ -12,8 +12,9 @@ import TandemPlayback
 /// then `/` and a name. Any other path is 404; methods other than GET and HEAD are 405.
 ///
 /// It binds loopback only, so that nobody else on the network reaches it; the path keeps other
-/// local users' processes out, as long as the URL is not shown to them (it is passed to mpv on
-/// its IPC socket, never on a command line). One thread accepts; each connection gets a thread
+/// local users' processes out, as long as the URL is not shown to them (today `tandem` gives it
+/// to mpv on mpv's command line, which `ps` shows to local users: `SECURITY.md` says so; loading
+/// it over mpv's IPC socket instead is left to do). One thread accepts; each connection gets a thread
 /// of its own (a seek opens a new connection before the old one is closed) and is closed after
 /// its response; at most `maximumConnections` at once, and a client that sends no complete
 /// header within 5 s is dropped.
@@ -107,14 +108,19 @@ public final class StreamHTTPServer: @unchecked Sendable {
         }
     }
 
-    /// The request's head (up to the blank line), or nil when it does not come within 5 s or
-    /// exceeds 16 KiB.
+    /// The request's head (up to the blank line), or nil when it is not whole within 5 s of the
+    /// connection (a deadline for the whole head, so that trickling a byte at a time holds a
+    /// connection no longer) or exceeds 16 KiB.
     private func head(of client: Int32) -> String? {
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let deadline = DispatchTime.now().uptimeNanoseconds + 5_000_000_000
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while bytes.count < 16 * 1024 {
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else { return nil }
+            let left = deadline - now
+            var timeout = timeval(tv_sec: Int(left / 1_000_000_000), tv_usec: Int(left % 1_000_000_000 / 1000))
+            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             let count = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return nil }

@@ -38,7 +38,12 @@ public enum StreamMessage: Sendable, Equatable {
         var bytes: [UInt8] = []
         func put<I: FixedWidthInteger>(_ value: I) { withUnsafeBytes(of: value.bigEndian) { bytes += $0 } }
         func put(_ text: String) {
-            let utf8 = Array(text.utf8.prefix(StreamMessage.maximumIdentityLength))
+            // Cut at a character's start, never inside one: the reader refuses broken UTF-8.
+            let limit = StreamMessage.maximumIdentityLength
+            let head = Array(text.utf8.prefix(limit + 1))
+            var count = min(head.count, limit)
+            if head.count > limit { while count > 0 && head[count] & 0xC0 == 0x80 { count -= 1 } }
+            let utf8 = Array(head[..<count])
             put(UInt16(utf8.count))
             bytes += utf8
         }

@@ -126,18 +126,23 @@ public struct StreamReaderCore: Sendable {
     private var started = false
 
     /// A reader of the item `identity` of `size` bytes (the identity's own `s=` when nil).
-    /// Nil when the identity names no size and none is given, or the size is negative.
+    /// Nil when the identity names no size and none is given, or the size is negative or beyond
+    /// `maximumSize` (a holder's word, which no arithmetic here may overflow on).
     /// Request ids start at `firstRequestID` (a shell reading several items gives each its own
     /// range, and routes replies by it).
     public init?(identity: String, size: Int64? = nil, configuration: Configuration = Configuration(), firstRequestID: UInt64 = 1) {
         let content = ContentIdentity.content(of: identity)
-        guard let size = size ?? StreamReaderCore.size(in: content), size >= 0,
+        guard let size = size ?? StreamReaderCore.size(in: content), (0...StreamReaderCore.maximumSize).contains(size),
               configuration.blockSize > 0, configuration.maximumRequestsInFlight > 0 else { return nil }
         self.identity = content
         self.size = size
         self.configuration = configuration
         nextRequest = max(1, firstRequestID)
     }
+
+    /// The largest item streamed: 1 PiB, far beyond any file and far below where block
+    /// arithmetic would overflow.
+    public static let maximumSize: Int64 = 1 << 50
 
     /// The size an identity names (`s=SIZE`), if any.
     public static func size(in identity: String) -> Int64? {

@@ -54,6 +54,12 @@ struct ClusterRelayTests {
         await cem.link.leave()
         // Everyone gone, neither relay follows the session any more.
         #expect(await ana.wait { _ in world.first.cluster.followedSessions == 0 && second.cluster.followedSessions == 0 })
+        // Hellos for sessions no log holds (a stranger's made-up ones) are refused and leave no
+        // session followed behind them (no consumer, no subscription).
+        for _ in 0..<3 {
+            await #expect(throws: (any Error).self) { _ = try await Participant.join(UUID(), key: key, "eve", relays: [second.endpoint]) }
+        }
+        #expect(second.cluster.followedSessions == 0)
         await world.stop()
     }
 

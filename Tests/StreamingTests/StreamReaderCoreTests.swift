@@ -171,4 +171,21 @@ import TandemIdentity
         #expect(StreamMessage(decoding: StreamMessage.refusal(id: 3, reason: .busy).encoded + [0]) == nil)
         #expect(StreamMessage(decoding: [4, 0, 0, 0, 0, 0, 0, 0, 1, 99]) == nil)
     }
+
+    @Test func aLongNameIsCutAtACharacterSoTheMessageStillDecodes() throws {
+        // 511 ASCII bytes, then a 4-byte character straddling the 512-byte limit.
+        let name = String(repeating: "a", count: StreamMessage.maximumIdentityLength - 1) + "🎬" + "tail"
+        let message = StreamMessage.holding([HeldItem(name: name, identity: "s=10;h=00")], host: false)
+        guard case let .holding(items, _)? = StreamMessage(decoding: message.encoded) else {
+            Issue.record("a holding with a long name did not decode")
+            return
+        }
+        #expect(items.first?.name == String(repeating: "a", count: StreamMessage.maximumIdentityLength - 1))
+    }
+
+    @Test func aSizeNoArithmeticCanHoldIsRefused() {
+        #expect(StreamReaderCore(identity: "s=\(Int64.max);h=00") == nil)
+        #expect(StreamReaderCore(identity: "s=\(StreamReaderCore.maximumSize + 1);h=00") == nil)
+        #expect(StreamReaderCore(identity: "s=\(StreamReaderCore.maximumSize);h=00")?.blockCount ?? 0 > 0)
+    }
 }

@@ -149,6 +149,25 @@ import TandemTestKit
         #expect(Self.transportInStep([host, ana]))
     }
 
+    @Test func aSuspensionBegunNotHoldingTheGroupLetsItPlayOnWhateverTheReasons() throws {
+        let (group, host, ana) = try Self.pair()
+        defer { group.shutdown() }
+        try host.coordinator.coordinateRateChange(to: 1)
+        group.run(for: 300)
+        // `.coordinatedPlaybackNotPossible` triggers waiting by default; begun not holding, it does not.
+        #expect(ana.coordinator.suspensionReasonsThatTriggerWaiting.contains(.coordinatedPlaybackNotPossible))
+        let cannot = ana.coordinator.beginSuspension(for: .coordinatedPlaybackNotPossible, holdingGroup: false)
+        group.run(for: 200)
+        #expect(!host.coordinator.core.isWaiting && host.coordinator.timeline.rate == 1)
+        #expect(host.coordinator.core.suspensions.map(\.participant) == [ana.id])
+        // The setting others read is untouched.
+        #expect(ana.coordinator.suspensionReasonsThatTriggerWaiting.contains(.coordinatedPlaybackNotPossible))
+        cannot.end()
+        group.run(for: 300)
+        #expect(host.coordinator.core.suspensions.isEmpty)
+        #expect(Self.transportInStep([host, ana]))
+    }
+
     @Test func aLateJoinerOnAnotherClockComesInOnTheTimelineAndEveryoneKeepsTheOrder() throws {
         let (group, host, ana) = try Self.pair()
         defer { group.shutdown() }

@@ -12,7 +12,8 @@ import TandemNet
 /// `--cluster nats://[USER:PASS@]HOST:PORT[,HOST:PORT…]` (or `nats://TOKEN@HOST:PORT`) makes it
 /// one relay of a cluster that shares sessions through NATS JetStream (`ClusterRelay`): any relay
 /// of the cluster serves any session. NATS unreachable at start: exit 1 with one line. The
-/// secret is masked in every message.
+/// secret is masked in every message. `--advertise ADDRESS` is where the other relays reach this
+/// one's time service (the cluster's one session time); without it, the bound address.
 ///
 /// Two hidden flags make it the relay `tandem host` starts detached (`DetachedRelay`):
 /// `--idle-exit S` exits S seconds after its last session ended and its last connection was
@@ -22,7 +23,7 @@ import TandemNet
 struct ServeCommand: Command {
     static let words = ["serve"]
     static let usage = "serve [--port P] [--bind ADDR] [--session-epoch random|NS] [--clock-offset S] [--clock-drift-ppm PPM] "
-        + "[--stats-interval S] [--priority normal|high|realtime] [--cluster nats://[USER:PASS@]HOST:PORT[,HOST:PORT...]] "
+        + "[--stats-interval S] [--priority normal|high|realtime] [--cluster nats://[USER:PASS@]HOST:PORT[,HOST:PORT...]] [--advertise ADDRESS] "
         + RelayLimitOptions.usage
     static let summary = "run a relay (TCP and UDP on one port, default 0.0.0.0:\(defaultPort)) until interrupted"
 
@@ -32,7 +33,7 @@ struct ServeCommand: Command {
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try Arguments(arguments, options: RelayLimitOptions.names.union(["port", "bind", "session-epoch", "stats-interval",
                                                                                        "idle-exit", "record", "clock-offset", "clock-drift-ppm", "priority",
-                                                                                       "cluster"]))
+                                                                                       "cluster", "advertise"]))
         try options.expectPositionals(atMost: 0)
         let address = try listenAddress(options, defaultPort: defaultPort)
         let sessionClock = try injectedClockError(options, on: try sessionClock(options))
@@ -49,6 +50,7 @@ struct ServeCommand: Command {
         // A detached relay writes to a log, never to a pipe whose reader went away.
         if recordPattern != nil { Glibc.signal(SIGPIPE, SIG_IGN) }
         let clusterURL = try options.value("cluster").map { text throws(CLIError) in try parseCluster(text) }
+        if options.value("advertise") != nil, clusterURL == nil { throw CLIError.usage("--advertise goes with --cluster") }
         RelayLimitOptions.keepResidentMemoryHonest()
         // In a cluster the relay serves the cluster's session time (`ClusterSessionTime`): its own
         // clock until it follows the cluster's time authority, mapped onto the authority's after.
@@ -66,8 +68,8 @@ struct ServeCommand: Command {
             do {
                 let relay = try await ClusterRelay.connect(server, to: clusterURL)
                 cluster = relay
-                clusterTime = try await ClusterSessionTime.start(nats: relay.connection, timeService: server.address, clock: clusterClock,
-                                                                 log: { clusterLog.write("serve: \($0)") })
+                clusterTime = try await ClusterSessionTime.start(nats: relay.connection, timeService: try timeService(options, of: server, warn: clusterLog.write),
+                                                                 clock: clusterClock, log: { clusterLog.write("serve: \($0)") })
             } catch {
                 // The server never started: its sockets close as the process exits.
                 await cluster?.stop()
@@ -77,7 +79,10 @@ struct ServeCommand: Command {
         do {
             try server.start(priority: priority)
         } catch {
+            await clusterTime?.stop()
+            clusterLog.release()
             server.stop()
+            await cluster?.stop()
             throw CLIError.failure("cannot run the relay at --priority \(priority.rawValue) (it needs CAP_SYS_NICE or root): \(error)")
         }
         // Written before the line below: whoever reads that line may look for the record at once.
@@ -105,6 +110,23 @@ struct ServeCommand: Command {
         printError("serve: stopped by \(signal); \(statistics.connectionsAccepted) connections, \(statistics.framesReceived) frames, "
             + "\(statistics.datagramsRouted) datagrams routed, \(statistics.timeRequestsAnswered) time probes, \(statistics.offendersDropped) offenders dropped")
         return 0
+    }
+
+    /// Where the other relays of the cluster reach this relay's time service: `--advertise ADDRESS`
+    /// at the bound port, else the bound address (a wildcard bind announced as loopback, which
+    /// serves relays on this host only: said once on standard error).
+    static func timeService(_ options: Arguments, of server: RelayServer, warn: (String) -> Void) throws -> SocketAddress {
+        if let host = options.value("advertise") {
+            do {
+                return try SocketAddress(host: host, port: server.address.port)
+            } catch {
+                throw CLIError.usage("--advertise wants the host other relays reach this one at: \(error)")
+            }
+        }
+        if ["0.0.0.0", "::"].contains(server.address.host) {
+            warn("serve: the cluster reaches this relay's time service at loopback; relays on other hosts need --advertise ADDRESS")
+        }
+        return server.address
     }
 
     /// `--cluster`'s URL; the error never repeats what was given, which may hold a secret.

@@ -2,6 +2,7 @@ import Foundation
 import Tandem
 import TandemMedia
 import TandemPlayback
+import TandemStreaming
 import TandemIdentity
 
 /// Watching with a real mpv (`--player mpv`): mpv shows the media and takes a person's keys; the
@@ -15,7 +16,9 @@ import TandemIdentity
 /// group reaches it (at an item's end, a `next` or `prev`, or mpv's own `n`, `p`, `>`, `<` keys:
 /// `MpvPlayer.Options.bindsQueueKeys`), and the `item` and `unmatched-media` events are the same.
 extension WatchRunner {
-    func runWithMpv() async throws -> Int32 {
+    /// Watches with mpv on `file`; `streaming`, when mpv reads a streamed item, suspends this
+    /// participant (without holding the group) while no holder of it is left.
+    func runWithMpv(streaming: SessionStreaming? = nil) async throws -> Int32 {
         let log: PresentationLog?
         do {
             log = try options.presentationLog.map { path throws(MediaError) in try PresentationLog(path: path) }
@@ -54,6 +57,7 @@ extension WatchRunner {
             session.leave()
         }
         coordinator.coordinateWithSession(session)
+        if let streaming { followStreaming(streaming, coordinator: coordinator, events: events) }
         // One file: the first report chooses the group's item (a session's queue starts empty),
         // so nobody transitions. mpv opened it: the identity carries the duration mpv read.
         // `coordinateWithSession` reported mpv's item already (mpv knows its identity), which an

@@ -112,7 +112,15 @@ extension WatchRunner {
         case .url(let url):
             runner.file = url.absoluteString
         case .bytes(let source):
-            let http = try StreamHTTPServer(serving: source, name: Self.identifier(of: session.activity.item))
+            let http: StreamHTTPServer
+            do {
+                http = try StreamHTTPServer(serving: source, name: Self.identifier(of: session.activity.item))
+            } catch {
+                opened.streamed?.close()
+                session.leave()
+                await session.departureDelivered()
+                throw CLIError.failure("cannot serve the streamed item to mpv: \(error)")
+            }
             server = http
             runner.file = http.url.absoluteString
         case .file(let path):
@@ -122,7 +130,7 @@ extension WatchRunner {
             opened.streamed?.close()
             server?.stop()
         }
-        return try await runner.runWithMpv()
+        return try await runner.runWithMpv(streaming: opened.streamed == nil ? nil : streaming)
     }
 
     /// A joiner opens a URL item only with `--allow-urls`, or after saying yes at the terminal.
@@ -141,19 +149,19 @@ extension WatchRunner {
     /// Suspends this participant (without holding the group) while no holder of the streamed
     /// item is left, and reports what streaming says.
     func followStreaming(_ streaming: SessionStreaming, coordinator: PlaybackCoordinator, events: EventPrinter) {
-        let suspension = Mutex<PlaybackSuspension?>(nil)
+        // One suspension per streamed item (the current one and queue entries report apart).
+        let suspensions = Mutex<[String: PlaybackSuspension]>([:])
         streaming.onEvent { [session] event in
             switch event {
             case .suspended(let identity):
                 events.emit("stream-suspended", ["identity": identity, "message": "no holder of the item is left: playback is not possible here"])
                 let began = WatchRunner.beginNonHoldingSuspension(coordinator)
-                suspension.withLock { $0 = began }
+                let replaced = suspensions.withLock { $0.updateValue(began, forKey: identity) }
+                replaced?.end()
             case .resumed(let identity):
                 events.emit("stream-resumed", ["identity": identity])
-                suspension.withLock { state in
-                    state?.end()
-                    state = nil
-                }
+                let ended = suspensions.withLock { $0.removeValue(forKey: identity) }
+                ended?.end()
             case .rejectedHolder(let holder, let identity):
                 events.emit("stream-rejected-holder", ["identity": identity,
                                                        "holder": session.participant(identifiedBy: holder)?.displayName ?? holder.uuidString,
@@ -164,10 +172,7 @@ extension WatchRunner {
 
     /// A `.coordinatedPlaybackNotPossible` suspension the group does not wait for.
     static func beginNonHoldingSuspension(_ coordinator: PlaybackCoordinator) -> PlaybackSuspension {
-        let reasons = coordinator.suspensionReasonsThatTriggerWaiting
-        coordinator.suspensionReasonsThatTriggerWaiting.remove(.coordinatedPlaybackNotPossible)
-        defer { coordinator.suspensionReasonsThatTriggerWaiting = reasons }
-        return coordinator.beginSuspension(for: .coordinatedPlaybackNotPossible)
+        coordinator.beginSuspension(for: .coordinatedPlaybackNotPossible, holdingGroup: false)
     }
 }
 

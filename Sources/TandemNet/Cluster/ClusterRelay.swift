@@ -190,12 +190,9 @@ public final class ClusterRelay: @unchecked Sendable {
             grouped[entry.session, default: []].append(entry)
         }
         for session in order { log(for: session).append(grouped[session]!) }
-        for datagram in output.datagrams {
-            let subject = Self.datagramSubject(for: datagram.session)
-            let payload = ClusterLogCodec.encode(datagram)
-            let connection = self.connection
-            Task { try? await connection.publish(subject, payload: payload) }
-        }
+        // Unreliable: in order, in one hop onto the NATS loop, and dropped (never queued without
+        // bound) when NATS cannot take them.
+        connection.publishAndForget(output.datagrams.map { (Self.datagramSubject(for: $0.session), ClusterLogCodec.encode($0)) })
     }
 
     /// Stops following `session`, which its replica no longer holds (on the loop, once the core
@@ -237,7 +234,11 @@ final class ClusterSessionLog: @unchecked Sendable {
         var publishing = false
         var following = false
         var batches: UInt64 = 0
-        var tasks: [Task<Void, Never>] = []
+        /// The task that replays and follows the log.
+        var follower: Task<Void, Never>?
+        /// The latest publisher (one at a time: a new one starts only once the last has emptied
+        /// the queue), kept to be cancelled on stop and replaced by the next.
+        var publisher: Task<Void, Never>?
         var consumer: JetStreamOrderedConsumer?
         var datagrams: UInt64?
         var stopped = false
@@ -256,10 +257,10 @@ final class ClusterSessionLog: @unchecked Sendable {
     func stop() {
         let (tasks, consumer, datagrams) = state.withLock { state in
             state.stopped = true
-            return (state.tasks, state.consumer, state.datagrams)
+            return ([state.follower, state.publisher], state.consumer, state.datagrams)
         }
         consumer?.stop()
-        for task in tasks { task.cancel() }
+        for task in tasks { task?.cancel() }
         if let datagrams {
             let connection = cluster.connection
             Task { await connection.unsubscribe(datagrams) }
@@ -278,7 +279,7 @@ final class ClusterSessionLog: @unchecked Sendable {
             let session = self.session
             let jetStream = cluster.jetStream
             await subscribeDatagrams()
-            var end: UInt64 = 0
+            var end: UInt64?
             for _ in 0..<150 {
                 do throws(JetStreamError) {
                     end = try await jetStream.lastMessage(stream: stream, subject: subject).sequence
@@ -291,10 +292,27 @@ final class ClusterSessionLog: @unchecked Sendable {
                     try? await Task.sleep(for: .milliseconds(100))
                 }
             }
+            let cluster = self.cluster
+            guard let end else {
+                // The log could not be read for 15 s: the hellos waiting are refused as
+                // unavailable (not "not found"), and the session is not followed.
+                server.withCore { core, now in
+                    let directives = core.onClusterSessionUnavailable(session, at: now)
+                    if core.releaseClusterSession(session) { cluster.release(session) }
+                    return directives
+                }
+                return
+            }
             var loaded = false
             func announce() {
                 loaded = true
-                server.withCore { core, now in core.onClusterSessionLoaded(session, at: now) }
+                server.withCore { core, now in
+                    let directives = core.onClusterSessionLoaded(session, at: now)
+                    // Nobody holds or wants it (a hello for a session the log does not have, or a
+                    // stranger's made-up one): not followed, so that such hellos leave nothing behind.
+                    if !core.holdsSession(session), core.releaseClusterSession(session) { cluster.release(session) }
+                    return directives
+                }
             }
             if end == 0 { announce() }
             let consumer = jetStream.orderedConsumer(stream: stream, subject: subject, from: 1)
@@ -313,7 +331,6 @@ final class ClusterSessionLog: @unchecked Sendable {
                         entries = []
                     }
                     let sequence = message.sequence
-                    let cluster = self.cluster
                     server.withCore { core, now in
                         var directives: [RelayDirective] = []
                         for entry in entries where entry.session == session { directives += core.applyCluster(entry, at: now) }
@@ -328,7 +345,7 @@ final class ClusterSessionLog: @unchecked Sendable {
                 // The consumer ended with the connection; nothing more to apply.
             }
         }
-        state.withLock { $0.tasks.append(task) }
+        state.withLock { $0.follower = task }
     }
 
     private func subscribeDatagrams() async {
@@ -353,15 +370,13 @@ final class ClusterSessionLog: @unchecked Sendable {
         }
         guard start else { return }
         let task = Task { [self] in await publishAll() }
-        state.withLock { $0.tasks.append(task) }
+        state.withLock { $0.publisher = task }
     }
 
     private func nextBatch() -> (entries: [ClusterLogEntry], id: String)? {
         state.withLock { state in
             guard !state.queue.isEmpty else {
                 state.publishing = false
-                // Finished tasks need not be kept.
-                state.tasks.removeAll { $0.isCancelled }
                 return nil
             }
             var bytes = 0

@@ -155,6 +155,17 @@ public final class NATSConnection: @unchecked Sendable {
         try result.get()
     }
 
+    /// Publishes each of `messages` in order, from any thread, without waiting: one hop onto the
+    /// connection's loop for them all, no task. What cannot be written (the output bound reached
+    /// while reconnecting, a bad subject) is dropped. For traffic that may be lost, such as
+    /// datagrams.
+    package func publishAndForget(_ messages: [(subject: String, payload: [UInt8])]) {
+        guard !messages.isEmpty else { return }
+        loop.execute { [self] in
+            for message in messages { _ = publishOnLoop(message.subject, payload: message.payload) }
+        }
+    }
+
     /// `publish` for a shell on the connection's own loop: no hop, no suspension. Loop only.
     package func publishOnLoop(_ subject: String, payload: [UInt8], headers: NATSHeaders? = nil, replyTo: String? = nil) -> Result<Void, NATSError> {
         loop.preconditionInLoop()

@@ -111,6 +111,8 @@ extension RelayCore {
     public mutating func releaseClusterSession(_ session: UUID) -> Bool {
         guard let cluster, sessions[session] == nil, cluster.loading[session] == nil,
               !cluster.joining.values.contains(where: { $0.sessionID == session }),
+              // A hello challenged for it (a creation awaiting its proof) still wants it.
+              !connections.values.contains(where: { if case let .challenged(hello, _) = $0.phase { hello.sessionID == session } else { false } }),
               !cluster.output.entries.contains(where: { $0.session == session }) else { return false }
         self.cluster?.loaded.remove(session)
         return true
@@ -125,6 +127,20 @@ extension RelayCore {
         for (connection, hello) in waiting {
             guard case .greeting? = connections[connection]?.phase else { continue }
             directives += greet(connection, .hello(hello), at: now)
+        }
+        return directives
+    }
+
+    /// The shell could not read `session`'s log (NATS stayed away): the hellos waiting for it are
+    /// refused as unavailable, and it is not loaded.
+    public mutating func onClusterSessionUnavailable(_ session: UUID, at now: Int64) -> [RelayDirective] {
+        guard cluster != nil else { return [] }
+        let waiting = cluster?.loading.removeValue(forKey: session) ?? []
+        let fault = RelayFault(.unavailable, "the relay cluster is unavailable (the session's log cannot be read); try again")
+        var directives: [RelayDirective] = []
+        for (connection, _) in waiting {
+            guard case .greeting? = connections[connection]?.phase else { continue }
+            directives += refuse(connection, fault)
         }
         return directives
     }
@@ -455,6 +471,12 @@ extension RelayCore {
             }
             directives += historyFrames(of: session, to: waiting)
             directives.append(probe(waiting, at: now))
+        }
+        // Who is away already, as a joiner on one relay hears it (`admit`): sequenced on every
+        // relay alike, so that the joiner's numbering is the same wherever it resumes.
+        let away = others.filter { sessions[key.session]?.participants[$0]?.away == true }
+        for awayID in away {
+            directives += broadcast(in: key.session, to: [id], at: now) { .participantAway(sequence: $0, id: awayID, away: true) }
         }
         return directives + broadcast(in: key.session, to: others) { .participantJoined(sequence: $0, participant: participant) }
     }
