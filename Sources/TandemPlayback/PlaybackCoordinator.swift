@@ -94,9 +94,10 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// timeline anchored at the gate's deadline, then (once everyone pre-rolled) a later version
     /// anchored at the gate's start, before that deadline (`PrerollGateTimelineTests`); the
     /// bench's readers drop such a superseded version and the CLI's completing `timeline` event
-    /// names it (`completes`). On by default, as Apple's coordinator waits; `.playImmediately`
-    /// and `.resumeImmediately` play without waiting. Off: every play takes effect at its
-    /// effective instant, whoever has not pre-rolled.
+    /// names it (`completes`). Off by default (every play takes effect at its effective instant,
+    /// whoever has not pre-rolled): mpv reports its pre-roll without pre-rolling, and two mpv
+    /// peers measured apart under the gate. On, `.playImmediately` and `.resumeImmediately`
+    /// still play without waiting.
     public let waitsForPreroll: Bool
 
     /// The executor and clock the coordinator runs on.
@@ -130,7 +131,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// A coordinator for a player; it does nothing until `coordinateWithSession(_:)`. It runs on
     /// `scheduler` (by default a serial dispatch queue on the host's monotonic clock).
     public init(delegate: (any PlaybackCoordinatorDelegate)? = nil, pauseSnapsToMediaTimeOfOriginator: Bool = true,
-                waitsForPreroll: Bool = true, scheduler: (any CoordinatorScheduler)? = nil) {
+                waitsForPreroll: Bool = false, scheduler: (any CoordinatorScheduler)? = nil) {
         self.pauseSnapsToMediaTimeOfOriginator = pauseSnapsToMediaTimeOfOriginator
         self.waitsForPreroll = waitsForPreroll
         self.scheduler = scheduler ?? DispatchCoordinatorScheduler()

@@ -28,7 +28,7 @@ import TandemTestKit
                 }
             }
         }
-        /// `participant`'s changes: its coordinator's pre-roll reports (the gate, on by default)
+        /// `participant`'s changes: its coordinator's pre-roll reports (the gate, when on)
         /// say its player is ready for a play, and are no change of its own.
         func by(_ participant: UUID) -> [PlaybackProposal] {
             changes.withLock {

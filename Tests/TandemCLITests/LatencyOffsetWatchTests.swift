@@ -67,7 +67,7 @@ import TandemTestKit
         #expect(host.waitUntil(timeout: 10) { $0.contains { $0.change == "play" } })
         try await Task.sleep(for: .seconds(3))
         // The timeline in force: the play's, or the later version that completed its pre-roll
-        // gate (on by default), anchored before the play's provisional one.
+        // gate (when on), anchored before the play's provisional one.
         let play = try #require(host.events.last { $0.event == "timeline" && ($0.rate ?? 0) > 0 })
         // 200 ms ahead, as mpv starts on the shifted timeline (to a fraction of a ms) and is
         // corrected towards it; a reading is good to half its round trip.

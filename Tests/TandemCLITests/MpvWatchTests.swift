@@ -25,7 +25,7 @@ import TandemTestKit
         #expect(host.send("play") != nil)
         #expect(host.waitUntil(timeout: 10) { $0.contains { $0.change == "play" } })
         // mpv's own position against the shared timeline, from 3 s in: the timeline in force, the
-        // play's, or the later version that completed its pre-roll gate (on by default), anchored
+        // play's, or the later version that completed its pre-roll gate (when on), anchored
         // before the play's provisional one.
         try await Task.sleep(for: .seconds(3))
         let play = try #require(host.events.last { $0.event == "timeline" && ($0.rate ?? 0) > 0 })

@@ -196,7 +196,7 @@ import TandemTestKit
     }
 }
 
-/// What a reader of the timeline sees of the pre-roll gate (`waitsForPreroll`, on by default),
+/// What a reader of the timeline sees of the pre-roll gate (`waitsForPreroll`, on in these groups),
 /// shown in virtual time: a gated play publishes a provisional timeline anchored at the gate's
 /// deadline (the play's ordering instant + 1 s), then, once everyone has pre-rolled, a later
 /// version anchored at the gate's start, earlier than that deadline. A reader that takes each

@@ -227,24 +227,6 @@ enum ArticleSnippets {
         return try #require(play(command))
     }
 
-    /// The play command that carries out a gated play (the pre-roll gate is on by default): the
-    /// player is issued a provisional play anchored at the gate's deadline and then, once every
-    /// participant has pre-rolled, the play of the version that completes the gate, anchored
-    /// earlier (`PrerollGateTimelineTests`). Returns the latter: the play on the timeline that
-    /// `coordinator` holds once a version after `version` closed the gate.
-    static func completedPlay(_ commands: inout AsyncStream<PlaybackCommand>.Iterator, of coordinator: PlaybackCoordinator,
-                              after version: UInt64) async throws -> PlayCommand {
-        // The core, not the published timeline: the gate and the timeline read at one point.
-        let closed = { @Sendable () -> SharedTimeline? in
-            let core = coordinator.core
-            return core.waiting.gate == nil && core.timeline.version > version && core.timeline.rate > 0 ? core.timeline : nil
-        }
-        #expect(await awaitTimeline(of: coordinator) { _ in closed() != nil })
-        let inForce = try #require(closed())
-        let command = try await next(&commands) { command in play(command).map { sameAnchor($0.timeline, inForce) } ?? false }
-        return try #require(play(command))
-    }
-
     /// Whether two play commands put their players on one timeline: the same item time at the
     /// same host instant, or, when one reached its player late (and so starts later, further
     /// into the item), item times as far apart as their instants are.
@@ -301,11 +283,10 @@ enum ArticleSnippets {
         var hostCommands = host.commands.makeAsyncIterator()
         var anaCommands = ana.commands.makeAsyncIterator()
 
-        // Play: everyone at one instant, on one timeline, at the same item time (once both have
-        // pre-rolled: the gate's provisional play is superseded).
+        // Play: everyone at one instant, on one timeline, at the same item time.
         try hostCoordinator.coordinateRateChange(to: 1)
-        let hostPlay = try await Self.completedPlay(&hostCommands, of: hostCoordinator, after: 0)
-        let anaPlay = try await Self.completedPlay(&anaCommands, of: anaCoordinator, after: 0)
+        let hostPlay = try await Self.nextPlay(&hostCommands)
+        let anaPlay = try await Self.nextPlay(&anaCommands)
         #expect(Self.onOneTimeline(hostPlay, anaPlay), "\(hostPlay) against \(anaPlay)")
         #expect(hostPlay.timeline.item == "film.mp4")
         #expect(hostPlay.expectedCurrentItemIdentifier == "film.mp4")
@@ -315,20 +296,15 @@ enum ArticleSnippets {
         let expected = hostPlay.itemTime + .milliseconds(500) * hostPlay.rate
         #expect(try #require(host.player.itemTime(at: later)).nanoseconds.distance(to: expected.nanoseconds).magnitude <= 1_000_000)
 
-        // Seek (Ana's): a seek command first (the pre-roll), then the play from there. Ana's
-        // player never completes that seek (the article's "never called"), so she never reports
-        // her pre-roll: the group waits the gate's whole second for her and plays from its
-        // deadline. Her seek is abandoned at that instant, and her play comes all the same.
+        // Seek (Ana's): a seek command first, then the play from there. Ana's player never
+        // completes that seek (the article's "never called"): it is abandoned at the play's
+        // instant, and her play comes all the same.
         ana.withholdsNextSeek.withLock { $0 = true }
         try anaCoordinator.coordinateSeek(to: Self.thirtySeconds)
         let hostSeek = try #require(Self.seek(try await Self.next(&hostCommands) { Self.seek($0) != nil }))
         #expect(hostSeek.anticipatedPlaybackRate == 1)
         let hostResumed = try await Self.nextPlay(&hostCommands, anchoredAt: Self.thirtySeconds)
         let anaResumed = try await Self.nextPlay(&anaCommands, anchoredAt: Self.thirtySeconds)
-        // Still waiting for Ana's report: the play is anchored at the gate's deadline.
-        let seekGate = try #require(hostCoordinator.core.waiting.gate)
-        #expect(seekGate.pending.contains(anaSession.localParticipant.id))
-        #expect(hostResumed.timeline.anchorSessionTime == seekGate.deadline)
         #expect(hostSeek.itemTime == hostResumed.itemTime)
         #expect(hostResumed.itemTime >= Self.thirtySeconds)
         #expect(Self.onOneTimeline(hostResumed, anaResumed), "\(hostResumed) against \(anaResumed)")
@@ -375,7 +351,7 @@ enum ArticleSnippets {
         var anaCommands = ana.commands.makeAsyncIterator()
         // The host connects its player as the article does, and plays.
         let (player, coordinator) = try ArticleSnippets.connect(identity: Self.identity, session: hostSession)
-        let anaPlay = try await Self.completedPlay(&anaCommands, of: anaCoordinator, after: 0)
+        let anaPlay = try await Self.nextPlay(&anaCommands)
         #expect(anaPlay.timeline.item == "film.mp4")
         #expect(anaPlay.originator == hostSession.localParticipant.id)
         for await timeline in coordinator.$timeline.values where timeline.version >= anaPlay.version { break }

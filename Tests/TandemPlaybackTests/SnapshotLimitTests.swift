@@ -36,7 +36,7 @@ import TandemClock
     }
 
     @Test func aSnapshotOfAFullQueueOfTheMostEscapedNamesFitsAndIsStartedFrom() throws {
-        var core = CoordinationCore()
+        var core = CoordinationCore(waitsForPreroll: true)
         // Eight participants on ordinary names, the group playing through the gate.
         let participants = (0..<8).map { _ in UUID() }
         var order: UInt64 = 0

@@ -39,10 +39,10 @@ import TandemClock
         #expect(core.timeline.anchorSessionTime == sessionNS(1_050 * Self.ms))
     }
 
-    @Test func theGateIsOnByDefault() {
-        #expect(CoordinationCore().waitsForPreroll)
-        #expect(CoordinatorMachine(localParticipant: ana).core.waitsForPreroll)
-        #expect(PlaybackCoordinator().waitsForPreroll)
+    @Test func theGateIsOffByDefault() {
+        #expect(!CoordinationCore().waitsForPreroll)
+        #expect(!CoordinatorMachine(localParticipant: ana).core.waitsForPreroll)
+        #expect(!PlaybackCoordinator().waitsForPreroll)
     }
 
     /// The ungated path, asked for explicitly (`waitsForPreroll: false`).
