@@ -7,7 +7,8 @@ import Testing
 /// Issue 15, item 2, through a real relay's sockets and real sessions: a participant whose
 /// connection was closed by its peer shows in `GroupSession.awayParticipants` at once, for those
 /// already there and for a joiner who comes while it is away, and then as departed once the
-/// relay's short grace period has run out.
+/// relay's short grace period has run out. The relay core's part is `PeerAwayTests` on virtual
+/// time; this is the shell's, on real sockets, waiting on the published values (no polling).
 @Suite("Sessions: away, then departed, on a real relay")
 struct AwayParticipantsTests {
     private func center(_ name: String, port: UInt16) -> ActivityCenter {
@@ -23,7 +24,7 @@ struct AwayParticipantsTests {
         try await center.accept(invitation)
         let session = try #require(await sessions.next())
         session.join()
-        #expect(await eventually(30) { session.state.isJoined })
+        #expect(await awaitValue(session.$state.values, within: 30) { $0.isJoined })
         return session
     }
 
@@ -45,27 +46,30 @@ struct AwayParticipantsTests {
         #expect(try await host.start(Quiz(topic: "away")))
         let ana = try #require(await hosted.next())
         ana.join()
-        #expect(await eventually(30) { ana.state.isJoined })
+        #expect(await awaitValue(ana.$state.values, within: 30) { $0.isJoined })
         defer { ana.leave() }
         let carl = try await join("carl", ana.invitation, port: proxy.port)
         defer { carl.leave() }
-        #expect(await eventually(30) { ana.activeParticipants.count == 2 })
+        #expect(await awaitValue(ana.$activeParticipants.values, within: 30) { $0.count == 2 })
         #expect(ana.awayParticipants.isEmpty)
 
         proxy.stop()
-        #expect(await eventually(10) { ana.awayParticipants.map(\.id) == [carl.localParticipant.id] },
+        #expect(await awaitValue(ana.$awayParticipants.values) { [carl.localParticipant.id] == $0.map(\.id) },
                 "ana sees away: \(ana.awayParticipants)")
         // Ben joins while Carl is away: his welcome is followed by the relay's word that Carl is.
         let ben = try await join("ben", ana.invitation, port: relay.port)
         defer { ben.leave() }
-        #expect(await eventually(10) { ben.awayParticipants.map(\.id) == [carl.localParticipant.id] },
+        #expect(await awaitValue(ben.$awayParticipants.values) { [carl.localParticipant.id] == $0.map(\.id) },
                 "ben sees away: \(ben.awayParticipants)")
 
         // Past the short grace, Carl is departed: away no more, and not active.
         for session in [ana, ben] {
-            #expect(await eventually(15) {
-                session.awayParticipants.isEmpty && !session.activeParticipants.contains { $0.id == carl.localParticipant.id }
-            }, "\(session.localParticipant.displayName) sees away \(session.awayParticipants), active \(session.activeParticipants)")
+            // Departing ends the away report and the seat alike; each waited for as it is published.
+            let carlID = carl.localParticipant.id
+            #expect(await awaitValue(session.$awayParticipants.values, within: 15) { $0.isEmpty },
+                    "\(session.localParticipant.displayName) sees away \(session.awayParticipants)")
+            #expect(await awaitValue(session.$activeParticipants.values, within: 15) { !$0.contains { $0.id == carlID } },
+                    "\(session.localParticipant.displayName) sees active \(session.activeParticipants)")
         }
     }
 }

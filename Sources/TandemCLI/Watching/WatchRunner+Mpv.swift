@@ -155,18 +155,6 @@ extension WatchRunner {
                 try? player.makeAvailable(PlaybackItem(file: match.path, identifier: entry.identifier, identity: match.identity))
             }
         }
-        if core.queue.entries.count > 1 {
-            for file in files where !reported.contains(file.path)
-                && !core.queue.entries.contains(where: { ContentIdentity.sameContent($0.identity, file.identity) }) {
-                reported.insert(file.path)
-                events.emit("unmatched-media", ["file": file.path,
-                                                "message": "\(file.path) matches no item of the group's queue (by content)"])
-            }
-        }
-        let item = core.timeline.item
-        if item != last, let item, core.queue.entries.count > 1 {
-            events.emit("item", ["identifier": item, "index": core.currentEntryIndex ?? -1, "count": core.queue.entries.count])
-        }
-        return item
+        return reportProgress(of: core, files: files, reported: &reported, last: last, events: events)
     }
 }

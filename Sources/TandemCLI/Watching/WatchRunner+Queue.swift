@@ -64,6 +64,14 @@ extension WatchRunner {
             }
         }
         if !items.isEmpty { player.makeAvailable(items) }
+        return reportProgress(of: core, files: files, reported: &reported, last: last, events: events)
+    }
+
+    /// What both players' queue following reports alike: each file that matches no item of a
+    /// queue of several (`unmatched-media`, once per file, by content), and the group's item
+    /// when it changed (`item`: i of n). Returns the group's item.
+    func reportProgress(of core: CoordinationCore, files: [(path: String, identity: String?)], reported: inout Set<String>,
+                        last: String?, events: EventPrinter) -> String? {
         if core.queue.entries.count > 1 {
             for file in files where !reported.contains(file.path)
                 && !core.queue.entries.contains(where: { ContentIdentity.sameContent($0.identity, file.identity) }) {
