@@ -38,6 +38,27 @@ struct OffenderHoldOffTests {
         #expect(held)
     }
 
+    @Test("an IPv6 address is charged by its /64, so changing the low bits dodges nothing; IPv4-mapped counts as IPv4")
+    func ipv6ByPrefix() {
+        #expect(RelayOffenderHoldOff.key(for: "2001:db8:1:2:aaaa::1") == "2001:db8:1:2::/64")
+        #expect(RelayOffenderHoldOff.key(for: "::ffff:10.0.0.7") == "10.0.0.7")
+        #expect(RelayOffenderHoldOff.key(for: "10.0.0.7") == "10.0.0.7")
+        #expect(RelayOffenderHoldOff.key(for: "::1") == "0:0:0:0::/64")
+        var holdOff = RelayOffenderHoldOff(burst: 2, rate: 1, holdOff: second)
+        for low in 1...2 {
+            let held = holdOff.cut("2001:db8:1:2::\(low)", at: 0)
+            #expect(!held)
+        }
+        let third = holdOff.cut("2001:db8:1:2:ffff::3", at: 0)
+        #expect(third, "a third address of the same /64 finds the bucket empty")
+        #expect(holdOff.refuses("2001:db8:1:2::99", at: 1))
+        #expect(!holdOff.refuses("2001:db8:1:3::1", at: 1), "the next /64 is not held off")
+        _ = holdOff.cut("::ffff:10.0.0.7", at: 0)
+        _ = holdOff.cut("::ffff:10.0.0.7", at: 0)
+        let mapped = holdOff.cut("10.0.0.7", at: 0)
+        #expect(mapped, "an IPv4-mapped address and the IPv4 address share one bucket")
+    }
+
     @Test("addresses are forgotten once quiet, and no more than the maximum are remembered")
     func bounded() {
         var holdOff = RelayOffenderHoldOff(burst: 2, rate: 1, holdOff: second, maximumAddresses: 3)

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Which source addresses the relay holds off at accept: an address whose connections keep
 /// being cut as strangers over their limit (a flood of partial frames that reconnects as fast
 /// as it is cut) has its new connections closed as they are accepted, for `holdOff`, before any
@@ -10,6 +14,9 @@
 /// are not (the relay stays bounded; the per-connection limits still apply to them). Honest
 /// peers behind the same address as an attacker (a NAT) wait out its hold-off when they connect;
 /// those connected already are not touched.
+///
+/// An IPv4 address counts alone; an IPv6 address counts by its /64 (`key(for:)`), since one host
+/// is usually given a whole /64 and could otherwise dodge the hold-off by changing its low bits.
 struct RelayOffenderHoldOff {
     /// Cuts an address may take at once.
     let burst: Double
@@ -42,13 +49,14 @@ struct RelayOffenderHoldOff {
 
     /// Whether a connection accepted from `host` at `now` is to be closed at once.
     func refuses(_ host: String, at now: Int64) -> Bool {
-        guard let until = entries[host]?.heldUntil else { return false }
+        guard let until = entries[Self.key(for: host)]?.heldUntil else { return false }
         return now < until
     }
 
     /// A connection from `host` was cut at `now` for what it sent; true when that holds the
     /// address off (from now, for `holdOff`).
-    mutating func cut(_ host: String, at now: Int64) -> Bool {
+    mutating func cut(_ address: String, at now: Int64) -> Bool {
+        let host = Self.key(for: address)
         if entries[host] == nil {
             guard entries.count < maximumAddresses else { return false }
             entries[host] = Entry(bucket: TokenBucket(rate: rate, capacity: burst, now: now), lastCut: now)
@@ -67,5 +75,19 @@ struct RelayOffenderHoldOff {
             if let until = entry.heldUntil, now < until { return true }
             return now - entry.lastCut < refill
         }
+    }
+
+    /// What a cut from `host` is charged to: an IPv4 address itself (also when written as an
+    /// IPv4-mapped IPv6 address, `::ffff:a.b.c.d`), the /64 prefix of an IPv6 address
+    /// (`2001:db8:1:2::/64`), and anything else (a name) as it is.
+    static func key(for host: String) -> String {
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, host, &v6) == 1 else { return host }
+        let bytes = withUnsafeBytes(of: &v6) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
+            return bytes[12..<16].map(String.init).joined(separator: ".")
+        }
+        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/64"
     }
 }
