@@ -141,11 +141,11 @@ struct ClusterReplicaTests {
     func unavailable() throws {
         var world = ReplicaWorld(relays: 1)
         let session = SessionFixture()
-        world.cores[0].setClusterAvailable(false, at: 0)
+        world.record(world.cores[0].setClusterAvailable(false, at: 0), on: 0)
         world.startAdmission(session, on: 0, connection: 1, create: true)
         world.pump(at: 1_000)
         #expect(world.frames(0, 1).contains { if case let .refusal(fault) = $0 { fault.code == .unavailable } else { false } })
-        world.cores[0].setClusterAvailable(true, at: 0)
+        world.record(world.cores[0].setClusterAvailable(true, at: 0), on: 0)
         world.startAdmission(session, on: 0, connection: 2, create: true)
         world.pump(at: 2_000)
         #expect(world.welcomes(0, 2).count == 1)

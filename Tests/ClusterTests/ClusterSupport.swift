@@ -9,9 +9,11 @@ struct InProcessRelay {
     let server: RelayServer
     let cluster: ClusterRelay
 
-    static func start(_ url: String) async throws -> InProcessRelay {
-        let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0))
-        let cluster = try await ClusterRelay.connect(server, to: try NATSURL(parsing: url))
+    static func start(_ url: String, purgeDelay: Duration? = nil, concurrentLoads: Int = 16,
+                      configuration: RelayCoreConfiguration = RelayCoreConfiguration()) async throws -> InProcessRelay {
+        let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), configuration: configuration)
+        let cluster = try await ClusterRelay.connect(server, to: try NATSURL(parsing: url), purgeDelay: purgeDelay,
+                                                     concurrentLoads: concurrentLoads)
         server.start()
         return InProcessRelay(server: server, cluster: cluster)
     }
@@ -60,6 +62,11 @@ final class Participant: Sendable {
     /// The bodies of the reliable or unreliable messages heard, in order.
     func messages(reliable: Bool) -> [String] {
         events.compactMap { if case let .message(_, body, mode) = $0, mode == reliable { String(decoding: body, as: UTF8.self) } else { nil } }
+    }
+
+    /// What the relay said of its availability, in order (false: unavailable).
+    var availability: [Bool] {
+        events.compactMap { if case let .relayAvailability(available, _) = $0 { available } else { nil } }
     }
 
     /// The ordered broadcasts heard, history first.

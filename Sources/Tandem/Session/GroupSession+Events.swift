@@ -47,6 +47,9 @@ extension GroupSession: MessengerSession {
         case .connectionResumed:
             // Perhaps on another relay of the invite's: the session clock follows the link there.
             followClock(to: link)
+        case .relayAvailability(let available, let reason):
+            guard !core.withLock({ $0.invalidated }) else { return }
+            $relayAvailability.storage.value = available ? .available : .unavailable(reason: reason)
         case .failed(let error):
             invalidate(GroupSessionError.from(error))
         }

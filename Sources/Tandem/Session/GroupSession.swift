@@ -53,6 +53,10 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
     /// was killed, a dropped network): still in `activeParticipants`, departed within the
     /// relay's short grace period (3 s) unless they resume first, when they leave this set.
     @Published public private(set) var awayParticipants: Set<Participant> = []
+    /// Whether the relay can order the session's changes now: `.unavailable` while a relay of a
+    /// cluster has lost NATS (or the session's stream takes nothing), `.available` again once it
+    /// is back. The session stays joined; what is sent meanwhile takes effect late, in order.
+    @Published public private(set) var relayAvailability: RelayAvailability = .available
 
     let center: ActivityCenter
     /// Signs and seals what this participant sends; opens and checks what it receives.

@@ -89,9 +89,11 @@ final class EventPrinter: Sendable {
         // Bodies dropped on arrival are reported alongside, for as long as participants are followed.
         let rejections = Task { await followRejections(session) }
         let away = Task { await followAway(session) }
+        let relay = Task { await followRelay(session) }
         defer {
             rejections.cancel()
             away.cancel()
+            relay.cancel()
         }
         var known: Set<Participant> = []
         for await participants in session.$activeParticipants.values {
@@ -123,6 +125,19 @@ final class EventPrinter: Sendable {
                 emit("back", ["participant": back.id.uuidString, "name": back.name(among: active)])
             }
             known = away
+        }
+    }
+
+    /// `relay` with `state` `unavailable` when a relay of a cluster says it cannot order anything
+    /// (it lost NATS), `available` when it can again (issue 16).
+    func followRelay<Activity: GroupActivity>(_ session: GroupSession<Activity>) async {
+        var last = RelayAvailability.available
+        for await availability in session.$relayAvailability.values where availability != last {
+            if case .invalidated = session.state { return }
+            var fields: [String: any Sendable] = ["state": availability.description]
+            if case .unavailable(let reason) = availability { fields["reason"] = reason }
+            emit("relay", fields)
+            last = availability
         }
     }
 

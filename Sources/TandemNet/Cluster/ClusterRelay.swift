@@ -40,13 +40,28 @@ public final class ClusterRelay: @unchecked Sendable {
     private let logs = Mutex<[UUID: ClusterSessionLog]>([:])
     private let watcher = Mutex<Task<Void, Never>?>(nil)
     private let heartbeat = Mutex<Task<Void, Never>?>(nil)
+    /// The purges of ended sessions' subjects waiting for their delay, by session.
+    private let purges = Mutex<[UUID: Task<Void, Never>]>([:])
+    /// How long after a session ended (or emptied) its subject is purged: the other relays have
+    /// read its end by then, and remember it for as long (`RelayCoreConfiguration.endedMemory`),
+    /// so that the log and their memories forget it together.
+    public let purgeDelay: Duration
+    /// The sessions replaying their logs, at most `maximumConcurrentLoads` at once.
+    private let loads: Mutex<ClusterLoadQueue>
+    /// How many sessions' logs this relay replays at once; the hellos for the others wait their
+    /// turn (within the handshake timeout, 10 s, after which their clients try again).
+    public var maximumConcurrentLoads: Int { loads.withLock { $0.limit } }
+    /// The most sessions that replayed their logs at once so far.
+    public var peakConcurrentLoads: Int { loads.withLock { $0.peak } }
     /// Where relays say they are alive, every `heartbeatInterval`.
     public static let heartbeatSubject = "tandem.relays"
     /// How often a relay says it is alive (the core treats 3 s of silence as its death).
     public static let heartbeatInterval = Duration.seconds(1)
 
-    private init(server: RelayServer, url: NATSURL, connection: NATSConnection, relay: UInt64) {
+    private init(server: RelayServer, url: NATSURL, connection: NATSConnection, relay: UInt64, purgeDelay: Duration, concurrentLoads: Int) {
         self.server = server
+        self.purgeDelay = purgeDelay
+        loads = Mutex(ClusterLoadQueue(limit: concurrentLoads))
         self.url = url
         self.connection = connection
         self.jetStream = JetStream(connection: connection)
@@ -67,9 +82,12 @@ public final class ClusterRelay: @unchecked Sendable {
     /// Connects `server` (made, not yet started) to the NATS cluster at `url`, makes sure the
     /// session streams exist (`replicas` copies each; by default 3 when the server is in a
     /// cluster, else 1) and puts the server's core in cluster mode. Throws, with one line, when
-    /// NATS cannot be reached or JetStream refuses. Start the server afterwards.
+    /// NATS cannot be reached or JetStream refuses. Start the server afterwards. An ended
+    /// session's subject is purged `purgeDelay` after its end (by default a relay's default
+    /// `endedMemory`, 60 s). At most `concurrentLoads` sessions replay their logs at once.
     public static func connect(_ server: RelayServer, to url: NATSURL, replicas: Int? = nil,
-                               commitMargin: Int64 = 10_000_000) async throws(ClusterRelayError) -> ClusterRelay {
+                               commitMargin: Int64 = 10_000_000, purgeDelay: Duration? = nil,
+                               concurrentLoads: Int = 16) async throws(ClusterRelayError) -> ClusterRelay {
         var configuration = NATSConfiguration()
         configuration.name = "tandem-relay"
         let connection: NATSConnection
@@ -83,7 +101,9 @@ public final class ClusterRelay: @unchecked Sendable {
             throw ClusterRelayError("the NATS server at \(url) has no JetStream (start it with -js)")
         }
         let copies = replicas ?? (connection.serverInfo?.cluster == nil ? 1 : 3)
-        let cluster = ClusterRelay(server: server, url: url, connection: connection, relay: UInt64.random(in: 1..<UInt64.max))
+        let cluster = ClusterRelay(server: server, url: url, connection: connection, relay: UInt64.random(in: 1..<UInt64.max),
+                                   purgeDelay: purgeDelay ?? .nanoseconds(RelayCoreConfiguration().endedMemory),
+                                   concurrentLoads: concurrentLoads)
         do {
             try await cluster.ensureStreams(replicas: copies)
         } catch {
@@ -132,11 +152,11 @@ public final class ClusterRelay: @unchecked Sendable {
                 for await event in events {
                     switch event {
                     case .disconnected:
-                        server.withCore { core, _ in core.setClusterAvailable(false, at: 0); return [] }
+                        server.withCore { core, now in core.setClusterAvailable(false, at: now) }
                     case .connected, .reconnected:
-                        server.withCore { core, now in core.setClusterAvailable(true, at: now); return [] }
+                        server.withCore { core, now in core.setClusterAvailable(true, at: now) }
                     case .closed:
-                        server.withCore { core, _ in core.setClusterAvailable(false, at: 0); return [] }
+                        server.withCore { core, now in core.setClusterAvailable(false, at: now) }
                         return
                     case .serverError:
                         break
@@ -172,6 +192,7 @@ public final class ClusterRelay: @unchecked Sendable {
     public func stop() async {
         watcher.withLock { $0?.cancel() }
         heartbeat.withLock { $0?.cancel() }
+        for purge in purges.withLock({ Array($0.values) }) { purge.cancel() }
         let all = logs.withLock { logs in
             defer { logs.removeAll() }
             return Array(logs.values)
@@ -200,7 +221,47 @@ public final class ClusterRelay: @unchecked Sendable {
     func release(_ session: UUID) {
         let log = logs.withLock { $0.removeValue(forKey: session) }
         log?.stop()
+        loadFinished(session)
     }
+
+    /// Whether `session` may replay its log now; if not, it starts when another finishes.
+    func admitLoad(_ session: UUID) -> Bool { loads.withLock { $0.request(session) } }
+
+    /// `session` replayed its log (or gave up, or is released): the next ones waiting start.
+    func loadFinished(_ session: UUID) {
+        let started = loads.withLock { $0.finish(session) }
+        for next in started {
+            if let log = logs.withLock({ $0[next] }) {
+                log.replay()
+            } else {
+                loadFinished(next)
+            }
+        }
+    }
+
+    /// Purges `session`'s subject through `sequence` (the message that ended it) after
+    /// `purgeDelay`: what the log appended after its end (a new session of the same identity, say)
+    /// stays. Retried a few times; a relay that stops first leaves the subject as it is.
+    func purge(_ session: UUID, through sequence: UInt64) {
+        let jetStream = self.jetStream, delay = purgeDelay
+        let stream = Self.stream(for: session), subject = Self.subject(for: session)
+        let task = Task { [weak self] in
+            try? await Task.sleep(for: delay)
+            for _ in 0..<5 where !Task.isCancelled {
+                do throws(JetStreamError) {
+                    try await jetStream.purge(stream: stream, subject: subject, before: sequence + 1)
+                    break
+                } catch {
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+            _ = self?.purges.withLock { $0.removeValue(forKey: session) }
+        }
+        purges.withLock { $0[session]?.cancel(); $0[session] = task }
+    }
+
+    /// How many purges of ended sessions' subjects wait for their delay or are under way.
+    public var pendingPurges: Int { purges.withLock { $0.count } }
 
     /// How many sessions this relay follows.
     public var followedSessions: Int { logs.withLock { $0.count } }
@@ -274,10 +335,24 @@ final class ClusterSessionLog: @unchecked Sendable {
             defer { state.following = true }
             return !state.following
         }) else { return }
+        if cluster.admitLoad(session) { replay() }
+    }
+
+    /// Replays the log now (its turn among the sessions loading at once has come).
+    func replay() {
         let task = Task { [self] in
+            let cluster = self.cluster
             let server = cluster.server
             let session = self.session
             let jetStream = cluster.jetStream
+            var finished = false
+            // Its turn is over once loaded, given up, or stopped, whichever comes first.
+            func finishLoad() {
+                guard !finished else { return }
+                finished = true
+                cluster.loadFinished(session)
+            }
+            defer { finishLoad() }
             await subscribeDatagrams()
             var end: UInt64?
             for _ in 0..<150 {
@@ -292,7 +367,6 @@ final class ClusterSessionLog: @unchecked Sendable {
                     try? await Task.sleep(for: .milliseconds(100))
                 }
             }
-            let cluster = self.cluster
             guard let end else {
                 // The log could not be read for 15 s: the hellos waiting are refused as
                 // unavailable (not "not found"), and the session is not followed.
@@ -306,6 +380,7 @@ final class ClusterSessionLog: @unchecked Sendable {
             var loaded = false
             func announce() {
                 loaded = true
+                finishLoad()
                 server.withCore { core, now in
                     let directives = core.onClusterSessionLoaded(session, at: now)
                     // Nobody holds or wants it (a hello for a session the log does not have, or a
@@ -334,6 +409,7 @@ final class ClusterSessionLog: @unchecked Sendable {
                     server.withCore { core, now in
                         var directives: [RelayDirective] = []
                         for entry in entries where entry.session == session { directives += core.applyCluster(entry, at: now) }
+                        if core.takeClusterPurge(session) { cluster.purge(session, through: sequence) }
                         // A session gone from the replica is no longer followed.
                         if !core.holdsSession(session), core.releaseClusterSession(session) { cluster.release(session) }
                         return directives

@@ -166,6 +166,11 @@ public enum RelayEvent: Sendable {
     case connectionInterrupted
     /// The connection is back; nothing was lost.
     case connectionResumed
+    /// The relay said it cannot order anything for the session now (`available` false: a relay
+    /// of a cluster lost NATS, or the session's stream took nothing of its for a while), or that
+    /// it can again (true), with its reason. The link stays up: what is sent meanwhile is held
+    /// and takes effect late, in order (`docs/SCALING.md`). Told once a change.
+    case relayAvailability(available: Bool, reason: String)
     /// The link is closed for good (gone too long, refused, or the relay went away); last event.
     case failed(RelayError)
 }

@@ -126,6 +126,8 @@ extension RelayFrame {
             return .ping(try reader.uint64())
         case .pong:
             return .pong(try reader.uint64())
+        case .notice:
+            return .notice(RelayNotice(RelayNoticeCode(rawValue: try reader.uint8()), try reader.text(limit: RelayWireLimits.maximumTextLength)))
         }
     }
 }

@@ -58,6 +58,7 @@ extension RelayFrame {
         case .ping: .ping
         case .pong: .pong
         case .error: .error
+        case .notice: .notice
         }
     }
 
@@ -164,6 +165,9 @@ extension RelayFrame {
             writer.text(reason, limit: RelayWireLimits.maximumTextLength)
         case let .ack(value), let .ping(value), let .pong(value):
             writer.uint64(value)
+        case let .notice(notice):
+            writer.uint8(notice.code.rawValue)
+            writer.text(notice.text, limit: RelayWireLimits.maximumTextLength)
         }
     }
 }

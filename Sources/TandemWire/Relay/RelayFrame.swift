@@ -26,11 +26,13 @@ public enum RelayFrame: Sendable, Hashable {
     /// Version 5 added the `recent` retention (chat lines, the newest kept for late joiners).
     /// Version 6 added `participantAway` (a participant's connection closed by its peer, and its
     /// resumption), which a version 5 peer could not read: it is refused at the hello instead.
+    /// Version 7 added `notice` (a relay of a cluster saying that it cannot order anything now,
+    /// and that it can again).
     ///
     /// The length prefix, the version byte, the type byte and the layout of `refusal` and
     /// `error` stay the same across versions, so that a relay can refuse a peer of another
     /// version in a frame that peer reads.
-    public static let version: UInt8 = 6
+    public static let version: UInt8 = 7
 
     // Handshake.
 
@@ -118,6 +120,9 @@ public enum RelayFrame: Sendable, Hashable {
     case pong(UInt64)
     /// Relay → participant: a fatal error; the relay closes the connection after it.
     case error(RelayFault)
+    /// Relay → participant: a notice outside the sequence (`RelayNotice`), such as the relay's
+    /// cluster being unavailable and back; nothing is closed.
+    case notice(RelayNotice)
 
     /// The sequence number of a sequenced frame, nil for handshake and control frames.
     public var sequence: UInt64? {
@@ -132,7 +137,7 @@ public enum RelayFrame: Sendable, Hashable {
              let .proposal(sequence, _, _), let .ordered(sequence, _):
             sequence
         case .hello, .challenge, .proof, .claim, .welcome, .journalEntry, .historyEntry, .refusal, .versionRefusal,
-             .ack, .ping, .pong, .error:
+             .ack, .ping, .pong, .error, .notice:
             nil
         }
     }

@@ -44,6 +44,23 @@ public struct JetStream: Sendable {
         _ = try await call("STREAM.DELETE.\(try Self.checkName(name))", body: [], as: Success.self)
     }
 
+    /// Removes from `stream` the messages on `subject` below sequence `before` (all of them when
+    /// nil), leaving the rest of the stream alone; how many it removed. Throws `streamNotFound`.
+    ///
+    /// `$JS.API.STREAM.PURGE.<stream>` with `filter` and `seq`: nats-server's
+    /// `jsStreamPurgeRequest` (server/jetstream_api.go, 2.9) decodes a `JSApiStreamPurgeRequest`
+    /// (`filter`, `seq` "up to but not including", `keep`; `seq` and `keep` exclusive) and
+    /// hands it to the stream's purge (through the stream's Raft group in a cluster,
+    /// `jsClusteredStreamPurgeRequest`), answering `purged` and `success`.
+    @discardableResult
+    public func purge(stream: String, subject: String, before sequence: UInt64? = nil) async throws(JetStreamError) -> UInt64 {
+        var body: [String: Field] = ["filter": .text(subject)]
+        if let sequence { body["seq"] = .number(sequence) }
+        return try await call("STREAM.PURGE.\(try Self.checkName(stream))", body: Self.json(body), as: Purged.self).purged ?? 0
+    }
+
+    private struct Purged: Decodable { var purged: UInt64? }
+
     // MARK: Publishing
 
     /// Publishes to a stream's subject and waits for the stream's acknowledgement. With a

@@ -71,6 +71,9 @@ struct RelayLinkCore: Sendable {
     private var attemptStarted: Int64
     private var reconnectAt: Int64 = 0
     private var reconnectDelay: Int64
+    /// Whether the relay last said it cannot order anything (`RelayNotice`), until it says it
+    /// can or the link resumes (a resumption came through the log, so it orders again).
+    private(set) var relayUnavailable = false
 
     /// A link for `request` over the relays named `relays` (one, by default), starting at the
     /// first when it creates the session, else at the one `randomness` (a random draw the shell
@@ -187,6 +190,8 @@ struct RelayLinkCore: Sendable {
             return isConnected ? [.transmit(.pong(value))] : []
         case .pong:
             return []
+        case let .notice(notice):
+            return noticed(notice)
         default:
             return sequenced(frame, at: now)
         }
@@ -302,11 +307,31 @@ struct RelayLinkCore: Sendable {
         phase = .joined
         reconnectDelay = configuration.reconnectDelay
         var directives: [RelayLinkDirective] = [.emit(.connectionResumed)]
+        // The welcome came back through the relay's log: it orders again, whatever it said before.
+        if relayUnavailable {
+            relayUnavailable = false
+            directives.append(.emit(.relayAvailability(available: true, reason: "resumed")))
+        }
         // On another relay, or with a new token: the datagram path is registered there afresh.
         if joinedRelay != relay || frame.token != previousToken { directives.append(.registerDatagrams(token: frame.token)) }
         succeeded()
         for frame in unacknowledged[unacknowledgedHead...] { directives.append(.transmit(frame)) }
         return directives
+    }
+
+    /// A notice from the relay: its availability, told once each time it changes; a code this
+    /// build does not know asks nothing of it and is ignored.
+    private mutating func noticed(_ notice: RelayNotice) -> [RelayLinkDirective] {
+        guard hasJoined, phase != .closed else { return [] }
+        let unavailable: Bool
+        switch notice.code {
+        case .unavailable: unavailable = true
+        case .available: unavailable = false
+        default: return []
+        }
+        guard unavailable != relayUnavailable else { return [] }
+        relayUnavailable = unavailable
+        return [.emit(.relayAvailability(available: !unavailable, reason: notice.text))]
     }
 
     /// Joined or resumed on `relay`: every relay gets a fresh chance from now on.

@@ -47,6 +47,26 @@ struct RelayClusterState: Sendable {
     /// Remote participants whose relay fell silent: disconnected here, as if their connection
     /// had been closed, unless they resume somewhere.
     var stranded: Set<RelayCore.ParticipantKey> = []
+    /// How many of this relay's entries of each session are submitted and not yet seen applied.
+    var outstanding: [UUID: Int] = [:]
+    /// When each session with outstanding entries last made progress (an entry of this relay's
+    /// submitted while none was outstanding, or one applied); nil until the next tick notes it.
+    var progressAt: [UUID: Int64?] = [:]
+    /// Sessions whose log has taken none of this relay's entries for `clusterStallTimeout`.
+    var stalled: Set<UUID> = []
+    /// When NATS was lost, while it is.
+    var lostAt: Int64?
+    /// Whether the loss has lasted `clusterLossHoldOff` and the participants were told.
+    var lossTold = false
+    /// Sessions whose participants here were last told the relay is unavailable.
+    var told: Set<UUID> = []
+    /// Sessions that an entry of this relay's ended or emptied, whose subject this relay purges
+    /// (`takeClusterPurge`): one relay for each, the same on every replica.
+    var purges: Set<UUID> = []
+    /// Local participants whose outbox goes to their connection a window at a time (a journal
+    /// load, a resumption with much to replay): the first sequence number not yet sent. Frames
+    /// from there on wait in the outbox until the connection drains (`clusterDrained`).
+    var backlog: [RelayCore.ParticipantKey: UInt64] = [:]
 }
 
 /// Cluster mode (issue 16): the session is a deterministic function of its log.
@@ -68,6 +88,10 @@ extension RelayCore {
     /// The connection an applied entry names when its participant has none on this relay:
     /// directives to it are dropped by the shell.
     static let clusterAbsentConnection = RelayConnectionID(.max)
+    /// How long a session's log may take none of this relay's submitted entries before its
+    /// participants here are told the relay is unavailable (`RelayNotice`): longer than a
+    /// commit under load, shorter than a JetStream leader election (4 to 9 s).
+    public static let clusterStallTimeout: Int64 = 2_000_000_000
 
     /// Turns on cluster mode, as relay `relay` (a random number, unique in the cluster), with
     /// `commitMargin` ns added to each ordering lead. Before the first event.
@@ -95,16 +119,6 @@ extension RelayCore {
     /// core's business, but the replica's sessions are: whether `session` exists here.
     public func holdsSession(_ session: UUID) -> Bool { sessions[session] != nil }
 
-    /// NATS went away (`false`) or came back: while away, nobody new is admitted, with the
-    /// fault `unavailable`.
-    /// Back, every relay's silence is counted from `now`: while this relay was cut off it could
-    /// not hear them.
-    public mutating func setClusterAvailable(_ available: Bool, at now: Int64) {
-        cluster?.available = available
-        guard available, let heard = cluster?.relaysHeard else { return }
-        for relay in heard.keys { cluster?.relaysHeard[relay] = now }
-    }
-
     /// Forgets that `session` is loaded when the replica no longer holds it (everyone left, or it
     /// ended) and nothing here waits on it; whether the shell may stop following its log. A
     /// later hello replays the log again (an ended session is then refused as ended).
@@ -115,6 +129,10 @@ extension RelayCore {
               !connections.values.contains(where: { if case let .challenged(hello, _) = $0.phase { hello.sessionID == session } else { false } }),
               !cluster.output.entries.contains(where: { $0.session == session }) else { return false }
         self.cluster?.loaded.remove(session)
+        self.cluster?.outstanding[session] = nil
+        self.cluster?.progressAt[session] = nil
+        self.cluster?.stalled.remove(session)
+        self.cluster?.told.remove(session)
         return true
     }
 
@@ -153,6 +171,12 @@ extension RelayCore {
         let fault = RelayFault(.unavailable, "the relay cluster is unavailable: \(reason)")
         var directives: [RelayDirective] = []
         for entry in entries where entry.relay == relay {
+            // Never to be applied: no longer outstanding (the session stays stalled, if it is, until
+            // the log takes an entry of this relay's again).
+            if let outstanding = cluster?.outstanding[entry.session] {
+                cluster?.outstanding[entry.session] = outstanding > 1 ? outstanding - 1 : nil
+                if outstanding <= 1 { cluster?.progressAt[entry.session] = nil }
+            }
             let key = ParticipantKey(session: entry.session, participant: entry.participant)
             switch entry.event {
             case .joined, .resumed:
@@ -181,9 +205,15 @@ extension RelayCore {
     // MARK: Local events become entries
 
     /// Appends an entry of `session` from `connection` to what goes to the log.
+    /// It is outstanding until applied: should the log take none for `clusterStallTimeout`, the
+    /// session's participants here hear that the relay is unavailable.
     private mutating func submit(_ session: UUID, _ event: ClusterLogEntry.Event, from connection: RelayConnectionID) {
         guard let relay = cluster?.relay else { return }
         cluster?.output.entries.append(ClusterLogEntry(session: session, relay: relay, connection: connection.value, event: event))
+        let outstanding = cluster?.outstanding[session] ?? 0
+        cluster?.outstanding[session] = outstanding + 1
+        // The clock starts at the next tick (a submission carries no time of its own here).
+        if outstanding == 0 { cluster?.progressAt[session] = .some(nil) }
     }
 
     /// A sequenced frame from a local participant: checked as the relay always checks it, then
@@ -293,7 +323,8 @@ extension RelayCore {
     /// within the grace period, it departs.
     mutating func clusterTick(at now: Int64) -> [RelayDirective] {
         guard cluster != nil else { return [] }
-        if let last = cluster?.lastCursors, now - last < RelayCore.clusterCursorInterval { return [] }
+        let stalls = clusterStalls(at: now)
+        if let last = cluster?.lastCursors, now - last < RelayCore.clusterCursorInterval { return stalls }
         cluster?.lastCursors = now
         var advanced: [(ParticipantKey, UInt64, RelayConnectionID)] = []
         var stranded: [ParticipantKey] = []
@@ -324,7 +355,7 @@ extension RelayCore {
             sessions[key.session]?.participants[key.participant]?.grace = min(configuration.closedGracePeriod, configuration.gracePeriod)
             submit(key.session, .away(participant: key.participant), from: RelayCore.clusterAbsentConnection)
         }
-        return []
+        return stalls
     }
 
     /// An unreliable datagram from a local participant: to this relay's recipients as always,
@@ -372,6 +403,21 @@ extension RelayCore {
     /// participant removed, a frame already applied) change nothing, the same everywhere.
     public mutating func applyCluster(_ entry: ClusterLogEntry, at now: Int64) -> [RelayDirective] {
         guard let relay = cluster?.relay else { return [] }
+        let progress = entry.relay == relay ? clusterProgress(entry.session, at: now) : []
+        let held = sessions[entry.session] != nil
+        let directives = progress + applyClusterEntry(entry, relay: relay, at: now)
+        if entry.relay == relay, held, sessions[entry.session] == nil { cluster?.purges.insert(entry.session) }
+        return clusterPaced(directives)
+    }
+
+    /// Whether an entry of this relay's just ended `session` (an end, or the last participant
+    /// leaving or departing), so that this relay, and no other, purges its subject once the
+    /// others have read it (`ClusterRelay`); asked by the shell after each message it applies.
+    public mutating func takeClusterPurge(_ session: UUID) -> Bool {
+        cluster?.purges.remove(session) != nil
+    }
+
+    private mutating func applyClusterEntry(_ entry: ClusterLogEntry, relay: UInt64, at now: Int64) -> [RelayDirective] {
         let key = ParticipantKey(session: entry.session, participant: entry.participant)
         // The connection waiting on this relay for this admission, if it is still there.
         var waiting: RelayConnectionID?
@@ -395,6 +441,7 @@ extension RelayCore {
             sessions[key.session]?.participants[key.participant]?.away = true
             return broadcast(in: key.session, to: others, at: now) { .participantAway(sequence: $0, id: key.participant, away: true) }
         case .departed:
+            cluster?.backlog[key] = nil
             cluster?.homes[key] = nil
             cluster?.stranded.remove(key)
             cluster?.departing.remove(key)
@@ -431,7 +478,9 @@ extension RelayCore {
                 if let ended = endedSessions[key.session] { return refusal(RelayFault(.sessionEnded, ended.reason)) }
                 return refusal(RelayFault(.sessionNotFound, key.session.uuidString))
             }
-            if let ended = endedSessions[key.session] { return refusal(RelayFault(.sessionEnded, ended.reason)) }
+            // Not refused for having ended, as the single relay does: what this relay remembers is
+            // its own (a relay that replays a purged log does not), and replicas must agree. The
+            // handshake refuses the hello before it reaches the log while the end is remembered.
             sessions[key.session] = RelaySessionState(id: key.session, key: verifier, activity: activity)
             account(key.session, activity.count)
             created = true
@@ -514,6 +563,8 @@ extension RelayCore {
                 token: participant.token.bytes, activity: [], participants: [], attachmentCount: 0)
             directives.append(.send(waiting, .welcome(welcome)))
             for frame in pending { directives.append(.send(waiting, frame)) }
+            // Much to replay (a journal load under way, say): a window now, the rest as it drains.
+            if let first = pending.first?.sequence { directives += clusterMarkBacklog(key, on: waiting, from: first) }
             directives.append(probe(waiting, at: now))
         }
         guard wasAway, let others = sessions[key.session]?.order.filter({ $0 != key.participant }) else { return directives }
@@ -546,11 +597,13 @@ extension RelayCore {
 
     /// A load in cluster mode goes into the outbox whole when applied, on every relay alike, so
     /// that the participant's sequence numbers stay the same everywhere (not paced by its
-    /// connection's draining, which only its own relay sees).
+    /// connection's draining, which only its own relay sees). Its own relay sends it a window
+    /// at a time, as the single relay does (`clusterMarkBacklog`): never queued whole.
     private mutating func clusterLoad(_ id: UUID, request: UInt64, for key: ParticipantKey) -> [RelayDirective] {
         guard let data = sessions[key.session]?.attachments[id]?.data else {
             return outcome(to: key, request: request, RelayFault(.attachmentNotFound, id.uuidString))
         }
+        let first = sessions[key.session]?.participants[key.participant]?.outbox.nextSequence ?? 1
         var directives: [RelayDirective] = []
         var offset = 0
         while offset < data.count {
@@ -559,6 +612,10 @@ extension RelayCore {
             directives += broadcast(in: key.session, to: [key.participant]) { .loadChunk(sequence: $0, request: request, data: piece) }
             offset = end
         }
-        return directives + outcome(to: key, request: request, nil)
+        directives += outcome(to: key, request: request, nil)
+        // Already paced (an earlier load still draining): it follows that one.
+        guard let local = sessions[key.session]?.participants[key.participant]?.connection, cluster?.backlog[key] == nil,
+              data.count > configuration.loadWindowBytes else { return directives }
+        return directives + clusterMarkBacklog(key, on: local, from: first)
     }
 }

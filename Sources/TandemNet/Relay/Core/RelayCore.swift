@@ -239,6 +239,8 @@ public struct RelayCore: Sendable {
     public mutating func onDrained(_ connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
         guard case let .joined(session, participant)? = connections[connection]?.phase,
               sessions[session]?.participants[participant]?.connection == connection else { return [] }
+        // Cluster hook: a paced outbox goes on (`clusterDrained`).
+        if cluster != nil { return clusterDrained(connection) }
         return sendLoads(to: ParticipantKey(session: session, participant: participant))
     }
 

@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+import TandemNet
+import TandemTestKit
+import TandemWire
+
+/// Issue 16's gaps, over a real NATS: existing sessions told when NATS is lost and back; ended
+/// sessions' subjects purged.
+@Suite("Cluster gaps", .serialized)
+struct ClusterGapsTests {
+    @Test("every NATS node stopped: the participants on both relays are told at once; started again, told it is back, and the session goes on")
+    func natsLostTellsEveryone() async throws {
+        let world = try await TwoRelays.start()
+        defer { world.nats.stop() }
+        let (ana, ben) = (world.ana, world.ben)
+        try ana.link.sendOrdered("before".bytes)
+        #expect(await ben.wait { $0.ordered.count == 1 })
+        for node in world.nats.nodes { node.kill() }
+        // The relays hear their connections break at once (the sockets close), and tell after the
+        // hold-off (0.5 s) that keeps a failover to another node quiet.
+        #expect(await ana.wait(5) { $0.availability == [false] }, "\(ana.availability)")
+        #expect(await ben.wait(5) { $0.availability == [false] }, "\(ben.availability)")
+        // A proposal made meanwhile is held, and takes effect once NATS is back.
+        try ana.link.sendOrdered("meanwhile".bytes)
+        for node in world.nats.nodes { try node.start(waitUntilReady: false) }
+        for node in world.nats.nodes { try node.waitUntilHealthy(timeout: 30) }
+        // Back: told at once where nothing waited, else once the log took what waited. A stream
+        // still electing its leader after the whole cluster's restart may keep a relay's newer
+        // entries waiting 2 s more, which is said too, and cleared.
+        #expect(await ana.wait(20) { $0.availability.last == true && $0.ordered.count == 2 }, "\(ana.availability)")
+        #expect(await ben.wait(20) { $0.availability.last == true }, "\(ben.availability)")
+        for heard in [ana.availability, ben.availability] {
+            #expect(heard.count % 2 == 0 && heard.enumerated().allSatisfy { $0.element == ($0.offset % 2 == 1) }, "\(heard)")
+        }
+        #expect(await ben.wait(20) { $0.ordered.count == 2 })
+        #expect(ana.ordered.map { String(decoding: $0.body, as: UTF8.self) } == ["before", "meanwhile"])
+        #expect(ben.ordered == ana.ordered)
+        await ana.link.leave()
+        await ben.link.leave()
+        await world.stop()
+    }
+
+    @Test("an ended session's subject is purged; another session in the same stream keeps its log, and a relay replaying it gets its history")
+    func endedSubjectPurged() async throws {
+        let nats = try NATSServerProcess(authentication: .token("cluster-token"))
+        defer { nats.stop() }
+        try nats.start()
+        let relay = try await InProcessRelay.start(nats.url, purgeDelay: .milliseconds(200))
+        let ended = UUID(), key = SigningKeyPair()
+        var kept = UUID()
+        while ClusterRelay.stream(for: kept) != ClusterRelay.stream(for: ended) { kept = UUID() }
+        let ana = try await Participant.join(ended, key: key, "ana", relays: [relay.endpoint], create: true)
+        let cat = try await Participant.join(kept, key: key, "cat", relays: [relay.endpoint], create: true)
+        for index in 0..<3 {
+            try ana.link.sendOrdered("e\(index)".bytes)
+            try cat.link.sendOrdered("k\(index)".bytes)
+        }
+        #expect(await ana.wait { $0.ordered.count == 3 })
+        #expect(await cat.wait { $0.ordered.count == 3 })
+        let connection = try await NATSConnection.connect(to: try NATSURL(parsing: nats.url))
+        let jetStream = JetStream(connection: connection)
+        let stream = ClusterRelay.stream(for: ended)
+        #expect(try await jetStream.lastMessage(stream: stream, subject: ClusterRelay.subject(for: ended)).sequence > 0)
+        await ana.link.end(reason: "done")
+        var purged = false
+        for _ in 0..<200 where !purged {
+            do throws(JetStreamError) {
+                _ = try await jetStream.lastMessage(stream: stream, subject: ClusterRelay.subject(for: ended))
+                try? await Task.sleep(for: .milliseconds(50))
+            } catch {
+                purged = error.kind == .messageNotFound
+            }
+        }
+        #expect(purged, "the ended session's subject is empty")
+        #expect(relay.cluster.followedSessions == 1)
+        // The other session is untouched: a relay that has never seen it replays it whole.
+        #expect(try await jetStream.lastMessage(stream: stream, subject: ClusterRelay.subject(for: kept)).sequence > 0)
+        let other = try await InProcessRelay.start(nats.url)
+        let dan = try await Participant.join(kept, key: key, "dan", relays: [other.endpoint])
+        #expect(dan.link.welcome.orderedHistory.map { String(decoding: $0.body, as: UTF8.self) } == ["k0", "k1", "k2"])
+        // The ended session stays ended where it is remembered.
+        let error = await #expect(throws: RelayError.self) {
+            _ = try await Participant.join(ended, key: key, "eve", relays: [relay.endpoint])
+        }
+        #expect(error?.code == .sessionEnded, "\(String(describing: error))")
+        await connection.close()
+        await cat.link.leave()
+        await dan.link.leave()
+        await other.stop()
+        await relay.stop()
+    }
+
+    @Test("a journal load larger than the relay's output cap reaches its participant whole, paced as the connection drains")
+    func loadOverTheOutputCap() async throws {
+        let nats = try NATSServerProcess(authentication: .token("cluster-token"))
+        defer { nats.stop() }
+        try nats.start()
+        var configuration = RelayCoreConfiguration()
+        configuration.maximumOutputBytes = 3 * 1024 * 1024
+        let relay = try await InProcessRelay.start(nats.url, configuration: configuration)
+        let other = try await InProcessRelay.start(nats.url, configuration: configuration)
+        let session = UUID(), key = SigningKeyPair()
+        let ana = try await Participant.join(session, key: key, "ana", relays: [relay.endpoint], create: true)
+        let ben = try await Participant.join(session, key: key, "ben", relays: [other.endpoint])
+        let data = (0..<(8 * 1024 * 1024 + 7)).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 12) }
+        let id = UUID()
+        try await ana.link.addAttachment(id: id, metadata: [1], data: data)
+        // Loaded on the other relay, whose output cap is under the attachment's size.
+        let loaded = try await ben.link.loadAttachment(id: id)
+        #expect(loaded == data)
+        // Still joined, and in sequence: a message after the load arrives.
+        try ana.link.send("after".bytes, to: .everyone, reliable: true)
+        #expect(await ben.wait { $0.messages(reliable: true) == ["after"] })
+        await ana.link.leave()
+        await ben.link.leave()
+        await other.stop()
+        await relay.stop()
+    }
+
+    @Test("a relay asked for many sessions at once replays at most its limit of logs at a time, and admits everyone")
+    func loadsAreCapped() async throws {
+        let nats = try NATSServerProcess(authentication: .token("cluster-token"))
+        defer { nats.stop() }
+        try nats.start()
+        let first = try await InProcessRelay.start(nats.url)
+        let key = SigningKeyPair()
+        let sessions = (0..<6).map { _ in UUID() }
+        for session in sessions {
+            let host = try await Participant.join(session, key: key, "host", relays: [first.endpoint], create: true)
+            for index in 0..<20 { try host.link.sendOrdered("\(index)".bytes) }
+            #expect(await host.wait { $0.ordered.count == 20 })
+        }
+        let restarted = try await InProcessRelay.start(nats.url, concurrentLoads: 2)
+        let histories = try await withThrowingTaskGroup(of: Int.self) { group in
+            for session in sessions {
+                group.addTask {
+                    let late = try await Participant.join(session, key: key, "late", relays: [restarted.endpoint])
+                    return late.link.welcome.orderedHistory.count
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(histories == Array(repeating: 20, count: 6))
+        #expect(restarted.cluster.maximumConcurrentLoads == 2)
+        #expect((1...2).contains(restarted.cluster.peakConcurrentLoads), "\(restarted.cluster.peakConcurrentLoads)")
+        await restarted.stop()
+        await first.stop()
+    }
+}
