@@ -63,7 +63,10 @@ enum ClusterPlayersAnalysis {
                   target.hasPrefix("socket:[") else { return nil }
             return UInt64(target.dropFirst("socket:[".count).dropLast())
         })
-        let text = ["/proc/net/tcp", "/proc/net/tcp6"].compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+        // Read to the end: a `/proc` file has no size, and reading it by its size reads a page at most.
+        let text = ["/proc/net/tcp", "/proc/net/tcp6"].compactMap { path in
+            (try? FileHandle(forReadingFrom: URL(fileURLWithPath: path)).readToEnd()).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }
+        }
         let connected = Set(text.flatMap { sockets(procNetTCP: $0) }
             .filter { $0.established && inodes.contains($0.inode) && ports.contains($0.remotePort) }.map(\.remotePort))
         return connected.count == 1 ? connected.first : nil

@@ -125,6 +125,7 @@ public struct ClusterPlayersBenchmark: Sendable {
         let wanted = (0..<Self.players).map { ports[$0 < Self.players / 2 ? 0 : ports.count - 1] }
         for index in 1..<Self.players {
             var attempts = 0
+            var seen: [String] = []
             while true {
                 attempts += 1
                 let joiner = try start(index, ["join", clip], environment: ["TANDEM_INVITE": invite])
@@ -132,11 +133,15 @@ public struct ClusterPlayersBenchmark: Sendable {
                     joiner.process.kill()
                     throw BenchmarkError("\(name): peer-\(index) did not join within 30 s: \(joiner.process.standardError.suffix(300))")
                 }
-                if ports.count == 1 || relayPort(of: joiner.process.processIdentifier, among: ports) == wanted[index] {
+                let found = ports.count == 1 ? wanted[index] : relayPort(of: joiner.process.processIdentifier, among: ports)
+                if found == wanted[index] {
                     players.append(joiner)
                     break
                 }
-                guard attempts < 12 else { throw BenchmarkError("\(name): peer-\(index) never started at the relay wanted") }
+                seen.append(found.map(String.init) ?? "none")
+                guard attempts < 12 else {
+                    throw BenchmarkError("\(name): peer-\(index) never started at relay port \(wanted[index]) (found \(seen.joined(separator: ", ")))")
+                }
                 joiner.process.send("leave")
                 if joiner.process.waitForExit(timeout: 10) == nil { joiner.process.kill() }
             }
