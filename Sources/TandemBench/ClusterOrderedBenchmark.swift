@@ -21,7 +21,7 @@ public struct ClusterOrderedBenchmark: Sendable {
     /// Sessions of four.
     public var sessions: Int
     /// Offered proposals per second, all sessions together, in the order tried.
-    public var rates: [Int] = [500, 1_000, 2_000, 4_000, 8_000]
+    public var rates: [Int] = [250, 500, 1_000, 2_000, 4_000, 8_000]
     /// How long each rate is offered, seconds.
     public var stepSeconds = 3.0
     /// The p99 from proposal to receipt under which a rate holds (ms).
