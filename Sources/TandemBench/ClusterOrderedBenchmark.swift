@@ -37,12 +37,14 @@ public struct ClusterOrderedBenchmark: Sendable {
 
     /// Participants per session.
     static let participants = 4
+    /// The relays' limits, as `tandem bench relay` sets them: every participant comes from 127.0.0.1.
+    static let limits = Array(RelayBenchmarkRelay.serveArguments.drop { $0 != "--max-sessions-per-address" })
 
     /// Runs one relay, then three; `progress` hears what it is doing.
     public func run(progress: @Sendable (String) -> Void) async throws -> ClusterOrderedReport {
         setenv("TANDEM_EXECUTABLE", executable, 1)
         progress("ordered delivery, one relay: starting tandem serve")
-        let single = try ServeProcess()
+        let single = try ServeProcess(arguments: Self.limits)
         let one: ClusterOrderedReport.Arrangement
         do {
             defer { single.stop() }
@@ -53,7 +55,7 @@ public struct ClusterOrderedBenchmark: Sendable {
         defer { nats.stop() }
         var relays: [ServeProcess] = []
         defer { for relay in relays { relay.stop() } }
-        for _ in 0..<3 { relays.append(try ServeProcess(arguments: ["--cluster", nats.url])) }
+        for _ in 0..<3 { relays.append(try ServeProcess(arguments: ["--cluster", nats.url] + Self.limits)) }
         let three = try await arrangement(name: "three relays", relays: relays, nats: ClusterPlayersBenchmark.children(named: "nats-server"),
                                           progress: progress)
         return ClusterOrderedReport(sessions: sessions, participants: Self.participants, stepSeconds: stepSeconds, p99Bound: p99Bound,
