@@ -15,6 +15,9 @@ struct RelayBenchmarkPacer: Sendable {
     let perSecond: Int
     let recorder: RelayDeliveryRecorder
     let phase: UInt8
+    /// Whether each message is proposed for the relay to order (`sendOrdered`) rather than sent
+    /// reliably to everyone.
+    var ordered = false
 
     /// Sends every message; returns how late each left after its instant (ns). Bounded: the
     /// schedule lasts `messages / perSecond` seconds, and a send never blocks.
@@ -40,7 +43,12 @@ struct RelayBenchmarkPacer: Sendable {
             var request = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
             while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &request, nil) == EINTR {}
             lateness.append(Double(clock.now() - due))
-            _ = try? links[index % links.count].send(recorder.body(phase: phase), to: .everyone, reliable: true)
+            let link = links[index % links.count]
+            if ordered {
+                _ = try? link.sendOrdered(recorder.body(phase: phase))
+            } else {
+                _ = try? link.send(recorder.body(phase: phase), to: .everyone, reliable: true)
+            }
         }
         return lateness
     }

@@ -25,11 +25,19 @@ final class RelayDeliveryRecorder: Sendable {
         return bytes + [UInt8](repeating: 0, count: max(size - bytes.count, 0))
     }
 
-    /// Records every benchmark message `link` receives until its events end.
+    /// Records every benchmark message (or ordered broadcast) `link` receives until its events end.
     func follow(_ link: any RelayLink) {
         Task.detached { [self] in
             for await event in link.events {
-                guard case let .message(_, body, _) = event, body.count >= 9 else { continue }
+                // A message, or an ordered broadcast (`tandem bench cluster`'s ordered delivery).
+                let received: [UInt8]
+                switch event {
+                case let .message(_, body, _): received = body
+                case let .ordered(delivery): received = delivery.body
+                default: continue
+                }
+                let body = received
+                guard body.count >= 9 else { continue }
                 let now = clock.now()
                 let sent = body[1...8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
                 let latency = Double(now - Int64(bitPattern: sent))

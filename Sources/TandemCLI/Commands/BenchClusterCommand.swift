@@ -1,28 +1,64 @@
 import Foundation
 import TandemBench
 
-/// `tandem bench cluster --clock`: relays of a cluster keeping one session time (issue 16, part 4).
+/// `tandem bench cluster`: relays of a NATS cluster beside a single relay (issue 16, "How it is
+/// shown"). Every row by default; `--players` four built-in players split over two relays (and
+/// the same four on one relay), `--failover` the second relay killed while they play (implies
+/// the players), `--sessions N` ordered delivery for N sessions of four over three relays (1,000
+/// by default), `--clock` the relays' cluster time. It raises its descriptor limit first.
 struct BenchClusterCommand: Command {
     static let words = ["bench", "cluster"]
-    static let usage = "bench cluster --clock [--seconds N] [--no-failover] [--json] [--out FILE]"
-    static let summary = "a nats-server and three relays with skewed clocks: their agreement and their participants' error (build with -c release)"
+    static let usage = "bench cluster [--players] [--failover] [--ordered] [--sessions N] [--clock] [--seconds N] [--clip PATH] [--no-failover] [--json] [--out FILE]"
+    static let summary = "relays on a 3-node nats-server cluster beside one relay: players' spread, a relay killed, cluster time (build with -c release)"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let options = try Arguments(arguments, options: ["seconds", "out"], flags: ["clock", "no-failover", "json"])
+        let options = try Arguments(arguments, options: ["seconds", "out", "clip", "sessions"],
+                                    flags: ["clock", "players", "failover", "ordered", "no-failover", "json"])
         try options.expectPositionals(atMost: 0)
-        guard options.flags.contains("clock") else {
-            throw CLIError.usage("bench cluster measures the cluster's time so far: pass --clock")
-        }
+        var chosen = options.flags.intersection(["clock", "players", "failover", "ordered"])
+        if options.value("sessions") != nil { chosen.insert("ordered") }
+        let rows = chosen.isEmpty ? Set(["clock", "players", "failover", "ordered"]) : chosen
+        let sessions = try options.int("sessions", default: 1_000)!
+        guard (1...10_000).contains(sessions) else { throw CLIError.usage("--sessions wants 1 to 10000") }
         let seconds = try options.double("seconds", default: 10)!
         guard seconds.isFinite, (1...3_600).contains(seconds) else { throw CLIError.usage("--seconds wants 1 to 3600") }
-        let benchmark = ClusterClockBenchmark(seconds: seconds, failover: !options.flags.contains("no-failover"))
-        let report: ClusterClockReport
-        do {
-            report = try await benchmark.run { printError("bench cluster: \($0)…") }
-        } catch {
-            throw CLIError.failure("bench cluster: \(error)")
+        let descriptors = ClusterPlayersBenchmark.raiseDescriptorLimit()
+        var report = ClusterBenchReport(machine: ClusterBenchReport.machine, loadAverage: ClusterBenchReport.loadAverage())
+        let progress: @Sendable (String) -> Void = { printError("bench cluster: \($0)…") }
+        // A row that fails is said at the end; the others are still measured and shown.
+        var failures: [String] = []
+        if !rows.isDisjoint(with: ["players", "failover"]) {
+            let playSeconds = min(seconds, 60)
+            let clip = try clusterClip(options.value("clip"), seconds: Int(playSeconds.rounded(.up)) + 15)
+            let benchmark = ClusterPlayersBenchmark(executable: try BenchSyncCommand.executablePath(), clip: clip, seconds: playSeconds,
+                                                    failover: rows.contains("failover") && !options.flags.contains("no-failover"))
+            do {
+                report.players = try benchmark.run(descriptorLimit: descriptors, progress: progress)
+            } catch {
+                failures.append("players: \(error)")
+            }
         }
-        print(options.flags.contains("json") ? String(decoding: try report.json(), as: UTF8.self) : report.table, terminator: options.flags.contains("json") ? "\n" : "")
+        if rows.contains("ordered") {
+            do {
+                report.ordered = try await ClusterOrderedBenchmark(sessions: sessions, executable: try BenchSyncCommand.executablePath())
+                    .run(progress: progress)
+            } catch {
+                failures.append("ordered delivery: \(error)")
+            }
+        }
+        if rows.contains("clock") {
+            let benchmark = ClusterClockBenchmark(seconds: seconds, failover: !options.flags.contains("no-failover"))
+            do {
+                report.clock = try await benchmark.run(progress: progress)
+            } catch {
+                failures.append("cluster time: \(error)")
+            }
+        }
+        if options.flags.contains("json") {
+            print(String(decoding: try report.json(), as: UTF8.self))
+        } else {
+            print(report.table, terminator: "")
+        }
         if let path = options.value("out") {
             do {
                 try report.json().write(to: URL(fileURLWithPath: path))
@@ -30,6 +66,25 @@ struct BenchClusterCommand: Command {
                 throw CLIError.failure("cannot write \(path): \(error.localizedDescription)")
             }
         }
-        return 0
+        for failure in failures { printError("bench cluster: \(failure)") }
+        return failures.isEmpty ? 0 : 1
+    }
+
+    /// `--clip`, else a clip of `seconds` made once with ffmpeg in the temporary directory.
+    private static func clusterClip(_ path: String?, seconds: Int) throws -> String {
+        if let path {
+            _ = try HostCommand.checkedMedia(path)
+            return path
+        }
+        let made = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-bench-cluster-clip-\(seconds)s.mp4").path
+        if !FileManager.default.fileExists(atPath: made) {
+            printError("bench cluster: making a \(seconds) s 640x360 clip with ffmpeg")
+            do {
+                try BenchmarkClip(seconds: seconds).make(at: made)
+            } catch {
+                throw CLIError.failure("cannot make a clip: \(error)")
+            }
+        }
+        return made
     }
 }
