@@ -153,6 +153,8 @@ enum ScenarioAnalysis {
             result.transitions = transitions.count
             result.transitionSpread = Percentiles(transitions.flatMap(\.spreads))
         }
+        result.hostLeave = hostLeave(outcome, logs: logs, timelines: timelines)
+        result.streamed = try streamed(outcome, scenario: scenario, logs: logs, timelines: timelines)
         if let proposals = outcome.proposals {
             result.rawProposals = proposals.sent
             result.rawProposalSeconds = proposals.seconds
