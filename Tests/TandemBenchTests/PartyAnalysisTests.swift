@@ -82,6 +82,22 @@ import TandemMedia
         #expect(abs((figures.spread?.max ?? 0) - 0.1) < 1e-9)
     }
 
+    /// The baseline's effect of a command is the last of the peers already there hearing it; a
+    /// peer that joins later hears it in its history (`sync`'s late joiner), which is no effect.
+    @Test func aLaterJoinerHearingAChangeInItsHistoryIsNoEffectOfTheCommand() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-party-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var outcome = try ScenarioAnalysisTests.madeUpRun(in: directory)
+        // peer-2 starts at 11 s, after the play was written (9.97 s), and hears it at 11.5 s.
+        outcome.peers[2].started = 11_000_000_000
+        outcome.peers[2].events[0].receivedNanoseconds = 11_500_000_000
+        let baseline = try ScenarioAnalysis.result(outcome, scenario: Scenario(name: "made-up", summary: "", peers: 3, steps: []), mode: .onReceipt)
+        // The play: peer-1's 9.985 s; the seek: peer-2's 13.001 s, for it was there by then.
+        #expect(abs((baseline.commandToEffect?.min ?? 0) - 15) < 0.001)
+        #expect(abs((baseline.commandToEffect?.max ?? 0) - 31) < 0.001)
+    }
+
     @Test func joinedInstantIsReadFromTheJoinedLine() {
         let lines = [#"tandem://x"#, #"{"event":"streaming","item":"a"}"#, #"{"event":"joined","streamed":true,"monotonic_ns":123456789}"#]
         #expect(ScenarioAnalysis.joinedInstant(lines) == 123_456_789)

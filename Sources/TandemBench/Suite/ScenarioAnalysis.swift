@@ -79,8 +79,9 @@ enum ScenarioAnalysis {
                 effect = completing(version, in: announced)?.effective
             case .onReceipt:
                 // Each peer acts when the change reaches it: the effect is complete when it has
-                // reached the last of them.
-                effect = outcome.peers.compactMap { peer in
+                // reached the last of them (of those already there: one that joins later hears
+                // it in the history it is given, which is no effect of the command).
+                effect = outcome.peers.filter { $0.started < command.written }.compactMap { peer in
                     peer.events.first { $0.event == "timeline" && $0.version == version }?.receivedNanoseconds
                 }.max()
             }
