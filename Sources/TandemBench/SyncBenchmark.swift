@@ -1,15 +1,13 @@
 import Foundation
-import TandemClock
-import TandemTestKit
 
-/// Peers in separate processes on loopback, each with its own injected clock offset and drift,
-/// watching one clip together through a scripted session: the spread between them of the
-/// instant each frame is presented, command-to-effect times, and a late joiner.
+/// `tandem bench sync`: peers in separate processes on loopback, each with its own injected
+/// clock offset and drift, watching one clip together through a scripted session: the spread
+/// between them of the instant each frame is presented, command-to-effect times, and a late
+/// joiner.
 ///
-/// Each peer is the `tandem` executable itself (`tandem host` for the first, `tandem join` for
-/// the rest) writing a presentation log; the benchmark drives the host's standard input, reads
-/// every peer's `--events json`, and reads the logs afterwards. The whole run is bounded (about
-/// 30 s; any peer still running at the end is killed).
+/// It is the suite's scenario `sync` (`Scenario.sync(peers:)`), run by the suite's runner
+/// (`BenchmarkSuite`) with the coordinator, and reported with its own figures. The whole run is
+/// bounded (about 30 s; any peer still running at the end is killed).
 public struct SyncBenchmark: Sendable {
     /// Peers from the start, the host included.
     public var peers: Int
@@ -18,14 +16,14 @@ public struct SyncBenchmark: Sendable {
     /// The `tandem` executable to run as each peer.
     public var executable: String
 
-    /// The script: each command, then how long to let it play (seconds).
+    /// The host's script: each command, then how long to let it play (seconds).
     static let script: [(command: String, hold: Double)] = [
         ("play", 3), ("pause", 1), ("seek 10", 0.6), ("rate 1.5", 3), ("seek 2", 2), ("rate 1", 2),
     ]
     /// How long the group plays on once the late joiner has joined, then how long it rests paused.
     static let lateJoinHold = 5.0
     static let finalPause = 0.5
-    /// Clock offsets (s) and drifts (ppm) that the peers take in turn; the late joiner takes the last.
+    /// Clock offsets (s) and drifts (ppm) that the peers take in turn, by index.
     static let clockOffsets = [2.5, -4.0, 7.25, -1.5, 5.5, -6.75, 3.0, -2.0, -3.3]
     static let clockDrifts = [60.0, -120, 150, -40, 90, -150, 20, -75, 110]
     /// The most peers the benchmark runs (it runs on a small machine).
@@ -37,6 +35,9 @@ public struct SyncBenchmark: Sendable {
         self.clip = clip
         self.executable = executable
     }
+
+    /// The suite's scenario this benchmark runs.
+    public var scenario: Scenario { .sync(peers: peers) }
 
     /// Runs the session and measures it; `progress` hears what is happening, a line at a time.
     public func run(progress: (String) -> Void = { _ in }) throws -> SyncBenchmarkReport {
@@ -55,9 +56,9 @@ public struct SyncBenchmark: Sendable {
             progress("making a 20 s 640x360 clip with ffmpeg")
             try BenchmarkClip().make(at: clipPath)
         }
-        var session = SyncSession(executable: executable, clip: clipPath, directory: directory.path)
-        defer { session.killAll() }
-        let outcome = try session.run(peers: peers, progress: progress)
+        let suite = BenchmarkSuite(scenarios: [scenario], quick: false, clip: clipPath, executable: executable)
+        progress("starting the host and \(peers - 1) joiner(s)")
+        let outcome = try suite.measure(scenario, mode: .coordinator, directory: directory.path, progress: progress)
         progress("reading the presentation logs")
         return try SyncBenchmark.report(outcome, peers: peers, clip: clipPath, seconds: Date().timeIntervalSince(started))
     }

@@ -43,7 +43,7 @@ public enum SuiteHTML {
             }.joined()
             out += "</tr>\n"
         }
-        out += "</tbody>\n</table>\n<ul>\n" + (table.ratios + table.stallLines + table.proposalLines + table.queueLines).map { "<li>\($0.markupEscaped)</li>\n" }.joined() + "</ul>\n"
+        out += "</tbody>\n</table>\n<ul>\n" + (table.ratios + table.stallLines + table.proposalLines + table.queueLines + SuiteTable.partyLines(report)).map { "<li>\($0.markupEscaped)</li>\n" }.joined() + "</ul>\n"
         for (scenario, stem) in zip(report.scenarios, SuiteReportWriter.fileStems(report)) {
             out += section(scenario, stem: stem)
         }

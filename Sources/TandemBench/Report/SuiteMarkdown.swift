@@ -9,7 +9,7 @@ public enum SuiteMarkdown {
         lines.append("|" + SuiteTable.numeric.map { $0 ? "---:" : "---" }.joined(separator: "|") + "|")
         lines += table.rows.map(row)
         // Each ratio its own paragraph, so it renders as a line of its own.
-        for ratio in table.ratios + table.stallLines + table.proposalLines + table.queueLines {
+        for ratio in table.ratios + table.stallLines + table.proposalLines + table.queueLines + SuiteTable.partyLines(report) {
             lines.append("")
             lines.append(ratio)
         }

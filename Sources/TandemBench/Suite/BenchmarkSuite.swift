@@ -51,15 +51,22 @@ public struct BenchmarkSuite: Sendable {
     }
 
     private func runOnce(_ scenario: Scenario, mode: SyncMode, directory: String, progress: (String) -> Void) -> ModeResult {
+        do {
+            let outcome = try measure(scenario, mode: mode, directory: directory, progress: progress)
+            return try ScenarioAnalysis.result(outcome, scenario: scenario, mode: mode)
+        } catch {
+            return ModeResult(mode: mode, spread: nil, clockError: nil, commandToEffect: nil, convergence: nil,
+                              convergenceEvents: 0, notConverged: 0, framesPresented: 0, framesDropped: 0, peers: [],
+                              spreadSeries: [], clockErrorSeries: [], errors: ["\(error)"])
+        }
+    }
+
+    /// Runs `scenario` once in `mode`, its logs in `directory`, and returns what it produced
+    /// (`tandem bench sync` reads its own figures off it).
+    func measure(_ scenario: Scenario, mode: SyncMode, directory: String, progress: (String) -> Void) throws -> ScenarioRun.Outcome {
         var run = ScenarioRun(scenario: scenario, mode: mode, executable: executable, clip: clip, directory: directory)
         if scenario.queueItems > 0 {
-            do {
-                run.queue = try BenchmarkSuite.queueClips(scenario, directory: directory)
-            } catch {
-                return ModeResult(mode: mode, spread: nil, clockError: nil, commandToEffect: nil, convergence: nil,
-                                  convergenceEvents: 0, notConverged: 0, framesPresented: 0, framesDropped: 0, peers: [],
-                                  spreadSeries: [], clockErrorSeries: [], errors: ["\(error)"])
-            }
+            run.queue = try BenchmarkSuite.queueClips(scenario, directory: directory)
         }
         // Over a jittery path the clock estimate needs about 8 s to come within a millisecond
         // (`tandem bench clock`): the script starts once it has, as a session plays for longer
@@ -67,14 +74,7 @@ public struct BenchmarkSuite: Sendable {
         // quick suite, a check rather than a measurement, gives it half that.
         run.settle = scenario.impairments.values.contains { $0.jitter > 0 } ? (quick ? 4 : 8) : 2
         defer { run.tearDown() }
-        do {
-            let outcome = try run.run { progress("  \($0)") }
-            return try ScenarioAnalysis.result(outcome, scenario: scenario, mode: mode)
-        } catch {
-            return ModeResult(mode: mode, spread: nil, clockError: nil, commandToEffect: nil, convergence: nil,
-                              convergenceEvents: 0, notConverged: 0, framesPresented: 0, framesDropped: 0, peers: [],
-                              spreadSeries: [], clockErrorSeries: [], errors: ["\(error)"])
-        }
+        return try run.run { progress("  \($0)") }
     }
 
     /// The short clips of `scenario`'s queue, made in `directory` once (`queue-1.mp4`…).

@@ -6,7 +6,7 @@ extension Scenario {
     /// scripts stay within it.
     public static let catalogue: [Scenario] = [
         steady, storm, lateJoiners, leaveAndRejoin, stall(waiting: true), stall(waiting: false), stallAuto,
-        longSession, impaired, asymmetric, eightPeers, queue, mpv,
+        longSession, impaired, asymmetric, eightPeers, queue, mpv, hostLeaves, streamed, sync(peers: 4),
     ]
 
     /// The short suite (`--quick`): two scenarios, well under a minute for both modes.

@@ -63,6 +63,9 @@ public struct Scenario: Sendable {
     public var queueItems = 0
     /// How long each queued clip is, seconds.
     public var queueClipSeconds = 3
+    /// Joiners (by index) that join with no media at all and stream the host's (`tandem join`
+    /// with the invite only).
+    public var streamingJoiners: Set<Int> = []
 
     /// A scenario; see the catalogue in `Scenario+Catalogue.swift`.
     public init(name: String, summary: String, peers: Int, steps: [Step]) {

@@ -79,8 +79,9 @@ enum ScenarioAnalysis {
                 effect = completing(version, in: announced)?.effective
             case .onReceipt:
                 // Each peer acts when the change reaches it: the effect is complete when it has
-                // reached the last of them.
-                effect = outcome.peers.compactMap { peer in
+                // reached the last of them (of those already there: one that joins later hears
+                // it in the history it is given, which is no effect of the command).
+                effect = outcome.peers.filter { $0.started < command.written }.compactMap { peer in
                     peer.events.first { $0.event == "timeline" && $0.version == version }?.receivedNanoseconds
                 }.max()
             }
@@ -153,6 +154,8 @@ enum ScenarioAnalysis {
             result.transitions = transitions.count
             result.transitionSpread = Percentiles(transitions.flatMap(\.spreads))
         }
+        result.hostLeave = hostLeave(outcome, logs: logs, timelines: timelines)
+        result.streamed = try streamed(outcome, scenario: scenario, logs: logs, timelines: timelines)
         if let proposals = outcome.proposals {
             result.rawProposals = proposals.sent
             result.rawProposalSeconds = proposals.seconds

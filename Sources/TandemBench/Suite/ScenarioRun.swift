@@ -20,6 +20,9 @@ struct ScenarioRun {
         /// Whether it joined after the script began (a late joiner, or a peer joining again).
         var joinedDuringScript: Bool
         var usage: PeerUsage
+        /// The instant it printed its `joined` event (raw monotonic ns), when it said (a
+        /// streaming joiner does).
+        var joinedAt: Int64? = nil
     }
 
     /// A command line written to a peer.
@@ -39,6 +42,8 @@ struct ScenarioRun {
         var errors: [String]
         /// What the raw client did, when the script had one (`Scenario.Step.proposals`).
         var proposals: RawProposer.Outcome? = nil
+        /// Each `leave` written to a peer (`Scenario.Step.leave`).
+        var leaves: [Command] = []
     }
 
     let scenario: Scenario
@@ -54,6 +59,9 @@ struct ScenarioRun {
     private var processes: [(process: WatchProcess, index: Int, log: String, duringScript: Bool)] = []
     private var proxies: [Int: NetsimProxy] = [:]
     private var commands: [Command] = []
+    private var leaves: [Command] = []
+    /// Peers whose latest process left (`Scenario.Step.leave`) and did not join again.
+    private var departed: Set<Int> = []
     private var errors: [String] = []
     private var invite = ""
     private var scriptStarted: Int64 = 0
@@ -103,6 +111,7 @@ struct ScenarioRun {
                 Thread.sleep(forTimeInterval: seconds)
             case .join(let index):
                 progress("peer-\(index) joins")
+                departed.remove(index)
                 let process = try join(index, duringScript: true)
                 if !process.waitUntil(timeout: 15, { $0.contains { $0.event == "joined" } }) {
                     errors.append("\(process.name) did not join within 15 s")
@@ -118,13 +127,16 @@ struct ScenarioRun {
                 progress("peer-\(index) leaves")
                 guard let entry = processes.last(where: { $0.index == index }) else { continue }
                 sampler.sample(entry.process.processIdentifier)
-                entry.process.send("leave")
+                if let written = entry.process.send("leave") { leaves.append(Command(peer: index, line: "leave", written: written)) }
+                departed.insert(index)
                 if entry.process.waitForExit(timeout: 10) == nil { errors.append("\(entry.process.name) did not leave within 10 s") }
             }
         }
 
         for entry in processes { sampler.sample(entry.process.processIdentifier) }
-        host.send("end")
+        // Any participant may end the session: the host, or the first still there once it left.
+        let ender = scenario.allPeers.first { !departed.contains($0) }.flatMap { index in processes.last { $0.index == index } }
+        ender?.process.send("end")
         var statuses: [Int32?] = []
         for entry in processes {
             let status = entry.process.waitForExit(timeout: 15)
@@ -140,12 +152,14 @@ struct ScenarioRun {
                         exitStatus: statuses[position], started: entry.process.startedNanoseconds,
                         joinedDuringScript: entry.duringScript,
                         usage: PeerUsage(peer: entry.process.name, cpuPercent: usage?.cpuPercent,
-                                         peakMemoryMiB: usage.map { Double($0.peakResidentBytes) / 1_048_576 }))
+                                         peakMemoryMiB: usage.map { Double($0.peakResidentBytes) / 1_048_576 }),
+                        joinedAt: ScenarioAnalysis.joinedInstant(entry.process.lines))
         }
         for peer in peers {
             errors += peer.events.filter { $0.event == "error" }.map { "\(peer.name): \($0.message ?? "error")" }
         }
-        return Outcome(peers: peers, commands: commands, scriptStarted: scriptStarted, errors: errors, proposals: proposals)
+        return Outcome(peers: peers, commands: commands, scriptStarted: scriptStarted, errors: errors, proposals: proposals,
+                       leaves: leaves)
     }
 
     /// Writes `line` to the latest process of peer `index`.
@@ -166,7 +180,8 @@ struct ScenarioRun {
             target = try ScenarioRun.invite(invite, throughPort: proxy.address.port)
         }
         // The invite travels in the environment, as people should pass it: out of `ps`'s sight.
-        return try start(index: index, arguments: ["join", clip] + queue, duringScript: duringScript, environment: ["TANDEM_INVITE": target])
+        let media = scenario.streamingJoiners.contains(index) ? [] : [clip] + queue
+        return try start(index: index, arguments: ["join"] + media, duringScript: duringScript, environment: ["TANDEM_INVITE": target])
     }
 
     private func makeProxy(_ impairment: Impairment, seed: UInt64) throws -> NetsimProxy {

@@ -125,6 +125,10 @@ public struct ModeResult: Sendable, Codable, Equatable {
     public var transitions: Int?
     /// The spread over the first 50 frames of each next item (ms).
     public var transitionSpread: Percentiles?
+    /// How the others played on once the host left (`host-leaves`).
+    public var hostLeave: HostLeaveFigures?
+    /// How joiners without the file fared (`streamed`).
+    public var streamed: StreamedFigures?
 
     /// A mode's result.
     public init(mode: SyncMode, spread: Percentiles?, clockError: Percentiles?, commandToEffect: Percentiles?,

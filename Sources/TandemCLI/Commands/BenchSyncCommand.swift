@@ -2,11 +2,13 @@ import Foundation
 import TandemBench
 
 /// `tandem bench sync`: peers in separate processes watch together; how closely they present.
+/// It is the suite's scenario `sync`, run by the suite's runner (`tandem bench all --scenario
+/// sync` runs it by both modes).
 enum BenchSyncCommand: Command {
     static let words = ["bench", "sync"]
     static let usage = "bench sync [--peers N] [--clip PATH] [--json] [--out FILE]"
     static let summary = "peers as processes on loopback with injected clocks: inter-peer presentation spread, "
-        + "command to effect, a late joiner (build with -c release)"
+        + "command to effect, a late joiner: the suite's scenario sync (build with -c release)"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try Arguments(arguments, options: ["peers", "clip", "out"], flags: ["json"])
