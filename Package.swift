@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "Tandem", targets: ["Tandem"]),
         .library(name: "TandemPlayback", targets: ["TandemPlayback"]),
         .library(name: "TandemMedia", targets: ["TandemMedia"]),
+        .library(name: "TandemMpv", targets: ["TandemMpv"]),
+        .library(name: "TandemPlayerSupport", targets: ["TandemPlayerSupport"]),
         .library(name: "TandemIdentity", targets: ["TandemIdentity"]),
         .library(name: "TandemClock", targets: ["TandemClock"]),
         .library(name: "TandemWire", targets: ["TandemWire"]),
@@ -42,8 +44,13 @@ let package = Package(
         // playback: the shared timeline and the playback coordinator.
         .target(name: "TandemPlayback", dependencies: ["Tandem", "TandemClock", "TandemNet"]),
 
-        // media: the FFmpeg-backed headless player, and the mpv backend (its IPC socket comes from net).
-        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity"]),
+        // What both players share that needs no FFmpeg: nanoseconds and media time in seconds, the
+        // monotonic clock, worker threads, the presentation log and `MediaError` (issue 15, item 9).
+        .target(name: "TandemPlayerSupport", dependencies: ["CTandemSystem", "TandemClock"]),
+        // media: the FFmpeg-backed headless player.
+        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity", "TandemPlayerSupport"]),
+        // mpv: the mpv backend over its JSON IPC (the socket comes from net); links no FFmpeg.
+        .target(name: "TandemMpv", dependencies: ["CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity", "TandemPlayerSupport"]),
 
         // streaming: a joiner without the file reads it from a holder, sealed through the session
         // (issue 15 item 4); a loopback HTTP server hands the same bytes to mpv.
@@ -53,25 +60,25 @@ let package = Package(
         .target(name: "TandemNetsim", dependencies: ["TandemNet", "TandemClock", "CTandemSystem"]),
 
         // Virtual time, a simulated network and fixtures shared by tests and benchmarks.
-        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "TandemMedia"]),
+        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "TandemMedia", "TandemMpv", "TandemPlayerSupport"]),
         // bench: benchmarks as library code; `tandem bench` runs them.
-        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemTestKit", "TandemNetsim", "Tandem", "TandemPlayback"]),
+        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemTestKit", "TandemNetsim", "Tandem", "TandemPlayback"]),
 
         // The `tandem` command: argument parsing and wiring only.
-        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemBench", "TandemNetsim", "TandemIdentity", "TandemStreaming"]),
+        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemBench", "TandemNetsim", "TandemIdentity", "TandemStreaming"]),
 
         .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit", "TandemBench"]),
         .testTarget(name: "TandemNetTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
-        .testTarget(name: "TandemPlaybackTests", dependencies: ["TandemPlayback", "Tandem", "TandemNet", "TandemClock", "TandemMedia", "TandemTestKit"]),
+        .testTarget(name: "TandemPlaybackTests", dependencies: ["TandemPlayback", "Tandem", "TandemNet", "TandemClock", "TandemMedia", "TandemPlayerSupport", "TandemTestKit"]),
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemNet", "TandemTestKit"]),
-        .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemTestKit"]),
-        .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit", "TandemBench", "TandemIdentity"]),
+        .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemPlayerSupport", "TandemTestKit"]),
+        .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemTestKit", "TandemBench", "TandemIdentity"]),
         // Streaming: its pure cores on virtual time, the HTTP server, and two sessions on a real relay.
         .testTarget(name: "StreamingTests", dependencies: ["TandemStreaming", "Tandem", "TandemNet", "TandemIdentity", "TandemPlayback", "TandemTestKit"]),
         // The suite's report: its JSON, Markdown, SVG charts and HTML page, from hand-built reports.
-        .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench"]),
+        .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench", "TandemPlayerSupport"]),
         // The mpv backend with a real headless mpv: its IPC, the no-echo ledger, and mpv in a group.
-        .testTarget(name: "MpvTests", dependencies: ["TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
+        .testTarget(name: "MpvTests", dependencies: ["TandemMpv", "TandemPlayerSupport", "TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
         // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.
         .testTarget(name: "RelayTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
         .testTarget(name: "ClusterTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),

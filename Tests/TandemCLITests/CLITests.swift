@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TandemMedia
 import TandemTestKit
+import TandemPlayerSupport
 
 /// The real `tandem` binary, driven as a process.
 @Suite struct CLITests {

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import TandemMedia
 import TandemTestKit
 
 /// The invite's secret out of sight (`ps`, error messages, children's environments), and peers'

@@ -3,7 +3,6 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import TandemMedia
 import TandemNet
 import TandemTestKit
 

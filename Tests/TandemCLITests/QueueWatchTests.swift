@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 import TandemBench
-import TandemMedia
 import TandemTestKit
+import TandemPlayerSupport
 
 /// The shared queue from the command line: `tandem host A B C` and `tandem join INVITE A B C` as
 /// real processes on loopback. The group moves to the next item at the end of one, with no

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 import TandemBench
-import TandemMedia
 import TandemTestKit
+import TandemPlayerSupport
 
 /// `tandem host` and `tandem join` end to end: real processes on loopback, the real relay
 /// inside the host, each with its own injected clock, following one scripted session.
