@@ -1,6 +1,5 @@
 import Foundation
 import TandemClock
-import TandemTestKit
 
 /// Peers in separate processes on loopback, each with its own injected clock offset and drift,
 /// watching one clip together through a scripted session: the spread between them of the

@@ -1,5 +1,5 @@
 import Foundation
-import TandemTestKit
+import TandemHarness
 
 /// The processes of one `tandem bench sync` run: starts the host and the joiners, drives the
 /// host's script, brings in the late joiner, ends the session, and collects what each printed.

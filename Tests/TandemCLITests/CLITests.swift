@@ -3,6 +3,7 @@ import Testing
 import TandemMedia
 import TandemTestKit
 import TandemPlayerSupport
+import TandemHarness
 
 /// The real `tandem` binary, driven as a process.
 @Suite struct CLITests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TandemTestKit
 import TandemMpv
+import TandemHarness
 
 /// `--latency-offset MS` on `tandem host` and `tandem join` (issue 15, item 6): out of range is
 /// one usage line; `offset MS` changes it live; with mpv, mpv's own position leads the shared

@@ -4,6 +4,7 @@ import TandemBench
 import TandemTestKit
 import TandemMpv
 import TandemPlayerSupport
+import TandemHarness
 
 /// `tandem join --player mpv` as a person runs it: a real headless mpv in the group, watched over
 /// its own IPC socket by the test, as another tool would, following the host's timeline.

@@ -3,6 +3,7 @@ import Testing
 import TandemBench
 import TandemTestKit
 import TandemPlayerSupport
+import TandemHarness
 
 /// What the benchmarks drive from the command line: `stall SECONDS [nowait]` on a joiner, and
 /// `--follow on-receipt`, the baseline. A host and one joiner as real processes on loopback,

@@ -3,6 +3,7 @@ import Testing
 import TandemBench
 import TandemTestKit
 import TandemPlayerSupport
+import TandemHarness
 
 /// No file needed to join (issue 15 item 4), as real processes through a real relay: a joiner
 /// without the file streams it from the host and presents it in step, seeks with the group,

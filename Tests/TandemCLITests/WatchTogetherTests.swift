@@ -3,6 +3,7 @@ import Testing
 import TandemBench
 import TandemTestKit
 import TandemPlayerSupport
+import TandemHarness
 
 /// `tandem host` and `tandem join` end to end: real processes on loopback, the real relay
 /// inside the host, each with its own injected clock, following one scripted session.
