@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "Tandem", targets: ["Tandem"]),
         .library(name: "TandemPlayback", targets: ["TandemPlayback"]),
         .library(name: "TandemMedia", targets: ["TandemMedia"]),
+        .library(name: "TandemMpv", targets: ["TandemMpv"]),
+        .library(name: "TandemPlayerSupport", targets: ["TandemPlayerSupport"]),
         .library(name: "TandemIdentity", targets: ["TandemIdentity"]),
         .library(name: "TandemClock", targets: ["TandemClock"]),
         .library(name: "TandemWire", targets: ["TandemWire"]),
@@ -42,8 +44,13 @@ let package = Package(
         // playback: the shared timeline and the playback coordinator.
         .target(name: "TandemPlayback", dependencies: ["Tandem", "TandemClock", "TandemNet"]),
 
-        // media: the FFmpeg-backed headless player, and the mpv backend (its IPC socket comes from net).
-        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity"]),
+        // What both players share that needs no FFmpeg: nanoseconds and media time in seconds, the
+        // monotonic clock, worker threads, the presentation log and `MediaError` (issue 15, item 9).
+        .target(name: "TandemPlayerSupport", dependencies: ["CTandemSystem", "TandemClock"]),
+        // media: the FFmpeg-backed headless player.
+        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity", "TandemPlayerSupport"]),
+        // mpv: the mpv backend over its JSON IPC (the socket comes from net); links no FFmpeg.
+        .target(name: "TandemMpv", dependencies: ["CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity", "TandemPlayerSupport"]),
 
         // streaming: a joiner without the file reads it from a holder, sealed through the session
         // (issue 15 item 4); a loopback HTTP server hands the same bytes to mpv.
@@ -52,32 +59,38 @@ let package = Package(
         // The user-space network impairment proxy (`tandem netsim`): a pure schedule and its shell.
         .target(name: "TandemNetsim", dependencies: ["TandemNet", "TandemClock", "CTandemSystem"]),
 
-        // Virtual time, a simulated network and fixtures shared by tests and benchmarks.
-        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "TandemMedia"]),
+        // harness: what the shipped benchmarks run and measure with (process runners, nats-server
+        // and Xvfb launchers, resident memory, the clock simulation on virtual time). `WatchEvent.swift`
+        // is a temporary copy of the test kit's until the library's typed watch-party events replace both.
+        .target(name: "TandemHarness", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMpv"]),
+        // The test kit, linked by tests only (never by `tandem`): virtual event loops, simulated relays,
+        // fixtures, waits on published values. Its `WatchEvent.swift` is left out (see TandemHarness).
+        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "TandemMedia", "TandemPlayerSupport", "TandemHarness"],
+                exclude: ["WatchEvent.swift"]),
         // bench: benchmarks as library code; `tandem bench` runs them.
-        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemTestKit", "TandemNetsim", "Tandem", "TandemPlayback"]),
+        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemHarness", "TandemNetsim", "Tandem", "TandemPlayback"]),
 
         // The `tandem` command: argument parsing and wiring only.
-        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemBench", "TandemNetsim", "TandemIdentity", "TandemStreaming"]),
+        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemBench", "TandemNetsim", "TandemIdentity", "TandemStreaming"]),
 
-        .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit", "TandemBench"]),
-        .testTarget(name: "TandemNetTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
-        .testTarget(name: "TandemPlaybackTests", dependencies: ["TandemPlayback", "Tandem", "TandemNet", "TandemClock", "TandemMedia", "TandemTestKit"]),
+        .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit", "TandemBench", "TandemHarness"]),
+        .testTarget(name: "TandemNetTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit", "TandemHarness"]),
+        .testTarget(name: "TandemPlaybackTests", dependencies: ["TandemPlayback", "Tandem", "TandemNet", "TandemClock", "TandemMedia", "TandemPlayerSupport", "TandemTestKit", "TandemHarness"]),
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemNet", "TandemTestKit"]),
-        .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemTestKit"]),
-        .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit", "TandemBench", "TandemIdentity"]),
+        .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemPlayerSupport", "TandemTestKit", "TandemHarness"]),
+        .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemTestKit", "TandemBench", "TandemIdentity", "TandemHarness"]),
         // Streaming: its pure cores on virtual time, the HTTP server, and two sessions on a real relay.
         .testTarget(name: "StreamingTests", dependencies: ["TandemStreaming", "Tandem", "TandemNet", "TandemIdentity", "TandemPlayback", "TandemTestKit"]),
         // The suite's report: its JSON, Markdown, SVG charts and HTML page, from hand-built reports.
-        .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench"]),
+        .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench", "TandemPlayerSupport", "TandemHarness"]),
         // The mpv backend with a real headless mpv: its IPC, the no-echo ledger, and mpv in a group.
-        .testTarget(name: "MpvTests", dependencies: ["TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
+        .testTarget(name: "MpvTests", dependencies: ["TandemMpv", "TandemPlayerSupport", "TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
         // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.
-        .testTarget(name: "RelayTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
-        .testTarget(name: "ClusterTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
+        .testTarget(name: "RelayTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit", "TandemHarness"]),
+        .testTarget(name: "ClusterTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit", "TandemHarness"]),
         // The NATS client and JetStream: the parser and connection core on virtual time, then a
         // real nats-server (one node, and a three-node cluster) started by the test kit.
-        .testTarget(name: "NATSTests", dependencies: ["TandemNet", "TandemClock", "TandemTestKit"]),
+        .testTarget(name: "NATSTests", dependencies: ["TandemNet", "TandemClock", "TandemTestKit", "TandemHarness"]),
         // The impairment proxy: its pure schedule, and the shell on loopback with echo servers and the real relay.
         .testTarget(name: "NetsimTests", dependencies: ["TandemNetsim", "TandemNet", "TandemClock"]),
 
@@ -95,7 +108,7 @@ let package = Package(
         .executableTarget(name: "WatchTogether", dependencies: ["Tandem", "TandemClock", "TandemPlayback", "TandemMedia", "SampleSupport"],
                           path: "Samples/WatchTogether", exclude: ["README.md"]),
         // Each sample run end to end as separate processes on loopback.
-        .testTarget(name: "SamplesTests", dependencies: ["TandemTestKit", "ShowAlert", "DrawTogether", "QuizNight", "SharedPhotos", "WatchTogether"]),
+        .testTarget(name: "SamplesTests", dependencies: ["TandemTestKit", "ShowAlert", "DrawTogether", "QuizNight", "SharedPhotos", "WatchTogether", "TandemHarness"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,6 @@
 import TandemClock
 import TandemNet
-import TandemTestKit
+import TandemHarness
 
 /// The clock benchmark: every scenario, our estimator and the references on the same samples.
 public struct ClockBenchmark: Sendable {

@@ -1,6 +1,5 @@
 import TandemClock
 import TandemNet
-import TandemTestKit
 
 /// One situation the clock benchmark measures every estimator in.
 public struct ClockScenario: Sendable, Hashable, Codable {

@@ -1,7 +1,7 @@
 import Foundation
 import TandemClock
 import TandemNet
-import TandemTestKit
+import TandemHarness
 
 /// The clock part of `tandem bench cluster`: a real `nats-server` and three real relays
 /// (`RelayServer`, each on a `ClusterSessionClock` whose own clock carries an injected offset of

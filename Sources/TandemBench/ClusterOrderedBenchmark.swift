@@ -2,9 +2,9 @@
 import Glibc
 #endif
 import Foundation
+import TandemHarness
 import TandemClock
 import TandemNet
-import TandemTestKit
 
 /// The ordered-delivery row of `tandem bench cluster`: `sessions` sessions of four participants
 /// (full client links, `NetworkRelayConnector`, in this process) on one `tandem serve`, then

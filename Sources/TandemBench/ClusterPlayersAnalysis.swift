@@ -1,6 +1,6 @@
 import Foundation
+import TandemHarness
 import TandemMedia
-import TandemTestKit
 
 /// The figures of `ClusterPlayersBenchmark`, pure functions of what its players logged and
 /// printed: the presented spread over a window (through `SyncLogAnalysis.showings`, as

@@ -2,9 +2,9 @@
 import Glibc
 #endif
 import Foundation
+import TandemHarness
 import TandemClock
 import TandemMedia
-import TandemTestKit
 
 /// The players' rows of `tandem bench cluster`: four built-in players (real `tandem host` and
 /// `tandem join` processes, each with its own injected clock offset and drift, as `tandem bench

@@ -2,8 +2,9 @@
 import Glibc
 #endif
 import Foundation
-import TandemMedia
-import TandemTestKit
+import TandemMpv
+import TandemPlayerSupport
+import TandemHarness
 
 /// The frame-flip benchmark of issue 15, item 7: `--player mpv` peers (a host and joiners on
 /// loopback) over a script of seeks, pauses, resumes and rate changes made in mpv itself

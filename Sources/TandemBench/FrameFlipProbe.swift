@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
-import TandemMedia
 import TandemNet
+import TandemPlayerSupport
 
 /// An independent frame-flip probe of mpv players (issue 15, item 7): a thread per mpv polls
 /// its `time-pos` over its own IPC socket, as another tool would, and takes the instant each

@@ -1,5 +1,6 @@
 import Foundation
 import TandemMedia
+import TandemPlayerSupport
 
 /// Presentation lateness of one player against its own schedule, read back from its
 /// presentation log, for each way of waiting for a deadline, in one run.

@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 import TandemClock
 import TandemNet
-import TandemTestKit
+import TandemHarness
 
 /// `tandem bench relay --adversarial`: the relay as its own `tandem serve` process, one session of
 /// honest participants in this process, and the attackers in a third process

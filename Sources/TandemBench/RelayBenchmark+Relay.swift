@@ -1,6 +1,6 @@
 import Foundation
 import TandemNet
-import TandemTestKit
+import TandemHarness
 
 /// The relay a `RelayBenchmark` measures: `tandem serve` as its own process, or a
 /// `RelayServer` in this process. Either way the caps meant for the open internet that would

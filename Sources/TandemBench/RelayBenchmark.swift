@@ -1,7 +1,7 @@
 import Foundation
 import TandemClock
 import TandemNet
-import TandemTestKit
+import TandemHarness
 
 /// `tandem bench relay`: a real relay on loopback with real sockets: its own `tandem serve`
 /// process when `relayExecutable` is set (the default from the command line), else a

@@ -1,6 +1,6 @@
 import Foundation
-import TandemMedia
-import TandemTestKit
+import TandemPlayerSupport
+import TandemHarness
 
 extension SyncBenchmark {
     /// The design's bounds on the inter-peer presentation spread (ms): p50 and p99.

@@ -1,3 +1,5 @@
+import TandemPlayerSupport
+
 /// Decoded sound in Tandem's fixed PCM format: interleaved signed 16-bit stereo at 48 kHz.
 public struct AudioChunk: Sendable {
     /// Samples per second per channel of every chunk.

@@ -2,6 +2,7 @@ import Synchronization
 import TandemClock
 import TandemPlayback
 import TandemIdentity
+import TandemPlayerSupport
 
 /// Carries out a coordinator's commands on a `HeadlessPlayer`, as `HeadlessPlayer.Options.following`
 /// says.

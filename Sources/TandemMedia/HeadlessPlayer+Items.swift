@@ -1,5 +1,6 @@
 import Foundation
 import TandemPlayback
+import TandemPlayerSupport
 
 /// The built-in player's items: preparing the next one, switching to it at an instant, and
 /// replacing the current one as AVPlayer does.

@@ -1,5 +1,6 @@
 import Synchronization
 import TandemPlayback
+import TandemPlayerSupport
 
 /// What a player does with its own stalls: a coordinated player suspends its participant for
 /// `.stallRecovery` while it stalls, so that no program needs to; every player also hands each

@@ -1,5 +1,6 @@
 import Foundation
 import TandemPlayback
+import TandemPlayerSupport
 
 /// A player without a window: it decodes a media item with FFmpeg on a thread of its own and
 /// presents each frame to its sinks at the local monotonic instant that its timeline gives.

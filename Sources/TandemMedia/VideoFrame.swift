@@ -1,4 +1,5 @@
 import CFFmpeg
+import TandemPlayerSupport
 
 /// One decoded picture, with the media time at which it starts and how long it lasts.
 ///

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import TandemHarness
 
 /// A TCP socket listening on 127.0.0.1 at a port the kernel chose (port 0), close-on-exec: what
 /// the loopback fixtures (`LoopbackHTTPServer`, `LoopbackConnectionWitness`) listen on.

@@ -1,4 +1,5 @@
 import Foundation
+import TandemHarness
 
 /// Files that tests make at test time: damaged copies of the samples, and clips made with the
 /// ffmpeg command line. Each lives in a fresh temporary directory.
@@ -70,13 +71,4 @@ public struct MediaFixtures {
         }
         return target
     }
-}
-
-/// A fixture that could not be made.
-public struct FixtureError: Error, CustomStringConvertible {
-    /// What went wrong.
-    public let description: String
-
-    /// An error saying `description`.
-    public init(_ description: String) { self.description = description }
 }

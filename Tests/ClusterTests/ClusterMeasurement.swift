@@ -4,8 +4,8 @@ import Glibc
 import Foundation
 import Testing
 import TandemNet
-import TandemTestKit
 import TandemWire
+import TandemHarness
 
 /// Not a unit test: the figures in docs/SCALING.md, run only when asked
 /// (`TANDEM_CLUSTER_BENCH=1 swift test --skip-build --no-parallel --filter ClusterMeasurement`).

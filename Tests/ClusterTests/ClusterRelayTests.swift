@@ -3,6 +3,7 @@ import Testing
 import TandemNet
 import TandemTestKit
 import TandemWire
+import TandemHarness
 
 /// Relays sharing sessions through a real three-node NATS cluster (user and password), on
 /// loopback: a session spanning relays, a relay killed, a NATS node killed, a relay restarted.

@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 import Testing
-import TandemMedia
 import TandemTestKit
+import TandemMpv
 
 /// mpv's JSON IPC, on a real headless mpv: commands, replies, observed properties, errors.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct MpvConnectionTests {

@@ -6,6 +6,8 @@ import TandemClock
 import TandemMedia
 import TandemPlayback
 import TandemTestKit
+import TandemMpv
+import TandemPlayerSupport
 
 /// A real headless mpv and the built-in player in one session on the in-memory relay: mpv starts
 /// on the group's timeline to a fraction of a ms (at a play and at a seek while playing) and the

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
-import TandemMedia
 import TandemTestKit
+import TandemMpv
 
 /// What the mpv tests share: a clip long enough to watch sync settle, and headless mpv options.
 enum MpvFixture {

@@ -6,6 +6,7 @@ import TandemMedia
 import TandemNet
 import TandemPlayback
 import TandemTestKit
+import TandemMpv
 
 /// A session on the in-memory relay with the built-in player as host and a real headless mpv as
 /// guest, which the mpv tests share.

@@ -2,10 +2,11 @@ import Foundation
 import Testing
 import Tandem
 import TandemClock
-import TandemMedia
 import TandemNet
 import TandemPlayback
 import TandemTestKit
+import TandemMpv
+import TandemPlayerSupport
 
 /// The readings a coordinated mpv writes to a presentation log: how often, how they advance, and
 /// how far from the shared timeline, for the scheduled player and for the on-receipt baseline

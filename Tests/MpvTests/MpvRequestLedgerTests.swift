@@ -1,5 +1,5 @@
 import Testing
-import TandemMedia
+import TandemMpv
 
 /// The pure core of "no echo": which reported changes are Tandem's own, and which a person's.
 @Suite struct MpvRequestLedgerTests {

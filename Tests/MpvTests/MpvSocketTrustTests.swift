@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import TandemMedia
 import TandemTestKit
+import TandemMpv
 
 /// The mpv IPC socket is trusted only when it is the mpv's we started, and what comes over it is
 /// bounded: a fake server in this process impersonates mpv.

@@ -3,9 +3,9 @@ import Synchronization
 import Testing
 import Tandem
 import TandemClock
-@testable import TandemMedia
 import TandemPlayback
 import TandemTestKit
+@testable import TandemMpv
 
 /// The mpv player's own transport with a real headless mpv: uncoordinated, `play()`, `pause()`,
 /// `seek(to:)`, `setRate(_:)` and `replaceCurrentItem(with:)` change what mpv reports by the time

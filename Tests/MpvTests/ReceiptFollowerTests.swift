@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 import TandemClock
-@testable import TandemMedia
 @testable import TandemPlayback
+@testable import TandemMpv
 
 /// The on-receipt baseline's decisions, without mpv: each version once, at once; a timeline
 /// already in force from where the group is when the command arrives.

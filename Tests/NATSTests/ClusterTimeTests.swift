@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TandemClock
 @testable import TandemNet
-import TandemTestKit
+import TandemHarness
 
 /// `ClusterSessionTime` for real: a real `nats-server`, three relays' time services (real UDP
 /// `TimeService`s on loopback) whose own clocks carry injected offsets of seconds and ±50 ppm of

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TandemNet
 import TandemTestKit
+import TandemHarness
 
 /// Not a unit test: a figure for the report, run only when asked
 /// (`TANDEM_NATS_BENCH=1 swift test --filter JetStreamLatencyBenchmark`). Sequential CAS

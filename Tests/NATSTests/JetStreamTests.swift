@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TandemNet
-import TandemTestKit
+import TandemHarness
 
 /// JetStream on a real single nats-server: streams, compare-and-set publishes, duplicates by
 /// message id, reads by sequence and subject, and an ordered consumer that replays and follows.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TandemNet
 import TandemTestKit
+import TandemHarness
 
 /// A real three-node cluster with authentication and a replicated (R3) stream: the stream
 /// leader's node is killed with SIGKILL under a client connected to it, and compare-and-set

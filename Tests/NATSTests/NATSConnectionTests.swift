@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TandemNet
-import TandemTestKit
+import TandemHarness
 
 /// The connection against a real nats-server on loopback, started and stopped by each test.
 @Suite(.enabled(if: NATSServerProcess.isAvailable, "nats-server is not installed"))

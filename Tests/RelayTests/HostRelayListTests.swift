@@ -2,6 +2,7 @@ import Foundation
 import TandemNet
 import TandemTestKit
 import Testing
+import TandemHarness
 
 /// `tandem host FILE --relay H1:P1,H2:P2` and `tandem join` with the invite it prints, as their
 /// own processes against `tandem serve`: the first relay listed is not listening, so the host

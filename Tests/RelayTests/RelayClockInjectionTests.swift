@@ -3,6 +3,7 @@ import TandemClock
 import TandemNet
 import TandemTestKit
 import Testing
+import TandemHarness
 
 /// `tandem serve --clock-offset S --clock-drift-ppm PPM`: the relay's session clock runs with
 /// the injected error, its time service says so, and participants still agree on session time.

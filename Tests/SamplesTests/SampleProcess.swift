@@ -1,5 +1,6 @@
 import Foundation
 import TandemTestKit
+import TandemHarness
 
 /// A sample program run as a separate process, as a user runs it: commands go to its standard
 /// input a line at a time, and what it prints is read back with bounded waits. Killed at the end

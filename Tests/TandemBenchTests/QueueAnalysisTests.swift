@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import TandemMedia
 @testable import TandemBench
+import TandemPlayerSupport
 
 /// The `queue` measure on made-up logs: the first frames of each next item, per item.
 @Suite struct QueueAnalysisTests {

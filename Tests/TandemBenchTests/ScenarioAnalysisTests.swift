@@ -1,8 +1,8 @@
 import Foundation
 import Testing
-import TandemMedia
-import TandemTestKit
 @testable import TandemBench
+import TandemPlayerSupport
+import TandemHarness
 
 /// The suite's statistics on made-up runs: the shared timeline's instants, convergence, the
 /// spread of position readings, which change a command became, and a whole run's figures.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import TandemTestKit
 @testable import TandemBench
+import TandemHarness
 
 /// The `stall-auto` figures on made-up runs: from a player's own stall to the group's waiting,
 /// stalls the group did not wait for, the spread after resuming, and the report's line.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TandemBench
 import TandemTestKit
+import TandemHarness
 
 /// `tandem bench all --quick --check` as CI runs it on every submission: the short suite, both
 /// modes, the report's files, and loose limits (a correctness bound on a noisy shared machine,

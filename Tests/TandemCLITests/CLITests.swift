@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TandemMedia
 import TandemTestKit
+import TandemPlayerSupport
+import TandemHarness
 
 /// The real `tandem` binary, driven as a process.
 @Suite struct CLITests {

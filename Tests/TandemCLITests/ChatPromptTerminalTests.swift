@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TandemTestKit
+import TandemHarness
 
 /// The chat prompt at a real terminal (tmux; issue 15, item 5): Enter opens a one-line prompt
 /// above the status line, typed keys (a space, `q`) are text and fire no playback key, Backspace

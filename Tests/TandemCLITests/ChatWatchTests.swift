@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TandemTestKit
+import TandemHarness
 
 /// Chat (issue 15, item 5) between real `tandem` processes on loopback, with `--events json` and
 /// `say TEXT` on standard input: lines arrive verbatim with their sender's name and identity, a

@@ -1,5 +1,6 @@
 import Testing
 import TandemTestKit
+import TandemHarness
 
 /// `--decode-throttle` (bench only) and the list of media on `tandem host`: bad values are refused
 /// clearly, before anything starts.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TandemTestKit
+import TandemHarness
 
 /// A joiner whose display name carries escape sequences, seen by the host at a real terminal
 /// (tmux): the status line shows the name's printable part, and the terminal obeys nothing of it.

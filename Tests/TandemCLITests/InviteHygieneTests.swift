@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import TandemMedia
 import TandemTestKit
+import TandemHarness
 
 /// The invite's secret out of sight (`ps`, error messages, children's environments), and peers'
 /// strings shown without their escape sequences: the real `tandem` on loopback.

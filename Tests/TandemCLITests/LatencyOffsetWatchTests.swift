@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-import TandemMedia
 import TandemTestKit
+import TandemMpv
+import TandemHarness
 
 /// `--latency-offset MS` on `tandem host` and `tandem join` (issue 15, item 6): out of range is
 /// one usage line; `offset MS` changes it live; with mpv, mpv's own position leads the shared

@@ -1,5 +1,6 @@
 import Testing
 import TandemTestKit
+import TandemHarness
 
 /// `--player mpv` on the command line: the options that only one player has, and bad choices, are refused clearly.
 @Suite struct MpvOptionTests {

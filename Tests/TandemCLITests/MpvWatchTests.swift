@@ -1,8 +1,10 @@
 import Foundation
 import Testing
 import TandemBench
-import TandemMedia
 import TandemTestKit
+import TandemMpv
+import TandemPlayerSupport
+import TandemHarness
 
 /// `tandem join --player mpv` as a person runs it: a real headless mpv in the group, watched over
 /// its own IPC socket by the test, as another tool would, following the host's timeline.

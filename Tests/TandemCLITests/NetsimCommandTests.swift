@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TandemTestKit
+import TandemHarness
 
 /// `tandem netsim` as a user runs it: in front of `tandem serve`, a `tandem clock sync` through it
 /// sees the added round trip, and SIGINT prints the statistics and the proxy's own error.

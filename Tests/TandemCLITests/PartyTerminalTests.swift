@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 import TandemTestKit
+import TandemHarness
 
 /// Issue 15, items 1 and 2, at a real terminal (tmux): `q` on the host gives its terminal back
 /// (the shell after it runs, the terminal out of raw mode) while a joiner watches and controls on;

@@ -3,9 +3,9 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import TandemMedia
 import TandemNet
 import TandemTestKit
+import TandemHarness
 
 /// Issue 15, items 1 and 2, with real processes on loopback: the relay `tandem host` starts is a
 /// process of its own that outlives the host (even a `SIGKILL`), is reused by a later host on its

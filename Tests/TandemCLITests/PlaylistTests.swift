@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 import TandemIdentity
-import TandemMedia
 import TandemTestKit
+import TandemPlayerSupport
+import TandemHarness
 
 /// Playlists (issue 15, item 3): folders in natural order, `.m3u` lists, and content identity
 /// without FFmpeg; then a host with a folder and a joiner holding the same files under other

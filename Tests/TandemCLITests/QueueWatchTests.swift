@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 import TandemBench
-import TandemMedia
 import TandemTestKit
+import TandemPlayerSupport
+import TandemHarness
 
 /// The shared queue from the command line: `tandem host A B C` and `tandem join INVITE A B C` as
 /// real processes on loopback. The group moves to the next item at the end of one, with no

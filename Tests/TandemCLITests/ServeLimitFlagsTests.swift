@@ -1,6 +1,6 @@
 import Foundation
-import TandemTestKit
 import Testing
+import TandemHarness
 
 /// The relay's resource flags on `tandem serve` and `tandem host`: stated in the usage with
 /// their defaults, and a bad value is one clear line before anything binds.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TandemTestKit
+import TandemHarness
 
 /// `tandem serve` as a user runs it: a relay process that another `tandem` process syncs its
 /// clock against on the same port, stopped cleanly by SIGTERM.

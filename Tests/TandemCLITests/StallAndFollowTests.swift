@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 import TandemBench
-import TandemMedia
 import TandemTestKit
+import TandemPlayerSupport
+import TandemHarness
 
 /// What the benchmarks drive from the command line: `stall SECONDS [nowait]` on a joiner, and
 /// `--follow on-receipt`, the baseline. A host and one joiner as real processes on loopback,

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 import TandemBench
-import TandemMedia
 import TandemTestKit
+import TandemPlayerSupport
+import TandemHarness
 
 /// No file needed to join (issue 15 item 4), as real processes through a real relay: a joiner
 /// without the file streams it from the host and presents it in step, seeks with the group,

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TandemBench
-import TandemMedia
+import TandemPlayerSupport
 
 /// The pairing behind `tandem bench sync`, on made-up logs.
 @Suite struct SyncLogAnalysisTests {

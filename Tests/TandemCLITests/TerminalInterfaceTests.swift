@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TandemTestKit
+import TandemHarness
 
 /// The watch-together terminal interface as a person uses it: `tandem host` in a real terminal
 /// (tmux), keys sent to it, the status line read back, and a joiner that follows.

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 import TandemBench
-import TandemMedia
 import TandemTestKit
+import TandemPlayerSupport
+import TandemHarness
 
 /// `tandem host` and `tandem join` end to end: real processes on loopback, the real relay
 /// inside the host, each with its own injected clock, following one scripted session.

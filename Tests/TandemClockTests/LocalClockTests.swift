@@ -1,6 +1,6 @@
 import Testing
 import TandemClock
-import TandemTestKit
+import TandemHarness
 
 @Suite struct LocalClockTests {
     @Test func skewedClockAddsOffsetAndDrift() {

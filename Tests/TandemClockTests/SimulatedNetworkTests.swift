@@ -1,6 +1,6 @@
 import TandemNet
-import TandemTestKit
 import Testing
+import TandemHarness
 
 /// The simulated network on the shared impairment model: determinism by seed, loss,
 /// duplication and reordering at their rates, and delays within the model's bounds.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TandemMedia
 import TandemTestKit
+import TandemPlayerSupport
 
 /// Bad input gets a clear error or plays what can be played: never a crash, never a hang.
 @Suite struct BadInputTests {

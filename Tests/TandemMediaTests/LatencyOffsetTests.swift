@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TandemMedia
 import TandemTestKit
+import TandemPlayerSupport
 
 /// The built-in player's latency offset (issue 15, item 6): with an offset, every frame is
 /// presented that much earlier than its timeline gives it (later for a negative one), as its

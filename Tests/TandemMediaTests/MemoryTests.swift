@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TandemMedia
 import TandemTestKit
+import TandemHarness
 
 /// Memory stays flat however long the file: the queues are bounded, and decoding frees what it
 /// has passed on.

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import TandemMedia
 import TandemTestKit
+import TandemPlayerSupport
 
 /// The headless player on the sample clips: frames presented at the instants the timeline gives,
 /// through pauses, resumes, rate changes and seeks.

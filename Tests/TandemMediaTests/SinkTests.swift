@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import TandemMedia
 import TandemTestKit
+import TandemPlayerSupport
 
 /// The sinks: what they write, and the README's embedding example as written.
 @Suite struct SinkTests {

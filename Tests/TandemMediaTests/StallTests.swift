@@ -3,6 +3,7 @@ import Testing
 @testable import TandemMedia
 import TandemPlayback
 import TandemTestKit
+import TandemPlayerSupport
 
 /// Stall detection: the pure rule (`StallDetector`) on made-up observations, then the real
 /// player with its decoder slowed down (`Options.decodeThrottle`).

@@ -1,5 +1,6 @@
 import Testing
 @testable import TandemMedia
+import TandemPlayerSupport
 
 /// The scheduler's pure core, on made-up instants: no threads, no clock.
 @Suite struct TimelineScheduleTests {

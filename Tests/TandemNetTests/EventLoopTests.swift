@@ -5,8 +5,8 @@ import Dispatch
 import Synchronization
 @testable import TandemNet
 import TandemClock
-import TandemTestKit
 import Testing
+import TandemHarness
 
 /// The epoll loop on real sockets on loopback: readiness of many descriptors, interest changes,
 /// handlers that deregister others, tasks from other threads and scheduled tasks. Every wait is

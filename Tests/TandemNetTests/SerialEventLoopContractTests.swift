@@ -4,6 +4,7 @@ import Synchronization
 import TandemClock
 import TandemTestKit
 import Testing
+import TandemHarness
 
 /// What a shell relies on of any `SerialEventLoop`, one test body over both loops in the manner
 /// of Hummingbird's `.router | .live`: the embedded loop in virtual time, and the epoll loop on

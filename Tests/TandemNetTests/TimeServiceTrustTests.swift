@@ -4,9 +4,9 @@ import Glibc
 import Foundation
 import TandemClock
 import TandemNet
-import TandemTestKit
 import TandemWire
 import Testing
+import TandemHarness
 
 /// The time service as an attacker meets it: it never answers with more bytes than it was sent,
 /// and the session time it answers with does not reveal how long the host has been up.

@@ -6,6 +6,7 @@ import TandemMedia
 import TandemNet
 import TandemPlayback
 import TandemTestKit
+import TandemPlayerSupport
 
 /// The benchmarking baseline against the coordinator's way: built-in players on the in-memory
 /// relay, each with an injected clock, following the group `.onReceipt` or `.scheduled`. The

@@ -4,6 +4,7 @@ import Tandem
 import TandemNet
 import TandemPlayback
 import TandemTestKit
+import TandemHarness
 
 /// `tandem host` and `tandem join` as real processes on loopback, and an invitee in this
 /// process that bypasses validation: it orders poisoned proposals with the session's own

@@ -3,7 +3,7 @@ import Testing
 import TandemClock
 import TandemNet
 import TandemPlayback
-import TandemTestKit
+import TandemHarness
 
 /// Several participants on virtual time, each with its own clock offset and drift, each
 /// estimating the session clock through a simulated, jittery network, all applying the same

@@ -5,6 +5,7 @@ import TandemClock
 import TandemNet
 import TandemTestKit
 @testable import TandemPlayback
+import TandemHarness
 
 /// The session clock as a world participant knows it, exactly: the world's loop clock is the
 /// session clock, and the participant's clock is off it by the offset and drift it joined with.

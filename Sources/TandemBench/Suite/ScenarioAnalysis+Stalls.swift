@@ -1,4 +1,4 @@
-import TandemTestKit
+import TandemHarness
 
 extension ScenarioAnalysis {
     /// How far before a peer's `stalled` event the group's waiting may take effect and still

@@ -1,6 +1,6 @@
 import Foundation
-import TandemMedia
-import TandemTestKit
+import TandemPlayerSupport
+import TandemHarness
 
 /// Turns what one run of a scenario produced (events, presentation logs, commands, usage) into
 /// its figures. Pure functions of the run's outcome.

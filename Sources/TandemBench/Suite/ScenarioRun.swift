@@ -2,7 +2,7 @@ import Foundation
 import TandemClock
 import TandemNet
 import TandemNetsim
-import TandemTestKit
+import TandemHarness
 
 /// The processes of one scenario in one mode: starts the host and the joiners (each joiner
 /// through its own impairment proxy when the scenario says so), follows the script, ends the

@@ -5,6 +5,7 @@ import TandemNet
 import TandemMedia
 import TandemPlayback
 import TandemIdentity
+import TandemPlayerSupport
 
 /// `tandem host FILE`: starts a watch-together session on a relay, joins as its first participant
 /// and prints the invite on its own line.

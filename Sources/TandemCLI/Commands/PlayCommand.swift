@@ -1,6 +1,7 @@
 import Foundation
 import TandemBench
 import TandemMedia
+import TandemPlayerSupport
 
 /// `tandem play FILE ...`: play alone with the headless player.
 enum PlayCommand: Command {

@@ -5,6 +5,7 @@ import TandemClock
 import TandemMedia
 import TandemPlayback
 import TandemIdentity
+import TandemPlayerSupport
 
 /// The watch's shared queue (`tandem host FILE…`, `join [INVITE] FILE…`):
 ///

@@ -6,6 +6,7 @@ import TandemIdentity
 import TandemMedia
 import TandemPlayback
 import TandemStreaming
+import TandemPlayerSupport
 
 /// Issue 15 item 4: no file needed to join, and URL items.
 ///

@@ -8,6 +8,7 @@ import TandemClock
 import TandemMedia
 import TandemPlayback
 import TandemIdentity
+import TandemPlayerSupport
 
 /// Watches a joined session with the built-in player (or mpv: `WatchRunner+Mpv.swift`): follows
 /// the shared timeline, reports what happens, and takes keys at a terminal or commands a line at

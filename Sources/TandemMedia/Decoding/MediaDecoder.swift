@@ -1,4 +1,5 @@
 import CFFmpeg
+import TandemPlayerSupport
 
 /// What a `MediaDecoder` produces: pictures and sound, each with its media time.
 public enum DecodedMedia: Sendable {

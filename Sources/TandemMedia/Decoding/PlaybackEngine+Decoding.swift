@@ -1,3 +1,5 @@
+import TandemPlayerSupport
+
 extension PlaybackEngine {
     /// What the decoding thread decodes next.
     private enum Job {

@@ -1,4 +1,5 @@
 import TandemClock
+import TandemPlayerSupport
 extension PlaybackEngine {
     /// What the presentation thread does next.
     private enum Step {

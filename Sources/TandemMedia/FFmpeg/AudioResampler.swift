@@ -1,4 +1,5 @@
 import CFFmpeg
+import TandemPlayerSupport
 
 /// Converts decoded audio of any layout, format and rate to `AudioChunk`'s fixed format with
 /// libswresample. It is rebuilt when the input's format changes mid-stream.

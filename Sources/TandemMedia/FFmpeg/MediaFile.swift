@@ -4,6 +4,7 @@ import Glibc
 import CFFmpeg
 import Foundation
 import TandemPlayback
+import TandemPlayerSupport
 
 /// An open media container (libavformat's `AVFormatContext`), read by one thread at a time.
 ///
@@ -30,12 +31,8 @@ public final class MediaFile: @unchecked Sendable {
     var byteSourceFailure: String? { byteInput?.failure }
 
     /// Whether `url` is a URL the user gave (`scheme://…`), as opposed to a path.
-    public static func isURL(_ url: String) -> Bool {
-        guard let separator = url.range(of: "://") else { return false }
-        let scheme = url[..<separator.lowerBound]
-        guard let first = scheme.first, first.isASCII, first.isLetter else { return false }
-        return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
-    }
+    /// (`MediaLocation.isURL(_:)`, which needs no FFmpeg.)
+    public static func isURL(_ url: String) -> Bool { MediaLocation.isURL(url) }
 
     /// Whether the file at `path` starts as an HLS playlist or an `ffconcat` list does.
     static func isPlaylist(_ path: String) -> Bool {

@@ -1,4 +1,5 @@
 import CFFmpeg
+import TandemPlayerSupport
 
 /// A libavcodec decoder for one stream of a `MediaFile`.
 final class StreamDecoder {

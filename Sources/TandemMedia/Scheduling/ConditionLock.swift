@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import TandemPlayerSupport
 
 /// A mutex with condition variables that wait against CLOCK_MONOTONIC deadlines.
 ///

@@ -1,4 +1,5 @@
 import Synchronization
+import TandemPlayerSupport
 
 /// Counts what was presented: video frames, stills and audio.
 public final class CountingSink: VideoSink, AudioSink {

@@ -1,3 +1,5 @@
+import TandemPlayerSupport
+
 /// When and how a frame or audio chunk was presented.
 public struct Presentation: Sendable, Equatable {
     /// The item being played (by default the file's name).

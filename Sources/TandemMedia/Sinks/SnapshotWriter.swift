@@ -1,5 +1,6 @@
 import CFFmpeg
 import Foundation
+import TandemPlayerSupport
 
 /// Writes the picture on screen at a given media time to a PNG or PPM file.
 public enum SnapshotWriter {

@@ -4,6 +4,7 @@ import Glibc
 import Synchronization
 import TandemClock
 import TandemNet
+import TandemHarness
 
 /// A serial event loop on virtual time, for deterministic tests: the embedded twin of TandemNet's
 /// epoll `EventLoop`, which the in-memory relay, its links and any shell on a `SerialEventLoop`

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TandemClock
 import TandemNet
+import TandemHarness
 
 /// An in-memory relay and its participants' links, all on one `EmbeddedEventLoop`: a whole
 /// session that moves only in virtual time, deterministically, with no thread of its own and no

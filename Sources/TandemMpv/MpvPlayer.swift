@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TandemClock
 import TandemPlayback
+import TandemPlayerSupport
 
 /// A real mpv, driven through its JSON IPC, that follows a group's shared timeline.
 ///
@@ -190,7 +191,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     /// known to the group as `options.itemIdentifier` (by default the file's name). `file` may
     /// also be a URL, which mpv opens itself.
     public static func launch(file: String, options: Options = Options()) async throws -> MpvPlayer {
-        let item = MediaFile.isURL(file) ? try? PlaybackItem(url: URL(string: file) ?? URL(fileURLWithPath: file),
+        let item = MediaLocation.isURL(file) ? try? PlaybackItem(url: URL(string: file) ?? URL(fileURLWithPath: file),
                                                              identifier: options.itemIdentifier) : nil
         return try await launch(item: item ?? PlaybackItem(file: file, identifier: options.itemIdentifier), options: options)
     }

@@ -5,7 +5,7 @@ import CTandemSystem
 
 /// A POSIX thread of its own, for work that blocks or keeps deadlines (decoding, presenting),
 /// kept off Swift's cooperative pool.
-final class WorkerThread: @unchecked Sendable {
+package final class WorkerThread: @unchecked Sendable {
     private var thread = pthread_t()
     private var joined = false
 
@@ -29,7 +29,7 @@ final class WorkerThread: @unchecked Sendable {
     ///     close to their deadlines as the kernel can.
     ///   - realtime: ask for a real-time (SCHED_FIFO) priority, so that a busy machine does not
     ///     delay the thread's wake-ups; where that is not permitted, the thread runs normally.
-    init(name: String, timerSlack: UInt? = nil, realtime: Bool = false, _ body: @escaping @Sendable () -> Void) {
+    package init(name: String, timerSlack: UInt? = nil, realtime: Bool = false, _ body: @escaping @Sendable () -> Void) {
         let start = Unmanaged.passRetained(Start(name: name, timerSlack: timerSlack, realtime: realtime, body: body)).toOpaque()
         let created = pthread_create(&thread, nil, { context in
             let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
@@ -47,7 +47,7 @@ final class WorkerThread: @unchecked Sendable {
     }
 
     /// Waits for the thread to finish.
-    func join() {
+    package func join() {
         guard !joined else { return }
         joined = true
         pthread_join(thread, nil)

@@ -1,5 +1,6 @@
 import TandemClock
 import TandemPlayback
+import TandemPlayerSupport
 
 /// The benchmarking baseline (`Options.following = .onReceipt`): mpv applies each change of the
 /// group's timeline once, immediately, when its command arrives, and nothing corrects it

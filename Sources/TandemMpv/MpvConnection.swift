@@ -5,6 +5,7 @@ import CTandemSystem
 import Foundation
 import Synchronization
 import TandemNet
+import TandemPlayerSupport
 
 /// A client of mpv's JSON IPC (`--input-ipc-server`): newline-delimited JSON over a UNIX-domain
 /// socket, each command matched to its reply by `request_id`, and everything else (property

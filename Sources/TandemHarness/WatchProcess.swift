@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
-import TandemMedia
 import TandemClock
+import TandemMpv
 
 /// A running `tandem host` or `tandem join`, driven as a separate process: commands go to its
 /// standard input a line at a time, and its `--events json` lines are read as they come.

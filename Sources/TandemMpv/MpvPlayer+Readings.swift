@@ -1,5 +1,6 @@
 import TandemClock
 import TandemPlayback
+import TandemPlayerSupport
 
 /// Reading mpv's position, for the correction loop, the commands and the presentation log.
 ///

@@ -1,13 +1,13 @@
-import CFFmpeg
-
 /// An error from the media layer: what failed, on which input, and FFmpeg's own words for it.
 public struct MediaError: Error, CustomStringConvertible, Sendable {
-    private enum Code: Sendable {
+    /// Which kind of failure it is (the FFmpeg errors are made in TandemMedia).
+    package enum Code: Sendable {
         case cannotOpen, notMedia, noStreams, noVideo, unsupportedCodec, ffmpeg, io, invalidArgument
         case notWhileCoordinated, proposalRefused
     }
 
-    private let code: Code
+    /// Which kind of failure it is.
+    package let code: Code
     /// What was being done, for example the FFmpeg call or the file being written.
     public let context: String
     /// The detail: FFmpeg's error text, or an explanation.
@@ -15,7 +15,8 @@ public struct MediaError: Error, CustomStringConvertible, Sendable {
     /// FFmpeg's (negative) error code, when the error came from FFmpeg.
     public let ffmpegCode: Int32?
 
-    private init(_ code: Code, context: String, detail: String, ffmpegCode: Int32? = nil) {
+    /// An error of `code`; the public factories below (and TandemMedia's FFmpeg ones) make them.
+    package init(_ code: Code, context: String, detail: String, ffmpegCode: Int32? = nil) {
         self.code = code
         self.context = context
         self.detail = detail
@@ -38,16 +39,6 @@ public struct MediaError: Error, CustomStringConvertible, Sendable {
         }
     }
 
-    /// The input could not be opened (missing, unreadable, or an unknown protocol).
-    public static func cannotOpen(_ url: String, code: Int32) -> MediaError {
-        MediaError(.cannotOpen, context: url, detail: errorText(code), ffmpegCode: code)
-    }
-
-    /// The input opened but holds nothing that FFmpeg recognises as media.
-    public static func notMedia(_ url: String, code: Int32) -> MediaError {
-        MediaError(.notMedia, context: url, detail: errorText(code), ffmpegCode: code)
-    }
-
     /// The input holds no stream that Tandem can play.
     public static func noStreams(_ url: String) -> MediaError {
         MediaError(.noStreams, context: url, detail: "")
@@ -61,11 +52,6 @@ public struct MediaError: Error, CustomStringConvertible, Sendable {
     /// No decoder or encoder is available for a codec.
     public static func unsupportedCodec(_ context: String, _ detail: String) -> MediaError {
         MediaError(.unsupportedCodec, context: context, detail: detail)
-    }
-
-    /// An FFmpeg call returned a negative code.
-    public static func ffmpeg(_ call: String, code: Int32) -> MediaError {
-        MediaError(.ffmpeg, context: call, detail: errorText(code), ffmpegCode: code)
     }
 
     /// Reading or writing a file failed.
@@ -96,20 +82,4 @@ public struct MediaError: Error, CustomStringConvertible, Sendable {
 
     /// Whether the error is `proposalRefused`.
     public var isProposalRefused: Bool { code == .proposalRefused }
-
-    /// FFmpeg's text for an error code, from `av_strerror`.
-    static func errorText(_ code: Int32) -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        if av_strerror(code, &buffer, buffer.count) < 0 {
-            return "error \(code)"
-        }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-}
-
-/// Returns `result` when it is not negative; otherwise throws the FFmpeg error for `call`.
-@discardableResult
-func check(_ result: Int32, _ call: @autoclosure () -> String) throws(MediaError) -> Int32 {
-    if result < 0 { throw MediaError.ffmpeg(call(), code: result) }
-    return result
 }

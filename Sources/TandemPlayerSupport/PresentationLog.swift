@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// Lines are buffered in memory and written in blocks, so that logging costs the presentation
 /// thread microseconds; `close()` (or deinit) writes the rest.
-public final class PresentationLog: VideoSink {
+public final class PresentationLog: Sendable {
     /// The file being written.
     public let path: String
     private let state: Mutex<(descriptor: Int32, buffer: [UInt8])>
@@ -33,12 +33,8 @@ public final class PresentationLog: VideoSink {
         close()
     }
 
-    /// Buffers the frame's line; a full buffer is written at once.
-    public func present(_ frame: VideoFrame, _ presentation: Presentation) {
-        append(PresentationLog.line(frame.presentationTime, presentation))
-    }
-
-    private func append(_ line: String) {
+    /// Buffers `line`; a full buffer is written at once.
+    package func append(_ line: String) {
         state.withLock { state in
             state.buffer.append(contentsOf: line.utf8)
             if state.buffer.count >= PresentationLog.flushThreshold {
@@ -72,12 +68,8 @@ public final class PresentationLog: VideoSink {
         }
     }
 
-    static func line(_ pts: Nanoseconds, _ presentation: Presentation) -> String {
-        line(item: presentation.item, pts: MediaTime.seconds(pts), scheduled: presentation.scheduled,
-             presented: presentation.presented, still: presentation.isStill, reading: false)
-    }
-
-    static func line(item name: String, pts: Double, scheduled: Int64, presented: Int64, still: Bool, reading: Bool) -> String {
+    /// One JSON line of the log.
+    package static func line(item name: String, pts: Double, scheduled: Int64, presented: Int64, still: Bool, reading: Bool) -> String {
         var item = ""
         for scalar in name.unicodeScalars {
             switch scalar {

@@ -5,6 +5,7 @@ import CTandemSystem
 import Foundation
 import Synchronization
 import TandemNet
+import TandemPlayerSupport
 
 /// A running mpv, started paused on one file with its JSON IPC server on, and stopped on
 /// `terminate`:
@@ -17,7 +18,7 @@ import TandemNet
 ///
 /// A file given as a path (not a URL) also gets `--access-references=no --ytdl=no`: the media
 /// came from someone else, and a playlist or a reference in it that names http or another file
-/// must not make mpv fetch anything or run youtube-dl (`MediaFile` does the same for FFmpeg).
+/// must not make mpv fetch anything or run youtube-dl (`MediaFile` does the same for FFmpeg, in TandemMedia).
 public final class MpvProcess: @unchecked Sendable {
     /// Where mpv's IPC server listens.
     public let ipcPath: String
@@ -48,7 +49,7 @@ public final class MpvProcess: @unchecked Sendable {
         self.ipcPath = path
         logPath = directory.appendingPathComponent("mpv.log").path
         commandLine = [executable, "--idle=no", "--input-ipc-server=\(path)", "--pause", "--keep-open=yes"]
-            + (MediaFile.isURL(file) ? [] : Self.localFileArguments) + extraArguments + ["--", file]
+            + (MediaLocation.isURL(file) ? [] : Self.localFileArguments) + extraArguments + ["--", file]
         let display = commandLine.joined(separator: " ")
         guard path.utf8.count <= UnixStreamSocket.maximumPathLength else {
             throw .launch(display, "the IPC socket path is too long (at most \(UnixStreamSocket.maximumPathLength) bytes): \(path)")

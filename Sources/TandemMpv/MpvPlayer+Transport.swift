@@ -1,5 +1,6 @@
 import TandemClock
 import TandemPlayback
+import TandemPlayerSupport
 
 /// The player's own transport, in the manner of AVPlayer's: `play()`, `pause()`, `seek(to:)`,
 /// `setRate(_:)` and `replaceCurrentItem(with:)`.

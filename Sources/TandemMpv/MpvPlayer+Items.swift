@@ -2,6 +2,7 @@ import Foundation
 import TandemClock
 import TandemPlayback
 import TandemIdentity
+import TandemPlayerSupport
 
 /// The item mpv plays, and changing it: mpv's `loadfile`.
 ///
@@ -63,7 +64,7 @@ extension MpvPlayer {
         /// (which reads 128 KiB: well under a ms).
         static func identity(of item: PlaybackItem) -> String? {
             if let identity = item.identity { return identity }
-            guard case .file(let path) = item.source, !MediaFile.isURL(path) else { return nil }
+            guard case .file(let path) = item.source, !MediaLocation.isURL(path) else { return nil }
             return try? MediaIdentity.of(file: path)
         }
     }
@@ -88,7 +89,7 @@ extension MpvPlayer {
         init(loaded: LoadedItem) {
             self.loaded = loaded
             available = [loaded.item.identifier: loaded.item]
-            restrictsLocalFiles = !MediaFile.isURL(loaded.target)
+            restrictsLocalFiles = !MediaLocation.isURL(loaded.target)
         }
 
     }
@@ -143,7 +144,7 @@ extension MpvPlayer {
     /// failed").
     static func checkedTarget(of item: PlaybackItem, for request: String) throws(MpvError) -> String {
         let target = try mpvTarget(of: item, for: request)
-        if case .file(let path) = item.source, !MediaFile.isURL(path), !FileManager.default.fileExists(atPath: path) {
+        if case .file(let path) = item.source, !MediaLocation.isURL(path), !FileManager.default.fileExists(atPath: path) {
             throw .invalidRequest("\(request) \(item.identifier)", "there is no file at \(path)")
         }
         return target
@@ -203,7 +204,7 @@ extension MpvPlayer {
         let position = (try? await connection.get("time-pos"))?.seconds.map { Int64(saturating: $0 * 1e9) }
         let events = connection.events
         _ = try? await connection.set("idle", .string("yes"))
-        if case .file(let path) = item.source, !MediaFile.isURL(path), !items.withLock({ $0.restrictsLocalFiles }) {
+        if case .file(let path) = item.source, !MediaLocation.isURL(path), !items.withLock({ $0.restrictsLocalFiles }) {
             for option in MpvProcess.localFileOptions { _ = try? await connection.set(option, .string("no")) }
             items.withLock { $0.restrictsLocalFiles = true }
         }

@@ -1,11 +1,7 @@
 import Foundation
 @_exported import TandemIdentity
 import TandemPlayback
-
-/// A media item's content identity: `ContentIdentity` (size and hashes, no FFmpeg needed), by
-/// the name it had when it lived here. A player announces the duration with it
-/// (`ContentIdentity.announcing(duration:_:)`).
-public typealias MediaIdentity = ContentIdentity
+import TandemPlayerSupport
 
 extension ContentIdentity {
     /// `s=SIZE;h=HASH` for the bytes of `source`, as `of(file:)` makes it for a file holding the

@@ -56,7 +56,7 @@ public final class NATSServerProcess: @unchecked Sendable {
     }
 
     /// A server not started yet: for `NATSTestCluster`, which starts its nodes together.
-    init(name: String, port: UInt16, monitorPort: UInt16, route: (port: UInt16, cluster: String, routes: [UInt16])?,
+    package init(name: String, port: UInt16, monitorPort: UInt16, route: (port: UInt16, cluster: String, routes: [UInt16])?,
          authentication: Authentication, maximumPayload: Int?, directory: URL?) throws {
         self.name = name
         self.port = port
@@ -108,7 +108,7 @@ public final class NATSServerProcess: @unchecked Sendable {
     public var url: String { NATSServerProcess.url(ports: [port], authentication: authentication) }
 
     /// The URL of servers on `ports` with `authentication`.
-    static func url(ports: [UInt16], authentication: Authentication) -> String {
+    package static func url(ports: [UInt16], authentication: Authentication) -> String {
         let credentials: String
         switch authentication {
         case .none: credentials = ""
@@ -202,7 +202,7 @@ public final class NATSServerProcess: @unchecked Sendable {
 
     /// `count` distinct free TCP ports on 127.0.0.1 (free when asked; the kernel hands out
     /// ephemeral ports in sequence, so a port just released is not soon handed out again).
-    static func freePorts(_ count: Int) throws -> [UInt16] {
+    package static func freePorts(_ count: Int) throws -> [UInt16] {
         var sockets: [TCPSocket] = []
         var ports: [UInt16] = []
         for _ in 0..<count {

@@ -1,0 +1,14 @@
+import TandemPlayerSupport
+
+/// The built-in player's presentation log: one line per presented frame.
+extension PresentationLog: VideoSink {
+    /// Buffers the frame's line; a full buffer is written at once.
+    public func present(_ frame: VideoFrame, _ presentation: Presentation) {
+        append(PresentationLog.line(frame.presentationTime, presentation))
+    }
+
+    static func line(_ pts: Nanoseconds, _ presentation: Presentation) -> String {
+        line(item: presentation.item, pts: MediaTime.seconds(pts), scheduled: presentation.scheduled,
+             presented: presentation.presented, still: presentation.isStill, reading: false)
+    }
+}
