@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "TandemClock", targets: ["TandemClock"]),
         .library(name: "TandemWire", targets: ["TandemWire"]),
         .library(name: "TandemNet", targets: ["TandemNet"]),
+        .library(name: "TandemParty", targets: ["TandemParty"]),
         .executable(name: "tandem", targets: ["TandemCLI"]),
     ],
     targets: [
@@ -49,16 +50,19 @@ let package = Package(
         // (issue 15 item 4); a loopback HTTP server hands the same bytes to mpv.
         .target(name: "TandemStreaming", dependencies: ["Tandem", "TandemPlayback", "TandemIdentity"]),
 
+        // party: a watch party as one library type, and its typed `Codable` events (issue 15 item 9).
+        .target(name: "TandemParty", dependencies: ["Tandem", "TandemPlayback", "TandemMedia", "TandemStreaming", "TandemIdentity"]),
+
         // The user-space network impairment proxy (`tandem netsim`): a pure schedule and its shell.
         .target(name: "TandemNetsim", dependencies: ["TandemNet", "TandemClock", "CTandemSystem"]),
 
         // Virtual time, a simulated network and fixtures shared by tests and benchmarks.
-        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "TandemMedia"]),
+        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "TandemMedia", "TandemParty"]),
         // bench: benchmarks as library code; `tandem bench` runs them.
         .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemTestKit", "TandemNetsim", "Tandem", "TandemPlayback"]),
 
         // The `tandem` command: argument parsing and wiring only.
-        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemBench", "TandemNetsim", "TandemIdentity", "TandemStreaming"]),
+        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemBench", "TandemNetsim", "TandemIdentity", "TandemStreaming", "TandemParty"]),
 
         .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit", "TandemBench"]),
         .testTarget(name: "TandemNetTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit"]),
@@ -68,6 +72,8 @@ let package = Package(
         .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemTestKit", "TandemBench", "TandemIdentity"]),
         // Streaming: its pure cores on virtual time, the HTTP server, and two sessions on a real relay.
         .testTarget(name: "StreamingTests", dependencies: ["TandemStreaming", "Tandem", "TandemNet", "TandemIdentity", "TandemPlayback", "TandemTestKit"]),
+        // The party's events: every kind decoded from a recorded line and written back the same.
+        .testTarget(name: "TandemPartyTests", dependencies: ["TandemParty", "TandemPlayback"]),
         // The suite's report: its JSON, Markdown, SVG charts and HTML page, from hand-built reports.
         .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench"]),
         // The mpv backend with a real headless mpv: its IPC, the no-echo ledger, and mpv in a group.

@@ -1,5 +1,6 @@
 import Foundation
 import Tandem
+import TandemParty
 
 /// The watch's chat (issue 15, item 5): at a terminal, Enter opens a one-line prompt above the
 /// status line (`KeyParser`, `StatusArea`); without one, the line command `say TEXT` sends
@@ -17,7 +18,7 @@ extension WatchRunner {
                 let name = (active.first { $0.id == message.sender } ?? session.participant(identifiedBy: message.sender))?
                     .name(among: active) ?? message.sender.uuidString
                 if events.json || !StatusArea.shared.isActive {
-                    events.emit("chat", ["from": name, "participant": message.sender.uuidString, "text": message.text])
+                    events.emit(.chat(.init(from: name, participant: message.sender.uuidString, text: message.text)))
                 } else {
                     StatusArea.shared.printAbove("\(TerminalText.sanitized(name)): \(TerminalText.sanitized(message.text))")
                 }

@@ -1,3 +1,4 @@
+import TandemParty
 import Synchronization
 
 /// The watch's latency offset (issue 15, item 6): `--latency-offset MS` to start with, keys `-`
@@ -52,6 +53,6 @@ extension WatchRunner {
 
     /// Reports the offset now in force.
     func reportOffset(_ milliseconds: Int, events: EventPrinter) {
-        events.emit("latency-offset", ["ms": milliseconds])
+        events.emit(.latencyOffset(.init(milliseconds: milliseconds)))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Tandem
+import TandemParty
 import TandemMedia
 import TandemPlayback
 import TandemStreaming
@@ -43,8 +44,8 @@ extension WatchRunner {
         }
         let coordinator = player.playbackCoordinator
         let events = EventPrinter(json: options.jsonEvents)
-        events.emit("joined", ["session": session.id.uuidString, "participant": session.localParticipant.displayName,
-                               "item": session.activity.item, "player": "mpv", "mpv_ipc": player.ipcPath])
+        events.emit(.joined(.init(session: session.id.uuidString, participant: session.localParticipant.displayName,
+                                  item: session.activity.item, player: "mpv", mpvIPC: player.ipcPath)))
         let eventTask = Task { for await event in coordinator.events { events.report(event, session: session) } }
         let participantTask = Task { await events.followParticipants(session) }
         let chatTask = followChat(events: events)
@@ -53,7 +54,7 @@ extension WatchRunner {
         let exitTask = Task { [session] in
             await player.waitUntilExited()
             guard !Task.isCancelled else { return }
-            events.emit("mpv-exited", ["status": Int(player.process.exitStatus ?? -1)])
+            events.emit(.mpvExited(.init(status: Int(player.process.exitStatus ?? -1))))
             session.leave()
         }
         coordinator.coordinateWithSession(session)
@@ -94,13 +95,11 @@ extension WatchRunner {
         await player.close()
         log?.close()
         let statistics = player.statistics
-        var fields: [String: any Sendable] = ["player": "mpv", "follow": options.follow.rawValue, "measurements": statistics.measurements,
-                                              "nudges": statistics.nudges, "corrective_seeks": statistics.correctiveSeeks,
-                                              "mpv_proposals": statistics.userProposals, "readings": statistics.readings,
-                                              "starts": statistics.starts]
-        if let error = statistics.lastError { fields["last_error_ms"] = Double(error) / 1e6 }
-        if let error = statistics.lastStartError { fields["last_start_error_ms"] = Double(error) / 1e6 }
-        events.emit("statistics", fields)
+        events.emit(.mpvStatistics(.init(follow: options.follow.rawValue, measurements: statistics.measurements, nudges: statistics.nudges,
+                                         correctiveSeeks: statistics.correctiveSeeks, mpvProposals: statistics.userProposals,
+                                         readings: statistics.readings, starts: statistics.starts,
+                                         lastErrorMilliseconds: statistics.lastError.map { Double($0) / 1e6 },
+                                         lastStartErrorMilliseconds: statistics.lastStartError.map { Double($0) / 1e6 })))
         // Leaving or ending is heard from the relay, not from this process going away.
         await session.departureDelivered()
         return WatchRunner.exitStatus(for: ending, endedHere: endedHere.isSet)
@@ -121,7 +120,7 @@ extension WatchRunner {
                 // An end of item is told at its instant, before the record that settles it.
                 if case .itemEnded(_, let next?, let index?) = event, next.identifier != last {
                     last = next.identifier
-                    events.emit("item", ["identifier": next.identifier, "index": index, "count": coordinator.core.queue.entries.count])
+                    events.emit(.item(.init(identifier: next.identifier, index: index, count: coordinator.core.queue.entries.count)))
                     continue
                 }
                 last = await syncQueue(mpv: player, coordinator: coordinator, files: files, events: events, last: last,

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Tandem
+import TandemParty
 import TandemClock
 import TandemMedia
 import TandemPlayback
@@ -76,13 +77,12 @@ extension WatchRunner {
             for file in files where !reported.contains(file.path)
                 && !core.queue.entries.contains(where: { ContentIdentity.sameContent($0.identity, file.identity) }) {
                 reported.insert(file.path)
-                events.emit("unmatched-media", ["file": file.path,
-                                                "message": "\(file.path) matches no item of the group's queue (by content)"])
+                events.emit(.unmatchedMedia(.init(file: file.path, message: "\(file.path) matches no item of the group's queue (by content)")))
             }
         }
         let item = core.timeline.item
         if item != last, let item, core.queue.entries.count > 1 {
-            events.emit("item", ["identifier": item, "index": core.currentEntryIndex ?? -1, "count": core.queue.entries.count])
+            events.emit(.item(.init(identifier: item, index: core.currentEntryIndex ?? -1, count: core.queue.entries.count)))
         }
         return item
     }
@@ -130,7 +130,7 @@ extension WatchRunner {
                 // the coordinator's core.
                 if case .itemEnded(_, let next?, let index?) = event, next.identifier != last {
                     last = next.identifier
-                    events.emit("item", ["identifier": next.identifier, "index": index, "count": coordinator.core.queue.entries.count])
+                    events.emit(.item(.init(identifier: next.identifier, index: index, count: coordinator.core.queue.entries.count)))
                     continue
                 }
                 last = syncQueue(player: player, coordinator: coordinator, files: files, streamed: streamed, events: events, last: last, reported: &reported,

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Tandem
+import TandemParty
 import TandemClock
 import TandemIdentity
 import TandemMedia
@@ -80,15 +81,15 @@ extension WatchRunner {
             return OpenedItem(item: PlaybackItem(file: match, identifier: name), identity: ContentIdentity.content(of: identity), streamed: nil)
         }
         // The `joined` event before the stream opens, so that what follows it is the stream's time.
-        emitJoined(events, ["streamed": true, "monotonic_ns": MonotonicClock.now()])
+        emitJoined(events, streamedAt: MonotonicClock.now())
         let streamed: StreamedItem
         do {
             streamed = try streaming.item(identity: identity)
         } catch {
             throw CLIError.failure(error.description)
         }
-        events.emit("streaming", ["item": name, "identity": ContentIdentity.content(of: identity),
-                                  "holders": streamed.holders.map { session.participant(identifiedBy: $0)?.displayName ?? $0.uuidString }])
+        events.emit(.streaming(.init(item: name, identity: ContentIdentity.content(of: identity),
+                                     holders: streamed.holders.map { session.participant(identifiedBy: $0)?.displayName ?? $0.uuidString })))
         return OpenedItem(item: PlaybackItem(bytes: streamed, identifier: name, identity: identity),
                           identity: ContentIdentity.content(of: identity), streamed: streamed)
     }
@@ -154,18 +155,18 @@ extension WatchRunner {
         streaming.onEvent { [session] event in
             switch event {
             case .suspended(let identity):
-                events.emit("stream-suspended", ["identity": identity, "message": "no holder of the item is left: playback is not possible here"])
+                events.emit(.streamSuspended(.init(identity: identity, message: "no holder of the item is left: playback is not possible here")))
                 let began = WatchRunner.beginNonHoldingSuspension(coordinator)
                 let replaced = suspensions.withLock { $0.updateValue(began, forKey: identity) }
                 replaced?.end()
             case .resumed(let identity):
-                events.emit("stream-resumed", ["identity": identity])
+                events.emit(.streamResumed(.init(identity: identity)))
                 let ended = suspensions.withLock { $0.removeValue(forKey: identity) }
                 ended?.end()
             case .rejectedHolder(let holder, let identity):
-                events.emit("stream-rejected-holder", ["identity": identity,
-                                                       "holder": session.participant(identifiedBy: holder)?.displayName ?? holder.uuidString,
-                                                       "message": "its copy is not the item (its ends do not match the identity)"])
+                events.emit(.streamRejectedHolder(.init(identity: identity,
+                                                        holder: session.participant(identifiedBy: holder)?.displayName ?? holder.uuidString,
+                                                        message: "its copy is not the item (its ends do not match the identity)")))
             }
         }
     }

@@ -1,3 +1,4 @@
+import TandemParty
 import TandemMedia
 
 /// Bench aids of the built-in player: its stalls as events, and a decode throttle for a while.
@@ -7,7 +8,7 @@ extension WatchRunner {
     /// `HeadlessPlayer.setStallHandler(_:)`): these events only say when.
     func reportStalls(of player: HeadlessPlayer, events: EventPrinter) {
         player.setStallHandler { stall in
-            events.emit(stall == .began ? "stalled" : "stall-recovered", [:])
+            events.emit(stall == .began ? .stalled : .stallRecovered)
         }
     }
 
@@ -24,12 +25,12 @@ extension WatchRunner {
             return
         }
         try player.setDecodeThrottle(factor)
-        events.emit("throttle", ["factor": factor, "seconds": seconds])
+        events.emit(.throttle(.init(factor: factor, seconds: seconds)))
         let normal = options.decodeThrottle
         Task {
             try? await Task.sleep(for: .seconds(seconds))
             try? player.setDecodeThrottle(normal)
-            events.emit("throttle-ended", ["factor": normal])
+            events.emit(.throttleEnded(.init(factor: normal)))
         }
     }
 }

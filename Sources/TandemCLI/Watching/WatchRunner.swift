@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import Tandem
+import TandemParty
 import TandemClock
 import TandemMedia
 import TandemPlayback
@@ -111,17 +112,16 @@ struct WatchRunner {
         player.close()
         renderer?.stop()
         log?.close()
-        events.emit("statistics", ["presented": statistics.presentedFrames, "dropped": statistics.droppedLateFrames,
-                                   "stills": statistics.stillFrames])
+        events.emit(.statistics(.init(presented: statistics.presentedFrames, dropped: statistics.droppedLateFrames, stills: statistics.stillFrames)))
         // Leaving or ending is heard from the relay, not from this process going away.
         await session.departureDelivered()
         return WatchRunner.exitStatus(for: ending, endedHere: endedHere.isSet)
     }
 
-    /// The `joined` event.
-    func emitJoined(_ events: EventPrinter, _ extra: [String: any Sendable] = [:]) {
-        events.emit("joined", ["session": session.id.uuidString, "participant": session.localParticipant.displayName,
-                               "item": session.activity.item].merging(extra) { $1 })
+    /// The `joined` event; `streamedAt`, for a streamed item, the raw monotonic instant its stream begins opening.
+    func emitJoined(_ events: EventPrinter, streamedAt: Int64? = nil) {
+        events.emit(.joined(.init(session: session.id.uuidString, participant: session.localParticipant.displayName,
+                                  item: session.activity.item, streamed: streamedAt.map { _ in true }, monotonicNanoseconds: streamedAt)))
     }
 
     /// Waits until the session is over for this participant, reports that it left and why, and
@@ -129,7 +129,7 @@ struct WatchRunner {
     func untilOver(events: EventPrinter) async -> GroupSessionError? {
         for await state in session.$state.values {
             if case .invalidated(let reason) = state {
-                events.emit("left", ["reason": reason.detail])
+                events.emit(.left(.init(reason: reason.detail)))
                 return reason
             }
         }
@@ -214,7 +214,7 @@ struct WatchRunner {
         // Suspended first, so that no command of the group's unfreezes the player.
         let now = MonotonicClock.now()
         try? player.setTimeline(.paused(at: player.mediaTime(atLocalTime: now), from: now))
-        events.emit("stall", ["seconds": seconds, "waits": waits])
+        events.emit(.stall(.init(seconds: seconds, waits: waits)))
         Task {
             try? await Task.sleep(for: .seconds(seconds))
             // Reported before the suspension ends, so that `stall-ended` always comes before the
@@ -222,7 +222,7 @@ struct WatchRunner {
             // task runs again); nothing is reported after the session is over for this participant.
             var over = false
             if case .invalidated = session.state { over = true }
-            if !over { events.emit("stall-ended", ["seconds": seconds, "waits": waits]) }
+            if !over { events.emit(.stallEnded(.init(seconds: seconds, waits: waits))) }
             suspension.end()
         }
     }
@@ -291,7 +291,7 @@ struct WatchRunner {
                     let active = session.activeParticipants
                     let name = (active.first { $0.id == originator } ?? session.participant(identifiedBy: originator))
                         .map { TerminalText.sanitized($0.name(among: active)) } ?? "someone"
-                    lastChange.withLock { $0 = "\(name): \(EventPrinter.describe(proposal))" }
+                    lastChange.withLock { $0 = "\(name): \(WatchPartyEvent.describe(proposal))" }
                 }
             }
         }
@@ -318,17 +318,14 @@ struct WatchRunner {
         guard let clock = coordinator.localClock else { return }
         let local = LocalInstant(nanoseconds: clock.now())
         guard let status = coordinator.clockStatus(atLocalTime: local) else { return }
-        var fields: [String: any Sendable] = ["clock_offset_ns": Int(status.offset.nanoseconds),
-                                              "clock_error_bound_ns": Int(status.errorBound.nanoseconds),
-                                              "version": Int(clamping: coordinator.core.timeline.version)]
-        if let expected = coordinator.expectedItemTime(atLocalTime: local) {
-            fields["sync_error_ns"] = Int(player.mediaTime(atLocalTime: clock.monotonicTime(atLocal: local.nanoseconds))
-                .saturatingSubtracting(expected.nanoseconds))
+        let error = coordinator.expectedItemTime(atLocalTime: local).map { expected in
+            player.mediaTime(atLocalTime: clock.monotonicTime(atLocal: local.nanoseconds)).saturatingSubtracting(expected.nanoseconds)
         }
         let statistics = player.statistics
-        fields["presented"] = statistics.presentedFrames
-        fields["dropped"] = statistics.droppedLateFrames
-        EventPrinter(json: options.jsonEvents).emit("sync", fields)
+        EventPrinter(json: options.jsonEvents).emit(.sync(.init(clockOffsetNanoseconds: status.offset.nanoseconds,
+                                                                clockErrorBoundNanoseconds: status.errorBound.nanoseconds,
+                                                                version: Int(clamping: coordinator.core.timeline.version), syncErrorNanoseconds: error,
+                                                                presented: statistics.presentedFrames, dropped: statistics.droppedLateFrames)))
     }
 
     /// A seek target within the item: not before its start, nor past its end (the player's
@@ -372,7 +369,7 @@ struct WatchRunner {
     /// standard error (over the status line at a terminal). The process carries on.
     func refuse(_ message: String, events: EventPrinter) {
         if options.jsonEvents {
-            events.emit("error", ["message": message])
+            events.emit(.error(.init(message: message)))
         } else {
             StatusArea.shared.printAbove((isatty(2) != 0 && !StatusArea.shared.isActive ? "\r\u{1B}[K" : "") + "tandem: " + message,
                                          descriptor: 2)
