@@ -98,7 +98,7 @@ let package = Package(
         .executableTarget(name: "DrawTogether", dependencies: ["Tandem", "SampleSupport"], path: "Samples/DrawTogether", exclude: ["README.md"]),
         .executableTarget(name: "QuizNight", dependencies: ["Tandem", "SampleSupport"], path: "Samples/QuizNight", exclude: ["README.md"]),
         .executableTarget(name: "SharedPhotos", dependencies: ["Tandem", "SampleSupport"], path: "Samples/SharedPhotos", exclude: ["README.md"]),
-        .executableTarget(name: "WatchTogether", dependencies: ["Tandem", "TandemClock", "TandemPlayback", "TandemMedia", "SampleSupport"],
+        .executableTarget(name: "WatchTogether", dependencies: ["Tandem", "TandemClock", "TandemPlayback", "TandemMedia", "TandemParty", "SampleSupport"],
                           path: "Samples/WatchTogether", exclude: ["README.md"]),
         // Each sample run end to end as separate processes on loopback.
         .testTarget(name: "SamplesTests", dependencies: ["TandemTestKit", "ShowAlert", "DrawTogether", "QuizNight", "SharedPhotos", "WatchTogether"]),
