@@ -18,7 +18,8 @@ import TandemIdentity
 extension WatchParty {
     /// Watches with mpv on `file`; `streaming`, when mpv reads a streamed item, suspends this
     /// participant (without holding the group) while no holder of it is left.
-    func runWithMpv(file: String, streaming: SessionStreaming?, whileWatching: @escaping @Sendable () async -> Void) async throws -> Ending {
+    func runWithMpv(file: String, streaming: SessionStreaming?, streamedAt: Int64?,
+                    whileWatching: @escaping @Sendable () async -> Void) async throws -> Ending {
         let log: PresentationLog?
         do {
             log = try configuration.presentationLog.map { path throws(MediaError) in try PresentationLog(path: path) }
@@ -42,7 +43,7 @@ extension WatchParty {
             throw WatchPartyError.failure("\(error)")
         }
         let coordinator = player.playbackCoordinator
-        emitJoined(player: "mpv", mpvIPC: player.ipcPath)
+        emitJoined(streamedAt: streamedAt, player: "mpv", mpvIPC: player.ipcPath)
         let eventTask = Task { for await event in coordinator.events { self.report(event) } }
         let participantTask = Task { await self.followParticipants() }
         let chatTask = followChat()

@@ -31,6 +31,9 @@ extension WatchParty {
         /// Its content identity, without a duration (nil for a URL).
         var identity: String?
         var streamed: StreamedItem?
+        /// When the stream began opening, on the raw CLOCK_MONOTONIC (ns): the `joined` event's
+        /// `monotonic_ns`.
+        var streamedAt: Int64?
     }
 
     /// How long a joiner without the file waits for a holder to say what the group's item is.
@@ -58,7 +61,9 @@ extension WatchParty {
 
     /// What to open for the group's item: a URL item (a joiner asks first), this participant's
     /// file holding it, or the item streamed from its holders.
-    func openedItem(streaming: SessionStreaming) async throws -> OpenedItem {
+    /// `announcesJoined`: the built-in player's `joined` comes as the stream begins opening;
+    /// mpv's, once mpv has loaded the item, carries the same instant (one `joined` either way).
+    func openedItem(streaming: SessionStreaming, announcesJoined: Bool = true) async throws -> OpenedItem {
         let name = session.activity.item
         if let url = Self.webURL(name) {
             if !configuration.isHost { try confirmURL(url) }
@@ -80,7 +85,8 @@ extension WatchParty {
             return OpenedItem(item: PlaybackItem(file: match, identifier: name), identity: ContentIdentity.content(of: identity), streamed: nil)
         }
         // The `joined` event before the stream opens, so that what follows it is the stream's time.
-        emitJoined(streamedAt: MonotonicClock.now())
+        let streamedAt = MonotonicClock.now()
+        if announcesJoined { emitJoined(streamedAt: streamedAt) }
         let streamed: StreamedItem
         do {
             streamed = try streaming.item(identity: identity)
@@ -90,7 +96,7 @@ extension WatchParty {
         emit(.streaming(.init(item: name, identity: ContentIdentity.content(of: identity),
                                      holders: streamed.holders.map { session.participant(identifiedBy: $0)?.displayName ?? $0.uuidString })))
         return OpenedItem(item: PlaybackItem(bytes: streamed, identifier: name, identity: identity),
-                          identity: ContentIdentity.content(of: identity), streamed: streamed)
+                          identity: ContentIdentity.content(of: identity), streamed: streamed, streamedAt: streamedAt)
     }
 
     /// mpv on the group's item: a URL as it is, a streamed item through a loopback HTTP server
@@ -99,7 +105,7 @@ extension WatchParty {
     func runMpv(streaming: SessionStreaming, whileWatching: @escaping @Sendable () async -> Void) async throws -> Ending {
         let opened: OpenedItem
         do {
-            opened = try await openedItem(streaming: streaming)
+            opened = try await openedItem(streaming: streaming, announcesJoined: false)
         } catch {
             session.leave()
             await session.departureDelivered()
@@ -129,7 +135,8 @@ extension WatchParty {
             opened.streamed?.close()
             server?.stop()
         }
-        return try await runWithMpv(file: file, streaming: opened.streamed == nil ? nil : streaming, whileWatching: whileWatching)
+        return try await runWithMpv(file: file, streaming: opened.streamed == nil ? nil : streaming, streamedAt: opened.streamedAt,
+                                    whileWatching: whileWatching)
     }
 
     /// A joiner opens a URL item only with `--allow-urls`, or after saying yes at the terminal.
