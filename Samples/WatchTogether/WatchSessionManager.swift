@@ -22,6 +22,10 @@ import TandemPlayback
     private let endings: AsyncStream<GroupSessionError>.Continuation
     /// The reasons sessions ended, in order.
     let ended: AsyncStream<GroupSessionError>
+    /// Whether the party's player follows the group (commands act on it from then on).
+    private var isWatching = false
+    /// Commands waiting for that (or for the session to end first).
+    private var watchWaiters: [CheckedContinuation<Void, Never>] = []
 
     init(media: String) {
         self.media = media
@@ -44,6 +48,7 @@ import TandemPlayback
         let party = WatchParty(session: session, configuration: configuration)
         self.session = session
         self.party = party
+        isWatching = false
         tasks = [
             Task { for await event in party.events { self.report(event) } },
             Task { await self.follow(session, party: party) },
@@ -60,10 +65,10 @@ import TandemPlayback
                 continue
             case .joined:
                 if session.isLocallyInitiated { print(session.invitation.url.absoluteString) }
-                print("watching \(TerminalText.sanitized(session.activity.item)) as \(session.localParticipant.printableName)")
                 watch = Task {
                     do {
-                        _ = try await party.run()
+                        // Said once the player follows the group: commands act from then on.
+                        _ = try await party.run { await self.began(session) }
                     } catch {
                         print("cannot watch \(TerminalText.sanitized(session.activity.item)): \(TerminalText.sanitized("\(error)"))")
                         session.leave()
@@ -71,12 +76,31 @@ import TandemPlayback
                 }
             case .invalidated(let reason):
                 print("session over: \(TerminalText.sanitized("\(reason)"))")
+                releaseWatchWaiters()
                 // Told once the party is over: the player closed, the departure delivered.
                 await watch?.value
                 endings.yield(reason)
                 return
             }
         }
+    }
+
+    /// The party watches: says so, and lets waiting commands act.
+    private func began(_ session: GroupSession<WatchTogether>) {
+        print("watching \(TerminalText.sanitized(session.activity.item)) as \(session.localParticipant.printableName)")
+        isWatching = true
+        releaseWatchWaiters()
+    }
+
+    private func releaseWatchWaiters() {
+        for waiter in watchWaiters { waiter.resume() }
+        watchWaiters.removeAll()
+    }
+
+    /// Returns once the party watches (at once if it does), or once its session is over.
+    func untilWatching() async {
+        if isWatching || session.map({ if case .invalidated = $0.state { true } else { false } }) == true { return }
+        await withCheckedContinuation { watchWaiters.append($0) }
     }
 
     /// One line for each event a person cares about: who joined and left, each change of the

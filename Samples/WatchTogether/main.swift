@@ -25,11 +25,12 @@ await SampleLaunch.run("WatchTogether", valueOptions: ["media"]) { launch in
     let commands = Task {
         for await line in InputLines() {
             let (verb, rest) = InputLines.command(line)
-            // Until the party's player follows the group, what acts on it says "not watching yet".
             guard let party = manager.party else {
                 print("not watching yet")
                 continue
             }
+            // A command typed before the player follows the group waits for it.
+            await manager.untilWatching()
             do {
                 switch verb {
                 case "play": try party.setRate(1)
