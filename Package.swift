@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "TandemClock", targets: ["TandemClock"]),
         .library(name: "TandemWire", targets: ["TandemWire"]),
         .library(name: "TandemNet", targets: ["TandemNet"]),
+        .library(name: "TandemParty", targets: ["TandemParty"]),
         .executable(name: "tandem", targets: ["TandemCLI"]),
     ],
     targets: [
@@ -56,22 +57,24 @@ let package = Package(
         // (issue 15 item 4); a loopback HTTP server hands the same bytes to mpv.
         .target(name: "TandemStreaming", dependencies: ["Tandem", "TandemPlayback", "TandemIdentity"]),
 
+        // party: a watch party as one library type, and its typed `Codable` events (issue 15 item 9).
+        .target(name: "TandemParty", dependencies: ["Tandem", "TandemPlayback", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemStreaming", "TandemIdentity"]),
+
         // The user-space network impairment proxy (`tandem netsim`): a pure schedule and its shell.
         .target(name: "TandemNetsim", dependencies: ["TandemNet", "TandemClock", "CTandemSystem"]),
 
         // harness: what the shipped benchmarks run and measure with (process runners, nats-server
-        // and Xvfb launchers, resident memory, the clock simulation on virtual time). `WatchEvent.swift`
-        // is a temporary copy of the test kit's until the library's typed watch-party events replace both.
-        .target(name: "TandemHarness", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMpv"]),
+        // and Xvfb launchers, resident memory, the clock simulation on virtual time, the watch-party
+        // events read back from a process's output).
+        .target(name: "TandemHarness", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMpv", "TandemParty"]),
         // The test kit, linked by tests only (never by `tandem`): virtual event loops, simulated relays,
-        // fixtures, waits on published values. Its `WatchEvent.swift` is left out (see TandemHarness).
-        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "TandemMedia", "TandemPlayerSupport", "TandemHarness"],
-                exclude: ["WatchEvent.swift"]),
+        // fixtures, waits on published values.
+        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "TandemMedia", "TandemPlayerSupport", "TandemHarness"]),
         // bench: benchmarks as library code; `tandem bench` runs them.
         .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemHarness", "TandemNetsim", "Tandem", "TandemPlayback"]),
 
         // The `tandem` command: argument parsing and wiring only.
-        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemBench", "TandemNetsim", "TandemIdentity", "TandemStreaming"]),
+        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemBench", "TandemNetsim", "TandemIdentity", "TandemStreaming", "TandemParty"]),
 
         .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit", "TandemBench", "TandemHarness"]),
         .testTarget(name: "TandemNetTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit", "TandemHarness"]),
@@ -81,8 +84,10 @@ let package = Package(
         .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemTestKit", "TandemBench", "TandemIdentity", "TandemHarness"]),
         // Streaming: its pure cores on virtual time, the HTTP server, and two sessions on a real relay.
         .testTarget(name: "StreamingTests", dependencies: ["TandemStreaming", "Tandem", "TandemNet", "TandemIdentity", "TandemPlayback", "TandemTestKit"]),
+        // The party's events: every kind decoded from a recorded line and written back the same.
+        .testTarget(name: "TandemPartyTests", dependencies: ["TandemParty", "TandemPlayback"]),
         // The suite's report: its JSON, Markdown, SVG charts and HTML page, from hand-built reports.
-        .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench", "TandemPlayerSupport", "TandemHarness"]),
+        .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench", "TandemPlayerSupport", "TandemHarness", "TandemParty"]),
         // The mpv backend with a real headless mpv: its IPC, the no-echo ledger, and mpv in a group.
         .testTarget(name: "MpvTests", dependencies: ["TandemMpv", "TandemPlayerSupport", "TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
         // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.
@@ -105,7 +110,7 @@ let package = Package(
         .executableTarget(name: "DrawTogether", dependencies: ["Tandem", "SampleSupport"], path: "Samples/DrawTogether", exclude: ["README.md"]),
         .executableTarget(name: "QuizNight", dependencies: ["Tandem", "SampleSupport"], path: "Samples/QuizNight", exclude: ["README.md"]),
         .executableTarget(name: "SharedPhotos", dependencies: ["Tandem", "SampleSupport"], path: "Samples/SharedPhotos", exclude: ["README.md"]),
-        .executableTarget(name: "WatchTogether", dependencies: ["Tandem", "TandemClock", "TandemPlayback", "TandemMedia", "SampleSupport"],
+        .executableTarget(name: "WatchTogether", dependencies: ["Tandem", "TandemClock", "TandemPlayback", "TandemMedia", "TandemParty", "SampleSupport"],
                           path: "Samples/WatchTogether", exclude: ["README.md"]),
         // Each sample run end to end as separate processes on loopback.
         .testTarget(name: "SamplesTests", dependencies: ["TandemTestKit", "ShowAlert", "DrawTogether", "QuizNight", "SharedPhotos", "WatchTogether", "TandemHarness"]),

@@ -1,7 +1,7 @@
 import Foundation
 import SampleSupport
 import Tandem
-import TandemClock
+import TandemParty
 import TandemPlayback
 
 /// The clip to play: `--media PATH`, or the sample clip of this repository.
@@ -25,39 +25,41 @@ await SampleLaunch.run("WatchTogether", valueOptions: ["media"]) { launch in
     let commands = Task {
         for await line in InputLines() {
             let (verb, rest) = InputLines.command(line)
-            guard let session = manager.session, let coordinator = manager.player?.playbackCoordinator else {
+            guard let party = manager.party else {
                 print("not watching yet")
                 continue
             }
+            // A command typed before the player follows the group waits for it.
+            await manager.untilWatching()
             do {
                 switch verb {
-                case "play": try coordinator.coordinateRateChange(to: 1)
-                case "pause": try coordinator.coordinateRateChange(to: 0)
+                case "play": try party.setRate(1)
+                case "pause": try party.pause()
                 case "seek":
-                    // Beyond the item the coordinator refuses it; beyond 9e9 s it would not fit in ns.
-                    guard let seconds = Double(rest), (0..<9e9).contains(seconds) else {
+                    // The party keeps the seek within the item.
+                    guard let seconds = Double(rest), seconds.isFinite, seconds >= 0 else {
                         print("usage: seek SECONDS")
                         continue
                     }
-                    try coordinator.coordinateSeek(to: ItemTime(nanoseconds: Int64(seconds * 1e9)))
+                    try party.seek(toSeconds: seconds)
                 case "rate":
                     guard let rate = Double(rest), (0.25...4).contains(rate) else {
                         print("usage: rate R (0.25 to 4)")
                         continue
                     }
-                    try coordinator.coordinateRateChange(to: rate)
+                    try party.setRate(rate)
                 case "status": print(manager.status())
-                case "quit", "leave": session.leave()
-                case "end": session.end()
+                case "quit", "leave": party.leave()
+                case "end": party.end()
                 default: print("unknown command '\(verb)' (play, pause, seek S, rate R, status, quit, end)")
                 }
             } catch {
                 print("could not \(verb): \(TerminalText.sanitized("\(error)"))")
             }
         }
-        manager.session?.leave()
+        manager.party?.leave()
     }
-    // This program watches one session: it is done when that one ends.
+    // This program watches one session: it is done when its party is over.
     for await _ in manager.ended { break }
     commands.cancel()
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TandemParty
 @testable import TandemBench
 import TandemPlayerSupport
 import TandemHarness
@@ -35,16 +36,18 @@ import TandemHarness
 
     @Test func timelinesComeOncePerVersionFromEveryKindOfChange() {
         func announced(_ kind: String, _ version: Int, _ effective: Int64, media: Double? = 1, rate: Double? = 1) -> WatchEvent {
-            var made = WatchEvent(event: kind)
-            made.version = version
-            made.effectiveSessionNanoseconds = effective
-            made.mediaTime = media
-            made.rate = rate
-            return made
+            // Without a media time or a rate, a line is no typed timeline.
+            guard let media, let rate else { return WatchEvent(.other(name: kind, fields: ["version": .int(Int64(version))])) }
+            let timeline = WatchPartyEvent.Timeline(version: version, rate: rate, mediaTime: media, effectiveSessionNanoseconds: effective, item: "")
+            return switch kind {
+            case "waiting": WatchEvent(.waiting(timeline, .init(waitingFor: [])))
+            case "resumed": WatchEvent(.resumed(timeline, .init(by: "")))
+            default: WatchEvent(.timeline(timeline, .init(by: "", change: "play")))
+            }
         }
         let peers = [
             [announced("timeline", 2, 20), announced("waiting", 3, 30, rate: 0)],
-            [announced("timeline", 2, 20), announced("resumed", 4, 40), announced("timeline", 5, 50, media: nil), WatchEvent(event: "joined")],
+            [announced("timeline", 2, 20), announced("resumed", 4, 40), announced("timeline", 5, 50, media: nil), WatchEvent(.joined(.init(session: "", participant: "", item: "")))],
         ]
         let timelines = ScenarioAnalysis.timelines(peers)
         #expect(timelines.map(\.version) == [2, 3, 4])
@@ -118,11 +121,7 @@ import TandemHarness
 
     @Test func eachCommandIsMatchedWithTheChangeItsPeerMade() {
         func change(_ version: Int, by name: String, _ what: String) -> WatchEvent {
-            var event = WatchEvent(event: "timeline")
-            event.version = version
-            event.by = name
-            event.change = what
-            return event
+            WatchEvent(.timeline(.init(version: version, rate: 1, mediaTime: 0, effectiveSessionNanoseconds: 0, item: ""), .init(by: name, change: what)))
         }
         let events = [change(5, by: "peer-1", "seek 8.000"), change(6, by: "peer-2", "pause"), change(7, by: "peer-1", "rate 1.5")]
         let outcome = ScenarioRun.Outcome(
@@ -160,14 +159,13 @@ import TandemHarness
             }
             let log = directory.appendingPathComponent("peer-\(index).jsonl")
             try lines.joined(separator: "\n").write(to: log, atomically: true, encoding: .utf8)
-            var play = WatchEvent(event: "timeline")
-            (play.version, play.by, play.change, play.mediaTime, play.rate, play.effectiveSessionNanoseconds) = (2, "peer-0", "play", 0, 1, 10_000_000_000)
-            play.receivedNanoseconds = 9_980_000_000 + Int64(index) * 5_000_000
-            var seek = WatchEvent(event: "timeline")
-            (seek.version, seek.by, seek.change, seek.mediaTime, seek.rate, seek.effectiveSessionNanoseconds) = (3, "peer-1", "seek 5.000", 5, 1, 13_000_000_000)
-            seek.receivedNanoseconds = [12_980_000_000, 12_990_000_000, 13_001_000_000][index]
-            var statistics = WatchEvent(event: "statistics")
-            (statistics.presented, statistics.dropped) = (150, index)
+            let play = WatchEvent(.timeline(.init(version: 2, rate: 1, mediaTime: 0, effectiveSessionNanoseconds: 10_000_000_000, item: ""),
+                                            .init(by: "peer-0", change: "play")),
+                                  receivedNanoseconds: 9_980_000_000 + Int64(index) * 5_000_000)
+            let seek = WatchEvent(.timeline(.init(version: 3, rate: 1, mediaTime: 5, effectiveSessionNanoseconds: 13_000_000_000, item: ""),
+                                            .init(by: "peer-1", change: "seek 5.000")),
+                                  receivedNanoseconds: [12_980_000_000, 12_990_000_000, 13_001_000_000][index])
+            let statistics = WatchEvent(.statistics(.init(presented: 150, dropped: index, stills: 0)))
             peers.append(ScenarioRun.Peer(name: "peer-\(index)", index: index, log: log.path, events: [play, seek, statistics],
                                           exitStatus: index == 0 ? 0 : 3, started: 0, joinedDuringScript: false,
                                           usage: PeerUsage(peer: "peer-\(index)", cpuPercent: 4, peakMemoryMiB: 70)))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TandemParty
 @testable import TandemBench
 import TandemHarness
 
@@ -9,13 +10,16 @@ import TandemHarness
     typealias Timeline = ScenarioAnalysis.Timeline
 
     static func event(_ kind: String, version: Int? = nil, effective: Int64? = nil, rate: Double = 1, received: Int64 = 0) -> WatchEvent {
-        var made = WatchEvent(event: kind)
-        made.version = version
-        made.effectiveSessionNanoseconds = effective
-        made.mediaTime = version.map { _ in 1 }
-        made.rate = version.map { _ in rate }
-        made.receivedNanoseconds = received
-        return made
+        let timeline = version.map { WatchPartyEvent.Timeline(version: $0, rate: rate, mediaTime: 1, effectiveSessionNanoseconds: effective ?? 0, item: "") }
+        let payload: WatchPartyEvent = switch (kind, timeline) {
+        case ("timeline", let timeline?): .timeline(timeline, .init(by: "", change: "play"))
+        case ("waiting", let timeline?): .waiting(timeline, .init(waitingFor: []))
+        case ("resumed", let timeline?): .resumed(timeline, .init(by: ""))
+        case ("stalled", _): .stalled
+        case ("stall-recovered", _): .stallRecovered
+        default: .other(name: kind, fields: [:])
+        }
+        return WatchEvent(payload, receivedNanoseconds: received)
     }
 
     static func showing(at instant: Int64, spread: Double) -> SyncLogAnalysis.FrameShowing {

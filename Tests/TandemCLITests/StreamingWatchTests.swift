@@ -111,10 +111,12 @@ import TandemHarness
         let invite = try #require(host.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(host.standardError)")
         let joiner = try start("ben", ["join", "--player", "mpv", "--mpv-args", "--vo=null --ao=null"], fixtures: fixtures, invite: invite)
         defer { joiner.kill() }
-        // `joined` twice: as the stream opens, then mpv's (with its IPC socket) once mpv has loaded it.
-        #expect(joiner.waitUntil(timeout: 30) { events in events.contains { $0.event == "streaming" } && events.filter { $0.event == "joined" }.count == 2 },
+        // `joined` once, mpv's (with its IPC socket) once mpv has loaded it, with the instant the
+        // stream began opening.
+        #expect(joiner.waitUntil(timeout: 30) { events in events.contains { $0.event == "streaming" } && events.contains { $0.event == "joined" } },
                 "\(joiner.lines.suffix(5)) \(joiner.standardError)")
-        #expect(joiner.lines.contains { $0.contains("mpv_ipc") })
+        let joined = joiner.lines.filter { $0.contains(#""event":"joined""#) }
+        #expect(joined.count == 1 && joined[0].contains("mpv_ipc") && joined[0].contains(#""streamed":true"#), "\(joined)")
         #expect(host.send("play") != nil)
         Thread.sleep(forTimeInterval: 1.5)
         let seekSent = try #require(host.send("seek 10"))

@@ -6,6 +6,7 @@ import TandemMedia
 import TandemPlayback
 import TandemIdentity
 import TandemPlayerSupport
+import TandemParty
 
 /// `tandem host FILE`: starts a watch-together session on a relay, joins as its first participant
 /// and prints the invite on its own line.
@@ -38,7 +39,7 @@ enum HostCommand: Command {
         let sessionClock = try ServeCommand.sessionClock(arguments)
         // Fail on the media before anything else starts. A URL item (issue 15 item 4), which every
         // participant opens itself, plays alone.
-        if media.contains(where: { WatchRunner.webURL($0) != nil }) {
+        if media.contains(where: { WatchParty.webURL($0) != nil }) {
             guard media.count == 1 else { throw CLIError.usage("an http(s) URL plays alone: give it without other media") }
             try checkedURL(media[0])
         } else {
@@ -67,13 +68,13 @@ enum HostCommand: Command {
         }
         var sessions = WatchTogether.sessions().makeAsyncIterator()
         // A URL item is known to the group by the URL itself: each participant opens it from that.
-        try await WatchTogether(item: WatchRunner.webURL(file) != nil ? file : URL(fileURLWithPath: file).lastPathComponent).activate()
+        try await WatchTogether(item: WatchParty.webURL(file) != nil ? file : URL(fileURLWithPath: file).lastPathComponent).activate()
         guard let session = await sessions.next() else { throw CLIError.failure("the session did not start") }
         try await JoinCommand.join(session)
         // The activity's title, where SharePlay shows its metadata; the invite gains no field for it.
         if let title = await session.activity.metadata.title { printError("hosting \(TerminalText.sanitized(title))") }
         printOutput(session.invitation.url.absoluteString)
-        return try await WatchRunner(session: session, file: file, options: options, isHost: true, media: media).run()
+        return try await WatchRunner(session: session, options: options, isHost: true, media: media).run()
     }
 
     /// The relay limit flags given, to pass on to the relay process as they were given.
@@ -141,13 +142,10 @@ enum HostCommand: Command {
     /// Opens the `http(s)` item at `url` once (FFmpeg limited to `MediaFile.webProtocols`) to fail
     /// early, with one clear line, on one that cannot be played.
     static func checkedURL(_ url: String) throws(CLIError) {
-        guard let parsed = WatchRunner.webURL(url), let item = try? PlaybackItem(url: parsed) else {
-            throw .usage("'\(url)' is not an http(s) URL")
-        }
         do {
-            _ = try MediaFile(item: item)
+            try WatchParty.checkedURL(url)
         } catch {
-            throw .failure(error.description)
+            throw error.isUsage ? .usage(error.message) : .failure(error.message)
         }
     }
 
@@ -157,12 +155,9 @@ enum HostCommand: Command {
     @discardableResult
     static func checkedMedia(_ file: String) throws(CLIError) -> (identity: String, duration: Double?) {
         do {
-            let duration = try MediaFile(url: file).info.duration
-            return (ContentIdentity.announcing(duration: duration, try ContentIdentity.of(file: file)), duration)
-        } catch let error as MediaError {
-            throw .failure(error.description)
+            return try WatchParty.checkedMedia(file)
         } catch {
-            throw .failure("cannot read \(file): \(error)")
+            throw .failure(error.message)
         }
     }
 }

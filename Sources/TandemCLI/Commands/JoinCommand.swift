@@ -24,7 +24,6 @@ enum JoinCommand: Command {
         let (inviteText, source, words) = try invite(arguments, environment: InviteEnvironment.inherited)
         // No media: the group's item is streamed from its holders (issue 15 item 4).
         let media = words.isEmpty && !arguments.flags.contains("no-stream") ? [] : try HostCommand.mediaList(words)
-        let file = media.first ?? ""
         let options = try WatchOptions(arguments, defaultName: ProcessInfo.processInfo.environment["USER"] ?? "guest")
         let invitation: Invitation
         do {
@@ -45,7 +44,7 @@ enum JoinCommand: Command {
         }
         guard let session = await sessions.next() else { throw CLIError.failure("the session did not arrive") }
         try await join(session)
-        return try await WatchRunner(session: session, file: file, options: options, isHost: false, media: media).run()
+        return try await WatchRunner(session: session, options: options, isHost: false, media: media).run()
     }
 
     /// Joins and waits until joined, or fails with the reason in one line.

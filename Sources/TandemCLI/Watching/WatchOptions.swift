@@ -1,4 +1,5 @@
 import TandemClock
+import TandemParty
 import TandemPlayback
 
 /// The options `tandem host` and `tandem join` share.
@@ -12,12 +13,7 @@ struct WatchOptions {
     static let flags: Set<String> = ["no-stream", "allow-urls"]
 
     /// Which player shows the media.
-    enum Player: String {
-        /// The built-in headless FFmpeg player.
-        case builtin
-        /// A real mpv, driven through its JSON IPC.
-        case mpv
-    }
+    typealias Player = WatchParty.Configuration.Player
 
     var name: String
     var terminalVideo: Bool
@@ -45,7 +41,7 @@ struct WatchOptions {
     var allowsURLs: Bool
 
     /// The range of `--latency-offset` and of the keys and the command that change it (ms).
-    static let latencyOffsets = -1_000...1_000
+    static let latencyOffsets = WatchParty.Configuration.latencyOffsets
 
     init(_ arguments: Arguments, defaultName: String) throws(CLIError) {
         name = arguments.value("name") ?? defaultName

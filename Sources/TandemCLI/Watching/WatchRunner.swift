@@ -4,16 +4,17 @@ import Glibc
 import Foundation
 import Synchronization
 import Tandem
-import TandemClock
 import TandemMedia
+import TandemParty
 import TandemPlayback
 import TandemIdentity
 import TandemPlayerSupport
 
-/// Watches a joined session with the built-in player (or mpv: `WatchRunner+Mpv.swift`): follows
-/// the shared timeline, reports what happens, and takes keys at a terminal or commands a line at
-/// a time from standard input (`play`, `pause`, `seek SECONDS`, `rate R`, `stall SECONDS [nowait]`,
-/// `wait SECONDS`, `leave`, `end`).
+/// The terminal front of a watch party (`WatchParty`, the library's): it prints the party's
+/// events, and takes keys at a terminal or commands a line at a time from standard input
+/// (`play`, `pause`, `seek SECONDS`, `rate R`, `next`, `prev`, `queue add PATH`, `say TEXT`,
+/// `offset MS`, `stall SECONDS [nowait]`, `throttle FACTOR SECONDS`, `wait SECONDS`, `leave`,
+/// `end`), with a status line at a terminal (the built-in player; mpv shows its own window).
 ///
 /// Seeks are clamped to the item (0 to its duration, as the group's validation knows it), by the
 /// arrow keys and by `seek` alike; any other bad value (`rate 1e15`, `rate nan`, a negative or
@@ -25,116 +26,92 @@ import TandemPlayerSupport
 /// one it does not), ended SECONDS later; events `stall` (`seconds`, `waits`) and `stall-ended`.
 struct WatchRunner {
     let session: GroupSession<WatchTogether>
-    /// The first file of the command line ("" for a joiner that gave none and streams); for mpv,
-    /// the URL it opens when the item is a URL or streamed (`WatchRunner+Streaming.swift`).
-    var file: String
     var options: WatchOptions
     let isHost: Bool
-    /// Every file of the command line, the first `file` (`WatchRunner+Queue.swift`); empty: `file` alone.
-    var media: [String] = []
-    /// Whether this participant ended the session itself (its own `end` is no error).
-    let endedHere = SharedFlag()
+    /// Every file of the command line, the first played first; empty for a joiner that streams.
+    var media: [String]
 
     func run() async throws -> Int32 {
         // Issue 15 (party): SIGINT, SIGTERM and SIGHUP leave as `q` does (`ExitSignals`).
         let exitSignals = ExitSignals { [session] _ in session.leave() }
         defer { exitSignals.cancel() }
-        // Issue 15 item 4: this participant's files served to those without them; the group's
-        // item streamed when this participant's media does not hold it.
-        let streaming = startStreaming()
-        defer { streaming.close() }
-        let events = EventPrinter(json: options.jsonEvents)
-        if options.player == .mpv {
-            return try await runMpv(streaming: streaming, events: events)
-        }
-        let opened: OpenedItem
+        let renderer = options.terminalVideo ? TerminalRenderer() : nil
+        let party = WatchParty(session: session, configuration: configuration(renderer: renderer))
+        let printer = EventPrinter(json: options.jsonEvents)
+        let lastChange = LastChange()
+        let printing = Task { for await event in party.events { present(event, printer: printer, lastChange: lastChange) } }
+        let ending: WatchParty.Ending
         do {
-            opened = try await openedItem(streaming: streaming, events: events)
+            ending = try await party.run { [self] in await front(party, renderer: renderer, lastChange: lastChange) }
+        } catch let error as WatchPartyError {
+            await printing.value
+            renderer?.stop()
+            throw CLIError(message: error.message, exitCode: error.isUsage ? 64 : 1)
         } catch {
-            session.leave()
-            await session.departureDelivered()
+            await printing.value
+            renderer?.stop()
             throw error
         }
-        var sinks: [any VideoSink] = []
-        let log = try options.presentationLog.map { path throws(MediaError) in try PresentationLog(path: path) }
-        if let log { sinks.append(log) }
-        let renderer = options.terminalVideo ? TerminalRenderer() : nil
-        if let renderer { sinks.append(renderer) }
-        var playerOptions = HeadlessPlayer.Options()
-        playerOptions.itemIdentifier = session.activity.item
-        playerOptions.following = options.follow
-        playerOptions.decodeThrottle = options.decodeThrottle
-        playerOptions.latencyOffset = Int64(options.latencyOffset) * 1_000_000
-        let player = try HeadlessPlayer(item: opened.item, options: playerOptions, videoSinks: sinks)
-        let latency = LatencyControl(milliseconds: options.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
-        let coordinator = player.playbackCoordinator
-        reportStalls(of: player, events: events)
-        if opened.streamed == nil { emitJoined(events) }
-        followStreaming(streaming, coordinator: coordinator, events: events)
-        let eventTask = Task { for await event in coordinator.events { events.report(event, session: session) } }
-        let participantTask = Task { await events.followParticipants(session) }
-        let chatTask = followChat(events: events)
-        defer { chatTask.cancel() }
-        coordinator.coordinateWithSession(session)
-        // This player opened it: it announces the duration it read.
-        let identity = opened.identity.map { ContentIdentity.announcing(duration: player.info.duration, $0) }
-        // A queue of files: the host appends them all (the first becomes the group's item) before
-        // it reports, so that the report finds the queue chosen. One file: the first report
-        // chooses the group's item (a session's queue starts empty), so nobody transitions.
-        if isHost && watchedMedia.count > 1 { appendMedia(to: coordinator, events: events) }
-        try? coordinator.reportItem(session.activity.item, identity: reportsIdentityLate ? nil : identity, ready: true)
-        let queueTask = followQueue(player: player, coordinator: coordinator, events: events,
-                                    streamed: options.refusesStreaming ? nil : StreamedEntries(streaming: streaming))
-        defer { queueTask.cancel() }
+        await printing.value
+        renderer?.stop()
+        return WatchRunner.exitStatus(for: ending.reason, endedHere: ending.endedHere)
+    }
+
+    /// The party's configuration from the command line's options.
+    private func configuration(renderer: TerminalRenderer?) -> WatchParty.Configuration {
+        var configuration = WatchParty.Configuration(media: media, isHost: isHost)
+        configuration.player = options.player
+        configuration.follow = options.follow
+        configuration.latencyOffset = options.latencyOffset
+        configuration.refusesStreaming = options.refusesStreaming
+        configuration.allowsURLs = options.allowsURLs
+        configuration.confirmURL = { url in try WatchRunner.confirmURL(url) }
+        configuration.presentationLog = options.presentationLog
+        configuration.videoSinks = renderer.map { [$0] } ?? []
+        configuration.decodeThrottle = options.decodeThrottle
+        configuration.mpvIPC = options.mpvIPC
+        configuration.mpvArguments = options.mpvArguments
+        // Every five seconds a `sync` event, for the benchmarks that read JSON.
+        configuration.reportsSync = options.jsonEvents
+        return configuration
+    }
+
+    /// Prints one of the party's events: chat above the status line at a terminal (without
+    /// `--events json`), refusals on standard error, the rest as events; a change is remembered
+    /// for the status line.
+    private func present(_ event: WatchPartyEvent, printer: EventPrinter, lastChange: LastChange) {
+        switch event {
+        case .chat(let chat) where !options.jsonEvents && StatusArea.shared.isActive:
+            StatusArea.shared.printAbove("\(TerminalText.sanitized(chat.from)): \(TerminalText.sanitized(chat.text))")
+        case .error(let error) where !options.jsonEvents:
+            refuse(error.message)
+        case .timeline(_, let change):
+            // The signer, named as the status line names everyone; its name is the peer's choice.
+            lastChange.set("\(TerminalText.sanitized(change.by)): \(change.change)")
+            printer.emit(event)
+        default:
+            printer.emit(event)
+        }
+    }
+
+    /// What a person does while the party watches: keys and the status line at a terminal,
+    /// commands on standard input otherwise; cancelled when the session is over.
+    private func front(_ party: WatchParty, renderer: TerminalRenderer?, lastChange: LastChange) async {
+        guard options.player == .builtin else {
+            // mpv takes a person's keys in its own window.
+            await runScript(party)
+            return
+        }
         let keys = TerminalKeys()
         if keys != nil { StatusArea.shared.activate() }
-        let script = Task {
-            if let keys {
-                await runKeys(keys, coordinator: coordinator, events: events,
-                              duration: player.info.duration.map { MediaTime.nanoseconds(seconds: $0) }, latency: latency)
-            } else {
-                try await runScript(coordinator: coordinator, events: events, latency: latency, player: player)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                if let keys { await runKeys(keys, party: party) } else { await runScript(party) }
             }
+            group.addTask { await showStatus(party, renderer: renderer, interactive: keys != nil, lastChange: lastChange) }
         }
-        let status = Task {
-            await showStatus(player: player, coordinator: coordinator, renderer: renderer, interactive: keys != nil, latency: latency)
-        }
-        let ending = await untilOver(events: events)
-        script.cancel()
-        status.cancel()
         StatusArea.shared.deactivate()
         keys?.restore()
-        eventTask.cancel()
-        participantTask.cancel()
-        let statistics = player.statistics
-        // A decoder waiting for streamed bytes (no holder left) is let go before the player closes.
-        streaming.close()
-        player.close()
-        renderer?.stop()
-        log?.close()
-        events.emit("statistics", ["presented": statistics.presentedFrames, "dropped": statistics.droppedLateFrames,
-                                   "stills": statistics.stillFrames])
-        // Leaving or ending is heard from the relay, not from this process going away.
-        await session.departureDelivered()
-        return WatchRunner.exitStatus(for: ending, endedHere: endedHere.isSet)
-    }
-
-    /// The `joined` event.
-    func emitJoined(_ events: EventPrinter, _ extra: [String: any Sendable] = [:]) {
-        events.emit("joined", ["session": session.id.uuidString, "participant": session.localParticipant.displayName,
-                               "item": session.activity.item].merging(extra) { $1 })
-    }
-
-    /// Waits until the session is over for this participant, reports that it left and why, and
-    /// returns the reason.
-    func untilOver(events: EventPrinter) async -> GroupSessionError? {
-        for await state in session.$state.values {
-            if case .invalidated(let reason) = state {
-                events.emit("left", ["reason": reason.detail])
-                return reason
-            }
-        }
-        return nil
     }
 
     /// 0 when this participant left or ended the session itself; otherwise one clear line on
@@ -153,15 +130,25 @@ struct WatchRunner {
         }
     }
 
-    /// Runs the commands on standard input, a line at a time; `player` is the built-in player
-    /// (nil for mpv), which `stall` needs.
-    func runScript(coordinator: PlaybackCoordinator, events: EventPrinter, latency: LatencyControl,
-                   player: HeadlessPlayer? = nil) async throws {
+    /// A joiner opens a URL item only with `--allow-urls`, or after saying yes at the terminal.
+    static func confirmURL(_ url: URL) throws {
+        let shown = TerminalText.sanitized(url.absoluteString)
+        guard isatty(0) != 0 else {
+            throw CLIError.failure("the group's item is the URL \(shown): this participant would open it itself; "
+                + "give --allow-urls to do so")
+        }
+        printError("tandem: the group's item is the URL \(shown), which this participant would open itself. Open it? [y/N] ")
+        let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        guard answer == "y" || answer == "yes" else { throw CLIError.failure("not opening \(shown)") }
+    }
+
+    /// Runs the commands on standard input, a line at a time, until they end or the watch does.
+    func runScript(_ party: WatchParty) async {
         let lines = StandardInputLines()
         while let raw = await lines.next() {
             // `say` takes the rest of the line as it was typed; the other commands, its words.
             if let text = Self.sayText(raw) {
-                say(text, events: events)
+                say(text, party: party)
                 continue
             }
             let line = raw.trimmingCharacters(in: .whitespaces)
@@ -169,62 +156,31 @@ struct WatchRunner {
             guard let verb = words.first else { continue }
             do {
                 switch verb {
-                case "play": try coordinator.coordinateRateChange(to: coordinator.core.intendedRate > 0 ? coordinator.core.intendedRate : 1)
-                case "pause": try coordinator.coordinateRateChange(to: 0)
-                case "seek": try coordinator.coordinateSeek(to: seekTarget(seconds: try number(words), coordinator: coordinator))
+                case "play": try party.play()
+                case "pause": try party.pause()
+                case "seek": try party.seek(toSeconds: try number(words))
                 // The coordinator refuses what every participant would skip, saying why.
-                case "rate": try coordinator.coordinateRateChange(to: try number(words))
+                case "rate": try party.setRate(try number(words))
                 case "stall":
                     let (seconds, waits) = try stallArguments(words)
-                    guard let player else {
-                        refuse("stall is the built-in player's (--player builtin)", events: events)
+                    guard options.player == .builtin else {
+                        refuse("stall is the built-in player's (--player builtin)")
                         continue
                     }
-                    stall(player: player, coordinator: coordinator, seconds: seconds, waits: waits, events: events)
-                case "throttle": try throttle(player: player, words: words, events: events)
-                case "next", "prev", "queue": _ = try runQueueCommand(words, coordinator: coordinator)
-                case "offset": reportOffset(latency.set(try offsetArgument(words)), events: events)
+                    try party.stall(seconds: seconds, waits: waits)
+                case "throttle": try throttle(party, words: words)
+                case "next", "prev", "queue": try runQueueCommand(words, party: party)
+                case "offset": try party.setLatencyOffset(try offsetArgument(words))
                 case "wait": try await Task.sleep(for: .seconds(try seconds(words)))
-                case "leave": session.leave()
-                case "end":
-                    endedHere.set()
-                    session.end()
-                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, next, prev, queue add PATH, say TEXT, offset MS, stall S [nowait], wait S, leave, end)", events: events)
+                case "leave": party.leave()
+                case "end": party.end()
+                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, next, prev, queue add PATH, say TEXT, offset MS, stall S [nowait], wait S, leave, end)")
                 }
             } catch {
-                refuse("\(line): \(error)", events: events)
+                // The watch is over (a `wait` cut short): nothing more to say.
+                if Task.isCancelled { return }
+                refuse("\(line): \(error)")
             }
-        }
-    }
-
-    /// Freezes the player where it is and suspends this participant for `.stallRecovery`, as a
-    /// player that ran out of data would; the suspension ends `seconds` later, without holding
-    /// up the commands after this one. With `waits` false the suspension does not make the group
-    /// wait: the others play on, and this player catches up when it ends.
-    private func stall(player: HeadlessPlayer, coordinator: PlaybackCoordinator, seconds: Double, waits: Bool,
-                       events: EventPrinter) {
-        let suspension: PlaybackSuspension
-        if waits {
-            suspension = coordinator.beginSuspension(for: .stallRecovery)
-        } else {
-            let reasons = coordinator.suspensionReasonsThatTriggerWaiting
-            coordinator.suspensionReasonsThatTriggerWaiting.remove(.stallRecovery)
-            suspension = coordinator.beginSuspension(for: .stallRecovery)
-            coordinator.suspensionReasonsThatTriggerWaiting = reasons
-        }
-        // Suspended first, so that no command of the group's unfreezes the player.
-        let now = MonotonicClock.now()
-        try? player.setTimeline(.paused(at: player.mediaTime(atLocalTime: now), from: now))
-        events.emit("stall", ["seconds": seconds, "waits": waits])
-        Task {
-            try? await Task.sleep(for: .seconds(seconds))
-            // Reported before the suspension ends, so that `stall-ended` always comes before the
-            // `resumed` it leads to (the relay may order the end and bring it back before this
-            // task runs again); nothing is reported after the session is over for this participant.
-            var over = false
-            if case .invalidated = session.state { over = true }
-            if !over { events.emit("stall-ended", ["seconds": seconds, "waits": waits]) }
-            suspension.end()
         }
     }
 
@@ -237,115 +193,88 @@ struct WatchRunner {
         return (seconds, words.count == 2)
     }
 
+    /// `throttle FACTOR SECONDS` (bench only): the built-in player decodes FACTOR times slower for
+    /// SECONDS, then at the `--decode-throttle` factor again; events `throttle` and `throttle-ended`.
+    private func throttle(_ party: WatchParty, words: [String]) throws {
+        guard options.player == .builtin else {
+            refuse("throttle is the built-in player's (--player builtin)")
+            return
+        }
+        guard words.count == 3, let factor = Double(words[1]), let seconds = Double(words[2]),
+              seconds.isFinite, seconds > 0, seconds <= 86_400 else {
+            refuse("throttle wants FACTOR SECONDS (a factor of 1 or more, 0 < SECONDS ≤ 86400)")
+            return
+        }
+        try party.throttle(factor: factor, seconds: seconds)
+    }
+
+    /// The queue's line commands: `next`, `prev`, `queue add PATH`.
+    private func runQueueCommand(_ words: [String], party: WatchParty) throws {
+        switch words.first {
+        case "next": try party.next()
+        case "prev": try party.previous()
+        default:
+            guard words.count >= 3, words[1] == "add" else { throw CLIError.usage("'\(words.joined(separator: " "))': queue add PATH") }
+            try party.addToQueue(words.dropFirst(2).joined(separator: " "))
+        }
+    }
+
     /// At a terminal: space plays or pauses, left and right seek 5 s (shift: 30 s), `[` and `]`
     /// change the rate by 0.1, `0` resets it, `-` and `=` the latency offset by 10 ms, `n` and `p`
     /// move through the queue, Enter opens the chat prompt, `q` leaves, `e` ends the session for
     /// everyone.
-    private func runKeys(_ keys: TerminalKeys, coordinator: PlaybackCoordinator, events: EventPrinter, duration: Int64?,
-                         latency: LatencyControl) async {
+    private func runKeys(_ keys: TerminalKeys, party: WatchParty) async {
         for await key in keys.keys {
-            let timeline = coordinator.core.timeline
-            let now = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
-            let position = (coordinator.expectedItemTime(atLocalTime: now) ?? timeline.anchorMediaTime).nanoseconds
-            let rate = coordinator.core.intendedRate
-            func by(_ step: Int64) -> ItemTime { ItemTime(nanoseconds: clamped(position.saturatingAdding(step), duration, coordinator: coordinator)) }
             do {
                 switch key {
-                case .space: try coordinator.coordinateRateChange(to: rate > 0 ? 0 : 1)
-                case .left: try coordinator.coordinateSeek(to: by(-5_000_000_000))
-                case .right: try coordinator.coordinateSeek(to: by(5_000_000_000))
-                case .shiftLeft: try coordinator.coordinateSeek(to: by(-30_000_000_000))
-                case .shiftRight: try coordinator.coordinateSeek(to: by(30_000_000_000))
-                case .slower: try coordinator.coordinateRateChange(to: (max(0.25, (rate > 0 ? rate : 1) - 0.1) * 10).rounded() / 10)
-                case .faster: try coordinator.coordinateRateChange(to: (min(4, (rate > 0 ? rate : 1) + 0.1) * 10).rounded() / 10)
-                case .resetRate: try coordinator.coordinateRateChange(to: 1)
-                case .next: try coordinator.advanceToNextItem()
-                case .previous: try coordinator.returnToPreviousItem()
-                case .quit: session.leave()
-                case .end:
-                    endedHere.set()
-                    session.end()
+                case .space: try party.togglePlayPause()
+                case .left: try party.seek(by: -5_000_000_000)
+                case .right: try party.seek(by: 5_000_000_000)
+                case .shiftLeft: try party.seek(by: -30_000_000_000)
+                case .shiftRight: try party.seek(by: 30_000_000_000)
+                case .slower: try party.changeRate(by: -0.1)
+                case .faster: try party.changeRate(by: 0.1)
+                case .resetRate: try party.setRate(1)
+                case .next: try party.next()
+                case .previous: try party.previous()
+                case .quit: party.leave()
+                case .end: party.end()
                 case .openPrompt: StatusArea.shared.setPrompt("")
                 case .prompt(let text): StatusArea.shared.setPrompt(text)
                 case .cancelPrompt: StatusArea.shared.setPrompt(nil)
                 case .say(let text):
                     StatusArea.shared.setPrompt(nil)
-                    say(text, events: events)
-                case .offsetDown: reportOffset(latency.move(by: -LatencyControl.step), events: events)
-                case .offsetUp: reportOffset(latency.move(by: LatencyControl.step), events: events)
+                    say(text, party: party)
+                case .offsetDown: try party.moveLatencyOffset(by: -Self.latencyStep)
+                case .offsetUp: try party.moveLatencyOffset(by: Self.latencyStep)
                 }
             } catch {
-                refuse("\(error)", events: events)
+                refuse("\(error)")
             }
         }
     }
 
     /// Keeps the status line current: under the picture, or on the last line of the terminal.
-    private func showStatus(player: HeadlessPlayer, coordinator: PlaybackCoordinator, renderer: TerminalRenderer?,
-                            interactive: Bool, latency: LatencyControl) async {
-        let lastChange = Mutex("")
-        let changes = Task {
-            for await event in coordinator.events {
-                if case .timelineChanged(_, let originator, let proposal) = event {
-                    // The signer, named as the status line names everyone (a fingerprint when
-                    // two share a name), even after it left; its name is the peer's choice.
-                    let active = session.activeParticipants
-                    let name = (active.first { $0.id == originator } ?? session.participant(identifiedBy: originator))
-                        .map { TerminalText.sanitized($0.name(among: active)) } ?? "someone"
-                    lastChange.withLock { $0 = "\(name): \(EventPrinter.describe(proposal))" }
-                }
-            }
-        }
-        defer { changes.cancel() }
-        var ticks = 0
+    private func showStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, lastChange: LastChange) async {
         while !Task.isCancelled {
-            ticks += 1
-            if options.jsonEvents && ticks % 20 == 0 { reportSync(player: player, coordinator: coordinator) }
-            let line = [StatusLine.text(player: player, coordinator: coordinator, session: session, lastChange: lastChange.withLock { $0 }),
-                        Self.queuePosition(coordinator.core), latency.statusText].compactMap { $0 }.joined(separator: "  ")
-            if let renderer {
-                // Under the picture: the prompt, while one is open, in the status line's place.
-                renderer.statusLine = StatusArea.shared.prompt.map { "say: " + TerminalText.sanitized($0) + "▏" } ?? line
-            } else if interactive {
-                StatusArea.shared.setStatus(line)
+            if let player = party.player, let coordinator = party.coordinator {
+                let line = [StatusLine.text(player: player, coordinator: coordinator, session: session, lastChange: lastChange.text),
+                            Self.queuePosition(coordinator.core), Self.latencyText(party.latencyOffset)].compactMap { $0 }.joined(separator: "  ")
+                if let renderer {
+                    // Under the picture: the prompt, while one is open, in the status line's place.
+                    renderer.statusLine = StatusArea.shared.prompt.map { "say: " + TerminalText.sanitized($0) + "▏" } ?? line
+                } else if interactive {
+                    StatusArea.shared.setStatus(line)
+                }
             }
             try? await Task.sleep(for: .milliseconds(250))
         }
     }
 
-    /// Every five seconds, a `sync` event: the clock's offset and error bound, and how far the
-    /// player's own timeline is from the shared one.
-    private func reportSync(player: HeadlessPlayer, coordinator: PlaybackCoordinator) {
-        guard let clock = coordinator.localClock else { return }
-        let local = LocalInstant(nanoseconds: clock.now())
-        guard let status = coordinator.clockStatus(atLocalTime: local) else { return }
-        var fields: [String: any Sendable] = ["clock_offset_ns": Int(status.offset.nanoseconds),
-                                              "clock_error_bound_ns": Int(status.errorBound.nanoseconds),
-                                              "version": Int(clamping: coordinator.core.timeline.version)]
-        if let expected = coordinator.expectedItemTime(atLocalTime: local) {
-            fields["sync_error_ns"] = Int(player.mediaTime(atLocalTime: clock.monotonicTime(atLocal: local.nanoseconds))
-                .saturatingSubtracting(expected.nanoseconds))
-        }
-        let statistics = player.statistics
-        fields["presented"] = statistics.presentedFrames
-        fields["dropped"] = statistics.droppedLateFrames
-        EventPrinter(json: options.jsonEvents).emit("sync", fields)
-    }
-
-    /// A seek target within the item: not before its start, nor past its end (the player's
-    /// duration, when it knows one, and the range the group's validation allows).
-    private func clamped(_ time: Int64, _ duration: Int64?, coordinator: PlaybackCoordinator) -> Int64 {
-        let core = coordinator.core
-        let allowed = core.mediaTimeRange(ofItem: core.timeline.item ?? session.activity.item)
-        return time.clamped(to: 0...min(duration ?? .max, allowed.upperBound.nanoseconds))
-    }
-
-    /// `seek SECONDS`'s target: SECONDS within the item, in nanoseconds (converted only once
-    /// clamped, so that no number typed can overflow).
-    private func seekTarget(seconds: Double, coordinator: PlaybackCoordinator) -> ItemTime {
-        let core = coordinator.core
-        let end = core.mediaTimeRange(ofItem: core.timeline.item ?? session.activity.item).upperBound.nanoseconds
-        return ItemTime(nanoseconds: MediaTime.nanoseconds(seconds: min(max(0, seconds), Double(end) / 1e9)).clamped(to: 0...end))
+    /// "item i of n" for the status line, or nil with fewer than two entries.
+    static func queuePosition(_ core: CoordinationCore) -> String? {
+        guard core.queue.entries.count > 1, let index = core.currentEntryIndex else { return nil }
+        return "item \(index + 1) of \(core.queue.entries.count)"
     }
 
     /// The one argument of a command, a finite number (of any sign: what it may be is the
@@ -371,9 +300,9 @@ struct WatchRunner {
 
     /// Refuses a command: one line, an `error` event with `--events json`, otherwise on
     /// standard error (over the status line at a terminal). The process carries on.
-    func refuse(_ message: String, events: EventPrinter) {
+    func refuse(_ message: String) {
         if options.jsonEvents {
-            events.emit("error", ["message": message])
+            EventPrinter(json: true).emit(.error(.init(message: message)))
         } else {
             StatusArea.shared.printAbove((isatty(2) != 0 && !StatusArea.shared.isActive ? "\r\u{1B}[K" : "") + "tandem: " + message,
                                          descriptor: 2)
@@ -399,13 +328,13 @@ final class StandardInputLines: @unchecked Sendable {
     func next() async -> String? { await iterator.next() }
 }
 
-/// A flag that tasks share.
-final class SharedFlag: Sendable {
-    private let value = Atomic(false)
+/// Who did what last, for the status line.
+final class LastChange: Sendable {
+    private let value = Mutex("")
 
-    /// Raises the flag.
-    func set() { value.store(true, ordering: .relaxed) }
+    /// The change in a few words, with who made it ("" before any).
+    var text: String { value.withLock { $0 } }
 
-    /// Whether the flag was raised.
-    var isSet: Bool { value.load(ordering: .relaxed) }
+    /// Remembers `text`.
+    func set(_ text: String) { value.withLock { $0 = text } }
 }

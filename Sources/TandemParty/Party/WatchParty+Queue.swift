@@ -20,24 +20,24 @@ import TandemPlayerSupport
 ///   entry (`unmatched-media`, `file`, `message`).
 /// - `next`, `prev` and `queue add PATH` (keys `n`, `p`) change the group's queue; an `item` event
 ///   (`identifier`, `index`, `count`) says when the group's item changes.
-extension WatchRunner {
+extension WatchParty {
     /// A watched file's identifier in the queue: its name.
-    static func identifier(of path: String) -> String { URL(fileURLWithPath: path).lastPathComponent }
+    public static func identifier(of path: String) -> String { URL(fileURLWithPath: path).lastPathComponent }
 
     /// A file's queue entry: its name, its identity, and the duration the identity announces.
     static func entry(for path: String) -> PlaybackQueue.Entry {
-        let identity = (try? HostCommand.checkedMedia(path))?.identity
+        let identity = (try? checkedMedia(path))?.identity
         let duration = identity.flatMap(CoordinationCore.announcedDuration(in:)).flatMap { $0 <= PlaybackQueue.maximumEntryDuration ? $0 : nil }
         return PlaybackQueue.Entry(identifier: identifier(of: path), identity: identity, duration: duration)
     }
 
     /// The host's queue: every file of the command line appended, the first current.
-    func appendMedia(to coordinator: PlaybackCoordinator, events: EventPrinter) {
+    func appendMedia(to coordinator: PlaybackCoordinator) {
         for path in watchedMedia {
             do {
                 try coordinator.coordinateQueueChange(.append(Self.entry(for: path)))
             } catch {
-                refuse("queue add \(path): \(error)", events: events)
+                refuse("queue add \(path): \(error)")
             }
         }
     }
@@ -46,14 +46,14 @@ extension WatchRunner {
     /// content identity), says once of each file that matches no entry (`reported` holds those
     /// said), and emits `item` when the group's item changed since `last`; returns the group's item.
     func syncQueue(player: HeadlessPlayer, coordinator: PlaybackCoordinator, files: [(path: String, identity: String?)],
-                   streamed: StreamedEntries?, events: EventPrinter, last: String?, reported: inout Set<String>,
+                   streamed: StreamedEntries?, last: String?, reported: inout Set<String>,
                    identified: inout Bool) -> String? {
         let core = coordinator.core
         // A joiner with several files tells the group what it holds for the current item once
         // the queue says which content that is (its first report named none).
         if !identified, let path = adoptCurrentEntry(player: player, coordinator: coordinator, files: files) {
             identified = true
-            try? coordinator.reportItem(player.itemIdentifier, identity: (try? HostCommand.checkedMedia(path))?.identity, ready: true)
+            try? coordinator.reportItem(player.itemIdentifier, identity: (try? Self.checkedMedia(path))?.identity, ready: true)
         }
         var items: [PlaybackItem] = []
         for entry in core.queue.entries where entry.identifier != player.itemIdentifier {
@@ -65,25 +65,24 @@ extension WatchRunner {
             }
         }
         if !items.isEmpty { player.makeAvailable(items) }
-        return reportProgress(of: core, files: files, reported: &reported, last: last, events: events)
+        return reportProgress(of: core, files: files, reported: &reported, last: last)
     }
 
     /// What both players' queue following reports alike: each file that matches no item of a
     /// queue of several (`unmatched-media`, once per file, by content), and the group's item
     /// when it changed (`item`: i of n). Returns the group's item.
     func reportProgress(of core: CoordinationCore, files: [(path: String, identity: String?)], reported: inout Set<String>,
-                        last: String?, events: EventPrinter) -> String? {
+                        last: String?) -> String? {
         if core.queue.entries.count > 1 {
             for file in files where !reported.contains(file.path)
                 && !core.queue.entries.contains(where: { ContentIdentity.sameContent($0.identity, file.identity) }) {
                 reported.insert(file.path)
-                events.emit("unmatched-media", ["file": file.path,
-                                                "message": "\(file.path) matches no item of the group's queue (by content)"])
+                emit(.unmatchedMedia(.init(file: file.path, message: "\(file.path) matches no item of the group's queue (by content)")))
             }
         }
         let item = core.timeline.item
         if item != last, let item, core.queue.entries.count > 1 {
-            events.emit("item", ["identifier": item, "index": core.currentEntryIndex ?? -1, "count": core.queue.entries.count])
+            emit(.item(.init(identifier: item, index: core.currentEntryIndex ?? -1, count: core.queue.entries.count)))
         }
         return item
     }
@@ -115,8 +114,7 @@ extension WatchRunner {
     }
 
     /// Follows the group's queue for as long as the watch lasts.
-    func followQueue(player: HeadlessPlayer, coordinator: PlaybackCoordinator, events: EventPrinter,
-                     streamed: StreamedEntries? = nil) -> Task<Void, Never> {
+    func followQueue(player: HeadlessPlayer, coordinator: PlaybackCoordinator, streamed: StreamedEntries? = nil) -> Task<Void, Never> {
         let files = watchedMedia.filter { !$0.isEmpty }.map { (path: $0, identity: try? ContentIdentity.of(file: $0)) }
         // Subscribed before the first look, so that no change between the two goes unseen (the
         // history may be applied meanwhile, and then nothing else happens until someone acts).
@@ -124,50 +122,19 @@ extension WatchRunner {
         return Task {
             var reported: Set<String> = []
             var identified = !reportsIdentityLate
-            var last = syncQueue(player: player, coordinator: coordinator, files: files, streamed: streamed, events: events, last: nil, reported: &reported,
+            var last = syncQueue(player: player, coordinator: coordinator, files: files, streamed: streamed, last: nil, reported: &reported,
                                  identified: &identified)
             for await event in changes {
                 // An end of item is told at its instant, before the record that settles it in
                 // the coordinator's core.
                 if case .itemEnded(_, let next?, let index?) = event, next.identifier != last {
                     last = next.identifier
-                    events.emit("item", ["identifier": next.identifier, "index": index, "count": coordinator.core.queue.entries.count])
+                    emit(.item(.init(identifier: next.identifier, index: index, count: coordinator.core.queue.entries.count)))
                     continue
                 }
-                last = syncQueue(player: player, coordinator: coordinator, files: files, streamed: streamed, events: events, last: last, reported: &reported,
+                last = syncQueue(player: player, coordinator: coordinator, files: files, streamed: streamed, last: last, reported: &reported,
                                  identified: &identified)
             }
         }
     }
-
-    /// The queue's line commands: `next`, `prev`, `queue add PATH`; false for any other verb.
-    func runQueueCommand(_ words: [String], coordinator: PlaybackCoordinator) throws -> Bool {
-        switch words.first {
-        case "next": try coordinator.advanceToNextItem()
-        case "prev": try coordinator.returnToPreviousItem()
-        case "queue":
-            guard words.count >= 3, words[1] == "add" else { throw CLIError.usage("'\(words.joined(separator: " "))': queue add PATH") }
-            let path = words.dropFirst(2).joined(separator: " ")
-            try HostCommand.checkedMedia(path)
-            try coordinator.coordinateQueueChange(.append(Self.entry(for: path)))
-        default: return false
-        }
-        return true
-    }
-
-    /// "item i of n" for the status line, or nil with fewer than two entries.
-    static func queuePosition(_ core: CoordinationCore) -> String? {
-        guard core.queue.entries.count > 1, let index = core.currentEntryIndex else { return nil }
-        return "item \(index + 1) of \(core.queue.entries.count)"
-    }
-}
-
-extension WatchRunner {
-    /// The files watched: `media`, or `file` alone.
-    var watchedMedia: [String] { media.isEmpty ? [file] : media }
-
-    /// Whether this participant's first report names no identity, and the queue decides which
-    /// of its files it reports (`syncQueue`): a joiner with several files, whose first need not
-    /// be the group's current item.
-    var reportsIdentityLate: Bool { !isHost && watchedMedia.count > 1 }
 }

@@ -12,58 +12,57 @@ import TandemPlayerSupport
 /// `--follow on-receipt` makes mpv the benchmarks' baseline.
 ///
 /// A queue of files (`tandem host A B --player mpv`, a joiner's several files) is the group's as
-/// with the built-in player (`WatchRunner+Queue.swift`): the host appends them all, every
+/// with the built-in player (`WatchParty+Queue.swift`): the host appends them all, every
 /// participant makes the entries it holds (by content) available to mpv, which loads each as the
 /// group reaches it (at an item's end, a `next` or `prev`, or mpv's own `n`, `p`, `>`, `<` keys:
 /// `MpvPlayer.Options.bindsQueueKeys`), and the `item` and `unmatched-media` events are the same.
-extension WatchRunner {
+extension WatchParty {
     /// Watches with mpv on `file`; `streaming`, when mpv reads a streamed item, suspends this
     /// participant (without holding the group) while no holder of it is left.
-    func runWithMpv(streaming: SessionStreaming? = nil) async throws -> Int32 {
+    func runWithMpv(file: String, streaming: SessionStreaming?, streamedAt: Int64?,
+                    whileWatching: @escaping @Sendable () async -> Void) async throws -> Ending {
         let log: PresentationLog?
         do {
-            log = try options.presentationLog.map { path throws(MediaError) in try PresentationLog(path: path) }
+            log = try configuration.presentationLog.map { path throws(MediaError) in try PresentationLog(path: path) }
         } catch {
             session.leave()
-            throw CLIError.failure("\(error)")
+            throw WatchPartyError.failure("\(error)")
         }
         var playerOptions = MpvPlayer.Options()
         playerOptions.itemIdentifier = session.activity.item
-        playerOptions.ipcPath = options.mpvIPC
-        playerOptions.extraArguments = options.mpvArguments
+        playerOptions.ipcPath = configuration.mpvIPC
+        playerOptions.extraArguments = configuration.mpvArguments + ["--ytdl=no"]
         playerOptions.presentationLog = log
-        playerOptions.following = options.follow
-        playerOptions.latencyOffset = Int64(options.latencyOffset) * 1_000_000
+        playerOptions.following = configuration.follow
+        playerOptions.latencyOffset = Int64(configuration.latencyOffset) * 1_000_000
         let player: MpvPlayer
         do {
             player = try await MpvPlayer.launch(file: file, options: playerOptions)
         } catch {
             log?.close()
             session.leave()
-            throw CLIError.failure("\(error)")
+            throw WatchPartyError.failure("\(error)")
         }
         let coordinator = player.playbackCoordinator
-        let events = EventPrinter(json: options.jsonEvents)
-        events.emit("joined", ["session": session.id.uuidString, "participant": session.localParticipant.displayName,
-                               "item": session.activity.item, "player": "mpv", "mpv_ipc": player.ipcPath])
-        let eventTask = Task { for await event in coordinator.events { events.report(event, session: session) } }
-        let participantTask = Task { await events.followParticipants(session) }
-        let chatTask = followChat(events: events)
+        emitJoined(streamedAt: streamedAt, player: "mpv", mpvIPC: player.ipcPath)
+        let eventTask = Task { for await event in coordinator.events { self.report(event) } }
+        let participantTask = Task { await self.followParticipants() }
+        let chatTask = followChat()
         defer { chatTask.cancel() }
         // Closing mpv (its window, or `q`) is leaving.
         let exitTask = Task { [session] in
             await player.waitUntilExited()
             guard !Task.isCancelled else { return }
-            events.emit("mpv-exited", ["status": Int(player.process.exitStatus ?? -1)])
+            self.emit(.mpvExited(.init(status: Int(player.process.exitStatus ?? -1))))
             session.leave()
         }
         coordinator.coordinateWithSession(session)
-        if let streaming { followStreaming(streaming, coordinator: coordinator, events: events) }
+        if let streaming { followStreaming(streaming, coordinator: coordinator) }
         // One file: the first report chooses the group's item (a session's queue starts empty),
         // so nobody transitions. mpv opened it: the identity carries the duration mpv read.
         // `coordinateWithSession` reported mpv's item already (mpv knows its identity), which an
         // empty queue takes as its first entry: the host appends the rest after it.
-        if isHost && watchedMedia.count > 1 {
+        if configuration.isHost && watchedMedia.count > 1 {
             // That entry knows no duration: replaced by one that does (the one mpv read, as its
             // identity announces), so that the group moves on at its end. The item stays.
             let identity = player.currentItemIdentity
@@ -72,60 +71,57 @@ extension WatchRunner {
                 try coordinator.coordinateQueueChange(.replaceCurrent(with: PlaybackQueue.Entry(identifier: session.activity.item, identity: identity,
                                                                                                 duration: duration)))
             } catch {
-                refuse("queue: \(error)", events: events)
+                refuse("queue: \(error)")
             }
             for path in watchedMedia.dropFirst() {
                 do {
                     try coordinator.coordinateQueueChange(.append(Self.entry(for: path)))
                 } catch {
-                    refuse("queue add \(path): \(error)", events: events)
+                    refuse("queue add \(path): \(error)")
                 }
             }
         }
         try? coordinator.reportItem(session.activity.item, identity: reportsIdentityLate ? nil : player.currentItemIdentity, ready: true)
-        let queueTask = followQueue(mpv: player, coordinator: coordinator, events: events)
+        let queueTask = followQueue(mpv: player, coordinator: coordinator)
         defer { queueTask.cancel() }
-        let latency = LatencyControl(milliseconds: options.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
-        let script = Task { try await runScript(coordinator: coordinator, events: events, latency: latency) }
-        let ending = await untilOver(events: events)
-        script.cancel()
+        let latency = LatencyControl(milliseconds: configuration.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
+        watching.withLock { $0 = Watching(coordinator: coordinator, mpv: player, latency: latency) }
+        let ending = await untilOver(whileWatching: whileWatching)
         exitTask.cancel()
         eventTask.cancel()
         participantTask.cancel()
         await player.close()
         log?.close()
         let statistics = player.statistics
-        var fields: [String: any Sendable] = ["player": "mpv", "follow": options.follow.rawValue, "measurements": statistics.measurements,
-                                              "nudges": statistics.nudges, "corrective_seeks": statistics.correctiveSeeks,
-                                              "mpv_proposals": statistics.userProposals, "readings": statistics.readings,
-                                              "starts": statistics.starts]
-        if let error = statistics.lastError { fields["last_error_ms"] = Double(error) / 1e6 }
-        if let error = statistics.lastStartError { fields["last_start_error_ms"] = Double(error) / 1e6 }
-        events.emit("statistics", fields)
+        emit(.mpvStatistics(.init(follow: configuration.follow.rawValue, measurements: statistics.measurements, nudges: statistics.nudges,
+                                         correctiveSeeks: statistics.correctiveSeeks, mpvProposals: statistics.userProposals,
+                                         readings: statistics.readings, starts: statistics.starts,
+                                         lastErrorMilliseconds: statistics.lastError.map { Double($0) / 1e6 },
+                                         lastStartErrorMilliseconds: statistics.lastStartError.map { Double($0) / 1e6 })))
         // Leaving or ending is heard from the relay, not from this process going away.
         await session.departureDelivered()
-        return WatchRunner.exitStatus(for: ending, endedHere: endedHere.isSet)
+        return Ending(reason: ending, endedHere: endedHere.load(ordering: .relaxed))
     }
 
     /// Follows the group's queue with mpv for as long as the watch lasts, as `followQueue(player:…)`
     /// does with the built-in player.
-    func followQueue(mpv player: MpvPlayer, coordinator: PlaybackCoordinator, events: EventPrinter) -> Task<Void, Never> {
+    func followQueue(mpv player: MpvPlayer, coordinator: PlaybackCoordinator) -> Task<Void, Never> {
         let files = watchedMedia.map { (path: $0, identity: try? ContentIdentity.of(file: $0)) }
         // Subscribed before the first look, so that no change between the two goes unseen.
         let changes = coordinator.events
         return Task {
             var reported: Set<String> = []
             var identified = !reportsIdentityLate
-            var last = await syncQueue(mpv: player, coordinator: coordinator, files: files, events: events, last: nil,
+            var last = await syncQueue(mpv: player, coordinator: coordinator, files: files, last: nil,
                                        reported: &reported, identified: &identified)
             for await event in changes {
                 // An end of item is told at its instant, before the record that settles it.
                 if case .itemEnded(_, let next?, let index?) = event, next.identifier != last {
                     last = next.identifier
-                    events.emit("item", ["identifier": next.identifier, "index": index, "count": coordinator.core.queue.entries.count])
+                    emit(.item(.init(identifier: next.identifier, index: index, count: coordinator.core.queue.entries.count)))
                     continue
                 }
-                last = await syncQueue(mpv: player, coordinator: coordinator, files: files, events: events, last: last,
+                last = await syncQueue(mpv: player, coordinator: coordinator, files: files, last: last,
                                        reported: &reported, identified: &identified)
             }
         }
@@ -135,7 +131,7 @@ extension WatchRunner {
     /// (each once), the group's current content taken from another file when mpv opened the
     /// wrong one, each unmatched file said once, and `item` when the group's item changed.
     private func syncQueue(mpv player: MpvPlayer, coordinator: PlaybackCoordinator, files: [(path: String, identity: String?)],
-                           events: EventPrinter, last: String?, reported: inout Set<String>, identified: inout Bool) async -> String? {
+                           last: String?, reported: inout Set<String>, identified: inout Bool) async -> String? {
         let core = coordinator.core
         let current = player.currentItem
         if !identified, let entry = core.queue.entries.first(where: { $0.identifier == current.identifier }) {
@@ -156,6 +152,6 @@ extension WatchRunner {
                 try? player.makeAvailable(PlaybackItem(file: match.path, identifier: entry.identifier, identity: match.identity))
             }
         }
-        return reportProgress(of: core, files: files, reported: &reported, last: last, events: events)
+        return reportProgress(of: core, files: files, reported: &reported, last: last)
     }
 }

@@ -24,7 +24,7 @@ import TandemPlayerSupport
 /// - `tandem host URL` plays an `http(s)` item that every participant opens itself (its identifier
 ///   is the URL); a joiner opens it only with `--allow-urls` or after saying yes at the terminal,
 ///   FFmpeg limited to `http,https,tls,tcp`, mpv started with `--ytdl=no`.
-extension WatchRunner {
+extension WatchParty {
     /// The item this participant opens for the group's item, and the streamed bytes behind it
     /// when it streams it.
     struct OpenedItem {
@@ -32,6 +32,9 @@ extension WatchRunner {
         /// Its content identity, without a duration (nil for a URL).
         var identity: String?
         var streamed: StreamedItem?
+        /// When the stream began opening, on the raw CLOCK_MONOTONIC (ns): the `joined` event's
+        /// `monotonic_ns`.
+        var streamedAt: Int64?
     }
 
     /// How long a joiner without the file waits for a holder to say what the group's item is.
@@ -40,7 +43,7 @@ extension WatchRunner {
     static let ownMediaAnnouncementTimeout = Duration.seconds(3)
 
     /// The group's item as an `http(s)` URL, when it is one.
-    static func webURL(_ item: String) -> URL? {
+    public static func webURL(_ item: String) -> URL? {
         guard MediaFile.isURL(item), let url = URL(string: item), ["http", "https"].contains(url.scheme?.lowercased() ?? "") else { return nil }
         return url
     }
@@ -51,7 +54,7 @@ extension WatchRunner {
         let streaming = SessionStreaming(session: session)
         for (index, path) in watchedMedia.enumerated() where !path.isEmpty && Self.webURL(path) == nil {
             guard let identity = try? ContentIdentity.of(file: path) else { continue }
-            let name = isHost && index == 0 ? session.activity.item : Self.identifier(of: path)
+            let name = configuration.isHost && index == 0 ? session.activity.item : Self.identifier(of: path)
             try? streaming.hold(file: path, identity: identity, name: name)
         }
         return streaming
@@ -59,21 +62,23 @@ extension WatchRunner {
 
     /// What to open for the group's item: a URL item (a joiner asks first), this participant's
     /// file holding it, or the item streamed from its holders.
-    func openedItem(streaming: SessionStreaming, events: EventPrinter) async throws -> OpenedItem {
+    /// `announcesJoined`: the built-in player's `joined` comes as the stream begins opening;
+    /// mpv's, once mpv has loaded the item, carries the same instant (one `joined` either way).
+    func openedItem(streaming: SessionStreaming, announcesJoined: Bool = true) async throws -> OpenedItem {
         let name = session.activity.item
         if let url = Self.webURL(name) {
-            if !isHost { try confirmURL(url) }
+            if !configuration.isHost { try confirmURL(url) }
             return OpenedItem(item: try PlaybackItem(url: url, identifier: name), identity: nil, streamed: nil)
         }
         let own = watchedMedia.filter { !$0.isEmpty }
-        if isHost || options.refusesStreaming {
-            guard let first = own.first else { throw CLIError.usage("--no-stream needs your own copy of the media: give FILE") }
+        if configuration.isHost || configuration.refusesStreaming {
+            guard let first = own.first else { throw WatchPartyError.usage("--no-stream needs your own copy of the media: give FILE") }
             return OpenedItem(item: PlaybackItem(file: first, identifier: name), identity: try? ContentIdentity.of(file: first), streamed: nil)
         }
         let timeout = own.isEmpty ? Self.announcementTimeout : Self.ownMediaAnnouncementTimeout
         guard let identity = await streaming.announcedIdentity(of: name, timeout: timeout) else {
             guard let first = own.first else {
-                throw CLIError.failure("nobody in the session says it holds \(TerminalText.sanitized(name)) to stream: give your own copy")
+                throw WatchPartyError.failure("nobody in the session says it holds \(TerminalText.sanitized(name)) to stream: give your own copy")
             }
             return OpenedItem(item: PlaybackItem(file: first, identifier: name), identity: try? ContentIdentity.of(file: first), streamed: nil)
         }
@@ -81,37 +86,37 @@ extension WatchRunner {
             return OpenedItem(item: PlaybackItem(file: match, identifier: name), identity: ContentIdentity.content(of: identity), streamed: nil)
         }
         // The `joined` event before the stream opens, so that what follows it is the stream's time.
-        emitJoined(events, ["streamed": true, "monotonic_ns": MonotonicClock.now()])
+        let streamedAt = MonotonicClock.now()
+        if announcesJoined { emitJoined(streamedAt: streamedAt) }
         let streamed: StreamedItem
         do {
             streamed = try streaming.item(identity: identity)
         } catch {
-            throw CLIError.failure(error.description)
+            throw WatchPartyError.failure(error.description)
         }
-        events.emit("streaming", ["item": name, "identity": ContentIdentity.content(of: identity),
-                                  "holders": streamed.holders.map { session.participant(identifiedBy: $0)?.displayName ?? $0.uuidString }])
+        emit(.streaming(.init(item: name, identity: ContentIdentity.content(of: identity),
+                                     holders: streamed.holders.map { session.participant(identifiedBy: $0)?.displayName ?? $0.uuidString })))
         return OpenedItem(item: PlaybackItem(bytes: streamed, identifier: name, identity: identity),
-                          identity: ContentIdentity.content(of: identity), streamed: streamed)
+                          identity: ContentIdentity.content(of: identity), streamed: streamed, streamedAt: streamedAt)
     }
 
     /// mpv on the group's item: a URL as it is, a streamed item through a loopback HTTP server
     /// (`StreamHTTPServer`, an unguessable path); `--ytdl=no` either way, so that mpv hands no
     /// address to youtube-dl.
-    func runMpv(streaming: SessionStreaming, events: EventPrinter) async throws -> Int32 {
-        var runner = self
-        runner.options.mpvArguments.append("--ytdl=no")
+    func runMpv(streaming: SessionStreaming, whileWatching: @escaping @Sendable () async -> Void) async throws -> Ending {
         let opened: OpenedItem
         do {
-            opened = try await openedItem(streaming: streaming, events: events)
+            opened = try await openedItem(streaming: streaming, announcesJoined: false)
         } catch {
             session.leave()
             await session.departureDelivered()
             throw error
         }
         var server: StreamHTTPServer?
+        let file: String
         switch opened.item.source {
         case .url(let url):
-            runner.file = url.absoluteString
+            file = url.absoluteString
         case .bytes(let source):
             let http: StreamHTTPServer
             do {
@@ -120,53 +125,52 @@ extension WatchRunner {
                 opened.streamed?.close()
                 session.leave()
                 await session.departureDelivered()
-                throw CLIError.failure("cannot serve the streamed item to mpv: \(error)")
+                throw WatchPartyError.failure("cannot serve the streamed item to mpv: \(error)")
             }
             server = http
-            runner.file = http.url.absoluteString
+            file = http.url.absoluteString
         case .file(let path):
-            runner.file = path
+            file = path
         }
         defer {
             opened.streamed?.close()
             server?.stop()
         }
-        return try await runner.runWithMpv(streaming: opened.streamed == nil ? nil : streaming)
+        return try await runWithMpv(file: file, streaming: opened.streamed == nil ? nil : streaming, streamedAt: opened.streamedAt,
+                                    whileWatching: whileWatching)
     }
 
     /// A joiner opens a URL item only with `--allow-urls`, or after saying yes at the terminal.
     private func confirmURL(_ url: URL) throws {
-        if options.allowsURLs { return }
-        let shown = TerminalText.sanitized(url.absoluteString)
-        guard isatty(0) != 0 else {
-            throw CLIError.failure("the group's item is the URL \(shown): this participant would open it itself; "
-                + "give --allow-urls to do so")
+        if configuration.allowsURLs { return }
+        guard let confirm = configuration.confirmURL else {
+            throw WatchPartyError.failure("the group's item is the URL \(TerminalText.sanitized(url.absoluteString)): this participant would "
+                + "open it itself; give --allow-urls to do so")
         }
-        printError("tandem: the group's item is the URL \(shown), which this participant would open itself. Open it? [y/N] ")
-        let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-        guard answer == "y" || answer == "yes" else { throw CLIError.failure("not opening \(shown)") }
+        try confirm(url)
     }
 
     /// Suspends this participant (without holding the group) while no holder of the streamed
     /// item is left, and reports what streaming says.
-    func followStreaming(_ streaming: SessionStreaming, coordinator: PlaybackCoordinator, events: EventPrinter) {
+    func followStreaming(_ streaming: SessionStreaming, coordinator: PlaybackCoordinator) {
         // One suspension per streamed item (the current one and queue entries report apart).
         let suspensions = Mutex<[String: PlaybackSuspension]>([:])
-        streaming.onEvent { [session] event in
+        streaming.onEvent { [session, weak self] event in
+            guard let self else { return }
             switch event {
             case .suspended(let identity):
-                events.emit("stream-suspended", ["identity": identity, "message": "no holder of the item is left: playback is not possible here"])
-                let began = WatchRunner.beginNonHoldingSuspension(coordinator)
+                emit(.streamSuspended(.init(identity: identity, message: "no holder of the item is left: playback is not possible here")))
+                let began = WatchParty.beginNonHoldingSuspension(coordinator)
                 let replaced = suspensions.withLock { $0.updateValue(began, forKey: identity) }
                 replaced?.end()
             case .resumed(let identity):
-                events.emit("stream-resumed", ["identity": identity])
+                emit(.streamResumed(.init(identity: identity)))
                 let ended = suspensions.withLock { $0.removeValue(forKey: identity) }
                 ended?.end()
             case .rejectedHolder(let holder, let identity):
-                events.emit("stream-rejected-holder", ["identity": identity,
-                                                       "holder": session.participant(identifiedBy: holder)?.displayName ?? holder.uuidString,
-                                                       "message": "its copy is not the item (its ends do not match the identity)"])
+                emit(.streamRejectedHolder(.init(identity: identity,
+                                                        holder: session.participant(identifiedBy: holder)?.displayName ?? holder.uuidString,
+                                                        message: "its copy is not the item (its ends do not match the identity)")))
             }
         }
     }

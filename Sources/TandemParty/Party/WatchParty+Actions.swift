@@ -1,0 +1,123 @@
+import Foundation
+import Tandem
+import TandemClock
+import TandemMedia
+import TandemPlayback
+
+/// What a person does in a watch party. Each acts once the watch has begun (before, it throws
+/// `WatchPartyError`); the coordinator refuses, saying why, what every participant would skip.
+extension WatchParty {
+    /// The coordinator, once the watch has begun.
+    public var coordinator: PlaybackCoordinator? { watching.withLock { $0?.coordinator } }
+
+    /// The built-in player, once the watch has begun with it.
+    public var player: HeadlessPlayer? { watching.withLock { $0?.player } }
+
+    /// The latency offset now in force (ms).
+    public var latencyOffset: Int { watching.withLock { $0?.latency.current } ?? configuration.latencyOffset }
+
+    /// What the watch acts on, or `not watching yet`.
+    func current() throws(WatchPartyError) -> Watching {
+        guard let watching = watching.withLock({ $0 }) else { throw .usage("not watching yet") }
+        return watching
+    }
+
+    /// Plays at the rate the group asked for last (1 when it asked for none).
+    public func play() throws {
+        let coordinator = try current().coordinator
+        try coordinator.coordinateRateChange(to: coordinator.core.intendedRate > 0 ? coordinator.core.intendedRate : 1)
+    }
+
+    /// Pauses the group.
+    public func pause() throws { try current().coordinator.coordinateRateChange(to: 0) }
+
+    /// Pauses when playing, plays at 1 when paused.
+    public func togglePlayPause() throws {
+        let coordinator = try current().coordinator
+        try coordinator.coordinateRateChange(to: coordinator.core.intendedRate > 0 ? 0 : 1)
+    }
+
+    /// Plays at `rate` (the coordinator refuses what the group's validation would skip).
+    public func setRate(_ rate: Double) throws { try current().coordinator.coordinateRateChange(to: rate) }
+
+    /// The rate changed by `step` (±0.1 by the keys), rounded to a tenth, no lower than 0.25 down, no higher than 4 up.
+    public func changeRate(by step: Double) throws {
+        let coordinator = try current().coordinator
+        let rate = coordinator.core.intendedRate > 0 ? coordinator.core.intendedRate : 1
+        try coordinator.coordinateRateChange(to: ((step < 0 ? max(0.25, rate + step) : min(4, rate + step)) * 10).rounded() / 10)
+    }
+
+    /// Seeks to `seconds` within the item: not before its start, nor past its end (converted
+    /// to nanoseconds only once clamped, so that no number typed can overflow).
+    public func seek(toSeconds seconds: Double) throws {
+        let coordinator = try current().coordinator
+        let core = coordinator.core
+        let end = core.mediaTimeRange(ofItem: core.timeline.item ?? session.activity.item).upperBound.nanoseconds
+        try coordinator.coordinateSeek(to: ItemTime(nanoseconds: MediaTime.nanoseconds(seconds: min(max(0, seconds), Double(end) / 1e9))
+            .clamped(to: 0...end)))
+    }
+
+    /// Seeks `step` nanoseconds from where the group is now, within the item (the player's
+    /// duration, when it knows one, and the range the group's validation allows).
+    public func seek(by step: Int64) throws {
+        let watching = try current()
+        let coordinator = watching.coordinator
+        let now = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
+        let position = (coordinator.expectedItemTime(atLocalTime: now) ?? coordinator.core.timeline.anchorMediaTime).nanoseconds
+        let core = coordinator.core
+        let allowed = core.mediaTimeRange(ofItem: core.timeline.item ?? session.activity.item)
+        let target = position.saturatingAdding(step).clamped(to: 0...min(watching.duration ?? .max, allowed.upperBound.nanoseconds))
+        try coordinator.coordinateSeek(to: ItemTime(nanoseconds: target))
+    }
+
+    /// Moves the group to the next item of its queue.
+    public func next() throws { try current().coordinator.advanceToNextItem() }
+
+    /// Moves the group to the previous item of its queue.
+    public func previous() throws { try current().coordinator.returnToPreviousItem() }
+
+    /// Appends the file at `path` to the group's queue (checked first: one clear line when it
+    /// cannot be played).
+    public func addToQueue(_ path: String) throws {
+        let coordinator = try current().coordinator
+        try Self.checkedMedia(path)
+        try coordinator.coordinateQueueChange(.append(Self.entry(for: path)))
+    }
+
+    /// Sends `text` to the group's chat, verbatim, up to 1,000 bytes.
+    public func say(_ text: String) throws(WatchPartyError) {
+        guard !text.isEmpty else { throw .usage("say wants TEXT: say hello") }
+        do {
+            try session.sendChat(text)
+        } catch {
+            throw .failure("say: \(error)")
+        }
+    }
+
+    /// Sets the latency offset to `milliseconds`, clamped to `Configuration.latencyOffsets`;
+    /// reports it (`latency-offset`) and returns it.
+    @discardableResult
+    public func setLatencyOffset(_ milliseconds: Int) throws -> Int {
+        let value = try current().latency.set(milliseconds)
+        emit(.latencyOffset(.init(milliseconds: value)))
+        return value
+    }
+
+    /// Moves the latency offset by `delta` ms (±10 by the keys); reports it and returns it.
+    @discardableResult
+    public func moveLatencyOffset(by delta: Int) throws -> Int {
+        let latency = try current().latency
+        let value = latency.move(by: delta)
+        emit(.latencyOffset(.init(milliseconds: value)))
+        return value
+    }
+
+    /// Leaves the session; the others watch on.
+    public func leave() { session.leave() }
+
+    /// Ends the session for everyone.
+    public func end() {
+        endedHere.store(true, ordering: .relaxed)
+        session.end()
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Tandem
+import TandemClock
+import TandemIdentity
+import TandemMedia
+import TandemPlayback
+import TandemStreaming
+
+/// Watching with the built-in player.
+extension WatchParty {
+    func runBuiltin(streaming: SessionStreaming, whileWatching: @escaping @Sendable () async -> Void) async throws -> Ending {
+        let opened: OpenedItem
+        do {
+            opened = try await openedItem(streaming: streaming)
+        } catch {
+            session.leave()
+            await session.departureDelivered()
+            throw error
+        }
+        var sinks: [any VideoSink] = []
+        let log = try configuration.presentationLog.map { path throws(MediaError) in try PresentationLog(path: path) }
+        if let log { sinks.append(log) }
+        sinks += configuration.videoSinks
+        var playerOptions = HeadlessPlayer.Options()
+        playerOptions.itemIdentifier = session.activity.item
+        playerOptions.following = configuration.follow
+        playerOptions.decodeThrottle = configuration.decodeThrottle
+        playerOptions.latencyOffset = Int64(configuration.latencyOffset) * 1_000_000
+        let player = try HeadlessPlayer(item: opened.item, options: playerOptions, videoSinks: sinks)
+        let latency = LatencyControl(milliseconds: configuration.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
+        let coordinator = player.playbackCoordinator
+        reportStalls(of: player)
+        if opened.streamed == nil { emitJoined() }
+        followStreaming(streaming, coordinator: coordinator)
+        let eventTask = Task { for await event in coordinator.events { self.report(event) } }
+        let participantTask = Task { await self.followParticipants() }
+        let chatTask = followChat()
+        defer { chatTask.cancel() }
+        coordinator.coordinateWithSession(session)
+        // This player opened it: it announces the duration it read.
+        let identity = opened.identity.map { ContentIdentity.announcing(duration: player.info.duration, $0) }
+        // A queue of files: the host appends them all (the first becomes the group's item) before
+        // it reports, so that the report finds the queue chosen. One file: the first report
+        // chooses the group's item (a session's queue starts empty), so nobody transitions.
+        if configuration.isHost && watchedMedia.count > 1 { appendMedia(to: coordinator) }
+        try? coordinator.reportItem(session.activity.item, identity: reportsIdentityLate ? nil : identity, ready: true)
+        let queueTask = followQueue(player: player, coordinator: coordinator,
+                                    streamed: configuration.refusesStreaming ? nil : StreamedEntries(streaming: streaming))
+        defer { queueTask.cancel() }
+        watching.withLock {
+            $0 = Watching(coordinator: coordinator, player: player, latency: latency,
+                          duration: player.info.duration.map { MediaTime.nanoseconds(seconds: $0) })
+        }
+        let sync = configuration.reportsSync ? Task { await self.reportSync(player: player, coordinator: coordinator) } : nil
+        let ending = await untilOver(whileWatching: whileWatching)
+        sync?.cancel()
+        eventTask.cancel()
+        participantTask.cancel()
+        let statistics = player.statistics
+        // A decoder waiting for streamed bytes (no holder left) is let go before the player closes.
+        streaming.close()
+        player.close()
+        log?.close()
+        emit(.statistics(.init(presented: statistics.presentedFrames, dropped: statistics.droppedLateFrames, stills: statistics.stillFrames)))
+        // Leaving or ending is heard from the relay, not from this process going away.
+        await session.departureDelivered()
+        return Ending(reason: ending, endedHere: endedHere.load(ordering: .relaxed))
+    }
+
+    /// Every five seconds, a `sync` event: the clock's offset and error bound, and how far the
+    /// player's own timeline is from the shared one.
+    private func reportSync(player: HeadlessPlayer, coordinator: PlaybackCoordinator) async {
+        while (try? await Task.sleep(for: .seconds(5))) != nil {
+            guard let clock = coordinator.localClock else { continue }
+            let local = LocalInstant(nanoseconds: clock.now())
+            guard let status = coordinator.clockStatus(atLocalTime: local) else { continue }
+            let error = coordinator.expectedItemTime(atLocalTime: local).map { expected in
+                player.mediaTime(atLocalTime: clock.monotonicTime(atLocal: local.nanoseconds)).saturatingSubtracting(expected.nanoseconds)
+            }
+            let statistics = player.statistics
+            emit(.sync(.init(clockOffsetNanoseconds: status.offset.nanoseconds, clockErrorBoundNanoseconds: status.errorBound.nanoseconds,
+                             version: Int(clamping: coordinator.core.timeline.version), syncErrorNanoseconds: error,
+                             presented: statistics.presentedFrames, dropped: statistics.droppedLateFrames)))
+        }
+    }
+}

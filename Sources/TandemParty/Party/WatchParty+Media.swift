@@ -1,0 +1,33 @@
+import Foundation
+import TandemIdentity
+import TandemMedia
+import TandemPlayback
+
+/// Media checked before anything starts, so that what cannot be played fails in one clear line.
+extension WatchParty {
+    /// Opens `file` once; returns its content identity with the duration the built-in player's
+    /// demuxer read announced in it, and that duration (s).
+    @discardableResult
+    public static func checkedMedia(_ file: String) throws(WatchPartyError) -> (identity: String, duration: Double?) {
+        do {
+            let duration = try MediaFile(url: file).info.duration
+            return (ContentIdentity.announcing(duration: duration, try ContentIdentity.of(file: file)), duration)
+        } catch let error as MediaError {
+            throw .failure(error.description)
+        } catch {
+            throw .failure("cannot read \(file): \(error)")
+        }
+    }
+
+    /// Opens the `http(s)` item at `url` once (FFmpeg limited to `MediaFile.webProtocols`).
+    public static func checkedURL(_ url: String) throws(WatchPartyError) {
+        guard let parsed = webURL(url), let item = try? PlaybackItem(url: parsed) else {
+            throw .usage("'\(url)' is not an http(s) URL")
+        }
+        do {
+            _ = try MediaFile(item: item)
+        } catch {
+            throw .failure("\(error)")
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Tandem
+import TandemPlayback
+
+/// Who comes and goes, what the coordinator did, and what the session dropped, as events.
+extension WatchParty {
+    /// A participant's name, as the status line names everyone (with a fingerprint when two
+    /// share a name), even after it left; its identifier when it is not known.
+    func name(of id: UUID) -> String {
+        let active = session.activeParticipants
+        return (active.first { $0.id == id } ?? session.participant(identifiedBy: id))?.name(among: active) ?? id.uuidString
+    }
+
+    /// Reports one of the coordinator's events.
+    func report(_ event: PlaybackCoordinator.Event) {
+        emit(WatchPartyEvent(event, naming: name(of:)))
+    }
+
+    /// `participant-joined` and `participant-left` for the others, with `away`, `back` and the
+    /// bodies dropped on arrival alongside, for as long as participants are followed.
+    func followParticipants() async {
+        let rejections = Task { await followRejections() }
+        let away = Task { await followAway() }
+        let relay = Task { await followRelay() }
+        defer {
+            rejections.cancel()
+            away.cancel()
+            relay.cancel()
+        }
+        var known: Set<Participant> = []
+        for await participants in session.$activeParticipants.values {
+            // The set empties when this participant's session ends: that is not the others leaving.
+            if case .invalidated = session.state { return }
+            let others = participants.filter { $0 != session.localParticipant }
+            for joined in others.subtracting(known) {
+                emit(.participantJoined(.init(name: joined.name(among: participants))))
+            }
+            for left in known.subtracting(others) {
+                emit(.participantLeft(.init(name: left.name(among: known))))
+            }
+            known = others
+        }
+    }
+
+    /// `away` when the relay saw another participant's connection closed by its peer (it departs
+    /// 3 s later unless it resumes), `back` when it resumed; a departure while away is reported
+    /// as `participant-left` alone.
+    private func followAway() async {
+        var known: Set<Participant> = []
+        for await away in session.$awayParticipants.values {
+            if case .invalidated = session.state { return }
+            let active = session.activeParticipants
+            for gone in away.subtracting(known) {
+                emit(.away(.init(participant: gone.id.uuidString, name: gone.name(among: active))))
+            }
+            for back in known.subtracting(away) where active.contains(back) {
+                emit(.back(.init(participant: back.id.uuidString, name: back.name(among: active))))
+            }
+            known = away
+        }
+    }
+
+    /// `relay` with `state` `unavailable` when a relay of a cluster says it cannot order anything
+    /// (it lost NATS), `available` when it can again (issue 16).
+    private func followRelay() async {
+        var last = RelayAvailability.available
+        for await availability in session.$relayAvailability.values where availability != last {
+            if case .invalidated = session.state { return }
+            var reason: String?
+            if case .unavailable(let why) = availability { reason = why }
+            emit(.relay(.init(state: availability.description, reason: reason)))
+            last = availability
+        }
+    }
+
+    /// One `rejected` event for each body the session dropped on arrival: why, its signer or
+    /// whom the relay named (an identity), and what it arrived as.
+    private func followRejections() async {
+        for await rejection in session.rejections {
+            emit(.bodyRejected(.init(reason: rejection.reason.rawValue, sender: rejection.sender?.uuidString ?? "unknown", path: rejection.path)))
+        }
+    }
+}

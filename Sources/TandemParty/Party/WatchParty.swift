@@ -1,0 +1,166 @@
+import Foundation
+import Synchronization
+import Tandem
+import TandemClock
+import TandemMedia
+import TandemPlayback
+
+/// One participant's side of a watch party: a joined `WatchTogether` session, the player that
+/// shows it (the built-in player or a real mpv) under the session's playback coordinator, the
+/// group's queue, streaming of items this participant lacks, chat and a latency offset, with
+/// everything that happens reported as typed events (`events`).
+///
+/// Make one for a joined session, read `events`, and `run()` it: it returns when the session is
+/// over for this participant. Meanwhile the methods do what a person does (play, pause, seek, a
+/// rate, next and previous item, queue a file, say something, the latency offset, leave, end).
+/// `tandem host` and `tandem join` are its terminal front; the WatchTogether sample another.
+public final class WatchParty: Sendable {
+    /// What to watch, and how.
+    public struct Configuration: Sendable {
+        /// Which player shows the media.
+        public enum Player: String, Sendable {
+            /// The built-in headless FFmpeg player.
+            case builtin
+            /// A real mpv, driven through its JSON IPC.
+            case mpv
+        }
+
+        /// This participant's media: files (the first played first, the others queued by the
+        /// host; a joiner's matched to the group's items by content), or an `http(s)` URL the
+        /// host plays alone; empty for a joiner that streams the group's item.
+        public var media: [String]
+        /// Whether this participant started the session (it appends its media to the queue).
+        public var isHost: Bool
+        /// The player (default: built-in).
+        public var player: Player = .builtin
+        /// How the player follows the group: scheduled (the default) or, as a benchmarking
+        /// baseline, on receipt.
+        public var follow: TimelineFollowing = .scheduled
+        /// How much earlier than the group's timeline this player presents, in ms
+        /// (`latencyOffsets`, default 0): positive for an output that lags. Local only.
+        public var latencyOffset = 0
+        /// Never stream the group's item from a holder (default: stream it when the media
+        /// does not hold it).
+        public var refusesStreaming = false
+        /// Open the group's `http(s)` item without asking (default: ask `confirmURL`).
+        public var allowsURLs = false
+        /// Asked before a joiner opens the group's `http(s)` item itself, without `allowsURLs`:
+        /// throws to refuse it. Nil refuses every URL item.
+        public var confirmURL: (@Sendable (URL) throws -> Void)?
+        /// A presentation log to write (the built-in player's frames, or mpv's readings).
+        public var presentationLog: String?
+        /// More sinks for the built-in player's frames (a terminal renderer, a counter).
+        public var videoSinks: [any VideoSink] = []
+        /// Bench only: the built-in player decodes this many times slower (default 1).
+        public var decodeThrottle: Double = 1
+        /// mpv's IPC socket (nil: a temporary one).
+        public var mpvIPC: String?
+        /// More mpv options.
+        public var mpvArguments: [String] = []
+        /// Report a `sync` event every five seconds (built-in player).
+        public var reportsSync = false
+
+        /// The range of `latencyOffset` and of what changes it (ms).
+        public static let latencyOffsets = -1_000...1_000
+
+        /// A configuration for `media`, hosting or joining.
+        public init(media: [String], isHost: Bool) {
+            self.media = media
+            self.isHost = isHost
+        }
+    }
+
+    /// How the session ended for this participant.
+    public struct Ending: Sendable {
+        /// Why (nil: the session's state stream ended first).
+        public var reason: GroupSessionError?
+        /// Whether this participant ended the session itself (its own `end` is no error).
+        public var endedHere: Bool
+    }
+
+    /// The session watched.
+    public let session: GroupSession<WatchTogether>
+    /// What was asked for.
+    public let configuration: Configuration
+    /// Everything that happens, in order, until `run()` returns; then it finishes.
+    public let events: AsyncStream<WatchPartyEvent>
+    private let sink: AsyncStream<WatchPartyEvent>.Continuation
+    /// The player and its coordinator, once the watch has begun.
+    let watching = Mutex<Watching?>(nil)
+    /// Whether this participant ended the session itself.
+    let endedHere = Atomic(false)
+
+    /// What the methods act on once the watch has begun.
+    struct Watching: @unchecked Sendable {
+        var coordinator: PlaybackCoordinator
+        var player: HeadlessPlayer?
+        var mpv: MpvPlayer?
+        var latency: LatencyControl
+        /// The built-in player's duration (ns), when it read one.
+        var duration: Int64?
+    }
+
+    /// A party for `session`, joined already; nothing happens until `run()`.
+    public init(session: GroupSession<WatchTogether>, configuration: Configuration) {
+        self.session = session
+        self.configuration = configuration
+        (events, sink) = AsyncStream.makeStream(of: WatchPartyEvent.self)
+    }
+
+    /// Reports `event`.
+    func emit(_ event: WatchPartyEvent) { sink.yield(event) }
+
+    /// Reports an internal refusal (a queue entry that could not be added…) as an `error` event.
+    func refuse(_ message: String) { emit(.error(.init(message: message))) }
+
+    /// Watches until the session is over for this participant, then closes the player and
+    /// returns how it ended. `whileWatching` runs once the player follows the group (a front's
+    /// keys, commands, status line) and is cancelled, and awaited, when the session is over.
+    /// SIGINT and the like are the front's: it calls `leave()`.
+    public func run(whileWatching: @escaping @Sendable () async -> Void = {}) async throws -> Ending {
+        defer { sink.finish() }
+        // Issue 15 item 4: this participant's files served to those without them; the group's
+        // item streamed when this participant's media does not hold it.
+        let streaming = startStreaming()
+        defer { streaming.close() }
+        if configuration.player == .mpv {
+            return try await runMpv(streaming: streaming, whileWatching: whileWatching)
+        }
+        return try await runBuiltin(streaming: streaming, whileWatching: whileWatching)
+    }
+
+    /// Runs `body` until the session is over for this participant, then cancels it and waits
+    /// for it; reports `left` and returns why.
+    func untilOver(whileWatching body: @escaping @Sendable () async -> Void) async -> GroupSessionError? {
+        let front = Task { await body() }
+        var ending: GroupSessionError?
+        for await state in session.$state.values {
+            if case .invalidated(let reason) = state {
+                ending = reason
+                break
+            }
+        }
+        if let ending { emit(.left(.init(reason: ending.detail))) }
+        front.cancel()
+        await front.value
+        return ending
+    }
+
+    /// The `joined` event; `streamedAt`, for a streamed item, the raw monotonic instant its
+    /// stream begins opening.
+    func emitJoined(streamedAt: Int64? = nil, player: String? = nil, mpvIPC: String? = nil) {
+        emit(.joined(.init(session: session.id.uuidString, participant: session.localParticipant.displayName, item: session.activity.item,
+                           player: player, mpvIPC: mpvIPC, streamed: streamedAt.map { _ in true }, monotonicNanoseconds: streamedAt)))
+    }
+
+    /// The files watched: `media`, or "" alone for a joiner that streams.
+    var watchedMedia: [String] { configuration.media.isEmpty ? [""] : configuration.media }
+
+    /// The first file, "" for a joiner that gave none.
+    var file: String { watchedMedia[0] }
+
+    /// Whether this participant's first report names no identity, and the queue decides which
+    /// of its files it reports: a joiner with several files, whose first need not be the
+    /// group's current item.
+    var reportsIdentityLate: Bool { !configuration.isHost && watchedMedia.count > 1 }
+}
