@@ -79,7 +79,7 @@ let package = Package(
         .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit", "TandemBench", "TandemHarness"]),
         .testTarget(name: "TandemNetTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit", "TandemHarness"]),
         .testTarget(name: "TandemPlaybackTests", dependencies: ["TandemPlayback", "Tandem", "TandemNet", "TandemClock", "TandemMedia", "TandemPlayerSupport", "TandemTestKit", "TandemHarness"]),
-        .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemNet", "TandemTestKit"]),
+        .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemNet", "TandemTestKit", "TandemHarness"]),
         .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemPlayerSupport", "TandemTestKit", "TandemHarness"]),
         .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemTestKit", "TandemBench", "TandemIdentity", "TandemHarness"]),
         // Streaming: its pure cores on virtual time, the HTTP server, and two sessions on a real relay.

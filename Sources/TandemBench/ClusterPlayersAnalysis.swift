@@ -1,4 +1,5 @@
 import Foundation
+import TandemPlayerSupport
 import TandemHarness
 import TandemMedia
 

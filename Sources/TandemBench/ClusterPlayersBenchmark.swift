@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import TandemPlayerSupport
 import TandemHarness
 import TandemClock
 import TandemMedia

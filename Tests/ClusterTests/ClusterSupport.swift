@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TandemNet
 import TandemTestKit
+import TandemHarness
 import TandemWire
 
 /// A relay in this process, in a cluster: a `RelayServer` on loopback joined to NATS.

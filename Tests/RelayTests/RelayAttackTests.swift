@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TandemNet
 import TandemTestKit
+import TandemHarness
 import TandemWire
 import Testing
 

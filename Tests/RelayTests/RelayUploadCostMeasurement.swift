@@ -1,6 +1,7 @@
 import Foundation
 import TandemNet
 import TandemTestKit
+import TandemHarness
 import TandemWire
 import Testing
 

@@ -3,6 +3,7 @@ import Synchronization
 @testable import Tandem
 import TandemNet
 import TandemTestKit
+import TandemHarness
 import TandemWire
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Tandem
 import TandemClock
 import TandemMedia
+import TandemPlayerSupport
 import TandemPlayback
 
 /// What a person does in a watch party. Each acts once the watch has begun (before, it throws

@@ -3,6 +3,7 @@ import Tandem
 import TandemClock
 import TandemIdentity
 import TandemMedia
+import TandemPlayerSupport
 import TandemPlayback
 import TandemStreaming
 

@@ -3,6 +3,7 @@ import Synchronization
 import Tandem
 import TandemClock
 import TandemMedia
+import TandemPlayerSupport
 import TandemPlayback
 import TandemIdentity
 import TandemPlayerSupport

@@ -4,6 +4,8 @@ import Tandem
 import TandemClock
 import TandemIdentity
 import TandemMedia
+import TandemMpv
+import TandemPlayerSupport
 import TandemPlayback
 import TandemStreaming
 import TandemPlayerSupport

@@ -3,6 +3,8 @@ import Synchronization
 import Tandem
 import TandemClock
 import TandemMedia
+import TandemMpv
+import TandemPlayerSupport
 import TandemPlayback
 
 /// One participant's side of a watch party: a joined `WatchTogether` session, the player that

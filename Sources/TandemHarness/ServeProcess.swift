@@ -1,6 +1,5 @@
 import Foundation
 import Synchronization
-import TandemHarness
 
 /// `tandem serve` as its own process on loopback, for tests that attack the relay as a stranger
 /// would: started on a free port, stopped with SIGTERM (and killed if it lingers).

@@ -1,5 +1,4 @@
 import Foundation
-import TandemHarness
 
 /// A three-node (or larger) `nats-server` cluster on loopback for a test: routes between the
 /// nodes, JetStream on each with its own temporary store, the same authentication on all.
