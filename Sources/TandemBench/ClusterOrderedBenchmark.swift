@@ -119,7 +119,8 @@ public struct ClusterOrderedBenchmark: Sendable {
             }
         }
         let joinSeconds = Double(clock.now() - joinStarted) / 1e9
-        try await Task.sleep(for: .seconds(1))
+        // Let what the joins set going (welcomes, presence to every participant) drain first.
+        try await Task.sleep(for: .seconds(5))
 
         var steps: [ClusterOrderedReport.Step] = []
         for (position, rate) in rates.enumerated() {
