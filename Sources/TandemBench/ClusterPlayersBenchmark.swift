@@ -197,7 +197,8 @@ public struct ClusterPlayersBenchmark: Sendable {
         let arrangement = ClusterPlayersReport.Arrangement(
             name: name, relayClocks: relays.indices.map { "\(Self.relayName($0)) \(relayErrors[$0].offset) s \(relayErrors[$0].driftPPM) ppm" }
                 .joined(separator: ", "),
-            placement: placement, spread: Percentiles(steady.map(\.presentedSpread)), frames: steady.count, usage: usage, errors: errors)
+            placement: placement, spread: Percentiles(steady.map(\.presentedSpread)),
+            scheduledSpread: Percentiles(steady.map(\.scheduledSpread)), frames: steady.count, usage: usage, errors: errors)
         guard let killed else { return (arrangement, nil) }
         let after = ClusterPlayersAnalysis.showings(logs, changes: changes, window: killed..<ended)
         let inStep = back.flatMap { ClusterPlayersAnalysis.inStepAgain(after, after: $0) }
