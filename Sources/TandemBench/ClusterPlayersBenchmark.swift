@@ -46,7 +46,7 @@ public struct ClusterPlayersBenchmark: Sendable {
         self.failover = failover
     }
 
-    /// The players' injected clock errors (`tandem bench all`'s first four).
+    /// The players: the host and three joiners, with `tandem bench all`'s first four clock errors.
     static let players = 4
 
     /// Runs one relay, then two; `progress` hears what it is doing. Blocks (it waits on processes).
