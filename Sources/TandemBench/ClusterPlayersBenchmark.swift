@@ -47,7 +47,7 @@ public struct ClusterPlayersBenchmark: Sendable {
         self.failover = failover
     }
 
-    /// The players' injected clock errors (`tandem bench all`'s first four).
+    /// The players: the host and three joiners, with `tandem bench all`'s first four clock errors.
     static let players = 4
 
     /// Runs one relay, then two; `progress` hears what it is doing. Blocks (it waits on processes).
@@ -198,7 +198,8 @@ public struct ClusterPlayersBenchmark: Sendable {
         let arrangement = ClusterPlayersReport.Arrangement(
             name: name, relayClocks: relays.indices.map { "\(Self.relayName($0)) \(relayErrors[$0].offset) s \(relayErrors[$0].driftPPM) ppm" }
                 .joined(separator: ", "),
-            placement: placement, spread: Percentiles(steady.map(\.presentedSpread)), frames: steady.count, usage: usage, errors: errors)
+            placement: placement, spread: Percentiles(steady.map(\.presentedSpread)),
+            scheduledSpread: Percentiles(steady.map(\.scheduledSpread)), frames: steady.count, usage: usage, errors: errors)
         guard let killed else { return (arrangement, nil) }
         let after = ClusterPlayersAnalysis.showings(logs, changes: changes, window: killed..<ended)
         let inStep = back.flatMap { ClusterPlayersAnalysis.inStepAgain(after, after: $0) }

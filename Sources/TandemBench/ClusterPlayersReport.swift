@@ -14,6 +14,9 @@ public struct ClusterPlayersReport: Sendable, Equatable, Codable {
         /// Max − min of the presented instants of each frame all four showed, from the play's
         /// effective instant to the end of the window (ms).
         public var spread: Percentiles?
+        /// Max − min of the scheduled instants of the same frames (ms): the players' clock error
+        /// alone, apart from how late each presented.
+        public var scheduledSpread: Percentiles?
         /// Frames all four showed in the window.
         public var frames: Int
         /// CPU over wall time of every process (relays, NATS nodes, players), percent of one core.
@@ -59,6 +62,8 @@ public struct ClusterPlayersReport: Sendable, Equatable, Codable {
             "| p50 | ≤ 0.3 | \(cell(oneRelay.spread?.p50)) | \(cell(twoRelays.spread?.p50)) |",
             "| p99 | ≤ 0.5 | \(cell(oneRelay.spread?.p99)) | \(cell(twoRelays.spread?.p99)) |",
             "| max | | \(cell(oneRelay.spread?.max)) | \(cell(twoRelays.spread?.max)) |",
+            "| scheduled spread p50 / p99 (clock error alone) | | \(cell(oneRelay.scheduledSpread?.p50)) / \(cell(oneRelay.scheduledSpread?.p99)) | "
+                + "\(cell(twoRelays.scheduledSpread?.p50)) / \(cell(twoRelays.scheduledSpread?.p99)) |",
             "| frames all four showed | | \(oneRelay.frames) | \(twoRelays.frames) |",
             "| relays' clocks | | \(oneRelay.relayClocks) | \(twoRelays.relayClocks) |",
             "| placement | | \(oneRelay.placement.joined(separator: ", ")) | \(twoRelays.placement.joined(separator: ", ")) |",

@@ -5,11 +5,14 @@ import TandemBench
 /// shown"). Every row by default; `--players` four built-in players split over two relays (and
 /// the same four on one relay), `--failover` the second relay killed while they play (implies
 /// the players), `--sessions N` ordered delivery for N sessions of four over three relays (1,000
-/// by default), `--clock` the relays' cluster time. It raises its descriptor limit first.
+/// by default; `--ordered` alone), `--clock` the relays' cluster time. `--seconds N` is how long the
+/// players play (at most 60) and the clock is read (10); `--no-failover` kills neither relay B
+/// nor the clock's authority. It raises its descriptor limit first; a row that fails is said at
+/// the end (exit 1) and the others are still shown.
 struct BenchClusterCommand: Command {
     static let words = ["bench", "cluster"]
     static let usage = "bench cluster [--players] [--failover] [--ordered] [--sessions N] [--clock] [--seconds N] [--clip PATH] [--no-failover] [--json] [--out FILE]"
-    static let summary = "relays on a 3-node nats-server cluster beside one relay: players' spread, a relay killed, cluster time (build with -c release)"
+    static let summary = "relays on a 3-node nats-server cluster beside one relay: players' spread, a relay killed, ordered delivery, cluster time (build with -c release)"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try Arguments(arguments, options: ["seconds", "out", "clip", "sessions"],
