@@ -42,9 +42,8 @@ struct ClusterGapsTests {
 
     @Test("an ended session's subject is purged; another session in the same stream keeps its log, and a relay replaying it gets its history")
     func endedSubjectPurged() async throws {
-        let nats = try NATSServerProcess(authentication: .token("cluster-token"))
+        let nats = try startNATSNode()
         defer { nats.stop() }
-        try nats.start()
         let relay = try await InProcessRelay.start(nats.url, purgeDelay: .milliseconds(200))
         let ended = UUID(), key = SigningKeyPair()
         var kept = UUID()
@@ -92,9 +91,8 @@ struct ClusterGapsTests {
 
     @Test("a journal load larger than the relay's output cap reaches its participant whole, paced as the connection drains")
     func loadOverTheOutputCap() async throws {
-        let nats = try NATSServerProcess(authentication: .token("cluster-token"))
+        let nats = try startNATSNode()
         defer { nats.stop() }
-        try nats.start()
         var configuration = RelayCoreConfiguration()
         configuration.maximumOutputBytes = 3 * 1024 * 1024
         let relay = try await InProcessRelay.start(nats.url, configuration: configuration)
@@ -119,9 +117,8 @@ struct ClusterGapsTests {
 
     @Test("a relay asked for many sessions at once replays at most its limit of logs at a time, and admits everyone")
     func loadsAreCapped() async throws {
-        let nats = try NATSServerProcess(authentication: .token("cluster-token"))
+        let nats = try startNATSNode()
         defer { nats.stop() }
-        try nats.start()
         let first = try await InProcessRelay.start(nats.url)
         let key = SigningKeyPair()
         let sessions = (0..<6).map { _ in UUID() }
