@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TandemNet
 import TandemTestKit
@@ -42,9 +43,8 @@ struct ClusterGapsTests {
 
     @Test("an ended session's subject is purged; another session in the same stream keeps its log, and a relay replaying it gets its history")
     func endedSubjectPurged() async throws {
-        let nats = try NATSServerProcess(authentication: .token("cluster-token"))
+        let nats = try startNATSNode()
         defer { nats.stop() }
-        try nats.start()
         let relay = try await InProcessRelay.start(nats.url, purgeDelay: .milliseconds(200))
         let ended = UUID(), key = SigningKeyPair()
         var kept = UUID()
@@ -92,9 +92,8 @@ struct ClusterGapsTests {
 
     @Test("a journal load larger than the relay's output cap reaches its participant whole, paced as the connection drains")
     func loadOverTheOutputCap() async throws {
-        let nats = try NATSServerProcess(authentication: .token("cluster-token"))
+        let nats = try startNATSNode()
         defer { nats.stop() }
-        try nats.start()
         var configuration = RelayCoreConfiguration()
         configuration.maximumOutputBytes = 3 * 1024 * 1024
         let relay = try await InProcessRelay.start(nats.url, configuration: configuration)
@@ -119,9 +118,8 @@ struct ClusterGapsTests {
 
     @Test("a relay asked for many sessions at once replays at most its limit of logs at a time, and admits everyone")
     func loadsAreCapped() async throws {
-        let nats = try NATSServerProcess(authentication: .token("cluster-token"))
+        let nats = try startNATSNode()
         defer { nats.stop() }
-        try nats.start()
         let first = try await InProcessRelay.start(nats.url)
         let key = SigningKeyPair()
         let sessions = (0..<6).map { _ in UUID() }
@@ -145,5 +143,46 @@ struct ClusterGapsTests {
         #expect((1...2).contains(restarted.cluster.peakConcurrentLoads), "\(restarted.cluster.peakConcurrentLoads)")
         await restarted.stop()
         await first.stop()
+    }
+
+    @Test("tandem host on a cluster relay prints the relay event when NATS is lost, and again when it is back")
+    func hostPrintsRelayEvents() async throws {
+        let nats = try startNATSNode()
+        defer { nats.stop() }
+        let serve = try ServeProcess(arguments: ["--cluster", nats.url])
+        defer { serve.stop() }
+        let host = Process()
+        host.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.environment["TANDEM_EXECUTABLE"] ?? TandemProcess.executablePath)
+        host.arguments = ["host", SampleClip.directory + "/watch-together.mp4", "--relay", "127.0.0.1:\(serve.port)",
+                          "--video", "none", "--events", "json"]
+        let output = Pipe()
+        host.standardInput = FileHandle.nullDevice
+        host.standardOutput = output
+        host.standardError = output
+        let printed = Mutex("")
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            printed.withLock { $0 += text }
+        }
+        try host.run()
+        defer {
+            host.terminate()
+            host.waitUntilExit()
+            output.fileHandleForReading.readabilityHandler = nil
+        }
+        func printedLine(_ seconds: Double, _ needle: String) async -> Bool {
+            let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+            while ContinuousClock.now < deadline {
+                if printed.withLock({ $0.contains(needle) }) { return true }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return printed.withLock { $0.contains(needle) }
+        }
+        #expect(await printedLine(30, #""event":"joined""#), "\(printed.withLock { $0 })")
+        nats.kill()
+        #expect(await printedLine(10, #""event":"relay","reason":"the relay cluster is unavailable (NATS cannot be reached)","state":"unavailable"}"#),
+                "\(printed.withLock { $0 })")
+        try nats.start()
+        #expect(await printedLine(20, #"{"event":"relay","state":"available"}"#), "\(printed.withLock { $0 })")
     }
 }

@@ -124,6 +124,13 @@ func startNATSCluster() throws -> NATSTestCluster {
     try NATSTestCluster(size: 3, authentication: .userPassword(user: "tandem", password: "cluster-secret"))
 }
 
+/// One NATS node, started, with a token (stop it when done).
+func startNATSNode() throws -> NATSServerProcess {
+    let nats = try NATSServerProcess(authentication: .token("cluster-token"))
+    try nats.start()
+    return nats
+}
+
 extension String {
     var bytes: [UInt8] { Array(utf8) }
 }

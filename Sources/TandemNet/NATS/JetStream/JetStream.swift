@@ -82,6 +82,7 @@ public struct JetStream: Sendable {
             let failure: JetStreamError
             do {
                 let reply = try await connection.request(subject, payload: payload, headers: headers, timeout: options.attemptTimeout)
+                if reply.status == nil, let ack = JetStreamPubAck(plain: reply.payload) { return ack }
                 let ack = try Self.decode(reply, as: JetStreamPubAck.self)
                 return ack
             } catch let error as NATSError {
@@ -244,7 +245,9 @@ public struct JetStream: Sendable {
         }
         let data = Data(reply.payload)
         let decoder = JSONDecoder()
-        if let failure = try? decoder.decode(APIErrorBody.self, from: data), let detail = failure.error {
+        // An answer is decoded once, not twice, unless it names an error: JSON decoding is most of
+        // what an acknowledgement costs (a publish's, on every proposal).
+        if mentionsError(reply.payload), let failure = try? decoder.decode(APIErrorBody.self, from: data), let detail = failure.error {
             throw JetStreamError(.of(errorCode: detail.err_code), status: detail.code, errorCode: detail.err_code,
                                  reason: detail.description ?? "the API reported an error", stream: failure.stream)
         }
@@ -253,6 +256,16 @@ public struct JetStream: Sendable {
         } catch {
             throw JetStreamError(.badResponse, reason: "cannot decode \(Response.self): \(error); got \(String(decoding: reply.payload.prefix(200), as: UTF8.self))")
         }
+    }
+
+    /// Whether `payload` holds the key `"error"` anywhere (an API error's answer always does).
+    static func mentionsError(_ payload: [UInt8]) -> Bool {
+        let key: [UInt8] = Array("\"error\"".utf8)
+        guard payload.count >= key.count else { return false }
+        for start in 0...(payload.count - key.count) where payload[start] == key[0] {
+            if payload[start..<start + key.count].elementsEqual(key) { return true }
+        }
+        return false
     }
 
     static func json(_ fields: [String: Field]) -> [UInt8] {

@@ -594,28 +594,4 @@ extension RelayCore {
         }
         return directives
     }
-
-    /// A load in cluster mode goes into the outbox whole when applied, on every relay alike, so
-    /// that the participant's sequence numbers stay the same everywhere (not paced by its
-    /// connection's draining, which only its own relay sees). Its own relay sends it a window
-    /// at a time, as the single relay does (`clusterMarkBacklog`): never queued whole.
-    private mutating func clusterLoad(_ id: UUID, request: UInt64, for key: ParticipantKey) -> [RelayDirective] {
-        guard let data = sessions[key.session]?.attachments[id]?.data else {
-            return outcome(to: key, request: request, RelayFault(.attachmentNotFound, id.uuidString))
-        }
-        let first = sessions[key.session]?.participants[key.participant]?.outbox.nextSequence ?? 1
-        var directives: [RelayDirective] = []
-        var offset = 0
-        while offset < data.count {
-            let end = min(offset + RelayWireLimits.attachmentChunkSize, data.count)
-            let piece = data[offset..<end]
-            directives += broadcast(in: key.session, to: [key.participant]) { .loadChunk(sequence: $0, request: request, data: piece) }
-            offset = end
-        }
-        directives += outcome(to: key, request: request, nil)
-        // Already paced (an earlier load still draining): it follows that one.
-        guard let local = sessions[key.session]?.participants[key.participant]?.connection, cluster?.backlog[key] == nil,
-              data.count > configuration.loadWindowBytes else { return directives }
-        return directives + clusterMarkBacklog(key, on: local, from: first)
-    }
 }
