@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import TandemNet
 import TandemTestKit
+import TandemHarness
 import TandemWire
 
 /// Issue 16's gaps, over a real NATS: existing sessions told when NATS is lost and back; ended

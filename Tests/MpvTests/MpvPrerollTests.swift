@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 import TandemClock
 import TandemMedia
+import TandemMpv
+import TandemPlayerSupport
 @testable import TandemPlayback
 
 /// mpv pre-rolls for real: a seek in anticipation of playback (the coordinator's, ahead of a

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-import TandemTestKit
+import TandemPlayerSupport
+import TandemHarness
 @testable import TandemBench
 
 /// Not a unit test: a tiny `tandem bench cluster` end to end, run only when asked

@@ -1,7 +1,9 @@
 import Foundation
 import Testing
+import TandemParty
+import TandemPlayerSupport
+import TandemHarness
 import TandemMedia
-import TandemTestKit
 @testable import TandemBench
 
 /// `tandem bench cluster`'s players' figures on made-up runs: session time moved onto the logs'
@@ -9,12 +11,8 @@ import TandemTestKit
 /// which relay a process is connected to from `/proc/net/tcp`.
 @Suite struct ClusterPlayersAnalysisTests {
     static func announced(_ version: Int, _ effective: Int64, rate: Double) -> WatchEvent {
-        var made = WatchEvent(event: "timeline")
-        made.version = version
-        made.effectiveSessionNanoseconds = effective
-        made.mediaTime = 0
-        made.rate = rate
-        return made
+        WatchEvent(.timeline(.init(version: version, rate: rate, mediaTime: 0, effectiveSessionNanoseconds: effective, item: ""),
+                             .init(by: "", change: rate == 0 ? "pause" : "play")))
     }
 
     @Test func sessionTimeIsMovedOntoTheRawClockByTheAuthoritysOffset() {

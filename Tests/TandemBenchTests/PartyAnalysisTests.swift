@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import TandemPlayerSupport
+import TandemHarness
 import TandemMedia
 @testable import TandemBench
 

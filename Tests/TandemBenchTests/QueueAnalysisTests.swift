@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TandemHarness
 @testable import TandemBench
 import TandemPlayerSupport
 

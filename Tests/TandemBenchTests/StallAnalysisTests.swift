@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TandemPlayerSupport
 import TandemParty
 @testable import TandemBench
 import TandemHarness

@@ -1,7 +1,9 @@
 import Foundation
 import Testing
+import TandemParty
+import TandemPlayerSupport
+import TandemHarness
 import TandemMedia
-import TandemTestKit
 @testable import TandemBench
 
 /// `tandem bench sync` as the suite's scenario `sync`: its script, and its report's figures read
@@ -39,15 +41,15 @@ import TandemTestKit
 
     static func event(_ kind: String, version: Int? = nil, effective: Int64? = nil, rate: Double? = nil, by: String? = nil,
                       change: String? = nil, received: Int64 = 0) -> WatchEvent {
-        var made = WatchEvent(event: kind)
-        made.version = version
-        made.effectiveSessionNanoseconds = effective
-        made.mediaTime = 0
-        made.rate = rate
-        made.by = by
-        made.change = change
-        made.receivedNanoseconds = received
-        return made
+        let payload: WatchPartyEvent
+        switch kind {
+        case "joined": payload = .joined(.init(session: "", participant: "", item: ""))
+        case "timeline":
+            payload = .timeline(.init(version: version ?? 0, rate: rate ?? 0, mediaTime: 0, effectiveSessionNanoseconds: effective ?? 0, item: ""),
+                                .init(by: by ?? "", change: change ?? ""))
+        default: payload = .other(name: kind, fields: [:])
+        }
+        return WatchEvent(payload, receivedNanoseconds: received)
     }
 
     @Test func theReportComparesThePeersFromTheStartAndMeasuresTheLateJoiner() throws {
@@ -70,12 +72,7 @@ import TandemTestKit
         let play = Self.event("timeline", version: 2, effective: effective, rate: 1, by: "peer-0", change: "play")
         func peer(_ index: Int, late: Bool = false, events: [WatchEvent], started: Int64) -> ScenarioRun.Peer {
             ScenarioRun.Peer(name: "peer-\(index)", index: index, log: directory + "/\(index).jsonl",
-                             events: [Self.event("joined", received: started + 300_000_000)] + events + [{
-                                 var statistics = WatchEvent(event: "statistics")
-                                 statistics.presented = 100
-                                 statistics.dropped = 0
-                                 return statistics
-                             }()], exitStatus: 3, started: started, joinedDuringScript: late,
+                             events: [Self.event("joined", received: started + 300_000_000)] + events + [WatchEvent(.statistics(.init(presented: 100, dropped: 0, stills: 0)))], exitStatus: 3, started: started, joinedDuringScript: late,
                              usage: PeerUsage(peer: "peer-\(index)", cpuPercent: nil, peakMemoryMiB: nil))
         }
         let outcome = ScenarioRun.Outcome(
