@@ -214,19 +214,30 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     }
 
     /// Where the shared timeline says the player should be at host instant `hostTime`, or nil
-    /// before the session clock is known.
+    /// before the session clock is known. Past the end of an item the group has moved on
+    /// (`core(at:)`), this is the time in the item it moved to.
     public func expectedItemTime(atHostTime hostTime: HostInstant) -> ItemTime? {
-        guard let (channel, timeline) = state.withLock({ state in state.channel.map { ($0, state.machine?.core.timeline ?? .initial) } }),
+        guard let (channel, core) = state.withLock({ state in state.channel.map { ($0, state.machine?.core) } }),
               let clock = channel.clock,
               let session = clock.sessionTime(atLocal: channel.localClock.localTime(atMonotonic: hostTime.nanoseconds)) else { return nil }
-        return timeline.mediaTime(atSessionTime: SessionInstant(nanoseconds: session))
+        let instant = SessionInstant(nanoseconds: session)
+        return (core?.settled(at: instant).timeline ?? .initial).mediaTime(atSessionTime: instant)
     }
 
     /// Where the shared timeline says the player should be at instant `localTime` of this
-    /// participant's clock, or nil before the session clock is known.
+    /// participant's clock, or nil before the session clock is known. Past the end of an item
+    /// the group has moved on (`core(at:)`), this is the time in the item it moved to.
     public func expectedItemTime(atLocalTime localTime: LocalInstant?) -> ItemTime? {
         guard let localTime, let session = sessionTime(atLocalTime: localTime) else { return nil }
-        return state.withLock { $0.machine?.core.timeline ?? .initial }.mediaTime(atSessionTime: session)
+        return core(at: session).timeline.mediaTime(atSessionTime: session)
+    }
+
+    /// The coordinator's view of the group as it stands at session instant `instant`: `core`
+    /// with the ends of items due by then applied (the group advanced to the next item, or
+    /// paused at the end of the last), which the replicated `core` settles only at its next
+    /// record. What a status line or a program showing "item i of n" and the position reads.
+    public func core(at instant: SessionInstant) -> CoordinationCore {
+        core.settled(at: instant)
     }
 
     /// Begins a suspension for `reason`; the group waits for it if the reason is one of

@@ -9,9 +9,9 @@ import TandemPlayback
 enum StatusLine {
     static func text(player: HeadlessPlayer, coordinator: PlaybackCoordinator, session: GroupSession<WatchTogether>,
                      lastChange: String) -> String {
-        let core = coordinator.core
-        let timeline = core.timeline
         let local = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
+        let core = groupCore(coordinator, atLocalTime: local)
+        let timeline = core.timeline
         // The timeline runs on past the end of the item; the position shown stops there.
         let end = player.info.duration.map { Int64($0 * 1e9) } ?? .max
         let position = min((coordinator.expectedItemTime(atLocalTime: local) ?? timeline.anchorMediaTime).nanoseconds, end)
@@ -40,6 +40,13 @@ enum StatusLine {
         }
         if !lastChange.isEmpty { parts.append(TerminalText.sanitized(lastChange)) }
         return parts.joined(separator: "  ")
+    }
+
+    /// The group as it stands now: past the end of an item it has moved on to the next (or
+    /// paused at the end), though the replicated core settles that only at its next record.
+    static func groupCore(_ coordinator: PlaybackCoordinator, atLocalTime local: LocalInstant?) -> CoordinationCore {
+        guard let local, let now = coordinator.sessionTime(atLocalTime: local) else { return coordinator.core }
+        return coordinator.core(at: now)
     }
 
     private static func clock(seconds: Double) -> String {

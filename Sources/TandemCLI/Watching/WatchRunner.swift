@@ -8,6 +8,7 @@ import TandemMedia
 import TandemParty
 import TandemPlayback
 import TandemIdentity
+import TandemClock
 import TandemPlayerSupport
 
 /// The terminal front of a watch party (`WatchParty`, the library's): it prints the party's
@@ -259,7 +260,7 @@ struct WatchRunner {
         while !Task.isCancelled {
             if let player = party.player, let coordinator = party.coordinator {
                 let line = [StatusLine.text(player: player, coordinator: coordinator, session: session, lastChange: lastChange.text),
-                            Self.queuePosition(coordinator.core), Self.latencyText(party.latencyOffset)].compactMap { $0 }.joined(separator: "  ")
+                            Self.queuePosition(StatusLine.groupCore(coordinator, atLocalTime: coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) })), Self.latencyText(party.latencyOffset)].compactMap { $0 }.joined(separator: "  ")
                 if let renderer {
                     // Under the picture: the prompt, while one is open, in the status line's place.
                     renderer.statusLine = StatusArea.shared.prompt.map { "say: " + TerminalText.sanitized($0) + "▏" } ?? line
