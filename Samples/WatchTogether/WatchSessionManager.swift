@@ -43,6 +43,8 @@ import TandemPlayback
         // A new session replaces the one before.
         self.session?.leave()
         for task in tasks { task.cancel() }
+        // Commands waiting for the old party act on nothing: they return, as at its end.
+        releaseWatchWaiters()
         var configuration = WatchParty.Configuration(media: [media], isHost: session.isLocallyInitiated)
         configuration.videoSinks = [frames]
         let party = WatchParty(session: session, configuration: configuration)

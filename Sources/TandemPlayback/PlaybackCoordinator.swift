@@ -214,14 +214,15 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     }
 
     /// Where the shared timeline says the player should be at host instant `hostTime`, or nil
-    /// before the session clock is known. Past the end of an item the group has moved on
-    /// (`core(at:)`), this is the time in the item it moved to.
+    /// before the session clock is known. This reads the timeline as replicated: past the end of
+    /// an item, the ended item's timeline until the next record (what a player's correction
+    /// loop compares with the item it still holds); `expectedItemTime(atLocalTime:)` and
+    /// `core(at:)` read the group as it stands.
     public func expectedItemTime(atHostTime hostTime: HostInstant) -> ItemTime? {
-        guard let (channel, core) = state.withLock({ state in state.channel.map { ($0, state.machine?.core) } }),
+        guard let (channel, timeline) = state.withLock({ state in state.channel.map { ($0, state.machine?.core.timeline ?? .initial) } }),
               let clock = channel.clock,
               let session = clock.sessionTime(atLocal: channel.localClock.localTime(atMonotonic: hostTime.nanoseconds)) else { return nil }
-        let instant = SessionInstant(nanoseconds: session)
-        return (core?.settled(at: instant).timeline ?? .initial).mediaTime(atSessionTime: instant)
+        return timeline.mediaTime(atSessionTime: SessionInstant(nanoseconds: session))
     }
 
     /// Where the shared timeline says the player should be at instant `localTime` of this

@@ -119,6 +119,25 @@ struct ClusterAvailabilityTests {
         world.record(world.cores[0].onTick(at: 5_000_000_000), on: 0)
         #expect(world.notices(0, 1).isEmpty)
     }
+
+    @Test("a stalled session whose entries then fail for good is told it is available again: with nothing on its way it waits on nothing")
+    func stalledThenFailed() throws {
+        var world = ReplicaWorld(relays: 1)
+        let session = SessionFixture()
+        _ = world.admit(session, on: 0, connection: 1, create: true)
+        _ = world.admit(session, on: 0, connection: 2)
+        let second: Int64 = 1_000_000_000
+        world.send(.proposal(sequence: 1, body: Array("p".utf8)), from: 0, connection: 1, at: second)
+        let taken = world.cores[0].takeClusterOutput().entries
+        world.record(world.cores[0].onTick(at: second + 100_000_000), on: 0)
+        world.record(world.cores[0].onTick(at: second + 2_100_000_000), on: 0)
+        #expect(world.notices(0, 2) == [.unavailable])
+        // The publish fails for good: the proposer is cut (it may resume), the other stays, and
+        // is not left unavailable with nothing of the session's waiting on the log.
+        world.record(world.cores[0].onClusterPublishFailed(taken, reason: "timeout", at: second + 15_000_000_000), on: 0)
+        #expect(world.notices(0, 2) == [.unavailable, .available])
+        #expect(!world.cores[0].isClusterUnavailable(for: session.id))
+    }
 }
 
 extension ReplicaWorld {

@@ -41,7 +41,7 @@ public final class ClusterRelay: @unchecked Sendable {
     private let watcher = Mutex<Task<Void, Never>?>(nil)
     private let heartbeat = Mutex<Task<Void, Never>?>(nil)
     /// The purges of ended sessions' subjects waiting for their delay, by session.
-    private let purges = Mutex<[UUID: Task<Void, Never>]>([:])
+    private let purges = Mutex<[UUID: (id: UUID, task: Task<Void, Never>)]>([:])
     /// How long after a session ended (or emptied) its subject is purged: the other relays have
     /// read its end by then, and remember it for as long (`RelayCoreConfiguration.endedMemory`),
     /// so that the log and their memories forget it together.
@@ -192,7 +192,7 @@ public final class ClusterRelay: @unchecked Sendable {
     public func stop() async {
         watcher.withLock { $0?.cancel() }
         heartbeat.withLock { $0?.cancel() }
-        for purge in purges.withLock({ Array($0.values) }) { purge.cancel() }
+        for purge in purges.withLock({ Array($0.values) }) { purge.task.cancel() }
         let all = logs.withLock { logs in
             defer { logs.removeAll() }
             return Array(logs.values)
@@ -245,19 +245,27 @@ public final class ClusterRelay: @unchecked Sendable {
     func purge(_ session: UUID, through sequence: UInt64) {
         let jetStream = self.jetStream, delay = purgeDelay
         let stream = Self.stream(for: session), subject = Self.subject(for: session)
-        let task = Task { [weak self] in
-            try? await Task.sleep(for: delay)
-            for _ in 0..<5 where !Task.isCancelled {
-                do throws(JetStreamError) {
-                    try await jetStream.purge(stream: stream, subject: subject, before: sequence + 1)
-                    break
-                } catch {
-                    try? await Task.sleep(for: .seconds(1))
+        // Stored under the lock before it can run, and removed only by itself: a short delay
+        // cannot finish it before it is stored, nor can it remove a newer purge of the session.
+        let id = UUID()
+        purges.withLock { purges in
+            purges[session]?.task.cancel()
+            let task = Task { [weak self] in
+                try? await Task.sleep(for: delay)
+                for _ in 0..<5 where !Task.isCancelled {
+                    do throws(JetStreamError) {
+                        try await jetStream.purge(stream: stream, subject: subject, before: sequence + 1)
+                        break
+                    } catch {
+                        try? await Task.sleep(for: .seconds(1))
+                    }
+                }
+                self?.purges.withLock { purges in
+                    if purges[session]?.id == id { purges[session] = nil }
                 }
             }
-            _ = self?.purges.withLock { $0.removeValue(forKey: session) }
+            purges[session] = (id, task)
         }
-        purges.withLock { $0[session]?.cancel(); $0[session] = task }
     }
 
     /// How many purges of ended sessions' subjects wait for their delay or are under way.

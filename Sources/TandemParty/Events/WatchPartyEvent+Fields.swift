@@ -62,6 +62,7 @@ extension WatchPartyEvent {
         public init(state: String, reason: String? = nil) { (self.state, self.reason) = (state, reason) }
     }
 
+    /// Another participant, by identifier and name (`away`, `back`).
     public struct Presence: Sendable, Equatable, Codable {
         /// Its identifier (a UUID).
         public var participant: String

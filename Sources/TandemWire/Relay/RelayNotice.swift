@@ -1,9 +1,9 @@
 /// Something a relay tells a joined participant outside the sequence, as `ping` is: a code and a
 /// line of text for people (issue 16: a relay of a cluster says when it cannot order anything).
 ///
-/// Not numbered and not kept for a resumption: a relay says the current state again to anyone
-/// it admits or resumes while it holds, and a participant that reconnects elsewhere starts from
-/// "available" (its welcome came through the log).
+/// Not numbered and not kept for a resumption: a participant that is admitted or resumes starts
+/// from "available", since its welcome came through the log (the log took an entry, so the relay
+/// could order), and hears "unavailable" only when the relay loses it again.
 public struct RelayNotice: Sendable, Hashable, CustomStringConvertible {
     /// What the notice says.
     public var code: RelayNoticeCode

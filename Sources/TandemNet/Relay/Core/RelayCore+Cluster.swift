@@ -171,8 +171,9 @@ extension RelayCore {
         let fault = RelayFault(.unavailable, "the relay cluster is unavailable: \(reason)")
         var directives: [RelayDirective] = []
         for entry in entries where entry.relay == relay {
-            // Never to be applied: no longer outstanding (the session stays stalled, if it is, until
-            // the log takes an entry of this relay's again).
+            // Never to be applied: no longer outstanding. A session left with nothing on its way is
+            // no longer stalled (nothing of its waits on the log; the next entry that waits too long
+            // stalls it again), so an idle session is not left unavailable for good.
             if let outstanding = cluster?.outstanding[entry.session] {
                 cluster?.outstanding[entry.session] = outstanding > 1 ? outstanding - 1 : nil
                 if outstanding <= 1 { cluster?.progressAt[entry.session] = nil }
@@ -198,6 +199,10 @@ extension RelayCore {
             case .away, .cursor:
                 break
             }
+        }
+        for session in Set(entries.map(\.session)) where cluster?.outstanding[session] == nil && cluster?.stalled.contains(session) == true {
+            cluster?.stalled.remove(session)
+            directives += clusterReconcile(session)
         }
         return directives
     }
