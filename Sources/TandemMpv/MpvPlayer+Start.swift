@@ -101,13 +101,15 @@ extension MpvPlayer {
     /// `playback-restart`, which libmpv's client API gives as the way to detect that a seek
     /// request is finished, then `seeking` false) and keeps the frame it landed on
     /// (`DriverState.preroll`), so that the start that follows unpauses from it with no seek of
-    /// its own. A paused mpv already on the frame (within 2 ms: a pause at the play's position)
+    /// its own. A paused mpv already on the frame that seek would land on (a pause at the play's position)
     /// is not seeked again. Returns once pre-rolled, or once it could not be (mpv refused the
     /// seek, or did not land within 2 s): the start then seeks as it would have.
     func preroll(to itemTime: Int64) async {
         await setPaused(true)
         let target = max(0, min(itemTime, (duration ?? .max).saturatingSubtracting(frameDuration)))
-        if let still = await stillFrame(), still.saturatingDistance(to: target) <= 2_000_000 {
+        // The frame an exact seek to the target lands on: the first at or after it, less 5 ms.
+        let first = target.saturatingSubtracting(5_000_000)
+        if let still = await stillFrame(), still >= first, still < first.saturatingAdding(frameDuration) {
             state.withLock { $0.preroll = Preroll(landed: still, restarts: $0.restarts) }
             return
         }

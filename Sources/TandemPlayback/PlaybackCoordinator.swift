@@ -95,9 +95,10 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// anchored at the gate's start, before that deadline (`PrerollGateTimelineTests`); the
     /// bench's readers drop such a superseded version and the CLI's completing `timeline` event
     /// names it (`completes`). Off by default (every play takes effect at its effective instant,
-    /// whoever has not pre-rolled): mpv reports its pre-roll without pre-rolling, and two mpv
-    /// peers measured apart under the gate. On, `.playImmediately` and `.resumeImmediately`
-    /// still play without waiting.
+    /// whoever has not pre-rolled). mpv now pre-rolls truthfully (`MpvPrerollTests`), and with
+    /// the gate on the mpv suites pass; what keeps it off is `CoordinatingPlaybackArticleTests`,
+    /// whose readers take a play's first command (the gate's provisional one) as the one in
+    /// force. On, `.playImmediately` and `.resumeImmediately` still play without waiting.
     public let waitsForPreroll: Bool
 
     /// The executor and clock the coordinator runs on.
