@@ -17,9 +17,11 @@ extension WatchParty {
     /// The latency offset now in force (ms).
     public var latencyOffset: Int { watching.withLock { $0?.latency.current } ?? configuration.latencyOffset }
 
-    /// What the watch acts on, or `not watching yet`.
+    /// What the watch acts on, or `not watching yet` (`the party is over` once `run()` returned).
     func current() throws(WatchPartyError) -> Watching {
-        guard let watching = watching.withLock({ $0 }) else { throw .usage("not watching yet") }
+        guard let watching = watching.withLock({ $0 }) else {
+            throw .usage(over.load(ordering: .relaxed) ? "the party is over" : "not watching yet")
+        }
         return watching
     }
 

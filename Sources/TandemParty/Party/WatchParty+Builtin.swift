@@ -33,7 +33,10 @@ extension WatchParty {
         reportStalls(of: player)
         if opened.streamed == nil { emitJoined() }
         followStreaming(streaming, coordinator: coordinator)
-        let eventTask = Task { for await event in coordinator.events { self.report(event) } }
+        // Subscribed here, before the coordinator coordinates: a task's first step may run after the
+        // session's history was applied, and a late joiner then missed every change before it.
+        let coordinatorEvents = coordinator.events
+        let eventTask = Task { for await event in coordinatorEvents { self.report(event) } }
         let participantTask = Task { await self.followParticipants() }
         let chatTask = followChat()
         defer { chatTask.cancel() }

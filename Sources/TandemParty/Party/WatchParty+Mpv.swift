@@ -45,7 +45,10 @@ extension WatchParty {
         }
         let coordinator = player.playbackCoordinator
         emitJoined(streamedAt: streamedAt, player: "mpv", mpvIPC: player.ipcPath)
-        let eventTask = Task { for await event in coordinator.events { self.report(event) } }
+        // Subscribed here, before the coordinator coordinates: a task's first step may run after the
+        // session's history was applied, and a late joiner then missed every change before it.
+        let coordinatorEvents = coordinator.events
+        let eventTask = Task { for await event in coordinatorEvents { self.report(event) } }
         let participantTask = Task { await self.followParticipants() }
         let chatTask = followChat()
         defer { chatTask.cancel() }

@@ -84,13 +84,19 @@ public final class WatchParty: Sendable {
     public let session: GroupSession<WatchTogether>
     /// What was asked for.
     public let configuration: Configuration
-    /// Everything that happens, in order, until `run()` returns; then it finishes.
+    /// Everything that happens, in order, until `run()` returns; then it finishes. One stream
+    /// for one reader (a second iterating it at once is an error, as with any `AsyncStream`),
+    /// buffered without bound: a front reads it for as long as the party runs.
     public let events: AsyncStream<WatchPartyEvent>
     private let sink: AsyncStream<WatchPartyEvent>.Continuation
     /// The player and its coordinator, once the watch has begun.
     let watching = Mutex<Watching?>(nil)
     /// Whether this participant ended the session itself.
     let endedHere = Atomic(false)
+    /// Whether `run()` was called: a party runs once.
+    private let ran = Atomic(false)
+    /// Whether `run()` returned: the methods then act on nothing.
+    let over = Atomic(false)
 
     /// What the methods act on once the watch has begun.
     struct Watching: @unchecked Sendable {
@@ -119,8 +125,15 @@ public final class WatchParty: Sendable {
     /// returns how it ended. `whileWatching` runs once the player follows the group (a front's
     /// keys, commands, status line) and is cancelled, and awaited, when the session is over.
     /// SIGINT and the like are the front's: it calls `leave()`.
+    /// A party runs once: a second call throws a usage error. Once it has returned, the methods
+    /// that act on the watch throw "the party is over".
     public func run(whileWatching: @escaping @Sendable () async -> Void = {}) async throws -> Ending {
-        defer { sink.finish() }
+        guard !ran.exchange(true, ordering: .relaxed) else { throw WatchPartyError.usage("a watch party runs once") }
+        defer {
+            over.store(true, ordering: .relaxed)
+            watching.withLock { $0 = nil }
+            sink.finish()
+        }
         // Issue 15 item 4: this participant's files served to those without them; the group's
         // item streamed when this participant's media does not hold it.
         let streaming = startStreaming()
