@@ -17,7 +17,11 @@ struct RelayAttackTests {
 
     @Test("never-reading flooders with forged acks and big bodies: memory within the limit, the honest pair loses nothing")
     func flooders() async throws {
-        let relay = try ServeProcess(arguments: ["--memory-limit", "160M", "--stats-interval", "1"])
+        // The budget counts what the relay holds; the process is that plus its own footprint (a
+        // debug build's code and runtime, the allocator's slack: about 30 MiB here). With 160M as the
+        // budget the peak came within 5 % of 160 MiB either way from run to run, so the budget is
+        // 128M and the resident memory must stay within 160 MiB: the budget and the footprint.
+        let relay = try ServeProcess(arguments: ["--memory-limit", "128M", "--stats-interval", "1"])
         defer { relay.stop() }
         let sampler = ResidentMemorySampler(pid: relay.pid)
         defer { sampler.stop() }
