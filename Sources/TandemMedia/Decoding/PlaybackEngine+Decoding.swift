@@ -28,6 +28,9 @@ extension PlaybackEngine {
         defer { lock.unlock() }
         while !stopped {
             deliverStallNoticesLocked()
+            // Delivering notices lets go of the lock: `stop()` may have run meanwhile, and its
+            // wake-up is gone, so waiting now would wait for ever.
+            if stopped { break }
             guard let job = nextJobLocked() else {
                 decodingWanted.wait()
                 continue

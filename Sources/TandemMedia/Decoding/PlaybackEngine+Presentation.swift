@@ -19,6 +19,8 @@ extension PlaybackEngine {
         defer { lock.unlock() }
         while !stopped {
             deliverStallNoticesLocked()
+            // As in the decoding loop: `stop()` may have run while the notices were delivered.
+            if stopped { break }
             // On the schedule's clock: `latencyOffset` ahead of the monotonic one.
             let offset = latencyOffset
             let now = scheduleTime(MonotonicClock.now())

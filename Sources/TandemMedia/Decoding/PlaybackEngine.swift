@@ -329,7 +329,8 @@ final class PlaybackEngine: @unchecked Sendable {
     }
 
     /// Delivers stall changes in the order they happened, with the lock released meanwhile; one
-    /// thread delivers at a time, so that `.ended` never overtakes its `.began`. Lock held.
+    /// thread delivers at a time, so that `.ended` never overtakes its `.began`. Lock held; since
+    /// it lets go of the lock, callers check `stopped` again before they wait.
     func deliverStallNoticesLocked() {
         guard !deliveringStallNotices, !stallNotices.isEmpty else { return }
         deliveringStallNotices = true
