@@ -12,16 +12,24 @@ import TandemPlayerSupport
 /// at the change's instant give or take the peer's clock error). Effective instants and log
 /// instants are comparable because the session clock of `tandem host --session-epoch 0` is the raw CLOCK_MONOTONIC.
 public enum SyncLogAnalysis {
-    /// One frame showing: its segment and its media time in microseconds.
+    /// One frame showing: its segment, its media time in microseconds and its item.
+    ///
+    /// The item matters in a queue: the group moves to the next item at an item's end with no
+    /// timeline change of anyone's, so two items' frames at the same media time fall in one
+    /// segment. Keyed without the item, a peer that dropped the first item's frame was paired
+    /// by its showing of the next item's, one item's length later (the queue scenario's
+    /// 3,000 ms spread in one run, with its five 3 s items).
     public struct FrameKey: Hashable, Sendable, Comparable {
         /// Timeline changes in effect when it was scheduled.
         public var segment: Int
         /// Media time, microseconds.
         public var pts: Int64
+        /// The item's identifier, as the presentation log names it.
+        public var item: String = ""
 
-        /// Orders frames by segment, then by presentation time.
+        /// Orders frames by segment, then by presentation time, then by item.
         public static func < (lhs: FrameKey, rhs: FrameKey) -> Bool {
-            (lhs.segment, lhs.pts) < (rhs.segment, rhs.pts)
+            (lhs.segment, lhs.pts, lhs.item) < (rhs.segment, rhs.pts, rhs.item)
         }
     }
 
@@ -69,7 +77,7 @@ public enum SyncLogAnalysis {
     /// The key of `record`.
     public static func key(_ record: PresentationRecord, changes: [Int64]) -> FrameKey {
         FrameKey(segment: segment(scheduled: record.scheduledNanoseconds, changes: changes),
-                 pts: Int64((record.pts * 1e6).rounded()))
+                 pts: Int64((record.pts * 1e6).rounded()), item: record.item)
     }
 
     /// Each peer's non-still presentations by key (a key seen twice keeps its first showing).
