@@ -62,7 +62,7 @@ struct WatchRunner {
     private func configuration(renderer: TerminalRenderer?) -> WatchParty.Configuration {
         var configuration = WatchParty.Configuration(media: media, isHost: isHost)
         configuration.player = options.player
-        configuration.follow = options.follow
+        configuration.follower = options.follower
         configuration.latencyOffset = options.latencyOffset
         configuration.refusesStreaming = options.refusesStreaming
         configuration.allowsURLs = options.allowsURLs

@@ -35,9 +35,11 @@ public final class WatchParty: Sendable {
         public var isHost: Bool
         /// The player (default: built-in).
         public var player: Player = .builtin
-        /// How the player follows the group: scheduled (the default) or, as a benchmarking
-        /// baseline, on receipt.
-        public var follow: TimelineFollowing = .scheduled
+        /// Who carries out the group's commands on the player: nil (the default), the player
+        /// itself, the coordinator's way (each change at its effective instant, corrected); or a
+        /// benchmark's baseline that drives the player from outside (`WatchPartyFollower`,
+        /// `TandemBench`'s `OnReceipt` for `--follow on-receipt`).
+        public var follower: (any WatchPartyFollower)?
         /// How much earlier than the group's timeline this player presents, in ms
         /// (`latencyOffsets`, default 0): positive for an output that lags. Local only.
         public var latencyOffset = 0
