@@ -142,3 +142,53 @@ import TandemTestKit
         #expect(await ben.recorder.first { if case .left = $0 { true } else { nil } } == true)
     }
 }
+
+/// What a front relies on: its own refusals in order with the party's events, and the player's
+/// close told before the departure is awaited.
+@Suite(.serialized) struct WatchPartyFrontTests {
+    @Test func aFrontsRefusalFollowsTheEventsBeforeItAndThePlayerClosesBeforeTheRunReturns() async throws {
+        let relay = try TestRelay(.network)
+        defer { relay.shutdown() }
+        let closed = Mutex<(count: Int, eventsBefore: Int)>((0, 0))
+        let recorder = WatchPartyTests.Recorder()
+        let center = ActivityCenter()
+        center.displayName = "host"
+        center.configure(relay: relay.connector, host: relay.host, port: relay.port, sessionClock: .derived(from: SystemClock()))
+        var sessions = center.sessions(for: WatchTogether.self).makeAsyncIterator()
+        try await center.start(WatchTogether(item: WatchPartyTests.clip.name))
+        let session = try #require(await sessions.next())
+        session.join()
+        #expect(await awaitValue(session.$state.values) { if case .joined = $0 { true } else { false } })
+        var configuration = WatchParty.Configuration(media: [WatchPartyTests.clip.path], isHost: true)
+        configuration.playerClosed = {
+            let seen = recorder.events.withLock { $0.count }
+            closed.withLock { $0 = ($0.count + 1, seen) }
+        }
+        let party = WatchParty(session: session, configuration: configuration)
+        let events = party.events
+        let reading = Task { for await event in events { recorder.events.withLock { $0.append(event) } } }
+        let run = Task { try await party.run() }
+        #expect(await recorder.first { if case .joined = $0 { true } else { nil } } == true)
+
+        // A refusal of the front's own comes after `joined`, reported before it.
+        #expect(party.reportRefusal("no such command"))
+        let refused = await recorder.first { event -> Bool? in
+            if case .error(let message) = event, message.message == "no such command" { true } else { nil }
+        }
+        #expect(refused == true)
+        let order = recorder.events.withLock { $0.map(\.name) }
+        #expect((order.firstIndex(of: "joined") ?? .max) < (order.firstIndex(of: "error") ?? -1), "\(order)")
+
+        // Leaving: the player closes (told once) after `left`, before `run` returns.
+        party.leave()
+        let ending = try await run.value
+        await reading.value
+        #expect(!ending.endedHere)
+        let told = closed.withLock { $0 }
+        #expect(told.count == 1)
+        let all = recorder.events.withLock { $0.map(\.name) }
+        #expect(told.eventsBefore > (all.firstIndex(of: "left") ?? .max), "\(all), closed after \(told.eventsBefore)")
+        // Over: the front says a refusal itself.
+        #expect(!party.reportRefusal("too late"))
+    }
+}

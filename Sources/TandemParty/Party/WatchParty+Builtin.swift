@@ -66,6 +66,7 @@ extension WatchParty {
         // A decoder waiting for streamed bytes (no holder left) is let go before the player closes.
         streaming.close()
         player.close()
+        configuration.playerClosed?()
         log?.close()
         emit(.statistics(.init(presented: statistics.presentedFrames, dropped: statistics.droppedLateFrames, stills: statistics.stillFrames)))
         // Leaving or ending is heard from the relay, not from this process going away.

@@ -94,6 +94,7 @@ extension WatchParty {
         eventTask.cancel()
         participantTask.cancel()
         await player.close()
+        configuration.playerClosed?()
         log?.close()
         let statistics = player.statistics
         emit(.mpvStatistics(.init(follow: configuration.follower?.name ?? "scheduled", measurements: statistics.measurements, nudges: statistics.nudges,
