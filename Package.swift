@@ -71,7 +71,7 @@ let package = Package(
         // fixtures, waits on published values.
         .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "TandemMedia", "TandemPlayerSupport", "TandemHarness"]),
         // bench: benchmarks as library code; `tandem bench` runs them.
-        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemHarness", "TandemNetsim", "Tandem", "TandemPlayback"]),
+        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemHarness", "TandemNetsim", "Tandem", "TandemPlayback", "TandemParty"]),
 
         // The `tandem` command: argument parsing and wiring only.
         .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemBench", "TandemNetsim", "TandemIdentity", "TandemStreaming", "TandemParty"]),
@@ -85,9 +85,9 @@ let package = Package(
         // Streaming: its pure cores on virtual time, the HTTP server, and two sessions on a real relay.
         .testTarget(name: "StreamingTests", dependencies: ["TandemStreaming", "Tandem", "TandemNet", "TandemIdentity", "TandemPlayback", "TandemTestKit"]),
         // The party's events: every kind decoded from a recorded line and written back the same.
-        .testTarget(name: "TandemPartyTests", dependencies: ["TandemParty", "TandemPlayback"]),
+        .testTarget(name: "TandemPartyTests", dependencies: ["TandemParty", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
         // The suite's report: its JSON, Markdown, SVG charts and HTML page, from hand-built reports.
-        .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench", "TandemPlayerSupport", "TandemHarness", "TandemParty"]),
+        .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench", "TandemPlayerSupport", "TandemHarness", "TandemParty", "TandemTestKit", "TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet"]),
         // The mpv backend with a real headless mpv: its IPC, the no-echo ledger, and mpv in a group.
         .testTarget(name: "MpvTests", dependencies: ["TandemMpv", "TandemPlayerSupport", "TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
         // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.

@@ -38,13 +38,12 @@ extension HeadlessPlayerCoordination {
             if !prepared { try? player.prepare(item, at: buffer.itemTime.nanoseconds) }
         case .play(let play):
             let rate = min(max(play.rate, PresentationTimeline.minimumRate), PresentationTimeline.maximumRate)
-            // The baseline (on receipt) switches when the command arrives, from the item's start.
-            let anchor = following == .onReceipt ? MonotonicClock.now() : play.hostTime.nanoseconds
-            let timeline = PresentationTimeline(rate: rate, anchorMediaTime: play.itemTime.nanoseconds, anchorLocalTime: anchor)
+            let timeline = PresentationTimeline(rate: rate, anchorMediaTime: play.itemTime.nanoseconds,
+                                                anchorLocalTime: play.hostTime.nanoseconds)
             switchItem(item, prepared: prepared, timeline: timeline, player: player)
         case .pause(let pause):
-            let anchor = following == .onReceipt ? MonotonicClock.now() : pause.hostTime.nanoseconds
-            switchItem(item, prepared: prepared, timeline: .paused(at: pause.itemTime.nanoseconds, from: anchor), player: player)
+            switchItem(item, prepared: prepared, timeline: .paused(at: pause.itemTime.nanoseconds, from: pause.hostTime.nanoseconds),
+                       player: player)
         }
     }
 

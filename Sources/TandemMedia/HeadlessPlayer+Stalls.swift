@@ -34,13 +34,13 @@ final class StallSuspender: Sendable {
     /// moves the player meanwhile), then holds the player where it is, so that its decoder gets
     /// ahead (a playing timeline would keep it behind). Ended: ends the suspension; the
     /// coordinator then hands the player the group's timeline a pre-roll ahead, as for a late
-    /// joiner. Uncoordinated, or following on receipt (the baseline), the player is left as it is.
+    /// joiner. Uncoordinated (a program driving the player's transport itself), the player is
+    /// left as it is.
     func handle(_ stall: PlayerStall, player: HeadlessPlayer) {
         let coordinator = player.playbackCoordinator
         switch stall {
         case .began:
-            // The benchmarking baseline (`.onReceipt`) never waits: it follows what arrives.
-            if coordinator.isCoordinating, player.options.following == .scheduled, !isSuspended {
+            if coordinator.isCoordinating, !isSuspended {
                 let suspension = coordinator.beginSuspension(for: .stallRecovery)
                 state.withLock { $0.suspension = suspension }
                 let now = MonotonicClock.now()

@@ -64,10 +64,6 @@ public final class HeadlessPlayer: @unchecked Sendable {
         /// other busy processes do not delay its wake-ups. It needs the privilege to (root, or
         /// `CAP_SYS_NICE`, or an `rtprio` limit); without it the thread runs normally.
         public var realtimePresentation = true
-        /// How the player follows a group's timeline when coordinated: at each change's effective
-        /// instant (`.scheduled`, the default), or, as a benchmarking baseline, when each change
-        /// arrives (`.onReceipt`: no scheduling, no drift correction; see `TimelineFollowing`).
-        public var following: TimelineFollowing = .scheduled
         /// For benchmarks: the decoding thread takes this many times as long per frame as it
         /// needs (it waits after each in proportion), to make a slow participant. 1, the default,
         /// decodes at full speed; values below 1 or not finite are refused.
@@ -146,7 +142,7 @@ public final class HeadlessPlayer: @unchecked Sendable {
             videoSinks: videoSinks, audioSinks: audioSinks.isEmpty ? [NullAudioSink()] : audioSinks,
             startPosition: max(start, 0)
         )
-        coordination = HeadlessPlayerCoordination(itemIdentifier: item.identifier, following: options.following)
+        coordination = HeadlessPlayerCoordination(itemIdentifier: item.identifier)
         playbackCoordinator = PlaybackCoordinator(delegate: coordination)
         coordination.player = self
         let stalls = stalls

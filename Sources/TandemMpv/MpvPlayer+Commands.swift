@@ -19,10 +19,6 @@ extension MpvPlayer {
         }
         // The group has not answered the person's change yet: this command predates it.
         guard !stale else { return }
-        if options.following == .onReceipt {
-            await carryOutOnReceipt(command, rejoin: rejoin)
-            return
-        }
         switch command {
         case .play(let command): await play(command)
         case .pause(let command): await pause(command)

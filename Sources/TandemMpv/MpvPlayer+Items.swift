@@ -108,6 +108,10 @@ extension MpvPlayer {
     public var lastItemError: MpvError? { items.withLock { $0.lastError } }
     /// The identifiers of the items this participant holds, sorted.
     public var availableItemIdentifiers: [String] { items.withLock { $0.available.keys.sorted() } }
+    /// The item this participant holds under `identifier` (`makeAvailable(_:)`), if any.
+    public func availableItem(withIdentifier identifier: String) -> PlaybackItem? { items.withLock { $0.available[identifier] } }
+    /// Whether mpv is paused, as Tandem last asked or mpv last reported.
+    public var isPaused: Bool { state.withLock { $0.paused } }
 
     /// How far `time-pos` leads the frame on screen while playing (ns), for the current item.
     var positionLead: Int64 { items.withLock { $0.loaded.positionLead } }
@@ -314,12 +318,10 @@ extension MpvPlayer {
         }
     }
 
-    /// Takes up what the new item is like: its correction policy (with sound or without), and a
-    /// fresh record for the baseline.
+    /// Takes up what the new item is like: its correction policy (with sound or without).
     private func adoptLoadedItem(_ loaded: LoadedItem) {
         state.withLock { state in
             state.policy = loaded.hasAudio ? options.correctionPolicy : options.soundlessCorrectionPolicy
-            state.receipts = ReceiptFollower(frameDuration: loaded.frameDuration)
             state.followedVersion = nil
         }
     }

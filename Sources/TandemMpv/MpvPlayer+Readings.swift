@@ -68,9 +68,17 @@ extension MpvPlayer {
         return best
     }
 
+    /// The coordinator whose timeline the presentation log's readings are scheduled against:
+    /// the player's own (nil, the default), or the one a program drives the player's transport
+    /// from (a benchmark's baseline, which keeps the player's own uncoordinated). Held weakly.
+    public var readingsCoordinator: PlaybackCoordinator? {
+        get { state.withLock { $0.readingsCoordinator } }
+        set { state.withLock { $0.readingsCoordinator = newValue } }
+    }
+
     /// One reading for the presentation log, between the correction loop's.
     func takeReading() async {
-        guard playbackCoordinator.localClock != nil else { return }
+        guard (readingsCoordinator ?? playbackCoordinator).localClock != nil else { return }
         _ = await measurePosition()
     }
 
@@ -81,14 +89,15 @@ extension MpvPlayer {
     /// `MpvPlayer+Start.swift`), or a person paused it. Nothing is written before the group is
     /// on this item or while the session clock is unknown.
     private func record(_ position: Int64, at instant: Int64) {
-        guard let log = options.presentationLog, playbackCoordinator.localClock != nil else { return }
-        let timeline = playbackCoordinator.core.timeline
+        let coordinator = readingsCoordinator ?? playbackCoordinator
+        guard let log = options.presentationLog, coordinator.localClock != nil else { return }
+        let timeline = coordinator.core.timeline
         guard timeline.item == itemIdentifier else { return }
         let still = timeline.rate <= 0 || state.withLock { $0.paused }
         var scheduled = instant
         if !still {
             guard let session = timeline.sessionTime(forMediaTime: ItemTime(nanoseconds: position)),
-                  let host = playbackCoordinator.hostTime(atSessionTime: session) else { return }
+                  let host = coordinator.hostTime(atSessionTime: session) else { return }
             scheduled = host.nanoseconds
         }
         log.write(PresentationRecord(item: itemIdentifier, pts: Double(position) / 1e9, scheduledNanoseconds: scheduled,

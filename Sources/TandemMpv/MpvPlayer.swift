@@ -13,8 +13,6 @@ import TandemPlayerSupport
 /// player measures at each start (`MpvPlayer+Start.swift`). While it plays, a correction loop
 /// measures mpv's position every `correctionInterval` against where the timeline says it should
 /// be, and nudges its speed or starts it afresh, as `CorrectionPolicy` decides.
-/// With `Options.following` set to `.onReceipt`, the player is the benchmarks' baseline instead:
-/// each change is applied when its command arrives, and nothing is corrected.
 ///
 /// Given a `PresentationLog`, the player writes each reading of mpv's position while it is
 /// coordinated (at least every `readingInterval`), so that benchmarks can measure how far apart
@@ -75,10 +73,6 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         /// change moves the sound's clock by exactly the sound already in the output times the
         /// change, undone when the speed goes back, so that nudges correct exactly.
         public var keepsTempoFilter = true
-        /// How the player follows the group: at each change's effective instant, corrected
-        /// (`.scheduled`, the default), or, as a benchmarking baseline, when each change arrives
-        /// with no correction (`.onReceipt`, see `MpvPlayer+OnReceipt.swift`).
-        public var following: TimelineFollowing = .scheduled
         /// Where to write the readings of mpv's position (`"reading": true` records), if
         /// anywhere. The caller owns the log: `close()` flushes it, the caller closes it.
         public var presentationLog: PresentationLog?
@@ -129,6 +123,8 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         var ledger: MpvRequestLedger
         var policy: CorrectionPolicy
         var statistics = MpvStatistics()
+        /// `readingsCoordinator`'s storage.
+        weak var readingsCoordinator: PlaybackCoordinator?
         /// Whether mpv is paused, as far as the driver knows: true from the moment a pause is
         /// sent, false once mpv has answered an unpause (so that no reading of a still mpv is
         /// taken for a moving one), and what mpv reports when a person changed it or it stopped
@@ -166,8 +162,6 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         var outputLag: Int64 = 375_000_000
         /// How many times playback restarted (seeks landed).
         var restarts = 0
-        /// The baseline's record of what it applied (`.onReceipt` only).
-        var receipts: ReceiptFollower
         var tickQueued = false
         var closed = false
         /// How much earlier than the timeline mpv plays (`latencyOffset`).
@@ -264,13 +258,12 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         self.connection = connection
         self.options = options
         items = Mutex(ItemState(loaded: loaded))
-        let hasAudio = loaded.hasAudio, frameDuration = loaded.frameDuration
+        let hasAudio = loaded.hasAudio
         var ledger = MpvRequestLedger(paused: paused, speed: speed)
         // Loading the file was a seek of ours, whose report may still be on its way.
         ledger.requestSeek(to: 0, at: launchedAt)
         state = Mutex(DriverState(ledger: ledger, policy: hasAudio ? options.correctionPolicy : options.soundlessCorrectionPolicy,
                                   paused: paused, requestedSpeed: speed,
-                                  receipts: ReceiptFollower(frameDuration: frameDuration),
                                   latencyOffset: MpvPlayer.clampedLatencyOffset(options.latencyOffset)))
         (jobStream, jobs) = AsyncStream.makeStream(of: Job.self)
         playbackCoordinator = PlaybackCoordinator()
@@ -303,20 +296,18 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
                 }
             },
         ]
-        if options.following == .scheduled {
-            // The correction loop's clock: one measurement queued at a time, behind commands.
-            tasks.append(Task { [weak self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: interval)
-                    guard let self else { return }
-                    let queue = self.state.withLock { state in
-                        defer { state.tickQueued = true }
-                        return !state.tickQueued && !state.closed
-                    }
-                    if queue { self.jobs.yield(.tick) }
+        // The correction loop's clock: one measurement queued at a time, behind commands.
+        tasks.append(Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard let self else { return }
+                let queue = self.state.withLock { state in
+                    defer { state.tickQueued = true }
+                    return !state.tickQueued && !state.closed
                 }
-            })
-        }
+                if queue { self.jobs.yield(.tick) }
+            }
+        })
         if options.presentationLog != nil {
             // Readings for the log, outside the job queue: commands wait for their instants and
             // seeks for their landing, and the log is read through both. On a fixed cadence.

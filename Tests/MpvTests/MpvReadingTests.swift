@@ -9,19 +9,18 @@ import TandemMpv
 import TandemPlayerSupport
 
 /// The readings a coordinated mpv writes to a presentation log: how often, how they advance, and
-/// how far from the shared timeline, for the scheduled player and for the on-receipt baseline
-/// (which applies each change as its command arrives, and never corrects).
+/// how far from the shared timeline (the on-receipt baseline's mpv, driven from outside: in
+/// `TandemBenchTests`, and `MpvWatchTests` through `tandem`).
 @Suite(.serialized, .timeLimit(.minutes(1))) struct MpvReadingTests {
     /// A fresh log under the temporary directory.
     static func logPath() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("tandem-readings-\(UUID().uuidString.prefix(8)).jsonl").path
     }
 
-    /// Headless mpv writing its readings to `log`, following as `following`.
-    static func options(log: PresentationLog, following: TimelineFollowing = .scheduled) -> MpvPlayer.Options {
+    /// Headless mpv writing its readings to `log`.
+    static func options(log: PresentationLog) -> MpvPlayer.Options {
         var options = MpvFixture.headless(ipcPath: MpvFixture.socketPath())
         options.presentationLog = log
-        options.following = following
         return options
     }
 
@@ -121,106 +120,5 @@ import TandemPlayerSupport
             #expect(mpv.statistics.measurements > 0)
             #expect(mpv.statistics.starts >= 2, "\(mpv.statistics)")
         }
-    }
-
-    @Test func onReceiptAppliesEachChangeWhenItArrivesAndNeverCorrects() async throws {
-        let path = Self.logPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let log = try PresentationLog(path: path)
-        defer { log.close() }
-        // A long lead, so that a change's arrival and its effective instant are far apart.
-        var relay = RelayCoreConfiguration()
-        relay.minimumLead = 600_000_000
-        try await MpvGroup.with(relay: relay, options: Self.options(log: log, following: .onReceipt)) { host, guest, mpv, _, other in
-            try await Task.sleep(for: .milliseconds(500))
-
-            // Play: mpv starts when the command arrives, not at the change's instant.
-            try host.coordinator.coordinateRateChange(to: 1)
-            let started = try #require(try await Self.firstInstant(other, "pause") { $0.bool == false })
-            #expect(await awaitTimeline(of: guest.coordinator) { $0.rate == 1 })
-            let effective = try Self.effectiveInstant(guest.coordinator)
-            #expect(started < effective - 300_000_000, "mpv started \(Double(effective - started) / 1e6) ms before the change's instant")
-
-            // A seek while playing: mpv jumps when the command arrives.
-            try await Task.sleep(for: .seconds(1))
-            try host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 12_000_000_000))
-            let jumped = try #require(try await Self.firstInstant(other, "time-pos") { ($0.double ?? 0) >= 11.5 })
-            #expect(await awaitTimeline(of: guest.coordinator) { $0.anchorMediaTime.nanoseconds == 12_000_000_000 })
-            let seekInstant = try Self.effectiveInstant(guest.coordinator)
-            #expect(jumped < seekInstant - 250_000_000, "mpv jumped \(Double(seekInstant - jumped) / 1e6) ms before the seek's instant")
-
-            // Nothing corrects it: it stays ahead of the timeline by what remained of the lead.
-            try await Task.sleep(for: .seconds(1))
-            let window = MonotonicClock.now()...(MonotonicClock.now() + 2_500_000_000)
-            try await Task.sleep(for: .seconds(2.6))
-            log.flush()
-            let readings = Self.playing(try PresentationRecord.read(path: path), window)
-            let cadence = Self.cadence(readings, window)
-            #expect(cadence.perSecond >= 8, "readings per second: \(cadence.perSecond)")
-            #expect(abs(Self.slope(readings) - 1) < 0.03, "media seconds per second: \(Self.slope(readings))")
-            let lateness = Self.lateness(readings)
-            #expect(!lateness.isEmpty && lateness.allSatisfy { $0 < -250 }, "presented − scheduled (ms): \(lateness)")
-            #expect((lateness.max() ?? 0) - (lateness.min() ?? 0) < 30, "the error changed (ms): \(lateness)")
-            let statistics = mpv.statistics
-            #expect(statistics.nudges == 0 && statistics.correctiveSeeks == 0 && statistics.measurements == 0, "\(statistics)")
-
-            // A pause: mpv pauses when the command arrives, on the group's frame.
-            try host.coordinator.coordinateRateChange(to: 0)
-            let paused = try #require(try await Self.firstInstant(other, "pause") { $0.bool == true })
-            #expect(await awaitTimeline(of: guest.coordinator) { $0.rate == 0 })
-            let pauseInstant = try Self.effectiveInstant(guest.coordinator)
-            #expect(paused < pauseInstant - 300_000_000, "mpv paused \(Double(pauseInstant - paused) / 1e6) ms before the pause's instant")
-            let pausedAt = guest.coordinator.timeline.anchorMediaTime.nanoseconds
-            #expect(await eventually {
-                guard let seconds = (try? await other.get("time-pos"))?.double else { return false }
-                return abs(Int64(seconds * 1e9) - pausedAt) < 34_000_000
-            })
-            #expect(mpv.statistics.userProposals == 0)
-        }
-    }
-
-    @Test func onReceiptALateJoinerStartsWhereTheGroupIsWhenItJoins() async throws {
-        let path = Self.logPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let log = try PresentationLog(path: path)
-        defer { log.close() }
-        let clip = try MpvFixture.longClip()
-        let item = URL(fileURLWithPath: clip).lastPathComponent
-        let relay = try TestRelay(.inMemory)
-        defer { relay.shutdown() }
-        let builtin = try MpvGroup.builtin(clip)
-        defer { builtin.close() }
-        let host = try await MpvGroup.member("host", relay: relay, item: item, invitation: nil, coordinator: builtin.playbackCoordinator)
-        try host.coordinator.transitionToItem(identifier: item)
-        #expect(await awaitTimeline(of: host.coordinator) { $0.item == item })
-        try host.coordinator.coordinateRateChange(to: 1)
-        try await Task.sleep(for: .seconds(3))
-
-        let mpv = try await MpvPlayer.launch(file: clip, options: Self.options(log: log, following: .onReceipt))
-        do {
-            let guest = try await MpvGroup.member("mpv", relay: relay, item: item, invitation: host.session.invitation,
-                                                  coordinator: mpv.playbackCoordinator)
-            let other = try MpvConnection(path: mpv.ipcPath)
-            defer { other.close() }
-            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
-            try await Task.sleep(for: .seconds(1))
-            let window = MonotonicClock.now()...(MonotonicClock.now() + 2_000_000_000)
-            try await Task.sleep(for: .seconds(2.1))
-            log.flush()
-            let readings = Self.playing(try PresentationRecord.read(path: path), window)
-            #expect(Self.cadence(readings, window).perSecond >= 8)
-            // In at the group's position when the command arrived: behind by the seek's time to
-            // land, ahead by up to a frame (mpv resumes on the frame after an exact seek's target),
-            // and left there.
-            let lateness = Self.lateness(readings)
-            #expect(!lateness.isEmpty && lateness.allSatisfy { $0 > -40 && $0 < 400 }, "presented − scheduled (ms): \(lateness)")
-            #expect((lateness.max() ?? 0) - (lateness.min() ?? 0) < 30, "the error changed (ms): \(lateness)")
-            #expect(guest.coordinator.timeline.rate == 1)
-            #expect(mpv.statistics.nudges == 0 && mpv.statistics.correctiveSeeks == 0)
-        } catch {
-            await mpv.close()
-            throw error
-        }
-        await mpv.close()
     }
 }

@@ -1,3 +1,4 @@
+import Synchronization
 import TandemClock
 import Foundation
 import Tandem
@@ -53,4 +54,23 @@ enum StatusLine {
         let total = Int(seconds)
         return String(format: "%d:%02d.%d", total / 60, total % 60, Int((seconds - Double(total)) * 10))
     }
+}
+
+/// Who draws the status line, to draw it now: the status loop draws it every 250 ms, and the
+/// printer of events when one changes what it shows (a participant came or went), so that the
+/// line never names someone a moment after the event said they left. Draws are serialised.
+final class StatusRefresh: Sendable {
+    private let drawing = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// From now on `draw` draws the line.
+    func start(_ draw: @escaping @Sendable () -> Void) { drawing.withLock { $0 = draw } }
+
+    /// Draws nothing more.
+    func stop() { drawing.withLock { $0 = nil } }
+
+    /// Draws the line now, if the loop has started and not stopped.
+    func draw() { drawing.withLock { $0?() } }
+
+    /// Draws the line now (an event changed it).
+    func refresh() { draw() }
 }

@@ -1,3 +1,4 @@
+import TandemBench
 import TandemClock
 import TandemParty
 import TandemPlayback
@@ -25,9 +26,9 @@ struct WatchOptions {
     var mpvIPC: String?
     /// More mpv options.
     var mpvArguments: [String]
-    /// How the player follows the group: scheduled (the default) or, as a benchmarking
-    /// baseline, on receipt.
-    var follow: TimelineFollowing
+    /// Who carries out the group's commands (`--follow`): nil for `scheduled` (the default, the
+    /// player's own way), or the benchmarks' baseline for `on-receipt` (`TandemBench.OnReceipt`).
+    var follower: (any WatchPartyFollower)?
     /// Bench only: the built-in player decodes this many times slower (`--decode-throttle`, default 1).
     var decodeThrottle: Double
     /// How much earlier than the group's timeline this player presents, in ms (`--latency-offset
@@ -55,10 +56,11 @@ struct WatchOptions {
         mpvIPC = arguments.value("mpv-ipc")
         mpvArguments = (arguments.value("mpv-args") ?? "").split(separator: " ").map(String.init)
         let follow = arguments.value("follow") ?? "scheduled"
-        guard let following = TimelineFollowing(rawValue: follow) else {
-            throw .usage("--follow is scheduled or on-receipt, not '\(follow)'")
+        switch follow {
+        case "scheduled": follower = nil
+        case OnReceipt().name: follower = OnReceipt()
+        default: throw .usage("--follow is scheduled or on-receipt, not '\(follow)'")
         }
-        self.follow = following
         decodeThrottle = try arguments.double("decode-throttle", default: 1)!
         guard decodeThrottle.isFinite, (1...100_000).contains(decodeThrottle) else { throw .usage("--decode-throttle is a factor from 1 to 100000") }
         let latency = arguments.value("latency-offset") ?? "0"

@@ -22,7 +22,7 @@ extension WatchRunner {
         do {
             try party.say(text)
         } catch {
-            refuse(error.message)
+            refuse(error.message, party: party)
         }
     }
 }

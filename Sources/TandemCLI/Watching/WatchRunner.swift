@@ -40,10 +40,13 @@ struct WatchRunner {
         let party = WatchParty(session: session, configuration: configuration(renderer: renderer))
         let printer = EventPrinter(json: options.jsonEvents)
         let lastChange = LastChange()
-        let printing = Task { for await event in party.events { present(event, printer: printer, lastChange: lastChange) } }
+        let status = StatusRefresh()
+        let printing = Task {
+            for await event in party.events { present(event, printer: printer, lastChange: lastChange, status: status) }
+        }
         let ending: WatchParty.Ending
         do {
-            ending = try await party.run { [self] in await front(party, renderer: renderer, lastChange: lastChange) }
+            ending = try await party.run { [self] in await front(party, renderer: renderer, lastChange: lastChange, status: status) }
         } catch let error as WatchPartyError {
             await printing.value
             renderer?.stop()
@@ -62,13 +65,15 @@ struct WatchRunner {
     private func configuration(renderer: TerminalRenderer?) -> WatchParty.Configuration {
         var configuration = WatchParty.Configuration(media: media, isHost: isHost)
         configuration.player = options.player
-        configuration.follow = options.follow
+        configuration.follower = options.follower
         configuration.latencyOffset = options.latencyOffset
         configuration.refusesStreaming = options.refusesStreaming
         configuration.allowsURLs = options.allowsURLs
         configuration.confirmURL = { url in try WatchRunner.confirmURL(url) }
         configuration.presentationLog = options.presentationLog
         configuration.videoSinks = renderer.map { [$0] } ?? []
+        // The picture stops with the player, not after the departure is delivered.
+        if let renderer { configuration.playerClosed = { renderer.stop() } }
         configuration.decodeThrottle = options.decodeThrottle
         configuration.mpvIPC = options.mpvIPC
         configuration.mpvArguments = options.mpvArguments
@@ -78,14 +83,19 @@ struct WatchRunner {
     }
 
     /// Prints one of the party's events: chat above the status line at a terminal (without
-    /// `--events json`), refusals on standard error, the rest as events; a change is remembered
-    /// for the status line.
-    private func present(_ event: WatchPartyEvent, printer: EventPrinter, lastChange: LastChange) {
+    /// `--events json`), refusals (the party's and the front's own, `refuse(_:party:)`) on
+    /// standard error, the rest as events; a change is remembered for the status line, and a
+    /// participant's coming or going is shown on it at once.
+    private func present(_ event: WatchPartyEvent, printer: EventPrinter, lastChange: LastChange, status: StatusRefresh) {
         switch event {
         case .chat(let chat) where !options.jsonEvents && StatusArea.shared.isActive:
             StatusArea.shared.printAbove("\(TerminalText.sanitized(chat.from)): \(TerminalText.sanitized(chat.text))")
         case .error(let error) where !options.jsonEvents:
-            refuse(error.message)
+            printRefusal(error.message)
+        case .participantJoined, .participantLeft, .away, .back:
+            printer.emit(event)
+            // The status line names who is there: not a moment longer than the event says.
+            status.refresh()
         case .timeline(_, let change):
             // The signer, named as the status line names everyone; its name is the peer's choice.
             lastChange.set("\(TerminalText.sanitized(change.by)): \(change.change)")
@@ -97,7 +107,7 @@ struct WatchRunner {
 
     /// What a person does while the party watches: keys and the status line at a terminal,
     /// commands on standard input otherwise; cancelled when the session is over.
-    private func front(_ party: WatchParty, renderer: TerminalRenderer?, lastChange: LastChange) async {
+    private func front(_ party: WatchParty, renderer: TerminalRenderer?, lastChange: LastChange, status: StatusRefresh) async {
         guard options.player == .builtin else {
             // mpv takes a person's keys in its own window.
             await runScript(party)
@@ -109,8 +119,9 @@ struct WatchRunner {
             group.addTask {
                 if let keys { await runKeys(keys, party: party) } else { await runScript(party) }
             }
-            group.addTask { await showStatus(party, renderer: renderer, interactive: keys != nil, lastChange: lastChange) }
+            group.addTask { await showStatus(party, renderer: renderer, interactive: keys != nil, lastChange: lastChange, status: status) }
         }
+        status.stop()
         StatusArea.shared.deactivate()
         keys?.restore()
     }
@@ -165,7 +176,7 @@ struct WatchRunner {
                 case "stall":
                     let (seconds, waits) = try stallArguments(words)
                     guard options.player == .builtin else {
-                        refuse("stall is the built-in player's (--player builtin)")
+                        refuse("stall is the built-in player's (--player builtin)", party: party)
                         continue
                     }
                     try party.stall(seconds: seconds, waits: waits)
@@ -175,12 +186,12 @@ struct WatchRunner {
                 case "wait": try await Task.sleep(for: .seconds(try seconds(words)))
                 case "leave": party.leave()
                 case "end": party.end()
-                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, next, prev, queue add PATH, say TEXT, offset MS, stall S [nowait], wait S, leave, end)")
+                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, next, prev, queue add PATH, say TEXT, offset MS, stall S [nowait], wait S, leave, end)", party: party)
                 }
             } catch {
                 // The watch is over (a `wait` cut short): nothing more to say.
                 if Task.isCancelled { return }
-                refuse("\(line): \(error)")
+                refuse("\(line): \(error)", party: party)
             }
         }
     }
@@ -198,12 +209,12 @@ struct WatchRunner {
     /// SECONDS, then at the `--decode-throttle` factor again; events `throttle` and `throttle-ended`.
     private func throttle(_ party: WatchParty, words: [String]) throws {
         guard options.player == .builtin else {
-            refuse("throttle is the built-in player's (--player builtin)")
+            refuse("throttle is the built-in player's (--player builtin)", party: party)
             return
         }
         guard words.count == 3, let factor = Double(words[1]), let seconds = Double(words[2]),
               seconds.isFinite, seconds > 0, seconds <= 86_400 else {
-            refuse("throttle wants FACTOR SECONDS (a factor of 1 or more, 0 < SECONDS ≤ 86400)")
+            refuse("throttle wants FACTOR SECONDS (a factor of 1 or more, 0 < SECONDS ≤ 86400)", party: party)
             return
         }
         try party.throttle(factor: factor, seconds: seconds)
@@ -250,25 +261,33 @@ struct WatchRunner {
                 case .offsetUp: try party.moveLatencyOffset(by: Self.latencyStep)
                 }
             } catch {
-                refuse("\(error)")
+                refuse("\(error)", party: party)
             }
         }
     }
 
-    /// Keeps the status line current: under the picture, or on the last line of the terminal.
-    private func showStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, lastChange: LastChange) async {
+    /// Keeps the status line current: under the picture, or on the last line of the terminal,
+    /// every 250 ms and whenever `status` is refreshed.
+    private func showStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, lastChange: LastChange,
+                            status: StatusRefresh) async {
+        status.start { [self] in drawStatus(party, renderer: renderer, interactive: interactive, lastChange: lastChange) }
         while !Task.isCancelled {
-            if let player = party.player, let coordinator = party.coordinator {
-                let line = [StatusLine.text(player: player, coordinator: coordinator, session: session, lastChange: lastChange.text),
-                            Self.queuePosition(StatusLine.groupCore(coordinator, atLocalTime: coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) })), Self.latencyText(party.latencyOffset)].compactMap { $0 }.joined(separator: "  ")
-                if let renderer {
-                    // Under the picture: the prompt, while one is open, in the status line's place.
-                    renderer.statusLine = StatusArea.shared.prompt.map { "say: " + TerminalText.sanitized($0) + "▏" } ?? line
-                } else if interactive {
-                    StatusArea.shared.setStatus(line)
-                }
-            }
+            status.draw()
             try? await Task.sleep(for: .milliseconds(250))
+        }
+    }
+
+    /// Draws the status line once.
+    private func drawStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, lastChange: LastChange) {
+        if let player = party.player, let coordinator = party.coordinator {
+            let line = [StatusLine.text(player: player, coordinator: coordinator, session: session, lastChange: lastChange.text),
+                        Self.queuePosition(StatusLine.groupCore(coordinator, atLocalTime: coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) })), Self.latencyText(party.latencyOffset)].compactMap { $0 }.joined(separator: "  ")
+            if let renderer {
+                // Under the picture: the prompt, while one is open, in the status line's place.
+                renderer.statusLine = StatusArea.shared.prompt.map { "say: " + TerminalText.sanitized($0) + "▏" } ?? line
+            } else if interactive {
+                StatusArea.shared.setStatus(line)
+            }
         }
     }
 
@@ -299,9 +318,15 @@ struct WatchRunner {
         return value
     }
 
-    /// Refuses a command: one line, an `error` event with `--events json`, otherwise on
-    /// standard error (over the status line at a terminal). The process carries on.
-    func refuse(_ message: String) {
+    /// Refuses a command: through the party's events (`WatchParty.reportRefusal(_:)`), so that
+    /// it is printed in order with the events reported before it; directly once the party is over.
+    func refuse(_ message: String, party: WatchParty) {
+        if !party.reportRefusal(message) { printRefusal(message) }
+    }
+
+    /// Prints a refusal: one line, an `error` event with `--events json`, otherwise on standard
+    /// error (over the status line at a terminal). The process carries on.
+    func printRefusal(_ message: String) {
         if options.jsonEvents {
             EventPrinter(json: true).emit(.error(.init(message: message)))
         } else {

@@ -24,12 +24,14 @@ extension WatchParty {
         sinks += configuration.videoSinks
         var playerOptions = HeadlessPlayer.Options()
         playerOptions.itemIdentifier = session.activity.item
-        playerOptions.following = configuration.follow
         playerOptions.decodeThrottle = configuration.decodeThrottle
         playerOptions.latencyOffset = Int64(configuration.latencyOffset) * 1_000_000
         let player = try HeadlessPlayer(item: opened.item, options: playerOptions, videoSinks: sinks)
         let latency = LatencyControl(milliseconds: configuration.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
-        let coordinator = player.playbackCoordinator
+        // A follower drives the player from outside through a coordinator of its own; the
+        // player's own then never coordinates.
+        let following = configuration.follower?.follow(player)
+        let coordinator = following?.coordinator ?? player.playbackCoordinator
         reportStalls(of: player)
         if opened.streamed == nil { emitJoined() }
         followStreaming(streaming, coordinator: coordinator)
@@ -64,10 +66,12 @@ extension WatchParty {
         // A decoder waiting for streamed bytes (no holder left) is let go before the player closes.
         streaming.close()
         player.close()
+        configuration.playerClosed?()
         log?.close()
         emit(.statistics(.init(presented: statistics.presentedFrames, dropped: statistics.droppedLateFrames, stills: statistics.stillFrames)))
         // Leaving or ending is heard from the relay, not from this process going away.
         await session.departureDelivered()
+        withExtendedLifetime(following) {}
         return Ending(reason: ending, endedHere: endedHere.load(ordering: .relaxed))
     }
 

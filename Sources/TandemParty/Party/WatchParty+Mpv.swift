@@ -33,7 +33,6 @@ extension WatchParty {
         playerOptions.ipcPath = configuration.mpvIPC
         playerOptions.extraArguments = configuration.mpvArguments + ["--ytdl=no"]
         playerOptions.presentationLog = log
-        playerOptions.following = configuration.follow
         playerOptions.latencyOffset = Int64(configuration.latencyOffset) * 1_000_000
         let player: MpvPlayer
         do {
@@ -43,7 +42,8 @@ extension WatchParty {
             session.leave()
             throw WatchPartyError.failure("\(error)")
         }
-        let coordinator = player.playbackCoordinator
+        let following = configuration.follower?.follow(player)
+        let coordinator = following?.coordinator ?? player.playbackCoordinator
         emitJoined(streamedAt: streamedAt, player: "mpv", mpvIPC: player.ipcPath)
         // Subscribed here, before the coordinator coordinates: a task's first step may run after the
         // session's history was applied, and a late joiner then missed every change before it.
@@ -94,15 +94,17 @@ extension WatchParty {
         eventTask.cancel()
         participantTask.cancel()
         await player.close()
+        configuration.playerClosed?()
         log?.close()
         let statistics = player.statistics
-        emit(.mpvStatistics(.init(follow: configuration.follow.rawValue, measurements: statistics.measurements, nudges: statistics.nudges,
+        emit(.mpvStatistics(.init(follow: configuration.follower?.name ?? "scheduled", measurements: statistics.measurements, nudges: statistics.nudges,
                                          correctiveSeeks: statistics.correctiveSeeks, mpvProposals: statistics.userProposals,
                                          readings: statistics.readings, starts: statistics.starts,
                                          lastErrorMilliseconds: statistics.lastError.map { Double($0) / 1e6 },
                                          lastStartErrorMilliseconds: statistics.lastStartError.map { Double($0) / 1e6 })))
         // Leaving or ending is heard from the relay, not from this process going away.
         await session.departureDelivered()
+        withExtendedLifetime(following) {}
         return Ending(reason: ending, endedHere: endedHere.load(ordering: .relaxed))
     }
 

@@ -35,9 +35,11 @@ public final class WatchParty: Sendable {
         public var isHost: Bool
         /// The player (default: built-in).
         public var player: Player = .builtin
-        /// How the player follows the group: scheduled (the default) or, as a benchmarking
-        /// baseline, on receipt.
-        public var follow: TimelineFollowing = .scheduled
+        /// Who carries out the group's commands on the player: nil (the default), the player
+        /// itself, the coordinator's way (each change at its effective instant, corrected); or a
+        /// benchmark's baseline that drives the player from outside (`WatchPartyFollower`,
+        /// `TandemBench`'s `OnReceipt` for `--follow on-receipt`).
+        public var follower: (any WatchPartyFollower)?
         /// How much earlier than the group's timeline this player presents, in ms
         /// (`latencyOffsets`, default 0): positive for an output that lags. Local only.
         public var latencyOffset = 0
@@ -61,6 +63,10 @@ public final class WatchParty: Sendable {
         public var mpvArguments: [String] = []
         /// Report a `sync` event every five seconds (built-in player).
         public var reportsSync = false
+        /// Called once the player has closed (it presents nothing more), before the party waits
+        /// for its departure to be delivered: a front stops what showed the frames (a terminal
+        /// picture) then, not when `run()` returns.
+        public var playerClosed: (@Sendable () -> Void)?
 
         /// The range of `latencyOffset` and of what changes it (ms).
         public static let latencyOffsets = -1_000...1_000
@@ -120,6 +126,16 @@ public final class WatchParty: Sendable {
 
     /// Reports an internal refusal (a queue entry that could not be added…) as an `error` event.
     func refuse(_ message: String) { emit(.error(.init(message: message))) }
+
+    /// Reports a front's own refusal (a command it could not read or carry out) as an `error`
+    /// event, so that it reaches the front's reader of `events` in order with everything the
+    /// party reported before it. False once `events` has finished (the party is over): the
+    /// front then says it itself.
+    @discardableResult
+    public func reportRefusal(_ message: String) -> Bool {
+        if case .terminated = sink.yield(.error(.init(message: message))) { return false }
+        return true
+    }
 
     /// Watches until the session is over for this participant, then closes the player and
     /// returns how it ended. `whileWatching` runs once the player follows the group (a front's

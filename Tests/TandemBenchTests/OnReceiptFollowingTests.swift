@@ -1,26 +1,50 @@
 import Foundation
+import Synchronization
 import Testing
 import Tandem
 import TandemClock
 import TandemMedia
 import TandemNet
 import TandemPlayback
+import TandemBench
 import TandemTestKit
 import TandemPlayerSupport
 
 /// The benchmarking baseline against the coordinator's way: built-in players on the in-memory
-/// relay, each with an injected clock, following the group `.onReceipt` or `.scheduled`. The
+/// relay, each with an injected clock, following the group `.onReceipt` (driven from outside by
+/// an `OnReceiptFollower`) or `.scheduled` (the player's own coordinator). The
 /// session clock is the raw monotonic clock, read exactly, so a change's effective instant and
 /// the players' presentation instants are directly comparable.
 @Suite(.serialized) struct OnReceiptFollowingTests {
-    typealias Watching = CoordinatedPlayersTests.Watching
-    typealias Recorder = CoordinatedPlayersTests.Recorder
+    /// How a peer follows the group.
+    enum TimelineFollowing: CaseIterable, Sendable {
+        /// The player's own coordinator, each change at its effective instant.
+        case scheduled
+        /// The baseline, `OnReceiptFollower`.
+        case onReceipt
+    }
+
+    struct Watching: GroupActivity {
+        var clip: String
+        var metadata: GroupActivityMetadata { GroupActivityMetadata() }
+    }
+
+    /// Each frame's scheduled and presented raw monotonic instants, by media time.
+    final class Recorder: VideoSink {
+        let frames = Mutex<[Int64: (scheduled: Int64, presented: Int64)]>([:])
+        func present(_ frame: VideoFrame, _ presentation: Presentation) {
+            guard !presentation.isStill else { return }
+            frames.withLock { $0[frame.presentationTime] = (presentation.scheduled, presentation.presented) }
+        }
+    }
 
     struct Peer {
         let session: GroupSession<Watching>
         let player: HeadlessPlayer
         let recorder: Recorder
-        var coordinator: PlaybackCoordinator { player.playbackCoordinator }
+        /// The baseline driving the player, on receipt.
+        let follower: OnReceiptFollower?
+        var coordinator: PlaybackCoordinator { follower?.coordinator ?? player.playbackCoordinator }
     }
 
     static let clip = SampleClip.h264BFrames
@@ -43,11 +67,11 @@ import TandemPlayerSupport
         session.join()
         #expect(await awaitValue(session.$state.values) { if case .joined = $0 { true } else { false } })
         let recorder = Recorder()
-        var options = HeadlessPlayer.Options()
-        options.following = following
-        let player = try HeadlessPlayer(url: clip.path, options: options, videoSinks: [recorder])
-        player.playbackCoordinator.coordinateWithSession(session)
-        return Peer(session: session, player: player, recorder: recorder)
+        let player = try HeadlessPlayer(url: clip.path, videoSinks: [recorder])
+        let follower = following == .onReceipt ? OnReceiptFollower(player: player) : nil
+        let peer = Peer(session: session, player: player, recorder: recorder, follower: follower)
+        peer.coordinator.coordinateWithSession(session)
+        return peer
     }
 
     /// A host and Ana, both following as `following`, playing the clip from its start.
@@ -190,4 +214,14 @@ import TandemPlayerSupport
         #expect(taken.anchorMediaTime - shared > 10_000_000, "on the shared timeline, not where the others are")
         #expect(ana.coordinator.timeline == host.coordinator.timeline)
     }
+}
+
+/// Whether `condition` holds within `seconds`, looked at every 20 ms.
+private func eventually(_ seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return await condition()
 }

@@ -1,0 +1,194 @@
+import Foundation
+import Synchronization
+import Testing
+import Tandem
+import TandemClock
+import TandemNet
+import TandemParty
+import TandemPlayback
+import TandemTestKit
+
+/// `WatchParty` driven directly, as a program embeds it: a real relay server on loopback, the
+/// built-in player on a sample clip, a host and joiners each with a party of their own. What one
+/// does reaches the other as typed events; `leave` ends the leaver's `run` and the others see
+/// the departure; `end` ends everyone's. Each wait is bounded.
+@Suite(.serialized) struct WatchPartyTests {
+    static let clip = SampleClip.h264BFrames
+
+    /// Everything a party reported, in order, as its reader received it.
+    final class Recorder: Sendable {
+        let events = Mutex<[WatchPartyEvent]>([])
+
+        /// The first event `match` picks, waited for for at most `seconds`.
+        func first<T: Sendable>(within seconds: Double = 15, _ match: @Sendable (WatchPartyEvent) -> T?) async -> T? {
+            let deadline = ContinuousClock.now + .seconds(seconds)
+            repeat {
+                if let found = events.withLock({ $0.lazy.compactMap(match).first }) { return found }
+                try? await Task.sleep(for: .milliseconds(20))
+            } while ContinuousClock.now < deadline
+            return events.withLock { $0.lazy.compactMap(match).first }
+        }
+    }
+
+    /// A participant: its center (kept for as long as it watches), its party, what the party
+    /// reported, and its `run`.
+    struct Participant {
+        let center: ActivityCenter
+        let party: WatchParty
+        let recorder: Recorder
+        let run: Task<WatchParty.Ending, any Error>
+    }
+
+    /// Starts (without `invitation`) or joins a watch of the clip as `name`, and runs its party.
+    static func participant(_ name: String, relay: TestRelay, invitation: Invitation?) async throws -> Participant {
+        let center = ActivityCenter()
+        center.displayName = name
+        center.configure(relay: relay.connector, host: relay.host, port: relay.port, sessionClock: .derived(from: SystemClock()))
+        var sessions = center.sessions(for: WatchTogether.self).makeAsyncIterator()
+        if let invitation {
+            try await center.accept(invitation)
+        } else {
+            try await center.start(WatchTogether(item: clip.name))
+        }
+        let session = try #require(await sessions.next())
+        session.join()
+        #expect(await awaitValue(session.$state.values) { if case .joined = $0 { true } else { false } })
+        var configuration = WatchParty.Configuration(media: [clip.path], isHost: invitation == nil)
+        configuration.refusesStreaming = true
+        let party = WatchParty(session: session, configuration: configuration)
+        let recorder = Recorder()
+        let events = party.events
+        let reading = Task { for await event in events { recorder.events.withLock { $0.append(event) } } }
+        let run = Task {
+            defer { reading.cancel() }
+            return try await party.run()
+        }
+        #expect(await recorder.first { if case .joined = $0 { true } else { nil } } == true, "\(name) never watched")
+        return Participant(center: center, party: party, recorder: recorder, run: run)
+    }
+
+    /// `body` until it returns without throwing (a party's methods throw until its watch has
+    /// begun), for at most 10 s.
+    static func once(_ body: () throws -> Void) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            do { return try body() } catch where ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
+    /// The ending of `participant`'s `run`, within `seconds`, or nil.
+    static func ending(of participant: Participant, within seconds: Double = 15) async throws -> WatchParty.Ending? {
+        try await withThrowingTaskGroup(of: WatchParty.Ending?.self) { group in
+            group.addTask { try await participant.run.value }
+            group.addTask {
+                try await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// The change `participant` saw by `name` whose description `matches`, with its timeline.
+    static func change(seenBy participant: Participant, by name: String, _ matches: @escaping @Sendable (String) -> Bool)
+        async -> WatchPartyEvent.Timeline? {
+        await participant.recorder.first { event in
+            if case .timeline(let timeline, let change) = event, change.by == name, matches(change.change) { timeline } else { nil }
+        }
+    }
+
+    @Test func aJoinersChangesAndChatReachTheHostAndLeavingAndEndingEndTheRuns() async throws {
+        let relay = try TestRelay(.network)
+        defer { relay.shutdown() }
+        let host = try await Self.participant("host", relay: relay, invitation: nil)
+        let invitation = host.party.session.invitation
+        let ana = try await Self.participant("ana", relay: relay, invitation: invitation)
+        #expect(await host.recorder.first { if case .participantJoined(let who) = $0, who.name == "ana" { true } else { nil } } == true)
+
+        // Ana plays, seeks and pauses: the host hears each, typed, as Ana's.
+        try await Self.once { try ana.party.play() }
+        let played = await Self.change(seenBy: host, by: "ana") { $0 == "play" }
+        #expect(played?.rate == 1 && played?.item == Self.clip.name, "\(String(describing: played))")
+        try ana.party.seek(toSeconds: 1.5)
+        let seeked = await Self.change(seenBy: host, by: "ana") { $0.hasPrefix("seek") }
+        #expect(seeked?.mediaTime == 1.5, "\(String(describing: seeked))")
+        try ana.party.pause()
+        let paused = await Self.change(seenBy: host, by: "ana") { $0 == "pause" }
+        #expect(paused?.rate == 0, "\(String(describing: paused))")
+
+        // The host says something: Ana reads it, from the host.
+        try host.party.say("hello, ana")
+        let said = await ana.recorder.first { if case .chat(let chat) = $0 { chat } else { nil } }
+        #expect(said?.from == "host" && said?.text == "hello, ana", "\(String(describing: said))")
+
+        // Ana leaves: her run returns (she left herself: no error, not ended here), and the
+        // host sees her go.
+        ana.party.leave()
+        let left = try #require(try await Self.ending(of: ana), "ana's run did not return")
+        #expect(!left.endedHere)
+        #expect(await host.recorder.first { if case .participantLeft(let who) = $0, who.name.hasPrefix("ana") { true } else { nil } } == true)
+
+        // Ben joins; the host ends the session: both runs return, the host's as ended here.
+        let ben = try await Self.participant("ben", relay: relay, invitation: invitation)
+        #expect(await host.recorder.first { if case .participantJoined(let who) = $0, who.name == "ben" { true } else { nil } } == true)
+        host.party.end()
+        let ended = try #require(try await Self.ending(of: host), "the host's run did not return")
+        #expect(ended.endedHere)
+        let benEnded = try #require(try await Self.ending(of: ben), "ben's run did not return")
+        #expect(!benEnded.endedHere && benEnded.reason != nil)
+        #expect(await ben.recorder.first { if case .left = $0 { true } else { nil } } == true)
+    }
+}
+
+/// What a front relies on: its own refusals in order with the party's events, and the player's
+/// close told before the departure is awaited.
+@Suite(.serialized) struct WatchPartyFrontTests {
+    @Test func aFrontsRefusalFollowsTheEventsBeforeItAndThePlayerClosesBeforeTheRunReturns() async throws {
+        let relay = try TestRelay(.network)
+        defer { relay.shutdown() }
+        let closed = Mutex<(count: Int, eventsBefore: Int)>((0, 0))
+        let recorder = WatchPartyTests.Recorder()
+        let center = ActivityCenter()
+        center.displayName = "host"
+        center.configure(relay: relay.connector, host: relay.host, port: relay.port, sessionClock: .derived(from: SystemClock()))
+        var sessions = center.sessions(for: WatchTogether.self).makeAsyncIterator()
+        try await center.start(WatchTogether(item: WatchPartyTests.clip.name))
+        let session = try #require(await sessions.next())
+        session.join()
+        #expect(await awaitValue(session.$state.values) { if case .joined = $0 { true } else { false } })
+        var configuration = WatchParty.Configuration(media: [WatchPartyTests.clip.path], isHost: true)
+        configuration.playerClosed = {
+            let seen = recorder.events.withLock { $0.count }
+            closed.withLock { $0 = ($0.count + 1, seen) }
+        }
+        let party = WatchParty(session: session, configuration: configuration)
+        let events = party.events
+        let reading = Task { for await event in events { recorder.events.withLock { $0.append(event) } } }
+        let run = Task { try await party.run() }
+        #expect(await recorder.first { if case .joined = $0 { true } else { nil } } == true)
+
+        // A refusal of the front's own comes after `joined`, reported before it.
+        #expect(party.reportRefusal("no such command"))
+        let refused = await recorder.first { event -> Bool? in
+            if case .error(let message) = event, message.message == "no such command" { true } else { nil }
+        }
+        #expect(refused == true)
+        let order = recorder.events.withLock { $0.map(\.name) }
+        #expect((order.firstIndex(of: "joined") ?? .max) < (order.firstIndex(of: "error") ?? -1), "\(order)")
+
+        // Leaving: the player closes (told once) after `left`, before `run` returns.
+        party.leave()
+        let ending = try await run.value
+        await reading.value
+        #expect(!ending.endedHere)
+        let told = closed.withLock { $0 }
+        #expect(told.count == 1)
+        let all = recorder.events.withLock { $0.map(\.name) }
+        #expect(told.eventsBefore > (all.firstIndex(of: "left") ?? .max), "\(all), closed after \(told.eventsBefore)")
+        // Over: the front says a refusal itself.
+        #expect(!party.reportRefusal("too late"))
+    }
+}
