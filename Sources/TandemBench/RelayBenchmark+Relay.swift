@@ -22,7 +22,10 @@ struct RelayBenchmarkRelay {
     ]
 
     /// Starts the relay: `executable serve` when given, else in this process.
-    init(executable: String?, priority: ThreadPriority, progress: @Sendable (String) -> Void) throws {
+    /// With `writerThreads`, the relay writes large broadcasts with that many threads
+    /// (`tandem serve --writer-threads`); nil leaves the relay's default (and runs a build that
+    /// has no such flag).
+    init(executable: String?, priority: ThreadPriority, writerThreads: Int? = nil, progress: @Sendable (String) -> Void) throws {
         guard let executable else {
             var configuration = RelayCoreConfiguration()
             configuration.floodRate = 10_000_000
@@ -32,7 +35,8 @@ struct RelayBenchmarkRelay {
             configuration.maximumConnectionsPerAddress = 1_000_000
             configuration.fanoutDeliveriesPerSecond = 1e9
             configuration.fanoutBytesPerSecond = 1e12
-            let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), configuration: configuration)
+            let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), configuration: configuration,
+                                         writerThreads: writerThreads ?? 1)
             do {
                 try server.start(priority: priority)
             } catch {
@@ -45,6 +49,7 @@ struct RelayBenchmarkRelay {
             return
         }
         let arguments = ["serve"] + Self.serveArguments + (priority == .normal ? [] : ["--priority", priority.rawValue])
+            + (writerThreads.map { ["--writer-threads", String($0)] } ?? [])
         progress("starting the relay: \(executable) \(arguments.joined(separator: " "))")
         let relay = try WatchProcess(executable: executable, arguments: arguments,
                                      name: "relay", acceptsCommands: false)

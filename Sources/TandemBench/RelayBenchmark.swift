@@ -46,13 +46,24 @@ public struct RelayBenchmark: Sendable {
     public var priority = ThreadPriority.normal
     /// Whether the probe's reading thread busy-polls (`RelayDeliveryProbe.busyPolling`).
     public var busyPolling = false
+    /// How many threads the relay writes large broadcasts with (`tandem serve --writer-threads`);
+    /// nil leaves the relay's default.
+    public var writerThreads: Int?
 
     /// The defaults above, the relay in this process.
     public init() {}
 
+    /// Runs the relay's own delivery phases alone (`tandem bench relay --delivery-only`): the
+    /// large session's broadcasts, the floor beside them and the paced pairs.
+    public func runDelivery(progress: @Sendable (String) -> Void) async throws -> RelayBenchmarkReport.Delivery {
+        let relay = try RelayBenchmarkRelay(executable: relayExecutable, priority: priority, writerThreads: writerThreads, progress: progress)
+        defer { relay.stop() }
+        return try await measureDelivery(relay: relay, progress: progress)
+    }
+
     /// Runs every phase; `progress` hears what is happening.
     public func run(progress: @Sendable (String) -> Void) async throws -> RelayBenchmarkReport {
-        let relay = try RelayBenchmarkRelay(executable: relayExecutable, priority: priority, progress: progress)
+        let relay = try RelayBenchmarkRelay(executable: relayExecutable, priority: priority, writerThreads: writerThreads, progress: progress)
         defer { relay.stop() }
         var delivery: RelayBenchmarkReport.Delivery?
         if measuresRelayDelivery { delivery = try await measureDelivery(relay: relay, progress: progress) }

@@ -1,5 +1,22 @@
 /// Renders a relay benchmark report as a plain-text table.
 public enum RelayBenchmarkTable {
+    /// The relay's own delivery alone (`--delivery-only`), for `participants` in the large
+    /// session and `pairs` sessions of two.
+    public static func render(_ delivery: RelayBenchmarkReport.Delivery, participants: Int, pairs: Int) -> String {
+        let duration = ClockBenchmarkTable.duration
+        let row = { (name: String, broadcast: RelayBenchmarkReport.Broadcast) in
+            "  \(name): \(broadcast.delivered)/\(broadcast.expected) delivered, p50 \(duration(broadcast.latency?.p50)), "
+                + "p99 \(duration(broadcast.latency?.p99)), max \(duration(broadcast.latency?.max))"
+        }
+        var lines = ["relay delivery only (lightweight relay-protocol participants, no client stack)"]
+        lines.append(row("\(participants) participants, reliable broadcast (target p99 ≤ 2 ms)", delivery.reliable))
+        if let floor = delivery.floor { lines.append(row("the floor, no relay", floor)) }
+        let paced = delivery.paced
+        lines.append("  \(pairs) sessions of two, paced \(Int(paced.offeredPerSecond))/s: \(paced.delivered)/\(paced.messages) delivered, "
+            + "p50 \(duration(paced.latency?.p50)), p99 \(duration(paced.latency?.p99)) (target ≤ 5 ms), max \(duration(paced.latency?.max))")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     /// The whole report.
     public static func render(_ report: RelayBenchmarkReport) -> String {
         let duration = ClockBenchmarkTable.duration

@@ -6,14 +6,14 @@ import TandemNet
 /// under attack, beside the quiet run of the same honest load.
 struct BenchRelayCommand: Command {
     static let words = ["bench", "relay"]
-    static let usage = "bench relay [--adversarial [--each]] [--in-process | --relay-executable PATH] [--full-stack-only] [--priority normal|high|realtime] [--busy-poll] [--participants N] [--json] [--out FILE]"
+    static let usage = "bench relay [--adversarial [--each]] [--in-process | --relay-executable PATH] [--full-stack-only | --delivery-only] [--priority normal|high|realtime] [--busy-poll] [--writer-threads 1|2] [--participants N] [--json] [--out FILE]"
     static let summary = "200 participants in one session and 1,000 sessions of two on a `tandem serve` relay (--in-process: "
         + "the relay beside the links), the relay's own delivery then the full client stack; --adversarial: "
         + "quiet and then under 50 attacking connections (build with -c release)"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let options = try Arguments(arguments, options: ["out", "participants", "attack", "attack-kind", "attack-seconds", "relay-executable", "priority"],
-                                    flags: ["json", "adversarial", "each", "in-process", "full-stack-only", "busy-poll"])
+        let options = try Arguments(arguments, options: ["out", "participants", "attack", "attack-kind", "attack-seconds", "relay-executable", "priority", "writer-threads"],
+                                    flags: ["json", "adversarial", "each", "in-process", "full-stack-only", "delivery-only", "busy-poll"])
         try options.expectPositionals(atMost: 0)
         if let port = options.value("attack") {
             // The attackers' own process, which `--adversarial` starts beside the relay's.
@@ -66,6 +66,20 @@ struct BenchRelayCommand: Command {
         benchmark.measuresRelayDelivery = !options.flags.contains("full-stack-only")
         benchmark.priority = priority
         benchmark.busyPolling = options.flags.contains("busy-poll")
+        // Passed to the relay as `serve --writer-threads N` only when given: an older build's
+        // relay has no such flag.
+        if let threads = try options.int("writer-threads") {
+            guard (1...2).contains(threads) else { throw CLIError.usage("--writer-threads wants 1 or 2") }
+            benchmark.writerThreads = threads
+        }
+        if options.flags.contains("delivery-only") {
+            // The relay's own delivery and its floor alone: short enough to alternate builds.
+            guard benchmark.measuresRelayDelivery else { throw CLIError.usage("--delivery-only and --full-stack-only exclude each other") }
+            let delivery = try await benchmark.runDelivery { printError("bench relay: \($0)…") }
+            try printReport(delivery, table: RelayBenchmarkTable.render(delivery, participants: participants, pairs: benchmark.pairs),
+                            options: options)
+            return 0
+        }
         let report = try await benchmark.run { printError("bench relay: \($0)…") }
         try printReport(report, table: RelayBenchmarkTable.render(report), options: options)
         return 0

@@ -23,17 +23,21 @@ import TandemNet
 struct ServeCommand: Command {
     static let words = ["serve"]
     static let usage = "serve [--port P] [--bind ADDR] [--session-epoch random|NS] [--clock-offset S] [--clock-drift-ppm PPM] "
-        + "[--stats-interval S] [--priority normal|high|realtime] [--cluster nats://[USER:PASS@]HOST:PORT[,HOST:PORT...]] [--advertise ADDRESS] "
+        + "[--stats-interval S] [--priority normal|high|realtime] [--writer-threads 1|2 (default \(defaultWriterThreads))] [--cluster nats://[USER:PASS@]HOST:PORT[,HOST:PORT...]] [--advertise ADDRESS] "
         + RelayLimitOptions.usage
     static let summary = "run a relay (TCP and UDP on one port, default 0.0.0.0:\(defaultPort)) until interrupted"
 
     /// The port a relay uses unless told otherwise: the time service's, which it also serves.
     static let defaultPort: UInt16 = ClockServeCommand.defaultPort
 
+    /// How many threads write a large broadcast unless `--writer-threads` says otherwise
+    /// (`RelayFanoutWriter`): measured with `tandem bench relay`, see the relay's note.
+    static let defaultWriterThreads = 1
+
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try Arguments(arguments, options: RelayLimitOptions.names.union(["port", "bind", "session-epoch", "stats-interval",
                                                                                        "idle-exit", "record", "clock-offset", "clock-drift-ppm", "priority",
-                                                                                       "cluster", "advertise"]))
+                                                                                       "cluster", "advertise", "writer-threads"]))
         try options.expectPositionals(atMost: 0)
         let address = try listenAddress(options, defaultPort: defaultPort)
         let sessionClock = try injectedClockError(options, on: try sessionClock(options))
@@ -47,6 +51,9 @@ struct ServeCommand: Command {
         guard let priority = ThreadPriority(rawValue: priorityName) else {
             throw CLIError.usage("--priority wants normal, high (nice -10) or realtime (SCHED_RR 10), not '\(priorityName)'")
         }
+        guard let writerThreads = try options.int("writer-threads", default: defaultWriterThreads), (1...2).contains(writerThreads) else {
+            throw CLIError.usage("--writer-threads wants 1 or 2")
+        }
         // A detached relay writes to a log, never to a pipe whose reader went away.
         if recordPattern != nil { Glibc.signal(SIGPIPE, SIG_IGN) }
         let clusterURL = try options.value("cluster").map { text throws(CLIError) in try parseCluster(text) }
@@ -57,7 +64,10 @@ struct ServeCommand: Command {
         let servedClock: any MonotonicDerivedClock = clusterURL == nil ? sessionClock : ClusterSessionClock(base: sessionClock)
         let server: RelayServer
         do {
-            server = try RelayServer(address: address, configuration: configuration, clock: servedClock)
+            // A process that is only a relay: its resident memory beyond its start counts for
+            // admission against --memory-limit (`RelayCore.footprintBytes`).
+            server = try RelayServer(address: address, configuration: configuration, clock: servedClock,
+                                     writerThreads: writerThreads, countsResidentMemory: true)
         } catch {
             throw CLIError.failure("cannot serve on \(address): \(error)")
         }

@@ -42,6 +42,14 @@ public struct RelayCore: Sendable {
     /// The bytes the shell holds that the budget counts (output queues, partial frames); the
     /// shell keeps this up to date before each event.
     public var shellBytes = 0
+    /// The process's resident memory beyond its baseline (what it held when the relay started),
+    /// when the shell measures it (`tandem serve` reads `/proc/self/statm` on its tick), else 0.
+    /// Admission checks the larger of it and `budgetBytes`, so that what the budget cannot see
+    /// (the runtime's and the allocator's slack) still keeps newcomers out at the limit. It is
+    /// not added to `budgetBytes`: resident memory already holds what the budget counts, and
+    /// shedding goes by `budgetBytes` alone, since memory the allocator keeps after a peak would
+    /// otherwise drop readers who hold nothing.
+    public var footprintBytes = 0
     /// How often each limit has refused or cut something.
     public internal(set) var limitCounts = RelayLimitCounts()
     /// Cluster mode's state (issue 16, `RelayCore+Cluster.swift`); nil on a single relay.
@@ -82,6 +90,10 @@ public struct RelayCore: Sendable {
 
     /// Everything the relay-wide budget counts, core and shell.
     public var budgetBytes: Int { accountedBytes + shellBytes }
+
+    /// What admission checks against the memory limit: the budget's count, or the process's
+    /// measured footprint when that is larger (`footprintBytes`).
+    public var admissionBytes: Int { max(budgetBytes, footprintBytes) }
 
     /// The participants of a session in the order they joined (empty if there is no such session).
     public func participants(of session: UUID) -> [UUID] { sessions[session]?.order ?? [] }
@@ -201,7 +213,7 @@ public struct RelayCore: Sendable {
                                     nonce: [UInt8], at now: Int64) -> [RelayDirective] {
         let sessionID = hello.sessionID
         let existed = sessions[sessionID] != nil
-        if !hello.resume, budgetBytes >= configuration.memoryLimit {
+        if !hello.resume, admissionBytes >= configuration.memoryLimit {
             limitCounts.memory += 1
             return refuse(connection, RelayFault(.limitReached, "the relay is at its memory limit of \(configuration.memoryLimit) bytes"))
         }
@@ -419,9 +431,9 @@ public struct RelayCore: Sendable {
         sessions[session]?.accountedBytes += delta
     }
 
-    /// Whether the budget has room for `bytes` more.
+    /// Whether the budget has room for `bytes` more, by what admission checks.
     func budgetFits(_ bytes: Int) -> Bool {
-        budgetBytes + bytes <= configuration.memoryLimit
+        admissionBytes + bytes <= configuration.memoryLimit
     }
 
     /// Spends fan-out of `session` at `now`.

@@ -49,6 +49,17 @@ public final class RelayServer: @unchecked Sendable {
     /// Addresses whose strangers keep being cut: their new connections are closed at accept.
     private var offenders = RelayOffenderHoldOff()
     private var offendersPruned: Int64 = 0
+    /// Whether the process's resident memory beyond `residentBaseline` counts for admission.
+    private let countsResidentMemory: Bool
+    /// The resident bytes when the relay was made, when it counts them.
+    private let residentBaseline: Int?
+    private var residentRead: Int64 = 0
+    private var residentTrimmed: Int64?
+    /// The second thread that shares a large broadcast's writes, when there is one.
+    private let writer: RelayFanoutWriter?
+    /// Flushes of large batches and the connections the writer thread wrote of them.
+    private var sharedFlushes = 0
+    private var sharedWrites = 0
 
     /// How long a closing connection may take to be read to its end before it is cut.
     private static let closingLimit: Int64 = 2_000_000_000
@@ -56,9 +67,29 @@ public final class RelayServer: @unchecked Sendable {
     /// relay out of descriptors does not spin; connections wait in the backlog meanwhile.
     static let acceptBackoff: Int64 = 100_000_000
 
+    /// How often the resident memory is read when it counts.
+    static let residentInterval: Int64 = 100_000_000
+    /// How often, at most, freed memory is handed back to the system while the footprint is at
+    /// the limit and what the budget counts is not.
+    static let trimInterval: Int64 = 5_000_000_000
+
     /// Binds TCP and UDP to `address` (port 0 picks a port free for both); `start()` serves.
+    ///
+    /// - Parameters:
+    ///   - writerThreads: 1, or 2 to share the writes of a flush to more than
+    ///     `RelayFanoutWriter.sharedThreshold` connections (a large session's broadcast) with a
+    ///     second thread; each connection is still written by one thread at a time, in order.
+    ///   - countsResidentMemory: whether the process's resident memory beyond what it held as
+    ///     the relay was made counts for admission against `configuration.memoryLimit`
+    ///     (`RelayCore.footprintBytes`): right for a process that is only a relay (`tandem
+    ///     serve`), wrong for one that also plays media (`tandem host`).
     public init(address: SocketAddress, configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
-                clock: any LocalClock = SystemClock()) throws(SystemCallError) {
+                clock: any LocalClock = SystemClock(), writerThreads: Int = 1,
+                countsResidentMemory: Bool = false) throws(SystemCallError) {
+        precondition((1...2).contains(writerThreads), "a relay writes with 1 or 2 threads, not \(writerThreads)")
+        self.countsResidentMemory = countsResidentMemory
+        residentBaseline = countsResidentMemory ? ProcessResidentMemory.current() : nil
+        writer = writerThreads > 1 ? RelayFanoutWriter() : nil
         let port = try SharedPort(binding: address)
         listener = port.listener
         datagrams = port.datagrams
@@ -74,6 +105,7 @@ public final class RelayServer: @unchecked Sendable {
 
     /// Starts serving on a thread of its own. Calling it again does nothing.
     public func start() {
+        writer?.start()
         loop.execute { [self] in
             loop.register(listener.descriptor, interest: .readable) { [self] _, _, _ in acceptAll() }
             loop.register(datagrams.descriptor, interest: .readable) { [self] _, _, _ in receiveDatagrams() }
@@ -86,6 +118,7 @@ public final class RelayServer: @unchecked Sendable {
     /// busy with other work keeps its delivery prompt at `high` or `realtime`. Throws, and keeps
     /// serving at the default priority, when the system refuses it.
     public func start(priority: ThreadPriority) throws(SystemCallError) {
+        writer?.priority = priority
         start()
         try loop.apply(priority)
     }
@@ -99,6 +132,7 @@ public final class RelayServer: @unchecked Sendable {
         // The loop's thread is gone: its handlers (which hold this server) can be dropped, and
         // the sockets close once the last reference to the server goes.
         loop.reset()
+        writer?.stop()
         listener.shutdown()
         for connection in connections.values { connection.socket.shutdown() }
         connections.removeAll()
@@ -257,15 +291,28 @@ public final class RelayServer: @unchecked Sendable {
     }
 
     private func flush(_ connection: RelayServerConnection) {
+        flush(connection, written: nil)
+    }
+
+    /// Flushes `connection`; `written` is the outcome of a first write already made for it (by
+    /// the fan-out writer), which the rest goes on from.
+    private func flush(_ connection: RelayServerConnection, written: RelayFanoutWriter.Outcome?) {
         guard connection.isOpen else { return }
         // Bulk transfers refill the queue as it drains: a few rounds per pass, then the socket's
         // readiness brings the rest.
         var done = false
-        for _ in 0..<8 {
-            do {
-                done = try connection.output.flush(to: connection.socket)
-            } catch {
-                return teardown(connection, byPeer: true)
+        for round in 0..<8 {
+            if round == 0, let written {
+                guard case .written(finished: let finished) = written else { return teardown(connection, byPeer: true) }
+                // What a connection written earlier in the batch queued since (a drain's next
+                // window) is written by the rounds below or the next flush.
+                done = finished && connection.output.isEmpty
+            } else {
+                do {
+                    done = try connection.output.flush(to: connection.socket)
+                } catch {
+                    return teardown(connection, byPeer: true)
+                }
             }
             guard connection.awaitingDrain, connection.closingSince == nil,
                   connection.output.queuedBytes <= core.configuration.drainLowWater else { break }
@@ -303,9 +350,16 @@ public final class RelayServer: @unchecked Sendable {
         for _ in 0..<4 where !dirty.isEmpty {
             let batch = dirty
             dirty.removeAll(keepingCapacity: true)
-            for connection in batch {
-                connection.isDirty = false
-                flush(connection)
+            for connection in batch { connection.isDirty = false }
+            if let writer, batch.count > RelayFanoutWriter.sharedThreshold {
+                // A large fan-out: both threads write the queues, each connection by one of
+                // them, then the loop goes on from each write's outcome as it would have.
+                let (outcomes, shared) = writer.write(batch)
+                sharedFlushes += 1
+                sharedWrites += shared
+                for (connection, outcome) in zip(batch, outcomes) { flush(connection, written: outcome) }
+            } else {
+                for connection in batch { flush(connection) }
             }
         }
     }
@@ -388,6 +442,7 @@ public final class RelayServer: @unchecked Sendable {
             offendersPruned = now
             offenders.prune(at: now)
         }
+        if countsResidentMemory { measureFootprint(at: now) }
         core.shellBytes = shellBytes
         perform(core.onTick(at: now))
         shedOverBudget(at: now)
@@ -397,12 +452,34 @@ public final class RelayServer: @unchecked Sendable {
         flushDirty()
         let (sessions, open, strangers, accounted, limits) = (core.sessionCount, core.connectionCount, core.unauthenticatedCount,
                                                               core.budgetBytes, core.limitCounts)
+        let (footprint, flushes, writes) = (core.footprintBytes, sharedFlushes, sharedWrites)
         counters.withLock {
+            $0.footprintBytes = footprint
+            $0.sharedFlushes = flushes
+            $0.sharedWrites = writes
             $0.sessions = sessions
             $0.connections = open
             $0.unauthenticatedConnections = strangers
             $0.bytesAccounted = accounted
             $0.limits = limits
+        }
+    }
+
+    /// Reads the resident memory (every `residentInterval`) into the core's footprint. While the
+    /// footprint is at the limit and what the budget counts is not, freed memory the allocator
+    /// still holds is handed back (malloc_trim(3)), at most every `trimInterval`, so that a
+    /// relay past a peak does not refuse newcomers for memory it no longer uses.
+    private func measureFootprint(at now: Int64) {
+        guard now - residentRead >= RelayServer.residentInterval, let baseline = residentBaseline,
+              let resident = ProcessResidentMemory.current() else { return }
+        residentRead = now
+        core.footprintBytes = max(resident - baseline, 0)
+        let limit = core.configuration.memoryLimit
+        if core.footprintBytes >= limit, core.budgetBytes < limit,
+           residentTrimmed.map({ now - $0 >= RelayServer.trimInterval }) ?? true {
+            residentTrimmed = now
+            ProcessResidentMemory.trimFreedMemory()
+            if let trimmed = ProcessResidentMemory.current() { core.footprintBytes = max(trimmed - baseline, 0) }
         }
     }
 

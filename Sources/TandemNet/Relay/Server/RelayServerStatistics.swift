@@ -31,6 +31,13 @@ public struct RelayServerStatistics: Sendable, Hashable, Codable {
     public var bytesAccounted = 0
     /// How often each resource limit has refused or cut something.
     public var limits = RelayLimitCounts()
+    /// The process's resident memory beyond what it held at the start, when the relay counts
+    /// it for admission (`tandem serve`), else 0.
+    public var footprintBytes = 0
+    /// Flushes large enough to be shared with the second writer thread (`--writer-threads 2`).
+    public var sharedFlushes = 0
+    /// Connections the second writer thread wrote in those flushes.
+    public var sharedWrites = 0
 
     /// No counts yet.
     public init() {}
@@ -38,13 +45,14 @@ public struct RelayServerStatistics: Sendable, Hashable, Codable {
     /// One line of counts, as `tandem serve --stats-interval` prints it.
     public var line: String {
         "sessions \(sessions), connections \(connections) (\(unauthenticatedConnections) unauthenticated), "
-            + "bytes accounted \(bytesAccounted), frames \(framesReceived), datagrams \(datagramsRouted), "
+            + "bytes accounted \(bytesAccounted), footprint \(footprintBytes), frames \(framesReceived), datagrams \(datagramsRouted), "
             + "refusals: memory \(limits.memory), sessions/address \(limits.sessionsPerAddress), "
             + "connections/address \(limits.connectionsPerAddress), unauthenticated \(limits.unauthenticated), "
             + "unauthenticated bytes \(limits.unauthenticatedBytes), journal \(limits.journal), "
             + "output queue \(limits.outputQueue), outbox \(limits.outbox), fan-out pauses \(limits.fanoutPauses), "
             + "forged acks \(limits.forgedAcknowledgements), flooding \(limits.flooding), "
             + "datagram registrations \(limits.datagramRegistrations), accept failures \(acceptFailures), "
-            + "accepts held off \(acceptsHeldOff) (\(addressesHeldOff) addresses)"
+            + "accepts held off \(acceptsHeldOff) (\(addressesHeldOff) addresses), "
+            + "shared flushes \(sharedFlushes) (\(sharedWrites) by the second writer)"
     }
 }
