@@ -40,6 +40,8 @@ public final class ClusterRelay: @unchecked Sendable {
     private let logs = Mutex<[UUID: ClusterSessionLog]>([:])
     private let watcher = Mutex<Task<Void, Never>?>(nil)
     private let heartbeat = Mutex<Task<Void, Never>?>(nil)
+    /// The sweep for ended sessions' subjects left unpurged (`sweepEndedSessions`).
+    private let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// The purges of ended sessions' subjects waiting for their delay, by session.
     private let purges = Mutex<[UUID: (id: UUID, task: Task<Void, Never>)]>([:])
     /// How long after a session ended (or emptied) its subject is purged: the other relays have
@@ -84,10 +86,12 @@ public final class ClusterRelay: @unchecked Sendable {
     /// cluster, else 1) and puts the server's core in cluster mode. Throws, with one line, when
     /// NATS cannot be reached or JetStream refuses. Start the server afterwards. An ended
     /// session's subject is purged `purgeDelay` after its end (by default a relay's default
-    /// `endedMemory`, 60 s). At most `concurrentLoads` sessions replay their logs at once.
+    /// `endedMemory`, 60 s). At most `concurrentLoads` sessions replay their logs at once. The
+    /// subjects of sessions that ended more than `purgeDelay` ago and that no relay purged are
+    /// swept at once and then every `sweepInterval` (nil: never, but by `sweepEndedSessions()`).
     public static func connect(_ server: RelayServer, to url: NATSURL, replicas: Int? = nil,
                                commitMargin: Int64 = 10_000_000, purgeDelay: Duration? = nil,
-                               concurrentLoads: Int = 16) async throws(ClusterRelayError) -> ClusterRelay {
+                               concurrentLoads: Int = 16, sweepInterval: Duration? = ClusterRelay.sweepInterval) async throws(ClusterRelayError) -> ClusterRelay {
         var configuration = NATSConfiguration()
         configuration.name = "tandem-relay"
         let connection: NATSConnection
@@ -118,6 +122,7 @@ public final class ClusterRelay: @unchecked Sendable {
         server.clusterOutput = { [weak cluster] output in cluster?.carry(output) }
         cluster.watchConnection()
         await cluster.startHeartbeat()
+        if let sweepInterval { cluster.startSweeping(every: sweepInterval) }
         return cluster
     }
 
@@ -192,6 +197,7 @@ public final class ClusterRelay: @unchecked Sendable {
     public func stop() async {
         watcher.withLock { $0?.cancel() }
         heartbeat.withLock { $0?.cancel() }
+        sweeper.withLock { $0?.cancel() }
         for purge in purges.withLock({ Array($0.values) }) { purge.task.cancel() }
         let all = logs.withLock { logs in
             defer { logs.removeAll() }
@@ -266,6 +272,16 @@ public final class ClusterRelay: @unchecked Sendable {
             }
             purges[session] = (id, task)
         }
+    }
+
+    /// Keeps the sweeper's task, to be cancelled on stop.
+    func setSweeper(_ task: Task<Void, Never>) {
+        sweeper.withLock { $0 = task }
+    }
+
+    /// Whether this relay follows `session` or has its purge under way: the sweep leaves it.
+    func followsOrPurges(_ session: UUID) -> Bool {
+        logs.withLock { $0[session] != nil } || purges.withLock { $0[session] != nil }
     }
 
     /// How many purges of ended sessions' subjects wait for their delay or are under way.
