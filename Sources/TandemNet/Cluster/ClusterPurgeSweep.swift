@@ -11,7 +11,8 @@ import Foundation
 /// subject is purged through the message it read last, so that anything appended since (a new
 /// session of the same identity) stays. A subject it cannot read whole, or with a message it
 /// cannot decode (another version's), is left alone; so is a session this relay follows. A live
-/// session is never purged: its replica holds it.
+/// session is never purged: its replica holds it. A subject found live is not replayed again
+/// until it takes another message.
 extension ClusterRelay {
     /// How often a cluster relay sweeps for ended sessions' subjects left unpurged.
     public static let sweepInterval = Duration.seconds(300)
@@ -25,6 +26,8 @@ extension ClusterRelay {
     public func sweepEndedSessions(now: Date = Date()) async -> [UUID] {
         let delay = Double(purgeDelay.components.seconds) + Double(purgeDelay.components.attoseconds) / 1e18
         var purged: [UUID] = []
+        var live: [String: UInt64] = [:]
+        defer { sweptLive.withLock { $0 = live } }
         for shard in 0..<Self.streamCount where !Task.isCancelled {
             let stream = "TANDEM_SESSIONS_\(shard)"
             guard let subjects = try? await jetStream.subjects(of: stream, matching: "tandem.s.\(shard).*") else { continue }
@@ -32,8 +35,19 @@ extension ClusterRelay {
                 guard let session = Self.session(ofSubject: subject), !followsOrPurges(session) else { continue }
                 guard let last = try? await jetStream.lastMessage(stream: stream, subject: subject),
                       let stored = last.time.flatMap(Self.date(stamp:)), now.timeIntervalSince(stored) > delay else { continue }
-                guard await Self.logShowsEnded(session, stream: stream, subject: subject, through: last.sequence, jetStream: jetStream),
-                      !followsOrPurges(session) else { continue }
+                if sweptLive.withLock({ $0[subject] }) == last.sequence {
+                    live[subject] = last.sequence
+                    continue
+                }
+                switch await Self.logShowsEnded(session, stream: stream, subject: subject, through: last.sequence, jetStream: jetStream) {
+                case true?: break
+                case false?:
+                    live[subject] = last.sequence
+                    continue
+                case nil:
+                    continue
+                }
+                guard !followsOrPurges(session) else { continue }
                 do throws(JetStreamError) {
                     try await jetStream.purge(stream: stream, subject: subject, before: last.sequence + 1)
                     purged.append(session)
@@ -73,9 +87,10 @@ extension ClusterRelay {
         return formatter.date(from: String(stamp[..<dot]) + "Z")
     }
 
-    /// Whether `subject`'s log, read through `last`, leaves a replica without the session; false
-    /// when it cannot be read whole in time or holds a message this build cannot decode.
-    static func logShowsEnded(_ session: UUID, stream: String, subject: String, through last: UInt64, jetStream: JetStream) async -> Bool {
+    /// Whether `subject`'s log, read through `last`, leaves a replica without the session: false
+    /// too when it holds a message this build cannot decode; nil when it cannot be read whole in
+    /// time (tried again at the next sweep).
+    static func logShowsEnded(_ session: UUID, stream: String, subject: String, through last: UInt64, jetStream: JetStream) async -> Bool? {
         var replica = RelayCore()
         // Relay 0 is no relay's number (each picks one from 1 on): every entry is another's.
         replica.enableCluster(relay: 0)
@@ -97,6 +112,6 @@ extension ClusterRelay {
         } catch {
             // The connection went: left for the next sweep.
         }
-        return false
+        return nil
     }
 }

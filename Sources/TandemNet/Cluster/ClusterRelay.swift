@@ -42,6 +42,9 @@ public final class ClusterRelay: @unchecked Sendable {
     private let heartbeat = Mutex<Task<Void, Never>?>(nil)
     /// The sweep for ended sessions' subjects left unpurged (`sweepEndedSessions`).
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
+    /// The subjects a sweep found live, with the last sequence it read: unchanged at the next
+    /// sweep, the log still shows the session live, and is not replayed again.
+    let sweptLive = Mutex<[String: UInt64]>([:])
     /// The purges of ended sessions' subjects waiting for their delay, by session.
     private let purges = Mutex<[UUID: (id: UUID, task: Task<Void, Never>)]>([:])
     /// How long after a session ended (or emptied) its subject is purged: the other relays have

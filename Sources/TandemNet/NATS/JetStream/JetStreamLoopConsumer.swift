@@ -75,7 +75,6 @@ package final class JetStreamLoopConsumer: Sendable {
 
     private static func now() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds) }
 
-    private struct ConsumerCreated: Decodable { var name: String }
     private struct Ignored: Decodable {}
 
     /// Sets up consumers one after another, each until it must be replaced.
@@ -106,14 +105,8 @@ package final class JetStreamLoopConsumer: Sendable {
             }) else { continue }
             let name: String
             do {
-                let nanoseconds = heartbeat.components.seconds * 1_000_000_000 + heartbeat.components.attoseconds / 1_000_000_000
-                let config: [String: Any] = [
-                    "deliver_subject": inbox, "deliver_policy": "by_start_sequence", "opt_start_seq": next,
-                    "ack_policy": "none", "replay_policy": "instant", "filter_subject": subject, "flow_control": true,
-                    "idle_heartbeat": nanoseconds, "mem_storage": true, "num_replicas": 1, "inactive_threshold": 5 * nanoseconds,
-                ]
-                let body = try JSONSerialization.data(withJSONObject: ["stream_name": stream, "config": config], options: [.sortedKeys])
-                name = try await jetStream.call("CONSUMER.CREATE.\(JetStream.checkName(stream))", body: Array(body), as: ConsumerCreated.self).name
+                name = try await JetStreamOrderedConsumer.createConsumer(jetStream, stream: stream, subject: subject, inbox: inbox, from: next,
+                                                                         heartbeat: heartbeat)
             } catch let error as JetStreamError where error.kind == .streamNotFound {
                 await connection.unsubscribe(sid)
                 if !state.withLock({ $0.stopped }) { ended(error) }
