@@ -541,7 +541,8 @@ final class ClusterSessionLog: @unchecked Sendable {
     }
 
     /// Publishes the next batch from the NATS loop; its acknowledgement, on the loop, stores it
-    /// and publishes the next. Anything else hands the batch to `publishOffLoop`.
+    /// and publishes the next. Anything else hands the batch, and the queue after it, to a task
+    /// (`publish(_:id:payload:after:)`, then `publishAll()`).
     private func publishOnLoop() {
         guard let (batch, id) = nextBatch() else { return }
         let payload = ClusterLogCodec.encode(batch)

@@ -71,9 +71,10 @@ public struct JetStream: Sendable {
             let page = try await call("STREAM.INFO.\(try Self.checkName(stream))",
                                       body: Self.json(["subjects_filter": .text(filter), "offset": .number(UInt64(subjects.count))]),
                                       as: SubjectsPage.self)
-            let found = page.state.subjects ?? [:]
-            subjects.merge(found) { _, new in new }
-            guard !found.isEmpty, let total = page.total, subjects.count < total else { return subjects }
+            let before = subjects.count
+            subjects.merge(page.state.subjects ?? [:]) { _, new in new }
+            // A page that adds nothing ends it too (a server that ignored the offset).
+            guard subjects.count > before, let total = page.total, subjects.count < total else { return subjects }
         }
     }
 
