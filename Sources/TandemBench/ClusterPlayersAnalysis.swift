@@ -9,6 +9,24 @@ import TandemMedia
 /// (`ScenarioAnalysis.convergedInstant`: ten frames in a row within 1 ms), and which relay a
 /// process is connected to (from `/proc/net/tcp`).
 enum ClusterPlayersAnalysis {
+    /// The reliable messages of a failover: what each player sent (by player) against what each
+    /// heard from the others (by player, in order), counting every line a player should have
+    /// heard and did not (lost) and every line it heard more than once (duplicated). A player's
+    /// own lines are not counted for it.
+    static func reliableDelivery(sent: [[String]], heard: [[String]]) -> (sent: Int, lost: Int, duplicated: Int) {
+        var lost = 0, duplicated = 0
+        for (receiver, lines) in heard.enumerated() {
+            let own = Set(receiver < sent.count ? sent[receiver] : [])
+            let others = lines.filter { !own.contains($0) }
+            let distinct = Set(others)
+            duplicated += others.count - distinct.count
+            for (sender, lines) in sent.enumerated() where sender != receiver {
+                lost += lines.filter { !distinct.contains($0) }.count
+            }
+        }
+        return (sent.reduce(0) { $0 + $1.count }, lost, duplicated)
+    }
+
     /// The effective instants of the timelines in force, moved from session time onto the raw
     /// monotonic clock of the presentation logs: the relays run `--session-epoch 0
     /// --clock-offset S`, so session time is raw time plus the time authority's `S` (its drift

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import TandemPlayerSupport
 import TandemHarness
+import TandemParty
 import TandemClock
 import TandemMedia
 
@@ -88,6 +89,9 @@ public struct ClusterPlayersBenchmark: Sendable {
         ["--session-epoch", "0", "--clock-offset", "\(relayErrors[index].offset)", "--clock-drift-ppm", "\(relayErrors[index].driftPPM)"]
     }
 
+    /// How often each player sends a chat line across a relay's kill (ns).
+    static let lineInterval: Int64 = 250_000_000
+
     private static func relayName(_ index: Int) -> String { index == 0 ? "A" : "B" }
 
     /// The four players on `relays` (one, or two split two and two), then the second killed when
@@ -158,14 +162,31 @@ public struct ClusterPlayersBenchmark: Sendable {
 
         var killed: Int64?
         var back: Int64?
+        // Chat lines (reliable messages) every player sends across the kill, by player.
+        var said: [[String]] = players.map { _ in [] }
+        func sayRound() {
+            for (index, player) in players.enumerated() {
+                let line = "reliable-\(index)-\(said[index].count)"
+                player.process.send("say \(line)")
+                said[index].append(line)
+            }
+        }
         if failover, relays.count > 1 {
-            progress("\(name): killing relay B (SIGKILL)")
+            progress("\(name): killing relay B (SIGKILL) amid chat lines from all four")
             let moving = players.indices.filter { wanted[$0] == ports[1] }.map { players[$0].process.processIdentifier }
+            for _ in 0..<3 { sayRound() }
             killed = SystemClock().now()
             kill(relays[1].pid, SIGKILL)
             let deadline = killed! + Int64(failoverSeconds * 1e9)
+            // The last lines go 2 s before the end, so that they all have time to arrive.
+            let lastLine = deadline - 2_000_000_000
+            var nextLine = killed! + Self.lineInterval
             while SystemClock().now() < deadline {
                 if back == nil, moving.allSatisfy({ relayPort(of: $0, among: [ports[0]]) == ports[0] }) { back = SystemClock().now() }
+                if SystemClock().now() >= nextLine, nextLine < lastLine {
+                    sayRound()
+                    nextLine += Self.lineInterval
+                }
                 Thread.sleep(forTimeInterval: 0.005)
             }
         }
@@ -203,9 +224,15 @@ public struct ClusterPlayersBenchmark: Sendable {
         guard let killed else { return (arrangement, nil) }
         let after = ClusterPlayersAnalysis.showings(logs, changes: changes, window: killed..<ended)
         let inStep = back.flatMap { ClusterPlayersAnalysis.inStepAgain(after, after: $0) }
+        let heard = events.map { list in list.compactMap { event -> String? in
+            guard case let .chat(chat) = event.payload, chat.text.hasPrefix("reliable-") else { return nil }
+            return chat.text
+        } }
+        let delivery = ClusterPlayersAnalysis.reliableDelivery(sent: said, heard: heard)
         return (arrangement, ClusterPlayersReport.Failover(
             backSeconds: back.map { Double($0 - killed) / 1e9 }, inStepSeconds: inStep.map { Double($0 - killed) / 1e9 },
-            spreadAfter: Percentiles(after.map(\.presentedSpread)), frames: after.count))
+            spreadAfter: Percentiles(after.map(\.presentedSpread)), frames: after.count,
+            reliableSent: delivery.sent, reliableLost: delivery.lost, reliableDuplicated: delivery.duplicated))
     }
 
     /// The relay of `ports` that `pid` is connected to, read a few times over 0.5 s (a link that

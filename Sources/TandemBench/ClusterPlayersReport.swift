@@ -36,6 +36,13 @@ public struct ClusterPlayersReport: Sendable, Equatable, Codable {
         public var spreadAfter: Percentiles?
         /// Frames all four showed after the kill.
         public var frames: Int
+        /// Chat lines (reliable messages) the four sent from just before the kill until shortly
+        /// before the end, each meant for the three others.
+        public var reliableSent: Int?
+        /// Lines a player should have heard from another and never did (target 0).
+        public var reliableLost: Int?
+        /// Lines a player heard more than once (target 0).
+        public var reliableDuplicated: Int?
     }
 
     /// The players' injected clock errors, in words.
@@ -74,7 +81,10 @@ public struct ClusterPlayersReport: Sendable, Equatable, Codable {
                       "| presenting in step again, 10 frames within 1 ms (s) | ≤ 3 | \(cell(failover.inStepSeconds)) |",
                       "| spread after the kill, p50 / p99 / max (ms) | | \(cell(failover.spreadAfter?.p50)) / "
                         + "\(cell(failover.spreadAfter?.p99)) / \(cell(failover.spreadAfter?.max)) |",
-                      "| frames all four showed after the kill | | \(failover.frames) |"]
+                      "| frames all four showed after the kill | | \(failover.frames) |",
+                      "| reliable messages sent across the kill / lost / duplicated | 0 lost, 0 duplicated | "
+                        + "\(failover.reliableSent.map(String.init) ?? "–") / \(failover.reliableLost.map(String.init) ?? "–") / "
+                        + "\(failover.reliableDuplicated.map(String.init) ?? "–") |"]
         }
         lines += ["", "| CPU (% of a core) | \(oneRelay.name) | \(twoRelays.name) |", "|---|---|---|"]
         let names = (oneRelay.usage.map(\.peer) + twoRelays.usage.map(\.peer)).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }

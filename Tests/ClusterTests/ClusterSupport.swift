@@ -11,10 +11,11 @@ struct InProcessRelay {
     let cluster: ClusterRelay
 
     static func start(_ url: String, purgeDelay: Duration? = nil, concurrentLoads: Int = 16,
-                      configuration: RelayCoreConfiguration = RelayCoreConfiguration()) async throws -> InProcessRelay {
+                      configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
+                      sweepInterval: Duration? = ClusterRelay.sweepInterval) async throws -> InProcessRelay {
         let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), configuration: configuration)
         let cluster = try await ClusterRelay.connect(server, to: try NATSURL(parsing: url), purgeDelay: purgeDelay,
-                                                     concurrentLoads: concurrentLoads)
+                                                     concurrentLoads: concurrentLoads, sweepInterval: sweepInterval)
         server.start()
         return InProcessRelay(server: server, cluster: cluster)
     }

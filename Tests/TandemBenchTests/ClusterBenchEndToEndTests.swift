@@ -34,5 +34,7 @@ struct ClusterBenchEndToEndTests {
         #expect(report.twoRelays.placement == ["peer-0 A", "peer-1 A", "peer-2 B", "peer-3 B"])
         #expect(report.oneRelay.frames > 0 && report.twoRelays.frames > 0)
         #expect(report.failover?.backSeconds != nil)
+        #expect((report.failover?.reliableSent ?? 0) > 0)
+        #expect(report.failover?.reliableLost == 0 && report.failover?.reliableDuplicated == 0, "no reliable message lost or twice across the kill")
     }
 }

@@ -15,6 +15,17 @@ import TandemMedia
                              .init(by: "", change: rate == 0 ? "pause" : "play")))
     }
 
+    @Test func reliableLinesLostOrHeardTwiceAreCountedPerReceiverAndOwnLinesAreNot() {
+        let sent = [["a0", "a1"], ["b0"], ["c0", "c1"]]
+        // a heard its own line, everything of b and c; b missed c1 and heard a1 twice; c heard all.
+        let heard = [["a0", "b0", "c0", "c1"], ["a0", "a1", "a1", "c0"], ["c0", "a0", "b0", "a1", "c1"]]
+        let delivery = ClusterPlayersAnalysis.reliableDelivery(sent: sent, heard: heard)
+        #expect(delivery.sent == 5)
+        #expect(delivery.lost == 1)
+        #expect(delivery.duplicated == 1)
+        #expect(ClusterPlayersAnalysis.reliableDelivery(sent: sent, heard: [[], [], []]).lost == 10)
+    }
+
     @Test func sessionTimeIsMovedOntoTheRawClockByTheAuthoritysOffset() {
         let offset: Int64 = 2_500_000_000
         // Paused at 1 s of raw time, played at 5 s; version 3's provisional anchor (10 s) is

@@ -14,6 +14,9 @@ import TandemNet
 /// of the cluster serves any session. NATS unreachable at start: exit 1 with one line. The
 /// secret is masked in every message. `--advertise ADDRESS` is where the other relays reach this
 /// one's time service (the cluster's one session time); without it, the bound address.
+/// `--cluster-load-cap N` (default 16) is how many sessions the relay replays from the log at
+/// once; `--cluster-purge-delay S` (default 60) is how long after a session's end its subject is
+/// purged. Both go with `--cluster` only.
 ///
 /// Two hidden flags make it the relay `tandem host` starts detached (`DetachedRelay`):
 /// `--idle-exit S` exits S seconds after its last session ended and its last connection was
@@ -24,6 +27,7 @@ struct ServeCommand: Command {
     static let words = ["serve"]
     static let usage = "serve [--port P] [--bind ADDR] [--session-epoch random|NS] [--clock-offset S] [--clock-drift-ppm PPM] "
         + "[--stats-interval S] [--priority normal|high|realtime] [--writer-threads 1|2 (default \(defaultWriterThreads))] [--cluster nats://[USER:PASS@]HOST:PORT[,HOST:PORT...]] [--advertise ADDRESS] "
+        + "[--cluster-load-cap N (16)] [--cluster-purge-delay S (60)] "
         + RelayLimitOptions.usage
     static let summary = "run a relay (TCP and UDP on one port, default 0.0.0.0:\(defaultPort)) until interrupted"
 
@@ -37,7 +41,8 @@ struct ServeCommand: Command {
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try Arguments(arguments, options: RelayLimitOptions.names.union(["port", "bind", "session-epoch", "stats-interval",
                                                                                        "idle-exit", "record", "clock-offset", "clock-drift-ppm", "priority",
-                                                                                       "cluster", "advertise", "writer-threads"]))
+                                                                                       "cluster", "advertise", "writer-threads", "cluster-load-cap",
+                                                                                       "cluster-purge-delay"]))
         try options.expectPositionals(atMost: 0)
         let address = try listenAddress(options, defaultPort: defaultPort)
         let sessionClock = try injectedClockError(options, on: try sessionClock(options))
@@ -58,6 +63,7 @@ struct ServeCommand: Command {
         if recordPattern != nil { Glibc.signal(SIGPIPE, SIG_IGN) }
         let clusterURL = try options.value("cluster").map { text throws(CLIError) in try parseCluster(text) }
         if options.value("advertise") != nil, clusterURL == nil { throw CLIError.usage("--advertise goes with --cluster") }
+        let clusterTuning = try clusterTuning(options, clustered: clusterURL != nil)
         RelayLimitOptions.keepResidentMemoryHonest()
         // In a cluster the relay serves the cluster's session time (`ClusterSessionTime`): its own
         // clock until it follows the cluster's time authority, mapped onto the authority's after.
@@ -76,7 +82,8 @@ struct ServeCommand: Command {
         let clusterLog = HeldLines()
         if let clusterURL, let clusterClock = servedClock as? ClusterSessionClock {
             do {
-                let relay = try await ClusterRelay.connect(server, to: clusterURL)
+                let relay = try await ClusterRelay.connect(server, to: clusterURL, purgeDelay: clusterTuning.purgeDelay,
+                                                    concurrentLoads: clusterTuning.loadCap)
                 cluster = relay
                 clusterTime = try await ClusterSessionTime.start(nats: relay.connection, timeService: try timeService(options, of: server, warn: clusterLog.write),
                                                                  clock: clusterClock, log: { clusterLog.write("serve: \($0)") })
@@ -137,6 +144,29 @@ struct ServeCommand: Command {
             warn("serve: the cluster reaches this relay's time service at loopback; relays on other hosts need --advertise ADDRESS")
         }
         return server.address
+    }
+
+    /// The most `--cluster-load-cap` takes: a relay replaying more logs at once gains nothing.
+    static let maximumClusterLoadCap = 4096
+    /// The longest `--cluster-purge-delay` takes (a day).
+    static let maximumClusterPurgeDelay: Double = 86_400
+
+    /// `--cluster-load-cap N` (sessions replaying their logs at once, 1…4096, default 16) and
+    /// `--cluster-purge-delay S` (seconds from a session's end to its subject's purge, 0…86400,
+    /// default 60), refused without `--cluster`.
+    static func clusterTuning(_ options: Arguments, clustered: Bool) throws(CLIError) -> (loadCap: Int, purgeDelay: Duration) {
+        for name in ["cluster-load-cap", "cluster-purge-delay"] where options.value(name) != nil && !clustered {
+            throw .usage("--\(name) goes with --cluster")
+        }
+        let loadCap = try options.int("cluster-load-cap", default: 16)!
+        guard (1...maximumClusterLoadCap).contains(loadCap) else {
+            throw .usage("--cluster-load-cap wants sessions from 1 to \(maximumClusterLoadCap), not \(loadCap)")
+        }
+        let delay = try options.double("cluster-purge-delay", default: 60)!
+        guard (0...maximumClusterPurgeDelay).contains(delay) else {
+            throw .usage("--cluster-purge-delay wants seconds from 0 to \(Int(maximumClusterPurgeDelay))")
+        }
+        return (loadCap, .nanoseconds(Int64((delay * 1e9).rounded())))
     }
 
     /// `--cluster`'s URL; the error never repeats what was given, which may hold a secret.

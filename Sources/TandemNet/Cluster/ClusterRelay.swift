@@ -40,6 +40,11 @@ public final class ClusterRelay: @unchecked Sendable {
     private let logs = Mutex<[UUID: ClusterSessionLog]>([:])
     private let watcher = Mutex<Task<Void, Never>?>(nil)
     private let heartbeat = Mutex<Task<Void, Never>?>(nil)
+    /// The sweep for ended sessions' subjects left unpurged (`sweepEndedSessions`).
+    private let sweeper = Mutex<Task<Void, Never>?>(nil)
+    /// The subjects a sweep found live, with the last sequence it read: unchanged at the next
+    /// sweep, the log still shows the session live, and is not replayed again.
+    let sweptLive = Mutex<[String: UInt64]>([:])
     /// The purges of ended sessions' subjects waiting for their delay, by session.
     private let purges = Mutex<[UUID: (id: UUID, task: Task<Void, Never>)]>([:])
     /// How long after a session ended (or emptied) its subject is purged: the other relays have
@@ -84,10 +89,12 @@ public final class ClusterRelay: @unchecked Sendable {
     /// cluster, else 1) and puts the server's core in cluster mode. Throws, with one line, when
     /// NATS cannot be reached or JetStream refuses. Start the server afterwards. An ended
     /// session's subject is purged `purgeDelay` after its end (by default a relay's default
-    /// `endedMemory`, 60 s). At most `concurrentLoads` sessions replay their logs at once.
+    /// `endedMemory`, 60 s). At most `concurrentLoads` sessions replay their logs at once. The
+    /// subjects of sessions that ended more than `purgeDelay` ago and that no relay purged are
+    /// swept at once and then every `sweepInterval` (nil: never, but by `sweepEndedSessions()`).
     public static func connect(_ server: RelayServer, to url: NATSURL, replicas: Int? = nil,
                                commitMargin: Int64 = 10_000_000, purgeDelay: Duration? = nil,
-                               concurrentLoads: Int = 16) async throws(ClusterRelayError) -> ClusterRelay {
+                               concurrentLoads: Int = 16, sweepInterval: Duration? = ClusterRelay.sweepInterval) async throws(ClusterRelayError) -> ClusterRelay {
         var configuration = NATSConfiguration()
         configuration.name = "tandem-relay"
         let connection: NATSConnection
@@ -118,6 +125,7 @@ public final class ClusterRelay: @unchecked Sendable {
         server.clusterOutput = { [weak cluster] output in cluster?.carry(output) }
         cluster.watchConnection()
         await cluster.startHeartbeat()
+        if let sweepInterval { cluster.startSweeping(every: sweepInterval) }
         return cluster
     }
 
@@ -192,6 +200,7 @@ public final class ClusterRelay: @unchecked Sendable {
     public func stop() async {
         watcher.withLock { $0?.cancel() }
         heartbeat.withLock { $0?.cancel() }
+        sweeper.withLock { $0?.cancel() }
         for purge in purges.withLock({ Array($0.values) }) { purge.task.cancel() }
         let all = logs.withLock { logs in
             defer { logs.removeAll() }
@@ -268,6 +277,16 @@ public final class ClusterRelay: @unchecked Sendable {
         }
     }
 
+    /// Keeps the sweeper's task, to be cancelled on stop.
+    func setSweeper(_ task: Task<Void, Never>) {
+        sweeper.withLock { $0 = task }
+    }
+
+    /// Whether this relay follows `session` or has its purge under way: the sweep leaves it.
+    func followsOrPurges(_ session: UUID) -> Bool {
+        logs.withLock { $0[session] != nil } || purges.withLock { $0[session] != nil }
+    }
+
     /// How many purges of ended sessions' subjects wait for their delay or are under way.
     public var pendingPurges: Int { purges.withLock { $0.count } }
 
@@ -286,6 +305,14 @@ public final class ClusterRelay: @unchecked Sendable {
 
 /// One session's log as one relay sees it: the consumer that feeds its replica, and the
 /// publisher of what the relay submits, one batch in flight at a time.
+///
+/// Both work by callbacks on the NATS connection's loop, with no task per message: the relay's
+/// loop hands a batch to the NATS loop (one hop), the publish goes out and its acknowledgement
+/// comes back there, and the next batch follows from the acknowledgement; the consumer's
+/// deliveries are decoded there and handed to the relay's loop (one hop). A publish that meets
+/// anything but a plain acknowledgement (a conflict, a timeout, a stream between leaders, a
+/// lost connection) goes on in a task, as before, with the same compare-and-set, message id
+/// and retries, until the queue is empty; the next append is on the loop again.
 final class ClusterSessionLog: @unchecked Sendable {
     let session: UUID
     let stream: String
@@ -303,14 +330,20 @@ final class ClusterSessionLog: @unchecked Sendable {
         var publishing = false
         var following = false
         var batches: UInt64 = 0
-        /// The task that replays and follows the log.
+        /// The task that finds where the log ends and starts following it.
         var follower: Task<Void, Never>?
-        /// The latest publisher (one at a time: a new one starts only once the last has emptied
-        /// the queue), kept to be cancelled on stop and replaced by the next.
+        /// The publisher's task while it is off the loop (after a conflict or a failed attempt),
+        /// kept to be cancelled on stop.
         var publisher: Task<Void, Never>?
-        var consumer: JetStreamOrderedConsumer?
+        var consumer: JetStreamLoopConsumer?
         var datagrams: UInt64?
         var stopped = false
+        /// The subject sequence the log ended at when the replay began; the core hears that
+        /// the session is loaded once the replica has applied it.
+        var replayEnd: UInt64?
+        var loaded = false
+        /// Whether this session's turn among the loads is over.
+        var loadFinished = false
     }
 
     /// The most bytes of entries one message carries (under nats-server's 1 MiB default).
@@ -346,21 +379,36 @@ final class ClusterSessionLog: @unchecked Sendable {
         if cluster.admitLoad(session) { replay() }
     }
 
-    /// Replays the log now (its turn among the sessions loading at once has come).
+    /// Its turn among the loads is over (loaded, given up, or the consumer ended), once.
+    private func finishLoad() {
+        guard state.withLock({ state in
+            defer { state.loadFinished = true }
+            return !state.loadFinished
+        }) else { return }
+        cluster.loadFinished(session)
+    }
+
+    /// The replica has applied everything the log held when the replay began.
+    private func announce() {
+        finishLoad()
+        let cluster = self.cluster, session = self.session
+        cluster.server.withCore { core, now in
+            let directives = core.onClusterSessionLoaded(session, at: now)
+            // Nobody holds or wants it (a hello for a session the log does not have, or a
+            // stranger's made-up one): not followed, so that such hellos leave nothing behind.
+            if !core.holdsSession(session), core.releaseClusterSession(session) { cluster.release(session) }
+            return directives
+        }
+    }
+
+    /// Replays the log now (its turn among the sessions loading at once has come): a task
+    /// finds where the log ends, then a consumer on the NATS loop feeds the replica.
     func replay() {
         let task = Task { [self] in
             let cluster = self.cluster
             let server = cluster.server
             let session = self.session
             let jetStream = cluster.jetStream
-            var finished = false
-            // Its turn is over once loaded, given up, or stopped, whichever comes first.
-            func finishLoad() {
-                guard !finished else { return }
-                finished = true
-                cluster.loadFinished(session)
-            }
-            defer { finishLoad() }
             await subscribeDatagrams()
             var end: UInt64?
             for _ in 0..<150 {
@@ -371,13 +419,14 @@ final class ClusterSessionLog: @unchecked Sendable {
                     end = 0
                     break
                 } catch {
-                    if Task.isCancelled { return }
+                    if Task.isCancelled { return finishLoad() }
                     try? await Task.sleep(for: .milliseconds(100))
                 }
             }
             guard let end else {
                 // The log could not be read for 15 s: the hellos waiting are refused as
                 // unavailable (not "not found"), and the session is not followed.
+                finishLoad()
                 server.withCore { core, now in
                     let directives = core.onClusterSessionUnavailable(session, at: now)
                     if core.releaseClusterSession(session) { cluster.release(session) }
@@ -385,51 +434,56 @@ final class ClusterSessionLog: @unchecked Sendable {
                 }
                 return
             }
-            var loaded = false
-            func announce() {
-                loaded = true
-                finishLoad()
-                server.withCore { core, now in
-                    let directives = core.onClusterSessionLoaded(session, at: now)
-                    // Nobody holds or wants it (a hello for a session the log does not have, or a
-                    // stranger's made-up one): not followed, so that such hellos leave nothing behind.
-                    if !core.holdsSession(session), core.releaseClusterSession(session) { cluster.release(session) }
-                    return directives
-                }
+            let announceNow = state.withLock { state in
+                state.replayEnd = end
+                if end == 0 { state.loaded = true }
+                return end == 0
             }
-            if end == 0 { announce() }
-            let consumer = jetStream.orderedConsumer(stream: stream, subject: subject, from: 1)
+            if announceNow { announce() }
+            let consumer = JetStreamLoopConsumer(jetStream: jetStream, stream: stream, subject: subject, from: 1,
+                                                 deliver: { [weak self] message in self?.consume(message) },
+                                                 // The consumer ended with the connection; nothing more to apply.
+                                                 ended: { [weak self] _ in self?.finishLoad() })
             let stopped = state.withLock { state in
                 state.consumer = consumer
                 return state.stopped
             }
-            if stopped { consumer.stop() }
-            do {
-                for try await message in consumer {
-                    let entries: [ClusterLogEntry]
-                    do {
-                        entries = try ClusterLogCodec.decode(message.payload)
-                    } catch {
-                        // Not ours (or a newer version's): skipped, the same on every relay of this build.
-                        entries = []
-                    }
-                    let sequence = message.sequence
-                    server.withCore { core, now in
-                        var directives: [RelayDirective] = []
-                        for entry in entries where entry.session == session { directives += core.applyCluster(entry, at: now) }
-                        if core.takeClusterPurge(session) { cluster.purge(session, through: sequence) }
-                        // A session gone from the replica is no longer followed.
-                        if !core.holdsSession(session), core.releaseClusterSession(session) { cluster.release(session) }
-                        return directives
-                    }
-                    state.withLock { $0.consumed = max($0.consumed, sequence) }
-                    if !loaded, sequence >= end { announce() }
-                }
-            } catch {
-                // The consumer ended with the connection; nothing more to apply.
+            if stopped {
+                finishLoad()
+            } else {
+                consumer.start()
             }
         }
         state.withLock { $0.follower = task }
+    }
+
+    /// One stored message of the log, on the NATS loop: its entries go to the replica on the
+    /// relay's loop, in log order.
+    private func consume(_ message: JetStreamStoredMessage) {
+        let cluster = self.cluster, session = self.session
+        let entries: [ClusterLogEntry]
+        do {
+            entries = try ClusterLogCodec.decode(message.payload)
+        } catch {
+            // Not ours (or a newer version's): skipped, the same on every relay of this build.
+            entries = []
+        }
+        let sequence = message.sequence
+        cluster.server.withCore { core, now in
+            var directives: [RelayDirective] = []
+            for entry in entries where entry.session == session { directives += core.applyCluster(entry, at: now) }
+            if core.takeClusterPurge(session) { cluster.purge(session, through: sequence) }
+            // A session gone from the replica is no longer followed.
+            if !core.holdsSession(session), core.releaseClusterSession(session) { cluster.release(session) }
+            return directives
+        }
+        let announceNow = state.withLock { state in
+            state.consumed = max(state.consumed, sequence)
+            guard !state.loaded, let end = state.replayEnd, sequence >= end else { return false }
+            state.loaded = true
+            return true
+        }
+        if announceNow { announce() }
     }
 
     private func subscribeDatagrams() async {
@@ -445,7 +499,8 @@ final class ClusterSessionLog: @unchecked Sendable {
         if stopped, let sid { await cluster.connection.unsubscribe(sid) }
     }
 
-    /// Queues `entries` for the log; one publisher per session appends them in order.
+    /// Queues `entries` for the log (on the relay's loop); one publisher per session appends
+    /// them in order, starting on the NATS loop when none is at work.
     func append(_ entries: [ClusterLogEntry]) {
         let start = state.withLock { state in
             state.queue += entries
@@ -453,8 +508,7 @@ final class ClusterSessionLog: @unchecked Sendable {
             return !state.publishing
         }
         guard start else { return }
-        let task = Task { [self] in await publishAll() }
-        state.withLock { $0.publisher = task }
+        cluster.connection.execute { [self] in publishOnLoop() }
     }
 
     private func nextBatch() -> (entries: [ClusterLogEntry], id: String)? {
@@ -478,32 +532,81 @@ final class ClusterSessionLog: @unchecked Sendable {
         }
     }
 
+    /// The options of a batch's publish: compare-and-set on what the replica and this relay
+    /// last saw, the batch's message id.
+    private func options(_ id: String, mayHaveBeenStored: Bool) -> JetStreamPublishOptions {
+        let expected = state.withLock { max($0.consumed, $0.lastOwn) }
+        return JetStreamPublishOptions(messageID: id, expectedLastSubjectSequence: expected, expectedStream: stream,
+                                       retryWindow: .seconds(15), mayHaveBeenStored: mayHaveBeenStored)
+    }
+
+    /// Publishes the next batch from the NATS loop; its acknowledgement, on the loop, stores it
+    /// and publishes the next. Anything else hands the batch, and the queue after it, to a task
+    /// (`publish(_:id:payload:after:)`, then `publishAll()`).
+    private func publishOnLoop() {
+        guard let (batch, id) = nextBatch() else { return }
+        let payload = ClusterLogCodec.encode(batch)
+        cluster.jetStream.publishAttemptOnLoop(subject, payload: payload, options: options(id, mayHaveBeenStored: false)) { [self] result in
+            switch result {
+            case let .success(ack):
+                state.withLock { $0.lastOwn = max($0.lastOwn, ack.sequence) }
+                publishOnLoop()
+            case let .failure(error):
+                let task = Task { [self] in
+                    guard await publish(batch, id: id, payload: payload, after: error) else { return }
+                    await publishAll()
+                }
+                state.withLock { $0.publisher = task }
+            }
+        }
+    }
+
+    /// The rest of the queue, in a task (after a batch's publish on the loop failed).
     private func publishAll() async {
+        while let (batch, id) = nextBatch() {
+            guard await publish(batch, id: id, payload: ClusterLogCodec.encode(batch), after: nil) else { return }
+        }
+    }
+
+    /// Publishes one batch until it is stored or has failed for good, carrying on from a first
+    /// attempt that failed with `first` (nil: none made yet); false once cancelled.
+    private func publish(_ batch: [ClusterLogEntry], id: String, payload: [UInt8], after first: JetStreamError?) async -> Bool {
         let jetStream = cluster.jetStream
         let server = cluster.server
-        while let (batch, id) = nextBatch() {
-            let payload = ClusterLogCodec.encode(batch)
-            var retriedConflict = false
-            var conflicts = 0
-            while true {
-                let expected = state.withLock { max($0.consumed, $0.lastOwn) }
-                let options = JetStreamPublishOptions(messageID: id, expectedLastSubjectSequence: expected, expectedStream: stream,
-                                                      retryWindow: .seconds(15), mayHaveBeenStored: retriedConflict)
-                do throws(JetStreamError) {
-                    let ack = try await jetStream.publish(subject, payload: payload, options: options)
-                    state.withLock { $0.lastOwn = max($0.lastOwn, ack.sequence) }
-                    break
-                } catch where error.kind == .wrongLastSequence && conflicts < 100 {
+        var retriedConflict = false
+        var mayHaveStored = false
+        var conflicts = 0
+        var failure = first
+        // Whether `failure` is the loop's single attempt, which `publish` would have retried.
+        var fromLoop = first != nil
+        while true {
+            if let error = failure {
+                failure = nil
+                let (retry, stored) = JetStream.retries(after: error)
+                if error.kind == .wrongLastSequence && conflicts < 100 {
                     // Another relay appended first: apply what it appended, then try again.
                     conflicts += 1
                     retriedConflict = true
                     await awaitReplica()
-                } catch {
+                } else if fromLoop, retry {
+                    // The loop's single attempt failed as `publish` retries: retried the same way
+                    // (same message id, a pause first), knowing whether it may have been stored.
+                    mayHaveStored = stored
+                    try? await Task.sleep(for: .milliseconds(50))
+                } else {
                     let reason = "\(error)"
                     server.withCore { core, now in core.onClusterPublishFailed(batch, reason: reason, at: now) }
-                    break
+                    return true
                 }
-                if Task.isCancelled { return }
+                fromLoop = false
+                if Task.isCancelled { return false }
+            }
+            do throws(JetStreamError) {
+                let ack = try await jetStream.publish(subject, payload: payload, options: options(id, mayHaveBeenStored: retriedConflict || mayHaveStored))
+                state.withLock { $0.lastOwn = max($0.lastOwn, ack.sequence) }
+                return true
+            } catch {
+                failure = error
             }
         }
     }

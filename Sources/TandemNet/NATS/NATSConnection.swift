@@ -244,6 +244,13 @@ public final class NATSConnection: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` on the connection's loop thread, soon, without waiting: for shells that work
+    /// on the loop by callbacks (`publishOnLoop`, `requestOnLoop`, handler subscriptions) and
+    /// need to get there from another thread with one hop and no task.
+    package func execute(_ body: @escaping @Sendable () -> Void) {
+        loop.execute(body)
+    }
+
     /// `subscribe(to:queue:handler:)` for a shell on the connection's own loop: no hop. Loop only.
     package func subscribeOnLoop(_ subject: String, queue: String? = nil, handler: @escaping @Sendable (NATSMessage) -> Void) throws(NATSError) -> UInt64 {
         loop.preconditionInLoop()
@@ -528,7 +535,7 @@ public final class NATSConnection: @unchecked Sendable {
         outputStart = 0
     }
 
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
+    static func nanoseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         return seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue.saturatingAdding(attoseconds / 1_000_000_000)
     }

@@ -61,6 +61,29 @@ public struct JetStream: Sendable {
 
     private struct Purged: Decodable { var purged: UInt64? }
 
+    /// The subjects of `stream` matching `filter` (wildcards allowed) with how many messages each
+    /// holds: `$JS.API.STREAM.INFO` with `subjects_filter`, page after page (nats-server 2.9's
+    /// `jsStreamInfoRequest` answers `state.subjects` with `total` and `offset`). Throws
+    /// `streamNotFound`.
+    public func subjects(of stream: String, matching filter: String) async throws(JetStreamError) -> [String: UInt64] {
+        var subjects: [String: UInt64] = [:]
+        while true {
+            let page = try await call("STREAM.INFO.\(try Self.checkName(stream))",
+                                      body: Self.json(["subjects_filter": .text(filter), "offset": .number(UInt64(subjects.count))]),
+                                      as: SubjectsPage.self)
+            let before = subjects.count
+            subjects.merge(page.state.subjects ?? [:]) { _, new in new }
+            // A page that adds nothing ends it too (a server that ignored the offset).
+            guard subjects.count > before, let total = page.total, subjects.count < total else { return subjects }
+        }
+    }
+
+    private struct SubjectsPage: Decodable {
+        struct State: Decodable { var subjects: [String: UInt64]? }
+        var state: State
+        var total: Int?
+    }
+
     // MARK: Publishing
 
     /// Publishes to a stream's subject and waits for the stream's acknowledgement. With a
@@ -115,6 +138,47 @@ public struct JetStream: Sendable {
             try? await Task.sleep(for: wait)
             wait = min(wait * 2, .milliseconds(250))
         }
+    }
+
+    /// One attempt of `publish`, for a shell on the connection's loop that works by callbacks
+    /// (`ClusterSessionLog`'s publisher): the request goes out from the loop and `completion`
+    /// runs on the loop with the acknowledgement or the attempt's error, with no task and no
+    /// retry. The errors are those `publish` reacts to: `noStream` (nobody answered, with the
+    /// connection's `noResponders` as `connectionError`), `timeout` or `connection` (with the
+    /// connection's error), or the API's (`wrongLastSequence`, a 503 from a stream between
+    /// leaders). Whoever gets an error retries through `publish` when it wants to. Loop only.
+    package func publishAttemptOnLoop(_ subject: String, payload: [UInt8], options: JetStreamPublishOptions,
+                                      completion: @escaping @Sendable (Result<JetStreamPubAck, JetStreamError>) -> Void) {
+        let headers = options.applied(to: nil)
+        connection.requestOnLoop(subject, payload: payload, headers: headers, timeout: NATSConnection.nanoseconds(options.attemptTimeout)) { result in
+            switch result {
+            case let .success(reply):
+                if reply.status == nil, let ack = JetStreamPubAck(plain: reply.payload) { return completion(.success(ack)) }
+                do throws(JetStreamError) {
+                    completion(.success(try Self.decode(reply, as: JetStreamPubAck.self)))
+                } catch {
+                    completion(.failure(error))
+                }
+            case let .failure(error) where error.kind == .noResponders:
+                completion(.failure(JetStreamError(.noStream, reason: "no stream takes subject '\(subject)' (nobody answered)", connectionError: error)))
+            case let .failure(error):
+                completion(.failure(JetStreamError(error, doing: "publishing to '\(subject)'")))
+            }
+        }
+    }
+
+    /// Whether `publish` would try again after an attempt failed with `error` (a timeout, a lost
+    /// connection, a full buffer while reconnecting, nobody answering, a stream between leaders),
+    /// and whether that attempt may have been stored without its acknowledgement reaching us.
+    package static func retries(after error: JetStreamError) -> (retry: Bool, mayHaveStored: Bool) {
+        if let connectionError = error.connectionError {
+            switch connectionError.kind {
+            case .noResponders, .pendingBufferFull: return (true, false)
+            case .timeout, .connectionLost: return (true, true)
+            default: return (false, false)
+            }
+        }
+        return (error.kind != .wrongLastSequence && error.status == 503, false)
     }
 
     /// After a retry found the expected sequence gone: the acknowledgement for an earlier

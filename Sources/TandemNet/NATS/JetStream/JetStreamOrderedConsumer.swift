@@ -76,6 +76,21 @@ public final class JetStreamOrderedConsumer: AsyncSequence, Sendable {
 
     private struct ConsumerCreated: Decodable { var name: String }
 
+    /// Creates the ephemeral push consumer an ordered consumer reads (no acknowledgements, flow
+    /// control, idle heartbeats every `heartbeat`, gone after five of them unread) delivering
+    /// `subject` of `stream` from `sequence` to `inbox`; its name.
+    static func createConsumer(_ jetStream: JetStream, stream: String, subject: String, inbox: String, from sequence: UInt64,
+                               heartbeat: Duration) async throws -> String {
+        let nanoseconds = heartbeat.components.seconds * 1_000_000_000 + heartbeat.components.attoseconds / 1_000_000_000
+        let config: [String: Any] = [
+            "deliver_subject": inbox, "deliver_policy": "by_start_sequence", "opt_start_seq": sequence,
+            "ack_policy": "none", "replay_policy": "instant", "filter_subject": subject, "flow_control": true,
+            "idle_heartbeat": nanoseconds, "mem_storage": true, "num_replicas": 1, "inactive_threshold": 5 * nanoseconds,
+        ]
+        let body = try JSONSerialization.data(withJSONObject: ["stream_name": stream, "config": config], options: [.sortedKeys])
+        return try await jetStream.call("CONSUMER.CREATE.\(JetStream.checkName(stream))", body: Array(body), as: ConsumerCreated.self).name
+    }
+
     private static func run(_ jetStream: JetStream, stream: String, subject: String, from start: UInt64, heartbeat: Duration,
                             into continuation: AsyncThrowingStream<JetStreamStoredMessage, any Error>.Continuation) async {
         let connection = jetStream.connection
@@ -91,14 +106,7 @@ public final class JetStreamOrderedConsumer: AsyncSequence, Sendable {
             guard let subscription = try? await connection.subscribe(to: inbox) else { continue }
             let name: String
             do {
-                let nanoseconds = heartbeat.components.seconds * 1_000_000_000 + heartbeat.components.attoseconds / 1_000_000_000
-                let config: [String: Any] = [
-                    "deliver_subject": inbox, "deliver_policy": "by_start_sequence", "opt_start_seq": next,
-                    "ack_policy": "none", "replay_policy": "instant", "filter_subject": subject, "flow_control": true,
-                    "idle_heartbeat": nanoseconds, "mem_storage": true, "num_replicas": 1, "inactive_threshold": 5 * nanoseconds,
-                ]
-                let body = try JSONSerialization.data(withJSONObject: ["stream_name": stream, "config": config], options: [.sortedKeys])
-                name = try await jetStream.call("CONSUMER.CREATE.\(JetStream.checkName(stream))", body: Array(body), as: ConsumerCreated.self).name
+                name = try await createConsumer(jetStream, stream: stream, subject: subject, inbox: inbox, from: next, heartbeat: heartbeat)
             } catch let error as JetStreamError where error.kind == .streamNotFound {
                 await subscription.unsubscribe()
                 return continuation.finish(throwing: error)

@@ -1,0 +1,174 @@
+import Foundation
+import Synchronization
+
+/// `JetStreamOrderedConsumer` with its deliveries handed to a callback on the connection's loop
+/// thread, with no task and no buffer between: what a shell on loops (a cluster relay's session
+/// log) follows a subject with, so that a stored message costs the socket's read and the
+/// callback, not a wake-up of a task for the subscription and another for the sequence.
+///
+/// The same consumer as `JetStreamOrderedConsumer` (an ephemeral push consumer without
+/// acknowledgements, flow control and idle heartbeats, delivering to an inbox of its own), and
+/// the same rules: each message once and in stream order; a gap in the consumer sequence, an
+/// idle heartbeat naming a later consumer sequence, or heartbeats that stop (the consumer's
+/// server died) start a new consumer from the sequence after the last one delivered. Only
+/// that rare set-up runs in a task. `deliver` must be quick: it runs on the loop.
+package final class JetStreamLoopConsumer: Sendable {
+    private let jetStream: JetStream
+    private let stream: String
+    private let subject: String
+    private let heartbeat: Duration
+    private let deliver: @Sendable (JetStreamStoredMessage) -> Void
+    private let ended: @Sendable (JetStreamError?) -> Void
+    private let state: Mutex<State>
+
+    private struct State {
+        /// The stream sequence the next consumer starts from.
+        var next: UInt64
+        /// The last consumer sequence delivered by the current consumer.
+        var consumerSequence: UInt64 = 0
+        /// Which consumer deliveries count for; an old one's late messages are dropped.
+        var generation: UInt64 = 0
+        /// Whether the current consumer's deliveries are taken (false once it must be replaced).
+        var accepting = false
+        /// Whether the current consumer delivered a message (then a new one starts at once).
+        var delivered = false
+        /// When the current consumer was last heard from (monotonic ns).
+        var lastActivity: Int64 = 0
+        /// Tells the task to replace the current consumer.
+        var restart: AsyncStream<Void>.Continuation?
+        var task: Task<Void, Never>?
+        var stopped = false
+    }
+
+    /// Follows `subject` of `stream` from `sequence`; call `start()`. `deliver` gets each stored
+    /// message on the loop; `ended` is called once, with the error when the stream is gone or
+    /// the connection closed, after which nothing more is delivered (not called after `stop()`).
+    package init(jetStream: JetStream, stream: String, subject: String, from sequence: UInt64, heartbeat: Duration = .seconds(1),
+                 deliver: @escaping @Sendable (JetStreamStoredMessage) -> Void, ended: @escaping @Sendable (JetStreamError?) -> Void) {
+        self.jetStream = jetStream
+        self.stream = stream
+        self.subject = subject
+        self.heartbeat = heartbeat
+        self.deliver = deliver
+        self.ended = ended
+        state = Mutex(State(next: Swift.max(sequence, 1)))
+    }
+
+    /// Starts following (once).
+    package func start() {
+        state.withLock { state in
+            guard state.task == nil, !state.stopped else { return }
+            state.task = Task { [self] in await run() }
+        }
+    }
+
+    /// Stops following: nothing more is delivered, and the consumer goes.
+    package func stop() {
+        let (task, restart) = state.withLock { state in
+            state.stopped = true
+            state.accepting = false
+            return (state.task, state.restart)
+        }
+        restart?.finish()
+        task?.cancel()
+    }
+
+    private static func now() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds) }
+
+    private struct Ignored: Decodable {}
+
+    /// Sets up consumers one after another, each until it must be replaced.
+    private func run() async {
+        let connection = jetStream.connection
+        var pause = Duration.zero
+        while !Task.isCancelled {
+            if pause > .zero { try? await Task.sleep(for: pause) }
+            pause = .milliseconds(250)
+            if connection.isClosed {
+                if !state.withLock({ $0.stopped }) { ended(JetStreamError(.connection, reason: "the NATS connection is closed")) }
+                return
+            }
+            let (restarts, restart) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            guard let (generation, next) = state.withLock({ state -> (UInt64, UInt64)? in
+                guard !state.stopped else { return nil }
+                state.generation += 1
+                state.consumerSequence = 0
+                state.accepting = true
+                state.delivered = false
+                state.lastActivity = Self.now()
+                state.restart = restart
+                return (state.generation, state.next)
+            }) else { return }
+            let inbox = "_INBOX.\(UInt64.random(in: 0...UInt64.max)).\(UInt64.random(in: 0...UInt64.max))"
+            guard let sid = try? await connection.subscribe(to: inbox, handler: { [weak self] message in
+                self?.onMessage(message, generation: generation)
+            }) else { continue }
+            let name: String
+            do {
+                name = try await JetStreamOrderedConsumer.createConsumer(jetStream, stream: stream, subject: subject, inbox: inbox, from: next,
+                                                                         heartbeat: heartbeat)
+            } catch let error as JetStreamError where error.kind == .streamNotFound {
+                await connection.unsubscribe(sid)
+                if !state.withLock({ $0.stopped }) { ended(error) }
+                return
+            } catch {
+                await connection.unsubscribe(sid)
+                continue
+            }
+            let silence = Int64(heartbeat.components.seconds * 3_000_000_000 + heartbeat.components.attoseconds / 333_333_333)
+            // Heartbeats that stop mean the consumer is gone with its server: start again.
+            let watchdog = Task { [self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: heartbeat)
+                    if Self.now() - state.withLock({ $0.lastActivity }) > silence {
+                        restart.yield()
+                        return
+                    }
+                }
+            }
+            for await _ in restarts { break }
+            watchdog.cancel()
+            let delivered = state.withLock { state in
+                if state.generation == generation { state.accepting = false }
+                return state.delivered
+            }
+            if delivered { pause = .zero }
+            await connection.unsubscribe(sid)
+            _ = try? await jetStream.call("CONSUMER.DELETE.\(JetStream.checkName(stream)).\(JetStream.checkName(name))", body: [], as: Ignored.self)
+        }
+    }
+
+    /// A delivery, heartbeat or flow-control request of consumer `generation`, on the loop.
+    private func onMessage(_ message: NATSMessage, generation: UInt64) {
+        enum Step { case ignore, flowControl(String?, restart: AsyncStream<Void>.Continuation?), restart(AsyncStream<Void>.Continuation?), deliver(JetStreamStoredMessage) }
+        let step = state.withLock { state -> Step in
+            guard state.generation == generation, state.accepting else { return .ignore }
+            state.lastActivity = Self.now()
+            if message.status == 100 {
+                let later = message.headers?["Nats-Last-Consumer"].flatMap(UInt64.init).map { $0 > state.consumerSequence } ?? false
+                if later { state.accepting = false }
+                return .flowControl(message.replyTo, restart: later ? state.restart : nil)
+            }
+            guard let delivery = JetStreamOrderedConsumer.Delivery(replyTo: message.replyTo) else { return .ignore }
+            guard delivery.consumerSequence == state.consumerSequence + 1 else {
+                state.accepting = false
+                return .restart(state.restart)
+            }
+            state.consumerSequence = delivery.consumerSequence
+            state.next = delivery.streamSequence + 1
+            state.delivered = true
+            return .deliver(JetStreamStoredMessage(subject: message.subject, sequence: delivery.streamSequence, headers: message.headers, payload: message.payload))
+        }
+        switch step {
+        case .ignore:
+            break
+        case let .flowControl(reply, restart):
+            if let reply { _ = jetStream.connection.publishOnLoop(reply, payload: []) }
+            restart?.yield()
+        case let .restart(restart):
+            restart?.yield()
+        case let .deliver(stored):
+            deliver(stored)
+        }
+    }
+}

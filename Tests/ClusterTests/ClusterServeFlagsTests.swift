@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+import TandemHarness
+
+/// `tandem serve`'s cluster flags, `--cluster-load-cap N` and `--cluster-purge-delay S`: in its
+/// usage with their defaults, and each bad value refused with one line naming the flag (before
+/// NATS is ever dialled).
+@Suite("tandem serve's cluster flags")
+struct ClusterServeFlagsTests {
+    /// Runs `tandem serve ARGUMENTS`; its exit status and what it printed.
+    static func serve(_ arguments: [String]) throws -> (status: Int32, text: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.environment["TANDEM_EXECUTABLE"] ?? TandemProcess.executablePath)
+        process.arguments = ["serve", "--bind", "127.0.0.1", "--port", "0"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
+    @Test("the usage names both flags with their defaults")
+    func usage() throws {
+        let (status, text) = try Self.serve(["--help"])
+        #expect(status == 0)
+        #expect(text.contains("[--cluster-load-cap N (16)] [--cluster-purge-delay S (60)]"), "\(text)")
+    }
+
+    @Test("a bad value is refused with one line naming the flag", arguments: [
+        (["--cluster-load-cap", "0"], "--cluster-load-cap wants sessions from 1 to 4096, not 0"),
+        (["--cluster-load-cap", "5000"], "--cluster-load-cap wants sessions from 1 to 4096, not 5000"),
+        (["--cluster-load-cap", "many"], "--cluster-load-cap wants an integer, not 'many'"),
+        (["--cluster-purge-delay", "-1"], "--cluster-purge-delay wants seconds from 0 to 86400"),
+        (["--cluster-purge-delay", "x"], "--cluster-purge-delay wants a number, not 'x'"),
+    ])
+    func refused(arguments: [String], line: String) throws {
+        // Nothing listens on port 1 of loopback: had the flags passed, NATS would be refused instead.
+        let (status, text) = try Self.serve(arguments + ["--cluster", "nats://127.0.0.1:1"])
+        #expect(status == 64)
+        #expect(text.split(separator: "\n").first.map(String.init) == "tandem: \(line)", "\(text)")
+    }
+
+    @Test("without --cluster, either flag is refused")
+    func needsCluster() throws {
+        for flag in ["--cluster-load-cap", "--cluster-purge-delay"] {
+            let (status, text) = try Self.serve([flag, "4"])
+            #expect(status == 64)
+            #expect(text.hasPrefix("tandem: \(flag) goes with --cluster"), "\(text)")
+        }
+    }
+}
