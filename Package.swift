@@ -87,7 +87,7 @@ let package = Package(
         // The party's events: every kind decoded from a recorded line and written back the same.
         .testTarget(name: "TandemPartyTests", dependencies: ["TandemParty", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
         // The suite's report: its JSON, Markdown, SVG charts and HTML page, from hand-built reports.
-        .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench", "TandemPlayerSupport", "TandemHarness", "TandemParty", "TandemTestKit", "TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet"]),
+        .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench", "TandemPlayerSupport", "TandemHarness", "TandemParty", "TandemTestKit", "TandemMedia", "TandemMpv", "TandemPlayback", "Tandem", "TandemClock", "TandemNet"]),
         // The mpv backend with a real headless mpv: its IPC, the no-echo ledger, and mpv in a group.
         .testTarget(name: "MpvTests", dependencies: ["TandemMpv", "TandemPlayerSupport", "TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
         // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.

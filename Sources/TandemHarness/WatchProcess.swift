@@ -246,7 +246,7 @@ extension MpvConnection {
         var leads: [Double] = []
         for _ in 0..<count {
             let reply = try await command([.string("get_property"), .string("audio-pts")])
-            if case .number(let position) = reply.value, let effective = play.effectiveSessionNanoseconds, let start = play.mediaTime {
+            if let position = reply.value.double, let effective = play.effectiveSessionNanoseconds, let start = play.mediaTime {
                 leads.append((position - (start + Double(reply.midpoint - effective) / 1e9)) * 1000)
             }
             try await Task.sleep(for: spacing)

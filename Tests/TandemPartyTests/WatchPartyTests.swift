@@ -39,8 +39,10 @@ import TandemTestKit
         let run: Task<WatchParty.Ending, any Error>
     }
 
-    /// Starts (without `invitation`) or joins a watch of the clip as `name`, and runs its party.
-    static func participant(_ name: String, relay: TestRelay, invitation: Invitation?) async throws -> Participant {
+    /// Starts (without `invitation`) or joins a watch of the clip as `name`, and runs its party,
+    /// configured as `configure` says (given the recorder of its events).
+    static func participant(_ name: String, relay: TestRelay, invitation: Invitation?,
+                            configure: (inout WatchParty.Configuration, Recorder) -> Void = { _, _ in }) async throws -> Participant {
         let center = ActivityCenter()
         center.displayName = name
         center.configure(relay: relay.connector, host: relay.host, port: relay.port, sessionClock: .derived(from: SystemClock()))
@@ -55,8 +57,9 @@ import TandemTestKit
         #expect(await awaitValue(session.$state.values) { if case .joined = $0 { true } else { false } })
         var configuration = WatchParty.Configuration(media: [clip.path], isHost: invitation == nil)
         configuration.refusesStreaming = true
-        let party = WatchParty(session: session, configuration: configuration)
         let recorder = Recorder()
+        configure(&configuration, recorder)
+        let party = WatchParty(session: session, configuration: configuration)
         let events = party.events
         let reading = Task { for await event in events { recorder.events.withLock { $0.append(event) } } }
         let run = Task {
@@ -149,29 +152,20 @@ import TandemTestKit
     @Test func aFrontsRefusalFollowsTheEventsBeforeItAndThePlayerClosesBeforeTheRunReturns() async throws {
         let relay = try TestRelay(.network)
         defer { relay.shutdown() }
-        let closed = Mutex<(count: Int, eventsBefore: Int)>((0, 0))
-        let recorder = WatchPartyTests.Recorder()
-        let center = ActivityCenter()
-        center.displayName = "host"
-        center.configure(relay: relay.connector, host: relay.host, port: relay.port, sessionClock: .derived(from: SystemClock()))
-        var sessions = center.sessions(for: WatchTogether.self).makeAsyncIterator()
-        try await center.start(WatchTogether(item: WatchPartyTests.clip.name))
-        let session = try #require(await sessions.next())
-        session.join()
-        #expect(await awaitValue(session.$state.values) { if case .joined = $0 { true } else { false } })
-        var configuration = WatchParty.Configuration(media: [WatchPartyTests.clip.path], isHost: true)
-        configuration.playerClosed = {
-            let seen = recorder.events.withLock { $0.count }
-            closed.withLock { $0 = ($0.count + 1, seen) }
+        // How often the player's close was told, and whether the watch was over by then.
+        let closed = Mutex<(count: Int, over: Bool)>((0, false))
+        let party = Mutex<WatchParty?>(nil)
+        let host = try await WatchPartyTests.participant("host", relay: relay, invitation: nil) { configuration, _ in
+            configuration.playerClosed = {
+                let over = party.withLock { $0 }.map { if case .invalidated = $0.session.state { true } else { false } } ?? false
+                closed.withLock { $0 = ($0.count + 1, over) }
+            }
         }
-        let party = WatchParty(session: session, configuration: configuration)
-        let events = party.events
-        let reading = Task { for await event in events { recorder.events.withLock { $0.append(event) } } }
-        let run = Task { try await party.run() }
-        #expect(await recorder.first { if case .joined = $0 { true } else { nil } } == true)
+        party.withLock { $0 = host.party }
+        let recorder = host.recorder
 
         // A refusal of the front's own comes after `joined`, reported before it.
-        #expect(party.reportRefusal("no such command"))
+        #expect(host.party.reportRefusal("no such command"))
         let refused = await recorder.first { event -> Bool? in
             if case .error(let message) = event, message.message == "no such command" { true } else { nil }
         }
@@ -179,16 +173,13 @@ import TandemTestKit
         let order = recorder.events.withLock { $0.map(\.name) }
         #expect((order.firstIndex(of: "joined") ?? .max) < (order.firstIndex(of: "error") ?? -1), "\(order)")
 
-        // Leaving: the player closes (told once) after `left`, before `run` returns.
-        party.leave()
-        let ending = try await run.value
-        await reading.value
+        // Leaving: the player closes (told once, the session over) before `run` returns.
+        host.party.leave()
+        let ending = try #require(try await WatchPartyTests.ending(of: host), "the run did not return")
         #expect(!ending.endedHere)
         let told = closed.withLock { $0 }
-        #expect(told.count == 1)
-        let all = recorder.events.withLock { $0.map(\.name) }
-        #expect(told.eventsBefore > (all.firstIndex(of: "left") ?? .max), "\(all), closed after \(told.eventsBefore)")
+        #expect(told.count == 1 && told.over, "\(told)")
         // Over: the front says a refusal itself.
-        #expect(!party.reportRefusal("too late"))
+        #expect(!host.party.reportRefusal("too late"))
     }
 }

@@ -1,3 +1,5 @@
+import TandemPlayerSupport
+
 /// Encodes an `Encodable` value into a `JSONValue` tree, keeping whole numbers and fractions
 /// apart, so that an event's JSON line and its readable line come from one encoding.
 ///
