@@ -23,7 +23,7 @@ import TandemNet
 struct ServeCommand: Command {
     static let words = ["serve"]
     static let usage = "serve [--port P] [--bind ADDR] [--session-epoch random|NS] [--clock-offset S] [--clock-drift-ppm PPM] "
-        + "[--stats-interval S] [--priority normal|high|realtime] [--writer-threads 1|2 (default \(defaultWriterThreads))] [--cluster nats://[USER:PASS@]HOST:PORT[,HOST:PORT...]] [--advertise ADDRESS] "
+        + "[--stats-interval S] [--priority normal|high|realtime] [--writer-threads 1|2 (\(defaultWriterThreads))] [--cluster nats://[USER:PASS@]HOST:PORT[,HOST:PORT...]] [--advertise ADDRESS] "
         + RelayLimitOptions.usage
     static let summary = "run a relay (TCP and UDP on one port, default 0.0.0.0:\(defaultPort)) until interrupted"
 
