@@ -67,6 +67,29 @@ struct FanoutWritersTests {
         }
     }
 
+    /// Joins `count` readers to `session` on `server`.
+    private func joinReaders(_ count: Int, of session: UUID, on server: RelayServer) throws -> [RawRelayClient] {
+        try (0..<count).map { index in
+            let reader = try RawRelayClient(port: server.port)
+            try reader.admit(session: session, key: key, create: false, name: "r\(index)")
+            return reader
+        }
+    }
+
+    /// Broadcasts `count` messages of `size` bytes from `sender` (numbered on from `next`), then
+    /// reads them at every reader, adding their indices to `received`.
+    private static func round(_ count: Int, size: Int, from sender: RawRelayClient, next: inout Int,
+                              to readers: [RawRelayClient], received: inout [[Int]]) throws {
+        var round: [UInt8] = []
+        for _ in 0..<count {
+            next += 1
+            round += RelayFrame.message(sequence: UInt64(next), recipients: .everyone, reliable: true, body: body(next, size: size)).encoded()
+        }
+        try sender.send(round)
+        discardWaiting(sender)
+        for (slot, reader) in readers.enumerated() { received[slot] += try deliveries(reader, count: count) }
+    }
+
     @Test("a broadcast to 40 readers over two writers reaches every reader once, in order")
     func everyFrameInOrder() throws {
         let server = try relay()
@@ -74,25 +97,11 @@ struct FanoutWritersTests {
         let session = UUID()
         let sender = try RawRelayClient(port: server.port)
         try sender.admit(session: session, key: key, create: true, name: "sender")
-        let readers = try (0..<40).map { index in
-            let reader = try RawRelayClient(port: server.port)
-            try reader.admit(session: session, key: key, create: false, name: "r\(index)")
-            return reader
-        }
+        let readers = try joinReaders(40, of: session, on: server)
         var received = [[Int]](repeating: [], count: readers.count)
         var next = 0
         // 10 rounds of 20 broadcasts, each round read by everyone before the next is sent.
-        for _ in 0..<10 {
-            var round: [UInt8] = []
-            for _ in 0..<20 {
-                next += 1
-                round += RelayFrame.message(sequence: UInt64(next), recipients: .everyone, reliable: true,
-                                            body: Self.body(next, size: 64)).encoded()
-            }
-            try sender.send(round)
-            Self.discardWaiting(sender)
-            for (slot, reader) in readers.enumerated() { received[slot] += try Self.deliveries(reader, count: 20) }
-        }
+        for _ in 0..<10 { try Self.round(20, size: 64, from: sender, next: &next, to: readers, received: &received) }
         for (slot, indices) in received.enumerated() {
             #expect(indices == Array(1...next), "reader \(slot) got \(indices.count) of \(next), or out of order")
         }
@@ -117,26 +126,14 @@ struct FanoutWritersTests {
         _ = setsockopt(silentSocket.descriptor, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
         let silent = try RawRelayClient(socket: silentSocket, connectingTo: SocketAddress(host: "127.0.0.1", port: server.port))
         try silent.admit(session: session, key: key, create: false, name: "silent")
-        let readers = try (0..<20).map { index in
-            let reader = try RawRelayClient(port: server.port)
-            try reader.admit(session: session, key: key, create: false, name: "r\(index)")
-            return reader
-        }
+        let readers = try joinReaders(20, of: session, on: server)
         var received = [[Int]](repeating: [], count: readers.count)
         var next = 0
         var roundsAfterDrop = 0
         // Rounds of 16 broadcasts of 8 KiB, each read by every reader before the next: at most
         // 150 rounds (about 19 MiB to each), and 5 more once the silent one is dropped.
         for _ in 0..<150 where roundsAfterDrop < 5 {
-            var round: [UInt8] = []
-            for _ in 0..<16 {
-                next += 1
-                round += RelayFrame.message(sequence: UInt64(next), recipients: .everyone, reliable: true,
-                                            body: Self.body(next, size: 8 * 1024)).encoded()
-            }
-            try sender.send(round)
-            Self.discardWaiting(sender)
-            for (slot, reader) in readers.enumerated() { received[slot] += try Self.deliveries(reader, count: 16) }
+            try Self.round(16, size: 8 * 1024, from: sender, next: &next, to: readers, received: &received)
             if server.statistics.limits.outputQueue > 0 { roundsAfterDrop += 1 }
         }
         #expect(server.statistics.limits.outputQueue == 1, "the silent connection, and only it, was dropped for its output queue")

@@ -8,46 +8,7 @@ import Testing
 /// the shell and checked at admission beside it.
 @Suite("Relay footprint")
 struct RelayFootprintTests {
-    private let key = [UInt8](repeating: 2, count: 32)
-
-    private func admission(_ session: UUID) -> CoreAdmission { CoreAdmission(key: key, session: session) }
-
-    private func welcomed(_ directives: [RelayDirective]) -> Bool {
-        directives.contains { if case .send(_, .welcome) = $0 { true } else { false } }
-    }
-
-    private func refusal(_ directives: [RelayDirective]) -> RelayFault? {
-        for case let .send(_, .refusal(fault)) in directives { return fault }
-        return nil
-    }
-
-    @Test("a footprint at the limit refuses newcomers and uploads while the budget's own count is low; existing sessions flow")
-    func footprintRefusesAdmission() {
-        var configuration = RelayCoreConfiguration()
-        configuration.memoryLimit = 1024 * 1024
-        var core = RelayCore(configuration: configuration)
-        let session = UUID()
-        let (alice, bob) = (RelayConnectionID(1), RelayConnectionID(2))
-        #expect(welcomed(admission(session).admit(&core, alice, TestIdentities.make(), create: true, at: 0)))
-        #expect(welcomed(admission(session).admit(&core, bob, TestIdentities.make(), create: false, at: 0)))
-        // The shell measured the process beyond its baseline at the limit; the budget counts little.
-        core.footprintBytes = configuration.memoryLimit
-        #expect(core.budgetBytes < configuration.memoryLimit, "shedding goes by the budget, which is not at its limit")
-        #expect(core.admissionBytes == configuration.memoryLimit)
-        #expect(refusal(admission(UUID()).admit(&core, RelayConnectionID(3), TestIdentities.make(), create: true, at: 1))?.code == .limitReached)
-        #expect(refusal(admission(session).admit(&core, RelayConnectionID(4), TestIdentities.make(), create: false, at: 1))?.code == .limitReached)
-        let message = core.onFrame(.message(sequence: 1, recipients: .everyone, reliable: true, body: [1, 2, 3]), from: alice, at: 2)
-        #expect(CoreAdmission.frames(message, to: bob).count == 1, "an existing session keeps flowing")
-        let entry = RelayAttachmentEntry(id: UUID(), owner: UUID(), size: 10, metadata: [])
-        _ = core.onFrame(.attachmentAdd(sequence: 2, entry: entry), from: alice, at: 3)
-        let refused = core.onFrame(.attachmentChunk(sequence: 3, id: entry.id, data: [UInt8](repeating: 0, count: 10)[...]), from: alice, at: 4)
-        let faults = CoreAdmission.frames(refused, to: alice).compactMap { if case let .outcome(_, _, fault) = $0 { fault } else { nil } }
-        #expect(faults.first?.code == .limitReached)
-        #expect(core.limitCounts.memory == 3)
-        // Just under the limit, a newcomer is let in again.
-        core.footprintBytes = configuration.memoryLimit - 64 * 1024
-        #expect(welcomed(admission(session).admit(&core, RelayConnectionID(5), TestIdentities.make(), create: false, at: 5)))
-    }
+    // Admission refused by the footprint while the budget's count is low: `RelayLimitsTests.memoryBudget(byFootprint:)`.
 
     @Test("the footprint is not added to the budget's count: the larger of the two is checked")
     func largerOfTheTwo() {

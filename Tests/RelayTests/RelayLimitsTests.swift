@@ -120,8 +120,11 @@ struct RelayLimitsTests {
 
     // MARK: The memory budget
 
-    @Test("at the memory budget new sessions, joins and uploads are refused; existing sessions keep flowing")
-    func memoryBudget() {
+    /// By the budget's own count (the shell's queues), or by the process's footprint that the
+    /// shell measures (`footprintBytes`, `tandem serve`) while the budget's count is low.
+    @Test("at the memory budget new sessions, joins and uploads are refused; existing sessions keep flowing",
+          arguments: [false, true])
+    func memoryBudget(byFootprint: Bool) {
         var configuration = RelayCoreConfiguration()
         configuration.memoryLimit = 1024 * 1024
         var core = RelayCore(configuration: configuration)
@@ -129,8 +132,13 @@ struct RelayLimitsTests {
         let (alice, bob) = (RelayConnectionID(1), RelayConnectionID(2))
         #expect(welcomed(admission(session).admit(&core, alice, TestIdentities.make(), create: true, at: 0)))
         #expect(welcomed(admission(session).admit(&core, bob, TestIdentities.make(), create: false, at: 0)))
-        // The shell reports its queues at the budget.
-        core.shellBytes = configuration.memoryLimit
+        // The shell reports its queues at the budget, or the process's footprint there.
+        if byFootprint {
+            core.footprintBytes = configuration.memoryLimit
+            #expect(core.budgetBytes < configuration.memoryLimit, "shedding goes by the budget, which is not at its limit")
+        } else {
+            core.shellBytes = configuration.memoryLimit
+        }
         #expect(refusal(admission(UUID()).admit(&core, RelayConnectionID(3), TestIdentities.make(), create: true, at: 1))?.code == .limitReached)
         #expect(refusal(admission(session).admit(&core, RelayConnectionID(4), TestIdentities.make(), create: false, at: 1))?.code == .limitReached)
         let message = core.onFrame(.message(sequence: 1, recipients: .everyone, reliable: true, body: [1, 2, 3]), from: alice, at: 2)
@@ -142,6 +150,7 @@ struct RelayLimitsTests {
         #expect(core.limitCounts.memory == 3)
         // Below the budget again, a newcomer is let in.
         core.shellBytes = 0
+        core.footprintBytes = configuration.memoryLimit - 64 * 1024
         #expect(welcomed(admission(session).admit(&core, RelayConnectionID(5), TestIdentities.make(), create: false, at: 5)))
     }
 

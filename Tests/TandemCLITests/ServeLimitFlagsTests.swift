@@ -16,12 +16,20 @@ import TandemHarness
         }
     }
 
+    @Test("serve's usage states how many threads write a large broadcast by default")
+    func writerThreadsUsage() throws {
+        let run = try TandemProcess.run(["serve", "--help"])
+        #expect(run.standardOutput.contains("--writer-threads 1|2 (1)"), "\(run.standardOutput)")
+    }
+
     @Test("bad sizes and counts are refused with one line naming the flag", arguments: [
         (["--memory-limit", "12X"], "--memory-limit wants a size"),
         (["--memory-limit", "0"], "--memory-limit wants a size"),
         (["--unauthenticated-buffer", "1K"], "--unauthenticated-buffer must be at least 80K"),
         (["--max-sessions-per-address", "0"], "--max-sessions-per-address must be at least 1"),
         (["--stats-interval", "-1"], "--stats-interval wants seconds above 0"),
+        (["--writer-threads", "3"], "--writer-threads wants 1 or 2"),
+        (["--writer-threads", "two"], "--writer-threads wants an integer"),
     ])
     func badValues(arguments: [String], message: String) throws {
         let run = try TandemProcess.run(["serve", "--bind", "127.0.0.1", "--port", "0"] + arguments, timeout: 20)

@@ -42,7 +42,7 @@ public struct RelayCore: Sendable {
     /// The bytes the shell holds that the budget counts (output queues, partial frames); the
     /// shell keeps this up to date before each event.
     public var shellBytes = 0
-    /// The process's resident memory beyond its baseline (what it held when the relay started),
+    /// The process's resident memory beyond its baseline (what it held as the relay was made),
     /// when the shell measures it (`tandem serve` reads `/proc/self/statm` on its tick), else 0.
     /// Admission checks the larger of it and `budgetBytes`, so that what the budget cannot see
     /// (the runtime's and the allocator's slack) still keeps newcomers out at the limit. It is

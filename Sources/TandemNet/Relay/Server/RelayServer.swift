@@ -82,7 +82,8 @@ public final class RelayServer: @unchecked Sendable {
     ///   - countsResidentMemory: whether the process's resident memory beyond what it held as
     ///     the relay was made counts for admission against `configuration.memoryLimit`
     ///     (`RelayCore.footprintBytes`): right for a process that is only a relay (`tandem
-    ///     serve`), wrong for one that also plays media (`tandem host`).
+    ///     serve`, which `tandem host` also starts), wrong for a program that embeds the relay
+    ///     beside other work, whose memory would count.
     public init(address: SocketAddress, configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
                 clock: any LocalClock = SystemClock(), writerThreads: Int = 1,
                 countsResidentMemory: Bool = false) throws(SystemCallError) {
