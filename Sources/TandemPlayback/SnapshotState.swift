@@ -132,8 +132,8 @@ public struct CoordinationSnapshot: Sendable, Codable, Equatable {
     /// participants' bound: a gate waiting for and recording at most `maximumParticipants`; the
     /// stall policy every core uses (`StallPolicy()`: a snapshot must not change whose stalls hold
     /// the group), keeping at most `limit` instants for each of at most `maximumParticipants`;
-    /// the group's identities for at most the participants' items and the timeline's, each
-    /// within the proposals' string bounds.
+    /// at most one group identity per participant and one for the timeline's item, each within
+    /// the proposals' string bounds.
     private func waitingRejection() -> ProposalRejection? {
         typealias Core = CoordinationCore
         let waiting = core.waiting

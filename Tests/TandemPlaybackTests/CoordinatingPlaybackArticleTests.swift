@@ -217,14 +217,10 @@ enum ArticleSnippets {
     static func pause(_ command: PlaybackCommand) -> PauseCommand? { if case .pause(let pause) = command { pause } else { nil } }
     static func seek(_ command: PlaybackCommand) -> SeekCommand? { if case .seek(let seek) = command { seek } else { nil } }
 
-    /// The next play command, or the next whose timeline is anchored at `anchor` (a command
-    /// that reached the player late starts later on the same timeline: its item time is later).
-    static func nextPlay(_ commands: inout AsyncStream<PlaybackCommand>.Iterator, anchoredAt anchor: ItemTime? = nil) async throws -> PlayCommand {
-        let command = try await next(&commands) { command in
-            guard let play = play(command) else { return false }
-            return anchor.map { play.timeline.anchorMediaTime == $0 } ?? true
-        }
-        return try #require(play(command))
+    /// The next play command, whatever its timeline (a re-issue, a late joiner's first play:
+    /// no gate is open for them).
+    static func nextPlay(_ commands: inout AsyncStream<PlaybackCommand>.Iterator) async throws -> PlayCommand {
+        try #require(play(try await next(&commands) { play($0) != nil }))
     }
 
     /// The timeline in force on `coordinator` once one is `matching`. With the pre-roll gate
