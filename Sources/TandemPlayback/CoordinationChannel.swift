@@ -53,9 +53,7 @@ struct SessionChannel<Activity: GroupActivity>: CoordinationChannel {
 
     func publish(_ snapshot: CoordinationSnapshot) throws {
         let body = try snapshot.encoded()
-        guard body.count <= CoordinationSnapshot.maximumBytes else {
-            throw CoordinatorError("a snapshot of \(body.count) bytes is over \(CoordinationSnapshot.maximumBytes): not published")
-        }
+        if let rejection = snapshot.sizeRejection(ofBody: body.count) { throw CoordinatorError("\(rejection): not published") }
         try session.sendOrdered(body, retention: .snapshot(reflecting: snapshot.reflecting))
     }
 

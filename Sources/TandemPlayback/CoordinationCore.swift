@@ -68,7 +68,7 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
     /// The pre-roll gate, the stall policy and the group's identities (`CoordinationCore+Waiting.swift`).
     public internal(set) var waiting = Waiting()
     /// Whether a play waits for the others' pre-roll (at most `PrerollGate.defaultWaitLimit`);
-    /// the same on every participant. Off by default (see `PlaybackCoordinator.waitsForPreroll`).
+    /// the same on every participant. On by default (see `PlaybackCoordinator.waitsForPreroll`).
     public let waitsForPreroll: Bool
     /// What each participant has loaded.
     public private(set) var participants: [UUID: ParticipantState] = [:]
@@ -77,7 +77,7 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
     public let pauseSnapsToMediaTimeOfOriginator: Bool
 
     /// A core at the initial timeline.
-    public init(pauseSnapsToMediaTimeOfOriginator: Bool = true, waitsForPreroll: Bool = false) {
+    public init(pauseSnapsToMediaTimeOfOriginator: Bool = true, waitsForPreroll: Bool = true) {
         self.pauseSnapsToMediaTimeOfOriginator = pauseSnapsToMediaTimeOfOriginator
         self.waitsForPreroll = waitsForPreroll
     }

@@ -94,11 +94,13 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// timeline anchored at the gate's deadline, then (once everyone pre-rolled) a later version
     /// anchored at the gate's start, before that deadline (`PrerollGateTimelineTests`); the
     /// bench's readers drop such a superseded version and the CLI's completing `timeline` event
-    /// names it (`completes`). Off by default (every play takes effect at its effective instant,
-    /// whoever has not pre-rolled). mpv now pre-rolls truthfully (`MpvPrerollTests`), and with
-    /// the gate on the mpv suites pass; what keeps it off is `CoordinatingPlaybackArticleTests`,
-    /// whose readers take a play's first command (the gate's provisional one) as the one in
-    /// force. On, `.playImmediately` and `.resumeImmediately` still play without waiting.
+    /// names it (`completes`). On by default, as the issue asks: "a play takes effect once every
+    /// participant that is not suspended has pre-rolled, waiting at most 1 s". A player completes
+    /// the seek issued ahead of a gated play once it can start from that frame in time (the
+    /// built-in player at once: it decodes ahead of the play's instant; mpv once landed and
+    /// paused there).
+    /// `.playImmediately` and `.resumeImmediately` play without waiting; off, every play takes
+    /// effect at its effective instant, whoever has not pre-rolled.
     public let waitsForPreroll: Bool
 
     /// The executor and clock the coordinator runs on.
@@ -132,7 +134,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// A coordinator for a player; it does nothing until `coordinateWithSession(_:)`. It runs on
     /// `scheduler` (by default a serial dispatch queue on the host's monotonic clock).
     public init(delegate: (any PlaybackCoordinatorDelegate)? = nil, pauseSnapsToMediaTimeOfOriginator: Bool = true,
-                waitsForPreroll: Bool = false, scheduler: (any CoordinatorScheduler)? = nil) {
+                waitsForPreroll: Bool = true, scheduler: (any CoordinatorScheduler)? = nil) {
         self.pauseSnapsToMediaTimeOfOriginator = pauseSnapsToMediaTimeOfOriginator
         self.waitsForPreroll = waitsForPreroll
         self.scheduler = scheduler ?? DispatchCoordinatorScheduler()

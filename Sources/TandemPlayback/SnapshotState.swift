@@ -19,11 +19,13 @@ public struct CoordinationSnapshot: Sendable, Codable, Equatable {
     /// A state too large for it is not published (the relay then keeps the records since the
     /// last snapshot, under its caps).
     public static let maximumBytes = 192 * 1024
-    /// What a snapshot whose queue is full (`CoordinationCore.maximumQueueBytes`, counted as
-    /// encoded) leaves for the rest of the state: 32 KiB, the timeline, the gate, the stall
-    /// record and a few dozen participants with ordinary names. A state whose rest is larger
-    /// (hundreds of participants, or names at their longest) is not published: the relay then
-    /// keeps the records since the last snapshot, under its caps.
+    /// The cap on a snapshot's part other than its queue (`nonQueueBytes(ofBody:)`): what a snapshot
+    /// whose queue is full (`CoordinationCore.maximumQueueBytes`, counted as encoded) leaves of
+    /// `maximumBytes`, 32 KiB: the timeline, the gate, the stall record, the group's identities
+    /// and about 150 participants with ordinary names. A state whose rest is larger (hundreds of
+    /// participants, or names at their longest) is not published (`CoordinationChannel`), and a
+    /// snapshot over it is refused on receipt (`validated(_:reflecting:orderedAt:…)`), whatever
+    /// its queue: the relay then keeps the records since the last snapshot, under its caps.
     public static let restBytes = maximumBytes - CoordinationCore.maximumQueueBytes
     /// The furthest media time a snapshot's anchor may be at: twice the longest announced
     /// duration (a timeline plays on past its item's end until someone pauses).
@@ -43,6 +45,25 @@ public struct CoordinationSnapshot: Sendable, Codable, Equatable {
     /// The order of the last record the snapshot reflects: the core's version.
     public var reflecting: UInt64 { core.timeline.version }
 
+    /// The bytes of this snapshot's body of `count` bytes that are not its queue's: the body less
+    /// what the queue's entries count against `CoordinationCore.maximumQueueBytes` (at least what
+    /// they take encoded, `CoordinationCore.queueBytes(of:)`). At most `restBytes` to be published
+    /// or started from.
+    public func nonQueueBytes(ofBody count: Int) -> Int { count - core.queueBytes }
+
+    /// Why a snapshot whose body has `count` bytes is too large to publish or start from: over
+    /// `maximumBytes` as a whole, or over `restBytes` outside its queue; nil when it is not.
+    public func sizeRejection(ofBody count: Int) -> ProposalRejection? {
+        guard count <= Self.maximumBytes else {
+            return ProposalRejection(.oversized, "a snapshot of \(count) bytes is over \(Self.maximumBytes)")
+        }
+        let rest = nonQueueBytes(ofBody: count)
+        guard rest <= Self.restBytes else {
+            return ProposalRejection(.oversized, "a snapshot's state outside its queue takes \(rest) bytes, over \(Self.restBytes)")
+        }
+        return nil
+    }
+
     /// The body to publish (JSON).
     public func encoded() throws -> [UInt8] {
         let encoder = JSONEncoder()
@@ -61,8 +82,10 @@ public struct CoordinationSnapshot: Sendable, Codable, Equatable {
         guard let snapshot = try? JSONDecoder().decode(CoordinationSnapshot.self, from: Data(body)) else {
             return .failure(ProposalRejection(.unreadable, "a body of \(body.count) bytes is no snapshot this version understands"))
         }
+        // The fields' own bounds first (the more telling reason), then the cap on the rest.
         if let rejection = snapshot.rejection(reflecting: reflecting, orderedAt: orderedAt,
-                                              pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator) {
+                                              pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator)
+            ?? snapshot.sizeRejection(ofBody: body.count) {
             return .failure(rejection)
         }
         return .success(snapshot)
@@ -99,7 +122,42 @@ public struct CoordinationSnapshot: Sendable, Codable, Equatable {
                                      "anchor instant \(timeline.anchorSessionTime.nanoseconds) ns is after the snapshot's ordering "
                                          + "instant \(orderedAt.nanoseconds) ns and its lead")
         }
-        if let rejection = suspensionsRejection() ?? participantsRejection() ?? queueRejection() { return rejection }
+        if let rejection = suspensionsRejection() ?? participantsRejection() ?? queueRejection() ?? waitingRejection() {
+            return rejection
+        }
+        return nil
+    }
+
+    /// The waiting state as the records could have left it, each collection within the
+    /// participants' bound: a gate waiting for and recording at most `maximumParticipants`; the
+    /// stall policy every core uses (`StallPolicy()`: a snapshot must not change whose stalls hold
+    /// the group), keeping at most `limit` instants for each of at most `maximumParticipants`;
+    /// at most one group identity per participant and one for the timeline's item, each within
+    /// the proposals' string bounds.
+    private func waitingRejection() -> ProposalRejection? {
+        typealias Core = CoordinationCore
+        let waiting = core.waiting
+        if let gate = waiting.gate, gate.expected.count > Core.maximumParticipants || gate.reports.count > Core.maximumParticipants {
+            return ProposalRejection(.tooManyParticipants, "a snapshot's pre-roll gate names more than \(Core.maximumParticipants) participants")
+        }
+        let policy = StallPolicy()
+        guard waiting.stalls.limit == policy.limit, waiting.stalls.window == policy.window else {
+            return ProposalRejection(.unreadable, "a snapshot's stall policy is not every participant's")
+        }
+        guard waiting.stalls.stalls.count <= Core.maximumParticipants,
+              waiting.stalls.stalls.values.allSatisfy({ $0.count <= policy.limit }) else {
+            return ProposalRejection(.tooManyParticipants, "a snapshot's stall record is over \(Core.maximumParticipants) participants "
+                                         + "or \(policy.limit) stalls each")
+        }
+        guard waiting.groupIdentities.count <= Core.maximumParticipants + 1 else {
+            return ProposalRejection(.tooManyParticipants, "a snapshot keeps \(waiting.groupIdentities.count) group identities, "
+                                         + "over \(Core.maximumParticipants + 1)")
+        }
+        for (item, identity) in waiting.groupIdentities
+        where item.utf8.count > Core.maximumItemBytes || identity.utf8.count > Core.maximumIdentityBytes {
+            return ProposalRejection(.oversized, "a snapshot's group identity of \(identity.utf8.count) bytes for an item identifier of "
+                                         + "\(item.utf8.count) bytes is over \(Core.maximumIdentityBytes) or \(Core.maximumItemBytes)")
+        }
         return nil
     }
 

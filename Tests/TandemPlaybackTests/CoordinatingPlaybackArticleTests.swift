@@ -217,13 +217,38 @@ enum ArticleSnippets {
     static func pause(_ command: PlaybackCommand) -> PauseCommand? { if case .pause(let pause) = command { pause } else { nil } }
     static func seek(_ command: PlaybackCommand) -> SeekCommand? { if case .seek(let seek) = command { seek } else { nil } }
 
-    /// The next play command, or the next whose timeline is anchored at `anchor` (a command
-    /// that reached the player late starts later on the same timeline: its item time is later).
-    static func nextPlay(_ commands: inout AsyncStream<PlaybackCommand>.Iterator, anchoredAt anchor: ItemTime? = nil) async throws -> PlayCommand {
-        let command = try await next(&commands) { command in
-            guard let play = play(command) else { return false }
-            return anchor.map { play.timeline.anchorMediaTime == $0 } ?? true
+    /// The next play command, whatever its timeline (a re-issue, a late joiner's first play:
+    /// no gate is open for them).
+    static func nextPlay(_ commands: inout AsyncStream<PlaybackCommand>.Iterator) async throws -> PlayCommand {
+        try #require(play(try await next(&commands) { play($0) != nil }))
+    }
+
+    /// The timeline in force on `coordinator` once one is `matching`. With the pre-roll gate
+    /// (`PrerollGate`, on by default) a play is first published anchored at the gate's deadline,
+    /// then, once every participant it waits for has reported its pre-roll, at the gate's start,
+    /// earlier on the same position; whether a gate opens at all depends on whether the others'
+    /// reports were ordered before the play. So the play in force is the timeline whose gate is
+    /// closed, or waits only for `silent` (participants whose players never complete the seek
+    /// ahead of it: it starts at the deadline). The core is read as a whole at each change of
+    /// the published timeline (the machine is updated before each publication), so that a
+    /// timeline and its gate are read together.
+    static func inForce(_ coordinator: PlaybackCoordinator, silent: Set<UUID> = [],
+                        _ matching: (SharedTimeline) -> Bool) async throws -> SharedTimeline {
+        for await _ in coordinator.$timeline.values {
+            let core = coordinator.core
+            guard matching(core.timeline) else { continue }
+            if core.waiting.gate.map({ $0.pending.isSubset(of: silent) }) ?? true { return core.timeline }
         }
+        throw ArticleTestError("the timeline stream ended")
+    }
+
+    /// The play command of the play in force on `coordinator` (`inForce(_:silent:_:)`), skipping
+    /// the provisional one a gate issues first: the same anchor, whatever its version (a
+    /// participant's report re-versions the timeline and moves nothing).
+    static func playInForce(_ commands: inout AsyncStream<PlaybackCommand>.Iterator, of coordinator: PlaybackCoordinator,
+                            silent: Set<UUID> = [], _ matching: (SharedTimeline) -> Bool) async throws -> PlayCommand {
+        let timeline = try await inForce(coordinator, silent: silent, matching)
+        let command = try await next(&commands) { command in play(command).map { sameAnchor($0.timeline, timeline) } ?? false }
         return try #require(play(command))
     }
 
@@ -285,8 +310,8 @@ enum ArticleSnippets {
 
         // Play: everyone at one instant, on one timeline, at the same item time.
         try hostCoordinator.coordinateRateChange(to: 1)
-        let hostPlay = try await Self.nextPlay(&hostCommands)
-        let anaPlay = try await Self.nextPlay(&anaCommands)
+        let hostPlay = try await Self.playInForce(&hostCommands, of: hostCoordinator) { $0.rate > 0 }
+        let anaPlay = try await Self.playInForce(&anaCommands, of: anaCoordinator) { $0.rate > 0 }
         #expect(Self.onOneTimeline(hostPlay, anaPlay), "\(hostPlay) against \(anaPlay)")
         #expect(hostPlay.timeline.item == "film.mp4")
         #expect(hostPlay.expectedCurrentItemIdentifier == "film.mp4")
@@ -298,13 +323,16 @@ enum ArticleSnippets {
 
         // Seek (Ana's): a seek command first, then the play from there. Ana's player never
         // completes that seek (the article's "never called"): it is abandoned at the play's
-        // instant, and her play comes all the same.
+        // instant, and her play comes all the same. The play's pre-roll gate waits for her report
+        // in vain: the play starts at the gate's deadline.
         ana.withholdsNextSeek.withLock { $0 = true }
         try anaCoordinator.coordinateSeek(to: Self.thirtySeconds)
         let hostSeek = try #require(Self.seek(try await Self.next(&hostCommands) { Self.seek($0) != nil }))
         #expect(hostSeek.anticipatedPlaybackRate == 1)
-        let hostResumed = try await Self.nextPlay(&hostCommands, anchoredAt: Self.thirtySeconds)
-        let anaResumed = try await Self.nextPlay(&anaCommands, anchoredAt: Self.thirtySeconds)
+        let silent: Set = [anaSession.localParticipant.id]
+        let atThirty = { (timeline: SharedTimeline) in timeline.rate > 0 && timeline.anchorMediaTime == Self.thirtySeconds }
+        let hostResumed = try await Self.playInForce(&hostCommands, of: hostCoordinator, silent: silent, atThirty)
+        let anaResumed = try await Self.playInForce(&anaCommands, of: anaCoordinator, silent: silent, atThirty)
         #expect(hostSeek.itemTime == hostResumed.itemTime)
         #expect(hostResumed.itemTime >= Self.thirtySeconds)
         #expect(Self.onOneTimeline(hostResumed, anaResumed), "\(hostResumed) against \(anaResumed)")
@@ -351,10 +379,11 @@ enum ArticleSnippets {
         var anaCommands = ana.commands.makeAsyncIterator()
         // The host connects its player as the article does, and plays.
         let (player, coordinator) = try ArticleSnippets.connect(identity: Self.identity, session: hostSession)
-        let anaPlay = try await Self.nextPlay(&anaCommands)
+        let anaPlay = try await Self.playInForce(&anaCommands, of: anaCoordinator) { $0.rate > 0 }
         #expect(anaPlay.timeline.item == "film.mp4")
         #expect(anaPlay.originator == hostSession.localParticipant.id)
-        for await timeline in coordinator.$timeline.values where timeline.version >= anaPlay.version { break }
+        let hostTimeline = try await Self.inForce(coordinator) { $0.rate > 0 }
+        #expect(Self.sameAnchor(hostTimeline, anaPlay.timeline))
         await Self.drained(coordinator.scheduler)
         // The host's player follows the same timeline from the same instant.
         let later = anaPlay.hostTime + .milliseconds(500)
@@ -372,9 +401,11 @@ enum ArticleSnippets {
         hostCoordinator.coordinateWithSession(hostSession)
         var hostCommands = host.commands.makeAsyncIterator()
         try hostCoordinator.coordinateRateChange(to: 1)
-        _ = try await Self.nextPlay(&hostCommands)
+        _ = try await Self.playInForce(&hostCommands, of: hostCoordinator) { $0.rate > 0 }
         try hostCoordinator.coordinateSeek(to: Self.thirtySeconds)
-        let playing = try await Self.nextPlay(&hostCommands, anchoredAt: Self.thirtySeconds)
+        let playing = try await Self.playInForce(&hostCommands, of: hostCoordinator) {
+            $0.rate > 0 && $0.anchorMediaTime == Self.thirtySeconds
+        }
         // A playing timeline is re-issued every second, by the coordinator itself (no originator);
         // by then the seek is in force, and Ben joins a group already playing.
         let remapped = try await Self.nextPlay(&hostCommands)
@@ -416,7 +447,7 @@ enum ArticleSnippets {
         anaCoordinator.coordinateWithSession(anaSession)
         var hostCommands = host.commands.makeAsyncIterator()
         try hostCoordinator.coordinateRateChange(to: 1)
-        _ = try await Self.nextPlay(&hostCommands)
+        _ = try await Self.playInForce(&hostCommands, of: hostCoordinator) { $0.rate > 0 }
 
         // Ana stalls: the host's player is paused, buffering in anticipation of playback.
         let stall = ArticleSnippets.stall(anaCoordinator)
@@ -433,7 +464,9 @@ enum ArticleSnippets {
         #expect(sawWaiting)
         #expect(hostCoordinator.core.isWaiting)
         stall.end()
-        let resumed = try await Self.nextPlay(&hostCommands)
+        let resumed = try await Self.playInForce(&hostCommands, of: hostCoordinator) {
+            $0.rate > 0 && $0.anchorMediaTime == waiting.itemTime
+        }
         #expect(resumed.timeline.anchorMediaTime == waiting.itemTime)
         #expect(resumed.timeline.rate == 1)
         var resumedBy: UUID?
@@ -444,7 +477,9 @@ enum ArticleSnippets {
 
         // Ana scrubs to 42 s: the group moves there.
         ArticleSnippets.scrub(anaCoordinator)
-        let scrubbed = try await Self.nextPlay(&hostCommands, anchoredAt: ItemTime(nanoseconds: 42_000_000_000))
+        let scrubbed = try await Self.playInForce(&hostCommands, of: hostCoordinator) {
+            $0.rate > 0 && $0.anchorMediaTime == ItemTime(nanoseconds: 42_000_000_000)
+        }
         #expect(scrubbed.itemTime >= ItemTime(nanoseconds: 42_000_000_000))
         #expect(scrubbed.timeline.rate == 1)
     }

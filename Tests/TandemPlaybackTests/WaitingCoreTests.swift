@@ -39,10 +39,19 @@ import TandemClock
         #expect(core.timeline.anchorSessionTime == sessionNS(1_050 * Self.ms))
     }
 
-    @Test func theGateIsOffByDefault() {
-        #expect(!CoordinationCore().waitsForPreroll)
-        #expect(!CoordinatorMachine(localParticipant: ana).core.waitsForPreroll)
-        #expect(!PlaybackCoordinator().waitsForPreroll)
+    /// Issue 13, item 3: a play waits for the others' pre-roll unless asked not to.
+    @Test func theGateIsOnByDefault() {
+        #expect(CoordinationCore().waitsForPreroll)
+        #expect(CoordinatorMachine(localParticipant: ana).core.waitsForPreroll)
+        #expect(PlaybackCoordinator().waitsForPreroll)
+        // And a default core opens one for a play of two.
+        var core = CoordinationCore()
+        for (order, who) in [ana, ben].enumerated() {
+            _ = core.apply(ordered(UInt64(order + 1), who, at: 0, .state(item: "film", identity: "d=60.000;h=aa", ready: true)))
+        }
+        _ = core.apply(ordered(3, ana, at: 0, .transition(item: "film", at: 0)))
+        _ = core.apply(ordered(4, ana, at: 1_000, .setRate(1)))
+        #expect(core.waiting.gate?.pending == [ana, ben])
     }
 
     /// The ungated path, asked for explicitly (`waitsForPreroll: false`).

@@ -17,14 +17,26 @@ import TandemPlayerSupport
 /// lets go.
 final class ConditionLock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    /// The protocol the mutex was made with, read back from its attributes
+    /// (`pthread_mutexattr_getprotocol`): `PTHREAD_PRIO_INHERIT` (`ConditionLockTests`).
+    let priorityProtocol: Int32
 
     init() {
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
         pthread_mutexattr_setprotocol(&attributes, Int32(PTHREAD_PRIO_INHERIT))
+        var chosen: Int32 = -1
+        pthread_mutexattr_getprotocol(&attributes, &chosen)
+        priorityProtocol = chosen
         pthread_mutex_init(mutex, &attributes)
         pthread_mutexattr_destroy(&attributes)
     }
+
+    /// The mutex's futex word as glibc keeps it (`__data.__lock`), for tests: a
+    /// priority-inheriting mutex holds its owner's thread id there while locked (futex(2),
+    /// "Priority-inheritance futexes": the kernel boosts that thread), where a plain one holds
+    /// 1 or 2; 0 when free. Read it only with the lock held by the reader, or free.
+    var futexWord: Int32 { mutex.pointee.__data.__lock }
 
     deinit {
         pthread_mutex_destroy(mutex)
@@ -64,10 +76,12 @@ final class ConditionLock: @unchecked Sendable {
             pthread_cond_wait(condition, lock.mutex)
         }
 
-        /// Waits, with the lock held, until signalled or until the monotonic clock reads `deadline`.
-        func wait(until deadline: Nanoseconds) {
+        /// Waits, with the lock held, until signalled or until the monotonic clock reads
+        /// `deadline`; returns whether it returned for the deadline (`ETIMEDOUT`).
+        @discardableResult
+        func wait(until deadline: Nanoseconds) -> Bool {
             var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-            pthread_cond_timedwait(condition, lock.mutex, &spec)
+            return pthread_cond_timedwait(condition, lock.mutex, &spec) == ETIMEDOUT
         }
 
         /// Wakes every waiter.

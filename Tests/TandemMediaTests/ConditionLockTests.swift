@@ -1,0 +1,92 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+@testable import TandemMedia
+import TandemPlayerSupport
+
+/// The player's lock (`ConditionLock`): its mutex inherits priority, read back two ways (the
+/// attributes it was made with, and the kernel's side of it: the futex word of a locked
+/// priority-inheriting mutex holds its owner's thread id), and its conditions still wake a
+/// waiter on a broadcast and time a wait out at its deadline. No speed is asserted: waits are
+/// bounded only so that a broken lock fails the test instead of hanging it.
+@Suite struct ConditionLockTests {
+    /// The futex word's bits that hold the owner's thread id (futex(2): `FUTEX_TID_MASK`).
+    static let threadIDMask: Int32 = 0x3FFF_FFFF
+
+    /// The calling thread's kernel id, from `/proc/thread-self` (a link to `PID/task/TID`; the
+    /// toolchain's Glibc module does not export `gettid`).
+    static func threadID() -> Int32 {
+        let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+        return link.split(separator: "/").last.flatMap { Int32($0) } ?? -1
+    }
+
+    @Test func theMutexInheritsPriority() {
+        let lock = ConditionLock()
+        #expect(lock.priorityProtocol == Int32(PTHREAD_PRIO_INHERIT))
+        #expect(lock.futexWord == 0)
+        lock.lock()
+        // A plain mutex would hold 1 here: a priority-inheriting one names its owner, the
+        // thread the kernel boosts while a higher-priority one waits.
+        let word = lock.futexWord
+        lock.unlock()
+        #expect(word & Self.threadIDMask == Self.threadID(), "futex word \(word), thread \(Self.threadID())")
+        #expect(lock.futexWord == 0)
+    }
+
+    @Test func aWaiterIsWokenByABroadcast() {
+        let lock = ConditionLock()
+        let changed = ConditionLock.Condition(lock)
+        // Guarded by `lock`.
+        final class Shared: @unchecked Sendable {
+            var waiting = false
+            var signalled = false
+            var wokeSignalled = false
+            var done = false
+        }
+        let shared = Shared()
+        let waiter = Thread {
+            lock.withLock {
+                shared.waiting = true
+                changed.broadcast()
+                // Releases the lock only inside the wait: once the test holds it and reads
+                // `waiting`, this thread is waiting.
+                while !shared.signalled { changed.wait() }
+                shared.wokeSignalled = shared.signalled
+                shared.done = true
+                changed.broadcast()
+            }
+        }
+        waiter.start()
+        let bound = MonotonicClock.now() + 30_000_000_000
+        lock.withLock {
+            while !shared.waiting, MonotonicClock.now() < bound { changed.wait(until: bound) }
+            #expect(shared.waiting)
+            #expect(!shared.done)
+            shared.signalled = true
+            changed.broadcast()
+            while !shared.done, MonotonicClock.now() < bound { changed.wait(until: bound) }
+            #expect(shared.done)
+            #expect(shared.wokeSignalled)
+        }
+    }
+
+    @Test func aTimedWaitReturnsAtItsDeadlineWhenNoOneSignals() {
+        let lock = ConditionLock()
+        let never = ConditionLock.Condition(lock)
+        lock.withLock {
+            let deadline = MonotonicClock.now() + 20_000_000
+            var timedOut = false
+            // A spurious wake-up returns early and not timed out: wait again.
+            while !timedOut, MonotonicClock.now() < deadline + 30_000_000_000 { timedOut = never.wait(until: deadline) }
+            #expect(timedOut)
+            #expect(MonotonicClock.now() >= deadline)
+            // A deadline already past times out at once.
+            #expect(never.wait(until: deadline))
+            // Each wait took the lock back before returning: this thread owns it.
+            #expect(lock.futexWord & Self.threadIDMask == Self.threadID())
+        }
+        #expect(lock.futexWord == 0)
+    }
+}
