@@ -77,13 +77,18 @@ extension MpvPlayer {
     /// Pause at `hostTime`, showing `itemTime`.
     private func pause(_ command: PauseCommand) async {
         guard await wait(until: command.hostTime.nanoseconds.saturatingSubtracting(latencyOffset), version: command.version) else { return }
-        state.withLock { $0.groupRate = 0 }
+        state.withLock {
+            $0.groupRate = 0
+            $0.pausedForProposal = nil
+        }
         await setPaused(true)
         await seekWhilePaused(to: command.itemTime.nanoseconds)
     }
 
     /// Moves a paused mpv to `target`, unless it is there already.
     func seekWhilePaused(to target: Int64) async {
+        // The group is paused: mpv stays so (a person's proposal it paused for is answered).
+        state.withLock { $0.pausedForProposal = nil }
         if state.withLock({ !$0.paused }) { await setPaused(true) }
         let position = await measurePosition()?.position
         if position.map({ $0.saturatingDistance(to: target) > 2_000_000 }) ?? true {
@@ -129,7 +134,7 @@ extension MpvPlayer {
             guard state.paused != paused else { return false }
             state.ledger.requestPause(paused, at: MonotonicClock.now())
             // Still from now on; moving only once mpv says so (see `DriverState.paused`).
-            if paused { state.paused = true }
+            if paused { state.paused = true } else { state.pausedForProposal = nil }
             return true
         }
         guard send else { return nil }

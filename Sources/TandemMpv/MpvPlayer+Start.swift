@@ -44,17 +44,28 @@ extension MpvPlayer {
 
     /// Starts mpv playing at `rate` on the timeline that is at media time `itemTime` at raw
     /// monotonic instant `host` (already past, or to come); false when mpv could not be lined up
-    /// or a command of another version than `version` superseded the start (mpv is left paused
-    /// for that command).
+    /// or a command of another version than `version` superseded the start (mpv is left for that
+    /// command: paused, or playing on if the start's instant was far off).
     @discardableResult
     func start(itemTime: Int64, at host: Int64, rate: Double, version: UInt64, again: Bool = true) async -> Bool {
         guard rate > 0 else { return false }
         func target(at instant: Int64) -> Int64 {
             itemTime.saturatingAdding(instant.saturatingSubtracting(host).saturatingScaled(by: rate))
         }
+        let lead = state.withLock { $0.seekLead } + Self.startMargin
+        // Far off (the relay's lead follows the slowest participant's round trip, up to a
+        // second on a busy machine): mpv plays on until the start must begin rather than stand
+        // still all that time, from where it is (the timeline it followed, or where a person
+        // seeked it, paused for the group's answer: `MpvPlayer+UserActions.swift`).
+        let begin = host.saturatingSubtracting(lead)
+        if begin.saturatingSubtracting(MonotonicClock.now()) > Self.answerWait {
+            if state.withLock({ $0.pausedForProposal != nil }) { await setPaused(false) }
+            if state.withLock({ !$0.paused }) {
+                guard await wait(until: begin, version: version) else { return false }
+            }
+        }
         await setPaused(true)
         await setSpeed(rate)
-        let lead = state.withLock { $0.seekLead } + Self.startMargin
         let aim = max(host, MonotonicClock.now().saturatingAdding(lead))
         let aimed = max(0, target(at: aim))
         guard let sent = await sendSeek(to: aimed) else { return false }

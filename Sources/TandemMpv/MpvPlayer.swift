@@ -151,6 +151,12 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         /// A person's change was proposed: commands of this version or older are stale, and the
         /// correction loop waits, until the group answers or the time passes.
         var hold: (version: UInt64, until: Int64)?
+        /// The number of the person's proposal mpv was paused for (a seek or a change of speed
+        /// while the group played, `MpvPlayer+UserActions.swift`), while it is still paused for
+        /// it: the group's answer starts it, or `answerWait` later it plays on.
+        var pausedForProposal: Int?
+        /// How many of a person's changes were proposed.
+        var proposals = 0
         /// How long a seek takes to land (ns), as measured: a start aims that far ahead (and a
         /// margin more). It follows a slower landing at once and a quicker one gradually.
         var seekLead: Int64 = 40_000_000
@@ -178,6 +184,8 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         /// `rejoin`: the command re-issues the timeline in force, for mpv to take it up again.
         case command(PlaybackCommand, serial: Int, rejoin: Bool)
         case tick
+        /// The group has not answered the person's proposal of this number in `answerWait`.
+        case release(proposal: Int)
     }
 
     // MARK: Starting and stopping
@@ -299,6 +307,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
                         await self.takeUpItem(of: command)
                         await self.carryOut(command, serial: serial, rejoin: rejoin)
                     case .tick: await self.correct()
+                    case .release(let proposal): await self.playOn(awaiting: proposal)
                     }
                 }
             },
@@ -408,6 +417,11 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             return state.latestCommand
         }
         jobs.yield(.command(command, serial: serial, rejoin: true))
+    }
+
+    /// Queues `job` behind the commands.
+    func enqueue(_ job: Job) {
+        jobs.yield(job)
     }
 
     /// Marks the tick as taken, so that the loop queues the next one.
