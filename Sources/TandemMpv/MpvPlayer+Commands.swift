@@ -22,9 +22,13 @@ extension MpvPlayer {
         switch command {
         case .play(let command): await play(command)
         case .pause(let command): await pause(command)
-        // Ahead of a play: mpv seeks as it starts, at the play's instant (pausing and seeking
-        // now would stop it before the change's instant).
-        case .seek(let seek) where seek.shouldBufferInAnticipationOfPlayback: return
+        // Ahead of a play: pre-rolled now (the completion that follows is the pre-roll's report)
+        // when mpv is still, or the group's gate waits for this participant's report; otherwise
+        // (a change while playing, with no gate) mpv seeks as it starts, at the play's instant:
+        // pausing and seeking now would stop it before the change's instant.
+        case .seek(let seek) where seek.shouldBufferInAnticipationOfPlayback:
+            guard state.withLock({ $0.paused }) || gateAwaitsPreroll else { return }
+            await preroll(to: seek.itemTime.nanoseconds)
         case .seek(let seek): await seekWhilePaused(to: seek.itemTime.nanoseconds)
         case .buffer(let buffer): await seekWhilePaused(to: buffer.itemTime.nanoseconds)
         }
@@ -73,13 +77,18 @@ extension MpvPlayer {
     /// Pause at `hostTime`, showing `itemTime`.
     private func pause(_ command: PauseCommand) async {
         guard await wait(until: command.hostTime.nanoseconds.saturatingSubtracting(latencyOffset), version: command.version) else { return }
-        state.withLock { $0.groupRate = 0 }
+        state.withLock {
+            $0.groupRate = 0
+            $0.pausedForProposal = nil
+        }
         await setPaused(true)
         await seekWhilePaused(to: command.itemTime.nanoseconds)
     }
 
     /// Moves a paused mpv to `target`, unless it is there already.
     func seekWhilePaused(to target: Int64) async {
+        // The group is paused: mpv stays so (a person's proposal it paused for is answered).
+        state.withLock { $0.pausedForProposal = nil }
         if state.withLock({ !$0.paused }) { await setPaused(true) }
         let position = await measurePosition()?.position
         if position.map({ $0.saturatingDistance(to: target) > 2_000_000 }) ?? true {
@@ -112,6 +121,12 @@ extension MpvPlayer {
     /// How long before an instant `wait(until:version:)` stops sleeping and starts yielding (ns).
     static let spinLead: Int64 = 2_000_000
 
+    /// Whether the group's pre-roll gate waits for this participant's report.
+    private var gateAwaitsPreroll: Bool {
+        guard let machine = playbackCoordinator.machine else { return false }
+        return machine.core.awaitsPreroll(from: machine.localParticipant)
+    }
+
     private func isCurrent(_ version: UInt64) -> Bool {
         state.withLock { $0.latestVersion == version && $0.hold == nil && !$0.closed }
     }
@@ -125,7 +140,10 @@ extension MpvPlayer {
             guard state.paused != paused else { return false }
             state.ledger.requestPause(paused, at: MonotonicClock.now())
             // Still from now on; moving only once mpv says so (see `DriverState.paused`).
-            if paused { state.paused = true }
+            if paused { state.paused = true } else {
+                state.preroll = nil
+                state.pausedForProposal = nil
+            }
             return true
         }
         guard send else { return nil }
@@ -174,6 +192,7 @@ extension MpvPlayer {
             let now = MonotonicClock.now()
             state.ledger.requestSeek(to: target, at: now)
             state.settleUntil = now + 2_000_000_000
+            state.preroll = nil
             return SentSeek(sentAt: now, restarts: state.restarts)
         }
         guard (try? await connection.command(["seek", .number(Double(target) / 1e9), "absolute", "exact"])) != nil else { return nil }

@@ -43,6 +43,7 @@ extension MpvPlayer {
             // Not a change of ours: a person's, or mpv stopping at the end of the file.
             if case .pause(let paused) = observation, action != nil || (paused && state.ledger.endReached) {
                 state.paused = paused
+                if !paused { state.preroll = nil }
             }
             return (action, state.requestedSpeed, state.groupRate)
         }
@@ -75,7 +76,12 @@ extension MpvPlayer {
     /// on instead, this mpv would show the new position before the others by the group's
     /// lead (tens of ms, measured by the frame-flip probe), and at a new speed it would drift
     /// and its audio clock step by the output's lag times the change (37 ms for ×1.1) until
-    /// the group's command started it afresh.
+    /// the group's command started it afresh. But only for as long as the answer is quick: on a
+    /// busy machine the group's answer can take a second to come back (the frame-flip probe's
+    /// short script under load saw 0.4 to 1.4 s), and mpv stood still all that time, the
+    /// person's seek looking lost. So unanswered after `answerWait`, mpv plays on from where
+    /// the person put it (`playOn(awaiting:)`), and an answer whose instant is far off lets it
+    /// play on until its start must begin (`start(itemTime:at:rate:version:again:)`).
     private func propose(_ action: MpvRequestLedger.UserAction, requestedSpeed: Double, groupRate: Double) async {
         let coordinator = playbackCoordinator
         let timeline = coordinator.timeline
@@ -85,7 +91,7 @@ extension MpvPlayer {
         switch action {
         case .setPaused(true):
             guard timeline.rate > 0 || waiting else { return }
-            proposed = (try? coordinator.coordinateRateChange(to: 0)) != nil
+            proposed = hold(proposing: { try coordinator.coordinateRateChange(to: 0) })
         case .setPaused(false):
             guard !groupPlays else {
                 // The group plays and mpv had stopped (at the end, say): rejoin the timeline.
@@ -95,7 +101,7 @@ extension MpvPlayer {
             // Start together: mpv waits, paused, for the group's play command.
             await setPaused(true)
             let speed = state.withLock { $0.ledger.speed }
-            proposed = (try? coordinator.coordinateRateChange(to: Self.proposable(speed))) != nil
+            proposed = hold(proposing: { try coordinator.coordinateRateChange(to: Self.proposable(speed)) })
         case .setSpeed(let speed):
             // Only while playing: a rate while paused would start everyone.
             guard timeline.rate > 0 else { return }
@@ -104,13 +110,13 @@ extension MpvPlayer {
             state.withLock { $0.requestedSpeed = speed }
             // Start together, at the new rate, at the group's instant (see `startsTogether`).
             if groupPlays { await setPaused(true) }
-            proposed = (try? coordinator.coordinateRateChange(to: Self.proposable(rate))) != nil
+            proposed = hold(pausing: groupPlays, proposing: { try coordinator.coordinateRateChange(to: Self.proposable(rate)) })
         case .seek(let position):
             // Within the item as the group knows it (its announced duration is rounded to the ms).
             let core = coordinator.core
             let target = ItemTime(nanoseconds: position).clamped(to: core.mediaTimeRange(ofItem: core.timeline.item))
             if groupPlays { await setPaused(true) }
-            proposed = (try? coordinator.coordinateSeek(to: target)) != nil
+            proposed = hold(pausing: groupPlays, proposing: { try coordinator.coordinateSeek(to: target) })
         }
         guard proposed else {
             // Refused: back on the group's timeline, which has not changed.
@@ -120,10 +126,58 @@ extension MpvPlayer {
             }
             return
         }
-        state.withLock { state in
-            state.statistics.userProposals += 1
-            state.hold = (timeline.version, MonotonicClock.now() + 3_000_000_000)
+        state.withLock { $0.statistics.userProposals += 1 }
+    }
+
+    /// How long mpv, paused for a person's seek or change of speed, waits for the group's
+    /// answer before it plays on (ns): the answer takes the relay's lead (30 to 50 ms) and a
+    /// round trip on an idle machine.
+    static let answerWait: Int64 = 150_000_000
+
+    /// Holds the player for the group's answer to the proposal `propose` makes, and makes it;
+    /// false if it was refused (the hold is then as it was). The hold is in place before the
+    /// proposal leaves: the answer, of a newer timeline version, can be carried out before this
+    /// thread runs again, and a hold set after it would take the answer's start for a stale one
+    /// and leave mpv still. `pausing`: mpv was paused for it, and plays on if the group has not
+    /// answered within `answerWait`.
+    private func hold(pausing: Bool = false, proposing propose: () throws -> Void) -> Bool {
+        let version = playbackCoordinator.timeline.version
+        let (previous, number) = state.withLock { state in
+            defer {
+                state.proposals += 1
+                state.hold = (version, MonotonicClock.now() + 3_000_000_000)
+                if pausing { state.pausedForProposal = state.proposals }
+            }
+            return (state.hold, state.proposals + 1)
         }
+        do {
+            try propose()
+        } catch {
+            state.withLock { state in
+                guard state.proposals == number else { return }
+                state.hold = previous
+                if state.pausedForProposal == number { state.pausedForProposal = nil }
+            }
+            return false
+        }
+        if pausing {
+            Task { [weak self] in
+                try? await Task.sleep(for: .nanoseconds(Self.answerWait))
+                self?.enqueue(.release(proposal: number))
+            }
+        }
+        return true
+    }
+
+    /// mpv was paused for the person's proposal `proposal` and the group has not answered it
+    /// yet: plays on from where the person put it (the hold stays: no correction, no stale
+    /// command), until the answer starts it on the group's timeline.
+    func playOn(awaiting proposal: Int) async {
+        let unanswered = state.withLock { state in
+            state.pausedForProposal == proposal && state.hold != nil && state.paused && !state.closed
+        }
+        guard unanswered else { return }
+        await setPaused(false)
     }
 
     /// Re-issues the group's last command, for mpv to take it up again (a proposal of a

@@ -147,6 +147,12 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         /// A person's change was proposed: commands of this version or older are stale, and the
         /// correction loop waits, until the group answers or the time passes.
         var hold: (version: UInt64, until: Int64)?
+        /// The number of the person's proposal mpv was paused for (a seek or a change of speed
+        /// while the group played, `MpvPlayer+UserActions.swift`), while it is still paused for
+        /// it: the group's answer starts it, or `answerWait` later it plays on.
+        var pausedForProposal: Int?
+        /// How many of a person's changes were proposed.
+        var proposals = 0
         /// How long a seek takes to land (ns), as measured: a start aims that far ahead (and a
         /// margin more). It follows a slower landing at once and a quicker one gradually.
         var seekLead: Int64 = 40_000_000
@@ -162,6 +168,9 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         var outputLag: Int64 = 375_000_000
         /// How many times playback restarted (seeks landed).
         var restarts = 0
+        /// Where a pre-roll left mpv paused (`MpvPlayer+Start.swift`), for the start that follows
+        /// to begin from without seeking again; forgotten at any other seek and at an unpause.
+        var preroll: Preroll?
         var tickQueued = false
         var closed = false
         /// How much earlier than the timeline mpv plays (`latencyOffset`).
@@ -169,9 +178,13 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     }
 
     enum Job {
-        /// `rejoin`: the command re-issues the timeline in force, for mpv to take it up again.
-        case command(PlaybackCommand, serial: Int, rejoin: Bool)
+        /// `rejoin`: the command re-issues the timeline in force, for mpv to take it up again;
+        /// `completion`, if any, is called once the command is carried out (a pre-roll's seek
+        /// has landed), else the command was completed as it was queued.
+        case command(PlaybackCommand, serial: Int, rejoin: Bool, completion: (@Sendable () -> Void)?)
         case tick
+        /// The group has not answered the person's proposal of this number in `answerWait`.
+        case release(proposal: Int)
     }
 
     // MARK: Starting and stopping
@@ -287,11 +300,13 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
                 for await job in jobStream {
                     guard let self else { return }
                     switch job {
-                    case .command(let command, let serial, let rejoin):
+                    case .command(let command, let serial, let rejoin, let completion):
                         // A command for an item this participant holds, other than mpv's, loads it first.
                         await self.takeUpItem(of: command)
                         await self.carryOut(command, serial: serial, rejoin: rejoin)
+                        completion?()
                     case .tick: await self.correct()
+                    case .release(let proposal): await self.playOn(awaiting: proposal)
                     }
                 }
             },
@@ -378,7 +393,10 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     // MARK: The coordinator's side
 
     /// Queues `command`; mpv carries the commands out in order. The command is completed at once,
-    /// so that the coordinator never waits for mpv to start at a command's instant.
+    /// so that the coordinator never waits for mpv to start at a command's instant, but for a
+    /// seek in anticipation of playback (the pre-roll ahead of a play, which the coordinator
+    /// reports to the group's pre-roll gate once completed): that one is completed once mpv has
+    /// pre-rolled, paused on the frame the play begins from (`MpvPlayer+Start.swift`).
     public func playbackCoordinator(_ coordinator: PlaybackCoordinator, didIssue command: PlaybackCommand,
                                     completion: @escaping @Sendable () -> Void) {
         let serial = state.withLock { state in
@@ -386,8 +404,11 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             state.latestVersion = command.version
             return state.latestCommand
         }
-        jobs.yield(.command(command, serial: serial, rejoin: false))
-        completion()
+        let prerolls = if case .seek(let seek) = command, seek.shouldBufferInAnticipationOfPlayback { true } else { false }
+        let queued = jobs.yield(.command(command, serial: serial, rejoin: false, completion: prerolls ? completion : nil))
+        // Closed: nothing is carried out any more.
+        if case .terminated = queued, prerolls { completion() }
+        if !prerolls { completion() }
     }
 
     /// Queues `command`, the group's timeline already in force, again: mpv rejoins it (after a
@@ -398,7 +419,12 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             state.latestVersion = command.version
             return state.latestCommand
         }
-        jobs.yield(.command(command, serial: serial, rejoin: true))
+        jobs.yield(.command(command, serial: serial, rejoin: true, completion: nil))
+    }
+
+    /// Queues `job` behind the commands.
+    func enqueue(_ job: Job) {
+        jobs.yield(job)
     }
 
     /// Marks the tick as taken, so that the loop queues the next one.
