@@ -38,7 +38,9 @@ struct ServeCommand: Command {
     /// (`RelayFanoutWriter`). One: alternated with `tandem bench relay --delivery-only
     /// --writer-threads 1|2` on a 2-core machine under four other builds, two writers left the
     /// 199-recipient broadcast's p50 where it was (1.3–1.4 ms at realtime priority) and lowered
-    /// its median p99 only within the noise (2.8–3.1 ms against 3.8–4.3 ms).
+    /// its median p99 only within the noise (2.8–3.1 ms against 3.8–4.3 ms), though the second
+    /// thread wrote more than half of the broadcasts' writes: the probe reads all 199 on one
+    /// thread, which the floor (0.9–1.0 ms p50) shares.
     static let defaultWriterThreads = 1
 
     static func run(_ arguments: [String]) async throws -> Int32 {
