@@ -22,13 +22,9 @@ extension MpvPlayer {
         switch command {
         case .play(let command): await play(command)
         case .pause(let command): await pause(command)
-        // Ahead of a play: pre-rolled now (the completion that follows is the pre-roll's report)
-        // when mpv is still, or the group's gate waits for this participant's report; otherwise
-        // (a change while playing, with no gate) mpv seeks as it starts, at the play's instant:
-        // pausing and seeking now would stop it before the change's instant.
-        case .seek(let seek) where seek.shouldBufferInAnticipationOfPlayback:
-            guard state.withLock({ $0.paused }) || gateAwaitsPreroll else { return }
-            await preroll(to: seek.itemTime.nanoseconds)
+        // Ahead of a play: mpv seeks as it starts, at the play's instant (pausing and seeking
+        // now would stop it before the change's instant).
+        case .seek(let seek) where seek.shouldBufferInAnticipationOfPlayback: return
         case .seek(let seek): await seekWhilePaused(to: seek.itemTime.nanoseconds)
         case .buffer(let buffer): await seekWhilePaused(to: buffer.itemTime.nanoseconds)
         }
@@ -121,12 +117,6 @@ extension MpvPlayer {
     /// How long before an instant `wait(until:version:)` stops sleeping and starts yielding (ns).
     static let spinLead: Int64 = 2_000_000
 
-    /// Whether the group's pre-roll gate waits for this participant's report.
-    private var gateAwaitsPreroll: Bool {
-        guard let machine = playbackCoordinator.machine else { return false }
-        return machine.core.awaitsPreroll(from: machine.localParticipant)
-    }
-
     private func isCurrent(_ version: UInt64) -> Bool {
         state.withLock { $0.latestVersion == version && $0.hold == nil && !$0.closed }
     }
@@ -140,10 +130,7 @@ extension MpvPlayer {
             guard state.paused != paused else { return false }
             state.ledger.requestPause(paused, at: MonotonicClock.now())
             // Still from now on; moving only once mpv says so (see `DriverState.paused`).
-            if paused { state.paused = true } else {
-                state.preroll = nil
-                state.pausedForProposal = nil
-            }
+            if paused { state.paused = true } else { state.pausedForProposal = nil }
             return true
         }
         guard send else { return nil }
@@ -192,7 +179,6 @@ extension MpvPlayer {
             let now = MonotonicClock.now()
             state.ledger.requestSeek(to: target, at: now)
             state.settleUntil = now + 2_000_000_000
-            state.preroll = nil
             return SentSeek(sentAt: now, restarts: state.restarts)
         }
         guard (try? await connection.command(["seek", .number(Double(target) / 1e9), "absolute", "exact"])) != nil else { return nil }

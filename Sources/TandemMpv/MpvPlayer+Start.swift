@@ -66,24 +66,13 @@ extension MpvPlayer {
         }
         await setPaused(true)
         await setSpeed(rate)
+        let aim = max(host, MonotonicClock.now().saturatingAdding(lead))
+        let aimed = max(0, target(at: aim))
+        guard let sent = await sendSeek(to: aimed) else { return false }
+        await waitForLanding(sent, learning: true)
+        guard let landed = await landedFrame(aimed: aimed) else { return false }
+        let startAt = host.saturatingAdding(landed.saturatingSubtracting(itemTime).saturatingDivided(by: rate))
         let latency = state.withLock { $0.statistics.starts == 0 ? Self.firstStartLatency : $0.startLatency }
-        func startInstant(from landed: Int64) -> Int64 {
-            host.saturatingAdding(landed.saturatingSubtracting(itemTime).saturatingDivided(by: rate))
-        }
-        let landed: Int64
-        if let prerolled = prerolledFrame(), Self.canStart(at: startInstant(from: prerolled), latency: latency, host: host, lead: lead,
-                                                           frame: frameDuration, now: MonotonicClock.now()) {
-            // Pre-rolled (`preroll(to:)`): mpv is still on a frame the timeline reaches soon enough.
-            landed = prerolled
-        } else {
-            let aim = max(host, MonotonicClock.now().saturatingAdding(lead))
-            let aimed = max(0, target(at: aim))
-            guard let sent = await sendSeek(to: aimed) else { return false }
-            await waitForLanding(sent, learning: true)
-            guard let frame = await landedFrame(aimed: aimed) else { return false }
-            landed = frame
-        }
-        let startAt = startInstant(from: landed)
         guard await wait(until: startAt.saturatingSubtracting(latency), version: version) else { return false }
         state.withLock { state in
             state.settleUntil = max(startAt, MonotonicClock.now()) + Self.startSettling
@@ -98,62 +87,6 @@ extension MpvPlayer {
         }
         await trim(error, rate: rate, version: version)
         return true
-    }
-
-    /// Where a pre-roll left mpv: paused on the frame `landed` (ns), after the playback restart
-    /// numbered `restarts`.
-    struct Preroll: Sendable, Equatable {
-        let landed: Int64
-        let restarts: Int
-    }
-
-    /// Pre-rolls for a play from `itemTime` (ns), as a seek in anticipation of playback asks:
-    /// pauses mpv and seeks it exactly there, waits for mpv to say the seek is finished (its
-    /// `playback-restart`, which libmpv's client API gives as the way to detect that a seek
-    /// request is finished, then `seeking` false) and keeps the frame it landed on
-    /// (`DriverState.preroll`), so that the start that follows unpauses from it with no seek of
-    /// its own. A paused mpv already on the frame that seek would land on (a pause at the play's position)
-    /// is not seeked again. Returns once pre-rolled, or once it could not be (mpv refused the
-    /// seek, or did not land within 2 s): the start then seeks as it would have.
-    func preroll(to itemTime: Int64) async {
-        await setPaused(true)
-        let target = max(0, min(itemTime, (duration ?? .max).saturatingSubtracting(frameDuration)))
-        // The frame an exact seek to the target lands on: the first at or after it, less 5 ms.
-        let first = target.saturatingSubtracting(5_000_000)
-        if let still = await stillFrame(), still >= first, still < first.saturatingAdding(frameDuration) {
-            state.withLock { $0.preroll = Preroll(landed: still, restarts: $0.restarts) }
-            return
-        }
-        guard let sent = await sendSeek(to: target), await waitForLanding(sent, learning: true),
-              let landed = await landedFrame(aimed: target) else { return }
-        state.withLock { state in
-            guard state.paused else { return }
-            state.preroll = Preroll(landed: landed, restarts: state.restarts)
-        }
-    }
-
-    /// The frame a paused mpv shows when it is not seeking, read once.
-    private func stillFrame() async -> Int64? {
-        guard state.withLock({ $0.paused && $0.ledger.paused }), (try? await connection.get("seeking"))?.bool == false,
-              let seconds = (try? await connection.get("time-pos"))?.seconds else { return nil }
-        return Int64(saturating: seconds * 1e9)
-    }
-
-    /// The frame a pre-roll left mpv paused on, if nothing moved it since (no other seek, no
-    /// playback restart, no unpause).
-    private func prerolledFrame() -> Int64? {
-        state.withLock { state in
-            guard let preroll = state.preroll, state.paused, preroll.restarts == state.restarts else { return nil }
-            return preroll.landed
-        }
-    }
-
-    /// Whether a start can unpause from a frame already landed on, the timeline reaching it at
-    /// raw monotonic `startAt`: the unpause (`latency` earlier) is still to come, and mpv shows
-    /// the frame still no longer than a start that seeks now would (it lands `lead` from now,
-    /// or at the play's instant `host`, up to a `frame` on).
-    static func canStart(at startAt: Int64, latency: Int64, host: Int64, lead: Int64, frame: Int64, now: Int64) -> Bool {
-        startAt.saturatingSubtracting(latency) > now && startAt <= max(host, now.saturatingAdding(lead)).saturatingAdding(frame)
     }
 
     /// The frame a paused mpv landed on after an exact seek to `aimed` (ns): at or after the

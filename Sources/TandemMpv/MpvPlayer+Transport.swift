@@ -67,7 +67,6 @@ extension MpvPlayer {
             let now = MonotonicClock.now()
             state.ledger.requestSeek(to: itemTime, at: now)
             state.settleUntil = now + 2_000_000_000
-            state.preroll = nil
             return SentSeek(sentAt: now, restarts: state.restarts)
         }
         do {
@@ -113,7 +112,7 @@ extension MpvPlayer {
         let send = state.withLock { state in
             guard state.paused != paused || state.ledger.paused != paused else { return false }
             state.ledger.requestPause(paused, at: MonotonicClock.now())
-            if paused { state.paused = true } else { state.preroll = nil }
+            if paused { state.paused = true }
             return true
         }
         guard send else { return }

@@ -43,7 +43,6 @@ extension MpvPlayer {
             // Not a change of ours: a person's, or mpv stopping at the end of the file.
             if case .pause(let paused) = observation, action != nil || (paused && state.ledger.endReached) {
                 state.paused = paused
-                if !paused { state.preroll = nil }
             }
             return (action, state.requestedSpeed, state.groupRate)
         }
