@@ -97,8 +97,8 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// names it (`completes`). On by default, as the issue asks: "a play takes effect once every
     /// participant that is not suspended has pre-rolled, waiting at most 1 s". A player completes
     /// the seek issued ahead of a gated play once it can start from that frame in time (the
-    /// built-in player at once: it decodes ahead of the play's instant; mpv once landed and
-    /// paused there).
+    /// built-in player at once: it decodes ahead of the play's instant; mpv, which does not
+    /// pre-roll yet, at once as well, so the gate never waits for an mpv player).
     /// `.playImmediately` and `.resumeImmediately` play without waiting; off, every play takes
     /// effect at its effective instant, whoever has not pre-rolled.
     public let waitsForPreroll: Bool
