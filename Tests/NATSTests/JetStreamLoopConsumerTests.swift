@@ -14,8 +14,25 @@ struct JetStreamLoopConsumerTests {
         let messages = Mutex<[JetStreamStoredMessage]>([])
         let counts = AsyncStream.makeStream(of: Int.self)
         let ended = Mutex<Int>(0)
+        /// The threads deliveries ran on.
+        let threads = Mutex<Set<UInt>>([])
+
+        /// The calling thread's identifier.
+        static func thread() -> UInt {
+            #if canImport(Darwin)
+            UInt(bitPattern: pthread_self())
+            #else
+            UInt(pthread_self())
+            #endif
+        }
+
+        /// The connection's loop thread.
+        static func loopThread(of connection: NATSConnection) async -> UInt {
+            await withCheckedContinuation { continuation in connection.execute { continuation.resume(returning: thread()) } }
+        }
 
         func take(_ message: JetStreamStoredMessage) {
+            threads.withLock { _ = $0.insert(Self.thread()) }
             let count = messages.withLock { messages in
                 messages.append(message)
                 return messages.count
@@ -49,6 +66,8 @@ struct JetStreamLoopConsumerTests {
         let received = delivered.messages.withLock { $0 }
         #expect(received.map(\.payload.text) == (20..<50).filter { $0 % 2 == 0 }.map { "m\($0)" } + (50..<60).map { "m\($0)" })
         #expect(received.map(\.sequence) == received.map(\.sequence).sorted() && received.first?.sequence == 21)
+        let loopThread = await Delivered.loopThread(of: connection)
+        #expect(delivered.threads.withLock { $0 } == [loopThread], "every delivery runs on the connection's loop")
         // Stopped: what is published later is not delivered, and `ended` is not called.
         _ = try await jetStream.publish("history.s1", payload: "late".bytes)
         try await connection.flush()

@@ -39,7 +39,8 @@ extension ClusterRelay {
                     live[subject] = last.sequence
                     continue
                 }
-                switch await Self.logShowsEnded(session, stream: stream, subject: subject, through: last.sequence, jetStream: jetStream) {
+                switch await Self.logShowsEnded(session, stream: stream, subject: subject, through: last.sequence, jetStream: jetStream,
+                                                 configuration: server.configuration) {
                 case true?: break
                 case false?:
                     live[subject] = last.sequence
@@ -63,7 +64,9 @@ extension ClusterRelay {
     func startSweeping(every interval: Duration) {
         let task = Task { [weak self] in
             while !Task.isCancelled {
-                await self?.sweepEndedSessions()
+                // Weak between sweeps: the loop ends once the relay is gone.
+                guard let self else { return }
+                await sweepEndedSessions()
                 try? await Task.sleep(for: interval)
             }
         }
@@ -89,9 +92,13 @@ extension ClusterRelay {
 
     /// Whether `subject`'s log, read through `last`, leaves a replica without the session: false
     /// too when it holds a message this build cannot decode; nil when it cannot be read whole in
-    /// time (tried again at the next sweep).
-    static func logShowsEnded(_ session: UUID, stream: String, subject: String, through last: UInt64, jetStream: JetStream) async -> Bool? {
-        var replica = RelayCore()
+    /// time (tried again at the next sweep). The scratch replica has the relay's `configuration`
+    /// (its limits, `maximumParticipants` among them), so that it applies the log as the relay's
+    /// own replica does: a default one could refuse a join the relay took and see a live session
+    /// emptied.
+    static func logShowsEnded(_ session: UUID, stream: String, subject: String, through last: UInt64, jetStream: JetStream,
+                              configuration: RelayCoreConfiguration) async -> Bool? {
+        var replica = RelayCore(configuration: configuration)
         // Relay 0 is no relay's number (each picks one from 1 on): every entry is another's.
         replica.enableCluster(relay: 0)
         let consumer = jetStream.orderedConsumer(stream: stream, subject: subject, from: 1)

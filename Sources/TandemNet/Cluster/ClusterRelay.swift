@@ -333,7 +333,8 @@ final class ClusterSessionLog: @unchecked Sendable {
         /// The task that finds where the log ends and starts following it.
         var follower: Task<Void, Never>?
         /// The publisher's task while it is off the loop (after a conflict or a failed attempt),
-        /// kept to be cancelled on stop.
+        /// kept to be cancelled on stop; never started once `stopped` is set (both are set
+        /// under this lock).
         var publisher: Task<Void, Never>?
         var consumer: JetStreamLoopConsumer?
         var datagrams: UInt64?
@@ -511,9 +512,11 @@ final class ClusterSessionLog: @unchecked Sendable {
         cluster.connection.execute { [self] in publishOnLoop() }
     }
 
+    /// The next batch to publish, nil once the queue is empty or the log is stopped (nothing
+    /// reaches the log after `stop()`).
     private func nextBatch() -> (entries: [ClusterLogEntry], id: String)? {
         state.withLock { state in
-            guard !state.queue.isEmpty else {
+            guard !state.stopped, !state.queue.isEmpty else {
                 state.publishing = false
                 return nil
             }
@@ -544,7 +547,8 @@ final class ClusterSessionLog: @unchecked Sendable {
     /// and publishes the next. Anything else hands the batch, and the queue after it, to a task
     /// (`publish(_:id:payload:after:)`, then `publishAll()`).
     private func publishOnLoop() {
-        guard let (batch, id) = nextBatch() else { return }
+        // Stopped (`release` or `stop()` while an attempt was in flight): no further batch.
+        guard !state.withLock({ $0.stopped }), let (batch, id) = nextBatch() else { return }
         let payload = ClusterLogCodec.encode(batch)
         cluster.jetStream.publishAttemptOnLoop(subject, payload: payload, options: options(id, mayHaveBeenStored: false)) { [self] result in
             switch result {
@@ -552,11 +556,15 @@ final class ClusterSessionLog: @unchecked Sendable {
                 state.withLock { $0.lastOwn = max($0.lastOwn, ack.sequence) }
                 publishOnLoop()
             case let .failure(error):
-                let task = Task { [self] in
-                    guard await publish(batch, id: id, payload: payload, after: error) else { return }
-                    await publishAll()
+                // Created and stored under one lock with the stop check: a `stop()` either sees
+                // the task (and cancels it) or comes first (and no task starts).
+                state.withLock { state in
+                    guard !state.stopped else { return }
+                    state.publisher = Task { [self] in
+                        guard await publish(batch, id: id, payload: payload, after: error) else { return }
+                        await publishAll()
+                    }
                 }
-                state.withLock { $0.publisher = task }
             }
         }
     }

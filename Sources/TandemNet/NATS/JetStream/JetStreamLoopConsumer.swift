@@ -10,8 +10,11 @@ import Synchronization
 /// acknowledgements, flow control and idle heartbeats, delivering to an inbox of its own), and
 /// the same rules: each message once and in stream order; a gap in the consumer sequence, an
 /// idle heartbeat naming a later consumer sequence, or heartbeats that stop (the consumer's
-/// server died) start a new consumer from the sequence after the last one delivered. Only
-/// that rare set-up runs in a task. `deliver` must be quick: it runs on the loop.
+/// server died) start a new consumer from the sequence after the last one delivered. No
+/// delivery runs in a task: the set-up of each consumer does (rare), and so does its
+/// watchdog, which wakes once a heartbeat to check that the consumer was heard from lately
+/// (the silence counted from when the consumer was created). `deliver` must be quick: it runs
+/// on the loop.
 package final class JetStreamLoopConsumer: Sendable {
     private let jetStream: JetStream
     private let stream: String
@@ -95,7 +98,6 @@ package final class JetStreamLoopConsumer: Sendable {
                 state.consumerSequence = 0
                 state.accepting = true
                 state.delivered = false
-                state.lastActivity = Self.now()
                 state.restart = restart
                 return (state.generation, state.next)
             }) else { return }
@@ -114,6 +116,11 @@ package final class JetStreamLoopConsumer: Sendable {
             } catch {
                 await connection.unsubscribe(sid)
                 continue
+            }
+            // The silence counts from when the consumer exists: a create that took longer than
+            // a few heartbeats (a leader election) must not trip the watchdog on an idle subject.
+            state.withLock { state in
+                if state.generation == generation { state.lastActivity = Self.now() }
             }
             let silence = Int64(heartbeat.components.seconds * 3_000_000_000 + heartbeat.components.attoseconds / 333_333_333)
             // Heartbeats that stop mean the consumer is gone with its server: start again.

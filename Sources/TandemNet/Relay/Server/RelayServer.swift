@@ -19,6 +19,8 @@ public final class RelayServer: @unchecked Sendable {
     public var port: UInt16 { address.port }
     /// The session clock that stamps time replies and drives the core's timers.
     public let clock: any LocalClock
+    /// The core's configuration (its limits), which a cluster relay's scratch replicas share.
+    public let configuration: RelayCoreConfiguration
 
     private let loop: EventLoop
     private let listener: TCPSocket
@@ -97,6 +99,7 @@ public final class RelayServer: @unchecked Sendable {
         self.address = port.address
         self.clock = clock
         responder = TimeResponder(clock: clock)
+        self.configuration = configuration
         core = RelayCore(configuration: configuration)
         loop = try EventLoop(name: "tandem-relay", clock: clock)
     }
