@@ -137,6 +137,37 @@ struct ClusterReplicaTests {
         #expect(world.cores[1].takeClusterOutput().entries.allSatisfy { if case .departed = $0.event { false } else { true } })
     }
 
+    /// SECURITY.md: nobody is dropped for the footprint alone. A relay whose measured footprint
+    /// (`footprintBytes`, allocator slack after a peak) is over its limit while what it accounts
+    /// is under keeps its uploaders: the upload goes through the log as any other. Over the
+    /// accounted budget, the uploader is dropped as before.
+    @Test("an upload on a relay over its footprint alone drops nobody; over its accounted budget, the uploader is dropped")
+    func uploadOverFootprintAlone() throws {
+        var world = ReplicaWorld(relays: 2)
+        let session = SessionFixture()
+        _ = world.admit(session, on: 0, connection: 1, create: true)
+        _ = world.admit(session, on: 1, connection: 1)
+        let limit = world.cores[0].configuration.memoryLimit
+        world.cores[0].footprintBytes = limit
+        #expect(world.cores[0].budgetBytes < limit)
+        let entry = RelayAttachmentEntry(id: UUID(), owner: UUID(), size: 10, metadata: [])
+        world.send(.attachmentAdd(sequence: 1, entry: entry), from: 0, connection: 1, at: 1_000)
+        world.send(.attachmentChunk(sequence: 2, id: entry.id, data: [UInt8](repeating: 7, count: 10)[...]), from: 0, connection: 1, at: 1_000)
+        world.pump(at: 2_000)
+        #expect(!world.frames(0, 1).contains { if case .error = $0 { true } else { false } }, "the uploader is not dropped")
+        for core in world.cores {
+            #expect(core.participants(of: session.id).count == 2)
+            #expect(core.sessions[session.id]?.attachments[entry.id] != nil, "the upload is applied on every relay")
+        }
+        #expect(world.frames(0, 1).contains { if case .outcome(_, 1, nil) = $0 { true } else { false } })
+
+        // What the relay accounts at its limit: the uploader of the next attachment is dropped.
+        world.cores[0].shellBytes = limit
+        let second = RelayAttachmentEntry(id: UUID(), owner: UUID(), size: 10, metadata: [])
+        world.send(.attachmentAdd(sequence: 3, entry: second), from: 0, connection: 1, at: 3_000)
+        #expect(world.frames(0, 1).contains { if case let .error(fault) = $0 { fault.code == .limitReached } else { false } })
+    }
+
     @Test("NATS unreachable: nobody new is admitted, with the fault unavailable; back, they are")
     func unavailable() throws {
         var world = ReplicaWorld(relays: 1)

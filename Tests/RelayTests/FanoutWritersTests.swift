@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import TandemNet
+@testable import TandemNet
 import TandemWire
 import Testing
 
@@ -88,6 +88,22 @@ struct FanoutWritersTests {
         try sender.send(round)
         discardWaiting(sender)
         for (slot, reader) in readers.enumerated() { received[slot] += try deliveries(reader, count: count) }
+    }
+
+    /// The second writers' threads of this process that are running.
+    private static func writerThreads() -> Int { RelayFanoutWriter.running.load(ordering: .relaxed) }
+
+    @Test("stop() ends the second writer's thread; a relay dropped unstarted leaves none")
+    func stopEndsTheWriter() throws {
+        let before = Self.writerThreads()
+        let server = try relay()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while Self.writerThreads() == before, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(Self.writerThreads() == before + 1, "the writer's thread runs, by its name")
+        server.stop()
+        #expect(Self.writerThreads() == before)
+        do { _ = try RelayServer(address: SocketAddress(host: "127.0.0.1", port: 0), writerThreads: 2) }
+        #expect(Self.writerThreads() == before)
     }
 
     @Test("a broadcast to 40 readers over two writers reaches every reader once, in order")

@@ -1,5 +1,6 @@
 import Foundation
 @testable import TandemNet
+import TandemClock
 import TandemWire
 import Testing
 
@@ -44,10 +45,14 @@ struct RelayFootprintTests {
         withExtendedLifetime(block) {}
     }
 
-    @Test("a relay that counts its footprint reports it; one that does not reports 0")
-    func serverReportsFootprint() throws {
+    /// `epoch` is the served clock's offset: a negative `--session-epoch` starts it far below
+    /// zero, where a first reading due "100 ms after 0" would never come.
+    @Test("a relay that counts its footprint reports it, whatever its session clock's epoch; one that does not reports 0",
+          arguments: [Int64(0), -(Int64(1) << 60)])
+    func serverReportsFootprint(epoch: Int64) throws {
         // Both baselines are read as the relays are made; 64 MiB is touched after.
-        let counting = try RelayServer(address: SocketAddress(host: "127.0.0.1", port: 0), countsResidentMemory: true)
+        let clock = SkewedClock(base: SystemClock(), offset: epoch, driftPPM: 0)
+        let counting = try RelayServer(address: SocketAddress(host: "127.0.0.1", port: 0), clock: clock, countsResidentMemory: true)
         let quiet = try RelayServer(address: SocketAddress(host: "127.0.0.1", port: 0))
         let size = 64 * 1024 * 1024
         let block = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 4096)

@@ -235,9 +235,12 @@ extension RelayCore {
         var orderedAt: Int64 = 0
         var effectiveAt: Int64 = 0
         switch frame {
-        case let .attachmentAdd(_, entry) where !budgetFits(RelayCore.journalCost(of: entry)):
-            // The relay's own budget, checked before the log (applying decides alike everywhere,
-            // and a relay's budget is its own): over it, the uploader is dropped.
+        case let .attachmentAdd(_, entry) where !accountedBudgetFits(RelayCore.journalCost(of: entry)):
+            // The relay's own accounted budget, checked before the log (applying decides alike
+            // everywhere, and a relay's budget is its own): over it, the uploader is dropped. The
+            // footprint alone drops nobody (SECURITY.md): over it with the budget under, the
+            // upload goes to the log as any other, since the log's answer cannot depend on one
+            // relay's resident memory; new sessions and joins are still refused by it.
             limitCounts.memory += 1
             return drop(connection, fault: RelayFault(.limitReached, "the relay is at its memory limit of \(configuration.memoryLimit) bytes"), at: now)
         case .message, .attachmentAdd, .attachmentChunk, .attachmentRemove, .loadRequest, .leave, .end:

@@ -48,7 +48,9 @@ public struct RelayCore: Sendable {
     /// (the runtime's and the allocator's slack) still keeps newcomers out at the limit. It is
     /// not added to `budgetBytes`: resident memory already holds what the budget counts, and
     /// shedding goes by `budgetBytes` alone, since memory the allocator keeps after a peak would
-    /// otherwise drop readers who hold nothing.
+    /// otherwise drop readers who hold nothing. In cluster mode an upload is not refused by it
+    /// either (whether the log applies an upload cannot depend on one relay's resident memory):
+    /// there it keeps out new sessions and joins, and only the accounted budget drops an uploader.
     public var footprintBytes = 0
     /// How often each limit has refused or cut something.
     public internal(set) var limitCounts = RelayLimitCounts()
@@ -431,9 +433,16 @@ public struct RelayCore: Sendable {
         sessions[session]?.accountedBytes += delta
     }
 
-    /// Whether the budget has room for `bytes` more, by what admission checks.
+    /// Whether the budget has room for `bytes` more, by what admission checks (`admissionBytes`,
+    /// the footprint included): for refusals only (new sessions, joins, uploads), never drops.
     func budgetFits(_ bytes: Int) -> Bool {
         admissionBytes + bytes <= configuration.memoryLimit
+    }
+
+    /// Whether the accounted budget alone (`budgetBytes`) has room for `bytes` more: what
+    /// anything that drops or sheds checks, so that the footprint alone drops nobody.
+    func accountedBudgetFits(_ bytes: Int) -> Bool {
+        budgetBytes + bytes <= configuration.memoryLimit
     }
 
     /// Spends fan-out of `session` at `now`.

@@ -81,13 +81,19 @@ final class RelayFanoutWriter: @unchecked Sendable {
         }
     }
 
+    /// How many writer threads of this process are in their loop now (tests see that `stop()`
+    /// ends them).
+    static let running = Atomic<Int>(0)
+
     /// Starts the thread. Once.
     func start() {
         guard !started else { return }
         started = true
         let thread = Thread { [self] in
             if let priority { try? priority.applyToCurrentThread() }
+            RelayFanoutWriter.running.add(1, ordering: .relaxed)
             serve()
+            RelayFanoutWriter.running.subtract(1, ordering: .relaxed)
             finished.signal()
         }
         thread.name = "tandem-relay-writer"

@@ -55,7 +55,9 @@ public final class RelayServer: @unchecked Sendable {
     private let countsResidentMemory: Bool
     /// The resident bytes when the relay was made, when it counts them.
     private let residentBaseline: Int?
-    private var residentRead: Int64 = 0
+    /// When the resident memory was last read, on the served clock; nil until the first tick
+    /// reads it (the served clock may start anywhere, below zero with a negative session epoch).
+    private var residentRead: Int64?
     private var residentTrimmed: Int64?
     /// The second thread that shares a large broadcast's writes, when there is one.
     private let writer: RelayFanoutWriter?
@@ -127,9 +129,14 @@ public final class RelayServer: @unchecked Sendable {
         try loop.apply(priority)
     }
 
-    /// Stops serving and waits for the thread; every connection is closed. What is queued for
-    /// the connections (the notice that a session ended, say) is written first, for at most
-    /// `drainTimeout`, so that a host that ends its session and exits is heard by everyone.
+    /// Stops serving and waits for the threads (the loop's, and the second writer's under
+    /// `writerThreads: 2`); every connection is closed. What is queued for the connections (the
+    /// notice that a session ended, say) is written first, for at most `drainTimeout`, so that a
+    /// host that ends its session and exits is heard by everyone.
+    ///
+    /// A started relay must be stopped: until then its loop's handlers hold it, so dropping the
+    /// last reference of its owner does not end it (no deinit can run), and both threads and
+    /// its sockets stay. One that was never started holds no thread.
     public func stop(drainTimeout: Duration = .seconds(1)) {
         drain(timeout: drainTimeout)
         loop.stop()
@@ -141,6 +148,10 @@ public final class RelayServer: @unchecked Sendable {
         for connection in connections.values { connection.socket.shutdown() }
         connections.removeAll()
     }
+
+    // Only reached once `stop()` has released the loop's handlers, or for a relay never
+    // started: the writer's thread, if any, is ended either way (stopping it twice is nothing).
+    deinit { writer?.stop() }
 
     /// Waits, while the loop keeps running, until no connection has anything left to write or
     /// `timeout` has passed.
@@ -474,7 +485,7 @@ public final class RelayServer: @unchecked Sendable {
     /// still holds is handed back (malloc_trim(3)), at most every `trimInterval`, so that a
     /// relay past a peak does not refuse newcomers for memory it no longer uses.
     private func measureFootprint(at now: Int64) {
-        guard now - residentRead >= RelayServer.residentInterval, let baseline = residentBaseline,
+        guard residentRead.map({ now - $0 >= RelayServer.residentInterval }) ?? true, let baseline = residentBaseline,
               let resident = ProcessResidentMemory.current() else { return }
         residentRead = now
         core.footprintBytes = max(resident - baseline, 0)
