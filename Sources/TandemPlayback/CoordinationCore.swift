@@ -77,7 +77,7 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
     public let pauseSnapsToMediaTimeOfOriginator: Bool
 
     /// A core at the initial timeline.
-    public init(pauseSnapsToMediaTimeOfOriginator: Bool = true, waitsForPreroll: Bool = false) {
+    public init(pauseSnapsToMediaTimeOfOriginator: Bool = true, waitsForPreroll: Bool = true) {
         self.pauseSnapsToMediaTimeOfOriginator = pauseSnapsToMediaTimeOfOriginator
         self.waitsForPreroll = waitsForPreroll
     }

@@ -103,7 +103,7 @@ public struct CoordinatorMachine: Sendable {
     var mismatchSuspension: UUID?
 
     /// A machine for `localParticipant` at the initial timeline.
-    public init(localParticipant: UUID, pauseSnapsToMediaTimeOfOriginator: Bool = true, waitsForPreroll: Bool = false,
+    public init(localParticipant: UUID, pauseSnapsToMediaTimeOfOriginator: Bool = true, waitsForPreroll: Bool = true,
                 configuration: Configuration = Configuration()) {
         self.localParticipant = localParticipant
         self.configuration = configuration
