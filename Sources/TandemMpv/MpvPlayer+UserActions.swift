@@ -23,8 +23,8 @@ extension MpvPlayer {
             // A queue key bound in mpv (`bindQueueKeys`): the group moves, as `next`/`prev` do.
             guard case .array(let words)? = event.message["args"], words.first?.string == Self.queueMessageTarget else { return }
             switch words.dropFirst().first?.string {
-            case "next"?: _ = try? playbackCoordinator.advanceToNextItem()
-            case "previous"?: _ = try? playbackCoordinator.returnToPreviousItem()
+            case "next"?: _ = try? groupCoordinator.advanceToNextItem()
+            case "previous"?: _ = try? groupCoordinator.returnToPreviousItem()
             default: break
             }
             return
@@ -77,7 +77,7 @@ extension MpvPlayer {
     /// and its audio clock step by the output's lag times the change (37 ms for ×1.1) until
     /// the group's command started it afresh.
     private func propose(_ action: MpvRequestLedger.UserAction, requestedSpeed: Double, groupRate: Double) async {
-        let coordinator = playbackCoordinator
+        let coordinator = groupCoordinator
         let timeline = coordinator.timeline
         let waiting = state.withLock { $0.hold != nil }
         let groupPlays = timeline.rate > 0 && !waiting
