@@ -9,15 +9,15 @@ import TandemClock
 @Suite struct ReceiptFollowerTests {
     /// A play of `item`, at `rate`, at `itemTime` at `hostTime`, of a timeline anchored at
     /// `anchor` (by default the command's own position), issued 300 ms before its anchor (a
-    /// fresh change) or, `inForce`, just after it.
+    /// fresh change) or, `inForce`, just after it, or at `issuedAt` when given.
     static func play(_ itemTime: Int64, at hostTime: Int64, rate: Double = 1, version: UInt64, anchor: (media: Int64, host: Int64)? = nil,
-                     inForce: Bool = false, item: String = "a") -> PlaybackCommand {
+                     inForce: Bool = false, issuedAt: Int64? = nil, item: String = "a") -> PlaybackCommand {
         let anchor = anchor ?? (itemTime, hostTime)
         let timeline = SharedTimeline(item: item, rate: rate, anchorMediaTime: ItemTime(nanoseconds: anchor.media),
                                       anchorSessionTime: SessionInstant(nanoseconds: anchor.host), version: version)
         return .play(PlayCommand(expectedCurrentItemIdentifier: item, originator: nil, rate: rate, itemTime: ItemTime(nanoseconds: itemTime),
                                  hostTime: HostInstant(nanoseconds: hostTime), completionDueDate: .distantFuture, version: version,
-                                 timeline: timeline, issuedAt: SessionInstant(nanoseconds: inForce ? anchor.host + 1 : anchor.host - 300_000_000)))
+                                 timeline: timeline, issuedAt: SessionInstant(nanoseconds: issuedAt ?? (inForce ? anchor.host + 1 : anchor.host - 300_000_000))))
     }
 
     static func pause(_ itemTime: Int64, at hostTime: Int64, version: UInt64, item: String = "a") -> PlaybackCommand {
@@ -51,6 +51,31 @@ import TandemClock
                                                    shouldBufferInAnticipationOfPlayback: true, anticipatedPlaybackRate: 1,
                                                    completionDueDate: .distantFuture, version: 4)),
                                  now: 12_000_000_000, paused: false, currentItem: "a") == nil)
+    }
+
+    @Test func aGatedPlayIsAppliedOnceAndItsLeadIsLearnedFromItsCompletion() {
+        var follower = ReceiptFollower()
+        _ = follower.receive(Self.pause(5_000_000_000, at: 1_000, version: 1), now: 1_000, paused: true, currentItem: "a")
+        // The gate's provisional play, issued at 10 s, anchored at its deadline 1 s ahead: from 5 s now.
+        #expect(follower.receive(Self.play(5_000_000_000, at: 11_000_000_000, version: 2, issuedAt: 10_000_000_000),
+                                 now: 10_000_000_000, paused: true, currentItem: "a")
+            == .play(from: 5_000_000_000, rate: 1, now: 10_000_000_000, seek: false, item: nil))
+        // Everyone pre-rolled: the completion, issued at 10.2 s and anchored 50 ms after it, earlier,
+        // at the same item, media time and rate: the same change, not applied again.
+        let completion = Self.play(5_000_000_000, at: 10_250_000_000, version: 3, issuedAt: 10_200_000_000)
+        #expect(follower.receive(completion, now: 10_200_000_000, paused: false, currentItem: "a") == nil)
+        // Its re-issues, in force by then: ignored too.
+        let again = Self.play(6_000_000_000, at: 11_250_000_000, version: 3, anchor: (5_000_000_000, 10_250_000_000), inForce: true)
+        #expect(follower.receive(again, now: 11_200_000_000, paused: false, currentItem: "a") == nil)
+        // A catch-up after a freeze takes the completion's 50 ms lead, not the gate's 1 s.
+        #expect(follower.receive(again, now: 11_200_000_000, paused: true, currentItem: "a")
+            == .play(from: 6_000_000_000, rate: 1, now: 11_200_000_000, seek: true, item: nil))
+        // A completion no longer fresh when issued: the lead from before the provisional play (the relay's shortest).
+        var late = ReceiptFollower()
+        _ = late.receive(Self.play(0, at: 2_000_000_000, version: 1, issuedAt: 1_000_000_000), now: 1_000_000_000, paused: true, currentItem: "a")
+        #expect(late.receive(Self.play(500_000_000, at: 1_500_000_000, version: 2, anchor: (0, 1_400_000_000), issuedAt: 1_450_000_000),
+                             now: 1_450_000_000, paused: false, currentItem: "a") == nil)
+        #expect(late.lead == ReceiptFollower.shortestRelayLead)
     }
 
     @Test func aSeekSeeksAndARateChangeCarriesOn() {

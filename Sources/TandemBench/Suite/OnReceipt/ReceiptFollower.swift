@@ -12,7 +12,9 @@ import TandemPlayback
 ///   version for proposals that leave it as it is) are ignored, except a play command while the
 ///   player is paused (the catch-up after a suspension of this participant's own, during which
 ///   the player was frozen). A change is where and how fast the timeline plays (its item,
-///   anchors and rate), not its version.
+///   anchors and rate), not its version. A timeline of the same item, anchor media time and
+///   rate whose anchor only moved earlier is the same change: the pre-roll gate's completion of
+///   a play it first issued provisionally, anchored at the gate's deadline.
 /// - A fresh change (its effective instant still ahead at receipt) is applied as the command
 ///   carries it, from now: play from its media time at its rate of this participant's own clock
 ///   (whose drift nobody corrects), or pause at it. It so takes effect up to the relay's lead
@@ -63,8 +65,12 @@ public struct ReceiptFollower: Sendable {
     /// its rate.
     private(set) var left: (itemTime: ItemTime, hostTime: HostInstant, rate: Double)?
     /// Session time between receiving the last fresh change and its effective instant; until
-    /// one is seen, the relay's shortest lead.
+    /// one is seen, the relay's shortest lead. A gated play's provisional anchor (the gate's
+    /// deadline) is replaced by its completion's, once that arrives.
     private(set) var lead: TimeSpan = ReceiptFollower.shortestRelayLead
+    /// The lead before the last fresh change was learned, restored when that change turns out
+    /// provisional and its completion is no longer fresh.
+    private var leadBefore: TimeSpan = ReceiptFollower.shortestRelayLead
 
     /// A follower that has applied nothing yet.
     public init(seekTolerance: Int64 = 40_000_000) {
@@ -87,11 +93,27 @@ public struct ReceiptFollower: Sendable {
         let timeline = carried.timeline
         let change = Change(item: timeline.item, anchorSessionTime: timeline.anchorSessionTime,
                             anchorMediaTime: timeline.anchorMediaTime, rate: timeline.rate)
+        // The pre-roll gate's completion of a provisional play: the same change, anchored earlier.
+        let completing = switching == nil && applied.map {
+            $0.item == change.item && $0.anchorMediaTime == change.anchorMediaTime && $0.rate == change.rate
+                && change.anchorSessionTime < $0.anchorSessionTime
+        } ?? false
+        let same = applied == change || completing
         let catchUp: Bool
-        if case .play = command, switching == nil, applied == change, paused { catchUp = true } else { catchUp = false }
-        guard applied != change || catchUp || switching != nil else { return nil }
+        if case .play = command, switching == nil, same, paused { catchUp = true } else { catchUp = false }
         let fresh = !catchUp && timeline.anchorSessionTime > carried.issuedAt
-        if fresh { lead = timeline.anchorSessionTime - carried.issuedAt }
+        if completing {
+            // Learn the lead from the completion, not from the gate's deadline.
+            lead = timeline.anchorSessionTime > carried.issuedAt ? timeline.anchorSessionTime - carried.issuedAt : leadBefore
+            applied = change
+            if case .play(let play) = command { left = (play.itemTime, play.hostTime, timeline.rate) }
+            if !catchUp { return nil }
+        }
+        guard !same || catchUp || switching != nil else { return nil }
+        if fresh {
+            leadBefore = lead
+            lead = timeline.anchorSessionTime - carried.issuedAt
+        }
         applied = change
         switch command {
         case .play(let play):
