@@ -187,10 +187,9 @@ extension MpvPlayer {
 
     /// Tells the group, while coordinating, the item mpv has now, with its identity.
     func reportItemToGroup() {
-        let coordinator = groupCoordinator
-        guard coordinator.isCoordinating else { return }
+        guard playbackCoordinator.isCoordinating else { return }
         let (identifier, identity) = items.withLock { ($0.loaded.item.identifier, $0.loaded.identity) }
-        try? coordinator.reportItem(identifier, identity: identity, ready: true)
+        try? playbackCoordinator.reportItem(identifier, identity: identity, ready: true)
     }
 
     /// Replaces mpv's file with `item`'s (`loadfile … replace`) and waits until mpv has loaded it

@@ -23,8 +23,8 @@ extension MpvPlayer {
             // A queue key bound in mpv (`bindQueueKeys`): the group moves, as `next`/`prev` do.
             guard case .array(let words)? = event.message["args"], words.first?.string == Self.queueMessageTarget else { return }
             switch words.dropFirst().first?.string {
-            case "next"?: _ = try? groupCoordinator.advanceToNextItem()
-            case "previous"?: _ = try? groupCoordinator.returnToPreviousItem()
+            case "next"?: _ = try? playbackCoordinator.advanceToNextItem()
+            case "previous"?: _ = try? playbackCoordinator.returnToPreviousItem()
             default: break
             }
             return
@@ -82,7 +82,7 @@ extension MpvPlayer {
     /// the person put it (`playOn(awaiting:)`), and an answer whose instant is far off lets it
     /// play on until its start must begin (`start(itemTime:at:rate:version:again:)`).
     private func propose(_ action: MpvRequestLedger.UserAction, requestedSpeed: Double, groupRate: Double) async {
-        let coordinator = groupCoordinator
+        let coordinator = playbackCoordinator
         let timeline = coordinator.timeline
         let waiting = state.withLock { $0.hold != nil }
         let groupPlays = timeline.rate > 0 && !waiting
