@@ -50,7 +50,8 @@ import TandemHarness
         let shown = try screen()
         #expect(exited && cooked, "\(shown)")
         // The joiner goes on: it sees the host go, and controls playback alone.
-        #expect(joiner.waitUntil(timeout: 10) { $0.contains { $0.event == "participant-left" && $0.name == "host" } })
+        #expect(joiner.waitUntil(timeout: 10) { $0.contains { $0.event == "participant-left" && $0.name == "host" } },
+                "\(joiner.lines.suffix(8))")
         #expect(joiner.send("play") != nil)
         #expect(joiner.waitUntil(timeout: 10) { $0.contains { $0.change == "play" && $0.by == "ana" } }, "\(joiner.lines.suffix(4))")
         #expect(PartyTests.isRunning(relay))
