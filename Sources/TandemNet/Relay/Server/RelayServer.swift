@@ -365,16 +365,21 @@ public final class RelayServer: @unchecked Sendable {
         for _ in 0..<4 where !dirty.isEmpty {
             let batch = dirty
             dirty.removeAll(keepingCapacity: true)
-            for connection in batch { connection.isDirty = false }
             if let writer, batch.count > RelayFanoutWriter.sharedThreshold {
                 // A large fan-out: both threads write the queues, each connection by one of
                 // them, then the loop goes on from each write's outcome as it would have.
+                for connection in batch { connection.isDirty = false }
                 let (outcomes, shared) = writer.write(batch)
                 sharedFlushes += 1
                 sharedWrites += shared
                 for (connection, outcome) in zip(batch, outcomes) { flush(connection, written: outcome) }
             } else {
-                for connection in batch { flush(connection) }
+                // One writer: each connection's mark is cleared just before its own flush, as
+                // before the second writer existed.
+                for connection in batch {
+                    connection.isDirty = false
+                    flush(connection)
+                }
             }
         }
     }
