@@ -6,7 +6,7 @@ import Synchronization
 /// log) follows a subject with, so that a stored message costs the socket's read and the
 /// callback, not a wake-up of a task for the subscription and another for the sequence.
 ///
-/// The same consumer as `JetStreamOrderedConsumer` (an ephemeral push consumer without
+/// The consumer `JetStreamOrderedConsumer` is made of (an ephemeral push consumer without
 /// acknowledgements, flow control and idle heartbeats, delivering to an inbox of its own), and
 /// the same rules: each message once and in stream order; a gap in the consumer sequence, an
 /// idle heartbeat naming a later consumer sequence, or heartbeats that stop (the consumer's
@@ -74,6 +74,19 @@ package final class JetStreamLoopConsumer: Sendable {
         }
         restart?.finish()
         task?.cancel()
+    }
+
+    /// Starts a new consumer from `sequence`, the message `deliver` was just given and could
+    /// not take (a reader whose buffer is full): nothing more of the current consumer is
+    /// delivered. Called from `deliver`, on the loop, so no later message slips in between.
+    package func restart(from sequence: UInt64) {
+        let restart = state.withLock { state -> AsyncStream<Void>.Continuation? in
+            guard state.accepting else { return nil }
+            state.accepting = false
+            state.next = sequence
+            return state.restart
+        }
+        restart?.yield()
     }
 
     private static func now() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds) }

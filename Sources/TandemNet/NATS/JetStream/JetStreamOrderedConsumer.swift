@@ -10,7 +10,8 @@ import Synchronization
 /// its own. Each delivery's reply subject (`$JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.
 /// <consumer seq>…`) carries its sequences; a gap in the consumer sequence, heartbeats that stop
 /// (the consumer's server died) or a reader too slow for the buffer make it start a new consumer
-/// from the sequence after the last one delivered, so nothing is skipped or repeated.
+/// from the sequence after the last one delivered, so nothing is skipped or repeated. Those rules
+/// are `JetStreamLoopConsumer`'s: this sequence is that consumer with a buffer for an async reader.
 public final class JetStreamOrderedConsumer: AsyncSequence, Sendable {
     /// Each element is one stored message.
     public typealias Element = JetStreamStoredMessage
@@ -18,24 +19,45 @@ public final class JetStreamOrderedConsumer: AsyncSequence, Sendable {
     public typealias Failure = JetStreamError
 
     private let messages: AsyncThrowingStream<JetStreamStoredMessage, any Error>
-    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let continuation: AsyncThrowingStream<JetStreamStoredMessage, any Error>.Continuation
+    private let follower: Follower
+
+    /// The loop consumer this sequence reads, once made: its `deliver` refers to it, to start it
+    /// again when the buffer is full; `stop()` lets go of it (the reference is a cycle until then).
+    private final class Follower: Sendable {
+        let consumer = Mutex<JetStreamLoopConsumer?>(nil)
+    }
 
     init(jetStream: JetStream, stream: String, subject: String, from sequence: UInt64, heartbeat: Duration, bufferLimit: Int) {
         let (messages, continuation) = AsyncThrowingStream.makeStream(of: JetStreamStoredMessage.self, throwing: (any Error).self,
                                                                        bufferingPolicy: .bufferingOldest(bufferLimit))
         self.messages = messages
-        let driver = Task {
-            await JetStreamOrderedConsumer.run(jetStream, stream: stream, subject: subject, from: sequence, heartbeat: heartbeat, into: continuation)
-        }
-        task.withLock { $0 = driver }
-        continuation.onTermination = { _ in driver.cancel() }
+        self.continuation = continuation
+        let follower = Follower()
+        self.follower = follower
+        // The rules are the loop consumer's; this only buffers for an async reader. A reader too
+        // slow for the buffer starts a new consumer from the message it could not take.
+        let consumer = JetStreamLoopConsumer(
+            jetStream: jetStream, stream: stream, subject: subject, from: sequence, heartbeat: heartbeat,
+            deliver: { stored in
+                if case .dropped = continuation.yield(stored) { follower.consumer.withLock { $0 }?.restart(from: stored.sequence) }
+            },
+            ended: { error in continuation.finish(throwing: error) })
+        follower.consumer.withLock { $0 = consumer }
+        continuation.onTermination = { _ in follower.consumer.withLock { $0 }?.stop() }
+        consumer.start()
     }
 
     deinit { stop() }
 
     /// Stops following: the consumer goes, and the sequence finishes.
     public func stop() {
-        task.withLock { $0?.cancel() }
+        let consumer = follower.consumer.withLock { consumer in
+            defer { consumer = nil }
+            return consumer
+        }
+        consumer?.stop()
+        continuation.finish()
     }
 
     /// An iterator over the messages.
@@ -91,75 +113,6 @@ public final class JetStreamOrderedConsumer: AsyncSequence, Sendable {
         return try await jetStream.call("CONSUMER.CREATE.\(JetStream.checkName(stream))", body: Array(body), as: ConsumerCreated.self).name
     }
 
-    private static func run(_ jetStream: JetStream, stream: String, subject: String, from start: UInt64, heartbeat: Duration,
-                            into continuation: AsyncThrowingStream<JetStreamStoredMessage, any Error>.Continuation) async {
-        let connection = jetStream.connection
-        var next = Swift.max(start, 1)
-        var pause = Duration.zero
-        while !Task.isCancelled {
-            if pause > .zero { try? await Task.sleep(for: pause) }
-            pause = .milliseconds(250)
-            if connection.isClosed {
-                return continuation.finish(throwing: JetStreamError(.connection, reason: "the NATS connection is closed"))
-            }
-            let inbox = "_INBOX.\(UInt64.random(in: 0...UInt64.max)).\(UInt64.random(in: 0...UInt64.max))"
-            guard let subscription = try? await connection.subscribe(to: inbox) else { continue }
-            let name: String
-            do {
-                name = try await createConsumer(jetStream, stream: stream, subject: subject, inbox: inbox, from: next, heartbeat: heartbeat)
-            } catch let error as JetStreamError where error.kind == .streamNotFound {
-                await subscription.unsubscribe()
-                return continuation.finish(throwing: error)
-            } catch {
-                await subscription.unsubscribe()
-                continue
-            }
-            let lastActivity = Activity()
-            let silence = Int64(heartbeat.components.seconds * 3_000_000_000 + heartbeat.components.attoseconds / 333_333_333)
-            // Heartbeats that stop mean the consumer is gone with its server: start again.
-            let watchdog = Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: heartbeat)
-                    if Int64(DispatchTime.now().uptimeNanoseconds) - lastActivity.instant.load(ordering: .relaxed) > silence {
-                        await subscription.unsubscribe()
-                        return
-                    }
-                }
-            }
-            var consumerSequence: UInt64 = 0
-            do {
-                delivering: for try await message in subscription {
-                    lastActivity.instant.store(Int64(DispatchTime.now().uptimeNanoseconds), ordering: .relaxed)
-                    if Task.isCancelled { break }
-                    if message.status == 100 {
-                        if let reply = message.replyTo { try? await connection.publish(reply, payload: []) }
-                        if let last = message.headers?["Nats-Last-Consumer"].flatMap(UInt64.init), last > consumerSequence { break delivering }
-                        continue
-                    }
-                    guard let delivery = Delivery(replyTo: message.replyTo) else { continue }
-                    guard delivery.consumerSequence == consumerSequence + 1 else { break delivering }
-                    let stored = JetStreamStoredMessage(subject: message.subject, sequence: delivery.streamSequence, headers: message.headers, payload: message.payload)
-                    if case .dropped = continuation.yield(stored) { break delivering }
-                    consumerSequence = delivery.consumerSequence
-                    next = delivery.streamSequence + 1
-                    pause = .zero
-                }
-            } catch {
-                // The connection closed: the loop's next pass says so.
-            }
-            watchdog.cancel()
-            await subscription.unsubscribe()
-            _ = try? await jetStream.call("CONSUMER.DELETE.\(JetStream.checkName(stream)).\(JetStream.checkName(name))", body: [], as: Ignored.self)
-        }
-        continuation.finish()
-    }
-
-    private struct Ignored: Decodable {}
-
-    /// When the consumer was last heard from (monotonic ns), shared with its watchdog.
-    private final class Activity: Sendable {
-        let instant = Atomic<Int64>(Int64(DispatchTime.now().uptimeNanoseconds))
-    }
 }
 
 extension JetStream {
