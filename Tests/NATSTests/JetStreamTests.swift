@@ -94,6 +94,32 @@ struct JetStreamTests {
         await connection.close()
     }
 
+    /// A reader slower than the buffer: the consumer starts again from the message the full
+    /// buffer could not take, so the reader still gets every message once, in order.
+    @Test func anOrderedConsumerWhoseReaderFallsBehindSkipsAndRepeatsNothing() async throws {
+        let server = try NATSServerProcess()
+        defer { server.stop() }
+        let connection = try await NATSConnection.connect(to: server.url)
+        let jetStream = JetStream(connection: connection)
+        try await jetStream.createStream(JetStreamStreamConfiguration(name: "SLOW", subjects: ["slow.>"], storage: .memory))
+        for index in 0..<40 { _ = try await jetStream.publish("slow.s", payload: "m\(index)".bytes) }
+        let consumer = jetStream.orderedConsumer(stream: "SLOW", subject: "slow.s", heartbeat: .milliseconds(500), bufferLimit: 4)
+        let received = try await within(15, "the 40 messages, read slowly") {
+            var received: [JetStreamStoredMessage] = []
+            for try await message in consumer {
+                received.append(message)
+                // Slower than the consumer delivers: its four places fill while this sleeps.
+                if received.count % 10 == 1 { try await Task.sleep(for: .milliseconds(100)) }
+                if received.count == 40 { break }
+            }
+            return received
+        }
+        consumer.stop()
+        #expect(received.map(\.sequence) == Array(1...40))
+        #expect(received.map(\.payload.text) == (0..<40).map { "m\($0)" })
+        await connection.close()
+    }
+
     @Test func updatesDeletesAndSaysWhatIsMissing() async throws {
         let server = try NATSServerProcess()
         defer { server.stop() }

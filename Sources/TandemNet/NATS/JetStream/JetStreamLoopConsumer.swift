@@ -135,7 +135,7 @@ package final class JetStreamLoopConsumer: Sendable {
             state.withLock { state in
                 if state.generation == generation { state.lastActivity = Self.now() }
             }
-            let silence = Int64(heartbeat.components.seconds * 3_000_000_000 + heartbeat.components.attoseconds / 333_333_333)
+            let silence = 3 * NATSConnection.nanoseconds(heartbeat)
             // Heartbeats that stop mean the consumer is gone with its server: start again.
             let watchdog = Task { [self] in
                 while !Task.isCancelled {

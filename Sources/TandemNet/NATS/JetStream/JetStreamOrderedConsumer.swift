@@ -103,7 +103,7 @@ public final class JetStreamOrderedConsumer: AsyncSequence, Sendable {
     /// `subject` of `stream` from `sequence` to `inbox`; its name.
     static func createConsumer(_ jetStream: JetStream, stream: String, subject: String, inbox: String, from sequence: UInt64,
                                heartbeat: Duration) async throws -> String {
-        let nanoseconds = heartbeat.components.seconds * 1_000_000_000 + heartbeat.components.attoseconds / 1_000_000_000
+        let nanoseconds = NATSConnection.nanoseconds(heartbeat)
         let config: [String: Any] = [
             "deliver_subject": inbox, "deliver_policy": "by_start_sequence", "opt_start_seq": sequence,
             "ack_policy": "none", "replay_policy": "instant", "filter_subject": subject, "flow_control": true,
