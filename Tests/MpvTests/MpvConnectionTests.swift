@@ -39,7 +39,12 @@ import TandemMpv
             #expect(speed.double == 1.5)
             let reply = try await mpv.command(["seek", 10, "absolute", "exact"])
             #expect(reply.sentAt <= reply.receivedAt)
-            #expect(await eventually { (try? await mpv.get("seeking"))?.bool == false })
+            // Settled once it is past the target and no longer seeking: `seeking` alone reads false
+            // in the moment before mpv begins the seek (one fresh-clone run read 0.07 s here).
+            #expect(await eventually {
+                guard (try? await mpv.get("seeking"))?.bool == false else { return false }
+                return ((try? await mpv.get("time-pos"))?.double ?? 0) >= 10
+            })
             try await mpv.set("pause", true)
             let position = try #require(try await mpv.get("time-pos").double)
             #expect(position >= 10 && position < 10.5, "landed at \(position)")

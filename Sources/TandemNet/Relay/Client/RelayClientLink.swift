@@ -188,7 +188,8 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     /// Leaves the session; the others go on.
     public func leave() async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            beginLeave { waiter.resume() }
+            let departure = DepartureWaiter(waiter)
+            beginLeave { departure.resume() }
         }
     }
 
@@ -208,12 +209,13 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     /// Ends the session for everyone; returns once the relay has announced it (or the link closed).
     public func end(reason: String) async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let departure = DepartureWaiter(waiter)
             loop.execute { [self] in
                 if core.isClosed {
-                    waiter.resume()
+                    departure.resume()
                     return
                 }
-                leaveWaiters.append { waiter.resume() }
+                leaveWaiters.append { departure.resume() }
                 apply(core.submit { .end(sequence: $0, reason: reason) }.directives)
             }
         }
@@ -344,4 +346,23 @@ extension RelayClientLink: RelayTransportDelegate {
         joinWaiter?(.success(welcome))
         joinWaiter = nil
     }
+}
+
+/// The wait of a `leave()` or `end(reason:)`, resumed once: when the departure settles, or,
+/// should whatever holds it be dropped first (a loop reset with the job still queued, a link
+/// released with its waiters), as it goes. The caller then returns as it would once the link
+/// closed, instead of waiting for good on a continuation nobody can resume.
+final class DepartureWaiter: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Void, Never>?>
+
+    init(_ continuation: CheckedContinuation<Void, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    /// Resumes the wait; later calls do nothing.
+    func resume() {
+        continuation.withLock { $0.take() }?.resume()
+    }
+
+    deinit { resume() }
 }
