@@ -61,6 +61,8 @@ struct BadInputTests {
             try expectVersionRefused(9, port: port)
             try expectVersionRefused(2, port: port)
             try expectVersionRefused(3, port: port)
+            // Every version this build no longer speaks, the newest of them included.
+            for version in 4..<RelayFrame.version { try expectVersionRefused(version, port: port) }
             // A proposal whose retention byte names nothing (1, 2 and 0 do).
             try expectDropped(rawFrame(type: 0x17, payload: [0, 0, 0, 0, 0, 0, 0, 1, 7, 0, 0, 0, 0]), port: port,
                               mentioning: "retention 7")

@@ -208,6 +208,10 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
 
     // MARK: Tasks
 
+    /// How many tasks wait for the loop's next pass: what a test reads to know that a job it set
+    /// going is queued.
+    package var queuedTaskCount: Int { tasks.withLock { $0.count } }
+
     /// Runs `task` on the loop's thread, after the tasks queued before it. Any thread.
     func execute(_ task: @escaping @Sendable () -> Void) {
         let first = tasks.withLock { queue in

@@ -26,7 +26,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     private var joinWaiter: (@Sendable (Result<RelayWelcome, RelayError>) -> Void)?
     private var pendingWelcome: RelayWelcome?
     private var joinedAt: Int64 = 0
-    private var requestWaiters: [UInt64: CheckedContinuation<Result<[UInt8], RelayError>, Never>] = [:]
+    private var requestWaiters: [UInt64: OnceWaiter<Result<[UInt8], RelayError>>] = [:]
     private var leaveWaiters: [@Sendable () -> Void] = []
     private var hasLeft = false
     private var eventObserver: ((RelayEvent) -> Void)?
@@ -61,7 +61,8 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     /// Joins: connects, authenticates, waits for the welcome and the datagram path.
     func join() async throws(RelayError) {
         let result = await withCheckedContinuation { (waiter: CheckedContinuation<Result<RelayWelcome, RelayError>, Never>) in
-            beginJoin { waiter.resume(returning: $0) }
+            let join = OnceWaiter(waiter, ifDropped: .failure(RelayError(.closed, "the link stopped before the join settled")))
+            beginJoin { join.resume(returning: $0) }
         }
         _ = try result.get()
     }
@@ -188,7 +189,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     /// Leaves the session; the others go on.
     public func leave() async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let departure = DepartureWaiter(waiter)
+            let departure = OnceWaiter(waiter)
             beginLeave { departure.resume() }
         }
     }
@@ -209,7 +210,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     /// Ends the session for everyone; returns once the relay has announced it (or the link closed).
     public func end(reason: String) async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let departure = DepartureWaiter(waiter)
+            let departure = OnceWaiter(waiter)
             loop.execute { [self] in
                 if core.isClosed {
                     departure.resume()
@@ -237,7 +238,8 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
 
     private func request(_ submit: @escaping @Sendable (inout RelayLinkCore) -> (UInt64, [RelayLinkDirective])) async throws(RelayError) -> [UInt8] {
         guard !closed.load(ordering: .acquiring) else { throw RelayError(.closed, "") }
-        let result = await withCheckedContinuation { (waiter: CheckedContinuation<Result<[UInt8], RelayError>, Never>) in
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[UInt8], RelayError>, Never>) in
+            let waiter = OnceWaiter(continuation, ifDropped: .failure(RelayError(.closed, "")))
             loop.execute { [self] in
                 guard !core.isClosed else {
                     waiter.resume(returning: .failure(RelayError(.closed, "")))
@@ -346,23 +348,4 @@ extension RelayClientLink: RelayTransportDelegate {
         joinWaiter?(.success(welcome))
         joinWaiter = nil
     }
-}
-
-/// The wait of a `leave()` or `end(reason:)`, resumed once: when the departure settles, or,
-/// should whatever holds it be dropped first (a loop reset with the job still queued, a link
-/// released with its waiters), as it goes. The caller then returns as it would once the link
-/// closed, instead of waiting for good on a continuation nobody can resume.
-final class DepartureWaiter: Sendable {
-    private let continuation: Mutex<CheckedContinuation<Void, Never>?>
-
-    init(_ continuation: CheckedContinuation<Void, Never>) {
-        self.continuation = Mutex(continuation)
-    }
-
-    /// Resumes the wait; later calls do nothing.
-    func resume() {
-        continuation.withLock { $0.take() }?.resume()
-    }
-
-    deinit { resume() }
 }
