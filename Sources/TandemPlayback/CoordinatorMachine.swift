@@ -113,9 +113,23 @@ public struct CoordinatorMachine: Sendable {
     /// Whether this participant has a suspension of its own.
     public var isSuspended: Bool { !ownSuspensions.isEmpty }
 
-    /// Where the shared timeline is at host instant `host`, once the clock mapping is known.
+    /// Where the shared timeline is at host instant `host`, once the clock mapping is known: in
+    /// the item the group watches then (the ends of items due by then applied, as
+    /// `view(atHost:)` has them).
     public func expectedItemTime(atHost host: HostInstant) -> ItemTime? {
-        mapping.map { core.timeline.mediaTime(atSessionTime: $0.sessionTime(atHost: host)) }
+        mapping.map { mapping in
+            let session = mapping.sessionTime(atHost: host)
+            return core.settled(at: session).timeline.mediaTime(atSessionTime: session)
+        }
+    }
+
+    /// The group as it stands at host instant `host`: the replicated core with the ends of
+    /// items due by then applied (it settles them itself only at its next record), or the core
+    /// as it is before the clock mapping is known. What this participant's own requests are
+    /// made against: a pause just after an item's end pauses the next item where it is, not
+    /// the ended item's timeline run on (clamped to its duration) carried over to the next.
+    func view(atHost host: HostInstant) -> CoordinationCore {
+        mapping.map { core.settled(at: $0.sessionTime(atHost: host)) } ?? core
     }
 
     // MARK: Ordered records
@@ -271,6 +285,7 @@ public struct CoordinatorMachine: Sendable {
     /// `.playImmediately` and `.resumeImmediately` (Apple's options) ask the group not to wait
     /// for others' pre-roll (`setRateImmediately`, `seekImmediately`: no pre-roll gate).
     public func onLocalRequest(_ request: LocalRequest, now: HostInstant) throws(ProposalRejection) -> [LocalRequestDirective] {
+        let view = view(atHost: now)
         let proposal: PlaybackProposal
         switch request {
         case .rate(let rate, let options):
@@ -279,7 +294,7 @@ public struct CoordinatorMachine: Sendable {
                 proposal = options.contains(.playImmediately) ? .setRateImmediately(rate) : .setRate(rate)
             } else {
                 // The timeline plays on past the item's end; a pause there shows the end.
-                proposal = .pause(at: expectedItemTime(atHost: now).map(withinItem))
+                proposal = .pause(at: expectedItemTime(atHost: now).map { withinItem($0, at: now) })
             }
         case .seek(let time, let options):
             proposal = options.contains(.resumeImmediately) ? .seekImmediately(to: time) : .seek(to: time)
@@ -287,7 +302,7 @@ public struct CoordinatorMachine: Sendable {
         case .report(let item, let identity, let ready): proposal = .state(item: item, identity: identity, ready: ready)
         case .queue(let change): proposal = .queue(change)
         }
-        if let rejection = core.rejection(of: proposal, from: localParticipant) { throw rejection }
+        if let rejection = view.rejection(of: proposal, from: localParticipant) { throw rejection }
         return [.propose(proposal)]
     }
 
@@ -326,7 +341,7 @@ public struct CoordinatorMachine: Sendable {
     public mutating func onSuspensionEnded(_ id: UUID, proposingNewTime time: ItemTime?, now: HostInstant) -> [SuspensionDirective] {
         guard ownSuspensions.removeValue(forKey: id) != nil else { return [] }
         // Within the item, so that the end is never refused (the group would wait on).
-        var out: [SuspensionDirective] = [.propose(.endSuspension(id: id, proposedTime: time.map(withinItem)))]
+        var out: [SuspensionDirective] = [.propose(.endSuspension(id: id, proposedTime: time.map { withinItem($0, at: now) }))]
         guard ownSuspensions.isEmpty else { return out }
         out += follow(from: nil, originator: nil, lead: configuration.prerollLead, now: now).map {
             switch $0 {
@@ -361,9 +376,10 @@ public struct CoordinatorMachine: Sendable {
         case propose(PlaybackProposal)
     }
 
-    /// `time` within the current item, as validation bounds it.
-    private func withinItem(_ time: ItemTime) -> ItemTime {
-        time.clamped(to: core.mediaTimeRange(ofItem: core.timeline.item))
+    /// `time` within the item the group watches at host instant `now`, as validation bounds it.
+    private func withinItem(_ time: ItemTime, at now: HostInstant) -> ItemTime {
+        let view = view(atHost: now)
+        return time.clamped(to: view.mediaTimeRange(ofItem: view.timeline.item))
     }
 
     /// How far from the session clock's present an instant is mapped to host time: a day. An

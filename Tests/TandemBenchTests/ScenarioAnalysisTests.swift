@@ -55,6 +55,30 @@ import TandemHarness
         #expect(timelines[1].rate == 0)
     }
 
+    /// A queue's switch of items: item "a" plays from 1 s (version 1), and at 4 s its end starts
+    /// item "b" at 0: the `item-ended` event's timeline, of the same version (an end is no
+    /// record). Both are kept, as two peers announced them, and each frame is due on its own
+    /// item's timeline: kept by version alone, or measured against the other item's, a frame
+    /// read as a clock error of a whole clip (the queue scenario's clock-error p99 of 5.8 to
+    /// 17.8 s).
+    @Test func eachFrameIsDueOnItsOwnItemsTimeline() {
+        let a = WatchPartyEvent.Timeline(version: 1, rate: 1, mediaTime: 0, effectiveSessionNanoseconds: 1_000_000_000, item: "a")
+        let b = WatchPartyEvent.Timeline(version: 1, rate: 1, mediaTime: 0, effectiveSessionNanoseconds: 4_000_000_000, item: "b")
+        let peer = [WatchEvent(.timeline(a, .init(by: "peer-0", change: "play"))),
+                    WatchEvent(.itemEnded(b, .init(identifier: "b", index: 1, change: "end of item: next")))]
+        let timelines = ScenarioAnalysis.inForce(ScenarioAnalysis.timelines([peer, peer]))
+        #expect(timelines.map(\.effective) == [1_000_000_000, 4_000_000_000])
+        #expect(timelines.map(\.item) == ["a", "b"])
+        // The first frames of "b".
+        #expect(ScenarioAnalysis.idealInstant(pts: 0.5, item: "b", at: 4_500_000_000, timelines: timelines) == 4_500_000_000)
+        // The last frame of "a", presented half a millisecond after the switch: still due on a's
+        // timeline, at 3.999 s (item-unaware, b's timeline would put it at 6.999 s).
+        #expect(ScenarioAnalysis.idealInstant(pts: 2.999, item: "a", at: 4_000_500_000, timelines: timelines) == 3_999_000_000)
+        #expect(ScenarioAnalysis.idealInstant(pts: 2.999, at: 4_000_500_000, timelines: timelines) == 6_999_000_000)
+        // An item no timeline names is measured against them all.
+        #expect(ScenarioAnalysis.idealInstant(pts: 0.5, item: "c", at: 4_500_000_000, timelines: timelines) == 4_500_000_000)
+    }
+
     /// A gated play (`PrerollGate`): ordered at 10 s, it first announces a provisional v2
     /// anchored at the gate's deadline (11 s); once everyone has pre-rolled, v3 starts it at
     /// 10.3 s, before that deadline; a pause (v4) at 12 s. The provisional v2 never takes

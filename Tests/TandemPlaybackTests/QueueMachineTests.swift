@@ -123,6 +123,21 @@ import TandemClock
         #expect(machine.itemEndWake() == nil)
     }
 
+    /// A pause after an item's end, before any record has settled it in the replicated core:
+    /// made against the group as it stands (the next item, 1 s in), not the ended item's
+    /// timeline run on past its end. The queue scenario's pause after its last transition read
+    /// 20 s, the first item's length, on a 3 s clip.
+    @Test func aPauseJustAfterAnEndPausesTheNextItemWhereItIs() throws {
+        var (machine, _) = playing()
+        _ = machine.onTick(now: hostNS(10 * Self.second))
+        while let flying = machine.inFlight { _ = machine.onCommandCompleted(flying.id, now: hostNS(10_100 * Self.ms)) }
+        #expect(machine.core.timeline.item == "first.mp4", "no record has settled the end yet")
+        #expect(machine.expectedItemTime(atHost: hostNS(12 * Self.second)) == itemNS(1 * Self.second))
+        #expect(try machine.onLocalRequest(.rate(0, []), now: hostNS(12 * Self.second)) == [.propose(.pause(at: itemNS(1 * Self.second)))])
+        // Before the end, on the first item as ever.
+        #expect(try machine.onLocalRequest(.rate(0, []), now: hostNS(4 * Self.second)) == [.propose(.pause(at: itemNS(3 * Self.second)))])
+    }
+
     @Test func aQueueRequestIsProposedOrRefusedAsEveryoneWouldSkipIt() throws {
         let (machine, _) = playing()
         #expect(try machine.onLocalRequest(.queue(.next), now: hostNS(2 * Self.second)) == [.propose(.queue(.next))])
