@@ -117,7 +117,9 @@ extension MpvPlayer {
     /// How long before an instant `wait(until:version:)` stops sleeping and starts yielding (ns).
     static let spinLead: Int64 = 2_000_000
 
-    private func isCurrent(_ version: UInt64) -> Bool {
+    /// Whether a command of `version` is still the one to carry out: no newer command, no
+    /// person's proposal held for (`hold`), the player open.
+    func isCurrent(_ version: UInt64) -> Bool {
         state.withLock { $0.latestVersion == version && $0.hold == nil && !$0.closed }
     }
 

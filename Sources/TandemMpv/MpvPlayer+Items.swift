@@ -187,9 +187,10 @@ extension MpvPlayer {
 
     /// Tells the group, while coordinating, the item mpv has now, with its identity.
     func reportItemToGroup() {
-        guard playbackCoordinator.isCoordinating else { return }
+        let coordinator = groupCoordinator
+        guard coordinator.isCoordinating else { return }
         let (identifier, identity) = items.withLock { ($0.loaded.item.identifier, $0.loaded.identity) }
-        try? playbackCoordinator.reportItem(identifier, identity: identity, ready: true)
+        try? coordinator.reportItem(identifier, identity: identity, ready: true)
     }
 
     /// Replaces mpv's file with `item`'s (`loadfile … replace`) and waits until mpv has loaded it

@@ -76,6 +76,11 @@ extension MpvPlayer {
         set { state.withLock { $0.readingsCoordinator = newValue } }
     }
 
+    /// The coordinator a person's queue keys in mpv's window and mpv's item reports go to: the
+    /// one a program drives the player's transport from (`readingsCoordinator`), when there is
+    /// one, else the player's own.
+    var groupCoordinator: PlaybackCoordinator { readingsCoordinator ?? playbackCoordinator }
+
     /// One reading for the presentation log, between the correction loop's.
     func takeReading() async {
         guard (readingsCoordinator ?? playbackCoordinator).localClock != nil else { return }

@@ -23,8 +23,8 @@ extension MpvPlayer {
             // A queue key bound in mpv (`bindQueueKeys`): the group moves, as `next`/`prev` do.
             guard case .array(let words)? = event.message["args"], words.first?.string == Self.queueMessageTarget else { return }
             switch words.dropFirst().first?.string {
-            case "next"?: _ = try? playbackCoordinator.advanceToNextItem()
-            case "previous"?: _ = try? playbackCoordinator.returnToPreviousItem()
+            case "next"?: _ = try? groupCoordinator.advanceToNextItem()
+            case "previous"?: _ = try? groupCoordinator.returnToPreviousItem()
             default: break
             }
             return
@@ -82,6 +82,10 @@ extension MpvPlayer {
     /// the person put it (`playOn(awaiting:)`), and an answer whose instant is far off lets it
     /// play on until its start must begin (`start(itemTime:at:rate:version:again:)`).
     private func propose(_ action: MpvRequestLedger.UserAction, requestedSpeed: Double, groupRate: Double) async {
+        if let driver = readingsCoordinator {
+            forward(action, to: driver)
+            return
+        }
         let coordinator = playbackCoordinator
         let timeline = coordinator.timeline
         let waiting = state.withLock { $0.hold != nil }
@@ -123,6 +127,35 @@ extension MpvPlayer {
             case .setSpeed, .seek: if groupPlays { rejoinIfPlaying(coordinator) }
             case .setPaused: break
             }
+            return
+        }
+        state.withLock { $0.statistics.userProposals += 1 }
+    }
+
+    /// A person's change when a program drives the player's transport from a coordinator of
+    /// its own (`readingsCoordinator`: the benchmark's apply-on-receipt baseline, where the
+    /// player's own coordinator is not coordinating): proposed to that coordinator as it is,
+    /// with no hold, since that program applies every change, this participant's own included,
+    /// as it arrives. mpv has already done what the person asked.
+    private func forward(_ action: MpvRequestLedger.UserAction, to driver: PlaybackCoordinator) {
+        do {
+            switch action {
+            case .setPaused(true):
+                guard driver.timeline.rate > 0 else { return }
+                try driver.coordinateRateChange(to: 0)
+            case .setPaused(false):
+                guard driver.timeline.rate == 0 else { return }
+                try driver.coordinateRateChange(to: Self.proposable(state.withLock { $0.ledger.speed }))
+            case .setSpeed(let speed):
+                // Only while playing: a rate while paused would start everyone.
+                guard driver.timeline.rate > 0 else { return }
+                state.withLock { $0.requestedSpeed = speed }
+                try driver.coordinateRateChange(to: Self.proposable(speed))
+            case .seek(let position):
+                let core = driver.core
+                try driver.coordinateSeek(to: ItemTime(nanoseconds: position).clamped(to: core.mediaTimeRange(ofItem: core.timeline.item)))
+            }
+        } catch {
             return
         }
         state.withLock { $0.statistics.userProposals += 1 }

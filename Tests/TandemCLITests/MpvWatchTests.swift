@@ -71,6 +71,38 @@ import TandemHarness
         #expect(host.waitForExit(timeout: 20) == 0, "\(host.standardError)")
     }
 
+    /// On receipt (`--follow on-receipt`, mpv's transport driven from the baseline's own
+    /// coordinator), a person's keys in the host's mpv still reach the other peer: space plays
+    /// the group, space again pauses it.
+    @Test func onReceiptAPersonsKeyInMpvReachesTheOtherPeer() async throws {
+        let fixtures = try MediaFixtures()
+        defer { fixtures.remove() }
+        let clip = SampleClip.directory + "/watch-together.mp4"
+        let socket = fixtures.path("host.sock")
+        let host = try WatchProcess.host(media: [clip], mpv: .init(socket: socket), arguments: ["--follow", "on-receipt"])
+        defer { host.kill() }
+        let invite = try #require(host.invite(), "no invite: \(host.standardError)")
+        let joiner = try WatchProcess.join(invite: invite, media: [clip], name: "ben", arguments: ["--follow", "on-receipt"])
+        defer { joiner.kill() }
+        #expect(host.waitUntilJoined() && joiner.waitUntilJoined(), "\(host.standardError)\n\(joiner.standardError)")
+        let mpv = try await MpvConnection.connect(path: socket, timeout: .seconds(20))
+        defer { mpv.close() }
+        try await Task.sleep(for: .seconds(1))
+
+        _ = try await mpv.command(["keypress", "SPACE"])
+        #expect(joiner.waitUntil(timeout: 10) { $0.contains { $0.change == "play" && $0.by == "ana" } }, "\(joiner.lines.suffix(8))")
+        try await Task.sleep(for: .seconds(1))
+        _ = try await mpv.command(["keypress", "SPACE"])
+        #expect(joiner.waitUntil(timeout: 10) { $0.contains { $0.change == "pause" && $0.by == "ana" } }, "\(joiner.lines.suffix(8))")
+        #expect(!host.events.contains { $0.event == "error" } && !joiner.events.contains { $0.event == "error" },
+                "\(host.lines)\n\(joiner.lines)")
+
+        #expect(host.send("end") != nil)
+        host.closeInput()
+        #expect(host.waitForExit(timeout: 20) == 0, "\(host.standardError)")
+        #expect(joiner.waitForExit(timeout: 20) == 3)
+    }
+
     @Test(arguments: ["scheduled", "on-receipt"])
     func anMpvHostWritesItsReadingsToThePresentationLog(follow: String) async throws {
         let fixtures = try MediaFixtures()
