@@ -199,6 +199,25 @@ import TandemHarness
                                    scriptStarted: 9_000_000_000, errors: [])
     }
 
+    /// The same run with its seek made while paused: one still frame until the next change,
+    /// nothing to converge, so no convergence event (counted, it read as never converged).
+    @Test func aSeekWhilePausedIsNoConvergenceEvent() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-analysis-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var outcome = try ScenarioAnalysisTests.madeUpRun(in: directory)
+        for index in outcome.peers.indices {
+            outcome.peers[index].events = outcome.peers[index].events.map { event in
+                guard case .timeline(var timeline, let change) = event.payload, timeline.version == 3 else { return event }
+                timeline.rate = 0
+                return WatchEvent(.timeline(timeline, change), receivedNanoseconds: event.receivedNanoseconds)
+            }
+        }
+        let scenario = Scenario(name: "made-up", summary: "", peers: 3, steps: [])
+        let result = try ScenarioAnalysis.result(outcome, scenario: scenario, mode: .coordinator)
+        #expect(result.convergenceEvents == 0 && result.notConverged == 0)
+    }
+
     @Test func aWholeRunGivesItsFigures() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-analysis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -96,7 +96,10 @@ enum ScenarioAnalysis {
         var events = 0
         if scenario.player == .builtin {
             for (command, version) in zip(outcome.commands, versions) where command.line.hasPrefix("seek") {
-                guard let version, let completed = completing(version, in: announced) else { continue }
+                // A seek while paused shows one still frame until the next change: there is no
+                // run of frames to converge, and it is not counted (the queue scenario's paused
+                // seek read as never converged).
+                guard let version, let completed = completing(version, in: announced), completed.rate > 0 else { continue }
                 let effective = completed.effective
                 // Until the next change takes effect; a seek superseded at once (in a storm) never
                 // really played, and is not counted.
