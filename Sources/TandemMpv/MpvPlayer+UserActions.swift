@@ -115,9 +115,7 @@ extension MpvPlayer {
             if groupPlays { await setPaused(true) }
             proposed = hold(pausing: groupPlays, proposing: { try coordinator.coordinateRateChange(to: Self.proposable(rate)) })
         case .seek(let position):
-            // Within the item as the group knows it (its announced duration is rounded to the ms).
-            let core = coordinator.core
-            let target = ItemTime(nanoseconds: position).clamped(to: core.mediaTimeRange(ofItem: core.timeline.item))
+            let target = Self.seekTarget(position, on: coordinator)
             if groupPlays { await setPaused(true) }
             proposed = hold(pausing: groupPlays, proposing: { try coordinator.coordinateSeek(to: target) })
         }
@@ -152,13 +150,19 @@ extension MpvPlayer {
                 state.withLock { $0.requestedSpeed = speed }
                 try driver.coordinateRateChange(to: Self.proposable(speed))
             case .seek(let position):
-                let core = driver.core
-                try driver.coordinateSeek(to: ItemTime(nanoseconds: position).clamped(to: core.mediaTimeRange(ofItem: core.timeline.item)))
+                try driver.coordinateSeek(to: Self.seekTarget(position, on: driver))
             }
         } catch {
             return
         }
         state.withLock { $0.statistics.userProposals += 1 }
+    }
+
+    /// Where a person's seek to `position` (ns) is proposed: within the item as `coordinator`'s
+    /// group knows it (its announced duration is rounded to the ms).
+    private static func seekTarget(_ position: Int64, on coordinator: PlaybackCoordinator) -> ItemTime {
+        let core = coordinator.core
+        return ItemTime(nanoseconds: position).clamped(to: core.mediaTimeRange(ofItem: core.timeline.item))
     }
 
     /// How long mpv, paused for a person's seek or change of speed, waits for the group's

@@ -294,7 +294,7 @@ public struct CoordinatorMachine: Sendable {
                 proposal = options.contains(.playImmediately) ? .setRateImmediately(rate) : .setRate(rate)
             } else {
                 // The timeline plays on past the item's end; a pause there shows the end.
-                proposal = .pause(at: expectedItemTime(atHost: now).map { withinItem($0, at: now) })
+                proposal = .pause(at: mapping.map { withinItem(view.timeline.mediaTime(atSessionTime: $0.sessionTime(atHost: now)), in: view) })
             }
         case .seek(let time, let options):
             proposal = options.contains(.resumeImmediately) ? .seekImmediately(to: time) : .seek(to: time)
@@ -341,7 +341,7 @@ public struct CoordinatorMachine: Sendable {
     public mutating func onSuspensionEnded(_ id: UUID, proposingNewTime time: ItemTime?, now: HostInstant) -> [SuspensionDirective] {
         guard ownSuspensions.removeValue(forKey: id) != nil else { return [] }
         // Within the item, so that the end is never refused (the group would wait on).
-        var out: [SuspensionDirective] = [.propose(.endSuspension(id: id, proposedTime: time.map { withinItem($0, at: now) }))]
+        var out: [SuspensionDirective] = [.propose(.endSuspension(id: id, proposedTime: time.map { withinItem($0, in: view(atHost: now)) }))]
         guard ownSuspensions.isEmpty else { return out }
         out += follow(from: nil, originator: nil, lead: configuration.prerollLead, now: now).map {
             switch $0 {
@@ -376,10 +376,9 @@ public struct CoordinatorMachine: Sendable {
         case propose(PlaybackProposal)
     }
 
-    /// `time` within the item the group watches at host instant `now`, as validation bounds it.
-    private func withinItem(_ time: ItemTime, at now: HostInstant) -> ItemTime {
-        let view = view(atHost: now)
-        return time.clamped(to: view.mediaTimeRange(ofItem: view.timeline.item))
+    /// `time` within the item `view` (`view(atHost:)`) watches, as validation bounds it.
+    private func withinItem(_ time: ItemTime, in view: CoordinationCore) -> ItemTime {
+        time.clamped(to: view.mediaTimeRange(ofItem: view.timeline.item))
     }
 
     /// How far from the session clock's present an instant is mapped to host time: a day. An
