@@ -64,7 +64,9 @@ extension CoordinationCore {
         switch proposal {
         case .setRate(let rate), .setRateImmediately(let rate):
             return Self.rateRejection(rate)
-        case .pause(let seen):
+        case .pause(let seen, let item):
+            // A position in an item the group has left is not used, so it is not checked.
+            guard isTimelineItem(item) else { return nil }
             return seen.flatMap { mediaTimeRejection($0, item: timeline.item, "pause at") }
         case .seek(let target), .seekImmediately(let target):
             return mediaTimeRejection(target, item: timeline.item, "seek to")
@@ -89,7 +91,8 @@ extension CoordinationCore {
                                          "a participant may hold at most \(Self.maximumSuspensionsPerParticipant) suspensions at once")
             }
             return nil
-        case .endSuspension(_, let proposedTime):
+        case .endSuspension(_, let proposedTime, let item):
+            guard isTimelineItem(item) else { return nil }
             return proposedTime.flatMap { mediaTimeRejection($0, item: timeline.item, "resume at") }
         case .state(let item, let identity, _):
             if let item, item.utf8.count > Self.maximumItemBytes {

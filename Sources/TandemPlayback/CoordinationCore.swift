@@ -116,9 +116,10 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
             reanchor(media: position, at: at)
             if wasStopped, case .setRate = ordered.proposal { gatePlay(ordered, at: at) }
             return [changed(ordered)]
-        case .pause(let seen):
+        case .pause(let seen, let item):
             intendedRate = 0
-            reanchor(media: pauseSnapsToMediaTimeOfOriginator ? (seen ?? position) : position, at: at)
+            let snapped = pauseSnapsToMediaTimeOfOriginator && isTimelineItem(item) ? seen : nil
+            reanchor(media: snapped ?? position, at: at)
             return [changed(ordered)]
         case .seek(let target), .seekImmediately(let target):
             reanchor(media: max(.zero, target), at: at)
@@ -143,8 +144,8 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
             guard holds, !wasWaiting else { return gateEvents }
             reanchor(media: position, at: at)
             return [.groupWaiting(timeline, for: suspensions.filter(\.holdsGroup))]
-        case .endSuspension(let id, let proposedTime):
-            guard let proposedTime, suspensions.contains(where: { $0.id == id }) else {
+        case .endSuspension(let id, let proposedTime, let item):
+            guard let proposedTime, isTimelineItem(item), suspensions.contains(where: { $0.id == id }) else {
                 return endSuspensions(where: { $0.id == id }, at: at, position: position, originator: ordered.originator, ordered: ordered)
             }
             // A proposed time moves the group there, whether it waited or not (scrubbing).
@@ -191,6 +192,14 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
         reanchor(media: position, at: at)
         gatePlay(ordered, at: at)
         return [.groupResumed(timeline, originator: originator)]
+    }
+
+    /// Whether a media time a proposal names in `item` (the item its originator saw current)
+    /// belongs to the timeline's item: yes when they are the same, or when the proposal names no
+    /// item (one made before proposals named it). An item's end between a request and its record
+    /// makes them differ.
+    func isTimelineItem(_ item: String?) -> Bool {
+        item == nil || item == timeline.item
     }
 
     /// Re-anchors the timeline at session instant `at` on media time `media`, at the intended

@@ -294,7 +294,8 @@ public struct CoordinatorMachine: Sendable {
                 proposal = options.contains(.playImmediately) ? .setRateImmediately(rate) : .setRate(rate)
             } else {
                 // The timeline plays on past the item's end; a pause there shows the end.
-                proposal = .pause(at: mapping.map { withinItem(view.timeline.mediaTime(atSessionTime: $0.sessionTime(atHost: now)), in: view) })
+                proposal = .pause(at: mapping.map { withinItem(view.timeline.mediaTime(atSessionTime: $0.sessionTime(atHost: now)), in: view) },
+                                  item: view.timeline.item)
             }
         case .seek(let time, let options):
             proposal = options.contains(.resumeImmediately) ? .seekImmediately(to: time) : .seek(to: time)
@@ -341,7 +342,9 @@ public struct CoordinatorMachine: Sendable {
     public mutating func onSuspensionEnded(_ id: UUID, proposingNewTime time: ItemTime?, now: HostInstant) -> [SuspensionDirective] {
         guard ownSuspensions.removeValue(forKey: id) != nil else { return [] }
         // Within the item, so that the end is never refused (the group would wait on).
-        var out: [SuspensionDirective] = [.propose(.endSuspension(id: id, proposedTime: time.map { withinItem($0, in: view(atHost: now)) }))]
+        let view = view(atHost: now)
+        var out: [SuspensionDirective] = [.propose(.endSuspension(id: id, proposedTime: time.map { withinItem($0, in: view) },
+                                                                 item: time == nil ? nil : view.timeline.item))]
         guard ownSuspensions.isEmpty else { return out }
         out += follow(from: nil, originator: nil, lead: configuration.prerollLead, now: now).map {
             switch $0 {

@@ -7,10 +7,14 @@ import TandemClock
 public enum PlaybackProposal: Sendable, Codable, Equatable {
     /// Play (or change the rate) from the current position.
     case setRate(Double)
-    /// Pause. `at` is the media time the originator saw when it paused, used when pauses snap to
-    /// the originator's position.
-    case pause(at: ItemTime?)
-    /// Move to a media time, keeping the rate.
+    /// Pause. `at` is the media time the originator saw when it paused, in `item`, the item it
+    /// saw current; used when pauses snap to the originator's position. When the group has moved
+    /// on to another item by the pause's effective instant (an item's end came between the
+    /// request and its record), the group pauses where it is: `at` belongs to another item.
+    case pause(at: ItemTime?, item: String? = nil)
+    /// Move to a media time, keeping the rate. A seek names no item: it moves whichever item is
+    /// the group's at its effective instant (so that a switch followed at once by a seek lands in
+    /// the new item).
     case seek(to: ItemTime)
     /// Switch to another item, from its start (or `at`), paused.
     case transition(item: String, at: ItemTime)
@@ -19,8 +23,10 @@ public enum PlaybackProposal: Sendable, Codable, Equatable {
     /// once (beyond it, a participant catches up on its own: Tandem's
     /// `PlaybackCoordinator.setGroupHoldLimit(_:forReason:)`).
     case beginSuspension(id: UUID, reason: SuspensionReason, triggersWaiting: Bool, waitingLimit: Int?)
-    /// End a suspension, optionally proposing where to resume.
-    case endSuspension(id: UUID, proposedTime: ItemTime?)
+    /// End a suspension, optionally proposing where to resume in `item` (the item the originator
+    /// saw current). A proposed time in an item that is no longer the group's at the effective
+    /// instant is not used: the suspension ends where the group is.
+    case endSuspension(id: UUID, proposedTime: ItemTime?, item: String? = nil)
     /// What a participant has loaded (its identifier and content identity) and whether it is
     /// ready to play it.
     case state(item: String?, identity: String?, ready: Bool)

@@ -238,12 +238,12 @@ import TandemClock
                               now: hostNS(2 * Self.second))
         #expect(!machine.core.isWaiting && machine.core.timeline.rate == 1)
         let ended = machine.onSuspensionEnded(scrub, proposingNewTime: itemNS(40 * Self.second), now: hostNS(3 * Self.second))
-        #expect(ended.first == .propose(.endSuspension(id: scrub, proposedTime: itemNS(40 * Self.second))))
+        #expect(ended.first == .propose(.endSuspension(id: scrub, proposedTime: itemNS(40 * Self.second), item: "film")))
         // Past the item's end: within it, so that the end is never refused.
         let late = UUID()
         _ = machine.onSuspensionBegan(late, reason: .userIsChangingCurrentTime, now: hostNS(3 * Self.second))
         #expect(machine.onSuspensionEnded(late, proposingNewTime: .max, now: hostNS(3 * Self.second)).first
-            == .propose(.endSuspension(id: late, proposedTime: itemNS(60 * Self.second))))
+            == .propose(.endSuspension(id: late, proposedTime: itemNS(60 * Self.second), item: "film")))
         // The group applies the end: it is at 40 s from the end's instant, playing.
         let moved = machine.onOrdered(ordered(5, ana, at: 3_100 * Self.ms, .endSuspension(id: scrub, proposedTime: itemNS(40 * Self.second))),
                                       now: hostNS(3_050 * Self.ms))
@@ -254,7 +254,7 @@ import TandemClock
     @Test func requestsAreValidatedAndAPauseSnapsToWhereThisParticipantIs() throws {
         var machine = machine()
         _ = machine.onOrdered(ordered(3, ben, at: 1 * Self.second, .setRate(1)), now: hostNS(900 * Self.ms))
-        #expect(try machine.onLocalRequest(.rate(0, []), now: hostNS(3_500 * Self.ms)) == [.propose(.pause(at: itemNS(2_500 * Self.ms)))])
+        #expect(try machine.onLocalRequest(.rate(0, []), now: hostNS(3_500 * Self.ms)) == [.propose(.pause(at: itemNS(2_500 * Self.ms), item: "film"))])
         #expect(try machine.onLocalRequest(.rate(2, []), now: .zero) == [.propose(.setRate(2))])
         #expect(try machine.onLocalRequest(.rate(2, .playImmediately), now: .zero) == [.propose(.setRateImmediately(2))])
         #expect(try machine.onLocalRequest(.seek(itemNS(10 * Self.second), .resumeImmediately), now: .zero)

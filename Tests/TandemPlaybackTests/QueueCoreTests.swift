@@ -7,6 +7,7 @@ import TandemClock
 /// proposal, and the older item proposals keeping the queue the item's source of truth.
 @Suite struct QueueCoreTests {
     static let second: Int64 = 1_000_000_000
+    static let ms: Int64 = 1_000_000
     let ana = UUID()
     let ben = UUID()
     let first = PlaybackQueue.Entry(identifier: "first.mp4", identity: "d=10.000;h=aa", duration: .seconds(10))
@@ -90,6 +91,39 @@ import TandemClock
                                        proposal: .setRate(1))
         let events = c.apply(poisoned)
         #expect(events.count == 1 && c.timeline.item == "first.mp4" && c.timeline.version == 4)
+    }
+
+    /// A pause (or a scrub's end) proposed on the first item, whose record takes effect after the
+    /// first item's end: the position belongs to the first item, so the group pauses (or resumes)
+    /// where it is on the second, not at 9.8 s of a 5 s clip. On the item it was made in, the
+    /// pause snaps as ever; a pause naming no item (made before pauses named one) snaps too.
+    @Test func aPauseMadeBeforeAnEndAndAppliedAfterItPausesTheNextItemWhereItIs() throws {
+        // The first ends at session 11 s; the record takes effect at 11.5 s.
+        var late = playing()
+        let events = late.apply(ordered(4, ben, at: 11_500 * Self.ms, .pause(at: itemNS(9_800 * Self.ms), item: "first.mp4")))
+        #expect(late.timeline.item == "second.mp4" && late.timeline.rate == 0)
+        #expect(late.timeline.anchorMediaTime == itemNS(500 * Self.ms), "\(late.timeline)")
+        #expect(!events.contains { if case .proposalRejected = $0 { true } else { false } }, "\(events)")
+        // On the item it was made in, it snaps to the originator's position.
+        var inItem = playing()
+        _ = inItem.apply(ordered(4, ben, at: 9_900 * Self.ms, .pause(at: itemNS(8_800 * Self.ms), item: "first.mp4")))
+        #expect(inItem.timeline.item == "first.mp4" && inItem.timeline.anchorMediaTime == itemNS(8_800 * Self.ms))
+        // A pause as peers sent it before pauses named an item reads as one naming none.
+        let older = try JSONDecoder().decode(PlaybackProposal.self, from: Data(#"{"pause":{"at":300000000}}"#.utf8))
+        #expect(older == .pause(at: itemNS(300 * Self.ms), item: nil))
+        var unnamed = playing()
+        _ = unnamed.apply(ordered(4, ben, at: 11_500 * Self.ms, older))
+        #expect(unnamed.timeline.item == "second.mp4" && unnamed.timeline.anchorMediaTime == itemNS(300 * Self.ms))
+        // A scrub's end proposing a time in the first item, after its end: the suspension ends,
+        // and the group stays where it is on the second.
+        var scrubbed = playing()
+        let scrub = UUID()
+        _ = scrubbed.apply(ordered(4, ben, at: 9 * Self.second,
+                                   .beginSuspension(id: scrub, reason: .userIsChangingCurrentTime, triggersWaiting: false, waitingLimit: nil)))
+        _ = scrubbed.apply(ordered(5, ben, at: 12 * Self.second, .endSuspension(id: scrub, proposedTime: itemNS(9_500 * Self.ms), item: "first.mp4")))
+        #expect(scrubbed.suspensions.isEmpty)
+        #expect(scrubbed.timeline.item == "second.mp4" && scrubbed.timeline.rate == 1)
+        #expect(scrubbed.timeline.mediaTime(atSessionTime: sessionNS(12 * Self.second)) == itemNS(1 * Self.second), "\(scrubbed.timeline)")
     }
 
     @Test func aPauseAtItemEndPausesOnTheLastFrameOfTheCurrentItem() {

@@ -133,9 +133,9 @@ import TandemClock
         while let flying = machine.inFlight { _ = machine.onCommandCompleted(flying.id, now: hostNS(10_100 * Self.ms)) }
         #expect(machine.core.timeline.item == "first.mp4", "no record has settled the end yet")
         #expect(machine.expectedItemTime(atHost: hostNS(12 * Self.second)) == itemNS(1 * Self.second))
-        #expect(try machine.onLocalRequest(.rate(0, []), now: hostNS(12 * Self.second)) == [.propose(.pause(at: itemNS(1 * Self.second)))])
+        #expect(try machine.onLocalRequest(.rate(0, []), now: hostNS(12 * Self.second)) == [.propose(.pause(at: itemNS(1 * Self.second), item: "second.mp4"))])
         // Before the end, on the first item as ever.
-        #expect(try machine.onLocalRequest(.rate(0, []), now: hostNS(4 * Self.second)) == [.propose(.pause(at: itemNS(3 * Self.second)))])
+        #expect(try machine.onLocalRequest(.rate(0, []), now: hostNS(4 * Self.second)) == [.propose(.pause(at: itemNS(3 * Self.second), item: "first.mp4"))])
     }
 
     @Test func aQueueRequestIsProposedOrRefusedAsEveryoneWouldSkipIt() throws {
