@@ -288,12 +288,14 @@ public struct JetStream: Sendable {
         return JetStreamStoredMessage(subject: subjectHeader, sequence: sequence, headers: headers, payload: reply.payload, time: headers["Nats-Time-Stamp"])
     }
 
-    /// One API call: the request, then the answer decoded or its error thrown.
-    func call<Response: Decodable>(_ operation: String, body: [UInt8], as type: Response.Type) async throws(JetStreamError) -> Response {
+    /// One API call: the request, then the answer decoded or its error thrown; unanswered
+    /// within `timeout` (the JetStream's own by default), a timeout.
+    func call<Response: Decodable>(_ operation: String, body: [UInt8], as type: Response.Type,
+                                   timeout: Duration? = nil) async throws(JetStreamError) -> Response {
         let subject = "\(apiPrefix).\(operation)"
         let reply: NATSMessage
         do {
-            reply = try await connection.request(subject, payload: body, timeout: timeout)
+            reply = try await connection.request(subject, payload: body, timeout: timeout ?? self.timeout)
         } catch {
             if error.kind == .noResponders {
                 throw JetStreamError(.api, status: 503, reason: "nobody answers \(subject): is JetStream enabled?", connectionError: error)

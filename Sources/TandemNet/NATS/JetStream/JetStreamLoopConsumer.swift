@@ -154,7 +154,11 @@ package final class JetStreamLoopConsumer: Sendable {
             }
             if delivered { pause = .zero }
             await connection.unsubscribe(sid)
-            _ = try? await jetStream.call("CONSUMER.DELETE.\(JetStream.checkName(stream)).\(JetStream.checkName(name))", body: [], as: Ignored.self)
+            // Deleted aside, not waited for: after a node's death the delete can wait out the
+            // JetStream's whole timeout (5 s, measured) before the next consumer is made. Left
+            // alone, a consumer with no interest goes after its `inactive_threshold` anyway.
+            let jetStream = jetStream, stream = stream
+            Task { _ = try? await jetStream.call("CONSUMER.DELETE.\(JetStream.checkName(stream)).\(JetStream.checkName(name))", body: [], as: Ignored.self) }
         }
     }
 
