@@ -98,6 +98,7 @@ extension CoordinationCore {
             case .advance(let next):
                 queue.apply(.jump(to: next.id))
                 timeline.item = next.identifier
+                itemChosenBy = nil
                 reanchor(media: .zero, at: end)
                 events.append(.itemEnded(timeline, advancedTo: next, index: queue.index(of: next.id)))
             case .pauseAtEnd:

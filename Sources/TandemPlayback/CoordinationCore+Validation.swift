@@ -68,7 +68,10 @@ extension CoordinationCore {
             // A position in an item the group has left is not used, so it is not checked.
             guard isTimelineItem(item) else { return nil }
             return seen.flatMap { mediaTimeRejection($0, item: timeline.item, "pause at") }
-        case .seek(let target), .seekImmediately(let target):
+        case .seek(let target, let item), .seekImmediately(let target, let item):
+            if !isTimelineItem(item), itemChosenBy != originator {
+                return ProposalRejection(.otherItem, "a seek in \(item ?? "") while the group is on \(timeline.item ?? "no item")")
+            }
             return mediaTimeRejection(target, item: timeline.item, "seek to")
         case .transition(let item, let start):
             if item.isEmpty || item.utf8.count > Self.maximumItemBytes {

@@ -63,6 +63,10 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
     public internal(set) var intendedRate: Double = 0
     /// The group's shared queue: the one source of truth for the item (`CoordinationCore+Queue.swift`).
     public internal(set) var queue = PlaybackQueue()
+    /// Who made the timeline's item current: the originator of the record that switched to it,
+    /// or nil when an item's end advanced to it (or no item was chosen). A seek in the item before
+    /// is still applied when its originator is this participant (`PlaybackProposal.seek`).
+    public internal(set) var itemChosenBy: UUID?
     /// Active suspensions, in the order they began.
     public internal(set) var suspensions: [Suspension] = []
     /// The pre-roll gate, the stall policy and the group's identities (`CoordinationCore+Waiting.swift`).
@@ -98,7 +102,10 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
         // Ends of items due by the record's instant happen first, as on every participant (not
         // for a record whose instants are refused: a relay could otherwise end items at will).
         let ended = instantRejection(of: ordered) == nil ? settle(at: ordered.effectiveAt) : []
-        return ended + applyRecord(ordered)
+        let item = timeline.item
+        let events = applyRecord(ordered)
+        if timeline.item != item { itemChosenBy = ordered.originator }
+        return ended + events
     }
 
     private mutating func applyRecord(_ ordered: OrderedProposal) -> [Event] {
@@ -121,7 +128,7 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
             let snapped = pauseSnapsToMediaTimeOfOriginator && isTimelineItem(item) ? seen : nil
             reanchor(media: snapped ?? position, at: at)
             return [changed(ordered)]
-        case .seek(let target), .seekImmediately(let target):
+        case .seek(let target, _), .seekImmediately(let target, _):
             reanchor(media: max(.zero, target), at: at)
             if case .seek = ordered.proposal { gatePlay(ordered, at: at) }
             return [changed(ordered)]

@@ -298,7 +298,8 @@ public struct CoordinatorMachine: Sendable {
                                   item: view.timeline.item)
             }
         case .seek(let time, let options):
-            proposal = options.contains(.resumeImmediately) ? .seekImmediately(to: time) : .seek(to: time)
+            let item = view.timeline.item
+            proposal = options.contains(.resumeImmediately) ? .seekImmediately(to: time, item: item) : .seek(to: time, item: item)
         case .transition(let item, let time): proposal = .transition(item: item, at: time)
         case .report(let item, let identity, let ready): proposal = .state(item: item, identity: identity, ready: ready)
         case .queue(let change): proposal = .queue(change)

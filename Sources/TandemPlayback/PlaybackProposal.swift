@@ -12,10 +12,12 @@ public enum PlaybackProposal: Sendable, Codable, Equatable {
     /// on to another item by the pause's effective instant (an item's end came between the
     /// request and its record), the group pauses where it is: `at` belongs to another item.
     case pause(at: ItemTime?, item: String? = nil)
-    /// Move to a media time, keeping the rate. A seek names no item: it moves whichever item is
-    /// the group's at its effective instant (so that a switch followed at once by a seek lands in
-    /// the new item).
-    case seek(to: ItemTime)
+    /// Move to a media time of `item` (the item the originator saw current), keeping the rate.
+    /// When the group is on another item at the seek's effective instant, the seek is skipped
+    /// (`ProposalRejection.Reason.otherItem`), unless the originator itself made that item
+    /// current (it switched, then sought before it saw its switch: the seek is meant for the new
+    /// item). A seek naming no item moves whichever item is current.
+    case seek(to: ItemTime, item: String? = nil)
     /// Switch to another item, from its start (or `at`), paused.
     case transition(item: String, at: ItemTime)
     /// Begin a suspension; `triggersWaiting` says whether the originator asks the group to wait
@@ -36,9 +38,9 @@ public enum PlaybackProposal: Sendable, Codable, Equatable {
     /// Play (or change the rate) without waiting for the others' pre-roll (Apple's
     /// `playImmediately`): takes effect at its effective instant, as `setRate` did before the gate.
     case setRateImmediately(Double)
-    /// Move to a media time without waiting for the others' pre-roll (Apple's
-    /// `resumeImmediately`).
-    case seekImmediately(to: ItemTime)
+    /// Move to a media time of `item` without waiting for the others' pre-roll (Apple's
+    /// `resumeImmediately`); skipped as `seek` is when the group is on another item.
+    case seekImmediately(to: ItemTime, item: String? = nil)
     /// The originator's player completed the seek the machine issued for the play ordered
     /// `version` (the gate's version): it is pre-rolled (`CoordinationCore+Waiting.swift`).
     case prerolled(version: UInt64)

@@ -22,6 +22,7 @@ public struct ProposalRejection: Error, Sendable, Hashable, CustomStringConverti
             case unknownEntry = "unknown-entry"
             case duplicateEntry = "duplicate-entry"
             case durationOutOfRange = "duration-out-of-range"
+            case otherItem = "other-item"
         }
 
         private let code: Code
@@ -55,6 +56,9 @@ public struct ProposalRejection: Error, Sendable, Hashable, CustomStringConverti
         public static let duplicateEntry = Reason(.duplicateEntry)
         /// A queue entry's duration below 0 or above `PlaybackQueue.maximumEntryDuration`.
         public static let durationOutOfRange = Reason(.durationOutOfRange)
+        /// A seek in an item that is no longer the group's: an item's end, or another
+        /// participant's switch, came between the request and its record.
+        public static let otherItem = Reason(.otherItem)
 
         /// The reason's name, as events print it (`rate-out-of-range`).
         public var description: String { code.rawValue }

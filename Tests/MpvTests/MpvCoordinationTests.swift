@@ -175,8 +175,7 @@ import TandemPlayerSupport
             try await Task.sleep(for: .seconds(1.5))
             let proposals = log.by(guest.id)
             #expect(proposals.count == 4, "mpv proposed \(proposals)")
-            #expect(proposals.dropFirst().first == .seek(to: proposals.dropFirst().first.flatMap {
-                if case .seek(let time) = $0 { time } else { nil } } ?? ItemTime(nanoseconds: -1)))
+            #expect(proposals.dropFirst().first.map { if case .seek = $0 { true } else { false } } == true, "mpv proposed \(proposals)")
             #expect(mpv.statistics.userProposals == 4)
         }
     }

@@ -14,7 +14,7 @@ import TandemTestKit
 
     /// Whether `event` is the seek to 30 s taking effect.
     @Sendable static func isTheSeek(_ event: CoordinationCore.Event) -> Bool {
-        if case .timelineChanged(_, _, .seek(let target)) = event { target == 30_000_000_000 } else { false }
+        if case .timelineChanged(_, _, .seek(let target, _)) = event { target == 30_000_000_000 } else { false }
     }
 
     @Test func anActivityChangeIsNoRejectionForAnyCoordinatorAndALateJoinerLandsAsTheOthers() async throws {

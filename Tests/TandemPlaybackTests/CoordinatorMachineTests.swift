@@ -258,7 +258,7 @@ import TandemClock
         #expect(try machine.onLocalRequest(.rate(2, []), now: .zero) == [.propose(.setRate(2))])
         #expect(try machine.onLocalRequest(.rate(2, .playImmediately), now: .zero) == [.propose(.setRateImmediately(2))])
         #expect(try machine.onLocalRequest(.seek(itemNS(10 * Self.second), .resumeImmediately), now: .zero)
-            == [.propose(.seekImmediately(to: itemNS(10 * Self.second)))])
+            == [.propose(.seekImmediately(to: itemNS(10 * Self.second), item: "film"))])
         #expect(throws: ProposalRejection.self) { try machine.onLocalRequest(.rate(.nan, []), now: .zero) }
         #expect(throws: ProposalRejection.self) { try machine.onLocalRequest(.seek(itemNS(61 * Self.second), []), now: .zero) }
         #expect(throws: ProposalRejection.self) { try machine.onLocalRequest(.transition(item: "", at: .zero), now: .zero) }

@@ -93,6 +93,15 @@ import TandemClock
         #expect(events.count == 1 && c.timeline.item == "first.mp4" && c.timeline.version == 4)
     }
 
+    /// A proposal as an older peer sent it (`json`, naming no item), decoded and applied by Ben
+    /// at session 11.5 s, just after the first item's end; with the core after it.
+    func appliedAfterTheEnd(_ json: String) throws -> (PlaybackProposal, CoordinationCore) {
+        let proposal = try JSONDecoder().decode(PlaybackProposal.self, from: Data(json.utf8))
+        var core = playing()
+        _ = core.apply(ordered(4, ben, at: 11_500 * Self.ms, proposal))
+        return (proposal, core)
+    }
+
     /// A pause (or a scrub's end) proposed on the first item, whose record takes effect after the
     /// first item's end: the position belongs to the first item, so the group pauses (or resumes)
     /// where it is on the second, not at 9.8 s of a 5 s clip. On the item it was made in, the
@@ -109,10 +118,8 @@ import TandemClock
         _ = inItem.apply(ordered(4, ben, at: 9_900 * Self.ms, .pause(at: itemNS(8_800 * Self.ms), item: "first.mp4")))
         #expect(inItem.timeline.item == "first.mp4" && inItem.timeline.anchorMediaTime == itemNS(8_800 * Self.ms))
         // A pause as peers sent it before pauses named an item reads as one naming none.
-        let older = try JSONDecoder().decode(PlaybackProposal.self, from: Data(#"{"pause":{"at":300000000}}"#.utf8))
+        let (older, unnamed) = try appliedAfterTheEnd(#"{"pause":{"at":300000000}}"#)
         #expect(older == .pause(at: itemNS(300 * Self.ms), item: nil))
-        var unnamed = playing()
-        _ = unnamed.apply(ordered(4, ben, at: 11_500 * Self.ms, older))
         #expect(unnamed.timeline.item == "second.mp4" && unnamed.timeline.anchorMediaTime == itemNS(300 * Self.ms))
         // A scrub's end proposing a time in the first item, after its end: the suspension ends,
         // and the group stays where it is on the second.
@@ -124,6 +131,36 @@ import TandemClock
         #expect(scrubbed.suspensions.isEmpty)
         #expect(scrubbed.timeline.item == "second.mp4" && scrubbed.timeline.rate == 1)
         #expect(scrubbed.timeline.mediaTime(atSessionTime: sessionNS(12 * Self.second)) == itemNS(1 * Self.second), "\(scrubbed.timeline)")
+    }
+
+    /// A seek made on the first item whose record takes effect on another: skipped when an end
+    /// or another participant's switch moved the group (the time is the first item's), applied
+    /// when the originator made the switch itself (it switched, then sought, before it saw its
+    /// switch: the seek is meant for the new item). A seek naming no item moves whatever is
+    /// current, as before seeks named one.
+    @Test func aSeekMadeOnAnItemTheGroupHasLeftIsSkippedUnlessItsOriginatorSwitched() throws {
+        // After the first item's end (session 11 s).
+        var ended = playing()
+        let events = ended.apply(ordered(4, ben, at: 11_500 * Self.ms, .seek(to: itemNS(2 * Self.second), item: "first.mp4")))
+        #expect(ended.timeline.item == "second.mp4" && ended.timeline.version == 4 && ended.timeline.anchorMediaTime == .zero)
+        #expect(events.contains { if case .proposalRejected(let rejection, ben, 4) = $0 { rejection.reason == .otherItem } else { false } },
+                "\(events)")
+        #expect(ended.itemChosenBy == nil, "an end chose the second item, not a participant")
+        // After another participant's switch.
+        var switched = playing()
+        _ = switched.apply(ordered(4, ana, at: 3 * Self.second, .queue(.next)))
+        #expect(switched.itemChosenBy == ana)
+        let skipped = switched.apply(ordered(5, ben, at: 3_100 * Self.ms, .seekImmediately(to: itemNS(4 * Self.second), item: "first.mp4")))
+        #expect(switched.timeline.anchorMediaTime == .zero && skipped.contains { if case .proposalRejected = $0 { true } else { false } })
+        // After its own switch: the seek lands in the new item.
+        var own = playing()
+        _ = own.apply(ordered(4, ben, at: 3 * Self.second, .transition(item: "second.mp4", at: 0)))
+        _ = own.apply(ordered(5, ben, at: 3_100 * Self.ms, .seek(to: itemNS(4 * Self.second), item: "first.mp4")))
+        #expect(own.timeline.item == "second.mp4" && own.timeline.anchorMediaTime == itemNS(4 * Self.second))
+        // Older peers' seeks name no item and move whatever is current.
+        let (older, unnamed) = try appliedAfterTheEnd(#"{"seek":{"to":1000000000}}"#)
+        #expect(older == .seek(to: itemNS(1 * Self.second), item: nil))
+        #expect(unnamed.timeline.item == "second.mp4" && unnamed.timeline.anchorMediaTime == itemNS(1 * Self.second))
     }
 
     @Test func aPauseAtItemEndPausesOnTheLastFrameOfTheCurrentItem() {

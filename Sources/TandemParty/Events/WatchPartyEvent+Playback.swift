@@ -48,14 +48,14 @@ extension WatchPartyEvent {
         switch proposal {
         case .setRate(let rate): rate == 1 ? "play" : "rate \(rate)"
         case .pause: "pause"
-        case .seek(let time): String(format: "seek %.3f", Double(time.nanoseconds) / 1e9)
+        case .seek(let time, _): String(format: "seek %.3f", Double(time.nanoseconds) / 1e9)
         case .transition(let item, _): "item \(item)"
         case .beginSuspension(_, let reason, _, _): "suspend (\(reason))"
         case .endSuspension: "end suspension"
         case .state: "state"
         case .departed: "departed"
         case .setRateImmediately(let rate): "play now at rate \(rate)"
-        case .seekImmediately(let time): String(format: "seek now %.3f", Double(time.nanoseconds) / 1e9)
+        case .seekImmediately(let time, _): String(format: "seek now %.3f", Double(time.nanoseconds) / 1e9)
         case .prerolled(let version): "pre-rolled for v\(version)"
         case .queue(let change): describe(change)
         }
