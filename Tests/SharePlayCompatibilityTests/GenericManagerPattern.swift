@@ -36,9 +36,12 @@ final class SessionManager<Activity: GroupActivity> {
 
     func messages<T: Codable>(of type: T.Type, reliably: Bool = true) -> AsyncThrowingStream<(T, Participant), Error> {
         let messenger = reliably ? reliableMessenger : unreliableMessenger
+        // Made here, not in the task: the sequence is subscribed when made, and a task may start
+        // after the first messages arrived (this test hung once in a few dozen runs so).
+        let messages = messenger.messages(of: type)
         return AsyncThrowingStream { continuation in
             let task = Task {
-                for await (message, context) in messenger.messages(of: type) {
+                for await (message, context) in messages {
                     continuation.yield((message, context.source))
                 }
                 continuation.finish()

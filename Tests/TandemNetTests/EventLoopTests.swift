@@ -215,6 +215,38 @@ import TandemHarness
     // MARK: Helpers
 
     /// Runs `body` on the loop and waits for it.
+    @Test func aRelayTransportDroppedUnclosedLetsGoOfItsSocket() throws {
+        let loop = try EventLoop(name: "test-dropped")
+        loop.start()
+        defer { stopped(loop) }
+        let listener = try TCPSocket.listening(on: try SocketAddress(host: "127.0.0.1", port: 0))
+        let address = try listener.localAddress()
+        // Counted on the loop, compared here.
+        let counts = Mutex<[Int]>([])
+        onLoop(loop) {
+            counts.withLock { $0.append(loop.registered) }
+            // A link dropped without `leave()`: its transport goes, its socket registered.
+            var transport: NetworkRelayTransport? = NetworkRelayTransport(addresses: [address], loop: loop)
+            transport?.connect(to: 0)
+            counts.withLock { $0.append(loop.registered) }
+            transport = nil
+        }
+        var accepted: TCPSocket?
+        for _ in 0..<100 where accepted == nil {
+            accepted = try listener.accept()?.socket
+            if accepted == nil { usleep(10_000) }
+        }
+        #expect(accepted != nil)
+        // The relay closes its end: before, the end of stream woke the loop at every pass, for
+        // good, and the socket stayed open (CLOSE-WAIT).
+        accepted = nil
+        barrier(loop, through: try TCPPair())
+        onLoop(loop) { counts.withLock { $0.append(loop.registered) } }
+        let (idle, connected, after) = counts.withLock { ($0[0], $0[1], $0[2]) }
+        #expect(connected == idle + 1)
+        #expect(after == idle)
+    }
+
     private func onLoop(_ loop: EventLoop, _ body: @escaping () -> Void) {
         let done = DispatchSemaphore(value: 0)
         let box = SendableBox(body)

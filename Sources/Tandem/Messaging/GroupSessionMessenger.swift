@@ -104,7 +104,9 @@ public final class GroupSessionMessenger: Sendable {
     /// An async sequence of received messages of one type.
     ///
     /// Each value is decoded on whichever actor reads, freshly, and handed over as `sending`.
-    public struct Messages<Message: Decodable>: AsyncSequence {
+    /// The sequence itself is `Sendable` whatever `Message` is (it holds the subscription, no
+    /// value), so that it can be made where the subscription must start and read in a task.
+    public struct Messages<Message: Decodable>: AsyncSequence, Sendable {
         /// A message and where it came from.
         public typealias Element = (Message, MessageContext)
         /// Receiving never fails: a message that does not decode is skipped.

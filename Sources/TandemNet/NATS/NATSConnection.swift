@@ -416,8 +416,14 @@ public final class NATSConnection: @unchecked Sendable {
             }
             self.socket = socket
             socketOpen = immediate
-            loop.register(socket.descriptor, interest: immediate ? .readable : .writable) { [weak self, socket] readable, writable, failed in
-                self?.service(socket, readable: readable || failed, writable: writable)
+            loop.register(socket.descriptor, interest: immediate ? .readable : .writable) { [weak self, weak loop = self.loop, socket] readable, writable, failed in
+                guard let self else {
+                    // Gone without closing its socket: the registration would hold it open, and
+                    // once the peer closes, its end of stream would wake the loop at every pass.
+                    loop?.deregister(socket.descriptor)
+                    return
+                }
+                self.service(socket, readable: readable || failed, writable: writable)
             }
             if immediate { perform(core.onTransportOpened(at: loop.clock.now())) }
         } catch {

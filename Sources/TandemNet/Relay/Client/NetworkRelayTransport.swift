@@ -52,8 +52,14 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
             try socket.setNoDelay()
             self.socket = socket
             let immediate = try socket.connect(to: address)
-            loop.register(socket.descriptor, interest: immediate ? .readable : .writable) { [weak self, socket] readable, writable, failed in
-                self?.service(socket, readable: readable || failed, writable: writable)
+            loop.register(socket.descriptor, interest: immediate ? .readable : .writable) { [weak self, weak loop = self.loop, socket] readable, writable, failed in
+                guard let self else {
+                    // Gone without closing its socket: the registration would hold it open, and
+                    // once the peer closes, its end of stream would wake the loop at every pass.
+                    loop?.deregister(socket.descriptor)
+                    return
+                }
+                self.service(socket, readable: readable || failed, writable: writable)
             }
             if immediate { established() }
         } catch {
