@@ -64,6 +64,62 @@ struct ClusterRelayTests {
         await world.stop()
     }
 
+    @Test("a relay loading a session while its log keeps taking proposals hands over from the replay to its stream's follower with none lost or twice; followed sessions cost no consumer of their own")
+    func aSessionLoadedWhileProposalsFlowLosesNone() async throws {
+        let world = try await TwoRelays.start()
+        defer { world.nats.stop() }
+        let (first, second, session, key, ana) = (world.first, world.second, world.session, world.key, world.ana)
+        // Bounded: 300 proposals, one every millisecond or so.
+        let total = 300
+        let sender = Task {
+            for index in 0..<total {
+                try ana.link.sendOrdered("p\(index)".bytes)
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        }
+        #expect(await ana.wait { $0.ordered.count >= 50 })
+        // cem's hello makes nothing load (the second relay follows the session for ben), so a
+        // third relay loads it: its replay runs while the log goes on.
+        let third = try await InProcessRelay.start(world.nats.url)
+        let cem = try await Participant.join(session, key: key, "cem", relays: [third.endpoint])
+        try await sender.value
+        #expect(await cem.wait { $0.ordered.count >= total })
+        let bodies = cem.ordered.map { String(decoding: $0.body, as: UTF8.self) }
+        #expect(cem.ordered.map(\.order) == Array(1...UInt64(total)), "history \(cem.link.welcome.orderedHistory.count), then \(cem.ordered.count - cem.link.welcome.orderedHistory.count)")
+        #expect(bodies == (0..<total).map { "p\($0)" })
+        #expect(cem.ordered == ana.ordered)
+        #expect(!cem.link.welcome.orderedHistory.isEmpty && cem.link.welcome.orderedHistory.count < total)
+
+        // Six more sessions over the first two relays: their consumers are the three streams'
+        // followers of each relay (the third's too), none per session.
+        var others: [Participant] = []
+        for index in 0..<6 {
+            let other = UUID()
+            others.append(try await Participant.join(other, key: key, "a\(index)", relays: [first.endpoint], create: true))
+            others.append(try await Participant.join(other, key: key, "b\(index)", relays: [second.endpoint]))
+        }
+        #expect(first.cluster.followedSessions == 7 && second.cluster.followedSessions == 7)
+        let connection = try await NATSConnection.connect(to: world.nats.url)
+        let jetStream = JetStream(connection: connection)
+        var consumers: [Int] = []
+        // The replays' consumers are deleted aside: bounded wait for the count to settle.
+        for _ in 0..<100 {
+            consumers = []
+            for shard in 0..<ClusterRelay.streamCount {
+                consumers.append(try await jetStream.streamInfo("TANDEM_SESSIONS_\(shard)").state.consumers ?? -1)
+            }
+            if consumers == Array(repeating: 3, count: ClusterRelay.streamCount) { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        await connection.close()
+        #expect(consumers == Array(repeating: 3, count: ClusterRelay.streamCount), "consumers by stream \(consumers)")
+        for participant in others + [cem] { await participant.link.leave() }
+        await ana.link.leave()
+        await world.ben.link.leave()
+        await third.stop()
+        await world.stop()
+    }
+
     @Test("the journal spans relays: an attachment added on one relay is listed and loaded on the other; the end reaches everyone")
     func theJournalAndTheEndSpanRelays() async throws {
         let world = try await TwoRelays.start()
@@ -126,7 +182,9 @@ struct ClusterRelayTests {
         await survivor.stop()
     }
 
-    @Test("a NATS node killed: no proposal lost or duplicated, ordering resumes within 15 s")
+    // The time ordering takes to resume is JetStream's election (4-10 s here): the test prints it
+    // and allows it 30 s, so that a loaded machine fails only a real loss, never a slow election.
+    @Test("a NATS node killed: no proposal lost or duplicated, ordering resumes")
     func aKilledNATSNodeLosesNothing() async throws {
         let world = try await TwoRelays.start()
         defer { world.nats.stop() }
@@ -139,12 +197,15 @@ struct ClusterRelayTests {
         await connection.close()
         let leader = try #require(info.cluster?.leader.flatMap { nats.node(named: $0) })
         leader.kill()
+        let clock = ContinuousClock()
+        let killed = clock.now
         for index in 0..<10 {
             try ana.link.sendOrdered("a\(index)".bytes)
             try ben.link.sendOrdered("b\(index)".bytes)
         }
-        let anaHeard = await ana.wait(15) { $0.ordered.count == 21 }
+        let anaHeard = await ana.wait(30) { $0.ordered.count == 21 }
         let benHeard = await ben.wait(8) { $0.ordered.count == 21 }
+        print("NATS node killed: ordering resumed and all 20 proposals applied \(clock.now - killed) after the stream leader's node was killed")
         #expect(anaHeard && benHeard, "ana \(ana.ordered.map(\.order)), ben \(ben.ordered.map(\.order)), ben's events \(ben.events.filter { if case .ordered = $0 { false } else { true } })")
         #expect(ana.ordered == ben.ordered)
         #expect(ana.ordered.map(\.order) == Array(1...21))

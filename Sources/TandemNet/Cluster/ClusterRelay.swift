@@ -20,8 +20,8 @@ public struct ClusterRelayError: Error, Sendable, CustomStringConvertible {
 /// NATS cluster. The relay's core, in cluster mode, submits each event that changes a session as
 /// a `ClusterLogEntry`; this shell appends them in batches, one publish at a time per session,
 /// with the expected last subject sequence (compare-and-set) and a message id, and follows each
-/// session it serves with an ordered consumer, handing every entry back to the core on the
-/// relay's loop in log order. A conflict means another relay appended first: the shell waits
+/// stream with one ordered consumer (`ClusterStreamFollower`), handing every entry of the
+/// sessions it serves back to the core on the relay's loop in log order. A conflict means another relay appended first: the shell waits
 /// until its replica has applied what it missed, then publishes again. Datagrams cross on core
 /// NATS, `tandem.u.<session>`. Sealed bodies are carried as the relay received them.
 public final class ClusterRelay: @unchecked Sendable {
@@ -37,6 +37,8 @@ public final class ClusterRelay: @unchecked Sendable {
     /// The relay's connection to NATS, which others on this relay (its cluster time) may share.
     public let connection: NATSConnection
     let jetStream: JetStream
+    /// The followers of the session streams, by shard.
+    private let followers: [ClusterStreamFollower]
     private let logs = Mutex<[UUID: ClusterSessionLog]>([:])
     private let watcher = Mutex<Task<Void, Never>?>(nil)
     private let heartbeat = Mutex<Task<Void, Never>?>(nil)
@@ -63,14 +65,18 @@ public final class ClusterRelay: @unchecked Sendable {
     /// How often a relay says it is alive (the core treats 3 s of silence as its death).
     public static let heartbeatInterval = Duration.seconds(1)
 
-    private init(server: RelayServer, url: NATSURL, connection: NATSConnection, relay: UInt64, purgeDelay: Duration, concurrentLoads: Int) {
+    private init(server: RelayServer, url: NATSURL, jetStream: JetStream, streamsEnd: [UInt64], relay: UInt64, purgeDelay: Duration,
+                 concurrentLoads: Int) {
         self.server = server
         self.purgeDelay = purgeDelay
         loads = Mutex(ClusterLoadQueue(limit: concurrentLoads))
         self.url = url
-        self.connection = connection
-        self.jetStream = JetStream(connection: connection)
+        self.connection = jetStream.connection
+        self.jetStream = jetStream
         self.relay = relay
+        followers = streamsEnd.enumerated().map { shard, end in
+            ClusterStreamFollower(jetStream: jetStream, stream: "TANDEM_SESSIONS_\(shard)", subjects: "tandem.s.\(shard).*", after: end)
+        }
     }
 
     /// The stream that holds `session`'s subject.
@@ -108,15 +114,18 @@ public final class ClusterRelay: @unchecked Sendable {
             throw ClusterRelayError("the NATS server at \(url) has no JetStream (start it with -js)")
         }
         let copies = replicas ?? (connection.serverInfo?.cluster == nil ? 1 : 3)
-        let cluster = ClusterRelay(server: server, url: url, connection: connection, relay: UInt64.random(in: 1..<UInt64.max),
-                                   purgeDelay: purgeDelay ?? .nanoseconds(RelayCoreConfiguration().endedMemory),
-                                   concurrentLoads: concurrentLoads)
+        let jetStream = JetStream(connection: connection)
+        let streamsEnd: [UInt64]
         do {
-            try await cluster.ensureStreams(replicas: copies)
+            streamsEnd = try await ensureStreams(jetStream, replicas: copies)
         } catch {
             await connection.close()
             throw ClusterRelayError("JetStream at \(url) refused the session streams: \(error)")
         }
+        let cluster = ClusterRelay(server: server, url: url, jetStream: jetStream, streamsEnd: streamsEnd, relay: UInt64.random(in: 1..<UInt64.max),
+                                   purgeDelay: purgeDelay ?? .nanoseconds(RelayCoreConfiguration().endedMemory),
+                                   concurrentLoads: concurrentLoads)
+        for follower in cluster.followers { follower.start() }
         let relay = cluster.relay
         server.withCore { core, _ in
             core.enableCluster(relay: relay, commitMargin: commitMargin)
@@ -129,9 +138,11 @@ public final class ClusterRelay: @unchecked Sendable {
         return cluster
     }
 
-    /// Creates the session streams, waiting (at most 20 s) for their leaders.
-    private func ensureStreams(replicas: Int) async throws(JetStreamError) {
+    /// Creates the session streams, waiting (at most 20 s) for their leaders, and returns each
+    /// one's last sequence, by shard: where this relay's followers start.
+    private static func ensureStreams(_ jetStream: JetStream, replicas: Int) async throws(JetStreamError) -> [UInt64] {
         let deadline = ContinuousClock.now + .seconds(20)
+        var ends: [UInt64] = []
         for shard in 0..<Self.streamCount {
             let configuration = JetStreamStreamConfiguration(
                 name: "TANDEM_SESSIONS_\(shard)", subjects: ["tandem.s.\(shard).*"], storage: .file, replicas: replicas,
@@ -148,7 +159,17 @@ public final class ClusterRelay: @unchecked Sendable {
                 if ContinuousClock.now > deadline { break }
                 try? await Task.sleep(for: .milliseconds(100))
             }
+            while true {
+                do {
+                    ends.append(try await jetStream.streamInfo("TANDEM_SESSIONS_\(shard)").state.lastSequence)
+                    break
+                } catch {
+                    if ContinuousClock.now > deadline { throw error }
+                }
+                try? await Task.sleep(for: .milliseconds(100))
+            }
         }
+        return ends
     }
 
     /// Tells the core when NATS goes and comes back.
@@ -207,6 +228,7 @@ public final class ClusterRelay: @unchecked Sendable {
             return Array(logs.values)
         }
         for log in all { log.stop() }
+        for follower in followers { follower.stop() }
         await connection.close()
     }
 
@@ -293,6 +315,9 @@ public final class ClusterRelay: @unchecked Sendable {
     /// How many sessions this relay follows.
     public var followedSessions: Int { logs.withLock { $0.count } }
 
+    /// The follower of `session`'s stream.
+    func follower(for session: UUID) -> ClusterStreamFollower { followers[Self.shard(of: session)] }
+
     private func log(for session: UUID) -> ClusterSessionLog {
         logs.withLock { logs in
             if let log = logs[session] { return log }
@@ -303,13 +328,20 @@ public final class ClusterRelay: @unchecked Sendable {
     }
 }
 
-/// One session's log as one relay sees it: the consumer that feeds its replica, and the
-/// publisher of what the relay submits, one batch in flight at a time.
+/// One session's log as one relay sees it: what feeds its replica, and the publisher of what the
+/// relay submits, one batch in flight at a time.
+///
+/// The replica is fed in two parts, in log order. When the session starts to be followed, its
+/// stream's follower (`ClusterStreamFollower`) names the stream sequence it delivered last and
+/// routes everything after it here; those messages wait while a consumer of the session's own
+/// subject replays what came up to that sequence, from the subject's start, and are applied
+/// once it has (the replay consumer then goes). So a loading session costs a consumer of its
+/// own, and a followed one none.
 ///
 /// Both work by callbacks on the NATS connection's loop, with no task per message: the relay's
 /// loop hands a batch to the NATS loop (one hop), the publish goes out and its acknowledgement
-/// comes back there, and the next batch follows from the acknowledgement; the consumer's
-/// deliveries are decoded there and handed to the relay's loop (one hop). A publish that meets
+/// comes back there, and the next batch follows from the acknowledgement; deliveries are
+/// decoded there and handed to the relay's loop (one hop). A publish that meets
 /// anything but a plain acknowledgement (a conflict, a timeout, a stream between leaders, a
 /// lost connection) goes on in a task, as before, with the same compare-and-set, message id
 /// and retries, until the queue is empty; the next append is on the loop again.
@@ -330,13 +362,24 @@ final class ClusterSessionLog: @unchecked Sendable {
         var publishing = false
         var following = false
         var batches: UInt64 = 0
-        /// The task that finds where the log ends and starts following it.
-        var follower: Task<Void, Never>?
+        /// The task that registers with the stream's follower, finds where the log ends and
+        /// starts the replay.
+        var replayer: Task<Void, Never>?
         /// The publisher's task while it is off the loop (after a conflict or a failed attempt),
         /// kept to be cancelled on stop; never started once `stopped` is set (both are set
         /// under this lock).
         var publisher: Task<Void, Never>?
+        /// The consumer replaying the subject up to `since`, until it has.
         var consumer: JetStreamLoopConsumer?
+        /// The stream sequence the stream's follower delivered last when this log registered
+        /// with it: the replay covers the subject up to it, the follower everything after.
+        var since: UInt64?
+        /// The subject sequence the replay is over at (the last message up to `since`, or 0).
+        var replayTarget: UInt64 = 0
+        /// Whether the replay is over and the follower's messages are applied as they come.
+        var live = false
+        /// The follower's messages, while the replay is not over.
+        var waiting: [JetStreamStoredMessage] = []
         var datagrams: UInt64?
         var stopped = false
         /// The subject sequence the log ended at when the replay began; the core hears that
@@ -360,8 +403,10 @@ final class ClusterSessionLog: @unchecked Sendable {
     func stop() {
         let (tasks, consumer, datagrams) = state.withLock { state in
             state.stopped = true
-            return ([state.follower, state.publisher], state.consumer, state.datagrams)
+            state.waiting = []
+            return ([state.replayer, state.publisher], state.consumer, state.datagrams)
         }
+        cluster.follower(for: session).unregister(self)
         consumer?.stop()
         for task in tasks { task?.cancel() }
         if let datagrams {
@@ -403,7 +448,8 @@ final class ClusterSessionLog: @unchecked Sendable {
     }
 
     /// Replays the log now (its turn among the sessions loading at once has come): a task
-    /// finds where the log ends, then a consumer on the NATS loop feeds the replica.
+    /// registers with the stream's follower and finds where the log ends, then a consumer of the
+    /// subject on the NATS loop feeds the replica up to where the follower takes over.
     func replay() {
         let task = Task { [self] in
             let cluster = self.cluster
@@ -411,8 +457,11 @@ final class ClusterSessionLog: @unchecked Sendable {
             let session = self.session
             let jetStream = cluster.jetStream
             await subscribeDatagrams()
+            // Registered before the end is read: whatever the log takes from here on, the
+            // follower delivers, and the end read covers what came before.
+            let since = cluster.follower(for: session).register(self)
             var end: UInt64?
-            for _ in 0..<150 {
+            for _ in 0..<150 where since != nil {
                 do throws(JetStreamError) {
                     end = try await jetStream.lastMessage(stream: stream, subject: subject).sequence
                     break
@@ -424,9 +473,11 @@ final class ClusterSessionLog: @unchecked Sendable {
                     try? await Task.sleep(for: .milliseconds(100))
                 }
             }
-            guard let end else {
-                // The log could not be read for 15 s: the hellos waiting are refused as
-                // unavailable (not "not found"), and the session is not followed.
+            guard let since, let end else {
+                // The log could not be read for 15 s (or the connection is closed): the hellos
+                // waiting are refused as unavailable (not "not found"), and the session is not
+                // followed.
+                cluster.follower(for: session).unregister(self)
                 finishLoad()
                 server.withCore { core, now in
                     let directives = core.onClusterSessionUnavailable(session, at: now)
@@ -435,14 +486,24 @@ final class ClusterSessionLog: @unchecked Sendable {
                 }
                 return
             }
+            // The replay is over at the subject's last message up to `since`: `end`, or, when
+            // the log took more after `since`, the first of those (which the follower holds).
+            let target = end <= since ? end : since
             let announceNow = state.withLock { state in
                 state.replayEnd = end
+                state.since = since
+                state.replayTarget = target
                 if end == 0 { state.loaded = true }
                 return end == 0
             }
             if announceNow { announce() }
+            guard target > 0 else {
+                // Nothing to replay: the follower's messages apply from now, on the NATS loop.
+                cluster.connection.execute { [self] in goLive() }
+                return
+            }
             let consumer = JetStreamLoopConsumer(jetStream: jetStream, stream: stream, subject: subject, from: 1,
-                                                 deliver: { [weak self] message in self?.consume(message) },
+                                                 deliver: { [weak self] message in self?.replayed(message) },
                                                  // The consumer ended with the connection; nothing more to apply.
                                                  ended: { [weak self] _ in self?.finishLoad() })
             let stopped = state.withLock { state in
@@ -455,8 +516,59 @@ final class ClusterSessionLog: @unchecked Sendable {
                 consumer.start()
             }
         }
-        state.withLock { $0.follower = task }
+        state.withLock { $0.replayer = task }
     }
+
+    /// A message of the subject's replay, on the NATS loop: applied up to `since`; the replay is
+    /// over at its target, or at the first message after `since` (the follower's already).
+    private func replayed(_ message: JetStreamStoredMessage) {
+        enum Step { case ignore, apply(last: Bool), over }
+        let step = state.withLock { state -> Step in
+            guard !state.live, !state.stopped, let since = state.since else { return .ignore }
+            if message.sequence > since { return .over }
+            return .apply(last: message.sequence >= state.replayTarget)
+        }
+        switch step {
+        case .ignore:
+            break
+        case .over:
+            goLive()
+        case let .apply(last):
+            consume(message)
+            if last { goLive() }
+        }
+    }
+
+    /// The replay is over (on the NATS loop): the replay's consumer goes, the follower's
+    /// messages that waited are applied, and those to come are applied as they come.
+    private func goLive() {
+        let (waiting, consumer) = state.withLock { state -> ([JetStreamStoredMessage], JetStreamLoopConsumer?) in
+            guard !state.live, !state.stopped, let since = state.since else { return ([], nil) }
+            state.live = true
+            defer {
+                state.waiting = []
+                state.consumer = nil
+            }
+            return (state.waiting.filter { $0.sequence > since }, state.consumer)
+        }
+        consumer?.stop()
+        for message in waiting { consume(message) }
+    }
+
+    /// A message of the subject from the stream's follower, on the NATS loop: applied once the
+    /// replay is over, kept until then.
+    func followed(_ message: JetStreamStoredMessage) {
+        let now = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            if state.live { return message.sequence > (state.since ?? 0) }
+            state.waiting.append(message)
+            return false
+        }
+        if now { consume(message) }
+    }
+
+    /// The stream's follower ended (its connection closed): nothing more is applied.
+    func followerEnded() { finishLoad() }
 
     /// One stored message of the log, on the NATS loop: its entries go to the replica on the
     /// relay's loop, in log order.

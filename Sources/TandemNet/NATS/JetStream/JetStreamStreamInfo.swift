@@ -17,9 +17,11 @@ public struct JetStreamStreamInfo: Sendable, Hashable, Decodable {
         public var firstSequence: UInt64
         /// The last sequence assigned.
         public var lastSequence: UInt64
+        /// How many consumers the stream has (nil when the server does not say).
+        public var consumers: Int?
 
         private enum CodingKeys: String, CodingKey {
-            case messages, bytes, firstSequence = "first_seq", lastSequence = "last_seq"
+            case messages, bytes, firstSequence = "first_seq", lastSequence = "last_seq", consumers = "consumer_count"
         }
     }
 
