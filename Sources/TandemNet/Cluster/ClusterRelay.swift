@@ -21,9 +21,10 @@ public struct ClusterRelayError: Error, Sendable, CustomStringConvertible {
 /// a `ClusterLogEntry`; this shell appends them in batches, one publish at a time per session,
 /// with the expected last subject sequence (compare-and-set) and a message id, and follows each
 /// stream with one ordered consumer (`ClusterStreamFollower`), handing every entry of the
-/// sessions it serves back to the core on the relay's loop in log order. A conflict means another relay appended first: the shell waits
-/// until its replica has applied what it missed, then publishes again. Datagrams cross on core
-/// NATS, `tandem.u.<session>`. Sealed bodies are carried as the relay received them.
+/// sessions it serves back to the core on the relay's loop in log order. A conflict means
+/// another relay appended first: the shell waits until its replica has applied what it missed,
+/// then publishes again. Datagrams cross on core NATS, `tandem.u.<session>`. Sealed bodies are
+/// carried as the relay received them.
 public final class ClusterRelay: @unchecked Sendable {
     /// How many streams the sessions are spread over.
     public static let streamCount = 3
@@ -341,10 +342,10 @@ public final class ClusterRelay: @unchecked Sendable {
 /// Both work by callbacks on the NATS connection's loop, with no task per message: the relay's
 /// loop hands a batch to the NATS loop (one hop), the publish goes out and its acknowledgement
 /// comes back there, and the next batch follows from the acknowledgement; deliveries are
-/// decoded there and handed to the relay's loop (one hop). A publish that meets
-/// anything but a plain acknowledgement (a conflict, a timeout, a stream between leaders, a
-/// lost connection) goes on in a task, as before, with the same compare-and-set, message id
-/// and retries, until the queue is empty; the next append is on the loop again.
+/// decoded there and handed to the relay's loop (one hop). A publish that meets anything but a
+/// plain acknowledgement (a conflict, a timeout, a stream between leaders, a lost connection)
+/// goes on in a task, as before, with the same compare-and-set, message id and retries, until
+/// the queue is empty; the next append is on the loop again.
 final class ClusterSessionLog: @unchecked Sendable {
     let session: UUID
     let stream: String

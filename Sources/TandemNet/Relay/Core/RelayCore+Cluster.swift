@@ -193,6 +193,7 @@ extension RelayCore {
                     sessions[key.session]?.participants[key.participant]?.connection = nil
                     sessions[key.session]?.participants[key.participant]?.disconnectedAt = now
                     sessions[key.session]?.participants[key.participant]?.grace = configuration.gracePeriod
+                    scheduleTick(key)
                 }
             case .departed:
                 cluster?.departing.remove(key)
@@ -307,6 +308,7 @@ extension RelayCore {
             sessions[key.session]?.participants[key.participant]?.disconnectedAt = now
         }
         sessions[key.session]?.participants[key.participant]?.grace = 0
+        scheduleTick(key)
         submit(key.session, .departed(participant: key.participant), from: connection ?? RelayCore.clusterAbsentConnection)
         return directives
     }
@@ -361,6 +363,7 @@ extension RelayCore {
             cluster?.stranded.insert(key)
             sessions[key.session]?.participants[key.participant]?.disconnectedAt = now
             sessions[key.session]?.participants[key.participant]?.grace = min(configuration.closedGracePeriod, configuration.gracePeriod)
+            scheduleTick(key)
             submit(key.session, .away(participant: key.participant), from: RelayCore.clusterAbsentConnection)
         }
         return stalls
@@ -584,6 +587,7 @@ extension RelayCore {
         guard let received = sessions[key.session]?.participants[key.participant]?.received,
               let sequence = frame.sequence, sequence == received + 1 else { return [] }
         sessions[key.session]?.participants[key.participant]?.received = sequence
+        scheduleTick(key)
         let local = sessions[key.session]?.participants[key.participant]?.connection
         let connection = local ?? RelayCore.clusterAbsentConnection
         var directives: [RelayDirective]

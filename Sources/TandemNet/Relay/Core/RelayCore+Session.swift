@@ -38,6 +38,7 @@ extension RelayCore {
             return drop(connection, fault: RelayFault(.protocolViolation, "sequence \(sequence) after \(received)"), at: now)
         }
         sessions[key.session]?.participants[key.participant]?.received = sequence
+        scheduleTick(key)
         var directives = route(frame, sequence: sequence, from: key, on: connection, at: now)
         // Acknowledge promptly under load, so that the sender's retransmission buffer stays small;
         // the tick acknowledges the rest.

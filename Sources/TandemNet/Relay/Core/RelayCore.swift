@@ -56,6 +56,17 @@ public struct RelayCore: Sendable {
     public internal(set) var limitCounts = RelayLimitCounts()
     /// Cluster mode's state (issue 16, `RelayCore+Cluster.swift`); nil on a single relay.
     var cluster: RelayClusterState?
+    /// When something of a participant falls due on the tick (its acknowledgement, the end of
+    /// its grace period, the lapse of its datagram registration): the tick visits these
+    /// participants, not every one (`scheduleTick(_:)`).
+    var participantDeadlines = DeadlineHeap<ParticipantKey>()
+    /// When the tick last visited every participant (nil: never).
+    var lastParticipantSweep: Int64?
+    /// How often the tick still visits every participant, behind the deadlines: whatever
+    /// became due without being scheduled is then at most this late.
+    static let participantSweepInterval: Int64 = 1_000_000_000
+    /// How many participants the tick has visited, in all (what its deadlines save is measured by).
+    var tickVisits = 0
 
     /// A participant by session and identity.
     struct ParticipantKey: Sendable, Hashable {
@@ -154,6 +165,7 @@ public struct RelayCore: Sendable {
         sessions[session]?.participants[participant]?.disconnectedAt = now
         sessions[session]?.participants[participant]?.grace =
             byPeer ? min(configuration.closedGracePeriod, configuration.gracePeriod) : configuration.gracePeriod
+        scheduleTick(ParticipantKey(session: session, participant: participant))
         // Cluster hook: the others hear of it through the log.
         if cluster != nil { return clusterClosed(ParticipantKey(session: session, participant: participant), byPeer: byPeer, on: connection) }
         guard byPeer, let others = sessions[session]?.order.filter({ $0 != participant }) else { return [] }
@@ -281,6 +293,7 @@ public struct RelayCore: Sendable {
             }
             sessions[key.session]?.participants[key.participant]?.datagramsConfirmedAt = now
             sessions[key.session]?.participants[key.participant]?.datagramAddress = source
+            scheduleTick(key)
             return [.bindDatagrams(RelayToken(tokenBytes), source), .answerDatagram(source, .registered(token: tokenBytes))]
         case let .unreliable(tokenBytes, recipients, body):
             // Cluster hook: the other relays' recipients too.
@@ -296,6 +309,7 @@ public struct RelayCore: Sendable {
     public mutating func onDatagramsBound(_ token: RelayToken, at now: Int64) {
         guard let key = tokens[token] else { return }
         sessions[key.session]?.participants[key.participant]?.datagramsConfirmedAt = now
+        scheduleTick(key)
     }
 
     /// The participant registering `tokenBytes` from `source`, when it has a live connection
@@ -364,29 +378,38 @@ public struct RelayCore: Sendable {
         var expired: [ParticipantKey] = []
         var acknowledging: [(ParticipantKey, RelayConnectionID, UInt64, Int64)] = []
         var lapsed: [(ParticipantKey, RelayToken)] = []
-        let lifetime = configuration.datagramRegistrationLifetime
-        let acknowledgementInterval = configuration.acknowledgementInterval
-        for (sessionID, session) in sessions {
-            for (participantID, participant) in session.participants {
-                let key = ParticipantKey(session: sessionID, participant: participantID)
-                if let since = participant.disconnectedAt, now - since >= participant.grace {
-                    expired.append(key)
-                    continue
-                }
-                if let connection = participant.connection, participant.received > participant.acknowledged,
-                   AcknowledgementSchedule.isDue(last: participant.lastAcknowledgement, at: now, interval: acknowledgementInterval) {
+        var visits = 0
+        func visit(_ key: ParticipantKey, _ participant: RelaySessionState.Participant) {
+            visits += 1
+            switch tickDue(participant, at: now) {
+            case .expired: expired.append(key)
+            case let .due(acknowledge, lapse):
+                if acknowledge, let connection = participant.connection {
                     acknowledging.append((key, connection, participant.received, participant.lastAcknowledgement))
                 }
-                if let confirmed = participant.datagramsConfirmedAt, now - confirmed > lifetime {
-                    lapsed.append((key, participant.token))
-                }
+                if lapse { lapsed.append((key, participant.token)) }
             }
         }
+        // The participants whose deadlines came, or, once a second, every one.
+        let due = participantDeadlines.popDue(at: now)
+        if lastParticipantSweep.map({ now - $0 >= RelayCore.participantSweepInterval }) ?? true {
+            lastParticipantSweep = now
+            for (sessionID, session) in sessions {
+                for (participantID, participant) in session.participants {
+                    visit(ParticipantKey(session: sessionID, participant: participantID), participant)
+                }
+            }
+        } else {
+            for key in due {
+                if let participant = sessions[key.session]?.participants[key.participant] { visit(key, participant) }
+            }
+        }
+        tickVisits += visits
         // Mutated only after the walk, so that no copy of a session is alive while it changes.
         for (key, connection, received, last) in acknowledging {
             sessions[key.session]?.participants[key.participant]?.acknowledged = received
             sessions[key.session]?.participants[key.participant]?.lastAcknowledgement =
-                AcknowledgementSchedule.advance(from: last, to: now, interval: acknowledgementInterval)
+                AcknowledgementSchedule.advance(from: last, to: now, interval: configuration.acknowledgementInterval)
             directives.append(.send(connection, .ack(received)))
         }
         for (key, token) in lapsed {
@@ -402,6 +425,45 @@ public struct RelayCore: Sendable {
             forgetOldestEnded()
         }
         return directives
+    }
+
+    /// What the tick owes a participant at `now`: its removal once its grace period is over;
+    /// else an acknowledgement when one is due, and the end of a lapsed datagram registration.
+    enum TickDue {
+        case expired
+        case due(acknowledge: Bool, lapse: Bool)
+    }
+
+    /// What the tick owes `participant` at `now`.
+    func tickDue(_ participant: RelaySessionState.Participant, at now: Int64) -> TickDue {
+        if let since = participant.disconnectedAt, now - since >= participant.grace { return .expired }
+        let acknowledge = participant.connection != nil && participant.received > participant.acknowledged
+            && AcknowledgementSchedule.isDue(last: participant.lastAcknowledgement, at: now, interval: configuration.acknowledgementInterval)
+        let lapse = participant.datagramsConfirmedAt.map { now - $0 > configuration.datagramRegistrationLifetime } ?? false
+        return .due(acknowledge: acknowledge, lapse: lapse)
+    }
+
+    /// The instant from which the tick owes `participant` something as it is now (the soonest
+    /// of `tickDue`'s three), nil when nothing is coming.
+    func nextTickDue(_ participant: RelaySessionState.Participant) -> Int64? {
+        var soonest: Int64?
+        func consider(_ instant: Int64) { soonest = min(soonest ?? instant, instant) }
+        if let since = participant.disconnectedAt { consider(since &+ participant.grace) }
+        if participant.connection != nil, participant.received > participant.acknowledged {
+            consider(participant.lastAcknowledgement &+ configuration.acknowledgementInterval)
+        }
+        if let confirmed = participant.datagramsConfirmedAt { consider(confirmed &+ configuration.datagramRegistrationLifetime &+ 1) }
+        return soonest
+    }
+
+    /// Schedules the tick's next visit to `key`'s participant, after a change that may have
+    /// brought something of it due sooner: its disconnection (grace period), a frame it sent (an
+    /// acknowledgement), a datagram registration confirmed (its lapse). A change that makes
+    /// something later needs none: the visit then finds nothing due.
+    mutating func scheduleTick(_ key: ParticipantKey) {
+        guard let participant = sessions[key.session]?.participants[key.participant],
+              let due = nextTickDue(participant) else { return }
+        participantDeadlines.schedule(key, at: due)
     }
 
     /// Remembers that `session` ended, by whom and why, for resumptions into it; beyond
