@@ -14,23 +14,26 @@ struct TickDeadlineTests {
     private let millisecond: Int64 = 1_000_000
     private let tick: Int64 = 20_000_000
 
-    @Test("the heap gives every key due, once each, soonest first, and keeps the later ones")
+    @Test("the deadlines give every key due, once each, soonest first; a key's deadline is its latest; later ones stay")
     func heapOrder() {
-        var heap = DeadlineHeap<Int>()
-        // 500 entries over 100 keys, instants scattered over 0..<1000.
+        var deadlines = Deadlines<Int>()
+        // 500 settings over 100 keys, instants scattered over 0..<1000: each key's last one holds.
         let entries = (0..<500).map { (key: $0 % 100, due: Int64(($0 * 7_919) % 1_000)) }
-        for entry in entries { heap.schedule(entry.key, at: entry.due) }
-        #expect(heap.count == 500)
-        let due = heap.popDue(at: 499)
-        var soonest: [Int: Int64] = [:]
-        for entry in entries where entry.due <= 499 { soonest[entry.key] = min(soonest[entry.key] ?? .max, entry.due) }
-        #expect(due.count == soonest.count && Set(due).count == due.count)
-        #expect(zip(due, due.dropFirst()).allSatisfy { soonest[$0.0]! <= soonest[$0.1]! })
-        #expect(heap.count == entries.filter { $0.due > 499 }.count)
-        #expect(heap.soonest.map { $0 > 499 } ?? false)
-        #expect(heap.popDue(at: 499).isEmpty)
-        #expect(Set(heap.popDue(at: 1_000)) == Set(entries.filter { $0.due > 499 }.map(\.key)))
-        #expect(heap.count == 0 && heap.soonest == nil)
+        var latest: [Int: Int64] = [:]
+        for entry in entries {
+            deadlines.set(entry.key, at: entry.due)
+            latest[entry.key] = entry.due
+        }
+        #expect(deadlines.count == 100)
+        let due = deadlines.popDue(at: 499)
+        let expected = latest.filter { $0.value <= 499 }
+        #expect(Set(due) == Set(expected.keys) && due.count == expected.count)
+        #expect(zip(due, due.dropFirst()).allSatisfy { latest[$0.0]! <= latest[$0.1]! })
+        #expect(deadlines.count == 100 - expected.count)
+        #expect(deadlines.earliest().map { $0 > 499 } ?? false)
+        #expect(deadlines.popDue(at: 499).isEmpty)
+        #expect(Set(deadlines.popDue(at: 1_000)) == Set(latest.filter { $0.value > 499 }.keys))
+        #expect(deadlines.count == 0 && deadlines.earliest() == nil)
     }
 
     @Test("an idle relay's ticks visit nobody between sweeps; a frame's acknowledgement comes on its phase, visiting its sender alone")

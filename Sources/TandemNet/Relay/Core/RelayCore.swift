@@ -59,7 +59,7 @@ public struct RelayCore: Sendable {
     /// When something of a participant falls due on the tick (its acknowledgement, the end of
     /// its grace period, the lapse of its datagram registration): the tick visits these
     /// participants, not every one (`scheduleTick(_:)`).
-    var participantDeadlines = DeadlineHeap<ParticipantKey>()
+    var participantDeadlines = Deadlines<ParticipantKey>()
     /// When the tick last visited every participant (nil: never).
     var lastParticipantSweep: Int64?
     /// How often the tick still visits every participant, behind the deadlines: whatever
@@ -417,6 +417,11 @@ public struct RelayCore: Sendable {
             sessions[key.session]?.participants[key.participant]?.datagramAddress = nil
             directives.append(.forgetToken(token))
         }
+        // One deadline per participant: those that came, or were acted on, are scheduled anew
+        // from what is left of them.
+        for key in due { scheduleTick(key) }
+        for (key, _, _, _) in acknowledging { scheduleTick(key) }
+        for (key, _) in lapsed { scheduleTick(key) }
         // Cluster hook: removals and delivery cursors go through the log.
         for key in expired { directives += cluster == nil ? remove(key) : clusterDepart(key, at: now) }
         if cluster != nil { directives += clusterTick(at: now) }
@@ -458,12 +463,16 @@ public struct RelayCore: Sendable {
 
     /// Schedules the tick's next visit to `key`'s participant, after a change that may have
     /// brought something of it due sooner: its disconnection (grace period), a frame it sent (an
-    /// acknowledgement), a datagram registration confirmed (its lapse). A change that makes
-    /// something later needs none: the visit then finds nothing due.
+    /// acknowledgement), a datagram registration confirmed (its lapse); and after a visit. It
+    /// replaces the participant's deadline with the soonest of what is coming now. A change
+    /// that makes something later needs none: the visit then finds nothing due.
     mutating func scheduleTick(_ key: ParticipantKey) {
         guard let participant = sessions[key.session]?.participants[key.participant],
-              let due = nextTickDue(participant) else { return }
-        participantDeadlines.schedule(key, at: due)
+              let due = nextTickDue(participant) else {
+            participantDeadlines.remove(key)
+            return
+        }
+        participantDeadlines.set(key, at: due)
     }
 
     /// Remembers that `session` ended, by whom and why, for resumptions into it; beyond

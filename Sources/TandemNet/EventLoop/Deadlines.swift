@@ -1,9 +1,10 @@
-/// Deadlines keyed by an identifier, earliest first: a binary min-heap with lazy removal, so
-/// that adding and removing cost O(log n) and the earliest live deadline is found quickly,
-/// however many requests are outstanding. A pure value.
-package struct NATSDeadlines: Sendable {
-    private var heap: [(deadline: Int64, id: UInt64)] = []
-    private var live: [UInt64: Int64] = [:]
+/// Deadlines keyed by an identifier, one per key, earliest first: a binary min-heap with lazy
+/// removal, so that adding and removing cost O(log n) and the earliest live deadline is found
+/// quickly, however many are held. A pure value: the NATS client's requests and flushes, the
+/// relay core's participants (what its tick visits).
+package struct Deadlines<Key: Hashable & Sendable>: Sendable {
+    private var heap: [(deadline: Int64, id: Key)] = []
+    private var live: [Key: Int64] = [:]
 
     /// No deadlines.
     package init() {}
@@ -12,7 +13,7 @@ package struct NATSDeadlines: Sendable {
     package var count: Int { live.count }
 
     /// Sets `id`'s deadline (replacing an earlier one).
-    package mutating func set(_ id: UInt64, at deadline: Int64) {
+    package mutating func set(_ id: Key, at deadline: Int64) {
         live[id] = deadline
         heap.append((deadline, id))
         var child = heap.count - 1
@@ -26,7 +27,7 @@ package struct NATSDeadlines: Sendable {
     }
 
     /// Forgets `id`'s deadline.
-    package mutating func remove(_ id: UInt64) { live[id] = nil }
+    package mutating func remove(_ id: Key) { live[id] = nil }
 
     /// The earliest live deadline.
     package mutating func earliest() -> Int64? {
@@ -35,8 +36,8 @@ package struct NATSDeadlines: Sendable {
     }
 
     /// Removes and returns the identifiers whose deadline is at or before `now`, earliest first.
-    package mutating func popDue(at now: Int64) -> [UInt64] {
-        var due: [UInt64] = []
+    package mutating func popDue(at now: Int64) -> [Key] {
+        var due: [Key] = []
         while true {
             dropStale()
             guard let first = heap.first, first.deadline <= now else { return due }
@@ -76,3 +77,6 @@ package struct NATSDeadlines: Sendable {
         }
     }
 }
+
+/// The NATS client's deadlines, by request or flush identifier.
+package typealias NATSDeadlines = Deadlines<UInt64>
