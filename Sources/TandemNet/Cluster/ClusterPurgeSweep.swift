@@ -29,8 +29,8 @@ extension ClusterRelay {
         var live: [String: UInt64] = [:]
         defer { sweptLive.withLock { $0 = live } }
         for shard in 0..<Self.streamCount where !Task.isCancelled {
-            let stream = "TANDEM_SESSIONS_\(shard)"
-            guard let subjects = try? await jetStream.subjects(of: stream, matching: "tandem.s.\(shard).*") else { continue }
+            let stream = Self.stream(shard: shard)
+            guard let subjects = try? await jetStream.subjects(of: stream, matching: Self.subjects(shard: shard)) else { continue }
             for subject in subjects.keys.sorted() where !Task.isCancelled {
                 guard let session = Self.session(ofSubject: subject), !followsOrPurges(session) else { continue }
                 guard let last = try? await jetStream.lastMessage(stream: stream, subject: subject),

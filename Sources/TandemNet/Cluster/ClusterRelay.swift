@@ -76,12 +76,16 @@ public final class ClusterRelay: @unchecked Sendable {
         self.jetStream = jetStream
         self.relay = relay
         followers = streamsEnd.enumerated().map { shard, end in
-            ClusterStreamFollower(jetStream: jetStream, stream: "TANDEM_SESSIONS_\(shard)", subjects: "tandem.s.\(shard).*", after: end)
+            ClusterStreamFollower(jetStream: jetStream, stream: Self.stream(shard: shard), subjects: Self.subjects(shard: shard), after: end)
         }
     }
 
     /// The stream that holds `session`'s subject.
-    public static func stream(for session: UUID) -> String { "TANDEM_SESSIONS_\(shard(of: session))" }
+    public static func stream(for session: UUID) -> String { stream(shard: shard(of: session)) }
+    /// The stream of shard `shard`.
+    static func stream(shard: Int) -> String { "TANDEM_SESSIONS_\(shard)" }
+    /// The subjects of shard `shard`'s stream: every session's log subject in it.
+    static func subjects(shard: Int) -> String { "tandem.s.\(shard).*" }
     /// `session`'s log subject.
     public static func subject(for session: UUID) -> String { "tandem.s.\(shard(of: session)).\(session.uuidString.lowercased())" }
     /// `session`'s datagram subject (core NATS).
@@ -146,7 +150,7 @@ public final class ClusterRelay: @unchecked Sendable {
         var ends: [UInt64] = []
         for shard in 0..<Self.streamCount {
             let configuration = JetStreamStreamConfiguration(
-                name: "TANDEM_SESSIONS_\(shard)", subjects: ["tandem.s.\(shard).*"], storage: .file, replicas: replicas,
+                name: stream(shard: shard), subjects: [subjects(shard: shard)], storage: .file, replicas: replicas,
                 maximumMessageSize: 1024 * 1024, duplicateWindow: 120_000_000_000, allowDirect: true)
             while true {
                 do {
@@ -162,7 +166,7 @@ public final class ClusterRelay: @unchecked Sendable {
             }
             while true {
                 do {
-                    ends.append(try await jetStream.streamInfo("TANDEM_SESSIONS_\(shard)").state.lastSequence)
+                    ends.append(try await jetStream.streamInfo(stream(shard: shard)).state.lastSequence)
                     break
                 } catch {
                     if ContinuousClock.now > deadline { throw error }

@@ -16,15 +16,12 @@ import Synchronization
 /// the session's log replays itself, from the subject's start. Deliveries run on the NATS
 /// connection's loop, as `JetStreamLoopConsumer`'s do.
 final class ClusterStreamFollower: Sendable {
-    /// The stream followed.
-    let stream: String
     private let routes: Routes
     private let consumer: JetStreamLoopConsumer
 
     /// Follows `stream`'s subjects (`subjects`, a wildcard) from the message after `sequence`
     /// (the stream's last sequence when the relay connected); call `start()`.
     init(jetStream: JetStream, stream: String, subjects: String, after sequence: UInt64) {
-        self.stream = stream
         let routes = Routes(delivered: sequence)
         self.routes = routes
         consumer = JetStreamLoopConsumer(jetStream: jetStream, stream: stream, subject: subjects, from: sequence + 1,
