@@ -83,7 +83,9 @@ struct ClusterRelayTests {
         let third = try await InProcessRelay.start(world.nats.url)
         let cem = try await Participant.join(session, key: key, "cem", relays: [third.endpoint])
         try await sender.value
+        // Both have heard all of them (ana hears her own through the log too, and may be last).
         #expect(await cem.wait { $0.ordered.count >= total })
+        #expect(await ana.wait { $0.ordered.count >= total })
         let bodies = cem.ordered.map { String(decoding: $0.body, as: UTF8.self) }
         #expect(cem.ordered.map(\.order) == Array(1...UInt64(total)), "history \(cem.link.welcome.orderedHistory.count), then \(cem.ordered.count - cem.link.welcome.orderedHistory.count)")
         #expect(bodies == (0..<total).map { "p\($0)" })
