@@ -83,13 +83,13 @@ let package = Package(
         .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemPlayerSupport", "TandemTestKit", "TandemHarness"]),
         .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemTestKit", "TandemBench", "TandemIdentity", "TandemHarness"]),
         // Streaming: its pure cores on virtual time, the HTTP server, and two sessions on a real relay.
-        .testTarget(name: "StreamingTests", dependencies: ["TandemStreaming", "Tandem", "TandemNet", "TandemIdentity", "TandemPlayback", "TandemTestKit"]),
+        .testTarget(name: "StreamingTests", dependencies: ["TandemStreaming", "TandemMpv", "Tandem", "TandemNet", "TandemIdentity", "TandemPlayback", "TandemTestKit"]),
         // The party's events: every kind decoded from a recorded line and written back the same.
         .testTarget(name: "TandemPartyTests", dependencies: ["TandemParty", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
         // The suite's report: its JSON, Markdown, SVG charts and HTML page, from hand-built reports.
         .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench", "TandemPlayerSupport", "TandemHarness", "TandemParty", "TandemTestKit", "TandemMedia", "TandemMpv", "TandemPlayback", "Tandem", "TandemClock", "TandemNet"]),
         // The mpv backend with a real headless mpv: its IPC, the no-echo ledger, and mpv in a group.
-        .testTarget(name: "MpvTests", dependencies: ["TandemMpv", "TandemPlayerSupport", "TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
+        .testTarget(name: "MpvTests", dependencies: ["TandemMpv", "TandemIdentity", "TandemPlayerSupport", "TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
         // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.
         .testTarget(name: "RelayTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit", "TandemHarness"]),
         .testTarget(name: "ClusterTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit", "TandemHarness"]),

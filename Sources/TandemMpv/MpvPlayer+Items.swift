@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TandemClock
 import TandemPlayback
 import TandemIdentity
@@ -82,14 +83,14 @@ extension MpvPlayer {
         /// the group's later commands (one a second while it plays), until the item is given
         /// again (`makeAvailable(_:)`, `replaceCurrentItem(with:)`).
         var failed: Set<String> = []
-        /// Whether mpv has `MpvProcess.localFileOptions` off (it was started on a local file, or
-        /// they were turned off since): they stay off for the files and URLs after.
+        /// Whether mpv has `MpvProcess.localFileOptions` off (it was started on received media,
+        /// or they were turned off since): they stay off for the files and URLs after.
         var restrictsLocalFiles: Bool
 
         init(loaded: LoadedItem) {
             self.loaded = loaded
             available = [loaded.item.identifier: loaded.item]
-            restrictsLocalFiles = !MediaLocation.isURL(loaded.target)
+            restrictsLocalFiles = MpvPlayer.opensAsReceivedMedia(loaded.item)
         }
 
     }
@@ -122,36 +123,26 @@ extension MpvPlayer {
 
     /// Makes `item` one this participant holds: when the group changes to an item of that
     /// identifier (another participant replaced the group's item), mpv loads it. An item of the
-    /// same identifier made available before is replaced. A byte source is refused (mpv cannot
-    /// read one), as a file that is not there is.
+    /// same identifier made available before is replaced. A byte source (a streamed item) is
+    /// served to mpv by `MpvByteServer`; a file that is not there is refused when it is needed.
     public func makeAvailable(_ item: PlaybackItem) throws(MpvError) {
-        _ = try Self.mpvTarget(of: item, for: "make \(item.identifier) available")
+        _ = try targets.target(of: item, for: "make \(item.identifier) available")
         items.withLock { state in
             state.available[item.identifier] = item
             state.failed.remove(item.identifier)
         }
     }
 
-    /// What mpv is given to open for `item` (the path or the URL), or the clear error for an
-    /// item mpv cannot open: a byte source (mpv reads only what it opens itself).
-    static func mpvTarget(of item: PlaybackItem, for request: String) throws(MpvError) -> String {
+    /// Whether `item` is media from someone else, which mpv opens with
+    /// `MpvProcess.localFileOptions` off (it follows no reference in it and runs no
+    /// youtube-dl): a local file, or a byte source (another participant's file, streamed). A URL
+    /// item is the user's to open as mpv likes.
+    static func opensAsReceivedMedia(_ item: PlaybackItem) -> Bool {
         switch item.source {
-        case .file(let path): return path
-        case .url(let url): return url.absoluteString
-        case .bytes:
-            throw .invalidRequest("\(request) \(item.identifier)",
-                                  "mpv cannot play a byte source: it opens files and URLs itself, and its IPC cannot carry bytes")
+        case .file(let path): !MediaLocation.isURL(path)
+        case .bytes: true
+        case .url: false
         }
-    }
-
-    /// Like `mpvTarget(of:for:)`, and a local file must be there (mpv would only say "loading
-    /// failed").
-    static func checkedTarget(of item: PlaybackItem, for request: String) throws(MpvError) -> String {
-        let target = try mpvTarget(of: item, for: request)
-        if case .file(let path) = item.source, !MediaLocation.isURL(path), !FileManager.default.fileExists(atPath: path) {
-            throw .invalidRequest("\(request) \(item.identifier)", "there is no file at \(path)")
-        }
-        return target
     }
 
     /// Before a group's command for another item than mpv's: loads that item, paused, if this
@@ -199,7 +190,7 @@ extension MpvPlayer {
     /// where it was.
     func load(_ item: PlaybackItem) async throws(MpvError) {
         let request = "replace the item with"
-        let target = try Self.checkedTarget(of: item, for: request)
+        let target = try targets.checkedTarget(of: item, for: request)
         let (load, previous) = items.withLock { state in
             state.loads += 1
             return (state.loads, state.loaded)
@@ -209,7 +200,7 @@ extension MpvPlayer {
         let position = (try? await connection.get("time-pos"))?.seconds.map { Int64(saturating: $0 * 1e9) }
         let events = connection.events
         _ = try? await connection.set("idle", .string("yes"))
-        if case .file(let path) = item.source, !MediaLocation.isURL(path), !items.withLock({ $0.restrictsLocalFiles }) {
+        if Self.opensAsReceivedMedia(item), !items.withLock({ $0.restrictsLocalFiles }) {
             for option in MpvProcess.localFileOptions { _ = try? await connection.set(option, .string("no")) }
             items.withLock { $0.restrictsLocalFiles = true }
         }
@@ -325,5 +316,50 @@ extension MpvPlayer {
             state.policy = loaded.hasAudio ? options.correctionPolicy : options.soundlessCorrectionPolicy
             state.followedVersion = nil
         }
+    }
+}
+
+/// What mpv is given to open for each item: a file's path, a URL, or for a byte source the URL
+/// under which `MpvByteServer` serves it to mpv (the server starts with the first byte source
+/// and stops with the player). Only a local path ever goes on mpv's command line
+/// (`MpvPlayer.launch`): a URL is loaded over the IPC socket.
+final class MpvItemTargets: Sendable {
+    private let server = Mutex<MpvByteServer?>(nil)
+    private let stopped = Mutex(false)
+
+    /// The path or the URL mpv opens for `item`; `request` names what is asked, for errors.
+    func target(of item: PlaybackItem, for request: String) throws(MpvError) -> String {
+        switch item.source {
+        case .file(let path): return path
+        case .url(let url): return url.absoluteString
+        case .bytes(let source):
+            let server = try self.server.withLock { server throws(MpvError) -> MpvByteServer in
+                if let server { return server }
+                guard !stopped.withLock({ $0 }) else { throw .invalidRequest("\(request) \(item.identifier)", "the player is closed") }
+                let started = try MpvByteServer()
+                server = started
+                return started
+            }
+            return server.serve(source, name: item.identifier).absoluteString
+        }
+    }
+
+    /// Like `target(of:for:)`, and a local file must be there (mpv would only say "loading
+    /// failed").
+    func checkedTarget(of item: PlaybackItem, for request: String) throws(MpvError) -> String {
+        let target = try target(of: item, for: request)
+        if case .file(let path) = item.source, !MediaLocation.isURL(path), !FileManager.default.fileExists(atPath: path) {
+            throw .invalidRequest("\(request) \(item.identifier)", "there is no file at \(path)")
+        }
+        return target
+    }
+
+    /// The server for mpv's byte sources, if one started.
+    var byteServer: MpvByteServer? { server.withLock { $0 } }
+
+    /// Stops the server, if one started (mpv has gone: nobody reads through it any more).
+    func stop() {
+        stopped.withLock { $0 = true }
+        server.withLock { $0 }?.stop()
     }
 }

@@ -78,9 +78,8 @@ extension MpvPlayer {
     }
 
     /// Replaces the current item with `item`, at its start (as AVPlayer's
-    /// `replaceCurrentItem(with:)`). A file or an `http(s)` URL, which mpv opens itself; a byte
-    /// source is refused (mpv cannot read one through its IPC), and so is a file that is not
-    /// there. Coordinated, the group transitions to `item.identifier`, and every participant
+    /// `replaceCurrentItem(with:)`). A file or an `http(s)` URL, which mpv opens itself, or a
+    /// byte source, which `MpvByteServer` serves to mpv; a file that is not there is refused. Coordinated, the group transitions to `item.identifier`, and every participant
     /// that holds an item of that identifier loads it (this one holds `item` from now on; an
     /// item under the identifier mpv has already is loaded here at once).
     /// Uncoordinated, mpv loads the file at once (`loadfile`), paused or playing as it was, and
@@ -88,7 +87,7 @@ extension MpvPlayer {
     /// it); on a failure mpv goes back to the item it had.
     public func replaceCurrentItem(with item: PlaybackItem) async throws(MpvError) {
         if playbackCoordinator.isCoordinating {
-            let target = try Self.checkedTarget(of: item, for: "replace the item with")
+            let target = try targets.checkedTarget(of: item, for: "replace the item with")
             let sameIdentifier = items.withLock { state in
                 state.available[item.identifier] = item
                 state.failed.remove(item.identifier)

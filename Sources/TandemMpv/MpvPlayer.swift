@@ -26,7 +26,9 @@ import TandemPlayerSupport
 /// A program controls it as it would an AVPlayer (`MpvPlayer+Transport.swift`): `play()`,
 /// `pause()`, `seek(to:)`, `setRate(_:)` and `replaceCurrentItem(with:)` go to the group once
 /// coordinated, and to mpv at once otherwise. The item can change (`MpvPlayer+Items.swift`):
-/// mpv loads a file or an `http(s)` URL, never a byte source.
+/// mpv loads a file or an `http(s)` URL itself, and reads a byte source (a streamed item) from
+/// the player's `MpvByteServer` on 127.0.0.1. A URL never goes on mpv's command line, which every
+/// local user can read: mpv is given it over its IPC socket.
 ///
 /// ```swift
 /// var options = MpvPlayer.Options()
@@ -113,6 +115,8 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     /// participant holds: apart from `state`, so that what is read of the item inside `state`'s
     /// lock (`hasAudio`, `frameDuration`) takes a lock of its own.
     let items: Mutex<ItemState>
+    /// What mpv opens for each item, and the server of its byte sources.
+    let targets: MpvItemTargets
     private let jobs: AsyncStream<Job>.Continuation
     private let jobStream: AsyncStream<Job>
     private let tasks = Mutex<[Task<Void, Never>]>([])
@@ -196,15 +200,31 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     /// Starts mpv on `item`, paused at the start, and waits until it has loaded it.
     ///
     /// A file is opened as a local file (mpv follows no reference in it); an `http(s)` URL is
-    /// handed to mpv as it is, and mpv opens it. A byte source is refused with an
-    /// `MpvError.invalidRequest`: mpv reads only what it can open itself, and its IPC cannot
-    /// carry the bytes. The item is known to the group by `item.identifier`; its identity is
-    /// `item.identity`, or for a file `MediaIdentity.of(file:)`.
+    /// handed to mpv as it is, and mpv opens it; a byte source is served to mpv by an
+    /// `MpvByteServer` of the player's, under an unguessable loopback URL, and opened as a local
+    /// file is. Only a local path goes on mpv's command line: mpv starts with nothing to play and
+    /// is given a URL over its IPC socket, so that `ps` shows nobody a secret in it. The item is
+    /// known to the group by `item.identifier`; its identity is `item.identity`, or for a file
+    /// `MediaIdentity.of(file:)`.
     public static func launch(item: PlaybackItem, options: Options = Options()) async throws -> MpvPlayer {
-        let target = try mpvTarget(of: item, for: "launch mpv on")
+        let targets = MpvItemTargets()
+        let target: String
+        do {
+            target = try targets.target(of: item, for: "launch mpv on")
+        } catch {
+            targets.stop()
+            throw error
+        }
+        let onCommandLine: String? = MediaLocation.isURL(target) ? nil : target
         let launchedAt = MonotonicClock.now()
-        let process = try MpvProcess(file: target, ipcPath: options.ipcPath, extraArguments: options.extraArguments,
-                                     executable: options.executable)
+        let process: MpvProcess
+        do {
+            process = try MpvProcess(file: onCommandLine, ipcPath: options.ipcPath, extraArguments: options.extraArguments,
+                                     restrictsReferences: opensAsReceivedMedia(item), executable: options.executable)
+        } catch {
+            targets.stop()
+            throw error
+        }
         var connection: MpvConnection?
         do {
             let ipc = try await MpvConnection.connect(path: process.ipcPath, timeout: options.startTimeout,
@@ -212,13 +232,14 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             connection = ipc
             let events = ipc.events
             for property in observedProperties { try await ipc.observe(property) }
+            if onCommandLine == nil { _ = try await ipc.command(["loadfile", .string(target), "replace"]) }
             try await waitUntilLoaded(ipc, process: process, timeout: options.startTimeout)
             let paused = try await ipc.get("pause").bool ?? true
             let speed = try await ipc.get("speed").double ?? 1
             let loaded = await LoadedItem.probe(item, target: target, ipc: ipc, options: options)
             if loaded.hasAudio, options.keepsTempoFilter { await keepTempoFilter(ipc) }
             if options.bindsQueueKeys { await bindQueueKeys(ipc) }
-            let player = MpvPlayer(process: process, connection: ipc, options: options, loaded: loaded, paused: paused,
+            let player = MpvPlayer(process: process, connection: ipc, options: options, loaded: loaded, targets: targets, paused: paused,
                                    speed: speed, launchedAt: launchedAt)
             player.start(events: events)
             return player
@@ -226,6 +247,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             let said = process.logTail()
             connection?.close()
             await process.terminate()
+            targets.stop()
             throw MpvError.launch(process.commandLine.joined(separator: " "), "\(error)" + (said.isEmpty ? "" : "; mpv said: \(said)"))
         }
     }
@@ -260,9 +282,10 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         throw MpvError.timeout("loading the file", "no position after \(timeout)")
     }
 
-    private init(process: MpvProcess, connection: MpvConnection, options: Options, loaded: LoadedItem, paused: Bool, speed: Double,
-                 launchedAt: Int64) {
+    private init(process: MpvProcess, connection: MpvConnection, options: Options, loaded: LoadedItem, targets: MpvItemTargets,
+                 paused: Bool, speed: Double, launchedAt: Int64) {
         self.process = process
+        self.targets = targets
         self.connection = connection
         self.options = options
         items = Mutex(ItemState(loaded: loaded))
@@ -353,6 +376,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         if process.isRunning { _ = try? await connection.command(["quit"]) }
         connection.close()
         await process.terminate()
+        targets.stop()
         eventTask.withLock { $0 }?.cancel()
         options.presentationLog?.flush()
     }

@@ -7,18 +7,24 @@ import Synchronization
 import TandemNet
 import TandemPlayerSupport
 
-/// A running mpv, started paused on one file with its JSON IPC server on, and stopped on
-/// `terminate`:
-/// `mpv --idle=no --input-ipc-server=PATH --pause --keep-open=yes [extra arguments] FILE`.
+/// A running mpv, started paused with its JSON IPC server on, and stopped on `terminate`:
+/// `mpv --idle=no --input-ipc-server=PATH --pause --keep-open=yes [extra arguments] FILE`, or,
+/// with no file, `--idle=once` and nothing to play until a `loadfile` over the IPC socket (after
+/// which mpv quits, as with `--idle=no`, once it has nothing to play).
 ///
 /// Its standard input is `/dev/null` (it never competes with the program for the terminal) and
 /// its output goes to a log file, whose last lines explain a failure. It inherits no other
 /// descriptor, and no `TANDEM_INVITE`. If this process dies, even by `SIGKILL`, the kernel
 /// kills mpv too (`PR_SET_PDEATHSIG`): no mpv is left behind, re-parented to init.
 ///
-/// A file given as a path (not a URL) also gets `--access-references=no --ytdl=no`: the media
-/// came from someone else, and a playlist or a reference in it that names http or another file
-/// must not make mpv fetch anything or run youtube-dl (`MediaFile` does the same for FFmpeg, in TandemMedia).
+/// A command line is public (`ps` shows it to every local user): `MpvPlayer` puts a local path
+/// there, never a URL, which may carry a secret (the unguessable path of `MpvByteServer`, a
+/// signed address); a URL is loaded over the IPC socket, which only this user can open.
+///
+/// Received media (a local file, or a byte source another participant streams) is opened with
+/// `--access-references=no --ytdl=no`: the media came from someone else, and a playlist or a
+/// reference in it that names http or another file must not make mpv fetch anything or run
+/// youtube-dl (`MediaFile` does the same for FFmpeg, in TandemMedia).
 public final class MpvProcess: @unchecked Sendable {
     /// Where mpv's IPC server listens.
     public let ipcPath: String
@@ -34,22 +40,25 @@ public final class MpvProcess: @unchecked Sendable {
     /// The wait status, once mpv has exited and been reaped.
     private let status = Mutex<Int32?>(nil)
 
-    /// Starts mpv on `file`.
+    /// Starts mpv on `file`, or with nothing to play (`file` nil) until a `loadfile` over IPC.
     ///
     /// - Parameters:
     ///   - ipcPath: the socket to listen on; by default one in a fresh temporary directory.
     ///   - extraArguments: more mpv options, after Tandem's own (so `--vo=null --ao=null` runs
     ///     headless); they may override all but the IPC socket.
+    ///   - restrictsReferences: whether to add `localFileArguments`; by default for a file
+    ///     that is not a URL.
     ///   - executable: the mpv binary.
-    public init(file: String, ipcPath: String? = nil, extraArguments: [String] = [],
+    public init(file: String?, ipcPath: String? = nil, extraArguments: [String] = [], restrictsReferences: Bool? = nil,
                 executable: String = "/usr/bin/mpv") throws(MpvError) {
         let fileManager = FileManager.default
         directory = fileManager.temporaryDirectory.appendingPathComponent("tandem-mpv-\(UUID().uuidString.prefix(8))")
         let path = ipcPath ?? directory.appendingPathComponent("ipc.sock").path
         self.ipcPath = path
         logPath = directory.appendingPathComponent("mpv.log").path
-        commandLine = [executable, "--idle=no", "--input-ipc-server=\(path)", "--pause", "--keep-open=yes"]
-            + (MediaLocation.isURL(file) ? [] : Self.localFileArguments) + extraArguments + ["--", file]
+        let restricts = restrictsReferences ?? file.map { !MediaLocation.isURL($0) } ?? false
+        commandLine = [executable, file == nil ? "--idle=once" : "--idle=no", "--input-ipc-server=\(path)", "--pause", "--keep-open=yes"]
+            + (restricts ? Self.localFileArguments : []) + extraArguments + (file.map { ["--", $0] } ?? [])
         let display = commandLine.joined(separator: " ")
         guard path.utf8.count <= UnixStreamSocket.maximumPathLength else {
             throw .launch(display, "the IPC socket path is too long (at most \(UnixStreamSocket.maximumPathLength) bytes): \(path)")

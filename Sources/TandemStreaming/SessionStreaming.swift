@@ -119,7 +119,7 @@ public final class SessionStreaming: @unchecked Sendable {
     }
 
     /// The item whose content identity is `identity`, read from its holders: a
-    /// `SeekableByteSource` for a player (or `StreamHTTPServer`). Throws when the identity
+    /// `SeekableByteSource` for a player (mpv reads it through `MpvByteServer`). Throws when the identity
     /// names no size.
     public func item(identity: String) throws(StreamingError) -> StreamedItem {
         let index = state.withLock { state in

@@ -2,7 +2,7 @@ import Foundation
 import TandemPlayback
 
 /// A streamed item's bytes, read from the session's holders (`SessionStreaming.item(identity:)`):
-/// a `SeekableByteSource` for the built-in player, and what `StreamHTTPServer` serves to mpv.
+/// a `SeekableByteSource` for the built-in player, and what `MpvPlayer` serves to mpv (`MpvByteServer`).
 ///
 /// `read(at:into:)` blocks until the block holding the offset has arrived and the item's ends
 /// have been checked against its identity (`StreamReaderCore`), for as long as it takes: while no

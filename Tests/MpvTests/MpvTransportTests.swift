@@ -4,6 +4,7 @@ import Testing
 import Tandem
 import TandemClock
 import TandemPlayback
+import TandemIdentity
 import TandemTestKit
 @testable import TandemMpv
 
@@ -12,7 +13,7 @@ import TandemTestKit
 /// they return, and bad requests are refused with a clear error that leaves mpv as it was;
 /// coordinated, two mpv players in one session follow each other's transport.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct MpvTransportTests {
-    /// A byte source, which mpv cannot play.
+    /// An empty byte source, which mpv cannot open.
     final class Bytes: SeekableByteSource {
         var size: Int64? { 0 }
         func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int { 0 }
@@ -120,10 +121,11 @@ import TandemTestKit
             #expect(try await other.get("speed").double == 1)
             #expect(try await other.get("pause").bool == true)
 
+            // An empty byte source: served to mpv, which cannot open it.
             await #expect { try await mpv.replaceCurrentItem(with: PlaybackItem(bytes: Bytes(), identifier: "stream")) } throws: { error in
-                (error as? MpvError)?.isInvalidRequest == true && "\(error)".contains("byte source")
+                (error as? MpvError)?.isRefusal == true && "\(error)".contains("stream")
             }
-            #expect(throws: MpvError.self) { try mpv.makeAvailable(PlaybackItem(bytes: Bytes(), identifier: "stream")) }
+            #expect(try await other.get("path").string == clip)
             await #expect { try await mpv.replaceCurrentItem(with: PlaybackItem(file: "/nonexistent/film.mp4")) } throws: { error in
                 (error as? MpvError)?.isInvalidRequest == true && "\(error)".contains("/nonexistent/film.mp4")
             }
@@ -148,18 +150,88 @@ import TandemTestKit
         }
     }
 
-    @Test func launchTakesFilesAndURLsAndRefusesByteSources() async throws {
-        await #expect { try await MpvPlayer.launch(item: PlaybackItem(bytes: Bytes(), identifier: "stream"), options: MpvFixture.headless()) }
-            throws: { error in (error as? MpvError)?.isInvalidRequest == true && "\(error)".contains("byte source") }
-        // A URL goes to mpv as it is (and without the local file's restrictions); here nothing
-        // listens, and mpv's own words say so.
-        let url = try PlaybackItem(url: #require(URL(string: "http://127.0.0.1:9/film.mp4")))
+    @Test func aURLIsGivenOverIPCNeverOnTheCommandLine() async throws {
+        // A URL goes to mpv as it is (and without the local file's restrictions), over its IPC
+        // socket: here nothing listens, mpv quits, and the error names no URL in the command line.
+        let url = try PlaybackItem(url: #require(URL(string: "http://127.0.0.1:9/film.mp4?token=SECRET")))
         var options = MpvFixture.headless()
         options.startTimeout = .seconds(5)
         await #expect { try await MpvPlayer.launch(item: url, options: options) } throws: { error in
             let text = "\(error)"
-            return text.contains("cannot run mpv") && text.contains("-- http://127.0.0.1:9/film.mp4") && !text.contains("--ytdl=no")
+            let commandLine = text.components(separatedBy: ": ").first ?? text
+            return text.contains("cannot run mpv") && commandLine.contains("--idle=once") && !commandLine.contains("SECRET")
+                && !commandLine.contains("--ytdl=no")
         }
+        // An empty byte source: mpv cannot open what it is served, and says so.
+        await #expect { try await MpvPlayer.launch(item: PlaybackItem(bytes: Bytes(), identifier: "stream"), options: options) }
+            throws: { error in "\(error)".contains("cannot run mpv") && "\(error)".contains("--access-references=no") }
+    }
+
+    /// A file read through a byte source (as a streamed item is read from its holders).
+    final class FileBytes: SeekableByteSource {
+        let handle: FileHandle
+        let size: Int64?
+        let reads = Mutex(0)
+        init(_ path: String) throws {
+            handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            size = try (FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
+        }
+        func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            reads.withLock { $0 += 1 }
+            return pread(handle.fileDescriptor, buffer.baseAddress, buffer.count, off_t(offset))
+        }
+    }
+
+    /// The arguments of process `pid`, as `ps` shows them to every local user.
+    static func commandLine(of pid: pid_t) throws -> String {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))
+        return String(decoding: bytes.map { $0 == 0 ? 32 : $0 }, as: UTF8.self)
+    }
+
+    @Test func aByteSourceIsServedToMpvOnLoopbackUnderASecretPathNoCommandLineShows() async throws {
+        let clip = try MpvFixture.longClip()
+        let otherClip = try MpvFixture.otherClip()
+        let source = try FileBytes(otherClip)
+        let identity = try MediaIdentity.of(file: otherClip)
+        let item = PlaybackItem(bytes: source, identifier: "streamed.mp4", identity: identity)
+        var served: URL?
+        try await withMpv(item) { mpv, other in
+            let path = try #require(try await other.get("path").string)
+            let url = try #require(URL(string: path))
+            served = url
+            #expect(url.scheme == "http" && url.host == "127.0.0.1" && url.path.hasSuffix("/streamed.mp4") && url.path.count == 1 + 32 + 1 + 12, "\(path)")
+            let commandLine = try Self.commandLine(of: mpv.process.processIdentifier)
+            #expect(!commandLine.contains("http") && !commandLine.contains(url.path) && commandLine.contains("--access-references=no"),
+                    "\(commandLine)")
+            // The item's own identity, with the duration mpv read.
+            #expect(mpv.itemIdentifier == "streamed.mp4")
+            #expect(mpv.currentItemIdentity.map(ContentIdentity.content(of:)) == ContentIdentity.content(of: identity))
+            #expect(mpv.duration.map { abs($0 - 10_000_000_000) < 100_000_000 } == true, "duration \(String(describing: mpv.duration))")
+            try await mpv.play()
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(try await Self.position(other) > 100_000_000, "the byte source plays")
+            try await mpv.seek(to: 8_000_000_000)
+            #expect(try await Self.position(other) >= 7_990_000_000)
+            // To a file and back to the byte source, which keeps its path.
+            try await mpv.replaceCurrentItem(with: PlaybackItem(file: clip))
+            #expect(try await other.get("path").string == clip)
+            try await mpv.replaceCurrentItem(with: item)
+            #expect(try await other.get("path").string == path)
+            #expect(source.reads.withLock { $0 } > 0)
+            try await mpv.pause()
+        }
+        // Closed: the server is gone with mpv.
+        let port = try #require(served?.port)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(connected != 0, "the byte server still listens after the player closed")
     }
 
     @Test func anHTTPItemIsOpenedByMpvAsItIs() async throws {

@@ -6,6 +6,8 @@ import Testing
 import Tandem
 import TandemIdentity
 import TandemNet
+import TandemMpv
+import TandemPlayback
 import TandemStreaming
 import TandemTestKit
 
@@ -149,33 +151,41 @@ struct Film: GroupActivity, Equatable {
         defer { reading.close() }
         _ = await reading.announcedIdentity(of: "clip.bin", timeout: .seconds(10))
         let item = try reading.item(identity: identity)
-        let server = try StreamHTTPServer(serving: item, name: "clip.bin")
+        let server = try MpvByteServer()
         defer {
             item.close()
             server.stop()
         }
-        #expect(server.url.host == "127.0.0.1")
+        let url = server.serve(item, name: "clip.bin")
+        #expect(url.host == "127.0.0.1" && url.port.map(UInt16.init) == server.port)
+        let secret = url.path
         let secretLength = 1 + 32 + 1 + 8
-        #expect(server.path.count == secretLength)
-        #expect(server.path.hasSuffix("/clip.bin"))
+        #expect(secret.count == secretLength)
+        #expect(secret.hasSuffix("/clip.bin"))
+        // The same source again keeps its path; another gets a secret of its own.
+        #expect(server.serve(item, name: "clip.bin") == url)
+        let other = server.serve(MemoryByteSource(Array(repeating: 7, count: 100)), name: "clip.bin")
+        #expect(other.path != secret && other.path.hasSuffix("/clip.bin") && server.servedSources == 2)
         func fetch(_ path: String, range: String?) throws -> (status: Int, headers: [String: String], body: [UInt8]) {
             let response = try Self.get(port: server.port, path: path, range: range)
             return response
         }
-        let partial = try await Task.detached { try fetch(server.path, range: "bytes=500000-500099") }.value
+        let partial = try await Task.detached { try fetch(secret, range: "bytes=500000-500099") }.value
         #expect(partial.status == 206)
         #expect(partial.headers["content-range"] == "bytes 500000-500099/1000000")
         #expect(partial.body == Array(bytes[500_000..<500_100]))
-        let tail = try await Task.detached { try fetch(server.path, range: "bytes=-10") }.value
+        let tail = try await Task.detached { try fetch(secret, range: "bytes=-10") }.value
         #expect(tail.status == 206 && tail.body == Array(bytes[999_990...]))
-        let whole = try await Task.detached { try fetch(server.path, range: nil) }.value
+        let whole = try await Task.detached { try fetch(secret, range: nil) }.value
         #expect(whole.status == 200 && whole.body == bytes)
-        #expect(try await Task.detached { try fetch(server.path, range: "bytes=2000000-") }.value.status == 416)
+        #expect(try await Task.detached { try fetch(secret, range: "bytes=2000000-") }.value.status == 416)
         // Another path, even the same name under another secret, is not found.
         let guessed = "/" + String(repeating: "0", count: 32) + "/clip.bin"
         let wrong = try await Task.detached { try fetch(guessed, range: nil) }.value
         #expect(wrong.status == 404)
         #expect(try await Task.detached { try fetch("/", range: nil) }.value.status == 404)
+        let otherWhole = try await Task.detached { try fetch(other.path, range: nil) }.value
+        #expect(otherWhole.status == 200 && otherWhole.body == Array(repeating: 7, count: 100))
     }
 
     /// A blocking HTTP/1.1 GET on 127.0.0.1 (the response is read to its end: the server closes).
@@ -210,5 +220,18 @@ struct Film: GroupActivity, Equatable {
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         return (status, headers, Array(response[end.upperBound...]))
+    }
+}
+
+/// Bytes in memory, as a program's own byte source.
+final class MemoryByteSource: SeekableByteSource {
+    let bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    var size: Int64? { Int64(bytes.count) }
+    func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard offset >= 0, offset < Int64(bytes.count) else { return 0 }
+        let count = min(buffer.count, bytes.count - Int(offset))
+        bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count])) }
+        return count
     }
 }

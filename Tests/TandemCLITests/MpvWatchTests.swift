@@ -294,6 +294,64 @@ struct FrameFlipAnalysisTests {
     }
 }
 
+/// A joiner with mpv and no file streams every item of the group's queue from the host: mpv
+/// reads each from a loopback URL under a secret path, given over its IPC socket (never on its
+/// command line, which `ps` shows to every local user), and moves through the queue with the
+/// group; it reports each item with its identity, so nobody sees a mismatch.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct MpvStreamedQueueWatchTests {
+    @Test func anMpvJoinerWithoutFilesStreamsEachItemOfTheQueue() async throws {
+        let fixtures = try MediaFixtures()
+        defer { fixtures.remove() }
+        let (first, second) = (SampleClip.h264, SampleClip.h264BFrames)
+        let hostSocket = fixtures.path("host.sock"), joinerSocket = fixtures.path("joiner.sock")
+        let host = try WatchProcess.host(media: [first.path, second.path], mpv: .init(socket: hostSocket))
+        defer { host.kill() }
+        let invite = try #require(host.invite(), "no invite: \(host.standardError)")
+        #expect(host.waitUntil(timeout: 30) { $0.contains { $0.change == "queue add \(second.name)" } }, "\(host.lines)")
+        let joiner = try WatchProcess.join(invite: invite, media: [], name: "ben", mpv: .init(socket: joinerSocket))
+        defer { joiner.kill() }
+        #expect(host.waitUntilJoined() && joiner.waitUntilJoined(), "\(host.standardError)\n\(joiner.standardError)")
+        #expect(joiner.waitUntil(timeout: 10) { $0.contains { $0.event == "streaming" } }, "\(joiner.lines)")
+        let mpv = try await MpvConnection.connect(path: joinerSocket, timeout: .seconds(10))
+        defer { mpv.close() }
+        let firstPath = try #require(try await mpv.get("path").string)
+        #expect(firstPath.hasPrefix("http://127.0.0.1:") && firstPath.hasSuffix("/" + first.name), "\(firstPath)")
+        // No URL on the command line of any mpv this joiner started.
+        let pid = try #require(try await mpv.get("pid").double.map { pid_t($0) })
+        let commandLine = String(decoding: try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline")).map { $0 == 0 ? 32 : $0 },
+                                 as: UTF8.self)
+        #expect(commandLine.contains("--idle=once") && !commandLine.contains("http"), "\(commandLine)")
+
+        // Played to the end of the first (4 s): the joiner's mpv streams the second.
+        #expect(host.send("play") != nil)
+        #expect(joiner.waitUntil(timeout: 15) { $0.contains { $0.event == "item" && $0.identifier == second.name && $0.index == 1 } },
+                "\(joiner.lines)")
+        let deadline = Date().addingTimeInterval(10)
+        var secondPath: String?
+        while Date() < deadline {
+            if let path = try await mpv.get("path").string, path.hasSuffix("/" + second.name) {
+                secondPath = path
+                break
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let streamed = try #require(secondPath, "the joiner's mpv did not move on to the second item")
+        #expect(streamed.hasPrefix("http://127.0.0.1:") && streamed != firstPath)
+        // It plays: its position moves on the second item (unavailable while mpv loads it).
+        var position = 0.0
+        let playing = Date().addingTimeInterval(10)
+        while Date() < playing, position < 0.5 {
+            position = (try? await mpv.get("time-pos"))?.double ?? 0
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let path = try await mpv.get("path").string
+        #expect(position >= 0.5 && path == streamed, "the streamed second item does not play: at \(position) s of \(path ?? "nothing")")
+        #expect(!host.events.contains { $0.event == "item-mismatch" } && !joiner.events.contains { $0.event == "item-mismatch" || $0.event == "unmatched-media" },
+                "\(host.lines)\n\(joiner.lines)")
+        endWithoutErrors(host: host, joiner: joiner)
+    }
+}
+
 /// Neither peer reported an error; the host ends the session, and both exit as they should
 /// (the host with 0, the joiner with 3: the session ended).
 private func endWithoutErrors(host: WatchProcess, joiner: WatchProcess) {

@@ -17,9 +17,10 @@ import TandemPlayerSupport
 /// group reaches it (at an item's end, a `next` or `prev`, or mpv's own `n`, `p`, `>`, `<` keys:
 /// `MpvPlayer.Options.bindsQueueKeys`), and the `item` and `unmatched-media` events are the same.
 extension WatchParty {
-    /// Watches with mpv on `file`; `streaming`, when mpv reads a streamed item, suspends this
-    /// participant (without holding the group) while no holder of it is left.
-    func runWithMpv(file: String, streaming: SessionStreaming?, streamedAt: Int64?,
+    /// Watches with mpv on `item`. `streaming` streams to mpv the queue's entries this
+    /// participant holds no file of (unless it refuses streaming), and suspends this participant
+    /// (without holding the group) while no holder of a streamed item is left.
+    func runWithMpv(item: PlaybackItem, streaming: SessionStreaming, streamedAt: Int64?,
                     whileWatching: @escaping @Sendable () async -> Void) async throws -> Ending {
         let log: PresentationLog?
         do {
@@ -29,14 +30,13 @@ extension WatchParty {
             throw WatchPartyError.failure("\(error)")
         }
         var playerOptions = MpvPlayer.Options()
-        playerOptions.itemIdentifier = session.activity.item
         playerOptions.ipcPath = configuration.mpvIPC
         playerOptions.extraArguments = configuration.mpvArguments + ["--ytdl=no"]
         playerOptions.presentationLog = log
         playerOptions.latencyOffset = Int64(configuration.latencyOffset) * 1_000_000
         let player: MpvPlayer
         do {
-            player = try await MpvPlayer.launch(file: file, options: playerOptions)
+            player = try await MpvPlayer.launch(item: item, options: playerOptions)
         } catch {
             log?.close()
             session.leave()
@@ -60,7 +60,7 @@ extension WatchParty {
             session.leave()
         }
         coordinator.coordinateWithSession(session)
-        if let streaming { followStreaming(streaming, coordinator: coordinator) }
+        followStreaming(streaming, coordinator: coordinator)
         // One file: the first report chooses the group's item (a session's queue starts empty),
         // so nobody transitions. mpv opened it: the identity carries the duration mpv read.
         // `coordinateWithSession` reported mpv's item already (mpv knows its identity), which an
@@ -85,7 +85,8 @@ extension WatchParty {
             }
         }
         try? coordinator.reportItem(session.activity.item, identity: reportsIdentityLate ? nil : player.currentItemIdentity, ready: true)
-        let queueTask = followQueue(mpv: player, coordinator: coordinator)
+        let queueTask = followQueue(mpv: player, coordinator: coordinator,
+                                    streamed: configuration.refusesStreaming ? nil : StreamedEntries(streaming: streaming))
         defer { queueTask.cancel() }
         let latency = LatencyControl(milliseconds: configuration.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
         watching.withLock { $0 = Watching(coordinator: coordinator, mpv: player, latency: latency) }
@@ -110,14 +111,14 @@ extension WatchParty {
 
     /// Follows the group's queue with mpv for as long as the watch lasts, as `followQueue(player:…)`
     /// does with the built-in player.
-    func followQueue(mpv player: MpvPlayer, coordinator: PlaybackCoordinator) -> Task<Void, Never> {
-        let files = watchedMedia.map { (path: $0, identity: try? ContentIdentity.of(file: $0)) }
+    func followQueue(mpv player: MpvPlayer, coordinator: PlaybackCoordinator, streamed: StreamedEntries?) -> Task<Void, Never> {
+        let files = ownFiles()
         // Subscribed before the first look, so that no change between the two goes unseen.
         let changes = coordinator.events
         return Task {
             var reported: Set<String> = []
             var identified = !reportsIdentityLate
-            var last = await syncQueue(mpv: player, coordinator: coordinator, files: files, last: nil,
+            var last = await syncQueue(mpv: player, coordinator: coordinator, files: files, streamed: streamed, last: nil,
                                        reported: &reported, identified: &identified)
             for await event in changes {
                 // An end of item is told at its instant, before the record that settles it.
@@ -126,17 +127,18 @@ extension WatchParty {
                     emit(.item(.init(identifier: next.identifier, index: index, count: coordinator.core.queue.entries.count)))
                     continue
                 }
-                last = await syncQueue(mpv: player, coordinator: coordinator, files: files, last: last,
+                last = await syncQueue(mpv: player, coordinator: coordinator, files: files, streamed: streamed, last: last,
                                        reported: &reported, identified: &identified)
             }
         }
     }
 
     /// `syncQueue(player:…)` for mpv: the entries this participant holds made available to mpv
-    /// (each once), the group's current content taken from another file when mpv opened the
-    /// wrong one, each unmatched file said once, and `item` when the group's item changed.
+    /// (each once), those it holds no file of streamed from their holders (`streamed`), the
+    /// group's current content taken from another file when mpv opened the wrong one, each
+    /// unmatched file said once, and `item` when the group's item changed.
     private func syncQueue(mpv player: MpvPlayer, coordinator: PlaybackCoordinator, files: [(path: String, identity: String?)],
-                           last: String?, reported: inout Set<String>, identified: inout Bool) async -> String? {
+                           streamed: StreamedEntries?, last: String?, reported: inout Set<String>, identified: inout Bool) async -> String? {
         let core = coordinator.core
         let current = player.currentItem
         if !identified, let entry = core.queue.entries.first(where: { $0.identifier == current.identifier }) {
@@ -155,6 +157,9 @@ extension WatchParty {
         for entry in core.queue.entries where !available.contains(entry.identifier) {
             if let match = files.first(where: { ContentIdentity.sameContent(entry.identity, $0.identity) }) {
                 try? player.makeAvailable(PlaybackItem(file: match.path, identifier: entry.identifier, identity: match.identity))
+            } else if let item = streamed?.item(for: entry) {
+                // Held by nobody here: streamed from its holders when the group reaches it.
+                try? player.makeAvailable(item)
             }
         }
         return reportProgress(of: core, files: files, reported: &reported, last: last)

@@ -114,9 +114,14 @@ extension WatchParty {
         return match.path
     }
 
+    /// This participant's own files (none when it gave none) with their content identities.
+    func ownFiles() -> [(path: String, identity: String?)] {
+        watchedMedia.filter { !$0.isEmpty }.map { (path: $0, identity: try? ContentIdentity.of(file: $0)) }
+    }
+
     /// Follows the group's queue for as long as the watch lasts.
     func followQueue(player: HeadlessPlayer, coordinator: PlaybackCoordinator, streamed: StreamedEntries? = nil) -> Task<Void, Never> {
-        let files = watchedMedia.filter { !$0.isEmpty }.map { (path: $0, identity: try? ContentIdentity.of(file: $0)) }
+        let files = ownFiles()
         // Subscribed before the first look, so that no change between the two goes unseen (the
         // history may be applied meanwhile, and then nothing else happens until someone acts).
         let changes = coordinator.events

@@ -21,8 +21,9 @@ import TandemPlayerSupport
 ///   `.coordinatedPlaybackNotPossible`, a suspension that does not hold the group (`stream-suspended`),
 ///   until a holder is back (`stream-resumed`). A holder whose copy is not the item is dropped
 ///   (`stream-rejected-holder`).
-/// - mpv reads a streamed item from a loopback HTTP server under an unguessable path
-///   (`StreamHTTPServer`), started with `--ytdl=no`.
+/// - mpv reads a streamed item (the current one, and queue entries as the group reaches them)
+///   from the player's loopback HTTP server under an unguessable path (`MpvByteServer`), given to
+///   mpv over its IPC socket, never on its command line; mpv is started with `--ytdl=no`.
 /// - `tandem host URL` plays an `http(s)` item that every participant opens itself (its identifier
 ///   is the URL); a joiner opens it only with `--allow-urls` or after saying yes at the terminal,
 ///   FFmpeg limited to `http,https,tls,tcp`, mpv started with `--ytdl=no`.
@@ -102,9 +103,9 @@ extension WatchParty {
                           identity: ContentIdentity.content(of: identity), streamed: streamed, streamedAt: streamedAt)
     }
 
-    /// mpv on the group's item: a URL as it is, a streamed item through a loopback HTTP server
-    /// (`StreamHTTPServer`, an unguessable path); `--ytdl=no` either way, so that mpv hands no
-    /// address to youtube-dl.
+    /// mpv on the group's item: a file, a URL as it is, or a streamed item, which the player
+    /// serves to mpv on 127.0.0.1 (`MpvByteServer`); `--ytdl=no` either way, so that mpv hands
+    /// no address to youtube-dl.
     func runMpv(streaming: SessionStreaming, whileWatching: @escaping @Sendable () async -> Void) async throws -> Ending {
         let opened: OpenedItem
         do {
@@ -114,32 +115,8 @@ extension WatchParty {
             await session.departureDelivered()
             throw error
         }
-        var server: StreamHTTPServer?
-        let file: String
-        switch opened.item.source {
-        case .url(let url):
-            file = url.absoluteString
-        case .bytes(let source):
-            let http: StreamHTTPServer
-            do {
-                http = try StreamHTTPServer(serving: source, name: Self.identifier(of: session.activity.item))
-            } catch {
-                opened.streamed?.close()
-                session.leave()
-                await session.departureDelivered()
-                throw WatchPartyError.failure("cannot serve the streamed item to mpv: \(error)")
-            }
-            server = http
-            file = http.url.absoluteString
-        case .file(let path):
-            file = path
-        }
-        defer {
-            opened.streamed?.close()
-            server?.stop()
-        }
-        return try await runWithMpv(file: file, streaming: opened.streamed == nil ? nil : streaming, streamedAt: opened.streamedAt,
-                                    whileWatching: whileWatching)
+        defer { opened.streamed?.close() }
+        return try await runWithMpv(item: opened.item, streaming: streaming, streamedAt: opened.streamedAt, whileWatching: whileWatching)
     }
 
     /// A joiner opens a URL item only with `--allow-urls`, or after saying yes at the terminal.

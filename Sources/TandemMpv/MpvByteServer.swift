@@ -5,45 +5,36 @@ import Foundation
 import Synchronization
 import TandemPlayback
 
-/// A tiny HTTP/1.1 server on 127.0.0.1 that serves one `SeekableByteSource` (a streamed item)
-/// to another process on this machine (mpv), with range requests (RFC 9110 §14: `Range:
-/// bytes=N-`, `bytes=N-M`, `bytes=-N`; 206 with `Content-Range`, 416 outside the item), under
-/// an unguessable path: `/` then 32 random hex digits (128 bits from the system's generator),
-/// then `/` and a name. Any other path is 404; methods other than GET and HEAD are 405.
+/// A tiny HTTP/1.1 server on 127.0.0.1 through which mpv, another process, reads the byte
+/// sources of `PlaybackItem`s (a streamed item: `MpvPlayer` plays `.bytes` items through it),
+/// with range requests (RFC 9110 §14: `Range: bytes=N-`, `bytes=N-M`, `bytes=-N`; 206 with
+/// `Content-Range`, 416 outside the item). Each source is served under an unguessable path of
+/// its own: `/` then 32 random hex digits (128 bits from the system's generator), then `/` and
+/// a name. Any other path is 404; methods other than GET and HEAD are 405.
 ///
-/// It binds loopback only, so that nobody else on the network reaches it; the path keeps other
-/// local users' processes out, as long as the URL is not shown to them (today `tandem` gives it
-/// to mpv on mpv's command line, which `ps` shows to local users: `SECURITY.md` says so; loading
-/// it over mpv's IPC socket instead is left to do). One thread accepts; each connection gets a thread
-/// of its own (a seek opens a new connection before the old one is closed) and is closed after
-/// its response; at most `maximumConnections` at once, and a client that sends no complete
-/// header within 5 s is dropped.
-public final class StreamHTTPServer: @unchecked Sendable {
+/// It binds loopback only, so that nobody else on the network reaches it; the paths keep other
+/// local users' processes out, as long as no URL is shown to them: `MpvPlayer` hands them to mpv
+/// over its IPC socket, never on mpv's command line (which `ps` shows to every local user). One
+/// thread accepts; each connection gets a thread of its own (a seek opens a new connection before
+/// the old one is closed) and is closed after its response; at most `maximumConnections` at
+/// once, and a client that sends no complete header within 5 s is dropped.
+public final class MpvByteServer: @unchecked Sendable {
     /// The port it listens on.
     public let port: UInt16
-    /// The secret path, with its leading `/`.
-    public let path: String
     /// The most connections served at once.
     public static let maximumConnections = 16
 
-    private let source: any SeekableByteSource
+    /// The sources served, by secret path.
+    private let sources = Mutex<[String: any SeekableByteSource]>([:])
     private let descriptor: Int32
     private let acceptDone = DispatchSemaphore(value: 0)
     private let connections = Mutex(0)
     private let served = Mutex<Int64>(0)
 
-    /// Serves `source` as `name` (its last path component, for mpv's title) on a free port of
-    /// 127.0.0.1.
-    public init(serving source: any SeekableByteSource, name: String = "media") throws(StreamingError) {
-        self.source = source
-        // The system's generator: the kernel's getrandom on Linux, fit for secrets.
-        var generator = SystemRandomNumberGenerator()
-        let random = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        let safeName = name.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0) ? String($0) : "_" }
-            .joined().prefix(80)
-        path = "/" + random.map { String(format: "%02x", $0) }.joined() + "/" + (safeName.isEmpty ? "media" : safeName)
+    /// Listens on a free port of 127.0.0.1, serving nothing until `serve(_:name:)`.
+    public init() throws(MpvError) {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard listener >= 0 else { throw StreamingError(description: "socket failed: \(String(cString: strerror(errno)))") }
+        guard listener >= 0 else { throw MpvError.launch("the byte server for mpv", "socket failed: \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -58,7 +49,7 @@ public final class StreamHTTPServer: @unchecked Sendable {
         guard bound == 0, listen(listener, 16) == 0, named == 0 else {
             let reason = String(cString: strerror(errno))
             Glibc.close(listener)
-            throw StreamingError(description: "cannot listen on 127.0.0.1: \(reason)")
+            throw MpvError.launch("the byte server for mpv", "cannot listen on 127.0.0.1: \(reason)")
         }
         descriptor = listener
         port = UInt16(bigEndian: address.sin_port)
@@ -68,14 +59,32 @@ public final class StreamHTTPServer: @unchecked Sendable {
         }.start()
     }
 
-    /// `http://127.0.0.1:PORT/SECRET/NAME`.
-    public var url: URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+    /// Serves `source` under a fresh secret path ending in `name` (sanitised, for mpv's title)
+    /// and returns its URL, `http://127.0.0.1:PORT/SECRET/NAME`. The same source served twice
+    /// gets the path it has.
+    public func serve(_ source: any SeekableByteSource, name: String = "media") -> URL {
+        let path = sources.withLock { sources -> String in
+            if let known = sources.first(where: { $0.value === source }) { return known.key }
+            // The system's generator: the kernel's getrandom on Linux, fit for secrets.
+            var generator = SystemRandomNumberGenerator()
+            let random = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+            let safeName = name.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0) ? String($0) : "_" }
+                .joined().prefix(80)
+            let path = "/" + random.map { String(format: "%02x", $0) }.joined() + "/" + (safeName.isEmpty ? "media" : safeName)
+            sources[path] = source
+            return path
+        }
+        return URL(string: "http://127.0.0.1:\(port)\(path)")!
+    }
+
+    /// How many sources it serves.
+    public var servedSources: Int { sources.withLock { $0.count } }
 
     /// Bytes of bodies written so far.
     public var bytesServed: Int64 { served.withLock { $0 } }
 
     /// Stops accepting and waits for the accepting thread; responses in progress end when their
-    /// source's reads end (close the source first to end them at once).
+    /// source's reads end (close the source first to end them at once) or their client goes.
     public func stop() {
         shutdown(descriptor, Int32(SHUT_RDWR))
         acceptDone.wait()
@@ -92,7 +101,7 @@ public final class StreamHTTPServer: @unchecked Sendable {
             // mpv and anything else this process starts must not inherit a connection.
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             let admitted = connections.withLock { count -> Bool in
-                guard count < StreamHTTPServer.maximumConnections else { return false }
+                guard count < MpvByteServer.maximumConnections else { return false }
                 count += 1
                 return true
             }
@@ -139,14 +148,14 @@ public final class StreamHTTPServer: @unchecked Sendable {
         guard request.count == 3 else { return status(400, on: client) }
         let method = request[0]
         guard method == "GET" || method == "HEAD" else { return status(405, on: client) }
-        guard request[1] == path else { return status(404, on: client) }
+        guard let source = sources.withLock({ $0[String(request[1])] }) else { return status(404, on: client) }
         guard let size = source.size else { return status(503, on: client) }
         let rangeLine = lines.dropFirst().first { $0.lowercased().hasPrefix("range:") }
         var start: Int64 = 0
         var end = size - 1
         var partial = false
         if let rangeLine {
-            guard let range = StreamHTTPServer.range(rangeLine.dropFirst("range:".count).trimmingCharacters(in: .whitespaces), size: size) else {
+            guard let range = MpvByteServer.range(rangeLine.dropFirst("range:".count).trimmingCharacters(in: .whitespaces), size: size) else {
                 write("HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */\(size)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
                       to: client)
                 return
