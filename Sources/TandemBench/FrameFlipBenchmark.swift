@@ -106,6 +106,13 @@ public enum FrameFlipBenchmark {
         public var peerArguments: [String] = []
         /// How long the probe's pollers rest between polls (ns).
         public var pollGap: Int64 = 200_000
+        /// Whether the floor's bare mpv get the options `tandem` gives its own mpv besides
+        /// `mpvArguments` (`MpvProcess.displayTimeArguments`: each frame rendered at its display
+        /// time), so that the floor is like for like; true by default.
+        public var floorMatchesTandem = true
+        /// Whether to measure bare mpv with mpv's own defaults too (rendering up to 50 ms
+        /// ahead), reported beside the floor, outside the targets.
+        public var measuresDefaultFloor = false
 
         /// `clip` with the defaults, in a fresh temporary directory.
         public init(clip: String) {
@@ -120,6 +127,8 @@ public enum FrameFlipBenchmark {
         public var peerSpreads: [Double]
         /// The floor's.
         public var floorSpreads: [Double]
+        /// Bare mpv with mpv's own defaults (`Configuration.measuresDefaultFloor`), if measured.
+        public var defaultFloorSpreads: [Double] = []
         /// How many frames each peer's mpv showed (moving or not).
         public var peerFlips: [Int]
         /// How many frames each bare mpv showed.
@@ -155,6 +164,7 @@ public enum FrameFlipBenchmark {
             var lines = ["| \(mode), \(peerFlips.count) vs \(floorFlips.count) | frames | p50 ms | p95 ms | p99 ms | max ms |",
                          "|---|---|---|---|---|---|",
                          row("`--player mpv` peers", peers), row("floor (bare mpv)", floor)]
+            if !defaultFloorSpreads.isEmpty { lines.append(row("bare mpv, mpv's defaults (rendering ahead)", Percentiles(defaultFloorSpreads))) }
             if let floor {
                 lines.append("targets: p95 ≤ \(String(format: "%.2f", max(2.5, floor.p95 + 0.5))) ms, p99 ≤ \(String(format: "%.2f", floor.p99 + 2)) ms: "
                              + (meetsTargets == true ? "met" : "not met"))
@@ -173,16 +183,19 @@ public enum FrameFlipBenchmark {
     public static func run(_ configuration: Configuration) async throws -> Report {
         try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: configuration.directory) }
-        let floor = try await measureFloor(configuration)
+        let floor = try await measureFloor(configuration, arguments: configuration.floorMatchesTandem ? MpvProcess.displayTimeArguments : [])
+        let defaultFloor = configuration.measuresDefaultFloor ? try await measureFloor(configuration, arguments: []) : []
         let (peers, largest, statistics) = try await measurePeers(configuration)
         let mode = configuration.mpvArguments.contains("--vo=null") ? "headless" : "drawing (\(configuration.mpvArguments))"
         return Report(peerSpreads: FrameFlipAnalysis.spreads(peers), floorSpreads: FrameFlipAnalysis.spreads(floor),
+                      defaultFloorSpreads: FrameFlipAnalysis.spreads(defaultFloor),
                       peerFlips: peers.map(\.count), floorFlips: floor.map(\.count), largest: largest, mode: mode,
                       flips: peers + floor, statistics: statistics)
     }
 
-    /// Bare mpv on the clip, paused, then unpaused together (back to back) and left alone.
-    static func measureFloor(_ configuration: Configuration) async throws -> [[FrameFlipProbe.Flip]] {
+    /// Bare mpv on the clip with `arguments` besides `mpvArguments`, paused, then unpaused
+    /// together (back to back) and left alone.
+    static func measureFloor(_ configuration: Configuration, arguments: [String]) async throws -> [[FrameFlipProbe.Flip]] {
         let sockets = (0..<configuration.peers).map { "\(configuration.directory)/floor-\($0).sock" }
         var processes: [Process] = []
         defer {
@@ -197,7 +210,7 @@ public enum FrameFlipBenchmark {
         for socket in sockets {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/mpv")
-            process.arguments = ["--idle=no", "--input-ipc-server=\(socket)", "--pause", "--keep-open=yes", "--no-config"]
+            process.arguments = ["--idle=no", "--input-ipc-server=\(socket)", "--pause", "--keep-open=yes", "--no-config"] + arguments
                 + configuration.mpvArguments.split(separator: " ").map(String.init) + ["--", configuration.clip]
             var environment = ProcessInfo.processInfo.environment
             for (name, value) in configuration.environment { environment[name] = value }

@@ -11,7 +11,10 @@ import TandemPlayerSupport
 /// new frame appears.
 ///
 /// `time-pos` is the time of the frame mpv last handed to its video output: it changes once
-/// per frame, when the frame goes out (mpv 0.35). A change seen by a poll happened between the
+/// per frame (mpv 0.35), when the frame shows if mpv renders at display time
+/// (`--video-timing-offset=0`, as `tandem` runs it), and up to 50 ms before it if mpv renders
+/// ahead (mpv's default: the probe then reads when rendering began, up to ±16.5 ms off the
+/// frames' display at 30 frames/s). A change seen by a poll happened between the
 /// previous poll's answer and this one's: the flip is placed at the middle of the two round
 /// trips' midpoints (raw CLOCK_MONOTONIC), good to half the distance between them (the poll
 /// gap and a round trip, 0.1–0.3 ms on an idle machine). Each poll is its own request on a

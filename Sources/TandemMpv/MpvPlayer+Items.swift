@@ -38,7 +38,7 @@ extension MpvPlayer {
         var duration: Int64?
         /// One frame (ns), from the container's frame rate (1/30 s when it has none).
         var frameDuration: Int64
-        /// How far `time-pos` leads the frame on screen while playing (ns): see `Options.positionLead`.
+        /// How far `time-pos` leads the elapsed media time while playing (ns): see `Options.positionLead`.
         var positionLead: Int64
         /// Whether mpv plays sound for the item, and so has an audio clock to read.
         var hasAudio: Bool
@@ -50,7 +50,7 @@ extension MpvPlayer {
             // A file's frame rate is what it claims: only a plausible one divides anything.
             let fps = (try? await ipc.get("container-fps"))?.double.flatMap { (0.5...1_000).contains($0) ? $0 : nil }
             let duration = (try? await ipc.get("duration"))?.seconds.map { Int64(($0 * 1e9).rounded()) }
-            let lead = options.positionLead ?? fps.map { Int64(5e8 / $0) } ?? 0
+            let lead = options.positionLead ?? fps.map { Int64(5e8 / $0) * (options.rendersAtDisplayTime ? -1 : 1) } ?? 0
             let frame = fps.map { Int64((1e9 / $0).rounded()) } ?? 33_333_333
             // The selected audio track's number, or false: no sound, so no audio clock.
             let hasAudio = (try? await ipc.get("aid"))?.double != nil

@@ -10,12 +10,14 @@ import TandemPlayerSupport
 /// than a frame at a time. Under `--video-sync=audio`, mpv's default, it is also the clock the
 /// pictures are timed by: the frame on screen is the last one whose time it has passed. Other
 /// properties are worse: `time-pos` (and `playback-time`, the same clamped to the file) is the
-/// time of the last frame handed to the video output, which shows it later: it steps a frame at
-/// a time and reads 0 to 47 ms (20 ms on average) ahead of `audio-pts` at 30 frames/s on mpv
-/// 0.35; `avsync` and `estimated-display-fps` describe the display's timing, not the position.
-/// So `time-pos`, less half a frame (`positionLead`), is only the fallback: for a file without
-/// sound, and for the moments mpv has no audio position (between a seek and the sound starting
-/// again). While paused the reading is `time-pos` as it is: after a seek it is the frame shown
+/// time of the last frame handed to the video output, and it steps a frame at a time. Rendering
+/// ahead (mpv's default) mpv hands a frame over up to 50 ms before it shows it, and `time-pos`
+/// read 0 to 47 ms (20 ms on average) ahead of `audio-pts` at 30 frames/s on mpv 0.35; rendering
+/// at display time (`Options.rendersAtDisplayTime`, Tandem's default) it is the frame on
+/// screen, 0 to 1 frame behind. `avsync` and `estimated-display-fps` describe the display's
+/// timing, not the position. So `time-pos`, less `positionLead` (minus half a frame, or half a
+/// frame rendering ahead), is only the fallback: for a file without sound, and for the moments
+/// mpv has no audio position (between a seek and the sound starting again). While paused the reading is `time-pos` as it is: after a seek it is the frame shown
 /// (`audio-pts` then still counts the sound buffered before the seek). A speed change moves
 /// `audio-pts` by a step at once: the sound already in the output (about 170 ms with
 /// `--ao=null`) plays at the old speed, and the reading is where the position will be once it

@@ -63,11 +63,25 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
                                                                 seekThreshold: 400_000_000)
         /// How often the correction loop measures mpv while it plays.
         public var correctionInterval: Duration = .milliseconds(250)
-        /// How far ahead of the frame on screen mpv's `time-pos` reads while playing (ns),
+        /// How far ahead of the elapsed media time mpv's `time-pos` reads while playing (ns),
         /// subtracted from the measurements that fall back to it (a file without sound);
-        /// nil: half a frame, which is what mpv 0.35 shows (its position steps a frame at a
-        /// time, and leads the elapsed time by 0 to 1 frame).
+        /// nil: minus half a frame when mpv renders at display time (`time-pos` is the frame
+        /// on screen, which lags the elapsed time by 0 to 1 frame), else half a frame (mpv
+        /// 0.35 hands each frame over about a frame before it shows it, and its position leads
+        /// the elapsed time by 0 to 1 frame).
         public var positionLead: Int64?
+        /// Whether mpv renders each frame at its display time (`--video-timing-offset=0`, among
+        /// Tandem's own options, which `extraArguments` may override), rather than up to 50 ms
+        /// before it, mpv's default, after which its video output blocks until the display time
+        /// and shows it (mpv's manual). By default it does, so that `time-pos`, the reading of
+        /// what is on screen (the frame-flip probe's, and any other tool's), changes when the
+        /// frame shows: rendered ahead, it changes when mpv starts rendering, at a playback-loop
+        /// wake-up 0 to 50 ms before, and one mpv's flips read up to ±16.5 ms off a straight
+        /// line at 30 frames/s; rendered at display time, within ±0.6 ms, with `--vo=null` as
+        /// with `--vo=x11` under Xvfb (mpv 0.35, 150 frames each; the README's frame-flip probe). The price is
+        /// the render before each flip: nothing headless, a few ms of drawing in a window, the
+        /// same on every peer.
+        public var rendersAtDisplayTime = true
         /// Whether to keep mpv's pitch-preserving tempo filter (`scaletempo2`) in its audio
         /// chain from the start, unless the chain has a tempo filter already. mpv inserts it by
         /// itself when the speed leaves 1 and removes it when the speed is back, and each
@@ -219,7 +233,8 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         let launchedAt = MonotonicClock.now()
         let process: MpvProcess
         do {
-            process = try MpvProcess(file: onCommandLine, ipcPath: options.ipcPath, extraArguments: options.extraArguments,
+            process = try MpvProcess(file: onCommandLine, ipcPath: options.ipcPath,
+                                     extraArguments: (options.rendersAtDisplayTime ? MpvProcess.displayTimeArguments : []) + options.extraArguments,
                                      restrictsReferences: opensAsReceivedMedia(item), executable: options.executable)
         } catch {
             targets.stop()

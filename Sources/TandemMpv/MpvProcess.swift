@@ -96,6 +96,11 @@ public final class MpvProcess: @unchecked Sendable {
     /// hand nothing to youtube-dl.
     public static let localFileArguments = localFileOptions.map { "--\($0)=no" }
 
+    /// What mpv is told to render each frame at its display time rather than up to 50 ms
+    /// before it, so that `time-pos` changes when the frame shows
+    /// (`MpvPlayer.Options.rendersAtDisplayTime`).
+    public static let displayTimeArguments = ["--video-timing-offset=0"]
+
     /// The options `localFileArguments` turns off, by name, for a file loaded later
     /// (`MpvPlayer.replaceCurrentItem(with:)` sets them to `no` before it loads a local file).
     public static let localFileOptions = ["access-references", "ytdl"]

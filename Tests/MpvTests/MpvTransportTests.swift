@@ -203,6 +203,10 @@ import TandemTestKit
             let commandLine = try Self.commandLine(of: mpv.process.processIdentifier)
             #expect(!commandLine.contains("http") && !commandLine.contains(url.path) && commandLine.contains("--access-references=no"),
                     "\(commandLine)")
+            // Rendered at display time (`time-pos` is the frame on screen, behind the elapsed
+            // time): the fallback reading adds half a frame (10 s at 25 frames/s).
+            #expect(commandLine.contains("--video-timing-offset=0"), "\(commandLine)")
+            #expect(mpv.positionLead == -20_000_000)
             // The item's own identity, with the duration mpv read.
             #expect(mpv.itemIdentifier == "streamed.mp4")
             #expect(mpv.currentItemIdentity.map(ContentIdentity.content(of:)) == ContentIdentity.content(of: identity))
@@ -232,6 +236,17 @@ import TandemTestKit
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         #expect(connected != 0, "the byte server still listens after the player closed")
+    }
+
+    @Test func renderingAheadIsMpvsDefaultWhenAsked() async throws {
+        var options = MpvFixture.headless()
+        options.rendersAtDisplayTime = false
+        let mpv = try await MpvPlayer.launch(item: PlaybackItem(file: try MpvFixture.longClip()), options: options)
+        let commandLine = try Self.commandLine(of: mpv.process.processIdentifier)
+        await mpv.close()
+        #expect(!commandLine.contains("--video-timing-offset"), "\(commandLine)")
+        // `time-pos` leads the elapsed time by half a frame on average (30 frames/s).
+        #expect(mpv.positionLead == 16_666_666)
     }
 
     @Test func anHTTPItemIsOpenedByMpvAsItIs() async throws {

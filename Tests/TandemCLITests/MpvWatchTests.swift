@@ -150,17 +150,19 @@ import TandemHarness
 /// The frame-flip probe (issue 15, item 7) over real processes: two `--player mpv` peers through
 /// a short script made in mpv itself, and two bare mpv for the floor. Figures are printed, not
 /// asserted beyond what a working probe and a following peer must show; `TANDEM_FRAMEFLIP=1`
-/// runs the whole script, headless and drawing into a virtual display, and prints the tables.
+/// runs the whole script, headless and drawing into a virtual display (`headless` or `x11`
+/// runs one), with mpv's own defaults measured too, and prints the tables
+/// (`TANDEM_FRAMEFLIP_PEERS=3` for three against three).
 @Suite(.serialized, .timeLimit(.minutes(3))) struct FrameFlipWatchTests {
     static let clip = SampleClip.directory + "/watch-together.mp4"
 
-    // Under load the group's answer to the seek made in peer 1's mpv took up to 1.4 s to take
-    // effect, and that mpv, paused for it, stood still all the while (about 50 frames shown of
-    // 90); it now plays on (`MpvSlowAnswerTests`), and each peer shows its 90 frames. Opt-in
-    // again (`TANDEM_FRAMEFLIP=short`, or `1`) for a second symptom: in one fresh-clone run of
-    // the whole suite, with the pre-roll gate on and mpv not pre-rolling, both peers moved but
-    // showed only 50 frames together where 60 are asked.
-    @Test(.enabled(if: ["1", "short"].contains(ProcessInfo.processInfo.environment["TANDEM_FRAMEFLIP"] ?? "")))
+    // In the default run. Under load the group's answer to the seek made in peer 1's mpv took
+    // up to 1.4 s to take effect, and that mpv, paused for it, stood still all the while (about
+    // 50 frames shown of 90); it now plays on (`MpvSlowAnswerTests`). On a loaded machine the
+    // probe leaves out flips it could not place within 2 ms (its poller did not run), so the
+    // frames counted together are asked for with a wide margin: 30 (a fresh-clone run once
+    // counted 50; an idle machine counts 145 to 150).
+    @Test
     func theProbeMeasuresMpvPeersThroughAScriptAndTheFloor() async throws {
         var configuration = FrameFlipBenchmark.Configuration(clip: Self.clip)
         configuration.script = [
@@ -177,7 +179,7 @@ import TandemHarness
         #expect(report.peerFlips.count == 2 && report.peerFlips.allSatisfy { $0 >= 90 }, "\(report.peerFlips)")
         let peers = try #require(report.peers, "no frame both peers showed moving")
         let floor = try #require(report.floor, "no frame both bare mpv showed moving")
-        #expect(peers.count >= 60 && floor.count >= 40, "\(peers.count) and \(floor.count) frames")
+        #expect(peers.count >= 30 && floor.count >= 30, "\(peers.count) and \(floor.count) frames")
         // Following the group, the peers show most frames within a few ms of each other (a
         // frame is 33 ms; a peer that did not follow would be tens of ms or frames off).
         #expect(peers.p50 < 8, "\(report.table)\n\(report.largest)")
@@ -192,6 +194,7 @@ import TandemHarness
         // Another build's `tandem`, for a before-and-after in one sitting.
         if let executable = environment["TANDEM_FRAMEFLIP_EXECUTABLE"] { configuration.executable = executable }
         if let gap = environment["TANDEM_FRAMEFLIP_GAP_US"].flatMap(Int64.init) { configuration.pollGap = gap * 1000 }
+        configuration.measuresDefaultFloor = true
         var display: XvfbDisplay?
         if mode == "x11" {
             display = try XvfbDisplay.start()
