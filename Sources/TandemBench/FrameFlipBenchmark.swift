@@ -183,8 +183,8 @@ public enum FrameFlipBenchmark {
     public static func run(_ configuration: Configuration) async throws -> Report {
         try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: configuration.directory) }
-        let floor = try await measureFloor(configuration, arguments: configuration.floorMatchesTandem ? MpvProcess.displayTimeArguments : [])
-        let defaultFloor = configuration.measuresDefaultFloor ? try await measureFloor(configuration, arguments: []) : []
+        let floor = try measureFloor(configuration, arguments: configuration.floorMatchesTandem ? MpvProcess.displayTimeArguments : [])
+        let defaultFloor = configuration.measuresDefaultFloor ? try measureFloor(configuration, arguments: []) : []
         let (peers, largest, statistics) = try await measurePeers(configuration)
         let mode = configuration.mpvArguments.contains("--vo=null") ? "headless" : "drawing (\(configuration.mpvArguments))"
         return Report(peerSpreads: FrameFlipAnalysis.spreads(peers), floorSpreads: FrameFlipAnalysis.spreads(floor),
@@ -194,8 +194,9 @@ public enum FrameFlipBenchmark {
     }
 
     /// Bare mpv on the clip with `arguments` besides `mpvArguments`, paused, then unpaused
-    /// together (back to back) and left alone.
-    static func measureFloor(_ configuration: Configuration, arguments: [String]) async throws -> [[FrameFlipProbe.Flip]] {
+    /// together (back to back) and left alone for `floorSeconds`; each one's flips. It blocks
+    /// the calling thread for as long.
+    public static func measureFloor(_ configuration: Configuration, arguments: [String]) throws -> [[FrameFlipProbe.Flip]] {
         let sockets = (0..<configuration.peers).map { "\(configuration.directory)/floor-\($0).sock" }
         var processes: [Process] = []
         defer {
@@ -221,12 +222,12 @@ public enum FrameFlipBenchmark {
             try process.run()
             processes.append(process)
         }
-        for socket in sockets { try await waitForPosition(socket) }
+        for socket in sockets { try waitForPosition(socket) }
         let probe = try FrameFlipProbe(sockets: sockets, pollGap: configuration.pollGap)
         probe.start()
-        try await Task.sleep(for: .milliseconds(300))
+        Thread.sleep(forTimeInterval: 0.3)
         for socket in sockets { try FrameFlipProbe.send(FrameFlipBenchmark.Action.resume.command, to: socket) }
-        try await Task.sleep(for: .seconds(configuration.floorSeconds))
+        Thread.sleep(forTimeInterval: configuration.floorSeconds)
         return probe.stop()
     }
 
@@ -251,7 +252,7 @@ public enum FrameFlipBenchmark {
         for process in processes where !process.waitUntilJoined() {
             throw RunError(description: "\(process.name) did not join: \(process.standardError)")
         }
-        for setting in settings { try await waitForPosition(setting.socket) }
+        for setting in settings { try waitForPosition(setting.socket) }
         let probe = try FrameFlipProbe(sockets: settings.map(\.socket), pollGap: configuration.pollGap)
         probe.start()
         try await Task.sleep(for: .milliseconds(500))
@@ -275,14 +276,11 @@ public enum FrameFlipBenchmark {
     }
 
     /// Waits (at most 20 s) until the mpv at `socket` listens and has a position.
-    static func waitForPosition(_ socket: String) async throws {
+    public static func waitForPosition(_ socket: String) throws {
         // Bounded: 400 steps of 50 ms.
         for _ in 0..<400 {
-            if let connection = try? MpvConnection(path: socket) {
-                defer { connection.close() }
-                if (try? await connection.get("time-pos"))?.double != nil { return }
-            }
-            try await Task.sleep(for: .milliseconds(50))
+            if FrameFlipProbe.position(at: socket) != nil { return }
+            Thread.sleep(forTimeInterval: 0.05)
         }
         throw RunError(description: "no mpv with a position at \(socket) within 20 s")
     }

@@ -190,6 +190,27 @@ public final class FrameFlipProbe: @unchecked Sendable {
         return nil
     }
 
+    /// The mpv at `socket`'s `time-pos` (s), read on a connection of its own: nil when mpv is
+    /// not there, has no position yet, or does not answer within a second.
+    public static func position(at socket: String) -> Double? {
+        guard let connection = try? UnixStreamSocket(connectingTo: socket),
+              (try? connection.writeAll(request, timeout: 1_000_000_000)) != nil else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var pending: [UInt8] = []
+        let deadline = MonotonicClock.now() + 1_000_000_000
+        // Bounded by the deadline.
+        while MonotonicClock.now() < deadline {
+            if let line = nextLine(&pending) {
+                if let value = reply(line) { return value }
+                continue
+            }
+            guard (try? connection.waitUntilReadable(timeout: 100_000_000)) == true else { continue }
+            guard let count = read(connection, into: &buffer), count > 0 else { return nil }
+            pending.append(contentsOf: buffer[0..<count])
+        }
+        return nil
+    }
+
     /// Sends one IPC command to the mpv at `socket` on a connection of its own, as a person's
     /// key (or another tool) would, and waits (at most a second) for mpv's answer; returns when
     /// it was written (raw monotonic ns). Throws when mpv is not there or refuses the command.

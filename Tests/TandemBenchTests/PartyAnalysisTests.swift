@@ -119,4 +119,19 @@ import TandemMedia
         #expect(lines[0].contains("the host left at 4.000 s") && lines[0].contains("p99 0.400") && lines[0].contains("1 skipped of 300"))
         #expect(lines[1].contains("2 joiners streaming") && lines[1].contains("p50 310, max 420 ms") && lines[1].contains("(2 missed)"))
     }
+
+    @Test func theFrameFlipLineSaysThePeersAndTheFloorAndSurvivesTheReport() throws {
+        var run = ModeResult(mode: .coordinator, spread: nil, clockError: nil, commandToEffect: nil, convergence: nil, convergenceEvents: 0,
+                             notConverged: 0, framesPresented: 0, framesDropped: 0, peers: [], spreadSeries: [], clockErrorSeries: [], errors: [])
+        run.frameFlips = FrameFlipFigures(spread: Percentiles([0.2, 0.4, 0.6, 5]), floor: nil)
+        let scenario = ScenarioResult(name: "mpv", summary: "", peers: 3, player: "mpv", network: "loopback", runs: [run])
+        let report = SuiteReport(date: "", machine: "", quick: true, seconds: 1, scenarios: [scenario])
+        let lines = SuiteTable.partyLines(report)
+        #expect(lines.count == 1)
+        #expect(lines[0].hasPrefix("mpv, tandem: frames shown (frame-flip probe) p50 ") && lines[0].contains("max 5.000 ms (4 frames)"), "\(lines)")
+        #expect(lines[0].hasSuffix("the floor, 3 bare mpv in the same sitting: \(SuiteTable.missing)"), "\(lines)")
+        // In the JSON report, and back.
+        let decoded = try JSONDecoder().decode(SuiteReport.self, from: JSONEncoder().encode(report))
+        #expect(decoded.scenarios[0].runs[0].frameFlips == run.frameFlips)
+    }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import TandemMpv
 
 /// `tandem bench all`: every scenario, each run twice in one sitting — once by the baseline that
 /// acts on receipt, once by the coordinator — so that every figure has its reference beside it.
@@ -39,9 +40,12 @@ public struct BenchmarkSuite: Sendable {
         var results: [ScenarioResult] = []
         for scenario in scenarios {
             var runs: [ModeResult] = []
+            let floor = scenario.player == .mpv ? mpvFloor(scenario, directory: directory.path, progress: progress) : nil
             for mode in modes {
                 progress("\(scenario.name), \(mode.title)")
-                runs.append(runOnce(scenario, mode: mode, directory: directory.path, progress: progress))
+                var run = runOnce(scenario, mode: mode, directory: directory.path, progress: progress)
+                if let flips = run.frameFlipsMeasured { run.result.frameFlips = FrameFlipFigures(spread: flips, floor: floor) }
+                runs.append(run.result)
             }
             results.append(ScenarioResult(name: scenario.name, summary: scenario.summary, peers: scenario.peers,
                                           player: scenario.player.rawValue, network: scenario.network, runs: runs))
@@ -50,14 +54,35 @@ public struct BenchmarkSuite: Sendable {
                            seconds: Date().timeIntervalSince(started), scenarios: results)
     }
 
-    private func runOnce(_ scenario: Scenario, mode: SyncMode, directory: String, progress: (String) -> Void) -> ModeResult {
+    /// A mode's result, and with mpv the frame-flip probe's spread (nil when it had no frames).
+    private func runOnce(_ scenario: Scenario, mode: SyncMode, directory: String,
+                         progress: (String) -> Void) -> (result: ModeResult, frameFlipsMeasured: Percentiles?) {
         do {
             let outcome = try measure(scenario, mode: mode, directory: directory, progress: progress)
-            return try ScenarioAnalysis.result(outcome, scenario: scenario, mode: mode)
+            return (try ScenarioAnalysis.result(outcome, scenario: scenario, mode: mode),
+                    outcome.flips.flatMap { Percentiles(FrameFlipAnalysis.spreads($0)) })
         } catch {
-            return ModeResult(mode: mode, spread: nil, clockError: nil, commandToEffect: nil, convergence: nil,
-                              convergenceEvents: 0, notConverged: 0, framesPresented: 0, framesDropped: 0, peers: [],
-                              spreadSeries: [], clockErrorSeries: [], errors: ["\(error)"])
+            return (ModeResult(mode: mode, spread: nil, clockError: nil, commandToEffect: nil, convergence: nil,
+                               convergenceEvents: 0, notConverged: 0, framesPresented: 0, framesDropped: 0, peers: [],
+                               spreadSeries: [], clockErrorSeries: [], errors: ["\(error)"]), nil)
+        }
+    }
+
+    /// The frame-flip floor of an mpv scenario: as many bare mpv as it has peers, with the
+    /// options `tandem` gives mpv, unpaused together on the clip and left alone (3 s quick, 6 s
+    /// else); nil, said in `progress`, when it could not be measured.
+    private func mpvFloor(_ scenario: Scenario, directory: String, progress: (String) -> Void) -> Percentiles? {
+        progress("\(scenario.name), the floor: \(scenario.peers) bare mpv")
+        var configuration = FrameFlipBenchmark.Configuration(clip: clip)
+        configuration.peers = scenario.peers
+        configuration.floorSeconds = quick ? 3 : 6
+        configuration.directory = directory + "/\(scenario.name)-floor"
+        do {
+            try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
+            return Percentiles(FrameFlipAnalysis.spreads(try FrameFlipBenchmark.measureFloor(configuration, arguments: MpvProcess.displayTimeArguments)))
+        } catch {
+            progress("  the floor could not be measured: \(error)")
+            return nil
         }
     }
 

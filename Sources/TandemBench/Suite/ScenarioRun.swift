@@ -44,6 +44,8 @@ struct ScenarioRun {
         var proposals: RawProposer.Outcome? = nil
         /// Each `leave` written to a peer (`Scenario.Step.leave`).
         var leaves: [Command] = []
+        /// With mpv: each first peer's mpv's flips over the script, by the frame-flip probe.
+        var flips: [[FrameFlipProbe.Flip]]? = nil
     }
 
     let scenario: Scenario
@@ -100,6 +102,9 @@ struct ScenarioRun {
             guard joined else { throw failure("\(entry.process.name) did not join within 30 s") }
         }
         Thread.sleep(forTimeInterval: settle)
+        // With mpv, what each mpv shows is watched over the script, as another tool would.
+        let probe = scenario.player == .mpv ? try? FrameFlipProbe(sockets: processes.map { mpvSocket($0.log) }) : nil
+        probe?.start()
 
         scriptStarted = SystemClock().now()
         for step in scenario.steps {
@@ -133,6 +138,7 @@ struct ScenarioRun {
             }
         }
 
+        let flips = probe?.stop()
         for entry in processes { sampler.sample(entry.process.processIdentifier) }
         // Any participant may end the session: the host, or the first still there once it left.
         let ender = scenario.allPeers.first { !departed.contains($0) }.flatMap { index in processes.last { $0.index == index } }
@@ -159,7 +165,7 @@ struct ScenarioRun {
             errors += peer.events.filter { $0.event == "error" }.map { "\(peer.name): \($0.message ?? "error")" }
         }
         return Outcome(peers: peers, commands: commands, scriptStarted: scriptStarted, errors: errors, proposals: proposals,
-                       leaves: leaves)
+                       leaves: leaves, flips: flips)
     }
 
     /// Writes `line` to the latest process of peer `index`.
@@ -203,12 +209,17 @@ struct ScenarioRun {
         let log = directory + "/\(scenario.name)-\(mode.rawValue)-\(name)" + (runs > 0 ? "-\(runs + 1)" : "") + ".jsonl"
         var options = ["--name", name, "--events", "json", "--presentation-log", log, "--follow", mode == .onReceipt ? "on-receipt" : "scheduled",
                        "--clock-offset", "\(offset)", "--clock-drift-ppm", "\(drift)"]
-        if scenario.player == .mpv { options += ["--player", "mpv", "--mpv-args", "--vo=null --ao=null"] }
+        if scenario.player == .mpv { options += ["--player", "mpv", "--mpv-args", "--vo=null --ao=null", "--mpv-ipc", mpvSocket(log)] }
         let process = try WatchProcess(executable: executable, arguments: arguments + options, name: name, acceptsCommands: true,
                                        environment: environment)
         sampler.follow(process.processIdentifier)
         processes.append((process, index, log, duringScript))
         return process
+    }
+
+    /// The IPC socket of the mpv of the peer process whose log is `log`.
+    private func mpvSocket(_ log: String) -> String {
+        String(log.dropLast(".jsonl".count)) + ".sock"
     }
 
     /// Kills every peer and says what went wrong, with the last line each wrote on standard error.

@@ -129,6 +129,8 @@ public struct ModeResult: Sendable, Codable, Equatable {
     public var hostLeave: HostLeaveFigures?
     /// How joiners without the file fared (`streamed`).
     public var streamed: StreamedFigures?
+    /// What the peers' mpv showed, by the frame-flip probe, and the floor (`mpv`).
+    public var frameFlips: FrameFlipFigures?
 
     /// A mode's result.
     public init(mode: SyncMode, spread: Percentiles?, clockError: Percentiles?, commandToEffect: Percentiles?,

@@ -1,10 +1,10 @@
 extension SuiteTable {
-    /// One line per scenario and mode with the party figures (`host-leaves`, `streamed`), in the
-    /// order of the report.
+    /// One line per scenario and mode with the party figures (`host-leaves`, `streamed`) and the
+    /// frame-flip probe's (`mpv`), in the order of the report.
     public static func partyLines(_ report: SuiteReport) -> [String] {
         report.scenarios.flatMap { scenario in
             [SyncMode.onReceipt, .coordinator].compactMap { scenario.run($0) }.flatMap { run in
-                [hostLeaveLine(scenario, run), streamedLine(scenario, run)].compactMap { $0 }
+                [hostLeaveLine(scenario, run), streamedLine(scenario, run), frameFlipLine(scenario, run)].compactMap { $0 }
             }
         }
     }
@@ -38,5 +38,18 @@ extension SuiteTable {
             + "joined → first frame \(pair(figures.joinedToFirstFrame)); "
             + "seek → first frame at the new position \(pair(figures.seekToFirstFrame)) (\(figures.seeksMissed) missed); "
             + "spread with the host p50 \(number(figures.spread?.p50)), p99 \(number(figures.spread?.p99)) ms"
+    }
+
+    /// `mpv, tandem: frames shown (frame-flip probe) p50 0.400, p95 1.800, p99 2.900, max 13.0 ms
+    /// (540 frames); the floor, 3 bare mpv in the same sitting: p50 1.700, p95 2.100, p99 2.200
+    /// ms`; nil without the probe.
+    public static func frameFlipLine(_ scenario: ScenarioResult, _ run: ModeResult) -> String? {
+        guard let figures = run.frameFlips else { return nil }
+        func four(_ values: Percentiles?) -> String {
+            values.map { "p50 \(number($0.p50)), p95 \(number($0.p95)), p99 \(number($0.p99)), max \(number($0.max)) ms (\($0.count) frames)" }
+                ?? missing
+        }
+        return "\(scenario.name), \(run.mode.title): frames shown (frame-flip probe) \(four(figures.spread)); "
+            + "the floor, \(scenario.peers) bare mpv in the same sitting: \(four(figures.floor))"
     }
 }
