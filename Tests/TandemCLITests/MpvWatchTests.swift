@@ -262,15 +262,12 @@ struct FrameFlipAnalysisTests {
         defer { fixtures.remove() }
         let (first, second) = (SampleClip.h264, SampleClip.h264BFrames)
         let hostSocket = fixtures.path("host.sock"), joinerSocket = fixtures.path("joiner.sock")
-        let host = try WatchProcess.host(media: [first.path, second.path], mpv: .init(socket: hostSocket))
-        defer { host.kill() }
-        let invite = try #require(host.invite(), "no invite: \(host.standardError)")
-        // The host's queue first: the host prints its invite before its mpv has loaded, and a
-        // joiner's report into an empty queue would choose the group's item itself.
-        #expect(host.waitUntil(timeout: 30) { $0.contains { $0.change == "queue add \(second.name)" } }, "\(host.lines)")
-        let joiner = try WatchProcess.join(invite: invite, media: [first.path, second.path], name: "ben", mpv: .init(socket: joinerSocket))
-        defer { joiner.kill() }
-        #expect(host.waitUntilJoined() && joiner.waitUntilJoined(), "\(host.standardError)\n\(joiner.standardError)")
+        let (host, joiner) = try mpvQueueParty(first, second, hostSocket: hostSocket, joinerSocket: joinerSocket,
+                                               joinerMedia: [first.path, second.path])
+        defer {
+            host.kill()
+            joiner.kill()
+        }
         #expect(try await filename(joinerSocket) == first.name)
 
         // Played to the end of the first (4 s): both move to the second.
@@ -307,13 +304,11 @@ struct FrameFlipAnalysisTests {
         defer { fixtures.remove() }
         let (first, second) = (SampleClip.h264, SampleClip.h264BFrames)
         let hostSocket = fixtures.path("host.sock"), joinerSocket = fixtures.path("joiner.sock")
-        let host = try WatchProcess.host(media: [first.path, second.path], mpv: .init(socket: hostSocket))
-        defer { host.kill() }
-        let invite = try #require(host.invite(), "no invite: \(host.standardError)")
-        #expect(host.waitUntil(timeout: 30) { $0.contains { $0.change == "queue add \(second.name)" } }, "\(host.lines)")
-        let joiner = try WatchProcess.join(invite: invite, media: [], name: "ben", mpv: .init(socket: joinerSocket))
-        defer { joiner.kill() }
-        #expect(host.waitUntilJoined() && joiner.waitUntilJoined(), "\(host.standardError)\n\(joiner.standardError)")
+        let (host, joiner) = try mpvQueueParty(first, second, hostSocket: hostSocket, joinerSocket: joinerSocket, joinerMedia: [])
+        defer {
+            host.kill()
+            joiner.kill()
+        }
         #expect(joiner.waitUntil(timeout: 10) { $0.contains { $0.event == "streaming" } }, "\(joiner.lines)")
         let mpv = try await MpvConnection.connect(path: joinerSocket, timeout: .seconds(10))
         defer { mpv.close() }
@@ -353,6 +348,23 @@ struct FrameFlipAnalysisTests {
                 "\(host.lines)\n\(joiner.lines)")
         endWithoutErrors(host: host, joiner: joiner)
     }
+}
+
+/// An mpv host with `first` and `second` as its queue and an mpv joiner with `joinerMedia`,
+/// both joined (checked), the joiner started once the host's queue is made: the host prints its
+/// invite before its mpv has loaded, and a joiner's report into an empty queue would choose the
+/// group's item itself.
+private func mpvQueueParty(_ first: SampleClip, _ second: SampleClip, hostSocket: String, joinerSocket: String,
+                           joinerMedia: [String]) throws -> (host: WatchProcess, joiner: WatchProcess) {
+    let host = try WatchProcess.host(media: [first.path, second.path], mpv: .init(socket: hostSocket))
+    guard let invite = host.invite() else {
+        host.kill()
+        throw FixtureError("no invite: \(host.standardError)")
+    }
+    #expect(host.waitUntil(timeout: 30) { $0.contains { $0.change == "queue add \(second.name)" } }, "\(host.lines)")
+    let joiner = try WatchProcess.join(invite: invite, media: joinerMedia, name: "ben", mpv: .init(socket: joinerSocket))
+    #expect(host.waitUntilJoined() && joiner.waitUntilJoined(), "\(host.standardError)\n\(joiner.standardError)")
+    return (host, joiner)
 }
 
 /// Neither peer reported an error; the host ends the session, and both exit as they should
