@@ -27,6 +27,10 @@ struct RawProposer {
     var rate = 10_000.0
     /// Proposals sent back to back before pacing.
     var batch = 200
+    /// Proposals sent and not yet back ordered at most: under the link's own queue cap
+    /// (`RelayLinkConfiguration.maximumQueuedFrames`, 10,000), which a relay slower than `rate`
+    /// (a loaded machine) would otherwise fill, failing the run.
+    var window = 4_000
     /// The whole run, joining included, seconds at most.
     var timeout = 90.0
 
@@ -91,6 +95,8 @@ struct RawProposer {
         var sent = 0
         while sent < count {
             try Task.checkCancellation()
+            // Bounded by the caller's timeout, as the wait for the echoes below is.
+            while sent - echoed.load(ordering: .relaxed) > window { try await Task.sleep(for: .milliseconds(5)) }
             for _ in 0..<min(batch, count - sent) {
                 try session.sendOrdered(body, retention: .playback)
                 sent += 1

@@ -44,7 +44,8 @@ struct ScenarioRun {
         var proposals: RawProposer.Outcome? = nil
         /// Each `leave` written to a peer (`Scenario.Step.leave`).
         var leaves: [Command] = []
-        /// With mpv: each first peer's mpv's flips over the script, by the frame-flip probe.
+        /// With mpv: the flips of each peer's mpv over the script (the peers there when it
+        /// began), by the frame-flip probe.
         var flips: [[FrameFlipProbe.Flip]]? = nil
     }
 
@@ -103,7 +104,14 @@ struct ScenarioRun {
         }
         Thread.sleep(forTimeInterval: settle)
         // With mpv, what each mpv shows is watched over the script, as another tool would.
-        let probe = scenario.player == .mpv ? try? FrameFlipProbe(sockets: processes.map { mpvSocket($0.log) }) : nil
+        var probe: FrameFlipProbe?
+        if scenario.player == .mpv {
+            do {
+                probe = try FrameFlipProbe(sockets: processes.map { mpvSocket($0.log) })
+            } catch {
+                errors.append("the frame-flip probe: \(error)")
+            }
+        }
         probe?.start()
 
         scriptStarted = SystemClock().now()
@@ -128,6 +136,8 @@ struct ScenarioRun {
                 } catch {
                     errors.append("\(error)")
                 }
+                let seconds = waitUntilPeersAreQuiet()
+                progress("the peers applied the history in \(String(format: "%.1f", seconds)) s more")
             case .leave(let index):
                 progress("peer-\(index) leaves")
                 guard let entry = processes.last(where: { $0.index == index }) else { continue }
@@ -166,6 +176,33 @@ struct ScenarioRun {
         }
         return Outcome(peers: peers, commands: commands, scriptStarted: scriptStarted, errors: errors, proposals: proposals,
                        leaves: leaves, flips: flips)
+    }
+
+    /// Waits until every peer uses under a fifth of a core (over half a second), at most 60 s;
+    /// returns how long it waited (s). After a raw client's burst of proposals the peers are
+    /// still opening and checking each record (an Ed25519 signature each, tens of µs): the
+    /// history of hours made in seconds. The script goes on once they have caught up, as they
+    /// would have long before anyone joined a real session, so that a late joiner is measured
+    /// against peers that play, not peers still busy with 100,000 records.
+    private func waitUntilPeersAreQuiet() -> Double {
+        let began = SystemClock().now()
+        let pids = processes.map(\.process.processIdentifier)
+        func cpu() -> [Double] {
+            pids.map { pid in
+                sampler.sample(pid)
+                return sampler.usage(of: pid)?.cpuSeconds ?? 0
+            }
+        }
+        var last = cpu()
+        // Bounded: 120 steps of half a second.
+        for _ in 0..<120 {
+            Thread.sleep(forTimeInterval: 0.5)
+            let now = cpu()
+            let quiet = zip(last, now).allSatisfy { $1 - $0 < 0.1 }
+            last = now
+            if quiet { break }
+        }
+        return Double(SystemClock().now() - began) / 1e9
     }
 
     /// Writes `line` to the latest process of peer `index`.
