@@ -59,7 +59,7 @@ public final class MpvByteServer: @unchecked Sendable {
         }.start()
     }
 
-    /// Serves `source` under a fresh secret path ending in `name` (sanitised, for mpv's title)
+    /// Serves `source` under a fresh secret path ending in `name` (sanitised to ASCII, for mpv's title)
     /// and returns its URL, `http://127.0.0.1:PORT/SECRET/NAME`. The same source served twice
     /// gets the path it has.
     public func serve(_ source: any SeekableByteSource, name: String = "media") -> URL {
@@ -68,8 +68,10 @@ public final class MpvByteServer: @unchecked Sendable {
             // The system's generator: the kernel's getrandom on Linux, fit for secrets.
             var generator = SystemRandomNumberGenerator()
             let random = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-            let safeName = name.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0) ? String($0) : "_" }
-                .joined().prefix(80)
+            // ASCII letters, digits and `._-` alone: the name is a peer's word, and the URL must
+            // parse whatever it holds.
+            let safeName = name.unicodeScalars.map { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0))
+                ? String($0) : "_" }.joined().prefix(80)
             let path = "/" + random.map { String(format: "%02x", $0) }.joined() + "/" + (safeName.isEmpty ? "media" : safeName)
             sources[path] = source
             return path

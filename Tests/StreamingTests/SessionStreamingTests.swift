@@ -166,6 +166,9 @@ struct Film: GroupActivity, Equatable {
         #expect(server.serve(item, name: "clip.bin") == url)
         let other = server.serve(MemoryByteSource(Array(repeating: 7, count: 100)), name: "clip.bin")
         #expect(other.path != secret && other.path.hasSuffix("/clip.bin") && server.servedSources == 2)
+        // A peer's name for the item, whatever it holds, gives a path that parses.
+        let odd = server.serve(MemoryByteSource([1]), name: "épisode 1/../\u{202E}.mp4")
+        #expect(odd.path.hasSuffix("/_pisode_1_..__.mp4") && odd.host == "127.0.0.1", "\(odd)")
         func fetch(_ path: String, range: String?) throws -> (status: Int, headers: [String: String], body: [UInt8]) {
             let response = try Self.get(port: server.port, path: path, range: range)
             return response
