@@ -74,6 +74,34 @@ struct RetentionCoreTests {
         #expect(welcome.orderedHistoryCount == 6)
     }
 
+    @Test("snapshots published at once after a burst: those after what the older kept one reflects stay, so its history has no gap")
+    func snapshotsInARow() throws {
+        var core = started()
+        var sequence: UInt64 = 0
+        func next() -> UInt64 { sequence += 1; return sequence }
+        // 1–10 playback; 11 a snapshot of 5; 12–20 playback; then five snapshots in a row, as
+        // several participants publish once a burst is over: of 14, 15, 16, 17, and of 18 (its
+        // publisher behind the others).
+        for order in 1...10 { propose(&core, next(), .playback, [UInt8(order)], at: Int64(order)) }
+        propose(&core, next(), .snapshot(reflecting: 5), [11], at: 11)
+        for order in 12...20 { propose(&core, next(), .playback, [UInt8(order)], at: Int64(order)) }
+        for reflecting: UInt64 in [14, 15, 16, 17, 18] { propose(&core, next(), .snapshot(reflecting: reflecting), [0], at: 30) }
+        let (_, history) = try join(&core, on: RelayConnectionID(2), at: 40)
+        // Orders 21–25 are the five snapshots: the newest two reflect 17 and 18, so a joiner needs
+        // every order after 17 (18–24) besides them; 21–23 stay, 11 (of 5) goes.
+        #expect(history.map(\.order) == [18, 19, 20, 21, 22, 23, 24, 25], "\(history.map(\.order))")
+        let orders = history.map(\.order)
+        #expect(zip(orders, orders.dropFirst()).allSatisfy { $1 == $0 + 1 }, "no gap after what the older kept snapshot reflects")
+        // A snapshot of 25 (order 26) moves on: the older kept one is now 25's (of 18), which
+        // needs 19–25; then one of 26 (order 27): 26's (of 25) is the older kept, and the rest go.
+        propose(&core, next(), .snapshot(reflecting: 25), [0], at: 50)
+        let (_, later) = try join(&core, on: RelayConnectionID(3), at: 60)
+        #expect(later.map(\.order) == Array(19...26), "\(later.map(\.order))")
+        propose(&core, next(), .snapshot(reflecting: 26), [0], at: 70)
+        let (_, last) = try join(&core, on: RelayConnectionID(4), at: 80)
+        #expect(last.map(\.order) == [26, 27], "\(last.map(\.order))")
+    }
+
     @Test("a snapshot that does not reflect an order below its own: the proposer is dropped, nothing is ordered or kept")
     func snapshotPastItself() throws {
         var core = started()

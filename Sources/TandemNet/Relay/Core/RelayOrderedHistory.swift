@@ -4,7 +4,11 @@ import TandemWire
 /// header's word: the relay reads no body).
 ///
 /// - Snapshots: the two newest are kept, so that a joiner who finds the newer one invalid falls
-///   back to the older.
+///   back to the older; an older one too while it stands after the order the older of those two
+///   reflects, for a joiner restoring from that one needs every order after what it reflects, and
+///   a snapshot dropped there would be a gap it cannot tell from a lost change (several
+///   participants publishing at once after a burst gave five snapshots in a row, the newest
+///   reflecting an order before the other four).
 /// - Playback records: dropped once they are at or below the order that the older kept snapshot
 ///   reflects (with one snapshot, the order it reflects), never past it, so that what the newest
 ///   two snapshots do not cover is always there.
@@ -32,7 +36,7 @@ struct RelayOrderedHistory: Sendable {
     /// How many are kept.
     var count: Int { kept.count + playback.count + snapshots.count + recent.count }
 
-    /// How many snapshots are kept (at most two).
+    /// How many snapshots are kept (two, and any older one the older of those still needs).
     var snapshotCount: Int { snapshots.count }
 
     /// The entries kept, in order: what a joiner receives.
@@ -64,7 +68,9 @@ struct RelayOrderedHistory: Sendable {
             playback.append(entry)
         case .snapshot:
             snapshots.append(entry)
-            while snapshots.count > 2 { release(snapshots.removeFirst()) }
+            while snapshots.count > 2, let first = snapshots.first, let covered, first.order <= covered {
+                release(snapshots.removeFirst())
+            }
             if let covered {
                 while let first = playback.first, first.order <= covered { release(playback.removeFirst()) }
             }
@@ -87,9 +93,12 @@ struct RelayOrderedHistory: Sendable {
         }
     }
 
-    /// The order the older kept snapshot reflects (the only one's, with one): what a late
-    /// joiner's history needs no record at or below.
-    private var covered: UInt64? { snapshots.first?.retention.reflectedOrder }
+    /// The order the older of the two newest snapshots reflects (the only one's, with one): what
+    /// a late joiner's history needs no record at or below.
+    private var covered: UInt64? {
+        let kept = snapshots.elements
+        return (kept.dropLast().last ?? kept.last)?.retention.reflectedOrder
+    }
 
     private mutating func release(_ entry: RelayOrderedEntry) {
         bodyBytes -= entry.body.count
