@@ -7,8 +7,8 @@ import TandemWire
 ///   back to the older; an older one too while it stands after the order the older of those two
 ///   reflects, for a joiner restoring from that one needs every order after what it reflects, and
 ///   a snapshot dropped there would be a gap it cannot tell from a lost change (several
-///   participants publishing at once after a burst gave five snapshots in a row, the newest
-///   reflecting an order before the other four).
+///   participants publishing at once after a burst can give snapshots in a row, the newest
+///   reflecting an order before the others').
 /// - Playback records: dropped once they are at or below the order that the older kept snapshot
 ///   reflects (with one snapshot, the order it reflects), never past it, so that what the newest
 ///   two snapshots do not cover is always there.
