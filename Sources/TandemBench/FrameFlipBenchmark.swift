@@ -196,7 +196,7 @@ public enum FrameFlipBenchmark {
     /// Bare mpv on the clip with `arguments` besides `mpvArguments`, paused, then unpaused
     /// together (back to back) and left alone for `floorSeconds`; each one's flips. It blocks
     /// the calling thread for as long.
-    public static func measureFloor(_ configuration: Configuration, arguments: [String]) throws -> [[FrameFlipProbe.Flip]] {
+    static func measureFloor(_ configuration: Configuration, arguments: [String]) throws -> [[FrameFlipProbe.Flip]] {
         let sockets = (0..<configuration.peers).map { "\(configuration.directory)/floor-\($0).sock" }
         var processes: [Process] = []
         defer {
@@ -276,7 +276,7 @@ public enum FrameFlipBenchmark {
     }
 
     /// Waits (at most 20 s) until the mpv at `socket` listens and has a position.
-    public static func waitForPosition(_ socket: String) throws {
+    static func waitForPosition(_ socket: String) throws {
         // Bounded: 400 steps of 50 ms.
         for _ in 0..<400 {
             if FrameFlipProbe.position(at: socket) != nil { return }

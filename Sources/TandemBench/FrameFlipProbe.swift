@@ -195,17 +195,24 @@ public final class FrameFlipProbe: @unchecked Sendable {
     public static func position(at socket: String) -> Double? {
         guard let connection = try? UnixStreamSocket(connectingTo: socket),
               (try? connection.writeAll(request, timeout: 1_000_000_000)) != nil else { return nil }
+        return firstLine(on: connection, until: MonotonicClock.now() + 1_000_000_000) { reply($0) } ?? nil
+    }
+
+    /// Reads `connection` a line at a time until `match` takes one (and returns its value),
+    /// the stream ends, or the raw monotonic instant `deadline` passes (nil then).
+    private static func firstLine<T>(on connection: UnixStreamSocket, until deadline: Int64,
+                                     _ match: ([UInt8]) throws -> T?) rethrows -> T? {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var pending: [UInt8] = []
-        let deadline = MonotonicClock.now() + 1_000_000_000
         // Bounded by the deadline.
         while MonotonicClock.now() < deadline {
             if let line = nextLine(&pending) {
-                if let value = reply(line) { return value }
+                if let value = try match(line) { return value }
                 continue
             }
             guard (try? connection.waitUntilReadable(timeout: 100_000_000)) == true else { continue }
-            guard let count = read(connection, into: &buffer), count > 0 else { return nil }
+            guard let count = read(connection, into: &buffer) else { continue }
+            guard count > 0 else { return nil }
             pending.append(contentsOf: buffer[0..<count])
         }
         return nil
@@ -229,23 +236,14 @@ public final class FrameFlipProbe: @unchecked Sendable {
         } catch {
             throw ProbeError(description: "cannot write to mpv at \(socket): \(error)")
         }
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        var pending: [UInt8] = []
-        let deadline = sent + 1_000_000_000
-        // Bounded by the deadline.
-        while MonotonicClock.now() < deadline {
-            if let line = nextLine(&pending) {
-                guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-                      object["request_id"] as? Int == 9 else { continue }
-                let error = object["error"] as? String ?? "no error field"
-                guard error == "success" else { throw ProbeError(description: "mpv refused \(command): \(error)") }
-                return sent
-            }
-            guard (try? connection.waitUntilReadable(timeout: 100_000_000)) == true else { continue }
-            guard let count = read(connection, into: &buffer) else { continue }
-            guard count > 0 else { break }
-            pending.append(contentsOf: buffer[0..<count])
+        let answered = try firstLine(on: connection, until: sent + 1_000_000_000) { line -> Bool? in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                  object["request_id"] as? Int == 9 else { return nil }
+            let error = object["error"] as? String ?? "no error field"
+            guard error == "success" else { throw ProbeError(description: "mpv refused \(command): \(error)") }
+            return true
         }
+        if answered == true { return sent }
         throw ProbeError(description: "mpv at \(socket) did not answer \(command) within a second")
     }
 }

@@ -324,8 +324,8 @@ extension MpvPlayer {
 /// and stops with the player). Only a local path ever goes on mpv's command line
 /// (`MpvPlayer.launch`): a URL is loaded over the IPC socket.
 final class MpvItemTargets: Sendable {
-    private let server = Mutex<MpvByteServer?>(nil)
-    private let stopped = Mutex(false)
+    /// The server, once the first byte source started it; `stopped` once the player closed.
+    private let state = Mutex<(server: MpvByteServer?, stopped: Bool)>((nil, false))
 
     /// The path or the URL mpv opens for `item`; `request` names what is asked, for errors.
     func target(of item: PlaybackItem, for request: String) throws(MpvError) -> String {
@@ -333,11 +333,11 @@ final class MpvItemTargets: Sendable {
         case .file(let path): return path
         case .url(let url): return url.absoluteString
         case .bytes(let source):
-            let server = try self.server.withLock { server throws(MpvError) -> MpvByteServer in
-                if let server { return server }
-                guard !stopped.withLock({ $0 }) else { throw .invalidRequest("\(request) \(item.identifier)", "the player is closed") }
+            let server = try state.withLock { state throws(MpvError) -> MpvByteServer in
+                if let server = state.server { return server }
+                guard !state.stopped else { throw .invalidRequest("\(request) \(item.identifier)", "the player is closed") }
                 let started = try MpvByteServer()
-                server = started
+                state.server = started
                 return started
             }
             return server.serve(source, name: item.identifier).absoluteString
@@ -354,12 +354,11 @@ final class MpvItemTargets: Sendable {
         return target
     }
 
-    /// The server for mpv's byte sources, if one started.
-    var byteServer: MpvByteServer? { server.withLock { $0 } }
-
     /// Stops the server, if one started (mpv has gone: nobody reads through it any more).
     func stop() {
-        stopped.withLock { $0 = true }
-        server.withLock { $0 }?.stop()
+        state.withLock { state in
+            state.stopped = true
+            return state.server
+        }?.stop()
     }
 }

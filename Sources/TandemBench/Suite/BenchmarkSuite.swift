@@ -43,9 +43,7 @@ public struct BenchmarkSuite: Sendable {
             let floor = scenario.player == .mpv ? mpvFloor(scenario, directory: directory.path, progress: progress) : nil
             for mode in modes {
                 progress("\(scenario.name), \(mode.title)")
-                var run = runOnce(scenario, mode: mode, directory: directory.path, progress: progress)
-                if let flips = run.frameFlipsMeasured { run.result.frameFlips = FrameFlipFigures(spread: flips, floor: floor) }
-                runs.append(run.result)
+                runs.append(runOnce(scenario, mode: mode, floor: floor, directory: directory.path, progress: progress))
             }
             results.append(ScenarioResult(name: scenario.name, summary: scenario.summary, peers: scenario.peers,
                                           player: scenario.player.rawValue, network: scenario.network, runs: runs))
@@ -54,17 +52,20 @@ public struct BenchmarkSuite: Sendable {
                            seconds: Date().timeIntervalSince(started), scenarios: results)
     }
 
-    /// A mode's result, and with mpv the frame-flip probe's spread (nil when it had no frames).
-    private func runOnce(_ scenario: Scenario, mode: SyncMode, directory: String,
-                         progress: (String) -> Void) -> (result: ModeResult, frameFlipsMeasured: Percentiles?) {
+    /// A mode's result; with mpv, the frame-flip probe's spread beside the sitting's `floor`.
+    private func runOnce(_ scenario: Scenario, mode: SyncMode, floor: Percentiles?, directory: String,
+                         progress: (String) -> Void) -> ModeResult {
         do {
             let outcome = try measure(scenario, mode: mode, directory: directory, progress: progress)
-            return (try ScenarioAnalysis.result(outcome, scenario: scenario, mode: mode),
-                    outcome.flips.flatMap { Percentiles(FrameFlipAnalysis.spreads($0)) })
+            var result = try ScenarioAnalysis.result(outcome, scenario: scenario, mode: mode)
+            if let flips = outcome.flips.flatMap({ Percentiles(FrameFlipAnalysis.spreads($0)) }) {
+                result.frameFlips = FrameFlipFigures(spread: flips, floor: floor)
+            }
+            return result
         } catch {
-            return (ModeResult(mode: mode, spread: nil, clockError: nil, commandToEffect: nil, convergence: nil,
-                               convergenceEvents: 0, notConverged: 0, framesPresented: 0, framesDropped: 0, peers: [],
-                               spreadSeries: [], clockErrorSeries: [], errors: ["\(error)"]), nil)
+            return ModeResult(mode: mode, spread: nil, clockError: nil, commandToEffect: nil, convergence: nil,
+                              convergenceEvents: 0, notConverged: 0, framesPresented: 0, framesDropped: 0, peers: [],
+                              spreadSeries: [], clockErrorSeries: [], errors: ["\(error)"])
         }
     }
 
