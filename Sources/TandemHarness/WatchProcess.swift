@@ -24,7 +24,7 @@ public final class WatchProcess: @unchecked Sendable {
     /// What the readers collect, shared with their threads (which may outlive a wait).
     private final class SharedOutput: Sendable {
         struct Collected {
-            var lines: [String] = []
+            var lines: [(receivedNanoseconds: Int64, line: String)] = []
             var events: [WatchEvent] = []
             var standardError = Data()
         }
@@ -72,7 +72,7 @@ public final class WatchProcess: @unchecked Sendable {
                     pending.removeSubrange(pending.startIndex...newline)
                     let event = WatchEvent.parse(line, receivedAt: now)
                     output.state.withLock { collected in
-                        collected.lines.append(line)
+                        collected.lines.append((now, line))
                         if let event { collected.events.append(event) }
                     }
                 }
@@ -97,7 +97,11 @@ public final class WatchProcess: @unchecked Sendable {
     }
 
     /// Every line printed on standard output so far.
-    public var lines: [String] { output.state.withLock { $0.lines } }
+    public var lines: [String] { output.state.withLock { $0.lines.map(\.line) } }
+
+    /// Every line printed on standard output so far, each with the instant this process read it
+    /// (raw CLOCK_MONOTONIC ns).
+    public var timedLines: [(receivedNanoseconds: Int64, line: String)] { output.state.withLock { $0.lines } }
 
     /// Every JSON event printed so far, in order.
     public var events: [WatchEvent] { output.state.withLock { $0.events } }

@@ -20,12 +20,17 @@ public struct SnapshotProgress: Sendable {
     public internal(set) var phase = Phase.starting
     /// When snapshots are due.
     public var schedule = SnapshotSchedule()
-    /// Ordered records (other than snapshots) since the last snapshot anyone published.
+    /// Ordered records a joiner starting from the last snapshot anyone published would apply:
+    /// those ordered since the order it reflects (counting any ordered between that and the
+    /// snapshot itself), other than snapshots since.
     public internal(set) var recordsSinceSnapshot = 0
     /// When the last snapshot was ordered (before the first one, the first record).
     public internal(set) var lastSnapshotAt: SessionInstant?
     /// Whether this participant published a snapshot that has not come back ordered yet.
-    public internal(set) var awaitingOwn = false
+    public var awaitingOwn: Bool { recordsSincePublished != nil }
+    /// While this participant's snapshot has not come back ordered: the records counted since
+    /// it was published.
+    var recordsSincePublished: Int?
     /// How many records the assembled history held (what the relay kept for this joiner).
     public internal(set) var assembledHistoryRecords = 0
     /// Whether the channel marks the end of the history (set before the first record).
@@ -51,26 +56,45 @@ public struct SnapshotProgress: Sendable {
         self.present = present
     }
 
-    /// The schedule's bookkeeping for a record, whatever phase it arrives in.
-    mutating func count(_ input: OrderedInput) {
+    /// The schedule's bookkeeping for a record, whatever phase it arrives in, with `local` the
+    /// participant that keeps it.
+    ///
+    /// The own snapshot in flight is awaited until it comes back; only then may the next be
+    /// published, so that each participant has at most one in flight. Were another's snapshot
+    /// to end the wait, a publisher behind the stream (one that has yet to read a run of
+    /// snapshots, each ordered far after what it reflects) would answer each of them with one of
+    /// its own, and several publishers would feed each other. Should its own never come back
+    /// (refused by the relay on the way), the wait ends after ten intervals' worth of records.
+    mutating func count(_ input: OrderedInput, local: UUID) {
         switch input {
         case .snapshot(let record):
-            recordsSinceSnapshot = 0
+            if record.originator == local { recordsSincePublished = nil }
+            // A joiner starting from it applies what was ordered between the order it reflects and
+            // its own: under a burst that is many records, and they count towards the next.
+            recordsSinceSnapshot = record.order > record.reflecting ? Int(clamping: record.order - record.reflecting - 1) : 0
             lastSnapshotAt = record.orderedAt
-            awaitingOwn = false
             retryAfterRecords = nil
         case .proposal(let proposal):
             recordsSinceSnapshot += 1
+            notePendingRecord()
             if lastSnapshotAt == nil { lastSnapshotAt = proposal.orderedAt }
             seen.insert(proposal.originator)
         case .unreadable(let originator, _, _):
             recordsSinceSnapshot += 1
+            notePendingRecord()
             seen.insert(originator)
         case .other, .endOfHistory:
             // A record of another kind is kept by the relay whatever the snapshots say: it does
             // not bring the next one closer.
             break
         }
+    }
+
+    /// A record counted while the own snapshot is awaited: after ten intervals' worth, it is
+    /// given up on.
+    private mutating func notePendingRecord() {
+        guard let counted = recordsSincePublished.map({ $0 + 1 }) else { return }
+        recordsSincePublished = counted >= schedule.recordInterval.multipliedReportingOverflow(by: 10).partialValue ? nil : counted
     }
 }
 
@@ -106,7 +130,7 @@ extension CoordinatorMachine {
     /// (`.publishSnapshot`), and only once its own history is assembled; should it not, the
     /// next lowest takes over after twice the interval (the k-th lowest after k + 1).
     public mutating func onOrdered(_ input: OrderedInput, now: HostInstant) -> [OrderedDirective] {
-        snapshots.count(input)
+        snapshots.count(input, local: localParticipant)
         if snapshots.phase == .starting {
             if case .endOfHistory = input {
                 // Nothing came before the end: an empty history, or one still to come.
@@ -155,14 +179,15 @@ extension CoordinatorMachine {
         guard schedule.shouldPublish(localParticipant: localParticipant, presentParticipants: [localParticipant],
                                      recordsSinceSnapshot: snapshots.recordsSinceSnapshot,
                                      lastSnapshotAt: snapshots.lastSnapshotAt ?? sessionNow, now: sessionNow) else { return nil }
-        snapshots.awaitingOwn = true
-        return CoordinationSnapshot(core: core)
+        let snapshot = CoordinationSnapshot(core: core)
+        snapshots.recordsSincePublished = 0
+        return snapshot
     }
 
     /// The snapshot this participant published could not be sent (too large, or the session
     /// gone): the next one may be published an interval later (`recordInterval` more records).
     public mutating func onSnapshotNotPublished() {
-        snapshots.awaitingOwn = false
+        snapshots.recordsSincePublished = nil
         snapshots.retryAfterRecords = snapshots.recordsSinceSnapshot + snapshots.schedule.recordInterval
     }
 

@@ -218,15 +218,66 @@ import TandemClock
         #expect(snapshots.first?.core == publisher.core)
         // Not again before it comes back ordered.
         for order in UInt64(1001)...1500 { #expect(Self.published(publisher.onOrdered(Self.proposal(order), now: .zero)).isEmpty) }
-        // Back, ordered 1501: a thousand more records make the next one due, reflecting the last.
+        // Back, ordered 1501: the 500 records ordered since the order it reflects (1001…1500)
+        // count, so 500 more make the next one due, reflecting the last.
         let first = try #require(snapshots.first)
         #expect(Self.published(publisher.onOrdered(try Self.snapshotRecord(first, order: 1501), now: .zero)).isEmpty)
         #expect(publisher.core.timeline.version == 1501)
-        for order in UInt64(1502)...2500 { #expect(Self.published(publisher.onOrdered(Self.proposal(order), now: .zero)).isEmpty) }
-        let second = Self.published(publisher.onOrdered(Self.proposal(2501), now: .zero))
-        #expect(second.map(\.reflecting) == [2501])
+        #expect(publisher.snapshots.recordsSinceSnapshot == 500)
+        for order in UInt64(1502)...2000 { #expect(Self.published(publisher.onOrdered(Self.proposal(order), now: .zero)).isEmpty) }
+        let second = Self.published(publisher.onOrdered(Self.proposal(2001), now: .zero))
+        #expect(second.map(\.reflecting) == [2001])
         // The other participant never publishes while a lower id is present.
-        for order in UInt64(1000)...2501 { #expect(Self.published(other.onOrdered(Self.proposal(order), now: .zero)).isEmpty) }
+        for order in UInt64(1000)...2001 { #expect(Self.published(other.onOrdered(Self.proposal(order), now: .zero)).isEmpty) }
+    }
+
+    @Test func aSnapshotOvertakenByABurstIsFollowedByAnotherAtOnce() throws {
+        // The publisher's snapshot reflecting 1,000 is ordered behind 1,500 records of a burst: a
+        // joiner starting from it would apply them all, so the next is due as it comes back,
+        // reflecting the burst; the one after waits for a thousand records again.
+        var publisher = CoordinatorMachine(localParticipant: Self.low)
+        var snapshots: [CoordinationSnapshot] = []
+        for order in UInt64(1)...1000 { snapshots += Self.published(publisher.onOrdered(Self.proposal(order), now: .zero)) }
+        let first = try #require(snapshots.first)
+        for order in UInt64(1001)...2500 { #expect(Self.published(publisher.onOrdered(Self.proposal(order), now: .zero)).isEmpty) }
+        let next = Self.published(publisher.onOrdered(try Self.snapshotRecord(first, order: 2501), now: .zero))
+        #expect(next.map(\.reflecting) == [2501])
+        let again = try #require(next.first)
+        #expect(Self.published(publisher.onOrdered(try Self.snapshotRecord(again, order: 2502), now: .zero)).isEmpty)
+        #expect(publisher.snapshots.recordsSinceSnapshot == 0)
+        for order in UInt64(2503)...3501 { #expect(Self.published(publisher.onOrdered(Self.proposal(order), now: .zero)).isEmpty) }
+        #expect(Self.published(publisher.onOrdered(Self.proposal(3502), now: .zero)).map(\.reflecting) == [3502])
+    }
+
+    @Test func aPublisherBehindARunOfStaleSnapshotsWaitsForItsOwnAndPublishesOneMore() throws {
+        // Its snapshot reflecting 1,000 is in flight when it reads 200 snapshots of another
+        // participant, each ordered long after what it reflects (a burst, and several
+        // publishers). Each says a joiner would replay 2,000 records, yet it answers none of
+        // them: its own is still on the way. Were it to, each answer read by the others would be
+        // answered in turn, a storm of snapshots that feeds itself.
+        var publisher = CoordinatorMachine(localParticipant: Self.low)
+        var published: [CoordinationSnapshot] = []
+        for order in UInt64(1)...2000 { published += Self.published(publisher.onOrdered(Self.proposal(order), now: .zero)) }
+        #expect(published.map(\.reflecting) == [1000])
+        let stale = CoordinationSnapshot(core: Self.core(after: 2))
+        for order in UInt64(2001)...2200 {
+            published += Self.published(publisher.onOrdered(try Self.snapshotRecord(stale, order: order, by: Self.high), now: .zero))
+        }
+        #expect(published.count == 1)
+        // Its own comes back: 1,200 records since what it reflects, so the next is due at once.
+        let own = try #require(published.first)
+        #expect(Self.published(publisher.onOrdered(try Self.snapshotRecord(own, order: 2201), now: .zero)).map(\.reflecting) == [2201])
+    }
+
+    @Test func aSnapshotThatNeverComesBackIsGivenUpOnAfterTenIntervals() {
+        var publisher = CoordinatorMachine(localParticipant: Self.low)
+        var published: [UInt64] = []
+        for order in UInt64(1)...10_999 {
+            published += Self.published(publisher.onOrdered(Self.proposal(order), now: .zero)).map(\.reflecting)
+        }
+        #expect(published == [1000])
+        published += Self.published(publisher.onOrdered(Self.proposal(11_000), now: .zero)).map(\.reflecting)
+        #expect(published == [1000, 11_000])
     }
 
     @Test func aSnapshotThatCouldNotBeSentIsRetriedAnIntervalLater() {

@@ -21,6 +21,9 @@ public struct BenchmarkSuite: Sendable {
     public var executable: String
     /// The modes to run each scenario in, the baseline first.
     public var modes: [SyncMode] = [.onReceipt, .coordinator]
+    /// Where to keep what every peer wrote (`--keep-logs DIR`): its presentation log, and its
+    /// standard output and error with the instant each line was read; nil keeps nothing.
+    public var logs: String? = nil
 
     /// A suite of `scenarios` run by `executable` on `clip`.
     public init(scenarios: [Scenario], quick: Bool, clip: String, executable: String) {
@@ -34,9 +37,10 @@ public struct BenchmarkSuite: Sendable {
     /// A run that fails is reported with its error and the suite goes on.
     public func run(progress: (String) -> Void = { _ in }) throws -> SuiteReport {
         let started = Date()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-bench-all-\(UUID().uuidString)")
+        let directory = logs.map { URL(fileURLWithPath: $0, isDirectory: true) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("tandem-bench-all-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { if logs == nil { try? FileManager.default.removeItem(at: directory) } }
         var results: [ScenarioResult] = []
         for scenario in scenarios {
             var runs: [ModeResult] = []
@@ -91,6 +95,7 @@ public struct BenchmarkSuite: Sendable {
     /// (`tandem bench sync` reads its own figures off it).
     func measure(_ scenario: Scenario, mode: SyncMode, directory: String, progress: (String) -> Void) throws -> ScenarioRun.Outcome {
         var run = ScenarioRun(scenario: scenario, mode: mode, executable: executable, clip: clip, directory: directory)
+        run.keepsTranscripts = logs != nil
         if scenario.queueItems > 0 {
             run.queue = try BenchmarkSuite.queueClips(scenario, directory: directory)
         }

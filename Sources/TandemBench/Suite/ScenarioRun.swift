@@ -58,6 +58,10 @@ struct ScenarioRun {
     var settle = 2.0
     /// Media every peer plays after `clip`, in order (`tandem host FILE…`, `join FILE…`).
     var queue: [String] = []
+    /// Whether each peer's standard output and error are written beside its presentation log
+    /// when the run ends (`<log>.out`, each line after the ms since its process started;
+    /// `<log>.err`).
+    var keepsTranscripts = false
 
     private var processes: [(process: WatchProcess, index: Int, log: String, duringScript: Bool)] = []
     private var proxies: [Int: NetsimProxy] = [:]
@@ -162,6 +166,7 @@ struct ScenarioRun {
             }
             statuses.append(status)
         }
+        if keepsTranscripts { writeTranscripts() }
         let peers = processes.enumerated().map { position, entry in
             let usage = sampler.usage(of: entry.process.processIdentifier)
             return Peer(name: entry.process.name, index: entry.index, log: entry.log, events: entry.process.events,
@@ -252,6 +257,23 @@ struct ScenarioRun {
         sampler.follow(process.processIdentifier)
         processes.append((process, index, log, duringScript))
         return process
+    }
+
+    /// Writes each peer's transcripts beside its presentation log; one that cannot be written is
+    /// an error of the run, which goes on.
+    private mutating func writeTranscripts() {
+        for entry in processes {
+            let stem = String(entry.log.dropLast(".jsonl".count))
+            let started = entry.process.startedNanoseconds
+            let header = "# \(entry.process.name)'s standard output; each line after the ms since its process started, at \(started) ns (raw CLOCK_MONOTONIC)"
+            let output = [header] + entry.process.timedLines.map { String(format: "%10.3f ", Double($0.receivedNanoseconds - started) / 1e6) + $0.line }
+            do {
+                try (output.joined(separator: "\n") + "\n").write(toFile: stem + ".out", atomically: true, encoding: .utf8)
+                try entry.process.standardError.write(toFile: stem + ".err", atomically: true, encoding: .utf8)
+            } catch {
+                errors.append("cannot keep \(entry.process.name)'s transcript: \(error)")
+            }
+        }
     }
 
     /// The IPC socket of the mpv of the peer process whose log is `log`.

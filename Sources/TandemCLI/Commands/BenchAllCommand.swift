@@ -5,12 +5,12 @@ import TandemBench
 /// with a report for machines, for people and for browsers.
 enum BenchAllCommand: Command {
     static let words = ["bench", "all"]
-    static let usage = "bench all [--out DIR] [--quick] [--scenario NAME[,NAME…]] [--clip PATH] [--check] [--list]"
+    static let usage = "bench all [--out DIR] [--quick] [--scenario NAME[,NAME…]] [--clip PATH] [--keep-logs DIR] [--check] [--list]"
     static let summary = "the timing-accuracy suite: named scenarios, apply-on-receipt baseline beside the coordinator; "
-        + "report.json, report.md, SVG plots and index.html in DIR (build with -c release)"
+        + "report.json, report.md, SVG plots and index.html in DIR (build with -c release); --keep-logs keeps what every peer wrote"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let options = try Arguments(arguments, options: ["out", "scenario", "clip"], flags: ["quick", "check", "list"])
+        let options = try Arguments(arguments, options: ["out", "scenario", "clip", "keep-logs"], flags: ["quick", "check", "list"])
         try options.expectPositionals(atMost: 0)
         let quick = options.flags.contains("quick")
         let catalogue = quick ? Scenario.quickCatalogue : Scenario.catalogue
@@ -30,7 +30,8 @@ enum BenchAllCommand: Command {
         }
         let clip = try suiteClip(options.value("clip"))
         let out = URL(fileURLWithPath: options.value("out") ?? "bench-report", isDirectory: true)
-        let suite = BenchmarkSuite(scenarios: scenarios, quick: quick, clip: clip, executable: try BenchSyncCommand.executablePath())
+        var suite = BenchmarkSuite(scenarios: scenarios, quick: quick, clip: clip, executable: try BenchSyncCommand.executablePath())
+        suite.logs = options.value("keep-logs")
         let report: SuiteReport
         do {
             report = try suite.run { printError("bench all: \($0)") }

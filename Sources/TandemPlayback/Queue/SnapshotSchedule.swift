@@ -12,10 +12,13 @@ import TandemClock
 /// if any record came since: a quiet session publishes nothing.
 ///
 /// What counts as "since the last snapshot" is the caller's to keep from the ordered stream:
-/// the records ordered after the newest snapshot anyone published (the caller resets its count
-/// when a snapshot arrives, its own or another's, and does not count snapshots), and that
-/// snapshot's ordering instant (or, before the first one, the first record's). A publisher that
-/// sent one and has not seen it come back ordered asks again only once it has.
+/// the records a joiner starting from the newest snapshot anyone published would apply, those
+/// ordered after the order it reflects (when a snapshot arrives, its own or another's, the
+/// caller restarts its count from the records ordered between that order and the snapshot's
+/// own, so that a snapshot overtaken by a burst is soon followed by another; it does not count
+/// snapshots), and that snapshot's ordering instant (or, before the first one, the first
+/// record's). A publisher that sent one and has not seen it come back ordered asks again only
+/// once it has.
 public struct SnapshotSchedule: Sendable, Codable, Equatable {
     /// How many ordered records since the last snapshot make the next one due: 1,000.
     public static let defaultRecordInterval = 1_000
