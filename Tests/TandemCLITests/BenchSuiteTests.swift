@@ -10,8 +10,10 @@ import TandemHarness
 @Suite struct BenchSuiteTests {
     @Test func theQuickSuiteRunsBothModesAndWritesItsReport() throws {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-bench-all-\(UUID().uuidString)")
+        let logs = out.appendingPathComponent("logs")
         defer { try? FileManager.default.removeItem(at: out) }
-        let run = try TandemProcess.run(["bench", "all", "--quick", "--check", "--out", out.path, "--clip", SampleClip.directory + "/watch-together.mp4"],
+        let run = try TandemProcess.run(["bench", "all", "--quick", "--check", "--out", out.path, "--keep-logs", logs.path,
+                                         "--clip", SampleClip.directory + "/watch-together.mp4"],
                                         timeout: 240)
         #expect(run.status == 0, "\(run.standardError.suffix(2000))")
 
@@ -30,6 +32,18 @@ import TandemHarness
             for chart in ["spread", "clock", "distribution"] {
                 #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("\(scenario.name)-\(chart).svg").path))
             }
+        }
+        // --keep-logs: each peer's presentation log, and its events, each after the ms since its
+        // process started, the `joined` event among them.
+        for name in ["steady-coordinator-peer-0", "impaired-on-receipt-peer-2"] {
+            let frames = try String(contentsOf: logs.appendingPathComponent(name + ".jsonl"), encoding: .utf8)
+            #expect(frames.contains("\"presented_ns\""))
+            let events = try String(contentsOf: logs.appendingPathComponent(name + ".out"), encoding: .utf8).split(separator: "\n")
+            #expect(events.first?.hasPrefix("# peer-") == true)
+            let joined = try #require(events.first { $0.contains("\"event\":\"joined\"") })
+            let milliseconds = try #require(Double(joined.split(separator: " ").first ?? ""))
+            #expect(milliseconds > 0 && milliseconds < 60_000)
+            #expect(FileManager.default.fileExists(atPath: logs.appendingPathComponent(name + ".err").path))
         }
         let index = try String(contentsOf: out.appendingPathComponent("index.html"), encoding: .utf8)
         #expect(index.contains("impaired-spread.svg"))
