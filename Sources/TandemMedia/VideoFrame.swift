@@ -10,6 +10,9 @@ public final class VideoFrame: @unchecked Sendable {
     public let presentationTime: Nanoseconds
     /// How long the frame is shown at rate 1, in nanoseconds.
     public internal(set) var duration: Nanoseconds
+    /// When the player's decoder queued it for presentation (raw CLOCK_MONOTONIC ns); nil
+    /// before it is queued.
+    public internal(set) var queuedAt: Nanoseconds?
     /// Width in pixels.
     public let width: Int
     /// Height in pixels.

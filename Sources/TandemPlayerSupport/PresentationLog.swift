@@ -6,7 +6,9 @@ import Synchronization
 
 /// A video sink that writes one JSON line per presented frame:
 /// `{"item": ..., "pts": seconds, "scheduled_ns": ..., "presented_ns": ...}`, both instants on
-/// the raw CLOCK_MONOTONIC, and `"still": true` for the still picture of a paused timeline.
+/// the raw CLOCK_MONOTONIC, and `"still": true` for the still picture of a paused timeline. A
+/// frame presented more than `lateThreshold` (1 ms) after its instant also says when the decoder
+/// queued it, `"queued_ns"`: after its instant, the frame came late; before, the player woke late.
 ///
 /// A player that does not present frames itself (mpv) writes its readings of its own position
 /// instead, with `write(_:)`: `"reading": true`.
@@ -18,6 +20,8 @@ public final class PresentationLog: Sendable {
     public let path: String
     private let state: Mutex<(descriptor: Int32, buffer: [UInt8])>
     private static let flushThreshold = 64 * 1024
+    /// How late a frame is presented before its line says when it was queued (1 ms).
+    public static let lateThreshold: Int64 = 1_000_000
 
     /// Creates (or truncates) the log file at `path`.
     public init(path: String) throws(MediaError) {
@@ -48,7 +52,7 @@ public final class PresentationLog: Sendable {
     public func write(_ record: PresentationRecord) {
         let line = PresentationLog.line(item: record.item, pts: record.pts, scheduled: record.scheduledNanoseconds,
                                         presented: record.presentedNanoseconds, still: record.still == true,
-                                        reading: record.reading == true)
+                                        reading: record.reading == true, queued: record.queuedNanoseconds)
         append(line)
     }
 
@@ -69,7 +73,8 @@ public final class PresentationLog: Sendable {
     }
 
     /// One JSON line of the log.
-    package static func line(item name: String, pts: Double, scheduled: Int64, presented: Int64, still: Bool, reading: Bool) -> String {
+    package static func line(item name: String, pts: Double, scheduled: Int64, presented: Int64, still: Bool, reading: Bool,
+                             queued: Int64? = nil) -> String {
         var item = ""
         for scalar in name.unicodeScalars {
             switch scalar {
@@ -80,7 +85,7 @@ public final class PresentationLog: Sendable {
             }
         }
         let seconds = String(format: "%.9f", pts)
-        let flags = (still ? ",\"still\":true" : "") + (reading ? ",\"reading\":true" : "")
+        let flags = (still ? ",\"still\":true" : "") + (reading ? ",\"reading\":true" : "") + (queued.map { ",\"queued_ns\":\($0)" } ?? "")
         return "{\"item\":\"\(item)\",\"pts\":\(seconds),\"scheduled_ns\":\(scheduled),\"presented_ns\":\(presented)\(flags)}\n"
     }
 
@@ -108,22 +113,28 @@ public struct PresentationRecord: Sendable, Codable, Equatable {
     /// presented frame: `pts` is the position it reported, `presented_ns` the instant the report
     /// refers to, `scheduled_ns` the instant the shared timeline gives that position.
     public var reading: Bool?
+    /// When the player's decoder queued the frame (CLOCK_MONOTONIC nanoseconds), given for a
+    /// frame presented more than `PresentationLog.lateThreshold` after its instant.
+    public var queuedNanoseconds: Int64?
 
     enum CodingKeys: String, CodingKey {
         case item, pts, still, reading
         case scheduledNanoseconds = "scheduled_ns"
         case presentedNanoseconds = "presented_ns"
+        case queuedNanoseconds = "queued_ns"
     }
 
-    /// A record; `still` and `reading` are left out of its line unless true.
+    /// A record; `still` and `reading` are left out of its line unless true, `queuedNanoseconds`
+    /// unless given.
     public init(item: String, pts: Double, scheduledNanoseconds: Int64, presentedNanoseconds: Int64, still: Bool? = nil,
-                reading: Bool? = nil) {
+                reading: Bool? = nil, queuedNanoseconds: Int64? = nil) {
         self.item = item
         self.pts = pts
         self.scheduledNanoseconds = scheduledNanoseconds
         self.presentedNanoseconds = presentedNanoseconds
         self.still = still
         self.reading = reading
+        self.queuedNanoseconds = queuedNanoseconds
     }
 
     /// Reads every record of the log at `path`.

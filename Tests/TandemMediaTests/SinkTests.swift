@@ -51,6 +51,19 @@ import TandemPlayerSupport
         #expect(try JSONDecoder().decode(PresentationRecord.self, from: Data(still.utf8)).still == true)
     }
 
+    @Test func aFramePresentedLateSaysWhenItWasQueued() throws {
+        func record(presented: Int64, isStill: Bool = false) throws -> PresentationRecord {
+            let line = PresentationLog.line(0, Presentation(item: "x", scheduled: 10_000_000, presented: presented, isStill: isStill),
+                                            queued: 10_500_000)
+            return try JSONDecoder().decode(PresentationRecord.self, from: Data(line.utf8))
+        }
+        // Up to a millisecond late, the line is as it always was.
+        #expect(try record(presented: 11_000_000).queuedNanoseconds == nil)
+        #expect(try record(presented: 11_000_001).queuedNanoseconds == 10_500_000)
+        // A still is shown when the pause says, not late.
+        #expect(try record(presented: 15_000_000, isStill: true).queuedNanoseconds == nil)
+    }
+
     @Test func aPlayersReadingsAreWrittenAndReadBackAsReadings() throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }

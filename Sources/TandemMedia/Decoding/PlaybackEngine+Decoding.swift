@@ -102,6 +102,7 @@ extension PlaybackEngine {
         if var incoming = prepared, incoming.serial == serial {
             switch decoded {
             case .video(let frame)?:
+                frame.queuedAt = MonotonicClock.now()
                 incoming.video.append(frame)
             case .audio(let chunk)?:
                 incoming.audio.append(chunk)
@@ -123,6 +124,7 @@ extension PlaybackEngine {
     private func appendLocked(_ decoded: DecodedMedia?, failure: MediaError?, readError: MediaError?, generation: Int) {
         switch decoded {
         case .video(let frame)?:
+            frame.queuedAt = MonotonicClock.now()
             video.append(Queued(item: frame, generation: generation))
         case .audio(let chunk)?:
             audio.append(Queued(item: chunk, generation: generation))

@@ -4,11 +4,13 @@ import TandemPlayerSupport
 extension PresentationLog: VideoSink {
     /// Buffers the frame's line; a full buffer is written at once.
     public func present(_ frame: VideoFrame, _ presentation: Presentation) {
-        append(PresentationLog.line(frame.presentationTime, presentation))
+        append(PresentationLog.line(frame.presentationTime, presentation, queued: frame.queuedAt))
     }
 
-    static func line(_ pts: Nanoseconds, _ presentation: Presentation) -> String {
-        line(item: presentation.item, pts: MediaTime.seconds(pts), scheduled: presentation.scheduled,
-             presented: presentation.presented, still: presentation.isStill, reading: false)
+    /// The line of a frame at `pts`; one presented late says when it was `queued`.
+    static func line(_ pts: Nanoseconds, _ presentation: Presentation, queued: Nanoseconds? = nil) -> String {
+        let late = !presentation.isStill && presentation.presented - presentation.scheduled > lateThreshold
+        return line(item: presentation.item, pts: MediaTime.seconds(pts), scheduled: presentation.scheduled,
+                    presented: presentation.presented, still: presentation.isStill, reading: false, queued: late ? queued : nil)
     }
 }
