@@ -147,7 +147,7 @@ public final class MediaDecoder: @unchecked Sendable {
         }
     }
 
-    /// Whether `packet` is a picture that ends well before the seek's target (two frames or more):
+    /// Whether `packet` is a picture that starts more than two frames before the seek's target:
     /// if no other picture refers to it, the decoder may skip it, as it is never shown. Between
     /// keyframes two seconds apart, with three B-frames between references, that takes a third
     /// of the work of reaching a target away; the pictures near the target are all decoded, so
