@@ -263,7 +263,7 @@ struct ScenarioRun {
     /// an error of the run, which goes on.
     private mutating func writeTranscripts() {
         for entry in processes {
-            let stem = String(entry.log.dropLast(".jsonl".count))
+            let stem = Self.stem(of: entry.log)
             let started = entry.process.startedNanoseconds
             let header = "# \(entry.process.name)'s standard output; each line after the ms since its process started, at \(started) ns (raw CLOCK_MONOTONIC)"
             let output = [header] + entry.process.timedLines.map { String(format: "%10.3f ", Double($0.receivedNanoseconds - started) / 1e6) + $0.line }
@@ -278,7 +278,12 @@ struct ScenarioRun {
 
     /// The IPC socket of the mpv of the peer process whose log is `log`.
     private func mpvSocket(_ log: String) -> String {
-        String(log.dropLast(".jsonl".count)) + ".sock"
+        Self.stem(of: log) + ".sock"
+    }
+
+    /// The presentation log's path without its `.jsonl`: what the peer's other files are named by.
+    private static func stem(of log: String) -> String {
+        String(log.dropLast(".jsonl".count))
     }
 
     /// Kills every peer and says what went wrong, with the last line each wrote on standard error.
