@@ -232,4 +232,43 @@ static inline pid_t tandem_spawn_dying_with_parent(const char *path, char *const
 }
 // ---- end of the issue 15 spawning block ---------------------------------------------------
 
+// ---- Processors and scheduling policies, for the wake guard ---------------------------------
+#include <sched.h>
+
+/// Bits in the processor masks below: 1,024 processors, as glibc's cpu_set_t.
+#define TANDEM_CPU_MASK_WORDS (1024 / (8 * sizeof(unsigned long)))
+
+/// The processors the calling thread may run on, written to `cpus` (at most `capacity`, lowest
+/// first); returns how many, or -errno. sched_getaffinity through syscall(2): cpu_set_t's
+/// macros are declared only under _GNU_SOURCE.
+static inline int tandem_allowed_cpus(int *cpus, int capacity) {
+    unsigned long mask[TANDEM_CPU_MASK_WORDS] = {0};
+    long size = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
+    if (size < 0) return -errno;
+    int count = 0;
+    const int bits = 8 * (int)sizeof(unsigned long);
+    for (int cpu = 0; cpu < size * 8 && count < capacity; cpu++) {
+        if ((mask[cpu / bits] >> (cpu % bits)) & 1UL) cpus[count++] = cpu;
+    }
+    return count;
+}
+
+/// Pins the calling thread to processor `cpu`; 0 or -errno.
+static inline int tandem_pin_thread_to_cpu(int cpu) {
+    unsigned long mask[TANDEM_CPU_MASK_WORDS] = {0};
+    const int bits = 8 * (int)sizeof(unsigned long);
+    if (cpu < 0 || cpu >= (int)(sizeof mask * 8)) return -EINVAL;
+    mask[cpu / bits] |= 1UL << (cpu % bits);
+    return syscall(SYS_sched_setaffinity, 0, sizeof mask, mask) == 0 ? 0 : -errno;
+}
+
+/// Gives the calling thread Linux's idle policy (SCHED_IDLE, 5 in the kernel's ABI; glibc
+/// names it only under _GNU_SOURCE): it runs only when nothing else on its processor wants to.
+/// 0 or -errno.
+static inline int tandem_set_idle_policy(void) {
+    struct sched_param parameters = { .sched_priority = 0 };
+    return syscall(SYS_sched_setscheduler, 0, 5, &parameters) == 0 ? 0 : -errno;
+}
+// ---- end of the wake guard block ------------------------------------------------------------
+
 #endif

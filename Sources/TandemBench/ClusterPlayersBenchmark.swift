@@ -39,6 +39,10 @@ public struct ClusterPlayersBenchmark: Sendable {
     /// The relays' injected clock errors, offset (s) and drift (ppm); the first is the cluster's
     /// time authority (started first), and the single relay runs with it too.
     public var relayErrors: [(offset: Double, driftPPM: Double)] = [(2.5, 10), (-4.75, -40)]
+    /// A directory to keep every player's presentation log in (`one-peer-N-….jsonl`,
+    /// `two-peer-N-….jsonl`), made if missing; `nil` keeps them in a temporary directory removed
+    /// at the end.
+    public var logs: String?
 
     /// A benchmark playing `clip` with `executable` for `seconds`, then killing a relay if `failover`.
     public init(executable: String, clip: String, seconds: Double = 10, failover: Bool = true) {
@@ -55,9 +59,10 @@ public struct ClusterPlayersBenchmark: Sendable {
     public func run(descriptorLimit: UInt64? = nil, progress: (String) -> Void = { _ in }) throws -> ClusterPlayersReport {
         // The relays are `tandem serve` processes of this very executable (`ServeProcess` reads it here).
         setenv("TANDEM_EXECUTABLE", executable, 1)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-bench-cluster-\(UUID().uuidString)")
+        let directory = logs.map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("tandem-bench-cluster-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { if logs == nil { try? FileManager.default.removeItem(at: directory) } }
 
         progress("one relay: starting tandem serve")
         let single = try ServeProcess(arguments: relayArguments(0))

@@ -51,7 +51,9 @@ extension PlaybackEngine {
                     continue
                 }
                 if !precise || deadline - now > limits.spinLead {
-                    scheduleChanged.wait(until: (deadline - limits.spinLead).saturatingSubtracting(offset))
+                    let target = (deadline - limits.spinLead).saturatingSubtracting(offset)
+                    if precise && limits.wakeGuard { WakeGuard.shared.cover(deadline: deadline.saturatingSubtracting(offset)) }
+                    if scheduleChanged.wait(until: target) && limits.wakeGuard { WakeGuard.shared.woke(deadline: target) }
                 } else {
                     // The last stretch is spun, not slept: a timed wait wakes tens to hundreds of
                     // microseconds late, a spin on the clock within a few. The lock is released

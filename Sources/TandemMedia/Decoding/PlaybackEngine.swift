@@ -31,6 +31,9 @@ final class PlaybackEngine: @unchecked Sendable {
         var spinLead: Nanoseconds = 200_000
         /// Whether the presentation thread asks for a real-time priority.
         var realtime = true
+        /// Whether the presentation thread's waits feed `WakeGuard.shared` and ask it to cover
+        /// frames' deadlines.
+        var wakeGuard = true
         /// How many times as long as it takes the decoding thread spends per decoded frame
         /// (1: as fast as it can; benchmarks slow one player down with it).
         var decodeThrottle = 1.0

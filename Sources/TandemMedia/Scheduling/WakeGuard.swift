@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CTandemSystem
+import TandemClock
+import TandemPlayerSupport
+
+/// Keeps this process's processors awake over the last `WakeGuardCore.Configuration.lead`
+/// before each presentation deadline, once a wait here has been seen to wake late (the
+/// shell of `WakeGuardCore`, which says why).
+///
+/// One warmer thread per processor the process may use (at most `maximumWarmers`), each pinned
+/// to its processor at Linux's idle policy (`SCHED_IDLE`): it spins through each window and
+/// gives way at once to any other thread, so it fills only time the processor would have spent
+/// halted. The warmers start when the guard first engages and then live as long as the process,
+/// waiting on a condition while there is nothing to cover. Where pinning or the idle policy is
+/// refused, a warmer still runs, unpinned or at an ordinary priority.
+final class WakeGuard: @unchecked Sendable {
+    /// The process's guard, shared by every player's presentation thread.
+    static let shared = WakeGuard()
+
+    /// Warmers on a machine with more processors stop at this many (the first processors).
+    static let maximumWarmers = 16
+
+    private let lock = ConditionLock()
+    private let changed: ConditionLock.Condition
+    private var core: WakeGuardCore
+    private var warmers: [WorkerThread] = []
+
+    init(configuration: WakeGuardCore.Configuration = WakeGuardCore.Configuration()) {
+        core = WakeGuardCore(configuration: configuration)
+        changed = ConditionLock.Condition(lock)
+    }
+
+    /// The processors the warmers run on, one each: those this thread may use, lowest first.
+    static func processors() -> [Int32] {
+        var cpus = [Int32](repeating: 0, count: maximumWarmers)
+        let count = Int(tandem_allowed_cpus(&cpus, Int32(maximumWarmers)))
+        return count > 0 ? Array(cpus.prefix(count)) : [-1]
+    }
+
+    /// How many warmers run (0 until the guard first engages).
+    var warmerCount: Int { lock.withLock { warmers.count } }
+
+    /// Whether the guard is engaged now.
+    var isEngaged: Bool { lock.withLock { core.isEngaged(at: MonotonicClock.now()) } }
+
+    /// A timed wait for monotonic instant `deadline` returned for its deadline: a late one
+    /// engages the guard (and starts the warmers the first time).
+    func woke(deadline: Nanoseconds) {
+        let now = MonotonicClock.now()
+        lock.withLock {
+            guard core.woke(deadline: deadline, at: now) else { return }
+            if warmers.isEmpty {
+                warmers = Self.processors().enumerated().map { index, cpu in
+                    WorkerThread(name: "tandem-warm-\(index)", timerSlack: 1) { [self] in warm(on: cpu) }
+                }
+            }
+            changed.broadcast()
+        }
+    }
+
+    /// A presentation deadline at monotonic instant `deadline`: covered while the guard is engaged.
+    func cover(deadline: Nanoseconds) {
+        let now = MonotonicClock.now()
+        lock.withLock {
+            if core.cover(deadline: deadline, at: now) { changed.broadcast() }
+        }
+    }
+
+    /// A warmer's life, on processor `cpu` (-1: wherever the kernel puts it).
+    private func warm(on cpu: Int32) {
+        if cpu >= 0 { _ = tandem_pin_thread_to_cpu(cpu) }
+        _ = tandem_set_idle_policy()
+        lock.lock()
+        while true {
+            switch core.next(at: MonotonicClock.now()) {
+            case .idle:
+                changed.wait()
+            case .wait(let start):
+                // A warmer's own late wake is the same evidence as a presentation thread's.
+                if changed.wait(until: start) { _ = core.woke(deadline: start, at: MonotonicClock.now()) }
+            case .spin(let end):
+                lock.unlock()
+                while MonotonicClock.now() < end {}
+                lock.lock()
+            }
+        }
+    }
+}

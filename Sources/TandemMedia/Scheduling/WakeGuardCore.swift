@@ -1,0 +1,108 @@
+import TandemClock
+import TandemPlayerSupport
+
+/// When to keep this machine's processors awake ahead of presentation deadlines: the pure core
+/// of `WakeGuard`, on whatever clock its caller reads (monotonic nanoseconds in the shell, a
+/// number in tests).
+///
+/// **Why.** A thread whose timer falls due on an idle processor wakes when that processor does.
+/// On bare metal that takes microseconds. On a virtual machine an idle processor halts, the
+/// hypervisor takes its thread off the host's processor, and it runs again when the host gets to
+/// it: on this project's two-processor machines, 0.7 to 3 ms late, about once in a hundred
+/// waits. Four presentation threads due at one instant, measured with a C probe of the player's
+/// wait (a timed wait to 0.2 ms before, then a spin): p99 lateness 0.2–1.5 ms, maximum 1.8–4.6 ms;
+/// with every processor kept busy over the last 2 ms, p99 0.04–0.15 ms, maximum 0.2–1.3 ms.
+///
+/// **What.** A presentation thread asks for a window before each deadline (`cover`); while the
+/// guard is engaged, the shell's warmers (one per processor, at idle priority, so that they only
+/// fill time nothing else wants) spin through each window. The guard engages when a wait is seen
+/// to wake more than `lateWake` after its deadline (`woke`), and disengages after `hold` with no
+/// such wake: a machine whose processors wake promptly never pays for it.
+struct WakeGuardCore: Sendable {
+    /// The guard's constants.
+    struct Configuration: Sendable {
+        /// How long before each deadline the processors are kept awake.
+        var lead: Nanoseconds = 2_000_000
+        /// A wait that wakes later than this after its deadline engages the guard.
+        var lateWake: Nanoseconds = 300_000
+        /// How long the guard stays engaged after the last late wake.
+        var hold: Nanoseconds = 60_000_000_000
+        /// At most this many windows are kept (the earliest); a later one beyond is not covered.
+        var windowLimit = 64
+    }
+
+    /// What a warmer does next.
+    enum Step: Equatable, Sendable {
+        /// Nothing to cover: wait until told of a window.
+        case idle
+        /// Wait until this instant, when the earliest window opens (or until told of an earlier one).
+        case wait(until: Nanoseconds)
+        /// Spin until this instant, the end of the window open now.
+        case spin(until: Nanoseconds)
+    }
+
+    let configuration: Configuration
+    /// The windows to cover, by start; none overlaps or touches another (they are merged).
+    private(set) var windows: [Range<Nanoseconds>] = []
+    /// When a wait last woke late, if it ever did.
+    private(set) var lastLateWake: Nanoseconds?
+
+    init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Whether the processors are kept awake before deadlines at `now`.
+    func isEngaged(at now: Nanoseconds) -> Bool {
+        guard let lastLateWake else { return false }
+        return now - lastLateWake < configuration.hold
+    }
+
+    /// A wait for `deadline` returned at `now`; returns whether that engaged a guard that was not
+    /// engaged. A wait that returned early (woken, not timed out) says nothing.
+    mutating func woke(deadline: Nanoseconds, at now: Nanoseconds) -> Bool {
+        guard now - deadline > configuration.lateWake else { return false }
+        let engaged = isEngaged(at: now)
+        lastLateWake = now
+        return !engaged
+    }
+
+    /// A presentation deadline at `deadline`: while engaged, the `lead` before it is covered.
+    /// Returns whether the warmers must look again (the window opens before any they knew of).
+    mutating func cover(deadline: Nanoseconds, at now: Nanoseconds) -> Bool {
+        dropEnded(at: now)
+        guard isEngaged(at: now), deadline > now else { return false }
+        let window = max(now, deadline - configuration.lead)..<deadline
+        let earliest = windows.first?.lowerBound
+        // Merged with every window it overlaps or touches; the rest keep their order.
+        var merged = window
+        var kept: [Range<Nanoseconds>] = []
+        kept.reserveCapacity(windows.count + 1)
+        for existing in windows {
+            if existing.upperBound < merged.lowerBound || existing.lowerBound > merged.upperBound {
+                kept.append(existing)
+            } else {
+                merged = min(existing.lowerBound, merged.lowerBound)..<max(existing.upperBound, merged.upperBound)
+            }
+        }
+        let index = kept.firstIndex { $0.lowerBound > merged.lowerBound } ?? kept.endIndex
+        guard index < configuration.windowLimit else { return false }
+        kept.insert(merged, at: index)
+        windows = Array(kept.prefix(configuration.windowLimit))
+        return earliest.map { merged.lowerBound < $0 } ?? true
+    }
+
+    /// What a warmer does at `now`.
+    mutating func next(at now: Nanoseconds) -> Step {
+        dropEnded(at: now)
+        guard isEngaged(at: now), let first = windows.first else { return .idle }
+        return first.lowerBound <= now ? .spin(until: first.upperBound) : .wait(until: first.lowerBound)
+    }
+
+    private mutating func dropEnded(at now: Nanoseconds) {
+        if let index = windows.firstIndex(where: { $0.upperBound > now }) {
+            if index > 0 { windows.removeFirst(index) }
+        } else {
+            windows.removeAll()
+        }
+    }
+}
