@@ -43,6 +43,8 @@ public struct ClusterPlayersBenchmark: Sendable {
     /// `two-peer-N-….jsonl`), made if missing; `nil` keeps them in a temporary directory removed
     /// at the end.
     public var logs: String?
+    /// Whether the players run with `--wake-guard` (`HeadlessPlayer.Options.wakeGuard`).
+    public var wakeGuard = false
 
     /// A benchmark playing `clip` with `executable` for `seconds`, then killing a relay if `failover`.
     public init(executable: String, clip: String, seconds: Double = 10, failover: Bool = true) {
@@ -87,7 +89,8 @@ public struct ClusterPlayersBenchmark: Sendable {
         return ClusterPlayersReport(
             playerClocks: (0..<Self.players).map { "peer-\($0) \(SyncBenchmark.clockOffsets[$0]) s \(SyncBenchmark.clockDrifts[$0]) ppm" }
                 .joined(separator: ", "),
-            seconds: seconds, oneRelay: one, twoRelays: two.arrangement, failover: two.failover, descriptorLimit: descriptorLimit)
+            seconds: seconds, oneRelay: one, twoRelays: two.arrangement, failover: two.failover, descriptorLimit: descriptorLimit,
+            wakeGuard: wakeGuard)
     }
 
     private func relayArguments(_ index: Int) -> [String] {
@@ -119,6 +122,7 @@ public struct ClusterPlayersBenchmark: Sendable {
             let log = directory + "/\(tag)-peer-\(index)-\(UUID().uuidString.prefix(4)).jsonl"
             let options = ["--name", "peer-\(index)", "--events", "json", "--presentation-log", log, "--follow", "scheduled",
                            "--clock-offset", "\(SyncBenchmark.clockOffsets[index])", "--clock-drift-ppm", "\(SyncBenchmark.clockDrifts[index])"]
+                + (wakeGuard ? ["--wake-guard"] : [])
             let process = try WatchProcess(executable: executable, arguments: arguments + options, name: "peer-\(index)",
                                            acceptsCommands: true, environment: environment)
             sampler.follow(process.processIdentifier)

@@ -57,13 +57,15 @@ public struct ClusterPlayersReport: Sendable, Equatable, Codable {
     public var failover: Failover?
     /// The descriptor limit the bench raised itself (and its children) to.
     public var descriptorLimit: UInt64?
+    /// Whether the players ran with `--wake-guard`.
+    public var wakeGuard = false
 
     /// The report as a table.
     public var table: String {
         func cell(_ value: Double?, _ format: String = "%.3f") -> String { value.map { String(format: format, $0) } ?? "–" }
         var lines = [
             "Four built-in players, one relay against two relays on a 3-node NATS cluster (R3), one run; "
-                + String(format: "%.0f s of play", seconds),
+                + String(format: "%.0f s of play", seconds) + (wakeGuard ? "; players with --wake-guard" : ""),
             "players' clocks: \(playerClocks)",
             "", "| presented spread (ms) | target | \(oneRelay.name) | \(twoRelays.name) |", "|---|---|---|---|",
             "| p50 | ≤ 0.3 | \(cell(oneRelay.spread?.p50)) | \(cell(twoRelays.spread?.p50)) |",

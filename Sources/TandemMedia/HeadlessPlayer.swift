@@ -65,12 +65,13 @@ public final class HeadlessPlayer: @unchecked Sendable {
         /// `CAP_SYS_NICE`, or an `rtprio` limit); without it the thread runs normally.
         public var realtimePresentation = true
         /// Whether the processors are kept awake over the last 2 ms before each frame's instant
-        /// once a wait has been seen to wake late (more than 0.3 ms; for a minute after the last
-        /// such wake). On a virtual machine a halted processor wakes 0.7 to 3 ms late about once
-        /// in a hundred waits, and so would a frame due on it; this process's idle-priority
-        /// threads fill that time instead, and give way to any other work. On by default; a
-        /// machine whose processors wake promptly never engages it.
-        public var wakeGuard = true
+        /// once a wait has been seen to wake late (more than 0.3 ms; for five minutes after the
+        /// last such wake). On a virtual machine a halted processor wakes 0.7 to 3 ms late about
+        /// once in a hundred waits, and so would a frame due on it; this process's idle-priority
+        /// threads fill that time instead. For a lightly loaded machine: with eight players
+        /// decoding on two processors it made the worst frame after a seek 15 to 30 ms late
+        /// (2 to 10 ms without), for a cause not found, so it is off by default.
+        public var wakeGuard = false
         /// For benchmarks: the decoding thread takes this many times as long per frame as it
         /// needs (it waits after each in proportion), to make a slow participant. 1, the default,
         /// decodes at full speed; values below 1 or not finite are refused.

@@ -83,22 +83,24 @@ private final class Core {
         #expect(core.next(at: 41 * ms) == .spin(until: 42 * ms + 50_000))
     }
 
-    @Test func theGuardLetsGoAMinuteAfterTheLastLateWake() {
+    @Test func theGuardLetsGoFiveMinutesAfterTheLastLateWake() {
         let core = Self.engaged()
         let lastLate = 1 * ms + 500_000
-        #expect(core.isEngaged(at: lastLate + 59_999 * ms))
-        #expect(core.cover(deadline: lastLate + 59_999 * ms + 500_000, at: lastLate + 59_999 * ms))
-        // The window is left to run out, but nothing is spun once the minute is over.
-        #expect(!core.isEngaged(at: lastLate + 60_000 * ms))
-        #expect(core.next(at: lastLate + 60_000 * ms) == .idle)
-        #expect(!core.cover(deadline: lastLate + 60_010 * ms, at: lastLate + 60_000 * ms))
-        // A late wake in the meantime keeps it engaged for a minute from then.
+        let hold = WakeGuardCore.Configuration().hold
+        #expect(hold == 300_000 * ms)
+        #expect(core.isEngaged(at: lastLate + hold - 1 * ms))
+        #expect(core.cover(deadline: lastLate + hold - 1 * ms + 500_000, at: lastLate + hold - 1 * ms))
+        // The window is left to run out, but nothing is spun once the hold is over.
+        #expect(!core.isEngaged(at: lastLate + hold))
+        #expect(core.next(at: lastLate + hold) == .idle)
+        #expect(!core.cover(deadline: lastLate + hold + 10 * ms, at: lastLate + hold))
+        // A late wake in the meantime keeps it engaged for the hold from then.
         let kept = Self.engaged()
         #expect(!kept.woke(deadline: 30_000 * ms, at: 30_001 * ms))
-        #expect(kept.isEngaged(at: 90_000 * ms))
-        #expect(!kept.isEngaged(at: 90_001 * ms))
+        #expect(kept.isEngaged(at: 30_001 * ms + hold - 1))
+        #expect(!kept.isEngaged(at: 30_001 * ms + hold))
         // And one after it let go engages it again.
-        #expect(core.woke(deadline: 70_000 * ms, at: 70_002 * ms))
+        #expect(core.woke(deadline: lastLate + hold + 70 * ms, at: lastLate + hold + 72 * ms))
     }
 
     @Test func theWindowsKeptAreBounded() {
@@ -112,6 +114,29 @@ private final class Core {
         #expect(core.cover(deadline: 20 * ms, at: 2 * ms))
         #expect(core.windows.first == 18 * ms..<20 * ms)
         #expect(core.windows.last == 97 * ms..<99 * ms)
+    }
+}
+
+/// A warmer's backoff (`WarmerBackoff`): one that got less than half a window leaves its
+/// processor alone for a second.
+@Suite struct WarmerBackoffTests {
+    @Test func aWarmerThatRanMostOfAWindowKeepsSpinningAndOneThatDidNotRests() {
+        var backoff = WarmerBackoff()
+        #expect(backoff.spins(at: 0))
+        // An idle processor: it ran 1.9 ms of 2.
+        backoff.spun(span: 2 * ms, ran: 1_900_000, at: 2 * ms)
+        #expect(backoff.spins(at: 2 * ms))
+        // A busy one: 0.6 ms of 2. A second's rest, then a try.
+        backoff.spun(span: 2 * ms, ran: 600_000, at: 35 * ms)
+        #expect(!backoff.spins(at: 35 * ms))
+        #expect(!backoff.spins(at: 1_034 * ms))
+        #expect(backoff.spins(at: 1_035 * ms))
+        // A try that finds it idle again ends the rest for good.
+        backoff.spun(span: 2 * ms, ran: 1_500_000, at: 1_037 * ms)
+        #expect(backoff.spins(at: 1_038 * ms))
+        // A window too short to tell by changes nothing.
+        backoff.spun(span: 100_000, ran: 0, at: 1_040 * ms)
+        #expect(backoff.spins(at: 1_041 * ms))
     }
 }
 

@@ -7,17 +7,17 @@ import TandemBench
 /// the players), `--sessions N` ordered delivery for N sessions of four over three relays (1,000
 /// by default; `--ordered` alone), `--clock` the relays' cluster time. `--seconds N` is how long the
 /// players play (at most 60) and the clock is read (10); `--no-failover` kills neither relay B
-/// nor the clock's authority; `--keep-logs DIR` keeps the players' presentation logs there. It
-/// raises its descriptor limit first; a row that fails is said at the end (exit 1) and the
+/// nor the clock's authority; `--keep-logs DIR` keeps the players' presentation logs there;
+/// `--wake-guard` runs the players with theirs. It raises its descriptor limit first; a row that fails is said at the end (exit 1) and the
 /// others are still shown.
 struct BenchClusterCommand: Command {
     static let words = ["bench", "cluster"]
-    static let usage = "bench cluster [--players] [--failover] [--ordered] [--sessions N] [--clock] [--seconds N] [--clip PATH] [--no-failover] [--keep-logs DIR] [--json] [--out FILE]"
+    static let usage = "bench cluster [--players] [--failover] [--ordered] [--sessions N] [--clock] [--seconds N] [--clip PATH] [--no-failover] [--keep-logs DIR] [--wake-guard] [--json] [--out FILE]"
     static let summary = "relays on a 3-node nats-server cluster beside one relay: players' spread, a relay killed, ordered delivery, cluster time (build with -c release)"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try Arguments(arguments, options: ["seconds", "out", "clip", "sessions", "keep-logs"],
-                                    flags: ["clock", "players", "failover", "ordered", "no-failover", "json"])
+                                    flags: ["clock", "players", "failover", "ordered", "no-failover", "json", "wake-guard"])
         try options.expectPositionals(atMost: 0)
         var chosen = options.flags.intersection(["clock", "players", "failover", "ordered"])
         if options.value("sessions") != nil { chosen.insert("ordered") }
@@ -37,6 +37,7 @@ struct BenchClusterCommand: Command {
             var benchmark = ClusterPlayersBenchmark(executable: try BenchSyncCommand.executablePath(), clip: clip, seconds: playSeconds,
                                                     failover: rows.contains("failover") && !options.flags.contains("no-failover"))
             benchmark.logs = options.value("keep-logs")
+            benchmark.wakeGuard = options.flags.contains("wake-guard")
             do {
                 report.players = try benchmark.run(descriptorLimit: descriptors, progress: progress)
             } catch {

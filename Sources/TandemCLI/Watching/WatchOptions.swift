@@ -10,8 +10,9 @@ struct WatchOptions {
                                             "player", "mpv-ipc", "mpv-args", "follow", "decode-throttle", "latency-offset"]
 
     /// Flags that both take: `--no-stream` (a joiner plays only its own copy, never streams the
-    /// group's item) and `--allow-urls` (a joiner opens the group's `http(s)` item itself).
-    static let flags: Set<String> = ["no-stream", "allow-urls"]
+    /// group's item), `--allow-urls` (a joiner opens the group's `http(s)` item itself) and
+    /// `--wake-guard` (the built-in player keeps the processors awake before its frames).
+    static let flags: Set<String> = ["no-stream", "allow-urls", "wake-guard"]
 
     /// Which player shows the media.
     typealias Player = WatchParty.Configuration.Player
@@ -40,6 +41,8 @@ struct WatchOptions {
     /// `--allow-urls`: open the group's `http(s)` item without asking (default: ask at a terminal,
     /// refuse without one).
     var allowsURLs: Bool
+    /// `--wake-guard`: `HeadlessPlayer.Options.wakeGuard`.
+    var wakeGuard: Bool
 
     /// The range of `--latency-offset` and of the keys and the command that change it (ms).
     static let latencyOffsets = WatchParty.Configuration.latencyOffsets
@@ -70,6 +73,7 @@ struct WatchOptions {
         latencyOffset = milliseconds
         refusesStreaming = arguments.flags.contains("no-stream")
         allowsURLs = arguments.flags.contains("allow-urls")
+        wakeGuard = arguments.flags.contains("wake-guard")
         if choice == .mpv {
             if terminalVideo { throw .usage("--video terminal is the built-in player's; mpv shows video in its own window") }
         } else if mpvIPC != nil || arguments.value("mpv-args") != nil {

@@ -75,6 +75,7 @@ struct WatchRunner {
         // The picture stops with the player, not after the departure is delivered.
         if let renderer { configuration.playerClosed = { renderer.stop() } }
         configuration.decodeThrottle = options.decodeThrottle
+        configuration.wakeGuard = options.wakeGuard
         configuration.mpvIPC = options.mpvIPC
         configuration.mpvArguments = options.mpvArguments
         // Every five seconds a `sync` event, for the benchmarks that read JSON.

@@ -33,7 +33,7 @@ final class PlaybackEngine: @unchecked Sendable {
         var realtime = true
         /// Whether the presentation thread's waits feed `WakeGuard.shared` and ask it to cover
         /// frames' deadlines.
-        var wakeGuard = true
+        var wakeGuard = false
         /// How many times as long as it takes the decoding thread spends per decoded frame
         /// (1: as fast as it can; benchmarks slow one player down with it).
         var decodeThrottle = 1.0

@@ -72,19 +72,36 @@ final class WakeGuard: @unchecked Sendable {
     private func warm(on cpu: Int32) {
         if cpu >= 0 { _ = tandem_pin_thread_to_cpu(cpu) }
         _ = tandem_set_idle_policy()
+        var backoff = WarmerBackoff()
         lock.lock()
         while true {
-            switch core.next(at: MonotonicClock.now()) {
+            let now = MonotonicClock.now()
+            switch core.next(at: now) {
             case .idle:
                 changed.wait()
             case .wait(let start):
-                // A warmer's own late wake is the same evidence as a presentation thread's.
-                if changed.wait(until: start) { _ = core.woke(deadline: start, at: MonotonicClock.now()) }
+                // Its own wake is no evidence: at the idle policy it wakes late whenever its
+                // processor is busy, which is when the guard is not needed.
+                changed.wait(until: start)
+            case .spin(let end) where !backoff.spins(at: now):
+                changed.wait(until: end)
             case .spin(let end):
                 lock.unlock()
-                while MonotonicClock.now() < end {}
+                let before = Self.threadTime()
+                // Each turn yields, so that a thread of the processor's that becomes runnable
+                // without waking (a decoder's time slice) is not kept waiting for the warmer's.
+                while MonotonicClock.now() < end { sched_yield() }
+                let finished = MonotonicClock.now()
+                backoff.spun(span: finished - now, ran: Self.threadTime() - before, at: finished)
                 lock.lock()
             }
         }
+    }
+
+    /// The processor time the calling thread has used, in nanoseconds.
+    private static func threadTime() -> Nanoseconds {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Nanoseconds(time.tv_sec) * 1_000_000_000 + Nanoseconds(time.tv_nsec)
     }
 }

@@ -9,15 +9,17 @@ import TandemPlayerSupport
 /// On bare metal that takes microseconds. On a virtual machine an idle processor halts, the
 /// hypervisor takes its thread off the host's processor, and it runs again when the host gets to
 /// it: on this project's two-processor machines, 0.7 to 3 ms late, about once in a hundred
-/// waits. Four presentation threads due at one instant, measured with a C probe of the player's
-/// wait (a timed wait to 0.2 ms before, then a spin): p99 lateness 0.2–1.5 ms, maximum 1.8–4.6 ms;
-/// with every processor kept busy over the last 2 ms, p99 0.04–0.15 ms, maximum 0.2–1.3 ms.
+/// waits. With every processor kept busy over the last 2 ms before each frame, four players in
+/// `tandem bench cluster --players` had a third as many frames more than 0.5 ms apart (the
+/// README's table).
 ///
 /// **What.** A presentation thread asks for a window before each deadline (`cover`); while the
 /// guard is engaged, the shell's warmers (one per processor, at idle priority, so that they only
-/// fill time nothing else wants) spin through each window. The guard engages when a wait is seen
-/// to wake more than `lateWake` after its deadline (`woke`), and disengages after `hold` with no
-/// such wake: a machine whose processors wake promptly never pays for it.
+/// fill time nothing else wants) spin through each window. The guard engages when a
+/// presentation thread's wait is seen to wake more than `lateWake` after its deadline (`woke`),
+/// and disengages after `hold` with no such wake: a machine whose processors wake promptly never
+/// pays for it. A player asks for it (`HeadlessPlayer.Options.wakeGuard`, off by default: on a
+/// saturated machine it was seen to cost more than it saves, as the README says).
 struct WakeGuardCore: Sendable {
     /// The guard's constants.
     struct Configuration: Sendable {
@@ -25,8 +27,10 @@ struct WakeGuardCore: Sendable {
         var lead: Nanoseconds = 2_000_000
         /// A wait that wakes later than this after its deadline engages the guard.
         var lateWake: Nanoseconds = 300_000
-        /// How long the guard stays engaged after the last late wake.
-        var hold: Nanoseconds = 60_000_000_000
+        /// How long the guard stays engaged after the last late wake. Long, as once engaged the
+        /// presentation threads' waits no longer wake late: each time it lets go costs a late
+        /// frame or so before it engages again.
+        var hold: Nanoseconds = 300_000_000_000
         /// At most this many windows are kept (the earliest); a later one beyond is not covered.
         var windowLimit = 64
     }
@@ -106,3 +110,31 @@ struct WakeGuardCore: Sendable {
         }
     }
 }
+
+/// Whether one warmer spins through the next window: the pure part of a warmer, beside
+/// `WakeGuardCore`'s shared windows.
+///
+/// A warmer that got less than half of a window's time was on a processor busy with other work,
+/// one that does not halt and whose threads it would only cost switches: it leaves that
+/// processor alone for `pause`, then tries a window again.
+struct WarmerBackoff: Sendable {
+    /// How long a warmer that found its processor busy leaves it alone.
+    var pause: Nanoseconds = 1_000_000_000
+    /// Windows shorter than this say nothing (too short to tell a busy processor by).
+    var shortest: Nanoseconds = 500_000
+    /// Until when this warmer does not spin.
+    private(set) var restingUntil: Nanoseconds?
+
+    /// Whether to spin through a window open at `now`.
+    func spins(at now: Nanoseconds) -> Bool {
+        restingUntil.map { now >= $0 } ?? true
+    }
+
+    /// A window of `span` was spun through, of which the warmer ran `ran` (its own processor
+    /// time), ending at `now`.
+    mutating func spun(span: Nanoseconds, ran: Nanoseconds, at now: Nanoseconds) {
+        guard span >= shortest else { return }
+        restingUntil = ran * 2 < span ? now + pause : nil
+    }
+}
+

@@ -45,6 +45,9 @@ final class ClusterStreamFollower: Sendable {
     /// Stops routing to `log` (a newer log of the same session is left as it is).
     func unregister(_ log: ClusterSessionLog) { routes.unregister(log) }
 
+    /// The stream sequence of the last message delivered (the relay's starting point before any).
+    var delivered: UInt64 { routes.delivered }
+
     /// The routing table, apart so that the consumer's callbacks can hold it.
     private final class Routes: Sendable {
         private struct State {
@@ -64,6 +67,8 @@ final class ClusterStreamFollower: Sendable {
                 return state.delivered
             }
         }
+
+        var delivered: UInt64 { state.withLock { $0.delivered } }
 
         func unregister(_ log: ClusterSessionLog) {
             state.withLock { state in

@@ -25,6 +25,7 @@ extension WatchParty {
         var playerOptions = HeadlessPlayer.Options()
         playerOptions.itemIdentifier = session.activity.item
         playerOptions.decodeThrottle = configuration.decodeThrottle
+        playerOptions.wakeGuard = configuration.wakeGuard
         playerOptions.latencyOffset = Int64(configuration.latencyOffset) * 1_000_000
         let player = try HeadlessPlayer(item: opened.item, options: playerOptions, videoSinks: sinks)
         let latency = LatencyControl(milliseconds: configuration.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }

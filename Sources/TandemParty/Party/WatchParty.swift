@@ -57,6 +57,9 @@ public final class WatchParty: Sendable {
         public var videoSinks: [any VideoSink] = []
         /// Bench only: the built-in player decodes this many times slower (default 1).
         public var decodeThrottle: Double = 1
+        /// Whether the built-in player keeps the processors awake before its frames
+        /// (`HeadlessPlayer.Options.wakeGuard`; off by default).
+        public var wakeGuard = false
         /// mpv's IPC socket (nil: a temporary one).
         public var mpvIPC: String?
         /// More mpv options.
