@@ -229,7 +229,8 @@ public struct ClusterPlayersBenchmark: Sendable {
             name: name, relayClocks: relays.indices.map { "\(Self.relayName($0)) \(relayErrors[$0].offset) s \(relayErrors[$0].driftPPM) ppm" }
                 .joined(separator: ", "),
             placement: placement, spread: Percentiles(steady.map(\.presentedSpread)),
-            scheduledSpread: Percentiles(steady.map(\.scheduledSpread)), frames: steady.count, usage: usage, errors: errors)
+            scheduledSpread: Percentiles(steady.map(\.scheduledSpread)), frames: steady.count,
+            framesApart: steady.count { $0.presentedSpread > 0.5 }, usage: usage, errors: errors)
         guard let killed else { return (arrangement, nil) }
         let after = ClusterPlayersAnalysis.showings(logs, changes: changes, window: killed..<ended)
         let inStep = back.flatMap { ClusterPlayersAnalysis.inStepAgain(after, after: $0) }

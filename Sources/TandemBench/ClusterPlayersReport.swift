@@ -19,6 +19,9 @@ public struct ClusterPlayersReport: Sendable, Equatable, Codable {
         public var scheduledSpread: Percentiles?
         /// Frames all four showed in the window.
         public var frames: Int
+        /// Of those, the frames shown more than 0.5 ms apart (the p99 target): how often, where
+        /// a p99 over a few hundred frames says only how bad the third worst was.
+        public var framesApart: Int?
         /// CPU over wall time of every process (relays, NATS nodes, players), percent of one core.
         public var usage: [PeerUsage]
         /// What went wrong.
@@ -74,6 +77,8 @@ public struct ClusterPlayersReport: Sendable, Equatable, Codable {
             "| scheduled spread p50 / p99 (clock error alone) | | \(cell(oneRelay.scheduledSpread?.p50)) / \(cell(oneRelay.scheduledSpread?.p99)) | "
                 + "\(cell(twoRelays.scheduledSpread?.p50)) / \(cell(twoRelays.scheduledSpread?.p99)) |",
             "| frames all four showed | | \(oneRelay.frames) | \(twoRelays.frames) |",
+            "| of those, shown more than 0.5 ms apart | | \(oneRelay.framesApart.map(String.init) ?? "–") | "
+                + "\(twoRelays.framesApart.map(String.init) ?? "–") |",
             "| relays' clocks | | \(oneRelay.relayClocks) | \(twoRelays.relayClocks) |",
             "| placement | | \(oneRelay.placement.joined(separator: ", ")) | \(twoRelays.placement.joined(separator: ", ")) |",
         ]

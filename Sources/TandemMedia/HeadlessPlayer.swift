@@ -293,6 +293,19 @@ public final class HeadlessPlayer: @unchecked Sendable {
         }
     }
 
+    /// Blocks the calling thread until the newest position's first two frames are decoded (all
+    /// there is, at the end), until monotonic instant `deadline`, or until the player stops;
+    /// returns whether they were. A coordinated seek's pre-roll waits here.
+    @discardableResult
+    func waitUntilPrerolled(deadline: Nanoseconds) -> Bool {
+        engine.lock.withLock {
+            while !engine.isPrerolledLocked && !engine.stopped && MonotonicClock.now() < deadline {
+                engine.progress.wait(until: deadline)
+            }
+            return engine.isPrerolledLocked
+        }
+    }
+
     /// Whether the player is stalled: a `PlayerStall.began` not yet followed by `.ended`.
     public var isStalled: Bool {
         engine.lock.withLock { engine.stall.isStalled }

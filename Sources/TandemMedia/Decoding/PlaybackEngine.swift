@@ -317,6 +317,12 @@ final class PlaybackEngine: @unchecked Sendable {
         seekRequest == nil && (endOfStreamGeneration == decodingGeneration || primaryBufferedLocked() >= stall.recoveryFrames)
     }
 
+    /// Whether the newest position's first frames are decoded: the one that covers it and the
+    /// next (or all there is), so that a pre-roll is over. Lock held.
+    var isPrerolledLocked: Bool {
+        seekRequest == nil && (endOfStreamGeneration == decodingGeneration || primaryBufferedLocked() >= min(2, stall.recoveryFrames))
+    }
+
     /// Whether the prepared item is decoded ahead from where it will start. Lock held.
     var isPreparedReadyLocked: Bool {
         guard let incoming = prepared, !incoming.needsSeek else { return false }
