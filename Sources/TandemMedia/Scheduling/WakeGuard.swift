@@ -12,9 +12,10 @@ import TandemPlayerSupport
 /// One warmer thread per processor the process may use (at most `maximumWarmers`), each pinned
 /// to its processor at Linux's idle policy (`SCHED_IDLE`), so that any other thread comes first:
 /// it spins through each window, yielding at every turn, and rests for a second on a processor
-/// it finds busy (`WarmerBackoff`). The warmers start when the guard first engages and then live as long as the process,
-/// waiting on a condition while there is nothing to cover. Where pinning or the idle policy is
-/// refused, a warmer still runs, unpinned or at an ordinary priority.
+/// it finds busy (`WarmerBackoff`). The warmers start when the guard first engages and then live
+/// as long as the process, waiting on a condition while there is nothing to cover. Where
+/// pinning or the idle policy is refused, a warmer still runs, unpinned or at an ordinary
+/// priority.
 final class WakeGuard: @unchecked Sendable {
     /// The process's guard, shared by every player's presentation thread.
     static let shared = WakeGuard()

@@ -10,8 +10,8 @@ import TandemPlayerSupport
 /// hypervisor takes its thread off the host's processor, and it runs again when the host gets to
 /// it: on this project's two-processor machines, 0.7 to 3 ms late, about once in a hundred
 /// waits. With every processor kept busy over the last 2 ms before each frame, four players in
-/// `tandem bench cluster --players` had a third as many frames more than 0.5 ms apart (the
-/// README's table).
+/// `tandem bench cluster --players` had about half as many frames shown more than 0.5 ms apart
+/// (the README's table).
 ///
 /// **What.** A presentation thread asks for a window before each deadline (`cover`); while the
 /// guard is engaged, the shell's warmers (one per processor, at idle priority, so that they only
