@@ -8,8 +8,8 @@ import TandemBench
 /// by default; `--ordered` alone), `--clock` the relays' cluster time. `--seconds N` is how long the
 /// players play (at most 60) and the clock is read (10); `--no-failover` kills neither relay B
 /// nor the clock's authority; `--keep-logs DIR` keeps the players' presentation logs there;
-/// `--wake-guard` runs the players with theirs. It raises its descriptor limit first; a row that fails is said at the end (exit 1) and the
-/// others are still shown.
+/// `--wake-guard` runs the players with theirs. It raises its descriptor limit first; a row that
+/// fails is said at the end (exit 1) and the others are still shown.
 struct BenchClusterCommand: Command {
     static let words = ["bench", "cluster"]
     static let usage = "bench cluster [--players] [--failover] [--ordered] [--sessions N] [--clock] [--seconds N] [--clip PATH] [--no-failover] [--keep-logs DIR] [--wake-guard] [--json] [--out FILE]"

@@ -76,6 +76,7 @@ struct WatchOptions {
         wakeGuard = arguments.flags.contains("wake-guard")
         if choice == .mpv {
             if terminalVideo { throw .usage("--video terminal is the built-in player's; mpv shows video in its own window") }
+            if wakeGuard { throw .usage("--wake-guard is the built-in player's; mpv keeps its own time") }
         } else if mpvIPC != nil || arguments.value("mpv-args") != nil {
             throw .usage("--mpv-ipc and --mpv-args need --player mpv")
         }
