@@ -69,8 +69,8 @@ public final class HeadlessPlayer: @unchecked Sendable {
         /// last such wake). On a virtual machine a halted processor wakes 0.7 to 3 ms late about
         /// once in a hundred waits, and so would a frame due on it; this process's idle-priority
         /// threads fill that time instead. For a lightly loaded machine: with eight players
-        /// decoding on two processors it made the worst frame after a seek 15 to 30 ms late
-        /// (2 to 10 ms without), for a cause not found, so it is off by default.
+        /// decoding on two processors it made the worst frame after a seek 15 to 30 ms apart
+        /// (0.4 to 9.6 ms without), for a cause not found, so it is off by default.
         public var wakeGuard = false
         /// For benchmarks: the decoding thread takes this many times as long per frame as it
         /// needs (it waits after each in proportion), to make a slow participant. 1, the default,
