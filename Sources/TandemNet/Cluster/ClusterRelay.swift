@@ -529,13 +529,13 @@ final class ClusterSessionLog: @unchecked Sendable {
     static let recheckTimeout: Duration = .seconds(2)
 
     /// The subject's end once more, after its first reading said "no message" (the session's
-    /// log is empty, and its hellos are refused "no session"). A session whose creator had just
-    /// been welcomed through another relay was once read that way (4 of 26 runs of `tandem
-    /// bench cluster --ordered`, at the start, where the stream's follower had delivered
-    /// nothing yet), the reading coming from a stream leader that did not have the creation,
-    /// for a reason not found. So before the log is believed empty: the stream's last sequence
-    /// is read (`STREAM.INFO`), the follower is waited for until it has delivered that far (at
-    /// most `recheckTimeout`), and the end is read again. Any message of this subject the
+    /// log is empty, and its hellos are refused "no session"). Live sessions were refused so in 4
+    /// of 26 runs of `tandem bench cluster --ordered`; in the one run instrumented, the relay
+    /// loading the session had read its end as "no message", its stream follower having
+    /// delivered nothing yet, though the creator had been welcomed through another relay; why,
+    /// is not known (docs/SCALING.md). So before the log is believed empty: the stream's last
+    /// sequence is read (`STREAM.INFO`), the follower is waited for until it has delivered that
+    /// far (at most `recheckTimeout`), and the end is read again. Any message of this subject the
     /// follower delivered since this log registered is a message the log holds, whatever the
     /// second reading says: the end is at least the newest of them. 0 when the log is empty
     /// after all. Every load of an empty log pays this (a session's creation included): two
