@@ -40,6 +40,17 @@ extension CoordinatorMachine {
         return after
     }
 
+    /// How far ahead the timeline is picked up if it is in force already: `prerolledLead` when a
+    /// gate just started its play from where the player waits (it pre-rolled there) and the
+    /// start passed no more than that lead ago; `prerollLead` otherwise.
+    func leadAfter(gateWasOpen: Bool, from previous: SharedTimeline, now: HostInstant) -> TimeSpan {
+        let timeline = core.timeline
+        guard gateWasOpen, previous == timeline, timeline.rate > 0, !core.awaitsPreroll(from: localParticipant),
+              let mapping else { return configuration.prerollLead }
+        let late = mapping.sessionTime(atHost: now) - timeline.anchorSessionTime
+        return late <= configuration.prerolledLead ? configuration.prerolledLead : configuration.prerollLead
+    }
+
     /// Who the player's command names as the play's originator when `record` completed the open
     /// `gate` (a report, a departure, a suspension that does not hold, a mismatch: the play only
     /// moved to its start instant): the one who asked for the play, not whoever completed it.

@@ -37,6 +37,12 @@ public struct CoordinatorMachine: Sendable {
         public var prerollLead = TimeSpan.milliseconds(300)
         /// How far ahead a playing timeline is re-issued when it is re-mapped.
         public var remapLead = TimeSpan.milliseconds(50)
+        /// How far ahead a gated play is picked up when this participant heard the record that
+        /// started it after its start, by no more than this, while its player waits on the play's
+        /// first picture (it pre-rolled there): the player holds the frames, so it needs no
+        /// `prerollLead` (eight players on two processors: a peer busy decoding heard the start
+        /// late and came in 300 ms after the others).
+        public var prerolledLead = TimeSpan.milliseconds(50)
         /// How often a playing timeline is re-mapped to host time (the session clock's estimate
         /// improves and drifts).
         public var remapInterval = TimeSpan.seconds(1)
@@ -173,8 +179,9 @@ public struct CoordinatorMachine: Sendable {
         }
         guard !events.isEmpty || core.timeline != before else { return [] }
         if keepsPrerollSeek(before: before, events: events) { return [] }
+        let from = previous(before, gateWasOpen: gateWasOpen)
         return unannounced(events).map(OrderedDirective.emit) + mismatchDirectives(now: now)
-            + follow(from: previous(before, gateWasOpen: gateWasOpen), originator: originator, lead: configuration.prerollLead, now: now).map {
+            + follow(from: from, originator: originator, lead: leadAfter(gateWasOpen: gateWasOpen, from: from, now: now), now: now).map {
             switch $0 {
             case .issue(let issued): .issue(issued)
             case .wake(let instant): .wake(at: instant)

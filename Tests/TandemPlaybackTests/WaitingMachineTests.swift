@@ -83,6 +83,36 @@ import TandemClock
         #expect(machine.core.waiting.gate == nil)
     }
 
+    /// Ana's seek completes, then she hears the report that starts the play (effective at 1,100 ms
+    /// host) at `heard` ms: the play her player is issued.
+    func playHeardLate(at heard: Int64) throws -> PlayCommand? {
+        var (machine, order) = machine(others: [ben])
+        _ = machine.onOrdered(ordered(order + 1, ben, at: 1_000, .setRate(1)), now: hostNS(950 * Self.ms))
+        let seekID = try #require(machine.inFlight?.id)
+        _ = machine.onCommandCompleted(seekID, now: hostNS(1_000 * Self.ms))
+        while let flying = machine.inFlight { _ = machine.onCommandCompleted(flying.id, now: hostNS(1_000 * Self.ms)) }
+        _ = machine.onOrdered(ordered(order + 2, ana, at: 1_050, .prerolled(version: order + 1)), now: hostNS(1_010 * Self.ms))
+        let started = machine.onOrdered(ordered(order + 3, ben, at: 1_100, .prerolled(version: order + 1)), now: hostNS(heard * Self.ms))
+        #expect(machine.core.waiting.gate == nil)
+        guard case .play(let command)? = Self.issued(started).first else { return nil }
+        return command
+    }
+
+    @Test func aPrerolledPlayerThatHearsTheStartLateComesInAShortLeadAheadNotAPreroll() throws {
+        // 30 ms after the start: picked up 50 ms ahead, on the same timeline (its player holds
+        // the frames from 0 on, and 80 ms in is four frames at most at 25 frames/s and up).
+        let late = try #require(try playHeardLate(at: 1_130))
+        #expect(late.hostTime == hostNS(1_180 * Self.ms))
+        #expect(late.itemTime == ItemTime(nanoseconds: 80 * Self.ms))
+        // Heard at its start or before: the start itself.
+        let onTime = try #require(try playHeardLate(at: 1_090))
+        #expect(onTime.hostTime == hostNS(1_100 * Self.ms))
+        // 200 ms after it: a pre-roll ahead, as a player that must seek again needs.
+        let later = try #require(try playHeardLate(at: 1_300))
+        #expect(later.hostTime == hostNS(1_600 * Self.ms))
+        #expect(later.itemTime == ItemTime(nanoseconds: 500 * Self.ms))
+    }
+
     @Test func aPlayImmediatelyIsNeverGated() throws {
         var (machine, order) = machine(others: [ben])
         #expect(try machine.onLocalRequest(.rate(1, .playImmediately), now: .zero) == [.propose(.setRateImmediately(1))])
