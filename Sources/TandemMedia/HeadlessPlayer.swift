@@ -285,11 +285,7 @@ public final class HeadlessPlayer: @unchecked Sendable {
     public func waitUntilReady(preparedItem: Bool = false, timeout: Double) -> Bool {
         let deadline = MonotonicClock.now() + MediaTime.nanoseconds(seconds: timeout)
         return engine.lock.withLock {
-            func ready() -> Bool { preparedItem ? engine.isPreparedReadyLocked : engine.isReadyLocked }
-            while !ready() && !engine.stopped && MonotonicClock.now() < deadline {
-                engine.progress.wait(until: deadline)
-            }
-            return ready()
+            engine.waitLocked(until: deadline) { preparedItem ? engine.isPreparedReadyLocked : engine.isReadyLocked }
         }
     }
 
@@ -298,12 +294,7 @@ public final class HeadlessPlayer: @unchecked Sendable {
     /// returns whether they were. A coordinated seek's pre-roll waits here.
     @discardableResult
     func waitUntilPrerolled(deadline: Nanoseconds) -> Bool {
-        engine.lock.withLock {
-            while !engine.isPrerolledLocked && !engine.stopped && MonotonicClock.now() < deadline {
-                engine.progress.wait(until: deadline)
-            }
-            return engine.isPrerolledLocked
-        }
+        engine.lock.withLock { engine.waitLocked(until: deadline) { engine.isPrerolledLocked } }
     }
 
     /// Whether the player is stalled: a `PlayerStall.began` not yet followed by `.ended`.
@@ -316,11 +307,6 @@ public final class HeadlessPlayer: @unchecked Sendable {
     @discardableResult
     public func waitUntilEnded(timeout: Double) -> Bool {
         let deadline = MonotonicClock.now() + MediaTime.nanoseconds(seconds: timeout)
-        return engine.lock.withLock {
-            while !engine.ended && !engine.stopped && MonotonicClock.now() < deadline {
-                engine.progress.wait(until: deadline)
-            }
-            return engine.ended
-        }
+        return engine.lock.withLock { engine.waitLocked(until: deadline) { engine.ended } }
     }
 }

@@ -313,14 +313,24 @@ final class PlaybackEngine: @unchecked Sendable {
 
     /// Whether the newest position is decoded ahead: as many frames as end a stall, or all there
     /// is. Lock held.
-    var isReadyLocked: Bool {
-        seekRequest == nil && (endOfStreamGeneration == decodingGeneration || primaryBufferedLocked() >= stall.recoveryFrames)
-    }
+    var isReadyLocked: Bool { isDecodedAheadLocked(frames: stall.recoveryFrames) }
 
     /// Whether the newest position's first frames are decoded: the one that covers it and the
     /// next (or all there is), so that a pre-roll is over. Lock held.
-    var isPrerolledLocked: Bool {
-        seekRequest == nil && (endOfStreamGeneration == decodingGeneration || primaryBufferedLocked() >= min(2, stall.recoveryFrames))
+    var isPrerolledLocked: Bool { isDecodedAheadLocked(frames: min(2, stall.recoveryFrames)) }
+
+    /// Whether the newest position has `frames` frames decoded ahead, or all there is. Lock held.
+    private func isDecodedAheadLocked(frames: Int) -> Bool {
+        seekRequest == nil && (endOfStreamGeneration == decodingGeneration || primaryBufferedLocked() >= frames)
+    }
+
+    /// Waits for the decoding or presentation thread's progress until `condition` holds, the
+    /// engine stops or monotonic instant `deadline` passes; returns `condition()`. Lock held.
+    func waitLocked(until deadline: Nanoseconds, for condition: () -> Bool) -> Bool {
+        while !condition() && !stopped && MonotonicClock.now() < deadline {
+            progress.wait(until: deadline)
+        }
+        return condition()
     }
 
     /// Whether the prepared item is decoded ahead from where it will start. Lock held.
