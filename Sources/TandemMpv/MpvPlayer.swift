@@ -313,6 +313,8 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
                                   latencyOffset: MpvPlayer.clampedLatencyOffset(options.latencyOffset)))
         (jobStream, jobs) = AsyncStream.makeStream(of: Job.self)
         playbackCoordinator = PlaybackCoordinator()
+        // mpv seeks over its IPC, in a process of its own: a joiner gets the whole pre-roll.
+        playbackCoordinator.joinLead = playbackCoordinator.prerollLead
         playbackCoordinator.delegate = self
     }
 

@@ -32,9 +32,17 @@ public struct CoordinatorMachine: Sendable {
         /// in the suspension's proposal; beyond it, a suspended participant catches up alone).
         /// No entry: no limit.
         public var groupHoldLimits: [SuspensionReason: Int] = [:]
-        /// How far ahead a timeline already in force is picked up (a late join, a catch-up), so
-        /// that the player can seek and decode first.
+        /// How far ahead a timeline already in force is picked up by a player that fell behind (a
+        /// suspension's end, a record heard after its instant), so that it can seek and decode
+        /// first.
         public var prerollLead = TimeSpan.milliseconds(300)
+        /// How far ahead a participant picks up a timeline in force the first time, as it joins
+        /// (its history assembled, or its clock's first estimate after that): its player has
+        /// only opened the item, and seeks within one group of pictures. A player that decodes
+        /// slower shows its first frames late and catches up alone: nobody waits for a joiner.
+        /// Shorter than `prerollLead`, which covers a player that fell behind (a suspension's
+        /// end, a catch-up); a player that seeks slowly (mpv, over its IPC) sets it to that.
+        public var joinLead = TimeSpan.milliseconds(120)
         /// How far ahead a playing timeline is re-issued when it is re-mapped.
         public var remapLead = TimeSpan.milliseconds(50)
         /// How far ahead a gated play is picked up when this participant heard the record that
@@ -103,8 +111,9 @@ public struct CoordinatorMachine: Sendable {
     var itemEndAnnouncement: SessionInstant?
     private var nextCommand: UInt64 = 1
     private var lastPlayIssuedAt: HostInstant?
-    /// A timeline arrived before the clock mapping: its command waits for the mapping.
-    private var awaitsMapping = false
+    /// A timeline arrived before the clock mapping: its command waits for the mapping, to be
+    /// picked up this far ahead if it is in force by then.
+    private var awaitsMapping: TimeSpan?
     /// The `.coordinatedPlaybackNotPossible` suspension the machine began for a mismatched item.
     var mismatchSuspension: UUID?
 
@@ -244,8 +253,8 @@ public struct CoordinatorMachine: Sendable {
     /// one). A timeline that waited for the clock is issued now: no polling.
     public mutating func onClockMapping(_ mapping: ClockMapping, now: HostInstant) -> [ClockMappingDirective] {
         self.mapping = mapping
-        guard awaitsMapping else { return [] }
-        return follow(from: nil, originator: nil, lead: configuration.prerollLead, now: now).map {
+        guard let lead = awaitsMapping else { return [] }
+        return follow(from: nil, originator: nil, lead: lead, now: now).map {
             switch $0 {
             case .issue(let issued): .issue(issued)
             case .wake(let instant): .wake(at: instant)
@@ -345,7 +354,8 @@ public struct CoordinatorMachine: Sendable {
 
     /// This participant ended suspension `id`, optionally proposing where the group goes on
     /// (`end(proposingNewTime:)`: the group moves there, whether it waited or not). When it was
-    /// the last, the player is issued the current timeline a pre-roll ahead, as for a late joiner.
+    /// the last, the player is issued the current timeline a pre-roll ahead (`prerollLead`), and
+    /// catches up.
     /// An unknown or already ended suspension changes nothing.
     public mutating func onSuspensionEnded(_ id: UUID, proposingNewTime time: ItemTime?, now: HostInstant) -> [SuspensionDirective] {
         guard ownSuspensions.removeValue(forKey: id) != nil else { return [] }
@@ -459,16 +469,30 @@ public struct CoordinatorMachine: Sendable {
         return (timeline.anchorMediaTime - reached).magnitude > jumpTolerance
     }
 
+    /// `lead`, or less so that the player keeps a start it was told already: a play decided on
+    /// the same course (another version of the timeline: a record that changed nothing the
+    /// player sees, such as a joiner's own report right after its history) whose start is still
+    /// ahead. Re-issued a whole lead from now, a joiner came in `prerollLead` after its history
+    /// whatever its `joinLead`.
+    private func lead(_ lead: TimeSpan, keepingStartFor timeline: SharedTimeline, now: HostInstant) -> TimeSpan {
+        guard case .play(let play)? = lastCommand, play.hostTime > now, let mapping,
+              play.timeline.item == timeline.item, play.timeline.rate == timeline.rate,
+              play.timeline.anchorMediaTime == timeline.anchorMediaTime,
+              play.timeline.anchorSessionTime == timeline.anchorSessionTime else { return lead }
+        return min(lead, mapping.sessionTime(atHost: play.hostTime) - mapping.sessionTime(atHost: now))
+    }
+
     /// Issues the player what the current timeline asks of it, changed from `previous`.
     mutating func follow(from previous: SharedTimeline?, originator: UUID?, lead: TimeSpan, now: HostInstant) -> [Effect] {
         guard ownSuspensions.isEmpty else { return [] }
         let timeline = core.timeline
+        let lead = self.lead(lead, keepingStartFor: timeline, now: now)
         guard let decided = command(for: timeline, lead: lead, originator: originator, now: now,
                                     jump: Self.jumps(from: previous, to: timeline) || core.awaitsPreroll(from: localParticipant)) else {
-            awaitsMapping = true
+            awaitsMapping = lead
             return []
         }
-        awaitsMapping = false
+        awaitsMapping = nil
         lastCommand = decided.main
         var out: [Effect] = []
         if let first = decided.first {

@@ -71,11 +71,19 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         settings.withLock { $0.configuration.groupHoldLimits[reason] = limit }
     }
 
-    /// How far ahead a player that joins late or catches up is told to be on time, so that it
-    /// can seek and decode first.
+    /// How far ahead a player that catches up is told to be on time, so that it can seek and
+    /// decode first (a joiner's first time: `joinLead`).
     public var prerollLead: TimeSpan {
         get { settings.withLock { $0.configuration.prerollLead } }
         set { settings.withLock { $0.configuration.prerollLead = newValue } }
+    }
+
+    /// How far ahead a player that joins is told to be on time the first time (its history
+    /// assembled): it has only opened the item. A player that seeks slowly sets it to
+    /// `prerollLead`.
+    public var joinLead: TimeSpan {
+        get { settings.withLock { $0.configuration.joinLead } }
+        set { settings.withLock { $0.configuration.joinLead = newValue } }
     }
 
     /// How long a command may take past its instant before it is abandoned.
@@ -97,8 +105,8 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// names it (`completes`). On by default, as the issue asks: "a play takes effect once every
     /// participant that is not suspended has pre-rolled, waiting at most 1 s". A player completes
     /// the seek issued ahead of a gated play once it can start from that frame in time (the
-    /// built-in player at once: it decodes ahead of the play's instant; mpv, which does not
-    /// pre-roll yet, at once as well, so the gate never waits for an mpv player).
+    /// built-in player once the first two frames there are decoded, or at the command's due
+    /// date; mpv, which does not pre-roll yet, at once, so the gate never waits for an mpv player).
     /// `.playImmediately` and `.resumeImmediately` play without waiting; off, every play takes
     /// effect at its effective instant, whoever has not pre-rolled.
     public let waitsForPreroll: Bool
@@ -252,8 +260,8 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// As with AVFoundation, a suspended participant's player is not driven by the group: from
     /// now until its last suspension ends, the coordinator issues its delegate no commands
     /// (the timeline and the events still follow the group). When the last one ends, the
-    /// delegate is issued the current timeline a pre-roll ahead (`prerollLead`), as for a late
-    /// joiner, so that the player catches up. `end(proposingNewTime:)` moves the group to the
+    /// delegate is issued the current timeline a pre-roll ahead (`prerollLead`), so that the
+    /// player catches up. `end(proposingNewTime:)` moves the group to the
     /// time (scrubbing: a `.userIsChangingCurrentTime` suspension, then the end with the time).
     public func beginSuspension(for reason: SuspensionReason) -> PlaybackSuspension {
         beginSuspension(for: reason, holdingGroup: true)

@@ -122,7 +122,7 @@ extension CoordinatorMachine {
     /// falls back to the older, and neither to the full history when it starts at order 1.
     /// Otherwise the state is incomplete: an event says so and the machine waits for a live
     /// snapshot it can start from. The player is then issued the resulting timeline once, a
-    /// pre-roll ahead, as any late joiner.
+    /// join lead ahead (`joinLead`), as any late joiner.
     ///
     /// Once assembled, each record is applied as it comes; a snapshot record changes nothing but
     /// the version (this participant has the state already). The participant with the lowest id
@@ -283,7 +283,7 @@ extension CoordinatorMachine {
             }
             guard plan.lastOrder > 0 else { return out }
             snapshots.appliedAny = true
-            out += follow(from: nil, originator: nil, lead: configuration.prerollLead, now: now).compactMap {
+            out += follow(from: nil, originator: nil, lead: configuration.joinLead, now: now).compactMap {
                 switch $0 {
                 case .issue(let issued): .issue(issued)
                 case .wake(let instant): .wake(at: instant)

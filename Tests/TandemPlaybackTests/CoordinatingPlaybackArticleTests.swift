@@ -392,7 +392,7 @@ enum ArticleSnippets {
         #expect(Self.sameAnchor(coordinator.timeline, anaPlay.timeline))
     }
 
-    @Test func aLateJoinerIsIssuedTheGroupsTimelineAPrerollAhead() async throws {
+    @Test func aLateJoinerIsIssuedTheGroupsTimelineAJoinLeadAhead() async throws {
         let relay = try TestRelay(.inMemory)
         defer { relay.shutdown() }
         let hostSession = try await Self.joined("host", relay: relay, invitation: nil)
@@ -425,8 +425,9 @@ enum ArticleSnippets {
         let play = try await Self.nextPlay(&benCommands)
         #expect(seek.itemTime == play.itemTime)
         #expect(play.timeline == playing.timeline)
-        // The timeline is in force already: Ben is told to come in a pre-roll from now.
-        #expect(play.hostTime >= joinedAt + benCoordinator.prerollLead)
+        // The timeline is in force already: Ben, who joins, is told to come in a join lead from
+        // now (his player has only opened the item), not a whole pre-roll.
+        #expect(play.hostTime >= joinedAt + benCoordinator.joinLead)
         // On the group's timeline: where the host's player is at that instant.
         let hostThere = try #require(host.player.itemTime(at: play.hostTime))
         #expect(hostThere.nanoseconds.distance(to: play.itemTime.nanoseconds).magnitude <= 1_000_000)

@@ -39,6 +39,10 @@ import TandemClock
         directives.compactMap { if case .issue(let issued) = $0 { issued.command } else { nil } }
     }
 
+    static func play(_ command: PlaybackCommand?) -> PlayCommand? {
+        if case .play(let play)? = command { play } else { nil }
+    }
+
     static func proposed(_ directives: [CoordinatorMachine.OrderedDirective]) -> [PlaybackProposal] {
         directives.compactMap { if case .propose(let proposal) = $0 { proposal } else { nil } }
     }
@@ -96,6 +100,50 @@ import TandemClock
         #expect(machine.core.waiting.gate == nil)
         guard case .play(let command)? = Self.issued(started).first else { return nil }
         return command
+    }
+
+    /// Ana joins a group that plays already: her history (to its end's mark) is assembled at
+    /// `joined` ms, her own report comes back 5 ms later, then Ben seeks (without waiting for the
+    /// others' pre-roll) at 3,000 ms and she
+    /// hears it at `heard` ms. The plays her player is issued for each (her report's: the one in
+    /// force after it).
+    func joinerHearingALateSeek(joined: Int64, heard: Int64, joinLead: TimeSpan? = nil)
+        throws -> (join: PlayCommand, afterReport: PlayCommand, seek: PlayCommand) {
+        var machine = CoordinatorMachine(localParticipant: ana, waitsForPreroll: true)
+        if let joinLead { machine.configuration.joinLead = joinLead }
+        machine.snapshots.noteChannel(expectsHistoryEnd: true, present: nil)
+        _ = machine.onClockMapping(ClockMapping(session: sessionNS(Self.offset), host: .zero, sessionSecondsPerHostSecond: 1), now: .zero)
+        let now = hostNS(joined * Self.ms)
+        _ = machine.onOrdered(ordered(1, ben, at: 0, .state(item: "film", identity: "d=60.000;h=aa", ready: true)), now: now)
+        _ = machine.onOrdered(ordered(2, ben, at: 0, .transition(item: "film", at: 0)), now: now)
+        _ = machine.onOrdered(ordered(3, ben, at: 1_000, .setRateImmediately(1)), now: now)
+        let played = machine.onOrdered(.endOfHistory, now: now)
+        let join = try #require(Self.play(machine.queued) ?? Self.play(Self.issued(played).last), "no play: \(played)")
+        while let flying = machine.inFlight { _ = machine.onCommandCompleted(flying.id, now: now) }
+        let reported = machine.onOrdered(ordered(4, ana, at: joined, .state(item: "film", identity: "d=60.000;h=aa", ready: true)),
+                                         now: hostNS((joined + 5) * Self.ms))
+        let afterReport = try #require(Self.play(Self.issued(reported).last) ?? Self.play(machine.lastCommand))
+        while let flying = machine.inFlight { _ = machine.onCommandCompleted(flying.id, now: now) }
+        let sought = machine.onOrdered(ordered(5, ben, at: 3_000, .seekImmediately(to: ItemTime(nanoseconds: 10 * Self.second))), now: hostNS(heard * Self.ms))
+        let seek = try #require(Self.play(machine.queued) ?? Self.play(Self.issued(sought).last), "no play: \(sought)")
+        return (join, afterReport, seek)
+    }
+
+    @Test func aJoinerComesInAJoinLeadAheadAndAPlayerThatFellBehindAPrerollAhead() throws {
+        let (join, afterReport, seek) = try joinerHearingALateSeek(joined: 2_000, heard: 3_200)
+        // Joining, 1 s into the play: 120 ms ahead, where the group is then.
+        #expect(join.hostTime == hostNS(2_120 * Self.ms))
+        #expect(join.itemTime == ItemTime(nanoseconds: 1_120 * Self.ms))
+        // Her own report changes nothing she sees: she keeps that start (not 300 ms from the report).
+        #expect(afterReport.hostTime == join.hostTime)
+        #expect(afterReport.itemTime == join.itemTime)
+        // Playing already, a seek heard 200 ms after its instant: a pre-roll (300 ms) ahead.
+        #expect(seek.hostTime == hostNS(3_500 * Self.ms))
+        #expect(seek.itemTime == ItemTime(nanoseconds: 10_500 * Self.ms))
+        // A player that seeks slowly (mpv) sets the join lead to the pre-roll: 300 ms ahead.
+        let slow = try joinerHearingALateSeek(joined: 2_000, heard: 3_200, joinLead: .milliseconds(300))
+        #expect(slow.join.hostTime == hostNS(2_300 * Self.ms))
+        #expect(slow.join.itemTime == ItemTime(nanoseconds: 1_300 * Self.ms))
     }
 
     @Test func aPrerolledPlayerThatHearsTheStartLateComesInAShortLeadAheadNotAPreroll() throws {
