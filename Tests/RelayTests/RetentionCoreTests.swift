@@ -102,6 +102,31 @@ struct RetentionCoreTests {
         #expect(last.map(\.order) == [26, 27], "\(last.map(\.order))")
     }
 
+    @Test("the newer of the two kept snapshots reflects an order before the older's: its history has no gap either")
+    func newerSnapshotReflectingLess() throws {
+        var core = started()
+        var sequence: UInt64 = 0
+        func next() -> UInt64 { sequence += 1; return sequence }
+        // 1–4 playback; 5 a snapshot of 3; 6–10 playback; 11 a snapshot of 8; 12 a snapshot of
+        // 6, its publisher behind (a long session's bench saw a joiner skip such a newest
+        // snapshot for the gap after it, and restore from the older).
+        for order in 1...4 { propose(&core, next(), .playback, [UInt8(order)], at: Int64(order)) }
+        propose(&core, next(), .snapshot(reflecting: 3), [5], at: 5)
+        for order in 6...10 { propose(&core, next(), .playback, [UInt8(order)], at: Int64(order)) }
+        propose(&core, next(), .snapshot(reflecting: 8), [11], at: 11)
+        propose(&core, next(), .snapshot(reflecting: 6), [12], at: 12)
+        let (_, history) = try join(&core, on: RelayConnectionID(2), at: 20)
+        // Either snapshot restores: every order after 6 is there.
+        #expect(history.map(\.order) == Array(7...12), "\(history.map(\.order))")
+        // A third, of 12: the two newest reflect 6 and 12, so 7–10 stay; a fourth, of 13, lets them go.
+        propose(&core, next(), .snapshot(reflecting: 12), [13], at: 30)
+        let (_, later) = try join(&core, on: RelayConnectionID(3), at: 40)
+        #expect(later.map(\.order) == Array(7...13), "\(later.map(\.order))")
+        propose(&core, next(), .snapshot(reflecting: 13), [14], at: 50)
+        let (_, last) = try join(&core, on: RelayConnectionID(4), at: 60)
+        #expect(last.map(\.order) == [13, 14], "\(last.map(\.order))")
+    }
+
     @Test("a snapshot that does not reflect an order below its own: the proposer is dropped, nothing is ordered or kept")
     func snapshotPastItself() throws {
         var core = started()

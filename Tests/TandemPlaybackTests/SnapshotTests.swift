@@ -357,14 +357,14 @@ import TandemClock
         return (records, reference)
     }
 
-    /// What the relay keeps: the playback records after the older of the two newest snapshots'
-    /// reflected order, and those two snapshots.
+    /// What the relay keeps: the playback records after the lower of the two newest snapshots'
+    /// reflected orders, and those two snapshots.
     static func kept(_ records: [OrderedInput], snapshots: [(reflecting: UInt64, order: UInt64)]) -> [OrderedInput] {
         let newest = snapshots.suffix(2)
-        guard let older = newest.first else { return records }
+        guard let covered = newest.map(\.reflecting).min() else { return records }
         return records.filter { record in
             if case .snapshot(let snapshot) = record { return newest.contains { $0.order == snapshot.order } }
-            return (record.order ?? 0) > older.reflecting
+            return (record.order ?? 0) > covered
         }
     }
 

@@ -174,6 +174,36 @@ import Testing
         #expect(ben.open(data, expecting: journal).success != nil)
     }
 
+    @Test func aBatchOpensAsEachInTurnWouldAcrossChunksReplaysIncluded() throws {
+        let ana = sealer()
+        let ben = sealer()
+        let carl = sealer()
+        let ordered = expect(.ordered, [.playbackProposal], sender: ana.localID)
+        // Three chunks' worth (the batch verifies 64 at a time), with a replay of a body from the
+        // first chunk in the third, a body the relay attributes to another sender, a tampered
+        // one, and one sealed for another session.
+        var batch: [(sealed: [UInt8], expected: BodySealer.Expectation)] = (0..<150).map { index in
+            (ana.seal([UInt8(index % 256)], kind: .playbackProposal, path: .ordered), ordered)
+        }
+        batch.append((batch[3].sealed, ordered))
+        batch.append((ana.seal([1], kind: .playbackProposal, path: .ordered), expect(.ordered, [.playbackProposal], sender: carl.localID)))
+        var tampered = ana.seal([2], kind: .playbackProposal, path: .ordered)
+        tampered[tampered.count / 2] ^= 1
+        batch.append((tampered, ordered))
+        batch.append((sealer(session: UUID()).seal([3], kind: .playbackProposal, path: .ordered), ordered))
+        let together = ben.open(batch)
+        // Another receiver opening each in turn gets the same outcomes.
+        let alone = sealer()
+        let inTurn = batch.map { alone.open($0.sealed, expecting: $0.expected) }
+        #expect(together.map(\.failure) == inTurn.map(\.failure))
+        #expect(together.map { $0.success?.payload } == inTurn.map { $0.success?.payload })
+        #expect(together.prefix(150).allSatisfy { $0.success != nil })
+        #expect(together.suffix(4).map(\.failure) == [.replayed, .wrongSender, .malformed, .malformed])
+        // The windows moved as for each in turn: the batch's bodies are replays now.
+        #expect(ben.open(batch[0].sealed, expecting: ordered).failure == .replayed)
+        #expect(ben.open([]).isEmpty)
+    }
+
     @Test func theReplayWindowsEdges() {
         var window = ReplayWindow()
         // Each counter offered in turn, and whether it must pass.

@@ -84,6 +84,28 @@ final class BodySealer: Sendable {
 
     /// The body in `sealed` if it passes every check `expected` asks for, else why not.
     func open(_ sealed: [UInt8], expecting expected: Expectation) -> Result<SignedBody, RejectionReason> {
+        verify(sealed, expecting: expected).flatMap { admit($0, expecting: expected) }
+    }
+
+    /// Opens `batch` as `open(_:expecting:)` would each in turn, the seals and signatures on
+    /// every processor (a joiner's history: a signature is some 50 µs, and a long session's
+    /// history is a couple of thousand records), the replay windows in `batch`'s order.
+    func open(_ batch: [(sealed: [UInt8], expected: Expectation)]) -> [Result<SignedBody, RejectionReason>] {
+        let verified = Mutex([Result<SignedBody, RejectionReason>?](repeating: nil, count: batch.count))
+        let chunk = 64
+        DispatchQueue.concurrentPerform(iterations: (batch.count + chunk - 1) / chunk) { index in
+            let range = index * chunk..<min(batch.count, (index + 1) * chunk)
+            let results = range.map { verify(batch[$0].sealed, expecting: batch[$0].expected) }
+            verified.withLock { $0.replaceSubrange(range, with: results.map(Optional.some)) }
+        }
+        return verified.withLock { $0 }.enumerated().map { index, result in
+            result!.flatMap { admit($0, expecting: batch[index].expected) }
+        }
+    }
+
+    /// Every check of `open(_:expecting:)` but the replay window's: no state is read or
+    /// changed, so bodies may be verified in parallel.
+    private func verify(_ sealed: [UInt8], expecting expected: Expectation) -> Result<SignedBody, RejectionReason> {
         guard let plaintext = sealer.open(sealed) else { return .failure(.malformed) }
         let body: SignedBody
         switch SignedBody.verified(plaintext) {
@@ -100,6 +122,11 @@ final class BodySealer: Sendable {
         }
         if let sender = expected.sender, sender != body.sender { return .failure(.wrongSender) }
         if let recipients = body.recipients, !recipients.contains(localID) { return .failure(.notRecipient) }
+        return .success(body)
+    }
+
+    /// `body`, verified, through its sender's replay window on its path when `expected` asks.
+    private func admit(_ body: SignedBody, expecting expected: Expectation) -> Result<SignedBody, RejectionReason> {
         if expected.checksReplay {
             let fresh = windows.withLock { $0[WindowKey(sender: body.sender, path: body.path), default: ReplayWindow()].accept(body.counter) }
             guard fresh else { return .failure(.replayed) }

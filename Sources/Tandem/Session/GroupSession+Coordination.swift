@@ -120,11 +120,25 @@ extension GroupSession {
     /// signed retention is the header's passes: an old proposal replayed with a fresh order
     /// number, or one the relay relabelled, is dropped and reported.
     func receiveOrdered(_ delivery: OrderedDelivery) {
-        let expectation = BodySealer.Expectation(path: .ordered, kinds: [.playbackProposal, .playbackSnapshot, .chat],
-                                                 sender: delivery.sender, attachment: nil, checksReplay: true,
-                                                 retention: delivery.retention)
+        receiveOrdered(delivery, opened: bodies.open(delivery.body, expecting: Self.expectation(ordered: delivery)))
+    }
+
+    /// Receives a joiner's history: the bodies opened together (`BodySealer.open(_:)`, on every
+    /// processor), then each record in order as `receiveOrdered(_:)` does.
+    func receiveOrderedHistory(_ history: [OrderedDelivery]) {
+        let opened = bodies.open(history.map { ($0.body, Self.expectation(ordered: $0)) })
+        for (delivery, body) in zip(history, opened) { receiveOrdered(delivery, opened: body) }
+    }
+
+    /// What an ordered record's body must be.
+    private static func expectation(ordered delivery: OrderedDelivery) -> BodySealer.Expectation {
+        BodySealer.Expectation(path: .ordered, kinds: [.playbackProposal, .playbackSnapshot, .chat], sender: delivery.sender,
+                               attachment: nil, checksReplay: true, retention: delivery.retention)
+    }
+
+    private func receiveOrdered(_ delivery: OrderedDelivery, opened: Result<SignedBody, RejectionReason>) {
         let signed: SignedBody
-        switch bodies.open(delivery.body, expecting: expectation) {
+        switch opened {
         case .success(let body): signed = body
         case .failure(let reason):
             reject(Rejection(reason: reason, sender: delivery.sender, path: "ordered"))

@@ -228,7 +228,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
             }
         }
         for record in welcome.attachments { attachmentAdded(record) }
-        for delivery in welcome.orderedHistory { receiveOrdered(delivery) }
+        receiveOrderedHistory(welcome.orderedHistory)
         Task { await pump(link) }
     }
 

@@ -123,7 +123,7 @@ public struct RelayWelcome: Sendable {
     /// The session's ordered broadcasts so far that the relay kept, in order, so that a late
     /// joiner can replay them; the first `.ordered` event follows the last of them without a gap.
     /// The relay keeps them by their retention: the two newest snapshots, the playback records
-    /// after the order the older one reflects, and every other record, all within
+    /// after the lower of the orders they reflect, and every other record, all within
     /// `RelayCoreConfiguration.maximumOrderedHistory` records (and
     /// `maximumOrderedHistoryBytes` of bodies), beyond which the oldest are dropped. So the
     /// orders may have gaps, and the first one's may be above 1.

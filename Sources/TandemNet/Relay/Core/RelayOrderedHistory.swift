@@ -4,17 +4,17 @@ import TandemWire
 /// header's word: the relay reads no body).
 ///
 /// - Snapshots: the two newest are kept, so that a joiner who finds the newer one invalid falls
-///   back to the older; an older one too while it stands after the order the older of those two
-///   reflects, for a joiner restoring from that one needs every order after what it reflects, and
+///   back to the older; an older one too while it stands after the lower of the orders those two
+///   reflect, for a joiner restoring from either needs every order after what it reflects, and
 ///   a snapshot dropped there would be a gap it cannot tell from a lost change (several
 ///   participants publishing at once after a burst can give snapshots in a row, the newest
 ///   reflecting an order before the others').
-/// - Playback records: dropped once they are at or below the order that the older kept snapshot
-///   reflects (with one snapshot, the order it reflects), never past it, so that what the newest
-///   two snapshots do not cover is always there.
+/// - Playback records: dropped once they are at or below the lower of the orders the two newest
+///   snapshots reflect (with one snapshot, the order it reflects), never past it, so that what
+///   either of them does not cover is always there.
 /// - Recent records (chat): the newest `count` of them (the count the newest one names), and
-///   older ones only until they are at or below the order the older kept snapshot reflects, as
-///   playback records: a snapshot's history then never misses one of their orders.
+///   older ones only until they are at or below that same order, as playback records: a
+///   snapshot's history then never misses one of their orders.
 /// - Kept records (activity, anything else): by the caps alone.
 ///
 /// The caps (`maximumCount` records, `maximumBytes` of bodies) bound all of it together, the
@@ -93,11 +93,11 @@ struct RelayOrderedHistory: Sendable {
         }
     }
 
-    /// The order the older of the two newest snapshots reflects (the only one's, with one): what
-    /// a late joiner's history needs no record at or below.
+    /// The lower of the orders the two newest snapshots reflect (the only one's, with one): what
+    /// a late joiner's history needs no record at or below, whichever of the two it restores
+    /// from (the newer may reflect an order before the older's, its publisher behind).
     private var covered: UInt64? {
-        let kept = snapshots.elements
-        return (kept.dropLast().last ?? kept.last)?.retention.reflectedOrder
+        snapshots.elements.suffix(2).compactMap(\.retention.reflectedOrder).min()
     }
 
     private mutating func release(_ entry: RelayOrderedEntry) {
