@@ -43,6 +43,14 @@ extension CoordinationChannel {
     var presentParticipants: Set<UUID>? { nil }
 }
 
+/// A snapshot over the size a snapshot may take (`CoordinationSnapshot.sizeRejection`): not
+/// published.
+struct SnapshotTooLarge: Error, CustomStringConvertible {
+    /// Why, as a proposal of the same size would be rejected.
+    let rejection: ProposalRejection
+    var description: String { "\(rejection): not published" }
+}
+
 /// A group session as a coordination channel: proposals travel as JSON, sealed by the session.
 struct SessionChannel<Activity: GroupActivity>: CoordinationChannel {
     let session: GroupSession<Activity>
@@ -53,7 +61,7 @@ struct SessionChannel<Activity: GroupActivity>: CoordinationChannel {
 
     func publish(_ snapshot: CoordinationSnapshot) throws {
         let body = try snapshot.encoded()
-        if let rejection = snapshot.sizeRejection(ofBody: body.count) { throw CoordinatorError("\(rejection): not published") }
+        if let rejection = snapshot.sizeRejection(ofBody: body.count) { throw SnapshotTooLarge(rejection: rejection) }
         try session.sendOrdered(body, retention: .snapshot(reflecting: snapshot.reflecting))
     }
 

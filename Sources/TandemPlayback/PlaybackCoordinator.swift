@@ -484,10 +484,13 @@ public final class PlaybackCoordinator: @unchecked Sendable {
             case .propose(let proposal):
                 try? channel.propose(proposal)
             case .publishSnapshot(let snapshot):
-                // Too large, or the session gone: the relay keeps the records since the last one.
+                // Not sent: the relay keeps the records since the last one, and the machine
+                // tries again later (soon when the refusal is for now).
                 do { try channel.publish(snapshot) } catch {
+                    let lasting = error is SnapshotTooLarge || error is EncodingError
+                        || (error as? GroupSessionError)?.code == .tooLarge
                     step { machine, _ in
-                        machine.onSnapshotNotPublished()
+                        machine.onSnapshotNotPublished(lasting ? .tooLarge : .refused)
                         return []
                     }
                 }

@@ -184,11 +184,24 @@ extension CoordinatorMachine {
         return snapshot
     }
 
-    /// The snapshot this participant published could not be sent (too large, or the session
-    /// gone): the next one may be published an interval later (`recordInterval` more records).
-    public mutating func onSnapshotNotPublished() {
+    /// Why a snapshot this participant published could not be sent.
+    public enum SnapshotNotSent: Sendable, Equatable {
+        /// Over the size a snapshot may take: the state will not shrink soon, so the next try
+        /// is an interval later (`recordInterval` more records).
+        case tooLarge
+        /// Refused on the way out for now (the link's queue full, the session reconnecting):
+        /// tried again a tenth of an interval later, so that one refusal does not leave
+        /// joiners a whole interval more to replay.
+        case refused
+    }
+
+    /// The snapshot this participant published could not be sent, for `reason`: the next one may
+    /// be published after `recordInterval` more records when it was too large, a tenth of that
+    /// when it was refused for now.
+    public mutating func onSnapshotNotPublished(_ reason: SnapshotNotSent) {
         snapshots.recordsSincePublished = nil
-        snapshots.retryAfterRecords = snapshots.recordsSinceSnapshot + snapshots.schedule.recordInterval
+        let interval = snapshots.schedule.recordInterval
+        snapshots.retryAfterRecords = snapshots.recordsSinceSnapshot + (reason == .tooLarge ? interval : max(1, interval / 10))
     }
 
     private mutating func publishIfDue(now: HostInstant) -> [OrderedDirective] {

@@ -36,13 +36,20 @@ import TandemTestKit
         }
         let machine = try #require(host.coordinator.machine)
         // The only participant publishes: a snapshot came back at least every 1,000 records.
-        #expect(machine.snapshots.recordsSinceSnapshot < 1_000 + 500)
+        #expect(machine.snapshots.recordsSinceSnapshot < 1_000 + 500,
+                "awaiting its own: \(machine.snapshots.awaitingOwn); session \(host.session.state)")
         #expect(machine.snapshots.lastSnapshotAt != nil)
 
         let ana = try await Behaviour.member("ana", relay: relay, invitation: host.session.invitation, delegate: Behaviour.CommandLog(item: "film"))
-        #expect(await eventually(30) {
+        let landed = await eventually(30) {
             ana.coordinator.machine?.snapshots.phase == .live && ana.coordinator.core == host.coordinator.core
-        })
+        }
+        // Should she not land, say where she stands.
+        #expect(landed, """
+            ana: session \(ana.session.state), phase \(String(describing: ana.coordinator.machine?.snapshots.phase)), \
+            history of \(ana.coordinator.machine?.snapshots.assembledHistoryRecords ?? -1) records, \
+            version \(ana.coordinator.core.timeline.version) of \(host.coordinator.core.timeline.version)
+            """)
         #expect(ana.coordinator.core == host.coordinator.core)
         #expect(ana.coordinator.core.timeline.version >= UInt64(proposed))
         // What the relay kept for her: the records since the older of the two newest snapshots,

@@ -280,15 +280,25 @@ import TandemClock
         #expect(published == [1000, 11_000])
     }
 
-    @Test func aSnapshotThatCouldNotBeSentIsRetriedAnIntervalLater() {
+    @Test func aSnapshotTooLargeIsRetriedAnIntervalLaterAndOneRefusedForNowATenthOfOne() {
         var machine = CoordinatorMachine(localParticipant: Self.low)
         var published: [UInt64] = []
-        for order in UInt64(1)...1000 { published += Self.published(machine.onOrdered(Self.proposal(order), now: .zero)).map(\.reflecting) }
+        func feed(_ orders: ClosedRange<UInt64>) {
+            for order in orders { published += Self.published(machine.onOrdered(Self.proposal(order), now: .zero)).map(\.reflecting) }
+        }
+        feed(1...1000)
         #expect(published == [1000])
-        machine.onSnapshotNotPublished()
-        for order in UInt64(1001)...1999 { published += Self.published(machine.onOrdered(Self.proposal(order), now: .zero)).map(\.reflecting) }
+        machine.onSnapshotNotPublished(.tooLarge)
+        feed(1001...1999)
         #expect(published == [1000])
-        #expect(Self.published(machine.onOrdered(Self.proposal(2000), now: .zero)).map(\.reflecting) == [2000])
+        feed(2000...2000)
+        #expect(published == [1000, 2000])
+        // Refused on the way out (the link's queue full, a reconnection): 100 records later.
+        machine.onSnapshotNotPublished(.refused)
+        feed(2001...2099)
+        #expect(published == [1000, 2000])
+        feed(2100...2100)
+        #expect(published == [1000, 2000, 2100])
     }
 
     @Test func aQuietSessionPublishesAfterSixtySecondsAndNotAtAll() {
