@@ -5,7 +5,7 @@ import TandemPlayerSupport
 /// Carrying out the coordinator's commands, and the requests to mpv that every part shares. Each
 /// request is entered in the ledger before it is sent, so that mpv's report of it is known as ours.
 extension MpvPlayer {
-    func carryOut(_ command: PlaybackCommand, serial: Int, rejoin: Bool) async {
+    func carryOut(_ command: PlaybackCommand, serial: Int, rejoin: Bool, prerolls: Bool = false) async {
         // A command for another item is stale: completed, not applied.
         if let expected = command.expectedCurrentItemIdentifier, expected != itemIdentifier { return }
         let now = MonotonicClock.now()
@@ -22,8 +22,9 @@ extension MpvPlayer {
         switch command {
         case .play(let command): await play(command)
         case .pause(let command): await pause(command)
-        // Ahead of a play: mpv seeks as it starts, at the play's instant (pausing and seeking
-        // now would stop it before the change's instant).
+        case .seek(let seek) where prerolls: await preroll(to: seek.itemTime.nanoseconds)
+        // Ahead of a play, answering a change this mpv's person made: mpv plays on from where
+        // the person put it and seeks as it starts (`start`).
         case .seek(let seek) where seek.shouldBufferInAnticipationOfPlayback: return
         case .seek(let seek): await seekWhilePaused(to: seek.itemTime.nanoseconds)
         case .buffer(let buffer): await seekWhilePaused(to: buffer.itemTime.nanoseconds)
@@ -90,6 +91,36 @@ extension MpvPlayer {
         if position.map({ $0.saturatingDistance(to: target) > 2_000_000 }) ?? true {
             await seek(to: target, learning: false)
         }
+    }
+
+    /// A seek in anticipation of playback, while the group waits to play: mpv pauses and seeks
+    /// to `target` now, and the command completes once it has landed (or after the landing's
+    /// 2 s), so that the group's play waits for the seek rather than starting 30 ms after it
+    /// was heard, before mpv could be there. The play that follows unpauses on the frame landed
+    /// on without seeking again (`start`). What mpv showed of the old timeline stops at the
+    /// pause, up to the change's instant earlier than the others, as the built-in player's
+    /// pre-roll does: the change's instant is the end of what the group watched there, the
+    /// group waits for the slowest anyway.
+    ///
+    /// Not for the group's answer to a change this mpv's person made
+    /// (`playbackCoordinator(_:didIssue:completion:)`):
+    /// mpv is there already, playing on from where the person put it until its start must
+    /// begin (the group's answer may take effect a second later: `start`), where a pre-roll
+    /// would stand it still all that time.
+    ///
+    /// Before, mpv ignored the seek and sought as it started, at the play's instant: a seek
+    /// takes mpv 10 to 30 ms to land, longer when three mpv and their coordinators share two
+    /// processors, so a start aimed past the slowest landing and came in late when it was
+    /// slower still.
+    func preroll(to target: Int64) async {
+        state.withLock { $0.pausedForProposal = nil }
+        await setPaused(true)
+        if let position = await measurePosition()?.position, position.saturatingDistance(to: target) <= Self.landingTolerance {
+            state.withLock { $0.prerolledAtRestart = $0.restarts }
+            return
+        }
+        guard let sent = await sendSeek(to: target), await waitForLanding(sent, learning: false) else { return }
+        state.withLock { $0.prerolledAtRestart = $0.restarts }
     }
 
     /// Sleeps until the raw monotonic instant `instant`; false when a command of another

@@ -21,7 +21,9 @@ import TandemPlayerSupport
 /// measures that latency again, and the start's error; the latency varies from start to start
 /// by a millisecond or so on a busy machine, and a pulse of speed of exactly the right length
 /// trims whatever error is left beyond the policy's deadband. The cost: mpv shows the landed
-/// frame still until its instant, a few tens of ms.
+/// frame still until its instant, a few tens of ms. After a pre-roll (the group's seek, heard
+/// ahead of its play: `preroll(to:)`), mpv is paused on the frame already, and the start only
+/// unpauses it there.
 extension MpvPlayer {
     /// How much longer than the measured landing time a start aims ahead (ns).
     static let startMargin: Int64 = 15_000_000
@@ -66,23 +68,30 @@ extension MpvPlayer {
         }
         await setPaused(true)
         await setSpeed(rate)
-        let aim = max(host, MonotonicClock.now().saturatingAdding(lead))
-        let aimed = max(0, target(at: aim))
         // A person's seek or change taken up meanwhile (its hold set while mpv was paused and
         // its speed set, above) supersedes this start: seeking now would put mpv back on the
         // old timeline until the group's answer moves it again (a seek of 3 s undone, then
         // redone 0.9 s later, in one run of four of `MpvSlowAnswerTests`).
         guard isCurrent(version) else { return false }
-        guard let sent = await sendSeek(to: aimed) else { return false }
-        await waitForLanding(sent, learning: true)
-        guard let landed = await landedFrame(aimed: aimed) else { return false }
-        let startAt = host.saturatingAdding(landed.saturatingSubtracting(itemTime).saturatingDivided(by: rate))
         let latency = state.withLock { $0.statistics.starts == 0 ? Self.firstStartLatency : $0.startLatency }
+        let landed: Int64
+        let prerolled = await prerolledFrame(itemTime: itemTime, at: host, rate: rate, latency: latency)
+        if let prerolled {
+            landed = prerolled
+        } else {
+            let aimed = max(0, target(at: max(host, MonotonicClock.now().saturatingAdding(lead))))
+            guard let sent = await sendSeek(to: aimed) else { return false }
+            await waitForLanding(sent, learning: true)
+            guard let frame = await landedFrame(aimed: aimed) else { return false }
+            landed = frame
+        }
+        let startAt = host.saturatingAdding(landed.saturatingSubtracting(itemTime).saturatingDivided(by: rate))
         guard await wait(until: startAt.saturatingSubtracting(latency), version: version) else { return false }
         state.withLock { state in
             state.settleUntil = max(startAt, MonotonicClock.now()) + Self.startSettling
             state.policy.reset(correcting: true)
             state.statistics.starts += 1
+            if prerolled != nil { state.statistics.prerolledStarts += 1 }
             state.followedVersion = version
         }
         guard let reply = await setPaused(false) else { return false }
@@ -92,6 +101,25 @@ extension MpvPlayer {
         }
         await trim(error, rate: rate, version: version)
         return true
+    }
+
+    /// The frame a pre-roll left mpv paused on (`preroll(to:)`), when a start on the timeline
+    /// (`itemTime` at `host`, at `rate`) can unpause there without seeking again: no seek landed
+    /// since and mpv still paused, the frame within `landingTolerance` before the timeline's
+    /// position at `host` and at most a frame after it (where an exact seek to it lands), and
+    /// its instant on the timeline, less the start's `latency`, at least `spinLead` ahead. nil
+    /// otherwise: the start seeks.
+    private func prerolledFrame(itemTime: Int64, at host: Int64, rate: Double, latency: Int64) async -> Int64? {
+        guard state.withLock({ $0.paused && $0.prerolledAtRestart == $0.restarts }),
+              (try? await connection.get("seeking"))?.bool == false,
+              let seconds = (try? await connection.get("time-pos"))?.seconds else { return nil }
+        let frame = Int64(saturating: seconds * 1e9)
+        let offset = frame.saturatingSubtracting(itemTime)
+        guard offset >= -Self.landingTolerance, offset <= frameDuration.saturatingAdding(1_000_000) else { return nil }
+        let unpauseAt = host.saturatingAdding(offset.saturatingDivided(by: rate)).saturatingSubtracting(latency)
+        guard unpauseAt.saturatingSubtracting(MonotonicClock.now()) >= Self.spinLead,
+              state.withLock({ $0.prerolledAtRestart == $0.restarts }) else { return nil }
+        return frame
     }
 
     /// The frame a paused mpv landed on after an exact seek to `aimed` (ns): at or after the

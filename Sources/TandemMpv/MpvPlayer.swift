@@ -186,6 +186,10 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         var outputLag: Int64 = 375_000_000
         /// How many times playback restarted (seeks landed).
         var restarts = 0
+        /// The count of restarts when a pre-roll's seek landed (`MpvPlayer.preroll(to:)`): while
+        /// no restart came since and mpv is paused, mpv still holds the frame it landed on, and a
+        /// start there unpauses without seeking again.
+        var prerolledAtRestart: Int?
         var tickQueued = false
         var closed = false
         /// How much earlier than the timeline mpv plays (`latencyOffset`).
@@ -193,8 +197,10 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     }
 
     enum Job {
-        /// `rejoin`: the command re-issues the timeline in force, for mpv to take it up again.
-        case command(PlaybackCommand, serial: Int, rejoin: Bool)
+        /// `rejoin`: the command re-issues the timeline in force, for mpv to take it up again;
+        /// `completion`: the coordinator's, when the command completes once carried out (a
+        /// pre-roll), not at once.
+        case command(PlaybackCommand, serial: Int, rejoin: Bool, completion: (@Sendable () -> Void)? = nil)
         case tick
         /// The group has not answered the person's proposal of this number in `answerWait`.
         case release(proposal: Int)
@@ -335,10 +341,11 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
                 for await job in jobStream {
                     guard let self else { return }
                     switch job {
-                    case .command(let command, let serial, let rejoin):
+                    case .command(let command, let serial, let rejoin, let completion):
                         // A command for an item this participant holds, other than mpv's, loads it first.
                         await self.takeUpItem(of: command)
-                        await self.carryOut(command, serial: serial, rejoin: rejoin)
+                        await self.carryOut(command, serial: serial, rejoin: rejoin, prerolls: completion != nil)
+                        completion?()
                     case .tick: await self.correct()
                     case .release(let proposal): await self.playOn(awaiting: proposal)
                     }
@@ -427,14 +434,21 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
 
     // MARK: The coordinator's side
 
-    /// Queues `command`; mpv carries the commands out in order. The command is completed at once,
-    /// so that the coordinator never waits for mpv to start at a command's instant.
+    /// Queues `command`; mpv carries the commands out in order. A seek in anticipation of
+    /// playback completes once mpv has landed on its target (a pre-roll: the group's play waits
+    /// for it, `MpvPlayer.preroll(to:)`), unless it answers a person's change in this mpv (its
+    /// `hold` still set: mpv is where the person put it already); every other command completes
+    /// at once, so that the coordinator never waits for mpv to start at a command's instant.
     public func playbackCoordinator(_ coordinator: PlaybackCoordinator, didIssue command: PlaybackCommand,
                                     completion: @escaping @Sendable () -> Void) {
-        let serial = state.withLock { state in
+        let (serial, answersPerson) = state.withLock { state in
             state.latestCommand += 1
             state.latestVersion = command.version
-            return state.latestCommand
+            return (state.latestCommand, state.hold != nil)
+        }
+        if case .seek(let seek) = command, seek.shouldBufferInAnticipationOfPlayback, !answersPerson {
+            jobs.yield(.command(command, serial: serial, rejoin: false, completion: completion))
+            return
         }
         jobs.yield(.command(command, serial: serial, rejoin: false))
         completion()

@@ -8,6 +8,9 @@ public struct MpvStatistics: Sendable, Equatable {
     public var correctiveSeeks = 0
     /// Times mpv was started on a timeline: paused, seeked exactly, unpaused at an instant.
     public var starts = 0
+    /// Of those, the starts that unpaused on the frame a pre-roll had landed on (the group's
+    /// seek, heard ahead of its play), without seeking again.
+    public var prerolledStarts = 0
     /// mpv's error against the timeline just after the last start (ns; positive: ahead), when
     /// it could be read precisely (a file with sound).
     public var lastStartError: Int64?

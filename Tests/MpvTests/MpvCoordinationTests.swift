@@ -89,7 +89,10 @@ import TandemPlayerSupport
             #expect(playing.allSatisfy { abs($0) < Self.tolerance }, "errors while playing (ms): \(Self.milliseconds(playing))")
 
             // A seek while playing, from the other participant: mpv lands on the timeline at
-            // once (it used to land 80 to 110 ms early, and take seconds to be corrected).
+            // once (it used to land 80 to 110 ms early, and take seconds to be corrected). It is
+            // pre-rolled: mpv seeks when it hears the change, the group's play waits for the
+            // landing, and the start only unpauses mpv there.
+            let prerolled = mpv.statistics.prerolledStarts
             try host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 12_000_000_000))
             #expect(await awaitTimeline(of: guest.coordinator) { $0.anchorMediaTime.nanoseconds == 12_000_000_000 })
             let seekInstant = try #require(guest.coordinator.hostTime(atSessionTime: guest.coordinator.timeline.anchorSessionTime)).nanoseconds
@@ -101,6 +104,7 @@ import TandemPlayerSupport
             let afterSeek = try await Self.errors(of: other, against: guest.coordinator, count: 8)
             #expect(afterSeek.allSatisfy { abs($0) < Self.tolerance }, "errors after the seek (ms): \(Self.milliseconds(afterSeek))")
             #expect(mpv.statistics.starts >= 2 && mpv.statistics.correctiveSeeks == 0, "\(mpv.statistics)")
+            #expect(mpv.statistics.prerolledStarts == prerolled + 1, "\(mpv.statistics)")
 
             // A pause from the other participant: mpv pauses on the group's frame.
             try host.coordinator.coordinateRateChange(to: 0)
