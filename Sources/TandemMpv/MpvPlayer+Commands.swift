@@ -102,11 +102,11 @@ extension MpvPlayer {
     /// pre-roll does: the change's instant is the end of what the group watched there, the
     /// group waits for the slowest anyway.
     ///
-    /// Not for the group's answer to a change this mpv's person made
-    /// (`playbackCoordinator(_:didIssue:completion:)`):
-    /// mpv is there already, playing on from where the person put it until its start must
-    /// begin (the group's answer may take effect a second later: `start`), where a pre-roll
-    /// would stand it still all that time.
+    /// Not for the group's answer to a change this mpv's person made (the player's `hold` set
+    /// when the command came: `playbackCoordinator(_:didIssue:completion:)`): mpv is there
+    /// already, playing on from where the person put it until its start must begin (the
+    /// group's answer may take effect a second later: `start`), where a pre-roll would stand
+    /// it still all that time.
     ///
     /// Before, mpv ignored the seek and sought as it started, at the play's instant: a seek
     /// takes mpv 10 to 30 ms to land, longer when three mpv and their coordinators share two

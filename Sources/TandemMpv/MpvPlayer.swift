@@ -342,8 +342,11 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
                     guard let self else { return }
                     switch job {
                     case .command(let command, let serial, let rejoin, let completion):
-                        // A command for an item this participant holds, other than mpv's, loads it first.
-                        await self.takeUpItem(of: command)
+                        // A command for an item this participant holds, other than mpv's, loads it
+                        // first; not one a command of a newer timeline came after (a pre-roll's
+                        // completion can hold the coordinator's next command back until mpv gets
+                        // to it, and the group may have moved on to another item since).
+                        if self.state.withLock({ $0.latestVersion == command.version }) { await self.takeUpItem(of: command) }
                         await self.carryOut(command, serial: serial, rejoin: rejoin, prerolls: completion != nil)
                         completion?()
                     case .tick: await self.correct()
@@ -437,8 +440,11 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     /// Queues `command`; mpv carries the commands out in order. A seek in anticipation of
     /// playback completes once mpv has landed on its target (a pre-roll: the group's play waits
     /// for it, `MpvPlayer.preroll(to:)`), unless it answers a person's change in this mpv (its
-    /// `hold` still set: mpv is where the person put it already); every other command completes
-    /// at once, so that the coordinator never waits for mpv to start at a command's instant.
+    /// `hold` still set: mpv is where the person put it already) or names another item than
+    /// mpv's (the queue's next item, heard before the current one ends: mpv has one item at a
+    /// time, and takes up the next with the command that moves the group to it); every other
+    /// command completes at once, so that the coordinator never waits for mpv to start at a
+    /// command's instant.
     public func playbackCoordinator(_ coordinator: PlaybackCoordinator, didIssue command: PlaybackCommand,
                                     completion: @escaping @Sendable () -> Void) {
         let (serial, answersPerson) = state.withLock { state in
@@ -446,7 +452,8 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             state.latestVersion = command.version
             return (state.latestCommand, state.hold != nil)
         }
-        if case .seek(let seek) = command, seek.shouldBufferInAnticipationOfPlayback, !answersPerson {
+        if case .seek(let seek) = command, seek.shouldBufferInAnticipationOfPlayback, !answersPerson,
+           seek.expectedCurrentItemIdentifier.map({ $0 == itemIdentifier }) ?? true {
             jobs.yield(.command(command, serial: serial, rejoin: false, completion: completion))
             return
         }
