@@ -82,15 +82,16 @@ extension MpvPlayer {
         await seekWhilePaused(to: command.itemTime.nanoseconds)
     }
 
-    /// Moves a paused mpv to `target`, unless it is there already.
-    func seekWhilePaused(to target: Int64) async {
+    /// Moves a paused mpv to `target`, unless it is within `tolerance` of it already; true when
+    /// mpv is there (it was, or the seek landed).
+    @discardableResult
+    func seekWhilePaused(to target: Int64, within tolerance: Int64 = 2_000_000) async -> Bool {
         // The group is paused: mpv stays so (a person's proposal it paused for is answered).
         state.withLock { $0.pausedForProposal = nil }
         if state.withLock({ !$0.paused }) { await setPaused(true) }
         let position = await measurePosition()?.position
-        if position.map({ $0.saturatingDistance(to: target) > 2_000_000 }) ?? true {
-            await seek(to: target, learning: false)
-        }
+        guard position.map({ $0.saturatingDistance(to: target) > tolerance }) ?? true else { return true }
+        return await seek(to: target, learning: false)
     }
 
     /// A seek in anticipation of playback, while the group waits to play: mpv pauses and seeks
@@ -113,13 +114,7 @@ extension MpvPlayer {
     /// processors, so a start aimed past the slowest landing and came in late when it was
     /// slower still.
     func preroll(to target: Int64) async {
-        state.withLock { $0.pausedForProposal = nil }
-        await setPaused(true)
-        if let position = await measurePosition()?.position, position.saturatingDistance(to: target) <= Self.landingTolerance {
-            state.withLock { $0.prerolledAtRestart = $0.restarts }
-            return
-        }
-        guard let sent = await sendSeek(to: target), await waitForLanding(sent, learning: false) else { return }
+        guard await seekWhilePaused(to: target, within: Self.landingTolerance) else { return }
         state.withLock { $0.prerolledAtRestart = $0.restarts }
     }
 
@@ -187,11 +182,13 @@ extension MpvPlayer {
         return try? await connection.set("speed", .number(speed))
     }
 
-    /// Seeks mpv to `target` (ns) exactly and waits (up to 2 s) for it to land; `learning`, the
-    /// landing teaches the player how long seeks take (see `DriverState.seekLead`).
-    func seek(to target: Int64, learning: Bool) async {
-        guard let sent = await sendSeek(to: target) else { return }
-        await waitForLanding(sent, learning: learning)
+    /// Seeks mpv to `target` (ns) exactly and waits (up to 2 s) for it to land; true if it did.
+    /// `learning`, the landing teaches the player how long seeks take (see
+    /// `DriverState.seekLead`).
+    @discardableResult
+    func seek(to target: Int64, learning: Bool) async -> Bool {
+        guard let sent = await sendSeek(to: target) else { return false }
+        return await waitForLanding(sent, learning: learning)
     }
 
     /// A seek that mpv took: when it was sent, and how many restarts there had been before it.
