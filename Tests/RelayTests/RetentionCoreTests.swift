@@ -169,6 +169,36 @@ struct RetentionCoreTests {
         #expect(core.orderedHistoryBytes(of: session) == 1_000)
     }
 
+    /// A burst that outruns the snapshots reaches the cap with two snapshots kept: the older one
+    /// goes whole, with the records only it needed, rather than its history losing its oldest
+    /// record and leaving a fallback with a gap; the newest keeps its whole history.
+    @Test("over the cap the older snapshot goes with the records only it needs, never leaving a fallback with a gap")
+    func capDropsTheFallbackWhole() throws {
+        var configuration = RelayCoreConfiguration()
+        configuration.maximumOrderedHistory = 6
+        var core = started(configuration)
+        // 1–3 playback, 4 a snapshot of 1; 5–6 playback, 7 a snapshot of 5: kept 2–7, six records.
+        for order in UInt64(1)...3 { propose(&core, order, .playback, [UInt8(order)], at: Int64(order)) }
+        propose(&core, 4, .snapshot(reflecting: 1), [4, 4], at: 4)
+        for order in UInt64(5)...6 { propose(&core, order, .playback, [UInt8(order)], at: Int64(order)) }
+        propose(&core, 7, .snapshot(reflecting: 5), [7, 7, 7], at: 7)
+        #expect(core.orderedHistoryCount(of: session) == 6)
+
+        // 8 is one too many. Dropping the oldest (2) would leave the snapshot of 1 without the
+        // record after it; instead that snapshot goes, and 2, 3 and 5, which only it needed.
+        propose(&core, 8, .playback, [8], at: 8)
+        let history = try join(&core, on: RelayConnectionID(2), at: 9).history
+        #expect(history.map(\.order) == [6, 7, 8])
+        #expect(history.map(\.retention) == [.playback, .snapshot(reflecting: 5), .playback])
+        #expect(core.orderedHistoryBytes(of: session) == 1 + 3 + 1)
+        _ = core.onClose(RelayConnectionID(2), at: 9)
+
+        // Past the cap with one snapshot left, the oldest records go, as before.
+        for order in UInt64(9)...12 { propose(&core, order, .playback, [UInt8(order)], at: Int64(order)) }
+        let later = try join(&core, on: RelayConnectionID(3), at: 13).history
+        #expect(later.map(\.order) == [7, 8, 9, 10, 11, 12])
+    }
+
     /// 100,000 playback proposals of 100 bytes, a snapshot of 2,000 bytes after every 1,000 that
     /// reflects the last but three (three more were ordered before it, as a publisher's can be),
     /// and an activity record every 10,000: what the relay keeps stays bounded throughout, and a

@@ -125,7 +125,8 @@ public struct RelayWelcome: Sendable {
     /// The relay keeps them by their retention: the two newest snapshots, the playback records
     /// after the lower of the orders they reflect, and every other record, all within
     /// `RelayCoreConfiguration.maximumOrderedHistory` records (and
-    /// `maximumOrderedHistoryBytes` of bodies), beyond which the oldest are dropped. So the
+    /// `maximumOrderedHistoryBytes` of bodies), beyond which the older snapshots go, then the
+    /// oldest records. So the
     /// orders may have gaps, and the first one's may be above 1.
     public var orderedHistory: [OrderedDelivery]
 

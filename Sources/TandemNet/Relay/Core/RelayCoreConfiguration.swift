@@ -32,7 +32,8 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     public var endedMemory: Int64 = 60_000_000_000
 
     /// How many ordered broadcasts a session keeps for late joiners (`RelayWelcome.orderedHistory`);
-    /// beyond it the oldest are dropped, whatever their retention. A safety net: a session whose
+    /// beyond it the fallback snapshots go first (with the records only they need), then the
+    /// oldest records, whatever their retention. A safety net: a session whose
     /// playback records are covered by snapshots keeps only the two newest snapshots and the
     /// changes since (see `OrderedRetention`).
     public var maximumOrderedHistory = 4096

@@ -17,9 +17,10 @@ import TandemWire
 ///   snapshot's history then never misses one of their orders.
 /// - Kept records (activity, anything else): by the caps alone.
 ///
-/// The caps (`maximumCount` records, `maximumBytes` of bodies) bound all of it together, the
-/// oldest dropped first whatever its retention: a safety net that a session of snapshots and
-/// the changes since does not reach.
+/// The caps (`maximumCount` records, `maximumBytes` of bodies) bound all of it together: a
+/// safety net that a session of snapshots and the changes since does not reach, but a burst
+/// that outruns the snapshots can. Over a cap the fallback snapshots go first, with the records
+/// only they need (`dropFallback()`), then the oldest records whatever their retention.
 ///
 /// Every operation works in place: an append costs the same however much is kept, and drops
 /// come off the front of a queue (three queues, one per retention, each in order).
@@ -83,6 +84,7 @@ struct RelayOrderedHistory: Sendable {
         if let covered {
             while recent.count > recentLimit, let first = recent.first, first.order <= covered { release(recent.removeFirst()) }
         }
+        if count > maximumCount || bodyBytes > maximumBytes { dropFallback() }
         while count > maximumCount || bodyBytes > maximumBytes, let oldest = oldestQueue {
             switch oldest {
             case .kept: release(kept.removeFirst())
@@ -91,6 +93,19 @@ struct RelayOrderedHistory: Sendable {
             case .recent: release(recent.removeFirst())
             }
         }
+    }
+
+    /// Over a cap, the fallback goes first and whole: every snapshot but the newest, and the
+    /// playback and recent records only they needed (at or below the order the newest reflects).
+    /// Dropping the oldest records instead would cut the older snapshot's history and keep the
+    /// snapshot, a fallback with a gap; this way what is left is the newest snapshot with its
+    /// whole history, and only if that is still over the cap does its history lose the oldest.
+    private mutating func dropFallback() {
+        guard snapshots.count > 1 else { return }
+        while snapshots.count > 1 { release(snapshots.removeFirst()) }
+        guard let covered else { return }
+        while let first = playback.first, first.order <= covered { release(playback.removeFirst()) }
+        while recent.count > recentLimit, let first = recent.first, first.order <= covered { release(recent.removeFirst()) }
     }
 
     /// The lower of the orders the two newest snapshots reflect (the only one's, with one): what
