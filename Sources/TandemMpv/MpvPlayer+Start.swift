@@ -20,7 +20,13 @@ import TandemPlayerSupport
 /// frame, less mpv's start latency (`DriverState.startLatency`). A reading just after the start
 /// measures that latency again, and the start's error; the latency varies from start to start
 /// by a millisecond or so on a busy machine, and a pulse of speed of exactly the right length
-/// trims whatever error is left beyond the policy's deadband. The cost: mpv shows the landed
+/// trims whatever error is left beyond the policy's deadband. Rendering at display time, mpv
+/// has no audio clock after landing on some frames of a clip (`audio-pts` unavailable while
+/// paused: on the sample clip at 0, 0.03 and 0.95 to 1.1 s, not at 0.1 to 0.9 s or 1.2 s, the
+/// same frames every time), and a start there moves 14 to 35 ms later than elsewhere (0.1 to
+/// 0.3 ms), two ways at random: a start that lands there seeks on, a tenth of a second at a
+/// time, to a frame where mpv has its audio clock (`audioClockSkip`), and mpv starts from
+/// that frame when the timeline reaches it. The cost: mpv shows the landed
 /// frame still until its instant, a few tens of ms. After a pre-roll (the group's seek, heard
 /// ahead of its play: `preroll(to:)`), mpv is paused on the frame already, and the start only
 /// unpauses it there.
@@ -43,6 +49,12 @@ extension MpvPlayer {
     static let trimLimit: Int64 = 10_000_000
     /// How long after a start the correction loop leaves mpv alone (ns).
     static let startSettling: Int64 = 100_000_000
+    /// How much further on (ns) a start that landed where mpv has no audio clock seeks again
+    /// (see above), at most `audioClockSkips` times: past that, it unpauses a frame early, what
+    /// such a start was late by in half of the starts measured.
+    static let audioClockSkip: Int64 = 100_000_000
+    /// How many times a start seeks on for an audio clock.
+    static let audioClockSkips = 3
 
     /// Starts mpv playing at `rate` on the timeline that is at media time `itemTime` at raw
     /// monotonic instant `host` (already past, or to come); false when mpv could not be lined up
@@ -74,28 +86,39 @@ extension MpvPlayer {
         // redone 0.9 s later, in one run of four of `MpvSlowAnswerTests`).
         guard isCurrent(version) else { return false }
         let latency = state.withLock { $0.statistics.starts == 0 ? Self.firstStartLatency : $0.startLatency }
-        let landed: Int64
+        var landed: Int64
+        var clockless = false
         let prerolled = await prerolledFrame(itemTime: itemTime, at: host, rate: rate, latency: latency)
         if let prerolled {
             landed = prerolled
         } else {
-            let aimed = max(0, target(at: max(host, MonotonicClock.now().saturatingAdding(lead))))
-            guard let sent = await sendSeek(to: aimed) else { return false }
-            await waitForLanding(sent, learning: true)
-            guard let frame = await landedFrame(aimed: aimed) else { return false }
-            landed = frame
+            var aimed = max(0, target(at: max(host, MonotonicClock.now().saturatingAdding(lead))))
+            var seeks = 0
+            repeat {
+                guard let sent = await sendSeek(to: aimed) else { return false }
+                await waitForLanding(sent, learning: true)
+                guard let frame = await landedFrame(aimed: aimed) else { return false }
+                landed = frame
+                clockless = await lacksAudioClock()
+                if clockless, seeks < Self.audioClockSkips { state.withLock { $0.statistics.audioClockSkips += 1 } }
+                seeks += 1
+                aimed = max(target(at: max(host, MonotonicClock.now().saturatingAdding(lead))), landed.saturatingAdding(Self.audioClockSkip))
+            } while clockless && seeks <= Self.audioClockSkips && isCurrent(version)
         }
         let startAt = host.saturatingAdding(landed.saturatingSubtracting(itemTime).saturatingDivided(by: rate))
-        guard await wait(until: startAt.saturatingSubtracting(latency), version: version) else { return false }
+        let early = latency.saturatingAdding(clockless ? frameDuration : 0)
+        guard await wait(until: startAt.saturatingSubtracting(early), version: version) else { return false }
         state.withLock { state in
             state.settleUntil = max(startAt, MonotonicClock.now()) + Self.startSettling
             state.policy.reset(correcting: true)
             state.statistics.starts += 1
             if prerolled != nil { state.statistics.prerolledStarts += 1 }
+            if clockless { state.statistics.clocklessStarts += 1 }
             state.followedVersion = version
         }
         guard let reply = await setPaused(false) else { return false }
-        guard let error = await learnFromStart(landed: landed, startAt: startAt, rate: rate, unpause: reply) else { return true }
+        guard let error = await learnFromStart(landed: landed, startAt: startAt, rate: rate, unpause: reply,
+                                               learning: !clockless) else { return true }
         if error.saturatingDistance(to: 0) > Self.trimLimit, again {
             return await start(itemTime: itemTime, at: host, rate: rate, version: version, again: false)
         }
@@ -107,8 +130,8 @@ extension MpvPlayer {
     /// (`itemTime` at `host`, at `rate`) can unpause there without seeking again: no seek landed
     /// since and mpv still paused, the frame within `landingTolerance` before the timeline's
     /// position at `host` and at most a frame after it (where an exact seek to it lands), and
-    /// its instant on the timeline, less the start's `latency`, at least `spinLead` ahead. nil
-    /// otherwise: the start seeks.
+    /// its instant on the timeline, less the start's `latency`, at least `spinLead` ahead, and
+    /// mpv's audio clock there. nil otherwise: the start seeks.
     private func prerolledFrame(itemTime: Int64, at host: Int64, rate: Double, latency: Int64) async -> Int64? {
         guard state.withLock({ $0.paused && $0.prerolledAtRestart == $0.restarts }),
               (try? await connection.get("seeking"))?.bool == false,
@@ -117,9 +140,18 @@ extension MpvPlayer {
         let offset = frame.saturatingSubtracting(itemTime)
         guard offset >= -Self.landingTolerance, offset <= frameDuration.saturatingAdding(1_000_000) else { return nil }
         let unpauseAt = host.saturatingAdding(offset.saturatingDivided(by: rate)).saturatingSubtracting(latency)
-        guard unpauseAt.saturatingSubtracting(MonotonicClock.now()) >= Self.spinLead,
+        guard unpauseAt.saturatingSubtracting(MonotonicClock.now()) >= Self.spinLead, await !lacksAudioClock(),
               state.withLock({ $0.prerolledAtRestart == $0.restarts }) else { return nil }
         return frame
+    }
+
+    /// Whether mpv, paused where it landed and rendering at display time, has no audio clock
+    /// there (`audio-pts` unavailable), so that a start from there would move late (see
+    /// above). False without sound, or rendering ahead (mpv's default, where every start is
+    /// alike and `startLatency` covers it).
+    private func lacksAudioClock() async -> Bool {
+        guard hasAudio, options.rendersAtDisplayTime else { return false }
+        return (try? await connection.get("audio-pts"))?.seconds == nil
     }
 
     /// The frame a paused mpv landed on after an exact seek to `aimed` (ns): at or after the
@@ -142,10 +174,12 @@ extension MpvPlayer {
     }
 
     /// Measures how the start just made went: how long after the unpause was written mpv's
-    /// position began to move (folded into `startLatency`, but for the first start's, which is
-    /// slower: `firstStartLatency`), and mpv's error against the timeline (ns; positive: ahead),
-    /// returned. Only the audio clock is precise enough for either: nil without sound.
-    private func learnFromStart(landed: Int64, startAt: Int64, rate: Double, unpause: MpvConnection.Reply) async -> Int64? {
+    /// position began to move (folded into `startLatency` when `learning`, but for the first
+    /// start's, which is slower: `firstStartLatency`), and mpv's error against the timeline (ns;
+    /// positive: ahead), returned. Only the audio clock is precise enough for either: nil
+    /// without sound. A start without an audio clock learns nothing: its delay is another's.
+    private func learnFromStart(landed: Int64, startAt: Int64, rate: Double, unpause: MpvConnection.Reply,
+                                learning: Bool) async -> Int64? {
         guard hasAudio else { return nil }
         // The first few ms of sound after an unpause read a fraction of a ms apart from the rest.
         try? await Task.sleep(for: .milliseconds(30))
@@ -155,7 +189,7 @@ extension MpvPlayer {
         let began = reading.at.saturatingSubtracting(reading.position.saturatingSubtracting(landed).saturatingDivided(by: rate))
         let latency = began.saturatingSubtracting(unpause.sentAt).clamped(to: -5_000_000...50_000_000)
         state.withLock { state in
-            if state.statistics.starts > 1 { state.startLatency = (state.startLatency + latency) / 2 }
+            if learning, state.statistics.starts > 1 { state.startLatency = (state.startLatency + latency) / 2 }
             state.statistics.lastStartError = error
         }
         return error

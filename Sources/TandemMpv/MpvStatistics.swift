@@ -11,6 +11,12 @@ public struct MpvStatistics: Sendable, Equatable {
     /// Of those, the starts that unpaused on the frame a pre-roll had landed on (the group's
     /// seek, heard ahead of its play), without seeking again.
     public var prerolledStarts = 0
+    /// Seeks a start made on past the frame it landed on, where mpv had no audio clock, to a
+    /// frame where it has one (`MpvPlayer.audioClockSkip`).
+    public var audioClockSkips = 0
+    /// Starts made from a frame without mpv's audio clock all the same (`audioClockSkips` used
+    /// up, or a command superseding the start): unpaused a frame early, a guess.
+    public var clocklessStarts = 0
     /// mpv's error against the timeline just after the last start (ns; positive: ahead), when
     /// it could be read precisely (a file with sound).
     public var lastStartError: Int64?
