@@ -22,11 +22,12 @@ import TandemPlayerSupport
 /// by a millisecond or so on a busy machine, and a pulse of speed of exactly the right length
 /// trims whatever error is left beyond the policy's deadband. Rendering at display time, mpv
 /// has no audio clock after landing on some frames of a clip (`audio-pts` unavailable while
-/// paused: on the sample clip at 0, 0.03 and 0.95 to 1.1 s, not at 0.1 to 0.9 s or 1.2 s, the
-/// same frames every time), and a start there moves 14 to 35 ms later than elsewhere (0.1 to
-/// 0.3 ms), two ways at random: a start that lands there seeks on, a tenth of a second at a
-/// time, to a frame where mpv has its audio clock (`audioClockSkip`), and mpv starts from
-/// that frame when the timeline reaches it. The cost: mpv shows the landed
+/// paused; mpv alone, on the sample clip: at 0, 0.03 and 0.95 to 1.1 s, not at 0.1 to 0.9 s or
+/// 1.2 s, the same frames every time; under Tandem, whose tempo filter stays in mpv's audio
+/// chain, seen before mpv first played), and a start there moves 14 to 35 ms later than
+/// elsewhere (0.1 to 0.3 ms), two ways at random: a start that lands there seeks on, a tenth of
+/// a second at a time, to a frame where mpv has its audio clock (`audioClockSkip`), and mpv
+/// starts from that frame when the timeline reaches it. The cost: mpv shows the landed
 /// frame still until its instant, a few tens of ms. After a pre-roll (the group's seek, heard
 /// ahead of its play: `preroll(to:)`), mpv is paused on the frame already, and the start only
 /// unpauses it there.

@@ -84,9 +84,9 @@ import TandemPlayerSupport
             try host.coordinator.coordinateRateChange(to: 1)
             #expect(await eventually { (try? await other.get("pause"))?.bool == false })
             try await Task.sleep(for: .seconds(2))
-            // The clip's first frames are where mpv, rendering at display time, has no audio
-            // clock after a seek, and a start there moves 14 to 35 ms late: the start sought on
-            // to a frame where it has one.
+            // The clip's first frame, before mpv has played, is where mpv rendering at display
+            // time has no audio clock after landing, and a start there moves 14 to 35 ms late:
+            // the start sought on to a frame where it has one.
             #expect(mpv.statistics.audioClockSkips >= 1 && mpv.statistics.clocklessStarts == 0, "\(mpv.statistics)")
             let playing = try await Self.errors(of: other, against: guest.coordinator, count: 10)
             #expect(playing.count == 10)
