@@ -94,17 +94,18 @@ extension MpvPlayer {
             landed = prerolled
         } else {
             var aimed = max(0, target(at: max(host, MonotonicClock.now().saturatingAdding(lead))))
-            var seeks = 0
-            repeat {
+            landed = aimed
+            // Bounded: the first seek and at most `audioClockSkips` more.
+            for skip in 0...Self.audioClockSkips {
                 guard let sent = await sendSeek(to: aimed) else { return false }
                 await waitForLanding(sent, learning: true)
                 guard let frame = await landedFrame(aimed: aimed) else { return false }
                 landed = frame
                 clockless = await lacksAudioClock()
-                if clockless, seeks < Self.audioClockSkips { state.withLock { $0.statistics.audioClockSkips += 1 } }
-                seeks += 1
+                guard clockless, skip < Self.audioClockSkips, isCurrent(version) else { break }
+                state.withLock { $0.statistics.audioClockSkips += 1 }
                 aimed = max(target(at: max(host, MonotonicClock.now().saturatingAdding(lead))), landed.saturatingAdding(Self.audioClockSkip))
-            } while clockless && seeks <= Self.audioClockSkips && isCurrent(version)
+            }
         }
         let startAt = host.saturatingAdding(landed.saturatingSubtracting(itemTime).saturatingDivided(by: rate))
         let early = latency.saturatingAdding(clockless ? frameDuration : 0)

@@ -126,8 +126,7 @@ public struct RelayWelcome: Sendable {
     /// after the lower of the orders they reflect, and every other record, all within
     /// `RelayCoreConfiguration.maximumOrderedHistory` records (and
     /// `maximumOrderedHistoryBytes` of bodies), beyond which the older snapshots go, then the
-    /// oldest records. So the
-    /// orders may have gaps, and the first one's may be above 1.
+    /// oldest records. So the orders may have gaps, and the first one's may be above 1.
     public var orderedHistory: [OrderedDelivery]
 
     /// A welcome.
