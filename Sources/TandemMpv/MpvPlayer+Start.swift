@@ -68,6 +68,8 @@ extension MpvPlayer {
             itemTime.saturatingAdding(instant.saturatingSubtracting(host).saturatingScaled(by: rate))
         }
         let lead = state.withLock { $0.seekLead } + Self.startMargin
+        // Where a seek sent now should aim: the timeline's position once it has landed.
+        func aimNow() -> Int64 { max(0, target(at: max(host, MonotonicClock.now().saturatingAdding(lead)))) }
         // Far off (the relay's lead follows the slowest participant's round trip, up to a
         // second on a busy machine): mpv plays on until the start must begin rather than stand
         // still all that time, from where it is (the timeline it followed, or where a person
@@ -93,7 +95,7 @@ extension MpvPlayer {
         if let prerolled {
             landed = prerolled
         } else {
-            var aimed = max(0, target(at: max(host, MonotonicClock.now().saturatingAdding(lead))))
+            var aimed = aimNow()
             landed = aimed
             // Bounded: the first seek and at most `audioClockSkips` more.
             for skip in 0...Self.audioClockSkips {
@@ -104,7 +106,7 @@ extension MpvPlayer {
                 clockless = await lacksAudioClock()
                 guard clockless, skip < Self.audioClockSkips, isCurrent(version) else { break }
                 state.withLock { $0.statistics.audioClockSkips += 1 }
-                aimed = max(target(at: max(host, MonotonicClock.now().saturatingAdding(lead))), landed.saturatingAdding(Self.audioClockSkip))
+                aimed = max(aimNow(), landed.saturatingAdding(Self.audioClockSkip))
             }
         }
         let startAt = host.saturatingAdding(landed.saturatingSubtracting(itemTime).saturatingDivided(by: rate))

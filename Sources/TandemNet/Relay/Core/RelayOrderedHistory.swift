@@ -72,18 +72,11 @@ struct RelayOrderedHistory: Sendable {
             while snapshots.count > 2, let first = snapshots.first, let covered, first.order <= covered {
                 release(snapshots.removeFirst())
             }
-            if let covered {
-                while let first = playback.first, first.order <= covered { release(playback.removeFirst()) }
-            }
         case let .recent(limit):
             recent.append(entry)
             recentLimit = Int(limit)
         }
-        // Recent records past the newest `recentLimit` go once a snapshot covers them (a new
-        // recent record or a new snapshot may each let some go).
-        if let covered {
-            while recent.count > recentLimit, let first = recent.first, first.order <= covered { release(recent.removeFirst()) }
-        }
+        dropCovered()
         if count > maximumCount || bodyBytes > maximumBytes { dropFallback() }
         while count > maximumCount || bodyBytes > maximumBytes, let oldest = oldestQueue {
             switch oldest {
@@ -101,8 +94,15 @@ struct RelayOrderedHistory: Sendable {
     /// snapshot, a fallback with a gap; this way what is left is the newest snapshot with its
     /// whole history, and only if that is still over the cap does its history lose the oldest.
     private mutating func dropFallback() {
-        guard snapshots.count > 1 else { return }
         while snapshots.count > 1 { release(snapshots.removeFirst()) }
+        dropCovered()
+    }
+
+    /// Drops what the kept snapshots cover (`covered`): the playback records at or below it, and
+    /// the recent records past the newest `recentLimit` at or below it. Only a new snapshot (or
+    /// `dropFallback()`) raises `covered`, and a new recent record may lower `recentLimit`, so
+    /// anything else finds nothing to drop at the first comparison.
+    private mutating func dropCovered() {
         guard let covered else { return }
         while let first = playback.first, first.order <= covered { release(playback.removeFirst()) }
         while recent.count > recentLimit, let first = recent.first, first.order <= covered { release(recent.removeFirst()) }
