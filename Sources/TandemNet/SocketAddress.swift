@@ -81,6 +81,16 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// The address's own bytes in network order, without the port: 4 for IPv4, 16 for IPv6.
+    var addressBytes: [UInt8] {
+        bytes.withUnsafeBytes { raw in
+            if family == AF_INET {
+                return withUnsafeBytes(of: raw.loadUnaligned(as: sockaddr_in.self).sin_addr) { Array($0) }
+            }
+            return withUnsafeBytes(of: raw.loadUnaligned(as: sockaddr_in6.self).sin6_addr) { Array($0) }
+        }
+    }
+
     /// `HOST:PORT`, with brackets around an IPv6 host.
     public var description: String {
         family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"

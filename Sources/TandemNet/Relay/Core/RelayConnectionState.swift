@@ -21,8 +21,13 @@ struct RelayConnectionState: Sendable {
     let openedAt: Int64
     /// The peer's numeric address (no port), nil when the transport has none (in memory).
     var peer: SocketAddress?
-    /// The peer's numeric host, for the caps per address.
+    /// The peer's numeric host: where its datagrams must come from.
     var peerHost: String?
+    /// The source the fair shares and the caps per source count it under (nil in memory).
+    var source: RelaySource?
+    /// Whether a hello arrived on it: a connection that has sent none is closed after
+    /// `RelayCoreConfiguration.helloTimeout`.
+    var greeted = false
     var lastHeard: Int64
     var bucket: TokenBucket
     /// When the relay sent the ping whose pong it awaits (the ping carries this time), if any.

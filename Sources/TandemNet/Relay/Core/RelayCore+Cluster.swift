@@ -495,7 +495,7 @@ extension RelayCore {
             sessions[key.session] = RelaySessionState(id: key.session, key: verifier, activity: activity)
             account(key.session, activity.count)
             created = true
-            if let waiting, let host = connections[waiting]?.peerHost {
+            if let waiting, let host = connections[waiting]?.source?.key {
                 sessions[key.session]?.creatorAddress = host
                 sessionsByAddress[host, default: 0] += 1
             }

@@ -55,6 +55,7 @@ extension RelayCore {
         // What routing reads of the session is taken out first; no copy of the session lives on
         // while the outboxes in it grow.
         guard let members = sessions[key.session]?.order else { return [] }
+        sessions[key.session]?.lastRouted = now
         switch frame {
         case let .message(_, recipients, reliable, body):
             guard let targets = sessions[key.session].map({ recipientIDs(recipients, in: $0, excluding: key.participant) }) else { return [] }
@@ -139,7 +140,7 @@ extension RelayCore {
             return drop(connection, fault: RelayFault(.protocolViolation, "a second attachment before the first was complete"), at: now)
         }
         let cost = RelayCore.journalCost(of: entry)
-        let refusal = uploadRefusal(entry, cost: cost, in: key.session)
+        let refusal = uploadRefusal(entry, cost: cost, in: key.session, at: now)
         var upload = RelaySessionState.Upload(
             request: request, entry: RelayAttachmentEntry(id: entry.id, owner: key.participant, size: entry.size, metadata: entry.metadata),
             data: [], refusal: refusal)
@@ -151,13 +152,16 @@ extension RelayCore {
         sessions[key.session]?.journalBytes += upload.reserved
         account(key.session, upload.reserved)
         sessions[key.session]?.participants[key.participant]?.upload = upload
-        return entry.size == 0 ? finishUpload(from: key) : []
+        var directives = pendingShed
+        pendingShed = []
+        if entry.size == 0 { directives += finishUpload(from: key) }
+        return directives
     }
 
     /// Why an upload of `entry` (reserving `cost`) into `sessionID` must be refused, or nil.
     /// Its look at the session ends when it returns, before anything is broadcast: a copy of the
     /// session alive then would make each outbox append copy the whole outbox.
-    private mutating func uploadRefusal(_ entry: RelayAttachmentEntry, cost: Int, in sessionID: UUID) -> RelayFault? {
+    private mutating func uploadRefusal(_ entry: RelayAttachmentEntry, cost: Int, in sessionID: UUID, at now: Int64) -> RelayFault? {
         guard let session = sessions[sessionID] else { return nil }
         let uploading = session.participants.values.count { $0.upload?.refusal == nil && $0.upload != nil }
         if entry.size > RelayLimits.maximumAttachment {
@@ -172,13 +176,24 @@ extension RelayCore {
         } else if session.journalBytes + cost > configuration.maximumJournalBytes {
             limitCounts.journal += 1
             return RelayFault(.limitReached, "the journal holds \(configuration.maximumJournalBytes) bytes")
-        } else if cluster == nil, !budgetFits(cost) {
+        } else if cluster == nil, !budgetFits(cost), !madeRoom(for: cost, in: sessionID, at: now) {
             // Cluster hook: not in cluster mode, where this runs as the log is applied and must
             // decide alike on every relay; the relay-wide budget is each relay's own.
             limitCounts.memory += 1
             return RelayFault(.limitReached, "the relay is at its memory limit of \(configuration.memoryLimit) bytes")
         }
         return nil
+    }
+
+    /// Whether room for `cost` more bytes of `sessionID`'s journal was made within the accounted
+    /// budget: only for a session whose source, with it, stays within its fair share, and only
+    /// by shedding from the largest holders above theirs (`shed(toFit:sparing:at:)`). What the
+    /// shedding tells the members of the sessions shed from is queued in `pendingShed`.
+    private mutating func madeRoom(for cost: Int, in sessionID: UUID, at now: Int64) -> Bool {
+        let source = sessions[sessionID]?.creatorAddress
+        guard fairShare(of: source, session: sessionID, adding: cost).admitsMore else { return false }
+        pendingShed += shed(toFit: cost, sparing: source ?? "", at: now)
+        return accountedBudgetFits(cost)
     }
 
     private mutating func continueUpload(_ id: UUID, _ data: ArraySlice<UInt8>, from key: ParticipantKey,

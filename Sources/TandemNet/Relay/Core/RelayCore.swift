@@ -29,10 +29,16 @@ public struct RelayCore: Sendable {
     static let maximumEndedReasonBytes = 256
     /// Connections open and not yet admitted.
     var unauthenticated: Set<RelayConnectionID> = []
-    /// Open connections by source address.
+    /// The connections not yet admitted by source (its key, or "" without one), oldest first;
+    /// admitted and closed ones are pruned when the list is next read (`unadmitted(from:)`).
+    var unadmittedBySource: [String: [RelayConnectionID]] = [:]
+    /// Open connections by source (`RelaySource.key`) and by wider prefix (`RelaySource.wider`).
     var connectionsByAddress: [String: Int] = [:]
-    /// Open sessions by the source address of the connection that created them.
+    /// Open sessions by the source (`RelaySource.key`) of the connection that created them.
     var sessionsByAddress: [String: Int] = [:]
+    /// The admission proofs each source may have checked (`RelayCoreConfiguration.proofsPerSecondPerSource`),
+    /// made on a source's first proof and forgotten once full again (`forgetIdleProofBuckets`).
+    var proofBuckets: [String: TokenBucket] = [:]
     /// The key of the relay's datagram registration cookies.
     let cookieKey: [UInt8]
 
@@ -52,10 +58,16 @@ public struct RelayCore: Sendable {
     /// either (whether the log applies an upload cannot depend on one relay's resident memory):
     /// there it keeps out new sessions and joins, and only the accounted budget drops an uploader.
     public var footprintBytes = 0
+    /// What shedding for an upload's room told the sessions shed from, until the upload's
+    /// directives carry it.
+    var pendingShed: [RelayDirective] = []
     /// How often each limit has refused or cut something.
     public internal(set) var limitCounts = RelayLimitCounts()
     /// Cluster mode's state (issue 16, `RelayCore+Cluster.swift`); nil on a single relay.
     var cluster: RelayClusterState?
+    /// The fan-out allowance of each source (`RelaySource.key`) over every session it sends
+    /// into, made on first use and forgotten once whole again.
+    var sourceFanout: [String: FanoutBudget] = [:]
     /// When something of a participant falls due on the tick (its acknowledgement, the end of
     /// its grace period, the lapse of its datagram registration): the tick visits these
     /// participants, not every one (`scheduleTick(_:)`).
@@ -119,8 +131,12 @@ public struct RelayCore: Sendable {
     public func isUnauthenticated(_ connection: RelayConnectionID) -> Bool { unauthenticated.contains(connection) }
 
     /// A connection opened at `now` from `peer` (nil when the transport has no addresses);
-    /// `entropy` is `entropyLength` fresh random bytes. Refused at once over the cap on
-    /// connections not yet admitted, or on connections from one address.
+    /// `entropy` is `entropyLength` fresh random bytes.
+    ///
+    /// Refused at once over the cap on connections from its source (or its wider prefix), or on
+    /// connections from its source not yet admitted. Over the relay-wide cap on connections not
+    /// yet admitted, the oldest of the source holding the most of them makes room: a stranger
+    /// holding many cannot keep a newcomer with none out.
     public mutating func onOpen(_ connection: RelayConnectionID, entropy: [UInt8], at now: Int64,
                                 peer: SocketAddress? = nil) -> [RelayDirective] {
         precondition(entropy.count == RelayCore.entropyLength, "onOpen needs \(RelayCore.entropyLength) random bytes")
@@ -131,18 +147,45 @@ public struct RelayCore: Sendable {
             bucket: TokenBucket(rate: configuration.floodRate, capacity: configuration.floodBurst, now: now))
         state.peer = peer
         state.peerHost = peer?.host
+        let source = peer.map(RelaySource.init)
+        state.source = source
         connections[connection] = state
         unauthenticated.insert(connection)
-        if let host = state.peerHost { connectionsByAddress[host, default: 0] += 1 }
-        if unauthenticated.count > configuration.maximumUnauthenticatedConnections {
+        unadmittedBySource[source?.key ?? "", default: []].append(connection)
+        for key in [source?.key, source?.wider].compactMap({ $0 }) { connectionsByAddress[key, default: 0] += 1 }
+        if let source, connectionsByAddress[source.key, default: 0] > configuration.maximumConnectionsPerAddress {
+            limitCounts.connectionsPerAddress += 1
+            return refuse(connection, RelayFault(.limitReached, "\(configuration.maximumConnectionsPerAddress) connections from \(source) are open"))
+        }
+        if let wider = source?.wider, connectionsByAddress[wider, default: 0] > configuration.maximumConnectionsPerWiderPrefix {
+            limitCounts.connectionsPerAddress += 1
+            return refuse(connection, RelayFault(.limitReached, "\(configuration.maximumConnectionsPerWiderPrefix) connections from \(wider) are open"))
+        }
+        if let source, unadmitted(from: source.key).count > configuration.maximumUnadmittedPerSource {
             limitCounts.unauthenticated += 1
+            return refuse(connection, RelayFault(.limitReached, "\(configuration.maximumUnadmittedPerSource) connections from \(source) are waiting to be admitted"))
+        }
+        guard unauthenticated.count > configuration.maximumUnauthenticatedConnections else { return [] }
+        limitCounts.unauthenticated += 1
+        // The source holding the most makes room, its oldest first.
+        var largest: (key: String, count: Int)?
+        for key in Array(unadmittedBySource.keys) {
+            let count = unadmitted(from: key).count
+            if count > largest?.count ?? 0 { largest = (key, count) }
+        }
+        guard let largest, let oldest = unadmittedBySource[largest.key]?.first, oldest != connection else {
             return refuse(connection, RelayFault(.limitReached, "the relay has \(configuration.maximumUnauthenticatedConnections) connections waiting to be admitted"))
         }
-        if let host = state.peerHost, connectionsByAddress[host, default: 0] > configuration.maximumConnectionsPerAddress {
-            limitCounts.connectionsPerAddress += 1
-            return refuse(connection, RelayFault(.limitReached, "\(configuration.maximumConnectionsPerAddress) connections from \(host) are open"))
-        }
-        return []
+        return refuse(oldest, RelayFault(.limitReached, "making room: the relay has \(configuration.maximumUnauthenticatedConnections) connections waiting to be admitted"))
+    }
+
+    /// The connections from the source keyed `key` that are open and not yet admitted, oldest
+    /// first; the others are pruned from its list.
+    mutating func unadmitted(from key: String) -> [RelayConnectionID] {
+        guard let list = unadmittedBySource[key] else { return [] }
+        let open = list.filter { unauthenticated.contains($0) && connections[$0].map { if case .closing = $0.phase { false } else { true } } == true }
+        unadmittedBySource[key] = open.isEmpty ? nil : open
+        return open
     }
 
     /// A connection closed at `now` (the peer went, or the shell closed it). `byPeer` says the
@@ -154,9 +197,9 @@ public struct RelayCore: Sendable {
     public mutating func onClose(_ connection: RelayConnectionID, at now: Int64, byPeer: Bool = false) -> [RelayDirective] {
         guard let state = connections.removeValue(forKey: connection) else { return [] }
         unauthenticated.remove(connection)
-        if let host = state.peerHost {
-            let left = connectionsByAddress[host, default: 1] - 1
-            connectionsByAddress[host] = left > 0 ? left : nil
+        for key in [state.source?.key, state.source?.wider].compactMap({ $0 }) {
+            let left = connectionsByAddress[key, default: 1] - 1
+            connectionsByAddress[key] = left > 0 ? left : nil
         }
         guard case let .joined(session, participant) = state.phase,
               sessions[session]?.participants[participant]?.connection == connection else { return [] }
@@ -195,6 +238,7 @@ public struct RelayCore: Sendable {
         guard var state = connections[connection] else { return [] }
         if case .closing = state.phase { return [] }
         state.lastHeard = now
+        if case .hello = frame { state.greeted = true }
         let paid = state.bucket.take(RelayCoreConfiguration.cost(payload: frame.payloadSize), at: now)
         connections[connection] = state
         guard paid else {
@@ -208,9 +252,13 @@ public struct RelayCore: Sendable {
             return admission(connection, frame, hello: hello, sessionExists: exists, nonce: state.nonce, at: now)
         case let .joined(session, participant):
             let key = ParticipantKey(session: session, participant: participant)
+            let spentBefore = sessions[session]?.fanout?.spent ?? (deliveries: 0, bytes: 0)
             var directives = handle(frame, from: key, on: connection, at: now)
-            if let until = sessions[session]?.fanout?.pausedUntil(at: now),
-               sessions[session]?.participants[participant]?.connection == connection {
+            // Acknowledgements, pings and pongs fan nothing out and never pause their sender.
+            guard frame.sequence != nil, sessions[session]?.participants[participant]?.connection == connection else { return directives }
+            let spentAfter = sessions[session]?.fanout?.spent ?? (deliveries: 0, bytes: 0)
+            let spent = (deliveries: spentAfter.deliveries - spentBefore.deliveries, bytes: spentAfter.bytes - spentBefore.bytes)
+            if let until = fanoutPause(key, spent: spent, source: state.source?.key, at: now) {
                 limitCounts.fanoutPauses += 1
                 directives.append(.pauseReading(connection, until: until))
             }
@@ -220,18 +268,25 @@ public struct RelayCore: Sendable {
         }
     }
 
-    /// The answer to the challenge, within the caps: at the memory budget nobody new is let in
-    /// (resumptions are), a creator's address may hold so many sessions, and a resumption may
-    /// not acknowledge what it was never sent.
+    /// The answer to the challenge, within the caps: a source may have so many proofs checked a
+    /// second; at the memory budget only those whose source (and, for a join, whose session)
+    /// holds less than its fair share are let in (resumptions always are); a creator's source may
+    /// hold so many sessions; and a resumption may not acknowledge what it was never sent.
     private mutating func admission(_ connection: RelayConnectionID, _ frame: RelayFrame, hello: RelayHello, sessionExists: Bool,
                                     nonce: [UInt8], at now: Int64) -> [RelayDirective] {
         let sessionID = hello.sessionID
         let existed = sessions[sessionID] != nil
-        if !hello.resume, admissionBytes >= configuration.memoryLimit {
+        let source = connections[connection]?.source
+        if let source, !takeProof(from: source, at: now) {
+            limitCounts.proofs += 1
+            return refuse(connection, RelayFault(.limitReached, "more than \(Int(configuration.proofsPerSecondPerSource)) admissions a second from \(source)"))
+        }
+        if !hello.resume, admissionBytes >= configuration.memoryLimit,
+           !fairShare(of: source?.key, session: existed ? sessionID : nil).admitsMore {
             limitCounts.memory += 1
             return refuse(connection, RelayFault(.limitReached, "the relay is at its memory limit of \(configuration.memoryLimit) bytes"))
         }
-        if !existed, hello.create, !hello.resume, case .claim = frame, let host = connections[connection]?.peerHost,
+        if !existed, hello.create, !hello.resume, case .claim = frame, let host = source?.key,
            sessionsByAddress[host, default: 0] >= configuration.maximumSessionsPerAddress {
             limitCounts.sessionsPerAddress += 1
             return refuse(connection, RelayFault(.limitReached, "\(configuration.maximumSessionsPerAddress) sessions from \(host) are open"))
@@ -245,7 +300,7 @@ public struct RelayCore: Sendable {
             outboxBefore = outbox.bodyBytes
         }
         var directives = answer(connection, frame, hello: hello, sessionExists: sessionExists, nonce: nonce, at: now)
-        if !existed, sessions[sessionID] != nil, let host = connections[connection]?.peerHost {
+        if !existed, sessions[sessionID] != nil, let host = source?.key {
             sessions[sessionID]?.creatorAddress = host
             sessionsByAddress[host, default: 0] += 1
         }
@@ -353,10 +408,13 @@ public struct RelayCore: Sendable {
     public mutating func onTick(at now: Int64) -> [RelayDirective] {
         var directives: [RelayDirective] = []
         var overdue: [RelayConnectionID] = []
+        var silentStrangers: [RelayConnectionID] = []
         var silent: [RelayConnectionID] = []
         var probing: [RelayConnectionID] = []
         for (id, state) in connections {
             switch state.phase {
+            case .greeting where !state.greeted:
+                if now - state.openedAt > min(configuration.helloTimeout, configuration.handshakeTimeout) { silentStrangers.append(id) }
             case .greeting, .challenged:
                 if now - state.openedAt > configuration.handshakeTimeout { overdue.append(id) }
             case .joined:
@@ -370,6 +428,10 @@ public struct RelayCore: Sendable {
             }
         }
         for id in overdue { directives += refuse(id, RelayFault(.protocolViolation, "no hello and proof within the handshake timeout")) }
+        limitCounts.silentStrangers += silentStrangers.count
+        for id in silentStrangers { directives += refuse(id, RelayFault(.protocolViolation, "no hello within the hello timeout")) }
+        forgetIdleProofBuckets(at: now)
+        sourceFanout = sourceFanout.filter { !$0.value.isFull(at: now) }
         for id in silent {
             directives.append(.close(id))
             directives += onClose(id, at: now)

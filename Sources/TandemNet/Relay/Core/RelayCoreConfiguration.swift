@@ -69,8 +69,25 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     public var maximumSessionsPerAddress = 64
     /// How many connections one source address may hold open at once.
     public var maximumConnectionsPerAddress = 256
-    /// How many connections may be open and not yet admitted, over the whole relay.
+    /// How many connections many /64s of one IPv6 /48 may hold open at once.
+    public var maximumConnectionsPerWiderPrefix = 1_024
+    /// How many connections may be open and not yet admitted, over the whole relay. At it, the
+    /// oldest of the source holding the most makes room for a newcomer.
     public var maximumUnauthenticatedConnections = 1_024
+    /// How many connections one source may have open and not yet admitted: far below the
+    /// relay-wide cap, so that a few sources cannot hold every place.
+    public var maximumUnadmittedPerSource = 32
+    /// How long a connection may stay open without sending its hello (a client sends it at
+    /// once): a connection that sends nothing holds a place for this long at most.
+    public var helloTimeout: Int64 = 2_000_000_000
+    /// How many admission proofs a second one source may have checked (each costs two signature
+    /// checks); a /48 of IPv6 sources together may have four times as many.
+    public var proofsPerSecondPerSource: Double = 20
+    /// The burst of admission proofs a source may have checked at once.
+    public var proofBurstPerSource: Double = 40
+    /// How long a session must have routed nothing before, at the memory budget and as the
+    /// largest holder's, it may be shed whole.
+    public var idleSessionAge: Int64 = 60_000_000_000
     /// How many bytes a connection not yet admitted may have buffered (a partial frame
     /// included): room for a hello with the largest activity description and a proof.
     public var maximumUnauthenticatedBytes = 128 * 1024
@@ -90,6 +107,11 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     public var fanoutBytesPerSecond: Double = 64 * 1024 * 1024
     /// How many seconds of fan-out a session may spend in one burst.
     public var fanoutBurst: Double = 1
+    /// Fan-out per source: deliveries a second over all the sessions one source created.
+    public var fanoutDeliveriesPerSecondPerSource: Double = 400_000
+    /// Fan-out per source: bytes of bodies delivered a second over all the sessions one source
+    /// created (128 MiB/s: a source may run a couple of sessions at their cap, not dozens).
+    public var fanoutBytesPerSecondPerSource: Double = 128 * 1024 * 1024
     /// How many bytes of an attachment load the relay hands its shell at a time; the next part
     /// goes once the connection has drained below `drainLowWater`.
     public var loadWindowBytes = 1024 * 1024

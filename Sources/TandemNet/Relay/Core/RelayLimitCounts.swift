@@ -25,6 +25,12 @@ public struct RelayLimitCounts: Sendable, Hashable, Codable {
     public var flooding = 0
     /// Datagram registrations refused (wrong address, bad or stale cookie, no live connection).
     public var datagramRegistrations = 0
+    /// Admissions refused for more proofs a second from one source than it may have checked.
+    public var proofs = 0
+    /// Uploads, attachments and idle sessions shed from the largest holders at the memory budget.
+    public var shed = 0
+    /// Connections closed for sending no hello within `RelayCoreConfiguration.helloTimeout`.
+    public var silentStrangers = 0
 
     /// No counts yet.
     public init() {}
@@ -32,6 +38,7 @@ public struct RelayLimitCounts: Sendable, Hashable, Codable {
     /// All counts added up.
     public var total: Int {
         memory + sessionsPerAddress + connectionsPerAddress + unauthenticated + unauthenticatedBytes + journal
-            + outputQueue + outbox + fanoutPauses + forgedAcknowledgements + flooding + datagramRegistrations
+            + outputQueue + outbox + fanoutPauses + forgedAcknowledgements + flooding + datagramRegistrations + proofs + shed
+            + silentStrangers
     }
 }

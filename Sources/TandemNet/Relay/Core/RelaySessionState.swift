@@ -35,6 +35,8 @@ struct RelaySessionState: Sendable {
         var datagramsConfirmedAt: Int64?
         /// Where its datagrams come from and go to, once confirmed (nil in memory).
         var datagramAddress: SocketAddress?
+        /// What it has spent of the session's fan-out lately.
+        var fanoutMeter = FanoutMeter()
 
         /// Appends the frame `make` builds to the outbox, in place; what was added to the
         /// outbox's bytes, whether it is now over a cap, and where to send it.
@@ -86,8 +88,12 @@ struct RelaySessionState: Sendable {
     var attachments: [UUID: Attachment] = [:]
     /// The bytes the journal holds or has reserved: each attachment's size and metadata.
     var journalBytes = 0
-    /// The source address of the connection that created the session, for the cap per address.
+    /// The source (`RelaySource.key`) of the connection that created the session: what the cap
+    /// on sessions per source and the fair shares of the memory budget count it under.
     var creatorAddress: String?
+    /// When a participant last sent something the relay routed (a message, an upload, a
+    /// proposal): a session quiet for `RelayCoreConfiguration.idleSessionAge` is idle.
+    var lastRouted: Int64 = .min
     /// The fan-out allowance, made on first use.
     var fanout: FanoutBudget?
     /// The bytes this session holds that the relay-wide budget counts (journal reservations,

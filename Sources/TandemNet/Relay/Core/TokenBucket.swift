@@ -19,6 +19,11 @@ public struct TokenBucket: Sendable, Hashable {
         updated = now
     }
 
+    /// Whether the bucket would be full at `now`: one that is can be forgotten and made again.
+    public func isFull(at now: Int64) -> Bool {
+        tokens + Double(max(now - updated, 0)) * rate / 1e9 >= capacity
+    }
+
     /// Pays `cost` at time `now`; false (and nothing paid) when the bucket holds too little.
     public mutating func take(_ cost: Double, at now: Int64) -> Bool {
         if now > updated {

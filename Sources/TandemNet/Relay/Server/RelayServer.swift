@@ -70,6 +70,9 @@ public final class RelayServer: @unchecked Sendable {
     /// How long `accept` rests after failing with EMFILE, ENFILE, ENOBUFS or ENOMEM, so that a
     /// relay out of descriptors does not spin; connections wait in the backlog meanwhile.
     static let acceptBackoff: Int64 = 100_000_000
+    /// How many payload bytes of frames a paused connection may have held before its socket is
+    /// no longer read: room for its acknowledgements to keep coming behind a few data frames.
+    static let heldLimit = 256 * 1024
 
     /// How often the resident memory is read when it counts.
     static let residentInterval: Int64 = 100_000_000
@@ -205,9 +208,12 @@ public final class RelayServer: @unchecked Sendable {
             let connection = RelayServerConnection(id: RelayConnectionID(nextConnection), socket: accepted.socket, peerHost: host)
             connections[connection.id] = connection
             loop.register(accepted.socket.descriptor, interest: .readable) { [self] readable, writable, failed in
-                // A paused connection is not watched for reading, so a report now is a hang-up
-                // or an error: it is gone (what it sent unread is sent again when it resumes).
-                if failed, connection.pausedUntil != nil { return teardown(connection, byPeer: true) }
+                // A paused connection whose held frames are full is not watched for reading, so a
+                // report now is a hang-up or an error: it is gone (what it sent unread is sent
+                // again when it resumes).
+                if failed, connection.pausedUntil != nil, !connection.readsWhilePaused(limit: RelayServer.heldLimit) {
+                    return teardown(connection, byPeer: true)
+                }
                 service(connection, readable: readable || failed, writable: writable)
             }
             counters.withLock { $0.connectionsAccepted += 1 }
@@ -232,7 +238,7 @@ public final class RelayServer: @unchecked Sendable {
         let strangerLimit = core.configuration.maximumUnauthenticatedBytes
         // A bounded number of reads per pass keeps one busy sender from starving the others.
         for _ in 0..<16 {
-            guard connection.isOpen, connection.pausedUntil == nil else { return }
+            guard connection.isOpen, connection.pausedUntil == nil || connection.readsWhilePaused(limit: RelayServer.heldLimit) else { return }
             // A stranger is read a small piece at a time: its first piece has the length its
             // frame announces, which is all it takes to cut one announcing too much, without
             // copying 64 KiB of it first (a flood of such strangers, reconnecting each time they
@@ -286,9 +292,13 @@ public final class RelayServer: @unchecked Sendable {
         teardown(connection)
     }
 
-    /// Hands the core the frames `connection` has buffered, until it closes or is paused.
+    /// Hands the core the frames `connection` has buffered, until it closes; while it is
+    /// paused, its acknowledgements, pings and pongs go on to the core and the rest is held
+    /// (up to `heldLimit` bytes), so that a paused participant still keeps up with what the
+    /// relay sends it and is never dropped as too far behind for being held.
     private func decodeFrames(_ connection: RelayServerConnection) {
-        while connection.closingSince == nil, connection.pausedUntil == nil {
+        while connection.closingSince == nil,
+              connection.pausedUntil == nil || connection.readsWhilePaused(limit: RelayServer.heldLimit) {
             let frame: RelayFrame?
             do {
                 frame = try connection.reader.next()
@@ -299,10 +309,34 @@ public final class RelayServer: @unchecked Sendable {
             }
             guard let frame else { break }
             counters.withLock { $0.framesReceived += 1 }
+            if connection.pausedUntil != nil, frame.sequence != nil {
+                connection.held.append(frame)
+                connection.heldFrameBytes += max(frame.payloadSize, 1)
+                continue
+            }
             core.shellBytes = shellBytes
             perform(core.onFrame(frame, from: connection.id, at: clock.now()))
         }
         account(connection)
+    }
+
+    /// The pause of `connection` is over: its held frames go to the core in order (until one
+    /// pauses it again), then what it has buffered.
+    private func resumeReading(_ connection: RelayServerConnection) {
+        connection.pausedUntil = nil
+        var handed = 0
+        while handed < connection.held.count, connection.pausedUntil == nil, connection.closingSince == nil, connection.isOpen {
+            let frame = connection.held[handed]
+            handed += 1
+            connection.heldFrameBytes -= max(frame.payloadSize, 1)
+            core.shellBytes = shellBytes
+            perform(core.onFrame(frame, from: connection.id, at: clock.now()))
+        }
+        connection.held.removeFirst(handed)
+        if connection.pausedUntil != nil { paused.insert(connection.id) }
+        guard connection.isOpen else { return }
+        updateInterest(connection, writing: !connection.output.isEmpty)
+        decodeFrames(connection)
     }
 
     private func flush(_ connection: RelayServerConnection) {
@@ -346,9 +380,11 @@ public final class RelayServer: @unchecked Sendable {
         account(connection)
     }
 
-    /// Watches the socket for reading unless paused, and for writing while output waits.
+    /// Watches the socket for reading unless paused with its held frames full, and for writing
+    /// while output waits.
     private func updateInterest(_ connection: RelayServerConnection, writing: Bool) {
-        var interest: EventLoop.Readiness = connection.pausedUntil == nil ? .readable : []
+        let reading = connection.pausedUntil == nil || connection.readsWhilePaused(limit: RelayServer.heldLimit)
+        var interest: EventLoop.Readiness = reading ? .readable : []
         if writing { interest.insert(.writable) }
         loop.setInterest(connection.socket.descriptor, interest)
     }
@@ -398,6 +434,8 @@ public final class RelayServer: @unchecked Sendable {
         loop.deregister(connection.socket.descriptor)
         connection.output.removeAll()
         connection.reader = RelayFrameReader()
+        connection.held = []
+        connection.heldFrameBytes = 0
         paused.remove(connection.id)
         account(connection)
         perform(core.onClose(connection.id, at: clock.now(), byPeer: byPeer))
@@ -454,9 +492,7 @@ public final class RelayServer: @unchecked Sendable {
         for id in paused {
             guard let connection = connections[id], let until = connection.pausedUntil, now >= until else { continue }
             paused.remove(id)
-            connection.pausedUntil = nil
-            updateInterest(connection, writing: !connection.output.isEmpty)
-            decodeFrames(connection)
+            resumeReading(connection)
         }
         if now - offendersPruned >= 1_000_000_000 {
             offendersPruned = now
@@ -506,8 +542,18 @@ public final class RelayServer: @unchecked Sendable {
     /// Over the relay-wide budget, the connection with the most waiting for it goes first (a
     /// peer that does not read), as long as it holds more than two load windows and their low
     /// water: nobody who keeps up is dropped, and what the relay holds comes back under its
-    /// budget.
+    /// budget. When that is not enough, the largest holders' journals give way
+    /// (`RelayCore.onOverBudget(at:)`).
     private func shedOverBudget(at now: Int64) {
+        let limit = core.configuration.memoryLimit
+        shedUnreadQueues(at: now)
+        guard core.budgetBytes > limit else { return }
+        core.shellBytes = shellBytes
+        perform(core.onOverBudget(at: now))
+    }
+
+    /// The first part of `shedOverBudget(at:)`: the queues of those who do not read.
+    private func shedUnreadQueues(at now: Int64) {
         let limit = core.configuration.memoryLimit
         let spared = 2 * (core.configuration.loadWindowBytes + core.configuration.drainLowWater)
         for _ in 0..<4 where core.budgetBytes > limit {

@@ -13,9 +13,13 @@ final class RelayServerConnection {
     var writeShut = false
     /// Set when the core asked to hear once the output queue drains below the low-water mark.
     var awaitingDrain = false
-    /// Nothing is read from the socket, nor handed to the core from `reader`, until then: the
-    /// connection's session is over its fan-out cap.
+    /// Until then the connection is paused at a fan-out cap: its acknowledgements, pings and
+    /// pongs still go to the core as they arrive, and its other frames wait in `held`.
     var pausedUntil: Int64?
+    /// The frames that arrived while paused and wait for the pause to end, in order.
+    var held: [RelayFrame] = []
+    /// The payload bytes of `held`.
+    var heldFrameBytes = 0
     /// What this connection last added to the server's share of the relay-wide budget.
     var accountedBytes = 0
     /// Whether the server still holds it (false once torn down): checked instead of looking
@@ -34,5 +38,8 @@ final class RelayServerConnection {
     }
 
     /// The bytes this connection holds now: its output queue and its partial frame.
-    var heldBytes: Int { output.queuedBytes + reader.buffered }
+    var heldBytes: Int { output.queuedBytes + reader.buffered + heldFrameBytes }
+
+    /// Whether the socket is read while paused: until `held` holds `limit` bytes.
+    func readsWhilePaused(limit: Int) -> Bool { heldFrameBytes < limit }
 }

@@ -1,0 +1,42 @@
+import Foundation
+
+/// Fan-out shared fairly: a session's allowance in debt pauses those who made the debt, in
+/// proportion to their part of it, and one source's senders share one allowance over all the
+/// sessions they send into, so that bulk in sessions of one's own cannot take the relay from
+/// everyone else.
+extension RelayCore {
+    /// Whether (and until when) the sender `key`, from the source keyed `source`, is paused
+    /// after a frame that spent `spent` of its session's fan-out at `now`.
+    ///
+    /// - Its source's allowance (`fanoutDeliveriesPerSecondPerSource`, `fanoutBytesPerSecondPerSource`)
+    ///   is spent alike; in debt, the sender waits until it is paid back.
+    /// - Its session's allowance in debt by `D` seconds pauses it for `D × its level ÷ the
+    ///   largest level in the session` (`FanoutMeter`): the heaviest sender pays the whole debt
+    ///   back, one that sent a little waits a little, and less than a millisecond is no pause.
+    mutating func fanoutPause(_ key: ParticipantKey, spent: (deliveries: Int, bytes: Int), source: String?,
+                              at now: Int64) -> Int64? {
+        var until: Int64?
+        if spent.deliveries > 0, let budget = sessions[key.session]?.fanout {
+            sessions[key.session]?.participants[key.participant]?.fanoutMeter.add(
+                budget.seconds(deliveries: spent.deliveries, bytes: spent.bytes), at: now)
+        }
+        if let sessionUntil = sessions[key.session]?.fanout?.pausedUntil(at: now), let session = sessions[key.session],
+           let own = session.participants[key.participant]?.fanoutMeter.level(at: now) {
+            let largest = session.participants.values.reduce(0) { max($0, $1.fanoutMeter.level(at: now)) }
+            let pause = largest > 0 ? Double(sessionUntil - now) * own / largest : 0
+            if pause >= 1_000_000 { until = now + Int64(pause) }
+        }
+        if let source {
+            if spent.deliveries > 0 {
+                if sourceFanout[source] == nil {
+                    sourceFanout[source] = FanoutBudget(
+                        deliveriesPerSecond: configuration.fanoutDeliveriesPerSecondPerSource,
+                        bytesPerSecond: configuration.fanoutBytesPerSecondPerSource, burstSeconds: configuration.fanoutBurst, now: now)
+                }
+                sourceFanout[source]?.spend(deliveries: spent.deliveries, bytes: spent.bytes, at: now)
+            }
+            if let sourceUntil = sourceFanout[source]?.pausedUntil(at: now) { until = max(until ?? sourceUntil, sourceUntil) }
+        }
+        return until
+    }
+}
