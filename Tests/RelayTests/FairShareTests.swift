@@ -265,4 +265,43 @@ struct FairShareTests {
         let other = core.onFrame(.message(sequence: 1, recipients: .everyone, reliable: true, body: body), from: senders[2], at: 1)
         #expect(paused(other, senders[2]) == nil, "another source has its own")
     }
+
+    // MARK: The welcome
+
+    @Test("the welcome of a session of participants with the largest names and presences fits in a frame; the rest follow it")
+    func welcomeFitsAFrame() throws {
+        var core = RelayCore()
+        let session = UUID()
+        let sessionKey = SigningKeyPair(seed: key)
+        let name = String(repeating: "n", count: RelayWireLimits.maximumNameLength)
+        let presence = [UInt8](repeating: 0x70, count: RelayWireLimits.maximumPresence)
+        /// Admits a participant with the largest name and presence; the directives.
+        func join(_ index: Int) -> [RelayDirective] {
+            let connection = RelayConnectionID(UInt64(index))
+            _ = core.onOpen(connection, entropy: entropy, at: 0)
+            let id = TestIdentities.make()
+            let identity = TestIdentities.key(of: id)
+            let entry = RelayParticipantEntry(id: id, publicKey: identity.publicKey, displayName: name, presence: presence)
+            let hello = RelayHello(sessionID: session, participant: entry, create: index == 1, activity: [], resume: false, received: 0)
+            guard case let .send(_, .challenge(nonce, exists))? = core.onFrame(.hello(hello), from: connection, at: 0).first else { return [] }
+            let answer = CoreAdmission.answer(nonce: nonce, exists: exists, session: session, sessionKey: sessionKey, participant: id, identity: identity)
+            return core.onFrame(answer, from: connection, at: 0)
+        }
+        for index in 1...800 { _ = join(index) }
+        let late = RelayConnectionID(801)
+        let frames = CoreAdmission.frames(join(801), to: late)
+        guard case let .welcome(welcome)? = frames.first else {
+            Issue.record("no welcome: \(frames.prefix(1))")
+            return
+        }
+        let encoded = RelayFrame.welcome(welcome).encoded()
+        #expect(encoded.count <= RelayWireLimits.maximumFrameLength, "a welcome of \(encoded.count) bytes")
+        var reader = RelayFrameReader()
+        reader.append(encoded[...])
+        #expect(try reader.next() != nil, "a joiner reads it")
+        let following = frames.compactMap { if case let .participantJoined(_, entry) = $0 { entry.id } else { nil } }
+        #expect(!following.isEmpty, "some follow the welcome")
+        #expect(Set(welcome.participants.map(\.id) + following).count == 801, "everyone is named once")
+        #expect(welcome.participants.map(\.id) + following == core.participants(of: session), "in the order they joined")
+    }
 }

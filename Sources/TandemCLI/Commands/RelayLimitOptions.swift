@@ -10,12 +10,16 @@ enum RelayLimitOptions {
     static let names: Set<String> = [
         "memory-limit", "max-sessions-per-address", "max-connections-per-address", "max-unauthenticated",
         "unauthenticated-buffer", "max-output-queue", "max-attachments", "fanout-deliveries", "fanout-bytes",
+        "max-unauthenticated-per-source", "hello-timeout", "proofs-per-source", "fanout-deliveries-per-source",
+        "fanout-bytes-per-source",
     ]
 
     /// The usage fragment.
     static let usage = "[--memory-limit SIZE (512M)] [--max-sessions-per-address N (64)] [--max-connections-per-address N (256)] "
         + "[--max-unauthenticated N (1024)] [--unauthenticated-buffer SIZE (128K)] [--max-output-queue SIZE (80M)] "
-        + "[--max-attachments N (1000)] [--fanout-deliveries N/s (200000)] [--fanout-bytes SIZE/s (64M)]"
+        + "[--max-attachments N (1000)] [--fanout-deliveries N/s (200000)] [--fanout-bytes SIZE/s (64M)] "
+        + "[--max-unauthenticated-per-source N (32)] [--hello-timeout SECONDS (2)] [--proofs-per-source N/s (20)] "
+        + "[--fanout-deliveries-per-source N/s (400000)] [--fanout-bytes-per-source SIZE/s (128M)]"
 
     /// The relay configuration the options give, over the defaults.
     static func configuration(_ arguments: Arguments) throws(CLIError) -> RelayCoreConfiguration {
@@ -33,6 +37,17 @@ enum RelayLimitOptions {
         if let count = try count(arguments, "max-attachments") { configuration.maximumAttachments = count }
         if let count = try count(arguments, "fanout-deliveries") { configuration.fanoutDeliveriesPerSecond = Double(count) }
         if let size = try size(arguments, "fanout-bytes") { configuration.fanoutBytesPerSecond = Double(size) }
+        if let count = try count(arguments, "max-unauthenticated-per-source") { configuration.maximumUnadmittedPerSource = count }
+        if let seconds = try arguments.double("hello-timeout") {
+            guard (0.1...60).contains(seconds) else { throw .usage("--hello-timeout wants seconds from 0.1 to 60") }
+            configuration.helloTimeout = Int64(seconds * 1e9)
+        }
+        if let count = try count(arguments, "proofs-per-source") {
+            configuration.proofsPerSecondPerSource = Double(count)
+            configuration.proofBurstPerSource = Double(2 * count)
+        }
+        if let count = try count(arguments, "fanout-deliveries-per-source") { configuration.fanoutDeliveriesPerSecondPerSource = Double(count) }
+        if let size = try size(arguments, "fanout-bytes-per-source") { configuration.fanoutBytesPerSecondPerSource = Double(size) }
         return configuration
     }
 

@@ -535,6 +535,9 @@ extension RelayCore {
         // Who is away already, as a joiner on one relay hears it (`admit`): sequenced on every
         // relay alike, so that the joiner's numbering is the same wherever it resumes.
         let away = others.filter { sessions[key.session]?.participants[$0]?.away == true }
+        for entry in sessions[key.session]?.welcomeOverflow ?? [] {
+            directives += broadcast(in: key.session, to: [id], at: now) { .participantJoined(sequence: $0, participant: entry) }
+        }
         for awayID in away {
             directives += broadcast(in: key.session, to: [id], at: now) { .participantAway(sequence: $0, id: awayID, away: true) }
         }

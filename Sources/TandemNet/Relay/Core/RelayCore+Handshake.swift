@@ -143,12 +143,14 @@ extension RelayCore {
         tokens[state.token] = ParticipantKey(session: sessionID, participant: id)
         connections[connection]?.phase = .joined(session: sessionID, participant: id)
         var directives: [RelayDirective]
+        let overflow: [RelayParticipantEntry]
         // Who is away already (connection closed by its peer, within its grace): a joiner hears
         // it in frames right after its welcome, as the others heard it when it happened.
         let away: [UUID]
         do {
             guard let session = sessions[sessionID] else { return [] }
             away = others.filter { session.participants[$0]?.away == true }
+            overflow = session.welcomeOverflow
             let welcome = RelayWelcomeFrame(
                 sessionID: session.id, created: created, resumed: false, received: 0, token: state.token.bytes,
                 activity: session.activity, participants: session.welcomeList,
@@ -160,6 +162,10 @@ extension RelayCore {
                 }
             }
             directives += historyFrames(of: session, to: connection)
+        }
+        // Those present whom the welcome could not list follow it, each in a frame of its own.
+        for entry in overflow {
+            directives += broadcast(in: sessionID, to: [id], at: now) { .participantJoined(sequence: $0, participant: entry) }
         }
         for awayID in away {
             directives += broadcast(in: sessionID, to: [id], at: now) { .participantAway(sequence: $0, id: awayID, away: true) }

@@ -33,8 +33,32 @@ extension RelaySessionState {
     }
 
     /// Everyone a welcome lists: former participants first (departed), then those present, in
-    /// the order they joined.
-    var welcomeList: [RelayParticipantEntry] {
-        former + order.compactMap { participants[$0]?.entry }
+    /// the order they joined, as many as fit in `welcomeListBytes`; the others present follow
+    /// the welcome as `participantJoined` frames (`welcomeOverflow`), so that the welcome of a
+    /// session at every limit still fits in a frame.
+    var welcomeList: [RelayParticipantEntry] { welcomeSplit.listed }
+
+    /// Those present whom the welcome cannot list, in the order they joined: each follows the
+    /// welcome in a `participantJoined` frame of its own.
+    var welcomeOverflow: [RelayParticipantEntry] { welcomeSplit.following }
+
+    /// How many bytes of participant entries a welcome holds at most: half a frame, which
+    /// leaves room for the largest activity description and every other field. The former
+    /// participants always fit (at most `maximumFormerParticipants` of at most about 1.4 KB).
+    static let welcomeListBytes = RelayWireLimits.maximumFrameLength / 2
+
+    private var welcomeSplit: (listed: [RelayParticipantEntry], following: [RelayParticipantEntry]) {
+        var listed = former
+        var bytes = former.reduce(0) { $0 + Self.entrySize($1) }
+        var following: [RelayParticipantEntry] = []
+        for id in order {
+            guard let entry = participants[id]?.entry else { continue }
+            bytes += Self.entrySize(entry)
+            if following.isEmpty, bytes <= Self.welcomeListBytes { listed.append(entry) } else { following.append(entry) }
+        }
+        return (listed, following)
     }
+
+    /// What an entry takes in a welcome, with room for its length prefixes and flags.
+    private static func entrySize(_ entry: RelayParticipantEntry) -> Int { formerSize(entry) + 16 }
 }

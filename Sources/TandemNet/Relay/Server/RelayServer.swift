@@ -73,6 +73,10 @@ public final class RelayServer: @unchecked Sendable {
     /// How many payload bytes of frames a paused connection may have held before its socket is
     /// no longer read: room for its acknowledgements to keep coming behind a few data frames.
     static let heldLimit = 256 * 1024
+    /// How long the loop spends on one connection's frames in one pass before the rest waits
+    /// for the next pass, after whatever else is ready: a burst of thousands of small frames
+    /// (each fanned out) cannot hold the relay from everyone else.
+    static let burstBudget: Int64 = 2_000_000
 
     /// How often the resident memory is read when it counts.
     static let residentInterval: Int64 = 100_000_000
@@ -238,7 +242,8 @@ public final class RelayServer: @unchecked Sendable {
         let strangerLimit = core.configuration.maximumUnauthenticatedBytes
         // A bounded number of reads per pass keeps one busy sender from starving the others.
         for _ in 0..<16 {
-            guard connection.isOpen, connection.pausedUntil == nil || connection.readsWhilePaused(limit: RelayServer.heldLimit) else { return }
+            guard connection.isOpen, !connection.isBacklogged,
+                  connection.pausedUntil == nil || connection.readsWhilePaused(limit: RelayServer.heldLimit) else { return }
             // A stranger is read a small piece at a time: its first piece has the length its
             // frame announces, which is all it takes to cut one announcing too much, without
             // copying 64 KiB of it first (a flood of such strangers, reconnecting each time they
@@ -297,8 +302,15 @@ public final class RelayServer: @unchecked Sendable {
     /// (up to `heldLimit` bytes), so that a paused participant still keeps up with what the
     /// relay sends it and is never dropped as too far behind for being held.
     private func decodeFrames(_ connection: RelayServerConnection) {
+        let started = clock.now()
+        var handled = 0
         while connection.closingSince == nil,
               connection.pausedUntil == nil || connection.readsWhilePaused(limit: RelayServer.heldLimit) {
+            handled += 1
+            if handled.isMultiple(of: 32), clock.now() - started > RelayServer.burstBudget {
+                continueNextPass(connection)
+                break
+            }
             let frame: RelayFrame?
             do {
                 frame = try connection.reader.next()
@@ -318,6 +330,22 @@ public final class RelayServer: @unchecked Sendable {
             perform(core.onFrame(frame, from: connection.id, at: clock.now()))
         }
         account(connection)
+    }
+
+    /// `connection`'s pass ran out of time with frames still buffered: the socket is not read
+    /// and the rest is handled on the loop's next pass, after whatever else is ready then.
+    private func continueNextPass(_ connection: RelayServerConnection) {
+        guard !connection.isBacklogged else { return }
+        connection.isBacklogged = true
+        updateInterest(connection, writing: !connection.output.isEmpty)
+        let id = connection.id
+        loop.execute { [self] in
+            guard let connection = connections[id] else { return }
+            connection.isBacklogged = false
+            updateInterest(connection, writing: !connection.output.isEmpty)
+            decodeFrames(connection)
+            flushDirty()
+        }
     }
 
     /// The pause of `connection` is over: its held frames go to the core in order (until one
@@ -383,7 +411,8 @@ public final class RelayServer: @unchecked Sendable {
     /// Watches the socket for reading unless paused with its held frames full, and for writing
     /// while output waits.
     private func updateInterest(_ connection: RelayServerConnection, writing: Bool) {
-        let reading = connection.pausedUntil == nil || connection.readsWhilePaused(limit: RelayServer.heldLimit)
+        let reading = !connection.isBacklogged
+            && (connection.pausedUntil == nil || connection.readsWhilePaused(limit: RelayServer.heldLimit))
         var interest: EventLoop.Readiness = reading ? .readable : []
         if writing { interest.insert(.writable) }
         loop.setInterest(connection.socket.descriptor, interest)

@@ -20,6 +20,9 @@ final class RelayServerConnection {
     var held: [RelayFrame] = []
     /// The payload bytes of `held`.
     var heldFrameBytes = 0
+    /// Set while frames it has buffered wait for the loop's next pass (its pass ran out of
+    /// time, `RelayServer.burstBudget`): nothing more is read from it until they are handled.
+    var isBacklogged = false
     /// What this connection last added to the server's share of the relay-wide budget.
     var accountedBytes = 0
     /// Whether the server still holds it (false once torn down): checked instead of looking
