@@ -194,14 +194,16 @@ struct FairShareTests {
         let entry = RelayAttachmentEntry(id: UUID(), owner: UUID(), size: 900 * 1024, metadata: [])
         sequence += 1
         _ = core.onFrame(.attachmentAdd(sequence: sequence, entry: entry), from: hog, at: 2)
+        sequence += 1
+        _ = core.onFrame(.attachmentChunk(sequence: sequence, id: entry.id, data: [UInt8](repeating: 1, count: 400 * 1024)[...]), from: hog, at: 2)
         // The shell's queues push the budget over: the upload in progress goes first.
         core.shellBytes = 200 * 1024
         _ = core.onOverBudget(at: 3)
         #expect(core.limitCounts.shed == 1)
         #expect(core.budgetBytes <= configuration.memoryLimit)
         sequence += 1
-        let rest = core.onFrame(.attachmentChunk(sequence: sequence, id: entry.id, data: [UInt8](repeating: 1, count: 900 * 1024)[...]), from: hog, at: 4)
-        #expect(outcomes(rest, to: hog).first??.code == .limitReached, "the shed upload's outcome says why")
+        let rest = core.onFrame(.attachmentChunk(sequence: sequence, id: entry.id, data: [UInt8](repeating: 1, count: 500 * 1024)[...]), from: hog, at: 4)
+        #expect(outcomes(rest, to: hog).first??.code == .limitReached, "the shed upload still ends, and its outcome says why")
         // Further over: its attachment goes too.
         core.shellBytes = 1_500 * 1024
         let shed = core.onOverBudget(at: 5)

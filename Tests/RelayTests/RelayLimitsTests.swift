@@ -84,7 +84,7 @@ struct RelayLimitsTests {
         #expect(core.limitCounts.connectionsPerAddress == 1)
     }
 
-    @Test("connections not yet admitted are capped over the whole relay; admission frees a place")
+    @Test("connections not yet admitted are capped over the whole relay: the oldest makes room; admission frees a place")
     func unauthenticatedConnections() {
         var configuration = RelayCoreConfiguration()
         configuration.maximumUnauthenticatedConnections = 2
@@ -95,8 +95,13 @@ struct RelayLimitsTests {
         #expect(core.onOpen(RelayConnectionID(2), entropy: entropy, at: 0, peer: address(3)).isEmpty)
         #expect(core.onOpen(RelayConnectionID(3), entropy: entropy, at: 0, peer: address(4)).isEmpty)
         #expect(core.unauthenticatedCount == 2)
-        #expect(refusal(core.onOpen(RelayConnectionID(4), entropy: entropy, at: 0, peer: address(5)))?.code == .limitReached)
-        #expect(core.isUnauthenticated(RelayConnectionID(2)))
+        // Every source holds one: the oldest of them makes room for the newcomer.
+        let over = core.onOpen(RelayConnectionID(4), entropy: entropy, at: 0, peer: address(5))
+        #expect(refusal(over)?.code == .limitReached)
+        #expect(closes(over, RelayConnectionID(2)))
+        #expect(!core.isUnauthenticated(RelayConnectionID(2)))
+        #expect(core.isUnauthenticated(RelayConnectionID(3)))
+        #expect(core.isUnauthenticated(RelayConnectionID(4)))
         #expect(!core.isUnauthenticated(RelayConnectionID(1)))
         #expect(core.limitCounts.unauthenticated == 1)
     }

@@ -16,10 +16,14 @@ import Testing
         defer { hosted.relay.shutDown() }
         let ana = try await SessionTests.guest("ana", of: hosted)
         let received = Mutex<[ChatMessage]>([])
-        let reader = Task { for await message in hosted.session.chatMessages() { received.withLock { $0.append(message) } } }
+        // Both streams are subscribed to here, before anything is sent, not in the tasks that
+        // read them, which may start after the first records arrive.
+        let messages = hosted.session.chatMessages()
+        let reader = Task { for await message in messages { received.withLock { $0.append(message) } } }
         defer { reader.cancel() }
         let rejections = Mutex<[Rejection]>([])
-        let watcher = Task { for await rejection in hosted.session.rejections { rejections.withLock { $0.append(rejection) } } }
+        let rejected = hosted.session.rejections
+        let watcher = Task { for await rejection in rejected { rejections.withLock { $0.append(rejection) } } }
         defer { watcher.cancel() }
 
         #expect(throws: GroupSessionError.self) { try ana.sendChat("") }

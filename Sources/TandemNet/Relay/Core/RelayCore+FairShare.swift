@@ -130,7 +130,10 @@ extension RelayCore {
             participant.upload.flatMap { $0.refusal == nil && $0.reserved > 0 ? (id, $0.reserved) : nil }
         }).max(by: { $0.1 < $1.1 }) {
             // Refused from here on: what arrives is counted and dropped, and the outcome says why.
+            // What arrived so far counts as arrived, as for an upload refused from the start.
+            let arrived = sessions[sessionID]?.participants[uploader]?.upload?.data.count ?? 0
             sessions[sessionID]?.participants[uploader]?.upload?.refusal = fault
+            sessions[sessionID]?.participants[uploader]?.upload?.entry.size -= arrived
             sessions[sessionID]?.participants[uploader]?.upload?.data = []
             sessions[sessionID]?.participants[uploader]?.upload?.reserved = 0
             sessions[sessionID]?.journalBytes -= reserved

@@ -167,13 +167,18 @@ public struct RelayCore: Sendable {
         }
         guard unauthenticated.count > configuration.maximumUnauthenticatedConnections else { return [] }
         limitCounts.unauthenticated += 1
-        // The source holding the most makes room, its oldest first.
-        var largest: (key: String, count: Int)?
+        // The source holding the most makes room, its oldest first; of sources holding as many,
+        // the one whose oldest came first.
+        var largest: (count: Int, oldest: RelayConnectionID)?
         for key in Array(unadmittedBySource.keys) {
-            let count = unadmitted(from: key).count
-            if count > largest?.count ?? 0 { largest = (key, count) }
+            let waiting = unadmitted(from: key)
+            guard let first = waiting.first else { continue }
+            if let best = largest, waiting.count < best.count || (waiting.count == best.count && first.value > best.oldest.value) {
+                continue
+            }
+            largest = (waiting.count, first)
         }
-        guard let largest, let oldest = unadmittedBySource[largest.key]?.first, oldest != connection else {
+        guard let oldest = largest?.oldest, oldest != connection else {
             return refuse(connection, RelayFault(.limitReached, "the relay has \(configuration.maximumUnauthenticatedConnections) connections waiting to be admitted"))
         }
         return refuse(oldest, RelayFault(.limitReached, "making room: the relay has \(configuration.maximumUnauthenticatedConnections) connections waiting to be admitted"))
@@ -604,6 +609,8 @@ public struct RelayCore: Sendable {
     /// Refuses a connection that is not admitted: the fault, then close.
     mutating func refuse(_ connection: RelayConnectionID, _ fault: RelayFault) -> [RelayDirective] {
         connections[connection]?.phase = .closing
+        // No longer waiting to be admitted: the caps on those count only who still may be.
+        unauthenticated.remove(connection)
         return [.send(connection, .refusal(fault)), .close(connection)]
     }
 
@@ -612,6 +619,7 @@ public struct RelayCore: Sendable {
     mutating func drop(_ connection: RelayConnectionID, fault: RelayFault, at now: Int64) -> [RelayDirective] {
         guard let state = connections[connection] else { return [] }
         connections[connection]?.phase = .closing
+        unauthenticated.remove(connection)
         var directives: [RelayDirective] = [.send(connection, .error(fault)), .close(connection)]
         if case let .joined(session, participant) = state.phase {
             let key = ParticipantKey(session: session, participant: participant)

@@ -51,7 +51,8 @@ public struct RelayServerStatistics: Sendable, Hashable, Codable {
             + "unauthenticated bytes \(limits.unauthenticatedBytes), journal \(limits.journal), "
             + "output queue \(limits.outputQueue), outbox \(limits.outbox), fan-out pauses \(limits.fanoutPauses), "
             + "forged acks \(limits.forgedAcknowledgements), flooding \(limits.flooding), "
-            + "datagram registrations \(limits.datagramRegistrations), accept failures \(acceptFailures), "
+            + "datagram registrations \(limits.datagramRegistrations), proofs/source \(limits.proofs), "
+            + "shed \(limits.shed), silent strangers \(limits.silentStrangers), accept failures \(acceptFailures), "
             + "accepts held off \(acceptsHeldOff) (\(addressesHeldOff) addresses), "
             + "shared flushes \(sharedFlushes) (\(sharedWrites) by the second writer)"
     }
