@@ -152,7 +152,7 @@ struct RetentionCoreTests {
             propose(&core, sequence, .snapshot(reflecting: 8 + sequence), [0xBA], at: 20 + Int64(sequence), from: invitee)
         }
         #expect(try join(&core, on: RelayConnectionID(4), at: 30).history.map(\.order) == Array(6...15))
-        propose(&core, 7, .snapshot(reflecting: 15), [16], at: 31)
+        propose(&core, 10, .snapshot(reflecting: 15), [16], at: 31)
         let later = try join(&core, on: RelayConnectionID(5), at: 32).history
         #expect(later.map(\.order) == [15, 16], "the invitee's newest (15, of 14) and the honest one's (16, of 15)")
     }

@@ -74,6 +74,6 @@ import Testing
         #expect(placeholders.allSatisfy { $0.sender == sender })
         let rejected = hosted.session.rejectionCounts.values.reduce(0, +) - rejectedBefore
         #expect(rejected == expectedPlaceholders, "each placeholder counted as a rejection once")
-        #expect(hosted.session.rejectionCounts[.replayed, default: 0] >= 300)
+        #expect(hosted.session.rejectionCounts[.replayed, default: 0] >= 299, "the honest body replayed under every order of its kind but the first")
     }
 }
