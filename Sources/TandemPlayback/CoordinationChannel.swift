@@ -108,12 +108,26 @@ public enum OrderedInput: Sendable, Equatable {
     /// coordinator's, so it is passed over silently (no event, no rejection counted), and the
     /// relay keeps it by its own rules (a late joiner's history holds it past a snapshot).
     case other(originator: UUID, order: UInt64)
+    /// A record that failed the session's checks (unopenable, forged, replayed, relabelled):
+    /// it holds its order and nothing else, so it changes nothing but the version, silently (the
+    /// session reports the rejection), and a late joiner's history counts its order as there.
+    /// `originator` is whom the relay named.
+    case placeholder(originator: UUID, order: UInt64)
     /// The history delivered on joining ends here: live records follow.
     case endOfHistory
 
     /// The one place where the session's ordered record becomes the coordinator's: the JSON
     /// body decoded (a body over `CoordinationCore.maximumProposalBytes` is not even read), the
-    /// relay's stamps carried over.
+    /// relay's stamps carried over. A placeholder stays one, whatever its header says.
+    init(_ record: OrderedRecord) {
+        guard let body = record.body.plaintext else {
+            self = .placeholder(originator: record.sender, order: record.order)
+            return
+        }
+        self.init(record.map { _ in body })
+    }
+
+    /// An opened record as the coordinator takes it.
     init(_ delivery: OrderedPlaintext) {
         if let reflecting = delivery.retention.reflectedOrder {
             self = .snapshot(SnapshotRecord(originator: delivery.sender, order: delivery.order,

@@ -176,11 +176,12 @@ public struct CoordinatorMachine: Sendable {
         case .proposal(let proposal):
             let openGate = core.waiting.gate
             events = core.apply(proposal)
+            snapshots.applied.note(core)
             originator = playOriginator(completing: openGate, by: proposal, before: before) ?? proposal.originator
         case .unreadable(let from, let order, let rejection):
             events = core.skip(order: order, originator: from, rejection: rejection)
             originator = from
-        case .other(let from, let order):
+        case .other(let from, let order), .placeholder(let from, let order):
             _ = core.skip(order: order, originator: from, rejection: ProposalRejection(.unreadable, "a record of another kind"))
             return []
         case .snapshot, .endOfHistory:

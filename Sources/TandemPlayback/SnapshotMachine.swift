@@ -41,6 +41,12 @@ public struct SnapshotProgress: Sendable {
     /// After a snapshot that could not be sent: not again before this many records since the last.
     var retryAfterRecords: Int?
     var assembly = HistoryAssembly<OrderedInput>()
+    /// The states applied lately, to check another's snapshot against once live.
+    var applied = AppliedStates()
+    /// How many snapshots of others this participant refused once live: not the state it
+    /// applied up to the order they reflect, or not one it could check. They change nothing
+    /// here, and do not count as the last snapshot toward publishing the next.
+    public internal(set) var refusedLiveSnapshots = 0
     /// Who is present, as the channel knows it.
     var present: Set<UUID>?
     /// Who sent records, when the channel does not know who is present.
@@ -65,8 +71,14 @@ public struct SnapshotProgress: Sendable {
     /// snapshots, each ordered far after what it reflects) would answer each of them with one of
     /// its own, and several publishers would feed each other. Should its own never come back
     /// (refused by the relay on the way), the wait ends after ten intervals' worth of records.
-    mutating func count(_ input: OrderedInput, local: UUID) {
+    ///
+    /// A snapshot that is not `trusted` (a live participant found it is not the state it applied)
+    /// counts as a playback record does: a lying snapshot must not put off the next honest one.
+    mutating func count(_ input: OrderedInput, local: UUID, trusted: Bool = true) {
         switch input {
+        case .snapshot where !trusted:
+            recordsSinceSnapshot += 1
+            notePendingRecord()
         case .snapshot(let record):
             if record.originator == local { recordsSincePublished = nil }
             // A joiner starting from it applies what was ordered between the order it reflects and
@@ -83,6 +95,12 @@ public struct SnapshotProgress: Sendable {
             recordsSinceSnapshot += 1
             notePendingRecord()
             seen.insert(originator)
+        case .placeholder:
+            // Counted as a playback record is, whatever its header claimed: a flood of them brings
+            // the next snapshot closer, so that the newest snapshot stays within the relay's caps.
+            // Its sender is only the relay's word, so it does not join the publishers.
+            recordsSinceSnapshot += 1
+            notePendingRecord()
         case .other, .endOfHistory:
             // A record of another kind is kept by the relay whatever the snapshots say: it does
             // not bring the next one closer.
@@ -104,7 +122,7 @@ extension OrderedInput {
         switch self {
         case .proposal(let proposal): proposal.order
         case .unreadable(_, let order, _): order
-        case .other(_, let order): order
+        case .other(_, let order), .placeholder(_, let order): order
         case .snapshot(let record): record.order
         case .endOfHistory: nil
         }
@@ -130,7 +148,7 @@ extension CoordinatorMachine {
     /// (`.publishSnapshot`), and only once its own history is assembled; should it not, the
     /// next lowest takes over after twice the interval (the k-th lowest after k + 1).
     public mutating func onOrdered(_ input: OrderedInput, now: HostInstant) -> [OrderedDirective] {
-        snapshots.count(input, local: localParticipant)
+        snapshots.count(input, local: localParticipant, trusted: trustsLive(input))
         if snapshots.phase == .starting {
             if case .endOfHistory = input {
                 // Nothing came before the end: an empty history, or one still to come.
@@ -157,6 +175,30 @@ extension CoordinatorMachine {
             }
             return applyLive(input, now: now) + publishIfDue(now: now)
         }
+    }
+
+    /// Whether a live participant takes `input`, when it is another's snapshot, as the last
+    /// snapshot: only when it is the state this participant applied up to the order it reflects
+    /// (`AppliedStates`); one that differs, or that cannot be checked, is refused (counted in
+    /// `refusedLiveSnapshots`). Anything else, and anything before the history is assembled,
+    /// is taken as it comes (the assembly validates a joiner's snapshots).
+    private mutating func trustsLive(_ input: OrderedInput) -> Bool {
+        guard case .snapshot(let record) = input, snapshots.phase == .live, record.originator != localParticipant,
+              core.timeline.version > 0 else { return true }
+        let verdict: AppliedStates.Verdict = switch CoordinationSnapshot.validated(
+            record.body, reflecting: record.reflecting, orderedAt: record.orderedAt,
+            pauseSnapsToMediaTimeOfOriginator: core.pauseSnapsToMediaTimeOfOriginator) {
+        case .success(let snapshot):
+            snapshots.applied.verdict(of: snapshot.core, reflecting: record.reflecting, orderedAt: record.orderedAt,
+                                      current: core.timeline.version)
+        case .failure:
+            .differs
+        }
+        guard verdict == .matches else {
+            snapshots.refusedLiveSnapshots += 1
+            return false
+        }
+        return true
     }
 
     /// A snapshot of the state, when one is due from this participant now (and it is then
@@ -214,7 +256,7 @@ extension CoordinatorMachine {
             // The state is here already: only the version moves, as for any record.
             _ = core.skip(order: record.order, originator: record.originator, rejection: ProposalRejection(.unreadable, "a snapshot"))
             return []
-        case .other(let originator, let order):
+        case .other(let originator, let order), .placeholder(let originator, let order):
             // Silently: only the version moves, as for any record, and the player is not told.
             _ = core.skip(order: order, originator: originator, rejection: ProposalRejection(.unreadable, "a record of another kind"))
             return []
@@ -230,7 +272,8 @@ extension CoordinatorMachine {
         guard let order = input.order else { return [] }
         let retention: HistoryAssembly<OrderedInput>.Retention = switch input {
         case .snapshot(let record): .snapshot(reflecting: record.reflecting)
-        case .other: .other
+        // A placeholder counts its order and changes nothing: never a snapshot to start from.
+        case .other, .placeholder: .other
         case .proposal, .unreadable, .endOfHistory: .playback
         }
         _ = snapshots.assembly.receive(.init(order: order, retention: retention, payload: input))
@@ -284,6 +327,7 @@ extension CoordinatorMachine {
                 case .applySnapshot(let record):
                     guard case .snapshot(let snapshot) = record.payload, let state = chosen[snapshot.order] else { continue }
                     core = state.core
+                    snapshots.applied.note(core)
                     out.append(.emit(.snapshotHistory(.restored(order: snapshot.order, reflecting: snapshot.reflecting))))
                 case .apply(let record):
                     // Only what the program is told: the player is issued the outcome below.

@@ -29,10 +29,10 @@ struct RetentionCoreTests {
     /// Proposes from connection 1; returns the relay's sequence of the ordered frame sent back.
     @discardableResult
     private func propose(_ core: inout RelayCore, _ sequence: UInt64, _ retention: OrderedRetention, _ body: [UInt8],
-                         at now: Int64) -> UInt64? {
+                         at now: Int64, from connection: RelayConnectionID = RelayConnectionID(1)) -> UInt64? {
         let directives = core.onFrame(.proposal(sequence: sequence, retention: retention, body: body),
-                                      from: RelayConnectionID(1), at: now)
-        return CoreAdmission.frames(directives, to: RelayConnectionID(1)).compactMap {
+                                      from: connection, at: now)
+        return CoreAdmission.frames(directives, to: connection).compactMap {
             if case let .ordered(relaySequence, _) = $0 { relaySequence } else { nil }
         }.last
     }
@@ -125,6 +125,56 @@ struct RetentionCoreTests {
         propose(&core, next(), .snapshot(reflecting: 13), [14], at: 50)
         let (_, last) = try join(&core, on: RelayConnectionID(4), at: 60)
         #expect(last.map(\.order) == [13, 14], "\(last.map(\.order))")
+    }
+
+    /// An invitee publishes two bogus snapshots in a row (the relay reads no body, so it cannot
+    /// tell): the honest publisher's newest snapshot stays, with every order after what it
+    /// reflects, so that a joiner who refuses the bogus ones still restores from it.
+    @Test("two bogus snapshots in a row from one publisher leave the honest publisher's newest kept, with its history")
+    func bogusSnapshotsInARowFromOnePublisher() throws {
+        var core = started()
+        let invitee = RelayConnectionID(2)
+        _ = admission.admit(&core, invitee, TestIdentities.make(), create: false, at: 0)
+        // 1–5 playback; 6 the honest snapshot of 5; 7–9 playback; 10 and 11 the invitee's
+        // snapshots, of 9 and of 10.
+        for order in UInt64(1)...5 { propose(&core, order, .playback, [UInt8(order)], at: Int64(order)) }
+        propose(&core, 6, .snapshot(reflecting: 5), [6], at: 6)
+        for order in UInt64(7)...9 { propose(&core, order, .playback, [UInt8(order)], at: Int64(order)) }
+        propose(&core, 1, .snapshot(reflecting: 9), [0xBA, 0xD1], at: 10, from: invitee)
+        propose(&core, 2, .snapshot(reflecting: 10), [0xBA, 0xD2], at: 11, from: invitee)
+        let history = try join(&core, on: RelayConnectionID(3), at: 12).history
+        #expect(history.map(\.order) == Array(6...11), "\(history.map(\.order))")
+        #expect(history.first?.retention == .snapshot(reflecting: 5))
+        #expect(history.first?.body == [6])
+
+        // More bogus ones change nothing for the honest one; its next snapshot replaces it.
+        for sequence in UInt64(3)...6 {
+            propose(&core, sequence, .snapshot(reflecting: 8 + sequence), [0xBA], at: 20 + Int64(sequence), from: invitee)
+        }
+        #expect(try join(&core, on: RelayConnectionID(4), at: 30).history.map(\.order) == Array(6...15))
+        propose(&core, 10, .snapshot(reflecting: 15), [16], at: 31)
+        let later = try join(&core, on: RelayConnectionID(5), at: 32).history
+        #expect(later.map(\.order) == [15, 16], "the invitee's newest (15, of 14) and the honest one's (16, of 15)")
+    }
+
+    /// Each publisher's newest snapshot is a fallback only for the last few publishers: a fifth
+    /// publisher's snapshot lets the oldest publisher's go.
+    @Test("the newest snapshots of at most four publishers are kept as fallbacks")
+    func publishersBounded() throws {
+        var core = started()
+        let others = (2...5).map { RelayConnectionID(UInt64($0)) }
+        for connection in others { _ = admission.admit(&core, connection, TestIdentities.make(), create: false, at: 0) }
+        // 1–3 playback; 4 a snapshot of 3 from connection 1; then one snapshot from each other
+        // connection, each of the order before it.
+        for order in UInt64(1)...3 { propose(&core, order, .playback, [UInt8(order)], at: Int64(order)) }
+        propose(&core, 4, .snapshot(reflecting: 3), [4], at: 4)
+        for (index, connection) in others.prefix(3).enumerated() {
+            propose(&core, 1, .snapshot(reflecting: UInt64(4 + index)), [0], at: Int64(5 + index), from: connection)
+        }
+        #expect(try join(&core, on: RelayConnectionID(9), at: 10).history.map(\.order) == Array(4...7))
+        // The fifth publisher: the first one's snapshot (4) is no longer a fallback.
+        propose(&core, 1, .snapshot(reflecting: 7), [0], at: 11, from: others[3])
+        #expect(try join(&core, on: RelayConnectionID(10), at: 12).history.map(\.order) == Array(5...8))
     }
 
     @Test("a snapshot that does not reflect an order below its own: the proposer is dropped, nothing is ordered or kept")

@@ -27,7 +27,7 @@ import Testing
         #"{"change":"end of item: next","effective_session_ns":20000000000,"event":"item-ended","identifier":"b.mp4","index":1,"item":"a.mp4","media_time":5,"rate":1,"version":8}"#,
         #"{"event":"item-mismatch","item":"clip.mp4","message":"participants play different files under the name clip.mp4","participants":["alice","ben"]}"#,
         #"{"by":"mallory","event":"rejected","message":"skipped a change: rate 1e+15 is out of range","order":12,"reason":"invalid rate"}"#,
-        #"{"event":"rejected","path":"session.message","reason":"badSignature","sender":"\#(peer)"}"#,
+        #"{"count":3,"event":"rejected","path":"session.message","reason":"badSignature","sender":"\#(peer)"}"#,
         #"{"event":"command-abandoned","message":"the player did not complete a command by its due date","version":9}"#,
         #"{"event":"history","message":"restored from the snapshot at order 40, reflecting 38"}"#,
         #"{"event":"chat","from":"ben","participant":"\#(peer)","text":"hi é \"there\""}"#,

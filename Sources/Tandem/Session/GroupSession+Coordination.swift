@@ -37,31 +37,37 @@ extension GroupSession {
         }
     }
 
-    /// The ordered deliveries: the session's history first, then each new one. One reader.
+    /// The ordered deliveries that opened: the session's history first, then each new one
+    /// (placeholders are passed over). One reader.
     package func orderedDeliveries() -> AsyncStream<OrderedPlaintext> { orderedDeliveries { $0 } }
 
-    /// The ordered deliveries, each turned into what the reader wants by `transform` (nil skips
-    /// it) as it arrives, on the thread that opened it. One reader.
+    /// The ordered deliveries that opened, each turned into what the reader wants by
+    /// `transform` (nil skips it) as it arrives, on the thread that opened it (placeholders are
+    /// passed over). One reader.
     package func orderedDeliveries<Element: Sendable>(
         _ transform: @escaping @Sendable (OrderedPlaintext) -> Element?
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
-        let adopted = orderedDeliveries(while: { delivery in
-            if let element = transform(delivery) { continuation.yield(element) }
+        let adopted = orderedDeliveries(while: { record in
+            if let plaintext = record.body.plaintext, let element = transform(record.map { _ in plaintext }) {
+                continuation.yield(element)
+            }
             return true
         }, finished: { continuation.finish() })
         if !adopted { continuation.finish() }
         return stream
     }
 
-    /// Hands each ordered delivery to `handler` as it arrives, on the thread that opened it (the
-    /// backlog first): the coordinator is fed without a task of its own in between. When
+    /// Hands each ordered record to `handler` as it arrives, on the thread that opened it (the
+    /// backlog first): the coordinator is fed without a task of its own in between. A record that
+    /// failed a check comes as a placeholder (`OrderedContent.placeholder`), so that every order
+    /// is accounted for. When
     /// `handler` returns false the subscription ends: `finished` is called, and the session
     /// hands it nothing more and keeps nothing for it (the records are still opened, as the
     /// session opens every record, but go no further). One reader: a later subscription
     /// replaces this one. False when the session is over (nothing is delivered).
     @discardableResult
-    package func orderedDeliveries(while handler: @escaping @Sendable (OrderedPlaintext) -> Bool,
+    package func orderedDeliveries(while handler: @escaping @Sendable (OrderedRecord) -> Bool,
                                    finished: @escaping @Sendable () -> Void = {}) -> Bool {
         let ended = Mutex(false)
         let end: @Sendable () -> Void = {
@@ -118,7 +124,8 @@ extension GroupSession {
     /// Only a proposal signed by a participant of this session, attributed by the relay to its
     /// signer, whose counter that signer has not used before in the ordered stream, and whose
     /// signed retention is the header's passes: an old proposal replayed with a fresh order
-    /// number, or one the relay relabelled, is dropped and reported.
+    /// number, or one the relay relabelled, is reported and passed on as a placeholder that
+    /// carries nothing but its order (with the relay's sender and retention).
     func receiveOrdered(_ delivery: OrderedDelivery) {
         receiveOrdered(delivery, opened: bodies.open(delivery.body, expecting: Self.expectation(ordered: delivery)))
     }
@@ -137,24 +144,25 @@ extension GroupSession {
     }
 
     private func receiveOrdered(_ delivery: OrderedDelivery, opened: Result<SignedBody, RejectionReason>) {
-        let signed: SignedBody
+        let record: OrderedRecord
         switch opened {
-        case .success(let body): signed = body
+        case .success(let signed):
+            if ActivityChange.isChange(signed.payload) { activityChanged(signed.payload, by: signed.sender) }
+            let opened = delivery.map(sender: signed.sender) { _ in signed.payload }
+            // A chat line goes to the chat, and on to the coordinator too: it takes an order number,
+            // and a late joiner's coordinator assembles its history without gaps.
+            if signed.kind == .chat { chatReceived(opened) }
+            record = opened.map { .plaintext($0) }
         case .failure(let reason):
             reject(Rejection(reason: reason, sender: delivery.sender, path: "ordered"))
-            return
+            record = delivery.map { _ in .placeholder(reason) }
         }
-        if ActivityChange.isChange(signed.payload) { activityChanged(signed.payload, by: signed.sender) }
-        let opened = delivery.map(sender: signed.sender) { _ in signed.payload }
-        // A chat line goes to the chat, and on to the coordinator too: it takes an order number,
-        // and a late joiner's coordinator assembles its history without gaps.
-        if signed.kind == .chat { chatReceived(opened) }
         let reader = core.withLock { core -> OrderedReader? in
             guard !core.invalidated else { return nil }
-            if core.orderedReader == nil { core.ordered.append(opened) }
+            if core.orderedReader == nil { core.ordered.append(record) }
             return core.orderedReader
         }
-        reader?.yield(opened)
+        reader?.yield(record)
     }
 
     /// Tells departure readers that `id` left.

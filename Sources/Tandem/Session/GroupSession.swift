@@ -82,8 +82,9 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         var attachments: [UUID: GroupSessionJournal.Attachment] = [:]
         var attachmentOrder: [UUID] = []
         var clockSource: (any SessionClockSource)?
-        /// Ordered deliveries not yet taken by the coordinator (the history first).
-        var ordered: [OrderedPlaintext] = []
+        /// Ordered records not yet taken by the coordinator (the history first), placeholders
+        /// included.
+        var ordered: [OrderedRecord] = []
         var orderedReader: OrderedReader?
         var departureReaders: [Int: AsyncStream<UUID>.Continuation] = [:]
         /// Bodies dropped on arrival, by reason.
@@ -97,7 +98,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
 
     /// The one reader of the ordered deliveries: what to do with each, and how to end it.
     struct OrderedReader: Sendable {
-        let yield: @Sendable (OrderedPlaintext) -> Void
+        let yield: @Sendable (OrderedRecord) -> Void
         let finish: @Sendable () -> Void
     }
 

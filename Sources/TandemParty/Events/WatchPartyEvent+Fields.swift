@@ -179,17 +179,22 @@ extension WatchPartyEvent {
         }
     }
 
-    /// `rejected` (a body): the session dropped it on arrival.
+    /// `rejected` (bodies): the session dropped bodies of one kind on arrival, counted over a
+    /// second (`RejectionTally`): the first at once, then how many more each second they come.
     public struct BodyRejected: Sendable, Equatable, Codable {
         /// Why (`Rejection.reason`'s raw value).
         public var reason: String
-        /// Its signer, or whom the relay named (a UUID), or `unknown`.
+        /// Their signer, or whom the relay named (a UUID), or `unknown`.
         public var sender: String
-        /// What it arrived as.
+        /// What they arrived as.
         public var path: String
+        /// How many, since the last `rejected` of this reason, sender and path.
+        public var count: Int
 
         /// The fields.
-        public init(reason: String, sender: String, path: String) { (self.reason, self.sender, self.path) = (reason, sender, path) }
+        public init(reason: String, sender: String, path: String, count: Int = 1) {
+            (self.reason, self.sender, self.path, self.count) = (reason, sender, path, count)
+        }
     }
 
     /// `command-abandoned`: a command the player did not complete in time.

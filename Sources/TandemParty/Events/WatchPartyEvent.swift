@@ -34,7 +34,7 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
     case itemMismatch(ItemMismatch)
     /// Every participant skipped a proposal (`rejected`, with `by` and `order`).
     case proposalRejected(ProposalRejected)
-    /// The session dropped a body on arrival (`rejected`, with `sender` and `path`).
+    /// The session dropped bodies on arrival (`rejected`, with `sender`, `path` and `count`).
     case bodyRejected(BodyRejected)
     /// The player did not complete a command by its due date (`command-abandoned`).
     case commandAbandoned(CommandAbandoned)

@@ -1,4 +1,7 @@
 import Foundation
+import Synchronization
+import TandemClock
+import TandemPlayerSupport
 import Tandem
 import TandemPlayback
 
@@ -73,11 +76,28 @@ extension WatchParty {
         }
     }
 
-    /// One `rejected` event for each body the session dropped on arrival: why, its signer or
-    /// whom the relay named (an identity), and what it arrived as.
+    /// `rejected` events for the bodies the session dropped on arrival, counted per reason,
+    /// signer (or whom the relay named) and path over a second (`RejectionTally`): a flood of
+    /// bad records costs a line a second for each kind, not a line a record.
     private func followRejections() async {
+        let tally = Mutex(RejectionTally())
+        let report: @Sendable ([RejectionTally.Count]) -> Void = { [weak self] counts in
+            for count in counts {
+                self?.emit(.bodyRejected(.init(reason: count.kind.reason.rawValue, sender: count.kind.sender?.uuidString ?? "unknown",
+                                               path: count.kind.path, count: count.count)))
+            }
+        }
+        let flusher = Task {
+            while !Task.isCancelled {
+                let now = LocalInstant(nanoseconds: MonotonicClock.now())
+                let wait = tally.withLock { $0.nextFlush }.map { max(.milliseconds(1), $0 - now) } ?? RejectionTally.defaultInterval
+                try? await Task.sleep(for: .nanoseconds(wait.nanoseconds))
+                report(tally.withLock { $0.flush(now: LocalInstant(nanoseconds: MonotonicClock.now())) })
+            }
+        }
+        defer { flusher.cancel() }
         for await rejection in session.rejections {
-            emit(.bodyRejected(.init(reason: rejection.reason.rawValue, sender: rejection.sender?.uuidString ?? "unknown", path: rejection.path)))
+            report(tally.withLock { $0.record(rejection, now: LocalInstant(nanoseconds: MonotonicClock.now())) })
         }
     }
 }

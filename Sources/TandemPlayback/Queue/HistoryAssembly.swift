@@ -4,8 +4,9 @@ import Foundation
 /// newest valid snapshot that the kept records continue without a gap, then the records after
 /// the order it reflects.
 ///
-/// The relay keeps the two newest snapshots and drops the playback records at or below the
-/// older one's reflected order, so a long session's history looks like
+/// The relay keeps the two newest snapshots (and the newest of each of the last few publishers)
+/// and drops the playback records at or below the lowest order they reflect, so a long
+/// session's history looks like
 /// `[M1+1 … S1 … M2+1 … S2 …]` (snapshot `Sn` reflecting order `Mn`), with records of other
 /// kinds (activity, chat) kept by their own rules wherever they fall. The assembly tries the
 /// snapshots newest first; one is taken when it reflects an order below its own, every order
@@ -20,8 +21,14 @@ import Foundation
 ///   record straight through (`.apply`), dropping replays at or below what was assembled. When
 ///   the history is `.incomplete`, it keeps buffering what follows, so that calling
 ///   `assemble(isValid:)` again once a live snapshot arrives can still start from that one.
+///   While incomplete, each call judges only the snapshots that arrived since the last one
+///   (a refusal is final: orders never come back, and the check is the same), each checked
+///   once and reported once, and the gap check costs the same however much is buffered: the
+///   assembly keeps where the gap-free run of orders at the end of what it buffers starts.
 ///
-/// A missing order is a gap whatever it held, since the records do not say: so a snapshot must
+/// A record that failed the session's checks is delivered as a placeholder (retention `.other`,
+/// a payload that changes nothing), so that it counts as there: an invitee's unopenable records
+/// make no gap. A missing order is a gap whatever it held, since the records do not say: so a snapshot must
 /// reflect at least the order of the snapshot before it (a publisher publishes only once it has
 /// seen the previous one come back, as `SnapshotSchedule` asks), or the relay's dropping of that
 /// older snapshot leaves a gap the kept ones cannot be continued across.
@@ -154,6 +161,14 @@ public struct HistoryAssembly<Payload: Sendable>: Sendable {
     public private(set) var phase = Phase.history
     /// The records buffered so far (the history, until it is assembled).
     public private(set) var buffered: [Record] = []
+    /// While incomplete: the snapshots buffered since the last assembly, not yet judged.
+    private var unjudged: [Record] = []
+    /// While incomplete: the highest order buffered.
+    private var lastBufferedOrder: UInt64 = 0
+    /// While incomplete: every order from this one to `lastBufferedOrder` is buffered.
+    private var runStart: UInt64 = 1
+    /// While incomplete: the orders missing just below `runStart`, when known.
+    private var missingBelowRun: ClosedRange<UInt64>?
 
     /// An assembly that expects the history first, buffering at most `maximumBufferedRecords`
     /// (at least 1) while incomplete.
@@ -170,10 +185,23 @@ public struct HistoryAssembly<Payload: Sendable>: Sendable {
             buffered.append(record)
             return []
         case .incomplete:
+            // In order from here on: a repeat at or below what is buffered is dropped, as the
+            // whole assembly would count it once.
+            guard record.order > lastBufferedOrder else { return [] }
+            if record.order != lastBufferedOrder &+ 1 {
+                missingBelowRun = (lastBufferedOrder + 1)...(record.order - 1)
+                runStart = record.order
+            }
+            lastBufferedOrder = record.order
             buffered.append(record)
+            if case .snapshot = record.retention { unjudged.append(record) }
             // Trimmed by an eighth at a time, so that a long wait costs no quadratic copying.
             if buffered.count > maximumBufferedRecords + maximumBufferedRecords / 8 {
                 buffered.removeFirst(buffered.count - maximumBufferedRecords)
+                if let first = buffered.first?.order, first > runStart {
+                    runStart = first
+                    missingBelowRun = nil
+                }
             }
             return []
         case .live(let lastOrder):
@@ -188,18 +216,76 @@ public struct HistoryAssembly<Payload: Sendable>: Sendable {
     /// when it assembles. Once live, it changes nothing and returns an empty plan (of basis
     /// `.fullHistory`, ending at the last order passed through).
     public mutating func assemble(isValid: (Payload) -> Bool) -> Outcome {
-        if case .live(let lastOrder) = phase {
+        switch phase {
+        case .live(let lastOrder):
             return .assembled(Plan(basis: .fullHistory, instructions: [], skippedSnapshots: [], lastOrder: lastOrder))
-        }
-        let outcome = Self.assemble(buffered, isValid: isValid)
-        switch outcome {
-        case .assembled(let plan):
-            phase = .live(lastOrder: plan.lastOrder)
-            buffered = []
         case .incomplete:
-            phase = .incomplete
+            return assembleIncomplete(isValid: isValid)
+        case .history:
+            let outcome = Self.assemble(buffered, isValid: isValid)
+            switch outcome {
+            case .assembled(let plan):
+                phase = .live(lastOrder: plan.lastOrder)
+                buffered = []
+            case .incomplete(let missing, _):
+                phase = .incomplete
+                buffered = Self.ordered(buffered)
+                lastBufferedOrder = buffered.last?.order ?? 0
+                runStart = Self.runStart(of: buffered)
+                missingBelowRun = runStart > 1 ? Self.missing(below: runStart, in: buffered) ?? missing : nil
+            }
+            return outcome
         }
-        return outcome
+    }
+
+    /// Judges the snapshots buffered since the last call, newest first, each once: one is started
+    /// from when it reflects an order below its own, every order after that one is buffered (at
+    /// or after the start of the gap-free run at the end), and `isValid` accepts it.
+    private mutating func assembleIncomplete(isValid: (Payload) -> Bool) -> Outcome {
+        var skipped: [SkippedSnapshot] = []
+        let candidates = unjudged.reversed()
+        unjudged = []
+        for snapshot in candidates {
+            guard case .snapshot(let reflecting) = snapshot.retention else { continue }
+            let refusal: Refusal? = if reflecting >= snapshot.order {
+                .malformed
+            } else if reflecting &+ 1 < runStart {
+                .gap(missing: max(reflecting + 1, missingBelowRun?.lowerBound ?? reflecting + 1)...(runStart - 1))
+            } else if !isValid(snapshot.payload) {
+                .invalid
+            } else {
+                nil
+            }
+            if let refusal {
+                skipped.append(SkippedSnapshot(order: snapshot.order, reflecting: reflecting, refusal: refusal))
+                continue
+            }
+            let plan = Plan(basis: .snapshot(order: snapshot.order, reflecting: reflecting),
+                            instructions: Self.instructions(buffered, from: snapshot, reflecting: reflecting),
+                            skippedSnapshots: skipped, lastOrder: lastBufferedOrder)
+            phase = .live(lastOrder: lastBufferedOrder)
+            buffered = []
+            return .assembled(plan)
+        }
+        let missing = missingBelowRun ?? (1...max(1, runStart - 1))
+        return .incomplete(missing: missing, skippedSnapshots: skipped)
+    }
+
+    /// Where the gap-free run of orders at the end of `sorted` starts (1 for none).
+    private static func runStart(of sorted: [Record]) -> UInt64 {
+        guard var start = sorted.last?.order else { return 1 }
+        for record in sorted.reversed().dropFirst() {
+            guard record.order &+ 1 == start else { break }
+            start = record.order
+        }
+        return start
+    }
+
+    /// The orders missing just below `start` in `sorted` (from the order after the one before
+    /// it, or from 1), nil when none is.
+    private static func missing(below start: UInt64, in sorted: [Record]) -> ClosedRange<UInt64>? {
+        let before = sorted.last { $0.order < start }?.order ?? 0
+        return before + 1 < start ? (before + 1)...(start - 1) : nil
     }
 
     /// Assembles a whole history, delivered as `records` (in order; a repeated order counts

@@ -1,17 +1,21 @@
+import Foundation
 import TandemWire
 
 /// A session's ordered broadcasts so far, for late joiners, kept by their retention (the
 /// header's word: the relay reads no body).
 ///
 /// - Snapshots: the two newest are kept, so that a joiner who finds the newer one invalid falls
-///   back to the older; an older one too while it stands after the lower of the orders those two
-///   reflect, for a joiner restoring from either needs every order after what it reflects, and
-///   a snapshot dropped there would be a gap it cannot tell from a lost change (several
-///   participants publishing at once after a burst can give snapshots in a row, the newest
-///   reflecting an order before the others').
-/// - Playback records: dropped once they are at or below the lower of the orders the two newest
-///   snapshots reflect (with one snapshot, the order it reflects), never past it, so that what
-///   either of them does not cover is always there.
+///   back to the older, and the newest of each publisher (of the `maximumPublishers` who
+///   published last), so that one participant publishing bogus snapshots in a row does not push
+///   out another's: these are the fallbacks. An older snapshot is kept too while it stands
+///   after the lowest of the orders the fallbacks reflect, for a joiner restoring from any of
+///   them needs every order after what it reflects, and a snapshot dropped there would be a gap
+///   it cannot tell from a lost change (several participants publishing at once after a burst
+///   can give snapshots in a row, the newest reflecting an order before the others').
+/// - Playback records: dropped once they are at or below the lowest of the orders the fallbacks
+///   reflect (with one snapshot, the order it reflects), never past it, so that what any of
+///   them does not cover is always there. A publisher that stops publishing holds that order
+///   back until the caps drop its snapshot (`dropFallback()`).
 /// - Recent records (chat): the newest `count` of them (the count the newest one names), and
 ///   older ones only until they are at or below that same order, as playback records: a
 ///   snapshot's history then never misses one of their orders.
@@ -19,12 +23,16 @@ import TandemWire
 ///
 /// The caps (`maximumCount` records, `maximumBytes` of bodies) bound all of it together: a
 /// safety net that a session of snapshots and the changes since does not reach, but a burst
-/// that outruns the snapshots can. Over a cap the fallback snapshots go first, with the records
-/// only they need (`dropFallback()`), then the oldest records whatever their retention.
+/// that outruns the snapshots can, and so can a publisher's snapshot left behind. Over a cap the
+/// fallback snapshots go first, with the records only they need (`dropFallback()`), then the
+/// oldest records whatever their retention.
 ///
 /// Every operation works in place: an append costs the same however much is kept, and drops
 /// come off the front of a queue (three queues, one per retention, each in order).
 struct RelayOrderedHistory: Sendable {
+    /// How many publishers' newest snapshots are kept as fallbacks (besides the two newest).
+    static let maximumPublishers = 4
+
     private var kept = RecordQueue()
     private var playback = RecordQueue()
     private var snapshots = RecordQueue()
@@ -33,11 +41,14 @@ struct RelayOrderedHistory: Sendable {
     private var recentLimit = Int.max
     /// The bytes of the bodies kept.
     private(set) var bodyBytes = 0
+    /// The newest snapshot of each of the last `maximumPublishers` publishers: its order and the
+    /// order it reflects.
+    private var newestByPublisher: [UUID: (order: UInt64, reflecting: UInt64)] = [:]
 
     /// How many are kept.
     var count: Int { kept.count + playback.count + snapshots.count + recent.count }
 
-    /// How many snapshots are kept (two, and any older one the older of those still needs).
+    /// How many snapshots are kept (the fallbacks, and any older one they still need).
     var snapshotCount: Int { snapshots.count }
 
     /// The entries kept, in order: what a joiner receives.
@@ -67,8 +78,9 @@ struct RelayOrderedHistory: Sendable {
             kept.append(entry)
         case .playback:
             playback.append(entry)
-        case .snapshot:
+        case let .snapshot(reflecting):
             snapshots.append(entry)
+            notePublisher(entry.sender, order: entry.order, reflecting: reflecting)
             while snapshots.count > 2, let first = snapshots.first, let covered, first.order <= covered {
                 release(snapshots.removeFirst())
             }
@@ -82,10 +94,22 @@ struct RelayOrderedHistory: Sendable {
             switch oldest {
             case .kept: release(kept.removeFirst())
             case .playback: release(playback.removeFirst())
-            case .snapshot: release(snapshots.removeFirst())
+            case .snapshot:
+                let dropped = snapshots.removeFirst()
+                release(dropped)
+                newestByPublisher = newestByPublisher.filter { $0.value.order > dropped.order }
             case .recent: release(recent.removeFirst())
             }
         }
+    }
+
+    /// Keeps `publisher`'s newest snapshot, ordered `order` and reflecting `reflecting`, as a
+    /// fallback; past `maximumPublishers`, the publisher whose newest is the oldest is forgotten.
+    private mutating func notePublisher(_ publisher: UUID, order: UInt64, reflecting: UInt64) {
+        newestByPublisher[publisher] = (order, reflecting)
+        guard newestByPublisher.count > Self.maximumPublishers,
+              let oldest = newestByPublisher.min(by: { $0.value.order < $1.value.order }) else { return }
+        newestByPublisher[oldest.key] = nil
     }
 
     /// Over a cap, the fallback goes first and whole: every snapshot but the newest, and the
@@ -95,6 +119,9 @@ struct RelayOrderedHistory: Sendable {
     /// whole history, and only if that is still over the cap does its history lose the oldest.
     private mutating func dropFallback() {
         while snapshots.count > 1 { release(snapshots.removeFirst()) }
+        if let newest = snapshots.first {
+            newestByPublisher = newestByPublisher.filter { $0.value.order == newest.order }
+        }
         dropCovered()
     }
 
@@ -108,11 +135,14 @@ struct RelayOrderedHistory: Sendable {
         while recent.count > recentLimit, let first = recent.first, first.order <= covered { release(recent.removeFirst()) }
     }
 
-    /// The lower of the orders the two newest snapshots reflect (the only one's, with one): what
-    /// a late joiner's history needs no record at or below, whichever of the two it restores
-    /// from (the newer may reflect an order before the older's, its publisher behind).
+    /// The lowest of the orders the fallbacks reflect (the two newest snapshots, and each
+    /// publisher's newest): what a late joiner's history needs no record at or below, whichever
+    /// of them it restores from (a newer one may reflect an order before an older one's, its
+    /// publisher behind).
     private var covered: UInt64? {
-        snapshots.elements.suffix(2).compactMap(\.retention.reflectedOrder).min()
+        let newest = snapshots.elements.suffix(2).compactMap(\.retention.reflectedOrder).min()
+        let publishers = newestByPublisher.values.lazy.map(\.reflecting).min()
+        return [newest, publishers].compactMap { $0 }.min()
     }
 
     private mutating func release(_ entry: RelayOrderedEntry) {
