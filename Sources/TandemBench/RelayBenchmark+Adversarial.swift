@@ -43,12 +43,15 @@ public struct RelayAdversarialBenchmark: Sendable {
     public func run(progress: @Sendable (String) -> Void) async throws -> RelayAdversarialReport {
         let priorityArguments = priority == .normal ? [] : ["--priority", priority.rawValue]
         progress("starting the relay: \(relayExecutable ?? executable) serve --bind 127.0.0.1 --port 0 \(priorityArguments.joined(separator: " "))")
-        // Honest participants and attackers all connect from 127.0.0.1: the caps per source
-        // address are raised so that they measure the other defences (every other limit keeps its
-        // default); a real attacker from one address would meet those caps first.
+        // The honest participants connect from 127.0.0.1 and the attackers from sources of their
+        // own (127.0.0.2 to 127.0.0.6): the caps per source are raised so that the 200 honest
+        // joins in a row and the attackers measure the other defences (the fair shares between
+        // sources, and every other limit, keep their defaults); a real attacker from one address
+        // would meet those caps first.
         let relay = try WatchProcess(executable: relayExecutable ?? executable,
                                      arguments: ["serve", "--bind", "127.0.0.1", "--port", "0",
-                                                 "--max-sessions-per-address", "1000000", "--max-connections-per-address", "1000000"] + priorityArguments,
+                                                 "--max-sessions-per-address", "1000000", "--max-connections-per-address", "1000000",
+                                                 "--proofs-per-source", "1000000", "--max-unauthenticated-per-source", "1000"] + priorityArguments,
                                      name: "relay", acceptsCommands: false)
         defer { relay.kill() }
         guard let line = relay.waitForLine(startingWith: "relay listening on", timeout: 20),
@@ -75,9 +78,9 @@ public struct RelayAdversarialBenchmark: Sendable {
         var phase: UInt8 = 10
         var runs = [try await measure("quiet", plan: nil, links: links, phase: phase, port: port, memory: memory,
                                       recorder: recorder, progress: progress)]
-        // The never-reading attack last of the single ones: what it makes the relay hold may
-        // stay resident after it, and would cloud the memory of the runs after it.
-        let singles: [RelayAttackPlan.Kind] = [.partialFrames, .datagrams, .fanOut, .neverReading]
+        // The never-reading and memory attacks last of the single ones: what they make the relay
+        // hold may stay resident after them, and would cloud the memory of the runs after them.
+        let singles: [RelayAttackPlan.Kind] = [.partialFrames, .datagrams, .idleSockets, .fanOut, .neverReading, .memoryHog]
         let kinds: [RelayAttackPlan.Kind?] = (eachAttack ? singles : []) + [nil]
         for kind in kinds {
             phase += 1
@@ -135,6 +138,7 @@ public struct RelayAdversarialBenchmark: Sendable {
         let latency = try await broadcast(from: links[0], phase: phase, recorder: recorder)
         let resident = memory.resident
         let alive = memory.isAlive
+        let refused = await admissions(port: port)
         var counts: RelayAttackCounts?
         if let attackers {
             attackers.send("stop")
@@ -151,7 +155,32 @@ public struct RelayAdversarialBenchmark: Sendable {
         return RelayAdversarialReport.Run(
             name: name, plan: plan, expected: broadcasts * (participants - 1), delivered: recorder.count(phase), latency: latency,
             relayResidentBefore: before, relayResident: resident, relayPeakDuring: sampled, relayPeakSoFar: memory.peak,
-            relayAlive: alive, attack: counts)
+            relayAlive: alive, attack: counts, admissionsTried: 2 * admissionAttempts, admissionsRefused: refused)
+    }
+
+    /// How many honest sessions each run creates and joins while the attack still runs.
+    private var admissionAttempts: Int { 10 }
+
+    /// Creates and joins `admissionAttempts` sessions, as honest people do; how many of those
+    /// creates and joins the relay refused.
+    private func admissions(port: UInt16) async -> Int {
+        let connector = NetworkRelayConnector(host: "127.0.0.1", port: port)
+        let helper = RelayBenchmark()
+        var refused = 0
+        for index in 0..<admissionAttempts {
+            let session = UUID()
+            guard let host = try? await connector.join(helper.request(session, "admission host \(index)", create: true)) else {
+                refused += 2
+                continue
+            }
+            if let guest = try? await connector.join(helper.request(session, "admission guest \(index)")) {
+                await guest.leave()
+            } else {
+                refused += 1
+            }
+            await host.leave()
+        }
+        return refused
     }
 
     private func broadcast(from sender: any RelayLink, phase: UInt8, recorder: RelayDeliveryRecorder) async throws -> Percentiles? {

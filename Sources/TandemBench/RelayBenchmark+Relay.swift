@@ -19,6 +19,8 @@ struct RelayBenchmarkRelay {
         "--bind", "127.0.0.1", "--port", "0",
         "--max-sessions-per-address", "1000000", "--max-connections-per-address", "1000000",
         "--fanout-deliveries", "1000000000", "--fanout-bytes", "1024G",
+        "--proofs-per-source", "1000000", "--max-unauthenticated-per-source", "1000000",
+        "--fanout-deliveries-per-source", "1000000000", "--fanout-bytes-per-source", "1024G",
     ]
 
     /// Starts the relay: `executable serve` when given, else in this process.
@@ -35,6 +37,11 @@ struct RelayBenchmarkRelay {
             configuration.maximumConnectionsPerAddress = 1_000_000
             configuration.fanoutDeliveriesPerSecond = 1e9
             configuration.fanoutBytesPerSecond = 1e12
+            configuration.proofsPerSecondPerSource = 1e9
+            configuration.proofBurstPerSource = 1e9
+            configuration.maximumUnadmittedPerSource = 1_000_000
+            configuration.fanoutDeliveriesPerSecondPerSource = 1e12
+            configuration.fanoutBytesPerSecondPerSource = 1e15
             let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), configuration: configuration,
                                          writerThreads: writerThreads ?? 1)
             do {

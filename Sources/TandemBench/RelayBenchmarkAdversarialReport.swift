@@ -24,6 +24,11 @@ public struct RelayAdversarialReport: Sendable, Codable {
         public var relayAlive: Bool
         /// What the attackers did, and what the relay did to them.
         public var attack: RelayAttackCounts?
+        /// Honest sessions created and joined (a create and a join each) after the broadcasts,
+        /// while the attack still ran.
+        public var admissionsTried = 0
+        /// Of those, how many were refused.
+        public var admissionsRefused = 0
     }
 
     /// Honest participants in one session.

@@ -38,12 +38,21 @@ public struct RelayAttackPlan: Sendable, Hashable, Codable {
     public var datagramSockets = 10
     /// Registrations per second each datagram socket sends.
     public var datagramRate = 2_000
+    /// Sockets held open without a word, from four sources of their own (127.0.0.3 to
+    /// 127.0.0.6), each reopened as soon as the relay closes it: what would take every place of
+    /// the connections not yet admitted if those were one pool.
+    public var idleSockets = 400
+    /// Connections that each create a session of their own and upload attachments into it
+    /// until the relay refuses, then stay: what would fill the memory budget if it were one pool.
+    public var memoryHogs = 1
+    /// How many bytes each memory hog uploads at most: more than the relay's budget (512 MiB).
+    public var memoryHogBytes = 640 * 1024 * 1024
 
-    /// The defaults above: 50 connections in all.
+    /// The defaults above: 451 connections in all.
     public init() {}
 
     /// TCP connections and UDP sockets together.
-    public var connections: Int { neverReading + partialFrames + fanOutMembers + datagramSockets }
+    public var connections: Int { neverReading + partialFrames + fanOutMembers + datagramSockets + idleSockets + memoryHogs }
 
     /// One kind of attack of a plan.
     public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
@@ -55,6 +64,10 @@ public struct RelayAttackPlan: Sendable, Hashable, Codable {
         case fanOut = "fan-out"
         /// A datagram registration flood.
         case datagrams = "registrations"
+        /// Idle sockets that never say hello.
+        case idleSockets = "idle-sockets"
+        /// Uploads that fill the memory budget from one session.
+        case memoryHog = "memory-hog"
     }
 
     /// This plan with every attack but `kind` left out.
@@ -64,6 +77,8 @@ public struct RelayAttackPlan: Sendable, Hashable, Codable {
         if kind != .partialFrames { plan.partialFrames = 0 }
         if kind != .fanOut { plan.fanOutMembers = 0 }
         if kind != .datagrams { plan.datagramSockets = 0 }
+        if kind != .idleSockets { plan.idleSockets = 0 }
+        if kind != .memoryHog { plan.memoryHogs = 0 }
         return plan
     }
 }
@@ -123,13 +138,13 @@ public struct RelayAttackCounts: Sendable, Hashable, Codable {
 /// attacker's dose in bytes.
 final class RelayAttackers: Sendable {
     let plan: RelayAttackPlan
-    private let address: SocketAddress
+    let address: SocketAddress
     /// Where the attackers' TCP connections come from: 127.0.0.2, an address of their own on
     /// loopback (all of 127/8 is), as an attacker elsewhere has one apart from the honest
     /// participants' 127.0.0.1; what the relay does per source address then falls on them.
     private let source: SocketAddress
     private let deadline: Int64
-    private let clock = SystemClock()
+    let clock = SystemClock()
     private let stopping = Atomic<Bool>(false)
     private let counts = Mutex(RelayAttackCounts())
     private let group = DispatchGroup()
@@ -151,6 +166,8 @@ final class RelayAttackers: Sendable {
         launch("attack-partial") { $0.partialFrameAttack() }
         launch("attack-fanout") { $0.fanOutAttack() }
         launch("attack-udp") { $0.datagramAttack() }
+        launch("attack-idle") { $0.idleSocketAttack() }
+        launch("attack-memory") { $0.memoryHogAttack() }
     }
 
     /// Stops every attack and waits for the threads (at most a few seconds: each loop checks).
@@ -159,7 +176,7 @@ final class RelayAttackers: Sendable {
         _ = group.wait(timeout: .now() + 30)
     }
 
-    private var running: Bool { !stopping.load(ordering: .relaxed) && clock.now() < deadline }
+    var running: Bool { !stopping.load(ordering: .relaxed) && clock.now() < deadline }
 
     private func launch(_ name: String, _ body: @escaping @Sendable (RelayAttackers) -> Void) {
         group.enter()
@@ -171,7 +188,7 @@ final class RelayAttackers: Sendable {
         thread.start()
     }
 
-    private func count(_ update: (inout RelayAttackCounts) -> Void) { counts.withLock { update(&$0) } }
+    func count(_ update: (inout RelayAttackCounts) -> Void) { counts.withLock { update(&$0) } }
 
     // MARK: The attacks
 
@@ -314,7 +331,7 @@ final class RelayAttackers: Sendable {
 
     // MARK: Connections
 
-    private func connect() -> AttackConnection? {
+    func connect() -> AttackConnection? {
         guard let connection = try? AttackConnection(address: address, source: source, clock: clock) else { return nil }
         count { $0.connectionsOpened += 1 }
         return connection
@@ -322,7 +339,7 @@ final class RelayAttackers: Sendable {
 
     /// A connection admitted to `session` (created with `sessionKey` as its verifier, or proven
     /// with it), or nil.
-    private func join(session: UUID, sessionKey: SigningKeyPair, create: Bool) -> AttackConnection? {
+    func join(session: UUID, sessionKey: SigningKeyPair, create: Bool) -> AttackConnection? {
         guard let connection = connect() else { return nil }
         do {
             try connection.handshake(session: session, sessionKey: sessionKey, create: create)
@@ -333,7 +350,7 @@ final class RelayAttackers: Sendable {
         }
     }
 
-    private func flush(_ connection: AttackConnection) throws {
+    func flush(_ connection: AttackConnection) throws {
         let (bytes, frames) = try connection.flush()
         if bytes > 0 || frames > 0 {
             count {
@@ -343,7 +360,7 @@ final class RelayAttackers: Sendable {
         }
     }
 
-    private func pause(microseconds: Int) {
+    func pause(microseconds: Int) {
         var request = timespec(tv_sec: 0, tv_nsec: microseconds * 1_000)
         _ = nanosleep(&request, nil)
     }

@@ -112,7 +112,8 @@ extension RelayBenchmarkTable {
         lines.append("")
         lines.append("  " + [pad("run", 20), pad("delivered", 14, right: true), pad("p50", 10, right: true), pad("p90", 10, right: true),
                              pad("p99", 10, right: true), pad("max", 10, right: true), pad("relay RSS", 11, right: true),
-                             pad("growth in run", 14, right: true), pad("VmHWM", 11, right: true), pad("attack sent", 12, right: true), pad("cut", 5, right: true)].joined(separator: " "))
+                             pad("growth in run", 14, right: true), pad("VmHWM", 11, right: true), pad("attack sent", 12, right: true), pad("cut", 5, right: true),
+                             pad("admitted", 9, right: true)].joined(separator: " "))
         for run in report.runs {
             lines.append("  " + [
                 pad(run.name, 20), pad("\(run.delivered)/\(run.expected)", 14, right: true),
@@ -121,6 +122,7 @@ extension RelayBenchmarkTable {
                 pad(mebibytes(run.relayResident), 11, right: true), pad(mebibytes(max(run.relayPeakDuring - run.relayResidentBefore, 0)), 14, right: true),
                 pad(mebibytes(run.relayPeakSoFar), 11, right: true), pad(run.attack.map { mebibytes($0.bytesSent) } ?? "-", 12, right: true),
                 pad(run.attack.map { "\($0.connectionsCut)" } ?? "-", 5, right: true),
+                pad("\(run.admissionsTried - run.admissionsRefused)/\(run.admissionsTried)", 9, right: true),
             ].joined(separator: " ") + (run.relayAlive ? "" : "  relay DEAD"))
         }
         lines.append("")
@@ -131,6 +133,9 @@ extension RelayBenchmarkTable {
         lines.append("    \(plan.fanOutMembers) in one session: \(plan.fanOutSenders) offer \(plan.fanOutRate)/s reliable "
             + "\(plan.fanOutBody)-byte messages to everyone (the flood limit), every member reads and acks")
         lines.append("    \(plan.datagramSockets) UDP sockets: \(plan.datagramRate) registrations/s each, with tokens never issued")
+        lines.append("    \(plan.idleSockets) idle sockets from four sources (127.0.0.3-6), never a hello, reopened when closed")
+        lines.append("    \(plan.memoryHogs) memory hog: a session of its own, 16 MiB attachments up to \(plan.memoryHogBytes >> 20) MiB, then stays")
+        lines.append("  admitted: honest creates and joins after the broadcasts, while the attack runs (10 sessions: 20 admissions)")
         if let counts = report.attacked?.attack {
             lines.append("  all attacks sent: \(mebibytes(counts.bytesSent)) in \(counts.framesSent) frames, \(counts.datagramsSent) datagrams; "
                 + "\(counts.connectionsOpened) connections opened, \(counts.connectionsCut) cut by the relay, "

@@ -11,7 +11,9 @@ import TandemHarness
         #expect(run.status == 0)
         for flag in ["--memory-limit SIZE (512M)", "--max-sessions-per-address N (64)", "--max-connections-per-address N (256)",
                      "--max-unauthenticated N (1024)", "--unauthenticated-buffer SIZE (128K)", "--max-output-queue SIZE (80M)",
-                     "--max-attachments N (1000)", "--fanout-deliveries N/s (200000)", "--fanout-bytes SIZE/s (64M)"] {
+                     "--max-attachments N (1000)", "--fanout-deliveries N/s (200000)", "--fanout-bytes SIZE/s (64M)",
+                     "--max-unauthenticated-per-source N (32)", "--hello-timeout SECONDS (2)", "--proofs-per-source N/s (100)",
+                     "--fanout-deliveries-per-source N/s (400000)", "--fanout-bytes-per-source SIZE/s (128M)"] {
             #expect(run.standardOutput.contains(flag), "\(command) --help does not state \(flag)")
         }
     }
@@ -30,6 +32,8 @@ import TandemHarness
         (["--stats-interval", "-1"], "--stats-interval wants seconds above 0"),
         (["--writer-threads", "3"], "--writer-threads wants 1 or 2"),
         (["--writer-threads", "two"], "--writer-threads wants an integer"),
+        (["--hello-timeout", "0"], "--hello-timeout wants seconds from 0.1 to 60"),
+        (["--proofs-per-source", "0"], "--proofs-per-source must be at least 1"),
     ])
     func badValues(arguments: [String], message: String) throws {
         let run = try TandemProcess.run(["serve", "--bind", "127.0.0.1", "--port", "0"] + arguments, timeout: 20)

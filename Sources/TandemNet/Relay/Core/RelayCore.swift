@@ -74,6 +74,8 @@ public struct RelayCore: Sendable {
     var participantDeadlines = Deadlines<ParticipantKey>()
     /// When the tick last visited every participant (nil: never).
     var lastParticipantSweep: Int64?
+    /// When the tick last forgot the proof buckets and fan-out allowances of quiet sources.
+    var lastShareSweep: Int64?
     /// How often the tick still visits every participant, behind the deadlines: whatever
     /// became due without being scheduled is then at most this late.
     static let participantSweepInterval: Int64 = 1_000_000_000
@@ -435,8 +437,12 @@ public struct RelayCore: Sendable {
         for id in overdue { directives += refuse(id, RelayFault(.protocolViolation, "no hello and proof within the handshake timeout")) }
         limitCounts.silentStrangers += silentStrangers.count
         for id in silentStrangers { directives += refuse(id, RelayFault(.protocolViolation, "no hello within the hello timeout")) }
-        forgetIdleProofBuckets(at: now)
-        sourceFanout = sourceFanout.filter { !$0.value.isFull(at: now) }
+        // Once a second, what the fair shares remember of sources that went quiet is forgotten.
+        if lastShareSweep.map({ now - $0 >= RelayCore.participantSweepInterval }) ?? true {
+            lastShareSweep = now
+            forgetIdleProofBuckets(at: now)
+            sourceFanout = sourceFanout.filter { !$0.value.isFull(at: now) }
+        }
         for id in silent {
             directives.append(.close(id))
             directives += onClose(id, at: now)

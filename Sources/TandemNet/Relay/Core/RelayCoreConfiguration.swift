@@ -82,9 +82,9 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     public var helloTimeout: Int64 = 2_000_000_000
     /// How many admission proofs a second one source may have checked (each costs two signature
     /// checks); a /48 of IPv6 sources together may have four times as many.
-    public var proofsPerSecondPerSource: Double = 20
+    public var proofsPerSecondPerSource: Double = 100
     /// The burst of admission proofs a source may have checked at once.
-    public var proofBurstPerSource: Double = 40
+    public var proofBurstPerSource: Double = 200
     /// How long a session must have routed nothing before, at the memory budget and as the
     /// largest holder's, it may be shed whole.
     public var idleSessionAge: Int64 = 60_000_000_000
