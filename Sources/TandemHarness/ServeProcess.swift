@@ -18,8 +18,9 @@ public final class ServeProcess: @unchecked Sendable {
     /// Starts `tandem serve --bind 127.0.0.1 --port 0` with `arguments` added, and waits (at
     /// most 20 s) for the line that says where it listens. With `descriptorLimit`, it runs
     /// under that many open files at most (through the shell's `ulimit -n`). A measurement may
-    /// name another build (a release one) in `TANDEM_EXECUTABLE`.
-    public init(arguments: [String] = [], descriptorLimit: Int? = nil) throws {
+    /// name another build (a release one) in `TANDEM_EXECUTABLE`. `environment` adds variables
+    /// to the ones the test runs with.
+    public init(arguments: [String] = [], descriptorLimit: Int? = nil, environment: [String: String] = [:]) throws {
         let path = ProcessInfo.processInfo.environment["TANDEM_EXECUTABLE"] ?? TandemProcess.executablePath
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw FixtureError("the tandem executable is not built at \(path); run `swift build` first")
@@ -31,6 +32,9 @@ public final class ServeProcess: @unchecked Sendable {
         } else {
             process.executableURL = URL(fileURLWithPath: path)
             process.arguments = serve
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = output
