@@ -55,8 +55,10 @@ public final class ServeProcess: @unchecked Sendable {
             throw FixtureError("tandem serve did not say where it listens: \(text)")
         }
         self.port = port
-        // Keep reading, so that it never blocks on a full pipe, and keep what it prints.
+        // Keep reading, so that it never blocks on a full pipe, and keep what it prints (what
+        // came with the first line included).
         let printed = printed
+        if let newline = text.firstIndex(of: "\n") { printed.text.withLock { $0 = String(text[text.index(after: newline)...]) } }
         reader.readabilityHandler = { handle in
             let text = String(decoding: handle.availableData, as: UTF8.self)
             printed.text.withLock { $0 += text }

@@ -18,7 +18,10 @@ import TandemNet
 /// one's time service (the cluster's one session time); without it, the bound address.
 /// `--cluster-load-cap N` (default 16) is how many sessions the relay replays from the log at
 /// once; `--cluster-purge-delay S` (default 60) is how long after a session's end its subject is
-/// purged. Both go with `--cluster` only.
+/// purged. `--cluster-session-log SIZE` (default 256M) is the most one session's log may hold
+/// (`RelayCore+ClusterLogCap.swift`: a frame over it is refused and its sender dropped), and
+/// `--cluster-stream-limit SIZE` (default 8G) the most each session stream holds before NATS
+/// refuses new entries, a last resort. All go with `--cluster` only.
 ///
 /// Two hidden flags make it the relay `tandem host` starts detached (`DetachedRelay`):
 /// `--idle-exit S` exits S seconds after its last session ended (or after it started, if no
@@ -33,7 +36,7 @@ struct ServeCommand: Command {
     static let usage = "serve [--port P] [--bind ADDR] [--session-epoch random|NS] [--clock-offset S] [--clock-drift-ppm PPM] "
         + "[--stats-interval S] [--priority normal|high|realtime] [--writer-threads 1|2 (\(defaultWriterThreads))] [--cluster nats://HOST:PORT[,HOST:PORT...]] "
         + "[--cluster-credentials FILE (USER:PASS or TOKEN; or env TANDEM_NATS_CREDENTIALS)] [--advertise ADDRESS] "
-        + "[--cluster-load-cap N (16)] [--cluster-purge-delay S (60)] "
+        + "[--cluster-load-cap N (16)] [--cluster-purge-delay S (60)] [--cluster-session-log SIZE (256M)] [--cluster-stream-limit SIZE (8G)] "
         + RelayLimitOptions.usage
     static let summary = "run a relay (TCP and UDP on one port, default 0.0.0.0:\(defaultPort)) until interrupted"
 
@@ -53,7 +56,8 @@ struct ServeCommand: Command {
         let options = try Arguments(arguments, options: RelayLimitOptions.names.union(["port", "bind", "session-epoch", "stats-interval",
                                                                                        "idle-exit", "record", "clock-offset", "clock-drift-ppm", "priority",
                                                                                        "cluster", "advertise", "writer-threads", "cluster-load-cap",
-                                                                                       "cluster-purge-delay", "cluster-credentials"]))
+                                                                                       "cluster-purge-delay", "cluster-credentials",
+                                                                                       "cluster-session-log", "cluster-stream-limit"]))
         try options.expectPositionals(atMost: 0)
         let address = try listenAddress(options, defaultPort: defaultPort)
         let sessionClock = try injectedClockError(options, on: try sessionClock(options))
@@ -100,7 +104,8 @@ struct ServeCommand: Command {
         if let clusterURL, let clusterClock = servedClock as? ClusterSessionClock {
             do {
                 let relay = try await ClusterRelay.connect(server, to: clusterURL, purgeDelay: clusterTuning.purgeDelay,
-                                                    concurrentLoads: clusterTuning.loadCap)
+                                                    concurrentLoads: clusterTuning.loadCap, sessionLogLimit: clusterTuning.sessionLog,
+                                                    streamLimit: clusterTuning.streamLimit)
                 cluster = relay
                 clusterTime = try await ClusterSessionTime.start(nats: relay.connection, timeService: try timeService(options, of: server, warn: clusterLog.write),
                                                                  clock: clusterClock, log: { clusterLog.write("serve: \($0)") })
@@ -173,11 +178,13 @@ struct ServeCommand: Command {
     /// The longest `--cluster-purge-delay` takes (a day).
     static let maximumClusterPurgeDelay: Double = 86_400
 
-    /// `--cluster-load-cap N` (sessions replaying their logs at once, 1…4096, default 16) and
+    /// `--cluster-load-cap N` (sessions replaying their logs at once, 1…4096, default 16),
     /// `--cluster-purge-delay S` (seconds from a session's end to its subject's purge, 0…86400,
-    /// default 60), refused without `--cluster`.
-    static func clusterTuning(_ options: Arguments, clustered: Bool) throws(CLIError) -> (loadCap: Int, purgeDelay: Duration) {
-        for name in ["cluster-load-cap", "cluster-purge-delay"] where options.value(name) != nil && !clustered {
+    /// default 60), `--cluster-session-log SIZE` (at least 1M, default 256M) and
+    /// `--cluster-stream-limit SIZE` (at least 16M, default 8G), refused without `--cluster`.
+    static func clusterTuning(_ options: Arguments, clustered: Bool) throws(CLIError)
+        -> (loadCap: Int, purgeDelay: Duration, sessionLog: Int, streamLimit: Int) {
+        for name in ["cluster-load-cap", "cluster-purge-delay", "cluster-session-log", "cluster-stream-limit"] where options.value(name) != nil && !clustered {
             throw .usage("--\(name) goes with --cluster")
         }
         let loadCap = try options.int("cluster-load-cap", default: 16)!
@@ -188,7 +195,16 @@ struct ServeCommand: Command {
         guard (0...maximumClusterPurgeDelay).contains(delay) else {
             throw .usage("--cluster-purge-delay wants seconds from 0 to \(Int(maximumClusterPurgeDelay))")
         }
-        return (loadCap, .nanoseconds(Int64((delay * 1e9).rounded())))
+        func size(_ name: String, default value: Int, atLeast minimum: Int, _ least: String) throws(CLIError) -> Int {
+            guard let text = options.value(name) else { return value }
+            guard let bytes = RelayLimitOptions.parseSize(text), bytes >= minimum else {
+                throw .usage("--\(name) wants a size of at least \(least), such as 256M or 1G, not '\(text)'")
+            }
+            return bytes
+        }
+        let sessionLog = try size("cluster-session-log", default: RelayCore.defaultClusterSessionLogLimit, atLeast: 1 << 20, "1M")
+        let streamLimit = try size("cluster-stream-limit", default: ClusterRelay.defaultStreamLimit, atLeast: 16 << 20, "16M")
+        return (loadCap, .nanoseconds(Int64((delay * 1e9).rounded())), sessionLog, streamLimit)
     }
 
     /// `--cluster`'s URL; the error never repeats what was given, which may hold a secret.

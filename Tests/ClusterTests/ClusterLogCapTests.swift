@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+import TandemNet
+import TandemHarness
+
+/// A session's log in the cluster is bounded by the relays themselves: a participant flooding its
+/// own session is dropped with `limitReached` once the session's log reaches its cap, the log's
+/// bytes in JetStream stay about the cap, and another session on the same relay keeps working.
+/// Real nats-server.
+@Suite("Cluster session log cap", .serialized, .timeLimit(.minutes(2)))
+struct ClusterLogCapTests {
+    static let cap = 1 << 20
+
+    @Test("a session flooding its log stays within its cap, and another session keeps working")
+    func floodIsCapped() async throws {
+        let nats = try startNATSNode()
+        defer { nats.stop() }
+        let relay = try await InProcessRelay.start(nats.url, sessionLogLimit: Self.cap)
+        defer { Task { await relay.stop() } }
+        let flooded = UUID()
+        // Another session, on another stream: the flooded stream holds the flooded session alone.
+        var other = UUID()
+        while ClusterRelay.stream(for: other) == ClusterRelay.stream(for: flooded) { other = UUID() }
+        let floodKey = SigningKeyPair()
+        let otherKey = SigningKeyPair()
+        let mallory = try await Participant.join(flooded, key: floodKey, "mallory", relays: [relay.endpoint], create: true)
+        let ana = try await Participant.join(other, key: otherKey, "ana", relays: [relay.endpoint], create: true)
+        let ben = try await Participant.join(other, key: otherKey, "ben", relays: [relay.endpoint])
+
+        // Three times the cap, in 32 KiB messages, as fast as the link takes them.
+        let body = [UInt8](repeating: 0x5A, count: 32 * 1024)
+        for _ in 0..<(3 * Self.cap / body.count) {
+            do {
+                try mallory.link.send(body, to: .everyone, reliable: true)
+            } catch {
+                break
+            }
+        }
+        let refused = await mallory.wait(20) { participant in
+            participant.events.contains { if case let .failed(error) = $0 { error.description.contains("over its limit") } else { false } }
+        }
+        #expect(refused, "the flooder was not refused: \(mallory.events.suffix(3))")
+
+        // The other session goes on.
+        try ana.link.send("still here".bytes, to: .everyone, reliable: true)
+        #expect(await ben.wait { $0.messages(reliable: true) == ["still here"] })
+        try ben.link.sendOrdered("a proposal".bytes)
+        #expect(await ana.wait { $0.ordered.count == 1 })
+
+        // What the flooded session's stream holds: about the cap, not three times it.
+        let connection = try await NATSConnection.connect(to: try NATSURL(parsing: nats.url))
+        let jetStream = JetStream(connection: connection)
+        let stored = try await jetStream.streamInfo(ClusterRelay.stream(for: flooded)).state.bytes
+        await connection.close()
+        #expect(stored > UInt64(Self.cap / 2), "the flood stored only \(stored) bytes")
+        #expect(stored <= UInt64(Self.cap + 128 * 1024), "the flooded session's log holds \(stored) bytes, over its cap of \(Self.cap)")
+    }
+}
