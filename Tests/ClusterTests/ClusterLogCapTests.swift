@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TandemNet
 import TandemHarness
+import TandemWire
 
 /// A session's log in the cluster is bounded by the relays themselves: a participant flooding its
 /// own session is dropped with `limitReached` once the session's log reaches its cap, the log's
@@ -54,5 +55,50 @@ struct ClusterLogCapTests {
         await connection.close()
         #expect(stored > UInt64(Self.cap / 2), "the flood stored only \(stored) bytes")
         #expect(stored <= UInt64(Self.cap + 128 * 1024), "the flooded session's log holds \(stored) bytes, over its cap of \(Self.cap)")
+    }
+}
+
+/// The cap on virtual time: relay cores in cluster mode fed one log (`ReplicaWorld`).
+@Suite("Cluster session log cap, core")
+struct ClusterLogCapCoreTests {
+    static let cap = 64 * 1024
+
+    /// The fault of the `error` frame `relay` sent `connection`, if any.
+    static func fault(_ world: ReplicaWorld, _ relay: Int, _ connection: UInt64) -> RelayFault? {
+        for case let .error(fault) in world.frames(relay, connection) { return fault }
+        return nil
+    }
+
+    @Test("every relay counts a session's log alike; at the cap a sender on either relay is dropped, and another session goes on")
+    func capOnEveryRelay() throws {
+        var world = ReplicaWorld(relays: 2, sessionLogLimit: Self.cap)
+        let flooded = SessionFixture()
+        let calm = SessionFixture()
+        _ = world.admit(flooded, on: 0, connection: 1, create: true)
+        _ = world.admit(flooded, on: 1, connection: 1)
+        _ = world.admit(calm, on: 0, connection: 2, create: true)
+        _ = world.admit(calm, on: 1, connection: 2)
+        let body = [UInt8](repeating: 7, count: 8 * 1024)
+        var sent: UInt64 = 0
+        while Self.fault(world, 0, 1) == nil, sent < 100 {
+            sent += 1
+            world.send(.message(sequence: sent, recipients: .everyone, reliable: true, body: body), from: 0, connection: 1, at: Int64(sent) * 1_000)
+            world.pump(at: Int64(sent) * 1_000 + 500)
+        }
+        let fault = try #require(Self.fault(world, 0, 1), "no refusal after \(sent) messages")
+        #expect(fault.code == .limitReached)
+        #expect(fault.text.hasSuffix("is over its limit of \(Self.cap) bytes"), "\(fault.text)")
+        // Refused before the log: what it holds stays within the cap, the same on both relays.
+        let counted = try #require(world.cores[0].clusterLogBytes(of: flooded.id))
+        #expect(counted <= Self.cap && counted > Self.cap - 2 * (body.count + 256))
+        #expect(world.cores[1].clusterLogBytes(of: flooded.id) == counted)
+        #expect(world.log.filter { $0.session == flooded.id }.map(\.encodedSizeEstimate).reduce(0, +) <= Self.cap)
+        // The participant on the other relay is refused too.
+        world.send(.message(sequence: 1, recipients: .everyone, reliable: true, body: body), from: 1, connection: 1, at: 200_000)
+        #expect(Self.fault(world, 1, 1)?.code == .limitReached)
+        // The other session is not touched.
+        world.send(.message(sequence: 1, recipients: .everyone, reliable: true, body: Array("calm".utf8)), from: 0, connection: 2, at: 300_000)
+        world.pump(at: 301_000)
+        #expect(world.deliveries(1, 2) == ["calm"])
     }
 }
