@@ -37,8 +37,9 @@ let commands: [any Command.Type] = [
     return (match, Array(words.dropFirst(match.words.count)))
 }
 
-// The invite's secret leaves the environment before anything could pass it on to a child.
+// The invite's secret and NATS's credentials leave the environment before anything could pass them on to a child.
 _ = InviteEnvironment.inherited
+_ = NATSCredentialsSource.inherited
 let words = Array(CommandLine.arguments.dropFirst())
 if words.isEmpty || ["help", "--help", "-h"].contains(words[0]) {
     printUsage()

@@ -18,8 +18,9 @@ public final class ServeProcess: @unchecked Sendable {
     /// Starts `tandem serve --bind 127.0.0.1 --port 0` with `arguments` added, and waits (at
     /// most 20 s) for the line that says where it listens. With `descriptorLimit`, it runs
     /// under that many open files at most (through the shell's `ulimit -n`). A measurement may
-    /// name another build (a release one) in `TANDEM_EXECUTABLE`.
-    public init(arguments: [String] = [], descriptorLimit: Int? = nil) throws {
+    /// name another build (a release one) in `TANDEM_EXECUTABLE`. `environment` adds variables
+    /// to the ones the test runs with.
+    public init(arguments: [String] = [], descriptorLimit: Int? = nil, environment: [String: String] = [:]) throws {
         let path = ProcessInfo.processInfo.environment["TANDEM_EXECUTABLE"] ?? TandemProcess.executablePath
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw FixtureError("the tandem executable is not built at \(path); run `swift build` first")
@@ -31,6 +32,9 @@ public final class ServeProcess: @unchecked Sendable {
         } else {
             process.executableURL = URL(fileURLWithPath: path)
             process.arguments = serve
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = output
@@ -51,8 +55,10 @@ public final class ServeProcess: @unchecked Sendable {
             throw FixtureError("tandem serve did not say where it listens: \(text)")
         }
         self.port = port
-        // Keep reading, so that it never blocks on a full pipe, and keep what it prints.
+        // Keep reading, so that it never blocks on a full pipe, and keep what it prints (what
+        // came with the first line included).
         let printed = printed
+        if let newline = text.firstIndex(of: "\n") { printed.text.withLock { $0 = String(text[text.index(after: newline)...]) } }
         reader.readabilityHandler = { handle in
             let text = String(decoding: handle.availableData, as: UTF8.self)
             printed.text.withLock { $0 += text }

@@ -2,7 +2,7 @@
 public struct MediaError: Error, CustomStringConvertible, Sendable {
     /// Which kind of failure it is (the FFmpeg errors are made in TandemMedia).
     package enum Code: Sendable {
-        case cannotOpen, notMedia, noStreams, noVideo, unsupportedCodec, ffmpeg, io, invalidArgument
+        case cannotOpen, notMedia, notContainer, noStreams, noVideo, unsupportedCodec, ffmpeg, io, invalidArgument
         case notWhileCoordinated, proposalRefused
     }
 
@@ -28,6 +28,7 @@ public struct MediaError: Error, CustomStringConvertible, Sendable {
         switch code {
         case .cannotOpen: "cannot open \(context): \(detail)"
         case .notMedia: "\(context) is not a media file that FFmpeg can read: \(detail)"
+        case .notContainer: "\(context) is not a supported media container\(detail)"
         case .noStreams: "\(context) has no audio or video streams"
         case .noVideo: "\(context) has no video stream"
         case .unsupportedCodec: "\(context): \(detail)"
@@ -38,6 +39,15 @@ public struct MediaError: Error, CustomStringConvertible, Sendable {
         case .proposalRefused: "the group could not be asked to \(context): \(detail)"
         }
     }
+
+    /// The input is not in a media container Tandem opens (FFmpeg would read it with the demuxer
+    /// `format`, when known, such as `tty` for a text file), so it is neither played nor served.
+    public static func notContainer(_ url: String, format: String?) -> MediaError {
+        MediaError(.notContainer, context: url, detail: format.map { " (FFmpeg would read it as '\($0)')" } ?? "")
+    }
+
+    /// Whether the error is `notContainer`.
+    public var isNotContainer: Bool { code == .notContainer }
 
     /// The input holds no stream that Tandem can play.
     public static func noStreams(_ url: String) -> MediaError {

@@ -24,7 +24,7 @@ struct ClusterServeFlagsTests {
     func usage() throws {
         let (status, text) = try Self.serve(["--help"])
         #expect(status == 0)
-        #expect(text.contains("[--cluster-load-cap N (16)] [--cluster-purge-delay S (60)]"), "\(text)")
+        #expect(text.contains("[--cluster-load-cap N (16)] [--cluster-purge-delay S (60)] [--cluster-session-log SIZE (256M)] [--cluster-stream-limit SIZE (8G)]"), "\(text)")
     }
 
     @Test("a bad value is refused with one line naming the flag", arguments: [
@@ -33,6 +33,8 @@ struct ClusterServeFlagsTests {
         (["--cluster-load-cap", "many"], "--cluster-load-cap wants an integer, not 'many'"),
         (["--cluster-purge-delay", "-1"], "--cluster-purge-delay wants seconds from 0 to 86400"),
         (["--cluster-purge-delay", "x"], "--cluster-purge-delay wants a number, not 'x'"),
+        (["--cluster-session-log", "64K"], "--cluster-session-log wants a size of at least 1M, such as 256M or 1G, not '64K'"),
+        (["--cluster-stream-limit", "lots"], "--cluster-stream-limit wants a size of at least 16M, such as 256M or 1G, not 'lots'"),
     ])
     func refused(arguments: [String], line: String) throws {
         // Nothing listens on port 1 of loopback: had the flags passed, NATS would be refused instead.
@@ -43,7 +45,7 @@ struct ClusterServeFlagsTests {
 
     @Test("without --cluster, either flag is refused")
     func needsCluster() throws {
-        for flag in ["--cluster-load-cap", "--cluster-purge-delay"] {
+        for flag in ["--cluster-load-cap", "--cluster-purge-delay", "--cluster-session-log", "--cluster-stream-limit"] {
             let (status, text) = try Self.serve([flag, "4"])
             #expect(status == 64)
             #expect(text.hasPrefix("tandem: \(flag) goes with --cluster"), "\(text)")

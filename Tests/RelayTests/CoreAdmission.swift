@@ -18,14 +18,18 @@ struct CoreAdmission {
     /// Admits `participant` (an identity from `TestIdentities.make()`) on `connection` at `now`,
     /// creating the session when asked; returns the directives of its admission (the welcome,
     /// or a refusal).
+    /// With `creationKey`, the hello proves that key (`RelayCreationKey`).
     func admit(_ core: inout RelayCore, _ connection: RelayConnectionID, _ participant: UUID, create: Bool,
-               resume: Bool = false, at now: Int64, peer: SocketAddress? = nil) -> [RelayDirective] {
+               resume: Bool = false, at now: Int64, peer: SocketAddress? = nil, creationKey: [UInt8]? = nil) -> [RelayDirective] {
         let opened = core.onOpen(connection, entropy: [UInt8](repeating: UInt8(truncatingIfNeeded: connection.value), count: RelayCore.entropyLength),
                                  at: now, peer: peer)
         guard opened.isEmpty else { return opened }
         let identity = TestIdentities.key(of: participant)
         let hello = RelayHello(sessionID: session, participant: TestIdentities.entry(participant, "p"),
-                               create: create, activity: [], resume: resume, received: 0)
+                               create: create, activity: [], resume: resume, received: 0,
+                               creationProof: creationKey.map {
+                                   RelayCreationKey.proof(key: $0, sessionID: session, participantID: participant, participantKey: identity.publicKey)
+                               })
         let challenge = core.onFrame(.hello(hello), from: connection, at: now)
         guard case let .send(_, .challenge(nonce, exists))? = challenge.first else { return challenge }
         return core.onFrame(CoreAdmission.answer(nonce: nonce, exists: exists, session: session, sessionKey: sessionKey,

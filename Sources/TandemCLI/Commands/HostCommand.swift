@@ -63,7 +63,10 @@ enum HostCommand: Command {
             // This host reaches the relay on loopback when it listens there; the invite names
             // the address the others reach it at.
             let local = bind == "::" ? "::1" : bind == "0.0.0.0" ? "127.0.0.1" : bind
-            center.configure(relay: NetworkRelayConnector(host: local, port: relay.port), host: advertise, port: relay.port,
+            // The relay creates sessions only for a host proving its creation key.
+            var link = RelayLinkConfiguration()
+            link.creationKey = relay.creationKey
+            center.configure(relay: NetworkRelayConnector(host: local, port: relay.port, configuration: link), host: advertise, port: relay.port,
                              sessionClock: .derived(from: SessionEpochClock(offset: relay.epoch)))
         }
         var sessions = WatchTogether.sessions().makeAsyncIterator()

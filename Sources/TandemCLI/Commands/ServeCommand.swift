@@ -12,22 +12,31 @@ import TandemNet
 /// `--cluster nats://[USER:PASS@]HOST:PORT[,HOST:PORT…]` (or `nats://TOKEN@HOST:PORT`) makes it
 /// one relay of a cluster that shares sessions through NATS JetStream (`ClusterRelay`): any relay
 /// of the cluster serves any session. NATS unreachable at start: exit 1 with one line. The
-/// secret is masked in every message. `--advertise ADDRESS` is where the other relays reach this
+/// secret is masked in every message. `--cluster-credentials FILE` (one line, `USER:PASS` or a
+/// token) or else the environment's `TANDEM_NATS_CREDENTIALS` gives the credentials off the
+/// command line (`NATSCredentialsSource`); a secret in the URL itself is taken with a warning. `--advertise ADDRESS` is where the other relays reach this
 /// one's time service (the cluster's one session time); without it, the bound address.
 /// `--cluster-load-cap N` (default 16) is how many sessions the relay replays from the log at
 /// once; `--cluster-purge-delay S` (default 60) is how long after a session's end its subject is
-/// purged. Both go with `--cluster` only.
+/// purged. `--cluster-session-log SIZE` (default 256M) is the most one session's log may hold
+/// (`RelayCore+ClusterLogCap.swift`: a frame over it is refused and its sender dropped), and
+/// `--cluster-stream-limit SIZE` (default 8G) the most each session stream holds before NATS
+/// refuses new entries, a last resort. All go with `--cluster` only.
 ///
 /// Two hidden flags make it the relay `tandem host` starts detached (`DetachedRelay`):
-/// `--idle-exit S` exits S seconds after its last session ended and its last connection was
-/// accepted (or after it started, if nothing ever comes), and `--record PATH` (`PORT` in it stands for the bound port) writes
-/// its record there once listening, then sends its output to `PATH` with `.log` for `.json`
-/// (its first line went to whoever started it) and removes the record as it exits.
+/// `--idle-exit S` exits S seconds after its last session ended (or after it started, if no
+/// session ever comes; connections that make no session do not count), or after the record was
+/// last touched by a host about to use it, whichever is later; and `--record PATH` (`PORT` in it
+/// stands for the bound port) makes a creation key (`RelayCreationKey`: only a holder creates
+/// sessions here), writes it beside the record (`.key` for `.json`, 0600) and the record there
+/// once listening, then sends its output to `PATH` with `.log` for `.json` (its first line went
+/// to whoever started it) and removes the record and the key as it exits.
 struct ServeCommand: Command {
     static let words = ["serve"]
     static let usage = "serve [--port P] [--bind ADDR] [--session-epoch random|NS] [--clock-offset S] [--clock-drift-ppm PPM] "
-        + "[--stats-interval S] [--priority normal|high|realtime] [--writer-threads 1|2 (\(defaultWriterThreads))] [--cluster nats://[USER:PASS@]HOST:PORT[,HOST:PORT...]] [--advertise ADDRESS] "
-        + "[--cluster-load-cap N (16)] [--cluster-purge-delay S (60)] "
+        + "[--stats-interval S] [--priority normal|high|realtime] [--writer-threads 1|2 (\(defaultWriterThreads))] [--cluster nats://HOST:PORT[,HOST:PORT...]] "
+        + "[--cluster-credentials FILE (USER:PASS or TOKEN; or env TANDEM_NATS_CREDENTIALS)] [--advertise ADDRESS] "
+        + "[--cluster-load-cap N (16)] [--cluster-purge-delay S (60)] [--cluster-session-log SIZE (256M)] [--cluster-stream-limit SIZE (8G)] "
         + RelayLimitOptions.usage
     static let summary = "run a relay (TCP and UDP on one port, default 0.0.0.0:\(defaultPort)) until interrupted"
 
@@ -47,16 +56,19 @@ struct ServeCommand: Command {
         let options = try Arguments(arguments, options: RelayLimitOptions.names.union(["port", "bind", "session-epoch", "stats-interval",
                                                                                        "idle-exit", "record", "clock-offset", "clock-drift-ppm", "priority",
                                                                                        "cluster", "advertise", "writer-threads", "cluster-load-cap",
-                                                                                       "cluster-purge-delay"]))
+                                                                                       "cluster-purge-delay", "cluster-credentials",
+                                                                                       "cluster-session-log", "cluster-stream-limit"]))
         try options.expectPositionals(atMost: 0)
         let address = try listenAddress(options, defaultPort: defaultPort)
         let sessionClock = try injectedClockError(options, on: try sessionClock(options))
-        let configuration = try RelayLimitOptions.configuration(options)
+        var configuration = try RelayLimitOptions.configuration(options)
         let statsInterval = try options.double("stats-interval")
         if let statsInterval, !(statsInterval > 0) { throw CLIError.usage("--stats-interval wants seconds above 0") }
         let idleExit = try options.double("idle-exit")
         if let idleExit, !(0...86_400).contains(idleExit) { throw CLIError.usage("--idle-exit wants seconds from 0 to 86400") }
         let recordPattern = options.value("record")
+        // The relay of a host: strangers may join its sessions, never create their own.
+        if recordPattern != nil { configuration.creationKey = RelayCreationKey.generate() }
         let priorityName = options.value("priority") ?? "normal"
         guard let priority = ThreadPriority(rawValue: priorityName) else {
             throw CLIError.usage("--priority wants normal, high (nice -10) or realtime (SCHED_RR 10), not '\(priorityName)'")
@@ -66,8 +78,13 @@ struct ServeCommand: Command {
         }
         // A detached relay writes to a log, never to a pipe whose reader went away.
         if recordPattern != nil { Glibc.signal(SIGPIPE, SIG_IGN) }
-        let clusterURL = try options.value("cluster").map { text throws(CLIError) in try parseCluster(text) }
+        let clusterLog = HeldLines()
+        let clusterURL = try options.value("cluster").map { text throws(CLIError) in
+            try NATSCredentialsSource.resolve(try parseCluster(text), file: options.value("cluster-credentials"),
+                                              environment: NATSCredentialsSource.inherited, warn: clusterLog.write)
+        }
         if options.value("advertise") != nil, clusterURL == nil { throw CLIError.usage("--advertise goes with --cluster") }
+        if options.value("cluster-credentials") != nil, clusterURL == nil { throw CLIError.usage("--cluster-credentials goes with --cluster") }
         let clusterTuning = try clusterTuning(options, clustered: clusterURL != nil)
         RelayLimitOptions.keepResidentMemoryHonest()
         // In a cluster the relay serves the cluster's session time (`ClusterSessionTime`): its own
@@ -84,11 +101,11 @@ struct ServeCommand: Command {
         }
         var cluster: ClusterRelay?
         var clusterTime: ClusterSessionTime?
-        let clusterLog = HeldLines()
         if let clusterURL, let clusterClock = servedClock as? ClusterSessionClock {
             do {
                 let relay = try await ClusterRelay.connect(server, to: clusterURL, purgeDelay: clusterTuning.purgeDelay,
-                                                    concurrentLoads: clusterTuning.loadCap)
+                                                    concurrentLoads: clusterTuning.loadCap, sessionLogLimit: clusterTuning.sessionLog,
+                                                    streamLimit: clusterTuning.streamLimit)
                 cluster = relay
                 clusterTime = try await ClusterSessionTime.start(nats: relay.connection, timeService: try timeService(options, of: server, warn: clusterLog.write),
                                                                  clock: clusterClock, log: { clusterLog.write("serve: \($0)") })
@@ -108,7 +125,9 @@ struct ServeCommand: Command {
             throw CLIError.failure("cannot run the relay at --priority \(priority.rawValue) (it needs CAP_SYS_NICE or root): \(error)")
         }
         // Written before the line below: whoever reads that line may look for the record at once.
-        let record = try recordPattern.map { pattern throws(CLIError) in try writeRecord(of: server, pattern: pattern, clock: sessionClock) }
+        let record = try recordPattern.map { pattern throws(CLIError) in
+            try writeRecord(of: server, pattern: pattern, clock: sessionClock, creationKey: configuration.creationKey ?? [])
+        }
         let clustered = cluster.map { "; cluster \($0.url)" } ?? ""
         print("relay listening on \(server.address) (TCP and UDP); memory limit \(configuration.memoryLimit) bytes\(clustered); interrupt to stop")
         // Scripts read the port from this line, often through a pipe: do not let it sit in a buffer.
@@ -120,10 +139,13 @@ struct ServeCommand: Command {
         }
         if let record { redirectOutput(beside: record) }
         let statisticsTimer = statsInterval.map { startStatistics(of: server, every: $0) }
-        let signal = await waitForTermination(idleExit: idleExit.map { ($0, server) })
+        let signal = await waitForTermination(idleExit: idleExit.map { ($0, server, record) })
         statisticsTimer?.cancel()
         // Removed first: a host that looks now starts a relay of its own rather than use this one.
-        if let record, DetachedRelay.readRecord(at: record)?.pid == getpid() { unlink(record) }
+        if let record, DetachedRelay.readRecord(at: record)?.pid == getpid() {
+            unlink(record)
+            unlink(DetachedRelay.keyPath(forRecord: record))
+        }
         // Goodbye first: the other relays choose a time authority again at once.
         await clusterTime?.stop()
         server.stop()
@@ -156,11 +178,13 @@ struct ServeCommand: Command {
     /// The longest `--cluster-purge-delay` takes (a day).
     static let maximumClusterPurgeDelay: Double = 86_400
 
-    /// `--cluster-load-cap N` (sessions replaying their logs at once, 1…4096, default 16) and
+    /// `--cluster-load-cap N` (sessions replaying their logs at once, 1…4096, default 16),
     /// `--cluster-purge-delay S` (seconds from a session's end to its subject's purge, 0…86400,
-    /// default 60), refused without `--cluster`.
-    static func clusterTuning(_ options: Arguments, clustered: Bool) throws(CLIError) -> (loadCap: Int, purgeDelay: Duration) {
-        for name in ["cluster-load-cap", "cluster-purge-delay"] where options.value(name) != nil && !clustered {
+    /// default 60), `--cluster-session-log SIZE` (at least 1M, default 256M) and
+    /// `--cluster-stream-limit SIZE` (at least 16M, default 8G), refused without `--cluster`.
+    static func clusterTuning(_ options: Arguments, clustered: Bool) throws(CLIError)
+        -> (loadCap: Int, purgeDelay: Duration, sessionLog: Int, streamLimit: Int) {
+        for name in ["cluster-load-cap", "cluster-purge-delay", "cluster-session-log", "cluster-stream-limit"] where options.value(name) != nil && !clustered {
             throw .usage("--\(name) goes with --cluster")
         }
         let loadCap = try options.int("cluster-load-cap", default: 16)!
@@ -171,7 +195,16 @@ struct ServeCommand: Command {
         guard (0...maximumClusterPurgeDelay).contains(delay) else {
             throw .usage("--cluster-purge-delay wants seconds from 0 to \(Int(maximumClusterPurgeDelay))")
         }
-        return (loadCap, .nanoseconds(Int64((delay * 1e9).rounded())))
+        func size(_ name: String, default value: Int, atLeast minimum: Int, _ least: String) throws(CLIError) -> Int {
+            guard let text = options.value(name) else { return value }
+            guard let bytes = RelayLimitOptions.parseSize(text), bytes >= minimum else {
+                throw .usage("--\(name) wants a size of at least \(least), such as 256M or 1G, not '\(text)'")
+            }
+            return bytes
+        }
+        let sessionLog = try size("cluster-session-log", default: RelayCore.defaultClusterSessionLogLimit, atLeast: 1 << 20, "1M")
+        let streamLimit = try size("cluster-stream-limit", default: ClusterRelay.defaultStreamLimit, atLeast: 16 << 20, "16M")
+        return (loadCap, .nanoseconds(Int64((delay * 1e9).rounded())), sessionLog, streamLimit)
     }
 
     /// `--cluster`'s URL; the error never repeats what was given, which may hold a secret.
@@ -179,7 +212,7 @@ struct ServeCommand: Command {
         do {
             return try NATSURL(parsing: text)
         } catch {
-            throw .usage("--cluster wants nats://[USER:PASS@]HOST:PORT[,HOST:PORT...] or nats://TOKEN@HOST:PORT")
+            throw .usage("--cluster wants nats://HOST:PORT[,HOST:PORT...] (credentials: --cluster-credentials FILE)")
         }
     }
 
@@ -230,11 +263,14 @@ struct ServeCommand: Command {
         return timer
     }
 
-    /// Writes the record of a detached relay (`pattern` with `PORT` replaced by the bound port);
-    /// returns its path.
-    private static func writeRecord(of server: RelayServer, pattern: String, clock: SessionEpochClock) throws(CLIError) -> String {
+    /// Writes the creation key and then the record of a detached relay (`pattern` with `PORT`
+    /// replaced by the bound port), so that a host that finds the record finds the key; returns
+    /// the record's path.
+    private static func writeRecord(of server: RelayServer, pattern: String, clock: SessionEpochClock,
+                                    creationKey: [UInt8]) throws(CLIError) -> String {
         let path = pattern.replacingOccurrences(of: "PORT", with: String(server.port))
         do {
+            try DetachedRelay.write(Data(creationKey), at: DetachedRelay.keyPath(forRecord: path))
             try DetachedRelay.write(DetachedRelay.Record(pid: getpid(), port: server.port, epoch: clock.offset), at: path)
         } catch {
             server.stop()
@@ -263,23 +299,25 @@ struct ServeCommand: Command {
     /// Waits for SIGINT or SIGTERM and returns its name (`tandem netsim` waits the same way). The
     /// signals are ignored by default handling first, so that a dispatch source, not the default
     /// action, receives them. With `idleExit`, also returns once the server has held no session
-    /// for that many seconds.
-    static func waitForTermination(idleExit: (seconds: Double, server: RelayServer)? = nil) async -> String {
+    /// for that many seconds, counted from the later of the last session's end and the last
+    /// change of the record's modification time (a host touches it as it picks this relay).
+    /// Connections count for nothing: a stranger who keeps connecting keeps no relay alive.
+    static func waitForTermination(idleExit: (seconds: Double, server: RelayServer, record: String?)? = nil) async -> String {
         await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
             let queue = DispatchQueue(label: "tandem-serve-signals")
             let resumed = Resumption(continuation)
             var sources: [any DispatchSourceSignal] = []
-            if let (seconds, server) = idleExit {
+            if let (seconds, server, record) = idleExit {
                 let timer = DispatchSource.makeTimerSource(queue: queue)
                 resumed.idleSince = DispatchTime.now().uptimeNanoseconds
                 timer.schedule(deadline: .now() + .milliseconds(250), repeating: .milliseconds(250))
                 timer.setEventHandler {
                     let now = DispatchTime.now().uptimeNanoseconds
-                    // A session, or any new connection (a host checking that this relay is alive
-                    // before it starts a session here), restarts the count.
-                    let statistics = server.statistics
-                    if statistics.sessions > 0 || statistics.connectionsAccepted != resumed.accepted { resumed.idleSince = now }
-                    resumed.accepted = statistics.connectionsAccepted
+                    // A session, or a host that touched the record as it picked this relay (it
+                    // starts a session here next), restarts the count.
+                    let touched = record.flatMap(DetachedRelay.modificationTime(of:))
+                    if server.statistics.sessions > 0 || touched != resumed.recordTouched { resumed.idleSince = now }
+                    resumed.recordTouched = touched
                     if now - resumed.idleSince >= UInt64(seconds * 1e9) {
                         resumed.resume("--idle-exit (no session for \(seconds) s)")
                     }
@@ -310,8 +348,8 @@ private final class Resumption: @unchecked Sendable {
     var timer: (any DispatchSourceTimer)?
     /// Since when (uptime ns) the relay has held no session, for the idle-exit check.
     var idleSince: UInt64 = 0
-    /// The connections accepted at the last idle-exit check.
-    var accepted = 0
+    /// The record's modification time (ns since the epoch) at the last idle-exit check.
+    var recordTouched: Int64?
 
     init(_ continuation: CheckedContinuation<String, Never>) { self.continuation = continuation }
 

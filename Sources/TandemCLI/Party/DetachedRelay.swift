@@ -19,9 +19,14 @@ import TandemNet
 /// connection on loopback. Anything else (no record, a stale one, a port held by a stranger)
 /// starts a relay of our own; a port held by a stranger then fails with one clear line.
 ///
-/// The check's own connection restarts the relay's idle count (`ServeCommand`), so a relay found
-/// alive gives its new host 10 s to start a session; only a relay that decided to exit in the
-/// same quarter second as the check could still go (the host then fails to connect, one line).
+/// Only its hosts create sessions there: the relay makes a creation key as it starts
+/// (`RelayCreationKey`), writes it beside its record (`relay-PORT.key`, 0600, in the same
+/// directory), and refuses a creation that does not prove it; anyone with an invite joins as
+/// before. Its idle count goes by sessions alone, so a stranger who keeps connecting keeps
+/// nothing alive. A host that reuses a live relay touches its record, which restarts that count
+/// (`ServeCommand`), so the relay gives its new host 10 s to start a session; only a relay that
+/// decided to exit in the same quarter second as the touch could still go (the host then fails
+/// to connect, one line).
 enum DetachedRelay {
     /// What a detached relay writes about itself.
     struct Record: Codable, Equatable {
@@ -44,6 +49,8 @@ enum DetachedRelay {
         var started: Bool
         /// Its process.
         var pid: Int32
+        /// The key that creating a session there proves (nil for a relay that has none).
+        var creationKey: [UInt8]?
     }
 
     /// How long a relay with no session lives on.
@@ -64,6 +71,29 @@ enum DetachedRelay {
     /// The record's path for `port`.
     static func recordPath(port: UInt16, in directory: String) -> String { "\(directory)/relay-\(port).json" }
 
+    /// The creation key's path beside the record at `path` (`.key` for `.json`).
+    static func keyPath(forRecord path: String) -> String {
+        (path.hasSuffix(".json") ? String(path.dropLast(5)) : path) + ".key"
+    }
+
+    /// The creation key beside the record at `path`: nil unless it is a regular file of ours,
+    /// readable by us alone, of exactly `RelayCreationKey.length` bytes.
+    static func readKey(forRecord path: String) -> [UInt8]? {
+        let keyPath = keyPath(forRecord: path)
+        var status = stat()
+        guard lstat(keyPath, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == getuid(),
+              status.st_mode & 0o077 == 0, let data = FileManager.default.contents(atPath: keyPath),
+              data.count == RelayCreationKey.length else { return nil }
+        return [UInt8](data)
+    }
+
+    /// The modification time of the file at `path` (ns since the epoch), nil when it is gone.
+    static func modificationTime(of path: String) -> Int64? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
+    }
+
     /// Reads the record at `path`; nil if absent or malformed.
     static func readRecord(at path: String) -> Record? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
@@ -72,7 +102,11 @@ enum DetachedRelay {
 
     /// Writes `record` at `path` (0600, atomically: a reader never sees half a record).
     static func write(_ record: Record, at path: String) throws {
-        let data = try JSONEncoder().encode(record)
+        try write(try JSONEncoder().encode(record), at: path)
+    }
+
+    /// Writes `data` at `path` (0600, atomically).
+    static func write(_ data: Data, at path: String) throws {
         let temporary = path + ".\(getpid()).tmp"
         guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else {
             throw CLIError.failure("cannot write \(temporary)")
@@ -121,7 +155,10 @@ enum DetachedRelay {
         if port != 0 {
             let path = recordPath(port: port, in: directory)
             if let record = readRecord(at: path), record.port == port, isAlive(record, recordedAt: path) {
-                return Relay(port: record.port, epoch: record.epoch, started: false, pid: record.pid)
+                // Touched: the relay restarts its idle count, and waits for this host's session.
+                utimensat(AT_FDCWD, path, nil, 0)
+                return Relay(port: record.port, epoch: record.epoch, started: false, pid: record.pid,
+                             creationKey: readKey(forRecord: path))
             }
         }
         return try start(port: port, bind: bind, epoch: epoch, forwarded: forwarded, directory: directory)
@@ -183,7 +220,8 @@ enum DetachedRelay {
         // Not reaped by us: it outlives us and is re-parented to init when we exit. Until then
         // a zombie would remain if it exited first; `reapWhenDone` collects it.
         reapWhenDone(pid)
-        return Relay(port: boundPort, epoch: epoch, started: true, pid: pid)
+        let key = readKey(forRecord: recordPath(port: boundPort, in: directory))
+        return Relay(port: boundPort, epoch: epoch, started: true, pid: pid, creationKey: key)
     }
 
     /// The port in `relay listening on HOST:PORT (…)`.
@@ -226,8 +264,10 @@ enum DetachedRelay {
         }
     }
 
-    /// This process's environment without `TANDEM_INVITE` (a relay has no use for a secret).
+    /// This process's environment without `TANDEM_INVITE` or `TANDEM_NATS_CREDENTIALS` (a relay
+    /// of a host has no use for a secret).
     private static func childEnvironment() -> [String] {
-        ProcessInfo.processInfo.environment.filter { $0.key != "TANDEM_INVITE" }.map { "\($0.key)=\($0.value)" }
+        let secrets: Set = [InviteEnvironment.name, NATSCredentialsSource.environmentName]
+        return ProcessInfo.processInfo.environment.filter { !secrets.contains($0.key) }.map { "\($0.key)=\($0.value)" }
     }
 }

@@ -27,6 +27,17 @@ public final class MediaFile: @unchecked Sendable {
     /// A whitelist that matches no protocol: a byte source's bytes may open nothing else.
     static let noProtocols = "none"
 
+    /// The demuxers every input opens with (FFmpeg's `format_whitelist`, which nested inputs of a
+    /// playlist inherit): containers of audio and video, raw audio, and the HLS and `ffconcat`
+    /// lists of them. Not FFmpeg's text-as-video demuxers (`tty`, `ansi`, `bintext`, `idf`,
+    /// `xbin`, `adf`), which would present any text file (a `.txt`, an `.nfo`) as a video and so
+    /// let it be queued and streamed to others; nor images, subtitles or raw video streams.
+    public static let containerFormats = [
+        "mov", "mp4", "m4a", "3gp", "3g2", "mj2", "matroska", "webm", "avi", "mpegts", "mpeg", "flv", "asf", "mxf", "nut", "rm",
+        "ivf", "ogg", "wav", "w64", "aiff", "caf", "mp3", "flac", "aac", "ac3", "eac3", "dts", "truehd", "wv", "ape", "tta", "amr",
+        "hls", "concat",
+    ].joined(separator: ",")
+
     /// The error a byte source's read failure left, if any: why decoding ended early.
     var byteSourceFailure: String? { byteInput?.failure }
 
@@ -45,6 +56,54 @@ public final class MediaFile: @unchecked Sendable {
         return start.hasPrefix("#EXTM3U") || start.hasPrefix("ffconcat")
     }
 
+    /// Whether the demuxer named `format` (FFmpeg's comma-separated names of one demuxer, as
+    /// `mov,mp4,m4a`) is on `containerFormats`.
+    public static func isContainer(_ format: String) -> Bool {
+        let allowed = Set(containerFormats.split(separator: ","))
+        return format.split(separator: ",").contains { allowed.contains($0) }
+    }
+
+    /// The largest head of a file read to name its demuxer (FFmpeg's own default probe size).
+    static let probeBytes = 1 << 20
+
+    /// The name of the demuxer FFmpeg would choose for the local file at `path`, nil when it
+    /// cannot be read or FFmpeg knows no demuxer for it. As `av_probe_input_buffer2` does, it
+    /// probes the file's name and its first 2 KiB, then twice as much each time, taking the first
+    /// answer whose score is above `AVPROBE_SCORE_RETRY` (any score at the last size).
+    public static func probedFormat(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var data: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var ended = false
+        var size = 2048
+        while true {
+            while !ended, data.count < size {
+                let count = read(descriptor, &chunk, min(chunk.count, size - data.count))
+                if count < 0, errno == EINTR { continue }
+                guard count >= 0 else { return nil }
+                if count == 0 { ended = true } else { data += chunk[..<count] }
+            }
+            let last = ended || size >= probeBytes
+            // FFmpeg's probes read past the data by up to AVPROBE_PADDING_SIZE zeroed bytes.
+            var padded = data + [UInt8](repeating: 0, count: Int(AVPROBE_PADDING_SIZE))
+            var score: Int32 = 0
+            let format = path.withCString { name in
+                padded.withUnsafeMutableBufferPointer { buffer in
+                    var probe = AVProbeData()
+                    probe.filename = name
+                    probe.buf = buffer.baseAddress
+                    probe.buf_size = Int32(data.count)
+                    return av_probe_input_format3(&probe, 1, &score)
+                }
+            }
+            if let format, score > (last ? 0 : AVPROBE_SCORE_MAX / 4) { return String(cString: format.pointee.name) }
+            if last { return nil }
+            size *= 2
+        }
+    }
+
     /// Opens `url` (a path, or any URL that libavformat opens) and reads its stream information.
     ///
     /// A path opens with FFmpeg's protocol whitelist set to `file`: media received from someone
@@ -52,7 +111,8 @@ public final class MediaFile: @unchecked Sendable {
     /// protocols (http, tcp, udp, rtmp, `concat:`, `subfile:`), and none of them is opened; the
     /// open fails with a clear error at once, without any connection. A URL the user gave
     /// (`https://…`) opens with the whitelist `webProtocols` (`http,https,tcp,tls`), as an `http(s)`
-    /// item does.
+    /// item does. Every input opens only through the demuxers of `containerFormats`: a text file
+    /// is refused as `notContainer`.
     public convenience init(url: String) throws(MediaError) {
         // A URL opens as an `http(s)` item does: only `webProtocols` (issue 15: nothing a
         // redirect or a playlist names beyond them, no other scheme at all).
@@ -90,8 +150,14 @@ public final class MediaFile: @unchecked Sendable {
             allocated.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
             context = allocated
         }
+        // A local file that FFmpeg would read with a demuxer off `containerFormats` is refused
+        // here, in one line (the whitelist below refuses it too, but with a line of FFmpeg's own).
+        if input == nil, whitelist == MediaFile.localProtocols, let format = MediaFile.probedFormat(url), !MediaFile.isContainer(format) {
+            throw MediaError.notContainer(url, format: format)
+        }
         var options: OpaquePointer?
         if let whitelist { av_dict_set(&options, "protocol_whitelist", whitelist, 0) }
+        av_dict_set(&options, "format_whitelist", MediaFile.containerFormats, 0)
         // On failure, avformat_open_input frees the context (never a custom input's AVIO).
         let opened = avformat_open_input(&context, input == nil ? url : "", nil, &options)
         av_dict_free(&options)
@@ -107,6 +173,13 @@ public final class MediaFile: @unchecked Sendable {
             if opened == tandem_averror_invaliddata() {
                 throw MediaError.notMedia(url, code: opened)
             }
+            // FFmpeg refuses a demuxer off the whitelist with EINVAL too: probing tells which.
+            if opened == tandem_averror(EINVAL) {
+                if input != nil { throw MediaError.notContainer(url, format: nil) }
+                if restricted, let format = MediaFile.probedFormat(url), !MediaFile.isContainer(format) {
+                    throw MediaError.notContainer(url, format: format)
+                }
+            }
             // FFmpeg refuses a protocol off the whitelist with EINVAL.
             if restricted && opened == tandem_averror(EINVAL) {
                 throw MediaError.io(url, "cannot open it: \(MediaError.errorText(opened)) (a local file may lead only to local files; "
@@ -114,7 +187,7 @@ public final class MediaFile: @unchecked Sendable {
             }
             if whitelist == MediaFile.webProtocols && opened == tandem_averror(EINVAL) {
                 throw MediaError.io(url, "cannot open it: \(MediaError.errorText(opened)) (an http(s) item may lead only to "
-                    + "\(MediaFile.webProtocols); it names another protocol, which is not opened)")
+                    + "\(MediaFile.webProtocols) and only to media containers; it names another protocol or is not media, which is not opened)")
             }
             throw MediaError.cannotOpen(url, code: opened)
         }

@@ -103,9 +103,14 @@ public final class ClusterRelay: @unchecked Sendable {
     /// `endedMemory`, 60 s). At most `concurrentLoads` sessions replay their logs at once. The
     /// subjects of sessions that ended more than `purgeDelay` ago and that no relay purged are
     /// swept at once and then every `sweepInterval` (nil: never, but by `sweepEndedSessions()`).
+    /// A session's log holds at most `sessionLogLimit` bytes (`RelayCore+ClusterLogCap.swift`);
+    /// each session stream at most `streamLimit` bytes, new entries refused past it (a last
+    /// resort, set on streams this relay creates or finds).
     public static func connect(_ server: RelayServer, to url: NATSURL, replicas: Int? = nil,
                                commitMargin: Int64 = 10_000_000, purgeDelay: Duration? = nil,
-                               concurrentLoads: Int = 16, sweepInterval: Duration? = ClusterRelay.sweepInterval) async throws(ClusterRelayError) -> ClusterRelay {
+                               concurrentLoads: Int = 16, sweepInterval: Duration? = ClusterRelay.sweepInterval,
+                               sessionLogLimit: Int = RelayCore.defaultClusterSessionLogLimit,
+                               streamLimit: Int = ClusterRelay.defaultStreamLimit) async throws(ClusterRelayError) -> ClusterRelay {
         var configuration = NATSConfiguration()
         configuration.name = "tandem-relay"
         let connection: NATSConnection
@@ -122,7 +127,7 @@ public final class ClusterRelay: @unchecked Sendable {
         let jetStream = JetStream(connection: connection)
         let streamsEnd: [UInt64]
         do {
-            streamsEnd = try await ensureStreams(jetStream, replicas: copies)
+            streamsEnd = try await ensureStreams(jetStream, replicas: copies, limit: streamLimit)
         } catch {
             await connection.close()
             throw ClusterRelayError("JetStream at \(url) refused the session streams: \(error)")
@@ -133,7 +138,7 @@ public final class ClusterRelay: @unchecked Sendable {
         for follower in cluster.followers { follower.start() }
         let relay = cluster.relay
         server.withCore { core, _ in
-            core.enableCluster(relay: relay, commitMargin: commitMargin)
+            core.enableCluster(relay: relay, commitMargin: commitMargin, sessionLogLimit: sessionLogLimit)
             return []
         }
         server.clusterOutput = { [weak cluster] output in cluster?.carry(output) }
@@ -143,27 +148,38 @@ public final class ClusterRelay: @unchecked Sendable {
         return cluster
     }
 
-    /// Creates the session streams, waiting (at most 20 s) for their leaders, and returns each
-    /// one's last sequence, by shard: where this relay's followers start.
-    private static func ensureStreams(_ jetStream: JetStream, replicas: Int) async throws(JetStreamError) -> [UInt64] {
+    /// The most bytes a session stream holds unless told otherwise (a stream of the
+    /// `streamCount`): room for many sessions at their caps, short of a disk.
+    public static let defaultStreamLimit = 8 * 1024 * 1024 * 1024
+    /// The least a stream's limit is lowered to for a server short of storage.
+    static let minimumStreamLimit = 16 * 1024 * 1024
+
+    /// Creates the session streams (or sets their limits, when they exist), waiting (at most
+    /// 20 s) for their leaders, and returns each one's last sequence, by shard: where this
+    /// relay's followers start. Each holds at most `limit` bytes (less when the servers have
+    /// less storage left to reserve for it, none below `minimumStreamLimit`) and then refuses new
+    /// entries: dropping old ones would cut the start off some session's log.
+    private static func ensureStreams(_ jetStream: JetStream, replicas: Int, limit: Int) async throws(JetStreamError) -> [UInt64] {
         let deadline = ContinuousClock.now + .seconds(20)
-        var ends: [UInt64] = []
-        for shard in 0..<Self.streamCount {
+        var limit: Int? = limit
+        var shard = 0
+        while shard < Self.streamCount {
             let configuration = JetStreamStreamConfiguration(
                 name: stream(shard: shard), subjects: [subjects(shard: shard)], storage: .file, replicas: replicas,
-                maximumMessageSize: 1024 * 1024, duplicateWindow: 120_000_000_000, allowDirect: true)
-            while true {
-                do {
-                    let info = try await jetStream.createStream(configuration)
-                    if replicas == 1 || info.cluster?.leader != nil { break }
-                } catch where error.kind == .streamNameInUse {
-                    break
-                } catch {
-                    if ContinuousClock.now > deadline { throw error }
-                }
-                if ContinuousClock.now > deadline { break }
-                try? await Task.sleep(for: .milliseconds(100))
+                maximumBytes: limit, maximumMessageSize: 1024 * 1024, duplicateWindow: 120_000_000_000, allowDirect: true,
+                discardsNew: true)
+            if try await ensureStream(jetStream, configuration, deadline: deadline) {
+                shard += 1
+            } else {
+                // JetStream reserves each stream's limit on its servers' storage and refuses more
+                // than they have left: every stream half as much (those made are updated down),
+                // down to `minimumStreamLimit`, then none (each session's own cap still holds).
+                limit = limit.flatMap { $0 > Self.minimumStreamLimit ? $0 / 2 : nil }
+                shard = 0
             }
+        }
+        var ends: [UInt64] = []
+        for shard in 0..<Self.streamCount {
             while true {
                 do {
                     ends.append(try await jetStream.streamInfo(stream(shard: shard)).state.lastSequence)
@@ -175,6 +191,50 @@ public final class ClusterRelay: @unchecked Sendable {
             }
         }
         return ends
+    }
+
+    /// Creates the stream `configuration` describes (waiting for its leader), or updates the one
+    /// of that name another relay made; false when the servers have not the storage its limit
+    /// would reserve.
+    private static func ensureStream(_ jetStream: JetStream, _ configuration: JetStreamStreamConfiguration,
+                                     deadline: ContinuousClock.Instant) async throws(JetStreamError) -> Bool {
+        while true {
+            do {
+                let info = try await jetStream.createStream(configuration)
+                if configuration.replicas == 1 || info.cluster?.leader != nil { return true }
+            } catch where error.kind == .streamNameInUse || isShortOfStorage(error) {
+                // Made already (by another relay, or by this one with a larger limit; JetStream
+                // checks the storage before the name), maybe with other limits: this relay's go
+                // on it (a stream with another replica count keeps its own, which an update
+                // cannot change). Not made, and short of storage: a smaller limit is tried.
+                guard let existing = try? await jetStream.streamInfo(configuration.name) else {
+                    if configuration.maximumBytes != nil { return false }
+                    if ContinuousClock.now > deadline { throw error }
+                    try? await Task.sleep(for: .milliseconds(100))
+                    continue
+                }
+                var update = configuration
+                update.replicas = existing.configuration.replicas
+                do {
+                    _ = try await jetStream.updateStream(update)
+                } catch where isShortOfStorage(error) && configuration.maximumBytes != nil {
+                    return false
+                } catch {
+                    // Left as it is: its own limits hold.
+                }
+                return true
+            } catch {
+                if ContinuousClock.now > deadline { throw error }
+            }
+            if ContinuousClock.now > deadline { return true }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// Whether JetStream refused for want of storage: err_code 10047 or 10023 on one server, 10005
+    /// (no peers for the placement) in a cluster when it says it is for storage.
+    private static func isShortOfStorage(_ error: JetStreamError) -> Bool {
+        [10047, 10023].contains(error.errorCode ?? 0) || (error.errorCode == 10005 && error.reason.lowercased().contains("storage"))
     }
 
     /// Tells the core when NATS goes and comes back.

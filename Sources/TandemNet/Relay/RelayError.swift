@@ -29,6 +29,9 @@ public struct RelayError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The link holds as much unacknowledged sending as its configuration allows: the sender
         /// outran the link (or the relay stopped taking it in).
         case queueFull
+        /// The relay creates sessions only for its own host, and this creator did not prove its
+        /// creation key.
+        case creationRefused
     }
 
     /// What kind of failure.
@@ -58,6 +61,7 @@ public struct RelayError: Error, Sendable, Equatable, CustomStringConvertible {
         case .versionMismatch: detail
         case .wrongIdentity: "identity refused: \(detail)"
         case .queueFull: "sending faster than the link delivers: \(detail)"
+        case .creationRefused: "the relay refused to create the session: \(detail)"
         }
     }
 

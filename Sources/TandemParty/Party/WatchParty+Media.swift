@@ -31,4 +31,17 @@ extension WatchParty {
             throw .failure("\(error)")
         }
     }
+
+    /// Opens each of this participant's local files once (`MediaFile(url:)`, its demuxers limited
+    /// to `MediaFile.containerFormats`), so that nothing the built-in player would refuse, a text
+    /// file above all, is served to others or handed to mpv.
+    func vetMedia() throws(WatchPartyError) {
+        for path in watchedMedia where !path.isEmpty && Self.webURL(path) == nil {
+            do {
+                _ = try MediaFile(url: path)
+            } catch {
+                throw .failure(error.description)
+            }
+        }
+    }
 }

@@ -153,6 +153,7 @@ public final class WatchParty: Sendable {
             watching.withLock { $0 = nil }
             sink.finish()
         }
+        try vetMedia()
         // Issue 15 item 4: this participant's files served to those without them; the group's
         // item streamed when this participant's media does not hold it.
         let streaming = startStreaming()

@@ -35,4 +35,8 @@ public struct RelayFaultCode: RawRepresentable, Sendable, Hashable {
     /// The relay cannot take this now: its cluster (NATS) is unreachable; try again later
     /// (issue 16).
     public static let unavailable = RelayFaultCode(rawValue: 12)
+    /// The relay creates sessions only for its own host (one holding its creation key), and the
+    /// hello did not prove that key. A peer that does not know the code reads a protocol
+    /// violation, with the relay's text.
+    public static let creationRefused = RelayFaultCode(rawValue: 13)
 }

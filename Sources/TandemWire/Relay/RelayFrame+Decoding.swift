@@ -25,10 +25,15 @@ extension RelayFrame {
         let secret = RelayWireLimits.secretLength
         switch type {
         case .hello:
-            return .hello(RelayHello(
+            var hello = RelayHello(
                 sessionID: try reader.uuid(), participant: try reader.participant(), create: try reader.bool(),
                 activity: try reader.bytes(limit: RelayWireLimits.maximumMetadata),
-                resume: try reader.bool(), received: try reader.uint64()))
+                resume: try reader.bool(), received: try reader.uint64())
+            // The creation proof, present only when given (any other length left over is a defect).
+            if reader.remaining == RelayWireLimits.creationProofLength {
+                hello.creationProof = try reader.fixed(RelayWireLimits.creationProofLength)
+            }
+            return .hello(hello)
         case .challenge:
             return .challenge(nonce: try reader.fixed(secret), sessionExists: try reader.bool())
         case .proof:

@@ -71,6 +71,7 @@ extension RelayFrame {
             writer.bytes(hello.activity)
             writer.bool(hello.resume)
             writer.uint64(hello.received)
+            if let proof = hello.creationProof { writer.fixed(proof, count: RelayWireLimits.creationProofLength) }
         case let .challenge(nonce, sessionExists):
             writer.fixed(nonce)
             writer.bool(sessionExists)

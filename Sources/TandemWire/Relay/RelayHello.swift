@@ -14,15 +14,22 @@ public struct RelayHello: Sendable, Hashable {
     public var resume: Bool
     /// On resume: the last relay sequence number the participant has received.
     public var received: UInt64
+    /// A creator's proof that it holds the relay's creation key (`RelayWireLimits.creationProofLength`
+    /// bytes), for a relay that creates sessions only for its own host; nil otherwise.
+    ///
+    /// On the wire it follows the other fields only when present, so that a hello without it is
+    /// byte for byte the one every relay of this version reads.
+    public var creationProof: [UInt8]?
 
     /// A hello.
     public init(sessionID: UUID, participant: RelayParticipantEntry, create: Bool, activity: [UInt8],
-                resume: Bool, received: UInt64) {
+                resume: Bool, received: UInt64, creationProof: [UInt8]? = nil) {
         self.sessionID = sessionID
         self.participant = participant
         self.create = create
         self.activity = activity
         self.resume = resume
         self.received = received
+        self.creationProof = creationProof
     }
 }

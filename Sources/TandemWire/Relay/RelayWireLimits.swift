@@ -31,6 +31,8 @@ public enum RelayWireLimits {
     public static let publicKeyLength = 32
     /// The size of an Ed25519 signature.
     public static let signatureLength = 64
+    /// The size of a hello's creation proof (a keyed BLAKE2b hash).
+    public static let creationProofLength = 32
     /// The size of the token that names a participant's datagrams.
     public static let tokenLength = 16
 }

@@ -29,11 +29,14 @@ public struct JetStreamStreamConfiguration: Sendable, Hashable, Codable {
     public var duplicateWindow: Int64?
     /// Whether any replica answers direct gets (`$JS.API.DIRECT.GET`), not only the leader.
     public var allowDirect: Bool
+    /// At a limit, whether new messages are refused (`discard: new`) rather than the oldest
+    /// dropped (`old`).
+    public var discardsNew: Bool
 
     /// A stream named `name` on `subjects`.
     public init(name: String, subjects: [String], storage: JetStreamStorage = .file, replicas: Int = 1,
                 maximumMessagesPerSubject: Int? = nil, maximumMessages: Int? = nil, maximumBytes: Int? = nil,
-                maximumMessageSize: Int? = nil, duplicateWindow: Int64? = nil, allowDirect: Bool = false) {
+                maximumMessageSize: Int? = nil, duplicateWindow: Int64? = nil, allowDirect: Bool = false, discardsNew: Bool = false) {
         self.name = name
         self.subjects = subjects
         self.storage = storage
@@ -44,6 +47,7 @@ public struct JetStreamStreamConfiguration: Sendable, Hashable, Codable {
         self.maximumMessageSize = maximumMessageSize
         self.duplicateWindow = duplicateWindow
         self.allowDirect = allowDirect
+        self.discardsNew = discardsNew
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -70,9 +74,11 @@ public struct JetStreamStreamConfiguration: Sendable, Hashable, Codable {
         maximumMessageSize = try limit(.maximumMessageSize)
         duplicateWindow = try container.decodeIfPresent(Int64.self, forKey: .duplicateWindow)
         allowDirect = try container.decodeIfPresent(Bool.self, forKey: .allowDirect) ?? false
+        discardsNew = try container.decodeIfPresent(String.self, forKey: .discard) == "new"
     }
 
-    /// Encodes every field the API wants, -1 for unlimited, limits retention, discarding old.
+    /// Encodes every field the API wants, -1 for unlimited, limits retention, discarding old
+    /// unless `discardsNew`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(name, forKey: .name)
@@ -86,7 +92,7 @@ public struct JetStreamStreamConfiguration: Sendable, Hashable, Codable {
         try container.encodeIfPresent(duplicateWindow, forKey: .duplicateWindow)
         try container.encode(allowDirect, forKey: .allowDirect)
         try container.encode("limits", forKey: .retention)
-        try container.encode("old", forKey: .discard)
+        try container.encode(discardsNew ? "new" : "old", forKey: .discard)
         try container.encode(-1, forKey: .maxConsumers)
         try container.encode(0, forKey: .maxAge)
     }

@@ -37,6 +37,10 @@ public struct RelayLinkConfiguration: Sendable, Hashable {
     /// The most such messages and proposals.
     public var maximumQueuedFrames = 10_000
 
+    /// The relay's creation key (`RelayCreationKey`), when it creates sessions only for those
+    /// proving it: a creator's hello then carries the proof. nil for any other relay.
+    public var creationKey: [UInt8]?
+
     /// The defaults.
     public init() {}
 }

@@ -115,12 +115,17 @@ struct RelayLinkCore: Sendable {
         guard phase == .connecting else { return [] }
         phase = .greeting
         lastHeard = now
+        // A creator proves the relay's creation key, if it holds one; a resumption never needs it.
+        let proof = request.createIfAbsent && !hasJoined ? configuration.creationKey.map {
+            RelayCreationKey.proof(key: $0, sessionID: request.sessionID, participantID: request.participant.id,
+                                   participantKey: request.identity.publicKey)
+        } : nil
         let hello = RelayHello(
             sessionID: request.sessionID,
             participant: RelayParticipantEntry(id: request.participant.id, publicKey: request.identity.publicKey,
                                                displayName: request.participant.displayName, presence: request.presence),
             create: request.createIfAbsent, activity: hasJoined ? [] : request.activity,
-            resume: hasJoined, received: received)
+            resume: hasJoined, received: received, creationProof: proof)
         return [.transmit(.hello(hello))]
     }
 
@@ -533,6 +538,7 @@ struct RelayLinkCore: Sendable {
         case .versionMismatch: RelayError(.versionMismatch, fault.text)
         case .wrongIdentity: RelayError(.wrongIdentity, fault.text)
         case .unavailable: RelayError(.unreachable, "the relay's cluster is unavailable: \(fault.text)")
+        case .creationRefused: RelayError(.creationRefused, fault.text)
         default: RelayError(.protocolViolation, fault.text)
         }
     }

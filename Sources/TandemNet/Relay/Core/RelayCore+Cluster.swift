@@ -23,6 +23,12 @@ struct RelayClusterState: Sendable {
     /// How far ahead of the ordering instant an effective instant is put beyond the lead, to
     /// cover a JetStream commit and the fan-out on the other relays.
     let commitMargin: Int64
+    /// The most bytes a session's log may hold (`RelayCore+ClusterLogCap.swift`).
+    var sessionLogLimit = RelayCore.defaultClusterSessionLogLimit
+    /// The bytes of each loaded session's log applied here, the same on every relay.
+    var logBytes: [UUID: Int] = [:]
+    /// The bytes of this relay's entries of each session submitted and not yet applied.
+    var pendingLogBytes: [UUID: Int] = [:]
     /// Whether NATS is reachable: while not, nobody new is admitted.
     var available = true
     var output = RelayClusterOutput()
@@ -95,8 +101,11 @@ extension RelayCore {
 
     /// Turns on cluster mode, as relay `relay` (a random number, unique in the cluster), with
     /// `commitMargin` ns added to each ordering lead. Before the first event.
-    public mutating func enableCluster(relay: UInt64, commitMargin: Int64 = 10_000_000) {
+    /// `sessionLogLimit` is the most bytes one session's log may hold (`RelayCore+ClusterLogCap.swift`).
+    public mutating func enableCluster(relay: UInt64, commitMargin: Int64 = 10_000_000,
+                                       sessionLogLimit: Int = RelayCore.defaultClusterSessionLogLimit) {
         cluster = RelayClusterState(relay: relay, commitMargin: commitMargin)
+        cluster?.sessionLogLimit = sessionLogLimit
     }
 
     /// Whether the core runs in cluster mode.
@@ -133,6 +142,7 @@ extension RelayCore {
         self.cluster?.progressAt[session] = nil
         self.cluster?.stalled.remove(session)
         self.cluster?.told.remove(session)
+        forgetClusterLog(session)
         return true
     }
 
@@ -171,6 +181,7 @@ extension RelayCore {
         let fault = RelayFault(.unavailable, "the relay cluster is unavailable: \(reason)")
         var directives: [RelayDirective] = []
         for entry in entries where entry.relay == relay {
+            noteClusterLogLost(entry)
             // Never to be applied: no longer outstanding. A session left with nothing on its way is
             // no longer stalled (nothing of its waits on the log; the next entry that waits too long
             // stalls it again), so an idle session is not left unavailable for good.
@@ -215,7 +226,9 @@ extension RelayCore {
     /// session's participants here hear that the relay is unavailable.
     private mutating func submit(_ session: UUID, _ event: ClusterLogEntry.Event, from connection: RelayConnectionID) {
         guard let relay = cluster?.relay else { return }
-        cluster?.output.entries.append(ClusterLogEntry(session: session, relay: relay, connection: connection.value, event: event))
+        let entry = ClusterLogEntry(session: session, relay: relay, connection: connection.value, event: event)
+        cluster?.output.entries.append(entry)
+        noteClusterLogSubmitted(entry)
         let outstanding = cluster?.outstanding[session] ?? 0
         cluster?.outstanding[session] = outstanding + 1
         // The clock starts at the next tick (a submission carries no time of its own here).
@@ -253,8 +266,15 @@ extension RelayCore {
         default:
             return drop(connection, fault: RelayFault(.protocolViolation, "frame \(frame.typeName) is not for the relay"), at: now)
         }
+        // The session's log has room for what a participant adds to it, or the sender goes
+        // (`RelayCore+ClusterLogCap.swift`).
+        let event = ClusterLogEntry.Event.frame(participant: key.participant, frame: frame, orderedAt: orderedAt, effectiveAt: effectiveAt)
+        if let fault = clusterLogRefusal(key.session, frame, event) {
+            limitCounts.journal += 1
+            return drop(connection, fault: fault, at: now)
+        }
         cluster?.submitted[key] = sequence
-        submit(key.session, .frame(participant: key.participant, frame: frame, orderedAt: orderedAt, effectiveAt: effectiveAt), from: connection)
+        submit(key.session, event, from: connection)
         return []
     }
 
@@ -416,6 +436,7 @@ extension RelayCore {
         guard let relay = cluster?.relay else { return [] }
         let progress = entry.relay == relay ? clusterProgress(entry.session, at: now) : []
         let held = sessions[entry.session] != nil
+        noteClusterLogApplied(entry)
         let directives = progress + applyClusterEntry(entry, relay: relay, at: now)
         if entry.relay == relay, held, sessions[entry.session] == nil { cluster?.purges.insert(entry.session) }
         return clusterPaced(directives)

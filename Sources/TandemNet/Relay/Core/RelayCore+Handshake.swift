@@ -40,6 +40,8 @@ extension RelayCore {
                 return refuse(connection, RelayFault(.sessionEnded, ended.reason))
             }
             if !hello.create { return refuse(connection, RelayFault(.sessionNotFound, hello.sessionID.uuidString)) }
+            // Creation-key hook (RelayCore+CreationKey.swift): only its own host creates here.
+            if let fault = creationRefusal(hello) { return refuse(connection, fault) }
         }
         let nonce = connections[connection]?.nonce ?? []
         connections[connection]?.phase = .challenged(hello, sessionExists: session != nil)

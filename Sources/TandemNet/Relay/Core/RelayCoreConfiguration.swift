@@ -122,6 +122,10 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     /// How long a registration cookie is good for after the relay issued it.
     public var datagramCookieLifetime: Int64 = 10_000_000_000
 
+    /// The key a creator must prove to create a session (`RelayCreationKey`), nil when anyone
+    /// may: the relay `tandem host` starts for itself has one.
+    public var creationKey: [UInt8]?
+
     /// The defaults.
     public init() {}
 
