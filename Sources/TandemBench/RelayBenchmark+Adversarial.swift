@@ -173,7 +173,7 @@ public struct RelayAdversarialBenchmark: Sendable {
                 refused += 2
                 continue
             }
-            if let guest = try? await connector.join(helper.request(session, "admission guest \(index)")) {
+            if let guest = try? await connector.join(helper.request(session, "admission guest \(index)", create: false)) {
                 await guest.leave()
             } else {
                 refused += 1

@@ -270,7 +270,7 @@ extension RelayCore {
         // (`RelayCore+ClusterLogCap.swift`).
         let event = ClusterLogEntry.Event.frame(participant: key.participant, frame: frame, orderedAt: orderedAt, effectiveAt: effectiveAt)
         if let fault = clusterLogRefusal(key.session, frame, event) {
-            limitCounts.journal += 1
+            limitCounts.clusterLog += 1
             return drop(connection, fault: fault, at: now)
         }
         cluster?.submitted[key] = sequence

@@ -31,6 +31,8 @@ public struct RelayLimitCounts: Sendable, Hashable, Codable {
     public var shed = 0
     /// Connections closed for sending no hello within `RelayCoreConfiguration.helloTimeout`.
     public var silentStrangers = 0
+    /// Senders dropped for a frame over their session's cap in the cluster's log.
+    public var clusterLog = 0
 
     /// No counts yet.
     public init() {}
@@ -39,6 +41,6 @@ public struct RelayLimitCounts: Sendable, Hashable, Codable {
     public var total: Int {
         memory + sessionsPerAddress + connectionsPerAddress + unauthenticated + unauthenticatedBytes + journal
             + outputQueue + outbox + fanoutPauses + forgedAcknowledgements + flooding + datagramRegistrations + proofs + shed
-            + silentStrangers
+            + silentStrangers + clusterLog
     }
 }

@@ -52,7 +52,8 @@ public struct RelayServerStatistics: Sendable, Hashable, Codable {
             + "output queue \(limits.outputQueue), outbox \(limits.outbox), fan-out pauses \(limits.fanoutPauses), "
             + "forged acks \(limits.forgedAcknowledgements), flooding \(limits.flooding), "
             + "datagram registrations \(limits.datagramRegistrations), proofs/source \(limits.proofs), "
-            + "shed \(limits.shed), silent strangers \(limits.silentStrangers), accept failures \(acceptFailures), "
+            + "shed \(limits.shed), silent strangers \(limits.silentStrangers), cluster log \(limits.clusterLog), "
+            + "accept failures \(acceptFailures), "
             + "accepts held off \(acceptsHeldOff) (\(addressesHeldOff) addresses), "
             + "shared flushes \(sharedFlushes) (\(sharedWrites) by the second writer)"
     }
