@@ -23,20 +23,6 @@ struct ClusterCredentialsTests {
         return String(decoding: data.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
     }
 
-    /// Runs `tandem serve ARGUMENTS` to its end; its status and what it printed.
-    static func serveToEnd(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, text: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.environment["TANDEM_EXECUTABLE"] ?? TandemProcess.executablePath)
-        process.arguments = ["serve", "--bind", "127.0.0.1", "--port", "0"] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
-    }
-
     @Test("the credentials from a file, then from the environment, reach NATS and never the command line")
     func fileAndEnvironment() throws {
         let nats = try NATSServerProcess(authentication: .userPassword(user: Self.user, password: Self.password))
@@ -69,7 +55,7 @@ struct ClusterCredentialsTests {
         defer { nats.stop() }
         let file = try Self.credentialsFile("\(Self.user):not-\(Self.password)\n")
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let (status, text) = try Self.serveToEnd(["--cluster", "nats://127.0.0.1:\(nats.port)", "--cluster-credentials", file])
+        let (status, text) = try ClusterServeFlagsTests.serve(["--cluster", "nats://127.0.0.1:\(nats.port)", "--cluster-credentials", file])
         #expect(status == 1, "\(text)")
         #expect(text.contains("credentials"), "\(text)")
         #expect(!text.contains("not-\(Self.password)"), "\(text)")
@@ -103,7 +89,7 @@ struct ClusterCredentialsTests {
         case "alone": ["--cluster-credentials", file]
         default: ["--cluster", "nats://127.0.0.1:1", "--cluster-credentials", file]
         }
-        let (status, text) = try Self.serveToEnd(arguments)
+        let (status, text) = try ClusterServeFlagsTests.serve(arguments)
         #expect(status == 64, "\(text)")
         #expect(text.split(separator: "\n").first?.contains(line) == true, "\(text)")
         #expect(!text.contains(Self.password), "\(text)")

@@ -7,11 +7,13 @@ import TandemHarness
 /// NATS is ever dialled).
 @Suite("tandem serve's cluster flags")
 struct ClusterServeFlagsTests {
-    /// Runs `tandem serve ARGUMENTS`; its exit status and what it printed.
-    static func serve(_ arguments: [String]) throws -> (status: Int32, text: String) {
+    /// Runs `tandem serve ARGUMENTS` to its end, with `environment` added to this process's;
+    /// its exit status and what it printed.
+    static func serve(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, text: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.environment["TANDEM_EXECUTABLE"] ?? TandemProcess.executablePath)
         process.arguments = ["serve", "--bind", "127.0.0.1", "--port", "0"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output

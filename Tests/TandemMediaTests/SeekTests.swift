@@ -44,7 +44,7 @@ import TandemPlayerSupport
         let shown = try SnapshotWriter.write(url: clip.path, at: target, to: png)
         #expect(shown == clip.time(ofFrame: 45))
         // Read the PNG back with FFmpeg: the number in the picture is the frame's.
-        let decoder = try MediaDecoder(file: MediaFile(url: png), decodeVideo: true, decodeAudio: false)
+        let decoder = try MediaDecoder(file: MediaFile(picture: png), decodeVideo: true, decodeAudio: false)
         guard case .video(let frame)? = try decoder.next() else {
             Issue.record("the PNG holds no picture")
             return

@@ -8,14 +8,16 @@ import TandemTestKit
 import TandemWire
 
 /// An invitee (a participant holding the session's secret) floods the ordered stream with records
-/// nobody can open, through the real session stack on the in-memory relay, while a late joiner
+/// nobody can open, through the real session stack on the in-memory relay and on a relay server
+/// on loopback, while a late joiner
 /// joins: every record counts in the joiner's history as a placeholder, so it adopts the group's
 /// timeline at once instead of waiting at version 0 for a snapshot.
 @Suite(.serialized) struct PlaceholderRelayTests {
     typealias Behaviour = CoordinatorBehaviourTests
 
-    @Test func aLateJoinerAdoptsTheTimelineWhileAnInviteeFloodsUnopenableRecords() async throws {
-        let relay = try TestRelay(.inMemory)
+    @Test(arguments: TransportKind.allCases)
+    func aLateJoinerAdoptsTheTimelineWhileAnInviteeFloodsUnopenableRecords(transport: TransportKind) async throws {
+        let relay = try TestRelay(transport)
         defer { relay.shutdown() }
         let host = try await Behaviour.member("host", relay: relay, invitation: nil, delegate: Behaviour.CommandLog(item: "film"))
         try host.coordinator.reportItem("film", identity: "d=3600.000;h=aa", ready: true)

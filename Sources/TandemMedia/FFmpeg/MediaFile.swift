@@ -38,6 +38,10 @@ public final class MediaFile: @unchecked Sendable {
         "hls", "concat",
     ].joined(separator: ",")
 
+    /// The demuxers a still picture opens with (`init(picture:)`): PNG, JPEG and the PPM family,
+    /// what `SnapshotWriter` writes. Never a media item's.
+    public static let pictureFormats = ["png_pipe", "jpeg_pipe", "ppm_pipe", "pgm_pipe", "image2"].joined(separator: ",")
+
     /// The error a byte source's read failure left, if any: why decoding ended early.
     var byteSourceFailure: String? { byteInput?.failure }
 
@@ -119,6 +123,13 @@ public final class MediaFile: @unchecked Sendable {
         try self.init(name: url, whitelist: MediaFile.isURL(url) ? MediaFile.webProtocols : MediaFile.localProtocols, byteSource: nil)
     }
 
+    /// Opens the still picture at `path` (a PNG, a JPEG or a PPM, as `SnapshotWriter` writes
+    /// them), through FFmpeg's picture demuxers only and only as a local file: to read back a
+    /// snapshot, never to play.
+    public convenience init(picture path: String) throws(MediaError) {
+        try self.init(name: path, whitelist: MediaFile.localProtocols, byteSource: nil, formats: MediaFile.pictureFormats)
+    }
+
     /// Opens an item's source and reads its stream information.
     ///
     /// - A file opens as a path does with `init(url:)`: only local files (`localProtocols`).
@@ -138,8 +149,10 @@ public final class MediaFile: @unchecked Sendable {
         }
     }
 
-    /// Opens `name` (or `byteSource`, then named `name`) with `whitelist` (nil: no whitelist).
-    private init(name url: String, whitelist: String?, byteSource: (any SeekableByteSource)?) throws(MediaError) {
+    /// Opens `name` (or `byteSource`, then named `name`) with `whitelist` (nil: no whitelist),
+    /// through the demuxers of `formats`.
+    private init(name url: String, whitelist: String?, byteSource: (any SeekableByteSource)?,
+                 formats: String = MediaFile.containerFormats) throws(MediaError) {
         let input = try byteSource.map { source throws(MediaError) in try ByteSourceInput(source) }
         var context: UnsafeMutablePointer<AVFormatContext>?
         if let input {
@@ -152,12 +165,13 @@ public final class MediaFile: @unchecked Sendable {
         }
         // A local file that FFmpeg would read with a demuxer off `containerFormats` is refused
         // here, in one line (the whitelist below refuses it too, but with a line of FFmpeg's own).
-        if input == nil, whitelist == MediaFile.localProtocols, let format = MediaFile.probedFormat(url), !MediaFile.isContainer(format) {
+        if input == nil, whitelist == MediaFile.localProtocols, formats == MediaFile.containerFormats,
+           let format = MediaFile.probedFormat(url), !MediaFile.isContainer(format) {
             throw MediaError.notContainer(url, format: format)
         }
         var options: OpaquePointer?
         if let whitelist { av_dict_set(&options, "protocol_whitelist", whitelist, 0) }
-        av_dict_set(&options, "format_whitelist", MediaFile.containerFormats, 0)
+        av_dict_set(&options, "format_whitelist", formats, 0)
         // On failure, avformat_open_input frees the context (never a custom input's AVIO).
         let opened = avformat_open_input(&context, input == nil ? url : "", nil, &options)
         av_dict_free(&options)

@@ -247,16 +247,9 @@ public struct HistoryAssembly<Payload: Sendable>: Sendable {
         unjudged = []
         for snapshot in candidates {
             guard case .snapshot(let reflecting) = snapshot.retention else { continue }
-            let refusal: Refusal? = if reflecting >= snapshot.order {
-                .malformed
-            } else if reflecting &+ 1 < runStart {
-                .gap(missing: max(reflecting + 1, missingBelowRun?.lowerBound ?? reflecting + 1)...(runStart - 1))
-            } else if !isValid(snapshot.payload) {
-                .invalid
-            } else {
-                nil
-            }
-            if let refusal {
+            let gap: ClosedRange<UInt64>? = reflecting &+ 1 < runStart
+                ? max(reflecting + 1, missingBelowRun?.lowerBound ?? reflecting + 1)...(runStart - 1) : nil
+            if let refusal = Self.refusal(of: snapshot, reflecting: reflecting, gap: gap, isValid: isValid) {
                 skipped.append(SkippedSnapshot(order: snapshot.order, reflecting: reflecting, refusal: refusal))
                 continue
             }
@@ -269,6 +262,16 @@ public struct HistoryAssembly<Payload: Sendable>: Sendable {
         }
         let missing = missingBelowRun ?? (1...max(1, runStart - 1))
         return .incomplete(missing: missing, skippedSnapshots: skipped)
+    }
+
+    /// Why `snapshot`, reflecting `reflecting`, cannot be started from (with `gap` the orders
+    /// after it that are missing, if any), nil when it can: checked in that order, so that
+    /// `isValid` is called only for one the records continue.
+    private static func refusal(of snapshot: Record, reflecting: UInt64, gap: ClosedRange<UInt64>?,
+                                isValid: (Payload) -> Bool) -> Refusal? {
+        if reflecting >= snapshot.order { return .malformed }
+        if let gap { return .gap(missing: gap) }
+        return isValid(snapshot.payload) ? nil : .invalid
     }
 
     /// Where the gap-free run of orders at the end of `sorted` starts (1 for none).
@@ -300,16 +303,7 @@ public struct HistoryAssembly<Payload: Sendable>: Sendable {
             return (record, reflecting)
         }
         for (snapshot, reflecting) in snapshots {
-            let refusal: Refusal? = if reflecting >= snapshot.order {
-                .malformed
-            } else if let missing = firstGap(in: sorted, after: reflecting) {
-                .gap(missing: missing)
-            } else if !isValid(snapshot.payload) {
-                .invalid
-            } else {
-                nil
-            }
-            if let refusal {
+            if let refusal = refusal(of: snapshot, reflecting: reflecting, gap: firstGap(in: sorted, after: reflecting), isValid: isValid) {
                 skipped.append(SkippedSnapshot(order: snapshot.order, reflecting: reflecting, refusal: refusal))
                 continue
             }
