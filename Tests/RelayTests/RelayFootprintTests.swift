@@ -7,7 +7,9 @@ import Testing
 /// Issue 12: the relay counts its own footprint. `--memory-limit` bounds what the relay accounts
 /// for; the process's resident memory beyond its start (runtime, allocator slack) is measured by
 /// the shell and checked at admission beside it.
-@Suite("Relay footprint")
+// Serialized: each test measures this whole process's resident memory, which another of them
+// allocating or freeing tens of MiB at the same time would move.
+@Suite("Relay footprint", .serialized)
 struct RelayFootprintTests {
     // Admission refused by the footprint while the budget's count is low: `RelayLimitsTests.memoryBudget(byFootprint:)`.
 
