@@ -48,10 +48,14 @@ public struct RelayAdversarialBenchmark: Sendable {
         // joins in a row and the attackers measure the other defences (the fair shares between
         // sources, and every other limit, keep their defaults); a real attacker from one address
         // would meet those caps first.
-        let relay = try WatchProcess(executable: relayExecutable ?? executable,
+        let relayPath = relayExecutable ?? executable
+        // A build from before the per-source caps (run with `--relay-executable`) has no such flags.
+        let perSource = RelayAdversarialBenchmark.serveHelp(relayPath).contains("--proofs-per-source")
+            ? ["--proofs-per-source", "1000000", "--max-unauthenticated-per-source", "1000"] : []
+        let relay = try WatchProcess(executable: relayPath,
                                      arguments: ["serve", "--bind", "127.0.0.1", "--port", "0",
-                                                 "--max-sessions-per-address", "1000000", "--max-connections-per-address", "1000000",
-                                                 "--proofs-per-source", "1000000", "--max-unauthenticated-per-source", "1000"] + priorityArguments,
+                                                 "--max-sessions-per-address", "1000000", "--max-connections-per-address", "1000000"]
+                                         + perSource + priorityArguments,
                                      name: "relay", acceptsCommands: false)
         defer { relay.kill() }
         guard let line = relay.waitForLine(startingWith: "relay listening on", timeout: 20),
@@ -97,7 +101,7 @@ public struct RelayAdversarialBenchmark: Sendable {
         runs.append(try await measure("quiet, after", plan: nil, links: links, phase: phase, port: port, memory: memory,
                                       recorder: recorder, progress: progress))
         progress("uploads of \(uploadSizes.map { "\($0 >> 20) MiB" }.joined(separator: ", ")), one at a time")
-        let uploads = try await uploadCosts(uploadSizes, link: links[0], memory: memory)
+        let uploads = await uploadCosts(uploadSizes, link: links[0], memory: memory)
         progress("leaving")
         await withTaskGroup(of: Void.self) { group in
             for link in links { group.addTask { await link.leave() } }
@@ -156,6 +160,20 @@ public struct RelayAdversarialBenchmark: Sendable {
             name: name, plan: plan, expected: broadcasts * (participants - 1), delivered: recorder.count(phase), latency: latency,
             relayResidentBefore: before, relayResident: resident, relayPeakDuring: sampled, relayPeakSoFar: memory.peak,
             relayAlive: alive, attack: counts, admissionsTried: 2 * admissionAttempts, admissionsRefused: refused)
+    }
+
+    /// What `executable serve --help` prints (empty when it cannot run): which flags it takes.
+    static func serveHelp(_ executable: String) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["serve", "--help"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        guard (try? process.run()) != nil else { return "" }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// How many honest sessions each run creates and joins while the attack still runs.

@@ -16,21 +16,30 @@ public struct RelayUploadCost: Sendable, Codable {
     public var seconds: Double
     /// Seconds to copy `bytes` once in this process (the median of five copies).
     public var copySeconds: Double
+    /// Why the relay refused the upload, nil when it stored it (a relay still full after an
+    /// attack may refuse an honest upload: a result, not a failure of the benchmark).
+    public var refused: String? = nil
 }
 
 extension RelayAdversarialBenchmark {
     /// Uploads one attachment of each size through `link`, one after another, measuring the relay.
-    func uploadCosts(_ sizes: [Int], link: any RelayLink, memory: RelayProcessMemory) async throws -> [RelayUploadCost] {
+    func uploadCosts(_ sizes: [Int], link: any RelayLink, memory: RelayProcessMemory) async -> [RelayUploadCost] {
         var costs: [RelayUploadCost] = []
         let clock = SystemClock()
         for size in sizes {
             let data = [UInt8](repeating: 0x3C, count: size)
             let cpu = memory.cpuSeconds
             let start = clock.now()
-            try await link.addAttachment(id: UUID(), metadata: [], data: data)
+            var refused: String?
+            do {
+                try await link.addAttachment(id: UUID(), metadata: [], data: data)
+            } catch {
+                refused = "\(error)"
+            }
             let seconds = Double(clock.now() - start) / 1e9
             costs.append(RelayUploadCost(bytes: size, relayCPUSeconds: memory.cpuSeconds - cpu, seconds: seconds,
-                                         copySeconds: Self.copySeconds(data)))
+                                         copySeconds: Self.copySeconds(data), refused: refused))
+            if refused != nil { break }
         }
         return costs
     }

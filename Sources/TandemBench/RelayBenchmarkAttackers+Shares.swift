@@ -7,15 +7,19 @@ import TandemWire
 /// or bytes.
 extension RelayAttackers {
     /// Holds `plan.idleSockets` sockets open without a word, spread over four sources of their
-    /// own, reopening each as soon as the relay closes it.
+    /// own, reopening each half a second after the relay closes it (a bounded dose: at most two
+    /// connections a second a socket, so that what is measured is the places held, not a flood
+    /// of connections).
     func idleSocketAttack() {
         guard plan.idleSockets > 0 else { return }
         let sources = (3...6).compactMap { try? SocketAddress(host: "127.0.0.\($0)", port: 0) }
         guard !sources.isEmpty else { return }
         var slots = [AttackConnection?](repeating: nil, count: plan.idleSockets)
+        var reopenAt = [Int64](repeating: 0, count: plan.idleSockets)
         while running {
             for index in slots.indices where running {
                 if slots[index] == nil {
+                    guard clock.now() >= reopenAt[index] else { continue }
                     guard let connection = try? AttackConnection(address: address, source: sources[index % sources.count], clock: clock) else {
                         continue
                     }
@@ -28,6 +32,7 @@ extension RelayAttackers {
                 } catch {
                     count { $0.connectionsCut += 1 }
                     slots[index] = nil
+                    reopenAt[index] = clock.now() + 500_000_000
                 }
             }
             pause(microseconds: 20_000)

@@ -147,6 +147,10 @@ extension RelayBenchmarkTable {
         if !report.uploads.isEmpty {
             lines.append("  honest uploads, one at a time (relay CPU beside copying the bytes once here):")
             for upload in report.uploads {
+                if let refused = upload.refused {
+                    lines.append("    \(upload.bytes >> 20) MiB: REFUSED by the relay (\(refused))")
+                    continue
+                }
                 lines.append("    \(upload.bytes >> 20) MiB: relay CPU \(fixed(upload.relayCPUSeconds, 2)) s, done in \(fixed(upload.seconds, 2)) s; "
                     + "one copy \(fixed(upload.copySeconds * 1000, 1)) ms")
             }

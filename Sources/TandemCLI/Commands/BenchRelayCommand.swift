@@ -9,7 +9,7 @@ struct BenchRelayCommand: Command {
     static let usage = "bench relay [--adversarial [--each]] [--in-process | --relay-executable PATH] [--full-stack-only | --delivery-only] [--priority normal|high|realtime] [--busy-poll] [--writer-threads 1|2] [--participants N] [--json] [--out FILE]"
     static let summary = "200 participants in one session and 1,000 sessions of two on a `tandem serve` relay (--in-process: "
         + "the relay beside the links), the relay's own delivery then the full client stack; --adversarial: "
-        + "quiet and then under 50 attacking connections (build with -c release)"
+        + "quiet and then under attack (\(RelayAttackPlan().connections) attacking connections; build with -c release)"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try Arguments(arguments, options: ["out", "participants", "attack", "attack-kind", "attack-seconds", "relay-executable", "priority", "writer-threads"],

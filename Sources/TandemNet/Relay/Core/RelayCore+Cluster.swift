@@ -516,10 +516,7 @@ extension RelayCore {
             sessions[key.session] = RelaySessionState(id: key.session, key: verifier, activity: activity)
             account(key.session, activity.count)
             created = true
-            if let waiting, let host = connections[waiting]?.source?.key {
-                sessions[key.session]?.creatorAddress = host
-                sessionsByAddress[host, default: 0] += 1
-            }
+            if let waiting, let host = connections[waiting]?.source?.key { setCreator(of: key.session, to: host) }
         } else if let verifier, let registered = sessions[key.session]?.key, !RelayAuthenticator.equal(verifier, registered) {
             return refusal(RelayFault(.wrongSecret, key.session.uuidString))
         }

@@ -41,13 +41,7 @@ extension RelayCore {
     }
 
     /// What each source holds, by its key ("" for sessions created without an address).
-    func bytesBySource() -> [String: Int] {
-        var held: [String: Int] = [:]
-        for session in sessions.values where session.accountedBytes > 0 {
-            held[session.creatorAddress ?? "", default: 0] += session.accountedBytes
-        }
-        return held
-    }
+    func bytesBySource() -> [String: Int] { bytesHeldBySource }
 
     /// How the source keyed `sourceKey` (nil: none) and `session` stand against their fair share.
     func fairShare(of sourceKey: String?, session: UUID?, adding bytes: Int = 0) -> FairShare {
@@ -88,7 +82,10 @@ extension RelayCore {
     /// may be shed (the shell then sheds the output queues of those who do not read).
     public mutating func onOverBudget(at now: Int64) -> [RelayDirective] {
         guard budgetBytes > configuration.memoryLimit else { return [] }
-        return shed(toFit: 0, sparing: nil, at: now)
+        if let mark = unshedableAt, accountedBytes <= mark { return [] }
+        let directives = shed(toFit: 0, sparing: nil, at: now)
+        unshedableAt = budgetBytes > configuration.memoryLimit ? accountedBytes : nil
+        return directives
     }
 
     /// Makes room for `bytes` more within the accounted budget by shedding from the largest
@@ -105,8 +102,9 @@ extension RelayCore {
             let share = configuration.memoryLimit / max(held.count + (spared.map { held[$0] == nil ? 1 : 0 } ?? 0), 1)
             var shedSomething = false
             for (key, sourceBytes) in held.sorted(by: { $0.value > $1.value }) where key != spared && (spared == nil || sourceBytes > share) {
-                let candidates = sessions.values.filter { ($0.creatorAddress ?? "") == key && $0.accountedBytes > 0 }
-                    .sorted { $0.accountedBytes > $1.accountedBytes }.map(\.id)
+                // By identity, so that no session is copied to be looked at.
+                let candidates = sessions.keys.filter { (sessions[$0]?.creatorAddress ?? "") == key && (sessions[$0]?.accountedBytes ?? 0) > 0 }
+                    .sorted { (sessions[$0]?.accountedBytes ?? 0) > (sessions[$1]?.accountedBytes ?? 0) }
                 for session in candidates {
                     if let shed = shedOne(from: session, at: now) {
                         directives += shed

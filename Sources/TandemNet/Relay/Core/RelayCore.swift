@@ -61,6 +61,12 @@ public struct RelayCore: Sendable {
     /// What shedding for an upload's room told the sessions shed from, until the upload's
     /// directives carry it.
     var pendingShed: [RelayDirective] = []
+    /// What each source holds of the accounted bytes (its sessions' `accountedBytes`), by its key
+    /// ("" for sessions created without an address): kept as they change, for the fair shares.
+    var bytesHeldBySource: [String: Int] = [:]
+    /// The accounted bytes when shedding over the budget last found nothing to shed: until more
+    /// is held, there is no use looking again.
+    var unshedableAt: Int?
     /// How often each limit has refused or cut something.
     public internal(set) var limitCounts = RelayLimitCounts()
     /// Cluster mode's state (issue 16, `RelayCore+Cluster.swift`); nil on a single relay.
@@ -307,10 +313,7 @@ public struct RelayCore: Sendable {
             outboxBefore = outbox.bodyBytes
         }
         var directives = answer(connection, frame, hello: hello, sessionExists: sessionExists, nonce: nonce, at: now)
-        if !existed, sessions[sessionID] != nil, let host = source?.key {
-            sessions[sessionID]?.creatorAddress = host
-            sessionsByAddress[host, default: 0] += 1
-        }
+        if !existed, sessions[sessionID] != nil, let host = source?.key { setCreator(of: sessionID, to: host) }
         guard case let .joined(_, participant)? = connections[connection]?.phase else { return directives }
         unauthenticated.remove(connection)
         if hello.resume, let after = sessions[sessionID]?.participants[participant]?.outbox.bodyBytes {
@@ -575,6 +578,25 @@ public struct RelayCore: Sendable {
         guard delta != 0, sessions[session] != nil else { return }
         accountedBytes += delta
         sessions[session]?.accountedBytes += delta
+        holdBySource(sessions[session]?.creatorAddress, delta)
+    }
+
+    /// Adds `delta` to what the source keyed `key` (nil: sessions created without an address)
+    /// holds, forgetting a source that holds nothing.
+    mutating func holdBySource(_ key: String?, _ delta: Int) {
+        guard delta != 0 else { return }
+        let held = bytesHeldBySource[key ?? "", default: 0] + delta
+        bytesHeldBySource[key ?? ""] = held > 0 ? held : nil
+    }
+
+    /// Records `host` as the source that created `session`: what the cap on sessions per source
+    /// and the fair shares count it under from now on (what it holds already moves with it).
+    mutating func setCreator(of session: UUID, to host: String) {
+        guard let held = sessions[session]?.accountedBytes else { return }
+        holdBySource(sessions[session]?.creatorAddress, -held)
+        sessions[session]?.creatorAddress = host
+        holdBySource(host, held)
+        sessionsByAddress[host, default: 0] += 1
     }
 
     /// Whether the budget has room for `bytes` more, by what admission checks (`admissionBytes`,
@@ -604,6 +626,7 @@ public struct RelayCore: Sendable {
     mutating func discardSession(_ id: UUID) {
         guard let session = sessions.removeValue(forKey: id) else { return }
         accountedBytes -= session.accountedBytes
+        holdBySource(session.creatorAddress, -session.accountedBytes)
         if let host = session.creatorAddress {
             let left = sessionsByAddress[host, default: 1] - 1
             sessionsByAddress[host] = left > 0 ? left : nil

@@ -329,6 +329,11 @@ public final class RelayServer: @unchecked Sendable {
             core.shellBytes = shellBytes
             perform(core.onFrame(frame, from: connection.id, at: clock.now()))
         }
+        // Paused with its held frames full: the socket is not watched for reading until the pause
+        // ends (readiness is level-triggered, and unread bytes would wake the loop every pass).
+        if connection.isOpen, connection.pausedUntil != nil, !connection.readsWhilePaused(limit: RelayServer.heldLimit) {
+            updateInterest(connection, writing: !connection.output.isEmpty)
+        }
         account(connection)
     }
 
