@@ -553,7 +553,7 @@ extension RelayCore {
         // Who is away already, as a joiner on one relay hears it (`admit`): sequenced on every
         // relay alike, so that the joiner's numbering is the same wherever it resumes.
         let away = others.filter { sessions[key.session]?.participants[$0]?.away == true }
-        for entry in sessions[key.session]?.welcomeOverflow ?? [] {
+        for entry in sessions[key.session]?.welcomeOverflow ?? [] where entry.id != id {
             directives += broadcast(in: key.session, to: [id], at: now) { .participantJoined(sequence: $0, participant: entry) }
         }
         for awayID in away {

@@ -165,8 +165,9 @@ extension RelayCore {
             }
             directives += historyFrames(of: session, to: connection)
         }
-        // Those present whom the welcome could not list follow it, each in a frame of its own.
-        for entry in overflow {
+        // Those present whom the welcome could not list follow it, each in a frame of its own
+        // (never the joiner itself, which knows it is there).
+        for entry in overflow where entry.id != id {
             directives += broadcast(in: sessionID, to: [id], at: now) { .participantJoined(sequence: $0, participant: entry) }
         }
         for awayID in away {
