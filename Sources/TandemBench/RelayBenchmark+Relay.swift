@@ -19,7 +19,7 @@ struct RelayBenchmarkRelay {
         "--bind", "127.0.0.1", "--port", "0",
         "--max-sessions-per-address", "1000000", "--max-connections-per-address", "1000000",
         "--fanout-deliveries", "1000000000", "--fanout-bytes", "1024G",
-        "--proofs-per-source", "1000000", "--max-unauthenticated-per-source", "1000000",
+        "--proofs-per-source", "1000000", "--proofs-per-second", "1000000", "--max-unauthenticated-per-source", "1000000",
         "--fanout-deliveries-per-source", "1000000000", "--fanout-bytes-per-source", "1024G",
     ]
 
@@ -39,6 +39,7 @@ struct RelayBenchmarkRelay {
             configuration.fanoutBytesPerSecond = 1e12
             configuration.proofsPerSecondPerSource = 1e9
             configuration.proofBurstPerSource = 1e9
+            configuration.proofsPerSecond = 1e9
             configuration.maximumUnadmittedPerSource = 1_000_000
             configuration.fanoutDeliveriesPerSecondPerSource = 1e12
             configuration.fanoutBytesPerSecondPerSource = 1e15

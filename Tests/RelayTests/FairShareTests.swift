@@ -128,6 +128,28 @@ struct FairShareTests {
         #expect(welcomed(admission(session).admit(&core, RelayConnectionID(5), TestIdentities.make(), create: false, at: 500_000_000, peer: address("10.0.0.1"))))
     }
 
+    @Test("past the relay's own proof limit, a source that used its share is refused and one below it is still checked")
+    func proofsRelayWide() {
+        var configuration = RelayCoreConfiguration()
+        configuration.proofsPerSecond = 2
+        var core = RelayCore(configuration: configuration)
+        let session = UUID()
+        var next: UInt64 = 0
+        func admit(from host: String) -> [RelayDirective] {
+            next += 1
+            return admission(session).admit(&core, RelayConnectionID(next), TestIdentities.make(), create: next == 1, at: 0, peer: address(host))
+        }
+        // The relay's burst is 4: one source spends it, then is refused.
+        for _ in 0..<4 { #expect(welcomed(admit(from: "10.0.0.1"))) }
+        let over = admit(from: "10.0.0.1")
+        #expect(refused(over, RelayConnectionID(next))?.code == .limitReached)
+        // Another source, below its share of the burst (4 ÷ 2 sources), is still checked.
+        #expect(welcomed(admit(from: "10.0.0.2")))
+        #expect(welcomed(admit(from: "10.0.0.2")))
+        #expect(refused(admit(from: "10.0.0.2"), RelayConnectionID(next))?.code == .limitReached)
+        #expect(core.limitCounts.proofs == 2)
+    }
+
     // MARK: Memory
 
     /// Uploads `size` bytes as attachment of `session`'s participant on `connection`, in chunks;

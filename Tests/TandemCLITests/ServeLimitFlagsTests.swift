@@ -12,7 +12,7 @@ import TandemHarness
         for flag in ["--memory-limit SIZE (512M)", "--max-sessions-per-address N (64)", "--max-connections-per-address N (256)",
                      "--max-unauthenticated N (1024)", "--unauthenticated-buffer SIZE (128K)", "--max-output-queue SIZE (80M)",
                      "--max-attachments N (1000)", "--fanout-deliveries N/s (200000)", "--fanout-bytes SIZE/s (64M)",
-                     "--max-unauthenticated-per-source N (32)", "--hello-timeout SECONDS (2)", "--proofs-per-source N/s (100)",
+                     "--max-unauthenticated-per-source N (32)", "--hello-timeout SECONDS (2)", "--proofs-per-source N/s (100)", "--proofs-per-second N/s (2000)",
                      "--fanout-deliveries-per-source N/s (400000)", "--fanout-bytes-per-source SIZE/s (128M)"] {
             #expect(run.standardOutput.contains(flag), "\(command) --help does not state \(flag)")
         }

@@ -11,14 +11,14 @@ enum RelayLimitOptions {
         "memory-limit", "max-sessions-per-address", "max-connections-per-address", "max-unauthenticated",
         "unauthenticated-buffer", "max-output-queue", "max-attachments", "fanout-deliveries", "fanout-bytes",
         "max-unauthenticated-per-source", "hello-timeout", "proofs-per-source", "fanout-deliveries-per-source",
-        "fanout-bytes-per-source",
+        "fanout-bytes-per-source", "proofs-per-second",
     ]
 
     /// The usage fragment.
     static let usage = "[--memory-limit SIZE (512M)] [--max-sessions-per-address N (64)] [--max-connections-per-address N (256)] "
         + "[--max-unauthenticated N (1024)] [--unauthenticated-buffer SIZE (128K)] [--max-output-queue SIZE (80M)] "
         + "[--max-attachments N (1000)] [--fanout-deliveries N/s (200000)] [--fanout-bytes SIZE/s (64M)] "
-        + "[--max-unauthenticated-per-source N (32)] [--hello-timeout SECONDS (2)] [--proofs-per-source N/s (100)] "
+        + "[--max-unauthenticated-per-source N (32)] [--hello-timeout SECONDS (2)] [--proofs-per-source N/s (100)] [--proofs-per-second N/s (2000)] "
         + "[--fanout-deliveries-per-source N/s (400000)] [--fanout-bytes-per-source SIZE/s (128M)]"
 
     /// The relay configuration the options give, over the defaults.
@@ -46,6 +46,7 @@ enum RelayLimitOptions {
             configuration.proofsPerSecondPerSource = Double(count)
             configuration.proofBurstPerSource = Double(2 * count)
         }
+        if let count = try count(arguments, "proofs-per-second") { configuration.proofsPerSecond = Double(count) }
         if let count = try count(arguments, "fanout-deliveries-per-source") { configuration.fanoutDeliveriesPerSecondPerSource = Double(count) }
         if let size = try size(arguments, "fanout-bytes-per-source") { configuration.fanoutBytesPerSecondPerSource = Double(size) }
         return configuration

@@ -39,6 +39,9 @@ public struct RelayCore: Sendable {
     /// The admission proofs each source may have checked (`RelayCoreConfiguration.proofsPerSecondPerSource`),
     /// made on a source's first proof and forgotten once full again (`forgetIdleProofBuckets`).
     var proofBuckets: [String: TokenBucket] = [:]
+    /// The admission proofs the relay checks in all (`RelayCoreConfiguration.proofsPerSecond`),
+    /// made on the first proof.
+    var relayProofBucket: TokenBucket?
     /// The key of the relay's datagram registration cookies.
     let cookieKey: [UInt8]
 
@@ -292,7 +295,7 @@ public struct RelayCore: Sendable {
         let source = connections[connection]?.source
         if let source, !takeProof(from: source, at: now) {
             limitCounts.proofs += 1
-            return refuse(connection, RelayFault(.limitReached, "more than \(Int(configuration.proofsPerSecondPerSource)) admissions a second from \(source)"))
+            return refuse(connection, RelayFault(.limitReached, "more admissions a second from \(source) than its share"))
         }
         if !hello.resume, admissionBytes >= configuration.memoryLimit,
            !fairShare(of: source?.key, session: existed ? sessionID : nil).admitsMore {

@@ -85,6 +85,11 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     public var proofsPerSecondPerSource: Double = 100
     /// The burst of admission proofs a source may have checked at once.
     public var proofBurstPerSource: Double = 200
+    /// How many admission proofs a second the relay checks in all (twice that as a burst). Past
+    /// it, a source is still checked while it has used less than its fair share of the burst
+    /// (the burst divided among the sources that asked lately): many sources together cannot
+    /// spend the relay's thread on proofs, and none of them can keep the others out.
+    public var proofsPerSecond: Double = 2_000
     /// How long a session must have routed nothing before, at the memory budget and as the
     /// largest holder's, it may be shed whole.
     public var idleSessionAge: Int64 = 60_000_000_000

@@ -19,6 +19,11 @@ public struct TokenBucket: Sendable, Hashable {
         updated = now
     }
 
+    /// The tokens the bucket would hold at `now`.
+    public func available(at now: Int64) -> Double {
+        min(capacity, tokens + Double(max(now - updated, 0)) * rate / 1e9)
+    }
+
     /// Whether the bucket would be full at `now`: one that is can be forgotten and made again.
     public func isFull(at now: Int64) -> Bool {
         tokens + Double(max(now - updated, 0)) * rate / 1e9 >= capacity
