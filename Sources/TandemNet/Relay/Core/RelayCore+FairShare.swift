@@ -40,52 +40,15 @@ extension RelayCore {
         var admitsMore: Bool { sourceBytes < share && sessionBytes < share && largest > share }
     }
 
-    /// What each source holds, by its key ("" for sessions created without an address).
-    func bytesBySource() -> [String: Int] { bytesHeldBySource }
-
     /// How the source keyed `sourceKey` (nil: none) and `session` stand against their fair share.
     func fairShare(of sourceKey: String?, session: UUID?, adding bytes: Int = 0) -> FairShare {
-        let held = bytesBySource()
+        let held = bytesHeldBySource
         let key = sourceKey ?? ""
         let holders = held.count + (held[key] == nil ? 1 : 0)
         return FairShare(share: configuration.memoryLimit / max(holders, 1),
                          sourceBytes: held[key, default: 0] + bytes,
                          sessionBytes: (session.flatMap { sessions[$0]?.accountedBytes } ?? 0) + bytes,
                          largest: held.values.max() ?? 0)
-    }
-
-    /// Pays for one admission proof from `source` at `now`: from its own bucket and its wider
-    /// prefix's (which many /64s of one network share), then from the relay's. False when either
-    /// of its own is empty, or when the relay's is and the source has used its fair share of the
-    /// relay's burst (the burst divided among the sources that asked lately) or more.
-    mutating func takeProof(from source: RelaySource, at now: Int64) -> Bool {
-        let rate = configuration.proofsPerSecondPerSource
-        let burst = max(configuration.proofBurstPerSource, 1)
-        var keys = [(source.key, rate, burst)]
-        if let wider = source.wider { keys.append((wider, rate * 4, burst * 4)) }
-        for (key, rate, capacity) in keys {
-            var bucket = proofBuckets[key] ?? TokenBucket(rate: rate, capacity: capacity, now: now)
-            guard bucket.take(1, at: now) else {
-                proofBuckets[key] = bucket
-                return false
-            }
-            proofBuckets[key] = bucket
-        }
-        let relayRate = max(configuration.proofsPerSecond, 1)
-        var relay = relayProofBucket ?? TokenBucket(rate: relayRate, capacity: 2 * relayRate, now: now)
-        defer { relayProofBucket = relay }
-        if relay.take(1, at: now) { return true }
-        // The relay is at its limit: a source below its fair share is still checked.
-        let asking = proofBuckets.keys.count { !$0.hasSuffix("/48") }
-        let share = relay.capacity / Double(max(asking, 1))
-        // What it had used before this proof, which its bucket has paid for already.
-        let used = burst - (proofBuckets[source.key]?.available(at: now) ?? burst) - 1
-        return used < share
-    }
-
-    /// Forgets the proof buckets that are full again at `now`: they would be made the same.
-    mutating func forgetIdleProofBuckets(at now: Int64) {
-        proofBuckets = proofBuckets.filter { !$0.value.isFull(at: now) }
     }
 
     /// The accounted budget is over the limit (the shell asks after each pass that may have
@@ -109,7 +72,7 @@ extension RelayCore {
         var directives: [RelayDirective] = []
         // Bounded: each step sheds one upload, one attachment or one session.
         for _ in 0..<256 where budgetBytes + bytes > configuration.memoryLimit {
-            let held = bytesBySource()
+            let held = bytesHeldBySource
             let share = configuration.memoryLimit / max(held.count + (spared.map { held[$0] == nil ? 1 : 0 } ?? 0), 1)
             var shedSomething = false
             for (key, sourceBytes) in held.sorted(by: { $0.value > $1.value }) where key != spared && (spared == nil || sourceBytes > share) {
