@@ -43,15 +43,15 @@ import TandemWire
         }
         defer { flood.cancel() }
         // The flood is well under way: the group's history is mostly the invitee's records.
-        #expect(await eventually(10) { host.coordinator.core.timeline.version >= 100 })
+        #expect(await awaitTimeline(of: host.coordinator) { $0.version >= 120 })
 
         let clock = ContinuousClock()
         let started = clock.now
         let ana = try await Behaviour.member("ana", relay: relay, invitation: host.session.invitation, delegate: Behaviour.CommandLog(item: "film"))
-        let adopted = await eventually(10) {
-            ana.coordinator.machine?.snapshots.phase == .live && ana.coordinator.core.timeline.version >= 100
-                && ana.coordinator.core.timeline.anchorMediaTime == host.coordinator.core.timeline.anchorMediaTime
-        }
+        // Adopted: her published timeline is the group's, past a hundred of the invitee's records.
+        let adopted = await awaitTimeline(of: ana.coordinator) {
+            $0.version >= 100 && $0.anchorMediaTime == ItemTime(nanoseconds: 7_000_000_000)
+        } && ana.coordinator.machine?.snapshots.phase == .live
         let took = clock.now - started
         flood.cancel()
         let sent = await flood.value
