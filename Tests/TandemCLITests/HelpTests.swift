@@ -86,4 +86,28 @@ import TandemHarness
         #expect(run.status == 64)
         #expect(run.standardError == "tandem: unknown command 'frobnicate': tandem --help lists them\n")
     }
+
+    /// An invite whose words are well formed, for a relay at `address`.
+    static func invite(_ address: String) -> String {
+        "tandem://\(address)/abbb59d8-2680-46e4-842f-58c0b7f45da0?k=eOnsLuc6gTWQAOY51RDFUw0UadKenv0l5fafo9BggRU"
+    }
+
+    @Test func anInviteWhoseRelayIsGoneSaysSoAndWhatToDo() throws {
+        // A port nothing listens on: a relay that was stopped.
+        let gone = try ServeProcess()
+        let port = gone.port
+        gone.stop()
+        let run = try TandemProcess.run(["join", Self.invite("127.0.0.1:\(port)"), "--video", "none"], timeout: 30)
+        #expect(run.status == 1)
+        #expect(run.standardError == "tandem: the relay at 127.0.0.1:\(port) does not answer: is the party still on? Ask the host for a new invite\n")
+    }
+
+    @Test func anInviteWhosePartyTheRelayDoesNotKnowSaysSo() throws {
+        let relay = try ServeProcess()
+        defer { relay.stop() }
+        let run = try TandemProcess.run(["join", Self.invite("127.0.0.1:\(relay.port)"), "--video", "none"], timeout: 30)
+        #expect(run.status == 1)
+        #expect(run.standardError.hasPrefix("tandem: this party is not on its relay (127.0.0.1:\(relay.port)) any more"), "\(run.standardError)")
+        #expect(run.standardError.split(separator: "\n").count == 1)
+    }
 }
