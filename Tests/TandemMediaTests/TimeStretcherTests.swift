@@ -117,7 +117,21 @@ struct TimeStretcherTests {
         #expect(output == Signal.noise.read(5_000, 20_000))
     }
 
-    @Test("a tone keeps its pitch and level", arguments: [0.25, 0.5, 1.5, 2, 4], [440.0, 1_000.0])
+    @Test("near rate 1 the output is the source itself while its place is within the search radius",
+          arguments: [1.000_5, 0.999_5])
+    func nearRateOneIsTheSource(rate: Double) throws {
+        var stretcher = TimeStretcher()
+        let start = 300_000.0
+        let total = 96_000
+        let output = try Self.render(&stretcher, .noise, from: start, rate: rate, total: total, chunks: Self.chunkSizes)
+        // The first piece's middle is on the timeline: it starts (rate − 1)·(stride + overlap)/2 off.
+        let span = Double(stretcher.strideFrames + stretcher.overlapFrames)
+        let first = Int64((start + (rate - 1) * span / 2).rounded())
+        #expect(abs(rate - 1) * Double(total) < Double(stretcher.searchFrames))
+        #expect(output == Signal.noise.read(first, total))
+    }
+
+    @Test("a tone keeps its pitch and level", arguments: [0.25, 0.5, 1.5, 2, 4], [110.0, 440.0, 1_000.0])
     func pitchIsKept(rate: Double, frequency: Double) throws {
         var stretcher = TimeStretcher()
         let output = try Self.render(&stretcher, .sine(frequency), from: 96_000, rate: rate, total: 48_000)
@@ -127,10 +141,9 @@ struct TimeStretcherTests {
         #expect(abs(Self.rms(wave) / (12_000 / 2.0.squareRoot()) - 1) < 0.05)
     }
 
-    @Test("joins between pieces make no click on a tone, also across changes of rate")
-    func joinsAreSmooth() throws {
+    @Test("joins between pieces make no click on a tone, also across changes of rate", arguments: [110.0, 440.0])
+    func joinsAreSmooth(frequency: Double) throws {
         var stretcher = TimeStretcher()
-        let frequency = 440.0
         let signal = Signal.sine(frequency)
         var output = [Int16]()
         var position = 48_000.0

@@ -18,7 +18,10 @@ import TandemClock
 /// `overlap` frames of a piece are cross-faded (raised cosine, gains summing to 1) with the
 /// `overlap` source frames that follow the previous piece. Where a piece starts is its nominal
 /// start moved by at most `searchRadius` to where the two waveforms agree best (normalised
-/// cross-correlation of the channels' sum, weighted to the middle of the overlap).
+/// cross-correlation of the channels' sum over the overlap). A piece that the source continues
+/// from the previous one (the search finds it: its correlation is the largest possible) is
+/// played without a cross-fade, so near rate 1 the output is the source itself, spliced only
+/// when its place has drifted by more than the search radius.
 ///
 /// **The anchor.** The nominal media position of output frame k, counted from the call that set
 /// the anchor at position P and rate r, is P + r·k, computed as one product (never a sum of
@@ -107,8 +110,6 @@ public struct TimeStretcher: Sendable {
 
     /// The cross-fade's gain for the incoming piece at each frame of the overlap.
     private let fadeIn: [Float]
-    /// The weight of each frame of the overlap in the similarity search.
-    private let matchWeight: [Float]
 
     private var anchorPosition = 0.0
     private var anchorRate = 1.0
@@ -166,7 +167,6 @@ public struct TimeStretcher: Sendable {
         fadeIn = (0..<overlap).map { frame in
             Float(0.5 - 0.5 * cos(Double.pi * (Double(frame) + 0.5) / Double(overlap)))
         }
-        matchWeight = fadeIn.map { $0 * (1 - $0) }
         matchReference = [Float](repeating: 0, count: overlap)
         matchCandidate = [Float](repeating: 0, count: overlap + 2 * searchFrames)
     }
@@ -219,7 +219,6 @@ public struct TimeStretcher: Sendable {
             anchorRate = rate
             framesSinceAnchor = 0
         }
-        output.reserveCapacity(output.count + frameCount * channels)
         var remaining = frameCount
         while remaining > 0 {
             if !hasPiece || pieceOffset == strideFrames {
@@ -266,21 +265,20 @@ public struct TimeStretcher: Sendable {
     }
 
     /// The offset into `region` (which starts `searchFrames` before the nominal start) whose
-    /// first `overlapFrames` frames best match the tail, by normalised cross-correlation of the
-    /// channels' sums; ties go to the offset nearest the nominal start.
+    /// first `overlapFrames` frames best match the tail, by cross-correlation of the channels'
+    /// sums divided by the candidate's norm (largest, by Cauchy-Schwarz, for a candidate that is
+    /// the tail itself); ties go to the offset nearest the nominal start.
     private mutating func bestOffset(in region: [Int16]) -> Int {
         let overlap = overlapFrames
         let channels = self.channels
         let candidates = 2 * searchFrames + 1
         let length = overlap + candidates - 1
         tail.withUnsafeBufferPointer { tail in
-            matchWeight.withUnsafeBufferPointer { weight in
-                matchReference.withUnsafeMutableBufferPointer { reference in
-                    for frame in 0..<overlap {
-                        var sum: Float = 0
-                        for channel in 0..<channels { sum += Float(tail[frame * channels + channel]) }
-                        reference[frame] = sum * weight[frame]
-                    }
+            matchReference.withUnsafeMutableBufferPointer { reference in
+                for frame in 0..<overlap {
+                    var sum: Float = 0
+                    for channel in 0..<channels { sum += Float(tail[frame * channels + channel]) }
+                    reference[frame] = sum
                 }
             }
         }
