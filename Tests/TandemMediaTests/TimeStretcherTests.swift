@@ -26,7 +26,8 @@ struct TimeStretcherTests {
 
         static func sine(_ frequency: Double, amplitude: Double = 12_000) -> Signal {
             Signal { frame in
-                let value = Int16((amplitude * sin(2 * Double.pi * frequency * Double(frame) / TimeStretcherTests.sampleRate)).rounded())
+                let phase = 2 * Double.pi * frequency * Double(frame) / TimeStretcherTests.sampleRate
+                let value = Int16((amplitude * sin(phase)).rounded())
                 return (value, value)
             }
         }
@@ -205,15 +206,19 @@ struct TimeStretcherTests {
             &stretcher, .clicks(every: period, phase: phase), from: start, rate: rate, total: total, chunks: Self.chunkSizes)
         let bound = stretcher.sourceErrorBound(rate: rate)
         var worst = 0.0
+        var lateness = 0.0
         var heard = Set<Int64>()
         for frame in 0..<total where output[frame * 2] != 0 {
             let nominal = start + rate * Double(frame)
             let click = ((nominal - Double(phase)) / Double(period)).rounded()
             let error = abs(nominal - (Double(phase) + click * Double(period)))
             worst = max(worst, error)
+            let due = (Double(phase) + click * Double(period) - start) / rate
+            lateness = max(lateness, abs(Double(frame) - due) / Self.sampleRate)
             if output[frame * 2] >= 10_000 { heard.insert(Int64(click)) }
         }
         #expect(worst <= bound, "worst \(worst) source frames against \(bound)")
+        #expect(lateness <= stretcher.timingBound(rate: rate).seconds + 1e-9, "worst \(lateness) s of output")
         let due = (0..<100).map(Int64.init).filter { index in
             let instant = Double(phase + index * period)
             return instant - bound >= start && instant + bound < start + rate * Double(total - 1)
@@ -331,6 +336,27 @@ struct TimeStretcherTests {
         configuration.searchRadius = .milliseconds(-1)
         #expect(throws: TimeStretchError.invalidConfiguration("")) { try TimeStretcher(configuration: configuration) }
         #expect(try TimeStretcher(configuration: .standard).strideFrames == 1_920)
+    }
+
+    @Test("a mono stretcher at 44.1 kHz keeps a tone's pitch and is exact at rate 1")
+    func monoAtAnotherSampleRate() throws {
+        var configuration = TimeStretcher.Configuration.standard
+        configuration.channels = 1
+        configuration.sampleRate = 44_100
+        var stretcher = try TimeStretcher(configuration: configuration)
+        #expect(stretcher.strideFrames == 1_764 && stretcher.overlapFrames == 353 && stretcher.searchFrames == 331)
+        let tone: (Int64, Int) -> [Int16] = { start, count in
+            (start..<(start + Int64(count))).map { Int16((9_000 * sin(2 * Double.pi * 440 * Double($0) / 44_100)).rounded()) }
+        }
+        var output = [Int16]()
+        try stretcher.render(frameCount: 44_100, at: 1_000, rate: 2, into: &output, source: tone)
+        #expect(output.count == 44_100)
+        let measured = Self.frequency(output.map(Double.init)) * 44_100 / Self.sampleRate
+        #expect(abs(measured / 440 - 1) < 0.01, "measured \(measured) Hz")
+        stretcher.reset()
+        output.removeAll()
+        try stretcher.render(frameCount: 10_000, at: 5_000, rate: 1, into: &output, source: tone)
+        #expect(output == tone(5_000, 10_000))
     }
 
     @Test("a short answer from the source is completed with silence")

@@ -19,12 +19,14 @@ public struct TimeStretchError: Error, Equatable, Sendable, CustomStringConverti
 
     /// A rate outside `TimeStretcher.rates`, or not a number.
     public static func rateOutOfRange(_ rate: Double) -> TimeStretchError {
-        TimeStretchError(.rate, "time stretch rate \(rate) is outside \(TimeStretcher.rates.lowerBound)...\(TimeStretcher.rates.upperBound)")
+        let rates = TimeStretcher.rates
+        return TimeStretchError(.rate, "time stretch rate \(rate) is outside \(rates.lowerBound)...\(rates.upperBound)")
     }
 
     /// A media position that is not finite or too far from zero to address a frame.
     public static func positionOutOfRange(_ position: Double) -> TimeStretchError {
-        TimeStretchError(.position, "time stretch position \(position) is not a frame position within ±\(TimeStretcher.positionLimit)")
+        TimeStretchError(
+            .position, "time stretch position \(position) is not a frame position within ±\(TimeStretcher.positionLimit)")
     }
 
     /// A negative number of frames asked for.

@@ -33,10 +33,11 @@ import TandemClock
 /// **Precision.** At a constant rate r, every source frame s heard (with any weight) in output
 /// frame k satisfies |s − (P + r·k)| ≤ searchRadius + 1/2 + |1 − r|·(stride + overlap)/2 source
 /// frames (`sourceErrorBound(rate:)`); so a sound at source instant s is heard within that bound
-/// divided by r of its nominal output instant (s − P)/r. The error is each segment's own (it
-/// averages to zero over segments), never a sum. With the standard configuration at 48 kHz the
-/// bound is 7.5 ms + |1 − r|·24 ms of source, plus half a frame. There is no latency: the first
-/// output frame of a call plays the source around `position`, read at random access.
+/// divided by r of its nominal output instant (s − P)/r (`timingBound(rate:)`). The error is
+/// each segment's own (it averages to zero over segments), never a sum. With the standard
+/// configuration at 48 kHz the bound is 7.5 ms + |1 − r|·24 ms of source, plus half a frame.
+/// There is no latency: the first output frame of a call plays the source around `position`,
+/// read at random access.
 ///
 /// **Rate 1.** At rate 1 from an integral position the search is skipped and the output is the
 /// source, bit for bit (pieces that continue each other are not cross-faded). From a fractional
@@ -190,6 +191,13 @@ public struct TimeStretcher: Sendable {
     /// and that output frame's nominal position, at a constant `rate` (see the type's notes).
     public func sourceErrorBound(rate: Double) -> Double {
         Double(searchFrames) + 0.5 + abs(1 - rate) * Double(strideFrames + overlapFrames) / 2
+    }
+
+    /// The largest distance in output time between the instant a source frame is heard and its
+    /// nominal instant (its media position's, on the timeline), at a constant `rate`:
+    /// `sourceErrorBound(rate:)` divided by the rate, at the configured sample rate.
+    public func timingBound(rate: Double) -> TimeSpan {
+        .seconds(sourceErrorBound(rate: rate) / rate / Double(configuration.sampleRate))
     }
 
     /// Forgets what was playing: the next call starts afresh at its position, with no cross-fade
