@@ -92,7 +92,8 @@ public struct TimeStretcher: Sendable {
         /// Tandem's PCM (stereo at 48 kHz) with SoundTouch's classic lengths: pieces every 40 ms
         /// (several periods of the lowest voices, short enough to keep the position error small),
         /// 8 ms cross-fades (a fifth of the stride, as scaletempo's), and a search of 7.5 ms either
-        /// way (a period of any pitch above 133 Hz, and about scaletempo's 14 ms window).
+        /// way (a 15 ms window, holding a whole period of any pitch above 67 Hz, about scaletempo's
+        /// 14 ms).
         public static let standard = Configuration(
             channels: AudioChunk.channelCount, sampleRate: AudioChunk.sampleRate,
             stride: .milliseconds(40), overlap: .milliseconds(8), searchRadius: .microseconds(7_500))
