@@ -1,0 +1,256 @@
+import Foundation
+import Testing
+@testable import TandemNet
+import TandemWire
+
+/// Compaction on virtual time: relay cores in cluster mode fed one log (`ReplicaWorld`). When a
+/// relay is named to compact, what its snapshot holds, and that a relay starting from the
+/// snapshot and the entries after it holds what one that replayed the whole log holds.
+@Suite("Cluster compaction, core")
+struct ClusterCompactionCoreTests {
+    /// What every relay holds alike of a session: its state without what is each relay's own.
+    struct Replica: Equatable {
+        struct Member: Equatable {
+            var entry: RelayParticipantEntry
+            var token: [UInt8]
+            var away: Bool
+            var received: UInt64
+            var next: UInt64
+            var pending: [RelayFrame]
+            var upload: String?
+            var home: UInt64?
+        }
+        var key: [UInt8]
+        var activity: [UInt8]
+        var members: [Member]
+        var attachments: [RelayAttachmentEntry]
+        var data: [[UInt8]]
+        var journalBytes: Int
+        var nextOrder: UInt64
+        var lastEffectiveAt: Int64
+        var history: [RelayOrderedEntry]
+        var recentLimit: Int
+        var publishers: [String]
+        var former: [RelayParticipantEntry]
+        var accountedBytes: Int
+        var tokens: Int
+
+        init?(_ core: RelayCore, _ session: UUID) {
+            guard let state = core.sessions[session], let cluster = core.cluster else { return nil }
+            key = state.key
+            activity = state.activity
+            members = state.order.compactMap { id in
+                state.participants[id].map { participant in
+                    Member(entry: participant.entry, token: participant.token.bytes, away: participant.away, received: participant.received,
+                           next: participant.outbox.nextSequence, pending: Array(participant.outbox.pending),
+                           upload: participant.upload.map { "\($0.request) \($0.entry) \($0.data) \($0.reserved) \(String(describing: $0.refusal))" },
+                           home: cluster.homes[RelayCore.ParticipantKey(session: session, participant: id)])
+                }
+            }
+            attachments = state.attachmentOrder.compactMap { state.attachments[$0]?.entry }
+            data = state.attachmentOrder.compactMap { state.attachments[$0]?.data }
+            journalBytes = state.journalBytes
+            nextOrder = state.nextOrder
+            lastEffectiveAt = state.lastEffectiveAt
+            let retained = state.orderedHistory.retained
+            history = retained.entries
+            recentLimit = retained.recentLimit
+            publishers = retained.publishers.map { "\($0.key) \($0.value.order) \($0.value.reflecting)" }.sorted()
+            former = state.former
+            accountedBytes = state.accountedBytes
+            tokens = core.tokens.values.count { $0.session == session }
+        }
+    }
+
+    static func fresh(relay: UInt64) -> RelayCore {
+        var core = RelayCore(cookieKey: [UInt8](repeating: 1, count: 32))
+        core.enableCluster(relay: relay)
+        return core
+    }
+
+    /// A session with a bit of everything in its log, on two relays: three participants (one of
+    /// whom leaves), attachments (one whole, one half uploaded), proposals of every retention,
+    /// messages, acknowledgements and cursors.
+    static func busySession(_ world: inout ReplicaWorld, _ session: SessionFixture) {
+        _ = world.admit(session, on: 0, connection: 1, create: true)
+        _ = world.admit(session, on: 1, connection: 1)
+        _ = world.admit(session, on: 0, connection: 2)
+        let whole = RelayAttachmentEntry(id: UUID(), owner: UUID(), size: 3_000, metadata: [1, 2, 3])
+        world.send(.attachmentAdd(sequence: 1, entry: whole), from: 0, connection: 1, at: 1_000)
+        world.send(.attachmentChunk(sequence: 2, id: whole.id, data: [UInt8](repeating: 0xA1, count: 3_000)[...]), from: 0, connection: 1, at: 1_000)
+        world.send(.proposal(sequence: 1, retention: .playback, body: Array("play".utf8)), from: 1, connection: 1, at: 1_000)
+        world.send(.proposal(sequence: 2, retention: .snapshot(reflecting: 1), body: Array("state at 1".utf8)), from: 1, connection: 1, at: 1_000)
+        world.send(.proposal(sequence: 3, retention: .recent(count: 2), body: Array("chat 1".utf8)), from: 1, connection: 1, at: 1_000)
+        world.send(.proposal(sequence: 3, retention: .kept, body: Array("activity".utf8)), from: 0, connection: 1, at: 1_000)
+        world.send(.message(sequence: 1, recipients: .everyone, reliable: true, body: Array("hello".utf8)), from: 0, connection: 2, at: 1_000)
+        world.pump(at: 2_000)
+        world.send(.leave(sequence: 2), from: 0, connection: 2, at: 3_000)
+        let half = RelayAttachmentEntry(id: UUID(), owner: UUID(), size: 5_000, metadata: [9])
+        world.send(.attachmentAdd(sequence: 4, entry: half), from: 1, connection: 1, at: 3_000)
+        world.send(.attachmentChunk(sequence: 5, id: half.id, data: [UInt8](repeating: 0xB2, count: 2_000)[...]), from: 1, connection: 1, at: 3_000)
+        world.send(.proposal(sequence: 6, retention: .recent(count: 2), body: Array("chat 2".utf8)), from: 1, connection: 1, at: 3_000)
+        world.pump(at: 4_000)
+        // The creator acknowledges what it has, and the cursors take it to every relay.
+        let heard = world.sequenced(0, 1).compactMap(\.sequence).max() ?? 0
+        world.send(.ack(heard), from: 0, connection: 1, at: 5_000)
+        world.record(world.cores[0].onTick(at: 2_000_000_000), on: 0)
+        world.pump(at: 2_000_000_000)
+    }
+
+    @Test("a snapshot and the entries after it give the replica that the whole log gives, and a joiner there gets the whole journal and history")
+    func snapshotPlusTailEqualsWholeLog() throws {
+        var world = ReplicaWorld(relays: 2)
+        let session = SessionFixture()
+        Self.busySession(&world, session)
+        #expect(world.log.contains { if case .cursor = $0.event { true } else { false } }, "the cursors reached the log")
+
+        // A snapshot taken by the relay that holds the creator, at this point of the log.
+        let covered = world.log.count
+        let state = try #require(world.cores[0].clusterSnapshot(of: session.id))
+        #expect(try ClusterSessionSnapshot.decode(state, session: session.id).state.order.count == 2)
+
+        // The log goes on: a snapshot proposal, the half upload completed, a new participant, an
+        // attachment removed, a message.
+        let upload = try #require(world.cores[1].sessions[session.id]?.participants.values.compactMap(\.upload).first)
+        world.send(.attachmentChunk(sequence: 7, id: upload.entry.id, data: [UInt8](repeating: 0xB3, count: 3_000)[...]), from: 1, connection: 1, at: 5_000)
+        world.send(.proposal(sequence: 4, retention: .snapshot(reflecting: 4), body: Array("state at 4".utf8)), from: 0, connection: 1, at: 5_000)
+        _ = world.admit(session, on: 1, connection: 2)
+        let whole = try #require(world.cores[0].sessions[session.id]?.attachmentOrder.first)
+        world.send(.attachmentRemove(sequence: 5, id: whole), from: 0, connection: 1, at: 6_000)
+        world.send(.message(sequence: 8, recipients: .everyone, reliable: true, body: Array("after".utf8)), from: 1, connection: 1, at: 6_000)
+        world.pump(at: 7_000)
+        let tail = Array(world.log[covered...])
+        #expect(tail.count >= 5)
+
+        // One relay replays the whole log; another starts from the snapshot and the tail.
+        var whole0 = Self.fresh(relay: 7)
+        for entry in world.log { _ = whole0.applyCluster(entry, at: 8_000) }
+        var loaded = Self.fresh(relay: 8)
+        _ = try loaded.applyClusterSnapshot(state, of: session.id, stored: state.count + 64, restore: true, at: 8_000)
+        #expect(loaded.clusterLogBytes(of: session.id) == state.count + 64 && loaded.clusterTailBytes(of: session.id) == 0)
+        for entry in tail { _ = loaded.applyCluster(entry, at: 8_000) }
+
+        let expected = try #require(Replica(whole0, session.id))
+        #expect(Replica(loaded, session.id) == expected)
+        #expect(Replica(world.cores[0], session.id) == expected)
+        #expect(Replica(world.cores[1], session.id) == expected)
+        #expect(expected.former.count == 1 && expected.members.count == 3 && expected.attachments.count == 1)
+        #expect(loaded.accountedBytes == whole0.accountedBytes)
+        // The counts after the snapshot: its bytes, and the tail's.
+        let tailBytes = tail.map(\.encodedSizeEstimate).reduce(0, +)
+        #expect(loaded.clusterTailBytes(of: session.id) == tailBytes)
+        #expect(loaded.clusterLogBytes(of: session.id) == state.count + 64 + tailBytes)
+
+        // A late joiner on the relay that loaded from the snapshot: the journal and the history
+        // a joiner on the others gets.
+        world.cores.append(loaded)
+        world.outputs.append([:])
+        world.cores.append(whole0)
+        world.outputs.append([:])
+        _ = world.admit(session, on: 2, connection: 5)
+        let joiner = world.frames(2, 5)
+        guard case let .welcome(welcome)? = joiner.first(where: { if case .welcome = $0 { true } else { false } }) else {
+            Issue.record("no welcome: \(joiner)")
+            return
+        }
+        let journal = joiner.compactMap { if case let .journalEntry(entry) = $0 { entry } else { nil } }
+        let history = joiner.compactMap { if case let .historyEntry(entry) = $0 { entry } else { nil } }
+        #expect(welcome.attachmentCount == 1 && journal == expected.attachments)
+        #expect(!history.isEmpty && history == world.cores[3].sessions[session.id]?.orderedHistory.all)
+        #expect(history.map(\.order) == world.cores[0].sessions[session.id]?.orderedHistory.all.map(\.order))
+        #expect(welcome.participants.map(\.id) == world.cores[0].sessions[session.id]?.welcomeList.map(\.id))
+        // Everyone agrees on the joiner after that.
+        #expect(Replica(world.cores[2], session.id) == Replica(world.cores[0], session.id))
+    }
+
+    @Test("the relay whose entry takes the count since the last snapshot across the bound compacts, no other; a snapshot starts the count again")
+    func compactionTriggers() throws {
+        let threshold = 16 * 1024
+        var world = ReplicaWorld(relays: 2, compactionThreshold: threshold)
+        let session = SessionFixture()
+        _ = world.admit(session, on: 0, connection: 1, create: true)
+        _ = world.admit(session, on: 1, connection: 1)
+        let body = [UInt8](repeating: 3, count: 1_000)
+        var named: [[Int]] = [[], []]
+        var sequence: [UInt64] = [0, 0]
+        func send(from relay: Int, count: Int, at now: Int64) {
+            for _ in 0..<count {
+                sequence[relay] += 1
+                world.send(.message(sequence: sequence[relay], recipients: .everyone, reliable: true, body: body), from: relay, connection: 1, at: now)
+                world.pump(at: now)
+                for index in 0..<2 where world.cores[index].takeClusterCompaction(session.id) {
+                    named[index].append(world.cores[index].clusterTailBytes(of: session.id) ?? 0)
+                }
+            }
+        }
+        // Relay B's participant floods: at the bound, relay B is named, once.
+        send(from: 1, count: 12, at: 1_000)
+        #expect(named == [[], []] && world.cores[1].clusterTailBytes(of: session.id)! < threshold)
+        send(from: 1, count: 4, at: 2_000)
+        #expect(named[0].isEmpty && named[1].count == 1)
+        #expect(named[1].allSatisfy { $0 >= threshold && $0 < threshold + 1_200 })
+        #expect(world.cores[0].clusterTailBytes(of: session.id) == world.cores[1].clusterTailBytes(of: session.id))
+        // It did not compact: at twice the bound, whoever's entry crosses it is named (relay A's
+        // participant sends now), and relay B is not named again.
+        for round in 0..<20 where named[0].isEmpty { send(from: 0, count: 1, at: 3_000 + Int64(round)) }
+        #expect(named[0].count == 1 && named[1].count == 1)
+        #expect(named[0].allSatisfy { $0 >= 2 * threshold && $0 < 2 * threshold + 1_200 })
+
+        // A snapshot read from the log (both relays hold what it covers): the counts start again
+        // from it, alike, and nothing is due until the bound is crossed again.
+        let state = try #require(world.cores[0].clusterSnapshot(of: session.id))
+        for index in 0..<2 {
+            _ = try world.cores[index].applyClusterSnapshot(state, of: session.id, stored: state.count + 80, restore: false, at: 4_000)
+            #expect(world.cores[index].clusterTailBytes(of: session.id) == 0)
+            #expect(world.cores[index].clusterLogBytes(of: session.id) == state.count + 80)
+        }
+        send(from: 1, count: 10, at: 5_000)
+        #expect(named[0].count == 1 && named[1].count == 1)
+        // The bound is the snapshot's size when that is larger than the threshold.
+        #expect(world.cores[0].compactionBound(of: session.id) == max(threshold, state.count + 80))
+    }
+
+    @Test("a snapshot's parts: a large state splits under the message cap and reads back whole; bad bytes are refused, the replica untouched")
+    func partsAndBadInput() throws {
+        var world = ReplicaWorld(relays: 1)
+        let session = SessionFixture()
+        _ = world.admit(session, on: 0, connection: 1, create: true)
+        let big = RelayAttachmentEntry(id: UUID(), owner: UUID(), size: 2_000_000, metadata: [])
+        world.send(.attachmentAdd(sequence: 1, entry: big), from: 0, connection: 1, at: 1_000)
+        var sent = 0
+        var sequence: UInt64 = 1
+        while sent < big.size {
+            let count = min(RelayWireLimits.attachmentChunkSize, big.size - sent)
+            sequence += 1
+            world.send(.attachmentChunk(sequence: sequence, id: big.id, data: [UInt8](repeating: UInt8(sequence & 0xFF), count: count)[...]),
+                       from: 0, connection: 1, at: 1_000)
+            sent += count
+        }
+        world.pump(at: 2_000)
+        #expect(world.cores[0].sessions[session.id]?.attachments[big.id]?.data.count == big.size)
+        let state = try #require(world.cores[0].clusterSnapshot(of: session.id))
+        let parts = ClusterLogCodec.parts(of: state, session: session.id, relay: 1, snapshot: 42, covers: 99)
+        #expect(parts.count == 3 && parts.allSatisfy { $0.bytes.count <= ClusterLogCodec.snapshotPartBytes && $0.covers == 99 })
+        let messages = parts.map { ClusterLogCodec.encode($0) }
+        #expect(messages.allSatisfy { ClusterLogCodec.isSnapshotPart($0) && $0.count < 1024 * 1024 })
+        let read = try messages.map { try ClusterLogCodec.decodeSnapshotPart($0) }
+        #expect(read == parts && read.flatMap(\.bytes) == state)
+        // A batch of entries is not a part, and a part is not a batch.
+        #expect(!ClusterLogCodec.isSnapshotPart(ClusterLogCodec.encode(world.log)))
+        #expect(throws: ClusterLogError.self) { try ClusterLogCodec.decode(messages[0]) }
+
+        // Cut short, or garbage: a clear error, and a replica that holds the session keeps it.
+        var replica = Self.fresh(relay: 5)
+        for entry in world.log { _ = replica.applyCluster(entry, at: 3_000) }
+        let before = try #require(Replica(replica, session.id))
+        for bad in [Array(state.dropLast()), [UInt8](repeating: 0xEE, count: 64), [], Array(state.prefix(100))] {
+            #expect(throws: ClusterLogError.self) {
+                _ = try replica.applyClusterSnapshot(bad, of: session.id, stored: 10, restore: true, at: 3_000)
+            }
+        }
+        #expect(Replica(replica, session.id) == before)
+        var truncated = messages[1]
+        truncated.removeLast()
+        #expect(throws: ClusterLogError.self) { try ClusterLogCodec.decodeSnapshotPart(truncated) }
+    }
+}
