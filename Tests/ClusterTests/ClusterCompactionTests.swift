@@ -210,6 +210,28 @@ struct ClusterCompactionCoreTests {
         #expect(world.cores[0].compactionBound(of: session.id) == max(threshold, state.count + 80))
     }
 
+    @Test("the cap counts a session's snapshot and the entries after it: a snapshot near the cap leaves room for little more")
+    func capCountsTheSnapshot() throws {
+        let cap = 64 * 1024
+        var world = ReplicaWorld(relays: 2, sessionLogLimit: cap, compactionThreshold: 8 * 1024)
+        let session = SessionFixture()
+        _ = world.admit(session, on: 0, connection: 1, create: true)
+        _ = world.admit(session, on: 1, connection: 1)
+        let body = [UInt8](repeating: 5, count: 4 * 1024)
+        world.send(.message(sequence: 1, recipients: .everyone, reliable: true, body: body), from: 0, connection: 1, at: 1_000)
+        world.pump(at: 1_000)
+        // A snapshot (its messages taking most of the cap, as a large journal would) read by both.
+        let state = try #require(world.cores[0].clusterSnapshot(of: session.id))
+        let stored = cap - 6 * 1024
+        for index in 0..<2 { _ = try world.cores[index].applyClusterSnapshot(state, of: session.id, stored: stored, restore: false, at: 2_000) }
+        world.send(.message(sequence: 2, recipients: .everyone, reliable: true, body: body), from: 0, connection: 1, at: 3_000)
+        world.pump(at: 3_000)
+        #expect(!world.frames(0, 1).contains { if case .error = $0 { true } else { false } }, "one more fits")
+        #expect(world.cores[1].clusterLogBytes(of: session.id) == stored + (world.log.last?.encodedSizeEstimate ?? 0))
+        world.send(.message(sequence: 3, recipients: .everyone, reliable: true, body: body), from: 0, connection: 1, at: 4_000)
+        #expect(world.frames(0, 1).contains { if case let .error(fault) = $0 { fault.code == .limitReached } else { false } }, "the next is over the cap")
+    }
+
     @Test("a snapshot's parts: a large state splits under the message cap and reads back whole; bad bytes are refused, the replica untouched")
     func partsAndBadInput() throws {
         var world = ReplicaWorld(relays: 1)
@@ -252,5 +274,111 @@ struct ClusterCompactionCoreTests {
         var truncated = messages[1]
         truncated.removeLast()
         #expect(throws: ClusterLogError.self) { try ClusterLogCodec.decodeSnapshotPart(truncated) }
+    }
+}
+
+/// Compaction against a real nats-server: a session flooding its log keeps its stored bytes
+/// bounded while participants on two relays hear everything once, in order; a relay that loads
+/// it afterwards starts from the newest snapshot, replays only what follows, and serves a late
+/// joiner the whole journal and history.
+@Suite("Cluster compaction", .serialized, .timeLimit(.minutes(2)))
+struct ClusterCompactionTests {
+    static let threshold = 128 * 1024
+
+    @Test("a flooded session's log stays bounded; a relay loading it starts from the snapshot and a late joiner there gets everything")
+    func floodIsCompacted() async throws {
+        let nats = try startNATSNode()
+        defer { nats.stop() }
+        let first = try await InProcessRelay.start(nats.url, compactionThreshold: Self.threshold)
+        let second = try await InProcessRelay.start(nats.url, compactionThreshold: Self.threshold)
+        let session = UUID(), key = SigningKeyPair()
+        let ana = try await Participant.join(session, key: key, "ana", relays: [first.endpoint], create: true)
+        let ben = try await Participant.join(session, key: key, "ben", relays: [second.endpoint])
+        let anaID = try #require(ana.link.welcome.participants.first { $0.displayName == "ana" }?.id)
+        let attachment = UUID()
+        let data = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
+        try await ana.link.addAttachment(id: attachment, metadata: [1, 2], data: data)
+
+        // About 4 MiB of messages through the log (thirty times the threshold): most to nobody
+        // (ana herself), every 25th to ben, ordered proposals among them, and ben's messages to
+        // ana from the other relay at the same time.
+        let body = [UInt8](repeating: 0x42, count: 2_048)
+        let rounds = 2_000
+        var toBen = 0, proposals = 0, fromBen = 0
+        var flooded = 0
+        for index in 0..<rounds {
+            if index % 40 == 0 {
+                try ana.link.sendOrdered("p\(proposals)".bytes)
+                proposals += 1
+            }
+            if index % 25 == 0 {
+                try ana.link.send("m\(toBen)".bytes, to: .everyone, reliable: true)
+                toBen += 1
+            } else {
+                try ana.link.send(body, to: .only([anaID]), reliable: true)
+                flooded += body.count
+            }
+            if index % 10 == 0 {
+                try ben.link.send("b\(fromBen)".bytes, to: .everyone, reliable: true)
+                fromBen += 1
+            }
+            if index % 100 == 99 {
+                let expected = "m\(toBen - 1)"
+                #expect(await ben.wait(20) { $0.messages(reliable: true).last == expected }, "ben lags at \(index)")
+            }
+        }
+        let toBenExpected = (0..<toBen).map { "m\($0)" }
+        let fromBenExpected = (0..<fromBen).map { "b\($0)" }
+        #expect(await ben.wait(20) { $0.messages(reliable: true).count >= toBen })
+        #expect(await ana.wait(20) { $0.messages(reliable: true).count >= fromBen && $0.ordered.count >= proposals })
+        // Everything once, in order, on both relays, while they compacted.
+        #expect(ben.messages(reliable: true) == toBenExpected)
+        #expect(ana.messages(reliable: true) == fromBenExpected)
+        #expect(await ben.wait { $0.ordered.count >= proposals })
+        #expect(ben.ordered.map { String(decoding: $0.body, as: UTF8.self) } == (0..<proposals).map { "p\($0)" })
+        let compactions = first.cluster.compactions + second.cluster.compactions
+        #expect(compactions >= 10, "only \(compactions) compactions")
+
+        // What the stream holds (this session alone): bounded by the live state (the 200 KB
+        // attachment, the outboxes, the history) and the entries since the last snapshot, not by
+        // the flood; everything before the newest snapshot purged.
+        let connection = try await NATSConnection.connect(to: try NATSURL(parsing: nats.url))
+        let jetStream = JetStream(connection: connection)
+        let stream = ClusterRelay.stream(for: session)
+        var state = try await jetStream.streamInfo(stream).state
+        let deadline = ContinuousClock.now + .seconds(5)
+        while state.bytes > 1_200_000, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            state = try await jetStream.streamInfo(stream).state
+        }
+        #expect(flooded > 3_500_000)
+        #expect(state.bytes <= 1_200_000, "the stream holds \(state.bytes) bytes after a flood of \(flooded)")
+        #expect(state.firstSequence > 1 && state.messages < state.lastSequence / 4,
+                "\(state.messages) messages kept of \(state.lastSequence)")
+        await connection.close()
+        print("COMPACT stored \(state) compactions \(compactions)")
+
+        // A third relay, started now: a late joiner there makes it load the session.
+        let third = try await InProcessRelay.start(nats.url, compactionThreshold: Self.threshold)
+        let cat = try await Participant.join(session, key: key, "cat", relays: [third.endpoint])
+        let report = try #require(third.cluster.loadReport(of: session))
+        #expect(report.snapshots == 1, "\(report)")
+        print("COMPACT report \(report)")
+        // Only what followed the snapshot: at most the threshold's worth of entries (each entry
+        // here takes at least 160 bytes), against the thousands in the flood.
+        #expect(report.entries <= Self.threshold / 160 + 64 && report.messages <= report.entries, "\(report)")
+        #expect(cat.link.welcome.attachments.map(\.id) == [attachment])
+        #expect(try await cat.link.loadAttachment(id: attachment) == data)
+        #expect(cat.ordered.map { String(decoding: $0.body, as: UTF8.self) } == (0..<proposals).map { "p\($0)" })
+        #expect(Set(cat.link.welcome.participants.map(\.displayName)) == ["ana", "ben", "cat"])
+        // The loaded replica goes on with the others.
+        try cat.link.send("from cat".bytes, to: .everyone, reliable: true)
+        try ana.link.send("to cat".bytes, to: .everyone, reliable: true)
+        #expect(await ana.wait { $0.messages(reliable: true).last == "from cat" })
+        #expect(await ben.wait { $0.messages(reliable: true).suffix(2) == ["to cat", "from cat"] || $0.messages(reliable: true).suffix(2) == ["from cat", "to cat"] })
+        #expect(await cat.wait { $0.messages(reliable: true) == ["to cat"] })
+        await third.stop()
+        await first.stop()
+        await second.stop()
     }
 }
