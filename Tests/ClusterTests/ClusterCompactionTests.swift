@@ -356,14 +356,12 @@ struct ClusterCompactionTests {
         #expect(state.firstSequence > 1 && state.messages < state.lastSequence / 4,
                 "\(state.messages) messages kept of \(state.lastSequence)")
         await connection.close()
-        print("COMPACT stored \(state) compactions \(compactions)")
 
         // A third relay, started now: a late joiner there makes it load the session.
         let third = try await InProcessRelay.start(nats.url, compactionThreshold: Self.threshold)
         let cat = try await Participant.join(session, key: key, "cat", relays: [third.endpoint])
         let report = try #require(third.cluster.loadReport(of: session))
         #expect(report.snapshots == 1, "\(report)")
-        print("COMPACT report \(report)")
         // Only what followed the snapshot: at most the threshold's worth of entries (each entry
         // here takes at least 160 bytes), against the thousands in the flood.
         #expect(report.entries <= Self.threshold / 160 + 64 && report.messages <= report.entries, "\(report)")
