@@ -210,6 +210,41 @@ struct ClusterCompactionCoreTests {
         #expect(world.cores[0].compactionBound(of: session.id) == max(threshold, state.count + 80))
     }
 
+    @Test("a relay that missed entries (a purge took them before it read them) takes the snapshot's state and keeps its own participants' connections")
+    func restoreOverALiveReplica() throws {
+        var world = ReplicaWorld(relays: 2)
+        let session = SessionFixture()
+        _ = world.admit(session, on: 0, connection: 1, create: true)
+        let ben = world.admit(session, on: 1, connection: 1)
+        let cat = world.admit(session, on: 1, connection: 2)
+        // Entries that reach the log and relay A, never relay B: the creator's messages, cat's leave.
+        world.send(.message(sequence: 1, recipients: .everyone, reliable: true, body: Array("missed 1".utf8)), from: 0, connection: 1, at: 1_000)
+        world.send(.message(sequence: 2, recipients: .everyone, reliable: true, body: Array("missed 2".utf8)), from: 0, connection: 1, at: 1_000)
+        world.send(.leave(sequence: 1), from: 1, connection: 2, at: 1_000)
+        let missed = world.cores[0].takeClusterOutput().entries + world.cores[1].takeClusterOutput().entries
+        #expect(missed.count == 3)
+        world.log += missed
+        for entry in missed { world.record(world.cores[0].applyCluster(entry, at: 2_000), on: 0) }
+        let state = try #require(world.cores[0].clusterSnapshot(of: session.id))
+        let directives = try world.cores[1].applyClusterSnapshot(state, of: session.id, stored: state.count, restore: true, at: 3_000)
+        world.record(directives, on: 1)
+        #expect(Replica(world.cores[1], session.id) == Replica(world.cores[0], session.id))
+        #expect(world.cores[1].sessions[session.id]?.participants[ben]?.connection == RelayConnectionID(1))
+        #expect(world.cores[1].sessions[session.id]?.participants[cat] == nil)
+        #expect(directives.contains { if case .close(RelayConnectionID(2)) = $0 { true } else { false } })
+        #expect(world.cores[1].accountedBytes == world.cores[1].sessions[session.id]?.accountedBytes)
+        // The log goes on, and relay B serves ben as before.
+        world.send(.message(sequence: 3, recipients: .everyone, reliable: true, body: Array("after".utf8)), from: 0, connection: 1, at: 4_000)
+        world.pump(at: 4_000)
+        #expect(world.deliveries(1, 1).last == "after")
+        #expect(Replica(world.cores[1], session.id) == Replica(world.cores[0], session.id))
+        // What ben missed waits in his outbox, numbered as on every relay, for his next resumption.
+        let pending = (world.cores[1].sessions[session.id]?.participants[ben]?.outbox.pending ?? []).compactMap { frame -> String? in
+            if case let .delivery(_, _, _, body) = frame { String(decoding: body, as: UTF8.self) } else { nil }
+        }
+        #expect(pending.suffix(3) == ["missed 1", "missed 2", "after"])
+    }
+
     @Test("the cap counts a session's snapshot and the entries after it: a snapshot near the cap leaves room for little more")
     func capCountsTheSnapshot() throws {
         let cap = 64 * 1024

@@ -54,6 +54,8 @@ public final class ClusterRelay: @unchecked Sendable {
     let compactionPurges = Mutex<[UUID: Task<Void, Never>]>([:])
     /// How many snapshots this relay stored.
     let compactionCount = Mutex(0)
+    /// How many of this relay's snapshots were given up.
+    let compactionGiveUps = Mutex(0)
     /// How long after a session ended (or emptied) its subject is purged: the other relays have
     /// read its end by then, and remember it for as long (`RelayCoreConfiguration.endedMemory`),
     /// so that the log and their memories forget it together.

@@ -126,8 +126,10 @@ extension ClusterSessionLog {
     /// with nothing of this relay's on its way (on the NATS loop).
     func tryCompact() {
         let covers = state.withLock { state -> UInt64? in
+            // Another relay's snapshot half read (given up, or still coming) is no obstacle: parts
+            // change no replica, and this snapshot's first part ends that one's collection.
             guard state.compaction == .wanted, state.live, !state.stopped, !state.inFlight, state.lastOwn <= state.consumed,
-                  state.assembly == nil, state.consumed > (state.failedCovers ?? 0) else { return nil }
+                  state.consumed > (state.failedCovers ?? 0) else { return nil }
             state.compaction = .underWay
             return state.consumed
         }
@@ -187,6 +189,7 @@ extension ClusterSessionLog {
                 state.failures = 0
                 state.failedCovers = nil
             } else {
+                cluster.compactionGiveUps.withLock { $0 += 1 }
                 state.failures += 1
                 state.failedCovers = covers
                 state.compaction = state.failures < Self.compactionAttempts ? .wanted : .idle
@@ -236,6 +239,10 @@ extension ClusterRelay {
 
     /// How many snapshots this relay has stored in the logs it follows.
     public var compactions: Int { compactionCount.withLock { $0 } }
+
+    /// How many of this relay's snapshots were given up (another relay's entry came first, or a
+    /// publish failed) before they were stored whole.
+    public var compactionsGivenUp: Int { compactionGiveUps.withLock { $0 } }
 
     /// What the load of `session` replayed (`ClusterLoadReport`), while this relay follows it.
     public func loadReport(of session: UUID) -> ClusterLoadReport? {
