@@ -290,6 +290,8 @@ struct ClusterCompactionCoreTests {
         #expect(parts.count == 3 && parts.allSatisfy { $0.bytes.count <= ClusterLogCodec.snapshotPartBytes && $0.covers == 99 })
         let messages = parts.map { ClusterLogCodec.encode($0) }
         #expect(messages.allSatisfy { ClusterLogCodec.isSnapshotPart($0) && $0.count < 1024 * 1024 })
+        // Read back by `STREAM.MSG.GET`, base64 in JSON with its headers, within the client's limit.
+        #expect(messages.allSatisfy { ($0.count + 2) / 3 * 4 + 2_048 <= NATSServerInfo.defaultMaxPayload + 64 * 1024 })
         let read = try messages.map { try ClusterLogCodec.decodeSnapshotPart($0) }
         #expect(read == parts && read.flatMap(\.bytes) == state)
         // A batch of entries is not a part, and a part is not a batch.
@@ -410,6 +412,70 @@ struct ClusterCompactionTests {
         #expect(await ana.wait { $0.messages(reliable: true).last == "from cat" })
         #expect(await ben.wait { $0.messages(reliable: true).suffix(2) == ["to cat", "from cat"] || $0.messages(reliable: true).suffix(2) == ["from cat", "to cat"] })
         #expect(await cat.wait { $0.messages(reliable: true) == ["to cat"] })
+        await third.stop()
+        await first.stop()
+        await second.stop()
+    }
+
+    @Test("a session whose state takes several messages: the log starts with its snapshot's parts, and a relay loading it gets the journal whole")
+    func snapshotInParts() async throws {
+        let nats = try startNATSNode()
+        defer { nats.stop() }
+        let first = try await InProcessRelay.start(nats.url, compactionThreshold: Self.threshold)
+        let second = try await InProcessRelay.start(nats.url, compactionThreshold: Self.threshold)
+        let session = UUID(), key = SigningKeyPair()
+        let ana = try await Participant.join(session, key: key, "ana", relays: [first.endpoint], create: true)
+        let ben = try await Participant.join(session, key: key, "ben", relays: [second.endpoint])
+        let anaID = try #require(ana.link.welcome.participants.first { $0.displayName == "ana" }?.id)
+        // A journal of 1.5 MB: every snapshot takes two messages.
+        let attachment = UUID()
+        let data = (0..<1_500_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 11) }
+        try await ana.link.addAttachment(id: attachment, metadata: [], data: data)
+        // Twice as much again through the log, with ben's messages from the other relay meanwhile.
+        let body = [UInt8](repeating: 0x24, count: 2_048)
+        var fromBen = 0
+        for index in 0..<1_600 {
+            try ana.link.send(body, to: .only([anaID]), reliable: true)
+            if index % 10 == 0 {
+                try ben.link.send("b\(fromBen)".bytes, to: .everyone, reliable: true)
+                fromBen += 1
+            }
+            if index % 200 == 199 {
+                try ana.link.sendOrdered("p\(index)".bytes)
+                let heard = (index + 1) / 200
+                #expect(await ana.wait(20) { $0.ordered.count >= heard }, "ana lags at \(index)")
+            }
+        }
+        #expect(await ana.wait(20) { $0.messages(reliable: true).count >= fromBen })
+        #expect(ana.messages(reliable: true) == (0..<fromBen).map { "b\($0)" })
+        #expect(first.cluster.compactions + second.cluster.compactions >= 1)
+
+        // Once the purge behind the newest snapshot is done, the log starts with its first part.
+        let connection = try await NATSConnection.connect(to: try NATSURL(parsing: nats.url))
+        let jetStream = JetStream(connection: connection)
+        let stream = ClusterRelay.stream(for: session), subject = ClusterRelay.subject(for: session)
+        var head: ClusterSnapshotPart?
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            let message = try await jetStream.nextMessage(stream: stream, subject: subject, from: 1)
+            head = try? ClusterLogCodec.decodeSnapshotPart(message.payload)
+            if head != nil { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let part = try #require(head, "the log does not start with a snapshot")
+        #expect(part.index == 0 && part.count == 2 && part.session == session)
+        let stored = try await jetStream.streamInfo(stream).state.bytes
+        #expect(stored < 4_500_000, "the stream holds \(stored) bytes")
+        await connection.close()
+
+        // A relay loading it: one snapshot of two parts, then the few entries after it.
+        let third = try await InProcessRelay.start(nats.url, compactionThreshold: Self.threshold)
+        let cat = try await Participant.join(session, key: key, "cat", relays: [third.endpoint])
+        let report = try #require(third.cluster.loadReport(of: session))
+        #expect(report.snapshots == 1 && report.snapshotBytes > ClusterLogCodec.snapshotPartBytes, "\(report)")
+        #expect(cat.link.welcome.attachments.map(\.id) == [attachment])
+        #expect(try await cat.link.loadAttachment(id: attachment) == data)
+        #expect(cat.ordered.map { String(decoding: $0.body, as: UTF8.self) } == (0..<8).map { "p\($0 * 200 + 199)" })
         await third.stop()
         await first.stop()
         await second.stop()

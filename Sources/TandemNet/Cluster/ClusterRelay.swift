@@ -485,8 +485,11 @@ final class ClusterSessionLog: @unchecked Sendable {
         var compactor: Task<Void, Never>?
     }
 
-    /// The most bytes of entries one message carries (under nats-server's 1 MiB default).
-    static let batchBytes = 900 * 1024
+    /// The most bytes of entries one message carries: under nats-server's 1 MiB default, and
+    /// small enough that a read of it through `STREAM.MSG.GET` (base64 in JSON, a third larger)
+    /// stays within what the client takes (`max_payload` and 64 KiB): the relay reads a
+    /// subject's last message that way, and a larger one would cost it its connection.
+    static let batchBytes = ClusterLogCodec.snapshotPartBytes
 
     init(session: UUID, cluster: ClusterRelay) {
         self.session = session
@@ -747,6 +750,7 @@ final class ClusterSessionLog: @unchecked Sendable {
         }
         if announceNow { announce() }
         tryCompact()
+        resumeHeld()
     }
 
     private func subscribeDatagrams() async {
@@ -783,8 +787,10 @@ final class ClusterSessionLog: @unchecked Sendable {
                 return nil
             }
             // A compaction wanted or under way: the queue waits (still `publishing`) until its
-            // snapshot is stored or given up (`finishCompaction`).
-            if state.compaction != .idle {
+            // snapshot is stored or given up (`finishCompaction`). So it does while another
+            // relay's snapshot is being written, for a while (`awaitsForeignSnapshot`).
+            if state.compaction != .idle || Self.awaitsForeignSnapshot(state, relay: cluster.relay) {
+                if state.compaction == .idle, !state.held { scheduleForeignSnapshotTimeout() }
                 state.held = true
                 return nil
             }

@@ -60,6 +60,45 @@ extension ClusterSessionLog {
         var state: [UInt8] = []
         /// The bytes its messages take in the log.
         var stored = 0
+        /// When its first part was read.
+        var started = ContinuousClock.now
+    }
+
+    /// How long this relay's entries wait at most while another relay's snapshot is being
+    /// written: the parts of one go one after another, each on the one before, so that an entry
+    /// of another relay's between them makes it fail.
+    static let foreignSnapshotWait = Duration.seconds(2)
+
+    /// Whether `state` has another relay's snapshot being written (its parts read in part), read
+    /// within `foreignSnapshotWait`: this relay's queue waits for it.
+    static func awaitsForeignSnapshot(_ state: State, relay: UInt64) -> Bool {
+        guard let assembly = state.assembly, assembly.relay != relay, assembly.next < assembly.count else { return false }
+        return ContinuousClock.now - assembly.started < foreignSnapshotWait
+    }
+
+    /// Lets the held queue go once nothing holds it any more: no compaction of this relay's,
+    /// and no other relay's snapshot being written (on the NATS loop). Only a held queue is let
+    /// go, so that one batch at a time stays in flight.
+    func resumeHeld() {
+        let resume = state.withLock { state -> Bool in
+            guard state.held, !state.stopped, state.compaction == .idle, !Self.awaitsForeignSnapshot(state, relay: cluster.relay) else {
+                return false
+            }
+            state.held = false
+            return true
+        }
+        if resume { publishOnLoop() }
+    }
+
+    /// After `foreignSnapshotWait`, the queue held for another relay's snapshot goes on even if
+    /// that snapshot never completes (its relay stopped halfway). Called under the state's lock.
+    func scheduleForeignSnapshotTimeout() {
+        let connection = cluster.connection
+        Task { [weak self] in
+            try? await Task.sleep(for: Self.foreignSnapshotWait + .milliseconds(10))
+            guard let self else { return }
+            connection.execute { self.resumeHeld() }
+        }
     }
 
     /// How many times in a row a compaction is tried before it waits for the next bound.

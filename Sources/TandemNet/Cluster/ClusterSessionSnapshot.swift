@@ -40,8 +40,10 @@ public struct ClusterSnapshotPart: Sendable, Hashable {
 
 extension ClusterLogCodec {
     private static let snapshotMagic: [UInt8] = [0x54, 0x53, 1] // "TS", version 1
-    /// The most bytes of a snapshot's state one message carries (under nats-server's 1 MiB).
-    public static let snapshotPartBytes = 900 * 1024
+    /// The most bytes of a snapshot's state one message carries: under nats-server's 1 MiB, and
+    /// small enough that the message read through `STREAM.MSG.GET` (base64 in JSON, a third
+    /// larger) stays within what the NATS client takes (`max_payload` and 64 KiB).
+    public static let snapshotPartBytes = 768 * 1024
     /// The most parts a snapshot has: more than a session at every limit needs.
     public static let maximumSnapshotParts = 4096
 
