@@ -210,7 +210,7 @@ struct ClusterCompactionCoreTests {
         #expect(world.cores[0].compactionBound(of: session.id) == max(threshold, state.count + 80))
     }
 
-    @Test("a relay that missed entries (a purge took them before it read them) takes the snapshot's state and keeps its own participants' connections")
+    @Test("a relay that missed entries (a purge took them before it read them) takes the snapshot's state, keeps its own participants' connections and sends them what they missed, in sequence")
     func restoreOverALiveReplica() throws {
         var world = ReplicaWorld(relays: 2)
         let session = SessionFixture()
@@ -232,13 +232,20 @@ struct ClusterCompactionCoreTests {
         #expect(world.cores[1].sessions[session.id]?.participants[ben]?.connection == RelayConnectionID(1))
         #expect(world.cores[1].sessions[session.id]?.participants[cat] == nil)
         #expect(directives.contains { if case .close(RelayConnectionID(2)) = $0 { true } else { false } })
+        // Ben's connection is sent what the missed entries gave him, in sequence after what it had.
+        let sentBefore = world.sequenced(1, 1).compactMap(\.sequence)
+        #expect(sentBefore == Array(1...UInt64(sentBefore.count)), "\(sentBefore)")
+        #expect(world.deliveries(1, 1) == ["missed 1", "missed 2"])
+        #expect(world.frames(1, 1).contains { if case let .participantLeft(_, id) = $0 { id == cat } else { false } })
         #expect(world.cores[1].accountedBytes == world.cores[1].sessions[session.id]?.accountedBytes)
         // The log goes on, and relay B serves ben as before.
         world.send(.message(sequence: 3, recipients: .everyone, reliable: true, body: Array("after".utf8)), from: 0, connection: 1, at: 4_000)
         world.pump(at: 4_000)
-        #expect(world.deliveries(1, 1).last == "after")
+        #expect(world.deliveries(1, 1) == ["missed 1", "missed 2", "after"])
+        let sent = world.sequenced(1, 1).compactMap(\.sequence)
+        #expect(sent == Array(1...UInt64(sent.count)), "in sequence, none twice: \(sent)")
         #expect(Replica(world.cores[1], session.id) == Replica(world.cores[0], session.id))
-        // What ben missed waits in his outbox, numbered as on every relay, for his next resumption.
+        // And his outbox holds them, numbered as on every relay, until he acknowledges them.
         let pending = (world.cores[1].sessions[session.id]?.participants[ben]?.outbox.pending ?? []).compactMap { frame -> String? in
             if case let .delivery(_, _, _, body) = frame { String(decoding: body, as: UTF8.self) } else { nil }
         }

@@ -67,7 +67,9 @@ extension RelayCore {
     /// log) was read from the log, in log order. With `restore` false, the replica holds what it
     /// covers already: only the counts start again from it. With `restore` true, the replica
     /// takes its state: participants that are not in it are gone (a connection here is closed),
-    /// those that are keep what is this relay's own (their connection, their timers).
+    /// those that are keep what is this relay's own (their connection, their timers), and a
+    /// connection here is sent what the entries this relay missed gave its participant, in
+    /// sequence after what it had (paced as a resumption is).
     /// Throws, changing nothing, when `state` does not decode.
     public mutating func applyClusterSnapshot(_ state: [UInt8], of session: UUID, stored: Int, restore: Bool,
                                               at now: Int64) throws(ClusterLogError) -> [RelayDirective] {
@@ -90,6 +92,9 @@ extension RelayCore {
         let old = sessions[id]
         var directives: [RelayDirective] = []
         var keys: Set<ParticipantKey> = []
+        // This relay's participants still there, with the first sequence number their connection
+        // has not been sent: what the entries it missed gave them goes to them now.
+        var catchingUp: [(ParticipantKey, RelayConnectionID, UInt64)] = []
         for (participantID, participant) in old?.participants ?? [:] {
             let key = ParticipantKey(session: id, participant: participantID)
             keys.insert(key)
@@ -106,6 +111,9 @@ extension RelayCore {
                 kept.datagramAddress = participant.datagramAddress
                 kept.fanoutMeter = participant.fanoutMeter
                 restored.participants[participantID] = kept
+                if let connection = participant.connection, kept.outbox.nextSequence > participant.outbox.nextSequence {
+                    catchingUp.append((key, connection, participant.outbox.nextSequence))
+                }
             } else {
                 directives.append(.forgetToken(participant.token))
                 if let connection = participant.connection {
@@ -151,6 +159,13 @@ extension RelayCore {
             if cluster?.relaysHeard[home] ?? .min < now { cluster?.relaysHeard[home] = now }
         }
         for key in keys { scheduleTick(key) }
+        // Paced as a resumption is: a window now, the rest as the connection drains. One already
+        // paced gets them from its outbox as it drains.
+        for (key, connection, first) in catchingUp where cluster?.backlog[key] == nil {
+            let pending = restored.participants[key.participant]?.outbox.pending ?? []
+            for frame in pending where (frame.sequence ?? 0) >= first { directives.append(.send(connection, frame)) }
+            directives += clusterMarkBacklog(key, on: connection, from: first)
+        }
         return directives
     }
 }
