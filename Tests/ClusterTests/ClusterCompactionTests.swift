@@ -380,8 +380,8 @@ struct ClusterCompactionTests {
         #expect(ana.messages(reliable: true) == fromBenExpected)
         #expect(await ben.wait { $0.ordered.count >= proposals })
         #expect(ben.ordered.map { String(decoding: $0.body, as: UTF8.self) } == (0..<proposals).map { "p\($0)" })
-        let compactions = first.cluster.compactions + second.cluster.compactions
-        #expect(compactions >= 10, "only \(compactions) compactions")
+        #expect(await ana.wait { _ in first.cluster.compactions + second.cluster.compactions >= 10 },
+                "only \(first.cluster.compactions + second.cluster.compactions) compactions")
 
         // What the stream holds (this session alone): bounded by the live state (the 200 KB
         // attachment, the outboxes, the history) and the entries since the last snapshot, not by
@@ -424,6 +424,63 @@ struct ClusterCompactionTests {
         await second.stop()
     }
 
+    @Test("the sweep for ended sessions reads a compacted log as a relay does: a live session that starts with a snapshot is left, an ended one purged")
+    func sweepReadsSnapshots() async throws {
+        let nats = try startNATSNode()
+        defer { nats.stop() }
+        let first = try await InProcessRelay.start(nats.url, purgeDelay: .seconds(3600), sweepInterval: nil, compactionThreshold: 32 * 1024)
+        let live = UUID(), key = SigningKeyPair()
+        var ended = UUID()
+        while ClusterRelay.stream(for: ended) != ClusterRelay.stream(for: live) { ended = UUID() }
+        let ana = try await Participant.join(live, key: key, "ana", relays: [first.endpoint], create: true)
+        let ben = try await Participant.join(live, key: key, "ben", relays: [first.endpoint])
+        let cat = try await Participant.join(ended, key: key, "cat", relays: [first.endpoint], create: true)
+        let body = [UInt8](repeating: 0x11, count: 1_024)
+        for participant in [ana, cat] {
+            let own = try #require(participant.link.welcome.participants.last?.id)
+            for _ in 0..<120 { try participant.link.send(body, to: .only([own]), reliable: true) }
+            try participant.link.sendOrdered("kept".bytes)
+            #expect(await participant.wait { $0.ordered.count == 1 })
+        }
+        #expect(await ana.wait { _ in first.cluster.compactions >= 2 }, "\(first.cluster.compactions) compactions")
+        await cat.link.end(reason: "done")
+        #expect(await ana.wait { _ in first.cluster.pendingPurges == 1 }, "the end reached the log")
+
+        // Both logs start with a snapshot once the purges behind them are done.
+        let connection = try await NATSConnection.connect(to: try NATSURL(parsing: nats.url))
+        let jetStream = JetStream(connection: connection)
+        let stream = ClusterRelay.stream(for: live)
+        func startsWithSnapshot(_ session: UUID) async throws -> Bool {
+            let head = try await jetStream.nextMessage(stream: stream, subject: ClusterRelay.subject(for: session), from: 1)
+            return ClusterLogCodec.isSnapshotPart(head.payload)
+        }
+        func bothStartWithSnapshots() async throws -> Bool {
+            let first = try await startsWithSnapshot(live)
+            let second = try await startsWithSnapshot(ended)
+            return first && second
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline, try await !bothStartWithSnapshots() {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let compacted = try await bothStartWithSnapshots()
+        #expect(compacted)
+        await first.stop()
+
+        // Another relay's sweep, told it is a minute later: the ended session's subject goes, the
+        // live one stays, and a joiner there gets its history from the snapshot.
+        let sweeper = try await InProcessRelay.start(nats.url, purgeDelay: .seconds(30), sweepInterval: nil)
+        #expect(await sweeper.cluster.sweepEndedSessions(now: Date().addingTimeInterval(60)) == [ended])
+        let liveKept = try await startsWithSnapshot(live)
+        #expect(liveKept)
+        let dan = try await Participant.join(live, key: key, "dan", relays: [sweeper.endpoint])
+        #expect(dan.link.welcome.orderedHistory.map { String(decoding: $0.body, as: UTF8.self) } == ["kept"])
+        #expect(Set(dan.link.welcome.participants.map(\.displayName)).isSuperset(of: ["ana", "ben", "dan"]))
+        _ = ben
+        await connection.close()
+        await sweeper.stop()
+    }
+
     @Test("a session whose state takes several messages: the log starts with its snapshot's parts, and a relay loading it gets the journal whole")
     func snapshotInParts() async throws {
         let nats = try startNATSNode()
@@ -455,7 +512,7 @@ struct ClusterCompactionTests {
         }
         #expect(await ana.wait(20) { $0.messages(reliable: true).count >= fromBen })
         #expect(ana.messages(reliable: true) == (0..<fromBen).map { "b\($0)" })
-        #expect(first.cluster.compactions + second.cluster.compactions >= 1)
+        #expect(await ana.wait { _ in first.cluster.compactions + second.cluster.compactions >= 1 })
 
         // Once the purge behind the newest snapshot is done, the log starts with its first part.
         let connection = try await NATSConnection.connect(to: try NATSURL(parsing: nats.url))
