@@ -281,8 +281,12 @@ struct WatchRunner {
     /// Draws the status line once.
     private func drawStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, lastChange: LastChange) {
         if let player = party.player, let coordinator = party.coordinator {
-            let line = [StatusLine.text(player: player, coordinator: coordinator, session: session, lastChange: lastChange.text),
-                        Self.queuePosition(StatusLine.groupCore(coordinator, atLocalTime: coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) })), Self.latencyText(party.latencyOffset)].compactMap { $0 }.joined(separator: "  ")
+            let core = StatusLine.groupCore(coordinator, atLocalTime: coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) })
+            var fields = StatusLine.fields(player: player, coordinator: coordinator, session: session, lastChange: lastChange.text)
+            fields.insert(contentsOf: [Self.queuePosition(core).map { ($0, StatusLine.Priority.queue) },
+                                       Self.latencyText(party.latencyOffset).map { ($0, StatusLine.Priority.latency) }].compactMap { $0 },
+                          at: min(fields.count, 4))
+            let line = TerminalText.fitting(fields, width: StatusArea.columns)
             if let renderer {
                 // Under the picture: the prompt, while one is open, in the status line's place.
                 renderer.statusLine = StatusArea.shared.prompt.map { "say: " + TerminalText.sanitized($0) + "▏" } ?? line
