@@ -29,6 +29,8 @@ let package = Package(
         ),
         .systemLibrary(name: "CTandemSystem"),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // PulseAudio's client library: the built-in player's sound output (PipeWire speaks its protocol too).
+        .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
 
         // clock: clock sampling and estimation; pure values, no I/O.
         .target(name: "TandemClock"),
@@ -49,7 +51,7 @@ let package = Package(
         // monotonic clock, worker threads, the presentation log and `MediaError` (issue 15, item 9).
         .target(name: "TandemPlayerSupport", dependencies: ["CTandemSystem", "TandemClock"]),
         // media: the FFmpeg-backed headless player.
-        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity", "TandemPlayerSupport"]),
+        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CPulse", "CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity", "TandemPlayerSupport"]),
         // mpv: the mpv backend over its JSON IPC (the socket comes from net); links no FFmpeg.
         .target(name: "TandemMpv", dependencies: ["CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity", "TandemPlayerSupport"]),
 
