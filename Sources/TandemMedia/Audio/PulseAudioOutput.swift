@@ -93,6 +93,7 @@ final class PulseAudioOutput: @unchecked Sendable {
     private var loggedLatency: TimeSpan?
     private let settings: Settings
     private var closed = false
+    private let released = Mutex(false)
 
     /// Connects to the server and opens the playback stream, within `settings.connectTimeout`.
     init(settings: Settings, render: @escaping Render, events: @escaping Events) throws(AudioOutputError) {
@@ -209,8 +210,9 @@ final class PulseAudioOutput: @unchecked Sendable {
 
     /// Stops the stream and disconnects; the output plays nothing after.
     func close() {
+        // The main loop is freed by the first close: a second one must not touch it.
+        guard !released.withLock({ released in defer { released = true }; return released }) else { return }
         pa_threaded_mainloop_lock(mainloop)
-        let wasClosed = closed
         closed = true
         if let stream {
             pa_stream_set_write_callback(stream, nil, nil)
@@ -226,7 +228,6 @@ final class PulseAudioOutput: @unchecked Sendable {
             self.context = nil
         }
         pa_threaded_mainloop_unlock(mainloop)
-        guard !wasClosed else { return }
         pa_threaded_mainloop_stop(mainloop)
         pa_threaded_mainloop_free(mainloop)
     }
@@ -312,3 +313,4 @@ final class PulseAudioOutput: @unchecked Sendable {
         events(.underrun(at: LocalInstant(nanoseconds: MonotonicClock.now())))
     }
 }
+
