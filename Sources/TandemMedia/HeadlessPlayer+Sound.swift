@@ -13,6 +13,28 @@ public enum AudioOutputKind: String, Sendable, CaseIterable {
     case pulse
 }
 
+/// What a player's sound output has done so far.
+public struct SoundStatistics: Sendable, Equatable {
+    /// Writes to the output that played media.
+    public var writes = 0
+    /// Jumps to the timeline's position (an error beyond the snap threshold).
+    public var snaps = 0
+    /// Times the sound server ran out of written sound.
+    public var underruns = 0
+    /// Output frames that should have played media not decoded in time (silence instead).
+    public var missingFrames = 0
+    /// The last write's resampling correction, as a fraction (0: the samples pass as decoded).
+    public var correction = 0.0
+    /// The largest correction so far, as a fraction (at most 0.005).
+    public var largestCorrection = 0.0
+    /// The output's latency as last measured (from a write to its first frame reaching the
+    /// output), nil until the server's timing reports have given it.
+    public var latency: TimeSpan?
+
+    /// Nothing done yet.
+    public init() {}
+}
+
 /// A player's sound output and its settings: the PulseAudio output when one could be opened.
 final class HeadlessPlayerSound: Sendable {
     let playout: AudioPlayout?
@@ -96,6 +118,9 @@ extension HeadlessPlayer {
         get { sound.volume }
         set { sound.volume = newValue }
     }
+
+    /// What the sound output has done so far (all zero without one).
+    public var soundStatistics: SoundStatistics { sound.playout?.statistics ?? SoundStatistics() }
 
     /// Whether the sound is muted; set it at any time.
     public var isMuted: Bool {

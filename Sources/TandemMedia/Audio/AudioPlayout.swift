@@ -12,7 +12,7 @@ final class AudioPlayout: @unchecked Sendable {
     let log: AudioLog?
     /// Reads the schedule the player follows and its latency offset, once attached.
     private let timing = Mutex<(@Sendable () -> (TimelineSchedule, Nanoseconds))?>(nil)
-    private let counters = Mutex((snaps: 0, underruns: 0, writes: 0, correction: 0.0))
+    private let counters = Mutex(SoundStatistics())
 
     init(log: AudioLog?, configuration: AudioPlayoutCore.Configuration = .init()) {
         self.log = log
@@ -41,9 +41,11 @@ final class AudioPlayout: @unchecked Sendable {
         store.retain(generations: generations, positions: positions)
         counters.withLock { counters in
             counters.snaps += rendered.snaps.count
+            counters.missingFrames += rendered.missingFrames
             if let write = rendered.write {
                 counters.writes += 1
                 counters.correction = write.correction
+                counters.largestCorrection = max(counters.largestCorrection, abs(write.correction))
             }
         }
         if let log {
@@ -65,14 +67,15 @@ final class AudioPlayout: @unchecked Sendable {
             counters.withLock { $0.underruns += 1 }
             log?.underrun(at: at)
         case .latency(let at, let latency):
+            counters.withLock { $0.latency = latency }
             log?.latency(at: at, latency: latency)
         case .failed:
             break
         }
     }
 
-    /// Snaps and underruns so far, and the last write's correction.
-    var statistics: (snaps: Int, underruns: Int, correction: Double) {
-        counters.withLock { ($0.snaps, $0.underruns, $0.correction) }
+    /// What the output has done so far.
+    var statistics: SoundStatistics {
+        counters.withLock { $0 }
     }
 }

@@ -105,22 +105,19 @@ final class PulseAudioOutput: @unchecked Sendable {
         }
         self.mainloop = mainloop
         let api = pa_threaded_mainloop_get_api(mainloop)
+        // From here on every failure goes through `close()`, which frees what was made.
         guard let context = pa_context_new(api, settings.name) else {
-            pa_threaded_mainloop_free(mainloop)
+            close()
             throw .noServer(settings.server, "cannot create a context")
         }
         self.context = context
         if pa_context_connect(context, settings.server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
             let reason = String(cString: pa_strerror(pa_context_errno(context)))
-            pa_context_unref(context)
-            self.context = nil
-            pa_threaded_mainloop_free(mainloop)
+            close()
             throw .noServer(settings.server, reason)
         }
         guard pa_threaded_mainloop_start(mainloop) >= 0 else {
-            pa_context_unref(context)
-            self.context = nil
-            pa_threaded_mainloop_free(mainloop)
+            close()
             throw .noServer(settings.server, "cannot start the main loop")
         }
         let deadline = MonotonicClock.now() + settings.connectTimeout.nanoseconds

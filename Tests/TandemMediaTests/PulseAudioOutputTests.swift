@@ -1,0 +1,146 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import TandemMedia
+import TandemClock
+import TandemHarness
+import TandemPlayerSupport
+import TandemTestKit
+
+/// The sound output for real: players into a PulseAudio server the test starts itself, recorded
+/// from the null sink's monitor (one recording, one clock).
+@Suite(.serialized) struct PulseAudioOutputTests {
+    /// 1 s of white noise, the same on both channels, as a WAV file: a sound whose onset and
+    /// cross-correlation are sharp.
+    static func noise(in directory: String) throws -> String {
+        let path = directory + "/noise.wav"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        process.arguments = ["-v", "error", "-y", "-f", "lavfi", "-i", "anoisesrc=d=1:c=white:r=48000:a=0.5:s=7", "-ac", "2",
+                             "-c:a", "pcm_s16le", path]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw FixtureError("ffmpeg could not make the noise") }
+        return path
+    }
+
+    /// Waits (polling) until `condition` or `timeout` seconds; whether it came.
+    static func wait(timeout: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return condition()
+    }
+
+    /// The lag of `b` behind `a` in samples, to a fraction (the cross-correlation's peak within
+    /// ±`range`, interpolated by a parabola), over `count` samples from `start`.
+    static func lag(_ a: [Float], _ b: [Float], start: Int, count: Int, range: Int) -> Double {
+        func correlation(_ lag: Int) -> Double {
+            var sum = 0.0
+            for index in start..<(start + count) where index + lag >= 0 && index + lag < b.count && index < a.count {
+                sum += Double(a[index]) * Double(b[index + lag])
+            }
+            return sum
+        }
+        let values = (-range...range).map(correlation)
+        let best = values.indices.max { values[$0] < values[$1] }!
+        guard best > 0, best < values.count - 1 else { return Double(best - range) }
+        let (l, c, r) = (values[best - 1], values[best], values[best + 1])
+        let denominator = l - 2 * c + r
+        return Double(best - range) + (denominator == 0 ? 0 : 0.5 * (l - r) / denominator)
+    }
+
+    @Test func twoPlayersIntoOneSinkStartTogetherAtTheInstantAsked() throws {
+        let server = try PulseAudioServer.start()
+        defer { server.stop() }
+        try server.loadNullSink(name: "mix", channels: 2, channelMap: ["aux0", "aux1"])
+        for (index, channel) in ["aux0", "aux1"].enumerated() {
+            try server.loadRemapSink(name: "p\(index)", master: "mix", channels: 1, channelMap: ["mono"], masterChannelMap: [channel])
+        }
+        let directory = server.directory.path
+        let media = try Self.noise(in: directory)
+        // Recording first: its short latency keeps the null sink from rendering far ahead.
+        let recording = try server.record(source: "mix.monitor", channels: 2, channelMap: ["aux0", "aux1"], to: directory + "/monitor.raw")
+        let players = try (0..<2).map { index in
+            var options = HeadlessPlayer.Options()
+            options.audioOutput = .pulse
+            options.audioServer = server.serverString
+            options.audioDevice = "p\(index)"
+            options.audioLog = directory + "/audio\(index).jsonl"
+            options.audioNotice = { line in Issue.record("player \(index): \(line)") }
+            return try HeadlessPlayer(url: media, options: options)
+        }
+        #expect(players.allSatisfy { $0.hasSoundOutput })
+        // Both outputs know their latency (the server's timing reports have come).
+        #expect(Self.wait(timeout: 5) { players.allSatisfy { $0.soundStatistics.latency != nil } })
+        let start = MonotonicClock.now() + 300_000_000
+        for player in players {
+            try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: start))
+        }
+        Thread.sleep(forTimeInterval: 0.8)
+        recording.stop()
+        let statistics = players.map(\.soundStatistics)
+        for player in players { player.close() }
+
+        // The recording: aux0 is the first player's, aux1 the second's.
+        let data = try Data(contentsOf: URL(fileURLWithPath: recording.path))
+        let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let channels = (0..<2).map { channel in stride(from: channel, to: samples.count, by: 2).map { Float(samples[$0]) / 32768 } }
+        let onsets = channels.map { channel in channel.firstIndex { abs($0) > 0.02 } }
+        let first = try #require(onsets[0]), second = try #require(onsets[1])
+        #expect(abs(first - second) <= 3)
+        let lag = Self.lag(channels[0], channels[1], start: first + 200, count: 9_600, range: 48)
+        // Within 50 µs (2.4 samples) of each other, measured at the output.
+        #expect(abs(lag) < 2.4, "the second player's sound lags the first's by \(lag) samples")
+        for (index, statistics) in statistics.enumerated() {
+            #expect(statistics.snaps == 0, "player \(index) snapped")
+            #expect(statistics.writes > 0)
+        }
+
+        // Each log's first write: media 0 planned within 1 ms of the instant asked, by the output's own model.
+        for index in 0..<2 {
+            let lines = try String(contentsOfFile: directory + "/audio\(index).jsonl", encoding: .utf8).split(separator: "\n")
+            let writes = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .filter { $0["kind"] as? String == "write" }
+            let write = try #require(writes.first)
+            // The first output frame at or after the instant plays media frame 0 or 1 (rounded onto a frame).
+            let mediaFrame = try #require(write["media"] as? Double)
+            #expect(mediaFrame == 0 || mediaFrame == 1)
+            let intended = try #require(write["intended"] as? Int64), expected = try #require(write["expected"] as? Int64)
+            #expect(abs(Double(intended - start) - mediaFrame * 1e9 / 48_000) < 1_000)
+            #expect(abs(expected - intended) < 1_000_000)
+            #expect(lines.contains { $0.contains("\"kind\":\"latency\"") })
+        }
+    }
+
+    @Test func withoutAServerThePlayerSaysSoOnceAndPlaysOnSilently() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-nosound-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let media = try Self.noise(in: directory)
+        let notices = Mutex<[String]>([])
+        var options = HeadlessPlayer.Options()
+        options.audioOutput = .pulse
+        options.audioServer = "unix:/nonexistent/native"
+        options.audioNotice = { line in notices.withLock { $0.append(line) } }
+        let opened = MonotonicClock.now()
+        let sink = NullAudioSink()
+        let player = try HeadlessPlayer(url: media, options: options, audioSinks: [sink],
+                                        timeline: PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now() + 50_000_000))
+        defer { player.close() }
+        #expect(MonotonicClock.now() - opened < 3_000_000_000)
+        let lines = notices.withLock { $0 }
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains("no sound server (PulseAudio/PipeWire) reachable") == true)
+        #expect(lines.first?.hasSuffix("playing without sound") == true)
+        #expect(!player.hasSoundOutput)
+        player.volume = 40
+        player.isMuted = true
+        #expect(player.volume == 40 && player.isMuted)
+        // It plays to the end, silently.
+        #expect(player.waitUntilEnded(timeout: 5))
+        #expect(sink.consumedFrames > 40_000)
+    }
+}
