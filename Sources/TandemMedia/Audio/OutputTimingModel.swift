@@ -25,7 +25,7 @@ struct OutputTimingModel: Sendable {
 
     var capacity = 64
     var window = TimeSpan.seconds(8)
-    var minimumSpan = TimeSpan.milliseconds(500)
+    var minimumSpan = TimeSpan.milliseconds(200)
     var outlierFloor = TimeSpan.microseconds(20)
     var discontinuity = TimeSpan.milliseconds(2)
     /// The largest departure of the fitted period from the nominal one, as a fraction.

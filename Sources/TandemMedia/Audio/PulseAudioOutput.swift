@@ -91,6 +91,7 @@ final class PulseAudioOutput: @unchecked Sendable {
     private var model = OutputTimingModel()
     private var written: Int64 = 0
     private var loggedLatency: TimeSpan?
+    private var lastTimingRequest = LocalInstant.distantPast
     private let settings: Settings
     private var closed = false
     private let released = Mutex(false)
@@ -269,6 +270,11 @@ final class PulseAudioOutput: @unchecked Sendable {
             return
         }
         let now = LocalInstant(nanoseconds: MonotonicClock.now())
+        // The server's own timing updates thin out to one in 1.5 s: the fit wants one every 50 ms.
+        if now - lastTimingRequest >= .milliseconds(50), let operation = pa_stream_update_timing_info(stream, nil, nil) {
+            pa_operation_unref(operation)
+            lastTimingRequest = now
+        }
         let first = model.instant(ofFrame: written) ?? now + settings.latency
         let samples = render(frames, first, model.framePeriod)
         let out = data.bindMemory(to: Int16.self, capacity: frames * AudioChunk.channelCount)
