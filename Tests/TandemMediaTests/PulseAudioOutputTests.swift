@@ -115,6 +115,70 @@ import TandemTestKit
         }
     }
 
+    @Test func pauseResumeAndSeekLandAtTheirInstants() throws {
+        let server = try PulseAudioServer.start()
+        defer { server.stop() }
+        try server.loadNullSink(name: "out", channels: 2, channelMap: ["front-left", "front-right"])
+        let directory = server.directory.path
+        let media = try Self.noise(in: directory)
+        let source = try Self.samples(of: media, in: directory)
+        let recording = try server.record(source: "out.monitor", channels: 2, channelMap: ["front-left", "front-right"],
+                                          to: directory + "/monitor.raw")
+        var options = HeadlessPlayer.Options()
+        options.audioOutput = .pulse
+        options.audioServer = server.serverString
+        options.audioDevice = "out"
+        let player = try HeadlessPlayer(url: media, options: options)
+        defer { player.close() }
+        #expect(Self.wait(timeout: 5) { player.soundStatistics.latency != nil && player.isReadyToPlay })
+        // Plays from 0 at T; paused at T + 200 ms; plays on at T + 400 ms; at T + 600 ms jumps to media 0.1 s.
+        let t = MonotonicClock.now() + 300_000_000
+        let ms: Nanoseconds = 1_000_000
+        try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: t))
+        try player.setTimeline(.paused(at: 200 * ms, from: t + 200 * ms))
+        try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 200 * ms, anchorLocalTime: t + 400 * ms))
+        try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 100 * ms, anchorLocalTime: t + 600 * ms),
+                               discontinuous: true)
+        Thread.sleep(forTimeInterval: 1.1)
+        recording.stop()
+        #expect(player.soundStatistics.snaps == 0)
+
+        let data = try Data(contentsOf: URL(fileURLWithPath: recording.path))
+        let recorded = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let left = stride(from: 0, to: recorded.count, by: 2).map { Float(recorded[$0]) / 32768 }
+        // The first sound, faded in from its first frame (1/97 of the noise): output frame `onset` is T.
+        let onset = try #require(left.firstIndex { $0 != 0 })
+        #expect(left[onset..<(onset + 5)].allSatisfy { abs($0) < 0.05 })
+        // Silence from the pause's fade to the resume, 200 ms later.
+        #expect(left[(onset + 9_600 - 200)..<(onset + 9_600)].contains { abs($0) > 0.02 })
+        #expect(left[(onset + 9_600 + 100)..<(onset + 19_200 - 2)].allSatisfy { $0 == 0 })
+        #expect(left[(onset + 19_200)..<(onset + 19_200 + 200)].contains { $0 != 0 })
+        // After the resume, media 0.2 s on; after the seek, media 0.1 s on: each within 50 µs.
+        let resumed = Self.lag(source, left, from: 9_600 + 200, to: onset + 19_200 + 200, count: 4_000, range: 48)
+        let sought = Self.lag(source, left, from: 4_800 + 200, to: onset + 28_800 + 200, count: 4_000, range: 48)
+        #expect(abs(resumed) < 2.4, "the resume lands \(resumed) samples off")
+        #expect(abs(sought) < 2.4, "the seek lands \(sought) samples off")
+    }
+
+    /// The left channel of `media`, decoded by FFmpeg, as Float.
+    static func samples(of media: String, in directory: String) throws -> [Float] {
+        let path = directory + "/source.raw"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        process.arguments = ["-v", "error", "-y", "-i", media, "-f", "s16le", "-ac", "2", "-ar", "48000", path]
+        try process.run()
+        process.waitUntilExit()
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        return stride(from: 0, to: samples.count, by: 2).map { Float(samples[$0]) / 32768 }
+    }
+
+    /// The lag of `b`'s frames from `to` behind `a`'s from `from`, to a fraction of a sample.
+    static func lag(_ a: [Float], _ b: [Float], from: Int, to: Int, count: Int, range: Int) -> Double {
+        let shifted = Array(repeating: Float(0), count: max(0, to - from)) + a
+        return lag(shifted, b, start: to, count: count, range: range)
+    }
+
     @Test func withoutAServerThePlayerSaysSoOnceAndPlaysOnSilently() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-nosound-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
