@@ -110,18 +110,24 @@ private struct TaggedSource: AudioFrameSource {
         }
     }
 
-    @Test func rateChangeReadsAtTheNewRateFromItsInstant() {
+    @Test func rateChangeStretchesFromItsInstantOnTheTimeline() {
         var core = AudioPlayoutCore()
         var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
         let change = Self.second + 10_000_000
         schedule.schedule(PresentationTimeline(rate: 2, anchorMediaTime: 10_000_000, anchorLocalTime: change),
                           discontinuous: false, now: Self.second)
-        let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 3)
+        let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 4)
         #expect(samples[479 * 2] == Float(479) / TaggedSource.scale)
-        for frame in 480..<1440 {
-            let expected = Float(480 + 2 * (frame - 480)) / TaggedSource.scale
-            #expect(abs(samples[frame * 2] - expected) < 0.01 / TaggedSource.scale)
+        // From the change on, the stretch (pitch kept): past the cross-fade, every frame heard is
+        // within the stretch's bound of the timeline's position, 480 + 2 × (frame − 480).
+        let bound = TimeStretcher().sourceErrorBound(rate: 2)
+        for frame in (480 + 96)..<1920 {
+            let heard = Double(samples[frame * 2] * TaggedSource.scale)
+            #expect(abs(heard - Double(480 + 2 * (frame - 480))) <= bound + 1, "frame \(frame) heard media \(heard)")
+            #expect(samples[frame * 2 + 1] == 1.0 / 8)
         }
+        // Its nominal position stays on the timeline.
+        #expect(core.voice?.position == Double(480 + 2 * (1920 - 480)))
     }
 
     @Test func latencyOffsetMovesTheSoundAsItMovesThePictures() {

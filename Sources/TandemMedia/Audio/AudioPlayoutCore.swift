@@ -19,9 +19,10 @@ import TandemPlayerSupport
 ///   `maximumCorrection` (one frame slipped at a time), otherwise in proportion to the error
 ///   (`correctionTime`), never beyond `maximumCorrection` (±0.5 %). Beyond `snapThreshold` (after
 ///   a stall or an underrun) the output jumps to the timeline's position, with the same fades.
-/// - Between whole frames it reads with a 4-point cubic (Catmull-Rom) interpolation. At rates
-///   other than 1 it reads the media at that rate, which shifts the pitch; a pitch-keeping
-///   stretch plugs in where `render(voice:)` reads.
+/// - At rate 1, between whole frames, it reads with a 4-point cubic (Catmull-Rom) interpolation.
+///   At other rates the media is time-stretched (`TimeStretcher`, WSOLA: the pitch kept, its
+///   nominal position exact, each sound within the stretch's bound of it); a change between rate
+///   1 and another rate cross-fades, like a seek, from the same position.
 ///
 /// Instants are on the monotonic clock; `latencyOffset` moves the sound as it moves the
 /// pictures (a frame reaching the output at T plays the timeline's media at T + offset).
@@ -87,7 +88,7 @@ struct AudioPlayoutCore {
     }
 
     /// A run of media being read.
-    struct Voice: Sendable, Equatable {
+    struct Voice: Sendable {
         var generation: Int
         /// The media frame the next output frame reads (fractional between whole frames).
         var position: Double
@@ -99,6 +100,8 @@ struct AudioPlayoutCore {
         var landing: Double?
         /// Frames into its fade (in, for the voice; out, for a fading one); nil when not fading in.
         var fade: Int?
+        /// At rates other than 1: the stretch that keeps the pitch.
+        var stretcher: TimeStretcher?
     }
 
     let configuration: Configuration
@@ -189,6 +192,13 @@ struct AudioPlayoutCore {
             voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: target, rate: timeline.rate)
             return
         }
+        if (current.rate == 1) != (timeline.rate == 1) {
+            // Between reading the samples as they are and stretching them: a cross-fade from
+            // the same position, so that the stretch's first piece does not click.
+            fadeOutVoice()
+            voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: current.position, rate: timeline.rate)
+            return
+        }
         current.rate = timeline.rate
         (current.step, current.landing) = control(position: current.position, error: error, target: target,
                                                   perFrame: perFrame, rate: timeline.rate, frames: frames)
@@ -199,7 +209,7 @@ struct AudioPlayoutCore {
     /// samples bit-exact), fading in.
     private static func startingVoice(generation: Int, at target: Double, rate: Double) -> Voice {
         Voice(generation: generation, position: rate == 1 ? target.rounded() : target, step: rate, rate: rate,
-              landing: nil, fade: 0)
+              landing: nil, fade: 0, stretcher: rate == 1 ? nil : TimeStretcher())
     }
 
     /// The drift tiers: the step for the next `frames` output frames, and where it lands.
@@ -261,6 +271,9 @@ struct AudioPlayoutCore {
                                  source: some AudioFrameSource, gain: (Int?) -> Float) -> Int {
         let count = frames.count
         guard count > 0 else { return 0 }
+        if voice.stretcher != nil {
+            return renderStretched(voice: &voice, frames: frames, into: &samples, source: source, gain: gain)
+        }
         let channels = AudioChunk.channelCount
         let start = voice.position
         let end = voice.landing ?? (start + voice.step * Double(count))
@@ -295,6 +308,44 @@ struct AudioPlayoutCore {
         voice.position = end
         voice.landing = nil
         return missing
+    }
+
+    /// As `render(voice:…)`, at a rate other than 1: the media is time-stretched (`TimeStretcher`),
+    /// its pitch kept, its nominal position the same as the resampler's would be.
+    private func renderStretched(voice: inout Voice, frames: Range<Int>, into samples: inout [Float],
+                                 source: some AudioFrameSource, gain: (Int?) -> Float) -> Int {
+        guard var stretcher = voice.stretcher else { return 0 }
+        let count = frames.count
+        let channels = AudioChunk.channelCount
+        let generation = voice.generation
+        let rate = min(max(voice.step, TimeStretcher.rates.lowerBound), TimeStretcher.rates.upperBound)
+        var stretched: [Int16] = []
+        stretched.reserveCapacity(count * channels)
+        var wanted = 0, found = 0
+        var buffer: [Float] = []
+        do {
+            try stretcher.render(frameCount: count, at: voice.position, rate: rate, into: &stretched) { start, frames in
+                wanted += frames
+                found += source.read(generation: generation, from: start, count: frames, into: &buffer)
+                // The store's samples are Int16 divided by 32768: back to Int16 exactly.
+                return (0..<(frames * channels)).map { Int16(buffer[$0] * 32768) }
+            }
+        } catch {
+            // A position or rate the stretch cannot take: silence, the position moving on.
+            voice.position += voice.step * Double(count)
+            return count
+        }
+        for index in 0..<min(count, stretched.count / channels) {
+            let level = gain(voice.fade.map { $0 + index })
+            let out = (frames.lowerBound + index) * channels
+            for channel in 0..<channels {
+                samples[out + channel] += Float(stretched[index * channels + channel]) / 32768 * level
+            }
+        }
+        voice.position = stretcher.position
+        voice.landing = nil
+        voice.stretcher = stretcher
+        return min(count, max(0, wanted - found))
     }
 
     /// Catmull-Rom interpolation between `p1` (at 0) and `p2` (at 1).
