@@ -26,7 +26,7 @@ struct OutputTimingModel: Sendable {
     var capacity = 64
     var window = TimeSpan.seconds(8)
     var minimumSpan = TimeSpan.milliseconds(200)
-    var outlierFloor = TimeSpan.microseconds(20)
+    var outlierFloor = TimeSpan.microseconds(5)
     var discontinuity = TimeSpan.milliseconds(2)
     /// The largest departure of the fitted period from the nominal one, as a fraction.
     var maximumSkew = 0.002
