@@ -77,6 +77,19 @@ private struct TaggedSource: AudioFrameSource {
         #expect(write.correction == 0)
     }
 
+    @Test func aTimelineAnchoredLaterIsSilentUntilItsAnchor() {
+        var core = AudioPlayoutCore()
+        // A player opened to play from media 0 at 1.01 s: nothing before, media 0 from output frame 480.
+        let schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second + 10_000_000))
+        var first: AudioPlayoutCore.Write?
+        let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 2) { rendered, _, _ in
+            if first == nil { first = rendered.write }
+        }
+        for frame in 0..<480 { #expect(samples[frame * 2 + 1] == 0) }
+        #expect(samples[480 * 2 + 1] != 0)
+        #expect(first?.media == 0)
+    }
+
     @Test func pauseTakesEffectAtItsInstantWithAFadeAndThenSilence() {
         var core = AudioPlayoutCore()
         var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))

@@ -75,17 +75,6 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
         }
     }
 
-    /// Forgets every chunk of generation `generation` and later (the engine flushed its queue
-    /// for a new decoding run of that generation).
-    func discard(generation: Int) {
-        state.withLock { state in
-            state.runs = state.runs.filter { key, _ in
-                if case .generation(let g) = key { return g < generation }
-                return true
-            }
-        }
-    }
-
     /// The identifier of the item whose sound generation `generation` is, if any is stored.
     func item(generation: Int) -> String? {
         state.withLock { state in

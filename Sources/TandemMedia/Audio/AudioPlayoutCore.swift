@@ -143,7 +143,11 @@ struct AudioPlayoutCore {
             // however the periods add up.
             schedule.advance(to: Nanoseconds(instant.rounded()))
             var end = request.frames
-            if let next = schedule.nextChange {
+            // The next change, or the anchor of a timeline in force only from a later instant
+            // (a player opened with a future start): silence until it.
+            let anchor = schedule.current.timeline.anchorLocalTime
+            let upcoming = Double(anchor) > instant.rounded() ? anchor : schedule.nextChange
+            if let next = upcoming {
                 var boundary = max(frame + 1, Int(((Double(next) - first) / period).rounded(.up)) - 1)
                 while boundary < end && Nanoseconds((first + Double(boundary) * period).rounded()) < next { boundary += 1 }
                 end = min(end, boundary)
@@ -170,7 +174,7 @@ struct AudioPlayoutCore {
     private mutating func decide(_ entry: TimelineSchedule.Entry, at instant: Double, frames: Int, period: Double,
                                  offset: Double, _ rendered: inout Rendered) {
         let timeline = entry.timeline
-        guard timeline.rate > 0 else {
+        guard timeline.rate > 0, instant.rounded() >= Double(timeline.anchorLocalTime) else {
             fadeOutVoice()
             return
         }
