@@ -163,6 +163,56 @@ import TandemTestKit
         #expect(abs(sought) < 2.4, "the seek lands \(sought) samples off")
     }
 
+    @Test func soundAndPicturesFollowOneTimelineAndTheLatencyOffsetMovesBoth() throws {
+        let server = try PulseAudioServer.start()
+        defer { server.stop() }
+        try server.loadNullSink(name: "out", channels: 2, channelMap: ["front-left", "front-right"])
+        let directory = server.directory.path
+        let recording = try server.record(source: "out.monitor", channels: 2, channelMap: ["front-left", "front-right"],
+                                          to: directory + "/monitor.raw")
+        defer { recording.stop() }
+        let frames = try PresentationLog(path: directory + "/frames.jsonl")
+        var options = HeadlessPlayer.Options()
+        options.audioOutput = .pulse
+        options.audioServer = server.serverString
+        options.audioDevice = "out"
+        options.audioLog = directory + "/audio.jsonl"
+        // Everything 30 ms earlier than the timeline gives it, for an output that lags.
+        options.latencyOffset = 30_000_000
+        let player = try HeadlessPlayer(url: SampleClip.h264.path, options: options, videoSinks: [frames])
+        #expect(Self.wait(timeout: 5) { player.soundStatistics.latency != nil && player.isReadyToPlay })
+        Thread.sleep(forTimeInterval: 0.5)
+        let start = MonotonicClock.now() + 300_000_000
+        let timeline = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: start)
+        try player.setTimeline(timeline)
+        Thread.sleep(forTimeInterval: 1.3)
+        player.close()
+        frames.close()
+
+        // The pictures: each presented 30 ms before the timeline's instant for it.
+        let presented = try PresentationRecord.read(path: frames.path).filter { $0.still != true }
+        #expect(presented.count >= 20)
+        for frame in presented {
+            let due = timeline.localTime(forMediaTime: MediaTime.nanoseconds(seconds: frame.pts))! - 30_000_000
+            #expect(abs(frame.scheduledNanoseconds - max(due, start - 30_000_000)) < 1_000)
+            #expect(frame.presentedNanoseconds - frame.scheduledNanoseconds < 2_000_000)
+        }
+        // The sound: each write's first media frame meant for 30 ms before the timeline's instant,
+        // and expected at the output within a frame of it (the output's latency included).
+        let lines = try String(contentsOfFile: directory + "/audio.jsonl", encoding: .utf8).split(separator: "\n")
+        let writes = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .filter { $0["kind"] as? String == "write" }
+        #expect(writes.count >= 40)
+        for write in writes {
+            let media = try #require(write["media"] as? Double)
+            let intended = try #require(write["intended"] as? Int64), expected = try #require(write["expected"] as? Int64)
+            let due = Double(start) + media * 1e9 / 48_000 - 30_000_000
+            #expect(abs(Double(intended) - due) < 1_000)
+            #expect(abs(expected - intended) < 25_000, "a write \(expected - intended) ns off its instant")
+        }
+        #expect(player.soundStatistics.snaps == 0)
+    }
+
     /// The left channel of `media`, decoded by FFmpeg, as Float.
     static func samples(of media: String, in directory: String) throws -> [Float] {
         let path = directory + "/source.raw"
