@@ -98,28 +98,30 @@ final class PulseAudioOutput: @unchecked Sendable {
 
     /// Connects to the server and opens the playback stream, within `settings.connectTimeout`.
     init(settings: Settings, render: @escaping Render, events: @escaping Events) throws(AudioOutputError) {
+        // Named in messages as libpulse finds it: the environment's server when none is given.
+        let named = settings.server ?? getenv("PULSE_SERVER").map { String(cString: $0) }
         self.settings = settings
         self.render = render
         self.events = events
         guard let mainloop = pa_threaded_mainloop_new() else {
-            throw .noServer(settings.server, "cannot create a main loop")
+            throw .noServer(named, "cannot create a main loop")
         }
         self.mainloop = mainloop
         let api = pa_threaded_mainloop_get_api(mainloop)
         // From here on every failure goes through `close()`, which frees what was made.
         guard let context = pa_context_new(api, settings.name) else {
             close()
-            throw .noServer(settings.server, "cannot create a context")
+            throw .noServer(named, "cannot create a context")
         }
         self.context = context
         if pa_context_connect(context, settings.server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
             let reason = String(cString: pa_strerror(pa_context_errno(context)))
             close()
-            throw .noServer(settings.server, reason)
+            throw .noServer(named, reason)
         }
         guard pa_threaded_mainloop_start(mainloop) >= 0 else {
             close()
-            throw .noServer(settings.server, "cannot start the main loop")
+            throw .noServer(named, "cannot start the main loop")
         }
         let deadline = MonotonicClock.now() + settings.connectTimeout.nanoseconds
         do throws(AudioOutputError) {
@@ -127,10 +129,10 @@ final class PulseAudioOutput: @unchecked Sendable {
                 switch pa_context_get_state(context) {
                 case PA_CONTEXT_READY: return true
                 case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:
-                    throw .noServer(settings.server, String(cString: pa_strerror(pa_context_errno(context))))
+                    throw .noServer(named, String(cString: pa_strerror(pa_context_errno(context))))
                 default: return false
                 }
-            } timedOut: { .noServer(settings.server, "no answer within \(settings.connectTimeout)") }
+            } timedOut: { .noServer(named, "no answer within \(settings.connectTimeout)") }
             try openStream(deadline: deadline)
         } catch {
             close()
