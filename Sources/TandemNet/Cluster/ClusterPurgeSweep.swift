@@ -1,6 +1,6 @@
 import Foundation
 
-/// The sweep for ended sessions' subjects that no relay purged (issue 16): the relay whose entry
+/// The sweep for ended sessions' subjects that no relay purged: the relay whose entry
 /// ended a session purges its subject `purgeDelay` later, and one that stops (or dies) within the
 /// delay leaves it as it is. So every cluster relay sweeps on start and every `sweepInterval`.
 ///

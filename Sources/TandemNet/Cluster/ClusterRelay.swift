@@ -13,7 +13,7 @@ public struct ClusterRelayError: Error, Sendable, CustomStringConvertible {
 }
 
 /// A `RelayServer` in a cluster of relays that share sessions through NATS JetStream
-/// (`tandem serve --cluster URL`, issue 16).
+/// (`tandem serve --cluster URL`).
 ///
 /// Each session has a subject, `tandem.s.<shard>.<session>`, in one of `streamCount` streams
 /// (`TANDEM_SESSIONS_<shard>`, the shard a hash of the session's identity), replicated over the

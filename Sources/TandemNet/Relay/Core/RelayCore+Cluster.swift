@@ -85,7 +85,7 @@ struct RelayClusterState: Sendable {
     var backlog: [RelayCore.ParticipantKey: UInt64] = [:]
 }
 
-/// Cluster mode (issue 16): the session is a deterministic function of its log.
+/// Cluster mode: the session is a deterministic function of its log.
 ///
 /// A clustered core never changes a session on the strength of a local event alone. Each event
 /// that changes a session becomes a `ClusterLogEntry` for the shell to append to the session's
