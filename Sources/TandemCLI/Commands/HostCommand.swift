@@ -37,7 +37,7 @@ enum HostCommand: Command {
         }
         let bind = arguments.value("bind") ?? "0.0.0.0"
         let sessionClock = try ServeCommand.sessionClock(arguments)
-        // Fail on the media before anything else starts. A URL item (issue 15 item 4), which every
+        // Fail on the media before anything else starts. A URL item, which every
         // participant opens itself, plays alone.
         if media.contains(where: { WatchParty.webURL($0) != nil }) {
             guard media.count == 1 else { throw CLIError.usage("an http(s) URL plays alone: give it without other media") }

@@ -22,7 +22,7 @@ enum JoinCommand: Command {
     static func run(_ arguments: [String]) async throws -> Int32 {
         let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["invite-file"]), flags: WatchOptions.flags)
         let (inviteText, source, words) = try invite(arguments, environment: InviteEnvironment.inherited)
-        // No media: the group's item is streamed from its holders (issue 15 item 4).
+        // No media: the group's item is streamed from its holders.
         let media = words.isEmpty && !arguments.flags.contains("no-stream") ? [] : try HostCommand.mediaList(words)
         let options = try WatchOptions(arguments, defaultName: ProcessInfo.processInfo.environment["USER"] ?? "guest")
         let invitation: Invitation

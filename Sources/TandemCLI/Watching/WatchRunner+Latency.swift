@@ -1,7 +1,7 @@
 import TandemMedia
 import TandemParty
 
-/// The watch's latency offset (issue 15, item 6): `--latency-offset MS` to start with, keys `-`
+/// The watch's latency offset: `--latency-offset MS` to start with, keys `-`
 /// and `=` (10 ms down or up) and the line command `offset MS` to change it live, shown on the
 /// status line while it is not 0 and reported as `{"event":"latency-offset","ms":MS}`. Positive
 /// presents earlier, for an output that lags. It is local: nothing of it goes on the wire.

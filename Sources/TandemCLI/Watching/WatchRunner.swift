@@ -33,7 +33,7 @@ struct WatchRunner {
     var media: [String]
 
     func run() async throws -> Int32 {
-        // Issue 15 (party): SIGINT, SIGTERM and SIGHUP leave as `q` does (`ExitSignals`).
+        // SIGINT, SIGTERM and SIGHUP leave as `q` does (`ExitSignals`).
         let exitSignals = ExitSignals { [session] _ in session.leave() }
         defer { exitSignals.cancel() }
         let renderer = options.terminalVideo ? TerminalRenderer() : nil

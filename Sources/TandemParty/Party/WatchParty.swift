@@ -163,7 +163,7 @@ public final class WatchParty: Sendable {
             sink.finish()
         }
         try vetMedia()
-        // Issue 15 item 4: this participant's files served to those without them; the group's
+        // This participant's files served to those without them; the group's
         // item streamed when this participant's media does not hold it.
         let streaming = startStreaming()
         defer { streaming.close() }
