@@ -4,6 +4,7 @@ import Testing
 @testable import TandemMedia
 import TandemClock
 import TandemHarness
+import TandemPlayback
 import TandemPlayerSupport
 import TandemTestKit
 
@@ -12,11 +13,11 @@ import TandemTestKit
 @Suite(.serialized) struct PulseAudioOutputTests {
     /// 1 s of white noise, the same on both channels, as a WAV file: a sound whose onset and
     /// cross-correlation are sharp.
-    static func noise(in directory: String) throws -> String {
-        let path = directory + "/noise.wav"
+    static func noise(in directory: String, seed: Int = 7, name: String = "noise.wav") throws -> String {
+        let path = directory + "/" + name
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        process.arguments = ["-v", "error", "-y", "-f", "lavfi", "-i", "anoisesrc=d=1:c=white:r=48000:a=0.5:s=7", "-ac", "2",
+        process.arguments = ["-v", "error", "-y", "-f", "lavfi", "-i", "anoisesrc=d=1:c=white:r=48000:a=0.5:s=\(seed)", "-ac", "2",
                              "-c:a", "pcm_s16le", path]
         try process.run()
         process.waitUntilExit()
@@ -213,9 +214,47 @@ import TandemTestKit
         #expect(player.soundStatistics.snaps == 0)
     }
 
+    @Test func theNextItemsSoundStartsAtTheSwitchsInstant() throws {
+        let server = try PulseAudioServer.start()
+        defer { server.stop() }
+        try server.loadNullSink(name: "out", channels: 2, channelMap: ["front-left", "front-right"])
+        let directory = server.directory.path
+        let first = try Self.noise(in: directory)
+        let second = try Self.noise(in: directory, seed: 11, name: "next.wav")
+        let next = try Self.samples(of: second, in: directory)
+        let recording = try server.record(source: "out.monitor", channels: 2, channelMap: ["front-left", "front-right"],
+                                          to: directory + "/monitor.raw")
+        var options = HeadlessPlayer.Options()
+        options.audioOutput = .pulse
+        options.audioServer = server.serverString
+        options.audioDevice = "out"
+        let player = try HeadlessPlayer(url: first, options: options)
+        defer { player.close() }
+        #expect(Self.wait(timeout: 5) { player.soundStatistics.latency != nil && player.isReadyToPlay })
+        Thread.sleep(forTimeInterval: 0.5)
+        // The first item from T; at T + 300 ms the next one from its start, decoded ahead.
+        let t = MonotonicClock.now() + 300_000_000
+        try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: t))
+        try player.prepare(PlaybackItem(file: second, identifier: "next.wav"), at: 0)
+        #expect(player.waitUntilReady(preparedItem: true, timeout: 5))
+        try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: t + 300_000_000))
+        Thread.sleep(forTimeInterval: 0.9)
+        recording.stop()
+        #expect(player.itemIdentifier == "next.wav")
+
+        let data = try Data(contentsOf: URL(fileURLWithPath: recording.path))
+        let recorded = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let left = stride(from: 0, to: recorded.count, by: 2).map { Float(recorded[$0]) / 32768 }
+        let onset = try #require(left.firstIndex { $0 != 0 })
+        // From output frame onset + 14 400 (T + 300 ms): the next item's sound from its start, with no gap.
+        let switched = Self.lag(next, left, from: 200, to: onset + 14_400 + 200, count: 4_000, range: 48)
+        #expect(abs(switched) < 2.4, "the next item starts \(switched) samples off")
+        #expect(left[(onset + 14_400 - 400)..<(onset + 14_400 + 400)].filter { $0 == 0 }.count < 10)
+    }
+
     /// The left channel of `media`, decoded by FFmpeg, as Float.
     static func samples(of media: String, in directory: String) throws -> [Float] {
-        let path = directory + "/source.raw"
+        let path = directory + "/" + URL(fileURLWithPath: media).lastPathComponent + ".raw"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
         process.arguments = ["-v", "error", "-y", "-i", media, "-f", "s16le", "-ac", "2", "-ar", "48000", path]
