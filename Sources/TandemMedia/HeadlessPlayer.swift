@@ -40,6 +40,12 @@ import TandemPlayerSupport
 ///
 /// **Stalls**: `setStallHandler(_:)` hears when the player cannot present on time and when it can
 /// again (see there for the rule).
+///
+/// **Sound**: with `Options.audioOutput = .pulse` the player plays its sound through a PulseAudio
+/// (or PipeWire) server, pulled by the server and timed on the same timeline as the pictures,
+/// to the sample at the output (`AudioPlayoutCore` says how); `volume`, `isMuted` and
+/// `soundStatistics` while it plays. Without a server it says so in one line and plays on
+/// silently. The audio sinks hear the decoded sound either way.
 public final class HeadlessPlayer: @unchecked Sendable {
     /// What the player needs besides the item.
     public struct Options: Sendable {
