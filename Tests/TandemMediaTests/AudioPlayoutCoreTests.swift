@@ -185,6 +185,27 @@ private struct TaggedSource: AudioFrameSource {
         #expect(uncorrected > corrections)
     }
 
+    @Test(arguments: [1.0001, 0.9999])
+    func aTimelineDriftingFromRateOneIsFollowedBySlipsNotByAStretch(rate: Double) {
+        var core = AudioPlayoutCore()
+        // The session's clock runs 100 ppm off the local one: the timeline's rate in local time is 1 ± 100 ppm.
+        let timeline = PresentationTimeline(rate: rate, anchorMediaTime: 0, anchorLocalTime: Self.second)
+        var worst = 0.0, exact = 0, slipped = 0, snaps = 0
+        _ = Self.run(&core, schedule: TimelineSchedule(timeline), from: Double(Self.second), requests: 500) { rendered, instant, core in
+            snaps += rendered.snaps.count
+            guard let write = rendered.write else { return }
+            if write.correction == 0 { exact += 1 } else { slipped += 1 }
+            #expect(abs(write.correction) <= 0.005)
+            worst = max(worst, abs(Self.error(of: core, timeline: timeline, at: instant + 480 * Self.period)))
+        }
+        #expect(core.voice?.stretcher == nil)
+        #expect(snaps == 0)
+        #expect(worst <= 0.5 + 480 * 100e-6 + 1e-6)
+        // 5 s at 100 ppm: 24 frames slipped, one write each; the rest passed bit-exact.
+        #expect(slipped >= 20 && slipped <= 60)
+        #expect(exact > 400)
+    }
+
     @Test func largeErrorIsCorrectedByRateWithinHalfAPercent() {
         var core = AudioPlayoutCore()
         var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))

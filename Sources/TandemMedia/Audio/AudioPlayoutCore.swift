@@ -19,8 +19,9 @@ import TandemPlayerSupport
 ///   `maximumCorrection` (one frame slipped at a time), otherwise in proportion to the error
 ///   (`correctionTime`), never beyond `maximumCorrection` (±0.5 %). Beyond `snapThreshold` (after
 ///   a stall or an underrun) the output jumps to the timeline's position, with the same fades.
-/// - At rate 1, between whole frames, it reads with a 4-point cubic (Catmull-Rom) interpolation.
-///   At other rates the media is time-stretched (`TimeStretcher`, WSOLA: the pitch kept, its
+/// - A rate within 0.5 % of 1 (1 in the session's time, seen through a drifting clock) plays as
+///   rate 1, the drift tiers taking the difference away; between whole frames it reads with a
+///   4-point cubic (Catmull-Rom) interpolation. At other rates the media is time-stretched (`TimeStretcher`, WSOLA: the pitch kept, its
 ///   nominal position exact, each sound within the stretch's bound of it); a change between rate
 ///   1 and another rate cross-fades, like a seek, from the same position.
 ///
@@ -161,7 +162,8 @@ struct AudioPlayoutCore {
                 rendered.write = Write(generation: voice.generation, media: media,
                                        intended: LocalInstant(nanoseconds: Int64(intended.rounded())),
                                        expected: LocalInstant(nanoseconds: Int64((instant - offset).rounded())),
-                                       rate: timeline.rate, correction: voice.step / voice.rate - 1)
+                                       rate: timeline.rate,
+                                       correction: voice.step / AudioPlayoutCore.nominalStep(voice.rate) - 1)
             }
             renderSegment(frame..<end, into: &rendered, source: source)
             frame = end
@@ -196,7 +198,7 @@ struct AudioPlayoutCore {
             voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: target, rate: timeline.rate)
             return
         }
-        if (current.rate == 1) != (timeline.rate == 1) {
+        if AudioPlayoutCore.isNearUnity(current.rate) != AudioPlayoutCore.isNearUnity(timeline.rate) {
             // Between reading the samples as they are and stretching them: a cross-fade from
             // the same position, so that the stretch's first piece does not click.
             fadeOutVoice()
@@ -212,16 +214,19 @@ struct AudioPlayoutCore {
     /// A voice that starts reading `target` (on a whole frame at rate 1, so that it passes the
     /// samples bit-exact), fading in.
     private static func startingVoice(generation: Int, at target: Double, rate: Double) -> Voice {
-        Voice(generation: generation, position: rate == 1 ? target.rounded() : target, step: rate, rate: rate,
-              landing: nil, fade: 0, stretcher: rate == 1 ? nil : TimeStretcher())
+        let unity = isNearUnity(rate)
+        return Voice(generation: generation, position: unity ? target.rounded() : target, step: nominalStep(rate), rate: rate,
+                     landing: nil, fade: 0, stretcher: unity ? nil : TimeStretcher())
     }
 
     /// The drift tiers: the step for the next `frames` output frames, and where it lands.
     func control(position: Double, error: Double, target: Double, perFrame: Double, rate: Double,
                  frames: Int) -> (step: Double, landing: Double?) {
         let whole = position == position.rounded()
-        if abs(error) <= configuration.deadBand && (rate != 1 || whole) { return (rate, nil) }
-        if rate == 1 {
+        let unity = AudioPlayoutCore.isNearUnity(rate)
+        let nominal = AudioPlayoutCore.nominalStep(rate)
+        if abs(error) <= configuration.deadBand && (!unity || whole) { return (nominal, nil) }
+        if unity {
             let landing = (target + perFrame * Double(frames)).rounded()
             let step = (landing - position) / Double(frames)
             if abs(step - 1) <= configuration.maximumCorrection { return (step, landing) }
@@ -229,7 +234,19 @@ struct AudioPlayoutCore {
         let correctionFrames = configuration.correctionTime.seconds * AudioPlayoutCore.rate
         let correction = min(max(-(error / rate) / correctionFrames, -configuration.maximumCorrection),
                              configuration.maximumCorrection)
-        return (rate * (1 + correction), nil)
+        return (nominal * (1 + correction), nil)
+    }
+
+    /// Whether a timeline's rate is 1 but for a clock's drift (within the largest correction): it
+    /// is played as rate 1, reading the samples as they are, and the drift tiers take the
+    /// difference away; other rates are stretched.
+    static func isNearUnity(_ rate: Double) -> Bool {
+        abs(rate - 1) <= 0.005
+    }
+
+    /// Media frames read per output frame before any correction: 1 for a rate near 1, else the rate.
+    static func nominalStep(_ rate: Double) -> Double {
+        isNearUnity(rate) ? 1 : rate
     }
 
     private mutating func fadeOutVoice() {
