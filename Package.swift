@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// Tandem: synchronized media playback for Swift on Linux. See README.md and DESIGN notes.
+// Tandem: synchronized media playback for Swift on Linux. See README.md and docs/ARCHITECTURE.md.
 import PackageDescription
 
 /// The FFmpeg libraries the media layer links, as Debian names their development packages.
@@ -29,8 +29,10 @@ let package = Package(
         ),
         .systemLibrary(name: "CTandemSystem"),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        // PulseAudio's client library: the built-in player's sound output (PipeWire speaks its protocol too).
-        .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
+        // PulseAudio's client library (Debian's libpulse-dev): the built-in player's sound output
+        // (PipeWire speaks its protocol too). Its headers are on the default path; no pkg-config,
+        // whose flags for it (-pthread, -D_REENTRANT) SwiftPM refuses with a warning.
+        .systemLibrary(name: "CPulse"),
 
         // clock: clock sampling and estimation; pure values, no I/O.
         .target(name: "TandemClock"),
