@@ -56,7 +56,7 @@ import TandemHarness
         // The latency offset's keys: `=` and `-` by 10 ms, on the status line.
         try terminal.sendKeys("=", "=", "-")
         #expect(try waitFor(10) { try screen().contains("offset +10 ms") }, "\((try? screen()) ?? "")")
-        try terminal.sendKeys("e")
+        try terminal.sendKeys("e", "e")
         #expect(joiner.waitForExit(timeout: 20) == 3, "\(joiner.standardError)")
     }
 }

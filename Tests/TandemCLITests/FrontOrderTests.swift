@@ -58,6 +58,6 @@ import TandemHarness
         let status = shown.split(separator: "\n").last { !$0.trimmingCharacters(in: .whitespaces).isEmpty } ?? ""
         #expect(!status.contains("ana"), "status line: \(status)")
         #expect(joiner.waitForExit(timeout: 20) == 0, "\(joiner.standardError)")
-        try tmux.sendKeys("e")
+        try tmux.sendKeys("e", "e")
     }
 }

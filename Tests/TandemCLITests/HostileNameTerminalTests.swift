@@ -28,7 +28,7 @@ import TandemHarness
             == "tandem-title")
         // Nothing cleared the screen: the invite printed at the start is still on it.
         #expect(try screen().contains("tandem://"))
-        try tmux.sendKeys("e")
+        try tmux.sendKeys("e", "e")
         #expect(joiner.waitForExit(timeout: 20) == 3, "\(joiner.standardError)")
     }
 }

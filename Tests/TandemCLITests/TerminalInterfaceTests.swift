@@ -39,6 +39,12 @@ import TandemHarness
         #expect(waitFor(10) { anaSaw(#""change":"seek"#) })
         try tmux.sendKeys(" ")
         #expect(try waitFor(10) { let text = try screen(); return text.contains("⏸") && text.contains("host: pause") })
+        // The keys on request; one `e` only asks, the second ends.
+        try tmux.sendKeys("?")
+        #expect(try waitFor(10) { try screen().contains("for everyone:") })
+        try tmux.sendKeys("e")
+        #expect(try waitFor(10) { try screen().contains("press e again within 3 s") })
+        #expect(!anaSaw("ended the session"))
         try tmux.sendKeys("e")
         #expect(waitFor(10) { anaSaw("host ended the session") })
         #expect(waitFor(10) { !joiner.isRunning })

@@ -11,6 +11,8 @@ enum WatchKey: Equatable {
     case offsetDown, offsetUp
     /// `9` and `0`: the volume down or up by 10 %; `m`: mute or unmute.
     case volumeDown, volumeUp, mute
+    /// `?`: the key table.
+    case help
     /// Enter: the chat prompt opens, empty.
     case openPrompt
     /// The prompt's text changed (a key typed, Backspace).
@@ -100,7 +102,7 @@ struct KeyParser {
                 return .openPrompt
             case UInt8(ascii: "-"): return .offsetDown
             case UInt8(ascii: "="): return .offsetUp
-            case UInt8(ascii: " "): return .space
+            case UInt8(ascii: " "), UInt8(ascii: "p"): return .space
             case UInt8(ascii: "["): return .slower
             case UInt8(ascii: "]"): return .faster
             case 0x7F, 0x08: return .resetRate
@@ -109,8 +111,9 @@ struct KeyParser {
             case UInt8(ascii: "m"): return .mute
             case UInt8(ascii: "q"): return .quit
             case UInt8(ascii: "e"): return .end
-            case UInt8(ascii: "n"): return .next
-            case UInt8(ascii: "p"): return .previous
+            case UInt8(ascii: ">"): return .next
+            case UInt8(ascii: "<"): return .previous
+            case UInt8(ascii: "?"): return .help
             default: return nil
             }
         }

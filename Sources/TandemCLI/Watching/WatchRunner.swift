@@ -238,11 +238,15 @@ struct WatchRunner {
         }
     }
 
-    /// At a terminal: space plays or pauses, left and right seek 5 s (shift: 30 s), `[` and `]`
-    /// change the rate by 0.1, Backspace resets it, `-` and `=` the latency offset by 10 ms, `9`
-    /// and `0` the volume by 10 %, `m` mutes or unmutes, `n` and `p` move through the queue, Enter
-    /// opens the chat prompt, `q` leaves, `e` ends the session for everyone.
+    /// At a terminal, the keys of `KeyTable` (mpv's meanings where mpv has the key): space and
+    /// `p` play or pause, left and right seek 5 s (shift: 30 s), `[` and `]` change the rate by
+    /// 0.1, Backspace resets it, `<` and `>` move through the queue, `9` and `0` the volume by
+    /// 10 %, `m` mutes or unmutes, `-` and `=` the latency offset by 10 ms, Enter opens the chat
+    /// prompt, `?` shows the keys, `q` leaves, `e` pressed twice within 3 s ends the session for
+    /// everyone.
     private func runKeys(_ keys: TerminalKeys, party: WatchParty) async {
+        StatusArea.shared.printAbove(KeyTable.hint)
+        var ending = EndConfirmation()
         for await key in keys.keys {
             do {
                 switch key {
@@ -257,7 +261,13 @@ struct WatchRunner {
                 case .next: try party.next()
                 case .previous: try party.previous()
                 case .quit: party.leave()
-                case .end: party.end()
+                case .end:
+                    if ending.press(at: LocalInstant(nanoseconds: SystemClock().now())) {
+                        party.end()
+                    } else {
+                        StatusArea.shared.printAbove(EndConfirmation.question)
+                    }
+                case .help: for line in KeyTable.lines { StatusArea.shared.printAbove(line) }
                 case .openPrompt: StatusArea.shared.setPrompt("")
                 case .prompt(let text): StatusArea.shared.setPrompt(text)
                 case .cancelPrompt: StatusArea.shared.setPrompt(nil)
