@@ -101,6 +101,35 @@ struct RelayLinkFailoverTests {
         #expect(empty.participants[ben].joinError?.code == .sessionNotFound)
     }
 
+    @Test func aRelayThatStopsAnsweringIsToldWithinTheQuietLimitAndHeardAgainWithoutReconnecting() throws {
+        var world = FailoverWorld(doors: [0])
+        let ana = world.add("ana", create: true)
+        world.start(ana)
+        world.advance(by: 500 * Self.ms)
+        func quiets() -> Int { world.participants[ana].events.count { if case .connectionQuiet = $0 { true } else { false } } }
+        // The relay stops (as a SIGSTOP would): told once, 1.5 s after it was last heard (its
+        // last pong, at most a ping interval before it stopped), so within 1.5 s of the stop.
+        world.silent = [0]
+        world.advance(by: 400 * Self.ms)
+        #expect(quiets() == 0)
+        world.advance(by: 1_100 * Self.ms)
+        #expect(quiets() == 1)
+        world.advance(by: 1_000 * Self.ms)
+        #expect(quiets() == 1)
+        #expect(world.participants[ana].interruptions == 0, "the connection is kept until the silence limit")
+        // It answers again: heard, without a reconnection.
+        world.silent = []
+        world.advance(by: 1_500 * Self.ms)
+        #expect(world.participants[ana].resumptions == 1)
+        #expect(world.participants[ana].interruptions == 0)
+        #expect(world.participants[ana].connects == [0])
+        // Quiet past the silence limit: told once, then the connection is dropped and resumed.
+        world.silent = [0]
+        world.advance(by: 6_000 * Self.ms)
+        #expect(quiets() == 2)
+        #expect(world.participants[ana].interruptions == 1)
+    }
+
     @Test func aRelayLostMidSessionIsLeftForTheNextAndNothingIsLostOrDuplicated() throws {
         var world = FailoverWorld(doors: [0, 0, 0])
         let ana = world.add("ana", create: true)

@@ -41,12 +41,18 @@ extension GroupSession: MessengerSession {
         case .ended(let by, let reason):
             let name = core.withLock { $0.known[by]?.displayName } ?? "someone"
             invalidate(GroupSessionError(.ended, reason.isEmpty ? "\(name) ended the session" : reason))
-        case .connectionInterrupted:
-            // Ordered broadcasts are the playback coordinator's; the messenger does not use them.
-            break
+        case .connectionQuiet, .connectionInterrupted:
+            // Nothing can be ordered until the relay answers again: people are told at once.
+            guard !core.withLock({ $0.invalidated }) else { return }
+            if $relayAvailability.storage.value == .available {
+                $relayAvailability.storage.value = .unavailable(reason: RelayAvailability.reconnecting)
+            }
         case .connectionResumed:
             // Perhaps on another relay of the invite's: the session clock follows the link there.
             followClock(to: link)
+            if $relayAvailability.storage.value == .unavailable(reason: RelayAvailability.reconnecting) {
+                $relayAvailability.storage.value = .available
+            }
         case .relayAvailability(let available, let reason):
             guard !core.withLock({ $0.invalidated }) else { return }
             $relayAvailability.storage.value = available ? .available : .unavailable(reason: reason)

@@ -1,7 +1,9 @@
 /// Whether the session's relay can order the group's changes now (`GroupSession.relayAvailability`).
 ///
 /// A relay of a cluster (`tandem serve --cluster`) says when it cannot: it lost NATS, or the
-/// session's stream took nothing of its for a while. The session stays joined
+/// session's stream took nothing of its for a while. A relay that stops answering, or whose
+/// connection drops, cannot either: the session says so within the link's quiet limit (1.5 s by
+/// default), with the reason `reconnecting`, until the relay is heard again. The session stays joined
 /// meanwhile: what this participant sends (messages, proposals, activity changes) is held and
 /// takes effect late, in the group's order, once the relay is available again.
 public enum RelayAvailability: Sendable, Hashable, CustomStringConvertible {
@@ -9,6 +11,9 @@ public enum RelayAvailability: Sendable, Hashable, CustomStringConvertible {
     case available
     /// The relay cannot order anything now, with its reason.
     case unavailable(reason: String)
+
+    /// The reason given while the relay does not answer and the link waits or reconnects.
+    public static let reconnecting = "reconnecting to the relay"
 
     /// `available` or `unavailable`.
     public var description: String {

@@ -16,6 +16,7 @@ enum StatusLine {
     /// The priorities, most useful first.
     enum Priority {
         static let position = 100
+        static let relay = 95
         static let lastChange = 90
         static let rate = 85
         static let participants = 80
@@ -37,6 +38,11 @@ enum StatusLine {
         let duration = player.info.duration.map { " / " + clock(seconds: $0) } ?? ""
         let symbol = timeline.rate > 0 ? "▶" : (core.isWaiting ? "⏳" : "⏸")
         var parts: [Field] = [("\(symbol) \(clock(seconds: Double(max(0, position)) / 1e9))\(duration)", Priority.position)]
+        if case .unavailable(let reason) = session.relayAvailability {
+            // Said before anything else but the position: nothing anyone presses takes effect now.
+            let text = reason == RelayAvailability.reconnecting ? "reconnecting…" : "relay unavailable: \(TerminalText.sanitized(reason))"
+            parts.append((text, Priority.relay))
+        }
         if !lastChange.isEmpty { parts.append((TerminalText.sanitized(lastChange), Priority.lastChange)) }
         parts.append((String(format: "%.2fx", timeline.rate), Priority.rate))
         let active = session.activeParticipants

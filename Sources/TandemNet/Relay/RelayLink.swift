@@ -162,9 +162,13 @@ public enum RelayEvent: Sendable {
     case attachmentRemoved(UUID)
     /// Someone ended the session for everyone; the link is closed after this event.
     case ended(by: UUID, reason: String)
+    /// The relay has said nothing for `RelayLinkConfiguration.quietLimit` (a relay that stopped,
+    /// a network that went away): the link keeps the connection until its silence limit, then
+    /// reconnects. `connectionResumed` follows when the relay is heard again.
+    case connectionQuiet
     /// The connection dropped; the link is reconnecting and will resume without loss.
     case connectionInterrupted
-    /// The connection is back; nothing was lost.
+    /// The connection is back (or a quiet relay was heard again); nothing was lost.
     case connectionResumed
     /// The relay said it cannot order anything for the session now (`available` false: a relay
     /// of a cluster lost NATS, or the session's stream took nothing of its for a while), or that

@@ -11,6 +11,9 @@ public struct RelayLinkConfiguration: Sendable, Hashable {
     /// to the relay on the same tick, and a busy relay is not sent an acknowledgement per
     /// participant per tick.
     public var acknowledgementInterval: Int64 = 250_000_000
+    /// How long the relay may stay silent before the link says so (`RelayEvent.connectionQuiet`,
+    /// so that people see it within a moment), while it keeps the connection until `silenceLimit`.
+    public var quietLimit: Int64 = 1_500_000_000
     /// How long the relay may stay silent before the link treats the connection as dropped.
     public var silenceLimit: Int64 = 5_000_000_000
     /// The first pause before reconnecting; it doubles after each failure, up to a second.

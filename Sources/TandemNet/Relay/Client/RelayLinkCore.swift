@@ -65,6 +65,8 @@ struct RelayLinkCore: Sendable {
     private var leaveStarted: Int64 = 0
     private let startedAt: Int64
     private var lastHeard: Int64
+    /// Whether `connectionQuiet` was told and nothing was heard since.
+    private var toldQuiet = false
     private var lastPing: Int64
     private var interruptedAt: Int64 = 0
     /// When the current attempt at a relay began (its connection was asked for).
@@ -139,6 +141,7 @@ struct RelayLinkCore: Sendable {
         case .joined:
             if let leaving, leaving > 0 { return close(leaving: true) }
             phase = .interrupted
+            toldQuiet = false
             interruptedAt = now
             reconnectDelay = configuration.reconnectDelay
             reconnectAt = now + reconnectDelay
@@ -159,6 +162,13 @@ struct RelayLinkCore: Sendable {
     /// A frame arrived.
     mutating func onFrame(_ frame: RelayFrame, at now: Int64) -> [RelayLinkDirective] {
         lastHeard = now
+        guard toldQuiet, phase == .joined else { return handle(frame, at: now) }
+        // A quiet relay heard again.
+        toldQuiet = false
+        return [.emit(.connectionResumed)] + handle(frame, at: now)
+    }
+
+    private mutating func handle(_ frame: RelayFrame, at now: Int64) -> [RelayLinkDirective] {
         switch frame {
         case let .challenge(nonce, exists):
             guard phase == .greeting else { return unexpected(frame) }
@@ -270,6 +280,10 @@ struct RelayLinkCore: Sendable {
                 return [.disconnect] + onDisconnected("the relay was silent for \(configuration.silenceLimit / 1_000_000) ms", at: now)
             }
             var directives: [RelayLinkDirective] = []
+            if !toldQuiet, now - lastHeard > configuration.quietLimit {
+                toldQuiet = true
+                directives.append(.emit(.connectionQuiet))
+            }
             let interval = configuration.acknowledgementInterval
             if received > acknowledged, AcknowledgementSchedule.isDue(last: lastAcknowledgement, at: now, interval: interval) {
                 acknowledged = received
