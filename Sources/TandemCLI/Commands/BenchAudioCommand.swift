@@ -1,0 +1,36 @@
+import Foundation
+import TandemBench
+
+/// `tandem bench audio`: participants' sound measured at the output, on a PulseAudio server of
+/// the bench's own: the spread of the built-in players, of mpv players and of the
+/// apply-on-receipt baseline, and each built-in output's own error.
+enum BenchAudioCommand: Command {
+    static let words = ["bench", "audio"]
+    static let usage = "bench audio [--steady S] [--relay-drift-ppm PPM] [--keep-logs DIR] [--json] [--out FILE]"
+    static let summary = "participants' sound recorded from one PulseAudio null sink (a channel each): audio spread of built-in, "
+        + "mpv and on-receipt players, each output's own error, corrections, snaps, underruns (build with -c release)"
+
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let options = try Arguments(arguments, options: ["steady", "relay-drift-ppm", "keep-logs", "out"], flags: ["json"])
+        try options.expectPositionals(atMost: 0)
+        var benchmark = BenchAudioCommand.benchmark(executable: try BenchSyncCommand.executablePath())
+        benchmark.steadySeconds = try options.double("steady", default: 20)!
+        guard (0...3_600).contains(benchmark.steadySeconds) else { throw CLIError.usage("--steady wants seconds within 0…3600") }
+        benchmark.relayDriftPPM = try options.double("relay-drift-ppm", default: 100)!
+        guard abs(benchmark.relayDriftPPM) <= 1_000 else { throw CLIError.usage("--relay-drift-ppm wants ppm within ±1000") }
+        benchmark.logs = options.value("keep-logs")
+        let report: AudioBenchmarkReport
+        do {
+            report = try benchmark.run { printError("bench audio: \($0)…") }
+        } catch {
+            throw CLIError.failure("\(error)")
+        }
+        try printReport(report, table: AudioBenchmarkTable.render(report), options: options)
+        return 0
+    }
+
+    /// The benchmark `tandem bench audio` and `tandem bench all`'s scenario `audio` run.
+    static func benchmark(executable: String) -> AudioBenchmark {
+        AudioBenchmark(executable: executable)
+    }
+}
