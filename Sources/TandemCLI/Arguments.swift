@@ -1,7 +1,8 @@
 /// A command line split into positional words, options with a value and flags.
 ///
-/// Options are `--name VALUE` or `--name=VALUE`; flags are `--name`. Anything the command did
-/// not declare is an error, so a typo never goes unnoticed.
+/// Options are `--name VALUE` or `--name=VALUE`; flags are `--name`. A short option stands for
+/// a long one only where its meaning is obvious (`-n NAME` for `--name NAME`). Anything the
+/// command did not declare is an error, so a typo never goes unnoticed.
 struct Arguments {
     /// Words that are not options, in order.
     var positionals: [String] = []
@@ -10,12 +11,22 @@ struct Arguments {
     /// Flags that were given.
     var flags: Set<String> = []
 
+    /// The short options, and the long ones they stand for.
+    static let shortOptions: [Character: String] = ["n": "name"]
+
     /// Parses `words` against the declared option and flag names.
     init(_ words: [String], options: Set<String> = [], flags knownFlags: Set<String> = []) throws(CLIError) {
         var index = 0
         while index < words.count {
-            let word = words[index]
+            var word = words[index]
             index += 1
+            // `-n Ana`: a dash and one letter is a short option, never a file's name.
+            if word.count == 2, word.hasPrefix("-"), let letter = word.last, letter.isLetter {
+                guard let long = Self.shortOptions[letter], options.contains(long) || knownFlags.contains(long) else {
+                    throw .usage("unknown option \(word)")
+                }
+                word = "--" + long
+            }
             guard word.hasPrefix("--"), word.count > 2 else {
                 positionals.append(word)
                 continue

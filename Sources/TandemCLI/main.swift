@@ -22,14 +22,6 @@ let commands: [any Command.Type] = [
     BenchAllCommand.self,
 ]
 
-@MainActor func printUsage() {
-    var text = "usage: tandem COMMAND [OPTIONS]\n\ncommands:\n"
-    for command in commands {
-        text += "  tandem \(command.usage)\n      \(command.summary)\n"
-    }
-    print(text, terminator: "")
-}
-
 @MainActor func selectCommand(_ words: [String]) -> (any Command.Type, [String])? {
     let match = commands
         .filter { words.starts(with: $0.words) }
@@ -42,23 +34,50 @@ let commands: [any Command.Type] = [
 _ = InviteEnvironment.inherited
 _ = NATSCredentialsSource.inherited
 let words = Array(CommandLine.arguments.dropFirst())
-if words.isEmpty || ["help", "--help", "-h"].contains(words[0]) {
-    printUsage()
+if words.isEmpty || ["--help", "-h"].contains(words[0]) {
+    print(HelpText.overview(commands), terminator: "")
     exit(words.isEmpty ? 64 : 0)
 }
+if ["--version", "-V", "version"].contains(words[0]) {
+    print(Version.line)
+    exit(0)
+}
+/// The words a family's commands start with (`tandem bench sync`, `tandem clock serve`).
+let families = Set(commands.filter { $0.words.count > 1 }.map { $0.words[0] })
+if words[0] == "help" {
+    let asked = Array(words.dropFirst())
+    if asked.isEmpty {
+        print(HelpText.overview(commands), terminator: "")
+    } else if let command = commands.first(where: { $0.words == asked }) {
+        print(HelpText.command(command), terminator: "")
+    } else if asked.count == 1, families.contains(asked[0]) {
+        print(HelpText.family(asked[0], commands), terminator: "")
+    } else {
+        printError("tandem: unknown command '\(asked.joined(separator: " "))': tandem --help lists them")
+        exit(64)
+    }
+    exit(0)
+}
 guard let (command, rest) = selectCommand(words) else {
-    printError("tandem: unknown command '\(words.joined(separator: " "))' (try tandem help)")
+    if families.contains(words[0]) {
+        // `tandem bench` or `tandem bench --help`: what the family holds.
+        let asked = words.count == 1 || ["--help", "-h"].contains(words[1])
+        if !asked { printError("tandem: unknown command '\(words[0]) \(words[1])'") }
+        print(HelpText.family(words[0], commands), terminator: "")
+        exit(asked ? 0 : 64)
+    }
+    printError("tandem: unknown command '\(words[0])': tandem --help lists them")
     exit(64)
 }
 if rest.contains("--help") || rest.contains("-h") {
-    print("usage: tandem \(command.usage)\n    \(command.summary)")
+    print(HelpText.command(command), terminator: "")
     exit(0)
 }
 do {
     exit(try await command.run(rest))
 } catch let error as CLIError {
     printError("tandem: \(error.message)")
-    if error.exitCode == 64 { printError("usage: tandem \(command.usage)") }
+    if error.exitCode == 64 { printError(HelpText.hint(command)) }
     exit(error.exitCode)
 } catch {
     printError("tandem: \(error)")

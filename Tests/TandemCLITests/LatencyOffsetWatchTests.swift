@@ -22,10 +22,13 @@ import TandemHarness
         #expect(lines.first?.contains(message) == true, "\(run.standardError)")
     }
 
-    @Test func theUsageNamesTheOffset() throws {
+    @Test func theHelpExplainsTheOffset() throws {
         for command in ["host", "join"] {
             let run = try TandemProcess.run([command, "--latency-offset"], timeout: 20)
-            #expect(run.standardError.contains("[--latency-offset MS]"), "\(command): \(run.standardError)")
+            #expect(run.standardError.contains("--latency-offset needs a value"), "\(command): \(run.standardError)")
+            let help = try TandemProcess.run(["help", command]).standardOutput
+            #expect(help.contains("[--latency-offset MS]"), "\(command): \(help)")
+            #expect(help.contains("present this many ms earlier"), "\(command): \(help)")
         }
     }
 

@@ -13,7 +13,7 @@ import TandemHarness
     func optionsForTheOtherPlayerAreRefused(options: [String], message: String) throws {
         let run = try TandemProcess.run(["host", SampleClip.h264.path, "--bind", "127.0.0.1", "--port", "0"] + options, timeout: 20)
         #expect(run.status == 64)
-        // The reason on the first line; the usage follows.
+        // The reason on the first line; a pointer to the help follows.
         #expect(run.standardError.split(separator: "\n").first?.contains(message) == true, "\(run.standardError)")
     }
 }

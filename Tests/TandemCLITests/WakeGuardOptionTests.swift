@@ -2,7 +2,7 @@ import Testing
 import TandemTestKit
 import TandemHarness
 
-/// `--wake-guard` on `tandem host` and `tandem join`: listed in the usage, and refused with mpv,
+/// `--wake-guard` on `tandem host` and `tandem join`: listed in the help, and refused with mpv,
 /// whose timing is its own, before anything starts.
 @Suite struct WakeGuardOptionTests {
     @Test(arguments: [["host", SampleClip.h264.path, "--bind", "127.0.0.1", "--port", "0"], ["join", "tandem://127.0.0.1:1/x?k=y"]])
@@ -14,9 +14,10 @@ import TandemHarness
     }
 
     @Test(arguments: ["host", "join"])
-    func theUsageListsIt(command: String) throws {
+    func theHelpListsIt(command: String) throws {
         let run = try TandemProcess.run([command, "--no-such-flag"], timeout: 20)
         #expect(run.status == 64)
-        #expect(run.standardError.contains("[--wake-guard]"), "\(run.standardError)")
+        #expect(run.standardError.contains("tandem help \(command)"), "\(run.standardError)")
+        #expect(try TandemProcess.run(["help", command]).standardOutput.contains("[--wake-guard]"))
     }
 }

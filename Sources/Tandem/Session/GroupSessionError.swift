@@ -32,10 +32,14 @@ public struct GroupSessionError: Error, Sendable, Equatable, CustomStringConvert
     public let code: Code
     /// The detail, in words a person can act on.
     public let detail: String
+    /// The relay's own error behind a `.relay` (or other) failure, for programs that tell people
+    /// what to do about it (an unreachable relay, a session the relay does not know).
+    public let relayError: RelayError?
 
-    init(_ code: Code, _ detail: String) {
+    init(_ code: Code, _ detail: String, relayError: RelayError? = nil) {
         self.code = code
         self.detail = detail
+        self.relayError = relayError
     }
 
     /// A line for people to read.
@@ -43,10 +47,10 @@ public struct GroupSessionError: Error, Sendable, Equatable, CustomStringConvert
 
     static func from(_ error: RelayError) -> GroupSessionError {
         switch error.code {
-        case .tooLarge: GroupSessionError(.tooLarge, error.description)
-        case .sessionEnded: GroupSessionError(.ended, error.description)
-        case .attachmentNotFound: GroupSessionError(.attachmentNotFound, error.description)
-        default: GroupSessionError(.relay, error.description)
+        case .tooLarge: GroupSessionError(.tooLarge, error.description, relayError: error)
+        case .sessionEnded: GroupSessionError(.ended, error.description, relayError: error)
+        case .attachmentNotFound: GroupSessionError(.attachmentNotFound, error.description, relayError: error)
+        default: GroupSessionError(.relay, error.description, relayError: error)
         }
     }
 }

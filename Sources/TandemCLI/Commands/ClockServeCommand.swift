@@ -23,7 +23,7 @@ struct ClockServeCommand: Command {
         do {
             service = try TimeService(clock: clock, address: address)
         } catch {
-            throw CLIError.failure("cannot serve on \(address): \(error)")
+            throw CLIError.cannotListen(on: address, error)
         }
         service.start()
         print("serving session time on \(service.localAddress) (CLOCK_MONOTONIC \(clock.offset == 0 ? "itself" : "plus an epoch")); interrupt to stop")

@@ -40,7 +40,7 @@ enum JoinCommand: Command {
         do {
             try await center.accept(invitation)
         } catch {
-            throw CLIError.failure(TerminalText.sanitized("\(error)"))
+            throw CLIError.joining(invitation, error)
         }
         guard let session = await sessions.next() else { throw CLIError.failure("the session did not arrive") }
         try await join(session)

@@ -35,7 +35,7 @@ struct ServeCommand: Command {
     static let words = ["serve"]
     static let usage = "serve [--port P] [--bind ADDR] [--session-epoch random|NS] [--clock-offset S] [--clock-drift-ppm PPM] "
         + "[--stats-interval S] [--priority normal|high|realtime] [--writer-threads 1|2 (\(defaultWriterThreads))] [--cluster nats://HOST:PORT[,HOST:PORT...]] "
-        + "[--cluster-credentials FILE (USER:PASS or TOKEN; or env TANDEM_NATS_CREDENTIALS)] [--advertise ADDRESS] "
+        + "[--cluster-credentials FILE] [--advertise ADDRESS] "
         + "[--cluster-load-cap N (16)] [--cluster-purge-delay S (60)] [--cluster-session-log SIZE (256M)] [--cluster-stream-limit SIZE (8G)] "
         + RelayLimitOptions.usage
     static let summary = "run a relay (TCP and UDP on one port, default 0.0.0.0:\(defaultPort)) until interrupted"
@@ -97,7 +97,7 @@ struct ServeCommand: Command {
             server = try RelayServer(address: address, configuration: configuration, clock: servedClock,
                                      writerThreads: writerThreads, countsResidentMemory: true)
         } catch {
-            throw CLIError.failure("cannot serve on \(address): \(error)")
+            throw CLIError.cannotListen(on: address, error)
         }
         var cluster: ClusterRelay?
         var clusterTime: ClusterSessionTime?

@@ -214,8 +214,10 @@ enum DetachedRelay {
             kill(pid, SIGTERM)
             var status: Int32 = 0
             waitpid(pid, &status, 0)
-            let said = output.trimmingCharacters(in: .whitespacesAndNewlines)
-            throw .failure("the relay did not start on \(bind):\(port)" + (said.isEmpty ? "" : ": " + said.replacingOccurrences(of: "\n", with: "; ")))
+            // The relay's own lines start with `tandem: ` as this one will.
+            let said = output.split(separator: "\n").map { $0.hasPrefix("tandem: ") ? $0.dropFirst(8) : $0 }
+                .joined(separator: "; ").trimmingCharacters(in: .whitespacesAndNewlines)
+            throw .failure("the relay did not start on \(bind):\(port)" + (said.isEmpty ? "" : ": " + said))
         }
         // Not reaped by us: it outlives us and is re-parented to init when we exit. Until then
         // a zombie would remain if it exited first; `reapWhenDone` collects it.

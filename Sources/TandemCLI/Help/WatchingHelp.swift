@@ -1,0 +1,71 @@
+/// The options `tandem host` and `tandem join` share, explained.
+enum WatchOptionsHelp {
+    /// Who you are, what you see and hear, and which player.
+    static let watching: [OptionHelp] = [
+        OptionHelp("-n, --name NAME", "your name as the others see it (default: host for the host, your login name for a guest)"),
+        OptionHelp("--player builtin|mpv", "who shows the media: Tandem's own player, or mpv in a window of its own (default: builtin)"),
+        OptionHelp("--video none|terminal", "the built-in player's picture: none, or drawn in this terminal (default: none)"),
+        OptionHelp("--mpv-args \"ARGS\"", "more options for mpv, space-separated, such as \"--vo=x11 --ao=pulse\" (needs --player mpv)"),
+        OptionHelp("--mpv-ipc PATH", "the socket Tandem drives mpv through (default: a temporary one)"),
+        OptionHelp("--latency-offset MS", "present this many ms earlier than the group's timeline, for a display or speakers that lag; "
+            + "negative presents later; -1000 to 1000, only this player moves (default: 0; the keys - and = change it while watching)"),
+        OptionHelp("--events json", "print what happens as JSON lines, one per event, for programs (default: sentences for people)"),
+        OptionHelp("--presentation-log PATH", "write when each frame was due and when it was shown, as JSON lines"),
+    ]
+
+    /// Streaming and URLs, then the benchmarking aids.
+    static let sharing: [OptionHelp] = [
+        OptionHelp("--no-stream", "play only your own copy of the media: never stream the group's item from someone who has it"),
+        OptionHelp("--allow-urls", "open the group's http(s) item without asking (default: ask at a terminal, refuse without one)"),
+        OptionHelp("--follow scheduled|on-receipt", "benchmarking: carry out the group's changes at their instants (scheduled, the default) "
+            + "or as each arrives (on-receipt, the baseline the benchmarks compare with)"),
+        OptionHelp("--clock-offset S", "benchmarking: run this participant's clock S seconds off (default: 0)"),
+        OptionHelp("--clock-drift-ppm PPM", "benchmarking: make this participant's clock drift by PPM parts per million (default: 0)"),
+        OptionHelp("--decode-throttle FACTOR", "benchmarking: decode FACTOR times slower, to make a slow participant (default: 1)"),
+        OptionHelp("--wake-guard", "keep the processors awake just before each frame once a wake-up was seen late (the built-in player; default: off)"),
+    ]
+}
+
+extension HostCommand {
+    static var options: [OptionHelp] {
+        [OptionHelp("MEDIA…|URL", "what to play: files (a playlist, a folder's media) or one http(s) URL"),
+         OptionHelp("--port P", "the relay's port, TCP and UDP (default: \(ServeCommand.defaultPort); 0 picks a free one)"),
+         OptionHelp("--bind ADDR", "the address the relay listens on (default: 0.0.0.0, every IPv4 address)"),
+         OptionHelp("--advertise HOST", "the address the invite names, for the others to reach the relay at (default: the bind "
+            + "address, or this machine's address on its default route)"),
+         OptionHelp("--relay HOST:PORT[,…]", "use relays already running (tandem serve) rather than starting one"),
+         OptionHelp("--session-epoch random|NS", "where the session's clock starts (default: random)")]
+            + WatchOptionsHelp.watching + WatchOptionsHelp.sharing
+            + [OptionHelp("relay limits", "the options of tandem serve that bound the relay's memory and connections "
+                + "(tandem help serve) are taken here too, for the relay this command starts")]
+    }
+}
+
+extension JoinCommand {
+    static var options: [OptionHelp] {
+        [OptionHelp("INVITE", "the host's tandem:// invite (or --invite-file PATH, or the environment variable TANDEM_INVITE)"),
+         OptionHelp("MEDIA…", "your own copy of what the group plays; without one, Tandem streams it from someone who has it"),
+         OptionHelp("--invite-file PATH", "read the invite from a file (keep it private: chmod 600)")]
+            + WatchOptionsHelp.watching + WatchOptionsHelp.sharing
+    }
+}
+
+extension PlayCommand {
+    static var options: [OptionHelp] {
+        [OptionHelp("FILE", "the media file to play"),
+         OptionHelp("--start T", "start at T seconds (default: 0)"),
+         OptionHelp("--rate R", "play at rate R, from 0.25 to 4 (default: 1)"),
+         OptionHelp("--duration S", "stop after S seconds (default: at the end)"),
+         OptionHelp("--video none|terminal", "draw the picture in this terminal or not (default: terminal at a terminal, else none)"),
+         OptionHelp("--presentation-log PATH", "write when each frame was due and when it was shown, as JSON lines"),
+         OptionHelp("--snapshot T:PATH", "write the frame at T seconds as a PNG to PATH (may be repeated)"),
+         OptionHelp("--threads N", "video decoding threads (default: 0, FFmpeg chooses)")]
+    }
+}
+
+extension ProbeCommand {
+    static var options: [OptionHelp] {
+        [OptionHelp("FILE", "the media file to describe"),
+         OptionHelp("--json", "print it as one JSON object")]
+    }
+}
