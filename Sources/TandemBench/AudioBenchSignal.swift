@@ -101,7 +101,7 @@ public struct AudioBenchSignal: Sendable {
         }
         try Data(bytes).write(to: URL(fileURLWithPath: raw))
         defer { try? FileManager.default.removeItem(atPath: raw) }
-        guard let ffmpeg = AudioPulseServer.find("ffmpeg") else { throw BenchmarkError("ffmpeg is not installed") }
+        guard let ffmpeg = AudioChildProcess.find("ffmpeg") else { throw BenchmarkError("ffmpeg is not installed") }
         let result = try AudioChildProcess.run(ffmpeg, [
             "-nostdin", "-v", "error", "-y",
             "-f", "s16le", "-ar", "\(Self.sampleRate)", "-ac", "1", "-i", raw,

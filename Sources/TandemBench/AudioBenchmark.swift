@@ -94,20 +94,29 @@ public struct AudioBenchmark: Sendable {
             }
         }
         let channels = participants.count
-        let channelMap = (0..<channels).map { "aux\($0)" }.joined(separator: ",")
 
         progress("starting PulseAudio: a \(channels)-channel null sink and a remap sink per participant")
-        let server = try AudioPulseServer.start()
-        defer { server.stop() }
-        try server.loadNullSink(name: "mix", channels: channels, rate: AudioBenchSignal.sampleRate, channelMap: channelMap)
-        for participant in participants {
-            try server.loadRemapSink(name: "p\(participant.channel)", master: "mix", channels: 1, channelMap: "mono",
-                                     masterChannelMap: "aux\(participant.channel)")
+        let server: PulseAudioServer
+        do {
+            server = try PulseAudioServer.start()
+        } catch {
+            throw BenchmarkError("cannot start a PulseAudio server (scripts/install-deps installs pulseaudio and pulseaudio-utils): \(error)")
         }
-        let recording = try server.record(source: "mix.monitor", channels: channels, channelMap: channelMap,
-                                          to: directory.appendingPathComponent("recording.s16le").path)
-        defer { recording.stop() }
-        guard recording.waitUntilFlowing() else { throw BenchmarkError("the recording of the null sink's monitor did not start within 10 s") }
+        defer { server.stop() }
+        let map = (0..<channels).map { "aux\($0)" }
+        _ = try server.loadNullSink(name: "mix", channels: channels, rate: AudioBenchSignal.sampleRate, channelMap: map)
+        for participant in participants {
+            _ = try server.loadRemapSink(name: "p\(participant.channel)", master: "mix", channels: 1, channelMap: ["mono"],
+                                         masterChannelMap: ["aux\(participant.channel)"])
+        }
+        let recordingPath = directory.appendingPathComponent("recording.s16le").path
+        let recording = try server.record(source: "mix.monitor", channels: channels, channelMap: map, to: recordingPath)
+        let watch = AudioRecordingWatch(path: recordingPath, channels: channels)
+        defer {
+            recording.stop()
+            watch.stop()
+        }
+        guard watch.waitUntilFlowing() else { throw BenchmarkError("the recording of the null sink's monitor did not start within 10 s") }
 
         progress("starting tandem serve with its session clock drifting \(relayDriftPPM) ppm")
         setenv("TANDEM_EXECUTABLE", executable, 1)
@@ -172,13 +181,14 @@ public struct AudioBenchmark: Sendable {
             statuses.append(status)
         }
         recording.stop()
+        watch.stop()
         for (process, participant) in zip(processes, participants) {
             errors += process.events.filter { $0.event == "error" }.map { "\(participant.name): \($0.message ?? "error")" }
         }
 
-        progress("reading the recording (\(recording.frames) frames) and the logs")
-        let samples = try recording.channelSamples()
-        guard let placement = recording.placement else { throw BenchmarkError("nothing was recorded") }
+        progress("reading the recording (\(watch.frames) frames) and the logs")
+        let samples = try watch.channelSamples()
+        guard let placement = watch.placement else { throw BenchmarkError("nothing was recorded") }
         let timeline = AudioTimeline(events: host.events, relayOrigin: relayOrigin, relayDriftPPM: relayDriftPPM)
         var logs: [String: AudioOutputLog] = [:]
         if builtinSound {

@@ -4,8 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 
-/// A child process of the audio bench's sound server (`pulseaudio`, `pactl`, `parec`, `paplay`),
-/// started with `posix_spawn` and reaped with `waitpid` on its own pid: nothing depends on a
+/// A child process of the audio bench (`ffmpeg`, `tandem … --help`), started with `posix_spawn` and reaped with `waitpid` on its own pid: nothing depends on a
 /// dispatch queue being free to notice that it exited, so no wait can hang on a busy machine.
 final class AudioChildProcess: @unchecked Sendable {
     /// Its pid.
@@ -81,6 +80,13 @@ final class AudioChildProcess: @unchecked Sendable {
             kill(pid, SIGKILL)
             _ = wait(timeout: 5)
         }
+    }
+
+    /// The full path of `command` on the PATH (or `command` itself when it names a path), or nil.
+    static func find(_ command: String) -> String? {
+        if command.contains("/") { return FileManager.default.isExecutableFile(atPath: command) ? command : nil }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(command)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
     /// Runs `executable` to its end (at most `timeout` s, then killed): its status and what it

@@ -1,23 +1,25 @@
 import Foundation
 import Testing
 @testable import TandemBench
+import TandemHarness
 
-/// The audio bench's sound server, for real: `pulseaudio` started by the test, a 3-channel null
-/// sink, a mono remap sink per player onto its own channel, two `paplay` into two of them, and
-/// the monitor recorded by `parec`: each player's sound is on its own channel, bit for bit, and
-/// the third channel is silent.
-@Suite(.serialized) struct AudioPulseServerTests {
+/// The audio bench's arrangement, for real: `pulseaudio` started by the test, a 3-channel null
+/// sink, a mono remap sink per player onto its own channel, a player into two of them, and the
+/// monitor recorded by `parec` and read back by the bench's watch of its file: each player's
+/// sound is on its own channel, bit for bit, and the third channel is silent.
+@Suite(.serialized) struct AudioRecordingTests {
     @Test func eachPlayerLandsOnItsOwnChannel() throws {
-        let server = try AudioPulseServer.start()
+        let server = try PulseAudioServer.start()
         defer { server.stop() }
-        try server.loadNullSink(name: "mix", channels: 3, rate: 48_000, channelMap: "aux0,aux1,aux2")
+        let map = ["aux0", "aux1", "aux2"]
+        _ = try server.loadNullSink(name: "mix", channels: 3, rate: 48_000, channelMap: map)
         for channel in 0..<3 {
-            try server.loadRemapSink(name: "p\(channel)", master: "mix", channels: 1, channelMap: "mono", masterChannelMap: "aux\(channel)")
+            _ = try server.loadRemapSink(name: "p\(channel)", master: "mix", channels: 1, channelMap: ["mono"], masterChannelMap: [map[channel]])
         }
         let sinks = try server.pactl(["list", "short", "sinks"])
         #expect(sinks.contains("p0") && sinks.contains("p2"))
 
-        let directory = server.directory
+        let directory = server.directory.path
         let sources = [AudioBenchSignal(seconds: 1, seed: 5).samples(), AudioBenchSignal(seconds: 1, seed: 6).samples()]
         for (index, samples) in sources.enumerated() {
             var bytes = [UInt8]()
@@ -27,20 +29,18 @@ import Testing
             }
             try Data(bytes).write(to: URL(fileURLWithPath: directory + "/source-\(index).raw"))
         }
-        let recording = try server.record(source: "mix.monitor", channels: 3, channelMap: "aux0,aux1,aux2", to: directory + "/recording.raw")
-        #expect(recording.waitUntilFlowing(frames: 960, timeout: 10))
-        let paplay = try #require(AudioPulseServer.find("paplay"))
-        let players = try (0..<2).map { index in
-            try AudioChildProcess(executable: paplay, arguments: ["--raw", "--format=s16le", "--rate=48000", "--channels=1", "--device=p\(index)",
-                                                                  directory + "/source-\(index).raw"], environment: server.environment)
+        let recording = try server.record(source: "mix.monitor", channels: 3, channelMap: map, to: directory + "/recording.raw")
+        let watch = AudioRecordingWatch(path: directory + "/recording.raw", channels: 3)
+        #expect(watch.waitUntilFlowing(frames: 960, timeout: 10))
+        for index in 0..<2 {
+            try server.play(raw: directory + "/source-\(index).raw", channels: 1, into: "p\(index)")
         }
-        let statuses = players.map { $0.wait(timeout: 15) }
         Thread.sleep(forTimeInterval: 0.2)
         recording.stop()
-        #expect(statuses == [0, 0])
-        #expect(recording.placement != nil)
+        watch.stop()
+        #expect(watch.placement != nil)
 
-        let channels = try recording.channelSamples()
+        let channels = try watch.channelSamples()
         #expect(channels.count == 3)
         for (index, source) in sources.enumerated() {
             // Where the sound begins on its channel gives where to look for a stretch of its middle.
