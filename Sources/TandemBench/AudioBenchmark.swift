@@ -222,6 +222,11 @@ public struct AudioBenchmark: Sendable {
         report.relayDriftPPM = relayDriftPPM
         report.builtinSound = builtinSound
         report.errors = errors + report.errors
+        if self.logs != nil {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try? encoder.encode(report).write(to: directory.appendingPathComponent("report.json"))
+        }
         return report
     }
 

@@ -138,6 +138,7 @@ public enum AudioBenchmarkAnalysis {
                 if let errors = ownErrors[member.name], let common, let commonExpected {
                     participant.ownErrorMicroseconds = Percentiles(errors.map { ($0.error - common) / 1_000 })
                     participant.errorAgainstExpectedMicroseconds = Percentiles(errors.map { ($0.errorAgainstExpected - commonExpected) / 1_000 })
+                    participant.ownErrorPeak = Percentiles(errors.map(\.peak))
                 }
                 participants.append(participant)
             }
@@ -148,7 +149,7 @@ public enum AudioBenchmarkAnalysis {
         }
         return AudioBenchmarkReport(date: "", machine: "", seconds: 0, scriptSeconds: Double(input.scriptEnded - input.scriptStarted) / 1e9,
                                     relayDriftPPM: 0, builtinSound: true, participants: participants, groups: groups, changes: changeRows,
-                                    commonOffsetMicroseconds: common.map { $0 / 1_000 }, errors: [])
+                                    commonOffsetMicroseconds: common.map { $0 / 1_000 }, placementNanoseconds: input.placement, errors: [])
     }
 
     /// The median of `values`, nil when empty.

@@ -29,6 +29,8 @@ public struct AudioBenchmarkReport: Sendable, Codable {
         /// Recorded against what the sound server's timing led it to expect, less the common
         /// offset of that measure (µs).
         public var errorAgainstExpectedMicroseconds: Percentiles?
+        /// The own-error windows' correlation peaks with the media.
+        public var ownErrorPeak: Percentiles?
     }
 
     /// One group of participants, compared among themselves.
@@ -87,6 +89,8 @@ public struct AudioBenchmarkReport: Sendable, Codable {
     /// The common offset of the built-in participants' own errors (µs, median over all): where
     /// the recording sits against the machine's clock, past the placement its growth gave.
     public var commonOffsetMicroseconds: Double?
+    /// Where the recording's frame 0 sits on the machine's monotonic clock (ns), from its file's growth.
+    public var placementNanoseconds: Int64?
     /// What went wrong along the way.
     public var errors: [String]
 }

@@ -23,11 +23,11 @@ public enum AudioBenchmarkTable {
                 + "\(n(group.clicks?.p50)) | \(n(group.clicks?.p99)) | \(n(group.clicksSteady?.max)) |")
         }
         lines.append("")
-        lines.append("| participant | group | clock offset s | drift ppm | exit | writes | correction ppm min/p50/max | snaps | underruns | latency ms p50 | own error µs p50 / p99 / max | vs expected µs p50 / p99 |")
+        lines.append("| participant | group | clock offset s | drift ppm | exit | writes | correction ppm min/p50/max | snaps | underruns | latency ms p50 | own error µs p50 / p99 / max (windows, correlation with the media) | vs expected µs p50 / p99 |")
         lines.append("|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|---|")
         for participant in report.participants {
             let correction = participant.correctionPPM.map { String(format: "%+.0f / %+.0f / %+.0f", $0.min, $0.p50, $0.max) } ?? "-"
-            let own = participant.ownErrorMicroseconds.map { "\(n($0.p50)) / \(n($0.p99)) / \(n($0.max))" } ?? "-"
+            let own = participant.ownErrorMicroseconds.map { "\(n($0.p50)) / \(n($0.p99)) / \(n($0.max)) (\($0.count), peak \(String(format: "%.2f", participant.ownErrorPeak?.p50 ?? 0)))" } ?? "-"
             let expected = participant.errorAgainstExpectedMicroseconds.map { "\(n($0.p50)) / \(n($0.p99))" } ?? "-"
             lines.append("| \(participant.name) | \(participant.group) | \(String(format: "%+.2f", participant.clockOffsetSeconds)) | "
                 + "\(String(format: "%+.0f", participant.clockDriftPPM)) | \(participant.exitStatus.map(String.init) ?? "killed") | "

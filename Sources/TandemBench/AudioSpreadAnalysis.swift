@@ -86,7 +86,17 @@ public enum AudioSpreadAnalysis {
         public var error: Double
         /// The same against the instant the sound server's timing led it to expect (ns).
         public var errorAgainstExpected: Double
+        /// The correlation peak with the media (below 1 where the output reshaped the waveform:
+        /// resampled it, or stretched it).
+        public var peak: Double
     }
+
+    /// The lowest correlation peak with the media an own-error window counts with: an output
+    /// that resamples or stretches (even at the timeline's rate 1 in host time, which the
+    /// session clock's drift makes 1 ± 100 ppm) correlates with the media it was given far
+    /// less than two outputs of the same process correlate with each other; a match of noise by
+    /// chance stays under 0.1 over a 30 ms window.
+    public static let ownErrorMinimumPeak = 0.4
 
     /// The own error of the output recorded in `channel`, at `positions` (sample indices of the
     /// recording): each window located in the media the participant was given (`sources`, by
@@ -109,17 +119,17 @@ public enum AudioSpreadAnalysis {
             for (item, source) in candidates {
                 let radius = shift == nil ? windowing.wideSearch : windowing.search
                 if let match = AudioCorrelation.locate(channel, start: position, length: windowing.window, in: source, center: center,
-                                                       radius: radius, silence: windowing.silence, minimumPeak: 0.9)
+                                                       radius: radius, silence: windowing.silence, minimumPeak: ownErrorMinimumPeak)
                     ?? (shift == nil ? nil : AudioCorrelation.locate(channel, start: position, length: windowing.window, in: source,
                                                                       center: center, radius: windowing.wideSearch,
-                                                                      silence: windowing.silence, minimumPeak: 0.9)) {
+                                                                      silence: windowing.silence, minimumPeak: ownErrorMinimumPeak)) {
                     if found == nil || match.peak > found!.match.peak { found = (item, match) }
                 }
             }
             guard let found, let instants = log.instants(item: intended.item, media: found.match.position, near: recorded) else { continue }
             let error = Double(recorded - instants.intended)
             errors.append(OwnError(position: position, item: found.item, media: found.match.position, error: error,
-                                   errorAgainstExpected: Double(recorded - instants.expected)))
+                                   errorAgainstExpected: Double(recorded - instants.expected), peak: found.match.peak))
             shift = Int64(error.rounded())
         }
         return errors

@@ -27,15 +27,32 @@ public struct AudioTimeline: Sendable {
     /// clock gaining `relayDriftPPM` from `relayOrigin` (`tandem serve --session-epoch 0
     /// --clock-drift-ppm`, started at that instant).
     public init(events: [WatchEvent], relayOrigin: Int64, relayDriftPPM: Double) {
-        var seen: Set<Int> = []
-        var changes: [Change] = []
+        var byVersion: [Int: Change] = [:]
         for event in events where event.event == "timeline" {
             guard let version = event.version, let effective = event.effectiveSessionNanoseconds, let rate = event.rate,
-                  seen.insert(version).inserted else { continue }
+                  byVersion[version] == nil else { continue }
             let instant = relayOrigin + Int64((Double(effective - relayOrigin) / (1 + relayDriftPPM / 1e6)).rounded())
-            changes.append(Change(change: event.change ?? "change", instant: instant, rate: rate))
+            byVersion[version] = Change(change: event.change ?? "change", instant: instant, rate: rate)
         }
-        self.init(changes: changes)
+        self.init(versions: byVersion)
+    }
+
+    /// The changes that took effect, from the timelines by version: one that a later version
+    /// overtook (a gated play, started earlier once everyone had pre-rolled) never did; the one
+    /// that overtook it is named after it.
+    init(versions: [Int: Change]) {
+        var kept: [Change] = []
+        var earliestLater = Int64.max
+        for version in versions.keys.sorted(by: >) {
+            guard let change = versions[version] else { continue }
+            if change.instant <= earliestLater {
+                kept.append(change)
+                earliestLater = change.instant
+            } else if let last = kept.indices.last, kept[last].change.hasPrefix("pre-rolled") {
+                kept[last].change = change.change
+            }
+        }
+        self.init(changes: kept)
     }
 
     /// The rate in force at `instant` (0 before any change).

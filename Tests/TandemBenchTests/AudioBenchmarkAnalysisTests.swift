@@ -32,6 +32,14 @@ import Testing
         #expect(report.participants.map(\.name) == ["peer-0", "peer-1", "peer-2"])
     }
 
+    @Test func aGatedPlayTakesEffectWhenItsPreRollCompletes() {
+        let timeline = AudioTimeline(versions: [
+            1: .init(change: "play", instant: 5_000, rate: 1), 2: .init(change: "pre-rolled for v1", instant: 2_000, rate: 1),
+            3: .init(change: "pause", instant: 9_000, rate: 0),
+        ])
+        #expect(timeline.changes == [.init(change: "play", instant: 2_000, rate: 1), .init(change: "pause", instant: 9_000, rate: 0)])
+    }
+
     @Test func timelineFromTheHostsEventsOnTheMachinesClock() {
         let timeline = AudioTimeline(changes: [
             .init(change: "pause", instant: 3_000, rate: 0), .init(change: "play", instant: 1_000, rate: 1),

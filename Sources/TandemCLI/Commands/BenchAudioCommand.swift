@@ -6,14 +6,17 @@ import TandemBench
 /// apply-on-receipt baseline, and each built-in output's own error.
 enum BenchAudioCommand: Command {
     static let words = ["bench", "audio"]
-    static let usage = "bench audio [--steady S] [--relay-drift-ppm PPM] [--keep-logs DIR] [--json] [--out FILE]"
+    static let usage = "bench audio [--steady S] [--relay-drift-ppm PPM] [--executable PATH] [--keep-logs DIR] [--json] [--out FILE]"
     static let summary = "participants' sound recorded from one PulseAudio null sink (a channel each): audio spread of built-in, "
         + "mpv and on-receipt players, each output's own error, corrections, snaps, underruns (build with -c release)"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let options = try Arguments(arguments, options: ["steady", "relay-drift-ppm", "keep-logs", "out"], flags: ["json"])
+        let options = try Arguments(arguments, options: ["steady", "relay-drift-ppm", "executable", "keep-logs", "out"], flags: ["json"])
         try options.expectPositionals(atMost: 0)
-        var benchmark = BenchAudioCommand.benchmark(executable: try BenchSyncCommand.executablePath())
+        // Another build as the participants and the relay (`--executable`): to compare builds in one sitting.
+        let executable = try options.value("executable") ?? BenchSyncCommand.executablePath()
+        guard FileManager.default.isExecutableFile(atPath: executable) else { throw CLIError.usage("--executable: no executable at \(executable)") }
+        var benchmark = BenchAudioCommand.benchmark(executable: executable)
         benchmark.steadySeconds = try options.double("steady", default: 20)!
         guard (0...3_600).contains(benchmark.steadySeconds) else { throw CLIError.usage("--steady wants seconds within 0…3600") }
         benchmark.relayDriftPPM = try options.double("relay-drift-ppm", default: 100)!
