@@ -7,7 +7,7 @@ public struct ClockBenchmark: Sendable {
     /// The scenarios to run, in order.
     public var scenarios: [ClockScenario]
 
-    /// Creates the benchmark over `scenarios` (by default the five of issue 3).
+    /// Creates the benchmark over `scenarios` (by default the five standard ones).
     public init(scenarios: [ClockScenario] = ClockScenario.standard) {
         self.scenarios = scenarios
     }

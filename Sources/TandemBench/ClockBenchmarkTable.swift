@@ -38,7 +38,7 @@ public enum ClockBenchmarkTable {
             }
             lines.append("")
         }
-        lines.append("targets (issue 3):")
+        lines.append("targets:")
         for target in report.targets {
             lines.append("  [\(target.met ? "met" : "MISSED")] \(target.requirement): \(target.measured)")
         }

@@ -38,7 +38,7 @@ public struct ClockScenario: Sendable, Hashable, Codable {
     /// one draw of a slowly varying error; pooling many keeps luck out of the comparison.
     public var runs: Int
 
-    /// The five scenarios of issue 3, in order.
+    /// The five standard scenarios, in order.
     public static let standard: [ClockScenario] = [loopback, jitter, asymmetry, loss, drift]
 
     private static let millisecond: Int64 = 1_000_000

@@ -1,4 +1,4 @@
-/// One of issue 3's targets, as the benchmark measured it.
+/// One of the clock's targets, as the benchmark measured it.
 public struct ClockTarget: Sendable, Hashable, Codable {
     /// What the target demands.
     public var requirement: String

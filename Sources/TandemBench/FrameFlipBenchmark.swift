@@ -6,7 +6,7 @@ import TandemMpv
 import TandemPlayerSupport
 import TandemHarness
 
-/// The frame-flip benchmark of issue 15, item 7: `--player mpv` peers (a host and joiners on
+/// The frame-flip benchmark: `--player mpv` peers (a host and joiners on
 /// loopback) over a script of seeks, pauses, resumes and rate changes made in mpv itself
 /// (through its IPC, as a person's keys would), measured by `FrameFlipProbe`; and in the same
 /// run the floor: as many bare mpv players, unpaused together and left alone.

@@ -6,7 +6,7 @@ import Synchronization
 import TandemNet
 import TandemPlayerSupport
 
-/// An independent frame-flip probe of mpv players (issue 15, item 7): a thread per mpv polls
+/// An independent frame-flip probe of mpv players: a thread per mpv polls
 /// its `time-pos` over its own IPC socket, as another tool would, and takes the instant each
 /// new frame appears.
 ///

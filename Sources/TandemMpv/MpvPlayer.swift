@@ -78,7 +78,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         /// frame shows: rendered ahead, it changes when mpv starts rendering, at a playback-loop
         /// wake-up 0 to 50 ms before, and one mpv's flips read up to ±16.5 ms off a straight
         /// line at 30 frames/s; rendered at display time, within ±0.6 ms, with `--vo=null` as
-        /// with `--vo=x11` under Xvfb (mpv 0.35, 150 frames each; the README's frame-flip probe). The price is
+        /// with `--vo=x11` under Xvfb (mpv 0.35, 150 frames each; docs/BENCHMARKS.md's frame-flip probe). The price is
         /// the render before each flip: nothing headless, a few ms of drawing in a window, the
         /// same on every peer.
         public var rendersAtDisplayTime = true

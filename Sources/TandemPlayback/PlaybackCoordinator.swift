@@ -357,8 +357,8 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         wake?.cancel()
         watch?.cancel()
         // Ordered records come straight from the channel's delivering thread into `receive`,
-        // which puts them on the scheduler: one hop from the link to the machine (issue 12 item
-        // 7), no task reading a stream in between.
+        // which puts them on the scheduler: one hop from the link to the machine, no task
+        // reading a stream in between.
         // The delivery ends once this coordinator coordinates anew (or is gone).
         channel.deliverOrdered(while: { [weak self] in self?.isCurrent(generation) ?? false }) { [weak self] input in
             self?.receive(input, generation: generation)

@@ -3,7 +3,7 @@ import Testing
 @testable import TandemNet
 import TandemWire
 
-/// Existing sessions are told when their relay cannot order anything (issue 16, item 1): on
+/// Existing sessions are told when their relay cannot order anything: on
 /// virtual time, relay cores in cluster mode fed one log (`ReplicaWorld`).
 @Suite("Cluster availability")
 struct ClusterAvailabilityTests {

@@ -3,7 +3,7 @@ import Testing
 @testable import TandemNet
 import TandemWire
 
-/// Loads in cluster mode (issue 16): journal loads paced as the single relay paces them, and a
+/// Loads in cluster mode: journal loads paced as the single relay paces them, and a
 /// cap on the sessions that replay their logs at once.
 @Suite("Cluster loads")
 struct ClusterLoadTests {

@@ -27,7 +27,7 @@ struct ClusterServeFlagsTests {
         let (status, text) = try Self.serve(["--help"])
         #expect(status == 0)
         for flag in ["[--cluster-load-cap N (16)]", "[--cluster-purge-delay S (60)]", "[--cluster-session-log SIZE (256M)]",
-                     "[--cluster-stream-limit SIZE (8G)]"] {
+                     "[--cluster-stream-limit SIZE (8G)]", "[--cluster-compaction SIZE (16M)]"] {
             #expect(text.contains(flag), "\(text)")
         }
     }
@@ -40,6 +40,7 @@ struct ClusterServeFlagsTests {
         (["--cluster-purge-delay", "x"], "--cluster-purge-delay wants a number, not 'x'"),
         (["--cluster-session-log", "64K"], "--cluster-session-log wants a size of at least 1M, such as 256M or 1G, not '64K'"),
         (["--cluster-stream-limit", "lots"], "--cluster-stream-limit wants a size of at least 16M, such as 256M or 1G, not 'lots'"),
+        (["--cluster-compaction", "1K"], "--cluster-compaction wants a size of at least 64K, such as 256M or 1G, not '1K'"),
     ])
     func refused(arguments: [String], line: String) throws {
         // Nothing listens on port 1 of loopback: had the flags passed, NATS would be refused instead.
@@ -50,7 +51,7 @@ struct ClusterServeFlagsTests {
 
     @Test("without --cluster, either flag is refused")
     func needsCluster() throws {
-        for flag in ["--cluster-load-cap", "--cluster-purge-delay", "--cluster-session-log", "--cluster-stream-limit"] {
+        for flag in ["--cluster-load-cap", "--cluster-purge-delay", "--cluster-session-log", "--cluster-stream-limit", "--cluster-compaction"] {
             let (status, text) = try Self.serve([flag, "4"])
             #expect(status == 64)
             #expect(text.hasPrefix("tandem: \(flag) goes with --cluster"), "\(text)")

@@ -13,11 +13,12 @@ struct InProcessRelay {
     static func start(_ url: String, purgeDelay: Duration? = nil, concurrentLoads: Int = 16,
                       configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
                       sweepInterval: Duration? = ClusterRelay.sweepInterval,
-                      sessionLogLimit: Int = RelayCore.defaultClusterSessionLogLimit) async throws -> InProcessRelay {
+                      sessionLogLimit: Int = RelayCore.defaultClusterSessionLogLimit,
+                      compactionThreshold: Int? = nil) async throws -> InProcessRelay {
         let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), configuration: configuration)
         let cluster = try await ClusterRelay.connect(server, to: try NATSURL(parsing: url), purgeDelay: purgeDelay,
                                                      concurrentLoads: concurrentLoads, sweepInterval: sweepInterval,
-                                                     sessionLogLimit: sessionLogLimit)
+                                                     sessionLogLimit: sessionLogLimit, compactionThreshold: compactionThreshold)
         server.start()
         return InProcessRelay(server: server, cluster: cluster)
     }

@@ -3,7 +3,7 @@ import TandemNet
 import TandemWire
 import Testing
 
-/// Chat's retention in the pure relay core (issue 15, item 5): `.recent(count:)` records are kept
+/// Chat's retention in the pure relay core: `.recent(count:)` records are kept
 /// while among the newest `count`, and past that only until the older kept snapshot covers
 /// their order, so that the relay keeps a bounded chat (it reads none of it) and a late
 /// joiner's history never misses an order after the snapshot it starts from.

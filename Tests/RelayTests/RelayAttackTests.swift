@@ -6,7 +6,7 @@ import TandemHarness
 import TandemWire
 import Testing
 
-/// The attacks of issue 12 against the real relay as its own `tandem serve` process on
+/// The attacks on resources against the real relay as its own `tandem serve` process on
 /// loopback, bounded in count and time: what must hold is that the relay's resident memory
 /// stays within its `--memory-limit` and that an honest pair in another session keeps
 /// delivering everything. Every client connects from 127.0.0.1; the caps per address are the

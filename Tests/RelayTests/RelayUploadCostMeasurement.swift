@@ -5,8 +5,7 @@ import TandemHarness
 import TandemWire
 import Testing
 
-/// Not a test of speed (it asserts only that the uploads complete) but the measurement issue 12
-/// asks for: the relay's CPU seconds (utime + stime of the `tandem serve` process, from
+/// Not a test of speed (it asserts only that the uploads complete) but a measurement: the relay's CPU seconds (utime + stime of the `tandem serve` process, from
 /// /proc/PID/stat) for one 10, 50 and 100 MiB upload, beside the time to copy as many bytes once.
 /// Runs only when `TANDEM_MEASURE_UPLOAD` is set; `TANDEM_EXECUTABLE` may name a release build:
 ///

@@ -3,7 +3,7 @@ import Testing
 import TandemTestKit
 import TandemHarness
 
-/// The chat prompt at a real terminal (tmux; issue 15, item 5): Enter opens a one-line prompt
+/// The chat prompt at a real terminal (tmux): Enter opens a one-line prompt
 /// above the status line, typed keys (a space, `q`) are text and fire no playback key, Backspace
 /// edits, Enter sends, Esc cancels; the others' lines and one's own show above the status line
 /// with their names. The latency offset's keys show on the status line.
@@ -53,7 +53,7 @@ import TandemHarness
         try terminal.sendKeys(" ")
         #expect(joiner.waitUntil(timeout: 10) { $0.contains { $0.event == "timeline" && $0.change == "play" } })
         #expect(!ChatWatchTests.chats(joiner).map(\.text).contains("nope"))
-        // The latency offset's keys (issue 15, item 6): `=` and `-` by 10 ms, on the status line.
+        // The latency offset's keys: `=` and `-` by 10 ms, on the status line.
         try terminal.sendKeys("=", "=", "-")
         #expect(try waitFor(10) { try screen().contains("offset +10 ms") }, "\((try? screen()) ?? "")")
         try terminal.sendKeys("e")

@@ -3,7 +3,7 @@ import Testing
 import TandemTestKit
 import TandemHarness
 
-/// Chat (issue 15, item 5) between real `tandem` processes on loopback, with `--events json` and
+/// Chat between real `tandem` processes on loopback, with `--events json` and
 /// `say TEXT` on standard input: lines arrive verbatim with their sender's name and identity, a
 /// control character travels as it was written (escaped in the JSON), an oversized line is
 /// refused in one line while the process goes on, and a late joiner is given the group's last

@@ -4,7 +4,7 @@ import TandemTestKit
 import TandemMpv
 import TandemHarness
 
-/// `--latency-offset MS` on `tandem host` and `tandem join` (issue 15, item 6): out of range is
+/// `--latency-offset MS` on `tandem host` and `tandem join`: out of range is
 /// one usage line; `offset MS` changes it live; with mpv, mpv's own position leads the shared
 /// timeline by the offset (real headless mpv, read over its IPC as another tool would).
 @Suite(.serialized, .timeLimit(.minutes(3))) struct LatencyOffsetWatchTests {

@@ -147,7 +147,7 @@ import TandemHarness
     }
 }
 
-/// The frame-flip probe (issue 15, item 7) over real processes: two `--player mpv` peers through
+/// The frame-flip probe over real processes: two `--player mpv` peers through
 /// a short script made in mpv itself, and two bare mpv for the floor. Figures are printed, not
 /// asserted beyond what a working probe and a following peer must show; `TANDEM_FRAMEFLIP=1`
 /// runs the whole script, headless and drawing into a virtual display (`headless` or `x11`
@@ -236,7 +236,7 @@ struct FrameFlipAnalysisTests {
     }
 }
 
-/// mpv follows the group's shared queue (issue 15, item 3 with `--player mpv`): an mpv host
+/// mpv follows the group's shared queue (with `--player mpv`): an mpv host
 /// with two short clips and an mpv joiner with the same two move to the second together at the
 /// first's end; `prev` from the joiner and mpv's own `n` key in the host's mpv move them both.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct MpvQueueWatchTests {

@@ -5,7 +5,7 @@ import TandemTestKit
 import TandemPlayerSupport
 import TandemHarness
 
-/// Playlists (issue 15, item 3): folders in natural order, `.m3u` lists, and content identity
+/// Playlists: folders in natural order, `.m3u` lists, and content identity
 /// without FFmpeg; then a host with a folder and a joiner holding the same files under other
 /// names, matched by identity, as real processes.
 @Suite(.serialized) struct PlaylistTests {

@@ -5,7 +5,7 @@ import TandemTestKit
 import TandemPlayerSupport
 import TandemHarness
 
-/// No file needed to join (issue 15 item 4), as real processes through a real relay: a joiner
+/// No file needed to join, as real processes through a real relay: a joiner
 /// without the file streams it from the host and presents it in step, seeks with the group,
 /// moves to another holder when the host leaves, and is suspended when no holder is left; a URL
 /// item is opened by every participant itself, by a joiner only with `--allow-urls`.

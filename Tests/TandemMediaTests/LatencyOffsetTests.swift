@@ -4,7 +4,7 @@ import TandemMedia
 import TandemTestKit
 import TandemPlayerSupport
 
-/// The built-in player's latency offset (issue 15, item 6): with an offset, every frame is
+/// The built-in player's latency offset: with an offset, every frame is
 /// presented that much earlier than its timeline gives it (later for a negative one), as its
 /// presentation log records, and a change while playing moves the frames after it. The timeline
 /// itself, and the position the player reports against it, stay the group's.

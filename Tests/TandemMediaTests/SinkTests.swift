@@ -5,7 +5,7 @@ import Testing
 import TandemTestKit
 import TandemPlayerSupport
 
-/// The sinks: what they write, and the README's embedding example as written.
+/// The sinks: what they write, and docs/EMBEDDING.md's embedding example as written.
 @Suite struct SinkTests {
     @Test func terminalPictureKeepsTheFrameShapeInsideTheTerminal() {
         // 4:3 in 100 x 31 cells: height-bound, 62 pixel rows.
@@ -98,7 +98,7 @@ import TandemPlayerSupport
                              "-c:v", "libx264", "-preset", "ultrafast", "-g", "25"], output: "movie.mp4")
     }
 
-    /// The README's "Embedding the player" example, as written (with a made movie).
+    /// docs/EMBEDDING.md's "Embedding the player" example, as written (with a made movie).
     @Test func readmeEmbeddingExampleRuns() throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }

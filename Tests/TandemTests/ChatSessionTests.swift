@@ -5,7 +5,7 @@ import TandemNet
 import TandemTestKit
 import Testing
 
-/// A session's chat (issue 15, item 5), on both transports: lines arrive verbatim with their
+/// A session's chat, on both transports: lines arrive verbatim with their
 /// signer, in the group's order; what the sender refuses (empty, over 1,000 bytes) is never
 /// sent, and what a peer sends past those checks (an oversized or non-UTF-8 chat body, or one
 /// signed with another retention) is dropped and reported by every receiver.

@@ -4,7 +4,7 @@ import Testing
 import Tandem
 import TandemNet
 
-/// The README's "Embedding sessions" example, as written, on a real relay in this process, with
+/// docs/EMBEDDING.md's "Embedding sessions" example, as written, on a real relay in this process, with
 /// two centers standing for two programs.
 @Suite struct ReadmeExampleTests {
     struct WatchTogether: GroupActivity {
@@ -34,7 +34,7 @@ import TandemNet
             for await session in host.sessions(for: WatchTogether.self) {
                 let messenger = GroupSessionMessenger(session: session)
                 session.join()
-                // Printed at once in the README; a person passes it on only later, so the test
+                // Printed at once in the example; a person passes it on only later, so the test
                 // hands it over once the host is joined (an invite accepted before that finds no
                 // session on the relay).
                 for await state in session.$state.values where state.isJoined { break }
@@ -48,7 +48,7 @@ import TandemNet
         try await host.start(WatchTogether(movie: "Big Buck Bunny"))
         #expect(await eventually { invite.withLock { $0 } != nil })
 
-        // The guest, as the README's second block.
+        // The guest, as the example's second block.
         let inviteText = try #require(invite.withLock { $0 })
         let guest = ActivityCenter()
         guest.displayName = "ana"

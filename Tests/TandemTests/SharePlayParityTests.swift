@@ -23,7 +23,7 @@ struct Bare: GroupActivity, Equatable {
     var round: Int
 }
 
-/// What issue 14 asked to be as SharePlay's, checked where it could go wrong.
+/// What must be as SharePlay's, checked where it could go wrong.
 @Suite struct SharePlayParityTests {
     @Test func typesOfTheSameNameNeverCollideAndIdentifiersRouteAcrossTypes() async throws {
         let hosted = try await SessionTests.host(.inMemory)

@@ -133,7 +133,7 @@ extension GroupSession: MessengerSession {
     /// Publishes who is active as the core holds it now, computed and published under the core's
     /// lock: the join and the link's events both publish, and a set computed before the other's
     /// change but published after it stayed published for good (a wait for the last joiner
-    /// timed out on it, issue 13). The storage's lock is taken inside the core's, never the
+    /// timed out on it). The storage's lock is taken inside the core's, never the
     /// other way round (a subscriber's yield calls back into nothing).
     func publishActive() {
         core.withLock { core in

@@ -1,4 +1,4 @@
-/// What the `mpv` scenario adds to a run's figures (issue 15, item 7): how far apart the peers'
+/// What the `mpv` scenario adds to a run's figures: how far apart the peers'
 /// mpv showed each frame, by the frame-flip probe (`FrameFlipProbe`: what mpv shows, where the
 /// suite's spread compares position readings), and the floor measured in the same sitting, as
 /// many bare mpv with the options `tandem` gives mpv, unpaused together and left alone.

@@ -1,5 +1,5 @@
 /// What `host-leaves` adds to a run's figures: how the peers that stayed played on once the
-/// host left (issue 15: the session outlives its host). Durations are milliseconds.
+/// host left (the session outlives its host). Durations are milliseconds.
 public struct HostLeaveFigures: Sendable, Codable, Equatable {
     /// When the host was told to leave, seconds from the start of the script.
     public var leftAt: Double
@@ -29,7 +29,7 @@ public struct HostLeaveFigures: Sendable, Codable, Equatable {
 }
 
 /// What `streamed` adds to a run's figures: joiners without the file, streaming the host's
-/// (issue 15 item 4's targets: from `joined` to the first frame ≤ 1 s, a seek ≤ 500 ms to the
+/// (targets: from `joined` to the first frame ≤ 1 s, a seek ≤ 500 ms to the
 /// first frame at the new position). Durations are milliseconds.
 public struct StreamedFigures: Sendable, Codable, Equatable {
     /// Joiners that streamed.

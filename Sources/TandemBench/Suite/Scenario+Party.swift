@@ -1,6 +1,6 @@
 extension Scenario {
     /// The host leaves mid-play (`leave`, as `q` does: not `end`); the three others play on
-    /// without it, and one of them controls the group after it (issue 15: the session outlives
+    /// without it, and one of them controls the group after it (the session outlives
     /// its host). Peer 1 ends the session at the end.
     static let hostLeaves = Scenario(
         name: "host-leaves",
@@ -8,7 +8,7 @@ extension Scenario {
         peers: 4,
         steps: [command(0, "play"), .hold(4), .leave(0), .hold(6), command(1, "seek 4"), .hold(4), command(2, "pause"), .hold(0.3)])
 
-    /// Two joiners without the file stream the host's (issue 15 item 4): one there from the
+    /// Two joiners without the file stream the host's: one there from the
     /// start, one joining while the group plays; two seeks.
     static let streamed: Scenario = {
         var scenario = Scenario(

@@ -1,8 +1,7 @@
 import Foundation
 import TandemBench
 
-/// `tandem bench cluster`: relays of a NATS cluster beside a single relay (issue 16, "How it is
-/// shown"). Every row by default; `--players` four built-in players split over two relays (and
+/// `tandem bench cluster`: relays of a NATS cluster beside a single relay. Every row by default; `--players` four built-in players split over two relays (and
 /// the same four on one relay), `--failover` the second relay killed while they play (implies
 /// the players), `--sessions N` ordered delivery for N sessions of four over three relays (1,000
 /// by default; `--ordered` alone), `--clock` the relays' cluster time. `--seconds N` is how long the

@@ -95,7 +95,7 @@ enum HostCommand: Command {
         if fromRoute, AdvertisedAddress.isPrivate(address) {
             printError("tandem: the invite names \(address), a private address: only this network can join; from elsewhere, "
                 + "forward port \(port) (TCP and UDP) to this machine and give --advertise PUBLIC-ADDRESS, or host on a public "
-                + "tandem serve with --relay (README: joining from another machine)")
+                + "tandem serve with --relay (docs/WATCHING.md: joining from another machine)")
         }
         return address
     }

@@ -36,7 +36,7 @@ struct ServeCommand: Command {
     static let usage = "serve [--port P] [--bind ADDR] [--session-epoch random|NS] [--clock-offset S] [--clock-drift-ppm PPM] "
         + "[--stats-interval S] [--priority normal|high|realtime] [--writer-threads 1|2 (\(defaultWriterThreads))] [--cluster nats://HOST:PORT[,HOST:PORT...]] "
         + "[--cluster-credentials FILE] [--advertise ADDRESS] "
-        + "[--cluster-load-cap N (16)] [--cluster-purge-delay S (60)] [--cluster-session-log SIZE (256M)] [--cluster-stream-limit SIZE (8G)] "
+        + "[--cluster-load-cap N (16)] [--cluster-purge-delay S (60)] [--cluster-session-log SIZE (256M)] [--cluster-compaction SIZE (16M)] [--cluster-stream-limit SIZE (8G)] "
         + RelayLimitOptions.usage
     static let summary = "run a relay (TCP and UDP on one port, default 0.0.0.0:\(defaultPort)) until interrupted"
 
@@ -57,7 +57,7 @@ struct ServeCommand: Command {
                                                                                        "idle-exit", "record", "clock-offset", "clock-drift-ppm", "priority",
                                                                                        "cluster", "advertise", "writer-threads", "cluster-load-cap",
                                                                                        "cluster-purge-delay", "cluster-credentials",
-                                                                                       "cluster-session-log", "cluster-stream-limit"]))
+                                                                                       "cluster-session-log", "cluster-stream-limit", "cluster-compaction"]))
         try options.expectPositionals(atMost: 0)
         let address = try listenAddress(options, defaultPort: defaultPort)
         let sessionClock = try injectedClockError(options, on: try sessionClock(options))
@@ -105,7 +105,7 @@ struct ServeCommand: Command {
             do {
                 let relay = try await ClusterRelay.connect(server, to: clusterURL, purgeDelay: clusterTuning.purgeDelay,
                                                     concurrentLoads: clusterTuning.loadCap, sessionLogLimit: clusterTuning.sessionLog,
-                                                    streamLimit: clusterTuning.streamLimit)
+                                                    compactionThreshold: clusterTuning.compaction, streamLimit: clusterTuning.streamLimit)
                 cluster = relay
                 clusterTime = try await ClusterSessionTime.start(nats: relay.connection, timeService: try timeService(options, of: server, warn: clusterLog.write),
                                                                  clock: clusterClock, log: { clusterLog.write("serve: \($0)") })
@@ -180,11 +180,14 @@ struct ServeCommand: Command {
 
     /// `--cluster-load-cap N` (sessions replaying their logs at once, 1…4096, default 16),
     /// `--cluster-purge-delay S` (seconds from a session's end to its subject's purge, 0…86400,
-    /// default 60), `--cluster-session-log SIZE` (at least 1M, default 256M) and
-    /// `--cluster-stream-limit SIZE` (at least 16M, default 8G), refused without `--cluster`.
+    /// default 60), `--cluster-session-log SIZE` (at least 1M, default 256M),
+    /// `--cluster-compaction SIZE` (entries after a session's last snapshot that make a relay
+    /// compact it, at least 64K; default 16M or a quarter of the session log's cap when smaller)
+    /// and `--cluster-stream-limit SIZE` (at least 16M, default 8G), refused without `--cluster`.
     static func clusterTuning(_ options: Arguments, clustered: Bool) throws(CLIError)
-        -> (loadCap: Int, purgeDelay: Duration, sessionLog: Int, streamLimit: Int) {
-        for name in ["cluster-load-cap", "cluster-purge-delay", "cluster-session-log", "cluster-stream-limit"] where options.value(name) != nil && !clustered {
+        -> (loadCap: Int, purgeDelay: Duration, sessionLog: Int, streamLimit: Int, compaction: Int?) {
+        for name in ["cluster-load-cap", "cluster-purge-delay", "cluster-session-log", "cluster-stream-limit", "cluster-compaction"]
+        where options.value(name) != nil && !clustered {
             throw .usage("--\(name) goes with --cluster")
         }
         let loadCap = try options.int("cluster-load-cap", default: 16)!
@@ -204,7 +207,8 @@ struct ServeCommand: Command {
         }
         let sessionLog = try size("cluster-session-log", default: RelayCore.defaultClusterSessionLogLimit, atLeast: 1 << 20, "1M")
         let streamLimit = try size("cluster-stream-limit", default: ClusterRelay.defaultStreamLimit, atLeast: 16 << 20, "16M")
-        return (loadCap, .nanoseconds(Int64((delay * 1e9).rounded())), sessionLog, streamLimit)
+        let compaction = options.value("cluster-compaction") == nil ? nil : try size("cluster-compaction", default: 0, atLeast: 64 << 10, "64K")
+        return (loadCap, .nanoseconds(Int64((delay * 1e9).rounded())), sessionLog, streamLimit, compaction)
     }
 
     /// `--cluster`'s URL; the error never repeats what was given, which may hold a secret.

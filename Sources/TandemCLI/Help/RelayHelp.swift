@@ -34,6 +34,8 @@ extension ServeCommand {
          OptionHelp("--cluster-load-cap N", "sessions loaded from the cluster's log at once (default: 16)"),
          OptionHelp("--cluster-purge-delay S", "how long an ended session stays in the log (default: 60)"),
          OptionHelp("--cluster-session-log SIZE", "what one session may hold in the cluster's log (default: 256M)"),
+         OptionHelp("--cluster-compaction SIZE", "entries after a session's last snapshot in the log that make a relay "
+            + "write a new snapshot and purge what it covers (default: 16M, or a quarter of --cluster-session-log when smaller)"),
          OptionHelp("--cluster-stream-limit SIZE", "what the cluster's log may hold in all (default: 8G)"),
          OptionHelp("--clock-offset S", "benchmarking: run the sessions' clock S seconds off (default: 0)"),
          OptionHelp("--clock-drift-ppm PPM", "benchmarking: make the sessions' clock drift by PPM parts per million (default: 0)")]

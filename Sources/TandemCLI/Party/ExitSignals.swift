@@ -4,7 +4,7 @@ import Glibc
 import Dispatch
 import Synchronization
 
-/// Clean exits while watching (issue 15, item 2): `SIGINT`, `SIGTERM` and `SIGHUP` leave the
+/// Clean exits while watching: `SIGINT`, `SIGTERM` and `SIGHUP` leave the
 /// session properly, the way `q` does: the first one calls `leave` (the relay tells the others at
 /// once; the watch then ends as after `q`: mpv quit, the terminal restored, the departure
 /// delivered before the process exits). A second signal while that is under way exits at once

@@ -118,7 +118,7 @@ public final class MediaFile: @unchecked Sendable {
     /// item does. Every input opens only through the demuxers of `containerFormats`: a text file
     /// is refused as `notContainer`.
     public convenience init(url: String) throws(MediaError) {
-        // A URL opens as an `http(s)` item does: only `webProtocols` (issue 15: nothing a
+        // A URL opens as an `http(s)` item does: only `webProtocols` (nothing a
         // redirect or a playlist names beyond them, no other scheme at all).
         try self.init(name: url, whitelist: MediaFile.isURL(url) ? MediaFile.webProtocols : MediaFile.localProtocols, byteSource: nil)
     }

@@ -11,7 +11,7 @@ import TandemPlayerSupport
 /// it: on this project's two-processor machines, 0.7 to 3 ms late, about once in a hundred
 /// waits. With every processor kept busy over the last 2 ms before each frame, four players in
 /// `tandem bench cluster --players` had about half as many frames shown more than 0.5 ms apart
-/// (the README's table).
+/// (docs/BENCHMARKS.md's table).
 ///
 /// **What.** A presentation thread asks for a window before each deadline (`cover`); while the
 /// guard is engaged, the shell's warmers (one per processor, at idle priority, so that they only
@@ -19,7 +19,7 @@ import TandemPlayerSupport
 /// presentation thread's wait is seen to wake more than `lateWake` after its deadline (`woke`),
 /// and disengages after `hold` with no such wake: a machine whose processors wake promptly never
 /// pays for it. A player asks for it (`HeadlessPlayer.Options.wakeGuard`, off by default: on a
-/// saturated machine it was seen to cost more than it saves, as the README says).
+/// saturated machine it was seen to cost more than it saves, as docs/BENCHMARKS.md says).
 struct WakeGuardCore: Sendable {
     /// The guard's constants.
     struct Configuration: Sendable {

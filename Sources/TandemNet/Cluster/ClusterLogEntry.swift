@@ -212,8 +212,8 @@ public enum ClusterLogCodec {
     }
 }
 
-/// Big-endian fields appended to bytes.
-private struct LogWriter {
+/// Big-endian fields appended to bytes (the log's messages and the snapshots in them).
+struct LogWriter {
     var bytes: [UInt8] = []
 
     mutating func u32(_ value: UInt32) { for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) } }
@@ -228,7 +228,7 @@ private struct LogWriter {
 }
 
 /// Big-endian fields read from bytes, every length checked before use.
-private struct LogReader {
+struct LogReader {
     var bytes: ArraySlice<UInt8>
 
     var isAtEnd: Bool { bytes.isEmpty }
@@ -247,9 +247,9 @@ private struct LogReader {
         return UUID(uuid: (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
                            raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]))
     }
-    mutating func data() throws(ClusterLogError) -> [UInt8] {
+    mutating func data(limit: Int = RelayWireLimits.maximumFrameLength) throws(ClusterLogError) -> [UInt8] {
         let count = Int(try u32())
-        guard count <= RelayWireLimits.maximumFrameLength else { throw ClusterLogError("a field of \(count) bytes") }
+        guard count <= limit else { throw ClusterLogError("a field of \(count) bytes") }
         return Array(try take(count))
     }
     mutating func frame() throws(ClusterLogError) -> RelayFrame {

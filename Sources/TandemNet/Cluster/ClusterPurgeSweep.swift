@@ -1,6 +1,6 @@
 import Foundation
 
-/// The sweep for ended sessions' subjects that no relay purged (issue 16): the relay whose entry
+/// The sweep for ended sessions' subjects that no relay purged: the relay whose entry
 /// ended a session purges its subject `purgeDelay` later, and one that stops (or dies) within the
 /// delay leaves it as it is. So every cluster relay sweeps on start and every `sweepInterval`.
 ///
@@ -110,10 +110,31 @@ extension ClusterRelay {
             timeout.cancel()
             consumer.stop()
         }
+        // A compacted log starts with a snapshot (its parts one after another): the replica takes
+        // its state when it has not applied what it covers, as a relay's does.
+        var applied: UInt64 = 0
+        var assembly: (part: ClusterSnapshotPart, state: [UInt8], stored: Int)?
         do {
             for try await message in consumer {
-                guard let entries = try? ClusterLogCodec.decode(message.payload) else { return false }
-                for entry in entries where entry.session == session { _ = replica.applyCluster(entry, at: 0) }
+                if let part = try? ClusterLogCodec.decodeSnapshotPart(message.payload), part.session == session {
+                    if part.index == 0 { assembly = (part, [], 0) }
+                    if let started = assembly, started.part.snapshot == part.snapshot, started.part.relay == part.relay,
+                       started.part.count == part.count, part.index == started.part.index + (part.index == 0 ? 0 : 1) {
+                        let whole = (part, started.state + part.bytes, started.stored + message.payload.count)
+                        assembly = whole
+                        if part.index + 1 == part.count {
+                            assembly = nil
+                            _ = try? replica.applyClusterSnapshot(whole.1, of: session, stored: whole.2, restore: part.covers > applied, at: 0)
+                        }
+                    } else {
+                        assembly = nil
+                    }
+                } else {
+                    assembly = nil
+                    guard let entries = try? ClusterLogCodec.decode(message.payload) else { return false }
+                    for entry in entries where entry.session == session { _ = replica.applyCluster(entry, at: 0) }
+                }
+                applied = message.sequence
                 if message.sequence >= last { return !replica.holdsSession(session) }
             }
         } catch {

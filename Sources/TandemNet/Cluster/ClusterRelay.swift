@@ -13,7 +13,7 @@ public struct ClusterRelayError: Error, Sendable, CustomStringConvertible {
 }
 
 /// A `RelayServer` in a cluster of relays that share sessions through NATS JetStream
-/// (`tandem serve --cluster URL`, issue 16).
+/// (`tandem serve --cluster URL`).
 ///
 /// Each session has a subject, `tandem.s.<shard>.<session>`, in one of `streamCount` streams
 /// (`TANDEM_SESSIONS_<shard>`, the shard a hash of the session's identity), replicated over the
@@ -50,6 +50,12 @@ public final class ClusterRelay: @unchecked Sendable {
     let sweptLive = Mutex<[String: UInt64]>([:])
     /// The purges of ended sessions' subjects waiting for their delay, by session.
     private let purges = Mutex<[UUID: (id: UUID, task: Task<Void, Never>)]>([:])
+    /// The purges behind each session's newest snapshot, while they wait or run.
+    let compactionPurges = Mutex<[UUID: Task<Void, Never>]>([:])
+    /// How many snapshots this relay stored.
+    let compactionCount = Mutex(0)
+    /// How many of this relay's snapshots were given up.
+    let compactionGiveUps = Mutex(0)
     /// How long after a session ended (or emptied) its subject is purged: the other relays have
     /// read its end by then, and remember it for as long (`RelayCoreConfiguration.endedMemory`),
     /// so that the log and their memories forget it together.
@@ -105,11 +111,14 @@ public final class ClusterRelay: @unchecked Sendable {
     /// swept at once and then every `sweepInterval` (nil: never, but by `sweepEndedSessions()`).
     /// A session's log holds at most `sessionLogLimit` bytes (`RelayCore+ClusterLogCap.swift`);
     /// each session stream at most `streamLimit` bytes, new entries refused past it (a last
-    /// resort, set on streams this relay creates or finds).
+    /// resort, set on streams this relay creates or finds). A session's log is compacted once
+    /// `compactionThreshold` bytes of entries follow its last snapshot (nil: the core's default,
+    /// `RelayCore+ClusterCompaction.swift`).
     public static func connect(_ server: RelayServer, to url: NATSURL, replicas: Int? = nil,
                                commitMargin: Int64 = 10_000_000, purgeDelay: Duration? = nil,
                                concurrentLoads: Int = 16, sweepInterval: Duration? = ClusterRelay.sweepInterval,
                                sessionLogLimit: Int = RelayCore.defaultClusterSessionLogLimit,
+                               compactionThreshold: Int? = nil,
                                streamLimit: Int = ClusterRelay.defaultStreamLimit) async throws(ClusterRelayError) -> ClusterRelay {
         var configuration = NATSConfiguration()
         configuration.name = "tandem-relay"
@@ -138,7 +147,8 @@ public final class ClusterRelay: @unchecked Sendable {
         for follower in cluster.followers { follower.start() }
         let relay = cluster.relay
         server.withCore { core, _ in
-            core.enableCluster(relay: relay, commitMargin: commitMargin, sessionLogLimit: sessionLogLimit)
+            core.enableCluster(relay: relay, commitMargin: commitMargin, sessionLogLimit: sessionLogLimit,
+                               compactionThreshold: compactionThreshold)
             return []
         }
         server.clusterOutput = { [weak cluster] output in cluster?.carry(output) }
@@ -288,6 +298,7 @@ public final class ClusterRelay: @unchecked Sendable {
         heartbeat.withLock { $0?.cancel() }
         sweeper.withLock { $0?.cancel() }
         for purge in purges.withLock({ Array($0.values) }) { purge.task.cancel() }
+        cancelCompactionPurges()
         let all = logs.withLock { logs in
             defer { logs.removeAll() }
             return Array(logs.values)
@@ -383,6 +394,9 @@ public final class ClusterRelay: @unchecked Sendable {
     /// The follower of `session`'s stream.
     func follower(for session: UUID) -> ClusterStreamFollower { followers[Self.shard(of: session)] }
 
+    /// The log of `session` this relay follows, if it does.
+    func followedLog(_ session: UUID) -> ClusterSessionLog? { logs.withLock { $0[session] } }
+
     private func log(for session: UUID) -> ClusterSessionLog {
         logs.withLock { logs in
             if let log = logs[session] { return log }
@@ -415,8 +429,8 @@ final class ClusterSessionLog: @unchecked Sendable {
     let stream: String
     let subject: String
     /// Strong: `ClusterRelay.stop()` and `release` end the cycle.
-    private let cluster: ClusterRelay
-    private let state = Mutex(State())
+    let cluster: ClusterRelay
+    let state = Mutex(State())
 
     struct State {
         /// The subject sequence of the last message handed to the core.
@@ -453,10 +467,29 @@ final class ClusterSessionLog: @unchecked Sendable {
         var loaded = false
         /// Whether this session's turn among the loads is over.
         var loadFinished = false
+        /// Where this relay's compaction of the log is (`ClusterSessionLog+Compaction.swift`).
+        var compaction = Compaction.idle
+        /// Whether a batch of this relay's is taken for publishing and not yet stored (or failed).
+        var inFlight = false
+        /// Whether the publisher waits for the compaction under way (or wanted) to finish.
+        var held = false
+        /// The snapshot whose parts are being read from the log, if any.
+        var assembly: SnapshotAssembly?
+        /// The subject sequence a failed compaction had covered: the next waits for more.
+        var failedCovers: UInt64?
+        /// How many compactions failed in a row.
+        var failures = 0
+        /// What the load replayed.
+        var report = ClusterLoadReport()
+        /// The task publishing a snapshot, while one is.
+        var compactor: Task<Void, Never>?
     }
 
-    /// The most bytes of entries one message carries (under nats-server's 1 MiB default).
-    static let batchBytes = 900 * 1024
+    /// The most bytes of entries one message carries: under nats-server's 1 MiB default, and
+    /// small enough that a read of it through `STREAM.MSG.GET` (base64 in JSON, a third larger)
+    /// stays within what the client takes (`max_payload` and 64 KiB): the relay reads a
+    /// subject's last message that way, and a larger one would cost it its connection.
+    static let batchBytes = ClusterLogCodec.snapshotPartBytes
 
     init(session: UUID, cluster: ClusterRelay) {
         self.session = session
@@ -469,7 +502,7 @@ final class ClusterSessionLog: @unchecked Sendable {
         let (tasks, consumer, datagrams) = state.withLock { state in
             state.stopped = true
             state.waiting = []
-            return ([state.replayer, state.publisher], state.consumer, state.datagrams)
+            return ([state.replayer, state.publisher, state.compactor], state.consumer, state.datagrams)
         }
         cluster.follower(for: session).unregister(self)
         consumer?.stop()
@@ -674,6 +707,10 @@ final class ClusterSessionLog: @unchecked Sendable {
     /// relay's loop, in log order.
     private func consume(_ message: JetStreamStoredMessage) {
         let cluster = self.cluster, session = self.session
+        if ClusterLogCodec.isSnapshotPart(message.payload) {
+            consumeSnapshotPart(message)
+            return
+        }
         let entries: [ClusterLogEntry]
         do {
             entries = try ClusterLogCodec.decode(message.payload)
@@ -682,21 +719,38 @@ final class ClusterSessionLog: @unchecked Sendable {
             entries = []
         }
         let sequence = message.sequence
-        cluster.server.withCore { core, now in
+        let applied = entries.count { $0.session == session }
+        cluster.server.withCore { [self] core, now in
             var directives: [RelayDirective] = []
             for entry in entries where entry.session == session { directives += core.applyCluster(entry, at: now) }
             if core.takeClusterPurge(session) { cluster.purge(session, through: sequence) }
+            if core.takeClusterCompaction(session) { wantCompaction() }
             // A session gone from the replica is no longer followed.
             if !core.holdsSession(session), core.releaseClusterSession(session) { cluster.release(session) }
             return directives
         }
+        noteConsumed(sequence, entries: applied, snapshotPart: false)
+    }
+
+    /// The message at `sequence` (with `entries` of this session's, or a snapshot's part) is
+    /// handed to the replica: the core hears that the session is loaded once the replica has
+    /// applied what the log held when the replay began, and a compaction waiting for the replica
+    /// may start. On the NATS loop.
+    func noteConsumed(_ sequence: UInt64, entries: Int, snapshotPart: Bool) {
         let announceNow = state.withLock { state in
             state.consumed = max(state.consumed, sequence)
+            if !snapshotPart { state.assembly = nil }
+            if !state.loaded {
+                state.report.messages += snapshotPart ? 0 : 1
+                state.report.entries += entries
+            }
             guard !state.loaded, let end = state.replayEnd, sequence >= end else { return false }
             state.loaded = true
             return true
         }
         if announceNow { announce() }
+        tryCompact()
+        resumeHeld()
     }
 
     private func subscribeDatagrams() async {
@@ -732,6 +786,15 @@ final class ClusterSessionLog: @unchecked Sendable {
                 state.publishing = false
                 return nil
             }
+            // A compaction wanted or under way: the queue waits (still `publishing`) until its
+            // snapshot is stored or given up (`finishCompaction`). So it does while another
+            // relay's snapshot is being written, for a while (`awaitsForeignSnapshot`).
+            if state.compaction != .idle || Self.awaitsForeignSnapshot(state, relay: cluster.relay) {
+                if state.compaction == .idle, !state.held { scheduleForeignSnapshotTimeout() }
+                state.held = true
+                return nil
+            }
+            state.inFlight = true
             var bytes = 0
             var count = 0
             for entry in state.queue {
@@ -758,14 +821,21 @@ final class ClusterSessionLog: @unchecked Sendable {
     /// Publishes the next batch from the NATS loop; its acknowledgement, on the loop, stores it
     /// and publishes the next. Anything else hands the batch, and the queue after it, to a task
     /// (`publish(_:id:payload:after:)`, then `publishAll()`).
-    private func publishOnLoop() {
+    func publishOnLoop() {
         // Stopped (`release` or `stop()` while an attempt was in flight): no further batch.
-        guard !state.withLock({ $0.stopped }), let (batch, id) = nextBatch() else { return }
+        guard !state.withLock({ $0.stopped }) else { return }
+        guard let (batch, id) = nextBatch() else {
+            tryCompact()
+            return
+        }
         let payload = ClusterLogCodec.encode(batch)
         cluster.jetStream.publishAttemptOnLoop(subject, payload: payload, options: options(id, mayHaveBeenStored: false)) { [self] result in
             switch result {
             case let .success(ack):
-                state.withLock { $0.lastOwn = max($0.lastOwn, ack.sequence) }
+                state.withLock {
+                    $0.lastOwn = max($0.lastOwn, ack.sequence)
+                    $0.inFlight = false
+                }
                 publishOnLoop()
             case let .failure(error):
                 // Created and stored under one lock with the stop check: a `stop()` either sees
@@ -773,7 +843,9 @@ final class ClusterSessionLog: @unchecked Sendable {
                 state.withLock { state in
                     guard !state.stopped else { return }
                     state.publisher = Task { [self] in
-                        guard await publish(batch, id: id, payload: payload, after: error) else { return }
+                        let going = await publish(batch, id: id, payload: payload, after: error)
+                        self.state.withLock { $0.inFlight = false }
+                        guard going else { return }
                         await publishAll()
                     }
                 }
@@ -784,8 +856,12 @@ final class ClusterSessionLog: @unchecked Sendable {
     /// The rest of the queue, in a task (after a batch's publish on the loop failed).
     private func publishAll() async {
         while let (batch, id) = nextBatch() {
-            guard await publish(batch, id: id, payload: ClusterLogCodec.encode(batch), after: nil) else { return }
+            let going = await publish(batch, id: id, payload: ClusterLogCodec.encode(batch), after: nil)
+            state.withLock { $0.inFlight = false }
+            guard going else { return }
         }
+        // Held for a compaction, maybe: it may start now.
+        cluster.connection.execute { [self] in tryCompact() }
     }
 
     /// Publishes one batch until it is stored or has failed for good, carrying on from a first

@@ -32,8 +32,7 @@ public struct RelayFaultCode: RawRepresentable, Sendable, Hashable {
     /// The participant's identity is not the one its public key certifies, or its own signature
     /// did not verify (a resumption by someone other than the participant).
     public static let wrongIdentity = RelayFaultCode(rawValue: 11)
-    /// The relay cannot take this now: its cluster (NATS) is unreachable; try again later
-    /// (issue 16).
+    /// The relay cannot take this now: its cluster (NATS) is unreachable; try again later.
     public static let unavailable = RelayFaultCode(rawValue: 12)
     /// The relay creates sessions only for its own host (one holding its creation key), and the
     /// hello did not prove that key. A peer that does not know the code reads a protocol

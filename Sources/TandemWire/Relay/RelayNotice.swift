@@ -1,5 +1,5 @@
 /// Something a relay tells a joined participant outside the sequence, as `ping` is: a code and a
-/// line of text for people (issue 16: a relay of a cluster says when it cannot order anything).
+/// line of text for people (a relay of a cluster says when it cannot order anything).
 ///
 /// Not numbered and not kept for a resumption: a participant that is admitted or resumes starts
 /// from "available", since its welcome came through the log (the log took an entry, so the relay

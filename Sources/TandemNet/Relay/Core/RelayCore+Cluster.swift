@@ -29,6 +29,16 @@ struct RelayClusterState: Sendable {
     var logBytes: [UUID: Int] = [:]
     /// The bytes of this relay's entries of each session submitted and not yet applied.
     var pendingLogBytes: [UUID: Int] = [:]
+    /// How many bytes of entries since a session's last snapshot start a compaction, at least
+    /// (`RelayCore+ClusterCompaction.swift`).
+    var compactionThreshold = RelayCore.defaultClusterCompactionThreshold
+    /// The bytes of each loaded session's entries applied since its last snapshot (all of them
+    /// when it has none), the same on every relay.
+    var tailBytes: [UUID: Int] = [:]
+    /// The bytes each loaded session's last snapshot takes in its log.
+    var snapshotBytes: [UUID: Int] = [:]
+    /// Sessions whose log this relay is to compact (`takeClusterCompaction`).
+    var compactions: Set<UUID> = []
     /// Whether NATS is reachable: while not, nobody new is admitted.
     var available = true
     var output = RelayClusterOutput()
@@ -75,7 +85,7 @@ struct RelayClusterState: Sendable {
     var backlog: [RelayCore.ParticipantKey: UInt64] = [:]
 }
 
-/// Cluster mode (issue 16): the session is a deterministic function of its log.
+/// Cluster mode: the session is a deterministic function of its log.
 ///
 /// A clustered core never changes a session on the strength of a local event alone. Each event
 /// that changes a session becomes a `ClusterLogEntry` for the shell to append to the session's
@@ -102,10 +112,16 @@ extension RelayCore {
     /// Turns on cluster mode, as relay `relay` (a random number, unique in the cluster), with
     /// `commitMargin` ns added to each ordering lead. Before the first event.
     /// `sessionLogLimit` is the most bytes one session's log may hold (`RelayCore+ClusterLogCap.swift`).
+    /// A session's log is compacted once `compactionThreshold` bytes of entries (or as many as
+    /// its last snapshot took, when more) follow its last snapshot; nil: the smaller of
+    /// `defaultClusterCompactionThreshold` and a quarter of `sessionLogLimit`
+    /// (`RelayCore+ClusterCompaction.swift`).
     public mutating func enableCluster(relay: UInt64, commitMargin: Int64 = 10_000_000,
-                                       sessionLogLimit: Int = RelayCore.defaultClusterSessionLogLimit) {
+                                       sessionLogLimit: Int = RelayCore.defaultClusterSessionLogLimit,
+                                       compactionThreshold: Int? = nil) {
         cluster = RelayClusterState(relay: relay, commitMargin: commitMargin)
         cluster?.sessionLogLimit = sessionLogLimit
+        cluster?.compactionThreshold = max(compactionThreshold ?? min(RelayCore.defaultClusterCompactionThreshold, sessionLogLimit / 4), 1)
     }
 
     /// Whether the core runs in cluster mode.

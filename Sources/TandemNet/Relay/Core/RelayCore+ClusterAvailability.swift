@@ -1,7 +1,7 @@
 import Foundation
 import TandemWire
 
-/// Cluster mode's availability (issue 16): a relay that lost NATS (for `clusterLossHoldOff`), or
+/// Cluster mode's availability: a relay that lost NATS (for `clusterLossHoldOff`), or
 /// whose session's log takes none of its entries for `clusterStallTimeout`, tells the session's
 /// participants connected to it (`RelayNotice.unavailable`), and tells them again when it is back. Nothing else
 /// changes meanwhile: admissions are refused as unavailable, and frames already taken stay on

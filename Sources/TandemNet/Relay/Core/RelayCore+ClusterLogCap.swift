@@ -10,6 +10,10 @@ import TandemWire
 /// an end, a removal, a load request) and the relays' own entries (joins, cursors, departures)
 /// still go, so that a session at its cap can still be left and ended.
 ///
+/// A session's snapshot counts as what it takes in the log: once a snapshot is complete, the
+/// log's count is the snapshot's bytes, and the entries after it add to that
+/// (`RelayCore+ClusterCompaction.swift`); the entries before it are purged.
+///
 /// The count adds this relay's entries on their way to the log; other relays' entries in flight
 /// are not known here, so a session's log can pass its cap by what the other relays have in
 /// flight at that moment (each at most a batch). The streams' own byte limit, with new messages
@@ -40,6 +44,7 @@ extension RelayCore {
         let size = entry.encodedSizeEstimate
         cluster?.logBytes[entry.session, default: 0] += size
         if entry.relay == relay { reducePending(entry.session, by: size) }
+        noteClusterTail(entry, size: size)
     }
 
     /// This relay's `entry` is on its way to the log.
@@ -56,6 +61,9 @@ extension RelayCore {
     mutating func forgetClusterLog(_ session: UUID) {
         cluster?.logBytes[session] = nil
         cluster?.pendingLogBytes[session] = nil
+        cluster?.tailBytes[session] = nil
+        cluster?.snapshotBytes[session] = nil
+        cluster?.compactions.remove(session)
     }
 
     /// The bytes of `session`'s log applied here so far (nil when it is not loaded).

@@ -72,7 +72,7 @@ public struct RelayCore: Sendable {
     var unshedableAt: Int?
     /// How often each limit has refused or cut something.
     public internal(set) var limitCounts = RelayLimitCounts()
-    /// Cluster mode's state (issue 16, `RelayCore+Cluster.swift`); nil on a single relay.
+    /// Cluster mode's state (`RelayCore+Cluster.swift`); nil on a single relay.
     var cluster: RelayClusterState?
     /// The fan-out allowance of each source (`RelaySource.key`) over every session it sends
     /// into, made on first use and forgotten once whole again.

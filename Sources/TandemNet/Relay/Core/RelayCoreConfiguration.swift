@@ -58,7 +58,7 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     /// at once on each admission and resumption too).
     public var roundTripProbeInterval: Int64 = 1_000_000_000
 
-    // MARK: Resource limits (issue 12)
+    // MARK: Resource limits
     //
     // Behind NAT many people share one address, so the per-address caps are generous: they stop
     // one host from taking the relay, not a household or an office from using it.

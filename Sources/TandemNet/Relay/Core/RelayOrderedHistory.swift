@@ -166,6 +166,37 @@ struct RelayOrderedHistory: Sendable {
     }
 }
 
+/// A cluster's snapshot of the session (`ClusterSessionSnapshot`) carries the history whole: what
+/// it keeps, the count of recent records to keep, and the publishers whose snapshots are
+/// fallbacks, so that a relay loading the session from the snapshot keeps and drops alike.
+extension RelayOrderedHistory {
+    /// The publishers' newest snapshots, by publisher: the order of each and the order it reflects.
+    typealias Publishers = [UUID: (order: UInt64, reflecting: UInt64)]
+
+    /// What a snapshot of the session keeps of the history: every entry kept, in order, the
+    /// count of recent records to keep, and the publishers' newest snapshots.
+    var retained: (entries: [RelayOrderedEntry], recentLimit: Int, publishers: Publishers) {
+        (all, recentLimit, newestByPublisher)
+    }
+
+    /// The history `retained` described, each entry back in its retention's queue (the entries
+    /// in order, as `retained` gives them).
+    init(entries: [RelayOrderedEntry], recentLimit: Int, publishers: Publishers) {
+        self.init()
+        for entry in entries {
+            bodyBytes += entry.body.count
+            switch entry.retention {
+            case .kept: kept.append(entry)
+            case .playback: playback.append(entry)
+            case .snapshot: snapshots.append(entry)
+            case .recent: recent.append(entry)
+            }
+        }
+        self.recentLimit = recentLimit
+        newestByPublisher = publishers
+    }
+}
+
 /// Entries in order, taken off the front in place: the dropped prefix is skipped by an index and
 /// compacted away once it is most of the array, so each removal costs O(1) amortised.
 private struct RecordQueue: Sendable {

@@ -47,3 +47,14 @@ struct RelayOutbox: Sendable {
     /// The frames still waiting, oldest first.
     var pending: ArraySlice<RelayFrame> { frames[head...] }
 }
+
+extension RelayOutbox {
+    /// An outbox holding `pending`, the frames numbered up to `nextSequence - 1` in order, as a
+    /// cluster's snapshot of the session carries it (`ClusterSessionSnapshot`).
+    init(nextSequence: UInt64, pending: [RelayFrame]) {
+        self.init()
+        self.nextSequence = nextSequence
+        frames = pending
+        bodyBytes = pending.reduce(0) { $0 + Self.bodySize(of: $1) }
+    }
+}

@@ -45,7 +45,7 @@ public final class RelayServer: @unchecked Sendable {
     /// Set while `accept` is backed off after failing for want of descriptors or memory.
     private var acceptPausedUntil: Int64?
     private var paused: Set<RelayConnectionID> = []
-    /// Cluster hook (issue 16, `ClusterRelay`): set before `start()`, called on the loop with
+    /// Cluster hook (`ClusterRelay`): set before `start()`, called on the loop with
     /// what a clustered core submits to NATS.
     var clusterOutput: (@Sendable (RelayClusterOutput) -> Void)?
     /// Addresses whose strangers keep being cut: their new connections are closed at accept.
@@ -649,7 +649,7 @@ public final class RelayServer: @unchecked Sendable {
     }
 }
 
-// MARK: Cluster hooks (issue 16; `ClusterRelay` in Sources/TandemNet/Cluster). The cluster part's:
+// MARK: Cluster hooks (`ClusterRelay` in Sources/TandemNet/Cluster). The cluster part's:
 // this block, `clusterOutput` and the one line marked "cluster hook" in `perform`.
 
 extension RelayServer {
