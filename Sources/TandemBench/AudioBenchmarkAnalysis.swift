@@ -31,6 +31,9 @@ public enum AudioBenchmarkAnalysis {
 
     /// How long after a change counts as "after a change" (ns).
     static let afterChange: Int64 = 100_000_000
+    /// The largest own error (about the common offset, ns) taken for one: beyond it the window was
+    /// paired with the wrong write.
+    static let attributionBound = 500_000_000.0
     /// Samples between own-error windows (500 ms).
     static let ownErrorHop = 24_000
 
@@ -122,6 +125,17 @@ public enum AudioBenchmarkAnalysis {
         let reference = timedGroup.map { group in group.members.flatMap { ownErrors[$0.name] ?? [] } } ?? []
         let common = median(reference.map(\.error))
         let commonExpected = median(reference.map(\.errorAgainstExpected))
+        // A window whose media position the log intended more than half a second from where it
+        // was recorded was paired with the wrong write (one of two that meant the same instant,
+        // around a seek or a snap): counted, not measured.
+        var unattributed: [String: Int] = [:]
+        if let common {
+            for (name, errors) in ownErrors {
+                let kept = errors.filter { abs($0.error - common) <= attributionBound }
+                unattributed[name] = errors.count - kept.count
+                ownErrors[name] = kept
+            }
+        }
 
         var participants: [AudioBenchmarkReport.Participant] = []
         for group in input.groups {
@@ -139,6 +153,7 @@ public enum AudioBenchmarkAnalysis {
                     participant.ownErrorMicroseconds = Percentiles(errors.map { ($0.error - common) / 1_000 })
                     participant.errorAgainstExpectedMicroseconds = Percentiles(errors.map { ($0.errorAgainstExpected - commonExpected) / 1_000 })
                     participant.ownErrorPeak = Percentiles(errors.map(\.peak))
+                    participant.ownErrorUnattributed = unattributed[member.name]
                 }
                 participants.append(participant)
             }

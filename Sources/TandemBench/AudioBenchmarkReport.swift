@@ -31,6 +31,9 @@ public struct AudioBenchmarkReport: Sendable, Codable {
         public var errorAgainstExpectedMicroseconds: Percentiles?
         /// The own-error windows' correlation peaks with the media.
         public var ownErrorPeak: Percentiles?
+        /// Own-error windows left out: paired with a write that meant the same instant for media
+        /// more than half a second away (around a seek or a snap).
+        public var ownErrorUnattributed: Int?
     }
 
     /// One group of participants, compared among themselves.

@@ -27,7 +27,7 @@ public enum AudioBenchmarkTable {
         lines.append("|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|---|")
         for participant in report.participants {
             let correction = participant.correctionPPM.map { String(format: "%+.0f / %+.0f / %+.0f", $0.min, $0.p50, $0.max) } ?? "-"
-            let own = participant.ownErrorMicroseconds.map { "\(n($0.p50)) / \(n($0.p99)) / \(n($0.max)) (\($0.count), peak \(String(format: "%.2f", participant.ownErrorPeak?.p50 ?? 0)))" } ?? "-"
+            let own = participant.ownErrorMicroseconds.map { "\(n($0.p50)) / \(n($0.p99)) / \(n($0.max)) (\($0.count)\(participant.ownErrorUnattributed.map { $0 > 0 ? " + \($0) unpaired" : "" } ?? ""), peak \(String(format: "%.2f", participant.ownErrorPeak?.p50 ?? 0)))" } ?? "-"
             let expected = participant.errorAgainstExpectedMicroseconds.map { "\(n($0.p50)) / \(n($0.p99))" } ?? "-"
             lines.append("| \(participant.name) | \(participant.group) | \(String(format: "%+.2f", participant.clockOffsetSeconds)) | "
                 + "\(String(format: "%+.0f", participant.clockDriftPPM)) | \(participant.exitStatus.map(String.init) ?? "killed") | "

@@ -47,11 +47,12 @@ public enum AudioClicks {
 
     /// For each onset of `reference`, the spread (latest minus earliest, in samples) of it and the
     /// nearest onset of every other channel in `others`, when each has one within `within`
-    /// samples; with the reference onset's position.
+    /// samples whose nearest reference onset is this one (a click a stretcher repeated in one
+    /// channel is not paired with another's single click); with the reference onset's position.
     public static func spreads(reference: [Double], others: [[Double]], within: Double) -> [(position: Double, spread: Double)] {
         var cursors = [Int](repeating: 0, count: others.count)
         var result: [(position: Double, spread: Double)] = []
-        for onset in reference {
+        for (position, onset) in reference.enumerated() {
             var earliest = onset
             var latest = onset
             var complete = true
@@ -60,6 +61,13 @@ public enum AudioClicks {
                 while cursor + 1 < list.count, abs(list[cursor + 1] - onset) <= abs(list[cursor] - onset) { cursor += 1 }
                 cursors[channel] = cursor
                 guard cursor < list.count, abs(list[cursor] - onset) <= within else {
+                    complete = false
+                    continue
+                }
+                let distance = abs(list[cursor] - onset)
+                let closerNeighbour = (position > 0 && abs(reference[position - 1] - list[cursor]) < distance)
+                    || (position + 1 < reference.count && abs(reference[position + 1] - list[cursor]) < distance)
+                guard !closerNeighbour else {
                     complete = false
                     continue
                 }

@@ -76,6 +76,13 @@ import Testing
         #expect(spreads.allSatisfy { abs($0.spread - 7) < 0.5 })
     }
 
+    @Test func aRepeatedClickIsNotPairedWithAnotherChannelsSingleOne() {
+        // The reference repeats its first click 400 samples on (as a stretcher may); the other has it once.
+        let spreads = AudioClicks.spreads(reference: [1_000, 1_400, 25_000], others: [[1_003, 25_002]], within: 2_400)
+        #expect(spreads.map(\.position) == [1_000, 25_000])
+        #expect(spreads.map(\.spread) == [3, 2])
+    }
+
     @Test func ownErrorIsTheRecordedInstantLessTheIntendedOne() {
         let source = AudioBenchSignal(seconds: 1, seed: 9).samples()
         let start = 1_000

@@ -10,6 +10,15 @@ enum BenchAudioCommand: Command {
     static let summary = "participants' sound recorded from one PulseAudio null sink (a channel each): audio spread of built-in, "
         + "mpv and on-receipt players, each output's own error, corrections, snaps, underruns (build with -c release)"
 
+    static let options = [
+        OptionHelp("--steady S", "seconds of steady play added after the first play (default 20; 1800 for a 30-minute run)"),
+        OptionHelp("--relay-drift-ppm PPM", "how fast the relay's session clock gains on the machine's (default 100)"),
+        OptionHelp("--executable PATH", "another tandem build to run as the participants and the relay (default this one)"),
+        OptionHelp("--keep-logs DIR", "keep the media, the recording, every audio log and report.json in DIR"),
+        OptionHelp("--json", "print the report as JSON"),
+        OptionHelp("--out FILE", "also write the report as JSON to FILE"),
+    ]
+
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try Arguments(arguments, options: ["steady", "relay-drift-ppm", "executable", "keep-logs", "out"], flags: ["json"])
         try options.expectPositionals(atMost: 0)
