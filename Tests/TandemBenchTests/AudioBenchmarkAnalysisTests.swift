@@ -30,6 +30,8 @@ import Testing
         #expect(report.changes.map(\.change) == ["play", "rate 1.5"])
         #expect(report.changes[0].largestSpread["tandem"].map { abs($0 - 62.5) < 1 } == true)
         #expect(report.participants.map(\.name) == ["peer-0", "peer-1", "peer-2"])
+        let table = AudioBenchmarkTable.render(report)
+        #expect(table.contains("| tandem | peer-0, peer-1, peer-2 | 8 (") && table.contains("| mpv |  | not measured: none here |"))
     }
 
     @Test func aGatedPlayTakesEffectWhenItsPreRollCompletes() {

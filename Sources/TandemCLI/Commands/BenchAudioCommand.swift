@@ -11,7 +11,7 @@ enum BenchAudioCommand: Command {
         + "mpv and on-receipt players, each output's own error, corrections, snaps, underruns (build with -c release)"
 
     static let options = [
-        OptionHelp("--steady S", "seconds of steady play added after the first play (default 20; 1800 for a 30-minute run)"),
+        OptionHelp("--steady S", "seconds of steady play added after the first play (default 20, at most 300)"),
         OptionHelp("--relay-drift-ppm PPM", "how fast the relay's session clock gains on the machine's (default 100)"),
         OptionHelp("--executable PATH", "another tandem build to run as the participants and the relay (default this one)"),
         OptionHelp("--keep-logs DIR", "keep the media, the recording, every audio log and report.json in DIR"),
@@ -27,7 +27,9 @@ enum BenchAudioCommand: Command {
         guard FileManager.default.isExecutableFile(atPath: executable) else { throw CLIError.usage("--executable: no executable at \(executable)") }
         var benchmark = BenchAudioCommand.benchmark(executable: executable)
         benchmark.steadySeconds = try options.double("steady", default: 20)!
-        guard (0...3_600).contains(benchmark.steadySeconds) else { throw CLIError.usage("--steady wants seconds within 0…3600") }
+        // The analysis holds the whole recording in memory (7 channels of 32-bit samples): 300 s is
+        // about 400 MB.
+        guard (0...300).contains(benchmark.steadySeconds) else { throw CLIError.usage("--steady wants seconds within 0…300") }
         benchmark.relayDriftPPM = try options.double("relay-drift-ppm", default: 100)!
         guard abs(benchmark.relayDriftPPM) <= 1_000 else { throw CLIError.usage("--relay-drift-ppm wants ppm within ±1000") }
         benchmark.logs = options.value("keep-logs")
