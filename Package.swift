@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// Tandem: synchronized media playback for Swift on Linux. See README.md and DESIGN notes.
+// Tandem: synchronized media playback for Swift on Linux. See README.md and docs/ARCHITECTURE.md.
 import PackageDescription
 
 /// The FFmpeg libraries the media layer links, as Debian names their development packages.
@@ -29,10 +29,14 @@ let package = Package(
         ),
         .systemLibrary(name: "CTandemSystem"),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // PulseAudio's client library (Debian's libpulse-dev): the built-in player's sound output
+        // (PipeWire speaks its protocol too). Its headers are on the default path; no pkg-config,
+        // whose flags for it (-pthread, -D_REENTRANT) SwiftPM refuses with a warning.
+        .systemLibrary(name: "CPulse"),
 
         // clock: clock sampling and estimation; pure values, no I/O.
         .target(name: "TandemClock"),
-        // Content identity (size and hashes) and media lists: no FFmpeg (issue 15, item 3).
+        // Content identity (size and hashes) and media lists: no FFmpeg.
         .target(name: "TandemIdentity"),
         // wire: datagram and message encodings, versioned.
         .target(name: "TandemWire", dependencies: ["TandemClock"]),
@@ -46,18 +50,18 @@ let package = Package(
         .target(name: "TandemPlayback", dependencies: ["Tandem", "TandemClock", "TandemNet"]),
 
         // What both players share that needs no FFmpeg: nanoseconds and media time in seconds, the
-        // monotonic clock, worker threads, the presentation log and `MediaError` (issue 15, item 9).
+        // monotonic clock, worker threads, the presentation log and `MediaError`.
         .target(name: "TandemPlayerSupport", dependencies: ["CTandemSystem", "TandemClock"]),
         // media: the FFmpeg-backed headless player.
-        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity", "TandemPlayerSupport"]),
+        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CPulse", "CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity", "TandemPlayerSupport"]),
         // mpv: the mpv backend over its JSON IPC (the socket comes from net); links no FFmpeg.
         .target(name: "TandemMpv", dependencies: ["CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity", "TandemPlayerSupport"]),
 
-        // streaming: a joiner without the file reads it from a holder, sealed through the session
-        // (issue 15 item 4); a loopback HTTP server hands the same bytes to mpv.
+        // streaming: a joiner without the file reads it from a holder, sealed through the session;
+        // a loopback HTTP server hands the same bytes to mpv.
         .target(name: "TandemStreaming", dependencies: ["Tandem", "TandemPlayback", "TandemIdentity"]),
 
-        // party: a watch party as one library type, and its typed `Codable` events (issue 15 item 9).
+        // party: a watch party as one library type, and its typed `Codable` events.
         .target(name: "TandemParty", dependencies: ["Tandem", "TandemPlayback", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemStreaming", "TandemIdentity"]),
 
         // The user-space network impairment proxy (`tandem netsim`): a pure schedule and its shell.

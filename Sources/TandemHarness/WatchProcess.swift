@@ -211,8 +211,14 @@ extension WatchProcess {
                             executable: String = TandemProcess.executablePath) throws -> WatchProcess {
         try WatchProcess(executable: executable,
                          arguments: ["host"] + media + ["--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0", "--name", name,
-                                                        "--events", "json"] + (mpv?.commandLine ?? []) + arguments,
+                                                        "--events", "json"] + (mpv?.commandLine ?? []) + silent(mpv, arguments) + arguments,
                          name: name, acceptsCommands: true, environment: environment)
+    }
+
+    /// `--audio none` for the built-in player unless `arguments` choose its sound: a test never
+    /// plays into the sound server of whoever runs it.
+    private static func silent(_ mpv: MpvSettings?, _ arguments: [String]) -> [String] {
+        mpv == nil && !arguments.contains("--audio") ? ["--audio", "none"] : []
     }
 
     /// Starts `tandem join MEDIA… --name NAME --events json` on `invite` (passed in
@@ -224,7 +230,8 @@ extension WatchProcess {
         var variables = environment
         variables["TANDEM_INVITE"] = invite
         return try WatchProcess(executable: executable,
-                                arguments: ["join"] + media + ["--name", name, "--events", "json"] + (mpv?.commandLine ?? []) + arguments,
+                                arguments: ["join"] + media + ["--name", name, "--events", "json"] + (mpv?.commandLine ?? [])
+                                    + silent(mpv, arguments) + arguments,
                                 name: name, acceptsCommands: true, environment: variables)
     }
 

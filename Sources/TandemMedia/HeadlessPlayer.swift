@@ -1,4 +1,5 @@
 import Foundation
+import TandemClock
 import TandemPlayback
 import TandemPlayerSupport
 
@@ -39,6 +40,12 @@ import TandemPlayerSupport
 ///
 /// **Stalls**: `setStallHandler(_:)` hears when the player cannot present on time and when it can
 /// again (see there for the rule).
+///
+/// **Sound**: with `Options.audioOutput = .pulse` the player plays its sound through a PulseAudio
+/// (or PipeWire) server, pulled by the server and timed on the same timeline as the pictures,
+/// to the sample at the output (`AudioPlayoutCore` says how); `volume`, `isMuted` and
+/// `soundStatistics` while it plays. Without a server it says so in one line and plays on
+/// silently. The audio sinks hear the decoded sound either way.
 public final class HeadlessPlayer: @unchecked Sendable {
     /// What the player needs besides the item.
     public struct Options: Sendable {
@@ -79,9 +86,30 @@ public final class HeadlessPlayer: @unchecked Sendable {
         /// How much earlier than the timeline gives it each frame is presented, in nanoseconds,
         /// for an output that lags (a display's or a capture's latency): positive presents
         /// earlier, negative later, within ±`HeadlessPlayer.maximumLatencyOffset`; 0 by default.
-        /// It is this player's alone: nothing of it reaches the group. (The player has no sound
-        /// of its own: its audio sinks' instants move with the pictures'.)
+        /// It is this player's alone: nothing of it reaches the group. The sound output's
+        /// instants move with the pictures' (as do the audio sinks').
         public var latencyOffset: Nanoseconds = 0
+
+        /// Where the player's sound plays: `.none` (the default: silent, as in tests and
+        /// benchmarks that do not ask for sound) or `.pulse`, a PulseAudio (or PipeWire) server.
+        public var audioOutput: AudioOutputKind = .none
+        /// The sound server for `.pulse` (`unix:/path/native`, `tcp:host`); nil lets libpulse
+        /// find it (`PULSE_SERVER`, the session's own). The client never starts one.
+        public var audioServer: String?
+        /// The sink to play on, by name (`pactl list short sinks`); nil plays on the server's default.
+        public var audioDevice: String?
+        /// The sound's volume, in percent of its full level: 0 to 150 (above 100 amplifies).
+        public var volume = 100
+        /// Whether the sound starts muted.
+        public var muted = false
+        /// The latency asked of the sound server: how far ahead of the output sound is written.
+        public var audioLatency = TimeSpan.milliseconds(50)
+        /// Where the sound output logs its writes, snaps, underruns and latency (`AudioLog`'s
+        /// JSON lines), if anywhere.
+        public var audioLog: String?
+        /// Hears the player's one-line notices about its sound (no server reachable, say); by
+        /// default they go to standard error.
+        public var audioNotice: (@Sendable (String) -> Void)?
 
         /// The defaults: video and audio, FFmpeg's choice of threads, 8 frames ahead.
         public init() {}
@@ -97,6 +125,8 @@ public final class HeadlessPlayer: @unchecked Sendable {
     private let coordination: HeadlessPlayerCoordination
     /// Suspends this participant while the player stalls, and calls the program's stall handler.
     let stalls = StallSuspender()
+    /// The sound output, when there is one.
+    let sound: HeadlessPlayerSound
 
     /// Opens `url` and starts decoding, paused at the start (or following `timeline`).
     ///
@@ -146,11 +176,13 @@ public final class HeadlessPlayer: @unchecked Sendable {
         limits.wakeGuard = options.wakeGuard
         limits.decodeThrottle = options.decodeThrottle
         limits.latencyOffset = HeadlessPlayer.clampedLatencyOffset(options.latencyOffset)
+        let playout = try HeadlessPlayer.playout(options: options)
         engine = PlaybackEngine(
             decoder: decoder, item: item, timeline: initial, limits: limits,
             videoSinks: videoSinks, audioSinks: audioSinks.isEmpty ? [NullAudioSink()] : audioSinks,
-            startPosition: max(start, 0)
+            audioStore: playout?.store, startPosition: max(start, 0)
         )
+        sound = HeadlessPlayerSound(playout: playout, options: options, engine: engine)
         coordination = HeadlessPlayerCoordination(itemIdentifier: item.identifier)
         playbackCoordinator = PlaybackCoordinator(delegate: coordination)
         coordination.player = self
@@ -168,11 +200,13 @@ public final class HeadlessPlayer: @unchecked Sendable {
     }
 
     deinit {
+        sound.close()
         engine.stop()
     }
 
-    /// Stops decoding and presenting, and waits for both threads. The player cannot restart.
+    /// Stops decoding, presenting and the sound, and waits for the threads. The player cannot restart.
     public func close() {
+        sound.close()
         engine.stop()
     }
 

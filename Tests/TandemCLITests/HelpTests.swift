@@ -40,6 +40,8 @@ import TandemHarness
         #expect(text.contains("--latency-offset MS"))
         #expect(text.contains("(default: 7462;"))
         #expect(text.contains("options:"))
+        #expect(text.contains("--audio pulse|none"))
+        #expect(text.contains("--volume N"))
     }
 
     @Test("a family alone lists its commands", arguments: [["bench"], ["bench", "--help"], ["help", "bench"], ["clock"]])

@@ -26,17 +26,17 @@ import TandemHarness
         let clip = SampleClip.h264.path
         // Each source is read: each run reaches for the relay the invite names.
         let word = try run(["join", Self.unreachable, clip])
-        #expect(word.status == 1 && word.error.hasPrefix("tandem: relay unreachable"), "\(word)")
+        #expect(word.status == 1 && word.error.hasPrefix("tandem: the relay at 127.0.0.1:1 does not answer"), "\(word)")
         let file = try fixtures.write("invite", Array("\n   \n\(Self.unreachable)\nignored\n".utf8))
         #expect(chmod(file, 0o600) == 0)
         let fromFile = try run(["join", clip, "--invite-file", file])
-        #expect(fromFile.status == 1 && fromFile.error.hasPrefix("tandem: relay unreachable"), "\(fromFile)")
+        #expect(fromFile.status == 1 && fromFile.error.hasPrefix("tandem: the relay at 127.0.0.1:1 does not answer"), "\(fromFile)")
         #expect(!fromFile.error.contains("readable by other users"))
         let fromEnvironment = try run(["join", clip], environment: ["TANDEM_INVITE": Self.unreachable])
-        #expect(fromEnvironment.status == 1 && fromEnvironment.error.hasPrefix("tandem: relay unreachable"), "\(fromEnvironment)")
+        #expect(fromEnvironment.status == 1 && fromEnvironment.error.hasPrefix("tandem: the relay at 127.0.0.1:1 does not answer"), "\(fromEnvironment)")
         // A word wins over the environment; the file over the environment too.
         let both = try run(["join", clip, "--invite-file", file], environment: ["TANDEM_INVITE": "garbage"])
-        #expect(both.status == 1 && both.error.hasPrefix("tandem: relay unreachable"), "\(both)")
+        #expect(both.status == 1 && both.error.hasPrefix("tandem: the relay at 127.0.0.1:1 does not answer"), "\(both)")
         // A file others may read works, with a warning.
         #expect(chmod(file, 0o644) == 0)
         let shared = try run(["join", clip, "--invite-file", file])

@@ -20,7 +20,7 @@ enum HostCommand: Command {
     static let words = ["host"]
     static let usage = "host MEDIA…|URL [--port P] [--bind ADDR] [--advertise HOST] [--relay HOST:PORT[,HOST:PORT…]] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
         + "[--presentation-log PATH] [--events json] [--clock-offset S] [--clock-drift-ppm PPM] "
-        + "[--latency-offset MS] "
+        + "[--latency-offset MS] " + AudioOptions.usage + " "
         + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] [--decode-throttle FACTOR (bench only)] [--wake-guard] " + RelayLimitOptions.usage
     static let summary = "host a watch-together session (on a relay of its own that outlives it, or --relay) and print its invite"
 
@@ -37,7 +37,7 @@ enum HostCommand: Command {
         }
         let bind = arguments.value("bind") ?? "0.0.0.0"
         let sessionClock = try ServeCommand.sessionClock(arguments)
-        // Fail on the media before anything else starts. A URL item (issue 15 item 4), which every
+        // Fail on the media before anything else starts. A URL item, which every
         // participant opens itself, plays alone.
         if media.contains(where: { WatchParty.webURL($0) != nil }) {
             guard media.count == 1 else { throw CLIError.usage("an http(s) URL plays alone: give it without other media") }

@@ -16,13 +16,13 @@ enum JoinCommand: Command {
     static let words = ["join"]
     static let usage = "join [INVITE] [MEDIA…] [--no-stream] [--allow-urls] [--invite-file PATH] [--name NAME] [--video none|terminal] [--presentation-log PATH] [--events json] "
         + "[--clock-offset S] [--clock-drift-ppm PPM] [--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] [--decode-throttle FACTOR (bench only)] [--wake-guard]"
-        + " [--latency-offset MS]"
+        + " [--latency-offset MS] " + AudioOptions.usage
     static let summary = "join a watch-together session from its invite (a tandem:// word, --invite-file PATH or $TANDEM_INVITE), with your own copy of the media or streaming it from those who hold it"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["invite-file"]), flags: WatchOptions.flags)
         let (inviteText, source, words) = try invite(arguments, environment: InviteEnvironment.inherited)
-        // No media: the group's item is streamed from its holders (issue 15 item 4).
+        // No media: the group's item is streamed from its holders.
         let media = words.isEmpty && !arguments.flags.contains("no-stream") ? [] : try HostCommand.mediaList(words)
         let options = try WatchOptions(arguments, defaultName: ProcessInfo.processInfo.environment["USER"] ?? "guest")
         let invitation: Invitation

@@ -6,14 +6,15 @@ import TandemPlayerSupport
 /// `tandem play FILE ...`: play alone with the headless player.
 enum PlayCommand: Command {
     static let words = ["play"]
-    static let usage = "play FILE [--start T] [--rate R] [--duration S] [--video none|terminal] [--presentation-log PATH] [--snapshot T:PATH] [--threads N]"
+    static let usage = "play FILE [--start T] [--rate R] [--duration S] [--video none|terminal] [--presentation-log PATH] [--snapshot T:PATH] [--threads N] " + AudioOptions.usage
     static let summary = "play a file alone with the headless FFmpeg player and report what it presented"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let arguments = try Arguments(
             arguments,
-            options: ["start", "rate", "duration", "video", "presentation-log", "snapshot", "threads"]
+            options: Set(["start", "rate", "duration", "video", "presentation-log", "snapshot", "threads"]).union(AudioOptions.valueOptions)
         )
+        let audio = try AudioOptions(arguments, builtinPlayer: true)
         try arguments.expectPositionals(atMost: 1)
         let path = try arguments.positional(0, "FILE")
         let start = try arguments.double("start", default: 0)!
@@ -34,7 +35,7 @@ enum PlayCommand: Command {
                 print(String(format: "snapshot at %.3f s: frame %.3f s written to %@", time, MediaTime.seconds(shown), target))
             }
             return try play(path: path, start: start, rate: rate, duration: duration, threads: threads,
-                            terminal: video == "terminal", logPath: arguments.value("presentation-log"))
+                            terminal: video == "terminal", logPath: arguments.value("presentation-log"), audio: audio)
         } catch let error as MediaError {
             throw CLIError.failure(error.description)
         }
@@ -49,7 +50,7 @@ enum PlayCommand: Command {
     }
 
     private static func play(path: String, start: Double, rate: Double, duration: Double?, threads: Int,
-                             terminal: Bool, logPath: String?) throws -> Int32 {
+                             terminal: Bool, logPath: String?, audio sound: AudioOptions) throws -> Int32 {
         let counter = CountingSink()
         let lateness = LatenessRecorder()
         let audio = NullAudioSink()
@@ -61,6 +62,7 @@ enum PlayCommand: Command {
 
         var options = HeadlessPlayer.Options()
         options.threads = threads
+        sound.apply(to: &options)
         // Start a moment ahead so that the first frames are decoded before they are due.
         let begin = MonotonicClock.now() + 100_000_000
         let timeline = PresentationTimeline(rate: rate, anchorMediaTime: MediaTime.nanoseconds(seconds: start), anchorLocalTime: begin)

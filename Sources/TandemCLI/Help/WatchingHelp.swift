@@ -5,6 +5,11 @@ enum WatchOptionsHelp {
         OptionHelp("-n, --name NAME", "your name as the others see it (default: host for the host, your login name for a guest)"),
         OptionHelp("--player builtin|mpv", "who shows the media: Tandem's own player, or mpv in a window of its own (default: builtin)"),
         OptionHelp("--video none|terminal", "the built-in player's picture: none, or drawn in this terminal (default: none)"),
+        OptionHelp("--audio pulse|none", "the built-in player's sound, through PulseAudio or PipeWire, or none "
+            + "(default: pulse at a terminal, none without one)"),
+        OptionHelp("--audio-device SINK", "the sink to play into (pactl list short sinks; default: the server's)"),
+        OptionHelp("--volume N", "the volume in percent, 0 to 150 (default: 100; the keys 9 and 0 change it, m mutes)"),
+        OptionHelp("--audio-log FILE", "write each write to the sound output as a JSON line, for tandem bench audio"),
         OptionHelp("--mpv-args \"ARGS\"", "more options for mpv, space-separated, such as \"--vo=x11 --ao=pulse\" (needs --player mpv)"),
         OptionHelp("--mpv-ipc PATH", "the socket Tandem drives mpv through (default: a temporary one)"),
         OptionHelp("--latency-offset MS", "present this many ms earlier than the group's timeline, for a display or speakers that lag; "
@@ -60,6 +65,7 @@ extension PlayCommand {
          OptionHelp("--presentation-log PATH", "write when each frame was due and when it was shown, as JSON lines"),
          OptionHelp("--snapshot T:PATH", "write the frame at T seconds as a PNG to PATH (may be repeated)"),
          OptionHelp("--threads N", "video decoding threads (default: 0, FFmpeg chooses)")]
+            + WatchOptionsHelp.watching.filter { $0.form.hasPrefix("--audio") || $0.form.hasPrefix("--volume") }
     }
 }
 

@@ -1,3 +1,4 @@
+import CTandemSystem
 import Synchronization
 import Tandem
 
@@ -33,6 +34,15 @@ final class StatusArea: Sendable {
 
     /// Whether it draws.
     var isActive: Bool { state.withLock { $0.active } }
+
+    /// The terminal's width in columns, read at each call so that a resized terminal is followed
+    /// at the next draw; 80 when standard output is no terminal.
+    static var columns: Int {
+        var columns: UInt16 = 0
+        var rows: UInt16 = 0
+        guard tandem_terminal_size(1, &columns, &rows) == 0, columns > 0 else { return 80 }
+        return Int(columns)
+    }
 
     /// The prompt's text as typed, nil when no prompt is open.
     var prompt: String? { state.withLock { $0.prompt } }

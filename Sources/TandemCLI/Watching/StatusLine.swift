@@ -5,11 +5,29 @@ import Tandem
 import TandemMedia
 import TandemPlayback
 
-/// The line a person watching at a terminal sees: position, rate, who is there and in what state,
-/// the clock's offset and error bound, the measured sync error, and who did what last.
+/// The line a person watching at a terminal sees: play state and position, who did what last,
+/// the rate, who is there and in what state, then the queue, the latency offset, the measured
+/// sync error and the clock's error bound. Each field has a priority: at a narrow terminal the
+/// least useful go first (`TerminalText.fitting`), and the line is cut, never wrapped.
 enum StatusLine {
-    static func text(player: HeadlessPlayer, coordinator: PlaybackCoordinator, session: GroupSession<WatchTogether>,
-                     lastChange: String) -> String {
+    /// A field and how much it matters when the terminal is narrow.
+    typealias Field = (text: String, priority: Int)
+
+    /// The priorities, most useful first.
+    enum Priority {
+        static let position = 100
+        static let lastChange = 90
+        static let rate = 85
+        static let participants = 80
+        static let queue = 60
+        static let latency = 50
+        static let sync = 40
+        static let clock = 30
+    }
+
+    /// The fields of the line, in the order they are shown.
+    static func fields(player: HeadlessPlayer, coordinator: PlaybackCoordinator, session: GroupSession<WatchTogether>,
+                       lastChange: String) -> [Field] {
         let local = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
         let core = groupCore(coordinator, atLocalTime: local)
         let timeline = core.timeline
@@ -18,7 +36,9 @@ enum StatusLine {
         let position = min((coordinator.expectedItemTime(atLocalTime: local) ?? timeline.anchorMediaTime).nanoseconds, end)
         let duration = player.info.duration.map { " / " + clock(seconds: $0) } ?? ""
         let symbol = timeline.rate > 0 ? "▶" : (core.isWaiting ? "⏳" : "⏸")
-        var parts = ["\(symbol) \(clock(seconds: Double(max(0, position)) / 1e9))\(duration)", String(format: "%.2fx", timeline.rate)]
+        var parts: [Field] = [("\(symbol) \(clock(seconds: Double(max(0, position)) / 1e9))\(duration)", Priority.position)]
+        if !lastChange.isEmpty { parts.append((TerminalText.sanitized(lastChange), Priority.lastChange)) }
+        parts.append((String(format: "%.2fx", timeline.rate), Priority.rate))
         let active = session.activeParticipants
         let away = session.awayParticipants
         let names = active.sorted { $0.displayName < $1.displayName }.map { participant -> String in
@@ -28,19 +48,19 @@ enum StatusLine {
             let name = TerminalText.sanitized(participant.name(among: active))
             return suspended.isEmpty ? name : "\(name) (\(suspended.joined(separator: ", ")))"
         }
-        parts.append(names.joined(separator: ", "))
+        parts.append((names.joined(separator: ", "), Priority.participants))
         if let local, let status = coordinator.clockStatus(atLocalTime: local) {
-            parts.append(String(format: "clock %+.3f s ±%.2f ms", status.offset.seconds, status.errorBound.seconds * 1e3))
+            // The offset itself is the session clock's epoch, meaningless to a person: its error is not.
+            parts.append((String(format: "clock ±%.2f ms", status.errorBound.seconds * 1e3), Priority.clock))
             // How far the player's own timeline is from the shared one now: scheduling aside,
             // this is the sync error of this participant.
             if timeline.rate > 0, let expected = coordinator.expectedItemTime(atLocalTime: local),
                let raw = coordinator.localClock?.monotonicTime(atLocal: local.nanoseconds) {
-                parts.append(String(format: "sync %.2f ms",
-                                    Double(player.mediaTime(atLocalTime: raw).saturatingSubtracting(expected.nanoseconds)) / 1e6))
+                parts.append((String(format: "sync %.2f ms",
+                                     Double(player.mediaTime(atLocalTime: raw).saturatingSubtracting(expected.nanoseconds)) / 1e6), Priority.sync))
             }
         }
-        if !lastChange.isEmpty { parts.append(TerminalText.sanitized(lastChange)) }
-        return parts.joined(separator: "  ")
+        return parts
     }
 
     /// The group as it stands now: past the end of an item it has moved on to the next (or

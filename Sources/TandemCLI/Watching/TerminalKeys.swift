@@ -9,6 +9,8 @@ enum WatchKey: Equatable {
     case space, left, right, shiftLeft, shiftRight, slower, faster, resetRate, quit, end, next, previous
     /// `-` and `=`: the latency offset down or up by 10 ms.
     case offsetDown, offsetUp
+    /// `9` and `0`: the volume down or up by 10 %; `m`: mute or unmute.
+    case volumeDown, volumeUp, mute
     /// Enter: the chat prompt opens, empty.
     case openPrompt
     /// The prompt's text changed (a key typed, Backspace).
@@ -101,7 +103,10 @@ struct KeyParser {
             case UInt8(ascii: " "): return .space
             case UInt8(ascii: "["): return .slower
             case UInt8(ascii: "]"): return .faster
-            case UInt8(ascii: "0"): return .resetRate
+            case 0x7F, 0x08: return .resetRate
+            case UInt8(ascii: "9"): return .volumeDown
+            case UInt8(ascii: "0"): return .volumeUp
+            case UInt8(ascii: "m"): return .mute
             case UInt8(ascii: "q"): return .quit
             case UInt8(ascii: "e"): return .end
             case UInt8(ascii: "n"): return .next

@@ -6,8 +6,9 @@ import TandemPlayback
 /// The options `tandem host` and `tandem join` share.
 struct WatchOptions {
     /// Options with a value that both take.
-    static let valueOptions: Set<String> = ["name", "video", "presentation-log", "clock-offset", "clock-drift-ppm", "events",
-                                            "player", "mpv-ipc", "mpv-args", "follow", "decode-throttle", "latency-offset"]
+    static let valueOptions: Set<String> = Set(["name", "video", "presentation-log", "clock-offset", "clock-drift-ppm", "events",
+                                            "player", "mpv-ipc", "mpv-args", "follow", "decode-throttle", "latency-offset"])
+        .union(AudioOptions.valueOptions)
 
     /// Flags that both take: `--no-stream` (a joiner plays only its own copy, never streams the
     /// group's item), `--allow-urls` (a joiner opens the group's `http(s)` item itself) and
@@ -43,6 +44,8 @@ struct WatchOptions {
     var allowsURLs: Bool
     /// `--wake-guard`: `HeadlessPlayer.Options.wakeGuard`.
     var wakeGuard: Bool
+    /// The built-in player's sound (`--audio`, `--audio-device`, `--volume`, `--audio-log`).
+    var audio: AudioOptions
 
     /// The range of `--latency-offset` and of the keys and the command that change it (ms).
     static let latencyOffsets = WatchParty.Configuration.latencyOffsets
@@ -74,6 +77,7 @@ struct WatchOptions {
         refusesStreaming = arguments.flags.contains("no-stream")
         allowsURLs = arguments.flags.contains("allow-urls")
         wakeGuard = arguments.flags.contains("wake-guard")
+        audio = try AudioOptions(arguments, builtinPlayer: choice == .builtin)
         if choice == .mpv {
             if terminalVideo { throw .usage("--video terminal is the built-in player's; mpv shows video in its own window") }
             if wakeGuard { throw .usage("--wake-guard is the built-in player's; mpv keeps its own time") }

@@ -2,7 +2,7 @@ import Foundation
 import Tandem
 import TandemParty
 
-/// The watch's chat (issue 15, item 5): at a terminal, Enter opens a one-line prompt above the
+/// The watch's chat: at a terminal, Enter opens a one-line prompt above the
 /// status line (`KeyParser`, `StatusArea`); without one, the line command `say TEXT` sends
 /// everything after `say `, verbatim, up to 1,000 bytes. Every line of the group's (the party's
 /// `chat` events) is shown above the status line as `NAME: TEXT` (sanitised), or as the event

@@ -33,7 +33,7 @@ struct WatchRunner {
     var media: [String]
 
     func run() async throws -> Int32 {
-        // Issue 15 (party): SIGINT, SIGTERM and SIGHUP leave as `q` does (`ExitSignals`).
+        // SIGINT, SIGTERM and SIGHUP leave as `q` does (`ExitSignals`).
         let exitSignals = ExitSignals { [session] _ in session.leave() }
         defer { exitSignals.cancel() }
         let renderer = options.terminalVideo ? TerminalRenderer() : nil
@@ -76,6 +76,10 @@ struct WatchRunner {
         if let renderer { configuration.playerClosed = { renderer.stop() } }
         configuration.decodeThrottle = options.decodeThrottle
         configuration.wakeGuard = options.wakeGuard
+        configuration.audioOutput = options.audio.output
+        configuration.audioDevice = options.audio.device
+        configuration.volume = options.audio.volume
+        configuration.audioLog = options.audio.log
         configuration.mpvIPC = options.mpvIPC
         configuration.mpvArguments = options.mpvArguments
         // Every five seconds a `sync` event, for the benchmarks that read JSON.
@@ -184,10 +188,12 @@ struct WatchRunner {
                 case "throttle": try throttle(party, words: words)
                 case "next", "prev", "queue": try runQueueCommand(words, party: party)
                 case "offset": try party.setLatencyOffset(try offsetArgument(words))
+                case "volume": try party.setVolume(try volumeArgument(words))
+                case "mute": try party.toggleMute()
                 case "wait": try await Task.sleep(for: .seconds(try seconds(words)))
                 case "leave": party.leave()
                 case "end": party.end()
-                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, next, prev, queue add PATH, say TEXT, offset MS, stall S [nowait], wait S, leave, end)", party: party)
+                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, next, prev, queue add PATH, say TEXT, offset MS, volume N, mute, stall S [nowait], wait S, leave, end)", party: party)
                 }
             } catch {
                 // The watch is over (a `wait` cut short): nothing more to say.
@@ -233,9 +239,9 @@ struct WatchRunner {
     }
 
     /// At a terminal: space plays or pauses, left and right seek 5 s (shift: 30 s), `[` and `]`
-    /// change the rate by 0.1, `0` resets it, `-` and `=` the latency offset by 10 ms, `n` and `p`
-    /// move through the queue, Enter opens the chat prompt, `q` leaves, `e` ends the session for
-    /// everyone.
+    /// change the rate by 0.1, Backspace resets it, `-` and `=` the latency offset by 10 ms, `9`
+    /// and `0` the volume by 10 %, `m` mutes or unmutes, `n` and `p` move through the queue, Enter
+    /// opens the chat prompt, `q` leaves, `e` ends the session for everyone.
     private func runKeys(_ keys: TerminalKeys, party: WatchParty) async {
         for await key in keys.keys {
             do {
@@ -260,6 +266,9 @@ struct WatchRunner {
                     say(text, party: party)
                 case .offsetDown: try party.moveLatencyOffset(by: -Self.latencyStep)
                 case .offsetUp: try party.moveLatencyOffset(by: Self.latencyStep)
+                case .volumeDown: try party.moveVolume(by: -10)
+                case .volumeUp: try party.moveVolume(by: 10)
+                case .mute: try party.toggleMute()
                 }
             } catch {
                 refuse("\(error)", party: party)
@@ -281,8 +290,12 @@ struct WatchRunner {
     /// Draws the status line once.
     private func drawStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, lastChange: LastChange) {
         if let player = party.player, let coordinator = party.coordinator {
-            let line = [StatusLine.text(player: player, coordinator: coordinator, session: session, lastChange: lastChange.text),
-                        Self.queuePosition(StatusLine.groupCore(coordinator, atLocalTime: coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) })), Self.latencyText(party.latencyOffset)].compactMap { $0 }.joined(separator: "  ")
+            let core = StatusLine.groupCore(coordinator, atLocalTime: coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) })
+            var fields = StatusLine.fields(player: player, coordinator: coordinator, session: session, lastChange: lastChange.text)
+            fields.insert(contentsOf: [Self.queuePosition(core).map { ($0, StatusLine.Priority.queue) },
+                                       Self.latencyText(party.latencyOffset).map { ($0, StatusLine.Priority.latency) }].compactMap { $0 },
+                          at: min(fields.count, 4))
+            let line = TerminalText.fitting(fields, width: StatusArea.columns)
             if let renderer {
                 // Under the picture: the prompt, while one is open, in the status line's place.
                 renderer.statusLine = StatusArea.shared.prompt.map { "say: " + TerminalText.sanitized($0) + "▏" } ?? line

@@ -105,6 +105,7 @@ extension PlaybackEngine {
                 frame.queuedAt = MonotonicClock.now()
                 incoming.video.append(frame)
             case .audio(let chunk)?:
+                audioStore?.append(chunk, key: .prepared(serial), item: incoming.item.identifier)
                 incoming.audio.append(chunk)
                 incoming.audioBuffered += chunk.duration
             case nil:
@@ -127,6 +128,7 @@ extension PlaybackEngine {
             frame.queuedAt = MonotonicClock.now()
             video.append(Queued(item: frame, generation: generation))
         case .audio(let chunk)?:
+            audioStore?.append(chunk, key: .generation(generation), item: item)
             audio.append(Queued(item: chunk, generation: generation))
             audioBuffered += chunk.duration
         case nil:

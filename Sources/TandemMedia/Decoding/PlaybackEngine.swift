@@ -105,6 +105,8 @@ final class PlaybackEngine: @unchecked Sendable {
     var corruptPacketsBefore = 0
     var videoSinks: [any VideoSink]
     var audioSinks: [any AudioSink]
+    /// Where decoded sound goes, as it is decoded, for a sound output that pulls (nil without one).
+    let audioStore: AudioFrameStore?
     var stopped = false
     var ended = false
     var stall: StallDetector
@@ -131,7 +133,8 @@ final class PlaybackEngine: @unchecked Sendable {
     var item: String { currentItem.identifier }
 
     init(decoder: MediaDecoder, item: PlaybackItem, timeline: PresentationTimeline, limits: Limits,
-         videoSinks: [any VideoSink], audioSinks: [any AudioSink], startPosition: Nanoseconds) {
+         videoSinks: [any VideoSink], audioSinks: [any AudioSink], audioStore: AudioFrameStore? = nil,
+         startPosition: Nanoseconds) {
         self.currentItem = item
         self.info = decoder.file.info
         self.decoder = decoder
@@ -141,6 +144,7 @@ final class PlaybackEngine: @unchecked Sendable {
         self.schedule = TimelineSchedule(timeline)
         self.videoSinks = videoSinks
         self.audioSinks = audioSinks
+        self.audioStore = audioStore
         self.stall = StallDetector(recoveryFrames: max(2, min(4, limits.videoFrames / 2)))
         scheduleChanged = ConditionLock.Condition(lock)
         decodingWanted = ConditionLock.Condition(lock)
@@ -212,6 +216,7 @@ final class PlaybackEngine: @unchecked Sendable {
         prepared = Prepared(item: item, info: decoder.file.info, decoder: decoder, serial: nextSerial, target: target,
                             needsSeek: abs(target - max(start, 0)) > decoder.nominalVideoFrameDuration / 2,
                             generation: pendingSwitch?.generation)
+        if let generation = pendingSwitch?.generation { audioStore?.assign(prepared: nextSerial, to: generation) }
         decodingWanted.broadcast()
     }
 
@@ -231,6 +236,7 @@ final class PlaybackEngine: @unchecked Sendable {
             retargetPreparedLocked(to: timeline.anchorMediaTime, generation: generation)
         } else {
             prepared?.generation = generation
+            audioStore?.assign(prepared: incoming.serial, to: generation)
         }
         ended = false
         promotePreparedIfDueLocked()
@@ -252,6 +258,7 @@ final class PlaybackEngine: @unchecked Sendable {
         incoming.decodingError = nil
         incoming.generation = generation
         prepared = incoming
+        audioStore?.assign(prepared: incoming.serial, to: generation)
         decodingWanted.broadcast()
     }
 

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// The party's latency offset (issue 15, item 6): `Configuration.latencyOffset` to start with,
+/// The party's latency offset: `Configuration.latencyOffset` to start with,
 /// changed live (`WatchParty.setLatencyOffset`, `moveLatencyOffset`) and reported as
 /// `latency-offset`. Positive presents earlier, for an output that lags. It is local: nothing
 /// of it goes on the wire.

@@ -115,6 +115,31 @@ extension WatchParty {
         return value
     }
 
+    /// Sets the built-in player's volume, in percent (clamped to 0...150); returns it. (mpv's
+    /// sound is mpv's own.)
+    @discardableResult
+    public func setVolume(_ percent: Int) throws -> Int {
+        guard let player = try current().player else { throw WatchPartyError.usage("volume is the built-in player's (--player builtin)") }
+        player.volume = percent
+        return player.volume
+    }
+
+    /// Moves the built-in player's volume by `delta` percent (±10 by the keys); returns it.
+    @discardableResult
+    public func moveVolume(by delta: Int) throws -> Int {
+        guard let player = try current().player else { throw WatchPartyError.usage("volume is the built-in player's (--player builtin)") }
+        player.volume += delta
+        return player.volume
+    }
+
+    /// Mutes the built-in player's sound, or unmutes it; returns whether it is muted now.
+    @discardableResult
+    public func toggleMute() throws -> Bool {
+        guard let player = try current().player else { throw WatchPartyError.usage("mute is the built-in player's (--player builtin)") }
+        player.isMuted.toggle()
+        return player.isMuted
+    }
+
     /// Leaves the session; the others watch on.
     public func leave() { session.leave() }
 

@@ -27,6 +27,10 @@ extension WatchParty {
         playerOptions.decodeThrottle = configuration.decodeThrottle
         playerOptions.wakeGuard = configuration.wakeGuard
         playerOptions.latencyOffset = Int64(configuration.latencyOffset) * 1_000_000
+        playerOptions.audioOutput = configuration.audioOutput
+        playerOptions.audioDevice = configuration.audioDevice
+        playerOptions.volume = configuration.volume
+        playerOptions.audioLog = configuration.audioLog
         let player = try HeadlessPlayer(item: opened.item, options: playerOptions, videoSinks: sinks)
         let latency = LatencyControl(milliseconds: configuration.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
         // A follower drives the player from outside through a coordinator of its own; the

@@ -1,7 +1,7 @@
 import Foundation
 import Tandem
 
-/// The party's chat (issue 15, item 5): every line of the group's, this participant's own
+/// The party's chat: every line of the group's, this participant's own
 /// included and, for a late joiner, the group's last 100, as `chat` events with the sender's
 /// name (with its fingerprint when two share it). `say(_:)` sends.
 extension WatchParty {

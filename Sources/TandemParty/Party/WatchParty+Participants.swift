@@ -64,7 +64,7 @@ extension WatchParty {
     }
 
     /// `relay` with `state` `unavailable` when a relay of a cluster says it cannot order anything
-    /// (it lost NATS), `available` when it can again (issue 16).
+    /// (it lost NATS), `available` when it can again.
     private func followRelay() async {
         var last = RelayAvailability.available
         for await availability in session.$relayAvailability.values where availability != last {

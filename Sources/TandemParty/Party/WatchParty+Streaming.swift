@@ -10,7 +10,7 @@ import TandemPlayback
 import TandemStreaming
 import TandemPlayerSupport
 
-/// Issue 15 item 4: no file needed to join, and URL items.
+/// No file needed to join, and URL items.
 ///
 /// - Every participant serves the files it holds (`SessionStreaming.hold`) to those who ask, and
 ///   says so to everyone; a joiner whose media does not hold the group's item (or who gave none)

@@ -60,6 +60,15 @@ public final class WatchParty: Sendable {
         /// Whether the built-in player keeps the processors awake before its frames
         /// (`HeadlessPlayer.Options.wakeGuard`; off by default).
         public var wakeGuard = false
+        /// Where the built-in player's sound plays (`HeadlessPlayer.Options.audioOutput`):
+        /// `.none` by default; a front chooses `.pulse` at a terminal.
+        public var audioOutput: AudioOutputKind = .none
+        /// The sink the built-in player's sound plays on, by name (nil: the server's default).
+        public var audioDevice: String?
+        /// The built-in player's volume in percent (0...150; default 100).
+        public var volume = 100
+        /// The built-in player's audio log (`AudioLog`), if any.
+        public var audioLog: String?
         /// mpv's IPC socket (nil: a temporary one).
         public var mpvIPC: String?
         /// More mpv options.
@@ -154,7 +163,7 @@ public final class WatchParty: Sendable {
             sink.finish()
         }
         try vetMedia()
-        // Issue 15 item 4: this participant's files served to those without them; the group's
+        // This participant's files served to those without them; the group's
         // item streamed when this participant's media does not hold it.
         let streaming = startStreaming()
         defer { streaming.close() }

@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import TandemClock
+import TandemPlayerSupport
+
+/// The sound output's log, one JSON line per event, for `tandem bench audio` (which reads
+/// exactly these lines); instants are local CLOCK_MONOTONIC nanoseconds, media positions are
+/// frames at 48 kHz:
+///
+/// - one per write to the output that plays media (writes of silence, while paused, are not
+///   logged): `{"kind":"write","item":"<identifier>","media":<media position of the write's
+///   first frame that plays media, a Double>,"intended":<the instant the timeline says that
+///   frame must reach the output>,"expected":<the instant the output's timing model says it
+///   will>,"frames":<frames from that one to the write's end>,"rate":<the timeline's
+///   rate>,"correction":<the resampling correction, in ppm>}`;
+/// - `{"kind":"snap","at":<instant>,"error":<nanoseconds; positive: the output was ahead>}`
+///   when the output jumps to the timeline's position;
+/// - `{"kind":"underrun","at":<instant>}` when the sound server ran out of written sound;
+/// - `{"kind":"latency","at":<instant>,"latency":<nanoseconds from a write to its frame
+///   reaching the output>}` when the output's latency first becomes known and whenever it
+///   moves by more than 0.5 ms.
+///
+/// Lines are buffered and written in blocks of 16 KiB (and by `flush()`, `close()` or deinit).
+public final class AudioLog: Sendable {
+    /// The file being written.
+    public let path: String
+    private let state: Mutex<(descriptor: Int32, buffer: [UInt8])>
+
+    /// Creates (or truncates) the log file at `path`.
+    public init(path: String) throws(MediaError) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw MediaError.io(path, "cannot create the audio log: \(String(cString: strerror(errno)))")
+        }
+        self.path = path
+        state = Mutex((descriptor, []))
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Logs a write whose first media frame is `media`.
+    func write(item: String, media: Double, intended: LocalInstant, expected: LocalInstant, frames: Int, rate: Double,
+               correction: Double) {
+        let ppm = (correction * 1e6 * 1000).rounded() / 1000
+        append("{\"kind\":\"write\",\"item\":\(AudioLog.quoted(item)),\"media\":\(AudioLog.number(media)),"
+            + "\"intended\":\(intended.nanoseconds),\"expected\":\(expected.nanoseconds),\"frames\":\(frames),"
+            + "\"rate\":\(AudioLog.number(rate)),\"correction\":\(AudioLog.number(ppm))}\n")
+    }
+
+    /// Logs a snap at `at` that took away `error`.
+    func snap(at: LocalInstant, error: TimeSpan) {
+        append("{\"kind\":\"snap\",\"at\":\(at.nanoseconds),\"error\":\(error.nanoseconds)}\n")
+    }
+
+    /// Logs an underrun noticed at `at`.
+    func underrun(at: LocalInstant) {
+        append("{\"kind\":\"underrun\",\"at\":\(at.nanoseconds)}\n")
+    }
+
+    /// Logs the output's latency at `at`.
+    func latency(at: LocalInstant, latency: TimeSpan) {
+        append("{\"kind\":\"latency\",\"at\":\(at.nanoseconds),\"latency\":\(latency.nanoseconds)}\n")
+    }
+
+    /// Writes what is buffered.
+    public func flush() {
+        state.withLock { AudioLog.write(&$0) }
+    }
+
+    /// Writes what is buffered and closes the file; later events are not logged.
+    public func close() {
+        state.withLock { state in
+            AudioLog.write(&state)
+            if state.descriptor >= 0 {
+                Glibc.close(state.descriptor)
+                state.descriptor = -1
+            }
+        }
+    }
+
+    private func append(_ line: String) {
+        state.withLock { state in
+            state.buffer.append(contentsOf: line.utf8)
+            if state.buffer.count >= 16 * 1024 { AudioLog.write(&state) }
+        }
+    }
+
+    private static func write(_ state: inout (descriptor: Int32, buffer: [UInt8])) {
+        guard state.descriptor >= 0, !state.buffer.isEmpty else { return }
+        let descriptor = state.descriptor
+        _ = state.buffer.withUnsafeBytes { writeFully(descriptor, $0) }
+        state.buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// A Double as JSON (finite values only reach here).
+    private static func number(_ value: Double) -> String {
+        value.isFinite ? "\(value)" : "0"
+    }
+
+    private static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}

@@ -1,0 +1,81 @@
+import Synchronization
+import TandemClock
+import TandemPlayerSupport
+
+/// What joins a player's engine to its sound output: the decoded PCM (`AudioFrameStore`, fed
+/// by the engine's decoding thread), the playout core that decides what each output frame
+/// plays, and the audio log. The output's thread calls `render`; it reads the engine's schedule
+/// and latency offset under the engine's lock, and nothing else of the engine.
+final class AudioPlayout: @unchecked Sendable {
+    let store = AudioFrameStore()
+    private let core: Mutex<AudioPlayoutCore>
+    let log: AudioLog?
+    /// Reads the schedule the player follows and its latency offset, once attached.
+    private let timing = Mutex<(@Sendable () -> (TimelineSchedule, Nanoseconds))?>(nil)
+    private let counters = Mutex(SoundStatistics())
+
+    init(log: AudioLog?, configuration: AudioPlayoutCore.Configuration = .init()) {
+        self.log = log
+        core = Mutex(AudioPlayoutCore(configuration: configuration))
+    }
+
+    /// From now on the output plays what `timing` (the player's schedule and latency offset) gives.
+    func attach(timing: @escaping @Sendable () -> (TimelineSchedule, Nanoseconds)) {
+        self.timing.withLock { $0 = timing }
+    }
+
+    /// Renders `frames` output frames from `instant` on, one every `period` ns (silence until attached).
+    func render(frames: Int, instant: LocalInstant, period: Double) -> [Float] {
+        guard let timing = timing.withLock({ $0 }) else {
+            return [Float](repeating: 0, count: frames * AudioChunk.channelCount)
+        }
+        let (schedule, offset) = timing()
+        let request = AudioPlayoutCore.Request(frames: frames, firstInstant: instant, framePeriod: period)
+        let store = store
+        let (rendered, positions) = core.withLock { core in
+            (core.render(request, schedule: schedule, latencyOffset: TimeSpan(nanoseconds: offset), source: store), core.positions)
+        }
+        var generations = Set(positions.keys)
+        generations.insert(schedule.current.generation)
+        for entry in schedule.pending { generations.insert(entry.generation) }
+        store.retain(generations: generations, positions: positions)
+        counters.withLock { counters in
+            counters.snaps += rendered.snaps.count
+            counters.missingFrames += rendered.missingFrames
+            if let write = rendered.write {
+                counters.writes += 1
+                counters.correction = write.correction
+                counters.largestCorrection = max(counters.largestCorrection, abs(write.correction))
+            }
+        }
+        if let log {
+            if let write = rendered.write {
+                let frameIndex = Int(((Double((write.expected - instant).nanoseconds)) / period).rounded())
+                log.write(item: store.item(generation: write.generation) ?? "", media: write.media, intended: write.intended,
+                          expected: write.expected, frames: frames - max(0, frameIndex), rate: write.rate,
+                          correction: write.correction)
+            }
+            for snap in rendered.snaps { log.snap(at: snap.at, error: snap.error) }
+        }
+        return rendered.samples
+    }
+
+    /// Hears the output's events.
+    func handle(_ event: PulseAudioOutput.Event) {
+        switch event {
+        case .underrun(let at):
+            counters.withLock { $0.underruns += 1 }
+            log?.underrun(at: at)
+        case .latency(let at, let latency):
+            counters.withLock { $0.latency = latency }
+            log?.latency(at: at, latency: latency)
+        case .failed:
+            break
+        }
+    }
+
+    /// What the output has done so far.
+    var statistics: SoundStatistics {
+        counters.withLock { $0 }
+    }
+}

@@ -1,0 +1,379 @@
+import TandemClock
+import TandemPlayerSupport
+
+/// The pure core of the sound output: given the timelines the player follows and a request
+/// "`frames` output frames, the first of which reaches the output at local instant T, one every
+/// `framePeriod`", it decides which media frames fill them, and renders them.
+///
+/// - Silence while paused and before the first play; the media frames the timeline gives at
+///   those instants while playing.
+/// - A change (play, pause, seek, rate, item) takes effect at the first output frame whose
+///   instant is at or after the change's, to the sample. What played before it fades out over
+///   `fadeFrames` from there, and what plays after it fades in from there, so that nothing clicks;
+///   a seek never plays the old position past those few frames.
+/// - Drift, in three tiers. The error is the media position the output reads minus the one the
+///   timeline gives for the instant that frame reaches the output. Within `deadBand` (half a
+///   frame: the rounding of an output frame onto a media frame) nothing is done, and at rate 1
+///   the decoded samples pass bit-exact. Beyond it the reading rate is adjusted: by as little as
+///   lands the position on a whole frame within one request when that is within
+///   `maximumCorrection` (one frame slipped at a time), otherwise in proportion to the error
+///   (`correctionTime`), never beyond `maximumCorrection` (±0.5 %). Beyond `snapThreshold` (after
+///   a stall or an underrun) the output jumps to the timeline's position, with the same fades.
+/// - A rate within 0.5 % of 1 (1 in the session's time, seen through a drifting clock) plays as
+///   rate 1, the drift tiers taking the difference away; between whole frames it reads with a
+///   4-point cubic (Catmull-Rom) interpolation. At other rates the media is time-stretched (`TimeStretcher`, WSOLA: the pitch kept, its
+///   nominal position exact, each sound within the stretch's bound of it); a change between rate
+///   1 and another rate cross-fades, like a seek, from the same position.
+///
+/// Instants are on the monotonic clock; `latencyOffset` moves the sound as it moves the
+/// pictures (a frame reaching the output at T plays the timeline's media at T + offset).
+struct AudioPlayoutCore {
+    /// The tiers and the fades.
+    struct Configuration: Sendable {
+        /// Errors up to this many media frames are left alone.
+        var deadBand = 0.5
+        /// Errors beyond this (in output time) are snapped rather than resampled away.
+        var snapThreshold = TimeSpan.milliseconds(20)
+        /// The largest change of the reading rate, as a fraction.
+        var maximumCorrection = 0.005
+        /// The proportional tier corrects the error at the rate that would take it away in this time.
+        var correctionTime = TimeSpan.milliseconds(100)
+        /// The fades' length, in output frames (2 ms).
+        var fadeFrames = 96
+    }
+
+    /// A request of the output.
+    struct Request: Sendable {
+        /// Output frames wanted.
+        var frames: Int
+        /// The local monotonic instant at which the first of them reaches the output.
+        var firstInstant: LocalInstant
+        /// The output's frame period as measured, in nanoseconds (nominally 1/48000 s).
+        var framePeriod: Double
+    }
+
+    /// The first frame of a request that plays media: what the audio log records for a write.
+    struct Write: Sendable, Equatable {
+        /// Its generation (the item and decoding run).
+        var generation: Int
+        /// Its media position, in frames at 48 kHz.
+        var media: Double
+        /// The local instant at which the timeline says that media frame must reach the output.
+        var intended: LocalInstant
+        /// The local instant at which the output will play it (the request's model).
+        var expected: LocalInstant
+        /// The timeline's rate.
+        var rate: Double
+        /// The reading rate's correction, as a fraction.
+        var correction: Double
+    }
+
+    /// A jump to the timeline's position.
+    struct Snap: Sendable, Equatable {
+        /// The local instant of the output frame at which it was made.
+        var at: LocalInstant
+        /// The error it took away (positive: the output was ahead of the timeline).
+        var error: TimeSpan
+    }
+
+    /// What one request rendered.
+    struct Rendered: Sendable {
+        /// Interleaved stereo samples in −1...1, `frames × 2` of them.
+        var samples: [Float]
+        /// The first frame that plays media, if any does.
+        var write: Write?
+        /// The snaps made.
+        var snaps: [Snap] = []
+        /// Frames that should have played media that was not decoded (silence instead).
+        var missingFrames = 0
+    }
+
+    /// A run of media being read.
+    struct Voice: Sendable {
+        var generation: Int
+        /// The media frame the next output frame reads (fractional between whole frames).
+        var position: Double
+        /// Media frames read per output frame.
+        var step: Double
+        /// The timeline's rate.
+        var rate: Double
+        /// Where the position lands after the current segment, when the step was chosen to land it there.
+        var landing: Double?
+        /// Frames into its fade (in, for the voice; out, for a fading one); nil when not fading in.
+        var fade: Int?
+        /// At rates other than 1: the stretch that keeps the pitch.
+        var stretcher: TimeStretcher?
+    }
+
+    let configuration: Configuration
+    /// The media being played, if any.
+    private(set) var voice: Voice?
+    /// Media fading out after a change.
+    private(set) var fading: [Voice] = []
+    private var scratch: [Float] = []
+
+    /// A core with nothing playing.
+    init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Media frames per second.
+    static let rate = Double(AudioChunk.sampleRate)
+
+    /// The generations the core reads now (the voice's and the fading ones'), with their positions.
+    var positions: [Int: Int64] {
+        var result: [Int: Int64] = [:]
+        for v in fading + (voice.map { [$0] } ?? []) { result[v.generation] = Int64(v.position.rounded(.down)) }
+        return result
+    }
+
+    /// Renders `request` on `schedule` (with the player's `latencyOffset`) from `source`.
+    mutating func render(_ request: Request, schedule: TimelineSchedule, latencyOffset: TimeSpan,
+                         source: some AudioFrameSource) -> Rendered {
+        let channels = AudioChunk.channelCount
+        var rendered = Rendered(samples: [Float](repeating: 0, count: request.frames * channels))
+        var schedule = schedule
+        let offset = Double(latencyOffset.nanoseconds)
+        // On the schedule's clock: the latency offset ahead of the monotonic one.
+        let first = Double(request.firstInstant.nanoseconds) + offset
+        let period = request.framePeriod
+        var frame = 0
+        while frame < request.frames {
+            let instant = first + Double(frame) * period
+            // A frame's instant is rounded to the nanosecond, so that a change falls on one frame
+            // however the periods add up.
+            schedule.advance(to: Nanoseconds(instant.rounded()))
+            var end = request.frames
+            // The next change, or the anchor of a timeline in force only from a later instant
+            // (a player opened with a future start): silence until it.
+            let anchor = schedule.current.timeline.anchorLocalTime
+            let upcoming = Double(anchor) > instant.rounded() ? anchor : schedule.nextChange
+            if let next = upcoming {
+                var boundary = max(frame + 1, Int(((Double(next) - first) / period).rounded(.up)) - 1)
+                while boundary < end && Nanoseconds((first + Double(boundary) * period).rounded()) < next { boundary += 1 }
+                end = min(end, boundary)
+            }
+            decide(schedule.current, at: instant, frames: end - frame, period: period, offset: offset, &rendered)
+            if rendered.write == nil, let voice {
+                let timeline = schedule.current.timeline
+                let media = voice.position
+                let mediaNs = media * 1e9 / AudioPlayoutCore.rate
+                let intended = Double(timeline.anchorLocalTime) + (mediaNs - Double(timeline.anchorMediaTime)) / timeline.rate - offset
+                rendered.write = Write(generation: voice.generation, media: media,
+                                       intended: LocalInstant(nanoseconds: Int64(intended.rounded())),
+                                       expected: LocalInstant(nanoseconds: Int64((instant - offset).rounded())),
+                                       rate: timeline.rate,
+                                       correction: voice.step / AudioPlayoutCore.nominalStep(voice.rate) - 1)
+            }
+            renderSegment(frame..<end, into: &rendered, source: source)
+            frame = end
+        }
+        return rendered
+    }
+
+    /// Chooses, at the first output frame of a segment (on the schedule's clock), what plays
+    /// through it: the timeline in force's media, read at the step the drift tiers give.
+    private mutating func decide(_ entry: TimelineSchedule.Entry, at instant: Double, frames: Int, period: Double,
+                                 offset: Double, _ rendered: inout Rendered) {
+        let timeline = entry.timeline
+        guard timeline.rate > 0, instant.rounded() >= Double(timeline.anchorLocalTime) else {
+            fadeOutVoice()
+            return
+        }
+        let targetNs = Double(timeline.anchorMediaTime) + timeline.rate * (instant - Double(timeline.anchorLocalTime))
+        let target = targetNs * AudioPlayoutCore.rate / 1e9
+        // Media frames per output frame, per the timeline and the output's measured period.
+        let perFrame = timeline.rate * period * AudioPlayoutCore.rate / 1e9
+        guard var current = voice, current.generation == entry.generation else {
+            fadeOutVoice()
+            voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: target, rate: timeline.rate)
+            return
+        }
+        let error = current.position - target
+        let errorNs = error / timeline.rate * 1e9 / AudioPlayoutCore.rate
+        if abs(errorNs) > Double(configuration.snapThreshold.nanoseconds) {
+            rendered.snaps.append(Snap(at: LocalInstant(nanoseconds: Int64((instant - offset).rounded())),
+                                       error: TimeSpan(nanoseconds: Int64(errorNs.rounded()))))
+            fadeOutVoice()
+            voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: target, rate: timeline.rate)
+            return
+        }
+        if AudioPlayoutCore.isNearUnity(current.rate) != AudioPlayoutCore.isNearUnity(timeline.rate) {
+            // Between reading the samples as they are and stretching them: a cross-fade from
+            // the same position, so that the stretch's first piece does not click.
+            fadeOutVoice()
+            voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: current.position, rate: timeline.rate)
+            return
+        }
+        current.rate = timeline.rate
+        (current.step, current.landing) = control(position: current.position, error: error, target: target,
+                                                  perFrame: perFrame, rate: timeline.rate, frames: frames)
+        voice = current
+    }
+
+    /// A voice that starts reading `target` (on a whole frame at rate 1, so that it passes the
+    /// samples bit-exact), fading in.
+    private static func startingVoice(generation: Int, at target: Double, rate: Double) -> Voice {
+        let unity = isNearUnity(rate)
+        return Voice(generation: generation, position: unity ? target.rounded() : target, step: nominalStep(rate), rate: rate,
+                     landing: nil, fade: 0, stretcher: unity ? nil : TimeStretcher())
+    }
+
+    /// The drift tiers: the step for the next `frames` output frames, and where it lands.
+    func control(position: Double, error: Double, target: Double, perFrame: Double, rate: Double,
+                 frames: Int) -> (step: Double, landing: Double?) {
+        let whole = position == position.rounded()
+        let unity = AudioPlayoutCore.isNearUnity(rate)
+        let nominal = AudioPlayoutCore.nominalStep(rate)
+        if abs(error) <= configuration.deadBand && (!unity || whole) { return (nominal, nil) }
+        if unity {
+            let landing = (target + perFrame * Double(frames)).rounded()
+            let step = (landing - position) / Double(frames)
+            if abs(step - 1) <= configuration.maximumCorrection { return (step, landing) }
+        }
+        let correctionFrames = configuration.correctionTime.seconds * AudioPlayoutCore.rate
+        let correction = min(max(-(error / rate) / correctionFrames, -configuration.maximumCorrection),
+                             configuration.maximumCorrection)
+        return (nominal * (1 + correction), nil)
+    }
+
+    /// Whether a timeline's rate is 1 but for a clock's drift (within the largest correction): it
+    /// is played as rate 1, reading the samples as they are, and the drift tiers take the
+    /// difference away; other rates are stretched.
+    static func isNearUnity(_ rate: Double) -> Bool {
+        abs(rate - 1) <= 0.005
+    }
+
+    /// Media frames read per output frame before any correction: 1 for a rate near 1, else the rate.
+    static func nominalStep(_ rate: Double) -> Double {
+        isNearUnity(rate) ? 1 : rate
+    }
+
+    private mutating func fadeOutVoice() {
+        guard var outgoing = voice else { return }
+        voice = nil
+        outgoing.landing = nil
+        // A voice still fading in fades out from the gain it reached.
+        let fadeFrames = configuration.fadeFrames
+        let reached = outgoing.fade.map { max(0, fadeFrames - 1 - $0) } ?? 0
+        outgoing.fade = reached
+        fading.append(outgoing)
+    }
+
+    private mutating func renderSegment(_ frames: Range<Int>, into rendered: inout Rendered, source: some AudioFrameSource) {
+        let fadeFrames = configuration.fadeFrames
+        if var current = voice {
+            let missing = render(voice: &current, frames: frames, into: &rendered.samples, source: source) { fade in
+                guard let fade, fade < fadeFrames else { return 1 }
+                return Float(fade + 1) / Float(fadeFrames + 1)
+            }
+            rendered.missingFrames += missing
+            if let fade = current.fade { current.fade = fade + frames.count >= fadeFrames ? nil : fade + frames.count }
+            voice = current
+        }
+        fading = fading.compactMap { outgoing in
+            var outgoing = outgoing
+            let done = outgoing.fade ?? fadeFrames
+            guard done < fadeFrames else { return nil }
+            let count = min(frames.count, fadeFrames - done)
+            _ = render(voice: &outgoing, frames: frames.lowerBound..<(frames.lowerBound + count),
+                       into: &rendered.samples, source: source) { fade in
+                let fade = fade ?? fadeFrames
+                return fade >= fadeFrames ? 0 : 1 - Float(fade + 1) / Float(fadeFrames + 1)
+            }
+            outgoing.fade = done + count
+            return done + count >= fadeFrames ? nil : outgoing
+        }
+    }
+
+    /// Adds `voice`'s media, times `gain(frames into its fade)`, to `frames` of `samples`, and
+    /// moves it on; returns how many frames it wanted that were not decoded.
+    private mutating func render(voice: inout Voice, frames: Range<Int>, into samples: inout [Float],
+                                 source: some AudioFrameSource, gain: (Int?) -> Float) -> Int {
+        let count = frames.count
+        guard count > 0 else { return 0 }
+        if voice.stretcher != nil {
+            return renderStretched(voice: &voice, frames: frames, into: &samples, source: source, gain: gain)
+        }
+        let channels = AudioChunk.channelCount
+        let start = voice.position
+        let end = voice.landing ?? (start + voice.step * Double(count))
+        let lowest = Int64(min(start, end).rounded(.down)) - 1
+        let highest = Int64(max(start, end).rounded(.down)) + 3
+        let span = Int(highest - lowest)
+        let found = source.read(generation: voice.generation, from: lowest, count: span, into: &scratch)
+        // Frames the source did not have: those beyond what it found (decoding behind), roughly.
+        let missing = max(0, min(count, span - 3 - found))
+        for index in 0..<count {
+            let position = start + voice.step * Double(index)
+            let whole = position.rounded(.down)
+            let fraction = Float(position - whole)
+            let base = Int(Int64(whole) - lowest)
+            let fade = voice.fade.map { $0 + index }
+            let level = gain(fade)
+            let out = (frames.lowerBound + index) * channels
+            for channel in 0..<channels {
+                let p1 = scratch[base * channels + channel]
+                let value: Float
+                if fraction == 0 {
+                    value = p1
+                } else {
+                    let p0 = scratch[(base - 1) * channels + channel]
+                    let p2 = scratch[(base + 1) * channels + channel]
+                    let p3 = scratch[(base + 2) * channels + channel]
+                    value = AudioPlayoutCore.cubic(p0, p1, p2, p3, fraction)
+                }
+                samples[out + channel] += level == 1 ? value : value * level
+            }
+        }
+        voice.position = end
+        voice.landing = nil
+        return missing
+    }
+
+    /// As `render(voice:…)`, at a rate other than 1: the media is time-stretched (`TimeStretcher`),
+    /// its pitch kept, its nominal position the same as the resampler's would be.
+    private func renderStretched(voice: inout Voice, frames: Range<Int>, into samples: inout [Float],
+                                 source: some AudioFrameSource, gain: (Int?) -> Float) -> Int {
+        guard var stretcher = voice.stretcher else { return 0 }
+        let count = frames.count
+        let channels = AudioChunk.channelCount
+        let generation = voice.generation
+        let rate = min(max(voice.step, TimeStretcher.rates.lowerBound), TimeStretcher.rates.upperBound)
+        var stretched: [Int16] = []
+        stretched.reserveCapacity(count * channels)
+        var wanted = 0, found = 0
+        var buffer: [Float] = []
+        do {
+            try stretcher.render(frameCount: count, at: voice.position, rate: rate, into: &stretched) { start, frames in
+                wanted += frames
+                found += source.read(generation: generation, from: start, count: frames, into: &buffer)
+                // The store's samples are Int16 divided by 32768: back to Int16 exactly.
+                return (0..<(frames * channels)).map { Int16(buffer[$0] * 32768) }
+            }
+        } catch {
+            // A position or rate the stretch cannot take: silence, the position moving on.
+            voice.position += voice.step * Double(count)
+            return count
+        }
+        for index in 0..<min(count, stretched.count / channels) {
+            let level = gain(voice.fade.map { $0 + index })
+            let out = (frames.lowerBound + index) * channels
+            for channel in 0..<channels {
+                samples[out + channel] += Float(stretched[index * channels + channel]) / 32768 * level
+            }
+        }
+        voice.position = stretcher.position
+        voice.landing = nil
+        voice.stretcher = stretcher
+        return min(count, max(0, wanted - found))
+    }
+
+    /// Catmull-Rom interpolation between `p1` (at 0) and `p2` (at 1).
+    static func cubic(_ p0: Float, _ p1: Float, _ p2: Float, _ p3: Float, _ t: Float) -> Float {
+        let a = -0.5 * p0 + 1.5 * p1 - 1.5 * p2 + 0.5 * p3
+        let b = p0 - 2.5 * p1 + 2 * p2 - 0.5 * p3
+        let c = -0.5 * p0 + 0.5 * p2
+        return ((a * t + b) * t + c) * t + p1
+    }
+}

@@ -1,0 +1,321 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CPulse
+import Synchronization
+import TandemClock
+import TandemPlayerSupport
+
+/// What a sound output could not do: reach a server, or open a playback stream on it.
+public struct AudioOutputError: Error, Sendable, Equatable, CustomStringConvertible {
+    private enum Code: Sendable, Equatable { case noServer, noStream }
+    private let code: Code
+    /// What was tried (the server, the device).
+    public let context: String
+    /// libpulse's reason.
+    public let detail: String
+
+    /// No sound server could be reached at `server` (libpulse's own lookup when nil).
+    public static func noServer(_ server: String?, _ detail: String) -> AudioOutputError {
+        AudioOutputError(code: .noServer, context: server ?? "the default server", detail: detail)
+    }
+
+    /// The server refused a playback stream on `device` (the server's default when nil).
+    public static func noStream(_ device: String?, _ detail: String) -> AudioOutputError {
+        AudioOutputError(code: .noStream, context: device ?? "the default device", detail: detail)
+    }
+
+    /// Whether this is "no server reachable".
+    public var isNoServer: Bool { code == .noServer }
+
+    /// One line for people.
+    public var description: String {
+        switch code {
+        case .noServer: "no sound server (PulseAudio/PipeWire) reachable at \(context): \(detail)"
+        case .noStream: "the sound server refused a playback stream on \(context): \(detail)"
+        }
+    }
+}
+
+/// The player's sound output through PulseAudio's asynchronous client API (PipeWire's desktop
+/// sessions speak the same protocol): a playback stream of interleaved s16le stereo at 48 kHz
+/// on a threaded main loop, with a target latency of some tens of milliseconds.
+///
+/// It **pulls**: when the server wants more, the write callback (on the main loop's thread)
+/// asks `render` for the frames that will reach the output from the instant the first of them
+/// will, which `OutputTimingModel` knows from the stream's timing reports (read index, sink
+/// latency, the report's timestamp). The client never starts a server (`PA_CONTEXT_NOAUTOSPAWN`)
+/// and gives up connecting after `connectTimeout`.
+///
+/// Lock order: the main loop's lock, then whatever `render` takes; nothing that holds a lock
+/// `render` takes may call into this output.
+final class PulseAudioOutput: @unchecked Sendable {
+    /// Where and how to play.
+    struct Settings: Sendable {
+        /// The server (`unix:/path/native`, `tcp:host`); nil lets libpulse look (PULSE_SERVER…).
+        var server: String?
+        /// The sink's name; nil plays on the server's default.
+        var device: String?
+        /// The total latency asked of the server.
+        var latency = TimeSpan.milliseconds(50)
+        /// Volume in percent of the stream's full level (0...150).
+        var volume = 100
+        var muted = false
+        /// How long connecting may take before the output gives up.
+        var connectTimeout = TimeSpan.seconds(2)
+        /// The client's name, as the server's lists show it.
+        var name = "Tandem"
+    }
+
+    /// Renders `frames` frames whose first reaches the output at `instant`, the output's frame
+    /// period being `period` ns; returns interleaved stereo samples in −1...1.
+    typealias Render = @Sendable (_ frames: Int, _ instant: LocalInstant, _ period: Double) -> [Float]
+    /// Hears the output's timing events (underruns, latency) on the main loop's thread.
+    typealias Events = @Sendable (Event) -> Void
+
+    /// What the output tells its owner.
+    enum Event: Sendable {
+        case underrun(at: LocalInstant)
+        case latency(at: LocalInstant, TimeSpan)
+        case failed(String)
+    }
+
+    static let frameBytes = 4
+
+    private let mainloop: OpaquePointer
+    private var context: OpaquePointer?
+    private var stream: OpaquePointer?
+    private let render: Render
+    private let events: Events
+    // Main loop thread only (or under its lock):
+    private var model = OutputTimingModel()
+    private var written: Int64 = 0
+    private var loggedLatency: TimeSpan?
+    private var lastTimingRequest = LocalInstant.distantPast
+    private let settings: Settings
+    private var closed = false
+    private let released = Mutex(false)
+
+    /// Connects to the server and opens the playback stream, within `settings.connectTimeout`.
+    init(settings: Settings, render: @escaping Render, events: @escaping Events) throws(AudioOutputError) {
+        // Named in messages as libpulse finds it: the environment's server when none is given.
+        let named = settings.server ?? getenv("PULSE_SERVER").map { String(cString: $0) }
+        self.settings = settings
+        self.render = render
+        self.events = events
+        guard let mainloop = pa_threaded_mainloop_new() else {
+            throw .noServer(named, "cannot create a main loop")
+        }
+        self.mainloop = mainloop
+        let api = pa_threaded_mainloop_get_api(mainloop)
+        // From here on every failure goes through `close()`, which frees what was made.
+        guard let context = pa_context_new(api, settings.name) else {
+            close()
+            throw .noServer(named, "cannot create a context")
+        }
+        self.context = context
+        if pa_context_connect(context, settings.server, PA_CONTEXT_NOAUTOSPAWN, nil) < 0 {
+            let reason = String(cString: pa_strerror(pa_context_errno(context)))
+            close()
+            throw .noServer(named, reason)
+        }
+        guard pa_threaded_mainloop_start(mainloop) >= 0 else {
+            close()
+            throw .noServer(named, "cannot start the main loop")
+        }
+        let deadline = MonotonicClock.now() + settings.connectTimeout.nanoseconds
+        do throws(AudioOutputError) {
+            try waitFor(deadline: deadline) { () throws(AudioOutputError) -> Bool in
+                switch pa_context_get_state(context) {
+                case PA_CONTEXT_READY: return true
+                case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:
+                    throw .noServer(named, String(cString: pa_strerror(pa_context_errno(context))))
+                default: return false
+                }
+            } timedOut: { .noServer(named, "no answer within \(settings.connectTimeout)") }
+            try openStream(deadline: deadline)
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Waits (polling, the main loop's lock released in between) until `ready` is true.
+    private func waitFor(deadline: Nanoseconds, _ ready: () throws(AudioOutputError) -> Bool,
+                         timedOut: () -> AudioOutputError) throws(AudioOutputError) {
+        while true {
+            pa_threaded_mainloop_lock(mainloop)
+            let result: Result<Bool, AudioOutputError>
+            do throws(AudioOutputError) { result = .success(try ready()) } catch { result = .failure(error) }
+            pa_threaded_mainloop_unlock(mainloop)
+            switch result {
+            case .success(true): return
+            case .failure(let error): throw error
+            case .success(false): break
+            }
+            if MonotonicClock.now() >= deadline { throw timedOut() }
+            usleep(1_000)
+        }
+    }
+
+    private func openStream(deadline: Nanoseconds) throws(AudioOutputError) {
+        let settings = settings
+        pa_threaded_mainloop_lock(mainloop)
+        var spec = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: UInt32(AudioChunk.sampleRate), channels: UInt8(AudioChunk.channelCount))
+        guard let stream = pa_stream_new(context, settings.name, &spec, nil) else {
+            let reason = String(cString: pa_strerror(pa_context_errno(context)))
+            pa_threaded_mainloop_unlock(mainloop)
+            throw .noStream(settings.device, reason)
+        }
+        self.stream = stream
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        pa_stream_set_write_callback(stream, { _, bytes, user in
+            guard let user else { return }
+            Unmanaged<PulseAudioOutput>.fromOpaque(user).takeUnretainedValue().write(bytes: bytes)
+        }, me)
+        pa_stream_set_latency_update_callback(stream, { _, user in
+            guard let user else { return }
+            Unmanaged<PulseAudioOutput>.fromOpaque(user).takeUnretainedValue().timingUpdated()
+        }, me)
+        pa_stream_set_underflow_callback(stream, { _, user in
+            guard let user else { return }
+            Unmanaged<PulseAudioOutput>.fromOpaque(user).takeUnretainedValue().underflowed()
+        }, me)
+        let latencyBytes = UInt32(Double(settings.latency.nanoseconds) / 1e9 * Double(AudioChunk.sampleRate)) * UInt32(Self.frameBytes)
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: latencyBytes, prebuf: UInt32.max,
+                                        minreq: UInt32.max, fragsize: UInt32.max)
+        var volume = pa_cvolume()
+        pa_cvolume_set(&volume, UInt32(AudioChunk.channelCount), PulseAudioOutput.volume(settings.volume))
+        var flags = PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue
+        flags |= settings.muted ? PA_STREAM_START_MUTED.rawValue : PA_STREAM_START_UNMUTED.rawValue
+        let connected = pa_stream_connect_playback(stream, settings.device, &attributes, pa_stream_flags_t(rawValue: flags),
+                                                   &volume, nil)
+        let reason = connected < 0 ? String(cString: pa_strerror(pa_context_errno(context))) : nil
+        pa_threaded_mainloop_unlock(mainloop)
+        if let reason { throw .noStream(settings.device, reason) }
+        let context = context
+        try waitFor(deadline: deadline) { () throws(AudioOutputError) -> Bool in
+            switch pa_stream_get_state(stream) {
+            case PA_STREAM_READY: return true
+            case PA_STREAM_FAILED, PA_STREAM_TERMINATED:
+                throw .noStream(settings.device, String(cString: pa_strerror(pa_context_errno(context))))
+            default: return false
+            }
+        } timedOut: { .noStream(settings.device, "no answer within \(settings.connectTimeout)") }
+    }
+
+    /// Stops the stream and disconnects; the output plays nothing after.
+    func close() {
+        // The main loop is freed by the first close: a second one must not touch it.
+        guard !released.withLock({ released in defer { released = true }; return released }) else { return }
+        pa_threaded_mainloop_lock(mainloop)
+        closed = true
+        if let stream {
+            pa_stream_set_write_callback(stream, nil, nil)
+            pa_stream_set_latency_update_callback(stream, nil, nil)
+            pa_stream_set_underflow_callback(stream, nil, nil)
+            pa_stream_disconnect(stream)
+            pa_stream_unref(stream)
+            self.stream = nil
+        }
+        if let context {
+            pa_context_disconnect(context)
+            pa_context_unref(context)
+            self.context = nil
+        }
+        pa_threaded_mainloop_unlock(mainloop)
+        pa_threaded_mainloop_stop(mainloop)
+        pa_threaded_mainloop_free(mainloop)
+    }
+
+    /// Sets the stream's volume, in percent of its full level (0...150).
+    func setVolume(_ percent: Int) {
+        changeSinkInput { context, index in
+            var volume = pa_cvolume()
+            pa_cvolume_set(&volume, UInt32(AudioChunk.channelCount), PulseAudioOutput.volume(percent))
+            return pa_context_set_sink_input_volume(context, index, &volume, nil, nil)
+        }
+    }
+
+    /// Mutes or unmutes the stream.
+    func setMuted(_ muted: Bool) {
+        changeSinkInput { context, index in pa_context_set_sink_input_mute(context, index, muted ? 1 : 0, nil, nil) }
+    }
+
+    private func changeSinkInput(_ change: (OpaquePointer, UInt32) -> OpaquePointer?) {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        guard !closed, let context, let stream else { return }
+        let index = pa_stream_get_index(stream)
+        guard index != UInt32.max else { return }
+        if let operation = change(context, index) { pa_operation_unref(operation) }
+    }
+
+    static func volume(_ percent: Int) -> pa_volume_t {
+        pa_volume_t(Double(PA_VOLUME_NORM) * Double(min(max(percent, 0), 150)) / 100)
+    }
+
+    // MARK: The main loop's thread
+
+    private func write(bytes: Int) {
+        guard !closed, let stream else { return }
+        var data: UnsafeMutableRawPointer?
+        var size = bytes
+        guard pa_stream_begin_write(stream, &data, &size) >= 0, let data else { return }
+        let frames = size / Self.frameBytes
+        guard frames > 0 else {
+            pa_stream_cancel_write(stream)
+            return
+        }
+        let now = LocalInstant(nanoseconds: MonotonicClock.now())
+        // The server's own timing updates thin out to one in 1.5 s: the fit wants one every 50 ms.
+        if now - lastTimingRequest >= .milliseconds(50), let operation = pa_stream_update_timing_info(stream, nil, nil) {
+            pa_operation_unref(operation)
+            lastTimingRequest = now
+        }
+        let first = model.instant(ofFrame: written) ?? now + settings.latency
+        let samples = render(frames, first, model.framePeriod)
+        let out = data.bindMemory(to: Int16.self, capacity: frames * AudioChunk.channelCount)
+        for index in 0..<(frames * AudioChunk.channelCount) {
+            let value = index < samples.count ? (samples[index] * 32768).rounded() : 0
+            out[index] = Int16(min(max(value, -32768), 32767))
+        }
+        pa_stream_write(stream, data, frames * Self.frameBytes, nil, 0, PA_SEEK_RELATIVE)
+        written += Int64(frames)
+    }
+
+    private func timingUpdated() {
+        guard !closed, let stream, let info = pa_stream_get_timing_info(stream)?.pointee,
+              info.playing != 0, info.read_index_corrupt == 0 else { return }
+        var stamp = info.timestamp
+        let microseconds = Int64(pa_timeval_load(&stamp))
+        // The server stamps its reports with the wall clock, unless it marks them as its
+        // monotonic real-time clock: moved onto the monotonic clock here.
+        let isMonotonic = (Int(info.timestamp.tv_usec) & (1 << 30)) != 0
+        var wall = timespec()
+        clock_gettime(CLOCK_REALTIME, &wall)
+        let monotonic = MonotonicClock.now()
+        let shift = isMonotonic ? 0 : monotonic - (Int64(wall.tv_sec) * 1_000_000_000 + Int64(wall.tv_nsec))
+        let reaches = microseconds * 1000 + shift + Int64(info.sink_usec) * 1000
+        model.add(.init(frame: info.read_index / Int64(Self.frameBytes), instant: LocalInstant(nanoseconds: reaches)))
+        let now = LocalInstant(nanoseconds: monotonic)
+        if let next = model.instant(ofFrame: written) {
+            let latency = next - now
+            if loggedLatency.map({ abs(($0 - latency).nanoseconds) > 500_000 }) ?? true {
+                loggedLatency = latency
+                events(.latency(at: now, latency))
+            }
+        }
+    }
+
+    private func underflowed() {
+        guard !closed else { return }
+        model.reset()
+        events(.underrun(at: LocalInstant(nanoseconds: MonotonicClock.now())))
+    }
+}
+

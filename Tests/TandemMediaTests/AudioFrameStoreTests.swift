@@ -1,0 +1,52 @@
+import Testing
+@testable import TandemMedia
+import TandemPlayerSupport
+
+/// The decoded sound the output reads: addressed by media frame, by generation, bounded.
+@Suite struct AudioFrameStoreTests {
+    /// A chunk of `frames` frames from media frame `start` whose left samples count up from `start`.
+    static func chunk(from start: Int, frames: Int) -> AudioChunk {
+        let samples = (0..<frames).flatMap { [Int16(truncatingIfNeeded: start + $0), Int16(-1)] }
+        return AudioChunk(presentationTime: Nanoseconds(start) * 1_000_000_000 / 48_000, samples: samples)
+    }
+
+    @Test func readsAcrossChunksAndLeavesSilenceWhereNothingIsDecoded() {
+        let store = AudioFrameStore()
+        store.append(Self.chunk(from: 0, frames: 480), key: .generation(0), item: "a")
+        store.append(Self.chunk(from: 480, frames: 480), key: .generation(0), item: "a")
+        var buffer: [Float] = []
+        let found = store.read(generation: 0, from: 470, count: 600, into: &buffer)
+        #expect(found == 490)
+        #expect(buffer[0] == Float(470) / 32768 && buffer[20] == Float(480) / 32768)
+        #expect(buffer[2 * 489] == Float(959) / 32768)
+        #expect(buffer[2 * 490] == 0 && buffer[2 * 599] == 0)
+        // Another generation's frames are not this one's.
+        #expect(store.read(generation: 1, from: 0, count: 10, into: &buffer) == 0)
+        #expect(store.item(generation: 0) == "a")
+    }
+
+    @Test func aPreparedItemsSoundBelongsToTheGenerationItsSwitchGets() {
+        let store = AudioFrameStore()
+        store.append(Self.chunk(from: 0, frames: 480), key: .prepared(3), item: "next")
+        var buffer: [Float] = []
+        #expect(store.read(generation: 2, from: 0, count: 480, into: &buffer) == 0)
+        store.assign(prepared: 3, to: 2)
+        #expect(store.read(generation: 2, from: 0, count: 480, into: &buffer) == 480)
+        #expect(store.item(generation: 2) == "next")
+        // A later preparation that no switch claimed replaces an unclaimed one.
+        store.append(Self.chunk(from: 0, frames: 480), key: .prepared(4), item: "other")
+        store.append(Self.chunk(from: 0, frames: 480), key: .prepared(5), item: "third")
+        #expect(store.storedFrames == 960)
+    }
+
+    @Test func keepsOnlyWhatTheOutputMayStillRead() {
+        let store = AudioFrameStore()
+        for index in 0..<200 { store.append(Self.chunk(from: index * 480, frames: 480), key: .generation(0), item: "a") }
+        store.append(Self.chunk(from: 0, frames: 480), key: .generation(1), item: "a")
+        // Playing generation 1 at frame 96 000 of generation 0 is gone, and so is 0's past beyond 1 s.
+        store.retain(generations: [0, 1], positions: [0: 96_000])
+        #expect(store.storedFrames == (200 * 480 - 96_000 + 48_000) + 480)
+        store.retain(generations: [1], positions: [1: 0])
+        #expect(store.storedFrames == 480)
+    }
+}

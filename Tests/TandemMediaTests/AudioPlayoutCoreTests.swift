@@ -1,0 +1,264 @@
+import Testing
+@testable import TandemMedia
+import TandemClock
+import TandemPlayerSupport
+
+/// A source whose left channel says which media frame it is (frame / 2^20) and whose right
+/// channel says which generation: any output sample tells what was read.
+private struct TaggedSource: AudioFrameSource {
+    static let scale: Float = 1_048_576
+    func read(generation: Int, from start: Int64, count: Int, into destination: inout [Float]) -> Int {
+        if destination.count < count * 2 { destination = [Float](repeating: 0, count: count * 2) }
+        for index in 0..<count {
+            let frame = start + Int64(index)
+            destination[index * 2] = frame >= 0 ? Float(frame) / TaggedSource.scale : 0
+            destination[index * 2 + 1] = frame >= 0 ? Float(generation + 1) / 8 : 0
+        }
+        return count
+    }
+}
+
+/// The sound output's decisions on made-up instants: which media frame each output frame plays.
+@Suite struct AudioPlayoutCoreTests {
+    static let second: Nanoseconds = 1_000_000_000
+    static let period = 1e9 / 48_000
+
+    /// Runs consecutive requests of `frames` from `start`, one every `period`; returns every output sample.
+    static func run(_ core: inout AudioPlayoutCore, schedule: TimelineSchedule, from start: Double, requests: Int,
+                    frames: Int = 480, period: Double = period, offset: TimeSpan = .zero,
+                    each: (AudioPlayoutCore.Rendered, Double, AudioPlayoutCore) -> Void = { _, _, _ in }) -> [Float] {
+        var samples: [Float] = []
+        var instant = start
+        for _ in 0..<requests {
+            let request = AudioPlayoutCore.Request(frames: frames, firstInstant: LocalInstant(nanoseconds: Int64(instant.rounded())),
+                                                   framePeriod: period)
+            let rendered = core.render(request, schedule: schedule, latencyOffset: offset, source: TaggedSource())
+            each(rendered, instant, core)
+            samples += rendered.samples
+            instant += Double(frames) * period
+        }
+        return samples
+    }
+
+    @Test func silenceWhilePaused() {
+        var core = AudioPlayoutCore()
+        let schedule = TimelineSchedule(.paused(at: 5 * Self.second, from: 0))
+        var writes = 0
+        let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 5) { rendered, _, _ in
+            if rendered.write != nil { writes += 1 }
+        }
+        #expect(samples.allSatisfy { $0 == 0 })
+        #expect(writes == 0)
+    }
+
+    @Test func playStartsAtItsInstantToTheSampleAndPassesSamplesBitExact() {
+        var core = AudioPlayoutCore()
+        // Playing from media 0 at 1 s + 0.1 ms: the fifth output frame (at 104.2 µs) is the first at or after it.
+        let anchor = Self.second + 100_000
+        var schedule = TimelineSchedule(.paused(at: 0, from: 0))
+        schedule.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: anchor), discontinuous: false, now: 0)
+        var first: AudioPlayoutCore.Write?
+        let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 3) { rendered, _, _ in
+            if first == nil { first = rendered.write }
+        }
+        for frame in 0..<5 { #expect(samples[frame * 2 + 1] == 0) }
+        #expect(samples[5 * 2 + 1] != 0)
+        // After the 96-frame fade-in, frame k plays media frame k − 5, exactly as decoded.
+        for frame in (5 + 96)..<1440 {
+            #expect(samples[frame * 2] == Float(frame - 5) / TaggedSource.scale)
+        }
+        // The fade-in rises from its first frame.
+        #expect(samples[5 * 2 + 1] > 0 && samples[5 * 2 + 1] < samples[50 * 2 + 1] && samples[50 * 2 + 1] < samples[100 * 2 + 1])
+        let write = try! #require(first)
+        #expect(write.media == 0)
+        // Media frame 0 must play at the anchor; the output plays it at its fifth frame, 4.2 µs later (rounding onto a frame).
+        #expect(abs((write.intended.nanoseconds) - anchor) < 1)
+        #expect(abs(write.expected.nanoseconds - (Self.second + 104_167)) <= 1)
+        #expect(write.correction == 0)
+    }
+
+    @Test func aTimelineAnchoredLaterIsSilentUntilItsAnchor() {
+        var core = AudioPlayoutCore()
+        // A player opened to play from media 0 at 1.01 s: nothing before, media 0 from output frame 480.
+        let schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second + 10_000_000))
+        var first: AudioPlayoutCore.Write?
+        let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 2) { rendered, _, _ in
+            if first == nil { first = rendered.write }
+        }
+        for frame in 0..<480 { #expect(samples[frame * 2 + 1] == 0) }
+        #expect(samples[480 * 2 + 1] != 0)
+        #expect(first?.media == 0)
+    }
+
+    @Test func pauseTakesEffectAtItsInstantWithAFadeAndThenSilence() {
+        var core = AudioPlayoutCore()
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        // Paused at local 1.01 s (media 10 ms), scheduled ahead.
+        let pause = Self.second + 10_000_000
+        schedule.schedule(.paused(at: 10_000_000, from: pause), discontinuous: false, now: Self.second)
+        let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 4)
+        let pauseFrame = 480
+        // Up to the pause the media plays (past the fade-in); from it, a fade: lower at once, silent after 96 frames.
+        #expect(samples[(pauseFrame - 1) * 2] == Float(pauseFrame - 1) / TaggedSource.scale)
+        #expect(samples[pauseFrame * 2 + 1] < samples[(pauseFrame - 1) * 2 + 1])
+        #expect(samples[(pauseFrame + 48) * 2 + 1] > 0)
+        for frame in (pauseFrame + 96)..<1920 { #expect(samples[frame * 2] == 0 && samples[frame * 2 + 1] == 0) }
+    }
+
+    @Test func seekPlaysTheNewPositionFromItsInstantAndNothingStaleAfterTheFade() {
+        var core = AudioPlayoutCore()
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        // At local 1.02 s, a seek to media 10 s: a new generation.
+        let seek = Self.second + 20_000_000
+        let generation = schedule.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 10 * Self.second, anchorLocalTime: seek),
+                                           discontinuous: true, now: Self.second)
+        #expect(generation == 1)
+        let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 6)
+        let seekFrame = 960
+        #expect(samples[(seekFrame - 1) * 2 + 1] == 1.0 / 8)
+        // From the seek's frame the new generation sounds (fading in) while the old fades out.
+        for frame in (seekFrame + 96)..<2880 {
+            #expect(samples[frame * 2 + 1] == 2.0 / 8, "frame \(frame) still plays the old position")
+            #expect(samples[frame * 2] == Float(480_000 + frame - seekFrame) / TaggedSource.scale)
+        }
+    }
+
+    @Test func rateChangeStretchesFromItsInstantOnTheTimeline() {
+        var core = AudioPlayoutCore()
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        let change = Self.second + 10_000_000
+        schedule.schedule(PresentationTimeline(rate: 2, anchorMediaTime: 10_000_000, anchorLocalTime: change),
+                          discontinuous: false, now: Self.second)
+        let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 4)
+        #expect(samples[479 * 2] == Float(479) / TaggedSource.scale)
+        // From the change on, the stretch (pitch kept): past the cross-fade, every frame heard is
+        // within the stretch's bound of the timeline's position, 480 + 2 × (frame − 480).
+        let bound = TimeStretcher().sourceErrorBound(rate: 2)
+        for frame in (480 + 96)..<1920 {
+            let heard = Double(samples[frame * 2] * TaggedSource.scale)
+            #expect(abs(heard - Double(480 + 2 * (frame - 480))) <= bound + 1, "frame \(frame) heard media \(heard)")
+            #expect(samples[frame * 2 + 1] == 1.0 / 8)
+        }
+        // Its nominal position stays on the timeline.
+        #expect(core.voice?.position == Double(480 + 2 * (1920 - 480)))
+    }
+
+    @Test func latencyOffsetMovesTheSoundAsItMovesThePictures() {
+        var core = AudioPlayoutCore()
+        var schedule = TimelineSchedule(.paused(at: 0, from: 0))
+        let anchor = Self.second + 20_000_000
+        schedule.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: anchor), discontinuous: false, now: 0)
+        // 10 ms earlier than the timeline gives it: the start is at output frame 480, not 960.
+        let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 3, offset: .milliseconds(10))
+        #expect(samples[479 * 2 + 1] == 0)
+        #expect(samples[480 * 2 + 1] != 0)
+    }
+
+    /// The error the core leaves: the media frame it reads minus the timeline's at that instant.
+    static func error(of core: AudioPlayoutCore, timeline: PresentationTimeline, at instant: Double) -> Double {
+        let target = (Double(timeline.anchorMediaTime) + timeline.rate * (instant - Double(timeline.anchorLocalTime))) * 48_000 / 1e9
+        return (core.voice?.position ?? .nan) - target
+    }
+
+    @Test(arguments: [100.0, -100.0, 40.0])
+    func driftStaysWithinTheDeadBandWithBoundedCorrectionsAndNoSnap(ppm: Double) {
+        var core = AudioPlayoutCore()
+        let timeline = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second)
+        let schedule = TimelineSchedule(timeline)
+        // The output's frames come `ppm` faster or slower than the media's 48 kHz.
+        let period = Self.period * (1 - ppm / 1e6)
+        var worst = 0.0, corrections = 0, uncorrected = 0, snaps = 0
+        var largest = 0.0
+        _ = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 500, period: period) { rendered, instant, core in
+            snaps += rendered.snaps.count
+            guard let write = rendered.write else { return }
+            largest = max(largest, abs(write.correction))
+            if write.correction != 0 { corrections += 1 } else { uncorrected += 1 }
+            let end = instant + 480 * period
+            worst = max(worst, abs(Self.error(of: core, timeline: timeline, at: end)))
+        }
+        #expect(snaps == 0)
+        #expect(worst <= 0.5 + 480 * abs(ppm) / 1e6 + 1e-6, "the output strayed \(worst) frames")
+        #expect(largest <= 0.005)
+        // 5 s at |ppm| slips |ppm| × 0.24 frames: that many requests corrected, the rest bit-exact.
+        #expect(corrections >= 1)
+        #expect(uncorrected > corrections)
+    }
+
+    @Test(arguments: [1.0001, 0.9999])
+    func aTimelineDriftingFromRateOneIsFollowedBySlipsNotByAStretch(rate: Double) {
+        var core = AudioPlayoutCore()
+        // The session's clock runs 100 ppm off the local one: the timeline's rate in local time is 1 ± 100 ppm.
+        let timeline = PresentationTimeline(rate: rate, anchorMediaTime: 0, anchorLocalTime: Self.second)
+        var worst = 0.0, exact = 0, slipped = 0, snaps = 0
+        _ = Self.run(&core, schedule: TimelineSchedule(timeline), from: Double(Self.second), requests: 500) { rendered, instant, core in
+            snaps += rendered.snaps.count
+            guard let write = rendered.write else { return }
+            if write.correction == 0 { exact += 1 } else { slipped += 1 }
+            #expect(abs(write.correction) <= 0.005)
+            worst = max(worst, abs(Self.error(of: core, timeline: timeline, at: instant + 480 * Self.period)))
+        }
+        #expect(core.voice?.stretcher == nil)
+        #expect(snaps == 0)
+        #expect(worst <= 0.5 + 480 * 100e-6 + 1e-6)
+        // 5 s at 100 ppm: 24 frames slipped, one write each; the rest passed bit-exact.
+        #expect(slipped >= 20 && slipped <= 60)
+        #expect(exact > 400)
+    }
+
+    @Test func largeErrorIsCorrectedByRateWithinHalfAPercent() {
+        var core = AudioPlayoutCore()
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        _ = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 10)
+        // The timeline moves 5 ms later (the session clock's estimate moved): a continuous change.
+        let moved = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second + 5_000_000)
+        schedule.schedule(moved, discontinuous: false, now: Self.second + 100_000_000)
+        var largest = 0.0, snaps = 0
+        var errors: [Double] = []
+        _ = Self.run(&core, schedule: schedule, from: Double(Self.second) + 480 * 10 * Self.period, requests: 250) { rendered, instant, core in
+            snaps += rendered.snaps.count
+            largest = max(largest, abs(rendered.write?.correction ?? 0))
+            errors.append(Self.error(of: core, timeline: moved, at: instant + 480 * Self.period))
+        }
+        #expect(snaps == 0)
+        #expect(largest <= 0.005 + 1e-12)
+        #expect(largest > 0.004, "a 5 ms error is corrected at the full rate")
+        // 5 ms at 0.5 % takes a second; after 2.5 s the error is within the dead band.
+        #expect(abs(errors[0]) > 200)
+        #expect(abs(errors.last!) <= 0.5 + 1e-6)
+    }
+
+    @Test func errorBeyondTheThresholdSnapsWithAFade() {
+        var core = AudioPlayoutCore()
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        _ = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 10)
+        // 30 ms later, at once (after a stall, say).
+        let moved = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second + 30_000_000)
+        schedule.schedule(moved, discontinuous: false, now: Self.second + 100_000_000)
+        var snaps: [AudioPlayoutCore.Snap] = []
+        let start = Double(Self.second) + 4800 * Self.period
+        let samples = Self.run(&core, schedule: schedule, from: start, requests: 2) { rendered, _, _ in snaps += rendered.snaps }
+        #expect(snaps.count == 1)
+        #expect(abs(snaps[0].error.nanoseconds - 30_000_000) < 30_000)
+        #expect(abs(Self.error(of: core, timeline: moved, at: start + 960 * Self.period)) <= 0.5)
+        // After the fade, the new position alone: media frame (4800 + k) − 1440.
+        for frame in 96..<960 { #expect(samples[frame * 2] == Float(4800 + frame - 1440) / TaggedSource.scale) }
+    }
+
+    @Test func itemSwitchFollowsTheQueueWithoutAGap() {
+        var core = AudioPlayoutCore()
+        // The first item ends at media 20 ms; at local 1.02 s the next item plays from its start (generation 1).
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        schedule.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second + 20_000_000),
+                          discontinuous: true, now: Self.second)
+        let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 4)
+        #expect(samples[959 * 2] == Float(959) / TaggedSource.scale)
+        #expect(samples[960 * 2 + 1] > 0)
+        for frame in (960 + 96)..<1920 { #expect(samples[frame * 2] == Float(frame - 960) / TaggedSource.scale) }
+    }
+
+    @Test func cubicInterpolationIsExactOnWholeFramesAndOnLines() {
+        #expect(AudioPlayoutCore.cubic(0.1, 0.2, 0.3, 0.4, 0) == 0.2)
+        #expect(abs(AudioPlayoutCore.cubic(0.1, 0.2, 0.3, 0.4, 0.25) - 0.225) < 1e-6)
+    }
+}

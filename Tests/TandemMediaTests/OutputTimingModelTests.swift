@@ -1,0 +1,71 @@
+import Testing
+@testable import TandemMedia
+import TandemClock
+import TandemPlayerSupport
+
+/// The fit of "frame → instant it reaches the output" over synthetic timing reports.
+@Suite struct OutputTimingModelTests {
+    /// A report every 100 ms of an output whose clock runs `ppm` against the monotonic one,
+    /// frame 0 reaching the output at 5 s, with jitter from `noise(index)` in ns.
+    static func reports(count: Int, ppm: Double, noise: (Int) -> Int64) -> [OutputTimingModel.Report] {
+        let period = OutputTimingModel.nominalPeriod * (1 + ppm / 1e6)
+        return (0..<count).map { index in
+            let frame = Int64(index * 4800)
+            let instant = 5_000_000_000 + Int64((Double(frame) * period).rounded()) + noise(index)
+            return .init(frame: frame, instant: LocalInstant(nanoseconds: instant))
+        }
+    }
+
+    /// A repeatable jitter of ±`amplitude` ns.
+    static func jitter(_ index: Int, amplitude: Int64) -> Int64 {
+        Int64((index &* 2_654_435_761) % 2001 - 1000) * amplitude / 1000
+    }
+
+    @Test func fitsTheLineThroughJitteredReports() throws {
+        var model = OutputTimingModel()
+        for report in Self.reports(count: 60, ppm: 80, noise: { Self.jitter($0, amplitude: 40_000) }) { model.add(report) }
+        // 6 s on: where frame 288 000 (+ 10 ms ahead) reaches the output, within a few µs.
+        let frame: Int64 = 288_000 + 480
+        let truth = 5_000_000_000 + Double(frame) * OutputTimingModel.nominalPeriod * (1 + 80e-6)
+        let fitted = try #require(model.instant(ofFrame: frame))
+        // A single report is up to 40 µs off.
+        #expect(abs(Double(fitted.nanoseconds) - truth) < 15_000)
+        #expect(abs(model.framePeriod / OutputTimingModel.nominalPeriod - 1 - 80e-6) < 20e-6)
+    }
+
+    @Test func outliersDoNotMoveIt() throws {
+        var clean = OutputTimingModel(), spoiled = OutputTimingModel()
+        let reports = Self.reports(count: 40, ppm: 0, noise: { Self.jitter($0, amplitude: 5_000) })
+        for (index, report) in reports.enumerated() {
+            clean.add(report)
+            var late = report
+            // Every seventh report 1.5 ms late (a report delayed in the server, say).
+            if index % 7 == 3 { late.instant = late.instant + .microseconds(1_500) }
+            spoiled.add(late)
+        }
+        let frame: Int64 = 200_000
+        let a = try #require(clean.instant(ofFrame: frame)), b = try #require(spoiled.instant(ofFrame: frame))
+        #expect(abs((a - b).nanoseconds) < 5_000)
+    }
+
+    @Test func beforeAnyReportThereIsNoInstantAndEarlyReportsUseTheNominalPeriod() throws {
+        var model = OutputTimingModel()
+        #expect(model.instant(ofFrame: 0) == nil)
+        model.add(.init(frame: 4800, instant: LocalInstant(nanoseconds: 1_000_000_000)))
+        let instant = try #require(model.instant(ofFrame: 9600))
+        #expect(instant.nanoseconds == 1_100_000_000)
+    }
+
+    @Test func aJumpOfTheLineStartsItAgain() throws {
+        var model = OutputTimingModel()
+        let before = Self.reports(count: 30, ppm: 0, noise: { _ in 0 })
+        for report in before { model.add(report) }
+        // After an underrun, the same frames reach the output 40 ms later.
+        for index in 30..<36 {
+            let frame = Int64(index * 4800)
+            model.add(.init(frame: frame, instant: LocalInstant(nanoseconds: 5_040_000_000 + frame * 1_000_000_000 / 48_000)))
+        }
+        let instant = try #require(model.instant(ofFrame: 36 * 4800))
+        #expect(abs(instant.nanoseconds - (5_040_000_000 + 36 * 4800 * 1_000_000_000 / 48_000)) < 20_000)
+    }
+}

@@ -1,0 +1,302 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import TandemMedia
+import TandemClock
+import TandemHarness
+import TandemPlayback
+import TandemPlayerSupport
+import TandemTestKit
+
+/// The sound output for real: players into a PulseAudio server the test starts itself, recorded
+/// from the null sink's monitor (one recording, one clock).
+@Suite(.serialized) struct PulseAudioOutputTests {
+    /// 1 s of white noise, the same on both channels, as a WAV file: a sound whose onset and
+    /// cross-correlation are sharp.
+    static func noise(in directory: String, seed: Int = 7, name: String = "noise.wav") throws -> String {
+        let path = directory + "/" + name
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        process.arguments = ["-v", "error", "-y", "-f", "lavfi", "-i", "anoisesrc=d=1:c=white:r=48000:a=0.5:s=\(seed)", "-ac", "2",
+                             "-c:a", "pcm_s16le", path]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw FixtureError("ffmpeg could not make the noise") }
+        return path
+    }
+
+    /// Waits (polling) until `condition` or `timeout` seconds; whether it came.
+    static func wait(timeout: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return condition()
+    }
+
+    /// The lag of `b` behind `a` in samples, to a fraction (the cross-correlation's peak within
+    /// ±`range`, interpolated by a parabola), over `count` samples from `start`.
+    static func lag(_ a: [Float], _ b: [Float], start: Int, count: Int, range: Int) -> Double {
+        func correlation(_ lag: Int) -> Double {
+            var sum = 0.0
+            for index in start..<(start + count) where index + lag >= 0 && index + lag < b.count && index < a.count {
+                sum += Double(a[index]) * Double(b[index + lag])
+            }
+            return sum
+        }
+        let values = (-range...range).map(correlation)
+        let best = values.indices.max { values[$0] < values[$1] }!
+        guard best > 0, best < values.count - 1 else { return Double(best - range) }
+        let (l, c, r) = (values[best - 1], values[best], values[best + 1])
+        let denominator = l - 2 * c + r
+        return Double(best - range) + (denominator == 0 ? 0 : 0.5 * (l - r) / denominator)
+    }
+
+    @Test func twoPlayersIntoOneSinkStartTogetherAtTheInstantAsked() throws {
+        let server = try PulseAudioServer.start()
+        defer { server.stop() }
+        try server.loadNullSink(name: "mix", channels: 2, channelMap: ["aux0", "aux1"])
+        for (index, channel) in ["aux0", "aux1"].enumerated() {
+            try server.loadRemapSink(name: "p\(index)", master: "mix", channels: 1, channelMap: ["mono"], masterChannelMap: [channel])
+        }
+        let directory = server.directory.path
+        let media = try Self.noise(in: directory)
+        // Recording first: its short latency keeps the null sink from rendering far ahead.
+        let recording = try server.record(source: "mix.monitor", channels: 2, channelMap: ["aux0", "aux1"], to: directory + "/monitor.raw")
+        let players = try (0..<2).map { index in
+            var options = HeadlessPlayer.Options()
+            options.audioOutput = .pulse
+            options.audioServer = server.serverString
+            options.audioDevice = "p\(index)"
+            options.audioLog = directory + "/audio\(index).jsonl"
+            options.audioNotice = { line in Issue.record("player \(index): \(line)") }
+            return try HeadlessPlayer(url: media, options: options)
+        }
+        #expect(players.allSatisfy { $0.hasSoundOutput })
+        // Both outputs know their latency (the server's timing reports have come).
+        #expect(Self.wait(timeout: 5) { players.allSatisfy { $0.soundStatistics.latency != nil } })
+        // As a player opened ahead of the play would: the stream's first reports are settled.
+        Thread.sleep(forTimeInterval: 0.5)
+        let start = MonotonicClock.now() + 300_000_000
+        for player in players {
+            try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: start))
+        }
+        Thread.sleep(forTimeInterval: 0.8)
+        recording.stop()
+        let statistics = players.map(\.soundStatistics)
+        for player in players { player.close() }
+
+        // The recording: aux0 is the first player's, aux1 the second's.
+        let data = try Data(contentsOf: URL(fileURLWithPath: recording.path))
+        let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let channels = (0..<2).map { channel in stride(from: channel, to: samples.count, by: 2).map { Float(samples[$0]) / 32768 } }
+        let onsets = channels.map { channel in channel.firstIndex { abs($0) > 0.02 } }
+        let first = try #require(onsets[0]), second = try #require(onsets[1])
+        #expect(abs(first - second) <= 5)
+        let lag = Self.lag(channels[0], channels[1], start: first + 200, count: 9_600, range: 48)
+        // Within 50 µs (2.4 samples) of each other, measured at the output.
+        #expect(abs(lag) < 2.4, "the second player's sound lags the first's by \(lag) samples")
+        for (index, statistics) in statistics.enumerated() {
+            #expect(statistics.snaps == 0, "player \(index) snapped")
+            #expect(statistics.writes > 0)
+        }
+
+        // Each log's first write: media 0 planned within 1 ms of the instant asked, by the output's own model.
+        for index in 0..<2 {
+            let lines = try String(contentsOfFile: directory + "/audio\(index).jsonl", encoding: .utf8).split(separator: "\n")
+            let writes = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .filter { $0["kind"] as? String == "write" }
+            let write = try #require(writes.first)
+            // The first output frame at or after the instant plays media frame 0 or 1 (rounded onto a frame).
+            let mediaFrame = try #require(write["media"] as? Double)
+            #expect(mediaFrame == 0 || mediaFrame == 1)
+            let intended = try #require(write["intended"] as? Int64), expected = try #require(write["expected"] as? Int64)
+            #expect(abs(Double(intended - start) - mediaFrame * 1e9 / 48_000) < 1_000)
+            #expect(abs(expected - intended) < 1_000_000)
+            #expect(lines.contains { $0.contains("\"kind\":\"latency\"") })
+        }
+    }
+
+    @Test func pauseResumeAndSeekLandAtTheirInstants() throws {
+        let server = try PulseAudioServer.start()
+        defer { server.stop() }
+        try server.loadNullSink(name: "out", channels: 2, channelMap: ["front-left", "front-right"])
+        let directory = server.directory.path
+        let media = try Self.noise(in: directory)
+        let source = try Self.samples(of: media, in: directory)
+        let recording = try server.record(source: "out.monitor", channels: 2, channelMap: ["front-left", "front-right"],
+                                          to: directory + "/monitor.raw")
+        var options = HeadlessPlayer.Options()
+        options.audioOutput = .pulse
+        options.audioServer = server.serverString
+        options.audioDevice = "out"
+        let player = try HeadlessPlayer(url: media, options: options)
+        defer { player.close() }
+        #expect(Self.wait(timeout: 5) { player.soundStatistics.latency != nil && player.isReadyToPlay })
+        Thread.sleep(forTimeInterval: 0.5)
+        // Plays from 0 at T; paused at T + 200 ms; plays on at T + 400 ms; at T + 600 ms jumps to media 0.1 s.
+        let t = MonotonicClock.now() + 300_000_000
+        let ms: Nanoseconds = 1_000_000
+        try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: t))
+        try player.setTimeline(.paused(at: 200 * ms, from: t + 200 * ms))
+        try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 200 * ms, anchorLocalTime: t + 400 * ms))
+        try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 100 * ms, anchorLocalTime: t + 600 * ms),
+                               discontinuous: true)
+        Thread.sleep(forTimeInterval: 1.1)
+        recording.stop()
+        #expect(player.soundStatistics.snaps == 0)
+
+        let data = try Data(contentsOf: URL(fileURLWithPath: recording.path))
+        let recorded = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let left = stride(from: 0, to: recorded.count, by: 2).map { Float(recorded[$0]) / 32768 }
+        // The first sound, faded in from its first frame (1/97 of the noise): output frame `onset` is T.
+        let onset = try #require(left.firstIndex { $0 != 0 })
+        #expect(left[onset..<(onset + 5)].allSatisfy { abs($0) < 0.05 })
+        // Silence from the pause's fade to the resume, 200 ms later.
+        #expect(left[(onset + 9_600 - 200)..<(onset + 9_600)].contains { abs($0) > 0.02 })
+        #expect(left[(onset + 9_600 + 100)..<(onset + 19_200 - 2)].allSatisfy { $0 == 0 })
+        #expect(left[(onset + 19_200)..<(onset + 19_200 + 200)].contains { $0 != 0 })
+        // After the resume, media 0.2 s on; after the seek, media 0.1 s on: each within 50 µs.
+        let resumed = Self.lag(source, left, from: 9_600 + 200, to: onset + 19_200 + 200, count: 4_000, range: 48)
+        let sought = Self.lag(source, left, from: 4_800 + 200, to: onset + 28_800 + 200, count: 4_000, range: 48)
+        #expect(abs(resumed) < 2.4, "the resume lands \(resumed) samples off")
+        #expect(abs(sought) < 2.4, "the seek lands \(sought) samples off")
+    }
+
+    @Test func soundAndPicturesFollowOneTimelineAndTheLatencyOffsetMovesBoth() throws {
+        let server = try PulseAudioServer.start()
+        defer { server.stop() }
+        try server.loadNullSink(name: "out", channels: 2, channelMap: ["front-left", "front-right"])
+        let directory = server.directory.path
+        let recording = try server.record(source: "out.monitor", channels: 2, channelMap: ["front-left", "front-right"],
+                                          to: directory + "/monitor.raw")
+        defer { recording.stop() }
+        let frames = try PresentationLog(path: directory + "/frames.jsonl")
+        var options = HeadlessPlayer.Options()
+        options.audioOutput = .pulse
+        options.audioServer = server.serverString
+        options.audioDevice = "out"
+        options.audioLog = directory + "/audio.jsonl"
+        // Everything 30 ms earlier than the timeline gives it, for an output that lags.
+        options.latencyOffset = 30_000_000
+        let player = try HeadlessPlayer(url: SampleClip.h264.path, options: options, videoSinks: [frames])
+        #expect(Self.wait(timeout: 5) { player.soundStatistics.latency != nil && player.isReadyToPlay })
+        Thread.sleep(forTimeInterval: 0.5)
+        let start = MonotonicClock.now() + 300_000_000
+        let timeline = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: start)
+        try player.setTimeline(timeline)
+        Thread.sleep(forTimeInterval: 1.3)
+        player.close()
+        frames.close()
+
+        // The pictures: each presented 30 ms before the timeline's instant for it.
+        let presented = try PresentationRecord.read(path: frames.path).filter { $0.still != true }
+        #expect(presented.count >= 20)
+        for frame in presented {
+            let due = timeline.localTime(forMediaTime: MediaTime.nanoseconds(seconds: frame.pts))! - 30_000_000
+            #expect(abs(frame.scheduledNanoseconds - max(due, start - 30_000_000)) < 1_000)
+            #expect(frame.presentedNanoseconds - frame.scheduledNanoseconds < 2_000_000)
+        }
+        // The sound: each write's first media frame meant for 30 ms before the timeline's instant,
+        // and expected at the output within a frame of it (the output's latency included).
+        let lines = try String(contentsOfFile: directory + "/audio.jsonl", encoding: .utf8).split(separator: "\n")
+        let writes = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .filter { $0["kind"] as? String == "write" }
+        #expect(writes.count >= 40)
+        for write in writes {
+            let media = try #require(write["media"] as? Double)
+            let intended = try #require(write["intended"] as? Int64), expected = try #require(write["expected"] as? Int64)
+            let due = Double(start) + media * 1e9 / 48_000 - 30_000_000
+            #expect(abs(Double(intended) - due) < 1_000)
+            #expect(abs(expected - intended) < 25_000, "a write \(expected - intended) ns off its instant")
+        }
+        #expect(player.soundStatistics.snaps == 0)
+    }
+
+    @Test func theNextItemsSoundStartsAtTheSwitchsInstant() throws {
+        let server = try PulseAudioServer.start()
+        defer { server.stop() }
+        try server.loadNullSink(name: "out", channels: 2, channelMap: ["front-left", "front-right"])
+        let directory = server.directory.path
+        let first = try Self.noise(in: directory)
+        let second = try Self.noise(in: directory, seed: 11, name: "next.wav")
+        let next = try Self.samples(of: second, in: directory)
+        let recording = try server.record(source: "out.monitor", channels: 2, channelMap: ["front-left", "front-right"],
+                                          to: directory + "/monitor.raw")
+        var options = HeadlessPlayer.Options()
+        options.audioOutput = .pulse
+        options.audioServer = server.serverString
+        options.audioDevice = "out"
+        let player = try HeadlessPlayer(url: first, options: options)
+        defer { player.close() }
+        #expect(Self.wait(timeout: 5) { player.soundStatistics.latency != nil && player.isReadyToPlay })
+        Thread.sleep(forTimeInterval: 0.5)
+        // The first item from T; at T + 300 ms the next one from its start, decoded ahead.
+        let t = MonotonicClock.now() + 300_000_000
+        try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: t))
+        try player.prepare(PlaybackItem(file: second, identifier: "next.wav"), at: 0)
+        #expect(player.waitUntilReady(preparedItem: true, timeout: 5))
+        try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: t + 300_000_000))
+        Thread.sleep(forTimeInterval: 0.9)
+        recording.stop()
+        #expect(player.itemIdentifier == "next.wav")
+
+        let data = try Data(contentsOf: URL(fileURLWithPath: recording.path))
+        let recorded = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let left = stride(from: 0, to: recorded.count, by: 2).map { Float(recorded[$0]) / 32768 }
+        let onset = try #require(left.firstIndex { $0 != 0 })
+        // From output frame onset + 14 400 (T + 300 ms): the next item's sound from its start, with no gap.
+        let switched = Self.lag(next, left, from: 200, to: onset + 14_400 + 200, count: 4_000, range: 48)
+        #expect(abs(switched) < 2.4, "the next item starts \(switched) samples off")
+        #expect(left[(onset + 14_400 - 400)..<(onset + 14_400 + 400)].filter { $0 == 0 }.count < 10)
+    }
+
+    /// The left channel of `media`, decoded by FFmpeg, as Float.
+    static func samples(of media: String, in directory: String) throws -> [Float] {
+        let path = directory + "/" + URL(fileURLWithPath: media).lastPathComponent + ".raw"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        process.arguments = ["-v", "error", "-y", "-i", media, "-f", "s16le", "-ac", "2", "-ar", "48000", path]
+        try process.run()
+        process.waitUntilExit()
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        return stride(from: 0, to: samples.count, by: 2).map { Float(samples[$0]) / 32768 }
+    }
+
+    /// The lag of `b`'s frames from `to` behind `a`'s from `from`, to a fraction of a sample.
+    static func lag(_ a: [Float], _ b: [Float], from: Int, to: Int, count: Int, range: Int) -> Double {
+        let shifted = Array(repeating: Float(0), count: max(0, to - from)) + a
+        return lag(shifted, b, start: to, count: count, range: range)
+    }
+
+    @Test func withoutAServerThePlayerSaysSoOnceAndPlaysOnSilently() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-nosound-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let media = try Self.noise(in: directory)
+        let notices = Mutex<[String]>([])
+        var options = HeadlessPlayer.Options()
+        options.audioOutput = .pulse
+        options.audioServer = "unix:/nonexistent/native"
+        options.audioNotice = { line in notices.withLock { $0.append(line) } }
+        let opened = MonotonicClock.now()
+        let sink = NullAudioSink()
+        let player = try HeadlessPlayer(url: media, options: options, audioSinks: [sink],
+                                        timeline: PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now() + 50_000_000))
+        defer { player.close() }
+        #expect(MonotonicClock.now() - opened < 3_000_000_000)
+        let lines = notices.withLock { $0 }
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains("no sound server (PulseAudio/PipeWire) reachable") == true)
+        #expect(lines.first?.hasSuffix("playing without sound") == true)
+        #expect(!player.hasSoundOutput)
+        player.volume = 40
+        player.isMuted = true
+        #expect(player.volume == 40 && player.isMuted)
+        // It plays to the end, silently.
+        #expect(player.waitUntilEnded(timeout: 5))
+        #expect(sink.consumedFrames > 40_000)
+    }
+}
