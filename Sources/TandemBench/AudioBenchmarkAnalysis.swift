@@ -124,7 +124,19 @@ public enum AudioBenchmarkAnalysis {
         let timedGroup = input.groups.first { $0.notMeasured == nil && $0.members.contains { ownErrors[$0.name]?.isEmpty == false } }
         let reference = timedGroup.map { group in group.members.flatMap { ownErrors[$0.name] ?? [] } } ?? []
         let common = median(reference.map(\.error))
-        let commonExpected = median(reference.map(\.errorAgainstExpected))
+        // The recording's frames and the machine's clock can part at a change (a stream's flush
+        // rewinds the sink, and the monitor keeps what it had passed on): the common offset is
+        // taken between each change and the next, and how far it moved is reported.
+        let segment = { (position: Int) -> Int in
+            let time = instant(Double(position))
+            return input.timeline.changes.filter { $0.instant <= time }.count
+        }
+        var segmentOffsets: [Int: (error: Double, expected: Double)] = [:]
+        for (key, errors) in Dictionary(grouping: reference, by: { segment($0.position) }) {
+            if let error = median(errors.map(\.error)), let expected = median(errors.map(\.errorAgainstExpected)) {
+                segmentOffsets[key] = (error, expected)
+            }
+        }
         // A window whose media position the log intended more than half a second from where it
         // was recorded was paired with the wrong write (one of two that meant the same instant,
         // around a seek or a snap): counted, not measured.
@@ -149,9 +161,11 @@ public enum AudioBenchmarkAnalysis {
                     participant.underruns = log.underruns.count
                     participant.latencyMilliseconds = Percentiles(log.latencies.map { Double($0.latency) / 1e6 })
                 }
-                if let errors = ownErrors[member.name], let common, let commonExpected {
-                    participant.ownErrorMicroseconds = Percentiles(errors.map { ($0.error - common) / 1_000 })
-                    participant.errorAgainstExpectedMicroseconds = Percentiles(errors.map { ($0.errorAgainstExpected - commonExpected) / 1_000 })
+                if let errors = ownErrors[member.name]?.filter({ segmentOffsets[segment($0.position)] != nil }) {
+                    participant.ownErrorMicroseconds = Percentiles(errors.map { ($0.error - segmentOffsets[segment($0.position)]!.error) / 1_000 })
+                    participant.errorAgainstExpectedMicroseconds = Percentiles(errors.map {
+                        ($0.errorAgainstExpected - segmentOffsets[segment($0.position)]!.expected) / 1_000
+                    })
                     participant.ownErrorPeak = Percentiles(errors.map(\.peak))
                     participant.ownErrorUnattributed = unattributed[member.name]
                 }
@@ -164,7 +178,10 @@ public enum AudioBenchmarkAnalysis {
         }
         return AudioBenchmarkReport(date: "", machine: "", seconds: 0, scriptSeconds: Double(input.scriptEnded - input.scriptStarted) / 1e9,
                                     relayDriftPPM: 0, builtinSound: true, participants: participants, groups: groups, changes: changeRows,
-                                    commonOffsetMicroseconds: common.map { $0 / 1_000 }, placementNanoseconds: input.placement, errors: [])
+                                    commonOffsetMicroseconds: common.map { $0 / 1_000 },
+                                    commonOffsetRangeMicroseconds: segmentOffsets.isEmpty ? nil
+                                        : (segmentOffsets.values.map(\.error).max()! - segmentOffsets.values.map(\.error).min()!) / 1_000,
+                                    placementNanoseconds: input.placement, errors: [])
     }
 
     /// The median of `values`, nil when empty.

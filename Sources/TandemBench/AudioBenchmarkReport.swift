@@ -23,8 +23,8 @@ public struct AudioBenchmarkReport: Sendable, Codable {
         public var underruns: Int?
         /// The output latency it reported (ms), when it reported any.
         public var latencyMilliseconds: Percentiles?
-        /// Its own error, recorded against intended, less the run's common offset (µs); nil when
-        /// it has no log or no window was found.
+        /// Its own error, recorded against intended, less the common offset of the stretch between
+        /// two changes it was measured in (µs); nil when it has no log or no window was found.
         public var ownErrorMicroseconds: Percentiles?
         /// Recorded against what the sound server's timing led it to expect, less the common
         /// offset of that measure (µs).
@@ -92,6 +92,9 @@ public struct AudioBenchmarkReport: Sendable, Codable {
     /// The common offset of the built-in participants' own errors (µs, median over all): where
     /// the recording sits against the machine's clock, past the placement its growth gave.
     public var commonOffsetMicroseconds: Double?
+    /// How far the common offset moved from one stretch between changes to another (µs): the
+    /// recording's frames against the machine's clock, shared by every output.
+    public var commonOffsetRangeMicroseconds: Double?
     /// Where the recording's frame 0 sits on the machine's monotonic clock (ns), from its file's growth.
     public var placementNanoseconds: Int64?
     /// What went wrong along the way.

@@ -35,8 +35,9 @@ public enum AudioBenchmarkTable {
                 + "\(participant.underruns.map(String.init) ?? "-") | \(participant.latencyMilliseconds.map { String(format: "%.2f", $0.p50) } ?? "-") | \(own) | \(expected) |")
         }
         if let common = report.commonOffsetMicroseconds {
-            lines.append("own errors are given about their common offset, \(n(common)) µs (the recording's placement on the machine's clock, "
-                + "from its file's growth, is exact only to within the sink's render-ahead; a constant shared by all is not the outputs')")
+            lines.append("own errors are given about their common offset between one change and the next (the median of the built-in players'; "
+                + "over the run \(n(common)) µs, moving by \(n(report.commonOffsetRangeMicroseconds)) µs from one stretch to another): "
+                + "the recording's placement on the machine's clock is exact only to within the sink's render-ahead, and a shared offset is not one output's")
         }
         lines.append("")
         let names = report.groups.filter { $0.notMeasured == nil }.map(\.name)
