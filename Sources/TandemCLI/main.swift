@@ -18,6 +18,7 @@ let commands: [any Command.Type] = [
     BenchRelayCommand.self,
     BenchClusterCommand.self,
     BenchSyncCommand.self,
+    BenchAudioCommand.self,
     BenchAllCommand.self,
 ]
 

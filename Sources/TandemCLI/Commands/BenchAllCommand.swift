@@ -16,11 +16,15 @@ enum BenchAllCommand: Command {
         let catalogue = quick ? Scenario.quickCatalogue : Scenario.catalogue
         if options.flags.contains("list") {
             for scenario in catalogue { printOutput("\(scenario.name): \(scenario.summary) [\(scenario.network)]") }
+            if !quick { printOutput("\(audioScenario): \(audioSummary) [PulseAudio null sink]") }
             return 0
         }
         var scenarios = catalogue
+        // The sound scenario (`tandem bench audio`) runs in the full suite, after the others.
+        var runsAudio = !quick
         if let names = options.value("scenario") {
-            scenarios = try names.split(separator: ",").map { name throws(CLIError) in
+            runsAudio = !quick && names.split(separator: ",").contains { $0 == audioScenario }
+            scenarios = try names.split(separator: ",").filter { quick || $0 != audioScenario }.map { name throws(CLIError) in
                 guard let scenario = catalogue.first(where: { $0.name == name }) else {
                     throw .usage("no scenario '\(name)' in the \(quick ? "quick" : "full") suite: "
                         + catalogue.map(\.name).joined(separator: ", "))
@@ -32,6 +36,10 @@ enum BenchAllCommand: Command {
         let out = URL(fileURLWithPath: options.value("out") ?? "bench-report", isDirectory: true)
         var suite = BenchmarkSuite(scenarios: scenarios, quick: quick, clip: clip, executable: try BenchSyncCommand.executablePath())
         suite.logs = options.value("keep-logs")
+        if runsAudio, scenarios.isEmpty {
+            try runAudio(out: out)
+            return 0
+        }
         let report: SuiteReport
         do {
             report = try suite.run { printError("bench all: \($0)") }
@@ -45,10 +53,34 @@ enum BenchAllCommand: Command {
         }
         printOutput(SuiteMarkdown.table(report))
         printOutput("report: \(out.appendingPathComponent("index.html").path)")
+        if runsAudio { try runAudio(out: out) }
         guard options.flags.contains("check") else { return 0 }
         let violations = SuiteLimits().violations(report)
         for violation in violations { printError("bench all: limit: \(violation)") }
         return violations.isEmpty ? 0 : 1
+    }
+
+    /// The name of the sound scenario, which `tandem bench audio` runs.
+    static let audioScenario = "audio"
+    static let audioSummary = "Seven participants (three built-in players, two mpv, two applying changes on receipt) play into one "
+        + "PulseAudio null sink, a channel each: play, pause, seek, rates and an item change; the audio spread at the sink."
+
+    /// Runs the sound scenario; its report goes to `audio.json` and `audio.md` in `out`, its table
+    /// to standard output. A run that fails is said in one line, and the suite's report stands.
+    private static func runAudio(out: URL) throws {
+        printError("bench all: audio")
+        do {
+            let report = try BenchAudioCommand.benchmark(executable: try BenchSyncCommand.executablePath()).run { printError("bench all:   \($0)") }
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try encoder.encode(report).write(to: out.appendingPathComponent("audio.json"))
+            let table = AudioBenchmarkTable.render(report)
+            try table.write(to: out.appendingPathComponent("audio.md"), atomically: true, encoding: .utf8)
+            printOutput(table)
+        } catch {
+            printError("bench all: audio: \(error)")
+        }
     }
 
     /// The clip to play: `--clip`, else the sample clip for watching together, else one made with ffmpeg.

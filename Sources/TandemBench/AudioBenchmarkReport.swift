@@ -1,0 +1,102 @@
+/// What `tandem bench audio` measured: for each group of participants (the built-in player
+/// following the timeline, mpv, the apply-on-receipt baseline) the spread of their sound at one
+/// sound server's sink, and for each built-in participant what its audio log says.
+public struct AudioBenchmarkReport: Sendable, Codable {
+    /// One participant.
+    public struct Participant: Sendable, Codable {
+        /// Its name (`peer-N`).
+        public var name: String
+        /// Its group's name.
+        public var group: String
+        /// The remap sink it played into, and so the recording's channel.
+        public var sink: String
+        /// Its injected clock error.
+        public var clockOffsetSeconds: Double
+        public var clockDriftPPM: Double
+        /// Its exit status; nil when it was killed.
+        public var exitStatus: Int32?
+        /// From its audio log (built-in players): writes, the resampler's corrections (ppm), snaps
+        /// and underruns; nil without a log.
+        public var writes: Int?
+        public var correctionPPM: Percentiles?
+        public var snaps: Int?
+        public var underruns: Int?
+        /// The output latency it reported (ms), when it reported any.
+        public var latencyMilliseconds: Percentiles?
+        /// Its own error, recorded against intended, less the common offset of the stretch between
+        /// two changes it was measured in (µs); nil when it has no log or no window was found.
+        public var ownErrorMicroseconds: Percentiles?
+        /// Recorded against what the sound server's timing led it to expect, less the common
+        /// offset of that measure (µs).
+        public var errorAgainstExpectedMicroseconds: Percentiles?
+        /// The own-error windows' correlation peaks with the media.
+        public var ownErrorPeak: Percentiles?
+        /// Own-error windows left out: paired with a write that meant the same instant for media
+        /// more than half a second away (around a seek or a snap).
+        public var ownErrorUnattributed: Int?
+    }
+
+    /// One group of participants, compared among themselves.
+    public struct Group: Sendable, Codable {
+        /// The group (`tandem`, `mpv`, `on-receipt`).
+        public var name: String
+        /// What it is, in words.
+        public var summary: String
+        /// Its participants' names.
+        public var participants: [String]
+        /// Why it was not measured, when it was not.
+        public var notMeasured: String?
+        /// Correlation windows measured, and skipped (silence, or a member not found).
+        public var windows: Int
+        public var skippedWindows: Int
+        /// The spread (latest minus earliest participant, µs) of rate-1 windows outside the
+        /// 100 ms after each change.
+        public var steady: Percentiles?
+        /// The spread of windows within the 100 ms after a change.
+        public var afterChanges: Percentiles?
+        /// Every rate-1 window.
+        public var all: Percentiles?
+        /// The spread of click onsets at every rate (µs), and outside the 100 ms after changes.
+        public var clicks: Percentiles?
+        public var clicksSteady: Percentiles?
+    }
+
+    /// One change of the timeline and each group's largest spread in the 100 ms after it.
+    public struct Change: Sendable, Codable {
+        /// What changed (`play`, `seek 12.000`, …).
+        public var change: String
+        /// Seconds from the script's start to the instant it took effect.
+        public var atSeconds: Double
+        /// The timeline's rate after it.
+        public var rate: Double
+        /// Each group's largest spread in the 100 ms after it (µs; windows and click onsets), by group name.
+        public var largestSpread: [String: Double]
+    }
+
+    /// When it ran (ISO 8601), and on what.
+    public var date: String
+    public var machine: String
+    /// Seconds it took, all in.
+    public var seconds: Double
+    /// Seconds the script lasted.
+    public var scriptSeconds: Double
+    /// The relay's session clock's drift against the machine's (and so the sound server's), ppm.
+    public var relayDriftPPM: Double
+    /// Whether the built-in player of this build has a sound output (without one, its groups are
+    /// not measured).
+    public var builtinSound: Bool
+    /// The participants, the groups and the changes.
+    public var participants: [Participant]
+    public var groups: [Group]
+    public var changes: [Change]
+    /// The common offset of the built-in participants' own errors (µs, median over all): where
+    /// the recording sits against the machine's clock, past the placement its growth gave.
+    public var commonOffsetMicroseconds: Double?
+    /// How far the common offset moved from one stretch between changes to another (µs): the
+    /// recording's frames against the machine's clock, shared by every output.
+    public var commonOffsetRangeMicroseconds: Double?
+    /// Where the recording's frame 0 sits on the machine's monotonic clock (ns), from its file's growth.
+    public var placementNanoseconds: Int64?
+    /// What went wrong along the way.
+    public var errors: [String]
+}

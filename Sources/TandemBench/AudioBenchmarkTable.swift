@@ -1,0 +1,80 @@
+import Foundation
+
+/// Renders an audio bench report as plain text: a row per group, then the participants, the
+/// changes, and the issue's targets for the built-in players.
+public enum AudioBenchmarkTable {
+    /// The whole report.
+    public static func render(_ report: AudioBenchmarkReport) -> String {
+        var lines: [String] = []
+        lines.append("audio: \(report.participants.count) participants as separate processes into one PulseAudio null sink (a channel each), "
+            + String(format: "script %.1f s, all in %.1f s; the relay's session clock drifts %+.0f ppm", report.scriptSeconds, report.seconds, report.relayDriftPPM))
+        lines.append("")
+        lines.append("audio spread, latest minus earliest participant of a group, in µs (rate-1 windows of 30 ms every 100 ms; clicks at every rate):")
+        lines.append("| group | participants | windows (skipped) | steady p50 | p95 | p99 | max | after a change p50 | p99 | max | clicks p50 | p99 | max (outside changes) |")
+        lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for group in report.groups {
+            if let reason = group.notMeasured {
+                lines.append("| \(group.name) | \(group.participants.joined(separator: ", ")) | not measured: \(reason) | | | | | | | | | | |")
+                continue
+            }
+            lines.append("| \(group.name) | \(group.participants.joined(separator: ", ")) | \(group.windows) (\(group.skippedWindows)) | "
+                + "\(n(group.steady?.p50)) | \(n(group.steady?.p95)) | \(n(group.steady?.p99)) | \(n(group.steady?.max)) | "
+                + "\(n(group.afterChanges?.p50)) | \(n(group.afterChanges?.p99)) | \(n(group.afterChanges?.max)) | "
+                + "\(n(group.clicks?.p50)) | \(n(group.clicks?.p99)) | \(n(group.clicksSteady?.max)) |")
+        }
+        lines.append("")
+        lines.append("| participant | group | clock offset s | drift ppm | exit | writes | correction ppm min/p50/max | snaps | underruns | latency ms p50 | own error µs p50 / p99 / max (windows, correlation with the media) | vs expected µs p50 / p99 |")
+        lines.append("|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|---|")
+        for participant in report.participants {
+            let correction = participant.correctionPPM.map { String(format: "%+.0f / %+.0f / %+.0f", $0.min, $0.p50, $0.max) } ?? "-"
+            let own = participant.ownErrorMicroseconds.map { "\(n($0.p50)) / \(n($0.p99)) / \(n($0.max)) (\($0.count)\(participant.ownErrorUnattributed.map { $0 > 0 ? " + \($0) unpaired" : "" } ?? ""), peak \(String(format: "%.2f", participant.ownErrorPeak?.p50 ?? 0)))" } ?? "-"
+            let expected = participant.errorAgainstExpectedMicroseconds.map { "\(n($0.p50)) / \(n($0.p99))" } ?? "-"
+            lines.append("| \(participant.name) | \(participant.group) | \(String(format: "%+.2f", participant.clockOffsetSeconds)) | "
+                + "\(String(format: "%+.0f", participant.clockDriftPPM)) | \(participant.exitStatus.map(String.init) ?? "killed") | "
+                + "\(participant.writes.map(String.init) ?? "-") | \(correction) | \(participant.snaps.map(String.init) ?? "-") | "
+                + "\(participant.underruns.map(String.init) ?? "-") | \(participant.latencyMilliseconds.map { String(format: "%.2f", $0.p50) } ?? "-") | \(own) | \(expected) |")
+        }
+        if let common = report.commonOffsetMicroseconds {
+            lines.append("own errors are given about their common offset between one change and the next (the median of the built-in players'; "
+                + "over the run \(n(common)) µs, moving by \(n(report.commonOffsetRangeMicroseconds)) µs from one stretch to another): "
+                + "the recording's placement on the machine's clock is exact only to within the sink's render-ahead, and a shared offset is not one output's")
+        }
+        lines.append("")
+        let names = report.groups.filter { $0.notMeasured == nil }.map(\.name)
+        if !report.changes.isEmpty, !names.isEmpty {
+            lines.append("largest spread in the 100 ms after each change, µs:")
+            lines.append("| change | at s | rate | " + names.joined(separator: " | ") + " |")
+            lines.append("|---|---:|---:|" + names.map { _ in "---:|" }.joined())
+            for change in report.changes {
+                lines.append("| \(change.change) | \(String(format: "%.2f", change.atSeconds)) | \(String(format: "%g", change.rate)) | "
+                    + names.map { n(change.largestSpread[$0]) }.joined(separator: " | ") + " |")
+            }
+            lines.append("")
+        }
+        if let tandem = report.groups.first(where: { $0.name == AudioBenchmark.Kind.tandem.rawValue }), tandem.notMeasured == nil {
+            lines.append("targets (built-in players):")
+            lines.append(target("audio spread p99 ≤ 50 µs", tandem.steady.map { $0.p99 <= 50 }))
+            lines.append(target("maximum ≤ 200 µs outside the 100 ms after a change", tandem.steady.map { $0.max <= 200 }))
+            let own = report.participants.filter { $0.group == tandem.name }.compactMap(\.ownErrorMicroseconds)
+            lines.append(target("each output's own error p99 ≤ 20 µs", own.isEmpty ? nil : own.allSatisfy { max(abs($0.p99), abs($0.min)) <= 20 }))
+            let corrections = report.participants.filter { $0.group == tandem.name }.compactMap(\.correctionPPM)
+            lines.append(target("rate corrections within ±0.5 %", corrections.isEmpty ? nil : corrections.allSatisfy { max(abs($0.min), abs($0.max)) <= 5_000 }))
+            let underruns = report.participants.filter { $0.group == tandem.name }.compactMap(\.underruns)
+            lines.append(target("no underrun", underruns.isEmpty ? nil : underruns.allSatisfy { $0 == 0 }))
+        }
+        if let mpv = report.groups.first(where: { $0.name == AudioBenchmark.Kind.mpv.rawValue }), mpv.notMeasured == nil {
+            lines.append(target("mpv participants' audio spread p99 ≤ 5 ms", mpv.all.map { $0.p99 <= 5_000 }))
+        }
+        for error in report.errors { lines.append("error: \(error)") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func target(_ text: String, _ met: Bool?) -> String {
+        "  \(text): " + (met.map { $0 ? "met" : "MISSED" } ?? "not measured")
+    }
+
+    private static func n(_ value: Double?) -> String {
+        guard let value else { return "-" }
+        return abs(value) >= 100 ? String(format: "%.0f", value) : String(format: "%.1f", value)
+    }
+}

@@ -1,0 +1,93 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import TandemClock
+
+/// A recording's file (`PulseAudioServer.record`, raw 16-bit little-endian samples) watched as it
+/// grows, against the machine's monotonic clock: frame `n` was in the file by the first instant
+/// the file was seen holding it, which bounds from above when the sink rendered it (`placement`).
+public final class AudioRecordingWatch: @unchecked Sendable {
+    /// The raw file.
+    public let path: String
+    /// Channels per frame.
+    public let channels: Int
+    private let watch = Watch()
+    private let watcher = DispatchGroup()
+
+    /// The file's growth and whether to go on watching it, shared with the watching thread.
+    private final class Watch: Sendable {
+        let growth = Mutex<[(instant: Int64, frames: Int)]>([])
+        let watching = Mutex(true)
+    }
+
+    /// Watches `path`, a recording of `channels` channels, from now until `stop()`.
+    public init(path: String, channels: Int) {
+        self.path = path
+        self.channels = channels
+        let bytesPerFrame = channels * 2
+        DispatchQueue.global().async(group: watcher) { [watch, path] in
+            let clock = SystemClock()
+            var last = -1
+            while watch.watching.withLock({ $0 }) {
+                let size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+                let frames = size / bytesPerFrame
+                if frames != last {
+                    let instant = clock.now()
+                    watch.growth.withLock { $0.append((instant, frames)) }
+                    last = frames
+                }
+                usleep(1_000)
+            }
+        }
+    }
+
+    deinit { stop() }
+
+    /// Frames recorded so far.
+    public var frames: Int { watch.growth.withLock { $0.last?.frames ?? 0 } }
+
+    /// Waits at most `timeout` seconds until the file grows by `frames` frames; whether it did.
+    public func waitUntilFlowing(frames wanted: Int = 2_400, timeout: Double = 10) -> Bool {
+        let start = frames
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if frames - start >= wanted { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return false
+    }
+
+    /// The earliest the recording's frame 0 can have been rendered by the sink, on the monotonic
+    /// clock (ns): the least, over the file's growth, of the instant it was seen less the
+    /// duration of the frames it held by then; nil before anything was recorded.
+    public var placement: Int64? {
+        watch.growth.withLock { samples in
+            samples.filter { $0.frames > 0 }.map { $0.instant - Int64(Double($0.frames) * 1e9 / Double(AudioBenchSignal.sampleRate)) }.min()
+        }
+    }
+
+    /// Stops watching the file.
+    public func stop() {
+        watch.watching.withLock { $0 = false }
+        _ = watcher.wait(timeout: .now() + 2)
+    }
+
+    /// The recording, one array of samples (full scale 1) per channel.
+    public func channelSamples() throws -> [[Float]] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let frames = data.count / (channels * 2)
+        var result = [[Float]](repeating: [Float](repeating: 0, count: frames), count: channels)
+        data.withUnsafeBytes { raw in
+            for frame in 0..<frames {
+                for channel in 0..<channels {
+                    let offset = (frame * channels + channel) * 2
+                    let value = Int16(bitPattern: UInt16(raw[offset]) | UInt16(raw[offset + 1]) << 8)
+                    result[channel][frame] = Float(value) / 32768
+                }
+            }
+        }
+        return result
+    }
+}
