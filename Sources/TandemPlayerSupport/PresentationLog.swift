@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
-import Synchronization
 
 /// A video sink that writes one JSON line per presented frame:
 /// `{"item": ..., "pts": seconds, "scheduled_ns": ..., "presented_ns": ...}`, both instants on
@@ -17,34 +13,19 @@ import Synchronization
 /// thread microseconds; `close()` (or deinit) writes the rest.
 public final class PresentationLog: Sendable {
     /// The file being written.
-    public let path: String
-    private let state: Mutex<(descriptor: Int32, buffer: [UInt8])>
-    private static let flushThreshold = 64 * 1024
+    public var path: String { file.path }
+    private let file: BufferedLineFile
     /// How late a frame is presented before its line says when it was queued (1 ms).
     public static let lateThreshold: Int64 = 1_000_000
 
     /// Creates (or truncates) the log file at `path`.
     public init(path: String) throws(MediaError) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw MediaError.io(path, "cannot create the presentation log: \(String(cString: strerror(errno)))")
-        }
-        self.path = path
-        state = Mutex((descriptor, []))
-    }
-
-    deinit {
-        close()
+        file = try BufferedLineFile(path: path, what: "presentation log", threshold: 64 * 1024)
     }
 
     /// Buffers `line`; a full buffer is written at once.
     package func append(_ line: String) {
-        state.withLock { state in
-            state.buffer.append(contentsOf: line.utf8)
-            if state.buffer.count >= PresentationLog.flushThreshold {
-                PresentationLog.write(&state)
-            }
-        }
+        file.append(line)
     }
 
     /// Buffers `record`'s line (a player's reading of its position, say); a full buffer is
@@ -58,42 +39,21 @@ public final class PresentationLog: Sendable {
 
     /// Writes what is buffered.
     public func flush() {
-        state.withLock { PresentationLog.write(&$0) }
+        file.flush()
     }
 
     /// Writes what is buffered and closes the file; later frames are not logged.
     public func close() {
-        state.withLock { state in
-            PresentationLog.write(&state)
-            if state.descriptor >= 0 {
-                Glibc.close(state.descriptor)
-                state.descriptor = -1
-            }
-        }
+        file.close()
     }
 
     /// One JSON line of the log.
     package static func line(item name: String, pts: Double, scheduled: Int64, presented: Int64, still: Bool, reading: Bool,
                              queued: Int64? = nil) -> String {
-        var item = ""
-        for scalar in name.unicodeScalars {
-            switch scalar {
-            case "\"": item += "\\\""
-            case "\\": item += "\\\\"
-            case _ where scalar.value < 0x20: item += String(format: "\\u%04x", scalar.value)
-            default: item.unicodeScalars.append(scalar)
-            }
-        }
+        let item = BufferedLineFile.jsonString(name)
         let seconds = String(format: "%.9f", pts)
         let flags = (still ? ",\"still\":true" : "") + (reading ? ",\"reading\":true" : "") + (queued.map { ",\"queued_ns\":\($0)" } ?? "")
-        return "{\"item\":\"\(item)\",\"pts\":\(seconds),\"scheduled_ns\":\(scheduled),\"presented_ns\":\(presented)\(flags)}\n"
-    }
-
-    private static func write(_ state: inout (descriptor: Int32, buffer: [UInt8])) {
-        guard state.descriptor >= 0, !state.buffer.isEmpty else { return }
-        let descriptor = state.descriptor
-        _ = state.buffer.withUnsafeBytes { writeFully(descriptor, $0) }
-        state.buffer.removeAll(keepingCapacity: true)
+        return "{\"item\":\(item),\"pts\":\(seconds),\"scheduled_ns\":\(scheduled),\"presented_ns\":\(presented)\(flags)}\n"
     }
 }
 

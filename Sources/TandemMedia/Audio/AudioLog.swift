@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import Foundation
-import Synchronization
 import TandemClock
 import TandemPlayerSupport
 
@@ -26,28 +21,19 @@ import TandemPlayerSupport
 /// Lines are buffered and written in blocks of 16 KiB (and by `flush()`, `close()` or deinit).
 public final class AudioLog: Sendable {
     /// The file being written.
-    public let path: String
-    private let state: Mutex<(descriptor: Int32, buffer: [UInt8])>
+    public var path: String { file.path }
+    private let file: BufferedLineFile
 
     /// Creates (or truncates) the log file at `path`.
     public init(path: String) throws(MediaError) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw MediaError.io(path, "cannot create the audio log: \(String(cString: strerror(errno)))")
-        }
-        self.path = path
-        state = Mutex((descriptor, []))
-    }
-
-    deinit {
-        close()
+        file = try BufferedLineFile(path: path, what: "audio log", threshold: 16 * 1024)
     }
 
     /// Logs a write whose first media frame is `media`.
     func write(item: String, media: Double, intended: LocalInstant, expected: LocalInstant, frames: Int, rate: Double,
                correction: Double) {
         let ppm = (correction * 1e6 * 1000).rounded() / 1000
-        append("{\"kind\":\"write\",\"item\":\(AudioLog.quoted(item)),\"media\":\(AudioLog.number(media)),"
+        append("{\"kind\":\"write\",\"item\":\(BufferedLineFile.jsonString(item)),\"media\":\(AudioLog.number(media)),"
             + "\"intended\":\(intended.nanoseconds),\"expected\":\(expected.nanoseconds),\"frames\":\(frames),"
             + "\"rate\":\(AudioLog.number(rate)),\"correction\":\(AudioLog.number(ppm))}\n")
     }
@@ -69,49 +55,20 @@ public final class AudioLog: Sendable {
 
     /// Writes what is buffered.
     public func flush() {
-        state.withLock { AudioLog.write(&$0) }
+        file.flush()
     }
 
     /// Writes what is buffered and closes the file; later events are not logged.
     public func close() {
-        state.withLock { state in
-            AudioLog.write(&state)
-            if state.descriptor >= 0 {
-                Glibc.close(state.descriptor)
-                state.descriptor = -1
-            }
-        }
+        file.close()
     }
 
     private func append(_ line: String) {
-        state.withLock { state in
-            state.buffer.append(contentsOf: line.utf8)
-            if state.buffer.count >= 16 * 1024 { AudioLog.write(&state) }
-        }
-    }
-
-    private static func write(_ state: inout (descriptor: Int32, buffer: [UInt8])) {
-        guard state.descriptor >= 0, !state.buffer.isEmpty else { return }
-        let descriptor = state.descriptor
-        _ = state.buffer.withUnsafeBytes { writeFully(descriptor, $0) }
-        state.buffer.removeAll(keepingCapacity: true)
+        file.append(line)
     }
 
     /// A Double as JSON (finite values only reach here).
     private static func number(_ value: Double) -> String {
         value.isFinite ? "\(value)" : "0"
-    }
-
-    private static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
     }
 }
