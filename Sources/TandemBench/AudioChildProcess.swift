@@ -6,7 +6,7 @@ import Synchronization
 
 /// A child process of the audio bench (`ffmpeg`, `tandem … --help`), started with `posix_spawn` and reaped with `waitpid` on its own pid: nothing depends on a
 /// dispatch queue being free to notice that it exited, so no wait can hang on a busy machine.
-final class AudioChildProcess: @unchecked Sendable {
+final class AudioChildProcess: Sendable {
     /// Its pid.
     let pid: pid_t
     private let status = Mutex<Int32?>(nil)

@@ -8,7 +8,7 @@ import TandemClock
 /// A recording's file (`PulseAudioServer.record`, raw 16-bit little-endian samples) watched as it
 /// grows, against the machine's monotonic clock: frame `n` was in the file by the first instant
 /// the file was seen holding it, which bounds from above when the sink rendered it (`placement`).
-public final class AudioRecordingWatch: @unchecked Sendable {
+public final class AudioRecordingWatch: Sendable {
     /// The raw file.
     public let path: String
     /// Channels per frame.

@@ -21,7 +21,7 @@ import TandemClock
 /// try server.loadRemapSink(name: "p0", master: "mix", channels: 1, channelMap: ["mono"], masterChannelMap: ["aux0"])
 /// let recording = try server.record(source: "mix.monitor", channels: 2, channelMap: ["aux0", "aux1"], to: path)
 /// ```
-public final class PulseAudioServer: @unchecked Sendable {
+public final class PulseAudioServer: Sendable {
     /// The directory holding the runtime directory, the home directory, the script and the log.
     public let directory: URL
     /// The path of the server's native-protocol socket.
@@ -179,7 +179,7 @@ public final class PulseAudioServer: @unchecked Sendable {
 
 /// A `parec` recording in progress: raw s16le samples, interleaved in the channel map it was
 /// started with, written to `path` until `stop()`.
-public final class PulseAudioRecording: @unchecked Sendable {
+public final class PulseAudioRecording: Sendable {
     /// The file the samples go to.
     public let path: String
     /// The local monotonic instant just before `parec` was started (its first sample was

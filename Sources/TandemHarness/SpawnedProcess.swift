@@ -12,7 +12,7 @@ import Synchronization
 /// inherits, and a server that closes every inherited descriptor at start (`pulseaudio` does)
 /// looks ended to it; its monitoring thread then blocks in `waitpid` until the server ends, and
 /// no other child of this process is seen to end meanwhile.
-final class SpawnedProcess: @unchecked Sendable {
+final class SpawnedProcess: Sendable {
     private let pid: pid_t
     /// The exit status once reaped.
     private let status = Mutex<Int32?>(nil)

@@ -6,7 +6,7 @@ import TandemPlayerSupport
 /// by the engine's decoding thread), the playout core that decides what each output frame
 /// plays, and the audio log. The output's thread calls `render`; it reads the engine's schedule
 /// and latency offset under the engine's lock, and nothing else of the engine.
-final class AudioPlayout: @unchecked Sendable {
+final class AudioPlayout: Sendable {
     let store = AudioFrameStore()
     private let core: Mutex<AudioPlayoutCore>
     let log: AudioLog?
