@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import TandemMedia
 
 /// Every subcommand, in the order `tandem help` lists them.
 let commands: [any Command.Type] = [
@@ -33,6 +34,9 @@ let commands: [any Command.Type] = [
 // The invite's secret and NATS's credentials leave the environment before anything could pass them on to a child.
 _ = InviteEnvironment.inherited
 _ = NATSCredentialsSource.inherited
+// FFmpeg's own lines would come before ours, or over the status line: its reasons reach people
+// inside ours (`MediaError`).
+FFmpegMessages.silence()
 let words = Array(CommandLine.arguments.dropFirst())
 if words.isEmpty || ["--help", "-h"].contains(words[0]) {
     print(HelpText.overview(commands), terminator: "")

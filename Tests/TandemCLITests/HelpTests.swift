@@ -112,4 +112,16 @@ import TandemHarness
         #expect(run.standardError.hasPrefix("tandem: this party is not on its relay (127.0.0.1:\(relay.port)) any more"), "\(run.standardError)")
         #expect(run.standardError.split(separator: "\n").count == 1)
     }
+
+    @Test func corruptMediaIsOneLineOfOursWithoutFFmpegsOwn() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("noise-\(UUID().uuidString).mp4").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data((0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ $0 >> 3) }).write(to: URL(fileURLWithPath: path))
+        for command in [["probe", path], ["play", path, "--audio", "none", "--video", "none"]] {
+            let run = try TandemProcess.run(command, timeout: 20)
+            #expect(run.status == 1)
+            #expect(run.standardError == "tandem: \(path) is not a media file that FFmpeg can read: Invalid data found when processing input\n",
+                    "\(command[0]): \(run.standardError)")
+        }
+    }
 }
