@@ -49,6 +49,11 @@ public struct AudioOutputError: Error, Sendable, Equatable, CustomStringConverti
 ///
 /// Lock order: the main loop's lock, then whatever `render` takes; nothing that holds a lock
 /// `render` takes may call into this output.
+///
+/// Confinement (why `@unchecked Sendable`): the libpulse handles and the mutable state (the
+/// context, the stream, the timing model, the frames written, `closed`) are touched only with
+/// the threaded main loop's lock held: on the main loop's own thread, in its callbacks (which
+/// assert it), or by the caller's thread between `pa_threaded_mainloop_lock` and `unlock`.
 final class PulseAudioOutput: @unchecked Sendable {
     /// Where and how to play.
     struct Settings: Sendable {
@@ -261,7 +266,13 @@ final class PulseAudioOutput: @unchecked Sendable {
 
     // MARK: The main loop's thread
 
+    /// Asserts that the caller runs on the main loop's thread (its callbacks hold its lock).
+    private func assertOnMainLoop() {
+        assert(pa_threaded_mainloop_in_thread(mainloop) != 0, "PulseAudioOutput's state is the main loop's")
+    }
+
     private func write(bytes: Int) {
+        assertOnMainLoop()
         guard !closed, let stream else { return }
         var data: UnsafeMutableRawPointer?
         var size = bytes
@@ -289,6 +300,7 @@ final class PulseAudioOutput: @unchecked Sendable {
     }
 
     private func timingUpdated() {
+        assertOnMainLoop()
         guard !closed, let stream, let info = pa_stream_get_timing_info(stream)?.pointee,
               info.playing != 0, info.read_index_corrupt == 0 else { return }
         var stamp = info.timestamp
@@ -313,6 +325,7 @@ final class PulseAudioOutput: @unchecked Sendable {
     }
 
     private func underflowed() {
+        assertOnMainLoop()
         guard !closed else { return }
         model.reset()
         events(.underrun(at: LocalInstant(nanoseconds: MonotonicClock.now())))
