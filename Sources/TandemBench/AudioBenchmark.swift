@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import TandemPlayerSupport
 import TandemClock
 import TandemHarness
 
@@ -43,6 +44,16 @@ public struct AudioBenchmark: Sendable {
     public var relayDriftPPM = 100.0
     /// Seconds of steady play added after the first play (the script lasts about 40 s more).
     public var steadySeconds = 20.0
+    /// The null sink's rate. A null sink keeps time by adding up the durations of the blocks it
+    /// renders, each rounded down to the microsecond; at 48 kHz most blocks last a fraction of a
+    /// microsecond more than it counts, and the sink runs tens to hundreds of ppm fast, by an
+    /// amount that changes with the block sizes its streams make. At 50 kHz every frame lasts
+    /// 20 µs exactly, so the sink keeps the machine's time: the participants' 48 kHz streams are
+    /// resampled into it, and the recording back to 48 kHz, the same way for every channel.
+    public static let sinkRate = 50_000
+
+    /// More mpv options for the mpv participants, after the bench's own.
+    public var mpvArguments = ""
     /// Where to keep the recording, the media and every log; nil keeps nothing.
     public var logs: String?
 
@@ -104,7 +115,7 @@ public struct AudioBenchmark: Sendable {
         }
         defer { server.stop() }
         let map = (0..<channels).map { "aux\($0)" }
-        _ = try server.loadNullSink(name: "mix", channels: channels, rate: AudioBenchSignal.sampleRate, channelMap: map)
+        _ = try server.loadNullSink(name: "mix", channels: channels, rate: AudioBenchmark.sinkRate, channelMap: map)
         for participant in participants {
             _ = try server.loadRemapSink(name: "p\(participant.channel)", master: "mix", channels: 1, channelMap: ["mono"],
                                          masterChannelMap: ["aux\(participant.channel)"])
@@ -137,7 +148,7 @@ public struct AudioBenchmark: Sendable {
             switch participant.kind {
             case .mpv:
                 options += ["--follow", "scheduled", "--player", "mpv", "--mpv-ipc", base + ".sock",
-                            "--mpv-args", "--vo=null --ao=pulse --audio-device=pulse/p\(index)"]
+                            "--mpv-args", "--vo=null --ao=pulse --audio-device=pulse/p\(index)" + (mpvArguments.isEmpty ? "" : " " + mpvArguments)]
             case .tandem, .onReceipt:
                 options += ["--follow", participant.kind == .tandem ? "scheduled" : "on-receipt", "--presentation-log", base + ".jsonl"]
                 if builtinSound { options += ["--audio", "pulse", "--audio-device", "p\(index)", "--audio-log", base + ".audio.jsonl"] }
@@ -188,23 +199,26 @@ public struct AudioBenchmark: Sendable {
 
         progress("reading the recording (\(watch.frames) frames) and the logs")
         let samples = try watch.channelSamples()
-        guard let placement = watch.placement else { throw BenchmarkError("nothing was recorded") }
         let timeline = AudioTimeline(events: host.events, relayOrigin: relayOrigin, relayDriftPPM: relayDriftPPM)
+        guard let recordingClock = watch.clock(breaks: timeline.changes.map(\.instant)) else { throw BenchmarkError("nothing was recorded") }
         var logs: [String: AudioOutputLog] = [:]
+        var presentations: [String: [PresentationRecord]] = [:]
         if builtinSound {
             for participant in participants where participant.kind != .mpv {
                 let path = directory.appendingPathComponent(participant.name + ".audio.jsonl").path
                 do { logs[participant.name] = try AudioOutputLog(path: path) } catch { errors.append("\(error)") }
+                let pictures = directory.appendingPathComponent(participant.name + ".jsonl").path
+                do { presentations[participant.name] = try PresentationRecord.read(path: pictures) } catch { errors.append("\(error)") }
             }
         }
         let input = AudioBenchmarkAnalysis.Input(
-            channels: samples, placement: placement, timeline: timeline, scriptStarted: scriptStarted, scriptEnded: scriptEnded,
+            channels: samples, recording: recordingClock, timeline: timeline, scriptStarted: scriptStarted, scriptEnded: scriptEnded,
             groups: Kind.allCases.map { kind in
                 (name: kind.rawValue, summary: kind.summary,
                  members: participants.filter { $0.kind == kind }.map { (name: $0.name, channel: $0.channel) },
                  notMeasured: kind != .mpv && !builtinSound ? "this build's built-in player has no sound output" : nil)
             },
-            logs: logs, sources: sources)
+            logs: logs, sources: sources, presentations: presentations)
         progress("correlating")
         var report = AudioBenchmarkAnalysis.analyse(input)
         report.participants = zip(participants, statuses).map { participant, status in

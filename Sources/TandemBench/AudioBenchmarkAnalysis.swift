@@ -1,3 +1,5 @@
+import TandemPlayerSupport
+
 /// The audio bench's figures from what a run produced: the recording (a channel a participant),
 /// where it sits on the machine's clock, the timeline's changes, and the participants' audio logs.
 /// Pure, so that it is tested on recordings made up with known offsets.
@@ -6,8 +8,8 @@ public enum AudioBenchmarkAnalysis {
     public struct Input: Sendable {
         /// The recording, one array of samples per channel.
         public var channels: [[Float]]
-        /// The monotonic instant (ns) of the recording's frame 0.
-        public var placement: Int64
+        /// Where the recording's frames sit on the machine's monotonic clock.
+        public var recording: RecordingClock
         /// The timeline's changes.
         public var timeline: AudioTimeline
         /// The script's span (monotonic ns): only the recording within it is analysed.
@@ -19,13 +21,15 @@ public enum AudioBenchmarkAnalysis {
         public var logs: [String: AudioOutputLog]
         /// The media's samples by item (file name).
         public var sources: [String: [Float]]
+        /// Presentation logs by participant name (the pictures of built-in players).
+        public var presentations: [String: [PresentationRecord]]
 
         /// The input; see each property.
-        public init(channels: [[Float]], placement: Int64, timeline: AudioTimeline, scriptStarted: Int64, scriptEnded: Int64,
+        public init(channels: [[Float]], recording: RecordingClock, timeline: AudioTimeline, scriptStarted: Int64, scriptEnded: Int64,
                     groups: [(name: String, summary: String, members: [(name: String, channel: Int)], notMeasured: String?)],
-                    logs: [String: AudioOutputLog], sources: [String: [Float]]) {
-            (self.channels, self.placement, self.timeline, self.scriptStarted, self.scriptEnded) = (channels, placement, timeline, scriptStarted, scriptEnded)
-            (self.groups, self.logs, self.sources) = (groups, logs, sources)
+                    logs: [String: AudioOutputLog], sources: [String: [Float]], presentations: [String: [PresentationRecord]] = [:]) {
+            (self.channels, self.recording, self.timeline, self.scriptStarted, self.scriptEnded) = (channels, recording, timeline, scriptStarted, scriptEnded)
+            (self.groups, self.logs, self.sources, self.presentations) = (groups, logs, sources, presentations)
         }
     }
 
@@ -40,10 +44,10 @@ public enum AudioBenchmarkAnalysis {
     /// The report's figures (its date, machine and durations left for the caller).
     public static func analyse(_ input: Input, windowing: AudioSpreadAnalysis.Windowing = .init()) -> AudioBenchmarkReport {
         let rate = Double(AudioBenchSignal.sampleRate)
-        let instant = { (index: Double) -> Int64 in input.placement + Int64((index * 1e9 / rate).rounded()) }
+        let instant = { (index: Double) -> Int64 in input.recording.instant(ofFrame: index) }
         let frames = input.channels.first?.count ?? 0
-        let first = max(0, min(frames, Int((Double(input.scriptStarted - input.placement) * rate / 1e9).rounded(.up))))
-        let last = max(first, min(frames, Int((Double(input.scriptEnded - input.placement) * rate / 1e9).rounded(.down))))
+        let first = max(0, min(frames, Int(input.recording.frame(at: input.scriptStarted).rounded(.up))))
+        let last = max(first, min(frames, Int(input.recording.frame(at: input.scriptEnded).rounded(.down))))
         let windowSpan = Int64(Double(windowing.window) * 1e9 / rate)
         let microseconds = { (samples: Double) in samples * 1e6 / rate }
         let changes = input.timeline.changes.filter { $0.instant >= input.scriptStarted && $0.instant <= input.scriptEnded }
@@ -158,7 +162,8 @@ public enum AudioBenchmarkAnalysis {
                     participant.writes = log.writes.count
                     participant.correctionPPM = Percentiles(log.writes.map(\.correction))
                     participant.snaps = log.snaps.count
-                    participant.underruns = log.underruns.count
+                    participant.underruns = log.underruns.filter { $0 >= input.scriptStarted && $0 <= input.scriptEnded }.count
+                    participant.underrunsBeforeScript = log.underruns.filter { $0 < input.scriptStarted }.count
                     participant.latencyMilliseconds = Percentiles(log.latencies.map { Double($0.latency) / 1e6 })
                 }
                 if let errors = ownErrors[member.name]?.filter({ segmentOffsets[segment($0.position)] != nil }) {
@@ -168,6 +173,11 @@ public enum AudioBenchmarkAnalysis {
                     })
                     participant.ownErrorPeak = Percentiles(errors.map(\.peak))
                     participant.ownErrorUnattributed = unattributed[member.name]
+                }
+                if let log = input.logs[member.name], let records = input.presentations[member.name] {
+                    let pictures = picturesAfterSound(records, log: log, input: input)
+                    participant.picturesAfterSoundMicroseconds = Percentiles(pictures.values)
+                    participant.picturesUnpaired = pictures.unpaired
                 }
                 participants.append(participant)
             }
@@ -181,7 +191,30 @@ public enum AudioBenchmarkAnalysis {
                                     commonOffsetMicroseconds: common.map { $0 / 1_000 },
                                     commonOffsetRangeMicroseconds: segmentOffsets.isEmpty ? nil
                                         : (segmentOffsets.values.map(\.error).max()! - segmentOffsets.values.map(\.error).min()!) / 1_000,
-                                    placementNanoseconds: input.placement, errors: [])
+                                    placementNanoseconds: input.recording.origin,
+                                    recordingClockPPM: input.recording.ppm(nominalPeriod: 1e9 / rate), errors: [])
+    }
+
+    /// For each moving picture presented within the script at rate 1, outside the 100 ms after a
+    /// change: its presentation instant less the instant the audio log expected the sound of the
+    /// same media position at the output (µs). A picture whose sound was written more than half a
+    /// second from it was paired with another playing of that position (around a seek back), or
+    /// its sound was never written (the picture of a pre-roll): counted in `unpaired`.
+    static func picturesAfterSound(_ records: [PresentationRecord], log: AudioOutputLog, input: Input) -> (values: [Double], unpaired: Int) {
+        let rate = Double(AudioBenchSignal.sampleRate)
+        var values: [Double] = [], unpaired = 0
+        for record in records {
+            let presented = record.presentedNanoseconds
+            guard record.still != true, record.reading != true, presented >= input.scriptStarted, presented <= input.scriptEnded,
+                  input.timeline.rate(at: presented) == 1, input.timeline.change(near: presented, span: 0, within: afterChange) == nil else { continue }
+            guard let sound = log.instants(item: record.item, media: record.pts * rate, near: presented),
+                  abs(Double(presented - sound.expected)) <= attributionBound else {
+                unpaired += 1
+                continue
+            }
+            values.append(Double(presented - sound.expected) / 1_000)
+        }
+        return (values, unpaired)
     }
 
     /// The median of `values`, nil when empty.

@@ -16,11 +16,14 @@ public struct AudioBenchmarkReport: Sendable, Codable {
         /// Its exit status; nil when it was killed.
         public var exitStatus: Int32?
         /// From its audio log (built-in players): writes, the resampler's corrections (ppm), snaps
-        /// and underruns; nil without a log.
+        /// and underruns during the script; nil without a log.
         public var writes: Int?
         public var correctionPPM: Percentiles?
         public var snaps: Int?
         public var underruns: Int?
+        /// Underruns before the script's first play, while the output played silence (as the
+        /// participants start on a busy machine); not counted in `underruns`.
+        public var underrunsBeforeScript: Int?
         /// The output latency it reported (ms), when it reported any.
         public var latencyMilliseconds: Percentiles?
         /// Its own error, recorded against intended, less the common offset of the stretch between
@@ -34,6 +37,13 @@ public struct AudioBenchmarkReport: Sendable, Codable {
         /// Own-error windows left out: paired with a write that meant the same instant for media
         /// more than half a second away (around a seek or a snap).
         public var ownErrorUnattributed: Int?
+        /// Its pictures against its sound (µs): for each picture presented at rate 1 away from
+        /// changes, the instant it was presented less the instant its sound server's timing led it
+        /// to expect the same media position's sound at the output (positive: the picture later).
+        public var picturesAfterSoundMicroseconds: Percentiles?
+        /// Pictures left out of that measure: their sound was written more than half a second
+        /// away, or not at all.
+        public var picturesUnpaired: Int?
     }
 
     /// One group of participants, compared among themselves.
@@ -97,6 +107,9 @@ public struct AudioBenchmarkReport: Sendable, Codable {
     public var commonOffsetRangeMicroseconds: Double?
     /// Where the recording's frame 0 sits on the machine's monotonic clock (ns), from its file's growth.
     public var placementNanoseconds: Int64?
+    /// How fast the recording's clock (the sink's) ran against the machine's, in ppm of 48 kHz,
+    /// fitted from the file's growth.
+    public var recordingClockPPM: Double?
     /// What went wrong along the way.
     public var errors: [String]
 }

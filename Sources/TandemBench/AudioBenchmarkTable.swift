@@ -23,21 +23,26 @@ public enum AudioBenchmarkTable {
                 + "\(n(group.clicks?.p50)) | \(n(group.clicks?.p99)) | \(n(group.clicksSteady?.max)) |")
         }
         lines.append("")
-        lines.append("| participant | group | clock offset s | drift ppm | exit | writes | correction ppm min/p50/max | snaps | underruns | latency ms p50 | own error µs p50 / p99 / max (windows, correlation with the media) | vs expected µs p50 / p99 |")
-        lines.append("|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|---|")
+        lines.append("| participant | group | clock offset s | drift ppm | exit | writes | correction ppm min/p50/max | snaps | underruns (before the script) | latency ms p50 | own error µs p50 / p99 / max (windows, correlation with the media) | vs expected µs p50 / p99 | pictures after sound µs p50 / p99 / max |")
+        lines.append("|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|---|---|")
         for participant in report.participants {
             let correction = participant.correctionPPM.map { String(format: "%+.0f / %+.0f / %+.0f", $0.min, $0.p50, $0.max) } ?? "-"
             let own = participant.ownErrorMicroseconds.map { "\(n($0.p50)) / \(n($0.p99)) / \(n($0.max)) (\($0.count)\(participant.ownErrorUnattributed.map { $0 > 0 ? " + \($0) unpaired" : "" } ?? ""), peak \(String(format: "%.2f", participant.ownErrorPeak?.p50 ?? 0)))" } ?? "-"
             let expected = participant.errorAgainstExpectedMicroseconds.map { "\(n($0.p50)) / \(n($0.p99))" } ?? "-"
+            let pictures = participant.picturesAfterSoundMicroseconds.map { "\(n($0.p50)) / \(n($0.p99)) / \(n($0.max)) (\($0.count)\(participant.picturesUnpaired.map { $0 > 0 ? " + \($0) unpaired" : "" } ?? ""))" } ?? "-"
             lines.append("| \(participant.name) | \(participant.group) | \(String(format: "%+.2f", participant.clockOffsetSeconds)) | "
                 + "\(String(format: "%+.0f", participant.clockDriftPPM)) | \(participant.exitStatus.map(String.init) ?? "killed") | "
                 + "\(participant.writes.map(String.init) ?? "-") | \(correction) | \(participant.snaps.map(String.init) ?? "-") | "
-                + "\(participant.underruns.map(String.init) ?? "-") | \(participant.latencyMilliseconds.map { String(format: "%.2f", $0.p50) } ?? "-") | \(own) | \(expected) |")
+                + "\(participant.underruns.map(String.init) ?? "-")\(participant.underrunsBeforeScript.map { " (\($0))" } ?? "") | \(participant.latencyMilliseconds.map { String(format: "%.2f", $0.p50) } ?? "-") | \(own) | \(expected) | \(pictures) |")
         }
         if let common = report.commonOffsetMicroseconds {
             lines.append("own errors are given about their common offset between one change and the next (the median of the built-in players'; "
                 + "over the run \(n(common)) µs, moving by \(n(report.commonOffsetRangeMicroseconds)) µs from one stretch to another): "
                 + "the recording's placement on the machine's clock is exact only to within the sink's render-ahead, and a shared offset is not one output's")
+        }
+        if let ppm = report.recordingClockPPM {
+            lines.append("the sink's clock ran \(String(format: "%+.1f", ppm)) ppm against the machine's (fitted from the recording's growth); "
+                + "the recording's frames are placed on the machine's clock at that rate")
         }
         lines.append("")
         let names = report.groups.filter { $0.notMeasured == nil }.map(\.name)
@@ -61,6 +66,9 @@ public enum AudioBenchmarkTable {
             lines.append(target("rate corrections within ±0.5 %", corrections.isEmpty ? nil : corrections.allSatisfy { max(abs($0.min), abs($0.max)) <= 5_000 }))
             let underruns = report.participants.filter { $0.group == tandem.name }.compactMap(\.underruns)
             lines.append(target("no underrun", underruns.isEmpty ? nil : underruns.allSatisfy { $0 == 0 }))
+            let pictures = report.participants.filter { $0.group == tandem.name }.compactMap(\.picturesAfterSoundMicroseconds)
+            lines.append(target("pictures and sound of one participant within ±2 ms (by its logs)",
+                                pictures.isEmpty ? nil : pictures.allSatisfy { max(abs($0.p99), abs($0.min)) <= 2_000 }))
         }
         if let mpv = report.groups.first(where: { $0.name == AudioBenchmark.Kind.mpv.rawValue }), mpv.notMeasured == nil {
             lines.append(target("mpv participants' audio spread p99 ≤ 5 ms", mpv.all.map { $0.p99 <= 5_000 }))

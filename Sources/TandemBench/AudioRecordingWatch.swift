@@ -7,7 +7,7 @@ import TandemClock
 
 /// A recording's file (`PulseAudioServer.record`, raw 16-bit little-endian samples) watched as it
 /// grows, against the machine's monotonic clock: frame `n` was in the file by the first instant
-/// the file was seen holding it, which bounds from above when the sink rendered it (`placement`).
+/// the file was seen holding it, which bounds from above when the sink rendered it (`clock(breaks:)`).
 public final class AudioRecordingWatch: Sendable {
     /// The raw file.
     public let path: String
@@ -59,13 +59,15 @@ public final class AudioRecordingWatch: Sendable {
         return false
     }
 
-    /// The earliest the recording's frame 0 can have been rendered by the sink, on the monotonic
-    /// clock (ns): the least, over the file's growth, of the instant it was seen less the
-    /// duration of the frames it held by then; nil before anything was recorded.
-    public var placement: Int64? {
-        watch.growth.withLock { samples in
-            samples.filter { $0.frames > 0 }.map { $0.instant - Int64(Double($0.frames) * 1e9 / Double(AudioBenchSignal.sampleRate)) }.min()
-        }
+    /// The file's growth so far: each instant (monotonic ns) the file was seen holding a new
+    /// count of frames.
+    public var growth: [(instant: Int64, frames: Int)] { watch.growth.withLock { $0 } }
+
+    /// Where the recording's frames sit on the machine's clock, fitted to the file's growth
+    /// (`RecordingClock.fit`), each stretch between two of `breaks` (monotonic ns: the changes,
+    /// at which the sink may rewind) with an origin of its own; nil before anything was recorded.
+    public func clock(breaks: [Int64] = []) -> RecordingClock? {
+        RecordingClock.fit(growth: growth, breaks: breaks, nominalPeriod: 1e9 / Double(AudioBenchSignal.sampleRate))
     }
 
     /// Stops watching the file.

@@ -57,6 +57,7 @@ final class HeadlessPlayerSound: Sendable {
         settings.latency = options.audioLatency
         settings.volume = HeadlessPlayer.clampedVolume(options.volume)
         settings.muted = options.muted
+        settings.realtime = options.realtimePresentation
         do throws(AudioOutputError) {
             output = try PulseAudioOutput(settings: settings, render: { frames, instant, period in
                 playout.render(frames: frames, instant: instant, period: period)

@@ -67,9 +67,10 @@ public final class HeadlessPlayer: @unchecked Sendable {
         /// spins on the clock, to present within microseconds; 0 sleeps all the way (less CPU,
         /// wake-ups typically 0.1 to 0.3 ms late).
         public var spinLead: Nanoseconds = 200_000
-        /// Whether the presentation thread asks for a real-time (SCHED_FIFO) priority, so that
-        /// other busy processes do not delay its wake-ups. It needs the privilege to (root, or
-        /// `CAP_SYS_NICE`, or an `rtprio` limit); without it the thread runs normally.
+        /// Whether the presentation thread and the sound output's thread ask for a real-time
+        /// (SCHED_FIFO) priority, so that other busy processes do not delay the presentation's
+        /// wake-ups or starve the sound output into an underrun. It needs the privilege to (root,
+        /// or `CAP_SYS_NICE`, or an `rtprio` limit); without it the threads run normally.
         public var realtimePresentation = true
         /// Whether the processors are kept awake over the last 2 ms before each frame's instant
         /// once a wait has been seen to wake late (more than 0.3 ms; for five minutes after the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TandemBench
+import TandemPlayerSupport
 
 /// The audio bench's figures from a made-up recording: a group of three channels of one sound,
 /// 3 and 1 samples apart, under a timeline that plays and then changes rate.
@@ -13,7 +14,7 @@ import Testing
             .init(change: "play", instant: placement + 120_000_000, rate: 1), .init(change: "rate 1.5", instant: placement + 1_000_000_000, rate: 1.5),
         ])
         let input = AudioBenchmarkAnalysis.Input(
-            channels: channels, placement: placement, timeline: timeline, scriptStarted: placement, scriptEnded: placement + 2_000_000_000,
+            channels: channels, recording: RecordingClock(origin: placement, period: 1e9 / 48_000), timeline: timeline, scriptStarted: placement, scriptEnded: placement + 2_000_000_000,
             groups: [(name: "tandem", summary: "", members: [("peer-0", 0), ("peer-1", 1), ("peer-2", 2)], notMeasured: nil),
                      (name: "mpv", summary: "", members: [], notMeasured: "none here")],
             logs: [:], sources: ["a": source])
@@ -32,6 +33,37 @@ import Testing
         #expect(report.participants.map(\.name) == ["peer-0", "peer-1", "peer-2"])
         let table = AudioBenchmarkTable.render(report)
         #expect(table.contains("| tandem | peer-0, peer-1, peer-2 | 8 (") && table.contains("| mpv |  | not measured: none here |"))
+    }
+
+    /// A participant whose pictures come 1 ms after the instants its sound server's timing gives
+    /// their sound (which itself runs 50 µs behind the timeline): 950 µs for each picture at rate
+    /// 1, and none for the still picture, the picture after the rate change, or the one within
+    /// 100 ms of the play.
+    @Test func picturesAgainstSoundFromTheLogs() {
+        let start: Int64 = 10_000_000_000
+        let timeline = AudioTimeline(changes: [
+            .init(change: "play", instant: start, rate: 1), .init(change: "rate 1.5", instant: start + 1_000_000_000, rate: 1.5),
+        ])
+        let log = AudioOutputLog(writes: (0..<100).map { index in
+            .init(item: "a", media: Double(index * 480), intended: start + Int64(index) * 10_000_000,
+                  expected: start + Int64(index) * 10_000_000 + 50_000, frames: 480, rate: 1, correction: 0)
+        })
+        let pictures = stride(from: 0.0, to: 1.2, by: 0.04).map { pts in
+            PresentationRecord(item: "a", pts: pts, scheduledNanoseconds: start + Int64(pts * 1e9),
+                               presentedNanoseconds: start + Int64((pts * 1e9).rounded()) + 1_000_000)
+        } + [PresentationRecord(item: "a", pts: 0.5, scheduledNanoseconds: start + 500_000_000, presentedNanoseconds: start + 520_000_000, still: true)]
+        let input = AudioBenchmarkAnalysis.Input(channels: [], recording: RecordingClock(origin: start, period: 1e9 / 48_000), timeline: timeline,
+                                                 scriptStarted: start, scriptEnded: start + 2_000_000_000, groups: [], logs: ["p": log],
+                                                 sources: [:], presentations: ["p": pictures])
+        let (values, unpaired) = AudioBenchmarkAnalysis.picturesAfterSound(pictures, log: log, input: input)
+        // Pictures at 0.12 s to 0.96 s (0.04 s apart); 0.0 to 0.08 s are within 100 ms of the play
+        // and 1.0 s on follow the rate change.
+        #expect(values.count == 22)
+        #expect(unpaired == 0)
+        #expect(values.allSatisfy { abs($0 - 950) < 0.01 })
+        // A picture of a position whose sound was never written is counted, not measured.
+        let stray = [PresentationRecord(item: "b", pts: 0.5, scheduledNanoseconds: start + 500_000_000, presentedNanoseconds: start + 500_000_000)]
+        #expect(AudioBenchmarkAnalysis.picturesAfterSound(stray, log: log, input: input).unpaired == 1)
     }
 
     @Test func aGatedPlayTakesEffectWhenItsPreRollCompletes() {

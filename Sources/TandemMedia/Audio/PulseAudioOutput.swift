@@ -47,6 +47,13 @@ public struct AudioOutputError: Error, Sendable, Equatable, CustomStringConverti
 /// latency, the report's timestamp). The client never starts a server (`PA_CONTEXT_NOAUTOSPAWN`)
 /// and gives up connecting after `connectTimeout`.
 ///
+/// The stream keeps time through an underrun: it has no pre-buffering (`prebuf` 0, started
+/// corked and uncorked after the first write), so when the server runs out of samples it plays
+/// silence and its read index runs on past the write index, and what is written late for
+/// instants already past is dropped by the server. Stream frame N still reaches the output on
+/// the same line, the timing model stays valid, and the sound comes back in place after a gap,
+/// rather than late by the gap and then corrected.
+///
 /// Lock order: the main loop's lock, then whatever `render` takes; nothing that holds a lock
 /// `render` takes may call into this output.
 ///
@@ -70,6 +77,10 @@ final class PulseAudioOutput: @unchecked Sendable {
         var connectTimeout = TimeSpan.seconds(2)
         /// The client's name, as the server's lists show it.
         var name = "Tandem"
+        /// Whether the main loop's thread, which fills the server's buffer, asks for a real-time
+        /// (SCHED_FIFO) priority, as sound servers' and players' audio threads do, so that a busy
+        /// machine does not starve it into an underrun; without the privilege it runs normally.
+        var realtime = true
     }
 
     /// Renders `frames` frames whose first reaches the output at `instant`, the output's frame
@@ -95,8 +106,12 @@ final class PulseAudioOutput: @unchecked Sendable {
     // Main loop thread only (or under its lock):
     private var model = OutputTimingModel()
     private var written: Int64 = 0
+    /// Whether the stream is still corked, as it starts: it plays from its first write.
+    private var corked = true
     private var loggedLatency: TimeSpan?
     private var lastTimingRequest = LocalInstant.distantPast
+    /// Whether the main loop's thread has asked for its real-time priority (on its first write).
+    private var askedForPriority = false
     private let settings: Settings
     private var closed = false
     private let released = Mutex(false)
@@ -124,6 +139,7 @@ final class PulseAudioOutput: @unchecked Sendable {
             close()
             throw .noServer(named, reason)
         }
+        pa_threaded_mainloop_set_name(mainloop, "tandem-sound")
         guard pa_threaded_mainloop_start(mainloop) >= 0 else {
             close()
             throw .noServer(named, "cannot start the main loop")
@@ -191,11 +207,12 @@ final class PulseAudioOutput: @unchecked Sendable {
             Unmanaged<PulseAudioOutput>.fromOpaque(user).takeUnretainedValue().underflowed()
         }, me)
         let latencyBytes = UInt32(Double(settings.latency.nanoseconds) / 1e9 * Double(AudioChunk.sampleRate)) * UInt32(Self.frameBytes)
-        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: latencyBytes, prebuf: UInt32.max,
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: latencyBytes, prebuf: 0,
                                         minreq: UInt32.max, fragsize: UInt32.max)
         var volume = pa_cvolume()
         pa_cvolume_set(&volume, UInt32(AudioChunk.channelCount), PulseAudioOutput.volume(settings.volume))
         var flags = PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue | PA_STREAM_ADJUST_LATENCY.rawValue
+            | PA_STREAM_START_CORKED.rawValue
         flags |= settings.muted ? PA_STREAM_START_MUTED.rawValue : PA_STREAM_START_UNMUTED.rawValue
         let connected = pa_stream_connect_playback(stream, settings.device, &attributes, pa_stream_flags_t(rawValue: flags),
                                                    &volume, nil)
@@ -282,6 +299,13 @@ final class PulseAudioOutput: @unchecked Sendable {
             pa_stream_cancel_write(stream)
             return
         }
+        if settings.realtime, !askedForPriority {
+            askedForPriority = true
+            // A low real-time priority, as the presentation thread's: above every ordinary
+            // thread, below the kernel's own.
+            var parameters = sched_param(sched_priority: 10)
+            _ = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
+        }
         let now = LocalInstant(nanoseconds: MonotonicClock.now())
         // The server's own timing updates thin out to one in 1.5 s: the fit wants one every 50 ms.
         if now - lastTimingRequest >= .milliseconds(50), let operation = pa_stream_update_timing_info(stream, nil, nil) {
@@ -297,6 +321,10 @@ final class PulseAudioOutput: @unchecked Sendable {
         }
         pa_stream_write(stream, data, frames * Self.frameBytes, nil, 0, PA_SEEK_RELATIVE)
         written += Int64(frames)
+        if corked {
+            corked = false
+            if let operation = pa_stream_cork(stream, 0, nil, nil) { pa_operation_unref(operation) }
+        }
     }
 
     private func timingUpdated() {
@@ -327,7 +355,7 @@ final class PulseAudioOutput: @unchecked Sendable {
     private func underflowed() {
         assertOnMainLoop()
         guard !closed else { return }
-        model.reset()
+        // The read index runs on through the underrun (no pre-buffering): the line holds.
         events(.underrun(at: LocalInstant(nanoseconds: MonotonicClock.now())))
     }
 }
