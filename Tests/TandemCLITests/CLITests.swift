@@ -6,7 +6,7 @@ import TandemPlayerSupport
 import TandemHarness
 
 /// The real `tandem` binary, driven as a process.
-@Suite struct CLITests {
+@Suite struct CLIProcessTests {
     @Test func probePrintsStreamsAsJSON() throws {
         let run = try TandemProcess.run(["probe", SampleClip.vp9.path, "--json"])
         #expect(run.status == 0, "\(run.standardError)")

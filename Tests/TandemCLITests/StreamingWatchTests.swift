@@ -9,7 +9,7 @@ import TandemHarness
 /// without the file streams it from the host and presents it in step, seeks with the group,
 /// moves to another holder when the host leaves, and is suspended when no holder is left; a URL
 /// item is opened by every participant itself, by a joiner only with `--allow-urls`.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct StreamingWatchTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct StreamingWatchProcessTests {
     static let watchClip = SampleClip.directory + "/watch-together.mp4"
 
     func start(_ name: String, _ arguments: [String], fixtures: MediaFixtures, invite: String? = nil) throws -> WatchProcess {
