@@ -8,6 +8,7 @@ import TandemPlayback
 import TandemPlayerSupport
 import TandemTestKit
 
+// test-tier: alone
 /// The sound output for real: players into a PulseAudio server the test starts itself, recorded
 /// from the null sink's monitor (one recording, one clock).
 @Suite(.serialized) struct PulseAudioOutputProcessTests {
