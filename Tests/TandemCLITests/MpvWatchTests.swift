@@ -147,6 +147,7 @@ import TandemHarness
     }
 }
 
+// test-tier: alone
 /// The frame-flip probe over real processes: two `--player mpv` peers through
 /// a short script made in mpv itself, and two bare mpv for the floor. Figures are printed, not
 /// asserted beyond what a working probe and a following peer must show; `TANDEM_FRAMEFLIP=1`
