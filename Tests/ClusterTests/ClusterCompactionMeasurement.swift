@@ -5,13 +5,13 @@ import TandemWire
 import TandemHarness
 
 /// Not a unit test: the load figures in docs/ARCHITECTURE.md, run only when asked
-/// (`TANDEM_CLUSTER_BENCH=1 swift test --skip-build --no-parallel --filter ClusterCompactionMeasurement`).
+/// (`TANDEM_CLUSTER_BENCH=1 swift test --skip-build --no-parallel --filter ClusterCompactionMeasurementProcessTests`).
 /// A session of `count` messages (256 bytes each, ordered proposals among them) on one relay of
 /// a one-node NATS; then a relay started afresh is joined, which loads the session from its log:
 /// the time from the join's start to its welcome, with compaction (a 256 KiB threshold) and
 /// without (the threshold past the log), three joins on three fresh relays each.
 @Suite(.serialized, .enabled(if: NATSServerProcess.isAvailable && ProcessInfo.processInfo.environment["TANDEM_CLUSTER_BENCH"] != nil))
-struct ClusterCompactionMeasurement {
+struct ClusterCompactionMeasurementProcessTests {
     static let count = Int(ProcessInfo.processInfo.environment["TANDEM_CLUSTER_BENCH_COUNT"] ?? "") ?? 20_000
 
     @Test func loadWithAndWithoutCompaction() async throws {

@@ -326,7 +326,7 @@ struct ClusterCompactionCoreTests {
 /// it afterwards starts from the newest snapshot, replays only what follows, and serves a late
 /// joiner the whole journal and history.
 @Suite("Cluster compaction", .serialized, .timeLimit(.minutes(2)))
-struct ClusterCompactionTests {
+struct ClusterCompactionProcessTests {
     static let threshold = 128 * 1024
 
     @Test("a flooded session's log stays bounded; a relay loading it starts from the snapshot and a late joiner there gets everything")

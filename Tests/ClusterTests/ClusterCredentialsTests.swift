@@ -6,7 +6,7 @@ import TandemHarness
 /// credentials come from `--cluster-credentials FILE` or `TANDEM_NATS_CREDENTIALS`, never appear
 /// in the process's command line, and a secret put in the URL itself is taken with a warning.
 @Suite("tandem serve's NATS credentials", .serialized)
-struct ClusterCredentialsTests {
+struct ClusterCredentialsProcessTests {
     static let user = "relay"
     static let password = "s3cret-Pa55-\(UInt32.random(in: 0...UInt32.max))"
 
@@ -55,7 +55,7 @@ struct ClusterCredentialsTests {
         defer { nats.stop() }
         let file = try Self.credentialsFile("\(Self.user):not-\(Self.password)\n")
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let (status, text) = try ClusterServeFlagsTests.serve(["--cluster", "nats://127.0.0.1:\(nats.port)", "--cluster-credentials", file])
+        let (status, text) = try ClusterServeFlagsProcessTests.serve(["--cluster", "nats://127.0.0.1:\(nats.port)", "--cluster-credentials", file])
         #expect(status == 1, "\(text)")
         #expect(text.contains("credentials"), "\(text)")
         #expect(!text.contains("not-\(Self.password)"), "\(text)")
@@ -89,7 +89,7 @@ struct ClusterCredentialsTests {
         case "alone": ["--cluster-credentials", file]
         default: ["--cluster", "nats://127.0.0.1:1", "--cluster-credentials", file]
         }
-        let (status, text) = try ClusterServeFlagsTests.serve(arguments)
+        let (status, text) = try ClusterServeFlagsProcessTests.serve(arguments)
         #expect(status == 64, "\(text)")
         #expect(text.split(separator: "\n").first?.contains(line) == true, "\(text)")
         #expect(!text.contains(Self.password), "\(text)")

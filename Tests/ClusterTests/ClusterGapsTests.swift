@@ -9,7 +9,7 @@ import TandemWire
 /// Issue 16's gaps, over a real NATS: existing sessions told when NATS is lost and back; ended
 /// sessions' subjects purged.
 @Suite("Cluster gaps", .serialized)
-struct ClusterGapsTests {
+struct ClusterGapsProcessTests {
     @Test("every NATS node stopped: the participants on both relays are told at once; started again, told it is back, and the session goes on")
     func natsLostTellsEveryone() async throws {
         let world = try await TwoRelays.start()

@@ -9,7 +9,7 @@ import TandemWire
 /// bytes in JetStream stay about the cap, and another session on the same relay keeps working.
 /// Real nats-server.
 @Suite("Cluster session log cap", .serialized, .timeLimit(.minutes(2)))
-struct ClusterLogCapTests {
+struct ClusterLogCapProcessTests {
     static let cap = 1 << 20
 
     @Test("a session flooding its log stays within its cap, and another session keeps working")

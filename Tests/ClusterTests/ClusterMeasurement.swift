@@ -8,14 +8,14 @@ import TandemWire
 import TandemHarness
 
 /// Not a unit test: the figures in docs/SCALING.md, run only when asked
-/// (`TANDEM_CLUSTER_BENCH=1 swift test --skip-build --no-parallel --filter ClusterMeasurement`).
+/// (`TANDEM_CLUSTER_BENCH=1 swift test --skip-build --no-parallel --filter ClusterMeasurementProcessTests`).
 /// Side by side in one run: one relay alone, and two relays on a three-node NATS cluster (R3)
 /// with the proposer on one and the reader on the other. For each: ordered delivery latency
 /// (a proposal sent, then heard by the other participant: p50, p99), one at a time; the rate of
 /// a burst of proposals; the process's CPU time per proposal (relays and clients together; the
 /// NATS servers are other processes); what JetStream stores per proposal.
 @Suite(.serialized, .enabled(if: NATSServerProcess.isAvailable && ProcessInfo.processInfo.environment["TANDEM_CLUSTER_BENCH"] != nil))
-struct ClusterMeasurement {
+struct ClusterMeasurementProcessTests {
     static let count = Int(ProcessInfo.processInfo.environment["TANDEM_CLUSTER_BENCH_COUNT"] ?? "") ?? 1000
     static let body = [UInt8](repeating: 0x5A, count: 256)
 
@@ -98,11 +98,11 @@ struct ClusterMeasurement {
 }
 
 /// Not a unit test: what a relay pays to load a session by replaying its log with no snapshot
-/// (`TANDEM_CLUSTER_BENCH=1 swift test --skip-build --no-parallel --filter ClusterReplayMeasurement`):
+/// (`TANDEM_CLUSTER_BENCH=1 swift test --skip-build --no-parallel --filter ClusterReplayMeasurementIOTests`):
 /// a session of four participants, `count` proposals and a cursor per participant every ten
 /// proposals, applied to a fresh core.
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["TANDEM_CLUSTER_BENCH"] != nil))
-struct ClusterReplayMeasurement {
+struct ClusterReplayMeasurementIOTests {
     @Test func replayCost() {
         let count = 20_000
         let session = UUID()
@@ -143,10 +143,10 @@ struct ClusterReplayMeasurement {
 
 /// Not a unit test: how many compare-and-set commits one R3 stream takes per second when many
 /// sessions append at once (`TANDEM_CLUSTER_BENCH=1 swift test --skip-build --no-parallel
-/// --filter ClusterStreamRateMeasurement`): `chains` subjects, each appended one at a time with
+/// --filter ClusterStreamRateMeasurementProcessTests`): `chains` subjects, each appended one at a time with
 /// its expected last subject sequence, as a relay appends a session's batches.
 @Suite(.enabled(if: NATSServerProcess.isAvailable && ProcessInfo.processInfo.environment["TANDEM_CLUSTER_BENCH"] != nil))
-struct ClusterStreamRateMeasurement {
+struct ClusterStreamRateMeasurementProcessTests {
     @Test func commitsPerSecond() async throws {
         let nats = try startNATSCluster()
         defer { nats.stop() }

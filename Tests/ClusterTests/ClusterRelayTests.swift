@@ -8,7 +8,7 @@ import TandemHarness
 /// Relays sharing sessions through a real three-node NATS cluster (user and password), on
 /// loopback: a session spanning relays, a relay killed, a NATS node killed, a relay restarted.
 @Suite("Relay cluster on NATS", .serialized, .enabled(if: NATSServerProcess.isAvailable))
-struct ClusterRelayTests {
+struct ClusterRelayProcessTests {
     @Test("a session spans two relays: messages of both modes, proposals in one order everywhere, a late joiner's history")
     func aSessionSpansRelays() async throws {
         let world = try await TwoRelays.start()

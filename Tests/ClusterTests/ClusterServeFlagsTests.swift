@@ -6,7 +6,7 @@ import TandemHarness
 /// usage with their defaults, and each bad value refused with one line naming the flag (before
 /// NATS is ever dialled).
 @Suite("tandem serve's cluster flags")
-struct ClusterServeFlagsTests {
+struct ClusterServeFlagsProcessTests {
     /// Runs `tandem serve ARGUMENTS` to its end, with `environment` added to this process's;
     /// its exit status and what it printed.
     static func serve(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, text: String) {

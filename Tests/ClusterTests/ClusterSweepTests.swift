@@ -7,7 +7,7 @@ import TandemWire
 
 /// The sweep for ended sessions' subjects that their relay left unpurged, over a real NATS.
 @Suite("Cluster purge sweep", .serialized)
-struct ClusterSweepTests {
+struct ClusterSweepProcessTests {
     @Test("a session ended on a relay that stopped within the purge delay: another relay's sweep purges its subject once the delay is over, never a live session's, whose history a new relay still replays")
     func sweepPurgesWhatAStoppedRelayLeft() async throws {
         let nats = try startNATSNode()

@@ -5,7 +5,7 @@ import TandemTestKit
 import TandemMpv
 
 /// mpv's JSON IPC, on a real headless mpv: commands, replies, observed properties, errors.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvConnectionTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvConnectionProcessTests {
     /// Runs `body` with a paused headless mpv on `file` and a connection to it; always stops mpv.
     func withMpv(_ file: String, _ body: (MpvProcess, MpvConnection) async throws -> Void) async throws {
         let process = try MpvProcess(file: file, ipcPath: MpvFixture.socketPath(), extraArguments: ["--vo=null", "--ao=null"])

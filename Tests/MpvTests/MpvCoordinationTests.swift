@@ -9,11 +9,12 @@ import TandemTestKit
 import TandemMpv
 import TandemPlayerSupport
 
+// test-tier: alone
 /// A real headless mpv and the built-in player in one session on the in-memory relay: mpv starts
 /// on the group's timeline to a fraction of a ms (at a play and at a seek while playing) and the
 /// correction policy keeps it within ±1.5 ms; a person's changes in mpv are proposed once; the
 /// group's commands and the correction loop never echo back.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvCoordinationTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvCoordinationProcessTests {
     typealias Member = MpvGroup.Member
 
     /// Every change the group applied, as `(originator, proposal)`, in order.

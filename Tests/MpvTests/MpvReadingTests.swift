@@ -11,7 +11,7 @@ import TandemPlayerSupport
 /// The readings a coordinated mpv writes to a presentation log: how often, how they advance, and
 /// how far from the shared timeline (the on-receipt baseline's mpv, driven from outside: in
 /// `TandemBenchTests`, and `MpvWatchTests` through `tandem`).
-@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvReadingTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvReadingProcessTests {
     /// A fresh log under the temporary directory.
     static func logPath() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("tandem-readings-\(UUID().uuidString.prefix(8)).jsonl").path

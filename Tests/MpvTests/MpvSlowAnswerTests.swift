@@ -10,7 +10,7 @@ import TandemMpv
 /// (the frame-flip probe's short script failed so: the peer that seeked in its own mpv stood
 /// still until the group's change took effect, about 50 frames shown of 90). mpv plays on from
 /// where the person put it until its start must begin, then starts on the group's timeline.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvSlowAnswerTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvSlowAnswerProcessTests {
     /// mpv's `time-pos` (ns) over its IPC, as another tool would read it.
     static func position(_ mpv: MpvConnection) async throws -> Int64? {
         try await mpv.get("time-pos").seconds.map { Int64($0 * 1e9) }
@@ -40,9 +40,9 @@ import TandemMpv
 
             // Once the answer is in force, mpv is on the group's timeline.
             try await Task.sleep(for: .seconds(1.5))
-            let errors = try await MpvCoordinationTests.errors(of: other, against: guest.coordinator, count: 4)
-            #expect(errors.count == 4 && errors.allSatisfy { abs($0) < MpvCoordinationTests.tolerance },
-                    "errors after the answer (ms): \(MpvCoordinationTests.milliseconds(errors))")
+            let errors = try await MpvCoordinationProcessTests.errors(of: other, against: guest.coordinator, count: 4)
+            #expect(errors.count == 4 && errors.allSatisfy { abs($0) < MpvCoordinationProcessTests.tolerance },
+                    "errors after the answer (ms): \(MpvCoordinationProcessTests.milliseconds(errors))")
             #expect(mpv.statistics.userProposals == 1)
         }
     }

@@ -8,7 +8,7 @@ import TandemMpv
 
 /// The mpv IPC socket is trusted only when it is the mpv's we started, and what comes over it is
 /// bounded: a fake server in this process impersonates mpv.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvSocketTrustTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvSocketTrustProcessTests {
     /// A process that is not this one nor an ancestor: what an impostor's mpv would be.
     func otherProcess() throws -> Process {
         let process = Process()
@@ -158,7 +158,7 @@ import TandemMpv
 }
 
 /// mpv given a received playlist fetches nothing it names.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvReceivedMediaTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvReceivedMediaProcessTests {
     @Test func aPlaylistNamingTheNetworkMakesMpvConnectNowhere() async throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }

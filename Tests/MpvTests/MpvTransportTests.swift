@@ -12,7 +12,7 @@ import TandemTestKit
 /// `seek(to:)`, `setRate(_:)` and `replaceCurrentItem(with:)` change what mpv reports by the time
 /// they return, and bad requests are refused with a clear error that leaves mpv as it was;
 /// coordinated, two mpv players in one session follow each other's transport.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvTransportTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct MpvTransportProcessTests {
     /// An empty byte source, which mpv cannot open.
     final class Bytes: SeekableByteSource {
         var size: Int64? { 0 }

@@ -6,7 +6,7 @@ import TandemClock
 /// delivered as NATS would, and time samples taken from each authority's published mapping with
 /// jittered, slightly asymmetric paths. Nothing here sleeps: the test moves time.
 @Suite("Cluster time core")
-struct ClusterTimeCoreTests {
+struct ClusterTimeCoreIOTests {
     /// Relays on virtual time, sharing one true clock; `advance` moves it in 5 ms steps.
     struct World {
         struct Relay {
@@ -158,7 +158,7 @@ struct ClusterTimeCoreTests {
 
     @Test("the oldest relay becomes the authority; the others follow it and agree within microseconds")
     func coldStart() {
-        var world = ClusterTimeCoreTests.startedTrio()
+        var world = ClusterTimeCoreIOTests.startedTrio()
         world.advance(by: 400_000_000)
         #expect(world.role("a") == .discovering, "nothing is chosen before the discovery window ends")
         world.advance(by: 200_000_000)
@@ -169,7 +169,7 @@ struct ClusterTimeCoreTests {
         world.advance(by: 1_500_000_000)
         #expect(world.relays["b"]!.becameReady != nil)
         #expect(world.relays["c"]!.becameReady != nil)
-        world.advance(by: 5_000_000_000, check: ClusterTimeCoreTests.noJump(slewRate: world.configuration.slewRate))
+        world.advance(by: 5_000_000_000, check: ClusterTimeCoreIOTests.noJump(slewRate: world.configuration.slewRate))
         #expect(world.spread <= 25_000, "spread \(world.spread) ns")
         for id in ["a", "b", "c"] { #expect(world.relays[id]!.steps.isEmpty) }
         // Each relay's estimate knows the drift between the clocks (70 ppm, 30 ppm).
@@ -179,24 +179,24 @@ struct ClusterTimeCoreTests {
 
     @Test("the authority dies: the next oldest takes over with no jump, and the third follows it")
     func authorityDeath() {
-        var world = ClusterTimeCoreTests.startedTrio()
+        var world = ClusterTimeCoreIOTests.startedTrio()
         world.advance(by: 8_000_000_000)
         #expect(world.spread <= 25_000)
         world.relays["a"]!.alive = false
         // Silent (a SIGKILL): noticed after the liveness timeout.
-        world.advance(by: 900_000_000, check: ClusterTimeCoreTests.noJump(slewRate: world.configuration.slewRate))
+        world.advance(by: 900_000_000, check: ClusterTimeCoreIOTests.noJump(slewRate: world.configuration.slewRate))
         #expect(world.role("b") == .following("a"), "a is not taken for dead before its timeout")
-        world.advance(by: 200_000_000, check: ClusterTimeCoreTests.noJump(slewRate: world.configuration.slewRate))
+        world.advance(by: 200_000_000, check: ClusterTimeCoreIOTests.noJump(slewRate: world.configuration.slewRate))
         #expect(world.role("b") == .authority)
         #expect(world.role("c") == .following("b"))
-        world.advance(by: 10_000_000_000, check: ClusterTimeCoreTests.noJump(slewRate: world.configuration.slewRate))
+        world.advance(by: 10_000_000_000, check: ClusterTimeCoreIOTests.noJump(slewRate: world.configuration.slewRate))
         #expect(world.spread <= 25_000, "spread \(world.spread) ns after the failover")
         #expect(world.relays["b"]!.steps.isEmpty && world.relays["c"]!.steps.isEmpty)
     }
 
     @Test("a goodbye hands over at once")
     func goodbye() {
-        var world = ClusterTimeCoreTests.startedTrio()
+        var world = ClusterTimeCoreIOTests.startedTrio()
         world.advance(by: 3_000_000_000)
         world.deliver(.stopping, to: "a")
         world.relays["a"]!.alive = false
@@ -206,11 +206,11 @@ struct ClusterTimeCoreTests {
 
     @Test("a newer relay follows the authority; nobody else changes anything")
     func newerRelay() {
-        var world = ClusterTimeCoreTests.startedTrio()
+        var world = ClusterTimeCoreIOTests.startedTrio()
         world.advance(by: 4_000_000_000)
         let changes = ["a", "b", "c"].map { world.relays[$0]!.authorityChanges.count }
         world.start("d", offsetSeconds: -40, driftPPM: -45)
-        world.advance(by: 3_000_000_000, check: ClusterTimeCoreTests.noJump(slewRate: world.configuration.slewRate))
+        world.advance(by: 3_000_000_000, check: ClusterTimeCoreIOTests.noJump(slewRate: world.configuration.slewRate))
         #expect(world.role("d") == .following("a"))
         #expect(world.relays["d"]!.becameReady != nil)
         #expect(["a", "b", "c"].map { world.relays[$0]!.authorityChanges.count } == changes)
@@ -219,7 +219,7 @@ struct ClusterTimeCoreTests {
 
     @Test("a relay with a huge injected offset takes the cluster's time before serving: no step counted")
     func hugeOffset() {
-        var world = ClusterTimeCoreTests.startedTrio()
+        var world = ClusterTimeCoreIOTests.startedTrio()
         world.advance(by: 3_000_000_000)
         world.start("far", offsetSeconds: 86_000, driftPPM: 50)
         world.advance(by: 3_000_000_000)
@@ -231,7 +231,7 @@ struct ClusterTimeCoreTests {
 
     @Test("a new authority found 2 ms off is slewed onto at the configured rate, never stepped")
     func slewLimit() {
-        var world = ClusterTimeCoreTests.startedTrio()
+        var world = ClusterTimeCoreIOTests.startedTrio()
         world.advance(by: 4_000_000_000)
         // b's time as c will probe it is 2 ms off what c serves (a path whose asymmetry differs by
         // 4 ms, say): c must slew that in once b takes over.
@@ -248,7 +248,7 @@ struct ClusterTimeCoreTests {
         #expect(largest <= (rate + 100e-6) * 5_000_000 + 2)
         #expect(largest >= rate * 5_000_000, "the correction is being slewed: \(largest) ns per 5 ms")
         // 2 ms at 100 ppm: 20 s.
-        world.advance(by: 20_000_000_000, check: ClusterTimeCoreTests.noJump(slewRate: rate))
+        world.advance(by: 20_000_000_000, check: ClusterTimeCoreIOTests.noJump(slewRate: rate))
         let moved = world.relays["c"]!.cluster(world.now) - world.relays["b"]!.cluster(world.now)
         #expect(abs(moved - 2_000_000) <= 25_000, "c converged on b's time as it sees it: \(moved) ns")
         #expect(world.relays["c"]!.steps.isEmpty)
@@ -275,11 +275,11 @@ struct ClusterTimeCoreTests {
 
     @Test("NATS lost: a follower keeps its authority and goes on following it over UDP")
     func natsLost() {
-        var world = ClusterTimeCoreTests.startedTrio()
+        var world = ClusterTimeCoreIOTests.startedTrio()
         world.advance(by: 3_000_000_000)
         world.relays["c"]!.connected = false
         world.deliver(.connectionLost, to: "c")
-        world.advance(by: 5_000_000_000, check: ClusterTimeCoreTests.noJump(slewRate: world.configuration.slewRate))
+        world.advance(by: 5_000_000_000, check: ClusterTimeCoreIOTests.noJump(slewRate: world.configuration.slewRate))
         #expect(world.role("c") == .following("a"), "nobody expires while NATS is away")
         #expect(world.relays["c"]!.core.peers.count == 2)
         // The others no longer hear c, and do not care: it is not their authority.

@@ -9,7 +9,7 @@ import TandemHarness
 /// drift, each relay's clock kept on the cluster's time by its shell. All in one process, so the
 /// relays' cluster times are compared at one raw monotonic instant, exactly.
 @Suite("Cluster time over NATS", .serialized, .enabled(if: NATSServerProcess.isAvailable, "nats-server is not installed"))
-struct ClusterTimeTests {
+struct ClusterTimeProcessTests {
     /// One relay: its clock, its time service and its membership.
     final class Relay: Sendable {
         let name: String
@@ -107,7 +107,7 @@ struct ClusterTimeTests {
     func agreementAndFailover() async throws {
         let server = try NATSServerProcess()
         defer { server.stop() }
-        let configuration = ClusterTimeTests.configuration
+        let configuration = ClusterTimeProcessTests.configuration
         let first = try await Relay("r0", offsetSeconds: 2.5, driftPPM: 50, url: server.url, configuration: configuration)
         #expect(first.time.status.role == .authority)
         async let secondStart = Relay("r1", offsetSeconds: -4.75, driftPPM: -50, url: server.url, configuration: configuration)
@@ -120,8 +120,8 @@ struct ClusterTimeTests {
 
         // Let the drift fits settle past the first second, then measure.
         try await Task.sleep(for: .milliseconds(500))
-        let agreed = try await ClusterTimeTests.watch([second, third], against: first, for: 1.5, slewRate: configuration.slewRate)
-        let bound = ClusterTimeTests.bound([second, third])
+        let agreed = try await ClusterTimeProcessTests.watch([second, third], against: first, for: 1.5, slewRate: configuration.slewRate)
+        let bound = ClusterTimeProcessTests.bound([second, third])
         #expect(agreed <= bound, "followers off the authority by \(agreed) ns, bound \(bound) ns")
         // The estimates found the injected drifts: r1 runs 100 ppm slow of r0 (loosely: 2 s of
         // loopback samples on a loaded machine, whose round trips vary by 100s of µs).
@@ -131,12 +131,12 @@ struct ClusterTimeTests {
         // r0 dies silently; the older of r1 and r2 (both ready) takes over, the other follows it.
         let (next, last) = second.time.member.isOlder(than: third.time.member) ? (second, third) : (third, second)
         await first.kill()
-        try await ClusterTimeTests.await("\(next.name) the authority and \(last.name) following it (\(next.time.status), \(last.time.status))", within: 3) {
+        try await ClusterTimeProcessTests.await("\(next.name) the authority and \(last.name) following it (\(next.time.status), \(last.time.status))", within: 3) {
             next.time.status.role == .authority && last.time.status.role == .following(next.name)
         }
         #expect(last.time.status.authorityChanges == 2)
-        let after = try await ClusterTimeTests.watch([last], against: next, for: 2, slewRate: configuration.slewRate)
-        let boundAfter = ClusterTimeTests.bound([last]) + ClusterTimeTests.bound([next])
+        let after = try await ClusterTimeProcessTests.watch([last], against: next, for: 2, slewRate: configuration.slewRate)
+        let boundAfter = ClusterTimeProcessTests.bound([last]) + ClusterTimeProcessTests.bound([next])
         #expect(after <= boundAfter, "\(last.name) off \(next.name) by \(after) ns after the failover, bound \(boundAfter) ns")
         #expect(second.time.status.steps == 0 && third.time.status.steps == 0)
         for relay in [second, third] { await relay.stop() }
@@ -146,23 +146,23 @@ struct ClusterTimeTests {
     func natsLostAndBack() async throws {
         let server = try NATSServerProcess()
         defer { server.stop() }
-        let configuration = ClusterTimeTests.configuration
+        let configuration = ClusterTimeProcessTests.configuration
         let first = try await Relay("r0", offsetSeconds: -3, driftPPM: -40, url: server.url, configuration: configuration)
         let second = try await Relay("r1", offsetSeconds: 6, driftPPM: 45, url: server.url, configuration: configuration)
         #expect(second.time.status.role == .following("r0"))
         server.kill()
-        try await ClusterTimeTests.await("r1 to notice NATS is gone", within: 3) { !second.time.status.connected }
+        try await ClusterTimeProcessTests.await("r1 to notice NATS is gone", within: 3) { !second.time.status.connected }
         // Well past the liveness timeout: nobody is taken for dead while nobody can be heard.
-        let apart = try await ClusterTimeTests.watch([second], against: first, for: 1.5, slewRate: configuration.slewRate)
+        let apart = try await ClusterTimeProcessTests.watch([second], against: first, for: 1.5, slewRate: configuration.slewRate)
         #expect(second.time.status.role == .following("r0"))
         #expect(first.time.status.role == .authority)
-        #expect(apart <= ClusterTimeTests.bound([second]), "r1 off r0 by \(apart) ns while NATS was away")
+        #expect(apart <= ClusterTimeProcessTests.bound([second]), "r1 off r0 by \(apart) ns while NATS was away")
         try server.start()
-        try await ClusterTimeTests.await("both back and hearing each other (\(first.time.status), \(second.time.status))", within: 8) {
+        try await ClusterTimeProcessTests.await("both back and hearing each other (\(first.time.status), \(second.time.status))", within: 8) {
             first.time.status.connected && second.time.status.connected && first.time.status.members == 2 && second.time.status.members == 2
         }
-        let after = try await ClusterTimeTests.watch([second], against: first, for: 0.5, slewRate: configuration.slewRate)
-        #expect(after <= ClusterTimeTests.bound([second]))
+        let after = try await ClusterTimeProcessTests.watch([second], against: first, for: 0.5, slewRate: configuration.slewRate)
+        #expect(after <= ClusterTimeProcessTests.bound([second]))
         #expect(second.time.status.role == .following("r0") && second.time.status.authorityChanges == 1)
         #expect(first.time.status.steps == 0 && second.time.status.steps == 0)
         await second.stop()
@@ -173,7 +173,7 @@ struct ClusterTimeTests {
     func participantAcrossRelays() async throws {
         let server = try NATSServerProcess()
         defer { server.stop() }
-        let configuration = ClusterTimeTests.configuration
+        let configuration = ClusterTimeProcessTests.configuration
         var relays: [(clock: ClusterSessionClock, server: RelayServer, nats: NATSConnection, time: ClusterSessionTime)] = []
         for (name, offset, drift) in [("a", 5.0, 50.0), ("b", -8.0, -50.0)] {
             let clock = ClusterSessionClock(base: SessionEpochClock.random().injecting(offset: Int64(offset * 1e9), driftPPM: drift)!)
@@ -216,7 +216,7 @@ struct ClusterTimeTests {
     func unreachableAuthority() async throws {
         let server = try NATSServerProcess()
         defer { server.stop() }
-        var configuration = ClusterTimeTests.configuration
+        var configuration = ClusterTimeProcessTests.configuration
         configuration.readyTimeout = 1_500_000_000
         let first = try await Relay("r0", offsetSeconds: 1, driftPPM: 0, url: server.url, configuration: configuration)
         first.service.stop()
@@ -238,7 +238,7 @@ struct ClusterTimeTests {
         // A garbage announcement is counted and ignored.
         try await nats.publish(configuration.subject, payload: Array("{\"v\":1}".utf8))
         try await nats.flush()
-        try await ClusterTimeTests.await("the garbage counted", within: 2) { first.time.status.malformedAnnouncements == 1 }
+        try await ClusterTimeProcessTests.await("the garbage counted", within: 2) { first.time.status.malformedAnnouncements == 1 }
         #expect(first.time.status.role == .authority)
         await nats.close()
         await first.time.stop()

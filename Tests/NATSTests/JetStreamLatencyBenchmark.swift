@@ -5,11 +5,11 @@ import TandemTestKit
 import TandemHarness
 
 /// Not a unit test: a figure for the report, run only when asked
-/// (`TANDEM_NATS_BENCH=1 swift test --filter JetStreamLatencyBenchmark`). Sequential CAS
+/// (`TANDEM_NATS_BENCH=1 swift test --filter JetStreamLatencyBenchmarkProcessTests`). Sequential CAS
 /// publishes (`Nats-Expected-Last-Subject-Sequence` and a message id) on a file stream, R1 on
 /// one node and R3 on a three-node cluster, each on its own subject chain; prints p50/p90/p99.
 @Suite(.enabled(if: NATSServerProcess.isAvailable && ProcessInfo.processInfo.environment["TANDEM_NATS_BENCH"] != nil))
-struct JetStreamLatencyBenchmark {
+struct JetStreamLatencyBenchmarkProcessTests {
     static let count = Int(ProcessInfo.processInfo.environment["TANDEM_NATS_BENCH_COUNT"] ?? "") ?? 2000
 
     static func measure(_ label: String, url: String, replicas: Int) async throws {

@@ -8,7 +8,7 @@ import TandemHarness
 /// `JetStream.publishAttemptOnLoop`) on a real nats-server: the same order and recovery as the
 /// ordered consumer, every delivery on the connection's loop.
 @Suite(.enabled(if: NATSServerProcess.isAvailable, "nats-server is not installed"))
-struct JetStreamLoopConsumerTests {
+struct JetStreamLoopConsumerProcessTests {
     /// What a loop consumer delivered, with a count to wait on.
     final class Delivered: Sendable {
         let messages = Mutex<[JetStreamStoredMessage]>([])

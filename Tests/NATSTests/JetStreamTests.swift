@@ -6,7 +6,7 @@ import TandemHarness
 /// JetStream on a real single nats-server: streams, compare-and-set publishes, duplicates by
 /// message id, reads by sequence and subject, and an ordered consumer that replays and follows.
 @Suite(.enabled(if: NATSServerProcess.isAvailable, "nats-server is not installed"))
-struct JetStreamTests {
+struct JetStreamProcessTests {
     @Test func comparesAndSetsDropsDuplicatesAndReadsBackInOrder() async throws {
         let server = try NATSServerProcess()
         defer { server.stop() }
@@ -151,7 +151,7 @@ struct JetStreamTests {
 }
 
 @Suite(.enabled(if: NATSServerProcess.isAvailable, "nats-server is not installed"))
-struct JetStreamOrderedConsumerRecoveryTests {
+struct JetStreamOrderedConsumerRecoveryProcessTests {
     @Test func anOrderedConsumerStartsAgainAfterItsServerRestartsSkippingAndRepeatingNothing() async throws {
         let server = try NATSServerProcess()
         defer { server.stop() }
@@ -189,7 +189,7 @@ struct JetStreamOrderedConsumerRecoveryTests {
 }
 
 @Suite(.enabled(if: NATSServerProcess.isAvailable, "nats-server is not installed"))
-struct NATSSubscriptionTests {
+struct NATSSubscriptionProcessTests {
     @Test func unsubscribingEndsTheSequenceAndASlowReaderCountsWhatWasDropped() async throws {
         let server = try NATSServerProcess()
         defer { server.stop() }
@@ -215,7 +215,7 @@ struct NATSSubscriptionTests {
 }
 
 @Suite(.enabled(if: NATSServerProcess.isAvailable, "nats-server is not installed"))
-struct JetStreamKeyValueTests {
+struct JetStreamKeyValueProcessTests {
     @Test func putsGetsUpdatesOnTheExpectedRevisionAndDeletes() async throws {
         let server = try NATSServerProcess()
         defer { server.stop() }

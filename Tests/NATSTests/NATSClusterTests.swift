@@ -8,7 +8,7 @@ import TandemHarness
 /// leader's node is killed with SIGKILL under a client connected to it, and compare-and-set
 /// publishing resumes on a new leader, nothing lost, nothing duplicated.
 @Suite(.enabled(if: NATSServerProcess.isAvailable, "nats-server is not installed"))
-struct NATSClusterTests {
+struct NATSClusterProcessTests {
     @Test func killingTheStreamLeaderLosesAndDuplicatesNothing() async throws {
         let cluster = try NATSTestCluster(size: 3, authentication: .userPassword(user: "tandem", password: "cluster-secret"))
         defer { cluster.stop() }

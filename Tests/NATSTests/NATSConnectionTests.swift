@@ -5,7 +5,7 @@ import TandemHarness
 
 /// The connection against a real nats-server on loopback, started and stopped by each test.
 @Suite(.enabled(if: NATSServerProcess.isAvailable, "nats-server is not installed"))
-struct NATSConnectionTests {
+struct NATSConnectionProcessTests {
     @Test func publishesAndSubscribesWithHeadersInOrder() async throws {
         let server = try NATSServerProcess()
         defer { server.stop() }
@@ -221,7 +221,7 @@ private final class ImpostorServer: @unchecked Sendable {
     }
 }
 
-@Suite struct NATSImpostorTests {
+@Suite struct NATSImpostorIOTests {
     static let greetings: [String: [UInt8]] = [
         "not valid JSON": Array("INFO {not json\r\n".utf8),
         "longer than": [UInt8](repeating: UInt8(ascii: "A"), count: 200_000),

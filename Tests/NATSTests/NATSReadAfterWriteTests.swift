@@ -10,7 +10,7 @@ import TandemHarness
 /// answers) is that message, even on streams created a moment before, as a cluster's relays
 /// create theirs at start, and with many subjects written and read at once.
 @Suite(.enabled(if: NATSServerProcess.isAvailable, "nats-server is not installed"))
-struct NATSReadAfterWriteTests {
+struct NATSReadAfterWriteProcessTests {
     @Test func theLastMessageReadOnAnotherNodeIsTheOneAcknowledged() async throws {
         let cluster = try NATSTestCluster(size: 3)
         defer { cluster.stop() }

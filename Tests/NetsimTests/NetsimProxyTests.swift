@@ -10,7 +10,7 @@ import Testing
 /// loose on purpose (the machine is shared): they check that the proxy adds what it is asked to
 /// and never less, not how fast this machine is.
 @Suite("Impairment proxy on loopback", .serialized)
-struct NetsimProxyTests {
+struct NetsimProxyIOTests {
     static let millisecond: Int64 = 1_000_000
     /// What a busy shared machine may add on top of the asked delay, at the median.
     static let slack: Int64 = 8 * millisecond

@@ -8,7 +8,7 @@ import Testing
 /// The real relay behind the proxy: clock probes and unreliable messages on UDP, the session on
 /// TCP, all on the one port number that the proxy also listens on for both.
 @Suite("The relay through the impairment proxy", .serialized)
-struct RelayThroughProxyTests {
+struct RelayThroughProxyIOTests {
     static let millisecond: Int64 = 1_000_000
 
     @Test("a time-service sync through 10 ± 2 ms each way finds the shared clock")

@@ -8,7 +8,7 @@ import Testing
 /// Bad input on the real relay: the offender gets a clear error and is disconnected, and a
 /// session in progress goes on exchanging messages.
 @Suite("Relay bad input", .serialized)
-struct BadInputTests {
+struct BadInputIOTests {
     /// A relay with a session of two that must keep working.
     private func withSession(_ configuration: RelayCoreConfiguration = RelayHarness.testConfiguration,
                              kind: TransportKind = .network,

@@ -12,7 +12,7 @@ import Testing
 /// honest from 127.0.0.1. What must hold: every honest create, join and upload that fits its
 /// share is admitted while the attackers hold theirs.
 @Suite("Relay fair shares under attack (tandem serve)", .serialized)
-struct FairShareAttackTests {
+struct FairShareAttackProcessTests {
     private static let key = [UInt8](repeating: 5, count: 32)
 
     /// A raw client connecting from `host` (a loopback address of the test's) to `port`.
@@ -55,7 +55,7 @@ struct FairShareAttackTests {
                 var held: [RawRelayClient] = []
                 let deadline = ContinuousClock.now + .seconds(20)
                 while !done.withLock({ $0 }), ContinuousClock.now < deadline, opened.withLock({ $0 }) < 2_000 {
-                    if let client = try? FairShareAttackTests.client(from: "127.0.0.\(last)", port: port) {
+                    if let client = try? FairShareAttackProcessTests.client(from: "127.0.0.\(last)", port: port) {
                         held.append(client)
                         opened.withLock { $0 += 1 }
                     }
@@ -67,13 +67,13 @@ struct FairShareAttackTests {
         }
         for attacker in attackers { attacker.start() }
         try await Task.sleep(for: .milliseconds(300))
-        let refusals = await FairShareAttackTests.honestAdmissions(port: port, count: 15)
+        let refusals = await FairShareAttackProcessTests.honestAdmissions(port: port, count: 15)
         done.withLock { $0 = true }
         #expect(refusals.isEmpty, "honest admissions refused: \(refusals)")
         #expect(opened.withLock { $0 } >= 32, "the attackers opened \(opened.withLock { $0 }) sockets")
 
         // A socket that sends nothing hears why and is closed, well before the handshake timeout.
-        let silent = try FairShareAttackTests.client(from: "127.0.0.9", port: port)
+        let silent = try FairShareAttackProcessTests.client(from: "127.0.0.9", port: port)
         let started = ContinuousClock.now
         let answer = silent.framesUntilClosed(timeout: .seconds(8))
         #expect(answer.closed, "the silent socket was never closed")
@@ -110,26 +110,26 @@ struct FairShareAttackTests {
         let relay = try ServeProcess(arguments: ["--memory-limit", "48M"])
         defer { relay.stop() }
         // The stranger's own session, and attachments until the budget refuses more.
-        let stranger = try FairShareAttackTests.client(from: "127.0.0.2", port: relay.port)
-        try stranger.admit(session: UUID(), key: FairShareAttackTests.key, create: true)
+        let stranger = try FairShareAttackProcessTests.client(from: "127.0.0.2", port: relay.port)
+        try stranger.admit(session: UUID(), key: FairShareAttackProcessTests.key, create: true)
         var strangerSequence: UInt64 = 0
         var stored = 0
         for _ in 0..<5 {
-            guard try FairShareAttackTests.upload(stranger, size: 12 * 1024 * 1024, sequence: &strangerSequence).fault == nil else { break }
+            guard try FairShareAttackProcessTests.upload(stranger, size: 12 * 1024 * 1024, sequence: &strangerSequence).fault == nil else { break }
             stored += 1
         }
         #expect(stored >= 3, "the stranger stored \(stored) attachments of 12 MiB")
-        let refused = try FairShareAttackTests.upload(stranger, size: 12 * 1024 * 1024, sequence: &strangerSequence).fault
+        let refused = try FairShareAttackProcessTests.upload(stranger, size: 12 * 1024 * 1024, sequence: &strangerSequence).fault
         #expect(refused?.code == .limitReached, "the stranger's source is past its share: \(String(describing: refused))")
 
-        let refusals = await FairShareAttackTests.honestAdmissions(port: relay.port, count: 10)
+        let refusals = await FairShareAttackProcessTests.honestAdmissions(port: relay.port, count: 10)
         #expect(refusals.isEmpty, "honest admissions refused: \(refusals)")
 
         // An honest upload within its share is stored: the stranger's newest attachments give way.
         let honest = try RawRelayClient(port: relay.port)
-        try honest.admit(session: UUID(), key: FairShareAttackTests.key, create: true, name: "honest")
+        try honest.admit(session: UUID(), key: FairShareAttackProcessTests.key, create: true, name: "honest")
         var honestSequence: UInt64 = 0
-        let outcome = try FairShareAttackTests.upload(honest, size: 16 * 1024 * 1024, sequence: &honestSequence)
+        let outcome = try FairShareAttackProcessTests.upload(honest, size: 16 * 1024 * 1024, sequence: &honestSequence)
         #expect(outcome.fault == nil, "the honest upload was refused: \(String(describing: outcome.fault))")
         let removed = stranger.framesUntilClosed(timeout: .seconds(1)).frames.filter { if case .attachmentRemoved = $0 { true } else { false } }
         #expect(!removed.isEmpty, "the stranger was not told its attachments went")
@@ -142,16 +142,16 @@ struct FairShareAttackTests {
         defer { relay.stop() }
         let connector = NetworkRelayConnector(host: "127.0.0.1", port: relay.port)
         let session = UUID()
-        let alice = Member(link: try await connector.join(RelayHarness.request(session, "alice", key: FairShareAttackTests.key, create: true)))
-        let bob = Member(link: try await connector.join(RelayHarness.request(session, "bob", key: FairShareAttackTests.key)))
+        let alice = Member(link: try await connector.join(RelayHarness.request(session, "alice", key: FairShareAttackProcessTests.key, create: true)))
+        let bob = Member(link: try await connector.join(RelayHarness.request(session, "bob", key: FairShareAttackProcessTests.key)))
         // Ten invitees send to everyone as fast as the relay reads them, for at most 4 s, and
         // read (without acknowledging) what they are sent.
         let done = Mutex(false)
         let port = relay.port
         let invitees = (0..<10).map { index in
             Thread {
-                guard let client = try? FairShareAttackTests.client(from: "127.0.0.\(10 + index)", port: port),
-                      (try? client.admit(session: session, key: FairShareAttackTests.key, create: false, name: "invitee \(index)")) != nil else { return }
+                guard let client = try? FairShareAttackProcessTests.client(from: "127.0.0.\(10 + index)", port: port),
+                      (try? client.admit(session: session, key: FairShareAttackProcessTests.key, create: false, name: "invitee \(index)")) != nil else { return }
                 let deadline = ContinuousClock.now + .seconds(4)
                 var sequence: UInt64 = 0
                 var buffer = [UInt8](repeating: 0, count: 65_536)

@@ -11,7 +11,7 @@ import Testing
 /// loopback. Every frame still reaches every reader once, in order, and a connection that does
 /// not read is still dropped while the others lose nothing.
 @Suite("Relay server: fan-out over two writer threads")
-struct FanoutWritersTests {
+struct FanoutWritersIOTests {
     private let key = [UInt8](repeating: 9, count: 32)
 
     /// A relay whose caps would otherwise pace or cut the test's own load (one address, a fast

@@ -11,11 +11,11 @@ import TandemHarness
 /// clock error (`--clock-offset`, `--clock-drift-ppm`): participants follow its clock, whatever
 /// it reads.
 @Suite("Hosting on a list of relays")
-struct HostRelayListTests {
+struct HostRelayListProcessTests {
     @Test func aHostAndAGuestMeetOnTheSecondRelayWhenTheFirstIsDown() throws {
         let live = try ServeProcess(arguments: ["--clock-offset", "-3.5", "--clock-drift-ppm", "300"])
         defer { live.stop() }
-        let dead = try RelayListSocketTests.deadPort()
+        let dead = try RelayListSocketIOTests.deadPort()
         let clip = SampleClip.h264.path
         let host = try WatchProcess(executable: TandemProcess.executablePath,
                                     arguments: ["host", clip, "--relay", "127.0.0.1:\(dead),127.0.0.1:\(live.port)",

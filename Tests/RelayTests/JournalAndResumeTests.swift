@@ -5,7 +5,7 @@ import Testing
 
 /// The journal and resumption, against both relays.
 @Suite("Relay journal and resumption", .serialized)
-struct JournalAndResumeTests {
+struct JournalAndResumeIOTests {
     @Test("the journal: add, remove, load, and a late joiner gets it", arguments: TransportKind.allCases)
     func journal(kind: TransportKind) async throws {
         let harness = try RelayHarness(kind)

@@ -9,7 +9,7 @@ import Testing
 /// shape (what follows the older snapshot's reflected order, both snapshots), however many
 /// proposals came before.
 @Suite("Relay long session", .serialized)
-struct LongSessionRelayTests {
+struct LongSessionRelayIOTests {
     /// Playback proposals the raw client makes (100,000 take about 8 s alone in a debug build
     /// and 17 s beside other builds; the shape does not depend on the count, and the pure core's
     /// test makes 100,000).

@@ -8,7 +8,7 @@ import Testing
 /// (`RelayOffenderHoldOff`), pure on given instants; then once through a real relay's sockets,
 /// with the attacker on 127.0.0.2 and an honest participant on 127.0.0.1.
 @Suite("Relay: addresses whose strangers keep being cut are held off at accept")
-struct OffenderHoldOffTests {
+struct OffenderHoldOffIOTests {
     private let second: Int64 = 1_000_000_000
 
     @Test("the cut past the burst holds the address off for the hold-off, and only that address")

@@ -7,7 +7,7 @@ import Testing
 /// Ordered broadcasts, against both relays: one order for everyone, the history for late
 /// joiners, limits, and resumption.
 @Suite("Relay ordered broadcasts", .serialized)
-struct OrderedBroadcastTests {
+struct OrderedBroadcastIOTests {
     @Test("concurrent proposals: everyone, the senders included, gets one order; a late joiner replays it",
           arguments: TransportKind.allCases)
     func oneOrder(kind: TransportKind) async throws {

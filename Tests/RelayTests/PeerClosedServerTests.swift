@@ -8,7 +8,7 @@ import Testing
 /// not the long one. The two are set an order of magnitude apart, so that the test tells them
 /// apart without timing anything tightly.
 @Suite("Relay server: a connection closed by its peer")
-struct PeerClosedServerTests {
+struct PeerClosedServerIOTests {
     @Test("end of stream: the others hear the participant left after the short grace, well before the long one")
     func endOfStreamIsTheShortGrace() throws {
         var configuration = RelayCoreConfiguration()

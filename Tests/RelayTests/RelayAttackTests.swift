@@ -12,7 +12,7 @@ import Testing
 /// delivering everything. Every client connects from 127.0.0.1; the caps per address are the
 /// defaults (64 sessions, 256 connections), which these attacks stay under.
 @Suite("Relay under attack (tandem serve)", .serialized)
-struct RelayAttackTests {
+struct RelayAttackProcessTests {
     static let memoryLimit = 160 * 1024 * 1024
 
     @Test("never-reading flooders with forged acks and big bodies: memory within the limit, the honest pair loses nothing")
@@ -36,7 +36,7 @@ struct RelayAttackTests {
         let threads = (0..<4).map { index in
             Thread {
                 for round in 0..<3 where !done.withLock({ $0 }) {
-                    let outcome = RelayAttackTests.flood(port: port, forgeAck: round == 1 && index == 0,
+                    let outcome = RelayAttackProcessTests.flood(port: port, forgeAck: round == 1 && index == 0,
                                                          for: .seconds(2.5))
                     attackers.withLock { $0.add(outcome) }
                 }
@@ -59,12 +59,12 @@ struct RelayAttackTests {
         #expect(received == sent, "the honest pair lost or reordered messages: \(received.count) of \(sent.count)")
         let peak = sampler.stop()
         #expect(peak > 0, "no VmRSS samples")
-        #expect(peak <= RelayAttackTests.memoryLimit, "VmRSS peaked at \(peak) bytes over the limit of \(RelayAttackTests.memoryLimit)")
+        #expect(peak <= RelayAttackProcessTests.memoryLimit, "VmRSS peaked at \(peak) bytes over the limit of \(RelayAttackProcessTests.memoryLimit)")
         let tally = attackers.withLock { $0 }
         #expect(tally.dropped > 0, "the flooders were never dropped: \(tally)")
         #expect(tally.forgedAckDropped, "the forged ack was not answered with a violation: \(tally)")
         #expect(relay.isRunning, "the relay exited")
-        print("flooders: VmRSS peak \(peak / 1_048_576) MiB of \(RelayAttackTests.memoryLimit / 1_048_576) MiB; \(tally)")
+        print("flooders: VmRSS peak \(peak / 1_048_576) MiB of \(RelayAttackProcessTests.memoryLimit / 1_048_576) MiB; \(tally)")
     }
 
     @Test("a stranger's partial frame is cut at the unauthenticated buffer; 5,000 tiny messages to 20 silent members do not stop another session")
@@ -201,9 +201,9 @@ struct RelayAttackTests {
             strangers.append(client)
         }
         try await Task.sleep(for: .milliseconds(500))
-        let before = try #require(RelayUploadCostMeasurement.cpuSeconds(of: relay.pid))
+        let before = try #require(RelayUploadCostMeasurementProcessTests.cpuSeconds(of: relay.pid))
         try await Task.sleep(for: .seconds(2))
-        let cpu = try #require(RelayUploadCostMeasurement.cpuSeconds(of: relay.pid)) - before
+        let cpu = try #require(RelayUploadCostMeasurementProcessTests.cpuSeconds(of: relay.pid)) - before
         // A relay spinning on accept would use about a core for these two seconds.
         #expect(cpu < 0.5, "the relay used \(cpu) s of CPU in 2 s while out of descriptors")
         // The count as the statistics lines report it, the largest of them (a line may arrive in

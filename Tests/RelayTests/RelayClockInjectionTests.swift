@@ -8,7 +8,7 @@ import TandemHarness
 /// `tandem serve --clock-offset S --clock-drift-ppm PPM`: the relay's session clock runs with
 /// the injected error, its time service says so, and participants still agree on session time.
 @Suite("Relay clock injection")
-struct RelayClockInjectionTests {
+struct RelayClockInjectionProcessTests {
     @Test func theInjectedClockIsExactWithoutDriftAndGainsItsDrift() throws {
         let epoch = try #require(SessionEpochClock(offset: 1 << 40).injecting(offset: -2_500_000_000, driftPPM: 0))
         #expect(epoch.offset == (1 << 40) - 2_500_000_000)

@@ -10,7 +10,7 @@ import Testing
 // Serialized: each test measures this whole process's resident memory, which another of them
 // allocating or freeing tens of MiB at the same time would move.
 @Suite("Relay footprint", .serialized)
-struct RelayFootprintTests {
+struct RelayFootprintIOTests {
     // Admission refused by the footprint while the budget's count is low: `RelayLimitsTests.memoryBudget(byFootprint:)`.
 
     @Test("the footprint is not added to the budget's count: the larger of the two is checked")

@@ -6,7 +6,7 @@ import Testing
 /// A link over a list of real relays on loopback: it passes over a relay that is not listening
 /// and one that lacks the session, and when none will do, its error names each relay tried.
 @Suite("Relay lists over sockets")
-struct RelayListSocketTests {
+struct RelayListSocketIOTests {
     /// A loopback port where nothing listens: a relay's, once it has stopped.
     static func deadPort() throws -> UInt16 {
         let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0))

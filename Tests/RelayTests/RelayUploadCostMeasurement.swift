@@ -11,10 +11,10 @@ import Testing
 ///
 ///     swift build -c release --product tandem
 ///     TANDEM_MEASURE_UPLOAD=1 TANDEM_EXECUTABLE=.build/release/tandem \
-///         swift test --skip-build --filter RelayUploadCostMeasurement
+///         swift test --skip-build --filter RelayUploadCostMeasurementProcessTests
 @Suite("Relay upload cost (measurement)", .serialized,
        .enabled(if: ProcessInfo.processInfo.environment["TANDEM_MEASURE_UPLOAD"] != nil))
-struct RelayUploadCostMeasurement {
+struct RelayUploadCostMeasurementProcessTests {
     @Test("relay CPU seconds of one upload beside one copy", arguments: [10, 50, 100])
     func upload(mebibytes: Int) throws {
         let relay = try ServeProcess(arguments: ["--memory-limit", "1G"])
@@ -32,7 +32,7 @@ struct RelayUploadCostMeasurement {
         }
         let client = try RawRelayClient(port: relay.port)
         try client.admit(session: UUID(), key: [UInt8](repeating: 1, count: 32), create: true)
-        let before = try #require(RelayUploadCostMeasurement.cpuSeconds(of: relay.pid))
+        let before = try #require(RelayUploadCostMeasurementProcessTests.cpuSeconds(of: relay.pid))
         try client.send(frames, within: .seconds(120))
         var done = false
         while !done, let frame = try client.nextFrame(timeout: .seconds(120)) {
@@ -42,7 +42,7 @@ struct RelayUploadCostMeasurement {
             }
         }
         #expect(done)
-        let cpu = try #require(RelayUploadCostMeasurement.cpuSeconds(of: relay.pid)) - before
+        let cpu = try #require(RelayUploadCostMeasurementProcessTests.cpuSeconds(of: relay.pid)) - before
         var copies: [Double] = []
         for _ in 0..<5 {
             var copy = data

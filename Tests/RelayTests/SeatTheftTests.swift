@@ -8,7 +8,7 @@ import Testing
 /// A seat cannot be taken, against `tandem serve` as its own process: an invitee who holds the
 /// session's secret and knows another participant's identity and key tries to resume as them.
 @Suite("Relay seat theft")
-struct SeatTheftTests {
+struct SeatTheftProcessTests {
     @Test("resuming another's seat with the session's secret is refused; the victim stays, the others see nothing")
     func seatCannotBeTaken() async throws {
         let serve = try ServeProcess()

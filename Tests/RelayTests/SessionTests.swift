@@ -5,7 +5,7 @@ import Testing
 
 /// The same bodies against the in-memory relay and the real one on loopback.
 @Suite("Relay sessions", .serialized)
-struct SessionTests {
+struct SessionIOTests {
     @Test("create, join, leave: the others go on", arguments: TransportKind.allCases)
     func lifecycle(kind: TransportKind) async throws {
         let harness = try RelayHarness(kind)

@@ -6,7 +6,7 @@ import Testing
 /// Attachment loads streamed as the connection drains keep the journal's promises: every byte
 /// once and in order, also when the connection drops in the middle and resumes.
 @Suite("Relay streamed loads", .serialized)
-struct StreamedLoadTests {
+struct StreamedLoadIOTests {
     @Test("a load interrupted part way resumes and completes exactly", arguments: TransportKind.allCases)
     func interruptedLoad(kind: TransportKind) async throws {
         var configuration = RelayHarness.testConfiguration

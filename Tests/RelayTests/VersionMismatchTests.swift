@@ -6,7 +6,7 @@ import Testing
 
 /// Peers on different protocol versions get one line naming both, on both sides.
 @Suite("Relay protocol versions")
-struct VersionMismatchTests {
+struct VersionMismatchIOTests {
     @Test("a relay of version 2 answers with its own error: the join fails naming both versions")
     func olderRelay() async throws {
         let listener = try TCPSocket.listening(on: try SocketAddress(host: "127.0.0.1", port: 0))

@@ -3,7 +3,7 @@ import Testing
 
 /// DrawTogether with three processes: strokes on the unreliable messenger, a reliable clear, and
 /// a late joiner who catches up with the strokes so far.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct DrawTogetherTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct DrawTogetherProcessTests {
     @Test func strokesReachEveryoneAndALateJoinerCatchesUp() throws {
         let host = try SampleProcess("DrawTogether", name: "host")
         let invite = try host.invite()

@@ -3,7 +3,7 @@ import Testing
 
 /// QuizNight with three processes: the host asks and keeps the scores; a late joiner gets the
 /// current question and the scores from the host alone.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct QuizNightTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct QuizNightProcessTests {
     @Test func theHostAsksJudgesAndCatchesUpALateJoiner() throws {
         let host = try SampleProcess("QuizNight", name: "quizmaster")
         let invite = try host.invite()

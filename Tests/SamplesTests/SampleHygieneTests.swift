@@ -3,7 +3,7 @@ import Testing
 
 /// The samples keep the invite's secret out of sight and show peers' strings without their
 /// escape sequences: separate processes on loopback.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct SampleHygieneTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct SampleHygieneProcessTests {
     static let secret = "pFUlHzmR_sLoyKVkjB2QQXCATgHY20JSQHkPEruawfY"
 
     @Test func noErrorEchoesTheSecret() throws {

@@ -3,7 +3,7 @@ import Testing
 
 /// SharedPhotos with three processes: a photo added by one reaches everyone (a late joiner too)
 /// byte for byte, removing it removes it everywhere, and the size limit is one clear line.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct SharedPhotosTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct SharedPhotosProcessTests {
     /// A directory of test photos, removed at the end.
     final class Photos {
         let directory: URL

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// ShowAlert with three participants as separate processes: anyone rings everyone else's bell.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct ShowAlertTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct ShowAlertProcessTests {
     @Test func anyParticipantRingsEveryoneElsesBell() throws {
         let host = try SampleProcess("ShowAlert", name: "host")
         let invite = try host.invite()

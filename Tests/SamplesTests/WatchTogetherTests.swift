@@ -3,7 +3,7 @@ import Testing
 
 /// WatchTogether with three processes playing the sample clip: the session manager tracks who
 /// joined and left, and each timeline change reaches everyone with who made it.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct WatchTogetherTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct WatchTogetherProcessTests {
     /// The frames a `status` line reports, and its position in seconds.
     static func status(_ line: String?) -> (position: Double, frames: Int)? {
         guard let line else { return nil }

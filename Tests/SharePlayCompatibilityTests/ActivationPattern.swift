@@ -64,7 +64,7 @@ final class PartyController {
 // activating while in the session replaces its activity rather than starting another.
 
 @MainActor
-@Suite struct ActivationPatternTests {
+@Suite struct ActivationPatternIOTests {
     @Test func activityChangesReachEveryoneInOrderLateJoinersIncluded() async throws {
         _ = try Harness.configureShared()
         let screen = Screen()

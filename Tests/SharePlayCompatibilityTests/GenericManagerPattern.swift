@@ -53,7 +53,7 @@ final class SessionManager<Activity: GroupActivity> {
 
 // MARK: The test.
 
-@Suite struct GenericManagerPatternTests {
+@Suite struct GenericManagerPatternIOTests {
     @Test(arguments: [true, false])
     func theGenericManagerSendsAndReceives(reliably: Bool) async throws {
         let host = try Harness.participant("host-\(reliably)")

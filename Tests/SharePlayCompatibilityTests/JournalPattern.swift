@@ -74,7 +74,7 @@ final class AlbumModel {
 
 // MARK: The test: the host shares, a guest and a late joiner see and load it, then it is removed.
 
-@Suite struct JournalPatternTests {
+@Suite struct JournalPatternIOTests {
     @Test func picturesWithMetadataReachEveryoneAndGo() async throws {
         let host = try Harness.participant("host")
         var sessions = host.sessions(for: PhotoAlbum.self).makeAsyncIterator()

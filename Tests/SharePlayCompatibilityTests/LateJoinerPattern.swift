@@ -70,7 +70,7 @@ final class WhiteboardModel {
 // catch-up; a line drawn after reaches it as a message.
 
 @MainActor
-@Suite struct LateJoinerPatternTests {
+@Suite struct LateJoinerPatternIOTests {
     @Test func aLateJoinerIsCaughtUpByTheOthers() async throws {
         let host = try Harness.participant("teacher")
         var sessions = host.sessions(for: Whiteboard.self).makeAsyncIterator()

@@ -80,7 +80,7 @@ final class WatchPartyManager {
 // MARK: The test: the harness plays a guest.
 
 @MainActor
-@Suite struct SessionManagerPatternTests {
+@Suite struct SessionManagerPatternIOTests {
     @Test func theManagerConfiguresJoinsCountsAndResetsOnInvalidation() async throws {
         _ = try Harness.configureShared()
         let screen = Screen()

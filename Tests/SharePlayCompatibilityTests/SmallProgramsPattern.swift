@@ -125,7 +125,7 @@ func group<Activity: GroupActivity>(_ activity: Activity, host name: String) asy
 }
 
 @MainActor
-@Suite struct SmallProgramsPatternTests {
+@Suite struct SmallProgramsPatternIOTests {
     @Test func aQuizAsksAndScores() async throws {
         let (session, guest) = try await group(QuizActivity(), host: "quizmaster")
         let screen = Screen()

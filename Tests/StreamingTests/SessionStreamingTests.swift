@@ -18,7 +18,7 @@ struct Film: GroupActivity, Equatable {
 /// Streaming between real sessions on a real relay over loopback: a holder serves, a joiner
 /// without the file reads it byte for byte; the holder's departure suspends the reader; the
 /// loopback HTTP server hands the same bytes out with ranges.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct SessionStreamingTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct SessionStreamingIOTests {
     struct Party {
         let relay: TestRelay
         let host: GroupSession<Film>

@@ -9,11 +9,11 @@ import TandemTestKit
 /// reading a holder's 256 MiB file through a real relay on loopback for 30 s, again and again,
 /// printing each second's throughput. Runs only with `TANDEM_STREAM_MEASURE=1`:
 ///
-///     TANDEM_STREAM_MEASURE=1 swift test --skip-build --filter StreamingThroughputMeasurement
+///     TANDEM_STREAM_MEASURE=1 swift test --skip-build --filter StreamingThroughputMeasurementIOTests
 @Suite(.enabled(if: ProcessInfo.processInfo.environment["TANDEM_STREAM_MEASURE"] != nil))
-struct StreamingThroughputMeasurement {
+struct StreamingThroughputMeasurementIOTests {
     @Test func oneJoinerOverThirtySeconds() async throws {
-        let party = try await SessionStreamingTests.party()
+        let party = try await SessionStreamingIOTests.party()
         defer { party.relay.shutdown() }
         let size = 256 * 1024 * 1024
         let pattern = StreamFixture(size: 1 << 20, seed: 5).bytes

@@ -7,7 +7,7 @@ import TandemHarness
 /// sink, a mono remap sink per player onto its own channel, a player into two of them, and the
 /// monitor recorded by `parec` and read back by the bench's watch of its file: each player's
 /// sound is on its own channel, bit for bit, and the third channel is silent.
-@Suite(.serialized) struct AudioRecordingTests {
+@Suite(.serialized) struct AudioRecordingProcessTests {
     @Test func eachPlayerLandsOnItsOwnChannel() throws {
         let server = try PulseAudioServer.start()
         defer { server.stop() }

@@ -5,11 +5,11 @@ import TandemHarness
 @testable import TandemBench
 
 /// Not a unit test: a tiny `tandem bench cluster` end to end, run only when asked
-/// (`TANDEM_CLUSTER_BENCH_E2E=1 swift test --skip-build --no-parallel --filter ClusterBenchEndToEndTests`;
+/// (`TANDEM_CLUSTER_BENCH_E2E=1 swift test --skip-build --no-parallel --filter ClusterBenchEndToEndProcessTests`;
 /// `TANDEM_EXECUTABLE` may name a release build). It starts real `nats-server` nodes and
 /// `tandem serve`, `host` and `join` processes on loopback, and stops them all.
 @Suite(.serialized, .enabled(if: NATSServerProcess.isAvailable && ProcessInfo.processInfo.environment["TANDEM_CLUSTER_BENCH_E2E"] != nil))
-struct ClusterBenchEndToEndTests {
+struct ClusterBenchEndToEndProcessTests {
     static var executable: String { ProcessInfo.processInfo.environment["TANDEM_EXECUTABLE"] ?? TandemProcess.executablePath }
 
     @Test func orderedDeliveryForTenSessions() async throws {

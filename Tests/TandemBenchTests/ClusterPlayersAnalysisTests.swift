@@ -9,7 +9,7 @@ import TandemMedia
 /// `tandem bench cluster`'s players' figures on made-up runs: session time moved onto the logs'
 /// raw clock, the window of frames all four showed, in step again after a relay was killed, and
 /// which relay a process is connected to from `/proc/net/tcp`.
-@Suite struct ClusterPlayersAnalysisTests {
+@Suite struct ClusterPlayersAnalysisIOTests {
     static func announced(_ version: Int, _ effective: Int64, rate: Double) -> WatchEvent {
         WatchEvent(.timeline(.init(version: version, rate: rate, mediaTime: 0, effectiveSessionNanoseconds: effective, item: ""),
                              .init(by: "", change: rate == 0 ? "pause" : "play")))

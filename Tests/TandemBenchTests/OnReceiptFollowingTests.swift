@@ -15,7 +15,7 @@ import TandemPlayerSupport
 /// an `OnReceiptFollower`) or `.scheduled` (the player's own coordinator). The
 /// session clock is the raw monotonic clock, read exactly, so a change's effective instant and
 /// the players' presentation instants are directly comparable.
-@Suite(.serialized) struct OnReceiptFollowingTests {
+@Suite(.serialized) struct OnReceiptFollowingIOTests {
     /// How a peer follows the group.
     enum TimelineFollowing: CaseIterable, Sendable {
         /// The player's own coordinator, each change at its effective instant.

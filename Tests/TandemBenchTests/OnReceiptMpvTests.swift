@@ -13,7 +13,7 @@ import TandemTestKit
 /// The baseline with a real headless mpv, driven from outside by an `OnReceiptFollower`: each
 /// change applied when its command arrives, well before its effective instant on a relay with a
 /// long lead, and nothing corrects mpv afterwards. The host is the built-in player.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct OnReceiptMpvTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct OnReceiptMpvProcessTests {
     /// Starts (without `invitation`) or joins a session on `item` as `name`, driven by `coordinator`.
     static func member(_ name: String, relay: TestRelay, item: String, invitation: Invitation?,
                        coordinator: PlaybackCoordinator) async throws -> GroupSession<WatchTogether> {

@@ -10,7 +10,7 @@ import TandemWire
 /// The `long-session` raw client against a real relay on loopback: it joins with the host's
 /// invite, and every one of its proposals reaches the host, ordered, as an item report kept as a
 /// playback record. Bounded in count and time.
-@Suite(.serialized) struct RawProposerTests {
+@Suite(.serialized) struct RawProposerIOTests {
     /// Runs the blocking proposer on a thread of its own, not on the tasks' pool it waits for.
     static func run(_ proposer: RawProposer, invite: String) async throws -> RawProposer.Outcome {
         try await withCheckedThrowingContinuation { continuation in

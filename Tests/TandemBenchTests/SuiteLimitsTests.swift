@@ -4,7 +4,7 @@ import Testing
 
 /// The CI limits of `tandem bench all --check`, and the CPU and memory sampler behind the
 /// per-peer figures.
-@Suite struct SuiteLimitsTests {
+@Suite struct SuiteLimitsProcessTests {
     static func run(_ mode: SyncMode, p99: Double, frames: Int = 100, errors: [String] = []) -> ModeResult {
         return ModeResult(mode: mode, spread: Percentiles(Array(repeating: p99, count: frames)), clockError: mode == .coordinator ? Percentiles([0.1]) : nil,
                           commandToEffect: nil, convergence: nil, convergenceEvents: 0, notConverged: 0, framesPresented: frames,
@@ -18,19 +18,19 @@ import Testing
     }
 
     @Test func aGoodRunKeepsTheLimits() {
-        #expect(SuiteLimits().violations(SuiteLimitsTests.report([SuiteLimitsTests.run(.onReceipt, p99: 40),
-                                                                  SuiteLimitsTests.run(.coordinator, p99: 0.5)])).isEmpty)
+        #expect(SuiteLimits().violations(SuiteLimitsProcessTests.report([SuiteLimitsProcessTests.run(.onReceipt, p99: 40),
+                                                                  SuiteLimitsProcessTests.run(.coordinator, p99: 0.5)])).isEmpty)
     }
 
     @Test func eachBreachIsNamed() {
         let limits = SuiteLimits()
-        let slow = limits.violations(SuiteLimitsTests.report([SuiteLimitsTests.run(.onReceipt, p99: 40),
-                                                              SuiteLimitsTests.run(.coordinator, p99: 12)]))
+        let slow = limits.violations(SuiteLimitsProcessTests.report([SuiteLimitsProcessTests.run(.onReceipt, p99: 40),
+                                                              SuiteLimitsProcessTests.run(.coordinator, p99: 12)]))
         #expect(slow.count == 1 && slow[0].contains("steady, tandem: spread p99 12.000 ms is over 10.000 ms"))
-        let missing = limits.violations(SuiteLimitsTests.report([SuiteLimitsTests.run(.coordinator, p99: 0.5)]))
+        let missing = limits.violations(SuiteLimitsProcessTests.report([SuiteLimitsProcessTests.run(.coordinator, p99: 0.5)]))
         #expect(missing == ["steady: no apply on receipt run"])
-        let failed = limits.violations(SuiteLimitsTests.report([SuiteLimitsTests.run(.onReceipt, p99: 40, errors: ["peer-1 exited with status 1"]),
-                                                                SuiteLimitsTests.run(.coordinator, p99: 0.5, frames: 5)]))
+        let failed = limits.violations(SuiteLimitsProcessTests.report([SuiteLimitsProcessTests.run(.onReceipt, p99: 40, errors: ["peer-1 exited with status 1"]),
+                                                                SuiteLimitsProcessTests.run(.coordinator, p99: 0.5, frames: 5)]))
         #expect(failed.contains("steady, apply on receipt: peer-1 exited with status 1"))
         #expect(failed.contains { $0.contains("only 5 frames compared") })
     }

@@ -7,7 +7,7 @@ import TandemHarness
 /// `tandem bench all --quick --check` as CI runs it on every submission: the short suite, both
 /// modes, the report's files, and loose limits (a correctness bound on a noisy shared machine,
 /// not a speed claim: the full suite in release mode measures).
-@Suite struct BenchSuiteTests {
+@Suite struct BenchSuiteProcessTests {
     @Test func theQuickSuiteRunsBothModesAndWritesItsReport() throws {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-bench-all-\(UUID().uuidString)")
         let logs = out.appendingPathComponent("logs")

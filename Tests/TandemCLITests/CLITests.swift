@@ -6,7 +6,7 @@ import TandemPlayerSupport
 import TandemHarness
 
 /// The real `tandem` binary, driven as a process.
-@Suite struct CLITests {
+@Suite struct CLIProcessTests {
     @Test func probePrintsStreamsAsJSON() throws {
         let run = try TandemProcess.run(["probe", SampleClip.vp9.path, "--json"])
         #expect(run.status == 0, "\(run.standardError)")
@@ -33,18 +33,31 @@ import TandemHarness
             "--presentation-log", log, "--snapshot", "1.03:\(snapshot)",
         ])
         #expect(run.status == 0, "\(run.standardError)")
-        #expect(run.standardOutput.contains("75 frames presented") || run.standardOutput.contains("dropped late"))
         let records = try PresentationRecord.read(path: log)
-        // From 1 s to the end at 25 frames/s: frames 25 to 99.
-        #expect(records.count >= 70)
+        // From 1 s to the end at 25 frames/s: frames 25 to 99, each presented and logged, or
+        // dropped late (on a loaded machine) and counted so in the summary.
+        let summary = try #require(Self.videoSummary(run.standardOutput), "\(run.standardOutput)")
+        #expect(summary.presented + summary.droppedLate == 75, "\(run.standardOutput)")
+        #expect(records.count == summary.presented)
+        #expect(records.count >= 25, "\(run.standardOutput)")
         #expect(records.first?.pts == 1.0)
-        #expect(records.last?.pts == 3.96)
+        #expect(records.allSatisfy { $0.pts >= 1.0 && $0.pts <= 3.96 })
+        #expect(summary.droppedLate > 0 || records.last?.pts == 3.96)
         #expect(records.allSatisfy { $0.item == "h264-aac.mp4" && $0.presentedNanoseconds >= $0.scheduledNanoseconds })
         // At rate 2, frames 40 ms apart in media are 20 ms apart in the schedule.
         let steps = zip(records, records.dropFirst()).map { $1.scheduledNanoseconds - $0.scheduledNanoseconds }
         #expect(steps.allSatisfy { $0 % 20_000_000 == 0 && $0 > 0 })
         #expect(FileManager.default.fileExists(atPath: snapshot))
         #expect(run.standardOutput.contains("frame 1.000 s written"))
+    }
+
+    /// The frames presented and dropped late, from `tandem play`'s summary line
+    /// (`  video: N frames presented, S stills, D dropped late, …`).
+    static func videoSummary(_ output: String) -> (presented: Int, droppedLate: Int)? {
+        guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("  video: ") }) else { return nil }
+        let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        guard line.contains("frames presented"), line.contains("dropped late"), numbers.count >= 3 else { return nil }
+        return (numbers[0], numbers[2])
     }
 
     @Test func errorsAreOneClearLineAndAnExitStatus() throws {

@@ -7,7 +7,7 @@ import TandemHarness
 /// above the status line, typed keys (a space, `q`) are text and fire no playback key, Backspace
 /// edits, Enter sends, Esc cancels; the others' lines and one's own show above the status line
 /// with their names. The latency offset's keys show on the status line.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct ChatPromptTerminalTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct ChatPromptTerminalProcessTests {
     @Test func enterOpensThePromptAndItsKeysAreText() throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }
@@ -34,8 +34,8 @@ import TandemHarness
         try terminal.sendKeys("BSpace")
         #expect(try waitFor(10) { try screen().contains("say: a qui") }, "\((try? screen()) ?? "")")
         try terminal.sendKeys("Enter")
-        #expect(joiner.waitUntil(timeout: 10) { _ in ChatWatchTests.chats(joiner).map(\.text) == ["a qui"] }, "\(joiner.lines.suffix(5))")
-        #expect(ChatWatchTests.chats(joiner).first?.from == "host")
+        #expect(joiner.waitUntil(timeout: 10) { _ in ChatWatchProcessTests.chats(joiner).map(\.text) == ["a qui"] }, "\(joiner.lines.suffix(5))")
+        #expect(ChatWatchProcessTests.chats(joiner).first?.from == "host")
         #expect(!joiner.events.contains { $0.event == "timeline" && $0.change == "play" }, "the space typed played")
         // One's own line, above the status line, and the prompt closed.
         #expect(try waitFor(10) { let text = try screen(); return text.contains("host: a qui") && !text.contains("say: ") }, "\((try? screen()) ?? "")")
@@ -52,7 +52,7 @@ import TandemHarness
         #expect(try waitFor(10) { try !screen().contains("say: ") }, "\((try? screen()) ?? "")")
         try terminal.sendKeys(" ")
         #expect(joiner.waitUntil(timeout: 10) { $0.contains { $0.event == "timeline" && $0.change == "play" } })
-        #expect(!ChatWatchTests.chats(joiner).map(\.text).contains("nope"))
+        #expect(!ChatWatchProcessTests.chats(joiner).map(\.text).contains("nope"))
         // The latency offset's keys: `=` and `-` by 10 ms, on the status line.
         try terminal.sendKeys("=", "=", "-")
         #expect(try waitFor(10) { try screen().contains("offset +10 ms") }, "\((try? screen()) ?? "")")

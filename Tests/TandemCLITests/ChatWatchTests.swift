@@ -8,7 +8,7 @@ import TandemHarness
 /// control character travels as it was written (escaped in the JSON), an oversized line is
 /// refused in one line while the process goes on, and a late joiner is given the group's last
 /// 100 lines, with the senders of lines whose sender has left.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct ChatWatchTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct ChatWatchProcessTests {
     /// A `chat` event's fields.
     struct Chat: Equatable {
         var from: String

@@ -4,7 +4,7 @@ import TandemHarness
 
 /// `--decode-throttle` (bench only) and the list of media on `tandem host`: bad values are refused
 /// clearly, before anything starts.
-@Suite struct DecodeThrottleOptionTests {
+@Suite struct DecodeThrottleOptionProcessTests {
     @Test(arguments: [
         (["--decode-throttle", "0.5"], "--decode-throttle is a factor from 1 to 100000"),
         (["--decode-throttle", "lots"], "--decode-throttle wants a number"),

@@ -11,7 +11,7 @@ import TandemHarness
 /// refuses a stranger's session, creates its host's, and exits S seconds after that session
 /// ends although a stranger keeps connecting. The idle delay is shortened to 3 s here; `tandem
 /// host` uses 10 s.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct DetachedRelayTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct DetachedRelayProcessTests {
     /// A records directory (0700) of its own.
     static func recordsDirectory() throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-records-\(UUID().uuidString)").path

@@ -9,7 +9,7 @@ import TandemHarness
 /// The terminal front's own output, in order with the party's: a refusal of a command comes
 /// after the events reported before it (`--events json`), and at a terminal the status line
 /// drops a participant the moment `participant-left` is printed.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct FrontOrderTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct FrontOrderProcessTests {
     @Test func aRefusedCommandIsPrintedAfterTheEventsBeforeIt() throws {
         let clip = SampleClip.h264BFrames.path
         let host = try WatchProcess(executable: TandemProcess.executablePath,

@@ -5,7 +5,7 @@ import TandemHarness
 /// Help and errors as people expect them: the commands people use first, the benchmarks under
 /// one entry, every option explained within 80 columns, a version, and errors of one line that
 /// say what to do.
-@Suite struct HelpTests {
+@Suite struct HelpProcessTests {
     /// Every command's words, as `tandem --help` and `tandem bench --help` name them.
     static let commands = ["host", "join", "play", "probe", "serve", "clock serve", "clock sync", "netsim",
                            "bench decode", "bench present", "bench clock", "bench relay", "bench cluster", "bench sync", "bench audio", "bench all"]

@@ -5,7 +5,7 @@ import TandemHarness
 
 /// A joiner whose display name carries escape sequences, seen by the host at a real terminal
 /// (tmux): the status line shows the name's printable part, and the terminal obeys nothing of it.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct HostileNameTerminalTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct HostileNameTerminalProcessTests {
     @Test(.enabled(if: TmuxSession.isInstalled, "needs tmux"))
     func theStatusLineShowsAHostileNameWithoutObeyingIt() throws {
         let fixtures = try MediaFixtures()

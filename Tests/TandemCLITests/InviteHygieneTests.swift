@@ -5,7 +5,7 @@ import TandemHarness
 
 /// The invite's secret out of sight (`ps`, error messages, children's environments), and peers'
 /// strings shown without their escape sequences: the real `tandem` on loopback.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct InviteHygieneTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct InviteHygieneProcessTests {
     static let secret = "pFUlHzmR_sLoyKVkjB2QQXCATgHY20JSQHkPEruawfY"
     /// An invite to a relay on loopback port 1, where nothing listens.
     static let unreachable = "tandem://127.0.0.1:1/400da221-e2ff-443f-a3c6-5de1c6b01483?k=\(secret)"

@@ -7,7 +7,7 @@ import TandemHarness
 /// `--latency-offset MS` on `tandem host` and `tandem join`: out of range is
 /// one usage line; `offset MS` changes it live; with mpv, mpv's own position leads the shared
 /// timeline by the offset (real headless mpv, read over its IPC as another tool would).
-@Suite(.serialized, .timeLimit(.minutes(3))) struct LatencyOffsetWatchTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct LatencyOffsetWatchProcessTests {
     @Test(arguments: [
         (["host", SampleClip.h264.path, "--bind", "127.0.0.1", "--port", "0", "--latency-offset", "1001"], "--latency-offset is a whole number of ms from -1000 to 1000"),
         (["host", SampleClip.h264.path, "--bind", "127.0.0.1", "--port", "0", "--latency-offset", "-1001"], "--latency-offset is a whole number of ms from -1000 to 1000"),

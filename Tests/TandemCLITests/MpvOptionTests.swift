@@ -3,7 +3,7 @@ import TandemTestKit
 import TandemHarness
 
 /// `--player mpv` on the command line: the options that only one player has, and bad choices, are refused clearly.
-@Suite struct MpvOptionTests {
+@Suite struct MpvOptionProcessTests {
     @Test(arguments: [
         (["--follow", "later"], "--follow is scheduled or on-receipt"),
         (["--player", "mpv", "--video", "terminal"], "--video terminal is the built-in player's"),

@@ -8,7 +8,7 @@ import TandemHarness
 
 /// `tandem join --player mpv` as a person runs it: a real headless mpv in the group, watched over
 /// its own IPC socket by the test, as another tool would, following the host's timeline.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct MpvWatchTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct MpvWatchProcessTests {
     @Test func mpvFollowsTheGroupWithinTheCorrectionTolerance() async throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }
@@ -147,13 +147,14 @@ import TandemHarness
     }
 }
 
+// test-tier: alone
 /// The frame-flip probe over real processes: two `--player mpv` peers through
 /// a short script made in mpv itself, and two bare mpv for the floor. Figures are printed, not
 /// asserted beyond what a working probe and a following peer must show; `TANDEM_FRAMEFLIP=1`
 /// runs the whole script, headless and drawing into a virtual display (`headless` or `x11`
 /// runs one), with mpv's own defaults measured too, and prints the tables
 /// (`TANDEM_FRAMEFLIP_PEERS=3` for three against three).
-@Suite(.serialized, .timeLimit(.minutes(3))) struct FrameFlipWatchTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct FrameFlipWatchProcessTests {
     static let clip = SampleClip.directory + "/watch-together.mp4"
 
     // In the default run. Under load the group's answer to the seek made in peer 1's mpv took
@@ -239,7 +240,7 @@ struct FrameFlipAnalysisTests {
 /// mpv follows the group's shared queue (with `--player mpv`): an mpv host
 /// with two short clips and an mpv joiner with the same two move to the second together at the
 /// first's end; `prev` from the joiner and mpv's own `n` key in the host's mpv move them both.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct MpvQueueWatchTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct MpvQueueWatchProcessTests {
     /// mpv's `filename` over its IPC, as another tool would read it.
     func filename(_ socket: String) async throws -> String? {
         let mpv = try await MpvConnection.connect(path: socket, timeout: .seconds(10))
@@ -298,7 +299,7 @@ struct FrameFlipAnalysisTests {
 /// reads each from a loopback URL under a secret path, given over its IPC socket (never on its
 /// command line, which `ps` shows to every local user), and moves through the queue with the
 /// group; it reports each item with its identity, so nobody sees a mismatch.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct MpvStreamedQueueWatchTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct MpvStreamedQueueWatchProcessTests {
     @Test func anMpvJoinerWithoutFilesStreamsEachItemOfTheQueue() async throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }

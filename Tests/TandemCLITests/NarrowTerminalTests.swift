@@ -5,7 +5,7 @@ import TandemHarness
 
 /// The status line at an 80-column terminal: cut to the width, never wrapped, so that redrawing
 /// it four times a second leaves no broken lines behind.
-@Suite(.serialized) struct NarrowTerminalTests {
+@Suite(.serialized) struct NarrowTerminalProcessTests {
     @Test func theStatusLineFitsEightyColumnsAndLeavesNothingBehind() throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }

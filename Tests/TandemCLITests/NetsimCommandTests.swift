@@ -4,7 +4,7 @@ import TandemHarness
 
 /// `tandem netsim` as a user runs it: in front of `tandem serve`, a `tandem clock sync` through it
 /// sees the added round trip, and SIGINT prints the statistics and the proxy's own error.
-@Suite struct NetsimCommandTests {
+@Suite struct NetsimCommandProcessTests {
     /// Starts `tandem ARGUMENTS` and returns it with what it printed up to its first line's end
     /// (perhaps more).
     private func launch(_ arguments: [String]) throws -> (Process, Pipe, String) {

@@ -9,7 +9,7 @@ import TandemHarness
 /// Issue 15, items 1 and 2, at a real terminal (tmux): `q` on the host gives its terminal back
 /// (the shell after it runs, the terminal out of raw mode) while a joiner watches and controls on;
 /// `SIGTERM` to a host at a terminal leaves the same way. No relay is left behind.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct PartyTerminalTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct PartyTerminalProcessTests {
     /// How the host leaves.
     enum Leaving { case key, terminate }
 
@@ -46,7 +46,7 @@ import TandemHarness
         case .key:
             try tmux.sendKeys("q")
         case .terminate:
-            let host = try #require(PartyTests.process(commandLineContaining: "host", and: clip), "no host process")
+            let host = try #require(PartyProcessTests.process(commandLineContaining: "host", and: clip), "no host process")
             kill(host, SIGTERM)
         }
         // The terminal is the shell's again, in its cooked mode (canonical input, echo).
@@ -59,9 +59,9 @@ import TandemHarness
                 "\(joiner.lines.suffix(8))")
         #expect(joiner.send("play") != nil)
         #expect(joiner.waitUntil(timeout: 10) { $0.contains { $0.change == "play" && $0.by == "ana" } }, "\(joiner.lines.suffix(4))")
-        #expect(PartyTests.isRunning(relay))
+        #expect(PartyProcessTests.isRunning(relay))
         #expect(joiner.send("leave") != nil)
         #expect(joiner.waitForExit(timeout: 20) == 0, "\(joiner.standardError)")
-        PartyTests.expectGone(relay, within: 20, "the relay")
+        PartyProcessTests.expectGone(relay, within: 20, "the relay")
     }
 }

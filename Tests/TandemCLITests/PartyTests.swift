@@ -13,7 +13,7 @@ import TandemHarness
 /// properly; a killed `tandem` takes its mpv with it. Each test points `XDG_RUNTIME_DIR` at a
 /// directory of its own, reads the relay's pid from the record there, and asserts that no relay
 /// process is left behind.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct PartyTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct PartyProcessTests {
     /// A test's runtime directory (0700) and the processes it starts.
     private final class Party {
         let fixtures: MediaFixtures

@@ -8,7 +8,7 @@ import TandemHarness
 /// Playlists: folders in natural order, `.m3u` lists, and content identity
 /// without FFmpeg; then a host with a folder and a joiner holding the same files under other
 /// names, matched by identity, as real processes.
-@Suite(.serialized) struct PlaylistTests {
+@Suite(.serialized) struct PlaylistProcessTests {
     /// A temporary folder with `files` (relative paths; a trailing `/` makes a folder).
     func folder(_ files: [String]) throws -> String {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("tandem-list-\(UUID().uuidString)").path

@@ -8,7 +8,7 @@ import TandemHarness
 /// The shared queue from the command line: `tandem host A B C` and `tandem join INVITE A B C` as
 /// real processes on loopback. The group moves to the next item at the end of one, with no
 /// command; `next` moves both; each player presents the items it was given.
-@Suite(.serialized) struct QueueWatchTests {
+@Suite(.serialized) struct QueueWatchProcessTests {
     @Test func theGroupMovesOnAtTheEndOfAnItemAndOnNext() throws {
         let fixtures = try MediaFixtures()
         var clips: [String] = []

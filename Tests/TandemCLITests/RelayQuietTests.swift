@@ -8,7 +8,7 @@ import TandemTestKit
 /// A relay that stops answering is noticed within 2 s, as people would want: the watch says the
 /// relay is unavailable ("reconnecting") at once, and available again as soon as it answers,
 /// without waiting out the 5 s after which the link reconnects.
-@Suite(.serialized) struct RelayQuietTests {
+@Suite(.serialized) struct RelayQuietProcessTests {
     @Test func aStoppedRelayIsToldWithinTwoSecondsAndItsReturnAtOnce() throws {
         let relay = try ServeProcess()
         defer {

@@ -4,7 +4,7 @@ import TandemHarness
 
 /// The relay's resource flags on `tandem serve` and `tandem host`: stated in the usage with
 /// their defaults, and a bad value is one clear line before anything binds.
-@Suite struct ServeLimitFlagsTests {
+@Suite struct ServeLimitFlagsProcessTests {
     @Test("the usage states every limit with its default", arguments: ["serve", "host"])
     func usage(command: String) throws {
         let run = try TandemProcess.run([command, "--help"])

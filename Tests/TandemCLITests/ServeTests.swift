@@ -4,7 +4,7 @@ import TandemHarness
 
 /// `tandem serve` as a user runs it: a relay process that another `tandem` process syncs its
 /// clock against on the same port, stopped cleanly by SIGTERM.
-@Suite struct ServeTests {
+@Suite struct ServeProcessTests {
     @Test func relayServesTimeProbesOnItsPortAndStopsOnSIGTERM() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TandemProcess.executablePath)

@@ -10,7 +10,7 @@ import TandemHarness
 /// each with its own injected clock. The session clock of `tandem host --session-epoch 0` is the raw
 /// CLOCK_MONOTONIC, the clock of the presentation logs, so effective instants and log instants
 /// compare directly.
-@Suite(.serialized) struct StallAndFollowTests {
+@Suite(.serialized) struct StallAndFollowProcessTests {
     /// A host and a joiner watching `clip`, both taking commands, both logging their frames.
     struct Pair {
         let host: WatchProcess

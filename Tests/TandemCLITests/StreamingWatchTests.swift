@@ -9,7 +9,7 @@ import TandemHarness
 /// without the file streams it from the host and presents it in step, seeks with the group,
 /// moves to another holder when the host leaves, and is suspended when no holder is left; a URL
 /// item is opened by every participant itself, by a joiner only with `--allow-urls`.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct StreamingWatchTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct StreamingWatchProcessTests {
     static let watchClip = SampleClip.directory + "/watch-together.mp4"
 
     func start(_ name: String, _ arguments: [String], fixtures: MediaFixtures, invite: String? = nil) throws -> WatchProcess {
@@ -92,7 +92,10 @@ import TandemHarness
         let lastLeft = try #require(holder.send("leave"))
         #expect(holder.waitForExit(timeout: 20) == 0, "\(holder.standardError)")
         #expect(joiner.waitUntil(timeout: 10) { $0.contains { $0.event == "stream-suspended" } }, "\(joiner.lines.suffix(6))")
-        #expect(!joiner.events.contains { $0.event == "waiting" }, "\(joiner.lines.filter { $0.contains("waiting") })")
+        // Not held for it: no wait from its suspension on. (A wait before it, while the joiner
+        // still streams, is a stall's recovery, which a loaded machine may cause.)
+        let sinceSuspended = joiner.events.drop { $0.event != "stream-suspended" }
+        #expect(!sinceSuspended.contains { $0.event == "waiting" }, "\(joiner.lines.filter { $0.contains("waiting") })")
         #expect(joiner.send("leave") != nil)
         joiner.closeInput()
         #expect(joiner.waitForExit(timeout: 20) == 0, "\(joiner.standardError)")

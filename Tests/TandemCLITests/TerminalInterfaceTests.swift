@@ -5,7 +5,7 @@ import TandemHarness
 
 /// The watch-together terminal interface as a person uses it: `tandem host` in a real terminal
 /// (tmux), keys sent to it, the status line read back, and a joiner that follows.
-@Suite(.serialized) struct TerminalInterfaceTests {
+@Suite(.serialized) struct TerminalInterfaceProcessTests {
     @Test func keysDrivePlaybackAndTheStatusLineShowsIt() throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }

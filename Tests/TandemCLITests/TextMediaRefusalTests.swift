@@ -5,7 +5,7 @@ import TandemHarness
 
 /// A text file named as media (on the command line or in a playlist) is refused before anything
 /// starts, with one line: no relay is started, nothing is served, nothing is handed to mpv.
-@Suite struct TextMediaRefusalTests {
+@Suite struct TextMediaRefusalProcessTests {
     @Test("host, join and play refuse a .txt, alone or in an .m3u8 list, with one line", arguments: ["builtin", "mpv"])
     func refused(player: String) throws {
         let fixtures = try MediaFixtures()

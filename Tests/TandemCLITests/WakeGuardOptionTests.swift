@@ -4,7 +4,7 @@ import TandemHarness
 
 /// `--wake-guard` on `tandem host` and `tandem join`: listed in the help, and refused with mpv,
 /// whose timing is its own, before anything starts.
-@Suite struct WakeGuardOptionTests {
+@Suite struct WakeGuardOptionProcessTests {
     @Test(arguments: [["host", SampleClip.h264.path, "--bind", "127.0.0.1", "--port", "0"], ["join", "tandem://127.0.0.1:1/x?k=y"]])
     func theWakeGuardIsTheBuiltInPlayers(command: [String]) throws {
         let run = try TandemProcess.run(command + ["--player", "mpv", "--wake-guard"], timeout: 20)

@@ -7,7 +7,7 @@ import TandemHarness
 
 /// `tandem host` and `tandem join` end to end: real processes on loopback, the real relay
 /// inside the host, each with its own injected clock, following one scripted session.
-@Suite(.serialized) struct WatchTogetherTests {
+@Suite(.serialized) struct WatchTogetherProcessTests {
     /// The changes the script makes, in order, as the `change` field names them.
     static let script: [(command: String, change: String, hold: Double)] = [
         ("play", "play", 1.0), ("seek 0.5", "seek 0.500", 0.6), ("rate 1.5", "rate 1.5", 1.0), ("pause", "pause", 0.4),
@@ -42,7 +42,7 @@ import TandemHarness
         }
         // Let the joiners' clock estimates settle.
         Thread.sleep(forTimeInterval: 1)
-        for step in WatchTogetherTests.script {
+        for step in WatchTogetherProcessTests.script {
             #expect(host.send(step.command) != nil)
             Thread.sleep(forTimeInterval: step.hold)
         }
@@ -59,7 +59,7 @@ import TandemHarness
 
         // Every participant saw every change, with the same version and effective instant.
         let hostChanges = changes(host.events)
-        #expect(hostChanges.map(\.change) == WatchTogetherTests.script.map(\.change))
+        #expect(hostChanges.map(\.change) == WatchTogetherProcessTests.script.map(\.change))
         #expect(Set(hostChanges.map(\.version)).count == hostChanges.count)
         for joiner in joiners {
             let seen = changes(joiner.events)

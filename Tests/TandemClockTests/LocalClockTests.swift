@@ -2,7 +2,7 @@ import Testing
 import TandemClock
 import TandemHarness
 
-@Suite struct LocalClockTests {
+@Suite struct LocalClockIOTests {
     @Test func skewedClockAddsOffsetAndDrift() {
         let base = VirtualClock(start: 1_000_000_000)
         let clock = SkewedClock(base: base, offset: 5_000_000_000, driftPPM: 100, origin: 1_000_000_000)

@@ -5,7 +5,7 @@ import TandemTestKit
 import TandemPlayerSupport
 
 /// Bad input gets a clear error or plays what can be played: never a crash, never a hang.
-@Suite struct BadInputTests {
+@Suite struct BadInputIOTests {
     @Test func missingFileIsAClearError() {
         let error = #expect(throws: MediaError.self) { try MediaFile(url: "/nonexistent/movie.mp4") }
         #expect(error?.description.contains("/nonexistent/movie.mp4") == true)

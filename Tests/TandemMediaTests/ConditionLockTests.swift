@@ -11,7 +11,7 @@ import TandemPlayerSupport
 /// priority-inheriting mutex holds its owner's thread id), and its conditions still wake a
 /// waiter on a broadcast and time a wait out at its deadline. No speed is asserted: waits are
 /// bounded only so that a broken lock fails the test instead of hanging it.
-@Suite struct ConditionLockTests {
+@Suite struct ConditionLockIOTests {
     /// The futex word's bits that hold the owner's thread id (futex(2): `FUTEX_TID_MASK`).
     static let threadIDMask: Int32 = 0x3FFF_FFFF
 

@@ -8,7 +8,7 @@ import TandemPlayerSupport
 /// Every input opens only through the demuxers of `MediaFile.containerFormats`: a text file,
 /// which FFmpeg's `tty` demuxer would present as a video, is refused with one clear line, while
 /// the sample media and the containers the tests make still open.
-@Suite struct ContainerWhitelistTests {
+@Suite struct ContainerWhitelistProcessTests {
     static let text = Array(String(repeating: "just some notes, not a movie\n", count: 200).utf8)
 
     @Test("a text file is refused as not a media container, whatever text extension it has", arguments: ["txt", "nfo", "diz", "asc"])

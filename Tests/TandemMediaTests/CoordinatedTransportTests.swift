@@ -12,7 +12,7 @@ import TandemPlayerSupport
 /// and reach every participant's player; the calls that name a local instant throw. Two real
 /// players in a session on the in-memory relay; waits follow the coordinators' published
 /// timelines and the players' presentations (no polling), each bounded in time.
-@Suite(.serialized) struct CoordinatedTransportTests {
+@Suite(.serialized) struct CoordinatedTransportIOTests {
     struct Watching: GroupActivity {
         var clip: String
         var metadata: GroupActivityMetadata { GroupActivityMetadata() }

@@ -7,8 +7,8 @@ import TandemPlayerSupport
 /// `close()` while the engine delivers a stall notice. The handler runs with the engine's lock
 /// released, so `stop()` can set `stopped` and broadcast its wake-up in that window; a loop that
 /// then waited without looking at `stopped` again slept for ever, and `close()` hung joining it
-/// (seen once in `ItemSourceTests`, an HTTP item, the decoder waiting on its condition).
-@Suite(.serialized) struct EngineStopTests {
+/// (seen once in `ItemSourceProcessTests`, an HTTP item, the decoder waiting on its condition).
+@Suite(.serialized) struct EngineStopIOTests {
     @Test func closingWhileAStallNoticeIsDeliveredEndsBothThreads() throws {
         var options = HeadlessPlayer.Options()
         options.decodeAudio = false

@@ -7,7 +7,7 @@ import TandemPlayerSupport
 
 /// Items from each kind of source: a file, an `http` URL (a real server on loopback, with Range
 /// requests), and a byte source (a custom AVIO input), decoded by real FFmpeg.
-@Suite(.serialized) struct ItemSourceTests {
+@Suite(.serialized) struct ItemSourceProcessTests {
     static let clip = SampleClip.h264
 
     /// Every picture the decoder yields from `file`, by frame number.

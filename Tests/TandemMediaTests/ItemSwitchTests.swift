@@ -9,7 +9,7 @@ import TandemPlayerSupport
 /// one plays, and switched to at an instant. What is asserted is correctness (which item, which
 /// frame, at which scheduled instant, nothing of the old item after the switch); how late the
 /// first frame of the new item was presented is printed, never asserted (a shared machine).
-@Suite(.serialized) struct ItemSwitchTests {
+@Suite(.serialized) struct ItemSwitchIOTests {
     static let ms: Nanoseconds = 1_000_000
     static let a = SampleClip.h264
     static let b = SampleClip.h264BFrames

@@ -8,7 +8,7 @@ import TandemPlayerSupport
 /// presented that much earlier than its timeline gives it (later for a negative one), as its
 /// presentation log records, and a change while playing moves the frames after it. The timeline
 /// itself, and the position the player reports against it, stay the group's.
-@Suite(.serialized) struct LatencyOffsetTests {
+@Suite(.serialized) struct LatencyOffsetIOTests {
     /// Plays `SampleClip.h264` from its start at one instant on three players: without an
     /// offset, +150 ms (back to 0 halfway) and −100 ms, and compares their presentation logs.
     @Test func framesArePresentedEarlierByTheOffsetAndMoveWhenItChanges() throws {

@@ -6,7 +6,7 @@ import TandemHarness
 
 /// Memory stays flat however long the file: the queues are bounded, and decoding frees what it
 /// has passed on.
-@Suite(.serialized) struct MemoryTests {
+@Suite(.serialized) struct MemoryProcessTests {
     /// Two minutes at 25 frames/s: 3000 frames, far more than any queue holds.
     static func longClip(_ fixtures: MediaFixtures) throws -> String {
         try fixtures.ffmpeg([

@@ -11,7 +11,7 @@ import TandemPlayerSupport
 /// Instants are compared exactly where the timeline defines them (`scheduled`); how late the
 /// presentation thread woke (`presented - scheduled`) is only bounded loosely, as this machine is
 /// shared, and measured properly by `tandem play`'s report and the benchmarks.
-@Suite(.serialized) struct PlayerTests {
+@Suite(.serialized) struct PlayerIOTests {
     /// Every presentation, recorded with the frame's number read from its pixels.
     final class Recorder: VideoSink {
         struct Entry {

@@ -9,7 +9,7 @@ import TandemPlayerSupport
 
 /// A received file opens only local files: playlists and references naming other protocols
 /// fail at once with a clear error, and no connection is attempted.
-@Suite struct ProtocolWhitelistTests {
+@Suite struct ProtocolWhitelistProcessTests {
     @Test func anHLSPlaylistWithNetworkSegmentsIsRefused() throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }

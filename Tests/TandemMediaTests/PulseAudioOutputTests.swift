@@ -8,9 +8,10 @@ import TandemPlayback
 import TandemPlayerSupport
 import TandemTestKit
 
+// test-tier: alone
 /// The sound output for real: players into a PulseAudio server the test starts itself, recorded
 /// from the null sink's monitor (one recording, one clock).
-@Suite(.serialized) struct PulseAudioOutputTests {
+@Suite(.serialized) struct PulseAudioOutputProcessTests {
     /// 1 s of white noise, the same on both channels, as a WAV file: a sound whose onset and
     /// cross-correlation are sharp.
     static func noise(in directory: String, seed: Int = 7, name: String = "noise.wav") throws -> String {

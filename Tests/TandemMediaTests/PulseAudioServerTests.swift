@@ -5,7 +5,7 @@ import TandemHarness
 /// The PulseAudio server that the sound tests and `tandem bench audio` start for themselves: a
 /// null sink with a channel per participant, a remap sink putting one participant's sound on its
 /// channel alone, and a recording of the monitor that keeps the channels apart.
-@Suite(.serialized) struct PulseAudioServerTests {
+@Suite(.serialized) struct PulseAudioServerProcessTests {
     @Test func remapSinkPutsItsSoundOnItsOwnChannelOfTheRecording() throws {
         let server = try PulseAudioServer.start()
         defer { server.stop() }

@@ -5,7 +5,7 @@ import TandemPlayerSupport
 
 /// Decoding the sample clips: exact frame counts, first and last timestamps, and frames in order
 /// (each frame's own number, read from its pixels, matches its timestamp).
-@Suite struct SampleClipTests {
+@Suite struct SampleClipIOTests {
     @Test(arguments: SampleClip.videoClips)
     func decodesEveryFrameWithItsTimestamp(clip: SampleClip) throws {
         let decoder = try MediaDecoder(file: MediaFile(url: clip.path), decodeVideo: true, decodeAudio: false)

@@ -5,14 +5,14 @@ import TandemTestKit
 import TandemPlayerSupport
 
 /// Accurate seeking: after a seek, the first frame is the one that covers the target.
-@Suite struct SeekTests {
+@Suite struct SeekIOTests {
     static let targets: [Double] = [0, 0.013, 0.5, 1.0, 1.37, 2.0, 2.99, 3.5, 3.93]
 
     @Test(arguments: SampleClip.videoClips)
     func firstFrameAfterSeekCoversTheTarget(clip: SampleClip) throws {
         let decoder = try MediaDecoder(file: MediaFile(url: clip.path), decodeVideo: true, decodeAudio: true)
         // Seek back and forth in one decoder, as a player does.
-        for seconds in SeekTests.targets + SeekTests.targets.reversed() {
+        for seconds in SeekIOTests.targets + SeekIOTests.targets.reversed() {
             let target = MediaTime.nanoseconds(seconds: seconds)
             try decoder.seek(to: target)
             let frame = try #require(try firstVideoFrame(decoder), "no frame after seeking \(clip) to \(seconds) s")

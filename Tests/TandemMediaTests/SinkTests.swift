@@ -6,7 +6,7 @@ import TandemTestKit
 import TandemPlayerSupport
 
 /// The sinks: what they write, and docs/EMBEDDING.md's embedding example as written.
-@Suite struct SinkTests {
+@Suite struct SinkProcessTests {
     @Test func terminalPictureKeepsTheFrameShapeInsideTheTerminal() {
         // 4:3 in 100 x 31 cells: height-bound, 62 pixel rows.
         let (width, height) = TerminalRenderer.pictureSize(frameWidth: 320, frameHeight: 240, columns: 100, rows: 31)

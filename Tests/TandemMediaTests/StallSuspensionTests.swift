@@ -11,8 +11,8 @@ import TandemPlayerSupport
 /// stalls, and ends the suspension when it recovers: the group waits for it and resumes, with no
 /// call from any program. Two real players in a session on the in-memory relay; one is slowed
 /// with the decode throttle. Waits follow the coordinators' events and timelines, each bounded.
-@Suite(.serialized) struct StallSuspensionTests {
-    typealias Peers = CoordinatedTransportTests
+@Suite(.serialized) struct StallSuspensionIOTests {
+    typealias Peers = CoordinatedTransportIOTests
 
     @Test func aThrottledParticipantsStallMakesTheGroupWaitAndItsRecoveryResumesIt() async throws {
         let relay = try TestRelay(.inMemory)

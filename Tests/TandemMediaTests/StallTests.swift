@@ -7,7 +7,7 @@ import TandemPlayerSupport
 
 /// Stall detection: the pure rule (`StallDetector`) on made-up observations, then the real
 /// player with its decoder slowed down (`Options.decodeThrottle`).
-@Suite(.serialized) struct StallTests {
+@Suite(.serialized) struct StallIOTests {
     @Test func aStallBeginsOnTheThirdLateFrameInARowAndNotBefore() {
         var detector = StallDetector(recoveryFrames: 4)
         #expect(detector.presented(late: true) == nil)

@@ -143,7 +143,7 @@ private final class Core {
 /// The shell (`WakeGuard`) with real threads: a late wake starts a warmer per processor, each
 /// pinned to its processor at the idle policy, and they spin through a window and stop after it.
 /// No speed is asserted; CPU time is read from `/proc` (`schedstat`, nanoseconds).
-@Suite struct WakeGuardTests {
+@Suite struct WakeGuardIOTests {
     /// This process's threads named `tandem-warm-N`, by kernel thread id.
     static func warmers() -> [String] {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []

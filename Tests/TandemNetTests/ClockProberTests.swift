@@ -5,7 +5,7 @@ import Testing
 import TandemClock
 import TandemNet
 
-@Suite struct ClockProberTests {
+@Suite struct ClockProberIOTests {
     @Test(arguments: [("127.0.0.1", 2.5, 0.0), ("::1", -7.25, 80.0)])
     func convergesOnAServiceWithAnInjectedOffset(host: String, offsetSeconds: Double, driftPPM: Double) throws {
         let system = SystemClock()

@@ -8,7 +8,7 @@ import Testing
 /// The embedded loop: virtual time that moves only when the test advances it, tasks by deadline
 /// then by scheduling order, cancellation, tasks scheduling tasks, ticks, and the confinement
 /// it asserts. No test here waits for anything real.
-@Suite struct EmbeddedEventLoopTests {
+@Suite struct EmbeddedEventLoopIOTests {
     static let hour: Int64 = 3_600_000_000_000
 
     @Test func nothingRunsAndNoTimePassesUntilTheTestDrivesTheLoop() {
@@ -112,7 +112,7 @@ import Testing
         #expect(loop.nextDeadline == nil)
     }
 
-    // Tasks from other threads, and the order both loops agree on: `SerialEventLoopContractTests`.
+    // Tasks from other threads, and the order both loops agree on: `SerialEventLoopContractIOTests`.
 
     @Test func advancingUntilAConditionStopsAtTheFirstInstantItHolds() {
         let loop = EmbeddedEventLoop()

@@ -11,7 +11,7 @@ import TandemHarness
 /// The epoll loop on real sockets on loopback: readiness of many descriptors, interest changes,
 /// handlers that deregister others, tasks from other threads and scheduled tasks. Every wait is
 /// for an event, bounded in time; none is a sleep.
-@Suite struct EventLoopTests {
+@Suite struct EventLoopIOTests {
     @Test func everyReadyDescriptorOfManyRunsItsHandlerOnce() throws {
         let loop = try EventLoop(name: "test-many")
         loop.start()
@@ -120,7 +120,7 @@ import TandemHarness
         }
     }
 
-    // Tasks from other threads in each thread's order, on both loops: `SerialEventLoopContractTests`.
+    // Tasks from other threads in each thread's order, on both loops: `SerialEventLoopContractIOTests`.
 
     @Test func scheduledTasksRunAtTheirDeadlinesInOrderUnlessCancelled() throws {
         let clock = VirtualClock(start: 1_000_000_000)
@@ -322,7 +322,7 @@ extension TCPSocket {
     }
 }
 
-@Suite struct EventLoopReuseTests {
+@Suite struct EventLoopReuseIOTests {
     /// Code that closes a socket without deregistering it and then opens another that takes its
     /// number must still be able to watch the new one (epoll forgot the old one by itself).
     @Test func aNumberClosedWithoutDeregisteringCanBeWatchedAgain() throws {

@@ -7,7 +7,7 @@ import Testing
 /// they return once, whether the answer comes or whatever held the wait is dropped first (a loop
 /// reset with the job still queued, as the suite's in-memory relays do at a test's end, left 18
 /// departures suspended for good in one run, each reported as a leaked continuation).
-@Suite(.timeLimit(.minutes(1))) struct OnceWaiterTests {
+@Suite(.timeLimit(.minutes(1))) struct OnceWaiterIOTests {
     @Test func aWaitWhoseHolderIsDroppedReturnsItsFallback() async {
         // Nothing ever calls resume(returning:): the job holding the waiter is dropped unrun.
         let held = Mutex<[@Sendable () -> Void]>([])

@@ -10,7 +10,7 @@ import TandemHarness
 /// of Hummingbird's `.router | .live`: the embedded loop in virtual time, and the epoll loop on
 /// its own thread with a virtual clock. Tasks from other threads run on the loop in each
 /// thread's order; scheduled tasks run by deadline, ties in scheduling order, unless cancelled.
-@Suite struct SerialEventLoopContractTests {
+@Suite struct SerialEventLoopContractIOTests {
     /// Which loop a case runs on.
     enum Kind: String, CaseIterable, CustomTestStringConvertible {
         case embedded, live

@@ -4,7 +4,7 @@ import Glibc
 import Testing
 import TandemNet
 
-@Suite struct SocketTests {
+@Suite struct SocketIOTests {
     @Test(arguments: [("127.0.0.1:7462", "127.0.0.1", UInt16(7462)), ("[::1]:80", "::1", 80), ("localhost:1", "127.0.0.1", 1)])
     func parsesAddresses(text: String, host: String, port: UInt16) throws {
         let address = try SocketAddress(parsing: text)

@@ -7,7 +7,7 @@ import TandemNet
 import Testing
 
 /// `ThreadPriority` changes the calling thread only, or says why it may not.
-@Suite struct ThreadPriorityTests {
+@Suite struct ThreadPriorityIOTests {
     /// Runs `body` on a fresh thread and returns what it returned.
     static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
         let result = Mutex<T?>(nil)

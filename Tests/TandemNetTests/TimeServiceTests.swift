@@ -4,7 +4,7 @@ import TandemNet
 import TandemTestKit
 import TandemWire
 
-@Suite struct TimeServiceTests {
+@Suite struct TimeServiceIOTests {
     /// A session clock well away from the system clock, so that stamps from the wrong clock show.
     static let sessionClock = SkewedClock(base: SystemClock(), offset: 86_400_000_000_000, driftPPM: 50)
 

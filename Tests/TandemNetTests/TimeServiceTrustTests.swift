@@ -10,7 +10,7 @@ import TandemHarness
 
 /// The time service as an attacker meets it: it never answers with more bytes than it was sent,
 /// and the session time it answers with does not reveal how long the host has been up.
-@Suite struct TimeServiceTrustTests {
+@Suite struct TimeServiceTrustProcessTests {
     static let responder = TimeResponder(clock: SystemClock())
     static let request = TimeDatagram.request(ClockProbe(sequence: 7, sendTime: 123)).encoded()
 

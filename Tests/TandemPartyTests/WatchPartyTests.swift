@@ -12,7 +12,7 @@ import TandemTestKit
 /// built-in player on a sample clip, a host and joiners each with a party of their own. What one
 /// does reaches the other as typed events; `leave` ends the leaver's `run` and the others see
 /// the departure; `end` ends everyone's. Each wait is bounded.
-@Suite(.serialized) struct WatchPartyTests {
+@Suite(.serialized) struct WatchPartyIOTests {
     static let clip = SampleClip.h264BFrames
 
     /// Everything a party reported, in order, as its reader received it.
@@ -148,14 +148,14 @@ import TandemTestKit
 
 /// What a front relies on: its own refusals in order with the party's events, and the player's
 /// close told before the departure is awaited.
-@Suite(.serialized) struct WatchPartyFrontTests {
+@Suite(.serialized) struct WatchPartyFrontIOTests {
     @Test func aFrontsRefusalFollowsTheEventsBeforeItAndThePlayerClosesBeforeTheRunReturns() async throws {
         let relay = try TestRelay(.network)
         defer { relay.shutdown() }
         // How often the player's close was told, and whether the watch was over by then.
         let closed = Mutex<(count: Int, over: Bool)>((0, false))
         let party = Mutex<WatchParty?>(nil)
-        let host = try await WatchPartyTests.participant("host", relay: relay, invitation: nil) { configuration, _ in
+        let host = try await WatchPartyIOTests.participant("host", relay: relay, invitation: nil) { configuration, _ in
             configuration.playerClosed = {
                 let over = party.withLock { $0 }.map { if case .invalidated = $0.session.state { true } else { false } } ?? false
                 closed.withLock { $0 = ($0.count + 1, over) }
@@ -175,7 +175,7 @@ import TandemTestKit
 
         // Leaving: the player closes (told once, the session over) before `run` returns.
         host.party.leave()
-        let ending = try #require(try await WatchPartyTests.ending(of: host), "the run did not return")
+        let ending = try #require(try await WatchPartyIOTests.ending(of: host), "the run did not return")
         #expect(!ending.endedHere)
         let told = closed.withLock { $0 }
         #expect(told.count == 1 && told.over, "\(told)")

@@ -10,16 +10,16 @@ import TandemTestKit
 /// session now computes and publishes under its lock (`GroupSession.publishActive()`): the set
 /// published last is the newest. Here, participants join at once, again and again, and each
 /// session's published set must come to everyone (the wait is only a bound).
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ActiveParticipantsPublishingTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct ActiveParticipantsPublishingIOTests {
     @Test func everySessionPublishesEveryoneWhenParticipantsJoinAtOnce() async throws {
         for _ in 0..<6 {
             let relay = try TestRelay(.inMemory)
             defer { relay.shutdown() }
-            let host = try await CoordinatingPlaybackArticleTests.joined("host", relay: relay, invitation: nil)
+            let host = try await CoordinatingPlaybackArticleIOTests.joined("host", relay: relay, invitation: nil)
             let invitation = host.invitation
-            async let ana = CoordinatingPlaybackArticleTests.joined("ana", relay: relay, invitation: invitation)
-            async let ben = CoordinatingPlaybackArticleTests.joined("ben", relay: relay, invitation: invitation)
-            async let cleo = CoordinatingPlaybackArticleTests.joined("cleo", relay: relay, invitation: invitation)
+            async let ana = CoordinatingPlaybackArticleIOTests.joined("ana", relay: relay, invitation: invitation)
+            async let ben = CoordinatingPlaybackArticleIOTests.joined("ben", relay: relay, invitation: invitation)
+            async let cleo = CoordinatingPlaybackArticleIOTests.joined("cleo", relay: relay, invitation: invitation)
             let sessions = [host] + (try await [ana, ben, cleo])
             let everyone = Set(sessions.map(\.localParticipant.id))
             for session in sessions {

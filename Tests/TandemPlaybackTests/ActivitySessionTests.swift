@@ -9,8 +9,8 @@ import TandemTestKit
 /// is an ordered record the coordinators pass over silently (no rejection, the group plays on),
 /// and a late joiner, whose history holds it, lands on the same core. Waits follow published
 /// state, each bounded.
-@Suite(.serialized) struct ActivitySessionTests {
-    typealias Poisoned = PoisonedSessionTests
+@Suite(.serialized) struct ActivitySessionIOTests {
+    typealias Poisoned = PoisonedSessionIOTests
 
     /// Whether `event` is the seek to 30 s taking effect.
     @Sendable static func isTheSeek(_ event: CoordinationCore.Event) -> Bool {

@@ -220,7 +220,7 @@ import TandemTestKit
 /// version anchored at the gate's start, earlier than that deadline. A reader that takes each
 /// published timeline as in force from its anchor finds the provisional one again after the
 /// deadline: the bench's readers drop it (`ScenarioAnalysis.inForce`, `completing`), and the
-/// article's tests take the completed play (`CoordinatingPlaybackArticleTests.completedPlay`).
+/// article's tests take the completed play (`CoordinatingPlaybackArticleIOTests.completedPlay`).
 @Suite struct PrerollGateTimelineTests {
     /// Apple's options to play at once (`.playImmediately`, `.resumeImmediately`) open no gate,
     /// with the gate on: the play takes effect at its effective instant, without waiting for a

@@ -11,7 +11,7 @@ import TandemTestKit
 /// Real players on one shared timeline: three participants, each with its own injected clock
 /// offset and drift, each presenting the same clip with the built-in player; a relay in memory
 /// (session clock read exactly) and a real one on loopback (session clock probed over UDP).
-@Suite(.serialized) struct CoordinatedPlayersTests {
+@Suite(.serialized) struct CoordinatedPlayersIOTests {
     struct Watching: GroupActivity {
         var clip: String
         var metadata: GroupActivityMetadata { GroupActivityMetadata() }

@@ -143,7 +143,7 @@ enum ArticleSnippets {
 /// completion never called, a late joiner, waiting together, scrubbing and the queue; and the
 /// machine snippet on its own. Commands and events are awaited as they come (no polls); the
 /// suite's time limit bounds a wait for one that never comes.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct CoordinatingPlaybackArticleTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct CoordinatingPlaybackArticleIOTests {
     static let identity = "d=600.000;article-test"
     static let thirtySeconds = ItemTime(nanoseconds: 30_000_000_000)
     /// How far apart two participants' instants for one change may be: both read one session

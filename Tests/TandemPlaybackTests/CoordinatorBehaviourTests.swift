@@ -10,7 +10,7 @@ import TandemTestKit
 
 /// The coordinator through the real session stack on the in-memory relay: late joiners,
 /// waiting for a stalled participant, stale commands, and a participant dropping out.
-@Suite(.serialized) struct CoordinatorBehaviourTests {
+@Suite(.serialized) struct CoordinatorBehaviourIOTests {
     /// A delegate that records every command and carries none out, for checking what is issued.
     final class CommandLog: PlaybackCoordinatorDelegate, @unchecked Sendable {
         let commands = Mutex<[PlaybackCommand]>([])

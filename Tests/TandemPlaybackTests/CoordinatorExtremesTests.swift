@@ -9,7 +9,7 @@ import TandemClock
 /// valid change at the end of time: the instant is taken within a day of the session clock's
 /// present before the clock maps it (a real clock's mapping, as the one here, would overflow),
 /// and the player is issued a command, not a crash.
-@Suite struct CoordinatorExtremesTests {
+@Suite struct CoordinatorExtremesIOTests {
     /// A session clock 1000 s behind the local one, whose mapping traps on overflow as plain
     /// arithmetic does.
     struct TrappingClock: SessionClockSource {

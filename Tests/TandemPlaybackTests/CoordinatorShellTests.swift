@@ -80,7 +80,7 @@ final class VirtualScheduler: CoordinatorScheduler, @unchecked Sendable {
 
 /// The shell around the machine, in virtual time: a `VirtualScheduler` for its executor and
 /// clock, a scripted channel whose clocks are the scheduler's, no relay, no sleep.
-@Suite struct CoordinatorShellTests {
+@Suite struct CoordinatorShellIOTests {
     static let ms: Int64 = 1_000_000
     static let second: Int64 = 1_000_000_000
 

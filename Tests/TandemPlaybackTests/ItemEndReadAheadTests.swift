@@ -9,19 +9,19 @@ import TandemClock
 /// group's item) is the group as it stands, not the item that ended. Before, a status line read
 /// the ended item's timeline for as long as nobody proposed anything: "item 1 of 2" and a
 /// position 14 s past the start of the item every player was showing.
-@Suite struct ItemEndReadAheadTests {
-    typealias Channel = CoordinatorExtremesTests.ScriptedChannel
+@Suite struct ItemEndReadAheadIOTests {
+    typealias Channel = CoordinatorExtremesIOTests.ScriptedChannel
 
     @Test func theExpectedPositionAndTheItemFollowTheQueueAcrossAnItemsEnd() {
         let scheduler = VirtualScheduler(now: hostNS(SystemClock().now()))
-        let coordinator = PlaybackCoordinator(delegate: CoordinatorExtremesTests.CommandLog(), scheduler: scheduler)
+        let coordinator = PlaybackCoordinator(delegate: CoordinatorExtremesIOTests.CommandLog(), scheduler: scheduler)
         let channel = Channel()
         coordinator.coordinate(over: channel)
         let ana = UUID()
         let first = PlaybackQueue.Entry(identifier: "first.mp4", identity: "d=10.000;h=aa", duration: .seconds(10))
         let second = PlaybackQueue.Entry(identifier: "second.mp4", identity: "d=5.000;h=bb", duration: .seconds(5))
         // The channel's session clock runs 1000 s behind the local one.
-        let start = SessionInstant(nanoseconds: SystemClock().now() - CoordinatorExtremesTests.TrappingClock.offset)
+        let start = SessionInstant(nanoseconds: SystemClock().now() - CoordinatorExtremesIOTests.TrappingClock.offset)
         let proposals: [PlaybackProposal] = [.queue(.append(first)), .queue(.append(second)), .setRate(1)]
         for (index, proposal) in proposals.enumerated() {
             channel.feed(.proposal(OrderedProposal(originator: ana, order: UInt64(index + 1), orderedAt: start, effectiveAt: start,

@@ -12,8 +12,8 @@ import TandemWire
 /// on loopback, while a late joiner
 /// joins: every record counts in the joiner's history as a placeholder, so it adopts the group's
 /// timeline at once instead of waiting at version 0 for a snapshot.
-@Suite(.serialized) struct PlaceholderRelayTests {
-    typealias Behaviour = CoordinatorBehaviourTests
+@Suite(.serialized) struct PlaceholderRelayIOTests {
+    typealias Behaviour = CoordinatorBehaviourIOTests
 
     @Test(arguments: TransportKind.allCases)
     func aLateJoinerAdoptsTheTimelineWhileAnInviteeFloodsUnopenableRecords(transport: TransportKind) async throws {
@@ -25,7 +25,7 @@ import TandemWire
         try host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 7_000_000_000))
         #expect(await awaitTimeline(of: host.coordinator) { $0.anchorMediaTime == ItemTime(nanoseconds: 7_000_000_000) })
 
-        let mallory = try await CoordinatingPlaybackArticleTests.joined("mallory", relay: relay, invitation: host.session.invitation)
+        let mallory = try await CoordinatingPlaybackArticleIOTests.joined("mallory", relay: relay, invitation: host.session.invitation)
         defer { mallory.leave() }
         let link = try #require(mallory.core.withLock { $0.link })
         // A body sealed once, sent again and again (replays), and random bytes as sealed bodies.

@@ -11,8 +11,8 @@ import TandemTestKit
 /// that bypasses its coordinator's validation sends them with the session's ordered channel;
 /// every coordinator skips them with an event, the group plays on, and a late joiner whose
 /// history holds them joins normally. A coordinator refuses to send them in the first place.
-@Suite(.serialized) struct PoisonedSessionTests {
-    typealias Member = CoordinatorBehaviourTests.Member
+@Suite(.serialized) struct PoisonedSessionIOTests {
+    typealias Member = CoordinatorBehaviourIOTests.Member
 
     /// Every event a coordinator reports from now on, published: a test awaits what it needs
     /// (`awaitValue(log.$all.values)`) instead of polling.
@@ -51,18 +51,18 @@ import TandemTestKit
     /// A member whose coordinator's events are logged from before it joins (a late joiner's
     /// history included), its delegate a command log on the film.
     static func loggedMember(_ name: String, relay: TestRelay,
-                             invitation: Invitation?) async throws -> (member: CoordinatorBehaviourTests.Member, events: EventLog) {
+                             invitation: Invitation?) async throws -> (member: CoordinatorBehaviourIOTests.Member, events: EventLog) {
         let coordinator = PlaybackCoordinator(delegate: nil)
         let events = EventLog(coordinator)
-        let member = try await CoordinatorBehaviourTests.member(name, relay: relay, invitation: invitation,
-                                                               delegate: CoordinatorBehaviourTests.CommandLog(item: "film"),
+        let member = try await CoordinatorBehaviourIOTests.member(name, relay: relay, invitation: invitation,
+                                                               delegate: CoordinatorBehaviourIOTests.CommandLog(item: "film"),
                                                                coordinator: coordinator)
         member.coordinator.delegate = member.delegate
         return (member, events)
     }
 
     /// The host puts the group on the one-minute film and plays it: orders 1 to 3.
-    static func playFilm(_ host: CoordinatorBehaviourTests.Member) async throws {
+    static func playFilm(_ host: CoordinatorBehaviourIOTests.Member) async throws {
         try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
         try host.coordinator.transitionToItem(identifier: "film")
         try host.coordinator.coordinateRateChange(to: 1)
@@ -89,8 +89,8 @@ import TandemTestKit
         try await Self.playFilm(host)
 
         // Eve bypasses the coordinator: her session orders whatever bytes she gives it.
-        let eve = try await CoordinatorBehaviourTests.member("eve", relay: relay, invitation: host.session.invitation,
-                                                            delegate: CoordinatorBehaviourTests.CommandLog(item: "film"))
+        let eve = try await CoordinatorBehaviourIOTests.member("eve", relay: relay, invitation: host.session.invitation,
+                                                            delegate: CoordinatorBehaviourIOTests.CommandLog(item: "film"))
         let eveEvents = EventLog(eve.coordinator)
         let poisons = try Self.poisons()
         for poison in poisons { try eve.session.sendOrdered(poison.body) }
@@ -106,10 +106,10 @@ import TandemTestKit
         #expect(host.coordinator.timeline.anchorMediaTime == 0)
 
         // A late joiner replays the history, poisons included, and lands on the same core.
-        let anaLog = CoordinatorBehaviourTests.CommandLog(item: "film")
+        let anaLog = CoordinatorBehaviourIOTests.CommandLog(item: "film")
         let anaCoordinator = PlaybackCoordinator(delegate: anaLog)
         let anaEvents = EventLog(anaCoordinator)
-        let ana = try await CoordinatorBehaviourTests.member("ana", relay: relay, invitation: host.session.invitation,
+        let ana = try await CoordinatorBehaviourIOTests.member("ana", relay: relay, invitation: host.session.invitation,
                                                             delegate: anaLog, coordinator: anaCoordinator)
         #expect(await eventually { ana.coordinator.core == host.coordinator.core })
         // The events reach the log through its own task, after the core is there.
@@ -133,8 +133,8 @@ import TandemTestKit
     @Test func aCoordinatorRefusesToProposeWhatTheGroupWouldSkip() async throws {
         let relay = try TestRelay(.inMemory)
         defer { relay.shutdown() }
-        let host = try await CoordinatorBehaviourTests.member("host", relay: relay, invitation: nil,
-                                                             delegate: CoordinatorBehaviourTests.CommandLog(item: "film"))
+        let host = try await CoordinatorBehaviourIOTests.member("host", relay: relay, invitation: nil,
+                                                             delegate: CoordinatorBehaviourIOTests.CommandLog(item: "film"))
         try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
         try host.coordinator.transitionToItem(identifier: "film")
         #expect(await awaitTimeline(of: host.coordinator) { $0.version == 2 })
@@ -167,8 +167,8 @@ import TandemTestKit
     @Test func aSuspensionEndedAtATimePastTheItemStillEndsAndTheGroupResumes() async throws {
         let relay = try TestRelay(.inMemory)
         defer { relay.shutdown() }
-        let host = try await CoordinatorBehaviourTests.member("host", relay: relay, invitation: nil,
-                                                             delegate: CoordinatorBehaviourTests.CommandLog(item: "film"))
+        let host = try await CoordinatorBehaviourIOTests.member("host", relay: relay, invitation: nil,
+                                                             delegate: CoordinatorBehaviourIOTests.CommandLog(item: "film"))
         try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
         try host.coordinator.transitionToItem(identifier: "film")
         try host.coordinator.coordinateRateChange(to: 1)

@@ -11,7 +11,7 @@ import TandemHarness
 /// ordered channel. Nobody exits; everyone reports the skips; a late `tandem join`, whose
 /// history holds them, joins and plays normally; and `rate 1e15` or an enormous seek typed into
 /// a joiner's script is refused or clamped there.
-@Suite(.serialized) struct PoisonedWatchTests {
+@Suite(.serialized) struct PoisonedWatchProcessTests {
     static let clip = SampleClip.h264.path
 
     static func start(_ name: String, _ arguments: [String]) throws -> WatchProcess {

@@ -10,7 +10,7 @@ import TandemTestKit
 /// ends its delivery from the former session: the records that session goes on opening are
 /// neither decoded nor handed to the coordinator (before, each was decoded and hopped onto the
 /// scheduler, then dropped by the generation check).
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ReCoordinationTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct ReCoordinationIOTests {
     /// A session's channel that counts the records it decodes and hands to the coordinator.
     final class CountingChannel: CoordinationChannel, @unchecked Sendable {
         let channel: SessionChannel<WatchTogether>
@@ -37,14 +37,14 @@ import TandemTestKit
     @Test func aCoordinatorCoordinatingAnewNoLongerReadsItsFormerSession() async throws {
         let relay = try TestRelay(.inMemory)
         defer { relay.shutdown() }
-        let former = try await CoordinatingPlaybackArticleTests.joined("host", relay: relay, invitation: nil)
-        let anaSession = try await CoordinatingPlaybackArticleTests.joined("ana", relay: relay, invitation: former.invitation)
-        let next = try await CoordinatingPlaybackArticleTests.joined("host", relay: relay, invitation: nil)
-        let log = CoordinatorBehaviourTests.CommandLog(item: "film")
+        let former = try await CoordinatingPlaybackArticleIOTests.joined("host", relay: relay, invitation: nil)
+        let anaSession = try await CoordinatingPlaybackArticleIOTests.joined("ana", relay: relay, invitation: former.invitation)
+        let next = try await CoordinatingPlaybackArticleIOTests.joined("host", relay: relay, invitation: nil)
+        let log = CoordinatorBehaviourIOTests.CommandLog(item: "film")
         let coordinator = PlaybackCoordinator(delegate: log)
         let counted = CountingChannel(former)
         coordinator.coordinate(over: counted)
-        let anaLog = CoordinatorBehaviourTests.CommandLog(item: "film")
+        let anaLog = CoordinatorBehaviourIOTests.CommandLog(item: "film")
         let ana = PlaybackCoordinator(delegate: anaLog)
         ana.coordinateWithSession(anaSession)
         try ana.transitionToItem(identifier: "film")
@@ -68,7 +68,7 @@ import TandemTestKit
     @Test func anOrderedSubscriptionEndsWhenItsHandlerSaysSo() async throws {
         let relay = try TestRelay(.inMemory)
         defer { relay.shutdown() }
-        let session = try await CoordinatingPlaybackArticleTests.joined("host", relay: relay, invitation: nil)
+        let session = try await CoordinatingPlaybackArticleIOTests.joined("host", relay: relay, invitation: nil)
         let handed = Mutex<[UInt64]>([])
         let finished = Mutex(0)
         session.orderedDeliveries(while: { delivery in

@@ -10,8 +10,8 @@ import TandemTestKit
 /// proposals, the lowest id publishes snapshots as they come, and a late joiner starts from one,
 /// landing on exactly the core of those who were there, from a history that the snapshots keep
 /// well under the relay's caps.
-@Suite(.serialized) struct SnapshotRelayTests {
-    typealias Behaviour = CoordinatorBehaviourTests
+@Suite(.serialized) struct SnapshotRelayIOTests {
+    typealias Behaviour = CoordinatorBehaviourIOTests
 
     @Test func aLateJoinerAfterFiveThousandProposalsLandsOnTheSameCoreFromASnapshot() async throws {
         let relay = try TestRelay(.inMemory)

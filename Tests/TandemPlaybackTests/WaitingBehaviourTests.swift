@@ -6,7 +6,7 @@ import TandemTestKit
 @testable import TandemPlayback
 
 /// The coordinator's group behaviour through the in-memory relay in virtual time (machines on a
-/// `VirtualRelayWorld`, `MachinePeer`): what `CoordinatorBehaviourTests` checked in real time
+/// `VirtualRelayWorld`, `MachinePeer`): what `CoordinatorBehaviourIOTests` checked in real time
 /// with `eventually` polls and sleeps, now with neither. A late joiner, waiting for a stall and
 /// resuming, a suspension that does not trigger waiting, a suspended participant driven by
 /// nothing, the buffering in anticipation of playback, a departure mid-suspension.

@@ -18,7 +18,7 @@ struct Doorbell: GroupActivity, Equatable {
 /// other targets in the same test process configure (the compatibility harness); the part on the
 /// shared center therefore runs in a fresh process of this test bundle, where nothing has
 /// touched it.
-@Suite struct ActivationDisabledTests {
+@Suite struct ActivationDisabledProcessTests {
     /// Set in the fresh process that runs `onTheSharedCenterInAFreshProcess`.
     static let childVariable = "TANDEM_ACTIVATION_DISABLED_CHILD"
     static let inChild = ProcessInfo.processInfo.environment[childVariable] == "1"

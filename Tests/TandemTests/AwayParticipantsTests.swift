@@ -10,7 +10,7 @@ import Testing
 /// relay's short grace period has run out. The relay core's part is `PeerAwayTests` on virtual
 /// time; this is the shell's, on real sockets, waiting on the published values (no polling).
 @Suite("Sessions: away, then departed, on a real relay")
-struct AwayParticipantsTests {
+struct AwayParticipantsIOTests {
     private func center(_ name: String, port: UInt16) -> ActivityCenter {
         let center = ActivityCenter()
         center.displayName = name

@@ -9,12 +9,12 @@ import Testing
 /// signer, in the group's order; what the sender refuses (empty, over 1,000 bytes) is never
 /// sent, and what a peer sends past those checks (an oversized or non-UTF-8 chat body, or one
 /// signed with another retention) is dropped and reported by every receiver.
-@Suite struct ChatSessionTests {
+@Suite struct ChatSessionIOTests {
     @Test(arguments: TransportKind.allCases)
     func linesArriveVerbatimAndBadOnesAreDropped(transport: TransportKind) async throws {
-        let hosted = try await SessionTests.host(transport)
+        let hosted = try await SessionIOTests.host(transport)
         defer { hosted.relay.shutDown() }
-        let ana = try await SessionTests.guest("ana", of: hosted)
+        let ana = try await SessionIOTests.guest("ana", of: hosted)
         let received = Mutex<[ChatMessage]>([])
         // Both streams are subscribed to here, before anything is sent, not in the tasks that
         // read them, which may start after the first records arrive.

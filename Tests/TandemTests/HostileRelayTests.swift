@@ -10,7 +10,7 @@ import Testing
 /// What a malicious relay can no longer do: the real relay runs as `tandem serve` in its own
 /// process, and a hostile proxy in front of it replays, re-routes and re-attributes sealed
 /// bodies. Each is dropped on arrival, counted by reason and reported; nothing is delivered.
-@Suite struct HostileRelayTests {
+@Suite struct HostileRelayProcessTests {
     func center(_ name: String, port: UInt16) -> ActivityCenter {
         let center = ActivityCenter()
         center.displayName = name

@@ -7,12 +7,12 @@ import Testing
 
 /// A late joiner verifies what was signed by participants who have since left, and names them
 /// by their own signed presence, which the relay kept: on both transports.
-@Suite struct LateJoinerIdentityTests {
+@Suite struct LateJoinerIdentityIOTests {
     @Test(arguments: TransportKind.allCases)
     func historyFromADepartedParticipantIsVerifiedAndNamed(transport: TransportKind) async throws {
-        let hosted = try await SessionTests.host(transport)
+        let hosted = try await SessionIOTests.host(transport)
         defer { hosted.relay.shutDown() }
-        let ana = try await SessionTests.guest("ana", of: hosted)
+        let ana = try await SessionIOTests.guest("ana", of: hosted)
         let anaID = ana.localParticipant.id
         #expect(RelayAuthenticator.isIdentity(anaID, of: ana.bodies.identity.publicKey), "identities are self-certifying")
         #expect(ana.localParticipant.fingerprint == String(anaID.uuidString.lowercased().prefix(8)))
@@ -25,7 +25,7 @@ import Testing
         #expect(await eventually { hosted.session.activeParticipants.count == 1 })
 
         // Ben joins after Ana left: her proposal is in the history he gets, verified, under her name.
-        let ben = try await SessionTests.guest("ben", of: hosted)
+        let ben = try await SessionIOTests.guest("ben", of: hosted)
         let benOrdered = Mutex<[OrderedPlaintext]>([])
         let benReader = Task { for await delivery in ben.orderedDeliveries() { benOrdered.withLock { $0.append(delivery) } } }
         defer { benReader.cancel() }

@@ -9,15 +9,15 @@ import Testing
 /// Every ordered record a session receives is accounted for: one that fails a check (random
 /// bytes, a mutated body, a replay, a relabelled header) goes on to the coordinator as a
 /// placeholder that keeps its order, so that no invitee can make a gap in anyone's history.
-@Suite struct OrderedPlaceholderTests {
+@Suite struct OrderedPlaceholderIOTests {
     /// Orders far above what the relay gives in these sessions, so that the records these tests
     /// hand the session are told apart from its own.
     static let base: UInt64 = 1 << 40
 
     @Test func fuzzedOrderedBodiesBecomePlaceholdersAndKeepTheOrderCount() async throws {
-        let hosted = try await SessionTests.host(.inMemory)
+        let hosted = try await SessionIOTests.host(.inMemory)
         defer { hosted.relay.shutDown() }
-        let ana = try await SessionTests.guest("ana", of: hosted)
+        let ana = try await SessionIOTests.guest("ana", of: hosted)
         defer { ana.leave() }
         let handed = Mutex<[OrderedRecord]>([])
         hosted.session.orderedDeliveries(while: { record in

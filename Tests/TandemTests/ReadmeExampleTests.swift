@@ -6,7 +6,7 @@ import TandemNet
 
 /// docs/EMBEDDING.md's "Embedding sessions" example, as written, on a real relay in this process, with
 /// two centers standing for two programs.
-@Suite struct ReadmeExampleTests {
+@Suite struct ReadmeExampleIOTests {
     struct WatchTogether: GroupActivity {
         var movie: String
         var metadata: GroupActivityMetadata {

@@ -7,7 +7,7 @@ import Testing
 /// A session whose invite names two relays, on real sockets: when the relay its link joined on
 /// is lost mid-session, the link resumes on the other, and the session clock probes that
 /// relay's time service from then on, keeping its estimate object (and reading) across the move.
-@Suite struct SessionClockFollowsRelayTests {
+@Suite struct SessionClockFollowsRelayIOTests {
     @Test func theProberMovesToTheRelayTheLinkResumesOn() async throws {
         let relay = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0))
         relay.start()

@@ -6,7 +6,7 @@ import TandemTestKit
 
 /// The GroupActivities model end to end, on the in-memory relay and on the real one over
 /// loopback: the same test bodies for both.
-@Suite struct SessionTests {
+@Suite struct SessionIOTests {
     /// A host that started a quiz and has joined it.
     struct Hosted {
         let relay: RelayFixture

@@ -24,11 +24,11 @@ struct Bare: GroupActivity, Equatable {
 }
 
 /// What must be as SharePlay's, checked where it could go wrong.
-@Suite struct SharePlayParityTests {
+@Suite struct SharePlayParityIOTests {
     @Test func typesOfTheSameNameNeverCollideAndIdentifiersRouteAcrossTypes() async throws {
-        let hosted = try await SessionTests.host(.inMemory)
+        let hosted = try await SessionIOTests.host(.inMemory)
         defer { hosted.relay.shutDown() }
-        let guest = try await SessionTests.guest("ana", of: hosted)
+        let guest = try await SessionIOTests.guest("ana", of: hosted)
         let receiving = GroupSessionMessenger(session: guest)
         let lefts = Inbox(receiving, Left.Ping.self)
         let rights = Inbox(receiving, Right.Ping.self)
@@ -66,7 +66,7 @@ struct Bare: GroupActivity, Equatable {
     }
 
     @Test func everyValuesStreamFinishesOnceTheSessionIsInvalidated() async throws {
-        let hosted = try await SessionTests.host(.inMemory)
+        let hosted = try await SessionIOTests.host(.inMemory)
         defer { hosted.relay.shutDown() }
         let session = hosted.session
         let before = session.$activeParticipants.values
@@ -83,23 +83,23 @@ struct Bare: GroupActivity, Equatable {
 
     @Test(arguments: TransportKind.allCases)
     func anActivityAssignedWhileJoinedReachesTheGroupAndLateJoiners(_ transport: TransportKind) async throws {
-        let hosted = try await SessionTests.host(transport)
+        let hosted = try await SessionIOTests.host(transport)
         defer { hosted.relay.shutDown() }
-        let guest = try await SessionTests.guest("ana", of: hosted)
+        let guest = try await SessionIOTests.guest("ana", of: hosted)
         hosted.session.activity = Quiz(topic: "lakes")
         #expect(hosted.session.activity.topic == "lakes")
         #expect(await eventually { guest.activity.topic == "lakes" })
         guest.activity = Quiz(topic: "seas")
         #expect(await eventually { hosted.session.activity.topic == "seas" })
-        let late = try await SessionTests.guest("late", of: hosted, join: false)
+        let late = try await SessionIOTests.guest("late", of: hosted, join: false)
         // The guest helper checked the welcome's activity; the history then brings both changes.
         #expect(late.activity.topic == "seas")
     }
 
     @Test func concurrentActivityChangesSettleAlikeForEveryoneAndOwnChangesNeverFlipBack() async throws {
-        let hosted = try await SessionTests.host(.inMemory)
+        let hosted = try await SessionIOTests.host(.inMemory)
         defer { hosted.relay.shutDown() }
-        let guest = try await SessionTests.guest("ana", of: hosted)
+        let guest = try await SessionIOTests.guest("ana", of: hosted)
         #expect(await eventually { hosted.session.activeParticipants.count == 2 })
         let seen = hosted.session.$activity.values
         for round in 0..<20 {
@@ -147,7 +147,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
 
 /// `Published` under concurrent changes: a subscriber keeps only the newest value, so no older
 /// value may ever overtake a newer one into its buffer.
-@Suite struct PublishedOrderingTests {
+@Suite struct PublishedOrderingIOTests {
     @Test func subscribersTakenDuringChangesEndOnTheNewestValue() async {
         // The last change is the one that matters (as `.joined` is, after `.waiting`): one change,
         // made on another thread while subscribers are being taken, each of whose first value

@@ -11,11 +11,11 @@ final class Stroke: Codable {
 /// Code written in the SharePlay style on the main actor compiles and runs against Tandem in
 /// Swift 6 mode: it sends and receives a non-`Sendable` value with no extra annotations.
 @MainActor
-@Suite struct SourceCompatibilityTests {
+@Suite struct SourceCompatibilityIOTests {
     @Test func mainActorCodeSendsAndReceivesNonSendableValues() async throws {
-        let hosted = try await SessionTests.host(.inMemory)
+        let hosted = try await SessionIOTests.host(.inMemory)
         defer { hosted.relay.shutDown() }
-        let guest = try await SessionTests.guest("ana", of: hosted)
+        let guest = try await SessionIOTests.guest("ana", of: hosted)
         let messenger = GroupSessionMessenger(session: hosted.session, deliveryMode: .unreliable)
         let guestMessenger = GroupSessionMessenger(session: guest)
         var received: [Stroke] = []

@@ -21,9 +21,9 @@ struct Memo: Codable, Transferable, Equatable {
 
 /// The journal's `Transferable` items on a session: each representation round trips, with its
 /// content type, and a type that cannot import an attachment says so.
-@Suite struct TransferableTests {
+@Suite struct TransferableIOTests {
     @Test func itemsRoundTripThroughTheJournalByTheirRepresentations() async throws {
-        let hosted = try await SessionTests.host(.inMemory)
+        let hosted = try await SessionIOTests.host(.inMemory)
         defer { hosted.relay.shutDown() }
         let journal = GroupSessionJournal(session: hosted.session)
 
@@ -54,7 +54,7 @@ struct Memo: Codable, Transferable, Equatable {
     }
 
     @Test func aMissingFileIsAClearErrorAndTheJournalGoesOn() async throws {
-        let hosted = try await SessionTests.host(.inMemory)
+        let hosted = try await SessionIOTests.host(.inMemory)
         defer { hosted.relay.shutDown() }
         let journal = GroupSessionJournal(session: hosted.session)
         let error = await #expect(throws: GroupSessionError.self) {
