@@ -37,16 +37,19 @@ struct WatchRunner {
         let exitSignals = ExitSignals { [session] _ in session.leave() }
         defer { exitSignals.cancel() }
         let renderer = options.terminalVideo ? TerminalRenderer() : nil
-        let party = WatchParty(session: session, configuration: configuration(renderer: renderer))
-        let printer = EventPrinter(json: options.jsonEvents)
-        let lastChange = LastChange()
+        // The host's session is new: it has no history to catch up on.
+        let printer = EventPrinter(style: options.eventStyle, catchesUp: !isHost)
+        let party = WatchParty(session: session, configuration: configuration(renderer: renderer, printer: printer))
         let status = StatusRefresh()
         let printing = Task {
-            for await event in party.events { present(event, printer: printer, lastChange: lastChange, status: status) }
+            for await event in party.events { present(event, printer: printer, status: status) }
         }
+        // Once joined, where the group is in one line, rather than its history line by line.
+        let catchingUp = Task { [party] in await printer.catchUp { Self.groupPosition(party) } }
+        defer { catchingUp.cancel() }
         let ending: WatchParty.Ending
         do {
-            ending = try await party.run { [self] in await front(party, renderer: renderer, lastChange: lastChange, status: status) }
+            ending = try await party.run { [self] in await front(party, renderer: renderer, printer: printer, status: status) }
         } catch let error as WatchPartyError {
             await printing.value
             renderer?.stop()
@@ -62,7 +65,7 @@ struct WatchRunner {
     }
 
     /// The party's configuration from the command line's options.
-    private func configuration(renderer: TerminalRenderer?) -> WatchParty.Configuration {
+    private func configuration(renderer: TerminalRenderer?, printer: EventPrinter) -> WatchParty.Configuration {
         var configuration = WatchParty.Configuration(media: media, isHost: isHost)
         configuration.player = options.player
         configuration.follower = options.follower
@@ -84,35 +87,37 @@ struct WatchRunner {
         configuration.mpvArguments = options.mpvArguments
         // Every five seconds a `sync` event, for the benchmarks that read JSON.
         configuration.reportsSync = options.jsonEvents
+        configuration.coordinationBegan = { printer.coordinationBegan() }
         return configuration
     }
 
-    /// Prints one of the party's events: chat above the status line at a terminal (without
-    /// `--events json`), refusals (the party's and the front's own, `refuse(_:party:)`) on
-    /// standard error, the rest as events; a change is remembered for the status line, and a
-    /// participant's coming or going is shown on it at once.
-    private func present(_ event: WatchPartyEvent, printer: EventPrinter, lastChange: LastChange, status: StatusRefresh) {
+    /// Prints one of the party's events (`EventPrinter`, which also keeps who did what last for
+    /// the status line): refusals (the party's and the front's own, `refuse(_:party:)`) on
+    /// standard error without `--json`; a participant's coming or going is shown on the status
+    /// line at once.
+    private func present(_ event: WatchPartyEvent, printer: EventPrinter, status: StatusRefresh) {
         switch event {
-        case .chat(let chat) where !options.jsonEvents && StatusArea.shared.isActive:
-            StatusArea.shared.printAbove("\(TerminalText.sanitized(chat.from)): \(TerminalText.sanitized(chat.text))")
         case .error(let error) where !options.jsonEvents:
             printRefusal(error.message)
         case .participantJoined, .participantLeft, .away, .back:
             printer.emit(event)
             // The status line names who is there: not a moment longer than the event says.
             status.refresh()
-        case .timeline(_, let change):
-            // The signer, named as the status line names everyone; its name is the peer's choice.
-            lastChange.set("\(TerminalText.sanitized(change.by)): \(change.change)")
-            printer.emit(event)
         default:
             printer.emit(event)
         }
     }
 
+    /// The group's media time now (s), once the watch has begun.
+    static func groupPosition(_ party: WatchParty) -> Double? {
+        guard let coordinator = party.coordinator else { return nil }
+        let local = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
+        return coordinator.expectedItemTime(atLocalTime: local).map { Double($0.nanoseconds) / 1e9 }
+    }
+
     /// What a person does while the party watches: keys and the status line at a terminal,
     /// commands on standard input otherwise; cancelled when the session is over.
-    private func front(_ party: WatchParty, renderer: TerminalRenderer?, lastChange: LastChange, status: StatusRefresh) async {
+    private func front(_ party: WatchParty, renderer: TerminalRenderer?, printer: EventPrinter, status: StatusRefresh) async {
         guard options.player == .builtin else {
             // mpv takes a person's keys in its own window.
             await runScript(party)
@@ -124,7 +129,7 @@ struct WatchRunner {
             group.addTask {
                 if let keys { await runKeys(keys, party: party) } else { await runScript(party) }
             }
-            group.addTask { await showStatus(party, renderer: renderer, interactive: keys != nil, lastChange: lastChange, status: status) }
+            group.addTask { await showStatus(party, renderer: renderer, interactive: keys != nil, printer: printer, status: status) }
         }
         status.stop()
         StatusArea.shared.deactivate()
@@ -288,9 +293,9 @@ struct WatchRunner {
 
     /// Keeps the status line current: under the picture, or on the last line of the terminal,
     /// every 250 ms and whenever `status` is refreshed.
-    private func showStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, lastChange: LastChange,
+    private func showStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, printer: EventPrinter,
                             status: StatusRefresh) async {
-        status.start { [self] in drawStatus(party, renderer: renderer, interactive: interactive, lastChange: lastChange) }
+        status.start { [self] in drawStatus(party, renderer: renderer, interactive: interactive, lastAction: printer.lastAction) }
         while !Task.isCancelled {
             status.draw()
             try? await Task.sleep(for: .milliseconds(250))
@@ -298,10 +303,10 @@ struct WatchRunner {
     }
 
     /// Draws the status line once.
-    private func drawStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, lastChange: LastChange) {
+    private func drawStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, lastAction: String) {
         if let player = party.player, let coordinator = party.coordinator {
             let core = StatusLine.groupCore(coordinator, atLocalTime: coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) })
-            var fields = StatusLine.fields(player: player, coordinator: coordinator, session: session, lastChange: lastChange.text)
+            var fields = StatusLine.fields(player: player, coordinator: coordinator, session: session, lastChange: lastAction)
             fields.insert(contentsOf: [Self.queuePosition(core).map { ($0, StatusLine.Priority.queue) },
                                        Self.latencyText(party.latencyOffset).map { ($0, StatusLine.Priority.latency) }].compactMap { $0 },
                           at: min(fields.count, 4))
@@ -352,7 +357,7 @@ struct WatchRunner {
     /// error (over the status line at a terminal). The process carries on.
     func printRefusal(_ message: String) {
         if options.jsonEvents {
-            EventPrinter(json: true).emit(.error(.init(message: message)))
+            EventPrinter(style: .json).emit(.error(.init(message: message)))
         } else {
             StatusArea.shared.printAbove((isatty(2) != 0 && !StatusArea.shared.isActive ? "\r\u{1B}[K" : "") + "tandem: " + message,
                                          descriptor: 2)
@@ -376,15 +381,4 @@ final class StandardInputLines: @unchecked Sendable {
     }
 
     func next() async -> String? { await iterator.next() }
-}
-
-/// Who did what last, for the status line.
-final class LastChange: Sendable {
-    private let value = Mutex("")
-
-    /// The change in a few words, with who made it ("" before any).
-    var text: String { value.withLock { $0 } }
-
-    /// Remembers `text`.
-    func set(_ text: String) { value.withLock { $0 = text } }
 }
