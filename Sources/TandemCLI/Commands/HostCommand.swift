@@ -75,7 +75,7 @@ enum HostCommand: Command {
         guard let session = await sessions.next() else { throw CLIError.failure("the session did not start") }
         try await JoinCommand.join(session)
         // The activity's title, where SharePlay shows its metadata; the invite gains no field for it.
-        if let title = await session.activity.metadata.title { printError("hosting \(TerminalText.sanitized(title))") }
+        if let title = session.activity.metadata.title { printError("hosting \(TerminalText.sanitized(title))") }
         printOutput(session.invitation.url.absoluteString)
         return try await WatchRunner(session: session, options: options, isHost: true, media: media).run()
     }

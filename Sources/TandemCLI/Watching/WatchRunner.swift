@@ -108,6 +108,16 @@ struct WatchRunner {
         }
     }
 
+    /// The group's health (`GroupHealth`), one line per participant, above the status line at a
+    /// terminal, on standard output otherwise.
+    func showHealth(_ party: WatchParty) {
+        let lines = party.health()?.lines ?? ["not watching yet"]
+        for line in lines {
+            let shown = TerminalText.sanitized(line)
+            if StatusArea.shared.isActive { StatusArea.shared.printAbove(shown) } else { printOutput(shown) }
+        }
+    }
+
     /// The group's media time now (s), once the watch has begun.
     static func groupPosition(_ party: WatchParty) -> Double? {
         guard let coordinator = party.coordinator else { return nil }
@@ -196,9 +206,10 @@ struct WatchRunner {
                 case "volume": try party.setVolume(try volumeArgument(words))
                 case "mute": try party.toggleMute()
                 case "wait": try await Task.sleep(for: .seconds(try seconds(words)))
+                case "health": showHealth(party)
                 case "leave": party.leave()
                 case "end": party.end()
-                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, next, prev, queue add PATH, say TEXT, offset MS, volume N, mute, stall S [nowait], wait S, leave, end)", party: party)
+                default: refuse("unknown command '\(verb)' (play, pause, seek SECONDS, rate R, next, prev, queue add PATH, say TEXT, offset MS, volume N, mute, health, stall SECONDS [nowait], wait SECONDS, leave, end)", party: party)
                 }
             } catch {
                 // The watch is over (a `wait` cut short): nothing more to say.
@@ -247,8 +258,8 @@ struct WatchRunner {
     /// `p` play or pause, left and right seek 5 s (shift: 30 s), `[` and `]` change the rate by
     /// 0.1, Backspace resets it, `<` and `>` move through the queue, `9` and `0` the volume by
     /// 10 %, `m` mutes or unmutes, `-` and `=` the latency offset by 10 ms, Enter opens the chat
-    /// prompt, `?` shows the keys, `q` leaves, `e` pressed twice within 3 s ends the session for
-    /// everyone.
+    /// prompt, `?` shows the keys, `h` the group's health, `q` leaves, `e` pressed twice within
+    /// 3 s ends the session for everyone.
     private func runKeys(_ keys: TerminalKeys, party: WatchParty) async {
         StatusArea.shared.printAbove(KeyTable.hint)
         var ending = EndConfirmation()
@@ -273,6 +284,7 @@ struct WatchRunner {
                         StatusArea.shared.printAbove(EndConfirmation.question)
                     }
                 case .help: for line in KeyTable.lines { StatusArea.shared.printAbove(line) }
+                case .health: showHealth(party)
                 case .openPrompt: StatusArea.shared.setPrompt("")
                 case .prompt(let text): StatusArea.shared.setPrompt(text)
                 case .cancelPrompt: StatusArea.shared.setPrompt(nil)
