@@ -6,7 +6,7 @@ import TandemPlayerSupport
 /// `tandem play FILE ...`: play alone with the headless player.
 enum PlayCommand: Command {
     static let words = ["play"]
-    static let usage = "play FILE [--start T] [--rate R] [--duration S] [--video none|terminal] [--presentation-log PATH] [--snapshot T:PATH] [--threads N] " + AudioOptions.usage
+    static let usage = "play FILE [--start SECONDS] [--rate R] [--duration SECONDS] [--video none|terminal] [--presentation-log PATH] [--snapshot SECONDS:PATH] [--threads N] " + AudioOptions.usage
     static let summary = "play a file alone with the headless FFmpeg player and report what it presented"
 
     static func run(_ arguments: [String]) async throws -> Int32 {

@@ -20,7 +20,7 @@ import TandemPlayerSupport
 /// Seeks are clamped to the item (0 to its duration, as the group's validation knows it), by the
 /// arrow keys and by `seek` alike; any other bad value (`rate 1e15`, `rate nan`, a negative or
 /// out-of-range rate, seconds that are not a finite number) is refused with one line on
-/// standard error (an `error` event with `--events json`), and the process carries on.
+/// standard error (an `error` event with `--json`), and the process carries on.
 ///
 /// `stall` is the built-in player's, for benchmarks: the player freezes where it is and this
 /// participant begins a `.stallRecovery` suspension (one the group waits for, or with `nowait`
@@ -365,7 +365,7 @@ struct WatchRunner {
         if !party.reportRefusal(message) { printRefusal(message) }
     }
 
-    /// Prints a refusal: one line, an `error` event with `--events json`, otherwise on standard
+    /// Prints a refusal: one line, an `error` event with `--json`, otherwise on standard
     /// error (over the status line at a terminal). The process carries on.
     func printRefusal(_ message: String) {
         if options.jsonEvents {
