@@ -120,6 +120,8 @@ public final class WatchParty: Sendable {
     private let ran = Atomic(false)
     /// Whether `run()` returned: the methods then act on nothing.
     let over = Atomic(false)
+    /// The changes a person made while the relay was away, and what each does.
+    let held = Mutex(HeldState())
 
     /// What the methods act on once the watch has begun.
     struct Watching: @unchecked Sendable {
