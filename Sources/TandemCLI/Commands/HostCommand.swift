@@ -19,7 +19,7 @@ import TandemParty
 enum HostCommand: Command {
     static let words = ["host"]
     static let usage = "host MEDIA…|URL [--port P] [--bind HOST] [--advertise HOST] [--relay HOST:PORT[,HOST:PORT…]] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
-        + "[--presentation-log PATH] [--json | --verbose] [--clock-offset SECONDS] [--clock-drift-ppm PPM] "
+        + "[--presentation-log PATH] [--json | --verbose] [--log FILE] [--clock-offset SECONDS] [--clock-drift-ppm PPM] "
         + "[--latency-offset MS] " + AudioOptions.usage + " "
         + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] [--decode-throttle FACTOR (bench only)] [--wake-guard] " + RelayLimitOptions.usage
     static let summary = "host a watch-together session (on a relay of its own that outlives it, or --relay) and print its invite"

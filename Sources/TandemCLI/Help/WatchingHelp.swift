@@ -17,6 +17,7 @@ enum WatchOptionsHelp {
         OptionHelp("--json", "print what happens as JSON lines, one per event, for programs (default: sentences for people)"),
         OptionHelp("--verbose", "print every event with its technical fields, one line each (KIND key=value…)"),
         OptionHelp("--presentation-log PATH", "write when each frame was due and when it was shown, as JSON lines"),
+        LogOption.help,
     ]
 
     /// Streaming and URLs, then the benchmarking aids.
@@ -67,6 +68,7 @@ extension PlayCommand {
          OptionHelp("--snapshot SECONDS:PATH", "write the frame at that many seconds in as a PNG to PATH (may be repeated)"),
          OptionHelp("--threads N", "video decoding threads (default: 0, FFmpeg chooses)")]
             + WatchOptionsHelp.watching.filter { $0.form.hasPrefix("--audio") || $0.form.hasPrefix("--volume") }
+            + [OptionHelp("--log FILE", "write FFmpeg's messages to FILE (default: none are written)")]
     }
 }
 

@@ -7,7 +7,7 @@ import TandemPlayback
 struct WatchOptions {
     /// Options with a value that both take.
     static let valueOptions: Set<String> = Set(["name", "video", "presentation-log", "clock-offset", "clock-drift-ppm", "events",
-                                            "player", "mpv-ipc", "mpv-args", "follow", "decode-throttle", "latency-offset"])
+                                            "player", "mpv-ipc", "mpv-args", "follow", "decode-throttle", "latency-offset", LogOption.name])
         .union(AudioOptions.valueOptions)
 
     /// Flags that both take: `--no-stream` (a joiner plays only its own copy, never streams the
@@ -65,6 +65,13 @@ struct WatchOptions {
         self.player = choice
         mpvIPC = arguments.value("mpv-ipc")
         mpvArguments = (arguments.value("mpv-args") ?? "").split(separator: " ").map(String.init)
+        // `--log FILE`: mpv's log with mpv, FFmpeg's messages with the built-in player (opened
+        // here, so that a file that cannot be written fails before anything starts).
+        if choice == .mpv {
+            mpvArguments += LogOption.mpvArguments(arguments.value(LogOption.name))
+        } else {
+            try LogOption.sendFFmpegMessages(to: arguments.value(LogOption.name))
+        }
         let follow = arguments.value("follow") ?? "scheduled"
         switch follow {
         case "scheduled": follower = nil
