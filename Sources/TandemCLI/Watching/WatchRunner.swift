@@ -10,6 +10,7 @@ import TandemPlayback
 import TandemIdentity
 import TandemClock
 import TandemPlayerSupport
+import TandemNet
 
 /// The terminal front of a watch party (`WatchParty`, the library's): it prints the party's
 /// events, and takes keys at a terminal or commands a line at a time from standard input
@@ -157,9 +158,18 @@ struct WatchRunner {
             printError("tandem: \(ending.detail)")
             return 3
         default:
-            printError("tandem: \(ending.detail)")
+            printError("tandem: \(endingLine(ending))")
             return 1
         }
+    }
+
+    /// Why the session was lost, in one line: a relay that answers "no such session" as this
+    /// participant reconnects was restarted (or is another), and the party, which lives in its
+    /// relay's memory, is gone.
+    static func endingLine(_ ending: GroupSessionError) -> String {
+        guard ending.relayError?.code == .sessionNotFound else { return ending.detail }
+        return "the relay no longer holds this party: it was restarted, and a party lives in its relay's memory. "
+            + "Ask the host to start a new one"
     }
 
     /// A joiner opens a URL item only with `--allow-urls`, or after saying yes at the terminal.
