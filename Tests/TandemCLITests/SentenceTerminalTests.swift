@@ -26,6 +26,10 @@ import TandemHarness
         #expect(try waitFor(20) { try screen().contains("ana joined") }, "\((try? screen()) ?? "")")
         #expect(ana.send("play") != nil)
         #expect(try waitFor(10) { try screen().contains("ana played from 0:00") }, "\((try? screen()) ?? "")")
+        // The play is ana's, though the host's own readiness (its pre-roll report) let it begin.
+        #expect(try waitFor(10) { try screen().split(separator: "\n").last?.contains("ana played from 0:00") == true },
+                "\((try? screen()) ?? "")")
+        #expect(try !screen().contains("pre-rolled"))
         try terminal.sendKeys(" ")
         // The pause is the host's, on the status line (its last line) and above it.
         #expect(try waitFor(10) {
