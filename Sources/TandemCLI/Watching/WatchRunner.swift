@@ -119,11 +119,13 @@ struct WatchRunner {
         }
     }
 
-    /// The group's media time now (s), once the watch has begun.
+    /// The group's media time now (s), once the watch has begun: the timeline runs on past the
+    /// end of the item, the position said stops there (as on the status line).
     static func groupPosition(_ party: WatchParty) -> Double? {
         guard let coordinator = party.coordinator else { return nil }
         let local = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
-        return coordinator.expectedItemTime(atLocalTime: local).map { Double($0.nanoseconds) / 1e9 }
+        guard let position = coordinator.expectedItemTime(atLocalTime: local).map({ Double($0.nanoseconds) / 1e9 }) else { return nil }
+        return party.player?.info.duration.map { min(position, $0) } ?? position
     }
 
     /// What a person does while the party watches: keys and the status line at a terminal,
