@@ -53,7 +53,7 @@ import TandemHarness
         var shown = ""
         #expect(try waitFor(15) {
             shown = try tmux.screen()
-            return shown.contains("participant-left name=ana")
+            return shown.contains("ana left")
         }, "\(shown)")
         let status = shown.split(separator: "\n").last { !$0.trimmingCharacters(in: .whitespaces).isEmpty } ?? ""
         #expect(!status.contains("ana"), "status line: \(status)")

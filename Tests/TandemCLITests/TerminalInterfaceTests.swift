@@ -38,7 +38,7 @@ import TandemHarness
         try tmux.sendKeys("Right")
         #expect(waitFor(10) { anaSaw(#""change":"seek"#) })
         try tmux.sendKeys(" ")
-        #expect(try waitFor(10) { let text = try screen(); return text.contains("⏸") && text.contains("host: pause") })
+        #expect(try waitFor(10) { let text = try screen(); return text.contains("⏸") && text.contains("host paused at ") })
         // The keys on request; one `e` only asks, the second ends.
         try tmux.sendKeys("?")
         #expect(try waitFor(10) { try screen().contains("for everyone:") })

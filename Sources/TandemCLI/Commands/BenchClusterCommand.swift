@@ -11,7 +11,7 @@ import TandemBench
 /// fails is said at the end (exit 1) and the others are still shown.
 struct BenchClusterCommand: Command {
     static let words = ["bench", "cluster"]
-    static let usage = "bench cluster [--players] [--failover] [--ordered] [--sessions N] [--clock] [--seconds N] [--clip PATH] [--no-failover] [--keep-logs DIR] [--wake-guard] [--json] [--out FILE]"
+    static let usage = "bench cluster [--players] [--failover] [--ordered] [--sessions N] [--clock] [--seconds SECONDS] [--clip PATH] [--no-failover] [--keep-logs DIR] [--wake-guard] [--json] [--out FILE]"
     static let summary = "relays on a 3-node nats-server cluster beside one relay: players' spread, a relay killed, ordered delivery, cluster time (build with -c release)"
 
     static func run(_ arguments: [String]) async throws -> Int32 {

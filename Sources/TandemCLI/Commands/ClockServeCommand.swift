@@ -8,7 +8,7 @@ import TandemNet
 /// epoch (`--session-epoch`, as `tandem serve` takes it), so that its replies do not reveal uptime.
 struct ClockServeCommand: Command {
     static let words = ["clock", "serve"]
-    static let usage = "clock serve [--port P] [--bind ADDR] [--session-epoch random|NS]"
+    static let usage = "clock serve [--port P] [--bind HOST] [--session-epoch random|NS]"
     static let summary = "answer clock probes on UDP (default 0.0.0.0:\(defaultPort)) until interrupted"
 
     /// The port a time service uses unless told otherwise.

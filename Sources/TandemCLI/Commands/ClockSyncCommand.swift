@@ -10,7 +10,7 @@ import TandemNet
 /// real offset and drift to estimate.
 struct ClockSyncCommand: Command {
     static let words = ["clock", "sync"]
-    static let usage = "clock sync ADDR:PORT [--duration S] [--clock-offset SECONDS] [--clock-drift-ppm PPM] [--json]"
+    static let usage = "clock sync HOST:PORT [--duration SECONDS] [--clock-offset SECONDS] [--clock-drift-ppm PPM] [--json]"
     static let summary = "synchronize to a time service and print the estimate (offset/drift flags: benchmarking aid)"
 
     private struct Summary: Codable {
@@ -25,7 +25,7 @@ struct ClockSyncCommand: Command {
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try Arguments(arguments, options: ["duration", "clock-offset", "clock-drift-ppm"], flags: ["json"])
         try options.expectPositionals(atMost: 1)
-        let target = try options.positional(0, "time service address (ADDR:PORT)")
+        let target = try options.positional(0, "time service address (HOST:PORT)")
         let duration = try options.double("duration", default: 10)!
         let offset = try options.double("clock-offset", default: 0)!
         let drift = try options.double("clock-drift-ppm", default: 0)!

@@ -18,8 +18,8 @@ import TandemParty
 /// address) the address of the default route's interface, with a warning when it is private.
 enum HostCommand: Command {
     static let words = ["host"]
-    static let usage = "host MEDIA…|URL [--port P] [--bind ADDR] [--advertise HOST] [--relay HOST:PORT[,HOST:PORT…]] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
-        + "[--presentation-log PATH] [--events json] [--clock-offset S] [--clock-drift-ppm PPM] "
+    static let usage = "host MEDIA…|URL [--port P] [--bind HOST] [--advertise HOST] [--relay HOST:PORT[,HOST:PORT…]] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
+        + "[--presentation-log PATH] [--json | --verbose] [--log FILE] [--clock-offset SECONDS] [--clock-drift-ppm PPM] "
         + "[--latency-offset MS] " + AudioOptions.usage + " "
         + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] [--decode-throttle FACTOR (bench only)] [--wake-guard] " + RelayLimitOptions.usage
     static let summary = "host a watch-together session (on a relay of its own that outlives it, or --relay) and print its invite"
@@ -75,7 +75,7 @@ enum HostCommand: Command {
         guard let session = await sessions.next() else { throw CLIError.failure("the session did not start") }
         try await JoinCommand.join(session)
         // The activity's title, where SharePlay shows its metadata; the invite gains no field for it.
-        if let title = await session.activity.metadata.title { printError("hosting \(TerminalText.sanitized(title))") }
+        if let title = session.activity.metadata.title { printError("hosting \(TerminalText.sanitized(title))") }
         printOutput(session.invitation.url.absoluteString)
         return try await WatchRunner(session: session, options: options, isHost: true, media: media).run()
     }
@@ -94,7 +94,7 @@ enum HostCommand: Command {
         let (address, fromRoute) = AdvertisedAddress.current(bind: bind)
         if fromRoute, AdvertisedAddress.isPrivate(address) {
             printError("tandem: the invite names \(address), a private address: only this network can join; from elsewhere, "
-                + "forward port \(port) (TCP and UDP) to this machine and give --advertise PUBLIC-ADDRESS, or host on a public "
+                + "forward port \(port) (TCP and UDP) to this machine and give --advertise HOST (your public address), or host on a public "
                 + "tandem serve with --relay (docs/WATCHING.md: joining from another machine)")
         }
         return address

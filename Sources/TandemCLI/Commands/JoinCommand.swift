@@ -14,8 +14,8 @@ import TandemPlayback
 /// `tandem` removes from its environment as it starts so that no child (mpv) inherits it.
 enum JoinCommand: Command {
     static let words = ["join"]
-    static let usage = "join [INVITE] [MEDIA…] [--no-stream] [--allow-urls] [--invite-file PATH] [--name NAME] [--video none|terminal] [--presentation-log PATH] [--events json] "
-        + "[--clock-offset S] [--clock-drift-ppm PPM] [--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] [--decode-throttle FACTOR (bench only)] [--wake-guard]"
+    static let usage = "join [INVITE] [MEDIA…] [--no-stream] [--allow-urls] [--invite-file PATH] [--name NAME] [--video none|terminal] [--presentation-log PATH] [--json | --verbose] [--log FILE] "
+        + "[--clock-offset SECONDS] [--clock-drift-ppm PPM] [--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] [--decode-throttle FACTOR (bench only)] [--wake-guard]"
         + " [--latency-offset MS] " + AudioOptions.usage
     static let summary = "join a watch-together session from its invite (a tandem:// word, --invite-file PATH or $TANDEM_INVITE), with your own copy of the media or streaming it from those who hold it"
 

@@ -8,7 +8,7 @@ import TandemNetsim
 /// SIGINT or SIGTERM; then its statistics and its own added error.
 struct NetsimCommand: Command {
     static let words = ["netsim"]
-    static let usage = "netsim --listen ADDR:PORT --to ADDR:PORT [--delay MS] [--jitter MS] [--loss P] [--asymmetry MS] [--reorder P] [--seed N]"
+    static let usage = "netsim --listen HOST:PORT --to HOST:PORT [--delay MS] [--jitter MS] [--loss P] [--asymmetry MS] [--reorder P] [--seed N]"
     static let summary = "relay TCP and UDP adding delay ± jitter each way (+asymmetry downstream), UDP loss and reorder, until interrupted"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -45,7 +45,7 @@ struct NetsimCommand: Command {
     }
 
     private static func address(_ options: Arguments, _ name: String) throws(CLIError) -> SocketAddress {
-        guard let text = options.value(name) else { throw .usage("--\(name) ADDR:PORT is required") }
+        guard let text = options.value(name) else { throw .usage("--\(name) HOST:PORT is required") }
         do {
             return try SocketAddress(parsing: text)
         } catch {

@@ -14,7 +14,7 @@ import TandemNet
 /// of the cluster serves any session. NATS unreachable at start: exit 1 with one line. The
 /// secret is masked in every message. `--cluster-credentials FILE` (one line, `USER:PASS` or a
 /// token) or else the environment's `TANDEM_NATS_CREDENTIALS` gives the credentials off the
-/// command line (`NATSCredentialsSource`); a secret in the URL itself is taken with a warning. `--advertise ADDRESS` is where the other relays reach this
+/// command line (`NATSCredentialsSource`); a secret in the URL itself is taken with a warning. `--advertise HOST` is where the other relays reach this
 /// one's time service (the cluster's one session time); without it, the bound address.
 /// `--cluster-load-cap N` (default 16) is how many sessions the relay replays from the log at
 /// once; `--cluster-purge-delay S` (default 60) is how long after a session's end its subject is
@@ -33,10 +33,10 @@ import TandemNet
 /// to whoever started it) and removes the record and the key as it exits.
 struct ServeCommand: Command {
     static let words = ["serve"]
-    static let usage = "serve [--port P] [--bind ADDR] [--session-epoch random|NS] [--clock-offset S] [--clock-drift-ppm PPM] "
-        + "[--stats-interval S] [--priority normal|high|realtime] [--writer-threads 1|2 (\(defaultWriterThreads))] [--cluster nats://HOST:PORT[,HOST:PORT...]] "
-        + "[--cluster-credentials FILE] [--advertise ADDRESS] "
-        + "[--cluster-load-cap N (16)] [--cluster-purge-delay S (60)] [--cluster-session-log SIZE (256M)] [--cluster-compaction SIZE (16M)] [--cluster-stream-limit SIZE (8G)] "
+    static let usage = "serve [--port P] [--bind HOST] [--session-epoch random|NS] [--clock-offset SECONDS] [--clock-drift-ppm PPM] "
+        + "[--stats-interval SECONDS] [--priority normal|high|realtime] [--writer-threads 1|2 (\(defaultWriterThreads))] [--cluster nats://HOST:PORT[,HOST:PORT...]] "
+        + "[--cluster-credentials FILE] [--advertise HOST] "
+        + "[--cluster-load-cap N (16)] [--cluster-purge-delay SECONDS (60)] [--cluster-session-log SIZE (256M)] [--cluster-compaction SIZE (16M)] [--cluster-stream-limit SIZE (8G)] "
         + RelayLimitOptions.usage
     static let summary = "run a relay (TCP and UDP on one port, default 0.0.0.0:\(defaultPort)) until interrupted"
 
@@ -156,7 +156,7 @@ struct ServeCommand: Command {
         return 0
     }
 
-    /// Where the other relays of the cluster reach this relay's time service: `--advertise ADDRESS`
+    /// Where the other relays of the cluster reach this relay's time service: `--advertise HOST`
     /// at the bound port, else the bound address (a wildcard bind announced as loopback, which
     /// serves relays on this host only: said once on standard error).
     static func timeService(_ options: Arguments, of server: RelayServer, warn: (String) -> Void) throws -> SocketAddress {
@@ -168,7 +168,7 @@ struct ServeCommand: Command {
             }
         }
         if ["0.0.0.0", "::"].contains(server.address.host) {
-            warn("serve: the cluster reaches this relay's time service at loopback; relays on other hosts need --advertise ADDRESS")
+            warn("serve: the cluster reaches this relay's time service at loopback; relays on other hosts need --advertise HOST")
         }
         return server.address
     }

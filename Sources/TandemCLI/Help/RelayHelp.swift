@@ -22,22 +22,22 @@ extension RelayLimitOptions {
 extension ServeCommand {
     static var options: [OptionHelp] {
         [OptionHelp("--port P", "the port, TCP and UDP (default: \(defaultPort); 0 picks a free one)"),
-         OptionHelp("--bind ADDR", "the address to listen on (default: 0.0.0.0; :: for IPv6 too)"),
-         OptionHelp("--advertise ADDRESS", "the address other relays of a cluster reach this one at"),
+         OptionHelp("--bind HOST", "the address to listen on (default: 0.0.0.0; :: for IPv6 too)"),
+         OptionHelp("--advertise HOST", "the address other relays of a cluster reach this one at"),
          OptionHelp("--session-epoch random|NS", "where the sessions' clock starts (default: random)"),
-         OptionHelp("--stats-interval S", "print the relay's counts every S seconds (default: never)"),
+         OptionHelp("--stats-interval SECONDS", "print the relay's counts every so many seconds (default: never)"),
          OptionHelp("--priority normal|high|realtime", "the relay thread's scheduling priority (default: normal; the others need privilege)"),
          OptionHelp("--writer-threads 1|2", "threads that write a large broadcast (default: \(defaultWriterThreads))"),
          OptionHelp("--cluster nats://HOST:PORT[,…]", "share sessions with other relays through NATS JetStream"),
          OptionHelp("--cluster-credentials FILE", "the NATS user:password or token, read from FILE (or the environment "
             + "variable TANDEM_NATS_CREDENTIALS), never from the command line"),
          OptionHelp("--cluster-load-cap N", "sessions loaded from the cluster's log at once (default: 16)"),
-         OptionHelp("--cluster-purge-delay S", "how long an ended session stays in the log (default: 60)"),
+         OptionHelp("--cluster-purge-delay SECONDS", "how long an ended session stays in the log (default: 60)"),
          OptionHelp("--cluster-session-log SIZE", "what one session may hold in the cluster's log (default: 256M)"),
          OptionHelp("--cluster-compaction SIZE", "entries after a session's last snapshot in the log that make a relay "
             + "write a new snapshot and purge what it covers (default: 16M, or a quarter of --cluster-session-log when smaller)"),
          OptionHelp("--cluster-stream-limit SIZE", "what the cluster's log may hold in all (default: 8G)"),
-         OptionHelp("--clock-offset S", "benchmarking: run the sessions' clock S seconds off (default: 0)"),
+         OptionHelp("--clock-offset SECONDS", "benchmarking: run the sessions' clock that many seconds off (default: 0)"),
          OptionHelp("--clock-drift-ppm PPM", "benchmarking: make the sessions' clock drift by PPM parts per million (default: 0)")]
             + RelayLimitOptions.help
     }
@@ -45,8 +45,8 @@ extension ServeCommand {
 
 extension NetsimCommand {
     static var options: [OptionHelp] {
-        [OptionHelp("--listen ADDR:PORT", "where to accept TCP connections and UDP datagrams"),
-         OptionHelp("--to ADDR:PORT", "where to pass them on"),
+        [OptionHelp("--listen HOST:PORT", "where to accept TCP connections and UDP datagrams"),
+         OptionHelp("--to HOST:PORT", "where to pass them on"),
          OptionHelp("--delay MS", "delay each way (default: 0)"),
          OptionHelp("--jitter MS", "the delay varies by up to ± MS each way (default: 0)"),
          OptionHelp("--asymmetry MS", "more delay on the way back (default: 0)"),
@@ -58,8 +58,8 @@ extension NetsimCommand {
 
 extension ClockSyncCommand {
     static var options: [OptionHelp] {
-        [OptionHelp("ADDR:PORT", "the time service (a relay, or tandem clock serve)"),
-         OptionHelp("--duration S", "how long to probe (default: 10)"),
+        [OptionHelp("HOST:PORT", "the time service (a relay, or tandem clock serve)"),
+         OptionHelp("--duration SECONDS", "how long to probe (default: 10)"),
          OptionHelp("--json", "print the estimate as JSON"),
          OptionHelp("--clock-offset SECONDS", "benchmarking: run this clock that far off (default: 0)"),
          OptionHelp("--clock-drift-ppm PPM", "benchmarking: make this clock drift (default: 0)")]

@@ -14,8 +14,10 @@ enum WatchOptionsHelp {
         OptionHelp("--mpv-ipc PATH", "the socket Tandem drives mpv through (default: a temporary one)"),
         OptionHelp("--latency-offset MS", "present this many ms earlier than the group's timeline, for a display or speakers that lag; "
             + "negative presents later; -1000 to 1000, only this player moves (default: 0; the keys - and = change it while watching)"),
-        OptionHelp("--events json", "print what happens as JSON lines, one per event, for programs (default: sentences for people)"),
+        OptionHelp("--json", "print what happens as JSON lines, one per event, for programs (default: sentences for people)"),
+        OptionHelp("--verbose", "print every event with its technical fields, one line each (KIND key=value…)"),
         OptionHelp("--presentation-log PATH", "write when each frame was due and when it was shown, as JSON lines"),
+        LogOption.help,
     ]
 
     /// Streaming and URLs, then the benchmarking aids.
@@ -24,7 +26,7 @@ enum WatchOptionsHelp {
         OptionHelp("--allow-urls", "open the group's http(s) item without asking (default: ask at a terminal, refuse without one)"),
         OptionHelp("--follow scheduled|on-receipt", "benchmarking: carry out the group's changes at their instants (scheduled, the default) "
             + "or as each arrives (on-receipt, the baseline the benchmarks compare with)"),
-        OptionHelp("--clock-offset S", "benchmarking: run this participant's clock S seconds off (default: 0)"),
+        OptionHelp("--clock-offset SECONDS", "benchmarking: run this participant's clock that many seconds off (default: 0)"),
         OptionHelp("--clock-drift-ppm PPM", "benchmarking: make this participant's clock drift by PPM parts per million (default: 0)"),
         OptionHelp("--decode-throttle FACTOR", "benchmarking: decode FACTOR times slower, to make a slow participant (default: 1)"),
         OptionHelp("--wake-guard", "keep the processors awake just before each frame once a wake-up was seen late (the built-in player; default: off)"),
@@ -35,7 +37,7 @@ extension HostCommand {
     static var options: [OptionHelp] {
         [OptionHelp("MEDIA…|URL", "what to play: files (a playlist, a folder's media) or one http(s) URL"),
          OptionHelp("--port P", "the relay's port, TCP and UDP (default: \(ServeCommand.defaultPort); 0 picks a free one)"),
-         OptionHelp("--bind ADDR", "the address the relay listens on (default: 0.0.0.0, every IPv4 address)"),
+         OptionHelp("--bind HOST", "the address the relay listens on (default: 0.0.0.0, every IPv4 address)"),
          OptionHelp("--advertise HOST", "the address the invite names, for the others to reach the relay at (default: the bind "
             + "address, or this machine's address on its default route)"),
          OptionHelp("--relay HOST:PORT[,…]", "use relays already running (tandem serve) rather than starting one"),
@@ -58,14 +60,15 @@ extension JoinCommand {
 extension PlayCommand {
     static var options: [OptionHelp] {
         [OptionHelp("FILE", "the media file to play"),
-         OptionHelp("--start T", "start at T seconds (default: 0)"),
+         OptionHelp("--start SECONDS", "start that many seconds in (default: 0)"),
          OptionHelp("--rate R", "play at rate R, from 0.25 to 4 (default: 1)"),
-         OptionHelp("--duration S", "stop after S seconds (default: at the end)"),
+         OptionHelp("--duration SECONDS", "stop after that many seconds (default: at the end)"),
          OptionHelp("--video none|terminal", "draw the picture in this terminal or not (default: terminal at a terminal, else none)"),
          OptionHelp("--presentation-log PATH", "write when each frame was due and when it was shown, as JSON lines"),
-         OptionHelp("--snapshot T:PATH", "write the frame at T seconds as a PNG to PATH (may be repeated)"),
+         OptionHelp("--snapshot SECONDS:PATH", "write the frame at that many seconds in as a PNG to PATH (may be repeated)"),
          OptionHelp("--threads N", "video decoding threads (default: 0, FFmpeg chooses)")]
             + WatchOptionsHelp.watching.filter { $0.form.hasPrefix("--audio") || $0.form.hasPrefix("--volume") }
+            + [OptionHelp("--log FILE", "write FFmpeg's messages to FILE (default: none are written)")]
     }
 }
 

@@ -12,7 +12,8 @@ enum KeyTable {
         "               [ ]  slower, faster (Backspace: 1x)      < >  previous, next item",
         "               e e  end the party (press twice within 3 s)",
         "for you:       9 0  quieter, louder     m  mute     - =  latency offset 10 ms",
-        "               Enter  a chat line       q  leave (the others watch on)",
+        "               Enter  a chat line       h  the group's health",
+        "               ?  these keys            q  leave (the others watch on)",
     ]
 }
 

@@ -13,6 +13,8 @@ enum WatchKey: Equatable {
     case volumeDown, volumeUp, mute
     /// `?`: the key table.
     case help
+    /// `h`: the group's health, one line per participant.
+    case health
     /// Enter: the chat prompt opens, empty.
     case openPrompt
     /// The prompt's text changed (a key typed, Backspace).
@@ -114,6 +116,7 @@ struct KeyParser {
             case UInt8(ascii: ">"): return .next
             case UInt8(ascii: "<"): return .previous
             case UInt8(ascii: "?"): return .help
+            case UInt8(ascii: "h"): return .health
             default: return nil
             }
         }

@@ -7,13 +7,14 @@ import TandemPlayback
 struct WatchOptions {
     /// Options with a value that both take.
     static let valueOptions: Set<String> = Set(["name", "video", "presentation-log", "clock-offset", "clock-drift-ppm", "events",
-                                            "player", "mpv-ipc", "mpv-args", "follow", "decode-throttle", "latency-offset"])
+                                            "player", "mpv-ipc", "mpv-args", "follow", "decode-throttle", "latency-offset", LogOption.name])
         .union(AudioOptions.valueOptions)
 
     /// Flags that both take: `--no-stream` (a joiner plays only its own copy, never streams the
     /// group's item), `--allow-urls` (a joiner opens the group's `http(s)` item itself) and
     /// `--wake-guard` (the built-in player keeps the processors awake before its frames).
-    static let flags: Set<String> = ["no-stream", "allow-urls", "wake-guard"]
+    /// `--json` and `--verbose` choose how events are printed (`EventStyle`).
+    static let flags: Set<String> = ["no-stream", "allow-urls", "wake-guard", "json", "verbose"]
 
     /// Which player shows the media.
     typealias Player = WatchParty.Configuration.Player
@@ -21,7 +22,10 @@ struct WatchOptions {
     var name: String
     var terminalVideo: Bool
     var presentationLog: String?
-    var jsonEvents: Bool
+    /// How events are printed: sentences by default, `--verbose` or `--json`.
+    var eventStyle: EventStyle
+    /// Whether events are JSON lines (`--json`).
+    var jsonEvents: Bool { eventStyle == .json }
     var clock: any MonotonicDerivedClock
     var player: Player
     /// mpv's IPC socket (nil: a temporary one).
@@ -61,6 +65,13 @@ struct WatchOptions {
         self.player = choice
         mpvIPC = arguments.value("mpv-ipc")
         mpvArguments = (arguments.value("mpv-args") ?? "").split(separator: " ").map(String.init)
+        // `--log FILE`: mpv's log with mpv, FFmpeg's messages with the built-in player (opened
+        // here, so that a file that cannot be written fails before anything starts).
+        if choice == .mpv {
+            mpvArguments += LogOption.mpvArguments(arguments.value(LogOption.name))
+        } else {
+            try LogOption.sendFFmpegMessages(to: arguments.value(LogOption.name))
+        }
         let follow = arguments.value("follow") ?? "scheduled"
         switch follow {
         case "scheduled": follower = nil
@@ -84,9 +95,13 @@ struct WatchOptions {
         } else if mpvIPC != nil || arguments.value("mpv-args") != nil {
             throw .usage("--mpv-ipc and --mpv-args need --player mpv")
         }
+        // `--events json` is the older spelling of `--json`, still taken so that scripts keep working.
         let events = arguments.value("events") ?? "text"
         guard ["json", "text"].contains(events) else { throw .usage("--events is json or text, not '\(events)'") }
-        jsonEvents = events == "json"
+        let json = events == "json" || arguments.flags.contains("json")
+        let verbose = arguments.flags.contains("verbose")
+        if json && verbose { throw .usage("--json and --verbose are two ways of printing events: choose one") }
+        eventStyle = json ? .json : verbose ? .verbose : .sentences
         // A benchmarking aid: a local clock with an injected offset and drift, so that clock
         // synchronisation has real work to do when every participant runs on one machine.
         let offset = try arguments.double("clock-offset", default: 0)!

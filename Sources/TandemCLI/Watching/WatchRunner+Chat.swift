@@ -6,7 +6,7 @@ import TandemParty
 /// status line (`KeyParser`, `StatusArea`); without one, the line command `say TEXT` sends
 /// everything after `say `, verbatim, up to 1,000 bytes. Every line of the group's (the party's
 /// `chat` events) is shown above the status line as `NAME: TEXT` (sanitised), or as the event
-/// `{"event":"chat","from":NAME,"participant":ID,"text":TEXT}` with `--events json`.
+/// `{"event":"chat","from":NAME,"participant":ID,"text":TEXT}` with `--json`.
 extension WatchRunner {
     /// The text of a `say TEXT` line: everything after `say `, verbatim (`line` as read, its
     /// leading blanks skipped); nil when the line is no `say`.

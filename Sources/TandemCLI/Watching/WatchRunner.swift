@@ -10,6 +10,7 @@ import TandemPlayback
 import TandemIdentity
 import TandemClock
 import TandemPlayerSupport
+import TandemNet
 
 /// The terminal front of a watch party (`WatchParty`, the library's): it prints the party's
 /// events, and takes keys at a terminal or commands a line at a time from standard input
@@ -20,7 +21,7 @@ import TandemPlayerSupport
 /// Seeks are clamped to the item (0 to its duration, as the group's validation knows it), by the
 /// arrow keys and by `seek` alike; any other bad value (`rate 1e15`, `rate nan`, a negative or
 /// out-of-range rate, seconds that are not a finite number) is refused with one line on
-/// standard error (an `error` event with `--events json`), and the process carries on.
+/// standard error (an `error` event with `--json`), and the process carries on.
 ///
 /// `stall` is the built-in player's, for benchmarks: the player freezes where it is and this
 /// participant begins a `.stallRecovery` suspension (one the group waits for, or with `nowait`
@@ -37,16 +38,19 @@ struct WatchRunner {
         let exitSignals = ExitSignals { [session] _ in session.leave() }
         defer { exitSignals.cancel() }
         let renderer = options.terminalVideo ? TerminalRenderer() : nil
-        let party = WatchParty(session: session, configuration: configuration(renderer: renderer))
-        let printer = EventPrinter(json: options.jsonEvents)
-        let lastChange = LastChange()
+        // The host's session is new: it has no history to catch up on.
+        let printer = EventPrinter(style: options.eventStyle, catchesUp: !isHost)
+        let party = WatchParty(session: session, configuration: configuration(renderer: renderer, printer: printer))
         let status = StatusRefresh()
         let printing = Task {
-            for await event in party.events { present(event, printer: printer, lastChange: lastChange, status: status) }
+            for await event in party.events { present(event, printer: printer, status: status) }
         }
+        // Once joined, where the group is in one line, rather than its history line by line.
+        let catchingUp = Task { [party] in await printer.catchUp { Self.groupPosition(party) } }
+        defer { catchingUp.cancel() }
         let ending: WatchParty.Ending
         do {
-            ending = try await party.run { [self] in await front(party, renderer: renderer, lastChange: lastChange, status: status) }
+            ending = try await party.run { [self] in await front(party, renderer: renderer, printer: printer, status: status) }
         } catch let error as WatchPartyError {
             await printing.value
             renderer?.stop()
@@ -62,7 +66,7 @@ struct WatchRunner {
     }
 
     /// The party's configuration from the command line's options.
-    private func configuration(renderer: TerminalRenderer?) -> WatchParty.Configuration {
+    private func configuration(renderer: TerminalRenderer?, printer: EventPrinter) -> WatchParty.Configuration {
         var configuration = WatchParty.Configuration(media: media, isHost: isHost)
         configuration.player = options.player
         configuration.follower = options.follower
@@ -84,35 +88,49 @@ struct WatchRunner {
         configuration.mpvArguments = options.mpvArguments
         // Every five seconds a `sync` event, for the benchmarks that read JSON.
         configuration.reportsSync = options.jsonEvents
+        configuration.coordinationBegan = { printer.coordinationBegan() }
         return configuration
     }
 
-    /// Prints one of the party's events: chat above the status line at a terminal (without
-    /// `--events json`), refusals (the party's and the front's own, `refuse(_:party:)`) on
-    /// standard error, the rest as events; a change is remembered for the status line, and a
-    /// participant's coming or going is shown on it at once.
-    private func present(_ event: WatchPartyEvent, printer: EventPrinter, lastChange: LastChange, status: StatusRefresh) {
+    /// Prints one of the party's events (`EventPrinter`, which also keeps who did what last for
+    /// the status line): refusals (the party's and the front's own, `refuse(_:party:)`) on
+    /// standard error without `--json`; a participant's coming or going is shown on the status
+    /// line at once.
+    private func present(_ event: WatchPartyEvent, printer: EventPrinter, status: StatusRefresh) {
         switch event {
-        case .chat(let chat) where !options.jsonEvents && StatusArea.shared.isActive:
-            StatusArea.shared.printAbove("\(TerminalText.sanitized(chat.from)): \(TerminalText.sanitized(chat.text))")
         case .error(let error) where !options.jsonEvents:
             printRefusal(error.message)
         case .participantJoined, .participantLeft, .away, .back:
             printer.emit(event)
             // The status line names who is there: not a moment longer than the event says.
             status.refresh()
-        case .timeline(_, let change):
-            // The signer, named as the status line names everyone; its name is the peer's choice.
-            lastChange.set("\(TerminalText.sanitized(change.by)): \(change.change)")
-            printer.emit(event)
         default:
             printer.emit(event)
         }
     }
 
+    /// The group's health (`GroupHealth`), one line per participant, above the status line at a
+    /// terminal, on standard output otherwise.
+    func showHealth(_ party: WatchParty) {
+        let lines = party.health()?.lines ?? ["not watching yet"]
+        for line in lines {
+            let shown = TerminalText.sanitized(line)
+            if StatusArea.shared.isActive { StatusArea.shared.printAbove(shown) } else { printOutput(shown) }
+        }
+    }
+
+    /// The group's media time now (s), once the watch has begun: the timeline runs on past the
+    /// end of the item, the position said stops there (as on the status line).
+    static func groupPosition(_ party: WatchParty) -> Double? {
+        guard let coordinator = party.coordinator else { return nil }
+        let local = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
+        guard let position = coordinator.expectedItemTime(atLocalTime: local).map({ Double($0.nanoseconds) / 1e9 }) else { return nil }
+        return party.player?.info.duration.map { min(position, $0) } ?? position
+    }
+
     /// What a person does while the party watches: keys and the status line at a terminal,
     /// commands on standard input otherwise; cancelled when the session is over.
-    private func front(_ party: WatchParty, renderer: TerminalRenderer?, lastChange: LastChange, status: StatusRefresh) async {
+    private func front(_ party: WatchParty, renderer: TerminalRenderer?, printer: EventPrinter, status: StatusRefresh) async {
         guard options.player == .builtin else {
             // mpv takes a person's keys in its own window.
             await runScript(party)
@@ -124,7 +142,7 @@ struct WatchRunner {
             group.addTask {
                 if let keys { await runKeys(keys, party: party) } else { await runScript(party) }
             }
-            group.addTask { await showStatus(party, renderer: renderer, interactive: keys != nil, lastChange: lastChange, status: status) }
+            group.addTask { await showStatus(party, renderer: renderer, interactive: keys != nil, printer: printer, status: status) }
         }
         status.stop()
         StatusArea.shared.deactivate()
@@ -142,9 +160,18 @@ struct WatchRunner {
             printError("tandem: \(ending.detail)")
             return 3
         default:
-            printError("tandem: \(ending.detail)")
+            printError("tandem: \(endingLine(ending))")
             return 1
         }
+    }
+
+    /// Why the session was lost, in one line: a relay that answers "no such session" as this
+    /// participant reconnects was restarted (or is another), and the party, which lives in its
+    /// relay's memory, is gone.
+    static func endingLine(_ ending: GroupSessionError) -> String {
+        guard ending.relayError?.code == .sessionNotFound else { return ending.detail }
+        return "the relay no longer holds this party: it was restarted, and a party lives in its relay's memory. "
+            + "Ask the host to start a new one"
     }
 
     /// A joiner opens a URL item only with `--allow-urls`, or after saying yes at the terminal.
@@ -191,9 +218,10 @@ struct WatchRunner {
                 case "volume": try party.setVolume(try volumeArgument(words))
                 case "mute": try party.toggleMute()
                 case "wait": try await Task.sleep(for: .seconds(try seconds(words)))
+                case "health": showHealth(party)
                 case "leave": party.leave()
                 case "end": party.end()
-                default: refuse("unknown command '\(verb)' (play, pause, seek S, rate R, next, prev, queue add PATH, say TEXT, offset MS, volume N, mute, stall S [nowait], wait S, leave, end)", party: party)
+                default: refuse("unknown command '\(verb)' (play, pause, seek SECONDS, rate R, next, prev, queue add PATH, say TEXT, offset MS, volume N, mute, health, stall SECONDS [nowait], wait SECONDS, leave, end)", party: party)
                 }
             } catch {
                 // The watch is over (a `wait` cut short): nothing more to say.
@@ -242,8 +270,8 @@ struct WatchRunner {
     /// `p` play or pause, left and right seek 5 s (shift: 30 s), `[` and `]` change the rate by
     /// 0.1, Backspace resets it, `<` and `>` move through the queue, `9` and `0` the volume by
     /// 10 %, `m` mutes or unmutes, `-` and `=` the latency offset by 10 ms, Enter opens the chat
-    /// prompt, `?` shows the keys, `q` leaves, `e` pressed twice within 3 s ends the session for
-    /// everyone.
+    /// prompt, `?` shows the keys, `h` the group's health, `q` leaves, `e` pressed twice within
+    /// 3 s ends the session for everyone.
     private func runKeys(_ keys: TerminalKeys, party: WatchParty) async {
         StatusArea.shared.printAbove(KeyTable.hint)
         var ending = EndConfirmation()
@@ -268,6 +296,7 @@ struct WatchRunner {
                         StatusArea.shared.printAbove(EndConfirmation.question)
                     }
                 case .help: for line in KeyTable.lines { StatusArea.shared.printAbove(line) }
+                case .health: showHealth(party)
                 case .openPrompt: StatusArea.shared.setPrompt("")
                 case .prompt(let text): StatusArea.shared.setPrompt(text)
                 case .cancelPrompt: StatusArea.shared.setPrompt(nil)
@@ -288,9 +317,9 @@ struct WatchRunner {
 
     /// Keeps the status line current: under the picture, or on the last line of the terminal,
     /// every 250 ms and whenever `status` is refreshed.
-    private func showStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, lastChange: LastChange,
+    private func showStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, printer: EventPrinter,
                             status: StatusRefresh) async {
-        status.start { [self] in drawStatus(party, renderer: renderer, interactive: interactive, lastChange: lastChange) }
+        status.start { [self] in drawStatus(party, renderer: renderer, interactive: interactive, lastAction: printer.lastAction) }
         while !Task.isCancelled {
             status.draw()
             try? await Task.sleep(for: .milliseconds(250))
@@ -298,10 +327,10 @@ struct WatchRunner {
     }
 
     /// Draws the status line once.
-    private func drawStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, lastChange: LastChange) {
+    private func drawStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, lastAction: String) {
         if let player = party.player, let coordinator = party.coordinator {
             let core = StatusLine.groupCore(coordinator, atLocalTime: coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) })
-            var fields = StatusLine.fields(player: player, coordinator: coordinator, session: session, lastChange: lastChange.text)
+            var fields = StatusLine.fields(player: player, coordinator: coordinator, session: session, lastChange: lastAction)
             fields.insert(contentsOf: [Self.queuePosition(core).map { ($0, StatusLine.Priority.queue) },
                                        Self.latencyText(party.latencyOffset).map { ($0, StatusLine.Priority.latency) }].compactMap { $0 },
                           at: min(fields.count, 4))
@@ -348,11 +377,11 @@ struct WatchRunner {
         if !party.reportRefusal(message) { printRefusal(message) }
     }
 
-    /// Prints a refusal: one line, an `error` event with `--events json`, otherwise on standard
+    /// Prints a refusal: one line, an `error` event with `--json`, otherwise on standard
     /// error (over the status line at a terminal). The process carries on.
     func printRefusal(_ message: String) {
         if options.jsonEvents {
-            EventPrinter(json: true).emit(.error(.init(message: message)))
+            EventPrinter(style: .json).emit(.error(.init(message: message)))
         } else {
             StatusArea.shared.printAbove((isatty(2) != 0 && !StatusArea.shared.isActive ? "\r\u{1B}[K" : "") + "tandem: " + message,
                                          descriptor: 2)
@@ -376,15 +405,4 @@ final class StandardInputLines: @unchecked Sendable {
     }
 
     func next() async -> String? { await iterator.next() }
-}
-
-/// Who did what last, for the status line.
-final class LastChange: Sendable {
-    private let value = Mutex("")
-
-    /// The change in a few words, with who made it ("" before any).
-    var text: String { value.withLock { $0 } }
-
-    /// Remembers `text`.
-    func set(_ text: String) { value.withLock { $0 = text } }
 }

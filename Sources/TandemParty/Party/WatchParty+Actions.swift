@@ -7,6 +7,8 @@ import TandemPlayback
 
 /// What a person does in a watch party. Each acts once the watch has begun (before, it throws
 /// `WatchPartyError`); the coordinator refuses, saying why, what every participant would skip.
+/// A change to the group made while the relay is away is held, and sent on its return if still
+/// fresh, or refused with a line (`propose(_:)`, `HeldChanges`).
 extension WatchParty {
     /// The coordinator, once the watch has begun.
     public var coordinator: PlaybackCoordinator? { watching.withLock { $0?.coordinator } }
@@ -28,26 +30,35 @@ extension WatchParty {
     /// Plays at the rate the group asked for last (1 when it asked for none).
     public func play() throws {
         let coordinator = try current().coordinator
-        try coordinator.coordinateRateChange(to: coordinator.core.intendedRate > 0 ? coordinator.core.intendedRate : 1)
+        let rate = coordinator.core.intendedRate > 0 ? coordinator.core.intendedRate : 1
+        try propose { try coordinator.coordinateRateChange(to: rate) }
     }
 
     /// Pauses the group.
-    public func pause() throws { try current().coordinator.coordinateRateChange(to: 0) }
+    public func pause() throws {
+        let coordinator = try current().coordinator
+        try propose { try coordinator.coordinateRateChange(to: 0) }
+    }
 
     /// Pauses when playing, plays at 1 when paused.
     public func togglePlayPause() throws {
         let coordinator = try current().coordinator
-        try coordinator.coordinateRateChange(to: coordinator.core.intendedRate > 0 ? 0 : 1)
+        let rate: Double = coordinator.core.intendedRate > 0 ? 0 : 1
+        try propose { try coordinator.coordinateRateChange(to: rate) }
     }
 
     /// Plays at `rate` (the coordinator refuses what the group's validation would skip).
-    public func setRate(_ rate: Double) throws { try current().coordinator.coordinateRateChange(to: rate) }
+    public func setRate(_ rate: Double) throws {
+        let coordinator = try current().coordinator
+        try propose { try coordinator.coordinateRateChange(to: rate) }
+    }
 
     /// The rate changed by `step` (±0.1 by the keys), rounded to a tenth, no lower than 0.25 down, no higher than 4 up.
     public func changeRate(by step: Double) throws {
         let coordinator = try current().coordinator
         let rate = coordinator.core.intendedRate > 0 ? coordinator.core.intendedRate : 1
-        try coordinator.coordinateRateChange(to: ((step < 0 ? max(0.25, rate + step) : min(4, rate + step)) * 10).rounded() / 10)
+        let changed = ((step < 0 ? max(0.25, rate + step) : min(4, rate + step)) * 10).rounded() / 10
+        try propose { try coordinator.coordinateRateChange(to: changed) }
     }
 
     /// Seeks to `seconds` within the item: not before its start, nor past its end (converted
@@ -56,8 +67,8 @@ extension WatchParty {
         let coordinator = try current().coordinator
         let core = coordinator.core
         let end = core.mediaTimeRange(ofItem: core.timeline.item ?? session.activity.item).upperBound.nanoseconds
-        try coordinator.coordinateSeek(to: ItemTime(nanoseconds: MediaTime.nanoseconds(seconds: min(max(0, seconds), Double(end) / 1e9))
-            .clamped(to: 0...end)))
+        let target = ItemTime(nanoseconds: MediaTime.nanoseconds(seconds: min(max(0, seconds), Double(end) / 1e9)).clamped(to: 0...end))
+        try propose { try coordinator.coordinateSeek(to: target) }
     }
 
     /// Seeks `step` nanoseconds from where the group is now, within the item (the player's
@@ -70,21 +81,28 @@ extension WatchParty {
         let core = coordinator.core
         let allowed = core.mediaTimeRange(ofItem: core.timeline.item ?? session.activity.item)
         let target = position.saturatingAdding(step).clamped(to: 0...min(watching.duration ?? .max, allowed.upperBound.nanoseconds))
-        try coordinator.coordinateSeek(to: ItemTime(nanoseconds: target))
+        try propose { try coordinator.coordinateSeek(to: ItemTime(nanoseconds: target)) }
     }
 
     /// Moves the group to the next item of its queue.
-    public func next() throws { try current().coordinator.advanceToNextItem() }
+    public func next() throws {
+        let coordinator = try current().coordinator
+        try propose { try coordinator.advanceToNextItem() }
+    }
 
     /// Moves the group to the previous item of its queue.
-    public func previous() throws { try current().coordinator.returnToPreviousItem() }
+    public func previous() throws {
+        let coordinator = try current().coordinator
+        try propose { try coordinator.returnToPreviousItem() }
+    }
 
     /// Appends the file at `path` to the group's queue (checked first: one clear line when it
     /// cannot be played).
     public func addToQueue(_ path: String) throws {
         let coordinator = try current().coordinator
         try Self.checkedMedia(path)
-        try coordinator.coordinateQueueChange(.append(Self.entry(for: path)))
+        let entry = Self.entry(for: path)
+        try propose { try coordinator.coordinateQueueChange(.append(entry)) }
     }
 
     /// Sends `text` to the group's chat, verbatim, up to 1,000 bytes.

@@ -48,6 +48,7 @@ extension WatchParty {
         let chatTask = followChat()
         defer { chatTask.cancel() }
         coordinator.coordinateWithSession(session)
+        configuration.coordinationBegan?()
         // This player opened it: it announces the duration it read.
         let identity = opened.identity.map { ContentIdentity.announcing(duration: player.info.duration, $0) }
         // A queue of files: the host appends them all (the first becomes the group's item) before

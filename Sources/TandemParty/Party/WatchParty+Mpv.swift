@@ -60,6 +60,7 @@ extension WatchParty {
             session.leave()
         }
         coordinator.coordinateWithSession(session)
+        configuration.coordinationBegan?()
         followStreaming(streaming, coordinator: coordinator)
         // One file: the first report chooses the group's item (a session's queue starts empty),
         // so nobody transitions. mpv opened it: the identity carries the duration mpv read.

@@ -64,7 +64,8 @@ extension WatchParty {
     }
 
     /// `relay` with `state` `unavailable` when a relay of a cluster says it cannot order anything
-    /// (it lost NATS), `available` when it can again.
+    /// (it lost NATS), or this participant stopped hearing it, `available` when it can again (and
+    /// the changes held meanwhile go out, `relayReturned()`).
     private func followRelay() async {
         var last = RelayAvailability.available
         for await availability in session.$relayAvailability.values where availability != last {
@@ -73,6 +74,8 @@ extension WatchParty {
             if case .unavailable(let why) = availability { reason = why }
             emit(.relay(.init(state: availability.description, reason: reason)))
             last = availability
+            // What a person pressed meanwhile goes out now, if still fresh.
+            if availability == .available { relayReturned() }
         }
     }
 

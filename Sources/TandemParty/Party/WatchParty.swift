@@ -79,6 +79,11 @@ public final class WatchParty: Sendable {
         /// for its departure to be delivered: a front stops what showed the frames (a terminal
         /// picture) then, not when `run()` returns.
         public var playerClosed: (@Sendable () -> Void)?
+        /// Called once the coordinator coordinates with the session: the group's history (for a
+        /// late joiner, every change before it came) follows as events, in one burst. A front
+        /// that sums the history up rather than telling it (`PartyNarrator`) learns here when
+        /// to expect it.
+        public var coordinationBegan: (@Sendable () -> Void)?
 
         /// The range of `latencyOffset` and of what changes it (ms).
         public static let latencyOffsets = -1_000...1_000
@@ -115,6 +120,8 @@ public final class WatchParty: Sendable {
     private let ran = Atomic(false)
     /// Whether `run()` returned: the methods then act on nothing.
     let over = Atomic(false)
+    /// The changes a person made while the relay was away, and what each does.
+    let held = Mutex(HeldState())
 
     /// What the methods act on once the watch has begun.
     struct Watching: @unchecked Sendable {

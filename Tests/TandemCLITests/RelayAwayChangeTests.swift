@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+import TandemHarness
+import TandemTestKit
+
+/// A change pressed while the relay does not answer (stopped with SIGSTOP, as a frozen machine
+/// would be) is held: refused with a line once it is 2 s old, or sent as the relay answers
+/// again if it is still fresh then; never dropped silently, never applied stale.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct RelayAwayChangeTests {
+    @Test func aStaleChangeIsRefusedAndAFreshOneGoesOutOnTheRelaysReturn() throws {
+        let relay = try ServeProcess()
+        defer {
+            kill(relay.pid, SIGCONT)
+            relay.stop()
+        }
+        let host = try WatchProcess.host(media: [SampleClip.h264.path], arguments: ["--relay", "127.0.0.1:\(relay.port)"])
+        defer { host.kill() }
+        #expect(host.invite() != nil, "\(host.standardError)")
+        #expect(host.send("play") != nil)
+        #expect(host.waitUntil(timeout: 10) { $0.contains { $0.event == "timeline" && $0.change == "play" } }, "\(host.standardError)")
+        func relayStates() -> [String] { host.events.filter { $0.event == "relay" }.compactMap { event in
+            if case .relay(let fields) = event.payload { fields.state } else { nil }
+        } }
+
+        #expect(kill(relay.pid, SIGSTOP) == 0)
+        #expect(host.waitUntil(timeout: 5) { _ in relayStates().last == "unavailable" })
+        #expect(host.send("pause") != nil)
+        #expect(host.waitUntil(timeout: 5) { $0.contains { $0.event == "error" && $0.message == "not sent: the relay was away for more than 2 s" } },
+                "\(host.lines.suffix(5))")
+
+        // Pressed while still away, and the relay back within 2 s: it goes out.
+        #expect(host.send("seek 3") != nil)
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(kill(relay.pid, SIGCONT) == 0)
+        #expect(host.waitUntil(timeout: 10) { $0.contains { $0.event == "timeline" && $0.change == "seek 3.000" } }, "\(host.lines.suffix(5))")
+        #expect(relayStates().last == "available")
+        // The refused pause never took effect: the seek kept the group playing.
+        #expect(!host.events.contains { $0.event == "timeline" && $0.change == "pause" }, "\(host.lines)")
+        #expect(host.events.last { $0.event == "timeline" }?.rate == 1)
+        #expect(host.send("end") != nil)
+        host.closeInput()
+        #expect(host.waitForExit(timeout: 20) == 0, "\(host.standardError)")
+    }
+}
