@@ -109,10 +109,9 @@ extension MpvPlayer {
     /// group's answer may take effect a second later: `start`), where a pre-roll would stand
     /// it still all that time.
     ///
-    /// Before, mpv ignored the seek and sought as it started, at the play's instant: a seek
-    /// takes mpv 10 to 30 ms to land, longer when three mpv and their coordinators share two
-    /// processors, so a start aimed past the slowest landing and came in late when it was
-    /// slower still.
+    /// Why not seek as the play starts: a seek takes mpv tens of milliseconds to land, longer
+    /// on a busy machine, so a start aimed past the slowest landing would come in late whenever
+    /// a landing was slower still.
     func preroll(to target: Int64) async {
         guard await seekWhilePaused(to: target, within: Self.landingTolerance) else { return }
         state.withLock { $0.prerolledAtRestart = $0.restarts }

@@ -24,7 +24,7 @@ public struct CoordinatorMachine: Sendable {
     public struct Configuration: Sendable, Equatable {
         /// Suspension reasons for which this participant asks the group to wait.
         public var suspensionReasonsThatTriggerWaiting: Set<SuspensionReason> = [.stallRecovery, .coordinatedPlaybackNotPossible]
-        /// As AVFoundation's `participantLimit(forWaitingOutSuspensionsWithReason:)`: the most
+        /// As AVFoundation's `participantLimitForWaitingOutSuspensions(withReason:)`: the most
         /// participants the group may have for this participant's suspensions of a reason to
         /// make it wait; a larger group plays on. No entry: no limit.
         public var participantLimits: [SuspensionReason: Int] = [:]

@@ -48,14 +48,20 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         set { settings.withLock { $0.configuration.suspensionReasonsThatTriggerWaiting = newValue } }
     }
 
-    /// As AVFoundation's: the most participants the group may have for this participant's
-    /// suspensions of `reason` to make the group wait; in a larger group, the others play on.
-    /// `Int.max` (no limit) unless set.
-    public func participantLimit(forWaitingOutSuspensionsWithReason reason: SuspensionReason) -> Int {
+    /// As AVFoundation's, spelt as Apple spells it: the most participants the group may have for
+    /// this participant's suspensions of `reason` to make the group wait; in a larger group, the
+    /// others play on. `Int.max` (no limit) unless set.
+    public func participantLimitForWaitingOutSuspensions(withReason reason: SuspensionReason) -> Int {
         settings.withLock { $0.configuration.participantLimits[reason] } ?? .max
     }
 
-    /// Sets `participantLimit(forWaitingOutSuspensionsWithReason:)` for `reason`.
+    /// `participantLimitForWaitingOutSuspensions(withReason:)` under the name Tandem gave it first.
+    @available(*, deprecated, renamed: "participantLimitForWaitingOutSuspensions(withReason:)")
+    public func participantLimit(forWaitingOutSuspensionsWithReason reason: SuspensionReason) -> Int {
+        participantLimitForWaitingOutSuspensions(withReason: reason)
+    }
+
+    /// Sets `participantLimitForWaitingOutSuspensions(withReason:)` for `reason`.
     public func setParticipantLimit(_ limit: Int, forWaitingOutSuspensionsWithReason reason: SuspensionReason) {
         settings.withLock { $0.configuration.participantLimits[reason] = limit }
     }

@@ -6,10 +6,9 @@ import TandemTestKit
 /// One spelling per concept across the commands' synopses and help: `--json` for JSON output
 /// (`--events json` is still taken, unlisted, so that scripts keep working), `SECONDS` for a
 /// number of seconds, `HOST` and `HOST:PORT` for an address.
-@Suite struct HelpSpellingTests {
-    /// The commands whose help is checked: every one but `bench audio`, whose options are the
-    /// audio bench's own (its `--steady S` is still to be renamed there).
-    static let commands = HelpTests.commands.filter { $0 != "bench audio" }
+@Suite struct HelpSpellingProcessTests {
+    /// The commands whose help is checked: every one.
+    static let commands = HelpTests.commands
 
     @Test("one metavariable for seconds and one for an address", arguments: commands)
     func oneSpellingPerConcept(command: String) throws {

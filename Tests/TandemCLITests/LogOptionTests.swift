@@ -5,7 +5,7 @@ import TandemHarness
 
 /// `--log FILE`: FFmpeg's messages, silenced otherwise, go to FILE and never to the screen; with
 /// `--player mpv`, mpv's log goes there.
-@Suite(.timeLimit(.minutes(2))) struct LogOptionTests {
+@Suite(.timeLimit(.minutes(2))) struct LogOptionProcessTests {
     /// A copy of a sample with 5,000 bytes of noise in its middle: FFmpeg's decoders complain.
     static func corruptCopy(in fixtures: MediaFixtures) throws -> String {
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: SampleClip.h264.path)))

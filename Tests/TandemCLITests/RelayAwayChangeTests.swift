@@ -6,7 +6,7 @@ import TandemTestKit
 /// A change pressed while the relay does not answer (stopped with SIGSTOP, as a frozen machine
 /// would be) is held: refused with a line once it is 2 s old, or sent as the relay answers
 /// again if it is still fresh then; never dropped silently, never applied stale.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct RelayAwayChangeTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct RelayAwayChangeProcessTests {
     @Test func aStaleChangeIsRefusedAndAFreshOneGoesOutOnTheRelaysReturn() throws {
         let relay = try ServeProcess()
         defer {

@@ -6,7 +6,7 @@ import TandemTestKit
 /// A relay killed and started again on its port holds none of its parties (they live in its
 /// memory): a participant reconnecting there is told "no such session", and says in one line
 /// that the party is gone, at once rather than after trying for 30 s.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct RelayRestartTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct RelayRestartProcessTests {
     @Test func aRestartedRelaysLostPartyIsToldInOneLine() throws {
         let relay = try ServeProcess()
         defer { relay.stop() }

@@ -6,7 +6,7 @@ import TandemHarness
 /// What a person at an 80-column terminal reads by default: events as sentences, each change
 /// credited to whoever made it (on the status line too), none of the technical fields; and a
 /// late joiner told where the group is in one line, not the changes before it.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct SentenceTerminalTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct SentenceTerminalProcessTests {
     @Test func eventsReadAsSentencesAndALateJoinerGetsOneLine() throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }

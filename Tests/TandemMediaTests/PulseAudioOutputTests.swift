@@ -54,6 +54,65 @@ import TandemTestKit
         return Double(best - range) + (denominator == 0 ? 0 : 0.5 * (l - r) / denominator)
     }
 
+    /// Two outputs render one sound by the instant each frame reaches the output; one of them
+    /// stalls in its render for 150 ms, and its stream runs dry. Its sound comes back in place:
+    /// 20 ms after the gap it is within a sample of the other's, not late by the gap.
+    @Test func anUnderrunLeavesAGapAndTheSoundComesBackInPlace() throws {
+        let server = try PulseAudioServer.start()
+        defer { server.stop() }
+        try server.loadNullSink(name: "mix", channels: 2, channelMap: ["aux0", "aux1"])
+        for (index, channel) in ["aux0", "aux1"].enumerated() {
+            try server.loadRemapSink(name: "p\(index)", master: "mix", channels: 1, channelMap: ["mono"], masterChannelMap: [channel])
+        }
+        let directory = server.directory.path
+        let recording = try server.record(source: "mix.monitor", channels: 2, channelMap: ["aux0", "aux1"], to: directory + "/monitor.raw")
+        // Noise addressed by the frame of the machine's clock at which it is meant to play.
+        var generator = SystemRandomNumberGenerator()
+        let noise = (0..<48_000).map { _ in Float.random(in: -0.5...0.5, using: &generator) }
+        let epoch = LocalInstant(nanoseconds: MonotonicClock.now())
+        let stallAfter = LocalInstant(nanoseconds: MonotonicClock.now() + 1_000_000_000)
+        let stalled = Mutex(false)
+        let underruns = Mutex(0)
+        let outputs = try (0..<2).map { index in
+            var settings = PulseAudioOutput.Settings()
+            settings.server = server.serverString
+            settings.device = "p\(index)"
+            return try PulseAudioOutput(settings: settings, render: { frames, instant, period in
+                if index == 0, instant > stallAfter, stalled.withLock({ stalled in defer { stalled = true }; return !stalled }) {
+                    Thread.sleep(forTimeInterval: 0.15)
+                }
+                let first = Int((Double((instant - epoch).nanoseconds) / period).rounded())
+                return (0..<frames).flatMap { frame -> [Float] in
+                    let value = noise[((first + frame) % noise.count + noise.count) % noise.count]
+                    return [value, value]
+                }
+            }, events: { event in
+                if index == 0, case .underrun = event { underruns.withLock { $0 += 1 } }
+            })
+        }
+        Thread.sleep(forTimeInterval: 2.2)
+        recording.stop()
+        for output in outputs { output.close() }
+        #expect(stalled.withLock { $0 })
+        #expect(underruns.withLock { $0 } >= 1, "the stall did not run the stream dry")
+
+        let data = try Data(contentsOf: URL(fileURLWithPath: recording.path))
+        let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let channels = (0..<2).map { channel in stride(from: channel, to: samples.count, by: 2).map { Float(samples[$0]) / 32768 } }
+        // The gap: the longest run of silence in the first channel after its sound began.
+        let onset = try #require(channels[0].firstIndex { abs($0) > 0.02 })
+        var longest = (start: 0, length: 0), run = 0
+        for index in onset..<channels[0].count {
+            if channels[0][index] == 0 { run += 1 } else { run = 0 }
+            if run > longest.length { longest = (index - run + 1, run) }
+        }
+        #expect(longest.length > 2_400, "no gap of silence in the stalled output's sound")
+        let resumed = longest.start + longest.length
+        try #require(resumed + 960 + 4_800 < channels[0].count)
+        let lag = Self.lag(channels[1], channels[0], start: resumed + 960, count: 4_800, range: 48)
+        #expect(abs(lag) < 1, "after the gap the stalled output is \(lag) samples off the other")
+    }
+
     @Test func twoPlayersIntoOneSinkStartTogetherAtTheInstantAsked() throws {
         let server = try PulseAudioServer.start()
         defer { server.stop() }

@@ -195,8 +195,8 @@ final class VirtualScheduler: CoordinatorScheduler, @unchecked Sendable {
         // Apple's participant limit and Tandem's hold limit are separate settings.
         coordinator.setParticipantLimit(1, forWaitingOutSuspensionsWithReason: .stallRecovery)
         coordinator.setGroupHoldLimit(2, forReason: .stallRecovery)
-        #expect(coordinator.participantLimit(forWaitingOutSuspensionsWithReason: .stallRecovery) == 1)
-        #expect(coordinator.participantLimit(forWaitingOutSuspensionsWithReason: .playingInterstitial) == .max)
+        #expect(coordinator.participantLimitForWaitingOutSuspensions(withReason: .stallRecovery) == 1)
+        #expect(coordinator.participantLimitForWaitingOutSuspensions(withReason: .playingInterstitial) == .max)
         #expect(coordinator.groupHoldLimit(forReason: .stallRecovery) == 2)
     }
 }

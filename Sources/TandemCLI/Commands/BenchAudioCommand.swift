@@ -6,12 +6,12 @@ import TandemBench
 /// apply-on-receipt baseline, and each built-in output's own error.
 enum BenchAudioCommand: Command {
     static let words = ["bench", "audio"]
-    static let usage = "bench audio [--steady S] [--relay-drift-ppm PPM] [--mpv-args ARGS] [--executable PATH] [--keep-logs DIR] [--json] [--out FILE]"
+    static let usage = "bench audio [--steady SECONDS] [--relay-drift-ppm PPM] [--mpv-args ARGS] [--executable PATH] [--keep-logs DIR] [--json] [--out FILE]"
     static let summary = "participants' sound recorded from one PulseAudio null sink (a channel each): audio spread of built-in, "
         + "mpv and on-receipt players, each output's own error, corrections, snaps, underruns (build with -c release)"
 
     static let options = [
-        OptionHelp("--steady S", "seconds of steady play added after the first play (default 20, at most 300)"),
+        OptionHelp("--steady SECONDS", "seconds of steady play added after the first play (default 20, at most 300)"),
         OptionHelp("--relay-drift-ppm PPM", "how fast the relay's session clock gains on the machine's (default 100)"),
         OptionHelp("--mpv-args ARGS", "more options for the mpv participants, after the bench's own (--vo=null --ao=pulse and the device)"),
         OptionHelp("--executable PATH", "another tandem build to run as the participants and the relay (default this one)"),
