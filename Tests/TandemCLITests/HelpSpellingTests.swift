@@ -8,7 +8,7 @@ import TandemTestKit
 /// number of seconds, `HOST` and `HOST:PORT` for an address.
 @Suite struct HelpSpellingProcessTests {
     /// The commands whose help is checked: every one.
-    static let commands = HelpTests.commands
+    static let commands = HelpProcessTests.commands
 
     @Test("one metavariable for seconds and one for an address", arguments: commands)
     func oneSpellingPerConcept(command: String) throws {
