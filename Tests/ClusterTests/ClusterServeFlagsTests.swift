@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TandemHarness
 
-/// `tandem serve`'s cluster flags, `--cluster-load-cap N` and `--cluster-purge-delay S`: in its
+/// `tandem serve`'s cluster flags, `--cluster-load-cap N` and `--cluster-purge-delay SECONDS`: in its
 /// usage with their defaults, and each bad value refused with one line naming the flag (before
 /// NATS is ever dialled).
 @Suite("tandem serve's cluster flags")
@@ -26,7 +26,7 @@ struct ClusterServeFlagsProcessTests {
     func usage() throws {
         let (status, text) = try Self.serve(["--help"])
         #expect(status == 0)
-        for flag in ["[--cluster-load-cap N (16)]", "[--cluster-purge-delay S (60)]", "[--cluster-session-log SIZE (256M)]",
+        for flag in ["[--cluster-load-cap N (16)]", "[--cluster-purge-delay SECONDS (60)]", "[--cluster-session-log SIZE (256M)]",
                      "[--cluster-stream-limit SIZE (8G)]", "[--cluster-compaction SIZE (16M)]"] {
             #expect(text.contains(flag), "\(text)")
         }

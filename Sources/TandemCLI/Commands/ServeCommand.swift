@@ -17,7 +17,7 @@ import TandemNet
 /// command line (`NATSCredentialsSource`); a secret in the URL itself is taken with a warning. `--advertise HOST` is where the other relays reach this
 /// one's time service (the cluster's one session time); without it, the bound address.
 /// `--cluster-load-cap N` (default 16) is how many sessions the relay replays from the log at
-/// once; `--cluster-purge-delay S` (default 60) is how long after a session's end its subject is
+/// once; `--cluster-purge-delay SECONDS` (default 60) is how long after a session's end its subject is
 /// purged. `--cluster-session-log SIZE` (default 256M) is the most one session's log may hold
 /// (`RelayCore+ClusterLogCap.swift`: a frame over it is refused and its sender dropped), and
 /// `--cluster-stream-limit SIZE` (default 8G) the most each session stream holds before NATS
@@ -179,7 +179,7 @@ struct ServeCommand: Command {
     static let maximumClusterPurgeDelay: Double = 86_400
 
     /// `--cluster-load-cap N` (sessions replaying their logs at once, 1…4096, default 16),
-    /// `--cluster-purge-delay S` (seconds from a session's end to its subject's purge, 0…86400,
+    /// `--cluster-purge-delay SECONDS` (seconds from a session's end to its subject's purge, 0…86400,
     /// default 60), `--cluster-session-log SIZE` (at least 1M, default 256M),
     /// `--cluster-compaction SIZE` (entries after a session's last snapshot that make a relay
     /// compact it, at least 64K; default 16M or a quarter of the session log's cap when smaller)
