@@ -206,6 +206,29 @@ private struct TaggedSource: AudioFrameSource {
         #expect(exact > 400)
     }
 
+    /// A stretch at 0.75 back to rate 1, heard 20 ms after its instant (the output had rendered
+    /// past it at 0.75, 5 ms of media behind): the voice at rate 1 starts on the timeline, within
+    /// half a frame, with no snap, rather than 5 ms behind and drifting back at ±0.5 %.
+    @Test func aLateReturnToRateOneLandsOnTheTimelineAtOnce() {
+        var core = AudioPlayoutCore()
+        let slow = PresentationTimeline(rate: 0.75, anchorMediaTime: 0, anchorLocalTime: Self.second)
+        _ = Self.run(&core, schedule: TimelineSchedule(slow), from: Double(Self.second), requests: 20)
+        // 200 ms rendered at 0.75; the return to 1 took effect at 180 ms.
+        let change = Self.second + 180_000_000
+        let back = PresentationTimeline(rate: 1, anchorMediaTime: 135_000_000, anchorLocalTime: change)
+        var schedule = TimelineSchedule(slow)
+        schedule.schedule(back, discontinuous: false, now: Self.second)
+        var snaps = 0
+        var errors: [Double] = []
+        _ = Self.run(&core, schedule: schedule, from: Double(Self.second) + 20 * 480 * Self.period, requests: 5) { rendered, instant, core in
+            snaps += rendered.snaps.count
+            errors.append(Self.error(of: core, timeline: back, at: instant + 480 * Self.period))
+        }
+        #expect(snaps == 0)
+        #expect(core.voice?.stretcher == nil)
+        #expect(errors.allSatisfy { abs($0) <= 0.5 }, "errors after the return, in frames: \(errors)")
+    }
+
     @Test func largeErrorIsCorrectedByRateWithinHalfAPercent() {
         var core = AudioPlayoutCore()
         var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))

@@ -199,10 +199,14 @@ struct AudioPlayoutCore {
             return
         }
         if AudioPlayoutCore.isNearUnity(current.rate) != AudioPlayoutCore.isNearUnity(timeline.rate) {
-            // Between reading the samples as they are and stretching them: a cross-fade from
-            // the same position, so that the stretch's first piece does not click.
+            // Between reading the samples as they are and stretching them: a cross-fade into a
+            // voice on the timeline's position, so that nothing clicks. On time, that is where the
+            // voice is; a change heard after the output had rendered past its instant (a rate
+            // change with less lead than the output's latency) left the voice where the old rate
+            // took it, and the new voice lands on the timeline at once rather than drifting there
+            // at ±0.5 %.
             fadeOutVoice()
-            voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: current.position, rate: timeline.rate)
+            voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: target, rate: timeline.rate)
             return
         }
         current.rate = timeline.rate
