@@ -60,12 +60,9 @@ import TandemTestKit
     @Test func anUnderrunLeavesAGapAndTheSoundComesBackInPlace() throws {
         let server = try PulseAudioServer.start()
         defer { server.stop() }
-        try server.loadNullSink(name: "mix", channels: 2, channelMap: ["aux0", "aux1"])
-        for (index, channel) in ["aux0", "aux1"].enumerated() {
-            try server.loadRemapSink(name: "p\(index)", master: "mix", channels: 1, channelMap: ["mono"], masterChannelMap: [channel])
-        }
-        let directory = server.directory.path
-        let recording = try server.record(source: "mix.monitor", channels: 2, channelMap: ["aux0", "aux1"], to: directory + "/monitor.raw")
+        try Self.twoChannels(on: server)
+        let recording = try server.record(source: "mix.monitor", channels: 2, channelMap: ["aux0", "aux1"],
+                                          to: server.directory.path + "/monitor.raw")
         // Noise addressed by the frame of the machine's clock at which it is meant to play.
         var generator = SystemRandomNumberGenerator()
         let noise = (0..<48_000).map { _ in Float.random(in: -0.5...0.5, using: &generator) }
@@ -115,13 +112,18 @@ import TandemTestKit
         #expect(abs(lag) < 2.4, "after the gap the stalled output is \(lag) samples off the other")
     }
 
-    @Test func twoPlayersIntoOneSinkStartTogetherAtTheInstantAsked() throws {
-        let server = try PulseAudioServer.start()
-        defer { server.stop() }
+    /// A two-channel null sink `mix` and a mono remap sink onto each channel, `p0` and `p1`.
+    static func twoChannels(on server: PulseAudioServer) throws {
         try server.loadNullSink(name: "mix", channels: 2, channelMap: ["aux0", "aux1"])
         for (index, channel) in ["aux0", "aux1"].enumerated() {
             try server.loadRemapSink(name: "p\(index)", master: "mix", channels: 1, channelMap: ["mono"], masterChannelMap: [channel])
         }
+    }
+
+    @Test func twoPlayersIntoOneSinkStartTogetherAtTheInstantAsked() throws {
+        let server = try PulseAudioServer.start()
+        defer { server.stop() }
+        try Self.twoChannels(on: server)
         let directory = server.directory.path
         let media = try Self.noise(in: directory)
         // Recording first: its short latency keeps the null sink from rendering far ahead.
