@@ -6,13 +6,15 @@ import TandemBench
 /// apply-on-receipt baseline, and each built-in output's own error.
 enum BenchAudioCommand: Command {
     static let words = ["bench", "audio"]
-    static let usage = "bench audio [--steady SECONDS] [--relay-drift-ppm PPM] [--mpv-args ARGS] [--executable PATH] [--keep-logs DIR] [--json] [--out FILE]"
+    static let usage = "bench audio [--steady SECONDS] [--relay-drift-ppm PPM] [--groups LIST] [--mpv-args ARGS] [--executable PATH] [--keep-logs DIR] [--json] [--out FILE]"
     static let summary = "participants' sound recorded from one PulseAudio null sink (a channel each): audio spread of built-in, "
         + "mpv and on-receipt players, each output's own error, corrections, snaps, underruns (build with -c release)"
 
     static let options = [
         OptionHelp("--steady SECONDS", "seconds of steady play added after the first play (default 20, at most 300)"),
         OptionHelp("--relay-drift-ppm PPM", "how fast the relay's session clock gains on the machine's (default 100)"),
+        OptionHelp("--groups LIST", "which groups take part, comma-separated: tandem (always, its first player hosts), mpv, "
+            + "on-receipt (default all three)"),
         OptionHelp("--mpv-args ARGS", "more options for the mpv participants, after the bench's own (--vo=null --ao=pulse and the device)"),
         OptionHelp("--executable PATH", "another tandem build to run as the participants and the relay (default this one)"),
         OptionHelp("--keep-logs DIR", "keep the media, the recording, every audio log and report.json in DIR"),
@@ -21,7 +23,7 @@ enum BenchAudioCommand: Command {
     ]
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let options = try Arguments(arguments, options: ["steady", "relay-drift-ppm", "mpv-args", "executable", "keep-logs", "out"], flags: ["json"])
+        let options = try Arguments(arguments, options: ["steady", "relay-drift-ppm", "groups", "mpv-args", "executable", "keep-logs", "out"], flags: ["json"])
         try options.expectPositionals(atMost: 0)
         // Another build as the participants and the relay (`--executable`): to compare builds in one sitting.
         let executable = try options.value("executable") ?? BenchSyncCommand.executablePath()
@@ -35,6 +37,14 @@ enum BenchAudioCommand: Command {
         guard abs(benchmark.relayDriftPPM) <= 1_000 else { throw CLIError.usage("--relay-drift-ppm wants ppm within ±1000") }
         benchmark.logs = options.value("keep-logs")
         benchmark.mpvArguments = options.value("mpv-args") ?? ""
+        if let list = options.value("groups") {
+            let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            let kinds = AudioBenchmark.Kind.allCases.map(\.rawValue)
+            if let unknown = names.first(where: { !kinds.contains($0) }) {
+                throw CLIError.usage("--groups: no group '\(unknown)' (the groups: \(kinds.joined(separator: ", ")))")
+            }
+            benchmark.members = benchmark.members.filter { $0.kind == .tandem || names.contains($0.kind.rawValue) }
+        }
         let report: AudioBenchmarkReport
         do {
             report = try benchmark.run { printError("bench audio: \($0)…") }
