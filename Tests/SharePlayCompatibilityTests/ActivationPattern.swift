@@ -80,6 +80,9 @@ final class PartyController {
 
         let guest = try await Harness.join(session.invitation, on: try Harness.participant("ana"), as: ListeningParty.self)
         #expect(guest.activity.song == "Blue")
+        // Apple's `isLocallyInitiated` (iOS 18): the activating participant's session only.
+        #expect(session.isLocallyInitiated)
+        #expect(!guest.isLocallyInitiated)
         controller.play("Green")
         try await until(guest.$activity.values, "the guest hears the change") { $0.song == "Green" }
         controller.play("Red")
