@@ -63,6 +63,9 @@ import TandemTestKit
         try Self.twoChannels(on: server)
         let recording = try server.record(source: "mix.monitor", channels: 2, channelMap: ["aux0", "aux1"],
                                           to: server.directory.path + "/monitor.raw")
+        // The recording under way (the monitor's frames reaching the file) before anything plays.
+        let size = { ((try? FileManager.default.attributesOfItem(atPath: recording.path))?[.size] as? Int) ?? 0 }
+        try #require(Self.wait(timeout: 5) { size() >= 48_000 * 4 / 10 }, "the recording did not start")
         // Noise addressed by the frame of the machine's clock at which it is meant to play.
         var generator = SystemRandomNumberGenerator()
         let noise = (0..<48_000).map { _ in Float.random(in: -0.5...0.5, using: &generator) }
@@ -110,6 +113,31 @@ import TandemTestKit
         // In place: within 0.2 ms (10 samples) of the other (2 to 3 samples seen here); late by
         // the gap it would be 7,200 samples off.
         #expect(abs(lag) < 10, "after the gap the stalled output is \(lag) samples off the other")
+    }
+
+    /// A stereo null sink `out` on `server`, its monitor recorded into the server's directory
+    /// (recording first: its short latency keeps the sink from rendering far ahead).
+    static func recordedStereoSink(on server: PulseAudioServer) throws -> PulseAudioRecording {
+        try server.loadNullSink(name: "out", channels: 2, channelMap: ["front-left", "front-right"])
+        return try server.record(source: "out.monitor", channels: 2, channelMap: ["front-left", "front-right"],
+                                 to: server.directory.path + "/monitor.raw")
+    }
+
+    /// Player options that play the sound on `out` of `server`.
+    static func soundOnOut(of server: PulseAudioServer) -> HeadlessPlayer.Options {
+        var options = HeadlessPlayer.Options()
+        options.audioOutput = .pulse
+        options.audioServer = server.serverString
+        options.audioDevice = "out"
+        return options
+    }
+
+    /// Waits until `player`'s output knows its latency (the server's timing reports have come)
+    /// and the player is ready, then lets the stream's first reports settle, as a player opened
+    /// ahead of the play would.
+    static func settle(_ player: HeadlessPlayer) {
+        #expect(wait(timeout: 5) { player.soundStatistics.latency != nil && player.isReadyToPlay })
+        Thread.sleep(forTimeInterval: 0.5)
     }
 
     /// A two-channel null sink `mix` and a mono remap sink onto each channel, `p0` and `p1`.
@@ -185,20 +213,13 @@ import TandemTestKit
     @Test func pauseResumeAndSeekLandAtTheirInstants() throws {
         let server = try PulseAudioServer.start()
         defer { server.stop() }
-        try server.loadNullSink(name: "out", channels: 2, channelMap: ["front-left", "front-right"])
+        let recording = try Self.recordedStereoSink(on: server)
         let directory = server.directory.path
         let media = try Self.noise(in: directory)
         let source = try Self.samples(of: media, in: directory)
-        let recording = try server.record(source: "out.monitor", channels: 2, channelMap: ["front-left", "front-right"],
-                                          to: directory + "/monitor.raw")
-        var options = HeadlessPlayer.Options()
-        options.audioOutput = .pulse
-        options.audioServer = server.serverString
-        options.audioDevice = "out"
-        let player = try HeadlessPlayer(url: media, options: options)
+        let player = try HeadlessPlayer(url: media, options: Self.soundOnOut(of: server))
         defer { player.close() }
-        #expect(Self.wait(timeout: 5) { player.soundStatistics.latency != nil && player.isReadyToPlay })
-        Thread.sleep(forTimeInterval: 0.5)
+        Self.settle(player)
         // Plays from 0 at T; paused at T + 200 ms; plays on at T + 400 ms; at T + 600 ms jumps to media 0.1 s.
         let t = MonotonicClock.now() + 300_000_000
         let ms: Nanoseconds = 1_000_000
@@ -231,22 +252,16 @@ import TandemTestKit
     @Test func soundAndPicturesFollowOneTimelineAndTheLatencyOffsetMovesBoth() throws {
         let server = try PulseAudioServer.start()
         defer { server.stop() }
-        try server.loadNullSink(name: "out", channels: 2, channelMap: ["front-left", "front-right"])
-        let directory = server.directory.path
-        let recording = try server.record(source: "out.monitor", channels: 2, channelMap: ["front-left", "front-right"],
-                                          to: directory + "/monitor.raw")
+        let recording = try Self.recordedStereoSink(on: server)
         defer { recording.stop() }
+        let directory = server.directory.path
         let frames = try PresentationLog(path: directory + "/frames.jsonl")
-        var options = HeadlessPlayer.Options()
-        options.audioOutput = .pulse
-        options.audioServer = server.serverString
-        options.audioDevice = "out"
+        var options = Self.soundOnOut(of: server)
         options.audioLog = directory + "/audio.jsonl"
         // Everything 30 ms earlier than the timeline gives it, for an output that lags.
         options.latencyOffset = 30_000_000
         let player = try HeadlessPlayer(url: SampleClip.h264.path, options: options, videoSinks: [frames])
-        #expect(Self.wait(timeout: 5) { player.soundStatistics.latency != nil && player.isReadyToPlay })
-        Thread.sleep(forTimeInterval: 0.5)
+        Self.settle(player)
         let start = MonotonicClock.now() + 300_000_000
         let timeline = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: start)
         try player.setTimeline(timeline)
@@ -281,21 +296,14 @@ import TandemTestKit
     @Test func theNextItemsSoundStartsAtTheSwitchsInstant() throws {
         let server = try PulseAudioServer.start()
         defer { server.stop() }
-        try server.loadNullSink(name: "out", channels: 2, channelMap: ["front-left", "front-right"])
+        let recording = try Self.recordedStereoSink(on: server)
         let directory = server.directory.path
         let first = try Self.noise(in: directory)
         let second = try Self.noise(in: directory, seed: 11, name: "next.wav")
         let next = try Self.samples(of: second, in: directory)
-        let recording = try server.record(source: "out.monitor", channels: 2, channelMap: ["front-left", "front-right"],
-                                          to: directory + "/monitor.raw")
-        var options = HeadlessPlayer.Options()
-        options.audioOutput = .pulse
-        options.audioServer = server.serverString
-        options.audioDevice = "out"
-        let player = try HeadlessPlayer(url: first, options: options)
+        let player = try HeadlessPlayer(url: first, options: Self.soundOnOut(of: server))
         defer { player.close() }
-        #expect(Self.wait(timeout: 5) { player.soundStatistics.latency != nil && player.isReadyToPlay })
-        Thread.sleep(forTimeInterval: 0.5)
+        Self.settle(player)
         // The first item from T; at T + 300 ms the next one from its start, decoded ahead.
         let t = MonotonicClock.now() + 300_000_000
         try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: t))

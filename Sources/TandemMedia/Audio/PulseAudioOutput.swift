@@ -301,9 +301,10 @@ final class PulseAudioOutput: @unchecked Sendable {
         }
         if settings.realtime, !askedForPriority {
             askedForPriority = true
-            // A low real-time priority, as the presentation thread's: above every ordinary
-            // thread, below the kernel's own.
-            var parameters = sched_param(sched_priority: 10)
+            // A low real-time priority: above every ordinary thread, and below the sound
+            // server's own (PulseAudio's is 5 by default), so that a client never preempts the
+            // server it feeds.
+            var parameters = sched_param(sched_priority: 4)
             _ = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
         }
         let now = LocalInstant(nanoseconds: MonotonicClock.now())
