@@ -5,9 +5,10 @@ import TandemPlayerSupport
 /// The decoded sound the output reads: addressed by media frame, by generation, bounded.
 @Suite struct AudioFrameStoreTests {
     /// A chunk of `frames` frames from media frame `start` whose left samples count up from `start`.
-    static func chunk(from start: Int, frames: Int) -> AudioChunk {
+    /// Stamped at `stamp` (ns), by default exactly at its first frame's instant.
+    static func chunk(from start: Int, frames: Int, stamp: Nanoseconds? = nil) -> AudioChunk {
         let samples = (0..<frames).flatMap { [Int16(truncatingIfNeeded: start + $0), Int16(-1)] }
-        return AudioChunk(presentationTime: Nanoseconds(start) * 1_000_000_000 / 48_000, samples: samples)
+        return AudioChunk(presentationTime: stamp ?? Nanoseconds(start) * 1_000_000_000 / 48_000, samples: samples)
     }
 
     @Test func readsAcrossChunksAndLeavesSilenceWhereNothingIsDecoded() {
@@ -48,5 +49,32 @@ import TandemPlayerSupport
         #expect(store.storedFrames == (200 * 480 - 96_000 + 48_000) + 480)
         store.retain(generations: [1], positions: [1: 0])
         #expect(store.storedFrames == 480)
+    }
+
+    @Test func chunksStampedToTheMillisecondPlayContiguously() {
+        // 1,024-frame chunks as Matroska stamps them: 0, 21, 43, 64 ms (exactly 0, 21.33, 42.67, 64).
+        let store = AudioFrameStore()
+        for (index, milliseconds) in [0, 21, 43, 64].enumerated() {
+            store.append(Self.chunk(from: index * 1024, frames: 1024, stamp: Nanoseconds(milliseconds) * 1_000_000),
+                         key: .generation(0), item: "a")
+        }
+        var buffer: [Float] = []
+        #expect(store.read(generation: 0, from: 0, count: 4096, into: &buffer) == 4096)
+        // Every frame where the decoder put it: the left samples count up without a gap or repeat.
+        #expect((0..<4096).allSatisfy { buffer[2 * $0] == Float($0) / 32768 })
+    }
+
+    @Test func aStampFurtherThanTheContinuityIsARealGap() {
+        let store = AudioFrameStore()
+        store.append(Self.chunk(from: 0, frames: 480), key: .generation(0), item: "a")
+        // Stamped 3 ms after the first chunk's end (beyond the 2 ms continuity): placed at its stamp.
+        store.append(Self.chunk(from: 480 + 144, frames: 480), key: .generation(0), item: "a")
+        var buffer: [Float] = []
+        #expect(store.read(generation: 0, from: 480, count: 144, into: &buffer) == 0)
+        #expect(store.read(generation: 0, from: 624, count: 1, into: &buffer) == 1 && buffer[0] == Float(624) / 32768)
+        // A chunk within the continuity of that one's end follows it, whatever its stamp says.
+        store.append(Self.chunk(from: 1104, frames: 480, stamp: Nanoseconds(1104 - 60) * 1_000_000_000 / 48_000),
+                     key: .generation(0), item: "a")
+        #expect(store.read(generation: 0, from: 1104, count: 1, into: &buffer) == 1 && buffer[0] == Float(1104) / 32768)
     }
 }

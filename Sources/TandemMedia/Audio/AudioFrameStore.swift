@@ -38,6 +38,15 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
         var item: String
         /// Chunks in decoding order, with the media frame of each one's first sample.
         var chunks: [(start: Int64, samples: [Int16])] = []
+        /// The media frame after the last chunk appended (kept when old chunks are let go).
+        var end: Int64?
+
+        /// Where a chunk stamped at media frame `stamped` goes: right after the one before it
+        /// when its stamp is within `continuity` of there, else at its stamp.
+        func start(stamped: Int64, continuity: Int64) -> Int64 {
+            guard let end, abs(stamped - end) <= continuity else { return stamped }
+            return end
+        }
     }
 
     private struct State {
@@ -48,13 +57,22 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
 
     /// How far behind the output's position frames are kept: 1 s.
     let history: Int64 = Int64(AudioChunk.sampleRate)
+    /// How far a chunk's time stamp may stray from the end of the chunk before it and still be
+    /// placed right after it: 2 ms. A decoder's frames are contiguous, but containers round
+    /// their stamps (Matroska to the millisecond: a 1,024-sample frame stamped 21 ms is 21.33 ms
+    /// in), and placing each chunk at its rounded stamp would open a gap or an overlap of up
+    /// to half a millisecond at every chunk boundary. A stamp further off is a real gap (or a
+    /// jump) in the stream, and is honoured; so the sound is never more than this from its stamps.
+    let continuity: Int64 = Int64(AudioChunk.sampleRate) / 500
     private let state = Mutex(State())
 
     init() {}
 
-    /// Adds a decoded chunk of item `item` under `key`.
+    /// Adds a decoded chunk of item `item` under `key`: right after the chunk before it, unless
+    /// its time stamp is more than `continuity` from there.
     func append(_ chunk: AudioChunk, key: Key, item: String) {
-        let start = mediaFrame(atMediaTime: chunk.presentationTime)
+        let stamped = mediaFrame(atMediaTime: chunk.presentationTime)
+        let frames = Int64(chunk.samples.count / AudioChunk.channelCount)
         state.withLock { state in
             if case .prepared(let serial) = key, state.runs[key] == nil {
                 // A new preparation replaces the earlier ones that no switch has claimed.
@@ -63,7 +81,11 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
                     return earlier > serial || state.aliases[earlier] != nil
                 }
             }
-            state.runs[key, default: Run(item: item)].chunks.append((start, chunk.samples))
+            var run = state.runs.removeValue(forKey: key) ?? Run(item: item)
+            let start = run.start(stamped: stamped, continuity: continuity)
+            run.chunks.append((start, chunk.samples))
+            run.end = start + frames
+            state.runs[key] = run
         }
     }
 

@@ -22,9 +22,13 @@ final class AudioResampler {
         inputSignature = (-1, -1, -1)
     }
 
+    /// Converts `frame`, stamped `presentationTime`. The chunk is stamped with its own first
+    /// sample's instant: a resampler between rates holds samples back (its filter's delay), so
+    /// what comes out first is that much older than the frame that went in.
     func convert(_ frame: UnsafeMutablePointer<AVFrame>, presentationTime: Nanoseconds) throws(MediaError) -> AudioChunk {
         let input = frame.pointee
         try configure(for: frame)
+        let held = swr_get_delay(context, Int64(AudioChunk.sampleRate))
         let outputCapacity = Int(av_rescale_rnd(
             swr_get_delay(context, Int64(input.sample_rate)) + Int64(input.nb_samples),
             Int64(AudioChunk.sampleRate), Int64(input.sample_rate), AV_ROUND_UP
@@ -38,7 +42,8 @@ final class AudioResampler {
         }
         try check(converted, "swr_convert")
         samples.removeLast(samples.count - Int(converted) * AudioChunk.channelCount)
-        return AudioChunk(presentationTime: presentationTime, samples: samples)
+        let heldTime = held * 1_000_000_000 / Int64(AudioChunk.sampleRate)
+        return AudioChunk(presentationTime: presentationTime - Nanoseconds(heldTime), samples: samples)
     }
 
     private func configure(for frame: UnsafeMutablePointer<AVFrame>) throws(MediaError) {
