@@ -51,17 +51,27 @@ import TandemPlayerSupport
         #expect(store.storedFrames == 480)
     }
 
-    @Test func chunksStampedToTheMillisecondPlayContiguously() {
-        // 1,024-frame chunks as Matroska stamps them: 0, 21, 43, 64 ms (exactly 0, 21.33, 42.67, 64).
-        let store = AudioFrameStore()
-        for (index, milliseconds) in [0, 21, 43, 64].enumerated() {
-            store.append(Self.chunk(from: index * 1024, frames: 1024, stamp: Nanoseconds(milliseconds) * 1_000_000),
-                         key: .generation(0), item: "a")
+    /// 1,024-frame chunks from packet `first` on, stamped as Matroska stamps them (to the
+    /// millisecond: 0, 21, 43, 64 ms for 0, 21.33, 42.67, 64).
+    static func matroskaChunks(from first: Int, count: Int) -> [AudioChunk] {
+        (first..<(first + count)).map { packet in
+            let milliseconds = (Double(packet * 1024) / 48).rounded()
+            return chunk(from: packet * 1024, frames: 1024, stamp: Nanoseconds(milliseconds) * 1_000_000)
         }
-        var buffer: [Float] = []
-        #expect(store.read(generation: 0, from: 0, count: 4096, into: &buffer) == 4096)
-        // Every frame where the decoder put it: the left samples count up without a gap or repeat.
-        #expect((0..<4096).allSatisfy { buffer[2 * $0] == Float($0) / 32768 })
+    }
+
+    @Test func chunksStampedToTheMillisecondPlayContiguouslyWhereTheDecoderPutThem() {
+        // Two participants whose decoding starts at different packets find the same places.
+        for first in [0, 1, 2] {
+            let store = AudioFrameStore()
+            for chunk in Self.matroskaChunks(from: first, count: 12) { store.append(chunk, key: .generation(0), item: "a") }
+            var buffer: [Float] = []
+            let start = first * 1024
+            #expect(store.read(generation: 0, from: Int64(start), count: 8192, into: &buffer) == 8192)
+            // The left samples count up from the packet's true frame, without a gap or a repeat.
+            #expect((0..<8192).allSatisfy { buffer[2 * $0] == Float(Int16(truncatingIfNeeded: start + $0)) / 32768 },
+                    "decoding from packet \(first)")
+        }
     }
 
     @Test func aStampFurtherThanTheContinuityIsARealGap() {
@@ -70,11 +80,20 @@ import TandemPlayerSupport
         // Stamped 3 ms after the first chunk's end (beyond the 2 ms continuity): placed at its stamp.
         store.append(Self.chunk(from: 480 + 144, frames: 480), key: .generation(0), item: "a")
         var buffer: [Float] = []
+        #expect(store.read(generation: 0, from: 0, count: 480, into: &buffer) == 480)
         #expect(store.read(generation: 0, from: 480, count: 144, into: &buffer) == 0)
         #expect(store.read(generation: 0, from: 624, count: 1, into: &buffer) == 1 && buffer[0] == Float(624) / 32768)
-        // A chunk within the continuity of that one's end follows it, whatever its stamp says.
-        store.append(Self.chunk(from: 1104, frames: 480, stamp: Nanoseconds(1104 - 60) * 1_000_000_000 / 48_000),
+    }
+
+    @Test func aSegmentsPlaceIsKeptOnceRefined() {
+        // Exact stamps for 250 ms, then one 1.5 ms late (within the continuity): it follows the
+        // sound before it, and moves nothing already placed.
+        let store = AudioFrameStore()
+        for index in 0..<26 { store.append(Self.chunk(from: index * 480, frames: 480), key: .generation(0), item: "a") }
+        store.append(Self.chunk(from: 26 * 480, frames: 480, stamp: Nanoseconds(26 * 480 + 72) * 1_000_000_000 / 48_000),
                      key: .generation(0), item: "a")
-        #expect(store.read(generation: 0, from: 1104, count: 1, into: &buffer) == 1 && buffer[0] == Float(1104) / 32768)
+        var buffer: [Float] = []
+        #expect(store.read(generation: 0, from: 0, count: 27 * 480, into: &buffer) == 27 * 480)
+        #expect((0..<(27 * 480)).allSatisfy { buffer[2 * $0] == Float(Int16(truncatingIfNeeded: $0)) / 32768 })
     }
 }

@@ -63,7 +63,7 @@ struct TimeStretcherTests {
     /// call at the position the timeline gives (start + rate × frames so far).
     static func render(
         _ stretcher: inout TimeStretcher, _ signal: Signal, from start: Double, rate: Double, total: Int,
-        chunks: [Int] = [480]
+        chunks: [Int] = [480], grid: TimeStretcher.Grid? = nil
     ) throws -> [Int16] {
         var output = [Int16]()
         var done = 0
@@ -72,7 +72,7 @@ struct TimeStretcherTests {
             let count = min(chunks[call % chunks.count], total - done)
             let before = output.count
             try stretcher.render(
-                frameCount: count, at: start + rate * Double(done), rate: rate, into: &output, source: signal.read)
+                frameCount: count, at: start + rate * Double(done), rate: rate, grid: grid, into: &output, source: signal.read)
             #expect(output.count - before == count * 2)
             done += count
             call += 1
@@ -368,5 +368,52 @@ struct TimeStretcherTests {
         }
         #expect(output.count == 6_000)
         #expect(output[0] == 7 && output[2_303] == 7 && output[2_304] == 0 && output[3_840] == 7)
+    }
+
+    /// The nominal media positions (start + rate × output frame) at which clicks louder than any
+    /// music in `output` begin.
+    static func clickPositions(_ output: [Int16], start: Double, rate: Double) -> [Double] {
+        var positions: [Double] = []
+        var last = -1_000
+        for (frame, sample) in left(output).enumerated() where abs(sample) >= 24_000 {
+            if frame - last > 96 { positions.append(start + rate * Double(frame)) }
+            last = frame
+        }
+        return positions
+    }
+
+    @Test("stretchers on one grid play the same pieces, whenever they start and however their clocks drift",
+          arguments: [0.75, 1.5, 2])
+    func aGridMakesParticipantsPlayAlike(rate: Double) throws {
+        // Music with a click every 4,801 frames, loud enough to be found over it.
+        let signal = Signal { frame in
+            let (left, right) = Signal.music.sample(frame)
+            guard frame % 4_801 == 123 else { return (left, right) }
+            return (left > 0 ? 30_000 : -30_000, right > 0 ? 30_000 : -30_000)
+        }
+        let grid = TimeStretcher.Grid(origin: 50_000, rate: rate)
+        // One participant from the grid's origin, its clock 150 ppm fast, in calls of 480 frames;
+        // another 0.3 s later, its clock 120 ppm slow, in calls of assorted sizes (a late voice:
+        // it replays the pieces before its place).
+        var early = TimeStretcher(), late = TimeStretcher()
+        let earlyRate = rate * (1 + 150e-6), lateRate = rate * (1 - 120e-6)
+        let lateStart = 50_000 + rate * 14_400.37
+        let first = try Self.render(&early, signal, from: 50_000, rate: earlyRate, total: 144_000, grid: grid)
+        let second = try Self.render(&late, signal, from: lateStart, rate: lateRate, total: 96_000,
+                                     chunks: Self.chunkSizes.filter { $0 > 0 }, grid: grid)
+        // Where both play, away from the ends.
+        let both = (lateStart + 6_000)...(lateStart + lateRate * 96_000 - 6_000)
+        let heardEarly = Self.clickPositions(first, start: 50_000, rate: earlyRate).filter(both.contains)
+        let heardLate = Self.clickPositions(second, start: lateStart, rate: lateRate).filter(both.contains)
+        #expect(heardEarly.count > 10)
+        // Every click each heard, the other heard at the same nominal position within 2.5 frames:
+        // each cuts on its own output frames (a frame's rounding), and the clocks' 270 ppm
+        // apart move a click up to a frame across a piece.
+        for position in heardEarly {
+            #expect(heardLate.contains { abs($0 - position) <= 2.5 }, "a click at \(position) heard early only")
+        }
+        for position in heardLate {
+            #expect(heardEarly.contains { abs($0 - position) <= 2.5 }, "a click at \(position) heard late only")
+        }
     }
 }

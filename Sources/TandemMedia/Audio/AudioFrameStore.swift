@@ -34,18 +34,50 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
         case prepared(Int)
     }
 
+    /// Chunks that follow one another without a gap, placed together. Containers round their
+    /// stamps (Matroska to the millisecond: 1,024-sample frames at 0, 21.33, 42.67 ms are stamped
+    /// 0, 21, 43), so one stamp says where a frame is only to the rounding; but a decoder's frames
+    /// are contiguous, so every chunk's stamp less the frames before it in the segment is a
+    /// reading of where the segment starts. The segment starts at the middle of those readings'
+    /// range (the rounding's errors lie on both sides), refined over its first `refining`
+    /// frames and then kept: every participant, whichever packet its decoding started at, finds
+    /// the same place, and the sound has no gap or overlap at the chunks' boundaries.
+    private struct Segment {
+        /// The lowest and highest reading of the segment's start, in media frames.
+        var lowest: Int64
+        var highest: Int64
+        /// Chunks in order, with the frames of the segment before each one.
+        var chunks: [(offset: Int64, samples: [Int16])] = []
+        /// Frames in the segment so far (kept when old chunks are let go).
+        var length: Int64 = 0
+
+        /// The media frame of the segment's first frame.
+        var start: Int64 { lowest + (highest - lowest) / 2 }
+        /// The media frame after its last.
+        var end: Int64 { start + length }
+    }
+
     private struct Run {
         var item: String
-        /// Chunks in decoding order, with the media frame of each one's first sample.
-        var chunks: [(start: Int64, samples: [Int16])] = []
-        /// The media frame after the last chunk appended (kept when old chunks are let go).
-        var end: Int64?
+        /// Segments in decoding order.
+        var segments: [Segment] = []
 
-        /// Where a chunk stamped at media frame `stamped` goes: right after the one before it
-        /// when its stamp is within `continuity` of there, else at its stamp.
-        func start(stamped: Int64, continuity: Int64) -> Int64 {
-            guard let end, abs(stamped - end) <= continuity else { return stamped }
-            return end
+        /// Adds `samples` stamped at media frame `stamped`: to the last segment when the stamp is
+        /// within `continuity` of its end, refining the segment's start while it is shorter than
+        /// `refining`; otherwise as a new segment at its stamp.
+        mutating func append(_ samples: [Int16], stamped: Int64, continuity: Int64, refining: Int64) {
+            let frames = Int64(samples.count / AudioChunk.channelCount)
+            guard var last = segments.last, abs(stamped - last.end) <= continuity else {
+                segments.append(Segment(lowest: stamped, highest: stamped, chunks: [(0, samples)], length: frames))
+                return
+            }
+            if last.length < refining {
+                last.lowest = min(last.lowest, stamped - last.length)
+                last.highest = max(last.highest, stamped - last.length)
+            }
+            last.chunks.append((last.length, samples))
+            last.length += frames
+            segments[segments.count - 1] = last
         }
     }
 
@@ -57,22 +89,20 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
 
     /// How far behind the output's position frames are kept: 1 s.
     let history: Int64 = Int64(AudioChunk.sampleRate)
-    /// How far a chunk's time stamp may stray from the end of the chunk before it and still be
-    /// placed right after it: 2 ms. A decoder's frames are contiguous, but containers round
-    /// their stamps (Matroska to the millisecond: a 1,024-sample frame stamped 21 ms is 21.33 ms
-    /// in), and placing each chunk at its rounded stamp would open a gap or an overlap of up
-    /// to half a millisecond at every chunk boundary. A stamp further off is a real gap (or a
-    /// jump) in the stream, and is honoured; so the sound is never more than this from its stamps.
+    /// How far a chunk's stamp may stray from the end of the sound before it and still follow it
+    /// (a segment's chunks): 2 ms, beyond any container's rounding. A stamp further off is a
+    /// real gap (or a jump) in the stream, and is honoured.
     let continuity: Int64 = Int64(AudioChunk.sampleRate) / 500
+    /// Over how much of a segment its start is refined from its chunks' stamps: 250 ms.
+    let refining: Int64 = Int64(AudioChunk.sampleRate) / 4
     private let state = Mutex(State())
 
     init() {}
 
-    /// Adds a decoded chunk of item `item` under `key`: right after the chunk before it, unless
-    /// its time stamp is more than `continuity` from there.
+    /// Adds a decoded chunk of item `item` under `key`: right after the sound before it, unless
+    /// its stamp is more than `continuity` from there (see `Segment`).
     func append(_ chunk: AudioChunk, key: Key, item: String) {
         let stamped = mediaFrame(atMediaTime: chunk.presentationTime)
-        let frames = Int64(chunk.samples.count / AudioChunk.channelCount)
         state.withLock { state in
             if case .prepared(let serial) = key, state.runs[key] == nil {
                 // A new preparation replaces the earlier ones that no switch has claimed.
@@ -82,9 +112,7 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
                 }
             }
             var run = state.runs.removeValue(forKey: key) ?? Run(item: item)
-            let start = run.start(stamped: stamped, continuity: continuity)
-            run.chunks.append((start, chunk.samples))
-            run.end = start + frames
+            run.append(chunk.samples, stamped: stamped, continuity: continuity, refining: refining)
             state.runs[key] = run
         }
     }
@@ -111,7 +139,9 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
     /// Frames stored in all, for the bounds' tests.
     var storedFrames: Int {
         state.withLock { state in
-            state.runs.values.reduce(0) { $0 + $1.chunks.reduce(0) { $0 + $1.samples.count / AudioChunk.channelCount } }
+            state.runs.values.reduce(0) { total, run in
+                total + run.segments.reduce(0) { $0 + $1.chunks.reduce(0) { $0 + $1.samples.count / AudioChunk.channelCount } }
+            }
         }
     }
 
@@ -138,8 +168,15 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
                 }
                 guard let generation, let position = positions[generation] else { continue }
                 let limit = position - history
-                let kept = run.chunks.filter { $0.start + Int64($0.samples.count / AudioChunk.channelCount) > limit }
-                if kept.count != run.chunks.count { state.runs[key]?.chunks = kept }
+                var segments = run.segments
+                for index in segments.indices {
+                    let start = segments[index].start
+                    segments[index].chunks.removeAll { start + $0.offset + Int64($0.samples.count / AudioChunk.channelCount) <= limit }
+                }
+                // An emptied segment goes, but for the last, which the next chunk may follow.
+                let last = segments.count - 1
+                segments = segments.enumerated().filter { $0.offset == last || !$0.element.chunks.isEmpty }.map(\.element)
+                state.runs[key]?.segments = segments
             }
         }
     }
@@ -156,14 +193,15 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
             }
             var found = 0
             let end = start + Int64(count)
-            for run in runs {
-                for chunk in run.chunks {
+            for segment in runs.flatMap(\.segments) where segment.start < end && segment.end > start {
+                for chunk in segment.chunks {
                     let frames = Int64(chunk.samples.count / channels)
-                    let lower = max(start, chunk.start), upper = min(end, chunk.start + frames)
+                    let first = segment.start + chunk.offset
+                    let lower = max(start, first), upper = min(end, first + frames)
                     guard lower < upper else { continue }
                     chunk.samples.withUnsafeBufferPointer { samples in
                         for frame in lower..<upper {
-                            let source = Int(frame - chunk.start) * channels
+                            let source = Int(frame - first) * channels
                             let target = Int(frame - start) * channels
                             for channel in 0..<channels {
                                 destination[target + channel] = Float(samples[source + channel]) / 32768

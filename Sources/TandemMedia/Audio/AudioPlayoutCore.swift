@@ -103,6 +103,8 @@ struct AudioPlayoutCore {
         var fade: Int?
         /// At rates other than 1: the stretch that keeps the pitch.
         var stretcher: TimeStretcher?
+        /// At rates other than 1: where the stretch cuts its pieces, the same for every participant.
+        var grid: TimeStretcher.Grid?
     }
 
     let configuration: Configuration
@@ -186,7 +188,7 @@ struct AudioPlayoutCore {
         let perFrame = timeline.rate * period * AudioPlayoutCore.rate / 1e9
         guard var current = voice, current.generation == entry.generation else {
             fadeOutVoice()
-            voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: target, rate: timeline.rate)
+            voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: target, timeline: timeline)
             return
         }
         let error = current.position - target
@@ -195,7 +197,7 @@ struct AudioPlayoutCore {
             rendered.snaps.append(Snap(at: LocalInstant(nanoseconds: Int64((instant - offset).rounded())),
                                        error: TimeSpan(nanoseconds: Int64(errorNs.rounded()))))
             fadeOutVoice()
-            voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: target, rate: timeline.rate)
+            voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: target, timeline: timeline)
             return
         }
         if AudioPlayoutCore.isNearUnity(current.rate) != AudioPlayoutCore.isNearUnity(timeline.rate) {
@@ -206,10 +208,11 @@ struct AudioPlayoutCore {
             // took it, and the new voice lands on the timeline at once rather than drifting there
             // at ±0.5 %.
             fadeOutVoice()
-            voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: target, rate: timeline.rate)
+            voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: target, timeline: timeline)
             return
         }
         current.rate = timeline.rate
+        if current.stretcher != nil { current.grid = AudioPlayoutCore.grid(timeline) }
         (current.step, current.landing) = control(position: current.position, error: error, target: target,
                                                   perFrame: perFrame, rate: timeline.rate, frames: frames)
         voice = current
@@ -217,10 +220,20 @@ struct AudioPlayoutCore {
 
     /// A voice that starts reading `target` (on a whole frame at rate 1, so that it passes the
     /// samples bit-exact), fading in.
-    private static func startingVoice(generation: Int, at target: Double, rate: Double) -> Voice {
+    private static func startingVoice(generation: Int, at target: Double, timeline: PresentationTimeline) -> Voice {
+        let rate = timeline.rate
         let unity = isNearUnity(rate)
         return Voice(generation: generation, position: unity ? target.rounded() : target, step: nominalStep(rate), rate: rate,
-                     landing: nil, fade: 0, stretcher: unity ? nil : TimeStretcher())
+                     landing: nil, fade: 0, stretcher: unity ? nil : TimeStretcher(), grid: unity ? nil : grid(timeline))
+    }
+
+    /// The grid a stretched timeline's pieces are cut on: from its anchor, at its rate to the
+    /// nearest 1/400. Every participant's timeline of a change has the same anchor, and the same
+    /// rate but for its clock's drift (a few hundred ppm at most), which the rounding takes out:
+    /// the rates people choose (1.5, 0.75, 1.1, 1.33) are multiples of 1/400.
+    static func grid(_ timeline: PresentationTimeline) -> TimeStretcher.Grid {
+        let rate = min(max((timeline.rate * 400).rounded() / 400, TimeStretcher.rates.lowerBound), TimeStretcher.rates.upperBound)
+        return TimeStretcher.Grid(origin: Double(timeline.anchorMediaTime) * AudioPlayoutCore.rate / 1e9, rate: rate)
     }
 
     /// The drift tiers: the step for the next `frames` output frames, and where it lands.
@@ -349,7 +362,7 @@ struct AudioPlayoutCore {
         var wanted = 0, found = 0
         var buffer: [Float] = []
         do {
-            try stretcher.render(frameCount: count, at: voice.position, rate: rate, into: &stretched) { start, frames in
+            try stretcher.render(frameCount: count, at: voice.position, rate: rate, grid: voice.grid, into: &stretched) { start, frames in
                 wanted += frames
                 found += source.read(generation: generation, from: start, count: frames, into: &buffer)
                 // The store's samples are Int16 divided by 32768: back to Int16 exactly.

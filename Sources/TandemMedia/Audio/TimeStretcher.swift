@@ -56,9 +56,19 @@ import TandemClock
 /// Below rate 1 pieces repeat source, so such a sound is heard more than once, each time within
 /// the bound.
 ///
+/// **A grid.** Two stretchers play the same pieces only if they cut them at the same places and
+/// search each against the same continuation; cut where each one's calls happen to fall, a
+/// participant whose voice started a request later, or whose clock drifts otherwise, chooses
+/// other pieces, and a sound is heard milliseconds apart (within the bound, differently). Given
+/// a `Grid` (the timeline's anchor and rate), pieces are cut where the nominal position reaches
+/// the grid's cuts, and a stretcher starting inside the stretch replays the searches of the
+/// pieces before its place (up to `gridReplay`); so participants of a group play the same
+/// sound at the same media positions, within a frame and their clocks' drift over a piece.
+///
 /// **Reads.** Each call reads source frames only within `searchRadius + 1 + max(0, 1 − r)·
 /// (stride + overlap)/2` before `position` and `searchRadius + 1 + (1 + r)·(stride + overlap)/2`
-/// after the call's last nominal position (`position + r·(frameCount − 1)`).
+/// after the call's last nominal position (`position + r·(frameCount − 1)`); on a grid, a piece
+/// reads up to 1 % of the stride more, and a start inside the stretch reads the pieces it replays.
 public struct TimeStretcher: Sendable {
     /// The rates the stretcher plays, the shared timeline's.
     public static let rates: ClosedRange<Double> = 0.25...4
@@ -99,6 +109,30 @@ public struct TimeStretcher: Sendable {
             stride: .milliseconds(40), overlap: .milliseconds(8), searchRadius: .microseconds(7_500))
     }
 
+    /// Where pieces are cut when every participant of a group must play the same stretch: at
+    /// media positions `origin + j × rate × stride` for whole j (the timeline's anchor and rate),
+    /// whatever output frames a participant's calls start at and whatever its clock's drift.
+    /// Each piece is then searched against the previous piece's continuation as the grid, not
+    /// the call, placed it; so two stretchers given the same grid choose the same pieces and
+    /// play the same sound at the same media positions, to within a frame.
+    public struct Grid: Sendable, Equatable {
+        /// A media position (source frames) at which a piece starts.
+        public var origin: Double
+        /// The rate whose `stride` of media separates the cuts.
+        public var rate: Double
+
+        /// Pieces cut at `origin + j × rate × stride`.
+        public init(origin: Double, rate: Double) {
+            self.origin = origin
+            self.rate = rate
+        }
+    }
+
+    /// How many pieces a stretcher starting inside a grid's stretch replays from before its place
+    /// (the searches only, nothing heard), at most: a stretch played from its grid's origin, or
+    /// started within this many pieces of it, is every participant's alike.
+    public static let gridReplay = 64
+
     /// The configuration it runs.
     public let configuration: Configuration
     /// Interleaved channels per frame.
@@ -126,6 +160,14 @@ public struct TimeStretcher: Sendable {
     /// The previous piece's continuation, cross-faded into the first frames of the current one.
     private var tail: [Int16] = []
     private var fading = false
+
+    /// The grid the pieces are cut on, if the caller gives one.
+    private var grid: Grid?
+    /// The index on the grid of the current piece.
+    private var gridPiece: Int64 = 0
+    /// On a grid: the current piece's continuation as the grid placed it, the reference the next
+    /// piece is searched against.
+    private var gridReference: [Int16] = []
 
     private var matchReference: [Float] = []
     private var matchCandidate: [Float] = []
@@ -213,13 +255,21 @@ public struct TimeStretcher: Sendable {
     /// frames) at `rate`, reading the source through `source(start, count)`, which returns the
     /// interleaved samples of `count` frames from absolute frame `start` (zeros where there are
     /// none; a shorter answer is completed with zeros, a longer one cut).
+    ///
+    /// With a `grid`, pieces are cut where the grid says rather than every `stride` output
+    /// frames from the call that anchored, so that stretchers given the same grid play alike
+    /// (see `Grid`); a call with another grid plays the piece in progress on to its next cut.
     public mutating func render(
-        frameCount: Int, at position: Double, rate: Double, into output: inout [Int16],
+        frameCount: Int, at position: Double, rate: Double, grid: Grid? = nil, into output: inout [Int16],
         source: (_ start: Int64, _ count: Int) -> [Int16]
     ) throws(TimeStretchError) {
         guard frameCount >= 0 else { throw .negativeFrameCount(frameCount) }
         guard position.isFinite, abs(position) <= Self.positionLimit else { throw .positionOutOfRange(position) }
         guard rate.isFinite, Self.rates.contains(rate) else { throw .rateOutOfRange(rate) }
+        if let grid {
+            guard grid.origin.isFinite, abs(grid.origin) <= Self.positionLimit else { throw .positionOutOfRange(grid.origin) }
+            guard grid.rate.isFinite, Self.rates.contains(grid.rate) else { throw .rateOutOfRange(grid.rate) }
+        }
         if position != self.position || rate != anchorRate {
             if hasPiece, abs(position - self.position) > Double(searchFrames) {
                 reset()
@@ -227,6 +277,21 @@ public struct TimeStretcher: Sendable {
             anchorPosition = position
             anchorRate = rate
             framesSinceAnchor = 0
+        }
+        if grid != self.grid {
+            // Another grid (a timeline re-anchored at the same rate, or a change of rate): the
+            // piece in progress plays on to the new grid's next cut. Without one, or from none,
+            // the stretch starts afresh.
+            if let grid, self.grid != nil, hasPiece {
+                gridPiece = Int64(((position - grid.origin) / (grid.rate * Double(strideFrames))).rounded(.down))
+            } else {
+                reset()
+            }
+            self.grid = grid
+        }
+        if let grid {
+            renderOnGrid(grid, frameCount: frameCount, into: &output, source: source)
+            return
         }
         var remaining = frameCount
         while remaining > 0 {
@@ -264,7 +329,7 @@ public struct TimeStretcher: Sendable {
             piece = Self.read(source, nominal, span, channels)
         } else {
             let region = Self.read(source, nominal - Int64(searchFrames), span + 2 * searchFrames, channels)
-            let offset = bestOffset(in: region)
+            let offset = bestOffset(in: region, against: tail)
             start = nominal - Int64(searchFrames) + Int64(offset)
             piece = Array(region[(offset * channels)..<((offset + span) * channels)])
         }
@@ -273,11 +338,83 @@ public struct TimeStretcher: Sendable {
         fading = start != continuation
     }
 
+    /// Output frames a piece on a grid may play beyond the stride (a drifting clock's segments
+    /// are up to ±0.5 % longer or shorter than the stride, and rounding adds a frame).
+    private var gridMargin: Int { strideFrames / 100 + 2 }
+
+    /// Renders `frameCount` frames on `grid`: each piece plays until the nominal position reaches
+    /// the grid's next cut, then the next piece, searched against this one's continuation as the
+    /// grid placed it, cross-fades in from where this one was left.
+    private mutating func renderOnGrid(_ grid: Grid, frameCount: Int, into output: inout [Int16],
+                                       source: (Int64, Int) -> [Int16]) {
+        let spacing = grid.rate * Double(strideFrames)
+        let limit = strideFrames + gridMargin
+        var remaining = frameCount
+        while remaining > 0 {
+            if !hasPiece { startOnGrid(grid, source) }
+            let cut = grid.origin + Double(gridPiece + 1) * spacing
+            // The frames whose nominal position is still before the cut.
+            let before = Int(max(0, ((cut - position) / anchorRate).rounded(.up)))
+            guard before > 0, pieceOffset < limit else {
+                tail.removeAll(keepingCapacity: true)
+                tail.append(contentsOf: piece[(pieceOffset * channels)..<((pieceOffset + overlapFrames) * channels)])
+                let continuation = pieceStart + Int64(pieceOffset)
+                placeOnGrid(grid, gridPiece + 1, source)
+                fading = pieceStart != continuation
+                continue
+            }
+            let count = min(remaining, before, limit - pieceOffset)
+            emit(count, into: &output)
+            pieceOffset += count
+            framesSinceAnchor += Int64(count)
+            remaining -= count
+        }
+    }
+
+    /// Starts on `grid` at the current position: replays the searches of up to `gridReplay`
+    /// pieces before the one the position is in, so as to choose that one as a stretcher that
+    /// played them would, and plays it from the position, with no cross-fade.
+    private mutating func startOnGrid(_ grid: Grid, _ source: (Int64, Int) -> [Int16]) {
+        let spacing = grid.rate * Double(strideFrames)
+        let current = Int64(((position - grid.origin) / spacing).rounded(.down))
+        let first = current <= 0 ? current : max(0, current - Int64(Self.gridReplay))
+        hasPiece = false
+        for index in first...current { placeOnGrid(grid, index, source) }
+        let cut = grid.origin + Double(current) * spacing
+        pieceOffset = Int(min(Double(strideFrames + gridMargin - 1), max(0, ((position - cut) / anchorRate).rounded())))
+        fading = false
+    }
+
+    /// Makes piece `index` of `grid` the current one: at its nominal start (its middle at the
+    /// nominal position of its segment's middle), moved within the search radius to where it
+    /// best continues the previous piece as the grid placed it (unless it is the first, or the
+    /// rate is 1).
+    private mutating func placeOnGrid(_ grid: Grid, _ index: Int64, _ source: (Int64, Int) -> [Int16]) {
+        let span = strideFrames + overlapFrames + gridMargin
+        let cut = grid.origin + Double(index) * grid.rate * Double(strideFrames)
+        let middle = cut + (grid.rate - 1) * Double(strideFrames + overlapFrames) / 2
+        let nominal = Int64(max(-2 * Self.positionLimit, min(2 * Self.positionLimit, middle.rounded())))
+        if !hasPiece || grid.rate == 1 || searchFrames == 0 {
+            piece = Self.read(source, nominal, span, channels)
+            pieceStart = nominal
+        } else {
+            let region = Self.read(source, nominal - Int64(searchFrames), span + 2 * searchFrames, channels)
+            let offset = bestOffset(in: region, against: gridReference)
+            pieceStart = nominal - Int64(searchFrames) + Int64(offset)
+            piece = Array(region[(offset * channels)..<((offset + span) * channels)])
+        }
+        gridReference.removeAll(keepingCapacity: true)
+        gridReference.append(contentsOf: piece[(strideFrames * channels)..<((strideFrames + overlapFrames) * channels)])
+        gridPiece = index
+        pieceOffset = 0
+        hasPiece = true
+    }
+
     /// The offset into `region` (which starts `searchFrames` before the nominal start) whose
-    /// first `overlapFrames` frames best match the tail, by cross-correlation of the channels'
+    /// first `overlapFrames` frames best match `tail`, by cross-correlation of the channels'
     /// sums divided by the candidate's norm (largest, by Cauchy-Schwarz, for a candidate that is
     /// the tail itself); ties go to the offset nearest the nominal start.
-    private mutating func bestOffset(in region: [Int16]) -> Int {
+    private mutating func bestOffset(in region: [Int16], against tail: [Int16]) -> Int {
         let overlap = overlapFrames
         let channels = self.channels
         let candidates = 2 * searchFrames + 1
