@@ -37,10 +37,14 @@ struct WatchRunner {
         // SIGINT, SIGTERM and SIGHUP leave as `q` does (`ExitSignals`).
         let exitSignals = ExitSignals { [session] _ in session.leave() }
         defer { exitSignals.cancel() }
+        // Which player was chosen for the person at this terminal, and how to have the other.
+        if let line = options.choiceLine { printError(line) }
         let renderer = options.terminalVideo ? TerminalRenderer() : nil
         // The host's session is new: it has no history to catch up on.
         let printer = EventPrinter(style: options.eventStyle, catchesUp: !isHost)
         let party = WatchParty(session: session, configuration: configuration(renderer: renderer, printer: printer))
+        // mpv's window shows the sentences too: its person sees no terminal.
+        if options.player == .mpv { printer.showOnScreen { party.showOnScreen($0) } }
         let status = StatusRefresh()
         let printing = Task {
             for await event in party.events { present(event, printer: printer, status: status) }
@@ -86,6 +90,7 @@ struct WatchRunner {
         configuration.audioLog = options.audio.log
         configuration.mpvIPC = options.mpvIPC
         configuration.mpvArguments = options.mpvArguments
+        configuration.mpvExecutable = options.mpvExecutable
         // Every five seconds a `sync` event, for the benchmarks that read JSON.
         configuration.reportsSync = options.jsonEvents
         configuration.coordinationBegan = { printer.coordinationBegan() }
