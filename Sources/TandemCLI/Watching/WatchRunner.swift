@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CTandemSystem
 import Foundation
 import Synchronization
 import Tandem
@@ -39,7 +40,8 @@ struct WatchRunner {
         defer { exitSignals.cancel() }
         // Which player was chosen for the person at this terminal, and how to have the other.
         if let line = options.choiceLine { printError(line) }
-        let renderer = options.terminalVideo ? TerminalRenderer() : nil
+        let renderer = options.terminalVideo ? Self.pictureRenderer() : nil
+        defer { StatusArea.shared.releaseLines() }
         // The host's session is new: it has no history to catch up on.
         let printer = EventPrinter(style: options.eventStyle, catchesUp: !isHost)
         let party = WatchParty(session: session, configuration: configuration(renderer: renderer, printer: printer))
@@ -67,6 +69,27 @@ struct WatchRunner {
         await printing.value
         renderer?.stop()
         return WatchRunner.exitStatus(for: ending.reason, endedHere: ending.endedHere)
+    }
+
+    /// The picture in the terminal: at a terminal taking keys, over all its rows but the last
+    /// `StatusArea.textRowCount`, where the lines printed above the status line go (the picture's
+    /// redraws would cover them anywhere else), at the size the terminal has now; otherwise over
+    /// the whole terminal, following its size.
+    private static func pictureRenderer() -> TerminalRenderer {
+        var columns: UInt16 = 0
+        var rows: UInt16 = 0
+        let reserved = StatusArea.textRowCount
+        guard isatty(0) != 0, isatty(1) != 0, tandem_terminal_size(1, &columns, &rows) == 0, Int(rows) > reserved + 4 else {
+            return TerminalRenderer()
+        }
+        StatusArea.shared.keepLines(inRows: Int(rows) - reserved + 1...Int(rows))
+        return TerminalRenderer(size: (Int(columns), Int(rows) - reserved))
+    }
+
+    /// What the screen said before the picture took it, said again under the picture: the
+    /// player chosen and, for the host, the invite.
+    private var openingLines: [String] {
+        [options.choiceLine, isHost ? session.invitation.url.absoluteString : nil].compactMap { $0 }
     }
 
     /// The party's configuration from the command line's options.
@@ -145,7 +168,7 @@ struct WatchRunner {
         if keys != nil { StatusArea.shared.activate() }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                if let keys { await runKeys(keys, party: party) } else { await runScript(party) }
+                if let keys { await runKeys(keys, party: party, repeating: renderer == nil ? [] : openingLines) } else { await runScript(party) }
             }
             group.addTask { await showStatus(party, renderer: renderer, interactive: keys != nil, printer: printer, status: status) }
         }
@@ -277,7 +300,9 @@ struct WatchRunner {
     /// 10 %, `m` mutes or unmutes, `-` and `=` the latency offset by 10 ms, Enter opens the chat
     /// prompt, `?` shows the keys, `h` the group's health, `q` leaves, `e` pressed twice within
     /// 3 s ends the session for everyone.
-    private func runKeys(_ keys: TerminalKeys, party: WatchParty) async {
+    /// `repeating`: lines said before the picture covered them, said again first.
+    private func runKeys(_ keys: TerminalKeys, party: WatchParty, repeating: [String]) async {
+        for line in repeating { StatusArea.shared.printAbove(line) }
         StatusArea.shared.printAbove(KeyTable.hint)
         var ending = EndConfirmation()
         for await key in keys.keys {
