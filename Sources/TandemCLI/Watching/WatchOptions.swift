@@ -98,7 +98,7 @@ struct WatchOptions {
         wakeGuard = arguments.flags.contains("wake-guard")
         audio = try AudioOptions(arguments, builtinPlayer: player == .builtin, defaultOutput: choice.audio)
         if player == .mpv {
-            if terminalVideo { throw .usage("--video terminal is the built-in player's; mpv shows video in its own window") }
+            if arguments.value("video") == "terminal" { throw .usage("--video terminal is the built-in player's; mpv shows video in its own window") }
             if wakeGuard { throw .usage("--wake-guard is the built-in player's; mpv keeps its own time") }
         } else if mpvIPC != nil || arguments.value("mpv-args") != nil {
             throw .usage("--mpv-ipc and --mpv-args need --player mpv")
