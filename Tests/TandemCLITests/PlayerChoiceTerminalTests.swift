@@ -31,6 +31,8 @@ import TandemHarness
             Thread.sleep(forTimeInterval: 1)
             let screen = try tmux.screen()
             #expect(screen.contains(line) && screen.contains("tandem://"), "\(screen)")
+            // The player's own line, said as it opened, is there too, after the choice.
+            #expect(screen.contains("playing without sound"), "\(screen)")
         }
         try tmux.sendKeys("q")
     }

@@ -21,8 +21,9 @@ final class StatusArea: Sendable {
         var textRows: ClosedRange<Int>?
     }
 
-    /// How many of the terminal's last rows hold lines under a picture drawn in the terminal.
-    static let textRowCount = 4
+    /// How many of a terminal's `rows` hold lines under a picture drawn in the terminal: a fifth,
+    /// at least 4 (the choice of player, the invite, the keys' hint and a change fit at 80 columns).
+    static func textRowCount(of rows: Int) -> Int { max(4, rows / 5) }
 
     private let state = Mutex(State())
 
@@ -96,12 +97,12 @@ final class StatusArea: Sendable {
     /// kept for lines, the lines before it scrolled up.
     func printAbove(_ line: String, descriptor: Int32 = 1) {
         state.withLock { state in
-            guard state.active else {
-                if descriptor == 2 { printError(line) } else { printOutput(line) }
-                return
-            }
             if let rows = state.textRows {
                 printOutput("\u{1B}[\(rows.upperBound);1H\n\r\u{1B}[K" + line, newline: false)
+                return
+            }
+            guard state.active else {
+                if descriptor == 2 { printError(line) } else { printOutput(line) }
                 return
             }
             printOutput(Self.erase(state.shown), newline: false)

@@ -44,7 +44,10 @@ struct WatchRunner {
         defer { StatusArea.shared.releaseLines() }
         // The host's session is new: it has no history to catch up on.
         let printer = EventPrinter(style: options.eventStyle, catchesUp: !isHost)
-        let party = WatchParty(session: session, configuration: configuration(renderer: renderer, printer: printer))
+        // With the picture in the terminal, said again under it once the front begins.
+        let opening = OpeningLines(first: renderer == nil ? [] : openingLines)
+        if renderer == nil { opening.release() }
+        let party = WatchParty(session: session, configuration: configuration(renderer: renderer, printer: printer, opening: opening))
         // mpv's window shows the sentences too: its person sees no terminal.
         if options.player == .mpv { printer.showOnScreen { party.showOnScreen($0) } }
         let status = StatusRefresh()
@@ -56,7 +59,7 @@ struct WatchRunner {
         defer { catchingUp.cancel() }
         let ending: WatchParty.Ending
         do {
-            ending = try await party.run { [self] in await front(party, renderer: renderer, printer: printer, status: status) }
+            ending = try await party.run { [self] in await front(party, renderer: renderer, printer: printer, status: status, opening: opening) }
         } catch let error as WatchPartyError {
             await printing.value
             renderer?.stop()
@@ -72,16 +75,17 @@ struct WatchRunner {
     }
 
     /// The picture in the terminal: at a terminal taking keys, over all its rows but the last
-    /// `StatusArea.textRowCount`, where the lines printed above the status line go (the picture's
-    /// redraws would cover them anywhere else), at the size the terminal has now; otherwise over
-    /// the whole terminal, following its size.
+    /// few (`StatusArea.textRowCount(of:)`), where the lines printed above the status line go (the
+    /// picture's redraws would cover them anywhere else), at the size the terminal has now;
+    /// otherwise over the whole terminal, following its size.
     private static func pictureRenderer() -> TerminalRenderer {
         var columns: UInt16 = 0
         var rows: UInt16 = 0
-        let reserved = StatusArea.textRowCount
-        guard isatty(0) != 0, isatty(1) != 0, tandem_terminal_size(1, &columns, &rows) == 0, Int(rows) > reserved + 4 else {
+        guard isatty(0) != 0, isatty(1) != 0, tandem_terminal_size(1, &columns, &rows) == 0,
+              Int(rows) > StatusArea.textRowCount(of: Int(rows)) + 4 else {
             return TerminalRenderer()
         }
+        let reserved = StatusArea.textRowCount(of: Int(rows))
         StatusArea.shared.keepLines(inRows: Int(rows) - reserved + 1...Int(rows))
         return TerminalRenderer(size: (Int(columns), Int(rows) - reserved))
     }
@@ -93,7 +97,7 @@ struct WatchRunner {
     }
 
     /// The party's configuration from the command line's options.
-    private func configuration(renderer: TerminalRenderer?, printer: EventPrinter) -> WatchParty.Configuration {
+    private func configuration(renderer: TerminalRenderer?, printer: EventPrinter, opening: OpeningLines) -> WatchParty.Configuration {
         var configuration = WatchParty.Configuration(media: media, isHost: isHost)
         configuration.player = options.player
         configuration.follower = options.follower
@@ -114,6 +118,8 @@ struct WatchRunner {
         configuration.mpvIPC = options.mpvIPC
         configuration.mpvArguments = options.mpvArguments
         configuration.mpvExecutable = options.mpvExecutable
+        // Under the picture in the terminal, where it stays in sight.
+        configuration.playerNotice = { opening.say($0) }
         // Every five seconds a `sync` event, for the benchmarks that read JSON.
         configuration.reportsSync = options.jsonEvents
         configuration.coordinationBegan = { printer.coordinationBegan() }
@@ -158,7 +164,9 @@ struct WatchRunner {
 
     /// What a person does while the party watches: keys and the status line at a terminal,
     /// commands on standard input otherwise; cancelled when the session is over.
-    private func front(_ party: WatchParty, renderer: TerminalRenderer?, printer: EventPrinter, status: StatusRefresh) async {
+    private func front(_ party: WatchParty, renderer: TerminalRenderer?, printer: EventPrinter, status: StatusRefresh,
+                       opening: OpeningLines) async {
+        opening.release()
         guard options.player == .builtin else {
             // mpv takes a person's keys in its own window.
             await runScript(party)
@@ -168,7 +176,7 @@ struct WatchRunner {
         if keys != nil { StatusArea.shared.activate() }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                if let keys { await runKeys(keys, party: party, repeating: renderer == nil ? [] : openingLines) } else { await runScript(party) }
+                if let keys { await runKeys(keys, party: party) } else { await runScript(party) }
             }
             group.addTask { await showStatus(party, renderer: renderer, interactive: keys != nil, printer: printer, status: status) }
         }
@@ -300,9 +308,7 @@ struct WatchRunner {
     /// 10 %, `m` mutes or unmutes, `-` and `=` the latency offset by 10 ms, Enter opens the chat
     /// prompt, `?` shows the keys, `h` the group's health, `q` leaves, `e` pressed twice within
     /// 3 s ends the session for everyone.
-    /// `repeating`: lines said before the picture covered them, said again first.
-    private func runKeys(_ keys: TerminalKeys, party: WatchParty, repeating: [String]) async {
-        for line in repeating { StatusArea.shared.printAbove(line) }
+    private func runKeys(_ keys: TerminalKeys, party: WatchParty) async {
         StatusArea.shared.printAbove(KeyTable.hint)
         var ending = EndConfirmation()
         for await key in keys.keys {

@@ -75,6 +75,9 @@ public final class WatchParty: Sendable {
         public var mpvArguments: [String] = []
         /// The mpv executable (nil: `MpvPlayer.Options`'s).
         public var mpvExecutable: String?
+        /// Where the built-in player's lines for the person go (its sound output could not
+        /// start, and it plays without sound): nil, standard error.
+        public var playerNotice: (@Sendable (String) -> Void)?
         /// Report a `sync` event every five seconds (built-in player).
         public var reportsSync = false
         /// Called once the player has closed (it presents nothing more), before the party waits
