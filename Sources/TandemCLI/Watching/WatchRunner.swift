@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CTandemSystem
 import Foundation
 import Synchronization
 import Tandem
@@ -40,7 +39,7 @@ struct WatchRunner {
         defer { exitSignals.cancel() }
         // Which player was chosen for the person at this terminal, and how to have the other.
         if let line = options.choiceLine { printError(line) }
-        let renderer = options.terminalVideo ? Self.pictureRenderer() : nil
+        let renderer = options.terminalVideo ? TerminalPicture() : nil
         defer { StatusArea.shared.releaseLines() }
         // The host's session is new: it has no history to catch up on.
         let printer = EventPrinter(style: options.eventStyle, catchesUp: !isHost)
@@ -74,22 +73,6 @@ struct WatchRunner {
         return WatchRunner.exitStatus(for: ending.reason, endedHere: ending.endedHere)
     }
 
-    /// The picture in the terminal: at a terminal taking keys, over all its rows but the last
-    /// few (`StatusArea.textRowCount(of:)`), where the lines printed above the status line go (the
-    /// picture's redraws would cover them anywhere else), at the size the terminal has now;
-    /// otherwise over the whole terminal, following its size.
-    private static func pictureRenderer() -> TerminalRenderer {
-        var columns: UInt16 = 0
-        var rows: UInt16 = 0
-        guard isatty(0) != 0, isatty(1) != 0, tandem_terminal_size(1, &columns, &rows) == 0,
-              Int(rows) > StatusArea.textRowCount(of: Int(rows)) + 4 else {
-            return TerminalRenderer()
-        }
-        let reserved = StatusArea.textRowCount(of: Int(rows))
-        StatusArea.shared.keepLines(inRows: Int(rows) - reserved + 1...Int(rows))
-        return TerminalRenderer(size: (Int(columns), Int(rows) - reserved))
-    }
-
     /// What the screen said before the picture took it, said again under the picture: the
     /// player chosen and, for the host, the invite.
     private var openingLines: [String] {
@@ -97,7 +80,7 @@ struct WatchRunner {
     }
 
     /// The party's configuration from the command line's options.
-    private func configuration(renderer: TerminalRenderer?, printer: EventPrinter, opening: OpeningLines) -> WatchParty.Configuration {
+    private func configuration(renderer: TerminalPicture?, printer: EventPrinter, opening: OpeningLines) -> WatchParty.Configuration {
         var configuration = WatchParty.Configuration(media: media, isHost: isHost)
         configuration.player = options.player
         configuration.follower = options.follower
@@ -164,7 +147,7 @@ struct WatchRunner {
 
     /// What a person does while the party watches: keys and the status line at a terminal,
     /// commands on standard input otherwise; cancelled when the session is over.
-    private func front(_ party: WatchParty, renderer: TerminalRenderer?, printer: EventPrinter, status: StatusRefresh,
+    private func front(_ party: WatchParty, renderer: TerminalPicture?, printer: EventPrinter, status: StatusRefresh,
                        opening: OpeningLines) async {
         opening.release()
         guard options.player == .builtin else {
@@ -353,7 +336,7 @@ struct WatchRunner {
 
     /// Keeps the status line current: under the picture, or on the last line of the terminal,
     /// every 250 ms and whenever `status` is refreshed.
-    private func showStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, printer: EventPrinter,
+    private func showStatus(_ party: WatchParty, renderer: TerminalPicture?, interactive: Bool, printer: EventPrinter,
                             status: StatusRefresh) async {
         status.start { [self] in drawStatus(party, renderer: renderer, interactive: interactive, lastAction: printer.lastAction) }
         while !Task.isCancelled {
@@ -363,7 +346,7 @@ struct WatchRunner {
     }
 
     /// Draws the status line once.
-    private func drawStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, lastAction: String) {
+    private func drawStatus(_ party: WatchParty, renderer: TerminalPicture?, interactive: Bool, lastAction: String) {
         if let player = party.player, let coordinator = party.coordinator {
             let core = StatusLine.groupCore(coordinator, atLocalTime: coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) })
             var fields = StatusLine.fields(player: player, coordinator: coordinator, session: session, lastChange: lastAction)
