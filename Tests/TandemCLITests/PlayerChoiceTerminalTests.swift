@@ -5,7 +5,8 @@ import TandemHarness
 
 /// `tandem host FILE` at a terminal (standard input and output both a tmux pane), with no player
 /// chosen: the line that says which player plays and how to have the other is on the screen, and
-/// with the picture in the terminal it stays there under the picture, with the invite.
+/// with the picture in the terminal it stays there under the picture, with the invite; the
+/// picture follows a resize.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct PlayerChoiceTerminalProcessTests {
     @Test(arguments: [
         // No mpv on the PATH, no display: the picture in the terminal, with sound (none here:
@@ -33,6 +34,13 @@ import TandemHarness
             #expect(screen.contains(line) && screen.contains("tandem://"), "\(screen)")
             // The player's own line, said as it opened, is there too, after the choice.
             #expect(screen.contains("playing without sound"), "\(screen)")
+            // Resized to 80×24: the picture starts afresh above the last 4 rows, its status
+            // line on the 20th.
+            _ = try TmuxSession.run(["resize-window", "-t", tmux.name, "-x", "80", "-y", "24"])
+            #expect(try waitFor(10) {
+                let rows = try tmux.screen().split(separator: "\n", omittingEmptySubsequences: false)
+                return rows.count >= 20 && rows[19].hasPrefix("▶")
+            }, "\((try? tmux.screen()) ?? "")")
         }
         try tmux.sendKeys("q")
     }
