@@ -20,13 +20,10 @@ extension MpvPlayer {
         case ("property-change", "eof-reached"?):
             observation = .endReached(event.propertyValue.bool ?? false)
         case ("client-message", _):
-            // A queue key bound in mpv (`bindQueueKeys`): the group moves, as `next`/`prev` do.
-            guard case .array(let words)? = event.message["args"], words.first?.string == Self.queueMessageTarget else { return }
-            switch words.dropFirst().first?.string {
-            case "next"?: _ = try? groupCoordinator.advanceToNextItem()
-            case "previous"?: _ = try? groupCoordinator.returnToPreviousItem()
-            default: break
-            }
+            // A key bound in mpv (`bindGroupKeys`): the group moves, as at the terminal.
+            guard case .array(let words)? = event.message["args"], words.first?.string == Self.groupKeyTarget,
+                  let key = words.dropFirst().first?.string.flatMap(GroupKey.init(rawValue:)) else { return }
+            take(key)
             return
         case ("playback-restart", _):
             // Where the seek landed: read now, taken back to when playback restarted.
@@ -50,20 +47,58 @@ extension MpvPlayer {
         await propose(action, requestedSpeed: requestedSpeed, groupRate: groupRate)
     }
 
-    /// The first word of the `script-message` that mpv's queue keys send.
-    static let queueMessageTarget = "tandem-queue"
+    /// What a key bound in mpv's window does for the group (the word its `script-message` carries).
+    enum GroupKey: String, CaseIterable {
+        /// The queue's next item.
+        case next
+        /// The queue's previous item.
+        case previous
+        /// The rate 0.1 lower.
+        case slower
+        /// The rate 0.1 higher.
+        case faster
+        /// The rate back to 1.
+        case resetRate = "reset-rate"
+    }
 
-    /// The keys bound in mpv for the group's queue, as the built-in player's terminal has them
-    /// (`n`, `p`), with mpv's own playlist keys (`>`, `<`, Enter) taking the queue too: each
-    /// sends a `script-message` that `handle(_:)` takes up. mpv's pause stays on space.
-    static let queueKeys: [(key: String, word: String)] = [("n", "next"), (">", "next"), ("ENTER", "next"),
-                                                          ("p", "previous"), ("<", "previous")]
+    /// The first word of the `script-message` that the keys bound in mpv send.
+    static let groupKeyTarget = "tandem-key"
 
-    /// Binds `queueKeys` in mpv (`keybind`, mpv 0.35's IPC command); a refusal leaves mpv's own.
+    /// The keys bound in mpv's window, with the terminal's meanings (the one key table): `>` and
+    /// Enter the next item, `<` the previous one, `[` and `]` the rate 0.1 slower and faster
+    /// (mpv's own multiply it by 0.91 and 1.1), Backspace the rate back to 1. Each takes effect
+    /// for the group at the group's instant. mpv keeps its own space and `p` (pause) and its
+    /// seeks, which the player sees as a person's changes and proposes to the group.
+    static let groupKeys: [(key: String, action: GroupKey)] = [(">", .next), ("ENTER", .next), ("<", .previous),
+                                                               ("[", .slower), ("]", .faster), ("BS", .resetRate)]
+
+    /// Binds `groupKeys` in mpv (`keybind`, mpv 0.35's IPC command), each to a `script-message`
+    /// that `handle(_:)` takes up; a refusal leaves mpv's own binding.
     static func bindQueueKeys(_ ipc: MpvConnection) async {
-        for (key, word) in queueKeys {
-            _ = try? await ipc.command(["keybind", .string(key), .string("script-message \(queueMessageTarget) \(word)")])
+        for (key, action) in groupKeys {
+            _ = try? await ipc.command(["keybind", .string(key), .string("script-message \(groupKeyTarget) \(action.rawValue)")])
         }
+    }
+
+    /// Does what `key`, pressed in mpv's window, asks of the group; a change the group refuses
+    /// (the first item has no previous one) changes nothing.
+    private func take(_ key: GroupKey) {
+        let coordinator = groupCoordinator
+        switch key {
+        case .next: _ = try? coordinator.advanceToNextItem()
+        case .previous: _ = try? coordinator.returnToPreviousItem()
+        case .slower, .faster:
+            let intended = coordinator.core.intendedRate
+            _ = try? coordinator.coordinateRateChange(to: Self.steppedRate(from: intended > 0 ? intended : 1, by: key == .slower ? -0.1 : 0.1))
+        case .resetRate: _ = try? coordinator.coordinateRateChange(to: 1)
+        }
+    }
+
+    /// The rate a rate key sets: `rate` changed by `step`, kept within the proposable rates and
+    /// rounded to a tenth (so that 0.3 is the lowest a key reaches, 4 the highest); mpv's
+    /// window's keys and the terminal's alike.
+    public static func steppedRate(from rate: Double, by step: Double) -> Double {
+        ((step < 0 ? max(proposableRates.lowerBound, rate + step) : min(proposableRates.upperBound, rate + step)) * 10).rounded() / 10
     }
 
     /// Proposes a person's change to the group, and holds the player (no correction, no stale

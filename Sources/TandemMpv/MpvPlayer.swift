@@ -103,9 +103,9 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         /// Starts aim at the shifted instants and the correction loop at the timeline shifted
         /// by it. It is this player's alone: nothing of it reaches the group.
         public var latencyOffset: Int64 = 0
-        /// Whether mpv's keys `n` and `p` (and its playlist keys `>`, `<`, Enter) move the
-        /// group's queue to its next and previous items, as `advanceToNextItem()` and
-        /// `returnToPreviousItem()` do; true by default (mpv's pause stays on space).
+        /// Whether mpv's window takes the group's keys of the terminal's key table (`>`, Enter and
+        /// `<` the next and previous items, `[`, `]` and Backspace the rate:
+        /// `MpvPlayer+UserActions.swift`); true by default (mpv's pause stays on space and `p`).
         public var bindsQueueKeys = true
 
         /// The defaults: mpv's own window and sound, a temporary socket, the default policy.

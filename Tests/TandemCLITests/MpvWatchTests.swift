@@ -285,12 +285,15 @@ struct FrameFlipAnalysisTests {
         #expect(try await waitForFile(first.name, at: hostSocket), "prev did not reach the host's mpv")
         #expect(try await waitForFile(first.name, at: joinerSocket), "prev did not reach the joiner's mpv")
 
-        // mpv's own `n` in the host's mpv, as a person's key: both to the second again.
+        // The queue keys in the host's mpv window, as a person's (the terminal's key table):
+        // `>` and Enter the next item, `<` the previous one, for both.
         let mpv = try await MpvConnection.connect(path: hostSocket, timeout: .seconds(10))
-        _ = try await mpv.command(["keypress", "n"])
-        mpv.close()
-        #expect(try await waitForFile(second.name, at: joinerSocket), "mpv's n key did not move the group")
-        #expect(try await waitForFile(second.name, at: hostSocket))
+        defer { mpv.close() }
+        for (key, file) in [(">", second), ("<", first), ("ENTER", second)] {
+            _ = try await mpv.command(["keypress", .string(key)])
+            #expect(try await waitForFile(file.name, at: joinerSocket), "mpv's \(key) key did not move the group")
+            #expect(try await waitForFile(file.name, at: hostSocket), "mpv's \(key) key did not move its own mpv")
+        }
         endWithoutErrors(host: host, joiner: joiner)
     }
 }

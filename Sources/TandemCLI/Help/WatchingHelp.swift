@@ -3,8 +3,10 @@ enum WatchOptionsHelp {
     /// Who you are, what you see and hear, and which player.
     static let watching: [OptionHelp] = [
         OptionHelp("-n, --name NAME", "your name as the others see it (default: host for the host, your login name for a guest)"),
-        OptionHelp("--player builtin|mpv", "who shows the media: Tandem's own player, or mpv in a window of its own (default: builtin)"),
-        OptionHelp("--video none|terminal", "the built-in player's picture: none, or drawn in this terminal (default: none)"),
+        OptionHelp("--player builtin|mpv", "who shows the media: Tandem's own player, or mpv in a window of its own "
+            + "(default: at a terminal, mpv when it is installed and there is a display, else builtin; builtin without a terminal)"),
+        OptionHelp("--video none|terminal", "the built-in player's picture: none, or drawn in this terminal "
+            + "(default: terminal at a terminal, none without one)"),
         OptionHelp("--audio pulse|none", "the built-in player's sound, through PulseAudio or PipeWire, or none "
             + "(default: pulse at a terminal, none without one)"),
         OptionHelp("--audio-device SINK", "the sink to play into (pactl list short sinks; default: the server's)"),

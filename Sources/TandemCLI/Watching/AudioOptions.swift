@@ -5,7 +5,7 @@ import TandemMedia
 
 /// The built-in player's sound options that `tandem host`, `join` and `play` share:
 /// `--audio pulse|none` (default: `pulse` at a terminal, `none` otherwise, so that scripts,
-/// tests and benchmarks choose sound explicitly), `--audio-device SINK`, `--volume N` (0 to 150)
+/// tests and benchmarks choose sound explicitly; for `host` and `join`, `PlayerChoice`'s), `--audio-device SINK`, `--volume N` (0 to 150)
 /// and `--audio-log FILE` (`AudioLog`'s JSON lines).
 struct AudioOptions {
     /// The options with a value.
@@ -18,13 +18,15 @@ struct AudioOptions {
     var volume: Int
     var log: String?
 
-    init(_ arguments: Arguments, builtinPlayer: Bool) throws(CLIError) {
+    /// The options of `arguments`; `defaultOutput` is where the sound goes without `--audio` (nil:
+    /// `pulse` at a terminal, `none` otherwise).
+    init(_ arguments: Arguments, builtinPlayer: Bool, defaultOutput: AudioOutputKind? = nil) throws(CLIError) {
         let given = Self.valueOptions.filter { arguments.value($0) != nil }
         if !builtinPlayer, let first = given.sorted().first {
             throw .usage("--\(first) is the built-in player's; mpv plays its own sound (--mpv-args)")
         }
         let atTerminal = isatty(0) != 0 || isatty(1) != 0
-        let audio = arguments.value("audio") ?? (atTerminal ? "pulse" : "none")
+        let audio = arguments.value("audio") ?? (defaultOutput ?? (atTerminal ? .pulse : AudioOutputKind.none)).rawValue
         guard let output = AudioOutputKind(rawValue: audio) else { throw .usage("--audio is pulse or none, not '\(audio)'") }
         self.output = output
         device = arguments.value("audio-device")

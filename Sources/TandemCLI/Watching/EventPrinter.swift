@@ -17,10 +17,13 @@ enum EventStyle {
 
 /// Prints what happens in a watched session: sentences for people, one technical line per
 /// event (`--verbose`), or one JSON object a line (`--json`); and keeps who did what last for
-/// the status line, credited to whoever proposed the change, in every style.
+/// the status line, credited to whoever proposed the change, in every style. Given a screen
+/// (`showOnScreen(with:)`: mpv's), the sentences go there too, in every style but JSON, which is
+/// for programs.
 final class EventPrinter: Sendable {
     let style: EventStyle
     private let narrator: Mutex<PartyNarrator>
+    private let screen = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     /// A printer in `style`; `catchesUp` false for the host, whose session is new.
     init(style: EventStyle, catchesUp: Bool = true) {
@@ -34,10 +37,23 @@ final class EventPrinter: Sendable {
     /// The last change a person made, as its sentence ("Ana paused at 12:03"); "" before any.
     var lastAction: String { narrator.withLock { $0.lastAction } ?? "" }
 
+    /// Shows every sentence on `screen` as well, from now on (mpv's, `WatchParty.showOnScreen(_:)`).
+    func showOnScreen(with screen: @escaping @Sendable (String) -> Void) {
+        guard style != .json else { return }
+        self.screen.withLock { $0 = screen }
+    }
+
+    /// Hands `sentences` to the screen, if there is one.
+    private func putOnScreen(_ sentences: [String]) {
+        guard let screen = screen.withLock({ $0 }) else { return }
+        for sentence in sentences { screen(TerminalText.sanitized(sentence)) }
+    }
+
     /// Prints `event` in the chosen style. Names, reasons and item names (which come from peers)
     /// reach the terminal without a control character.
     func emit(_ event: WatchPartyEvent) {
         let sentences = narrator.withLock { $0.take(event, at: Self.now) }
+        putOnScreen(sentences)
         switch style {
         case .json:
             guard let line = event.jsonLine else { return }
@@ -65,6 +81,7 @@ final class EventPrinter: Sendable {
             let due = narrator.withLock { $0.nextWake.map { now >= $0 } ?? false }
             guard due else { continue }
             let lines = narrator.withLock { $0.tick(at: now, position: position()) }
+            putOnScreen(lines)
             if style == .sentences { for line in lines { show(TerminalText.sanitized(line)) } }
         }
     }

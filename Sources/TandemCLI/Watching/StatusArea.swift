@@ -17,7 +17,13 @@ final class StatusArea: Sendable {
         var prompt: String?
         /// How many lines of the block are on the screen (the cursor at the end of the last).
         var shown = 0
+        /// The rows under a picture in the terminal where lines are printed (`keepLines(inRows:)`).
+        var textRows: ClosedRange<Int>?
     }
+
+    /// How many of a terminal's `rows` hold lines under a picture drawn in the terminal: a fifth,
+    /// at least 4 (the choice of player, the invite, the keys' hint and a change fit at 80 columns).
+    static func textRowCount(of rows: Int) -> Int { max(4, rows / 5) }
 
     private let state = Mutex(State())
 
@@ -51,7 +57,8 @@ final class StatusArea: Sendable {
     func setStatus(_ line: String) {
         state.withLock { state in
             state.status = line
-            guard state.active else { return }
+            // Under a picture, the picture's own status line shows both.
+            guard state.active, state.textRows == nil else { return }
             printOutput(Self.erase(state.shown) + Self.block(state), newline: false)
             state.shown = state.prompt == nil ? 1 : 2
         }
@@ -61,16 +68,39 @@ final class StatusArea: Sendable {
     func setPrompt(_ text: String?) {
         state.withLock { state in
             state.prompt = text
-            guard state.active else { return }
+            // Under a picture, the picture's own status line shows both.
+            guard state.active, state.textRows == nil else { return }
             printOutput(Self.erase(state.shown) + Self.block(state), newline: false)
             state.shown = text == nil ? 1 : 2
         }
     }
 
+    /// Under a picture drawn in the terminal above `rows` (the terminal's last rows, 1-based):
+    /// lines are printed there, scrolling within them (the terminal's scrolling region), where the
+    /// picture's redraws never cover them.
+    func keepLines(inRows rows: ClosedRange<Int>) {
+        state.withLock { $0.textRows = rows }
+        printOutput("\u{1B}[\(rows.lowerBound);\(rows.upperBound)r", newline: false)
+    }
+
+    /// The whole terminal scrolls again (the picture has stopped), the cursor on its last row.
+    func releaseLines() {
+        state.withLock { state in
+            guard let rows = state.textRows else { return }
+            state.textRows = nil
+            printOutput("\u{1B}[r\u{1B}[\(rows.upperBound);1H", newline: false)
+        }
+    }
+
     /// Prints `line` above the block (or, inactive, on a line of its own) on `descriptor`'s
-    /// stream: standard output, or standard error (2).
+    /// stream: standard output, or standard error (2). Under a picture, on the last of the rows
+    /// kept for lines, the lines before it scrolled up.
     func printAbove(_ line: String, descriptor: Int32 = 1) {
         state.withLock { state in
+            if let rows = state.textRows {
+                printOutput("\u{1B}[\(rows.upperBound);1H\n\r\u{1B}[K" + line, newline: false)
+                return
+            }
             guard state.active else {
                 if descriptor == 2 { printError(line) } else { printOutput(line) }
                 return

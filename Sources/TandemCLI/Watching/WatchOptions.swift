@@ -1,5 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
 import TandemBench
 import TandemClock
+import TandemMedia
 import TandemParty
 import TandemPlayback
 
@@ -50,24 +55,26 @@ struct WatchOptions {
     var wakeGuard: Bool
     /// The built-in player's sound (`--audio`, `--audio-device`, `--volume`, `--audio-log`).
     var audio: AudioOptions
+    /// What to tell the person about the player chosen for them, if anything (`PlayerChoice`).
+    var choiceLine: String?
+    /// The `mpv` on the `PATH`, if any (mpv is started from there).
+    var mpvExecutable: String?
 
     /// The range of `--latency-offset` and of the keys and the command that change it (ms).
     static let latencyOffsets = WatchParty.Configuration.latencyOffsets
 
     init(_ arguments: Arguments, defaultName: String) throws(CLIError) {
         name = arguments.value("name") ?? defaultName
-        let video = arguments.value("video") ?? "none"
-        guard ["none", "terminal"].contains(video) else { throw .usage("--video is none or terminal, not '\(video)'") }
-        terminalVideo = video == "terminal"
+        let choice = try Self.playerChoice(arguments)
+        terminalVideo = choice.terminalVideo
+        choiceLine = choice.line
         presentationLog = arguments.value("presentation-log")
-        let player = arguments.value("player") ?? "builtin"
-        guard let choice = Player(rawValue: player) else { throw .usage("--player is builtin or mpv, not '\(player)'") }
-        self.player = choice
+        self.player = choice.player
         mpvIPC = arguments.value("mpv-ipc")
         mpvArguments = (arguments.value("mpv-args") ?? "").split(separator: " ").map(String.init)
         // `--log FILE`: mpv's log with mpv, FFmpeg's messages with the built-in player (opened
         // here, so that a file that cannot be written fails before anything starts).
-        if choice == .mpv {
+        if player == .mpv {
             mpvArguments += LogOption.mpvArguments(arguments.value(LogOption.name))
         } else {
             try LogOption.sendFFmpegMessages(to: arguments.value(LogOption.name))
@@ -85,12 +92,13 @@ struct WatchOptions {
             throw .usage("--latency-offset is a whole number of ms from -1000 to 1000 (positive presents earlier), not '\(latency)'")
         }
         latencyOffset = milliseconds
+        mpvExecutable = Self.mpvOnPath()
         refusesStreaming = arguments.flags.contains("no-stream")
         allowsURLs = arguments.flags.contains("allow-urls")
         wakeGuard = arguments.flags.contains("wake-guard")
-        audio = try AudioOptions(arguments, builtinPlayer: choice == .builtin)
-        if choice == .mpv {
-            if terminalVideo { throw .usage("--video terminal is the built-in player's; mpv shows video in its own window") }
+        audio = try AudioOptions(arguments, builtinPlayer: player == .builtin, defaultOutput: choice.audio)
+        if player == .mpv {
+            if arguments.value("video") == "terminal" { throw .usage("--video terminal is the built-in player's; mpv shows video in its own window") }
             if wakeGuard { throw .usage("--wake-guard is the built-in player's; mpv keeps its own time") }
         } else if mpvIPC != nil || arguments.value("mpv-args") != nil {
             throw .usage("--mpv-ipc and --mpv-args need --player mpv")
@@ -111,5 +119,33 @@ struct WatchOptions {
         clock = offset == 0 && drift == 0
             ? system
             : SkewedClock(base: system, offset: Int64(offset * 1e9), driftPPM: drift, origin: system.now())
+    }
+
+    /// The player, picture and sound: as given, else as a person at a terminal wants them
+    /// (`PlayerChoice`); a bad `--player`, `--video` or `--audio` is a usage error.
+    private static func playerChoice(_ arguments: Arguments) throws(CLIError) -> PlayerChoice {
+        var situation = PlayerChoice.Situation(isTerminal: isatty(0) != 0 && isatty(1) != 0, mpvFound: mpvOnPath() != nil,
+                                               hasDisplay: PlayerChoice.Situation.hasDisplay(in: ProcessInfo.processInfo.environment))
+        if let video = arguments.value("video") {
+            guard ["none", "terminal"].contains(video) else { throw .usage("--video is none or terminal, not '\(video)'") }
+            situation.terminalVideo = video == "terminal"
+        }
+        if let player = arguments.value("player") {
+            guard let chosen = Player(rawValue: player) else { throw .usage("--player is builtin or mpv, not '\(player)'") }
+            situation.player = chosen
+        }
+        if let audio = arguments.value("audio") {
+            guard let output = AudioOutputKind(rawValue: audio) else { throw .usage("--audio is pulse or none, not '\(audio)'") }
+            situation.audio = output
+        }
+        situation.builtinOptionsGiven = arguments.flags.contains("wake-guard")
+            || AudioOptions.valueOptions.subtracting(["audio"]).contains { arguments.value($0) != nil }
+        return PlayerChoice(situation)
+    }
+
+    /// The path of `mpv` in the `PATH`'s directories, if one is executable there.
+    static func mpvOnPath() -> String? {
+        let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return directories.lazy.map { "\($0)/mpv" }.first { access($0, X_OK) == 0 }
     }
 }

@@ -37,10 +37,18 @@ struct WatchRunner {
         // SIGINT, SIGTERM and SIGHUP leave as `q` does (`ExitSignals`).
         let exitSignals = ExitSignals { [session] _ in session.leave() }
         defer { exitSignals.cancel() }
-        let renderer = options.terminalVideo ? TerminalRenderer() : nil
+        // Which player was chosen for the person at this terminal, and how to have the other.
+        if let line = options.choiceLine { printError(line) }
+        let renderer = options.terminalVideo ? TerminalPicture() : nil
+        defer { StatusArea.shared.releaseLines() }
         // The host's session is new: it has no history to catch up on.
         let printer = EventPrinter(style: options.eventStyle, catchesUp: !isHost)
-        let party = WatchParty(session: session, configuration: configuration(renderer: renderer, printer: printer))
+        // With the picture in the terminal, said again under it once the front begins.
+        let opening = OpeningLines(first: renderer == nil ? [] : openingLines)
+        if renderer == nil { opening.release() }
+        let party = WatchParty(session: session, configuration: configuration(renderer: renderer, printer: printer, opening: opening))
+        // mpv's window shows the sentences too: its person sees no terminal.
+        if options.player == .mpv { printer.showOnScreen { party.showOnScreen($0) } }
         let status = StatusRefresh()
         let printing = Task {
             for await event in party.events { present(event, printer: printer, status: status) }
@@ -50,7 +58,7 @@ struct WatchRunner {
         defer { catchingUp.cancel() }
         let ending: WatchParty.Ending
         do {
-            ending = try await party.run { [self] in await front(party, renderer: renderer, printer: printer, status: status) }
+            ending = try await party.run { [self] in await front(party, renderer: renderer, printer: printer, status: status, opening: opening) }
         } catch let error as WatchPartyError {
             await printing.value
             renderer?.stop()
@@ -65,8 +73,14 @@ struct WatchRunner {
         return WatchRunner.exitStatus(for: ending.reason, endedHere: ending.endedHere)
     }
 
+    /// What the screen said before the picture took it, said again under the picture: the
+    /// player chosen and, for the host, the invite.
+    private var openingLines: [String] {
+        [options.choiceLine, isHost ? session.invitation.url.absoluteString : nil].compactMap { $0 }
+    }
+
     /// The party's configuration from the command line's options.
-    private func configuration(renderer: TerminalRenderer?, printer: EventPrinter) -> WatchParty.Configuration {
+    private func configuration(renderer: TerminalPicture?, printer: EventPrinter, opening: OpeningLines) -> WatchParty.Configuration {
         var configuration = WatchParty.Configuration(media: media, isHost: isHost)
         configuration.player = options.player
         configuration.follower = options.follower
@@ -86,6 +100,9 @@ struct WatchRunner {
         configuration.audioLog = options.audio.log
         configuration.mpvIPC = options.mpvIPC
         configuration.mpvArguments = options.mpvArguments
+        configuration.mpvExecutable = options.mpvExecutable
+        // Under the picture in the terminal, where it stays in sight.
+        configuration.playerNotice = { opening.say($0) }
         // Every five seconds a `sync` event, for the benchmarks that read JSON.
         configuration.reportsSync = options.jsonEvents
         configuration.coordinationBegan = { printer.coordinationBegan() }
@@ -130,7 +147,9 @@ struct WatchRunner {
 
     /// What a person does while the party watches: keys and the status line at a terminal,
     /// commands on standard input otherwise; cancelled when the session is over.
-    private func front(_ party: WatchParty, renderer: TerminalRenderer?, printer: EventPrinter, status: StatusRefresh) async {
+    private func front(_ party: WatchParty, renderer: TerminalPicture?, printer: EventPrinter, status: StatusRefresh,
+                       opening: OpeningLines) async {
+        opening.release()
         guard options.player == .builtin else {
             // mpv takes a person's keys in its own window.
             await runScript(party)
@@ -317,7 +336,7 @@ struct WatchRunner {
 
     /// Keeps the status line current: under the picture, or on the last line of the terminal,
     /// every 250 ms and whenever `status` is refreshed.
-    private func showStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, printer: EventPrinter,
+    private func showStatus(_ party: WatchParty, renderer: TerminalPicture?, interactive: Bool, printer: EventPrinter,
                             status: StatusRefresh) async {
         status.start { [self] in drawStatus(party, renderer: renderer, interactive: interactive, lastAction: printer.lastAction) }
         while !Task.isCancelled {
@@ -327,7 +346,7 @@ struct WatchRunner {
     }
 
     /// Draws the status line once.
-    private func drawStatus(_ party: WatchParty, renderer: TerminalRenderer?, interactive: Bool, lastAction: String) {
+    private func drawStatus(_ party: WatchParty, renderer: TerminalPicture?, interactive: Bool, lastAction: String) {
         if let player = party.player, let coordinator = party.coordinator {
             let core = StatusLine.groupCore(coordinator, atLocalTime: coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) })
             var fields = StatusLine.fields(player: player, coordinator: coordinator, session: session, lastChange: lastAction)

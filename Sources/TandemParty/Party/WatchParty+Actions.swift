@@ -2,6 +2,7 @@ import Foundation
 import Tandem
 import TandemClock
 import TandemMedia
+import TandemMpv
 import TandemPlayerSupport
 import TandemPlayback
 
@@ -57,7 +58,8 @@ extension WatchParty {
     public func changeRate(by step: Double) throws {
         let coordinator = try current().coordinator
         let rate = coordinator.core.intendedRate > 0 ? coordinator.core.intendedRate : 1
-        let changed = ((step < 0 ? max(0.25, rate + step) : min(4, rate + step)) * 10).rounded() / 10
+        // The rule mpv's window's rate keys follow too.
+        let changed = MpvPlayer.steppedRate(from: rate, by: step)
         try propose { try coordinator.coordinateRateChange(to: changed) }
     }
 

@@ -31,6 +31,7 @@ extension WatchParty {
         playerOptions.audioDevice = configuration.audioDevice
         playerOptions.volume = configuration.volume
         playerOptions.audioLog = configuration.audioLog
+        playerOptions.audioNotice = configuration.playerNotice
         let player = try HeadlessPlayer(item: opened.item, options: playerOptions, videoSinks: sinks)
         let latency = LatencyControl(milliseconds: configuration.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
         // A follower drives the player from outside through a coordinator of its own; the

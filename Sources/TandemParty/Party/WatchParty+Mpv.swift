@@ -14,8 +14,9 @@ import TandemPlayerSupport
 /// A queue of files (`tandem host A B --player mpv`, a joiner's several files) is the group's as
 /// with the built-in player (`WatchParty+Queue.swift`): the host appends them all, every
 /// participant makes the entries it holds (by content) available to mpv, which loads each as the
-/// group reaches it (at an item's end, a `next` or `prev`, or mpv's own `n`, `p`, `>`, `<` keys:
-/// `MpvPlayer.Options.bindsQueueKeys`), and the `item` and `unmatched-media` events are the same.
+/// group reaches it (at an item's end, a `next` or `prev`, or the `>`, Enter and `<` keys in mpv's
+/// window: `MpvPlayer.Options.bindsQueueKeys`), and the `item` and `unmatched-media` events are
+/// the same. mpv's screen shows who did what and the chat (`showOnScreen(_:)`).
 extension WatchParty {
     /// Watches with mpv on `item`. `streaming` streams to mpv the queue's entries this
     /// participant holds no file of (unless it refuses streaming), and suspends this participant
@@ -32,6 +33,7 @@ extension WatchParty {
         var playerOptions = MpvPlayer.Options()
         playerOptions.ipcPath = configuration.mpvIPC
         playerOptions.extraArguments = configuration.mpvArguments + ["--ytdl=no"]
+        if let executable = configuration.mpvExecutable { playerOptions.executable = executable }
         playerOptions.presentationLog = log
         playerOptions.latencyOffset = Int64(configuration.latencyOffset) * 1_000_000
         let player: MpvPlayer
@@ -52,6 +54,8 @@ extension WatchParty {
         let participantTask = Task { await self.followParticipants() }
         let chatTask = followChat()
         defer { chatTask.cancel() }
+        let screenTask = followOnScreen(mpv: player)
+        defer { screenTask.cancel() }
         // Closing mpv (its window, or `q`) is leaving.
         let exitTask = Task { [session] in
             await player.waitUntilExited()

@@ -73,6 +73,11 @@ public final class WatchParty: Sendable {
         public var mpvIPC: String?
         /// More mpv options.
         public var mpvArguments: [String] = []
+        /// The mpv executable (nil: `MpvPlayer.Options`'s).
+        public var mpvExecutable: String?
+        /// Where the built-in player's lines for the person go (its sound output could not
+        /// start, and it plays without sound): nil, standard error.
+        public var playerNotice: (@Sendable (String) -> Void)?
         /// Report a `sync` event every five seconds (built-in player).
         public var reportsSync = false
         /// Called once the player has closed (it presents nothing more), before the party waits
@@ -122,6 +127,10 @@ public final class WatchParty: Sendable {
     let over = Atomic(false)
     /// The changes a person made while the relay was away, and what each does.
     let held = Mutex(HeldState())
+    /// The lines on mpv's screen (`showOnScreen(_:)`), and the texts for it, the newest winning.
+    let onScreen = Mutex(OnScreenLines())
+    let screenTexts: AsyncStream<[String]>
+    let screenSink: AsyncStream<[String]>.Continuation
 
     /// What the methods act on once the watch has begun.
     struct Watching: @unchecked Sendable {
@@ -138,6 +147,7 @@ public final class WatchParty: Sendable {
         self.session = session
         self.configuration = configuration
         (events, sink) = AsyncStream.makeStream(of: WatchPartyEvent.self)
+        (screenTexts, screenSink) = AsyncStream.makeStream(of: [String].self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Reports `event`.
@@ -168,6 +178,7 @@ public final class WatchParty: Sendable {
             over.store(true, ordering: .relaxed)
             watching.withLock { $0 = nil }
             sink.finish()
+            screenSink.finish()
         }
         try vetMedia()
         // This participant's files served to those without them; the group's
