@@ -51,8 +51,10 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
             // Within the player's range (a rate of 4 must not be refused for a session clock
             // running fast by a few ppm).
             let rate = min(max(play.rate, PresentationTimeline.minimumRate), PresentationTimeline.maximumRate)
-            try? player.setTimeline(PresentationTimeline(rate: rate, anchorMediaTime: play.itemTime.nanoseconds,
-                                                         anchorLocalTime: play.hostTime.nanoseconds))
+            var timeline = PresentationTimeline(rate: rate, anchorMediaTime: play.itemTime.nanoseconds,
+                                                anchorLocalTime: play.hostTime.nanoseconds)
+            timeline.group = .init(mediaTime: play.timeline.anchorMediaTime.nanoseconds, rate: play.timeline.rate)
+            try? player.setTimeline(timeline)
         case .pause(let pause):
             try? player.setTimeline(.paused(at: pause.itemTime.nanoseconds, from: pause.hostTime.nanoseconds))
         case .seek, .buffer:

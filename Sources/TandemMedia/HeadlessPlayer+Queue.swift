@@ -38,8 +38,9 @@ extension HeadlessPlayerCoordination {
             if !prepared { try? player.prepare(item, at: buffer.itemTime.nanoseconds) }
         case .play(let play):
             let rate = min(max(play.rate, PresentationTimeline.minimumRate), PresentationTimeline.maximumRate)
-            let timeline = PresentationTimeline(rate: rate, anchorMediaTime: play.itemTime.nanoseconds,
+            var timeline = PresentationTimeline(rate: rate, anchorMediaTime: play.itemTime.nanoseconds,
                                                 anchorLocalTime: play.hostTime.nanoseconds)
+            timeline.group = .init(mediaTime: play.timeline.anchorMediaTime.nanoseconds, rate: play.timeline.rate)
             switchItem(item, prepared: prepared, timeline: timeline, player: player)
         case .pause(let pause):
             switchItem(item, prepared: prepared, timeline: .paused(at: pause.itemTime.nanoseconds, from: pause.hostTime.nanoseconds),

@@ -18,6 +18,24 @@ private struct TaggedSource: AudioFrameSource {
     }
 }
 
+/// Noise on the left channel (so that the stretch's search has something to match), and on the
+/// right which media frame it is (frame / 2^20).
+private struct NoiseTaggedSource: AudioFrameSource {
+    func read(generation: Int, from start: Int64, count: Int, into destination: inout [Float]) -> Int {
+        if destination.count < count * 2 { destination = [Float](repeating: 0, count: count * 2) }
+        for index in 0..<count {
+            let frame = start + Int64(index)
+            var state = UInt64(bitPattern: frame) &* 0x9E37_79B9_7F4A_7C15
+            state ^= state >> 29
+            state &*= 0xBF58_476D_1CE4_E5B9
+            state ^= state >> 32
+            destination[index * 2] = Float(Int16(truncatingIfNeeded: state) / 4) / 32768
+            destination[index * 2 + 1] = frame >= 0 ? Float(frame) / TaggedSource.scale : 0
+        }
+        return count
+    }
+}
+
 /// The sound output's decisions on made-up instants: which media frame each output frame plays.
 @Suite struct AudioPlayoutCoreTests {
     static let second: Nanoseconds = 1_000_000_000
@@ -283,5 +301,45 @@ private struct TaggedSource: AudioFrameSource {
     @Test func cubicInterpolationIsExactOnWholeFramesAndOnLines() {
         #expect(AudioPlayoutCore.cubic(0.1, 0.2, 0.3, 0.4, 0) == 0.2)
         #expect(abs(AudioPlayoutCore.cubic(0.1, 0.2, 0.3, 0.4, 0.25) - 0.225) < 1e-6)
+    }
+
+    @Test(arguments: [1.5, 0.75])
+    func participantsStretchTheSamePiecesWhateverTheirRequestsAndOutputClocks(rate: Double) {
+        // The same timelines (a change to `rate` at 1.2 s); one output asks for 480 frames at a
+        // time on an exact clock, the other for 441 from a third of a frame later, its clock
+        // 200 ppm slow.
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        let change = Self.second + 200_000_000
+        schedule.schedule(PresentationTimeline(rate: rate, anchorMediaTime: 200_000_000, anchorLocalTime: change),
+                          discontinuous: false, now: Self.second)
+        func heard(start: Double, frames: Int, period: Double) -> [(instant: Double, media: Double)] {
+            var core = AudioPlayoutCore()
+            var result: [(instant: Double, media: Double)] = []
+            var instant = start
+            while instant < Double(Self.second) + 1.2e9 {
+                let request = AudioPlayoutCore.Request(frames: frames, firstInstant: LocalInstant(nanoseconds: Int64(instant.rounded())),
+                                                       framePeriod: period)
+                let rendered = core.render(request, schedule: schedule, latencyOffset: .zero, source: NoiseTaggedSource())
+                for frame in 0..<frames {
+                    result.append((instant + Double(frame) * period, Double(rendered.samples[frame * 2 + 1] * TaggedSource.scale)))
+                }
+                instant += Double(frames) * period
+            }
+            return result
+        }
+        let first = heard(start: Double(Self.second), frames: 480, period: Self.period)
+        let second = heard(start: Double(Self.second) + Self.period / 3, frames: 441, period: Self.period * (1 + 200e-6))
+        // From 100 ms after the change, each of the first's frames against the second's nearest
+        // in time: the same media frame, within two, but at the pieces' cross-fades.
+        var compared = 0, apart = 0
+        var index = 0
+        for (instant, media) in first where instant > Double(change) + 1e8 && instant < Double(Self.second) + 1.15e9 {
+            while index + 1 < second.count && abs(second[index + 1].instant - instant) < abs(second[index].instant - instant) { index += 1 }
+            compared += 1
+            if abs(second[index].media - media) > 2 { apart += 1 }
+        }
+        #expect(compared > 40_000)
+        // Cross-fades (8 ms of every 40) mix two places: at most a fifth of frames.
+        #expect(Double(apart) < 0.21 * Double(compared), "\(apart) of \(compared) frames apart")
     }
 }

@@ -227,12 +227,16 @@ struct AudioPlayoutCore {
                      landing: nil, fade: 0, stretcher: unity ? nil : TimeStretcher(), grid: unity ? nil : grid(timeline))
     }
 
-    /// The grid a stretched timeline's pieces are cut on: from its anchor, at its rate to the
-    /// nearest 1/400. Every participant's timeline of a change has the same anchor, and the same
-    /// rate but for its clock's drift (a few hundred ppm at most), which the rounding takes out:
-    /// the rates people choose (1.5, 0.75, 1.1, 1.33) are multiples of 1/400.
+    /// The grid a stretched timeline's pieces are cut on: the group's timeline it carries out,
+    /// the same for every participant. A timeline of no group's (a player alone) is cut from
+    /// its own anchor, at its rate to the nearest 1/400 (the rates people choose, 1.5, 0.75,
+    /// 1.1, 1.33, are multiples of it, and a clock's drift of a few hundred ppm is rounded away).
     static func grid(_ timeline: PresentationTimeline) -> TimeStretcher.Grid {
-        let rate = min(max((timeline.rate * 400).rounded() / 400, TimeStretcher.rates.lowerBound), TimeStretcher.rates.upperBound)
+        let range = TimeStretcher.rates
+        if let group = timeline.group, range.contains(group.rate) {
+            return TimeStretcher.Grid(origin: Double(group.mediaTime) * AudioPlayoutCore.rate / 1e9, rate: group.rate)
+        }
+        let rate = min(max((timeline.rate * 400).rounded() / 400, range.lowerBound), range.upperBound)
         return TimeStretcher.Grid(origin: Double(timeline.anchorMediaTime) * AudioPlayoutCore.rate / 1e9, rate: rate)
     }
 

@@ -19,6 +19,25 @@ public struct PresentationTimeline: Sendable, Equatable, CustomStringConvertible
     public var anchorMediaTime: Nanoseconds
     /// The local monotonic instant at which the timeline takes effect, in nanoseconds.
     public var anchorLocalTime: Nanoseconds
+    /// The group's timeline this one carries out, when it carries one out: the same for every
+    /// participant, where `rate` and the anchors carry this participant's clock (and a change
+    /// that reached it late is anchored where it picked it up). The sound's time stretch cuts
+    /// its pieces from it, so that every participant plays the same ones.
+    public var group: GroupAnchor?
+
+    /// A group's timeline, as every participant has it.
+    public struct GroupAnchor: Sendable, Equatable {
+        /// The media time at the group's anchor, in nanoseconds.
+        public var mediaTime: Nanoseconds
+        /// The group's rate, in the session's time.
+        public var rate: Double
+
+        /// The group's timeline anchored at `mediaTime`, playing at `rate`.
+        public init(mediaTime: Nanoseconds, rate: Double) {
+            self.mediaTime = mediaTime
+            self.rate = rate
+        }
+    }
 
     /// A timeline that plays at `rate` from `anchorMediaTime` at `anchorLocalTime`.
     public init(rate: Double, anchorMediaTime: Nanoseconds, anchorLocalTime: Nanoseconds) {
