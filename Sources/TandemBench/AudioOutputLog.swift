@@ -45,6 +45,8 @@ public struct AudioOutputLog: Sendable {
     public var underruns: [Int64] = []
     /// The latencies reported.
     public var latencies: [Latency] = []
+    /// Media frames the output wanted that were not decoded yet, over all its writes.
+    public var missingFrames = 0
     /// Lines that were not a record of a known kind.
     public var unreadLines = 0
 
@@ -58,6 +60,7 @@ public struct AudioOutputLog: Sendable {
 
     private struct Kind: Decodable { var kind: String }
     private struct Underrun: Decodable { var at: Int64 }
+    private struct Missing: Decodable { var frames: Int }
 
     /// Parses the text of a log.
     public init(text: String) {
@@ -75,6 +78,8 @@ public struct AudioOutputLog: Sendable {
                 if let snap = try? decoder.decode(Snap.self, from: data) { snaps.append(snap) } else { unreadLines += 1 }
             case "underrun":
                 if let underrun = try? decoder.decode(Underrun.self, from: data) { underruns.append(underrun.at) } else { unreadLines += 1 }
+            case "missing":
+                if let missing = try? decoder.decode(Missing.self, from: data) { missingFrames += missing.frames } else { unreadLines += 1 }
             case "latency":
                 if let latency = try? decoder.decode(Latency.self, from: data) { latencies.append(latency) } else { unreadLines += 1 }
             default:

@@ -382,15 +382,17 @@ struct TimeStretcherTests {
         return positions
     }
 
+    /// Music with a click every 4,801 frames, loud enough to be found over it.
+    static let musicWithClicks = Signal { frame in
+        let (left, right) = Signal.music.sample(frame)
+        guard frame % 4_801 == 123 else { return (left, right) }
+        return (left > 0 ? 30_000 : -30_000, right > 0 ? 30_000 : -30_000)
+    }
+
     @Test("stretchers on one grid play the same pieces, whenever they start and however their clocks drift",
           arguments: [0.75, 1.5, 2])
     func aGridMakesParticipantsPlayAlike(rate: Double) throws {
-        // Music with a click every 4,801 frames, loud enough to be found over it.
-        let signal = Signal { frame in
-            let (left, right) = Signal.music.sample(frame)
-            guard frame % 4_801 == 123 else { return (left, right) }
-            return (left > 0 ? 30_000 : -30_000, right > 0 ? 30_000 : -30_000)
-        }
+        let signal = Self.musicWithClicks
         let grid = TimeStretcher.Grid(origin: 50_000, rate: rate)
         // One participant from the grid's origin, its clock 150 ppm fast, in calls of 480 frames;
         // another 0.3 s later, its clock 120 ppm slow, in calls of assorted sizes (a late voice:
@@ -414,6 +416,29 @@ struct TimeStretcherTests {
         }
         for position in heardLate {
             #expect(heardEarly.contains { abs($0 - position) <= 2.5 }, "a click at \(position) heard late only")
+        }
+    }
+
+    @Test("a stretcher whose grid changes plays the new grid's pieces from its next cut on")
+    func aNewGridIsFollowedFromItsNextCut() throws {
+        let rate = 1.5
+        let before = TimeStretcher.Grid(origin: 49_223, rate: rate), after = TimeStretcher.Grid(origin: 50_000, rate: rate)
+        // One stretcher on the first grid for half a second, then on the second; another on the
+        // second throughout.
+        var moved = TimeStretcher(), steady = TimeStretcher()
+        let change = 50_000 + rate * 24_000
+        let first = try Self.render(&moved, Self.musicWithClicks, from: 50_000, rate: rate, total: 24_000, grid: before)
+        let then = try Self.render(&moved, Self.musicWithClicks, from: change, rate: rate, total: 96_000, grid: after)
+        let throughout = try Self.render(&steady, Self.musicWithClicks, from: 50_000, rate: rate, total: 120_000, grid: after)
+        #expect(first.count == 48_000)
+        // Past the second grid's next cut and its cross-fade.
+        let compared = (change + rate * 2_400)...(change + rate * 90_000)
+        let heardMoved = Self.clickPositions(then, start: change, rate: rate).filter(compared.contains)
+        let heardSteady = Self.clickPositions(throughout, start: 50_000, rate: rate).filter(compared.contains)
+        #expect(heardSteady.count > 10)
+        #expect(heardMoved.count == heardSteady.count)
+        for position in heardSteady {
+            #expect(heardMoved.contains { abs($0 - position) <= 1 }, "a click at \(position) heard on the second grid only")
         }
     }
 }

@@ -14,6 +14,8 @@ import TandemPlayerSupport
 /// - `{"kind":"snap","at":<instant>,"error":<nanoseconds; positive: the output was ahead>}`
 ///   when the output jumps to the timeline's position;
 /// - `{"kind":"underrun","at":<instant>}` when the sound server ran out of written sound;
+/// - `{"kind":"missing","at":<instant>,"frames":<count>}` when a write wanted media frames that
+///   were not decoded yet (played, or searched by the stretch, as silence);
 /// - `{"kind":"latency","at":<instant>,"latency":<nanoseconds from a write to its frame
 ///   reaching the output>}` when the output's latency first becomes known and whenever it
 ///   moves by more than 0.5 ms.
@@ -46,6 +48,11 @@ public final class AudioLog: Sendable {
     /// Logs an underrun noticed at `at`.
     func underrun(at: LocalInstant) {
         append("{\"kind\":\"underrun\",\"at\":\(at.nanoseconds)}\n")
+    }
+
+    /// Logs a write at `at` that wanted `frames` media frames not decoded yet.
+    func missing(at: LocalInstant, frames: Int) {
+        append("{\"kind\":\"missing\",\"at\":\(at.nanoseconds),\"frames\":\(frames)}\n")
     }
 
     /// Logs the output's latency at `at`.

@@ -56,6 +56,7 @@ final class AudioPlayout: Sendable {
                           correction: write.correction)
             }
             for snap in rendered.snaps { log.snap(at: snap.at, error: snap.error) }
+            if rendered.missingFrames > 0 { log.missing(at: instant, frames: rendered.missingFrames) }
         }
         return rendered.samples
     }

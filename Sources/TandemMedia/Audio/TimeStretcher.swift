@@ -168,6 +168,9 @@ public struct TimeStretcher: Sendable {
     /// On a grid: the current piece's continuation as the grid placed it, the reference the next
     /// piece is searched against.
     private var gridReference: [Int16] = []
+    /// The grid changed under the piece in progress: the next piece is chosen by replaying the
+    /// new grid's searches, not by continuing this one's.
+    private var regridding = false
 
     private var matchReference: [Float] = []
     private var matchCandidate: [Float] = []
@@ -279,11 +282,13 @@ public struct TimeStretcher: Sendable {
             framesSinceAnchor = 0
         }
         if grid != self.grid {
-            // Another grid (a timeline re-anchored at the same rate, or a change of rate): the
-            // piece in progress plays on to the new grid's next cut. Without one, or from none,
+            // Another grid (a timeline re-anchored, or a change of rate): the piece in progress
+            // plays on to the new grid's next cut, and cross-fades there into the piece the new
+            // grid places there, its searches replayed as for a start. Without one, or from none,
             // the stretch starts afresh.
             if let grid, self.grid != nil, hasPiece {
                 gridPiece = Int64(((position - grid.origin) / (grid.rate * Double(strideFrames))).rounded(.down))
+                regridding = true
             } else {
                 reset()
             }
@@ -359,7 +364,17 @@ public struct TimeStretcher: Sendable {
                 tail.removeAll(keepingCapacity: true)
                 tail.append(contentsOf: piece[(pieceOffset * channels)..<((pieceOffset + overlapFrames) * channels)])
                 let continuation = pieceStart + Int64(pieceOffset)
-                placeOnGrid(grid, gridPiece + 1, source)
+                if before > 0 {
+                    // The piece ran out before the cut (the grid changed under it, or a clock far
+                    // slower than the grid's rate): a piece that continues it bridges to the cut,
+                    // and the grid's own pieces go on from there as if it had not been.
+                    bridge(source)
+                } else if regridding {
+                    replayOnGrid(grid, to: gridPiece + 1, source)
+                    regridding = false
+                } else {
+                    placeOnGrid(grid, gridPiece + 1, source)
+                }
                 fading = pieceStart != continuation
                 continue
             }
@@ -371,18 +386,39 @@ public struct TimeStretcher: Sendable {
         }
     }
 
+    /// Makes the current piece one that plays from the current position, moved within the search
+    /// radius to where it best continues `tail` (where the piece before it was left).
+    private mutating func bridge(_ source: (Int64, Int) -> [Int16]) {
+        let span = strideFrames + overlapFrames + gridMargin
+        let middle = position + (anchorRate - 1) * Double(strideFrames + overlapFrames) / 2
+        let nominal = Int64(max(-2 * Self.positionLimit, min(2 * Self.positionLimit, middle.rounded())))
+        let region = Self.read(source, nominal - Int64(searchFrames), span + 2 * searchFrames, channels)
+        let offset = bestOffset(in: region, against: tail)
+        pieceStart = nominal - Int64(searchFrames) + Int64(offset)
+        piece = Array(region[(offset * channels)..<((offset + span) * channels)])
+        pieceOffset = 0
+    }
+
     /// Starts on `grid` at the current position: replays the searches of up to `gridReplay`
     /// pieces before the one the position is in, so as to choose that one as a stretcher that
     /// played them would, and plays it from the position, with no cross-fade.
     private mutating func startOnGrid(_ grid: Grid, _ source: (Int64, Int) -> [Int16]) {
         let spacing = grid.rate * Double(strideFrames)
         let current = Int64(((position - grid.origin) / spacing).rounded(.down))
-        let first = current <= 0 ? current : max(0, current - Int64(Self.gridReplay))
-        hasPiece = false
-        for index in first...current { placeOnGrid(grid, index, source) }
+        replayOnGrid(grid, to: current, source)
         let cut = grid.origin + Double(current) * spacing
         pieceOffset = Int(min(Double(strideFrames + gridMargin - 1), max(0, ((position - cut) / anchorRate).rounded())))
         fading = false
+        regridding = false
+    }
+
+    /// Makes piece `index` of `grid` the current one as a stretcher that played the grid's
+    /// pieces before it would have chosen it: the first of up to `gridReplay` before it placed
+    /// at its nominal start (or the grid's first, if nearer), each next one searched.
+    private mutating func replayOnGrid(_ grid: Grid, to index: Int64, _ source: (Int64, Int) -> [Int16]) {
+        let first = index <= 0 ? index : max(0, index - Int64(Self.gridReplay))
+        hasPiece = false
+        for piece in first...index { placeOnGrid(grid, piece, source) }
     }
 
     /// Makes piece `index` of `grid` the current one: at its nominal start (its middle at the
