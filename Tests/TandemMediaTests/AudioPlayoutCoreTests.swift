@@ -247,6 +247,25 @@ private struct NoiseTaggedSource: AudioFrameSource {
         #expect(errors.allSatisfy { abs($0) <= 0.5 }, "errors after the return, in frames: \(errors)")
     }
 
+    @Test func aLateChangeBetweenStretchedRatesLandsOnTheTimelineAtOnce() {
+        var core = AudioPlayoutCore()
+        let fast = PresentationTimeline(rate: 1.5, anchorMediaTime: 0, anchorLocalTime: Self.second)
+        _ = Self.run(&core, schedule: TimelineSchedule(fast), from: Double(Self.second), requests: 20)
+        // 200 ms rendered at 1.5; the change to 0.75 took effect at 180 ms (30 ms of media back).
+        let change = Self.second + 180_000_000
+        let slow = PresentationTimeline(rate: 0.75, anchorMediaTime: 270_000_000, anchorLocalTime: change)
+        var schedule = TimelineSchedule(fast)
+        schedule.schedule(slow, discontinuous: false, now: Self.second)
+        var errors: [Double] = []
+        _ = Self.run(&core, schedule: schedule, from: Double(Self.second) + 20 * 480 * Self.period, requests: 5) { _, instant, core in
+            errors.append(Self.error(of: core, timeline: slow, at: instant + 480 * Self.period))
+        }
+        // Stretching at 0.75 on the new timeline's grid, at its position from the first request on.
+        #expect(core.voice?.stretcher != nil)
+        #expect(core.voice?.grid == TimeStretcher.Grid(origin: 270_000_000 * 48_000 / 1e9, rate: 0.75))
+        #expect(errors.allSatisfy { abs($0) <= 0.5 }, "errors after the change, in frames: \(errors)")
+    }
+
     @Test func largeErrorIsCorrectedByRateWithinHalfAPercent() {
         var core = AudioPlayoutCore()
         var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))

@@ -200,9 +200,12 @@ struct AudioPlayoutCore {
             voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: target, timeline: timeline)
             return
         }
-        if AudioPlayoutCore.isNearUnity(current.rate) != AudioPlayoutCore.isNearUnity(timeline.rate) {
-            // Between reading the samples as they are and stretching them: a cross-fade into a
-            // voice on the timeline's position, so that nothing clicks. On time, that is where the
+        let grid = AudioPlayoutCore.isNearUnity(timeline.rate) ? nil : AudioPlayoutCore.grid(timeline)
+        if AudioPlayoutCore.isNearUnity(current.rate) != AudioPlayoutCore.isNearUnity(timeline.rate)
+            || (current.grid != nil && grid != nil && current.grid?.rate != grid?.rate) {
+            // Between reading the samples as they are and stretching them, or between two
+            // stretched rates: a cross-fade into a voice on the timeline's position (and its
+            // grid), so that nothing clicks. On time, that is where the
             // voice is; a change heard after the output had rendered past its instant (a rate
             // change with less lead than the output's latency) left the voice where the old rate
             // took it, and the new voice lands on the timeline at once rather than drifting there
@@ -212,7 +215,7 @@ struct AudioPlayoutCore {
             return
         }
         current.rate = timeline.rate
-        if current.stretcher != nil { current.grid = AudioPlayoutCore.grid(timeline) }
+        if current.stretcher != nil { current.grid = grid }
         (current.step, current.landing) = control(position: current.position, error: error, target: target,
                                                   perFrame: perFrame, rate: timeline.rate, frames: frames)
         voice = current
