@@ -150,12 +150,12 @@ import TandemTestKit
                 return nil
             }
         }
-        #expect(refusal { try host.coordinator.coordinateRateChange(to: 1e15) } == .rateOutOfRange)
-        #expect(refusal { try host.coordinator.coordinateRateChange(to: -1) } == .rateOutOfRange)
-        #expect(refusal { try host.coordinator.coordinateRateChange(to: .nan) } == .notFinite)
-        #expect(refusal { try host.coordinator.coordinateSeek(to: .max) } == .mediaTimeOutOfRange)
-        #expect(refusal { try host.coordinator.coordinateSeek(to: -1) } == .mediaTimeOutOfRange)
-        #expect(refusal { try host.coordinator.coordinateSeek(to: 61_000_000_000) } == .mediaTimeOutOfRange)
+        #expect(refusal { try host.coordinator.proposeRateChange(to: 1e15) } == .rateOutOfRange)
+        #expect(refusal { try host.coordinator.proposeRateChange(to: -1) } == .rateOutOfRange)
+        #expect(refusal { try host.coordinator.proposeRateChange(to: .nan) } == .notFinite)
+        #expect(refusal { try host.coordinator.proposeSeek(to: .max) } == .mediaTimeOutOfRange)
+        #expect(refusal { try host.coordinator.proposeSeek(to: -1) } == .mediaTimeOutOfRange)
+        #expect(refusal { try host.coordinator.proposeSeek(to: 61_000_000_000) } == .mediaTimeOutOfRange)
         #expect(refusal { try host.coordinator.transitionToItem(identifier: "") } == .oversized)
         #expect(refusal { try host.coordinator.reportItem("film", identity: String(repeating: "h", count: 300), ready: true) } == .oversized)
         // None of them was sent: the next valid change is the very next version.
