@@ -17,6 +17,7 @@ extension HeadlessPlayer {
             let jump = discontinuous ?? !engine.isContinuousLocked(timeline)
             engine.scheduleLocked(timeline, discontinuous: jump, now: MonotonicClock.now())
         }
+        refreshTimeControl()
     }
 
     // MARK: AVPlayer's transport
@@ -56,6 +57,7 @@ extension HeadlessPlayer {
         } catch {
             self.error = error
         }
+        refreshTimeControl()
     }
 
     // MARK: The throwing forms

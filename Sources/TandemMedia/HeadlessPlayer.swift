@@ -127,6 +127,15 @@ public final class HeadlessPlayer: @unchecked Sendable {
     /// of range, a change the group would refuse); `for await error in player.$error.values`
     /// hears each. nil until one fails.
     @Published public internal(set) var error: MediaError? = nil
+    /// Whether the player plays, is paused, or waits to play, as AVPlayer's
+    /// `timeControlStatus`: coordinated, waiting while the group waits (for a suspension, for
+    /// the others' pre-roll) or while this player stalls; `$timeControlStatus.values` hears each
+    /// change, refreshed as the player is given a timeline and as it stalls and recovers.
+    @Published public internal(set) var timeControlStatus: TimeControlStatus = .paused
+    /// Why the player waits to play (`.waitingForCoordinatedPlayback`, `.toMinimizeStalls`), as
+    /// AVPlayer's `reasonForWaitingToPlay`; nil unless `timeControlStatus` is
+    /// `.waitingToPlayAtSpecifiedRate`.
+    @Published public internal(set) var reasonForWaitingToPlay: WaitingReason? = nil
     let options: Options
     let engine: PlaybackEngine
     /// The coordinator's delegate (it holds its delegate weakly).
@@ -236,6 +245,13 @@ public final class HeadlessPlayer: @unchecked Sendable {
     }
 
     // MARK: Reading
+
+    /// Refreshes `timeControlStatus` and `reasonForWaitingToPlay` from the group and the player.
+    func refreshTimeControl() {
+        let (status, reason) = playbackCoordinator.timeControl(playerRate: timeline.rate, stalled: isStalled)
+        if timeControlStatus != status { timeControlStatus = status }
+        if reasonForWaitingToPlay != reason { reasonForWaitingToPlay = reason }
+    }
 
     /// The newest timeline: the one in force, or the change scheduled next.
     public var timeline: PresentationTimeline {

@@ -78,6 +78,7 @@ extension MpvPlayer {
                            _ request: @escaping @Sendable (MpvPlayer) async throws(MpvError) -> Void) {
         if playbackCoordinator.isCoordinating {
             do { try proposing() } catch { self.error = error }
+            refreshTimeControl()
             return
         }
         transportTail.withLock { tail in
@@ -92,6 +93,7 @@ extension MpvPlayer {
     /// Runs an uncoordinated transport request, publishing its failure as `error`.
     private func run(_ request: @Sendable (MpvPlayer) async throws(MpvError) -> Void) async {
         do { try await request(self) } catch { self.error = error }
+        refreshTimeControl()
     }
 
     // MARK: The throwing forms

@@ -121,6 +121,14 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     /// `seek(to:)` and setting `rate` return at once and publish their failure here;
     /// `for await error in player.$error.values` hears each. nil until one fails.
     @Published public internal(set) var error: MpvError? = nil
+    /// Whether the player plays, is paused, or waits to play, as AVPlayer's
+    /// `timeControlStatus`: coordinated, waiting while the group waits (for a suspension, for
+    /// the others' pre-roll); `$timeControlStatus.values` hears each change, refreshed as the
+    /// group's commands arrive and as the transport is used.
+    @Published public internal(set) var timeControlStatus: TimeControlStatus = .paused
+    /// Why the player waits to play (`.waitingForCoordinatedPlayback`), as AVPlayer's
+    /// `reasonForWaitingToPlay`; nil unless `timeControlStatus` is `.waitingToPlayAtSpecifiedRate`.
+    @Published public internal(set) var reasonForWaitingToPlay: WaitingReason? = nil
     /// The last uncoordinated transport request started, which the next one waits for, so that
     /// mpv is asked in the caller's order.
     let transportTail = Mutex<Task<Void, Never>?>(nil)
@@ -460,6 +468,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             state.latestVersion = command.version
             return (state.latestCommand, state.hold != nil)
         }
+        refreshTimeControl()
         if case .seek(let seek) = command, seek.shouldBufferInAnticipationOfPlayback, !answersPerson,
            seek.expectedCurrentItemIdentifier.map({ $0 == itemIdentifier }) ?? true {
             jobs.yield(.command(command, serial: serial, rejoin: false, completion: completion))
@@ -467,6 +476,15 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         }
         jobs.yield(.command(command, serial: serial, rejoin: false))
         completion()
+    }
+
+    /// Refreshes `timeControlStatus` and `reasonForWaitingToPlay` from the group, or uncoordinated
+    /// from what mpv was last asked.
+    func refreshTimeControl() {
+        let rate = state.withLock { $0.paused ? 0 : $0.requestedSpeed }
+        let (status, reason) = playbackCoordinator.timeControl(playerRate: rate, stalled: false)
+        if timeControlStatus != status { timeControlStatus = status }
+        if reasonForWaitingToPlay != reason { reasonForWaitingToPlay = reason }
     }
 
     /// Queues `command`, the group's timeline already in force, again: mpv rejoins it (after a

@@ -340,7 +340,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         var configuration = settings.withLock { $0.configuration }
         if !holdingGroup { configuration.suspensionReasonsThatTriggerWaiting.remove(reason) }
         step(configuration: configuration) { machine, now in machine.onSuspensionBegan(id, reason: reason, now: now).map(Self.effect) }
-        return PlaybackSuspension(reason: reason, id: id) { [weak self] time in
+        return PlaybackSuspension(reason: reason, id: id, beginDate: Date()) { [weak self] time in
             guard let self else { return }
             // Ended once: a second `end()` does nothing.
             guard self.state.withLock({ $0.ownSuspensions.remove(id) != nil }) else { return }
@@ -354,6 +354,37 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     /// Whether this participant has a suspension of its own that has begun and not ended.
     public var isSuspended: Bool { state.withLock { !$0.ownSuspensions.isEmpty } }
+
+    /// The reasons of this participant's own suspensions the coordinator has taken in, as
+    /// AVFoundation's `suspensionReasons` (a mismatched item's `.coordinatedPlaybackNotPossible`
+    /// included); empty when none.
+    public var suspensionReasons: [SuspensionReason] {
+        state.withLock { state in
+            guard let machine = state.machine else { return [] }
+            return machine.core.suspensions.filter { $0.participant == machine.localParticipant }.map(\.reason)
+        }
+    }
+
+    /// The other participants that reported what they have loaded, as AVFoundation's
+    /// `otherParticipants`: each with its suspensions' reasons and whether it is ready to play.
+    /// Empty before coordinating; observe changes through `events` (no NotificationCenter here).
+    public var otherParticipants: [CoordinatedPlaybackParticipant] {
+        guard let machine = state.withLock({ $0.machine }) else { return [] }
+        let core = machine.core
+        return core.participants.keys.filter { $0 != machine.localParticipant }.sorted { $0.uuidString < $1.uuidString }.map { id in
+            CoordinatedPlaybackParticipant(identifier: id,
+                                           suspensionReasons: core.suspensions.filter { $0.participant == id }.map(\.reason),
+                                           isReadyToPlay: (core.participants[id]?.ready ?? false) && !core.awaitsPreroll(from: id))
+        }
+    }
+
+    /// Issues the player the group's current state afresh, as AVFoundation's
+    /// `reapplyCurrentItemStateToPlaybackControlDelegate()`: for a player that lost its state
+    /// (rebuilt, its decoder reset), a seek to where the group is, then the play or the pause.
+    /// Nothing is sent to the group; while this participant is suspended nothing is issued.
+    public func reapplyCurrentItemStateToPlaybackControlDelegate() {
+        step { machine, now in machine.onReapply(now: now).map(Self.effect) }
+    }
 
     /// This participant's clock, once coordinating.
     public var localClock: (any MonotonicDerivedClock)? { state.withLock { $0.channel?.localClock } }

@@ -41,6 +41,41 @@ final class MeditationRoom {
     }
 }
 
+struct SlideShow: GroupActivity {
+    var deck: String
+
+    var metadata: GroupActivityMetadata {
+        var metadata = GroupActivityMetadata()
+        metadata.title = deck
+        metadata.type = .createTogether
+        // The slides are the initiator's: the activity ends when they leave.
+        metadata.lifetimePolicy = .endsWhenInitiatorLeaves
+        return metadata
+    }
+}
+
+struct Bells: GroupActivity {}
+
+struct Gallery: GroupActivity {}
+
+struct Slide: Transferable {
+    var number: Int
+    var png: Data?
+    var text: String
+
+    static var transferRepresentation: some TransferRepresentation {
+        DataRepresentation(exportedContentType: .png) { slide in
+            slide.png ?? Data()
+        }
+        .suggestedFileName("slide.png")
+        .exportingCondition { slide in slide.png != nil }
+        DataRepresentation(exportedContentType: .plainText) { slide in
+            Data(slide.text.utf8)
+        }
+        .suggestedFileName { slide in "slide-\(slide.number).txt" }
+    }
+}
+
 // MARK: The test
 
 @MainActor
@@ -94,5 +129,70 @@ final class MeditationRoom {
         guest.leave()
         session.end()
         try await until(session.$state.values, "invalidated") { if case .invalidated = $0 { true } else { false } }
+    }
+
+    /// Bounded in time: the notices are read until the two shown arrive.
+    @Test(.timeLimit(.minutes(1))) func noticesAreShownHereAndNearbyIsFalse() async throws {
+        _ = try Harness.configureShared()
+        _ = try await Bells().activate()
+        var sessions = Bells.sessions().makeAsyncIterator()
+        let groupSession = try #require(await sessions.next())
+        groupSession.join()
+        try await until(groupSession.$state.values, "joined") { if case .joined = $0 { true } else { false } }
+        #expect(!groupSession.localParticipant.isNearbyWithLocalParticipant)
+        var notices = groupSession.notices.makeAsyncIterator()
+
+        // Apple's own example, and an event of Apple's shape.
+        groupSession.showNotice(.updatedQueue(.added(.song("Here comes the sun"))))
+        groupSession.showNotice(GroupSessionEvent(originator: groupSession.localParticipant, action: .pause, url: nil))
+        let first = try #require(await notices.next())
+        #expect(first.originator == groupSession.localParticipant)
+        #expect(first.action == .updatedQueue(.added(.song("Here comes the sun"))))
+        #expect(first.description.hasSuffix("added Here comes the sun to the queue"))
+        let second = try #require(await notices.next())
+        #expect(second.action == .pause && second.url == nil)
+        groupSession.end()
+        #expect(await notices.next() == nil, "the notices end with the session")
+    }
+
+    @Test func anActivityThatEndsWhenItsInitiatorLeavesEndsForEveryone() async throws {
+        _ = try Harness.configureShared()
+        #expect(SlideShow(deck: "q3").metadata.lifetimePolicy == .endsWhenInitiatorLeaves)
+        #expect(Meditation(minutes: 1).metadata.lifetimePolicy == .automatic)
+        _ = try await SlideShow(deck: "q3").activate()
+        var sessions = SlideShow.sessions().makeAsyncIterator()
+        let session = try #require(await sessions.next())
+        session.join()
+        try await until(session.$state.values, "joined") { if case .joined = $0 { true } else { false } }
+        let guest = try await Harness.join(session.invitation, on: try Harness.participant("ben"), as: SlideShow.self)
+        try await until(guest.$activeParticipants.values, "two present") { $0.count == 2 }
+
+        session.leave()
+        let ended = try await until(guest.$state.values, "the guest's session ends") { if case .invalidated = $0 { true } else { false } }
+        guard case .invalidated(let reason) = ended else { return }
+        #expect(reason.code == .ended, "\(reason)")
+    }
+
+    @Test func aSlideExportsItsFirstRepresentationWhoseConditionHoldsUnderItsSuggestedName() async throws {
+        _ = try Harness.configureShared()
+        #expect(UTType(filenameExtension: "png") == .png)
+        #expect(UTType(filenameExtension: "JPG") == .jpeg)
+        #expect(UTType(filenameExtension: "mp3", conformingTo: .audio) == .mp3)
+        #expect(UTType(filenameExtension: "mp3", conformingTo: .image) == nil)
+        #expect([UTType.gif, .heic].allSatisfy { $0.conforms(to: .image) })
+        #expect([UTType.mp3, .wav].allSatisfy { $0.conforms(to: .audio) })
+        #expect(UTType.html.conforms(to: .text) && UTType.zip.conforms(to: .data))
+
+        _ = try await Gallery().activate()
+        var sessions = Gallery.sessions().makeAsyncIterator()
+        let session = try #require(await sessions.next())
+        session.join()
+        try await until(session.$state.values, "joined") { if case .joined = $0 { true } else { false } }
+        let journal = GroupSessionJournal(session: session)
+        let picture = try await journal.add(Slide(number: 1, png: Data([0x89, 0x50, 0x4E, 0x47]), text: "one"))
+        #expect(picture.name == "slide.png" && picture.contentType == .png)
+        let words = try await journal.add(Slide(number: 2, png: nil, text: "two"))
+        #expect(words.name == "slide-2.txt" && words.contentType == .plainText)
+        session.end()
     }
 }

@@ -37,11 +37,28 @@ import TandemPlayerSupport
         }
         #expect(player.rate == 1)
 
+        #expect(player.timeControlStatus == .playing && player.reasonForWaitingToPlay == nil)
+
+        // The guest holds the group up: the host's player waits for coordinated playback.
+        let suspension = guest.coordinator.beginSuspension(for: .stallRecovery)
+        try await Fixture.within(10, "the host waits") {
+            for await status in player.$timeControlStatus.values where status == .waitingToPlayAtSpecifiedRate { return }
+        }
+        #expect(player.reasonForWaitingToPlay == .waitingForCoordinatedPlayback)
+        suspension.end()
+        try await Fixture.within(10, "the host plays again") {
+            for await status in player.$timeControlStatus.values where status == .playing { return }
+        }
+        #expect(player.reasonForWaitingToPlay == nil)
+
         player.rate = 1.5
         try await Fixture.timeline(of: guest.coordinator, "rate 1.5") { $0.rate == 1.5 }
 
         player.pause()
         try await Fixture.timeline(of: guest.coordinator, "pause") { $0.rate == 0 }
+        try await Fixture.within(10, "the guest's player pauses") {
+            for await status in guest.player.$timeControlStatus.values where status == .paused { return }
+        }
         #expect(player.error == nil)
 
         // A rate every participant would refuse: nothing is sent, and the player says why in

@@ -102,4 +102,45 @@ import TandemTestKit
         group.run(for: 200)
         #expect(guest.player.lastTransport.map { if case .pause = $0 { true } else { false } } == true)
     }
+
+    @Test func otherParticipantsSaySuspensionReasonsAndReadinessAndSuspensionsTheirBeginDate() throws {
+        let (group, host, guest) = try Self.pair()
+        defer { group.shutdown() }
+        let coordinator = host.coordinator
+        #expect(coordinator.otherParticipants.map(\.identifier) == [guest.id])
+        #expect(coordinator.otherParticipants.allSatisfy { $0.isReadyToPlay && $0.suspensionReasons.isEmpty })
+        #expect(coordinator.suspensionReasons.isEmpty)
+
+        let suspension = guest.coordinator.beginSuspension(for: .playingInterstitial)
+        // The wall clock's reading when it began (read, not waited on): a moment ago.
+        #expect(abs(suspension.beginDate.timeIntervalSinceNow) < 60)
+        group.run(for: 100)
+        let other = try #require(coordinator.otherParticipants.first)
+        #expect(other.suspensionReasons == [.playingInterstitial])
+        #expect(guest.coordinator.suspensionReasons == [.playingInterstitial])
+        suspension.end()
+        group.run(for: 100)
+        #expect(coordinator.otherParticipants.first?.suspensionReasons == [])
+        #expect(guest.coordinator.suspensionReasons.isEmpty)
+    }
+
+    @Test func reapplyingTheCurrentItemStateIssuesTheGroupsTimelineAfresh() throws {
+        let (group, host, guest) = try Self.pair()
+        defer { group.shutdown() }
+        host.coordinator.coordinateRateChange(to: 1, options: .playImmediately)
+        group.run(for: 1_200)
+        let before = guest.player.commands.count
+        let timeline = guest.coordinator.timeline
+        guest.coordinator.reapplyCurrentItemStateToPlaybackControlDelegate()
+        group.run(for: 500)
+        let reissued = Array(guest.player.commands.dropFirst(before))
+        // A seek to where the group is, then the play on the same timeline; nothing sent.
+        guard case .seek(let seek)? = reissued.first else {
+            Issue.record("the state was not reissued as a seek first: \(reissued)")
+            return
+        }
+        #expect(seek.expectedCurrentItemIdentifier == "film")
+        #expect(guest.coordinator.timeline == timeline, "nothing went to the group")
+        #expect(CoordinatedGroupTests.transportOnTimeline([host, guest]))
+    }
 }
