@@ -105,6 +105,35 @@ import TandemTestKit
         }
     }
 
+    /// AVPlayer's spelling: `play()`, `pause()`, `seek(to:)` and `rate` return at once, mpv
+    /// carries them out in the order asked, `timeControlStatus` follows, and a bad request is
+    /// published as `error` rather than thrown.
+    @Test func applesTransportReturnsAtOnceAndPublishesFailures() async throws {
+        let clip = try MpvFixture.longClip()
+        try await withMpv(PlaybackItem(file: clip)) { mpv, other in
+            #expect(mpv.timeControlStatus == .paused && mpv.rate == 0)
+            mpv.seek(to: 4_000_000_000)
+            mpv.play()
+            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+            let position = try await Self.position(other)
+            #expect(position >= 4_000_000_000, "the seek came first: at \(position) ns")
+            #expect(await awaitValue(mpv.$timeControlStatus.values) { $0 == .playing })
+            #expect(mpv.rate == 1 && mpv.reasonForWaitingToPlay == nil)
+            mpv.rate = 1.5
+            #expect(await eventually { (try? await other.get("speed"))?.double == 1.5 })
+            mpv.pause()
+            #expect(await eventually { (try? await other.get("pause"))?.bool == true })
+            #expect(await awaitValue(mpv.$timeControlStatus.values) { $0 == .paused })
+            #expect(mpv.error == nil)
+
+            mpv.rate = 9
+            #expect(await awaitValue(mpv.$error.values) { $0 != nil })
+            #expect(mpv.error?.isInvalidRequest == true, "\(String(describing: mpv.error))")
+            let speed = try await other.get("speed").double
+            #expect(speed == 1.5, "the refused rate left mpv as it was")
+        }
+    }
+
     @Test func badRequestsAreRefusedClearlyAndLeaveMpvAsItWas() async throws {
         let clip = try MpvFixture.longClip()
         let fixtures = try MediaFixtures()
