@@ -56,6 +56,20 @@ struct SlideShow: GroupActivity {
 
 struct Bells: GroupActivity {}
 
+struct Tour: GroupActivity, Transferable {
+    var city: String
+}
+
+struct Postcard: Transferable {
+    var city: String
+
+    static var transferRepresentation: some TransferRepresentation {
+        GroupActivityTransferRepresentation { postcard in
+            Tour(city: postcard.city)
+        }
+    }
+}
+
 struct Gallery: GroupActivity {}
 
 struct Slide: Transferable {
@@ -193,6 +207,30 @@ struct Slide: Transferable {
         #expect(picture.name == "slide.png" && picture.contentType == .png)
         let words = try await journal.add(Slide(number: 2, png: nil, text: "two"))
         #expect(words.name == "slide-2.txt" && words.contentType == .plainText)
+        session.end()
+    }
+
+    @Test func aGroupActivityIsSharedByTheInviteItsTransferRepresentationExports() async throws {
+        _ = try Harness.configureShared()
+        #expect(Tour.transferRepresentation.transferRepresentations.map(\.contentType) == [.url], "the default for a Transferable activity")
+        let ways = Postcard.transferRepresentation.transferRepresentations as? [TransferWay<Postcard>]
+        let way = try #require(ways?.first)
+        #expect(way.contentType == .url && way.import == nil)
+        guard case .data(let bytes)? = try await way.export?(Postcard(city: "Rome")) else {
+            Issue.record("no invite exported")
+            return
+        }
+        let invitation = try Invitation(parsing: String(decoding: bytes, as: UTF8.self))
+
+        // Exporting activated the tour: its session arrives as `activate()`'s does.
+        var sessions = Tour.sessions().makeAsyncIterator()
+        let session = try #require(await sessions.next())
+        #expect(session.activity.city == "Rome" && session.invitation == invitation)
+        session.join()
+        try await until(session.$state.values, "joined") { if case .joined = $0 { true } else { false } }
+        let guest = try await Harness.join(invitation, on: try Harness.participant("cleo"), as: Tour.self)
+        #expect(guest.activity.city == "Rome")
+        guest.leave()
         session.end()
     }
 }
