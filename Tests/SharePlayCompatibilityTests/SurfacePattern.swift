@@ -56,6 +56,15 @@ struct SlideShow: GroupActivity {
 
 struct Bells: GroupActivity {}
 
+struct Headline: Transferable {
+    var text: String
+
+    static var transferRepresentation: some TransferRepresentation {
+        ProxyRepresentation(exporting: \.text)
+        ProxyRepresentation(importing: { (text: String) in Headline(text: text) })
+    }
+}
+
 struct Tour: GroupActivity, Transferable {
     var city: String
 }
@@ -207,6 +216,9 @@ struct Slide: Transferable {
         #expect(picture.name == "slide.png" && picture.contentType == .png)
         let words = try await journal.add(Slide(number: 2, png: nil, text: "two"))
         #expect(words.name == "slide-2.txt" && words.contentType == .plainText)
+        // A proxy that only imports: the headline is read back from what was sent as a string.
+        let sent = try await journal.add(Headline(text: "three"))
+        #expect(try await sent.load(Headline.self).text == "three")
         session.end()
     }
 

@@ -324,6 +324,17 @@ public struct ProxyRepresentation<Item: Transferable, Proxy: Transferable>: Tran
         }
     }
 
+    /// Only receives the value, through `importing`, as Apple's `ProxyRepresentation(importing:)`.
+    public init(importing: @escaping @Sendable (Proxy) async throws -> Item) {
+        ways = Proxy.transferWays.compactMap { (proxyWay: TransferWay<Proxy>) -> TransferWay<Item>? in
+            guard let proxyImport = proxyWay.import else { return nil }
+            let load: @Sendable (TransferPayload) async throws -> Item = { (payload: TransferPayload) in
+                try await importing(try await proxyImport(payload))
+            }
+            return TransferWay(contentType: proxyWay.contentType, export: nil, import: load)
+        }
+    }
+
     /// Itself.
     public var body: Self { self }
     /// The proxy's ways, turned into this item's.
