@@ -42,8 +42,9 @@ public struct GroupActivityMetadata: Codable, Sendable, Hashable {
 
     /// How the activity can end, as SharePlay's (iOS 18): `.automatic` by default (anyone
     /// leaves alone or ends it for everyone); with `.endsWhenInitiatorLeaves`, the initiator's
-    /// `leave()` ends the session for everyone, for what only the initiator holds (its photos,
-    /// its file).
+    /// `leave()` ends the session for everyone, and so does its departure without leaving (the
+    /// others end their sessions when the relay reports it gone): for what only the initiator
+    /// holds (its photos, its file).
     public var lifetimePolicy: LifetimePolicy {
         get { lifetime ?? .automatic }
         set { lifetime = newValue == .automatic ? nil : newValue }

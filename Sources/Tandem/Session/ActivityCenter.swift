@@ -278,6 +278,14 @@ struct ActivityDescription: Codable {
         bodies.seal(Array(try JSONEncoder().encode(self)), kind: .activity, path: .journal)
     }
 
+    /// Who signed the description in `sealed` (whoever created the session), or nil when it does
+    /// not open as one.
+    static func signer(of sealed: [UInt8], bodies: BodySealer) -> UUID? {
+        let expectation = BodySealer.Expectation(path: .journal, kinds: [.activity], sender: nil, attachment: nil, checksReplay: false)
+        guard case .success(let body) = bodies.open(sealed, expecting: expectation) else { return nil }
+        return body.sender
+    }
+
     /// The description in `sealed`: signed by a participant (whoever created the session) for
     /// this session, as an activity.
     static func open(_ sealed: [UInt8], bodies: BodySealer) throws -> ActivityDescription {

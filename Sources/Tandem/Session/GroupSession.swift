@@ -92,6 +92,9 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         var rejectionReaders: [Int: AsyncStream<Rejection>.Continuation] = [:]
         /// The activity's metadata's `lifetimePolicy`, as read when this participant joined.
         var lifetimePolicy = GroupActivityMetadata.LifetimePolicy.automatic
+        /// Who started the session: this participant, or the signer of the activity the relay
+        /// welcomed it with (nil when that could not be read).
+        var initiator: UUID?
         /// The readers of `notices` (`GroupSession+Notices.swift`).
         var noticeReaders: [Int: AsyncStream<GroupSessionEvent>.Continuation] = [:]
         /// This participant's activity changes sent but not yet back in the group's order.
@@ -125,7 +128,9 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         self.isLocallyInitiated = link == nil
         self.bodies = bodies
         self.localParticipant = Participant(id: bodies.localID, displayName: center.displayName)
-        core = Mutex(SessionCore(link: link))
+        var core = SessionCore(link: link)
+        core.initiator = link == nil ? bodies.localID : welcome.flatMap { ActivityDescription.signer(of: $0.activity, bodies: bodies) }
+        self.core = Mutex(core)
         $activity.storage.interceptAssignments { [weak self] activity in
             self?.propose(activity) ?? true
         }
