@@ -42,11 +42,13 @@ extension HeadlessPlayer {
         reportingFailure { () throws(MediaError) in try setPosition(mediaTime) }
     }
 
-    /// The playback rate, as AVPlayer's: 0 while paused. Setting it changes the rate from the
-    /// current position (0 pauses), now, or, coordinated, asks the group to; a failure (a rate
-    /// outside 0.25...4) is published as `error`, and `setRate(_:)` throws it instead.
+    /// The playback rate, as AVPlayer's: 0 while paused. Coordinated, the group's timeline's
+    /// rate (the player's own timeline runs at it corrected for the session clock's drift);
+    /// uncoordinated, the rate of the player's newest timeline. Setting it changes the rate from
+    /// the current position (0 pauses), now, or, coordinated, asks the group to; a failure (a
+    /// rate outside 0.25...4) is published as `error`, and `setRate(_:)` throws it instead.
     public var rate: Float {
-        get { Float(timeline.rate) }
+        get { Float(playbackCoordinator.isCoordinating ? playbackCoordinator.timeline.rate : timeline.rate) }
         set { reportingFailure { () throws(MediaError) in try setRate(Double(newValue)) } }
     }
 
