@@ -53,6 +53,7 @@ final class StallSuspender: Sendable {
             }
             suspension?.end()
         }
+        player.refreshTimeControl()
         let handler = state.withLock { $0.handler }
         handler?(stall)
     }

@@ -17,13 +17,59 @@ extension HeadlessPlayer {
             let jump = discontinuous ?? !engine.isContinuousLocked(timeline)
             engine.scheduleLocked(timeline, discontinuous: jump, now: MonotonicClock.now())
         }
+        refreshTimeControl()
     }
 
-    /// Plays at `rate` from the current position, now; coordinated, asks the group to.
-    public func play(rate: Double = 1) throws(MediaError) {
+    // MARK: AVPlayer's transport
+
+    /// Plays at rate 1 from the current position, as AVPlayer's `play()`: now, or, coordinated,
+    /// the group is asked to. It does not throw: a failure is published as `error` (and on
+    /// `$error.values`), as AVPlayer reports one; `play(rate:)` throws it instead.
+    public func play() {
+        reportingFailure { () throws(MediaError) in try play(rate: 1) }
+    }
+
+    /// Pauses at the current position, as AVPlayer's `pause()`: now, or, coordinated, the group
+    /// is asked to. A failure is published as `error`; `setRate(0)` throws it instead.
+    public func pause() {
+        reportingFailure { () throws(MediaError) in try setRate(0) }
+    }
+
+    /// Moves to media time `mediaTime` (ns), keeping the rate, as AVPlayer's `seek(to:)`: now
+    /// (while playing, landing `Options.seekLeadTime` ahead), or, coordinated, the group is
+    /// asked to. A failure is published as `error`; `setPosition(_:)` throws it instead.
+    public func seek(to mediaTime: Nanoseconds) {
+        reportingFailure { () throws(MediaError) in try setPosition(mediaTime) }
+    }
+
+    /// The playback rate, as AVPlayer's: 0 while paused. Coordinated, the group's timeline's
+    /// rate (the player's own timeline runs at it corrected for the session clock's drift);
+    /// uncoordinated, the rate of the player's newest timeline. Setting it changes the rate from
+    /// the current position (0 pauses), now, or, coordinated, asks the group to; a failure (a
+    /// rate outside 0.25...4) is published as `error`, and `setRate(_:)` throws it instead.
+    public var rate: Float {
+        get { Float(playbackCoordinator.isCoordinating ? playbackCoordinator.timeline.rate : timeline.rate) }
+        set { reportingFailure { () throws(MediaError) in try setRate(Double(newValue)) } }
+    }
+
+    /// Runs a transport request, publishing its failure as `error`.
+    private func reportingFailure(_ body: () throws(MediaError) -> Void) {
+        do {
+            try body()
+        } catch {
+            self.error = error
+        }
+        refreshTimeControl()
+    }
+
+    // MARK: The throwing forms
+
+    /// Plays at `rate` from the current position, now; coordinated, asks the group to. Throws
+    /// what `play()` publishes as `error`.
+    public func play(rate: Double) throws(MediaError) {
         guard rate > 0 else { throw MediaError.invalidArgument("rate", "play needs a rate above 0; use pause") }
         if playbackCoordinator.isCoordinating {
-            try propose("play") { try playbackCoordinator.coordinateRateChange(to: rate) }
+            try propose("play") { try playbackCoordinator.proposeRateChange(to: rate) }
             return
         }
         try changeRate(to: rate, at: nil)
@@ -37,15 +83,6 @@ extension HeadlessPlayer {
         try changeRate(to: rate, at: localTime)
     }
 
-    /// Pauses at the current position, now; coordinated, asks the group to.
-    public func pause() throws(MediaError) {
-        if playbackCoordinator.isCoordinating {
-            try propose("pause") { try playbackCoordinator.coordinateRateChange(to: 0) }
-            return
-        }
-        try changeRate(to: 0, at: nil)
-    }
-
     /// Pauses at the current position, at local instant `at`. Throws
     /// `MediaError.notWhileCoordinated` while coordinated.
     public func pause(at localTime: Nanoseconds) throws(MediaError) {
@@ -53,10 +90,11 @@ extension HeadlessPlayer {
         try changeRate(to: 0, at: localTime)
     }
 
-    /// Changes the rate (0 pauses), keeping the media position, now; coordinated, asks the group to.
+    /// Changes the rate (0 pauses), keeping the media position, now; coordinated, asks the group
+    /// to. The throwing form of setting `rate` (and, with 0, of `pause()`).
     public func setRate(_ rate: Double) throws(MediaError) {
         if playbackCoordinator.isCoordinating {
-            try propose("change the rate to \(rate)") { try playbackCoordinator.coordinateRateChange(to: rate) }
+            try propose("change the rate to \(rate)") { try playbackCoordinator.proposeRateChange(to: rate) }
             return
         }
         try changeRate(to: rate, at: nil)
@@ -70,10 +108,11 @@ extension HeadlessPlayer {
     }
 
     /// Moves to `mediaTime`, keeping the rate; coordinated, asks the group to. While playing, the
-    /// jump is scheduled a moment ahead (`Options.seekLeadTime`), so that it lands on time.
-    public func seek(to mediaTime: Nanoseconds) throws(MediaError) {
+    /// jump is scheduled a moment ahead (`Options.seekLeadTime`), so that it lands on time. The
+    /// throwing form of `seek(to:)`.
+    public func setPosition(_ mediaTime: Nanoseconds) throws(MediaError) {
         if playbackCoordinator.isCoordinating {
-            try propose("seek to \(MediaTime.seconds(mediaTime)) s") { try playbackCoordinator.coordinateSeek(to: ItemTime(nanoseconds: mediaTime)) }
+            try propose("seek to \(MediaTime.seconds(mediaTime)) s") { try playbackCoordinator.proposeSeek(to: ItemTime(nanoseconds: mediaTime)) }
             return
         }
         try seekLocally(to: mediaTime, at: nil)

@@ -1,4 +1,5 @@
 import Foundation
+import Tandem
 import TandemClock
 import TandemPlayback
 import TandemPlayerSupport
@@ -6,7 +7,7 @@ import TandemPlayerSupport
 /// A player without a window: it decodes a media item with FFmpeg on a thread of its own and
 /// presents each frame to its sinks at the local monotonic instant that its timeline gives.
 ///
-/// Drive it with `play`, `pause`, `seek`, `setRate` and `replaceCurrentItem(with:)`, or hand it
+/// Drive it with `play()`, `pause()`, `seek(to:)`, `rate` and `replaceCurrentItem(with:)`, or hand it
 /// whole timelines with `setTimeline(_:)`, as a playback coordinator does: a timeline anchored in
 /// the future is a change scheduled for that instant, and the player switches at exactly that
 /// instant.
@@ -14,7 +15,7 @@ import TandemPlayerSupport
 /// ```swift
 /// let log = try PresentationLog(path: "presented.jsonl")
 /// let player = try HeadlessPlayer(url: "movie.mp4", videoSinks: [log])
-/// try player.play()
+/// player.play()
 /// player.waitUntilEnded(timeout: 60)
 /// ```
 ///
@@ -22,14 +23,15 @@ import TandemPlayerSupport
 ///
 /// ```swift
 /// player.playbackCoordinator.coordinateWithSession(session)
-/// try player.play()   // every participant starts playing, at one instant
+/// player.play()   // every participant starts playing, at one instant
 /// ```
 ///
-/// While `playbackCoordinator.isCoordinating`, `play()`, `pause()`, `seek(to:)`, `setRate(_:)` and
-/// `replaceCurrentItem(with:)` ask the group (`coordinateRateChange(to:)`, `coordinateSeek(to:)`,
-/// `transitionToItem(identifier:at:)`), and the player changes when the group's command reaches
-/// it, at the instant the group chose; the variants that name a local instant (`at:`) throw
-/// `MediaError.notWhileCoordinated`. `setTimeline(_:)`, `prepare(_:at:)`,
+/// `play()`, `pause()`, `seek(to:)` and `rate` are AVPlayer's: they do not throw, and a failure is
+/// published as `error`; `play(rate:)`, `setRate(_:)` and `setPosition(_:)` are their throwing
+/// forms. While `playbackCoordinator.isCoordinating`, these and `replaceCurrentItem(with:)` ask
+/// the group (`proposeRateChange(to:)`, `proposeSeek(to:)`, `transitionToItem(identifier:at:)`),
+/// and the player changes when the group's command reaches it, at the instant the group chose;
+/// the variants that name a local instant (`at:`) throw `MediaError.notWhileCoordinated`. `setTimeline(_:)`, `prepare(_:at:)`,
 /// `switchToPreparedItem(timeline:)` and `replaceCurrentItem(with:timeline:)` are the low-level
 /// path the coordinator's delegate uses, and never go to the group. Uncoordinated, every call
 /// changes this player alone.
@@ -120,6 +122,20 @@ public final class HeadlessPlayer: @unchecked Sendable {
     /// and the player presents frames straight from the group's shared timeline, and proposes
     /// its own transport to the group.
     public let playbackCoordinator: PlaybackCoordinator
+    /// The last transport request that failed, as AVPlayer's `error`: `play()`, `pause()`,
+    /// `seek(to:)` and setting `rate` do not throw, and publish their failure here (a rate out
+    /// of range, a change the group would refuse); `for await error in player.$error.values`
+    /// hears each. nil until one fails.
+    @Published public internal(set) var error: MediaError? = nil
+    /// Whether the player plays, is paused, or waits to play, as AVPlayer's
+    /// `timeControlStatus`: coordinated, waiting while the group waits (for a suspension, for
+    /// the others' pre-roll) or while this player stalls; `$timeControlStatus.values` hears each
+    /// change, refreshed as the player is given a timeline and as it stalls and recovers.
+    @Published public internal(set) var timeControlStatus: TimeControlStatus = .paused
+    /// Why the player waits to play (`.waitingForCoordinatedPlayback`, `.toMinimizeStalls`), as
+    /// AVPlayer's `reasonForWaitingToPlay`; nil unless `timeControlStatus` is
+    /// `.waitingToPlayAtSpecifiedRate`.
+    @Published public internal(set) var reasonForWaitingToPlay: WaitingReason? = nil
     let options: Options
     let engine: PlaybackEngine
     /// The coordinator's delegate (it holds its delegate weakly).
@@ -229,6 +245,13 @@ public final class HeadlessPlayer: @unchecked Sendable {
     }
 
     // MARK: Reading
+
+    /// Refreshes `timeControlStatus` and `reasonForWaitingToPlay` from the group and the player.
+    func refreshTimeControl() {
+        let (status, reason) = playbackCoordinator.timeControl(playerRate: timeline.rate, stalled: isStalled)
+        if timeControlStatus != status { timeControlStatus = status }
+        if reasonForWaitingToPlay != reason { reasonForWaitingToPlay = reason }
+    }
 
     /// The newest timeline: the one in force, or the change scheduled next.
     public var timeline: PresentationTimeline {

@@ -89,8 +89,8 @@ extension MpvPlayer {
         case .previous: _ = try? coordinator.returnToPreviousItem()
         case .slower, .faster:
             let intended = coordinator.core.intendedRate
-            _ = try? coordinator.coordinateRateChange(to: Self.steppedRate(from: intended > 0 ? intended : 1, by: key == .slower ? -0.1 : 0.1))
-        case .resetRate: _ = try? coordinator.coordinateRateChange(to: 1)
+            _ = try? coordinator.proposeRateChange(to: Self.steppedRate(from: intended > 0 ? intended : 1, by: key == .slower ? -0.1 : 0.1))
+        case .resetRate: _ = try? coordinator.proposeRateChange(to: 1)
         }
     }
 
@@ -129,7 +129,7 @@ extension MpvPlayer {
         switch action {
         case .setPaused(true):
             guard timeline.rate > 0 || waiting else { return }
-            proposed = hold(proposing: { try coordinator.coordinateRateChange(to: 0) })
+            proposed = hold(proposing: { try coordinator.proposeRateChange(to: 0) })
         case .setPaused(false):
             guard !groupPlays else {
                 // The group plays and mpv had stopped (at the end, say): rejoin the timeline.
@@ -139,7 +139,7 @@ extension MpvPlayer {
             // Start together: mpv waits, paused, for the group's play command.
             await setPaused(true)
             let speed = state.withLock { $0.ledger.speed }
-            proposed = hold(proposing: { try coordinator.coordinateRateChange(to: Self.proposable(speed)) })
+            proposed = hold(proposing: { try coordinator.proposeRateChange(to: Self.proposable(speed)) })
         case .setSpeed(let speed):
             // Only while playing: a rate while paused would start everyone.
             guard timeline.rate > 0 else { return }
@@ -148,11 +148,11 @@ extension MpvPlayer {
             state.withLock { $0.requestedSpeed = speed }
             // Start together, at the new rate, at the group's instant (see `startsTogether`).
             if groupPlays { await setPaused(true) }
-            proposed = hold(pausing: groupPlays, proposing: { try coordinator.coordinateRateChange(to: Self.proposable(rate)) })
+            proposed = hold(pausing: groupPlays, proposing: { try coordinator.proposeRateChange(to: Self.proposable(rate)) })
         case .seek(let position):
             let target = Self.seekTarget(position, on: coordinator)
             if groupPlays { await setPaused(true) }
-            proposed = hold(pausing: groupPlays, proposing: { try coordinator.coordinateSeek(to: target) })
+            proposed = hold(pausing: groupPlays, proposing: { try coordinator.proposeSeek(to: target) })
         }
         guard proposed else {
             // Refused: back on the group's timeline, which has not changed.
@@ -175,17 +175,17 @@ extension MpvPlayer {
             switch action {
             case .setPaused(true):
                 guard driver.timeline.rate > 0 else { return }
-                try driver.coordinateRateChange(to: 0)
+                try driver.proposeRateChange(to: 0)
             case .setPaused(false):
                 guard driver.timeline.rate == 0 else { return }
-                try driver.coordinateRateChange(to: Self.proposable(state.withLock { $0.ledger.speed }))
+                try driver.proposeRateChange(to: Self.proposable(state.withLock { $0.ledger.speed }))
             case .setSpeed(let speed):
                 // Only while playing: a rate while paused would start everyone.
                 guard driver.timeline.rate > 0 else { return }
                 state.withLock { $0.requestedSpeed = speed }
-                try driver.coordinateRateChange(to: Self.proposable(speed))
+                try driver.proposeRateChange(to: Self.proposable(speed))
             case .seek(let position):
-                try driver.coordinateSeek(to: Self.seekTarget(position, on: driver))
+                try driver.proposeSeek(to: Self.seekTarget(position, on: driver))
             }
         } catch {
             return

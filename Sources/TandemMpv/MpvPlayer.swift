@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Tandem
 import TandemClock
 import TandemPlayback
 import TandemPlayerSupport
@@ -24,8 +25,8 @@ import TandemPlayerSupport
 /// proposals: an `MpvRequestLedger` tells them apart.
 ///
 /// A program controls it as it would an AVPlayer (`MpvPlayer+Transport.swift`): `play()`,
-/// `pause()`, `seek(to:)`, `setRate(_:)` and `replaceCurrentItem(with:)` go to the group once
-/// coordinated, and to mpv at once otherwise. The item can change (`MpvPlayer+Items.swift`):
+/// `pause()`, `seek(to:)`, `rate` (and their throwing forms) and `replaceCurrentItem(with:)` go
+/// to the group once coordinated, and to mpv at once otherwise. The item can change (`MpvPlayer+Items.swift`):
 /// mpv loads a file or an `http(s)` URL itself, and reads a byte source (a streamed item) from
 /// the player's `MpvByteServer` on 127.0.0.1. A URL never goes on mpv's command line, which every
 /// local user can read: mpv is given it over its IPC socket.
@@ -35,7 +36,7 @@ import TandemPlayerSupport
 /// options.extraArguments = ["--vo=null", "--ao=null"]
 /// let player = try await MpvPlayer.launch(item: PlaybackItem(file: "movie.mp4"), options: options)
 /// player.playbackCoordinator.coordinateWithSession(session)
-/// try await player.play()   // every participant plays
+/// player.play()   // every participant plays
 /// ...
 /// await player.close()
 /// ```
@@ -116,6 +117,21 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     public let playbackCoordinator: PlaybackCoordinator
     /// The mpv process.
     public let process: MpvProcess
+    /// The last transport request that failed, as AVPlayer's `error`: `play()`, `pause()`,
+    /// `seek(to:)` and setting `rate` return at once and publish their failure here;
+    /// `for await error in player.$error.values` hears each. nil until one fails.
+    @Published public internal(set) var error: MpvError? = nil
+    /// Whether the player plays, is paused, or waits to play, as AVPlayer's
+    /// `timeControlStatus`: coordinated, waiting while the group waits (for a suspension, for
+    /// the others' pre-roll); `$timeControlStatus.values` hears each change, refreshed as the
+    /// group's commands arrive and as the transport is used.
+    @Published public internal(set) var timeControlStatus: TimeControlStatus = .paused
+    /// Why the player waits to play (`.waitingForCoordinatedPlayback`), as AVPlayer's
+    /// `reasonForWaitingToPlay`; nil unless `timeControlStatus` is `.waitingToPlayAtSpecifiedRate`.
+    @Published public internal(set) var reasonForWaitingToPlay: WaitingReason? = nil
+    /// The last uncoordinated transport request started, which the next one waits for, so that
+    /// mpv is asked in the caller's order.
+    let transportTail = Mutex<Task<Void, Never>?>(nil)
 
     /// Where mpv's IPC server listens.
     public var ipcPath: String { process.ipcPath }
@@ -452,6 +468,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             state.latestVersion = command.version
             return (state.latestCommand, state.hold != nil)
         }
+        refreshTimeControl()
         if case .seek(let seek) = command, seek.shouldBufferInAnticipationOfPlayback, !answersPerson,
            seek.expectedCurrentItemIdentifier.map({ $0 == itemIdentifier }) ?? true {
             jobs.yield(.command(command, serial: serial, rejoin: false, completion: completion))
@@ -459,6 +476,15 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         }
         jobs.yield(.command(command, serial: serial, rejoin: false))
         completion()
+    }
+
+    /// Refreshes `timeControlStatus` and `reasonForWaitingToPlay` from the group, or uncoordinated
+    /// from what mpv was last asked.
+    func refreshTimeControl() {
+        let rate = state.withLock { $0.paused ? 0 : $0.requestedSpeed }
+        let (status, reason) = playbackCoordinator.timeControl(playerRate: rate, stalled: false)
+        if timeControlStatus != status { timeControlStatus = status }
+        if reasonForWaitingToPlay != reason { reasonForWaitingToPlay = reason }
     }
 
     /// Queues `command`, the group's timeline already in force, again: mpv rejoins it (after a

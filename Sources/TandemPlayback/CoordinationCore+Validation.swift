@@ -109,7 +109,7 @@ extension CoordinationCore {
                 return ProposalRejection(.tooManyParticipants, "the group keeps what at most \(Self.maximumParticipants) participants loaded")
             }
             return nil
-        case .departed, .prerolled:
+        case .departed, .prerolled, .pauseSnapping:
             return nil
         case .queue(let change):
             return queueRejection(of: change)

@@ -63,7 +63,7 @@ extension CoordinationCore {
         if let gate = waiting.gate, gate.hasStarted(at: ordered.orderedAt) { waiting.gate = nil }
         switch ordered.proposal {
         case .setRate, .setRateImmediately, .pause, .seek, .seekImmediately, .transition, .queue: withdrawGate()
-        case .beginSuspension, .endSuspension, .state, .departed, .prerolled: break
+        case .beginSuspension, .endSuspension, .state, .departed, .prerolled, .pauseSnapping: break
         }
     }
 

@@ -52,6 +52,12 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
         /// How this participant's history was assembled from snapshots (a late joiner's), or why
         /// it could not be (emitted by the coordinator, never by the core).
         case snapshotHistory(SnapshotHistoryNote)
+        /// A request of this participant's (`coordinateRateChange(to:options:)`,
+        /// `coordinateSeek(to:options:)`, setting `pauseSnapsToMediaTimeOfOriginator`) was sent to
+        /// no one: the group would refuse it, or the coordinator is not coordinating (emitted by
+        /// the coordinator, never by the core). The throwing forms (`proposeRateChange`,
+        /// `proposeSeek`) throw this instead.
+        case requestRefused(CoordinatorMachine.LocalRequest, reason: String)
         /// The current item played to its end at the timeline's anchor instant: the group went on
         /// to `advancedTo` (its index in the queue with it), or paused on the last frame (nil).
         case itemEnded(SharedTimeline, advancedTo: PlaybackQueue.Entry?, index: Int?)
@@ -77,8 +83,9 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
     /// What each participant has loaded.
     public private(set) var participants: [UUID: ParticipantState] = [:]
     /// Whether pauses snap to the media time the originator saw (as AVFoundation's
-    /// `pauseSnapsToMediaTimeOfOriginator`); the same on every participant.
-    public let pauseSnapsToMediaTimeOfOriginator: Bool
+    /// `pauseSnapsToMediaTimeOfOriginator`): the group's, changed by a `.pauseSnapping`
+    /// proposal, so the same on every participant at every version.
+    public internal(set) var pauseSnapsToMediaTimeOfOriginator: Bool
 
     /// A core at the initial timeline.
     public init(pauseSnapsToMediaTimeOfOriginator: Bool = true, waitsForPreroll: Bool = true) {
@@ -120,9 +127,11 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
         case .setRate(let rate), .setRateImmediately(let rate):
             let wasStopped = timeline.rate == 0
             intendedRate = max(0, rate)
+            let wasWaiting = isWaiting
+            if case .setRateImmediately = ordered.proposal, rate > 0 { releaseHoldingSuspensions() }
             reanchor(media: position, at: at)
             if wasStopped, case .setRate = ordered.proposal { gatePlay(ordered, at: at) }
-            return [changed(ordered)]
+            return [changed(ordered)] + (wasWaiting && !isWaiting ? [.groupResumed(timeline, originator: ordered.originator)] : [])
         case .pause(let seen, let item):
             intendedRate = 0
             let snapped = pauseSnapsToMediaTimeOfOriginator && isTimelineItem(item) ? seen : nil
@@ -179,7 +188,17 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
             return reportPrerolled(ordered, version: version)
         case .queue(let change):
             return applyQueue(change, at: at, ordered)
+        case .pauseSnapping(let snaps):
+            pauseSnapsToMediaTimeOfOriginator = snaps
+            return [changed(ordered)]
         }
+    }
+
+    /// Every suspension stops holding the group (Apple's `playImmediately`: play "regardless of
+    /// other participants' readiness or suspensions"); the suspensions stay, each ending when its
+    /// participant ends it, and that participant's player then catches up.
+    private mutating func releaseHoldingSuspensions() {
+        for index in suspensions.indices { suspensions[index].holdsGroup = false }
     }
 
     /// Skips the ordered record `order` from `originator`, which is no proposal this core can

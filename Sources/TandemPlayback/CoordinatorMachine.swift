@@ -81,6 +81,9 @@ public struct CoordinatorMachine: Sendable {
         case report(item: String?, identity: String?, ready: Bool)
         /// Change the group's shared queue (`CoordinatorMachine+Queue.swift`).
         case queue(PlaybackQueue.Change)
+        /// Change whether the group's pauses snap to their originator's media time, as setting
+        /// `pauseSnapsToMediaTimeOfOriginator` does.
+        case pauseSnapping(Bool)
     }
 
     /// The replicated state, as every participant holds it.
@@ -300,7 +303,8 @@ public struct CoordinatorMachine: Sendable {
     /// proposal that carries it, or the `ProposalRejection` every participant would skip it with.
     ///
     /// `.playImmediately` and `.resumeImmediately` (Apple's options) ask the group not to wait
-    /// for others' pre-roll (`setRateImmediately`, `seekImmediately`: no pre-roll gate).
+    /// for others' pre-roll (`setRateImmediately`, `seekImmediately`: no pre-roll gate); a
+    /// `setRateImmediately` also plays through the suspensions that hold the group.
     public func onLocalRequest(_ request: LocalRequest, now: HostInstant) throws(ProposalRejection) -> [LocalRequestDirective] {
         let view = view(atHost: now)
         let proposal: PlaybackProposal
@@ -320,6 +324,7 @@ public struct CoordinatorMachine: Sendable {
         case .transition(let item, let time): proposal = .transition(item: item, at: time)
         case .report(let item, let identity, let ready): proposal = .state(item: item, identity: identity, ready: ready)
         case .queue(let change): proposal = .queue(change)
+        case .pauseSnapping(let snaps): proposal = .pauseSnapping(snaps)
         }
         if let rejection = view.rejection(of: proposal, from: localParticipant) { throw rejection }
         return [.propose(proposal)]

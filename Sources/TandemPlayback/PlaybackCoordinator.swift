@@ -101,8 +101,6 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// The shared timeline, observable: `for await timeline in coordinator.$timeline.values`.
     @Published public private(set) var timeline: SharedTimeline = .initial
 
-    /// Whether pauses snap to the media time the originator saw.
-    public let pauseSnapsToMediaTimeOfOriginator: Bool
     /// Whether a play waits for every participant's pre-roll, at most 1 s (`PrerollGate`); it
     /// must be the same on every participant. A gated play first publishes a provisional
     /// timeline anchored at the gate's deadline, then (once everyone pre-rolled) a later version
@@ -122,6 +120,8 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     private struct Settings {
         var configuration = CoordinatorMachine.Configuration()
+        /// `pauseSnapsToMediaTimeOfOriginator` as this participant starts coordinating with it.
+        var pauseSnaps = true
         weak var delegate: (any PlaybackCoordinatorDelegate)?
     }
 
@@ -149,10 +149,12 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// `scheduler` (by default a serial dispatch queue on the host's monotonic clock).
     public init(delegate: (any PlaybackCoordinatorDelegate)? = nil, pauseSnapsToMediaTimeOfOriginator: Bool = true,
                 waitsForPreroll: Bool = true, scheduler: (any CoordinatorScheduler)? = nil) {
-        self.pauseSnapsToMediaTimeOfOriginator = pauseSnapsToMediaTimeOfOriginator
         self.waitsForPreroll = waitsForPreroll
         self.scheduler = scheduler ?? DispatchCoordinatorScheduler()
-        settings.withLock { $0.delegate = delegate }
+        settings.withLock {
+            $0.delegate = delegate
+            $0.pauseSnaps = pauseSnapsToMediaTimeOfOriginator
+        }
     }
 
     deinit {
@@ -194,7 +196,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     /// The coordinator's view of the group: timeline, suspensions, what others have loaded.
     public var core: CoordinationCore {
-        state.withLock { $0.machine?.core } ?? CoordinationCore(pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator,
+        state.withLock { $0.machine?.core } ?? CoordinationCore(pauseSnapsToMediaTimeOfOriginator: settings.withLock { $0.pauseSnaps },
                                                                   waitsForPreroll: waitsForPreroll)
     }
 
@@ -203,17 +205,71 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     // MARK: The player's side
 
-    /// Asks the group to play at `rate` (0 pauses) from the current position. A rate that is not
-    /// 0 or within `CoordinationCore.playableRates` (NaN, 1e15, negative) is refused with a
-    /// `ProposalRejection`, as every participant would skip it.
-    public func coordinateRateChange(to rate: Double, options: RateChangeOptions = []) throws {
+    /// Asks the group to play at `rate` (0 pauses) from the current position, as AVFoundation's
+    /// `coordinateRateChange(to:options:)`: it does not throw. A request the group would refuse
+    /// (a rate that is not 0 nor within `CoordinationCore.playableRates`, a coordinator not
+    /// coordinating yet) is sent to no one and reported as `.requestRefused` on `events`;
+    /// `proposeRateChange(to:options:)` throws it instead.
+    ///
+    /// With `.playImmediately`, the group plays at once, waiting neither for the others'
+    /// pre-roll nor for suspensions that hold it: those stop holding the group, and each
+    /// suspended participant comes in when its suspension ends.
+    public func coordinateRateChange(to rate: Float, options: RateChangeOptions = []) {
+        let request = CoordinatorMachine.LocalRequest.rate(Double(rate), options)
+        reportingRefusal(of: request) { try self.request(request) }
+    }
+
+    /// Asks the group to play at `rate` (0 pauses) from the current position, as
+    /// `coordinateRateChange(to:options:)` does, and throws what it would report: a rate that is
+    /// not 0 nor within `CoordinationCore.playableRates` (NaN, 1e15, negative) is refused with a
+    /// `ProposalRejection`, as every participant would skip it; a coordinator not coordinating
+    /// yet with a `CoordinatorError`.
+    public func proposeRateChange(to rate: Double, options: RateChangeOptions = []) throws {
         try request(.rate(rate, options))
     }
 
-    /// Asks the group to move to media time `time`, keeping the rate. A time outside the item
-    /// (`CoordinationCore.mediaTimeRange(ofItem:)`) is refused with a `ProposalRejection`.
-    public func coordinateSeek(to time: ItemTime, options: SeekOptions = []) throws {
+    /// Asks the group to move to media time `time`, keeping the rate, as AVFoundation's
+    /// `coordinateSeek(to:options:)`: it does not throw. A time outside the item
+    /// (`CoordinationCore.mediaTimeRange(ofItem:)`) is sent to no one and reported as
+    /// `.requestRefused` on `events`; `proposeSeek(to:options:)` throws it instead.
+    public func coordinateSeek(to time: ItemTime, options: SeekOptions = []) {
+        let request = CoordinatorMachine.LocalRequest.seek(time, options)
+        reportingRefusal(of: request) { try self.request(request) }
+    }
+
+    /// Asks the group to move to media time `time`, as `coordinateSeek(to:options:)` does, and
+    /// throws what it would report: a time outside the item is refused with a
+    /// `ProposalRejection`.
+    public func proposeSeek(to time: ItemTime, options: SeekOptions = []) throws {
         try request(.seek(time, options))
+    }
+
+    /// Whether pauses snap to the media time their originator saw, as AVFoundation's property.
+    /// It is the group's: read, it is the group's setting once coordinating (snapshots carry
+    /// it); set while coordinating, the change is proposed to the group and takes effect on
+    /// every participant at one instant (a refusal is reported as `.requestRefused`). Set
+    /// before `coordinateWithSession(_:)`, it is the setting this participant starts from, as
+    /// the initializer's argument is, which the group's history and snapshots then override.
+    public var pauseSnapsToMediaTimeOfOriginator: Bool {
+        get { state.withLock { $0.machine?.core.pauseSnapsToMediaTimeOfOriginator } ?? settings.withLock { $0.pauseSnaps } }
+        set {
+            guard isCoordinating else {
+                settings.withLock { $0.pauseSnaps = newValue }
+                return
+            }
+            let request = CoordinatorMachine.LocalRequest.pauseSnapping(newValue)
+            reportingRefusal(of: request) { try self.request(request) }
+        }
+    }
+
+    /// Runs `body`, reporting what it throws as `.requestRefused` on `events`.
+    private func reportingRefusal(of request: CoordinatorMachine.LocalRequest, _ body: () throws -> Void) {
+        do {
+            try body()
+        } catch {
+            let readers = state.withLock { Array($0.eventReaders.values) }
+            for reader in readers { reader.yield(.requestRefused(request, reason: "\(error)")) }
+        }
     }
 
     /// Asks the group to switch to the item `identifier` (paused at its start, or at `time`). An
@@ -260,7 +316,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     /// Begins a suspension for `reason`; the group waits for it if the reason is one of
     /// `suspensionReasonsThatTriggerWaiting` and the group is within the reason's
-    /// `participantLimit(forWaitingOutSuspensionsWithReason:)` (and, among those holding it, within
+    /// `participantLimitForWaitingOutSuspensions(withReason:)` (and, among those holding it, within
     /// `groupHoldLimit(forReason:)`).
     ///
     /// As with AVFoundation, a suspended participant's player is not driven by the group: from
@@ -284,7 +340,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         var configuration = settings.withLock { $0.configuration }
         if !holdingGroup { configuration.suspensionReasonsThatTriggerWaiting.remove(reason) }
         step(configuration: configuration) { machine, now in machine.onSuspensionBegan(id, reason: reason, now: now).map(Self.effect) }
-        return PlaybackSuspension(reason: reason, id: id) { [weak self] time in
+        return PlaybackSuspension(reason: reason, id: id, beginDate: Date()) { [weak self] time in
             guard let self else { return }
             // Ended once: a second `end()` does nothing.
             guard self.state.withLock({ $0.ownSuspensions.remove(id) != nil }) else { return }
@@ -298,6 +354,37 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     /// Whether this participant has a suspension of its own that has begun and not ended.
     public var isSuspended: Bool { state.withLock { !$0.ownSuspensions.isEmpty } }
+
+    /// The reasons of this participant's own suspensions the coordinator has taken in, as
+    /// AVFoundation's `suspensionReasons` (a mismatched item's `.coordinatedPlaybackNotPossible`
+    /// included); empty when none.
+    public var suspensionReasons: [SuspensionReason] {
+        state.withLock { state in
+            guard let machine = state.machine else { return [] }
+            return machine.core.suspensions.filter { $0.participant == machine.localParticipant }.map(\.reason)
+        }
+    }
+
+    /// The other participants that reported what they have loaded, as AVFoundation's
+    /// `otherParticipants`: each with its suspensions' reasons and whether it is ready to play.
+    /// Empty before coordinating; observe changes through `events` (no NotificationCenter here).
+    public var otherParticipants: [CoordinatedPlaybackParticipant] {
+        guard let machine = state.withLock({ $0.machine }) else { return [] }
+        let core = machine.core
+        return core.participants.keys.filter { $0 != machine.localParticipant }.sorted { $0.uuidString < $1.uuidString }.map { id in
+            CoordinatedPlaybackParticipant(identifier: id,
+                                           suspensionReasons: core.suspensions.filter { $0.participant == id }.map(\.reason),
+                                           isReadyToPlay: (core.participants[id]?.ready ?? false) && !core.awaitsPreroll(from: id))
+        }
+    }
+
+    /// Issues the player the group's current state afresh, as AVFoundation's
+    /// `reapplyCurrentItemStateToPlaybackControlDelegate()`: for a player that lost its state
+    /// (rebuilt, its decoder reset), a seek to where the group is, then the play or the pause.
+    /// Nothing is sent to the group; while this participant is suspended nothing is issued.
+    public func reapplyCurrentItemStateToPlaybackControlDelegate() {
+        step { machine, now in machine.onReapply(now: now).map(Self.effect) }
+    }
 
     /// This participant's clock, once coordinating.
     public var localClock: (any MonotonicDerivedClock)? { state.withLock { $0.channel?.localClock } }
@@ -343,7 +430,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     func coordinate(over channel: any CoordinationChannel) {
         let machine = CoordinatorMachine(localParticipant: channel.localParticipant,
-                                         pauseSnapsToMediaTimeOfOriginator: pauseSnapsToMediaTimeOfOriginator,
+                                         pauseSnapsToMediaTimeOfOriginator: settings.withLock { $0.pauseSnaps },
                                          waitsForPreroll: waitsForPreroll, configuration: settings.withLock { $0.configuration })
         let departures = channel.departures()
         // The machine and the channel first, so that the first record delivered finds them.

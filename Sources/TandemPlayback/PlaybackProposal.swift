@@ -35,8 +35,9 @@ public enum PlaybackProposal: Sendable, Codable, Equatable {
     /// A participant left the session: its suspensions end (proposed by whoever noticed; a
     /// repeat changes nothing).
     case departed(UUID)
-    /// Play (or change the rate) without waiting for the others' pre-roll (Apple's
-    /// `playImmediately`): takes effect at its effective instant, as `setRate` did before the gate.
+    /// Play (or change the rate) without waiting for the others' pre-roll or suspensions (Apple's
+    /// `playImmediately`): takes effect at its effective instant, and the suspensions that held
+    /// the group stop holding it (each suspended participant comes in when its own ends).
     case setRateImmediately(Double)
     /// Move to a media time of `item` without waiting for the others' pre-roll (Apple's
     /// `resumeImmediately`); skipped as `seek` is when the group is on another item.
@@ -47,6 +48,9 @@ public enum PlaybackProposal: Sendable, Codable, Equatable {
     /// A change to the group's shared queue (`CoordinationCore+Queue.swift`); a change that
     /// makes another entry current switches the group's item to it, from its start.
     case queue(PlaybackQueue.Change)
+    /// Whether the group's pauses snap to the media time their originator saw from now on (as
+    /// setting AVFoundation's `pauseSnapsToMediaTimeOfOriginator`); the timeline does not move.
+    case pauseSnapping(Bool)
 }
 
 /// A proposal as the relay delivered it: in order, stamped with session instants.

@@ -8,11 +8,15 @@ public final class PlaybackSuspension: Sendable {
     public let reason: SuspensionReason
     /// The suspension's identity.
     public let id: UUID
+    /// When it began, by the wall clock, as AVFoundation's `beginDate`: a label for people (how
+    /// long someone has been buffering); the group's own instants are in its events.
+    public let beginDate: Date
     private let finish: @Sendable (ItemTime?) -> Void
 
-    init(reason: SuspensionReason, id: UUID, end finish: @escaping @Sendable (ItemTime?) -> Void) {
+    init(reason: SuspensionReason, id: UUID, beginDate: Date, end finish: @escaping @Sendable (ItemTime?) -> Void) {
         self.reason = reason
         self.id = id
+        self.beginDate = beginDate
         self.finish = finish
     }
 

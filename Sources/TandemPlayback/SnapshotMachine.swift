@@ -286,7 +286,8 @@ extension CoordinatorMachine {
     private mutating func assembleHistory(now: HostInstant) -> [OrderedDirective] {
         var chosen: [UInt64: CoordinationSnapshot] = [:]
         var refused: [UInt64: ProposalRejection] = [:]
-        let pauseSnaps = core.pauseSnapsToMediaTimeOfOriginator
+        // The group's setting comes with the snapshot: a joiner takes it whatever it started with.
+        let pauseSnaps: Bool? = nil
         let held = snapshots.assembly.buffered.count
         let outcome = snapshots.assembly.assemble { payload in
             guard case .snapshot(let record) = payload else { return false }

@@ -72,10 +72,10 @@ public struct CoordinationSnapshot: Sendable, Codable, Equatable {
     }
 
     /// The snapshot a body carries, published as reflecting `reflecting` and ordered at
-    /// `orderedAt`, validated for a core whose pauses snap as `pauseSnapsToMediaTimeOfOriginator`;
-    /// or why it cannot be started from.
+    /// `orderedAt`, validated for a core whose pauses snap as `pauseSnapsToMediaTimeOfOriginator`
+    /// (nil: either); or why it cannot be started from.
     public static func validated(_ body: [UInt8], reflecting: UInt64, orderedAt: SessionInstant,
-                                 pauseSnapsToMediaTimeOfOriginator: Bool) -> Result<CoordinationSnapshot, ProposalRejection> {
+                                 pauseSnapsToMediaTimeOfOriginator: Bool?) -> Result<CoordinationSnapshot, ProposalRejection> {
         guard body.count <= maximumBytes else {
             return .failure(ProposalRejection(.oversized, "a snapshot of \(body.count) bytes is over \(maximumBytes)"))
         }
@@ -92,10 +92,11 @@ public struct CoordinationSnapshot: Sendable, Codable, Equatable {
     }
 
     /// Why this snapshot, published as reflecting `reflecting` and ordered at `orderedAt`, cannot
-    /// be started from by a core whose pauses snap as `pauseSnapsToMediaTimeOfOriginator`, or nil
-    /// when it can. The bounds are the proposals' (`CoordinationCore+Validation`).
+    /// be started from by a core whose pauses snap as `pauseSnapsToMediaTimeOfOriginator` (nil:
+    /// either, as for a joiner, which takes the group's setting from the snapshot), or nil when
+    /// it can. The bounds are the proposals' (`CoordinationCore+Validation`).
     public func rejection(reflecting: UInt64, orderedAt: SessionInstant,
-                          pauseSnapsToMediaTimeOfOriginator: Bool) -> ProposalRejection? {
+                          pauseSnapsToMediaTimeOfOriginator: Bool?) -> ProposalRejection? {
         typealias Core = CoordinationCore
         guard format == Self.currentFormat else {
             return ProposalRejection(.unreadable, "snapshot format \(format) is not \(Self.currentFormat)")
@@ -104,7 +105,7 @@ public struct CoordinationSnapshot: Sendable, Codable, Equatable {
         guard timeline.version == reflecting else {
             return ProposalRejection(.unreadable, "a snapshot at version \(timeline.version) is published as reflecting \(reflecting)")
         }
-        guard core.pauseSnapsToMediaTimeOfOriginator == pauseSnapsToMediaTimeOfOriginator else {
+        guard pauseSnapsToMediaTimeOfOriginator.map({ $0 == core.pauseSnapsToMediaTimeOfOriginator }) ?? true else {
             return ProposalRejection(.unreadable, "a snapshot whose pauses snap otherwise than this participant's")
         }
         if let item = timeline.item, item.isEmpty || item.utf8.count > Core.maximumItemBytes {

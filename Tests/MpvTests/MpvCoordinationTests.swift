@@ -82,7 +82,7 @@ import TandemPlayerSupport
         try await withGroup { host, guest, mpv, builtin, other in
             let log = ChangeLog(host.coordinator)
             defer { log.task?.cancel() }
-            try host.coordinator.coordinateRateChange(to: 1)
+            host.coordinator.coordinateRateChange(to: 1)
             #expect(await eventually { (try? await other.get("pause"))?.bool == false })
             try await Task.sleep(for: .seconds(2))
             // The clip's first frame, before mpv has played, is where mpv rendering at display
@@ -98,7 +98,7 @@ import TandemPlayerSupport
             // pre-rolled: mpv seeks when it hears the change, the group's play waits for the
             // landing, and the start only unpauses mpv there.
             let prerolled = mpv.statistics.prerolledStarts
-            try host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 12_000_000_000))
+            host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 12_000_000_000))
             #expect(await awaitTimeline(of: guest.coordinator) { $0.anchorMediaTime.nanoseconds == 12_000_000_000 })
             let seekInstant = try #require(guest.coordinator.hostTime(atSessionTime: guest.coordinator.timeline.anchorSessionTime)).nanoseconds
             try await Task.sleep(for: .nanoseconds(max(0, seekInstant + 200_000_000 - MonotonicClock.now())))
@@ -112,7 +112,7 @@ import TandemPlayerSupport
             #expect(mpv.statistics.prerolledStarts == prerolled + 1, "\(mpv.statistics)")
 
             // A pause from the other participant: mpv pauses on the group's frame.
-            try host.coordinator.coordinateRateChange(to: 0)
+            host.coordinator.coordinateRateChange(to: 0)
             #expect(await awaitTimeline(of: guest.coordinator) { $0.rate == 0 })
             let pausedAt = guest.coordinator.timeline.anchorMediaTime.nanoseconds
             #expect(await eventually { (try? await other.get("pause"))?.bool == true })
@@ -121,7 +121,7 @@ import TandemPlayerSupport
                 return abs(Int64(seconds * 1e9) - pausedAt) < 34_000_000
             })
             // And a seek while paused.
-            try host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 5_000_000_000))
+            host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 5_000_000_000))
             #expect(await eventually {
                 guard let seconds = (try? await other.get("time-pos"))?.double else { return false }
                 return abs(Int64(seconds * 1e9) - 5_000_000_000) < 34_000_000
@@ -139,7 +139,7 @@ import TandemPlayerSupport
         try await withGroup { host, guest, mpv, builtin, other in
             let log = ChangeLog(host.coordinator)
             defer { log.task?.cancel() }
-            try host.coordinator.coordinateRateChange(to: 1)
+            host.coordinator.coordinateRateChange(to: 1)
             #expect(await eventually { (try? await other.get("pause"))?.bool == false })
             try await Task.sleep(for: .seconds(1.5))
 
@@ -176,11 +176,11 @@ import TandemPlayerSupport
             #expect(log.by(guest.id).count == 4)
 
             // The group's own changes, from the other participant, do not come back.
-            try host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 3_000_000_000))
+            host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 3_000_000_000))
             try await Task.sleep(for: .seconds(1))
-            try host.coordinator.coordinateRateChange(to: 0)
+            host.coordinator.coordinateRateChange(to: 0)
             try await Task.sleep(for: .seconds(1))
-            try host.coordinator.coordinateRateChange(to: 1)
+            host.coordinator.coordinateRateChange(to: 1)
             try await Task.sleep(for: .seconds(1.5))
             let proposals = log.by(guest.id)
             #expect(proposals.count == 4, "mpv proposed \(proposals)")

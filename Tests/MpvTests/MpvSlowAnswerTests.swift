@@ -21,7 +21,7 @@ import TandemMpv
         // Every change takes effect 0.9 s after the relay orders it.
         relay.minimumLead = 900_000_000
         try await MpvGroup.with(relay: relay) { host, guest, mpv, _, other in
-            try host.coordinator.coordinateRateChange(to: 1)
+            host.coordinator.coordinateRateChange(to: 1)
             #expect(await eventually { (try? await other.get("pause"))?.bool == false })
             try await Task.sleep(for: .seconds(1))
 

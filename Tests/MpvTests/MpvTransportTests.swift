@@ -54,7 +54,7 @@ import TandemTestKit
             #expect(mpv.currentItemIdentity?.hasPrefix("d=20.0") == true, "identity \(String(describing: mpv.currentItemIdentity))")
             #expect(try await other.get("pause").bool == true)
 
-            try await mpv.play()
+            try await mpv.play(rate: 1)
             #expect(try await other.get("pause").bool == false)
             #expect(try await other.get("speed").double == 1)
             try await Task.sleep(for: .milliseconds(400))
@@ -64,17 +64,17 @@ import TandemTestKit
             #expect(try await other.get("speed").double == 1.5)
             #expect(try await other.get("pause").bool == false)
 
-            try await mpv.pause()
+            try await mpv.setRate(0)
             #expect(try await other.get("pause").bool == true)
 
-            try await mpv.seek(to: 7_000_000_000)
+            try await mpv.setPosition(7_000_000_000)
             let landed = try await Self.position(other)
             #expect(landed >= 7_000_000_000 - 5_000_000 && landed < 7_000_000_000 + Self.frame, "landed at \(landed)")
 
             // Past the end: at the end.
-            try await mpv.seek(to: 60_000_000_000)
+            try await mpv.setPosition(60_000_000_000)
             #expect(try await Self.position(other) > 19_900_000_000)
-            try await mpv.seek(to: 7_000_000_000)
+            try await mpv.setPosition(7_000_000_000)
             #expect(abs(try await Self.position(other) - 7_000_000_000) < Self.frame)
 
             // Playing again at another rate, from where it is.
@@ -95,13 +95,42 @@ import TandemTestKit
             #expect(try await Self.position(other) < Self.frame)
             #expect(mpv.availableItemIdentifiers == ["long-20s.mp4", "other-10s.mp4"])
 
-            try await mpv.play()
+            try await mpv.play(rate: 1)
             try await Task.sleep(for: .milliseconds(400))
             #expect(try await Self.position(other) > 100_000_000, "the new item plays")
-            try await mpv.pause()
+            try await mpv.setRate(0)
             // None of it was taken for a person's change.
             #expect(mpv.statistics.userProposals == 0)
             #expect(mpv.process.isRunning)
+        }
+    }
+
+    /// AVPlayer's spelling: `play()`, `pause()`, `seek(to:)` and `rate` return at once, mpv
+    /// carries them out in the order asked, `timeControlStatus` follows, and a bad request is
+    /// published as `error` rather than thrown.
+    @Test func applesTransportReturnsAtOnceAndPublishesFailures() async throws {
+        let clip = try MpvFixture.longClip()
+        try await withMpv(PlaybackItem(file: clip)) { mpv, other in
+            #expect(mpv.timeControlStatus == .paused && mpv.rate == 0)
+            mpv.seek(to: 4_000_000_000)
+            mpv.play()
+            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+            let position = try await Self.position(other)
+            #expect(position >= 4_000_000_000, "the seek came first: at \(position) ns")
+            #expect(await awaitValue(mpv.$timeControlStatus.values) { $0 == .playing })
+            #expect(mpv.rate == 1 && mpv.reasonForWaitingToPlay == nil)
+            mpv.rate = 1.5
+            #expect(await eventually { (try? await other.get("speed"))?.double == 1.5 })
+            mpv.pause()
+            #expect(await eventually { (try? await other.get("pause"))?.bool == true })
+            #expect(await awaitValue(mpv.$timeControlStatus.values) { $0 == .paused })
+            #expect(mpv.error == nil)
+
+            mpv.rate = 9
+            #expect(await awaitValue(mpv.$error.values) { $0 != nil })
+            #expect(mpv.error?.isInvalidRequest == true, "\(String(describing: mpv.error))")
+            let speed = try await other.get("speed").double
+            #expect(speed == 1.5, "the refused rate left mpv as it was")
         }
     }
 
@@ -117,7 +146,7 @@ import TandemTestKit
                 }
             }
             await #expect { try await mpv.play(rate: 0) } throws: { ($0 as? MpvError)?.isInvalidRequest == true }
-            await #expect { try await mpv.seek(to: -1) } throws: { ($0 as? MpvError)?.isInvalidRequest == true }
+            await #expect { try await mpv.setPosition(-1) } throws: { ($0 as? MpvError)?.isInvalidRequest == true }
             #expect(try await other.get("speed").double == 1)
             #expect(try await other.get("pause").bool == true)
 
@@ -132,7 +161,7 @@ import TandemTestKit
             #expect(try await other.get("path").string == clip)
 
             // A file mpv cannot open: mpv says so, and goes back to the item it had, where it was.
-            try await mpv.seek(to: 4_000_000_000)
+            try await mpv.setPosition(4_000_000_000)
             await #expect { try await mpv.replaceCurrentItem(with: PlaybackItem(file: notMedia)) } throws: { error in
                 (error as? MpvError)?.isRefusal == true && "\(error)".contains("could not open")
             }
@@ -142,10 +171,10 @@ import TandemTestKit
             #expect(mpv.lastItemError != nil)
             let back = try await Self.position(other)
             #expect(back >= 4_000_000_000 - 5_000_000 && back < 4_000_000_000 + Self.frame, "back at \(back)")
-            try await mpv.play()
+            try await mpv.play(rate: 1)
             try await Task.sleep(for: .milliseconds(300))
             #expect(try await Self.position(other) > 4_100_000_000, "mpv still plays its item")
-            try await mpv.pause()
+            try await mpv.setRate(0)
             #expect(mpv.statistics.userProposals == 0)
         }
     }
@@ -211,10 +240,10 @@ import TandemTestKit
             #expect(mpv.itemIdentifier == "streamed.mp4")
             #expect(mpv.currentItemIdentity.map(ContentIdentity.content(of:)) == ContentIdentity.content(of: identity))
             #expect(mpv.duration.map { abs($0 - 10_000_000_000) < 100_000_000 } == true, "duration \(String(describing: mpv.duration))")
-            try await mpv.play()
+            try await mpv.play(rate: 1)
             try await Task.sleep(for: .milliseconds(400))
             #expect(try await Self.position(other) > 100_000_000, "the byte source plays")
-            try await mpv.seek(to: 8_000_000_000)
+            try await mpv.setPosition(8_000_000_000)
             #expect(try await Self.position(other) >= 7_990_000_000)
             // To a file and back to the byte source, which keeps its path.
             try await mpv.replaceCurrentItem(with: PlaybackItem(file: clip))
@@ -222,7 +251,7 @@ import TandemTestKit
             try await mpv.replaceCurrentItem(with: item)
             #expect(try await other.get("path").string == path)
             #expect(source.reads.withLock { $0 } > 0)
-            try await mpv.pause()
+            try await mpv.setRate(0)
         }
         // Closed: the server is gone with mpv.
         let port = try #require(served?.port)
@@ -260,7 +289,7 @@ import TandemTestKit
             #expect(mpv.itemIdentifier == "clip.mp4")
             #expect(mpv.duration.map { abs($0 - 10_000_000_000) < 100_000_000 } == true, "duration \(String(describing: mpv.duration))")
             #expect(mpv.currentItemIdentity == nil)
-            try await mpv.play()
+            try await mpv.play(rate: 1)
             try await Task.sleep(for: .milliseconds(400))
             #expect(try await Self.position(other) > 100_000_000, "the URL plays")
 
@@ -272,7 +301,7 @@ import TandemTestKit
             #expect(try await other.get("path").string == url.absoluteString)
             #expect(mpv.duration.map { abs($0 - 10_000_000_000) < 100_000_000 } == true)
             #expect(server.requests.count >= 2)
-            try await mpv.pause()
+            try await mpv.setRate(0)
         }
     }
 
@@ -351,7 +380,7 @@ import TandemTestKit
             }
 
             // play() on one: both play, on the timeline.
-            try await first.play()
+            try await first.play(rate: 1)
             #expect(await both("pause") { $0.bool == false })
             #expect(first.playbackCoordinator.timeline.rate == 1 && second.playbackCoordinator.timeline.rate == 1)
             try await Task.sleep(for: .seconds(1.5))
@@ -359,7 +388,7 @@ import TandemTestKit
             #expect(playing, "errors while playing (ms): \(playingErrors)")
 
             // seek(to:) on the other: both move there, and play on from there.
-            try await second.seek(to: 12_000_000_000)
+            try await second.setPosition(12_000_000_000)
             for player in [first, second] {
                 #expect(await awaitTimeline(of: player.playbackCoordinator) { $0.anchorMediaTime.nanoseconds == 12_000_000_000 })
             }
@@ -375,7 +404,7 @@ import TandemTestKit
             #expect(await both("speed") { ($0.double ?? 0) > 1.2 && ($0.double ?? 0) < 1.3 })
 
             // pause() on the other: both pause on one frame.
-            try await second.pause()
+            try await second.setRate(0)
             #expect(await both("pause") { $0.bool == true })
             let pausedAt = second.playbackCoordinator.timeline.anchorMediaTime
             #expect(await eventually {
@@ -396,7 +425,7 @@ import TandemTestKit
             })
 
             // And the new item plays for both, on the timeline.
-            try await second.play()
+            try await second.play(rate: 1)
             #expect(await both("pause") { $0.bool == false })
             try await Task.sleep(for: .seconds(1.5))
             let (switched, switchedErrors) = try await Self.onTimeline(players)
@@ -404,7 +433,7 @@ import TandemTestKit
 
             // Coordinated, a bad request is refused before it reaches the group.
             await #expect { try await first.setRate(8) } throws: { ($0 as? MpvError)?.isInvalidRequest == true }
-            await #expect { try await first.seek(to: 3_600_000_000_000 * 48) } throws: { ($0 as? MpvError)?.isNotProposed == true }
+            await #expect { try await first.setPosition(3_600_000_000_000 * 48) } throws: { ($0 as? MpvError)?.isNotProposed == true }
             // Nothing Tandem did came back as a person's change.
             #expect(first.statistics.userProposals == 0 && second.statistics.userProposals == 0)
         }
@@ -423,7 +452,7 @@ import TandemTestKit
             #expect(await eventually { second.lastItemError != nil })
             #expect("\(second.lastItemError.map { "\($0)" } ?? "")".contains("could not open"))
             // The group plays on the new item: a command a second, and none loads the item again.
-            try await first.play()
+            try await first.play(rate: 1)
             #expect(await eventually { (try? await a.get("pause"))?.bool == false })
             try await Task.sleep(for: .seconds(2.5))
             #expect(second.items.withLock { $0.loads } == 1)
@@ -440,7 +469,7 @@ import TandemTestKit
         defer { fixtures.remove() }
         let copy = try fixtures.write("long-20s.mp4", [UInt8](Data(contentsOf: URL(fileURLWithPath: clip))))
         try await withTwo { first, second, a, b in
-            try await first.seek(to: 6_000_000_000)
+            try await first.setPosition(6_000_000_000)
             #expect(await awaitTimeline(of: second.playbackCoordinator) { $0.anchorMediaTime.nanoseconds == 6_000_000_000 })
             try await first.replaceCurrentItem(with: PlaybackItem(file: copy))
             #expect(try await a.get("path").string == copy)

@@ -11,7 +11,7 @@ import TandemPlayerSupport
 @Suite(.serialized, .timeLimit(.minutes(1))) struct MpvWindowKeysProcessTests {
     @Test func theRateKeysChangeTheGroupsRateAsAtTheTerminalAndPPausesIt() async throws {
         try await MpvGroup.with { host, guest, _, _, other in
-            try host.coordinator.coordinateRateChange(to: 1)
+            host.coordinator.coordinateRateChange(to: 1)
             #expect(await eventually { (try? await other.get("pause"))?.bool == false })
             // By tenths, as the terminal's `[` and `]` (mpv's own would make 1.21, then 1.1 × 0.91).
             for (key, rate) in [("]", 1.1), ("]", 1.2), ("[", 1.1), ("BS", 1.0)] {

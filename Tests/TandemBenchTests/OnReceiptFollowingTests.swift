@@ -82,7 +82,7 @@ import TandemPlayerSupport
         #expect(await awaitValue(ana.session.$activeParticipants.values) { $0.count == 2 })
         try host.coordinator.transitionToItem(identifier: clip.name)
         #expect(await awaitTimeline(of: ana.coordinator) { $0.item == clip.name })
-        try host.coordinator.coordinateRateChange(to: 1)
+        host.coordinator.coordinateRateChange(to: 1)
         #expect(await eventually { abs(host.player.timeline.rate - 1) < 0.001 && abs(ana.player.timeline.rate - 1) < 0.001 })
         return (host, ana)
     }
@@ -101,7 +101,7 @@ import TandemPlayerSupport
         try await Task.sleep(for: .milliseconds(500))
         let target: Int64 = 2_000_000_000
         let before = host.coordinator.timeline.version
-        try ana.coordinator.coordinateSeek(to: ItemTime(nanoseconds: target))
+        ana.coordinator.coordinateSeek(to: ItemTime(nanoseconds: target))
         // The seek's timeline in force: once its pre-roll gate closed (the first version after
         // the seek is provisional, anchored at the gate's deadline; the completing one is earlier).
         let inForce = { @Sendable (coordinator: PlaybackCoordinator) -> SharedTimeline? in
@@ -147,7 +147,7 @@ import TandemPlayerSupport
         case .onReceipt: #expect(ana.player.timeline == applied)
         }
         // A new version is applied, once more.
-        try host.coordinator.coordinateRateChange(to: 0)
+        host.coordinator.coordinateRateChange(to: 0)
         #expect(await eventually { ana.player.timeline.rate == 0 })
     }
 
@@ -157,7 +157,7 @@ import TandemPlayerSupport
         let host = try await Self.peer("host", offset: 3_700_000_000, drift: 80, relay: relay, invitation: nil, following: .onReceipt)
         defer { host.player.close() }
         try host.coordinator.transitionToItem(identifier: Self.clip.name)
-        try host.coordinator.coordinateRateChange(to: 1)
+        host.coordinator.coordinateRateChange(to: 1)
         #expect(await eventually { abs(host.player.timeline.rate - 1) < 0.001 })
         try await Task.sleep(for: .milliseconds(800))
 

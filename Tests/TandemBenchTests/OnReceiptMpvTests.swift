@@ -81,7 +81,7 @@ import TandemTestKit
             try await Task.sleep(for: .milliseconds(500))
 
             // Play: mpv starts when the command arrives, not at the change's instant.
-            try builtin.playbackCoordinator.coordinateRateChange(to: 1)
+            builtin.playbackCoordinator.coordinateRateChange(to: 1)
             let started = try #require(try await Self.firstInstant(other, "pause") { $0.bool == false })
             #expect(await awaitTimeline(of: guest) { $0.rate == 1 })
             let effective = try Self.effectiveInstant(guest)
@@ -89,7 +89,7 @@ import TandemTestKit
 
             // A seek while playing: mpv jumps when the command arrives.
             try await Task.sleep(for: .seconds(1))
-            try builtin.playbackCoordinator.coordinateSeek(to: ItemTime(nanoseconds: 12_000_000_000))
+            builtin.playbackCoordinator.coordinateSeek(to: ItemTime(nanoseconds: 12_000_000_000))
             let jumped = try #require(try await Self.firstInstant(other, "time-pos") { ($0.double ?? 0) >= 11.5 })
             #expect(await awaitTimeline(of: guest) { $0.anchorMediaTime.nanoseconds == 12_000_000_000 })
             let seekInstant = try Self.effectiveInstant(guest)
@@ -114,7 +114,7 @@ import TandemTestKit
             #expect(statistics.nudges == 0 && statistics.correctiveSeeks == 0 && statistics.measurements == 0, "\(statistics)")
 
             // A pause: mpv pauses when the command arrives, on the group's frame.
-            try builtin.playbackCoordinator.coordinateRateChange(to: 0)
+            builtin.playbackCoordinator.coordinateRateChange(to: 0)
             let paused = try #require(try await Self.firstInstant(other, "pause") { $0.bool == true })
             #expect(await awaitTimeline(of: guest) { $0.rate == 0 })
             let pauseInstant = try Self.effectiveInstant(guest)

@@ -96,7 +96,7 @@ import TandemPlayerSupport
         }
 
         // play(): both players present frames playing.
-        try ana.player.play()
+        ana.player.play()
         for peer in [host, ana] {
             try await Self.timeline(of: peer.coordinator, "play") { $0.rate == 1 }
             #expect(peer.recorder.wait(timeout: 10) { $0.contains { !$0.presentation.isStill } }, "a player did not start")
@@ -104,7 +104,7 @@ import TandemPlayerSupport
 
         // seek(to:): both present the target frame.
         let target = Self.clip.time(ofFrame: 60)
-        try host.player.seek(to: target)
+        host.player.seek(to: target)
         for peer in [host, ana] {
             try await Self.timeline(of: peer.coordinator, "seek") { $0.anchorMediaTime.nanoseconds == target }
             #expect(peer.recorder.wait(timeout: 10) { $0.contains { $0.number >= 60 } }, "a player did not seek")
@@ -113,13 +113,13 @@ import TandemPlayerSupport
         // setRate(_:) and pause().
         try host.player.setRate(2)
         for peer in [host, ana] { try await Self.timeline(of: peer.coordinator, "rate 2") { $0.rate == 2 } }
-        try ana.player.pause()
+        ana.player.pause()
         for peer in [host, ana] { try await Self.timeline(of: peer.coordinator, "pause") { $0.rate == 0 } }
 
         // Bad input is refused with a clear error, and the group goes on.
         let refused = #expect(throws: MediaError.self) { try host.player.setRate(.nan) }
         #expect(refused?.isProposalRefused == true, "\(String(describing: refused))")
-        try host.player.play()
+        host.player.play()
         for peer in [host, ana] { try await Self.timeline(of: peer.coordinator, "play again") { $0.rate == 1 } }
     }
 

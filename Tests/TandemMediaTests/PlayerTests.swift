@@ -121,7 +121,7 @@ import TandemPlayerSupport
         let clip = SampleClip.mpeg4
         let recorder = Recorder()
         let player = try HeadlessPlayer(url: clip.path, videoSinks: [recorder])
-        try player.seek(to: MediaTime.nanoseconds(seconds: 2.5))
+        player.seek(to: MediaTime.nanoseconds(seconds: 2.5))
         let deadline = Date().addingTimeInterval(10)
         while recorder.all.filter({ $0.number == 62 }).isEmpty && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.01)

@@ -30,7 +30,7 @@ import TandemPlayerSupport
         for peer in [host, ana] {
             try await Peers.timeline(of: peer.coordinator, "the item reaches \(peer.session.localParticipant)") { $0.item == Peers.clip.name }
         }
-        try host.player.play()
+        host.player.play()
         for peer in [host, ana] {
             try await Peers.timeline(of: peer.coordinator, "play") { $0.rate == 1 }
             #expect(peer.recorder.wait(timeout: 10) { $0.contains { !$0.presentation.isStill } }, "a player did not start")
@@ -78,7 +78,7 @@ import TandemPlayerSupport
         let player = try HeadlessPlayer(url: SampleClip.h264.path, options: options)
         defer { player.close() }
         player.setStallHandler { stalls.record($0) }
-        try player.play()
+        player.play()
         #expect(stalls.wait(forCount: 1, timeout: 10))
         #expect(stalls.all.first == .began)
         // Not coordinated: no suspension, and the player is left playing.

@@ -29,7 +29,7 @@ import TandemTestKit
         guest.session.activity = WatchTogether(item: "another film")
         #expect(await awaitValue(host.session.$activity.values) { $0.item == "another film" })
         // Then a seek, order 5: both apply it, with no rejection between.
-        try host.coordinator.coordinateSeek(to: 30_000_000_000)
+        host.coordinator.coordinateSeek(to: 30_000_000_000)
         for member in [host, guest] {
             #expect(await awaitTimeline(of: member.coordinator) { $0.anchorMediaTime == 30_000_000_000 })
             #expect(member.coordinator.timeline.version == 5 && member.coordinator.timeline.rate == 1)

@@ -66,7 +66,7 @@ import TandemTestKit
         // The first report chose the item: the group is on the film, paused at its start.
         for member in both { #expect(member.coordinator.timeline.item == "film" && member.coordinator.timeline.rate == 0) }
 
-        try ana.coordinator.coordinateRateChange(to: 1)
+        ana.coordinator.coordinateRateChange(to: 1)
         group.run(for: 300)
         #expect(both.allSatisfy { $0.coordinator.timeline.rate == 1 })
         #expect(host.coordinator.timeline == ana.coordinator.timeline)
@@ -77,17 +77,17 @@ import TandemTestKit
         // The guest's rate is in media seconds per second of its own clock: the drift enters there.
         #expect(anaPlay.rate < 1 && anaPlay.rate > 0.9999)
 
-        try host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 12 * Self.second))
+        host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 12 * Self.second))
         group.run(for: 300)
         #expect(both.allSatisfy { $0.coordinator.timeline.anchorMediaTime.nanoseconds == 12 * Self.second && $0.coordinator.timeline.rate == 1 })
         #expect(Self.transportInStep(both))
 
-        try host.coordinator.coordinateRateChange(to: 1.25)
+        host.coordinator.coordinateRateChange(to: 1.25)
         group.run(for: 300)
         #expect(both.allSatisfy { $0.coordinator.timeline.rate == 1.25 })
         #expect(Self.transportInStep(both))
 
-        try ana.coordinator.coordinateRateChange(to: 0)
+        ana.coordinator.coordinateRateChange(to: 0)
         group.run(for: 300)
         #expect(both.allSatisfy { $0.coordinator.timeline.rate == 0 })
         guard case .pause(let hostPause)? = host.player.lastTransport, case .pause(let anaPause)? = ana.player.lastTransport else {
@@ -99,12 +99,12 @@ import TandemTestKit
 
         // Bad input is refused before it reaches the group, which goes on.
         let version = host.coordinator.timeline.version
-        #expect(throws: ProposalRejection.self) { try host.coordinator.coordinateRateChange(to: .nan) }
-        #expect(throws: ProposalRejection.self) { try ana.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 3_600 * Self.second)) }
+        #expect(throws: ProposalRejection.self) { try host.coordinator.proposeRateChange(to: .nan) }
+        #expect(throws: ProposalRejection.self) { try ana.coordinator.proposeSeek(to: ItemTime(nanoseconds: 3_600 * Self.second)) }
         group.run(for: 100)
         #expect(host.coordinator.timeline.version == version)
         try host.coordinator.transitionToItem(identifier: "film", at: ItemTime(nanoseconds: 5 * Self.second))
-        try host.coordinator.coordinateRateChange(to: 1)
+        host.coordinator.coordinateRateChange(to: 1)
         group.run(for: 300)
         #expect(both.allSatisfy { $0.coordinator.timeline.rate == 1 && $0.coordinator.timeline.anchorMediaTime.nanoseconds == 5 * Self.second })
         #expect(Self.transportInStep(both))
@@ -114,7 +114,7 @@ import TandemTestKit
     @Test func aStalledParticipantMakesTheGroupWaitAndItsRecoveryResumesIt() throws {
         let (group, host, ana) = try Self.pair()
         defer { group.shutdown() }
-        try host.coordinator.coordinateRateChange(to: 1)
+        host.coordinator.coordinateRateChange(to: 1)
         group.run(for: 300)
         #expect(Self.transportInStep([host, ana]))
 
@@ -153,7 +153,7 @@ import TandemTestKit
         let (group, host, ana) = try Self.pair()
         defer { group.shutdown() }
         ana.coordinator.suspensionReasonsThatTriggerWaiting = []
-        try host.coordinator.coordinateRateChange(to: 1)
+        host.coordinator.coordinateRateChange(to: 1)
         group.run(for: 300)
         let stall = ana.coordinator.beginSuspension(for: .stallRecovery)
         group.run(for: 200)
@@ -169,7 +169,7 @@ import TandemTestKit
     @Test func aSuspensionBegunNotHoldingTheGroupLetsItPlayOnWhateverTheReasons() throws {
         let (group, host, ana) = try Self.pair()
         defer { group.shutdown() }
-        try host.coordinator.coordinateRateChange(to: 1)
+        host.coordinator.coordinateRateChange(to: 1)
         group.run(for: 300)
         // `.coordinatedPlaybackNotPossible` triggers waiting by default; begun not holding, it does not.
         #expect(ana.coordinator.suspensionReasonsThatTriggerWaiting.contains(.coordinatedPlaybackNotPossible))
@@ -188,15 +188,15 @@ import TandemTestKit
     @Test func aLateJoinerOnAnotherClockComesInOnTheTimelineAndEveryoneKeepsTheOrder() throws {
         let (group, host, ana) = try Self.pair()
         defer { group.shutdown() }
-        try host.coordinator.coordinateRateChange(to: 1)
+        host.coordinator.coordinateRateChange(to: 1)
         group.run(for: 300)
         // A storm of changes from both, interleaved: everyone applies them in the relay's order.
         for step in 0..<40 {
             let member = step.isMultiple(of: 2) ? host : ana
-            try member.coordinator.coordinateSeek(to: ItemTime(nanoseconds: Int64(step) * Self.second / 4))
+            member.coordinator.coordinateSeek(to: ItemTime(nanoseconds: Int64(step) * Self.second / 4))
             group.run(for: 2)
         }
-        try ana.coordinator.coordinateRateChange(to: 1)
+        ana.coordinator.coordinateRateChange(to: 1)
         group.run(for: 400)
         #expect(host.coordinator.core == ana.coordinator.core)
         #expect(Self.transportInStep([host, ana]))
@@ -232,7 +232,7 @@ import TandemTestKit
         let ana = try group.join("ana", completionDelay: .milliseconds(400))
         group.run(for: 200)
         #expect(host.coordinator.waitsForPreroll && ana.coordinator.waitsForPreroll)
-        try host.coordinator.coordinateRateChange(to: 1, options: .playImmediately)
+        host.coordinator.coordinateRateChange(to: 1, options: .playImmediately)
         group.run(for: 100)
         let played = host.coordinator.timeline
         #expect(played.rate == 1 && host.coordinator.core.waiting.gate == nil)
@@ -242,7 +242,7 @@ import TandemTestKit
         #expect(host.coordinator.timeline == played, "no later version re-anchored it")
         #expect(ana.coordinator.timeline == played)
 
-        try ana.coordinator.coordinateSeek(to: .zero + .seconds(10), options: .resumeImmediately)
+        ana.coordinator.coordinateSeek(to: .zero + .seconds(10), options: .resumeImmediately)
         group.run(for: 100)
         let resumed = host.coordinator.timeline
         #expect(resumed.anchorMediaTime == .zero + .seconds(10) && resumed.rate == 1 && host.coordinator.core.waiting.gate == nil)
@@ -250,7 +250,7 @@ import TandemTestKit
 
         // Without the option, the same seek waits for Ana's pre-roll (400 ms): a gate, and the
         // provisional anchor a second after the seek was ordered.
-        try ana.coordinator.coordinateSeek(to: .zero + .seconds(20))
+        ana.coordinator.coordinateSeek(to: .zero + .seconds(20))
         group.run(for: 100)
         let gate = try #require(host.coordinator.core.waiting.gate)
         #expect(gate.pending.contains(ana.id))
@@ -266,7 +266,7 @@ import TandemTestKit
         let host = try group.join("host", waitsForPreroll: true)
         let ana = try group.join("ana", waitsForPreroll: true, completionDelay: .milliseconds(150))
         group.run(for: 200)
-        try host.coordinator.coordinateRateChange(to: 1)
+        host.coordinator.coordinateRateChange(to: 1)
         var published: [SharedTimeline] = []
         for _ in 0..<1_500 {
             group.run(for: 1)

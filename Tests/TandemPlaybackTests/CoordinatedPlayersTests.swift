@@ -70,12 +70,12 @@ import TandemTestKit
         let ana = peers[1].player.playbackCoordinator
         try host.transitionToItem(identifier: clip.name)
         try await Task.sleep(for: .milliseconds(200))
-        try host.coordinateRateChange(to: 1)
+        host.coordinateRateChange(to: 1)
         try await Task.sleep(for: .milliseconds(1200))
-        try ana.coordinateRateChange(to: 0)
+        ana.coordinateRateChange(to: 0)
         try await Task.sleep(for: .milliseconds(400))
-        try ana.coordinateSeek(to: 2_000_000_000)
-        try host.coordinateRateChange(to: 1.5)
+        ana.coordinateSeek(to: 2_000_000_000)
+        host.coordinateRateChange(to: 1.5)
         #expect(await eventually(15) { peers.allSatisfy { $0.player.hasEnded } })
 
         // Every coordinator holds the same timeline, version and all.

@@ -71,7 +71,7 @@ enum ArticleSnippets {
         // The article opens "film.mp4" and gives no sinks; the test gives a sample clip and a recorder.
         let player = try HeadlessPlayer(url: file, videoSinks: sinks)
         player.playbackCoordinator.coordinateWithSession(session)   // session: joined
-        try player.play()                                           // every participant starts playing
+        player.play()                                           // every participant starts playing
         return player
     }
 
@@ -80,7 +80,7 @@ enum ArticleSnippets {
         let player = ScheduledPlayer(item: "film.mp4", identity: identity)
         let coordinator = PlaybackCoordinator(delegate: player)
         coordinator.coordinateWithSession(session)   // reports the item and its identity to the group
-        try coordinator.coordinateRateChange(to: 1)  // everyone plays, this player included
+        coordinator.coordinateRateChange(to: 1)  // everyone plays, this player included
         return (player, coordinator)
     }
 
@@ -309,7 +309,7 @@ enum ArticleSnippets {
         var anaCommands = ana.commands.makeAsyncIterator()
 
         // Play: everyone at one instant, on one timeline, at the same item time.
-        try hostCoordinator.coordinateRateChange(to: 1)
+        hostCoordinator.coordinateRateChange(to: 1)
         let hostPlay = try await Self.playInForce(&hostCommands, of: hostCoordinator) { $0.rate > 0 }
         let anaPlay = try await Self.playInForce(&anaCommands, of: anaCoordinator) { $0.rate > 0 }
         #expect(Self.onOneTimeline(hostPlay, anaPlay), "\(hostPlay) against \(anaPlay)")
@@ -326,7 +326,7 @@ enum ArticleSnippets {
         // instant, and her play comes all the same. The play's pre-roll gate waits for her report
         // in vain: the play starts at the gate's deadline.
         ana.withholdsNextSeek.withLock { $0 = true }
-        try anaCoordinator.coordinateSeek(to: Self.thirtySeconds)
+        anaCoordinator.coordinateSeek(to: Self.thirtySeconds)
         let hostSeek = try #require(Self.seek(try await Self.next(&hostCommands) { Self.seek($0) != nil }))
         #expect(hostSeek.anticipatedPlaybackRate == 1)
         let silent: Set = [anaSession.localParticipant.id]
@@ -346,7 +346,7 @@ enum ArticleSnippets {
         #expect(ana.player.itemTime(at: anaResumed.hostTime) == anaResumed.itemTime)
 
         // Pause (the host's): both at the same item time, frozen there.
-        try hostCoordinator.coordinateRateChange(to: 0)
+        hostCoordinator.coordinateRateChange(to: 0)
         let hostPause = try #require(Self.pause(try await Self.next(&hostCommands) { Self.pause($0) != nil }))
         let anaPause = try #require(Self.pause(try await Self.next(&anaCommands) { Self.pause($0) != nil }))
         #expect(hostPause.itemTime == anaPause.itemTime)
@@ -400,9 +400,9 @@ enum ArticleSnippets {
         let hostCoordinator = PlaybackCoordinator(delegate: host)
         hostCoordinator.coordinateWithSession(hostSession)
         var hostCommands = host.commands.makeAsyncIterator()
-        try hostCoordinator.coordinateRateChange(to: 1)
+        hostCoordinator.coordinateRateChange(to: 1)
         _ = try await Self.playInForce(&hostCommands, of: hostCoordinator) { $0.rate > 0 }
-        try hostCoordinator.coordinateSeek(to: Self.thirtySeconds)
+        hostCoordinator.coordinateSeek(to: Self.thirtySeconds)
         let playing = try await Self.playInForce(&hostCommands, of: hostCoordinator) {
             $0.rate > 0 && $0.anchorMediaTime == Self.thirtySeconds
         }
@@ -447,7 +447,7 @@ enum ArticleSnippets {
         let anaCoordinator = PlaybackCoordinator(delegate: ana)
         anaCoordinator.coordinateWithSession(anaSession)
         var hostCommands = host.commands.makeAsyncIterator()
-        try hostCoordinator.coordinateRateChange(to: 1)
+        hostCoordinator.coordinateRateChange(to: 1)
         _ = try await Self.playInForce(&hostCommands, of: hostCoordinator) { $0.rate > 0 }
 
         // Ana stalls: the host's player is paused, buffering in anticipation of playback.

@@ -75,14 +75,14 @@ import TandemTestKit
                                          coordinator: player.playbackCoordinator)
         // The group moves to an item this player does not have: its commands are stale here.
         try host.coordinator.transitionToItem(identifier: "another-film.mkv")
-        try host.coordinator.coordinateRateChange(to: 1)
+        host.coordinator.coordinateRateChange(to: 1)
         #expect(await eventually { host.coordinator.lastCommand?.version == 2 })
         try await Task.sleep(for: .milliseconds(300))
         #expect(player.timeline.rate == 0)
         #expect(player.statistics.presentedFrames == 0)
         // Back on this player's item, it plays.
         try host.coordinator.transitionToItem(identifier: clip.name)
-        try host.coordinator.coordinateRateChange(to: 1)
+        host.coordinator.coordinateRateChange(to: 1)
         #expect(await eventually { player.statistics.presentedFrames > 5 })
         player.close()
     }

@@ -172,14 +172,14 @@ final class VirtualScheduler: CoordinatorScheduler, @unchecked Sendable {
     @Test func requestsAreRefusedAtOnceAndSentWhenValid() throws {
         let scheduler = VirtualScheduler()
         let coordinator = PlaybackCoordinator(delegate: Player(completes: true), scheduler: scheduler)
-        #expect(throws: CoordinatorError.self) { try coordinator.coordinateRateChange(to: 1) }
+        #expect(throws: CoordinatorError.self) { try coordinator.proposeRateChange(to: 1) }
         let channel = Channel(scheduler: scheduler)
         channel.sessionClock.known.withLock { $0 = true }
         coordinator.coordinate(over: channel)
         scheduler.run()
-        #expect(throws: ProposalRejection.self) { try coordinator.coordinateRateChange(to: 9) }
-        try coordinator.coordinateRateChange(to: 1, options: .playImmediately)
-        try coordinator.coordinateSeek(to: itemNS(5 * Self.second), options: .resumeImmediately)
+        #expect(throws: ProposalRejection.self) { try coordinator.proposeRateChange(to: 9) }
+        coordinator.coordinateRateChange(to: 1, options: .playImmediately)
+        coordinator.coordinateSeek(to: itemNS(5 * Self.second), options: .resumeImmediately)
         #expect(channel.proposals.withLock { $0 } == [.setRateImmediately(1), .seekImmediately(to: itemNS(5 * Self.second))])
         // Scrubbing: a suspension that does not make the group wait, then its end at a new time.
         let scrub = coordinator.beginSuspension(for: .userIsChangingCurrentTime)

@@ -22,7 +22,7 @@ import TandemWire
         let host = try await Behaviour.member("host", relay: relay, invitation: nil, delegate: Behaviour.CommandLog(item: "film"))
         try host.coordinator.reportItem("film", identity: "d=3600.000;h=aa", ready: true)
         try host.coordinator.transitionToItem(identifier: "film")
-        try host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 7_000_000_000))
+        host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 7_000_000_000))
         #expect(await awaitTimeline(of: host.coordinator) { $0.anchorMediaTime == ItemTime(nanoseconds: 7_000_000_000) })
 
         let mallory = try await CoordinatingPlaybackArticleIOTests.joined("mallory", relay: relay, invitation: host.session.invitation)

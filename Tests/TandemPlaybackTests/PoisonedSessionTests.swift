@@ -65,7 +65,7 @@ import TandemTestKit
     static func playFilm(_ host: CoordinatorBehaviourIOTests.Member) async throws {
         try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
         try host.coordinator.transitionToItem(identifier: "film")
-        try host.coordinator.coordinateRateChange(to: 1)
+        host.coordinator.coordinateRateChange(to: 1)
         #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 1 && $0.version == 3 })
     }
 
@@ -117,7 +117,7 @@ import TandemTestKit
         #expect(await awaitValue(anaLog.$issued.values) { $0.contains { if case .play(let play) = $0 { play.rate == 1 } else { false } } })
 
         // And the group goes on: a valid change after them applies everywhere.
-        try ana.coordinator.coordinateSeek(to: 30_000_000_000)
+        ana.coordinator.coordinateSeek(to: 30_000_000_000)
         // The seek in force everywhere: its pre-roll gate closed (the first version after it is
         // provisional, and the reports that complete it are still to come).
         for member in [host, eve, ana] {
@@ -150,16 +150,16 @@ import TandemTestKit
                 return nil
             }
         }
-        #expect(refusal { try host.coordinator.coordinateRateChange(to: 1e15) } == .rateOutOfRange)
-        #expect(refusal { try host.coordinator.coordinateRateChange(to: -1) } == .rateOutOfRange)
-        #expect(refusal { try host.coordinator.coordinateRateChange(to: .nan) } == .notFinite)
-        #expect(refusal { try host.coordinator.coordinateSeek(to: .max) } == .mediaTimeOutOfRange)
-        #expect(refusal { try host.coordinator.coordinateSeek(to: -1) } == .mediaTimeOutOfRange)
-        #expect(refusal { try host.coordinator.coordinateSeek(to: 61_000_000_000) } == .mediaTimeOutOfRange)
+        #expect(refusal { try host.coordinator.proposeRateChange(to: 1e15) } == .rateOutOfRange)
+        #expect(refusal { try host.coordinator.proposeRateChange(to: -1) } == .rateOutOfRange)
+        #expect(refusal { try host.coordinator.proposeRateChange(to: .nan) } == .notFinite)
+        #expect(refusal { try host.coordinator.proposeSeek(to: .max) } == .mediaTimeOutOfRange)
+        #expect(refusal { try host.coordinator.proposeSeek(to: -1) } == .mediaTimeOutOfRange)
+        #expect(refusal { try host.coordinator.proposeSeek(to: 61_000_000_000) } == .mediaTimeOutOfRange)
         #expect(refusal { try host.coordinator.transitionToItem(identifier: "") } == .oversized)
         #expect(refusal { try host.coordinator.reportItem("film", identity: String(repeating: "h", count: 300), ready: true) } == .oversized)
         // None of them was sent: the next valid change is the very next version.
-        try host.coordinator.coordinateSeek(to: 60_000_000_000)
+        host.coordinator.coordinateSeek(to: 60_000_000_000)
         #expect(await awaitTimeline(of: host.coordinator) { $0.anchorMediaTime == 60_000_000_000 })
         #expect(host.coordinator.timeline.version == 3)
     }
@@ -171,7 +171,7 @@ import TandemTestKit
                                                              delegate: CoordinatorBehaviourIOTests.CommandLog(item: "film"))
         try host.coordinator.reportItem("film", identity: "d=60.000;h=00000000000000aa", ready: true)
         try host.coordinator.transitionToItem(identifier: "film")
-        try host.coordinator.coordinateRateChange(to: 1)
+        host.coordinator.coordinateRateChange(to: 1)
         #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 1 })
         let stall = host.coordinator.beginSuspension(for: .stallRecovery)
         // Waiting pauses the published timeline.

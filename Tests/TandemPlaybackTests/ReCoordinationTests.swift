@@ -55,7 +55,7 @@ import TandemTestKit
         coordinator.coordinateWithSession(next)
         // Ana's group goes on: five more records, then a chat line that marks the end of them on
         // the former session (it opens the records in order, on one thread).
-        for second in 1...5 { try ana.coordinateSeek(to: .zero + .seconds(Double(second))) }
+        for second in 1...5 { ana.coordinateSeek(to: .zero + .seconds(Double(second))) }
         #expect(await awaitTimeline(of: ana) { $0.anchorMediaTime == .zero + .seconds(5) })
         var lines = former.chatMessages().makeAsyncIterator()
         try anaSession.sendChat("the last")

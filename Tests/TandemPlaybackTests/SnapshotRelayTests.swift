@@ -27,7 +27,7 @@ import TandemTestKit
                 if index % 2 == 0 {
                     try host.coordinator.reportItem("film", identity: "d=3600.000;h=\(index % 7)", ready: index % 3 == 0)
                 } else {
-                    try host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: Int64(index) * 1_000_000))
+                    host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: Int64(index) * 1_000_000))
                 }
             }
             proposed += 500
@@ -57,7 +57,7 @@ import TandemTestKit
         let kept = try #require(ana.coordinator.machine?.snapshots.assembledHistoryRecords)
         #expect(kept > 0 && kept <= 2 * 1_000 + 2 * 500, "kept \(kept)")
         // And live records go on alike.
-        try host.coordinator.coordinateSeek(to: 42_000_000_000)
+        host.coordinator.coordinateSeek(to: 42_000_000_000)
         for member in [host, ana] { #expect(await awaitTimeline(of: member.coordinator) { $0.anchorMediaTime == 42_000_000_000 }) }
         #expect(ana.coordinator.core == host.coordinator.core)
     }

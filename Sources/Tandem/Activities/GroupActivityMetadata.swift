@@ -40,6 +40,32 @@ public struct GroupActivityMetadata: Codable, Sendable, Hashable {
     /// A preview picture (PNG or JPEG bytes).
     public var previewImage: Data?
 
+    /// How the activity can end, as SharePlay's (iOS 18): `.automatic` by default (anyone
+    /// leaves alone or ends it for everyone); with `.endsWhenInitiatorLeaves`, the initiator's
+    /// `leave()` ends the session for everyone, and so does its departure without leaving (the
+    /// others end their sessions when the relay reports it gone): for what only the initiator
+    /// holds (its photos, its file).
+    public var lifetimePolicy: LifetimePolicy {
+        get { lifetime ?? .automatic }
+        set { lifetime = newValue == .automatic ? nil : newValue }
+    }
+
+    /// `lifetimePolicy` as encoded: absent for `.automatic`, so that metadata reads the same to
+    /// a participant that knows no policy.
+    private var lifetime: LifetimePolicy?
+
+    /// How an activity can end, as SharePlay's `GroupActivityMetadata.LifetimePolicy`.
+    public struct LifetimePolicy: RawRepresentable, Codable, Sendable, Hashable {
+        /// The policy's name.
+        public let rawValue: String
+        /// A policy named `rawValue`; a name this version does not know acts as `.automatic`.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// Anyone may leave alone or end the activity for everyone; it goes on while anyone is in it.
+        public static let automatic = LifetimePolicy(rawValue: "automatic")
+        /// The activity ends for everyone when its initiator leaves.
+        public static let endsWhenInitiatorLeaves = LifetimePolicy(rawValue: "endsWhenInitiatorLeaves")
+    }
+
     /// Empty metadata of the generic type.
     public init() {}
 }

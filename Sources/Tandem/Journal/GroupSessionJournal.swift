@@ -135,8 +135,8 @@ public final class GroupSessionJournal: Sendable {
 
     private func add<ItemType: Transferable>(_ item: ItemType, encodedMetadata: Data?) async throws -> Attachment {
         let ways = ItemType.transferWays
-        guard let way = ways.first(where: { $0.export != nil }), let export = way.export else {
-            throw GroupSessionError(.unsupportedType, "\(ItemType.self) has no representation that exports")
+        guard let way = ways.first(where: { $0.exports(item) }), let export = way.export else {
+            throw GroupSessionError(.unsupportedType, "\(ItemType.self) has no representation that exports this value")
         }
         let payload: TransferPayload
         do {
@@ -146,9 +146,10 @@ public final class GroupSessionJournal: Sendable {
         } catch {
             throw GroupSessionError(.encoding, "cannot export the \(ItemType.self): \(error)")
         }
+        let suggested = way.suggestedFileName?(item).flatMap { $0.isEmpty ? nil : $0 }
         let name = switch payload {
-        case .file(let url): url.lastPathComponent
-        case .data: way.contentType.preferredFilenameExtension.map { "item.\($0)" } ?? "item"
+        case .file(let url): suggested ?? url.lastPathComponent
+        case .data: suggested ?? way.contentType.preferredFilenameExtension.map { "item.\($0)" } ?? "item"
         }
         return try await add(payload, contentType: way.contentType, name: name, metadata: encodedMetadata)
     }

@@ -124,6 +124,14 @@ public final class ActivityCenter: Sendable {
 
 
     func activate<Activity: GroupActivity>(_ activity: Activity) async throws -> Bool {
+        _ = try await activatedSession(activity)
+        return true
+    }
+
+    /// Activates `activity` as `activate(_:)` does and returns the session it is in: a new one,
+    /// handed to the activity type's `sessions()`, or the session of that type this participant
+    /// is in already (whose activity it becomes).
+    func activatedSession<Activity: GroupActivity>(_ activity: Activity) async throws -> GroupSession<Activity> {
         // In a session of this activity type already: its activity is replaced for the group, as
         // SharePlay replaces the current activity rather than starting a second session.
         let current = state.withLock { state in
@@ -131,7 +139,7 @@ public final class ActivityCenter: Sendable {
         }
         if let current {
             current.activity = activity
-            return true
+            return current
         }
         guard let relay else { throw GroupSessionError(.noRelay, "no relay is configured: start one with `tandem serve`, or host one") }
         let first = RelayEndpoint(host: relay.host, port: relay.port)
@@ -141,7 +149,7 @@ public final class ActivityCenter: Sendable {
         let bodies = BodySealer(secret: invitation.secret, sessionID: invitation.sessionID, identity: SigningKeyPair())
         let session = GroupSession(center: self, activity: activity, invitation: invitation, bodies: bodies, link: nil, welcome: nil)
         deliver(session, identifier: Activity.activityIdentifier)
-        return true
+        return session
     }
 
     /// Joins the session of `invitation` at its relay and hands it to the `sessions()` of its
@@ -268,6 +276,14 @@ struct ActivityDescription: Codable {
 
     func sealed(with bodies: BodySealer) throws -> [UInt8] {
         bodies.seal(Array(try JSONEncoder().encode(self)), kind: .activity, path: .journal)
+    }
+
+    /// Who signed the description in `sealed` (whoever created the session), or nil when it does
+    /// not open as one.
+    static func signer(of sealed: [UInt8], bodies: BodySealer) -> UUID? {
+        let expectation = BodySealer.Expectation(path: .journal, kinds: [.activity], sender: nil, attachment: nil, checksReplay: false)
+        guard case .success(let body) = bodies.open(sealed, expecting: expectation) else { return nil }
+        return body.sender
     }
 
     /// The description in `sealed`: signed by a participant (whoever created the session) for

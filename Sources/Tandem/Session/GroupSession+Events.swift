@@ -25,6 +25,7 @@ extension GroupSession: MessengerSession {
             if wasAway { publishAway() }
             publishActive()
             announceDeparture(id)
+            endIfInitiatorLeft(id)
         case .participantAway(let id, let away):
             let changed = core.withLock { core in
                 away ? core.away.insert(id).inserted : core.away.remove(id) != nil
@@ -59,6 +60,17 @@ extension GroupSession: MessengerSession {
         case .failed(let error):
             invalidate(GroupSessionError.from(error))
         }
+    }
+
+    /// Ends the session here when `id`, who left, started it and the activity ends when its
+    /// initiator leaves (`GroupActivityMetadata.lifetimePolicy`): the initiator's own `leave()`
+    /// ends it for everyone, and this covers an initiator that went without leaving.
+    private func endIfInitiatorLeft(_ id: UUID) {
+        let (ends, name) = core.withLock { core in
+            (core.initiator == id && core.lifetimePolicy == .endsWhenInitiatorLeaves, core.former[id]?.displayName ?? "the initiator")
+        }
+        guard ends else { return }
+        invalidate(GroupSessionError(.ended, "\(name), who started it, left: the activity ends with them"))
     }
 
     /// The participant `record` names, with the name its signed presence gives (the relay's

@@ -90,6 +90,13 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         /// Bodies dropped on arrival, by reason.
         var rejected: [RejectionReason: Int] = [:]
         var rejectionReaders: [Int: AsyncStream<Rejection>.Continuation] = [:]
+        /// The activity's metadata's `lifetimePolicy`, as read when this participant joined.
+        var lifetimePolicy = GroupActivityMetadata.LifetimePolicy.automatic
+        /// Who started the session: this participant, or the signer of the activity the relay
+        /// welcomed it with (nil when that could not be read).
+        var initiator: UUID?
+        /// The readers of `notices` (`GroupSession+Notices.swift`).
+        var noticeReaders: [Int: AsyncStream<GroupSessionEvent>.Continuation] = [:]
         /// This participant's activity changes sent but not yet back in the group's order.
         var pendingActivityChanges = 0
         /// The chat's last lines and readers (`GroupSession+Chat.swift`).
@@ -121,7 +128,9 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         self.isLocallyInitiated = link == nil
         self.bodies = bodies
         self.localParticipant = Participant(id: bodies.localID, displayName: center.displayName)
-        core = Mutex(SessionCore(link: link))
+        var core = SessionCore(link: link)
+        core.initiator = link == nil ? bodies.localID : welcome.flatMap { ActivityDescription.signer(of: $0.activity, bodies: bodies) }
+        self.core = Mutex(core)
         $activity.storage.interceptAssignments { [weak self] activity in
             self?.propose(activity) ?? true
         }
@@ -142,8 +151,14 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         Task { await self.connectAndJoin() }
     }
 
-    /// Leaves the session; the others go on.
+    /// Leaves the session; the others go on. The initiator of an activity whose metadata's
+    /// `lifetimePolicy` is `.endsWhenInitiatorLeaves` (as it was when the initiator joined) ends
+    /// it for everyone instead, as SharePlay does.
     public func leave() {
+        if isLocallyInitiated, core.withLock({ $0.lifetimePolicy }) == .endsWhenInitiatorLeaves {
+            end(GroupSessionError(.ended, "\(localParticipant), who started it, left: the activity ends with them"))
+            return
+        }
         let link = core.withLock { core -> (any RelayLink)? in
             guard !core.invalidated else { return nil }
             return core.link
@@ -154,11 +169,15 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
 
     /// Ends the session for everyone; each participant's session is invalidated with the reason.
     public func end() {
+        end(GroupSessionError(.ended, "\(localParticipant) ended the session"))
+    }
+
+    /// Ends the session for everyone with `reason`.
+    private func end(_ reason: GroupSessionError) {
         let link = core.withLock { core -> (any RelayLink)? in
             guard !core.invalidated else { return nil }
             return core.link
         }
-        let reason = GroupSessionError(.ended, "\(localParticipant) ended the session")
         invalidate(reason)
         if let link { departure.withLock { $0 = Task { await link.end(reason: reason.detail) } } }
     }
@@ -177,6 +196,9 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
     }
 
     private func connectAndJoin() async {
+        // Read once here, where the activity's (async) metadata can be: `leave()` is synchronous.
+        let policy = await activity.metadata.lifetimePolicy
+        core.withLock { $0.lifetimePolicy = policy }
         if core.withLock({ $0.link == nil }) {
             guard let relay = center.relay else {
                 invalidate(GroupSessionError(.noRelay, "no relay is configured"))
@@ -257,6 +279,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         finishCoordination()
         finishChat()
         finishRejections()
+        finishNotices()
         activeParticipants = []
         awayParticipants = []
         state = .invalidated(reason: reason)

@@ -24,6 +24,11 @@ public struct Participant: Hashable, Sendable, Identifiable, CustomStringConvert
     /// A line for people to read.
     public var description: String { displayName.isEmpty ? id.uuidString : displayName }
 
+    /// Whether the participant is physically near this device, as Apple's (iOS 17): Apple learns
+    /// it from the devices' radios, which a relay cannot see, so it is false here for everyone,
+    /// this participant included. A program that groups nearby people asks them.
+    public var isNearbyWithLocalParticipant: Bool { false }
+
     /// A short fingerprint of the participant's key, for telling apart two who share a name:
     /// the first 8 hex digits of the identity, which is itself a hash of the participant's
     /// public key (self-certifying), so that nobody can choose another's fingerprint cheaply.

@@ -67,13 +67,68 @@ public struct TransferWay<Item>: Sendable {
     public let export: (@Sendable (Item) async throws -> TransferPayload)?
     /// Makes a value from received bytes, if this way imports.
     public let `import`: (@Sendable (TransferPayload) async throws -> Item)?
+    /// The file name the receiver is offered (`suggestedFileName(_:)`), if any.
+    public let suggestedFileName: (@Sendable (Item) -> String?)?
+    /// Whether this way exports a given value (`exportingCondition(_:)`); nil: always.
+    public let exportingCondition: (@Sendable (Item) -> Bool)?
 
     /// A way with the given directions.
     public init(contentType: UTType, export: (@Sendable (Item) async throws -> TransferPayload)?,
-                import: (@Sendable (TransferPayload) async throws -> Item)?) {
+                import: (@Sendable (TransferPayload) async throws -> Item)?,
+                suggestedFileName: (@Sendable (Item) -> String?)? = nil, exportingCondition: (@Sendable (Item) -> Bool)? = nil) {
         self.contentType = contentType
         self.export = export
         self.import = `import`
+        self.suggestedFileName = suggestedFileName
+        self.exportingCondition = exportingCondition
+    }
+
+    /// Whether this way exports `item`: it has an export, and its condition (if any) holds.
+    public func exports(_ item: Item) -> Bool {
+        export != nil && (exportingCondition?(item) ?? true)
+    }
+
+    /// This way with `change` applied to a copy of its modifiers.
+    func modified(suggestedFileName name: (@Sendable (Item) -> String?)?? = nil,
+                  exportingCondition condition: (@Sendable (Item) -> Bool)?? = nil) -> TransferWay {
+        TransferWay(contentType: contentType, export: export, import: self.import,
+                    suggestedFileName: name ?? suggestedFileName, exportingCondition: condition ?? exportingCondition)
+    }
+}
+
+/// A representation with a modifier applied (`suggestedFileName(_:)`, `exportingCondition(_:)`),
+/// as Apple's modifiers return.
+public struct ModifiedTransferRepresentation<Item: Transferable>: TransferRepresentation {
+    private let ways: [TransferWay<Item>]
+
+    init(_ ways: [TransferWay<Item>]) { self.ways = ways }
+
+    /// Itself.
+    public var body: Self { self }
+
+    /// The ways of the representation it modifies, modified.
+    public var transferRepresentations: [TransferWay<Item>] { ways }
+}
+
+extension TransferRepresentation {
+    /// Offers the receiver `fileName` for what this representation exports, as Apple's
+    /// modifier (the journal names the attachment so).
+    public func suggestedFileName(_ fileName: String) -> ModifiedTransferRepresentation<Item> {
+        ModifiedTransferRepresentation(transferRepresentations.map { $0.modified(suggestedFileName: .some { _ in fileName }) })
+    }
+
+    /// Offers the receiver the file name `fileName` gives each value, as Apple's modifier.
+    public func suggestedFileName(_ fileName: @escaping @Sendable (Item) -> String?) -> ModifiedTransferRepresentation<Item> {
+        ModifiedTransferRepresentation(transferRepresentations.map { $0.modified(suggestedFileName: .some(fileName)) })
+    }
+
+    /// Exports only values for which `condition` holds, as Apple's modifier: for the others the
+    /// next representation is tried.
+    public func exportingCondition(_ condition: @escaping @Sendable (Item) -> Bool) -> ModifiedTransferRepresentation<Item> {
+        ModifiedTransferRepresentation(transferRepresentations.map { way in
+            let previous = way.exportingCondition
+            return way.modified(exportingCondition: .some { item in (previous?(item) ?? true) && condition(item) })
+        })
     }
 }
 
@@ -266,6 +321,17 @@ public struct ProxyRepresentation<Item: Transferable, Proxy: Transferable>: Tran
             guard let proxyExport = proxyWay.export else { return nil }
             let export: @Sendable (Item) async throws -> TransferPayload = { (item: Item) in try await proxyExport(try await exporting(item)) }
             return TransferWay(contentType: proxyWay.contentType, export: export, import: nil)
+        }
+    }
+
+    /// Only receives the value, through `importing`, as Apple's `ProxyRepresentation(importing:)`.
+    public init(importing: @escaping @Sendable (Proxy) async throws -> Item) {
+        ways = Proxy.transferWays.compactMap { (proxyWay: TransferWay<Proxy>) -> TransferWay<Item>? in
+            guard let proxyImport = proxyWay.import else { return nil }
+            let load: @Sendable (TransferPayload) async throws -> Item = { (payload: TransferPayload) in
+                try await importing(try await proxyImport(payload))
+            }
+            return TransferWay(contentType: proxyWay.contentType, export: nil, import: load)
         }
     }
 

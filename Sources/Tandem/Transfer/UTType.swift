@@ -92,9 +92,36 @@ public struct UTType: Hashable, Sendable, CustomStringConvertible {
     public static let audio = UTType("public.audio", parents: ["public.audiovisual-content"])
     /// A PDF document.
     public static let pdf = UTType("com.adobe.pdf", parents: ["public.data"], filenameExtension: "pdf")
+    /// GIF images.
+    public static let gif = UTType("com.compuserve.gif", parents: ["public.image"], filenameExtension: "gif")
+    /// HEIC images.
+    public static let heic = UTType("public.heic", parents: ["public.image"], filenameExtension: "heic")
+    /// MP3 audio.
+    public static let mp3 = UTType("public.mp3", parents: ["public.audio"], filenameExtension: "mp3")
+    /// WAVE audio.
+    public static let wav = UTType("com.microsoft.waveform-audio", parents: ["public.audio"], filenameExtension: "wav")
+    /// Zip archives.
+    public static let zip = UTType("public.zip-archive", parents: ["public.data"], filenameExtension: "zip")
+    /// HTML.
+    public static let html = UTType("public.html", parents: ["public.text"], filenameExtension: "html")
 
     private static let builtIn: [String: UTType] = Dictionary(uniqueKeysWithValues: [
         item, data, content, text, plainText, utf8PlainText, json, url, fileURL, image, png, jpeg,
-        audiovisualContent, movie, mpeg4Movie, audio, pdf,
+        audiovisualContent, movie, mpeg4Movie, audio, pdf, gif, heic, mp3, wav, zip, html,
     ].map { ($0.identifier, $0) })
+
+    /// Extensions that name a built-in type besides its preferred one.
+    private static let otherExtensions: [String: UTType] = ["jpg": jpeg, "htm": html, "m4v": mpeg4Movie, "qt": movie, "wave": wav]
+
+    /// The built-in type whose files have the extension `filenameExtension` (case-insensitive,
+    /// without the dot) and that conforms to `supertype`, as UniformTypeIdentifiers'; nil when no
+    /// built-in type has it (Apple would make a dynamic type; here the program declares one).
+    public init?(filenameExtension: String, conformingTo supertype: UTType = .data) {
+        let wanted = filenameExtension.lowercased()
+        let found = UTType.otherExtensions[wanted]
+            ?? UTType.builtIn.values.sorted { $0.identifier < $1.identifier }.first { $0.preferredFilenameExtension == wanted
+                && $0.identifier != UTType.utf8PlainText.identifier }
+        guard let found, found.conforms(to: supertype) else { return nil }
+        self = found
+    }
 }

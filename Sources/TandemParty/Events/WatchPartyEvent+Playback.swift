@@ -40,6 +40,8 @@ extension WatchPartyEvent {
                                                       message: "the player did not complete a command by its due date"))
         case .snapshotHistory(let note):
             self = .history(Message(message: "\(note)"))
+        case .requestRefused(_, let reason):
+            self = .error(Message(message: "a change was not sent: \(reason)"))
         }
     }
 
@@ -58,6 +60,7 @@ extension WatchPartyEvent {
         case .seekImmediately(let time, _): String(format: "seek now %.3f", Double(time.nanoseconds) / 1e9)
         case .prerolled(let version): "pre-rolled for v\(version)"
         case .queue(let change): describe(change)
+        case .pauseSnapping(let snaps): "pauses snap \(snaps ? "on" : "off")"
         }
     }
 

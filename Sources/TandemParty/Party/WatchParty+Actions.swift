@@ -32,26 +32,26 @@ extension WatchParty {
     public func play() throws {
         let coordinator = try current().coordinator
         let rate = coordinator.core.intendedRate > 0 ? coordinator.core.intendedRate : 1
-        try propose { try coordinator.coordinateRateChange(to: rate) }
+        try propose { try coordinator.proposeRateChange(to: rate) }
     }
 
     /// Pauses the group.
     public func pause() throws {
         let coordinator = try current().coordinator
-        try propose { try coordinator.coordinateRateChange(to: 0) }
+        try propose { try coordinator.proposeRateChange(to: 0) }
     }
 
     /// Pauses when playing, plays at 1 when paused.
     public func togglePlayPause() throws {
         let coordinator = try current().coordinator
         let rate: Double = coordinator.core.intendedRate > 0 ? 0 : 1
-        try propose { try coordinator.coordinateRateChange(to: rate) }
+        try propose { try coordinator.proposeRateChange(to: rate) }
     }
 
     /// Plays at `rate` (the coordinator refuses what the group's validation would skip).
     public func setRate(_ rate: Double) throws {
         let coordinator = try current().coordinator
-        try propose { try coordinator.coordinateRateChange(to: rate) }
+        try propose { try coordinator.proposeRateChange(to: rate) }
     }
 
     /// The rate changed by `step` (±0.1 by the keys), rounded to a tenth, no lower than 0.25 down, no higher than 4 up.
@@ -60,7 +60,7 @@ extension WatchParty {
         let rate = coordinator.core.intendedRate > 0 ? coordinator.core.intendedRate : 1
         // The rule mpv's window's rate keys follow too.
         let changed = MpvPlayer.steppedRate(from: rate, by: step)
-        try propose { try coordinator.coordinateRateChange(to: changed) }
+        try propose { try coordinator.proposeRateChange(to: changed) }
     }
 
     /// Seeks to `seconds` within the item: not before its start, nor past its end (converted
@@ -70,7 +70,7 @@ extension WatchParty {
         let core = coordinator.core
         let end = core.mediaTimeRange(ofItem: core.timeline.item ?? session.activity.item).upperBound.nanoseconds
         let target = ItemTime(nanoseconds: MediaTime.nanoseconds(seconds: min(max(0, seconds), Double(end) / 1e9)).clamped(to: 0...end))
-        try propose { try coordinator.coordinateSeek(to: target) }
+        try propose { try coordinator.proposeSeek(to: target) }
     }
 
     /// Seeks `step` nanoseconds from where the group is now, within the item (the player's
@@ -83,7 +83,7 @@ extension WatchParty {
         let core = coordinator.core
         let allowed = core.mediaTimeRange(ofItem: core.timeline.item ?? session.activity.item)
         let target = position.saturatingAdding(step).clamped(to: 0...min(watching.duration ?? .max, allowed.upperBound.nanoseconds))
-        try propose { try coordinator.coordinateSeek(to: ItemTime(nanoseconds: target)) }
+        try propose { try coordinator.proposeSeek(to: ItemTime(nanoseconds: target)) }
     }
 
     /// Moves the group to the next item of its queue.

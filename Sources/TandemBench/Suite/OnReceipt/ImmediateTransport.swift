@@ -102,10 +102,10 @@ extension MpvPlayer: ImmediateTransport {
         case .prepare:
             return
         case .pause(let at, _, _):
-            try? await pause()
-            try? await seek(to: at)
+            try? await setRate(0)
+            try? await setPosition(at)
         case .play(let from, let rate, _, let seek, let item):
-            if seek || item != nil { try? await self.seek(to: from) }
+            if seek || item != nil { try? await self.setPosition(from) }
             try? await setRate(min(max(rate, Self.transportRates.lowerBound), Self.transportRates.upperBound))
         }
     }
