@@ -12,7 +12,7 @@ import TandemMedia
 /// resized (the screen is cleared then, and the lines kept so far with it). Otherwise a
 /// `TerminalRenderer` over the whole terminal, which follows its size itself.
 final class TerminalPicture: VideoSink, Sendable {
-    private struct State: @unchecked Sendable {
+    private struct State {
         var renderer: TerminalRenderer
         /// The terminal's size the renderer was made for; nil when it follows the size itself.
         var size: Size?
