@@ -316,7 +316,7 @@ public struct TimeStretcher: Sendable {
     private mutating func startSegment(_ source: (Int64, Int) -> [Int16]) {
         let span = strideFrames + overlapFrames
         let middle = position + (anchorRate - 1) * Double(span) / 2
-        let nominal = Int64(max(-2 * Self.positionLimit, min(2 * Self.positionLimit, middle.rounded())))
+        let nominal = Self.nearestFrame(middle)
         guard hasPiece else {
             piece = Self.read(source, nominal, span, channels)
             pieceStart = nominal
@@ -333,10 +333,7 @@ public struct TimeStretcher: Sendable {
             start = nominal
             piece = Self.read(source, nominal, span, channels)
         } else {
-            let region = Self.read(source, nominal - Int64(searchFrames), span + 2 * searchFrames, channels)
-            let offset = bestOffset(in: region, against: tail)
-            start = nominal - Int64(searchFrames) + Int64(offset)
-            piece = Array(region[(offset * channels)..<((offset + span) * channels)])
+            (start, piece) = search(near: nominal, span: span, against: tail, source)
         }
         pieceStart = start
         pieceOffset = 0
@@ -391,11 +388,8 @@ public struct TimeStretcher: Sendable {
     private mutating func bridge(_ source: (Int64, Int) -> [Int16]) {
         let span = strideFrames + overlapFrames + gridMargin
         let middle = position + (anchorRate - 1) * Double(strideFrames + overlapFrames) / 2
-        let nominal = Int64(max(-2 * Self.positionLimit, min(2 * Self.positionLimit, middle.rounded())))
-        let region = Self.read(source, nominal - Int64(searchFrames), span + 2 * searchFrames, channels)
-        let offset = bestOffset(in: region, against: tail)
-        pieceStart = nominal - Int64(searchFrames) + Int64(offset)
-        piece = Array(region[(offset * channels)..<((offset + span) * channels)])
+        let nominal = Self.nearestFrame(middle)
+        (pieceStart, piece) = search(near: nominal, span: span, against: tail, source)
         pieceOffset = 0
     }
 
@@ -429,21 +423,33 @@ public struct TimeStretcher: Sendable {
         let span = strideFrames + overlapFrames + gridMargin
         let cut = grid.origin + Double(index) * grid.rate * Double(strideFrames)
         let middle = cut + (grid.rate - 1) * Double(strideFrames + overlapFrames) / 2
-        let nominal = Int64(max(-2 * Self.positionLimit, min(2 * Self.positionLimit, middle.rounded())))
+        let nominal = Self.nearestFrame(middle)
         if !hasPiece || grid.rate == 1 || searchFrames == 0 {
             piece = Self.read(source, nominal, span, channels)
             pieceStart = nominal
         } else {
-            let region = Self.read(source, nominal - Int64(searchFrames), span + 2 * searchFrames, channels)
-            let offset = bestOffset(in: region, against: gridReference)
-            pieceStart = nominal - Int64(searchFrames) + Int64(offset)
-            piece = Array(region[(offset * channels)..<((offset + span) * channels)])
+            (pieceStart, piece) = search(near: nominal, span: span, against: gridReference, source)
         }
         gridReference.removeAll(keepingCapacity: true)
         gridReference.append(contentsOf: piece[(strideFrames * channels)..<((strideFrames + overlapFrames) * channels)])
         gridPiece = index
         pieceOffset = 0
         hasPiece = true
+    }
+
+    /// The frame nearest `position`, within twice the position limit (a piece's middle can lie
+    /// beyond the limit by half a piece).
+    private static func nearestFrame(_ position: Double) -> Int64 {
+        Int64(max(-2 * positionLimit, min(2 * positionLimit, position.rounded())))
+    }
+
+    /// A piece of `span` frames that starts within the search radius of `nominal`, where it best
+    /// continues `reference`, and where it starts.
+    private mutating func search(near nominal: Int64, span: Int, against reference: [Int16],
+                                 _ source: (Int64, Int) -> [Int16]) -> (start: Int64, piece: [Int16]) {
+        let region = Self.read(source, nominal - Int64(searchFrames), span + 2 * searchFrames, channels)
+        let offset = bestOffset(in: region, against: reference)
+        return (nominal - Int64(searchFrames) + Int64(offset), Array(region[(offset * channels)..<((offset + span) * channels)]))
     }
 
     /// The offset into `region` (which starts `searchFrames` before the nominal start) whose
