@@ -164,6 +164,7 @@ public enum AudioBenchmarkAnalysis {
                     participant.snaps = log.snaps.count
                     participant.underruns = log.underruns.filter { $0 >= input.scriptStarted && $0 <= input.scriptEnded }.count
                     participant.underrunsBeforeScript = log.underruns.filter { $0 < input.scriptStarted }.count
+                    participant.missingFrames = log.missingFrames
                     participant.latencyMilliseconds = Percentiles(log.latencies.map { Double($0.latency) / 1e6 })
                 }
                 if let errors = ownErrors[member.name]?.filter({ segmentOffsets[segment($0.position)] != nil }) {

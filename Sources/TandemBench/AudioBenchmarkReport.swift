@@ -24,6 +24,9 @@ public struct AudioBenchmarkReport: Sendable, Codable {
         /// Underruns before the script's first play, while the output played silence (as the
         /// participants start on a busy machine); not counted in `underruns`.
         public var underrunsBeforeScript: Int?
+        /// Media frames its output wanted before they were decoded (played, or searched by the
+        /// stretch, as silence), over the run.
+        public var missingFrames: Int?
         /// The output latency it reported (ms), when it reported any.
         public var latencyMilliseconds: Percentiles?
         /// Its own error, recorded against intended, less the common offset of the stretch between

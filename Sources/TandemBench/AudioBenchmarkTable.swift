@@ -40,6 +40,11 @@ public enum AudioBenchmarkTable {
                 + "over the run \(n(common)) µs, moving by \(n(report.commonOffsetRangeMicroseconds)) µs from one stretch to another): "
                 + "the recording's placement on the machine's clock is exact only to within the sink's render-ahead, and a shared offset is not one output's")
         }
+        let missing = report.participants.filter { ($0.missingFrames ?? 0) > 0 }
+        if !missing.isEmpty {
+            lines.append("media wanted before it was decoded (played as silence): "
+                + missing.map { "\($0.name) \($0.missingFrames!) frames" }.joined(separator: ", "))
+        }
         if let ppm = report.recordingClockPPM {
             lines.append("the sink's clock ran \(String(format: "%+.1f", ppm)) ppm against the machine's (fitted from the recording's growth); "
                 + "the recording's frames are placed on the machine's clock at that rate")

@@ -112,6 +112,8 @@ import Testing
             {"kind":"snap","at":2000,"error":25000000}
             {"kind":"underrun","at":3000}
             {"kind":"latency","at":4000,"latency":20000000}
+            {"kind":"missing","at":4500,"frames":135}
+            {"kind":"missing","at":4600,"frames":20}
             {"kind":"write","item":"a.mkv"}
             not json
             {"kind":"other"}
@@ -121,6 +123,7 @@ import Testing
         #expect(log.snaps == [AudioOutputLog.Snap(at: 2000, error: 25_000_000)])
         #expect(log.underruns == [3000])
         #expect(log.latencies == [AudioOutputLog.Latency(at: 4000, latency: 20_000_000)])
+        #expect(log.missingFrames == 155)
         #expect(log.unreadLines == 3)
     }
 }
