@@ -37,11 +37,20 @@ public struct TmuxSession: Sendable {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         // Bounded: a tmux client returns at once (`new-session -d` leaves its server behind).
+        // Foundation's `isRunning` stays true while the server it started lives on (the server
+        // inherits what Foundation watches), so the client's own state is read instead.
         let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        while process.isRunning && !hasExited(process.processIdentifier) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         if process.isRunning { process.terminate() }
         try output.close()
         return try String(contentsOf: outputPath, encoding: .utf8)
+    }
+
+    /// Whether process `pid` has exited (it is gone or a zombie), from `/proc/PID/stat`.
+    private static func hasExited(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return true }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
     }
 
     /// What the pane shows now, a line a row.
