@@ -20,7 +20,16 @@ import TandemPlayerSupport
                 // The next key steps from there.
                 #expect(await awaitTimeline(of: guest.coordinator) { abs($0.rate - rate) < 1e-9 })
             }
-            // `p` is mpv's pause, proposed to the group as a person's.
+            // `p` is mpv's pause, proposed to the group as a person's. Pressed once this mpv plays
+            // the last change (its player carries a change out with a start of its own, a pause,
+            // a seek and a resume, and a pause pressed during that start is taken for the start's),
+            // as a person would press it, seeing it play.
+            #expect(await eventually {
+                let paused = (try? await other.get("pause"))?.bool
+                let speed = (try? await other.get("speed"))?.double
+                return paused == false && speed.map { abs($0 - 1) < 0.02 } == true
+            })
+            try await Task.sleep(for: .milliseconds(300))
             _ = try await other.command(["keypress", "p"])
             #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 0 }, "\(host.coordinator.timeline)")
         }
