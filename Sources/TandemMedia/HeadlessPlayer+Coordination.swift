@@ -67,14 +67,11 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked 
 
     /// A seek's pre-roll, while the group waits to play: the player pauses on the target at once
     /// (what it showed of the old position stops there) and completes the command once the
-    /// target's first frames are decoded (or at its due date, whichever comes first), so that
-    /// the group's pre-roll gate waits for the decoding, not only for the command. The play that
-    /// follows starts from the same picture, so nothing is decoded twice. Before, seeks completed
-    /// at once and each player decoded its target with the play, against the play's 30 ms lead:
-    /// in `tandem bench all --scenario storm`, four players seeking together on two processors
-    /// queued the first frame after a seek too late for its instant (a spread maximum of 8.7 to
-    /// 12.4 ms in three runs; 2.0 to 3.3 ms with the pre-roll, in turn with them). The wait runs
-    /// on a thread of its own, not the coordinator's.
+    /// target's first frames, and with a sound output its first sound, are decoded (or at its
+    /// due date, whichever comes first), so that the group's pre-roll gate waits for the
+    /// decoding, not only for the command: a play's lead is then never spent decoding the first
+    /// frame on a busy machine. The play that follows starts from the same picture, so nothing is
+    /// decoded twice. The wait runs on a thread of its own, not the coordinator's.
     private func preroll(_ seek: SeekCommand, player: HeadlessPlayer, completion: @escaping @Sendable () -> Void) {
         do {
             try player.setTimeline(.paused(at: seek.itemTime.nanoseconds, from: MonotonicClock.now()))

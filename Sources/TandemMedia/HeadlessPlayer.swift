@@ -194,6 +194,10 @@ public final class HeadlessPlayer: @unchecked Sendable {
         limits.decodeThrottle = options.decodeThrottle
         limits.latencyOffset = HeadlessPlayer.clampedLatencyOffset(options.latencyOffset)
         let playout = try HeadlessPlayer.playout(options: options)
+        // The output renders about its latency ahead, a write at a time: twice the latency of
+        // sound decoded ahead lets the first write of a play find its sound there (within what
+        // the decoder buffers).
+        if playout != nil { limits.soundAhead = min(2 * options.audioLatency.nanoseconds, limits.audioDuration) }
         engine = PlaybackEngine(
             decoder: decoder, item: item, timeline: initial, limits: limits,
             videoSinks: videoSinks, audioSinks: audioSinks.isEmpty ? [NullAudioSink()] : audioSinks,
@@ -325,8 +329,9 @@ public final class HeadlessPlayer: @unchecked Sendable {
         stalls.setHandler(handler)
     }
 
-    /// Whether the newest position is decoded ahead (4 frames, or to the end of the item), so
-    /// that a play from it starts on time: what a participant reports as pre-rolled.
+    /// Whether the newest position is decoded ahead (4 frames, or to the end of the item; with a
+    /// sound output, its sound twice the output's latency ahead too), so that a play from it
+    /// starts on time, pictures and sound: what a participant reports as pre-rolled.
     public var isReadyToPlay: Bool {
         engine.lock.withLock { engine.isReadyLocked }
     }
@@ -347,8 +352,8 @@ public final class HeadlessPlayer: @unchecked Sendable {
         }
     }
 
-    /// Blocks the calling thread until the newest position's first two frames are decoded (all
-    /// there is, at the end), until monotonic instant `deadline`, or until the player stops;
+    /// Blocks the calling thread until the newest position's first two frames (and, with a sound
+    /// output, its first sound) are decoded (all there is, at the end), until monotonic instant `deadline`, or until the player stops;
     /// returns whether they were. A coordinated seek's pre-roll waits here.
     @discardableResult
     func waitUntilPrerolled(deadline: Nanoseconds) -> Bool {

@@ -39,6 +39,10 @@ final class PlaybackEngine: @unchecked Sendable {
         var decodeThrottle = 1.0
         /// The latency offset to start with (`latencyOffset`).
         var latencyOffset: Nanoseconds = 0
+        /// How much sound must be decoded past a position before it counts as ready to play,
+        /// in nanoseconds: a pulling sound output renders that far ahead of the instant its
+        /// first sample plays, so the play's first sound must be there by then. 0 without one.
+        var soundAhead: Nanoseconds = 0
     }
 
     /// An item opened and decoded ahead, waiting to take over (guarded by `lock`).
@@ -326,9 +330,25 @@ final class PlaybackEngine: @unchecked Sendable {
     /// next (or all there is), so that a pre-roll is over. Lock held.
     var isPrerolledLocked: Bool { isDecodedAheadLocked(frames: min(2, stall.recoveryFrames)) }
 
-    /// Whether the newest position has `frames` frames decoded ahead, or all there is. Lock held.
+    /// Whether the newest position has `frames` frames decoded ahead and its sound
+    /// `limits.soundAhead` ahead, or all there is. Lock held.
     private func isDecodedAheadLocked(frames: Int) -> Bool {
-        seekRequest == nil && (endOfStreamGeneration == decodingGeneration || primaryBufferedLocked() >= frames)
+        guard seekRequest == nil else { return false }
+        if endOfStreamGeneration == decodingGeneration { return true }
+        guard primaryBufferedLocked() >= frames else { return false }
+        let sound = audio.reduce(Nanoseconds(0)) { $0 + ($1.generation == decodingGeneration ? $1.item.duration : 0) }
+        let videoFull = video.count(where: { $0.generation == decodingGeneration }) >= limits.videoFrames * limits.hardFactor
+        return isSoundAhead(sound, videoFull: videoFull)
+    }
+
+    /// Whether `sound` nanoseconds decoded from a position are enough to play it: always without a
+    /// sound output that renders ahead, or without sound in the item; otherwise once they reach
+    /// `limits.soundAhead`, or once the video queue is as full as the decoder lets it grow
+    /// without them (a file whose sound starts later, or ended earlier, than its pictures has none
+    /// there to wait for). Lock held.
+    private func isSoundAhead(_ sound: Nanoseconds, videoFull: Bool, decoder: MediaDecoder? = nil) -> Bool {
+        guard limits.soundAhead > 0, audioStore != nil, (decoder ?? self.decoder).hasAudio else { return true }
+        return sound >= limits.soundAhead || ((decoder ?? self.decoder).hasVideo && videoFull)
     }
 
     /// Waits for the decoding or presentation thread's progress until `condition` holds, the
@@ -344,7 +364,9 @@ final class PlaybackEngine: @unchecked Sendable {
     var isPreparedReadyLocked: Bool {
         guard let incoming = prepared, !incoming.needsSeek else { return false }
         let count = incoming.decoder.hasVideo ? incoming.video.count : incoming.audio.count
-        return incoming.endOfStream || count >= stall.recoveryFrames
+        if incoming.endOfStream { return true }
+        return count >= stall.recoveryFrames
+            && isSoundAhead(incoming.audioBuffered, videoFull: incoming.video.count >= limits.videoFrames * limits.hardFactor, decoder: incoming.decoder)
     }
 
     /// Hands a stall change to the handler (after the lock is released). Lock held.
