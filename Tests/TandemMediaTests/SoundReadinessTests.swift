@@ -64,6 +64,11 @@ import TandemTestKit
         // Four frames of pictures, and the sound interleaved with them: well short of 800 ms.
         #expect(Self.decodedSound(player).current < 800 * Self.ms)
     }
+}
+
+/// Readiness with a sound output on a clip made with the ffmpeg command line.
+@Suite struct SoundReadinessProcessTests {
+    static let ms = SoundReadinessIOTests.ms
 
     @Test func soundThatEndedBeforeThePicturesIsNotWaitedFor() throws {
         let fixtures = try MediaFixtures()
@@ -72,13 +77,13 @@ import TandemTestKit
         let clip = try fixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25", "-f", "lavfi", "-i",
                                         "sine=frequency=440:sample_rate=48000:duration=1", "-t", "10",
                                         "-c:v", "libx264", "-g", "25", "-c:a", "aac"], output: "short-sound.mkv")
-        var options = Self.options(latency: .milliseconds(400))
+        var options = SoundReadinessIOTests.options(latency: .milliseconds(400))
         options.decodeThrottle = 1
         let player = try HeadlessPlayer(item: PlaybackItem(file: clip), options: options)
         defer { player.close() }
         player.seek(to: 3_000 * Self.ms)
         #expect(player.waitUntilReady(timeout: 20))
-        #expect(Self.decodedSound(player).current == 0)
+        #expect(SoundReadinessIOTests.decodedSound(player).current == 0)
         let engine = player.engine
         #expect(engine.lock.withLock { engine.video.count } >= engine.limits.videoFrames * engine.limits.hardFactor)
     }
