@@ -35,6 +35,33 @@ extension HeadlessPlayer {
         engine.lock.withLock { engine.prepareLocked(item: item, decoder: decoder, at: max(0, itemTime)) }
     }
 
+    /// Names the item that follows each current one (a queue's next entry): whenever the player
+    /// has nothing prepared, it opens that item and decodes it ahead from its start, after the
+    /// current item's queue is full, so that a switch to it (a group's `next`, or the end of the
+    /// current item) finds its first pictures and sound decoded, as a gapless player's does.
+    /// A command to prepare another item replaces it, as any `prepare(_:at:)` does.
+    ///
+    /// `following` gets the current item's identifier and returns the item after it, or nil for
+    /// none. It runs on the player's decoding thread, once per current item and again after each
+    /// call of this method (call it again when what follows changes); it must not call into the
+    /// player. An item that cannot be opened is not prepared. Pass nil to stop.
+    public func setFollowingItem(_ following: (@Sendable (_ current: String) -> PlaybackItem?)?) {
+        let options = options
+        var follower: PlaybackEngine.Follower?
+        if let following {
+            follower = { current in
+                guard let item = following(current), let file = try? MediaFile(item: item),
+                      let decoder = try? HeadlessPlayer.decoder(for: file, options: options) else { return nil }
+                return (item: item, decoder: decoder)
+            }
+        }
+        engine.lock.withLock {
+            engine.follower = follower
+            engine.followed = nil
+            engine.decodingWanted.broadcast()
+        }
+    }
+
     /// Switches to the prepared item at `timeline`'s anchor instant: from that instant frames
     /// come from it, following `timeline` (its first frame at the anchor, as tightly on time as
     /// any other), and nothing of the old item is presented after. At once if the anchor is not

@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import Testing
 import TandemMedia
@@ -160,6 +161,34 @@ import TandemPlayerSupport
         player.seek(to: 2_000 * Self.ms)
         #expect(player.waitUntilReady(timeout: 10))
         #expect(player.isReadyToPlay)
+    }
+
+    @Test func theFollowingItemIsPreparedAheadAndAgainAfterEachSwitch() throws {
+        let recorder = ItemRecorder()
+        let player = try HeadlessPlayer(item: PlaybackItem(file: Self.a.path), options: Self.videoOnly, videoSinks: [recorder])
+        defer { player.close() }
+        let asked = Mutex<[String]>([])
+        // a, then b, then nothing.
+        player.setFollowingItem { current in
+            asked.withLock { $0.append(current) }
+            return current == Self.a.name ? PlaybackItem(file: Self.b.path) : nil
+        }
+        #expect(player.waitUntilReady(preparedItem: true, timeout: 10))
+        #expect(player.preparedItem?.identifier == Self.b.name)
+
+        // The switch finds b decoded from its start, and b's own follower answer is none.
+        let switchAt = MonotonicClock.now() + 200 * Self.ms
+        try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: switchAt))
+        #expect(player.waitUntilEnded(timeout: 15))
+        #expect(recorder.all.first { $0.item == Self.b.name }?.pts == 0)
+        #expect(asked.withLock { $0 } == [Self.a.name, Self.b.name])
+        #expect(player.preparedItem == nil)
+
+        // A follower that changes is asked again; an item prepared by hand is not replaced.
+        try player.prepare(PlaybackItem(file: Self.a.path), at: 0)
+        player.setFollowingItem { _ in PlaybackItem(file: Self.b.path) }
+        #expect(player.waitUntilReady(preparedItem: true, timeout: 10))
+        #expect(player.preparedItem?.identifier == Self.a.name)
     }
 
     @Test func aPreparedItemThatFailsMidwayEndsWithItsOwnError() throws {

@@ -1,4 +1,5 @@
 import TandemPlayerSupport
+import TandemPlayback
 
 extension PlaybackEngine {
     /// What the decoding thread decodes next.
@@ -7,18 +8,8 @@ extension PlaybackEngine {
         case current(MediaDecoder, seek: Nanoseconds?, generation: Int)
         /// The prepared item, ahead (seeking first to `seek`).
         case prepared(MediaDecoder, seek: Nanoseconds?, serial: Int)
-
-        var decoder: MediaDecoder {
-            switch self {
-            case .current(let decoder, _, _), .prepared(let decoder, _, _): decoder
-            }
-        }
-
-        var seek: Nanoseconds? {
-            switch self {
-            case .current(_, let seek, _), .prepared(_, let seek, _): seek
-            }
-        }
+        /// Asking `follower` for the item after `current`, and opening it.
+        case follow(Follower, current: String)
     }
 
     /// The decoding thread: decodes ahead into the queues, and seeks when asked; with the
@@ -35,13 +26,25 @@ extension PlaybackEngine {
                 decodingWanted.wait()
                 continue
             }
+            let decoder: MediaDecoder
+            let seek: Nanoseconds?
+            switch job {
+            case .current(let current, let target, _): (decoder, seek) = (current, target)
+            case .prepared(let prepared, let target, _): (decoder, seek) = (prepared, target)
+            case .follow(let follower, let current):
+                lock.unlock()
+                let following = follower(current)
+                lock.lock()
+                prepareFollowingLocked(following, after: current)
+                continue
+            }
             lock.unlock()
             let started = MonotonicClock.now()
             var decoded: DecodedMedia?
             var failure: MediaError?
             do throws(MediaError) {
-                if let seek = job.seek { try job.decoder.seek(to: seek) }
-                decoded = try job.decoder.next()
+                if let seek { try decoder.seek(to: seek) }
+                decoded = try decoder.next()
             } catch {
                 failure = error
             }
@@ -52,8 +55,18 @@ extension PlaybackEngine {
                 finishCurrentLocked(decoder: decoder, seeked: seek != nil, generation: generation, decoded, failure)
             case .prepared(let decoder, _, let serial):
                 finishPreparedLocked(decoder: decoder, serial: serial, decoded, failure)
+            case .follow:
+                break
             }
         }
+    }
+
+    /// Prepares the item a follower opened after `current`, from its start, if the player still
+    /// plays `current` and nothing else was prepared or switched to meanwhile. Lock held.
+    private func prepareFollowingLocked(_ following: (item: PlaybackItem, decoder: MediaDecoder)?, after current: String) {
+        guard let following, prepared == nil, pendingSwitch == nil, currentItem.identifier == current else { return }
+        let start = MediaTime.nanoseconds(seconds: following.decoder.file.info.startTime ?? 0)
+        prepareLocked(item: following.item, decoder: following.decoder, at: max(start, 0))
     }
 
     /// The current item's seek or next frame while its queues want one; otherwise the prepared
@@ -74,6 +87,12 @@ extension PlaybackEngine {
             incoming.needsSeek = false
             prepared = incoming
             return .prepared(incoming.decoder, seek: seek, serial: incoming.serial)
+        }
+        // With the current item decoded ahead and nothing prepared, the item after it is opened
+        // (once per current item), to be decoded ahead in turn.
+        if let follower, prepared == nil, pendingSwitch == nil, followed != currentItem.identifier {
+            followed = currentItem.identifier
+            return .follow(follower, current: currentItem.identifier)
         }
         return nil
     }

@@ -67,6 +67,10 @@ final class PlaybackEngine: @unchecked Sendable {
         var generation: Int?
     }
 
+    /// Names and opens the item that follows the one given by identifier (nil: none); called on
+    /// the decoding thread with the lock released.
+    typealias Follower = @Sendable (_ current: String) -> (item: PlaybackItem, decoder: MediaDecoder)?
+
     /// A scheduled switch to the prepared item: the schedule's entry for it.
     struct PendingSwitch {
         let generation: Int
@@ -97,6 +101,10 @@ final class PlaybackEngine: @unchecked Sendable {
     var endOfStreamGeneration: Int?
     var prepared: Prepared?
     var pendingSwitch: PendingSwitch?
+    /// Opens the item that follows the current one, to be prepared whenever nothing else is.
+    var follower: Follower?
+    /// The current item the follower was last asked about.
+    var followed: String?
     /// The last prepared item that took over: its decoding results still in flight then belong
     /// to the queue, in this generation.
     var promoted: (serial: Int, generation: Int)?

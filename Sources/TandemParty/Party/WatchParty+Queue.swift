@@ -130,6 +130,8 @@ extension WatchParty {
             var identified = !reportsIdentityLate
             var last = syncQueue(player: player, coordinator: coordinator, files: files, streamed: streamed, last: nil, reported: &reported,
                                  identified: &identified)
+            var following: [String: PlaybackItem] = [:]
+            following = followItems(of: coordinator.core, files: files, player: player, told: following)
             for await event in changes {
                 // An end of item is told at its instant, before the record that settles it in
                 // the coordinator's core.
@@ -140,7 +142,31 @@ extension WatchParty {
                 }
                 last = syncQueue(player: player, coordinator: coordinator, files: files, streamed: streamed, last: last, reported: &reported,
                                  identified: &identified)
+                following = followItems(of: coordinator.core, files: files, player: player, told: following)
             }
         }
+    }
+
+    /// Tells `player` which item follows each entry of the group's queue (the next entry, from
+    /// this participant's own file for it), so that it decodes that item ahead while the entry
+    /// before plays and a `next` or an item's end switches to sound and pictures already
+    /// decoded; told again only when that changed since `told`. Returns what it told.
+    private func followItems(of core: CoordinationCore, files: [(path: String, identity: String?)], player: HeadlessPlayer,
+                             told: [String: PlaybackItem]) -> [String: PlaybackItem] {
+        var following: [String: PlaybackItem] = [:]
+        let entries = core.queue.entries
+        for (entry, next) in zip(entries, entries.dropFirst()) {
+            guard let match = files.first(where: { ContentIdentity.sameContent(next.identity, $0.identity) }) else { continue }
+            following[entry.identifier] = PlaybackItem(file: match.path, identifier: next.identifier, identity: match.identity)
+        }
+        let key = { (items: [String: PlaybackItem]) in items.mapValues { "\($0.identifier)\u{0}\($0.source)" } }
+        guard key(following) != key(told) else { return told }
+        let answer = following
+        if answer.isEmpty {
+            player.setFollowingItem(nil)
+        } else {
+            player.setFollowingItem { current in answer[current] }
+        }
+        return following
     }
 }
