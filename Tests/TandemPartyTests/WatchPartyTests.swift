@@ -81,6 +81,16 @@ import TandemTestKit
         }
     }
 
+    /// The first non-nil value of `body`, tried every 50 ms for at most `seconds`.
+    static func eventually<T>(within seconds: Double, _ body: () -> T?) async -> T? {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if let value = body() { return value }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return body()
+    }
+
     /// The ending of `participant`'s `run`, within `seconds`, or nil.
     static func ending(of participant: Participant, within seconds: Double = 15) async throws -> WatchParty.Ending? {
         try await withThrowingTaskGroup(of: WatchParty.Ending?.self) { group in
@@ -143,6 +153,50 @@ import TandemTestKit
         let benEnded = try #require(try await Self.ending(of: ben), "ben's run did not return")
         #expect(!benEnded.endedHere && benEnded.reason != nil)
         #expect(await ben.recorder.first { if case .left = $0 { true } else { nil } } == true)
+    }
+}
+
+/// Everyone's health for everyone: each party sends its own report on the unreliable path, and
+/// the others show it (the table, `health` events) while the group plays.
+@Suite(.serialized) struct WatchPartyHealthIOTests {
+    @Test func eachParticipantHearsTheOthersReportsAndShowsThemInItsTable() async throws {
+        let relay = try TestRelay(.network)
+        defer { relay.shutdown() }
+        let host = try await WatchPartyIOTests.participant("host", relay: relay, invitation: nil)
+        let ana = try await WatchPartyIOTests.participant("ana", relay: relay, invitation: host.party.session.invitation) { configuration, _ in
+            configuration.latencyOffset = 50
+        }
+        try await WatchPartyIOTests.once { try host.party.play() }
+
+        // The host hears Ana's own word, typed and as JSON: her player, her offset, playing.
+        let heard = await host.recorder.first(within: 20) { event in
+            if case .health(let health) = event, health.from == "ana", health.state == "playing", health.clockError != nil {
+                health
+            } else {
+                nil
+            }
+        }
+        let report = try #require(heard, "no playing report from ana")
+        #expect(report.player == "built-in" && report.offset == 50)
+        #expect(report.participant == ana.party.session.localParticipant.id.uuidString)
+        // Her pictures are measured once she plays; her offset is not counted as lateness.
+        let measured = await host.recorder.first(within: 20) { event in
+            if case .health(let health) = event, health.from == "ana", let lateness = health.lateness { lateness } else { nil }
+        }
+        let lateness = try #require(measured, "ana's lateness never measured")
+        #expect(abs(lateness) < 50_000, "ana's pictures \(lateness) µs late: her 50 ms offset was counted")
+
+        // The host's table has Ana's line from her report; her own has the host's.
+        let line = try #require(host.party.health()?.lines.first { $0.hasPrefix("ana") })
+        #expect(line.contains("built-in") && line.contains("offset 50 ms"), "\(line)")
+        let hostLine = await WatchPartyIOTests.eventually(within: 10) {
+            ana.party.health()?.lines.first { $0.hasPrefix("host") && $0.contains("built-in") }
+        }
+        #expect(hostLine != nil, "\(String(describing: ana.party.health()?.lines))")
+
+        host.party.end()
+        _ = try await WatchPartyIOTests.ending(of: host)
+        _ = try await WatchPartyIOTests.ending(of: ana)
     }
 }
 

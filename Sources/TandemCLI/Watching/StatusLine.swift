@@ -20,6 +20,7 @@ enum StatusLine {
         static let lastChange = 90
         static let rate = 85
         static let participants = 80
+        static let off = 70
         static let queue = 60
         static let latency = 50
         static let sync = 40
@@ -79,6 +80,14 @@ enum StatusLine {
     private static func clock(seconds: Double) -> String {
         let total = Int(seconds)
         return String(format: "%d:%02d.%d", total / 60, total % 60, Int((seconds - Double(total)) * 10))
+    }
+
+    /// "Ben off the group", "Ben, Cy off the group": the others whose own health reports say they
+    /// are further from the group than `HealthReport.offThreshold`, or stalled; nil for none.
+    static func offText(_ names: [String]) -> String? {
+        guard !names.isEmpty else { return nil }
+        let shown = names.prefix(3).joined(separator: ", ") + (names.count > 3 ? " +\(names.count - 3)" : "")
+        return "\(shown) off the group"
     }
 }
 

@@ -351,7 +351,9 @@ struct WatchRunner {
             let core = StatusLine.groupCore(coordinator, atLocalTime: coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) })
             var fields = StatusLine.fields(player: player, coordinator: coordinator, session: session, lastChange: lastAction)
             fields.insert(contentsOf: [Self.queuePosition(core).map { ($0, StatusLine.Priority.queue) },
-                                       Self.latencyText(party.latencyOffset).map { ($0, StatusLine.Priority.latency) }].compactMap { $0 },
+                                       Self.latencyText(party.latencyOffset).map { ($0, StatusLine.Priority.latency) },
+                                       StatusLine.offText(party.health()?.offMembers ?? []).map { ($0, StatusLine.Priority.off) }]
+                                .compactMap { $0 },
                           at: min(fields.count, 4))
             let line = TerminalText.fitting(fields, width: StatusArea.columns)
             if let renderer {

@@ -117,7 +117,7 @@ public enum EventSentence {
         case .relay(let relay):
             relay.state == "available" ? "the relay orders changes again"
                 : "the relay cannot order changes now" + (relay.reason.map { ": \($0)" } ?? "")
-        case .joined, .left, .history, .timeline, .statistics, .mpvStatistics, .sync, .other: nil
+        case .joined, .left, .history, .timeline, .statistics, .mpvStatistics, .sync, .health, .other: nil
         }
     }
 

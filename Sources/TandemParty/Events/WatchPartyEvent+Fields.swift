@@ -230,6 +230,39 @@ extension WatchPartyEvent {
         public init(from: String, participant: String, text: String) { (self.from, self.participant, self.text) = (from, participant, text) }
     }
 
+    /// `health`: what a participant says of its own health (`HealthReport`).
+    public struct Health: Sendable, Equatable, Codable {
+        /// Its name.
+        public var from: String
+        /// Its identifier.
+        public var participant: String
+        /// `playing`, `paused`, `waiting` or `stalled`.
+        public var state: String
+        /// `built-in` or `mpv`.
+        public var player: String
+        /// Its latency offset (ms, `offset_ms`).
+        public var offset: Int
+        /// How late its pictures are against the group's timeline (µs, `lateness_us`), if measured.
+        public var lateness: Int?
+        /// Its clock's error bound (µs, `clock_error_us`), once known.
+        public var clockError: Int?
+        /// Whether it is further from the group than `HealthReport.offThreshold`, or stalled.
+        public var off: Bool
+
+        /// The fields of `report`, from `from` (`participant`).
+        public init(from: String, participant: String, report: HealthReport) {
+            (self.from, self.participant, self.lateness, self.clockError) = (from, participant, report.pictureLateness, report.clockErrorBound)
+            (self.state, self.player, self.offset, self.off) = (report.state.rawValue, report.player.rawValue, report.latencyOffset, report.isOff)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case from, participant, state, player, off
+            case lateness = "lateness_us"
+            case clockError = "clock_error_us"
+            case offset = "offset_ms"
+        }
+    }
+
     /// `latency-offset`: the offset now in force.
     public struct LatencyOffset: Sendable, Equatable, Codable {
         /// How much earlier than the group's timeline this player presents (ms, `ms`).

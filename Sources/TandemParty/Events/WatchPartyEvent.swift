@@ -81,6 +81,8 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
     /// The session's relay, one of a cluster, cannot order the group's changes now, or can again
     /// (`relay`, `state` `unavailable` or `available`).
     case relay(Relay)
+    /// What another participant says of its own health, as it arrives (`health`).
+    case health(Health)
     /// A kind this version does not know, or a line whose fields do not fit its kind: its name
     /// and its other fields as they were.
     case other(name: String, fields: [String: JSONValue])
@@ -121,6 +123,7 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
         case .streamRejectedHolder: "stream-rejected-holder"
         case .mpvExited: "mpv-exited"
         case .relay: "relay"
+        case .health: "health"
         case .other(let name, _): name
         }
     }
@@ -187,6 +190,7 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
         case "stream-rejected-holder": return .streamRejectedHolder(try fields())
         case "mpv-exited": return .mpvExited(try fields())
         case "relay": return .relay(try fields())
+        case "health": return .health(try fields())
         default: return nil
         }
     }
@@ -234,6 +238,7 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
         case .streamRejectedHolder(let fields): try fields.encode(to: encoder)
         case .mpvExited(let fields): try fields.encode(to: encoder)
         case .relay(let fields): try fields.encode(to: encoder)
+        case .health(let fields): try fields.encode(to: encoder)
         case .other(_, let fields):
             var container = encoder.container(keyedBy: AnyKey.self)
             for (key, value) in fields where key != "event" { try container.encode(value, forKey: AnyKey(key)) }

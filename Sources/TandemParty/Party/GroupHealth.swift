@@ -4,8 +4,9 @@ import TandemClock
 /// The group's health as this participant knows it, one line per participant (what the `h` key
 /// shows): for this participant, how far its player is from the group's timeline and the error
 /// bound of its clock; for every participant, whether the group waits for it, it is away, it is
-/// getting ready to play, it plays a different file, or it has said nothing yet. Others measure
-/// their own distance from the group and send none of it: the lines say what is known here.
+/// getting ready to play, it plays a different file, or it has said nothing yet; and for the
+/// others, what each last said of its own health (`HealthReport`: how late its pictures are, its
+/// clock's error bound, its player), while that report is recent.
 ///
 /// Pure: a snapshot in (`WatchParty.health()` takes one), lines out.
 public struct GroupHealth: Sendable, Equatable {
@@ -36,12 +37,14 @@ public struct GroupHealth: Sendable, Equatable {
         public var isPrerolling: Bool
         /// Whether it has said what it plays.
         public var hasReported: Bool
+        /// What it last said of its own health, while recent (others only).
+        public var report: HealthReport?
 
         /// A member.
         public init(name: String, isLocal: Bool = false, suspensions: [Suspension] = [], isAway: Bool = false,
-                    isMismatched: Bool = false, isPrerolling: Bool = false, hasReported: Bool = true) {
+                    isMismatched: Bool = false, isPrerolling: Bool = false, hasReported: Bool = true, report: HealthReport? = nil) {
             (self.name, self.isLocal, self.suspensions, self.isAway) = (name, isLocal, suspensions, isAway)
-            (self.isMismatched, self.isPrerolling, self.hasReported) = (isMismatched, isPrerolling, hasReported)
+            (self.isMismatched, self.isPrerolling, self.hasReported, self.report) = (isMismatched, isPrerolling, hasReported, report)
         }
     }
 
@@ -58,6 +61,12 @@ public struct GroupHealth: Sendable, Equatable {
     /// A snapshot.
     public init(members: [Member], isPlaying: Bool, syncError: TimeSpan?, clockErrorBound: TimeSpan?) {
         (self.members, self.isPlaying, self.syncError, self.clockErrorBound) = (members, isPlaying, syncError, clockErrorBound)
+    }
+
+    /// The others whose own reports say they are off the group (`HealthReport.isOff`), by name:
+    /// what the status line names.
+    public var offMembers: [String] {
+        members.filter { !$0.isLocal && $0.report?.isOff == true }.map(\.name).sorted()
     }
 
     /// The lines: this participant first, then the others by name.
@@ -83,6 +92,10 @@ public struct GroupHealth: Sendable, Equatable {
         if member.isMismatched { parts.append("plays a different file") }
         if member.isPrerolling { parts.append("getting ready to play") }
         if !member.hasReported { parts.append("has not said what it plays yet") }
+        if !member.isLocal, let report = member.report {
+            // Its own word on how it plays, after what the group knows of it.
+            parts += report.words.filter { !(parts.contains("getting ready to play") && $0 == "getting ready to play") }
+        }
         if !member.isLocal && parts.isEmpty { parts.append(isPlaying ? "playing with the group" : "with the group") }
         return "\(member.isLocal ? "you (\(member.name))" : member.name): " + parts.joined(separator: ", ")
     }

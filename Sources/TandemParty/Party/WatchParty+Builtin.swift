@@ -22,6 +22,8 @@ extension WatchParty {
         let log = try configuration.presentationLog.map { path throws(MediaError) in try PresentationLog(path: path) }
         if let log { sinks.append(log) }
         sinks += configuration.videoSinks
+        let lateness = RecentLateness()
+        sinks.append(lateness)
         var playerOptions = HeadlessPlayer.Options()
         playerOptions.itemIdentifier = session.activity.item
         playerOptions.decodeThrottle = configuration.decodeThrottle
@@ -48,6 +50,8 @@ extension WatchParty {
         let participantTask = Task { await self.followParticipants() }
         let chatTask = followChat()
         defer { chatTask.cancel() }
+        let healthTask = followHealth()
+        defer { healthTask.cancel() }
         coordinator.coordinateWithSession(session)
         configuration.coordinationBegan?()
         // This player opened it: it announces the duration it read.
@@ -62,7 +66,7 @@ extension WatchParty {
         defer { queueTask.cancel() }
         watching.withLock {
             $0 = Watching(coordinator: coordinator, player: player, latency: latency,
-                          duration: player.info.duration.map { MediaTime.nanoseconds(seconds: $0) })
+                          duration: player.info.duration.map { MediaTime.nanoseconds(seconds: $0) }, lateness: lateness)
         }
         let sync = configuration.reportsSync ? Task { await self.reportSync(player: player, coordinator: coordinator) } : nil
         let ending = await untilOver(whileWatching: whileWatching)

@@ -2,6 +2,7 @@ import Foundation
 import Tandem
 import TandemClock
 import TandemPlayback
+import TandemPlayerSupport
 
 /// The group's health as this participant knows it (`GroupHealth`): what the `h` key shows.
 extension WatchParty {
@@ -14,13 +15,15 @@ extension WatchParty {
         let core = now.map { coordinator.core(at: $0) } ?? coordinator.core
         let active = session.activeParticipants.union([session.localParticipant])
         let away = session.awayParticipants
+        let reports = recentHealthReports()
         let members = active.map { participant in
             GroupHealth.Member(
                 name: participant.name(among: active), isLocal: participant == session.localParticipant,
                 suspensions: core.suspensions.filter { $0.participant == participant.id }
                     .map { GroupHealth.Suspension(reason: $0.reason.rawValue, holdsGroup: $0.holdsGroup) },
                 isAway: away.contains(participant), isMismatched: core.isMismatched(participant.id),
-                isPrerolling: core.awaitsPreroll(from: participant.id), hasReported: core.participants[participant.id] != nil)
+                isPrerolling: core.awaitsPreroll(from: participant.id), hasReported: core.participants[participant.id] != nil,
+                report: participant == session.localParticipant ? nil : reports[participant.id])
         }
         let playing = core.timeline.rate > 0
         var syncError: TimeSpan?
@@ -34,5 +37,78 @@ extension WatchParty {
         }
         return GroupHealth(members: members, isPlaying: playing, syncError: syncError,
                            clockErrorBound: local.flatMap { coordinator.clockStatus(atLocalTime: $0)?.errorBound })
+    }
+}
+
+/// Everyone's health for everyone: each participant sends its own `HealthReport` on the session's
+/// unreliable path at `HealthReport.interval(participants:)`, and keeps the others' for the
+/// health table, the status line and `health` events.
+extension WatchParty {
+    /// This participant's report now; nil before the watch has begun.
+    public func ownHealthReport() -> HealthReport? {
+        guard let watching = watching.withLock({ $0 }) else { return nil }
+        let coordinator = watching.coordinator
+        let local = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
+        let now = local.flatMap { coordinator.sessionTime(atLocalTime: $0) }
+        let core = now.map { coordinator.core(at: $0) } ?? coordinator.core
+        let me = session.localParticipant.id
+        let state: HealthReport.State
+        var lateness: Int?
+        if core.suspensions.contains(where: { $0.participant == me && $0.reason == .stallRecovery }) {
+            state = .stalled
+        } else if (core.isWaiting && core.intendedRate > 0) || core.awaitsPreroll(from: me) {
+            state = .waiting
+        } else {
+            state = core.timeline.rate > 0 ? .playing : .paused
+        }
+        if state == .playing {
+            if let recent = watching.lateness {
+                lateness = recent.median(since: MonotonicClock.now() - 1_000_000_000).map { Int($0 / 1_000) }
+            } else if let mpv = watching.mpv, let last = mpv.statistics.lastError {
+                // mpv's last reading against the timeline: ahead is early.
+                lateness = Int(-last / 1_000)
+            }
+        }
+        let bound = local.flatMap { coordinator.clockStatus(atLocalTime: $0)?.errorBound }
+        return HealthReport(pictureLateness: lateness, clockErrorBound: bound.map { Int($0.nanoseconds / 1_000) }, state: state,
+                            player: watching.mpv == nil ? .builtIn : .mpv, latencyOffset: latencyOffset)
+    }
+
+    /// The others' reports that are recent enough to stand for them.
+    func recentHealthReports() -> [UUID: HealthReport] {
+        let lifetime = HealthReport.lifetime(participants: session.activeParticipants.count + 1)
+        let oldest = ContinuousClock.now - .nanoseconds(lifetime.nanoseconds)
+        return healthReports.withLock { reports in
+            reports = reports.filter { $0.value.at >= oldest }
+            return reports.mapValues(\.report)
+        }
+    }
+
+    /// Sends this participant's report at its interval and hears the others' for as long as the
+    /// watch lasts.
+    func followHealth() -> Task<Void, Never> {
+        let messenger = GroupSessionMessenger(session: session, deliveryMode: .unreliable)
+        let messages = messenger.messages(of: HealthReport.self)
+        return Task {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await (report, context) in messages {
+                        let sender = context.source
+                        guard sender != self.session.localParticipant, report.isPlausible else { continue }
+                        self.healthReports.withLock { $0[sender.id] = (report, ContinuousClock.now) }
+                        let active = self.session.activeParticipants
+                        self.emit(.health(.init(from: sender.name(among: active), participant: sender.id.uuidString, report: report)))
+                    }
+                }
+                group.addTask {
+                    while !Task.isCancelled {
+                        if let report = self.ownHealthReport() { try? await messenger.send(report) }
+                        let interval = HealthReport.interval(participants: self.session.activeParticipants.count + 1)
+                        try? await Task.sleep(for: .nanoseconds(interval.nanoseconds))
+                    }
+                }
+                await group.waitForAll()
+            }
+        }
     }
 }

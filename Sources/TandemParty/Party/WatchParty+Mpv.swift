@@ -54,6 +54,8 @@ extension WatchParty {
         let participantTask = Task { await self.followParticipants() }
         let chatTask = followChat()
         defer { chatTask.cancel() }
+        let healthTask = followHealth()
+        defer { healthTask.cancel() }
         let screenTask = followOnScreen(mpv: player)
         defer { screenTask.cancel() }
         // Closing mpv (its window, or `q`) is leaving.

@@ -127,6 +127,8 @@ public final class WatchParty: Sendable {
     let over = Atomic(false)
     /// The changes a person made while the relay was away, and what each does.
     let held = Mutex(HeldState())
+    /// What each other participant last said of its own health, and when it arrived here.
+    let healthReports = Mutex<[UUID: (report: HealthReport, at: ContinuousClock.Instant)]>([:])
     /// The lines on mpv's screen (`showOnScreen(_:)`), and the texts for it, the newest winning.
     let onScreen = Mutex(OnScreenLines())
     let screenTexts: AsyncStream<[String]>
@@ -140,6 +142,8 @@ public final class WatchParty: Sendable {
         var latency: LatencyControl
         /// The built-in player's duration (ns), when it read one.
         var duration: Int64?
+        /// How late the built-in player's latest pictures were.
+        var lateness: RecentLateness?
     }
 
     /// A party for `session`, joined already; nothing happens until `run()`.
