@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "TandemClock", targets: ["TandemClock"]),
         .library(name: "TandemWire", targets: ["TandemWire"]),
         .library(name: "TandemNet", targets: ["TandemNet"]),
+        .library(name: "TandemNATS", targets: ["TandemNATS"]),
+        .library(name: "TandemCluster", targets: ["TandemCluster"]),
         .library(name: "TandemParty", targets: ["TandemParty"]),
         .executable(name: "tandem", targets: ["TandemCLI"]),
     ],
@@ -40,8 +42,15 @@ let package = Package(
         .target(name: "TandemIdentity"),
         // wire: datagram and message encodings, versioned.
         .target(name: "TandemWire", dependencies: ["TandemClock"]),
-        // net: POSIX sockets, the time service and the clock prober.
+        // net: POSIX sockets, the event loop, the time service and the clock prober; the relay
+        // (its pure core, its server, the participant's link, the in-memory relay).
         .target(name: "TandemNet", dependencies: ["TandemWire", "TandemClock", "CSodium", "CTandemSystem"]),
+        // NATS: a NATS client and JetStream on net's event loop and sockets; beside the relay, which
+        // never links it.
+        .target(name: "TandemNATS", dependencies: ["TandemNet"]),
+        // cluster: relays that share sessions through NATS JetStream (`tandem serve --nats`) and
+        // the cluster's session time; the relay core's cluster mode carried to NATS.
+        .target(name: "TandemCluster", dependencies: ["TandemNet", "TandemNATS", "TandemWire", "TandemClock"]),
 
         // sessions: the public GroupActivities-style API (activities, sessions, messenger, journal).
         .target(name: "Tandem", dependencies: ["TandemNet", "TandemWire", "TandemClock", "CSodium"]),
@@ -75,10 +84,10 @@ let package = Package(
         // fixtures, waits on published values.
         .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "TandemMedia", "TandemPlayerSupport", "TandemHarness"]),
         // bench: benchmarks as library code; `tandem bench` runs them.
-        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemHarness", "TandemNetsim", "Tandem", "TandemPlayback", "TandemParty"]),
+        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNATS", "TandemCluster", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemHarness", "TandemNetsim", "Tandem", "TandemPlayback", "TandemParty"]),
 
         // The `tandem` command: argument parsing and wiring only.
-        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemBench", "TandemNetsim", "TandemIdentity", "TandemStreaming", "TandemParty"]),
+        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemNATS", "TandemCluster", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemBench", "TandemNetsim", "TandemIdentity", "TandemStreaming", "TandemParty"]),
 
         .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit", "TandemBench", "TandemHarness"]),
         .testTarget(name: "TandemNetTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit", "TandemHarness"]),
@@ -96,10 +105,12 @@ let package = Package(
         .testTarget(name: "MpvTests", dependencies: ["TandemMpv", "TandemIdentity", "TandemPlayerSupport", "TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
         // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.
         .testTarget(name: "RelayTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit", "TandemHarness"]),
-        .testTarget(name: "ClusterTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit", "TandemHarness"]),
+        // The cluster relay and its session time: pure cores on virtual time, then relays over a real
+        // nats-server started by the test kit.
+        .testTarget(name: "ClusterTests", dependencies: ["TandemCluster", "TandemNATS", "TandemNet", "TandemWire", "TandemClock", "TandemTestKit", "TandemHarness"]),
         // The NATS client and JetStream: the parser and connection core on virtual time, then a
         // real nats-server (one node, and a three-node cluster) started by the test kit.
-        .testTarget(name: "NATSTests", dependencies: ["TandemNet", "TandemClock", "TandemTestKit", "TandemHarness"]),
+        .testTarget(name: "NATSTests", dependencies: ["TandemNATS", "TandemNet", "TandemTestKit", "TandemHarness"]),
         // The impairment proxy: its pure schedule, and the shell on loopback with echo servers and the real relay.
         .testTarget(name: "NetsimTests", dependencies: ["TandemNetsim", "TandemNet", "TandemClock"]),
 

@@ -1,4 +1,5 @@
 import TandemClock
+import TandemNet
 
 /// One relay's part in keeping a single session time across a cluster: a pure core that decides
 /// who the time authority is, follows it, and slews the relay's clock, from events stamped with the

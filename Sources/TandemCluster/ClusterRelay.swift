@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import TandemNATS
+import TandemNet
 import TandemWire
 
 /// Why a relay could not join its cluster.
