@@ -1,4 +1,5 @@
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 extension PlaybackEngine {
     /// What the decoding thread decodes next.

@@ -3,10 +3,8 @@ import Synchronization
 import Tandem
 import TandemClock
 import TandemMedia
-import TandemPlayerSupport
 import TandemPlayback
 import TandemIdentity
-import TandemPlayerSupport
 
 /// The watch's shared queue (`tandem host FILE…`, `join [INVITE] FILE…`):
 ///

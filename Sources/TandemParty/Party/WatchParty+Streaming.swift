@@ -5,10 +5,8 @@ import TandemClock
 import TandemIdentity
 import TandemMedia
 import TandemMpv
-import TandemPlayerSupport
 import TandemPlayback
 import TandemStreaming
-import TandemPlayerSupport
 
 /// No file needed to join, and URL items.
 ///
