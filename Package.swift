@@ -12,11 +12,14 @@ let package = Package(
         .library(name: "TandemPlayback", targets: ["TandemPlayback"]),
         .library(name: "TandemMedia", targets: ["TandemMedia"]),
         .library(name: "TandemMpv", targets: ["TandemMpv"]),
+        .library(name: "TandemMediaTypes", targets: ["TandemMediaTypes"]),
         .library(name: "TandemPlayerSupport", targets: ["TandemPlayerSupport"]),
         .library(name: "TandemIdentity", targets: ["TandemIdentity"]),
         .library(name: "TandemClock", targets: ["TandemClock"]),
         .library(name: "TandemWire", targets: ["TandemWire"]),
         .library(name: "TandemNet", targets: ["TandemNet"]),
+        .library(name: "TandemNATS", targets: ["TandemNATS"]),
+        .library(name: "TandemCluster", targets: ["TandemCluster"]),
         .library(name: "TandemParty", targets: ["TandemParty"]),
         .executable(name: "tandem", targets: ["TandemCLI"]),
     ],
@@ -34,14 +37,22 @@ let package = Package(
         // whose flags for it (-pthread, -D_REENTRANT) SwiftPM refuses with a warning.
         .systemLibrary(name: "CPulse"),
 
-        // clock: clock sampling and estimation; pure values, no I/O.
+        // clock: typed time, clock sampling and estimation, the system's clocks; with the players'
+        // nanoseconds, media time in seconds and the monotonic clock.
         .target(name: "TandemClock"),
         // Content identity (size and hashes) and media lists: no FFmpeg.
         .target(name: "TandemIdentity"),
         // wire: datagram and message encodings, versioned.
         .target(name: "TandemWire", dependencies: ["TandemClock"]),
-        // net: POSIX sockets, the time service and the clock prober.
+        // net: POSIX sockets, the event loop, the time service and the clock prober; the relay
+        // (its pure core, its server, the participant's link, the in-memory relay).
         .target(name: "TandemNet", dependencies: ["TandemWire", "TandemClock", "CSodium", "CTandemSystem"]),
+        // NATS: a NATS client and JetStream on net's event loop and sockets; beside the relay, which
+        // never links it.
+        .target(name: "TandemNATS", dependencies: ["TandemNet"]),
+        // cluster: relays that share sessions through NATS JetStream (`tandem serve --nats`) and
+        // the cluster's session time; the relay core's cluster mode carried to NATS.
+        .target(name: "TandemCluster", dependencies: ["TandemNet", "TandemNATS", "TandemWire", "TandemClock"]),
 
         // sessions: the public GroupActivities-style API (activities, sessions, messenger, journal).
         .target(name: "Tandem", dependencies: ["TandemNet", "TandemWire", "TandemClock", "CSodium"]),
@@ -49,20 +60,23 @@ let package = Package(
         // playback: the shared timeline and the playback coordinator.
         .target(name: "TandemPlayback", dependencies: ["Tandem", "TandemClock", "TandemNet"]),
 
-        // What both players share that needs no FFmpeg: nanoseconds and media time in seconds, the
-        // monotonic clock, worker threads, the presentation log and `MediaError`.
-        .target(name: "TandemPlayerSupport", dependencies: ["CTandemSystem", "TandemClock"]),
+        // The media types both players speak, with no FFmpeg: `MediaError`, `MediaLocation`, the
+        // presentation log and its records, `JSONValue`, and the worker threads they run on.
+        .target(name: "TandemMediaTypes", dependencies: ["CTandemSystem"]),
+        // Source compatibility: re-exports TandemMediaTypes and TandemClock, which hold what this
+        // module held; nothing in the package imports it but a test of that.
+        .target(name: "TandemPlayerSupport", dependencies: ["TandemMediaTypes", "TandemClock"]),
         // media: the FFmpeg-backed headless player.
-        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CPulse", "CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity", "TandemPlayerSupport"]),
+        .target(name: "TandemMedia", dependencies: ["CFFmpeg", "CPulse", "CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity", "TandemMediaTypes"]),
         // mpv: the mpv backend over its JSON IPC (the socket comes from net); links no FFmpeg.
-        .target(name: "TandemMpv", dependencies: ["CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity", "TandemPlayerSupport"]),
+        .target(name: "TandemMpv", dependencies: ["CTandemSystem", "TandemPlayback", "TandemClock", "TandemNet", "TandemIdentity", "TandemMediaTypes"]),
 
         // streaming: a joiner without the file reads it from a holder, sealed through the session;
         // a loopback HTTP server hands the same bytes to mpv.
         .target(name: "TandemStreaming", dependencies: ["Tandem", "TandemPlayback", "TandemIdentity"]),
 
         // party: a watch party as one library type, and its typed `Codable` events.
-        .target(name: "TandemParty", dependencies: ["Tandem", "TandemPlayback", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemStreaming", "TandemIdentity"]),
+        .target(name: "TandemParty", dependencies: ["Tandem", "TandemPlayback", "TandemMedia", "TandemMpv", "TandemMediaTypes", "TandemClock", "TandemStreaming", "TandemIdentity"]),
 
         // The user-space network impairment proxy (`tandem netsim`): a pure schedule and its shell.
         .target(name: "TandemNetsim", dependencies: ["TandemNet", "TandemClock", "CTandemSystem"]),
@@ -73,33 +87,35 @@ let package = Package(
         .target(name: "TandemHarness", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMpv", "TandemParty"]),
         // The test kit, linked by tests only (never by `tandem`): virtual event loops, simulated relays,
         // fixtures, waits on published values.
-        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "TandemMedia", "TandemPlayerSupport", "TandemHarness"]),
+        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "TandemMedia", "TandemMediaTypes", "TandemHarness"]),
         // bench: benchmarks as library code; `tandem bench` runs them.
-        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemHarness", "TandemNetsim", "Tandem", "TandemPlayback", "TandemParty"]),
+        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNATS", "TandemCluster", "TandemMedia", "TandemMpv", "TandemMediaTypes", "TandemHarness", "TandemNetsim", "Tandem", "TandemPlayback", "TandemParty"]),
 
         // The `tandem` command: argument parsing and wiring only.
-        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemBench", "TandemNetsim", "TandemIdentity", "TandemStreaming", "TandemParty"]),
+        .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemNATS", "TandemCluster", "TandemMedia", "TandemMpv", "TandemMediaTypes", "TandemBench", "TandemNetsim", "TandemIdentity", "TandemStreaming", "TandemParty"]),
 
         .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit", "TandemBench", "TandemHarness"]),
         .testTarget(name: "TandemNetTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit", "TandemHarness"]),
-        .testTarget(name: "TandemPlaybackTests", dependencies: ["TandemPlayback", "Tandem", "TandemNet", "TandemClock", "TandemMedia", "TandemPlayerSupport", "TandemTestKit", "TandemHarness"]),
+        .testTarget(name: "TandemPlaybackTests", dependencies: ["TandemPlayback", "Tandem", "TandemNet", "TandemClock", "TandemMedia", "TandemMediaTypes", "TandemTestKit", "TandemHarness"]),
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemNet", "TandemTestKit", "TandemHarness"]),
-        .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemPlayerSupport", "TandemTestKit", "TandemHarness"]),
-        .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemMpv", "TandemPlayerSupport", "TandemTestKit", "TandemBench", "TandemIdentity", "TandemHarness"]),
+        .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemMediaTypes", "TandemClock", "TandemPlayerSupport", "TandemTestKit", "TandemHarness"]),
+        .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemMpv", "TandemMediaTypes", "TandemClock", "TandemTestKit", "TandemBench", "TandemIdentity", "TandemHarness"]),
         // Streaming: its pure cores on virtual time, the HTTP server, and two sessions on a real relay.
         .testTarget(name: "StreamingTests", dependencies: ["TandemStreaming", "TandemMpv", "Tandem", "TandemNet", "TandemIdentity", "TandemPlayback", "TandemTestKit"]),
         // The party's events: every kind decoded from a recorded line and written back the same.
         .testTarget(name: "TandemPartyTests", dependencies: ["TandemParty", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
         // The suite's report: its JSON, Markdown, SVG charts and HTML page, from hand-built reports.
-        .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench", "TandemPlayerSupport", "TandemHarness", "TandemParty", "TandemTestKit", "TandemMedia", "TandemMpv", "TandemPlayback", "Tandem", "TandemClock", "TandemNet"]),
+        .testTarget(name: "TandemBenchTests", dependencies: ["TandemBench", "TandemMediaTypes", "TandemHarness", "TandemParty", "TandemTestKit", "TandemMedia", "TandemMpv", "TandemPlayback", "Tandem", "TandemClock", "TandemNet"]),
         // The mpv backend with a real headless mpv: its IPC, the no-echo ledger, and mpv in a group.
-        .testTarget(name: "MpvTests", dependencies: ["TandemMpv", "TandemIdentity", "TandemPlayerSupport", "TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
+        .testTarget(name: "MpvTests", dependencies: ["TandemMpv", "TandemIdentity", "TandemMediaTypes", "TandemMedia", "TandemPlayback", "Tandem", "TandemClock", "TandemNet", "TandemTestKit"]),
         // The relay transport: wire fuzzing, the pure core, and the same bodies in memory and on loopback.
         .testTarget(name: "RelayTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit", "TandemHarness"]),
-        .testTarget(name: "ClusterTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit", "TandemHarness"]),
+        // The cluster relay and its session time: pure cores on virtual time, then relays over a real
+        // nats-server started by the test kit.
+        .testTarget(name: "ClusterTests", dependencies: ["TandemCluster", "TandemNATS", "TandemNet", "TandemWire", "TandemClock", "TandemTestKit", "TandemHarness"]),
         // The NATS client and JetStream: the parser and connection core on virtual time, then a
         // real nats-server (one node, and a three-node cluster) started by the test kit.
-        .testTarget(name: "NATSTests", dependencies: ["TandemNet", "TandemClock", "TandemTestKit", "TandemHarness"]),
+        .testTarget(name: "NATSTests", dependencies: ["TandemNATS", "TandemNet", "TandemTestKit", "TandemHarness"]),
         // The impairment proxy: its pure schedule, and the shell on loopback with echo servers and the real relay.
         .testTarget(name: "NetsimTests", dependencies: ["TandemNetsim", "TandemNet", "TandemClock"]),
 

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemClock
 import TandemHarness
 

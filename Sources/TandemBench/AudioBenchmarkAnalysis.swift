@@ -1,4 +1,4 @@
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// The audio bench's figures from what a run produced: the recording (a channel a participant),
 /// where it sits on the machine's clock, the timeline's changes, and the participants' audio logs.

@@ -1,5 +1,7 @@
 import Foundation
 import TandemClock
+import TandemCluster
+import TandemNATS
 import TandemNet
 import TandemHarness
 

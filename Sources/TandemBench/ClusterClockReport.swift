@@ -1,4 +1,5 @@
 import Foundation
+import TandemCluster
 
 /// One phase of `ClusterClockBenchmark`: every error in µs, read every 10 ms.
 public struct ClusterClockPhase: Sendable, Hashable, Codable {

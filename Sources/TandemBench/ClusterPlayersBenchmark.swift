@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemHarness
 import TandemParty
 import TandemClock

@@ -1,6 +1,6 @@
 import Foundation
 import TandemMedia
-import TandemPlayerSupport
+import TandemClock
 
 /// Decode throughput: Tandem's decoder against the ffmpeg command line on the same file with
 /// the same number of decoding threads, runs interleaved so that both see the same machine.

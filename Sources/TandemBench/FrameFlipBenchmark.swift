@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Foundation
 import TandemMpv
-import TandemPlayerSupport
+import TandemClock
 import TandemHarness
 
 /// The frame-flip benchmark: `--player mpv` peers (a host and joiners on

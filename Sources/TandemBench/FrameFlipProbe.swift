@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import TandemNet
-import TandemPlayerSupport
+import TandemClock
 
 /// An independent frame-flip probe of mpv players: a thread per mpv polls
 /// its `time-pos` over its own IPC socket, as another tool would, and takes the instant each

@@ -1,6 +1,7 @@
 import Foundation
 import TandemMedia
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// Presentation lateness of one player against its own schedule, read back from its
 /// presentation log, for each way of waiting for a deadline, in one run.

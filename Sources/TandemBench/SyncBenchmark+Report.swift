@@ -1,5 +1,5 @@
 import Foundation
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemHarness
 
 extension SyncBenchmark {

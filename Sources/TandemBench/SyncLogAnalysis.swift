@@ -1,5 +1,5 @@
 import Foundation
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// Reads presentation logs of several peers of one session against each other: which
 /// presentations are the same frame, how far apart the peers showed it, and when a late joiner

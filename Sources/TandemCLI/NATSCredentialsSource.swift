@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import TandemNATS
 import TandemNet
 
 /// Where `tandem serve --cluster` takes NATS's credentials from, so that they need not be on the

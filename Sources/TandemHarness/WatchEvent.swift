@@ -4,9 +4,9 @@ import TandemParty
 /// One line of `tandem host` or `tandem join` output with `--events json`, read back: the typed
 /// event (`WatchPartyEvent`) and when it arrived.
 ///
-/// The accessors below are read-only views of the typed event, kept so that what reads them
-/// (the benchmarks, the tests) reads as before: each is the field of that name of the kinds
-/// that carry one, nil for the others.
+/// The accessors below are read-only views of the typed event for what reads events by field
+/// (the benchmarks, the tests): each is the field of that name of the kinds that carry one, nil
+/// for the others.
 public struct WatchEvent: Sendable, Equatable {
     /// The event, typed.
     public var payload: WatchPartyEvent

@@ -1,4 +1,4 @@
-import TandemPlayerSupport
+import TandemClock
 
 /// Decoded sound in Tandem's fixed PCM format: interleaved signed 16-bit stereo at 48 kHz.
 public struct AudioChunk: Sendable {

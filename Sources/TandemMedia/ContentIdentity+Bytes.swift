@@ -1,7 +1,7 @@
 import Foundation
 @_exported import TandemIdentity
 import TandemPlayback
-import TandemPlayerSupport
+import TandemMediaTypes
 
 extension ContentIdentity {
     /// `s=SIZE;h=HASH` for the bytes of `source`, as `of(file:)` makes it for a file holding the

@@ -2,7 +2,6 @@ import Foundation
 import TandemClock
 import TandemPlayback
 import TandemIdentity
-import TandemPlayerSupport
 
 /// Carries out a coordinator's commands on a `HeadlessPlayer`: each command becomes a
 /// presentation timeline anchored at the raw monotonic instant the command names, so that frames

@@ -1,6 +1,7 @@
 import Foundation
 import TandemPlayback
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// The built-in player's items: preparing the next one, switching to it at an instant, and
 /// replacing the current one as AVPlayer does.

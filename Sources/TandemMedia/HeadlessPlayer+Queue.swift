@@ -1,7 +1,7 @@
 import Foundation
 import TandemClock
 import TandemPlayback
-import TandemPlayerSupport
+import TandemMediaTypes
 
 extension HeadlessPlayer {
     /// Makes `items` known to the player by their identifiers, so that when the group's queue

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Synchronization
 import TandemClock
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// Where a `HeadlessPlayer`'s sound plays.
 public enum AudioOutputKind: String, Sendable, CaseIterable {

@@ -1,6 +1,7 @@
 import Synchronization
 import TandemPlayback
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// What a player does with its own stalls: a coordinated player suspends its participant for
 /// `.stallRecovery` while it stalls, so that no program needs to; every player also hands each

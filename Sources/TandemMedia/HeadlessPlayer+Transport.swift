@@ -1,7 +1,7 @@
 import Foundation
 import TandemClock
 import TandemPlayback
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// The built-in player's transport: play, pause, rate and seek, proposed to the group while
 /// coordinated and done on this player alone otherwise; `setTimeline` is the delegate's direct path.

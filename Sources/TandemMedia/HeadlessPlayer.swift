@@ -2,7 +2,7 @@ import Foundation
 import Tandem
 import TandemClock
 import TandemPlayback
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// A player without a window: it decodes a media item with FFmpeg on a thread of its own and
 /// presents each frame to its sinks at the local monotonic instant that its timeline gives.

@@ -1,5 +1,5 @@
 import CFFmpeg
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// The errors that carry FFmpeg's own words, and the check of an FFmpeg call's result.
 extension MediaError {

@@ -1,5 +1,5 @@
 import CFFmpeg
-import TandemPlayerSupport
+import TandemClock
 
 /// FFmpeg's rational time bases as nanoseconds and back; exact, as `av_rescale_q` makes them
 /// (never through `Double`).

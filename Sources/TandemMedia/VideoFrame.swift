@@ -1,5 +1,6 @@
 import CFFmpeg
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// One decoded picture, with the media time at which it starts and how long it lasts.
 ///

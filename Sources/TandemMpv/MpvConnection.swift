@@ -5,7 +5,8 @@ import CTandemSystem
 import Foundation
 import Synchronization
 import TandemNet
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// A client of mpv's JSON IPC (`--input-ipc-server`): newline-delimited JSON over a UNIX-domain
 /// socket, each command matched to its reply by `request_id`, and everything else (property

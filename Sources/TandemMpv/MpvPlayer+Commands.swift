@@ -1,6 +1,5 @@
 import TandemClock
 import TandemPlayback
-import TandemPlayerSupport
 
 /// Carrying out the coordinator's commands, and the requests to mpv that every part shares. Each
 /// request is entered in the ledger before it is sent, so that mpv's report of it is known as ours.

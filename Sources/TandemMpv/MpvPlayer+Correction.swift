@@ -1,6 +1,5 @@
 import TandemClock
 import TandemPlayback
-import TandemPlayerSupport
 
 /// The correction loop: while the group plays, measure where mpv is against where the timeline
 /// says it should be, and let `CorrectionPolicy` decide between leaving it, nudging its speed and

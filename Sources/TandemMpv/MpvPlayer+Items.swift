@@ -3,7 +3,7 @@ import Synchronization
 import TandemClock
 import TandemPlayback
 import TandemIdentity
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// The item mpv plays, and changing it: mpv's `loadfile`.
 ///

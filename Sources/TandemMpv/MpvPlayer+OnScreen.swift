@@ -1,5 +1,5 @@
 import TandemClock
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// Text on mpv's own screen (its OSD): what the group does and its chat, for the person watching
 /// in mpv's window, where no terminal line is seen.

@@ -1,6 +1,6 @@
 import TandemClock
 import TandemPlayback
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// Reading mpv's position, for the correction loop, the commands and the presentation log.
 ///

@@ -1,6 +1,5 @@
 import TandemClock
 import TandemPlayback
-import TandemPlayerSupport
 
 /// Starting mpv on a timeline at an exact instant, which mpv cannot do by itself.
 ///

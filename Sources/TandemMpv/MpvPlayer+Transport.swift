@@ -1,6 +1,5 @@
 import TandemClock
 import TandemPlayback
-import TandemPlayerSupport
 
 /// The player's own transport, AVPlayer's: `play()`, `pause()`, `seek(to:)` and `rate`, which
 /// return at once and publish a failure as `error`; their throwing forms `play(rate:)`,

@@ -1,6 +1,5 @@
 import TandemClock
 import TandemPlayback
-import TandemPlayerSupport
 
 /// What mpv reports: the ledger tells Tandem's own changes from a person's, and a person's change
 /// is proposed to the group, once.

@@ -3,7 +3,7 @@ import Synchronization
 import Tandem
 import TandemClock
 import TandemPlayback
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// A real mpv, driven through its JSON IPC, that follows a group's shared timeline.
 ///

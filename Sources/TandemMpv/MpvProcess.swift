@@ -5,7 +5,7 @@ import CTandemSystem
 import Foundation
 import Synchronization
 import TandemNet
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// A running mpv, started paused with its JSON IPC server on, and stopped on `terminate`:
 /// `mpv --idle=no --input-ipc-server=PATH --pause --keep-open=yes [extra arguments] FILE`, or,

@@ -51,7 +51,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Wraps an address that the kernel filled in.
-    init?(storage: sockaddr_storage, length: socklen_t) {
+    package init?(storage: sockaddr_storage, length: socklen_t) {
         let family = Int32(storage.ss_family)
         guard family == AF_INET || family == AF_INET6 else { return nil }
         bytes = withUnsafeBytes(of: storage) { Array($0.prefix(Int(length))) }

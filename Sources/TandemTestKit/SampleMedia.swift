@@ -1,5 +1,5 @@
 import Foundation
-import TandemPlayerSupport
+import TandemClock
 
 /// Tandem's sample clips (in `Samples/Media/`) and what each is known to hold, as
 /// `Samples/Media/make-media.sh` made them.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import TandemCluster
 @testable import TandemNet
 import TandemWire
 

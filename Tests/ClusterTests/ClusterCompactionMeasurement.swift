@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TandemCluster
 import TandemNet
 import TandemWire
 import TandemHarness

@@ -1,6 +1,8 @@
 import Foundation
 import Synchronization
 import Testing
+import TandemCluster
+import TandemNATS
 import TandemNet
 import TandemTestKit
 import TandemHarness

@@ -3,6 +3,8 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TandemCluster
+import TandemNATS
 import TandemNet
 import TandemWire
 import TandemHarness

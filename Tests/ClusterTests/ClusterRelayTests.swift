@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import TandemCluster
+import TandemNATS
 import TandemNet
 import TandemTestKit
 import TandemWire

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+@testable import TandemCluster
+import TandemNATS
 @testable import TandemNet
 import TandemWire
 

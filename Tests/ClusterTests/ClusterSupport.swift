@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import TandemCluster
+import TandemNATS
 import TandemNet
 import TandemTestKit
 import TandemHarness

@@ -7,7 +7,6 @@ import TandemMedia
 import TandemPlayback
 import TandemTestKit
 import TandemMpv
-import TandemPlayerSupport
 
 // test-tier: alone
 /// A real headless mpv and the built-in player in one session on the in-memory relay: mpv starts

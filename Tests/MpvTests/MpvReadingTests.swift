@@ -6,7 +6,7 @@ import TandemNet
 import TandemPlayback
 import TandemTestKit
 import TandemMpv
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// The readings a coordinated mpv writes to a presentation log: how often, how they advance, and
 /// how far from the shared timeline (the on-receipt baseline's mpv, driven from outside: in

@@ -4,7 +4,7 @@ import TandemClock
 import TandemPlayback
 import TandemTestKit
 import TandemMpv
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// The terminal's key table in mpv's own window: a real headless mpv in a group, its keys pressed
 /// over its IPC (`keypress`, as a person's), and the group's timeline read on the other member.

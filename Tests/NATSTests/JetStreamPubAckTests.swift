@@ -1,5 +1,6 @@
 import Foundation
-@testable import TandemNet
+@testable import TandemNATS
+import TandemNet
 import Testing
 
 /// A publish's acknowledgement read without the JSON decoder, and everything else left to it.

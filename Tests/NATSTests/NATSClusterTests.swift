@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TandemNATS
 import TandemNet
 import TandemTestKit
 import TandemHarness

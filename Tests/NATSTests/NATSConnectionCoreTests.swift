@@ -1,5 +1,6 @@
 import Testing
-@testable import TandemNet
+@testable import TandemNATS
+import TandemNet
 import TandemTestKit
 
 /// The connection core on virtual time: a scripted server feeds it bytes, and its wake-ups are

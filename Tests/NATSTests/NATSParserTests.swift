@@ -1,5 +1,6 @@
 import Testing
-@testable import TandemNet
+@testable import TandemNATS
+import TandemNet
 
 @Suite struct NATSParserTests {
     private func operations(_ text: String, chunk: Int = .max, parser: NATSParser = NATSParser()) throws -> [NATSParser.Operation] {

@@ -1,4 +1,5 @@
 import Foundation
+import TandemNATS
 import TandemNet
 
 /// A bounded wait in a test of a real server: `body`'s result, or a failure after `seconds`.

@@ -1,4 +1,5 @@
 import Testing
+import TandemNATS
 import TandemNet
 
 @Suite struct NATSURLTests {

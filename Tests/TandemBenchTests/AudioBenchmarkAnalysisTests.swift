@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import TandemBench
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// The audio bench's figures from a made-up recording: a group of three channels of one sound,
 /// 3 and 1 samples apart, under a timeline that plays and then changes rate.

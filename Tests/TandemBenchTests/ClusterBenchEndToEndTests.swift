@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemHarness
 @testable import TandemBench
 

@@ -1,5 +1,5 @@
 import Testing
-import TandemPlayerSupport
+import TandemMediaTypes
 @testable import TandemBench
 
 /// Frames are compared by item as well as by media time: in a queue the group moves to the next

@@ -8,7 +8,6 @@ import TandemNet
 import TandemPlayback
 import TandemBench
 import TandemTestKit
-import TandemPlayerSupport
 
 /// The benchmarking baseline against the coordinator's way: built-in players on the in-memory
 /// relay, each with an injected clock, following the group `.onReceipt` (driven from outside by

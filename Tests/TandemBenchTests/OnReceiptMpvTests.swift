@@ -7,7 +7,7 @@ import TandemMedia
 import TandemMpv
 import TandemNet
 import TandemPlayback
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemTestKit
 
 /// The baseline with a real headless mpv, driven from outside by an `OnReceiptFollower`: each

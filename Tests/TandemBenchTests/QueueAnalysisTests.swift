@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TandemHarness
 @testable import TandemBench
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// The `queue` measure on made-up logs: the first frames of each next item, per item.
 @Suite struct QueueAnalysisTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TandemParty
 @testable import TandemBench
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemHarness
 
 /// The suite's statistics on made-up runs: the shared timeline's instants, convergence, the

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TandemParty
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemHarness
 import TandemMedia
 @testable import TandemBench

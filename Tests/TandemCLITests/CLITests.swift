@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TandemMedia
 import TandemTestKit
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemHarness
 
 /// The real `tandem` binary, driven as a process.

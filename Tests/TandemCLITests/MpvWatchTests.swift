@@ -3,7 +3,7 @@ import Testing
 import TandemBench
 import TandemTestKit
 import TandemMpv
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemHarness
 
 /// `tandem join --player mpv` as a person runs it: a real headless mpv in the group, watched over

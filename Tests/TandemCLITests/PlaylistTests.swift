@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TandemIdentity
 import TandemTestKit
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemHarness
 
 /// Playlists: folders in natural order, `.m3u` lists, and content identity

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TandemBench
 import TandemTestKit
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemHarness
 
 /// The shared queue from the command line: `tandem host A B C` and `tandem join INVITE A B C` as

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TandemBench
 import TandemTestKit
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemHarness
 
 /// What the benchmarks drive from the command line: `stall SECONDS [nowait]` on a joiner, and

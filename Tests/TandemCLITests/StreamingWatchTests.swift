@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TandemBench
 import TandemTestKit
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemHarness
 
 /// No file needed to join, as real processes through a real relay: a joiner

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TandemBench
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// The pairing behind `tandem bench sync`, on made-up logs.
 @Suite struct SyncLogAnalysisTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TandemBench
 import TandemTestKit
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemHarness
 
 /// `tandem host` and `tandem join` end to end: real processes on loopback, the real relay

@@ -1,6 +1,6 @@
 import Testing
 @testable import TandemMedia
-import TandemPlayerSupport
+import TandemClock
 
 /// The decoded sound the output reads: addressed by media frame, by generation, bounded.
 @Suite struct AudioFrameStoreTests {

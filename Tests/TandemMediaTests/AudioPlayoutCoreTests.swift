@@ -1,7 +1,6 @@
 import Testing
 @testable import TandemMedia
 import TandemClock
-import TandemPlayerSupport
 
 /// A source whose left channel says which media frame it is (frame / 2^20) and whose right
 /// channel says which generation: any output sample tells what was read.

@@ -2,7 +2,8 @@ import Foundation
 import Testing
 import TandemMedia
 import TandemTestKit
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// Bad input gets a clear error or plays what can be played: never a crash, never a hang.
 @Suite struct BadInputIOTests {

@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 import Testing
 @testable import TandemMedia
-import TandemPlayerSupport
+import TandemClock
 
 /// The player's lock (`ConditionLock`): its mutex inherits priority, read back two ways (the
 /// attributes it was made with, and the kernel's side of it: the futex word of a locked

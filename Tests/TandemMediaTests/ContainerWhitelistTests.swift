@@ -3,7 +3,7 @@ import Testing
 import TandemMedia
 import TandemPlayback
 import TandemTestKit
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// Every input opens only through the demuxers of `MediaFile.containerFormats`: a text file,
 /// which FFmpeg's `tty` demuxer would present as a video, is refused with one clear line, while

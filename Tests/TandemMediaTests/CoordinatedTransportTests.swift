@@ -5,7 +5,7 @@ import TandemClock
 import TandemMedia
 import TandemPlayback
 import TandemTestKit
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// The SharePlay pattern on the built-in player: after `coordinateWithSession(_:)`, its own
 /// `play()`, `pause()`, `seek(to:)`, `setRate(_:)` and `replaceCurrentItem(with:)` go to the group

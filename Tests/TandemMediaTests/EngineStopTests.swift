@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import TandemMedia
 import TandemTestKit
-import TandemPlayerSupport
+import TandemClock
 
 /// `close()` while the engine delivers a stall notice. The handler runs with the engine's lock
 /// released, so `stop()` can set `stopped` and broadcast its wake-up in that window; a loop that

@@ -3,7 +3,8 @@ import Testing
 import TandemMedia
 import TandemPlayback
 import TandemTestKit
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// Items from each kind of source: a file, an `http` URL (a real server on loopback, with Range
 /// requests), and a byte source (a custom AVIO input), decoded by real FFmpeg.

@@ -4,7 +4,8 @@ import Testing
 import TandemMedia
 import TandemPlayback
 import TandemTestKit
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// Item replacement with pre-roll: the next item is opened and decoded ahead while the current
 /// one plays, and switched to at an instant. What is asserted is correctness (which item, which

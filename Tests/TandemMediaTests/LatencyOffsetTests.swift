@@ -2,7 +2,8 @@ import Foundation
 import Testing
 import TandemMedia
 import TandemTestKit
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// The built-in player's latency offset: with an offset, every frame is
 /// presented that much earlier than its timeline gives it (later for a negative one), as its

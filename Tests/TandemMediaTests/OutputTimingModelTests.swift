@@ -1,7 +1,7 @@
 import Testing
 @testable import TandemMedia
 import TandemClock
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// The fit of "frame → instant it reaches the output" over synthetic timing reports.
 @Suite struct OutputTimingModelTests {

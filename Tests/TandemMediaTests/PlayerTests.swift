@@ -3,7 +3,8 @@ import Synchronization
 import Testing
 import TandemMedia
 import TandemTestKit
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// The headless player on the sample clips: frames presented at the instants the timeline gives,
 /// through pauses, resumes, rate changes and seeks.

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 import TandemMedia
 import TandemTestKit
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// A received file opens only local files: playlists and references naming other protocols
 /// fail at once with a clear error, and no connection is attempted.

@@ -5,7 +5,7 @@ import Testing
 import TandemClock
 import TandemHarness
 import TandemPlayback
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemTestKit
 
 // test-tier: alone

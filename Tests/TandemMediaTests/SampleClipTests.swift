@@ -1,7 +1,7 @@
 import Testing
 import TandemMedia
 import TandemTestKit
-import TandemPlayerSupport
+import TandemClock
 
 /// Decoding the sample clips: exact frame counts, first and last timestamps, and frames in order
 /// (each frame's own number, read from its pixels, matches its timestamp).

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TandemMedia
 import TandemTestKit
-import TandemPlayerSupport
+import TandemClock
 
 /// Accurate seeking: after a seek, the first frame is the one that covers the target.
 @Suite struct SeekIOTests {

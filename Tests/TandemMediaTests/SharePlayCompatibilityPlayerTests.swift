@@ -5,7 +5,7 @@ import TandemClock
 import TandemMedia
 import TandemPlayback
 import TandemTestKit
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// The porting table's "Same" rows of `AVPlayer` under a coordinator, written as Apple's
 /// documentation writes them (`player.playbackCoordinator.coordinateWithSession(session)`, then

@@ -3,7 +3,8 @@ import Synchronization
 import Testing
 @testable import TandemMedia
 import TandemTestKit
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// The sinks: what they write, and docs/EMBEDDING.md's embedding example as written.
 @Suite struct SinkProcessTests {

@@ -3,7 +3,6 @@ import Testing
 @testable import TandemMedia
 import TandemClock
 import TandemPlayback
-import TandemPlayerSupport
 import TandemTestKit
 
 /// Readiness with a sound output: a pulling output renders its sound ahead of the instant it

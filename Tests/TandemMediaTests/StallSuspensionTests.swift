@@ -5,7 +5,7 @@ import TandemClock
 import TandemMedia
 import TandemPlayback
 import TandemTestKit
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// A coordinated built-in player suspends its participant for `.stallRecovery` on its own when it
 /// stalls, and ends the suspension when it recovers: the group waits for it and resumes, with no

@@ -3,7 +3,8 @@ import Testing
 @testable import TandemMedia
 import TandemPlayback
 import TandemTestKit
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// Stall detection: the pure rule (`StallDetector`) on made-up observations, then the real
 /// player with its decoder slowed down (`Options.decodeThrottle`).

@@ -1,6 +1,6 @@
 import Testing
 @testable import TandemMedia
-import TandemPlayerSupport
+import TandemClock
 
 /// The scheduler's pure core, on made-up instants: no threads, no clock.
 @Suite struct TimelineScheduleTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import TandemMedia
-import TandemPlayerSupport
+import TandemClock
 
 /// A millisecond, in the core's nanoseconds.
 private let ms: Nanoseconds = 1_000_000

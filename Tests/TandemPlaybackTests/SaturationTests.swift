@@ -3,7 +3,6 @@ import TandemClock
 import Testing
 @testable import TandemMedia
 import TandemPlayback
-import TandemPlayerSupport
 
 /// The timeline's arithmetic at the extremes: it saturates at the bounds of Int64 and never
 /// traps, whatever the anchors and the rate, in the shared timeline, the player's timeline and

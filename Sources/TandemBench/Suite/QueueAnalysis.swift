@@ -1,4 +1,4 @@
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// The `queue` scenario's measure: how tightly in step the peers present the first frames of
 /// each item the group advances to. Pure functions of the presentation logs, which record the

@@ -1,5 +1,5 @@
 import Foundation
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemMedia
 
 /// The figures of the party scenarios (`host-leaves`, `streamed`): pure functions of the logs,

@@ -1,5 +1,5 @@
 import Foundation
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemHarness
 
 /// Turns what one run of a scenario produced (events, presentation logs, commands, usage) into

@@ -5,7 +5,7 @@ import TandemNet
 import TandemMedia
 import TandemPlayback
 import TandemIdentity
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemParty
 
 /// `tandem host FILE`: starts a watch-together session on a relay, joins as its first participant

@@ -1,7 +1,8 @@
 import Foundation
 import TandemBench
 import TandemMedia
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// `tandem play FILE ...`: play alone with the headless player.
 enum PlayCommand: Command {

@@ -5,6 +5,8 @@ import Dispatch
 import Foundation
 import Synchronization
 import TandemClock
+import TandemCluster
+import TandemNATS
 import TandemNet
 
 /// `tandem serve`: a standalone relay for many sessions, until SIGINT or SIGTERM.

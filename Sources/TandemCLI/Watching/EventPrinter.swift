@@ -3,7 +3,6 @@ import Synchronization
 import Tandem
 import TandemClock
 import TandemParty
-import TandemPlayerSupport
 
 /// How a watched session's events are printed.
 enum EventStyle {

@@ -9,7 +9,7 @@ import TandemParty
 import TandemPlayback
 import TandemIdentity
 import TandemClock
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemNet
 
 /// The terminal front of a watch party (`WatchParty`, the library's): it prints the party's

@@ -1,5 +1,5 @@
 import Synchronization
-import TandemPlayerSupport
+import TandemClock
 
 /// Decoded sound that the playout core reads, addressed by media frame (at 48 kHz) within one
 /// decoding generation.

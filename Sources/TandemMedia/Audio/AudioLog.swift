@@ -1,5 +1,5 @@
 import TandemClock
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// The sound output's log, one JSON line per event, for `tandem bench audio` (which reads
 /// exactly these lines); instants are local CLOCK_MONOTONIC nanoseconds, media positions are

@@ -1,6 +1,5 @@
 import Synchronization
 import TandemClock
-import TandemPlayerSupport
 
 /// What joins a player's engine to its sound output: the decoded PCM (`AudioFrameStore`, fed
 /// by the engine's decoding thread), the playout core that decides what each output frame

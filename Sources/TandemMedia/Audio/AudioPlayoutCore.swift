@@ -1,5 +1,4 @@
 import TandemClock
-import TandemPlayerSupport
 
 /// The pure core of the sound output: given the timelines the player follows and a request
 /// "`frames` output frames, the first of which reaches the output at local instant T, one every

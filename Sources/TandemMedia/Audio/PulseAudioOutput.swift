@@ -4,7 +4,6 @@ import Glibc
 import CPulse
 import Synchronization
 import TandemClock
-import TandemPlayerSupport
 
 /// What a sound output could not do: reach a server, or open a playback stream on it.
 public struct AudioOutputError: Error, Sendable, Equatable, CustomStringConvertible {

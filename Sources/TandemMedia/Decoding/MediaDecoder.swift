@@ -1,5 +1,6 @@
 import CFFmpeg
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// What a `MediaDecoder` produces: pictures and sound, each with its media time.
 public enum DecodedMedia: Sendable {

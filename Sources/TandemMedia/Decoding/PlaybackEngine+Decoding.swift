@@ -1,4 +1,5 @@
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 import TandemPlayback
 
 extension PlaybackEngine {

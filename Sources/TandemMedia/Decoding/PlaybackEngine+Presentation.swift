@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import TandemClock
-import TandemPlayerSupport
 extension PlaybackEngine {
     /// What the presentation thread does next.
     private enum Step {

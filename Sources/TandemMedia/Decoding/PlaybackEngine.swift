@@ -1,6 +1,6 @@
 import TandemClock
 import TandemPlayback
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// The state that a player's decoding thread and presentation thread share, under one lock,
 /// and the two threads themselves.

@@ -1,5 +1,6 @@
 import CFFmpeg
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// Converts decoded audio of any layout, format and rate to `AudioChunk`'s fixed format with
 /// libswresample. It is rebuilt when the input's format changes mid-stream.

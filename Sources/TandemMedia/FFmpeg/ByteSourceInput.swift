@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CFFmpeg
 import TandemPlayback
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// A custom libavformat input (`AVIOContext`) that reads a `SeekableByteSource`: FFmpeg calls
 /// back for bytes at the current offset and for seeks (`AVSEEK_SIZE` asks the total size), as

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CFFmpeg
 import Synchronization
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// FFmpeg's own messages (`[mov,mp4,… @ 0x…] moov atom not found`), which it writes to standard
 /// error as it works.

@@ -4,7 +4,8 @@ import Glibc
 import CFFmpeg
 import Foundation
 import TandemPlayback
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// An open media container (libavformat's `AVFormatContext`), read by one thread at a time.
 ///

@@ -1,5 +1,5 @@
 import CFFmpeg
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// Converts decoded pictures to packed RGB with libswscale, keeping its context between calls
 /// of the same geometry.

@@ -1,5 +1,6 @@
 import CFFmpeg
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// A libavcodec decoder for one stream of a `MediaFile`.
 final class StreamDecoder {

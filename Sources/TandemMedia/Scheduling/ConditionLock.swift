@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import TandemPlayerSupport
+import TandemClock
 
 /// A mutex with condition variables that wait against CLOCK_MONOTONIC deadlines.
 ///

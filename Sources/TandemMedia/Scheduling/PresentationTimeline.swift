@@ -1,6 +1,5 @@
 import TandemClock
 import TandemPlayback
-import TandemPlayerSupport
 
 /// The mapping from local monotonic time to media time that a player follows:
 /// `mediaTime(t) = anchorMediaTime + rate × (t − anchorLocalTime)`.

@@ -1,4 +1,4 @@
-import TandemPlayerSupport
+import TandemClock
 
 /// The pure core of the frame scheduler: which timeline is in force, which changes are scheduled
 /// for later instants, and when (if ever) a decoded frame or audio chunk is due.

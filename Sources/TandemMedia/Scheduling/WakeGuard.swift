@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CTandemSystem
 import TandemClock
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// Keeps this process's processors awake over the last `WakeGuardCore.Configuration.lead`
 /// before each presentation deadline, once a wait here has been seen to wake late (the

@@ -1,5 +1,4 @@
 import TandemClock
-import TandemPlayerSupport
 
 /// When to keep this machine's processors awake ahead of presentation deadlines: the pure core
 /// of `WakeGuard`, on whatever clock its caller reads (monotonic nanoseconds in the shell, a

@@ -1,5 +1,5 @@
 import Synchronization
-import TandemPlayerSupport
+import TandemClock
 
 /// Counts what was presented: video frames, stills and audio.
 public final class CountingSink: VideoSink, AudioSink {

@@ -1,4 +1,4 @@
-import TandemPlayerSupport
+import TandemClock
 
 /// When and how a frame or audio chunk was presented.
 public struct Presentation: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import Synchronization
-import TandemPlayerSupport
+import TandemClock
 
 /// A video sink that keeps how late each scheduled frame was presented against its schedule
 /// (stills excluded), for the summary of a run. It keeps at most `capacity` samples, the newest.

@@ -1,4 +1,5 @@
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// The built-in player's presentation log: one line per presented frame.
 extension PresentationLog: VideoSink {

@@ -1,6 +1,7 @@
 import CFFmpeg
 import Foundation
-import TandemPlayerSupport
+import TandemClock
+import TandemMediaTypes
 
 /// Writes the picture on screen at a given media time to a PNG or PPM file.
 public enum SnapshotWriter {

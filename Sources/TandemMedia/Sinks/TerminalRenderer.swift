@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CTandemSystem
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// A video sink that draws frames in a terminal with 24-bit colour half-block characters (each
 /// character cell shows two pixels, one above the other), sized to fit the terminal.

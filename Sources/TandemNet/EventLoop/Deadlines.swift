@@ -77,6 +77,3 @@ package struct Deadlines<Key: Hashable & Sendable>: Sendable {
         }
     }
 }
-
-/// The NATS client's deadlines, by request or flush identifier.
-package typealias NATSDeadlines = Deadlines<UInt64>

@@ -139,7 +139,7 @@ extension EventLoop {
     /// nanosecond as the kernel wakes it; a deadline already past runs on the next pass. Tasks due
     /// at one instant run in the order they were scheduled. Any thread; cancel with the handle.
     @discardableResult
-    func schedule(at deadline: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
+    package func schedule(at deadline: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
         let scheduledTask = ScheduledTask(deadline: deadline, body: task)
         if inLoop {
             scheduled.insert(scheduledTask)

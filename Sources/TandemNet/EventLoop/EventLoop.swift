@@ -22,22 +22,23 @@ import TandemClock
 /// deregistering cost O(1), and a pass costs what is ready, not what is registered. Waits are to
 /// the nanosecond (`epoll_pwait2`, or a timer descriptor on kernels before 5.11), on the
 /// injected clock's deadlines.
-final class EventLoop: SerialEventLoop, @unchecked Sendable {
+package final class EventLoop: SerialEventLoop, @unchecked Sendable {
     /// What a descriptor is watched for, or became ready for.
-    struct Readiness: OptionSet {
-        let rawValue: UInt32
-        static let readable = Readiness(rawValue: tandem_epoll_in)
-        static let writable = Readiness(rawValue: tandem_epoll_out)
+    package struct Readiness: OptionSet {
+        package let rawValue: UInt32
+        package static let readable = Readiness(rawValue: tandem_epoll_in)
+        package static let writable = Readiness(rawValue: tandem_epoll_out)
+        package init(rawValue: UInt32) { self.rawValue = rawValue }
     }
 
     /// Called on the loop's thread with what the descriptor is ready for; `failed` when the
     /// descriptor reported an error or hang-up (a read then tells which).
-    typealias Handler = (_ readable: Bool, _ writable: Bool, _ failed: Bool) -> Void
+    package typealias Handler = (_ readable: Bool, _ writable: Bool, _ failed: Bool) -> Void
 
     /// The clock that ticks and scheduled tasks are on.
-    let clock: any LocalClock
+    package let clock: any LocalClock
     /// How often tickers run, in nanoseconds.
-    let tickInterval: Int64
+    package let tickInterval: Int64
     private let name: String
     private let epoll: Int32
     private let wakeDescriptor: Int32
@@ -78,7 +79,7 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
     private static let timerToken = UInt64.max - 1
 
     /// A loop named `name` (the thread's name), ticking every `tickInterval` nanoseconds.
-    convenience init(name: String, clock: any LocalClock = SystemClock(), tickInterval: Int64 = 20_000_000) throws(SystemCallError) {
+    package convenience init(name: String, clock: any LocalClock = SystemClock(), tickInterval: Int64 = 20_000_000) throws(SystemCallError) {
         try self.init(name: name, clock: clock, tickInterval: tickInterval, timedByDescriptor: !EventLoop.hasPreciseWait)
     }
 
@@ -129,7 +130,7 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
     // MARK: Lifecycle
 
     /// Starts the loop's thread. Calling it again does nothing.
-    func start() {
+    package func start() {
         let shouldStart = lifecycle.withLock { state in
             guard state == .idle else { return false }
             state = .running
@@ -151,7 +152,7 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
     /// Gives the running loop's thread `priority` (see `ThreadPriority`), waiting until it has
     /// been applied on that thread. Not from the loop; the loop must be started. Throws what the
     /// system refused (EPERM without the privilege), leaving the thread as it was.
-    func apply(_ priority: ThreadPriority) throws(SystemCallError) {
+    package func apply(_ priority: ThreadPriority) throws(SystemCallError) {
         precondition(!inLoop, "apply a priority from another thread: it waits for the loop's thread")
         let outcome = Mutex<SystemCallError?>(nil)
         let applied = DispatchSemaphore(value: 0)
@@ -166,7 +167,7 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
     }
 
     /// Stops the loop and waits for its thread; tasks still queued are dropped. Not from the loop.
-    func stop() {
+    package func stop() {
         precondition(!inLoop, "stop an event loop from another thread: it waits for the loop's thread")
         let wasRunning = lifecycle.withLock { state in
             defer { if state != .stopped { state = .stopping } }
@@ -180,7 +181,7 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
 
     /// Drops every handler, ticker, scheduled and queued task, so that what they hold can go.
     /// Only once `stop()` has returned (the thread is gone); the loop cannot run again.
-    func reset() {
+    package func reset() {
         precondition(lifecycle.withLock { $0 == .stopped || $0 == .idle }, "reset a loop only once it has stopped")
         for (descriptor, registration) in registrations.enumerated() where registration != nil {
             _ = tandem_epoll_ctl(epoll, tandem_epoll_del, Int32(descriptor), 0, 0)
@@ -194,14 +195,14 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
     }
 
     /// Whether the caller runs on the loop's thread.
-    var inLoop: Bool {
+    package var inLoop: Bool {
         let thread = loopThread.load(ordering: .acquiring)
         return thread != 0 && pthread_equal(pthread_t(thread), pthread_self()) != 0
     }
 
     /// Traps, in debug builds, unless the caller runs on the loop's thread or no loop thread runs
     /// (before `start`, after `stop`): what every loop-only method checks.
-    func preconditionInLoop(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
+    package func preconditionInLoop(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
         assert(inLoop || loopThread.load(ordering: .acquiring) == 0,
                "EventLoop.\(function) called off the loop's thread '\(name)'", file: file, line: line)
     }
@@ -213,7 +214,7 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
     package var queuedTaskCount: Int { tasks.withLock { $0.count } }
 
     /// Runs `task` on the loop's thread, after the tasks queued before it. Any thread.
-    func execute(_ task: @escaping @Sendable () -> Void) {
+    package func execute(_ task: @escaping @Sendable () -> Void) {
         let first = tasks.withLock { queue in
             queue.append(task)
             return queue.count == 1
@@ -227,7 +228,7 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
     /// Watches `descriptor` for `interest` (replacing its handler if it is watched already).
     /// Loop thread only. A descriptor epoll refuses (closed, or a regular file) is reported to
     /// its handler as failed on the next pass, as poll reports POLLNVAL.
-    func register(_ descriptor: Int32, interest: Readiness, handler: @escaping Handler) {
+    package func register(_ descriptor: Int32, interest: Readiness, handler: @escaping Handler) {
         preconditionInLoop()
         precondition(descriptor >= 0, "register a valid descriptor, not \(descriptor)")
         let index = Int(descriptor)
@@ -251,7 +252,7 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
 
     /// Changes what `descriptor` is watched for; nothing when it is unchanged or not watched.
     /// Loop thread only.
-    func setInterest(_ descriptor: Int32, _ interest: Readiness) {
+    package func setInterest(_ descriptor: Int32, _ interest: Readiness) {
         preconditionInLoop()
         let index = Int(descriptor)
         guard index >= 0, index < registrations.count, let registration = registrations[index],
@@ -267,7 +268,7 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
     }
 
     /// Stops watching `descriptor`. Loop thread only; call it before closing the descriptor.
-    func deregister(_ descriptor: Int32) {
+    package func deregister(_ descriptor: Int32) {
         preconditionInLoop()
         let index = Int(descriptor)
         guard index >= 0, index < registrations.count, registrations[index] != nil else { return }
@@ -281,7 +282,7 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
     }
 
     /// How many descriptors are watched. Loop thread only.
-    var registered: Int {
+    package var registered: Int {
         preconditionInLoop()
         return registeredCount
     }
@@ -290,7 +291,7 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
 
     /// Calls `body` with the time on every tick until `removeTicker`. Loop thread only.
     @discardableResult
-    func addTicker(_ body: @escaping (Int64) -> Void) -> UInt64 {
+    package func addTicker(_ body: @escaping (Int64) -> Void) -> UInt64 {
         preconditionInLoop()
         nextTicker += 1
         tickers[nextTicker] = body
@@ -298,7 +299,7 @@ final class EventLoop: SerialEventLoop, @unchecked Sendable {
     }
 
     /// Stops a ticker. Loop thread only.
-    func removeTicker(_ id: UInt64) {
+    package func removeTicker(_ id: UInt64) {
         preconditionInLoop()
         tickers[id] = nil
     }

@@ -1,4 +1,4 @@
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// Encodes an `Encodable` value into a `JSONValue` tree, keeping whole numbers and fractions
 /// apart, so that an event's JSON line and its readable line come from one encoding.

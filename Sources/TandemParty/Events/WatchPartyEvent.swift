@@ -1,5 +1,5 @@
 import Foundation
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// What happens in a watch party, one case per event: what `tandem host` and `tandem join`
 /// print with `--events json` (one JSON object a line, its kind under `"event"`), what the

@@ -1,6 +1,6 @@
 import Synchronization
+import TandemClock
 import TandemMedia
-import TandemPlayerSupport
 
 /// A video sink that keeps how late the latest pictures were presented against their instants
 /// (stills aside), with the monotonic instant of each, so that a participant's health report

@@ -3,7 +3,6 @@ import Tandem
 import TandemClock
 import TandemMedia
 import TandemMpv
-import TandemPlayerSupport
 import TandemPlayback
 
 /// What a person does in a watch party. Each acts once the watch has begun (before, it throws

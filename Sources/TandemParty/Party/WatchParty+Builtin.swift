@@ -3,7 +3,7 @@ import Tandem
 import TandemClock
 import TandemIdentity
 import TandemMedia
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemPlayback
 import TandemStreaming
 

@@ -2,7 +2,6 @@ import Foundation
 import Tandem
 import TandemClock
 import TandemPlayback
-import TandemPlayerSupport
 
 /// The group's health as this participant knows it (`GroupHealth`): what the `h` key shows.
 extension WatchParty {

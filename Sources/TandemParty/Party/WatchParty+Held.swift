@@ -2,7 +2,6 @@ import Foundation
 import Synchronization
 import Tandem
 import TandemClock
-import TandemPlayerSupport
 
 /// Changes made while the relay is away: held, then sent on its return if still fresh, or
 /// refused with a line (`HeldChanges`), never dropped silently.

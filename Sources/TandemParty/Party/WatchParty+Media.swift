@@ -1,7 +1,7 @@
 import Foundation
 import TandemIdentity
 import TandemMedia
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemPlayback
 
 /// Media checked before anything starts, so that what cannot be played fails in one clear line.

@@ -4,7 +4,7 @@ import TandemPlayback
 import TandemStreaming
 import TandemIdentity
 import TandemMpv
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// Watching with a real mpv (`--player mpv`): mpv shows the media and takes a person's keys; the
 /// session, the events and the scripted commands are the same as with the built-in player.

@@ -1,6 +1,5 @@
 import TandemClock
 import TandemMpv
-import TandemPlayerSupport
 
 /// Lines on mpv's own screen (its OSD): a person watching in mpv's window sees there what a
 /// terminal prints, who did what and the chat, as the front gives them (`EventSentence`,

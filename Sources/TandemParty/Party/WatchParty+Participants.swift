@@ -1,7 +1,6 @@
 import Foundation
 import Synchronization
 import TandemClock
-import TandemPlayerSupport
 import Tandem
 import TandemPlayback
 

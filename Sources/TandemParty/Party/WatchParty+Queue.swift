@@ -3,17 +3,15 @@ import Synchronization
 import Tandem
 import TandemClock
 import TandemMedia
-import TandemPlayerSupport
 import TandemPlayback
 import TandemIdentity
-import TandemPlayerSupport
 
 /// The watch's shared queue (`tandem host FILE…`, `join [INVITE] FILE…`):
 ///
 /// - The host appends every file to the group's queue, in order (identifier: the file's name;
 ///   its content identity with the duration the built-in player's demuxer read, so that the
-///   group moves on at the end of each). With one file, the watch is as before queues: no
-///   duration, and the group plays on past the end as it always did.
+///   group moves on at the end of each). With one file, the queue holds no duration, and
+///   the group plays on past the end of the file.
 /// - Every participant matches the queue's entries to its own files by content identity
 ///   (`ContentIdentity.sameContent`: size and hashes, whatever the names), makes them available
 ///   to its player under the entry's identifier, so that the player prepares and switches to

@@ -1,6 +1,5 @@
 import TandemClock
 import TandemMedia
-import TandemPlayerSupport
 import TandemPlayback
 
 /// Bench aids of the built-in player: stalls on command, its own stalls as events, and a decode

@@ -5,10 +5,8 @@ import TandemClock
 import TandemIdentity
 import TandemMedia
 import TandemMpv
-import TandemPlayerSupport
 import TandemPlayback
 import TandemStreaming
-import TandemPlayerSupport
 
 /// No file needed to join, and URL items.
 ///
@@ -16,7 +14,7 @@ import TandemPlayerSupport
 ///   says so to everyone; a joiner whose media does not hold the group's item (or who gave none)
 ///   streams it from the holders, the host first, sealed through the session
 ///   (`streaming` event: `item`, `identity`, `holders`). `--no-stream` refuses: the joiner plays
-///   its own file as before.
+///   its own file.
 /// - When no holder is left, the streaming joiner suspends itself with
 ///   `.coordinatedPlaybackNotPossible`, a suspension that does not hold the group (`stream-suspended`),
 ///   until a holder is back (`stream-resumed`). A holder whose copy is not the item is dropped

@@ -4,7 +4,7 @@ import Tandem
 import TandemClock
 import TandemMedia
 import TandemMpv
-import TandemPlayerSupport
+import TandemMediaTypes
 import TandemPlayback
 
 /// One participant's side of a watch party: a joined `WatchTogether` session, the player that

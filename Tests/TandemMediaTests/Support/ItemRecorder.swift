@@ -1,7 +1,7 @@
 import Foundation
 import TandemMedia
 import TandemTestKit
-import TandemPlayerSupport
+import TandemClock
 
 /// Every presentation with its item, its frame's number (read from the pixels) and instants;
 /// a test waits for what it needs with `wait(timeout:until:)`, woken by each presentation (no

@@ -2,7 +2,7 @@ import TandemClock
 import TandemMedia
 import TandemMpv
 import TandemPlayback
-import TandemPlayerSupport
+import TandemMediaTypes
 
 /// A player's own transport, applied now on the local clock, with no coordinator in between:
 /// what `OnReceiptFollower` drives. Both players conform, through their public, uncoordinated

@@ -4,7 +4,6 @@ import TandemMedia
 import TandemMpv
 import TandemParty
 import TandemPlayback
-import TandemPlayerSupport
 
 /// The benchmarks' baseline, "apply on receipt", driving a player from outside: its own
 /// coordinator (`coordinator`, the session's commands) is the delegate path any program has, and

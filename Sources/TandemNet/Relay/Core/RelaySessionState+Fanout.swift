@@ -13,9 +13,8 @@ extension RelaySessionState {
     /// Appends the frame `make` builds to each recipient's outbox, in place, and adds a send to
     /// `directives` for each one connected. One access to the session for the whole fan-out, and
     /// each participant reached through its index: reaching them through the session table one
-    /// recipient at a time (`sessions[id]?.participants[id]?`) moves the whole session value out
-    /// of the table and back for every recipient, which was most of the relay's own cost of a
-    /// broadcast to 199.
+    /// recipient at a time (`sessions[id]?.participants[id]?`) would move the whole session value
+    /// out of the table and back for every recipient, a cost that grows with the session.
     mutating func fanOut(to recipients: [UUID], maximumFrames: Int, maximumBytes: Int, into directives: inout [RelayDirective],
                          _ make: (UInt64) -> RelayFrame) -> FanoutOutcome {
         var outcome = FanoutOutcome()

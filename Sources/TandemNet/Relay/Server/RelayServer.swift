@@ -47,7 +47,7 @@ public final class RelayServer: @unchecked Sendable {
     private var paused: Set<RelayConnectionID> = []
     /// Cluster hook (`ClusterRelay`): set before `start()`, called on the loop with
     /// what a clustered core submits to NATS.
-    var clusterOutput: (@Sendable (RelayClusterOutput) -> Void)?
+    package var clusterOutput: (@Sendable (RelayClusterOutput) -> Void)?
     /// Addresses whose strangers keep being cut: their new connections are closed at accept.
     private var offenders = RelayOffenderHoldOff()
     private var offendersPruned: Int64 = 0
@@ -649,13 +649,13 @@ public final class RelayServer: @unchecked Sendable {
     }
 }
 
-// MARK: Cluster hooks (`ClusterRelay` in Sources/TandemNet/Cluster). The cluster part's:
+// MARK: Cluster hooks (`ClusterRelay` in Sources/TandemCluster). The cluster part's:
 // this block, `clusterOutput` and the one line marked "cluster hook" in `perform`.
 
 extension RelayServer {
     /// Runs `body` on the loop with the core and the loop's time (before `start()`, it runs
     /// first thing once started); its directives are carried out and written.
-    func withCore(_ body: @escaping @Sendable (inout RelayCore, Int64) -> [RelayDirective]) {
+    package func withCore(_ body: @escaping @Sendable (inout RelayCore, Int64) -> [RelayDirective]) {
         loop.execute { [self] in
             perform(body(&core, clock.now()))
             flushDirty()

@@ -1,6 +1,7 @@
 import Testing
 import TandemClock
-@testable import TandemNet
+@testable import TandemCluster
+import TandemNet
 
 /// `ClusterTimeCore` on virtual time: relays with clocks seconds and ±50 ppm apart, announcements
 /// delivered as NATS would, and time samples taken from each authority's published mapping with

@@ -1,4 +1,5 @@
 import Foundation
+import TandemNet
 
 /// A relay of a cluster as the cluster's time protocol knows it: who it is, since when it runs,
 /// where its time service answers, and whether its clock already keeps the cluster's time.

@@ -1,4 +1,6 @@
 import Foundation
+import TandemNATS
+import TandemNet
 import TandemWire
 
 /// What a relay's load of a session replayed: whether it started from a snapshot, and how many

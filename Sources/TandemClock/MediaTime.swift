@@ -1,5 +1,3 @@
-import TandemClock
-
 /// Media and clock instants in Tandem are signed 64-bit nanoseconds.
 public typealias Nanoseconds = Int64
 

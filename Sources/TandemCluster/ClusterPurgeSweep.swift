@@ -1,4 +1,6 @@
 import Foundation
+import TandemNATS
+import TandemNet
 
 /// The sweep for ended sessions' subjects that no relay purged: the relay whose entry
 /// ended a session purges its subject `purgeDelay` later, and one that stops (or dies) within the

@@ -1,4 +1,5 @@
 import TandemClock
+import TandemNet
 
 /// How a relay of a cluster turns its own session clock (its `SessionEpochClock`, with whatever
 /// error was injected) into the cluster's session time: a pure value.

@@ -1,5 +1,6 @@
 import Synchronization
 import TandemClock
+import TandemNet
 
 /// The session clock of a relay in a cluster: its own clock (`SessionEpochClock`, with whatever
 /// error `--clock-offset`/`--clock-drift-ppm` injected) mapped to the cluster's time through the

@@ -1,6 +1,8 @@
 import Foundation
 import Synchronization
 import TandemClock
+import TandemNATS
+import TandemNet
 
 /// The shell of `ClusterTimeCore`: one relay keeping the cluster's session time, on an event loop
 /// of its own, over a real `NATSConnection` (announcements) and the real UDP time services

@@ -1,4 +1,5 @@
 import TandemClock
+import TandemNet
 
 /// One relay's part in keeping a single session time across a cluster: a pure core that decides
 /// who the time authority is, follows it, and slews the relay's clock, from events stamped with the
@@ -36,12 +37,10 @@ import TandemClock
 ///   there is.
 ///
 /// **The error budget**, as a participant on one relay and a participant on another see it: each
-/// participant's error against its relay (the participants' own synchronisation: tens of µs on a
-/// LAN, the target's 0.3 ms p50 spread among four) plus each relay's error against the authority:
-/// half the asymmetry of the relay↔authority path (≤ half its best round trip: ~10 µs on loopback,
-/// ~50 µs on a LAN), the estimate's bound (`ClusterClockMapping.errorBound`, a few µs) and what is
-/// still being slewed. Two relays on one host agree within tens of µs (`ClusterTimeTests`); relays
-/// on a LAN within ~100 µs, under the target.
+/// participant's error against its relay (the participants' own synchronisation) plus each
+/// relay's error against the authority: half the asymmetry of the relay↔authority path (at most
+/// half its best round trip), the estimate's bound (`ClusterClockMapping.errorBound`) and what is
+/// still being slewed. docs/SCALING.md ("One session time across relays") has the figures.
 public struct ClusterTimeCore: Sendable {
     /// What the relay is doing about the cluster's time.
     public enum Role: Sendable, Hashable {

@@ -1,3 +1,5 @@
+import TandemNet
+
 /// The NATS client connection as a pure state machine: the handshake, keepalive, subscriptions
 /// by sid, request/reply over one muxed inbox, reconnection across the server list with
 /// backoff, resubscription, and a bounded buffer of output kept while disconnected.
@@ -76,11 +78,11 @@ package struct NATSConnectionCore: Sendable {
     private var nextSid: UInt64 = 1
     private var muxSid: UInt64?
     private var requests: [UInt64: Request] = [:]
-    private var requestDeadlines = NATSDeadlines()
+    private var requestDeadlines = Deadlines<UInt64>()
     private var nextRequest: UInt64 = 1
     private var flushes: Set<UInt64> = []
     private var deferredFlushes: [UInt64] = []
-    private var flushDeadlines = NATSDeadlines()
+    private var flushDeadlines = Deadlines<UInt64>()
     private var nextFlush: UInt64 = 1
     private var pending: [UInt8] = []
     private var random: UInt64

@@ -104,9 +104,9 @@ public final class JetStreamOrderedConsumer: AsyncSequence, Sendable {
     ///
     /// Unanswered within a heartbeat (at least 1 s), the request times out, so that a create
     /// sent while the stream or the cluster elects a leader is tried again soon rather than after
-    /// the JetStream's 5 s (measured: two such waits made a consumer's restart after a NATS
-    /// node's death take 14 s). A create that timed out but was made leaves a consumer with no
-    /// interest, which the server removes after `inactive_threshold`.
+    /// the JetStream API's own timeout (docs/SCALING.md, after the failover figures). A create
+    /// that timed out but was made leaves a consumer with no interest, which the server removes
+    /// after `inactive_threshold`.
     static func createConsumer(_ jetStream: JetStream, stream: String, subject: String, inbox: String, from sequence: UInt64,
                                heartbeat: Duration) async throws -> String {
         let nanoseconds = NATSConnection.nanoseconds(heartbeat)

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TandemNATS
 
 /// One relay's follower of one session stream (`TANDEM_SESSIONS_<shard>`, every subject
 /// `tandem.s.<shard>.*`): a single ordered consumer for all the sessions of the shard, whose

@@ -155,7 +155,7 @@ package final class JetStreamLoopConsumer: Sendable {
             if delivered { pause = .zero }
             await connection.unsubscribe(sid)
             // Deleted aside, not waited for: after a node's death the delete can wait out the
-            // JetStream's whole timeout (5 s, measured) before the next consumer is made. Left
+            // JetStream API's whole timeout before the next consumer is made. Left
             // alone, a consumer with no interest goes after its `inactive_threshold` anyway.
             let jetStream = jetStream, stream = stream
             Task { _ = try? await jetStream.call("CONSUMER.DELETE.\(JetStream.checkName(stream)).\(JetStream.checkName(name))", body: [], as: Ignored.self) }

@@ -1,3 +1,5 @@
+import TandemNATS
+
 /// Keeping the cluster's session time failed, or an announcement was refused: what kind, and why.
 ///
 /// Compare `kind` with the static members of `ClusterTimeError.Kind`; the kinds are open to

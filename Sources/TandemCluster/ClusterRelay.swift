@@ -1,5 +1,7 @@
 import Foundation
 import Synchronization
+import TandemNATS
+import TandemNet
 import TandemWire
 
 /// Why a relay could not join its cluster.
@@ -422,7 +424,7 @@ public final class ClusterRelay: @unchecked Sendable {
 /// comes back there, and the next batch follows from the acknowledgement; deliveries are
 /// decoded there and handed to the relay's loop (one hop). A publish that meets anything but a
 /// plain acknowledgement (a conflict, a timeout, a stream between leaders, a lost connection)
-/// goes on in a task, as before, with the same compare-and-set, message id and retries, until
+/// goes on in a task, with the same compare-and-set, message id and retries, until
 /// the queue is empty; the next append is on the loop again.
 final class ClusterSessionLog: @unchecked Sendable {
     let session: UUID
@@ -622,11 +624,10 @@ final class ClusterSessionLog: @unchecked Sendable {
     static let recheckTimeout: Duration = .seconds(2)
 
     /// The subject's end once more, after its first reading said "no message" (the session's
-    /// log is empty, and its hellos are refused "no session"). Live sessions were refused so in 4
-    /// of 26 runs of `tandem bench cluster --ordered`; in the one run instrumented, the relay
-    /// loading the session had read its end as "no message", its stream follower having
-    /// delivered nothing yet, though the creator had been welcomed through another relay; why,
-    /// is not known (docs/SCALING.md). So before the log is believed empty: the stream's last
+    /// log is empty, and its hellos are refused "no session"). A relay loading a live session can
+    /// read its end as "no message" while its stream follower has delivered nothing yet, though
+    /// the creator was welcomed through another relay; why is not known (docs/SCALING.md, "An
+    /// open bug", with the runs that showed it). So before the log is believed empty: the stream's last
     /// sequence is read (`STREAM.INFO`), the follower is waited for until it has delivered that
     /// far (at most `recheckTimeout`), and the end is read again. Any message of this subject the
     /// follower delivered since this log registered is a message the log holds, whatever the

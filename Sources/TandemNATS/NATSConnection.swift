@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
+import TandemNet
 
 /// A connection to a NATS server (or cluster), written from scratch on Tandem's event loop:
 /// publish, subscribe, request/reply, flush, with keepalive, reconnection across the cluster's

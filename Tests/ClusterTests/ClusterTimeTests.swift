@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 import TandemClock
-@testable import TandemNet
+@testable import TandemCluster
+import TandemNATS
+import TandemNet
 import TandemHarness
 
 /// `ClusterSessionTime` for real: a real `nats-server`, three relays' time services (real UDP
@@ -98,7 +100,7 @@ struct ClusterTimeProcessTests {
     static func await(_ what: @autoclosure () -> String, within seconds: Double, _ condition: @escaping @Sendable () -> Bool) async throws {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition() {
-            guard Date() < deadline else { throw TimedOut(what: what(), seconds: seconds) }
+            guard Date() < deadline else { throw FixtureError("\(what()): not within \(seconds) s") }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
