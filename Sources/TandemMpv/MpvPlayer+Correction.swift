@@ -27,6 +27,7 @@ extension MpvPlayer {
         let now = MonotonicClock.now()
         let ready = state.withLock { state in
             state.groupRate > 0 && !state.paused && state.hold == nil && now >= state.settleUntil && !state.closed
+                && state.stallSuspension == nil
         }
         guard ready, let measured = await preciseReading() else { return }
         await correct(by: measured, settling: false)
