@@ -5,7 +5,7 @@ import TandemPlayback
 /// group's coordinator commands. Every input comes with the current host instant and returns
 /// directives for the shell to carry out (send mpv this, read mpv's position, wake me at, complete
 /// the coordinator's command, propose this to the group, begin or end a stall suspension, show
-/// this on mpv's screen); the machine never reads a clock, sleeps, or talks to mpv itself.
+/// this on mpv's screen); the machine never reads a clock, waits, or talks to mpv itself.
 ///
 /// In the manner of `CoordinatorMachine` and `RelayLinkCore`: each `on…` method returns
 /// `[Directive]`, and one timer serves every wait (`Directive.wake(at:)` names the next instant

@@ -11,8 +11,8 @@ import TandemPlayerSupport
 /// machine, and plays on from there at once; while paused after a seek, `time-pos` is the frame
 /// landed on, and `audio-pts` cannot be trusted (it still counts the sound buffered before the
 /// seek, 170 ms off); an unpause sets the position moving from the frame landed on within a
-/// fraction of a millisecond. Aiming a seek while playing a guessed landing time ahead, as this
-/// player did, so lands early or late by the guess's error plus up to a frame.
+/// fraction of a millisecond. A seek sent while playing and aimed a guessed landing time ahead
+/// lands early or late by the guess's error plus up to a frame.
 ///
 /// So a start pauses mpv, seeks exactly to where the timeline will be once the seek has landed
 /// (the landing time measured so far, `DriverState.seekLead`, and a margin), waits for the
@@ -85,8 +85,8 @@ extension MpvPlayer {
         await setSpeed(rate)
         // A person's seek or change taken up meanwhile (its hold set while mpv was paused and
         // its speed set, above) supersedes this start: seeking now would put mpv back on the
-        // old timeline until the group's answer moves it again (a seek of 3 s undone, then
-        // redone 0.9 s later, in one run of four of `MpvSlowAnswerTests`).
+        // old timeline until the group's answer moves it again (the person's seek undone, then
+        // redone when the answer takes effect).
         guard isCurrent(version) else { return false }
         let latency = state.withLock { $0.statistics.starts == 0 ? Self.firstStartLatency : $0.startLatency }
         var landed: Int64

@@ -190,9 +190,8 @@ extension MpvPlayer {
     /// lead (tens of ms, measured by the frame-flip probe), and at a new speed it would drift
     /// and its audio clock step by the output's lag times the change (37 ms for ×1.1) until
     /// the group's command started it afresh. But only for as long as the answer is quick: on a
-    /// busy machine the group's answer can take a second to come back (the frame-flip probe's
-    /// short script under load saw 0.4 to 1.4 s), and mpv stood still all that time, the
-    /// person's seek looking lost. So unanswered after `answerWait`, mpv plays on from where
+    /// busy machine the group's answer can take a second to come back, and mpv would stand
+    /// still all that time, the person's seek looking lost. So unanswered after `answerWait`, mpv plays on from where
     /// the person put it (`playOn(awaiting:)`), and an answer whose instant is far off lets it
     /// play on until its start must begin (`start(itemTime:at:rate:version:again:)`).
     private func propose(_ action: MpvRequestLedger.UserAction, requestedSpeed: Double, groupRate: Double) async {
