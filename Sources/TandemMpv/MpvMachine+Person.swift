@@ -44,9 +44,7 @@ extension MpvMachine {
         case .setPaused(true):
             guard timelineRate > 0 || hold != nil else { return [] }
             return propose(.rate(0), pausing: false, rejoins: false, now: now)
-        case .setPaused(false) where groupPlays && isLiningUp:
-            // A toggle of mpv's pause while a start holds mpv still for the group's change: the
-            // person saw mpv play, and paused it.
+        case .setPaused(false) where Self.unpauseIsPause(groupPlays: groupPlays, liningUp: isLiningUp):
             return abandonOperation() + pause(now: now) + propose(.rate(0), pausing: false, rejoins: false, now: now)
         case .setPaused(false):
             // The group plays and mpv had stopped (at the end, say): rejoin the timeline.
@@ -67,11 +65,18 @@ extension MpvMachine {
         }
     }
 
-    /// Whether a start holds mpv paused while it lines it up (a seek, its landing, the unpause to come).
+    /// Whether a person's unpause of mpv is a pause: a toggle of mpv's pause (a click on its
+    /// on-screen controller, `cycle pause` over its IPC) while a start holds mpv still for the
+    /// group's change, in a group that plays: the person saw mpv play, and paused it.
+    public static func unpauseIsPause(groupPlays: Bool, liningUp: Bool) -> Bool { groupPlays && liningUp }
+
+    /// Whether the machine holds mpv paused while it lines it up for the group's change: a
+    /// start's seek, its landing, the unpause to come, or a pre-roll and the play it waits for.
     var isLiningUp: Bool {
         switch operation {
         case .landing, .checkingClock, .awaitingUnpause: true
-        default: false
+        case .checkingPosition(_, _, _, let prerolls), .seekingPaused(_, _, _, _, let prerolls): prerolls
+        default: prerolled?.restarts == restarts
         }
     }
 

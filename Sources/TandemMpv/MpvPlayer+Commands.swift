@@ -77,6 +77,7 @@ extension MpvPlayer {
         state.withLock {
             $0.groupRate = 0
             $0.pausedForProposal = nil
+            $0.liningUp = false
         }
         await setPaused(true)
         await seekWhilePaused(to: command.itemTime.nanoseconds)
@@ -113,6 +114,8 @@ extension MpvPlayer {
     /// on a busy machine, so a start aimed past the slowest landing would come in late whenever
     /// a landing was slower still.
     func preroll(to target: Int64) async {
+        // mpv stands lined up from now until the start that follows unpauses it.
+        state.withLock { $0.liningUp = true }
         guard await seekWhilePaused(to: target, within: Self.landingTolerance) else { return }
         state.withLock { $0.prerolledAtRestart = $0.restarts }
     }

@@ -82,6 +82,8 @@ extension MpvPlayer {
             }
         }
         await setPaused(true)
+        state.withLock { $0.liningUp = true }
+        defer { state.withLock { $0.liningUp = false } }
         await setSpeed(rate)
         // A person's seek or change taken up meanwhile (its hold set while mpv was paused and
         // its speed set, above) supersedes this start: seeking now would put mpv back on the
@@ -120,6 +122,7 @@ extension MpvPlayer {
             if clockless { state.statistics.clocklessStarts += 1 }
             state.followedVersion = version
         }
+        state.withLock { $0.liningUp = false }
         guard let reply = await setPaused(false) else { return false }
         guard let error = await learnFromStart(landed: landed, startAt: startAt, rate: rate, unpause: reply,
                                                learning: !clockless) else { return true }

@@ -208,6 +208,9 @@ extension MpvPlayer {
         case .setPaused(true):
             guard timeline.rate > 0 || waiting else { return }
             proposed = hold(proposing: { try coordinator.proposeRateChange(to: 0) })
+        case .setPaused(false) where MpvMachine.unpauseIsPause(groupPlays: groupPlays, liningUp: state.withLock { $0.liningUp }):
+            await setPaused(true)
+            proposed = hold(proposing: { try coordinator.proposeRateChange(to: 0) })
         case .setPaused(false):
             guard !groupPlays else {
                 // The group plays and mpv had stopped (at the end, say): rejoin the timeline.

@@ -209,6 +209,9 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         var prerolledAtRestart: Int?
         var tickQueued = false
         var closed = false
+        /// Whether the player holds mpv paused while it lines it up for the group's change: from
+        /// a pre-roll's or a start's pause to the start's unpause.
+        var liningUp = false
         /// The `.stallRecovery` suspension begun while mpv buffers (`cacheChanged(waiting:)`).
         var stallSuspension: PlaybackSuspension?
         /// How much earlier than the timeline mpv plays (`latencyOffset`).

@@ -175,6 +175,13 @@ import TandemClock
         #expect(other.proposals.last == .rate(0), "\(other.proposals)")
         other.run(until: instant + .milliseconds(50))
         #expect(other.mpv.paused, "the start went on and played")
+        // So is one toggled while mpv stands on a pre-roll's frame for the group's play.
+        var third = Self.playing()
+        third.command(Commands.seek(.seconds(8), version: 2, prerolls: true, due: third.now + .seconds(2)))
+        third.run(for: .milliseconds(60))
+        third.personSetsPause(false)
+        third.run(for: .milliseconds(10))
+        #expect(third.proposals.last == .rate(0), "\(third.proposals)")
     }
 
     @Test func aPersonsSeekInMpvIsProposedAndPlaysOnUnansweredUntilTheGroupMovesIt() {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TandemClock
 import TandemPlayback
+import TandemNet
 import TandemTestKit
 import TandemMpv
 import TandemPlayerSupport
@@ -34,6 +35,25 @@ import TandemPlayerSupport
             _ = try await other.command(["keypress", "SPACE"])
             #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 1 }, "\(host.coordinator.timeline)")
             #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+        }
+    }
+
+    @Test func mpvsOwnPauseToggledWhileItLinesUpForAChangeIsAPause() async throws {
+        var relay = RelayCoreConfiguration()
+        // Each change takes effect 0.12 s after the relay orders it: mpv stands lined up that long.
+        relay.minimumLead = 120_000_000
+        try await MpvGroup.with(relay: relay) { host, _, _, _, other in
+            host.coordinator.coordinateRateChange(to: 1)
+            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+            try await Task.sleep(for: .seconds(1))
+            // The group seeks: mpv pauses, seeks and stands on the landed frame until the change's instant.
+            host.coordinator.coordinateSeek(to: .zero + .seconds(8))
+            #expect(await eventually(5) { (try? await other.get("pause"))?.bool == true })
+            // A click on mpv's own pause meanwhile (its on-screen controller's `cycle pause`): the
+            // person saw mpv play, so the group pauses, and mpv with it.
+            _ = try await other.command(["cycle", "pause"])
+            #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 0 }, "\(host.coordinator.timeline)")
+            #expect(await eventually { (try? await other.get("pause"))?.bool == true })
         }
     }
 
