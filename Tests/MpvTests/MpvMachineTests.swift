@@ -253,6 +253,35 @@ import TandemClock
         #expect(rig.stalls.isEmpty)
     }
 
+    @Test func strangeInputIsIgnoredAndNeverTraps() {
+        var rig = Self.playing()
+        let sent = rig.mpv.received.count
+        // A reading nobody asked for, and one at the ends of time.
+        rig.carryOut(rig.machine.onReading(999, MpvMachine.Reading(position: .distantFuture, at: .distantPast), now: rig.now))
+        #expect(rig.mpv.received.count == sent)
+        // Commands at the ends of time, at extreme rates, before the start: nothing traps.
+        rig.command(Commands.play(.distantFuture, at: .distantPast, rate: 1, version: 2))
+        rig.run(for: .milliseconds(100))
+        rig.command(Commands.play(ItemTime(nanoseconds: -5_000_000_000), at: .distantFuture, rate: 1e300, version: 3))
+        rig.run(for: .milliseconds(100))
+        rig.command(Commands.pause(.distantPast, at: rig.now, version: 4))
+        rig.run(for: .milliseconds(100))
+        #expect(rig.mpv.paused)
+        // A person's speed that is not a number, a key seeking by the largest span: within the item.
+        rig.carryOut(rig.machine.onReport(.speed(.nan), now: rig.now))
+        rig.press(.seek(by: TimeSpan(nanoseconds: .max)))
+        if case .seek(let target)? = rig.proposals.last {
+            #expect((ItemTime.zero...ItemTime.seconds(20)).contains(target), "\(target)")
+        } else {
+            Issue.record("no seek proposed: \(rig.proposals)")
+        }
+        // And the machine still follows a sane command afterwards.
+        let host = rig.now + .milliseconds(400)
+        rig.command(Commands.play(.seconds(3), at: host, version: 5))
+        rig.run(until: host + .seconds(2))
+        #expect(rig.error(against: .seconds(3), at: host).magnitude <= .microseconds(500))
+    }
+
     @Test func startsWhereMpvHasNoAudioClockSeekOnToAFrameWithOne() {
         var mpv = ScriptedMpv()
         // No audio clock on the frames before 0.85 s, as on the sample clip's start.

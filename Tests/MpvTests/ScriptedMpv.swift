@@ -272,7 +272,7 @@ enum Commands {
                                       version: version)
         return .play(PlayCommand(expectedCurrentItemIdentifier: item, originator: nil, rate: rate, itemTime: itemTime, hostTime: host,
                                  completionDueDate: host + .seconds(2), version: version, timeline: timeline,
-                                 issuedAt: SessionInstant(nanoseconds: host.nanoseconds - 300_000_000)))
+                                 issuedAt: SessionInstant(nanoseconds: host.nanoseconds.saturatingSubtracting(300_000_000))))
     }
 
     static func pause(_ itemTime: ItemTime, at host: HostInstant, version: UInt64, item: String = "a") -> PlaybackCommand {
@@ -280,7 +280,7 @@ enum Commands {
                                       version: version)
         return .pause(PauseCommand(expectedCurrentItemIdentifier: item, originator: nil, itemTime: itemTime, hostTime: host,
                                    shouldBufferInAnticipationOfPlayback: false, anticipatedPlaybackRate: 0, completionDueDate: host + .seconds(2),
-                                   version: version, timeline: timeline, issuedAt: SessionInstant(nanoseconds: host.nanoseconds - 300_000_000)))
+                                   version: version, timeline: timeline, issuedAt: SessionInstant(nanoseconds: host.nanoseconds.saturatingSubtracting(300_000_000))))
     }
 
     static func seek(_ itemTime: ItemTime, version: UInt64, prerolls: Bool, item: String = "a", due: HostInstant) -> PlaybackCommand {
