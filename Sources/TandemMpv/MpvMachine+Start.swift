@@ -79,9 +79,9 @@ extension MpvMachine {
     /// Sets the unpause for `start` lined up on `landed`: when the timeline reaches that frame,
     /// less mpv's start latency (and a frame more where mpv has no audio clock).
     mutating func lineUp(_ start: Start, landed: ItemTime, clockless: Bool, prerolled: Bool, now: HostInstant) -> [Directive] {
-        let startAt = start.host + (landed - start.itemTime) / start.rate
-        let early = latency + (clockless ? item.frameDuration : .zero)
-        replace(with: .awaitingUnpause(start, landed: landed, startAt: startAt, unpauseAt: startAt - early, clockless: clockless,
+        let startAt = Self.startInstant(landed: landed, itemTime: start.itemTime, host: start.host, rate: start.rate)
+        let unpauseAt = Self.unpauseInstant(startAt: startAt, latency: latency, clockless: clockless, frameDuration: item.frameDuration)
+        replace(with: .awaitingUnpause(start, landed: landed, startAt: startAt, unpauseAt: unpauseAt, clockless: clockless,
                                        prerolled: prerolled))
         return stepOperation(now: now)
     }
@@ -139,8 +139,7 @@ extension MpvMachine {
         switch operation {
         case .landing(var landing) where landing.restarts != restarts:
             if landing.firstRead == nil {
-                let took = min(now - landing.sentAt, .seconds(1))
-                seekLead = took > seekLead ? took : TimeSpan(nanoseconds: (seekLead.nanoseconds * 7 + took.nanoseconds) / 8)
+                seekLead = Self.learnedSeekLead(seekLead, took: now - landing.sentAt)
                 settleUntil = now + .milliseconds(200)
             }
             return directives + landingRead(&landing, reading, now: now)
@@ -185,9 +184,8 @@ extension MpvMachine {
         case (.learnStart, .learning(let start, let landed, let startAt, let unpausedAt, _, let learns)):
             replace(with: .none)
             guard let position = reading.position, reading.roundTrip <= configuration.correctionRoundTrip else { return [] }
-            let error = position - (landed + (reading.at - startAt) * start.rate)
-            let began = reading.at - (position - landed) / start.rate
-            let measured = TimeSpan(nanoseconds: (began - unpausedAt).nanoseconds.clamped(to: -5_000_000...50_000_000))
+            let (error, measured) = Self.startMeasurement(position: position, at: reading.at, landed: landed, startAt: startAt,
+                                                          unpausedAt: unpausedAt, rate: start.rate)
             if learns, statistics.starts > 1 { startLatency = TimeSpan(nanoseconds: (startLatency.nanoseconds + measured.nanoseconds) / 2) }
             statistics.lastStartError = error.nanoseconds
             if error.magnitude > configuration.trimLimit, start.again {
@@ -237,12 +235,12 @@ extension MpvMachine {
     /// Takes a start's `error` (positive: ahead) out with one pulse of speed for `trimDuration`;
     /// within the deadband there is nothing to trim.
     mutating func trim(_ error: TimeSpan, rate: Double, now: HostInstant) -> [Directive] {
-        let size = error.magnitude
-        guard size.nanoseconds > itemPolicy.deadband, size <= configuration.trimLimit, !paused, hold == nil else { return [] }
-        let change = Double(size.nanoseconds) / (rate * Double(configuration.trimDuration.nanoseconds))
+        guard !paused, hold == nil,
+              let speed = Self.trimSpeed(error: error, rate: rate, deadband: TimeSpan(nanoseconds: itemPolicy.deadband),
+                                         limit: configuration.trimLimit, duration: configuration.trimDuration) else { return [] }
         statistics.nudges += 1
         replace(with: .trimming(rate: rate, until: now + configuration.trimDuration))
-        return setSpeed(rate * (error.nanoseconds > 0 ? 1 - change : 1 + change), now: now)
+        return setSpeed(speed, now: now)
     }
 
     // MARK: Corrections
@@ -261,8 +259,7 @@ extension MpvMachine {
               reading.roundTrip <= configuration.correctionRoundTrip, let expected = expected(at: reading.at) else { return [] }
         // Past the end, mpv holds the last frame: nothing to correct.
         if let duration = item.duration, expected >= ItemTime.zero + duration - .milliseconds(200) { return [] }
-        let lag = item.hasAudio ? outputLag : .zero
-        let settled = position + lag * (requestedSpeed - groupRate)
+        let settled = Self.settledPosition(position, speed: requestedSpeed, rate: groupRate, outputLag: item.hasAudio ? outputLag : .zero)
         statistics.measurements += 1
         statistics.lastError = (settled - expected).nanoseconds
         switch policy.decide(playerTime: settled.nanoseconds, expectedTime: expected.nanoseconds, rate: groupRate) {
@@ -290,11 +287,9 @@ extension MpvMachine {
 
     /// Learns `outputLag` from the step between a reading before a change of speed and one after.
     mutating func learnLag(before: Reading, after: Reading, changedAt: HostInstant, old: Double, new: Double) {
-        guard let start = before.position, let end = after.position, after.roundTrip <= configuration.correctionRoundTrip else { return }
-        // Where mpv would be had the change taken effect at once, with no step.
-        let unstepped = start + (changedAt - before.at) * old + (after.at - changedAt) * new
-        let lag = (unstepped - end) / (new - old)
-        guard (TimeSpan.zero...TimeSpan.seconds(1)).contains(lag) else { return }
+        guard let start = before.position, let end = after.position, after.roundTrip <= configuration.correctionRoundTrip,
+              let lag = Self.learnedLag(before: start, at: before.at, after: end, at: after.at, changedAt: changedAt, old: old, new: new)
+        else { return }
         outputLag = TimeSpan(nanoseconds: (outputLag.nanoseconds + lag.nanoseconds) / 2)
     }
 }

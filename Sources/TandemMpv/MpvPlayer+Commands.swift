@@ -234,8 +234,7 @@ extension MpvPlayer {
         state.withLock { state in
             state.settleUntil = now + 200_000_000
             guard learning, landed else { return }
-            let took = min(now - sentAt, 1_000_000_000)
-            state.seekLead = took > state.seekLead ? took : (state.seekLead * 7 + took) / 8
+            state.seekLead = MpvMachine.learnedSeekLead(TimeSpan(nanoseconds: state.seekLead), took: TimeSpan(nanoseconds: now - sentAt)).nanoseconds
         }
         return landed
     }
