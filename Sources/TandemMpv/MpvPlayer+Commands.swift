@@ -76,6 +76,7 @@ extension MpvPlayer {
         state.withLock {
             $0.groupRate = 0
             $0.pausedForProposal = nil
+            $0.liningUp = false
         }
         await setPaused(true)
         await seekWhilePaused(to: command.itemTime.nanoseconds)
@@ -112,6 +113,8 @@ extension MpvPlayer {
     /// on a busy machine, so a start aimed past the slowest landing would come in late whenever
     /// a landing was slower still.
     func preroll(to target: Int64) async {
+        // mpv stands lined up from now until the start that follows unpauses it.
+        state.withLock { $0.liningUp = true }
         guard await seekWhilePaused(to: target, within: Self.landingTolerance) else { return }
         state.withLock { $0.prerolledAtRestart = $0.restarts }
     }
@@ -230,8 +233,7 @@ extension MpvPlayer {
         state.withLock { state in
             state.settleUntil = now + 200_000_000
             guard learning, landed else { return }
-            let took = min(now - sentAt, 1_000_000_000)
-            state.seekLead = took > state.seekLead ? took : (state.seekLead * 7 + took) / 8
+            state.seekLead = MpvMachine.learnedSeekLead(TimeSpan(nanoseconds: state.seekLead), took: TimeSpan(nanoseconds: now - sentAt)).nanoseconds
         }
         return landed
     }

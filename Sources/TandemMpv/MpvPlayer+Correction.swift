@@ -26,6 +26,7 @@ extension MpvPlayer {
         let now = MonotonicClock.now()
         let ready = state.withLock { state in
             state.groupRate > 0 && !state.paused && state.hold == nil && now >= state.settleUntil && !state.closed
+                && state.stallSuspension == nil
         }
         guard ready, let measured = await preciseReading() else { return }
         await correct(by: measured, settling: false)
@@ -50,8 +51,8 @@ extension MpvPlayer {
             }
             let speed = state.requestedSpeed
             // Without sound the picture keeps time by itself: no output to drain, no step.
-            let lag = hasAudio ? state.outputLag : 0
-            let settled = measured.position.saturatingAdding(lag.saturatingScaled(by: speed - rate))
+            let lag = TimeSpan(nanoseconds: hasAudio ? state.outputLag : 0)
+            let settled = MpvMachine.settledPosition(ItemTime(nanoseconds: measured.position), speed: speed, rate: rate, outputLag: lag).nanoseconds
             state.statistics.measurements += 1
             state.statistics.lastError = settled.saturatingSubtracting(expected)
             return (state.policy.decide(playerTime: settled, expectedTime: expected, rate: rate), speed)
@@ -83,12 +84,10 @@ extension MpvPlayer {
         let change = new - old
         guard hasAudio, abs(change) >= Self.lagLearningChange * new,
               let after = await preciseReading(), after.roundTrip <= Self.correctionRoundTrip else { return }
-        // Where mpv would be had the change taken effect at once, with no step.
-        let instant = changed.midpoint
-        let unstepped = before.position.saturatingAdding(
-            Int64(saturating: Double(instant.saturatingSubtracting(before.at)) * old + Double(after.at.saturatingSubtracting(instant)) * new))
-        let lag = unstepped.saturatingSubtracting(after.position).saturatingDivided(by: change)
-        guard (0...1_000_000_000).contains(lag) else { return }
+        guard let lag = MpvMachine.learnedLag(before: ItemTime(nanoseconds: before.position), at: HostInstant(nanoseconds: before.at),
+                                              after: ItemTime(nanoseconds: after.position), at: HostInstant(nanoseconds: after.at),
+                                              changedAt: HostInstant(nanoseconds: changed.midpoint), old: old, new: new)?.nanoseconds
+        else { return }
         state.withLock { $0.outputLag = ($0.outputLag + lag) / 2 }
     }
 }

@@ -23,8 +23,8 @@ import TandemMediaTypes
 /// Which items this participant holds: those it launched with or was given to replace the
 /// current one, and those made available with `makeAvailable(_:)`. A group's command for
 /// another item that it holds (another participant replaced the group's item) loads that item
-/// first, paused, and is then carried out; a command for an item it does not hold is stale, as
-/// before, and completed without being applied.
+/// first, paused, and is then carried out; a command for an item it does not hold is stale, and
+/// is completed without being applied.
 extension MpvPlayer {
     /// The item mpv has loaded, with what the player needs to know of it.
     struct LoadedItem: Sendable {

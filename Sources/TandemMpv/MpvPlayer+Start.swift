@@ -10,8 +10,8 @@ import TandemPlayback
 /// machine, and plays on from there at once; while paused after a seek, `time-pos` is the frame
 /// landed on, and `audio-pts` cannot be trusted (it still counts the sound buffered before the
 /// seek, 170 ms off); an unpause sets the position moving from the frame landed on within a
-/// fraction of a millisecond. Aiming a seek while playing a guessed landing time ahead, as this
-/// player did, so lands early or late by the guess's error plus up to a frame.
+/// fraction of a millisecond. A seek sent while playing and aimed a guessed landing time ahead
+/// lands early or late by the guess's error plus up to a frame.
 ///
 /// So a start pauses mpv, seeks exactly to where the timeline will be once the seek has landed
 /// (the landing time measured so far, `DriverState.seekLead`, and a margin), waits for the
@@ -81,11 +81,13 @@ extension MpvPlayer {
             }
         }
         await setPaused(true)
+        state.withLock { $0.liningUp = true }
+        defer { state.withLock { $0.liningUp = false } }
         await setSpeed(rate)
         // A person's seek or change taken up meanwhile (its hold set while mpv was paused and
         // its speed set, above) supersedes this start: seeking now would put mpv back on the
-        // old timeline until the group's answer moves it again (a seek of 3 s undone, then
-        // redone 0.9 s later, in one run of four of `MpvSlowAnswerTests`).
+        // old timeline until the group's answer moves it again (the person's seek undone, then
+        // redone when the answer takes effect).
         guard isCurrent(version) else { return false }
         let latency = state.withLock { $0.statistics.starts == 0 ? Self.firstStartLatency : $0.startLatency }
         var landed: Int64
@@ -108,19 +110,22 @@ extension MpvPlayer {
                 aimed = max(aimNow(), landed.saturatingAdding(Self.audioClockSkip))
             }
         }
-        let startAt = host.saturatingAdding(landed.saturatingSubtracting(itemTime).saturatingDivided(by: rate))
-        let early = latency.saturatingAdding(clockless ? frameDuration : 0)
-        guard await wait(until: startAt.saturatingSubtracting(early), version: version) else { return false }
+        let startAt = MpvMachine.startInstant(landed: ItemTime(nanoseconds: landed), itemTime: ItemTime(nanoseconds: itemTime),
+                                              host: HostInstant(nanoseconds: host), rate: rate)
+        let unpauseAt = MpvMachine.unpauseInstant(startAt: startAt, latency: TimeSpan(nanoseconds: latency), clockless: clockless,
+                                                  frameDuration: TimeSpan(nanoseconds: frameDuration))
+        guard await wait(until: unpauseAt.nanoseconds, version: version) else { return false }
         state.withLock { state in
-            state.settleUntil = max(startAt, MonotonicClock.now()) + Self.startSettling
+            state.settleUntil = max(startAt.nanoseconds, MonotonicClock.now()) + Self.startSettling
             state.policy.reset(correcting: true)
             state.statistics.starts += 1
             if prerolled != nil { state.statistics.prerolledStarts += 1 }
             if clockless { state.statistics.clocklessStarts += 1 }
             state.followedVersion = version
         }
+        state.withLock { $0.liningUp = false }
         guard let reply = await setPaused(false) else { return false }
-        guard let error = await learnFromStart(landed: landed, startAt: startAt, rate: rate, unpause: reply,
+        guard let error = await learnFromStart(landed: landed, startAt: startAt.nanoseconds, rate: rate, unpause: reply,
                                                learning: !clockless) else { return true }
         if error.saturatingDistance(to: 0) > Self.trimLimit, again {
             return await start(itemTime: itemTime, at: host, rate: rate, version: version, again: false)
@@ -187,10 +192,10 @@ extension MpvPlayer {
         // The first few ms of sound after an unpause read a fraction of a ms apart from the rest.
         try? await Task.sleep(for: .milliseconds(30))
         guard let reading = await preciseReading(), reading.roundTrip <= Self.correctionRoundTrip else { return nil }
-        let expected = landed.saturatingAdding(reading.at.saturatingSubtracting(startAt).saturatingScaled(by: rate))
-        let error = reading.position.saturatingSubtracting(expected)
-        let began = reading.at.saturatingSubtracting(reading.position.saturatingSubtracting(landed).saturatingDivided(by: rate))
-        let latency = began.saturatingSubtracting(unpause.sentAt).clamped(to: -5_000_000...50_000_000)
+        let measured = MpvMachine.startMeasurement(position: ItemTime(nanoseconds: reading.position), at: HostInstant(nanoseconds: reading.at),
+                                                   landed: ItemTime(nanoseconds: landed), startAt: HostInstant(nanoseconds: startAt),
+                                                   unpausedAt: HostInstant(nanoseconds: unpause.sentAt), rate: rate)
+        let (error, latency) = (measured.error.nanoseconds, measured.latency.nanoseconds)
         state.withLock { state in
             if learning, state.statistics.starts > 1 { state.startLatency = (state.startLatency + latency) / 2 }
             state.statistics.lastStartError = error
@@ -206,15 +211,16 @@ extension MpvPlayer {
     /// afresh did not help). A new command cuts the pulse short: it is waited for, as a
     /// command's instant is.
     private func trim(_ error: Int64, rate: Double, version: UInt64) async {
-        let size = error.saturatingDistance(to: 0)
-        guard size > correctionPolicy.deadband, size <= Self.trimLimit else { return }
-        let change = Double(size) / (rate * Double(Self.trimDuration))
+        guard let speed = MpvMachine.trimSpeed(error: TimeSpan(nanoseconds: error), rate: rate,
+                                               deadband: TimeSpan(nanoseconds: correctionPolicy.deadband),
+                                               limit: TimeSpan(nanoseconds: Self.trimLimit), duration: TimeSpan(nanoseconds: Self.trimDuration))
+        else { return }
         let began = state.withLock { state -> Bool in
             guard !state.paused, state.hold == nil, !state.closed else { return false }
             state.statistics.nudges += 1
             return true
         }
-        guard began, let sent = await setSpeed(rate * (error > 0 ? 1 - change : 1 + change)) else { return }
+        guard began, let sent = await setSpeed(speed) else { return }
         _ = await wait(until: sent.midpoint + Self.trimDuration, version: version)
         if state.withLock({ !$0.paused }) { await setSpeed(rate) }
     }

@@ -18,11 +18,14 @@ extension MpvPlayer {
             observation = .speed(speed)
         case ("property-change", "eof-reached"?):
             observation = .endReached(event.propertyValue.bool ?? false)
+        case ("property-change", "paused-for-cache"?):
+            await cacheChanged(waiting: event.propertyValue.bool ?? false)
+            return
         case ("client-message", _):
             // A key bound in mpv (`bindGroupKeys`): the group moves, as at the terminal.
             guard case .array(let words)? = event.message["args"], words.first?.string == Self.groupKeyTarget,
                   let key = words.dropFirst().first?.string.flatMap(GroupKey.init(rawValue:)) else { return }
-            take(key)
+            await take(key)
             return
         case ("playback-restart", _):
             // Where the seek landed: read now, taken back to when playback restarted.
@@ -58,18 +61,50 @@ extension MpvPlayer {
         case faster
         /// The rate back to 1.
         case resetRate = "reset-rate"
+        /// Play or pause.
+        case togglePause = "toggle-pause"
+        /// 5 s back.
+        case seekBack = "seek-back"
+        /// 5 s on.
+        case seekForward = "seek-forward"
+        /// 30 s back.
+        case seekBackFar = "seek-back-far"
+        /// 30 s on.
+        case seekForwardFar = "seek-forward-far"
+
+        /// The key as the machine's decisions know it.
+        var machineKey: MpvMachine.Key {
+            switch self {
+            case .next: .next
+            case .previous: .previous
+            case .slower: .slower
+            case .faster: .faster
+            case .resetRate: .resetRate
+            case .togglePause: .togglePause
+            case .seekBack: .seek(by: .seconds(-5))
+            case .seekForward: .seek(by: .seconds(5))
+            case .seekBackFar: .seek(by: .seconds(-30))
+            case .seekForwardFar: .seek(by: .seconds(30))
+            }
+        }
     }
 
     /// The first word of the `script-message` that the keys bound in mpv send.
     static let groupKeyTarget = "tandem-key"
 
-    /// The keys bound in mpv's window, with the terminal's meanings (the one key table): `>` and
-    /// Enter the next item, `<` the previous one, `[` and `]` the rate 0.1 slower and faster
-    /// (mpv's own multiply it by 0.91 and 1.1), Backspace the rate back to 1. Each takes effect
-    /// for the group at the group's instant. mpv keeps its own space and `p` (pause) and its
-    /// seeks, which the player sees as a person's changes and proposes to the group.
+    /// The keys bound in mpv's window, with the terminal's meanings (the one key table): space
+    /// and `p` play or pause, ← and → seek 5 s (with shift 30 s), `>` and Enter the next item, `<`
+    /// the previous one, `[` and `]` the rate 0.1 slower and faster (mpv's own multiply it by 0.91
+    /// and 1.1), Backspace the rate back to 1. Each is proposed to the group and takes effect in
+    /// this mpv at the group's instant, as in every other participant, rather than in this mpv at
+    /// once and in the others a lead later. mpv keeps its other keys (↑ and ↓ seek a minute);
+    /// what they change, as what another tool changes over mpv's IPC, moves this mpv at once and
+    /// is proposed to the group as a person's change.
     static let groupKeys: [(key: String, action: GroupKey)] = [(">", .next), ("ENTER", .next), ("<", .previous),
-                                                               ("[", .slower), ("]", .faster), ("BS", .resetRate)]
+                                                               ("[", .slower), ("]", .faster), ("BS", .resetRate),
+                                                               ("SPACE", .togglePause), ("p", .togglePause),
+                                                               ("LEFT", .seekBack), ("RIGHT", .seekForward),
+                                                               ("Shift+LEFT", .seekBackFar), ("Shift+RIGHT", .seekForwardFar)]
 
     /// Binds `groupKeys` in mpv (`keybind`, mpv 0.35's IPC command), each to a `script-message`
     /// that `handle(_:)` takes up; a refusal leaves mpv's own binding.
@@ -79,18 +114,62 @@ extension MpvPlayer {
         }
     }
 
-    /// Does what `key`, pressed in mpv's window, asks of the group; a change the group refuses
-    /// (the first item has no previous one) changes nothing.
-    private func take(_ key: GroupKey) {
+    /// Does what `key`, pressed in mpv's window, asks of the group (`MpvMachine.proposal(for:…)`
+    /// decides what); a change the group refuses (the first item has no previous one) changes
+    /// nothing. Not coordinated, the transport keys do to mpv what mpv's own would.
+    private func take(_ key: GroupKey) async {
         let coordinator = groupCoordinator
-        switch key {
+        guard coordinator.isCoordinating else {
+            switch key.machineKey {
+            case .togglePause: _ = try? await connection.command(["cycle", "pause"])
+            case .seek(let by): _ = try? await connection.command(["seek", .number(by.seconds), "relative"])
+            default: break
+            }
+            return
+        }
+        let now = HostInstant(nanoseconds: MonotonicClock.now())
+        let core = coordinator.core
+        let position = coordinator.expectedItemTime(atHostTime: now) ?? core.timeline.anchorMediaTime
+        let range = core.mediaTimeRange(ofItem: core.timeline.item)
+        switch MpvMachine.proposal(for: key.machineKey, rate: core.timeline.rate, intendedRate: core.intendedRate, position: position,
+                                   duration: range.upperBound - .zero) {
+        case .rate(let rate): _ = try? coordinator.proposeRateChange(to: rate)
+        case .seek(let target): _ = try? coordinator.proposeSeek(to: target)
         case .next: _ = try? coordinator.advanceToNextItem()
         case .previous: _ = try? coordinator.returnToPreviousItem()
-        case .slower, .faster:
-            let intended = coordinator.core.intendedRate
-            _ = try? coordinator.proposeRateChange(to: Self.steppedRate(from: intended > 0 ? intended : 1, by: key == .slower ? -0.1 : 0.1))
-        case .resetRate: _ = try? coordinator.proposeRateChange(to: 1)
         }
+    }
+
+    /// mpv's `paused-for-cache` changed: while the group plays, mpv buffering is a stall, and
+    /// the player suspends its participant for `.stallRecovery` (the group waits for it, as for
+    /// the built-in player's stalls) until mpv has its cache again; the coordinator then hands
+    /// mpv the group's timeline a pre-roll ahead (`MpvMachine.stallChange(waiting:stalled:groupPlays:)`
+    /// decides).
+    func cacheChanged(waiting: Bool) async {
+        let coordinator = playbackCoordinator
+        let groupPlays = coordinator.isCoordinating && coordinator.timeline.rate > 0
+        let change = state.withLock { state -> Bool? in
+            let change = MpvMachine.stallChange(waiting: waiting, stalled: state.stallSuspension != nil, groupPlays: groupPlays)
+            if change == true { state.statistics.stalls += 1 }
+            return change
+        }
+        switch change {
+        case true?:
+            let suspension = coordinator.beginSuspension(for: .stallRecovery)
+            state.withLock { $0.stallSuspension = suspension }
+            refreshTimeControl()
+            await showOnScreen([MpvMachine.bufferingText])
+            return
+        case false?:
+            let suspension = state.withLock { state in
+                defer { state.stallSuspension = nil }
+                return state.stallSuspension
+            }
+            suspension?.end()
+        case nil:
+            break
+        }
+        refreshTimeControl()
     }
 
     /// The rate a rate key sets: `rate` changed by `step`, kept within the proposable rates and
@@ -110,9 +189,8 @@ extension MpvPlayer {
     /// lead (tens of ms, measured by the frame-flip probe), and at a new speed it would drift
     /// and its audio clock step by the output's lag times the change (37 ms for ×1.1) until
     /// the group's command started it afresh. But only for as long as the answer is quick: on a
-    /// busy machine the group's answer can take a second to come back (the frame-flip probe's
-    /// short script under load saw 0.4 to 1.4 s), and mpv stood still all that time, the
-    /// person's seek looking lost. So unanswered after `answerWait`, mpv plays on from where
+    /// busy machine the group's answer can take a second to come back, and mpv would stand
+    /// still all that time, the person's seek looking lost. So unanswered after `answerWait`, mpv plays on from where
     /// the person put it (`playOn(awaiting:)`), and an answer whose instant is far off lets it
     /// play on until its start must begin (`start(itemTime:at:rate:version:again:)`).
     private func propose(_ action: MpvRequestLedger.UserAction, requestedSpeed: Double, groupRate: Double) async {
@@ -128,6 +206,9 @@ extension MpvPlayer {
         switch action {
         case .setPaused(true):
             guard timeline.rate > 0 || waiting else { return }
+            proposed = hold(proposing: { try coordinator.proposeRateChange(to: 0) })
+        case .setPaused(false) where MpvMachine.unpauseIsPause(groupPlays: groupPlays, liningUp: state.withLock { $0.liningUp }):
+            await setPaused(true)
             proposed = hold(proposing: { try coordinator.proposeRateChange(to: 0) })
         case .setPaused(false):
             guard !groupPlays else {

@@ -104,9 +104,10 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         /// Starts aim at the shifted instants and the correction loop at the timeline shifted
         /// by it. It is this player's alone: nothing of it reaches the group.
         public var latencyOffset: Int64 = 0
-        /// Whether mpv's window takes the group's keys of the terminal's key table (`>`, Enter and
-        /// `<` the next and previous items, `[`, `]` and Backspace the rate:
-        /// `MpvPlayer+UserActions.swift`); true by default (mpv's pause stays on space and `p`).
+        /// Whether mpv's window takes the group's keys of the terminal's key table (space and `p`
+        /// play or pause, ← and → seek, `>`, Enter and `<` the next and previous items, `[`, `]`
+        /// and Backspace the rate: `MpvPlayer+UserActions.swift`), each taking effect at the
+        /// group's instant; true by default.
         public var bindsQueueKeys = true
 
         /// The defaults: mpv's own window and sound, a temporary socket, the default policy.
@@ -208,6 +209,11 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         var prerolledAtRestart: Int?
         var tickQueued = false
         var closed = false
+        /// Whether the player holds mpv paused while it lines it up for the group's change: from
+        /// a pre-roll's or a start's pause to the start's unpause.
+        var liningUp = false
+        /// The `.stallRecovery` suspension begun while mpv buffers (`cacheChanged(waiting:)`).
+        var stallSuspension: PlaybackSuspension?
         /// How much earlier than the timeline mpv plays (`latencyOffset`).
         var latencyOffset: Int64 = 0
     }
@@ -293,7 +299,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     /// costs mpv a property read, a JSON message and a socket write on its core thread at every
     /// frame, just as the frame goes out, and wakes this process's reader each time; nothing
     /// reads it (the frame-flip probe measured the cost in the tail: `FrameFlipBenchmark`).
-    static let observedProperties = ["pause", "speed", "eof-reached"]
+    static let observedProperties = ["pause", "speed", "eof-reached", "paused-for-cache"]
 
     /// The tempo filters mpv's audio chain may have.
     static let tempoFilters: Set<String> = ["scaletempo", "scaletempo2", "rubberband"]
@@ -416,6 +422,10 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         guard first else { return }
         jobs.finish()
         for task in tasks.withLock({ $0 }) { task.cancel() }
+        state.withLock { state in
+            defer { state.stallSuspension = nil }
+            return state.stallSuspension
+        }?.end()
         if process.isRunning { _ = try? await connection.command(["quit"]) }
         connection.close()
         await process.terminate()
@@ -481,8 +491,8 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     /// Refreshes `timeControlStatus` and `reasonForWaitingToPlay` from the group, or uncoordinated
     /// from what mpv was last asked.
     func refreshTimeControl() {
-        let rate = state.withLock { $0.paused ? 0 : $0.requestedSpeed }
-        let (status, reason) = playbackCoordinator.timeControl(playerRate: rate, stalled: false)
+        let (rate, stalled) = state.withLock { ($0.paused ? 0 : $0.requestedSpeed, $0.stallSuspension != nil) }
+        let (status, reason) = playbackCoordinator.timeControl(playerRate: rate, stalled: stalled)
         if timeControlStatus != status { timeControlStatus = status }
         if reasonForWaitingToPlay != reason { reasonForWaitingToPlay = reason }
     }

@@ -24,6 +24,9 @@ public struct MpvStatistics: Sendable, Equatable {
     public var userProposals = 0
     /// Readings of mpv's position written to the presentation log.
     public var readings = 0
+    /// Stalls begun: times mpv waited for its cache (`paused-for-cache`) while the group played,
+    /// each a `.stallRecovery` suspension.
+    public var stalls = 0
     /// The last measured error (ns; positive: mpv ahead), if any.
     public var lastError: Int64?
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TandemClock
 import TandemPlayback
+import TandemNet
 import TandemTestKit
 import TandemMpv
 import TandemMediaTypes
@@ -9,7 +10,7 @@ import TandemMediaTypes
 /// The terminal's key table in mpv's own window: a real headless mpv in a group, its keys pressed
 /// over its IPC (`keypress`, as a person's), and the group's timeline read on the other member.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct MpvWindowKeysProcessTests {
-    @Test func theRateKeysChangeTheGroupsRateAsAtTheTerminalAndPPausesIt() async throws {
+    @Test func theTransportKeysMoveTheGroupAsAtTheTerminal() async throws {
         try await MpvGroup.with { host, guest, _, _, other in
             host.coordinator.coordinateRateChange(to: 1)
             #expect(await eventually { (try? await other.get("pause"))?.bool == false })
@@ -20,18 +21,39 @@ import TandemMediaTypes
                 // The next key steps from there.
                 #expect(await awaitTimeline(of: guest.coordinator) { abs($0.rate - rate) < 1e-9 })
             }
-            // `p` is mpv's pause, proposed to the group as a person's. Pressed once this mpv plays
-            // the last change (its player carries a change out with a start of its own, a pause,
-            // a seek and a resume, and a pause pressed during that start is taken for the start's),
-            // as a person would press it, seeing it play.
-            #expect(await eventually {
-                let paused = (try? await other.get("pause"))?.bool
-                let speed = (try? await other.get("speed"))?.double
-                return paused == false && speed.map { abs($0 - 1) < 0.02 } == true
-            })
-            try await Task.sleep(for: .milliseconds(300))
+            // `p` (and space) is the group's play or pause, as at the terminal: pressed at once,
+            // while this mpv still starts on the last change (a pause, a seek, a resume of its own),
+            // it is a pause, and mpv pauses at the group's instant.
             _ = try await other.command(["keypress", "p"])
             #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 0 }, "\(host.coordinator.timeline)")
+            #expect(await eventually { (try? await other.get("pause"))?.bool == true })
+            // → is the group's seek 5 s on; space plays again.
+            let paused = host.coordinator.timeline.anchorMediaTime
+            _ = try await other.command(["keypress", "RIGHT"])
+            #expect(await awaitTimeline(of: host.coordinator) { ($0.anchorMediaTime - paused - .seconds(5)).magnitude < .milliseconds(50) },
+                    "\(host.coordinator.timeline) from \(paused)")
+            _ = try await other.command(["keypress", "SPACE"])
+            #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 1 }, "\(host.coordinator.timeline)")
+            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+        }
+    }
+
+    @Test func mpvsOwnPauseToggledWhileItLinesUpForAChangeIsAPause() async throws {
+        var relay = RelayCoreConfiguration()
+        // Each change takes effect 0.12 s after the relay orders it: mpv stands lined up that long.
+        relay.minimumLead = 120_000_000
+        try await MpvGroup.with(relay: relay) { host, _, _, _, other in
+            host.coordinator.coordinateRateChange(to: 1)
+            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+            try await Task.sleep(for: .seconds(1))
+            // The group seeks: mpv pauses, seeks and stands on the landed frame until the change's instant.
+            host.coordinator.coordinateSeek(to: .zero + .seconds(8))
+            #expect(await eventually(5) { (try? await other.get("pause"))?.bool == true })
+            // A click on mpv's own pause meanwhile (its on-screen controller's `cycle pause`): the
+            // person saw mpv play, so the group pauses, and mpv with it.
+            _ = try await other.command(["cycle", "pause"])
+            #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 0 }, "\(host.coordinator.timeline)")
+            #expect(await eventually { (try? await other.get("pause"))?.bool == true })
         }
     }
 
