@@ -8,8 +8,10 @@ struct BenchRelayCommand: Command {
     static let words = ["bench", "relay"]
     static let usage = "bench relay [--adversarial [--each]] [--in-process | --relay-executable PATH] [--full-stack-only | --delivery-only] [--relay-cost [--relay-cpu N]] [--priority normal|high|realtime] [--busy-poll] [--writer-threads 1|2] [--participants N] [--json] [--out FILE]"
     static let summary = "200 participants in one session and 1,000 sessions of two on a `tandem serve` relay (--in-process: "
-        + "the relay beside the links), the relay's own delivery then the full client stack; --adversarial: "
-        + "quiet and then under attack (\(RelayAttackPlan().connections) attacking connections; build with -c release)"
+        + "the relay beside the links), the relay's own delivery then the full client stack; --relay-cost: the relay "
+        + "in this process, its latency by the kernel's socket timestamps and its CPU per delivery beside a bare forwarder's, "
+        + "both pinned to one processor (--relay-cpu); --adversarial: quiet and then under attack "
+        + "(\(RelayAttackPlan().connections) attacking connections in a CPU cgroup capped at half a processor; build with -c release)"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try Arguments(arguments, options: ["out", "participants", "attack", "attack-kind", "attack-seconds", "relay-executable", "priority", "writer-threads", "relay-cpu"],
