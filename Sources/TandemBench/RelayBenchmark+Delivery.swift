@@ -105,14 +105,14 @@ struct RelayKernelMeter {
         guard let taken = server.takeKernelTimestamps(), let cpu = SocketTimestamping.cpuTime(ofThread: thread) else { return nil }
         let drain = taken.drainTime - drainBefore
         return RelayBenchmarkReport.KernelCost(ledger: taken.ledger, cpu: cpu - cpuBefore - drain, drain: drain,
-                                               delivered: delivered, clients: clients)
+                                               frames: taken.framesQueued, delivered: delivered, clients: clients)
     }
 }
 
 extension RelayBenchmarkReport.KernelCost {
     /// The bare forwarder's figures.
     init(_ outcome: RelayDeliveryForwarder.Outcome) {
-        self.init(ledger: outcome.ledger, cpu: outcome.cpuTime, drain: outcome.drainTime,
+        self.init(ledger: outcome.ledger, cpu: outcome.cpuTime, drain: outcome.drainTime, frames: outcome.ledger.copies,
                   delivered: outcome.clients.latencies.count, clients: outcome.clients.latencies)
     }
 }

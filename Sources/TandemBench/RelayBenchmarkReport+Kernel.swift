@@ -21,6 +21,11 @@ extension RelayBenchmarkReport {
         public var cpuSeconds: Double?
         /// Its CPU seconds reading error queues (the measuring's own cost).
         public var drainSeconds: Double?
+        /// Frames of every kind queued for the phase's copies and beside them (acknowledgements,
+        /// pongs); nil where not counted. The forwarder writes copies only.
+        public var frames: Int?
+        /// Writes that carried bytes (transmit stamps at the device).
+        public var writes: Int?
         /// Deliveries the recipients read in the phase.
         public var delivered: Int
         /// What the recipients saw, send to receipt, in nanoseconds.
@@ -32,7 +37,7 @@ extension RelayBenchmarkReport {
         }
 
         /// The figures of `ledger`, with the CPU time of the phase.
-        init(ledger: RelayTimestampLedger, cpu: TimeSpan?, drain: TimeSpan?, delivered: Int, clients: [Double]) {
+        init(ledger: RelayTimestampLedger, cpu: TimeSpan?, drain: TimeSpan?, frames: Int?, delivered: Int, clients: [Double]) {
             let scheduled = ledger.delays(to: .scheduled)
             let sent = ledger.delays(to: .sent)
             let nanoseconds = { (spans: [TimeSpan]) in Percentiles(spans.map { Double($0.nanoseconds) }) }
@@ -44,6 +49,8 @@ extension RelayBenchmarkReport {
             lastToDevice = nanoseconds(sent.lastSend)
             cpuSeconds = cpu?.seconds
             drainSeconds = drain?.seconds
+            self.frames = frames
+            writes = ledger.stampCount(.sent)
             self.delivered = delivered
             self.clients = Percentiles(clients)
         }

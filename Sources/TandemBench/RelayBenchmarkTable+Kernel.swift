@@ -31,6 +31,15 @@ extension RelayBenchmarkTable {
             + "CPU per delivery \(ratio(kernel.broadcast.cpuMicrosecondsPerDelivery, kernel.broadcastForwarder.cpuMicrosecondsPerDelivery)) (goal ≤ 1.5×); "
             + "pairs: arrival → sent p99 \(duration(kernel.paced.toDevice?.p99)) (goal ≤ 0.5 ms), "
             + "CPU per delivery \(ratio(kernel.paced.cpuMicrosecondsPerDelivery, kernel.pacedForwarder.cpuMicrosecondsPerDelivery)) (goal ≤ 1×)")
+        let perCopy = { (count: Int?, cost: RelayBenchmarkReport.KernelCost) in
+            count.map { rounded(Double($0) / Double(max(cost.copies, 1)), 2) } ?? "-"
+        }
+        lines.append("  per copy, frames queued (deliveries, acknowledgements, pongs) and writes: broadcast relay "
+            + "\(perCopy(kernel.broadcast.frames, kernel.broadcast)) and \(perCopy(kernel.broadcast.writes, kernel.broadcast)), "
+            + "forwarder \(perCopy(kernel.broadcastForwarder.frames, kernel.broadcastForwarder)) and "
+            + "\(perCopy(kernel.broadcastForwarder.writes, kernel.broadcastForwarder)); pairs relay \(perCopy(kernel.paced.frames, kernel.paced)) "
+            + "and \(perCopy(kernel.paced.writes, kernel.paced)), forwarder \(perCopy(kernel.pacedForwarder.frames, kernel.pacedForwarder)) "
+            + "and \(perCopy(kernel.pacedForwarder.writes, kernel.pacedForwarder))")
         let drains = [kernel.broadcast, kernel.broadcastForwarder, kernel.paced, kernel.pacedForwarder]
             .map { $0.drainSeconds.map { "\(rounded($0 * 1e3, 1)) ms" } ?? "-" }
         lines.append("  the measuring's own CPU (error-queue reads, left out above): relay \(drains[0]) and \(drains[2]), "

@@ -89,6 +89,9 @@ import TandemWire
         #expect(zip(scheduled.perSend, sent.perSend).allSatisfy { $0 <= $1 })
         #expect(sent.lastSend.first == sent.perSend.max())
         #expect(taken.drainTime > .zero)
+        // The two deliveries at least, each its own write to its own connection.
+        #expect(taken.framesQueued >= 2)
+        #expect(taken.ledger.stampCount(.sent) >= 2)
         #expect(server.loopThreadID().map { SocketTimestamping.cpuTime(ofThread: $0) != nil } == true)
     }
 }

@@ -25,6 +25,7 @@ import TandemNet
         #expect(sent.unmatched == 0)
         #expect(ledger.delays(to: .scheduled).perSend.map(\.nanoseconds) == [300, 100])
         #expect(ledger.records == 1 && ledger.copies == 2)
+        #expect(ledger.stampCount(.sent) == 3 && ledger.stampCount(.scheduled) == 2)
     }
 
     @Test func aCopyWithNoStampIsUnmatchedAndItsRecordHasNoLastSend() {

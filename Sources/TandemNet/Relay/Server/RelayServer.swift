@@ -677,6 +677,9 @@ public struct RelayServerTimestamps: Sendable {
     public var drainTime: TimeSpan
     /// Connections that could not be stamped, and error queues that could not be read.
     public var failures: Int
+    /// Frames of every kind (deliveries, acknowledgements, pongs, notices) queued on stamped
+    /// connections over the same stretch as `ledger`.
+    public var framesQueued: Int
 }
 
 extension RelayServer {
@@ -693,7 +696,10 @@ extension RelayServer {
     public func takeKernelTimestamps() -> RelayServerTimestamps? {
         let answer = LoopAnswer<RelayServerTimestamps?>(nil)
         loop.execute { [self] in
-            answer.value = stamps.map { RelayServerTimestamps(ledger: $0.take(), drainTime: $0.drainTime, failures: $0.failures) }
+            answer.value = stamps.map {
+                let (ledger, frames) = $0.take()
+                return RelayServerTimestamps(ledger: ledger, drainTime: $0.drainTime, failures: $0.failures, framesQueued: frames)
+            }
             answer.ready.signal()
         }
         guard answer.ready.wait(timeout: .now() + .seconds(1)) == .success else { return nil }

@@ -25,6 +25,8 @@ final class RelayServerStamps {
     private(set) var drainTime = TimeSpan.zero
     /// Connections stamping could not be enabled on, and error queues that failed to read.
     private(set) var failures = 0
+    /// Frames of every kind queued on stamped connections since the ledger was last taken.
+    private var framesQueued = 0
 
     /// Stamps a newly accepted connection, before anything is written to it.
     func enable(_ connection: RelayServerConnection) {
@@ -63,6 +65,7 @@ final class RelayServerStamps {
         scratch.removeAll(keepingCapacity: true)
         frame.encode(appendingTo: &scratch)
         connection.streamBytes += scratch.count
+        framesQueued += 1
         guard case .delivery = frame, let arrival else { return }
         let record = record ?? ledger.arrive(at: arrival)
         self.record = record
@@ -94,9 +97,13 @@ final class RelayServerStamps {
         drainTime += SocketTimestamping.threadCPUTime() - started
     }
 
-    /// What was seen since the last call, and a fresh ledger for what follows.
-    func take() -> RelayTimestampLedger {
-        defer { ledger = RelayTimestampLedger() }
-        return ledger
+    /// What was seen since the last call (and the frames of every kind queued meanwhile), and a
+    /// fresh ledger for what follows.
+    func take() -> (ledger: RelayTimestampLedger, frames: Int) {
+        defer {
+            ledger = RelayTimestampLedger()
+            framesQueued = 0
+        }
+        return (ledger, framesQueued)
     }
 }

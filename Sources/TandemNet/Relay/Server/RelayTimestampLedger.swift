@@ -61,6 +61,9 @@ public struct RelayTimestampLedger: Sendable {
     /// Copies sent so far.
     public var copies: Int { sends.values.reduce(0) { $0 + $1.count } }
 
+    /// Transmit stamps of `stage` so far: one per write that carried bytes.
+    public func stampCount(_ stage: Stage) -> Int { stamps[stage]?.values.reduce(0) { $0 + $1.count } ?? 0 }
+
     /// A record whose frame arrived at `time`; returns its number for `send`.
     public mutating func arrive(at time: KernelStamp) -> Int {
         arrivals.append(time)
