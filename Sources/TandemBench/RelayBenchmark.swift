@@ -53,8 +53,9 @@ public struct RelayBenchmark: Sendable {
     /// Whether, with the relay in this process, its own cost is measured by the kernel's
     /// timestamps and its loop thread's CPU time, beside a bare forwarder's
     /// (`RelayBenchmarkReport.KernelTimes`), the relay's loop and the forwarder pinned to one
-    /// processor.
-    public var measuresKernelTimestamps = true
+    /// processor (`tandem bench relay --relay-cost`). Off by default: pinned, the relay's loop
+    /// could not move away from other work in the full-stack phases.
+    public var measuresKernelTimestamps = false
     /// The processor the relay's loop and the forwarder are pinned to while measured; nil picks
     /// the last this process may run on.
     public var relayCPU: Int?

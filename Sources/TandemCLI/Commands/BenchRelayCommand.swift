@@ -61,12 +61,13 @@ struct BenchRelayCommand: Command {
         // The relay's own cost (kernel timestamps, its loop's CPU, a bare forwarder beside it):
         // the relay in this process, its delivery phases only.
         let relayCost = options.flags.contains("relay-cost")
+        benchmark.measuresKernelTimestamps = relayCost
         if relayCost {
             guard relayExecutable == nil else { throw CLIError.usage("--relay-cost runs the relay in this process: not with --relay-executable") }
             guard !options.flags.contains("full-stack-only") else { throw CLIError.usage("--relay-cost and --full-stack-only exclude each other") }
         }
         if let cpu = try options.int("relay-cpu") {
-            guard relayCost || options.flags.contains("in-process") else { throw CLIError.usage("--relay-cpu wants --relay-cost or --in-process") }
+            guard relayCost else { throw CLIError.usage("--relay-cpu wants --relay-cost") }
             guard cpu >= 0, cpu < ProcessInfo.processInfo.activeProcessorCount else {
                 throw CLIError.usage("--relay-cpu wants a processor from 0 to \(ProcessInfo.processInfo.activeProcessorCount - 1)")
             }
