@@ -271,4 +271,142 @@ static inline int tandem_set_idle_policy(void) {
 }
 // ---- end of the wake guard block ------------------------------------------------------------
 
+
+// ---- Kernel timestamps, thread identities and processor pinning, for the relay's own cost ----
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/uio.h>
+
+/// What `tandem_read_transmit_stamps` reports of one transmit timestamp: the OPT_ID key (on a
+/// TCP socket, the index of the last byte of the write it stamps, counted from when stamping
+/// was enabled), the stage (SCM_TSTAMP_SCHED 1, SCM_TSTAMP_SND 0) and the software time.
+typedef struct {
+    uint32_t key;
+    uint32_t stage;
+    long long nanoseconds;
+} tandem_transmit_stamp;
+
+/// The stages of transmit timestamps, as plain constants.
+static const uint32_t tandem_stamp_scheduled = SCM_TSTAMP_SCHED;
+static const uint32_t tandem_stamp_sent = SCM_TSTAMP_SND;
+
+/// The most stamps one `tandem_read_transmit_stamps` reads.
+#define TANDEM_STAMP_BATCH 32
+
+/// Turns on software receive timestamps and software transmit timestamps (when the write
+/// enters the packet scheduler and when the device takes it) with OPT_ID keys and no payload
+/// looped back; 0 or -errno.
+static inline int tandem_enable_timestamping(int fd) {
+    unsigned int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_TX_SCHED | SOF_TIMESTAMPING_TX_SOFTWARE
+        | SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
+    return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags) == 0 ? 0 : -errno;
+}
+
+static inline long long tandem_timespec_nanoseconds(const struct timespec *spec) {
+    return (long long)spec->tv_sec * 1000000000LL + spec->tv_nsec;
+}
+
+/// Reads like recv(2) without blocking, and gives the software receive timestamp of the last
+/// segment read (CLOCK_REALTIME nanoseconds; 0 when none came). Returns the count, 0 at end of
+/// stream, or -errno (-EAGAIN when nothing waits).
+static inline long tandem_receive_stamped(int fd, void *buffer, size_t length, long long *stamp) {
+    struct iovec vector = { buffer, length };
+    union { char bytes[CMSG_SPACE(sizeof(struct scm_timestamping)) + 64]; struct cmsghdr align; } control;
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = &vector;
+    message.msg_iovlen = 1;
+    message.msg_control = control.bytes;
+    message.msg_controllen = sizeof control.bytes;
+    ssize_t count;
+    do { count = recvmsg(fd, &message, MSG_DONTWAIT); } while (count < 0 && errno == EINTR);
+    if (count < 0) return -errno;
+    *stamp = 0;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_TIMESTAMPING) {
+            struct scm_timestamping stamps;
+            memcpy(&stamps, CMSG_DATA(header), sizeof stamps);
+            *stamp = tandem_timespec_nanoseconds(&stamps.ts[0]);
+        }
+    }
+    return (long)count;
+}
+
+/// The layout of glibc's `struct mmsghdr` (declared only under _GNU_SOURCE).
+struct tandem_mmsghdr {
+    struct msghdr msg_hdr;
+    unsigned int msg_len;
+};
+
+/// Reads up to `capacity` (at most TANDEM_STAMP_BATCH) transmit timestamps from `fd`'s error
+/// queue in one recvmmsg(2), without blocking; returns how many were written to `stamps`
+/// (0 when the queue is empty), or -errno.
+static inline int tandem_read_transmit_stamps(int fd, tandem_transmit_stamp *stamps, int capacity) {
+    enum { space = CMSG_SPACE(sizeof(struct scm_timestamping)) + CMSG_SPACE(sizeof(struct sock_extended_err) + 64) + 64 };
+    struct tandem_mmsghdr messages[TANDEM_STAMP_BATCH];
+    union { char bytes[space]; struct cmsghdr align; } controls[TANDEM_STAMP_BATCH];
+    if (capacity > TANDEM_STAMP_BATCH) capacity = TANDEM_STAMP_BATCH;
+    memset(messages, 0, sizeof messages);
+    for (int index = 0; index < capacity; index++) {
+        messages[index].msg_hdr.msg_control = controls[index].bytes;
+        messages[index].msg_hdr.msg_controllen = space;
+    }
+    int count;
+    do { count = (int)syscall(SYS_recvmmsg, fd, messages, capacity, MSG_ERRQUEUE | MSG_DONTWAIT, (struct timespec *)0); }
+    while (count < 0 && errno == EINTR);
+    if (count < 0) return errno == EAGAIN ? 0 : -errno;
+    int found = 0;
+    for (int index = 0; index < count; index++) {
+        struct msghdr *message = &messages[index].msg_hdr;
+        long long nanoseconds = -1;
+        int matched = 0;
+        tandem_transmit_stamp stamp = { 0, 0, 0 };
+        for (struct cmsghdr *header = CMSG_FIRSTHDR(message); header; header = CMSG_NXTHDR(message, header)) {
+            if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_TIMESTAMPING) {
+                struct scm_timestamping times;
+                memcpy(&times, CMSG_DATA(header), sizeof times);
+                nanoseconds = tandem_timespec_nanoseconds(&times.ts[0]);
+            } else if ((header->cmsg_level == IPPROTO_IP && header->cmsg_type == IP_RECVERR)
+                       || (header->cmsg_level == IPPROTO_IPV6 && header->cmsg_type == IPV6_RECVERR)) {
+                struct sock_extended_err error;
+                memcpy(&error, CMSG_DATA(header), sizeof error);
+                if (error.ee_errno == ENOMSG && error.ee_origin == SO_EE_ORIGIN_TIMESTAMPING) {
+                    stamp.key = error.ee_data;
+                    stamp.stage = error.ee_info;
+                    matched = 1;
+                }
+            }
+        }
+        if (matched && nanoseconds >= 0) {
+            stamp.nanoseconds = nanoseconds;
+            stamps[found++] = stamp;
+        }
+    }
+    return found;
+}
+
+/// The calling thread's kernel id (gettid(2)), as /proc/self/task names it.
+static inline int tandem_thread_id(void) {
+    return (int)syscall(SYS_gettid);
+}
+
+/// Pins thread (or process) `task` to processor `cpu`; 0 or -errno.
+static inline int tandem_pin_task_to_cpu(int task, int cpu) {
+    unsigned long mask[TANDEM_CPU_MASK_WORDS] = {0};
+    const int bits = 8 * (int)sizeof(unsigned long);
+    if (cpu < 0 || cpu >= (int)(sizeof mask * 8)) return -EINVAL;
+    mask[cpu / bits] |= 1UL << (cpu % bits);
+    return syscall(SYS_sched_setaffinity, task, sizeof mask, mask) == 0 ? 0 : -errno;
+}
+
+/// The calling thread's CPU time so far (CLOCK_THREAD_CPUTIME_ID), in nanoseconds.
+static inline long long tandem_thread_cpu_nanoseconds(void) {
+    struct timespec spec;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec);
+    return tandem_timespec_nanoseconds(&spec);
+}
+// ---- end of the kernel timestamps block -------------------------------------------------------
+
 #endif

@@ -35,6 +35,9 @@ public struct RelayAdversarialBenchmark: Sendable {
     public var priority = ThreadPriority.normal
     /// The sizes of the honest uploads whose relay CPU is measured, after the attacks.
     public var uploadSizes = [10 << 20, 50 << 20, 100 << 20]
+    /// The share of one processor the attackers' process may use, enforced by a CPU cgroup the
+    /// benchmark creates and removes (`RelayAttackerBudget`); nil leaves them uncapped.
+    public var attackerCPUShare: Double? = 0.5
 
     /// A benchmark running `executable serve` as its relay.
     public init(executable: String) { self.executable = executable }
@@ -117,6 +120,8 @@ public struct RelayAdversarialBenchmark: Sendable {
                          progress: @Sendable (String) -> Void) async throws -> RelayAdversarialReport.Run {
         let before = memory.resident
         var attackers: WatchProcess?
+        var budget: RelayAttackerBudget?
+        var capped: String?
         if plan != nil {
             // Long enough for the ramp, the broadcasts and their stragglers, and no longer.
             let limit = rampUp + broadcastInterval * broadcasts + .seconds(70)
@@ -129,6 +134,17 @@ public struct RelayAdversarialBenchmark: Sendable {
                 throw RelayBenchmarkError("the attackers did not start: \(process.standardError)")
             }
             attackers = process
+            if let share = attackerCPUShare {
+                do {
+                    let group = try RelayAttackerBudget(name: "tandem-attackers-\(getpid())-\(phase)", share: share)
+                    budget = group
+                    try group.admit(process: process.processIdentifier)
+                    capped = "\(share) of one processor (cgroup v1 cpu, \(group.path))"
+                } catch {
+                    capped = "not capped: \(error)"
+                    progress("attackers \(capped ?? "")")
+                }
+            }
         }
         let sampler = Task.detached {
             var highest = 0
@@ -139,7 +155,13 @@ public struct RelayAdversarialBenchmark: Sendable {
             return highest
         }
         if plan != nil { try await Task.sleep(for: rampUp) }
+        let relayCPUBefore = memory.threadCPUSeconds
+        let attackersCPUBefore = attackers.map { RelayProcessMemory(pid: $0.processIdentifier).threadCPUSeconds }
         let latency = try await broadcast(from: links[0], phase: phase, recorder: recorder)
+        let relayCPU = memory.threadCPUSeconds - relayCPUBefore
+        let attackersCPU = attackers.flatMap { process in
+            attackersCPUBefore.map { RelayProcessMemory(pid: process.processIdentifier).threadCPUSeconds - $0 }
+        }
         let resident = memory.resident
         let alive = memory.isAlive
         let refused = await admissions(port: port)
@@ -152,6 +174,14 @@ public struct RelayAdversarialBenchmark: Sendable {
             _ = attackers.waitForExit(timeout: 10)
             attackers.kill()
         }
+        let throttled = budget?.throttling.throttled
+        if let budget {
+            do {
+                try budget.remove()
+            } catch {
+                progress("\(error)")
+            }
+        }
         sampler.cancel()
         let sampled = max(await sampler.value, resident)
         // Let the relay drop the attackers' connections and sessions before the next run.
@@ -159,7 +189,8 @@ public struct RelayAdversarialBenchmark: Sendable {
         return RelayAdversarialReport.Run(
             name: name, plan: plan, expected: broadcasts * (participants - 1), delivered: recorder.count(phase), latency: latency,
             relayResidentBefore: before, relayResident: resident, relayPeakDuring: sampled, relayPeakSoFar: memory.peak,
-            relayAlive: alive, attack: counts, admissionsTried: 2 * admissionAttempts, admissionsRefused: refused)
+            relayAlive: alive, attack: counts, admissionsTried: 2 * admissionAttempts, admissionsRefused: refused,
+            relayCPUSeconds: relayCPU, attackersCPUSeconds: attackersCPU, attackersCapped: capped, attackersThrottledPeriods: throttled)
     }
 
     /// What `executable serve --help` prints (empty when it cannot run): which flags it takes.

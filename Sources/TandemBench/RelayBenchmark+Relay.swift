@@ -11,7 +11,12 @@ import TandemHarness
 struct RelayBenchmarkRelay {
     /// The relay's port on 127.0.0.1.
     let port: UInt16
-    private let server: RelayServer?
+    /// The relay, when it runs in this process.
+    let server: RelayServer?
+    /// The kernel id of the relay's loop thread, when it runs in this process.
+    let loopThread: Int32?
+    /// The processor the relay's loop thread is pinned to, when it is.
+    let cpu: Int?
     private let process: WatchProcess?
 
     /// The arguments the relay process gets after `serve`.
@@ -27,7 +32,10 @@ struct RelayBenchmarkRelay {
     /// With `writerThreads`, the relay writes large broadcasts with that many threads
     /// (`tandem serve --writer-threads`); nil leaves the relay's default (and runs a build that
     /// has no such flag).
-    init(executable: String?, priority: ThreadPriority, writerThreads: Int? = nil, progress: @Sendable (String) -> Void) throws {
+    /// In this process, `measuring` turns the relay's measuring mode on
+    /// (`RelayServer.measureKernelTimestamps()`) and `cpu` pins its loop thread to that processor.
+    init(executable: String?, priority: ThreadPriority, writerThreads: Int? = nil, measuring: Bool = false, cpu: Int? = nil,
+         progress: @Sendable (String) -> Void) throws {
         guard let executable else {
             var configuration = RelayCoreConfiguration()
             configuration.floodRate = 10_000_000
@@ -45,15 +53,31 @@ struct RelayBenchmarkRelay {
             configuration.fanoutBytesPerSecondPerSource = 1e15
             let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), configuration: configuration,
                                          writerThreads: writerThreads ?? 1)
+            if measuring { server.measureKernelTimestamps() }
             do {
                 try server.start(priority: priority)
             } catch {
                 server.stop()
                 throw RelayBenchmarkError("cannot run the relay at priority \(priority.rawValue): \(error)")
             }
+            let thread = server.loopThreadID()
+            if let cpu {
+                guard let thread else {
+                    server.stop()
+                    throw RelayBenchmarkError("the relay's loop did not answer")
+                }
+                do {
+                    try SocketTimestamping.pin(task: thread, toCPU: cpu)
+                } catch {
+                    server.stop()
+                    throw RelayBenchmarkError("cannot pin the relay's loop to processor \(cpu): \(error)")
+                }
+            }
             self.server = server
             process = nil
             port = server.port
+            loopThread = thread
+            self.cpu = cpu
             return
         }
         let arguments = ["serve"] + Self.serveArguments + (priority == .normal ? [] : ["--priority", priority.rawValue])
@@ -70,6 +94,8 @@ struct RelayBenchmarkRelay {
         self.port = port
         process = relay
         server = nil
+        loopThread = nil
+        self.cpu = nil
     }
 
     /// The relay process's CPU seconds so far (user and system); nil when it runs in this process.

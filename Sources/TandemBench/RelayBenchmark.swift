@@ -1,3 +1,4 @@
+import CTandemSystem
 import Foundation
 import TandemClock
 import TandemNet
@@ -49,6 +50,15 @@ public struct RelayBenchmark: Sendable {
     /// How many threads the relay writes large broadcasts with (`tandem serve --writer-threads`);
     /// nil leaves the relay's default.
     public var writerThreads: Int?
+    /// Whether, with the relay in this process, its own cost is measured by the kernel's
+    /// timestamps and its loop thread's CPU time, beside a bare forwarder's
+    /// (`RelayBenchmarkReport.KernelTimes`), the relay's loop and the forwarder pinned to one
+    /// processor (`tandem bench relay --relay-cost`). Off by default: pinned, the relay's loop
+    /// could not move away from other work in the full-stack phases.
+    public var measuresKernelTimestamps = false
+    /// The processor the relay's loop and the forwarder are pinned to while measured; nil picks
+    /// the last this process may run on.
+    public var relayCPU: Int?
 
     /// The defaults above, the relay in this process.
     public init() {}
@@ -56,14 +66,14 @@ public struct RelayBenchmark: Sendable {
     /// Runs the relay's own delivery phases alone (`tandem bench relay --delivery-only`): the
     /// large session's broadcasts, the floor beside them and the paced pairs.
     public func runDelivery(progress: @Sendable (String) -> Void) async throws -> RelayBenchmarkReport.Delivery {
-        let relay = try RelayBenchmarkRelay(executable: relayExecutable, priority: priority, writerThreads: writerThreads, progress: progress)
+        let relay = try startRelay(progress: progress)
         defer { relay.stop() }
         return try await measureDelivery(relay: relay, progress: progress)
     }
 
     /// Runs every phase; `progress` hears what is happening.
     public func run(progress: @Sendable (String) -> Void) async throws -> RelayBenchmarkReport {
-        let relay = try RelayBenchmarkRelay(executable: relayExecutable, priority: priority, writerThreads: writerThreads, progress: progress)
+        let relay = try startRelay(progress: progress)
         defer { relay.stop() }
         var delivery: RelayBenchmarkReport.Delivery?
         if measuresRelayDelivery { delivery = try await measureDelivery(relay: relay, progress: progress) }
@@ -109,6 +119,21 @@ public struct RelayBenchmark: Sendable {
                                     throughput: throughput, memoryPerParticipant: memoryPerParticipant, pairs: pairs,
                                     relayInProcess: relayExecutable == nil, delivery: delivery, priority: priority.rawValue,
                                     busyPolling: measuresRelayDelivery ? busyPolling : nil)
+    }
+
+    /// Whether the kernel's timestamps are taken: with the relay in this process only.
+    var measuresKernel: Bool { measuresKernelTimestamps && relayExecutable == nil && measuresRelayDelivery }
+
+    private func startRelay(progress: @Sendable (String) -> Void) throws -> RelayBenchmarkRelay {
+        let measuring = measuresKernel
+        var cpu = relayCPU
+        if measuring, cpu == nil {
+            var allowed = [Int32](repeating: 0, count: 1024)
+            let count = tandem_allowed_cpus(&allowed, Int32(allowed.count))
+            if count > 0 { cpu = Int(allowed[Int(count) - 1]) }
+        }
+        return try RelayBenchmarkRelay(executable: relayExecutable, priority: priority, writerThreads: writerThreads,
+                                       measuring: measuring, cpu: measuring ? cpu : nil, progress: progress)
     }
 
     private func broadcast(from sender: any RelayLink, reliable: Bool, phase: UInt8,

@@ -29,6 +29,21 @@ public struct RelayAdversarialReport: Sendable, Codable {
         public var admissionsTried = 0
         /// Of those, how many were refused.
         public var admissionsRefused = 0
+        /// The relay process's CPU seconds (all its threads, to the nanosecond) from the first
+        /// honest broadcast to the last delivery: under attack, serving the attackers included.
+        public var relayCPUSeconds: Double?
+        /// The attackers' process's CPU seconds over the same stretch.
+        public var attackersCPUSeconds: Double?
+        /// How the attackers were capped (`RelayAttackerBudget`), or why they were not; nil
+        /// for the quiet runs.
+        public var attackersCapped: String?
+        /// Scheduling periods in which the attackers' cgroup was throttled, over the whole run.
+        public var attackersThrottledPeriods: Int?
+
+        /// Microseconds of relay CPU per honest delivery.
+        public var relayCPUMicrosecondsPerDelivery: Double? {
+            relayCPUSeconds.map { $0 * 1e6 / Double(max(delivered, 1)) }
+        }
     }
 
     /// Honest participants in one session.

@@ -79,6 +79,9 @@ public struct RelayBenchmarkReport: Sendable, Codable {
         /// of this process straight to as many loopback readers, with no relay between
         /// (`RelayDeliveryFloor`); nil in reports from before it was measured.
         public var floor: Broadcast?
+        /// The relay's own cost by the kernel's timestamps and its thread's CPU time, beside a
+        /// bare forwarder's in the same run; nil unless the relay ran in this process.
+        public var kernel: KernelTimes?
     }
 
     /// Participants in the large session.

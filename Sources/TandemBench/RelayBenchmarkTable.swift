@@ -14,6 +14,10 @@ public enum RelayBenchmarkTable {
         let paced = delivery.paced
         lines.append("  \(pairs) sessions of two, paced \(Int(paced.offeredPerSecond))/s: \(paced.delivered)/\(paced.messages) delivered, "
             + "p50 \(duration(paced.latency?.p50)), p99 \(duration(paced.latency?.p99)) (target ≤ 5 ms), max \(duration(paced.latency?.max))")
+        if let kernel = delivery.kernel {
+            lines.append("")
+            lines += kernelLines(kernel, participants: participants, pairs: pairs)
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -49,6 +53,10 @@ public enum RelayBenchmarkTable {
                 lines.append("  relay CPU: \(fixed(broadcastCPU * 1e6 / Double(max(reliable.delivered, 1)), 2)) µs per broadcast delivery "
                     + "(\(fixed(broadcastCPU * 1e3 / Double(max(reliable.messages, 1)), 2)) ms per broadcast to \(report.participants - 1)), "
                     + "\(fixed(pacedCPU * 1e6 / Double(max(paced.delivered, 1)), 2)) µs per paced message (relay process, user + system)")
+            }
+            if let kernel = delivery.kernel {
+                lines.append("")
+                lines += kernelLines(kernel, participants: report.participants, pairs: report.pairs.sessions)
             }
         }
         lines.append("")
@@ -124,6 +132,20 @@ extension RelayBenchmarkTable {
                 pad(run.attack.map { "\($0.connectionsCut)" } ?? "-", 5, right: true),
                 pad("\(run.admissionsTried - run.admissionsRefused)/\(run.admissionsTried)", 9, right: true),
             ].joined(separator: " ") + (run.relayAlive ? "" : "  relay DEAD"))
+        }
+        lines.append("")
+        lines.append("  relay CPU (all its threads, first honest broadcast to last delivery) per honest delivery, and the attackers' CPU:")
+        for run in report.runs {
+            var line = "    \(pad(run.name, 18)) relay \(run.relayCPUMicrosecondsPerDelivery.map { "\(fixed($0, 2)) µs" } ?? "-") per delivery"
+            if let quiet = report.quiet?.relayCPUMicrosecondsPerDelivery, let this = run.relayCPUMicrosecondsPerDelivery, run.plan != nil, quiet > 0 {
+                line += " (\(fixed(this / quiet, 2))× quiet)"
+            }
+            if let attackers = run.attackersCPUSeconds {
+                line += "; attackers \(fixed(attackers, 2)) CPU s over the same stretch"
+            }
+            if let capped = run.attackersCapped { line += "; \(capped)" }
+            if let throttled = run.attackersThrottledPeriods { line += ", throttled in \(throttled) periods" }
+            lines.append(line)
         }
         lines.append("")
         lines.append("  the attack (\(plan.connections) connections; every dose bounded; `cut`: connections the relay closed):")

@@ -6,14 +6,16 @@ import TandemNet
 /// under attack, beside the quiet run of the same honest load.
 struct BenchRelayCommand: Command {
     static let words = ["bench", "relay"]
-    static let usage = "bench relay [--adversarial [--each]] [--in-process | --relay-executable PATH] [--full-stack-only | --delivery-only] [--priority normal|high|realtime] [--busy-poll] [--writer-threads 1|2] [--participants N] [--json] [--out FILE]"
+    static let usage = "bench relay [--adversarial [--each]] [--in-process | --relay-executable PATH] [--full-stack-only | --delivery-only] [--relay-cost [--relay-cpu N]] [--priority normal|high|realtime] [--busy-poll] [--writer-threads 1|2] [--participants N] [--json] [--out FILE]"
     static let summary = "200 participants in one session and 1,000 sessions of two on a `tandem serve` relay (--in-process: "
-        + "the relay beside the links), the relay's own delivery then the full client stack; --adversarial: "
-        + "quiet and then under attack (\(RelayAttackPlan().connections) attacking connections; build with -c release)"
+        + "the relay beside the links), the relay's own delivery then the full client stack; --relay-cost: the relay "
+        + "in this process, its latency by the kernel's socket timestamps and its CPU per delivery beside a bare forwarder's, "
+        + "both pinned to one processor (--relay-cpu); --adversarial: quiet and then under attack "
+        + "(\(RelayAttackPlan().connections) attacking connections in a CPU cgroup capped at half a processor; build with -c release)"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let options = try Arguments(arguments, options: ["out", "participants", "attack", "attack-kind", "attack-seconds", "relay-executable", "priority", "writer-threads"],
-                                    flags: ["json", "adversarial", "each", "in-process", "full-stack-only", "delivery-only", "busy-poll"])
+        let options = try Arguments(arguments, options: ["out", "participants", "attack", "attack-kind", "attack-seconds", "relay-executable", "priority", "writer-threads", "relay-cpu"],
+                                    flags: ["json", "adversarial", "each", "in-process", "full-stack-only", "delivery-only", "busy-poll", "relay-cost"])
         try options.expectPositionals(atMost: 0)
         if let port = options.value("attack") {
             // The attackers' own process, which `--adversarial` starts beside the relay's.
@@ -56,11 +58,26 @@ struct BenchRelayCommand: Command {
         }
         var benchmark = RelayBenchmark()
         benchmark.participants = participants
+        // The relay's own cost (kernel timestamps, its loop's CPU, a bare forwarder beside it):
+        // the relay in this process, its delivery phases only.
+        let relayCost = options.flags.contains("relay-cost")
+        benchmark.measuresKernelTimestamps = relayCost
+        if relayCost {
+            guard relayExecutable == nil else { throw CLIError.usage("--relay-cost runs the relay in this process: not with --relay-executable") }
+            guard !options.flags.contains("full-stack-only") else { throw CLIError.usage("--relay-cost and --full-stack-only exclude each other") }
+        }
+        if let cpu = try options.int("relay-cpu") {
+            guard relayCost else { throw CLIError.usage("--relay-cpu wants --relay-cost") }
+            guard cpu >= 0, cpu < ProcessInfo.processInfo.activeProcessorCount else {
+                throw CLIError.usage("--relay-cpu wants a processor from 0 to \(ProcessInfo.processInfo.activeProcessorCount - 1)")
+            }
+            benchmark.relayCPU = cpu
+        }
         // Another build's `tandem` as the relay: the same load, side by side, against two relays.
         if let path = relayExecutable {
             guard !options.flags.contains("in-process") else { throw CLIError.usage("--relay-executable and --in-process exclude each other") }
             benchmark.relayExecutable = path
-        } else if !options.flags.contains("in-process") {
+        } else if !options.flags.contains("in-process") && !relayCost {
             benchmark.relayExecutable = try BenchSyncCommand.executablePath()
         }
         benchmark.measuresRelayDelivery = !options.flags.contains("full-stack-only")
@@ -72,7 +89,7 @@ struct BenchRelayCommand: Command {
             guard (1...2).contains(threads) else { throw CLIError.usage("--writer-threads wants 1 or 2") }
             benchmark.writerThreads = threads
         }
-        if options.flags.contains("delivery-only") {
+        if options.flags.contains("delivery-only") || relayCost {
             // The relay's own delivery and its floor alone: short enough to alternate builds.
             guard benchmark.measuresRelayDelivery else { throw CLIError.usage("--delivery-only and --full-stack-only exclude each other") }
             let delivery = try await benchmark.runDelivery { printError("bench relay: \($0)…") }

@@ -64,6 +64,8 @@ public final class RelayServer: @unchecked Sendable {
     /// Flushes of large batches and the connections the writer thread wrote of them.
     private var sharedFlushes = 0
     private var sharedWrites = 0
+    /// The measuring mode, when on (`measureKernelTimestamps()`); nil costs a check per frame.
+    private var stamps: RelayServerStamps?
 
     /// How long a closing connection may take to be read to its end before it is cut.
     private static let closingLimit: Int64 = 2_000_000_000
@@ -211,7 +213,10 @@ public final class RelayServer: @unchecked Sendable {
             nextConnection += 1
             let connection = RelayServerConnection(id: RelayConnectionID(nextConnection), socket: accepted.socket, peerHost: host)
             connections[connection.id] = connection
+            stamps?.enable(connection)
             loop.register(accepted.socket.descriptor, interest: .readable) { [self] readable, writable, failed in
+                // Measuring: waiting transmit stamps raise an error report; they are read after the pass.
+                if failed, let stamps { stamps.written(connection) }
                 // A paused connection whose held frames are full is not watched for reading, so a
                 // report now is a hang-up or an error: it is gone (what it sent unread is sent
                 // again when it resumes).
@@ -251,7 +256,13 @@ public final class RelayServer: @unchecked Sendable {
             let stranger = connection.closingSince == nil && core.isUnauthenticated(connection.id)
             let count: Int?
             do {
-                count = try stranger ? connection.socket.read(into: &strangerBuffer) : connection.socket.read(into: &readBuffer)
+                if stranger {
+                    count = try connection.socket.read(into: &strangerBuffer)
+                } else if let stamps {
+                    count = try stamps.read(connection, into: &readBuffer)
+                } else {
+                    count = try connection.socket.read(into: &readBuffer)
+                }
             } catch {
                 // A reset (or any failed read): the peer's side is gone.
                 return teardown(connection, byPeer: true)
@@ -327,7 +338,9 @@ public final class RelayServer: @unchecked Sendable {
                 continue
             }
             core.shellBytes = shellBytes
+            stamps?.begin(connection)
             perform(core.onFrame(frame, from: connection.id, at: clock.now()))
+            stamps?.end()
         }
         // Paused with its held frames full: the socket is not watched for reading until the pause
         // ends (readiness is level-triggered, and unread bytes would wake the loop every pass).
@@ -404,6 +417,7 @@ public final class RelayServer: @unchecked Sendable {
             done = connection.output.isEmpty
             if done { break }
         }
+        stamps?.written(connection)
         // Whatever is left is written when the socket takes more.
         updateInterest(connection, writing: !done)
         if done, connection.closingSince != nil, !connection.writeShut {
@@ -452,6 +466,8 @@ public final class RelayServer: @unchecked Sendable {
                 }
             }
         }
+        // Measuring: the transmit stamps of what was just written, after the writes.
+        stamps?.drain()
     }
 
     private func markDirty(_ connection: RelayServerConnection) {
@@ -610,6 +626,7 @@ public final class RelayServer: @unchecked Sendable {
             case let .send(id, frame):
                 guard let connection = connections[id], !connection.writeShut else { continue }
                 connection.output.append(frame)
+                stamps?.queued(frame, on: connection)
                 markDirty(connection)
                 if connection.closingSince == nil,
                    connection.output.queuedBytes > configuration.maximumOutputBytes
@@ -647,6 +664,67 @@ public final class RelayServer: @unchecked Sendable {
             }
         }
     }
+}
+
+// MARK: Measuring mode
+
+/// What the relay's measuring mode saw over a stretch of time (`RelayServer.takeKernelTimestamps()`).
+public struct RelayServerTimestamps: Sendable {
+    /// Arrivals, copies and transmit stamps, to match (`RelayTimestampLedger.delays(to:)`).
+    public var ledger: RelayTimestampLedger
+    /// The loop thread's CPU time spent reading error queues since measuring began: what the
+    /// measuring itself cost, to leave out of the relay's CPU per delivery.
+    public var drainTime: TimeSpan
+    /// Connections that could not be stamped, and error queues that could not be read.
+    public var failures: Int
+    /// Frames of every kind (deliveries, acknowledgements, pongs, notices) queued on stamped
+    /// connections over the same stretch as `ledger`.
+    public var framesQueued: Int
+}
+
+extension RelayServer {
+    /// Turns the measuring mode on: every connection accepted from now is stamped by the kernel
+    /// (`SocketTimestamping`), and each delivery's arrival and transmit instants are kept until
+    /// taken (`takeKernelTimestamps()`). For benchmarks; off by default, when it costs a check
+    /// per frame. Call it before `start()`.
+    public func measureKernelTimestamps() {
+        loop.execute { [self] in if stamps == nil { stamps = RelayServerStamps() } }
+    }
+
+    /// What the measuring mode saw since the last call (or since it was turned on), leaving it
+    /// on; nil when it is off or the loop does not answer within a second.
+    public func takeKernelTimestamps() -> RelayServerTimestamps? {
+        let answer = LoopAnswer<RelayServerTimestamps?>(nil)
+        loop.execute { [self] in
+            answer.value = stamps.map {
+                let (ledger, frames) = $0.take()
+                return RelayServerTimestamps(ledger: ledger, drainTime: $0.drainTime, failures: $0.failures, framesQueued: frames)
+            }
+            answer.ready.signal()
+        }
+        guard answer.ready.wait(timeout: .now() + .seconds(1)) == .success else { return nil }
+        return answer.value
+    }
+
+    /// The kernel id of the loop's thread (as `/proc/self/task` names it), for reading its CPU
+    /// time or pinning it; nil when the loop does not answer within a second (not started).
+    public func loopThreadID() -> Int32? {
+        let answer = LoopAnswer<Int32?>(nil)
+        loop.execute {
+            answer.value = SocketTimestamping.currentThreadID()
+            answer.ready.signal()
+        }
+        guard answer.ready.wait(timeout: .now() + .seconds(1)) == .success else { return nil }
+        return answer.value
+    }
+}
+
+/// An answer the loop gives another thread: `value` is set on the loop before `ready` is
+/// signalled, and read only after waiting for it.
+private final class LoopAnswer<Value>: @unchecked Sendable {
+    let ready = DispatchSemaphore(value: 0)
+    var value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 // MARK: Cluster hooks (`ClusterRelay` in Sources/TandemCluster). The cluster part's:

@@ -1,3 +1,4 @@
+import TandemClock
 import TandemWire
 
 /// One TCP connection as the relay server holds it: the socket, the bytes read so far and the
@@ -30,6 +31,14 @@ final class RelayServerConnection {
     var isOpen = true
     /// Whether it waits in the server's list of connections to flush after this pass.
     var isDirty = false
+
+    /// Measuring mode (`RelayServerStamps`): whether the kernel stamps this socket, the arrival
+    /// of the last segment read, the bytes queued on it since it was stamped, and whether its
+    /// error queue waits to be read after the pass.
+    var isStamped = false
+    var lastArrival: KernelStamp?
+    var streamBytes = 0
+    var stampsPending = false
 
     /// The host it connects from, when known: what a cut is charged to (`RelayOffenderHoldOff`).
     let peerHost: String?
