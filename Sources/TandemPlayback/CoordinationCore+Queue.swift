@@ -13,13 +13,14 @@ import TandemClock
 ///   effective instant, from item time 0, at the intended rate (a playing group keeps playing, as
 ///   `AVQueuePlayer.advanceToNextItem()` does); `next` at the last entry pauses on its last frame.
 /// - A `transition(item:at:)` jumps to the first entry with that identifier, or replaces the
-///   current entry with one for it (`replaceCurrent`), so that old callers keep working.
+///   current entry with one for it (`replaceCurrent`), so that callers that name items by
+///   transition work with a queue too.
 /// - While the queue is empty, the first `state` report that names an item makes it the queue's
 ///   first entry (its identity with it): whoever is ordered first decides, the same on every
-///   participant, and a program no longer has to `transitionToItem` first.
+///   participant, and a program need not `transitionToItem` first.
 /// - Entries the core makes itself (from a transition or the first report) carry no duration:
-///   their items have no end of item, and a group plays on past the end as before queues (the
-///   proposal validation of the trust issue and its tests stay as they were). An item gets an end
+///   their items have no end of item, and a group plays on past the end of such an item (the
+///   proposals' validation does not change for them). An item gets an end
 ///   when whoever appends it gives its duration (`PlaybackQueue.Entry.duration`).
 /// - The end of an item (`settle(at:)`) needs no proposal: when the timeline reaches the current
 ///   entry's duration, at that session instant the group advances to the next entry at item

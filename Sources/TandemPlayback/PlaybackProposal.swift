@@ -3,7 +3,7 @@ import TandemClock
 
 /// A change that a participant proposes; the relay orders it, and every participant applies it
 /// at the same effective session instant. Media times are `ItemTime`s (encoded as bare
-/// nanoseconds, as before).
+/// nanoseconds).
 public enum PlaybackProposal: Sendable, Codable, Equatable {
     /// Play (or change the rate) from the current position.
     case setRate(Double)

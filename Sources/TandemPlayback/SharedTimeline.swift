@@ -7,7 +7,7 @@ import Foundation
 /// Each change is a proposal that the relay orders; every participant applies the same changes in
 /// the same order at the same effective session instants, so all hold the same timeline. Its
 /// instants are typed: media time is `ItemTime`, its anchor a `SessionInstant`, so that neither
-/// can be taken for a host or a local instant. It encodes as before (bare nanoseconds).
+/// can be taken for a host or a local instant. It encodes its instants as bare nanoseconds.
 public struct SharedTimeline: Sendable, Codable, Equatable, CustomStringConvertible {
     /// The item playing, as its identifier (nil before any is chosen).
     public var item: String?
