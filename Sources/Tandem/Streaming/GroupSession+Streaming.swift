@@ -7,7 +7,7 @@ import TandemNet
 extension GroupSession {
     /// The route the streaming bodies' readers subscribe on: not a Swift type's name, and
     /// never delivered to a messenger (a `.message` body on it is dropped).
-    var streamRoute: String { "\u{1}tandem.media-stream" }
+    var streamRoute: String { sessionStreamRoute }
 
     /// Sends a streaming body to `recipient` (nil: everyone else). Throws `.notJoined` before
     /// joining, `.tooLarge` past the relay's body limit, and `queueFull` (as `.transport`)
