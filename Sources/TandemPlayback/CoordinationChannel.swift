@@ -67,9 +67,10 @@ struct SessionChannel<Activity: GroupActivity>: CoordinationChannel {
 
     /// The session hands over its backlog (the welcome's history, and whatever came since)
     /// while `orderedDeliveries` subscribes; `.endOfHistory` follows it. Each record is decoded
-    /// and handed to `receive` as the session opens it, on the link's thread: the path from a
-    /// relay frame to the coordinator's machine is the link's read, the session's open, then
-    /// one hop onto the coordinator's serial scheduler (`PlaybackCoordinator.receive`).
+    /// and handed to `receive` as the session opens it, on the participant's loop: the path from
+    /// a relay frame to the coordinator's machine is the link's read and the session's open on
+    /// that loop, then one hop onto the coordinator's serial scheduler
+    /// (`PlaybackCoordinator.receive`).
     ///
     /// The subscription ends through the handler's return value once `wanted` says false (the
     /// coordinator coordinates with another session, or is gone): the session then hands this

@@ -470,12 +470,18 @@ public final class PlaybackCoordinator: @unchecked Sendable {
             return false
         }
         if superseded { for task in tasks { task.cancel() } }
-        watchForClock(generation)
+        // A clock that tells of its changes is read when it changes; any other is watched for
+        // its first estimate.
+        if let clock = channel.clock, clock.observeChanges({ [weak self] in self?.clockChanged(generation) }) {
+            clockChanged(generation)
+        } else {
+            watchForClock(generation)
+        }
     }
 
     /// Whether `generation` is the channel the coordinator coordinates over now.
-    /// Lock-free: the channel asks while it holds its session's lock, and the shell's lock is
-    /// taken before the session's elsewhere.
+    /// Lock-free: the channel asks on its session's loop, for every record, and the loop must
+    /// never wait for the coordinator's lock.
     func isCurrent(_ generation: Int) -> Bool { currentGeneration.load(ordering: .acquiring) == generation }
 
     /// Feeds the machine the next ordered record, on the scheduler: the channel calls it on
@@ -499,7 +505,14 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         }
     }
 
-    /// How often the shell looks for the session clock's first estimate.
+    /// The session clock's estimate changed: the machine takes the new mapping (a timeline that
+    /// waited for the first one is issued at once).
+    private func clockChanged(_ generation: Int) {
+        step(generation) { _, _ in [] }
+    }
+
+    /// How often the shell looks for the session clock's first estimate, when the clock does
+    /// not tell of its changes.
     static let clockWatchInterval = TimeSpan.milliseconds(5)
 
     /// The shell's view of a directive: the machine's (`CoordinatorMachine.Directive`, where

@@ -27,7 +27,7 @@ import TandemWire
 
         let mallory = try await CoordinatingPlaybackArticleIOTests.joined("mallory", relay: relay, invitation: host.session.invitation)
         defer { mallory.leave() }
-        let link = try #require(mallory.core.withLock { $0.link })
+        let link = try #require(mallory.joinedLink)
         // A body sealed once, sent again and again (replays), and random bytes as sealed bodies.
         let replayed = mallory.bodies.seal(Array("{}".utf8), kind: .playbackProposal, path: .ordered, retention: .playback)
         let flood = Task {

@@ -243,40 +243,4 @@ protocol JournalSession: Sendable {
     var attachmentsStorage: PublishedStorage<[GroupSessionJournal.Attachment]> { get }
 }
 
-extension GroupSession: JournalSession {
-    /// Records an attachment the relay reports (its metadata opened with the session's key).
-    func attachmentAdded(_ record: AttachmentRecord) {
-        let expectation = BodySealer.Expectation(path: .journal, kinds: [.attachmentMetadata], sender: record.owner,
-                                                 attachment: record.id, checksReplay: false)
-        let body: SignedBody
-        switch bodies.open(record.metadata, expecting: expectation) {
-        case .success(let opened): body = opened
-        case .failure(let reason):
-            reject(Rejection(reason: reason, sender: record.owner, path: "attachment"))
-            return
-        }
-        guard let metadata = try? JSONDecoder().decode(AttachmentMetadata.self, from: Data(body.payload)) else {
-            reject(Rejection(reason: .malformed, sender: record.owner, path: "attachment"))
-            return
-        }
-        let attachment = GroupSessionJournal.Attachment(
-            id: record.id, name: metadata.name, size: metadata.size, owner: record.owner,
-            contentType: metadata.contentType.flatMap(UTType.init) ?? .data, metadata: metadata.metadata,
-            source: AttachmentSource(session: self))
-        let current = core.withLock { core -> [GroupSessionJournal.Attachment] in
-            if core.attachments.updateValue(attachment, forKey: record.id) == nil { core.attachmentOrder.append(record.id) }
-            return core.attachmentOrder.compactMap { core.attachments[$0] }
-        }
-        attachmentsStorage.value = current
-    }
-
-    /// Forgets an attachment the relay reports removed.
-    func attachmentRemoved(_ id: UUID) {
-        let current = core.withLock { core -> [GroupSessionJournal.Attachment] in
-            core.attachments.removeValue(forKey: id)
-            core.attachmentOrder.removeAll { $0 == id }
-            return core.attachmentOrder.compactMap { core.attachments[$0] }
-        }
-        attachmentsStorage.value = current
-    }
-}
+extension GroupSession: JournalSession {}

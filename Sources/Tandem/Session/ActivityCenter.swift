@@ -147,7 +147,7 @@ public final class ActivityCenter: Sendable {
         let invitation = (try? Invitation(relays: [first] + relay.furtherRelays, sessionID: UUID(), secret: SessionSecret()))
             ?? Invitation(host: relay.host, port: relay.port, sessionID: UUID(), secret: SessionSecret())
         let bodies = BodySealer(secret: invitation.secret, sessionID: invitation.sessionID, identity: SigningKeyPair())
-        let session = GroupSession(center: self, activity: activity, invitation: invitation, bodies: bodies, link: nil, welcome: nil)
+        let session = try GroupSession(center: self, activity: activity, invitation: invitation, bodies: bodies, link: nil, welcome: nil)
         deliver(session, identifier: Activity.activityIdentifier)
         return session
     }
@@ -223,7 +223,7 @@ public final class ActivityCenter: Sendable {
         let opener: Opener = { welcome, link, invitation, bodies, center in
             let description = try ActivityDescription.open(welcome.activity, bodies: bodies)
             let activity = try description.decode(Activity.self)
-            return GroupSession(center: center, activity: activity, invitation: invitation, bodies: bodies, link: link, welcome: welcome)
+            return try GroupSession(center: center, activity: activity, invitation: invitation, bodies: bodies, link: link, welcome: welcome)
         }
         let (id, backlog, pending) = state.withLock { state in
             state.openers[identifier] = opener

@@ -1,14 +1,6 @@
 import Foundation
 import TandemWire
 
-/// The session's chat: the last lines kept for whoever reads (and, by the relay, for late
-/// joiners), and each reader's stream.
-struct SessionChat {
-    /// The newest lines received, at most `ChatMessage.keptCount`, oldest first.
-    var kept: [ChatMessage] = []
-    var readers: [Int: AsyncStream<ChatMessage>.Continuation] = [:]
-}
-
 // Chat travels in the ordered stream, sealed and signed as a `.chat` body with a recent
 // retention: the relay keeps the last lines for late joiners without reading them, and every
 // participant sees them in one order.
@@ -27,53 +19,15 @@ extension GroupSession {
     /// one, in the group's order. The sequence ends when the session is invalidated.
     public func chatMessages() -> AsyncStream<ChatMessage> {
         let (stream, continuation) = AsyncStream.makeStream(of: ChatMessage.self)
-        let id = core.withLock { core -> Int? in
-            guard !core.invalidated else { return nil }
-            let id = core.nextSubscriber
-            core.nextSubscriber += 1
-            // Under the lock, so that no newer line overtakes the kept ones.
-            for message in core.chat.kept { continuation.yield(message) }
-            core.chat.readers[id] = continuation
-            return id
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
+        let id = readerID()
+        addReader({ [self] in
+            // On the loop, so that no newer line overtakes the kept ones.
+            for message in machine.chat { continuation.yield(message) }
+            readers.chat[id] = continuation
+        }, else: { continuation.finish() })
         continuation.onTermination = { [weak self] _ in
-            _ = self?.core.withLock { $0.chat.readers.removeValue(forKey: id) }
+            self?.onLoop { [weak self] in _ = self?.readers.chat.removeValue(forKey: id) }
         }
         return stream
-    }
-
-    /// Takes a chat record the group ordered (the history's, for a late joiner): kept, and
-    /// passed to the readers. One that is no chat line (empty, too long, not UTF-8) or that
-    /// was signed with another retention is dropped and reported.
-    func chatReceived(_ delivery: OrderedPlaintext) {
-        guard case .recent = delivery.retention else {
-            reject(Rejection(reason: .wrongRetention, sender: delivery.sender, path: "chat"))
-            return
-        }
-        guard let text = ChatRecord.decode(delivery.body) else {
-            reject(Rejection(reason: .malformed, sender: delivery.sender, path: "chat"))
-            return
-        }
-        let message = ChatMessage(sender: delivery.sender, text: text, order: delivery.order, orderedAt: delivery.orderedAt)
-        core.withLock { core in
-            guard !core.invalidated else { return }
-            core.chat.kept.append(message)
-            if core.chat.kept.count > ChatMessage.keptCount { core.chat.kept.removeFirst(core.chat.kept.count - ChatMessage.keptCount) }
-            // Yielded under the lock, so that every reader sees the lines in the group's order.
-            for reader in core.chat.readers.values { reader.yield(message) }
-        }
-    }
-
-    /// Ends the chat readers, when the session is over.
-    func finishChat() {
-        let readers = core.withLock { core in
-            defer { core.chat.readers.removeAll() }
-            return Array(core.chat.readers.values)
-        }
-        for reader in readers { reader.finish() }
     }
 }

@@ -27,7 +27,7 @@ extension GroupSession {
     /// Proposes `plaintext` for ordered broadcast, sealed as a body of `kind` (a chat line, or
     /// as the other `sendOrdered` chooses).
     func sendOrdered(_ plaintext: [UInt8], kind: BodyKind, retention: OrderedRetention) throws(GroupSessionError) {
-        guard let link = core.withLock({ $0.invalidated || !$0.active.contains(localParticipant.id) ? nil : $0.link }) else {
+        guard let link = sendingLink else {
             throw GroupSessionError(.notJoined, "the session is not joined: call join() and wait for .joined")
         }
         do {
@@ -42,7 +42,7 @@ extension GroupSession {
     package func orderedDeliveries() -> AsyncStream<OrderedPlaintext> { orderedDeliveries { $0 } }
 
     /// The ordered deliveries that opened, each turned into what the reader wants by
-    /// `transform` (nil skips it) as it arrives, on the thread that opened it (placeholders are
+    /// `transform` (nil skips it) as it arrives, on the session's loop (placeholders are
     /// passed over). One reader.
     package func orderedDeliveries<Element: Sendable>(
         _ transform: @escaping @Sendable (OrderedPlaintext) -> Element?
@@ -58,14 +58,14 @@ extension GroupSession {
         return stream
     }
 
-    /// Hands each ordered record to `handler` as it arrives, on the thread that opened it (the
-    /// backlog first): the coordinator is fed without a task of its own in between. A record that
-    /// failed a check comes as a placeholder (`OrderedContent.placeholder`), so that every order
-    /// is accounted for. When
-    /// `handler` returns false the subscription ends: `finished` is called, and the session
-    /// hands it nothing more and keeps nothing for it (the records are still opened, as the
-    /// session opens every record, but go no further). One reader: a later subscription
-    /// replaces this one. False when the session is over (nothing is delivered).
+    /// Hands each ordered record to `handler` as it arrives, on the session's loop (the backlog
+    /// first, before this returns): the coordinator is fed without a task of its own in between.
+    /// A record that failed a check comes as a placeholder (`OrderedContent.placeholder`), so
+    /// that every order is accounted for. When `handler` returns false the subscription ends:
+    /// `finished` is called, and the session hands it nothing more and keeps nothing for it (the
+    /// records are still opened, as the session opens every record, but go no further). One
+    /// reader: a later subscription replaces this one. False when the session is over (nothing
+    /// is delivered).
     @discardableResult
     package func orderedDeliveries(while handler: @escaping @Sendable (OrderedRecord) -> Bool,
                                    finished: @escaping @Sendable () -> Void = {}) -> Bool {
@@ -81,13 +81,12 @@ extension GroupSession {
             guard !ended.withLock({ $0 }) else { return }
             if !handler(delivery) { end() }
         }, finish: end)
-        let (adopted, replaced) = core.withLock { core -> (Bool, OrderedReader?) in
-            guard !core.invalidated else { return (false, nil) }
-            // The backlog goes first, under the lock, so that no newer delivery overtakes it.
-            for delivery in core.ordered { reader.yield(delivery) }
-            core.ordered.removeAll()
-            defer { core.orderedReader = reader }
-            return (true, core.orderedReader)
+        let (adopted, replaced) = onLoopAndWait { [self] () -> (Bool, OrderedReader?) in
+            guard let backlog = machine.onOrderedReader() else { return (false, nil) }
+            // The backlog goes first, on the loop, so that no newer delivery overtakes it.
+            for delivery in backlog { reader.yield(delivery) }
+            defer { readers.ordered = reader }
+            return (true, readers.ordered)
         }
         replaced?.finish()
         return adopted
@@ -96,30 +95,22 @@ extension GroupSession {
     /// The participants who leave the session, as the relay reports them.
     package func departures() -> AsyncStream<UUID> {
         let (stream, continuation) = AsyncStream.makeStream(of: UUID.self)
-        let id = core.withLock { core -> Int? in
-            guard !core.invalidated else { return nil }
-            let id = core.nextSubscriber
-            core.nextSubscriber += 1
-            core.departureReaders[id] = continuation
-            return id
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
+        let id = readerID()
+        addReader({ [self] in readers.departures[id] = continuation }, else: { continuation.finish() })
         continuation.onTermination = { [weak self] _ in
-            _ = self?.core.withLock { $0.departureReaders.removeValue(forKey: id) }
+            self?.onLoop { [weak self] in _ = self?.readers.departures.removeValue(forKey: id) }
         }
         return stream
     }
 
     /// How this participant knows the session clock (nil until joined, or if it cannot probe).
-    package var sessionClock: (any SessionClockSource)? { core.withLock { $0.clockSource } }
+    package var sessionClock: (any SessionClockSource)? { view.withLock { $0.clockSource } }
 
     /// This participant's local clock.
     package var localClock: any MonotonicDerivedClock { center.localClock }
 
-    /// Opens an ordered delivery and passes it on (or keeps it until the reader comes).
+    /// Takes an ordered delivery as the link hands it (opened and passed on, or kept until the
+    /// reader comes), returning once taken. Any thread.
     ///
     /// Only a proposal signed by a participant of this session, attributed by the relay to its
     /// signer, whose counter that signer has not used before in the ordered stream, and whose
@@ -127,48 +118,16 @@ extension GroupSession {
     /// number, or one the relay relabelled, is reported and passed on as a placeholder that
     /// carries nothing but its order (with the relay's sender and retention).
     func receiveOrdered(_ delivery: OrderedDelivery) {
-        receiveOrdered(delivery, opened: bodies.open(delivery.body, expecting: Self.expectation(ordered: delivery)))
+        onLoopAndWait { [self] in handle(.ordered(delivery)) }
     }
 
-    /// Receives a joiner's history: the bodies opened together (`BodySealer.open(_:)`, on every
-    /// processor), then each record in order as `receiveOrdered(_:)` does.
+    /// Receives a joiner's history as `SessionMachine.onOrderedHistory` takes it, returning once
+    /// taken. Any thread.
     func receiveOrderedHistory(_ history: [OrderedDelivery]) {
-        let opened = bodies.open(history.map { ($0.body, Self.expectation(ordered: $0)) })
-        for (delivery, body) in zip(history, opened) { receiveOrdered(delivery, opened: body) }
-    }
-
-    /// What an ordered record's body must be.
-    private static func expectation(ordered delivery: OrderedDelivery) -> BodySealer.Expectation {
-        BodySealer.Expectation(path: .ordered, kinds: [.playbackProposal, .playbackSnapshot, .chat], sender: delivery.sender,
-                               attachment: nil, checksReplay: true, retention: delivery.retention)
-    }
-
-    private func receiveOrdered(_ delivery: OrderedDelivery, opened: Result<SignedBody, RejectionReason>) {
-        let record: OrderedRecord
-        switch opened {
-        case .success(let signed):
-            if ActivityChange.isChange(signed.payload) { activityChanged(signed.payload, by: signed.sender) }
-            let opened = delivery.map(sender: signed.sender) { _ in signed.payload }
-            // A chat line goes to the chat, and on to the coordinator too: it takes an order number,
-            // and a late joiner's coordinator assembles its history without gaps.
-            if signed.kind == .chat { chatReceived(opened) }
-            record = opened.map { .plaintext($0) }
-        case .failure(let reason):
-            reject(Rejection(reason: reason, sender: delivery.sender, path: "ordered"))
-            record = delivery.map { _ in .placeholder(reason) }
+        onLoopAndWait { [self] in
+            perform(machine.onOrderedHistory(history, at: now))
+            publishView()
         }
-        let reader = core.withLock { core -> OrderedReader? in
-            guard !core.invalidated else { return nil }
-            if core.orderedReader == nil { core.ordered.append(record) }
-            return core.orderedReader
-        }
-        reader?.yield(record)
-    }
-
-    /// Tells departure readers that `id` left.
-    func announceDeparture(_ id: UUID) {
-        let readers = core.withLock { Array($0.departureReaders.values) }
-        for reader in readers { reader.yield(id) }
     }
 
     /// The session clock, probed at the invite's relay `relay` (where the link joined).
@@ -192,25 +151,11 @@ extension GroupSession {
     /// The link resumed, perhaps on another relay of the invite's list: a probed session clock
     /// moves to that relay's time service (it keeps its last estimate until the new one has
     /// samples). An unresolvable address or a failed socket leaves it probing where it was.
-    func followClock(to link: any RelayLink) {
+    func followClock() {
+        loop.preconditionInLoop()
         guard let relay = (link as? RelayClientLink)?.currentRelay,
-              let probed = core.withLock({ $0.clockSource }) as? ProbedSessionClock,
+              let probed = clockSource as? ProbedSessionClock,
               let address = timeService(ofRelay: relay) else { return }
         try? probed.follow(server: address)
-    }
-
-    /// Ends the coordination streams and stops the clock, when the session is over.
-    func finishCoordination() {
-        let (reader, departures, clock) = core.withLock { core in
-            defer {
-                core.orderedReader = nil
-                core.departureReaders.removeAll()
-                core.clockSource = nil
-            }
-            return (core.orderedReader, Array(core.departureReaders.values), core.clockSource)
-        }
-        reader?.finish()
-        for departure in departures { departure.finish() }
-        clock?.stop()
     }
 }

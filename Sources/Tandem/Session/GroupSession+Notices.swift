@@ -8,8 +8,10 @@ extension GroupSession {
     /// `notices` hears it; it is not forwarded to other participants. After the session is
     /// invalidated it does nothing.
     public func showNotice(_ event: GroupSessionEvent) {
-        let readers = core.withLock { core in core.invalidated ? [] : Array(core.noticeReaders.values) }
-        for reader in readers { reader.yield(event) }
+        onLoop { [self] in
+            guard !machine.isInvalidated else { return }
+            for reader in readers.notices.values { reader.yield(event) }
+        }
     }
 
     /// Shows `action` as this participant's own (`showNotice(.updatedQueue(.added(.song("…"))))`,
@@ -23,29 +25,11 @@ extension GroupSession {
     /// session is invalidated.
     public var notices: AsyncStream<GroupSessionEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: GroupSessionEvent.self, bufferingPolicy: .bufferingNewest(64))
-        let id = core.withLock { core -> Int? in
-            guard !core.invalidated else { return nil }
-            let id = core.nextSubscriber
-            core.nextSubscriber += 1
-            core.noticeReaders[id] = continuation
-            return id
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
+        let id = readerID()
+        addReader({ [self] in readers.notices[id] = continuation }, else: { continuation.finish() })
         continuation.onTermination = { [weak self] _ in
-            _ = self?.core.withLock { $0.noticeReaders.removeValue(forKey: id) }
+            self?.onLoop { [weak self] in _ = self?.readers.notices.removeValue(forKey: id) }
         }
         return stream
-    }
-
-    /// Ends the readers of `notices`.
-    func finishNotices() {
-        let readers = core.withLock { core in
-            defer { core.noticeReaders.removeAll() }
-            return Array(core.noticeReaders.values)
-        }
-        for reader in readers { reader.finish() }
     }
 }

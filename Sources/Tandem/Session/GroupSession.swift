@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TandemClock
 import TandemNet
 
 /// A live activity shared by a group, as SharePlay's `GroupSession`: join it, watch who is
@@ -9,8 +10,13 @@ import TandemNet
 /// `state` and `activeParticipants` are observable without Combine:
 /// `for await state in session.$state.values { ... }`.
 ///
-/// It is safe to use from any thread or actor: its state lives behind a lock or in `Published`
-/// storage (the wrappers' own fields are constants, hence `@unchecked`).
+/// It is safe to use from any thread or actor. Its decisions are a `SessionMachine`'s, made on
+/// the participant's event loop (the loop its relay link runs on), which also reads the link's
+/// events, one at a time, with no task in between; the class is `@unchecked Sendable` because
+/// every field it changes is confined to that loop (asserted) or lives in `Published` storage
+/// and a lock-held view for readers elsewhere. A call from another thread hops onto the loop;
+/// the few whose caller reads the decision at once (`leave()`, `end()`, assigning `activity`)
+/// wait for the loop to take it.
 public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked Sendable, Identifiable {
     /// Where a session stands for this participant.
     public enum State: Sendable, CustomStringConvertible {
@@ -35,8 +41,8 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
     public let id: UUID
     /// The activity being shared. Assigning it proposes the new activity to the group, in the
     /// session's order, as SharePlay does: everyone's `activity` becomes it, late joiners'
-    /// included, and `$activity.values` observes each change. (Before joining, the assignment
-    /// is this participant's alone: it is what the session starts with.)
+    /// included, and `$activity.values` observes each change. (Until this participant has
+    /// joined, the assignment is its alone: it is what the session starts with.)
     @Published public var activity: Activity
     /// Whether this participant started it (`activate()`), rather than accepting an invite.
     public let isLocallyInitiated: Bool
@@ -61,81 +67,56 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
     let center: ActivityCenter
     /// Signs and seals what this participant sends; opens and checks what it receives.
     let bodies: BodySealer
-    let core: Mutex<SessionCore>
-    /// The delivery of this participant's `leave()` or `end()` to the relay, once either is called.
-    private let departure = Mutex<Task<Void, Never>?>(nil)
+    /// The participant's loop: the link's, where the machine decides and the shell acts.
+    let loop: any SerialEventLoop
 
-    /// What the session keeps under its lock.
-    struct SessionCore {
-        var link: (any RelayLink)?
-        var joinRequested = false
-        var invalidated = false
-        /// Everyone the relay says is connected, by identity.
-        var known: [UUID: Participant] = [:]
-        /// Those who left but may have signed records this participant receives, by identity.
-        var former: [UUID: Participant] = [:]
-        var active: Set<UUID> = []
-        /// Those the relay reported away (`RelayEvent.participantAway`), by identity.
-        var away: Set<UUID> = []
-        var subscribers: [Int: MessageSubscriber] = [:]
-        var nextSubscriber = 0
-        var attachments: [UUID: GroupSessionJournal.Attachment] = [:]
-        var attachmentOrder: [UUID] = []
-        var clockSource: (any SessionClockSource)?
-        /// Ordered records not yet taken by the coordinator (the history first), placeholders
-        /// included.
-        var ordered: [OrderedRecord] = []
-        var orderedReader: OrderedReader?
-        var departureReaders: [Int: AsyncStream<UUID>.Continuation] = [:]
-        /// Bodies dropped on arrival, by reason.
-        var rejected: [RejectionReason: Int] = [:]
-        var rejectionReaders: [Int: AsyncStream<Rejection>.Continuation] = [:]
-        /// The activity's metadata's `lifetimePolicy`, as read when this participant joined.
-        var lifetimePolicy = GroupActivityMetadata.LifetimePolicy.automatic
-        /// Who started the session: this participant, or the signer of the activity the relay
-        /// welcomed it with (nil when that could not be read).
-        var initiator: UUID?
-        /// The readers of `notices` (`GroupSession+Notices.swift`).
-        var noticeReaders: [Int: AsyncStream<GroupSessionEvent>.Continuation] = [:]
-        /// This participant's activity changes sent but not yet back in the group's order.
-        var pendingActivityChanges = 0
-        /// The chat's last lines and readers (`GroupSession+Chat.swift`).
-        var chat = SessionChat()
-    }
+    // Confined to the loop.
+    var machine: SessionMachine<Activity>
+    var link: (any RelayLink)?
+    var clockSource: (any SessionClockSource)?
+    var readers = SessionReaders()
 
-    /// The one reader of the ordered deliveries: what to do with each, and how to end it.
-    struct OrderedReader: Sendable {
-        let yield: @Sendable (OrderedRecord) -> Void
-        let finish: @Sendable () -> Void
-    }
-
-    /// A `messages(of:)` reader: the type name it wants and where to put matching messages.
-    struct MessageSubscriber {
-        let type: String
-        let continuation: AsyncStream<InboundMessage>.Continuation
-    }
-
+    /// What the loop last decided, for the synchronous API on other threads.
+    let view = Mutex(SessionView())
+    /// Identities of readers (of messages, the chat, notices and the rest), from any thread.
+    let nextReader = Atomic<Int>(0)
+    /// The delivery of this participant's `leave()` or `end()` to the relay.
+    let departure = DepartureSignal()
     let attachmentsStorage = PublishedStorage<[GroupSessionJournal.Attachment]>([])
 
     /// A session of `activity`; `bodies` holds this participant's own key for it (fresh for
-    /// each session), whose public key certifies `localParticipant`'s identity.
+    /// each session), whose public key certifies `localParticipant`'s identity. It runs on
+    /// `link`'s loop, or (started here, with no link yet) on the loop its relay names.
     init(center: ActivityCenter, activity: Activity, invitation: Invitation, bodies: BodySealer,
-         link: (any RelayLink)?, welcome: RelayWelcome?) {
+         link: (any RelayLink)?, welcome: RelayWelcome?) throws(GroupSessionError) {
         self.center = center
         _activity = Published(wrappedValue: activity)
         self.invitation = invitation
         self.id = invitation.sessionID
         self.isLocallyInitiated = link == nil
         self.bodies = bodies
-        self.localParticipant = Participant(id: bodies.localID, displayName: center.displayName)
-        var core = SessionCore(link: link)
-        core.initiator = link == nil ? bodies.localID : welcome.flatMap { ActivityDescription.signer(of: $0.activity, bodies: bodies) }
-        self.core = Mutex(core)
+        let local = Participant(id: bodies.localID, displayName: center.displayName)
+        self.localParticipant = local
+        machine = SessionMachine(localParticipant: local, bodies: bodies, isLocallyInitiated: link == nil)
+        loop = try Self.participantLoop(link: link, connector: center.relay?.connector)
         $activity.storage.interceptAssignments { [weak self] activity in
-            self?.propose(activity) ?? true
+            self?.assign(activity) ?? true
         }
         if let link, let welcome {
-            adopt(link, welcome: welcome)
+            // Taken before the session is handed out, so that it shows the welcome's activity and journal.
+            onLoopAndWait { [self] in adopt(link, welcome: welcome) }
+        }
+    }
+
+    /// The loop a session runs on: its link's, else the one its connector names for a new
+    /// participant, else one of the process's shared participant loops.
+    private static func participantLoop(link: (any RelayLink)?, connector: (any RelayConnector)?) throws(GroupSessionError) -> any SerialEventLoop {
+        if let client = link as? RelayClientLink { return client.eventLoop }
+        do throws(RelayError) {
+            if let chooser = connector as? any ParticipantLoopConnector { return try chooser.participantLoop() }
+            return try RelayClientLoops.participantLoop()
+        } catch {
+            throw GroupSessionError.from(error)
         }
     }
 
@@ -143,143 +124,175 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
     /// started it) and tells the others. `state` becomes `.joined`, or `.invalidated` with the
     /// reason it could not.
     public func join() {
-        let proceed = core.withLock { core in
-            defer { core.joinRequested = true }
-            return !core.joinRequested && !core.invalidated
+        onLoop { [self] in
+            for directive in machine.onJoinRequested(at: now) {
+                switch directive {
+                case .prepare(let connect):
+                    // The activity's metadata is read asynchronously, and a connection is made so:
+                    // the bridge to Swift concurrency, at the public edge.
+                    Task { await self.prepare(connect: connect) }
+                }
+            }
         }
-        guard proceed else { return }
-        Task { await self.connectAndJoin() }
     }
 
     /// Leaves the session; the others go on. The initiator of an activity whose metadata's
     /// `lifetimePolicy` is `.endsWhenInitiatorLeaves` (as it was when the initiator joined) ends
     /// it for everyone instead, as SharePlay does.
     public func leave() {
-        if isLocallyInitiated, core.withLock({ $0.lifetimePolicy }) == .endsWhenInitiatorLeaves {
-            end(GroupSessionError(.ended, "\(localParticipant), who started it, left: the activity ends with them"))
-            return
-        }
-        let link = core.withLock { core -> (any RelayLink)? in
-            guard !core.invalidated else { return nil }
-            return core.link
-        }
-        invalidate(GroupSessionError(.left, "\(localParticipant) left the session"))
-        if let link { departure.withLock { $0 = Task { await link.leave() } } }
+        onLoopAndWait { [self] in depart(machine.onLeaveRequested(at: now)) }
     }
 
     /// Ends the session for everyone; each participant's session is invalidated with the reason.
     public func end() {
-        end(GroupSessionError(.ended, "\(localParticipant) ended the session"))
-    }
-
-    /// Ends the session for everyone with `reason`.
-    private func end(_ reason: GroupSessionError) {
-        let link = core.withLock { core -> (any RelayLink)? in
-            guard !core.invalidated else { return nil }
-            return core.link
-        }
-        invalidate(reason)
-        if let link { departure.withLock { $0 = Task { await link.end(reason: reason.detail) } } }
+        let reason = GroupSessionError(.ended, "\(localParticipant) ended the session")
+        onLoopAndWait { [self] in depart(machine.onEndRequested(reason, at: now)) }
     }
 
     /// Waits until this participant's `leave()` or `end()` has reached the relay (at once when
     /// neither was called), for at most `timeout`. A program about to exit calls it, so that the
     /// others hear of its departure from the relay, not from a connection that went silent.
     public func departureDelivered(timeout: Duration = .seconds(2)) async {
-        guard let delivery = departure.withLock({ $0 }) else { return }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await delivery.value }
-            group.addTask { try? await Task.sleep(for: timeout) }
-            await group.next()
-            group.cancelAll()
+        await departure.wait(timeout: timeout)
+    }
+
+    /// Reads the lifetime policy, connects when asked, then announces this participant: the
+    /// asynchronous part of `join()`, each result handed back to the loop.
+    private func prepare(connect: Bool) async {
+        let policy = await activity.metadata.lifetimePolicy
+        onLoop { [self] in machine.onLifetimePolicy(policy) }
+        guard connect else {
+            onLoop { [self] in announce() }
+            return
+        }
+        guard let relay = center.relay else {
+            onLoop { [self] in perform(machine.onJoinFailed(GroupSessionError(.noRelay, "no relay is configured"))) }
+            return
+        }
+        let description: [UInt8]
+        do {
+            description = try ActivityDescription(activity).sealed(with: bodies)
+        } catch {
+            let reason = error as? GroupSessionError ?? GroupSessionError(.encoding, "\(error)")
+            onLoop { [self] in perform(machine.onJoinFailed(reason)) }
+            return
+        }
+        let request = RelayJoinRequest(
+            sessionID: id, displayName: localParticipant.displayName, identity: bodies.identity,
+            sessionKey: invitation.secret.signingKey, createIfAbsent: isLocallyInitiated, activity: description,
+            presence: bodies.keptPresence(name: localParticipant.displayName)
+        )
+        do throws(RelayError) {
+            let link: any RelayLink
+            if let chooser = relay.connector as? any ParticipantLoopConnector {
+                link = try await chooser.join(request, on: loop)
+            } else {
+                link = try await relay.connector.join(request)
+            }
+            center.relayAnswered(true)
+            onLoop { [self] in
+                adopt(link, welcome: link.welcome)
+                announce()
+            }
+        } catch {
+            if error.code == .unreachable { center.relayAnswered(false) }
+            onLoop { [self] in perform(machine.onJoinFailed(GroupSessionError.from(error))) }
         }
     }
 
-    private func connectAndJoin() async {
-        // Read once here, where the activity's (async) metadata can be: `leave()` is synchronous.
-        let policy = await activity.metadata.lifetimePolicy
-        core.withLock { $0.lifetimePolicy = policy }
-        if core.withLock({ $0.link == nil }) {
-            guard let relay = center.relay else {
-                invalidate(GroupSessionError(.noRelay, "no relay is configured"))
-                return
-            }
-            let description: [UInt8]
-            do {
-                description = try ActivityDescription(activity).sealed(with: bodies)
-            } catch {
-                invalidate(error as? GroupSessionError ?? GroupSessionError(.encoding, "\(error)"))
-                return
-            }
-            let request = RelayJoinRequest(
-                sessionID: id, displayName: localParticipant.displayName, identity: bodies.identity,
-                sessionKey: invitation.secret.signingKey, createIfAbsent: isLocallyInitiated, activity: description,
-                presence: bodies.keptPresence(name: localParticipant.displayName)
-            )
-            do {
-                let link = try await relay.connector.join(request)
-                center.relayAnswered(true)
-                adopt(link, welcome: link.welcome)
-            } catch {
-                if error.code == .unreachable { center.relayAnswered(false) }
-                invalidate(GroupSessionError.from(error))
-                return
+    /// Announces this participant to the group, once joining and linked.
+    private func announce() {
+        loop.preconditionInLoop()
+        for directive in machine.onAnnounce(at: now) {
+            switch directive {
+            case .sendPresence(let recipients): sendPresence(to: recipients)
+            case .publishActive(let active): $activeParticipants.storage.value = active
+            case .publishJoined:
+                publishView()
+                state = .joined
+                center.sessionJoined(self)
             }
         }
-        guard let link = core.withLock({ $0.invalidated ? nil : $0.link }) else { return }
-        try? link.send(presence(to: .everyone), to: .everyone, reliable: true)
-        core.withLock { core in
-            core.active.insert(localParticipant.id)
-            return ()
-        }
-        publishActive()
-        state = .joined
-        center.sessionJoined(self)
+        publishView()
     }
 
     /// Takes over a joined link: who is there, the journal and the ordered history so far, the
-    /// session clock, and the link's events from now on.
+    /// session clock, and the link's events from now on, read on this loop. A link that joined
+    /// after the session ended is left at once.
     private func adopt(_ link: any RelayLink, welcome: RelayWelcome) {
+        loop.preconditionInLoop()
+        guard !machine.isInvalidated else {
+            depart(link, reason: nil)
+            return
+        }
+        self.link = link
         // The relay of the invite's list that the link joined on (a joiner starts at a random one).
-        let clockSource = makeClockSource(relay: (link as? RelayClientLink)?.currentRelay ?? 0)
-        let participants = welcome.participants.compactMap(verified)
-        core.withLock { core in
-            core.link = link
-            core.clockSource = clockSource
-            for (participant, departed) in participants {
-                if departed { core.former[participant.id] = participant } else { core.known[participant.id] = participant }
+        clockSource = makeClockSource(relay: (link as? RelayClientLink)?.currentRelay ?? 0)
+        perform(machine.onWelcome(welcome, at: now))
+        publishView()
+        read(link)
+    }
+
+    /// Reads `link`'s events: on this loop as the link emits them when it runs here; hopped
+    /// here from the link's own loop, or from a task for a link of another kind.
+    private func read(_ link: any RelayLink) {
+        guard let client = link as? RelayClientLink else {
+            Task { [self] in
+                for await event in link.events { onLoop { [self] in handle(event) } }
+            }
+            return
+        }
+        if client.eventLoop === loop {
+            client.takeEvents { [self] event in handle(event) }
+        } else {
+            client.eventLoop.execute { [self] in
+                client.takeEvents { [self] event in onLoop { [self] in handle(event) } }
             }
         }
-        for record in welcome.attachments { attachmentAdded(record) }
-        receiveOrderedHistory(welcome.orderedHistory)
-        Task { await pump(link) }
     }
 
-    private func pump(_ link: any RelayLink) async {
-        for await event in link.events {
-            handle(event, link: link)
+    /// Carries out what leaving or ending decided.
+    private func depart(_ directives: [SessionMachine<Activity>.DepartureDirective]) {
+        loop.preconditionInLoop()
+        for directive in directives {
+            switch directive {
+            case .invalidate(let reason): finish(reason)
+            case .leaveRelay: if let link { depart(link, reason: nil) }
+            case .endRelay(let reason): if let link { depart(link, reason: reason) }
+            }
         }
     }
 
-    func activeSetLocked(_ core: SessionCore) -> Set<Participant> {
-        Set(core.active.compactMap { core.known[$0] ?? ($0 == localParticipant.id ? localParticipant : nil) })
+    /// Tells the relay this participant leaves (`reason` nil) or ends the session for everyone.
+    private func depart(_ link: any RelayLink, reason: String?) {
+        departure.start()
+        let departure = departure
+        switch (link as? RelayClientLink, reason) {
+        case (let client?, nil): client.beginLeave { departure.delivered() }
+        case (let client?, let reason?): client.beginEnd(reason: reason) { departure.delivered() }
+        case (nil, let reason):
+            Task {
+                if let reason { await link.end(reason: reason) } else { await link.leave() }
+                departure.delivered()
+            }
+        }
     }
 
     /// Ends the session for this participant: `state` and every open sequence finish.
-    func invalidate(_ reason: GroupSessionError) {
-        let subscribers = core.withLock { core -> [MessageSubscriber]? in
-            guard !core.invalidated else { return nil }
-            core.invalidated = true
-            defer { core.subscribers.removeAll() }
-            return Array(core.subscribers.values)
-        }
-        guard let subscribers else { return }
+    func finish(_ reason: GroupSessionError) {
+        loop.preconditionInLoop()
         center.sessionEnded(self)
-        for subscriber in subscribers { subscriber.continuation.finish() }
-        finishCoordination()
-        finishChat()
-        finishRejections()
-        finishNotices()
+        let finished = readers
+        readers = SessionReaders()
+        for subscriber in finished.messages.values { subscriber.continuation.finish() }
+        finished.ordered?.finish()
+        for reader in finished.departures.values { reader.finish() }
+        clockSource?.stop()
+        clockSource = nil
+        for reader in finished.chat.values { reader.finish() }
+        for reader in finished.rejections.values { reader.finish() }
+        for reader in finished.notices.values { reader.finish() }
+        publishView()
         activeParticipants = []
         awayParticipants = []
         state = .invalidated(reason: reason)

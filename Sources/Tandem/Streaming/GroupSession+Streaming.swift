@@ -7,13 +7,13 @@ import TandemNet
 extension GroupSession {
     /// The route the streaming bodies' readers subscribe on: not a Swift type's name, and
     /// never delivered to a messenger (a `.message` body on it is dropped).
-    var streamRoute: String { "\u{1}tandem.media-stream" }
+    var streamRoute: String { sessionStreamRoute }
 
     /// Sends a streaming body to `recipient` (nil: everyone else). Throws `.notJoined` before
     /// joining, `.tooLarge` past the relay's body limit, and `queueFull` (as `.transport`)
     /// when the link's send queue is full: the caller sends it again later.
     package func sendStreamBody(_ payload: [UInt8], to recipient: UUID?) throws(GroupSessionError) {
-        guard let link = core.withLock({ $0.invalidated || !$0.active.contains(localParticipant.id) ? nil : $0.link }) else {
+        guard let link = sendingLink else {
             throw GroupSessionError(.notJoined, "the session is not joined: call join() and wait for .joined")
         }
         let recipients: Recipients = recipient.map { .only([$0]) } ?? .everyone
@@ -27,17 +27,6 @@ extension GroupSession {
     /// The streaming bodies that arrive from now on, each with its sender's identity; it ends
     /// when the session is invalidated.
     package func streamBodies() -> StreamBodies { StreamBodies(base: subscribe(type: streamRoute)) }
-
-    /// Hands a streaming body to its readers (a sender not known is dropped, as for messages).
-    func deliverStreamBody(_ signed: SignedBody) {
-        let (source, subscribers) = core.withLock { core in
-            (core.known[signed.sender], core.subscribers.values.filter { $0.type == streamRoute })
-        }
-        guard let source else { return }
-        for subscriber in subscribers {
-            subscriber.continuation.yield(InboundMessage(payload: signed.payload, source: source))
-        }
-    }
 }
 
 /// Streaming bodies as they arrive: the payload and its sender's identity.

@@ -13,6 +13,27 @@ public protocol SessionClockSource: Sendable {
     func errorBound(atLocal localTime: Int64) -> Int64?
     /// Stops whatever keeps the estimate current.
     func stop()
+    /// Calls `handler`, on whatever thread learns it, each time the estimate changes (its first
+    /// sample among them), for as long as the source runs; returns whether this source tells of
+    /// its changes at all. One that does not (false, the default) is read when needed, as one
+    /// whose estimate never changes is.
+    func observeChanges(_ handler: @escaping @Sendable () -> Void) -> Bool
+}
+
+extension SessionClockSource {
+    /// Tells of nothing: the estimate is read when needed.
+    public func observeChanges(_ handler: @escaping @Sendable () -> Void) -> Bool { false }
+}
+
+/// The handlers a clock source calls when its estimate changes.
+final class ClockChangeObservers: Sendable {
+    private let handlers = Mutex<[@Sendable () -> Void]>([])
+
+    func add(_ handler: @escaping @Sendable () -> Void) { handlers.withLock { $0.append(handler) } }
+
+    func changed() {
+        for handler in handlers.withLock({ $0 }) { handler() }
+    }
 }
 
 /// How a center's sessions learn the session clock.
@@ -34,6 +55,8 @@ public enum SessionClockSetting: Sendable {
 final class ProbedSessionClock: SessionClockSource {
     private let localClock: any LocalClock
     private let state: Mutex<State>
+    /// Told each time a prober takes a sample into its estimate.
+    private let observers: ClockChangeObservers
 
     private struct State {
         var prober: ClockProber
@@ -44,7 +67,9 @@ final class ProbedSessionClock: SessionClockSource {
 
     init(server: SocketAddress, localClock: any LocalClock) throws(SystemCallError) {
         self.localClock = localClock
-        let prober = try ClockProber(server: server, clock: localClock)
+        let observers = ClockChangeObservers()
+        self.observers = observers
+        let prober = try ClockProber(server: server, clock: localClock, observer: { _, _, _ in observers.changed() })
         state = Mutex(State(prober: prober))
         prober.start()
     }
@@ -58,7 +83,8 @@ final class ProbedSessionClock: SessionClockSource {
     /// Probes `server` from now on, unless it is the one probed already or the clock is stopped.
     func follow(server: SocketAddress) throws(SystemCallError) {
         guard state.withLock({ !$0.stopped && $0.prober.server != server }) else { return }
-        let next = try ClockProber(server: server, clock: localClock)
+        let observers = observers
+        let next = try ClockProber(server: server, clock: localClock, observer: { _, _, _ in observers.changed() })
         let replaced = state.withLock { state -> ClockProber? in
             guard !state.stopped, state.prober.server != server else { return nil }
             let old = state.prober
@@ -80,6 +106,13 @@ final class ProbedSessionClock: SessionClockSource {
             guard !current.isSynchronized, let previous = state.previous else { return current }
             return previous
         }
+    }
+
+    /// Tells `handler` of every sample a prober takes into its estimate (the one that follows
+    /// the link to another relay too).
+    func observeChanges(_ handler: @escaping @Sendable () -> Void) -> Bool {
+        observers.add(handler)
+        return true
     }
 
     func sessionTime(atLocal localTime: Int64) -> Int64? { clock.sessionTime(atLocal: localTime) }

@@ -138,6 +138,8 @@ package final class EventLoop: SerialEventLoop, @unchecked Sendable {
         }
         guard shouldStart else { return }
         let thread = Thread { [self] in
+            // The kernel's name too (Foundation's stays in Foundation), so that /proc and tools see it.
+            _ = tandem_set_thread_name(String(name.prefix(15)))
             loopThread.store(UInt(pthread_self()), ordering: .releasing)
             run()
             loopThread.store(0, ordering: .releasing)

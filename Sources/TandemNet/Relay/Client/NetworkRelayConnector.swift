@@ -40,6 +40,16 @@ public struct NetworkRelayConnector: RelayConnector {
 
     /// Joins (or creates) the session that `request` names.
     public func join(_ request: RelayJoinRequest) async throws(RelayError) -> any RelayLink {
+        try await join(request, on: try RelayClientLoops.next())
+    }
+}
+
+extension NetworkRelayConnector: ParticipantLoopConnector {
+    /// The next of the process's client loops.
+    package func participantLoop() throws(RelayError) -> any SerialEventLoop { try RelayClientLoops.next() }
+
+    /// Joins on `loop` when it is one of the process's real loops, else on the next of them.
+    package func join(_ request: RelayJoinRequest, on chosen: any SerialEventLoop) async throws(RelayError) -> any RelayLink {
         var addresses: [SocketAddress] = []
         for relay in relays {
             do {
@@ -48,7 +58,8 @@ public struct NetworkRelayConnector: RelayConnector {
                 throw RelayError(.unreachable, "\(relay): \(error)")
             }
         }
-        let loop = try RelayClientLoops.next()
+        let loop: EventLoop
+        if let given = chosen as? EventLoop { loop = given } else { loop = try RelayClientLoops.next() }
         let link = RelayClientLink(request: request, configuration: configuration, loop: loop,
                                    transport: NetworkRelayTransport(addresses: addresses, loop: loop),
                                    relays: relays.map(\.description), randomness: starts.next())
@@ -75,26 +86,29 @@ final class StartingRelays: Sendable {
     }
 }
 
-/// The process's client event loops, started on first use and kept for the process's life.
-enum RelayClientLoops {
+/// The process's client event loops, each started when first handed out (a process with one
+/// participant runs one) and kept for the process's life: the participants' loops.
+package enum RelayClientLoops {
     private static let count = 2
     private static let state = Mutex<(loops: [EventLoop], next: Int)>(([], 0))
 
+    /// The next loop, round the process's few: a participant's loop.
+    package static func participantLoop() throws(RelayError) -> any SerialEventLoop { try next() }
+
     static func next() throws(RelayError) -> EventLoop {
         try state.withLock { (state) throws(RelayError) -> EventLoop in
-            if state.loops.isEmpty {
-                for index in 0..<count {
-                    do {
-                        let loop = try EventLoop(name: "tandem-link-\(index)")
-                        loop.start()
-                        state.loops.append(loop)
-                    } catch {
-                        throw RelayError(.unreachable, "cannot start a client event loop: \(error)")
-                    }
+            let index = state.next
+            if index == state.loops.count {
+                do {
+                    let loop = try EventLoop(name: "tandem-link-\(index)")
+                    loop.start()
+                    state.loops.append(loop)
+                } catch {
+                    throw RelayError(.unreachable, "cannot start a client event loop: \(error)")
                 }
             }
-            state.next = (state.next + 1) % state.loops.count
-            return state.loops[state.next]
+            state.next = (index + 1) % count
+            return state.loops[index]
         }
     }
 }

@@ -10,9 +10,23 @@ import TandemWire
 /// only ever touched there (which is why the class is `@unchecked Sendable`). The loop is any
 /// `SerialEventLoop`: a real one for sockets, or a test's embedded one on virtual time.
 public final class RelayClientLink: RelayLink, @unchecked Sendable {
-    /// The session's events, for one consumer.
-    public let events: AsyncStream<RelayEvent>
+    /// The session's events, for one consumer. Those emitted before it is first read wait for
+    /// it; none come once `takeEvents(_:)` took them.
+    public var events: AsyncStream<RelayEvent> {
+        eventRoute.withLock { route in
+            if !route.streamed {
+                route.streamed = true
+                for event in route.held { continuation.yield(event) }
+                route.held.removeAll()
+                if route.finished || route.taken { continuation.finish() }
+            }
+        }
+        return stream
+    }
+    private let stream: AsyncStream<RelayEvent>
     private let continuation: AsyncStream<RelayEvent>.Continuation
+    /// Where emitted events go: held until `events` is read or `takeEvents(_:)` takes them.
+    private let eventRoute = Mutex(EventRoute())
     private let loop: any SerialEventLoop
     private let closed = Atomic<Bool>(false)
     private let relayIndex = Atomic<Int>(0)
@@ -30,6 +44,18 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     private var leaveWaiters: [@Sendable () -> Void] = []
     private var hasLeft = false
     private var eventObserver: ((RelayEvent) -> Void)?
+    private var eventHandler: ((RelayEvent) -> Void)?
+
+    /// Where the link's events go, and those emitted before anybody asked.
+    private struct EventRoute {
+        var held: [RelayEvent] = []
+        /// `events` was read: events are yielded to its stream.
+        var streamed = false
+        /// `takeEvents(_:)` took them: a handler on the loop gets each.
+        var taken = false
+        /// The link finished.
+        var finished = false
+    }
 
     /// A link for `request` over `transport`, whose relays (one by default) `relays` names in
     /// order; `randomness` (a random draw) picks the relay a joiner starts at.
@@ -41,7 +67,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
         requestCopy = request
         core = RelayLinkCore(request: request, configuration: configuration, relays: relays, randomness: randomness, at: loop.clock.now())
         sendQueue = RelayLinkSendQueue(maximumBytes: configuration.maximumQueuedBytes, maximumFrames: configuration.maximumQueuedFrames)
-        (events, continuation) = AsyncStream.makeStream(of: RelayEvent.self, bufferingPolicy: .unbounded)
+        (stream, continuation) = AsyncStream.makeStream(of: RelayEvent.self, bufferingPolicy: .unbounded)
     }
 
     /// What the participant learned on joining.
@@ -91,6 +117,25 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
 
     /// Whether the link has joined (its welcome is there).
     package var hasJoined: Bool { joined.withLock { $0 != nil } }
+
+    /// The loop the link runs on: its events are emitted there, and a consumer confined to it
+    /// reads them with `takeEvents(_:)` without a hop.
+    package var eventLoop: any SerialEventLoop { loop }
+
+    /// Hands every event to `handler` on the loop, as it is emitted, those emitted so far first;
+    /// `events` then yields nothing. The way a consumer on the link's loop (a session) reads the
+    /// link without a task in between. Loop only; once.
+    package func takeEvents(_ handler: @escaping (RelayEvent) -> Void) {
+        loop.preconditionInLoop()
+        let held = eventRoute.withLock { route -> [RelayEvent] in
+            precondition(!route.taken, "a link's events are taken once")
+            route.taken = true
+            defer { route.held.removeAll() }
+            return route.held
+        }
+        eventHandler = handler
+        for event in held { handler(event) }
+    }
 
     /// Calls `observer` on the loop with every event as it is emitted, before the event reaches
     /// `events`: how a test on an embedded loop sees them without a task. Any thread.
@@ -211,14 +256,20 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     public func end(reason: String) async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
             let departure = OnceWaiter(waiter)
-            loop.execute { [self] in
-                if core.isClosed {
-                    departure.resume()
-                    return
-                }
-                leaveWaiters.append { departure.resume() }
-                apply(core.submit { .end(sequence: $0, reason: reason) }.directives)
+            beginEnd(reason: reason) { departure.resume() }
+        }
+    }
+
+    /// Starts ending the session for everyone and calls `completion` on the loop once the relay
+    /// has announced it (or the link closed): `end(reason:)` without a task. Any thread.
+    package func beginEnd(reason: String, _ completion: @escaping @Sendable () -> Void) {
+        loop.execute { [self] in
+            if core.isClosed {
+                completion()
+                return
             }
+            leaveWaiters.append(completion)
+            apply(core.submit { .end(sequence: $0, reason: reason) }.directives)
         }
     }
 
@@ -302,12 +353,21 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
 
     private func emit(_ event: RelayEvent) {
         eventObserver?(event)
-        continuation.yield(event)
+        if let eventHandler {
+            eventHandler(event)
+            return
+        }
+        eventRoute.withLock { route in
+            if route.streamed { continuation.yield(event) } else { route.held.append(event) }
+        }
     }
 
     private func finish() {
         closed.store(true, ordering: .releasing)
-        continuation.finish()
+        eventRoute.withLock { route in
+            route.finished = true
+            if route.streamed { continuation.finish() }
+        }
         transport.close()
         if let ticker { loop.removeTicker(ticker) }
         ticker = nil
@@ -325,6 +385,8 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
         }
         joinWaiter?(.failure(RelayError(.closed, "")))
         joinWaiter = nil
+        // Its last event is out: whatever the handler holds (a session) is let go.
+        eventHandler = nil
     }
 }
 

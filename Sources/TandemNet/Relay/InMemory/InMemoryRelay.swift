@@ -17,7 +17,7 @@ import TandemWire
 /// do; datagrams are delayed, lost, reordered and duplicated independently, each way.
 /// Call `shutdown()` when done: it stops the loop's thread when the relay owns it.
 public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
-    private let loop: any SerialEventLoop
+    let loop: any SerialEventLoop
     /// The loop the relay started itself, which it stops on shutdown; nil on a loop it was given.
     private let ownedLoop: EventLoop?
     private let linkConfiguration: RelayLinkConfiguration
@@ -236,5 +236,15 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
                 pause(connection, until: until)
             }
         }
+    }
+}
+
+extension InMemoryRelay: ParticipantLoopConnector {
+    /// The relay's loop: its links run on it.
+    package func participantLoop() -> any SerialEventLoop { loop }
+
+    /// Joins on the relay's loop, the only one its links run on.
+    package func join(_ request: RelayJoinRequest, on loop: any SerialEventLoop) async throws(RelayError) -> any RelayLink {
+        try await join(request)
     }
 }
