@@ -47,11 +47,13 @@ import TandemHarness
         #expect(!cy.lines.contains { $0.contains("played from") || $0.contains("joined") }, "the history told line by line: \(cy.lines)")
         #expect(try waitFor(10) { try screen().contains("cy joined") }, "\((try? screen()) ?? "")")
 
-        // `h`: the group's health, a line for each, this participant first.
+        // `h`: the group's health, a line for each, this participant first, the others by their
+        // own reports.
         try terminal.sendKeys("h")
         #expect(try waitFor(10) {
             let text = try screen()
-            return text.contains("you (host): paused with the group, clock ±") && text.contains("ana: with the group")
+            return text.contains("you (host): paused with the group, clock ±") && text.contains("ana: paused with the group, clock ±")
+                && text.contains("built-in")
         }, "\((try? screen()) ?? "")")
 
         let shown = try screen()
