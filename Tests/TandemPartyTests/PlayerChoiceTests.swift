@@ -37,6 +37,27 @@ import TandemParty
         #expect(choice.line == nil)
     }
 
+    @Test func withNoSoundServerTheDefaultIsSilenceAndTheLineSaysWhy() {
+        let none = PlayerChoice(Situation(isTerminal: true, mpvFound: false, hasDisplay: false, soundServerFound: false))
+        #expect(none.player == .builtin && none.terminalVideo && none.audio == .none)
+        #expect(none.line == "Playing in this terminal, with no sound (no sound server found); install mpv to play in a window")
+        // `--audio pulse` given: kept (the player says in its own line that no server answers).
+        let asked = PlayerChoice(Situation(isTerminal: true, mpvFound: false, hasDisplay: false, audio: .pulse, soundServerFound: false))
+        #expect(asked.audio == .pulse)
+    }
+
+    @Test func aSoundServerIsFoundWhereLibpulseLooks() {
+        let sockets: Set<String> = ["/run/user/1000/pulse/native", "/tmp/xdg/pulse/native", "/srv/pulse.sock"]
+        let exists = { (path: String) in sockets.contains(path) }
+        #expect(Situation.soundServerFound(in: [:], userID: 1000, exists: exists))
+        #expect(!Situation.soundServerFound(in: [:], userID: 0, exists: exists))
+        #expect(Situation.soundServerFound(in: ["XDG_RUNTIME_DIR": "/tmp/xdg"], userID: 0, exists: exists))
+        #expect(!Situation.soundServerFound(in: ["XDG_RUNTIME_DIR": "/tmp/other"], userID: 1000, exists: exists))
+        #expect(Situation.soundServerFound(in: ["PULSE_SERVER": "unix:/srv/pulse.sock"], userID: 0, exists: exists))
+        #expect(!Situation.soundServerFound(in: ["PULSE_SERVER": "unix:/srv/gone.sock"], userID: 1000, exists: exists))
+        #expect(Situation.soundServerFound(in: ["PULSE_SERVER": "tcp:speakers.local"], userID: 0, exists: exists))
+    }
+
     @Test func whatIsGivenIsKeptAndABuiltInOptionImpliesTheBuiltInPlayer() {
         // `--video none` at a terminal with mpv at hand: the built-in player, no picture, sound on.
         let quiet = PlayerChoice(Situation(isTerminal: true, mpvFound: true, hasDisplay: true, terminalVideo: false))

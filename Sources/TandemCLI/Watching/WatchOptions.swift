@@ -124,8 +124,12 @@ struct WatchOptions {
     /// The player, picture and sound: as given, else as a person at a terminal wants them
     /// (`PlayerChoice`); a bad `--player`, `--video` or `--audio` is a usage error.
     private static func playerChoice(_ arguments: Arguments) throws(CLIError) -> PlayerChoice {
+        let environment = ProcessInfo.processInfo.environment
         var situation = PlayerChoice.Situation(isTerminal: isatty(0) != 0 && isatty(1) != 0, mpvFound: mpvOnPath() != nil,
-                                               hasDisplay: PlayerChoice.Situation.hasDisplay(in: ProcessInfo.processInfo.environment))
+                                               hasDisplay: PlayerChoice.Situation.hasDisplay(in: environment))
+        situation.soundServerFound = PlayerChoice.Situation.soundServerFound(in: environment, userID: getuid()) {
+            FileManager.default.fileExists(atPath: $0)
+        }
         if let video = arguments.value("video") {
             guard ["none", "terminal"].contains(video) else { throw .usage("--video is none or terminal, not '\(video)'") }
             situation.terminalVideo = video == "terminal"

@@ -29,10 +29,13 @@ public struct PlayerChoice: Sendable, Equatable {
         /// Whether another of the built-in player's own options was given (`--audio-device`,
         /// `--volume`, `--audio-log`, `--wake-guard`): it implies the built-in player.
         public var builtinOptionsGiven: Bool
+        /// Whether a sound server's socket is there to play on (`soundServerFound(in:exists:)`).
+        public var soundServerFound: Bool
 
         /// A situation; what is not given is nil or false.
         public init(isTerminal: Bool, mpvFound: Bool, hasDisplay: Bool, player: WatchParty.Configuration.Player? = nil,
-                    terminalVideo: Bool? = nil, audio: AudioOutputKind? = nil, builtinOptionsGiven: Bool = false) {
+                    terminalVideo: Bool? = nil, audio: AudioOutputKind? = nil, builtinOptionsGiven: Bool = false,
+                    soundServerFound: Bool = true) {
             self.isTerminal = isTerminal
             self.mpvFound = mpvFound
             self.hasDisplay = hasDisplay
@@ -40,7 +43,27 @@ public struct PlayerChoice: Sendable, Equatable {
             self.terminalVideo = terminalVideo
             self.audio = audio
             self.builtinOptionsGiven = builtinOptionsGiven
+            self.soundServerFound = soundServerFound
+        }
+
+        /// Whether a sound server is there, as libpulse would look for one (PipeWire's desktop
+        /// sessions answer at the same place): `PULSE_SERVER`'s socket when it names one (a
+        /// `tcp:` server is taken as there), else `pulse/native` in `XDG_RUNTIME_DIR`, else in
+        /// `/run/user/UID`. `exists` says whether a path exists.
+        public static func soundServerFound(in environment: [String: String], userID: UInt32,
+                                            exists: (String) -> Bool) -> Bool {
+            if let server = environment["PULSE_SERVER"], !server.isEmpty {
+                // One or more servers, space-separated, each `unix:PATH`, `tcp:HOST`, or a path.
+                return server.split(separator: " ").contains { entry in
+                    let entry = String(entry)
+                    if entry.hasPrefix("unix:") { return exists(String(entry.dropFirst(5))) }
+                    if entry.hasPrefix("/") { return exists(entry) }
+                    return true
+                }
             }
+            let runtime = environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/run/user/\(userID)"
+            return exists(runtime + "/pulse/native")
+        }
 
         /// Whether a display is named in `environment`: `DISPLAY` or `WAYLAND_DISPLAY`, not empty.
         public static func hasDisplay(in environment: [String: String]) -> Bool {
@@ -70,7 +93,8 @@ public struct PlayerChoice: Sendable, Equatable {
             audio = .none
         } else {
             terminalVideo = situation.terminalVideo ?? watching
-            audio = situation.audio ?? (watching ? .pulse : .none)
+            // Sound by default at a terminal, where there is a server to play it.
+            audio = situation.audio ?? (watching && situation.soundServerFound ? .pulse : .none)
         }
         line = Self.line(player: player, terminalVideo: terminalVideo, audio: audio, situation: situation)
     }
@@ -87,7 +111,8 @@ public struct PlayerChoice: Sendable, Equatable {
         }
         guard situation.player == nil else { return nil }
         let picture = terminalVideo ? "in this terminal" : "with no picture"
-        let sound = audio == .none ? "no sound" : "sound"
+        let sound = audio == .none ? (situation.audio == nil && !situation.soundServerFound ? "no sound (no sound server found)" : "no sound")
+            : "sound"
         let other: String
         if situation.mpvFound && situation.hasDisplay {
             other = "--player mpv plays in mpv's window"
