@@ -66,6 +66,26 @@ import TandemClock
         #expect(health.offMembers == ["Ben", "Dee"])
     }
 
+    @Test func aReportWithAnotherDigestUnderAnOrderShowsADivergence() {
+        let digest = String(repeating: "ab", count: 16)
+        let report = HealthReport(pictureLateness: 0, clockErrorBound: 100, state: .playing, player: .builtIn, latencyOffset: 0,
+                                  order: 57, digest: digest)
+        #expect(report.isPlausible)
+        #expect(!report.diverges(from: digest))
+        #expect(report.diverges(from: String(repeating: "cd", count: 16)))
+        // Nothing to compare: this participant has no digest at that order (too old, or not yet).
+        #expect(!report.diverges(from: nil))
+        // A digest that is not one, or without its order, is dropped.
+        var bad = report
+        bad.digest = "zz"
+        #expect(!bad.isPlausible)
+        bad = report
+        bad.order = nil
+        #expect(!bad.isPlausible)
+        let event = WatchPartyEvent.relayDivergence(.init(with: "Ben", participant: "B3F1", order: 57))
+        #expect(EventSentence.sentence(for: event) == "the relay showed you and Ben different changes (order 57): it cannot be trusted with this party")
+    }
+
     @Test func theHealthEventCarriesTheReportAndReadsBack() throws {
         let event = WatchPartyEvent.health(.init(from: "Ben", participant: "B3F1", report: Self.report(35_400, offset: 50)))
         let line = String(decoding: try JSONEncoder().encode(event), as: UTF8.self)

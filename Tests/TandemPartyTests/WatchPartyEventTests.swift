@@ -53,6 +53,7 @@ import Testing
         #"{"event":"mpv-exited","status":0}"#,
         #"{"event":"relay","reason":"the relay lost NATS","state":"unavailable"}"#,
         #"{"event":"relay","state":"available"}"#,
+        #"{"event":"relay-divergence","order":57,"participant":"\#(session)","with":"ben"}"#,
         #"{"clock_error_us":410,"event":"health","from":"ben","lateness_us":-1250,"off":false,"offset_ms":0,"participant":"\#(session)","player":"mpv","state":"playing"}"#,
     ]
 
@@ -61,7 +62,7 @@ import Testing
         "joined", "left", "participant-joined", "participant-left", "away", "back", "timeline", "waiting", "resumed", "item-ended",
         "item-mismatch", "rejected", "command-abandoned", "history", "chat", "latency-offset", "stall", "stall-ended", "stalled",
         "stall-recovered", "throttle", "throttle-ended", "unmatched-media", "item", "statistics", "sync", "error", "streaming",
-        "stream-suspended", "stream-resumed", "stream-rejected-holder", "mpv-exited", "relay", "health",
+        "stream-suspended", "stream-resumed", "stream-rejected-holder", "mpv-exited", "relay", "health", "relay-divergence",
     ]
 
     static func object(_ line: String) throws -> NSDictionary {

@@ -279,6 +279,61 @@ private struct Joined {
         #expect(joined.machine.rejected[.replayed] == 2)
     }
 
+    @Test func digestsShowWhenTheRelayGaveTwoParticipantsDifferentRecordsUnderOneOrder() throws {
+        var joined = try Joined()
+        // Ben, in the same session, with a machine of his own.
+        let ben = joined.group.member()
+        var benMachine = joined.group.machine(ben, "ben", initiated: false)
+        _ = benMachine.onWelcome(try joined.group.welcome([joined.group.record(joined.host, "host"), joined.group.record(joined.ana, "ana"),
+                                                           joined.group.record(ben, "ben")], host: joined.host), at: joined.group.now)
+        let first = joined.group.ordered(Array("play".utf8), by: joined.host)
+        _ = joined.on(.ordered(first))
+        _ = benMachine.onRelayEvent(.ordered(first), at: joined.group.now)
+        #expect(joined.machine.digests.digest(atOrder: 1) != nil)
+        #expect(joined.machine.digests.digest(atOrder: 1) == benMachine.digests.digest(atOrder: 1))
+
+        // Order 2: the relay gives Ana the host's pause and Ben the host's seek, both really signed.
+        let pause = joined.group.ordered(Array("pause".utf8), by: joined.host)
+        var seek = joined.group.ordered(Array("seek".utf8), by: joined.host)
+        seek.order = pause.order
+        _ = joined.on(.ordered(pause))
+        _ = benMachine.onRelayEvent(.ordered(seek), at: joined.group.now)
+        #expect(joined.machine.digests.digest(atOrder: 2) != benMachine.digests.digest(atOrder: 2))
+        #expect(joined.machine.digests.latest?.order == 2)
+
+        // A late joiner given Ana's history holds Ana's digests, order for order.
+        let cy = joined.group.member()
+        var late = joined.group.machine(cy, "cy", initiated: false)
+        _ = late.onWelcome(try joined.group.welcome([joined.group.record(joined.host, "host"), joined.group.record(cy, "cy")],
+                                                    host: joined.host, history: [first, pause]), at: joined.group.now)
+        #expect(late.digests.digest(atOrder: 1) == joined.machine.digests.digest(atOrder: 1))
+        #expect(late.digests.digest(atOrder: 2) == joined.machine.digests.digest(atOrder: 2))
+    }
+
+    @Test func digestsCoverEveryFieldEveryRecipientGetsAndKeepTheNewest() throws {
+        var group = Group()
+        let host = group.member()
+        let record = group.ordered(Array("play".utf8), by: host)
+        let digest = OrderedDigests.digest(of: record)
+        #expect(OrderedDigests.digest(of: record) == digest)
+        var other = record
+        other.effectiveAt += 1
+        #expect(OrderedDigests.digest(of: other) != digest)
+        other = record
+        other.body[other.body.count - 1] ^= 1
+        #expect(OrderedDigests.digest(of: other) != digest)
+        other = record
+        other.sender = UUID()
+        #expect(OrderedDigests.digest(of: other) != digest)
+        #expect(OrderedDigests.hex(digest).count == 32)
+
+        var digests = OrderedDigests()
+        for _ in 0..<(OrderedDigests.capacity + 10) { digests.record(group.ordered(Array("x".utf8), by: host)) }
+        #expect(digests.digest(atOrder: 11) == nil)
+        #expect(digests.digest(atOrder: 12) != nil)
+        #expect(digests.latest?.order == UInt64(OrderedDigests.capacity + 11))
+    }
+
     @Test func ownActivityChangesStandUntilTheyComeBackInOrder() throws {
         var joined = try Joined()
         var waiting = joined.group.machine(joined.group.member(), "w", initiated: false)

@@ -36,6 +36,7 @@ struct SessionView: Sendable {
     var former: [UUID: Participant] = [:]
     var rejected: [RejectionReason: Int] = [:]
     var clockSource: (any SessionClockSource)?
+    var digests = OrderedDigests()
 }
 
 /// Whether this participant's departure has reached the relay, for `departureDelivered`.
@@ -127,6 +128,7 @@ extension GroupSession {
             view.former = machine.former
             view.rejected = machine.rejected
             view.clockSource = clockSource
+            view.digests = machine.digests
         }
     }
 

@@ -168,6 +168,7 @@ extension SessionMachine {
             return [reject(Rejection(reason: .replayed, sender: delivery.sender, path: "ordered"))]
         }
         lastOrder = delivery.order
+        digests.record(delivery)
         var out: [EventDirective] = []
         let record: OrderedRecord
         switch opened {

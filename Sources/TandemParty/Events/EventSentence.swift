@@ -117,6 +117,8 @@ public enum EventSentence {
         case .relay(let relay):
             relay.state == "available" ? "the relay orders changes again"
                 : "the relay cannot order changes now" + (relay.reason.map { ": \($0)" } ?? "")
+        case .relayDivergence(let divergence):
+            "the relay showed you and \(divergence.with) different changes (order \(divergence.order)): it cannot be trusted with this party"
         case .joined, .left, .history, .timeline, .statistics, .mpvStatistics, .sync, .health, .other: nil
         }
     }

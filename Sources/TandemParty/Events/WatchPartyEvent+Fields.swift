@@ -263,6 +263,19 @@ extension WatchPartyEvent {
         }
     }
 
+    /// `relay-divergence`: another participant's record under `order` is not this one's.
+    public struct RelayDivergence: Sendable, Equatable, Codable {
+        /// The other participant's name.
+        public var with: String
+        /// Its identifier.
+        public var participant: String
+        /// The order under which the two records differ.
+        public var order: UInt64
+
+        /// The fields.
+        public init(with: String, participant: String, order: UInt64) { (self.with, self.participant, self.order) = (with, participant, order) }
+    }
+
     /// `latency-offset`: the offset now in force.
     public struct LatencyOffset: Sendable, Equatable, Codable {
         /// How much earlier than the group's timeline this player presents (ms, `ms`).

@@ -83,6 +83,9 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
     case relay(Relay)
     /// What another participant says of its own health, as it arrives (`health`).
     case health(Health)
+    /// The relay gave another participant a different record than this one under one order
+    /// (`relay-divergence`): the relay is showing people different histories.
+    case relayDivergence(RelayDivergence)
     /// A kind this version does not know, or a line whose fields do not fit its kind: its name
     /// and its other fields as they were.
     case other(name: String, fields: [String: JSONValue])
@@ -124,6 +127,7 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
         case .mpvExited: "mpv-exited"
         case .relay: "relay"
         case .health: "health"
+        case .relayDivergence: "relay-divergence"
         case .other(let name, _): name
         }
     }
@@ -191,6 +195,7 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
         case "mpv-exited": return .mpvExited(try fields())
         case "relay": return .relay(try fields())
         case "health": return .health(try fields())
+        case "relay-divergence": return .relayDivergence(try fields())
         default: return nil
         }
     }
@@ -239,6 +244,7 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
         case .mpvExited(let fields): try fields.encode(to: encoder)
         case .relay(let fields): try fields.encode(to: encoder)
         case .health(let fields): try fields.encode(to: encoder)
+        case .relayDivergence(let fields): try fields.encode(to: encoder)
         case .other(_, let fields):
             var container = encoder.container(keyedBy: AnyKey.self)
             for (key, value) in fields where key != "event" { try container.encode(value, forKey: AnyKey(key)) }

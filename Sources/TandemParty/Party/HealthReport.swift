@@ -47,11 +47,25 @@ public struct HealthReport: Codable, Sendable, Equatable, CustomMessageIdentifia
     public var player: Player
     /// The latency offset it presents with, in ms.
     public var latencyOffset: Int
+    /// The newest order it took from the relay, and that record's digest
+    /// (`GroupSession.orderedDigest(atOrder:)`): a receiver holding another digest for that
+    /// order was shown a different history.
+    public var order: UInt64?
+    /// The digest of its record at `order`, 32 hexadecimal digits.
+    public var digest: String?
 
     /// A report.
-    public init(pictureLateness: Int?, clockErrorBound: Int?, state: State, player: Player, latencyOffset: Int) {
+    public init(pictureLateness: Int?, clockErrorBound: Int?, state: State, player: Player, latencyOffset: Int,
+                order: UInt64? = nil, digest: String? = nil) {
         (self.pictureLateness, self.clockErrorBound, self.state) = (pictureLateness, clockErrorBound, state)
-        (self.player, self.latencyOffset) = (player, latencyOffset)
+        (self.player, self.latencyOffset, self.order, self.digest) = (player, latencyOffset, order, digest)
+    }
+
+    /// Whether this report shows that the relay gave its sender another record under its
+    /// `order` than the one `own` (this participant's digest at that order, if it has one) says.
+    public func diverges(from own: String?) -> Bool {
+        guard let digest, let own else { return false }
+        return digest != own
     }
 
     /// Whether every value is one a player could report: lateness and error bound within an
@@ -60,6 +74,7 @@ public struct HealthReport: Codable, Sendable, Equatable, CustomMessageIdentifia
         let hour = 3_600_000_000
         return (pictureLateness.map { abs($0) <= hour } ?? true) && (clockErrorBound.map { $0 >= 0 && $0 <= hour } ?? true)
             && WatchParty.Configuration.latencyOffsets.contains(latencyOffset)
+            && (digest.map { $0.count == 32 && $0.allSatisfy(\.isHexDigit) } ?? true) && (digest == nil) == (order == nil)
     }
 
     /// How far from the group's timeline a participant may present before the status line

@@ -69,8 +69,10 @@ extension WatchParty {
             }
         }
         let bound = local.flatMap { coordinator.clockStatus(atLocalTime: $0)?.errorBound }
+        let latest = session.latestOrderedDigest
         return HealthReport(pictureLateness: lateness, clockErrorBound: bound.map { Int($0.nanoseconds / 1_000) }, state: state,
-                            player: watching.mpv == nil ? .builtIn : .mpv, latencyOffset: latencyOffset)
+                            player: watching.mpv == nil ? .builtIn : .mpv, latencyOffset: latencyOffset,
+                            order: latest?.order, digest: latest?.digest)
     }
 
     /// The others' reports that are recent enough to stand for them.
@@ -91,12 +93,19 @@ extension WatchParty {
         return Task {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
+                    // Who has been reported as shown another history: said once a participant.
+                    var diverged: Set<UUID> = []
                     for await (report, context) in messages {
                         let sender = context.source
                         guard sender != self.session.localParticipant, report.isPlausible else { continue }
                         self.healthReports.withLock { $0[sender.id] = (report, ContinuousClock.now) }
                         let active = self.session.activeParticipants
-                        self.emit(.health(.init(from: sender.name(among: active), participant: sender.id.uuidString, report: report)))
+                        let name = sender.name(among: active)
+                        self.emit(.health(.init(from: name, participant: sender.id.uuidString, report: report)))
+                        if let order = report.order, report.diverges(from: self.session.orderedDigest(atOrder: order)),
+                           diverged.insert(sender.id).inserted {
+                            self.emit(.relayDivergence(.init(with: name, participant: sender.id.uuidString, order: order)))
+                        }
                     }
                 }
                 group.addTask {
