@@ -253,8 +253,9 @@ public final class HeadlessPlayer: @unchecked Sendable {
     /// Refreshes `timeControlStatus` and `reasonForWaitingToPlay` from the group and the player.
     func refreshTimeControl() {
         let (status, reason) = playbackCoordinator.timeControl(playerRate: timeline.rate, stalled: isStalled)
-        if timeControlStatus != status { timeControlStatus = status }
+        // The reason first: whoever hears the status change reads the reason that goes with it.
         if reasonForWaitingToPlay != reason { reasonForWaitingToPlay = reason }
+        if timeControlStatus != status { timeControlStatus = status }
     }
 
     /// The newest timeline: the one in force, or the change scheduled next.

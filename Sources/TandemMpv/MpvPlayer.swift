@@ -493,8 +493,9 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     func refreshTimeControl() {
         let (rate, stalled) = state.withLock { ($0.paused ? 0 : $0.requestedSpeed, $0.stallSuspension != nil) }
         let (status, reason) = playbackCoordinator.timeControl(playerRate: rate, stalled: stalled)
-        if timeControlStatus != status { timeControlStatus = status }
+        // The reason first: whoever hears the status change reads the reason that goes with it.
         if reasonForWaitingToPlay != reason { reasonForWaitingToPlay = reason }
+        if timeControlStatus != status { timeControlStatus = status }
     }
 
     /// Queues `command`, the group's timeline already in force, again: mpv rejoins it (after a
