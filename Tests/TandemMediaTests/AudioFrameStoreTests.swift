@@ -85,6 +85,23 @@ import TandemClock
         #expect(store.read(generation: 0, from: 624, count: 1, into: &buffer) == 1 && buffer[0] == Float(624) / 32768)
     }
 
+    /// How far the sound is decoded from a frame on: to the end of what follows it without a
+    /// gap, in the generation asked about (or a preparation assigned to it), nil where nothing is.
+    @Test func decodedEndIsWhereTheSoundFromAFrameStops() {
+        let store = AudioFrameStore()
+        store.append(Self.chunk(from: 0, frames: 480), key: .generation(0), item: "a")
+        store.append(Self.chunk(from: 480, frames: 480), key: .generation(0), item: "a")
+        store.append(Self.chunk(from: 960 + 144, frames: 480), key: .generation(0), item: "a")
+        #expect(store.decodedEnd(generation: 0, from: 100) == 960)
+        #expect(store.decodedEnd(generation: 0, from: 1_000) == nil)
+        let afterTheGap = store.decodedEnd(generation: 0, from: 1_200)
+        #expect(afterTheGap == Int64(960 + 144 + 480))
+        #expect(store.decodedEnd(generation: 1, from: 100) == nil)
+        store.append(Self.chunk(from: 0, frames: 240), key: .prepared(3), item: "b")
+        store.assign(prepared: 3, to: 2)
+        #expect(store.decodedEnd(generation: 2, from: 0) == 240)
+    }
+
     @Test func aSegmentsPlaceIsKeptOnceRefined() {
         // Exact stamps for 250 ms, then one 1.5 ms late (within the continuity): it follows the
         // sound before it, and moves nothing already placed.

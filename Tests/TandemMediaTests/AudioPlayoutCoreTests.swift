@@ -15,6 +15,28 @@ private struct TaggedSource: AudioFrameSource {
         }
         return count
     }
+
+    func decodedEnd(generation: Int, from frame: Int64) -> Int64? { .max / 4 }
+}
+
+/// As `TaggedSource`, with each generation decoded only up to a media frame (`ends`, exclusive;
+/// a generation not named is decoded throughout): a decoder catching up with a seek.
+private struct CatchingUpSource: AudioFrameSource {
+    var ends: [Int: Int64]
+    func read(generation: Int, from start: Int64, count: Int, into destination: inout [Float]) -> Int {
+        _ = TaggedSource().read(generation: generation, from: start, count: count, into: &destination)
+        guard let end = ends[generation] else { return count }
+        for index in 0..<count where start + Int64(index) >= end {
+            destination[index * 2] = 0
+            destination[index * 2 + 1] = 0
+        }
+        return max(0, min(count, Int(end - start)))
+    }
+
+    func decodedEnd(generation: Int, from frame: Int64) -> Int64? {
+        guard let end = ends[generation] else { return .max / 4 }
+        return frame < end ? end : nil
+    }
 }
 
 /// Noise on the left channel (so that the stretch's search has something to match), and on the
@@ -33,6 +55,8 @@ private struct NoiseTaggedSource: AudioFrameSource {
         }
         return count
     }
+
+    func decodedEnd(generation: Int, from frame: Int64) -> Int64? { .max / 4 }
 }
 
 /// The sound output's decisions on made-up instants: which media frame each output frame plays.
@@ -138,6 +162,64 @@ private struct NoiseTaggedSource: AudioFrameSource {
             #expect(samples[frame * 2 + 1] == 2.0 / 8, "frame \(frame) still plays the old position")
             #expect(samples[frame * 2] == Float(480_000 + frame - seekFrame) / TaggedSource.scale)
         }
+    }
+
+    /// A seek whose target is decoded only 10 ms ahead when the output renders it: a request that
+    /// may be held back renders up to what is decoded and stops; the next, once more is decoded,
+    /// goes on from there without a frame missing or repeated. Frames due too soon to wait for
+    /// (before `holdsBackFrom`) are rendered all the same, silent where not decoded.
+    @Test func aStartNotYetDecodedIsHeldBackAndGoesOnWhereItStopped() {
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        let seek = Self.second + 20_000_000
+        schedule.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 10 * Self.second, anchorLocalTime: seek),
+                          discontinuous: true, now: Self.second)
+        let target: Int64 = 480_000
+        func request(_ frames: Int, at frame: Int, holdingFrom: Int?) -> AudioPlayoutCore.Request {
+            AudioPlayoutCore.Request(frames: frames, firstInstant: LocalInstant(nanoseconds: Int64((Double(Self.second) + Double(frame) * Self.period).rounded())),
+                                     framePeriod: Self.period, holdsBackFrom: holdingFrom)
+        }
+        var core = AudioPlayoutCore()
+        // 960 output frames of the old position, then the seek's instant; 480 frames decoded past the target.
+        var source = CatchingUpSource(ends: [1: target + 480])
+        let first = core.render(request(1_920, at: 0, holdingFrom: 0), schedule: schedule, latencyOffset: .zero, source: source)
+        #expect(first.heldBack)
+        let firstFrames = first.samples.count / 2
+        #expect(firstFrames > 960 + 400 && firstFrames <= 960 + 478, "\(firstFrames) frames")
+        #expect(first.missingFrames == 0)
+        // Decoded now: the rest is written from where the first write stopped.
+        source.ends[1] = target + 48_000
+        let second = core.render(request(1_920 - firstFrames, at: firstFrames, holdingFrom: 0), schedule: schedule,
+                                 latencyOffset: .zero, source: source)
+        #expect(!second.heldBack && second.missingFrames == 0)
+        let samples = first.samples + second.samples
+        for frame in (960 + 96)..<1920 {
+            #expect(samples[frame * 2] == Float(target + Int64(frame - 960)) / TaggedSource.scale, "frame \(frame)")
+        }
+
+        // Due too soon to hold back: everything is rendered, the undecoded part silent.
+        var due = AudioPlayoutCore()
+        let soon = CatchingUpSource(ends: [1: target + 480])
+        let rendered = due.render(request(1_920, at: 0, holdingFrom: 1_920), schedule: schedule, latencyOffset: .zero, source: soon)
+        #expect(!rendered.heldBack && rendered.samples.count == 1_920 * 2)
+        #expect(rendered.missingFrames > 400)
+    }
+
+    /// Past a voice's first `holdBackWindow` frames a shortfall is not held back: the output
+    /// keeps its buffer full, silent where the decoder is behind.
+    @Test func aShortfallLongAfterAStartIsNotHeldBack() {
+        let schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        var core = AudioPlayoutCore()
+        let source = CatchingUpSource(ends: [0: 9_600])
+        var frame = 0
+        var held: [Int] = []
+        while frame < 14_400 {
+            let request = AudioPlayoutCore.Request(frames: 960, firstInstant: LocalInstant(nanoseconds: Int64((Double(Self.second) + Double(frame) * Self.period).rounded())),
+                                                   framePeriod: Self.period, holdsBackFrom: 0)
+            let rendered = core.render(request, schedule: schedule, latencyOffset: .zero, source: source)
+            if rendered.heldBack { held.append(frame) }
+            frame += max(1, rendered.samples.count / 2)
+        }
+        #expect(held.isEmpty, "held back at \(held)")
     }
 
     @Test func rateChangeStretchesFromItsInstantOnTheTimeline() {

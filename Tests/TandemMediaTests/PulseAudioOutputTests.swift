@@ -77,7 +77,7 @@ import TandemTestKit
             var settings = PulseAudioOutput.Settings()
             settings.server = server.serverString
             settings.device = "p\(index)"
-            return try PulseAudioOutput(settings: settings, render: { frames, instant, period in
+            return try PulseAudioOutput(settings: settings, render: { frames, instant, period, _ in
                 if index == 0, instant > stallAfter, stalled.withLock({ stalled in defer { stalled = true }; return !stalled }) {
                     Thread.sleep(forTimeInterval: 0.15)
                 }
@@ -113,6 +113,68 @@ import TandemTestKit
         // In place: within 0.2 ms (10 samples) of the other (2 to 3 samples seen here); late by
         // the gap it would be 7,200 samples off.
         #expect(abs(lag) < 10, "after the gap the stalled output is \(lag) samples off the other")
+    }
+
+    /// An output whose render leaves out what it may (all but the frames due before `holding`,
+    /// and 96 more) for 300 ms, as a player whose decoding is catching up with a seek: the output
+    /// asks again in time for the rest, so its sound plays with no gap and no underrun, in place
+    /// with another output's that renders everything.
+    @Test func aWriteHeldBackIsCompletedInTimeWithoutAGap() throws {
+        let server = try PulseAudioServer.start()
+        defer { server.stop() }
+        try Self.twoChannels(on: server)
+        let recording = try server.record(source: "mix.monitor", channels: 2, channelMap: ["aux0", "aux1"],
+                                          to: server.directory.path + "/monitor.raw")
+        let size = { ((try? FileManager.default.attributesOfItem(atPath: recording.path))?[.size] as? Int) ?? 0 }
+        try #require(Self.wait(timeout: 5) { size() >= 48_000 * 4 / 10 }, "the recording did not start")
+        var generator = SystemRandomNumberGenerator()
+        let noise = (0..<48_000).map { _ in Float.random(in: -0.5...0.5, using: &generator) }
+        let epoch = LocalInstant(nanoseconds: MonotonicClock.now())
+        let holdingFrom = epoch + .milliseconds(1_000), holdingUntil = epoch + .milliseconds(1_300)
+        let shortWrites = Mutex(0)
+        let underruns = Mutex(0)
+        let outputs = try (0..<2).map { index in
+            var settings = PulseAudioOutput.Settings()
+            settings.server = server.serverString
+            settings.device = "p\(index)"
+            return try PulseAudioOutput(settings: settings, render: { frames, instant, period, holding in
+                var count = frames
+                if index == 0, instant >= holdingFrom, instant < holdingUntil {
+                    let due = max(0, Int((Double((holding - instant).nanoseconds) / period).rounded(.up)))
+                    count = min(frames, due + 96)
+                    if count < frames { shortWrites.withLock { $0 += 1 } }
+                }
+                let first = Int((Double((instant - epoch).nanoseconds) / period).rounded())
+                return (0..<count).flatMap { frame -> [Float] in
+                    let value = noise[((first + frame) % noise.count + noise.count) % noise.count]
+                    return [value, value]
+                }
+            }, events: { event in
+                if index == 0, case .underrun = event { underruns.withLock { $0 += 1 } }
+            })
+        }
+        Thread.sleep(forTimeInterval: 2)
+        recording.stop()
+        for output in outputs { output.close() }
+        #expect(shortWrites.withLock { $0 } >= 5, "the output did not ask again after short writes")
+        #expect(underruns.withLock { $0 } == 0, "a held-back write ran the stream dry")
+
+        let data = try Data(contentsOf: URL(fileURLWithPath: recording.path))
+        let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        let channels = (0..<2).map { channel in stride(from: channel, to: samples.count, by: 2).map { Float(samples[$0]) / 32768 } }
+        let onset = try #require(channels[0].firstIndex { abs($0) > 0.02 })
+        try #require(onset + 72_000 < channels[0].count, "less than 1.5 s recorded")
+        var longest = 0, run = 0
+        for index in onset..<(onset + 72_000) {
+            run = channels[0][index] == 0 ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        #expect(longest < 8, "a gap of \(longest) samples in the held-back output's sound")
+        // In place throughout, the held-back stretch (about 0.9–1.3 s after the onset) included.
+        for start in stride(from: onset + 4_800, to: onset + 67_200, by: 9_600) {
+            let lag = Self.lag(channels[1], channels[0], start: start, count: 4_800, range: 48)
+            #expect(abs(lag) < 10, "at \(start - onset) samples after the onset the output is \(lag) samples off the other")
+        }
     }
 
     /// A stereo null sink `out` on `server`, its monitor recorded into the server's directory

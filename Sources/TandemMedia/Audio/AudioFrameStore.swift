@@ -8,6 +8,11 @@ protocol AudioFrameSource {
     /// stereo, as Float in −1...1 (a sample of Int16 divided by 32768); frames not decoded are
     /// silence. Returns how many of the frames were decoded.
     func read(generation: Int, from start: Int64, count: Int, into destination: inout [Float]) -> Int
+
+    /// The media frame after the last one decoded, without a gap, from `frame` on in
+    /// `generation`; nil when `frame` itself is not decoded. The output holds back a write that
+    /// would read past it while the decoding is still catching up with a start.
+    func decodedEnd(generation: Int, from frame: Int64) -> Int64?
 }
 
 /// The media frame (at `AudioChunk.sampleRate`) at which media time `nanoseconds` falls, rounded.
@@ -122,6 +127,28 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
         state.withLock { state in
             state.aliases = state.aliases.filter { $0.value != generation }
             state.aliases[serial] = generation
+        }
+    }
+
+    func decodedEnd(generation: Int, from frame: Int64) -> Int64? {
+        state.withLock { state in
+            var runs: [Run] = []
+            if let run = state.runs[.generation(generation)] { runs.append(run) }
+            for (serial, g) in state.aliases where g == generation {
+                if let run = state.runs[.prepared(serial)] { runs.append(run) }
+            }
+            // Segments of a run follow one another in decoding order; one that starts where
+            // another ends continues it.
+            var end: Int64?
+            for segment in runs.flatMap(\.segments).sorted(by: { $0.start < $1.start }) {
+                if let reached = end {
+                    guard segment.start <= reached else { break }
+                    end = max(reached, segment.end)
+                } else if segment.start <= frame && frame < segment.end {
+                    end = segment.end
+                }
+            }
+            return end
         }
     }
 

@@ -23,13 +23,16 @@ final class AudioPlayout: Sendable {
         self.timing.withLock { $0 = timing }
     }
 
-    /// Renders `frames` output frames from `instant` on, one every `period` ns (silence until attached).
-    func render(frames: Int, instant: LocalInstant, period: Double) -> [Float] {
+    /// Renders up to `frames` output frames from `instant` on, one every `period` ns (silence
+    /// until attached): fewer when the media of a start is not decoded yet, leaving out only
+    /// frames that reach the output at `holding` or later, for the output to ask again.
+    func render(frames: Int, instant: LocalInstant, period: Double, holding: LocalInstant) -> [Float] {
         guard let timing = timing.withLock({ $0 }) else {
             return [Float](repeating: 0, count: frames * AudioChunk.channelCount)
         }
         let (schedule, offset) = timing()
-        let request = AudioPlayoutCore.Request(frames: frames, firstInstant: instant, framePeriod: period)
+        let holdsBackFrom = max(0, Int((Double((holding - instant).nanoseconds) / period).rounded(.up)))
+        let request = AudioPlayoutCore.Request(frames: frames, firstInstant: instant, framePeriod: period, holdsBackFrom: holdsBackFrom)
         let store = store
         let (rendered, positions) = core.withLock { core in
             (core.render(request, schedule: schedule, latencyOffset: TimeSpan(nanoseconds: offset), source: store), core.positions)
@@ -41,17 +44,18 @@ final class AudioPlayout: Sendable {
         counters.withLock { counters in
             counters.snaps += rendered.snaps.count
             counters.missingFrames += rendered.missingFrames
-            if let write = rendered.write {
+            if let write = rendered.write, !rendered.samples.isEmpty {
                 counters.writes += 1
                 counters.correction = write.correction
                 counters.largestCorrection = max(counters.largestCorrection, abs(write.correction))
             }
         }
         if let log {
-            if let write = rendered.write {
+            let renderedFrames = rendered.samples.count / AudioChunk.channelCount
+            if let write = rendered.write, renderedFrames > 0 {
                 let frameIndex = Int(((Double((write.expected - instant).nanoseconds)) / period).rounded())
                 log.write(item: store.item(generation: write.generation) ?? "", media: write.media, intended: write.intended,
-                          expected: write.expected, frames: frames - max(0, frameIndex), rate: write.rate,
+                          expected: write.expected, frames: renderedFrames - max(0, frameIndex), rate: write.rate,
                           correction: write.correction)
             }
             for snap in rendered.snaps { log.snap(at: snap.at, error: snap.error) }

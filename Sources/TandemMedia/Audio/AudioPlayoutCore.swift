@@ -24,6 +24,14 @@ import TandemClock
 ///   nominal position exact, each sound within the stretch's bound of it); a change between rate
 ///   1 and another rate cross-fades, like a seek, from the same position.
 ///
+/// - A write that would read media not yet decoded, in the first `holdBackWindow` frames of a
+///   voice, stops short of it when the request allows (`Request.holdsBackFrom`): the output
+///   writes the rest once the decoding has caught up, rather than a gap of silence. After a seek
+///   the decoder starts from the target when the change is decided, and the output renders
+///   ahead by its latency, so its first write of the new position can come before the position
+///   is decoded. Frames before `holdsBackFrom` (those due too soon to wait for) are rendered in
+///   any case, silent where they are missing.
+///
 /// Instants are on the monotonic clock; `latencyOffset` moves the sound as it moves the
 /// pictures (a frame reaching the output at T plays the timeline's media at T + offset).
 struct AudioPlayoutCore {
@@ -39,6 +47,10 @@ struct AudioPlayoutCore {
         var correctionTime = TimeSpan.milliseconds(100)
         /// The fades' length, in output frames (2 ms).
         var fadeFrames = 96
+        /// How long, in output frames from a voice's start, a write may stop short of media not
+        /// yet decoded (100 ms): a start's decoding catching up. Later a shortfall is a stall,
+        /// played as silence and waited out by the group.
+        var holdBackWindow = 4_800
     }
 
     /// A request of the output.
@@ -49,6 +61,9 @@ struct AudioPlayoutCore {
         var firstInstant: LocalInstant
         /// The output's frame period as measured, in nanoseconds (nominally 1/48000 s).
         var framePeriod: Double
+        /// The first frame the request may leave out, when what it would play is not decoded
+        /// yet (see the type's description); nil renders every frame.
+        var holdsBackFrom: Int?
     }
 
     /// The first frame of a request that plays media: what the audio log records for a write.
@@ -77,8 +92,11 @@ struct AudioPlayoutCore {
 
     /// What one request rendered.
     struct Rendered: Sendable {
-        /// Interleaved stereo samples in −1...1, `frames × 2` of them.
+        /// Interleaved stereo samples in −1...1: `frames × 2` of them, fewer when the request
+        /// was held back.
         var samples: [Float]
+        /// Whether fewer frames were rendered than asked for, their media not decoded yet.
+        var heldBack = false
         /// The first frame that plays media, if any does.
         var write: Write?
         /// The snaps made.
@@ -104,6 +122,8 @@ struct AudioPlayoutCore {
         var stretcher: TimeStretcher?
         /// At rates other than 1: where the stretch cuts its pieces, the same for every participant.
         var grid: TimeStretcher.Grid?
+        /// Output frames it has rendered.
+        var played = 0
     }
 
     let configuration: Configuration
@@ -166,10 +186,35 @@ struct AudioPlayoutCore {
                                        rate: timeline.rate,
                                        correction: voice.step / AudioPlayoutCore.nominalStep(voice.rate) - 1)
             }
+            if let holding = request.holdsBackFrom {
+                let stop = max(frame + readableFrames(source: source), holding)
+                if stop < end {
+                    // The step chosen to land the position at the segment's end does not land it
+                    // at `stop`: the position moves on by the step.
+                    voice?.landing = nil
+                    renderSegment(frame..<stop, into: &rendered, source: source)
+                    rendered.samples.removeSubrange((stop * channels)...)
+                    rendered.heldBack = true
+                    return rendered
+                }
+            }
             renderSegment(frame..<end, into: &rendered, source: source)
             frame = end
         }
         return rendered
+    }
+
+    /// How many output frames from now the voice can read from decoded media, if it may be held
+    /// back (a voice reading the samples as they are, in its first `holdBackWindow` frames); else
+    /// as many as any request has.
+    private func readableFrames(source: some AudioFrameSource) -> Int {
+        guard let voice, voice.stretcher == nil, voice.played < configuration.holdBackWindow else { return .max / 2 }
+        guard let decodedEnd = source.decodedEnd(generation: voice.generation, from: Int64(voice.position.rounded(.down))) else {
+            return 0
+        }
+        // A frame at position p reads the whole frames around it up to floor(p) + 2.
+        let last = (Double(decodedEnd) - 3 - voice.position) / voice.step
+        return last < 0 ? 0 : Int(last.rounded(.down)) + 1
     }
 
     /// Chooses, at the first output frame of a segment (on the schedule's clock), what plays
@@ -291,6 +336,7 @@ struct AudioPlayoutCore {
                 return Float(fade + 1) / Float(fadeFrames + 1)
             }
             rendered.missingFrames += missing
+            current.played += frames.count
             if let fade = current.fade { current.fade = fade + frames.count >= fadeFrames ? nil : fade + frames.count }
             voice = current
         }

@@ -82,9 +82,12 @@ final class PulseAudioOutput: @unchecked Sendable {
         var realtime = true
     }
 
-    /// Renders `frames` frames whose first reaches the output at `instant`, the output's frame
-    /// period being `period` ns; returns interleaved stereo samples in −1...1.
-    typealias Render = @Sendable (_ frames: Int, _ instant: LocalInstant, _ period: Double) -> [Float]
+    /// Renders up to `frames` frames whose first reaches the output at `instant`, the output's
+    /// frame period being `period` ns; returns interleaved stereo samples in −1...1. It may
+    /// render fewer (media not decoded yet), but never fewer than those that reach the output
+    /// before `holding`: the stream's buffer then still holds `minimumBuffered` beyond the sink's
+    /// own latency, and the output asks again shortly (`retryInterval`) for the rest.
+    typealias Render = @Sendable (_ frames: Int, _ instant: LocalInstant, _ period: Double, _ holding: LocalInstant) -> [Float]
     /// Hears the output's timing events (underruns, latency) on the main loop's thread.
     typealias Events = @Sendable (Event) -> Void
 
@@ -96,6 +99,12 @@ final class PulseAudioOutput: @unchecked Sendable {
     }
 
     static let frameBytes = 4
+    /// How much sound a write that is held back leaves in the stream's buffer at least, beyond
+    /// the sink's own latency.
+    static let minimumBuffered = TimeSpan.milliseconds(10)
+    /// How soon the output asks again after a write of fewer frames than the server wanted, in
+    /// microseconds: well within the sound the write left in the output.
+    static let retryInterval: pa_usec_t = 2_000
 
     private let mainloop: OpaquePointer
     private var context: OpaquePointer?
@@ -111,6 +120,11 @@ final class PulseAudioOutput: @unchecked Sendable {
     private var lastTimingRequest = LocalInstant.distantPast
     /// Whether the main loop's thread has asked for its real-time priority (on its first write).
     private var askedForPriority = false
+    /// The sink's latency in the latest timing report: a frame reaches the output that long after
+    /// it leaves the stream's buffer.
+    private var sinkLatency = TimeSpan.zero
+    /// Whether a timer is set to write what the server still wants.
+    private var retryPending = false
     private let settings: Settings
     private var closed = false
     private let released = Mutex(false)
@@ -313,18 +327,45 @@ final class PulseAudioOutput: @unchecked Sendable {
             lastTimingRequest = now
         }
         let first = model.instant(ofFrame: written) ?? now + settings.latency
-        let samples = render(frames, first, model.framePeriod)
-        let out = data.bindMemory(to: Int16.self, capacity: frames * AudioChunk.channelCount)
-        for index in 0..<(frames * AudioChunk.channelCount) {
-            let value = index < samples.count ? (samples[index] * 32768).rounded() : 0
-            out[index] = Int16(min(max(value, -32768), 32767))
+        let samples = render(frames, first, model.framePeriod, now + sinkLatency + Self.minimumBuffered)
+        let rendered = min(frames, samples.count / AudioChunk.channelCount)
+        if rendered < frames { retrySoon() }
+        guard rendered > 0 else {
+            pa_stream_cancel_write(stream)
+            return
         }
-        pa_stream_write(stream, data, frames * Self.frameBytes, nil, 0, PA_SEEK_RELATIVE)
-        written += Int64(frames)
+        let out = data.bindMemory(to: Int16.self, capacity: rendered * AudioChunk.channelCount)
+        for index in 0..<(rendered * AudioChunk.channelCount) {
+            out[index] = Int16(min(max((samples[index] * 32768).rounded(), -32768), 32767))
+        }
+        pa_stream_write(stream, data, rendered * Self.frameBytes, nil, 0, PA_SEEK_RELATIVE)
+        written += Int64(rendered)
         if corked {
             corked = false
             if let operation = pa_stream_cork(stream, 0, nil, nil) { pa_operation_unref(operation) }
         }
+    }
+
+    /// Writes what the server still wants in `retryInterval`: the server asks again only once
+    /// it has played what it asked for last, and a write held back wants the rest sooner.
+    private func retrySoon() {
+        guard !retryPending, let context else { return }
+        retryPending = true
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        pa_context_rttime_new(context, pa_rtclock_now() + Self.retryInterval, { api, event, _, user in
+            api?.pointee.time_free(event)
+            guard let user else { return }
+            Unmanaged<PulseAudioOutput>.fromOpaque(user).takeUnretainedValue().retry()
+        }, me)
+    }
+
+    private func retry() {
+        assertOnMainLoop()
+        retryPending = false
+        guard !closed, let stream else { return }
+        let wanted = pa_stream_writable_size(stream)
+        guard wanted != size_t.max, wanted > 0 else { return }
+        write(bytes: wanted)
     }
 
     private func timingUpdated() {
@@ -340,6 +381,7 @@ final class PulseAudioOutput: @unchecked Sendable {
         clock_gettime(CLOCK_REALTIME, &wall)
         let monotonic = MonotonicClock.now()
         let shift = isMonotonic ? 0 : monotonic - (Int64(wall.tv_sec) * 1_000_000_000 + Int64(wall.tv_nsec))
+        sinkLatency = TimeSpan(nanoseconds: Int64(info.sink_usec) * 1000)
         let reaches = microseconds * 1000 + shift + Int64(info.sink_usec) * 1000
         model.add(.init(frame: info.read_index / Int64(Self.frameBytes), instant: LocalInstant(nanoseconds: reaches)))
         let now = LocalInstant(nanoseconds: monotonic)
