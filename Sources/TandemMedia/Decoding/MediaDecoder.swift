@@ -43,6 +43,16 @@ public final class MediaDecoder: @unchecked Sendable {
     private var videoTarget: Nanoseconds?
     private var audioTarget: Nanoseconds?
     private var drained = false
+    /// Where to read from again before going on, once the sound after a seek turned out to
+    /// start after its target (see `receiveAudio`).
+    private var backOff: Nanoseconds?
+    /// Whether the current seek has read from further back already.
+    private var backedOff = false
+    /// The end of the last picture handed out since the current seek.
+    private var handedOutVideoEnd: Nanoseconds?
+    /// How far after a seek's target its first sound may start and still count as covering
+    /// it: the rounding of containers that stamp to the millisecond.
+    private static let soundGapTolerance: Nanoseconds = 1_000_000
 
     /// Opens decoders for `file`'s best video and audio streams.
     ///
@@ -91,8 +101,17 @@ public final class MediaDecoder: @unchecked Sendable {
     /// The next picture or sound, or nil at the end of the input.
     public func next() throws(MediaError) -> DecodedMedia? {
         while true {
+            if let position = backOff {
+                // The pictures resume after the last one handed out (from the target when none
+                // was), the sound at the target.
+                let resume = handedOutVideoEnd ?? audioTarget
+                backOff = nil
+                try reposition(at: position)
+                if video != nil { videoTarget = resume }
+            }
             if pendingIndex < pending.count {
                 let item = pending[pendingIndex]
+                if case .video(let frame) = item { handedOutVideoEnd = frame.endTime }
                 pendingIndex += 1
                 if pendingIndex == pending.count {
                     pending.removeAll(keepingCapacity: true)
@@ -108,6 +127,16 @@ public final class MediaDecoder: @unchecked Sendable {
     /// Moves to `target` (nanoseconds of media time): the next picture is the one that covers it,
     /// and sound resumes with the chunk that contains it.
     public func seek(to target: Nanoseconds) throws(MediaError) {
+        try reposition(at: target)
+        videoTarget = video == nil ? nil : target
+        audioTarget = audio == nil ? nil : target
+        backOff = nil
+        backedOff = false
+        handedOutVideoEnd = nil
+    }
+
+    /// Reads from the keyframe at or before `target` on, the decoders flushed.
+    private func reposition(at target: Nanoseconds) throws(MediaError) {
         guard let stream = video ?? audio else { return }
         let timestamp = MediaTime.value(max(target, 0), in: stream.timeBase)
         let result = av_seek_frame(file.context, Int32(stream.streamIndex), timestamp, AVSEEK_FLAG_BACKWARD)
@@ -124,8 +153,6 @@ public final class MediaDecoder: @unchecked Sendable {
         heldFrame = nil
         drained = false
         readError = nil
-        videoTarget = video == nil ? nil : target
-        audioTarget = audio == nil ? nil : target
     }
 
     private func readAndDecode() throws(MediaError) {
@@ -213,6 +240,15 @@ public final class MediaDecoder: @unchecked Sendable {
         guard chunk.frameCount > 0 else { return }
         if let target = audioTarget {
             guard chunk.endTime > target else { return }
+            if video != nil, !backedOff, chunk.presentationTime > target + Self.soundGapTolerance {
+                // The sound before this chunk lies before the keyframe the seek landed on: a
+                // container that interleaves by keyframe (Matroska's clusters, AVI) stores the
+                // sound just before a keyframe ahead of it. Read again from a keyframe before
+                // that sound; the seek keeps its target.
+                backedOff = true
+                backOff = target - (chunk.presentationTime - target) - (chunk.endTime - chunk.presentationTime) - Self.soundGapTolerance
+                return
+            }
             audioTarget = nil
         }
         pending.append(.audio(chunk))
