@@ -22,7 +22,8 @@ public enum DecodedMedia: Sendable {
 /// stream, synchronously on the caller's thread.
 ///
 /// It skips corrupt packets (counting them) and ends cleanly at a truncated end. `seek(to:)` is
-/// accurate: the first picture after it is the one that covers the target.
+/// accurate: the first picture after it is the one that covers the target, and the first sound
+/// the chunk that covers it.
 public final class MediaDecoder: @unchecked Sendable {
     /// The file being decoded.
     public let file: MediaFile
