@@ -53,10 +53,10 @@ extension OrderedInput {
     /// (skipped, the version advancing, the same event everywhere); everything else is as it was.
     public func permitted(by roles: SessionRoles) -> OrderedInput {
         guard case .proposal(var ordered) = self else { return self }
+        ordered.proposal = ordered.proposal.withoutControl(from: ordered.originator, under: roles)
         if let rejection = ordered.proposal.policyRejection(from: ordered.originator, under: roles) {
             return .unreadable(originator: ordered.originator, order: ordered.order, rejection: rejection)
         }
-        ordered.proposal = ordered.proposal.withoutControl(from: ordered.originator, under: roles)
         return .proposal(ordered)
     }
 }
