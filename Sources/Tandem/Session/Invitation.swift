@@ -12,9 +12,9 @@ import TandemNet
 /// `RelayEndpoint.maximumCount` in all. `host` and `port` are the first; a participant starts at a
 /// random one of `relays` and moves to another when it fails.
 ///
-/// An invite names the session's creator too (`o=`, its participant identity, which its
-/// signing key certifies): every invitee then knows who the first operator is
-/// (`GroupSession.roles`) without trusting the relay for it.
+/// An invite names the session's creator too, after the secret (`?k=SECRET&o=ID`): its
+/// participant identity, which its signing key certifies, so that every invitee knows who the
+/// first operator is (`GroupSession.roles`) without trusting the relay for it.
 public struct Invitation: Sendable, Hashable, CustomStringConvertible {
     /// The first relay's host name or address (IPv6 without brackets).
     public var host: String
@@ -62,7 +62,7 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
         let hostPart = host.contains(":") ? "[\(host)]" : host
         let further = furtherRelays.map { "&r=\($0)" }.joined()
         let creatorPart = creator.map { "&o=\($0.uuidString.lowercased())" } ?? ""
-        return "tandem://\(hostPart):\(port)/\(sessionID.uuidString.lowercased())?k=\(secret.text)\(further)\(creatorPart)"
+        return "tandem://\(hostPart):\(port)/\(sessionID.uuidString.lowercased())?k=\(secret.text)\(creatorPart)\(further)"
     }
 
     /// Reads an invite from its URL text; throws a clear error for anything else.

@@ -323,7 +323,9 @@ struct WatchRunner {
                 case .previous: try party.previous()
                 case .quit: party.leave()
                 case .end:
-                    if ending.press(at: LocalInstant(nanoseconds: SystemClock().now())) {
+                    if let refusal = party.endRefusal {
+                        refuse("end: \(refusal)", party: party)
+                    } else if ending.press(at: LocalInstant(nanoseconds: SystemClock().now())) {
                         party.end()
                     } else {
                         StatusArea.shared.printAbove(EndConfirmation.question)
