@@ -51,14 +51,21 @@ extension SessionMachine {
         }
         // Without a creator (an invite that named none) nobody holds a role to hand on.
         guard !roles.operators.isEmpty else { return [] }
-        let present = Set(known.keys).union([me])
-        guard roles.operators.isDisjoint(with: present) else { return [] }
-        let heir = present.min { lhs, rhs in
-            let (left, right) = (seniority[lhs] ?? .max, seniority[rhs] ?? .max)
-            return left != right ? left < right : lhs.uuidString < rhs.uuidString
+        // Asked after every relay event: the common answer (an operator is here) costs a lookup
+        // per operator and allocates nothing.
+        guard !roles.operators.contains(where: { $0 == me || known[$0] != nil }) else { return [] }
+        let heir = known.keys.reduce(me) { best, candidate in
+            isLongerPresent(candidate, than: best) ? candidate : best
         }
         guard heir == me, answeredRoles != roles else { return [] }
         answeredRoles = roles
         return [.send(.claim(departed: roles.operators.sorted { $0.uuidString < $1.uuidString }))]
+    }
+
+    /// Whether `lhs` has been present longer than `rhs`: its first record came earlier in the
+    /// order (one never seen comes last), then the lower identity.
+    private func isLongerPresent(_ lhs: UUID, than rhs: UUID) -> Bool {
+        let (left, right) = (seniority[lhs] ?? .max, seniority[rhs] ?? .max)
+        return left != right ? left < right : lhs.uuidString < rhs.uuidString
     }
 }
