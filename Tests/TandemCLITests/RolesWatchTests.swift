@@ -23,7 +23,7 @@ import TandemParty
         let host = try start("ana", ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--control", "operators"])
         defer { host.kill() }
         let invite = try #require(host.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(host.standardError)")
-        #expect(invite.contains("&o="), "the invite names its creator: \(invite)")
+        #expect(invite.contains("?o="), "the invite names its creator: \(invite)")
         let guest = try start("ben", ["join", clip], environment: ["TANDEM_INVITE": invite])
         defer { guest.kill() }
         #expect(guest.waitUntil(timeout: 20) { $0.contains { $0.event == "joined" } }, "\(guest.standardError)")

@@ -12,7 +12,7 @@ import TandemNet
 /// `RelayEndpoint.maximumCount` in all. `host` and `port` are the first; a participant starts at a
 /// random one of `relays` and moves to another when it fails.
 ///
-/// An invite names the session's creator too, after the secret (`?k=SECRET&o=ID`): its
+/// An invite names the session's creator too, first in the query (`?o=ID&k=SECRET`): its
 /// participant identity, which its signing key certifies, so that every invitee knows who the
 /// first operator is (`GroupSession.roles`) without trusting the relay for it.
 public struct Invitation: Sendable, Hashable, CustomStringConvertible {
@@ -61,8 +61,8 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         let hostPart = host.contains(":") ? "[\(host)]" : host
         let further = furtherRelays.map { "&r=\($0)" }.joined()
-        let creatorPart = creator.map { "&o=\($0.uuidString.lowercased())" } ?? ""
-        return "tandem://\(hostPart):\(port)/\(sessionID.uuidString.lowercased())?k=\(secret.text)\(creatorPart)\(further)"
+        let creatorPart = creator.map { "o=\($0.uuidString.lowercased())&" } ?? ""
+        return "tandem://\(hostPart):\(port)/\(sessionID.uuidString.lowercased())?\(creatorPart)k=\(secret.text)\(further)"
     }
 
     /// Reads an invite from its URL text; throws a clear error for anything else.
