@@ -152,7 +152,8 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
 
     /// Ends the session for everyone; each participant's session is invalidated with the reason.
     /// Under a policy that lets operators alone end it (`SessionPolicy.ending`), a participant
-    /// that is no operator leaves instead (the others go on): `mayEnd` says which it will be.
+    /// that is no operator leaves instead (the others go on): `roles.mayEnd(_:)` with this
+    /// participant's identity says which it will be.
     public func end() {
         let reason = GroupSessionError(.ended, "\(localParticipant) ended the session")
         onLoopAndWait { [self] in
