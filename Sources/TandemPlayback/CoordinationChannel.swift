@@ -26,6 +26,9 @@ protocol CoordinationChannel: Sendable {
     var presentParticipants: Set<UUID>? { get }
     /// This participant's identity.
     var localParticipant: UUID { get }
+    /// Why the session's policy would refuse `proposal` from this participant now, nil when it
+    /// would not (`PlaybackProposal.policyRejection(from:under:operatorNames:)`).
+    func policyRejection(of proposal: PlaybackProposal) -> ProposalRejection?
     /// Participants who leave.
     func departures() -> AsyncStream<UUID>
     /// The session clock, once known.
@@ -41,6 +44,8 @@ extension CoordinationChannel {
     var marksEndOfHistory: Bool { false }
     /// Unknown unless the channel says.
     var presentParticipants: Set<UUID>? { nil }
+    /// A channel without roles refuses nothing.
+    func policyRejection(of proposal: PlaybackProposal) -> ProposalRejection? { nil }
 }
 
 /// A snapshot over the size a snapshot may take (`CoordinationSnapshot.sizeRejection`): not
@@ -79,7 +84,9 @@ struct SessionChannel<Activity: GroupActivity>: CoordinationChannel {
     func deliverOrdered(while wanted: @escaping @Sendable () -> Bool, to receive: @escaping @Sendable (OrderedInput) -> Void) {
         session.orderedDeliveries(while: { delivery in
             guard wanted() else { return false }
-            receive(OrderedInput(delivery))
+            // The roles before this record's order, whatever the session has folded since (a
+            // joiner's history is folded whole before it is handed over).
+            receive(OrderedInput(delivery).permitted(by: session.roles(before: delivery.order)))
             return true
         })
         if wanted() { receive(.endOfHistory) }
@@ -89,6 +96,12 @@ struct SessionChannel<Activity: GroupActivity>: CoordinationChannel {
     var presentParticipants: Set<UUID>? { Set(session.activeParticipants.map(\.id)).union([session.localParticipant.id]) }
 
     var localParticipant: UUID { session.localParticipant.id }
+
+    func policyRejection(of proposal: PlaybackProposal) -> ProposalRejection? {
+        let roles = session.roles
+        let names = roles.operators.map { session.displayName(of: $0) }.sorted()
+        return proposal.policyRejection(from: session.localParticipant.id, under: roles, operatorNames: names)
+    }
 
     func departures() -> AsyncStream<UUID> { session.departures() }
     var clock: (any SessionClockSource)? { session.sessionClock }
@@ -105,7 +118,7 @@ public enum OrderedInput: Sendable, Equatable {
     /// A snapshot of the coordination state (its header says so), still to be validated.
     case snapshot(SnapshotRecord)
     /// A record of another kind that shares the ordered stream (an activity change,
-    /// `session.activity = …`, or a chat line): it takes its order number and is no business of the
+    /// `session.activity = …`, a chat line, or a role record): it takes its order number and is no business of the
     /// coordinator's, so it is passed over silently (no event, no rejection counted), and the
     /// relay keeps it by its own rules (a late joiner's history holds it past a snapshot).
     case other(originator: UUID, order: UInt64)
@@ -136,7 +149,7 @@ public enum OrderedInput: Sendable, Equatable {
                                             reflecting: reflecting, body: delivery.body))
             return
         }
-        if ActivityChange.isChange(delivery.body) || ChatRecord.isChat(delivery.body) {
+        if ActivityChange.isChange(delivery.body) || ChatRecord.isChat(delivery.body) || RoleRecord.isRoleRecord(delivery.body) {
             self = .other(originator: delivery.sender, order: delivery.order)
             return
         }

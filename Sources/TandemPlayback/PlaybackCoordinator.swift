@@ -537,7 +537,10 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         }
         for directive in try refreshed.onLocalRequest(request, now: scheduler.now) {
             switch directive {
-            case .propose(let proposal): try channel.propose(proposal)
+            case .propose(let proposal):
+                // The session's policy, checked before sending, so that the refusal says why at once.
+                if let rejection = channel.policyRejection(of: proposal) { throw rejection }
+                try channel.propose(proposal)
             }
         }
     }

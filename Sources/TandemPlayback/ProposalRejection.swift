@@ -23,6 +23,7 @@ public struct ProposalRejection: Error, Sendable, Hashable, CustomStringConverti
             case duplicateEntry = "duplicate-entry"
             case durationOutOfRange = "duration-out-of-range"
             case otherItem = "other-item"
+            case notPermitted = "not-permitted"
         }
 
         private let code: Code
@@ -59,6 +60,10 @@ public struct ProposalRejection: Error, Sendable, Hashable, CustomStringConverti
         /// A seek in an item that is no longer the group's: an item's end, or another
         /// participant's switch, came between the request and its record.
         public static let otherItem = Reason(.otherItem)
+        /// A change of playback from a participant the session's policy does not let change it
+        /// (`SessionPolicy.playback` is `.operators` and it is no operator), as the roles stood
+        /// before the proposal's order.
+        public static let notPermitted = Reason(.notPermitted)
 
         /// The reason's name, as events print it (`rate-out-of-range`).
         public var description: String { code.rawValue }

@@ -31,8 +31,11 @@ struct HostRelayListProcessTests {
         #expect(guest.waitUntil(timeout: 30) { $0.contains { $0.event == "joined" } }, "\(guest.standardError)")
         #expect(host.send("play") != nil)
         #expect(guest.waitUntil(timeout: 15) { $0.contains { $0.change == "play" } }, "\(guest.lines.suffix(5)) \(guest.standardError)")
-        // Playing for a while (a process test: real time), then ended by the guest.
+        // Playing for a while (a process test: real time), then ended by the guest, whom the
+        // host made an operator (only operators end a hosted party).
         _ = guest.waitUntil(timeout: 1.5) { _ in false }
+        #expect(host.send("op ben") != nil)
+        #expect(guest.waitUntil(timeout: 15) { $0.contains { $0.event == "roles" } }, "\(guest.lines.suffix(5))")
         #expect(guest.send("end") != nil)
         #expect(guest.waitForExit(timeout: 20) == 0, "\(guest.standardError)")
         #expect(host.waitForExit(timeout: 20) == 3, "\(host.standardError)")

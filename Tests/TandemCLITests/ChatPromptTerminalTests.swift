@@ -23,11 +23,11 @@ import TandemHarness
         defer { joiner.kill() }
         func screen() throws -> String { try terminal.screen() }
         func lines() throws -> [String] { try screen().split(separator: "\n").map(String.init) }
-        #expect(try waitFor(20) { try screen().contains("ana, host") })
+        #expect(try waitFor(20) { try screen().contains("ana, @host") })
 
         // Enter: the prompt opens above the status line.
         try terminal.sendKeys("Enter")
-        #expect(try waitFor(10) { let shown = try lines(); return shown.count >= 2 && shown[shown.count - 2].hasPrefix("say: ") && shown.last?.contains("ana, host") == true },
+        #expect(try waitFor(10) { let shown = try lines(); return shown.count >= 2 && shown[shown.count - 2].hasPrefix("say: ") && shown.last?.contains("ana, @host") == true },
                 "\((try? screen()) ?? "")")
         // A space and `q` are text here: nothing plays, nobody leaves.
         try terminal.sendKeys("-l", "a quiz")

@@ -46,7 +46,7 @@ import TandemHarness
         let joiner = try WatchProcess(executable: TandemProcess.executablePath, arguments: ["join", invite, clip, "--name", "ana", "--events", "json"],
                                       name: "ana", acceptsCommands: true)
         defer { joiner.kill() }
-        #expect(try waitFor(20) { try tmux.screen().contains("ana, host") })
+        #expect(try waitFor(20) { try tmux.screen().contains("ana, @host") })
         #expect(joiner.send("leave") != nil)
         // The moment the departure is on the screen, the status line (the last line) no longer
         // names ana; it did until then.

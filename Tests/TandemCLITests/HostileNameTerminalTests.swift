@@ -23,7 +23,7 @@ import TandemHarness
         let joiner = try WatchProcess.join(invite: invite, file: clip, arguments: ["--name", hostile, "--events", "json"], name: "mallory")
         defer { joiner.kill() }
         func screen() throws -> String { try tmux.screen() }
-        #expect(try waitFor(20) { try screen().contains("host, malloryFAKE") }, "\((try? screen()) ?? "")")
+        #expect(try waitFor(20) { try screen().contains("@host, malloryFAKE") }, "\((try? screen()) ?? "")")
         #expect(try TmuxSession.run(["display-message", "-p", "-t", name, "#{pane_title}"]).trimmingCharacters(in: .whitespacesAndNewlines)
             == "tandem-title")
         // Nothing cleared the screen: the invite printed at the start is still on it.

@@ -35,7 +35,7 @@ import TandemHarness
                                       name: "ana", acceptsCommands: true)
         defer { joiner.kill() }
         func screen() throws -> String { try tmux.screen() }
-        #expect(try waitFor(20) { try screen().contains("ana, host") })
+        #expect(try waitFor(20) { try screen().contains("ana, @host") })
         // The joiner's own report of the host, before the host goes: the host lists the joiner as
         // soon as its presence arrives, while the joiner is still opening its file, and a host
         // that joined and left before the joiner's watch began is never reported to it at all.

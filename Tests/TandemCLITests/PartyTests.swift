@@ -6,6 +6,7 @@ import Testing
 import TandemNet
 import TandemTestKit
 import TandemHarness
+import TandemParty
 
 /// Issue 15, items 1 and 2, with real processes on loopback: the relay `tandem host` starts is a
 /// process of its own that outlives the host (even a `SIGKILL`), is reused by a later host on its
@@ -101,11 +102,21 @@ import TandemHarness
         }
         #expect(ben.send("pause") != nil)
         #expect(cy.waitUntil(timeout: 10) { $0.contains { $0.change == "pause" && $0.by == "ben" } }, "\(cy.lines.suffix(5))")
-        // Any participant may end it for everyone.
-        #expect(cy.send("end") != nil)
-        #expect(cy.waitForExit(timeout: 20) == 0, "\(cy.standardError)")
-        #expect(ben.waitForExit(timeout: 20) == 3, "\(ben.standardError)")
-        #expect(ben.standardError.contains("cy ended the session"), "\(ben.standardError)")
+        // The host was the one operator: the longest-present of those left takes the role, the
+        // same for both, and it may end the party for everyone.
+        var heirs: [String] = []
+        for process in [ben, cy] {
+            #expect(process.waitUntil(timeout: 10) { events in
+                events.contains { if case .roles(let roles) = $0.payload { roles.change == "claim" } else { false } }
+            }, "\(process.name) saw no handover: \(process.lines.suffix(5))")
+            heirs += process.events.compactMap { if case .roles(let roles) = $0.payload, roles.change == "claim" { roles.by } else { nil } }
+        }
+        #expect(heirs.count == 2 && Set(heirs).count == 1, "\(heirs)")
+        let (heir, other) = heirs.first == "cy" ? (cy, ben) : (ben, cy)
+        #expect(heir.send("end") != nil)
+        #expect(heir.waitForExit(timeout: 20) == 0, "\(heir.standardError)")
+        #expect(other.waitForExit(timeout: 20) == 3, "\(other.standardError)")
+        #expect(other.standardError.contains("\(heir.name) ended the session"), "\(other.standardError)")
         // No session left: the relay exits 10 s later, and its record goes with it.
         Self.expectGone(relay, within: 20, "the relay")
         #expect(party.relayPIDs().isEmpty)

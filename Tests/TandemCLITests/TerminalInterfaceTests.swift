@@ -28,7 +28,7 @@ import TandemHarness
         func anaSaw(_ text: String) -> Bool { (try? String(contentsOfFile: joinerOutput, encoding: .utf8))?.contains(text) == true }
         func screen() throws -> String { try tmux.screen() }
 
-        #expect(try waitFor(20) { try screen().contains("ana, host") })
+        #expect(try waitFor(20) { try screen().contains("ana, @host") })
         try tmux.sendKeys(" ")
         #expect(waitFor(10) { anaSaw(#""change":"play""#) })
         #expect(try waitFor(10) { let text = try screen(); return text.contains("▶") && text.contains("1.00x") })

@@ -31,6 +31,9 @@ public struct BodyKind: RawRepresentable, Sendable, Hashable, CustomStringConver
     /// reliable and addressed to one participant (announcements: to all), so that a joiner
     /// without the file reads it from a holder through the relay, which reads none of it.
     public static let mediaStream = BodyKind(rawValue: 9)
+    /// A change to the session's roles or policy in the ordered stream (`RoleChange`), always
+    /// signed with a kept retention, so that a late joiner replays every one.
+    public static let roles = BodyKind(rawValue: 10)
 
     /// A word for people and events.
     public var description: String {
@@ -44,6 +47,7 @@ public struct BodyKind: RawRepresentable, Sendable, Hashable, CustomStringConver
         case .playbackSnapshot: "playback-snapshot"
         case .chat: "chat"
         case .mediaStream: "media-stream"
+        case .roles: "roles"
         default: "kind-\(rawValue)"
         }
     }

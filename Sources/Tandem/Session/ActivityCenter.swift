@@ -144,9 +144,11 @@ public final class ActivityCenter: Sendable {
         guard let relay else { throw GroupSessionError(.noRelay, "no relay is configured: start one with `tandem serve`, or host one") }
         let first = RelayEndpoint(host: relay.host, port: relay.port)
         // Deduplicated and bounded by `configure`: the list is valid for an invite.
-        let invitation = (try? Invitation(relays: [first] + relay.furtherRelays, sessionID: UUID(), secret: SessionSecret()))
+        var invitation = (try? Invitation(relays: [first] + relay.furtherRelays, sessionID: UUID(), secret: SessionSecret()))
             ?? Invitation(host: relay.host, port: relay.port, sessionID: UUID(), secret: SessionSecret())
         let bodies = BodySealer(secret: invitation.secret, sessionID: invitation.sessionID, identity: SigningKeyPair())
+        // The creator is the first operator: every invitee learns it from the invite.
+        invitation.creator = bodies.localID
         let session = try GroupSession(center: self, activity: activity, invitation: invitation, bodies: bodies, link: nil, welcome: nil)
         deliver(session, identifier: Activity.activityIdentifier)
         return session

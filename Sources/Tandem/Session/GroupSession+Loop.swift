@@ -13,6 +13,7 @@ struct SessionReaders {
     var chat: [Int: AsyncStream<ChatMessage>.Continuation] = [:]
     var rejections: [Int: AsyncStream<Rejection>.Continuation] = [:]
     var notices: [Int: AsyncStream<GroupSessionEvent>.Continuation] = [:]
+    var roleEvents: [Int: AsyncStream<SessionRoleEvent>.Continuation] = [:]
 }
 
 /// A `messages(of:)` reader: the route it wants and where to put matching messages.
@@ -112,6 +113,7 @@ extension GroupSession {
     func handle(_ event: RelayEvent) {
         loop.preconditionInLoop()
         perform(machine.onRelayEvent(event, at: now))
+        reviewRoles()
         publishView()
     }
 
@@ -165,6 +167,10 @@ extension GroupSession {
                 $activity.storage.value = activity
             case .reject(let rejection):
                 for reader in readers.rejections.values { reader.yield(rejection) }
+            case .roleEvent(let event):
+                for reader in readers.roleEvents.values { reader.yield(event) }
+            case .publishRoles(let roles):
+                $roles.storage.value = roles
             case .followClock:
                 followClock()
             case .invalidate(let reason):

@@ -63,6 +63,11 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
     /// cluster has lost NATS (or the session's stream takes nothing), `.available` again once it
     /// is back. The session stays joined; what is sent meanwhile takes effect late, in order.
     @Published public private(set) var relayAvailability: RelayAvailability = .available
+    /// Who runs the session: its operators and its policy (`SessionRoles`), as every
+    /// participant holds them after the role records received so far. The creator is the first
+    /// operator; `makeOperator(_:)`, `revokeOperator(_:)` and `setPolicy(_:)` change them, and
+    /// `roleEvents()` tells what each change did.
+    @Published public private(set) var roles: SessionRoles
 
     let center: ActivityCenter
     /// Signs and seals what this participant sends; opens and checks what it receives.
@@ -97,7 +102,9 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         self.bodies = bodies
         let local = Participant(id: bodies.localID, displayName: center.displayName)
         self.localParticipant = local
-        machine = SessionMachine(localParticipant: local, bodies: bodies, isLocallyInitiated: link == nil)
+        let creator = invitation.creator ?? (link == nil ? local.id : nil)
+        machine = SessionMachine(localParticipant: local, bodies: bodies, isLocallyInitiated: link == nil, creator: creator)
+        _roles = Published(wrappedValue: machine.roleBook.current)
         loop = try Self.participantLoop(link: link, connector: center.relay?.connector)
         $activity.storage.interceptAssignments { [weak self] activity in
             self?.assign(activity) ?? true
@@ -144,9 +151,15 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
     }
 
     /// Ends the session for everyone; each participant's session is invalidated with the reason.
+    /// Under a policy that lets operators alone end it (`SessionPolicy.ending`), a participant
+    /// that is no operator leaves instead (the others go on): `roles.mayEnd(_:)` with this
+    /// participant's identity says which it will be.
     public func end() {
         let reason = GroupSessionError(.ended, "\(localParticipant) ended the session")
-        onLoopAndWait { [self] in depart(machine.onEndRequested(reason, at: now)) }
+        onLoopAndWait { [self] in
+            let permitted = machine.roleBook.current.mayEnd(localParticipant.id)
+            depart(permitted ? machine.onEndRequested(reason, at: now) : machine.onLeaveRequested(at: now))
+        }
     }
 
     /// Waits until this participant's `leave()` or `end()` has reached the relay (at once when
@@ -213,6 +226,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
                 center.sessionJoined(self)
             }
         }
+        reviewRoles()
         publishView()
     }
 
@@ -292,6 +306,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         for reader in finished.chat.values { reader.finish() }
         for reader in finished.rejections.values { reader.finish() }
         for reader in finished.notices.values { reader.finish() }
+        for reader in finished.roleEvents.values { reader.finish() }
         publishView()
         activeParticipants = []
         awayParticipants = []
@@ -299,6 +314,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         $state.storage.finish()
         $activeParticipants.storage.finish()
         $awayParticipants.storage.finish()
+        $roles.storage.finish()
         $activity.storage.finish()
         attachmentsStorage.finish()
     }

@@ -26,6 +26,8 @@ public struct GroupSessionError: Error, Sendable, Equatable, CustomStringConvert
         /// A journal item whose type has no representation for the attachment's content type
         /// (or none that exports).
         case unsupportedType
+        /// The session's roles or policy do not let this participant do it (`SessionRoles`).
+        case notPermitted
     }
 
     /// What kind of ending or failure.

@@ -11,6 +11,10 @@ import TandemNet
 /// valid URL: `tandem://H1:P1/SESSION?k=SECRET&r=H2:P2&r=[::1]:P3`, at most
 /// `RelayEndpoint.maximumCount` in all. `host` and `port` are the first; a participant starts at a
 /// random one of `relays` and moves to another when it fails.
+///
+/// An invite names the session's creator too, first in the query (`?o=ID&k=SECRET`): its
+/// participant identity, which its signing key certifies, so that every invitee knows who the
+/// first operator is (`GroupSession.roles`) without trusting the relay for it.
 public struct Invitation: Sendable, Hashable, CustomStringConvertible {
     /// The first relay's host name or address (IPv6 without brackets).
     public var host: String
@@ -22,6 +26,9 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
     public var secret: SessionSecret
     /// The relays after the first (`r=` in the query), in order, none repeated.
     public private(set) var furtherRelays: [RelayEndpoint] = []
+    /// The session's creator, its first operator (`o=` in the query); nil in an invite that
+    /// names none, whose session then has no operator.
+    public var creator: UUID?
 
     /// An invite to `sessionID` on the relay at `host`:`port`.
     public init(host: String, port: UInt16, sessionID: UUID, secret: SessionSecret) {
@@ -54,7 +61,8 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         let hostPart = host.contains(":") ? "[\(host)]" : host
         let further = furtherRelays.map { "&r=\($0)" }.joined()
-        return "tandem://\(hostPart):\(port)/\(sessionID.uuidString.lowercased())?k=\(secret.text)\(further)"
+        let creatorPart = creator.map { "o=\($0.uuidString.lowercased())&" } ?? ""
+        return "tandem://\(hostPart):\(port)/\(sessionID.uuidString.lowercased())?\(creatorPart)k=\(secret.text)\(further)"
     }
 
     /// Reads an invite from its URL text; throws a clear error for anything else.
@@ -89,6 +97,14 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
             }
         }
         try self.init(relays: relays, sessionID: sessionID, secret: secret)
+        let creators = items.filter { $0.name == "o" }
+        guard creators.count <= 1 else { throw InvitationError("the invite names its creator (o=) more than once") }
+        if let creator = creators.first {
+            guard let id = creator.value.flatMap(UUID.init(uuidString:)) else {
+                throw InvitationError("the invite's creator (o=) is not a participant identity")
+            }
+            self.creator = id
+        }
     }
 
     /// `text` with the value of every `k=` (an invite's secret) replaced by `…`, and without

@@ -29,6 +29,10 @@ extension SessionMachine {
         case showActivity(Activity)
         /// Tell the rejection readers about a body dropped on arrival (already counted).
         case reject(Rejection)
+        /// Tell the role readers what a role record did (accepted or refused, alike everywhere).
+        case roleEvent(SessionRoleEvent)
+        /// Publish the session's roles: they changed.
+        case publishRoles(SessionRoles)
         /// The link resumed, perhaps on another relay: the session clock follows it there.
         case followClock
         /// The session is over here: finish every sequence, with this reason.
@@ -155,7 +159,7 @@ extension SessionMachine {
 
     /// What an ordered record's body must be.
     static func expectation(ordered delivery: OrderedDelivery) -> BodySealer.Expectation {
-        BodySealer.Expectation(path: .ordered, kinds: [.playbackProposal, .playbackSnapshot, .chat], sender: delivery.sender,
+        BodySealer.Expectation(path: .ordered, kinds: [.playbackProposal, .playbackSnapshot, .chat, .roles], sender: delivery.sender,
                                attachment: nil, checksReplay: true, retention: delivery.retention)
     }
 
@@ -178,8 +182,11 @@ extension SessionMachine {
             // A chat line goes to the chat, and on to the coordinator too: it takes an order
             // number, and a late joiner's coordinator assembles its history without gaps.
             if signed.kind == .chat { out += chatReceived(plaintext) }
+            noteOrdered(order: delivery.order, signer: signed.sender, isRoleRecord: signed.kind == .roles)
+            if signed.kind == .roles { out += roleRecord(signed, order: delivery.order, retention: delivery.retention) }
             record = plaintext.map { .plaintext($0) }
         case .failure(let reason):
+            noteOrdered(order: delivery.order, signer: nil, isRoleRecord: false)
             out.append(reject(Rejection(reason: reason, sender: delivery.sender, path: "ordered")))
             record = delivery.map { _ in .placeholder(reason) }
         }

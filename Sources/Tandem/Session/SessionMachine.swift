@@ -97,12 +97,21 @@ struct SessionMachine<Activity: GroupActivity>: Sendable {
     var joinedAt: LocalInstant?
     /// When the link last resumed after an interruption.
     var resumedAt: LocalInstant?
+    /// The session's roles and policy, folded from the role records in order
+    /// (`SessionMachine+Roles.swift`).
+    var roleBook: RoleBook
+    /// The order of each signer's first ordered record: who has been present longest.
+    var seniority: [UUID: UInt64] = [:]
+    /// The roles this participant last sent a claim or a reinstatement for (once each).
+    var answeredRoles: SessionRoles?
 
-    /// A machine for `localParticipant`, whose `bodies` holds its key for the session.
-    init(localParticipant: Participant, bodies: BodySealer, isLocallyInitiated: Bool) {
+    /// A machine for `localParticipant`, whose `bodies` holds its key for the session, in a
+    /// session created by `creator` (its first operator; nil when the invite named none).
+    init(localParticipant: Participant, bodies: BodySealer, isLocallyInitiated: Bool, creator: UUID? = nil) {
         self.localParticipant = localParticipant
         self.bodies = bodies
         self.isLocallyInitiated = isLocallyInitiated
+        roleBook = RoleBook(creator: creator)
         initiator = isLocallyInitiated ? localParticipant.id : nil
     }
 

@@ -18,18 +18,19 @@ import TandemParty
 /// address) the address of the default route's interface, with a warning when it is private.
 enum HostCommand: Command {
     static let words = ["host"]
-    static let usage = "host MEDIA…|URL [--port P] [--bind HOST] [--advertise HOST] [--relay HOST:PORT[,HOST:PORT…]] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
+    static let usage = "host MEDIA…|URL [--control everyone|operators] [--port P] [--bind HOST] [--advertise HOST] [--relay HOST:PORT[,HOST:PORT…]] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
         + "[--presentation-log PATH] [--json | --verbose] [--log FILE] [--clock-offset SECONDS] [--clock-drift-ppm PPM] "
         + "[--latency-offset MS] " + AudioOptions.usage + " "
         + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] [--decode-throttle FACTOR (bench only)] [--wake-guard] " + RelayLimitOptions.usage
     static let summary = "host a watch-together session (on a relay of its own that outlives it, or --relay) and print its invite"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay", "session-epoch"])
+        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay", "session-epoch", "control"])
             .union(RelayLimitOptions.names), flags: WatchOptions.flags)
         let media = try mediaList(arguments.positionals)
         let file = media[0]
         let options = try WatchOptions(arguments, defaultName: "host")
+        let control = try controlOption(arguments)
         // Checked here, to fail before anything starts; the relay process reads them again.
         _ = try RelayLimitOptions.configuration(arguments)
         guard let port = UInt16(exactly: try arguments.int("port", default: Int(ServeCommand.defaultPort))!) else {
@@ -74,6 +75,9 @@ enum HostCommand: Command {
         try await WatchTogether(item: WatchParty.webURL(file) != nil ? file : URL(fileURLWithPath: file).lastPathComponent).activate()
         guard let session = await sessions.next() else { throw CLIError.failure("the session did not start") }
         try await JoinCommand.join(session)
+        // The party's policy is its first role record, set before anyone holds the invite: the
+        // host's operators alone end it, and `--control` says who controls playback.
+        try session.setPolicy(SessionPolicy(playback: control, ending: .operators))
         // The activity's title, where SharePlay shows its metadata; the invite gains no field for it.
         if let title = session.activity.metadata.title { printError("hosting \(TerminalText.sanitized(title))") }
         printOutput(session.invitation.url.absoluteString)
@@ -81,6 +85,15 @@ enum HostCommand: Command {
     }
 
     /// The relay limit flags given, to pass on to the relay process as they were given.
+    /// `--control everyone|operators`: who may control playback (default everyone).
+    static func controlOption(_ arguments: Arguments) throws(CLIError) -> SessionPolicy.Control {
+        guard let text = arguments.value("control") else { return .everyone }
+        guard let control = SessionPolicy.Control(rawValue: text) else {
+            throw CLIError.usage("--control is everyone or operators, not \(TerminalText.sanitized(text))")
+        }
+        return control
+    }
+
     static func forwardedLimits(_ arguments: Arguments) -> [String] {
         RelayLimitOptions.names.sorted().flatMap { name in arguments.value(name).map { ["--\(name)", $0] } ?? [] }
     }

@@ -32,6 +32,10 @@ enum WatchOptionsHelp {
         OptionHelp("--clock-drift-ppm PPM", "benchmarking: make this participant's clock drift by PPM parts per million (default: 0)"),
         OptionHelp("--decode-throttle FACTOR", "benchmarking: decode FACTOR times slower, to make a slow participant (default: 1)"),
         OptionHelp("--wake-guard", "keep the processors awake just before each frame once a wake-up was seen late (the built-in player; default: off)"),
+        OptionHelp("commands", "lines on standard input when it is no terminal: play, pause, seek SECONDS, rate R, next, prev, "
+            + "queue add PATH, say TEXT, offset MS, volume N, mute, health, op NAME and deop NAME (an operator makes NAME one, "
+            + "or takes it back), control operators|everyone (an operator sets who controls playback), leave, end "
+            + "(ends the party for everyone: in a hosted party, an operator's)"),
     ]
 }
 
@@ -43,7 +47,10 @@ extension HostCommand {
          OptionHelp("--advertise HOST", "the address the invite names, for the others to reach the relay at (default: the bind "
             + "address, or this machine's address on its default route)"),
          OptionHelp("--relay HOST:PORT[,…]", "use relays already running (tandem serve) rather than starting one"),
-         OptionHelp("--session-epoch random|NS", "where the session's clock starts (default: random)")]
+         OptionHelp("--session-epoch random|NS", "where the session's clock starts (default: random)"),
+         OptionHelp("--control everyone|operators", "who may play, pause, seek, change the rate, the item or the queue: "
+            + "everyone (the default), or the operators alone (you, and whom an operator makes one with op NAME; "
+            + "the status line marks them @NAME). Either way only operators end the party")]
             + WatchOptionsHelp.watching + WatchOptionsHelp.sharing
             + [OptionHelp("relay limits", "the options of tandem serve that bound the relay's memory and connections "
                 + "(tandem help serve) are taken here too, for the relay this command starts")]

@@ -52,7 +52,8 @@ enum StatusLine {
             var suspended = core.suspensions.filter { $0.participant == participant.id }.map { TerminalText.sanitized($0.reason.rawValue) }
             if away.contains(participant) { suspended.insert("away", at: 0) }
             // Names are the peers' own choice: shown without their control characters.
-            let name = TerminalText.sanitized(participant.name(among: active))
+            // Operators are marked as IRC marks them: "@ana".
+            let name = (session.roles.isOperator(participant.id) ? "@" : "") + TerminalText.sanitized(participant.name(among: active))
             return suspended.isEmpty ? name : "\(name) (\(suspended.joined(separator: ", ")))"
         }
         parts.append((names.joined(separator: ", "), Priority.participants))

@@ -239,8 +239,10 @@ struct WatchRunner {
                 case "wait": try await Task.sleep(for: .seconds(try seconds(words)))
                 case "health": showHealth(party)
                 case "leave": party.leave()
-                case "end": party.end()
-                default: refuse("unknown command '\(verb)' (play, pause, seek SECONDS, rate R, next, prev, queue add PATH, say TEXT, offset MS, volume N, mute, health, stall SECONDS [nowait], wait SECONDS, leave, end)", party: party)
+                case "end":
+                    if let refusal = party.endRefusal { refuse("end: \(refusal)", party: party) } else { party.end() }
+                case "op", "deop", "control": try runRoleCommand(words, party: party)
+                default: refuse("unknown command '\(verb)' (play, pause, seek SECONDS, rate R, next, prev, queue add PATH, say TEXT, offset MS, volume N, mute, health, stall SECONDS [nowait], wait SECONDS, op NAME, deop NAME, control operators|everyone, leave, end)", party: party)
                 }
             } catch {
                 // The watch is over (a `wait` cut short): nothing more to say.
@@ -272,6 +274,18 @@ struct WatchRunner {
             return
         }
         try party.throttle(factor: factor, seconds: seconds)
+    }
+
+    /// The role commands: `op NAME`, `deop NAME`, `control operators|everyone`.
+    private func runRoleCommand(_ words: [String], party: WatchParty) throws {
+        let rest = words.dropFirst().joined(separator: " ")
+        switch words.first {
+        case "op": try party.makeOperator(named: rest)
+        case "deop": try party.revokeOperator(named: rest)
+        default:
+            guard let control = SessionPolicy.Control(rawValue: rest) else { throw CLIError.usage("control operators|everyone") }
+            try party.setControl(control)
+        }
     }
 
     /// The queue's line commands: `next`, `prev`, `queue add PATH`.
@@ -309,7 +323,9 @@ struct WatchRunner {
                 case .previous: try party.previous()
                 case .quit: party.leave()
                 case .end:
-                    if ending.press(at: LocalInstant(nanoseconds: SystemClock().now())) {
+                    if let refusal = party.endRefusal {
+                        refuse("end: \(refusal)", party: party)
+                    } else if ending.press(at: LocalInstant(nanoseconds: SystemClock().now())) {
                         party.end()
                     } else {
                         StatusArea.shared.printAbove(EndConfirmation.question)

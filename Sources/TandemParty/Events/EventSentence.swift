@@ -119,6 +119,7 @@ public enum EventSentence {
                 : "the relay cannot order changes now" + (relay.reason.map { ": \($0)" } ?? "")
         case .relayDivergence(let divergence):
             "the relay showed you and \(divergence.with) different changes (order \(divergence.order)): it cannot be trusted with this party"
+        case .roles(let roles): rolesSentence(roles)
         case .joined, .left, .history, .timeline, .statistics, .mpvStatistics, .sync, .health, .other: nil
         }
     }

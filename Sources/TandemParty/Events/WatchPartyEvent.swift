@@ -86,6 +86,9 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
     /// The relay gave another participant a different record than this one under one order
     /// (`relay-divergence`): the relay is showing people different histories.
     case relayDivergence(RelayDivergence)
+    /// A change of the session's roles or policy, accepted or refused alike by every
+    /// participant (`roles`).
+    case roles(Roles)
     /// A kind this version does not know, or a line whose fields do not fit its kind: its name
     /// and its other fields as they were.
     case other(name: String, fields: [String: JSONValue])
@@ -128,6 +131,7 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
         case .relay: "relay"
         case .health: "health"
         case .relayDivergence: "relay-divergence"
+        case .roles: "roles"
         case .other(let name, _): name
         }
     }
@@ -196,6 +200,7 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
         case "relay": return .relay(try fields())
         case "health": return .health(try fields())
         case "relay-divergence": return .relayDivergence(try fields())
+        case "roles": return .roles(try fields())
         default: return nil
         }
     }
@@ -245,6 +250,7 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
         case .relay(let fields): try fields.encode(to: encoder)
         case .health(let fields): try fields.encode(to: encoder)
         case .relayDivergence(let fields): try fields.encode(to: encoder)
+        case .roles(let fields): try fields.encode(to: encoder)
         case .other(_, let fields):
             var container = encoder.container(keyedBy: AnyKey.self)
             for (key, value) in fields where key != "event" { try container.encode(value, forKey: AnyKey(key)) }

@@ -24,10 +24,12 @@ extension WatchParty {
         let rejections = Task { await followRejections() }
         let away = Task { await followAway() }
         let relay = Task { await followRelay() }
+        let roles = Task { await followRoles() }
         defer {
             rejections.cancel()
             away.cancel()
             relay.cancel()
+            roles.cancel()
         }
         var known: Set<Participant> = []
         for await participants in session.$activeParticipants.values {

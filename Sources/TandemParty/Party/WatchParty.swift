@@ -89,6 +89,10 @@ public final class WatchParty: Sendable {
         /// that sums the history up rather than telling it (`PartyNarrator`) learns here when
         /// to expect it.
         public var coordinationBegan: (@Sendable () -> Void)?
+        /// The policy the host sets once the party runs (`tandem host --control`): who may
+        /// control playback and who may end the party. Nil sets none (the session's default,
+        /// everyone); a joiner's is not used.
+        public var control: SessionPolicy?
 
         /// The range of `latencyOffset` and of what changes it (ms).
         public static let latencyOffsets = -1_000...1_000
@@ -185,6 +189,7 @@ public final class WatchParty: Sendable {
             screenSink.finish()
         }
         try vetMedia()
+        try applyConfiguredPolicy()
         // This participant's files served to those without them; the group's
         // item streamed when this participant's media does not hold it.
         let streaming = startStreaming()

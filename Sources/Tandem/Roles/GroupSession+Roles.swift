@@ -1,0 +1,77 @@
+import Foundation
+import TandemWire
+
+// The session's roles from a program: who the operators are, the policy, and the changes an
+// operator makes. Each change is a signed role record in the session's order, checked here
+// first with the rules every participant applies (`RoleBook`), so that a change this
+// participant may not make throws at once with the reason.
+extension GroupSession {
+    /// Makes `participant` an operator: it may then change the policy and others' roles, and
+    /// control playback under an operators-only policy. Throws `.notPermitted` with the reason
+    /// when this participant may not (it is no operator, or `participant` is one already), or
+    /// when the session is not joined.
+    public func makeOperator(_ participant: Participant) throws(GroupSessionError) {
+        try sendRoleChange(.grant(participant.id), naming: participant)
+    }
+
+    /// Takes the operator role from `participant` (this participant's own included). The last
+    /// operator keeps it: make another operator first. Throws `.notPermitted` with the reason.
+    public func revokeOperator(_ participant: Participant) throws(GroupSessionError) {
+        try sendRoleChange(.revoke(participant.id), naming: participant)
+    }
+
+    /// Sets who may change playback and who may end the session. An operator's to set; throws
+    /// `.notPermitted` with the reason otherwise.
+    public func setPolicy(_ policy: SessionPolicy) throws(GroupSessionError) {
+        try sendRoleChange(.policy(policy), naming: nil)
+    }
+
+    /// What each role record did from now on, in the session's order: accepted, or refused with
+    /// the reason every participant gives (`SessionRoleEvent.refusal`). One stream per reader,
+    /// keeping the newest 64 when the reader falls behind, finished when the session is
+    /// invalidated.
+    public func roleEvents() -> AsyncStream<SessionRoleEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SessionRoleEvent.self, bufferingPolicy: .bufferingNewest(64))
+        let id = readerID()
+        addReader({ [self] in readers.roleEvents[id] = continuation }, else: { continuation.finish() })
+        continuation.onTermination = { [weak self] _ in
+            self?.onLoop { [weak self] in _ = self?.readers.roleEvents.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// The roles in force for the ordered record numbered `order`: after every role record
+    /// ordered before it, whatever has been received since (`RoleBook.roles(before:)`). On the
+    /// session's loop, where the coordinator's records are delivered.
+    package func roles(before order: UInt64) -> SessionRoles {
+        onLoopAndWait { [self] in machine.roleBook.roles(before: order) }
+    }
+
+    /// The display name of `id`, as this participant knows it ("someone" when it does not).
+    package func displayName(of id: UUID) -> String {
+        participant(identifiedBy: id)?.displayName ?? "someone"
+    }
+
+    /// Checks `change` with the book's rules, then sends it for ordering; `naming` is whom a
+    /// refusal names.
+    private func sendRoleChange(_ change: RoleChange, naming subject: Participant?) throws(GroupSessionError) {
+        let refusal = onLoopAndWait { [self] in machine.roleBook.refusal(of: change, by: localParticipant.id) }
+        if let refusal {
+            throw GroupSessionError(.notPermitted, subject.map { "\($0.displayName): \(refusal)" } ?? refusal)
+        }
+        try sendOrdered(RoleRecord.encode(change), kind: .roles, retention: .kept)
+    }
+
+    /// Carries out the machine's review of who holds the roles (a handover's claim, or taking
+    /// back a role a false claim took). On the loop; a change that cannot be sent now is sent
+    /// at the next review that finds it still due.
+    func reviewRoles() {
+        loop.preconditionInLoop()
+        for directive in machine.onRolesReview() {
+            switch directive {
+            case .send(let change):
+                if (try? sendOrdered(RoleRecord.encode(change), kind: .roles, retention: .kept)) == nil { machine.answeredRoles = nil }
+            }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import TandemWire
+
+/// The plaintext of a role record in the ordered stream (sealed as a `.roles` body, signed with
+/// a kept retention so that late joiners replay every one): two marker bytes, a tag, then the
+/// change's fields, big-endian.
+///
+///     00 52      marker
+///     u8 tag     1 grant, 2 revoke, 3 policy, 4 claim, 5 reinstate
+///     16         the participant (grant, revoke)
+///     u8 u8      playback, ending: 0 everyone, 1 operators (policy)
+///     u8 + n×16  the departed operators (claim; at most `RoleBook.maximumOperators`)
+package enum RoleRecord {
+    /// The two bytes that open every role record.
+    static let marker: [UInt8] = [0x00, 0x52]
+    /// The largest record: a claim naming the most operators a book holds.
+    static let maximumBytes = marker.count + 2 + 16 * RoleBook.maximumOperators
+
+    /// Whether an ordered record's plaintext is a role record: the coordinator passes over these.
+    package static func isRoleRecord(_ body: [UInt8]) -> Bool {
+        body.count >= marker.count && body[0] == marker[0] && body[1] == marker[1]
+    }
+
+    /// `change` as a record's plaintext.
+    static func encode(_ change: RoleChange) -> [UInt8] {
+        var writer = ByteWriter(capacity: 32)
+        writer.fixed(marker)
+        switch change {
+        case .grant(let id):
+            writer.uint8(1)
+            writer.uuid(id)
+        case .revoke(let id):
+            writer.uint8(2)
+            writer.uuid(id)
+        case .policy(let policy):
+            writer.uint8(3)
+            writer.uint8(policy.playback == .operators ? 1 : 0)
+            writer.uint8(policy.ending == .operators ? 1 : 0)
+        case .claim(let departed):
+            writer.uint8(4)
+            let named = departed.prefix(RoleBook.maximumOperators)
+            writer.uint8(UInt8(named.count))
+            for id in named { writer.uuid(id) }
+        case .reinstate:
+            writer.uint8(5)
+        }
+        return writer.bytes
+    }
+
+    /// The change a record holds, nil when it is none (no marker, an unknown tag, a field out of
+    /// range, bytes left over, over `maximumBytes`).
+    static func decode(_ body: [UInt8]) -> RoleChange? {
+        guard isRoleRecord(body), body.count <= maximumBytes else { return nil }
+        var reader = ByteReader(body[marker.count...], context: "role record")
+        do throws(WireError) {
+            let change: RoleChange
+            switch try reader.uint8() {
+            case 1: change = .grant(try reader.uuid())
+            case 2: change = .revoke(try reader.uuid())
+            case 3:
+                guard let playback = control(try reader.uint8()), let ending = control(try reader.uint8()) else { return nil }
+                change = .policy(SessionPolicy(playback: playback, ending: ending))
+            case 4:
+                let count = Int(try reader.uint8())
+                guard count <= RoleBook.maximumOperators else { return nil }
+                var departed: [UUID] = []
+                for _ in 0..<count { departed.append(try reader.uuid()) }
+                change = .claim(departed: departed)
+            case 5: change = .reinstate
+            default: return nil
+            }
+            try reader.finish()
+            return change
+        } catch {
+            return nil
+        }
+    }
+
+    private static func control(_ byte: UInt8) -> SessionPolicy.Control? {
+        switch byte {
+        case 0: .everyone
+        case 1: .operators
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,255 @@
+import Foundation
+import Testing
+@testable import Tandem
+import TandemClock
+import TandemNet
+import TandemWire
+
+/// A session for the roles' tests: its members' keys, the relay's order, and a clock that moves
+/// only when the test says so.
+private struct RoleGroup {
+    let secret = SessionSecret()
+    let sessionID = UUID()
+    let now = LocalInstant(nanoseconds: 1_000_000_000)
+    private var order: UInt64 = 0
+
+    func member() -> BodySealer { BodySealer(secret: secret, sessionID: sessionID, identity: SigningKeyPair()) }
+
+    func record(_ member: BodySealer, _ name: String) -> ParticipantRecord {
+        ParticipantRecord(id: member.localID, publicKey: member.identity.publicKey, displayName: name,
+                          presence: member.keptPresence(name: name))
+    }
+
+    /// A joined machine for `member`, in a session `creator` created, with `others` present.
+    func joined(_ member: BodySealer, _ name: String, creator: BodySealer, others: [(BodySealer, String)],
+                history: [OrderedDelivery] = []) throws -> SessionMachine<Quiz> {
+        var machine = SessionMachine<Quiz>(localParticipant: Participant(id: member.localID, displayName: name), bodies: member,
+                                           isLocallyInitiated: member.localID == creator.localID, creator: creator.localID)
+        let welcome = RelayWelcome(sessionID: sessionID, participants: others.map { record($0.0, $0.1) } + [record(member, name)],
+                                   activity: try ActivityDescription(Quiz(topic: "rivers")).sealed(with: creator),
+                                   attachments: [], created: false, orderedHistory: history)
+        _ = machine.onWelcome(welcome, at: now)
+        _ = machine.onJoinRequested(at: now)
+        _ = machine.onAnnounce(at: now)
+        return machine
+    }
+
+    /// The next ordered delivery of `change`, signed by `member`.
+    mutating func role(_ change: RoleChange, by member: BodySealer, retention: OrderedRetention = .kept) -> OrderedDelivery {
+        ordered(RoleRecord.encode(change), by: member, kind: .roles, retention: retention)
+    }
+
+    /// The next ordered delivery of `payload`, signed by `member` as `kind`.
+    mutating func ordered(_ payload: [UInt8], by member: BodySealer, kind: BodyKind = .playbackProposal,
+                          retention: OrderedRetention = .playback) -> OrderedDelivery {
+        order += 1
+        return OrderedDelivery(sender: member.localID, order: order, orderedAt: now.nanoseconds, effectiveAt: now.nanoseconds,
+                               retention: retention, body: member.seal(payload, kind: kind, path: .ordered, retention: retention))
+    }
+}
+
+/// The directives' role events, in order.
+private func roleEvents(_ directives: [SessionMachine<Quiz>.EventDirective]) -> [SessionRoleEvent] {
+    directives.compactMap { if case .roleEvent(let event) = $0 { event } else { nil } }
+}
+
+/// The roles' pure rules and the session machine that applies them: who may change what, the
+/// same accepted and refused on every participant and on a late joiner replaying the history,
+/// and the handover when the last operator leaves.
+@Suite struct SessionRolesTests {
+    let ana = UUID()
+    let ben = UUID()
+    let cy = UUID()
+
+    /// A change, whether its sender is an operator, and whether the book accepts it.
+    struct Case: Sendable, CustomTestStringConvertible {
+        var change: RoleChange
+        var byOperator: Bool
+        var accepted: Bool
+        var testDescription: String { "\(change) by \(byOperator ? "an operator" : "a guest") → \(accepted ? "accepted" : "refused")" }
+    }
+
+    static let target = UUID(uuidString: "00000000-0000-0000-0000-0000000000C0")!
+
+    static let cases: [Case] = [
+        Case(change: .grant(target), byOperator: true, accepted: true),
+        Case(change: .grant(target), byOperator: false, accepted: false),
+        Case(change: .revoke(target), byOperator: false, accepted: false),
+        Case(change: .policy(SessionPolicy(playback: .operators)), byOperator: true, accepted: true),
+        Case(change: .policy(SessionPolicy(playback: .operators)), byOperator: false, accepted: false),
+        Case(change: .claim(departed: []), byOperator: false, accepted: false),
+        Case(change: .reinstate, byOperator: false, accepted: false),
+        Case(change: .reinstate, byOperator: true, accepted: false),
+    ]
+
+    @Test(arguments: cases)
+    func everyChangeIsAcceptedOrRefusedByTheSendersRole(_ testCase: Case) {
+        // The creator is `ana`; a guest is `ben`.
+        var book = RoleBook(creator: ana)
+        let sender = testCase.byOperator ? ana : ben
+        let event = book.apply(testCase.change, by: sender, order: 1)
+        #expect((event?.refusal == nil) == testCase.accepted)
+        // The check before sending is the same rule.
+        #expect((RoleBook(creator: ana).refusal(of: testCase.change, by: sender) == nil) == testCase.accepted)
+        if !testCase.accepted {
+            #expect(book.current == RoleBook(creator: ana).current)
+            #expect(event?.refusal?.isEmpty == false)
+        }
+    }
+
+    @Test func operatorsGrantAndRevokeButTheLastKeepsTheRole() {
+        var book = RoleBook(creator: ana)
+        #expect(book.current.operators == [ana])
+        #expect(book.apply(.revoke(ana), by: ana, order: 1)?.refusal != nil)
+        #expect(book.apply(.grant(ben), by: ana, order: 2)?.refusal == nil)
+        #expect(book.apply(.grant(ben), by: ana, order: 3)?.refusal == "already an operator")
+        // A new operator may take the creator's role.
+        #expect(book.apply(.revoke(ana), by: ben, order: 4)?.refusal == nil)
+        #expect(book.current.operators == [ben])
+        #expect(book.apply(.grant(cy), by: ana, order: 5)?.refusal == "only operators may make others operators")
+        // A repeated order is no change at all.
+        #expect(book.apply(.grant(cy), by: ben, order: 5) == nil)
+        #expect(!book.current.isOperator(cy))
+    }
+
+    @Test func theRolesBeforeAnOrderIgnoreEveryLaterRecord() {
+        var book = RoleBook(creator: ana)
+        _ = book.apply(.policy(SessionPolicy(playback: .operators)), by: ana, order: 3)
+        _ = book.apply(.grant(ben), by: ana, order: 7)
+        book.pass(order: 8)
+        _ = book.apply(.policy(SessionPolicy(playback: .everyone)), by: ben, order: 9)
+        #expect(book.roles(before: 3).policy.playback == .everyone)
+        #expect(book.roles(before: 4).policy.playback == .operators)
+        #expect(!book.roles(before: 7).mayChangePlayback(ben))
+        #expect(book.roles(before: 8).mayChangePlayback(ben))
+        #expect(!book.roles(before: 9).mayChangePlayback(cy))
+        #expect(book.roles(before: 10).mayChangePlayback(cy))
+    }
+
+    @Test func aClaimTakesTheRoleOnlyWhenItNamesEveryOperatorAndTheFirstWins() {
+        var book = RoleBook(creator: ana)
+        _ = book.apply(.grant(ben), by: ana, order: 1)
+        #expect(book.apply(.claim(departed: [ana]), by: cy, order: 2)?.refusal == "an operator is still present")
+        #expect(book.apply(.claim(departed: [ana, ben]), by: cy, order: 3)?.refusal == nil)
+        #expect(book.current.operators == [cy])
+        // A second heir's claim, ordered later, names the operators that were: refused.
+        let dan = UUID()
+        #expect(book.apply(.claim(departed: [ana, ben]), by: dan, order: 4)?.refusal == "an operator is still present")
+        #expect(book.current.operators == [cy])
+    }
+
+    @Test func aParticipantAFalseClaimNamedTakesItsRoleBackFromTheClaimant() {
+        var book = RoleBook(creator: ana)
+        _ = book.apply(.claim(departed: [ana]), by: ben, order: 1)
+        #expect(book.current.operators == [ben])
+        // A grant by the claimant does not shut its victim out.
+        _ = book.apply(.grant(cy), by: ben, order: 2)
+        #expect(book.apply(.reinstate, by: cy, order: 3)?.refusal != nil)
+        #expect(book.apply(.reinstate, by: ana, order: 4)?.refusal == nil)
+        #expect(book.current.operators == [ana, cy])
+        #expect(book.apply(.reinstate, by: ana, order: 5)?.refusal != nil)
+    }
+
+    @Test func aRecordRoundTripsAndAnythingElseIsNoRecord() {
+        let changes: [RoleChange] = [.grant(ana), .revoke(ben), .policy(SessionPolicy(playback: .operators, ending: .operators)),
+                                     .claim(departed: [ana, ben]), .reinstate]
+        for change in changes { #expect(RoleRecord.decode(RoleRecord.encode(change)) == change) }
+        #expect(RoleRecord.decode([0x00, 0x52]) == nil)
+        #expect(RoleRecord.decode([0x00, 0x52, 9]) == nil)
+        #expect(RoleRecord.decode([0x00, 0x52, 3, 0, 2]) == nil)
+        #expect(RoleRecord.decode(RoleRecord.encode(.reinstate) + [0]) == nil)
+        #expect(RoleRecord.decode([0x00, 0x52, 4, UInt8(RoleBook.maximumOperators + 1)] + Array(repeating: 0, count: 16 * 65)) == nil)
+        #expect(RoleRecord.decode(Array(repeating: 0x52, count: RoleRecord.maximumBytes + 1)) == nil)
+        #expect(!RoleRecord.isRoleRecord(Array("{\"pause\":{}}".utf8)))
+    }
+
+    @Test func twoParticipantsAndALateJoinerAcceptAndRefuseTheSameChanges() throws {
+        var group = RoleGroup()
+        let (host, ana, ben) = (group.member(), group.member(), group.member())
+        var hostMachine = try group.joined(host, "host", creator: host, others: [])
+        var anaMachine = try group.joined(ana, "ana", creator: host, others: [(host, "host")])
+        let records = [
+            group.role(.grant(ben.localID), by: ana),                                 // refused: ana is no operator
+            group.role(.policy(SessionPolicy(playback: .operators)), by: host),       // accepted
+            group.role(.grant(ana.localID), by: host),                                // accepted
+            group.role(.grant(ana.localID), by: host),                                // refused: already one
+            group.role(.revoke(host.localID), by: ana),                               // accepted
+            group.role(.policy(SessionPolicy()), by: host),                           // refused: no longer one
+            group.role(.grant(ben.localID), by: ana, retention: .playback),           // refused by the session: not kept
+        ]
+        var hostEvents: [SessionRoleEvent] = []
+        var anaEvents: [SessionRoleEvent] = []
+        for record in records {
+            hostEvents += roleEvents(hostMachine.onRelayEvent(.ordered(record), at: group.now))
+            anaEvents += roleEvents(anaMachine.onRelayEvent(.ordered(record), at: group.now))
+        }
+        // Ben joins late and replays the history the relay kept.
+        let benMachine = try group.joined(ben, "ben", creator: host, others: [(host, "host"), (ana, "ana")], history: records)
+        #expect(hostEvents == anaEvents)
+        #expect(hostEvents.map { $0.refusal == nil } == [false, true, true, false, true, false])
+        #expect(hostEvents[0].refusal == "only operators may make others operators")
+        for machine in [hostMachine, anaMachine, benMachine] {
+            #expect(machine.roleBook == hostMachine.roleBook)
+            #expect(machine.roleBook.current.operators == [ana.localID])
+            #expect(machine.roleBook.current.policy.playback == .operators)
+            // What each order was decided under is the same everywhere too.
+            for order in 1...UInt64(records.count + 1) {
+                #expect(machine.roleBook.roles(before: order) == hostMachine.roleBook.roles(before: order))
+            }
+        }
+        #expect(!hostMachine.roleBook.roles(before: 3).isOperator(ana.localID))
+    }
+
+    @Test func whenTheLastOperatorLeavesTheLongestPresentClaimsAndEveryoneAgrees() throws {
+        var group = RoleGroup()
+        let (host, ana, ben) = (group.member(), group.member(), group.member())
+        var machines = [
+            try group.joined(ana, "ana", creator: host, others: [(host, "host"), (ben, "ben")]),
+            try group.joined(ben, "ben", creator: host, others: [(host, "host"), (ana, "ana")]),
+        ]
+        // Ana spoke first in the order (she has been present longest); then ben.
+        let first = [group.ordered(Array("{}".utf8), by: ana), group.ordered(Array("{}".utf8), by: ben)]
+        for index in machines.indices {
+            for record in first { _ = machines[index].onRelayEvent(.ordered(record), at: group.now) }
+            // The operator is present: nobody claims.
+            #expect(machines[index].onRolesReview().isEmpty)
+            _ = machines[index].onRelayEvent(.participantLeft(host.localID), at: group.now)
+        }
+        #expect(machines[0].onRolesReview() == [.send(.claim(departed: [host.localID]))])
+        #expect(machines[1].onRolesReview().isEmpty)
+        // Sent once for these roles.
+        #expect(machines[0].onRolesReview().isEmpty)
+        // Ben claims too (his view differs, say): the first in the order wins, everywhere.
+        let claims = [group.role(.claim(departed: [host.localID]), by: ana), group.role(.claim(departed: [host.localID]), by: ben)]
+        for index in machines.indices {
+            let events = claims.flatMap { roleEvents(machines[index].onRelayEvent(.ordered($0), at: group.now)) }
+            #expect(events.map { $0.refusal == nil } == [true, false])
+            #expect(machines[index].roleBook.current.operators == [ana.localID])
+            #expect(machines[index].onRolesReview().isEmpty)
+        }
+    }
+
+    @Test func aParticipantNamedDepartedWhileHereTakesItsRoleBack() throws {
+        var group = RoleGroup()
+        let (host, ana) = (group.member(), group.member())
+        var hostMachine = try group.joined(host, "host", creator: host, others: [(ana, "ana")])
+        let claim = group.role(.claim(departed: [host.localID]), by: ana)
+        _ = hostMachine.onRelayEvent(.ordered(claim), at: group.now)
+        #expect(hostMachine.roleBook.current.operators == [ana.localID])
+        #expect(hostMachine.onRolesReview() == [.send(.reinstate)])
+        _ = hostMachine.onRelayEvent(.ordered(group.role(.reinstate, by: host)), at: group.now)
+        #expect(hostMachine.roleBook.current.operators == [host.localID])
+    }
+
+    @Test func anInviteNamesItsCreatorAndABadOneSaysSo() throws {
+        var invitation = Invitation(host: "relay.example", port: 7462, sessionID: UUID(), secret: SessionSecret())
+        invitation.creator = ana
+        let parsed = try Invitation(parsing: invitation.description)
+        #expect(parsed.creator == ana)
+        #expect(parsed == invitation)
+        let old = Invitation(host: "relay.example", port: 7462, sessionID: UUID(), secret: SessionSecret())
+        #expect(try Invitation(parsing: old.description).creator == nil)
+        #expect(throws: InvitationError.self) { try Invitation(parsing: old.description + "&o=nobody") }
+        #expect(throws: InvitationError.self) { try Invitation(parsing: invitation.description + "&o=\(ben.uuidString)") }
+    }
+}
