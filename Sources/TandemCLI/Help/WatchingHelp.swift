@@ -43,7 +43,10 @@ extension HostCommand {
          OptionHelp("--advertise HOST", "the address the invite names, for the others to reach the relay at (default: the bind "
             + "address, or this machine's address on its default route)"),
          OptionHelp("--relay HOST:PORT[,…]", "use relays already running (tandem serve) rather than starting one"),
-         OptionHelp("--session-epoch random|NS", "where the session's clock starts (default: random)")]
+         OptionHelp("--session-epoch random|NS", "where the session's clock starts (default: random)"),
+         OptionHelp("--max-hold SECONDS", "the longest the group waits for anyone who buffers, scrubs or is held up otherwise; "
+            + "then it plays on without them (default: by reason, 15 s for buffering, 30 s for scrubbing or loading, "
+            + "60 s for an action to take, 120 s for an interstitial)")]
             + WatchOptionsHelp.watching + WatchOptionsHelp.sharing
             + [OptionHelp("relay limits", "the options of tandem serve that bound the relay's memory and connections "
                 + "(tandem help serve) are taken here too, for the relay this command starts")]
