@@ -23,6 +23,7 @@ import TandemClock
         group.run(for: 100)
         #expect(host.coordinator.core.isWaiting && host.coordinator.timeline.rate == 0)
         let waited = host.coordinator.timeline
+        #expect(ana.coordinator.timeControl(playerRate: 1, stalled: false).reason == .waitingForCoordinatedPlayback)
         let expiry = try #require(host.coordinator.core.nextHoldExpiry)
 
         // Past the cap the replicated cores still hold the hold (no record came), but everyone's
@@ -36,6 +37,8 @@ import TandemClock
             #expect(member.sessionTime(atHost: play.hostTime) == expiry)
             #expect(play.itemTime == waited.anchorMediaTime)
         }
+        // Players read the group as it stands: playing, though no record has come since.
+        #expect(ana.coordinator.timeControl(playerRate: 1, stalled: false).status == .playing)
         #expect(!ben.player.plays.contains { $0.timeline.anchorSessionTime == expiry }, "a suspended player is its own")
 
         // The next record settles it alike everywhere; Ben's suspension stays until he ends it.
