@@ -250,6 +250,9 @@ public struct CoordinatorMachine: Sendable {
             out.append(.issue(issue(play.main, now: now)))
         }
         if let wake = nextWake() { out.append(.wake(at: wake)) }
+        // A snapshot is of the state applied, never of the view ahead of it (an item's end or a
+        // hold's release not yet settled by a record), which no other participant applied.
+        core = replicated
         if let snapshot = snapshotDue(now: now) { out.append(.publishSnapshot(snapshot)) }
         return out
     }
