@@ -261,6 +261,25 @@ import TandemClock
         #expect(peers[0].machine.core.suspensions.isEmpty && peers[0].machine.core.timeline.anchorSessionTime == release)
     }
 
+    @Test func aSnapshotPublishedWhileTheMachineLooksAheadToAReleaseIsOfTheStateApplied() throws {
+        // The lowest identity publishes; a quiet session, a minute after the first records.
+        let low = UUID(uuidString: "00000000-0000-0000-0000-000000000001")!
+        var machine = CoordinatorMachine(localParticipant: low, waitsForPreroll: false)
+        _ = machine.onClockMapping(ClockMapping(session: sessionNS(Self.offset), host: .zero, sessionSecondsPerHostSecond: 1), now: .zero)
+        let records = [ordered(1, low, at: 0, .state(item: "film", identity: "d=600.000;h=aa", ready: true)),
+                       ordered(2, ben, at: 0, .state(item: "film", identity: "d=600.000;h=aa", ready: true)),
+                       ordered(3, low, at: 0, .transition(item: "film", at: .zero)),
+                       ordered(4, low, at: 1_000, .setRate(1)),
+                       ordered(5, ben, at: 50_000, Self.begin(stall))]
+        for record in records { _ = machine.onOrdered(.proposal(record), now: hostNS((record.orderedAt.nanoseconds - Self.offset) + 20 * Self.ms)) }
+        // Half a second before Ben's hold ends at 65 s: the machine decides on the group as released.
+        let tick = machine.onTick(now: hostNS(64_500 * Self.ms))
+        let snapshot = try #require(tick.compactMap { if case .publishSnapshot(let snapshot) = $0 { snapshot } else { nil } }.first)
+        #expect(snapshot.core == machine.core)
+        #expect(snapshot.core.isWaiting, "the release is not applied until a record settles it")
+        #expect(tick.contains { if case .issue(let issued) = $0, case .play = issued.command { true } else { false } })
+    }
+
     @Test func theSuspendedParticipantIsToldAtTheInstantTooAndItsPlayerIsNotDriven() throws {
         var benPeer = Peer(ben, skew: 0)
         let records = history(at: [])
