@@ -535,8 +535,8 @@ public struct CoordinatorMachine: Sendable {
         return issued
     }
 
-    /// When the machine next has something to do: the due date of the command in flight, or the
-    /// re-map of a playing timeline.
+    /// When the machine next has something to do: the due date of the command in flight, the
+    /// re-map of a playing timeline, an item's end or a hold's end ahead.
     func nextWake() -> HostInstant? {
         var wake = inFlight?.command.completionDueDate
         if core.timeline.rate > 0, ownSuspensions.isEmpty, let last = lastPlayIssuedAt {
