@@ -85,13 +85,14 @@ extension CoordinationCore {
                                            rate: timeline.rate)
     }
 
-    /// Applies the ends of items due at or before `instant`, in order, and returns one
-    /// `.itemEnded` event for each. The version does not change: an end is no record, and every
+    /// Applies the hold limits and the ends of items due at or before `instant`, in order, and
+    /// returns one `.holdExpired` or `.itemEnded` event for each. The version does not change: an end is no record, and every
     /// participant applies it at the same point of the ordered stream (`apply(_:)` calls this
     /// with each record's effective instant first). Bounded by the queue's length.
     @discardableResult
     public mutating func settle(at instant: SessionInstant) -> [Event] {
-        var events: [Event] = []
+        // Holds expire first: an item ends only while the group plays, which it does not while held.
+        var events = releaseExpiredHolds(at: instant)
         for _ in 0...queue.entries.count {
             guard let end = currentItemEndInstant, end <= instant, let itemEnd = queue.itemEnd,
                   let duration = queue.current?.duration else { break }

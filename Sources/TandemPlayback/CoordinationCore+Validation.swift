@@ -111,6 +111,8 @@ extension CoordinationCore {
             return nil
         case .departed, .prerolled, .pauseSnapping:
             return nil
+        case .maximumHold(let cap):
+            return Self.maximumHoldRejection(cap)
         case .queue(let change):
             return queueRejection(of: change)
         }

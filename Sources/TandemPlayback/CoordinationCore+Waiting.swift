@@ -33,6 +33,9 @@ extension CoordinationCore {
         /// Item identifier → the first content identity reported for it (the group's). Kept only
         /// for the current item and the items participants have loaded.
         public internal(set) var groupIdentities: [String: String] = [:]
+        /// The group's cap on every suspension's hold (`PlaybackProposal.maximumHold`), or nil
+        /// for the reasons' defaults alone (`CoordinationCore+Holds.swift`).
+        public internal(set) var maximumHold: TimeSpan?
         /// No gate, no stalls, no identities.
         public init() {}
     }
@@ -63,7 +66,7 @@ extension CoordinationCore {
         if let gate = waiting.gate, gate.hasStarted(at: ordered.orderedAt) { waiting.gate = nil }
         switch ordered.proposal {
         case .setRate, .setRateImmediately, .pause, .seek, .seekImmediately, .transition, .queue: withdrawGate()
-        case .beginSuspension, .endSuspension, .state, .departed, .prerolled, .pauseSnapping: break
+        case .beginSuspension, .endSuspension, .state, .departed, .prerolled, .pauseSnapping, .maximumHold: break
         }
     }
 
@@ -117,7 +120,7 @@ extension CoordinationCore {
     /// Whether a suspension `ordered` begins holds the group: as asked, unless its originator
     /// stalls too often (`.stallRecovery`) or is mismatched.
     mutating func holdsGroup(_ ordered: OrderedProposal, reason: SuspensionReason, asked: Bool) -> Bool {
-        var holds = asked
+        var holds = asked && holdLimit(for: reason) > .zero
         if reason == .stallRecovery {
             holds = waiting.stalls.recordStall(of: ordered.originator, at: ordered.orderedAt) && holds
         }

@@ -19,8 +19,11 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
         public var participant: UUID
         /// Why.
         public var reason: SuspensionReason
-        /// Whether the group waits for it (asked for, and within the reason's limit).
+        /// Whether the group waits for it (asked for, and within the reason's limits).
         public var holdsGroup: Bool
+        /// The session instant it began holding the group, from which its hold limit runs
+        /// (`CoordinationCore+Holds.swift`); nil when it never held it.
+        public var began: SessionInstant? = nil
     }
 
     /// What a participant said it has loaded.
@@ -41,6 +44,11 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
         case groupWaiting(SharedTimeline, for: [Suspension])
         /// The last suspension that held the group ended: playback resumes.
         case groupResumed(SharedTimeline, originator: UUID)
+        /// `suspension` held the group for `limit`, its longest hold: the group stopped waiting
+        /// for it at the limit's instant, and plays on unless `stillWaiting` (another suspension
+        /// holds it); the suspension goes on until its participant ends it
+        /// (`CoordinationCore+Holds.swift`).
+        case holdExpired(SharedTimeline, suspension: Suspension, limit: TimeSpan, stillWaiting: Bool)
         /// Participants hold different content under the same item identifier.
         case itemMismatch(item: String, identities: [UUID: String])
         /// The proposal ordered `order`, from `originator`, was skipped: invalid, or no proposal
@@ -156,7 +164,8 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
             if holds { withdrawGate() }
             let at = max(ordered.effectiveAt, timeline.anchorSessionTime)
             let position = timeline.mediaTime(atSessionTime: at)
-            suspensions.append(Suspension(id: id, participant: ordered.originator, reason: reason, holdsGroup: holds))
+            suspensions.append(Suspension(id: id, participant: ordered.originator, reason: reason, holdsGroup: holds,
+                                          began: holds ? at : nil))
             guard holds, !wasWaiting else { return gateEvents }
             reanchor(media: position, at: at)
             return [.groupWaiting(timeline, for: suspensions.filter(\.holdsGroup))]
@@ -191,6 +200,8 @@ public struct CoordinationCore: Sendable, Equatable, Codable {
         case .pauseSnapping(let snaps):
             pauseSnapsToMediaTimeOfOriginator = snaps
             return [changed(ordered)]
+        case .maximumHold(let cap):
+            return setMaximumHold(cap, ordered, at: at)
         }
     }
 

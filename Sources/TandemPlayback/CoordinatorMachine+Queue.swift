@@ -35,7 +35,7 @@ extension CoordinatorMachine {
         guard ownSuspensions.isEmpty else { return announced }
         let horizon = mapping.sessionTime(atHost: now) + Self.itemEndLead
         let view = core.settled(at: horizon)
-        guard view.timeline != core.timeline || view.queue != core.queue else {
+        guard view.timeline != core.timeline || view.queue != core.queue || view.suspensions != core.suspensions else {
             itemEndView = nil
             return announced
         }
@@ -71,12 +71,19 @@ extension CoordinatorMachine {
     mutating func announceItemEnds(at present: SessionInstant) -> [TickDirective] {
         var settling = core
         let due = settling.settle(at: present)
-        itemEndAnnouncement = settling.currentItemEndInstant
+        itemEndAnnouncement = [settling.currentItemEndInstant, settling.nextHoldExpiry].compactMap { $0 }.min()
         var out: [TickDirective] = []
         for event in due {
+            if case .holdExpired(_, let suspension, _, _) = event, !announcedHoldReleases.contains(suspension.id) {
+                announcedHoldReleases.append(suspension.id)
+                out.append(.emit(event))
+            }
             guard case .itemEnded(let timeline, _, _) = event, !announcedItemEnds.contains(timeline) else { continue }
             announcedItemEnds.append(timeline)
             out.append(.emit(event))
+        }
+        if announcedHoldReleases.count > Self.announcedItemEndLimit {
+            announcedHoldReleases.removeFirst(announcedHoldReleases.count - Self.announcedItemEndLimit)
         }
         if announcedItemEnds.count > Self.announcedItemEndLimit { announcedItemEnds.removeFirst(announcedItemEnds.count - Self.announcedItemEndLimit) }
         return out
@@ -88,6 +95,10 @@ extension CoordinatorMachine {
     /// `events` without the ends of items already announced (each forgotten once settled).
     mutating func unannounced(_ events: [CoordinationCore.Event]) -> [CoordinationCore.Event] {
         events.filter { event in
+            if case .holdExpired(_, let suspension, _, _) = event, let index = announcedHoldReleases.firstIndex(of: suspension.id) {
+                announcedHoldReleases.remove(at: index)
+                return false
+            }
             guard case .itemEnded(let timeline, _, _) = event, let index = announcedItemEnds.firstIndex(of: timeline) else { return true }
             announcedItemEnds.remove(at: index)
             return false

@@ -84,6 +84,9 @@ public struct CoordinatorMachine: Sendable {
         /// Change whether the group's pauses snap to their originator's media time, as setting
         /// `pauseSnapsToMediaTimeOfOriginator` does.
         case pauseSnapping(Bool)
+        /// Set the group's cap on every suspension's hold (nil: the reasons' defaults alone), as
+        /// setting `PlaybackCoordinator.maximumHold` does (`CoordinationCore+Holds.swift`).
+        case maximumHold(TimeSpan?)
     }
 
     /// The replicated state, as every participant holds it.
@@ -110,8 +113,10 @@ public struct CoordinatorMachine: Sendable {
     var itemEndView: CoordinationCore?
     /// Ends of items already told to the program, ahead of the record that settles them.
     var announcedItemEnds: [SharedTimeline] = []
-    /// When the next end of an item is due to be told (session time).
+    /// When the next end of an item or of a hold is due to be told (session time).
     var itemEndAnnouncement: SessionInstant?
+    /// The suspensions whose hold's end was told to the program ahead of the record that settles it.
+    var announcedHoldReleases: [UUID] = []
     private var nextCommand: UInt64 = 1
     private var lastPlayIssuedAt: HostInstant?
     /// A timeline arrived before the clock mapping: its command waits for the mapping, to be
@@ -193,14 +198,18 @@ public struct CoordinatorMachine: Sendable {
         guard !events.isEmpty || core.timeline != before else { return [] }
         if keepsPrerollSeek(before: before, events: events) { return [] }
         let from = previous(before, gateWasOpen: gateWasOpen)
-        return unannounced(events).map(OrderedDirective.emit) + mismatchDirectives(now: now)
-            + follow(from: from, originator: originator, lead: leadAfter(gateWasOpen: gateWasOpen, from: from, now: now), now: now).map {
+        let told = unannounced(events).map(OrderedDirective.emit)
+        // The mismatch suspension first: its end makes the `follow` after it issue the catch-up.
+        let mismatch = mismatchDirectives(now: now)
+        let followed = follow(from: from, originator: originator, lead: leadAfter(gateWasOpen: gateWasOpen, from: from, now: now), now: now)
+            .map {
             switch $0 {
-            case .issue(let issued): .issue(issued)
-            case .wake(let instant): .wake(at: instant)
+            case .issue(let issued): OrderedDirective.issue(issued)
+            case .wake(let instant): OrderedDirective.wake(at: instant)
             case .abandon, .emit, .propose: preconditionFailure("not from follow")
             }
         }
+        return told + mismatch + followed + holdWake(after: followed)
     }
 
     // MARK: Time
@@ -241,6 +250,9 @@ public struct CoordinatorMachine: Sendable {
             out.append(.issue(issue(play.main, now: now)))
         }
         if let wake = nextWake() { out.append(.wake(at: wake)) }
+        // A snapshot is of the state applied, never of the view ahead of it (an item's end or a
+        // hold's release not yet settled by a record), which no other participant applied.
+        core = replicated
         if let snapshot = snapshotDue(now: now) { out.append(.publishSnapshot(snapshot)) }
         return out
     }
@@ -325,6 +337,7 @@ public struct CoordinatorMachine: Sendable {
         case .report(let item, let identity, let ready): proposal = .state(item: item, identity: identity, ready: ready)
         case .queue(let change): proposal = .queue(change)
         case .pauseSnapping(let snaps): proposal = .pauseSnapping(snaps)
+        case .maximumHold(let cap): proposal = .maximumHold(cap)
         }
         if let rejection = view.rejection(of: proposal, from: localParticipant) { throw rejection }
         return [.propose(proposal)]
@@ -522,15 +535,16 @@ public struct CoordinatorMachine: Sendable {
         return issued
     }
 
-    /// When the machine next has something to do: the due date of the command in flight, or the
-    /// re-map of a playing timeline.
-    private func nextWake() -> HostInstant? {
+    /// When the machine next has something to do: the due date of the command in flight, the
+    /// re-map of a playing timeline, an item's end or a hold's end ahead.
+    func nextWake() -> HostInstant? {
         var wake = inFlight?.command.completionDueDate
         if core.timeline.rate > 0, ownSuspensions.isEmpty, let last = lastPlayIssuedAt {
             let remap = last + configuration.remapInterval
             wake = wake.map { min($0, remap) } ?? remap
         }
         if let end = itemEndWake() { wake = wake.map { min($0, end) } ?? end }
+        if let hold = holdExpiryWake() { wake = wake.map { min($0, hold) } ?? hold }
         return wake
     }
 }

@@ -262,6 +262,20 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         }
     }
 
+    /// The longest any suspension holds the group (`CoordinationCore+Holds.swift`), whatever its
+    /// reason's default (`SuspensionReason.defaultHoldLimit`) says; nil for the defaults alone.
+    /// It is the group's, as `pauseSnapsToMediaTimeOfOriginator` is: read, the group's cap once
+    /// coordinating (nil before); set while coordinating, the change is proposed to the group
+    /// and takes effect on every participant at one instant (0 to an hour; a refusal, or a set
+    /// before coordinating, is reported as `.requestRefused`).
+    public var maximumHold: TimeSpan? {
+        get { state.withLock { $0.machine?.core.waiting.maximumHold } }
+        set {
+            let request = CoordinatorMachine.LocalRequest.maximumHold(newValue)
+            reportingRefusal(of: request) { try self.request(request) }
+        }
+    }
+
     /// Runs `body`, reporting what it throws as `.requestRefused` on `events`.
     private func reportingRefusal(of request: CoordinatorMachine.LocalRequest, _ body: () throws -> Void) {
         do {

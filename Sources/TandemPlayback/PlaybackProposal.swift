@@ -51,6 +51,10 @@ public enum PlaybackProposal: Sendable, Codable, Equatable {
     /// Whether the group's pauses snap to the media time their originator saw from now on (as
     /// setting AVFoundation's `pauseSnapsToMediaTimeOfOriginator`); the timeline does not move.
     case pauseSnapping(Bool)
+    /// The longest any suspension holds the group from now on, whatever its reason's default
+    /// (`SuspensionReason.defaultHoldLimit`) says, or nil for the defaults alone
+    /// (`CoordinationCore+Holds.swift`); the timeline does not move unless a hold expires by it.
+    case maximumHold(TimeSpan?)
 }
 
 /// A proposal as the relay delivered it: in order, stamped with session instants.

@@ -123,7 +123,8 @@ public struct CoordinationSnapshot: Sendable, Codable, Equatable {
                                      "anchor instant \(timeline.anchorSessionTime.nanoseconds) ns is after the snapshot's ordering "
                                          + "instant \(orderedAt.nanoseconds) ns and its lead")
         }
-        if let rejection = suspensionsRejection() ?? participantsRejection() ?? queueRejection() ?? waitingRejection() {
+        if let rejection = suspensionsRejection() ?? participantsRejection() ?? queueRejection() ?? waitingRejection()
+            ?? holdsRejection(orderedAt: orderedAt) {
             return rejection
         }
         return nil

@@ -1,4 +1,5 @@
 import Foundation
+import TandemClock
 
 /// Whether a player is playing, paused, or waiting to play, as AVFoundation's
 /// `AVPlayer.TimeControlStatus`; both of Tandem's players publish it (`timeControlStatus`).
@@ -49,7 +50,9 @@ extension PlaybackCoordinator {
             guard playerRate > 0 else { return (.paused, nil) }
             return stalled ? (.waitingToPlayAtSpecifiedRate, .toMinimizeStalls) : (.playing, nil)
         }
-        let core = self.core
+        // The group as it stands now: a hold released, or an item ended, since the last record.
+        let now = localClock.flatMap { sessionTime(atLocalTime: LocalInstant(nanoseconds: $0.now())) }
+        let core = now.map { self.core(at: $0) } ?? self.core
         guard core.intendedRate > 0 else { return (.paused, nil) }
         if stalled { return (.waitingToPlayAtSpecifiedRate, .toMinimizeStalls) }
         if isSuspended || core.isWaiting || core.waiting.gate != nil || core.timeline.rate == 0 {

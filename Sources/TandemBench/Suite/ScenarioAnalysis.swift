@@ -168,10 +168,10 @@ enum ScenarioAnalysis {
         return result
     }
 
-    /// Every timeline that `timeline`, `waiting`, `resumed` and `item-ended` events announced,
-    /// once each, in order of version and, within a version, of effective instant.
+    /// Every timeline that `timeline`, `waiting`, `resumed`, `item-ended` and `hold-expired` events
+    /// announced, once each, in order of version and, within a version, of effective instant.
     ///
-    /// An item's end re-anchors the timeline at the end's instant, on the next item (or paused
+    /// An item's end (and a hold's release, alike) re-anchors the timeline at the end's instant, on the next item (or paused
     /// on the last frame), without a new version (an end is no record): it is the version's
     /// timeline from then on. Kept by version alone, the item-ends were lost, and every frame
     /// after the first end was measured against the first item's timeline (the queue
@@ -179,7 +179,7 @@ enum ScenarioAnalysis {
     static func timelines(_ events: [[WatchEvent]]) -> [Timeline] {
         struct Key: Hashable { var version: Int, effective: Int64 }
         var announced: [Key: Timeline] = [:]
-        for event in events.joined() where ["timeline", "waiting", "resumed", "item-ended"].contains(event.event) {
+        for event in events.joined() where ["timeline", "waiting", "resumed", "item-ended", "hold-expired"].contains(event.event) {
             guard let version = event.version, let effective = event.effectiveSessionNanoseconds,
                   let mediaTime = event.mediaTime, let rate = event.rate else { continue }
             announced[Key(version: version, effective: effective)] = Timeline(version: version, effective: effective, mediaTime: mediaTime,

@@ -20,16 +20,17 @@ enum HostCommand: Command {
     static let words = ["host"]
     static let usage = "host MEDIA…|URL [--control everyone|operators] [--port P] [--bind HOST] [--advertise HOST] [--relay HOST:PORT[,HOST:PORT…]] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
         + "[--presentation-log PATH] [--json | --verbose] [--log FILE] [--clock-offset SECONDS] [--clock-drift-ppm PPM] "
-        + "[--latency-offset MS] " + AudioOptions.usage + " "
+        + "[--latency-offset MS] [--max-hold SECONDS] " + AudioOptions.usage + " "
         + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] [--decode-throttle FACTOR (bench only)] [--wake-guard] " + RelayLimitOptions.usage
     static let summary = "host a watch-together session (on a relay of its own that outlives it, or --relay) and print its invite"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay", "session-epoch", "control"])
+        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay", "session-epoch", "control", "max-hold"])
             .union(RelayLimitOptions.names), flags: WatchOptions.flags)
         let media = try mediaList(arguments.positionals)
         let file = media[0]
-        let options = try WatchOptions(arguments, defaultName: "host")
+        var options = try WatchOptions(arguments, defaultName: "host")
+        options.maximumHold = try WatchOptions.maximumHold(arguments)
         let control = try controlOption(arguments)
         // Checked here, to fail before anything starts; the relay process reads them again.
         _ = try RelayLimitOptions.configuration(arguments)

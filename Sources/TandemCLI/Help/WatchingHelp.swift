@@ -50,7 +50,10 @@ extension HostCommand {
          OptionHelp("--session-epoch random|NS", "where the session's clock starts (default: random)"),
          OptionHelp("--control everyone|operators", "who may play, pause, seek, change the rate, the item or the queue: "
             + "everyone (the default), or the operators alone (you, and whom an operator makes one with op NAME; "
-            + "the status line marks them @NAME). Either way only operators end the party")]
+            + "the status line marks them @NAME). Either way only operators end the party"),
+         OptionHelp("--max-hold SECONDS", "the longest the group waits for anyone who buffers, scrubs or is held up otherwise; "
+            + "then it plays on without them (default: by reason, 15 s for buffering, 30 s for scrubbing or loading, "
+            + "60 s for an action to take, 120 s for an interstitial)")]
             + WatchOptionsHelp.watching + WatchOptionsHelp.sharing
             + [OptionHelp("relay limits", "the options of tandem serve that bound the relay's memory and connections "
                 + "(tandem help serve) are taken here too, for the relay this command starts")]

@@ -49,7 +49,7 @@ enum StatusLine {
         let active = session.activeParticipants
         let away = session.awayParticipants
         let names = active.sorted { $0.displayName < $1.displayName }.map { participant -> String in
-            var suspended = core.suspensions.filter { $0.participant == participant.id }.map { TerminalText.sanitized($0.reason.rawValue) }
+            var suspended = core.suspensions.filter { $0.participant == participant.id }.map(suspensionLabel)
             if away.contains(participant) { suspended.insert("away", at: 0) }
             // Names are the peers' own choice: shown without their control characters.
             // Operators are marked as IRC marks them: "@ana".
@@ -69,6 +69,13 @@ enum StatusLine {
             }
         }
         return parts
+    }
+
+    /// A suspension beside its participant's name: its reason, and "not waited for" once it does
+    /// not hold the group (its hold expired, or the group plays through it).
+    static func suspensionLabel(_ suspension: CoordinationCore.Suspension) -> String {
+        let reason = TerminalText.sanitized(suspension.reason.rawValue)
+        return suspension.holdsGroup ? reason : "\(reason), not waited for"
     }
 
     /// The group as it stands now: past the end of an item it has moved on to the next (or

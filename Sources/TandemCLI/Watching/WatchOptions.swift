@@ -59,6 +59,9 @@ struct WatchOptions {
     var choiceLine: String?
     /// The `mpv` on the `PATH`, if any (mpv is started from there).
     var mpvExecutable: String?
+    /// `tandem host --max-hold SECONDS`: the host's cap on how long anyone's suspension holds the
+    /// group (`WatchParty.Configuration.maximumHold`); nil, each reason's own.
+    var maximumHold: TimeSpan?
 
     /// The range of `--latency-offset` and of the keys and the command that change it (ms).
     static let latencyOffsets = WatchParty.Configuration.latencyOffsets
@@ -145,6 +148,17 @@ struct WatchOptions {
         situation.builtinOptionsGiven = arguments.flags.contains("wake-guard")
             || AudioOptions.valueOptions.subtracting(["audio"]).contains { arguments.value($0) != nil }
         return PlayerChoice(situation)
+    }
+
+    /// `--max-hold SECONDS`, a number of seconds from 0 to an hour (0: the group never waits for
+    /// anyone's suspension), or nil when not given.
+    static func maximumHold(_ arguments: Arguments) throws(CLIError) -> TimeSpan? {
+        guard let text = arguments.value("max-hold") else { return nil }
+        let cap = CoordinationCore.maximumHoldCap.seconds
+        guard let seconds = Double(text), seconds.isFinite, (0...cap).contains(seconds) else {
+            throw .usage("--max-hold is a number of seconds from 0 to \(Int(cap)), not '\(text)'")
+        }
+        return .seconds(seconds)
     }
 
     /// The path of `mpv` in the `PATH`'s directories, if one is executable there.

@@ -85,6 +85,7 @@ struct WatchRunner {
         configuration.player = options.player
         configuration.follower = options.follower
         configuration.latencyOffset = options.latencyOffset
+        configuration.maximumHold = options.maximumHold
         configuration.refusesStreaming = options.refusesStreaming
         configuration.allowsURLs = options.allowsURLs
         configuration.confirmURL = { url in try WatchRunner.confirmURL(url) }

@@ -90,6 +90,8 @@ public enum EventSentence {
         case .waiting(_, let waiting): "waiting for " + list(waiting.waitingFor.map(suspension))
         case .resumed(let timeline, let resumed):
             timeline.rate > 0 ? "\(resumed.by) is ready: playing on from \(clock(timeline.mediaTime))" : "\(resumed.by) is ready"
+        case .holdExpired(let timeline, let expired): holdExpired(expired, timeline: timeline)
+        case .notice(let notice): self.notice(notice)
         case .itemEnded(_, let ended):
             ended.change == "end of item: next" ? "on to \(ended.identifier)" : "\(ended.identifier) ended; paused at its end"
         case .item(let item): item.index >= 0 ? "now on \(item.identifier) (item \(item.index + 1) of \(item.count))" : "now on \(item.identifier)"
@@ -122,6 +124,21 @@ public enum EventSentence {
         case .roles(let roles): rolesSentence(roles)
         case .joined, .left, .history, .timeline, .statistics, .mpvStatistics, .sync, .health, .other: nil
         }
+    }
+
+    /// The group stopped waiting for someone: "stopped waiting for Ben (catching up) after 15 s:
+    /// playing on from 12:03", or "…: still waiting for others" while another suspension holds
+    /// the group, or "…" alone when the group is paused.
+    public static func holdExpired(_ expired: WatchPartyEvent.HoldExpired, timeline: WatchPartyEvent.Timeline) -> String {
+        let stopped = "stopped waiting for \(expired.participant) (\(reason(expired.reason))) after \(seconds(expired.seconds))"
+        if expired.stillWaiting { return stopped + ": still waiting for others" }
+        return timeline.rate > 0 ? stopped + ": playing on from \(clock(timeline.mediaTime))" : stopped
+    }
+
+    /// A notice shown here (`GroupSession.showNotice(_:)`): who did what, "Ana played", "Ana
+    /// added Here comes the sun to the queue".
+    public static func notice(_ notice: WatchPartyEvent.Notice) -> String {
+        notice.action.isEmpty ? notice.by : "\(notice.by) \(notice.action)"
     }
 
     /// "12:03", "1:02:03": a media time as people read it, to the second (rounded down).

@@ -160,6 +160,14 @@ public struct PartyNarrator: Sendable {
         case .resumed(let timeline, _), .itemEnded(let timeline, _):
             self.timeline = timeline
             waitingFor = nil
+        case .notice(let notice):
+            // What the program showed is the last thing that happened here, as a change is.
+            let sentence = EventSentence.notice(notice)
+            lastAction = sentence
+            return sentence
+        case .holdExpired(let timeline, let expired):
+            self.timeline = timeline
+            waitingFor = expired.stillWaiting ? waitingFor?.filter { !$0.hasPrefix("\(expired.participant): ") } : nil
         default:
             break
         }

@@ -26,6 +26,9 @@ extension WatchPartyEvent {
             self = .waiting(Timeline(timeline), Waiting(waitingFor: suspensions.map { "\(name($0.participant)): \($0.reason)" }))
         case .groupResumed(let timeline, let originator):
             self = .resumed(Timeline(timeline), Resumed(by: name(originator)))
+        case .holdExpired(let timeline, let suspension, let limit, let stillWaiting):
+            self = .holdExpired(Timeline(timeline), HoldExpired(participant: name(suspension.participant), reason: suspension.reason.rawValue,
+                                                                seconds: limit.seconds, stillWaiting: stillWaiting))
         case .itemMismatch(let item, let identities):
             self = .itemMismatch(ItemMismatch(item: item, participants: identities.keys.map(name).sorted(),
                                               message: "participants play different files under the name \(item)"))
@@ -61,6 +64,7 @@ extension WatchPartyEvent {
         case .prerolled(let version): "pre-rolled for v\(version)"
         case .queue(let change): describe(change)
         case .pauseSnapping(let snaps): "pauses snap \(snaps ? "on" : "off")"
+        case .maximumHold(let cap): cap.map { String(format: "maximum hold %g s", $0.seconds) } ?? "maximum hold default"
         }
     }
 

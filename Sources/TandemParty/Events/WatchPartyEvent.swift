@@ -28,6 +28,12 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
     case waiting(Timeline, Waiting)
     /// The group plays on after waiting (`resumed`).
     case resumed(Timeline, Resumed)
+    /// The group stopped waiting for a participant whose suspension held it for its longest
+    /// hold (`hold-expired`).
+    case holdExpired(Timeline, HoldExpired)
+    /// A notice this participant's program showed (`GroupSession.showNotice(_:)`), for this
+    /// participant only (`notice`).
+    case notice(Notice)
     /// The group's item reached its end (`item-ended`).
     case itemEnded(Timeline, ItemEnded)
     /// Participants play different content under one name (`item-mismatch`).
@@ -105,6 +111,8 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
         case .timeline: "timeline"
         case .waiting: "waiting"
         case .resumed: "resumed"
+        case .holdExpired: "hold-expired"
+        case .notice: "notice"
         case .itemEnded: "item-ended"
         case .itemMismatch: "item-mismatch"
         case .proposalRejected, .bodyRejected: "rejected"
@@ -136,10 +144,12 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
         }
     }
 
-    /// The group's timeline that `timeline`, `waiting`, `resumed` and `item-ended` announce.
+    /// The group's timeline that `timeline`, `waiting`, `resumed`, `hold-expired` and `item-ended`
+    /// announce.
     public var timeline: Timeline? {
         switch self {
-        case .timeline(let timeline, _), .waiting(let timeline, _), .resumed(let timeline, _), .itemEnded(let timeline, _): timeline
+        case .timeline(let timeline, _), .waiting(let timeline, _), .resumed(let timeline, _), .itemEnded(let timeline, _),
+             .holdExpired(let timeline, _): timeline
         default: nil
         }
     }
@@ -174,6 +184,8 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
         case "timeline": return .timeline(try fields(), try fields())
         case "waiting": return .waiting(try fields(), try fields())
         case "resumed": return .resumed(try fields(), try fields())
+        case "hold-expired": return .holdExpired(try fields(), try fields())
+        case "notice": return .notice(try fields())
         case "item-ended": return .itemEnded(try fields(), try fields())
         case "item-mismatch": return .itemMismatch(try fields())
         case "rejected": return keys.contains("path") ? .bodyRejected(try fields()) : .proposalRejected(try fields())
@@ -223,6 +235,10 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
         case .resumed(let timeline, let fields):
             try timeline.encode(to: encoder)
             try fields.encode(to: encoder)
+        case .holdExpired(let timeline, let fields):
+            try timeline.encode(to: encoder)
+            try fields.encode(to: encoder)
+        case .notice(let fields): try fields.encode(to: encoder)
         case .itemEnded(let timeline, let fields):
             try timeline.encode(to: encoder)
             try fields.encode(to: encoder)

@@ -50,10 +50,13 @@ extension WatchParty {
         let participantTask = Task { await self.followParticipants() }
         let chatTask = followChat()
         defer { chatTask.cancel() }
+        let noticeTask = followNotices()
+        defer { noticeTask.cancel() }
         let healthTask = followHealth()
         defer { healthTask.cancel() }
         coordinator.coordinateWithSession(session)
         configuration.coordinationBegan?()
+        proposeHostRules(on: coordinator)
         // This player opened it: it announces the duration it read.
         let identity = opened.identity.map { ContentIdentity.announcing(duration: player.info.duration, $0) }
         // A queue of files: the host appends them all (the first becomes the group's item) before

@@ -54,6 +54,8 @@ extension WatchParty {
         let participantTask = Task { await self.followParticipants() }
         let chatTask = followChat()
         defer { chatTask.cancel() }
+        let noticeTask = followNotices()
+        defer { noticeTask.cancel() }
         let healthTask = followHealth()
         defer { healthTask.cancel() }
         let screenTask = followOnScreen(mpv: player)
@@ -67,6 +69,7 @@ extension WatchParty {
         }
         coordinator.coordinateWithSession(session)
         configuration.coordinationBegan?()
+        proposeHostRules(on: coordinator)
         followStreaming(streaming, coordinator: coordinator)
         // One file: the first report chooses the group's item (a session's queue starts empty),
         // so nobody transitions. mpv opened it: the identity carries the duration mpv read.

@@ -94,6 +94,12 @@ public final class WatchParty: Sendable {
         /// everyone); a joiner's is not used.
         public var control: SessionPolicy?
 
+        /// The host's cap on how long any suspension (a participant buffering, scrubbing…) holds
+        /// the group, proposed to the group once it coordinates (`PlaybackCoordinator.maximumHold`);
+        /// nil (the default): each reason's own (`SuspensionReason.defaultHoldLimit`). A joiner's
+        /// is not used: the group's comes from its history.
+        public var maximumHold: TimeSpan?
+
         /// The range of `latencyOffset` and of what changes it (ms).
         public static let latencyOffsets = -1_000...1_000
 
