@@ -18,6 +18,7 @@ extension PlaybackProposal {
         case .transition: "change the item"
         case .queue: "change the queue"
         case .pauseSnapping: "change how pauses snap"
+        case .maximumHold: "change how long the group waits"
         case .endSuspension(_, let time, _): time == nil ? nil : "seek"
         case .beginSuspension, .state, .departed, .prerolled: nil
         }
