@@ -118,8 +118,9 @@ public struct MediumBenchmark: Sendable {
             sessions.append(session)
         }
         defer { for session in sessions { session.leave() } }
+        let first = sessions[0]
         try await Self.within(10, "three participants") {
-            for await participants in sessions[0].$activeParticipants.values where participants.count == 3 { return }
+            for await participants in first.$activeParticipants.values where participants.count == 3 { return }
         }
         let screens = try screens(logs: prefix)
         for (screen, session) in zip(screens, sessions) { screen.player.playbackCoordinator.coordinateWithSession(session) }
