@@ -52,11 +52,10 @@ public final class PlaybackCoordinationMedium: Sendable {
     /// Every playback coordinator connected to the medium, in the order they connected, as
     /// AVFoundation's property.
     public var connectedPlaybackCoordinators: [PlaybackCoordinator] {
-        state.withLock { state in
-            state.members.compactMap { member in
-                member.coordinator.flatMap { $0.playbackCoordinationMedium === self ? $0 : nil }
-            }
-        }
+        // Read after the medium's lock is released: a coordinator asks the medium who is present
+        // under its own lock, so the medium never waits for a coordinator's.
+        let coordinators = state.withLock { state in state.members.compactMap(\.coordinator) }
+        return coordinators.filter { $0.playbackCoordinationMedium === self }
     }
 
     // MARK: The sequencer
@@ -119,7 +118,9 @@ public final class PlaybackCoordinationMedium: Sendable {
     /// history and the registration happen under one lock, so that no record falls between them.
     ///
     /// Records are handed over under the medium's lock, which keeps the one order for everyone:
-    /// `receive` is the coordinator's hop onto its scheduler, which only enqueues.
+    /// `receive` is the coordinator's hop onto its scheduler, which only enqueues, and `wanted`
+    /// reads an atomic. Nothing under the medium's lock takes a coordinator's lock (a coordinator
+    /// takes the medium's under its own, reading `present`).
     func deliver(to participant: UUID, while wanted: @escaping @Sendable () -> Bool,
                  _ receive: @escaping @Sendable (OrderedInput) -> Void) {
         state.withLock { state in

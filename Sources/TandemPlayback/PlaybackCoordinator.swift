@@ -349,8 +349,9 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         }
     }
 
-    /// Whether the coordinator is coordinating with a session: from `coordinateWithSession(_:)`
-    /// on, a player's own transport (`play()`, `pause()`, `seek(to:)`) is proposed to the group.
+    /// Whether the coordinator is coordinating with a session or a coordination medium: from
+    /// `coordinateWithSession(_:)` or `coordinate(using:)` on, a player's own transport (`play()`,
+    /// `pause()`, `seek(to:)`) is proposed to the group.
     public var isCoordinating: Bool { state.withLock { $0.channel != nil } }
 
     /// Whether this participant has a suspension of its own that has begun and not ended.
