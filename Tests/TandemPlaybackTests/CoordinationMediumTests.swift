@@ -226,6 +226,30 @@ import TandemClock
         #expect(wall.medium.connectedPlaybackCoordinators.isEmpty)
     }
 
+    @Test func aConnectionThatIsNoLongerTheMediumsIsRefusedAndTheOthersGoOn() throws {
+        let wall = Wall()
+        for _ in 0..<2 { try wall.connect() }
+        wall.run(for: 100)
+        // A connection the medium never made, and one whose coordinator disconnected.
+        let stranger = MediumChannel(medium: wall.medium, localParticipant: UUID())
+        #expect(throws: CoordinatorError.self) { try stranger.propose(.setRate(1)) }
+        let left = try #require(wall.screens[1].coordinator.currentChannel as? MediumChannel)
+        try wall.screens[1].coordinator.coordinate(using: nil)
+        #expect(throws: CoordinatorError.self) { try left.propose(.setRate(1)) }
+        wall.run(for: 500)
+        #expect(wall.screens[0].coordinator.timeline.rate == 0)
+        // A snapshot that claims to reflect an order not given yet is refused, as a relay refuses it.
+        let member = try #require(wall.screens[0].coordinator.currentChannel as? MediumChannel)
+        var snapshot = CoordinationSnapshot(core: wall.screens[0].coordinator.core)
+        snapshot.core.timeline.version = 1_000_000
+        #expect(throws: CoordinatorError.self) { try member.publish(snapshot) }
+        // The medium goes on.
+        wall.screens[0].coordinator.coordinateRateChange(to: 1)
+        wall.run(for: 500)
+        #expect(wall.screens[0].coordinator.timeline.rate == 1)
+        #expect(wall.medium.connectedPlaybackCoordinators.count == 1)
+    }
+
     @Test func snapshotsKeepTheHistoryALateConnectionIsHandedShort() throws {
         let wall = Wall()
         for _ in 0..<2 { try wall.connect() }
