@@ -15,6 +15,7 @@ let commands: [any Command.Type] = [
     NetsimCommand.self,
     BenchDecodeCommand.self,
     BenchPresentCommand.self,
+    BenchMediumCommand.self,
     BenchClockCommand.self,
     BenchRelayCommand.self,
     BenchClusterCommand.self,

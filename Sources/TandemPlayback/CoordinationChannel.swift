@@ -2,8 +2,8 @@ import Foundation
 import Tandem
 import TandemClock
 
-/// What the coordinator needs of a session: an ordered channel for proposals, the session clock
-/// and the participants who leave.
+/// What the coordinator needs of a session (or of a coordination medium, `MediumChannel`): an
+/// ordered channel for proposals, the session clock and the participants who leave.
 protocol CoordinationChannel: Sendable {
     /// Sends a proposal for ordering (a playback record: the relay drops it once a snapshot
     /// covers it).

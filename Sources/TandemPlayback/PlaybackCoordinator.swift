@@ -174,6 +174,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// timeline, and its own changes go to the group. A late joiner adopts the timeline so far
     /// and comes in on time.
     public func coordinateWithSession<Activity: GroupActivity>(_ session: GroupSession<Activity>) {
+        leaveMedium()
         coordinate(over: SessionChannel(session: session))
         reportDelegateItem()
     }
@@ -362,8 +363,9 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         }
     }
 
-    /// Whether the coordinator is coordinating with a session: from `coordinateWithSession(_:)`
-    /// on, a player's own transport (`play()`, `pause()`, `seek(to:)`) is proposed to the group.
+    /// Whether the coordinator is coordinating with a session or a coordination medium: from
+    /// `coordinateWithSession(_:)` or `coordinate(using:)` on, a player's own transport (`play()`,
+    /// `pause()`, `seek(to:)`) is proposed to the group.
     public var isCoordinating: Bool { state.withLock { $0.channel != nil } }
 
     /// Whether this participant has a suspension of its own that has begun and not ended.
@@ -491,6 +493,29 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         } else {
             watchForClock(generation)
         }
+    }
+
+    /// The channel the coordinator coordinates over now, if any.
+    var currentChannel: (any CoordinationChannel)? { state.withLock { $0.channel } }
+
+    /// Stops coordinating: the channel and the machine are dropped (work of the channel does
+    /// nothing from now on), and the player keeps what it was last issued.
+    func stopCoordinating() {
+        let (tasks, wake, watch) = state.withLock { state in
+            defer {
+                state.generation += 1
+                currentGeneration.store(state.generation, ordering: .releasing)
+                state.channel = nil
+                state.machine = nil
+                state.tasks = []
+                state.wake = nil
+                state.clockWatch = nil
+            }
+            return (state.tasks, state.wake, state.clockWatch)
+        }
+        for task in tasks { task.cancel() }
+        wake?.cancel()
+        watch?.cancel()
     }
 
     /// Whether `generation` is the channel the coordinator coordinates over now.

@@ -8,7 +8,7 @@ import TandemHarness
 @Suite struct HelpProcessTests {
     /// Every command's words, as `tandem --help` and `tandem bench --help` name them.
     static let commands = ["host", "join", "play", "probe", "serve", "clock serve", "clock sync", "netsim",
-                           "bench decode", "bench present", "bench clock", "bench relay", "bench cluster", "bench sync", "bench audio", "bench all"]
+                           "bench decode", "bench present", "bench medium", "bench clock", "bench relay", "bench cluster", "bench sync", "bench audio", "bench all"]
 
     @Test func overviewLeadsWithWatchingAndListsTheBenchmarksOnce() throws {
         let run = try TandemProcess.run(["--help"])

@@ -7,15 +7,17 @@ import TandemMediaTypes
 /// `tandem play FILE ...`: play alone with the headless player.
 enum PlayCommand: Command {
     static let words = ["play"]
-    static let usage = "play FILE [--start SECONDS] [--rate R] [--duration SECONDS] [--video none|terminal] [--presentation-log PATH] [--snapshot SECONDS:PATH] [--threads N] [--log FILE] " + AudioOptions.usage
+    static let usage = "play FILE [FILE...] [--wall] [--start SECONDS] [--rate R] [--duration SECONDS] [--video none|terminal] [--presentation-log PATH] [--snapshot SECONDS:PATH] [--threads N] [--log FILE] " + AudioOptions.usage
     static let summary = "play a file alone with the headless FFmpeg player and report what it presented"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let arguments = try Arguments(
             arguments,
             options: Set(["start", "rate", "duration", "video", "presentation-log", "snapshot", "threads", LogOption.name])
-                .union(AudioOptions.valueOptions)
+                .union(AudioOptions.valueOptions),
+            flags: ["wall"]
         )
+        if arguments.flags.contains("wall") { return try await PlayWall.run(arguments) }
         try LogOption.sendFFmpegMessages(to: arguments.value(LogOption.name))
         let audio = try AudioOptions(arguments, builtinPlayer: true)
         try arguments.expectPositionals(atMost: 1)
