@@ -1,16 +1,16 @@
 import Foundation
 import TandemBench
 
-/// `tandem bench medium [FILE] [--runs K] [--seconds S] [--json]`: three players under one
+/// `tandem bench medium [FILE] [--runs K] [--seconds SECONDS] [--json]`: three players under one
 /// coordination medium against three players of one session, in the same run.
 enum BenchMediumCommand: Command {
     static let words = ["bench", "medium"]
-    static let usage = "bench medium [FILE] [--runs K] [--seconds S] [--json]"
+    static let usage = "bench medium [FILE] [--runs K] [--seconds SECONDS] [--json]"
     static let summary = "how close three local players under one coordination medium present frames, beside three players of one session"
     static let options = [
         OptionHelp("FILE", "the video to play (default: a 10 s test pattern made with ffmpeg)"),
         OptionHelp("--runs K", "runs, each playing both groups in turn (default 3)"),
-        OptionHelp("--seconds S", "seconds of play before the seek and after it (default 3)"),
+        OptionHelp("--seconds SECONDS", "seconds of play before the seek and after it (default 3)"),
         OptionHelp("--json", "print the rows as JSON"),
     ]
 
