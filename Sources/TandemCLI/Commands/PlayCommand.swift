@@ -22,16 +22,7 @@ enum PlayCommand: Command {
         let audio = try AudioOptions(arguments, builtinPlayer: true)
         try arguments.expectPositionals(atMost: 1)
         let path = try arguments.positional(0, "FILE")
-        let start = try arguments.double("start", default: 0)!
-        let rate = try arguments.double("rate", default: 1)!
-        let duration = try arguments.double("duration")
-        let threads = try arguments.int("threads", default: 0)!
-        let video = arguments.value("video") ?? (isatty(1) != 0 ? "terminal" : "none")
-        guard ["none", "terminal"].contains(video) else { throw CLIError.usage("--video is none or terminal, not '\(video)'") }
-        guard rate >= PresentationTimeline.minimumRate && rate <= PresentationTimeline.maximumRate else {
-            throw CLIError.usage("--rate must be between 0.25 and 4")
-        }
-        if let duration, duration <= 0 { throw CLIError.usage("--duration must be above 0") }
+        let (start, rate, duration, threads, video) = try playing(arguments)
         let snapshots = try (arguments.values["snapshot"] ?? []).map(parseSnapshot)
 
         do {
@@ -44,6 +35,23 @@ enum PlayCommand: Command {
         } catch let error as MediaError {
             throw CLIError.failure(error.description)
         }
+    }
+
+    /// The options of a play, one file or a wall: where it starts, its rate, how long it lasts,
+    /// decoding threads and where the pictures go (the terminal when it is one).
+    static func playing(_ arguments: Arguments) throws -> (start: Double, rate: Double, duration: Double?, threads: Int, video: String) {
+        let start = try arguments.double("start", default: 0)!
+        let rate = try arguments.double("rate", default: 1)!
+        let duration = try arguments.double("duration")
+        let threads = try arguments.int("threads", default: 0)!
+        let video = arguments.value("video") ?? (isatty(1) != 0 ? "terminal" : "none")
+        guard ["none", "terminal"].contains(video) else { throw CLIError.usage("--video is none or terminal, not '\(video)'") }
+        guard rate >= PresentationTimeline.minimumRate && rate <= PresentationTimeline.maximumRate else {
+            throw CLIError.usage("--rate must be between 0.25 and 4")
+        }
+        if let duration, duration <= 0 { throw CLIError.usage("--duration must be above 0") }
+        guard start >= 0 else { throw CLIError.usage("--start must be 0 or more") }
+        return (start, rate, duration, threads, video)
     }
 
     private static func parseSnapshot(_ text: String) throws(CLIError) -> (Double, String) {

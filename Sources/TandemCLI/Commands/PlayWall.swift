@@ -21,17 +21,7 @@ enum PlayWall {
         for option in ["presentation-log", "snapshot"] where arguments.values[option] != nil {
             throw CLIError.usage("--\(option) plays one file; it cannot be used with --wall")
         }
-        let start = try arguments.double("start", default: 0)!
-        let rate = try arguments.double("rate", default: 1)!
-        let duration = try arguments.double("duration")
-        let threads = try arguments.int("threads", default: 0)!
-        let video = arguments.value("video") ?? (isatty(1) != 0 ? "terminal" : "none")
-        guard ["none", "terminal"].contains(video) else { throw CLIError.usage("--video is none or terminal, not '\(video)'") }
-        guard rate >= PresentationTimeline.minimumRate && rate <= PresentationTimeline.maximumRate else {
-            throw CLIError.usage("--rate must be between 0.25 and 4")
-        }
-        if let duration, duration <= 0 { throw CLIError.usage("--duration must be above 0") }
-        guard start >= 0 else { throw CLIError.usage("--start must be 0 or more") }
+        let (start, rate, duration, threads, video) = try PlayCommand.playing(arguments)
 
         let wall = video == "terminal" ? TerminalWall(tiles: paths.count) : nil
         var players: [HeadlessPlayer] = []
