@@ -59,6 +59,12 @@ public struct TmuxSession: Sendable {
     /// Types `keys` (tmux key names: `" "`, `"Right"`, `"q"`) into the pane.
     public func sendKeys(_ keys: String...) throws { _ = try Self.run(["send-keys", "-t", name] + keys) }
 
+    /// Resizes the session's window to `width` × `height`, as a person dragging its corner; the
+    /// program in it gets SIGWINCH.
+    public func resize(width: Int, height: Int) throws {
+        _ = try Self.run(["resize-window", "-t", name, "-x", "\(width)", "-y", "\(height)"])
+    }
+
     /// Ends the session and what runs in it.
     public func kill() { _ = try? Self.run(["kill-session", "-t", name]) }
 
