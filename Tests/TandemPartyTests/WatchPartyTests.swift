@@ -41,11 +41,12 @@ import TandemTestKit
 
     /// Starts (without `invitation`) or joins a watch of the clip as `name`, and runs its party,
     /// configured as `configure` says (given the recorder of its events).
-    static func participant(_ name: String, relay: TestRelay, invitation: Invitation?,
+    /// `connector`, when given, is how this participant reaches the relay instead of the relay's own.
+    static func participant(_ name: String, relay: TestRelay, invitation: Invitation?, connector: (any RelayConnector)? = nil,
                             configure: (inout WatchParty.Configuration, Recorder) -> Void = { _, _ in }) async throws -> Participant {
         let center = ActivityCenter()
         center.displayName = name
-        center.configure(relay: relay.connector, host: relay.host, port: relay.port, sessionClock: .derived(from: SystemClock()))
+        center.configure(relay: connector ?? relay.connector, host: relay.host, port: relay.port, sessionClock: .derived(from: SystemClock()))
         var sessions = center.sessions(for: WatchTogether.self).makeAsyncIterator()
         if let invitation {
             try await center.accept(invitation)

@@ -310,6 +310,33 @@ private struct Joined {
         #expect(late.digests.digest(atOrder: 2) == joined.machine.digests.digest(atOrder: 2))
     }
 
+    /// Two records exchanged under their orders, then the same ones for everyone: the newest
+    /// record's own digest agrees, the window ending there does not. A participant that holds
+    /// only the newest orders (a late joiner) gives a window of what it holds.
+    @Test func aWindowsDigestShowsAnExchangeSomeRecordsBack() throws {
+        var group = Group()
+        let host = group.member()
+        let records = (0..<6).map { group.ordered(Array("record \($0)".utf8), by: host) }
+        var honest = OrderedDigests(), shown = OrderedDigests(), late = OrderedDigests()
+        for record in records { honest.record(record) }
+        var exchanged = records
+        (exchanged[1].body, exchanged[2].body) = (records[2].body, records[1].body)
+        for record in exchanged { shown.record(record) }
+        for record in records.suffix(3) { late.record(record) }
+
+        #expect(honest.latest?.digest == shown.latest?.digest)
+        let newest = try #require(honest.latestWindow)
+        #expect(newest.order == 6 && newest.count == 6)
+        #expect(shown.latestWindow?.digest != newest.digest)
+        #expect(honest.digest(endingAt: 6, count: 3) == shown.digest(endingAt: 6, count: 3))
+        #expect(honest.digest(endingAt: 6, count: 1) == honest.digest(atOrder: 6))
+
+        let partial = try #require(late.latestWindow)
+        #expect(partial.order == 6 && partial.count == 3)
+        #expect(partial.digest == honest.digest(endingAt: 6, count: 3))
+        #expect(late.digest(endingAt: 6, count: 4) == nil)
+    }
+
     @Test func digestsCoverEveryFieldEveryRecipientGetsAndKeepTheNewest() throws {
         var group = Group()
         let host = group.member()

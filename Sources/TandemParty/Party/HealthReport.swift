@@ -47,18 +47,21 @@ public struct HealthReport: Codable, Sendable, Equatable, CustomMessageIdentifia
     public var player: Player
     /// The latency offset it presents with, in ms.
     public var latencyOffset: Int
-    /// The newest order it took from the relay, and that record's digest
-    /// (`GroupSession.orderedDigest(atOrder:)`): a receiver holding another digest for that
-    /// order was shown a different history.
+    /// The newest order it took from the relay, and the digest of its records up to it
+    /// (`GroupSession.orderedDigest(endingAt:count:)`): a receiver holding another digest for
+    /// those orders was shown a different history.
     public var order: UInt64?
-    /// The digest of its record at `order`, 32 hexadecimal digits.
+    /// How many orders, up to `order`, the digest covers; nil for one (as a sender that does not
+    /// say sends).
+    public var window: Int?
+    /// The digest of its records in the window ending at `order`, 32 hexadecimal digits.
     public var digest: String?
 
     /// A report.
     public init(pictureLateness: Int?, clockErrorBound: Int?, state: State, player: Player, latencyOffset: Int,
-                order: UInt64? = nil, digest: String? = nil) {
+                order: UInt64? = nil, window: Int? = nil, digest: String? = nil) {
         (self.pictureLateness, self.clockErrorBound, self.state) = (pictureLateness, clockErrorBound, state)
-        (self.player, self.latencyOffset, self.order, self.digest) = (player, latencyOffset, order, digest)
+        (self.player, self.latencyOffset, self.order, self.window, self.digest) = (player, latencyOffset, order, window, digest)
     }
 
     /// Whether this report shows that the relay gave its sender another record under its
@@ -75,6 +78,7 @@ public struct HealthReport: Codable, Sendable, Equatable, CustomMessageIdentifia
         return (pictureLateness.map { abs($0) <= hour } ?? true) && (clockErrorBound.map { $0 >= 0 && $0 <= hour } ?? true)
             && WatchParty.Configuration.latencyOffsets.contains(latencyOffset)
             && (digest.map { $0.count == 32 && $0.allSatisfy(\.isHexDigit) } ?? true) && (digest == nil) == (order == nil)
+            && (window.map { (1...256).contains($0) } ?? true)
     }
 
     /// How far from the group's timeline a participant may present before the status line

@@ -69,10 +69,10 @@ extension WatchParty {
             }
         }
         let bound = local.flatMap { coordinator.clockStatus(atLocalTime: $0)?.errorBound }
-        let latest = session.latestOrderedDigest
+        let latest = session.latestOrderedWindow
         return HealthReport(pictureLateness: lateness, clockErrorBound: bound.map { Int($0.nanoseconds / 1_000) }, state: state,
                             player: watching.mpv == nil ? .builtIn : .mpv, latencyOffset: latencyOffset,
-                            order: latest?.order, digest: latest?.digest)
+                            order: latest?.order, window: latest?.count, digest: latest?.digest)
     }
 
     /// The others' reports that are recent enough to stand for them.
@@ -102,7 +102,8 @@ extension WatchParty {
                         let active = self.session.activeParticipants
                         let name = sender.name(among: active)
                         self.emit(.health(.init(from: name, participant: sender.id.uuidString, report: report)))
-                        if let order = report.order, report.diverges(from: self.session.orderedDigest(atOrder: order)),
+                        if let order = report.order,
+                           report.diverges(from: self.session.orderedDigest(endingAt: order, count: report.window ?? 1)),
                            diverged.insert(sender.id).inserted {
                             self.emit(.relayDivergence(.init(with: name, participant: sender.id.uuidString, order: order)))
                         }

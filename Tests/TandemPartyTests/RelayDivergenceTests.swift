@@ -1,0 +1,122 @@
+import Foundation
+import Synchronization
+import Testing
+import Tandem
+import TandemNet
+import TandemParty
+import TandemTestKit
+import TandemWire
+
+/// A relay that shows one participant a different history: a test double on that participant's
+/// link, between a real relay on loopback and its session, hands it two ordered records with
+/// their contents exchanged under the same two orders, as a dishonest relay could (it cannot
+/// forge a record, but it can order the ones it has differently for different people). The
+/// participants compare their records' digests in their health reports, and say so within two
+/// seconds of the first one that differs.
+@Suite(.serialized) struct RelayDivergenceIOTests {
+    /// Joins through `inner` and, once `armed`, exchanges the contents (sender, retention and
+    /// body) of the next two ordered records it delivers, keeping their orders and instants.
+    final class ExchangingConnector: RelayConnector {
+        let inner: any RelayConnector
+        let armed = Mutex(false)
+        /// When the exchanged pair was handed to the session.
+        let exchangedAt = Mutex<ContinuousClock.Instant?>(nil)
+
+        init(_ inner: any RelayConnector) { self.inner = inner }
+
+        func join(_ request: RelayJoinRequest) async throws(RelayError) -> any RelayLink {
+            ExchangingLink(try await inner.join(request), connector: self)
+        }
+    }
+
+    final class ExchangingLink: RelayLink {
+        let inner: any RelayLink
+        let events: AsyncStream<RelayEvent>
+        private let pump: Task<Void, Never>
+
+        init(_ inner: any RelayLink, connector: ExchangingConnector) {
+            self.inner = inner
+            let (stream, continuation) = AsyncStream.makeStream(of: RelayEvent.self)
+            events = stream
+            let source = inner.events
+            pump = Task {
+                var held: OrderedDelivery?
+                var done = false
+                for await event in source {
+                    guard !done, case .ordered(var delivery) = event, connector.armed.withLock({ $0 }) else {
+                        continuation.yield(event)
+                        continue
+                    }
+                    guard var first = held else {
+                        held = delivery
+                        continue
+                    }
+                    swap(&first.body, &delivery.body)
+                    swap(&first.sender, &delivery.sender)
+                    swap(&first.retention, &delivery.retention)
+                    continuation.yield(.ordered(first))
+                    continuation.yield(.ordered(delivery))
+                    connector.exchangedAt.withLock { $0 = .now }
+                    held = nil
+                    done = true
+                }
+                continuation.finish()
+            }
+        }
+
+        deinit { pump.cancel() }
+
+        var welcome: RelayWelcome { inner.welcome }
+        func send(_ body: [UInt8], to recipients: Recipients, reliable: Bool) throws(RelayError) {
+            try inner.send(body, to: recipients, reliable: reliable)
+        }
+        func sendOrdered(_ body: [UInt8], retention: OrderedRetention) throws(RelayError) {
+            try inner.sendOrdered(body, retention: retention)
+        }
+        func addAttachment(id: UUID, metadata: [UInt8], data: [UInt8]) async throws(RelayError) {
+            try await inner.addAttachment(id: id, metadata: metadata, data: data)
+        }
+        func removeAttachment(id: UUID) async throws(RelayError) { try await inner.removeAttachment(id: id) }
+        func loadAttachment(id: UUID) async throws(RelayError) -> [UInt8] { try await inner.loadAttachment(id: id) }
+        func leave() async { await inner.leave() }
+        func end(reason: String) async { await inner.end(reason: reason) }
+    }
+
+    @Test func aParticipantShownADifferentOrderIsFoundOutWithinTwoSeconds() async throws {
+        let relay = try TestRelay(.network)
+        defer { relay.shutdown() }
+        let host = try await WatchPartyIOTests.participant("host", relay: relay, invitation: nil)
+        let exchanging = ExchangingConnector(relay.connector)
+        let ana = try await WatchPartyIOTests.participant("ana", relay: relay, invitation: host.party.session.invitation,
+                                                          connector: exchanging)
+        try await WatchPartyIOTests.once { try host.party.play() }
+        #expect(await host.recorder.first { if case .health(let health) = $0, health.from == "ana" { true } else { nil } } == true,
+                "no report from ana")
+
+        // From now on the relay shows Ana the next two records the other way round.
+        exchanging.armed.withLock { $0 = true }
+        try host.party.pause()
+        try host.party.play()
+        func divergence(_ participant: WatchPartyIOTests.Participant) -> WatchPartyEvent.RelayDivergence? {
+            participant.recorder.events.withLock { events in
+                events.lazy.compactMap { if case .relayDivergence(let divergence) = $0 { divergence } else { nil } }.first
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        var seen: WatchPartyEvent.RelayDivergence?
+        while seen == nil, ContinuousClock.now < deadline {
+            seen = divergence(host) ?? divergence(ana)
+            if seen == nil { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let divergence = seen
+        let found = try #require(divergence, "nobody found the relay out")
+        let exchangedAt = try #require(exchanging.exchangedAt.withLock { $0 })
+        let after = ContinuousClock.now - exchangedAt
+        #expect(after < .seconds(2) + .milliseconds(500), "found \(after) after the exchange")
+        #expect(["host", "ana"].contains(found.with))
+
+        host.party.end()
+        _ = try await WatchPartyIOTests.ending(of: host)
+        _ = try await WatchPartyIOTests.ending(of: ana)
+    }
+}
