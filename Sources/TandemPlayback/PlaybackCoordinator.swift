@@ -419,6 +419,13 @@ public final class PlaybackCoordinator: @unchecked Sendable {
                 TimeSpan(nanoseconds: clock.errorBound(atLocal: localTime.nanoseconds) ?? 0))
     }
 
+    /// The median round trip to the session clock's service (the relay's time service) of the
+    /// recent samples the estimate was made from, at instant `localTime` of this participant's
+    /// clock; nil before the first sample, or for a clock read without the network.
+    public func roundTripToRelay(atLocalTime localTime: LocalInstant) -> TimeSpan? {
+        state.withLock { $0.channel }?.clock?.roundTrip(atLocal: localTime.nanoseconds).map(TimeSpan.init(nanoseconds:))
+    }
+
     /// The instant of this participant's clock at session instant `sessionTime`, once the session
     /// clock is known; an instant more than a day from the session clock's present is taken as a
     /// day from it.

@@ -86,6 +86,23 @@ import TandemClock
         #expect(EventSentence.sentence(for: event) == "the relay showed you and Ben different changes (order 57): it cannot be trusted with this party")
     }
 
+    /// The round trip to the relay, where the sender measured one: in its line, in its event,
+    /// and a report with an impossible one dropped.
+    @Test func theRoundTripIsShownWhereItWasMeasured() throws {
+        var report = Self.report(1_500)
+        report.roundTrip = 320
+        #expect(report.isPlausible)
+        let health = GroupHealth(members: [.init(name: "Ana", isLocal: true), .init(name: "Ben", report: report)],
+                                 isPlaying: true, syncError: nil, clockErrorBound: nil)
+        #expect(health.lines.last == "Ben: 1.5 ms late, clock ±0.40 ms, round trip 0.3 ms, built-in")
+        let event = WatchPartyEvent.health(.init(from: "Ben", participant: "B3F1", report: report))
+        let line = String(decoding: try JSONEncoder().encode(event), as: UTF8.self)
+        #expect(line.contains(#""round_trip_us":320"#), "\(line)")
+        #expect(try JSONDecoder().decode(WatchPartyEvent.self, from: Data(line.utf8)) == event)
+        report.roundTrip = -1
+        #expect(!report.isPlausible)
+    }
+
     @Test func theHealthEventCarriesTheReportAndReadsBack() throws {
         let event = WatchPartyEvent.health(.init(from: "Ben", participant: "B3F1", report: Self.report(35_400, offset: 50)))
         let line = String(decoding: try JSONEncoder().encode(event), as: UTF8.self)

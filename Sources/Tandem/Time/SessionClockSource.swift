@@ -11,6 +11,9 @@ public protocol SessionClockSource: Sendable {
     func localTime(atSession sessionTime: Int64) -> Int64?
     /// How far off the estimate may be at local instant `localTime` (ns), once known.
     func errorBound(atLocal localTime: Int64) -> Int64?
+    /// The median round trip (ns) of the recent samples the estimate was made from, at local
+    /// instant `localTime`; nil for a source that takes no samples over the network.
+    func roundTrip(atLocal localTime: Int64) -> Int64?
     /// Stops whatever keeps the estimate current.
     func stop()
     /// Calls `handler`, on whatever thread learns it, each time the estimate changes (its first
@@ -21,6 +24,9 @@ public protocol SessionClockSource: Sendable {
 }
 
 extension SessionClockSource {
+    /// None: the source takes no samples over the network.
+    public func roundTrip(atLocal localTime: Int64) -> Int64? { nil }
+
     /// Tells of nothing: the estimate is read when needed.
     public func observeChanges(_ handler: @escaping @Sendable () -> Void) -> Bool { false }
 }
@@ -118,6 +124,7 @@ final class ProbedSessionClock: SessionClockSource {
     func sessionTime(atLocal localTime: Int64) -> Int64? { clock.sessionTime(atLocal: localTime) }
     func localTime(atSession sessionTime: Int64) -> Int64? { clock.localTime(atSession: sessionTime) }
     func errorBound(atLocal localTime: Int64) -> Int64? { clock.errorBound(atLocal: localTime) }
+    func roundTrip(atLocal localTime: Int64) -> Int64? { clock.statistics(atLocal: localTime)?.medianRoundTrip }
 
     func stop() {
         let prober = state.withLock { state -> ClockProber? in

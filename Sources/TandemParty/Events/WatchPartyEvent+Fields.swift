@@ -246,6 +246,8 @@ extension WatchPartyEvent {
         public var lateness: Int?
         /// Its clock's error bound (µs, `clock_error_us`), once known.
         public var clockError: Int?
+        /// Its round trip to the relay's time service (µs, `round_trip_us`), once measured.
+        public var roundTrip: Int?
         /// Whether it is further from the group than `HealthReport.offThreshold`, or stalled.
         public var off: Bool
 
@@ -253,12 +255,14 @@ extension WatchPartyEvent {
         public init(from: String, participant: String, report: HealthReport) {
             (self.from, self.participant, self.lateness, self.clockError) = (from, participant, report.pictureLateness, report.clockErrorBound)
             (self.state, self.player, self.offset, self.off) = (report.state.rawValue, report.player.rawValue, report.latencyOffset, report.isOff)
+            roundTrip = report.roundTrip
         }
 
         enum CodingKeys: String, CodingKey {
             case from, participant, state, player, off
             case lateness = "lateness_us"
             case clockError = "clock_error_us"
+            case roundTrip = "round_trip_us"
             case offset = "offset_ms"
         }
     }

@@ -41,6 +41,9 @@ public struct HealthReport: Codable, Sendable, Equatable, CustomMessageIdentifia
     public var pictureLateness: Int?
     /// Its session clock's error bound, in µs; nil before its first estimate.
     public var clockErrorBound: Int?
+    /// Its round trip to the relay's time service, in µs (the median of its clock's recent
+    /// samples); nil before its first, or for a clock read without the network.
+    public var roundTrip: Int?
     /// Where its playback stands.
     public var state: State
     /// Which player it runs.
@@ -76,6 +79,7 @@ public struct HealthReport: Codable, Sendable, Equatable, CustomMessageIdentifia
     public var isPlausible: Bool {
         let hour = 3_600_000_000
         return (pictureLateness.map { abs($0) <= hour } ?? true) && (clockErrorBound.map { $0 >= 0 && $0 <= hour } ?? true)
+            && (roundTrip.map { $0 >= 0 && $0 <= hour } ?? true)
             && WatchParty.Configuration.latencyOffsets.contains(latencyOffset)
             && (digest.map { $0.count == 32 && $0.allSatisfy(\.isHexDigit) } ?? true) && (digest == nil) == (order == nil)
             && (window.map { (1...256).contains($0) } ?? true)
@@ -129,6 +133,7 @@ public struct HealthReport: Codable, Sendable, Equatable, CustomMessageIdentifia
             }
         }
         if let clockErrorBound { parts.append(String(format: "clock ±%.2f ms", Double(clockErrorBound) / 1_000)) }
+        if let roundTrip { parts.append(String(format: "round trip %.1f ms", Double(roundTrip) / 1_000)) }
         parts.append(player.rawValue)
         if latencyOffset != 0 { parts.append("offset \(latencyOffset) ms") }
         return parts

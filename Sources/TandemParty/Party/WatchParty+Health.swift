@@ -70,9 +70,11 @@ extension WatchParty {
         }
         let bound = local.flatMap { coordinator.clockStatus(atLocalTime: $0)?.errorBound }
         let latest = session.latestOrderedWindow
-        return HealthReport(pictureLateness: lateness, clockErrorBound: bound.map { Int($0.nanoseconds / 1_000) }, state: state,
-                            player: watching.mpv == nil ? .builtIn : .mpv, latencyOffset: latencyOffset,
-                            order: latest?.order, window: latest?.count, digest: latest?.digest)
+        var report = HealthReport(pictureLateness: lateness, clockErrorBound: bound.map { Int($0.nanoseconds / 1_000) }, state: state,
+                                  player: watching.mpv == nil ? .builtIn : .mpv, latencyOffset: latencyOffset,
+                                  order: latest?.order, window: latest?.count, digest: latest?.digest)
+        report.roundTrip = local.flatMap { coordinator.roundTripToRelay(atLocalTime: $0) }.map { Int($0.nanoseconds / 1_000) }
+        return report
     }
 
     /// The others' reports that are recent enough to stand for them.
