@@ -34,15 +34,3 @@ extension PlaybackSuspension {
         end(proposingNewTime: itemTime)
     }
 }
-
-extension HeadlessPlayer {
-    /// Moves to `time`, keeping the rate, as AVPlayer's `seek(to:)`: Tandem's `seek(to:)` at `time`
-    /// to the nearest nanosecond, proposed to the group while coordinated; a failure is published
-    /// as `error`. A time that names no position (invalid, indefinite, infinite) is not sought:
-    /// there is nowhere to go.
-    @_disfavoredOverload
-    public func seek(to time: CMTime) {
-        guard let nanoseconds = time.nanoseconds else { return }
-        seek(to: nanoseconds)
-    }
-}

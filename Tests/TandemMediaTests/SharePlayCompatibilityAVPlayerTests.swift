@@ -4,7 +4,7 @@ import TandemAVFoundation
 
 /// `AVPlayer` and `AVPlaybackCoordinationMedium` from `TandemAVFoundation`, on built-in players
 /// in one process with no session: the calls as AVFoundation declares them (`AVPlayer`'s
-/// `play()`, `pause()`, `rate`, `seek(to:)` with a `CMTime`, `timeControlStatus`;
+/// `play()`, `pause()`, `rate`, `seek(to:)` with a `CMTime`, `currentTime()`, `timeControlStatus`;
 /// `AVPlaybackCoordinationMedium()`, `coordinate(using:)`, `connectedPlaybackCoordinators`),
 /// Apple's type names spelt out. The players are made and given their item as Tandem makes them
 /// (`HeadlessPlayer(item:)` opens the file, so it throws), by the medium suite's helpers.
@@ -51,6 +51,10 @@ import TandemAVFoundation
         }
         let waitingReason: AVPlayer.WaitingReason? = players[0].reasonForWaitingToPlay
         #expect(waitingReason == nil)
+        // Paused, the current time holds still: the player's own media time, exactly.
+        let now = players[0].currentTime()
+        #expect(now.isNumeric && now == CMTime(ItemTime(nanoseconds: players[0].mediaTime())))
+        #expect(now == players[1].currentTime(), "both players paused at the same media time")
 
         // A seek to a time that names no position is not made, and nothing fails.
         let before = players[0].playbackCoordinator.timeline
