@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "TandemNATS", targets: ["TandemNATS"]),
         .library(name: "TandemCluster", targets: ["TandemCluster"]),
         .library(name: "TandemParty", targets: ["TandemParty"]),
+        .library(name: "TandemAVFoundation", targets: ["TandemAVFoundation"]),
         .executable(name: "tandem", targets: ["TandemCLI"]),
     ],
     targets: [
@@ -78,6 +79,11 @@ let package = Package(
         // party: a watch party as one library type, and its typed `Codable` events.
         .target(name: "TandemParty", dependencies: ["Tandem", "TandemPlayback", "TandemMedia", "TandemMpv", "TandemMediaTypes", "TandemClock", "TandemStreaming", "TandemIdentity"]),
 
+        // AVFoundation's, Core Media's and GroupActivities' names over Tandem's (`AVPlayer`,
+        // `AVPlaybackCoordinator`, `CMTime`…), for code written for Apple with only its imports
+        // changed; re-exports what it names. Nothing in the package imports it but its tests.
+        .target(name: "TandemAVFoundation", dependencies: ["Tandem", "TandemPlayback", "TandemMedia", "TandemMediaTypes", "TandemClock"]),
+
         // The user-space network impairment proxy (`tandem netsim`): a pure schedule and its shell.
         .target(name: "TandemNetsim", dependencies: ["TandemNet", "TandemClock", "CTandemSystem"]),
 
@@ -96,9 +102,9 @@ let package = Package(
 
         .testTarget(name: "TandemClockTests", dependencies: ["TandemClock", "TandemWire", "TandemTestKit", "TandemBench", "TandemHarness"]),
         .testTarget(name: "TandemNetTests", dependencies: ["TandemNet", "TandemWire", "TandemClock", "TandemTestKit", "TandemHarness"]),
-        .testTarget(name: "TandemPlaybackTests", dependencies: ["TandemPlayback", "Tandem", "TandemNet", "TandemClock", "TandemMedia", "TandemMediaTypes", "TandemTestKit", "TandemHarness"]),
+        .testTarget(name: "TandemPlaybackTests", dependencies: ["TandemPlayback", "Tandem", "TandemNet", "TandemClock", "TandemMedia", "TandemMediaTypes", "TandemTestKit", "TandemHarness", "TandemAVFoundation"]),
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemNet", "TandemTestKit", "TandemHarness"]),
-        .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemMediaTypes", "TandemClock", "TandemPlayerSupport", "TandemTestKit", "TandemHarness"]),
+        .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemMediaTypes", "TandemClock", "TandemPlayerSupport", "TandemTestKit", "TandemHarness", "TandemAVFoundation"]),
         .testTarget(name: "TandemCLITests", dependencies: ["TandemMedia", "TandemMpv", "TandemMediaTypes", "TandemClock", "TandemTestKit", "TandemBench", "TandemIdentity", "TandemHarness"]),
         // Streaming: its pure cores on virtual time, the HTTP server, and two sessions on a real relay.
         .testTarget(name: "StreamingTests", dependencies: ["TandemStreaming", "TandemMpv", "Tandem", "TandemNet", "TandemIdentity", "TandemPlayback", "TandemTestKit"]),
