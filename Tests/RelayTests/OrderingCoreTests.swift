@@ -36,7 +36,11 @@ struct OrderingCoreTests {
     @Test("the lead follows the slowest connected round trip, within minimumLead and maximumLead")
     func leadFollowsRoundTrips() throws {
         let ms = OrderingCoreTests.millisecond
-        var core = RelayCore()
+        // Every connection is measured every roundTripProbeInterval here, busy or not, as the
+        // schedule below assumes.
+        var busyMeasured = RelayCoreConfiguration()
+        busyMeasured.busyRoundTripProbeInterval = busyMeasured.roundTripProbeInterval
+        var core = RelayCore(configuration: busyMeasured)
         let configuration = core.configuration
         #expect(configuration.orderingMargin == 20 * ms)
         #expect(configuration.minimumLead == 30 * ms)

@@ -3,8 +3,14 @@ public struct RelayLinkConfiguration: Sendable, Hashable {
     /// How long joining may take before it fails with `timedOut`.
     public var joinTimeout: Int64 = 10_000_000_000
     /// How often a joined link pings the relay, so that a silent relay is noticed (and the relay
-    /// notices a silent participant).
+    /// notices a silent participant). A ping falls due this long after the last one, and goes
+    /// out once the relay has also been silent for `pingSilence`: a relay heard from lately is
+    /// plainly there, and the link's acknowledgements tell it the link is.
     public var pingInterval: Int64 = 1_000_000_000
+    /// How long the relay must have been silent for a due ping to go out. Half of
+    /// `pingInterval` keeps the longest silence of a healthy quiet connection at
+    /// `pingInterval` (or half of it and a round trip), well inside `quietLimit`.
+    public var pingSilence: Int64 = 500_000_000
     /// How long a link may hold back acknowledging what it received (it acknowledges at once
     /// every 64 frames, so this bounds only a quiet link's outbox at the relay). Each link keeps
     /// its own phase, so that the links of one process (a benchmark, a test) do not all write

@@ -290,7 +290,7 @@ struct RelayLinkCore: Sendable {
                 lastAcknowledgement = AcknowledgementSchedule.advance(from: lastAcknowledgement, to: now, interval: interval)
                 directives.append(.transmit(.ack(received)))
             }
-            if now - lastPing >= configuration.pingInterval {
+            if now - lastPing >= configuration.pingInterval, now - lastHeard >= configuration.pingSilence {
                 lastPing = now
                 directives.append(.transmit(.ping(UInt64(bitPattern: now))))
             }

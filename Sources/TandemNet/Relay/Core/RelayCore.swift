@@ -433,7 +433,7 @@ public struct RelayCore: Sendable {
             case .joined:
                 if now - state.lastHeard > configuration.idleTimeout {
                     silent.append(id)
-                } else if now - state.lastProbe >= configuration.roundTripProbeInterval {
+                } else if configuration.isProbeDue(lastProbe: state.lastProbe, lastHeard: state.lastHeard, at: now) {
                     probing.append(id)
                 }
             case .closing:

@@ -8,8 +8,9 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     public var closedGracePeriod: Int64 = 3_000_000_000
     /// How long a new connection may take to be admitted.
     public var handshakeTimeout: Int64 = 10_000_000_000
-    /// How long a joined connection may stay silent (links ping every second) before it is
-    /// treated as dropped, so that a half-open connection starts the grace period.
+    /// How long a joined connection may stay silent (a link pings a relay that went quiet, and
+    /// the relay pings every connection at least every `busyRoundTripProbeInterval`) before it
+    /// is treated as dropped, so that a half-open connection starts the grace period.
     public var idleTimeout: Int64 = 15_000_000_000
     /// Flood control: tokens per second each connection earns. A frame costs 1 plus 1 per 16 KiB
     /// of its payload.
@@ -54,9 +55,15 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     /// Each participant keeps its own phase, so that a tick does not write an acknowledgement to
     /// every connection that sent anything since the last one.
     public var acknowledgementInterval: Int64 = 250_000_000
-    /// How often the relay pings each joined connection to measure its round trip (it pings once
-    /// at once on each admission and resumption too).
+    /// How often the relay pings a joined connection it has not heard from within this interval,
+    /// to measure its round trip and so that its link hears the relay (it pings once at once on
+    /// each admission and resumption too).
     public var roundTripProbeInterval: Int64 = 1_000_000_000
+    /// How often the relay pings a joined connection it hears from anyway: such a connection is
+    /// plainly alive and its link hears the relay's answers, so the ping serves only to keep its
+    /// round trip (and so the ordering lead) current. At or below `roundTripProbeInterval`,
+    /// every connection is pinged every `roundTripProbeInterval`.
+    public var busyRoundTripProbeInterval: Int64 = 5_000_000_000
 
     // MARK: Resource limits
     //
@@ -140,6 +147,16 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     public func lead(forRoundTrip roundTrip: Int64?) -> Int64 {
         let wanted = (roundTrip ?? minimumLead) + orderingMargin
         return min(max(wanted, minimumLead), max(maximumLead, minimumLead))
+    }
+
+    /// Whether the relay pings a joined connection at `now`, when it last pinged it at
+    /// `lastProbe` and last heard from it at `lastHeard`: once `roundTripProbeInterval` has
+    /// passed since the last ping, if the connection has also been silent that long; otherwise
+    /// once `busyRoundTripProbeInterval` has passed.
+    func isProbeDue(lastProbe: Int64, lastHeard: Int64, at now: Int64) -> Bool {
+        let sinceProbe = now - lastProbe
+        guard sinceProbe >= roundTripProbeInterval else { return false }
+        return now - lastHeard >= roundTripProbeInterval || sinceProbe >= busyRoundTripProbeInterval
     }
 
     /// The cost of a frame or datagram with `payload` bytes, in flood-control tokens.
