@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TandemCluster
 import TandemNATS
@@ -71,20 +72,28 @@ struct ClusterRelayProcessTests {
         let world = try await TwoRelays.start()
         defer { world.nats.stop() }
         let (first, second, session, key, ana) = (world.first, world.second, world.session, world.key, world.ana)
-        // Bounded: 300 proposals, one every millisecond or so.
-        let total = 300
-        let sender = Task {
-            for index in 0..<total {
-                try ana.link.sendOrdered("p\(index)".bytes)
+        // Bounded: one proposal every millisecond or so, until 100 have gone after cem joined
+        // (so that the third relay's replay runs while the log goes on, however long it takes
+        // to start), at most 5,000.
+        final class Flag: Sendable { let raised = Atomic<Bool>(false) }
+        let cemJoined = Flag()
+        let sender = Task { () throws -> Int in
+            var sent = 0, afterJoin = 0
+            while sent < 5_000, afterJoin < 100 {
+                try ana.link.sendOrdered("p\(sent)".bytes)
+                sent += 1
+                if cemJoined.raised.load(ordering: .relaxed) { afterJoin += 1 }
                 try await Task.sleep(for: .milliseconds(1))
             }
+            return sent
         }
         #expect(await ana.wait { $0.ordered.count >= 50 })
         // cem's hello makes nothing load (the second relay follows the session for ben), so a
         // third relay loads it: its replay runs while the log goes on.
         let third = try await InProcessRelay.start(world.nats.url)
         let cem = try await Participant.join(session, key: key, "cem", relays: [third.endpoint])
-        try await sender.value
+        cemJoined.raised.store(true, ordering: .relaxed)
+        let total = try await sender.value
         // Both have heard all of them (ana hears her own through the log too, and may be last).
         #expect(await cem.wait { $0.ordered.count >= total })
         #expect(await ana.wait { $0.ordered.count >= total })
