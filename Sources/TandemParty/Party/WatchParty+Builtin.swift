@@ -41,6 +41,9 @@ extension WatchParty {
         let following = configuration.follower?.follow(player)
         let coordinator = following?.coordinator ?? player.playbackCoordinator
         reportStalls(of: player)
+        // Notices are heard from before the party says it watches: one shown after that is shown.
+        let noticeTask = followNotices()
+        defer { noticeTask.cancel() }
         if opened.streamed == nil { emitJoined() }
         followStreaming(streaming, coordinator: coordinator)
         // Subscribed here, before the coordinator coordinates: a task's first step may run after the
@@ -50,8 +53,6 @@ extension WatchParty {
         let participantTask = Task { await self.followParticipants() }
         let chatTask = followChat()
         defer { chatTask.cancel() }
-        let noticeTask = followNotices()
-        defer { noticeTask.cancel() }
         let healthTask = followHealth()
         defer { healthTask.cancel() }
         coordinator.coordinateWithSession(session)

@@ -46,6 +46,9 @@ extension WatchParty {
         }
         let following = configuration.follower?.follow(player)
         let coordinator = following?.coordinator ?? player.playbackCoordinator
+        // Notices are heard from before the party says it watches: one shown after that is shown.
+        let noticeTask = followNotices()
+        defer { noticeTask.cancel() }
         emitJoined(streamedAt: streamedAt, player: "mpv", mpvIPC: player.ipcPath)
         // Subscribed here, before the coordinator coordinates: a task's first step may run after the
         // session's history was applied, and a late joiner then missed every change before it.
@@ -54,8 +57,6 @@ extension WatchParty {
         let participantTask = Task { await self.followParticipants() }
         let chatTask = followChat()
         defer { chatTask.cancel() }
-        let noticeTask = followNotices()
-        defer { noticeTask.cancel() }
         let healthTask = followHealth()
         defer { healthTask.cancel() }
         let screenTask = followOnScreen(mpv: player)
