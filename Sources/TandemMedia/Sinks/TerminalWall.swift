@@ -11,6 +11,10 @@ import TandemMediaTypes
 ///
 /// Drawing runs on a thread of its own: the presentation threads only hand over their newest
 /// frames, and a slow terminal makes the wall skip pictures, never a player late.
+///
+/// Confinement (why `@unchecked Sendable`): every mutable field but `thread` is read and written
+/// with `lock` held; `thread` is set in `init` and joined and cleared only by the one `stop()`
+/// that finds the wall running.
 public final class TerminalWall: @unchecked Sendable {
     /// How many tiles the wall has.
     public let tileCount: Int
