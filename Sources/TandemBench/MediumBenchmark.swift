@@ -162,7 +162,8 @@ public struct MediumBenchmark: Sendable {
     }
 
     /// The effective instants (raw monotonic ns) of a coordinator's timeline changes, as it
-    /// publishes them.
+    /// publishes them. Confinement (why `@unchecked Sendable`): `seen` is touched only with
+    /// `lock` held; `task` is set once, in `init`, and only read after.
     private final class ChangeRecorder: @unchecked Sendable {
         private let lock = NSLock()
         private var seen: Set<Int64> = []

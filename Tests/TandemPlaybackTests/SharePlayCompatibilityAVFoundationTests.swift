@@ -11,7 +11,8 @@ import TandemAVFoundation
 @Suite struct SharePlayCompatibilityAVFoundationTests {
     static let second: Int64 = 1_000_000_000
 
-    /// A program's own player, as a delegating coordinator's delegate is.
+    /// A program's own player, as a delegating coordinator's delegate is. It holds no state, so
+    /// nothing in it needs confining.
     final class CustomPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         var currentItemIdentifier: String? { "film" }
         var currentItemIdentity: String? { nil }
