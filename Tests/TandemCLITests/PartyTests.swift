@@ -79,7 +79,8 @@ import TandemParty
         let party = try Party()
         defer { party.remove() }
         let clip = SampleClip.h264BFrames.path
-        let host = try party.start("ana", ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0"])
+        let host = try party.start("ana", ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0",
+                                           "--relay-linger", "1"])
         let invite = try #require(host.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(host.standardError)")
         let relays = party.relayPIDs()
         try #require(relays.count == 1, "one relay record expected, found \(relays)")
@@ -117,8 +118,9 @@ import TandemParty
         #expect(heir.waitForExit(timeout: 20) == 0, "\(heir.standardError)")
         #expect(other.waitForExit(timeout: 20) == 3, "\(other.standardError)")
         #expect(other.standardError.contains("\(heir.name) ended the session"), "\(other.standardError)")
-        // No session left: the relay exits 10 s later, and its record goes with it.
-        Self.expectGone(relay, within: 20, "the relay")
+        // No session left: the relay exits after its linger (1 s, well within the 10 s of the
+        // default), and its record goes with it.
+        Self.expectGone(relay, within: 8, "the relay")
         #expect(party.relayPIDs().isEmpty)
     }
 
@@ -126,7 +128,8 @@ import TandemParty
         let party = try Party()
         defer { party.remove() }
         let clip = SampleClip.h264BFrames.path
-        let first = try party.start("ana", ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0"])
+        let first = try party.start("ana", ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0",
+                                            "--relay-linger", "5"])
         let invite = try #require(first.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(first.standardError)")
         let port = try #require(URLComponents(string: invite)?.port)
         let relay = try #require(party.relayPIDs().first)
@@ -143,7 +146,7 @@ import TandemParty
                     "\(process.name): \(process.lines.suffix(3))")
             #expect(first.waitUntil(timeout: 10) { $0.contains { $0.event == "participant-left" && $0.name == process.name } })
         }
-        // SIGINT on the host: it leaves; the relay stays for its idle time.
+        // SIGINT on the host: it leaves; the relay stays for its linger.
         kill(first.processIdentifier, SIGINT)
         #expect(first.waitForExit(timeout: 20) == 0, "\(first.standardError)")
         #expect(Self.isRunning(relay))
@@ -166,7 +169,7 @@ import TandemParty
         let clip = SampleClip.directory + "/watch-together.mp4"
         let socket = party.fixtures.path("mpv.sock")
         let host = try party.start("ana", ["host", clip, "--bind", "127.0.0.1", "--port", "0", "--session-epoch", "0",
-                                           "--player", "mpv", "--mpv-ipc", socket, "--mpv-args", "--vo=null --ao=null"])
+                                           "--relay-linger", "1", "--player", "mpv", "--mpv-ipc", socket, "--mpv-args", "--vo=null --ao=null"])
         #expect(Self.joined(host), "\(host.standardError)")
         let relay = try #require(party.relayPIDs().first)
         let mpv = try #require(Self.process(commandLineContaining: "--input-ipc-server=\(socket)"), "no mpv found")
@@ -181,7 +184,8 @@ import TandemParty
     @Test func theInviteNamesTheDefaultRoutesAddress() throws {
         let party = try Party()
         defer { party.remove() }
-        let host = try party.start("ana", ["host", SampleClip.h264BFrames.path, "--port", "0", "--session-epoch", "0"])
+        let host = try party.start("ana", ["host", SampleClip.h264BFrames.path, "--port", "0", "--session-epoch", "0",
+                                           "--relay-linger", "1"])
         let invite = try #require(host.waitForLine(startingWith: "tandem://", timeout: 20), "no invite: \(host.standardError)")
         let relay = try #require(party.relayPIDs().first)
         let expected = AdvertisedAddress.current(bind: "0.0.0.0")

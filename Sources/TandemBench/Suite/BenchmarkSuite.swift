@@ -102,8 +102,9 @@ public struct BenchmarkSuite: Sendable {
         // Over a jittery path the clock estimate needs about 8 s to come within a millisecond
         // (`tandem bench clock`): the script starts once it has, as a session plays for longer
         // than its first seconds. How quickly a joiner comes in is measured by convergence. The
-        // quick suite, a check rather than a measurement, gives it half that.
-        run.settle = scenario.impairments.values.contains { $0.jitter > 0 } ? (quick ? 4 : 8) : 2
+        // quick suite, a check rather than a measurement, gives it half that, and a loopback
+        // path, whose estimate settles within its first probes, a second.
+        run.settle = scenario.impairments.values.contains { $0.jitter > 0 } ? (quick ? 4 : 8) : (quick ? 1 : 2)
         defer { run.tearDown() }
         return try run.run { progress("  \($0)") }
     }

@@ -11,13 +11,13 @@ extension Scenario {
 
     /// The short suite (`--quick`): two scenarios, well under a minute for both modes.
     public static let quickCatalogue: [Scenario] = {
-        var steady = Scenario(name: "steady", summary: "Three peers play for 4 s, seek and play on.", peers: 3, steps: [
-            command(0, "play"), .hold(4), command(1, "seek 12"), .hold(2), command(0, "pause"), .hold(0.3),
+        var steady = Scenario(name: "steady", summary: "Three peers play for 2.5 s, seek and play on.", peers: 3, steps: [
+            command(0, "play"), .hold(2.5), command(1, "seek 12"), .hold(1.5), command(0, "pause"), .hold(0.3),
         ])
         steady.network = "loopback"
         var impaired = Scenario(name: "impaired", summary: "Three peers, joiners over 50 ± 20 ms with 2 % loss: play, seek, play on.",
                                 peers: 3, steps: [
-            command(0, "play"), .hold(3), command(2, "seek 8"), .hold(2.5), command(1, "pause"), .hold(0.3),
+            command(0, "play"), .hold(2), command(2, "seek 8"), .hold(2), command(1, "pause"), .hold(0.3),
         ])
         impaired.impairEveryJoiner(badNetwork, joiners: 1...2)
         impaired.network = badNetworkWords

@@ -12,20 +12,20 @@ import TandemParty
 /// and prints the invite on its own line.
 ///
 /// Without `--relay`, the relay is a process of its own (`DetachedRelay`): a `tandem serve` that
-/// outlives this host (even a `SIGKILL`) and exits 10 s after its last session ended, so that the
+/// outlives this host (even a `SIGKILL`) and exits 10 s (`--relay-linger`) after its last session ended, so that the
 /// host may leave (`q`, `leave`) while the others watch on; a later `tandem host` on the same port
 /// uses that relay. The invite names `--advertise`, else the bind address, else (binding every
 /// address) the address of the default route's interface, with a warning when it is private.
 enum HostCommand: Command {
     static let words = ["host"]
-    static let usage = "host MEDIA…|URL [--control everyone|operators] [--port P] [--bind HOST] [--advertise HOST] [--relay HOST:PORT[,HOST:PORT…]] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
+    static let usage = "host MEDIA…|URL [--control everyone|operators] [--port P] [--bind HOST] [--advertise HOST] [--relay HOST:PORT[,HOST:PORT…]] [--relay-linger SECONDS] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
         + "[--presentation-log PATH] [--json | --verbose] [--log FILE] [--clock-offset SECONDS] [--clock-drift-ppm PPM] "
         + "[--latency-offset MS] [--max-hold SECONDS] " + AudioOptions.usage + " "
         + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] [--decode-throttle FACTOR (bench only)] [--wake-guard] " + RelayLimitOptions.usage
     static let summary = "host a watch-together session (on a relay of its own that outlives it, or --relay) and print its invite"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay", "session-epoch", "control", "max-hold"])
+        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay", "relay-linger", "session-epoch", "control", "max-hold"])
             .union(RelayLimitOptions.names), flags: WatchOptions.flags)
         let media = try mediaList(arguments.positionals)
         let file = media[0]
@@ -38,6 +38,11 @@ enum HostCommand: Command {
             throw CLIError.usage("--port must be 0…65535")
         }
         let bind = arguments.value("bind") ?? "0.0.0.0"
+        let linger = try arguments.double("relay-linger") ?? DetachedRelay.defaultLinger
+        guard (0...86_400).contains(linger) else { throw CLIError.usage("--relay-linger wants seconds from 0 to 86400") }
+        if arguments.value("relay") != nil, arguments.value("relay-linger") != nil {
+            throw CLIError.usage("--relay-linger is for the relay this command starts: a relay given by --relay keeps its own")
+        }
         let sessionClock = try ServeCommand.sessionClock(arguments)
         // Fail on the media before anything else starts. A URL item, which every
         // participant opens itself, plays alone.
@@ -56,7 +61,7 @@ enum HostCommand: Command {
             let relays = try relayAddresses(relay)
             center.configure(relay: NetworkRelayConnector(relays: relays), relays: relays)
         } else {
-            let relay = try DetachedRelay.obtain(port: port, bind: bind, epoch: sessionClock.offset,
+            let relay = try DetachedRelay.obtain(port: port, bind: bind, epoch: sessionClock.offset, linger: linger,
                                                  forwarded: forwardedLimits(arguments))
             if !relay.started {
                 printError("tandem: using the relay already on port \(relay.port) (pid \(relay.pid))")

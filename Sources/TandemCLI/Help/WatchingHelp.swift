@@ -47,6 +47,8 @@ extension HostCommand {
          OptionHelp("--advertise HOST", "the address the invite names, for the others to reach the relay at (default: the bind "
             + "address, or this machine's address on its default route)"),
          OptionHelp("--relay HOST:PORT[,…]", "use relays already running (tandem serve) rather than starting one"),
+         OptionHelp("--relay-linger SECONDS", "how long the relay this command starts stays once its last session is over, "
+            + "for a later host on its port (default: 10; a relay reused keeps its own)"),
          OptionHelp("--session-epoch random|NS", "where the session's clock starts (default: random)"),
          OptionHelp("--control everyone|operators", "who may play, pause, seek, change the rate, the item or the queue: "
             + "everyone (the default), or the operators alone (you, and whom an operator makes one with op NAME; "

@@ -6,10 +6,10 @@ import Foundation
 import TandemNet
 
 /// The relay `tandem host` runs as a process of its own (`tandem serve` with the hidden flags
-/// `--idle-exit 10 --record PATH`), so that the session outlives its host, even a `SIGKILL`:
+/// `--idle-exit SECONDS --record PATH`), so that the session outlives its host, even a `SIGKILL`:
 /// the relay is a session leader (its own session and process group, no controlling terminal),
-/// so neither the host's death nor the terminal's signals reach it, and it exits 10 s after its
-/// last session ended.
+/// so neither the host's death nor the terminal's signals reach it, and it exits a while after
+/// its last session ended (`defaultLinger`, or the host's `--relay-linger`).
 ///
 /// How a later `tandem host` on the same port knows that the relay there is ours and alive: the
 /// relay writes a record, `relay-PORT.json` (its pid, port and session epoch), in a directory
@@ -24,7 +24,7 @@ import TandemNet
 /// directory), and refuses a creation that does not prove it; anyone with an invite joins as
 /// before. Its idle count goes by sessions alone, so a stranger who keeps connecting keeps
 /// nothing alive. A host that reuses a live relay touches its record, which restarts that count
-/// (`ServeCommand`), so the relay gives its new host 10 s to start a session; only a relay that
+/// (`ServeCommand`), so the relay gives its new host its whole linger to start a session; only a relay that
 /// decided to exit in the same quarter second as the touch could still go (the host then fails
 /// to connect, one line).
 enum DetachedRelay {
@@ -53,8 +53,8 @@ enum DetachedRelay {
         var creationKey: [UInt8]?
     }
 
-    /// How long a relay with no session lives on.
-    static let idleExitSeconds = 10
+    /// How long a relay with no session lives on, unless its host says otherwise.
+    static let defaultLinger = 10.0
 
     /// The directory of the records: `$XDG_RUNTIME_DIR/tandem`, else `/tmp/tandem-UID`; created
     /// 0700 if missing; nil when it exists but is not ours alone.
@@ -147,8 +147,10 @@ enum DetachedRelay {
 
     /// The relay for `tandem host`: the live one of ours on `port` if there is one (never for
     /// port 0), else a new `tandem serve` started detached with `forwarded` (the limit flags),
-    /// `bind`, and the session clock at `epoch` (ns from the raw monotonic clock).
-    static func obtain(port: UInt16, bind: String, epoch: Int64, forwarded: [String]) throws(CLIError) -> Relay {
+    /// `bind`, the session clock at `epoch` (ns from the raw monotonic clock), and `linger`: the
+    /// seconds it lives on with no session (a relay reused keeps the linger it started with).
+    static func obtain(port: UInt16, bind: String, epoch: Int64, linger: Double = defaultLinger,
+                       forwarded: [String]) throws(CLIError) -> Relay {
         guard let directory = directory() else {
             throw .failure("the directory for relay records (\(ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"] ?? "/tmp")) is not ours alone")
         }
@@ -161,19 +163,19 @@ enum DetachedRelay {
                              creationKey: readKey(forRecord: path))
             }
         }
-        return try start(port: port, bind: bind, epoch: epoch, forwarded: forwarded, directory: directory)
+        return try start(port: port, bind: bind, epoch: epoch, linger: linger, forwarded: forwarded, directory: directory)
     }
 
     /// Starts `tandem serve` detached (its own session, standard input from /dev/null, its
     /// first output on a pipe to us until it says where it listens) and returns it.
-    private static func start(port: UInt16, bind: String, epoch: Int64, forwarded: [String],
+    private static func start(port: UInt16, bind: String, epoch: Int64, linger: Double, forwarded: [String],
                               directory: String) throws(CLIError) -> Relay {
         // Port 0: the relay learns its port only once bound; it names its record after it, and
         // `--record` carries the directory's pattern with `PORT` in it.
         let recordArgument = recordPath(port: port, in: directory).replacingOccurrences(of: "relay-0.json", with: "relay-PORT.json")
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let arguments = [executable, "serve", "--port", String(port), "--bind", bind, "--session-epoch", String(epoch),
-                         "--idle-exit", String(idleExitSeconds), "--record", recordArgument] + forwarded
+                         "--idle-exit", String(linger), "--record", recordArgument] + forwarded
         var pipeEnds: [Int32] = [0, 0]
         guard pipe(&pipeEnds) == 0 else { throw .failure("cannot start the relay: pipe: \(String(cString: strerror(errno)))") }
         let (reading, writing) = (pipeEnds[0], pipeEnds[1])
