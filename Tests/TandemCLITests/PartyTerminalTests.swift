@@ -22,7 +22,7 @@ import TandemHarness
         let clip = SampleClip.h264BFrames.path
         let hostLog = fixtures.path("host.out")
         // After the host: the shell reports its status and the terminal's mode, then waits.
-        let script = "env XDG_RUNTIME_DIR=\(runtime) \(TandemProcess.executablePath) host \(clip) --bind 127.0.0.1 --port 0 --name host "
+        let script = "env XDG_RUNTIME_DIR=\(runtime) \(TandemProcess.executablePath) host \(clip) --bind 127.0.0.1 --port 0 --relay-linger 1 --name host "
             + "2>&1 | tee \(hostLog); echo HOST-EXITED; stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e echo | tr '\\n' ' '; echo; sleep 30"
         let tmux = try TmuxSession.start(script, prefix: "tandem-party")
         defer { tmux.kill() }
@@ -62,6 +62,7 @@ import TandemHarness
         #expect(PartyProcessTests.isRunning(relay))
         #expect(joiner.send("leave") != nil)
         #expect(joiner.waitForExit(timeout: 20) == 0, "\(joiner.standardError)")
-        PartyProcessTests.expectGone(relay, within: 20, "the relay")
+        // Its linger is a second once the joiner's session is over.
+        PartyProcessTests.expectGone(relay, within: 10, "the relay")
     }
 }
