@@ -150,8 +150,10 @@ public struct AudioBenchmark: Sendable {
                 options += ["--follow", "scheduled", "--player", "mpv", "--mpv-ipc", base + ".sock",
                             "--mpv-args", "--vo=null --ao=pulse --audio-device=pulse/p\(index)" + (mpvArguments.isEmpty ? "" : " " + mpvArguments)]
             case .tandem, .onReceipt:
-                options += ["--follow", participant.kind == .tandem ? "scheduled" : "on-receipt", "--presentation-log", base + ".jsonl"]
-                if builtinSound { options += ["--audio", "pulse", "--audio-device", "p\(index)", "--audio-log", base + ".audio.jsonl"] }
+                options += ["--follow", participant.kind == .tandem ? "scheduled" : "on-receipt", "--presentation-log", base + ".jsonl",
+                            "--video", "none"]
+                options += builtinSound ? ["--audio", "pulse", "--audio-device", "p\(index)", "--audio-log", base + ".audio.jsonl"]
+                    : ["--audio", "none"]
             }
             return options
         }

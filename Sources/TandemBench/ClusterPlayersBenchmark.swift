@@ -121,7 +121,8 @@ public struct ClusterPlayersBenchmark: Sendable {
         func start(_ index: Int, _ arguments: [String], environment: [String: String?] = [:]) throws -> (process: WatchProcess, log: String) {
             let log = directory + "/\(tag)-peer-\(index)-\(UUID().uuidString.prefix(4)).jsonl"
             let options = ["--name", "peer-\(index)", "--events", "json", "--presentation-log", log, "--follow", "scheduled",
-                           "--clock-offset", "\(SyncBenchmark.clockOffsets[index])", "--clock-drift-ppm", "\(SyncBenchmark.clockDrifts[index])"]
+                           "--clock-offset", "\(SyncBenchmark.clockOffsets[index])", "--clock-drift-ppm", "\(SyncBenchmark.clockDrifts[index])",
+                           "--video", "none", "--audio", "none"]
                 + (wakeGuard ? ["--wake-guard"] : [])
             let process = try WatchProcess(executable: executable, arguments: arguments + options, name: "peer-\(index)",
                                            acceptsCommands: true, environment: environment)

@@ -215,10 +215,12 @@ extension WatchProcess {
                          name: name, acceptsCommands: true, environment: environment)
     }
 
-    /// `--audio none` for the built-in player unless `arguments` choose its sound: a test never
-    /// plays into the sound server of whoever runs it.
+    /// `--audio none` and `--video none` for the built-in player unless `arguments` choose its
+    /// sound or its picture: a test never plays into the sound server of whoever runs it, and
+    /// says so rather than relying on having no terminal.
     private static func silent(_ mpv: MpvSettings?, _ arguments: [String]) -> [String] {
-        mpv == nil && !arguments.contains("--audio") ? ["--audio", "none"] : []
+        guard mpv == nil else { return [] }
+        return (arguments.contains("--audio") ? [] : ["--audio", "none"]) + (arguments.contains("--video") ? [] : ["--video", "none"])
     }
 
     /// Starts `tandem join MEDIA… --name NAME --events json` on `invite` (passed in

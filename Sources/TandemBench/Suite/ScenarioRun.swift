@@ -251,7 +251,12 @@ struct ScenarioRun {
         let log = directory + "/\(scenario.name)-\(mode.rawValue)-\(name)" + (runs > 0 ? "-\(runs + 1)" : "") + ".jsonl"
         var options = ["--name", name, "--events", "json", "--presentation-log", log, "--follow", mode == .onReceipt ? "on-receipt" : "scheduled",
                        "--clock-offset", "\(offset)", "--clock-drift-ppm", "\(drift)"]
-        if scenario.player == .mpv { options += ["--player", "mpv", "--mpv-args", "--vo=null --ao=null", "--mpv-ipc", mpvSocket(log)] }
+        // Neither picture nor sound, said explicitly rather than left to there being no terminal.
+        if scenario.player == .mpv {
+            options += ["--player", "mpv", "--mpv-args", "--vo=null --ao=null", "--mpv-ipc", mpvSocket(log)]
+        } else {
+            options += ["--video", "none", "--audio", "none"]
+        }
         let process = try WatchProcess(executable: executable, arguments: arguments + options, name: name, acceptsCommands: true,
                                        environment: environment)
         sampler.follow(process.processIdentifier)
