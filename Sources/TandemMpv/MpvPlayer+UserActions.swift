@@ -131,13 +131,15 @@ extension MpvPlayer {
         let core = coordinator.core
         let position = coordinator.expectedItemTime(atHostTime: now) ?? core.timeline.anchorMediaTime
         let range = core.mediaTimeRange(ofItem: core.timeline.item)
+        let proposal: @Sendable () throws -> Void
         switch MpvMachine.proposal(for: key.machineKey, rate: core.timeline.rate, intendedRate: core.intendedRate, position: position,
                                    duration: range.upperBound - .zero) {
-        case .rate(let rate): _ = try? coordinator.proposeRateChange(to: rate)
-        case .seek(let target): _ = try? coordinator.proposeSeek(to: target)
-        case .next: _ = try? coordinator.advanceToNextItem()
-        case .previous: _ = try? coordinator.returnToPreviousItem()
+        case .rate(let rate): proposal = { _ = try coordinator.proposeRateChange(to: rate) }
+        case .seek(let target): proposal = { _ = try coordinator.proposeSeek(to: target) }
+        case .next: proposal = { _ = try coordinator.advanceToNextItem() }
+        case .previous: proposal = { _ = try coordinator.returnToPreviousItem() }
         }
+        if let gate = options.proposalGate { try? gate(proposal) } else { try? proposal() }
     }
 
     /// mpv's `paused-for-cache` changed: while the group plays, mpv buffering is a stall, and
@@ -291,7 +293,7 @@ extension MpvPlayer {
     /// thread runs again, and a hold set after it would take the answer's start for a stale one
     /// and leave mpv still. `pausing`: mpv was paused for it, and plays on if the group has not
     /// answered within `answerWait`.
-    private func hold(pausing: Bool = false, proposing propose: () throws -> Void) -> Bool {
+    private func hold(pausing: Bool = false, proposing propose: @escaping @Sendable () throws -> Void) -> Bool {
         let version = playbackCoordinator.timeline.version
         let (previous, number) = state.withLock { state in
             defer {
@@ -302,7 +304,7 @@ extension MpvPlayer {
             return (state.hold, state.proposals + 1)
         }
         do {
-            try propose()
+            if let gate = options.proposalGate { try gate(propose) } else { try propose() }
         } catch {
             state.withLock { state in
                 guard state.proposals == number else { return }

@@ -98,6 +98,13 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         public var readingInterval: Duration = .milliseconds(80)
         /// How long mpv may take to start and load the file.
         public var startTimeout: Duration = .seconds(10)
+        /// How a person's change made in mpv (a key, the mouse, another IPC client) goes to the
+        /// group: handed the proposal, it makes it now, or later, or never, saying so itself (a
+        /// watch party holds changes while the relay is away and sends them on its return if
+        /// still fresh). A proposal it throws from is refused at once, and mpv rejoins the
+        /// group's timeline. Nil proposes at once. mpv is held for the group's answer as long as
+        /// for a proposal made at once, after which it follows the group again.
+        public var proposalGate: (@Sendable (_ proposal: @escaping @Sendable () throws -> Void) throws -> Void)?
         /// How much earlier than the group's timeline mpv plays, in nanoseconds, for an output
         /// that lags (a Bluetooth headset, a soundbar): positive plays sound and picture
         /// earlier, negative later, within ±`MpvPlayer.maximumLatencyOffset`; 0 by default.

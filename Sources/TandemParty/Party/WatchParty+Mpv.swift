@@ -36,6 +36,11 @@ extension WatchParty {
         if let executable = configuration.mpvExecutable { playerOptions.executable = executable }
         playerOptions.presentationLog = log
         playerOptions.latencyOffset = Int64(configuration.latencyOffset) * 1_000_000
+        // A person's change in mpv's window is held while the relay is away, as one typed here.
+        playerOptions.proposalGate = { [weak self] proposal in
+            guard let self else { return try proposal() }
+            try self.propose(proposal)
+        }
         let player: MpvPlayer
         do {
             player = try await MpvPlayer.launch(item: item, options: playerOptions)
