@@ -77,7 +77,7 @@ public struct ClusterOrderedReport: Sendable, Equatable, Codable {
         }
         func sustained(_ arrangement: Arrangement) -> String { arrangement.sustained(p99Bound: p99Bound).map { "\($0) /s" } ?? "none" }
         lines += [
-            String(format: "| sustained (all delivered, p99 ≤ %.0f ms) | %@ | | %@ | |", p99Bound, sustained(oneRelay), sustained(threeRelays)),
+            String(format: "| sustained (all delivered, p99 ≤ %.0f ms) | ", p99Bound) + "\(sustained(oneRelay)) | | \(sustained(threeRelays)) | |",
             String(format: "| joining all %d participants (s) | %.1f | | %.1f | |", sessions * participants, oneRelay.joinSeconds, threeRelays.joinSeconds),
             "", "| CPU (% of a core) | \(oneRelay.name) | \(threeRelays.name) |", "|---|---|---|",
         ]

@@ -30,6 +30,10 @@ public struct SoundStatistics: Sendable, Equatable {
     /// The output's latency as last measured (from a write to its first frame reaching the
     /// output), nil until the server's timing reports have given it.
     public var latency: TimeSpan?
+    /// How late the last write's first media frame reaches the output, by the output's own
+    /// timing, against the instant the timeline gives that frame (negative: early; the latency
+    /// offset is part of the timeline's instant, not an error); nil before the first write.
+    public var lateness: TimeSpan?
 
     /// Nothing done yet.
     public init() {}

@@ -57,6 +57,6 @@ public struct ClockMapping: Sendable, Equatable, CustomStringConvertible {
 
     /// For people to read.
     public var description: String {
-        String(format: "session %@ at host %@, %.9f", session.description, host.description, sessionSecondsPerHostSecond)
+        "session \(session) at host \(host), " + String(format: "%.9f", sessionSecondsPerHostSecond)
     }
 }

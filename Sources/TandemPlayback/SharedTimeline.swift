@@ -47,7 +47,7 @@ public struct SharedTimeline: Sendable, Codable, Equatable, CustomStringConverti
 
     /// A line for people to read.
     public var description: String {
-        String(format: "v%llu %@ rate %.2f at %.3f s (session %.3f s)", version, item ?? "no item", rate,
-               Double(anchorMediaTime.nanoseconds) / 1e9, Double(anchorSessionTime.nanoseconds) / 1e9)
+        "v\(version) \(item ?? "no item") " + String(format: "rate %.2f at %.3f s (session %.3f s)", rate,
+                                                       Double(anchorMediaTime.nanoseconds) / 1e9, Double(anchorSessionTime.nanoseconds) / 1e9)
     }
 }

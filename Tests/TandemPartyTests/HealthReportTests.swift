@@ -38,6 +38,31 @@ import TandemClock
         #expect(!Self.report(90_000, .waiting).isOff)
     }
 
+    @Test func soundFurtherThanTheThresholdIsOffAndShownBesideThePictures() {
+        var report = Self.report(300)
+        report.soundLateness = 19_000
+        #expect(!report.isOff)
+        #expect(report.words.prefix(2) == ["0.3 ms late", "sound 19.0 ms late"])
+        report.soundLateness = -21_000
+        #expect(report.isOff)
+        #expect(report.words.contains("sound 21.0 ms early"))
+        report.soundLateness = 10
+        #expect(report.words.contains("sound on time"))
+        // Paused, nothing is measured against a moving timeline.
+        report.state = .paused
+        report.soundLateness = 90_000
+        #expect(!report.isOff && !report.words.contains { $0.hasPrefix("sound") })
+        report.soundLateness = 4_000_000_000
+        #expect(!report.isPlausible)
+        // The event carries it by its own name; a report without it decodes as before.
+        report.soundLateness = 1_234
+        let fields = WatchPartyEvent.Health(from: "Ana", participant: "id", report: report)
+        let json = String(decoding: try! JSONEncoder().encode(fields), as: UTF8.self)
+        #expect(json.contains(#""sound_lateness_us":1234"#), "\(json)")
+        let old = #"{"state":"playing","player":"built-in","latencyOffset":0,"pictureLateness":5}"#
+        #expect(try! JSONDecoder().decode(HealthReport.self, from: Data(old.utf8)).soundLateness == nil)
+    }
+
     @Test func implausibleReportsAreDropped() {
         #expect(Self.report(1_500).isPlausible)
         #expect(!Self.report(4_000_000_000).isPlausible)

@@ -28,7 +28,7 @@ enum PlayCommand: Command {
         do {
             for (time, target) in snapshots {
                 let shown = try SnapshotWriter.write(url: path, at: MediaTime.nanoseconds(seconds: time), to: target)
-                print(String(format: "snapshot at %.3f s: frame %.3f s written to %@", time, MediaTime.seconds(shown), target))
+                print(String(format: "snapshot at %.3f s: frame %.3f s written to ", time, MediaTime.seconds(shown)) + target)
             }
             return try play(path: path, start: start, rate: rate, duration: duration, threads: threads,
                             terminal: video == "terminal", logPath: arguments.value("presentation-log"), audio: audio)
@@ -88,7 +88,7 @@ enum PlayCommand: Command {
             player.waitUntilEnded(timeout: slice)
             if let renderer {
                 let position = MediaTime.seconds(player.mediaTime())
-                renderer.statusLine = String(format: "%@  %.2f s  rate %.2f  frames %d", player.itemIdentifier, position, rate, counter.counts.frames)
+                renderer.statusLine = player.itemIdentifier + String(format: "  %.2f s  rate %.2f  frames %d", position, rate, counter.counts.frames)
             }
         }
         let statistics = player.statistics

@@ -46,6 +46,7 @@ final class AudioPlayout: Sendable {
             counters.missingFrames += rendered.missingFrames
             if let write = rendered.write, !rendered.samples.isEmpty {
                 counters.writes += 1
+                counters.lateness = write.expected - write.intended
                 counters.correction = write.correction
                 counters.largestCorrection = max(counters.largestCorrection, abs(write.correction))
             }

@@ -244,6 +244,9 @@ extension WatchPartyEvent {
         public var offset: Int
         /// How late its pictures are against the group's timeline (µs, `lateness_us`), if measured.
         public var lateness: Int?
+        /// How late its sound reaches its output against the group's timeline (µs,
+        /// `sound_lateness_us`), where it plays sound and has written some.
+        public var soundLateness: Int?
         /// Its clock's error bound (µs, `clock_error_us`), once known.
         public var clockError: Int?
         /// Its round trip to the relay's time service (µs, `round_trip_us`), once measured.
@@ -256,11 +259,13 @@ extension WatchPartyEvent {
             (self.from, self.participant, self.lateness, self.clockError) = (from, participant, report.pictureLateness, report.clockErrorBound)
             (self.state, self.player, self.offset, self.off) = (report.state.rawValue, report.player.rawValue, report.latencyOffset, report.isOff)
             roundTrip = report.roundTrip
+            soundLateness = report.soundLateness
         }
 
         enum CodingKeys: String, CodingKey {
             case from, participant, state, player, off
             case lateness = "lateness_us"
+            case soundLateness = "sound_lateness_us"
             case clockError = "clock_error_us"
             case roundTrip = "round_trip_us"
             case offset = "offset_ms"

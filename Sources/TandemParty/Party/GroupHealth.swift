@@ -79,7 +79,7 @@ public struct GroupHealth: Sendable, Equatable {
         var parts: [String] = []
         if member.isLocal {
             if let syncError {
-                parts.append(String(format: "%.1f ms %@ the group", abs(syncError.seconds * 1e3), syncError.nanoseconds < 0 ? "behind" : "ahead of"))
+                parts.append(String(format: "%.1f ms ", abs(syncError.seconds * 1e3)) + (syncError.nanoseconds < 0 ? "behind" : "ahead of") + " the group")
             } else {
                 parts.append(isPlaying ? "distance from the group not measured yet" : "paused with the group")
             }

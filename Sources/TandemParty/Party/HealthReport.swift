@@ -4,9 +4,10 @@ import TandemClock
 
 /// What a participant says of itself on the session's unreliable path, about once a second, so
 /// that everyone's health table (`h`, `health`, `--events json`'s `health` events) shows how
-/// everyone is doing, not only this participant: how late its pictures are against the group's
-/// timeline, its clock's error bound, whether it plays, waits or stalls, its player and its
-/// latency offset. A few dozen bytes; whole microseconds and milliseconds.
+/// everyone is doing, not only this participant: how late its pictures (and its sound, where it
+/// plays some) are against the group's timeline, its clock's error bound, whether it plays, waits
+/// or stalls, its player and its latency offset. A few dozen bytes; whole microseconds and
+/// milliseconds.
 ///
 /// A report is a peer's word: a receiver keeps only reports whose values are plausible
 /// (`isPlausible`) and shows them as what that participant says.
@@ -39,6 +40,10 @@ public struct HealthReport: Codable, Sendable, Equatable, CustomMessageIdentifia
     /// has measured. Its latency offset is not counted: a player that presents early for an
     /// output that lags is on time.
     public var pictureLateness: Int?
+    /// How late its sound reaches the output against the group's timeline, by the output's own
+    /// timing of its last write, in µs (negative: early); nil while it does not play, or with no
+    /// sound output (mpv's sound is in `pictureLateness`, which its audio clock gives).
+    public var soundLateness: Int?
     /// Its session clock's error bound, in µs; nil before its first estimate.
     public var clockErrorBound: Int?
     /// Its round trip to the relay's time service, in µs (the median of its clock's recent
@@ -78,7 +83,8 @@ public struct HealthReport: Codable, Sendable, Equatable, CustomMessageIdentifia
     /// hour, an offset within the party's range. A report that is not is dropped.
     public var isPlausible: Bool {
         let hour = 3_600_000_000
-        return (pictureLateness.map { abs($0) <= hour } ?? true) && (clockErrorBound.map { $0 >= 0 && $0 <= hour } ?? true)
+        return (pictureLateness.map { abs($0) <= hour } ?? true) && (soundLateness.map { abs($0) <= hour } ?? true)
+            && (clockErrorBound.map { $0 >= 0 && $0 <= hour } ?? true)
             && (roundTrip.map { $0 >= 0 && $0 <= hour } ?? true)
             && WatchParty.Configuration.latencyOffsets.contains(latencyOffset)
             && (digest.map { $0.count == 32 && $0.allSatisfy(\.isHexDigit) } ?? true) && (digest == nil) == (order == nil)
@@ -89,12 +95,14 @@ public struct HealthReport: Codable, Sendable, Equatable, CustomMessageIdentifia
     /// names it as off: 20 ms, under what people notice between two screens in one room.
     public static let offThreshold = TimeSpan.milliseconds(20)
 
-    /// Whether this report says the participant is further from the group than `offThreshold`
-    /// (or stalled) while the group plays.
+    /// Whether this report says the participant's pictures or sound are further from the group
+    /// than `offThreshold` (or that it stalled) while the group plays.
     public var isOff: Bool {
         if state == .stalled { return true }
-        guard state == .playing, let pictureLateness else { return false }
-        return abs(Int64(pictureLateness)) * 1_000 > HealthReport.offThreshold.nanoseconds
+        guard state == .playing else { return false }
+        return [pictureLateness, soundLateness].contains { lateness in
+            lateness.map { abs(Int64($0)) * 1_000 > HealthReport.offThreshold.nanoseconds } ?? false
+        }
     }
 
     /// The relay's default fan-out budget per session, in deliveries a second: health reports
@@ -127,9 +135,14 @@ public struct HealthReport: Codable, Sendable, Equatable, CustomMessageIdentifia
             if let pictureLateness {
                 let milliseconds = Double(pictureLateness) / 1_000
                 parts.append(abs(milliseconds) < 0.05 ? "on time"
-                    : String(format: "%.1f ms %@", abs(milliseconds), milliseconds > 0 ? "late" : "early"))
+                    : String(format: "%.1f ms ", abs(milliseconds)) + (milliseconds > 0 ? "late" : "early"))
             } else {
                 parts.append("playing, not measured yet")
+            }
+            if let soundLateness {
+                let milliseconds = Double(soundLateness) / 1_000
+                parts.append(abs(milliseconds) < 0.05 ? "sound on time"
+                    : String(format: "sound %.1f ms ", abs(milliseconds)) + (milliseconds > 0 ? "late" : "early"))
             }
         }
         if let clockErrorBound { parts.append(String(format: "clock ±%.2f ms", Double(clockErrorBound) / 1_000)) }

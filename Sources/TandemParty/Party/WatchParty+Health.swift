@@ -74,6 +74,9 @@ extension WatchParty {
                                   player: watching.mpv == nil ? .builtIn : .mpv, latencyOffset: latencyOffset,
                                   order: latest?.order, window: latest?.count, digest: latest?.digest)
         report.roundTrip = local.flatMap { coordinator.roundTripToRelay(atLocalTime: $0) }.map { Int($0.nanoseconds / 1_000) }
+        if state == .playing, let player = watching.player, player.hasSoundOutput {
+            report.soundLateness = player.soundStatistics.lateness.map { Int($0.nanoseconds / 1_000) }
+        }
         return report
     }
 
