@@ -7,9 +7,10 @@ import TandemClock
 import TandemHarness
 
 /// The frame-flip benchmark: `--player mpv` peers (a host and joiners on
-/// loopback) over a script of seeks, pauses, resumes and rate changes made in mpv itself
-/// (through its IPC, as a person's keys would), measured by `FrameFlipProbe`; and in the same
-/// run the floor: as many bare mpv players, unpaused together and left alone.
+/// loopback) over a script of seeks, pauses, resumes and rate changes made in mpv itself (by
+/// default mpv's own keys, pressed through its IPC's `keypress`; or property changes, as another
+/// tool makes them), measured by `FrameFlipProbe`; and in the same run the floor: as many bare
+/// mpv players, unpaused together and left alone.
 ///
 /// ```swift
 /// var configuration = FrameFlipBenchmark.Configuration(clip: "watch-together.mp4")
@@ -29,6 +30,9 @@ public enum FrameFlipBenchmark {
         case multiplySpeed(Double)
         /// Speed 1 again (`set speed 1`, Backspace).
         case resetSpeed
+        /// A key pressed in mpv's window (`keypress KEY`, mpv's name for it: `SPACE`, `LEFT`,
+        /// `]`, `BS`), which a `--player mpv` peer takes to the group.
+        case key(String)
 
         /// The IPC command.
         public var command: [Any] {
@@ -38,6 +42,7 @@ public enum FrameFlipBenchmark {
             case .seek(let seconds): ["seek", seconds, "relative"]
             case .multiplySpeed(let factor): ["multiply", "speed", factor]
             case .resetSpeed: ["set_property", "speed", 1.0]
+            case .key(let key): ["keypress", key]
             }
         }
 
@@ -49,6 +54,7 @@ public enum FrameFlipBenchmark {
             case .seek(let seconds): "seek \(seconds)"
             case .multiplySpeed(let factor): "speed ×\(factor)"
             case .resetSpeed: "speed 1"
+            case .key(let key): "key \(key)"
             }
         }
     }
@@ -71,8 +77,23 @@ public enum FrameFlipBenchmark {
     }
 
     /// The default script (about 20 s, within the 20 s sample clip): a start, seeks both ways,
-    /// a rate change and back, a pause and a resume, each made in one peer's mpv or another's.
+    /// a rate change and back, a pause and a resume, each a key pressed in one peer's mpv or
+    /// another's (mpv's keys, which Tandem binds to the group: `SPACE` plays or pauses, `RIGHT`
+    /// and `LEFT` seek 5 s, `]` is 0.1 faster, `BS` the rate 1 again).
     public static let defaultScript: [Step] = [
+        Step(peer: 0, action: .key("SPACE"), then: 3),
+        Step(peer: 1, action: .key("RIGHT"), then: 2.5),
+        Step(peer: 0, action: .key("]"), then: 2.5),
+        Step(peer: 1, action: .key("SPACE"), then: 1.5),
+        Step(peer: 0, action: .key("SPACE"), then: 2.5),
+        Step(peer: 0, action: .key("LEFT"), then: 2.5),
+        Step(peer: 1, action: .key("BS"), then: 2.5),
+        Step(peer: 1, action: .key("LEFT"), then: 2.5),
+    ]
+
+    /// The same kind of script made as another tool makes changes over mpv's IPC, setting its
+    /// properties: mpv carries each out at once, and the group follows it after its lead.
+    public static let ipcScript: [Step] = [
         Step(peer: 0, action: .resume, then: 3),
         Step(peer: 1, action: .seek(4), then: 2.5),
         Step(peer: 0, action: .multiplySpeed(1.1), then: 2.5),

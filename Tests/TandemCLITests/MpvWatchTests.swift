@@ -153,7 +153,7 @@ import TandemHarness
 
 // test-tier: alone
 /// The frame-flip probe over real processes: two `--player mpv` peers through
-/// a short script made in mpv itself, and two bare mpv for the floor. Figures are printed, not
+/// a short script of keys pressed in mpv itself, and two bare mpv for the floor. Figures are printed, not
 /// asserted beyond what a working probe and a following peer must show; `TANDEM_FRAMEFLIP=1`
 /// runs the whole script, headless and drawing into a virtual display (`headless` or `x11`
 /// runs one), with mpv's own defaults measured too, and prints the tables
@@ -170,11 +170,12 @@ import TandemHarness
     @Test
     func theProbeMeasuresMpvPeersThroughAScriptAndTheFloor() async throws {
         var configuration = FrameFlipBenchmark.Configuration(clip: Self.clip)
+        // mpv's keys, pressed in one peer's mpv or the other's.
         configuration.script = [
-            .init(peer: 0, action: .resume, then: 2),
-            .init(peer: 1, action: .seek(3), then: 1.5),
-            .init(peer: 0, action: .pause, then: 0.8),
-            .init(peer: 1, action: .resume, then: 1.5),
+            .init(peer: 0, action: .key("SPACE"), then: 2),
+            .init(peer: 1, action: .key("RIGHT"), then: 1.5),
+            .init(peer: 0, action: .key("SPACE"), then: 0.8),
+            .init(peer: 1, action: .key("SPACE"), then: 1.5),
         ]
         configuration.floorSeconds = 2.5
         let report = try await FrameFlipBenchmark.run(configuration)
@@ -199,6 +200,8 @@ import TandemHarness
         // Another build's `tandem`, for a before-and-after in one sitting.
         if let executable = environment["TANDEM_FRAMEFLIP_EXECUTABLE"] { configuration.executable = executable }
         if let gap = environment["TANDEM_FRAMEFLIP_GAP_US"].flatMap(Int64.init) { configuration.pollGap = gap * 1000 }
+        // `ipc`: the changes made as another tool makes them, by setting mpv's properties.
+        if environment["TANDEM_FRAMEFLIP_SCRIPT"] == "ipc" { configuration.script = FrameFlipBenchmark.ipcScript }
         configuration.measuresDefaultFloor = true
         var display: XvfbDisplay?
         if mode == "x11" {
