@@ -12,9 +12,9 @@ import TandemParty
 /// and prints the invite on its own line.
 ///
 /// Without `--relay`, the relay is a process of its own (`DetachedRelay`): a `tandem serve` that
-/// outlives this host (even a `SIGKILL`) and exits 10 s (`--relay-linger`) after its last session ended, so that the
-/// host may leave (`q`, `leave`) while the others watch on; a later `tandem host` on the same port
-/// uses that relay. The invite names `--advertise`, else the bind address, else (binding every
+/// outlives this host (even a `SIGKILL`) and exits 10 s (`--relay-linger`) after its last
+/// session ended, so that the host may leave (`q`, `leave`) while the others watch on; a later
+/// `tandem host` on the same port uses that relay. The invite names `--advertise`, else the bind address, else (binding every
 /// address) the address of the default route's interface, with a warning when it is private.
 enum HostCommand: Command {
     static let words = ["host"]

@@ -24,9 +24,9 @@ import TandemNet
 /// directory), and refuses a creation that does not prove it; anyone with an invite joins as
 /// before. Its idle count goes by sessions alone, so a stranger who keeps connecting keeps
 /// nothing alive. A host that reuses a live relay touches its record, which restarts that count
-/// (`ServeCommand`), so the relay gives its new host its whole linger to start a session; only a relay that
-/// decided to exit in the same quarter second as the touch could still go (the host then fails
-/// to connect, one line).
+/// (`ServeCommand`), so the relay gives its new host its whole linger to start a session; only
+/// a relay that decided to exit in the same quarter second as the touch could still go (the host
+/// then fails to connect, one line).
 enum DetachedRelay {
     /// What a detached relay writes about itself.
     struct Record: Codable, Equatable {
