@@ -35,7 +35,9 @@ import TandemTestKit
         #expect(ben.waitUntil(timeout: 15) { _ in
             Self.reports(in: ben, from: "ana").contains { $0["state"] as? String == "playing" && $0["sound_lateness_us"] != nil }
         }, "\(Self.reports(in: ben, from: "ana"))")
+        Thread.sleep(forTimeInterval: 4)
         let sound = Self.reports(in: ben, from: "ana").compactMap { $0["sound_lateness_us"] as? Int }
+        print("sound lateness reports: \(sound)")
         #expect(sound.allSatisfy { abs($0) < 5_000 }, "\(sound)")
         // The host hears Ben playing, without sound to report.
         #expect(host.waitUntil(timeout: 15) { _ in

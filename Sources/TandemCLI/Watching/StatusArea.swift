@@ -42,12 +42,15 @@ final class StatusArea: Sendable {
     var isActive: Bool { state.withLock { $0.active } }
 
     /// The terminal's width in columns, read at each call so that a resized terminal is followed
-    /// at the next draw; 80 when standard output is no terminal.
+    /// at the next draw: standard output's, else standard error's, else standard input's (output
+    /// piped through `tee` still draws on the terminal the keys come from); 80 when none is one.
     static var columns: Int {
-        var columns: UInt16 = 0
-        var rows: UInt16 = 0
-        guard tandem_terminal_size(1, &columns, &rows) == 0, columns > 0 else { return 80 }
-        return Int(columns)
+        for descriptor: Int32 in [1, 2, 0] {
+            var columns: UInt16 = 0
+            var rows: UInt16 = 0
+            if tandem_terminal_size(descriptor, &columns, &rows) == 0, columns > 0 { return Int(columns) }
+        }
+        return 80
     }
 
     /// The prompt's text as typed, nil when no prompt is open.
