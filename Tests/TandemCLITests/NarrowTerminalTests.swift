@@ -33,11 +33,14 @@ import TandemHarness
         let after = try screen().filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
         #expect(after.count == before, "\(after.joined(separator: "\n"))")
         let line = try #require(try status())
-        #expect(line.contains("1.00x"), "\(line)")
-        // The line uses the width it has: past 80 columns in the wider pane, within it always.
+        #expect(line.contains("▶ 0:1") && line.contains("played from 0:05"), "\(line)")
+        // The line uses the width it has: past 80 columns in the wider pane, with the rate that
+        // the narrower one leaves out; within it always.
         let used = line.trimmingCharacters(in: .whitespaces).count
         #expect(used <= width, "\(used) columns used of \(width): \(line)")
-        if width > 80 { #expect(used > 80, "the line was cut to 80 columns in a \(width)-column pane: \(line)") }
+        if width > 80 {
+            #expect(used > 80 && line.contains("1.00x"), "the line was cut to 80 columns in a \(width)-column pane: \(line)")
+        }
         try tmux.sendKeys("q")
     }
 }
