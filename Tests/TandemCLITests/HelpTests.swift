@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TandemHarness
+import TandemTestKit
 
 /// Help and errors as people expect them: the commands people use first, the benchmarks under
 /// one entry, every option explained within 80 columns, a version, and errors of one line that
@@ -32,6 +33,34 @@ import TandemHarness
         // The same text either way of asking.
         let asked = try TandemProcess.run(command.split(separator: " ").map(String.init) + ["--help"])
         #expect(asked.standardOutput == run.standardOutput)
+    }
+
+    /// Every `--option` a command's synopsis names has a line of its own under "options:",
+    /// except the relay limits `tandem host` forwards, which its "relay limits" line sends to
+    /// `tandem help serve`, where each has its own.
+    @Test("every option in a synopsis is explained", arguments: commands)
+    func everyOptionInTheSynopsisIsExplained(command: String) throws {
+        func explained(_ words: [String]) throws -> (synopsis: Set<String>, options: String) {
+            let text = try TandemProcess.run(["help"] + words).standardOutput
+            let parts = text.components(separatedBy: "\noptions:\n")
+            let synopsis = parts[0].prefix { _ in true }.components(separatedBy: "\n\n")[0]
+            let flags = Set(synopsis.split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "-" })
+                .map(String.init).filter { $0.hasPrefix("--") && $0.count > 2 })
+            return (flags, parts.count > 1 ? parts[1] : "")
+        }
+        func isExplained(_ flag: String, in options: String) -> Bool {
+            options.split(separator: "\n").contains { line in
+                line.hasPrefix("  ") && (line.dropFirst(2).hasPrefix(flag + " ") || line.dropFirst(2).hasPrefix(flag + ",")
+                    || line.dropFirst(2) == flag[...] || line.contains(", " + flag + " ") || line.hasSuffix(", " + flag))
+            }
+        }
+        let (flags, options) = try explained(command.split(separator: " ").map(String.init))
+        var unexplained = flags.filter { !isExplained($0, in: options) }
+        if command == "host", options.contains("relay limits") {
+            let serve = try explained(["serve"]).options
+            unexplained = unexplained.filter { !isExplained($0, in: serve) }
+        }
+        #expect(unexplained.isEmpty, "tandem help \(command) does not explain \(unexplained.sorted())")
     }
 
     @Test func hostExplainsItsOptionsWithTheirDefaults() throws {
@@ -111,6 +140,20 @@ import TandemHarness
         #expect(run.status == 1)
         #expect(run.standardError.hasPrefix("tandem: this party is not on its relay (127.0.0.1:\(relay.port)) any more"), "\(run.standardError)")
         #expect(run.standardError.split(separator: "\n").count == 1)
+    }
+
+    @Test func anInviteToAPartyThatEndedSaysSo() throws {
+        let relay = try ServeProcess()
+        defer { relay.stop() }
+        let host = try WatchProcess.host(media: [SampleClip.h264.path], arguments: ["--relay", "127.0.0.1:\(relay.port)"])
+        defer { host.kill() }
+        let invite = try #require(host.invite(), "\(host.standardError)")
+        #expect(host.waitUntilJoined(), "\(host.standardError)")
+        #expect(host.send("end") != nil)
+        #expect(host.waitForExit(timeout: 20) == 0, "\(host.standardError)")
+        let run = try TandemProcess.run(["join", invite, SampleClip.h264.path, "--video", "none", "--audio", "none"], timeout: 30)
+        #expect(run.status == 1)
+        #expect(run.standardError == "tandem: this party has ended\n", "\(run.standardError)")
     }
 
     @Test func corruptMediaIsOneLineOfOursWithoutFFmpegsOwn() throws {

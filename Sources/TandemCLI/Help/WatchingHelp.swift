@@ -74,6 +74,7 @@ extension JoinCommand {
 extension PlayCommand {
     static var options: [OptionHelp] {
         [OptionHelp("FILE", "the media file to play"),
+         OptionHelp("--wall", "several files at once, each in its tile of the terminal, on one timeline (video only; up to 9)"),
          OptionHelp("--start SECONDS", "start that many seconds in (default: 0)"),
          OptionHelp("--rate R", "play at rate R, from 0.25 to 4 (default: 1)"),
          OptionHelp("--duration SECONDS", "stop after that many seconds (default: at the end)"),
