@@ -43,7 +43,7 @@ import TandemTestKit
         func explained(_ words: [String]) throws -> (synopsis: Set<String>, options: String) {
             let text = try TandemProcess.run(["help"] + words).standardOutput
             let parts = text.components(separatedBy: "\noptions:\n")
-            let synopsis = parts[0].prefix { _ in true }.components(separatedBy: "\n\n")[0]
+            let synopsis = parts[0].components(separatedBy: "\n\n")[0]
             let flags = Set(synopsis.split(whereSeparator: { !$0.isLetter && !$0.isNumber && $0 != "-" })
                 .map(String.init).filter { $0.hasPrefix("--") && $0.count > 2 })
             return (flags, parts.count > 1 ? parts[1] : "")
