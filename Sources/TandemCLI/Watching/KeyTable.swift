@@ -4,7 +4,7 @@ import TandemClock
 /// and the README lists them.
 enum KeyTable {
     /// The one line shown as watching starts.
-    static let hint = "keys: space pause  ←→ seek  [ ] speed  < > item  9 0 m sound  q quit  ? more"
+    static let hint = "keys: space pause  ←→ seek  [ ] speed  < > item  9 0 m sound  q leave  ? more"
 
     /// The table `?` prints.
     static let lines = [
