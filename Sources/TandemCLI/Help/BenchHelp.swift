@@ -1,3 +1,5 @@
+import TandemBench
+
 /// The options of the benchmarks and the time service, as `tandem help bench NAME` and
 /// `tandem help clock serve` explain them.
 extension BenchAllCommand {
