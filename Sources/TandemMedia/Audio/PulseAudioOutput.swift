@@ -326,8 +326,16 @@ final class PulseAudioOutput: @unchecked Sendable {
             pa_operation_unref(operation)
             lastTimingRequest = now
         }
-        let first = model.instant(ofFrame: written) ?? now + settings.latency
-        let samples = render(frames, first, model.framePeriod, now + sinkLatency + Self.minimumBuffered)
+        // Until the server's first timing report, nobody knows when these frames will play:
+        // media placed on a guess of the latency would start off by the guess's error, and the
+        // drift tiers would take seconds to slew it away. Silence starts the stream, and its
+        // reports; the media goes out from the first write they place.
+        let samples: [Float]
+        if let first = model.instant(ofFrame: written) {
+            samples = render(frames, first, model.framePeriod, now + sinkLatency + Self.minimumBuffered)
+        } else {
+            samples = [Float](repeating: 0, count: frames * AudioChunk.channelCount)
+        }
         let rendered = min(frames, samples.count / AudioChunk.channelCount)
         if rendered < frames { retrySoon() }
         guard rendered > 0 else {
