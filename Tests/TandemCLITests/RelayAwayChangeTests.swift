@@ -9,6 +9,22 @@ import TandemTestKit
 /// again if it is still fresh then; never dropped silently, never applied stale. The same holds
 /// for a key pressed in mpv's window.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct RelayAwayChangeProcessTests {
+    /// The states of the relay `process` reported (`relay` events), in order.
+    static func relayStates(_ process: WatchProcess) -> [String] {
+        process.events.compactMap { event in if case .relay(let fields) = event.payload { fields.state } else { nil } }
+    }
+
+    /// The line a change held past its freshness is refused with.
+    static let refusal = "not sent: the relay was away for more than 2 s"
+
+    /// Plays, then stops `relay` (SIGSTOP, as a frozen machine) and waits until `host` says
+    /// the relay is away.
+    static func playThenStop(_ relay: ServeProcess, under host: WatchProcess) {
+        #expect(host.send("play") != nil)
+        #expect(host.waitUntil(timeout: 10) { $0.contains { $0.event == "timeline" && $0.change == "play" } }, "\(host.standardError)")
+        #expect(kill(relay.pid, SIGSTOP) == 0)
+        #expect(host.waitUntil(timeout: 5) { _ in relayStates(host).last == "unavailable" })
+    }
     @Test func aStaleChangeIsRefusedAndAFreshOneGoesOutOnTheRelaysReturn() throws {
         let relay = try ServeProcess()
         defer {
@@ -18,16 +34,9 @@ import TandemTestKit
         let host = try WatchProcess.host(media: [SampleClip.h264.path], arguments: ["--relay", "127.0.0.1:\(relay.port)"])
         defer { host.kill() }
         #expect(host.invite() != nil, "\(host.standardError)")
-        #expect(host.send("play") != nil)
-        #expect(host.waitUntil(timeout: 10) { $0.contains { $0.event == "timeline" && $0.change == "play" } }, "\(host.standardError)")
-        func relayStates() -> [String] { host.events.filter { $0.event == "relay" }.compactMap { event in
-            if case .relay(let fields) = event.payload { fields.state } else { nil }
-        } }
-
-        #expect(kill(relay.pid, SIGSTOP) == 0)
-        #expect(host.waitUntil(timeout: 5) { _ in relayStates().last == "unavailable" })
+        Self.playThenStop(relay, under: host)
         #expect(host.send("pause") != nil)
-        #expect(host.waitUntil(timeout: 5) { $0.contains { $0.event == "error" && $0.message == "not sent: the relay was away for more than 2 s" } },
+        #expect(host.waitUntil(timeout: 5) { $0.contains { $0.event == "error" && $0.message == Self.refusal } },
                 "\(host.lines.suffix(5))")
 
         // Pressed while still away, and the relay back within 2 s: it goes out.
@@ -35,7 +44,7 @@ import TandemTestKit
         Thread.sleep(forTimeInterval: 0.3)
         #expect(kill(relay.pid, SIGCONT) == 0)
         #expect(host.waitUntil(timeout: 10) { $0.contains { $0.event == "timeline" && $0.change == "seek 3.000" } }, "\(host.lines.suffix(5))")
-        #expect(relayStates().last == "available")
+        #expect(Self.relayStates(host).last == "available")
         // The refused pause never took effect: the seek kept the group playing.
         #expect(!host.events.contains { $0.event == "timeline" && $0.change == "pause" }, "\(host.lines)")
         #expect(host.events.last { $0.event == "timeline" }?.rate == 1)
@@ -60,19 +69,12 @@ import TandemTestKit
         #expect(host.waitUntilJoined(), "\(host.standardError)")
         let mpv = try await MpvConnection.connect(path: socket, timeout: .seconds(20))
         defer { mpv.close() }
-        #expect(host.send("play") != nil)
-        #expect(host.waitUntil(timeout: 10) { $0.contains { $0.event == "timeline" && $0.change == "play" } }, "\(host.standardError)")
-        func relayStates() -> [String] { host.events.filter { $0.event == "relay" }.compactMap { event in
-            if case .relay(let fields) = event.payload { fields.state } else { nil }
-        } }
-
-        #expect(kill(relay.pid, SIGSTOP) == 0)
-        #expect(host.waitUntil(timeout: 5) { _ in relayStates().last == "unavailable" })
+        Self.playThenStop(relay, under: host)
         _ = try await mpv.command(["keypress", "SPACE"])
-        #expect(host.waitUntil(timeout: 5) { $0.contains { $0.event == "error" && $0.message == "not sent: the relay was away for more than 2 s" } },
+        #expect(host.waitUntil(timeout: 5) { $0.contains { $0.event == "error" && $0.message == Self.refusal } },
                 "\(host.lines.suffix(5))")
         #expect(kill(relay.pid, SIGCONT) == 0)
-        #expect(host.waitUntil(timeout: 10) { _ in relayStates().last == "available" }, "\(host.lines.suffix(5))")
+        #expect(host.waitUntil(timeout: 10) { _ in Self.relayStates(host).last == "available" }, "\(host.lines.suffix(5))")
         // The pause pressed in mpv never reached the group, late or otherwise, and mpv plays
         // with the group again.
         try await Task.sleep(for: .seconds(1))
