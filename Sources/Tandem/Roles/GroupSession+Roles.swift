@@ -26,6 +26,54 @@ extension GroupSession {
         try sendRoleChange(.policy(policy), naming: nil)
     }
 
+    /// Removes `participant` from the session for good: everyone else moves to a new epoch's
+    /// secret, sealed to each of their own keys, that `participant` never receives, and its
+    /// session ends with "removed by" this participant's name. Nothing it signs is taken after
+    /// the removal's order. Throws `.notPermitted` with the reason when this participant may not
+    /// (it is no operator, `participant` is itself or removed already), or when the session is
+    /// not joined.
+    public func remove(_ participant: Participant) throws(GroupSessionError) {
+        let change = try nextEpoch(excluding: participant.id)
+        try sendRoleChange(.kick(participant.id, change), naming: participant)
+    }
+
+    /// Moves everyone to a new epoch's secret, removing nobody, so that an invite that leaked
+    /// no longer reads what is sent from then on (`currentInvitation` is the new one). An
+    /// operator's to do; throws `.notPermitted` with the reason otherwise.
+    public func rekey() throws(GroupSessionError) {
+        try sendRoleChange(.rekey(try nextEpoch(excluding: nil)), naming: nil)
+    }
+
+    /// The invite to pass on now: the newest epoch's secret, which opens the whole history.
+    /// It is `invitation` until an operator removes someone or rekeys the session.
+    public var currentInvitation: Invitation {
+        onLoopAndWait { [self] in
+            var current = invitation
+            let epoch = bodies.epoch
+            if let secret = bodies.secret(of: epoch) {
+                current.secret = secret
+                current.epoch = epoch
+            }
+            return current
+        }
+    }
+
+    /// A fresh secret for the epoch after the current one, sealed to every participant this
+    /// one knows (itself included) but `excluded`.
+    private func nextEpoch(excluding excluded: UUID?) throws(GroupSessionError) -> EpochChange {
+        let (epoch, keys) = onLoopAndWait { [self] in
+            var keys = machine.keys.filter { machine.known[$0.key] != nil && !machine.roleBook.current.isRemoved($0.key) }
+            keys[localParticipant.id] = bodies.identity.publicKey
+            if let excluded { keys[excluded] = nil }
+            return (machine.roleBook.current.epoch, keys)
+        }
+        guard epoch < .max else { throw GroupSessionError(.notPermitted, "the session has used every epoch (start a new one)") }
+        guard let change = EpochChange(epoch: epoch + 1, secret: SessionSecret(), for: keys) else {
+            throw GroupSessionError(.notPermitted, "a new key can be handed to at most \(EpochChange.maximumBoxes) participants")
+        }
+        return change
+    }
+
     /// What each role record did from now on, in the session's order: accepted, or refused with
     /// the reason every participant gives (`SessionRoleEvent.refusal`). One stream per reader,
     /// keeping the newest 64 when the reader falls behind, finished when the session is

@@ -25,7 +25,74 @@ extension SessionMachine {
         }
         let before = roleBook.current
         guard let event = roleBook.apply(change, by: signed.sender, order: order) else { return [] }
-        return [.roleEvent(event)] + (roleBook.current == before ? [] : [.publishRoles(roleBook.current)])
+        let out: [EventDirective] = [.roleEvent(event)] + (roleBook.current == before ? [] : [.publishRoles(roleBook.current)])
+        return event.refusal == nil ? out + accepted(change, by: signed.sender) : out
+    }
+
+    /// What an accepted change does beyond the roles: a removal ends the session for the one
+    /// removed and moves everyone else to the new epoch, as a rekey does; an epoch history
+    /// hands on older keys.
+    private mutating func accepted(_ change: RoleChange, by sender: UUID) -> [EventDirective] {
+        switch change {
+        case .kick(let target, let epochChange):
+            let name = participant(identifiedBy: sender)?.displayName ?? "an operator"
+            if target == localParticipant.id { return invalidate(GroupSessionError(.removed, "removed by \(name)")) }
+            var out = enter(epochChange, by: sender)
+            // The one removed is out of the activity at once, whatever the relay says of it.
+            if active.remove(target) != nil { out.append(.publishActive(activeParticipants)) }
+            if away.remove(target) != nil {
+                awaySince[target] = nil
+                out.append(.publishAway(awayParticipants))
+            }
+            return out
+        case .rekey(let epochChange):
+            return enter(epochChange, by: sender)
+        case .epochHistory(let secrets):
+            for (epoch, secret) in secrets where epoch < roleBook.current.epoch { bodies.learn(secret, epoch: epoch) }
+            return []
+        default:
+            return []
+        }
+    }
+
+    /// Moves to `change`'s epoch: the secret from this participant's own box (checked against
+    /// the verifier), or the one it holds already (a late joiner's, from its invite or the
+    /// history), then sealing under it. The participant that made the change hands on the older
+    /// keys, sealed under the new one, for late joiners. A participant the change left out ends
+    /// its session with the reason: nothing it sends could be read any more.
+    private mutating func enter(_ change: EpochChange, by sender: UUID) -> [EventDirective] {
+        let me = localParticipant.id
+        if let secret = change.secret(for: me, identity: bodies.identity) {
+            bodies.learn(secret, epoch: change.epoch, replacing: true)
+        } else if change.epoch > bodies.epoch, bodies.secret(of: change.epoch)?.verifier != change.verifier {
+            let name = participant(identifiedBy: sender)?.displayName ?? "an operator"
+            return invalidate(GroupSessionError(.removed, "\(name) moved the session to a new key that this participant did not receive"))
+        }
+        bodies.advance(to: change.epoch)
+        guard sender == me else { return [] }
+        let older = bodies.secrets.filter { $0.key < change.epoch }
+        return older.isEmpty ? [] : [.sendRoleRecord(.epochHistory(older))]
+    }
+
+    /// A joiner whose invite holds a newer epoch's secret than some of its history learns the
+    /// older ones from the epoch-history records it can open, newest first, until no record it
+    /// has not looked at opens: the history is then taken in order with every key it could find.
+    /// Nothing else is read or changed here (no replay window moves).
+    mutating func learnEpochs(from history: [OrderedDelivery]) {
+        var looked = Set<Int>()
+        while history.contains(where: { Sealer.epoch(of: $0.body).map { bodies.secret(of: $0) == nil } ?? false }) {
+            let known = bodies.secrets
+            let candidates = history.indices.filter { index in
+                !looked.contains(index) && Sealer.epoch(of: history[index].body).map { known[$0] != nil } == true
+            }
+            guard !candidates.isEmpty else { return }
+            for index in candidates {
+                looked.insert(index)
+                guard case .success(let body) = bodies.verify(history[index].body, expecting: Self.expectation(ordered: history[index])),
+                      body.kind == .roles, case .epochHistory(let secrets)? = RoleRecord.decode(body.payload) else { continue }
+                for (epoch, secret) in secrets { bodies.learn(secret, epoch: epoch) }
+            }
+        }
     }
 
     /// Notes the order of a record that is no role record, and when its signer first spoke:

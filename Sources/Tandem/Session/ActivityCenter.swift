@@ -168,7 +168,8 @@ public final class ActivityCenter: Sendable {
             throw GroupSessionError(.noRelay, "no relay is configured to reach \(invitation.host):\(invitation.port)")
         }
         // A fresh key, hence a fresh identity, for each session: kept in memory only.
-        let bodies = BodySealer(secret: invitation.secret, sessionID: invitation.sessionID, identity: SigningKeyPair())
+        let bodies = BodySealer(secret: invitation.secret, sessionID: invitation.sessionID, identity: SigningKeyPair(),
+                                epoch: invitation.epoch)
         let request = RelayJoinRequest(
             sessionID: invitation.sessionID, displayName: displayName, identity: bodies.identity,
             sessionKey: invitation.secret.signingKey, createIfAbsent: false, activity: [],
