@@ -37,7 +37,7 @@ extension SessionMachine {
         case .kick(let target, let epochChange):
             let name = participant(identifiedBy: sender)?.displayName ?? "an operator"
             if target == localParticipant.id { return invalidate(GroupSessionError(.removed, "removed by \(name)")) }
-            var out = enter(epochChange, by: sender)
+            var out = enter(epochChange, by: sender, removing: target)
             // The one removed is out of the activity at once, whatever the relay says of it.
             if active.remove(target) != nil { out.append(.publishActive(activeParticipants)) }
             if away.remove(target) != nil {
@@ -46,7 +46,7 @@ extension SessionMachine {
             }
             return out
         case .rekey(let epochChange):
-            return enter(epochChange, by: sender)
+            return enter(epochChange, by: sender, removing: nil)
         case .epochHistory(let secrets):
             for (epoch, secret) in secrets where epoch < roleBook.current.epoch { bodies.learn(secret, epoch: epoch) }
             return []
@@ -58,9 +58,10 @@ extension SessionMachine {
     /// Moves to `change`'s epoch: the secret from this participant's own box (checked against
     /// the verifier), or the one it holds already (a late joiner's, from its invite or the
     /// history), then sealing under it. The participant that made the change hands on the older
-    /// keys, sealed under the new one, for late joiners. A participant the change left out ends
-    /// its session with the reason: nothing it sends could be read any more.
-    private mutating func enter(_ change: EpochChange, by sender: UUID) -> [EventDirective] {
+    /// keys, sealed under the new one, for late joiners, and tells the relay (which admits by the
+    /// new epoch's verifier from then on, and drops `removed`). A participant the change left
+    /// out ends its session with the reason: nothing it sends could be read any more.
+    private mutating func enter(_ change: EpochChange, by sender: UUID, removing removed: UUID?) -> [EventDirective] {
         let me = localParticipant.id
         if let secret = change.secret(for: me, identity: bodies.identity) {
             bodies.learn(secret, epoch: change.epoch, replacing: true)
@@ -71,28 +72,8 @@ extension SessionMachine {
         bodies.advance(to: change.epoch)
         guard sender == me else { return [] }
         let older = bodies.secrets.filter { $0.key < change.epoch }
-        return older.isEmpty ? [] : [.sendRoleRecord(.epochHistory(older))]
-    }
-
-    /// A joiner whose invite holds a newer epoch's secret than some of its history learns the
-    /// older ones from the epoch-history records it can open, newest first, until no record it
-    /// has not looked at opens: the history is then taken in order with every key it could find.
-    /// Nothing else is read or changed here (no replay window moves).
-    mutating func learnEpochs(from history: [OrderedDelivery]) {
-        var looked = Set<Int>()
-        while history.contains(where: { Sealer.epoch(of: $0.body).map { bodies.secret(of: $0) == nil } ?? false }) {
-            let known = bodies.secrets
-            let candidates = history.indices.filter { index in
-                !looked.contains(index) && Sealer.epoch(of: history[index].body).map { known[$0] != nil } == true
-            }
-            guard !candidates.isEmpty else { return }
-            for index in candidates {
-                looked.insert(index)
-                guard case .success(let body) = bodies.verify(history[index].body, expecting: Self.expectation(ordered: history[index])),
-                      body.kind == .roles, case .epochHistory(let secrets)? = RoleRecord.decode(body.payload) else { continue }
-                for (epoch, secret) in secrets { bodies.learn(secret, epoch: epoch) }
-            }
-        }
+        return [.announceEpoch(change.epoch, verifier: change.verifier, removing: removed)]
+            + (older.isEmpty ? [] : [.sendRoleRecord(.epochHistory(older))])
     }
 
     /// Notes the order of a record that is no role record, and when its signer first spoke:

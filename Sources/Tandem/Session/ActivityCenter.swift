@@ -181,6 +181,9 @@ public final class ActivityCenter: Sendable {
         } catch {
             throw GroupSessionError.from(error)
         }
+        // An invite of a later epoch opens the activity (sealed when the session began) with the
+        // older keys the history hands on.
+        bodies.learnEpochs(from: link.welcome.orderedHistory)
         let description: ActivityDescription
         do {
             description = try ActivityDescription.open(link.welcome.activity, bodies: bodies)

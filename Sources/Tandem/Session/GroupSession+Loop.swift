@@ -173,6 +173,9 @@ extension GroupSession {
                 $roles.storage.value = roles
             case .sendRoleRecord(let change):
                 _ = try? sendOrdered(RoleRecord.encode(change), kind: .roles, retention: .kept)
+            case .announceEpoch(let epoch, let verifier, let removed):
+                // Only the network relay enforces removals; an in-memory one admits by the invite.
+                (link as? RelayClientLink)?.announceEpoch(epoch, verifier: verifier, removing: removed)
             case .followClock:
                 followClock()
             case .invalidate(let reason):

@@ -54,6 +54,7 @@ public struct GroupSessionError: Error, Sendable, Equatable, CustomStringConvert
         switch error.code {
         case .tooLarge: GroupSessionError(.tooLarge, error.description, relayError: error)
         case .sessionEnded: GroupSessionError(.ended, error.description, relayError: error)
+        case .removed: GroupSessionError(.removed, error.description, relayError: error)
         case .attachmentNotFound: GroupSessionError(.attachmentNotFound, error.description, relayError: error)
         default: GroupSessionError(.relay, error.description, relayError: error)
         }

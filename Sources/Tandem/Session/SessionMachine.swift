@@ -205,7 +205,7 @@ struct SessionMachine<Activity: GroupActivity>: Sendable {
     /// every processor), then each record in order as `onRelayEvent(.ordered)` takes it.
     mutating func onOrderedHistory(_ history: [OrderedDelivery], at now: LocalInstant) -> [EventDirective] {
         guard !isInvalidated else { return [] }
-        learnEpochs(from: history)
+        bodies.learnEpochs(from: history)
         let opened = bodies.open(history.map { ($0.body, Self.expectation(ordered: $0)) })
         var out: [EventDirective] = []
         for (delivery, body) in zip(history, opened) { out += ordered(delivery, opened: body) }

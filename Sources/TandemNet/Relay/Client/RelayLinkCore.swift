@@ -553,6 +553,7 @@ struct RelayLinkCore: Sendable {
         case .wrongIdentity: RelayError(.wrongIdentity, fault.text)
         case .unavailable: RelayError(.unreachable, "the relay's cluster is unavailable: \(fault.text)")
         case .creationRefused: RelayError(.creationRefused, fault.text)
+        case .removed: RelayError(.removed, fault.text)
         default: RelayError(.protocolViolation, fault.text)
         }
     }

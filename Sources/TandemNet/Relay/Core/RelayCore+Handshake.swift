@@ -20,6 +20,9 @@ extension RelayCore {
         // Cluster hook: a session this relay has not loaded waits for its log's replay.
         if let waiting = clusterAwaitSession(connection, hello) { return waiting }
         let session = sessions[hello.sessionID]
+        if session?.removed.contains(hello.participant.id) == true {
+            return refuse(connection, RelayFault(.removed, "participant \(hello.participant.id.uuidString) was removed from the session"))
+        }
         if hello.resume {
             guard let session else {
                 if let ended = endedSessions[hello.sessionID] {
@@ -73,7 +76,10 @@ extension RelayCore {
             guard let verifier = sessions[hello.sessionID]?.key else {
                 return refuse(connection, RelayFault(.sessionNotFound, hello.sessionID.uuidString))
             }
-            guard SigningKeyPair.verify(sessionSignature, of: message(.session), publicKey: verifier) else {
+            // A participant still present resumes with any epoch's proof: it was admitted
+            // before the change. A joiner needs the newest epoch's.
+            let formerKeys = hello.resume ? sessions[hello.sessionID]?.formerKeys ?? [] : []
+            guard ([verifier] + formerKeys).contains(where: { SigningKeyPair.verify(sessionSignature, of: message(.session), publicKey: $0) }) else {
                 return refuse(connection, wrongSecret)
             }
             guard signedByParticipant(participantSignature) else { return refuse(connection, wrongIdentity) }
@@ -98,6 +104,7 @@ extension RelayCore {
                 return refuse(connection, RelayFault(.limitReached, "the relay holds \(configuration.maximumSessions) sessions"))
             }
             sessions[hello.sessionID] = RelaySessionState(id: hello.sessionID, key: verifier, activity: hello.activity)
+            sessions[hello.sessionID]?.operatorKey = hello.participant.publicKey
             // The activity description lives as long as the session: the budget counts it.
             account(hello.sessionID, hello.activity.count)
             return admit(connection, hello, created: true, at: now)
