@@ -34,7 +34,9 @@ enum WatchOptionsHelp {
         OptionHelp("--wake-guard", "keep the processors awake just before each frame once a wake-up was seen late (the built-in player; default: off)"),
         OptionHelp("commands", "lines on standard input when it is no terminal: play, pause, seek SECONDS, rate R, next, prev, "
             + "queue add PATH, say TEXT, offset MS, volume N, mute, health, op NAME and deop NAME (an operator makes NAME one, "
-            + "or takes it back), control operators|everyone (an operator sets who controls playback), leave, end "
+            + "or takes it back), control operators|everyone (an operator sets who controls playback), kick NAME (an operator "
+            + "removes NAME for good: the others move to a new key), rekey (a new key, removing nobody), invite (an operator's: "
+            + "the invite that admits now), leave, end "
             + "(ends the party for everyone: in a hosted party, an operator's)"),
     ]
 }
