@@ -9,10 +9,11 @@ import TandemWire
 extension RelayCore {
     /// Takes an epoch change from `key`'s connection: ignored unless it comes from the session's
     /// creator and names the next epoch (a repeat, or a participant's who is no creator, changes
-    /// nothing). A clustered relay does not take it: its sessions' verifiers live in the shared
-    /// log, which has no entry for a change.
+    /// nothing). On a cluster the frame goes through the session's log like any other, and every
+    /// relay applies it at the same place in the log (`applyFrame`), so that all admit alike; a
+    /// snapshot carries the epoch, the earlier verifiers and who was removed.
     mutating func changeEpoch(_ key: ParticipantKey, epoch: UInt8, verifier: [UInt8], removed: UUID?) -> [RelayDirective] {
-        guard cluster == nil, let session = sessions[key.session], let creator = session.operatorKey,
+        guard let session = sessions[key.session], let creator = session.operatorKey,
               let sender = session.participants[key.participant],
               RelayAuthenticator.equal(sender.entry.publicKey, creator),
               session.epoch < .max, epoch == session.epoch + 1,
@@ -23,6 +24,15 @@ extension RelayCore {
         guard let removed else { return [] }
         sessions[key.session]?.removed.insert(removed)
         let removedKey = ParticipantKey(session: key.session, participant: removed)
+        // What a cluster holds of it goes as a departure's would (`applyClusterEntry`, `.departed`).
+        if cluster != nil {
+            cluster?.backlog[removedKey] = nil
+            cluster?.homes[removedKey] = nil
+            cluster?.stranded.remove(removedKey)
+            cluster?.departing.remove(removedKey)
+            cluster?.submitted[removedKey] = nil
+            cluster?.cursors[removedKey] = nil
+        }
         guard let connection = sessions[key.session]?.participants[removed]?.connection else { return remove(removedKey) }
         connections[connection]?.phase = .closing
         return [.send(connection, .error(RelayFault(.removed, "an operator removed this participant from the session")))]
