@@ -1,4 +1,5 @@
 import Foundation
+import TandemNet
 import TandemWire
 
 // The session's roles from a program: who the operators are, the policy, and the changes an
@@ -59,13 +60,19 @@ extension GroupSession {
     }
 
     /// A fresh secret for the epoch after the current one, sealed to every participant this
-    /// one knows (itself included) but `excluded`.
+    /// one knows (itself included) but `excluded`. On a network relay, the session's creator
+    /// alone may make one: the relay takes a new epoch's verifier from the key it registered when
+    /// the session was created, and another operator's change would leave it admitting by the
+    /// old one while the group had moved on.
     private func nextEpoch(excluding excluded: UUID?) throws(GroupSessionError) -> EpochChange {
-        let (epoch, keys) = onLoopAndWait { [self] in
+        let (epoch, keys, relayed) = onLoopAndWait { [self] in
             var keys = machine.keys.filter { machine.known[$0.key] != nil && !machine.roleBook.current.isRemoved($0.key) }
             keys[localParticipant.id] = bodies.identity.publicKey
             if let excluded { keys[excluded] = nil }
-            return (machine.roleBook.current.epoch, keys)
+            return (machine.roleBook.current.epoch, keys, link is RelayClientLink)
+        }
+        if relayed, invitation.creator != localParticipant.id, roles.isOperator(localParticipant.id) {
+            throw GroupSessionError(.notPermitted, "only the session's creator can change its key at this relay (the relay knows its key alone)")
         }
         guard epoch < .max else { throw GroupSessionError(.notPermitted, "the session has used every epoch (start a new one)") }
         guard let change = EpochChange(epoch: epoch + 1, secret: SessionSecret(), for: keys) else {
