@@ -55,8 +55,8 @@ extension EventSentence {
             case "deop": "take the operator role from \(subject)"
             case "control": "change who controls playback"
             case "kick": "remove \(subject)"
-            case "rekey": "change the session's key"
-            case "keys": "hand on the session's older keys"
+            case "rekey": "change the party's key"
+            case "keys": "hand on the party's older keys"
             default: "take the operator role"
             }
             return "\(roles.by) could not \(attempt): \(refused)"
