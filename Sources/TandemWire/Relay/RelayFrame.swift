@@ -27,12 +27,14 @@ public enum RelayFrame: Sendable, Hashable {
     /// Version 6 added `participantAway` (a participant's connection closed by its peer, and its
     /// resumption), which a version 5 peer could not read: it is refused at the hello instead.
     /// Version 7 added `notice` (a relay of a cluster saying that it cannot order anything now,
-    /// and that it can again).
+    /// and that it can again). Version 8 added `epoch` (an operator's move of the session to a new
+    /// key, and whom it removes) and the epoch byte in front of every sealed body, which a
+    /// version 7 participant could not open: it is refused at the hello instead.
     ///
     /// The length prefix, the version byte, the type byte and the layout of `refusal` and
     /// `error` stay the same across versions, so that a relay can refuse a peer of another
     /// version in a frame that peer reads.
-    public static let version: UInt8 = 7
+    public static let version: UInt8 = 8
 
     // Handshake.
 
