@@ -265,6 +265,11 @@ private func contents(_ machine: SessionMachine<Quiz>) -> [OrderedContent] { mac
         #expect(parsed.epoch == 4)
         #expect(parsed == invitation)
         #expect(throws: InvitationError.self) { try Invitation(parsing: invitation.description + "&e=5") }
+        // A ticket travels too, and says when the invite expires.
+        invitation.ticket = InviteTicket.make(sessionID: invitation.sessionID, expiry: 1_800_000_000, key: SigningKeyPair())
+        #expect(try Invitation(parsing: invitation.description) == invitation)
+        #expect(invitation.expiry?.timeIntervalSince1970 == 1_800_000_000)
+        #expect(throws: InvitationError.self) { try Invitation(parsing: invitation.description + "&x=AAAA") }
         #expect(throws: InvitationError.self) { try Invitation(parsing: invitation.description.replacingOccurrences(of: "e=4", with: "e=256")) }
     }
 }

@@ -191,11 +191,12 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
             onLoop { [self] in perform(machine.onJoinFailed(reason)) }
             return
         }
-        let request = RelayJoinRequest(
+        var request = RelayJoinRequest(
             sessionID: id, displayName: localParticipant.displayName, identity: bodies.identity,
             sessionKey: invitation.secret.signingKey, createIfAbsent: isLocallyInitiated, activity: description,
             presence: bodies.keptPresence(name: localParticipant.displayName)
         )
+        request.ticket = invitation.ticket
         do throws(RelayError) {
             let link: any RelayLink
             if let chooser = relay.connector as? any ParticipantLoopConnector {

@@ -35,6 +35,14 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
     public var creator: UUID?
     /// The epoch whose secret `secret` is (`e=` in the query; 0 when absent).
     public var epoch: UInt8 = 0
+    /// The invite's ticket when its session's invites expire (`x=` in the query): the expiry,
+    /// signed with the creator's key, which the relay checks on its clock (`InviteTicket`).
+    public var ticket: [UInt8]?
+
+    /// When the invite stops admitting, nil when it does not expire.
+    public var expiry: Date? {
+        ticket.flatMap(InviteTicket.expiry(of:)).map { Date(timeIntervalSince1970: TimeInterval($0)) }
+    }
 
     /// An invite to `sessionID` on the relay at `host`:`port`.
     public init(host: String, port: UInt16, sessionID: UUID, secret: SessionSecret) {
@@ -69,7 +77,8 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
         let further = furtherRelays.map { "&r=\($0)" }.joined()
         let creatorPart = creator.map { "o=\($0.uuidString.lowercased())&" } ?? ""
         let epochPart = epoch == 0 ? "" : "&e=\(epoch)"
-        return "tandem://\(hostPart):\(port)/\(sessionID.uuidString.lowercased())?\(creatorPart)k=\(secret.text)\(epochPart)\(further)"
+        let ticketPart = ticket.map { "&x=\(Base64URL.encode($0))" } ?? ""
+        return "tandem://\(hostPart):\(port)/\(sessionID.uuidString.lowercased())?\(creatorPart)k=\(secret.text)\(epochPart)\(ticketPart)\(further)"
     }
 
     /// Reads an invite from its URL text; throws a clear error for anything else.
@@ -117,6 +126,14 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
         if let epoch = epochs.first {
             guard let number = epoch.value.flatMap(UInt8.init) else { throw InvitationError("the invite's epoch (e=) is not a number from 0 to 255") }
             self.epoch = number
+        }
+        let tickets = items.filter { $0.name == "x" }
+        guard tickets.count <= 1 else { throw InvitationError("the invite carries its ticket (x=) more than once") }
+        if let ticket = tickets.first {
+            guard let bytes = ticket.value.flatMap(Base64URL.decode), InviteTicket.expiry(of: bytes) != nil else {
+                throw InvitationError("the invite's ticket (x=) is malformed")
+            }
+            self.ticket = bytes
         }
     }
 

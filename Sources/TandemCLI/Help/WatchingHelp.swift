@@ -50,6 +50,8 @@ extension HostCommand {
             + "address, or this machine's address on its default route)"),
          OptionHelp("--relay HOST:PORT[,…]", "use relays already running (tandem serve) rather than starting one"),
          OptionHelp("--session-epoch random|NS", "where the session's clock starts (default: random)"),
+         OptionHelp("--invite-expires DURATION", "the invite admits joiners for this long (90s, 30m, 2h, 1d; at most 30 days): "
+            + "the relay checks a ticket the host signs, on its own clock; those in stay (default: as long as the party)"),
          OptionHelp("--control everyone|operators", "who may play, pause, seek, change the rate, the item or the queue: "
             + "everyone (the default), or the operators alone (you, and whom an operator makes one with op NAME; "
             + "the status line marks them @NAME). Either way only operators end the party"),

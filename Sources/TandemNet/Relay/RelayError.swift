@@ -34,6 +34,8 @@ public struct RelayError: Error, Sendable, Equatable, CustomStringConvertible {
         case creationRefused
         /// An operator removed this participant from the session; the relay refuses it from then on.
         case removed
+        /// The invite expired, or its ticket does not verify.
+        case inviteExpired
     }
 
     /// What kind of failure.
@@ -65,6 +67,7 @@ public struct RelayError: Error, Sendable, Equatable, CustomStringConvertible {
         case .queueFull: "sending faster than the link delivers: \(detail)"
         case .creationRefused: "the relay refused to create the session: \(detail)"
         case .removed: detail
+        case .inviteExpired: "the invite no longer admits: \(detail)"
         }
     }
 

@@ -73,6 +73,7 @@ extension RelayFrame {
             writer.bool(hello.resume)
             writer.uint64(hello.received)
             if let proof = hello.creationProof { writer.fixed(proof, count: RelayWireLimits.creationProofLength) }
+            if let ticket = hello.ticket { writer.fixed(ticket, count: RelayWireLimits.inviteTicketLength) }
         case let .challenge(nonce, sessionExists):
             writer.fixed(nonce)
             writer.bool(sessionExists)

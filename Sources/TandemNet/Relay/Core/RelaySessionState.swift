@@ -92,6 +92,9 @@ struct RelaySessionState: Sendable {
     var formerKeys: [[UInt8]] = []
     /// The participants removed from the session, refused from then on.
     var removed: Set<UUID> = []
+    /// Whether its invites expire: its creator brought a ticket, and every joiner must bring a
+    /// valid one (`InviteTicket`).
+    var ticketed = false
     /// Participant identities in the order they joined.
     var order: [UUID] = []
     var participants: [UUID: Participant] = [:]
