@@ -64,7 +64,8 @@ import TandemWire
         // Once the flood stops, she and the host hold the same state at the same version.
         #expect(await eventually(10) { ana.coordinator.core == host.coordinator.core })
         #expect(host.session.rejectionCounts[.replayed, default: 0] > 10)
-        #expect(host.session.rejectionCounts[.malformed, default: 0] > 10)
+        // Random bytes name an epoch nobody holds (their first byte), or fail to open under its key.
+        #expect(host.session.rejectionCounts[.malformed, default: 0] + host.session.rejectionCounts[.unknownEpoch, default: 0] > 10)
         #expect(ana.coordinator.core.timeline.version > 100)
         ana.session.leave()
         host.session.leave()

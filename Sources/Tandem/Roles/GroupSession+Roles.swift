@@ -1,4 +1,5 @@
 import Foundation
+import TandemNet
 import TandemWire
 
 // The session's roles from a program: who the operators are, the policy, and the changes an
@@ -24,6 +25,60 @@ extension GroupSession {
     /// `.notPermitted` with the reason otherwise.
     public func setPolicy(_ policy: SessionPolicy) throws(GroupSessionError) {
         try sendRoleChange(.policy(policy), naming: nil)
+    }
+
+    /// Removes `participant` from the session for good: everyone else moves to a new epoch's
+    /// secret, sealed to each of their own keys, that `participant` never receives, and its
+    /// session ends with "removed by" this participant's name. Nothing it signs is taken after
+    /// the removal's order. Throws `.notPermitted` with the reason when this participant may not
+    /// (it is no operator, `participant` is itself or removed already), or when the session is
+    /// not joined.
+    public func remove(_ participant: Participant) throws(GroupSessionError) {
+        let change = try nextEpoch(excluding: participant.id)
+        try sendRoleChange(.kick(participant.id, change), naming: participant)
+    }
+
+    /// Moves everyone to a new epoch's secret, removing nobody, so that an invite that leaked
+    /// no longer reads what is sent from then on (`currentInvitation` is the new one). An
+    /// operator's to do; throws `.notPermitted` with the reason otherwise.
+    public func rekey() throws(GroupSessionError) {
+        try sendRoleChange(.rekey(try nextEpoch(excluding: nil)), naming: nil)
+    }
+
+    /// The invite to pass on now: the newest epoch's secret, which opens the whole history.
+    /// It is `invitation` until an operator removes someone or rekeys the session.
+    public var currentInvitation: Invitation {
+        onLoopAndWait { [self] in
+            var current = invitation
+            let epoch = bodies.epoch
+            if let secret = bodies.secret(of: epoch) {
+                current.secret = secret
+                current.epoch = epoch
+            }
+            return current
+        }
+    }
+
+    /// A fresh secret for the epoch after the current one, sealed to every participant this
+    /// one knows (itself included) but `excluded`. On a network relay, the session's creator
+    /// alone may make one: the relay takes a new epoch's verifier from the key it registered when
+    /// the session was created, and another operator's change would leave it admitting by the
+    /// old one while the group had moved on.
+    private func nextEpoch(excluding excluded: UUID?) throws(GroupSessionError) -> EpochChange {
+        let (epoch, keys, relayed) = onLoopAndWait { [self] in
+            var keys = machine.keys.filter { machine.known[$0.key] != nil && !machine.roleBook.current.isRemoved($0.key) }
+            keys[localParticipant.id] = bodies.identity.publicKey
+            if let excluded { keys[excluded] = nil }
+            return (machine.roleBook.current.epoch, keys, link is RelayClientLink)
+        }
+        if relayed, invitation.creator != localParticipant.id, roles.isOperator(localParticipant.id) {
+            throw GroupSessionError(.notPermitted, "only the session's creator can change its key at this relay (the relay knows its key alone)")
+        }
+        guard epoch < .max else { throw GroupSessionError(.notPermitted, "the session has used every epoch (start a new one)") }
+        guard let change = EpochChange(epoch: epoch + 1, secret: SessionSecret(), for: keys) else {
+            throw GroupSessionError(.notPermitted, "a new key can be handed to at most \(EpochChange.maximumBoxes) participants")
+        }
+        return change
     }
 
     /// What each role record did from now on, in the session's order: accepted, or refused with

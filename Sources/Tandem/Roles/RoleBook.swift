@@ -19,6 +19,13 @@ import Foundation
 /// - `reinstate`: the sender is one that the standing claim named departed: it was there after
 ///   all, so it is an operator again and the claimant's claimed role ends. A participant that
 ///   claims falsely thus holds the role only until its victim speaks.
+/// - `kick`: the sender is an operator, the target is not the sender and not removed already,
+///   no box is sealed to the target, and the change is for the next epoch: the target is
+///   removed for good (an operator loses the role) and the session moves to that epoch. Of two
+///   operators' kicks made for the same epoch, the first in the order wins.
+/// - `rekey`: the sender is an operator and the change is for the next epoch.
+/// - `epochHistory`: the sender is an operator; the roles do not change.
+/// - Nothing a removed participant signs is accepted.
 package struct RoleBook: Sendable, Equatable {
     /// The most operators a session holds at once (and a claim names).
     package static let maximumOperators = 64
@@ -60,9 +67,11 @@ package struct RoleBook: Sendable, Equatable {
     /// `apply` uses, so that a participant checks its own change before sending it.
     package func refusal(of change: RoleChange, by sender: UUID) -> String? {
         let roles = current
+        if roles.isRemoved(sender) { return "removed from the session" }
         switch change {
         case .grant(let target):
             guard roles.isOperator(sender) else { return "only operators may make others operators" }
+            if roles.isRemoved(target) { return "removed from the session" }
             if roles.isOperator(target) { return "already an operator" }
             if roles.operators.count >= Self.maximumOperators { return "a session holds at most \(Self.maximumOperators) operators" }
         case .revoke(let target):
@@ -77,6 +86,26 @@ package struct RoleBook: Sendable, Equatable {
             guard roles.operators.isSubset(of: departed) else { return "an operator is still present" }
         case .reinstate:
             guard displaced.contains(sender), !roles.isOperator(sender) else { return "no claim took the role from this participant" }
+        case .kick(let target, let epochChange):
+            guard roles.isOperator(sender) else { return "only operators may remove someone" }
+            if target == sender { return "an operator cannot remove itself (leave instead)" }
+            if roles.isRemoved(target) { return "already removed" }
+            if epochChange.boxes[target] != nil { return "the new key was sealed to the one removed" }
+            return Self.refusal(of: epochChange, in: roles)
+        case .rekey(let epochChange):
+            guard roles.isOperator(sender) else { return "only operators may change the session's key" }
+            return Self.refusal(of: epochChange, in: roles)
+        case .epochHistory:
+            guard roles.isOperator(sender) else { return "only operators may hand on the session's older keys" }
+        }
+        return nil
+    }
+
+    /// Why a move to `change`'s epoch would be refused under `roles`: it must be the next one.
+    private static func refusal(of change: EpochChange, in roles: SessionRoles) -> String? {
+        if roles.epoch == .max { return "the session has used every epoch (start a new one)" }
+        if change.epoch != roles.epoch + 1 {
+            return "made for epoch \(change.epoch) while the session is in epoch \(roles.epoch) (someone changed the key first)"
         }
         return nil
     }
@@ -106,6 +135,15 @@ package struct RoleBook: Sendable, Equatable {
             roles.operators.insert(sender)
             if let claimant { roles.operators.remove(claimant) }
             (displaced, claimant) = ([], nil)
+        case .kick(let target, let epochChange):
+            roles.removed.insert(target)
+            roles.operators.remove(target)
+            displaced.remove(target)
+            roles.epoch = epochChange.epoch
+        case .rekey(let epochChange):
+            roles.epoch = epochChange.epoch
+        case .epochHistory:
+            break
         }
         record(roles, at: order)
         return SessionRoleEvent(originator: sender, change: change, refusal: nil, roles: roles, order: order)

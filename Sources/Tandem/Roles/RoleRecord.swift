@@ -6,15 +6,20 @@ import TandemWire
 /// change's fields, big-endian.
 ///
 ///     00 52      marker
-///     u8 tag     1 grant, 2 revoke, 3 policy, 4 claim, 5 reinstate
-///     16         the participant (grant, revoke)
+///     u8 tag     1 grant, 2 revoke, 3 policy, 4 claim, 5 reinstate, 6 kick, 7 rekey,
+///                8 epoch history
+///     16         the participant (grant, revoke, kick)
 ///     u8 u8      playback, ending: 0 everyone, 1 operators (policy)
 ///     u8 + n×16  the departed operators (claim; at most `RoleBook.maximumOperators`)
+///     u8 32      the new epoch and its verifier (kick, rekey), then
+///     u16 + n×(16 + 80)  each remaining participant's identity and its sealed box of the
+///                secret (at most `EpochChange.maximumBoxes`, sorted by identity)
+///     u8 + n×(u8 + 32)   each older epoch and its secret (epoch history)
 package enum RoleRecord {
     /// The two bytes that open every role record.
     static let marker: [UInt8] = [0x00, 0x52]
-    /// The largest record: a claim naming the most operators a book holds.
-    static let maximumBytes = marker.count + 2 + 16 * RoleBook.maximumOperators
+    /// The largest record: a kick handing the most boxes a change holds.
+    static let maximumBytes = marker.count + 1 + 16 + 1 + 32 + 2 + (16 + EpochChange.boxLength) * EpochChange.maximumBoxes
 
     /// Whether an ordered record's plaintext is a role record: the coordinator passes over these.
     package static func isRoleRecord(_ body: [UInt8]) -> Bool {
@@ -43,8 +48,46 @@ package enum RoleRecord {
             for id in named { writer.uuid(id) }
         case .reinstate:
             writer.uint8(5)
+        case .kick(let id, let epochChange):
+            writer.uint8(6)
+            writer.uuid(id)
+            write(epochChange, to: &writer)
+        case .rekey(let epochChange):
+            writer.uint8(7)
+            write(epochChange, to: &writer)
+        case .epochHistory(let secrets):
+            writer.uint8(8)
+            writer.uint8(UInt8(secrets.count))
+            for (epoch, secret) in secrets.sorted(by: { $0.key < $1.key }) {
+                writer.uint8(epoch)
+                writer.fixed(secret.bytes)
+            }
         }
         return writer.bytes
+    }
+
+    private static func write(_ change: EpochChange, to writer: inout ByteWriter) {
+        writer.uint8(change.epoch)
+        writer.fixed(change.verifier, count: 32)
+        let boxes = change.boxes.sorted { $0.key.uuidString < $1.key.uuidString }.prefix(EpochChange.maximumBoxes)
+        writer.uint16(UInt16(boxes.count))
+        for (id, box) in boxes {
+            writer.uuid(id)
+            writer.fixed(box, count: EpochChange.boxLength)
+        }
+    }
+
+    private static func readEpochChange(_ reader: inout ByteReader) throws(WireError) -> EpochChange? {
+        let epoch = try reader.uint8()
+        let verifier = try reader.fixed(32)
+        let count = Int(try reader.uint16())
+        guard count <= EpochChange.maximumBoxes else { return nil }
+        var boxes: [UUID: [UInt8]] = [:]
+        for _ in 0..<count {
+            let id = try reader.uuid()
+            guard boxes.updateValue(try reader.fixed(EpochChange.boxLength), forKey: id) == nil else { return nil }
+        }
+        return EpochChange(epoch: epoch, verifier: verifier, boxes: boxes)
     }
 
     /// The change a record holds, nil when it is none (no marker, an unknown tag, a field out of
@@ -67,6 +110,22 @@ package enum RoleRecord {
                 for _ in 0..<count { departed.append(try reader.uuid()) }
                 change = .claim(departed: departed)
             case 5: change = .reinstate
+            case 6:
+                let id = try reader.uuid()
+                guard let epochChange = try readEpochChange(&reader) else { return nil }
+                change = .kick(id, epochChange)
+            case 7:
+                guard let epochChange = try readEpochChange(&reader) else { return nil }
+                change = .rekey(epochChange)
+            case 8:
+                let count = Int(try reader.uint8())
+                var secrets: [UInt8: SessionSecret] = [:]
+                for _ in 0..<count {
+                    let epoch = try reader.uint8()
+                    guard let secret = SessionSecret(bytes: try reader.fixed(32)),
+                          secrets.updateValue(secret, forKey: epoch) == nil else { return nil }
+                }
+                change = .epochHistory(secrets)
             default: return nil
             }
             try reader.finish()

@@ -25,7 +25,55 @@ extension SessionMachine {
         }
         let before = roleBook.current
         guard let event = roleBook.apply(change, by: signed.sender, order: order) else { return [] }
-        return [.roleEvent(event)] + (roleBook.current == before ? [] : [.publishRoles(roleBook.current)])
+        let out: [EventDirective] = [.roleEvent(event)] + (roleBook.current == before ? [] : [.publishRoles(roleBook.current)])
+        return event.refusal == nil ? out + accepted(change, by: signed.sender) : out
+    }
+
+    /// What an accepted change does beyond the roles: a removal ends the session for the one
+    /// removed and moves everyone else to the new epoch, as a rekey does; an epoch history
+    /// hands on older keys.
+    private mutating func accepted(_ change: RoleChange, by sender: UUID) -> [EventDirective] {
+        switch change {
+        case .kick(let target, let epochChange):
+            let name = participant(identifiedBy: sender)?.displayName ?? "an operator"
+            if target == localParticipant.id { return invalidate(GroupSessionError(.removed, "removed by \(name)")) }
+            var out = enter(epochChange, by: sender, removing: target)
+            // The one removed is out of the activity at once, whatever the relay says of it.
+            if active.remove(target) != nil { out.append(.publishActive(activeParticipants)) }
+            if away.remove(target) != nil {
+                awaySince[target] = nil
+                out.append(.publishAway(awayParticipants))
+            }
+            return out
+        case .rekey(let epochChange):
+            return enter(epochChange, by: sender, removing: nil)
+        case .epochHistory(let secrets):
+            for (epoch, secret) in secrets where epoch < roleBook.current.epoch { bodies.learn(secret, epoch: epoch) }
+            return []
+        default:
+            return []
+        }
+    }
+
+    /// Moves to `change`'s epoch: the secret from this participant's own box (checked against
+    /// the verifier), or the one it holds already (a late joiner's, from its invite or the
+    /// history), then sealing under it. The participant that made the change hands on the older
+    /// keys, sealed under the new one, for late joiners, and tells the relay (which admits by the
+    /// new epoch's verifier from then on, and drops `removed`). A participant the change left
+    /// out ends its session with the reason: nothing it sends could be read any more.
+    private mutating func enter(_ change: EpochChange, by sender: UUID, removing removed: UUID?) -> [EventDirective] {
+        let me = localParticipant.id
+        if let secret = change.secret(for: me, identity: bodies.identity) {
+            bodies.learn(secret, epoch: change.epoch, replacing: true)
+        } else if change.epoch > bodies.epoch, bodies.secret(of: change.epoch)?.verifier != change.verifier {
+            let name = participant(identifiedBy: sender)?.displayName ?? "an operator"
+            return invalidate(GroupSessionError(.removed, "\(name) moved the session to a new key that this participant did not receive"))
+        }
+        bodies.advance(to: change.epoch)
+        guard sender == me else { return [] }
+        let older = bodies.secrets.filter { $0.key < change.epoch }
+        return [.announceEpoch(change.epoch, verifier: change.verifier, removing: removed)]
+            + (older.isEmpty ? [] : [.sendRoleRecord(.epochHistory(older))])
     }
 
     /// Notes the order of a record that is no role record, and when its signer first spoke:

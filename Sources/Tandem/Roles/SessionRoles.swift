@@ -13,6 +13,12 @@ public struct SessionRoles: Sendable, Hashable, CustomStringConvertible {
     public internal(set) var operators: Set<UUID>
     /// Who may do what.
     public internal(set) var policy: SessionPolicy
+    /// The participants removed from the session (`RoleChange.kick`), by identity: nothing they
+    /// sign after their removal is taken.
+    public internal(set) var removed: Set<UUID> = []
+    /// The session's epoch: 0 under the invite's first secret, one more at each removal or
+    /// rekey, each under a fresh secret (`EpochChange`).
+    public internal(set) var epoch: UInt8 = 0
 
     /// Roles with `operators` under `policy`.
     public init(operators: Set<UUID> = [], policy: SessionPolicy = SessionPolicy()) {
@@ -23,19 +29,22 @@ public struct SessionRoles: Sendable, Hashable, CustomStringConvertible {
     /// Whether `participant` is an operator.
     public func isOperator(_ participant: UUID) -> Bool { operators.contains(participant) }
 
+    /// Whether `participant` was removed from the session.
+    public func isRemoved(_ participant: UUID) -> Bool { removed.contains(participant) }
+
     /// Whether `participant` may change playback (play, pause, seek, rate, the item, the queue).
     public func mayChangePlayback(_ participant: UUID) -> Bool {
-        policy.playback == .everyone || isOperator(participant)
+        !isRemoved(participant) && (policy.playback == .everyone || isOperator(participant))
     }
 
     /// Whether `participant` may end the session for everyone.
     public func mayEnd(_ participant: UUID) -> Bool {
-        policy.ending == .everyone || isOperator(participant)
+        !isRemoved(participant) && (policy.ending == .everyone || isOperator(participant))
     }
 
-    /// A line for logs: the operators' identities and the policy.
+    /// A line for logs: the operators' identities, the policy and the epoch.
     public var description: String {
-        "operators \(operators.map(\.uuidString).sorted().joined(separator: ",")); \(policy)"
+        "operators \(operators.map(\.uuidString).sorted().joined(separator: ",")); \(policy); epoch \(epoch)"
     }
 }
 
@@ -84,10 +93,23 @@ public enum RoleChange: Sendable, Hashable, CustomStringConvertible {
     case claim(departed: [UUID])
     /// Take back the operator role a claim took from this participant, which had not left.
     case reinstate
+    /// Remove `participant` from the session for good, moving everyone else to the new epoch
+    /// `change` hands them (an operator's to make, never of itself).
+    case kick(UUID, EpochChange)
+    /// Move everyone to the new epoch `change` hands them, removing nobody: an invite that
+    /// leaked stops admitting once the relay knows (an operator's to make).
+    case rekey(EpochChange)
+    /// The older epochs' secrets, sealed in the newer epoch this record is sealed under, so that a
+    /// late joiner holding only the newest secret reads the whole history (an operator's to
+    /// send, after its kick or rekey was accepted).
+    case epochHistory([UInt8: SessionSecret])
 
     /// The change in a few words, for logs.
     public var description: String {
         switch self {
+        case .kick(let id, let change): "kick \(id) (epoch \(change.epoch))"
+        case .rekey(let change): "rekey (epoch \(change.epoch))"
+        case .epochHistory(let secrets): "epoch history (\(secrets.count) epochs)"
         case .grant(let id): "grant \(id)"
         case .revoke(let id): "revoke \(id)"
         case .policy(let policy): "policy (\(policy))"

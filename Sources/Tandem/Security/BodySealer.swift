@@ -4,7 +4,7 @@ import TandemNet
 import TandemWire
 
 /// Signs and seals what this participant sends in a session, and opens and checks what it
-/// receives: the seal (XChaCha20-Poly1305 under the session's key), then the signature, the
+/// receives: the seal (XChaCha20-Poly1305 under the key of the epoch the body names), then the signature, the
 /// session, the path and kind, the attachment, the retention the relay's header states, the
 /// sender the relay names, the recipients and the replay window of the sender on that path, in
 /// that order.
@@ -13,6 +13,10 @@ import TandemWire
 /// because they live here, not in the link. One counter per path (the path is signed), so that
 /// each path's replay window sees consecutive numbers: datagrams reordered around many reliable
 /// bodies are not taken for replays.
+///
+/// It holds a key for each epoch it knows (`EpochKeyring`): bodies are sealed under the newest
+/// one it was told to seal with (`advance(to:)`), and each body is opened with the key of the
+/// epoch it names, so that records sealed before a removal still open after it.
 final class BodySealer: Sendable {
     /// What a receiver expects of a body on the path it arrived by.
     struct Expectation: Sendable {
@@ -38,7 +42,8 @@ final class BodySealer: Sendable {
         var path: BodyPath
     }
 
-    let sealer: Sealer
+    /// The keys of the epochs this participant knows, and the one it seals with.
+    private let keyring: Mutex<EpochKeyring>
     let sessionID: UUID
     /// This participant's own key for the session.
     let identity: SigningKeyPair
@@ -47,8 +52,10 @@ final class BodySealer: Sendable {
     private let counters = Mutex<[BodyPath: UInt64]>([:])
     private let windows = Mutex<[WindowKey: ReplayWindow]>([:])
 
-    init(secret: SessionSecret, sessionID: UUID, identity: SigningKeyPair) {
-        sealer = Sealer(secret: secret, sessionID: sessionID)
+    /// A sealer holding `secret` as the key of `epoch` (an invite's: 0 unless the invite says
+    /// otherwise), sealing with it.
+    init(secret: SessionSecret, sessionID: UUID, identity: SigningKeyPair, epoch: UInt8 = 0) {
+        keyring = Mutex(EpochKeyring(sessionID: sessionID, secret: secret, epoch: epoch))
         self.sessionID = sessionID
         self.identity = identity
         localID = RelayAuthenticator.participantID(for: identity.publicKey)
@@ -66,6 +73,31 @@ final class BodySealer: Sendable {
                               senderKey: identity.publicKey, counter: nextCounter(on: path), recipients: listed,
                               attachment: attachment, payload: payload)
         return sealer.seal(body.signed(with: identity))
+    }
+
+    /// The sealer of the epoch bodies are sealed under now.
+    var sealer: Sealer { keyring.withLock { $0.sealing } }
+
+    /// The epoch bodies are sealed under now.
+    var epoch: UInt8 { keyring.withLock { $0.sealing.epoch } }
+
+    /// The secret of `epoch`, nil when this participant does not know it.
+    func secret(of epoch: UInt8) -> SessionSecret? { keyring.withLock { $0.secrets[epoch] } }
+
+    /// Every epoch's secret this participant knows.
+    var secrets: [UInt8: SessionSecret] { keyring.withLock { $0.secrets } }
+
+    /// Learns `secret` as the key of `epoch` (a key already held for it is replaced only when
+    /// `replacing`), without sealing with it yet.
+    func learn(_ secret: SessionSecret, epoch: UInt8, replacing: Bool = false) {
+        keyring.withLock { $0.learn(secret, epoch: epoch, replacing: replacing) }
+    }
+
+    /// Seals with the key of `epoch` from now on, when it is known and newer than the one in use;
+    /// whether it is the one in use afterwards.
+    @discardableResult
+    func advance(to epoch: UInt8) -> Bool {
+        keyring.withLock { $0.advance(to: epoch) }
     }
 
     /// The next counter on `path`: 1, 2, 3, ...
@@ -104,8 +136,11 @@ final class BodySealer: Sendable {
     }
 
     /// Every check of `open(_:expecting:)` but the replay window's: no state is read or
-    /// changed, so bodies may be verified in parallel.
-    private func verify(_ sealed: [UInt8], expecting expected: Expectation) -> Result<SignedBody, RejectionReason> {
+    /// changed, so bodies may be verified in parallel (and a joiner's history looked through
+    /// for older epochs' keys before it is taken in order).
+    func verify(_ sealed: [UInt8], expecting expected: Expectation) -> Result<SignedBody, RejectionReason> {
+        guard let epoch = Sealer.epoch(of: sealed) else { return .failure(.malformed) }
+        guard let sealer = keyring.withLock({ $0.sealers[epoch] }) else { return .failure(.unknownEpoch) }
         guard let plaintext = sealer.open(sealed) else { return .failure(.malformed) }
         let body: SignedBody
         switch SignedBody.verified(plaintext) {

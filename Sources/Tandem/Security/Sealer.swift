@@ -1,53 +1,69 @@
 import CSodium
 import Foundation
 
-/// Seals and opens bodies with XChaCha20-Poly1305 under a session's sealing key, bound to the
-/// session's identity, so that the relay (or anyone without the secret) can neither read nor
-/// alter what participants exchange.
+/// Seals and opens bodies with XChaCha20-Poly1305 under one epoch's sealing key, bound to the
+/// session's identity and to the epoch, so that the relay (or anyone without that epoch's
+/// secret) can neither read nor alter what participants exchange.
+///
+/// A sealed body is the epoch (one byte, in clear, so that a receiver picks the key to open it
+/// with), a random nonce, then the ciphertext and its tag. The epoch is also part of the
+/// authenticated data: a body whose epoch byte was changed does not open under any key.
 struct Sealer: Sendable {
     private let key: [UInt8]
     private let binding: [UInt8]
+    /// The epoch whose key this is: 0 for the invite's first secret, then one more at each
+    /// removal or rekey.
+    let epoch: UInt8
 
-    /// Bytes a sealed body adds: the nonce and the authentication tag.
-    static let overhead = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES) + Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)
+    /// Bytes a sealed body adds: the epoch, the nonce and the authentication tag.
+    static let overhead = 1 + Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES) + Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)
 
-    init(secret: SessionSecret, sessionID: UUID) {
+    init(secret: SessionSecret, sessionID: UUID, epoch: UInt8 = 0) {
         SodiumLibrary.initialise()
         key = secret.sealingKey
-        binding = withUnsafeBytes(of: sessionID.uuid) { Array($0) }
+        self.epoch = epoch
+        binding = withUnsafeBytes(of: sessionID.uuid) { Array($0) } + [epoch]
     }
 
-    /// `plaintext`, sealed: a random nonce followed by the ciphertext and its tag.
+    /// The epoch a sealed body names, nil when it is too short to be one.
+    static func epoch(of sealed: [UInt8]) -> UInt8? {
+        sealed.count >= overhead ? sealed[0] : nil
+    }
+
+    /// `plaintext`, sealed: the epoch, a random nonce, then the ciphertext and its tag.
     func seal(_ plaintext: [UInt8]) -> [UInt8] {
         let nonceLength = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)
         var output = [UInt8](repeating: 0, count: plaintext.count + Sealer.overhead)
+        output[0] = epoch
         output.withUnsafeMutableBufferPointer { buffer in
-            randombytes_buf(buffer.baseAddress!, nonceLength)
+            let nonce = buffer.baseAddress! + 1
+            randombytes_buf(nonce, nonceLength)
             var written: UInt64 = 0
             let result = crypto_aead_xchacha20poly1305_ietf_encrypt(
-                buffer.baseAddress! + nonceLength, &written,
+                nonce + nonceLength, &written,
                 plaintext, UInt64(plaintext.count),
                 binding, UInt64(binding.count),
-                nil, buffer.baseAddress!, key
+                nil, nonce, key
             )
-            precondition(result == 0 && Int(written) == plaintext.count + Sealer.overhead - nonceLength)
+            precondition(result == 0 && Int(written) == plaintext.count + Sealer.overhead - 1 - nonceLength)
         }
         return output
     }
 
-    /// The plaintext of a sealed body, or nil if it was not sealed with this session's key (or
-    /// was altered).
+    /// The plaintext of a sealed body, or nil if it was not sealed with this epoch's key for
+    /// this session (or was altered).
     func open(_ sealed: [UInt8]) -> [UInt8]? {
         let nonceLength = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)
-        guard sealed.count >= Sealer.overhead else { return nil }
+        guard sealed.count >= Sealer.overhead, sealed[0] == epoch else { return nil }
         var plaintext = [UInt8](repeating: 0, count: sealed.count - Sealer.overhead)
         var written: UInt64 = 0
         let result = sealed.withUnsafeBufferPointer { buffer in
-            crypto_aead_xchacha20poly1305_ietf_decrypt(
+            let nonce = buffer.baseAddress! + 1
+            return crypto_aead_xchacha20poly1305_ietf_decrypt(
                 &plaintext, &written, nil,
-                buffer.baseAddress! + nonceLength, UInt64(sealed.count - nonceLength),
+                nonce + nonceLength, UInt64(sealed.count - 1 - nonceLength),
                 binding, UInt64(binding.count),
-                buffer.baseAddress!, key
+                nonce, key
             )
         }
         guard result == 0 else { return nil }

@@ -25,6 +25,7 @@ public final class ActivityCenter: Sendable {
     private struct State {
         var relay: Relay?
         var displayName = ProcessInfo.processInfo.environment["USER"] ?? "someone"
+        var inviteLifetime: TimeSpan?
         var localClock: any MonotonicDerivedClock = SystemClock()
         /// Sessions not yet handed to a `sessions()` reader, by activity identifier.
         var undelivered: [String: [any AnySession]] = [:]
@@ -111,6 +112,15 @@ public final class ActivityCenter: Sendable {
         set { state.withLock { $0.displayName = newValue } }
     }
 
+    /// How long the invites of sessions this participant starts from now on admit joiners, nil
+    /// (the default) for as long as the session lives. The relay checks each joiner's ticket
+    /// (`Invitation.ticket`, signed with the creator's key) on its own clock; participants
+    /// admitted before the expiry stay.
+    public var inviteLifetime: TimeSpan? {
+        get { state.withLock { $0.inviteLifetime } }
+        set { state.withLock { $0.inviteLifetime = newValue } }
+    }
+
     /// Whether group sessions are possible now: a relay is configured and was reachable.
     public var isEligible: Bool { eligibility.value }
 
@@ -149,6 +159,10 @@ public final class ActivityCenter: Sendable {
         let bodies = BodySealer(secret: invitation.secret, sessionID: invitation.sessionID, identity: SigningKeyPair())
         // The creator is the first operator: every invitee learns it from the invite.
         invitation.creator = bodies.localID
+        if let lifetime = inviteLifetime {
+            let expiry = UInt64(max(0, Date().timeIntervalSince1970 + lifetime.seconds))
+            invitation.ticket = InviteTicket.make(sessionID: invitation.sessionID, expiry: expiry, key: bodies.identity)
+        }
         let session = try GroupSession(center: self, activity: activity, invitation: invitation, bodies: bodies, link: nil, welcome: nil)
         deliver(session, identifier: Activity.activityIdentifier)
         return session
@@ -168,18 +182,23 @@ public final class ActivityCenter: Sendable {
             throw GroupSessionError(.noRelay, "no relay is configured to reach \(invitation.host):\(invitation.port)")
         }
         // A fresh key, hence a fresh identity, for each session: kept in memory only.
-        let bodies = BodySealer(secret: invitation.secret, sessionID: invitation.sessionID, identity: SigningKeyPair())
-        let request = RelayJoinRequest(
+        let bodies = BodySealer(secret: invitation.secret, sessionID: invitation.sessionID, identity: SigningKeyPair(),
+                                epoch: invitation.epoch)
+        var request = RelayJoinRequest(
             sessionID: invitation.sessionID, displayName: displayName, identity: bodies.identity,
             sessionKey: invitation.secret.signingKey, createIfAbsent: false, activity: [],
             presence: bodies.keptPresence(name: displayName)
         )
+        request.ticket = invitation.ticket
         let link: any RelayLink
         do {
             link = try await connector.join(request)
         } catch {
             throw GroupSessionError.from(error)
         }
+        // An invite of a later epoch opens the activity (sealed when the session began) with the
+        // older keys the history hands on.
+        bodies.learnEpochs(from: link.welcome.orderedHistory)
         let description: ActivityDescription
         do {
             description = try ActivityDescription.open(link.welcome.activity, bodies: bodies)

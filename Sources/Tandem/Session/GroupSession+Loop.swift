@@ -171,9 +171,16 @@ extension GroupSession {
                 for reader in readers.roleEvents.values { reader.yield(event) }
             case .publishRoles(let roles):
                 $roles.storage.value = roles
+            case .sendRoleRecord(let change):
+                _ = try? sendOrdered(RoleRecord.encode(change), kind: .roles, retention: .kept)
+            case .announceEpoch(let epoch, let verifier, let removed):
+                // Only the network relay enforces removals; an in-memory one admits by the invite.
+                (link as? RelayClientLink)?.announceEpoch(epoch, verifier: verifier, removing: removed)
             case .followClock:
                 followClock()
             case .invalidate(let reason):
+                // One removed leaves the relay at once: nothing it could send would be taken.
+                if reason.code == .removed, let link { depart(link, reason: nil) }
                 finish(reason)
             }
         }

@@ -48,7 +48,8 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
     public let isLocallyInitiated: Bool
     /// This participant.
     public let localParticipant: Participant
-    /// The invite that lets others join: pass it on (`invitation.url`).
+    /// The invite the session began with: pass it on (`invitation.url`) until an operator
+    /// removes someone or rekeys, after which `currentInvitation` is the one that admits.
     public let invitation: Invitation
 
     /// Where the session stands for this participant.
@@ -190,11 +191,12 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
             onLoop { [self] in perform(machine.onJoinFailed(reason)) }
             return
         }
-        let request = RelayJoinRequest(
+        var request = RelayJoinRequest(
             sessionID: id, displayName: localParticipant.displayName, identity: bodies.identity,
             sessionKey: invitation.secret.signingKey, createIfAbsent: isLocallyInitiated, activity: description,
             presence: bodies.keptPresence(name: localParticipant.displayName)
         )
+        request.ticket = invitation.ticket
         do throws(RelayError) {
             let link: any RelayLink
             if let chooser = relay.connector as? any ParticipantLoopConnector {
@@ -278,7 +280,7 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
     }
 
     /// Tells the relay this participant leaves (`reason` nil) or ends the session for everyone.
-    private func depart(_ link: any RelayLink, reason: String?) {
+    func depart(_ link: any RelayLink, reason: String?) {
         departure.start()
         let departure = departure
         switch (link as? RelayClientLink, reason) {

@@ -28,6 +28,9 @@ public struct GroupSessionError: Error, Sendable, Equatable, CustomStringConvert
         case unsupportedType
         /// The session's roles or policy do not let this participant do it (`SessionRoles`).
         case notPermitted
+        /// An operator removed this participant from the session (`RoleChange.kick`), or moved
+        /// the session to a key this participant did not receive.
+        case removed
     }
 
     /// What kind of ending or failure.
@@ -51,6 +54,7 @@ public struct GroupSessionError: Error, Sendable, Equatable, CustomStringConvert
         switch error.code {
         case .tooLarge: GroupSessionError(.tooLarge, error.description, relayError: error)
         case .sessionEnded: GroupSessionError(.ended, error.description, relayError: error)
+        case .removed: GroupSessionError(.removed, error.description, relayError: error)
         case .attachmentNotFound: GroupSessionError(.attachmentNotFound, error.description, relayError: error)
         default: GroupSessionError(.relay, error.description, relayError: error)
         }

@@ -15,6 +15,10 @@ import TandemNet
 /// An invite names the session's creator too, first in the query (`?o=ID&k=SECRET`): its
 /// participant identity, which its signing key certifies, so that every invitee knows who the
 /// first operator is (`GroupSession.roles`) without trusting the relay for it.
+///
+/// After an operator removed someone or rekeyed the session, the invite carries the newest
+/// epoch's secret and names its epoch (`&e=N`, absent for epoch 0): a joiner seals under it and
+/// learns the older epochs' keys from the history (`RoleChange.epochHistory`).
 public struct Invitation: Sendable, Hashable, CustomStringConvertible {
     /// The first relay's host name or address (IPv6 without brackets).
     public var host: String
@@ -29,6 +33,16 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
     /// The session's creator, its first operator (`o=` in the query); nil in an invite that
     /// names none, whose session then has no operator.
     public var creator: UUID?
+    /// The epoch whose secret `secret` is (`e=` in the query; 0 when absent).
+    public var epoch: UInt8 = 0
+    /// The invite's ticket when its session's invites expire (`x=` in the query): the expiry,
+    /// signed with the creator's key, which the relay checks on its clock (`InviteTicket`).
+    public var ticket: [UInt8]?
+
+    /// When the invite stops admitting, nil when it does not expire.
+    public var expiry: Date? {
+        ticket.flatMap(InviteTicket.expiry(of:)).map { Date(timeIntervalSince1970: TimeInterval($0)) }
+    }
 
     /// An invite to `sessionID` on the relay at `host`:`port`.
     public init(host: String, port: UInt16, sessionID: UUID, secret: SessionSecret) {
@@ -62,7 +76,9 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
         let hostPart = host.contains(":") ? "[\(host)]" : host
         let further = furtherRelays.map { "&r=\($0)" }.joined()
         let creatorPart = creator.map { "o=\($0.uuidString.lowercased())&" } ?? ""
-        return "tandem://\(hostPart):\(port)/\(sessionID.uuidString.lowercased())?\(creatorPart)k=\(secret.text)\(further)"
+        let epochPart = epoch == 0 ? "" : "&e=\(epoch)"
+        let ticketPart = ticket.map { "&x=\(Base64URL.encode($0))" } ?? ""
+        return "tandem://\(hostPart):\(port)/\(sessionID.uuidString.lowercased())?\(creatorPart)k=\(secret.text)\(epochPart)\(ticketPart)\(further)"
     }
 
     /// Reads an invite from its URL text; throws a clear error for anything else.
@@ -104,6 +120,20 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
                 throw InvitationError("the invite's creator (o=) is not a participant identity")
             }
             self.creator = id
+        }
+        let epochs = items.filter { $0.name == "e" }
+        guard epochs.count <= 1 else { throw InvitationError("the invite names its epoch (e=) more than once") }
+        if let epoch = epochs.first {
+            guard let number = epoch.value.flatMap(UInt8.init) else { throw InvitationError("the invite's epoch (e=) is not a number from 0 to 255") }
+            self.epoch = number
+        }
+        let tickets = items.filter { $0.name == "x" }
+        guard tickets.count <= 1 else { throw InvitationError("the invite carries its ticket (x=) more than once") }
+        if let ticket = tickets.first {
+            guard let bytes = ticket.value.flatMap(Base64URL.decode), InviteTicket.expiry(of: bytes) != nil else {
+                throw InvitationError("the invite's ticket (x=) is malformed")
+            }
+            self.ticket = bytes
         }
     }
 

@@ -26,6 +26,13 @@ public struct RejectionReason: RawRepresentable, Sendable, Hashable, Error, Cust
     /// Its counter was seen already, or is older than the replay window.
     public static let replayed = RejectionReason(rawValue: "replayed")
 
+    /// It was sealed under an epoch's key this participant does not hold (a participant removed
+    /// from the session holds none of the epochs after its removal).
+    public static let unknownEpoch = RejectionReason(rawValue: "unknown-epoch")
+    /// Its signer was removed from the session (`RoleChange.kick`) before it was ordered or
+    /// received.
+    public static let removed = RejectionReason(rawValue: "removed")
+
     /// The word.
     public var description: String { rawValue }
 }

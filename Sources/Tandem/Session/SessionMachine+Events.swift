@@ -33,6 +33,12 @@ extension SessionMachine {
         case roleEvent(SessionRoleEvent)
         /// Publish the session's roles: they changed.
         case publishRoles(SessionRoles)
+        /// Send this role record for ordering (the older epochs' keys, after this participant's
+        /// own move to a new epoch was accepted).
+        case sendRoleRecord(RoleChange)
+        /// Tell the relay the session moved to this epoch (its verifier), removing this
+        /// participant (nil for a rekey).
+        case announceEpoch(UInt8, verifier: [UInt8], removing: UUID?)
         /// The link resumed, perhaps on another relay: the session clock follows it there.
         case followClock
         /// The session is over here: finish every sequence, with this reason.
@@ -109,6 +115,7 @@ extension SessionMachine {
             out.append(reject(Rejection(reason: .forgedIdentity, sender: record.id, path: "participant")))
             return nil
         }
+        keys[record.id] = record.publicKey
         var name = record.displayName
         if !record.presence.isEmpty {
             let expectation = BodySealer.Expectation(path: .journal, kinds: [.presence], sender: record.id, attachment: nil,
@@ -137,6 +144,7 @@ extension SessionMachine {
         case .success(let opened): signed = opened
         case .failure(let reason): return [reject(Rejection(reason: reason, sender: sender, path: "message"))]
         }
+        if roleBook.current.isRemoved(signed.sender) { return [reject(Rejection(reason: .removed, sender: signed.sender, path: "message"))] }
         switch (signed.kind, SessionEnvelope(decoding: signed.payload)) {
         case (.presence, .presence(let name)?):
             // The signed name is the participant's own word; the relay's is replaced by it.
@@ -168,9 +176,15 @@ extension SessionMachine {
     /// coordinator, or waits in the backlog until it reads. An order at or below the last one
     /// taken is a duplicate: reported, and not passed on.
     mutating func ordered(_ delivery: OrderedDelivery, opened: Result<SignedBody, RejectionReason>) -> [EventDirective] {
+        // A history's record after one that ended the session (its participant's removal) changes nothing.
+        guard !isInvalidated else { return [] }
         if let lastOrder, delivery.order <= lastOrder {
             return [reject(Rejection(reason: .replayed, sender: delivery.sender, path: "ordered"))]
         }
+        // What a removed participant signs holds its order and changes nothing, alike everywhere:
+        // the roles in force are those of every record before this one.
+        var opened = opened
+        if case .success(let signed) = opened, roleBook.current.isRemoved(signed.sender) { opened = .failure(.removed) }
         lastOrder = delivery.order
         digests.record(delivery)
         var out: [EventDirective] = []

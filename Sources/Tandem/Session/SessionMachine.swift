@@ -104,6 +104,9 @@ struct SessionMachine<Activity: GroupActivity>: Sendable {
     var seniority: [UUID: UInt64] = [:]
     /// The roles this participant last sent a claim or a reinstatement for (once each).
     var answeredRoles: SessionRoles?
+    /// Each self-certified participant's public key, by identity: a new epoch's secret is
+    /// sealed to these (`EpochChange`).
+    var keys: [UUID: [UInt8]] = [:]
 
     /// A machine for `localParticipant`, whose `bodies` holds its key for the session, in a
     /// session created by `creator` (its first operator; nil when the invite named none).
@@ -202,6 +205,7 @@ struct SessionMachine<Activity: GroupActivity>: Sendable {
     /// every processor), then each record in order as `onRelayEvent(.ordered)` takes it.
     mutating func onOrderedHistory(_ history: [OrderedDelivery], at now: LocalInstant) -> [EventDirective] {
         guard !isInvalidated else { return [] }
+        bodies.learnEpochs(from: history)
         let opened = bodies.open(history.map { ($0.body, Self.expectation(ordered: $0)) })
         var out: [EventDirective] = []
         for (delivery, body) in zip(history, opened) { out += ordered(delivery, opened: body) }

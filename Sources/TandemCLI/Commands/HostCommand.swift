@@ -20,18 +20,20 @@ enum HostCommand: Command {
     static let words = ["host"]
     static let usage = "host MEDIA…|URL [--control everyone|operators] [--port P] [--bind HOST] [--advertise HOST] [--relay HOST:PORT[,HOST:PORT…]] [--relay-linger SECONDS] [--session-epoch random|NS] [--name NAME] [--video none|terminal] "
         + "[--presentation-log PATH] [--json | --verbose] [--log FILE] [--clock-offset SECONDS] [--clock-drift-ppm PPM] "
-        + "[--latency-offset MS] [--max-hold SECONDS] " + AudioOptions.usage + " "
+        + "[--latency-offset MS] [--max-hold SECONDS] [--invite-expires DURATION] " + AudioOptions.usage + " "
         + "[--player builtin|mpv] [--mpv-ipc PATH] [--mpv-args \"ARGS\"] [--follow scheduled|on-receipt] [--decode-throttle FACTOR (bench only)] [--wake-guard] " + RelayLimitOptions.usage
     static let summary = "host a watch-together session (on a relay of its own that outlives it, or --relay) and print its invite"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay", "relay-linger", "session-epoch", "control", "max-hold"])
+        let arguments = try Arguments(arguments, options: WatchOptions.valueOptions.union(["port", "bind", "advertise", "relay", "relay-linger",
+                                                                                        "session-epoch", "control", "max-hold", "invite-expires"])
             .union(RelayLimitOptions.names), flags: WatchOptions.flags)
         let media = try mediaList(arguments.positionals)
         let file = media[0]
         var options = try WatchOptions(arguments, defaultName: "host")
         options.maximumHold = try WatchOptions.maximumHold(arguments)
         let control = try controlOption(arguments)
+        let inviteLifetime = try inviteLifetimeOption(arguments)
         // Checked here, to fail before anything starts; the relay process reads them again.
         _ = try RelayLimitOptions.configuration(arguments)
         guard let port = UInt16(exactly: try arguments.int("port", default: Int(ServeCommand.defaultPort))!) else {
@@ -55,6 +57,7 @@ enum HostCommand: Command {
         let center = ActivityCenter.shared
         center.displayName = options.name
         center.localClock = options.clock
+        center.inviteLifetime = inviteLifetime
         if let relay = arguments.value("relay") {
             // Standalone relays (`tandem serve`) elsewhere: the session starts on the first, the
             // invite names them all; sessions probe the time service of the relay they joined on.
@@ -91,6 +94,18 @@ enum HostCommand: Command {
     }
 
     /// The relay limit flags given, to pass on to the relay process as they were given.
+    /// `--invite-expires DURATION`: how long the invite admits joiners (`90s`, `30m`, `2h`, `1d`, or
+    /// seconds alone; at most 30 days), nil when not given.
+    static func inviteLifetimeOption(_ arguments: Arguments) throws(CLIError) -> TimeSpan? {
+        guard let text = arguments.value("invite-expires") else { return nil }
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+        let (number, unit) = text.last.flatMap { units[$0] }.map { (String(text.dropLast()), $0) } ?? (text, 1)
+        guard let value = Double(number), value.isFinite, value > 0, value * unit <= 30 * 86_400 else {
+            throw .usage("--invite-expires is a duration such as 90s, 30m, 2h or 1d (at most 30 days), not '\(text)'")
+        }
+        return .seconds(value * unit)
+    }
+
     /// `--control everyone|operators`: who may control playback (default everyone).
     static func controlOption(_ arguments: Arguments) throws(CLIError) -> SessionPolicy.Control {
         guard let text = arguments.value("control") else { return .everyone }

@@ -34,7 +34,9 @@ enum WatchOptionsHelp {
         OptionHelp("--wake-guard", "keep the processors awake just before each frame once a wake-up was seen late (the built-in player; default: off)"),
         OptionHelp("commands", "lines on standard input when it is no terminal: play, pause, seek SECONDS, rate R, next, prev, "
             + "queue add PATH, say TEXT, offset MS, volume N, mute, health, op NAME and deop NAME (an operator makes NAME one, "
-            + "or takes it back), control operators|everyone (an operator sets who controls playback), leave, end "
+            + "or takes it back), control operators|everyone (an operator sets who controls playback), kick NAME (an operator "
+            + "removes NAME for good: the others move to a new key), rekey (a new key, removing nobody), invite (an operator's: "
+            + "the invite that admits now), leave, end "
             + "(ends the party for everyone: in a hosted party, an operator's)"),
     ]
 }
@@ -50,6 +52,8 @@ extension HostCommand {
          OptionHelp("--relay-linger SECONDS", "how long the relay this command starts stays once its last session is over, "
             + "for a later host on its port (default: 10; a relay reused keeps its own)"),
          OptionHelp("--session-epoch random|NS", "where the session's clock starts (default: random)"),
+         OptionHelp("--invite-expires DURATION", "the invite admits joiners for this long (90s, 30m, 2h, 1d; at most 30 days): "
+            + "the relay checks a ticket the host signs, on its own clock; those in stay (default: as long as the party)"),
          OptionHelp("--control everyone|operators", "who may play, pause, seek, change the rate, the item or the queue: "
             + "everyone (the default), or the operators alone (you, and whom an operator makes one with op NAME; "
             + "the status line marks them @NAME). Either way only operators end the party"),

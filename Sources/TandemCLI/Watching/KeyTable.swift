@@ -14,6 +14,7 @@ enum KeyTable {
         "for you:       9 0  quieter, louder     m  mute     - =  latency offset 10 ms",
         "               Enter  a chat line       h  the group's health",
         "               ?  these keys            q  leave (the others watch on)",
+        "operators:     i  the invite to pass on (the new one after kick NAME or rekey)",
     ]
 }
 

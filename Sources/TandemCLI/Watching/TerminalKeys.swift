@@ -15,6 +15,8 @@ enum WatchKey: Equatable {
     case help
     /// `h`: the group's health, one line per participant.
     case health
+    /// `i`: the invite to pass on now (an operator's to see).
+    case invite
     /// Enter: the chat prompt opens, empty.
     case openPrompt
     /// The prompt's text changed (a key typed, Backspace).
@@ -117,6 +119,7 @@ struct KeyParser {
             case UInt8(ascii: "<"): return .previous
             case UInt8(ascii: "?"): return .help
             case UInt8(ascii: "h"): return .health
+            case UInt8(ascii: "i"): return .invite
             default: return nil
             }
         }

@@ -129,6 +129,18 @@ struct WatchRunner {
 
     /// The group's health (`GroupHealth`), one line per participant, above the status line at a
     /// terminal, on standard output otherwise.
+    /// The invite to pass on now (`invite`, key `i`), an operator's to see: the newest key's,
+    /// once someone was removed or the party rekeyed. Printed as the health table is; anyone
+    /// else is told why not.
+    func showInvite(_ party: WatchParty) {
+        do {
+            let invite = try party.currentInvite()
+            if StatusArea.shared.isActive { StatusArea.shared.printAbove(invite) } else { printOutput(invite) }
+        } catch {
+            refuse("\(error)", party: party)
+        }
+    }
+
     func showHealth(_ party: WatchParty) {
         let lines = party.health()?.lines ?? ["not watching yet"]
         for line in lines {
@@ -170,13 +182,14 @@ struct WatchRunner {
     }
 
     /// 0 when this participant left or ended the session itself; otherwise one clear line on
-    /// standard error and a non-zero status: 3 when someone else ended it, 1 when it was lost.
+    /// standard error and a non-zero status: 3 when someone else ended it or removed this
+    /// participant, 1 when it was lost.
     static func exitStatus(for ending: GroupSessionError?, endedHere: Bool) -> Int32 {
         guard let ending else { return 0 }
         switch ending.code {
         case .left: return 0
         case .ended where endedHere: return 0
-        case .ended:
+        case .ended, .removed:
             printError("tandem: \(ending.detail)")
             return 3
         default:
@@ -242,8 +255,9 @@ struct WatchRunner {
                 case "leave": party.leave()
                 case "end":
                     if let refusal = party.endRefusal { refuse("end: \(refusal)", party: party) } else { party.end() }
-                case "op", "deop", "control": try runRoleCommand(words, party: party)
-                default: refuse("unknown command '\(verb)' (play, pause, seek SECONDS, rate R, next, prev, queue add PATH, say TEXT, offset MS, volume N, mute, health, stall SECONDS [nowait], wait SECONDS, op NAME, deop NAME, control operators|everyone, leave, end)", party: party)
+                case "op", "deop", "control", "kick", "rekey": try runRoleCommand(words, party: party)
+                case "invite": showInvite(party)
+                default: refuse("unknown command '\(verb)' (play, pause, seek SECONDS, rate R, next, prev, queue add PATH, say TEXT, offset MS, volume N, mute, health, stall SECONDS [nowait], wait SECONDS, op NAME, deop NAME, control operators|everyone, kick NAME, rekey, invite, leave, end)", party: party)
                 }
             } catch {
                 // The watch is over (a `wait` cut short): nothing more to say.
@@ -277,12 +291,17 @@ struct WatchRunner {
         try party.throttle(factor: factor, seconds: seconds)
     }
 
-    /// The role commands: `op NAME`, `deop NAME`, `control operators|everyone`.
+    /// The role commands: `op NAME`, `deop NAME`, `control operators|everyone`, `kick NAME`,
+    /// `rekey`.
     private func runRoleCommand(_ words: [String], party: WatchParty) throws {
         let rest = words.dropFirst().joined(separator: " ")
         switch words.first {
         case "op": try party.makeOperator(named: rest)
         case "deop": try party.revokeOperator(named: rest)
+        case "kick": try party.remove(named: rest)
+        case "rekey":
+            guard rest.isEmpty else { throw CLIError.usage("rekey takes nothing after it") }
+            try party.rekey()
         default:
             guard let control = SessionPolicy.Control(rawValue: rest) else { throw CLIError.usage("control operators|everyone") }
             try party.setControl(control)
@@ -304,7 +323,7 @@ struct WatchRunner {
     /// `p` play or pause, left and right seek 5 s (shift: 30 s), `[` and `]` change the rate by
     /// 0.1, Backspace resets it, `<` and `>` move through the queue, `9` and `0` the volume by
     /// 10 %, `m` mutes or unmutes, `-` and `=` the latency offset by 10 ms, Enter opens the chat
-    /// prompt, `?` shows the keys, `h` the group's health, `q` leaves, `e` pressed twice within
+    /// prompt, `?` shows the keys, `h` the group's health, `i` the invite (operators), `q` leaves, `e` pressed twice within
     /// 3 s ends the session for everyone.
     private func runKeys(_ keys: TerminalKeys, party: WatchParty) async {
         StatusArea.shared.printAbove(KeyTable.hint)
@@ -333,6 +352,7 @@ struct WatchRunner {
                     }
                 case .help: for line in KeyTable.lines { StatusArea.shared.printAbove(line) }
                 case .health: showHealth(party)
+                case .invite: showInvite(party)
                 case .openPrompt: StatusArea.shared.setPrompt("")
                 case .prompt(let text): StatusArea.shared.setPrompt(text)
                 case .cancelPrompt: StatusArea.shared.setPrompt(nil)

@@ -32,6 +32,10 @@ public struct RelayError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The relay creates sessions only for its own host, and this creator did not prove its
         /// creation key.
         case creationRefused
+        /// An operator removed this participant from the session; the relay refuses it from then on.
+        case removed
+        /// The invite expired, or its ticket does not verify.
+        case inviteExpired
     }
 
     /// What kind of failure.
@@ -62,6 +66,8 @@ public struct RelayError: Error, Sendable, Equatable, CustomStringConvertible {
         case .wrongIdentity: "identity refused: \(detail)"
         case .queueFull: "sending faster than the link delivers: \(detail)"
         case .creationRefused: "the relay refused to create the session: \(detail)"
+        case .removed: detail
+        case .inviteExpired: "the invite no longer admits: \(detail)"
         }
     }
 

@@ -92,6 +92,10 @@ public struct RelayJoinRequest: Sendable {
     /// and handed to every joiner; ignored otherwise. At most `RelayLimits.maximumMetadata` bytes.
     public var activity: [UInt8]
 
+    /// The invite's ticket (`InviteTicket`), for a session whose invites expire: a creator's
+    /// makes the session one, a joiner's must be valid on the relay's clock.
+    public var ticket: [UInt8]?
+
     /// A join request for `displayName` with the participant key `identity` (a fresh one by
     /// default), proven with `sessionKey`.
     public init(sessionID: UUID, displayName: String, identity: SigningKeyPair = SigningKeyPair(),

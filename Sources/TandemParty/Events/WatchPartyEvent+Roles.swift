@@ -3,7 +3,7 @@ import Tandem
 
 extension WatchPartyEvent {
     /// `roles`: what a role record did: who (`by`), the change in words (`change`: `op NAME`,
-    /// `deop NAME`, `control operators`, `claim`, `reinstate`), the operators after it, who may
+    /// `deop NAME`, `control operators`, `claim`, `reinstate`, `kick NAME`, `rekey`, `keys`), the operators after it, who may
     /// control playback (`control`), and why every participant refused it (`refused`, absent
     /// when accepted).
     public struct Roles: Sendable, Equatable, Codable {
@@ -31,6 +31,9 @@ extension WatchPartyEvent {
             case .policy(let policy): "control \(policy.playback)"
             case .claim: "claim"
             case .reinstate: "reinstate"
+            case .kick(let id, _): "kick \(name(id))"
+            case .rekey: "rekey"
+            case .epochHistory: "keys"
             }
             self.init(by: name(event.originator), change: change, operators: event.roles.operators.map(name).sorted(),
                       control: event.roles.policy.playback.rawValue, refused: event.refusal)
@@ -39,7 +42,8 @@ extension WatchPartyEvent {
 }
 
 extension EventSentence {
-    /// "Ana made Ben an operator", "Ana let operators alone control playback", "Ben took over as
+    /// "Ana made Ben an operator", "Ana let operators alone control playback", "Ana removed Ben
+    /// from the party", "Ben took over as
     /// operator (everyone who had the role left)", "Ben could not make Cy an operator: only
     /// operators may make others operators".
     static func rolesSentence(_ roles: WatchPartyEvent.Roles) -> String {
@@ -50,6 +54,9 @@ extension EventSentence {
             case "op": "make \(subject) an operator"
             case "deop": "take the operator role from \(subject)"
             case "control": "change who controls playback"
+            case "kick": "remove \(subject)"
+            case "rekey": "change the party's key"
+            case "keys": "hand on the party's older keys"
             default: "take the operator role"
             }
             return "\(roles.by) could not \(attempt): \(refused)"
@@ -60,6 +67,9 @@ extension EventSentence {
         case "control" where subject == "operators": "\(roles.by) let operators alone control playback"
         case "control": "\(roles.by) let everyone control playback"
         case "reinstate": "\(roles.by) is back as operator (they had not left)"
+        case "kick": "\(roles.by) removed \(subject) from the party"
+        case "rekey": "\(roles.by) changed the party's key: only the new invite reads what follows"
+        case "keys": "\(roles.by) handed on the party's older keys to those who join later"
         default: "\(roles.by) took over as operator (everyone who had the role left)"
         }
     }

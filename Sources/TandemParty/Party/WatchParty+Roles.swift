@@ -31,6 +31,29 @@ extension WatchParty {
         do { try session.revokeOperator(participant) } catch { throw WatchPartyError.failure("deop: \(error)") }
     }
 
+    /// Removes the participant called `name` from the party for good (`kick NAME`): the others
+    /// move to a new key it never receives, and its session ends with the reason.
+    public func remove(named name: String) throws {
+        let participant = try self.participant(named: name, verb: "kick")
+        do { try session.remove(participant) } catch { throw WatchPartyError.failure("kick: \(error)") }
+    }
+
+    /// Moves the party to a new key, removing nobody (`rekey`): what follows is read only with
+    /// the new invite (`invite`).
+    public func rekey() throws {
+        do { try session.rekey() } catch { throw WatchPartyError.failure("rekey: \(error)") }
+    }
+
+    /// The invite to pass on now (`invite`): the newest key's, an operator's to see; a clear
+    /// error for anyone else.
+    public func currentInvite() throws -> String {
+        let roles = session.roles
+        guard roles.isOperator(session.localParticipant.id) else {
+            throw WatchPartyError.failure("invite: only operators may see the invite\(operatorsClause(roles))")
+        }
+        return session.currentInvitation.url.absoluteString
+    }
+
     /// Sets who may control playback (`control operators|everyone`); who may end the party
     /// stays as it is.
     public func setControl(_ control: SessionPolicy.Control) throws {
@@ -58,8 +81,8 @@ extension WatchParty {
 
     /// The active participant called `name` (as the status line names them, or by its plain
     /// name when only one has it); a clear error otherwise.
-    private func participant(named name: String) throws -> Participant {
-        guard !name.isEmpty else { throw WatchPartyError.usage("name a participant: op NAME") }
+    private func participant(named name: String, verb: String = "op") throws -> Participant {
+        guard !name.isEmpty else { throw WatchPartyError.usage("name a participant: \(verb) NAME") }
         let active = session.activeParticipants
         if let exact = active.first(where: { $0.name(among: active) == name }) { return exact }
         let plain = active.filter { $0.displayName == name }
@@ -76,6 +99,8 @@ extension WatchParty {
             if case .invalidated = session.state { return }
             switch event.change {
             case .claim, .reinstate: if event.refusal != nil { continue }
+            // Handing on older keys is the kicking operator's client's own follow-up.
+            case .epochHistory: if event.refusal == nil { continue }
             default: break
             }
             emit(.roles(.init(event, naming: name(of:))))

@@ -38,4 +38,11 @@ public struct RelayFaultCode: RawRepresentable, Sendable, Hashable {
     /// hello did not prove that key. A peer that does not know the code reads a protocol
     /// violation, with the relay's text.
     public static let creationRefused = RelayFaultCode(rawValue: 13)
+    /// An operator removed the participant from the session: its connection is dropped and its
+    /// proofs refused from then on. A peer that does not know the code reads a protocol
+    /// violation, with the relay's text.
+    public static let removed = RelayFaultCode(rawValue: 14)
+    /// The invite's ticket expired (the relay's clock is past the expiry its creator signed), does
+    /// not verify, or is missing for a session whose invites expire.
+    public static let inviteExpired = RelayFaultCode(rawValue: 15)
 }

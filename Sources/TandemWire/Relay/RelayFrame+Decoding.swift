@@ -29,9 +29,14 @@ extension RelayFrame {
                 sessionID: try reader.uuid(), participant: try reader.participant(), create: try reader.bool(),
                 activity: try reader.bytes(limit: RelayWireLimits.maximumMetadata),
                 resume: try reader.bool(), received: try reader.uint64())
-            // The creation proof, present only when given (any other length left over is a defect).
-            if reader.remaining == RelayWireLimits.creationProofLength {
-                hello.creationProof = try reader.fixed(RelayWireLimits.creationProofLength)
+            // The creation proof, then the invite's ticket, each present only when given: their
+            // lengths tell which (any other length left over is a defect).
+            let (proof, ticket) = (RelayWireLimits.creationProofLength, RelayWireLimits.inviteTicketLength)
+            if reader.remaining == proof || reader.remaining == proof + ticket {
+                hello.creationProof = try reader.fixed(proof)
+            }
+            if reader.remaining == ticket {
+                hello.ticket = try reader.fixed(ticket)
             }
             return .hello(hello)
         case .challenge:
@@ -109,6 +114,11 @@ extension RelayFrame {
             return .leave(sequence: try reader.uint64())
         case .end:
             return .end(sequence: try reader.uint64(), reason: try reader.text(limit: RelayWireLimits.maximumTextLength))
+        case .epoch:
+            let sequence = try reader.uint64()
+            let epoch = try reader.uint8()
+            let verifier = try reader.fixed(RelayWireLimits.publicKeyLength)
+            return .epoch(sequence: sequence, epoch: epoch, verifier: verifier, removed: try reader.bool() ? try reader.uuid() : nil)
         case .participantJoined:
             return .participantJoined(sequence: try reader.uint64(), participant: try reader.participant())
         case .delivery:

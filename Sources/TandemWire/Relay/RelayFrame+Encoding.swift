@@ -44,6 +44,7 @@ extension RelayFrame {
         case .leave: .leave
         case .end: .end
         case .proposal: .proposal
+        case .epoch: .epoch
         case .participantJoined: .participantJoined
         case .participantLeft: .participantLeft
         case .participantAway: .participantAway
@@ -72,6 +73,7 @@ extension RelayFrame {
             writer.bool(hello.resume)
             writer.uint64(hello.received)
             if let proof = hello.creationProof { writer.fixed(proof, count: RelayWireLimits.creationProofLength) }
+            if let ticket = hello.ticket { writer.fixed(ticket, count: RelayWireLimits.inviteTicketLength) }
         case let .challenge(nonce, sessionExists):
             writer.fixed(nonce)
             writer.bool(sessionExists)
@@ -139,6 +141,12 @@ extension RelayFrame {
         case let .end(sequence, reason):
             writer.uint64(sequence)
             writer.text(reason, limit: RelayWireLimits.maximumTextLength)
+        case let .epoch(sequence, epoch, verifier, removed):
+            writer.uint64(sequence)
+            writer.uint8(epoch)
+            writer.fixed(verifier, count: RelayWireLimits.publicKeyLength)
+            writer.bool(removed != nil)
+            if let removed { writer.uuid(removed) }
         case let .participantJoined(sequence, participant):
             writer.uint64(sequence)
             writer.participant(participant)

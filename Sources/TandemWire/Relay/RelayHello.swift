@@ -20,10 +20,15 @@ public struct RelayHello: Sendable, Hashable {
     /// On the wire it follows the other fields only when present, so that a hello without it is
     /// byte for byte the one every relay of this version reads.
     public var creationProof: [UInt8]?
+    /// The invite's ticket (`RelayWireLimits.inviteTicketLength` bytes: its expiry and the
+    /// creator's signature), for a session whose invites expire; nil otherwise. A creator's
+    /// ticket makes the session one whose joiners must each bring one. On the wire it follows
+    /// the creation proof, when present.
+    public var ticket: [UInt8]?
 
     /// A hello.
     public init(sessionID: UUID, participant: RelayParticipantEntry, create: Bool, activity: [UInt8],
-                resume: Bool, received: UInt64, creationProof: [UInt8]? = nil) {
+                resume: Bool, received: UInt64, creationProof: [UInt8]? = nil, ticket: [UInt8]? = nil) {
         self.sessionID = sessionID
         self.participant = participant
         self.create = create
@@ -31,5 +36,6 @@ public struct RelayHello: Sendable, Hashable {
         self.resume = resume
         self.received = received
         self.creationProof = creationProof
+        self.ticket = ticket
     }
 }

@@ -273,6 +273,17 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
         }
     }
 
+    /// Tells the relay the session moves to `epoch`, whose secret's verifier is `verifier`,
+    /// removing `removed` (nil for a rekey): a relay takes it from the session's creator alone,
+    /// then admits joiners by the new verifier and refuses the one removed. Any thread; nothing
+    /// comes back (the relay ignores one it does not take).
+    package func announceEpoch(_ epoch: UInt8, verifier: [UInt8], removing removed: UUID?) {
+        loop.execute { [self] in
+            guard !core.isClosed else { return }
+            apply(core.submit { .epoch(sequence: $0, epoch: epoch, verifier: verifier, removed: removed) }.directives)
+        }
+    }
+
     /// Test hook: drops the connection under the link as a network failure would. The link
     /// reconnects once `duration` has passed and resumes without loss, unless the relay's grace
     /// period ran out meanwhile.

@@ -127,7 +127,7 @@ struct RelayLinkCore: Sendable {
             participant: RelayParticipantEntry(id: request.participant.id, publicKey: request.identity.publicKey,
                                                displayName: request.participant.displayName, presence: request.presence),
             create: request.createIfAbsent, activity: hasJoined ? [] : request.activity,
-            resume: hasJoined, received: received, creationProof: proof)
+            resume: hasJoined, received: received, creationProof: proof, ticket: hasJoined ? nil : request.ticket)
         return [.transmit(.hello(hello))]
     }
 
@@ -553,6 +553,8 @@ struct RelayLinkCore: Sendable {
         case .wrongIdentity: RelayError(.wrongIdentity, fault.text)
         case .unavailable: RelayError(.unreachable, "the relay's cluster is unavailable: \(fault.text)")
         case .creationRefused: RelayError(.creationRefused, fault.text)
+        case .removed: RelayError(.removed, fault.text)
+        case .inviteExpired: RelayError(.inviteExpired, fault.text)
         default: RelayError(.protocolViolation, fault.text)
         }
     }

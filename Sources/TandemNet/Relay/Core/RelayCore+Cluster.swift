@@ -273,7 +273,7 @@ extension RelayCore {
             // relay's resident memory; new sessions and joins are still refused by it.
             limitCounts.memory += 1
             return drop(connection, fault: RelayFault(.limitReached, "the relay is at its memory limit of \(configuration.memoryLimit) bytes"), at: now)
-        case .message, .attachmentAdd, .attachmentChunk, .attachmentRemove, .loadRequest, .leave, .end:
+        case .message, .attachmentAdd, .attachmentChunk, .attachmentRemove, .loadRequest, .leave, .end, .epoch:
             break
         case .proposal:
             orderedAt = now
@@ -530,11 +530,16 @@ extension RelayCore {
             // its own (a relay that replays a purged log does not), and replicas must agree. The
             // handshake refuses the hello before it reaches the log while the end is remembered.
             sessions[key.session] = RelaySessionState(id: key.session, key: verifier, activity: activity)
+            // Its creator's key, registered alike on every relay: the one whose epoch changes count.
+            sessions[key.session]?.operatorKey = participant.publicKey
             account(key.session, activity.count)
             created = true
             if let waiting, let host = connections[waiting]?.source?.key { setCreator(of: key.session, to: host) }
         } else if let verifier, let registered = sessions[key.session]?.key, !RelayAuthenticator.equal(verifier, registered) {
             return refusal(RelayFault(.wrongSecret, key.session.uuidString))
+        }
+        if sessions[key.session]?.removed.contains(key.participant) == true {
+            return refusal(RelayFault(.removed, "participant \(key.participant.uuidString) was removed from the session"))
         }
         guard let others = sessions[key.session]?.order else { return [] }
         guard sessions[key.session]?.participants[key.participant] == nil else {

@@ -20,6 +20,15 @@ extension RelayCore {
         // Cluster hook: a session this relay has not loaded waits for its log's replay.
         if let waiting = clusterAwaitSession(connection, hello) { return waiting }
         let session = sessions[hello.sessionID]
+        if session?.removed.contains(hello.participant.id) == true {
+            return refuse(connection, RelayFault(.removed, "participant \(hello.participant.id.uuidString) was removed from the session"))
+        }
+        // A session whose invites expire admits a joiner with a valid ticket alone; those
+        // admitted before resume without one.
+        if !hello.resume, let session, session.ticketed, let creator = session.operatorKey,
+           let refusal = ticketRefusal(hello, creatorKey: creator, at: now) {
+            return refuse(connection, RelayFault(.inviteExpired, refusal))
+        }
         if hello.resume {
             guard let session else {
                 if let ended = endedSessions[hello.sessionID] {
@@ -73,7 +82,10 @@ extension RelayCore {
             guard let verifier = sessions[hello.sessionID]?.key else {
                 return refuse(connection, RelayFault(.sessionNotFound, hello.sessionID.uuidString))
             }
-            guard SigningKeyPair.verify(sessionSignature, of: message(.session), publicKey: verifier) else {
+            // A participant still present resumes with any epoch's proof: it was admitted
+            // before the change. A joiner needs the newest epoch's.
+            let formerKeys = hello.resume ? sessions[hello.sessionID]?.formerKeys ?? [] : []
+            guard ([verifier] + formerKeys).contains(where: { SigningKeyPair.verify(sessionSignature, of: message(.session), publicKey: $0) }) else {
                 return refuse(connection, wrongSecret)
             }
             guard signedByParticipant(participantSignature) else { return refuse(connection, wrongIdentity) }
@@ -97,13 +109,26 @@ extension RelayCore {
             guard sessions.count < configuration.maximumSessions else {
                 return refuse(connection, RelayFault(.limitReached, "the relay holds \(configuration.maximumSessions) sessions"))
             }
+            // A creator's ticket makes the session's invites expire; one that does not admit
+            // now starts nothing.
+            if hello.ticket != nil, let refusal = ticketRefusal(hello, creatorKey: hello.participant.publicKey, at: now) {
+                return refuse(connection, RelayFault(.inviteExpired, refusal))
+            }
             sessions[hello.sessionID] = RelaySessionState(id: hello.sessionID, key: verifier, activity: hello.activity)
+            sessions[hello.sessionID]?.operatorKey = hello.participant.publicKey
+            sessions[hello.sessionID]?.ticketed = hello.ticket != nil
             // The activity description lives as long as the session: the budget counts it.
             account(hello.sessionID, hello.activity.count)
             return admit(connection, hello, created: true, at: now)
         default:
             return drop(connection, fault: RelayFault(.protocolViolation, "expected a proof or a claim, got frame \(frame.typeName)"), at: now)
         }
+    }
+
+    /// Why `hello`'s ticket does not admit at `now` under `creatorKey`, on the relay's Unix clock.
+    private func ticketRefusal(_ hello: RelayHello, creatorKey: [UInt8], at now: Int64) -> String? {
+        let unixSeconds = UInt64(max(0, (now &+ unixOffset) / 1_000_000_000))
+        return InviteTicket.refusal(of: hello.ticket, sessionID: hello.sessionID, publicKey: creatorKey, now: unixSeconds)
     }
 
     /// A first frame in another protocol version: one line naming both, in a refusal that the

@@ -17,6 +17,9 @@ public struct RelayCore: Sendable {
     public let configuration: RelayCoreConfiguration
     var connections: [RelayConnectionID: RelayConnectionState] = [:]
     var sessions: [UUID: RelaySessionState] = [:]
+    /// What to add to the instants the shell passes to have Unix time in nanoseconds: the wall
+    /// clock invites' tickets expire on (`InviteTicket`). The shell sets it once, as it starts.
+    public var unixOffset: Int64 = 0
     var tokens: [RelayToken: ParticipantKey] = [:]
     var endedSessions: [UUID: EndedSession] = [:]
     /// The ended sessions in the order they ended, oldest from `endedHead` on: expired and

@@ -78,8 +78,23 @@ struct RelaySessionState: Sendable {
     }
 
     let id: UUID
-    let key: [UInt8]
+    /// The verifier joiners' proofs are checked with: the creator's, then each new epoch's
+    /// (`RelayCore+Epoch.swift`).
+    var key: [UInt8]
     let activity: [UInt8]
+    /// The public key of the participant that created the session, the one key whose epoch
+    /// changes the relay takes; nil for a session loaded from a cluster's log.
+    var operatorKey: [UInt8]?
+    /// The session's epoch, as the creator last announced it.
+    var epoch: UInt8 = 0
+    /// The verifiers of earlier epochs: a participant still present may resume with a proof by
+    /// any of them, since it was admitted before the change.
+    var formerKeys: [[UInt8]] = []
+    /// The participants removed from the session, refused from then on.
+    var removed: Set<UUID> = []
+    /// Whether its invites expire: its creator brought a ticket, and every joiner must bring a
+    /// valid one (`InviteTicket`).
+    var ticketed = false
     /// Participant identities in the order they joined.
     var order: [UUID] = []
     var participants: [UUID: Participant] = [:]

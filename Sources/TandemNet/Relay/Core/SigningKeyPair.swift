@@ -33,6 +33,10 @@ public struct SigningKeyPair: Sendable {
         self.secretKey = secretKey
     }
 
+    /// Lends the secret half to `body`, which must not keep it (the sealed boxes' conversion
+    /// to X25519 needs it).
+    func withSecretKey<Result>(_ body: ([UInt8]) -> Result) -> Result { body(secretKey) }
+
     /// The detached signature (64 bytes) of `message`.
     public func sign(_ message: some ContiguousBytes) -> [UInt8] {
         var signature = [UInt8](repeating: 0, count: Int(crypto_sign_BYTES))

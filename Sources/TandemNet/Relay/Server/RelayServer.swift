@@ -112,6 +112,8 @@ public final class RelayServer: @unchecked Sendable {
         responder = TimeResponder(clock: clock)
         self.configuration = configuration
         core = RelayCore(configuration: configuration)
+        // Invites' tickets expire on the wall clock; the core runs on the served clock.
+        core.unixOffset = Int64(Date().timeIntervalSince1970 * 1_000_000_000) - clock.now()
         loop = try EventLoop(name: "tandem-relay", clock: clock)
     }
 

@@ -102,7 +102,7 @@ struct ClusterSessionSnapshot {
     /// The relay each participant was last admitted or resumed at, when known.
     var homes: [UUID: UInt64]
 
-    private static let version: UInt8 = 1
+    private static let version: UInt8 = 2
 
     /// The bytes of `state`, with `homes`.
     static func encode(_ state: RelaySessionState, homes: [UUID: UInt64]) -> [UInt8] {
@@ -154,6 +154,13 @@ struct ClusterSessionSnapshot {
         }
         writer.u32(UInt32(state.former.count))
         for entry in state.former { writer.frame(.participantJoined(sequence: 0, participant: entry)) }
+        // The epoch: the creator's key, the epoch, the earlier verifiers, and who was removed.
+        writer.data(state.operatorKey ?? [])
+        writer.bytes.append(state.epoch)
+        writer.u32(UInt32(state.formerKeys.count))
+        for key in state.formerKeys { writer.data(key) }
+        writer.u32(UInt32(state.removed.count))
+        for id in state.removed.sorted(by: { $0.uuidString < $1.uuidString }) { writer.uuid(id) }
         return writer.bytes
     }
 
@@ -218,6 +225,17 @@ struct ClusterSessionSnapshot {
         for _ in 0..<(try reader.u32()) {
             guard case let .participantJoined(_, entry) = try reader.frame() else { throw ClusterLogError("a former participant without its entry") }
             state.former.append(entry)
+        }
+        let operatorKey = try reader.data(limit: RelayWireLimits.publicKeyLength)
+        state.operatorKey = operatorKey.isEmpty ? nil : operatorKey
+        state.epoch = try reader.u8()
+        for _ in 0..<(try reader.u32()) {
+            guard state.formerKeys.count < Int(UInt8.max) else { throw ClusterLogError("more earlier verifiers than epochs") }
+            state.formerKeys.append(try reader.data(limit: RelayWireLimits.publicKeyLength))
+        }
+        for _ in 0..<(try reader.u32()) {
+            guard state.removed.count < RelayWireLimits.maximumParticipants * 256 else { throw ClusterLogError("too many removed") }
+            state.removed.insert(try reader.uuid())
         }
         guard reader.isAtEnd else { throw ClusterLogError("bytes after a snapshot's state") }
         return ClusterSessionSnapshot(state: state, homes: homes)

@@ -1,0 +1,275 @@
+import Foundation
+import Testing
+@testable import Tandem
+import TandemClock
+import TandemNet
+import TandemWire
+
+/// A session for the removal tests: its members' keys, the relay's order, and a clock that moves
+/// only when the test says so.
+private struct RemovalGroup {
+    let secret = SessionSecret()
+    let sessionID = UUID()
+    let now = LocalInstant(nanoseconds: 1_000_000_000)
+    private var order: UInt64 = 0
+
+    func member() -> BodySealer { BodySealer(secret: secret, sessionID: sessionID, identity: SigningKeyPair()) }
+
+    func record(_ member: BodySealer, _ name: String) -> ParticipantRecord {
+        ParticipantRecord(id: member.localID, publicKey: member.identity.publicKey, displayName: name,
+                          presence: member.keptPresence(name: name))
+    }
+
+    /// A joined machine for `member`, in a session `creator` created, with `others` present.
+    func joined(_ member: BodySealer, _ name: String, creator: BodySealer, others: [(BodySealer, String)],
+                history: [OrderedDelivery] = []) throws -> SessionMachine<Quiz> {
+        var machine = SessionMachine<Quiz>(localParticipant: Participant(id: member.localID, displayName: name), bodies: member,
+                                           isLocallyInitiated: member.localID == creator.localID, creator: creator.localID)
+        let welcome = RelayWelcome(sessionID: sessionID, participants: others.map { record($0.0, $0.1) } + [record(member, name)],
+                                   activity: try ActivityDescription(Quiz(topic: "rivers")).sealed(with: creator),
+                                   attachments: [], created: false, orderedHistory: history)
+        _ = machine.onWelcome(welcome, at: now)
+        _ = machine.onJoinRequested(at: now)
+        _ = machine.onAnnounce(at: now)
+        return machine
+    }
+
+    /// The next ordered delivery of `change`, signed by `member`.
+    mutating func role(_ change: RoleChange, by member: BodySealer) -> OrderedDelivery {
+        ordered(RoleRecord.encode(change), by: member, kind: .roles, retention: .kept)
+    }
+
+    /// The next ordered delivery of `payload`, signed by `member` as `kind`.
+    mutating func ordered(_ payload: [UInt8], by member: BodySealer, kind: BodyKind = .playbackProposal,
+                          retention: OrderedRetention = .playback) -> OrderedDelivery {
+        order += 1
+        return OrderedDelivery(sender: member.localID, order: order, orderedAt: now.nanoseconds, effectiveAt: now.nanoseconds,
+                               retention: retention, body: member.seal(payload, kind: kind, path: .ordered, retention: retention))
+    }
+}
+
+/// The directives' role events, in order.
+private func roleEvents(_ directives: [SessionMachine<Quiz>.EventDirective]) -> [SessionRoleEvent] {
+    directives.compactMap { if case .roleEvent(let event) = $0 { event } else { nil } }
+}
+
+/// The role records the directives ask to send.
+private func recordsToSend(_ directives: [SessionMachine<Quiz>.EventDirective]) -> [RoleChange] {
+    directives.compactMap { if case .sendRoleRecord(let change) = $0 { change } else { nil } }
+}
+
+/// What the machine kept of its ordered records, in order: the plaintext, or the placeholder.
+private func contents(_ machine: SessionMachine<Quiz>) -> [OrderedContent] { machine.orderedBacklog.map(\.body) }
+
+/// Removing a participant: a kick is a role record every participant judges alike; the others
+/// move to a new epoch's secret, sealed to each of their keys, that the one removed never gets;
+/// a late joiner holding the newest secret reads the history from before and after.
+@Suite struct SessionRemovalTests {
+    /// A change to the next epoch for everyone of `members` (their keys), with its secret.
+    private func epochChange(_ epoch: UInt8, for members: [BodySealer]) throws -> (EpochChange, SessionSecret) {
+        let secret = SessionSecret()
+        let keys = Dictionary(uniqueKeysWithValues: members.map { ($0.localID, $0.identity.publicKey) })
+        return (try #require(EpochChange(epoch: epoch, secret: secret, for: keys)), secret)
+    }
+
+    @Test func aKickedParticipantCannotOpenWhatFollowsWhileTheOthersDo() throws {
+        var group = RemovalGroup()
+        let (host, ana, ben) = (group.member(), group.member(), group.member())
+        var hostMachine = try group.joined(host, "host", creator: host, others: [(ana, "ana"), (ben, "ben")])
+        var anaMachine = try group.joined(ana, "ana", creator: host, others: [(host, "host"), (ben, "ben")])
+        var benMachine = try group.joined(ben, "ben", creator: host, others: [(host, "host"), (ana, "ana")])
+        let before = group.ordered(Array("{\"pause\":1}".utf8), by: ana)
+        let (change, secret) = try epochChange(1, for: [host, ana])
+        let kick = group.role(.kick(ben.localID, change), by: host)
+        var hostOut: [SessionMachine<Quiz>.EventDirective] = []
+        for record in [before, kick] {
+            hostOut += hostMachine.onRelayEvent(.ordered(record), at: group.now)
+            _ = anaMachine.onRelayEvent(.ordered(record), at: group.now)
+            _ = benMachine.onRelayEvent(.ordered(record), at: group.now)
+        }
+        // Ben's session is over, and says who removed him.
+        #expect(benMachine.isInvalidated)
+        #expect(benMachine.invalidation?.code == .removed)
+        #expect(benMachine.invalidation?.detail == "removed by host")
+        // The others seal under the new epoch, whose secret they opened from their own boxes.
+        for bodies in [host, ana] {
+            #expect(bodies.epoch == 1)
+            #expect(bodies.secret(of: 1) == secret)
+        }
+        #expect(ben.epoch == 0)
+        #expect(ben.secret(of: 1) == nil)
+        #expect(!anaMachine.activeParticipants.contains { $0.id == ben.localID })
+        // The operator that kicked hands on the older key, sealed in the new epoch.
+        #expect(recordsToSend(hostOut) == [.epochHistory([0: group.secret])])
+        #expect(hostOut.contains { if case .announceEpoch(let epoch, let verifier, let removed) = $0 {
+            epoch == 1 && verifier == change.verifier && removed == ben.localID
+        } else { false } })
+
+        // Ana says something after the kick: the others read it, Ben cannot open it.
+        let after = group.ordered(Array("{\"play\":1}".utf8), by: ana)
+        #expect(Sealer.epoch(of: after.body) == 1)
+        _ = hostMachine.onRelayEvent(.ordered(after), at: group.now)
+        #expect(contents(hostMachine).last == .plaintext(Array("{\"play\":1}".utf8)))
+        let benOpens = ben.open(after.body, expecting: SessionMachine<Quiz>.expectation(ordered: after))
+        #expect(benOpens == .failure(.unknownEpoch))
+        // Nor can he forge its epoch byte to reach an old key.
+        var relabelled = after.body
+        relabelled[0] = 0
+        #expect(ben.open(relabelled, expecting: SessionMachine<Quiz>.expectation(ordered: after)) == .failure(.malformed))
+
+        // What Ben still signs under the old key is refused by everyone, ordered or not.
+        let fromBen = group.ordered(Array("{\"seek\":1}".utf8), by: ben)
+        _ = hostMachine.onRelayEvent(.ordered(fromBen), at: group.now)
+        _ = anaMachine.onRelayEvent(.ordered(fromBen), at: group.now)
+        #expect(contents(hostMachine).last == .placeholder(.removed))
+        #expect(contents(anaMachine).last == .placeholder(.removed))
+        let message = ben.seal(SessionEnvelope.message(type: "note", payload: Array("hi".utf8)).encoded, kind: .message, path: .reliable)
+        let rejected = anaMachine.onRelayEvent(.message(from: ben.localID, body: message, reliable: true), at: group.now)
+        #expect(rejected.contains { if case .reject(let rejection) = $0 { rejection.reason == .removed } else { false } })
+        #expect(hostMachine.roleBook == anaMachine.roleBook)
+        #expect(hostMachine.roleBook.current.isRemoved(ben.localID))
+        #expect(!hostMachine.roleBook.roles(before: kick.order + 1).mayChangePlayback(ben.localID))
+        #expect(hostMachine.roleBook.roles(before: kick.order).mayChangePlayback(ben.localID))
+    }
+
+    @Test func aKickFromANonOperatorIsRefusedAlikeEverywhere() throws {
+        var group = RemovalGroup()
+        let (host, ana, ben) = (group.member(), group.member(), group.member())
+        var machines = [
+            try group.joined(host, "host", creator: host, others: [(ana, "ana"), (ben, "ben")]),
+            try group.joined(ana, "ana", creator: host, others: [(host, "host"), (ben, "ben")]),
+            try group.joined(ben, "ben", creator: host, others: [(host, "host"), (ana, "ana")]),
+        ]
+        // Ana, no operator, tries to remove Ben, then the host.
+        let kicks = [group.role(.kick(ben.localID, try epochChange(1, for: [host, ana]).0), by: ana),
+                     group.role(.kick(host.localID, try epochChange(1, for: [ana, ben]).0), by: ana)]
+        var events: [[SessionRoleEvent]] = []
+        for index in machines.indices {
+            events.append(kicks.flatMap { roleEvents(machines[index].onRelayEvent(.ordered($0), at: group.now)) })
+        }
+        #expect(events[0] == events[1] && events[1] == events[2])
+        #expect(events[0].map(\.refusal) == ["only operators may remove someone", "only operators may remove someone"])
+        for (machine, bodies) in zip(machines, [host, ana, ben]) {
+            #expect(!machine.isInvalidated)
+            #expect(bodies.epoch == 0)
+            #expect(machine.roleBook.current.removed.isEmpty)
+        }
+    }
+
+    @Test func aLateJoinerWithTheNewSecretReadsTheHistoryFromBeforeAndAfterTheKick() throws {
+        var group = RemovalGroup()
+        let (host, ana, ben) = (group.member(), group.member(), group.member())
+        var hostMachine = try group.joined(host, "host", creator: host, others: [(ana, "ana"), (ben, "ben")])
+        var anaMachine = try group.joined(ana, "ana", creator: host, others: [(host, "host"), (ben, "ben")])
+        var history = [group.ordered(Array("{\"pause\":1}".utf8), by: ana), group.ordered(Array("{\"seek\":2}".utf8), by: ben)]
+        let (change, secret) = try epochChange(1, for: [host, ana])
+        history.append(group.role(.kick(ben.localID, change), by: host))
+        var sent: [RoleChange] = []
+        for record in history {
+            sent += recordsToSend(hostMachine.onRelayEvent(.ordered(record), at: group.now))
+            _ = anaMachine.onRelayEvent(.ordered(record), at: group.now)
+        }
+        // The host's follow-up, sealed under the new key, then more from Ana.
+        let followUp = sent.map { group.role($0, by: host) } + [group.ordered(Array("{\"play\":3}".utf8), by: ana)]
+        for record in followUp { _ = hostMachine.onRelayEvent(.ordered(record), at: group.now) }
+        history += followUp
+        #expect(history.map { Sealer.epoch(of: $0.body) } == [0, 0, 0, 1, 1])
+
+        // Dan holds only the new invite's secret.
+        let dan = BodySealer(secret: secret, sessionID: group.sessionID, identity: SigningKeyPair(), epoch: 1)
+        let danMachine = try group.joined(dan, "dan", creator: host, others: [(host, "host"), (ana, "ana")], history: history)
+        #expect(!danMachine.isInvalidated)
+        #expect(dan.epoch == 1)
+        #expect(dan.secret(of: 0) == group.secret)
+        #expect(contents(danMachine).compactMap(\.plaintext).count == history.count)
+        #expect(contents(danMachine).first == .plaintext(Array("{\"pause\":1}".utf8)))
+        #expect(contents(danMachine).last == .plaintext(Array("{\"play\":3}".utf8)))
+        #expect(danMachine.roleBook == hostMachine.roleBook)
+        #expect(danMachine.roleBook.current.isRemoved(ben.localID))
+
+        // Someone who holds only the old invite's secret reads nothing after the kick, and is told.
+        let eve = BodySealer(secret: group.secret, sessionID: group.sessionID, identity: SigningKeyPair())
+        let eveMachine = try group.joined(eve, "eve", creator: host, others: [(host, "host"), (ana, "ana")], history: history)
+        #expect(eveMachine.invalidation?.code == .removed)
+        #expect(eve.open(history[4].body, expecting: SessionMachine<Quiz>.expectation(ordered: history[4])) == .failure(.unknownEpoch))
+    }
+
+    @Test func aRekeyMovesEveryoneOnAndOneLeftOutOfItSaysWhy() throws {
+        var group = RemovalGroup()
+        let (host, ana, cy) = (group.member(), group.member(), group.member())
+        var anaMachine = try group.joined(ana, "ana", creator: host, others: [(host, "host"), (cy, "cy")])
+        var cyMachine = try group.joined(cy, "cy", creator: host, others: [(host, "host"), (ana, "ana")])
+        // The host's change knew of Ana alone (Cy joined as it was made).
+        let (change, secret) = try epochChange(1, for: [host, ana])
+        let rekey = group.role(.rekey(change), by: host)
+        let events = roleEvents(anaMachine.onRelayEvent(.ordered(rekey), at: group.now))
+        _ = cyMachine.onRelayEvent(.ordered(rekey), at: group.now)
+        #expect(events.first?.refusal == nil)
+        #expect(ana.secret(of: 1) == secret && ana.epoch == 1)
+        #expect(cyMachine.invalidation?.code == .removed)
+        #expect(cyMachine.invalidation?.detail == "host moved the session to a new key that this participant did not receive")
+        // A second change made for the same epoch comes too late, everywhere.
+        let late = group.role(.rekey(try epochChange(1, for: [host, ana]).0), by: host)
+        let refusal = roleEvents(anaMachine.onRelayEvent(.ordered(late), at: group.now)).first?.refusal
+        #expect(refusal == "made for epoch 1 while the session is in epoch 1 (someone changed the key first)")
+        #expect(ana.secret(of: 1) == secret)
+    }
+
+    @Test func theBookRefusesEveryKickItShould() throws {
+        let (ana, ben, cy) = (UUID(), UUID(), UUID())
+        let next = EpochChange(epoch: 1, verifier: SessionSecret().verifier, boxes: [:])
+        var book = RoleBook(creator: ana)
+        #expect(book.refusal(of: .kick(ana, next), by: ana) == "an operator cannot remove itself (leave instead)")
+        #expect(book.refusal(of: .kick(ben, EpochChange(epoch: 2, verifier: next.verifier, boxes: [:])), by: ana)?.hasPrefix("made for epoch 2") == true)
+        #expect(book.refusal(of: .kick(ben, EpochChange(epoch: 1, verifier: next.verifier, boxes: [ben: []])), by: ana)
+            == "the new key was sealed to the one removed")
+        #expect(book.refusal(of: .epochHistory([:]), by: ben) == "only operators may hand on the session's older keys")
+        // An operator removed loses the role; nothing it signs is taken afterwards.
+        _ = book.apply(.grant(ben), by: ana, order: 1)
+        #expect(book.apply(.kick(ben, next), by: ana, order: 2)?.refusal == nil)
+        #expect(book.current.operators == [ana])
+        #expect(book.current.epoch == 1)
+        #expect(book.apply(.grant(cy), by: ben, order: 3)?.refusal == "removed from the session")
+        #expect(book.apply(.grant(ben), by: ana, order: 4)?.refusal == "removed from the session")
+        #expect(book.apply(.kick(ben, EpochChange(epoch: 2, verifier: next.verifier, boxes: [:])), by: ana, order: 5)?.refusal
+            == "already removed")
+        #expect(!book.current.mayEnd(ben))
+    }
+
+    @Test func kickRekeyAndHistoryRecordsRoundTripAndBadOnesAreNone() throws {
+        let secret = SessionSecret()
+        let member = SigningKeyPair()
+        let id = RelayAuthenticator.participantID(for: member.publicKey)
+        let change = try #require(EpochChange(epoch: 3, secret: secret, for: [id: member.publicKey]))
+        #expect(change.secret(for: id, identity: member) == secret)
+        // Another key opens nothing, and a box that does not match the verifier is refused.
+        #expect(change.secret(for: id, identity: SigningKeyPair()) == nil)
+        let forged = EpochChange(epoch: 3, verifier: SessionSecret().verifier, boxes: change.boxes)
+        #expect(forged.secret(for: id, identity: member) == nil)
+        let changes: [RoleChange] = [.kick(UUID(), change), .rekey(change), .epochHistory([0: SessionSecret(), 1: SessionSecret()])]
+        for each in changes { #expect(RoleRecord.decode(RoleRecord.encode(each)) == each) }
+        let kick = RoleRecord.encode(.kick(UUID(), change))
+        #expect(RoleRecord.decode(Array(kick.dropLast())) == nil)
+        #expect(RoleRecord.decode(kick + [0]) == nil)
+        // The same epoch named twice in a history is no record.
+        #expect(RoleRecord.decode([0x00, 0x52, 8, 2, 0] + secret.bytes + [0] + secret.bytes) == nil)
+        // Nor a key sealed to no point on the curve.
+        #expect(SigningKeyPair.sealBox(secret.bytes, to: [UInt8](repeating: 0, count: 31)) == nil)
+    }
+
+    @Test func anInviteNamesItsEpochAndABadOneSaysSo() throws {
+        var invitation = Invitation(host: "relay.example", port: 7462, sessionID: UUID(), secret: SessionSecret())
+        #expect(!invitation.description.contains("e="))
+        invitation.epoch = 4
+        let parsed = try Invitation(parsing: invitation.description)
+        #expect(parsed.epoch == 4)
+        #expect(parsed == invitation)
+        #expect(throws: InvitationError.self) { try Invitation(parsing: invitation.description + "&e=5") }
+        // A ticket travels too, and says when the invite expires.
+        invitation.ticket = InviteTicket.make(sessionID: invitation.sessionID, expiry: 1_800_000_000, key: SigningKeyPair())
+        #expect(try Invitation(parsing: invitation.description) == invitation)
+        #expect(invitation.expiry?.timeIntervalSince1970 == 1_800_000_000)
+        #expect(throws: InvitationError.self) { try Invitation(parsing: invitation.description + "&x=AAAA") }
+        #expect(throws: InvitationError.self) { try Invitation(parsing: invitation.description.replacingOccurrences(of: "e=4", with: "e=256")) }
+    }
+}
