@@ -78,6 +78,12 @@ public final class AudioRecordingWatch: Sendable {
 
     /// The recording, one array of samples (full scale 1) per channel.
     public func channelSamples() throws -> [[Float]] {
+        try AudioRecordingWatch.samples(path: path, channels: channels)
+    }
+
+    /// The recording at `path` (raw s16le, `channels` interleaved), one array of samples (full
+    /// scale 1) per channel.
+    static func samples(path: String, channels: Int) throws -> [[Float]] {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         let frames = data.count / (channels * 2)
         var result = [[Float]](repeating: [Float](repeating: 0, count: frames), count: channels)

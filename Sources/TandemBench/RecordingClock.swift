@@ -1,5 +1,6 @@
 /// Where a recording's frames sit on the machine's monotonic clock: frame `n` at
-/// `origin + n × period` (ns), fitted from the recording file's growth.
+/// `origin + n × period` (ns), fitted from the sound server's timing reports of the recording
+/// (`fit(timing:)`), or from the recording file's growth (`fit(growth:)`).
 ///
 /// A sink's frames are not the machine's: a sound card's crystal, or a null sink's timer (which
 /// adds each rendered block's duration rounded to the microsecond), runs tens to hundreds of ppm
@@ -92,5 +93,58 @@ public struct RecordingClock: Sendable, Equatable {
         let period = (low + high) / 2
         let floor = stretches[0].map { $0.y - $0.x * period }.min()!
         return RecordingClock(origin: first.instant + Int64(floor.rounded()), period: period)
+    }
+
+    /// The clock fitted to `timing` (reports that frame `frame` plays at `instant`, monotonic ns,
+    /// in order), its period within `maximumSkew` of `nominalPeriod`, each stretch between two of
+    /// `breaks` (monotonic ns) with an origin of its own; nil with fewer than two reports.
+    ///
+    /// A report is exact (the server rounds to the microsecond) when everything the sink has
+    /// rendered has reached the recording's queue; many are taken while a block is on its way,
+    /// which the sink's latency counts and the queue's index does not yet, and lie a block or two
+    /// (milliseconds) late. So the fit keeps the reports in a band about the stretch's lower
+    /// quartile: a least-squares line, one period for all stretches and an intercept for each,
+    /// fitted again to the reports within `band` ns of its lower quartile, four times.
+    public static func fit(timing: [AudioMonitorRecorder.Timing], breaks: [Int64] = [], nominalPeriod: Double,
+                           maximumSkew: Double = 0.002, band: Double = 50_000) -> RecordingClock? {
+        guard timing.count >= 2, let first = timing.first else { return nil }
+        let sortedBreaks = breaks.sorted()
+        // (stretch, x: frames from the first report, y: ns from the first report)
+        let points = timing.map { report in
+            (stretch: sortedBreaks.prefix { $0 <= report.instant }.count,
+             x: Double(report.frame - first.frame), y: Double(report.instant - first.instant))
+        }
+        func solve(_ kept: [(stretch: Int, x: Double, y: Double)]) -> (period: Double, intercepts: [Int: Double])? {
+            let groups = Dictionary(grouping: kept, by: \.stretch)
+            var sxy = 0.0, sxx = 0.0
+            var means: [Int: (x: Double, y: Double)] = [:]
+            for (stretch, members) in groups {
+                let n = Double(members.count)
+                let mean = (x: members.reduce(0) { $0 + $1.x } / n, y: members.reduce(0) { $0 + $1.y } / n)
+                means[stretch] = mean
+                for point in members {
+                    sxy += (point.x - mean.x) * (point.y - mean.y)
+                    sxx += (point.x - mean.x) * (point.x - mean.x)
+                }
+            }
+            guard !means.isEmpty else { return nil }
+            var period = sxx > 0 ? sxy / sxx : nominalPeriod
+            period = min(max(period, nominalPeriod * (1 - maximumSkew)), nominalPeriod * (1 + maximumSkew))
+            return (period, means.mapValues { $0.y - period * $0.x })
+        }
+        guard var line = solve(points) else { return nil }
+        for _ in 0..<4 {
+            var kept: [(stretch: Int, x: Double, y: Double)] = []
+            for members in Dictionary(grouping: points, by: \.stretch).values {
+                let residuals = members.map { $0.y - (line.intercepts[$0.stretch] ?? 0) - line.period * $0.x }
+                let quartile = residuals.sorted()[(residuals.count - 1) / 4]
+                kept += zip(members, residuals).filter { abs($0.1 - quartile) <= band }.map(\.0)
+            }
+            guard kept.count >= 2, let refit = solve(kept) else { break }
+            line = refit
+        }
+        let intercept = line.intercepts[points[0].stretch] ?? 0
+        let origin = Double(first.instant) + intercept - line.period * Double(first.frame)
+        return RecordingClock(origin: Int64(origin.rounded()), period: line.period)
     }
 }
