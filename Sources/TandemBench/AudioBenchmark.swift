@@ -202,7 +202,11 @@ public struct AudioBenchmark: Sendable {
         progress("reading the recording (\(recording.frames) frames) and the logs")
         let samples = try recording.channelSamples()
         let timeline = AudioTimeline(events: host.events, relayOrigin: relayOrigin, relayDriftPPM: relayDriftPPM)
-        guard let recordingClock = recording.clock(breaks: timeline.changes.map(\.instant)) else { throw BenchmarkError("nothing was recorded") }
+        // The sink at 50 kHz counts exactly 20 µs a frame on the machine's clock: the recording is
+        // placed at that rate, its stretches' origins by the server's reports; the rate the reports
+        // alone give is reported beside it, as a check.
+        guard let recordingClock = recording.clock(breaks: timeline.changes.map(\.instant), period: 1e9 / Double(AudioBenchSignal.sampleRate)),
+              let reportsClock = recording.clock(breaks: timeline.changes.map(\.instant)) else { throw BenchmarkError("nothing was recorded") }
         var logs: [String: AudioOutputLog] = [:]
         var presentations: [String: [PresentationRecord]] = [:]
         if builtinSound {
@@ -223,6 +227,7 @@ public struct AudioBenchmark: Sendable {
             logs: logs, sources: sources, presentations: presentations)
         progress("correlating")
         var report = AudioBenchmarkAnalysis.analyse(input)
+        report.recordingClockPPM = reportsClock.ppm(nominalPeriod: 1e9 / Double(AudioBenchSignal.sampleRate))
         report.participants = zip(participants, statuses).map { participant, status in
             var entry = report.participants.first { $0.name == participant.name }
                 ?? AudioBenchmarkReport.Participant(name: participant.name, group: participant.kind.rawValue, sink: "p\(participant.channel)",

@@ -112,7 +112,8 @@ public struct AudioBenchmarkReport: Sendable, Codable {
     /// of the recording.
     public var placementNanoseconds: Int64?
     /// How fast the recording's clock (the sink's) ran against the machine's, in ppm of 48 kHz,
-    /// fitted to the sound server's timing of the recording.
+    /// by the sound server's timing of the recording alone (the bench places the recording at the
+    /// sink's exact rate, and reports this as a check).
     public var recordingClockPPM: Double?
     /// What went wrong along the way.
     public var errors: [String]

@@ -47,8 +47,8 @@ public enum AudioBenchmarkTable {
                 + missing.map { "\($0.name) \($0.missingFrames!) frames" }.joined(separator: ", "))
         }
         if let ppm = report.recordingClockPPM {
-            lines.append("the sink's clock ran \(String(format: "%+.1f", ppm)) ppm against the machine's (fitted to the sound server's timing of the recording); "
-                + "the recording's frames are placed on the machine's clock at that rate")
+            lines.append("the recording is placed at the \(AudioBenchmark.sinkRate / 1_000) kHz sink's exact rate (its timer's, the machine's clock); "
+                + "the sound server's timing reports alone gave \(String(format: "%+.1f", ppm)) ppm")
         }
         lines.append("")
         let names = report.groups.filter { $0.notMeasured == nil }.map(\.name)

@@ -174,9 +174,10 @@ public final class AudioMonitorRecorder: @unchecked Sendable {
 
     /// Where the recording's frames sit on the machine's clock, fitted to the server's timing
     /// reports (`RecordingClock.fit(timing:)`), each stretch between two of `breaks` (monotonic
-    /// ns: the changes, at which the sink may rewind) with an origin of its own; nil before any report.
-    public func clock(breaks: [Int64] = []) -> RecordingClock? {
-        RecordingClock.fit(timing: timing, breaks: breaks, nominalPeriod: 1e9 / Double(AudioBenchSignal.sampleRate))
+    /// ns: the changes, at which the sink may rewind) with an origin of its own, at `period` ns
+    /// a frame when the sink's rate is known exactly (else fitted too); nil before any report.
+    public func clock(breaks: [Int64] = [], period: Double? = nil) -> RecordingClock? {
+        RecordingClock.fit(timing: timing, breaks: breaks, nominalPeriod: 1e9 / Double(AudioBenchSignal.sampleRate), period: period)
     }
 
     /// Stops recording, closes the file and disconnects. Idempotent.
@@ -207,7 +208,19 @@ public final class AudioMonitorRecorder: @unchecked Sendable {
 
     /// The recording, one array of samples (full scale 1) per channel.
     public func channelSamples() throws -> [[Float]] {
-        try AudioRecordingWatch.samples(path: path, channels: channels)
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let frames = data.count / bytesPerFrame
+        var result = [[Float]](repeating: [Float](repeating: 0, count: frames), count: channels)
+        data.withUnsafeBytes { raw in
+            for frame in 0..<frames {
+                for channel in 0..<channels {
+                    let offset = (frame * channels + channel) * 2
+                    let value = Int16(bitPattern: UInt16(raw[offset]) | UInt16(raw[offset + 1]) << 8)
+                    result[channel][frame] = Float(value) / 32768
+                }
+            }
+        }
+        return result
     }
 
     // MARK: The main loop's thread

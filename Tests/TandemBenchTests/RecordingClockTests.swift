@@ -1,66 +1,10 @@
 import Testing
 @testable import TandemBench
 
-/// The recording's clock fitted from its file's growth: growth made up from a sink whose clock
-/// is known, seen late by a reader that polls and a writer that delivers in blocks.
+/// The recording's clock fitted to the sound server's timing reports: reports made up from a
+/// sink whose clock is known, many of them late by a block or two, a few early.
 @Suite struct RecordingClockTests {
     static let nominal = 1e9 / 48_000
-
-    /// A sink whose frames come every `period` ns from `origin`, delivered in blocks of `block`
-    /// frames, each seen by a reader polling every millisecond with a pseudo-random delay of up
-    /// to `lateness` ns; `extra` frames passed on twice at `stepAt` (a rewind).
-    static func growth(origin: Int64, period: Double, seconds: Double, block: Int = 960, lateness: Int64 = 3_000_000,
-                       stepAt: Int64? = nil, extra: Int = 0) -> [(instant: Int64, frames: Int)] {
-        var generator = AudioBenchSignal.SplitMix(seed: 7)
-        var result: [(instant: Int64, frames: Int)] = []
-        var frames = 0, added = 0
-        while Double(frames) * period < seconds * 1e9 {
-            frames += block
-            var rendered = origin + Int64(Double(frames) * period)
-            if let stepAt, rendered >= stepAt, added == 0 { added = extra }
-            rendered -= Int64(Double(added) * period)
-            let seen = rendered + Int64(generator.next() % UInt64(lateness))
-            if let last = result.last, seen <= last.instant { continue }
-            result.append((seen, frames))
-        }
-        return result
-    }
-
-    @Test func aSinkFastBy165PPMIsFittedToAFractionOfAPPM() throws {
-        let period = Self.nominal / (1 + 165e-6)
-        let clock = try #require(RecordingClock.fit(growth: Self.growth(origin: 5_000_000_000, period: period, seconds: 60),
-                                                    nominalPeriod: Self.nominal))
-        #expect(abs(clock.ppm(nominalPeriod: Self.nominal) - 165) < 0.5)
-        // Frame 0 lies on the line beneath every observation: within the least lateness of it.
-        #expect(abs(clock.origin - 5_000_000_000) < 200_000)
-        // Late in the run the placement is still within a fraction of a millisecond.
-        let late = 48_000.0 * 55
-        #expect(abs(clock.instant(ofFrame: late) - (5_000_000_000 + Int64(late * period))) < 200_000)
-    }
-
-    @Test func theNominalRateIsNotMistakenForAnother() throws {
-        let clock = try #require(RecordingClock.fit(growth: Self.growth(origin: 1_000_000, period: Self.nominal, seconds: 30, block: 441),
-                                                    nominalPeriod: Self.nominal))
-        #expect(abs(clock.ppm(nominalPeriod: Self.nominal)) < 1)
-    }
-
-    @Test func aRewindAtABreakDoesNotBendThePeriod() throws {
-        let period = Self.nominal / (1 - 80e-6)
-        let origin: Int64 = 2_000_000_000
-        let step = origin + 20_000_000_000
-        let growth = Self.growth(origin: origin, period: period, seconds: 50, stepAt: step, extra: 130)
-        let withBreak = try #require(RecordingClock.fit(growth: growth, breaks: [step], nominalPeriod: Self.nominal))
-        #expect(abs(withBreak.ppm(nominalPeriod: Self.nominal) + 80) < 0.5)
-        // Without the break, the step of 130 frames (2.7 ms) tilts the line by ppm: over a stretch
-        // of 30 s, tens of microseconds.
-        let without = try #require(RecordingClock.fit(growth: growth, nominalPeriod: Self.nominal))
-        #expect(abs(without.ppm(nominalPeriod: Self.nominal) + 80) > 2)
-    }
-
-    @Test func noGrowthNoClock() {
-        #expect(RecordingClock.fit(growth: [], nominalPeriod: Self.nominal) == nil)
-        #expect(RecordingClock.fit(growth: [(5, 0)], nominalPeriod: Self.nominal) == nil)
-    }
 
     @Test func instantsAndFramesAreInverse() {
         let clock = RecordingClock(origin: 1_000, period: 20_830.5)
@@ -108,6 +52,14 @@ import Testing
         #expect(abs(withBreak.ppm(nominalPeriod: Self.nominal)) < 0.05)
         let without = try #require(RecordingClock.fit(timing: timing, nominalPeriod: Self.nominal))
         #expect(abs(without.ppm(nominalPeriod: Self.nominal)) > 2)
+    }
+
+    @Test func aKnownPeriodLeavesOnlyTheOriginsToFit() throws {
+        let period = Self.nominal * (1 + 1e-6)
+        let clock = try #require(RecordingClock.fit(timing: Self.timing(origin: 3_000_000_000, period: period, seconds: 20),
+                                                    nominalPeriod: Self.nominal, period: period))
+        #expect(clock.period == period)
+        #expect(abs(clock.origin - 3_000_000_000) < 2_000)
     }
 
     @Test func fewerThanTwoReportsNoClock() {
