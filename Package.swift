@@ -95,7 +95,7 @@ let package = Package(
         // fixtures, waits on published values.
         .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "TandemMedia", "TandemMediaTypes", "TandemHarness"]),
         // bench: benchmarks as library code; `tandem bench` runs them.
-        .target(name: "TandemBench", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNATS", "TandemCluster", "TandemMedia", "TandemMpv", "TandemMediaTypes", "TandemHarness", "TandemNetsim", "Tandem", "TandemPlayback", "TandemParty"]),
+        .target(name: "TandemBench", dependencies: ["CPulse", "TandemClock", "TandemWire", "TandemNet", "TandemNATS", "TandemCluster", "TandemMedia", "TandemMpv", "TandemMediaTypes", "TandemHarness", "TandemNetsim", "Tandem", "TandemPlayback", "TandemParty"]),
 
         // The `tandem` command: argument parsing and wiring only.
         .executableTarget(name: "TandemCLI", dependencies: ["Tandem", "TandemPlayback", "TandemClock", "TandemNet", "TandemNATS", "TandemCluster", "TandemMedia", "TandemMpv", "TandemMediaTypes", "TandemBench", "TandemNetsim", "TandemIdentity", "TandemStreaming", "TandemParty"]),

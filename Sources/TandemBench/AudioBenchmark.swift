@@ -10,8 +10,9 @@ import TandemHarness
 /// PulseAudio server of its own with one multichannel null sink at 48 kHz (an `auxN` channel per
 /// participant) and a mono remap sink per participant onto its channel; every participant is its
 /// own `tandem` process with an injected clock offset and drift, on a `tandem serve` whose
-/// session clock drifts against the machine's, and plays into its own remap sink. One `parec`
-/// of the sink's monitor records them all on one clock. The host follows a script of play,
+/// session clock drifts against the machine's, and plays into its own remap sink. One recording
+/// of the sink's monitor (`AudioMonitorRecorder`) holds them all on one clock, placed on the
+/// machine's by the sound server's timing reports. The host follows a script of play,
 /// pause, seek, rate changes and an item change; the analysis (`AudioSpreadAnalysis`) reads
 /// the spread of each group and each built-in player's own error.
 ///
@@ -121,13 +122,10 @@ public struct AudioBenchmark: Sendable {
                                          masterChannelMap: ["aux\(participant.channel)"])
         }
         let recordingPath = directory.appendingPathComponent("recording.s16le").path
-        let recording = try server.record(source: "mix.monitor", channels: channels, channelMap: map, to: recordingPath)
-        let watch = AudioRecordingWatch(path: recordingPath, channels: channels)
-        defer {
-            recording.stop()
-            watch.stop()
-        }
-        guard watch.waitUntilFlowing() else { throw BenchmarkError("the recording of the null sink's monitor did not start within 10 s") }
+        let recording = try AudioMonitorRecorder(server: server.serverString, source: "mix.monitor", channels: channels, channelMap: map,
+                                                 path: recordingPath)
+        defer { recording.stop() }
+        guard recording.waitUntilFlowing() else { throw BenchmarkError("the recording of the null sink's monitor did not start within 10 s") }
 
         progress("starting tandem serve with its session clock drifting \(relayDriftPPM) ppm")
         setenv("TANDEM_EXECUTABLE", executable, 1)
@@ -194,15 +192,23 @@ public struct AudioBenchmark: Sendable {
             statuses.append(status)
         }
         recording.stop()
-        watch.stop()
+        if self.logs != nil {
+            // The server's timing of the recording, a report a line: `frame instant` (monotonic ns).
+            let lines = recording.timing.map { "\($0.frame) \($0.instant)\n" }.joined()
+            try? lines.write(to: directory.appendingPathComponent("recording-timing.txt"), atomically: true, encoding: .utf8)
+        }
         for (process, participant) in zip(processes, participants) {
             errors += process.events.filter { $0.event == "error" }.map { "\(participant.name): \($0.message ?? "error")" }
         }
 
-        progress("reading the recording (\(watch.frames) frames) and the logs")
-        let samples = try watch.channelSamples()
+        progress("reading the recording (\(recording.frames) frames) and the logs")
+        let samples = try recording.channelSamples()
         let timeline = AudioTimeline(events: host.events, relayOrigin: relayOrigin, relayDriftPPM: relayDriftPPM)
-        guard let recordingClock = watch.clock(breaks: timeline.changes.map(\.instant)) else { throw BenchmarkError("nothing was recorded") }
+        // The sink at 50 kHz counts exactly 20 µs a frame on the machine's clock: the recording is
+        // placed at that rate, its stretches' origins by the server's reports; the rate the reports
+        // alone give is reported beside it, as a check.
+        guard let recordingClock = recording.clock(breaks: timeline.changes.map(\.instant), period: 1e9 / Double(AudioBenchSignal.sampleRate)),
+              let reportsClock = recording.clock(breaks: timeline.changes.map(\.instant)) else { throw BenchmarkError("nothing was recorded") }
         var logs: [String: AudioOutputLog] = [:]
         var presentations: [String: [PresentationRecord]] = [:]
         if builtinSound {
@@ -223,6 +229,7 @@ public struct AudioBenchmark: Sendable {
             logs: logs, sources: sources, presentations: presentations)
         progress("correlating")
         var report = AudioBenchmarkAnalysis.analyse(input)
+        report.recordingClockPPM = reportsClock.ppm(nominalPeriod: 1e9 / Double(AudioBenchSignal.sampleRate))
         report.participants = zip(participants, statuses).map { participant, status in
             var entry = report.participants.first { $0.name == participant.name }
                 ?? AudioBenchmarkReport.Participant(name: participant.name, group: participant.kind.rawValue, sink: "p\(participant.channel)",

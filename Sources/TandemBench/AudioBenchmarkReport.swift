@@ -103,15 +103,17 @@ public struct AudioBenchmarkReport: Sendable, Codable {
     public var groups: [Group]
     public var changes: [Change]
     /// The common offset of the built-in participants' own errors (µs, median over all): where
-    /// the recording sits against the machine's clock, past the placement its growth gave.
+    /// the recording sits against the machine's clock, past the placement the sound server's timing gave.
     public var commonOffsetMicroseconds: Double?
     /// How far the common offset moved from one stretch between changes to another (µs): the
     /// recording's frames against the machine's clock, shared by every output.
     public var commonOffsetRangeMicroseconds: Double?
-    /// Where the recording's frame 0 sits on the machine's monotonic clock (ns), from its file's growth.
+    /// Where the recording's frame 0 sits on the machine's monotonic clock (ns), from the sound server's timing
+    /// of the recording.
     public var placementNanoseconds: Int64?
     /// How fast the recording's clock (the sink's) ran against the machine's, in ppm of 48 kHz,
-    /// fitted from the file's growth.
+    /// by the sound server's timing of the recording alone (the bench places the recording at the
+    /// sink's exact rate, and reports this as a check).
     public var recordingClockPPM: Double?
     /// What went wrong along the way.
     public var errors: [String]

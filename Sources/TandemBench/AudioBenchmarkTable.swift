@@ -38,7 +38,8 @@ public enum AudioBenchmarkTable {
         if let common = report.commonOffsetMicroseconds {
             lines.append("own errors are given about their common offset between one change and the next (the median of the built-in players'; "
                 + "over the run \(n(common)) µs, moving by \(n(report.commonOffsetRangeMicroseconds)) µs from one stretch to another): "
-                + "the recording's placement on the machine's clock is exact only to within the sink's render-ahead, and a shared offset is not one output's")
+                + "the recording is placed on the machine's clock by the sound server's timing of it, up to a constant of the stretch "
+                + "(the resamplers' delays, and the sink's rewind at a change), which is no one output's")
         }
         let missing = report.participants.filter { ($0.missingFrames ?? 0) > 0 }
         if !missing.isEmpty {
@@ -46,8 +47,8 @@ public enum AudioBenchmarkTable {
                 + missing.map { "\($0.name) \($0.missingFrames!) frames" }.joined(separator: ", "))
         }
         if let ppm = report.recordingClockPPM {
-            lines.append("the sink's clock ran \(String(format: "%+.1f", ppm)) ppm against the machine's (fitted from the recording's growth); "
-                + "the recording's frames are placed on the machine's clock at that rate")
+            lines.append("the recording is placed at the \(AudioBenchmark.sinkRate / 1_000) kHz sink's exact rate (its timer's, the machine's clock); "
+                + "the sound server's timing reports alone gave \(String(format: "%+.1f", ppm)) ppm")
         }
         lines.append("")
         let names = report.groups.filter { $0.notMeasured == nil }.map(\.name)

@@ -1,16 +1,13 @@
 /// Where a recording's frames sit on the machine's monotonic clock: frame `n` at
-/// `origin + n × period` (ns), fitted from the recording file's growth.
+/// `origin + n × period` (ns), fitted to the sound server's timing reports of the recording
+/// (`AudioMonitorRecorder`).
 ///
 /// A sink's frames are not the machine's: a sound card's crystal, or a null sink's timer (which
 /// adds each rendered block's duration rounded to the microsecond), runs tens to hundreds of ppm
-/// off 48 kHz, so frame `n` of a recording is not at `n / 48000` s. The growth says when each
-/// count of frames was first seen in the file; a frame cannot be seen before it was rendered,
-/// so every observation lies on or after the line of the sink's clock, and the line is the one
-/// that runs closest beneath all of them: the linear-programming estimate of a clock's skew from
-/// one-way observations (Moon, Skelly and Towsley, "Estimation and removal of clock skew from
-/// network delay measurements", INFOCOM 1999). A change can make the sink rewind, and the
-/// monitor then passes on frames twice, a step in the growth; so the period is common to the
-/// whole recording while each stretch between two `breaks` has an origin of its own.
+/// off 48 kHz, so frame `n` of a recording is not at `n / 48000` s; the server's reports say when
+/// the sink plays a recorded frame, by the sink's own clock. A change can make the sink rewind,
+/// and the monitor then passes on frames twice, a step in the reports; so the period is common to
+/// the whole recording while each stretch between two `breaks` has an origin of its own.
 public struct RecordingClock: Sendable, Equatable {
     /// The instant (monotonic ns) of frame 0, by the first stretch's line.
     public var origin: Int64
@@ -38,59 +35,57 @@ public struct RecordingClock: Sendable, Equatable {
         (nominalPeriod / period - 1) * 1e6
     }
 
-    /// The clock fitted to `growth` (the instants at which the file was seen holding `frames`
-    /// frames, in order), its period within `maximumSkew` of `nominalPeriod`, each stretch
-    /// between two of `breaks` (monotonic ns) with an origin of its own; nil with no growth.
+    /// The clock fitted to `timing` (reports that frame `frame` plays at `instant`, monotonic ns,
+    /// in order), its period within `maximumSkew` of `nominalPeriod`, each stretch between two of
+    /// `breaks` (monotonic ns) with an origin of its own; nil with fewer than two reports. With
+    /// `period` given (a sink whose rate is known exactly), only the origins are fitted.
     ///
-    /// For a period `p`, a stretch's line lies beneath all its observations when its origin is
-    /// the least of `instant - frames × p` over them; the fit takes the period that brings the
-    /// lines closest to the observations, summed over all of them (a concave function of `p`,
-    /// maximised by golden-section search).
-    public static func fit(growth: [(instant: Int64, frames: Int)], breaks: [Int64] = [], nominalPeriod: Double,
-                           maximumSkew: Double = 0.002) -> RecordingClock? {
-        let observations = growth.filter { $0.frames > 0 }
-        guard let first = observations.first else { return nil }
+    /// A report is exact (the server rounds to the microsecond) when everything the sink has
+    /// rendered has reached the recording's queue; many are taken while a block is on its way,
+    /// which the sink's latency counts and the queue's index does not yet, and lie a block or two
+    /// (milliseconds) late. So the fit keeps the reports in a band about the stretch's lower
+    /// quartile: a least-squares line, one period for all stretches and an intercept for each,
+    /// fitted again to the reports within `band` ns of its lower quartile, four times.
+    public static func fit(timing: [AudioMonitorRecorder.Timing], breaks: [Int64] = [], nominalPeriod: Double,
+                           maximumSkew: Double = 0.002, band: Double = 50_000, period fixed: Double? = nil) -> RecordingClock? {
+        guard timing.count >= 2, let first = timing.first else { return nil }
         let sortedBreaks = breaks.sorted()
-        // Instants relative to the first observation, so that the sums keep their precision.
-        var stretches: [[(x: Double, y: Double)]] = []
-        var stretch = -1
-        for observation in observations {
-            let index = sortedBreaks.prefix { $0 <= observation.instant }.count
-            if index != stretch {
-                stretches.append([])
-                stretch = index
-            }
-            stretches[stretches.count - 1].append((Double(observation.frames), Double(observation.instant - first.instant)))
+        // (stretch, x: frames from the first report, y: ns from the first report)
+        let points = timing.map { report in
+            (stretch: sortedBreaks.prefix { $0 <= report.instant }.count,
+             x: Double(report.frame - first.frame), y: Double(report.instant - first.instant))
         }
-        // The sum over observations of their distance above their stretch's line, less its
-        // constant part: what the fit maximises.
-        func closeness(_ period: Double) -> Double {
-            var total = 0.0
-            for points in stretches {
-                let floor = points.map { $0.y - $0.x * period }.min()!
-                total += Double(points.count) * floor + period * points.reduce(0) { $0 + $1.x }
+        func solve(_ kept: [(stretch: Int, x: Double, y: Double)]) -> (period: Double, intercepts: [Int: Double])? {
+            let groups = Dictionary(grouping: kept, by: \.stretch)
+            var sxy = 0.0, sxx = 0.0
+            var means: [Int: (x: Double, y: Double)] = [:]
+            for (stretch, members) in groups {
+                let n = Double(members.count)
+                let mean = (x: members.reduce(0) { $0 + $1.x } / n, y: members.reduce(0) { $0 + $1.y } / n)
+                means[stretch] = mean
+                for point in members {
+                    sxy += (point.x - mean.x) * (point.y - mean.y)
+                    sxx += (point.x - mean.x) * (point.x - mean.x)
+                }
             }
-            return total
+            guard !means.isEmpty else { return nil }
+            var period = fixed ?? (sxx > 0 ? sxy / sxx : nominalPeriod)
+            period = min(max(period, nominalPeriod * (1 - maximumSkew)), nominalPeriod * (1 + maximumSkew))
+            return (period, means.mapValues { $0.y - period * $0.x })
         }
-        var low = nominalPeriod * (1 - maximumSkew), high = nominalPeriod * (1 + maximumSkew)
-        let ratio = (5.0.squareRoot() - 1) / 2
-        var a = high - ratio * (high - low), b = low + ratio * (high - low)
-        var fa = closeness(a), fb = closeness(b)
-        for _ in 0..<80 {
-            if fa < fb {
-                low = a
-                (a, fa) = (b, fb)
-                b = low + ratio * (high - low)
-                fb = closeness(b)
-            } else {
-                high = b
-                (b, fb) = (a, fa)
-                a = high - ratio * (high - low)
-                fa = closeness(a)
+        guard var line = solve(points) else { return nil }
+        for _ in 0..<4 {
+            var kept: [(stretch: Int, x: Double, y: Double)] = []
+            for members in Dictionary(grouping: points, by: \.stretch).values {
+                let residuals = members.map { $0.y - (line.intercepts[$0.stretch] ?? 0) - line.period * $0.x }
+                let quartile = residuals.sorted()[(residuals.count - 1) / 4]
+                kept += zip(members, residuals).filter { abs($0.1 - quartile) <= band }.map(\.0)
             }
+            guard kept.count >= 2, let refit = solve(kept) else { break }
+            line = refit
         }
-        let period = (low + high) / 2
-        let floor = stretches[0].map { $0.y - $0.x * period }.min()!
-        return RecordingClock(origin: first.instant + Int64(floor.rounded()), period: period)
+        let intercept = line.intercepts[points[0].stretch] ?? 0
+        let origin = Double(first.instant) + intercept - line.period * Double(first.frame)
+        return RecordingClock(origin: Int64(origin.rounded()), period: line.period)
     }
 }
