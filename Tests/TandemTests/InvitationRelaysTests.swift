@@ -40,7 +40,7 @@ import TandemNet
     }
 
     @Test func repeatedRelaysCountOnceAndOtherParametersAreIgnored() throws {
-        let text = Self.base + "&r=127.0.0.1:7400&r=10.0.0.2:1&x=y&r=10.0.0.2:1&r=RELAY.example:2&r=relay.EXAMPLE:2"
+        let text = Self.base + "&r=127.0.0.1:7400&r=10.0.0.2:1&unknown=y&r=10.0.0.2:1&r=RELAY.example:2&r=relay.EXAMPLE:2"
         let invitation = try Invitation(parsing: text)
         #expect(invitation.relays.map(\.description) == ["127.0.0.1:7400", "10.0.0.2:1", "RELAY.example:2"])
         let built = try Invitation(relays: [RelayEndpoint(host: "a", port: 1), RelayEndpoint(host: "a", port: 1), RelayEndpoint(host: "a", port: 2)],
