@@ -4,7 +4,8 @@ import TandemTestKit
 import TandemHarness
 
 /// The watch-together terminal interface as a person uses it: `tandem host` in a real terminal
-/// (tmux), keys sent to it, the status line read back, and a joiner that follows.
+/// (tmux), keys sent to it (space, `]`, Backspace, →, `9`, `0`, `m`, `p`, `?`, `e`), the status
+/// line read back, and a joiner that follows.
 @Suite(.serialized) struct TerminalInterfaceProcessTests {
     @Test func keysDrivePlaybackAndTheStatusLineShowsIt() throws {
         let fixtures = try MediaFixtures()
@@ -35,9 +36,22 @@ import TandemHarness
         try tmux.sendKeys("]")
         #expect(waitFor(10) { anaSaw(#""change":"rate 1.1""#) })
         #expect(try waitFor(10) { try screen().contains("1.10x") })
+        try tmux.sendKeys("BSpace")
+        #expect(waitFor(10) { anaSaw(#""change":"rate 1""#) })
+        #expect(try waitFor(10) { try screen().contains("1.00x") })
         try tmux.sendKeys("Right")
         #expect(waitFor(10) { anaSaw(#""change":"seek"#) })
-        try tmux.sendKeys(" ")
+        // The sound's keys are this participant's alone, and the line shows their level.
+        try tmux.sendKeys("9")
+        #expect(try waitFor(10) { try screen().contains("vol 90%") })
+        try tmux.sendKeys("m")
+        #expect(try waitFor(10) { let text = try screen(); return text.contains("muted") && !text.contains("vol 90%") })
+        try tmux.sendKeys("m")
+        try tmux.sendKeys("0")
+        try tmux.sendKeys("0")
+        #expect(try waitFor(10) { let text = try screen(); return text.contains("vol 110%") && !text.contains("muted") })
+        #expect(!anaSaw("volume") && !anaSaw("mute"))
+        try tmux.sendKeys("p")
         #expect(try waitFor(10) { let text = try screen(); return text.contains("⏸") && text.contains("host paused at ") })
         // The keys on request; one `e` only asks, the second ends.
         try tmux.sendKeys("?")

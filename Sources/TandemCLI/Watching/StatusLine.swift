@@ -6,7 +6,7 @@ import TandemMedia
 import TandemPlayback
 
 /// The line a person watching at a terminal sees: play state and position, who did what last,
-/// the rate, who is there and in what state, then the queue, the latency offset, the measured
+/// the rate, the sound's level once moved, who is there and in what state, then the queue, the latency offset, the measured
 /// sync error and the clock's error bound. Each field has a priority: at a narrow terminal the
 /// least useful go first (`TerminalText.fitting`), and the line is cut, never wrapped.
 enum StatusLine {
@@ -21,6 +21,7 @@ enum StatusLine {
         static let rate = 85
         static let participants = 80
         static let off = 70
+        static let sound = 65
         static let queue = 60
         static let latency = 50
         static let sync = 40
@@ -46,6 +47,12 @@ enum StatusLine {
         }
         if !lastChange.isEmpty { parts.append((TerminalText.sanitized(lastChange), Priority.lastChange)) }
         parts.append((String(format: "%.2fx", timeline.rate), Priority.rate))
+        // The sound's level once a person moved it (9, 0, m), as mpv shows its own.
+        if player.isMuted {
+            parts.append(("muted", Priority.sound))
+        } else if player.volume != HeadlessPlayer.Options().volume {
+            parts.append(("vol \(player.volume)%", Priority.sound))
+        }
         let active = session.activeParticipants
         let away = session.awayParticipants
         let names = active.sorted { $0.displayName < $1.displayName }.map { participant -> String in
