@@ -5,54 +5,6 @@ import TandemClock
 import TandemNet
 import TandemWire
 
-/// A session for the removal tests: its members' keys, the relay's order, and a clock that moves
-/// only when the test says so.
-private struct RemovalGroup {
-    let secret = SessionSecret()
-    let sessionID = UUID()
-    let now = LocalInstant(nanoseconds: 1_000_000_000)
-    private var order: UInt64 = 0
-
-    func member() -> BodySealer { BodySealer(secret: secret, sessionID: sessionID, identity: SigningKeyPair()) }
-
-    func record(_ member: BodySealer, _ name: String) -> ParticipantRecord {
-        ParticipantRecord(id: member.localID, publicKey: member.identity.publicKey, displayName: name,
-                          presence: member.keptPresence(name: name))
-    }
-
-    /// A joined machine for `member`, in a session `creator` created, with `others` present.
-    func joined(_ member: BodySealer, _ name: String, creator: BodySealer, others: [(BodySealer, String)],
-                history: [OrderedDelivery] = []) throws -> SessionMachine<Quiz> {
-        var machine = SessionMachine<Quiz>(localParticipant: Participant(id: member.localID, displayName: name), bodies: member,
-                                           isLocallyInitiated: member.localID == creator.localID, creator: creator.localID)
-        let welcome = RelayWelcome(sessionID: sessionID, participants: others.map { record($0.0, $0.1) } + [record(member, name)],
-                                   activity: try ActivityDescription(Quiz(topic: "rivers")).sealed(with: creator),
-                                   attachments: [], created: false, orderedHistory: history)
-        _ = machine.onWelcome(welcome, at: now)
-        _ = machine.onJoinRequested(at: now)
-        _ = machine.onAnnounce(at: now)
-        return machine
-    }
-
-    /// The next ordered delivery of `change`, signed by `member`.
-    mutating func role(_ change: RoleChange, by member: BodySealer) -> OrderedDelivery {
-        ordered(RoleRecord.encode(change), by: member, kind: .roles, retention: .kept)
-    }
-
-    /// The next ordered delivery of `payload`, signed by `member` as `kind`.
-    mutating func ordered(_ payload: [UInt8], by member: BodySealer, kind: BodyKind = .playbackProposal,
-                          retention: OrderedRetention = .playback) -> OrderedDelivery {
-        order += 1
-        return OrderedDelivery(sender: member.localID, order: order, orderedAt: now.nanoseconds, effectiveAt: now.nanoseconds,
-                               retention: retention, body: member.seal(payload, kind: kind, path: .ordered, retention: retention))
-    }
-}
-
-/// The directives' role events, in order.
-private func roleEvents(_ directives: [SessionMachine<Quiz>.EventDirective]) -> [SessionRoleEvent] {
-    directives.compactMap { if case .roleEvent(let event) = $0 { event } else { nil } }
-}
-
 /// The role records the directives ask to send.
 private func recordsToSend(_ directives: [SessionMachine<Quiz>.EventDirective]) -> [RoleChange] {
     directives.compactMap { if case .sendRoleRecord(let change) = $0 { change } else { nil } }
@@ -73,7 +25,7 @@ private func contents(_ machine: SessionMachine<Quiz>) -> [OrderedContent] { mac
     }
 
     @Test func aKickedParticipantCannotOpenWhatFollowsWhileTheOthersDo() throws {
-        var group = RemovalGroup()
+        var group = RoleTestGroup()
         let (host, ana, ben) = (group.member(), group.member(), group.member())
         var hostMachine = try group.joined(host, "host", creator: host, others: [(ana, "ana"), (ben, "ben")])
         var anaMachine = try group.joined(ana, "ana", creator: host, others: [(host, "host"), (ben, "ben")])
@@ -133,7 +85,7 @@ private func contents(_ machine: SessionMachine<Quiz>) -> [OrderedContent] { mac
     }
 
     @Test func aKickFromANonOperatorIsRefusedAlikeEverywhere() throws {
-        var group = RemovalGroup()
+        var group = RoleTestGroup()
         let (host, ana, ben) = (group.member(), group.member(), group.member())
         var machines = [
             try group.joined(host, "host", creator: host, others: [(ana, "ana"), (ben, "ben")]),
@@ -157,7 +109,7 @@ private func contents(_ machine: SessionMachine<Quiz>) -> [OrderedContent] { mac
     }
 
     @Test func aLateJoinerWithTheNewSecretReadsTheHistoryFromBeforeAndAfterTheKick() throws {
-        var group = RemovalGroup()
+        var group = RoleTestGroup()
         let (host, ana, ben) = (group.member(), group.member(), group.member())
         var hostMachine = try group.joined(host, "host", creator: host, others: [(ana, "ana"), (ben, "ben")])
         var anaMachine = try group.joined(ana, "ana", creator: host, others: [(host, "host"), (ben, "ben")])
@@ -195,7 +147,7 @@ private func contents(_ machine: SessionMachine<Quiz>) -> [OrderedContent] { mac
     }
 
     @Test func aRekeyMovesEveryoneOnAndOneLeftOutOfItSaysWhy() throws {
-        var group = RemovalGroup()
+        var group = RoleTestGroup()
         let (host, ana, cy) = (group.member(), group.member(), group.member())
         var anaMachine = try group.joined(ana, "ana", creator: host, others: [(host, "host"), (cy, "cy")])
         var cyMachine = try group.joined(cy, "cy", creator: host, others: [(host, "host"), (ana, "ana")])

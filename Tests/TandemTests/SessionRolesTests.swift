@@ -5,54 +5,6 @@ import TandemClock
 import TandemNet
 import TandemWire
 
-/// A session for the roles' tests: its members' keys, the relay's order, and a clock that moves
-/// only when the test says so.
-private struct RoleGroup {
-    let secret = SessionSecret()
-    let sessionID = UUID()
-    let now = LocalInstant(nanoseconds: 1_000_000_000)
-    private var order: UInt64 = 0
-
-    func member() -> BodySealer { BodySealer(secret: secret, sessionID: sessionID, identity: SigningKeyPair()) }
-
-    func record(_ member: BodySealer, _ name: String) -> ParticipantRecord {
-        ParticipantRecord(id: member.localID, publicKey: member.identity.publicKey, displayName: name,
-                          presence: member.keptPresence(name: name))
-    }
-
-    /// A joined machine for `member`, in a session `creator` created, with `others` present.
-    func joined(_ member: BodySealer, _ name: String, creator: BodySealer, others: [(BodySealer, String)],
-                history: [OrderedDelivery] = []) throws -> SessionMachine<Quiz> {
-        var machine = SessionMachine<Quiz>(localParticipant: Participant(id: member.localID, displayName: name), bodies: member,
-                                           isLocallyInitiated: member.localID == creator.localID, creator: creator.localID)
-        let welcome = RelayWelcome(sessionID: sessionID, participants: others.map { record($0.0, $0.1) } + [record(member, name)],
-                                   activity: try ActivityDescription(Quiz(topic: "rivers")).sealed(with: creator),
-                                   attachments: [], created: false, orderedHistory: history)
-        _ = machine.onWelcome(welcome, at: now)
-        _ = machine.onJoinRequested(at: now)
-        _ = machine.onAnnounce(at: now)
-        return machine
-    }
-
-    /// The next ordered delivery of `change`, signed by `member`.
-    mutating func role(_ change: RoleChange, by member: BodySealer, retention: OrderedRetention = .kept) -> OrderedDelivery {
-        ordered(RoleRecord.encode(change), by: member, kind: .roles, retention: retention)
-    }
-
-    /// The next ordered delivery of `payload`, signed by `member` as `kind`.
-    mutating func ordered(_ payload: [UInt8], by member: BodySealer, kind: BodyKind = .playbackProposal,
-                          retention: OrderedRetention = .playback) -> OrderedDelivery {
-        order += 1
-        return OrderedDelivery(sender: member.localID, order: order, orderedAt: now.nanoseconds, effectiveAt: now.nanoseconds,
-                               retention: retention, body: member.seal(payload, kind: kind, path: .ordered, retention: retention))
-    }
-}
-
-/// The directives' role events, in order.
-private func roleEvents(_ directives: [SessionMachine<Quiz>.EventDirective]) -> [SessionRoleEvent] {
-    directives.compactMap { if case .roleEvent(let event) = $0 { event } else { nil } }
-}
-
 /// The roles' pure rules and the session machine that applies them: who may change what, the
 /// same accepted and refused on every participant and on a late joiner replaying the history,
 /// and the handover when the last operator leaves.
@@ -164,7 +116,7 @@ private func roleEvents(_ directives: [SessionMachine<Quiz>.EventDirective]) -> 
     }
 
     @Test func twoParticipantsAndALateJoinerAcceptAndRefuseTheSameChanges() throws {
-        var group = RoleGroup()
+        var group = RoleTestGroup()
         let (host, ana, ben) = (group.member(), group.member(), group.member())
         var hostMachine = try group.joined(host, "host", creator: host, others: [])
         var anaMachine = try group.joined(ana, "ana", creator: host, others: [(host, "host")])
@@ -201,7 +153,7 @@ private func roleEvents(_ directives: [SessionMachine<Quiz>.EventDirective]) -> 
     }
 
     @Test func whenTheLastOperatorLeavesTheLongestPresentClaimsAndEveryoneAgrees() throws {
-        var group = RoleGroup()
+        var group = RoleTestGroup()
         let (host, ana, ben) = (group.member(), group.member(), group.member())
         var machines = [
             try group.joined(ana, "ana", creator: host, others: [(host, "host"), (ben, "ben")]),
@@ -230,7 +182,7 @@ private func roleEvents(_ directives: [SessionMachine<Quiz>.EventDirective]) -> 
     }
 
     @Test func aParticipantNamedDepartedWhileHereTakesItsRoleBack() throws {
-        var group = RoleGroup()
+        var group = RoleTestGroup()
         let (host, ana) = (group.member(), group.member())
         var hostMachine = try group.joined(host, "host", creator: host, others: [(ana, "ana")])
         let claim = group.role(.claim(departed: [host.localID]), by: ana)

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+@testable import Tandem
+import TandemClock
+import TandemNet
+import TandemWire
+
+/// A session for the roles' and the removal's tests: its members' keys, the relay's order, and a
+/// clock that moves only when the test says so.
+struct RoleTestGroup {
+    let secret = SessionSecret()
+    let sessionID = UUID()
+    let now = LocalInstant(nanoseconds: 1_000_000_000)
+    private var order: UInt64 = 0
+
+    func member() -> BodySealer { BodySealer(secret: secret, sessionID: sessionID, identity: SigningKeyPair()) }
+
+    func record(_ member: BodySealer, _ name: String) -> ParticipantRecord {
+        ParticipantRecord(id: member.localID, publicKey: member.identity.publicKey, displayName: name,
+                          presence: member.keptPresence(name: name))
+    }
+
+    /// A joined machine for `member`, in a session `creator` created, with `others` present.
+    func joined(_ member: BodySealer, _ name: String, creator: BodySealer, others: [(BodySealer, String)],
+                history: [OrderedDelivery] = []) throws -> SessionMachine<Quiz> {
+        var machine = SessionMachine<Quiz>(localParticipant: Participant(id: member.localID, displayName: name), bodies: member,
+                                           isLocallyInitiated: member.localID == creator.localID, creator: creator.localID)
+        let welcome = RelayWelcome(sessionID: sessionID, participants: others.map { record($0.0, $0.1) } + [record(member, name)],
+                                   activity: try ActivityDescription(Quiz(topic: "rivers")).sealed(with: creator),
+                                   attachments: [], created: false, orderedHistory: history)
+        _ = machine.onWelcome(welcome, at: now)
+        _ = machine.onJoinRequested(at: now)
+        _ = machine.onAnnounce(at: now)
+        return machine
+    }
+
+    /// The next ordered delivery of `change`, signed by `member`.
+    mutating func role(_ change: RoleChange, by member: BodySealer, retention: OrderedRetention = .kept) -> OrderedDelivery {
+        ordered(RoleRecord.encode(change), by: member, kind: .roles, retention: retention)
+    }
+
+    /// The next ordered delivery of `payload`, signed by `member` as `kind`.
+    mutating func ordered(_ payload: [UInt8], by member: BodySealer, kind: BodyKind = .playbackProposal,
+                          retention: OrderedRetention = .playback) -> OrderedDelivery {
+        order += 1
+        return OrderedDelivery(sender: member.localID, order: order, orderedAt: now.nanoseconds, effectiveAt: now.nanoseconds,
+                               retention: retention, body: member.seal(payload, kind: kind, path: .ordered, retention: retention))
+    }
+}
+
+/// The directives' role events, in order.
+func roleEvents(_ directives: [SessionMachine<Quiz>.EventDirective]) -> [SessionRoleEvent] {
+    directives.compactMap { if case .roleEvent(let event) = $0 { event } else { nil } }
+}
