@@ -5,7 +5,8 @@ import TandemHarness
 
 /// What a person at an 80-column terminal reads by default: events as sentences, each change
 /// credited to whoever made it (on the status line too), none of the technical fields; and a
-/// late joiner told where the group is in one line, not the changes before it.
+/// late joiner told where the group is in one line, not the changes before it; with `--verbose`,
+/// the technical lines instead.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct SentenceTerminalProcessTests {
     @Test func eventsReadAsSentencesAndALateJoinerGetsOneLine() throws {
         let fixtures = try MediaFixtures()
@@ -46,6 +47,16 @@ import TandemHarness
         #expect(cy.lines.contains { $0.hasSuffix("(host paused it)") }, "\(cy.lines)")
         #expect(!cy.lines.contains { $0.contains("played from") || $0.contains("joined") }, "the history told line by line: \(cy.lines)")
         #expect(try waitFor(10) { try screen().contains("cy joined") }, "\((try? screen()) ?? "")")
+
+        // `--verbose`: every event with its technical fields, the history included, instead of
+        // the sentences.
+        let dee = try WatchProcess.join(invite: invite, file: clip, arguments: ["--name", "dee", "--verbose", "--audio", "none"],
+                                        name: "dee", acceptsCommands: true)
+        defer { dee.kill() }
+        #expect(dee.waitUntil(timeout: 20) { _ in
+            dee.lines.contains { $0.hasPrefix("timeline ") && $0.contains("version=") && $0.contains("effective_session_ns=") }
+        }, "\(dee.lines) \(dee.standardError)")
+        #expect(!dee.lines.contains { $0.contains("are here; paused at") }, "\(dee.lines)")
 
         // `h`: the group's health, a line for each, this participant first, the others by their
         // own reports.

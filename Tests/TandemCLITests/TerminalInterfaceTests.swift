@@ -4,22 +4,24 @@ import TandemTestKit
 import TandemHarness
 
 /// The watch-together terminal interface as a person uses it: `tandem host` in a real terminal
-/// (tmux), keys sent to it (space, `]`, Backspace, →, `9`, `0`, `m`, `p`, `?`, `e`), the status
-/// line read back, and a joiner that follows.
+/// (tmux), keys sent to it (space, `]`, Backspace, →, `>`, `<`, `9`, `0`, `m`, `p`, `?`, `e`), the
+/// status line read back, and a joiner that follows.
 @Suite(.serialized) struct TerminalInterfaceProcessTests {
     @Test func keysDrivePlaybackAndTheStatusLineShowsIt() throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }
         let clip = try fixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25", "-t", "30",
                                         "-c:v", "libx264", "-preset", "ultrafast"], output: "clip.mp4")
+        let second = try fixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25", "-t", "30",
+                                          "-c:v", "libx264", "-preset", "ultrafast"], output: "second.mp4")
         let hostLog = fixtures.path("host.out")
-        let tmux = try TmuxSession.start("\(TandemProcess.executablePath) host \(clip) --bind 127.0.0.1 --port 0 --name host 2>&1 | tee \(hostLog); sleep 5")
+        let tmux = try TmuxSession.start("\(TandemProcess.executablePath) host \(clip) \(second) --bind 127.0.0.1 --port 0 --name host 2>&1 | tee \(hostLog); sleep 5")
         defer { tmux.kill() }
         let invite = try #require(TmuxSession.invite(inLog: hostLog), "the host printed no invite")
 
         let joiner = Process()
         joiner.executableURL = URL(fileURLWithPath: TandemProcess.executablePath)
-        joiner.arguments = ["join", invite, clip, "--name", "ana", "--events", "json"]
+        joiner.arguments = ["join", invite, clip, second, "--name", "ana", "--events", "json"]
         let joinerOutput = fixtures.path("ana.out")
         _ = FileManager.default.createFile(atPath: joinerOutput, contents: nil)
         joiner.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: joinerOutput))
@@ -45,6 +47,12 @@ import TandemHarness
         #expect(try waitFor(10) { try screen().contains("1.00x") })
         try tmux.sendKeys("Right")
         #expect(waitFor(10) { anaSaw(#""change":"seek"#) })
+        // `>` and `<`: the queue's next item, then the previous one, for everyone.
+        try tmux.sendKeys(">")
+        #expect(waitFor(10) { anaSaw(#""identifier":"second.mp4","index":1"#) })
+        #expect(try waitFor(10) { try screen().contains("item 2 of 2") }, "\((try? screen()) ?? "")")
+        try tmux.sendKeys("<")
+        #expect(waitFor(10) { anaSaw(#""identifier":"clip.mp4","index":0"#) })
         // The sound's keys are this participant's alone, and the line shows their level.
         try tmux.sendKeys("9")
         #expect(try waitFor(10) { try screen().contains("vol 90%") })
