@@ -1,8 +1,9 @@
 // Apple's type names, each an alias of the Tandem type whose shape is Apple's: the members a
 // program calls through the name are spelt, typed and behave as Apple documents them (the porting
-// table's "Same" rows). A name whose Tandem type differs in shape (the delegate protocols of four
-// Objective-C overloads, the command classes with `CMTime` members, `AVPlayerItem`) has no alias:
-// the compiler then points at each place a port must change.
+// table's "Same" rows). AVFoundation's delegate protocol and its command classes are not aliases
+// but types of their own over Tandem's (`PlaybackControlDelegate.swift`); a name whose Tandem type
+// differs in shape (`AVPlayerItem`) has no alias: the compiler then points at each place a port
+// must change.
 
 /// AVFoundation's `AVPlaybackCoordinator`: Tandem's `PlaybackCoordinator`.
 public typealias AVPlaybackCoordinator = PlaybackCoordinator
@@ -12,9 +13,9 @@ public typealias AVPlaybackCoordinator = PlaybackCoordinator
 public typealias AVPlayerPlaybackCoordinator = PlaybackCoordinator
 
 /// AVFoundation's `AVDelegatingPlaybackCoordinator`: Tandem's `PlaybackCoordinator` with a
-/// program's own player as its delegate (`init(playbackControlDelegate:)`). The delegate is a
-/// `PlaybackCoordinatorDelegate`, which takes one `PlaybackCommand` where Apple's protocol has
-/// four overloads.
+/// program's own player as its delegate (`init(playbackControlDelegate:)`): a player written to
+/// AVFoundation's `AVPlaybackCoordinatorPlaybackControlDelegate`, issued Apple's four command
+/// classes, or one written to Tandem's `PlaybackCoordinatorDelegate`, issued `PlaybackCommand`s.
 public typealias AVDelegatingPlaybackCoordinator = PlaybackCoordinator
 
 /// AVFoundation's `AVDelegatingPlaybackCoordinatorRateChangeOptions` (`.playImmediately`).
@@ -57,13 +58,17 @@ extension PlaybackSuspension {
 }
 
 extension PlaybackCoordinator {
-    /// A coordinator driving `playbackControlDelegate`, as AVFoundation's
-    /// `AVDelegatingPlaybackCoordinator(playbackControlDelegate:)`: Tandem's `init(delegate:)`,
-    /// on the default scheduler. The delegate is held strongly, as Tandem's coordinator holds it.
+    /// A coordinator driving a player written to Tandem's delegate protocol, under
+    /// AVFoundation's label: Tandem's `init(delegate:)`. The delegate is held weakly, as
+    /// Apple's coordinator holds its own.
     public convenience init(playbackControlDelegate: any PlaybackCoordinatorDelegate) {
         self.init(delegate: playbackControlDelegate)
     }
 
-    /// The player the coordinator drives, under AVFoundation's name: Tandem's `delegate`.
-    public var playbackControlDelegate: (any PlaybackCoordinatorDelegate)? { delegate }
+    /// The player the coordinator drives, under AVFoundation's name: the program's own object,
+    /// whichever of the two delegate protocols it was given by.
+    public var playbackControlDelegate: AnyObject? {
+        if let adapter = delegate as? PlaybackControlDelegateAdapter { return adapter.target }
+        return delegate
+    }
 }

@@ -123,6 +123,8 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         /// `pauseSnapsToMediaTimeOfOriginator` as this participant starts coordinating with it.
         var pauseSnaps = true
         weak var delegate: (any PlaybackCoordinatorDelegate)?
+        /// A delegate the coordinator keeps alive itself (`adoptDelegate(_:)`).
+        var adopted: (any PlaybackCoordinatorDelegate)?
     }
 
     private struct Shell {
@@ -167,7 +169,21 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// The player the coordinator drives.
     public var delegate: (any PlaybackCoordinatorDelegate)? {
         get { settings.withLock { $0.delegate } }
-        set { settings.withLock { $0.delegate = newValue } }
+        set {
+            settings.withLock {
+                $0.delegate = newValue
+                $0.adopted = nil
+            }
+        }
+    }
+
+    /// Makes `delegate` the player the coordinator drives and keeps it alive: an adapter made for
+    /// a program's own player (AVFoundation's delegate protocol), which nothing else holds.
+    package func adoptDelegate(_ delegate: any PlaybackCoordinatorDelegate) {
+        settings.withLock {
+            $0.delegate = delegate
+            $0.adopted = delegate
+        }
     }
 
     /// Joins the playback of `session`'s group: from now on the player follows the shared
@@ -292,6 +308,13 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// `ProposalRejection`.
     public func transitionToItem(identifier: String, at time: ItemTime = .zero) throws {
         try request(.transition(item: identifier, at: time))
+    }
+
+    /// `transitionToItem(identifier:at:)`, a refusal reported as a `requestRefused` event as the
+    /// other `coordinate…` calls report theirs.
+    package func coordinateTransition(toItem identifier: String, at time: ItemTime) {
+        let request = CoordinatorMachine.LocalRequest.transition(item: identifier, at: time)
+        reportingRefusal(of: request) { try self.request(request) }
     }
 
     /// Tells the group what this participant has loaded (its identifier and content identity)
