@@ -28,7 +28,7 @@ public protocol AVPlaybackCoordinatorPlaybackControlDelegate: AnyObject {
 
 /// AVFoundation's `AVDelegatingPlaybackCoordinatorPlaybackControlCommand`: what every command
 /// carries.
-public class AVDelegatingPlaybackCoordinatorPlaybackControlCommand: @unchecked Sendable {
+public class AVDelegatingPlaybackCoordinatorPlaybackControlCommand {
     /// The other participant whose change led to the command, as the coordinator knew it when
     /// it issued the command; nil for this participant's own change and for a command the
     /// coordinator issued by itself (a catch-up, a re-mapping of the clock).
@@ -45,7 +45,7 @@ public class AVDelegatingPlaybackCoordinatorPlaybackControlCommand: @unchecked S
 
 /// AVFoundation's `AVDelegatingPlaybackCoordinatorPlayCommand`: be at `itemTime` at host clock
 /// time `hostClockTime`, playing at `rate`.
-public final class AVDelegatingPlaybackCoordinatorPlayCommand: AVDelegatingPlaybackCoordinatorPlaybackControlCommand, @unchecked Sendable {
+public final class AVDelegatingPlaybackCoordinatorPlayCommand: AVDelegatingPlaybackCoordinatorPlaybackControlCommand {
     /// Media seconds per host second, the session clock's drift against the host clock in it.
     public let rate: Float
     /// The media time to be at, at `hostClockTime`.
@@ -66,7 +66,7 @@ public final class AVDelegatingPlaybackCoordinatorPlayCommand: AVDelegatingPlayb
 
 /// AVFoundation's `AVDelegatingPlaybackCoordinatorPauseCommand`: pause, getting ready to play
 /// again when the group waits in anticipation of playback.
-public final class AVDelegatingPlaybackCoordinatorPauseCommand: AVDelegatingPlaybackCoordinatorPlaybackControlCommand, @unchecked Sendable {
+public final class AVDelegatingPlaybackCoordinatorPauseCommand: AVDelegatingPlaybackCoordinatorPlaybackControlCommand {
     /// Whether to get ready to play (the group waits to play).
     public let shouldBufferInAnticipationOfPlayback: Bool
     /// The rate the group will play at once it resumes (0 when it paused for good).
@@ -83,7 +83,7 @@ public final class AVDelegatingPlaybackCoordinatorPauseCommand: AVDelegatingPlay
 }
 
 /// AVFoundation's `AVDelegatingPlaybackCoordinatorSeekCommand`: move to `itemTime`.
-public final class AVDelegatingPlaybackCoordinatorSeekCommand: AVDelegatingPlaybackCoordinatorPlaybackControlCommand, @unchecked Sendable {
+public final class AVDelegatingPlaybackCoordinatorSeekCommand: AVDelegatingPlaybackCoordinatorPlaybackControlCommand {
     /// The media time to move to.
     public let itemTime: CMTime
     /// Whether to get ready to play there, since playback resumes soon.
@@ -106,7 +106,7 @@ public final class AVDelegatingPlaybackCoordinatorSeekCommand: AVDelegatingPlayb
 }
 
 /// AVFoundation's `AVDelegatingPlaybackCoordinatorBufferingCommand`: get ready to play.
-public final class AVDelegatingPlaybackCoordinatorBufferingCommand: AVDelegatingPlaybackCoordinatorPlaybackControlCommand, @unchecked Sendable {
+public final class AVDelegatingPlaybackCoordinatorBufferingCommand: AVDelegatingPlaybackCoordinatorPlaybackControlCommand {
     /// The rate playback will resume at.
     public let anticipatedPlaybackRate: Float
     /// When the coordinator expects the handler at the latest, on the wall clock.
@@ -133,9 +133,11 @@ private func wallClockDate(of instant: HostInstant, hostNow: HostInstant) -> Dat
 /// The coordinator keeps the adapter alive; the adapter holds the program's player weakly, as
 /// Apple's coordinator does.
 final class PlaybackControlDelegateAdapter: PlaybackCoordinatorDelegate, @unchecked Sendable {
-    // Confinement: `target` and `itemIdentifier` are written by the program's thread and read
-    // on the coordinator's executor, so both sit behind `lock`. The program's player is called on
-    // the coordinator's executor only, one command at a time, as Apple's coordinator calls it.
+    // Unchecked: the program's player is the program's own object, not `Sendable`, which the
+    // program keeps and the coordinator calls, as Apple's coordinator calls it from its queue.
+    // The adapter's own state is written by the program's thread and read on the coordinator's
+    // executor behind `lock`; the player is called on the coordinator's executor alone, one
+    // command at a time.
     private let lock = NSLock()
     private weak var storedTarget: (any AVPlaybackCoordinatorPlaybackControlDelegate)?
     private var storedItemIdentifier: String?
