@@ -103,6 +103,18 @@ extension GroupSession {
         return stream
     }
 
+    /// Hands `handler` each participant who leaves the session, on the session's loop, as the
+    /// relay reports them: the coordinator learns of departures without a task of its own in
+    /// between. When `handler` returns false the subscription ends; it ends with the session too.
+    package func departures(while handler: @escaping @Sendable (UUID) -> Bool) {
+        let id = readerID()
+        addReader({ [self] in readers.departureHandlers[id] = handler }, else: {})
+    }
+
+    /// The participant's event loop, which the session runs on: where the playback coordinator
+    /// runs too, so that a record goes from the link to the player on one thread.
+    package var participantLoop: any SerialEventLoop { loop }
+
     /// How this participant knows the session clock (nil until joined, or if it cannot probe).
     package var sessionClock: (any SessionClockSource)? { view.withLock { $0.clockSource } }
 
