@@ -22,6 +22,10 @@ import TandemClock
 /// disconnects. Its clock is every connected coordinator's session clock and local clock alike, so
 /// that the effective instants are exact (no estimate, no offset) and nothing travels over a
 /// socket.
+///
+/// With no session there is no session's event loop: the coordinators connected to a medium run
+/// on the medium's one serial dispatch queue (those given a `CoordinatorScheduler` of their own
+/// run on it instead), and their delegates are called there.
 public final class PlaybackCoordinationMedium: Sendable {
     /// How far after its ordering a change takes effect by default: what a relay on the loopback
     /// gives (its smallest lead), so that a medium's players change as a session's would.
