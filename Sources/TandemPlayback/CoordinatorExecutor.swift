@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import TandemClock
 import TandemNet
 
@@ -70,20 +71,27 @@ final class QueueScheduler: CoordinatorExecutor {
     }
 
     func schedule(at instant: HostInstant, _ work: @escaping @Sendable () -> Void) -> any CoordinatorCancellable {
-        let item = DispatchWorkItem(block: work)
-        let delay = max(0, (instant - now).nanoseconds)
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: delay)), execute: item)
-        return WorkItemCancellable(item: item)
+        CancellableWork.after(instant - now, on: queue, work)
     }
 
     func preconditionCurrent(file: StaticString, line: UInt) {}
 }
 
-/// A dispatch work item as work that can be called off. `@unchecked Sendable`: a work item's
-/// `cancel()` may be called from any thread.
-private struct WorkItemCancellable: CoordinatorCancellable, @unchecked Sendable {
-    let item: DispatchWorkItem
-    func cancel() { item.cancel() }
+/// Work handed to a dispatch queue that can be called off until it starts.
+private final class CancellableWork: CoordinatorCancellable {
+    private let cancelled = Atomic(false)
+
+    func cancel() { cancelled.store(true, ordering: .relaxed) }
+
+    /// Runs `work` on `queue` once `delay` has passed, unless called off first.
+    static func after(_ delay: TimeSpan, on queue: DispatchQueue, _ work: @escaping @Sendable () -> Void) -> CancellableWork {
+        let handle = CancellableWork()
+        let nanoseconds = Int(clamping: max(0, delay.nanoseconds))
+        queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+            if !handle.cancelled.load(ordering: .relaxed) { work() }
+        }
+        return handle
+    }
 }
 
 /// The scheduler a program or a test gave the coordinator, which says nothing of where its
@@ -108,9 +116,6 @@ struct IdleScheduler: CoordinatorScheduler {
     var now: HostInstant { HostInstant(nanoseconds: SystemClock().now()) }
     func execute(_ work: @escaping @Sendable () -> Void) { work() }
     func schedule(at instant: HostInstant, _ work: @escaping @Sendable () -> Void) -> any CoordinatorCancellable {
-        let item = DispatchWorkItem(block: work)
-        let delay = max(0, (instant - now).nanoseconds)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: delay)), execute: item)
-        return WorkItemCancellable(item: item)
+        CancellableWork.after(instant - now, on: .global(), work)
     }
 }

@@ -149,7 +149,8 @@ extension GroupSession {
             return DerivedSessionClock(relayClock: relayClock, localClock: center.localClock)
         case .probe:
             guard let address = timeService(ofRelay: relay) else { return nil }
-            return try? ProbedSessionClock(server: address, localClock: center.localClock)
+            // On the participant's loop when it is a real one: the prober is a handler there.
+            return try? ProbedSessionClock(server: address, localClock: center.localClock, loop: loop as? EventLoop)
         }
     }
 

@@ -64,6 +64,9 @@ final class ProbedSessionClock: SessionClockSource {
     /// Told each time a prober takes a sample into its estimate.
     private let observers: ClockChangeObservers
 
+    /// The participant's loop its probers run on, or nil for a thread of each prober's own.
+    private let loop: EventLoop?
+
     private struct State {
         var prober: ClockProber
         /// The estimate of the relay probed before, until the current prober has its own.
@@ -71,13 +74,21 @@ final class ProbedSessionClock: SessionClockSource {
         var stopped = false
     }
 
-    init(server: SocketAddress, localClock: any LocalClock) throws(SystemCallError) {
+    /// Probes `server` as a handler on `loop` (the participant's: no thread of its own), or on
+    /// a thread of its own when there is no such loop.
+    init(server: SocketAddress, localClock: any LocalClock, loop: EventLoop? = nil) throws(SystemCallError) {
         self.localClock = localClock
+        self.loop = loop
         let observers = ClockChangeObservers()
         self.observers = observers
         let prober = try ClockProber(server: server, clock: localClock, observer: { _, _, _ in observers.changed() })
         state = Mutex(State(prober: prober))
-        prober.start()
+        start(prober)
+    }
+
+    /// Starts `prober` where this clock's probers run.
+    private func start(_ prober: ClockProber) {
+        if let loop { prober.start(on: loop) } else { prober.start() }
     }
 
     /// The time service probed now.
@@ -101,7 +112,7 @@ final class ProbedSessionClock: SessionClockSource {
             return old
         }
         guard let replaced else { return }
-        next.start()
+        start(next)
         replaced.stop()
     }
 
