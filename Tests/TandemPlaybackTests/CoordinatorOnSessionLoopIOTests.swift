@@ -84,6 +84,24 @@ import TandemTestKit
         }
     }
 
+    /// The deprecated path, on purpose: a coordinator given a `DispatchCoordinatorScheduler`
+    /// still coordinates with a session, on that queue rather than on the session's loop.
+    @available(*, deprecated, message: "covers DispatchCoordinatorScheduler")
+    @Test func aCoordinatorGivenADispatchSchedulerRunsOnIt() async throws {
+        let relay = try TestRelay(.inMemory)
+        defer { relay.shutdown() }
+        let host = try await Self.member("host", relay: relay, invitation: nil)
+        let session = try await CoordinatingPlaybackArticleIOTests.joined("ana", relay: relay, invitation: host.session.invitation)
+        let player = LoopWitness(loop: session.participantLoop)
+        let coordinator = PlaybackCoordinator(delegate: player, scheduler: DispatchCoordinatorScheduler())
+        coordinator.coordinateWithSession(session)
+        #expect(coordinator.scheduler is DispatchCoordinatorScheduler)
+        try host.coordinator.transitionToItem(identifier: "film")
+        host.coordinator.coordinateRateChange(to: 1)
+        #expect(await awaitValue(player.$issued.values) { Self.plays($0) })
+        #expect(player.onLoop == 0 && player.elsewhere >= 1)
+    }
+
     @Test func aDepartureReachesTheCoordinatorOnTheLoop() async throws {
         let relay = try TestRelay(.inMemory)
         defer { relay.shutdown() }

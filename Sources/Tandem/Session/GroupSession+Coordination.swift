@@ -92,17 +92,6 @@ extension GroupSession {
         return adopted
     }
 
-    /// The participants who leave the session, as the relay reports them.
-    package func departures() -> AsyncStream<UUID> {
-        let (stream, continuation) = AsyncStream.makeStream(of: UUID.self)
-        let id = readerID()
-        addReader({ [self] in readers.departures[id] = continuation }, else: { continuation.finish() })
-        continuation.onTermination = { [weak self] _ in
-            self?.onLoop { [weak self] in _ = self?.readers.departures.removeValue(forKey: id) }
-        }
-        return stream
-    }
-
     /// Hands `handler` each participant who leaves the session, on the session's loop, as the
     /// relay reports them: the coordinator learns of departures without a task of its own in
     /// between. When `handler` returns false the subscription ends; it ends with the session too.

@@ -9,7 +9,6 @@ struct SessionReaders {
     var messages: [Int: MessageSubscriber] = [:]
     /// The one reader of the ordered records (the playback coordinator).
     var ordered: OrderedReader?
-    var departures: [Int: AsyncStream<UUID>.Continuation] = [:]
     /// Departure handlers called on the loop (the coordinator's), each until it returns false.
     var departureHandlers: [Int: @Sendable (UUID) -> Bool] = [:]
     var chat: [Int: AsyncStream<ChatMessage>.Continuation] = [:]
@@ -156,7 +155,6 @@ extension GroupSession {
             case .publishAvailability(let availability):
                 $relayAvailability.storage.value = availability
             case .announceDeparture(let id):
-                for reader in readers.departures.values { reader.yield(id) }
                 for (key, handler) in readers.departureHandlers where !handler(id) {
                     readers.departureHandlers.removeValue(forKey: key)
                 }
