@@ -61,8 +61,8 @@ public final class PlaybackCoordinationMedium: Sendable {
     /// Every playback coordinator connected to the medium, in the order they connected, as
     /// AVFoundation's property.
     public var connectedPlaybackCoordinators: [PlaybackCoordinator] {
-        // Read after the medium's lock is released: a coordinator asks the medium who is present
-        // under its own lock, so the medium never waits for a coordinator's.
+        // Read after the medium's lock is released: the medium takes nothing of a coordinator's
+        // under its lock but the coordinator's view, briefly.
         let coordinators = state.withLock { state in state.members.compactMap(\.coordinator) }
         return coordinators.filter { $0.playbackCoordinationMedium === self }
     }
@@ -128,9 +128,10 @@ public final class PlaybackCoordinationMedium: Sendable {
     /// history and the registration happen under one lock, so that no record falls between them.
     ///
     /// Records are handed over under the medium's lock, which keeps the one order for everyone:
-    /// `receive` is the coordinator's hop onto the medium's queue, which only enqueues, and `wanted`
-    /// reads an atomic. Nothing under the medium's lock takes a coordinator's lock (a coordinator
-    /// takes the medium's under its own, reading `present`).
+    /// `receive` reads the coordinator's current run under its view's lock and hops onto the
+    /// medium's queue, which only enqueues, and `wanted` reads an atomic. A coordinator never
+    /// holds its view's lock while it takes the medium's (it reads `present` in a step, with no
+    /// lock held), so the two locks are always taken in this order.
     func deliver(to participant: UUID, while wanted: @escaping @Sendable () -> Bool,
                  _ receive: @escaping @Sendable (OrderedInput) -> Void) {
         state.withLock { state in
