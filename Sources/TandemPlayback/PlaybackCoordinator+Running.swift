@@ -168,6 +168,10 @@ extension PlaybackCoordinator {
         run.executor.preconditionCurrent()
         let generation = run.generation
         for effect in effects {
+            // A delegate may coordinate anew from within this loop (on the loop, the new run's
+            // first steps then run before this one's remaining effects): nothing more of a
+            // superseded run reaches the player or the group.
+            guard isCurrent(generation) else { return }
             let directive: CoordinatorMachine.Directive
             switch effect {
             case .watchClock(let instant):
