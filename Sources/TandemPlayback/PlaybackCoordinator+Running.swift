@@ -80,9 +80,10 @@ extension PlaybackCoordinator {
         step(generation) { machine, now in machine.onDeparture(participant, now: now).map(Self.effect) }
     }
 
-    /// Until the session clock's first estimate, looks for it every `clockWatchInterval` (the
-    /// clock source announces nothing); the machine is then given the mapping as an input, and
-    /// a timeline that waited for it is issued at once.
+    /// Until the session clock's first estimate, looks for it every `clockWatchInterval` (there
+    /// is no clock source yet, as before the session joined, or it announces nothing); the
+    /// machine is then given the mapping as an input, and a timeline that waited for it is issued
+    /// at once. A source that appears and announces its changes ends the watch.
     private func watchForClock(_ generation: Int) {
         step(generation) { machine, now in
             machine.mapping == nil ? [.watchClock(at: now + Self.clockWatchInterval)] : []
@@ -176,6 +177,13 @@ extension PlaybackCoordinator {
             switch effect {
             case .watchClock(let instant):
                 run.clockWatch?.cancel()
+                run.clockWatch = nil
+                // A session clock that appeared meanwhile (the session joined) and tells of its
+                // changes is told from now on, instead of watched.
+                if let clock = run.channel.clock, clock.observeChanges({ [weak self] in self?.clockChanged(generation) }) {
+                    clockChanged(generation)
+                    continue
+                }
                 run.clockWatch = run.executor.schedule(at: instant) { [weak self] in self?.watchForClock(generation) }
                 continue
             case .directive(let machine):

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import Tandem
 import TandemClock
 import TandemNet
 import TandemTestKit
@@ -49,6 +50,60 @@ import TandemTestKit
         #expect(play.rate == 1)
         let atDelivery = try #require(seen.withLock { seen in seen.first { $0.order == play.version } })
         #expect(atDelivery.version == play.version, "the play was applied before the link's call returned")
+    }
+
+    /// A session clock that is known once `known` is set, and tells its observers when told to.
+    final class PushingClock: SessionClockSource, @unchecked Sendable {
+        let known = Mutex(false)
+        let handlers = Mutex<[@Sendable () -> Void]>([])
+        func sessionTime(atLocal localTime: Int64) -> Int64? { known.withLock { $0 } ? localTime : nil }
+        func localTime(atSession sessionTime: Int64) -> Int64? { known.withLock { $0 } ? sessionTime : nil }
+        func errorBound(atLocal localTime: Int64) -> Int64? { 0 }
+        func stop() {}
+        func observeChanges(_ handler: @escaping @Sendable () -> Void) -> Bool {
+            handlers.withLock { $0.append(handler) }
+            return true
+        }
+        /// Learns the first estimate and tells of it.
+        func estimate() {
+            known.withLock { $0 = true }
+            for handler in handlers.withLock({ $0 }) { handler() }
+        }
+    }
+
+    /// A channel whose session clock appears only later, as a session's does once it joins.
+    final class JoiningChannel: CoordinationChannel, @unchecked Sendable {
+        let localParticipant = UUID()
+        let scheduler: VirtualScheduler
+        let source = Mutex<PushingClock?>(nil)
+        init(scheduler: VirtualScheduler) { self.scheduler = scheduler }
+        func propose(_ proposal: PlaybackProposal) throws {}
+        func deliverOrdered(while wanted: @escaping @Sendable () -> Bool, to receive: @escaping @Sendable (OrderedInput) -> Void) {}
+        var clock: (any SessionClockSource)? { source.withLock { $0 } }
+        var localClock: any MonotonicDerivedClock { CoordinatorShellIOTests.HostClock(scheduler: scheduler) }
+    }
+
+    @Test func aClockThatAppearsAndTellsOfItsChangesEndsTheWatch() {
+        let scheduler = VirtualScheduler(now: HostInstant(nanoseconds: 10_000_000_000))
+        let coordinator = PlaybackCoordinator(scheduler: scheduler)
+        let channel = JoiningChannel(scheduler: scheduler)
+        coordinator.coordinate(over: channel)
+        // No clock yet: the shell looks for one every few milliseconds.
+        scheduler.advance(by: .milliseconds(20))
+        #expect(scheduler.pendingCount == 1)
+        // The session joins: its clock tells of its changes, so the watch ends, before any estimate.
+        let clock = PushingClock()
+        channel.source.withLock { $0 = clock }
+        scheduler.advance(by: .milliseconds(20))
+        #expect(clock.handlers.withLock { $0.count } == 1)
+        #expect(scheduler.pendingCount == 0)
+        #expect(coordinator.machine?.mapping == nil)
+        // Its first estimate reaches the machine when the clock tells of it.
+        clock.estimate()
+        scheduler.run()
+        #expect(coordinator.machine?.mapping != nil)
+        scheduler.advance(by: .milliseconds(100))
+        #expect(clock.handlers.withLock { $0.count } == 1)
     }
 
     @Test func aDepartureMidSuspensionReleasesTheGroup() throws {
