@@ -80,7 +80,15 @@ import TandemTestKit
         func propose(_ proposal: PlaybackProposal) throws {}
         func deliverOrdered(while wanted: @escaping @Sendable () -> Bool, to receive: @escaping @Sendable (OrderedInput) -> Void) {}
         var clock: (any SessionClockSource)? { source.withLock { $0 } }
-        var localClock: any MonotonicDerivedClock { CoordinatorShellIOTests.HostClock(scheduler: scheduler) }
+        var localClock: any MonotonicDerivedClock { SchedulerClock(scheduler: scheduler) }
+    }
+
+    /// The scheduler's virtual time as the local clock, which is the host clock too.
+    struct SchedulerClock: MonotonicDerivedClock {
+        let scheduler: VirtualScheduler
+        func now() -> Int64 { scheduler.now.nanoseconds }
+        func monotonicTime(atLocal localTime: Int64) -> Int64 { localTime }
+        func localTime(atMonotonic monotonicTime: Int64) -> Int64 { monotonicTime }
     }
 
     @Test func aClockThatAppearsAndTellsOfItsChangesEndsTheWatch() {
