@@ -14,6 +14,10 @@ public protocol SessionClockSource: Sendable {
     /// The median round trip (ns) of the recent samples the estimate was made from, at local
     /// instant `localTime`; nil for a source that takes no samples over the network.
     func roundTrip(atLocal localTime: Int64) -> Int64?
+    /// How many session seconds pass per second of this participant's clock, as the estimate
+    /// has it (its drift), once known; nil for a source that does not know it, whose rate is
+    /// then measured between two of its readings.
+    func sessionSecondsPerLocalSecond(atLocal localTime: Int64) -> Double?
     /// Stops whatever keeps the estimate current.
     func stop()
     /// Calls `handler`, on whatever thread learns it, each time the estimate changes (its first
@@ -26,6 +30,9 @@ public protocol SessionClockSource: Sendable {
 extension SessionClockSource {
     /// None: the source takes no samples over the network.
     public func roundTrip(atLocal localTime: Int64) -> Int64? { nil }
+
+    /// Unknown: the rate is measured between two readings.
+    public func sessionSecondsPerLocalSecond(atLocal localTime: Int64) -> Double? { nil }
 
     /// Tells of nothing: the estimate is read when needed.
     public func observeChanges(_ handler: @escaping @Sendable () -> Void) -> Bool { false }
@@ -136,6 +143,8 @@ final class ProbedSessionClock: SessionClockSource {
     func localTime(atSession sessionTime: Int64) -> Int64? { clock.localTime(atSession: sessionTime) }
     func errorBound(atLocal localTime: Int64) -> Int64? { clock.errorBound(atLocal: localTime) }
     func roundTrip(atLocal localTime: Int64) -> Int64? { clock.statistics(atLocal: localTime)?.medianRoundTrip }
+    /// The estimator's drift, which it fitted from the samples.
+    func sessionSecondsPerLocalSecond(atLocal localTime: Int64) -> Double? { clock.sessionSecondsPerLocalSecond }
 
     func stop() {
         let prober = state.withLock { state -> ClockProber? in
