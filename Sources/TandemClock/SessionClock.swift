@@ -74,6 +74,13 @@ public struct SessionClock: Sendable {
         return Int64(bound.rounded(.up))
     }
 
+    /// How many session seconds pass per local second, as the estimator fitted it (one plus its
+    /// drift): the slope the published mapping converges on, a correction still being slewed in
+    /// left out (it enters as the offset the mapping publishes); nil before the first sample.
+    public var sessionSecondsPerLocalSecond: Double? {
+        mapping.map { 1 + $0.estimate.drift }
+    }
+
     /// A summary for display, as of `localTime`; nil before the first sample.
     public func statistics(atLocal localTime: Int64) -> SessionClockStatistics? {
         guard let mapping, let errorBound = errorBound(atLocal: localTime) else { return nil }

@@ -4,8 +4,10 @@ import Synchronization
 import TandemClock
 import TandemWire
 
-/// A participant's side of clock synchronization: probes a time service over UDP on a thread of
-/// its own, following a `ClockPollingPolicy`, and feeds the replies to a `SessionClock`.
+/// A participant's side of clock synchronization: probes a time service over UDP, following a
+/// `ClockPollingPolicy`, and feeds the replies to a `SessionClock`: on a thread of its own
+/// (`start()`), or as a handler on an event loop (`start(on:)`: its socket watched there, each
+/// probe a task scheduled there), as a participant's prober runs on the participant's loop.
 ///
 /// Read the clock from any thread with `sessionTime()` or a `sessionClock` snapshot.
 public final class ClockProber: Sendable {
@@ -28,6 +30,9 @@ public final class ClockProber: Sendable {
         var sessionClock: SessionClock
         var lifecycle = Lifecycle.idle
         var socketErrors = 0
+        /// The loop it runs on, when started on one, and its next probe there.
+        var loop: EventLoop?
+        var nextProbe: ScheduledTask?
     }
 
     private enum Lifecycle { case idle, running, stopping, stopped }
@@ -80,17 +85,66 @@ public final class ClockProber: Sendable {
         thread.start()
     }
 
-    /// Stops probing and waits for the thread to finish. The prober cannot be restarted.
+    /// Starts probing as a handler on `loop`, with no thread of its own: the socket is watched
+    /// there and each probe is a task scheduled there (on this prober's clock, as a delay).
+    /// Calling `start` again does nothing.
+    package func start(on loop: EventLoop) {
+        let shouldStart = state.withLock { state in
+            guard state.lifecycle == .idle else { return false }
+            state.lifecycle = .running
+            state.loop = loop
+            return true
+        }
+        guard shouldStart else { return }
+        loop.execute { [self] in
+            guard state.withLock({ $0.lifecycle == .running }) else { return }
+            var buffer = [UInt8](repeating: 0, count: 64)
+            loop.register(socket.descriptor, interest: .readable) { [self] _, _, _ in
+                receiveAll(into: &buffer)
+            }
+            probe(on: loop)
+        }
+    }
+
+    /// Stops probing: the thread finishes (`stop` waits for it), or the loop lets the socket go
+    /// (at once on the loop, else on its next pass). The prober cannot be restarted.
     public func stop() {
-        let wasRunning = state.withLock { state in
+        let (wasRunning, loop) = state.withLock { state in
             defer { if state.lifecycle != .stopped { state.lifecycle = .stopping } }
-            return state.lifecycle == .running
+            return (state.lifecycle == .running, state.loop)
+        }
+        if let loop {
+            state.withLock { $0.lifecycle = .stopped }
+            guard wasRunning else { return }
+            if loop.inLoop { release(on: loop) } else { loop.execute { [self] in release(on: loop) } }
+            return
         }
         if wasRunning {
             wakeup.wake()
             finished.wait()
         }
         state.withLock { $0.lifecycle = .stopped }
+    }
+
+    /// Sends the probe the policy asks for now, if any, and schedules the next on `loop`. Loop only.
+    private func probe(on loop: EventLoop) {
+        loop.preconditionInLoop()
+        let now = clock.now()
+        let outcome = state.withLock { state -> (probe: ClockProbe?, next: Int64)? in
+            guard state.lifecycle == .running else { return nil }
+            return (state.policy.probe(now: now, sessionClock: state.sessionClock), state.policy.nextProbeTime)
+        }
+        guard let outcome else { return }
+        if let probe = outcome.probe { send(probe) }
+        let task = loop.schedule(after: max(outcome.next - clock.now(), 0)) { [self] in probe(on: loop) }
+        state.withLock { $0.nextProbe = task }
+    }
+
+    /// Stops watching the socket and calls off the next probe. Loop only.
+    private func release(on loop: EventLoop) {
+        loop.preconditionInLoop()
+        loop.deregister(socket.descriptor)
+        state.withLock { $0.nextProbe }?.cancel()
     }
 
     private func probeUntilStopped() {
@@ -104,16 +158,26 @@ public final class ClockProber: Sendable {
             do {
                 let timeout = max(nextProbeTime - clock.now(), 0)
                 _ = try Readiness.waitUntilReadable([socket.descriptor, wakeup.readDescriptor], timeout: timeout)
-                while let (length, _) = try socket.receive(into: &buffer) {
-                    let receiveTime = clock.now()
-                    guard length <= buffer.count else { continue }
-                    handle(buffer[..<length], receivedAt: receiveTime)
-                }
             } catch {
-                // A refused port (ICMP) on the connected socket surfaces here; the service may
-                // come up later, so keep probing.
                 state.withLock { $0.socketErrors += 1 }
+                continue
             }
+            receiveAll(into: &buffer)
+        }
+    }
+
+    /// Takes every reply waiting on the socket, each stamped as it is read.
+    private func receiveAll(into buffer: inout [UInt8]) {
+        do {
+            while let (length, _) = try socket.receive(into: &buffer) {
+                let receiveTime = clock.now()
+                guard length <= buffer.count else { continue }
+                handle(buffer[..<length], receivedAt: receiveTime)
+            }
+        } catch {
+            // A refused port (ICMP) on the connected socket surfaces here; the service may
+            // come up later, so keep probing.
+            state.withLock { $0.socketErrors += 1 }
         }
     }
 

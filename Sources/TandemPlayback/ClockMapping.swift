@@ -43,13 +43,21 @@ public struct ClockMapping: Sendable, Equatable, CustomStringConvertible {
     static let driftSpan = TimeSpan.seconds(10)
 
     /// The mapping at host instant `host` from a session clock estimated on `localClock`, or nil
-    /// before the estimate is known. The drift is the estimate's slope over `driftSpan` (the
-    /// estimate is linear between its updates).
+    /// before the estimate is known. The drift is the estimator's, when the clock knows it
+    /// (`SessionClockSource.sessionSecondsPerLocalSecond(atLocal:)`), times the local clock's
+    /// own rate against the host's (exact: a derived clock is arithmetic on the host's); else
+    /// the estimate's slope over `driftSpan` (it is linear between its updates).
     public static func sample(_ clock: any SessionClockSource, localClock: any MonotonicDerivedClock,
                               at host: HostInstant) -> ClockMapping? {
         let later = host + driftSpan
-        guard let start = clock.sessionTime(atLocal: localClock.localTime(atMonotonic: host.nanoseconds)),
-              let end = clock.sessionTime(atLocal: localClock.localTime(atMonotonic: later.nanoseconds)) else { return nil }
+        let local = localClock.localTime(atMonotonic: host.nanoseconds)
+        guard let start = clock.sessionTime(atLocal: local) else { return nil }
+        if let fitted = clock.sessionSecondsPerLocalSecond(atLocal: local), fitted.isFinite, fitted > 0 {
+            let localElapsed = localClock.localTime(atMonotonic: later.nanoseconds).saturatingSubtracting(local)
+            let localPerHost = localElapsed > 0 ? Double(localElapsed) / Double(driftSpan.nanoseconds) : 1
+            return ClockMapping(session: SessionInstant(nanoseconds: start), host: host, sessionSecondsPerHostSecond: fitted * localPerHost)
+        }
+        guard let end = clock.sessionTime(atLocal: localClock.localTime(atMonotonic: later.nanoseconds)) else { return nil }
         let elapsed = end.saturatingSubtracting(start)
         let rate = elapsed > 0 ? Double(elapsed) / Double(driftSpan.nanoseconds) : 1
         return ClockMapping(session: SessionInstant(nanoseconds: start), host: host, sessionSecondsPerHostSecond: rate)

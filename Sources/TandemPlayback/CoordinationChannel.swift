@@ -12,8 +12,8 @@ protocol CoordinationChannel: Sendable {
     /// `snapshot.reflecting`.
     func publish(_ snapshot: CoordinationSnapshot) throws
     /// Hands every ordered record to `receive`: the history first, then each new one, one at a
-    /// time and in order, on the thread that delivers it (no task in between: the coordinator's
-    /// `receive` is one hop onto its scheduler). A channel that knows where the history ends
+    /// time and in order, on the thread that delivers it (no task in between: on the session's
+    /// loop, the coordinator's `receive` steps its machine there and then). A channel that knows where the history ends
     /// says so with `.endOfHistory` (and `marksEndOfHistory`), so that a late joiner assembles
     /// it from its snapshots. A later call replaces the receiver. Before each record, the
     /// channel asks `wanted`: once it says false, the delivery ends (the record is not decoded
@@ -29,8 +29,12 @@ protocol CoordinationChannel: Sendable {
     /// Why the session's policy would refuse `proposal` from this participant now, nil when it
     /// would not (`PlaybackProposal.policyRejection(from:under:operatorNames:)`).
     func policyRejection(of proposal: PlaybackProposal) -> ProposalRejection?
-    /// Participants who leave.
-    func departures() -> AsyncStream<UUID>
+    /// Hands `depart` each participant who leaves, on the thread that learns of it (the
+    /// session's loop), with no task in between; the delivery ends once `wanted` says false.
+    func deliverDepartures(while wanted: @escaping @Sendable () -> Bool, to depart: @escaping @Sendable (UUID) -> Void)
+    /// Where a coordinator over this channel runs when it was given no scheduler (the session's
+    /// loop, the medium's queue); nil for a serial queue of the coordinator's own.
+    var executor: (any CoordinatorExecutor)? { get }
     /// The session clock, once known.
     var clock: (any SessionClockSource)? { get }
     /// This participant's clock.
@@ -46,6 +50,10 @@ extension CoordinationChannel {
     var presentParticipants: Set<UUID>? { nil }
     /// A channel without roles refuses nothing.
     func policyRejection(of proposal: PlaybackProposal) -> ProposalRejection? { nil }
+    /// No one leaves unless the channel says.
+    func deliverDepartures(while wanted: @escaping @Sendable () -> Bool, to depart: @escaping @Sendable (UUID) -> Void) {}
+    /// A channel names no executor unless it says.
+    var executor: (any CoordinatorExecutor)? { nil }
 }
 
 /// A snapshot over the size a snapshot may take (`CoordinationSnapshot.sizeRejection`): not
@@ -73,14 +81,13 @@ struct SessionChannel<Activity: GroupActivity>: CoordinationChannel {
     /// The session hands over its backlog (the welcome's history, and whatever came since)
     /// while `orderedDeliveries` subscribes; `.endOfHistory` follows it. Each record is decoded
     /// and handed to `receive` as the session opens it, on the participant's loop: the path from
-    /// a relay frame to the coordinator's machine is the link's read and the session's open on
-    /// that loop, then one hop onto the coordinator's serial scheduler
-    /// (`PlaybackCoordinator.receive`).
+    /// a relay frame to the coordinator's machine is the link's read, the session's open and the
+    /// machine's step, in one call on that loop (`PlaybackCoordinator.receive`), when the
+    /// coordinator runs there (it does unless it was given a scheduler of its own).
     ///
     /// The subscription ends through the handler's return value once `wanted` says false (the
     /// coordinator coordinates with another session, or is gone): the session then hands this
-    /// channel nothing more, where before every later record was still decoded and hopped onto
-    /// the scheduler only to be dropped there by the coordinator's generation check.
+    /// channel nothing more.
     func deliverOrdered(while wanted: @escaping @Sendable () -> Bool, to receive: @escaping @Sendable (OrderedInput) -> Void) {
         session.orderedDeliveries(while: { delivery in
             guard wanted() else { return false }
@@ -103,7 +110,17 @@ struct SessionChannel<Activity: GroupActivity>: CoordinationChannel {
         return proposal.policyRejection(from: session.localParticipant.id, under: roles, operatorNames: names)
     }
 
-    func departures() -> AsyncStream<UUID> { session.departures() }
+    /// Each departure the session announces, on the participant's loop, as it announces it.
+    func deliverDepartures(while wanted: @escaping @Sendable () -> Bool, to depart: @escaping @Sendable (UUID) -> Void) {
+        session.departures(while: { participant in
+            guard wanted() else { return false }
+            depart(participant)
+            return true
+        })
+    }
+
+    /// The session's event loop: the participant's loop, where its link and the session run.
+    var executor: (any CoordinatorExecutor)? { LoopScheduler(loop: session.participantLoop) }
     var clock: (any SessionClockSource)? { session.sessionClock }
     var localClock: any MonotonicDerivedClock { session.localClock }
 }

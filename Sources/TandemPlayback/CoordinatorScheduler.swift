@@ -7,11 +7,13 @@ public protocol CoordinatorCancellable: Sendable {
     func cancel()
 }
 
-/// The one serial executor a `PlaybackCoordinator` runs on, and its clock: everything the
-/// coordinator decides runs here, one piece of work at a time, in the order given, and time is
-/// what `now` says. The production scheduler (`DispatchCoordinatorScheduler`) runs on a serial
-/// dispatch queue on the host's raw monotonic clock; a test gives a virtual one whose time moves
-/// only when the test says (an embedded event loop can conform).
+/// A serial executor and its clock, for a `PlaybackCoordinator` that is to run somewhere other
+/// than its session's event loop: everything the coordinator decides runs here, one piece of
+/// work at a time, in the order given, and time is what `now` says.
+///
+/// A coordinator given none runs on its session's event loop (the participant's loop, on the
+/// host's raw monotonic clock), or on its coordination medium's queue. Give one to drive the
+/// coordinator yourself: a test's virtual scheduler, whose time moves only when the test says.
 public protocol CoordinatorScheduler: Sendable {
     /// The current host instant, on this scheduler's clock.
     var now: HostInstant { get }
@@ -21,34 +23,26 @@ public protocol CoordinatorScheduler: Sendable {
     func schedule(at instant: HostInstant, _ work: @escaping @Sendable () -> Void) -> any CoordinatorCancellable
 }
 
-/// A `CoordinatorScheduler` on a serial dispatch queue and the raw monotonic clock.
+/// A `CoordinatorScheduler` on a serial dispatch queue of its own and the raw monotonic clock.
+@available(*, deprecated, message: "a coordinator runs on its session's event loop when given no scheduler (coordinateWithSession(_:)); pass a scheduler only to drive it yourself")
 public final class DispatchCoordinatorScheduler: CoordinatorScheduler {
-    private let queue: DispatchQueue
-    private let clock = SystemClock()
+    private let queue: QueueScheduler
 
     /// A scheduler on a new serial queue labelled `label`.
     public init(label: String = "tandem.playback-coordinator") {
-        queue = DispatchQueue(label: label)
+        queue = QueueScheduler(label: label)
     }
 
     /// The raw monotonic clock.
-    public var now: HostInstant { HostInstant(nanoseconds: clock.now()) }
+    public var now: HostInstant { queue.now }
 
     /// Runs `work` on the queue.
     public func execute(_ work: @escaping @Sendable () -> Void) {
-        queue.async(execute: work)
+        queue.execute(work)
     }
 
     /// Runs `work` on the queue at `instant`.
     public func schedule(at instant: HostInstant, _ work: @escaping @Sendable () -> Void) -> any CoordinatorCancellable {
-        let item = DispatchWorkItem(block: work)
-        let delay = max(0, (instant - now).nanoseconds)
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: delay)), execute: item)
-        return DispatchCancellable(item: item)
-    }
-
-    private struct DispatchCancellable: CoordinatorCancellable, @unchecked Sendable {
-        let item: DispatchWorkItem
-        func cancel() { item.cancel() }
+        queue.schedule(at: instant, work)
     }
 }

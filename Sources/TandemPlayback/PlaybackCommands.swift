@@ -160,8 +160,11 @@ public enum PlaybackCommand: Sendable, Equatable {
 /// completion not called by the command's `completionDueDate` abandons the command; the
 /// coordinator goes on.
 ///
-/// The coordinator issues commands from one serial executor, one at a time; a player must not
-/// block in `playbackCoordinator(_:didIssue:completion:)` (start the work, complete later).
+/// The coordinator issues commands from one serial executor, one at a time: coordinating with a
+/// session, the session's event loop (the participant's loop, which its relay link runs on too);
+/// connected to a `PlaybackCoordinationMedium`, the medium's queue; given a scheduler, that one.
+/// A player must not block in `playbackCoordinator(_:didIssue:completion:)` (start the work,
+/// complete later); it may call `completion` before returning.
 public protocol PlaybackCoordinatorDelegate: AnyObject, Sendable {
     /// Carry out `command`, then call `completion`.
     func playbackCoordinator(_ coordinator: PlaybackCoordinator, didIssue command: PlaybackCommand,

@@ -22,6 +22,10 @@ import TandemClock
 /// disconnects. Its clock is every connected coordinator's session clock and local clock alike, so
 /// that the effective instants are exact (no estimate, no offset) and nothing travels over a
 /// socket.
+///
+/// With no session there is no session's event loop: the coordinators connected to a medium run
+/// on the medium's one serial dispatch queue (those given a `CoordinatorScheduler` of their own
+/// run on it instead), and their delegates are called there.
 public final class PlaybackCoordinationMedium: Sendable {
     /// How far after its ordering a change takes effect by default: what a relay on the loopback
     /// gives (its smallest lead), so that a medium's players change as a session's would.
@@ -35,6 +39,11 @@ public final class PlaybackCoordinationMedium: Sendable {
     public let clock: any MonotonicDerivedClock
 
     private let state = Mutex(State())
+
+    /// The serial dispatch queue every coordinator connected to the medium runs on (unless it
+    /// was given a scheduler of its own), on the host's raw monotonic clock: a medium has no
+    /// session, so no session's event loop, and its coordinators share this one executor.
+    let executor = QueueScheduler(label: "tandem.coordination-medium")
 
     /// A medium with no coordinator connected, on the host's monotonic clock, as AVFoundation's
     /// `init()`.
@@ -52,8 +61,8 @@ public final class PlaybackCoordinationMedium: Sendable {
     /// Every playback coordinator connected to the medium, in the order they connected, as
     /// AVFoundation's property.
     public var connectedPlaybackCoordinators: [PlaybackCoordinator] {
-        // Read after the medium's lock is released: a coordinator asks the medium who is present
-        // under its own lock, so the medium never waits for a coordinator's.
+        // Read after the medium's lock is released: the medium takes nothing of a coordinator's
+        // under its lock but the coordinator's view, briefly.
         let coordinators = state.withLock { state in state.members.compactMap(\.coordinator) }
         return coordinators.filter { $0.playbackCoordinationMedium === self }
     }
@@ -67,7 +76,9 @@ public final class PlaybackCoordinationMedium: Sendable {
         /// delivery.
         var wanted: (@Sendable () -> Bool)?
         var receive: (@Sendable (OrderedInput) -> Void)?
-        var departures: [AsyncStream<UUID>.Continuation] = []
+        /// Who to tell when another member departs (the coordinator's `depart`, hopping onto
+        /// the medium's queue).
+        var departures: [@Sendable (UUID) -> Void] = []
 
         var isGone: Bool { coordinator == nil || wanted?() == false }
     }
@@ -90,7 +101,7 @@ public final class PlaybackCoordinationMedium: Sendable {
     /// Disconnects `participant`: it is handed nothing more, and every other connected
     /// coordinator is told it departed.
     func disconnect(_ participant: UUID) {
-        let (gone, told) = state.withLock { state -> ([Member], [AsyncStream<UUID>.Continuation]) in
+        let (gone, told) = state.withLock { state -> ([Member], [@Sendable (UUID) -> Void]) in
             let gone = state.members.filter { $0.participant == participant }
             state.members.removeAll { $0.participant == participant }
             return (gone, state.members.flatMap(\.departures))
@@ -98,11 +109,10 @@ public final class PlaybackCoordinationMedium: Sendable {
         announce(gone, to: told)
     }
 
-    /// Tells `told` that every member of `gone` departed, and ends their own departure streams.
-    private func announce(_ gone: [Member], to told: [AsyncStream<UUID>.Continuation]) {
+    /// Tells `told` that every member of `gone` departed.
+    private func announce(_ gone: [Member], to told: [@Sendable (UUID) -> Void]) {
         for member in gone {
-            for continuation in member.departures { continuation.finish() }
-            for continuation in told { continuation.yield(member.participant) }
+            for depart in told { depart(member.participant) }
         }
     }
 
@@ -118,9 +128,10 @@ public final class PlaybackCoordinationMedium: Sendable {
     /// history and the registration happen under one lock, so that no record falls between them.
     ///
     /// Records are handed over under the medium's lock, which keeps the one order for everyone:
-    /// `receive` is the coordinator's hop onto its scheduler, which only enqueues, and `wanted`
-    /// reads an atomic. Nothing under the medium's lock takes a coordinator's lock (a coordinator
-    /// takes the medium's under its own, reading `present`).
+    /// `receive` reads the coordinator's current run under its view's lock and hops onto the
+    /// medium's queue, which only enqueues, and `wanted` reads an atomic. A coordinator never
+    /// holds its view's lock while it takes the medium's (it reads `present` in a step, with no
+    /// lock held), so the two locks are always taken in this order.
     func deliver(to participant: UUID, while wanted: @escaping @Sendable () -> Bool,
                  _ receive: @escaping @Sendable (OrderedInput) -> Void) {
         state.withLock { state in
@@ -132,16 +143,13 @@ public final class PlaybackCoordinationMedium: Sendable {
         }
     }
 
-    /// The participants `participant`'s coordinator is told of when they depart.
-    func departures(for participant: UUID) -> AsyncStream<UUID> {
-        let (stream, continuation) = AsyncStream.makeStream(of: UUID.self)
-        let connected = state.withLock { state -> Bool in
-            guard let index = state.members.firstIndex(where: { $0.participant == participant }) else { return false }
-            state.members[index].departures.append(continuation)
-            return true
+    /// Tells `depart` of the participants who depart while `participant` is connected (after
+    /// the medium's lock is released).
+    func deliverDepartures(to participant: UUID, _ depart: @escaping @Sendable (UUID) -> Void) {
+        state.withLock { state in
+            guard let index = state.members.firstIndex(where: { $0.participant == participant }) else { return }
+            state.members[index].departures.append(depart)
         }
-        if !connected { continuation.finish() }
-        return stream
     }
 
     /// The participants connected now.
@@ -174,7 +182,7 @@ public final class PlaybackCoordinationMedium: Sendable {
     private func order(from participant: UUID,
                        _ record: (UInt64, SessionInstant, SessionInstant) throws -> OrderedInput) throws {
         let now = clock.now()
-        let (gone, told) = try state.withLock { state -> ([Member], [AsyncStream<UUID>.Continuation]) in
+        let (gone, told) = try state.withLock { state -> ([Member], [@Sendable (UUID) -> Void]) in
             let gone = Self.prune(&state)
             guard state.members.contains(where: { $0.participant == participant }) else {
                 throw CoordinatorError("the coordinator is not connected to this coordination medium")
@@ -231,7 +239,13 @@ struct MediumChannel: CoordinationChannel {
 
     var marksEndOfHistory: Bool { true }
     var presentParticipants: Set<UUID>? { medium.present.union([localParticipant]) }
-    func departures() -> AsyncStream<UUID> { medium.departures(for: localParticipant) }
+    func deliverDepartures(while wanted: @escaping @Sendable () -> Bool, to depart: @escaping @Sendable (UUID) -> Void) {
+        medium.deliverDepartures(to: localParticipant) { participant in
+            if wanted() { depart(participant) }
+        }
+    }
+    /// The medium's queue: a medium has no loop of a session.
+    var executor: (any CoordinatorExecutor)? { medium.executor }
     var clock: (any SessionClockSource)? { MediumClock() }
     var localClock: any MonotonicDerivedClock { medium.clock }
 }

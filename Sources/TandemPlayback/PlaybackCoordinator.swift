@@ -15,8 +15,22 @@ import TandemClock
 ///
 /// The coordinator is one serial shell around a pure `CoordinatorMachine`: every input (an
 /// ordered record, a departure, a request, a suspension, a completed command, a wake-up, a new
-/// clock mapping) is fed to the machine on one `CoordinatorScheduler`, and the shell carries out
-/// the directives it returns. It is the only writer of player commands.
+/// clock mapping) is fed to the machine on one executor, and the shell carries out the
+/// directives it returns. It is the only writer of player commands.
+///
+/// Coordinating with a session, that executor is the session's event loop: the participant's
+/// loop, where its relay link and its `GroupSession` run, so that a record goes from the link to
+/// the session to the machine to the delegate in one call on one thread, with no queue and no
+/// task in between. The delegate is called on that loop, and must not block. A coordinator
+/// connected to a `PlaybackCoordinationMedium` runs on the medium's serial dispatch queue; one
+/// given a `CoordinatorScheduler` runs on it, whatever it coordinates with. Work that must run
+/// there asserts it where the executor can tell (a loop); a call from another thread hops there.
+///
+/// It is safe to use from any thread: it is `@unchecked Sendable` because the machine and the
+/// shell's wake-ups are confined to the executor (`CoordinationRun`), and what the synchronous
+/// API reads (`timeline`, `core`, `lastCommand`, the settings and the rest) is a view the
+/// executor publishes after each step, under one small lock that no step holds while it calls
+/// out.
 public final class PlaybackCoordinator: @unchecked Sendable {
     /// What happened in the group, for programs to show.
     public typealias Event = CoordinationCore.Event
@@ -44,15 +58,15 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// Suspension reasons for which this participant asks the group to wait. By default
     /// recovering from a stall and not having the group's item.
     public var suspensionReasonsThatTriggerWaiting: Set<SuspensionReason> {
-        get { settings.withLock { $0.configuration.suspensionReasonsThatTriggerWaiting } }
-        set { settings.withLock { $0.configuration.suspensionReasonsThatTriggerWaiting = newValue } }
+        get { view.withLock { $0.configuration.suspensionReasonsThatTriggerWaiting } }
+        set { view.withLock { $0.configuration.suspensionReasonsThatTriggerWaiting = newValue } }
     }
 
     /// As AVFoundation's, spelt as Apple spells it: the most participants the group may have for
     /// this participant's suspensions of `reason` to make the group wait; in a larger group, the
     /// others play on. `Int.max` (no limit) unless set.
     public func participantLimitForWaitingOutSuspensions(withReason reason: SuspensionReason) -> Int {
-        settings.withLock { $0.configuration.participantLimits[reason] } ?? .max
+        view.withLock { $0.configuration.participantLimits[reason] } ?? .max
     }
 
     /// `participantLimitForWaitingOutSuspensions(withReason:)` under the name Tandem gave it first.
@@ -63,43 +77,43 @@ public final class PlaybackCoordinator: @unchecked Sendable {
 
     /// Sets `participantLimitForWaitingOutSuspensions(withReason:)` for `reason`.
     public func setParticipantLimit(_ limit: Int, forWaitingOutSuspensionsWithReason reason: SuspensionReason) {
-        settings.withLock { $0.configuration.participantLimits[reason] = limit }
+        view.withLock { $0.configuration.participantLimits[reason] = limit }
     }
 
     /// Tandem's own: how many participants may hold the group up at once for `reason`; beyond
     /// it, a suspended participant catches up on its own. nil: no limit.
     public func groupHoldLimit(forReason reason: SuspensionReason) -> Int? {
-        settings.withLock { $0.configuration.groupHoldLimits[reason] }
+        view.withLock { $0.configuration.groupHoldLimits[reason] }
     }
 
     /// Sets `groupHoldLimit(forReason:)` for `reason` (nil: no limit).
     public func setGroupHoldLimit(_ limit: Int?, forReason reason: SuspensionReason) {
-        settings.withLock { $0.configuration.groupHoldLimits[reason] = limit }
+        view.withLock { $0.configuration.groupHoldLimits[reason] = limit }
     }
 
     /// How far ahead a player that catches up is told to be on time, so that it can seek and
     /// decode first (a joiner's first time: `joinLead`).
     public var prerollLead: TimeSpan {
-        get { settings.withLock { $0.configuration.prerollLead } }
-        set { settings.withLock { $0.configuration.prerollLead = newValue } }
+        get { view.withLock { $0.configuration.prerollLead } }
+        set { view.withLock { $0.configuration.prerollLead = newValue } }
     }
 
     /// How far ahead a player that joins is told to be on time the first time (its history
     /// assembled): it has only opened the item. A player that seeks slowly sets it to
     /// `prerollLead`.
     public var joinLead: TimeSpan {
-        get { settings.withLock { $0.configuration.joinLead } }
-        set { settings.withLock { $0.configuration.joinLead = newValue } }
+        get { view.withLock { $0.configuration.joinLead } }
+        set { view.withLock { $0.configuration.joinLead = newValue } }
     }
 
     /// How long a command may take past its instant before it is abandoned.
     public var commandTimeout: TimeSpan {
-        get { settings.withLock { $0.configuration.commandTimeout } }
-        set { settings.withLock { $0.configuration.commandTimeout = newValue } }
+        get { view.withLock { $0.configuration.commandTimeout } }
+        set { view.withLock { $0.configuration.commandTimeout = newValue } }
     }
 
     /// The shared timeline, observable: `for await timeline in coordinator.$timeline.values`.
-    @Published public private(set) var timeline: SharedTimeline = .initial
+    @Published public internal(set) var timeline: SharedTimeline = .initial
 
     /// Whether a play waits for every participant's pre-roll, at most 1 s (`PrerollGate`); it
     /// must be the same on every participant. A gated play first publishes a provisional
@@ -110,67 +124,76 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// participant that is not suspended has pre-rolled, waiting at most 1 s". A player completes
     /// the seek issued ahead of a gated play once it can start from that frame in time (the
     /// built-in player once the first two frames there are decoded, or at the command's due
-    /// date; mpv, which does not pre-roll yet, at once, so the gate never waits for an mpv player).
+    /// date; mpv once its paused seek has landed there).
     /// `.playImmediately` and `.resumeImmediately` play without waiting; off, every play takes
     /// effect at its effective instant, whoever has not pre-rolled.
     public let waitsForPreroll: Bool
 
-    /// The executor and clock the coordinator runs on.
-    public let scheduler: any CoordinatorScheduler
+    /// The executor and clock the coordinator runs on: the scheduler given to the initializer,
+    /// if any; else, while coordinating with a session, that session's event loop (the
+    /// participant's loop, where its link and its session run, on the host's raw monotonic
+    /// clock); while connected to a coordination medium, the medium's serial queue; before
+    /// either, an idle scheduler on the host's raw monotonic clock that creates no queue.
+    public var scheduler: any CoordinatorScheduler {
+        givenScheduler ?? view.withLock { $0.run?.executor } ?? IdleScheduler()
+    }
 
-    private struct Settings {
+    /// What the synchronous API reads and sets from any thread: the settings, the coordination
+    /// in progress and the machine as its last step left it, the readers of `events` and this
+    /// participant's own suspensions. The machine itself is confined to the run's executor
+    /// (`CoordinationRun`); this holds a copy, published after each step.
+    struct View {
         var configuration = CoordinatorMachine.Configuration()
         /// `pauseSnapsToMediaTimeOfOriginator` as this participant starts coordinating with it.
         var pauseSnaps = true
         weak var delegate: (any PlaybackCoordinatorDelegate)?
         /// A delegate the coordinator keeps alive itself (`adoptDelegate(_:)`).
         var adopted: (any PlaybackCoordinatorDelegate)?
-    }
-
-    private struct Shell {
+        /// The coordination in progress, nil before coordinating or after stopping.
+        var run: CoordinationRun?
+        /// The run's machine as its last step left it.
         var machine: CoordinatorMachine?
-        var channel: (any CoordinationChannel)?
-        var tasks: [Task<Void, Never>] = []
         var eventReaders: [Int: AsyncStream<Event>.Continuation] = [:]
         var nextReader = 0
-        var wake: (any CoordinatorCancellable)?
-        var clockWatch: (any CoordinatorCancellable)?
         /// This participant's suspensions as the caller sees them (the machine learns of each on
         /// the executor).
         var ownSuspensions: Set<UUID> = []
-        /// Bumped at each `coordinate(over:)`, so that work of an earlier channel does nothing.
+        /// Bumped at each `coordinate(over:)` and `stopCoordinating()`, so that work of an
+        /// earlier run does nothing.
         var generation = 0
     }
 
-    private let settings = Mutex(Settings())
-    private let state = Mutex(Shell())
-    /// `Shell.generation`, readable without the lock (`isCurrent(_:)`).
-    private let currentGeneration = Atomic<Int>(0)
+    /// The published view, under the coordinator's one lock (never held while a step runs or a
+    /// delegate is called).
+    let view = Mutex(View())
+    /// `View.generation`, readable without the lock (`isCurrent(_:)`).
+    let currentGeneration = Atomic<Int>(0)
+    /// The scheduler given to the initializer, which every coordination runs on.
+    let givenScheduler: (any CoordinatorScheduler)?
 
-    /// A coordinator for a player; it does nothing until `coordinateWithSession(_:)`. It runs on
-    /// `scheduler` (by default a serial dispatch queue on the host's monotonic clock).
+    /// A coordinator for a player; it does nothing until `coordinateWithSession(_:)`, from when it
+    /// runs on that session's event loop (or on `scheduler`, when one is given: a test's virtual
+    /// one, or a program's that drives the coordinator itself). The delegate is called there:
+    /// it must not block.
     public init(delegate: (any PlaybackCoordinatorDelegate)? = nil, pauseSnapsToMediaTimeOfOriginator: Bool = true,
                 waitsForPreroll: Bool = true, scheduler: (any CoordinatorScheduler)? = nil) {
         self.waitsForPreroll = waitsForPreroll
-        self.scheduler = scheduler ?? DispatchCoordinatorScheduler()
-        settings.withLock {
+        givenScheduler = scheduler
+        view.withLock {
             $0.delegate = delegate
             $0.pauseSnaps = pauseSnapsToMediaTimeOfOriginator
         }
     }
 
     deinit {
-        let (tasks, wake, watch) = state.withLock { ($0.tasks, $0.wake, $0.clockWatch) }
-        for task in tasks { task.cancel() }
-        wake?.cancel()
-        watch?.cancel()
+        if let run = view.withLock({ $0.run }) { run.run { run.stop() } }
     }
 
     /// The player the coordinator drives.
     public var delegate: (any PlaybackCoordinatorDelegate)? {
-        get { settings.withLock { $0.delegate } }
+        get { view.withLock { $0.delegate } }
         set {
-            settings.withLock {
+            view.withLock {
                 $0.delegate = newValue
                 $0.adopted = nil
             }
@@ -180,7 +203,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// Makes `delegate` the player the coordinator drives and keeps it alive: an adapter made for
     /// a program's own player (AVFoundation's delegate protocol), which nothing else holds.
     package func adoptDelegate(_ delegate: any PlaybackCoordinatorDelegate) {
-        settings.withLock {
+        view.withLock {
             $0.delegate = delegate
             $0.adopted = delegate
         }
@@ -199,26 +222,27 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// mismatched items, abandoned commands).
     public var events: AsyncStream<Event> {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
-        let id = state.withLock { state in
+        let id = view.withLock { state in
             let id = state.nextReader
             state.nextReader += 1
             state.eventReaders[id] = continuation
             return id
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.eventReaders.removeValue(forKey: id) }
+            _ = self?.view.withLock { $0.eventReaders.removeValue(forKey: id) }
         }
         return stream
     }
 
     /// The coordinator's view of the group: timeline, suspensions, what others have loaded.
     public var core: CoordinationCore {
-        state.withLock { $0.machine?.core } ?? CoordinationCore(pauseSnapsToMediaTimeOfOriginator: settings.withLock { $0.pauseSnaps },
-                                                                  waitsForPreroll: waitsForPreroll)
+        view.withLock { view in
+            view.machine?.core ?? CoordinationCore(pauseSnapsToMediaTimeOfOriginator: view.pauseSnaps, waitsForPreroll: waitsForPreroll)
+        }
     }
 
     /// The machine as it stands (for programs and tests to inspect).
-    public var machine: CoordinatorMachine? { state.withLock { $0.machine } }
+    public var machine: CoordinatorMachine? { view.withLock { $0.machine } }
 
     // MARK: The player's side
 
@@ -268,10 +292,10 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// before `coordinateWithSession(_:)`, it is the setting this participant starts from, as
     /// the initializer's argument is, which the group's history and snapshots then override.
     public var pauseSnapsToMediaTimeOfOriginator: Bool {
-        get { state.withLock { $0.machine?.core.pauseSnapsToMediaTimeOfOriginator } ?? settings.withLock { $0.pauseSnaps } }
+        get { view.withLock { $0.machine?.core.pauseSnapsToMediaTimeOfOriginator ?? $0.pauseSnaps } }
         set {
             guard isCoordinating else {
-                settings.withLock { $0.pauseSnaps = newValue }
+                view.withLock { $0.pauseSnaps = newValue }
                 return
             }
             let request = CoordinatorMachine.LocalRequest.pauseSnapping(newValue)
@@ -286,7 +310,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// and takes effect on every participant at one instant (0 to an hour; a refusal, or a set
     /// before coordinating, is reported as `.requestRefused`).
     public var maximumHold: TimeSpan? {
-        get { state.withLock { $0.machine?.core.waiting.maximumHold } }
+        get { view.withLock { $0.machine?.core.waiting.maximumHold } }
         set {
             let request = CoordinatorMachine.LocalRequest.maximumHold(newValue)
             reportingRefusal(of: request) { try self.request(request) }
@@ -298,7 +322,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         do {
             try body()
         } catch {
-            let readers = state.withLock { Array($0.eventReaders.values) }
+            let readers = view.withLock { Array($0.eventReaders.values) }
             for reader in readers { reader.yield(.requestRefused(request, reason: "\(error)")) }
         }
     }
@@ -330,7 +354,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// loop compares with the item it still holds); `expectedItemTime(atLocalTime:)` and
     /// `core(at:)` read the group as it stands.
     public func expectedItemTime(atHostTime hostTime: HostInstant) -> ItemTime? {
-        guard let (channel, timeline) = state.withLock({ state in state.channel.map { ($0, state.machine?.core.timeline ?? .initial) } }),
+        guard let (channel, timeline) = view.withLock({ view in view.run.map { ($0.channel, view.machine?.core.timeline ?? .initial) } }),
               let clock = channel.clock,
               let session = clock.sessionTime(atLocal: channel.localClock.localTime(atMonotonic: hostTime.nanoseconds)) else { return nil }
         return timeline.mediaTime(atSessionTime: SessionInstant(nanoseconds: session))
@@ -373,15 +397,15 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// left, without changing the setting that others read).
     public func beginSuspension(for reason: SuspensionReason, holdingGroup: Bool) -> PlaybackSuspension {
         let id = UUID()
-        _ = state.withLock { $0.ownSuspensions.insert(id) }
+        _ = view.withLock { $0.ownSuspensions.insert(id) }
         // Decided with the settings as they are now, though the machine runs it a moment later.
-        var configuration = settings.withLock { $0.configuration }
+        var configuration = view.withLock { $0.configuration }
         if !holdingGroup { configuration.suspensionReasonsThatTriggerWaiting.remove(reason) }
         step(configuration: configuration) { machine, now in machine.onSuspensionBegan(id, reason: reason, now: now).map(Self.effect) }
         return PlaybackSuspension(reason: reason, id: id, beginDate: Date()) { [weak self] time in
             guard let self else { return }
             // Ended once: a second `end()` does nothing.
-            guard self.state.withLock({ $0.ownSuspensions.remove(id) != nil }) else { return }
+            guard self.view.withLock({ $0.ownSuspensions.remove(id) != nil }) else { return }
             self.step { machine, now in machine.onSuspensionEnded(id, proposingNewTime: time, now: now).map(Self.effect) }
         }
     }
@@ -389,17 +413,17 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// Whether the coordinator is coordinating with a session or a coordination medium: from
     /// `coordinateWithSession(_:)` or `coordinate(using:)` on, a player's own transport (`play()`,
     /// `pause()`, `seek(to:)`) is proposed to the group.
-    public var isCoordinating: Bool { state.withLock { $0.channel != nil } }
+    public var isCoordinating: Bool { view.withLock { $0.run != nil } }
 
     /// Whether this participant has a suspension of its own that has begun and not ended.
-    public var isSuspended: Bool { state.withLock { !$0.ownSuspensions.isEmpty } }
+    public var isSuspended: Bool { view.withLock { !$0.ownSuspensions.isEmpty } }
 
     /// The reasons of this participant's own suspensions the coordinator has taken in, as
     /// AVFoundation's `suspensionReasons` (a mismatched item's `.coordinatedPlaybackNotPossible`
     /// included); empty when none.
     public var suspensionReasons: [SuspensionReason] {
-        state.withLock { state in
-            guard let machine = state.machine else { return [] }
+        view.withLock { view in
+            guard let machine = view.machine else { return [] }
             return machine.core.suspensions.filter { $0.participant == machine.localParticipant }.map(\.reason)
         }
     }
@@ -408,7 +432,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// `otherParticipants`: each with its suspensions' reasons and whether it is ready to play.
     /// Empty before coordinating; observe changes through `events` (no NotificationCenter here).
     public var otherParticipants: [CoordinatedPlaybackParticipant] {
-        guard let machine = state.withLock({ $0.machine }) else { return [] }
+        guard let machine = view.withLock({ $0.machine }) else { return [] }
         let core = machine.core
         return core.participants.keys.filter { $0 != machine.localParticipant }.sorted { $0.uuidString < $1.uuidString }.map { id in
             CoordinatedPlaybackParticipant(identifier: id,
@@ -426,18 +450,18 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     }
 
     /// This participant's clock, once coordinating.
-    public var localClock: (any MonotonicDerivedClock)? { state.withLock { $0.channel?.localClock } }
+    public var localClock: (any MonotonicDerivedClock)? { view.withLock { $0.run?.channel.localClock } }
 
     /// The session instant at instant `localTime` of this participant's clock, once the session
     /// clock is known.
     public func sessionTime(atLocalTime localTime: LocalInstant) -> SessionInstant? {
-        state.withLock { $0.channel }?.clock?.sessionTime(atLocal: localTime.nanoseconds).map(SessionInstant.init(nanoseconds:))
+        view.withLock { $0.run?.channel }?.clock?.sessionTime(atLocal: localTime.nanoseconds).map(SessionInstant.init(nanoseconds:))
     }
 
     /// The session clock minus this participant's clock, and the estimate's error bound, at
     /// instant `localTime` of this participant's clock, once the session clock is known.
     public func clockStatus(atLocalTime localTime: LocalInstant) -> (offset: TimeSpan, errorBound: TimeSpan)? {
-        guard let clock = state.withLock({ $0.channel })?.clock, let session = clock.sessionTime(atLocal: localTime.nanoseconds) else { return nil }
+        guard let clock = view.withLock({ $0.run?.channel })?.clock, let session = clock.sessionTime(atLocal: localTime.nanoseconds) else { return nil }
         return (TimeSpan(nanoseconds: session.saturatingSubtracting(localTime.nanoseconds)),
                 TimeSpan(nanoseconds: clock.errorBound(atLocal: localTime.nanoseconds) ?? 0))
     }
@@ -446,14 +470,14 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// recent samples the estimate was made from, at instant `localTime` of this participant's
     /// clock; nil before the first sample, or for a clock read without the network.
     public func roundTripToRelay(atLocalTime localTime: LocalInstant) -> TimeSpan? {
-        state.withLock { $0.channel }?.clock?.roundTrip(atLocal: localTime.nanoseconds).map(TimeSpan.init(nanoseconds:))
+        view.withLock { $0.run?.channel }?.clock?.roundTrip(atLocal: localTime.nanoseconds).map(TimeSpan.init(nanoseconds:))
     }
 
     /// The instant of this participant's clock at session instant `sessionTime`, once the session
     /// clock is known; an instant more than a day from the session clock's present is taken as a
     /// day from it.
     public func localTime(atSessionTime sessionTime: SessionInstant) -> LocalInstant? {
-        guard let channel = state.withLock({ $0.channel }), let clock = channel.clock,
+        guard let channel = view.withLock({ $0.run?.channel }), let clock = channel.clock,
               let now = clock.sessionTime(atLocal: channel.localClock.now()) else { return nil }
         let mapped = CoordinatorMachine.mappable(sessionTime, near: SessionInstant(nanoseconds: now))
         return clock.localTime(atSession: mapped.nanoseconds).map(LocalInstant.init(nanoseconds:))
@@ -470,233 +494,7 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     public static var mappableSpan: TimeSpan { CoordinatorMachine.mappableSpan }
 
     /// The last play or pause command decided for the player.
-    public var lastCommand: PlaybackCommand? { state.withLock { $0.machine?.lastCommand } }
-
-    // MARK: Running
-
-    func coordinate(over channel: any CoordinationChannel) {
-        let machine = CoordinatorMachine(localParticipant: channel.localParticipant,
-                                         pauseSnapsToMediaTimeOfOriginator: settings.withLock { $0.pauseSnaps },
-                                         waitsForPreroll: waitsForPreroll, configuration: settings.withLock { $0.configuration })
-        let departures = channel.departures()
-        // The machine and the channel first, so that the first record delivered finds them.
-        let (generation, previous, wake, watch) = state.withLock { state in
-            defer {
-                state.generation += 1
-                currentGeneration.store(state.generation, ordering: .releasing)
-                state.channel = channel
-                state.machine = machine
-                state.tasks = []
-                state.wake = nil
-                state.clockWatch = nil
-            }
-            return (state.generation + 1, state.tasks, state.wake, state.clockWatch)
-        }
-        for task in previous { task.cancel() }
-        wake?.cancel()
-        watch?.cancel()
-        // Ordered records come straight from the channel's delivering thread into `receive`,
-        // which puts them on the scheduler: one hop from the link to the machine, no task
-        // reading a stream in between.
-        // The delivery ends once this coordinator coordinates anew (or is gone).
-        channel.deliverOrdered(while: { [weak self] in self?.isCurrent(generation) ?? false }) { [weak self] input in
-            self?.receive(input, generation: generation)
-        }
-        let tasks = [
-            Task { [weak self] in
-                for await participant in departures {
-                    guard let self else { return }
-                    self.depart(participant, generation: generation)
-                }
-            },
-        ]
-        let superseded = state.withLock { state -> Bool in
-            guard state.generation == generation else { return true }
-            state.tasks = tasks
-            return false
-        }
-        if superseded { for task in tasks { task.cancel() } }
-        // A clock that tells of its changes is read when it changes; any other is watched for
-        // its first estimate.
-        if let clock = channel.clock, clock.observeChanges({ [weak self] in self?.clockChanged(generation) }) {
-            clockChanged(generation)
-        } else {
-            watchForClock(generation)
-        }
-    }
-
-    /// The channel the coordinator coordinates over now, if any.
-    var currentChannel: (any CoordinationChannel)? { state.withLock { $0.channel } }
-
-    /// Stops coordinating: the channel and the machine are dropped (work of the channel does
-    /// nothing from now on), and the player keeps what it was last issued.
-    func stopCoordinating() {
-        let (tasks, wake, watch) = state.withLock { state in
-            defer {
-                state.generation += 1
-                currentGeneration.store(state.generation, ordering: .releasing)
-                state.channel = nil
-                state.machine = nil
-                state.tasks = []
-                state.wake = nil
-                state.clockWatch = nil
-            }
-            return (state.tasks, state.wake, state.clockWatch)
-        }
-        for task in tasks { task.cancel() }
-        wake?.cancel()
-        watch?.cancel()
-    }
-
-    /// Whether `generation` is the channel the coordinator coordinates over now.
-    /// Lock-free: the channel asks on its session's loop, for every record, and the loop must
-    /// never wait for the coordinator's lock.
-    func isCurrent(_ generation: Int) -> Bool { currentGeneration.load(ordering: .acquiring) == generation }
-
-    /// Feeds the machine the next ordered record, on the scheduler: the channel calls it on
-    /// its delivering thread, in order, and `scheduler.execute` keeps that order (tests call it
-    /// directly).
-    func receive(_ input: OrderedInput, generation: Int? = nil) {
-        step(generation) { machine, now in machine.onOrdered(input, now: now).map(Self.effect) }
-    }
-
-    /// Feeds the machine a departure, on the scheduler.
-    func depart(_ participant: UUID, generation: Int? = nil) {
-        step(generation) { machine, now in machine.onDeparture(participant, now: now).map(Self.effect) }
-    }
-
-    /// Until the session clock's first estimate, looks for it every `clockWatchInterval` (the
-    /// clock source announces nothing); the machine is then given the mapping as an input, and
-    /// a timeline that waited for it is issued at once.
-    private func watchForClock(_ generation: Int) {
-        step(generation) { machine, now in
-            machine.mapping == nil ? [.watchClock(at: now + Self.clockWatchInterval, generation: generation)] : []
-        }
-    }
-
-    /// The session clock's estimate changed: the machine takes the new mapping (a timeline that
-    /// waited for the first one is issued at once).
-    private func clockChanged(_ generation: Int) {
-        step(generation) { _, _ in [] }
-    }
-
-    /// How often the shell looks for the session clock's first estimate, when the clock does
-    /// not tell of its changes.
-    static let clockWatchInterval = TimeSpan.milliseconds(5)
-
-    /// The shell's view of a directive: the machine's (`CoordinatorMachine.Directive`, where
-    /// every handler's enum meets), or the shell's own.
-    private enum Effect {
-        case directive(CoordinatorMachine.Directive)
-        /// The shell's own: look for the session clock's first estimate again at this instant.
-        case watchClock(at: HostInstant, generation: Int)
-    }
-
-    private static func effect(_ directive: some CoordinatorDirective) -> Effect { .directive(directive.directive) }
-
-    /// A request of this participant's: validated at once (so that a refusal is thrown to the
-    /// caller), then sent for ordering.
-    func request(_ request: CoordinatorMachine.LocalRequest) throws {
-        guard let (channel, machine) = state.withLock({ state in state.channel.flatMap { channel in state.machine.map { (channel, $0) } } }) else {
-            throw CoordinatorError("the coordinator is not coordinating with a session yet")
-        }
-        var refreshed = machine
-        if let clock = channel.clock, let mapping = ClockMapping.sample(clock, localClock: channel.localClock, at: scheduler.now) {
-            _ = refreshed.onClockMapping(mapping, now: scheduler.now)
-        }
-        for directive in try refreshed.onLocalRequest(request, now: scheduler.now) {
-            switch directive {
-            case .propose(let proposal):
-                // The session's policy, checked before sending, so that the refusal says why at once.
-                if let rejection = channel.policyRejection(of: proposal) { throw rejection }
-                try channel.propose(proposal)
-            }
-        }
-    }
-
-    /// Feeds the machine an input on the scheduler, with a fresh clock mapping first, and
-    /// carries out what it returns. `generation`: only while coordinating over that channel.
-    private func step(_ generation: Int? = nil, configuration given: CoordinatorMachine.Configuration? = nil,
-                      _ input: @escaping @Sendable (inout CoordinatorMachine, HostInstant) -> [Effect]) {
-        scheduler.execute { [weak self] in
-            guard let self else { return }
-            let now = self.scheduler.now
-            let configuration = given ?? self.settings.withLock { $0.configuration }
-            let outcome = self.state.withLock { state -> (effects: [Effect], channel: any CoordinationChannel, timeline: SharedTimeline,
-                                                          readers: [AsyncStream<Event>.Continuation])? in
-                guard generation == nil || generation == state.generation,
-                      var machine = state.machine, let channel = state.channel else { return nil }
-                machine.configuration = configuration
-                machine.snapshots.noteChannel(expectsHistoryEnd: channel.marksEndOfHistory, present: channel.presentParticipants)
-                var effects: [Effect] = []
-                if let clock = channel.clock, let mapping = ClockMapping.sample(clock, localClock: channel.localClock, at: now),
-                   mapping != machine.mapping {
-                    effects += machine.onClockMapping(mapping, now: now).map(Self.effect)
-                }
-                effects += input(&machine, now)
-                state.machine = machine
-                return (effects, channel, machine.core.timeline, Array(state.eventReaders.values))
-            }
-            guard let outcome else { return }
-            if outcome.timeline != self.timeline { self.timeline = outcome.timeline }
-            self.carryOut(outcome.effects, over: outcome.channel, readers: outcome.readers)
-        }
-    }
-
-    private func carryOut(_ effects: [Effect], over channel: any CoordinationChannel, readers: [AsyncStream<Event>.Continuation]) {
-        for effect in effects {
-            let directive: CoordinatorMachine.Directive
-            switch effect {
-            case .watchClock(let instant, let generation):
-                let next = scheduler.schedule(at: instant) { [weak self] in self?.watchForClock(generation) }
-                let previous = state.withLock { state in
-                    defer { state.clockWatch = next }
-                    return state.clockWatch
-                }
-                previous?.cancel()
-                continue
-            case .directive(let machine):
-                directive = machine
-            }
-            switch directive {
-            case .propose(let proposal):
-                try? channel.propose(proposal)
-            case .publishSnapshot(let snapshot):
-                // Not sent: the relay keeps the records since the last one, and the machine
-                // tries again later (soon when the refusal is for now).
-                do { try channel.publish(snapshot) } catch {
-                    let lasting = error is SnapshotTooLarge || error is EncodingError
-                        || (error as? GroupSessionError)?.code == .tooLarge
-                    step { machine, _ in
-                        machine.onSnapshotNotPublished(lasting ? .tooLarge : .refused)
-                        return []
-                    }
-                }
-            case .emit(let event):
-                for reader in readers { reader.yield(event) }
-            case .abandon:
-                // The player may still complete it: the completion is then ignored.
-                break
-            case .issue(let issued):
-                guard let delegate = delegate else {
-                    step { machine, now in machine.onCommandCompleted(issued.id, now: now).map(Self.effect) }
-                    continue
-                }
-                delegate.playbackCoordinator(self, didIssue: issued.command) { [weak self] in
-                    self?.step { machine, now in machine.onCommandCompleted(issued.id, now: now).map(Self.effect) }
-                }
-            case .wake(let instant):
-                let next = scheduler.schedule(at: instant) { [weak self] in
-                    self?.step { machine, now in machine.onTick(now: now).map(Self.effect) }
-                }
-                let previous = state.withLock { state in
-                    defer { state.wake = next }
-                    return state.wake
-                }
-                previous?.cancel()
-            }
-        }
-    }
+    public var lastCommand: PlaybackCommand? { view.withLock { $0.machine?.lastCommand } }
 }
 
 /// A coordinator used before it was given a session, or a proposal that could not be sent.

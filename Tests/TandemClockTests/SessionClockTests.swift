@@ -18,6 +18,20 @@ import TandemClock
         #expect(clock.sessionTime(atLocal: 10_000_000) == 5_010_000_000)
     }
 
+    @Test func theRateIsTheEstimatorsDrift() throws {
+        var clock = SessionClock()
+        #expect(clock.sessionSecondsPerLocalSecond == nil)
+        // The session clock gains 50 ppm on the local one: three seconds of samples fit it.
+        for step in Int64(0)..<150 {
+            let local = step * 20_000_000
+            clock.onSample(Self.sample(at: local, offset: 7_000_000 + local / 20_000), now: local + 2_010_000)
+        }
+        let estimate = try #require(clock.estimate)
+        let rate = try #require(clock.sessionSecondsPerLocalSecond)
+        #expect(rate == 1 + estimate.drift)
+        #expect(abs(estimate.driftPPM - 50) < 1, "fitted \(estimate.driftPPM) ppm")
+    }
+
     @Test(arguments: [Int64(8_000_000), -8_000_000])
     func correctionsAreSlewedNeverStepped(correction: Int64) throws {
         var clock = SessionClock()

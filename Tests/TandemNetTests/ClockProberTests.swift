@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
+import Synchronization
 import Testing
 import TandemClock
 import TandemNet
@@ -40,6 +42,42 @@ import TandemNet
         #expect(statistics.bestRoundTrip <= statistics.medianRoundTrip)
         #expect(prober.pollingStatistics.answered == clock.estimator.keptCount + clock.estimator.rejectedCount)
         #expect(prober.sessionTime() != nil)
+    }
+
+    @Test func aProberOnAnEventLoopRunsThereAndLetsGoWhenStopped() throws {
+        let system = SystemClock()
+        let service = try TimeService(clock: system, address: SocketAddress(host: "127.0.0.1", port: 0))
+        service.start()
+        defer { service.stop() }
+        let loop = try EventLoop(name: "tandem-test-probe")
+        loop.start()
+        defer { loop.stop() }
+        // Where each sample was taken: on the loop's thread, or elsewhere.
+        let taken = Mutex((onLoop: 0, elsewhere: 0))
+        let prober = try ClockProber(server: service.localAddress, clock: system) { _, _, _ in
+            let onLoop = loop.inLoop
+            taken.withLock { if onLoop { $0.onLoop += 1 } else { $0.elsewhere += 1 } }
+        }
+        prober.start(on: loop)
+        for _ in 0..<400 where prober.sessionClock.estimator.keptCount < 10 { pause(milliseconds: 25) }
+        #expect(prober.sessionClock.estimator.keptCount >= 10)
+        #expect(prober.sessionTime() != nil)
+
+        prober.stop()
+        // Once the loop has passed: the socket is no longer watched and no probe is pending.
+        let watched = Mutex<Int?>(nil)
+        let passed = DispatchSemaphore(value: 0)
+        loop.execute {
+            watched.withLock { $0 = loop.registered }
+            passed.signal()
+        }
+        passed.wait()
+        #expect(watched.withLock { $0 } == 0)
+        let answered = prober.pollingStatistics.answered
+        pause(milliseconds: 200)
+        #expect(prober.pollingStatistics.answered == answered)
+        let counts = taken.withLock { $0 }
+        #expect(counts.onLoop >= 10 && counts.elsewhere == 0, "\(counts)")
     }
 
     @Test func keepsProbingWhileNothingAnswers() throws {

@@ -25,7 +25,6 @@ import TandemClock
         let hostClock: HostClock
         func propose(_ proposal: PlaybackProposal) throws {}
         func deliverOrdered(while wanted: @escaping @Sendable () -> Bool, to receive: @escaping @Sendable (OrderedInput) -> Void) {}
-        func departures() -> AsyncStream<UUID> { AsyncStream { $0.finish() } }
         var clock: (any SessionClockSource)? { nil }
         var localClock: any MonotonicDerivedClock { hostClock }
     }

@@ -30,7 +30,6 @@ import TandemClock
         }
         /// Delivers `input` as a session does: on the caller's thread, straight to the coordinator.
         func feed(_ input: OrderedInput) { receiver.withLock { $0 }?(input) }
-        func departures() -> AsyncStream<UUID> { AsyncStream { _ in } }
         var clock: (any SessionClockSource)? { TrappingClock() }
         var localClock: any MonotonicDerivedClock { SystemClock() }
     }

@@ -109,7 +109,6 @@ final class VirtualScheduler: CoordinatorScheduler, @unchecked Sendable {
         init(scheduler: VirtualScheduler) { self.scheduler = scheduler }
         func propose(_ proposal: PlaybackProposal) throws { proposals.withLock { $0.append(proposal) } }
         func deliverOrdered(while wanted: @escaping @Sendable () -> Bool, to receive: @escaping @Sendable (OrderedInput) -> Void) {}
-        func departures() -> AsyncStream<UUID> { AsyncStream { _ in } }
         var clock: (any SessionClockSource)? { sessionClock }
         var localClock: any MonotonicDerivedClock { HostClock(scheduler: scheduler) }
     }

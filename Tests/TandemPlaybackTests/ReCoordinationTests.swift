@@ -29,7 +29,10 @@ import TandemTestKit
         var marksEndOfHistory: Bool { channel.marksEndOfHistory }
         var presentParticipants: Set<UUID>? { channel.presentParticipants }
         var localParticipant: UUID { channel.localParticipant }
-        func departures() -> AsyncStream<UUID> { channel.departures() }
+        func deliverDepartures(while wanted: @escaping @Sendable () -> Bool, to depart: @escaping @Sendable (UUID) -> Void) {
+            channel.deliverDepartures(while: wanted, to: depart)
+        }
+        var executor: (any CoordinatorExecutor)? { channel.executor }
         var clock: (any SessionClockSource)? { channel.clock }
         var localClock: any MonotonicDerivedClock { channel.localClock }
     }

@@ -27,8 +27,10 @@ struct WorldLocalClock: MonotonicDerivedClock {
 
 /// A `CoordinationChannel` over a `VirtualRelayWorld` participant's link, fed as a session feeds
 /// the coordinator: the welcome's history, `.endOfHistory`, then each record as the link emits
-/// it, on the loop, straight into `PlaybackCoordinator.receive` (no task). Departures are not
-/// carried (the shell reads them through a task, which virtual time cannot order).
+/// it, on the loop, straight into `PlaybackCoordinator.receive` (no task), and each departure
+/// the link reports into `PlaybackCoordinator.depart`. Its executor is the participant's view of
+/// the world's loop, as a session's is its participant's loop: a coordinator given no scheduler
+/// runs there, through the same adapter (`LoopScheduler`) as over a session.
 final class LinkChannel: CoordinationChannel, @unchecked Sendable {
     let participant: VirtualRelayWorld.Participant
 
@@ -52,14 +54,21 @@ final class LinkChannel: CoordinationChannel, @unchecked Sendable {
 
     var marksEndOfHistory: Bool { true }
     var localParticipant: UUID { participant.id }
-    func departures() -> AsyncStream<UUID> { AsyncStream { _ in } }
+    func deliverDepartures(while wanted: @escaping @Sendable () -> Bool, to depart: @escaping @Sendable (UUID) -> Void) {
+        participant.observe { event in
+            if case .participantLeft(let id) = event, wanted() { depart(id) }
+        }
+    }
+
+    var executor: (any CoordinatorExecutor)? { LoopScheduler(loop: participant.loop) }
     var clock: (any SessionClockSource)? { WorldSessionClock(clock: participant.clock) }
     var localClock: any MonotonicDerivedClock { WorldLocalClock(clock: participant.clock) }
 }
 
 /// A player as the coordinator sees it through the delegate protocol: it keeps every command
 /// with the host instant it was issued at and completes it `completionDelay` later on the
-/// coordinator's scheduler (nil: never), and it has the items it was given.
+/// coordinator's scheduler (nil: never), and it has the items it was given. Given the loop the
+/// coordinator should run on, it counts the commands issued anywhere else.
 final class ScriptedPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     struct State {
         var item: String?
@@ -69,13 +78,21 @@ final class ScriptedPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
 
     let scheduler: any CoordinatorScheduler
     let completionDelay: TimeSpan?
+    /// The loop commands should come on, if the test checks it.
+    let loop: (any SerialEventLoop)?
     private let state: Mutex<State>
+    private let offLoop = Atomic<Int>(0)
 
-    init(item: String?, identity: String?, scheduler: any CoordinatorScheduler, completionDelay: TimeSpan? = .milliseconds(20)) {
+    init(item: String?, identity: String?, scheduler: any CoordinatorScheduler, completionDelay: TimeSpan? = .milliseconds(20),
+         loop: (any SerialEventLoop)? = nil) {
         self.scheduler = scheduler
         self.completionDelay = completionDelay
+        self.loop = loop
         state = Mutex(State(item: item, identity: identity))
     }
+
+    /// How many commands were issued off `loop`.
+    var commandsOffLoop: Int { offLoop.load(ordering: .relaxed) }
 
     var currentItemIdentifier: String? { state.withLock { $0.item } }
     var currentItemIdentity: String? { state.withLock { $0.identity } }
@@ -83,6 +100,7 @@ final class ScriptedPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     func playbackCoordinator(_ coordinator: PlaybackCoordinator, didIssue command: PlaybackCommand,
                              completion: @escaping @Sendable () -> Void) {
         let now = scheduler.now
+        if let loop, !loop.inLoop { offLoop.add(1, ordering: .relaxed) }
         state.withLock { $0.issued.append((now, command)) }
         guard let completionDelay else { return }
         _ = scheduler.schedule(at: now + completionDelay, completion)
@@ -98,10 +116,11 @@ final class ScriptedPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     }
 }
 
-/// Participants of a `VirtualRelayWorld`, each a real `PlaybackCoordinator` shell on its own
-/// loop scheduler over a `LinkChannel`, driving a `ScriptedPlayer`: the coordinator's behaviour
-/// through a relay, end to end above the link, with no thread, sleep or poll; time moves only in
-/// `run(for:)`.
+/// Participants of a `VirtualRelayWorld`, each a real `PlaybackCoordinator` shell given no
+/// scheduler over a `LinkChannel`, so running on the participant's view of the world's loop as a
+/// session's coordinator runs on its participant's loop, driving a `ScriptedPlayer`: the
+/// coordinator's behaviour through a relay, end to end above the link, with no thread, sleep or
+/// poll; time moves only in `run(for:)`.
 final class VirtualCoordinatedGroup: @unchecked Sendable {
     struct Member {
         let participant: VirtualRelayWorld.Participant
@@ -129,8 +148,9 @@ final class VirtualCoordinatedGroup: @unchecked Sendable {
               driftPPM: Double = 0, waitsForPreroll: Bool = true, completionDelay: TimeSpan? = .milliseconds(20)) throws -> Member {
         let participant = try world.join(name, clockOffset: clockOffset, driftPPM: driftPPM)
         let scheduler = LoopCoordinatorScheduler(loop: participant.loop)
-        let player = ScriptedPlayer(item: item, identity: identity, scheduler: scheduler, completionDelay: completionDelay)
-        let coordinator = PlaybackCoordinator(delegate: player, waitsForPreroll: waitsForPreroll, scheduler: scheduler)
+        let player = ScriptedPlayer(item: item, identity: identity, scheduler: scheduler, completionDelay: completionDelay,
+                                    loop: participant.loop)
+        let coordinator = PlaybackCoordinator(delegate: player, waitsForPreroll: waitsForPreroll)
         coordinator.coordinate(over: LinkChannel(participant))
         coordinator.reportDelegateItem()
         let member = Member(participant: participant, scheduler: scheduler, coordinator: coordinator, player: player)

@@ -92,16 +92,17 @@ extension GroupSession {
         return adopted
     }
 
-    /// The participants who leave the session, as the relay reports them.
-    package func departures() -> AsyncStream<UUID> {
-        let (stream, continuation) = AsyncStream.makeStream(of: UUID.self)
+    /// Hands `handler` each participant who leaves the session, on the session's loop, as the
+    /// relay reports them: the coordinator learns of departures without a task of its own in
+    /// between. When `handler` returns false the subscription ends; it ends with the session too.
+    package func departures(while handler: @escaping @Sendable (UUID) -> Bool) {
         let id = readerID()
-        addReader({ [self] in readers.departures[id] = continuation }, else: { continuation.finish() })
-        continuation.onTermination = { [weak self] _ in
-            self?.onLoop { [weak self] in _ = self?.readers.departures.removeValue(forKey: id) }
-        }
-        return stream
+        addReader({ [self] in readers.departureHandlers[id] = handler }, else: {})
     }
+
+    /// The participant's event loop, which the session runs on: where the playback coordinator
+    /// runs too, so that a record goes from the link to the player on one thread.
+    package var participantLoop: any SerialEventLoop { loop }
 
     /// How this participant knows the session clock (nil until joined, or if it cannot probe).
     package var sessionClock: (any SessionClockSource)? { view.withLock { $0.clockSource } }
@@ -137,7 +138,8 @@ extension GroupSession {
             return DerivedSessionClock(relayClock: relayClock, localClock: center.localClock)
         case .probe:
             guard let address = timeService(ofRelay: relay) else { return nil }
-            return try? ProbedSessionClock(server: address, localClock: center.localClock)
+            // On the participant's loop when it is a real one: the prober is a handler there.
+            return try? ProbedSessionClock(server: address, localClock: center.localClock, loop: loop as? EventLoop)
         }
     }
 

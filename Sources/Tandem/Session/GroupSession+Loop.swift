@@ -9,7 +9,8 @@ struct SessionReaders {
     var messages: [Int: MessageSubscriber] = [:]
     /// The one reader of the ordered records (the playback coordinator).
     var ordered: OrderedReader?
-    var departures: [Int: AsyncStream<UUID>.Continuation] = [:]
+    /// Departure handlers called on the loop (the coordinator's), each until it returns false.
+    var departureHandlers: [Int: @Sendable (UUID) -> Bool] = [:]
     var chat: [Int: AsyncStream<ChatMessage>.Continuation] = [:]
     var rejections: [Int: AsyncStream<Rejection>.Continuation] = [:]
     var notices: [Int: AsyncStream<GroupSessionEvent>.Continuation] = [:]
@@ -154,7 +155,9 @@ extension GroupSession {
             case .publishAvailability(let availability):
                 $relayAvailability.storage.value = availability
             case .announceDeparture(let id):
-                for reader in readers.departures.values { reader.yield(id) }
+                for (key, handler) in readers.departureHandlers where !handler(id) {
+                    readers.departureHandlers.removeValue(forKey: key)
+                }
             case .deliver(let message, let route):
                 for subscriber in readers.messages.values where subscriber.type == route {
                     subscriber.continuation.yield(message)

@@ -302,7 +302,6 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         readers = SessionReaders()
         for subscriber in finished.messages.values { subscriber.continuation.finish() }
         finished.ordered?.finish()
-        for reader in finished.departures.values { reader.finish() }
         clockSource?.stop()
         clockSource = nil
         for reader in finished.chat.values { reader.finish() }

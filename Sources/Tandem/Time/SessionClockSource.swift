@@ -14,6 +14,10 @@ public protocol SessionClockSource: Sendable {
     /// The median round trip (ns) of the recent samples the estimate was made from, at local
     /// instant `localTime`; nil for a source that takes no samples over the network.
     func roundTrip(atLocal localTime: Int64) -> Int64?
+    /// How many session seconds pass per second of this participant's clock, as the estimate
+    /// has it (its drift), once known; nil for a source that does not know it, whose rate is
+    /// then measured between two of its readings.
+    func sessionSecondsPerLocalSecond(atLocal localTime: Int64) -> Double?
     /// Stops whatever keeps the estimate current.
     func stop()
     /// Calls `handler`, on whatever thread learns it, each time the estimate changes (its first
@@ -26,6 +30,9 @@ public protocol SessionClockSource: Sendable {
 extension SessionClockSource {
     /// None: the source takes no samples over the network.
     public func roundTrip(atLocal localTime: Int64) -> Int64? { nil }
+
+    /// Unknown: the rate is measured between two readings.
+    public func sessionSecondsPerLocalSecond(atLocal localTime: Int64) -> Double? { nil }
 
     /// Tells of nothing: the estimate is read when needed.
     public func observeChanges(_ handler: @escaping @Sendable () -> Void) -> Bool { false }
@@ -64,6 +71,9 @@ final class ProbedSessionClock: SessionClockSource {
     /// Told each time a prober takes a sample into its estimate.
     private let observers: ClockChangeObservers
 
+    /// The participant's loop its probers run on, or nil for a thread of each prober's own.
+    private let loop: EventLoop?
+
     private struct State {
         var prober: ClockProber
         /// The estimate of the relay probed before, until the current prober has its own.
@@ -71,13 +81,21 @@ final class ProbedSessionClock: SessionClockSource {
         var stopped = false
     }
 
-    init(server: SocketAddress, localClock: any LocalClock) throws(SystemCallError) {
+    /// Probes `server` as a handler on `loop` (the participant's: no thread of its own), or on
+    /// a thread of its own when there is no such loop.
+    init(server: SocketAddress, localClock: any LocalClock, loop: EventLoop? = nil) throws(SystemCallError) {
         self.localClock = localClock
+        self.loop = loop
         let observers = ClockChangeObservers()
         self.observers = observers
         let prober = try ClockProber(server: server, clock: localClock, observer: { _, _, _ in observers.changed() })
         state = Mutex(State(prober: prober))
-        prober.start()
+        start(prober)
+    }
+
+    /// Starts `prober` where this clock's probers run.
+    private func start(_ prober: ClockProber) {
+        if let loop { prober.start(on: loop) } else { prober.start() }
     }
 
     /// The time service probed now.
@@ -101,7 +119,7 @@ final class ProbedSessionClock: SessionClockSource {
             return old
         }
         guard let replaced else { return }
-        next.start()
+        start(next)
         replaced.stop()
     }
 
@@ -125,6 +143,8 @@ final class ProbedSessionClock: SessionClockSource {
     func localTime(atSession sessionTime: Int64) -> Int64? { clock.localTime(atSession: sessionTime) }
     func errorBound(atLocal localTime: Int64) -> Int64? { clock.errorBound(atLocal: localTime) }
     func roundTrip(atLocal localTime: Int64) -> Int64? { clock.statistics(atLocal: localTime)?.medianRoundTrip }
+    /// The estimator's drift, which it fitted from the samples.
+    func sessionSecondsPerLocalSecond(atLocal localTime: Int64) -> Double? { clock.sessionSecondsPerLocalSecond }
 
     func stop() {
         let prober = state.withLock { state -> ClockProber? in
