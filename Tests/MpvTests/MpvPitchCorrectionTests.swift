@@ -33,10 +33,6 @@ import TandemTestKit
         #expect(MpvPitchCorrection.followingRate.launchArguments == ["--audio-pitch-correction=no"])
         #expect(MpvPitchCorrection.never.launchArguments == ["--audio-pitch-correction=no"])
         #expect(MpvPitchCorrection.always.launchArguments.isEmpty)
-        var options = MpvPlayer.Options()
-        #expect(options.effectivePitchCorrection == .followingRate)
-        options.extraArguments = ["--vo=null", "--audio-pitch-correction=yes"]
-        #expect(options.effectivePitchCorrection == .always)
     }
 }
 
@@ -131,7 +127,9 @@ import TandemTestKit
 
     @Test func mpvsOwnOptionHoldsAtEveryRate() async throws {
         var options = MpvFixture.headless(ipcPath: MpvFixture.socketPath())
+        #expect(options.effectivePitchCorrection == .followingRate)
         options.extraArguments.append("--audio-pitch-correction=yes")
+        #expect(options.effectivePitchCorrection == .always)
         let mpv = try await MpvPlayer.launch(file: try MpvFixture.longClip(), options: options)
         do {
             let other = try MpvConnection(path: mpv.ipcPath)

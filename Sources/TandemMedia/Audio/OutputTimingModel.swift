@@ -103,7 +103,6 @@ struct OutputTimingModel: Sendable {
             return
         }
         var (period, offset) = OutputTimingModel.leastSquares(points)
-        var kept = points
         // Twice: the reports far from the median residual (by four deviations) are left out and
         // the line fitted again without them.
         for _ in 0..<2 {
@@ -113,38 +112,49 @@ struct OutputTimingModel: Sendable {
             let limit = max(4 * deviation, Double(outlierFloor.nanoseconds))
             let inliers = zip(points, residuals).filter { abs($0.1 - center) <= limit }.map(\.0)
             guard inliers.count >= 3 else { break }
-            kept = inliers
-            (period, offset) = OutputTimingModel.leastSquares(kept)
+            (period, offset) = OutputTimingModel.leastSquares(inliers)
         }
         // Then the floor: the line fitted to the reports near the residuals' low quantile,
-        // three times. The search starts from the last fit's period where there is one: the
+        // three times. The search starts from the last floor's period where there is one: the
         // floor's slope holds from one report to the next, while the line through the whole
-        // cloud tilts as the cloud moves, and from a tilted start the band can take the floor at
-        // one end of the window and miss it at the other. Too few near the floor to fit a
-        // slope (a handful of reports): the line is moved down onto it.
-        if let previous = fittedPeriod {
-            period = previous
-            offset = OutputTimingModel.median(points.map { $0.y - period * $0.x })
-        }
-        for _ in 0..<3 {
+        // cloud tilts as the cloud moves, and from a tilted start the band can take the floor
+        // at one end of the window and miss it at the other. Where no floor line is found (too
+        // few reports near it, or all within half the window, whose slope would be unsure),
+        // the robust line is moved down onto the floor, its slope kept.
+        let floorLine = fittedPeriod.flatMap { previous in
+            floorFit(points, from: (previous, OutputTimingModel.median(points.map { $0.y - previous * $0.x })))
+        } ?? floorFit(points, from: (period, offset))
+        if let floorLine {
+            (period, offset) = floorLine
+        } else {
             let residuals = points.map { $0.y - (offset + period * $0.x) }
-            let floor = OutputTimingModel.quantile(residuals, floorQuantile)
-            let band = Double(floorBand.nanoseconds)
-            let near = zip(points, residuals).filter { abs($0.1 - floor) <= band }.map(\.0)
-            guard near.count >= 3 else {
-                offset += floor
-                break
-            }
-            kept = near
-            (period, offset) = OutputTimingModel.leastSquares(kept)
+            offset += OutputTimingModel.quantile(residuals, floorQuantile)
         }
         if abs(period / nominal - 1) > maximumSkew {
             period = nominal * (1 + (period > nominal ? maximumSkew : -maximumSkew))
-            offset = OutputTimingModel.median(kept.map { $0.y - period * $0.x })
+            offset = OutputTimingModel.quantile(points.map { $0.y - period * $0.x }, floorQuantile)
         }
         line = (last.frame, Double(last.instant.nanoseconds) + offset, period)
         // A slope from less than a second of reports is too unsure to start the next search from.
-        fittedPeriod = span >= 1e9 ? period : nil
+        fittedPeriod = floorLine != nil && span >= 1e9 ? period : nil
+    }
+
+    /// The line through the floor of `points`, searched from the line `start`: three times, the
+    /// least-squares line of the points within `floorBand` of the residuals' `floorQuantile`;
+    /// nil when fewer than three are near it or they cover less than half the window.
+    private func floorFit(_ points: [(x: Double, y: Double)],
+                          from start: (period: Double, offset: Double)) -> (period: Double, offset: Double)? {
+        var (period, offset) = start
+        let band = Double(floorBand.nanoseconds)
+        for _ in 0..<3 {
+            let residuals = points.map { $0.y - (offset + period * $0.x) }
+            let floor = OutputTimingModel.quantile(residuals, floorQuantile)
+            let near = zip(points, residuals).filter { abs($0.1 - floor) <= band }.map(\.0)
+            let covered = (near.last?.x ?? 0) - (near.first?.x ?? 0)
+            guard near.count >= 3, covered >= 0.5 * -(points.first?.x ?? 0) else { return nil }
+            (period, offset) = OutputTimingModel.leastSquares(near)
+        }
+        return (period, offset)
     }
 
     static func leastSquares(_ points: [(x: Double, y: Double)]) -> (slope: Double, intercept: Double) {
