@@ -31,7 +31,10 @@ struct OutputTimingModel: Sendable {
     /// The nominal frame period, in nanoseconds: 1/48000 s.
     static let nominalPeriod = 1e9 / Double(AudioChunk.sampleRate)
 
-    var capacity = 64
+    /// How many reports the fit keeps: with one every 50 ms, as the output asks, the whole
+    /// `window`, so that a stretch in which every report came late (a busy machine's) still has
+    /// exact ones on either side of it to hold the floor.
+    var capacity = 160
     var window = TimeSpan.seconds(8)
     var minimumSpan = TimeSpan.milliseconds(200)
     var outlierFloor = TimeSpan.microseconds(5)
