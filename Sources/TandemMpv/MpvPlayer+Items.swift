@@ -210,7 +210,7 @@ extension MpvPlayer {
         switch result {
         case .success:
             let loaded = await LoadedItem.probe(item, target: target, ipc: connection, options: options, identifying: identifying)
-            if loaded.hasAudio, options.keepsTempoFilter { await Self.keepTempoFilter(connection) }
+            if loaded.hasAudio, options.effectivePitchCorrection == .always { await Self.keepTempoFilter(connection) }
             let current = items.withLock { state -> Bool in
                 guard state.loads == load else { return false }
                 state.loaded = loaded

@@ -83,6 +83,9 @@ extension MpvPlayer {
         await setPaused(true)
         state.withLock { $0.liningUp = true }
         defer { state.withLock { $0.liningUp = false } }
+        // Pitch correction for the new rate, while paused and before the seek: a frame
+        // pre-rolled under the old setting is not started from (`MpvPlayer+Pitch.swift`).
+        if await correctPitch(forRate: rate) { state.withLock { $0.prerolledAtRestart = nil } }
         await setSpeed(rate)
         // A person's seek or change taken up meanwhile (its hold set while mpv was paused and
         // its speed set, above) supersedes this start: seeking now would put mpv back on the

@@ -112,7 +112,10 @@ extension MpvPlayer {
             return
         }
         try Self.checkRate(rate)
-        if rate > 0 { try await requestSpeed(rate) }
+        if rate > 0 {
+            await correctPitch(forRate: rate)
+            try await requestSpeed(rate)
+        }
         try await requestPause(rate == 0)
     }
 

@@ -46,6 +46,10 @@ extension MpvPlayer {
             return (action, state.requestedSpeed, state.groupRate)
         }
         guard let action else { return }
+        // Alone, a person's speed is the rate: pitch correction follows it, as mpv's own would.
+        if case .setSpeed(let speed) = action, !playbackCoordinator.isCoordinating, readingsCoordinator == nil {
+            await correctPitch(forRate: speed)
+        }
         await propose(action, requestedSpeed: requestedSpeed, groupRate: groupRate)
     }
 

@@ -83,13 +83,13 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         /// the render before each flip: nothing headless, a few ms of drawing in a window, the
         /// same on every peer.
         public var rendersAtDisplayTime = true
-        /// Whether to keep mpv's pitch-preserving tempo filter (`scaletempo2`) in its audio
-        /// chain from the start, unless the chain has a tempo filter already. mpv inserts it by
-        /// itself when the speed leaves 1 and removes it when the speed is back, and each
-        /// insertion or removal moves the position by a few ms, unpredictably; kept in, a speed
-        /// change moves the sound's clock by exactly the sound already in the output times the
-        /// change, undone when the speed goes back, so that nudges correct exactly.
-        public var keepsTempoFilter = true
+        /// When mpv keeps the pitch of sound played faster or slower (`MpvPitchCorrection`): by
+        /// default off while the group's rate is 1, so that the correction loop's nudges about 1
+        /// resample (mpv's time-stretch filter, in at any speed but exactly 1, would come and go
+        /// with them, and the sound's place with its delay), and on at any other rate, switched
+        /// while mpv is paused to start on the new rate. An `--audio-pitch-correction` among
+        /// `extraArguments` wins: what it says holds at every rate.
+        public var pitchCorrection = MpvPitchCorrection.followingRate
         /// Where to write the readings of mpv's position (`"reading": true` records), if
         /// anywhere. The caller owns the log: `close()` flushes it, the caller closes it.
         public var presentationLog: PresentationLog?
@@ -176,6 +176,9 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         var groupRate: Double = 0
         /// The speed last asked of mpv.
         var requestedSpeed: Double
+        /// mpv's `audio-pitch-correction` as last set (`MpvPlayer+Pitch.swift`); nil when
+        /// setting it failed, so that the next start sets it again.
+        var correctsPitch: Bool?
         /// The raw monotonic instant before which the correction loop leaves mpv alone (it is
         /// starting, or landing from a seek).
         var settleUntil: Int64 = 0
@@ -269,7 +272,8 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         let process: MpvProcess
         do {
             process = try MpvProcess(file: onCommandLine, ipcPath: options.ipcPath,
-                                     extraArguments: (options.rendersAtDisplayTime ? MpvProcess.displayTimeArguments : []) + options.extraArguments,
+                                     extraArguments: (options.rendersAtDisplayTime ? MpvProcess.displayTimeArguments : [])
+                                         + options.effectivePitchCorrection.launchArguments + options.extraArguments,
                                      restrictsReferences: opensAsReceivedMedia(item), executable: options.executable)
         } catch {
             targets.stop()
@@ -287,7 +291,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             let paused = try await ipc.get("pause").bool ?? true
             let speed = try await ipc.get("speed").double ?? 1
             let loaded = await LoadedItem.probe(item, target: target, ipc: ipc, options: options)
-            if loaded.hasAudio, options.keepsTempoFilter { await keepTempoFilter(ipc) }
+            if loaded.hasAudio, options.effectivePitchCorrection == .always { await keepTempoFilter(ipc) }
             if options.bindsQueueKeys { await bindQueueKeys(ipc) }
             let player = MpvPlayer(process: process, connection: ipc, options: options, loaded: loaded, targets: targets, paused: paused,
                                    speed: speed, launchedAt: launchedAt)
@@ -311,7 +315,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     /// The tempo filters mpv's audio chain may have.
     static let tempoFilters: Set<String> = ["scaletempo", "scaletempo2", "rubberband"]
 
-    /// Adds `scaletempo2` to mpv's audio chain for good (see `Options.keepsTempoFilter`), unless
+    /// Adds `scaletempo2` to mpv's audio chain for good (`MpvPitchCorrection.always`), unless
     /// a tempo filter is there already or pitch correction is off. Only the sound is
     /// reconfigured: no seek, no restart.
     static func keepTempoFilter(_ ipc: MpvConnection) async {
@@ -345,6 +349,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         ledger.requestSeek(to: 0, at: launchedAt)
         state = Mutex(DriverState(ledger: ledger, policy: hasAudio ? options.correctionPolicy : options.soundlessCorrectionPolicy,
                                   paused: paused, requestedSpeed: speed,
+                                  correctsPitch: options.effectivePitchCorrection.corrects(atRate: 0),
                                   latencyOffset: MpvPlayer.clampedLatencyOffset(options.latencyOffset)))
         (jobStream, jobs) = AsyncStream.makeStream(of: Job.self)
         playbackCoordinator = PlaybackCoordinator()

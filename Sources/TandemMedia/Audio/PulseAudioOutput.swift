@@ -385,10 +385,14 @@ final class PulseAudioOutput: @unchecked Sendable {
         // The server stamps its reports with the wall clock, unless it marks them as its
         // monotonic real-time clock: moved onto the monotonic clock here.
         let isMonotonic = (Int(info.timestamp.tv_usec) & (1 << 30)) != 0
+        // The wall clock read between two monotonic readings, and set against their middle: a
+        // preemption between the two clocks would otherwise shift this report by its length.
         var wall = timespec()
+        let before = MonotonicClock.now()
         clock_gettime(CLOCK_REALTIME, &wall)
         let monotonic = MonotonicClock.now()
-        let shift = isMonotonic ? 0 : monotonic - (Int64(wall.tv_sec) * 1_000_000_000 + Int64(wall.tv_nsec))
+        let middle = before + (monotonic - before) / 2
+        let shift = isMonotonic ? 0 : middle - (Int64(wall.tv_sec) * 1_000_000_000 + Int64(wall.tv_nsec))
         sinkLatency = TimeSpan(nanoseconds: Int64(info.sink_usec) * 1000)
         let reaches = microseconds * 1000 + shift + Int64(info.sink_usec) * 1000
         model.add(.init(frame: info.read_index / Int64(Self.frameBytes), instant: LocalInstant(nanoseconds: reaches)))
