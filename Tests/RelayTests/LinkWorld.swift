@@ -8,11 +8,11 @@ struct LinkWorld {
     enum Count: Hashable {
         case linkPing(Int)
         case relayPing(Int)
-        /// Acknowledgements a link sent, and those of them that went in a write of their own
-        /// (no other frame in the same pass).
+        /// Acknowledgements a link sent, and those of them that no data frame carried (none in
+        /// the same pass: a write of control frames only).
         case linkAck(Int)
         case linkAckAlone(Int)
-        /// Acknowledgements the relay sent a link, and those alone in their pass.
+        /// Acknowledgements the relay sent a link, and those no data frame carried.
         case relayAck(Int)
         case relayAckAlone(Int)
     }
@@ -84,11 +84,11 @@ struct LinkWorld {
     }
 
     private mutating func run(_ index: Int, _ directives: [RelayLinkDirective]) {
-        let transmitted = directives.filter { if case .transmit = $0 { true } else { false } }.count
+        let carried = directives.contains { if case let .transmit(frame) = $0 { frame.sequence != nil } else { false } }
         for directive in directives {
             if case .transmit(.ack) = directive {
                 counts[.linkAck(index), default: 0] += 1
-                if transmitted == 1 { counts[.linkAckAlone(index), default: 0] += 1 }
+                if !carried { counts[.linkAckAlone(index), default: 0] += 1 }
                 lastLinkAck[index] = now
             }
             switch directive {
@@ -110,15 +110,15 @@ struct LinkWorld {
     }
 
     private mutating func relay(_ directives: [RelayDirective]) {
-        var framesTo: [RelayConnectionID: Int] = [:]
-        for case let .send(connection, _) in directives { framesTo[connection, default: 0] += 1 }
+        var carrying: Set<RelayConnectionID> = []
+        for case let .send(connection, frame) in directives where frame.sequence != nil { carrying.insert(connection) }
         for directive in directives {
             guard case let .send(connection, frame) = directive,
                   let index = links.firstIndex(where: { $0.connection == connection }) else { continue }
             if case .ping = frame { counts[.relayPing(index), default: 0] += 1 }
             if case .ack = frame {
                 counts[.relayAck(index), default: 0] += 1
-                if framesTo[connection] == 1 { counts[.relayAckAlone(index), default: 0] += 1 }
+                if !carrying.contains(connection) { counts[.relayAckAlone(index), default: 0] += 1 }
                 lastRelayAck[index] = now
             }
             if relaySilent { continue }
