@@ -138,7 +138,10 @@ final class RelayProbeConnection: @unchecked Sendable {
     func tick(at now: Int64) throws {
         if let due = acknowledgementDue, now >= due { try acknowledge() }
         guard now - lastPing >= Self.link.pingInterval, now - lastHeard >= Self.link.pingSilence else { return }
-        let owedInTime = writes.withLock { sending in sending.owedSince.map { now - $0 < Self.link.acknowledgementWait } ?? false }
+        let wait = Self.link.acknowledgementWait
+        let owedInTime = writes.withLock { sending in
+            sending.owedSince.map { now - $0 < wait && $0 + wait - lastHeard < Self.link.quietLimit } ?? false
+        }
         guard !owedInTime else { return }
         lastPing = now
         try write(.ping(UInt64(bitPattern: now)))

@@ -88,6 +88,24 @@ struct AcknowledgementRulesTests {
         #expect(world.quiet.isEmpty)
     }
 
+    @Test("a message every 1.2 s: the relay is never quiet to the sender, which pings when the acknowledgement it waits for would come too late")
+    func sparseSenderIsNeverQuiet() {
+        var world = LinkWorld()
+        let ana = world.add("ana", create: true)
+        let ben = world.add("ben", create: false)
+        world.join(ana)
+        world.join(ben)
+        world.counts = [:]
+        let start = world.now
+        while world.now < start + 12_000 * Self.ms {
+            if (world.now - start) % (1_200 * Self.ms) == 0 { world.send(from: ana, [4]) }
+            _ = world.advance(by: 10 * Self.ms)
+        }
+        #expect(world.messages[ben] == 10)
+        #expect(world.quiet.isEmpty, "told quiet: \(world.quiet)")
+        #expect(world.closed.isEmpty)
+    }
+
     @Test("a lone message after a quiet spell is acknowledged within the interval by a frame of its own, each way, and nothing more goes")
     func loneMessageIsAcknowledgedWithinTheInterval() throws {
         var world = LinkWorld()
@@ -150,8 +168,12 @@ struct AcknowledgementRulesTests {
     func linkWaitsForTheOwedAcknowledgement() throws {
         var world = LinkWorld()
         let ana = world.add("ana", create: true)
+        let ben = world.add("ben", create: false)
         world.join(ana)
+        world.join(ben)
         _ = world.advance(by: 2_000 * Self.ms)
+        // Ana hears the relay (ben's message), then sends, and the relay goes silent.
+        world.send(from: ben, [2])
         world.relaySilent = true
         world.counts = [:]
         let sent = world.now

@@ -6,7 +6,8 @@ public struct RelayLinkConfiguration: Sendable, Hashable {
     /// notices a silent participant). A ping falls due this long after the last one, and goes
     /// out once the relay has also been silent for `pingSilence`: a relay heard from lately is
     /// plainly there, and the link's acknowledgements tell it the link is. Nor does it go while
-    /// the relay owes an acknowledgement that is not yet late (`acknowledgementWait`): that
+    /// the relay owes an acknowledgement that is not yet late (`acknowledgementWait`) and would
+    /// come, even at its latest, within `quietLimit` of what the link last heard: that
     /// acknowledgement is what the link will hear.
     public var pingInterval: Int64 = 1_000_000_000
     /// How long the relay must have been silent for a due ping to go out. Half of

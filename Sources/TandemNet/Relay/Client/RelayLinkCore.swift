@@ -306,8 +306,11 @@ struct RelayLinkCore: Sendable {
                                              interval: configuration.acknowledgementInterval) {
                 directives.append(.transmit(acknowledgement(at: now)))
             }
-            // An acknowledgement the relay owes, not yet late, will be heard: no ping for it.
-            let owedInTime = owedSince.map { now - $0 < configuration.acknowledgementWait } ?? false
+            // An acknowledgement the relay owes, not yet late, will be heard: no ping for it, as
+            // long as even a late one would still come within the quiet limit.
+            let owedInTime = owedSince.map {
+                now - $0 < configuration.acknowledgementWait && $0 + configuration.acknowledgementWait - lastHeard < configuration.quietLimit
+            } ?? false
             if now - lastPing >= configuration.pingInterval, now - lastHeard >= configuration.pingSilence, !owedInTime {
                 lastPing = now
                 directives.append(.transmit(.ping(UInt64(bitPattern: now))))
