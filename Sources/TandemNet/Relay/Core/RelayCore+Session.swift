@@ -23,9 +23,8 @@ extension RelayCore {
                 return []
             case let .ping(value):
                 // What the relay owes this participant rides on the answer, in the same write.
-                guard sessions[key.session]?.participants[key.participant]?.owesAcknowledgement == true,
-                      let frame = sessions[key.session]?.participants[key.participant]?.acknowledgeReceived(
-                          at: now, interval: configuration.acknowledgementInterval) else { return [.send(connection, .pong(value))] }
+                guard let frame = sessions[key.session]?.participants[key.participant]?.acknowledgementIfOwed(
+                    on: connection, at: now, interval: configuration.acknowledgementInterval) else { return [.send(connection, .pong(value))] }
                 scheduleTick(key)
                 return [.send(connection, .pong(value)), .send(connection, frame)]
             case let .pong(value):
@@ -54,10 +53,8 @@ extension RelayCore {
     /// is pressing (`AcknowledgementSchedule`), so that its link's retransmission buffer stays
     /// small under load; the tick, or a frame going its way, acknowledges the rest.
     mutating func acknowledgeIfPressing(_ key: ParticipantKey, on connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
-        guard sessions[key.session]?.participants[key.participant]?.connection == connection,
-              sessions[key.session]?.participants[key.participant]?.acknowledgementIsPressing == true,
-              let frame = sessions[key.session]?.participants[key.participant]?.acknowledgeReceived(
-                  at: now, interval: configuration.acknowledgementInterval) else { return [] }
+        guard let frame = sessions[key.session]?.participants[key.participant]?.acknowledgementIfPressing(
+            on: connection, at: now, interval: configuration.acknowledgementInterval) else { return [] }
         return [.send(connection, frame)]
     }
 

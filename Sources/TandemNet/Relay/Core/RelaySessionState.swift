@@ -74,6 +74,22 @@ struct RelaySessionState: Sendable {
             return .ack(received)
         }
 
+        /// The acknowledgement owed it when it is on `connection` and owed one at all: counted
+        /// as sent at `now`. Called through the session table it changes the participant in
+        /// place, where reading its fields through the table would copy the whole session.
+        mutating func acknowledgementIfOwed(on connection: RelayConnectionID, at now: Int64, interval: Int64) -> RelayFrame? {
+            guard self.connection == connection, owesAcknowledgement else { return nil }
+            return acknowledgeReceived(at: now, interval: interval)
+        }
+
+        /// The acknowledgement owed it when it is on `connection` and what is owed is pressing
+        /// (`AcknowledgementSchedule`), counted as sent at `now`; in place, as
+        /// `acknowledgementIfOwed`.
+        mutating func acknowledgementIfPressing(on connection: RelayConnectionID, at now: Int64, interval: Int64) -> RelayFrame? {
+            guard self.connection == connection, acknowledgementIsPressing else { return nil }
+            return acknowledgeReceived(at: now, interval: interval)
+        }
+
         /// Appends the frame `make` builds to the outbox, in place; what was added to the
         /// outbox's bytes, whether it is now over a cap, and where to send it.
         mutating func append(_ make: (UInt64) -> RelayFrame, maximumFrames: Int, maximumBytes: Int)
