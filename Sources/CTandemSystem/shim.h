@@ -409,4 +409,36 @@ static inline long long tandem_thread_cpu_nanoseconds(void) {
 }
 // ---- end of the kernel timestamps block -------------------------------------------------------
 
+// ---- One datagram to many addresses in one call ------------------------------------------------
+// sendmmsg(2) is declared only under _GNU_SOURCE: the call goes through syscall(2), with the
+// kernel's struct mmsghdr (`tandem_mmsghdr`, above).
+
+/// The most datagrams one `tandem_send_to_many` sends.
+#define TANDEM_DATAGRAM_BATCH 64
+
+/// How far apart `tandem_send_to_many` finds the addresses: room for any socket address.
+static const unsigned int tandem_address_stride = sizeof(struct sockaddr_storage);
+
+/// Sends the `length` bytes at `bytes` as one datagram to each of `count` addresses (at most
+/// TANDEM_DATAGRAM_BATCH) with one sendmmsg(2), without blocking: address `i` starts
+/// `i * tandem_address_stride` bytes into `addresses` and is `lengths[i]` bytes long. Returns how
+/// many were sent (the first ones: the first that fails stops it there), or -errno when the
+/// first failed.
+static inline int tandem_send_to_many(int fd, const void *bytes, size_t length, const void *addresses,
+                                      const socklen_t *lengths, unsigned int count) {
+    struct tandem_mmsghdr messages[TANDEM_DATAGRAM_BATCH];
+    struct iovec vector = { (void *)bytes, length };
+    if (count > TANDEM_DATAGRAM_BATCH) count = TANDEM_DATAGRAM_BATCH;
+    memset(messages, 0, sizeof(struct tandem_mmsghdr) * count);
+    for (unsigned int index = 0; index < count; index++) {
+        messages[index].msg_hdr.msg_name = (char *)addresses + (size_t)index * tandem_address_stride;
+        messages[index].msg_hdr.msg_namelen = lengths[index];
+        messages[index].msg_hdr.msg_iov = &vector;
+        messages[index].msg_hdr.msg_iovlen = 1;
+    }
+    long sent;
+    do { sent = syscall(SYS_sendmmsg, fd, messages, count, MSG_NOSIGNAL | MSG_DONTWAIT); } while (sent < 0 && errno == EINTR);
+    return sent < 0 ? -errno : (int)sent;
+}
+
 #endif

@@ -8,20 +8,40 @@ import TandemNet
 import TandemWire
 
 /// One participant of `RelayDeliveryProbe`: a TCP connection speaking the relay's frames by
-/// hand, joined with a key of its own, that acknowledges what it receives as a link does and
-/// reads on the probe's one epoll thread. No link core, no event stream, no task: what it
-/// measures is the relay's delivery.
+/// hand, joined with a key of its own, that acknowledges and pings as a link does (by the
+/// link's default timings, `RelayLinkConfiguration`) and reads on the probe's one epoll thread.
+/// No link core, no event stream, no task: what it measures is the relay's delivery.
+///
+/// As a link, it acknowledges at once every 64 frames, else once an interval on a phase of its
+/// own, and pings only a relay silent for `pingSilence` that owes it no acknowledgement not yet
+/// late. It sends no acknowledgement on a message (a probe sends or receives, not both).
 ///
 /// Written from two threads (the pacer sends messages, the reading thread acknowledgements and
 /// pings), so writes take a lock; only the reading thread reads.
 final class RelayProbeConnection: @unchecked Sendable {
     let socket: TCPSocket
-    private let writes = Mutex<UInt64>(1)
+    /// What the pacing and the reading thread share: the next sequence number, and since when
+    /// the relay owes an acknowledgement of what was sent (nil: nothing owed).
+    private struct Sending {
+        var next: UInt64 = 1
+        var owedSince: Int64?
+    }
+
+    private let writes = Mutex(Sending())
     // The reading thread's.
     private var reader = RelayFrameReader()
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     private var highestSequence: UInt64 = 0
     private var acknowledged: UInt64 = 0
+    /// When the owed acknowledgement falls due on the tick, nil while nothing is owed.
+    private var acknowledgementDue: Int64?
+    /// This connection's phase within the acknowledgement interval.
+    private let phase = Int64.random(in: 0..<RelayProbeConnection.link.acknowledgementInterval)
+    private var lastHeard = SystemClock().now()
+    private var lastPing = SystemClock().now()
+
+    /// The timings a link follows, which the probe follows too.
+    private static let link = RelayLinkConfiguration()
 
     /// How long connecting and each handshake step may take.
     private static let stepTimeout: Int64 = 5_000_000_000
@@ -53,11 +73,13 @@ final class RelayProbeConnection: @unchecked Sendable {
         self.socket = socket
     }
 
-    /// Sends a reliable message to everyone else in the session, numbered in turn. Any thread.
-    func sendMessage(_ body: [UInt8]) throws {
-        try writes.withLock { (sequence: inout UInt64) throws in
-            let frame = RelayFrame.message(sequence: sequence, recipients: .everyone, reliable: true, body: body)
-            sequence += 1
+    /// Sends a reliable message to everyone else in the session at `now`, numbered in turn. Any
+    /// thread.
+    func sendMessage(_ body: [UInt8], at now: Int64) throws {
+        try writes.withLock { (sending: inout Sending) throws in
+            let frame = RelayFrame.message(sequence: sending.next, recipients: .everyone, reliable: true, body: body)
+            sending.next += 1
+            if sending.owedSince == nil { sending.owedSince = now }
             try Self.writeAll(frame.encoded(), to: socket)
         }
     }
@@ -67,18 +89,31 @@ final class RelayProbeConnection: @unchecked Sendable {
         try writes.withLock { _ throws in try Self.writeAll(frame.encoded(), to: socket) }
     }
 
-    /// Reads what waits and hands `delivered` every delivery's body; acknowledges every 64.
-    /// Reading thread only. Throws at the end of the stream or on an error.
-    func receive(_ delivered: ([UInt8]) -> Void) throws {
+    /// Reads what waits at `now` and hands `delivered` every delivery's body; acknowledges
+    /// every 64. Reading thread only. Throws at the end of the stream or on an error.
+    func receive(at now: Int64, _ delivered: ([UInt8]) -> Void) throws {
         for _ in 0..<16 {
             guard let count = try socket.read(into: &buffer) else { break }
             guard count > 0 else { throw RelayBenchmarkError("the relay closed a probe connection") }
+            lastHeard = now
             reader.append(buffer[..<count])
             while let frame = try reader.next() {
-                if let sequence = frame.sequence { highestSequence = max(highestSequence, sequence) }
+                if let sequence = frame.sequence {
+                    // Owed from now: due at the next instant of this connection's phase.
+                    if highestSequence == acknowledged {
+                        let interval = Self.link.acknowledgementInterval
+                        acknowledgementDue = phase + ((now - phase) / interval + 1) * interval
+                    }
+                    highestSequence = max(highestSequence, sequence)
+                }
                 switch frame {
                 case let .delivery(_, _, _, body):
                     delivered(body)
+                case let .ping(value):
+                    // Answered as a link answers: the relay times its round trip by it.
+                    try write(.pong(value))
+                case let .ack(through):
+                    writes.withLock { sending in sending.owedSince = through + 1 >= sending.next ? nil : now }
                 case let .error(fault):
                     throw RelayBenchmarkError("the relay dropped a probe connection: \(fault)")
                 default:
@@ -94,13 +129,28 @@ final class RelayProbeConnection: @unchecked Sendable {
     func acknowledge() throws {
         guard highestSequence > acknowledged else { return }
         acknowledged = highestSequence
+        acknowledgementDue = nil
         try write(.ack(highestSequence))
+    }
+
+    /// Time passed, as a link's tick: the acknowledgement when due, a ping when the relay has
+    /// been silent and owes nothing that is not yet late. Reading thread only.
+    func tick(at now: Int64) throws {
+        if let due = acknowledgementDue, now >= due { try acknowledge() }
+        guard now - lastPing >= Self.link.pingInterval, now - lastHeard >= Self.link.pingSilence else { return }
+        let wait = Self.link.acknowledgementWait
+        let owedInTime = writes.withLock { sending in
+            sending.owedSince.map { now - $0 < wait && $0 + wait - lastHeard < Self.link.quietLimit } ?? false
+        }
+        guard !owedInTime else { return }
+        lastPing = now
+        try write(.ping(UInt64(bitPattern: now)))
     }
 
     /// Leaves the session and closes the connection.
     func leave() {
-        try? writes.withLock { (sequence: inout UInt64) throws in
-            try Self.writeAll(RelayFrame.leave(sequence: sequence).encoded(), to: socket)
+        try? writes.withLock { (sending: inout Sending) throws in
+            try Self.writeAll(RelayFrame.leave(sequence: sending.next).encoded(), to: socket)
         }
         socket.shutdownWrite()
     }

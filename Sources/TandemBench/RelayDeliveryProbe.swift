@@ -73,7 +73,7 @@ struct RelayDeliveryProbe: Sendable {
                 var request = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
                 while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &request, nil) == EINTR {}
                 lateness.append(Double(clock.now() - due))
-                try senders[index % senders.count].sendMessage(recorder.body(phase: phase))
+                try senders[index % senders.count].sendMessage(recorder.body(phase: phase), at: clock.now())
             }
             return lateness
         }
@@ -85,7 +85,7 @@ struct RelayDeliveryProbe: Sendable {
     }
 
     /// Reads every connection on one epoll thread, stamping deliveries, until `expected` or
-    /// `deadline`; pings everyone each second so that the relay hears each connection.
+    /// `deadline`; every 10 ms each connection acknowledges and pings as a link's tick would.
     static func read(_ connections: [RelayProbeConnection], expected: Int, until deadline: Int64,
                              busyPolling: Bool, clock: SystemClock) throws -> [Double] {
         let epoll = tandem_epoll_create()
@@ -99,7 +99,7 @@ struct RelayDeliveryProbe: Sendable {
         var latencies: [Double] = []
         latencies.reserveCapacity(expected)
         var ready = [tandem_epoll_ready](repeating: tandem_epoll_ready(), count: Int(TANDEM_EPOLL_BATCH))
-        var lastPing = clock.now()
+        var lastTick = clock.now()
         while latencies.count < expected, clock.now() < deadline {
             let count = ready.withUnsafeMutableBufferPointer { buffer in
                 tandem_epoll_pwait2(epoll, buffer.baseAddress, Int32(buffer.count), busyPolling ? 0 : 5_000_000)
@@ -108,7 +108,7 @@ struct RelayDeliveryProbe: Sendable {
             // whenever it finds nothing, rather than hold its CPU for a whole time slice.
             if busyPolling, count == 0 { sched_yield() }
             for index in 0..<max(Int(count), 0) {
-                try connections[Int(ready[index].token)].receive { body in
+                try connections[Int(ready[index].token)].receive(at: clock.now()) { body in
                     guard body.count >= 9 else { return }
                     let now = clock.now()
                     let sent = body[1...8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
@@ -116,17 +116,17 @@ struct RelayDeliveryProbe: Sendable {
                 }
             }
             let now = clock.now()
-            if now - lastPing > 1_000_000_000 {
-                lastPing = now
-                for connection in connections {
-                    try connection.acknowledge()
-                    try connection.write(.ping(UInt64(bitPattern: now)))
-                }
+            if now - lastTick >= Self.tickInterval {
+                lastTick = now
+                for connection in connections { try connection.tick(at: now) }
             }
         }
         for connection in connections { try? connection.acknowledge() }
         return latencies
     }
+
+    /// How often the reading thread ticks every connection, as a link's loop does.
+    static let tickInterval: Int64 = 10_000_000
 
     /// Runs `body` on a thread of its own at `priority` (blocking calls never run on the
     /// cooperative pool).

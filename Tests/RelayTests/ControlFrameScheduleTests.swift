@@ -111,9 +111,9 @@ struct ControlFrameScheduleTests {
         let relay = world.relay
         #expect(relay.roundTrip(of: world.links[ana].id, in: world.sessionID) != nil)
         #expect(relay.roundTrip(of: world.links[ben].id, in: world.sessionID) != nil)
-        // Ana's acknowledgements still follow acknowledgementInterval, so her unacknowledged
-        // messages stay few.
-        #expect(world.maximumUnacknowledged[ana] ?? .max <= 4)
+        // Ana's acknowledgements follow acknowledgementInterval (a second), so her unacknowledged
+        // messages stay within a second's worth.
+        #expect(world.maximumUnacknowledged[ana] ?? .max <= 11)
     }
 
     @Test("a quiet connection: fewer pings than one from each end a second, nobody is quiet; a relay gone silent is noticed as before")
@@ -145,102 +145,5 @@ struct ControlFrameScheduleTests {
         let dropped = try #require(droppedAt) - silentFrom
         #expect(quiet > 1_500 * Self.ms - 1_000 * Self.ms && quiet <= 1_520 * Self.ms, "\(quiet / Self.ms) ms")
         #expect(dropped > 4_000 * Self.ms && dropped <= 5_020 * Self.ms, "\(dropped / Self.ms) ms")
-    }
-}
-
-/// Links' pure cores joined to one relay core by a loss-free, instant network, ticked every
-/// 10 ms of virtual time, counting the pings each way.
-private struct LinkWorld {
-    enum Count: Hashable {
-        case linkPing(Int)
-        case relayPing(Int)
-    }
-
-    struct Link {
-        var core: RelayLinkCore
-        let id: UUID
-        let connection: RelayConnectionID
-    }
-
-    /// What one step of time brought.
-    struct Step {
-        var quiet: Set<Int> = []
-        var disconnected: Set<Int> = []
-    }
-
-    var relay = RelayCore()
-    var links: [Link] = []
-    var now: Int64 = 0
-    let sessionID = UUID()
-    let sessionKey = SigningKeyPair(seed: [UInt8](repeating: 9, count: 32))
-    var counts: [Count: Int] = [:]
-    var quiet: Set<Int> = []
-    var closed: Set<Int> = []
-    var maximumUnacknowledged: [Int: Int] = [:]
-    /// How many messages each link delivered.
-    var messages: [Int: Int] = [:]
-    /// Whether the relay's frames stop reaching the links.
-    var relaySilent = false
-    private var step = Step()
-
-    mutating func add(_ name: String, create: Bool) -> Int {
-        let request = RelayJoinRequest(sessionID: sessionID, displayName: name, sessionKey: sessionKey, createIfAbsent: create, activity: [])
-        let core = RelayLinkCore(request: request, configuration: RelayLinkConfiguration(), at: now)
-        links.append(Link(core: core, id: request.participant.id, connection: RelayConnectionID(UInt64(links.count + 1))))
-        return links.count - 1
-    }
-
-    mutating func join(_ index: Int) {
-        run(index, links[index].core.onTick(at: now))
-        let entropy = [UInt8](repeating: UInt8(index + 1), count: RelayCore.entropyLength)
-        relay(relay.onOpen(links[index].connection, entropy: entropy, at: now, peer: nil))
-        run(index, links[index].core.onConnected(at: now))
-    }
-
-    mutating func send(from index: Int, _ body: [UInt8]) {
-        run(index, links[index].core.submit { .message(sequence: $0, recipients: .everyone, reliable: true, body: body) }.directives)
-        maximumUnacknowledged[index] = max(maximumUnacknowledged[index] ?? 0, links[index].core.unacknowledgedCount)
-    }
-
-    /// Ticks the relay and every link every 10 ms for `span`.
-    mutating func advance(by span: Int64) -> Step {
-        step = Step()
-        let end = now + span
-        while now < end {
-            now += 10 * ControlFrameScheduleTests.ms
-            relay(relay.onTick(at: now))
-            for index in links.indices { run(index, links[index].core.onTick(at: now)) }
-        }
-        return step
-    }
-
-    private mutating func run(_ index: Int, _ directives: [RelayLinkDirective]) {
-        for directive in directives {
-            switch directive {
-            case let .transmit(frame):
-                if case .ping = frame { counts[.linkPing(index), default: 0] += 1 }
-                relay(relay.onFrame(frame, from: links[index].connection, at: now))
-            case .emit(.connectionQuiet):
-                quiet.insert(index)
-                step.quiet.insert(index)
-            case let .emit(.message(_, _, _)):
-                messages[index, default: 0] += 1
-            case .disconnect:
-                closed.insert(index)
-                step.disconnected.insert(index)
-            default:
-                break
-            }
-        }
-    }
-
-    private mutating func relay(_ directives: [RelayDirective]) {
-        for directive in directives {
-            guard case let .send(connection, frame) = directive,
-                  let index = links.firstIndex(where: { $0.connection == connection }) else { continue }
-            if case .ping = frame { counts[.relayPing(index), default: 0] += 1 }
-            if relaySilent { continue }
-            run(index, links[index].core.onFrame(frame, at: now))
-        }
     }
 }

@@ -267,7 +267,7 @@ struct FailoverWorld {
 
     /// A reliable message to everyone from `index`.
     mutating func send(from index: Int, _ body: [UInt8]) {
-        perform(participants[index].core.submit { .message(sequence: $0, recipients: .everyone, reliable: true, body: body) }.directives,
+        perform(participants[index].core.submit(at: now) { .message(sequence: $0, recipients: .everyone, reliable: true, body: body) }.directives,
                 for: index)
         drain()
     }

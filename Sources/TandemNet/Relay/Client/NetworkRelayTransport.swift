@@ -68,9 +68,9 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
         }
     }
 
-    func transmit(_ frame: RelayFrame) {
+    func transmit(_ frames: [RelayFrame]) {
         guard connected else { return }
-        output.append(frame)
+        for frame in frames { output.append(frame) }
         flush()
     }
 

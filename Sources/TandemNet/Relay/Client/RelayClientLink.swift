@@ -167,7 +167,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
                 transport.sendDatagram(.unreliable(token: token, recipients: list, body: body))
                 return
             }
-            apply(core.submit { .message(sequence: $0, recipients: list, reliable: reliable, body: body) }.directives)
+            apply(core.submit(at: loop.clock.now()) { .message(sequence: $0, recipients: list, reliable: reliable, body: body) }.directives)
         }
     }
 
@@ -183,7 +183,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
             // Once the core holds it (and has published so), not before: never under-counted.
             defer { sendQueue.taken(body.count) }
             guard !core.isClosed else { return }
-            apply(core.submit { .proposal(sequence: $0, retention: retention, body: body) }.directives)
+            apply(core.submit(at: loop.clock.now()) { .proposal(sequence: $0, retention: retention, body: body) }.directives)
         }
     }
 
@@ -197,7 +197,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
         }
         let owner = participant.id
         _ = try await request { core in
-            let (sequence, directives) = core.submit {
+            let (sequence, directives) = core.submit(at: self.loop.clock.now()) {
                 .attachmentAdd(sequence: $0, entry: RelayAttachmentEntry(id: id, owner: owner, size: data.count, metadata: metadata))
             }
             core.track(add: sequence)
@@ -206,7 +206,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
             while offset < data.count {
                 let end = min(offset + RelayWireLimits.attachmentChunkSize, data.count)
                 let chunk = data[offset..<end]
-                all += core.submit { .attachmentChunk(sequence: $0, id: id, data: chunk) }.directives
+                all += core.submit(at: self.loop.clock.now()) { .attachmentChunk(sequence: $0, id: id, data: chunk) }.directives
                 offset = end
             }
             return (sequence, all)
@@ -216,7 +216,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     /// Removes an attachment from the journal.
     public func removeAttachment(id: UUID) async throws(RelayError) {
         _ = try await request { core in
-            let (sequence, directives) = core.submit { .attachmentRemove(sequence: $0, id: id) }
+            let (sequence, directives) = core.submit(at: self.loop.clock.now()) { .attachmentRemove(sequence: $0, id: id) }
             core.track(remove: sequence)
             return (sequence, directives)
         }
@@ -225,7 +225,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     /// Loads an attachment's data from the relay.
     public func loadAttachment(id: UUID) async throws(RelayError) -> [UInt8] {
         try await request { core in
-            let (sequence, directives) = core.submit { .loadRequest(sequence: $0, id: id) }
+            let (sequence, directives) = core.submit(at: self.loop.clock.now()) { .loadRequest(sequence: $0, id: id) }
             core.track(load: sequence)
             return (sequence, directives)
         }
@@ -269,7 +269,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
                 return
             }
             leaveWaiters.append(completion)
-            apply(core.submit { .end(sequence: $0, reason: reason) }.directives)
+            apply(core.submit(at: loop.clock.now()) { .end(sequence: $0, reason: reason) }.directives)
         }
     }
 
@@ -280,7 +280,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     package func announceEpoch(_ epoch: UInt8, verifier: [UInt8], removing removed: UUID?) {
         loop.execute { [self] in
             guard !core.isClosed else { return }
-            apply(core.submit { .epoch(sequence: $0, epoch: epoch, verifier: verifier, removed: removed) }.directives)
+            apply(core.submit(at: loop.clock.now()) { .epoch(sequence: $0, epoch: epoch, verifier: verifier, removed: removed) }.directives)
         }
     }
 
@@ -328,15 +328,26 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     private func apply(_ directives: [RelayLinkDirective]) {
         // Every change of the core ends here: what it holds unacknowledged is published first.
         sendQueue.update(bytes: core.queuedMessageBytes, frames: core.queuedMessageFrames)
+        // Frames in a row go to the transport together, to be written in one write where they
+        // fit (an acknowledgement riding on a message costs no write of its own).
+        var transmitting: [RelayFrame] = []
         for directive in directives {
+            if case let .transmit(frame) = directive {
+                transmitting.append(frame)
+                continue
+            }
+            if !transmitting.isEmpty {
+                transport.transmit(transmitting)
+                transmitting.removeAll()
+            }
             switch directive {
             case let .connect(relay):
                 relayIndex.store(relay, ordering: .relaxed)
                 transport.connect(to: relay)
             case .disconnect:
                 transport.disconnect()
-            case let .transmit(frame):
-                transport.transmit(frame)
+            case .transmit:
+                break
             case let .joined(welcome, token):
                 datagramToken = token
                 pendingWelcome = welcome
@@ -360,6 +371,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
                 finish()
             }
         }
+        if !transmitting.isEmpty { transport.transmit(transmitting) }
     }
 
     private func emit(_ event: RelayEvent) {

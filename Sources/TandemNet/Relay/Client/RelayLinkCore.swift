@@ -60,6 +60,14 @@ struct RelayLinkCore: Sendable {
     private var received: UInt64 = 0
     private var acknowledged: UInt64 = 0
     private var lastAcknowledgement: Int64
+    /// The payload bytes received since the last acknowledgement.
+    private var unacknowledgedBytes = 0
+    /// When this link last acknowledged, however (`AcknowledgementSchedule`).
+    private var acknowledgedAt: Int64
+    /// When the oldest frame sent on this connection that the relay has not acknowledged went
+    /// out (nil: the relay owes nothing): the relay's acknowledgement, due within its interval,
+    /// is then what the link will hear, and it need not ping.
+    private var owedSince: Int64?
     private var requests: [UInt64: Request] = [:]
     private var leaving: UInt64?
     private var leaveStarted: Int64 = 0
@@ -92,6 +100,7 @@ struct RelayLinkCore: Sendable {
         lastHeard = now
         lastPing = now
         lastAcknowledgement = AcknowledgementSchedule.start(request.participant.id, at: now, interval: configuration.acknowledgementInterval)
+        acknowledgedAt = AcknowledgementSchedule.never
         reconnectDelay = configuration.reconnectDelay
     }
 
@@ -199,6 +208,8 @@ struct RelayLinkCore: Sendable {
             return fail(Self.error(fault))
         case let .ack(through):
             acknowledge(through: through)
+            // Still owed some: the wait for the rest counts from now.
+            owedSince = unacknowledgedCount > 0 ? now : nil
             if let leaving, through >= leaving { return close(leaving: true) }
             return []
         case let .ping(value):
@@ -214,8 +225,9 @@ struct RelayLinkCore: Sendable {
 
     // MARK: The consumer's requests
 
-    /// Numbers a frame for the relay and sends it (or keeps it until the connection is back).
-    mutating func submit(_ make: (UInt64) -> RelayFrame) -> (sequence: UInt64, directives: [RelayLinkDirective]) {
+    /// Numbers a frame for the relay and sends it at `now` (or keeps it until the connection is
+    /// back). What the link owes the relay rides along when it may (`AcknowledgementSchedule`).
+    mutating func submit(at now: Int64, _ make: (UInt64) -> RelayFrame) -> (sequence: UInt64, directives: [RelayLinkDirective]) {
         let sequence = nextSequence
         nextSequence += 1
         let frame = make(sequence)
@@ -224,7 +236,12 @@ struct RelayLinkCore: Sendable {
             queuedMessageBytes += size
             queuedMessageFrames += 1
         }
-        return (sequence, isConnected ? [.transmit(frame)] : [])
+        guard isConnected else { return (sequence, []) }
+        if owedSince == nil { owedSince = now }
+        guard received > acknowledged,
+              AcknowledgementSchedule.mayPiggyback(acknowledgedAt: acknowledgedAt, at: now, interval: configuration.acknowledgementInterval)
+        else { return (sequence, [.transmit(frame)]) }
+        return (sequence, [.transmit(frame), .transmit(acknowledgement(at: now))])
     }
 
     /// Tracks a submitted request until its outcome.
@@ -238,7 +255,7 @@ struct RelayLinkCore: Sendable {
     mutating func leave(at now: Int64) -> [RelayLinkDirective] {
         guard phase != .closed, leaving == nil else { return phase == .closed ? [.left] : [] }
         guard hasJoined, phase == .joined else { return close(leaving: true) }
-        let (sequence, directives) = submit { .leave(sequence: $0) }
+        let (sequence, directives) = submit(at: now) { .leave(sequence: $0) }
         leaving = sequence
         leaveStarted = now
         return directives
@@ -284,13 +301,17 @@ struct RelayLinkCore: Sendable {
                 toldQuiet = true
                 directives.append(.emit(.connectionQuiet))
             }
-            let interval = configuration.acknowledgementInterval
-            if received > acknowledged, AcknowledgementSchedule.isDue(last: lastAcknowledgement, at: now, interval: interval) {
-                acknowledged = received
-                lastAcknowledgement = AcknowledgementSchedule.advance(from: lastAcknowledgement, to: now, interval: interval)
-                directives.append(.transmit(.ack(received)))
+            if received > acknowledged,
+               AcknowledgementSchedule.isDue(last: lastAcknowledgement, acknowledgedAt: acknowledgedAt, at: now,
+                                             interval: configuration.acknowledgementInterval) {
+                directives.append(.transmit(acknowledgement(at: now)))
             }
-            if now - lastPing >= configuration.pingInterval, now - lastHeard >= configuration.pingSilence {
+            // An acknowledgement the relay owes, not yet late, will be heard: no ping for it, as
+            // long as even a late one would still come within the quiet limit.
+            let owedInTime = owedSince.map {
+                now - $0 < configuration.acknowledgementWait && $0 + configuration.acknowledgementWait - lastHeard < configuration.quietLimit
+            } ?? false
+            if now - lastPing >= configuration.pingInterval, now - lastHeard >= configuration.pingSilence, !owedInTime {
                 lastPing = now
                 directives.append(.transmit(.ping(UInt64(bitPattern: now))))
             }
@@ -335,6 +356,7 @@ struct RelayLinkCore: Sendable {
         if joinedRelay != relay || frame.token != previousToken { directives.append(.registerDatagrams(token: frame.token)) }
         succeeded()
         for frame in unacknowledged[unacknowledgedHead...] { directives.append(.transmit(frame)) }
+        owedSince = unacknowledgedCount > 0 ? now : nil
         return directives
     }
 
@@ -434,13 +456,28 @@ struct RelayLinkCore: Sendable {
         guard sequence == received + 1 else {
             return fail(RelayError(.protocolViolation, "relay sequence \(sequence) after \(received)"))
         }
+        // A frame that makes an acknowledgement owed starts the wait from its phase instant.
+        if received == acknowledged {
+            lastAcknowledgement = AcknowledgementSchedule.advance(from: lastAcknowledgement, to: now,
+                                                                  interval: configuration.acknowledgementInterval)
+        }
         received = sequence
+        unacknowledgedBytes += frame.payloadSize
         var directives = deliver(frame)
-        if received - acknowledged >= 64, isConnected {
-            acknowledged = received
-            directives.append(.transmit(.ack(received)))
+        if isConnected, AcknowledgementSchedule.isPressing(frames: received - acknowledged, bytes: unacknowledgedBytes) {
+            directives.append(.transmit(acknowledgement(at: now)))
         }
         return directives
+    }
+
+    /// Everything received counted as acknowledged at `now`, on this link's phase: the frame
+    /// that says so.
+    private mutating func acknowledgement(at now: Int64) -> RelayFrame {
+        acknowledged = received
+        unacknowledgedBytes = 0
+        acknowledgedAt = now
+        lastAcknowledgement = AcknowledgementSchedule.advance(from: lastAcknowledgement, to: now, interval: configuration.acknowledgementInterval)
+        return .ack(received)
     }
 
     private mutating func deliver(_ frame: RelayFrame) -> [RelayLinkDirective] {

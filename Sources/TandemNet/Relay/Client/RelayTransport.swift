@@ -11,8 +11,9 @@ protocol RelayTransport: AnyObject {
     /// one); the delegate hears `transportConnected` or `transportDisconnected`. Datagrams go to
     /// the relay last connected to.
     func connect(to relay: Int)
-    /// Sends a frame on the current connection (dropped when there is none).
-    func transmit(_ frame: RelayFrame)
+    /// Sends frames on the current connection, in order, in as few writes as they fit (dropped
+    /// when there is none).
+    func transmit(_ frames: [RelayFrame])
     /// Closes the current connection without telling the delegate.
     func disconnect()
     /// Starts registering the datagram path for `token` with the relay last connected to (any

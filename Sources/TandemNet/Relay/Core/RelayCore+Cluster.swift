@@ -601,6 +601,7 @@ extension RelayCore {
         participant.away = false
         participant.outbox.acknowledge(through: min(received, participant.outbox.nextSequence - 1))
         participant.acknowledged = participant.received
+        participant.unacknowledgedBytes = 0
         let pending = Array(participant.outbox.pending)
         let after = participant.outbox.bodyBytes
         sessions[key.session]?.participants[key.participant] = participant
@@ -628,7 +629,8 @@ extension RelayCore {
                                      at now: Int64) -> [RelayDirective] {
         guard let received = sessions[key.session]?.participants[key.participant]?.received,
               let sequence = frame.sequence, sequence == received + 1 else { return [] }
-        sessions[key.session]?.participants[key.participant]?.received = sequence
+        sessions[key.session]?.participants[key.participant]?.receive(sequence, bytes: frame.payloadSize, at: now,
+                                                                        interval: configuration.acknowledgementInterval)
         scheduleTick(key)
         let local = sessions[key.session]?.participants[key.participant]?.connection
         let connection = local ?? RelayCore.clusterAbsentConnection
@@ -641,11 +643,7 @@ extension RelayCore {
         default:
             directives = route(frame, sequence: sequence, from: key, on: connection, at: now)
         }
-        if let local, let updated = sessions[key.session]?.participants[key.participant], updated.connection == local,
-           updated.received - updated.acknowledged >= 64 {
-            sessions[key.session]?.participants[key.participant]?.acknowledged = updated.received
-            directives.append(.send(local, .ack(updated.received)))
-        }
+        if let local { directives += acknowledgeIfPressing(key, on: local, at: now) }
         return directives
     }
 }

@@ -106,6 +106,8 @@ extension RelayCore {
                 kept.grace = participant.grace
                 kept.acknowledged = min(participant.acknowledged, kept.received)
                 kept.lastAcknowledgement = participant.lastAcknowledgement
+                kept.unacknowledgedBytes = kept.acknowledged < kept.received ? participant.unacknowledgedBytes : 0
+                kept.acknowledgedAt = participant.acknowledgedAt
                 kept.roundTrip = participant.roundTrip
                 kept.datagramsConfirmedAt = participant.datagramsConfirmedAt
                 kept.datagramAddress = participant.datagramAddress

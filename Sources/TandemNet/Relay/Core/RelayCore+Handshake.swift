@@ -220,6 +220,7 @@ extension RelayCore {
         participant.away = false
         participant.outbox.acknowledge(through: hello.received)
         participant.acknowledged = participant.received
+        participant.unacknowledgedBytes = 0
         sessions[hello.sessionID]?.participants[id] = participant
         connections[connection]?.phase = .joined(session: hello.sessionID, participant: id)
         let welcome = RelayWelcomeFrame(

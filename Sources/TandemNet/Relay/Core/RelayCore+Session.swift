@@ -22,7 +22,11 @@ extension RelayCore {
                 account(key.session, after - before)
                 return []
             case let .ping(value):
-                return [.send(connection, .pong(value))]
+                // What the relay owes this participant rides on the answer, in the same write.
+                guard let frame = sessions[key.session]?.participants[key.participant]?.acknowledgementIfOwed(
+                    on: connection, at: now, interval: configuration.acknowledgementInterval) else { return [.send(connection, .pong(value))] }
+                scheduleTick(key)
+                return [.send(connection, .pong(value)), .send(connection, frame)]
             case let .pong(value):
                 measure(value, from: key, on: connection, at: now)
                 return []
@@ -37,17 +41,21 @@ extension RelayCore {
         guard sequence == received + 1 else {
             return drop(connection, fault: RelayFault(.protocolViolation, "sequence \(sequence) after \(received)"), at: now)
         }
-        sessions[key.session]?.participants[key.participant]?.received = sequence
+        sessions[key.session]?.participants[key.participant]?.receive(sequence, bytes: frame.payloadSize, at: now,
+                                                                        interval: configuration.acknowledgementInterval)
         scheduleTick(key)
         var directives = route(frame, sequence: sequence, from: key, on: connection, at: now)
-        // Acknowledge promptly under load, so that the sender's retransmission buffer stays small;
-        // the tick acknowledges the rest.
-        if let updated = sessions[key.session]?.participants[key.participant], updated.connection == connection,
-           updated.received - updated.acknowledged >= 64 {
-            sessions[key.session]?.participants[key.participant]?.acknowledged = updated.received
-            directives.append(.send(connection, .ack(updated.received)))
-        }
+        directives += acknowledgeIfPressing(key, on: connection, at: now)
         return directives
+    }
+
+    /// An acknowledgement at once when what the relay owes `key`'s participant on `connection`
+    /// is pressing (`AcknowledgementSchedule`), so that its link's retransmission buffer stays
+    /// small under load; the tick, or a frame going its way, acknowledges the rest.
+    mutating func acknowledgeIfPressing(_ key: ParticipantKey, on connection: RelayConnectionID, at now: Int64) -> [RelayDirective] {
+        guard let frame = sessions[key.session]?.participants[key.participant]?.acknowledgementIfPressing(
+            on: connection, at: now, interval: configuration.acknowledgementInterval) else { return [] }
+        return [.send(connection, frame)]
     }
 
     mutating func route(_ frame: RelayFrame, sequence: UInt64, from key: ParticipantKey,

@@ -437,7 +437,15 @@ public struct RelayCore: Sendable {
                 if now - state.lastHeard > configuration.idleTimeout {
                     silent.append(id)
                 } else if configuration.isProbeDue(lastProbe: state.lastProbe, lastHeard: state.lastHeard, at: now) {
-                    probing.append(id)
+                    // Owed acknowledgements will be heard: the participant is silent only later.
+                    guard case let .joined(session, participant) = state.phase,
+                          (sessions[session]?.participants[participant]?.outbox.count ?? 0) > 0 else {
+                        probing.append(id)
+                        continue
+                    }
+                    if configuration.isProbeDue(lastProbe: state.lastProbe, lastHeard: state.lastHeard, owes: true, at: now) {
+                        probing.append(id)
+                    }
                 }
             case .closing:
                 break
@@ -458,7 +466,7 @@ public struct RelayCore: Sendable {
         }
         for id in probing { directives.append(probe(id, at: now)) }
         var expired: [ParticipantKey] = []
-        var acknowledging: [(ParticipantKey, RelayConnectionID, UInt64, Int64)] = []
+        var acknowledging: [(ParticipantKey, RelayConnectionID)] = []
         var lapsed: [(ParticipantKey, RelayToken)] = []
         var visits = 0
         func visit(_ key: ParticipantKey, _ participant: RelaySessionState.Participant) {
@@ -467,7 +475,7 @@ public struct RelayCore: Sendable {
             case .expired: expired.append(key)
             case let .due(acknowledge, lapse):
                 if acknowledge, let connection = participant.connection {
-                    acknowledging.append((key, connection, participant.received, participant.lastAcknowledgement))
+                    acknowledging.append((key, connection))
                 }
                 if lapse { lapsed.append((key, participant.token)) }
             }
@@ -488,11 +496,10 @@ public struct RelayCore: Sendable {
         }
         tickVisits += visits
         // Mutated only after the walk, so that no copy of a session is alive while it changes.
-        for (key, connection, received, last) in acknowledging {
-            sessions[key.session]?.participants[key.participant]?.acknowledged = received
-            sessions[key.session]?.participants[key.participant]?.lastAcknowledgement =
-                AcknowledgementSchedule.advance(from: last, to: now, interval: configuration.acknowledgementInterval)
-            directives.append(.send(connection, .ack(received)))
+        for (key, connection) in acknowledging {
+            guard let frame = sessions[key.session]?.participants[key.participant]?.acknowledgeReceived(
+                at: now, interval: configuration.acknowledgementInterval) else { continue }
+            directives.append(.send(connection, frame))
         }
         for (key, token) in lapsed {
             sessions[key.session]?.participants[key.participant]?.datagramsConfirmedAt = nil
@@ -502,7 +509,7 @@ public struct RelayCore: Sendable {
         // One deadline per participant: those that came, or were acted on, are scheduled anew
         // from what is left of them.
         for key in due { scheduleTick(key) }
-        for (key, _, _, _) in acknowledging { scheduleTick(key) }
+        for (key, _) in acknowledging { scheduleTick(key) }
         for (key, _) in lapsed { scheduleTick(key) }
         // Cluster hook: removals and delivery cursors go through the log.
         for key in expired { directives += cluster == nil ? remove(key) : clusterDepart(key, at: now) }
@@ -525,7 +532,7 @@ public struct RelayCore: Sendable {
     func tickDue(_ participant: RelaySessionState.Participant, at now: Int64) -> TickDue {
         if let since = participant.disconnectedAt, now - since >= participant.grace { return .expired }
         let acknowledge = participant.connection != nil && participant.received > participant.acknowledged
-            && AcknowledgementSchedule.isDue(last: participant.lastAcknowledgement, at: now, interval: configuration.acknowledgementInterval)
+            && now >= participant.acknowledgementDue(interval: configuration.acknowledgementInterval)
         let lapse = participant.datagramsConfirmedAt.map { now - $0 > configuration.datagramRegistrationLifetime } ?? false
         return .due(acknowledge: acknowledge, lapse: lapse)
     }
@@ -537,7 +544,7 @@ public struct RelayCore: Sendable {
         func consider(_ instant: Int64) { soonest = min(soonest ?? instant, instant) }
         if let since = participant.disconnectedAt { consider(since &+ participant.grace) }
         if participant.connection != nil, participant.received > participant.acknowledged {
-            consider(participant.lastAcknowledgement &+ configuration.acknowledgementInterval)
+            consider(participant.acknowledgementDue(interval: configuration.acknowledgementInterval))
         }
         if let confirmed = participant.datagramsConfirmedAt { consider(confirmed &+ configuration.datagramRegistrationLifetime &+ 1) }
         return soonest
@@ -697,10 +704,11 @@ public struct RelayCore: Sendable {
         var directives: [RelayDirective] = []
         directives.reserveCapacity(recipients.count)
         let (maximumFrames, maximumBytes) = (configuration.maximumOutboxFrames, configuration.maximumOutboxBytes)
+        let acknowledging = now.map { (now: $0, interval: configuration.acknowledgementInterval) }
         guard let outcome = sessions[sessionID]?.fanOut(to: recipients, maximumFrames: maximumFrames, maximumBytes: maximumBytes,
-                                                        into: &directives, make) else { return [] }
+                                                        acknowledging: acknowledging, into: &directives, make) else { return [] }
         account(sessionID, outcome.added)
-        if let now { spendFanout(sessionID, deliveries: directives.count, bytes: outcome.bytes, at: now) }
+        if let now { spendFanout(sessionID, deliveries: outcome.deliveries, bytes: outcome.bytes, at: now) }
         for id in outcome.overflowing {
             let key = ParticipantKey(session: sessionID, participant: id)
             // Cluster hook: only the participant's own relay removes it, through the log.

@@ -50,11 +50,14 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     /// The longest lead, whatever the round trips: a participant slower than this receives
     /// ordered broadcasts late rather than holding everyone back.
     public var maximumLead: Int64 = 1_000_000_000
-    /// How long the relay may hold back acknowledging what a participant sent (it acknowledges
-    /// at once every 64 frames, so this bounds only a quiet sender's retransmission buffer).
-    /// Each participant keeps its own phase, so that a tick does not write an acknowledgement to
+    /// How long the relay may hold back acknowledging what a participant sent. It acknowledges
+    /// at once every 64 frames or 1 MiB, and with a frame going to the participant anyway a
+    /// quarter of this after the last (`AcknowledgementSchedule`), so this bounds only a
+    /// one-way sender's retransmission buffer, and is what such a sender hears from the relay
+    /// (its link pings only once an acknowledgement it is owed is later than this). Each
+    /// participant keeps its own phase, so that a tick does not write an acknowledgement to
     /// every connection that sent anything since the last one.
-    public var acknowledgementInterval: Int64 = 250_000_000
+    public var acknowledgementInterval: Int64 = 1_000_000_000
     /// How often the relay pings a joined connection it has not heard from within this interval,
     /// to measure its round trip and so that its link hears the relay (it pings once at once on
     /// each admission and resumption too).
@@ -152,12 +155,21 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     /// Whether the relay pings a joined connection at `now`, when it last pinged it at
     /// `lastProbe` and last heard from it at `lastHeard`: once `roundTripProbeInterval` has
     /// passed since the last ping, if the connection has also been silent that long; otherwise
-    /// once `busyRoundTripProbeInterval` has passed.
-    func isProbeDue(lastProbe: Int64, lastHeard: Int64, at now: Int64) -> Bool {
+    /// once `busyRoundTripProbeInterval` has passed. A participant that `owes` acknowledgements
+    /// (the relay sent it frames it has not acknowledged) is heard at least every
+    /// `acknowledgementInterval` of its link: it counts as silent only after
+    /// `owedSilence`.
+    func isProbeDue(lastProbe: Int64, lastHeard: Int64, owes: Bool = false, at now: Int64) -> Bool {
         let sinceProbe = now - lastProbe
         guard sinceProbe >= roundTripProbeInterval else { return false }
-        return now - lastHeard >= roundTripProbeInterval || sinceProbe >= busyRoundTripProbeInterval
+        return now - lastHeard >= (owes ? owedSilence : roundTripProbeInterval) || sinceProbe >= busyRoundTripProbeInterval
     }
+
+    /// How long a participant that owes the relay acknowledgements may be silent before the
+    /// relay pings it: its link's acknowledgement interval (taken to be the relay's own) and a
+    /// quarter more for the round trip and the ticks, and never less than
+    /// `roundTripProbeInterval`.
+    var owedSilence: Int64 { max(roundTripProbeInterval, acknowledgementInterval + acknowledgementInterval / 4) }
 
     /// The cost of a frame or datagram with `payload` bytes, in flood-control tokens.
     static func cost(payload: Int) -> Double { 1 + Double(payload) / 16_384 }

@@ -5,6 +5,8 @@ extension RelaySessionState {
     /// What one fan-out appended: the bytes added to the outboxes, the payload bytes sent, and
     /// who is now over an outbox cap.
     struct FanoutOutcome {
+        /// How many recipients it was sent to (connected ones).
+        var deliveries = 0
         var added = 0
         var bytes = 0
         var overflowing: [UUID] = []
@@ -15,8 +17,12 @@ extension RelaySessionState {
     /// each participant reached through its index: reaching them through the session table one
     /// recipient at a time (`sessions[id]?.participants[id]?`) would move the whole session value
     /// out of the table and back for every recipient, a cost that grows with the session.
-    mutating func fanOut(to recipients: [UUID], maximumFrames: Int, maximumBytes: Int, into directives: inout [RelayDirective],
-                         _ make: (UInt64) -> RelayFrame) -> FanoutOutcome {
+    ///
+    /// With `acknowledging` (the instant and the acknowledgement interval), a recipient owed an
+    /// acknowledgement that may ride on a frame (`AcknowledgementSchedule.mayPiggyback`) gets it
+    /// right after its copy, in the same write.
+    mutating func fanOut(to recipients: [UUID], maximumFrames: Int, maximumBytes: Int, acknowledging: (now: Int64, interval: Int64)?,
+                         into directives: inout [RelayDirective], _ make: (UInt64) -> RelayFrame) -> FanoutOutcome {
         var outcome = FanoutOutcome()
         for id in recipients {
             guard let index = participants.index(forKey: id) else { continue }
@@ -24,7 +30,15 @@ extension RelaySessionState {
             outcome.added += appended.added
             outcome.bytes += appended.frame.payloadSize
             if appended.overflowing { outcome.overflowing.append(id) }
-            if let connection = appended.connection { directives.append(.send(connection, appended.frame)) }
+            guard let connection = appended.connection else { continue }
+            directives.append(.send(connection, appended.frame))
+            outcome.deliveries += 1
+            if let acknowledging, participants.values[index].owesAcknowledgement,
+               AcknowledgementSchedule.mayPiggyback(acknowledgedAt: participants.values[index].acknowledgedAt, at: acknowledging.now,
+                                                    interval: acknowledging.interval) {
+                directives.append(.send(connection, participants.values[index].acknowledgeReceived(at: acknowledging.now,
+                                                                                                  interval: acknowledging.interval)))
+            }
         }
         return outcome
     }

@@ -24,6 +24,10 @@ struct RelaySessionState: Sendable {
         /// The instant on this participant's acknowledgement phase (`AcknowledgementSchedule`)
         /// from which the next quiet acknowledgement is counted.
         var lastAcknowledgement: Int64 = 0
+        /// The payload bytes of what it sent since the relay last acknowledged.
+        var unacknowledgedBytes = 0
+        /// When the relay last acknowledged what it sent, however (`AcknowledgementSchedule`).
+        var acknowledgedAt: Int64 = AcknowledgementSchedule.never
         var outbox = RelayOutbox()
         /// The attachment it is uploading, if any.
         var upload: Upload?
@@ -37,6 +41,54 @@ struct RelaySessionState: Sendable {
         var datagramAddress: SocketAddress?
         /// What it has spent of the session's fan-out lately.
         var fanoutMeter = FanoutMeter()
+
+        /// Whether the relay owes it an acknowledgement.
+        var owesAcknowledgement: Bool { received > acknowledged }
+
+        /// Whether what the relay owes it is to be acknowledged at once (`AcknowledgementSchedule`).
+        var acknowledgementIsPressing: Bool {
+            AcknowledgementSchedule.isPressing(frames: received &- acknowledged, bytes: unacknowledgedBytes)
+        }
+
+        /// When the tick owes it an acknowledgement, if one is owed (`AcknowledgementSchedule.due`).
+        func acknowledgementDue(interval: Int64) -> Int64 {
+            AcknowledgementSchedule.due(last: lastAcknowledgement, acknowledgedAt: acknowledgedAt, interval: interval)
+        }
+
+        /// Counts its frame `sequence`, of `bytes` payload bytes, received at `now`: a frame that
+        /// makes an acknowledgement owed starts the wait from its phase instant.
+        mutating func receive(_ sequence: UInt64, bytes: Int, at now: Int64, interval: Int64) {
+            if !owesAcknowledgement {
+                lastAcknowledgement = AcknowledgementSchedule.advance(from: lastAcknowledgement, to: now, interval: interval)
+            }
+            received = sequence
+            unacknowledgedBytes += bytes
+        }
+
+        /// Everything it sent counted as acknowledged at `now`, on its phase: the frame that says so.
+        mutating func acknowledgeReceived(at now: Int64, interval: Int64) -> RelayFrame {
+            acknowledged = received
+            unacknowledgedBytes = 0
+            acknowledgedAt = now
+            lastAcknowledgement = AcknowledgementSchedule.advance(from: lastAcknowledgement, to: now, interval: interval)
+            return .ack(received)
+        }
+
+        /// The acknowledgement owed it when it is on `connection` and owed one at all: counted
+        /// as sent at `now`. Called through the session table it changes the participant in
+        /// place, where reading its fields through the table would copy the whole session.
+        mutating func acknowledgementIfOwed(on connection: RelayConnectionID, at now: Int64, interval: Int64) -> RelayFrame? {
+            guard self.connection == connection, owesAcknowledgement else { return nil }
+            return acknowledgeReceived(at: now, interval: interval)
+        }
+
+        /// The acknowledgement owed it when it is on `connection` and what is owed is pressing
+        /// (`AcknowledgementSchedule`), counted as sent at `now`; in place, as
+        /// `acknowledgementIfOwed`.
+        mutating func acknowledgementIfPressing(on connection: RelayConnectionID, at now: Int64, interval: Int64) -> RelayFrame? {
+            guard self.connection == connection, acknowledgementIsPressing else { return nil }
+            return acknowledgeReceived(at: now, interval: interval)
+        }
 
         /// Appends the frame `make` builds to the outbox, in place; what was added to the
         /// outbox's bytes, whether it is now over a cap, and where to send it.

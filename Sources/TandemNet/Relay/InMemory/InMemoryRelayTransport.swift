@@ -34,10 +34,10 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
         }
     }
 
-    func transmit(_ frame: RelayFrame) {
+    func transmit(_ frames: [RelayFrame]) {
         loop.preconditionInLoop()
         guard let connection else { return }
-        relay.carryUp(connection) { [relay] in relay.receive(frame, from: connection) }
+        for frame in frames { relay.carryUp(connection) { [relay] in relay.receive(frame, from: connection) } }
     }
 
     func disconnect() {

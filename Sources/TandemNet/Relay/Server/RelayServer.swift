@@ -623,7 +623,21 @@ public final class RelayServer: @unchecked Sendable {
         // Cluster hook: what the core submitted goes to NATS (nothing on a single relay).
         if let clusterOutput, core.isClustered { takeClusterOutput(clusterOutput) }
         let configuration = core.configuration
+        // A datagram to many recipients in a row goes out in as few system calls as it can.
+        var fanout: DatagramFanout?
         for directive in directives {
+            if case let .sendDatagram(token, datagram) = directive {
+                guard let address = datagramAddresses[token] else { continue }
+                if fanout?.datagram == datagram {
+                    fanout?.addresses.append(address)
+                } else {
+                    send(fanout)
+                    fanout = DatagramFanout(datagram: datagram, addresses: [address])
+                }
+                continue
+            }
+            send(fanout)
+            fanout = nil
             switch directive {
             case let .send(id, frame):
                 guard let connection = connections[id], !connection.writeShut else { continue }
@@ -645,9 +659,8 @@ public final class RelayServer: @unchecked Sendable {
                 connection.closingSince = clock.now()
                 connection.awaitingDrain = false
                 markDirty(connection)
-            case let .sendDatagram(token, datagram):
-                guard let address = datagramAddresses[token] else { continue }
-                _ = try? datagrams.send(datagram.encoded(), to: address)
+            case .sendDatagram:
+                break
             case let .forgetToken(token):
                 datagramAddresses[token] = nil
             case let .bindDatagrams(token, address):
@@ -664,6 +677,25 @@ public final class RelayServer: @unchecked Sendable {
                 paused.insert(id)
                 updateInterest(connection, writing: !connection.output.isEmpty)
             }
+        }
+        send(fanout)
+    }
+
+    /// One datagram and the addresses it goes to.
+    private struct DatagramFanout {
+        var datagram: RelayDatagram
+        var addresses: [SocketAddress]
+    }
+
+    /// Sends a fan-out's datagram, encoded once, to each of its addresses: at most once, as
+    /// the network carries datagrams.
+    private func send(_ fanout: DatagramFanout?) {
+        guard let fanout else { return }
+        let bytes = fanout.datagram.encoded()
+        if fanout.addresses.count == 1 {
+            _ = try? datagrams.send(bytes, to: fanout.addresses[0])
+        } else {
+            _ = try? datagrams.send(bytes, toEach: fanout.addresses)
         }
     }
 }
