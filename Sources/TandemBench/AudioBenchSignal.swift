@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import TandemNet
 
 /// The sound the audio bench plays: broadband noise (white, low-passed at 80 % of the Nyquist
 /// frequency so that its correlation is smooth between samples), with a click every
@@ -50,9 +51,9 @@ public struct AudioBenchSignal: Sendable {
 
     /// The samples, full scale 1.
     public func samples() -> [Float] {
-        var generator = SplitMix(seed: seed)
+        var generator = SeededRandom(seed: seed)
         let taps = Self.lowPass
-        let white = (0..<(sampleCount + taps.count)).map { _ in generator.nextUniform() }
+        let white = (0..<(sampleCount + taps.count)).map { _ in Float(generator.unit() * 2 - 1) }
         var samples = [Float](repeating: 0, count: sampleCount)
         var peak: Float = 0
         for index in 0..<sampleCount {
@@ -111,26 +112,6 @@ public struct AudioBenchSignal: Sendable {
         ], environment: [:], timeout: timeout)
         guard result.status == 0 else {
             throw BenchmarkError("ffmpeg could not make the audio bench's media: \(result.errors.split(separator: "\n").last ?? "")")
-        }
-    }
-
-    /// SplitMix64: a small, fast generator whose sequence is fixed by its seed.
-    struct SplitMix {
-        var state: UInt64
-
-        init(seed: UInt64) { state = seed }
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-
-        /// Uniform in [-1, 1).
-        mutating func nextUniform() -> Float {
-            Float(Double(next() >> 11) / Double(1 << 53) * 2 - 1)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TandemNet
 @testable import TandemBench
 
 /// The audio bench's analysis on signals made here, whose offsets are known exactly.
@@ -7,7 +8,7 @@ import Testing
     /// A band-limited signal (64 sinusoids up to 18 kHz at 48 kHz) delayed by `delay` samples:
     /// exactly what a later output of the same sound records.
     static func sinusoids(count: Int, delay: Double, seed: UInt64 = 42) -> [Float] {
-        var generator = AudioBenchSignal.SplitMix(seed: seed)
+        var generator = SeededRandom(seed: seed)
         let parts = (0..<64).map { _ in
             (frequency: 100 + Double(generator.next() % 17_900), phase: Double(generator.next() % 6283) / 1000,
              amplitude: 0.004 + Double(generator.next() % 1000) / 250_000)

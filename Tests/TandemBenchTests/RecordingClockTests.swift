@@ -1,4 +1,5 @@
 import Testing
+import TandemNet
 @testable import TandemBench
 
 /// The recording's clock fitted to the sound server's timing reports: reports made up from a
@@ -18,7 +19,7 @@ import Testing
     /// to the queue), one in fifty 3 ms early, and `extra` frames passed on twice at `stepAt` (a rewind).
     static func timing(origin: Int64, period: Double, seconds: Double, outlier: Int64 = 3_000_000,
                        stepAt: Int64? = nil, extra: Int = 0) -> [AudioMonitorRecorder.Timing] {
-        var generator = AudioBenchSignal.SplitMix(seed: 11)
+        var generator = SeededRandom(seed: 11)
         var result: [AudioMonitorRecorder.Timing] = []
         var frame: Int64 = 480 + Int64(generator.next() % 480)
         var added: Int64 = 0

@@ -1,4 +1,5 @@
 import Testing
+import TandemNet
 @testable import TandemMedia
 import TandemClock
 import TandemMediaTypes
@@ -40,7 +41,7 @@ import TandemMediaTypes
     @Test func aWanderingShareOfLateReportsLeavesTheLineOnTheFloor() throws {
         var model = OutputTimingModel()
         var errors: [Double] = []
-        var generator = SplitMix(seed: 3)
+        var generator = SeededRandom(seed: 3)
         for index in 0..<400 {
             let frame = Int64(index * 2400)
             let truth = 5_000_000_000 + Int64((Double(frame) * OutputTimingModel.nominalPeriod).rounded())
@@ -62,7 +63,7 @@ import TandemMediaTypes
     /// One report early by 30 µs among exact and late ones is not taken for the floor.
     @Test func anOddEarlyReportIsNotTheFloor() throws {
         var model = OutputTimingModel()
-        var generator = SplitMix(seed: 5)
+        var generator = SeededRandom(seed: 5)
         for index in 0..<64 {
             let frame = Int64(index * 2400)
             let truth = 5_000_000_000 + Int64((Double(frame) * OutputTimingModel.nominalPeriod).rounded())
@@ -96,19 +97,6 @@ import TandemMediaTypes
         model.add(.init(frame: 4800, instant: LocalInstant(nanoseconds: 1_000_000_000)))
         let instant = try #require(model.instant(ofFrame: 9600))
         #expect(instant.nanoseconds == 1_100_000_000)
-    }
-
-    /// A small deterministic generator, so that the synthetic reports repeat.
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 
     @Test func aJumpOfTheLineStartsItAgain() throws {
