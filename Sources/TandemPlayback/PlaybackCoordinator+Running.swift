@@ -81,7 +81,7 @@ extension PlaybackCoordinator {
     }
 
     /// Until the session clock's first estimate, looks for it every `clockWatchInterval` (there
-    /// is no clock source yet, as before the session joined, or it announces nothing); the
+    /// is no clock source until the session has joined, or it announces nothing); the
     /// machine is then given the mapping as an input, and a timeline that waited for it is issued
     /// at once. A source that appears and announces its changes ends the watch.
     private func watchForClock(_ generation: Int) {
