@@ -5,9 +5,10 @@ import TandemNATS
 @testable import TandemNet
 import TandemWire
 
-/// A removal on a cluster, on virtual time: the creator's epoch frame goes through the session's
-/// log and every relay applies it alike, so that the one removed is dropped by its own relay and
-/// every relay admits by the new verifier alone; a snapshot carries the epoch.
+/// A removal on a cluster, on virtual time: an operator's signed epoch statement goes through the
+/// session's log and every relay applies it alike, so that the one removed is dropped by its own
+/// relay and every relay admits by the new verifier alone; grants and claims too; a snapshot
+/// carries the epoch and the operator keys; expiring invites are checked on every relay.
 @Suite("Cluster epochs")
 struct ClusterEpochTests {
     @Test("every relay applies the creator's removal alike, and the old secret stops admitting on each")
@@ -19,12 +20,15 @@ struct ClusterEpochTests {
         let cy = world.admit(session, on: 0, connection: 2)
         let next = SessionFixture(id: session.id, key: SigningKeyPair())
 
-        // Ben, no creator, sends one: it is ordered in the log and changes nothing.
-        world.send(.epoch(sequence: 1, epoch: 1, verifier: next.key.publicKey, removed: host), from: 1, connection: 1, at: 1_000)
+        func statement(_ change: RelayAuthority.Change, by id: UUID, counter: UInt64, sequence: UInt64) -> RelayFrame {
+            .authority(sequence: sequence, RelayAuthority.signed(change, session: session.id, counter: counter, by: world.identity(of: id)!))
+        }
+        // Ben, no operator, sends one: it is ordered in the log and changes nothing.
+        world.send(statement(.epoch(1, verifier: next.key.publicKey, removed: host), by: ben, counter: 1, sequence: 1), from: 1, connection: 1, at: 1_000)
         world.pump(at: 1_500)
         #expect(world.cores.allSatisfy { $0.sessions[session.id]?.epoch == 0 })
 
-        world.send(.epoch(sequence: 1, epoch: 1, verifier: next.key.publicKey, removed: ben), from: 0, connection: 1, at: 2_000)
+        world.send(statement(.epoch(1, verifier: next.key.publicKey, removed: ben), by: host, counter: 1, sequence: 1), from: 0, connection: 1, at: 2_000)
         world.pump(at: 3_000)
         for core in world.cores {
             let state = try #require(core.sessions[session.id])
@@ -44,6 +48,57 @@ struct ClusterEpochTests {
         let state = try #require(world.cores[0].sessions[session.id])
         let decoded = try ClusterSessionSnapshot.decode(ClusterSessionSnapshot.encode(state, homes: [:]), session: session.id).state
         #expect(decoded.epoch == 1 && decoded.key == state.key && decoded.formerKeys == [session.key.publicKey])
-        #expect(decoded.operatorKey == state.operatorKey && decoded.operatorKey != nil && decoded.removed == [ben])
+        #expect(decoded.operatorKeys == state.operatorKeys && decoded.operatorKeys.count == 1 && decoded.removed == [ben])
+    }
+
+    @Test("an operator the creator granted removes someone on another relay after the creator left, alike everywhere; a snapshot keeps the keys")
+    func grantedOperatorAfterTheCreatorLeft() throws {
+        var world = ReplicaWorld(relays: 2)
+        let session = SessionFixture()
+        let host = world.admit(session, on: 0, connection: 1, create: true)
+        let ben = world.admit(session, on: 1, connection: 1)
+        let cy = world.admit(session, on: 0, connection: 2)
+        let next = SessionFixture(id: session.id, key: SigningKeyPair())
+        func statement(_ change: RelayAuthority.Change, by id: UUID, counter: UInt64, sequence: UInt64) -> RelayFrame {
+            .authority(sequence: sequence, RelayAuthority.signed(change, session: session.id, counter: counter, by: world.identity(of: id)!))
+        }
+        let bensKey = try #require(world.identity(of: ben)).publicKey
+        world.send(statement(.grant(publicKey: bensKey), by: host, counter: 1, sequence: 1), from: 0, connection: 1, at: 1_000)
+        world.send(.leave(sequence: 2), from: 0, connection: 1, at: 1_000)
+        world.pump(at: 1_500)
+        for core in world.cores {
+            let state = try #require(core.sessions[session.id])
+            #expect(state.operatorKeys.count == 2 && state.operatorKeys.last == bensKey && state.order == [ben, cy])
+        }
+        // Carried on Cy's connection, on the other relay: the signature is what counts.
+        world.send(statement(.epoch(1, verifier: next.key.publicKey, removed: cy), by: ben, counter: 2, sequence: 1), from: 0, connection: 2, at: 2_000)
+        world.pump(at: 3_000)
+        for core in world.cores {
+            let state = try #require(core.sessions[session.id])
+            #expect(state.epoch == 1 && state.key == next.key.publicKey && state.removed == [cy] && state.order == [ben])
+        }
+        let state = try #require(world.cores[1].sessions[session.id])
+        let decoded = try ClusterSessionSnapshot.decode(ClusterSessionSnapshot.encode(state, homes: [:]), session: session.id).state
+        #expect(decoded.operatorKeys == state.operatorKeys && decoded.ticketKeys == state.ticketKeys)
+        #expect(decoded.authorityCounters == state.authorityCounters && decoded.authorityCounters[bensKey] == 2)
+    }
+
+    @Test("a session whose creator brought a ticket refuses a joiner without one on every relay, and admits one with it")
+    func expiringInvitesOnEveryRelay() throws {
+        var world = ReplicaWorld(relays: 2)
+        for index in world.cores.indices { world.cores[index].unixOffset = 1_800_000_000 * 1_000_000_000 }
+        let session = SessionFixture()
+        let creator = SigningKeyPair()
+        let ticket = InviteTicket.make(sessionID: session.id, expiry: 1_800_000_060, lifetime: 60, key: creator)
+        _ = world.admit(session, on: 0, connection: 1, create: true, identity: creator, ticket: ticket)
+        for core in world.cores { #expect(core.sessions[session.id]?.ticketed == true) }
+        for relay in 0..<2 {
+            _ = world.admit(session, on: relay, connection: 5)
+            #expect(world.frames(relay, 5).contains { if case let .refusal(fault) = $0 { fault.code == .inviteExpired } else { false } })
+            _ = world.admit(session, on: relay, connection: 6, ticket: ticket)
+            #expect(world.welcomes(relay, 6).count == 1)
+        }
+        let state = try #require(world.cores[1].sessions[session.id])
+        #expect(try ClusterSessionSnapshot.decode(ClusterSessionSnapshot.encode(state, homes: [:]), session: session.id).state.ticketed)
     }
 }

@@ -241,14 +241,14 @@ struct ReplicaWorld {
 
     /// Opens `connection` on `relay` and sends its hello; the rest follows as the log is pumped.
     mutating func startAdmission(_ session: SessionFixture, on relay: Int, connection: UInt64, create: Bool = false,
-                                 resume: (UUID, UInt64)? = nil) {
-        let identity = resume.flatMap { identities[$0.0] } ?? SigningKeyPair()
+                                 resume: (UUID, UInt64)? = nil, identity chosen: SigningKeyPair? = nil, ticket: [UInt8]? = nil) {
+        let identity = resume.flatMap { identities[$0.0] } ?? chosen ?? SigningKeyPair()
         let id = RelayAuthenticator.participantID(for: identity.publicKey)
         identities[id] = identity
         let entropy = [UInt8](repeating: UInt8(truncatingIfNeeded: connection &+ UInt64(relay) &* 64), count: RelayCore.entropyLength)
         record(cores[relay].onOpen(RelayConnectionID(connection), entropy: entropy, at: 0), on: relay)
         let hello = RelayHello(sessionID: session.id, participant: RelayParticipantEntry(id: id, publicKey: identity.publicKey, displayName: "p"),
-                               create: create, activity: [], resume: resume != nil, received: resume?.1 ?? 0)
+                               create: create, activity: [], resume: resume != nil, received: resume?.1 ?? 0, ticket: ticket)
         hellos[relay, default: [:]][connection] = (session, identity, false)
         record(cores[relay].onFrame(.hello(hello), from: RelayConnectionID(connection), at: 0), on: relay)
         answerChallenges(at: 0)
@@ -269,9 +269,13 @@ struct ReplicaWorld {
         }
     }
 
-    /// Admits a participant on `relay`; its identity.
-    mutating func admit(_ session: SessionFixture, on relay: Int, connection: UInt64, create: Bool = false) -> UUID {
-        startAdmission(session, on: relay, connection: connection, create: create)
+    /// The key of a participant admitted here.
+    func identity(of participant: UUID) -> SigningKeyPair? { identities[participant] }
+
+    /// Admits a participant on `relay` (with `identity`, or a fresh one, and `ticket`); its identity.
+    mutating func admit(_ session: SessionFixture, on relay: Int, connection: UInt64, create: Bool = false,
+                        identity: SigningKeyPair? = nil, ticket: [UInt8]? = nil) -> UUID {
+        startAdmission(session, on: relay, connection: connection, create: create, identity: identity, ticket: ticket)
         pump(at: 0)
         return cores[relay].sessions[session.id]?.participants.first { $0.value.connection?.value == connection }?.key ?? UUID()
     }

@@ -3,13 +3,18 @@ import TandemNet
 import TandemWire
 import Testing
 
-/// A removal as the relay's pure core enforces it: the creator's epoch frame alone is taken; the
-/// one removed is dropped and refused; joiners are admitted by the new verifier alone, and those
-/// still present resume with the old.
+/// A removal as the relay's pure core enforces it: an operator's signed epoch statement alone is
+/// taken (the creator's here); the one removed is dropped and refused; joiners are admitted by the
+/// new verifier alone, and those still present resume with the old.
 @Suite("Relay epochs")
 struct RelayEpochTests {
     private let old = CoreAdmission(key: [UInt8](repeating: 1, count: 32), session: UUID())
     private var new: CoreAdmission { CoreAdmission(key: [UInt8](repeating: 2, count: 32), session: old.session) }
+
+    /// `change` signed by `id` under `counter`, in an `authority` frame numbered `sequence`.
+    private func statement(_ change: RelayAuthority.Change, by id: UUID, counter: UInt64, sequence: UInt64) -> RelayFrame {
+        .authority(sequence: sequence, RelayAuthority.signed(change, session: old.session, counter: counter, by: TestIdentities.key(of: id)))
+    }
 
     private func welcomed(_ directives: [RelayDirective], on connection: RelayConnectionID) -> Bool {
         if case .welcome? = CoreAdmission.frames(directives, to: connection).first { true } else { false }
@@ -29,12 +34,14 @@ struct RelayEpochTests {
         let verifier = new.sessionKey.publicKey
 
         // Ben, no creator, cannot move the session: nothing changes.
-        #expect(core.onFrame(.epoch(sequence: 1, epoch: 1, verifier: verifier, removed: ana), from: RelayConnectionID(2), at: 1).isEmpty)
+        #expect(core.onFrame(statement(.epoch(1, verifier: verifier, removed: ana), by: ben, counter: 1, sequence: 1),
+                             from: RelayConnectionID(2), at: 1).isEmpty)
         #expect(core.participants(of: old.session) == [ana, ben, cy])
         #expect(welcomed(old.admit(&core, RelayConnectionID(4), TestIdentities.make(), create: false, at: 1), on: RelayConnectionID(4)))
 
         // Ana, the creator, removes Ben.
-        let directives = core.onFrame(.epoch(sequence: 1, epoch: 1, verifier: verifier, removed: ben), from: RelayConnectionID(1), at: 2)
+        let directives = core.onFrame(statement(.epoch(1, verifier: verifier, removed: ben), by: ana, counter: 1, sequence: 1),
+                                      from: RelayConnectionID(1), at: 2)
         let toBen = CoreAdmission.frames(directives, to: RelayConnectionID(2))
         #expect(toBen.contains { if case let .error(fault) = $0 { fault.code == .removed } else { false } })
         #expect(directives.contains { if case .close(RelayConnectionID(2)) = $0 { true } else { false } })
@@ -54,19 +61,37 @@ struct RelayEpochTests {
 
         // A repeat of the change, or one that skips an epoch, changes nothing.
         let third = CoreAdmission(key: [UInt8](repeating: 3, count: 32), session: old.session)
-        _ = core.onFrame(.epoch(sequence: 2, epoch: 1, verifier: third.sessionKey.publicKey, removed: nil), from: RelayConnectionID(1), at: 6)
-        _ = core.onFrame(.epoch(sequence: 3, epoch: 3, verifier: third.sessionKey.publicKey, removed: nil), from: RelayConnectionID(1), at: 6)
+        _ = core.onFrame(statement(.epoch(1, verifier: third.sessionKey.publicKey, removed: nil), by: ana, counter: 2, sequence: 2),
+                         from: RelayConnectionID(1), at: 6)
+        _ = core.onFrame(statement(.epoch(3, verifier: third.sessionKey.publicKey, removed: nil), by: ana, counter: 3, sequence: 3),
+                         from: RelayConnectionID(1), at: 6)
         #expect(refusal(third.admit(&core, RelayConnectionID(10), TestIdentities.make(), create: false, at: 7), on: RelayConnectionID(10)) == .wrongSecret)
         #expect(welcomed(new.admit(&core, RelayConnectionID(11), TestIdentities.make(), create: false, at: 7), on: RelayConnectionID(11)))
     }
 
-    @Test("an epoch frame round-trips on the wire, with and without someone removed")
+    @Test("an authority frame round-trips on the wire, each change, and its signature covers every field")
     func wire() throws {
-        for removed in [UUID(), nil] {
-            let frame = RelayFrame.epoch(sequence: 7, epoch: 4, verifier: [UInt8](repeating: 9, count: 32), removed: removed)
+        let key = SigningKeyPair()
+        let changes: [RelayAuthority.Change] = [
+            .grant(publicKey: SigningKeyPair().publicKey), .revoke(publicKey: SigningKeyPair().publicKey), .claim,
+            .epoch(4, verifier: [UInt8](repeating: 9, count: 32), removed: UUID()), .epoch(5, verifier: [UInt8](repeating: 8, count: 32), removed: nil),
+        ]
+        for change in changes {
+            let signed = RelayAuthority.signed(change, session: old.session, counter: 7, by: key)
+            let frame = RelayFrame.authority(sequence: 3, signed)
             var reader = RelayFrameReader()
             reader.append(frame.encoded())
             #expect(try reader.next() == frame)
+            #expect(SigningKeyPair.verify(signed.signature, of: signed.signedBytes, publicKey: key.publicKey))
+            var moved = signed
+            moved.counter = 8
+            #expect(!SigningKeyPair.verify(moved.signature, of: moved.signedBytes, publicKey: key.publicKey))
         }
+        // An unknown change is a wire error, not a trap.
+        var bytes = RelayFrame.authority(sequence: 3, RelayAuthority.signed(.claim, session: old.session, counter: 1, by: key)).encoded()
+        bytes[4 + 2 + 8] = 9
+        var reader = RelayFrameReader()
+        reader.append(bytes)
+        #expect(throws: WireError.self) { try reader.next() }
     }
 }

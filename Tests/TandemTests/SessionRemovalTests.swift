@@ -53,8 +53,9 @@ private func contents(_ machine: SessionMachine<Quiz>) -> [OrderedContent] { mac
         #expect(!anaMachine.activeParticipants.contains { $0.id == ben.localID })
         // The operator that kicked hands on the older key, sealed in the new epoch.
         #expect(recordsToSend(hostOut) == [.epochHistory([0: group.secret])])
-        #expect(hostOut.contains { if case .announceEpoch(let epoch, let verifier, let removed) = $0 {
-            epoch == 1 && verifier == change.verifier && removed == ben.localID
+        // It tells the relay in a statement of its own, counted by the kick's order.
+        #expect(hostOut.contains { if case .announceAuthority(.epoch(let epoch, let verifier, let removed), let counter) = $0 {
+            epoch == 1 && verifier == change.verifier && removed == ben.localID && counter == kick.order
         } else { false } })
 
         // Ana says something after the kick: the others read it, Ben cannot open it.

@@ -47,32 +47,36 @@ extension GroupSession {
 
     /// The invite to pass on now: the newest epoch's secret, which opens the whole history.
     /// It is `invitation` until an operator removes someone or rekeys the session.
+    ///
+    /// When the session's invites expire, an operator's invite of a later epoch carries a fresh
+    /// ticket, signed with this participant's own key, admitting for the lifetime the first
+    /// ticket named from now on (the relay takes the tickets of the operators it knows).
     public var currentInvitation: Invitation {
-        onLoopAndWait { [self] in
+        let (current, isOperator) = onLoopAndWait { [self] in
             var current = invitation
             let epoch = bodies.epoch
             if let secret = bodies.secret(of: epoch) {
                 current.secret = secret
                 current.epoch = epoch
             }
-            return current
+            return (current, machine.roleBook.current.isOperator(localParticipant.id))
         }
+        guard current.epoch > 0, isOperator, let ticket = current.ticket, let lifetime = InviteTicket.lifetime(of: ticket) else { return current }
+        var renewed = current
+        let expiry = UInt64(max(0, Date().timeIntervalSince1970)) + UInt64(lifetime)
+        renewed.ticket = InviteTicket.make(sessionID: current.sessionID, expiry: expiry, lifetime: lifetime, key: bodies.identity)
+        return renewed
     }
 
     /// A fresh secret for the epoch after the current one, sealed to every participant this
-    /// one knows (itself included) but `excluded`. On a network relay, the session's creator
-    /// alone may make one: the relay takes a new epoch's verifier from the key it registered when
-    /// the session was created, and another operator's change would leave it admitting by the
-    /// old one while the group had moved on.
+    /// one knows (itself included) but `excluded`. The relay takes the new epoch's verifier from
+    /// any operator it knows (`RelayAuthority`), so any operator may make one.
     private func nextEpoch(excluding excluded: UUID?) throws(GroupSessionError) -> EpochChange {
-        let (epoch, keys, relayed) = onLoopAndWait { [self] in
+        let (epoch, keys) = onLoopAndWait { [self] in
             var keys = machine.keys.filter { machine.known[$0.key] != nil && !machine.roleBook.current.isRemoved($0.key) }
             keys[localParticipant.id] = bodies.identity.publicKey
             if let excluded { keys[excluded] = nil }
-            return (machine.roleBook.current.epoch, keys, link is RelayClientLink)
-        }
-        if relayed, invitation.creator != localParticipant.id, roles.isOperator(localParticipant.id) {
-            throw GroupSessionError(.notPermitted, "only the session's creator can change its key at this relay (the relay knows its key alone)")
+            return (machine.roleBook.current.epoch, keys)
         }
         guard epoch < .max else { throw GroupSessionError(.notPermitted, "the session has used every epoch (start a new one)") }
         guard let change = EpochChange(epoch: epoch + 1, secret: SessionSecret(), for: keys) else {

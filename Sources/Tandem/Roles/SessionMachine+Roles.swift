@@ -26,18 +26,32 @@ extension SessionMachine {
         let before = roleBook.current
         guard let event = roleBook.apply(change, by: signed.sender, order: order) else { return [] }
         let out: [EventDirective] = [.roleEvent(event)] + (roleBook.current == before ? [] : [.publishRoles(roleBook.current)])
-        return event.refusal == nil ? out + accepted(change, by: signed.sender) : out
+        return event.refusal == nil ? out + accepted(change, by: signed.sender, order: order) : out
     }
 
     /// What an accepted change does beyond the roles: a removal ends the session for the one
     /// removed and moves everyone else to the new epoch, as a rekey does; an epoch history
-    /// hands on older keys.
-    private mutating func accepted(_ change: RoleChange, by sender: UUID) -> [EventDirective] {
+    /// hands on older keys. The participant that made a change of who holds the role (a grant,
+    /// a revocation, a claim) tells the relay in a statement of its own signature, so that the
+    /// relay, which reads no role record, knows whose removals and rekeys to take; the
+    /// statement's counter is the record's order, which grows with each. A reinstatement is
+    /// not told: the relay takes a claim only when no operator is present, so none it took
+    /// displaced anyone still there.
+    private mutating func accepted(_ change: RoleChange, by sender: UUID, order: UInt64) -> [EventDirective] {
+        let mine = sender == localParticipant.id
         switch change {
+        case .grant(let target):
+            guard mine, let key = keys[target] else { return [] }
+            return [.announceAuthority(.grant(publicKey: key), counter: order)]
+        case .revoke(let target):
+            guard mine, let key = keys[target] else { return [] }
+            return [.announceAuthority(.revoke(publicKey: key), counter: order)]
+        case .claim:
+            return mine ? [.announceAuthority(.claim, counter: order)] : []
         case .kick(let target, let epochChange):
             let name = participant(identifiedBy: sender)?.displayName ?? "an operator"
             if target == localParticipant.id { return invalidate(GroupSessionError(.removed, "removed by \(name)")) }
-            var out = enter(epochChange, by: sender, removing: target)
+            var out = enter(epochChange, by: sender, removing: target, order: order)
             // The one removed is out of the activity at once, whatever the relay says of it.
             if active.remove(target) != nil { out.append(.publishActive(activeParticipants)) }
             if away.remove(target) != nil {
@@ -46,7 +60,7 @@ extension SessionMachine {
             }
             return out
         case .rekey(let epochChange):
-            return enter(epochChange, by: sender, removing: nil)
+            return enter(epochChange, by: sender, removing: nil, order: order)
         case .epochHistory(let secrets):
             for (epoch, secret) in secrets where epoch < roleBook.current.epoch { bodies.learn(secret, epoch: epoch) }
             return []
@@ -61,7 +75,7 @@ extension SessionMachine {
     /// keys, sealed under the new one, for late joiners, and tells the relay (which admits by the
     /// new epoch's verifier from then on, and drops `removed`). A participant the change left
     /// out ends its session with the reason: nothing it sends could be read any more.
-    private mutating func enter(_ change: EpochChange, by sender: UUID, removing removed: UUID?) -> [EventDirective] {
+    private mutating func enter(_ change: EpochChange, by sender: UUID, removing removed: UUID?, order: UInt64) -> [EventDirective] {
         let me = localParticipant.id
         if let secret = change.secret(for: me, identity: bodies.identity) {
             bodies.learn(secret, epoch: change.epoch, replacing: true)
@@ -72,7 +86,7 @@ extension SessionMachine {
         bodies.advance(to: change.epoch)
         guard sender == me else { return [] }
         let older = bodies.secrets.filter { $0.key < change.epoch }
-        return [.announceEpoch(change.epoch, verifier: change.verifier, removing: removed)]
+        return [.announceAuthority(.epoch(change.epoch, verifier: change.verifier, removed: removed), counter: order)]
             + (older.isEmpty ? [] : [.sendRoleRecord(.epochHistory(older))])
     }
 

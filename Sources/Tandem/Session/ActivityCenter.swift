@@ -161,7 +161,8 @@ public final class ActivityCenter: Sendable {
         invitation.creator = bodies.localID
         if let lifetime = inviteLifetime {
             let expiry = UInt64(max(0, Date().timeIntervalSince1970 + lifetime.seconds))
-            invitation.ticket = InviteTicket.make(sessionID: invitation.sessionID, expiry: expiry, key: bodies.identity)
+            let seconds = UInt32(min(Double(UInt32.max), max(1, lifetime.seconds.rounded(.up))))
+            invitation.ticket = InviteTicket.make(sessionID: invitation.sessionID, expiry: expiry, lifetime: seconds, key: bodies.identity)
         }
         let session = try GroupSession(center: self, activity: activity, invitation: invitation, bodies: bodies, link: nil, welcome: nil)
         deliver(session, identifier: Activity.activityIdentifier)

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TandemClock
 import TandemNet
+import TandemWire
 
 /// What a session hands on, and to whom: the readers of its sequences, confined to its loop.
 struct SessionReaders {
@@ -176,9 +177,9 @@ extension GroupSession {
                 $roles.storage.value = roles
             case .sendRoleRecord(let change):
                 _ = try? sendOrdered(RoleRecord.encode(change), kind: .roles, retention: .kept)
-            case .announceEpoch(let epoch, let verifier, let removed):
-                // Only the network relay enforces removals; an in-memory one admits by the invite.
-                (link as? RelayClientLink)?.announceEpoch(epoch, verifier: verifier, removing: removed)
+            case .announceAuthority(let change, let counter):
+                (link as? RelayClientLink)?.announce(
+                    RelayAuthority.signed(change, session: invitation.sessionID, counter: counter, by: bodies.identity))
             case .followClock:
                 followClock()
             case .invalidate(let reason):

@@ -114,11 +114,8 @@ extension RelayFrame {
             return .leave(sequence: try reader.uint64())
         case .end:
             return .end(sequence: try reader.uint64(), reason: try reader.text(limit: RelayWireLimits.maximumTextLength))
-        case .epoch:
-            let sequence = try reader.uint64()
-            let epoch = try reader.uint8()
-            let verifier = try reader.fixed(RelayWireLimits.publicKeyLength)
-            return .epoch(sequence: sequence, epoch: epoch, verifier: verifier, removed: try reader.bool() ? try reader.uuid() : nil)
+        case .authority:
+            return .authority(sequence: try reader.uint64(), try RelayAuthority.read(from: &reader))
         case .participantJoined:
             return .participantJoined(sequence: try reader.uint64(), participant: try reader.participant())
         case .delivery:

@@ -44,7 +44,7 @@ extension RelayFrame {
         case .leave: .leave
         case .end: .end
         case .proposal: .proposal
-        case .epoch: .epoch
+        case .authority: .authority
         case .participantJoined: .participantJoined
         case .participantLeft: .participantLeft
         case .participantAway: .participantAway
@@ -141,12 +141,9 @@ extension RelayFrame {
         case let .end(sequence, reason):
             writer.uint64(sequence)
             writer.text(reason, limit: RelayWireLimits.maximumTextLength)
-        case let .epoch(sequence, epoch, verifier, removed):
+        case let .authority(sequence, statement):
             writer.uint64(sequence)
-            writer.uint8(epoch)
-            writer.fixed(verifier, count: RelayWireLimits.publicKeyLength)
-            writer.bool(removed != nil)
-            if let removed { writer.uuid(removed) }
+            statement.write(into: &writer)
         case let .participantJoined(sequence, participant):
             writer.uint64(sequence)
             writer.participant(participant)

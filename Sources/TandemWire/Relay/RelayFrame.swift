@@ -29,12 +29,14 @@ public enum RelayFrame: Sendable, Hashable {
     /// Version 7 added `notice` (a relay of a cluster saying that it cannot order anything now,
     /// and that it can again). Version 8 added `epoch` (an operator's move of the session to a new
     /// key, and whom it removes) and the epoch byte in front of every sealed body, which a
-    /// version 7 participant could not open: it is refused at the hello instead.
+    /// version 7 participant could not open: it is refused at the hello instead. Version 9
+    /// replaced `epoch` with `authority` (an operator's statement with a signature of its own,
+    /// which any operator sends) and added an invite ticket's lifetime.
     ///
     /// The length prefix, the version byte, the type byte and the layout of `refusal` and
     /// `error` stay the same across versions, so that a relay can refuse a peer of another
     /// version in a frame that peer reads.
-    public static let version: UInt8 = 8
+    public static let version: UInt8 = 9
 
     // Handshake.
 
@@ -87,11 +89,11 @@ public enum RelayFrame: Sendable, Hashable {
     /// with how long the relay keeps it for late joiners (a snapshot must reflect an order below
     /// the one it gets, or the relay drops the connection as a protocol violation).
     case proposal(sequence: UInt64, retention: OrderedRetention = .kept, body: [UInt8])
-    /// The session moves to `epoch`, whose secret's verifier is `verifier`, removing `removed`
-    /// (nil for a rekey): from then on the relay admits joiners by the new verifier alone, drops
-    /// the one removed and refuses it. Taken only from the session's creator, whose key the
-    /// relay registered when the session was created; anyone else's is ignored.
-    case epoch(sequence: UInt64, epoch: UInt8, verifier: [UInt8], removed: UUID?)
+    /// An operator's signed statement (`RelayAuthority`): a grant or revocation of the operator
+    /// role, a claim of it, or a move of the session to a new epoch (the new verifier, and whom it
+    /// removes). The relay checks its signature against the operator keys it keeps for the
+    /// session, whichever connection it came on.
+    case authority(sequence: UInt64, RelayAuthority)
 
     // Relay → participant, each with the relay's sequence number for that participant.
 
@@ -141,7 +143,7 @@ public enum RelayFrame: Sendable, Hashable {
              let .delivery(sequence, _, _, _), let .attachmentAdded(sequence, _),
              let .attachmentRemoved(sequence, _), let .loadChunk(sequence, _, _),
              let .outcome(sequence, _, _), let .ended(sequence, _, _),
-             let .proposal(sequence, _, _), let .ordered(sequence, _), let .epoch(sequence, _, _, _):
+             let .proposal(sequence, _, _), let .ordered(sequence, _), let .authority(sequence, _):
             sequence
         case .hello, .challenge, .proof, .claim, .welcome, .journalEntry, .historyEntry, .refusal, .versionRefusal,
              .ack, .ping, .pong, .error, .notice:

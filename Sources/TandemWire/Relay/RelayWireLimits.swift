@@ -33,8 +33,9 @@ public enum RelayWireLimits {
     public static let signatureLength = 64
     /// The size of a hello's creation proof (a keyed BLAKE2b hash).
     public static let creationProofLength = 32
-    /// An invite's ticket: its expiry (u64, Unix seconds) and the creator's Ed25519 signature.
-    public static let inviteTicketLength = 8 + 64
+    /// An invite's ticket: its expiry (u64, Unix seconds), its lifetime (u32, seconds) and an
+    /// operator's Ed25519 signature.
+    public static let inviteTicketLength = 8 + 4 + 64
     /// The size of the token that names a participant's datagrams.
     public static let tokenLength = 16
 }

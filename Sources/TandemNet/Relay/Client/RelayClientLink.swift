@@ -273,14 +273,14 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
         }
     }
 
-    /// Tells the relay the session moves to `epoch`, whose secret's verifier is `verifier`,
-    /// removing `removed` (nil for a rekey): a relay takes it from the session's creator alone,
-    /// then admits joiners by the new verifier and refuses the one removed. Any thread; nothing
-    /// comes back (the relay ignores one it does not take).
-    package func announceEpoch(_ epoch: UInt8, verifier: [UInt8], removing removed: UUID?) {
+    /// Sends the relay an operator's signed statement (`RelayAuthority`): a grant, revocation or
+    /// claim of the operator role, or a move to a new epoch. The relay checks its signature
+    /// against the operator keys it keeps for the session; any thread, and nothing comes back
+    /// (the relay ignores one it does not take).
+    package func announce(_ statement: RelayAuthority) {
         loop.execute { [self] in
             guard !core.isClosed else { return }
-            apply(core.submit(at: loop.clock.now()) { .epoch(sequence: $0, epoch: epoch, verifier: verifier, removed: removed) }.directives)
+            apply(core.submit(at: loop.clock.now()) { .authority(sequence: $0, statement) }.directives)
         }
     }
 

@@ -273,7 +273,7 @@ extension RelayCore {
             // relay's resident memory; new sessions and joins are still refused by it.
             limitCounts.memory += 1
             return drop(connection, fault: RelayFault(.limitReached, "the relay is at its memory limit of \(configuration.memoryLimit) bytes"), at: now)
-        case .message, .attachmentAdd, .attachmentChunk, .attachmentRemove, .loadRequest, .leave, .end, .epoch:
+        case .message, .attachmentAdd, .attachmentChunk, .attachmentRemove, .loadRequest, .leave, .end, .authority:
             break
         case .proposal:
             orderedAt = now
@@ -305,7 +305,8 @@ extension RelayCore {
         if hello.resume {
             submit(hello.sessionID, .resumed(participant: hello.participant.id, received: hello.received), from: connection)
         } else {
-            submit(hello.sessionID, .joined(participant: hello.participant, token: token.bytes, verifier: verifier, activity: hello.activity),
+            submit(hello.sessionID, .joined(participant: hello.participant, token: token.bytes, verifier: verifier, activity: hello.activity,
+                                            ticketed: verifier != nil && hello.ticket != nil),
                    from: connection)
         }
         return []
@@ -475,9 +476,9 @@ extension RelayCore {
             waiting = claimWaiting(RelayConnectionID(entry.connection))
         }
         switch entry.event {
-        case let .joined(participant, token, verifier, activity):
-            return applyJoin(key, participant, token: RelayToken(token), verifier: verifier, activity: activity, waiting: waiting,
-                             at: entry.relay, now: now)
+        case let .joined(participant, token, verifier, activity, ticketed):
+            return applyJoin(key, participant, token: RelayToken(token), verifier: verifier, activity: activity, ticketed: ticketed,
+                             waiting: waiting, at: entry.relay, now: now)
         case let .resumed(_, received):
             return applyResume(key, received: received, waiting: waiting, at: entry.relay, now: now)
         case let .frame(_, frame, orderedAt, effectiveAt):
@@ -518,7 +519,8 @@ extension RelayCore {
     }
 
     private mutating func applyJoin(_ key: ParticipantKey, _ participant: RelayParticipantEntry, token: RelayToken, verifier: [UInt8]?,
-                                    activity: [UInt8], waiting: RelayConnectionID?, at home: UInt64, now: Int64) -> [RelayDirective] {
+                                    activity: [UInt8], ticketed: Bool, waiting: RelayConnectionID?, at home: UInt64,
+                                    now: Int64) -> [RelayDirective] {
         func refusal(_ fault: RelayFault) -> [RelayDirective] { waiting.map { refuse($0, fault) } ?? [] }
         var created = false
         if sessions[key.session] == nil {
@@ -530,8 +532,11 @@ extension RelayCore {
             // its own (a relay that replays a purged log does not), and replicas must agree. The
             // handshake refuses the hello before it reaches the log while the end is remembered.
             sessions[key.session] = RelaySessionState(id: key.session, key: verifier, activity: activity)
-            // Its creator's key, registered alike on every relay: the one whose epoch changes count.
-            sessions[key.session]?.operatorKey = participant.publicKey
+            // Its creator's key, registered alike on every relay: its first operator's, and whether
+            // its invites expire.
+            sessions[key.session]?.operatorKeys = [participant.publicKey]
+            sessions[key.session]?.ticketKeys = [participant.publicKey]
+            sessions[key.session]?.ticketed = ticketed
             account(key.session, activity.count)
             created = true
             if let waiting, let host = connections[waiting]?.source?.key { setCreator(of: key.session, to: host) }

@@ -25,8 +25,8 @@ extension RelayCore {
         }
         // A session whose invites expire admits a joiner with a valid ticket alone; those
         // admitted before resume without one.
-        if !hello.resume, let session, session.ticketed, let creator = session.operatorKey,
-           let refusal = ticketRefusal(hello, creatorKey: creator, at: now) {
+        if !hello.resume, let session, session.ticketed,
+           let refusal = ticketRefusal(hello, keys: session.ticketKeys, at: now) {
             return refuse(connection, RelayFault(.inviteExpired, refusal))
         }
         if hello.resume {
@@ -98,6 +98,11 @@ extension RelayCore {
                 return refuse(connection, wrongSecret)
             }
             guard signedByParticipant(participantSignature) else { return refuse(connection, wrongIdentity) }
+            // A creator's ticket makes the session's invites expire; one that does not admit
+            // now starts nothing.
+            if hello.ticket != nil, let refusal = ticketRefusal(hello, keys: [hello.participant.publicKey], at: now) {
+                return refuse(connection, RelayFault(.inviteExpired, refusal))
+            }
             // Cluster hook: the creation goes through the log.
             if cluster != nil { return clusterAdmit(connection, hello, verifier: verifier, at: now) }
             // Another creator may have made the session since the challenge: the same verifier,
@@ -109,13 +114,9 @@ extension RelayCore {
             guard sessions.count < configuration.maximumSessions else {
                 return refuse(connection, RelayFault(.limitReached, "the relay holds \(configuration.maximumSessions) sessions"))
             }
-            // A creator's ticket makes the session's invites expire; one that does not admit
-            // now starts nothing.
-            if hello.ticket != nil, let refusal = ticketRefusal(hello, creatorKey: hello.participant.publicKey, at: now) {
-                return refuse(connection, RelayFault(.inviteExpired, refusal))
-            }
             sessions[hello.sessionID] = RelaySessionState(id: hello.sessionID, key: verifier, activity: hello.activity)
-            sessions[hello.sessionID]?.operatorKey = hello.participant.publicKey
+            sessions[hello.sessionID]?.operatorKeys = [hello.participant.publicKey]
+            sessions[hello.sessionID]?.ticketKeys = [hello.participant.publicKey]
             sessions[hello.sessionID]?.ticketed = hello.ticket != nil
             // The activity description lives as long as the session: the budget counts it.
             account(hello.sessionID, hello.activity.count)
@@ -125,10 +126,10 @@ extension RelayCore {
         }
     }
 
-    /// Why `hello`'s ticket does not admit at `now` under `creatorKey`, on the relay's Unix clock.
-    private func ticketRefusal(_ hello: RelayHello, creatorKey: [UInt8], at now: Int64) -> String? {
+    /// Why `hello`'s ticket does not admit at `now` under any of `keys`, on the relay's Unix clock.
+    private func ticketRefusal(_ hello: RelayHello, keys: [[UInt8]], at now: Int64) -> String? {
         let unixSeconds = UInt64(max(0, (now &+ unixOffset) / 1_000_000_000))
-        return InviteTicket.refusal(of: hello.ticket, sessionID: hello.sessionID, publicKey: creatorKey, now: unixSeconds)
+        return InviteTicket.refusal(of: hello.ticket, sessionID: hello.sessionID, publicKeys: keys, now: unixSeconds)
     }
 
     /// A first frame in another protocol version: one line naming both, in a refusal that the

@@ -55,6 +55,9 @@ extension RelayCore {
             sender: key.participant, order: nextOrder, orderedAt: stamped?.orderedAt ?? now,
             effectiveAt: max(overflow && stamped == nil ? .max : wanted, lastEffectiveAt), retention: retention, body: body)
         sessions[key.session]?.nextOrder += 1
+        if sessions[key.session]?.participants[key.participant]?.firstOrder == nil {
+            sessions[key.session]?.participants[key.participant]?.firstOrder = nextOrder
+        }
         sessions[key.session]?.lastEffectiveAt = entry.effectiveAt
         // In place: the history grows at the cost of one entry, not of everything it holds.
         sessions[key.session]?.orderedHistory.append(entry, maximumCount: configuration.maximumOrderedHistory,

@@ -101,8 +101,8 @@ extension RelayCore {
             return end(key.session, by: key.participant, reason: reason, at: now)
         case let .proposal(_, retention, body):
             return order(body, retention: retention, from: key, on: connection, at: now)
-        case let .epoch(_, epoch, verifier, removed):
-            return changeEpoch(key, epoch: epoch, verifier: verifier, removed: removed)
+        case let .authority(_, statement):
+            return takeAuthority(statement, from: key)
         default:
             return drop(connection, fault: RelayFault(.protocolViolation, "frame \(frame.typeName) is not for the relay"), at: now)
         }

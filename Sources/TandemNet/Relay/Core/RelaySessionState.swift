@@ -41,6 +41,9 @@ struct RelaySessionState: Sendable {
         var datagramAddress: SocketAddress?
         /// What it has spent of the session's fan-out lately.
         var fanoutMeter = FanoutMeter()
+        /// The order of the first record it proposed, nil until it proposes one: who has been
+        /// present longest, as participants judge it too (`RelayCore.isLongerPresent`).
+        var firstOrder: UInt64?
 
         /// Whether the relay owes it an acknowledgement.
         var owesAcknowledgement: Bool { received > acknowledged }
@@ -131,13 +134,21 @@ struct RelaySessionState: Sendable {
 
     let id: UUID
     /// The verifier joiners' proofs are checked with: the creator's, then each new epoch's
-    /// (`RelayCore+Epoch.swift`).
+    /// (`RelayCore+Authority.swift`).
     var key: [UInt8]
     let activity: [UInt8]
-    /// The public key of the participant that created the session, the one key whose epoch
-    /// changes the relay takes; nil for a session loaded from a cluster's log.
-    var operatorKey: [UInt8]?
-    /// The session's epoch, as the creator last announced it.
+    /// The public keys of the session's operators as the relay knows them: its creator's, then
+    /// as operators' signed statements grant, revoke and claim the role
+    /// (`RelayCore+Authority.swift`). Their statements alone move the session to a new epoch.
+    var operatorKeys: [[UInt8]] = []
+    /// The keys whose invite tickets admit: every key that has been an operator here, less
+    /// those revoked or removed (an operator who left still vouches for the invites it handed
+    /// out).
+    var ticketKeys: [[UInt8]] = []
+    /// The last statement counter taken from each signer, so that a statement seen again
+    /// changes nothing.
+    var authorityCounters: [[UInt8]: UInt64] = [:]
+    /// The session's epoch, as an operator last announced it.
     var epoch: UInt8 = 0
     /// The verifiers of earlier epochs: a participant still present may resume with a proof by
     /// any of them, since it was admitted before the change.

@@ -63,6 +63,9 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
         self.loop = loop
         ownedLoop = owned
         core = RelayCore(configuration: configuration)
+        // Invite tickets are checked on the Unix clock, as the network relay checks them: the
+        // loop's clock from the Unix time it started at.
+        core.unixOffset = Int64(Date().timeIntervalSince1970 * 1_000_000_000) - loop.clock.now()
         self.linkConfiguration = linkConfiguration
         impaired = !impairment.isNone
         schedule = ImpairmentSchedule(impairment: impairment, seed: seed)

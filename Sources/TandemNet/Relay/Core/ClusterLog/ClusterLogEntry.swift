@@ -13,8 +13,9 @@ public struct ClusterLogEntry: Sendable, Hashable {
     public enum Event: Sendable, Hashable {
         /// A participant was admitted: its signed presence and public key, the datagram token
         /// its relay gave it, and, for a creator, the session's verifier and activity (the
-        /// entry creates the session unless another creation came first).
-        case joined(participant: RelayParticipantEntry, token: [UInt8], verifier: [UInt8]?, activity: [UInt8])
+        /// entry creates the session unless another creation came first), and whether the
+        /// creator's invites expire (its hello brought a ticket).
+        case joined(participant: RelayParticipantEntry, token: [UInt8], verifier: [UInt8]?, activity: [UInt8], ticketed: Bool = false)
         /// A participant resumed on the entry's relay, having received everything through
         /// `received`.
         case resumed(participant: UUID, received: UInt64)
@@ -51,7 +52,7 @@ public struct ClusterLogEntry: Sendable, Hashable {
     /// The participant the entry is about.
     public var participant: UUID {
         switch event {
-        case let .joined(entry, _, _, _): entry.id
+        case let .joined(entry, _, _, _, _): entry.id
         case let .resumed(id, _), let .frame(id, _, _, _), let .away(id), let .departed(id), let .cursor(id, _): id
         }
     }
@@ -59,7 +60,7 @@ public struct ClusterLogEntry: Sendable, Hashable {
     /// About how many bytes the entry takes encoded, for batching under the server's payload cap.
     public var encodedSizeEstimate: Int {
         switch event {
-        case let .joined(entry, token, verifier, activity):
+        case let .joined(entry, token, verifier, activity, _):
             96 + entry.presence.count + entry.publicKey.count + entry.displayName.utf8.count + token.count + (verifier?.count ?? 0) + activity.count
         case let .frame(_, frame, _, _): 96 + frame.payloadSize + 64
         default: 64
@@ -157,11 +158,12 @@ public enum ClusterLogCodec {
         writer.u64(entry.relay)
         writer.u64(entry.connection)
         switch entry.event {
-        case let .joined(participant, token, verifier, activity):
+        case let .joined(participant, token, verifier, activity, ticketed):
             writer.bytes.append(1)
             writer.frame(.participantJoined(sequence: 0, participant: participant))
             writer.data(token)
-            writer.bytes.append(verifier == nil ? 0 : 1)
+            // 0 joins, 1 creates, 2 creates a session whose invites expire.
+            writer.bytes.append(verifier == nil ? 0 : ticketed ? 2 : 1)
             writer.data(verifier ?? [])
             writer.data(activity)
         case let .resumed(participant, received):
@@ -194,9 +196,10 @@ public enum ClusterLogCodec {
         case 1:
             guard case let .participantJoined(_, participant) = try reader.frame() else { throw ClusterLogError("a join without its participant") }
             let token = try reader.data()
-            let creates = try reader.u8() == 1
+            let creation = try reader.u8()
             let verifier = try reader.data()
-            event = .joined(participant: participant, token: token, verifier: creates ? verifier : nil, activity: try reader.data())
+            event = .joined(participant: participant, token: token, verifier: creation != 0 ? verifier : nil, activity: try reader.data(),
+                            ticketed: creation == 2)
         case 2:
             event = .resumed(participant: try reader.uuid(), received: try reader.u64())
         case 3:

@@ -102,7 +102,7 @@ struct ClusterSessionSnapshot {
     /// The relay each participant was last admitted or resumed at, when known.
     var homes: [UUID: UInt64]
 
-    private static let version: UInt8 = 2
+    private static let version: UInt8 = 3
 
     /// The bytes of `state`, with `homes`.
     static func encode(_ state: RelaySessionState, homes: [UUID: UInt64]) -> [UInt8] {
@@ -132,6 +132,7 @@ struct ClusterSessionSnapshot {
                 writer.bytes.append(0)
             }
             writer.u64(homes[id] ?? 0)
+            writer.u64(participant.firstOrder ?? 0)
         }
         let attachments = state.attachmentOrder.compactMap { state.attachments[$0] }
         writer.u32(UInt32(attachments.count))
@@ -154,8 +155,19 @@ struct ClusterSessionSnapshot {
         }
         writer.u32(UInt32(state.former.count))
         for entry in state.former { writer.frame(.participantJoined(sequence: 0, participant: entry)) }
-        // The epoch: the creator's key, the epoch, the earlier verifiers, and who was removed.
-        writer.data(state.operatorKey ?? [])
+        // The authority: the operators' keys, the keys whose tickets admit, the statement
+        // counters, whether invites expire; then the epoch, the earlier verifiers, and who was
+        // removed.
+        writer.u32(UInt32(state.operatorKeys.count))
+        for key in state.operatorKeys { writer.data(key) }
+        writer.u32(UInt32(state.ticketKeys.count))
+        for key in state.ticketKeys { writer.data(key) }
+        writer.u32(UInt32(state.authorityCounters.count))
+        for (key, counter) in state.authorityCounters.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            writer.data(key)
+            writer.u64(counter)
+        }
+        writer.bytes.append(state.ticketed ? 1 : 0)
         writer.bytes.append(state.epoch)
         writer.u32(UInt32(state.formerKeys.count))
         for key in state.formerKeys { writer.data(key) }
@@ -194,6 +206,8 @@ struct ClusterSessionSnapshot {
                 participant.upload = upload
             }
             let home = try reader.u64()
+            let firstOrder = try reader.u64()
+            participant.firstOrder = firstOrder == 0 ? nil : firstOrder
             guard state.participants[entry.id] == nil else { throw ClusterLogError("participant \(entry.id) twice in a snapshot") }
             if home != 0 { homes[entry.id] = home }
             state.order.append(entry.id)
@@ -226,8 +240,22 @@ struct ClusterSessionSnapshot {
             guard case let .participantJoined(_, entry) = try reader.frame() else { throw ClusterLogError("a former participant without its entry") }
             state.former.append(entry)
         }
-        let operatorKey = try reader.data(limit: RelayWireLimits.publicKeyLength)
-        state.operatorKey = operatorKey.isEmpty ? nil : operatorKey
+        for _ in 0..<(try reader.u32()) {
+            guard state.operatorKeys.count < RelayCore.maximumOperatorKeys else { throw ClusterLogError("too many operator keys") }
+            state.operatorKeys.append(try reader.data(limit: RelayWireLimits.publicKeyLength))
+        }
+        for _ in 0..<(try reader.u32()) {
+            guard state.ticketKeys.count < RelayCore.maximumTicketKeys else { throw ClusterLogError("too many ticket keys") }
+            state.ticketKeys.append(try reader.data(limit: RelayWireLimits.publicKeyLength))
+        }
+        for _ in 0..<(try reader.u32()) {
+            guard state.authorityCounters.count < RelayCore.maximumAuthorityCounters else {
+                throw ClusterLogError("too many statement counters")
+            }
+            let key = try reader.data(limit: RelayWireLimits.publicKeyLength)
+            state.authorityCounters[key] = try reader.u64()
+        }
+        state.ticketed = try reader.u8() == 1
         state.epoch = try reader.u8()
         for _ in 0..<(try reader.u32()) {
             guard state.formerKeys.count < Int(UInt8.max) else { throw ClusterLogError("more earlier verifiers than epochs") }

@@ -1,0 +1,146 @@
+import Foundation
+import TandemWire
+
+// Who may rekey and remove at the relay, which reads no sealed role record: the relay keeps the
+// public keys of the session's operators (its creator's, registered when it created the
+// session, then those the operators' signed statements grant), and takes an operator's
+// statement (`RelayAuthority`) on its own signature, whichever connection carried it. The
+// participants' own rules (`RoleBook`) stay the word on the roles; the relay mirrors what it can
+// check, so that any operator can rekey or remove someone here, also once the creator has left.
+extension RelayCore {
+    /// The most operator keys the relay keeps for a session (the role book's own cap).
+    static let maximumOperatorKeys = 64
+    /// The most keys whose invite tickets a session's relay takes: operators present and past.
+    static let maximumTicketKeys = 256
+    /// The most statement counters the relay keeps for a session.
+    static let maximumAuthorityCounters = 1024
+
+    /// Takes an operator's statement from `key`'s connection, or ignores it with the reason
+    /// (`authorityRefusal`): a repeat, a statement for another session, one whose signer is no
+    /// operator here, or one whose signature does not verify changes nothing. On a cluster the
+    /// frame goes through the session's log like any other and every relay applies it at the
+    /// same place in the log (`applyFrame`), so that all agree; a snapshot carries the keys.
+    mutating func takeAuthority(_ statement: RelayAuthority, from key: ParticipantKey) -> [RelayDirective] {
+        guard let session = sessions[key.session], authorityRefusal(statement, in: session) == nil else { return [] }
+        sessions[key.session]?.authorityCounters[statement.signer] = statement.counter
+        // Bounded: past the cap, the counters of keys that are no operator's any more go (such a
+        // key's statements are refused for its role before its counter matters).
+        if session.authorityCounters.count >= Self.maximumAuthorityCounters {
+            sessions[key.session]?.authorityCounters = session.authorityCounters.filter { entry in
+                session.operatorKeys.contains { RelayAuthenticator.equal($0, entry.key) }
+            }
+            sessions[key.session]?.authorityCounters[statement.signer] = statement.counter
+        }
+        switch statement.change {
+        case let .grant(subject):
+            sessions[key.session]?.operatorKeys.append(subject)
+            if !session.ticketKeys.contains(subject), session.ticketKeys.count < Self.maximumTicketKeys {
+                sessions[key.session]?.ticketKeys.append(subject)
+            }
+            return []
+        case let .revoke(subject):
+            forgetOperator(subject, in: key.session)
+            return []
+        case .claim:
+            // The operators who left keep vouching for the invites they handed out.
+            sessions[key.session]?.operatorKeys = [statement.signer]
+            if !session.ticketKeys.contains(statement.signer), session.ticketKeys.count < Self.maximumTicketKeys {
+                sessions[key.session]?.ticketKeys.append(statement.signer)
+            }
+            return []
+        case let .epoch(epoch, verifier, removed):
+            return changeEpoch(key.session, epoch: epoch, verifier: verifier, removed: removed)
+        }
+    }
+
+    /// Why `statement` changes nothing in `session`, nil when the relay takes it. The cheap rules
+    /// come first, the signature last, so that a stranger's statements cost no signature check.
+    ///
+    /// - Every statement: for this session, its counter above the last taken from its signer,
+    ///   its signature by the signer's key.
+    /// - `grant`: the signer is an operator, the subject is not, fewer than
+    ///   `maximumOperatorKeys` are.
+    /// - `revoke`: the signer and the subject are operators, and the subject is not the last.
+    /// - `claim`: the signer is a participant present, no operator is, and the signer has been
+    ///   present longest (its first ordered record came first, then the lowest identity): the
+    ///   rule every participant applies to choose who claims (`SessionMachine.onRolesReview`).
+    /// - `epoch`: the signer is an operator, the epoch is the next one, the signer does not
+    ///   remove itself.
+    func authorityRefusal(_ statement: RelayAuthority, in session: RelaySessionState) -> String? {
+        guard statement.session == session.id else { return "a statement for another session" }
+        guard statement.counter > session.authorityCounters[statement.signer] ?? 0 else { return "a statement seen before" }
+        let isOperator = session.operatorKeys.contains { RelayAuthenticator.equal($0, statement.signer) }
+        switch statement.change {
+        case let .grant(subject):
+            guard isOperator else { return "its signer is no operator" }
+            guard subject.count == RelayWireLimits.publicKeyLength else { return "a key of the wrong size" }
+            if session.operatorKeys.contains(where: { RelayAuthenticator.equal($0, subject) }) { return "already an operator" }
+            if session.operatorKeys.count >= Self.maximumOperatorKeys { return "the session holds \(Self.maximumOperatorKeys) operators" }
+        case let .revoke(subject):
+            guard isOperator else { return "its signer is no operator" }
+            guard session.operatorKeys.contains(where: { RelayAuthenticator.equal($0, subject) }) else { return "not an operator" }
+            if session.operatorKeys.count == 1 { return "the last operator keeps the role" }
+        case .claim:
+            if isOperator { return "already an operator" }
+            guard let claimant = session.participants.values.first(where: { RelayAuthenticator.equal($0.entry.publicKey, statement.signer) }) else {
+                return "its signer is not present"
+            }
+            let present = session.participants.values
+            if present.contains(where: { participant in session.operatorKeys.contains { RelayAuthenticator.equal($0, participant.entry.publicKey) } }) {
+                return "an operator is present"
+            }
+            let heir = present.min { Self.isLongerPresent($0, than: $1) }
+            guard heir?.entry.id == claimant.entry.id else { return "another participant has been present longer" }
+        case let .epoch(epoch, verifier, removed):
+            guard isOperator else { return "its signer is no operator" }
+            guard session.epoch < .max, epoch == session.epoch + 1 else { return "not the next epoch" }
+            guard verifier.count == RelayWireLimits.publicKeyLength else { return "a verifier of the wrong size" }
+            if let removed, RelayAuthenticator.isIdentity(removed, of: statement.signer) { return "an operator cannot remove itself" }
+        }
+        guard SigningKeyPair.verify(statement.signature, of: statement.signedBytes, publicKey: statement.signer) else {
+            return "its signature does not verify"
+        }
+        return nil
+    }
+
+    /// Whether `lhs` has been present longer than `rhs`: its first ordered record came earlier
+    /// (one that ordered nothing comes last), then the lower identity, as participants compare.
+    static func isLongerPresent(_ lhs: RelaySessionState.Participant, than rhs: RelaySessionState.Participant) -> Bool {
+        let (left, right) = (lhs.firstOrder ?? .max, rhs.firstOrder ?? .max)
+        return left != right ? left < right : lhs.entry.id.uuidString < rhs.entry.id.uuidString
+    }
+
+    /// `publicKey` is an operator's no more, nor vouches for invites.
+    private mutating func forgetOperator(_ publicKey: [UInt8], in sessionID: UUID) {
+        sessions[sessionID]?.operatorKeys.removeAll { RelayAuthenticator.equal($0, publicKey) }
+        sessions[sessionID]?.ticketKeys.removeAll { RelayAuthenticator.equal($0, publicKey) }
+    }
+
+    /// An operator's removal or rekey: the relay admits joiners by the new verifier alone from
+    /// then on, so that an invite of an older epoch stops admitting, and drops `removed` (who
+    /// loses any role it held here) and refuses it.
+    private mutating func changeEpoch(_ sessionID: UUID, epoch: UInt8, verifier: [UInt8], removed: UUID?) -> [RelayDirective] {
+        guard let session = sessions[sessionID] else { return [] }
+        sessions[sessionID]?.formerKeys.append(session.key)
+        sessions[sessionID]?.key = verifier
+        sessions[sessionID]?.epoch = epoch
+        guard let removed else { return [] }
+        sessions[sessionID]?.removed.insert(removed)
+        let removedKey = session.participants[removed]?.entry.publicKey ?? session.former.first { $0.id == removed }?.publicKey
+        if let removedKey { forgetOperator(removedKey, in: sessionID) }
+        let participantKey = ParticipantKey(session: sessionID, participant: removed)
+        // What a cluster holds of it goes as a departure's would (`applyClusterEntry`, `.departed`).
+        if cluster != nil {
+            cluster?.backlog[participantKey] = nil
+            cluster?.homes[participantKey] = nil
+            cluster?.stranded.remove(participantKey)
+            cluster?.departing.remove(participantKey)
+            cluster?.submitted[participantKey] = nil
+            cluster?.cursors[participantKey] = nil
+        }
+        guard let connection = sessions[sessionID]?.participants[removed]?.connection else { return remove(participantKey) }
+        connections[connection]?.phase = .closing
+        return [.send(connection, .error(RelayFault(.removed, "an operator removed this participant from the session")))]
+            + remove(participantKey)
+    }
+}
