@@ -181,6 +181,36 @@ import TandemWire
         }
     }
 
+    @Test func whoeverGrantsRevokesOrClaimsTellsTheRelayCountedByTheRecordsOrder() throws {
+        var group = RoleTestGroup()
+        let (host, ana, ben) = (group.member(), group.member(), group.member())
+        var hostMachine = try group.joined(host, "host", creator: host, others: [(ana, "ana"), (ben, "ben")])
+        var anaMachine = try group.joined(ana, "ana", creator: host, others: [(host, "host"), (ben, "ben")])
+        var benMachine = try group.joined(ben, "ben", creator: host, others: [(host, "host"), (ana, "ana")])
+        func statements(_ directives: [SessionMachine<Quiz>.EventDirective]) -> [(RelayAuthority.Change, UInt64)] {
+            directives.compactMap { if case .announceAuthority(let change, let counter) = $0 { (change, counter) } else { nil } }
+        }
+        // The host grants Ben, then revokes him: the host alone tells the relay, naming Ben's key.
+        let grant = group.role(.grant(ben.localID), by: host)
+        let revoke = group.role(.revoke(ben.localID), by: host)
+        for record in [grant, revoke] {
+            let told = statements(hostMachine.onRelayEvent(.ordered(record), at: group.now))
+            let expected: RelayAuthority.Change = record.order == grant.order ? .grant(publicKey: ben.identity.publicKey) : .revoke(publicKey: ben.identity.publicKey)
+            #expect(told.count == 1 && told.first?.0 == expected && told.first?.1 == record.order)
+            #expect(statements(anaMachine.onRelayEvent(.ordered(record), at: group.now)).isEmpty)
+            #expect(statements(benMachine.onRelayEvent(.ordered(record), at: group.now)).isEmpty)
+        }
+        // A refused grant (Ana is no operator) tells the relay nothing, not even Ana's own.
+        let refused = group.role(.grant(ana.localID), by: ana)
+        #expect(statements(anaMachine.onRelayEvent(.ordered(refused), at: group.now)).isEmpty)
+        // The host leaves; Ana's claim, once accepted, is hers to tell.
+        _ = hostMachine
+        let claim = group.role(.claim(departed: [host.localID]), by: ana)
+        let told = statements(anaMachine.onRelayEvent(.ordered(claim), at: group.now))
+        #expect(told.count == 1 && told.first?.0 == .claim && told.first?.1 == claim.order)
+        #expect(statements(benMachine.onRelayEvent(.ordered(claim), at: group.now)).isEmpty)
+    }
+
     @Test func aParticipantNamedDepartedWhileHereTakesItsRoleBack() throws {
         var group = RoleTestGroup()
         let (host, ana) = (group.member(), group.member())
