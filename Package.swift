@@ -105,7 +105,10 @@ let package = Package(
         .testTarget(name: "TandemPlaybackTests", dependencies: ["TandemPlayback", "Tandem", "TandemNet", "TandemClock", "TandemMedia", "TandemMediaTypes", "TandemTestKit", "TandemHarness", "TandemAVFoundation"]),
         .testTarget(name: "TandemTests", dependencies: ["Tandem", "TandemNet", "TandemTestKit", "TandemHarness"]),
         .testTarget(name: "TandemMediaTests", dependencies: ["TandemMedia", "TandemMediaTypes", "TandemClock", "TandemPlayerSupport", "TandemTestKit", "TandemHarness", "TandemAVFoundation"]),
-        .testTarget(name: "TandemCLITests", dependencies: ["TandemCLI", "TandemMedia", "TandemMpv", "TandemMediaTypes", "TandemClock", "TandemTestKit", "TandemBench", "TandemIdentity", "TandemHarness"]),
+        // A relay that shows one participant a different history, run as its own process by the
+        // tests that catch one; never part of `tandem`.
+        .executableTarget(name: "TandemDivergentRelay", dependencies: ["TandemNet", "TandemWire"], path: "Tests/Doubles/DivergentRelay"),
+        .testTarget(name: "TandemCLITests", dependencies: ["TandemCLI", "TandemDivergentRelay", "TandemMedia", "TandemMpv", "TandemMediaTypes", "TandemClock", "TandemTestKit", "TandemBench", "TandemIdentity", "TandemHarness"]),
         // Streaming: its pure cores on virtual time, the HTTP server, and two sessions on a real relay.
         .testTarget(name: "StreamingTests", dependencies: ["TandemStreaming", "TandemMpv", "Tandem", "TandemNet", "TandemIdentity", "TandemPlayback", "TandemTestKit"]),
         // The party's events: every kind decoded from a recorded line and written back the same.

@@ -137,6 +137,14 @@ public struct RelayCore: Sendable {
     /// The participants of a session in the order they joined (empty if there is no such session).
     public func participants(of session: UUID) -> [UUID] { sessions[session]?.order ?? [] }
 
+    /// The display name of the participant joined on `connection` (as its hello gave it), nil
+    /// when none is: for a test double that picks a participant by name
+    /// (`RelayServer.directiveHook`).
+    package func participantName(on connection: RelayConnectionID) -> String? {
+        guard case let .joined(session, participant)? = connections[connection]?.phase else { return nil }
+        return sessions[session]?.participants[participant]?.entry.displayName
+    }
+
     /// Whether `token` belongs to a participant that is still in a session.
     public func knows(_ token: RelayToken) -> Bool { tokens[token] != nil }
 

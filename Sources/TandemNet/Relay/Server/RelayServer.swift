@@ -48,6 +48,10 @@ public final class RelayServer: @unchecked Sendable {
     /// Cluster hook (`ClusterRelay`): set before `start()`, called on the loop with
     /// what a clustered core submits to NATS.
     package var clusterOutput: (@Sendable (RelayClusterOutput) -> Void)?
+    /// Test-double hook: set before `start()`, called on the loop with the core's directives
+    /// before they are carried out, to change them (a relay that shows people different
+    /// histories, for the tests that catch one). Nothing that ships sets it.
+    package var directiveHook: (@Sendable (inout [RelayDirective], borrowing RelayCore) -> Void)?
     /// Addresses whose strangers keep being cut: their new connections are closed at accept.
     private var offenders = RelayOffenderHoldOff()
     private var offendersPruned: Int64 = 0
@@ -620,6 +624,8 @@ public final class RelayServer: @unchecked Sendable {
     }
 
     private func perform(_ directives: [RelayDirective]) {
+        var directives = directives
+        directiveHook?(&directives, core)
         // Cluster hook: what the core submitted goes to NATS (nothing on a single relay).
         if let clusterOutput, core.isClustered { takeClusterOutput(clusterOutput) }
         let configuration = core.configuration
