@@ -62,22 +62,27 @@ struct RelayAuthorityTests {
 
     @Test("an operator the creator granted removes someone after the creator left, whichever connection carries it")
     func grantedOperatorKicksAfterTheCreatorLeft() {
-        var (core, ids) = party(3)
-        let (ana, ben, cy) = (ids[0], ids[1], ids[2])
+        var (core, ids) = party(4)
+        let (ana, ben, cy, dee) = (ids[0], ids[1], ids[2], ids[3])
         let sequences = Sequences()
         let first = epoch(11)
 
         // Ben, not yet an operator, cannot move the session.
         _ = send(&core, .epoch(1, verifier: first.sessionKey.publicKey, removed: cy), by: ben, counter: 1, on: 2, sequences)
-        #expect(core.participants(of: fixture.session) == [ana, ben, cy])
+        #expect(core.participants(of: fixture.session) == [ana, ben, cy, dee])
 
-        // Ana grants Ben the role; a forged grant of Cy's, signed by Cy but claiming to be Ana's
-        // statement, does not verify.
+        // Ana grants Ben the role. A forged grant of Dee's, signed by Dee but naming Ana as its
+        // signer, does not verify: no honest client sends one, and Dee is dropped.
         _ = send(&core, .grant(publicKey: TestIdentities.key(of: ben).publicKey), by: ana, counter: 5, on: 1, sequences)
-        var forged = RelayAuthority.signed(.grant(publicKey: TestIdentities.key(of: cy).publicKey), session: fixture.session, counter: 6,
-                                           by: TestIdentities.key(of: cy))
+        var forged = RelayAuthority.signed(.grant(publicKey: TestIdentities.key(of: dee).publicKey), session: fixture.session, counter: 6,
+                                           by: TestIdentities.key(of: dee))
         forged.signer = TestIdentities.key(of: ana).publicKey
-        _ = core.onFrame(.authority(sequence: sequences.next(3), forged), from: RelayConnectionID(3), at: 1)
+        let dropped = core.onFrame(.authority(sequence: sequences.next(4), forged), from: RelayConnectionID(4), at: 1)
+        #expect(CoreAdmission.frames(dropped, to: RelayConnectionID(4)).contains {
+            if case let .error(fault) = $0 { fault.code == .protocolViolation } else { false }
+        })
+        #expect(dropped.contains { if case .close(RelayConnectionID(4)) = $0 { true } else { false } })
+        #expect(core.participants(of: fixture.session) == [ana, ben, cy])
 
         // Ana leaves; Ben removes Cy, his statement carried on Cy's own connection (the relay
         // reads the signature, not the connection).

@@ -16,27 +16,41 @@ extension RelayCore {
     static let maximumAuthorityCounters = 1024
 
     /// Takes an operator's statement from `key`'s connection, or ignores it with the reason
-    /// (`authorityRefusal`): a repeat, a statement for another session, one whose signer is no
-    /// operator here, or one whose signature does not verify changes nothing. On a cluster the
-    /// frame goes through the session's log like any other and every relay applies it at the
-    /// same place in the log (`applyFrame`), so that all agree; a snapshot carries the keys.
-    mutating func takeAuthority(_ statement: RelayAuthority, from key: ParticipantKey) -> [RelayDirective] {
-        guard let session = sessions[key.session], authorityRefusal(statement, in: session) == nil else { return [] }
+    /// (`authorityRefusal`): a repeat, a statement for another session, or one whose signer is no
+    /// operator here changes nothing. One whose signature does not verify, which no honest client
+    /// sends, is a protocol violation: its sender is dropped, so that forged statements cost the
+    /// relay one signature check per admission. On a cluster the frame goes through the session's
+    /// log like any other and every relay applies it at the same place in the log
+    /// (`applyFrame`), so that all agree; a snapshot carries the keys.
+    mutating func takeAuthority(_ statement: RelayAuthority, from key: ParticipantKey, on connection: RelayConnectionID,
+                                at now: Int64) -> [RelayDirective] {
+        // The look at the session ends before anything changes: a copy of it alive while the
+        // outboxes grow (a removal's departure) would make each append copy a whole outbox.
+        let refusal: String?
+        do {
+            guard let session = sessions[key.session] else { return [] }
+            refusal = authorityRefusal(statement, in: session)
+        }
+        switch refusal {
+        case nil:
+            break
+        case Self.unsigned?:
+            return drop(connection, fault: RelayFault(.protocolViolation, "an operator's statement whose signature does not verify"), at: now)
+        case _?:
+            return []
+        }
         sessions[key.session]?.authorityCounters[statement.signer] = statement.counter
         // Bounded: past the cap, the counters of keys that are no operator's any more go (such a
         // key's statements are refused for its role before its counter matters).
-        if session.authorityCounters.count >= Self.maximumAuthorityCounters {
-            sessions[key.session]?.authorityCounters = session.authorityCounters.filter { entry in
-                session.operatorKeys.contains { RelayAuthenticator.equal($0, entry.key) }
-            }
+        if let counters = sessions[key.session]?.authorityCounters, counters.count > Self.maximumAuthorityCounters,
+           let operators = sessions[key.session]?.operatorIDs {
+            sessions[key.session]?.authorityCounters = counters.filter { operators.contains(RelayAuthenticator.participantID(for: $0.key)) }
             sessions[key.session]?.authorityCounters[statement.signer] = statement.counter
         }
         switch statement.change {
         case let .grant(subject):
             sessions[key.session]?.operatorKeys.append(subject)
-            if !session.ticketKeys.contains(subject), session.ticketKeys.count < Self.maximumTicketKeys {
-                sessions[key.session]?.ticketKeys.append(subject)
-            }
+            vouch(for: subject, in: key.session)
             return []
         case let .revoke(subject):
             forgetOperator(subject, in: key.session)
@@ -44,13 +58,18 @@ extension RelayCore {
         case .claim:
             // The operators who left keep vouching for the invites they handed out.
             sessions[key.session]?.operatorKeys = [statement.signer]
-            if !session.ticketKeys.contains(statement.signer), session.ticketKeys.count < Self.maximumTicketKeys {
-                sessions[key.session]?.ticketKeys.append(statement.signer)
-            }
+            vouch(for: statement.signer, in: key.session)
             return []
         case let .epoch(epoch, verifier, removed):
             return changeEpoch(key.session, epoch: epoch, verifier: verifier, removed: removed)
         }
+    }
+
+    /// `publicKey`'s tickets admit from now on, while there is room.
+    private mutating func vouch(for publicKey: [UInt8], in sessionID: UUID) {
+        guard let keys = sessions[sessionID]?.ticketKeys, !keys.contains(where: { RelayAuthenticator.equal($0, publicKey) }),
+              keys.count < Self.maximumTicketKeys else { return }
+        sessions[sessionID]?.ticketKeys.append(publicKey)
     }
 
     /// Why `statement` changes nothing in `session`, nil when the relay takes it. The cheap rules
@@ -69,45 +88,50 @@ extension RelayCore {
     func authorityRefusal(_ statement: RelayAuthority, in session: RelaySessionState) -> String? {
         guard statement.session == session.id else { return "a statement for another session" }
         guard statement.counter > session.authorityCounters[statement.signer] ?? 0 else { return "a statement seen before" }
-        let isOperator = session.operatorKeys.contains { RelayAuthenticator.equal($0, statement.signer) }
+        guard statement.signer.count == RelayWireLimits.publicKeyLength else { return "a key of the wrong size" }
+        let signer = RelayAuthenticator.participantID(for: statement.signer)
+        let isOperator = session.operatorIDs.contains(signer)
         switch statement.change {
         case let .grant(subject):
             guard isOperator else { return "its signer is no operator" }
             guard subject.count == RelayWireLimits.publicKeyLength else { return "a key of the wrong size" }
-            if session.operatorKeys.contains(where: { RelayAuthenticator.equal($0, subject) }) { return "already an operator" }
+            if session.operatorIDs.contains(RelayAuthenticator.participantID(for: subject)) { return "already an operator" }
             if session.operatorKeys.count >= Self.maximumOperatorKeys { return "the session holds \(Self.maximumOperatorKeys) operators" }
         case let .revoke(subject):
             guard isOperator else { return "its signer is no operator" }
-            guard session.operatorKeys.contains(where: { RelayAuthenticator.equal($0, subject) }) else { return "not an operator" }
+            guard session.operatorIDs.contains(RelayAuthenticator.participantID(for: subject)) else { return "not an operator" }
             if session.operatorKeys.count == 1 { return "the last operator keeps the role" }
         case .claim:
             if isOperator { return "already an operator" }
-            guard let claimant = session.participants.values.first(where: { RelayAuthenticator.equal($0.entry.publicKey, statement.signer) }) else {
+            guard let claimant = session.participants[signer], RelayAuthenticator.equal(claimant.entry.publicKey, statement.signer) else {
                 return "its signer is not present"
             }
-            let present = session.participants.values
-            if present.contains(where: { participant in session.operatorKeys.contains { RelayAuthenticator.equal($0, participant.entry.publicKey) } }) {
-                return "an operator is present"
-            }
-            let heir = present.min { Self.isLongerPresent($0, than: $1) }
+            if session.operatorIDs.contains(where: { session.participants[$0] != nil }) { return "an operator is present" }
+            let heir = session.participants.values.min { Self.isLongerPresent($0, than: $1) }
             guard heir?.entry.id == claimant.entry.id else { return "another participant has been present longer" }
         case let .epoch(epoch, verifier, removed):
             guard isOperator else { return "its signer is no operator" }
             guard session.epoch < .max, epoch == session.epoch + 1 else { return "not the next epoch" }
             guard verifier.count == RelayWireLimits.publicKeyLength else { return "a verifier of the wrong size" }
-            if let removed, RelayAuthenticator.isIdentity(removed, of: statement.signer) { return "an operator cannot remove itself" }
+            if removed == signer { return "an operator cannot remove itself" }
         }
-        guard SigningKeyPair.verify(statement.signature, of: statement.signedBytes, publicKey: statement.signer) else {
-            return "its signature does not verify"
-        }
+        guard SigningKeyPair.verify(statement.signature, of: statement.signedBytes, publicKey: statement.signer) else { return Self.unsigned }
         return nil
     }
 
+    /// The refusal of a statement whose signature does not verify.
+    static let unsigned = "its signature does not verify"
+
     /// Whether `lhs` has been present longer than `rhs`: its first ordered record came earlier
-    /// (one that ordered nothing comes last), then the lower identity, as participants compare.
+    /// (one that ordered nothing comes last), then the lower identity, as participants compare
+    /// (they compare `uuidString`s, whose order is the bytes' order, which is compared here
+    /// without making strings).
     static func isLongerPresent(_ lhs: RelaySessionState.Participant, than rhs: RelaySessionState.Participant) -> Bool {
         let (left, right) = (lhs.firstOrder ?? .max, rhs.firstOrder ?? .max)
-        return left != right ? left < right : lhs.entry.id.uuidString < rhs.entry.id.uuidString
+        if left != right { return left < right }
+        return withUnsafeBytes(of: lhs.entry.id.uuid) { first in
+            withUnsafeBytes(of: rhs.entry.id.uuid) { second in first.lexicographicallyPrecedes(second) }
+        }
     }
 
     /// `publicKey` is an operator's no more, nor vouches for invites.
@@ -120,13 +144,14 @@ extension RelayCore {
     /// then on, so that an invite of an older epoch stops admitting, and drops `removed` (who
     /// loses any role it held here) and refuses it.
     private mutating func changeEpoch(_ sessionID: UUID, epoch: UInt8, verifier: [UInt8], removed: UUID?) -> [RelayDirective] {
-        guard let session = sessions[sessionID] else { return [] }
-        sessions[sessionID]?.formerKeys.append(session.key)
+        guard let former = sessions[sessionID]?.key else { return [] }
+        sessions[sessionID]?.formerKeys.append(former)
         sessions[sessionID]?.key = verifier
         sessions[sessionID]?.epoch = epoch
         guard let removed else { return [] }
         sessions[sessionID]?.removed.insert(removed)
-        let removedKey = session.participants[removed]?.entry.publicKey ?? session.former.first { $0.id == removed }?.publicKey
+        let removedKey = sessions[sessionID]?.participants[removed]?.entry.publicKey
+            ?? sessions[sessionID]?.former.first { $0.id == removed }?.publicKey
         if let removedKey { forgetOperator(removedKey, in: sessionID) }
         let participantKey = ParticipantKey(session: sessionID, participant: removed)
         // What a cluster holds of it goes as a departure's would (`applyClusterEntry`, `.departed`).

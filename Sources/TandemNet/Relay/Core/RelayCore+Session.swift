@@ -102,7 +102,7 @@ extension RelayCore {
         case let .proposal(_, retention, body):
             return order(body, retention: retention, from: key, on: connection, at: now)
         case let .authority(_, statement):
-            return takeAuthority(statement, from: key)
+            return takeAuthority(statement, from: key, on: connection, at: now)
         default:
             return drop(connection, fault: RelayFault(.protocolViolation, "frame \(frame.typeName) is not for the relay"), at: now)
         }

@@ -140,7 +140,12 @@ struct RelaySessionState: Sendable {
     /// The public keys of the session's operators as the relay knows them: its creator's, then
     /// as operators' signed statements grant, revoke and claim the role
     /// (`RelayCore+Authority.swift`). Their statements alone move the session to a new epoch.
-    var operatorKeys: [[UInt8]] = []
+    var operatorKeys: [[UInt8]] = [] {
+        didSet { operatorIDs = Set(operatorKeys.map(RelayAuthenticator.participantID(for:))) }
+    }
+    /// The identities `operatorKeys` certify, so that asking whether an operator is present
+    /// costs a lookup each, not a hash.
+    private(set) var operatorIDs: Set<UUID> = []
     /// The keys whose invite tickets admit: every key that has been an operator here, less
     /// those revoked or removed (an operator who left still vouches for the invites it handed
     /// out).
