@@ -58,7 +58,7 @@ struct BadInputIOTests {
             let port = try #require(harness.server).port
             try expectDropped(rawFrame(type: 0xEE, payload: [1, 2, 3]), port: port, mentioning: "unknown type")
             try expectDropped([0xFF, 0xFF, 0xFF, 0xF0], port: port, mentioning: "over the limit")
-            try expectVersionRefused(9, port: port)
+            try expectVersionRefused(RelayFrame.version + 1, port: port)
             try expectVersionRefused(2, port: port)
             try expectVersionRefused(3, port: port)
             // Every version this build no longer speaks, the newest of them included.
