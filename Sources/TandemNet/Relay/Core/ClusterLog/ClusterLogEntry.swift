@@ -104,7 +104,7 @@ public struct ClusterLogError: Error, Sendable, CustomStringConvertible {
 /// The bytes of log messages: a batch of entries per JetStream message (all of one session, in
 /// the order they apply), and datagrams. Frames inside use the relay protocol's own encoding.
 public enum ClusterLogCodec {
-    private static let batchMagic: [UInt8] = [0x54, 0x4C, 1] // "TL", version 1
+    private static let batchMagic: [UInt8] = [0x54, 0x4C, 2] // "TL", version 2: a creation says whether invites expire
     private static let datagramMagic: [UInt8] = [0x54, 0x44, 1] // "TD", version 1
     /// The most entries one message holds.
     public static let maximumBatch = 4096
