@@ -39,9 +39,10 @@ public struct RelayAdversarialBenchmark: Sendable {
     /// benchmark creates and removes (`RelayAttackerBudget`); nil leaves them uncapped.
     public var attackerCPUShare: Double? = 0.5
     /// Whether the relay runs in its measuring mode (`tandem serve --measure-kernel`), so that
-    /// each run reports what the relay forwarded by the kernel's clocks: arrival to each send,
-    /// the attackers' records included (`RelayServeStamps`). A relay build without the mode is
-    /// run without it.
+    /// each run reports what the relay forwarded by the kernel's clocks: arrival to each send of
+    /// the honest records, those that arrive from 127.0.0.1 (`--measure-only-from`), copied to
+    /// the honest participants (`RelayServeStamps`). A relay build without the mode is run
+    /// without it.
     public var measuresKernelTimestamps = false
 
     /// A benchmark running `executable serve` as its relay.
@@ -66,7 +67,7 @@ public struct RelayAdversarialBenchmark: Sendable {
         let relay = try WatchProcess(executable: relayPath,
                                      arguments: ["serve", "--bind", "127.0.0.1", "--port", "0",
                                                  "--max-sessions-per-address", "1000000", "--max-connections-per-address", "1000000"]
-                                         + perSource + priorityArguments + (measuring ? ["--measure-kernel"] : []),
+                                         + perSource + priorityArguments + (measuring ? ["--measure-kernel", "--measure-only-from", "127.0.0.1"] : []),
                                      name: "relay", acceptsCommands: measuring)
         defer { relay.kill() }
         guard let line = relay.waitForLine(startingWith: "relay listening on", timeout: 20),

@@ -149,9 +149,9 @@ extension RelayBenchmarkTable {
         }
         if report.runs.contains(where: { $0.relayKernel != nil }) {
             lines.append("")
-            lines.append("  the relay's own latency by the kernel's clocks (`serve --measure-kernel`; arrival of a record to each copy "
-                + "leaving through the device, every record the relay forwarded in the run, the attackers' included), "
-                + "and its loop thread's CPU per honest delivery:")
+            lines.append("  the relay's own latency by the kernel's clocks (`serve --measure-kernel --measure-only-from 127.0.0.1`: "
+                + "arrival of an honest record to each copy to an honest participant leaving through the device), "
+                + "and its loop thread's CPU (serving the attackers too) per honest delivery:")
             for run in report.runs {
                 guard let kernel = run.relayKernel else { continue }
                 var line = "    \(pad(run.name, 18)) \(kernel.records) records, \(kernel.copies) copies; arrival → sent p50 "

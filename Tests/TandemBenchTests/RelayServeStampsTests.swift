@@ -40,25 +40,9 @@ import TandemNet
 /// the last.
 @Suite struct RelayServeStampsProcessTests {
     @Test func theRelayProcessAnswersWithWhatItForwardedSinceTheLastReading() async throws {
-        let relay = try WatchProcess(executable: TandemProcess.executablePath,
-                                     arguments: ["serve", "--bind", "127.0.0.1", "--port", "0", "--measure-kernel"],
-                                     name: "relay", acceptsCommands: true)
+        let (relay, sender, receiver) = try await pairSending(5, measuring: ["--measure-kernel"])
         defer { relay.kill() }
-        let line = try #require(relay.waitForLine(startingWith: "relay listening on", timeout: 20), "\(relay.standardError)")
-        let address = try #require(line.split(separator: " ").first { $0.hasPrefix("127.0.0.1:") }.map(String.init))
-        let port = try SocketAddress(parsing: address).port
-        let connector = NetworkRelayConnector(host: "127.0.0.1", port: port)
-        let recorder = RelayDeliveryRecorder(clock: SystemClock())
-        let session = UUID()
-        let helper = RelayBenchmark()
-        let sender = try await connector.join(helper.request(session, "sender", create: true))
-        let receiver = try await connector.join(helper.request(session, "receiver", create: false))
-        recorder.follow(receiver)
-
         let messages = 5
-        for _ in 0..<messages { try sender.send(recorder.body(phase: 40), to: .everyone, reliable: true) }
-        #expect(await recorder.wait(for: 40, expected: messages, timeout: .seconds(10)) == messages)
-
         let first = try #require(reading(relay, answer: 1), "\(relay.lines)")
         #expect(first.cost.records >= messages)
         #expect(first.cost.copies >= messages)
@@ -72,6 +56,35 @@ import TandemNet
         #expect((second.loopCPUSeconds ?? 0) >= (first.loopCPUSeconds ?? 0))
         await sender.leave()
         await receiver.leave()
+    }
+
+    @Test func onlyTheConnectionsFromTheNamedHostAreStamped() async throws {
+        let (relay, sender, receiver) = try await pairSending(5, measuring: ["--measure-kernel", "--measure-only-from", "127.0.0.9"])
+        defer { relay.kill() }
+        let answer = try #require(reading(relay, answer: 1), "\(relay.lines)")
+        #expect(answer.cost.records == 0 && answer.cost.copies == 0, "the pair connected from 127.0.0.1")
+        await sender.leave()
+        await receiver.leave()
+    }
+
+    /// A relay started with `measuring`'s options, and two participants of one session that
+    /// have sent `messages` reliable messages from the first to the second, all read.
+    private func pairSending(_ messages: Int, measuring: [String]) async throws -> (WatchProcess, any RelayLink, any RelayLink) {
+        let relay = try WatchProcess(executable: TandemProcess.executablePath,
+                                     arguments: ["serve", "--bind", "127.0.0.1", "--port", "0"] + measuring,
+                                     name: "relay", acceptsCommands: true)
+        let line = try #require(relay.waitForLine(startingWith: "relay listening on", timeout: 20), "\(relay.standardError)")
+        let address = try #require(line.split(separator: " ").first { $0.hasPrefix("127.0.0.1:") }.map(String.init))
+        let connector = NetworkRelayConnector(host: "127.0.0.1", port: try SocketAddress(parsing: address).port)
+        let recorder = RelayDeliveryRecorder(clock: SystemClock())
+        let session = UUID()
+        let helper = RelayBenchmark()
+        let sender = try await connector.join(helper.request(session, "sender", create: true))
+        let receiver = try await connector.join(helper.request(session, "receiver", create: false))
+        recorder.follow(receiver)
+        for _ in 0..<messages { try sender.send(recorder.body(phase: 40), to: .everyone, reliable: true) }
+        #expect(await recorder.wait(for: 40, expected: messages, timeout: .seconds(10)) == messages)
+        return (relay, sender, receiver)
     }
 
     /// Asks for a reading and waits at most 10 s for answer number `answer`.

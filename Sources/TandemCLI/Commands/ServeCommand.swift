@@ -39,7 +39,7 @@ struct ServeCommand: Command {
     static let usage = "serve [--port P] [--bind HOST] [--session-epoch random|NS] [--clock-offset SECONDS] [--clock-drift-ppm PPM] "
         + "[--stats-interval SECONDS] [--priority normal|high|realtime] [--writer-threads 1|2 (\(defaultWriterThreads))] [--cluster nats://HOST:PORT[,HOST:PORT...]] "
         + "[--cluster-credentials FILE] [--advertise HOST] "
-        + "[--measure-kernel] [--cluster-load-cap N (16)] [--cluster-purge-delay SECONDS (60)] [--cluster-session-log SIZE (256M)] [--cluster-compaction SIZE (16M)] [--cluster-stream-limit SIZE (8G)] "
+        + "[--measure-kernel [--measure-only-from HOST]] [--cluster-load-cap N (16)] [--cluster-purge-delay SECONDS (60)] [--cluster-session-log SIZE (256M)] [--cluster-compaction SIZE (16M)] [--cluster-stream-limit SIZE (8G)] "
         + RelayLimitOptions.usage
     static let summary = "run a relay (TCP and UDP on one port, default 0.0.0.0:\(defaultPort)) until interrupted"
 
@@ -60,7 +60,8 @@ struct ServeCommand: Command {
                                                                                        "idle-exit", "record", "clock-offset", "clock-drift-ppm", "priority",
                                                                                        "cluster", "advertise", "writer-threads", "cluster-load-cap",
                                                                                        "cluster-purge-delay", "cluster-credentials",
-                                                                                       "cluster-session-log", "cluster-stream-limit", "cluster-compaction"]),
+                                                                                       "cluster-session-log", "cluster-stream-limit", "cluster-compaction",
+                                                                                       "measure-only-from"]),
                                     flags: ["measure-kernel"])
         try options.expectPositionals(atMost: 0)
         let address = try listenAddress(options, defaultPort: defaultPort)
@@ -120,7 +121,9 @@ struct ServeCommand: Command {
             }
         }
         let measuring = options.flags.contains("measure-kernel")
-        if measuring { server.measureKernelTimestamps() }
+        let measuredHost = options.value("measure-only-from")
+        if measuredHost != nil, !measuring { throw CLIError.usage("--measure-only-from goes with --measure-kernel") }
+        if measuring { server.measureKernelTimestamps(from: measuredHost.map { [$0] }) }
         do {
             try server.start(priority: priority)
         } catch {
