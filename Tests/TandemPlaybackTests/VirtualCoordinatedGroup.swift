@@ -33,11 +33,34 @@ struct WorldLocalClock: MonotonicDerivedClock {
 /// runs there, through the same adapter (`LoopScheduler`) as over a session.
 final class LinkChannel: CoordinationChannel, @unchecked Sendable {
     let participant: VirtualRelayWorld.Participant
+    /// The loop the coordinator runs on: the participant's, unless a test gives another view of it.
+    let loop: any SerialEventLoop
+    /// The channel's calls the coordinator made to check and send a request, each with whether it
+    /// came on the participant's loop.
+    let calls = Mutex<[Call]>([])
+    /// What the session's policy refuses, when a test sets it.
+    let refusal = Mutex<ProposalRejection?>(nil)
 
-    init(_ participant: VirtualRelayWorld.Participant) { self.participant = participant }
+    /// A call of the channel's, as `calls` keeps it.
+    struct Call: Equatable {
+        enum Kind: Equatable { case policy, propose }
+        let kind: Kind
+        let onLoop: Bool
+    }
+
+    init(_ participant: VirtualRelayWorld.Participant, loop: (any SerialEventLoop)? = nil) {
+        self.participant = participant
+        self.loop = loop ?? participant.loop
+    }
 
     func propose(_ proposal: PlaybackProposal) throws {
+        calls.withLock { $0.append(Call(kind: .propose, onLoop: participant.loop.inLoop)) }
         try participant.link.sendOrdered(Array(try JSONEncoder().encode(proposal)), retention: .playback)
+    }
+
+    func policyRejection(of proposal: PlaybackProposal) -> ProposalRejection? {
+        calls.withLock { $0.append(Call(kind: .policy, onLoop: participant.loop.inLoop)) }
+        return refusal.withLock { $0 }
     }
 
     func publish(_ snapshot: CoordinationSnapshot) throws {
@@ -60,7 +83,7 @@ final class LinkChannel: CoordinationChannel, @unchecked Sendable {
         }
     }
 
-    var executor: (any CoordinatorExecutor)? { LoopScheduler(loop: participant.loop) }
+    var executor: (any CoordinatorExecutor)? { LoopScheduler(loop: loop) }
     var clock: (any SessionClockSource)? { WorldSessionClock(clock: participant.clock) }
     var localClock: any MonotonicDerivedClock { WorldLocalClock(clock: participant.clock) }
 }

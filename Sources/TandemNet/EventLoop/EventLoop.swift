@@ -202,6 +202,12 @@ package final class EventLoop: SerialEventLoop, @unchecked Sendable {
         return thread != 0 && pthread_equal(pthread_t(thread), pthread_self()) != 0
     }
 
+    /// Whether the loop's thread runs and the caller is another thread.
+    package var drivenElsewhere: Bool {
+        let thread = loopThread.load(ordering: .acquiring)
+        return thread != 0 && pthread_equal(pthread_t(thread), pthread_self()) == 0
+    }
+
     /// Traps, in debug builds, unless the caller runs on the loop's thread or no loop thread runs
     /// (before `start`, after `stop`): what every loop-only method checks.
     package func preconditionInLoop(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
