@@ -188,10 +188,10 @@ extension PlaybackCoordinator {
             effects += input(&machine, now)
             run.machine = machine
             // Published for the synchronous API, unless a newer run took over meanwhile.
-            guard let readers = self.view.withLock({ view -> [AsyncStream<Event>.Continuation]? in
+            guard let readers = self.view.withLock({ view -> [@Sendable (Event) -> Void]? in
                 guard view.generation == run.generation else { return nil }
                 view.machine = machine
-                return Array(view.eventReaders.values)
+                return view.eventSinks
             }) else { return }
             if machine.core.timeline != self.timeline { self.timeline = machine.core.timeline }
             self.carryOut(effects, of: run, readers: readers)
@@ -199,7 +199,7 @@ extension PlaybackCoordinator {
     }
 
     /// Carries out a step's effects, on the run's executor.
-    private func carryOut(_ effects: [Effect], of run: CoordinationRun, readers: [AsyncStream<Event>.Continuation]) {
+    private func carryOut(_ effects: [Effect], of run: CoordinationRun, readers: [@Sendable (Event) -> Void]) {
         run.executor.preconditionCurrent()
         let generation = run.generation
         for effect in effects {
@@ -238,7 +238,7 @@ extension PlaybackCoordinator {
                     }
                 }
             case .emit(let event):
-                for reader in readers { reader.yield(event) }
+                for reader in readers { reader(event) }
             case .abandon:
                 // The player may still complete it: the completion is then ignored.
                 break

@@ -139,6 +139,11 @@ final class ScriptedPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     }
 }
 
+/// A coordinator's events, taken on the loop as they happen.
+final class EventLog: Sendable {
+    let events = Mutex<[CoordinationCore.Event]>([])
+}
+
 /// Participants of a `VirtualRelayWorld`, each a real `PlaybackCoordinator` shell given no
 /// scheduler over a `LinkChannel`, so running on the participant's view of the world's loop as a
 /// session's coordinator runs on its participant's loop, driving a `ScriptedPlayer`: the
@@ -150,7 +155,11 @@ final class VirtualCoordinatedGroup: @unchecked Sendable {
         let scheduler: LoopCoordinatorScheduler
         let coordinator: PlaybackCoordinator
         let player: ScriptedPlayer
+        /// Every event the coordinator reported, as it reported it on the loop.
+        let log: EventLog
         var id: UUID { participant.id }
+        /// The events so far, oldest first.
+        var events: [CoordinationCore.Event] { log.events.withLock { $0 } }
         /// The session instant at host instant `host` of this member.
         func sessionTime(atHost host: HostInstant) -> SessionInstant {
             SessionInstant(nanoseconds: participant.clock.baseTime(atLocal: host.nanoseconds))
@@ -174,9 +183,11 @@ final class VirtualCoordinatedGroup: @unchecked Sendable {
         let player = ScriptedPlayer(item: item, identity: identity, scheduler: scheduler, completionDelay: completionDelay,
                                     loop: participant.loop)
         let coordinator = PlaybackCoordinator(delegate: player, waitsForPreroll: waitsForPreroll)
+        let log = EventLog()
+        coordinator.observeEvents { event in log.events.withLock { $0.append(event) } }
         coordinator.coordinate(over: LinkChannel(participant))
         coordinator.reportDelegateItem()
-        let member = Member(participant: participant, scheduler: scheduler, coordinator: coordinator, player: player)
+        let member = Member(participant: participant, scheduler: scheduler, coordinator: coordinator, player: player, log: log)
         members.append(member)
         return member
     }
