@@ -1,11 +1,11 @@
 import Foundation
 import Testing
-@testable import Tandem
+import Tandem
 import TandemNet
 import TandemTestKit
 
 /// The GroupActivities model with whole participants in virtual time: real `GroupSession`s over
-/// a `VirtualRelayWorld` (`VirtualSessions`), the lifecycle, messages and their limits, each
+/// a `VirtualRelayWorld` (`VirtualSessions` in TandemTestKit), the lifecycle, messages and their limits, each
 /// deterministic, with no sleep and no poll. (`SessionIOTests` runs messages and the journal on
 /// the in-memory relay's thread and on the real relay over loopback, for the wiring.)
 @Suite struct VirtualSessionTests {
@@ -17,7 +17,7 @@ import TandemTestKit
     }
 
     @Test func lifecycleJoinLeaveAndEnd() async throws {
-        let sessions = VirtualSessions()
+        let sessions = VirtualSessions(activity: Quiz(topic: "rivers"))
         defer { sessions.shutdown() }
         let host = try sessions.join("host").session
         #expect(host.state.isJoined)
@@ -57,14 +57,14 @@ import TandemTestKit
 
     @Test(arguments: [GroupSessionMessenger.DeliveryMode.reliable, .unreliable])
     func messagesReachAllOneOrASet(mode: GroupSessionMessenger.DeliveryMode) async throws {
-        let sessions = VirtualSessions()
+        let sessions = VirtualSessions(activity: Quiz(topic: "rivers"))
         defer { sessions.shutdown() }
         let (host, ana, ben) = (try sessions.join("host").session, try sessions.join("ana").session, try sessions.join("ben").session)
         sessions.run(for: 100)
         #expect([host, ana, ben].allSatisfy { $0.activeParticipants.count == 3 })
         let messengers = [host, ana, ben].map { GroupSessionMessenger(session: $0, deliveryMode: mode) }
         let inboxes = messengers.map { $0.messages(of: Answer.self) }
-        sessions.world.run()
+        sessions.run()
         try await messengers[0].send(Answer(question: 1, text: "to all"))
         try await messengers[0].send(Answer(question: 2, text: "to ana"), to: .only(ana.localParticipant))
         try await messengers[1].send(Answer(question: 3, text: "to a set"), to: .only([host.localParticipant, ben.localParticipant]))
@@ -81,7 +81,7 @@ import TandemTestKit
     }
 
     @Test func reliableMessagesArriveInOrderWithoutLoss() async throws {
-        let sessions = VirtualSessions()
+        let sessions = VirtualSessions(activity: Quiz(topic: "rivers"))
         defer { sessions.shutdown() }
         let host = try sessions.join("host").session
         let ana = try sessions.join("ana").session
@@ -89,12 +89,12 @@ import TandemTestKit
         #expect(host.activeParticipants.count == 2)
         let inbox = GroupSessionMessenger(session: ana).messages(of: Answer.self)
         let messenger = GroupSessionMessenger(session: host)
-        sessions.world.run()
+        sessions.run()
         for question in 0..<500 {
             try await messenger.send(Answer(question: question, text: String(repeating: "x", count: question)))
             // The loop takes what was sent as a running loop would, so that the link's queue
             // stays within its bounds.
-            if question % 50 == 49 { sessions.world.run() }
+            if question % 50 == 49 { sessions.run() }
         }
         sessions.run(for: 1_000)
         ana.leave()
@@ -104,14 +104,14 @@ import TandemTestKit
     }
 
     @Test func oversizedMessagesAreRefusedBeforeSending() async throws {
-        let sessions = VirtualSessions()
+        let sessions = VirtualSessions(activity: Quiz(topic: "rivers"))
         defer { sessions.shutdown() }
         let host = try sessions.join("host").session
         let ana = try sessions.join("ana").session
         sessions.run(for: 100)
         let inbox = GroupSessionMessenger(session: ana).messages(of: Answer.self)
         let messenger = GroupSessionMessenger(session: host)
-        sessions.world.run()
+        sessions.run()
         let huge = Answer(question: 0, text: String(repeating: "y", count: 256 * 1024))
         let refusal = await #expect(throws: GroupSessionError.self) { try await messenger.send(huge) }
         #expect(refusal?.code == .tooLarge)
