@@ -14,20 +14,11 @@ import TandemTestKit
 /// with a `PlaybackCoordinator` coordinating with it on the loop and a scripted player; the flood
 /// runs at 100 records a second of virtual time, deterministically.
 @Suite struct PlaceholderFloodTests {
-    /// `member`'s coordinator, coordinating with its session, and the scripted player it drives.
-    static func coordinated(_ member: VirtualSessions<WatchTogether>.Member, identity: String) -> (PlaybackCoordinator, ScriptedPlayer) {
-        let player = ScriptedPlayer(item: "film", identity: identity, scheduler: LoopCoordinatorScheduler(loop: member.participant.loop),
-                                    loop: member.participant.loop)
-        let coordinator = PlaybackCoordinator(delegate: player)
-        coordinator.coordinateWithSession(member.session)
-        return (coordinator, player)
-    }
-
     @Test func aLateJoinerAdoptsTheTimelineWhileAnInviteeFloodsUnopenableRecords() throws {
         let sessions = VirtualSessions(activity: WatchTogether(item: "film"))
         defer { sessions.shutdown() }
-        let hostMember = try sessions.join("host")
-        let (host, hostPlayer) = Self.coordinated(hostMember, identity: "d=3600.000;h=aa")
+        let hostParticipant = SessionParticipant(try sessions.join("host"), identity: "d=3600.000;h=aa")
+        let (hostMember, host, hostPlayer) = (hostParticipant.member, hostParticipant.coordinator, hostParticipant.player)
         sessions.run()
         try host.transitionToItem(identifier: "film")
         host.coordinateSeek(to: ItemTime(nanoseconds: 7_000_000_000))
@@ -52,7 +43,8 @@ import TandemTestKit
         #expect(host.timeline.version >= 120)
 
         let started = sessions.world.now
-        let (ana, anaPlayer) = Self.coordinated(try sessions.join("ana"), identity: "d=3600.000;h=aa")
+        let anaParticipant = SessionParticipant(try sessions.join("ana"), identity: "d=3600.000;h=aa")
+        let (ana, anaPlayer) = (anaParticipant.coordinator, anaParticipant.player)
         // Adopted: her published timeline is the group's, past a hundred of the invitee's
         // records, while the flood goes on.
         func adopted() -> Bool {

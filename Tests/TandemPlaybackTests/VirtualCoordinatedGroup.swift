@@ -200,3 +200,33 @@ final class VirtualCoordinatedGroup: @unchecked Sendable {
     /// Stops the relay.
     func shutdown() { world.shutdown() }
 }
+
+/// A participant of `VirtualSessions` whose `PlaybackCoordinator` coordinates with its session
+/// (`coordinateWithSession`, so on the session's loop, through `SessionChannel`), driving a
+/// `ScriptedPlayer`, its events logged as they happen: a whole participant in virtual time.
+struct SessionParticipant {
+    let member: VirtualSessions<WatchTogether>.Member
+    let coordinator: PlaybackCoordinator
+    let player: ScriptedPlayer
+    let log: EventLog
+    var session: GroupSession<WatchTogether> { member.session }
+    /// The coordinator's events so far, oldest first.
+    var events: [CoordinationCore.Event] { log.events.withLock { $0 } }
+    /// The reasons of the proposals the coordinator rejected so far, in order.
+    var rejections: [ProposalRejection.Reason] {
+        events.compactMap { if case .proposalRejected(let rejection, _, _) = $0 { rejection.reason } else { nil } }
+    }
+
+    /// `member` with a coordinator coordinating with its session and a player on `item`.
+    init(_ member: VirtualSessions<WatchTogether>.Member, item: String? = "film", identity: String? = "d=60.000;h=aa",
+         waitsForPreroll: Bool = true) {
+        self.member = member
+        player = ScriptedPlayer(item: item, identity: identity, scheduler: LoopCoordinatorScheduler(loop: member.participant.loop),
+                                loop: member.participant.loop)
+        coordinator = PlaybackCoordinator(delegate: player, waitsForPreroll: waitsForPreroll)
+        let log = EventLog()
+        coordinator.observeEvents { event in log.events.withLock { $0.append(event) } }
+        self.log = log
+        coordinator.coordinateWithSession(member.session)
+    }
+}
