@@ -47,8 +47,9 @@ public final class VirtualSessions<Activity: GroupActivity>: @unchecked Sendable
     public static var millisecond: Int64 { 1_000_000 }
     /// The world: the in-memory relay and the links, on one embedded loop.
     public let world: VirtualRelayWorld
-    /// The session's invite.
-    public let invitation: Invitation
+    /// The session's invite; it names its creator (the first participant, the first operator)
+    /// once that one has joined.
+    public private(set) var invitation: Invitation
     /// The participants so far, in the order they came.
     public private(set) var members: [Member] = []
     private let activity: Activity
@@ -71,6 +72,7 @@ public final class VirtualSessions<Activity: GroupActivity>: @unchecked Sendable
     public func join(_ name: String, joining: Bool = true,
                      lifetimePolicy: GroupActivityMetadata.LifetimePolicy = .automatic) throws -> Member {
         let identity = SigningKeyPair(seed: (0..<32).map { _ in UInt8(truncatingIfNeeded: seeds.next()) })
+        if members.isEmpty { invitation.creator = RelayAuthenticator.participantID(for: identity.publicKey) }
         let credentials = SessionCredentials(invitation: invitation, identity: identity)
         let participant = try world.join(name, activity: try credentials.sealedDescription(of: activity),
                                          presence: credentials.presence(name: name), identity: identity)
