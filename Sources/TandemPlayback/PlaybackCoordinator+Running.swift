@@ -114,7 +114,9 @@ extension PlaybackCoordinator {
     /// check it (and against the session's policy), sealed and sent for ordering, in one call
     /// on the run's loop; the machine takes it when it comes back in the group's order. A call
     /// from another thread hops onto the loop and waits for it there, so that a refusal is
-    /// thrown to the caller; a call on the loop (a delegate's) runs at once. A run on an executor
+    /// thrown to the caller; a call on the loop (a delegate's) runs at once. A caller on another
+    /// participant's loop waits for this one, so two loops must not ask each other's
+    /// coordinators at once. A run on an executor
     /// that cannot tell where its caller runs (a coordination medium's queue, a scheduler a
     /// program gave) is checked on the caller's thread against the machine as the run last
     /// published it, then sent.
