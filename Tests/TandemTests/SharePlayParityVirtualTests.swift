@@ -6,8 +6,8 @@ import TandemTestKit
 
 /// What must be as SharePlay's, with whole participants in virtual time (`VirtualSessions`):
 /// message routes by type and identifier, and activity changes that settle alike for everyone.
-/// Deterministic, with no sleep and no poll. (`SharePlayParityIOTests` keeps an activity
-/// assigned while joined on both transports, for the wiring, and what goes through the center.)
+/// Deterministic, with no sleep and no poll. (`SharePlayParityIOTests` keeps what goes through
+/// the activity center.)
 @Suite struct SharePlayParityTests {
     @Test func typesOfTheSameNameNeverCollideAndIdentifiersRouteAcrossTypes() async throws {
         let sessions = VirtualSessions(activity: Quiz(topic: "rivers"))
