@@ -16,7 +16,7 @@ import TandemNet
 /// lifetime policy given rather than read asynchronously from the activity's metadata
 /// (`GroupSession.join(lifetimePolicy:)`). Clocks have no offset nor drift: the loop's clock is
 /// every participant's. Drive it from one thread.
-public final class VirtualSessions<Activity: GroupActivity>: @unchecked Sendable {
+public final class VirtualSessions<Activity: GroupActivity> {
     /// A participant: its session, its link in the world and its activity center.
     public struct Member: Sendable {
         /// Its session.
