@@ -15,6 +15,15 @@ extension HeadlessPlayer {
         seek(to: nanoseconds)
     }
 
+    /// Moves to `time` within the tolerances given, as AVPlayer's
+    /// `seek(to:toleranceBefore:toleranceAfter:)`: the built-in player always lands exactly on
+    /// `time` (it decodes from the key frame before it and presents from `time` on), which every
+    /// tolerance admits, so this is `seek(to:)`. Negative or invalid tolerances are ignored for the
+    /// same reason.
+    public func seek(to time: CMTime, toleranceBefore: CMTime, toleranceAfter: CMTime) {
+        seek(to: time)
+    }
+
     /// The current media time, as AVPlayer's `currentTime()`: `mediaTime()` now, in nanoseconds
     /// (`timescale` 1,000,000,000), exactly.
     public func currentTime() -> CMTime {

@@ -38,6 +38,12 @@ public struct RelayAdversarialBenchmark: Sendable {
     /// The share of one processor the attackers' process may use, enforced by a CPU cgroup the
     /// benchmark creates and removes (`RelayAttackerBudget`); nil leaves them uncapped.
     public var attackerCPUShare: Double? = 0.5
+    /// Whether the relay runs in its measuring mode (`tandem serve --measure-kernel`), so that
+    /// each run reports what the relay forwarded by the kernel's clocks: arrival to each send of
+    /// the honest records, those that arrive from 127.0.0.1 (`--measure-only-from`), copied to
+    /// the honest participants (`RelayServeStamps`). A relay build without the mode is run
+    /// without it.
+    public var measuresKernelTimestamps = false
 
     /// A benchmark running `executable serve` as its relay.
     public init(executable: String) { self.executable = executable }
@@ -53,13 +59,16 @@ public struct RelayAdversarialBenchmark: Sendable {
         // would meet those caps first.
         let relayPath = relayExecutable ?? executable
         // A build from before the per-source caps (run with `--relay-executable`) has no such flags.
-        let perSource = RelayAdversarialBenchmark.serveHelp(relayPath).contains("--proofs-per-source")
+        let serveHelp = RelayAdversarialBenchmark.serveHelp(relayPath)
+        let perSource = serveHelp.contains("--proofs-per-source")
             ? ["--proofs-per-source", "1000000", "--max-unauthenticated-per-source", "1000"] : []
+        let measuring = measuresKernelTimestamps && serveHelp.contains("--measure-kernel")
+        if measuresKernelTimestamps && !measuring { progress("the relay build has no --measure-kernel: its kernel timestamps are not taken") }
         let relay = try WatchProcess(executable: relayPath,
                                      arguments: ["serve", "--bind", "127.0.0.1", "--port", "0",
                                                  "--max-sessions-per-address", "1000000", "--max-connections-per-address", "1000000"]
-                                         + perSource + priorityArguments,
-                                     name: "relay", acceptsCommands: false)
+                                         + perSource + priorityArguments + (measuring ? ["--measure-kernel", "--measure-only-from", "127.0.0.1"] : []),
+                                     name: "relay", acceptsCommands: measuring)
         defer { relay.kill() }
         guard let line = relay.waitForLine(startingWith: "relay listening on", timeout: 20),
               let text = line.split(separator: " ").first(where: { $0.hasPrefix("127.0.0.1:") }),
@@ -67,6 +76,7 @@ public struct RelayAdversarialBenchmark: Sendable {
             throw RelayBenchmarkError("the relay printed no address: \(relay.standardError)")
         }
         let memory = RelayProcessMemory(pid: relay.processIdentifier)
+        let stamped = measuring ? relay : nil
         let connector = NetworkRelayConnector(host: "127.0.0.1", port: port)
         let recorder = RelayDeliveryRecorder(clock: SystemClock())
         let helper = RelayBenchmark()
@@ -84,7 +94,7 @@ public struct RelayAdversarialBenchmark: Sendable {
         progress("quiet: \(broadcasts) reliable broadcasts")
         var phase: UInt8 = 10
         var runs = [try await measure("quiet", plan: nil, links: links, phase: phase, port: port, memory: memory,
-                                      recorder: recorder, progress: progress)]
+                                      stamped: stamped, recorder: recorder, progress: progress)]
         // The never-reading and memory attacks last of the single ones: what they make the relay
         // hold may stay resident after them, and would cloud the memory of the runs after them.
         let singles: [RelayAttackPlan.Kind] = [.partialFrames, .datagrams, .idleSockets, .fanOut, .neverReading, .memoryHog]
@@ -95,14 +105,14 @@ public struct RelayAdversarialBenchmark: Sendable {
             let attack = kind.map { plan.only($0) } ?? plan
             progress("attack \(name): \(attack.connections) attacking connections for \(rampUp) before the honest load, then \(broadcasts) broadcasts")
             runs.append(try await measure(name, plan: attack, kind: kind, links: links, phase: phase, port: port, memory: memory,
-                                          recorder: recorder, progress: progress))
+                                          stamped: stamped, recorder: recorder, progress: progress))
         }
         // The machine is shared and noisy: the quiet load again, after every attack, shows how
         // far the quiet figure itself moves within one sitting.
         phase += 1
         progress("quiet again: \(broadcasts) reliable broadcasts")
         runs.append(try await measure("quiet, after", plan: nil, links: links, phase: phase, port: port, memory: memory,
-                                      recorder: recorder, progress: progress))
+                                      stamped: stamped, recorder: recorder, progress: progress))
         progress("uploads of \(uploadSizes.map { "\($0 >> 20) MiB" }.joined(separator: ", ")), one at a time")
         let uploads = await uploadCosts(uploadSizes, link: links[0], memory: memory)
         progress("leaving")
@@ -113,10 +123,11 @@ public struct RelayAdversarialBenchmark: Sendable {
                                       relayAliveAfterAttack: memory.isAlive, memoryBudget: memoryBudget, uploads: uploads)
     }
 
-    /// One run of the honest load, under `plan`'s attack when there is one.
+    /// One run of the honest load, under `plan`'s attack when there is one; `stamped` is the
+    /// relay when it runs in its measuring mode.
     private func measure(_ name: String, plan: RelayAttackPlan?, kind: RelayAttackPlan.Kind? = nil, links: [any RelayLink],
                          phase: UInt8, port: UInt16,
-                         memory: RelayProcessMemory, recorder: RelayDeliveryRecorder,
+                         memory: RelayProcessMemory, stamped: WatchProcess?, recorder: RelayDeliveryRecorder,
                          progress: @Sendable (String) -> Void) async throws -> RelayAdversarialReport.Run {
         let before = memory.resident
         var attackers: WatchProcess?
@@ -157,8 +168,13 @@ public struct RelayAdversarialBenchmark: Sendable {
         if plan != nil { try await Task.sleep(for: rampUp) }
         let relayCPUBefore = memory.threadCPUSeconds
         let attackersCPUBefore = attackers.map { RelayProcessMemory(pid: $0.processIdentifier).threadCPUSeconds }
+        let stampsBefore = stamped.flatMap(Self.stampReading)
         let latency = try await broadcast(from: links[0], phase: phase, recorder: recorder)
         let relayCPU = memory.threadCPUSeconds - relayCPUBefore
+        var kernel = stamped.flatMap(Self.stampReading).flatMap { after in
+            stampsBefore.map { RelayServeStamps.window(from: $0, to: after, delivered: recorder.count(phase)) }
+        }
+        kernel?.clients = latency
         let attackersCPU = attackers.flatMap { process in
             attackersCPUBefore.map { RelayProcessMemory(pid: process.processIdentifier).threadCPUSeconds - $0 }
         }
@@ -190,7 +206,23 @@ public struct RelayAdversarialBenchmark: Sendable {
             name: name, plan: plan, expected: broadcasts * (participants - 1), delivered: recorder.count(phase), latency: latency,
             relayResidentBefore: before, relayResident: resident, relayPeakDuring: sampled, relayPeakSoFar: memory.peak,
             relayAlive: alive, attack: counts, admissionsTried: 2 * admissionAttempts, admissionsRefused: refused,
-            relayCPUSeconds: relayCPU, attackersCPUSeconds: attackersCPU, attackersCapped: capped, attackersThrottledPeriods: throttled)
+            relayCPUSeconds: relayCPU, attackersCPUSeconds: attackersCPU, attackersCapped: capped, attackersThrottledPeriods: throttled,
+            relayKernel: kernel)
+    }
+
+    /// A reading of the relay in its measuring mode (`RelayServeStamps`), asked for on its
+    /// standard input; nil when none comes within 5 s.
+    private static func stampReading(_ relay: WatchProcess) -> RelayServeStamps.Reading? {
+        let answered = { relay.lines.filter { $0.hasPrefix(RelayServeStamps.prefix) } }
+        let before = answered().count
+        guard relay.send(RelayServeStamps.command) != nil else { return nil }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            let answers = answered()
+            if answers.count > before { return RelayServeStamps.reading(answers[before]) }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        return nil
     }
 
     /// What `executable serve --help` prints (empty when it cannot run): which flags it takes.

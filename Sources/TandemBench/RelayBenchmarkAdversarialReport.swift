@@ -39,6 +39,10 @@ public struct RelayAdversarialReport: Sendable, Codable {
         public var attackersCapped: String?
         /// Scheduling periods in which the attackers' cgroup was throttled, over the whole run.
         public var attackersThrottledPeriods: Int?
+        /// What the relay forwarded from the first honest broadcast to the last delivery, by the
+        /// kernel's clocks (the attackers' records included), with its loop thread's CPU time:
+        /// nil unless the relay ran in its measuring mode.
+        public var relayKernel: RelayBenchmarkReport.KernelCost?
 
         /// Microseconds of relay CPU per honest delivery.
         public var relayCPUMicrosecondsPerDelivery: Double? {
@@ -73,6 +77,14 @@ public struct RelayAdversarialReport: Sendable, Codable {
     public var latencyTargetMet: Bool? {
         guard let quiet = quiet?.latency?.p99, let attacked = attacked?.latency?.p99 else { return nil }
         return attacked <= 2 * quiet
+    }
+
+    /// The relay's arrival → send p99 under every attack against the quiet run's with the lower
+    /// one, by the kernel's clocks; nil unless both were measured.
+    public var kernelLatencyRatio: Double? {
+        let quiet = runs.filter { $0.plan == nil }.compactMap { $0.relayKernel?.toDevice?.p99 }.min()
+        guard let quiet, quiet > 0, let attacked = attacked?.relayKernel?.toDevice?.p99 else { return nil }
+        return attacked / quiet
     }
 
     /// Whether the relay's peak memory stayed within the budget (the target).

@@ -147,6 +147,21 @@ extension RelayBenchmarkTable {
             if let throttled = run.attackersThrottledPeriods { line += ", throttled in \(throttled) periods" }
             lines.append(line)
         }
+        if report.runs.contains(where: { $0.relayKernel != nil }) {
+            lines.append("")
+            lines.append("  the relay's own latency by the kernel's clocks (`serve --measure-kernel --measure-only-from 127.0.0.1`: "
+                + "arrival of an honest record to each copy to an honest participant leaving through the device), "
+                + "and its loop thread's CPU (serving the attackers too) per honest delivery:")
+            for run in report.runs {
+                guard let kernel = run.relayKernel else { continue }
+                var line = "    \(pad(run.name, 18)) \(kernel.records) records, \(kernel.copies) copies; arrival → sent p50 "
+                    + "\(duration(kernel.toDevice?.p50)), p99 \(duration(kernel.toDevice?.p99)), max \(duration(kernel.toDevice?.max))"
+                if let cpu = kernel.cpuMicrosecondsPerDelivery { line += "; loop CPU \(fixed(cpu, 2)) µs per delivery" }
+                lines.append(line)
+            }
+            lines.append("    arrival → sent p99 under all attacks ÷ the better quiet run's: "
+                + "\(report.kernelLatencyRatio.map { "\(fixed($0, 2))×" } ?? "-") (target 1.5×)")
+        }
         lines.append("")
         lines.append("  the attack (\(plan.connections) connections; every dose bounded; `cut`: connections the relay closed):")
         lines.append("    \(plan.neverReading) never-reading: own session each, \(plan.neverReadingRate) proposals/s of "

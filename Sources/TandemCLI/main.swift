@@ -66,10 +66,12 @@ if words[0] == "help" {
 guard let (command, rest) = selectCommand(words) else {
     if families.contains(words[0]) {
         // `tandem bench` or `tandem bench --help`: what the family holds.
-        let asked = words.count == 1 || ["--help", "-h"].contains(words[1])
-        if !asked { printError("tandem: unknown command '\(words[0]) \(words[1])'") }
+        guard words.count == 1 || ["--help", "-h"].contains(words[1]) else {
+            printError("tandem: unknown command '\(words[0]) \(words[1])': tandem \(words[0]) --help lists them")
+            exit(64)
+        }
         print(HelpText.family(words[0], commands), terminator: "")
-        exit(asked ? 0 : 64)
+        exit(0)
     }
     printError("tandem: unknown command '\(words[0])': tandem --help lists them")
     exit(64)
@@ -81,8 +83,7 @@ if rest.contains("--help") || rest.contains("-h") {
 do {
     exit(try await command.run(rest))
 } catch let error as CLIError {
-    printError("tandem: \(error.message)")
-    if error.exitCode == 64 { printError(HelpText.hint(command)) }
+    printError("tandem: \(error.message)" + (error.exitCode == 64 ? HelpText.hint(command) : ""))
     exit(error.exitCode)
 } catch {
     printError("tandem: \(error)")

@@ -13,6 +13,15 @@ protocol CoordinatorExecutor: CoordinatorScheduler {
     var isCurrent: Bool? { get }
     /// Traps, in debug builds, when the executor can tell that the caller runs elsewhere.
     func preconditionCurrent(file: StaticString, line: UInt)
+    /// The event loop the executor is, when it is one: a caller elsewhere can then hop onto it
+    /// and wait for an answer (`SerialEventLoop.runAndWait`); nil for a queue or a program's
+    /// scheduler, which cannot tell whether the caller is already on it.
+    var loop: (any SerialEventLoop)? { get }
+}
+
+extension CoordinatorExecutor {
+    /// No loop unless the executor is one.
+    var loop: (any SerialEventLoop)? { nil }
 }
 
 extension CoordinatorExecutor {
@@ -28,19 +37,23 @@ extension CoordinatorExecutor {
 /// dispatch queue. A test's loop reads virtual time, which then stands for the host's.
 struct LoopScheduler: CoordinatorExecutor {
     /// The loop everything runs on.
-    let loop: any SerialEventLoop
+    let eventLoop: any SerialEventLoop
 
-    var now: HostInstant { HostInstant(nanoseconds: loop.now) }
-    var isCurrent: Bool? { loop.inLoop }
+    init(loop: any SerialEventLoop) { eventLoop = loop }
 
-    func execute(_ work: @escaping @Sendable () -> Void) { loop.execute(work) }
+    var loop: (any SerialEventLoop)? { eventLoop }
+
+    var now: HostInstant { HostInstant(nanoseconds: eventLoop.now) }
+    var isCurrent: Bool? { eventLoop.inLoop }
+
+    func execute(_ work: @escaping @Sendable () -> Void) { eventLoop.execute(work) }
 
     func schedule(at instant: HostInstant, _ work: @escaping @Sendable () -> Void) -> any CoordinatorCancellable {
-        LoopCancellable(task: loop.schedule(at: instant.nanoseconds, work))
+        LoopCancellable(task: eventLoop.schedule(at: instant.nanoseconds, work))
     }
 
     func preconditionCurrent(file: StaticString, line: UInt) {
-        loop.preconditionInLoop("PlaybackCoordinator", file: file, line: line)
+        eventLoop.preconditionInLoop("PlaybackCoordinator", file: file, line: line)
     }
 
     private struct LoopCancellable: CoordinatorCancellable {

@@ -110,25 +110,61 @@ extension PlaybackCoordinator {
 
     static func effect(_ directive: some CoordinatorDirective) -> Effect { .directive(directive.directive) }
 
-    /// A request of this participant's: validated at once, on the caller's thread, against the
-    /// machine as the run last published it (so that a refusal is thrown to the caller), then
-    /// sent for ordering; the machine takes it when it comes back in the group's order.
+    /// A request of this participant's: checked against the machine as every receiver will
+    /// check it (and against the session's policy), sealed and sent for ordering, in one call
+    /// on the run's loop; the machine takes it when it comes back in the group's order. A call
+    /// from another thread hops onto the loop and waits for it there, so that a refusal is
+    /// thrown to the caller; a call on the loop (a delegate's) runs at once. A caller on another
+    /// participant's loop waits for this one, so two loops must not ask each other's
+    /// coordinators at once. A run on an executor
+    /// that cannot tell where its caller runs (a coordination medium's queue, a scheduler a
+    /// program gave) is checked on the caller's thread against the machine as the run last
+    /// published it, then sent.
     func request(_ request: CoordinatorMachine.LocalRequest) throws {
-        guard let (run, machine) = view.withLock({ view in view.run.flatMap { run in view.machine.map { (run, $0) } } }) else {
+        guard let run = view.withLock({ $0.run }) else {
             throw CoordinatorError("the coordinator is not coordinating with a session yet")
         }
-        let channel = run.channel
-        let now = run.executor.now
+        guard let loop = run.executor.loop else {
+            guard let machine = view.withLock({ $0.machine }) else {
+                throw CoordinatorError("the coordinator is not coordinating with a session yet")
+            }
+            for proposal in try Self.check(request, against: machine, over: run.channel, at: run.executor.now) {
+                try run.channel.propose(proposal)
+            }
+            return
+        }
+        try loop.runAndWait { [self] in try propose(request, on: run) }
+    }
+
+    /// Checks `request` against the run's machine and sends what it proposes: on the run's loop,
+    /// where the machine is confined, so that the check, the sealing and the send are one step
+    /// there.
+    private func propose(_ request: CoordinatorMachine.LocalRequest, on run: CoordinationRun) throws {
+        run.executor.preconditionCurrent()
+        guard !run.isStopped, isCurrent(run.generation) else {
+            throw CoordinatorError("the coordinator stopped coordinating with that session")
+        }
+        for proposal in try Self.check(request, against: run.machine, over: run.channel, at: run.executor.now) {
+            try run.channel.propose(proposal)
+        }
+    }
+
+    /// The proposals `request` makes, checked as every receiver will check them, against
+    /// `machine` with the session clock's mapping of `now` (a copy: the machine changes only
+    /// when the proposal comes back in the group's order), and against the session's policy, so
+    /// that a refusal says why at once.
+    private static func check(_ request: CoordinatorMachine.LocalRequest, against machine: CoordinatorMachine,
+                              over channel: any CoordinationChannel, at now: HostInstant) throws -> [PlaybackProposal] {
         var refreshed = machine
-        if let clock = channel.clock, let mapping = ClockMapping.sample(clock, localClock: channel.localClock, at: now) {
+        if let clock = channel.clock, let mapping = ClockMapping.sample(clock, localClock: channel.localClock, at: now),
+           mapping != refreshed.mapping {
             _ = refreshed.onClockMapping(mapping, now: now)
         }
-        for directive in try refreshed.onLocalRequest(request, now: now) {
+        return try refreshed.onLocalRequest(request, now: now).map { directive in
             switch directive {
             case .propose(let proposal):
-                // The session's policy, checked before sending, so that the refusal says why at once.
                 if let rejection = channel.policyRejection(of: proposal) { throw rejection }
-                try channel.propose(proposal)
+                return proposal
             }
         }
     }
@@ -154,10 +190,10 @@ extension PlaybackCoordinator {
             effects += input(&machine, now)
             run.machine = machine
             // Published for the synchronous API, unless a newer run took over meanwhile.
-            guard let readers = self.view.withLock({ view -> [AsyncStream<Event>.Continuation]? in
+            guard let readers = self.view.withLock({ view -> [@Sendable (Event) -> Void]? in
                 guard view.generation == run.generation else { return nil }
                 view.machine = machine
-                return Array(view.eventReaders.values)
+                return view.eventSinks
             }) else { return }
             if machine.core.timeline != self.timeline { self.timeline = machine.core.timeline }
             self.carryOut(effects, of: run, readers: readers)
@@ -165,7 +201,7 @@ extension PlaybackCoordinator {
     }
 
     /// Carries out a step's effects, on the run's executor.
-    private func carryOut(_ effects: [Effect], of run: CoordinationRun, readers: [AsyncStream<Event>.Continuation]) {
+    private func carryOut(_ effects: [Effect], of run: CoordinationRun, readers: [@Sendable (Event) -> Void]) {
         run.executor.preconditionCurrent()
         let generation = run.generation
         for effect in effects {
@@ -204,7 +240,7 @@ extension PlaybackCoordinator {
                     }
                 }
             case .emit(let event):
-                for reader in readers { reader.yield(event) }
+                for reader in readers { reader(event) }
             case .abandon:
                 // The player may still complete it: the completion is then ignored.
                 break

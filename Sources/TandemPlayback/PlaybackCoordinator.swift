@@ -154,7 +154,14 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         /// The run's machine as its last step left it.
         var machine: CoordinatorMachine?
         var eventReaders: [Int: AsyncStream<Event>.Continuation] = [:]
+        /// Those who take each event as it happens, on the executor (`observeEvents(_:)`).
+        var eventObservers: [@Sendable (Event) -> Void] = []
         var nextReader = 0
+
+        /// Where an event goes: every reader of `events` and every observer.
+        var eventSinks: [@Sendable (Event) -> Void] {
+            eventReaders.values.map { reader in { _ = reader.yield($0) } } + eventObservers
+        }
         /// This participant's suspensions as the caller sees them (the machine learns of each on
         /// the executor).
         var ownSuspensions: Set<UUID> = []
@@ -232,6 +239,14 @@ public final class PlaybackCoordinator: @unchecked Sendable {
             _ = self?.view.withLock { $0.eventReaders.removeValue(forKey: id) }
         }
         return stream
+    }
+
+    /// Calls `observer` with every event from now on, as `events` yields it, but on the
+    /// coordinator's executor (the participant's loop) at the moment it happens, with no stream
+    /// and no task in between: for code that runs on that loop, and for tests in virtual time,
+    /// which read the events as the loop advances. It must not block.
+    package func observeEvents(_ observer: @escaping @Sendable (Event) -> Void) {
+        view.withLock { $0.eventObservers.append(observer) }
     }
 
     /// The coordinator's view of the group: timeline, suspensions, what others have loaded.
@@ -322,8 +337,8 @@ public final class PlaybackCoordinator: @unchecked Sendable {
         do {
             try body()
         } catch {
-            let readers = view.withLock { Array($0.eventReaders.values) }
-            for reader in readers { reader.yield(.requestRefused(request, reason: "\(error)")) }
+            let sinks = view.withLock { $0.eventSinks }
+            for sink in sinks { sink(.requestRefused(request, reason: "\(error)")) }
         }
     }
 

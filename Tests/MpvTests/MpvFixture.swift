@@ -51,13 +51,3 @@ enum MpvFixture {
         FileManager.default.temporaryDirectory.appendingPathComponent("tandem-test-\(UUID().uuidString.prefix(8)).sock").path
     }
 }
-
-/// Waits for `condition` to hold, polling every 20 ms, for at most `seconds`.
-func eventually(_ seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
-}

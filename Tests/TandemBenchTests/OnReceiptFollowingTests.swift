@@ -217,13 +217,3 @@ import TandemTestKit
                 "\(ana.coordinator.timeline) against \(host.coordinator.timeline)")
     }
 }
-
-/// Whether `condition` holds within `seconds`, looked at every 20 ms.
-private func eventually(_ seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
-}

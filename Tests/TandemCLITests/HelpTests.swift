@@ -92,7 +92,7 @@ import TandemTestKit
         let run = try TandemProcess.run(["play", "--colour", "red"])
         #expect(run.status == 64)
         let lines = run.standardError.split(separator: "\n")
-        #expect(lines == ["tandem: unknown option --colour", "(tandem help play explains its options)"])
+        #expect(lines == ["tandem: unknown option --colour: tandem help play explains its options"])
     }
 
     @Test func shortNameIsTheNameNotAFile() throws {
@@ -116,6 +116,10 @@ import TandemTestKit
         let run = try TandemProcess.run(["frobnicate"])
         #expect(run.status == 64)
         #expect(run.standardError == "tandem: unknown command 'frobnicate': tandem --help lists them\n")
+        let benchmark = try TandemProcess.run(["bench", "frobnicate"])
+        #expect(benchmark.status == 64)
+        #expect(benchmark.standardError == "tandem: unknown command 'bench frobnicate': tandem bench --help lists them\n")
+        #expect(benchmark.standardOutput.isEmpty)
     }
 
     /// An invite whose words are well formed, for a relay at `address`.

@@ -56,6 +56,13 @@ import TandemAVFoundation
         #expect(now.isNumeric && now == CMTime(ItemTime(nanoseconds: players[0].mediaTime())))
         #expect(now == players[1].currentTime(), "both players paused at the same media time")
 
+        // A seek with tolerances, as AVFoundation writes a precise one: exact, like every seek.
+        let precise = CMTime(seconds: 1.25, preferredTimescale: 600)
+        players[0].seek(to: precise, toleranceBefore: .zero, toleranceAfter: .zero)
+        for player in players {
+            try await Fixture.timeline(of: player.playbackCoordinator, "the precise seek") { $0.anchorMediaTime == ItemTime(precise) }
+        }
+
         // A seek to a time that names no position is not made, and nothing fails.
         let before = players[0].playbackCoordinator.timeline
         players[0].seek(to: CMTime.invalid)

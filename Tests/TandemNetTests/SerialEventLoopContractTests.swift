@@ -99,4 +99,29 @@ import TandemHarness
         under.advance(origin + 10_000)
         #expect(order.withLock { $0 } == [1, 2, 3, 4])
     }
+
+    /// What `runAndWait` answers, and where the body ran.
+    struct Answer: Error, Equatable { let onLoop: Bool }
+
+    @Test(arguments: Kind.allCases)
+    func runAndWaitAnswersOnTheLoopWhoeverAsks(_ kind: Kind) throws {
+        let under = try LoopUnderTest.make(kind)
+        defer { under.shutdown() }
+        let loop = under.loop
+        // From the test's thread: the live loop's own thread runs it while the caller waits; the
+        // embedded loop, which nothing drives between advances, runs it on the caller's.
+        let fromOutside = try loop.runAndWait { loop.inLoop }
+        #expect(fromOutside == (kind == .live))
+        #expect(loop.drivenElsewhere == false || kind == .live)
+        // What the body throws reaches the caller.
+        #expect(throws: Answer(onLoop: kind == .live)) { try loop.runAndWait { () throws -> Int in throw Answer(onLoop: loop.inLoop) } }
+        // From a task on the loop: at once, in the same call, with no wait on itself.
+        let fromLoop = Mutex<[Bool]>([])
+        loop.execute {
+            let answer = try? loop.runAndWait { loop.inLoop }
+            fromLoop.withLock { $0.append(answer ?? false) }
+        }
+        under.drain()
+        #expect(fromLoop.withLock { $0 } == [true])
+    }
 }

@@ -116,13 +116,3 @@ import TandemTestKit
         for peer in peers { peer.player.close() }
     }
 }
-
-/// Waits for `condition` to hold, polling, for at most `seconds`.
-func eventually(_ seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return await condition()
-}

@@ -86,22 +86,4 @@ import TandemTestKit
         #expect(await eventually { player.statistics.presentedFrames > 5 })
         player.close()
     }
-
-    @Test func mismatchedContentIsReportedToEveryone() async throws {
-        let relay = try TestRelay(.inMemory)
-        defer { relay.shutdown() }
-        let host = try await Self.member("host", relay: relay, invitation: nil, delegate: CommandLog(item: "film"))
-        let ana = try await Self.member("ana", relay: relay, invitation: host.session.invitation, delegate: CommandLog(item: "film"))
-        let events = ana.coordinator.events
-        try host.coordinator.transitionToItem(identifier: "film")
-        try host.coordinator.reportItem("film", identity: try MediaIdentity.of(file: SampleClip.h264.path), ready: true)
-        try ana.coordinator.reportItem("film", identity: try MediaIdentity.of(file: SampleClip.vp9.path), ready: true)
-        var iterator = events.makeAsyncIterator()
-        var mismatch: [UUID: String]?
-        while mismatch == nil, let event = await iterator.next() {
-            if case .itemMismatch(let item, let identities) = event, item == "film" { mismatch = identities }
-        }
-        #expect(mismatch?.count == 2)
-        #expect(Set(mismatch?.values.map { $0 } ?? []).count == 2)
-    }
 }

@@ -67,30 +67,4 @@ import TandemTestKit
         // The coordinator follows its new session only.
         #expect(coordinator.timeline.item == nil)
     }
-
-    @Test func anOrderedSubscriptionEndsWhenItsHandlerSaysSo() async throws {
-        let relay = try TestRelay(.inMemory)
-        defer { relay.shutdown() }
-        let session = try await CoordinatingPlaybackArticleIOTests.joined("host", relay: relay, invitation: nil)
-        let handed = Mutex<[UInt64]>([])
-        let finished = Mutex(0)
-        session.orderedDeliveries(while: { delivery in
-            handed.withLock { $0.append(delivery.order) }
-            return handed.withLock { $0.count } < 2
-        }, finished: { finished.withLock { $0 += 1 } })
-        var lines = session.chatMessages().makeAsyncIterator()
-        for line in ["one", "two", "three", "four"] { try session.sendChat(line) }
-        while let line = await lines.next(), line.text != "four" {}
-        // The second record ended it: nothing after, and the end told once.
-        #expect(handed.withLock { $0 }.count == 2)
-        #expect(finished.withLock { $0 } == 1)
-        // A later subscription starts from what comes next (the ended one kept no backlog).
-        let later = Mutex<[UInt64]>([])
-        session.orderedDeliveries(while: { delivery in
-            later.withLock { $0.append(delivery.order) }
-            return true
-        })
-        #expect(later.withLock { $0 }.isEmpty)
-        #expect(finished.withLock { $0 } == 1)
-    }
 }

@@ -1,79 +1,81 @@
 import Foundation
-import Synchronization
 import Testing
 import Tandem
 import TandemClock
 @testable import TandemPlayback
 import TandemTestKit
 
-/// Roles through real sessions on an in-memory relay, from the library's side: the creator is
-/// the operator everyone sees, a guest's changes the policy refuses are refused before they are
-/// sent (thrown, or told as `.requestRefused` by the non-throwing forms) and its role changes
-/// throw with the reason, an operator's grant reaches everyone in order, and a guest's `end()`
-/// under an operators-only ending leaves alone.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct RolesSessionIOTests {
-    @Test func aGuestIsRefusedBeforeProposingUntilAnOperatorMakesItOne() async throws {
-        let relay = try TestRelay(.inMemory)
-        defer { relay.shutdown() }
-        let hostSession = try await CoordinatingPlaybackArticleIOTests.joined("host", relay: relay, invitation: nil)
+/// Roles through real sessions, from the library's side, with whole participants in virtual time
+/// (`VirtualSessions`, each with a coordinator coordinating with its session and a scripted
+/// player): the creator is the operator everyone sees, a guest's changes the policy refuses are
+/// refused before they are sent (checked on the participant's loop and thrown, or told as
+/// `.requestRefused` by the non-throwing forms) and its role changes throw with the reason, an
+/// operator's grant reaches everyone in order, and a guest's `end()` under an operators-only
+/// ending leaves alone.
+@Suite struct RolesSessionTests {
+    @Test func aGuestIsRefusedBeforeProposingUntilAnOperatorMakesItOne() throws {
+        let sessions = VirtualSessions(activity: WatchTogether(item: "film"))
+        defer { sessions.shutdown() }
+        let hostMember = try sessions.join("host")
+        let hostSession = hostMember.session
         #expect(hostSession.invitation.creator == hostSession.localParticipant.id)
         try hostSession.setPolicy(SessionPolicy(playback: .operators, ending: .operators))
-        let guestSession = try await CoordinatingPlaybackArticleIOTests.joined("ben", relay: relay, invitation: hostSession.invitation)
+        sessions.run(for: 100)
+        let guestMember = try sessions.join("ben")
+        let guestSession = guestMember.session
+        sessions.run(for: 100)
         let hostID = hostSession.localParticipant.id
-        #expect(await awaitValue(guestSession.$roles.values) { $0.operators == [hostID] && $0.policy.playback == .operators })
+        #expect(guestSession.roles.operators == [hostID] && guestSession.roles.policy.playback == .operators)
 
-        let host = PlaybackCoordinator(delegate: CoordinatorBehaviourIOTests.CommandLog(item: "film"))
-        host.coordinateWithSession(hostSession)
-        let guest = PlaybackCoordinator(delegate: CoordinatorBehaviourIOTests.CommandLog(item: "film"))
-        guest.coordinateWithSession(guestSession)
-        try host.transitionToItem(identifier: "film")
-        #expect(await awaitTimeline(of: guest) { $0.item == "film" })
+        let host = SessionParticipant(hostMember)
+        let guest = SessionParticipant(guestMember)
+        sessions.run()
+        try host.coordinator.transitionToItem(identifier: "film")
+        sessions.run(for: 300)
+        #expect(guest.coordinator.timeline.item == "film")
 
         // Thrown at once, with who may; nothing sent.
-        let version = guest.timeline.version
+        let version = guest.coordinator.timeline.version
         #expect {
-            try guest.proposeRateChange(to: 1)
+            try guest.coordinator.proposeRateChange(to: 1)
         } throws: { error in
             (error as? ProposalRejection)?.reason == .notPermitted && "\(error)" == "only operators may play (host is an operator)"
         }
         // The non-throwing form tells it as an event.
-        let refusals = Mutex<[String]>([])
-        let watching = Task {
-            for await event in guest.events {
-                if case .requestRefused(_, let reason) = event { refusals.withLock { $0.append(reason) } }
-            }
-        }
-        defer { watching.cancel() }
-        try await Task.sleep(for: .milliseconds(20))
-        guest.coordinateSeek(to: .zero + .seconds(2))
-        let deadline = ContinuousClock.now + .seconds(5)
-        while refusals.withLock({ $0.isEmpty }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(refusals.withLock { $0 } == ["only operators may seek (host is an operator)"])
+        guest.coordinator.coordinateSeek(to: .zero + .seconds(2))
+        let refusals = guest.events.compactMap { if case .requestRefused(_, let reason) = $0 { reason } else { nil } }
+        #expect(refusals == ["only operators may seek (host is an operator)"])
         #expect {
             try guestSession.makeOperator(guestSession.localParticipant)
         } throws: { error in
             (error as? GroupSessionError)?.code == .notPermitted
         }
+        sessions.run(for: 300)
         // Still where the host put it: nothing of the guest's was ordered.
-        #expect(guest.timeline.version == version)
+        #expect(guest.coordinator.timeline.version == version)
 
         // Made an operator by the host, the guest's play goes through, everywhere.
         try hostSession.makeOperator(guestSession.localParticipant)
+        sessions.run(for: 100)
         let guestID = guestSession.localParticipant.id
-        #expect(await awaitValue(guestSession.$roles.values) { $0.isOperator(guestID) })
-        try guest.proposeRateChange(to: 1)
-        #expect(await awaitTimeline(of: host) { $0.rate == 1 })
+        #expect(guestSession.roles.isOperator(guestID))
+        try guest.coordinator.proposeRateChange(to: 1)
+        sessions.run(for: 1_200)
+        #expect(host.coordinator.timeline.rate == 1)
 
         // The guest's grant taken back, its end leaves it alone: the host stays joined.
         try hostSession.revokeOperator(guestSession.localParticipant)
-        #expect(await awaitValue(guestSession.$roles.values) { !$0.isOperator(guestID) })
+        sessions.run(for: 100)
+        #expect(!guestSession.roles.isOperator(guestID))
         guestSession.end()
         guard case .invalidated(let reason) = guestSession.state else {
             Issue.record("the guest's session is still \(guestSession.state)")
             return
         }
         #expect(reason.code == .left)
-        #expect(await awaitValue(hostSession.$activeParticipants.values) { $0.count == 1 })
+        sessions.run(for: 100)
+        #expect(hostSession.activeParticipants.count == 1)
         #expect({ if case .joined = hostSession.state { true } else { false } }())
+        #expect(host.player.commandsOffLoop == 0 && guest.player.commandsOffLoop == 0)
     }
 }

@@ -33,11 +33,34 @@ struct WorldLocalClock: MonotonicDerivedClock {
 /// runs there, through the same adapter (`LoopScheduler`) as over a session.
 final class LinkChannel: CoordinationChannel, @unchecked Sendable {
     let participant: VirtualRelayWorld.Participant
+    /// The loop the coordinator runs on: the participant's, unless a test gives another view of it.
+    let loop: any SerialEventLoop
+    /// The channel's calls the coordinator made to check and send a request, each with whether it
+    /// came on the participant's loop.
+    let calls = Mutex<[Call]>([])
+    /// What the session's policy refuses, when a test sets it.
+    let refusal = Mutex<ProposalRejection?>(nil)
 
-    init(_ participant: VirtualRelayWorld.Participant) { self.participant = participant }
+    /// A call of the channel's, as `calls` keeps it.
+    struct Call: Equatable {
+        enum Kind: Equatable { case policy, propose }
+        let kind: Kind
+        let onLoop: Bool
+    }
+
+    init(_ participant: VirtualRelayWorld.Participant, loop: (any SerialEventLoop)? = nil) {
+        self.participant = participant
+        self.loop = loop ?? participant.loop
+    }
 
     func propose(_ proposal: PlaybackProposal) throws {
+        calls.withLock { $0.append(Call(kind: .propose, onLoop: participant.loop.inLoop)) }
         try participant.link.sendOrdered(Array(try JSONEncoder().encode(proposal)), retention: .playback)
+    }
+
+    func policyRejection(of proposal: PlaybackProposal) -> ProposalRejection? {
+        calls.withLock { $0.append(Call(kind: .policy, onLoop: participant.loop.inLoop)) }
+        return refusal.withLock { $0 }
     }
 
     func publish(_ snapshot: CoordinationSnapshot) throws {
@@ -60,7 +83,7 @@ final class LinkChannel: CoordinationChannel, @unchecked Sendable {
         }
     }
 
-    var executor: (any CoordinatorExecutor)? { LoopScheduler(loop: participant.loop) }
+    var executor: (any CoordinatorExecutor)? { LoopScheduler(loop: loop) }
     var clock: (any SessionClockSource)? { WorldSessionClock(clock: participant.clock) }
     var localClock: any MonotonicDerivedClock { WorldLocalClock(clock: participant.clock) }
 }
@@ -116,6 +139,11 @@ final class ScriptedPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     }
 }
 
+/// A coordinator's events, taken on the loop as they happen.
+final class EventLog: Sendable {
+    let events = Mutex<[CoordinationCore.Event]>([])
+}
+
 /// Participants of a `VirtualRelayWorld`, each a real `PlaybackCoordinator` shell given no
 /// scheduler over a `LinkChannel`, so running on the participant's view of the world's loop as a
 /// session's coordinator runs on its participant's loop, driving a `ScriptedPlayer`: the
@@ -127,7 +155,11 @@ final class VirtualCoordinatedGroup: @unchecked Sendable {
         let scheduler: LoopCoordinatorScheduler
         let coordinator: PlaybackCoordinator
         let player: ScriptedPlayer
+        /// Every event the coordinator reported, as it reported it on the loop.
+        let log: EventLog
         var id: UUID { participant.id }
+        /// The events so far, oldest first.
+        var events: [CoordinationCore.Event] { log.events.withLock { $0 } }
         /// The session instant at host instant `host` of this member.
         func sessionTime(atHost host: HostInstant) -> SessionInstant {
             SessionInstant(nanoseconds: participant.clock.baseTime(atLocal: host.nanoseconds))
@@ -151,9 +183,11 @@ final class VirtualCoordinatedGroup: @unchecked Sendable {
         let player = ScriptedPlayer(item: item, identity: identity, scheduler: scheduler, completionDelay: completionDelay,
                                     loop: participant.loop)
         let coordinator = PlaybackCoordinator(delegate: player, waitsForPreroll: waitsForPreroll)
+        let log = EventLog()
+        coordinator.observeEvents { event in log.events.withLock { $0.append(event) } }
         coordinator.coordinate(over: LinkChannel(participant))
         coordinator.reportDelegateItem()
-        let member = Member(participant: participant, scheduler: scheduler, coordinator: coordinator, player: player)
+        let member = Member(participant: participant, scheduler: scheduler, coordinator: coordinator, player: player, log: log)
         members.append(member)
         return member
     }
@@ -165,4 +199,34 @@ final class VirtualCoordinatedGroup: @unchecked Sendable {
 
     /// Stops the relay.
     func shutdown() { world.shutdown() }
+}
+
+/// A participant of `VirtualSessions` whose `PlaybackCoordinator` coordinates with its session
+/// (`coordinateWithSession`, so on the session's loop, through `SessionChannel`), driving a
+/// `ScriptedPlayer`, its events logged as they happen: a whole participant in virtual time.
+struct SessionParticipant {
+    let member: VirtualSessions<WatchTogether>.Member
+    let coordinator: PlaybackCoordinator
+    let player: ScriptedPlayer
+    let log: EventLog
+    var session: GroupSession<WatchTogether> { member.session }
+    /// The coordinator's events so far, oldest first.
+    var events: [CoordinationCore.Event] { log.events.withLock { $0 } }
+    /// The reasons of the proposals the coordinator rejected so far, in order.
+    var rejections: [ProposalRejection.Reason] {
+        events.compactMap { if case .proposalRejected(let rejection, _, _) = $0 { rejection.reason } else { nil } }
+    }
+
+    /// `member` with a coordinator coordinating with its session and a player on `item`.
+    init(_ member: VirtualSessions<WatchTogether>.Member, item: String? = "film", identity: String? = "d=60.000;h=aa",
+         waitsForPreroll: Bool = true) {
+        self.member = member
+        player = ScriptedPlayer(item: item, identity: identity, scheduler: LoopCoordinatorScheduler(loop: member.participant.loop),
+                                loop: member.participant.loop)
+        coordinator = PlaybackCoordinator(delegate: player, waitsForPreroll: waitsForPreroll)
+        let log = EventLog()
+        coordinator.observeEvents { event in log.events.withLock { $0.append(event) } }
+        self.log = log
+        coordinator.coordinateWithSession(member.session)
+    }
 }

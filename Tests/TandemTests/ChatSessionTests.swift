@@ -1,30 +1,24 @@
 import Foundation
-import Synchronization
 @testable import Tandem
 import TandemNet
 import TandemTestKit
 import Testing
 
-/// A session's chat, on both transports: lines arrive verbatim with their
-/// signer, in the group's order; what the sender refuses (empty, over 1,000 bytes) is never
-/// sent, and what a peer sends past those checks (an oversized or non-UTF-8 chat body, or one
-/// signed with another retention) is dropped and reported by every receiver.
-@Suite struct ChatSessionIOTests {
-    @Test(arguments: TransportKind.allCases)
-    func linesArriveVerbatimAndBadOnesAreDropped(transport: TransportKind) async throws {
-        let hosted = try await SessionIOTests.host(transport)
-        defer { hosted.relay.shutDown() }
-        let ana = try await SessionIOTests.guest("ana", of: hosted)
-        let received = Mutex<[ChatMessage]>([])
-        // Both streams are subscribed to here, before anything is sent, not in the tasks that
-        // read them, which may start after the first records arrive.
-        let messages = hosted.session.chatMessages()
-        let reader = Task { for await message in messages { received.withLock { $0.append(message) } } }
-        defer { reader.cancel() }
-        let rejections = Mutex<[Rejection]>([])
-        let rejected = hosted.session.rejections
-        let watcher = Task { for await rejection in rejected { rejections.withLock { $0.append(rejection) } } }
-        defer { watcher.cancel() }
+/// A session's chat, with whole participants in virtual time (`VirtualSessions`): lines arrive
+/// verbatim with their signer, in the group's order; what the sender refuses (empty, over 1,000
+/// bytes) is never sent, and what a peer sends past those checks (an oversized or non-UTF-8 chat
+/// body, or one signed with another retention) is dropped and reported by every receiver.
+@Suite struct ChatSessionTests {
+    @Test func linesArriveVerbatimAndBadOnesAreDropped() async throws {
+        let sessions = VirtualSessions(activity: Quiz(topic: "rivers"))
+        defer { sessions.shutdown() }
+        let host = try sessions.join("host").session
+        let ana = try sessions.join("ana").session
+        sessions.run(for: 100)
+        // Both streams are subscribed to before anything is sent.
+        let messages = host.chatMessages()
+        let rejected = host.rejections
+        sessions.run()
 
         #expect(throws: GroupSessionError.self) { try ana.sendChat("") }
         #expect(throws: GroupSessionError.self) { try ana.sendChat(String(repeating: "é", count: 501)) }
@@ -35,13 +29,18 @@ import Testing
         try ana.sendOrdered(ChatRecord.marker + [0xFF, 0xFE], kind: .chat, retention: .recent(count: 100))
         try ana.sendOrdered(ChatRecord.marker + Array("kept".utf8), kind: .chat, retention: .kept)
         try ana.sendChat(String(repeating: "é", count: 500))
-        #expect(await eventually { received.withLock { $0.count } == 2 && rejections.withLock { $0.count } == 3 })
-        let lines = received.withLock { $0 }
+        sessions.run(for: 100)
+        ana.leave()
+        host.leave()
+        sessions.run(for: 100)
+        var lines: [ChatMessage] = []
+        for await line in messages { lines.append(line) }
+        var rejections: [Rejection] = []
+        for await rejection in rejected { rejections.append(rejection) }
         #expect(lines.map(\.text) == [control, String(repeating: "é", count: 500)])
         #expect(lines.allSatisfy { $0.sender == ana.localParticipant.id })
-        #expect(lines[0].order < lines[1].order)
-        #expect(rejections.withLock { $0.map(\.reason) } == [.malformed, .malformed, .wrongRetention])
-        #expect(rejections.withLock { $0.allSatisfy { $0.path == "chat" && $0.sender == ana.localParticipant.id } })
-        ana.leave()
+        #expect(lines.count == 2 && lines[0].order < lines[1].order)
+        #expect(rejections.map(\.reason) == [.malformed, .malformed, .wrongRetention])
+        #expect(rejections.allSatisfy { $0.path == "chat" && $0.sender == ana.localParticipant.id })
     }
 }

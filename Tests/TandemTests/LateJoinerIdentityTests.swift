@@ -1,40 +1,51 @@
 import Foundation
-import Synchronization
 @testable import Tandem
 import TandemNet
 import TandemTestKit
 import Testing
 
 /// A late joiner verifies what was signed by participants who have since left, and names them
-/// by their own signed presence, which the relay kept: on both transports.
-@Suite struct LateJoinerIdentityIOTests {
-    @Test(arguments: TransportKind.allCases)
-    func historyFromADepartedParticipantIsVerifiedAndNamed(transport: TransportKind) async throws {
-        let hosted = try await SessionIOTests.host(transport)
-        defer { hosted.relay.shutDown() }
-        let ana = try await SessionIOTests.guest("ana", of: hosted)
+/// by their own signed presence, which the relay kept: whole participants in virtual time
+/// (`VirtualSessions`).
+@Suite struct LateJoinerIdentityTests {
+    /// Every ordered delivery `deliveries` holds once its session is over (the sequence then ends).
+    static func drained(_ deliveries: AsyncStream<OrderedPlaintext>) async -> [OrderedPlaintext] {
+        var all: [OrderedPlaintext] = []
+        for await delivery in deliveries { all.append(delivery) }
+        return all
+    }
+
+    @Test func historyFromADepartedParticipantIsVerifiedAndNamed() async throws {
+        let sessions = VirtualSessions(activity: Quiz(topic: "rivers"))
+        defer { sessions.shutdown() }
+        let host = try sessions.join("host").session
+        let ana = try sessions.join("ana").session
+        sessions.run(for: 100)
         let anaID = ana.localParticipant.id
         #expect(RelayAuthenticator.isIdentity(anaID, of: ana.bodies.identity.publicKey), "identities are self-certifying")
         #expect(ana.localParticipant.fingerprint == String(anaID.uuidString.lowercased().prefix(8)))
+        let hostOrdered = host.orderedDeliveries()
         try ana.sendOrdered(Array("pause".utf8))
-        let hostOrdered = Mutex<[OrderedPlaintext]>([])
-        let hostReader = Task { for await delivery in hosted.session.orderedDeliveries() { hostOrdered.withLock { $0.append(delivery) } } }
-        defer { hostReader.cancel() }
-        #expect(await eventually { hostOrdered.withLock { $0.count } == 1 })
+        sessions.run(for: 100)
         ana.leave()
-        #expect(await eventually { hosted.session.activeParticipants.count == 1 })
+        sessions.run(for: 100)
+        #expect(host.activeParticipants.count == 1)
 
         // Ben joins after Ana left: her proposal is in the history he gets, verified, under her name.
-        let ben = try await SessionIOTests.guest("ben", of: hosted)
-        let benOrdered = Mutex<[OrderedPlaintext]>([])
-        let benReader = Task { for await delivery in ben.orderedDeliveries() { benOrdered.withLock { $0.append(delivery) } } }
-        defer { benReader.cancel() }
-        #expect(await eventually { benOrdered.withLock { $0.count } == 1 })
-        let first = try #require(benOrdered.withLock { $0.first })
-        #expect(first.sender == anaID && first.body == Array("pause".utf8))
+        let ben = try sessions.join("ben").session
+        let benOrdered = ben.orderedDeliveries()
+        sessions.run(for: 100)
         #expect(ben.participant(identifiedBy: anaID)?.displayName == "ana")
         #expect(ben.rejectionCounts.isEmpty, "\(ben.rejectionCounts)")
-        #expect(hosted.session.rejectionCounts.isEmpty, "\(hosted.session.rejectionCounts)")
+        #expect(host.rejectionCounts.isEmpty, "\(host.rejectionCounts)")
+        ben.leave()
+        host.leave()
+        sessions.run(for: 100)
+        #expect(await Self.drained(hostOrdered).map(\.body) == [Array("pause".utf8)])
+        let received = await Self.drained(benOrdered)
+        #expect(received.count == 1)
+        let first = try #require(received.first)
+        #expect(first.sender == anaID && first.body == Array("pause".utf8))
     }
 
     @Test func twoWhoShareANameAreToldApartByFingerprint() {

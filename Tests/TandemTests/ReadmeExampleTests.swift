@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TandemTestKit
 import Testing
 import Tandem
 import TandemNet

@@ -3,6 +3,7 @@ import Synchronization
 @testable import Tandem
 import TandemClock
 import TandemNet
+import TandemTestKit
 import Testing
 
 /// A probed session clock tells of its changes as its prober takes samples from a real relay's

@@ -8,7 +8,7 @@ import TandemWire
 /// A session's participants as the relay and the machine see them, for the session machine's
 /// tests: each with its own key, all with the session's secret, and a clock that moves only when
 /// the test says so.
-private struct Group {
+struct MachineGroup {
     let secret = SessionSecret()
     let sessionID = UUID()
     var now = LocalInstant(nanoseconds: 1_000_000_000)
@@ -78,8 +78,8 @@ private struct Group {
 }
 
 /// A host and a joined guest, as most tests start.
-private struct Joined {
-    var group = Group()
+struct JoinedMachine {
+    var group = MachineGroup()
     let host: BodySealer
     let ana: BodySealer
     var machine: SessionMachine<Quiz>
@@ -105,7 +105,7 @@ private struct Joined {
 /// resumption and the end; each fed exactly what the relay would report, with real seals.
 @Suite struct SessionMachineTests {
     @Test func aHostJoinsOnceConnectsThenAnnouncesItself() throws {
-        var group = Group()
+        var group = MachineGroup()
         let host = group.member()
         var machine = group.machine(host, "host", initiated: true)
         #expect(machine.initiator == host.localID)
@@ -127,7 +127,7 @@ private struct Joined {
     }
 
     @Test func aJoinerLearnsWhoIsThereWhoLeftAndWhoStartedIt() throws {
-        let group = Group()
+        let group = MachineGroup()
         let host = group.member()
         let gone = group.member()
         let ana = group.member()
@@ -149,7 +149,7 @@ private struct Joined {
     }
 
     @Test func presencesMakeParticipantsActiveUnderTheirSignedNames() throws {
-        var joined = try Joined()
+        var joined = try JoinedMachine()
         let ben = joined.group.member()
         // The relay says ben joined: this joined participant tells him it is there.
         let told = joined.on(.participantJoined(joined.group.record(ben, "ben (relay's word)")))
@@ -165,7 +165,7 @@ private struct Joined {
     }
 
     @Test func aForgedIdentityOrPresenceIsRejectedAndNotBelieved() throws {
-        var joined = try Joined()
+        var joined = try JoinedMachine()
         let ben = joined.group.member()
         let mallory = joined.group.member()
         // An identity that is not the key's.
@@ -184,7 +184,7 @@ private struct Joined {
     }
 
     @Test func awayIsToldOnceAChangeAndEndsWithTheDeparture() throws {
-        var joined = try Joined()
+        var joined = try JoinedMachine()
         let host = joined.host
         let away = joined.on(.participantAway(host.localID, away: true))
         guard case .publishAway(let set)? = away.first else { Issue.record("away not published"); return }
@@ -211,7 +211,7 @@ private struct Joined {
     }
 
     @Test func theInitiatorsDepartureEndsAnActivityThatEndsWithIt() throws {
-        var joined = try Joined()
+        var joined = try JoinedMachine()
         joined.machine.onLifetimePolicy(.endsWhenInitiatorLeaves)
         let out = joined.on(.participantLeft(joined.host.localID))
         guard case .invalidate(let reason)? = out.last else { Issue.record("not invalidated"); return }
@@ -223,7 +223,7 @@ private struct Joined {
     }
 
     @Test func aLateJoinerGetsTheActivityTheChatTheJournalAndTheHistoryInOrder() throws {
-        var group = Group()
+        var group = MachineGroup()
         let host = group.member()
         let ben = group.member()
         let late = group.member()
@@ -261,7 +261,7 @@ private struct Joined {
     }
 
     @Test func orderedDuplicatesAndReplaysAreCaught() throws {
-        var joined = try Joined()
+        var joined = try JoinedMachine()
         _ = joined.machine.onOrderedReader()
         let first = joined.group.ordered(Array("one".utf8), by: joined.host)
         #expect(joined.on(.ordered(first)).count == 1)
@@ -280,7 +280,7 @@ private struct Joined {
     }
 
     @Test func digestsShowWhenTheRelayGaveTwoParticipantsDifferentRecordsUnderOneOrder() throws {
-        var joined = try Joined()
+        var joined = try JoinedMachine()
         // Ben, in the same session, with a machine of his own.
         let ben = joined.group.member()
         var benMachine = joined.group.machine(ben, "ben", initiated: false)
@@ -314,7 +314,7 @@ private struct Joined {
     /// record's own digest agrees, the window ending there does not. A participant that holds
     /// only the newest orders (a late joiner) gives a window of what it holds.
     @Test func aWindowsDigestShowsAnExchangeSomeRecordsBack() throws {
-        var group = Group()
+        var group = MachineGroup()
         let host = group.member()
         let records = (0..<6).map { group.ordered(Array("record \($0)".utf8), by: host) }
         var honest = OrderedDigests(), shown = OrderedDigests(), late = OrderedDigests()
@@ -338,7 +338,7 @@ private struct Joined {
     }
 
     @Test func digestsCoverEveryFieldEveryRecipientGetsAndKeepTheNewest() throws {
-        var group = Group()
+        var group = MachineGroup()
         let host = group.member()
         let record = group.ordered(Array("play".utf8), by: host)
         let digest = OrderedDigests.digest(of: record)
@@ -362,7 +362,7 @@ private struct Joined {
     }
 
     @Test func ownActivityChangesStandUntilTheyComeBackInOrder() throws {
-        var joined = try Joined()
+        var joined = try JoinedMachine()
         var waiting = joined.group.machine(joined.group.member(), "w", initiated: false)
         #expect(waiting.onActivityAssigned() == .keepLocally)
         #expect(joined.machine.onActivityAssigned() == .propose)
@@ -381,7 +381,7 @@ private struct Joined {
     }
 
     @Test func messagesGoToTheirRouteFromKnownSendersOnce() throws {
-        var joined = try Joined()
+        var joined = try JoinedMachine()
         let event = joined.group.message("Answer", Array("{}".utf8), from: joined.host)
         let out = joined.on(event)
         guard case .deliver(let inbound, let route)? = out.first else { Issue.record("not delivered"); return }
@@ -412,7 +412,7 @@ private struct Joined {
     }
 
     @Test func theJournalFollowsAddsAndRemovals() throws {
-        var joined = try Joined()
+        var joined = try JoinedMachine()
         let first = try joined.group.attachment("a.txt", by: joined.host)
         let second = try joined.group.attachment("b.txt", by: joined.ana)
         _ = joined.on(.attachmentAdded(first))
@@ -433,7 +433,7 @@ private struct Joined {
     }
 
     @Test func aReconnectionIsToldAndTheClockFollowsTheResumedLink() throws {
-        var joined = try Joined()
+        var joined = try JoinedMachine()
         let interrupted = joined.on(.connectionInterrupted)
         if case .publishAvailability(let availability)? = interrupted.first {
             #expect(availability == .unavailable(reason: RelayAvailability.reconnecting))
@@ -461,7 +461,7 @@ private struct Joined {
     }
 
     @Test func theEndInvalidatesOnceWithItsReason() throws {
-        var joined = try Joined()
+        var joined = try JoinedMachine()
         let ended = joined.on(.ended(by: joined.host.localID, reason: ""))
         guard case .invalidate(let reason)? = ended.first else { Issue.record("not invalidated"); return }
         #expect(reason.code == .ended)
@@ -471,7 +471,7 @@ private struct Joined {
         #expect(joined.machine.onActivityAssigned() == .ignore)
         #expect(joined.machine.onOrderedReader() == nil)
         // A failed link ends it too, as a relay error.
-        var other = try Joined()
+        var other = try JoinedMachine()
         if case .invalidate(let failure)? = other.on(.failed(RelayError(.closed, "gone"))).first {
             #expect(failure.code == .relay)
         } else {
@@ -480,14 +480,14 @@ private struct Joined {
     }
 
     @Test func leavingTellsTheRelayOrEndsForEveryoneWhenTheInitiatorGoes() throws {
-        var joined = try Joined()
+        var joined = try JoinedMachine()
         let leave = joined.machine.onLeaveRequested(at: joined.group.now)
         #expect(leave.count == 2)
         if case .invalidate(let reason)? = leave.first { #expect(reason.code == .left) } else { Issue.record("not invalidated") }
         #expect(leave.last == .leaveRelay)
         #expect(!joined.machine.isJoined)
         // A host whose activity ends with it ends the session for everyone.
-        var group = Group()
+        var group = MachineGroup()
         let host = group.member()
         var machine = group.machine(host, "host", initiated: true)
         _ = machine.onJoinRequested(at: group.now)

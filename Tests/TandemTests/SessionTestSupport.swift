@@ -20,16 +20,6 @@ struct Answer: Codable, Equatable, Sendable {
     var text: String
 }
 
-/// Waits for `condition` to hold, polling, for at most `seconds`; returns whether it held.
-func eventually(_ seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return await condition()
-}
-
 /// The next element of an async sequence, or nil after `seconds`.
 func next<Sequence: AsyncSequence & Sendable>(_ sequence: Sequence, within seconds: Double = 10) async -> Sequence.Element?
 where Sequence.Element: Sendable {

@@ -94,21 +94,15 @@ extension GroupSession {
         if loop.inLoop { body() } else { loop.execute(body) }
     }
 
-    /// Runs `body` on the loop and returns what it returns, waiting for the loop when called from
-    /// elsewhere: for the calls whose caller reads the decision at once. The loop never waits on
-    /// another thread, so this cannot deadlock on a running loop.
+    /// Runs `body` on the loop and returns what it returns, waiting for the loop when another
+    /// thread drives it (`SerialEventLoop.runAndWait`): for the calls whose caller reads the
+    /// decision at once. The loop never waits on another thread, so this cannot deadlock on a
+    /// running loop; a loop that nothing drives (a test's embedded loop between its advances)
+    /// runs it on the caller's thread.
     @discardableResult
     func onLoopAndWait<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
-        if loop.inLoop { return body() }
-        let result = Mutex<Result?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        loop.execute {
-            let value = body()
-            result.withLock { $0 = value }
-            done.signal()
-        }
-        done.wait()
-        return result.withLock { $0! }
+        // `body` does not throw, so neither does this.
+        try! loop.runAndWait(body)
     }
 
     /// Takes an event of the link's, on the loop.

@@ -144,6 +144,24 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         }
     }
 
+    /// Joins as `join()` does, with the activity's lifetime policy given instead of read from its
+    /// metadata (which is asynchronous): for a session whose link has joined already (an
+    /// accepted invite's), everything happens on the loop, with no task, so that a session on a
+    /// test's embedded loop joins as that loop runs. A session still to connect joins as
+    /// `join()` does.
+    package func join(lifetimePolicy policy: GroupActivityMetadata.LifetimePolicy) {
+        onLoop { [self] in
+            guard link != nil else {
+                join()
+                return
+            }
+            for case .prepare in machine.onJoinRequested(at: now) {
+                machine.onLifetimePolicy(policy)
+                announce()
+            }
+        }
+    }
+
     /// Leaves the session; the others go on. The initiator of an activity whose metadata's
     /// `lifetimePolicy` is `.endsWhenInitiatorLeaves` (as it was when the initiator joined) ends
     /// it for everyone instead, as SharePlay does.

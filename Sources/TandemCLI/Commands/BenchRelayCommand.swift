@@ -10,7 +10,8 @@ struct BenchRelayCommand: Command {
     static let summary = "200 participants in one session and 1,000 sessions of two on a `tandem serve` relay (--in-process: "
         + "the relay beside the links), the relay's own delivery then the full client stack; --relay-cost: the relay "
         + "in this process, its latency by the kernel's socket timestamps and its CPU per delivery beside a bare forwarder's, "
-        + "both pinned to one processor (--relay-cpu); --adversarial: quiet and then under attack "
+        + "both pinned to one processor (--relay-cpu); --adversarial: quiet and then under attack (with --relay-cost, "
+        + "the relay's own latency by the kernel's clocks in each run) "
         + "(\(RelayAttackPlan().connections) attacking connections in a CPU cgroup capped at half a processor; build with -c release)"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -52,6 +53,9 @@ struct BenchRelayCommand: Command {
             benchmark.participants = participants
             benchmark.priority = priority
             benchmark.eachAttack = options.flags.contains("each")
+            // The relay's latency by the kernel's clocks, from its own process's measuring mode.
+            benchmark.measuresKernelTimestamps = options.flags.contains("relay-cost")
+            if options.value("relay-cpu") != nil { throw CLIError.usage("--relay-cpu goes with --relay-cost without --adversarial") }
             let report = try await benchmark.run { printError("bench relay: \($0)…") }
             try printReport(report, table: RelayBenchmarkTable.render(report), options: options)
             return 0

@@ -4,6 +4,7 @@ import Glibc
 import Dispatch
 import Foundation
 import Synchronization
+import TandemBench
 import TandemClock
 import TandemCluster
 import TandemNATS
@@ -38,7 +39,7 @@ struct ServeCommand: Command {
     static let usage = "serve [--port P] [--bind HOST] [--session-epoch random|NS] [--clock-offset SECONDS] [--clock-drift-ppm PPM] "
         + "[--stats-interval SECONDS] [--priority normal|high|realtime] [--writer-threads 1|2 (\(defaultWriterThreads))] [--cluster nats://HOST:PORT[,HOST:PORT...]] "
         + "[--cluster-credentials FILE] [--advertise HOST] "
-        + "[--cluster-load-cap N (16)] [--cluster-purge-delay SECONDS (60)] [--cluster-session-log SIZE (256M)] [--cluster-compaction SIZE (16M)] [--cluster-stream-limit SIZE (8G)] "
+        + "[--measure-kernel [--measure-only-from HOST]] [--cluster-load-cap N (16)] [--cluster-purge-delay SECONDS (60)] [--cluster-session-log SIZE (256M)] [--cluster-compaction SIZE (16M)] [--cluster-stream-limit SIZE (8G)] "
         + RelayLimitOptions.usage
     static let summary = "run a relay (TCP and UDP on one port, default 0.0.0.0:\(defaultPort)) until interrupted"
 
@@ -59,7 +60,9 @@ struct ServeCommand: Command {
                                                                                        "idle-exit", "record", "clock-offset", "clock-drift-ppm", "priority",
                                                                                        "cluster", "advertise", "writer-threads", "cluster-load-cap",
                                                                                        "cluster-purge-delay", "cluster-credentials",
-                                                                                       "cluster-session-log", "cluster-stream-limit", "cluster-compaction"]))
+                                                                                       "cluster-session-log", "cluster-stream-limit", "cluster-compaction",
+                                                                                       "measure-only-from"]),
+                                    flags: ["measure-kernel"])
         try options.expectPositionals(atMost: 0)
         let address = try listenAddress(options, defaultPort: defaultPort)
         let sessionClock = try injectedClockError(options, on: try sessionClock(options))
@@ -117,6 +120,10 @@ struct ServeCommand: Command {
                 throw CLIError.failure("\(error)")
             }
         }
+        let measuring = options.flags.contains("measure-kernel")
+        let measuredHost = options.value("measure-only-from")
+        if measuredHost != nil, !measuring { throw CLIError.usage("--measure-only-from goes with --measure-kernel") }
+        if measuring { server.measureKernelTimestamps(from: measuredHost.map { [$0] }) }
         do {
             try server.start(priority: priority)
         } catch {
@@ -141,6 +148,7 @@ struct ServeCommand: Command {
         }
         if let record { redirectOutput(beside: record) }
         let statisticsTimer = statsInterval.map { startStatistics(of: server, every: $0) }
+        if measuring { answerStampRequests(of: server) }
         let signal = await waitForTermination(idleExit: idleExit.map { ($0, server, record) })
         statisticsTimer?.cancel()
         // Removed first: a host that looks now starts a relay of its own rather than use this one.
@@ -156,6 +164,19 @@ struct ServeCommand: Command {
         printError("serve: stopped by \(signal); \(statistics.connectionsAccepted) connections, \(statistics.framesReceived) frames, "
             + "\(statistics.datagramsRouted) datagrams routed, \(statistics.timeRequestsAnswered) time probes, \(statistics.offendersDropped) offenders dropped")
         return 0
+    }
+
+    /// The measuring mode's answers (`RelayServeStamps`): each `stamps` line on standard input is
+    /// answered on standard output, from a thread of its own, until standard input closes.
+    static func answerStampRequests(of server: RelayServer) {
+        let thread = server.loopThreadID()
+        Thread.detachNewThread {
+            while let line = readLine() {
+                guard line == RelayServeStamps.command else { continue }
+                print(RelayServeStamps.answer(server: server, thread: thread) ?? "\(RelayServeStamps.prefix){}")
+                fflush(nil)
+            }
+        }
     }
 
     /// Where the other relays of the cluster reach this relay's time service: `--advertise HOST`

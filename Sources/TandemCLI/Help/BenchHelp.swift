@@ -33,7 +33,8 @@ extension BenchRelayCommand {
          OptionHelp("--full-stack-only", "only the phases through the whole client stack, not the relay's own delivery"),
          OptionHelp("--delivery-only", "only the relay's own delivery and its floor: short enough to alternate two builds"),
          OptionHelp("--relay-cost", "the relay's latency by the kernel's socket timestamps and its CPU per delivery, beside a "
-            + "bare forwarder's, both pinned to one processor (the relay in this process)"),
+            + "bare forwarder's, both pinned to one processor (the relay in this process); with --adversarial, the relay's "
+            + "own latency by the kernel's clocks in each run, from its process's measuring mode (serve --measure-kernel)"),
          OptionHelp("--relay-cpu N", "with --relay-cost: the processor to pin them to (default: the last one this process may use)"),
          OptionHelp("--priority normal|high|realtime", "how the relay's loop and the probe's threads are scheduled "
             + "(default: normal)"),

@@ -49,9 +49,10 @@ enum HelpText {
         return text
     }
 
-    /// The line pointing from an error to the help: printed instead of the whole synopsis.
+    /// The end of a usage error's line, pointing to the help: printed instead of the whole
+    /// synopsis, so that the error stays one line.
     static func hint(_ command: any Command.Type) -> String {
-        "(tandem help \(command.name) explains its options)"
+        ": tandem help \(command.name) explains its options"
     }
 
     private static func entry(_ name: String, _ summary: String) -> String {

@@ -37,6 +37,9 @@ extension ServeCommand {
          OptionHelp("--cluster-compaction SIZE", "entries after a session's last snapshot in the log that make a relay "
             + "write a new snapshot and purge what it covers (default: 16M, or a quarter of --cluster-session-log when smaller)"),
          OptionHelp("--cluster-stream-limit SIZE", "what the cluster's log may hold in all (default: 8G)"),
+         OptionHelp("--measure-kernel", "benchmarking: stamp every delivery by the kernel's clocks and answer each "
+            + "'stamps' line on standard input with what the relay forwarded since the last (default: off)"),
+         OptionHelp("--measure-only-from HOST", "with --measure-kernel: stamp only the connections from HOST (default: all)"),
          OptionHelp("--clock-offset SECONDS", "benchmarking: run the sessions' clock that many seconds off (default: 0)"),
          OptionHelp("--clock-drift-ppm PPM", "benchmarking: make the sessions' clock drift by PPM parts per million (default: 0)")]
             + RelayLimitOptions.help
@@ -61,6 +64,9 @@ extension ClockSyncCommand {
         [OptionHelp("HOST:PORT", "the time service (a relay, or tandem clock serve)"),
          OptionHelp("--duration SECONDS", "how long to probe (default: 10)"),
          OptionHelp("--json", "print the estimate as JSON"),
+         OptionHelp("--measure-kernel", "benchmarking: stamp every delivery by the kernel's clocks and answer each "
+            + "'stamps' line on standard input with what the relay forwarded since the last (default: off)"),
+         OptionHelp("--measure-only-from HOST", "with --measure-kernel: stamp only the connections from HOST (default: all)"),
          OptionHelp("--clock-offset SECONDS", "benchmarking: run this clock that far off (default: 0)"),
          OptionHelp("--clock-drift-ppm PPM", "benchmarking: make this clock drift (default: 0)")]
     }

@@ -202,6 +202,13 @@ package final class EventLoop: SerialEventLoop, @unchecked Sendable {
         return thread != 0 && pthread_equal(pthread_t(thread), pthread_self()) != 0
     }
 
+    /// Whether the loop runs and the caller is another thread: from `start()` on (before its
+    /// thread has begun too, since it will run what is queued) until its thread has ended.
+    package var drivenElsewhere: Bool {
+        guard !inLoop else { return false }
+        return loopThread.load(ordering: .acquiring) != 0 || lifecycle.withLock { $0 == .running }
+    }
+
     /// Traps, in debug builds, unless the caller runs on the loop's thread or no loop thread runs
     /// (before `start`, after `stop`): what every loop-only method checks.
     package func preconditionInLoop(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {

@@ -1,3 +1,5 @@
+import Dispatch
+import Synchronization
 import TandemClock
 
 /// A serial event loop: what a shell needs to carry out a pure core's directives one at a time,
@@ -16,6 +18,11 @@ package protocol SerialEventLoop: AnyObject, Sendable {
     var tickInterval: Int64 { get }
     /// Whether the caller runs on the thread that drives the loop now.
     var inLoop: Bool { get }
+    /// Whether a thread other than the caller's drives the loop now: work for the loop must then
+    /// be handed to it. False on the loop's thread, and while nothing drives the loop (before it
+    /// starts, after it stops, between a test's advances), when loop-only work may run on the
+    /// caller's thread, as `preconditionInLoop` allows.
+    var drivenElsewhere: Bool { get }
 
     /// Runs `task` on the loop, after the tasks queued before it. Any thread.
     func execute(_ task: @escaping @Sendable () -> Void)
@@ -51,5 +58,24 @@ extension SerialEventLoop {
     /// `preconditionInLoop(_:file:line:)` naming the caller.
     package func preconditionInLoop(function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
         preconditionInLoop(function, file: file, line: line)
+    }
+
+    /// Runs `body` on the loop and returns what it returns, or throws what it throws: for a
+    /// synchronous call whose caller reads the loop's decision at once. On the loop, or while
+    /// nothing drives it, `body` runs at once on the caller's thread; else it is handed to the
+    /// loop, after what is queued, and the caller waits for it. The loop never waits on another
+    /// thread, so this cannot deadlock while the loop runs; the caller must not hold what a task
+    /// of the loop's may take.
+    package func runAndWait<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) throws -> Value {
+        guard drivenElsewhere else { return try body() }
+        let outcome = Mutex<Result<Value, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        execute {
+            let result = Result { try body() }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return try outcome.withLock { $0! }.get()
     }
 }

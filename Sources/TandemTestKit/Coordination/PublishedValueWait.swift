@@ -29,3 +29,18 @@ public func awaitTimeline(of coordinator: PlaybackCoordinator, within seconds: D
                           _ predicate: @escaping @Sendable (SharedTimeline) -> Bool) async -> Bool {
     await awaitValue(coordinator.$timeline.values, within: seconds, predicate)
 }
+
+/// Polls `condition` every 10 ms until it holds, for at most `seconds`; true when it did.
+///
+/// For the tests of shells on real players, processes and sockets, whose time is real, where
+/// nothing publishes what they wait for (a process's output, mpv's state); what is published is
+/// awaited with `awaitValue(_:within:_:)` instead, and a test of behaviour runs in virtual time
+/// and needs neither.
+public func eventually(_ seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return await condition()
+}

@@ -61,6 +61,13 @@ public final class EmbeddedEventLoop: SerialEventLoop, @unchecked Sendable {
         return thread != 0 && pthread_equal(pthread_t(thread), pthread_self()) != 0
     }
 
+    /// Whether another thread drives the loop now (in `advance` or `run`): between drives, no
+    /// thread does, and loop-only work runs on the caller's.
+    public var drivenElsewhere: Bool {
+        let thread = driver.load(ordering: .acquiring)
+        return thread != 0 && pthread_equal(pthread_t(thread), pthread_self()) == 0
+    }
+
     /// Traps, in debug builds, when a thread other than the one driving the loop calls a
     /// loop-only method while the loop is driven.
     public func preconditionInLoop(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {

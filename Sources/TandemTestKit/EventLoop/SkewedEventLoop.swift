@@ -27,6 +27,8 @@ public final class SkewedEventLoop: SerialEventLoop, @unchecked Sendable {
     package var tickInterval: Int64 { base.tickInterval }
     /// Whether the caller runs on the thread that drives the loop.
     public var inLoop: Bool { base.inLoop }
+    /// Whether another thread drives the loop now.
+    public var drivenElsewhere: Bool { base.drivenElsewhere }
 
     /// Runs `task` on the loop, after the tasks queued before it. Any thread.
     public func execute(_ task: @escaping @Sendable () -> Void) { base.execute(task) }

@@ -91,17 +91,21 @@ public final class VirtualRelayWorld: @unchecked Sendable {
     /// A world whose relay has these limits and timings, on paths impaired as `impairment` says
     /// (frames delayed in order, datagrams delayed, lost, reordered, duplicated); `seed` fixes
     /// every key (and so every identity) and every impairment decision, so that runs repeat.
-    /// The session clock starts at `start` and the loop ticks every `tickInterval`.
+    /// The session clock starts at `start` and the loop ticks every `tickInterval`. With
+    /// `sessionKey`, joiners prove that key (an invite's secret's, for sessions above the
+    /// links) instead of one the seed makes.
     public init(configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
                 link: RelayLinkConfiguration = RelayLinkConfiguration(),
                 impairment: Impairment = .none,
-                seed: UInt64 = 1, start: Int64 = 1_000_000_000, tickInterval: Int64 = 20_000_000) {
+                seed: UInt64 = 1, start: Int64 = 1_000_000_000, tickInterval: Int64 = 20_000_000,
+                sessionKey: SigningKeyPair? = nil) {
         loop = EmbeddedEventLoop(start: start, tickInterval: tickInterval)
         random = SeededRandom(seed: seed)
         relay = InMemoryRelay(configuration: configuration, linkConfiguration: link, impairment: impairment,
                               seed: random.next(), loop: loop)
         sessionID = UUID(uuid: Self.bytes16(&random))
-        sessionKey = SigningKeyPair(seed: Self.bytes(32, &random))
+        let seeded = SigningKeyPair(seed: Self.bytes(32, &random))
+        self.sessionKey = sessionKey ?? seeded
     }
 
     /// The session time now (ns).
@@ -110,11 +114,14 @@ public final class VirtualRelayWorld: @unchecked Sendable {
     /// Joins a participant named `name` whose local clock reads session time plus `clockOffset`,
     /// running `driftPPM` fast from now; the first participant creates the session. Advances
     /// virtual time until the join is done, at most `within` nanoseconds; throws what the relay
-    /// answered, or `.timedOut`.
+    /// answered, or `.timedOut`. Its identity is `identity` (a session's own key for it), else
+    /// one the seed makes.
     @discardableResult
     public func join(_ name: String, clockOffset: Int64 = 0, driftPPM: Double = 0, activity: [UInt8] = Array("watch".utf8),
-                     presence: [UInt8] = [], within bound: Int64 = VirtualRelayWorld.defaultBound) throws(RelayError) -> Participant {
-        let identity = SigningKeyPair(seed: Self.bytes(32, &random))
+                     presence: [UInt8] = [], identity given: SigningKeyPair? = nil,
+                     within bound: Int64 = VirtualRelayWorld.defaultBound) throws(RelayError) -> Participant {
+        let seeded = SigningKeyPair(seed: Self.bytes(32, &random))
+        let identity = given ?? seeded
         let request = RelayJoinRequest(sessionID: sessionID, displayName: name, identity: identity, sessionKey: sessionKey,
                                        createIfAbsent: participants.isEmpty, activity: activity, presence: presence)
         let link = relay.makeLink(request)

@@ -723,12 +723,12 @@ public struct RelayServerTimestamps: Sendable {
 }
 
 extension RelayServer {
-    /// Turns the measuring mode on: every connection accepted from now is stamped by the kernel
-    /// (`SocketTimestamping`), and each delivery's arrival and transmit instants are kept until
-    /// taken (`takeKernelTimestamps()`). For benchmarks; off by default, when it costs a check
-    /// per frame. Call it before `start()`.
-    public func measureKernelTimestamps() {
-        loop.execute { [self] in if stamps == nil { stamps = RelayServerStamps() } }
+    /// Turns the measuring mode on: every connection accepted from now (from one of `hosts`, when
+    /// given) is stamped by the kernel (`SocketTimestamping`), and each delivery's arrival and
+    /// transmit instants are kept until taken (`takeKernelTimestamps()`). For benchmarks; off by
+    /// default, when it costs a check per frame. Call it before `start()`.
+    public func measureKernelTimestamps(from hosts: Set<String>? = nil) {
+        loop.execute { [self] in if stamps == nil { stamps = RelayServerStamps(hosts: hosts) } }
     }
 
     /// What the measuring mode saw since the last call (or since it was turned on), leaving it

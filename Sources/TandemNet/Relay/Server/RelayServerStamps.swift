@@ -27,9 +27,19 @@ final class RelayServerStamps {
     private(set) var failures = 0
     /// Frames of every kind queued on stamped connections since the ledger was last taken.
     private var framesQueued = 0
+    /// The peer hosts whose connections are stamped; nil stamps every connection.
+    private let hosts: Set<String>?
+
+    /// A measuring mode that stamps the connections from `hosts`, or every connection when nil:
+    /// a record arriving on a connection not stamped is not in the ledger, nor is a copy queued
+    /// on one.
+    init(hosts: Set<String>? = nil) {
+        self.hosts = hosts
+    }
 
     /// Stamps a newly accepted connection, before anything is written to it.
     func enable(_ connection: RelayServerConnection) {
+        if let hosts, !hosts.contains(connection.peerHost ?? "") { return }
         do {
             try SocketTimestamping.enable(connection.socket.descriptor)
             connection.isStamped = true
