@@ -46,7 +46,7 @@ struct ClusterServeFlagsProcessTests {
         // Nothing listens on port 1 of loopback: had the flags passed, NATS would be refused instead.
         let (status, text) = try Self.serve(arguments + ["--cluster", "nats://127.0.0.1:1"])
         #expect(status == 64)
-        #expect(text.split(separator: "\n").first.map(String.init) == "tandem: \(line)", "\(text)")
+        #expect(text.split(separator: "\n").first.map(String.init) == "tandem: \(line): tandem help serve explains its options", "\(text)")
     }
 
     @Test("without --cluster, either flag is refused")
