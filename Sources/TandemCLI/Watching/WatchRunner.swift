@@ -221,8 +221,7 @@ struct WatchRunner {
 
     /// Runs the commands on standard input, a line at a time, until they end or the watch does.
     func runScript(_ party: WatchParty) async {
-        let lines = StandardInputLines()
-        while let raw = await lines.next() {
+        for await raw in StandardInputLines.stream() {
             // `say` takes the rest of the line as it was typed; the other commands, its words.
             if let text = Self.sayText(raw) {
                 say(text, party: party)
@@ -448,19 +447,14 @@ struct WatchRunner {
 }
 
 /// Standard input, a line at a time as typed (without its newline), read on a thread of its own.
-final class StandardInputLines: @unchecked Sendable {
-    private let stream: AsyncStream<String>
-    private var iterator: AsyncStream<String>.Iterator
-
-    init() {
+enum StandardInputLines {
+    /// The lines, read on a thread started now; the stream finishes at the end of the input.
+    static func stream() -> AsyncStream<String> {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self)
-        self.stream = stream
-        iterator = stream.makeAsyncIterator()
         Thread.detachNewThread {
             while let line = readLine() { continuation.yield(line) }
             continuation.finish()
         }
+        return stream
     }
-
-    func next() async -> String? { await iterator.next() }
 }
