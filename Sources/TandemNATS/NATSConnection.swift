@@ -276,6 +276,14 @@ public final class NATSConnection: @unchecked Sendable {
         try result.get()
     }
 
+    /// Runs `task` on the connection's loop `delay` nanoseconds from now (on the loop's clock),
+    /// for checks that belong beside the deliveries (a JetStream consumer's watchdog). Any
+    /// thread; the loop runs until the connection is released, closed or not.
+    @discardableResult
+    func schedule(after delay: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
+        loop.schedule(after: delay, task)
+    }
+
     /// Closes the connection for good: outstanding requests fail with `closed`, subscriptions
     /// finish, and later operations throw `closed`. What was written is sent if the socket takes
     /// it at once; `flush()` first to be sure the server has it. The connection's own loop
