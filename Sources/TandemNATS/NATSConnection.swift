@@ -15,7 +15,10 @@ import TandemNet
 /// the loop and resume their caller when the core says the operation is done. Errors are
 /// `NATSError`s naming the server and the reason.
 public final class NATSConnection: @unchecked Sendable {
-    private let loop: EventLoop
+    /// The loop the connection runs on, and its deliveries; what belongs beside them (a JetStream
+    /// consumer's watchdog) is scheduled there too. It runs until the connection is released,
+    /// closed or not.
+    let loop: EventLoop
     private let ownsLoop: Bool
     private let configuration: NATSConfiguration
     private let status = Mutex(Status())
@@ -274,14 +277,6 @@ public final class NATSConnection: @unchecked Sendable {
             }
         }
         try result.get()
-    }
-
-    /// Runs `task` on the connection's loop `delay` nanoseconds from now (on the loop's clock),
-    /// for checks that belong beside the deliveries (a JetStream consumer's watchdog). Any
-    /// thread; the loop runs until the connection is released, closed or not.
-    @discardableResult
-    func schedule(after delay: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
-        loop.schedule(after: delay, task)
     }
 
     /// Closes the connection for good: outstanding requests fail with `closed`, subscriptions
