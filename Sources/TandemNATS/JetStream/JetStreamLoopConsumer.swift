@@ -96,8 +96,6 @@ package final class JetStreamLoopConsumer: Sendable {
 
     private static func now() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds) }
 
-    private struct Ignored: Decodable {}
-
     /// Sets up consumers one after another, each until it must be replaced.
     private func run() async {
         let connection = jetStream.connection
@@ -163,8 +161,13 @@ package final class JetStreamLoopConsumer: Sendable {
             // Deleted aside, not waited for: after a node's death the delete can wait out the
             // JetStream API's whole timeout before the next consumer is made. Left
             // alone, a consumer with no interest goes after its `inactive_threshold` anyway.
-            let jetStream = jetStream, stream = stream
-            Task { _ = try? await jetStream.call("CONSUMER.DELETE.\(JetStream.checkName(stream)).\(JetStream.checkName(name))", body: [], as: Ignored.self) }
+            // Asked on the loop, its answer (or its failure) ignored there.
+            if let delete = try? "\(jetStream.apiPrefix).CONSUMER.DELETE.\(JetStream.checkName(stream)).\(JetStream.checkName(name))" {
+                let timeout = NATSConnection.nanoseconds(jetStream.timeout)
+                connection.execute {
+                    connection.requestOnLoop(delete, payload: [], timeout: timeout) { _ in }
+                }
+            }
         }
     }
 
