@@ -14,7 +14,7 @@ import TandemNet
 /// `deinit`, should a test end early) ends the process and removes the store, so that no server
 /// outlives its test; servers left by a test process that crashed or was killed are ended by the
 /// next one to start a server (their directory names the owner that is gone).
-public final class NATSServerProcess: @unchecked Sendable {
+public final class NATSServerProcess: Sendable {
     /// How clients authenticate.
     public enum Authentication: Sendable, Hashable {
         /// Anyone may connect.

@@ -4,7 +4,7 @@ import Foundation
 /// nodes, JetStream on each with its own temporary store, the same authentication on all.
 /// Kill a node and start it again with `node(_:)`'s `kill()` and `start()`; `stop()` (or
 /// `deinit`) ends them all and removes the stores.
-public final class NATSTestCluster: @unchecked Sendable {
+public final class NATSTestCluster: Sendable {
     /// The nodes, `n1`, `n2`, `n3`….
     public let nodes: [NATSServerProcess]
     private let directory: URL

@@ -3,7 +3,7 @@ import Synchronization
 
 /// `tandem serve` as its own process on loopback, for tests that attack the relay as a stranger
 /// would: started on a free port, stopped with SIGTERM (and killed if it lingers).
-public final class ServeProcess: @unchecked Sendable {
+public final class ServeProcess: Sendable {
     /// The port it listens on, TCP and UDP.
     public let port: UInt16
     private let process = Process()

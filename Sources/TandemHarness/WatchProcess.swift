@@ -10,7 +10,7 @@ import TandemMpv
 /// standard input a line at a time, and its `--events json` lines are read as they come.
 ///
 /// Every wait is bounded by a timeout; `kill()` (or deinit) ends the process if it still runs.
-public final class WatchProcess: @unchecked Sendable {
+public final class WatchProcess: Sendable {
     /// A name for reports (the participant's name, usually).
     public let name: String
     /// When the process was started, on the raw CLOCK_MONOTONIC (ns).

@@ -16,7 +16,7 @@ import Foundation
 /// let host = try WatchProcess.host(media: [clip], mpv: .init(socket: path, arguments: "--vo=x11 --ao=null"),
 ///                                  environment: display.environment)
 /// ```
-public final class XvfbDisplay: @unchecked Sendable {
+public final class XvfbDisplay: Sendable {
     /// Why a display could not be started.
     public struct StartError: Error, CustomStringConvertible {
         /// What went wrong, in a sentence.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TandemClock
 import TandemPlayback
 import TandemIdentity
@@ -6,10 +7,21 @@ import TandemIdentity
 /// Carries out a coordinator's commands on a `HeadlessPlayer`: each command becomes a
 /// presentation timeline anchored at the raw monotonic instant the command names, so that frames
 /// are presented straight from the shared timeline.
-final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, @unchecked Sendable {
-    // Weak: the player owns its coordinator, which owns this delegate.
-    weak var player: HeadlessPlayer?
+final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, Sendable {
+    /// A weak reference: the player owns its coordinator, which owns this delegate.
+    private struct WeakPlayer {
+        weak var player: HeadlessPlayer?
+    }
+
+    private let reference = Mutex(WeakPlayer())
     let itemIdentifier: String
+
+    /// The player it carries commands out on, set by the player's init once its coordinator
+    /// exists; nil once the player is gone.
+    var player: HeadlessPlayer? {
+        get { reference.withLock { $0.player } }
+        set { reference.withLock { $0.player = newValue } }
+    }
 
     init(itemIdentifier: String) {
         self.itemIdentifier = itemIdentifier

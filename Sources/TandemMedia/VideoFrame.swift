@@ -6,6 +6,11 @@ import TandemMediaTypes
 ///
 /// It holds a reference to the decoder's pixel buffers; converting to RGB is done only by sinks
 /// that need pixels, on their own time.
+///
+/// Confinement (why unchecked): `duration` and `queuedAt` are written only on the decoding side,
+/// before the frame reaches the presentation queue (the decoder sets the one before handing it
+/// out, the playback engine the other under its lock as it queues it), and read after; the
+/// `AVFrame` is not written once decoded.
 public final class VideoFrame: @unchecked Sendable {
     /// The presentation time, in nanoseconds of media time.
     public let presentationTime: Nanoseconds

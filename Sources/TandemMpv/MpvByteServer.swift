@@ -18,7 +18,7 @@ import TandemPlayback
 /// thread accepts; each connection gets a thread of its own (a seek opens a new connection before
 /// the old one is closed) and is closed after its response; at most `maximumConnections` at
 /// once, and a client that sends no complete header within 5 s is dropped.
-public final class MpvByteServer: @unchecked Sendable {
+public final class MpvByteServer: Sendable {
     /// The port it listens on.
     public let port: UInt16
     /// The most connections served at once.

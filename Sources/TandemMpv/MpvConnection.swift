@@ -30,7 +30,7 @@ import TandemMediaTypes
 /// try await mpv.set("pause", false)
 /// for await event in mpv.events where event.propertyName == "pause" { print(event.propertyValue) }
 /// ```
-public final class MpvConnection: @unchecked Sendable {
+public final class MpvConnection: Sendable {
     /// mpv's answer to one command, with when it was asked and answered (raw monotonic ns), so
     /// that a caller can place a reading at the round trip's midpoint.
     public struct Reply: Sendable, Equatable {
@@ -71,7 +71,8 @@ public final class MpvConnection: @unchecked Sendable {
     private let socket: UnixStreamSocket
     private let state = Mutex(State())
     private let writeLock = Mutex(())
-    private var reader: WorkerThread?
+    /// The thread reading replies and events, set once the connection is made.
+    private let reader = Mutex<WorkerThread?>(nil)
 
     /// Connects to the mpv listening at `path` (one attempt). With `expectedPeer`, the socket
     /// must be that process's (or a descendant's) and this user's, or the connection is refused
@@ -91,7 +92,8 @@ public final class MpvConnection: @unchecked Sendable {
                 throw .connect(path, refusal)
             }
         }
-        reader = WorkerThread(name: "tandem-mpv-ipc") { [self] in readLoop() }
+        let thread = WorkerThread(name: "tandem-mpv-ipc") { [self] in readLoop() }
+        reader.withLock { $0 = thread }
     }
 
     /// Connects to the mpv that will listen at `path`, trying every 20 ms for up to `timeout`
@@ -179,7 +181,7 @@ public final class MpvConnection: @unchecked Sendable {
     public func close() {
         finish(with: .disconnected(path, "closed"))
         socket.shutdown()
-        reader?.join()
+        reader.withLock { $0 }?.join()
     }
 
     /// Whether the connection is over (closed here, or mpv went away).

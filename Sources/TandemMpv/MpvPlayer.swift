@@ -40,6 +40,10 @@ import TandemMediaTypes
 /// ...
 /// await player.close()
 /// ```
+///
+/// Confinement (why unchecked): its mutable state sits in `Mutex`es (`state`, `items`, the
+/// tasks) and its published values in `Published`, which locks its own; the published wrappers'
+/// storage is what keeps the compiler from checking it.
 public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     /// How to run mpv and keep it in sync.
     public struct Options: Sendable {

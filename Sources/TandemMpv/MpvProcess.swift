@@ -25,7 +25,7 @@ import TandemMediaTypes
 /// `--access-references=no --ytdl=no`: the media came from someone else, and a playlist or a
 /// reference in it that names http or another file must not make mpv fetch anything or run
 /// youtube-dl (`MediaFile` does the same for FFmpeg, in TandemMedia).
-public final class MpvProcess: @unchecked Sendable {
+public final class MpvProcess: Sendable {
     /// Where mpv's IPC server listens.
     public let ipcPath: String
     /// The full command line, for messages.
@@ -189,6 +189,9 @@ public final class MpvProcess: @unchecked Sendable {
 /// process are forked: `PR_SET_PDEATHSIG` fires when the thread that forked the child exits, and
 /// the threads of Swift's concurrency pool (libdispatch workers) exit when idle, which would
 /// kill a healthy mpv.
+///
+/// Confinement (why unchecked): `job` and `result` are read and written only while `condition`
+/// is held (both sides wait on it, which a `Mutex` cannot do); `turn` lets one caller in at a time.
 final class ParentDeathSpawner: @unchecked Sendable {
     /// The process's one spawner.
     static let shared = ParentDeathSpawner()

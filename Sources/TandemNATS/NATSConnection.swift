@@ -10,12 +10,19 @@ import TandemNet
 /// servers, resubscription and a bounded buffer while disconnected.
 ///
 /// The protocol lives in the pure `NATSConnectionCore`; this class is its shell on an
-/// `EventLoop` over a non-blocking `TCPSocket`, and the only writer of the core and the socket
-/// (both confined to the loop's thread, hence `@unchecked Sendable`). The async methods hop onto
-/// the loop and resume their caller when the core says the operation is done. Errors are
-/// `NATSError`s naming the server and the reason.
+/// `EventLoop` over a non-blocking `TCPSocket`, and the only writer of the core and the socket.
+/// The async methods hop onto the loop and resume their caller when the core says the operation
+/// is done. Errors are `NATSError`s naming the server and the reason.
+///
+/// Confinement (why unchecked): the core, the socket and the tables of subscribers and waiters
+/// are read and written only on the loop's thread; what carries out the core's directives
+/// (`perform`), the socket's handler and the methods named `…OnLoop` assert it
+/// (`preconditionInLoop`).
 public final class NATSConnection: @unchecked Sendable {
-    private let loop: EventLoop
+    /// The loop the connection runs on, and its deliveries; what belongs beside them (a JetStream
+    /// consumer's watchdog) is scheduled there too. It runs until the connection is released,
+    /// closed or not.
+    let loop: EventLoop
     private let ownsLoop: Bool
     private let configuration: NATSConfiguration
     private let status = Mutex(Status())
@@ -313,6 +320,7 @@ public final class NATSConnection: @unchecked Sendable {
     }
 
     private func perform(_ directives: [NATSConnectionCore.Directive]) {
+        loop.preconditionInLoop()
         for directive in directives {
             switch directive {
             case let .open(address): open(address)
@@ -461,6 +469,7 @@ public final class NATSConnection: @unchecked Sendable {
     }
 
     private func service(_ socket: TCPSocket, readable: Bool, writable: Bool) {
+        loop.preconditionInLoop()
         guard socket === self.socket else { return }
         if !socketOpen {
             let error = socket.pendingError()

@@ -16,7 +16,7 @@ import TandemIdentity
 /// what it serves); this shell carries them out: one serial queue for the server's decisions and
 /// the session's messages, one for reading the held files and sending chunks (so that a holder's
 /// serving never runs on its own player's threads), and each item's lock for its reads.
-public final class SessionStreaming: @unchecked Sendable {
+public final class SessionStreaming: Sendable {
     /// The cores' limits.
     public struct Configuration: Sendable, Hashable {
         /// Each item's reader.
@@ -61,7 +61,8 @@ public final class SessionStreaming: @unchecked Sendable {
     private let control = DispatchQueue(label: "tandem.streaming")
     private let serving = DispatchQueue(label: "tandem.streaming.serve", qos: .utility)
     private let eventSink: Mutex<(@Sendable (StreamEvent) -> Void)?> = Mutex(nil)
-    private var tasks: [Task<Void, Never>] = []
+    /// The tasks that read the session's stream bodies and participants, cancelled by `close()`.
+    private let tasks = Mutex<[Task<Void, Never>]>([])
 
     /// Streaming in `session` (joined or not yet: it starts serving and reading once joined).
     /// `now` is the clock its timeouts and rate run on (monotonic nanoseconds by default).
@@ -74,6 +75,7 @@ public final class SessionStreaming: @unchecked Sendable {
         self.now = now
         state = Mutex(State(server: StreamServerCore(configuration: configuration.server)))
         let bodies = session.streamBodies()
+        var tasks = [Task<Void, Never>]()
         tasks.append(Task { [weak self] in
             for await (payload, sender) in bodies {
                 guard let self else { return }
@@ -88,6 +90,7 @@ public final class SessionStreaming: @unchecked Sendable {
                 self.control.async { self.participantsChanged(ids) }
             }
         })
+        self.tasks.withLock { $0 = tasks }
     }
 
     deinit { close() }
@@ -196,7 +199,7 @@ public final class SessionStreaming: @unchecked Sendable {
             }
             return (Array(state.files.values), Array(state.items.values))
         }
-        for task in tasks { task.cancel() }
+        for task in tasks.withLock({ $0 }) { task.cancel() }
         for item in items { item.close() }
         for waiter in state.withLock({ state in defer { state.waiters = [:] }; return Array(state.waiters.values) }) {
             waiter.continuation.resume(returning: nil)

@@ -8,6 +8,10 @@ import TandemPlayback
 /// have been checked against its identity (`StreamReaderCore`), for as long as it takes: while no
 /// holder is left, reads wait (`onSuspension` says so) until one comes back or `close()`.
 /// Any thread may read; each read takes the item's lock only to consult its core.
+///
+/// Confinement (why unchecked): `core`, `closed` and `wakeAt` are read and written only while
+/// `condition` is held (reads wait on it for blocks, which a `Mutex` cannot do); the rest is
+/// immutable.
 public final class StreamedItem: SeekableByteSource, @unchecked Sendable {
     /// The item's content identity.
     public let identity: String

@@ -9,7 +9,7 @@ import Synchronization
 /// them), redirects, and bare statuses. One thread accepts; each connection gets a thread of its
 /// own (a seek opens its connection before the old one closes) and one response, and gives up
 /// on a client that sends no header within 5 s.
-public final class LoopbackHTTPServer: @unchecked Sendable {
+public final class LoopbackHTTPServer: Sendable {
     /// What a path answers.
     public enum Route: Sendable {
         /// These bytes, honouring `Range: bytes=N-` and `bytes=N-M`.

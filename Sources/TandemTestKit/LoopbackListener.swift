@@ -35,7 +35,7 @@ enum LoopbackListener {
 /// A TCP listener on loopback that a crafted file or URL points at, to prove that nothing
 /// connected: whatever connects is queued in its backlog, and `connectionAttempted` finds it
 /// there (a non-blocking accept). Closed when released.
-public final class LoopbackConnectionWitness: @unchecked Sendable {
+public final class LoopbackConnectionWitness: Sendable {
     /// The port it listens on.
     public let port: UInt16
     private let descriptor: Int32

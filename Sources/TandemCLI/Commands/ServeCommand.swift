@@ -332,13 +332,14 @@ struct ServeCommand: Command {
     static func waitForTermination(idleExit: (seconds: Double, server: RelayServer, record: String?)? = nil) async -> String {
         await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
             let queue = DispatchQueue(label: "tandem-serve-signals")
-            let resumed = Resumption(continuation)
+            let resumed = Resumption(continuation, queue: queue)
             var sources: [any DispatchSourceSignal] = []
             if let (seconds, server, record) = idleExit {
                 let timer = DispatchSource.makeTimerSource(queue: queue)
                 resumed.idleSince = DispatchTime.now().uptimeNanoseconds
                 timer.schedule(deadline: .now() + .milliseconds(250), repeating: .milliseconds(250))
                 timer.setEventHandler {
+                    resumed.assertOnQueue()
                     let now = DispatchTime.now().uptimeNanoseconds
                     // A session, or a host that touched the record as it picked this relay (it
                     // starts a session here next), restarts the count.
@@ -367,8 +368,13 @@ struct ServeCommand: Command {
 }
 
 /// Resumes a continuation once, from whichever signal comes first, and keeps the signal sources.
+///
+/// Confinement (why unchecked): its fields are set before the sources start, then read and
+/// written only on `queue`, the sources' one serial queue; `resume(_:)` and the idle-exit check
+/// assert it (`assertOnQueue()`). The sources themselves are not `Sendable`, hence no `Mutex`.
 private final class Resumption: @unchecked Sendable {
-    // Set before the sources start, then touched only on their one serial queue.
+    /// The serial queue the sources' handlers run on, the only one that touches the fields.
+    private let queue: DispatchQueue
     private var continuation: CheckedContinuation<String, Never>?
     var sources: [any DispatchSourceSignal] = []
     /// The idle-exit check, if any.
@@ -378,9 +384,16 @@ private final class Resumption: @unchecked Sendable {
     /// The record's modification time (ns since the epoch) at the last idle-exit check.
     var recordTouched: Int64?
 
-    init(_ continuation: CheckedContinuation<String, Never>) { self.continuation = continuation }
+    init(_ continuation: CheckedContinuation<String, Never>, queue: DispatchQueue) {
+        self.continuation = continuation
+        self.queue = queue
+    }
+
+    /// Stops the process unless the caller runs on the sources' queue.
+    func assertOnQueue() { dispatchPrecondition(condition: .onQueue(queue)) }
 
     func resume(_ name: String) {
+        assertOnQueue()
         continuation?.resume(returning: name)
         continuation = nil
         timer?.cancel()

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Synchronization
 import Tandem
 
 /// A key a person pressed while watching, or what typing at the chat prompt did.
@@ -29,13 +30,14 @@ enum WatchKey: Equatable {
 
 /// Reads single key presses from a terminal on standard input, in raw mode, on a thread of its
 /// own; `restore()` (or deinit) puts the terminal back as it was.
-final class TerminalKeys: @unchecked Sendable {
-    private var saved = termios()
-    private var active = false
+final class TerminalKeys: Sendable {
+    /// The terminal's mode before raw mode, while it is still to be restored.
+    private let saved: Mutex<termios?>
     let keys: AsyncStream<WatchKey>
 
     /// Puts standard input in raw mode; nil when it is not a terminal.
     init?() {
+        var saved = termios()
         guard isatty(0) != 0, tcgetattr(0, &saved) == 0 else { return nil }
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
@@ -46,7 +48,7 @@ final class TerminalKeys: @unchecked Sendable {
             }
         }
         guard tcsetattr(0, TCSANOW, &raw) == 0 else { return nil }
-        active = true
+        self.saved = Mutex(saved)
         let (stream, continuation) = AsyncStream.makeStream(of: WatchKey.self)
         keys = stream
         Thread.detachNewThread {
@@ -65,9 +67,8 @@ final class TerminalKeys: @unchecked Sendable {
 
     /// Restores the terminal's previous mode.
     func restore() {
-        guard active else { return }
-        active = false
-        tcsetattr(0, TCSANOW, &saved)
+        guard var previous = saved.withLock({ saved in defer { saved = nil }; return saved }) else { return }
+        tcsetattr(0, TCSANOW, &previous)
     }
 
     deinit { restore() }

@@ -50,25 +50,24 @@ struct WatchRunner {
         // mpv's window shows the sentences too: its person sees no terminal.
         if options.player == .mpv { printer.showOnScreen { party.showOnScreen($0) } }
         let status = StatusRefresh()
-        let printing = Task {
-            for await event in party.events { present(event, printer: printer, status: status) }
-        }
-        // Once joined, where the group is in one line, rather than its history line by line.
-        let catchingUp = Task { [party] in await printer.catchUp { Self.groupPosition(party) } }
-        defer { catchingUp.cancel() }
+        // The party's events, printed until the party ends them.
+        async let printed: Void = presentEvents(of: party, printer: printer, status: status)
+        // Once joined, where the group is in one line, rather than its history line by line;
+        // cancelled (and awaited) as this returns.
+        async let _: Void = printer.catchUp { Self.groupPosition(party) }
         let ending: WatchParty.Ending
         do {
             ending = try await party.run { [self] in await front(party, renderer: renderer, printer: printer, status: status, opening: opening) }
         } catch let error as WatchPartyError {
-            await printing.value
+            await printed
             renderer?.stop()
             throw CLIError(message: error.message, exitCode: error.isUsage ? 64 : 1)
         } catch {
-            await printing.value
+            await printed
             renderer?.stop()
             throw error
         }
-        await printing.value
+        await printed
         renderer?.stop()
         return WatchRunner.exitStatus(for: ending.reason, endedHere: ending.endedHere)
     }
@@ -114,6 +113,11 @@ struct WatchRunner {
     /// the status line): refusals (the party's and the front's own, `refuse(_:party:)`) on
     /// standard error without `--json`; a participant's coming or going is shown on the status
     /// line at once.
+    /// Prints each of the party's events as it comes, until the party ends them.
+    private func presentEvents(of party: WatchParty, printer: EventPrinter, status: StatusRefresh) async {
+        for await event in party.events { present(event, printer: printer, status: status) }
+    }
+
     private func present(_ event: WatchPartyEvent, printer: EventPrinter, status: StatusRefresh) {
         switch event {
         case .error(let error) where !options.jsonEvents:
@@ -221,8 +225,7 @@ struct WatchRunner {
 
     /// Runs the commands on standard input, a line at a time, until they end or the watch does.
     func runScript(_ party: WatchParty) async {
-        let lines = StandardInputLines()
-        while let raw = await lines.next() {
+        for await raw in StandardInputLines.stream() {
             // `say` takes the rest of the line as it was typed; the other commands, its words.
             if let text = Self.sayText(raw) {
                 say(text, party: party)
@@ -448,19 +451,14 @@ struct WatchRunner {
 }
 
 /// Standard input, a line at a time as typed (without its newline), read on a thread of its own.
-final class StandardInputLines: @unchecked Sendable {
-    private let stream: AsyncStream<String>
-    private var iterator: AsyncStream<String>.Iterator
-
-    init() {
+enum StandardInputLines {
+    /// The lines, read on a thread started now; the stream finishes at the end of the input.
+    static func stream() -> AsyncStream<String> {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self)
-        self.stream = stream
-        iterator = stream.makeAsyncIterator()
         Thread.detachNewThread {
             while let line = readLine() { continuation.yield(line) }
             continuation.finish()
         }
+        return stream
     }
-
-    func next() async -> String? { await iterator.next() }
 }

@@ -24,6 +24,10 @@ public enum DecodedMedia: Sendable {
 /// It skips corrupt packets (counting them) and ends cleanly at a truncated end. `seek(to:)` is
 /// accurate: the first picture after it is the one that covers the target, and the first sound
 /// the chunk that covers it.
+///
+/// Confinement (why unchecked): its decoding state (the pending output, the targets, the held
+/// frame) is used by one thread at a time, the caller's, as its methods run synchronously; it
+/// may be handed to another thread, never used by two at once.
 public final class MediaDecoder: @unchecked Sendable {
     /// The file being decoded.
     public let file: MediaFile

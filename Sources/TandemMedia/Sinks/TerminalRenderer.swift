@@ -9,6 +9,10 @@ import TandemMediaTypes
 ///
 /// Drawing runs on a thread of its own: the presentation thread only hands over the newest
 /// frame, and a slow terminal makes the renderer skip pictures, never the player late.
+///
+/// Confinement (why unchecked): the waiting frame, the status line, the count and whether it
+/// stopped are read and written only under `lock` (a `ConditionLock`, which the drawing thread
+/// waits on); `thread` is set by `init` and cleared by the one `stop()` that found it running.
 public final class TerminalRenderer: VideoSink, @unchecked Sendable {
     private let descriptor: Int32
     private let fixedSize: (columns: Int, rows: Int)?

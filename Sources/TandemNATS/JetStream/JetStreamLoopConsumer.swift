@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TandemNet
 
 /// `JetStreamOrderedConsumer` with its deliveries handed to a callback on the connection's loop
 /// thread, with no task and no buffer between: what a shell on loops (a cluster relay's session
@@ -11,10 +12,10 @@ import Synchronization
 /// the same rules: each message once and in stream order; a gap in the consumer sequence, an
 /// idle heartbeat naming a later consumer sequence, or heartbeats that stop (the consumer's
 /// server died) start a new consumer from the sequence after the last one delivered. No
-/// delivery runs in a task: the set-up of each consumer does (rare), and so does its
-/// watchdog, which wakes once a heartbeat to check that the consumer was heard from lately
-/// (the silence counted from when the consumer was created). `deliver` must be quick: it runs
-/// on the loop.
+/// delivery runs in a task: the set-up of each consumer does (rare). Its watchdog is a check
+/// on the connection's loop, beside the deliveries, once a heartbeat: that the consumer was
+/// heard from lately (the silence counted from when the consumer was created). `deliver` must
+/// be quick: it runs on the loop.
 package final class JetStreamLoopConsumer: Sendable {
     private let jetStream: JetStream
     private let stream: String
@@ -37,6 +38,10 @@ package final class JetStreamLoopConsumer: Sendable {
         var delivered = false
         /// When the current consumer was last heard from (monotonic ns).
         var lastActivity: Int64 = 0
+        /// Whether the current consumer's watchdog is to go on checking.
+        var watching = false
+        /// The watchdog's next check, cancelled when the consumer is replaced.
+        var watchdog: ScheduledTask?
         /// Tells the task to replace the current consumer.
         var restart: AsyncStream<Void>.Continuation?
         var task: Task<Void, Never>?
@@ -91,8 +96,6 @@ package final class JetStreamLoopConsumer: Sendable {
 
     private static func now() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds) }
 
-    private struct Ignored: Decodable {}
-
     /// Sets up consumers one after another, each until it must be replaced.
     private func run() async {
         let connection = jetStream.connection
@@ -135,19 +138,20 @@ package final class JetStreamLoopConsumer: Sendable {
             state.withLock { state in
                 if state.generation == generation { state.lastActivity = Self.now() }
             }
-            let silence = 3 * NATSConnection.nanoseconds(heartbeat)
             // Heartbeats that stop mean the consumer is gone with its server: start again.
-            let watchdog = Task { [self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: heartbeat)
-                    if Self.now() - state.withLock({ $0.lastActivity }) > silence {
-                        restart.yield()
-                        return
-                    }
-                }
+            let interval = NATSConnection.nanoseconds(heartbeat)
+            state.withLock { state in
+                if state.generation == generation { state.watching = true }
             }
+            watch(generation: generation, every: interval, silence: 3 * interval, restart: restart)
             for await _ in restarts { break }
-            watchdog.cancel()
+            let watchdog = state.withLock { state -> ScheduledTask? in
+                guard state.generation == generation else { return nil }
+                state.watching = false
+                defer { state.watchdog = nil }
+                return state.watchdog
+            }
+            watchdog?.cancel()
             let delivered = state.withLock { state in
                 if state.generation == generation { state.accepting = false }
                 return state.delivered
@@ -157,8 +161,36 @@ package final class JetStreamLoopConsumer: Sendable {
             // Deleted aside, not waited for: after a node's death the delete can wait out the
             // JetStream API's whole timeout before the next consumer is made. Left
             // alone, a consumer with no interest goes after its `inactive_threshold` anyway.
-            let jetStream = jetStream, stream = stream
-            Task { _ = try? await jetStream.call("CONSUMER.DELETE.\(JetStream.checkName(stream)).\(JetStream.checkName(name))", body: [], as: Ignored.self) }
+            // Asked on the loop, its answer (or its failure) ignored there.
+            if let delete = try? "\(jetStream.apiPrefix).CONSUMER.DELETE.\(JetStream.checkName(stream)).\(JetStream.checkName(name))" {
+                let timeout = NATSConnection.nanoseconds(jetStream.timeout)
+                connection.execute {
+                    connection.requestOnLoop(delete, payload: [], timeout: timeout) { _ in }
+                }
+            }
+        }
+    }
+
+    /// Checks `interval` nanoseconds from now, on the connection's loop, and then once an
+    /// interval, whether consumer `generation` has been silent for more than `silence`; if so,
+    /// tells the set-up task to replace it (`restart`) and checks no more. Stops once the
+    /// consumer is no longer watched (replaced, or the consumer stopped).
+    private func watch(generation: UInt64, every interval: Int64, silence: Int64, restart: AsyncStream<Void>.Continuation) {
+        let next = jetStream.connection.loop.schedule(after: interval) { [weak self] in
+            guard let self else { return }
+            enum Check { case unwatched, silent, heard }
+            let check = state.withLock { state -> Check in
+                guard state.generation == generation, state.watching, !state.stopped else { return .unwatched }
+                return Self.now() - state.lastActivity > silence ? .silent : .heard
+            }
+            switch check {
+            case .unwatched: return
+            case .silent: restart.yield()
+            case .heard: watch(generation: generation, every: interval, silence: silence, restart: restart)
+            }
+        }
+        state.withLock { state in
+            if state.generation == generation, state.watching { state.watchdog = next }
         }
     }
 

@@ -23,6 +23,10 @@ import TandemHarness
 /// has not started. `execute` and `schedule` may be called from any thread at any time. The
 /// semantics follow swift-nio's `EmbeddedEventLoop` (`Sources/NIOEmbedded/Embedded.swift`:
 /// a priority queue by ready time and insertion order, `advanceTime(to:)`, `run()`).
+///
+/// Confinement (why unchecked): the scheduled tasks sit in a `Mutex`; the tickers (closures
+/// that are not `Sendable`) and the counts are confined to the driving thread, or to the test
+/// between drives, and the loop-only methods assert it (`preconditionInLoop()`).
 public final class EmbeddedEventLoop: SerialEventLoop, @unchecked Sendable {
     /// The loop's virtual clock: it reads what the loop last advanced it to.
     public let virtualClock: VirtualClock

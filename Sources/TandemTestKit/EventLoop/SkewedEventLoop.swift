@@ -9,7 +9,7 @@ import TandemNet
 /// this view of a `VirtualRelayWorld`'s embedded loop, it reads its local clock and schedules its
 /// wake-ups in local time, while the world moves in session time. A local deadline is mapped to
 /// the first loop instant at which the local clock reads it, so that a task never runs early.
-public final class SkewedEventLoop: SerialEventLoop, @unchecked Sendable {
+public final class SkewedEventLoop: SerialEventLoop, Sendable {
     /// The loop everything runs on.
     package let base: any SerialEventLoop
     /// The participant's clock over the loop's.

@@ -14,9 +14,9 @@ import TandemHarness
 /// bound of virtual time), `advance(by:)` and `advance(to:)` run everything due. Each
 /// participant's events are recorded synchronously, on the loop, with the virtual instant they
 /// arrived at; the link's `events` stream carries them too, for code that consumes it.
-public final class VirtualRelayWorld: @unchecked Sendable {
+public final class VirtualRelayWorld: Sendable {
     /// A participant of the world: its link, its local clock and what it received.
-    public final class Participant: @unchecked Sendable {
+    public final class Participant: Sendable {
         /// The name it joined under.
         public let name: String
         /// Its joined link (on the world's loop).
@@ -81,9 +81,15 @@ public final class VirtualRelayWorld: @unchecked Sendable {
     /// The session every participant joins.
     public let sessionID: UUID
     /// The participants joined so far, in the order they joined (those who left included).
-    public private(set) var participants: [Participant] = []
+    public var participants: [Participant] { state.withLock { $0.participants } }
     private let sessionKey: SigningKeyPair
-    private var random: SeededRandom
+    private let state: Mutex<State>
+
+    /// What joins change: who joined, and the seeded randomness identities are drawn from.
+    private struct State {
+        var participants: [Participant] = []
+        var random: SeededRandom
+    }
 
     /// How long `join` and `leave` may take in virtual time before they give up (10 s).
     public static let defaultBound: Int64 = 10_000_000_000
@@ -100,12 +106,13 @@ public final class VirtualRelayWorld: @unchecked Sendable {
                 seed: UInt64 = 1, start: Int64 = 1_000_000_000, tickInterval: Int64 = 20_000_000,
                 sessionKey: SigningKeyPair? = nil) {
         loop = EmbeddedEventLoop(start: start, tickInterval: tickInterval)
-        random = SeededRandom(seed: seed)
+        var random = SeededRandom(seed: seed)
         relay = InMemoryRelay(configuration: configuration, linkConfiguration: link, impairment: impairment,
                               seed: random.next(), loop: loop)
         sessionID = UUID(uuid: Self.bytes16(&random))
         let seeded = SigningKeyPair(seed: Self.bytes(32, &random))
         self.sessionKey = sessionKey ?? seeded
+        state = Mutex(State(random: random))
     }
 
     /// The session time now (ns).
@@ -120,7 +127,7 @@ public final class VirtualRelayWorld: @unchecked Sendable {
     public func join(_ name: String, clockOffset: Int64 = 0, driftPPM: Double = 0, activity: [UInt8] = Array("watch".utf8),
                      presence: [UInt8] = [], identity given: SigningKeyPair? = nil,
                      within bound: Int64 = VirtualRelayWorld.defaultBound) throws(RelayError) -> Participant {
-        let seeded = SigningKeyPair(seed: Self.bytes(32, &random))
+        let seeded = SigningKeyPair(seed: state.withLock { Self.bytes(32, &$0.random) })
         let identity = given ?? seeded
         let request = RelayJoinRequest(sessionID: sessionID, displayName: name, identity: identity, sessionKey: sessionKey,
                                        createIfAbsent: participants.isEmpty, activity: activity, presence: presence)
@@ -135,7 +142,7 @@ public final class VirtualRelayWorld: @unchecked Sendable {
         loop.advance(until: { outcome.withLock { $0 != nil } }, within: bound)
         switch outcome.withLock({ $0 }) {
         case .success?:
-            participants.append(participant)
+            state.withLock { $0.participants.append(participant) }
             return participant
         case let .failure(error)?:
             throw error
