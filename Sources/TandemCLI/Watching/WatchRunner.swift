@@ -109,15 +109,15 @@ struct WatchRunner {
         return configuration
     }
 
-    /// Prints one of the party's events (`EventPrinter`, which also keeps who did what last for
-    /// the status line): refusals (the party's and the front's own, `refuse(_:party:)`) on
-    /// standard error without `--json`; a participant's coming or going is shown on the status
-    /// line at once.
     /// Prints each of the party's events as it comes, until the party ends them.
     private func presentEvents(of party: WatchParty, printer: EventPrinter, status: StatusRefresh) async {
         for await event in party.events { present(event, printer: printer, status: status) }
     }
 
+    /// Prints one of the party's events (`EventPrinter`, which also keeps who did what last for
+    /// the status line): refusals (the party's and the front's own, `refuse(_:party:)`) on
+    /// standard error without `--json`; a participant's coming or going is shown on the status
+    /// line at once.
     private func present(_ event: WatchPartyEvent, printer: EventPrinter, status: StatusRefresh) {
         switch event {
         case .error(let error) where !options.jsonEvents:
@@ -131,8 +131,6 @@ struct WatchRunner {
         }
     }
 
-    /// The group's health (`GroupHealth`), one line per participant, above the status line at a
-    /// terminal, on standard output otherwise.
     /// The invite to pass on now (`invite`, key `i`), an operator's to see: the newest key's,
     /// once someone was removed or the party rekeyed. Printed as the health table is; anyone
     /// else is told why not.
@@ -145,6 +143,8 @@ struct WatchRunner {
         }
     }
 
+    /// The group's health (`GroupHealth`), one line per participant, above the status line at a
+    /// terminal, on standard output otherwise.
     func showHealth(_ party: WatchParty) {
         let lines = party.health()?.lines ?? ["not watching yet"]
         for line in lines {
