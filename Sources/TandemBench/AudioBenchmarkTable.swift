@@ -1,4 +1,5 @@
 import Foundation
+import TandemHarness
 
 /// Renders an audio bench report as plain text: a row per group, then the participants, the
 /// changes, and the targets for the built-in players.
@@ -57,6 +58,11 @@ public enum AudioBenchmarkTable {
         if !missing.isEmpty {
             lines.append("media wanted before it was decoded (played as silence): "
                 + missing.map { "\($0.name) \($0.missingFrames!) frames" }.joined(separator: ", "))
+        }
+        if let realtime = report.soundServerRealtime {
+            lines.append(realtime ? "the sound server's main thread, which moves every participant's sound, ran at SCHED_RR \(PulseAudioServer.mainThreadPriority)"
+                : "the sound server's main thread ran at its own scheduling (this process may not give it a real-time priority): "
+                + "under load it can run every participant dry at once")
         }
         if let ppm = report.recordingClockPPM {
             lines.append("the recording is placed at the \(AudioBenchmark.sinkRate / 1_000) kHz sink's exact rate (its timer's, the machine's clock); "
