@@ -8,7 +8,7 @@ import TandemHarness
 @Suite struct PulseAudioServerSchedulingTests {
     @Test func rootGivesTheMainThreadTheServersOwnRealtimePriority() {
         #expect(PulseAudioServer.mainThreadScheduling(effectiveUser: 0, realtimeLimit: 0) == 5)
-        #expect(PulseAudioServer.mainThreadScheduling(effectiveUser: 0, realtimeLimit: RLIM_INFINITY) == 5)
+        #expect(PulseAudioServer.mainThreadScheduling(effectiveUser: 0, realtimeLimit: rlim_t.max) == 5)
     }
 
     @Test(arguments: [(0, nil), (4, nil), (5, 5), (99, 5)] as [(rlim_t, Int32?)])
