@@ -121,7 +121,7 @@ public struct AudioBenchmarkReport: Sendable, Codable {
     /// sink's exact rate, and reports this as a check).
     public var recordingClockPPM: Double?
     /// Whether the sound server's main thread, which moves every participant's sound, ran at a
-    /// real-time priority (`PulseAudioServer.mainThreadPriority`); nil when not known.
+    /// real-time priority (`SoundServerPriority.mainThreadPriority`); nil when not known.
     public var soundServerRealtime: Bool?
     /// What went wrong along the way.
     public var errors: [String]

@@ -60,7 +60,7 @@ public enum AudioBenchmarkTable {
                 + missing.map { "\($0.name) \($0.missingFrames!) frames" }.joined(separator: ", "))
         }
         if let realtime = report.soundServerRealtime {
-            lines.append(realtime ? "the sound server's main thread, which moves every participant's sound, ran at SCHED_RR \(PulseAudioServer.mainThreadPriority)"
+            lines.append(realtime ? "the sound server's main thread, which moves every participant's sound, ran at SCHED_RR \(SoundServerPriority.mainThreadPriority)"
                 : "the sound server's main thread ran at its own scheduling (this process may not give it a real-time priority): "
                 + "under load it can run every participant dry at once")
         }

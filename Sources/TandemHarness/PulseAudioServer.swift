@@ -40,18 +40,6 @@ public final class PulseAudioServer: Sendable {
         return policy == SCHED_RR || policy == SCHED_FIFO
     }
 
-    /// The real-time (SCHED_RR) priority of the server's main thread: the server's own default
-    /// for its sinks' threads (daemon.conf's `realtime-priority`), above its clients' output
-    /// threads, which the built-in player runs at SCHED_FIFO 4.
-    public static let mainThreadPriority: Int32 = 5
-
-    /// The real-time priority the server's main thread is given by a process of `effectiveUser`
-    /// whose `RLIMIT_RTPRIO` is `realtimeLimit`: `mainThreadPriority` when the process may set it
-    /// (root, or a limit that high), else nil (the thread keeps the server's own scheduling).
-    public static func mainThreadScheduling(effectiveUser: uid_t, realtimeLimit: rlim_t) -> Int32? {
-        effectiveUser == 0 || realtimeLimit >= rlim_t(mainThreadPriority) ? mainThreadPriority : nil
-    }
-
     /// The server's address as libpulse reads it (`unix:PATH`), for `PULSE_SERVER` or a
     /// client's explicit server.
     public var serverString: String { "unix:\(socketPath)" }
@@ -117,7 +105,7 @@ public final class PulseAudioServer: Sendable {
                 // threads its modules start later inherit this, and set their own.
                 var limit = rlimit()
                 getrlimit(__rlimit_resource_t(__RLIMIT_RTPRIO.rawValue), &limit)
-                if let priority = mainThreadScheduling(effectiveUser: geteuid(), realtimeLimit: limit.rlim_cur) {
+                if let priority = SoundServerPriority.mainThread(effectiveUser: geteuid(), realtimeLimit: limit.rlim_cur) {
                     var parameters = sched_param(sched_priority: priority)
                     _ = sched_setscheduler(process.processIdentifier, SCHED_RR, &parameters)
                 }

@@ -47,7 +47,7 @@ import TandemHarness
         defer { server.stop() }
         var limit = rlimit()
         getrlimit(__rlimit_resource_t(__RLIMIT_RTPRIO.rawValue), &limit)
-        let expected = PulseAudioServer.mainThreadScheduling(effectiveUser: geteuid(), realtimeLimit: limit.rlim_cur) != nil
+        let expected = SoundServerPriority.mainThread(effectiveUser: geteuid(), realtimeLimit: limit.rlim_cur) != nil
         #expect(server.realtime == expected)
         // A client still plays through it.
         try server.loadNullSink(name: "mix", channels: 1, channelMap: ["mono"])
