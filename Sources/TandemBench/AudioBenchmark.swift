@@ -115,6 +115,7 @@ public struct AudioBenchmark: Sendable {
             throw BenchmarkError("cannot start a PulseAudio server (scripts/install-deps installs pulseaudio and pulseaudio-utils): \(error)")
         }
         defer { server.stop() }
+        let serverRealtime = server.realtime
         let map = (0..<channels).map { "aux\($0)" }
         _ = try server.loadNullSink(name: "mix", channels: channels, rate: AudioBenchmark.sinkRate, channelMap: map)
         for participant in participants {
@@ -244,6 +245,7 @@ public struct AudioBenchmark: Sendable {
         report.seconds = Date().timeIntervalSince(started)
         report.relayDriftPPM = relayDriftPPM
         report.builtinSound = builtinSound
+        report.soundServerRealtime = serverRealtime
         report.errors = errors + report.errors
         if self.logs != nil {
             let encoder = JSONEncoder()

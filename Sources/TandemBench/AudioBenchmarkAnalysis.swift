@@ -74,6 +74,8 @@ public enum AudioBenchmarkAnalysis {
             let cropped = group.members.map { Array(input.channels[$0.channel][first..<last]) }
             let result = AudioSpreadAnalysis.windows(channels: cropped, members: Array(cropped.indices), windowing: windowing)
             var steady: [Double] = [], after: [Double] = [], all: [Double] = []
+            var clocks: [Double] = [], outputs: [Double] = []
+            let memberLogs = group.members.compactMap { input.logs[$0.name] }
             var used = 0
             for window in result.windows {
                 let time = instant(Double(window.position + first))
@@ -86,6 +88,11 @@ public enum AudioBenchmarkAnalysis {
                     note(group.name, at: time, span: windowSpan, spread: spread)
                 } else {
                     steady.append(spread)
+                    if memberLogs.count == group.members.count,
+                       let split = AudioSpreadAnalysis.clockSplit(lags: window.lags, at: time, logs: memberLogs, sampleRate: rate) {
+                        clocks.append(split.clocks / 1_000)
+                        outputs.append(split.outputs / 1_000)
+                    }
                 }
             }
             row.windows = used
@@ -93,6 +100,8 @@ public enum AudioBenchmarkAnalysis {
             row.steady = Percentiles(steady)
             row.afterChanges = Percentiles(after)
             row.all = Percentiles(all)
+            row.clocksSteady = Percentiles(clocks)
+            row.outputsSteady = Percentiles(outputs)
             let onsets = cropped.map { AudioClicks.onsets($0) }
             let clicks = AudioClicks.spreads(reference: onsets[0], others: Array(onsets.dropFirst()), within: Double(windowing.wideSearch))
             var clickSteady: [Double] = []

@@ -69,6 +69,11 @@ public struct AudioBenchmarkReport: Sendable, Codable {
         public var afterChanges: Percentiles?
         /// Every rate-1 window.
         public var all: Percentiles?
+        /// For the steady windows, when every member keeps an audio log: the clocks' own spread
+        /// (the latest minus the earliest instant the members intended for the same media, µs),
+        /// and the spread the outputs added to it (each member's lag less its intention's, µs).
+        public var clocksSteady: Percentiles?
+        public var outputsSteady: Percentiles?
         /// The spread of click onsets at every rate (µs), and outside the 100 ms after changes.
         public var clicks: Percentiles?
         public var clicksSteady: Percentiles?
@@ -115,6 +120,9 @@ public struct AudioBenchmarkReport: Sendable, Codable {
     /// by the sound server's timing of the recording alone (the bench places the recording at the
     /// sink's exact rate, and reports this as a check).
     public var recordingClockPPM: Double?
+    /// Whether the sound server's main thread, which moves every participant's sound, ran at a
+    /// real-time priority (`SoundServerPriority.mainThreadPriority`); nil when not known.
+    public var soundServerRealtime: Bool?
     /// What went wrong along the way.
     public var errors: [String]
 }

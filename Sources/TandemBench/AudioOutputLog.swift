@@ -38,7 +38,9 @@ public struct AudioOutputLog: Sendable {
     }
 
     /// The writes, in order.
-    public var writes: [Write] = []
+    public var writes: [Write] = [] {
+        didSet { index = WriteIndex(writes) }
+    }
     /// The snaps.
     public var snaps: [Snap] = []
     /// When the sound server ran out of samples (monotonic ns).
@@ -49,10 +51,14 @@ public struct AudioOutputLog: Sendable {
     public var missingFrames = 0
     /// Lines that were not a record of a known kind.
     public var unreadLines = 0
+    /// The writes ordered by intended instant, so that a look-up reads the few near an instant
+    /// rather than a long run's every write.
+    private var index = WriteIndex([])
 
     /// A log of these records (for tests).
     public init(writes: [Write] = [], snaps: [Snap] = [], underruns: [Int64] = [], latencies: [Latency] = []) {
         self.writes = writes
+        index = WriteIndex(writes)
         self.snaps = snaps
         self.underruns = underruns
         self.latencies = latencies
@@ -65,6 +71,11 @@ public struct AudioOutputLog: Sendable {
     /// Parses the text of a log.
     public init(text: String) {
         let decoder = JSONDecoder()
+        var writes: [Write] = []
+        defer {
+            self.writes = writes
+            index = WriteIndex(writes)
+        }
         for line in text.split(separator: "\n") where !line.allSatisfy(\.isWhitespace) {
             let data = Data(line.utf8)
             guard let kind = try? decoder.decode(Kind.self, from: data) else {
@@ -101,18 +112,18 @@ public struct AudioOutputLog: Sendable {
     /// latest instant when the position was written more than once, as after a seek back), and
     /// the instants it intended and expected for that position (monotonic ns).
     public func instants(item: String, media: Double, near instant: Int64) -> (intended: Int64, expected: Int64)? {
-        var best: Write?
-        var bestDistance = Int64.max
-        for write in writes where write.item == item && write.media <= media {
-            let span = Double(write.frames) * max(write.rate, 0)
-            guard media < write.media + max(span, 1) else { continue }
-            let distance = abs(write.intended - instant)
-            if distance < bestDistance {
-                best = write
-                bestDistance = distance
-            }
+        // The nearest write holding the position: looked for among the writes intended within
+        // `nearby` of the instant first (one found there is nearer than any beyond), then among all.
+        let holds = { (write: Write) in
+            write.item == item && write.media <= media && media < write.media + max(Double(write.frames) * max(write.rate, 0), 1)
         }
-        guard let best, best.rate > 0 else { return nil }
+        let nearest = { (candidates: [Int]) -> Write? in
+            candidates.lazy.filter { holds(writes[$0]) }
+                .min { (abs(writes[$0].intended - instant), $0) < (abs(writes[$1].intended - instant), $1) }
+                .map { writes[$0] }
+        }
+        guard let best = nearest(index.intended(from: instant - WriteIndex.nearby, through: instant + WriteIndex.nearby))
+            ?? nearest(Array(writes.indices)), best.rate > 0 else { return nil }
         let seconds = (media - best.media) / best.rate / Double(AudioBenchSignal.sampleRate)
         let span = Int64((seconds * 1e9).rounded())
         return (best.intended + span, best.expected + span)
@@ -121,14 +132,46 @@ public struct AudioOutputLog: Sendable {
     /// The media position the participant meant to reach the output at `instant`, and its item:
     /// from the write whose span of intended instants holds it.
     public func mediaPosition(at instant: Int64) -> (item: String, media: Double)? {
-        // Writes are in order of intended instants, but for a seek or an item change.
-        var candidate: Write?
-        for write in writes where write.intended <= instant {
-            let seconds = Double(write.frames) / Double(AudioBenchSignal.sampleRate)
-            if instant < write.intended + Int64(seconds * 1e9) { candidate = write }
-        }
-        guard let write = candidate else { return nil }
+        // Writes are in order of intended instants, but for a seek or an item change: the last
+        // in the log's order whose span holds the instant, among those intended within the
+        // longest write's span before it.
+        let duration = { (write: Write) in Int64(Double(write.frames) / Double(AudioBenchSignal.sampleRate) * 1e9) }
+        let candidate = index.intended(from: instant - index.longest, through: instant)
+            .filter { instant < writes[$0].intended + duration(writes[$0]) }.max()
+        guard let write = candidate.map({ writes[$0] }) else { return nil }
         let elapsed = Double(instant - write.intended) / 1e9
         return (write.item, write.media + elapsed * Double(AudioBenchSignal.sampleRate) * write.rate)
+    }
+}
+
+/// A log's writes ordered by intended instant.
+private struct WriteIndex: Sendable {
+    /// How far from an instant a write's intended instant is looked for first (ns).
+    static let nearby: Int64 = 5_000_000_000
+    /// The writes' positions in the log, by intended instant (then by position).
+    let order: [Int]
+    /// The intended instants in that order.
+    let instants: [Int64]
+    /// The longest write's span (ns).
+    let longest: Int64
+
+    init(_ writes: [AudioOutputLog.Write]) {
+        order = writes.indices.sorted { (writes[$0].intended, $0) < (writes[$1].intended, $1) }
+        instants = order.map { writes[$0].intended }
+        longest = writes.map { Int64((Double($0.frames) / Double(AudioBenchSignal.sampleRate) * 1e9).rounded(.up)) }.max() ?? 0
+    }
+
+    /// The log positions of the writes intended from `low` through `high`.
+    func intended(from low: Int64, through high: Int64) -> [Int] {
+        Array(order[firstIndex(atLeast: low)..<firstIndex(atLeast: high &+ 1)])
+    }
+
+    private func firstIndex(atLeast value: Int64) -> Int {
+        var (low, high) = (0, instants.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if instants[middle] < value { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 }

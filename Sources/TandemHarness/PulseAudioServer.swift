@@ -10,6 +10,12 @@ import TandemClock
 /// authentication, loading nothing but that protocol, so that it plays into null sinks on a
 /// machine with no sound card and never touches a desktop's server.
 ///
+/// Its main thread runs at a real-time priority where the process may have one (as root, or with
+/// an `rtprio` limit): a PulseAudio server moves every client's sound through its main thread
+/// (the native protocol's requests and data), which the server itself only renices, while its
+/// sinks' threads are real-time; on a busy machine that thread, starved, runs every client dry
+/// at once. A desktop's sound server (PipeWire) moves clients' sound on a real-time thread.
+///
 /// `start()` waits (bounded) until `pactl info` answers; `stop()` (and `deinit`, should a test
 /// end early) ends the process and removes its directory. Give a child process `environment`, or a
 /// libpulse client `serverString`, so that it plays into this server and no other.
@@ -27,6 +33,12 @@ public final class PulseAudioServer: Sendable {
     /// The path of the server's native-protocol socket.
     public let socketPath: String
     private let process: SpawnedProcess
+    /// Whether the server's main thread runs at a real-time priority (false where the process
+    /// may not have one, or once the server has ended).
+    public var realtime: Bool {
+        let policy = sched_getscheduler(process.processIdentifier)
+        return policy == SCHED_RR || policy == SCHED_FIFO
+    }
 
     /// The server's address as libpulse reads it (`unix:PATH`), for `PULSE_SERVER` or a
     /// client's explicit server.
@@ -88,7 +100,17 @@ public final class PulseAudioServer: Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         // Bounded by the deadline: every 20 ms until the socket answers.
         while Date() < deadline, process.isRunning {
-            if fileManager.fileExists(atPath: socketPath), (try? server.pactl(["info"])) != nil { return server }
+            if fileManager.fileExists(atPath: socketPath), (try? server.pactl(["info"])) != nil {
+                // Once it answers, its start-up (which sets its own scheduling) is over. The
+                // threads its modules start later inherit this, and set their own.
+                var limit = rlimit()
+                getrlimit(__rlimit_resource_t(__RLIMIT_RTPRIO.rawValue), &limit)
+                if let priority = SoundServerPriority.mainThread(effectiveUser: geteuid(), realtimeLimit: limit.rlim_cur) {
+                    var parameters = sched_param(sched_priority: priority)
+                    _ = sched_setscheduler(process.processIdentifier, SCHED_RR, &parameters)
+                }
+                return server
+            }
             Thread.sleep(forTimeInterval: 0.02)
         }
         let log = (try? String(contentsOf: directory.appendingPathComponent("server.log"), encoding: .utf8)) ?? ""

@@ -48,6 +48,9 @@ final class SpawnedProcess: Sendable {
         self.pid = pid
     }
 
+    /// Its process identifier.
+    var processIdentifier: pid_t { pid }
+
     /// Whether it still runs (a child that ended is reaped here).
     var isRunning: Bool { reap(blocking: false) == nil }
 

@@ -60,7 +60,7 @@ public final class SessionStreaming: Sendable {
     private let state: Mutex<State>
     private let control = DispatchQueue(label: "tandem.streaming")
     private let serving = DispatchQueue(label: "tandem.streaming.serve", qos: .utility)
-    private let eventSink: Mutex<(@Sendable (StreamEvent) -> Void)?> = Mutex(nil)
+    private let eventSink: Mutex<EventSink?> = Mutex(nil)
     /// The tasks that read the session's stream bodies and participants, cancelled by `close()`.
     private let tasks = Mutex<[Task<Void, Never>]>([])
 
@@ -97,7 +97,7 @@ public final class SessionStreaming: Sendable {
 
     /// Calls `handler` with what happens to streamed items (suspensions, rejected holders).
     public func onEvent(_ handler: @escaping @Sendable (StreamEvent) -> Void) {
-        eventSink.withLock { $0 = handler }
+        eventSink.withLock { $0 = EventSink(handle: handler) }
     }
 
     /// Serves the file at `path`, whose content identity is `identity`, to anyone who asks, and
@@ -211,7 +211,15 @@ public final class SessionStreaming: Sendable {
     // MARK: The control queue
 
     private func emit(_ event: StreamEvent) {
-        eventSink.withLock { $0 }?(event)
+        eventSink.withLock { $0 }?.handle(event)
+    }
+
+    /// Who hears the events.
+    /// Held in a struct: a bare closure held by the generic `Mutex` is stored in its generic
+    /// form, and every access under the lock wraps it in a conversion each way and writes it
+    /// back, one closure deeper each time, until a call overflows the stack.
+    private struct EventSink: Sendable {
+        let handle: @Sendable (StreamEvent) -> Void
     }
 
     private func send(_ message: StreamMessage, to recipient: UUID?) {

@@ -66,6 +66,57 @@ import TandemMediaTypes
         #expect(AudioBenchmarkAnalysis.picturesAfterSound(stray, log: log, input: input).unpaired == 1)
     }
 
+    /// Three outputs 0, 3 and 1 samples late (0, 62.5 and 20.8 µs) whose logs intended the same
+    /// media 0, 40 and 0 µs apart: the clocks' own spread is 40 µs, and what the outputs added
+    /// to it is 22.5 µs (62.5 less 40 for the second; 20.8 for the third).
+    @Test func steadySpreadTakenApartIntoTheClocksAndTheOutputs() {
+        let source = AudioBenchSignal(seconds: 2, seed: 4).samples()
+        let channels = [source, [Float](repeating: 0, count: 3) + source.dropLast(3), [Float](repeating: 0, count: 1) + source.dropLast(1)]
+        let placement: Int64 = 10_000_000_000
+        let timeline = AudioTimeline(changes: [.init(change: "play", instant: placement, rate: 1)])
+        let log = { (offset: Int64) in
+            AudioOutputLog(writes: stride(from: 0, to: source.count, by: 480).map { media in
+                let intended = placement + Int64((Double(media) * 1e9 / 48_000).rounded()) + offset
+                return .init(item: "a", media: Double(media), intended: intended, expected: intended, frames: 480, rate: 1, correction: 0)
+            })
+        }
+        let input = AudioBenchmarkAnalysis.Input(
+            channels: channels, recording: RecordingClock(origin: placement, period: 1e9 / 48_000), timeline: timeline,
+            scriptStarted: placement, scriptEnded: placement + 2_000_000_000,
+            groups: [(name: "tandem", summary: "", members: [("peer-0", 0), ("peer-1", 1), ("peer-2", 2)], notMeasured: nil)],
+            logs: ["peer-0": log(0), "peer-1": log(40_000), "peer-2": log(0)], sources: ["a": source])
+        let group = AudioBenchmarkAnalysis.analyse(input).groups[0]
+        #expect((group.clocksSteady?.count ?? 0) >= 15)
+        #expect(group.clocksSteady?.count == group.steady?.count)
+        #expect(group.clocksSteady.map { abs($0.min - 40) < 0.01 && abs($0.max - 40) < 0.01 } == true)
+        #expect(group.outputsSteady.map { abs($0.min - 22.5) < 0.5 && abs($0.max - 22.5) < 0.5 } == true)
+        #expect(group.steady.map { abs($0.p50 - 62.5) < 0.5 } == true)
+        let table = AudioBenchmarkTable.render(AudioBenchmarkAnalysis.analyse(input))
+        #expect(table.contains("the steady spread taken apart"))
+        #expect(table.contains("audio spread p99 ≤ 50 µs (the clocks' own p99 40.0 µs): MISSED"))
+    }
+
+    /// Without every member's log there is nothing to take apart.
+    @Test func noClocksSpreadWithoutEveryMembersLog() {
+        let source = AudioBenchSignal(seconds: 1, seed: 4).samples()
+        let placement: Int64 = 10_000_000_000
+        let log = AudioOutputLog(writes: [.init(item: "a", media: 0, intended: placement, expected: placement, frames: 48_000, rate: 1, correction: 0)])
+        let input = AudioBenchmarkAnalysis.Input(
+            channels: [source, source], recording: RecordingClock(origin: placement, period: 1e9 / 48_000),
+            timeline: AudioTimeline(changes: [.init(change: "play", instant: placement, rate: 1)]),
+            scriptStarted: placement, scriptEnded: placement + 1_000_000_000,
+            groups: [(name: "mpv", summary: "", members: [("peer-3", 0), ("peer-4", 1)], notMeasured: nil)],
+            logs: ["peer-3": log], sources: ["a": source])
+        let group = AudioBenchmarkAnalysis.analyse(input).groups[0]
+        #expect(group.steady != nil)
+        #expect(group.clocksSteady == nil && group.outputsSteady == nil)
+    }
+
+    @Test(arguments: [(nil, 50.0), (30.0, 50.0), (50.0, 50.0), (50.5, 70.5), (64.0, 84.0)] as [(Double?, Double)])
+    func spreadBoundIsFiftyOrTwentyAboveLargerClocks(clocks: Double?, bound: Double) {
+        #expect(AudioSpreadAnalysis.spreadBound(clocksP99: clocks) == bound)
+    }
+
     @Test func aGatedPlayTakesEffectWhenItsPreRollCompletes() {
         let timeline = AudioTimeline(versions: [
             1: .init(change: "play", instant: 5_000, rate: 1), 2: .init(change: "pre-rolled for v1", instant: 2_000, rate: 1),

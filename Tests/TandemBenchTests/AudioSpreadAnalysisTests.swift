@@ -127,4 +127,43 @@ import TandemNet
         #expect(log.missingFrames == 155)
         #expect(log.unreadLines == 3)
     }
+    /// A long log (a seek back, an item change, a gap) answers its look-ups as a scan of every
+    /// write does: the nearest write holding a media position, and the last write whose span
+    /// holds an instant.
+    @Test func audioLogLookUpsAgreeWithAScanOfEveryWrite() {
+        var writes: [AudioOutputLog.Write] = []
+        var generator = SeededRandom(seed: 3)
+        var instant: Int64 = 1_000_000_000
+        var media = 0.0
+        var item = "a"
+        for index in 0..<3_000 {
+            if index == 1_000 { media = 48_000 }          // a seek back, its sound played again
+            if index == 1_800 { (item, media) = ("b", 0) } // the next item
+            if index == 2_400 { instant += 7_000_000_000 } // a pause
+            let frames = 240 + Int(generator.next() % 480)
+            writes.append(.init(item: item, media: media, intended: instant, expected: instant + 100, frames: frames, rate: 1, correction: 0))
+            let duration = Int64((Double(frames) * 1e9 / 48_000).rounded())
+            instant += duration - Int64(generator.next() % 2)
+            media += Double(frames)
+        }
+        let log = AudioOutputLog(writes: writes)
+        func scanInstants(item: String, media: Double, near: Int64) -> Int64? {
+            var best: AudioOutputLog.Write?
+            for write in writes where write.item == item && write.media <= media && media < write.media + max(Double(write.frames), 1)
+                && abs(write.intended - near) < (best.map { abs($0.intended - near) } ?? Int64.max) { best = write }
+            return best.map { $0.intended + Int64(((media - $0.media) / 48_000 * 1e9).rounded()) }
+        }
+        func scanPosition(at instant: Int64) -> Double? {
+            writes.last { $0.intended <= instant && instant < $0.intended + Int64(Double($0.frames) / 48_000 * 1e9) }
+                .map { $0.media + Double(instant - $0.intended) / 1e9 * 48_000 }
+        }
+        let end = writes.last!.intended + 20_000_000
+        for probe in stride(from: Int64(900_000_000), to: end, by: 37_000_000) {
+            #expect(log.mediaPosition(at: probe)?.media == scanPosition(at: probe), "at \(probe)")
+            for (item, media) in [("a", 50_000.5), ("a", 300_000.0), ("b", 1_000.0), ("b", 200_000.0), ("c", 0.0)] {
+                #expect(log.instants(item: item, media: media, near: probe)?.intended == scanInstants(item: item, media: media, near: probe),
+                        "\(item) \(media) near \(probe)")
+            }
+        }
+    }
 }

@@ -42,4 +42,15 @@ import TandemHarness
         #expect(!FileManager.default.fileExists(atPath: directory))
         #expect(throws: FixtureError.self) { try server.pactl(["info"]) }
     }
+    @Test func mainThreadRealtimeWhereThisProcessMayGiveIt() throws {
+        let server = try PulseAudioServer.start()
+        defer { server.stop() }
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(__RLIMIT_RTPRIO.rawValue), &limit)
+        let expected = SoundServerPriority.mainThread(effectiveUser: geteuid(), realtimeLimit: limit.rlim_cur) != nil
+        #expect(server.realtime == expected)
+        // A client still plays through it.
+        try server.loadNullSink(name: "mix", channels: 1, channelMap: ["mono"])
+        #expect(try server.pactl(["list", "short", "sinks"]).contains("mix"))
+    }
 }

@@ -48,7 +48,7 @@ final class PublishedStorage<Value: Sendable>: Sendable {
     private let state: Mutex<State>
     /// What a program's assignment does instead of setting the value, when it returns true
     /// (a session's activity is proposed to the group rather than set here alone).
-    private let interceptor = Mutex<(@Sendable (Value) -> Bool)?>(nil)
+    private let interceptor = Mutex<Interceptor?>(nil)
 
     init(_ value: Value) {
         state = Mutex(State(value: value))
@@ -56,13 +56,21 @@ final class PublishedStorage<Value: Sendable>: Sendable {
 
     /// Routes assignments through `handler` from now on.
     func interceptAssignments(_ handler: @escaping @Sendable (Value) -> Bool) {
-        interceptor.withLock { $0 = handler }
+        interceptor.withLock { $0 = Interceptor(take: handler) }
     }
 
     /// Whether an assignment of `value` was taken by the interceptor.
     func intercept(_ value: Value) -> Bool {
         guard let handler = interceptor.withLock({ $0 }) else { return false }
-        return handler(value)
+        return handler.take(value)
+    }
+
+    /// What takes assignments.
+    /// Held in a struct: a bare closure held by the generic `Mutex` is stored in its generic
+    /// form, and every access under the lock wraps it in a conversion each way and writes it
+    /// back, one closure deeper each time, until a call overflows the stack.
+    private struct Interceptor: Sendable {
+        let take: @Sendable (Value) -> Bool
     }
 
     var value: Value {

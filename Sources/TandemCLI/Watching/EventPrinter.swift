@@ -22,7 +22,7 @@ enum EventStyle {
 final class EventPrinter: Sendable {
     let style: EventStyle
     private let narrator: Mutex<PartyNarrator>
-    private let screen = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private let screen = Mutex<Screen?>(nil)
 
     /// A printer in `style`; `catchesUp` false for the host, whose session is new.
     init(style: EventStyle, catchesUp: Bool = true) {
@@ -39,13 +39,21 @@ final class EventPrinter: Sendable {
     /// Shows every sentence on `screen` as well, from now on (mpv's, `WatchParty.showOnScreen(_:)`).
     func showOnScreen(with screen: @escaping @Sendable (String) -> Void) {
         guard style != .json else { return }
-        self.screen.withLock { $0 = screen }
+        self.screen.withLock { $0 = Screen(show: screen) }
     }
 
     /// Hands `sentences` to the screen, if there is one.
     private func putOnScreen(_ sentences: [String]) {
         guard let screen = screen.withLock({ $0 }) else { return }
-        for sentence in sentences { screen(TerminalText.sanitized(sentence)) }
+        for sentence in sentences { screen.show(TerminalText.sanitized(sentence)) }
+    }
+
+    /// Where sentences are shown besides.
+    /// Held in a struct: a bare closure held by the generic `Mutex` is stored in its generic
+    /// form, and every access under the lock wraps it in a conversion each way and writes it
+    /// back, one closure deeper each time, until a call overflows the stack.
+    private struct Screen: Sendable {
+        let show: @Sendable (String) -> Void
     }
 
     /// Prints `event` in the chosen style. Names, reasons and item names (which come from peers)

@@ -110,16 +110,24 @@ enum StatusLine {
 /// printer of events when one changes what it shows (a participant came or went), so that the
 /// line never names someone a moment after the event said they left. Draws are serialised.
 final class StatusRefresh: Sendable {
-    private let drawing = Mutex<(@Sendable () -> Void)?>(nil)
+    private let drawing = Mutex<Drawing?>(nil)
 
     /// From now on `draw` draws the line.
-    func start(_ draw: @escaping @Sendable () -> Void) { drawing.withLock { $0 = draw } }
+    func start(_ draw: @escaping @Sendable () -> Void) { drawing.withLock { $0 = Drawing(draw: draw) } }
 
     /// Draws nothing more.
     func stop() { drawing.withLock { $0 = nil } }
 
     /// Draws the line now, if the loop has started and not stopped.
-    func draw() { drawing.withLock { $0?() } }
+    func draw() { drawing.withLock { $0?.draw() } }
+
+    /// Who draws the line.
+    /// Held in a struct: a bare closure held by the generic `Mutex` is stored in its generic
+    /// form, and every access under the lock wraps it in a conversion each way and writes it
+    /// back, one closure deeper each time, until a call overflows the stack.
+    private struct Drawing: Sendable {
+        let draw: @Sendable () -> Void
+    }
 
     /// Draws the line now (an event changed it).
     func refresh() { draw() }
