@@ -1,7 +1,7 @@
 extension Scenario {
     /// The host leaves mid-play (`leave`, as `q` does: not `end`); the three others play on
     /// without it, and one of them controls the group after it (the session outlives
-    /// its host). Peer 1 ends the session at the end.
+    /// its host). Whoever took the operator's role over ends the session at the end.
     static let hostLeaves = Scenario(
         name: "host-leaves",
         summary: "Four peers play; the host leaves mid-play (not ending the session): the three others play on, seek and pause without it.",

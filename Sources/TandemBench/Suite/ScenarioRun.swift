@@ -154,8 +154,15 @@ struct ScenarioRun {
 
         let flips = probe?.stop()
         for entry in processes { sampler.sample(entry.process.processIdentifier) }
-        // Any participant may end the session: the host, or the first still there once it left.
-        let ender = scenario.allPeers.first { !departed.contains($0) }.flatMap { index in processes.last { $0.index == index } }
+        // Operators end a hosted party: the host, or once it left, whoever took the role over (the
+        // longest present by the order of first records, which timing decides), as the latest
+        // `roles` event the first peer still there saw names them.
+        let remaining = scenario.allPeers.filter { !departed.contains($0) }.compactMap { index in processes.last { $0.index == index } }
+        let operators = remaining.first?.process.events.reversed().lazy.compactMap { event -> [String]? in
+            guard case .roles(let roles) = event.payload else { return nil }
+            return roles.operators
+        }.first ?? []
+        let ender = remaining.first { operators.contains($0.process.name) } ?? remaining.first
         ender?.process.send("end")
         var statuses: [Int32?] = []
         for entry in processes {
