@@ -23,11 +23,10 @@ final class AudioPlayout: Sendable {
         self.timing.withLock { $0 = Timing(read: timing) }
     }
 
-    /// The player's timing, held in a struct: a bare function value held by the generic `Mutex`
-    /// is kept in the generic form and read in the concrete one, and taking it out under the
-    /// lock wrapped it in a conversion each way that was written back, one closure deeper at
-    /// every render, until the output's thread ran out of stack (after about 29,000 writes, eight
-    /// minutes of sound, in an optimised build). A struct's field keeps its own form.
+    /// The player's timing, held in a struct: a bare closure held by the generic `Mutex` is
+    /// stored in its generic form, and every access under the lock wraps it in a conversion each
+    /// way and writes it back, one closure deeper at every render, until the output's thread
+    /// runs out of stack. A struct's field keeps its own form.
     private struct Timing: Sendable {
         let read: @Sendable () -> (TimelineSchedule, Nanoseconds)
     }
