@@ -20,15 +20,12 @@ struct ClusterEpochTests {
         let cy = world.admit(session, on: 0, connection: 2)
         let next = SessionFixture(id: session.id, key: SigningKeyPair())
 
-        func statement(_ change: RelayAuthority.Change, by id: UUID, counter: UInt64, sequence: UInt64) -> RelayFrame {
-            .authority(sequence: sequence, RelayAuthority.signed(change, session: session.id, counter: counter, by: world.identity(of: id)!))
-        }
         // Ben, no operator, sends one: it is ordered in the log and changes nothing.
-        world.send(statement(.epoch(1, verifier: next.key.publicKey, removed: host), by: ben, counter: 1, sequence: 1), from: 1, connection: 1, at: 1_000)
+        world.send(world.statement(session.id, .epoch(1, verifier: next.key.publicKey, removed: host), by: ben, counter: 1, sequence: 1), from: 1, connection: 1, at: 1_000)
         world.pump(at: 1_500)
         #expect(world.cores.allSatisfy { $0.sessions[session.id]?.epoch == 0 })
 
-        world.send(statement(.epoch(1, verifier: next.key.publicKey, removed: ben), by: host, counter: 1, sequence: 1), from: 0, connection: 1, at: 2_000)
+        world.send(world.statement(session.id, .epoch(1, verifier: next.key.publicKey, removed: ben), by: host, counter: 1, sequence: 1), from: 0, connection: 1, at: 2_000)
         world.pump(at: 3_000)
         for core in world.cores {
             let state = try #require(core.sessions[session.id])
@@ -59,11 +56,8 @@ struct ClusterEpochTests {
         let ben = world.admit(session, on: 1, connection: 1)
         let cy = world.admit(session, on: 0, connection: 2)
         let next = SessionFixture(id: session.id, key: SigningKeyPair())
-        func statement(_ change: RelayAuthority.Change, by id: UUID, counter: UInt64, sequence: UInt64) -> RelayFrame {
-            .authority(sequence: sequence, RelayAuthority.signed(change, session: session.id, counter: counter, by: world.identity(of: id)!))
-        }
         let bensKey = try #require(world.identity(of: ben)).publicKey
-        world.send(statement(.grant(publicKey: bensKey), by: host, counter: 1, sequence: 1), from: 0, connection: 1, at: 1_000)
+        world.send(world.statement(session.id, .grant(publicKey: bensKey), by: host, counter: 1, sequence: 1), from: 0, connection: 1, at: 1_000)
         world.send(.leave(sequence: 2), from: 0, connection: 1, at: 1_000)
         world.pump(at: 1_500)
         for core in world.cores {
@@ -71,7 +65,7 @@ struct ClusterEpochTests {
             #expect(state.operatorKeys.count == 2 && state.operatorKeys.last == bensKey && state.order == [ben, cy])
         }
         // Carried on Cy's connection, on the other relay: the signature is what counts.
-        world.send(statement(.epoch(1, verifier: next.key.publicKey, removed: cy), by: ben, counter: 2, sequence: 1), from: 0, connection: 2, at: 2_000)
+        world.send(world.statement(session.id, .epoch(1, verifier: next.key.publicKey, removed: cy), by: ben, counter: 2, sequence: 1), from: 0, connection: 2, at: 2_000)
         world.pump(at: 3_000)
         for core in world.cores {
             let state = try #require(core.sessions[session.id])
@@ -100,5 +94,13 @@ struct ClusterEpochTests {
         }
         let state = try #require(world.cores[1].sessions[session.id])
         #expect(try ClusterSessionSnapshot.decode(ClusterSessionSnapshot.encode(state, homes: [:]), session: session.id).state.ticketed)
+    }
+}
+
+extension ReplicaWorld {
+    /// A signed statement of the participant `id` admitted here, about `session`, as its link
+    /// sends one.
+    func statement(_ session: UUID, _ change: RelayAuthority.Change, by id: UUID, counter: UInt64, sequence: UInt64) -> RelayFrame {
+        .authority(sequence: sequence, RelayAuthority.signed(change, session: session, counter: counter, by: identity(of: id)!))
     }
 }
