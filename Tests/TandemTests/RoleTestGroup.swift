@@ -12,8 +12,14 @@ struct RoleTestGroup {
     let sessionID = UUID()
     let now = LocalInstant(nanoseconds: 1_000_000_000)
     private var order: UInt64 = 0
+    /// Each member's public key, by identity.
+    private(set) var keys: [UUID: [UInt8]] = [:]
 
-    func member() -> BodySealer { BodySealer(secret: secret, sessionID: sessionID, identity: SigningKeyPair()) }
+    mutating func member() -> BodySealer {
+        let member = BodySealer(secret: secret, sessionID: sessionID, identity: SigningKeyPair())
+        keys[member.localID] = member.identity.publicKey
+        return member
+    }
 
     func record(_ member: BodySealer, _ name: String) -> ParticipantRecord {
         ParticipantRecord(id: member.localID, publicKey: member.identity.publicKey, displayName: name,
@@ -34,9 +40,27 @@ struct RoleTestGroup {
         return machine
     }
 
-    /// The next ordered delivery of `change`, signed by `member`.
+    /// The next ordered delivery of `change`, signed by `member`, with `member`'s statement of
+    /// it for the relay under the record's order as its counter, as a participant's record
+    /// carries one (`SessionMachine.recordBytes(for:)`).
     mutating func role(_ change: RoleChange, by member: BodySealer, retention: OrderedRetention = .kept) -> OrderedDelivery {
-        ordered(RoleRecord.encode(change), by: member, kind: .roles, retention: retention)
+        ordered(RoleRecord.encode(change, statement: statement(of: change, by: member, counter: order + 1)), by: member,
+                kind: .roles, retention: retention)
+    }
+
+    /// `member`'s signed statement of `change` for the relay, nil for a change the relay does
+    /// not mirror.
+    func statement(of change: RoleChange, by member: BodySealer, counter: UInt64) -> RelayAuthority? {
+        let relayChange: RelayAuthority.Change
+        switch change {
+        case .grant(let target): relayChange = .grant(publicKey: keys[target]!)
+        case .revoke(let target): relayChange = .revoke(publicKey: keys[target]!)
+        case .claim: relayChange = .claim
+        case .kick(let target, let epochChange): relayChange = .epoch(epochChange.epoch, verifier: epochChange.verifier, removed: target)
+        case .rekey(let epochChange): relayChange = .epoch(epochChange.epoch, verifier: epochChange.verifier, removed: nil)
+        case .policy, .reinstate, .epochHistory: return nil
+        }
+        return RelayAuthority.signed(relayChange, session: sessionID, counter: counter, by: member.identity)
     }
 
     /// The next ordered delivery of `payload`, signed by `member` as `kind`.
@@ -46,6 +70,11 @@ struct RoleTestGroup {
         return OrderedDelivery(sender: member.localID, order: order, orderedAt: now.nanoseconds, effectiveAt: now.nanoseconds,
                                retention: retention, body: member.seal(payload, kind: kind, path: .ordered, retention: retention))
     }
+}
+
+/// The statements the directives hand on to the relay, in order.
+func statements(_ directives: [SessionMachine<Quiz>.EventDirective]) -> [RelayAuthority] {
+    directives.compactMap { if case .announceAuthority(let statement) = $0 { statement } else { nil } }
 }
 
 /// The directives' role events, in order.

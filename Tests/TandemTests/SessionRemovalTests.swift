@@ -33,11 +33,11 @@ private func contents(_ machine: SessionMachine<Quiz>) -> [OrderedContent] { mac
         let before = group.ordered(Array("{\"pause\":1}".utf8), by: ana)
         let (change, secret) = try epochChange(1, for: [host, ana])
         let kick = group.role(.kick(ben.localID, change), by: host)
-        var hostOut: [SessionMachine<Quiz>.EventDirective] = []
+        var (hostOut, anaOut, benOut) = ([SessionMachine<Quiz>.EventDirective](), [SessionMachine<Quiz>.EventDirective](), [SessionMachine<Quiz>.EventDirective]())
         for record in [before, kick] {
             hostOut += hostMachine.onRelayEvent(.ordered(record), at: group.now)
-            _ = anaMachine.onRelayEvent(.ordered(record), at: group.now)
-            _ = benMachine.onRelayEvent(.ordered(record), at: group.now)
+            anaOut += anaMachine.onRelayEvent(.ordered(record), at: group.now)
+            benOut += benMachine.onRelayEvent(.ordered(record), at: group.now)
         }
         // Ben's session is over, and says who removed him.
         #expect(benMachine.isInvalidated)
@@ -53,10 +53,13 @@ private func contents(_ machine: SessionMachine<Quiz>) -> [OrderedContent] { mac
         #expect(!anaMachine.activeParticipants.contains { $0.id == ben.localID })
         // The operator that kicked hands on the older key, sealed in the new epoch.
         #expect(recordsToSend(hostOut) == [.epochHistory([0: group.secret])])
-        // It tells the relay in a statement of its own, counted by the kick's order.
-        #expect(hostOut.contains { if case .announceAuthority(.epoch(let epoch, let verifier, let removed), let counter) = $0 {
-            epoch == 1 && verifier == change.verifier && removed == ben.localID && counter == kick.order
-        } else { false } })
+        // Every participant still in hands the relay the kicker's statement the record carries;
+        // the one removed hands on nothing.
+        let told = statements(hostOut)
+        #expect(told.count == 1 && told.first?.change == .epoch(1, verifier: change.verifier, removed: ben.localID))
+        #expect(told.first?.signer == host.identity.publicKey)
+        #expect(statements(anaOut) == told)
+        #expect(statements(benOut).isEmpty)
 
         // Ana says something after the kick: the others read it, Ben cannot open it.
         let after = group.ordered(Array("{\"play\":1}".utf8), by: ana)

@@ -181,34 +181,82 @@ import TandemWire
         }
     }
 
-    @Test func whoeverGrantsRevokesOrClaimsTellsTheRelayCountedByTheRecordsOrder() throws {
+    @Test func everyoneWhoAcceptsAGrantRevocationOrClaimHandsItsMakersStatementToTheRelay() throws {
         var group = RoleTestGroup()
         let (host, ana, ben) = (group.member(), group.member(), group.member())
         var hostMachine = try group.joined(host, "host", creator: host, others: [(ana, "ana"), (ben, "ben")])
         var anaMachine = try group.joined(ana, "ana", creator: host, others: [(host, "host"), (ben, "ben")])
         var benMachine = try group.joined(ben, "ben", creator: host, others: [(host, "host"), (ana, "ana")])
-        func statements(_ directives: [SessionMachine<Quiz>.EventDirective]) -> [(RelayAuthority.Change, UInt64)] {
-            directives.compactMap { if case .announceAuthority(let change, let counter) = $0 { (change, counter) } else { nil } }
-        }
-        // The host grants Ben, then revokes him: the host alone tells the relay, naming Ben's key.
+        // The host grants Ben, then revokes him: each participant hands on the host's own
+        // statement, naming Ben's key, so that the relay learns of it whoever is still there.
         let grant = group.role(.grant(ben.localID), by: host)
         let revoke = group.role(.revoke(ben.localID), by: host)
         for record in [grant, revoke] {
-            let told = statements(hostMachine.onRelayEvent(.ordered(record), at: group.now))
             let expected: RelayAuthority.Change = record.order == grant.order ? .grant(publicKey: ben.identity.publicKey) : .revoke(publicKey: ben.identity.publicKey)
-            #expect(told.count == 1 && told.first?.0 == expected && told.first?.1 == record.order)
-            #expect(statements(anaMachine.onRelayEvent(.ordered(record), at: group.now)).isEmpty)
-            #expect(statements(benMachine.onRelayEvent(.ordered(record), at: group.now)).isEmpty)
+            let told = [hostMachine, anaMachine, benMachine].indices.map { index in
+                switch index {
+                case 0: statements(hostMachine.onRelayEvent(.ordered(record), at: group.now))
+                case 1: statements(anaMachine.onRelayEvent(.ordered(record), at: group.now))
+                default: statements(benMachine.onRelayEvent(.ordered(record), at: group.now))
+                }
+            }
+            #expect(told.allSatisfy { $0.count == 1 && $0.first == told[0].first })
+            #expect(told[0].first?.change == expected)
+            #expect(told[0].first?.signer == host.identity.publicKey)
+            #expect(told[0].first?.counter == record.order)
         }
-        // A refused grant (Ana is no operator) tells the relay nothing, not even Ana's own.
+        // A refused grant (Ana is no operator) is handed on by nobody, not even Ana.
         let refused = group.role(.grant(ana.localID), by: ana)
         #expect(statements(anaMachine.onRelayEvent(.ordered(refused), at: group.now)).isEmpty)
-        // The host leaves; Ana's claim, once accepted, is hers to tell.
+        #expect(statements(benMachine.onRelayEvent(.ordered(refused), at: group.now)).isEmpty)
+        // The host leaves; Ana's claim, once accepted, is handed on by Ben too.
         _ = hostMachine
         let claim = group.role(.claim(departed: [host.localID]), by: ana)
-        let told = statements(anaMachine.onRelayEvent(.ordered(claim), at: group.now))
-        #expect(told.count == 1 && told.first?.0 == .claim && told.first?.1 == claim.order)
-        #expect(statements(benMachine.onRelayEvent(.ordered(claim), at: group.now)).isEmpty)
+        let anaTold = statements(anaMachine.onRelayEvent(.ordered(claim), at: group.now))
+        #expect(anaTold.count == 1 && anaTold.first?.change == .claim && anaTold.first?.signer == ana.identity.publicKey)
+        #expect(statements(benMachine.onRelayEvent(.ordered(claim), at: group.now)) == anaTold)
+    }
+
+    @Test func aStatementThatIsNotTheRecordsMakersOrDoesNotSayWhatItSaysIsNotHandedOn() throws {
+        var group = RoleTestGroup()
+        let (host, ana, ben) = (group.member(), group.member(), group.member())
+        var benMachine = try group.joined(ben, "ben", creator: host, others: [(host, "host"), (ana, "ana")])
+        let grantBen = RoleChange.grant(ben.localID)
+        var forged = group.statement(of: grantBen, by: host, counter: 1)!
+        forged.counter = 2
+        let wrong: [RelayAuthority] = [
+            group.statement(of: .grant(ana.localID), by: host, counter: 1)!,    // names another participant
+            group.statement(of: grantBen, by: ana, counter: 1)!,                // signed by someone else
+            forged,                                                             // its signature does not verify
+        ]
+        for statement in wrong {
+            let record = group.ordered(RoleRecord.encode(grantBen, statement: statement), by: host, kind: .roles, retention: .kept)
+            let out = benMachine.onRelayEvent(.ordered(record), at: group.now)
+            // The record is the host's and is taken; the statement it carries is not passed on.
+            #expect(roleEvents(out).count == 1)
+            #expect(statements(out).isEmpty)
+            let revoke = group.role(.revoke(ben.localID), by: host)
+            #expect(statements(benMachine.onRelayEvent(.ordered(revoke), at: group.now)).count == 1)
+        }
+        // A record whose statement bytes are cut short is no record.
+        let cut = RoleRecord.encode(grantBen, statement: wrong[0]).dropLast()
+        #expect(RoleRecord.decode(Array(cut)) == nil)
+        #expect(RoleRecord.decodeWithStatement(RoleRecord.encode(grantBen, statement: wrong[0]))?.statement == wrong[0])
+    }
+
+    @Test func aRecordsStatementCountsPastEveryOrderSeenAndEveryCounterUsed() throws {
+        var group = RoleTestGroup()
+        let (host, ana) = (group.member(), group.member())
+        var hostMachine = try group.joined(host, "host", creator: host, others: [(ana, "ana")])
+        func counter(_ bytes: [UInt8]) -> UInt64? { RoleRecord.decodeWithStatement(bytes)?.statement?.counter }
+        // Two changes made before either is ordered count 1 and 2.
+        #expect(counter(hostMachine.recordBytes(for: .grant(ana.localID))) == 1)
+        #expect(counter(hostMachine.recordBytes(for: .revoke(ana.localID))) == 2)
+        // Past the orders seen since.
+        for _ in 0..<5 { _ = hostMachine.onRelayEvent(.ordered(group.ordered(Array("{}".utf8), by: ana)), at: group.now) }
+        #expect(counter(hostMachine.recordBytes(for: .grant(ana.localID))) == 6)
+        // A policy is nothing the relay mirrors: no statement.
+        #expect(RoleRecord.decodeWithStatement(hostMachine.recordBytes(for: .policy(SessionPolicy())))?.statement == nil)
     }
 
     @Test func aParticipantNamedDepartedWhileHereTakesItsRoleBack() throws {

@@ -111,14 +111,20 @@ extension GroupSession {
         participant(identifiedBy: id)?.displayName ?? "someone"
     }
 
-    /// Checks `change` with the book's rules, then sends it for ordering; `naming` is whom a
+    /// Checks `change` with the book's rules, then sends it for ordering with this participant's
+    /// statement of it for the relay (`SessionMachine.recordBytes(for:)`); `naming` is whom a
     /// refusal names.
     private func sendRoleChange(_ change: RoleChange, naming subject: Participant?) throws(GroupSessionError) {
-        let refusal = onLoopAndWait { [self] in machine.roleBook.refusal(of: change, by: localParticipant.id) }
-        if let refusal {
-            throw GroupSessionError(.notPermitted, subject.map { "\($0.displayName): \(refusal)" } ?? refusal)
+        // Checked, counted and sent in one turn of the loop, so that this participant's records
+        // reach the relay in the order of their statements' counters.
+        let sent = onLoopAndWait { [self] () -> Result<Void, GroupSessionError> in
+            if let refusal = machine.roleBook.refusal(of: change, by: localParticipant.id) {
+                return .failure(GroupSessionError(.notPermitted, subject.map { "\($0.displayName): \(refusal)" } ?? refusal))
+            }
+            let bytes = machine.recordBytes(for: change)
+            return Result { () throws(GroupSessionError) in try sendOrdered(bytes, kind: .roles, retention: .kept) }
         }
-        try sendOrdered(RoleRecord.encode(change), kind: .roles, retention: .kept)
+        try sent.get()
     }
 
     /// Carries out the machine's review of who holds the roles (a handover's claim, or taking
@@ -129,7 +135,7 @@ extension GroupSession {
         for directive in machine.onRolesReview() {
             switch directive {
             case .send(let change):
-                if (try? sendOrdered(RoleRecord.encode(change), kind: .roles, retention: .kept)) == nil { machine.answeredRoles = nil }
+                if (try? sendOrdered(machine.recordBytes(for: change), kind: .roles, retention: .kept)) == nil { machine.answeredRoles = nil }
             }
         }
     }

@@ -15,19 +15,22 @@ import TandemWire
 ///     u16 + n×(16 + 80)  each remaining participant's identity and its sealed box of the
 ///                secret (at most `EpochChange.maximumBoxes`, sorted by identity)
 ///     u8 + n×(u8 + 32)   each older epoch and its secret (epoch history)
+///     [u8 1, statement]  optionally, last: the maker's signed statement of the change for the
+///                        relay (`RelayAuthority`), which whoever accepts the record hands on
 package enum RoleRecord {
     /// The two bytes that open every role record.
     static let marker: [UInt8] = [0x00, 0x52]
     /// The largest record: a kick handing the most boxes a change holds.
     static let maximumBytes = marker.count + 1 + 16 + 1 + 32 + 2 + (16 + EpochChange.boxLength) * EpochChange.maximumBoxes
+        + 1 + RelayAuthority.maximumLength
 
     /// Whether an ordered record's plaintext is a role record: the coordinator passes over these.
     package static func isRoleRecord(_ body: [UInt8]) -> Bool {
         body.count >= marker.count && body[0] == marker[0] && body[1] == marker[1]
     }
 
-    /// `change` as a record's plaintext.
-    static func encode(_ change: RoleChange) -> [UInt8] {
+    /// `change` as a record's plaintext, with the maker's `statement` of it for the relay.
+    static func encode(_ change: RoleChange, statement: RelayAuthority? = nil) -> [UInt8] {
         var writer = ByteWriter(capacity: 32)
         writer.fixed(marker)
         switch change {
@@ -63,6 +66,10 @@ package enum RoleRecord {
                 writer.fixed(secret.bytes)
             }
         }
+        if let statement {
+            writer.uint8(1)
+            statement.write(into: &writer)
+        }
         return writer.bytes
     }
 
@@ -93,6 +100,12 @@ package enum RoleRecord {
     /// The change a record holds, nil when it is none (no marker, an unknown tag, a field out of
     /// range, bytes left over, over `maximumBytes`).
     static func decode(_ body: [UInt8]) -> RoleChange? {
+        decodeWithStatement(body)?.change
+    }
+
+    /// The change a record holds and the maker's statement for the relay when it carries one;
+    /// nil when it is no record (as `decode`).
+    static func decodeWithStatement(_ body: [UInt8]) -> (change: RoleChange, statement: RelayAuthority?)? {
         guard isRoleRecord(body), body.count <= maximumBytes else { return nil }
         var reader = ByteReader(body[marker.count...], context: "role record")
         do throws(WireError) {
@@ -128,8 +141,13 @@ package enum RoleRecord {
                 change = .epochHistory(secrets)
             default: return nil
             }
+            var statement: RelayAuthority?
+            if reader.remaining > 0 {
+                guard try reader.uint8() == 1 else { return nil }
+                statement = try RelayAuthority.read(from: &reader)
+            }
             try reader.finish()
-            return change
+            return (change, statement)
         } catch {
             return nil
         }

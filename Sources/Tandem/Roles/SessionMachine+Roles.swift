@@ -19,39 +19,70 @@ extension SessionMachine {
             roleBook.pass(order: order)
             return [reject(Rejection(reason: .wrongRetention, sender: signed.sender, path: "roles"))]
         }
-        guard let change = RoleRecord.decode(signed.payload) else {
+        guard let (change, statement) = RoleRecord.decodeWithStatement(signed.payload) else {
             roleBook.pass(order: order)
             return [reject(Rejection(reason: .malformed, sender: signed.sender, path: "roles"))]
         }
         let before = roleBook.current
         guard let event = roleBook.apply(change, by: signed.sender, order: order) else { return [] }
         let out: [EventDirective] = [.roleEvent(event)] + (roleBook.current == before ? [] : [.publishRoles(roleBook.current)])
-        return event.refusal == nil ? out + accepted(change, by: signed.sender, order: order) : out
+        guard event.refusal == nil else { return out }
+        let effects = accepted(change, by: signed.sender, order: order)
+        // One removed or left out of a new key ends here, and tells the relay nothing.
+        if isInvalidated { return out + effects }
+        return out + handOn(statement, of: change, by: signed.sender) + effects
+    }
+
+    /// `change` as the plaintext of this participant's role record. A change the relay mirrors
+    /// (a grant, a revocation, a claim, a removal, a rekey) carries this participant's signed
+    /// statement of it, which every participant that accepts the record hands on to the relay
+    /// (`handOn`), so that the relay learns of it also when its maker has left before the record
+    /// was ordered. The statement's counter grows past every order this participant has seen and
+    /// every counter it used before: the relay takes a signer's statements in increasing
+    /// counters only, and one sender's records are ordered, and so handed on, as they were sent.
+    mutating func recordBytes(for change: RoleChange) -> [UInt8] {
+        guard let relayChange = relayChange(of: change) else { return RoleRecord.encode(change) }
+        authorityCounter = max(authorityCounter, lastOrder ?? 0) + 1
+        let statement = RelayAuthority.signed(relayChange, session: bodies.sessionID, counter: authorityCounter, by: bodies.identity)
+        return RoleRecord.encode(change, statement: statement)
+    }
+
+    /// What `change` is at the relay, which keeps the operators' keys and the epoch's verifier:
+    /// nil for what it does not mirror (a policy, a reinstatement, an epoch history), and for a
+    /// grant or revocation whose subject's key this participant does not know.
+    func relayChange(of change: RoleChange) -> RelayAuthority.Change? {
+        switch change {
+        case .grant(let target): keys[target].map { .grant(publicKey: $0) }
+        case .revoke(let target): keys[target].map { .revoke(publicKey: $0) }
+        case .claim: .claim
+        case .kick(let target, let epochChange): .epoch(epochChange.epoch, verifier: epochChange.verifier, removed: target)
+        case .rekey(let epochChange): .epoch(epochChange.epoch, verifier: epochChange.verifier, removed: nil)
+        case .policy, .reinstate, .epochHistory: nil
+        }
+    }
+
+    /// The maker's statement of an accepted change, to hand on to the relay: only one that is
+    /// for this session, signed by the record's own signer, saying what the record says, and
+    /// whose signature verifies (the relay drops a connection that carries a forged one). The
+    /// relay takes the first copy it sees and refuses the rest by their counter, before any
+    /// signature check. A reinstatement is not mirrored: the relay takes a claim only when no
+    /// operator is present, so none it took displaced anyone still there.
+    private func handOn(_ statement: RelayAuthority?, of change: RoleChange, by sender: UUID) -> [EventDirective] {
+        guard let statement, statement.session == bodies.sessionID, let key = keys[sender],
+              RelayAuthenticator.equal(statement.signer, key), statement.change == relayChange(of: change),
+              statement.isSignedBySigner else { return [] }
+        return [.announceAuthority(statement)]
     }
 
     /// What an accepted change does beyond the roles: a removal ends the session for the one
     /// removed and moves everyone else to the new epoch, as a rekey does; an epoch history
-    /// hands on older keys. The participant that made a change of who holds the role (a grant,
-    /// a revocation, a claim) tells the relay in a statement of its own signature, so that the
-    /// relay, which reads no role record, knows whose removals and rekeys to take; the
-    /// statement's counter is the record's order, which grows with each. A reinstatement is
-    /// not told: the relay takes a claim only when no operator is present, so none it took
-    /// displaced anyone still there.
+    /// hands on older keys.
     private mutating func accepted(_ change: RoleChange, by sender: UUID, order: UInt64) -> [EventDirective] {
-        let mine = sender == localParticipant.id
         switch change {
-        case .grant(let target):
-            guard mine, let key = keys[target] else { return [] }
-            return [.announceAuthority(.grant(publicKey: key), counter: order)]
-        case .revoke(let target):
-            guard mine, let key = keys[target] else { return [] }
-            return [.announceAuthority(.revoke(publicKey: key), counter: order)]
-        case .claim:
-            return mine ? [.announceAuthority(.claim, counter: order)] : []
         case .kick(let target, let epochChange):
             let name = participant(identifiedBy: sender)?.displayName ?? "an operator"
             if target == localParticipant.id { return invalidate(GroupSessionError(.removed, "removed by \(name)")) }
-            var out = enter(epochChange, by: sender, removing: target, order: order)
+            var out = enter(epochChange, by: sender)
             // The one removed is out of the activity at once, whatever the relay says of it.
             if active.remove(target) != nil { out.append(.publishActive(activeParticipants)) }
             if away.remove(target) != nil {
@@ -60,7 +91,7 @@ extension SessionMachine {
             }
             return out
         case .rekey(let epochChange):
-            return enter(epochChange, by: sender, removing: nil, order: order)
+            return enter(epochChange, by: sender)
         case .epochHistory(let secrets):
             for (epoch, secret) in secrets where epoch < roleBook.current.epoch { bodies.learn(secret, epoch: epoch) }
             return []
@@ -72,10 +103,9 @@ extension SessionMachine {
     /// Moves to `change`'s epoch: the secret from this participant's own box (checked against
     /// the verifier), or the one it holds already (a late joiner's, from its invite or the
     /// history), then sealing under it. The participant that made the change hands on the older
-    /// keys, sealed under the new one, for late joiners, and tells the relay (which admits by the
-    /// new epoch's verifier from then on, and drops `removed`). A participant the change left
-    /// out ends its session with the reason: nothing it sends could be read any more.
-    private mutating func enter(_ change: EpochChange, by sender: UUID, removing removed: UUID?, order: UInt64) -> [EventDirective] {
+    /// keys, sealed under the new one, for late joiners. A participant the change left out ends
+    /// its session with the reason: nothing it sends could be read any more.
+    private mutating func enter(_ change: EpochChange, by sender: UUID) -> [EventDirective] {
         let me = localParticipant.id
         if let secret = change.secret(for: me, identity: bodies.identity) {
             bodies.learn(secret, epoch: change.epoch, replacing: true)
@@ -86,8 +116,7 @@ extension SessionMachine {
         bodies.advance(to: change.epoch)
         guard sender == me else { return [] }
         let older = bodies.secrets.filter { $0.key < change.epoch }
-        return [.announceAuthority(.epoch(change.epoch, verifier: change.verifier, removed: removed), counter: order)]
-            + (older.isEmpty ? [] : [.sendRoleRecord(.epochHistory(older))])
+        return older.isEmpty ? [] : [.sendRoleRecord(.epochHistory(older))]
     }
 
     /// Notes the order of a record that is no role record, and when its signer first spoke:

@@ -170,10 +170,9 @@ extension GroupSession {
             case .publishRoles(let roles):
                 $roles.storage.value = roles
             case .sendRoleRecord(let change):
-                _ = try? sendOrdered(RoleRecord.encode(change), kind: .roles, retention: .kept)
-            case .announceAuthority(let change, let counter):
-                (link as? RelayClientLink)?.announce(
-                    RelayAuthority.signed(change, session: invitation.sessionID, counter: counter, by: bodies.identity))
+                _ = try? sendOrdered(machine.recordBytes(for: change), kind: .roles, retention: .kept)
+            case .announceAuthority(let statement):
+                (link as? RelayClientLink)?.announce(statement)
             case .followClock:
                 followClock()
             case .invalidate(let reason):

@@ -36,10 +36,10 @@ extension SessionMachine {
         /// Send this role record for ordering (the older epochs' keys, after this participant's
         /// own move to a new epoch was accepted).
         case sendRoleRecord(RoleChange)
-        /// Tell the relay, in a statement signed with this participant's key under `counter`
-        /// (the order of the role record it follows), what changed of who may rekey and remove,
-        /// or that the session moved to a new epoch (`RelayAuthority`).
-        case announceAuthority(RelayAuthority.Change, counter: UInt64)
+        /// Hand the relay the maker's signed statement of an accepted role record: what changed
+        /// of who may rekey and remove, or that the session moved to a new epoch
+        /// (`RelayAuthority`).
+        case announceAuthority(RelayAuthority)
         /// The link resumed, perhaps on another relay: the session clock follows it there.
         case followClock
         /// The session is over here: finish every sequence, with this reason.

@@ -107,6 +107,8 @@ struct SessionMachine<Activity: GroupActivity>: Sendable {
     /// Each self-certified participant's public key, by identity: a new epoch's secret is
     /// sealed to these (`EpochChange`).
     var keys: [UUID: [UInt8]] = [:]
+    /// The counter of this participant's last statement for the relay (`recordBytes(for:)`).
+    var authorityCounter: UInt64 = 0
 
     /// A machine for `localParticipant`, whose `bodies` holds its key for the session, in a
     /// session created by `creator` (its first operator; nil when the invite named none).

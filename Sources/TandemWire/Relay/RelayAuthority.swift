@@ -27,6 +27,10 @@ public struct RelayAuthority: Sendable, Hashable {
         case epoch(UInt8, verifier: [UInt8], removed: UUID?)
     }
 
+    /// The most bytes a statement takes written (`write(into:)`): a removal's.
+    package static let maximumLength = 1 + 16 + RelayWireLimits.publicKeyLength + 8 + 1 + RelayWireLimits.publicKeyLength + 1 + 16
+        + RelayWireLimits.signatureLength
+
     /// The domain every statement's signature is made over first.
     public static let domain = Array("tandem relay authority v1".utf8)
 
@@ -84,13 +88,13 @@ public struct RelayAuthority: Sendable, Hashable {
     }
 
     /// Writes the statement, signature last.
-    func write(into writer: inout ByteWriter) {
+    package func write(into writer: inout ByteWriter) {
         writeFields(into: &writer)
         writer.fixed(signature, count: RelayWireLimits.signatureLength)
     }
 
     /// Reads a statement written by `write(into:)`.
-    static func read(from reader: inout ByteReader) throws(WireError) -> RelayAuthority {
+    package static func read(from reader: inout ByteReader) throws(WireError) -> RelayAuthority {
         let kind = try reader.uint8()
         let session = try reader.uuid()
         let signer = try reader.fixed(RelayWireLimits.publicKeyLength)

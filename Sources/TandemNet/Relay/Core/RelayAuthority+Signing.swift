@@ -9,4 +9,11 @@ extension RelayAuthority {
         statement.signature = key.sign(statement.signedBytes)
         return statement
     }
+
+    /// Whether the signature is the signer's over `signedBytes`: what the relay checks last, and
+    /// what a participant checks before it hands on another's statement (the relay drops a
+    /// connection that carries one that does not verify).
+    public var isSignedBySigner: Bool {
+        SigningKeyPair.verify(signature, of: signedBytes, publicKey: signer)
+    }
 }

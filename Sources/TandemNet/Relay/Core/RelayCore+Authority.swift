@@ -115,7 +115,7 @@ extension RelayCore {
             guard verifier.count == RelayWireLimits.publicKeyLength else { return "a verifier of the wrong size" }
             if removed == signer { return "an operator cannot remove itself" }
         }
-        guard SigningKeyPair.verify(statement.signature, of: statement.signedBytes, publicKey: statement.signer) else { return Self.unsigned }
+        guard statement.isSignedBySigner else { return Self.unsigned }
         return nil
     }
 
