@@ -157,6 +157,26 @@ struct RelayAuthorityTests {
         #expect(admitsBy(first, &core, connection: 31))
     }
 
+    @Test("a joiner's welcome says when each participant present first proposed, whatever the history kept")
+    func welcomeCarriesFirstOrders() {
+        var (core, ids) = party(3)
+        let sequences = Sequences()
+        // Ben proposes twice, then Cy once; Ana nothing.
+        propose(&core, on: 2, sequences)
+        propose(&core, on: 2, sequences)
+        propose(&core, on: 3, sequences)
+        let joiner = RelayConnectionID(9)
+        let directives = fixture.admit(&core, joiner, TestIdentities.make(), create: false, at: 2)
+        guard case .welcome(let welcome)? = CoreAdmission.frames(directives, to: joiner).first else {
+            Issue.record("no welcome")
+            return
+        }
+        #expect(welcome.firstOrders == [ids[1]: 1, ids[2]: 3])
+        // It survives the wire.
+        let decoded = try? RelayFrame.decode(RelayFrame.welcome(welcome).encoded().dropFirst(4))
+        #expect(decoded == .welcome(welcome))
+    }
+
     @Test("a revoked operator moves nothing, and the last operator cannot be revoked")
     func revocation() {
         var (core, ids) = party(3)

@@ -26,14 +26,15 @@ struct RoleTestGroup {
                           presence: member.keptPresence(name: name))
     }
 
-    /// A joined machine for `member`, in a session `creator` created, with `others` present.
+    /// A joined machine for `member`, in a session `creator` created, with `others` present; its
+    /// welcome holds `history` and says when each participant first proposed (`firstOrders`).
     func joined(_ member: BodySealer, _ name: String, creator: BodySealer, others: [(BodySealer, String)],
-                history: [OrderedDelivery] = []) throws -> SessionMachine<Quiz> {
+                history: [OrderedDelivery] = [], firstOrders: [UUID: UInt64] = [:]) throws -> SessionMachine<Quiz> {
         var machine = SessionMachine<Quiz>(localParticipant: Participant(id: member.localID, displayName: name), bodies: member,
                                            isLocallyInitiated: member.localID == creator.localID, creator: creator.localID)
         let welcome = RelayWelcome(sessionID: sessionID, participants: others.map { record($0.0, $0.1) } + [record(member, name)],
                                    activity: try ActivityDescription(Quiz(topic: "rivers")).sealed(with: creator),
-                                   attachments: [], created: false, orderedHistory: history)
+                                   attachments: [], created: false, orderedHistory: history, firstOrders: firstOrders)
         _ = machine.onWelcome(welcome, at: now)
         _ = machine.onJoinRequested(at: now)
         _ = machine.onAnnounce(at: now)
@@ -61,6 +62,13 @@ struct RoleTestGroup {
         case .policy, .reinstate, .epochHistory: return nil
         }
         return RelayAuthority.signed(relayChange, session: sessionID, counter: counter, by: member.identity)
+    }
+
+    /// The ordered delivery of `payload` under `order` (later deliveries count on from it),
+    /// signed by `member` as a playback record.
+    mutating func ordered(_ payload: [UInt8], by member: BodySealer, at order: UInt64) -> OrderedDelivery {
+        self.order = order - 1
+        return ordered(payload, by: member)
     }
 
     /// The next ordered delivery of `payload`, signed by `member` as `kind`.

@@ -181,6 +181,28 @@ import TandemWire
         }
     }
 
+    @Test func aLateJoinerWhoseHistoryWasCutShortJudgesWhoIsLongestPresentByItsWelcome() throws {
+        var group = RoleTestGroup()
+        let (host, ana, cy) = (group.member(), group.member(), group.member())
+        // Ana proposed the session's first record; the relay's history no longer holds it. Cy
+        // joins late and proposes at order 10. Then the host, the only operator, leaves.
+        let others = [(host, "host"), (ana, "ana")]
+        var told = try group.joined(cy, "cy", creator: host, others: others, firstOrders: [ana.localID: 1])
+        // The same participant without the welcome's word, with a sealer of its own (each
+        // opens a record once).
+        let cyAgain = BodySealer(secret: group.secret, sessionID: group.sessionID, identity: cy.identity)
+        var untold = try group.joined(cyAgain, "cy", creator: host, others: others)
+        let mine = group.ordered(Array("{}".utf8), by: cy, at: 10)
+        for event in [RelayEvent.ordered(mine), .participantLeft(host.localID)] {
+            _ = told.onRelayEvent(event, at: group.now)
+            _ = untold.onRelayEvent(event, at: group.now)
+        }
+        // Told by its welcome, Cy leaves the role to Ana, as the relay and Ana herself judge.
+        #expect(told.onRolesReview().isEmpty)
+        // Judging by the history alone, it would have claimed a role the relay refuses.
+        #expect(untold.onRolesReview() == [.send(.claim(departed: [host.localID]))])
+    }
+
     @Test func everyoneWhoAcceptsAGrantRevocationOrClaimHandsItsMakersStatementToTheRelay() throws {
         var group = RoleTestGroup()
         let (host, ana, ben) = (group.member(), group.member(), group.member())

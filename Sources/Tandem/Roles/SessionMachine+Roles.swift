@@ -120,9 +120,9 @@ extension SessionMachine {
     }
 
     /// Notes the order of a record that is no role record, and when its signer first spoke:
-    /// who has been present longest, as far as this participant saw.
+    /// who has been present longest, as far as this participant saw or its welcome said.
     mutating func noteOrdered(order: UInt64, signer: UUID?, isRoleRecord: Bool) {
-        if let signer, seniority[signer] == nil { seniority[signer] = order }
+        if let signer { seniority[signer] = min(seniority[signer] ?? .max, order) }
         if !isRoleRecord { roleBook.pass(order: order) }
     }
 

@@ -100,7 +100,8 @@ struct SessionMachine<Activity: GroupActivity>: Sendable {
     /// The session's roles and policy, folded from the role records in order
     /// (`SessionMachine+Roles.swift`).
     var roleBook: RoleBook
-    /// The order of each signer's first ordered record: who has been present longest.
+    /// The order of each signer's first ordered record, as this participant saw it or the
+    /// relay's welcome said: who has been present longest.
     var seniority: [UUID: UInt64] = [:]
     /// The roles this participant last sent a claim or a reinstatement for (once each).
     var answeredRoles: SessionRoles?
@@ -200,6 +201,8 @@ struct SessionMachine<Activity: GroupActivity>: Sendable {
             if record.departed { former[record.id] = participant } else { known[record.id] = participant }
         }
         for record in welcome.attachments { out += attachmentAdded(record) }
+        // How long each has been present, where the history the relay kept no longer shows it.
+        for (id, order) in welcome.firstOrders where known[id] != nil { seniority[id] = order }
         return out + onOrderedHistory(welcome.orderedHistory, at: now)
     }
 

@@ -132,16 +132,22 @@ public struct RelayWelcome: Sendable {
     /// `maximumOrderedHistoryBytes` of bodies), beyond which the older snapshots go, then the
     /// oldest records. So the orders may have gaps, and the first one's may be above 1.
     public var orderedHistory: [OrderedDelivery]
+    /// The order of the first record the relay ordered from each participant present that has
+    /// proposed one: how long each has been present, also where `orderedHistory` no longer
+    /// holds its first record. The relay's word, as its order is.
+    public var firstOrders: [UUID: UInt64]
 
     /// A welcome.
     public init(sessionID: UUID, participants: [ParticipantRecord], activity: [UInt8],
-                attachments: [AttachmentRecord], created: Bool, orderedHistory: [OrderedDelivery] = []) {
+                attachments: [AttachmentRecord], created: Bool, orderedHistory: [OrderedDelivery] = [],
+                firstOrders: [UUID: UInt64] = [:]) {
         self.sessionID = sessionID
         self.participants = participants
         self.activity = activity
         self.attachments = attachments
         self.created = created
         self.orderedHistory = orderedHistory
+        self.firstOrders = firstOrders
     }
 }
 

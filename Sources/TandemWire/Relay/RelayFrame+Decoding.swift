@@ -60,10 +60,15 @@ extension RelayFrame {
             for _ in 0..<count { participants.append(try reader.participant()) }
             let attachmentCount = try reader.count(limit: Int(UInt32.max))
             let orderedHistoryCount = try reader.count(limit: Int(UInt32.max))
+            var firstOrders: [UUID: UInt64] = [:]
+            for _ in 0..<(try reader.count(limit: RelayWireLimits.maximumParticipants)) {
+                let id = try reader.uuid()
+                firstOrders[id] = try reader.uint64()
+            }
             return .welcome(RelayWelcomeFrame(
                 sessionID: sessionID, created: created, resumed: resumed, received: received, token: token,
                 activity: activity, participants: participants, attachmentCount: attachmentCount,
-                orderedHistoryCount: orderedHistoryCount))
+                orderedHistoryCount: orderedHistoryCount, firstOrders: firstOrders))
         case .journalEntry:
             return .journalEntry(try reader.attachment())
         case .historyEntry:

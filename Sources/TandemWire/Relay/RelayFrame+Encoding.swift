@@ -96,6 +96,13 @@ extension RelayFrame {
             for participant in listed { writer.participant(participant) }
             writer.uint32(UInt32(welcome.attachmentCount))
             writer.uint32(UInt32(welcome.orderedHistoryCount))
+            let firstOrders = welcome.firstOrders.sorted { ($0.value, $0.key.uuidString) < ($1.value, $1.key.uuidString) }
+                .prefix(RelayWireLimits.maximumParticipants)
+            writer.uint32(UInt32(firstOrders.count))
+            for (id, order) in firstOrders {
+                writer.uuid(id)
+                writer.uint64(order)
+            }
         case let .journalEntry(entry):
             writer.attachment(entry)
         case let .historyEntry(entry):

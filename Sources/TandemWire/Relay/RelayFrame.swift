@@ -33,8 +33,9 @@ public enum RelayFrame: Sendable, Hashable {
     /// replaced `epoch` with `authority` (an operator's statement with a signature of its own,
     /// which any operator sends) and added an invite ticket's lifetime. Version 10 puts the
     /// maker's statement inside each role record the relay mirrors, for every participant that
-    /// accepts the record to hand on; a version 9 participant would take such a record for a
-    /// malformed one: it is refused at the hello instead.
+    /// accepts the record to hand on, and adds to the welcome when each participant present
+    /// first proposed; a version 9 participant would take such a record for a malformed one: it
+    /// is refused at the hello instead.
     ///
     /// The length prefix, the version byte, the type byte and the layout of `refusal` and
     /// `error` stay the same across versions, so that a relay can refuse a peer of another

@@ -24,11 +24,17 @@ public struct RelayWelcomeFrame: Sendable, Hashable {
     public var attachmentCount: Int
     /// How many `historyEntry` frames follow the journal entries (0 on resume).
     public var orderedHistoryCount: Int
+    /// The order of the first record the relay ordered from each participant present that has
+    /// proposed one (empty on resume): how long each has been present, for a joiner whose
+    /// history the relay cut short, by the rule that chooses who takes the operator's role
+    /// when the last operator leaves. The relay's word, as its order is. At most
+    /// `RelayWireLimits.maximumParticipants` entries.
+    public var firstOrders: [UUID: UInt64]
 
     /// A welcome.
     public init(sessionID: UUID, created: Bool, resumed: Bool, received: UInt64, token: [UInt8],
                 activity: [UInt8], participants: [RelayParticipantEntry], attachmentCount: Int,
-                orderedHistoryCount: Int = 0) {
+                orderedHistoryCount: Int = 0, firstOrders: [UUID: UInt64] = [:]) {
         self.sessionID = sessionID
         self.created = created
         self.resumed = resumed
@@ -38,5 +44,6 @@ public struct RelayWelcomeFrame: Sendable, Hashable {
         self.participants = participants
         self.attachmentCount = attachmentCount
         self.orderedHistoryCount = orderedHistoryCount
+        self.firstOrders = firstOrders
     }
 }

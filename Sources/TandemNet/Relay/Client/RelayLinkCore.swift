@@ -338,7 +338,7 @@ struct RelayLinkCore: Sendable {
             welcome = RelayWelcome(
                 sessionID: frame.sessionID,
                 participants: frame.participants.map(Self.record),
-                activity: frame.activity, attachments: [], created: frame.created)
+                activity: frame.activity, attachments: [], created: frame.created, firstOrders: frame.firstOrders)
             phase = .welcoming(attachments: frame.attachmentCount, history: frame.orderedHistoryCount)
             return frame.attachmentCount == 0 && frame.orderedHistoryCount == 0 ? completeJoin() : []
         }

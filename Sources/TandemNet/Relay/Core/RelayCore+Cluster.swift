@@ -568,7 +568,8 @@ extension RelayCore {
             let welcome = RelayWelcomeFrame(
                 sessionID: session.id, created: created, resumed: false, received: 0, token: token.bytes,
                 activity: session.activity, participants: session.welcomeList,
-                attachmentCount: session.attachmentOrder.count, orderedHistoryCount: session.orderedHistory.count)
+                attachmentCount: session.attachmentOrder.count, orderedHistoryCount: session.orderedHistory.count,
+                firstOrders: session.firstOrders)
             directives.append(.send(waiting, .welcome(welcome)))
             for attachmentID in session.attachmentOrder {
                 if let attachment = session.attachments[attachmentID] { directives.append(.send(waiting, .journalEntry(attachment.entry))) }

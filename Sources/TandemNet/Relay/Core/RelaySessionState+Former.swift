@@ -38,6 +38,14 @@ extension RelaySessionState {
     /// session at every limit still fits in a frame.
     var welcomeList: [RelayParticipantEntry] { welcomeSplit.listed }
 
+    /// The order of the first record each participant present proposed, for those that have
+    /// proposed one: what a welcome tells a joiner of how long each has been present.
+    var firstOrders: [UUID: UInt64] {
+        participants.reduce(into: [:]) { orders, each in
+            if let first = each.value.firstOrder { orders[each.key] = first }
+        }
+    }
+
     /// Those present whom the welcome cannot list, in the order they joined: each follows the
     /// welcome in a `participantJoined` frame of its own.
     var welcomeOverflow: [RelayParticipantEntry] { welcomeSplit.following }
