@@ -41,42 +41,40 @@ extension WatchParty {
         let following = configuration.follower?.follow(player)
         let coordinator = following?.coordinator ?? player.playbackCoordinator
         reportStalls(of: player)
-        // Notices are heard from before the party says it watches: one shown after that is shown.
-        let noticeTask = followNotices()
-        defer { noticeTask.cancel() }
-        if opened.streamed == nil { emitJoined() }
-        followStreaming(streaming, coordinator: coordinator)
-        // Subscribed here, before the coordinator coordinates: a task's first step may run after the
-        // session's history was applied, and a late joiner then missed every change before it.
-        let coordinatorEvents = coordinator.events
-        let eventTask = Task { for await event in coordinatorEvents { self.report(event) } }
-        let participantTask = Task { await self.followParticipants() }
-        let chatTask = followChat()
-        defer { chatTask.cancel() }
-        let healthTask = followHealth()
-        defer { healthTask.cancel() }
-        coordinator.coordinateWithSession(session)
-        configuration.coordinationBegan?()
-        proposeHostRules(on: coordinator)
-        // This player opened it: it announces the duration it read.
-        let identity = opened.identity.map { ContentIdentity.announcing(duration: player.info.duration, $0) }
-        // A queue of files: the host appends them all (the first becomes the group's item) before
-        // it reports, so that the report finds the queue chosen. One file: the first report
-        // chooses the group's item (a session's queue starts empty), so nobody transitions.
-        if configuration.isHost && watchedMedia.count > 1 { appendMedia(to: coordinator) }
-        try? coordinator.reportItem(session.activity.item, identity: reportsIdentityLate ? nil : identity, ready: true)
-        let queueTask = followQueue(player: player, coordinator: coordinator,
-                                    streamed: configuration.refusesStreaming ? nil : StreamedEntries(streaming: streaming))
-        defer { queueTask.cancel() }
-        watching.withLock {
-            $0 = Watching(coordinator: coordinator, player: player, latency: latency,
-                          duration: player.info.duration.map { MediaTime.nanoseconds(seconds: $0) }, lateness: lateness)
+        // The followers run as this watch's children, and end with it: none reports after it.
+        let ending = await withDiscardingTaskGroup { followers -> GroupSessionError? in
+            // Notices are heard from before the party says it watches: one shown after that is shown.
+            followers.addTask(operation: followNotices())
+            if opened.streamed == nil { emitJoined() }
+            followStreaming(streaming, coordinator: coordinator)
+            // Subscribed here, before the coordinator coordinates: a task's first step may run after the
+            // session's history was applied, and a late joiner then missed every change before it.
+            let coordinatorEvents = coordinator.events
+            followers.addTask { for await event in coordinatorEvents { self.report(event) } }
+            followers.addTask { await self.followParticipants() }
+            followers.addTask(operation: followChat())
+            followers.addTask(operation: followHealth())
+            coordinator.coordinateWithSession(session)
+            configuration.coordinationBegan?()
+            proposeHostRules(on: coordinator)
+            // This player opened it: it announces the duration it read.
+            let identity = opened.identity.map { ContentIdentity.announcing(duration: player.info.duration, $0) }
+            // A queue of files: the host appends them all (the first becomes the group's item) before
+            // it reports, so that the report finds the queue chosen. One file: the first report
+            // chooses the group's item (a session's queue starts empty), so nobody transitions.
+            if configuration.isHost && watchedMedia.count > 1 { appendMedia(to: coordinator) }
+            try? coordinator.reportItem(session.activity.item, identity: reportsIdentityLate ? nil : identity, ready: true)
+            followers.addTask(operation: followQueue(player: player, coordinator: coordinator,
+                                                     streamed: configuration.refusesStreaming ? nil : StreamedEntries(streaming: streaming)))
+            watching.withLock {
+                $0 = Watching(coordinator: coordinator, player: player, latency: latency,
+                              duration: player.info.duration.map { MediaTime.nanoseconds(seconds: $0) }, lateness: lateness)
+            }
+            if configuration.reportsSync { followers.addTask { await self.reportSync(player: player, coordinator: coordinator) } }
+            let ending = await untilOver(whileWatching: whileWatching)
+            followers.cancelAll()
+            return ending
         }
-        let sync = configuration.reportsSync ? Task { await self.reportSync(player: player, coordinator: coordinator) } : nil
-        let ending = await untilOver(whileWatching: whileWatching)
-        sync?.cancel()
-        eventTask.cancel()
-        participantTask.cancel()
         let statistics = player.statistics
         // A decoder waiting for streamed bytes (no holder left) is let go before the player closes.
         streaming.close()

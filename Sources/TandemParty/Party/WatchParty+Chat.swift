@@ -6,10 +6,11 @@ import Tandem
 /// name (with its fingerprint when two share it; "someone" for a sender never heard of, whose
 /// identity the event's `participant` still carries). `say(_:)` sends.
 extension WatchParty {
-    /// Reports the chat for as long as the watch lasts.
-    func followChat() -> Task<Void, Never> {
-        Task {
-            for await message in session.chatMessages() {
+    /// The work that reports the chat, to run for as long as the watch lasts.
+    func followChat() -> @Sendable () async -> Void {
+        let messages = session.chatMessages()
+        return { [self] in
+            for await message in messages {
                 let active = session.activeParticipants
                 let name = (active.first { $0.id == message.sender } ?? session.participant(identifiedBy: message.sender))?
                     .name(among: active) ?? Self.unknownSender

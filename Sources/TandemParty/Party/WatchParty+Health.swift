@@ -90,12 +90,12 @@ extension WatchParty {
         }
     }
 
-    /// Sends this participant's report at its interval and hears the others' for as long as the
-    /// watch lasts.
-    func followHealth() -> Task<Void, Never> {
+    /// The work that sends this participant's report at its interval and hears the others', to
+    /// run for as long as the watch lasts.
+    func followHealth() -> @Sendable () async -> Void {
         let messenger = GroupSessionMessenger(session: session, deliveryMode: .unreliable)
         let messages = messenger.messages(of: HealthReport.self)
-        return Task {
+        return { [self] in
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     // Who has been reported as shown another history: said once a participant.

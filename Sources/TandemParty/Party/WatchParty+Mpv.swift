@@ -51,65 +51,63 @@ extension WatchParty {
         }
         let following = configuration.follower?.follow(player)
         let coordinator = following?.coordinator ?? player.playbackCoordinator
-        // Notices are heard from before the party says it watches: one shown after that is shown.
-        let noticeTask = followNotices()
-        defer { noticeTask.cancel() }
-        emitJoined(streamedAt: streamedAt, player: "mpv", mpvIPC: player.ipcPath)
-        // Subscribed here, before the coordinator coordinates: a task's first step may run after the
-        // session's history was applied, and a late joiner then missed every change before it.
-        let coordinatorEvents = coordinator.events
-        let eventTask = Task { for await event in coordinatorEvents { self.report(event) } }
-        let participantTask = Task { await self.followParticipants() }
-        let chatTask = followChat()
-        defer { chatTask.cancel() }
-        let healthTask = followHealth()
-        defer { healthTask.cancel() }
-        let screenTask = followOnScreen(mpv: player)
-        defer { screenTask.cancel() }
-        // Closing mpv (its window, or `q`) is leaving.
-        let exitTask = Task { [session] in
-            await player.waitUntilExited()
-            guard !Task.isCancelled else { return }
-            self.emit(.mpvExited(.init(status: Int(player.process.exitStatus ?? -1))))
-            session.leave()
-        }
-        coordinator.coordinateWithSession(session)
-        configuration.coordinationBegan?()
-        proposeHostRules(on: coordinator)
-        followStreaming(streaming, coordinator: coordinator)
-        // One file: the first report chooses the group's item (a session's queue starts empty),
-        // so nobody transitions. mpv opened it: the identity carries the duration mpv read.
-        // `coordinateWithSession` reported mpv's item already (mpv knows its identity), which an
-        // empty queue takes as its first entry: the host appends the rest after it.
-        if configuration.isHost && watchedMedia.count > 1 {
-            // That entry knows no duration: replaced by one that does (the one mpv read, as its
-            // identity announces), so that the group moves on at its end. The item stays.
-            let identity = player.currentItemIdentity
-            let duration = identity.flatMap(CoordinationCore.announcedDuration(in:)).flatMap { $0 <= PlaybackQueue.maximumEntryDuration ? $0 : nil }
-            do {
-                try coordinator.coordinateQueueChange(.replaceCurrent(with: PlaybackQueue.Entry(identifier: session.activity.item, identity: identity,
-                                                                                                duration: duration)))
-            } catch {
-                refuse("queue: \(error)")
+        // The followers run as this watch's children, and end with it: none reports after it.
+        let ending = await withDiscardingTaskGroup { followers -> GroupSessionError? in
+            // Notices are heard from before the party says it watches: one shown after that is shown.
+            followers.addTask(operation: followNotices())
+            emitJoined(streamedAt: streamedAt, player: "mpv", mpvIPC: player.ipcPath)
+            // Subscribed here, before the coordinator coordinates: a task's first step may run after the
+            // session's history was applied, and a late joiner then missed every change before it.
+            let coordinatorEvents = coordinator.events
+            followers.addTask { for await event in coordinatorEvents { self.report(event) } }
+            followers.addTask { await self.followParticipants() }
+            followers.addTask(operation: followChat())
+            followers.addTask(operation: followHealth())
+            followers.addTask(operation: followOnScreen(mpv: player))
+            // Closing mpv (its window, or `q`) is leaving.
+            let exitTask = Task { [session] in
+                await player.waitUntilExited()
+                guard !Task.isCancelled else { return }
+                self.emit(.mpvExited(.init(status: Int(player.process.exitStatus ?? -1))))
+                session.leave()
             }
-            for path in watchedMedia.dropFirst() {
+            coordinator.coordinateWithSession(session)
+            configuration.coordinationBegan?()
+            proposeHostRules(on: coordinator)
+            followStreaming(streaming, coordinator: coordinator)
+            // One file: the first report chooses the group's item (a session's queue starts empty),
+            // so nobody transitions. mpv opened it: the identity carries the duration mpv read.
+            // `coordinateWithSession` reported mpv's item already (mpv knows its identity), which an
+            // empty queue takes as its first entry: the host appends the rest after it.
+            if configuration.isHost && watchedMedia.count > 1 {
+                // That entry knows no duration: replaced by one that does (the one mpv read, as its
+                // identity announces), so that the group moves on at its end. The item stays.
+                let identity = player.currentItemIdentity
+                let duration = identity.flatMap(CoordinationCore.announcedDuration(in:)).flatMap { $0 <= PlaybackQueue.maximumEntryDuration ? $0 : nil }
                 do {
-                    try coordinator.coordinateQueueChange(.append(Self.entry(for: path)))
+                    try coordinator.coordinateQueueChange(.replaceCurrent(with: PlaybackQueue.Entry(identifier: session.activity.item, identity: identity,
+                                                                                                    duration: duration)))
                 } catch {
-                    refuse("queue add \(path): \(error)")
+                    refuse("queue: \(error)")
+                }
+                for path in watchedMedia.dropFirst() {
+                    do {
+                        try coordinator.coordinateQueueChange(.append(Self.entry(for: path)))
+                    } catch {
+                        refuse("queue add \(path): \(error)")
+                    }
                 }
             }
+            try? coordinator.reportItem(session.activity.item, identity: reportsIdentityLate ? nil : player.currentItemIdentity, ready: true)
+            followers.addTask(operation: followQueue(mpv: player, coordinator: coordinator,
+                                                     streamed: configuration.refusesStreaming ? nil : StreamedEntries(streaming: streaming)))
+            let latency = LatencyControl(milliseconds: configuration.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
+            watching.withLock { $0 = Watching(coordinator: coordinator, mpv: player, latency: latency) }
+            let ending = await untilOver(whileWatching: whileWatching)
+            exitTask.cancel()
+            followers.cancelAll()
+            return ending
         }
-        try? coordinator.reportItem(session.activity.item, identity: reportsIdentityLate ? nil : player.currentItemIdentity, ready: true)
-        let queueTask = followQueue(mpv: player, coordinator: coordinator,
-                                    streamed: configuration.refusesStreaming ? nil : StreamedEntries(streaming: streaming))
-        defer { queueTask.cancel() }
-        let latency = LatencyControl(milliseconds: configuration.latencyOffset) { player.latencyOffset = Int64($0) * 1_000_000 }
-        watching.withLock { $0 = Watching(coordinator: coordinator, mpv: player, latency: latency) }
-        let ending = await untilOver(whileWatching: whileWatching)
-        exitTask.cancel()
-        eventTask.cancel()
-        participantTask.cancel()
         await player.close()
         configuration.playerClosed?()
         log?.close()
@@ -125,13 +123,13 @@ extension WatchParty {
         return Ending(reason: ending, endedHere: endedHere.load(ordering: .relaxed))
     }
 
-    /// Follows the group's queue with mpv for as long as the watch lasts, as `followQueue(player:…)`
-    /// does with the built-in player.
-    func followQueue(mpv player: MpvPlayer, coordinator: PlaybackCoordinator, streamed: StreamedEntries?) -> Task<Void, Never> {
+    /// The work that follows the group's queue with mpv, to run for as long as the watch lasts, as
+    /// `followQueue(player:…)` does with the built-in player.
+    func followQueue(mpv player: MpvPlayer, coordinator: PlaybackCoordinator, streamed: StreamedEntries?) -> @Sendable () async -> Void {
         let files = ownFiles()
         // Subscribed before the first look, so that no change between the two goes unseen.
         let changes = coordinator.events
-        return Task {
+        return { [self] in
             var reported: Set<String> = []
             var identified = !reportsIdentityLate
             var last = await syncQueue(mpv: player, coordinator: coordinator, files: files, streamed: streamed, last: nil,

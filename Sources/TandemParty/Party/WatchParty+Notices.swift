@@ -7,11 +7,11 @@ import TandemPlayback
 /// look (a line at the terminal, mpv's screen) and sends to nobody else; and the host's rules for
 /// the group, proposed once it coordinates.
 extension WatchParty {
-    /// Reports the session's notices as `notice` events, the originator named as the status line
-    /// names everyone, for as long as the watch lasts.
-    func followNotices() -> Task<Void, Never> {
+    /// The work that reports the session's notices as `notice` events, the originator named as
+    /// the status line names everyone, to run for as long as the watch lasts; heard from now on.
+    func followNotices() -> @Sendable () async -> Void {
         let notices = session.notices
-        return Task {
+        return { [self] in
             for await notice in notices {
                 emit(.notice(.init(notice, name: name(of: notice.originator.id))))
             }

@@ -15,11 +15,12 @@ extension WatchParty {
         screenSink.yield(lines)
     }
 
-    /// Hands the texts `showOnScreen(_:)` gives to `mpv`, for as long as the watch lasts.
-    func followOnScreen(mpv: MpvPlayer) -> Task<Void, Never> {
+    /// The work that hands the texts `showOnScreen(_:)` gives to `mpv`, to run for as long as the
+    /// watch lasts.
+    func followOnScreen(mpv: MpvPlayer) -> @Sendable () async -> Void {
         let texts = screenTexts
         let lifetime = onScreen.withLock { $0.lifetime }
-        return Task {
+        return {
             for await lines in texts { await mpv.showOnScreen(lines, for: lifetime) }
         }
     }

@@ -21,28 +21,25 @@ extension WatchParty {
     /// `participant-joined` and `participant-left` for the others, with `away`, `back` and the
     /// bodies dropped on arrival alongside, for as long as participants are followed.
     func followParticipants() async {
-        let rejections = Task { await followRejections() }
-        let away = Task { await followAway() }
-        let relay = Task { await followRelay() }
-        let roles = Task { await followRoles() }
-        defer {
-            rejections.cancel()
-            away.cancel()
-            relay.cancel()
-            roles.cancel()
-        }
-        var known: Set<Participant> = []
-        for await participants in session.$activeParticipants.values {
-            // The set empties when this participant's session ends: that is not the others leaving.
-            if case .invalidated = session.state { return }
-            let others = participants.filter { $0 != session.localParticipant }
-            for joined in others.subtracting(known) {
-                emit(.participantJoined(.init(name: joined.name(among: participants))))
+        await withDiscardingTaskGroup { followers in
+            followers.addTask { await self.followRejections() }
+            followers.addTask { await self.followAway() }
+            followers.addTask { await self.followRelay() }
+            followers.addTask { await self.followRoles() }
+            var known: Set<Participant> = []
+            for await participants in session.$activeParticipants.values {
+                // The set empties when this participant's session ends: that is not the others leaving.
+                if case .invalidated = session.state { break }
+                let others = participants.filter { $0 != session.localParticipant }
+                for joined in others.subtracting(known) {
+                    emit(.participantJoined(.init(name: joined.name(among: participants))))
+                }
+                for left in known.subtracting(others) {
+                    emit(.participantLeft(.init(name: left.name(among: known))))
+                }
+                known = others
             }
-            for left in known.subtracting(others) {
-                emit(.participantLeft(.init(name: left.name(among: known))))
-            }
-            known = others
+            followers.cancelAll()
         }
     }
 
@@ -84,24 +81,31 @@ extension WatchParty {
     /// signer (or whom the relay named) and path over a second (`RejectionTally`): a flood of
     /// bad records costs a line a second for each kind, not a line a record.
     private func followRejections() async {
-        let tally = Mutex(RejectionTally())
+        let shared = SharedTally()
         let report: @Sendable ([RejectionTally.Count]) -> Void = { [weak self] counts in
             for count in counts {
                 self?.emit(.bodyRejected(.init(reason: count.kind.reason.rawValue, sender: count.kind.sender?.uuidString ?? "unknown",
                                                path: count.kind.path, count: count.count)))
             }
         }
-        let flusher = Task {
-            while !Task.isCancelled {
-                let now = LocalInstant(nanoseconds: MonotonicClock.now())
-                let wait = tally.withLock { $0.nextFlush }.map { max(.milliseconds(1), $0 - now) } ?? RejectionTally.defaultInterval
-                try? await Task.sleep(for: .nanoseconds(wait.nanoseconds))
-                report(tally.withLock { $0.flush(now: LocalInstant(nanoseconds: MonotonicClock.now())) })
+        await withDiscardingTaskGroup { flusher in
+            flusher.addTask {
+                while !Task.isCancelled {
+                    let now = LocalInstant(nanoseconds: MonotonicClock.now())
+                    let wait = shared.tally.withLock { $0.nextFlush }.map { max(.milliseconds(1), $0 - now) } ?? RejectionTally.defaultInterval
+                    try? await Task.sleep(for: .nanoseconds(wait.nanoseconds))
+                    report(shared.tally.withLock { $0.flush(now: LocalInstant(nanoseconds: MonotonicClock.now())) })
+                }
             }
-        }
-        defer { flusher.cancel() }
-        for await rejection in session.rejections {
-            report(tally.withLock { $0.record(rejection, now: LocalInstant(nanoseconds: MonotonicClock.now())) })
+            for await rejection in session.rejections {
+                report(shared.tally.withLock { $0.record(rejection, now: LocalInstant(nanoseconds: MonotonicClock.now())) })
+            }
+            flusher.cancelAll()
         }
     }
+}
+
+/// The tally that the rejections' reader and its flusher share.
+private final class SharedTally: Sendable {
+    let tally = Mutex(RejectionTally())
 }

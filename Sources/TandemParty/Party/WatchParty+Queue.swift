@@ -117,13 +117,13 @@ extension WatchParty {
         watchedMedia.filter { !$0.isEmpty }.map { (path: $0, identity: try? ContentIdentity.of(file: $0)) }
     }
 
-    /// Follows the group's queue for as long as the watch lasts.
-    func followQueue(player: HeadlessPlayer, coordinator: PlaybackCoordinator, streamed: StreamedEntries? = nil) -> Task<Void, Never> {
+    /// The work that follows the group's queue, to run for as long as the watch lasts.
+    func followQueue(player: HeadlessPlayer, coordinator: PlaybackCoordinator, streamed: StreamedEntries? = nil) -> @Sendable () async -> Void {
         let files = ownFiles()
         // Subscribed before the first look, so that no change between the two goes unseen (the
         // history may be applied meanwhile, and then nothing else happens until someone acts).
         let changes = coordinator.events
-        return Task {
+        return { [self] in
             var reported: Set<String> = []
             var identified = !reportsIdentityLate
             var last = syncQueue(player: player, coordinator: coordinator, files: files, streamed: streamed, last: nil, reported: &reported,
