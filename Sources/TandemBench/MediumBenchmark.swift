@@ -5,6 +5,7 @@ import TandemMedia
 import TandemMediaTypes
 import TandemNet
 import TandemPlayback
+import Synchronization
 
 /// Three built-in players in this process coordinated by a `PlaybackCoordinationMedium`, against
 /// three players of one session on a relay on the loopback, in the same run: how far apart each
@@ -162,24 +163,23 @@ public struct MediumBenchmark: Sendable {
     }
 
     /// The effective instants (raw monotonic ns) of a coordinator's timeline changes, as it
-    /// publishes them. Confinement (why `@unchecked Sendable`): `seen` is touched only with
-    /// `lock` held; `task` is set once, in `init`, and only read after.
-    private final class ChangeRecorder: @unchecked Sendable {
-        private let lock = NSLock()
-        private var seen: Set<Int64> = []
-        private var task: Task<Void, Never>?
+    /// publishes them.
+    private final class ChangeRecorder: Sendable {
+        private let seen = Mutex<Set<Int64>>([])
+        private let task = Mutex<Task<Void, Never>?>(nil)
 
         init(_ coordinator: PlaybackCoordinator) {
-            task = Task { [weak self, coordinator] in
+            let reader = Task { [weak self, coordinator] in
                 for await timeline in coordinator.$timeline.values {
                     guard let host = coordinator.hostTime(atSessionTime: timeline.anchorSessionTime) else { continue }
-                    self?.lock.withLock { _ = self?.seen.insert(host.nanoseconds) }
+                    _ = self?.seen.withLock { $0.insert(host.nanoseconds) }
                 }
             }
+            task.withLock { $0 = reader }
         }
 
-        var instants: [Int64] { lock.withLock { seen.sorted() } }
-        func stop() { task?.cancel() }
+        var instants: [Int64] { seen.withLock { $0.sorted() } }
+        func stop() { task.withLock { $0?.cancel() } }
     }
 
     /// Runs `body`, failing after `seconds`.

@@ -222,7 +222,7 @@ public struct CodableRepresentation<Item: Transferable & Codable>: TransferRepre
 
 /// A JSON encoder and decoder used from one representation; each call makes fresh copies of
 /// their settings, so that they are never shared between threads.
-private struct Coders: @unchecked Sendable {
+private struct Coders: Sendable {
     let encoder: JSONEncoder
     let decoder: JSONDecoder
 

@@ -7,7 +7,7 @@ import Synchronization
 /// Samples the CPU time and peak resident memory of running processes, their children
 /// included (a peer's mpv), from `/proc`, a few times a second on a thread of its own, so that
 /// a process's last figures before it exits are known.
-final class ProcessUsageSampler: @unchecked Sendable {
+final class ProcessUsageSampler: Sendable {
     /// One process's latest figures.
     struct Usage {
         /// When sampling began, raw monotonic ns.

@@ -145,7 +145,7 @@ public final class WatchParty: Sendable {
     let screenSink: AsyncStream<[String]>.Continuation
 
     /// What the methods act on once the watch has begun.
-    struct Watching: @unchecked Sendable {
+    struct Watching: Sendable {
         var coordinator: PlaybackCoordinator
         var player: HeadlessPlayer?
         var mpv: MpvPlayer?
