@@ -28,6 +28,12 @@ public struct ClusterOrderedBenchmark: Sendable {
     public var p99Bound = 50.0
     /// The `tandem` executable to run as the relays.
     public var executable: String
+    /// Only the three relays' joins, no proposals and no single relay (`--joins-only`): what a
+    /// join refused for a live session needs, run after run.
+    public var joinsOnly = false
+    /// The NATS cluster alone in the relays' shape, measured on the same cluster before the
+    /// relays start (`ClusterCASBenchmark`, one chain per session); nil: not measured.
+    public var natsAlone: ClusterCASBenchmark? = ClusterCASBenchmark()
 
     /// `sessions` sessions of four, relays run by `executable`.
     public init(sessions: Int = 1_000, executable: String) {
@@ -44,22 +50,29 @@ public struct ClusterOrderedBenchmark: Sendable {
     public func run(progress: @Sendable (String) -> Void) async throws -> ClusterOrderedReport {
         setenv("TANDEM_EXECUTABLE", executable, 1)
         progress("ordered delivery, one relay: starting tandem serve")
-        let single = try ServeProcess(arguments: Self.limits)
         let one: ClusterOrderedReport.Arrangement
-        do {
+        if joinsOnly {
+            one = ClusterOrderedReport.Arrangement(name: "one relay", relays: 1, joinSeconds: 0, steps: [], usage: [])
+        } else {
+            let single = try ServeProcess(arguments: Self.limits)
             defer { single.stop() }
             one = try await arrangement(name: "one relay", relays: [single], nats: [], progress: progress)
         }
         progress("ordered delivery, three relays: starting a three-node nats-server cluster")
         let nats = try NATSTestCluster(size: 3, authentication: .userPassword(user: "tandem", password: "bench-\(UUID().uuidString.prefix(8))"))
         defer { nats.stop() }
+        var alone: ClusterCASBenchmark.Result?
+        if var natsAlone, !joinsOnly {
+            natsAlone.chains = sessions
+            alone = try await natsAlone.run(url: nats.url, progress: progress)
+        }
         var relays: [ServeProcess] = []
         defer { for relay in relays { relay.stop() } }
         for _ in 0..<3 { relays.append(try ServeProcess(arguments: ["--cluster", nats.url] + Self.limits)) }
         let three = try await arrangement(name: "three relays", relays: relays, nats: ClusterPlayersBenchmark.children(named: "nats-server"),
                                           progress: progress)
         return ClusterOrderedReport(sessions: sessions, participants: Self.participants, stepSeconds: stepSeconds, p99Bound: p99Bound,
-                                    oneRelay: one, threeRelays: three)
+                                    oneRelay: one, threeRelays: three, natsAlone: alone)
     }
 
     private func arrangement(name: String, relays: [ServeProcess], nats: [Int32],
@@ -102,6 +115,8 @@ public struct ClusterOrderedBenchmark: Sendable {
                                     break
                                 } catch let error as RelayError where attempt < 3 && error.code == .timedOut {
                                     attempt += 1
+                                } catch {
+                                    throw BenchmarkError("\(name): participant \(participant) of session \(index) (\(session)) on relay \((index + participant) % connectors.count + 1), attempt \(attempt): \(error)")
                                 }
                             }
                         }
@@ -123,7 +138,8 @@ public struct ClusterOrderedBenchmark: Sendable {
         try await Task.sleep(for: .seconds(5))
 
         var steps: [ClusterOrderedReport.Step] = []
-        for (position, rate) in rates.enumerated() {
+        progress("\(name): joined in \(joinSeconds) s")
+        for (position, rate) in rates.enumerated() where !joinsOnly {
             let phase = UInt8(position + 1)
             let messages = max(1, Int(Double(rate) * stepSeconds))
             progress("\(name): \(messages) proposals offered at \(rate)/s")
