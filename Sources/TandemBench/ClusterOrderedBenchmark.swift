@@ -5,6 +5,8 @@ import Foundation
 import TandemHarness
 import TandemClock
 import TandemNet
+import TandemNATS
+import TandemCluster
 
 /// The ordered-delivery row of `tandem bench cluster`: `sessions` sessions of four participants
 /// (full client links, `NetworkRelayConnector`, in this process) on one `tandem serve`, then
@@ -69,14 +71,32 @@ public struct ClusterOrderedBenchmark: Sendable {
         var relays: [ServeProcess] = []
         defer { for relay in relays { relay.stop() } }
         for _ in 0..<3 { relays.append(try ServeProcess(arguments: ["--cluster", nats.url] + Self.limits)) }
+        let url = nats.url
         let three = try await arrangement(name: "three relays", relays: relays, nats: ClusterPlayersBenchmark.children(named: "nats-server"),
-                                          progress: progress)
+                                          progress: progress, logMessages: { await Self.storedLogMessages(url: url) })
         return ClusterOrderedReport(sessions: sessions, participants: Self.participants, stepSeconds: stepSeconds, p99Bound: p99Bound,
                                     oneRelay: one, threeRelays: three, natsAlone: alone)
     }
 
-    private func arrangement(name: String, relays: [ServeProcess], nats: [Int32],
-                             progress: @Sendable (String) -> Void) async throws -> ClusterOrderedReport.Arrangement {
+    /// How many messages the session streams have taken so far (their last sequences), nil when
+    /// NATS cannot say.
+    static func storedLogMessages(url: String) async -> UInt64? {
+        guard let connection = try? await NATSConnection.connect(to: url) else { return nil }
+        let jetStream = JetStream(connection: connection)
+        var total: UInt64 = 0
+        for shard in 0..<ClusterRelay.streamCount {
+            guard let info = try? await jetStream.streamInfo(ClusterRelay.stream(shard: shard)) else {
+                await connection.close()
+                return nil
+            }
+            total += info.state.lastSequence
+        }
+        await connection.close()
+        return total
+    }
+
+    private func arrangement(name: String, relays: [ServeProcess], nats: [Int32], progress: @Sendable (String) -> Void,
+                             logMessages: (@Sendable () async -> UInt64?)? = nil) async throws -> ClusterOrderedReport.Arrangement {
         let sampler = ProcessUsageSampler()
         defer { sampler.stop() }
         let labelled = relays.enumerated().map { ("relay \($0.offset + 1)", $0.element.pid) }
@@ -138,6 +158,7 @@ public struct ClusterOrderedBenchmark: Sendable {
         try await Task.sleep(for: .seconds(5))
 
         var steps: [ClusterOrderedReport.Step] = []
+        let storedBefore = joinsOnly ? nil : await logMessages?()
         progress("\(name): joined in \(joinSeconds) s")
         for (position, rate) in rates.enumerated() where !joinsOnly {
             let phase = UInt8(position + 1)
@@ -155,13 +176,19 @@ public struct ClusterOrderedBenchmark: Sendable {
             guard step.holds(p99Bound: p99Bound) else { break }
         }
         for entry in labelled { sampler.sample(entry.1) }
+        let storedAfter = storedBefore == nil ? nil : await logMessages?()
+        let proposals = steps.map(\.proposals).reduce(0, +)
+        var perProposal: Double?
+        if let storedBefore, let storedAfter, storedAfter >= storedBefore {
+            perProposal = Double(storedAfter - storedBefore) / Double(max(proposals, 1))
+        }
         let own = (Self.ownCPUSeconds() - ownStarted.cpu) / (Double(SystemClock().now() - ownStarted.wall) / 1e9) * 100
         progress("\(name): leaving")
         await withTaskGroup(of: Void.self) { group in
             for link in all { group.addTask { await link.leave() } }
         }
         return ClusterOrderedReport.Arrangement(
-            name: name, relays: relays.count, joinSeconds: joinSeconds, steps: steps,
+            name: name, relays: relays.count, joinSeconds: joinSeconds, steps: steps, logMessagesPerProposal: perProposal,
             usage: labelled.map { PeerUsage(peer: $0.0, cpuPercent: sampler.usage(of: $0.1)?.cpuPercent, peakMemoryMiB: nil) }
                 + [PeerUsage(peer: "bench process (the client links)", cpuPercent: own, peakMemoryMiB: nil)])
     }

@@ -35,6 +35,9 @@ public struct ClusterOrderedReport: Sendable, Equatable, Codable {
         public var joinSeconds: Double
         /// The rates tried, in order; the last is the first that did not hold (or the last of the list).
         public var steps: [Step]
+        /// Messages the session logs took over the steps per proposal offered (the proposals'
+        /// batches and everything else the relays appended meanwhile: cursors, snapshots).
+        public var logMessagesPerProposal: Double? = nil
         /// CPU over wall time of every process, percent of one core.
         public var usage: [PeerUsage]
 
@@ -93,6 +96,7 @@ public struct ClusterOrderedReport: Sendable, Equatable, Codable {
         lines += [
             String(format: "| sustained (all delivered, p99 ≤ %.0f ms) | ", p99Bound) + "\(sustained(oneRelay)) | | \(sustained(threeRelays)) | |",
             String(format: "| joining all %d participants (s) | %.1f | | %.1f | |", sessions * participants, oneRelay.joinSeconds, threeRelays.joinSeconds),
+            "| log messages per proposal over the steps | | | \(cell(threeRelays.logMessagesPerProposal)) | |",
         ]
         if let alone = natsAlone {
             lines += [

@@ -91,7 +91,7 @@ public final class ClusterRelay: @unchecked Sendable {
     /// The stream that holds `session`'s subject.
     public static func stream(for session: UUID) -> String { stream(shard: shard(of: session)) }
     /// The stream of shard `shard`.
-    static func stream(shard: Int) -> String { "TANDEM_SESSIONS_\(shard)" }
+    public static func stream(shard: Int) -> String { "TANDEM_SESSIONS_\(shard)" }
     /// The subjects of shard `shard`'s stream: every session's log subject in it.
     static func subjects(shard: Int) -> String { "tandem.s.\(shard).*" }
     /// `session`'s log subject.
