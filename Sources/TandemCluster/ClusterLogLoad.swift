@@ -14,10 +14,9 @@ import TandemNet
 ///
 /// The end of the load is the subject's last message, as the relay read it after registering,
 /// but never less than what the relay's own follower showed of the subject: the newest message
-/// of the subject it delivered before registering (`seen`) and any it delivered since. A read
-/// may say "no message" for a subject the follower has already delivered (a stream leader that
-/// answers before it has applied what it committed); believing it would load an empty replica,
-/// and a joiner of a live session would be refused "no session".
+/// of the subject it delivered before registering (`seen`) and any it delivered since: a read
+/// that missed a stored message, believed, would load an empty replica, and a joiner of a live
+/// session would be refused "no session".
 ///
 /// Pure: `ClusterSessionLog` asks it under its lock and does what it says, on the NATS loop.
 struct ClusterLogLoad: Sendable {
