@@ -5,6 +5,8 @@ import Foundation
 import TandemHarness
 import TandemClock
 import TandemNet
+import TandemNATS
+import TandemCluster
 
 /// The ordered-delivery row of `tandem bench cluster`: `sessions` sessions of four participants
 /// (full client links, `NetworkRelayConnector`, in this process) on one `tandem serve`, then
@@ -28,6 +30,12 @@ public struct ClusterOrderedBenchmark: Sendable {
     public var p99Bound = 50.0
     /// The `tandem` executable to run as the relays.
     public var executable: String
+    /// Only the three relays' joins, no proposals and no single relay (`--joins-only`): what a
+    /// join refused for a live session needs, run after run.
+    public var joinsOnly = false
+    /// The NATS cluster alone in the relays' shape, measured on the same cluster before the
+    /// relays start (`ClusterCASBenchmark`, one chain per session); nil: not measured.
+    public var natsAlone: ClusterCASBenchmark? = ClusterCASBenchmark()
 
     /// `sessions` sessions of four, relays run by `executable`.
     public init(sessions: Int = 1_000, executable: String) {
@@ -44,26 +52,51 @@ public struct ClusterOrderedBenchmark: Sendable {
     public func run(progress: @Sendable (String) -> Void) async throws -> ClusterOrderedReport {
         setenv("TANDEM_EXECUTABLE", executable, 1)
         progress("ordered delivery, one relay: starting tandem serve")
-        let single = try ServeProcess(arguments: Self.limits)
         let one: ClusterOrderedReport.Arrangement
-        do {
+        if joinsOnly {
+            one = ClusterOrderedReport.Arrangement(name: "one relay", relays: 1, joinSeconds: 0, steps: [], usage: [])
+        } else {
+            let single = try ServeProcess(arguments: Self.limits)
             defer { single.stop() }
             one = try await arrangement(name: "one relay", relays: [single], nats: [], progress: progress)
         }
         progress("ordered delivery, three relays: starting a three-node nats-server cluster")
         let nats = try NATSTestCluster(size: 3, authentication: .userPassword(user: "tandem", password: "bench-\(UUID().uuidString.prefix(8))"))
         defer { nats.stop() }
+        var alone: ClusterCASBenchmark.Result?
+        if var natsAlone, !joinsOnly {
+            natsAlone.chains = sessions
+            alone = try await natsAlone.run(url: nats.url, progress: progress)
+        }
         var relays: [ServeProcess] = []
         defer { for relay in relays { relay.stop() } }
         for _ in 0..<3 { relays.append(try ServeProcess(arguments: ["--cluster", nats.url] + Self.limits)) }
+        let url = nats.url
         let three = try await arrangement(name: "three relays", relays: relays, nats: ClusterPlayersBenchmark.children(named: "nats-server"),
-                                          progress: progress)
+                                          progress: progress, logMessages: { await Self.storedLogMessages(url: url) })
         return ClusterOrderedReport(sessions: sessions, participants: Self.participants, stepSeconds: stepSeconds, p99Bound: p99Bound,
-                                    oneRelay: one, threeRelays: three)
+                                    oneRelay: one, threeRelays: three, natsAlone: alone)
     }
 
-    private func arrangement(name: String, relays: [ServeProcess], nats: [Int32],
-                             progress: @Sendable (String) -> Void) async throws -> ClusterOrderedReport.Arrangement {
+    /// How many messages the session streams have taken so far (their last sequences), nil when
+    /// NATS cannot say.
+    static func storedLogMessages(url: String) async -> UInt64? {
+        guard let connection = try? await NATSConnection.connect(to: url) else { return nil }
+        let jetStream = JetStream(connection: connection)
+        var total: UInt64 = 0
+        for shard in 0..<ClusterRelay.streamCount {
+            guard let info = try? await jetStream.streamInfo(ClusterRelay.stream(shard: shard)) else {
+                await connection.close()
+                return nil
+            }
+            total += info.state.lastSequence
+        }
+        await connection.close()
+        return total
+    }
+
+    private func arrangement(name: String, relays: [ServeProcess], nats: [Int32], progress: @Sendable (String) -> Void,
+                             logMessages: (@Sendable () async -> UInt64?)? = nil) async throws -> ClusterOrderedReport.Arrangement {
         let sampler = ProcessUsageSampler()
         defer { sampler.stop() }
         let labelled = relays.enumerated().map { ("relay \($0.offset + 1)", $0.element.pid) }
@@ -102,6 +135,8 @@ public struct ClusterOrderedBenchmark: Sendable {
                                     break
                                 } catch let error as RelayError where attempt < 3 && error.code == .timedOut {
                                     attempt += 1
+                                } catch {
+                                    throw BenchmarkError("\(name): participant \(participant) of session \(index) (\(session)) on relay \((index + participant) % connectors.count + 1), attempt \(attempt): \(error)")
                                 }
                             }
                         }
@@ -123,7 +158,9 @@ public struct ClusterOrderedBenchmark: Sendable {
         try await Task.sleep(for: .seconds(5))
 
         var steps: [ClusterOrderedReport.Step] = []
-        for (position, rate) in rates.enumerated() {
+        let storedBefore = joinsOnly ? nil : await logMessages?()
+        progress("\(name): joined in \(joinSeconds) s")
+        for (position, rate) in rates.enumerated() where !joinsOnly {
             let phase = UInt8(position + 1)
             let messages = max(1, Int(Double(rate) * stepSeconds))
             progress("\(name): \(messages) proposals offered at \(rate)/s")
@@ -139,13 +176,19 @@ public struct ClusterOrderedBenchmark: Sendable {
             guard step.holds(p99Bound: p99Bound) else { break }
         }
         for entry in labelled { sampler.sample(entry.1) }
+        let storedAfter = storedBefore == nil ? nil : await logMessages?()
+        let proposals = steps.map(\.proposals).reduce(0, +)
+        var perProposal: Double?
+        if let storedBefore, let storedAfter, storedAfter >= storedBefore {
+            perProposal = Double(storedAfter - storedBefore) / Double(max(proposals, 1))
+        }
         let own = (Self.ownCPUSeconds() - ownStarted.cpu) / (Double(SystemClock().now() - ownStarted.wall) / 1e9) * 100
         progress("\(name): leaving")
         await withTaskGroup(of: Void.self) { group in
             for link in all { group.addTask { await link.leave() } }
         }
         return ClusterOrderedReport.Arrangement(
-            name: name, relays: relays.count, joinSeconds: joinSeconds, steps: steps,
+            name: name, relays: relays.count, joinSeconds: joinSeconds, steps: steps, logMessagesPerProposal: perProposal,
             usage: labelled.map { PeerUsage(peer: $0.0, cpuPercent: sampler.usage(of: $0.1)?.cpuPercent, peakMemoryMiB: nil) }
                 + [PeerUsage(peer: "bench process (the client links)", cpuPercent: own, peakMemoryMiB: nil)])
     }

@@ -35,6 +35,9 @@ public struct ClusterOrderedReport: Sendable, Equatable, Codable {
         public var joinSeconds: Double
         /// The rates tried, in order; the last is the first that did not hold (or the last of the list).
         public var steps: [Step]
+        /// Messages the session logs took over the steps per proposal offered (the proposals'
+        /// batches and everything else the relays appended meanwhile: cursors, snapshots).
+        public var logMessagesPerProposal: Double? = nil
         /// CPU over wall time of every process, percent of one core.
         public var usage: [PeerUsage]
 
@@ -56,6 +59,20 @@ public struct ClusterOrderedReport: Sendable, Equatable, Codable {
     public var oneRelay: Arrangement
     /// Over three `tandem serve --cluster` on a three-node NATS cluster (R3).
     public var threeRelays: Arrangement
+    /// The same NATS cluster alone in the relays' shape, before the relays started.
+    public var natsAlone: ClusterCASBenchmark.Result?
+
+    /// A report of these figures.
+    public init(sessions: Int, participants: Int, stepSeconds: Double, p99Bound: Double, oneRelay: Arrangement, threeRelays: Arrangement,
+                natsAlone: ClusterCASBenchmark.Result? = nil) {
+        self.sessions = sessions
+        self.participants = participants
+        self.stepSeconds = stepSeconds
+        self.p99Bound = p99Bound
+        self.oneRelay = oneRelay
+        self.threeRelays = threeRelays
+        self.natsAlone = natsAlone
+    }
 
     /// The report as a table.
     public var table: String {
@@ -79,6 +96,17 @@ public struct ClusterOrderedReport: Sendable, Equatable, Codable {
         lines += [
             String(format: "| sustained (all delivered, p99 ≤ %.0f ms) | ", p99Bound) + "\(sustained(oneRelay)) | | \(sustained(threeRelays)) | |",
             String(format: "| joining all %d participants (s) | %.1f | | %.1f | |", sessions * participants, oneRelay.joinSeconds, threeRelays.joinSeconds),
+            "| log messages per proposal over the steps | | | \(cell(threeRelays.logMessagesPerProposal)) | |",
+        ]
+        if let alone = natsAlone {
+            lines += [
+                "", "NATS alone, the same cluster before the relays started: \(alone.chains) compare-and-set chains from one client "
+                    + "(one publish in flight per chain, as a relay publishes a session's log)",
+                "", "| commits /s | p50 / p99 publish → acknowledgement (ms) | failed |", "|---|---|---|",
+                String(format: "| %.0f | ", alone.perSecond) + "\(cell(alone.latency?.p50)) / \(cell(alone.latency?.p99)) | \(alone.failures) |",
+            ]
+        }
+        lines += [
             "", "| CPU (% of a core) | \(oneRelay.name) | \(threeRelays.name) |", "|---|---|---|",
         ]
         let names = (oneRelay.usage.map(\.peer) + threeRelays.usage.map(\.peer)).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }

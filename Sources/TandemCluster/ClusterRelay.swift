@@ -91,7 +91,7 @@ public final class ClusterRelay: @unchecked Sendable {
     /// The stream that holds `session`'s subject.
     public static func stream(for session: UUID) -> String { stream(shard: shard(of: session)) }
     /// The stream of shard `shard`.
-    static func stream(shard: Int) -> String { "TANDEM_SESSIONS_\(shard)" }
+    public static func stream(shard: Int) -> String { "TANDEM_SESSIONS_\(shard)" }
     /// The subjects of shard `shard`'s stream: every session's log subject in it.
     static func subjects(shard: Int) -> String { "tandem.s.\(shard).*" }
     /// `session`'s log subject.
@@ -450,23 +450,16 @@ final class ClusterSessionLog: @unchecked Sendable {
         /// kept to be cancelled on stop; never started once `stopped` is set (both are set
         /// under this lock).
         var publisher: Task<Void, Never>?
-        /// The consumer replaying the subject up to `since`, until it has.
+        /// The consumer replaying the subject up to where the follower takes over, until it has.
         var consumer: JetStreamLoopConsumer?
-        /// The stream sequence the stream's follower delivered last when this log registered
-        /// with it: the replay covers the subject up to it, the follower everything after.
-        var since: UInt64?
-        /// The subject sequence the replay is over at (the last message up to `since`, or 0).
-        var replayTarget: UInt64 = 0
-        /// Whether the replay is over and the follower's messages are applied as they come.
-        var live = false
-        /// The follower's messages, while the replay is not over.
-        var waiting: [JetStreamStoredMessage] = []
+        /// The load: what the replica takes from the replay and from the follower, and when the
+        /// session is loaded (the core hears it then).
+        var load = ClusterLogLoad()
+        /// The `covers` of the newest whole snapshot the replica has read (0: none), which this
+        /// relay's batches name (`ClusterLogLoad.snapshotHeader`).
+        var snapshotCovers: UInt64 = 0
         var datagrams: UInt64?
         var stopped = false
-        /// The subject sequence the log ended at when the replay began; the core hears that
-        /// the session is loaded once the replica has applied it.
-        var replayEnd: UInt64?
-        var loaded = false
         /// Whether this session's turn among the loads is over.
         var loadFinished = false
         /// Where this relay's compaction of the log is (`ClusterSessionLog+Compaction.swift`).
@@ -503,7 +496,7 @@ final class ClusterSessionLog: @unchecked Sendable {
     func stop() {
         let (tasks, consumer, datagrams) = state.withLock { state in
             state.stopped = true
-            state.waiting = []
+            state.load.stop()
             return ([state.replayer, state.publisher, state.compactor], state.consumer, state.datagrams)
         }
         cluster.follower(for: session).unregister(self)
@@ -559,22 +552,26 @@ final class ClusterSessionLog: @unchecked Sendable {
             await subscribeDatagrams()
             // Registered before the end is read: whatever the log takes from here on, the
             // follower delivers, and the end read covers what came before.
-            let since = cluster.follower(for: session).register(self)
-            var end: UInt64?
-            for _ in 0..<150 where since != nil {
+            let registration = cluster.follower(for: session).register(self)
+            var read: JetStreamStoredMessage?
+            var readEnd: UInt64?
+            for _ in 0..<150 where registration != nil {
                 do throws(JetStreamError) {
-                    end = try await jetStream.lastMessage(stream: stream, subject: subject).sequence
+                    let last = try await jetStream.lastMessage(stream: stream, subject: subject)
+                    read = last
+                    readEnd = last.sequence
                     break
                 } catch where error.kind == .messageNotFound {
-                    end = 0
+                    readEnd = 0
                     break
                 } catch {
                     if Task.isCancelled { return finishLoad() }
                     try? await Task.sleep(for: .milliseconds(100))
                 }
             }
-            if since != nil, end == 0 { end = await recheckedEnd() }
-            guard let since, let end else {
+            var seen = registration?.seen ?? 0
+            if registration != nil, readEnd == 0 { (readEnd, seen) = await recheckedEnd(seen: seen) }
+            guard let registration, let readEnd else {
                 // The log could not be read for 15 s (or the connection is closed): the hellos
                 // waiting are refused as unavailable (not "not found"), and the session is not
                 // followed.
@@ -587,23 +584,24 @@ final class ClusterSessionLog: @unchecked Sendable {
                 }
                 return
             }
-            // The replay is over at the subject's last message up to `since`: `end`, or, when
-            // the log took more after `since`, the first of those (which the follower holds).
-            let target = end <= since ? end : since
-            let announceNow = state.withLock { state in
-                state.replayEnd = end
-                state.since = since
-                state.replayTarget = target
-                if end == 0 { state.loaded = true }
-                return end == 0
+            let snapshotStart = read.map { ClusterLogLoad.start(of: session, lastPayload: $0.payload, headers: $0.headers) } ?? 1
+            let begin = state.withLock { state in
+                state.load.begin(since: registration.since, seen: seen, read: readEnd, snapshotStart: snapshotStart)
             }
-            if announceNow { announce() }
-            guard target > 0 else {
+            let from: UInt64
+            switch begin {
+            case .empty:
+                announce()
                 // Nothing to replay: the follower's messages apply from now, on the NATS loop.
                 cluster.connection.execute { [self] in goLive() }
                 return
+            case .live:
+                cluster.connection.execute { [self] in goLive() }
+                return
+            case let .replay(start):
+                from = start
             }
-            let consumer = JetStreamLoopConsumer(jetStream: jetStream, stream: stream, subject: subject, from: 1,
+            let consumer = JetStreamLoopConsumer(jetStream: jetStream, stream: stream, subject: subject, from: from,
                                                  deliver: { [weak self] message in self?.replayed(message) },
                                                  // The consumer ended with the connection; nothing more to apply.
                                                  ended: { [weak self] _ in self?.finishLoad() })
@@ -624,43 +622,44 @@ final class ClusterSessionLog: @unchecked Sendable {
     static let recheckTimeout: Duration = .seconds(2)
 
     /// The subject's end once more, after its first reading said "no message" (the session's
-    /// log is empty, and its hellos are refused "no session"). A relay loading a live session can
-    /// read its end as "no message" while its stream follower has delivered nothing yet, though
-    /// the creator was welcomed through another relay; why is not known (docs/SCALING.md, "An
-    /// open bug", with the runs that showed it). So before the log is believed empty: the stream's last
-    /// sequence is read (`STREAM.INFO`), the follower is waited for until it has delivered that
-    /// far (at most `recheckTimeout`), and the end is read again. Any message of this subject the
-    /// follower delivered since this log registered is a message the log holds, whatever the
-    /// second reading says: the end is at least the newest of them. 0 when the log is empty
-    /// after all. Every load of an empty log pays this (a session's creation included): two
-    /// requests more, and the follower's lag behind the stream.
-    private func recheckedEnd() async -> UInt64 {
+    /// log is empty, and its hellos are refused "no session"), and what the follower's `seen`
+    /// still counts for. The stream's last sequence is read (`STREAM.INFO`), the follower is
+    /// waited for until it has delivered that far (at most `recheckTimeout`), and the end is read
+    /// again. Any message of this subject the follower delivered since this log registered is a
+    /// message the log holds, whatever the reading says: the end is at least the newest of them.
+    /// When the follower had delivered a message of the subject before (`seen`), the end is read
+    /// again until it shows one, for `recheckTimeout` at most; a log that still reads empty then
+    /// was purged (its session ended), and `seen` counts for nothing. (0, 0) when the log is
+    /// empty after all. Every load of an empty log pays this (a session's creation included):
+    /// two requests more, and the follower's lag behind the stream.
+    private func recheckedEnd(seen: UInt64) async -> (end: UInt64, seen: UInt64) {
         let jetStream = cluster.jetStream
         let follower = cluster.follower(for: session)
+        let deadline = ContinuousClock.now + Self.recheckTimeout
         if let last = try? await jetStream.streamInfo(stream).state.lastSequence, last > follower.delivered {
-            let deadline = ContinuousClock.now + Self.recheckTimeout
             while follower.delivered < last, ContinuousClock.now < deadline, !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(5))
             }
         }
-        var end: UInt64 = 0
-        do throws(JetStreamError) {
-            end = try await jetStream.lastMessage(stream: stream, subject: subject).sequence
-        } catch {
-            end = 0
+        while true {
+            var end: UInt64 = 0
+            do throws(JetStreamError) {
+                end = try await jetStream.lastMessage(stream: stream, subject: subject).sequence
+            } catch {
+                end = 0
+            }
+            let followed = state.withLock { state in state.load.newestFollowed }
+            if max(end, followed) > 0 || seen == 0 { return (max(end, followed), seen) }
+            guard ContinuousClock.now < deadline, !Task.isCancelled else { return (0, 0) }
+            try? await Task.sleep(for: .milliseconds(100))
         }
-        let followed = state.withLock { state in state.waiting.map(\.sequence).max() ?? 0 }
-        return max(end, followed)
     }
 
     /// A message of the subject's replay, on the NATS loop: applied up to `since`; the replay is
     /// over at its target, or at the first message after `since` (the follower's already).
     private func replayed(_ message: JetStreamStoredMessage) {
-        enum Step { case ignore, apply(last: Bool), over }
-        let step = state.withLock { state -> Step in
-            guard !state.live, !state.stopped, let since = state.since else { return .ignore }
-            if message.sequence > since { return .over }
-            return .apply(last: message.sequence >= state.replayTarget)
+        let step = state.withLock { state -> ClusterLogLoad.Replayed in
+            state.stopped ? .ignore : state.load.replayed(message.sequence)
         }
         switch step {
         case .ignore:
@@ -677,13 +676,9 @@ final class ClusterSessionLog: @unchecked Sendable {
     /// messages that waited are applied, and those to come are applied as they come.
     private func goLive() {
         let (waiting, consumer) = state.withLock { state -> ([JetStreamStoredMessage], JetStreamLoopConsumer?) in
-            guard !state.live, !state.stopped, let since = state.since else { return ([], nil) }
-            state.live = true
-            defer {
-                state.waiting = []
-                state.consumer = nil
-            }
-            return (state.waiting.filter { $0.sequence > since }, state.consumer)
+            guard !state.stopped, let waiting = state.load.goLive() else { return ([], nil) }
+            defer { state.consumer = nil }
+            return (waiting, state.consumer)
         }
         consumer?.stop()
         for message in waiting { consume(message) }
@@ -694,9 +689,7 @@ final class ClusterSessionLog: @unchecked Sendable {
     func followed(_ message: JetStreamStoredMessage) {
         let now = state.withLock { state -> Bool in
             guard !state.stopped else { return false }
-            if state.live { return message.sequence > (state.since ?? 0) }
-            state.waiting.append(message)
-            return false
+            return state.load.followed(message)
         }
         if now { consume(message) }
     }
@@ -741,13 +734,11 @@ final class ClusterSessionLog: @unchecked Sendable {
         let announceNow = state.withLock { state in
             state.consumed = max(state.consumed, sequence)
             if !snapshotPart { state.assembly = nil }
-            if !state.loaded {
+            if !state.load.loaded {
                 state.report.messages += snapshotPart ? 0 : 1
                 state.report.entries += entries
             }
-            guard !state.loaded, let end = state.replayEnd, sequence >= end else { return false }
-            state.loaded = true
-            return true
+            return state.load.applied(sequence)
         }
         if announceNow { announce() }
         tryCompact()
@@ -819,6 +810,17 @@ final class ClusterSessionLog: @unchecked Sendable {
                                        retryWindow: .seconds(15), mayHaveBeenStored: mayHaveBeenStored)
     }
 
+    /// The headers a message of this relay's carries: the `covers` of the newest whole snapshot
+    /// the replica has read, so that a relay loading the session starts its replay there
+    /// (`ClusterLogLoad.start`); none before any.
+    func snapshotHeaders() -> NATSHeaders? {
+        let covers = state.withLock { $0.snapshotCovers }
+        guard covers > 0 else { return nil }
+        var headers = NATSHeaders()
+        headers[ClusterLogLoad.snapshotHeader] = String(covers)
+        return headers
+    }
+
     /// Publishes the next batch from the NATS loop; its acknowledgement, on the loop, stores it
     /// and publishes the next. Anything else hands the batch, and the queue after it, to a task
     /// (`publish(_:id:payload:after:)`, then `publishAll()`).
@@ -830,7 +832,7 @@ final class ClusterSessionLog: @unchecked Sendable {
             return
         }
         let payload = ClusterLogCodec.encode(batch)
-        cluster.jetStream.publishAttemptOnLoop(subject, payload: payload, options: options(id, mayHaveBeenStored: false)) { [self] result in
+        cluster.jetStream.publishAttemptOnLoop(subject, payload: payload, headers: snapshotHeaders(), options: options(id, mayHaveBeenStored: false)) { [self] result in
             switch result {
             case let .success(ack):
                 state.withLock {
@@ -899,7 +901,8 @@ final class ClusterSessionLog: @unchecked Sendable {
                 if Task.isCancelled { return false }
             }
             do throws(JetStreamError) {
-                let ack = try await jetStream.publish(subject, payload: payload, options: options(id, mayHaveBeenStored: retriedConflict || mayHaveStored))
+                let ack = try await jetStream.publish(subject, payload: payload, headers: snapshotHeaders(),
+                                                      options: options(id, mayHaveBeenStored: retriedConflict || mayHaveStored))
                 state.withLock { $0.lastOwn = max($0.lastOwn, ack.sequence) }
                 return true
             } catch {

@@ -132,7 +132,8 @@ extension ClusterSessionLog {
                 return nil
             }
             state.assembly = nil
-            if assembly.restore, !state.loaded {
+            state.snapshotCovers = max(state.snapshotCovers, assembly.covers)
+            if assembly.restore, !state.load.loaded {
                 state.report.snapshots += 1
                 state.report.snapshotBytes += assembly.stored
             }
@@ -169,7 +170,7 @@ extension ClusterSessionLog {
         let covers = state.withLock { state -> UInt64? in
             // Another relay's snapshot half read (given up, or still coming) is no obstacle: parts
             // change no replica, and this snapshot's first part ends that one's collection.
-            guard state.compaction == .wanted, state.live, !state.stopped, !state.inFlight, state.lastOwn <= state.consumed,
+            guard state.compaction == .wanted, state.load.live, !state.stopped, !state.inFlight, state.lastOwn <= state.consumed,
                   state.consumed > (state.failedCovers ?? 0) else { return nil }
             state.compaction = .underWay
             return state.consumed
@@ -207,7 +208,7 @@ extension ClusterSessionLog {
                                                   expectedLastSubjectSequence: expected, expectedStream: stream,
                                                   retryWindow: .seconds(5), mayHaveBeenStored: false)
             do throws(JetStreamError) {
-                let ack = try await cluster.jetStream.publish(subject, payload: ClusterLogCodec.encode(part), options: options)
+                let ack = try await cluster.jetStream.publish(subject, payload: ClusterLogCodec.encode(part), headers: snapshotHeaders(), options: options)
                 expected = ack.sequence
                 first = first ?? ack.sequence
                 state.withLock { $0.lastOwn = max($0.lastOwn, ack.sequence) }

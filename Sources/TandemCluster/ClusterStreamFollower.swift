@@ -38,10 +38,20 @@ final class ClusterStreamFollower: Sendable {
         routes.end(nil)
     }
 
-    /// Routes the messages of `log`'s subject stored after the returned stream sequence to
+    /// Where a log starts to be followed: everything after `since` comes from the follower; `seen`
+    /// is the stream sequence of the newest message of the log's subject the follower delivered
+    /// up to `since` (0: none, or none it remembers).
+    struct Registration: Sendable, Equatable {
+        /// The stream sequence the follower had delivered.
+        var since: UInt64
+        /// The newest message of the subject among those.
+        var seen: UInt64
+    }
+
+    /// Routes the messages of `log`'s subject stored after the returned `since` to
     /// `log.followed(_:)`, in stream order, on the NATS loop; nil once the follower has ended
     /// (the connection closed), when nothing will be.
-    func register(_ log: ClusterSessionLog) -> UInt64? { routes.register(log) }
+    func register(_ log: ClusterSessionLog) -> Registration? { routes.register(log) }
 
     /// Stops routing to `log` (a newer log of the same session is left as it is).
     func unregister(_ log: ClusterSessionLog) { routes.unregister(log) }
@@ -49,23 +59,30 @@ final class ClusterStreamFollower: Sendable {
     /// The stream sequence of the last message delivered (the relay's starting point before any).
     var delivered: UInt64 { routes.delivered }
 
+    /// How many subjects' newest messages a follower remembers at most.
+    static let seenLimit = 1 << 17
+
     /// The routing table, apart so that the consumer's callbacks can hold it.
     private final class Routes: Sendable {
         private struct State {
             /// The stream sequence of the last message delivered.
             var delivered: UInt64
             var logs: [String: ClusterSessionLog] = [:]
+            /// The stream sequence of the newest message delivered on each subject, followed or
+            /// not: a log that registers learns that its subject is not empty, whatever a read of
+            /// it says. Forgotten whole past `seenLimit` subjects (the reads are believed then).
+            var seen: [String: UInt64] = [:]
             var ended = false
         }
         private let state: Mutex<State>
 
         init(delivered: UInt64) { state = Mutex(State(delivered: delivered)) }
 
-        func register(_ log: ClusterSessionLog) -> UInt64? {
+        func register(_ log: ClusterSessionLog) -> Registration? {
             state.withLock { state in
                 guard !state.ended else { return nil }
                 state.logs[log.subject] = log
-                return state.delivered
+                return Registration(since: state.delivered, seen: state.seen[log.subject] ?? 0)
             }
         }
 
@@ -80,6 +97,8 @@ final class ClusterStreamFollower: Sendable {
         func deliver(_ message: JetStreamStoredMessage) {
             let log = state.withLock { state in
                 state.delivered = max(state.delivered, message.sequence)
+                if state.seen.count >= ClusterStreamFollower.seenLimit, state.seen[message.subject] == nil { state.seen.removeAll() }
+                state.seen[message.subject] = message.sequence
                 return state.logs[message.subject]
             }
             log?.followed(message)

@@ -4,22 +4,24 @@ import TandemBench
 /// `tandem bench cluster`: relays of a NATS cluster beside a single relay. Every row by default; `--players` four built-in players split over two relays (and
 /// the same four on one relay), `--failover` the second relay killed while they play (implies
 /// the players), `--sessions N` ordered delivery for N sessions of four over three relays (1,000
-/// by default; `--ordered` alone), `--clock` the relays' cluster time. `--seconds N` is how long the
+/// by default; `--ordered` alone; the same NATS cluster alone in the relays' shape first),
+/// `--joins-only` only the three relays' joins of those sessions (run after run, for a join
+/// refused), `--clock` the relays' cluster time. `--seconds N` is how long the
 /// players play (at most 60) and the clock is read (10); `--no-failover` kills neither relay B
 /// nor the clock's authority; `--keep-logs DIR` keeps the players' presentation logs there;
 /// `--wake-guard` runs the players with theirs. It raises its descriptor limit first; a row that
 /// fails is said at the end (exit 1) and the others are still shown.
 struct BenchClusterCommand: Command {
     static let words = ["bench", "cluster"]
-    static let usage = "bench cluster [--players] [--failover] [--ordered] [--sessions N] [--clock] [--seconds SECONDS] [--clip PATH] [--no-failover] [--keep-logs DIR] [--wake-guard] [--json] [--out FILE]"
+    static let usage = "bench cluster [--players] [--failover] [--ordered] [--sessions N] [--joins-only] [--clock] [--seconds SECONDS] [--clip PATH] [--no-failover] [--keep-logs DIR] [--wake-guard] [--json] [--out FILE]"
     static let summary = "relays on a 3-node nats-server cluster beside one relay: players' spread, a relay killed, ordered delivery, cluster time (build with -c release)"
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try Arguments(arguments, options: ["seconds", "out", "clip", "sessions", "keep-logs"],
-                                    flags: ["clock", "players", "failover", "ordered", "no-failover", "json", "wake-guard"])
+                                    flags: ["clock", "players", "failover", "ordered", "no-failover", "json", "wake-guard", "joins-only"])
         try options.expectPositionals(atMost: 0)
         var chosen = options.flags.intersection(["clock", "players", "failover", "ordered"])
-        if options.value("sessions") != nil { chosen.insert("ordered") }
+        if options.value("sessions") != nil || options.flags.contains("joins-only") { chosen.insert("ordered") }
         let rows = chosen.isEmpty ? Set(["clock", "players", "failover", "ordered"]) : chosen
         let sessions = try options.int("sessions", default: 1_000)!
         guard (1...10_000).contains(sessions) else { throw CLIError.usage("--sessions wants 1 to 10000") }
@@ -45,8 +47,9 @@ struct BenchClusterCommand: Command {
         }
         if rows.contains("ordered") {
             do {
-                report.ordered = try await ClusterOrderedBenchmark(sessions: sessions, executable: try BenchSyncCommand.executablePath())
-                    .run(progress: progress)
+                var benchmark = ClusterOrderedBenchmark(sessions: sessions, executable: try BenchSyncCommand.executablePath())
+                benchmark.joinsOnly = options.flags.contains("joins-only")
+                report.ordered = try await benchmark.run(progress: progress)
             } catch {
                 failures.append("ordered delivery: \(error)")
             }

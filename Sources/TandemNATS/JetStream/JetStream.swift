@@ -146,10 +146,11 @@ public struct JetStream: Sendable {
     /// retry. The errors are those `publish` reacts to: `noStream` (nobody answered, with the
     /// connection's `noResponders` as `connectionError`), `timeout` or `connection` (with the
     /// connection's error), or the API's (`wrongLastSequence`, a 503 from a stream between
-    /// leaders). Whoever gets an error retries through `publish` when it wants to. Loop only.
-    package func publishAttemptOnLoop(_ subject: String, payload: [UInt8], options: JetStreamPublishOptions,
+    /// leaders). Whoever gets an error retries through `publish` when it wants to. `headers` go
+    /// with the message, beside the options' own. Loop only.
+    package func publishAttemptOnLoop(_ subject: String, payload: [UInt8], headers: NATSHeaders? = nil, options: JetStreamPublishOptions,
                                       completion: @escaping @Sendable (Result<JetStreamPubAck, JetStreamError>) -> Void) {
-        let headers = options.applied(to: nil)
+        let headers = options.applied(to: headers)
         connection.requestOnLoop(subject, payload: payload, headers: headers, timeout: NATSConnection.nanoseconds(options.attemptTimeout)) { result in
             switch result {
             case let .success(reply):
