@@ -45,6 +45,7 @@ extension WatchParty {
         let ending = await withDiscardingTaskGroup { followers -> GroupSessionError? in
             // Notices are heard from before the party says it watches: one shown after that is shown.
             followers.addTask(operation: followNotices())
+            followers.addTask(operation: followLater())
             if opened.streamed == nil { emitJoined() }
             followStreaming(streaming, coordinator: coordinator)
             // Subscribed here, before the coordinator coordinates: a task's first step may run after the

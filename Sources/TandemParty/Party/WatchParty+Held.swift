@@ -23,7 +23,7 @@ extension WatchParty {
             let id = state.core.hold(at: Self.monotonicNow)
             state.changes[id] = change
         }
-        Task { [weak self] in
+        later { [weak self] in
             try? await Task.sleep(for: .nanoseconds(HeldChanges.freshness.nanoseconds + 1_000_000))
             self?.expireHeldChanges()
         }

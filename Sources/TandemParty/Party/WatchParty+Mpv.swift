@@ -55,6 +55,7 @@ extension WatchParty {
         let ending = await withDiscardingTaskGroup { followers -> GroupSessionError? in
             // Notices are heard from before the party says it watches: one shown after that is shown.
             followers.addTask(operation: followNotices())
+            followers.addTask(operation: followLater())
             emitJoined(streamedAt: streamedAt, player: "mpv", mpvIPC: player.ipcPath)
             // Subscribed here, before the coordinator coordinates: a task's first step may run after the
             // session's history was applied, and a late joiner then missed every change before it.

@@ -27,7 +27,7 @@ extension WatchParty {
         let now = MonotonicClock.now()
         try? player.setTimeline(.paused(at: player.mediaTime(atLocalTime: now), from: now))
         emit(.stall(.init(seconds: seconds, waits: waits)))
-        Task {
+        later { [self] in
             try? await Task.sleep(for: .seconds(seconds))
             // Reported before the suspension ends, so that `stall-ended` always comes before the
             // `resumed` it leads to (the relay may order the end and bring it back before this
@@ -47,7 +47,7 @@ extension WatchParty {
         try player.setDecodeThrottle(factor)
         emit(.throttle(.init(factor: factor, seconds: seconds)))
         let normal = configuration.decodeThrottle
-        Task {
+        later { [self] in
             try? await Task.sleep(for: .seconds(seconds))
             try? player.setDecodeThrottle(normal)
             emit(.throttleEnded(.init(factor: normal)))

@@ -143,6 +143,10 @@ public final class WatchParty: Sendable {
     let onScreen = Mutex(OnScreenLines())
     let screenTexts: AsyncStream<[String]>
     let screenSink: AsyncStream<[String]>.Continuation
+    /// Work a command leaves to finish later (a stall's end, a throttle's end, a held change's
+    /// expiry), run as children of the watch (`later(_:)`).
+    let laterWork: AsyncStream<@Sendable () async -> Void>
+    let laterSink: AsyncStream<@Sendable () async -> Void>.Continuation
 
     /// What the methods act on once the watch has begun.
     struct Watching: Sendable {
@@ -162,6 +166,7 @@ public final class WatchParty: Sendable {
         self.configuration = configuration
         (events, sink) = AsyncStream.makeStream(of: WatchPartyEvent.self)
         (screenTexts, screenSink) = AsyncStream.makeStream(of: [String].self, bufferingPolicy: .bufferingNewest(1))
+        (laterWork, laterSink) = AsyncStream.makeStream(of: (@Sendable () async -> Void).self)
     }
 
     /// Reports `event`.
@@ -193,6 +198,7 @@ public final class WatchParty: Sendable {
             watching.withLock { $0 = nil }
             sink.finish()
             screenSink.finish()
+            laterSink.finish()
         }
         try vetMedia()
         try applyConfiguredPolicy()
@@ -204,6 +210,24 @@ public final class WatchParty: Sendable {
             return try await runMpv(streaming: streaming, whileWatching: whileWatching)
         }
         return try await runBuiltin(streaming: streaming, whileWatching: whileWatching)
+    }
+
+    /// Runs `work` as a child of the watch: it ends, cancelled, when the watch ends, and nothing
+    /// of it runs once the watch is over.
+    func later(_ work: @escaping @Sendable () async -> Void) {
+        laterSink.yield(work)
+    }
+
+    /// The work that runs what `later(_:)` hands over, each as a child of its own, to run for as
+    /// long as the watch lasts.
+    func followLater() -> @Sendable () async -> Void {
+        let work = laterWork
+        return {
+            await withDiscardingTaskGroup { children in
+                for await each in work { children.addTask(operation: each) }
+                children.cancelAll()
+            }
+        }
     }
 
     /// Runs `body` until the session is over for this participant, then cancels it and waits
