@@ -163,7 +163,7 @@ private func contents(_ machine: SessionMachine<Quiz>) -> [OrderedContent] { mac
         #expect(events.first?.refusal == nil)
         #expect(ana.secret(of: 1) == secret && ana.epoch == 1)
         #expect(cyMachine.invalidation?.code == .removed)
-        #expect(cyMachine.invalidation?.detail == "host moved the session to a new key that this participant did not receive")
+        #expect(cyMachine.invalidation?.detail == "host moved the session to a new key that this participant did not receive: ask for the new invite")
         // A second change made for the same epoch comes too late, everywhere.
         let late = group.role(.rekey(try epochChange(1, for: [host, ana]).0), by: host)
         let refusal = roleEvents(anaMachine.onRelayEvent(.ordered(late), at: group.now)).first?.refusal

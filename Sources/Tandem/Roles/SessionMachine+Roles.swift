@@ -111,7 +111,7 @@ extension SessionMachine {
             bodies.learn(secret, epoch: change.epoch, replacing: true)
         } else if change.epoch > bodies.epoch, bodies.secret(of: change.epoch)?.verifier != change.verifier {
             let name = participant(identifiedBy: sender)?.displayName ?? "an operator"
-            return invalidate(GroupSessionError(.removed, "\(name) moved the session to a new key that this participant did not receive"))
+            return invalidate(GroupSessionError(.removed, "\(name) moved the session to a new key that this participant did not receive: ask for the new invite"))
         }
         bodies.advance(to: change.epoch)
         guard sender == me else { return [] }
