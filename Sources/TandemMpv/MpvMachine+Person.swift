@@ -38,6 +38,19 @@ extension MpvMachine {
     /// from where the person put it, and an answer whose instant is far off lets it play on until
     /// its start must begin.
     mutating func personChanged(_ action: MpvRequestLedger.UserAction, now: HostInstant) -> [Directive] {
+        if forwardsPersonChanges {
+            if case .setSpeed(let speed) = action { requestedSpeed = speed }
+            return [.forward(action)]
+        }
+        // Alone (no group's command yet), a person's speed is the rate: pitch correction
+        // follows it, as mpv's own would.
+        if timeline == nil, case .setSpeed(let speed) = action {
+            return correctPitch(forRate: speed) + personChangedInGroup(action, now: now)
+        }
+        return personChangedInGroup(action, now: now)
+    }
+
+    mutating func personChangedInGroup(_ action: MpvRequestLedger.UserAction, now: HostInstant) -> [Directive] {
         let timelineRate = timeline?.rate ?? 0
         let groupPlays = timelineRate > 0 && hold == nil
         switch action {
@@ -171,6 +184,37 @@ extension MpvMachine {
         (min(max(rate, proposableRates.lowerBound), proposableRates.upperBound) * 1000).rounded() / 1000
     }
 
+    // MARK: The program's own requests
+
+    /// A request of the program's own while no group drives the player (its transport,
+    /// uncoordinated): entered in the ledger, so that mpv's report of it is not taken for a
+    /// person's, and sent unless mpv was last asked for it. A seek is clamped to the item.
+    public mutating func onOwnRequest(_ request: Request, now: HostInstant) -> [Directive] {
+        switch request {
+        case .pause(true):
+            guard !paused || !ledger.paused else { return [] }
+            paused = true
+            ledger.requestPause(true, at: now.nanoseconds)
+            return [.send(.pause(true))]
+        case .pause(false):
+            guard paused || ledger.paused else { return [] }
+            paused = false
+            pausedForProposal = nil
+            ledger.requestPause(false, at: now.nanoseconds)
+            return [.send(.pause(false))]
+        case .speed(let speed):
+            return correctPitch(forRate: speed) + setSpeed(speed, now: now)
+        case .seek(let target):
+            let end = item.duration.map { ItemTime.zero + $0 } ?? .distantFuture
+            let target = max(ItemTime.zero, min(target, end))
+            ledger.requestSeek(to: target.nanoseconds, at: now.nanoseconds)
+            settleUntil = now + .seconds(2)
+            return [.send(.seek(target))]
+        case .pitchCorrection, .read, .load:
+            return [.send(request)]
+        }
+    }
+
     // MARK: Buffering
 
     /// mpv's `paused-for-cache` changed. While the group plays, mpv waiting for its cache (a
@@ -183,6 +227,7 @@ extension MpvMachine {
         switch Self.stallChange(waiting: waiting, stalled: isStalled, groupPlays: (timeline?.rate ?? 0) > 0) {
         case true?:
             isStalled = true
+            statistics.stalls += 1
             return abandonOperation() + [.beginStall, .show([Self.bufferingText])]
         case false?:
             isStalled = false

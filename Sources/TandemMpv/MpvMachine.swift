@@ -12,7 +12,7 @@ import TandemPlayback
 /// the machine wants to be woken at; the shell keeps one timer, replaced by each).
 ///
 /// What it decides, with the same rules as the player's measured behaviour
-/// (`MpvPlayer+Start.swift` says what mpv does):
+/// (`MpvMachine+Start.swift` says what mpv does):
 /// - **A start on a timeline** (a play, a rate change, a large error): pause, set the speed, seek
 ///   exactly to where the timeline will be once the seek has landed (`seekLead` ahead), wait for
 ///   `playback-restart`, read the frame landed on (seeking on where mpv has no audio clock), and
@@ -81,6 +81,10 @@ public struct MpvMachine: Sendable {
         public var pauseTolerance = TimeSpan.milliseconds(2)
         /// The smallest change of speed, as a fraction, whose step the output's lag is learned from.
         public var lagLearningChange = 0.005
+        /// When mpv keeps the pitch of sound played faster or slower, switched in a start on a
+        /// timeline while mpv is paused, before its seek (`MpvPlayer+Pitch.swift` says why); nil
+        /// leaves `audio-pitch-correction` alone.
+        public var pitchCorrection: MpvPitchCorrection?
         /// The defaults, those of `MpvPlayer`.
         public init() {}
     }
@@ -119,6 +123,8 @@ public struct MpvMachine: Sendable {
         case seek(ItemTime)
         /// Read a position: answer with `onReading(_:now:)` under this identity.
         case read(id: UInt64, Property)
+        /// Set `audio-pitch-correction`.
+        case pitchCorrection(Bool)
         /// Load the item the group moved to (`loadfile`, paused): answer with `onItemLoaded(_:now:)`
         /// or `onItemFailed(_:now:)`.
         case load(identifier: String)
@@ -162,6 +168,9 @@ public struct MpvMachine: Sendable {
         case endStall
         /// Show these lines on mpv's screen.
         case show([String])
+        /// Propose a person's change, made in mpv already, to the coordinator a program drives
+        /// the player from (`forwardsPersonChanges`), as it is, with no hold.
+        case forward(MpvRequestLedger.UserAction)
     }
 
     /// A reading of mpv's position: the position (nil: mpv has none now), when it held (the
@@ -302,6 +311,12 @@ public struct MpvMachine: Sendable {
     public var availableItems: Set<String> = []
     /// The items that failed to load for the group: not tried again until given again.
     public var failedItems: Set<String> = []
+    /// Whether a program drives the player from a coordinator of its own, which applies every
+    /// change as it arrives: a person's change is then forwarded as it is (`Directive.forward`),
+    /// mpv left where the person put it.
+    public var forwardsPersonChanges = false
+    /// mpv's `audio-pitch-correction` as last set; nil when unknown.
+    public var correctsPitch: Bool?
 
     var ledger: MpvRequestLedger
     var policy: CorrectionPolicy

@@ -211,6 +211,30 @@ import TandemClock
         #expect(rig.machine.statistics.userProposals == 1)
     }
 
+    /// The relay's lead follows the slowest participant's round trip, up to a second on a busy
+    /// machine: an answer heard at once but due far off lets mpv play on from the person's seek
+    /// (stopped, it would show one frame all that time) until its start must begin.
+    @Test func aPersonsSeekPlaysOnWhileTheGroupsAnswerIsFarOff() {
+        var rig = Self.playing()
+        rig.personSeeks(to: .seconds(12))
+        rig.run(for: .milliseconds(60))
+        #expect(rig.mpv.paused, "mpv stands on the person's seek for the group's answer")
+        // The answer comes at once, due 0.9 s on.
+        let host = rig.now + .milliseconds(900)
+        rig.command(Commands.play(.seconds(12), at: host, version: 2))
+        rig.run(for: .milliseconds(100))
+        let first = rig.mpv.position(at: rig.now)
+        #expect(!rig.mpv.paused)
+        rig.run(for: .milliseconds(400))
+        let second = rig.mpv.position(at: rig.now)
+        #expect(first > .seconds(12) - .milliseconds(50), "mpv at \(first) after a seek to 12 s")
+        #expect(second - first > .milliseconds(350), "mpv moved \(second - first) in 400 ms while the answer was due")
+        // Once the answer is in force, mpv is on the group's timeline.
+        rig.run(until: host + .seconds(2))
+        #expect(rig.error(against: .seconds(12), at: host).magnitude <= .microseconds(500))
+        #expect(rig.machine.statistics.userProposals == 1)
+    }
+
     @Test func aRefusedSeekRejoinsTheGroupsTimeline() {
         var rig = Self.playing()
         rig.personSeeks(to: .seconds(12))
