@@ -400,6 +400,11 @@ public struct MpvMachine: Sendable {
         if let expected = command.expectedCurrentItemIdentifier, expected != item.identifier {
             // Another item: loaded first if this participant holds it, else stale.
             guard availableItems.contains(expected), !failedItems.contains(expected) else { return finish([.complete(command: id)], now) }
+            // Loading it already: the newer command waits for it in place of the older one.
+            if case .loading(expected, _, let older) = operation {
+                replace(with: .loading(identifier: expected, command: command, id: id))
+                return finish([.complete(command: older)], now)
+            }
             // The group's command says when to play: until then mpv shows the new item still.
             let pausing = pause(now: now)
             replace(with: .loading(identifier: expected, command: command, id: id))

@@ -107,9 +107,22 @@ import TandemClock
         #expect(rig.machine.item == b)
         #expect(!rig.mpv.paused)
         #expect(rig.error(against: .zero, at: host).magnitude <= .microseconds(500))
+        // A newer command for an item being loaded waits for it in the older one's place: one load.
+        let c = MpvMachine.Item(identifier: "c2", hasAudio: true, duration: .seconds(10))
+        rig.items["c2"] = c
+        rig.machine.availableItems.insert("c2")
+        let loads = rig.mpv.received.filter { $0.1 == .load(identifier: "c2") }.count
+        let older = rig.command(Commands.play(.zero, at: rig.now + .milliseconds(500), version: 3, item: "c2"))
+        let newer = rig.command(Commands.play(.seconds(1), at: rig.now + .milliseconds(600), version: 4, item: "c2"))
+        #expect(rig.completed.contains(older))
+        #expect(rig.mpv.received.filter { $0.1 == .load(identifier: "c2") }.count == loads + 1)
+        rig.run(for: .seconds(2))
+        #expect(rig.completed.contains(newer))
+        #expect(rig.machine.item == c)
+        #expect(!rig.mpv.paused)
         // An item this participant does not hold: completed at once, mpv left alone.
         let sent = rig.mpv.received.count
-        let stale = rig.command(Commands.play(.zero, at: rig.now + .milliseconds(500), version: 3, item: "c"))
+        let stale = rig.command(Commands.play(.zero, at: rig.now + .milliseconds(500), version: 5, item: "c"))
         #expect(rig.completed.contains(stale))
         #expect(rig.mpv.received.count == sent)
     }
