@@ -158,7 +158,7 @@ extension MpvPlayer {
 
     // MARK: mpv's events
 
-    /// An event mpv announced: a report for the machine, a key bound in its window. Loop only.
+    /// An event mpv announced: a report for the machine, or a key bound in its window. Loop only.
     func handle(_ event: MpvEvent) {
         let report: MpvMachine.Report
         switch (event.name, event.propertyName) {
@@ -176,8 +176,9 @@ extension MpvPlayer {
             // A key bound in mpv (`bindQueueKeys`): the group moves, as at the terminal.
             guard case .array(let words)? = event.message["args"], words.first?.string == Self.groupKeyTarget,
                   let key = words.dropFirst().first?.string.flatMap(GroupKey.init(rawValue:)) else { return }
-            guard playbackCoordinator.isCoordinating, readingsCoordinator == nil else { return take(key) }
-            report = .key(key.machineKey)
+            // Proposed from the group's timeline as its coordinator has it now, which the
+            // commands reach the machine after: a key pressed again at once steps from there.
+            return take(key)
         case ("playback-restart", _):
             let waiters = state.withLock { state in
                 state.restarts += 1
