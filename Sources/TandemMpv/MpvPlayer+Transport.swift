@@ -126,9 +126,14 @@ extension MpvPlayer {
         }
         try Self.checkPosition(itemTime)
         let request = "seek to \(Double(itemTime) / 1e9) s"
-        let restarts = state.withLock { $0.restarts }
+        var restarts = state.withLock { $0.restarts }
         try await self.request(.seek(ItemTime(nanoseconds: itemTime)), request)
-        guard await waitForRestart(after: restarts) else { throw .timeout(request, "the seek did not land within 2 s") }
+        // Bounded: a restart of an earlier seek's, come late, is followed by this one's.
+        for _ in 0..<3 {
+            guard await waitForRestart(after: restarts) else { throw .timeout(request, "the seek did not land within 2 s") }
+            if (try? await connection.get("seeking"))?.bool == false { return }
+            restarts = state.withLock { $0.restarts }
+        }
     }
 
     /// Replaces the current item with `item`, at its start (as AVPlayer's
