@@ -16,7 +16,16 @@ extension MpvMachine {
         case .playbackRestart:
             // Where the seek landed: read now, taken back to when playback restarted.
             restarts += 1
-            return finish([read(.framePosition, .restart(at: now))], now)
+            var directives = [read(.framePosition, .restart(at: now))]
+            // A paused seek landed: its command completes now (the group's play waits for a
+            // pre-roll's), and the frame it landed on is known once the reading is back.
+            if case .seekingPaused(let target, _, let before, let completion, let prerolls) = operation, before != restarts {
+                settleUntil = now + .milliseconds(200)
+                replace(with: .none)
+                if prerolls { prerolled = (target, restarts, false) }
+                directives += completion.map { [.complete(command: $0)] } ?? []
+            }
+            return finish(directives, now)
         case .pausedForCache(let waiting):
             return finish(cache(waiting, now: now), now)
         case .key(let key):

@@ -109,7 +109,7 @@ extension MpvMachine {
     /// since, the frame within `landingTolerance` before the timeline's position at the start's
     /// instant and at most a frame after it, and its unpause at least 2 ms ahead.
     func prerolledFrame(for start: Start, now: HostInstant) -> ItemTime? {
-        guard paused, let prerolled, prerolled.restarts == restarts else { return nil }
+        guard paused, let prerolled, prerolled.restarts == restarts, prerolled.known else { return nil }
         let offset = prerolled.frame - start.itemTime
         guard offset >= -configuration.landingTolerance, offset <= item.frameDuration + .milliseconds(1) else { return nil }
         let unpauseAt = start.host + offset / start.rate - latency
@@ -178,6 +178,10 @@ extension MpvMachine {
     /// Tandem's, and a start or a paused seek waiting for it goes on.
     mutating func restartRead(_ reading: Reading, restartedAt: HostInstant, now: HostInstant) -> [Directive] {
         var directives: [Directive] = []
+        // The frame a pre-roll landed on, read.
+        if let landed = prerolled, landed.restarts == restarts, !landed.known, let position = reading.position {
+            prerolled = (position, restarts, true)
+        }
         if let position = reading.position {
             // Taken back to when playback restarted.
             let since = ledger.paused ? TimeSpan.zero : max(.zero, reading.at - restartedAt) * ledger.speed

@@ -344,8 +344,9 @@ public struct MpvMachine: Sendable {
     public internal(set) var outputLag = TimeSpan.milliseconds(375)
     /// `playback-restart`s seen.
     var restarts = 0
-    /// The frame a pre-roll landed on, while no restart came since (`restarts` then).
-    var prerolled: (frame: ItemTime, restarts: Int, clock: Bool)?
+    /// The frame a pre-roll landed on, while no restart came since (`restarts` then); not
+    /// `known` while only its target is (the landing's reading is on its way).
+    var prerolled: (frame: ItemTime, restarts: Int, known: Bool)?
     var settleUntil = HostInstant.distantPast
     var nextTick: HostInstant?
     var scheduledWake: HostInstant?

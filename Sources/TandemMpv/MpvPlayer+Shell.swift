@@ -125,19 +125,29 @@ extension MpvPlayer {
         }
     }
 
-    /// Reads the frame shown (`time-pos`) for the reading `id`: nil while mpv seeks.
+    /// Reads the frame shown (`time-pos`) for the reading `id`: nil while mpv seeks. Both
+    /// requests go at once, and mpv answers them in order: one round trip.
     private func readFrame(_ id: UInt64) {
-        connection.send(["get_property", "seeking"]) { [weak self] seeking in
+        typealias Answer = Result<MpvConnection.Reply, any Error>
+        let replies = Mutex<(seeking: Answer?, position: Answer?, delivered: Bool)>((nil, nil, false))
+        let answered: @Sendable () -> Void = { [weak self] in
+            guard let (seeking, position) = replies.withLock({ state -> (Answer, Answer)? in
+                guard let seeking = state.seeking, let position = state.position, !state.delivered else { return nil }
+                state.delivered = true
+                return (seeking, position)
+            }) else { return }
             self?.loop.execute { [weak self] in
-                guard let self else { return }
-                if case .success(let reply) = seeking, reply.value.bool == false {
-                    self.connection.send(["get_property", "time-pos"]) { [weak self] reply in
-                        self?.loop.execute { [weak self] in self?.deliver(id, Self.reading(reply, seconds: { $0.seconds })) }
-                    }
-                    return
-                }
-                self.deliver(id, Self.reading(seeking, seconds: { _ in nil }))
+                let still = if case .success(let reply) = seeking { reply.value.bool == false } else { false }
+                self?.deliver(id, Self.reading(position, seconds: { still ? $0.seconds : nil }))
             }
+        }
+        connection.send(["get_property", "seeking"]) { reply in
+            replies.withLock { $0.seeking = reply }
+            answered()
+        }
+        connection.send(["get_property", "time-pos"]) { reply in
+            replies.withLock { $0.position = reply }
+            answered()
         }
     }
 

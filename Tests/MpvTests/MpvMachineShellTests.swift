@@ -67,6 +67,28 @@ import TandemClock
         #expect(rig.error(against: .seconds(5), at: host, rate: 1.5).magnitude <= .microseconds(750))
     }
 
+    @Test func aPrerollCompletesAtItsLandingAndThePlayStartsOnTheFrameReadAfter() {
+        var mpv = ScriptedMpv()
+        // Slow replies: the landing's reading comes 20 ms after `playback-restart`.
+        mpv.replyDelay = .milliseconds(20)
+        var rig = MpvRig(mpv: mpv)
+        let due = Self.t0 + .seconds(1)
+        let id = rig.command(Commands.seek(.seconds(5), version: 1, prerolls: true, due: due))
+        // The position read (20 ms), the seek's landing (25 ms): complete then, not a reading later.
+        rig.run(for: .milliseconds(50))
+        #expect(rig.completed == [id])
+        // The group's play comes a relay's round trip later, the landed frame read by then.
+        rig.run(for: .milliseconds(30))
+        let seeks = Self.requests(rig).filter { if case .seek = $0 { true } else { false } }.count
+        let host = rig.now + .milliseconds(300)
+        rig.command(Commands.play(.seconds(5), at: host, version: 2))
+        rig.run(until: host + .seconds(2))
+        #expect(Self.requests(rig).filter { if case .seek = $0 { true } else { false } }.count == seeks, "the play seeked again")
+        #expect(rig.machine.statistics.prerolledStarts == 1)
+        // Slow replies teach no start latency: within the first start's guess of it.
+        #expect(rig.error(against: .seconds(5), at: host).magnitude <= .milliseconds(1))
+    }
+
     @Test func theProgramsOwnRequestsAreCarriedOutAndNeverProposed() {
         var rig = MpvRig()
         rig.ownRequest(.speed(1.25))
