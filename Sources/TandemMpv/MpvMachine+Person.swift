@@ -96,7 +96,7 @@ extension MpvMachine {
     /// start's seek, its landing, the unpause to come, or a pre-roll and the play it waits for.
     var isLiningUp: Bool {
         switch operation {
-        case .landing, .checkingClock, .awaitingUnpause: true
+        case .landing, .awaitingPreroll, .checkingClock, .awaitingUnpause: true
         case .checkingPosition(_, _, _, let prerolls), .seekingPaused(_, _, _, _, let prerolls): prerolls
         default: prerolled?.restarts == restarts
         }

@@ -78,6 +78,11 @@ extension MpvMachine {
             replace(with: .none)
             return directives
         }
+        if paused, let landed = prerolled, landed.restarts == restarts, !landed.known {
+            // The pre-roll's landing is read: the start goes on once its frame is known.
+            replace(with: .awaitingPreroll(start))
+            return directives
+        }
         if let frame = prerolledFrame(for: start, now: now) {
             if item.hasAudio, configuration.rendersAtDisplayTime {
                 replace(with: .checkingClock(start, landed: frame, skips: 0, prerolled: true))
@@ -178,9 +183,10 @@ extension MpvMachine {
     /// Tandem's, and a start or a paused seek waiting for it goes on.
     mutating func restartRead(_ reading: Reading, restartedAt: HostInstant, now: HostInstant) -> [Directive] {
         var directives: [Directive] = []
-        // The frame a pre-roll landed on, read.
-        if let landed = prerolled, landed.restarts == restarts, !landed.known, let position = reading.position {
-            prerolled = (position, restarts, true)
+        // The frame a pre-roll landed on, read (unknown: a start seeks).
+        if let landed = prerolled, landed.restarts == restarts, !landed.known {
+            prerolled = reading.position.map { ($0, restarts, true) }
+            if case .awaitingPreroll(let start) = operation { directives += lineUp(start, now: now) }
         }
         if let position = reading.position {
             // Taken back to when playback restarted.

@@ -246,6 +246,8 @@ public struct MpvMachine: Sendable {
         case waitingToBegin(Start, begin: HostInstant)
         /// A seek sent for a start, waiting for it to land.
         case landing(Landing)
+        /// A start waiting for the reading of the frame a pre-roll landed on, to start there.
+        case awaitingPreroll(Start)
         /// Landed on `landed` (or a pre-roll's frame): reading whether mpv has its audio clock there.
         case checkingClock(Start, landed: ItemTime, skips: Int, prerolled: Bool)
         /// Lined up on `landed`: the unpause is due at `unpauseAt`.
@@ -466,7 +468,7 @@ public struct MpvMachine: Sendable {
     var operationVersion: UInt64? {
         switch operation {
         case .landing(let landing): landing.start.version
-        case .waitingToBegin(let start, _), .checkingClock(let start, _, _, _),
+        case .waitingToBegin(let start, _), .awaitingPreroll(let start), .checkingClock(let start, _, _, _),
              .awaitingUnpause(let start, _, _, _, _, _), .learning(let start, _, _, _, _, _): start.version
         default: nil
         }

@@ -67,7 +67,7 @@ import TandemClock
         #expect(rig.error(against: .seconds(5), at: host, rate: 1.5).magnitude <= .microseconds(750))
     }
 
-    @Test func aPrerollCompletesAtItsLandingAndThePlayStartsOnTheFrameReadAfter() {
+    @Test func aPrerollCompletesAtItsLandingAndAPlayRightAfterStartsOnTheFrameOnceRead() {
         var mpv = ScriptedMpv()
         // Slow replies: the landing's reading comes 20 ms after `playback-restart`.
         mpv.replyDelay = .milliseconds(20)
@@ -77,8 +77,8 @@ import TandemClock
         // The position read (20 ms), the seek's landing (25 ms): complete then, not a reading later.
         rig.run(for: .milliseconds(50))
         #expect(rig.completed == [id])
-        // The group's play comes a relay's round trip later, the landed frame read by then.
-        rig.run(for: .milliseconds(30))
+        // The group's play, which waited for the completion, comes at once: before the landed
+        // frame is read, and it starts there once it is, without seeking again.
         let seeks = Self.requests(rig).filter { if case .seek = $0 { true } else { false } }.count
         let host = rig.now + .milliseconds(300)
         rig.command(Commands.play(.seconds(5), at: host, version: 2))
