@@ -29,7 +29,9 @@ import TandemPlayback
 ///   group, mpv held (no correction, stale commands ignored) until the group answers, and paused
 ///   for a seek or a change of speed until the answer or `answerWait`.
 /// - **Keys bound in mpv's window** (`MpvMachine.Key`): proposed to the group without touching
-///   mpv, so that mpv moves at the group's instant like every other participant.
+///   mpv, so that mpv moves at the group's instant like every other participant
+///   (`proposal(for:rate:intendedRate:position:duration:)`; `MpvPlayer` asks it with the group's
+///   timeline as its coordinator has it at the press, which the commands reach the machine after).
 /// - **Buffering** (`paused-for-cache`) while the group plays: a stall suspension, ended when mpv
 ///   has its cache again.
 public struct MpvMachine: Sendable {
