@@ -10,7 +10,9 @@ import TandemMediaTypes
 ///   first frame that plays media, a Double>,"intended":<the instant the timeline says that
 ///   frame must reach the output>,"expected":<the instant the output's timing model says it
 ///   will>,"frames":<frames from that one to the write's end>,"rate":<the timeline's
-///   rate>,"correction":<the resampling correction, in ppm>}`;
+///   rate>,"correction":<the resampling correction, in ppm>,"lead":<nanoseconds from the
+///   write to the instant its first frame reaches the output: how much sound the output still
+///   had>}`;
 /// - `{"kind":"snap","at":<instant>,"error":<nanoseconds; positive: the output was ahead>}`
 ///   when the output jumps to the timeline's position;
 /// - `{"kind":"underrun","at":<instant>}` when the sound server ran out of written sound;
@@ -33,11 +35,11 @@ public final class AudioLog: Sendable {
 
     /// Logs a write whose first media frame is `media`.
     func write(item: String, media: Double, intended: LocalInstant, expected: LocalInstant, frames: Int, rate: Double,
-               correction: Double) {
+               correction: Double, lead: TimeSpan) {
         let ppm = (correction * 1e6 * 1000).rounded() / 1000
         append("{\"kind\":\"write\",\"item\":\(BufferedLineFile.jsonString(item)),\"media\":\(AudioLog.number(media)),"
             + "\"intended\":\(intended.nanoseconds),\"expected\":\(expected.nanoseconds),\"frames\":\(frames),"
-            + "\"rate\":\(AudioLog.number(rate)),\"correction\":\(AudioLog.number(ppm))}\n")
+            + "\"rate\":\(AudioLog.number(rate)),\"correction\":\(AudioLog.number(ppm)),\"lead\":\(lead.nanoseconds)}\n")
     }
 
     /// Logs a snap at `at` that took away `error`.

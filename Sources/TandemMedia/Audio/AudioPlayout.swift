@@ -38,6 +38,7 @@ final class AudioPlayout: Sendable {
         guard let timing = timing.withLock({ $0 }) else {
             return [Float](repeating: 0, count: frames * AudioChunk.channelCount)
         }
+        let called = LocalInstant(nanoseconds: MonotonicClock.now())
         let (schedule, offset) = timing.read()
         let holdsBackFrom = max(0, Int((Double((holding - instant).nanoseconds) / period).rounded(.up)))
         let request = AudioPlayoutCore.Request(frames: frames, firstInstant: instant, framePeriod: period, holdsBackFrom: holdsBackFrom)
@@ -65,7 +66,7 @@ final class AudioPlayout: Sendable {
                 let frameIndex = Int(((Double((write.expected - instant).nanoseconds)) / period).rounded())
                 log.write(item: store.item(generation: write.generation) ?? "", media: write.media, intended: write.intended,
                           expected: write.expected, frames: renderedFrames - max(0, frameIndex), rate: write.rate,
-                          correction: write.correction)
+                          correction: write.correction, lead: instant - called)
             }
             for snap in rendered.snaps { log.snap(at: snap.at, error: snap.error) }
             if rendered.missingFrames > 0 { log.missing(at: instant, frames: rendered.missingFrames) }
