@@ -16,6 +16,8 @@ import TandemMediaTypes
 /// - `{"kind":"snap","at":<instant>,"error":<nanoseconds; positive: the output was ahead>}`
 ///   when the output jumps to the timeline's position;
 /// - `{"kind":"underrun","at":<instant>}` when the sound server ran out of written sound;
+/// - `{"kind":"busy","at":<instant>}` when a write played from the schedule read for an earlier
+///   one, the player's lock being held by another thread (`AudioPlayout`);
 /// - `{"kind":"missing","at":<instant>,"frames":<count>}` when a write wanted media frames that
 ///   were not decoded yet (played, or searched by the stretch, as silence);
 /// - `{"kind":"latency","at":<instant>,"latency":<nanoseconds from a write to its frame
@@ -45,6 +47,11 @@ public final class AudioLog: Sendable {
     /// Logs a snap at `at` that took away `error`.
     func snap(at: LocalInstant, error: TimeSpan) {
         append("{\"kind\":\"snap\",\"at\":\(at.nanoseconds),\"error\":\(error.nanoseconds)}\n")
+    }
+
+    /// Logs a write at `at` that played from the schedule read before, the player's lock being held.
+    func busy(at: LocalInstant) {
+        append("{\"kind\":\"busy\",\"at\":\(at.nanoseconds)}\n")
     }
 
     /// Logs an underrun noticed at `at`.
