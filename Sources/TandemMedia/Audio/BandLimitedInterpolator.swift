@@ -1,4 +1,5 @@
 import Foundation
+
 /// Reads a sampled signal between its samples: a Kaiser-windowed sinc over `halfTaps` samples
 /// on either side, its phases tabulated and interpolated linearly between.
 ///
