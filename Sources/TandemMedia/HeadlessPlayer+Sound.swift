@@ -54,7 +54,9 @@ final class HeadlessPlayerSound: Sendable {
             output = nil
             return
         }
-        playout.attach { engine.lock.withLock { (engine.schedule, engine.latencyOffset) } }
+        // The output's thread never waits for the engine's lock: while another thread holds it,
+        // the output renders from the schedule it read last (`AudioPlayout.attach`).
+        playout.attach { engine.lock.withLockIfAvailable { (engine.schedule, engine.latencyOffset) } }
         var settings = PulseAudioOutput.Settings()
         settings.server = options.audioServer
         settings.device = options.audioDevice

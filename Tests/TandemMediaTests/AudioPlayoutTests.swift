@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 import TandemClock
 @testable import TandemMedia
@@ -19,5 +20,28 @@ import TandemClock
             frames += playout.render(frames: 1, instant: instant, period: 20_833, holding: instant).count / AudioChunk.channelCount
         }
         #expect(frames == 300_000)
+    }
+
+    /// While the player's lock is held (its timing gives nil), a write plays from the schedule
+    /// read last rather than wait, or fall silent; before any reading it is silent.
+    @Test func aBusyPlayerIsNotWaitedForAndItsLastScheduleIsPlayed() {
+        let playout = AudioPlayout(log: nil)
+        let schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: 0))
+        let busy = Mutex(true)
+        playout.attach { busy.withLock { $0 } ? nil : (schedule, 0) }
+        let period = 1e9 / 48_000
+        func render(_ index: Int) -> [Float] {
+            let instant = LocalInstant(nanoseconds: Int64(Double(index * 480) * period))
+            // Nothing is decoded: rendered in full all the same (silent where missing), none held back.
+            return playout.render(frames: 480, instant: instant, period: period, holding: instant + .seconds(1))
+        }
+        #expect(render(0).count == 480 * AudioChunk.channelCount)
+        #expect(playout.statistics.writes == 0, "nothing read yet: silence")
+        busy.withLock { $0 = false }
+        _ = render(1)
+        #expect(playout.statistics.writes == 1)
+        busy.withLock { $0 = true }
+        for index in 2..<5 { _ = render(index) }
+        #expect(playout.statistics.writes == 4, "the last schedule played on while the lock was held")
     }
 }

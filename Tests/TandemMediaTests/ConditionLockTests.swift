@@ -22,6 +22,18 @@ import TandemClock
         return link.split(separator: "/").last.flatMap { Int32($0) } ?? -1
     }
 
+    /// A thread that must not wait (the sound output's) gets nil at once while the lock is held,
+    /// and the body's result when it is free.
+    @Test func aLockHeldIsNotWaitedFor() {
+        let lock = ConditionLock()
+        lock.lock()
+        #expect(lock.withLockIfAvailable { 1 } == nil)
+        lock.unlock()
+        #expect(lock.withLockIfAvailable { 1 } == 1)
+        // And it let go: a second taking finds it free again.
+        #expect(lock.withLockIfAvailable { 2 } == 2)
+    }
+
     @Test func theMutexInheritsPriority() {
         let lock = ConditionLock()
         #expect(lock.priorityProtocol == Int32(PTHREAD_PRIO_INHERIT))

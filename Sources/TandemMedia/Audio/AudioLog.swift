@@ -10,10 +10,14 @@ import TandemMediaTypes
 ///   first frame that plays media, a Double>,"intended":<the instant the timeline says that
 ///   frame must reach the output>,"expected":<the instant the output's timing model says it
 ///   will>,"frames":<frames from that one to the write's end>,"rate":<the timeline's
-///   rate>,"correction":<the resampling correction, in ppm>}`;
+///   rate>,"correction":<the resampling correction, in ppm>,"lead":<nanoseconds from the
+///   write to the instant its first frame reaches the output: how much sound the output still
+///   had>}`;
 /// - `{"kind":"snap","at":<instant>,"error":<nanoseconds; positive: the output was ahead>}`
 ///   when the output jumps to the timeline's position;
 /// - `{"kind":"underrun","at":<instant>}` when the sound server ran out of written sound;
+/// - `{"kind":"busy","at":<instant>}` when a write played from the schedule read for an earlier
+///   one, the player's lock being held by another thread (`AudioPlayout`);
 /// - `{"kind":"missing","at":<instant>,"frames":<count>}` when a write wanted media frames that
 ///   were not decoded yet (played, or searched by the stretch, as silence);
 /// - `{"kind":"latency","at":<instant>,"latency":<nanoseconds from a write to its frame
@@ -33,16 +37,21 @@ public final class AudioLog: Sendable {
 
     /// Logs a write whose first media frame is `media`.
     func write(item: String, media: Double, intended: LocalInstant, expected: LocalInstant, frames: Int, rate: Double,
-               correction: Double) {
+               correction: Double, lead: TimeSpan) {
         let ppm = (correction * 1e6 * 1000).rounded() / 1000
         append("{\"kind\":\"write\",\"item\":\(BufferedLineFile.jsonString(item)),\"media\":\(AudioLog.number(media)),"
             + "\"intended\":\(intended.nanoseconds),\"expected\":\(expected.nanoseconds),\"frames\":\(frames),"
-            + "\"rate\":\(AudioLog.number(rate)),\"correction\":\(AudioLog.number(ppm))}\n")
+            + "\"rate\":\(AudioLog.number(rate)),\"correction\":\(AudioLog.number(ppm)),\"lead\":\(lead.nanoseconds)}\n")
     }
 
     /// Logs a snap at `at` that took away `error`.
     func snap(at: LocalInstant, error: TimeSpan) {
         append("{\"kind\":\"snap\",\"at\":\(at.nanoseconds),\"error\":\(error.nanoseconds)}\n")
+    }
+
+    /// Logs a write at `at` that played from the schedule read before, the player's lock being held.
+    func busy(at: LocalInstant) {
+        append("{\"kind\":\"busy\",\"at\":\(at.nanoseconds)}\n")
     }
 
     /// Logs an underrun noticed at `at`.

@@ -4,13 +4,26 @@ import TandemClock
 /// What joins a player's engine to its sound output: the decoded PCM (`AudioFrameStore`, fed
 /// by the engine's decoding thread), the playout core that decides what each output frame
 /// plays, and the audio log. The output's thread calls `render`; it reads the engine's schedule
-/// and latency offset under the engine's lock, and nothing else of the engine.
+/// and latency offset under the engine's lock when the lock is free, and nothing else of the
+/// engine.
+///
+/// The output's thread never waits for the engine's lock. It is the thread that keeps the sound
+/// server fed, at a real-time priority; a thread that holds the engine's lock can be held up
+/// inside it for tens of milliseconds on a busy machine (waiting on a lock that inherits no
+/// priority, such as the allocator's, or on the kernel), and an output waiting behind it runs
+/// dry. So while the lock is held, `render` plays from the schedule and latency offset it read
+/// last. A schedule a write late misses only what was scheduled since: changes are scheduled
+/// ahead of their instants, so the next write, a few milliseconds later, still finds them in
+/// time in all but the rarest case, and a change found late is caught up as any late change is
+/// (the drift tiers, or the cross-fade of a change of rate or position).
 final class AudioPlayout: Sendable {
     let store = AudioFrameStore()
     private let core: Mutex<AudioPlayoutCore>
     let log: AudioLog?
     /// Reads the schedule the player follows and its latency offset, once attached.
     private let timing = Mutex<Timing?>(nil)
+    /// The schedule and latency offset read last, played from while the player's lock is held.
+    private let lastTiming = Mutex<LastTiming?>(nil)
     private let counters = Mutex(SoundStatistics())
 
     init(log: AudioLog?, configuration: AudioPlayoutCore.Configuration = .init()) {
@@ -18,8 +31,10 @@ final class AudioPlayout: Sendable {
         core = Mutex(AudioPlayoutCore(configuration: configuration))
     }
 
-    /// From now on the output plays what `timing` (the player's schedule and latency offset) gives.
-    func attach(timing: @escaping @Sendable () -> (TimelineSchedule, Nanoseconds)) {
+    /// From now on the output plays what `timing` (the player's schedule and latency offset)
+    /// gives; `timing` returns nil, rather than wait, while the player's lock is held, and the
+    /// output then plays from what it gave last.
+    func attach(timing: @escaping @Sendable () -> (TimelineSchedule, Nanoseconds)?) {
         self.timing.withLock { $0 = Timing(read: timing) }
     }
 
@@ -28,7 +43,12 @@ final class AudioPlayout: Sendable {
     /// way and writes it back, one closure deeper at every render, until the output's thread
     /// runs out of stack. A struct's field keeps its own form.
     private struct Timing: Sendable {
-        let read: @Sendable () -> (TimelineSchedule, Nanoseconds)
+        let read: @Sendable () -> (TimelineSchedule, Nanoseconds)?
+    }
+
+    private struct LastTiming: Sendable {
+        var schedule: TimelineSchedule
+        var offset: Nanoseconds
     }
 
     /// Renders up to `frames` output frames from `instant` on, one every `period` ns (silence
@@ -38,7 +58,17 @@ final class AudioPlayout: Sendable {
         guard let timing = timing.withLock({ $0 }) else {
             return [Float](repeating: 0, count: frames * AudioChunk.channelCount)
         }
-        let (schedule, offset) = timing.read()
+        let called = LocalInstant(nanoseconds: MonotonicClock.now())
+        let read = timing.read().map { LastTiming(schedule: $0.0, offset: $0.1) }
+        guard let current = read ?? lastTiming.withLock({ $0 }) else {
+            return [Float](repeating: 0, count: frames * AudioChunk.channelCount)
+        }
+        if let read {
+            lastTiming.withLock { $0 = read }
+        } else {
+            log?.busy(at: called)
+        }
+        let (schedule, offset) = (current.schedule, current.offset)
         let holdsBackFrom = max(0, Int((Double((holding - instant).nanoseconds) / period).rounded(.up)))
         let request = AudioPlayoutCore.Request(frames: frames, firstInstant: instant, framePeriod: period, holdsBackFrom: holdsBackFrom)
         let store = store
@@ -65,7 +95,7 @@ final class AudioPlayout: Sendable {
                 let frameIndex = Int(((Double((write.expected - instant).nanoseconds)) / period).rounded())
                 log.write(item: store.item(generation: write.generation) ?? "", media: write.media, intended: write.intended,
                           expected: write.expected, frames: renderedFrames - max(0, frameIndex), rate: write.rate,
-                          correction: write.correction)
+                          correction: write.correction, lead: instant - called)
             }
             for snap in rendered.snaps { log.snap(at: snap.at, error: snap.error) }
             if rendered.missingFrames > 0 { log.missing(at: instant, frames: rendered.missingFrames) }

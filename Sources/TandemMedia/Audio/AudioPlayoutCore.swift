@@ -11,18 +11,23 @@ import TandemClock
 ///   `fadeFrames` from there, and what plays after it fades in from there, so that nothing clicks;
 ///   a seek never plays the old position past those few frames.
 /// - Drift, in three tiers. The error is the media position the output reads minus the one the
-///   timeline gives for the instant that frame reaches the output. Within `deadBand` (half a
-///   frame: the rounding of an output frame onto a media frame) nothing is done, and at rate 1
-///   the decoded samples pass bit-exact. Beyond it the reading rate is adjusted: by as little as
-///   lands the position on a whole frame within one request when that is within
-///   `maximumCorrection` (one frame slipped at a time), otherwise in proportion to the error
-///   (`correctionTime`), never beyond `maximumCorrection` (±0.5 %). Beyond `snapThreshold` (after
-///   a stall or an underrun) the output jumps to the timeline's position, with the same fades.
+///   timeline gives for the instant that frame reaches the output. At a rate near 1 the output
+///   reads the timeline's position itself, between whole frames where it falls there (by
+///   `BandLimitedInterpolator`, flat across the audible band): each request's reading rate is
+///   the one that lands the position exactly on the timeline's at its last frame, when that is
+///   within `maximumCorrection`, so no rounding onto a whole frame is left in the sound. The
+///   decoded samples then pass bit-exact only where the output's clock and the timeline agree to
+///   the frame (a fraction of 0), which drifting clocks never do for long: an output rounded onto
+///   whole frames would be off by up to half a frame, and slip a whole frame at a time. At other
+///   rates errors within `deadBand` are left to the stretch. Beyond that the reading rate is
+///   adjusted in proportion to the error (`correctionTime`), never beyond `maximumCorrection`
+///   (±0.5 %). Beyond `snapThreshold` (after a stall or an underrun) the output jumps to the
+///   timeline's position, with the same fades.
 /// - A rate within 0.5 % of 1 (1 in the session's time, seen through a drifting clock) plays as
-///   rate 1, the drift tiers taking the difference away; between whole frames it reads with a
-///   4-point cubic (Catmull-Rom) interpolation. At other rates the media is time-stretched (`TimeStretcher`, WSOLA: the pitch kept, its
-///   nominal position exact, each sound within the stretch's bound of it); a change between rate
-///   1 and another rate cross-fades, like a seek, from the same position.
+///   rate 1, the drift tiers taking the difference away. At other rates the media is
+///   time-stretched (`TimeStretcher`, WSOLA: the pitch kept, its nominal position exact, each
+///   sound within the stretch's bound of it); a change between rate 1 and another rate
+///   cross-fades, like a seek, from the same position.
 ///
 /// - A write that would read media not yet decoded, in the first `holdBackWindow` frames of a
 ///   voice, stops short of it when the request allows (`Request.holdsBackFrom`): the output
@@ -37,7 +42,7 @@ import TandemClock
 struct AudioPlayoutCore {
     /// The tiers and the fades.
     struct Configuration: Sendable {
-        /// Errors up to this many media frames are left alone.
+        /// At rates other than 1 (stretched), errors up to this many media frames are left alone.
         var deadBand = 0.5
         /// Errors beyond this (in output time) are snapped rather than resampled away.
         var snapThreshold = TimeSpan.milliseconds(20)
@@ -212,8 +217,8 @@ struct AudioPlayoutCore {
         guard let decodedEnd = source.decodedEnd(generation: voice.generation, from: Int64(voice.position.rounded(.down))) else {
             return 0
         }
-        // A frame at position p reads the whole frames around it up to floor(p) + 2.
-        let last = (Double(decodedEnd) - 3 - voice.position) / voice.step
+        // A frame at position p reads the whole frames around it up to floor(p) + halfTaps.
+        let last = (Double(decodedEnd) - Double(BandLimitedInterpolator.halfTaps + 1) - voice.position) / voice.step
         return last < 0 ? 0 : Int(last.rounded(.down)) + 1
     }
 
@@ -232,18 +237,11 @@ struct AudioPlayoutCore {
         let perFrame = timeline.rate * period * AudioPlayoutCore.rate / 1e9
         guard var current = voice, current.generation == entry.generation else {
             fadeOutVoice()
-            voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: target, timeline: timeline)
+            voice = startingVoice(generation: entry.generation, at: target, timeline: timeline, perFrame: perFrame)
             return
         }
         let error = current.position - target
         let errorNs = error / timeline.rate * 1e9 / AudioPlayoutCore.rate
-        if abs(errorNs) > Double(configuration.snapThreshold.nanoseconds) {
-            rendered.snaps.append(Snap(at: LocalInstant(nanoseconds: Int64((instant - offset).rounded())),
-                                       error: TimeSpan(nanoseconds: Int64(errorNs.rounded()))))
-            fadeOutVoice()
-            voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: target, timeline: timeline)
-            return
-        }
         let grid = AudioPlayoutCore.isNearUnity(timeline.rate) ? nil : AudioPlayoutCore.grid(timeline)
         if AudioPlayoutCore.isNearUnity(current.rate) != AudioPlayoutCore.isNearUnity(timeline.rate)
             || (current.grid != nil && grid != nil && current.grid?.rate != grid?.rate) {
@@ -253,9 +251,17 @@ struct AudioPlayoutCore {
             // voice is; a change heard after the output had rendered past its instant (a rate
             // change with less lead than the output's latency) left the voice where the old rate
             // took it, and the new voice lands on the timeline at once rather than drifting there
-            // at ±0.5 %.
+            // at ±0.5 %. However large the error, this is the change's cross-fade, not a snap
+            // (which is for a stall).
             fadeOutVoice()
-            voice = AudioPlayoutCore.startingVoice(generation: entry.generation, at: target, timeline: timeline)
+            voice = startingVoice(generation: entry.generation, at: target, timeline: timeline, perFrame: perFrame)
+            return
+        }
+        if abs(errorNs) > Double(configuration.snapThreshold.nanoseconds) {
+            rendered.snaps.append(Snap(at: LocalInstant(nanoseconds: Int64((instant - offset).rounded())),
+                                       error: TimeSpan(nanoseconds: Int64(errorNs.rounded()))))
+            fadeOutVoice()
+            voice = startingVoice(generation: entry.generation, at: target, timeline: timeline, perFrame: perFrame)
             return
         }
         current.rate = timeline.rate
@@ -265,13 +271,18 @@ struct AudioPlayoutCore {
         voice = current
     }
 
-    /// A voice that starts reading `target` (on a whole frame at rate 1, so that it passes the
-    /// samples bit-exact), fading in.
-    private static func startingVoice(generation: Int, at target: Double, timeline: PresentationTimeline) -> Voice {
+    /// A voice that starts reading `target`, fading in; near rate 1 at the timeline's own rate
+    /// against the output's (`perFrame` media frames an output frame, within the largest
+    /// correction), so that it is on the timeline from its first frame to its first decision.
+    private func startingVoice(generation: Int, at target: Double, timeline: PresentationTimeline, perFrame: Double) -> Voice {
         let rate = timeline.rate
-        let unity = isNearUnity(rate)
-        return Voice(generation: generation, position: unity ? target.rounded() : target, step: nominalStep(rate), rate: rate,
-                     landing: nil, fade: 0, stretcher: unity ? nil : TimeStretcher(), grid: unity ? nil : grid(timeline))
+        let unity = AudioPlayoutCore.isNearUnity(rate)
+        let limit = configuration.maximumCorrection
+        // A step within the arithmetic's rounding of 1 is 1, so that whole frames stay whole.
+        let exact = abs(perFrame - 1) < 1e-9 ? 1 : perFrame
+        let step = unity ? min(max(exact, 1 - limit), 1 + limit) : AudioPlayoutCore.nominalStep(rate)
+        return Voice(generation: generation, position: unity ? AudioPlayoutCore.settled(target) : target, step: step, rate: rate,
+                     landing: nil, fade: 0, stretcher: unity ? nil : TimeStretcher(), grid: unity ? nil : AudioPlayoutCore.grid(timeline))
     }
 
     /// The grid a stretched timeline's pieces are cut on: the group's timeline it carries out,
@@ -290,19 +301,28 @@ struct AudioPlayoutCore {
     /// The drift tiers: the step for the next `frames` output frames, and where it lands.
     func control(position: Double, error: Double, target: Double, perFrame: Double, rate: Double,
                  frames: Int) -> (step: Double, landing: Double?) {
-        let whole = position == position.rounded()
         let unity = AudioPlayoutCore.isNearUnity(rate)
         let nominal = AudioPlayoutCore.nominalStep(rate)
-        if abs(error) <= configuration.deadBand && (!unity || whole) { return (nominal, nil) }
         if unity {
-            let landing = (target + perFrame * Double(frames)).rounded()
+            // The timeline's own position at the segment's end, between frames where it falls.
+            let landing = AudioPlayoutCore.settled(target + perFrame * Double(frames))
             let step = (landing - position) / Double(frames)
             if abs(step - 1) <= configuration.maximumCorrection { return (step, landing) }
+        } else if abs(error) <= configuration.deadBand {
+            return (nominal, nil)
         }
         let correctionFrames = configuration.correctionTime.seconds * AudioPlayoutCore.rate
         let correction = min(max(-(error / rate) / correctionFrames, -configuration.maximumCorrection),
                              configuration.maximumCorrection)
         return (nominal * (1 + correction), nil)
+    }
+
+    /// `position`, or the whole frame it lies within a thousandth of a frame of: the instants'
+    /// rounding to the nanosecond, far below what any output knows of its timing, does not keep
+    /// a timeline that falls on whole frames from passing its samples bit-exact.
+    static func settled(_ position: Double) -> Double {
+        let whole = position.rounded()
+        return abs(position - whole) < 1e-3 ? whole : position
     }
 
     /// Whether a timeline's rate is 1 but for a clock's drift (within the largest correction): it
@@ -367,32 +387,27 @@ struct AudioPlayoutCore {
         let channels = AudioChunk.channelCount
         let start = voice.position
         let end = voice.landing ?? (start + voice.step * Double(count))
-        let lowest = Int64(min(start, end).rounded(.down)) - 1
-        let highest = Int64(max(start, end).rounded(.down)) + 3
+        let halfTaps = Int64(BandLimitedInterpolator.halfTaps)
+        let lowest = Int64(min(start, end).rounded(.down)) - halfTaps + 1
+        let highest = Int64(max(start, end).rounded(.down)) + halfTaps + 1
         let span = Int(highest - lowest)
         let found = source.read(generation: voice.generation, from: lowest, count: span, into: &scratch)
         // Frames the source did not have: those beyond what it found (decoding behind), roughly.
-        let missing = max(0, min(count, span - 3 - found))
-        for index in 0..<count {
-            let position = start + voice.step * Double(index)
-            let whole = position.rounded(.down)
-            let fraction = Float(position - whole)
-            let base = Int(Int64(whole) - lowest)
-            let fade = voice.fade.map { $0 + index }
-            let level = gain(fade)
-            let out = (frames.lowerBound + index) * channels
-            for channel in 0..<channels {
-                let p1 = scratch[base * channels + channel]
-                let value: Float
-                if fraction == 0 {
-                    value = p1
-                } else {
-                    let p0 = scratch[(base - 1) * channels + channel]
-                    let p2 = scratch[(base + 1) * channels + channel]
-                    let p3 = scratch[(base + 2) * channels + channel]
-                    value = AudioPlayoutCore.cubic(p0, p1, p2, p3, fraction)
+        let missing = max(0, min(count, span - Int(halfTaps) - 1 - found))
+        let step = voice.step
+        let fadeStart = voice.fade
+        scratch.withUnsafeBufferPointer { read in
+            for index in 0..<count {
+                let position = start + step * Double(index)
+                let whole = position.rounded(.down)
+                let fraction = position - whole
+                let center = Int(Int64(whole) - lowest)
+                let level = gain(fadeStart.map { $0 + index })
+                let out = (frames.lowerBound + index) * channels
+                for channel in 0..<channels {
+                    let value = BandLimitedInterpolator.value(read, center: center, fraction: fraction, channel: channel, channels: channels)
+                    samples[out + channel] += level == 1 ? value : value * level
                 }
-                samples[out + channel] += level == 1 ? value : value * level
             }
         }
         voice.position = end
@@ -436,13 +451,5 @@ struct AudioPlayoutCore {
         voice.landing = nil
         voice.stretcher = stretcher
         return min(count, max(0, wanted - found))
-    }
-
-    /// Catmull-Rom interpolation between `p1` (at 0) and `p2` (at 1).
-    static func cubic(_ p0: Float, _ p1: Float, _ p2: Float, _ p3: Float, _ t: Float) -> Float {
-        let a = -0.5 * p0 + 1.5 * p1 - 1.5 * p2 + 0.5 * p3
-        let b = p0 - 2.5 * p1 + 2 * p2 - 0.5 * p3
-        let c = -0.5 * p0 + 0.5 * p2
-        return ((a * t + b) * t + c) * t + p1
     }
 }

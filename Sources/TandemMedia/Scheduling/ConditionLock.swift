@@ -52,6 +52,16 @@ final class ConditionLock: @unchecked Sendable {
         return try body()
     }
 
+    /// Runs `body` with the lock held if the lock is free now; nil, at once, when it is held
+    /// (by another thread, or by this one). For a thread that must never wait on the others'
+    /// critical sections: however short they are meant to be, a holder can be held up inside
+    /// one (by a lock that inherits nothing, or by the kernel), and inheritance cannot hurry it.
+    func withLockIfAvailable<Result>(_ body: () throws -> Result) rethrows -> Result? {
+        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+        defer { unlock() }
+        return try body()
+    }
+
     /// A condition variable bound to this lock.
     final class Condition: @unchecked Sendable {
         private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
