@@ -52,6 +52,7 @@ extension BenchClusterCommand {
          OptionHelp("--failover", "the players, with the second relay killed while they play"),
          OptionHelp("--ordered", "ordered delivery across three relays"),
          OptionHelp("--sessions N", "ordered delivery for N sessions of four (implies --ordered; default: 1000)"),
+         OptionHelp("--joins-only", "only the three relays' joins of those sessions, run after run (implies --ordered)"),
          OptionHelp("--clock", "the relays' cluster time, its authority killed midway"),
          OptionHelp("--seconds SECONDS", "how long the players play (at most 60) and the clock is read (default: 10)"),
          OptionHelp("--clip PATH", "the media the players play (default: a clip made once with ffmpeg)"),
