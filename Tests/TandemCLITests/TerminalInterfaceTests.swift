@@ -64,7 +64,12 @@ import TandemHarness
         #expect(try waitFor(10) { let text = try screen(); return text.contains("vol 110%") && !text.contains("muted") })
         #expect(!anaSaw("volume") && !anaSaw("mute"))
         try tmux.sendKeys("p")
-        #expect(try waitFor(10) { let text = try screen(); return text.contains("⏸") && text.contains("host paused at ") })
+        // Paused, and said so. Two item changes in a row can leave a player catching up, and
+        // the group then waits for it, paused or not: the line shows ⏳ and who is waited for.
+        #expect(try waitFor(10) {
+            let text = try screen()
+            return text.contains("host paused at ") && text.contains("0.00x") && (text.contains("⏸") || text.contains("⏳"))
+        }, "\((try? screen()) ?? "")")
         // The keys on request; one `e` only asks, the second ends.
         try tmux.sendKeys("?")
         #expect(try waitFor(10) { try screen().contains("for everyone:") })
