@@ -52,16 +52,7 @@ struct RoleTestGroup {
     /// `member`'s signed statement of `change` for the relay, nil for a change the relay does
     /// not mirror.
     func statement(of change: RoleChange, by member: BodySealer, counter: UInt64) -> RelayAuthority? {
-        let relayChange: RelayAuthority.Change
-        switch change {
-        case .grant(let target): relayChange = .grant(publicKey: keys[target]!)
-        case .revoke(let target): relayChange = .revoke(publicKey: keys[target]!)
-        case .claim: relayChange = .claim
-        case .kick(let target, let epochChange): relayChange = .epoch(epochChange.epoch, verifier: epochChange.verifier, removed: target)
-        case .rekey(let epochChange): relayChange = .epoch(epochChange.epoch, verifier: epochChange.verifier, removed: nil)
-        case .policy, .reinstate, .epochHistory: return nil
-        }
-        return RelayAuthority.signed(relayChange, session: sessionID, counter: counter, by: member.identity)
+        change.relayChange(keys: keys).map { RelayAuthority.signed($0, session: sessionID, counter: counter, by: member.identity) }
     }
 
     /// The ordered delivery of `payload` under `order` (later deliveries count on from it),

@@ -161,3 +161,19 @@ package enum RoleRecord {
         }
     }
 }
+
+extension RoleChange {
+    /// What the change is at the relay, which keeps the operators' keys and the epoch's
+    /// verifier: nil for what it does not mirror (a policy, a reinstatement, an epoch history),
+    /// and for a grant or revocation whose subject's key is not in `keys`.
+    func relayChange(keys: [UUID: [UInt8]]) -> RelayAuthority.Change? {
+        switch self {
+        case .grant(let target): keys[target].map { .grant(publicKey: $0) }
+        case .revoke(let target): keys[target].map { .revoke(publicKey: $0) }
+        case .claim: .claim
+        case .kick(let target, let epochChange): .epoch(epochChange.epoch, verifier: epochChange.verifier, removed: target)
+        case .rekey(let epochChange): .epoch(epochChange.epoch, verifier: epochChange.verifier, removed: nil)
+        case .policy, .reinstate, .epochHistory: nil
+        }
+    }
+}

@@ -47,18 +47,9 @@ extension SessionMachine {
         return RoleRecord.encode(change, statement: statement)
     }
 
-    /// What `change` is at the relay, which keeps the operators' keys and the epoch's verifier:
-    /// nil for what it does not mirror (a policy, a reinstatement, an epoch history), and for a
-    /// grant or revocation whose subject's key this participant does not know.
+    /// What `change` is at the relay, by the public keys this participant knows.
     func relayChange(of change: RoleChange) -> RelayAuthority.Change? {
-        switch change {
-        case .grant(let target): keys[target].map { .grant(publicKey: $0) }
-        case .revoke(let target): keys[target].map { .revoke(publicKey: $0) }
-        case .claim: .claim
-        case .kick(let target, let epochChange): .epoch(epochChange.epoch, verifier: epochChange.verifier, removed: target)
-        case .rekey(let epochChange): .epoch(epochChange.epoch, verifier: epochChange.verifier, removed: nil)
-        case .policy, .reinstate, .epochHistory: nil
-        }
+        change.relayChange(keys: keys)
     }
 
     /// The maker's statement of an accepted change, to hand on to the relay: only one that is
