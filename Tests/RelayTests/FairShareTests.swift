@@ -264,6 +264,91 @@ struct FairShareTests {
         #expect(core.participants(of: session).count == 4, "nobody is dropped")
     }
 
+    /// A flooder sending as fast as the relay reads it (4,000 frames a virtual second), a reader
+    /// acknowledging 1,000 a second, a fast reader and a light sender, over five virtual seconds.
+    /// Returns how many frames the flooder got in, whether the light sender was ever paused, who
+    /// is still in the session, and what the slow reader hears when it then tries to resume.
+    /// With `slowStops`, the slow reader stops reading at that instant (still connected).
+    private func flood(_ configuration: RelayCoreConfiguration, slowStops: Int64 = .max)
+        -> (sent: Int, lightPaused: Bool, present: Int, resumption: [RelayFrame]) {
+        var core = RelayCore(configuration: configuration)
+        let session = UUID()
+        let (flooder, slow, fast, light) = (RelayConnectionID(1), RelayConnectionID(2), RelayConnectionID(3), RelayConnectionID(4))
+        let slowID = TestIdentities.make()
+        for (index, connection) in [flooder, slow, fast, light].enumerated() {
+            _ = admission(session).admit(&core, connection, connection == slow ? slowID : TestIdentities.make(), create: index == 0, at: 0)
+        }
+        var delivered: [RelayConnectionID: UInt64] = [:]
+        var acknowledged: [RelayConnectionID: UInt64] = [:]
+        func note(_ directives: [RelayDirective]) {
+            for case let .send(id, frame) in directives {
+                if let sequence = frame.sequence { delivered[id] = max(delivered[id] ?? 0, sequence) }
+            }
+        }
+        var (sent, lightSequence, lightPaused) = (0, UInt64(0), false)
+        var pausedUntil: Int64 = 0
+        let step: Int64 = 250_000
+        for tick in 1...20_000 {
+            let now = Int64(tick) * step
+            if now >= pausedUntil {
+                sent += 1
+                let directives = core.onFrame(.message(sequence: UInt64(sent), recipients: .everyone, reliable: true, body: [1]),
+                                              from: flooder, at: now)
+                note(directives)
+                if let until = paused(directives, flooder) { pausedUntil = until }
+            }
+            guard tick % 40 == 0 else { continue }
+            // Every 10 ms: the slow reader takes 10 more frames, the others all of theirs.
+            for reader in [slow, fast, light] where reader != slow || now < slowStops {
+                let through = reader == slow ? min(delivered[reader] ?? 0, (acknowledged[reader] ?? 0) + 10) : delivered[reader] ?? 0
+                acknowledged[reader] = through
+                note(core.onFrame(.ack(through), from: reader, at: now))
+            }
+            if tick % 4_000 == 0 {
+                lightSequence += 1
+                let directives = core.onFrame(.message(sequence: lightSequence, recipients: .everyone, reliable: true, body: [2]),
+                                              from: light, at: now)
+                note(directives)
+                if paused(directives, light) != nil { lightPaused = true }
+            }
+            note(core.onTick(at: now))
+        }
+        let present = core.participants(of: session).count
+        _ = core.onClose(slow, at: 5_000_000_000)
+        let resumed = admission(session).admit(&core, RelayConnectionID(9), slowID, create: false, resume: true, at: 5_000_000_001)
+        return (sent, lightPaused, present, CoreAdmission.frames(resumed, to: RelayConnectionID(9)))
+    }
+
+    @Test("a flood waits for the slowest reader that keeps reading, which stays; a light sender is not held")
+    func floodWaitsForTheSlowestReader() {
+        var configuration = RelayCoreConfiguration()
+        configuration.maximumOutboxFrames = 1_000
+        let paced = flood(configuration)
+        #expect(paced.present == 4, "the reader that keeps reading stays")
+        #expect(paced.sent > 4_000 && paced.sent < 6_500, "the flood goes at about the slow reader's pace: \(paced.sent) frames")
+        #expect(!paced.lightPaused)
+        #expect(paced.resumption.contains { if case .welcome = $0 { true } else { false } })
+        // Without the backlog's pause the same flood fills the slow reader's outbox, and it is
+        // removed; trying to resume, it is told why.
+        configuration.backlogHighWater = 2
+        let unpaced = flood(configuration)
+        #expect(unpaced.present == 3)
+        #expect(unpaced.sent == 20_000)
+        let refusal = unpaced.resumption.compactMap { if case let .refusal(fault) = $0 { fault } else { nil } }.first
+        #expect(refusal?.text.contains("dropped by the relay: too far behind") == true, "\(String(describing: refusal))")
+    }
+
+    @Test("a reader that stops reading is waited for only as long as the patience, then overflows and goes")
+    func aReaderThatStopsIsNotWaitedFor() {
+        var configuration = RelayCoreConfiguration()
+        configuration.maximumOutboxFrames = 1_000
+        configuration.backlogPatience = .seconds(1)
+        let stopped = flood(configuration, slowStops: 1_000_000_000)
+        #expect(stopped.present == 3, "the reader that stopped is removed")
+        #expect(stopped.sent > 12_000, "the flood goes on at full pace once the patience is over: \(stopped.sent) frames")
+        #expect(!stopped.lightPaused)
+    }
+
     @Test("one source's senders share one fan-out allowance over every session they send into")
     func fanoutPerSource() {
         var configuration = RelayCoreConfiguration()

@@ -13,6 +13,10 @@ extension RelayCore {
     /// - Its session's allowance in debt by `D` seconds pauses it for `D × its level ÷ the
     ///   largest level in the session` (`FanoutMeter`): the heaviest sender pays the whole debt
     ///   back, one that sent a little waits a little, and less than a millisecond is no pause.
+    /// - A frame that reached a connected reader whose outbox is past
+    ///   `RelayCoreConfiguration.backlogHighWater` of its caps pauses its sender for
+    ///   `backlogPause`, shared out by level the same way: senders go at the pace of the slowest
+    ///   reader that keeps reading, rather than overflowing its outbox and having it removed.
     mutating func fanoutPause(_ key: ParticipantKey, spent: (deliveries: Int, bytes: Int), source: String?,
                               at now: Int64) -> Int64? {
         var until: Int64?
@@ -20,10 +24,14 @@ extension RelayCore {
             sessions[key.session]?.participants[key.participant]?.fanoutMeter.add(
                 budget.seconds(deliveries: spent.deliveries, bytes: spent.bytes), at: now)
         }
-        if let sessionUntil = sessions[key.session]?.fanout?.pausedUntil(at: now), let session = sessions[key.session],
-           let own = session.participants[key.participant]?.fanoutMeter.level(at: now) {
+        var wait: Int64 = 0
+        if let sessionUntil = sessions[key.session]?.fanout?.pausedUntil(at: now) { wait = sessionUntil - now }
+        if spent.deliveries > 0, let backlog = sessions[key.session]?.backlog, backlog >= configuration.backlogHighWater {
+            wait = max(wait, configuration.backlogPause.nanoseconds)
+        }
+        if wait > 0, let session = sessions[key.session], let own = session.participants[key.participant]?.fanoutMeter.level(at: now) {
             let largest = session.participants.values.reduce(0) { max($0, $1.fanoutMeter.level(at: now)) }
-            let pause = largest > 0 ? Double(sessionUntil - now) * own / largest : 0
+            let pause = largest > 0 ? Double(wait) * own / largest : 0
             if pause >= 1_000_000 { until = now + Int64(pause) }
         }
         if let source {

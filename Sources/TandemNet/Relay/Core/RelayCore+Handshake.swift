@@ -37,7 +37,7 @@ extension RelayCore {
                 return refuse(connection, RelayFault(.sessionNotFound, hello.sessionID.uuidString))
             }
             guard let known = session.participants[hello.participant.id] else {
-                return refuse(connection, RelayFault(.disconnected, "participant \(hello.participant.id.uuidString) was gone longer than the grace period"))
+                return refuse(connection, session.resumptionRefusal(hello.participant.id))
             }
             guard RelayAuthenticator.equal(known.entry.publicKey, hello.participant.publicKey) else {
                 return refuse(connection, RelayFault(.wrongIdentity, "participant \(hello.participant.id.uuidString) joined with another key"))
@@ -208,7 +208,8 @@ extension RelayCore {
     private mutating func resume(_ connection: RelayConnectionID, _ hello: RelayHello, at now: Int64) -> [RelayDirective] {
         let id = hello.participant.id
         guard var participant = sessions[hello.sessionID]?.participants[id] else {
-            return refuse(connection, RelayFault(.disconnected, "participant \(id.uuidString) was gone longer than the grace period"))
+            return refuse(connection, sessions[hello.sessionID]?.resumptionRefusal(id)
+                ?? RelayFault(.disconnected, "participant \(id.uuidString) was gone longer than the grace period"))
         }
         var directives: [RelayDirective] = []
         // A resumption over a half-open old connection replaces it.

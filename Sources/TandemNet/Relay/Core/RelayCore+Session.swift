@@ -16,10 +16,14 @@ extension RelayCore {
                     let last = (sessions[key.session]?.participants[key.participant]?.outbox.nextSequence ?? 1) - 1
                     return drop(connection, fault: RelayFault(.protocolViolation, "acknowledged \(through), but the relay sent only \(last)"), at: now)
                 }
-                let before = sessions[key.session]?.participants[key.participant]?.outbox.bodyBytes ?? 0
+                let (before, waiting) = (sessions[key.session]?.participants[key.participant]?.outbox.bodyBytes ?? 0,
+                                         sessions[key.session]?.participants[key.participant]?.outbox.count ?? 0)
                 sessions[key.session]?.participants[key.participant]?.outbox.acknowledge(through: through)
                 let after = sessions[key.session]?.participants[key.participant]?.outbox.bodyBytes ?? 0
                 account(key.session, after - before)
+                if (sessions[key.session]?.participants[key.participant]?.outbox.count ?? 0) < waiting {
+                    sessions[key.session]?.participants[key.participant]?.readingAt = now
+                }
                 return []
             case let .ping(value):
                 // What the relay owes this participant rides on the answer, in the same write.

@@ -673,6 +673,7 @@ public struct RelayCore: Sendable {
         var directives: [RelayDirective] = [.send(connection, .error(fault)), .close(connection)]
         if case let .joined(session, participant) = state.phase {
             let key = ParticipantKey(session: session, participant: participant)
+            sessions[session]?.rememberDrop(participant, fault)
             // Cluster hook: the removal goes through the log.
             directives += cluster == nil ? remove(key, closing: false) : clusterDepart(key, at: now)
         }
@@ -714,8 +715,10 @@ public struct RelayCore: Sendable {
         let (maximumFrames, maximumBytes) = (configuration.maximumOutboxFrames, configuration.maximumOutboxBytes)
         let acknowledging = now.map { (now: $0, interval: configuration.acknowledgementInterval) }
         guard let outcome = sessions[sessionID]?.fanOut(to: recipients, maximumFrames: maximumFrames, maximumBytes: maximumBytes,
-                                                        acknowledging: acknowledging, into: &directives, make) else { return [] }
+                                                        acknowledging: acknowledging, patience: configuration.backlogPatience.nanoseconds,
+                                                        into: &directives, make) else { return [] }
         account(sessionID, outcome.added)
+        if now != nil, outcome.deliveries > 0 { sessions[sessionID]?.backlog = outcome.deepest }
         if let now { spendFanout(sessionID, deliveries: outcome.deliveries, bytes: outcome.bytes, at: now) }
         for id in outcome.overflowing {
             let key = ParticipantKey(session: sessionID, participant: id)
@@ -725,9 +728,11 @@ public struct RelayCore: Sendable {
                 continue
             }
             limitCounts.outbox += 1
+            let fault = RelayFault(.disconnected, "too far behind: \(configuration.maximumOutboxFrames) frames or \(configuration.maximumOutboxBytes) bytes unacknowledged")
             if let connection = sessions[sessionID]?.participants[id]?.connection {
-                directives += [.send(connection, .error(RelayFault(.disconnected, "too far behind: \(configuration.maximumOutboxFrames) frames or \(configuration.maximumOutboxBytes) bytes unacknowledged")))]
+                directives += [.send(connection, .error(fault))]
             }
+            sessions[sessionID]?.rememberDrop(id, fault)
             directives += remove(key)
         }
         return directives

@@ -1,4 +1,6 @@
-/// The relay core's timings and limits. Times are in nanoseconds.
+import TandemClock
+
+/// The relay core's timings and limits. Times held as `Int64` are in nanoseconds.
 public struct RelayCoreConfiguration: Sendable, Hashable {
     /// How long a disconnected participant may take to resume before it is removed.
     public var gracePeriod: Int64 = 10_000_000_000
@@ -122,6 +124,20 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     public var fanoutBytesPerSecond: Double = 64 * 1024 * 1024
     /// How many seconds of fan-out a session may spend in one burst.
     public var fanoutBurst: Double = 1
+    /// The share of its outbox caps (`maximumOutboxFrames`, `maximumOutboxBytes`) a connected
+    /// participant may have waiting before those sending into its session are slowed to its
+    /// pace: each frame that reaches it pauses its sender (`backlogPause`). Well below 1, so
+    /// that a reader that keeps reading is held back rather than removed as too far behind,
+    /// unless it reads fewer frames a second than one per `backlogPause`.
+    public var backlogHighWater: Double = 0.25
+    /// How long a frame that reached a reader past `backlogHighWater` pauses the session's
+    /// heaviest sender; lighter senders wait in proportion to what they sent.
+    public var backlogPause = TimeSpan.milliseconds(20)
+    /// How long after its acknowledgements last freed anything a reader past `backlogHighWater`
+    /// is still waited for. Longer than a link's acknowledgement interval, so that a slow reader
+    /// acknowledging once a second counts; one that stopped reading is not waited for, and
+    /// overflows its outbox as one that never read does.
+    public var backlogPatience = TimeSpan.seconds(3)
     /// Fan-out per source: deliveries a second over all the sessions one source created.
     public var fanoutDeliveriesPerSecondPerSource: Double = 400_000
     /// Fan-out per source: bytes of bodies delivered a second over all the sessions one source

@@ -69,4 +69,23 @@ extension RelaySessionState {
 
     /// What an entry takes in a welcome, with room for its length prefixes and flags.
     private static func entrySize(_ entry: RelayParticipantEntry) -> Int { formerSize(entry) + 16 }
+
+    /// How many drops a session remembers (`drops`).
+    static let rememberedDrops = 16
+
+    /// Remembers that the relay dropped `id` for `fault`.
+    mutating func rememberDrop(_ id: UUID, _ fault: RelayFault) {
+        drops.removeAll { $0.id == id }
+        drops.append((id, fault))
+        if drops.count > Self.rememberedDrops { drops.removeFirst(drops.count - Self.rememberedDrops) }
+    }
+
+    /// What a participant resuming as `id`, which the session no longer holds, is refused with:
+    /// why it was dropped, if the relay did, else that it was gone longer than the grace period.
+    func resumptionRefusal(_ id: UUID) -> RelayFault {
+        if let fault = drops.last(where: { $0.id == id })?.fault {
+            return RelayFault(.disconnected, "participant \(id.uuidString) was dropped by the relay: \(fault.text)")
+        }
+        return RelayFault(.disconnected, "participant \(id.uuidString) was gone longer than the grace period")
+    }
 }

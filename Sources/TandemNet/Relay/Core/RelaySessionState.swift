@@ -41,6 +41,9 @@ struct RelaySessionState: Sendable {
         var datagramAddress: SocketAddress?
         /// What it has spent of the session's fan-out lately.
         var fanoutMeter = FanoutMeter()
+        /// When its acknowledgements last took frames out of its outbox, nil until they first
+        /// do: whether it is still reading, and so worth its senders waiting for.
+        var readingAt: Int64?
         /// The order of the first record it proposed, nil until it proposes one: who has been
         /// present longest, as participants judge it too (`RelayCore.isLongerPresent`).
         var firstOrder: UInt64?
@@ -101,6 +104,12 @@ struct RelaySessionState: Sendable {
             let frame = outbox.append(make)
             return (frame, outbox.bodyBytes - before, outbox.count > maximumFrames || outbox.bodyBytes > maximumBytes, connection)
         }
+
+        /// How full the outbox is against its caps: the larger of its frames' and its bytes'
+        /// share, 1 at a cap.
+        func backlog(maximumFrames: Int, maximumBytes: Int) -> Double {
+            max(Double(outbox.count) / Double(max(maximumFrames, 1)), Double(outbox.bodyBytes) / Double(max(maximumBytes, 1)))
+        }
     }
 
     /// An attachment load in progress: what is left to send, sent a window at a time.
@@ -160,6 +169,11 @@ struct RelaySessionState: Sendable {
     var formerKeys: [[UInt8]] = []
     /// The participants removed from the session, refused from then on.
     var removed: Set<UUID> = []
+    /// Why the relay dropped the participants it dropped lately (too far behind, flooding, a
+    /// protocol violation), newest last, at most `RelaySessionState.rememberedDrops`: a
+    /// participant that tries to resume after is told why, where a participant it never knew
+    /// is told it was gone too long.
+    var drops: [(id: UUID, fault: RelayFault)] = []
     /// Whether its invites expire: its creator brought a ticket, and every joiner must bring a
     /// valid one (`InviteTicket`).
     var ticketed = false
@@ -179,6 +193,10 @@ struct RelaySessionState: Sendable {
     var lastRouted: Int64 = .min
     /// The fan-out allowance, made on first use.
     var fanout: FanoutBudget?
+    /// How full the fullest outbox of a connected recipient still reading was after the
+    /// session's last timed fan-out (`Participant.backlog`): what slows the session's senders
+    /// down before a reader too slow for them overflows (`RelayCoreConfiguration.backlogHighWater`).
+    var backlog: Double = 0
     /// The bytes this session holds that the relay-wide budget counts (journal reservations,
     /// ordered history, outbox bodies).
     var accountedBytes = 0
