@@ -77,6 +77,26 @@ struct ClusterEpochTests {
         #expect(decoded.authorityCounters == state.authorityCounters && decoded.authorityCounters[bensKey] == 2)
     }
 
+    @Test("once the creator says only operators may end, a guest's end on another relay ends nothing anywhere; a snapshot keeps the rule")
+    func endingByOperatorsOnEveryRelay() throws {
+        var world = ReplicaWorld(relays: 2)
+        let session = SessionFixture()
+        let host = world.admit(session, on: 0, connection: 1, create: true)
+        let ben = world.admit(session, on: 1, connection: 1)
+        world.send(world.statement(session.id, .ending(operatorsOnly: true), by: host, counter: 1, sequence: 1), from: 0, connection: 1, at: 1_000)
+        world.pump(at: 1_500)
+        for core in world.cores { #expect(core.sessions[session.id]?.endingByOperators == true) }
+        world.send(.end(sequence: 1, reason: "mine"), from: 1, connection: 1, at: 2_000)
+        world.pump(at: 3_000)
+        #expect(world.frames(1, 1).contains { if case let .error(fault) = $0 { fault.code == .notPermitted } else { false } })
+        for core in world.cores {
+            let state = try #require(core.sessions[session.id], "the session goes on")
+            #expect(state.order == [host], "the guest who tried is dropped: \(ben)")
+        }
+        let state = try #require(world.cores[1].sessions[session.id])
+        #expect(try ClusterSessionSnapshot.decode(ClusterSessionSnapshot.encode(state, homes: [:]), session: session.id).state.endingByOperators)
+    }
+
     @Test("a session whose creator brought a ticket refuses a joiner without one on every relay, and admits one with it")
     func expiringInvitesOnEveryRelay() throws {
         var world = ReplicaWorld(relays: 2)

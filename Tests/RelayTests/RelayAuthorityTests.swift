@@ -247,4 +247,40 @@ struct RelayAuthorityTests {
         let anasLater = InviteTicket.make(sessionID: fixture.session, expiry: 1_800_000_300, lifetime: 60, key: TestIdentities.key(of: ana))
         #expect(welcomed(join(&core, first, 8, ticket: anasLater, at: 155 * seconds)))
     }
+
+    @Test("once an operator says only operators may end, the relay refuses a guest's end and drops it; an operator's ends; a guest's say is no say")
+    func endingIsTheOperatorsOnceTheySaySo() {
+        var (core, ids) = party(3)
+        let (ana, ben) = (ids[0], ids[1])
+        let sequences = Sequences()
+        func end(_ core: inout RelayCore, _ connection: UInt64, _ sequences: Sequences) -> [RelayDirective] {
+            core.onFrame(.end(sequence: sequences.next(connection), reason: "done"), from: RelayConnectionID(connection), at: 2)
+        }
+        // A guest cannot take ending for the operators.
+        _ = send(&core, .ending(operatorsOnly: true), by: ben, counter: 1, on: 2, sequences)
+        var probe = core
+        let probeSequences = Sequences()
+        probeSequences.last = sequences.last
+        #expect(CoreAdmission.frames(end(&probe, 2, probeSequences), to: RelayConnectionID(3)).contains { if case .ended = $0 { true } else { false } },
+                "a guest's statement changes nothing: anyone may still end")
+
+        _ = send(&core, .ending(operatorsOnly: true), by: ana, counter: 1, on: 1, sequences)
+        let refused = end(&core, 2, sequences)
+        let fault = CoreAdmission.frames(refused, to: RelayConnectionID(2)).compactMap { if case let .error(fault) = $0 { fault } else { nil } }.first
+        #expect(fault?.code == .notPermitted)
+        #expect(!CoreAdmission.frames(refused, to: RelayConnectionID(3)).contains { if case .ended = $0 { true } else { false } })
+        #expect(core.participants(of: fixture.session) == [ana, ids[2]], "the guest is dropped; the session goes on")
+        _ = send(&core, .grant(publicKey: TestIdentities.key(of: ids[2]).publicKey), by: ana, counter: 2, on: 1, sequences)
+        let ended = end(&core, 3, sequences)
+        #expect(CoreAdmission.frames(ended, to: RelayConnectionID(1)).contains { if case .ended = $0 { true } else { false } },
+                "an operator (granted) ends it")
+
+        // An operator gives ending back to everyone: a guest's end ends.
+        var (again, others) = party(2)
+        let more = Sequences()
+        _ = send(&again, .ending(operatorsOnly: true), by: others[0], counter: 1, on: 1, more)
+        _ = send(&again, .ending(operatorsOnly: false), by: others[0], counter: 2, on: 1, more)
+        let guestEnd = again.onFrame(.end(sequence: more.next(2), reason: "bye"), from: RelayConnectionID(2), at: 2)
+        #expect(CoreAdmission.frames(guestEnd, to: RelayConnectionID(1)).contains { if case .ended = $0 { true } else { false } })
+    }
 }

@@ -203,7 +203,7 @@ import TandemWire
         #expect(untold.onRolesReview() == [.send(.claim(departed: [host.localID]))])
     }
 
-    @Test func everyoneWhoAcceptsAGrantRevocationOrClaimHandsItsMakersStatementToTheRelay() throws {
+    @Test func everyoneWhoAcceptsAGrantRevocationPolicyOrClaimHandsItsMakersStatementToTheRelay() throws {
         var group = RoleTestGroup()
         let (host, ana, ben) = (group.member(), group.member(), group.member())
         var hostMachine = try group.joined(host, "host", creator: host, others: [(ana, "ana"), (ben, "ben")])
@@ -227,6 +227,11 @@ import TandemWire
             #expect(told[0].first?.signer == host.identity.publicKey)
             #expect(told[0].first?.counter == record.order)
         }
+        // Who may end, as the policy says, is the relay's to enforce: handed on too.
+        let policy = group.role(.policy(SessionPolicy(playback: .everyone, ending: .operators)), by: host)
+        let policyTold = statements(anaMachine.onRelayEvent(.ordered(policy), at: group.now))
+        #expect(policyTold.map(\.change) == [.ending(operatorsOnly: true)])
+        #expect(statements(benMachine.onRelayEvent(.ordered(policy), at: group.now)) == policyTold)
         // A refused grant (Ana is no operator) is handed on by nobody, not even Ana.
         let refused = group.role(.grant(ana.localID), by: ana)
         #expect(statements(anaMachine.onRelayEvent(.ordered(refused), at: group.now)).isEmpty)
@@ -277,8 +282,10 @@ import TandemWire
         // Past the orders seen since.
         for _ in 0..<5 { _ = hostMachine.onRelayEvent(.ordered(group.ordered(Array("{}".utf8), by: ana)), at: group.now) }
         #expect(counter(hostMachine.recordBytes(for: .grant(ana.localID))) == 6)
-        // A policy is nothing the relay mirrors: no statement.
-        #expect(RoleRecord.decodeWithStatement(hostMachine.recordBytes(for: .policy(SessionPolicy())))?.statement == nil)
+        // A policy carries who may end, which the relay enforces; a reinstatement carries nothing.
+        #expect(RoleRecord.decodeWithStatement(hostMachine.recordBytes(for: .policy(SessionPolicy())))?.statement?.change
+            == .ending(operatorsOnly: false))
+        #expect(RoleRecord.decodeWithStatement(hostMachine.recordBytes(for: .reinstate))?.statement == nil)
     }
 
     @Test func aParticipantNamedDepartedWhileHereTakesItsRoleBack() throws {

@@ -173,7 +173,8 @@ extension RoleChange {
         case .claim: .claim
         case .kick(let target, let epochChange): .epoch(epochChange.epoch, verifier: epochChange.verifier, removed: target)
         case .rekey(let epochChange): .epoch(epochChange.epoch, verifier: epochChange.verifier, removed: nil)
-        case .policy, .reinstate, .epochHistory: nil
+        case .policy(let policy): .ending(operatorsOnly: policy.ending == .operators)
+        case .reinstate, .epochHistory: nil
         }
     }
 }

@@ -6,12 +6,13 @@ import Foundation
 /// the session (`RelayCore+Authority.swift`). The relay trusts the signature, never the
 /// connection a statement came on.
 ///
-///     u8   change (1 grant, 2 revoke, 3 claim, 4 epoch)
+///     u8   change (1 grant, 2 revoke, 3 claim, 4 epoch, 5 ending)
 ///     16   session
 ///     32   signer's public key
 ///     u64  counter, per signer, strictly increasing (a statement seen again changes nothing)
 ///     …    the change's fields: grant and revoke the subject's public key (32); epoch the new
-///          epoch (u8), its verifier (32), and whom it removes (u8 flag, then 16)
+///          epoch (u8), its verifier (32), and whom it removes (u8 flag, then 16); ending
+///          whether operators alone may end the session (u8 flag)
 ///     64   Ed25519 signature of "tandem relay authority v1" and every byte above
 public struct RelayAuthority: Sendable, Hashable {
     /// What a statement changes at the relay.
@@ -25,6 +26,9 @@ public struct RelayAuthority: Sendable, Hashable {
         /// The session moves to `epoch`, whose secret's verifier is `verifier`, removing
         /// `removed` (nil for a rekey).
         case epoch(UInt8, verifier: [UInt8], removed: UUID?)
+        /// Who may end the session from now on: operators alone, or everyone (the session
+        /// policy's `ending`, which the relay enforces on an `end` frame).
+        case ending(operatorsOnly: Bool)
     }
 
     /// The most bytes a statement takes written (`write(into:)`): a removal's.
@@ -70,6 +74,7 @@ public struct RelayAuthority: Sendable, Hashable {
         case .revoke: writer.uint8(2)
         case .claim: writer.uint8(3)
         case .epoch: writer.uint8(4)
+        case .ending: writer.uint8(5)
         }
         writer.uuid(session)
         writer.fixed(signer, count: RelayWireLimits.publicKeyLength)
@@ -84,6 +89,8 @@ public struct RelayAuthority: Sendable, Hashable {
             writer.fixed(verifier, count: RelayWireLimits.publicKeyLength)
             writer.bool(removed != nil)
             if let removed { writer.uuid(removed) }
+        case let .ending(operatorsOnly):
+            writer.bool(operatorsOnly)
         }
     }
 
@@ -108,6 +115,7 @@ public struct RelayAuthority: Sendable, Hashable {
             let epoch = try reader.uint8()
             let verifier = try reader.fixed(RelayWireLimits.publicKeyLength)
             change = .epoch(epoch, verifier: verifier, removed: try reader.bool() ? try reader.uuid() : nil)
+        case 5: change = .ending(operatorsOnly: try reader.bool())
         default:
             throw WireError(.malformed("authority change \(kind)"), context: reader.context)
         }

@@ -45,4 +45,7 @@ public struct RelayFaultCode: RawRepresentable, Sendable, Hashable {
     /// The invite's ticket expired (the relay's clock is past the expiry its creator signed), does
     /// not verify, or is missing for a session whose invites expire.
     public static let inviteExpired = RelayFaultCode(rawValue: 15)
+    /// The session's policy does not let this participant do that (ending the session, when
+    /// only operators may).
+    public static let notPermitted = RelayFaultCode(rawValue: 16)
 }

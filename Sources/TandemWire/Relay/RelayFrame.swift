@@ -40,7 +40,7 @@ public enum RelayFrame: Sendable, Hashable {
     /// The length prefix, the version byte, the type byte and the layout of `refusal` and
     /// `error` stay the same across versions, so that a relay can refuse a peer of another
     /// version in a frame that peer reads.
-    public static let version: UInt8 = 10
+    public static let version: UInt8 = 11
 
     // Handshake.
 

@@ -584,7 +584,7 @@ struct RelayLinkCore: Sendable {
         case .sessionNotFound: RelayError(.sessionNotFound, fault.text)
         case .sessionEnded: RelayError(.sessionEnded, fault.text)
         case .tooLarge: RelayError(.tooLarge, fault.text)
-        case .disconnected, .flooding, .limitReached: RelayError(.disconnected, fault.text)
+        case .disconnected, .flooding, .limitReached, .notPermitted: RelayError(.disconnected, fault.text)
         case .attachmentNotFound: RelayError(.attachmentNotFound, fault.text)
         case .versionMismatch: RelayError(.versionMismatch, fault.text)
         case .wrongIdentity: RelayError(.wrongIdentity, fault.text)

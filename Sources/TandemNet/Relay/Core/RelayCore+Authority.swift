@@ -62,7 +62,18 @@ extension RelayCore {
             return []
         case let .epoch(epoch, verifier, removed):
             return changeEpoch(key.session, epoch: epoch, verifier: verifier, removed: removed)
+        case let .ending(operatorsOnly):
+            sessions[key.session]?.endingByOperators = operatorsOnly
+            return []
         }
+    }
+
+    /// Why `participant` may not end `session`, nil when it may: an operator's statement made
+    /// ending the operators' alone, and the relay does not hold `participant` as one. A
+    /// well-behaved client refuses such an `end` before sending it (`SessionRoles.mayEnd`).
+    func endingRefusal(by participant: UUID, in session: RelaySessionState) -> RelayFault? {
+        guard session.endingByOperators, !session.operatorIDs.contains(participant) else { return nil }
+        return RelayFault(.notPermitted, "only an operator may end this session")
     }
 
     /// `publicKey`'s tickets admit from now on, while there is room.
@@ -85,6 +96,7 @@ extension RelayCore {
     ///   rule every participant applies to choose who claims (`SessionMachine.onRolesReview`).
     /// - `epoch`: the signer is an operator, the epoch is the next one, the signer does not
     ///   remove itself.
+    /// - `ending`: the signer is an operator.
     func authorityRefusal(_ statement: RelayAuthority, in session: RelaySessionState) -> String? {
         guard statement.session == session.id else { return "a statement for another session" }
         guard statement.counter > session.authorityCounters[statement.signer] ?? 0 else { return "a statement seen before" }
@@ -114,6 +126,8 @@ extension RelayCore {
             guard session.epoch < .max, epoch == session.epoch + 1 else { return "not the next epoch" }
             guard verifier.count == RelayWireLimits.publicKeyLength else { return "a verifier of the wrong size" }
             if removed == signer { return "an operator cannot remove itself" }
+        case .ending:
+            guard isOperator else { return "its signer is no operator" }
         }
         guard statement.isSignedBySigner else { return Self.unsigned }
         return nil

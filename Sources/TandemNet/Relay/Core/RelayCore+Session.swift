@@ -102,6 +102,9 @@ extension RelayCore {
             // Acknowledge the leave so the participant knows it arrived, then let it go.
             return [.send(connection, .ack(sequence))] + remove(key)
         case let .end(_, reason):
+            if let session = sessions[key.session], let fault = endingRefusal(by: key.participant, in: session) {
+                return drop(connection, fault: fault, at: now)
+            }
             return end(key.session, by: key.participant, reason: reason, at: now)
         case let .proposal(_, retention, body):
             return order(body, retention: retention, from: key, on: connection, at: now)

@@ -169,6 +169,9 @@ struct RelaySessionState: Sendable {
     var formerKeys: [[UInt8]] = []
     /// The participants removed from the session, refused from then on.
     var removed: Set<UUID> = []
+    /// Whether only operators may end the session, as an operator's statement last said
+    /// (`RelayAuthority.Change.ending`).
+    var endingByOperators = false
     /// Why the relay dropped the participants it dropped lately (too far behind, flooding, a
     /// protocol violation), newest last, at most `RelaySessionState.rememberedDrops`: a
     /// participant that tries to resume after is told why, where a participant it never knew

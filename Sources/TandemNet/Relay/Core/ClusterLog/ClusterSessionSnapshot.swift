@@ -102,7 +102,7 @@ struct ClusterSessionSnapshot {
     /// The relay each participant was last admitted or resumed at, when known.
     var homes: [UUID: UInt64]
 
-    private static let version: UInt8 = 3
+    private static let version: UInt8 = 4
 
     /// The bytes of `state`, with `homes`.
     static func encode(_ state: RelaySessionState, homes: [UUID: UInt64]) -> [UInt8] {
@@ -156,7 +156,8 @@ struct ClusterSessionSnapshot {
         writer.u32(UInt32(state.former.count))
         for entry in state.former { writer.frame(.participantJoined(sequence: 0, participant: entry)) }
         // The authority: the operators' keys, the keys whose tickets admit, the statement
-        // counters, whether invites expire; then the epoch, the earlier verifiers, and who was
+        // counters, whether invites expire and whether operators alone may end (one byte of
+        // flags); then the epoch, the earlier verifiers, and who was
         // removed.
         writer.u32(UInt32(state.operatorKeys.count))
         for key in state.operatorKeys { writer.data(key) }
@@ -167,7 +168,7 @@ struct ClusterSessionSnapshot {
             writer.data(key)
             writer.u64(counter)
         }
-        writer.bytes.append(state.ticketed ? 1 : 0)
+        writer.bytes.append((state.ticketed ? 1 : 0) | (state.endingByOperators ? 2 : 0))
         writer.bytes.append(state.epoch)
         writer.u32(UInt32(state.formerKeys.count))
         for key in state.formerKeys { writer.data(key) }
@@ -255,7 +256,8 @@ struct ClusterSessionSnapshot {
             let key = try reader.data(limit: RelayWireLimits.publicKeyLength)
             state.authorityCounters[key] = try reader.u64()
         }
-        state.ticketed = try reader.u8() == 1
+        let flags = try reader.u8()
+        (state.ticketed, state.endingByOperators) = (flags & 1 != 0, flags & 2 != 0)
         state.epoch = try reader.u8()
         for _ in 0..<(try reader.u32()) {
             guard state.formerKeys.count < Int(UInt8.max) else { throw ClusterLogError("more earlier verifiers than epochs") }
