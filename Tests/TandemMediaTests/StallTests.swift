@@ -6,22 +6,43 @@ import TandemTestKit
 import TandemClock
 import TandemMediaTypes
 
+/// The stall rule's judgement of late frames: the decoder's lateness, not the presenter's.
+@Suite struct StallDetectorTests {
+    @Test func lateFramesWithTheQueueFullAreNoStall() {
+        var detector = StallDetector(recoveryFrames: 4)
+        // A presenter late by a busy machine, with the decoder ahead: never a stall, which
+        // could not end (a full queue takes no frame more, and a stall ends on one).
+        for _ in 0..<10 {
+            #expect(detector.droppedLate(buffered: 8) == nil)
+            #expect(detector.presented(late: true, buffered: 4) == nil)
+        }
+        #expect(!detector.isStalled)
+        // A late frame with the queue full breaks a run of late frames with it nearly empty.
+        #expect(detector.presented(late: true, buffered: 1) == nil)
+        #expect(detector.droppedLate(buffered: 0) == nil)
+        #expect(detector.presented(late: true, buffered: 6) == nil)
+        #expect(detector.presented(late: true, buffered: 3) == nil)
+        #expect(detector.droppedLate(buffered: 2) == nil)
+        #expect(detector.presented(late: true, buffered: 0) == .began)
+    }
+}
+
 /// Stall detection: the pure rule (`StallDetector`) on made-up observations, then the real
 /// player with its decoder slowed down (`Options.decodeThrottle`).
 @Suite(.serialized) struct StallIOTests {
     @Test func aStallBeginsOnTheThirdLateFrameInARowAndNotBefore() {
         var detector = StallDetector(recoveryFrames: 4)
-        #expect(detector.presented(late: true) == nil)
-        #expect(detector.droppedLate() == nil)
+        #expect(detector.presented(late: true, buffered: 0) == nil)
+        #expect(detector.droppedLate(buffered: 0) == nil)
         // An on-time frame starts the count again.
-        #expect(detector.presented(late: false) == nil)
-        #expect(detector.presented(late: true) == nil)
-        #expect(detector.presented(late: true) == nil)
+        #expect(detector.presented(late: false, buffered: 0) == nil)
+        #expect(detector.presented(late: true, buffered: 0) == nil)
+        #expect(detector.presented(late: true, buffered: 0) == nil)
         #expect(!detector.isStalled)
-        #expect(detector.droppedLate() == .began)
+        #expect(detector.droppedLate(buffered: 0) == .began)
         #expect(detector.isStalled)
         // Once: more late frames raise nothing more.
-        #expect(detector.presented(late: true) == nil)
+        #expect(detector.presented(late: true, buffered: 0) == nil)
         #expect(detector.starved() == nil)
     }
 
@@ -42,9 +63,9 @@ import TandemMediaTypes
         #expect(!detector.isStalled)
         #expect(detector.buffered(frames: 4, endOfStream: false) == nil)
         // The late count starts from nothing after a stall ends.
-        #expect(detector.presented(late: true) == nil)
-        #expect(detector.presented(late: true) == nil)
-        #expect(detector.presented(late: true) == .began)
+        #expect(detector.presented(late: true, buffered: 0) == nil)
+        #expect(detector.presented(late: true, buffered: 0) == nil)
+        #expect(detector.presented(late: true, buffered: 0) == .began)
         // The end of the item ends a stall, whatever is queued.
         #expect(detector.buffered(frames: 0, endOfStream: true) == .ended)
     }

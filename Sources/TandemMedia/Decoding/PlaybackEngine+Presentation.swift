@@ -97,12 +97,12 @@ extension PlaybackEngine {
                 let playing = hasPlayed && (timeline?.rate ?? 0) > 0
                 if let endInstant = timeline?.localTime(forMediaTime: end), now >= endInstant {
                     statistics.droppedLateFrames += 1
-                    if playing { noteStallLocked(stall.droppedLate()) }
+                    if playing { noteStallLocked(stall.droppedLate(buffered: primaryBufferedLocked())) }
                     continue
                 }
                 statistics.presentedFrames += 1
                 lastPresented = (end, head.generation)
-                if playing { noteStallLocked(stall.presented(late: now - instant > nominalFrameDuration)) }
+                if playing { noteStallLocked(stall.presented(late: now - instant > nominalFrameDuration, buffered: primaryBufferedLocked())) }
                 return .presentVideo(head.item, Presentation(item: item, scheduled: instant, presented: now, isStill: false))
             }
             break
@@ -126,13 +126,13 @@ extension PlaybackEngine {
                 let primary = !decoder.hasVideo && hasPlayed && (timeline?.rate ?? 0) > 0
                 if let endInstant = timeline?.localTime(forMediaTime: head.item.endTime), now >= endInstant {
                     statistics.droppedAudioChunks += 1
-                    if primary { noteStallLocked(stall.droppedLate()) }
+                    if primary { noteStallLocked(stall.droppedLate(buffered: primaryBufferedLocked())) }
                     continue
                 }
                 statistics.consumedAudioChunks += 1
                 if !decoder.hasVideo {
                     lastPresented = (head.item.endTime, head.generation)
-                    if primary { noteStallLocked(stall.presented(late: now - instant > nominalFrameDuration)) }
+                    if primary { noteStallLocked(stall.presented(late: now - instant > nominalFrameDuration, buffered: primaryBufferedLocked())) }
                 }
                 return .consumeAudio(head.item, Presentation(item: item, scheduled: instant, presented: now, isStill: false))
             }

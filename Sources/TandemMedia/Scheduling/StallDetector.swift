@@ -5,9 +5,12 @@
 /// on the first frame that arrives:
 /// - **Began**, only while a playing timeline is in force and after the first play: either
 ///   `lateFramesToStall` frames in a row were presented later than one frame duration after
-///   their instants or dropped as too late (the decoder keeps up only partly), or no frame was
-///   decoded one frame duration after one fell due (`starved()`: the decoder or the source is
-///   behind). The caller decides "playing"; this core counts.
+///   their instants or dropped as too late while fewer than `recoveryFrames` were decoded ahead
+///   (the decoder keeps up only partly), or no frame was decoded one frame duration after one
+///   fell due (`starved()`: the decoder or the source is behind). Late frames with the queue
+///   full are the presenter's lateness (a busy machine), not the decoder's: pausing the group
+///   would not help, and such a stall could not end, since a full queue takes no more frames.
+///   The caller decides "playing"; this core counts.
 /// - **Ended**: the queue holds `recoveryFrames` decoded frames of the newest position again,
 ///   or decoding reached the end of the item. Typically while the group waits (paused), which
 ///   is what lets the decoder get ahead.
@@ -28,18 +31,24 @@ struct StallDetector: Sendable, Equatable {
     }
 
     /// A frame was presented while playing, `late` when more than a frame duration after its
-    /// instant; returns `.began` when that makes a stall.
-    mutating func presented(late: Bool) -> PlayerStall? {
-        guard late else {
+    /// instant, with `buffered` frames of the newest position decoded ahead; returns `.began`
+    /// when that makes a stall.
+    mutating func presented(late: Bool, buffered: Int) -> PlayerStall? {
+        guard late, buffered < recoveryFrames else {
             consecutiveLate = 0
             return nil
         }
         return countLate()
     }
 
-    /// A frame was dropped while playing, as its time had passed before it was decoded.
-    mutating func droppedLate() -> PlayerStall? {
-        countLate()
+    /// A frame was dropped while playing, as its time had passed before it was decoded, with
+    /// `buffered` frames of the newest position decoded ahead.
+    mutating func droppedLate(buffered: Int) -> PlayerStall? {
+        guard buffered < recoveryFrames else {
+            consecutiveLate = 0
+            return nil
+        }
+        return countLate()
     }
 
     /// No frame of the position in force was decoded one frame duration after one fell due,
