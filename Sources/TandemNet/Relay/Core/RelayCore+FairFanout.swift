@@ -14,9 +14,10 @@ extension RelayCore {
     ///   largest level in the session` (`FanoutMeter`): the heaviest sender pays the whole debt
     ///   back, one that sent a little waits a little, and less than a millisecond is no pause.
     /// - A frame that reached a connected reader whose outbox is past
-    ///   `RelayCoreConfiguration.backlogHighWater` of its caps pauses its sender for
-    ///   `backlogPause`, shared out by level the same way: senders go at the pace of the slowest
-    ///   reader that keeps reading, rather than overflowing its outbox and having it removed.
+    ///   `RelayCoreConfiguration.backlogHighWater` of its caps pauses its sender for up to
+    ///   `backlogPause` (in proportion to how far past, all of it at twice the mark), shared out
+    ///   by level the same way: senders go at the pace of the slowest reader that keeps reading,
+    ///   rather than overflowing its outbox and having it removed.
     mutating func fanoutPause(_ key: ParticipantKey, spent: (deliveries: Int, bytes: Int), source: String?,
                               at now: Int64) -> Int64? {
         var until: Int64?
@@ -26,8 +27,11 @@ extension RelayCore {
         }
         var wait: Int64 = 0
         if let sessionUntil = sessions[key.session]?.fanout?.pausedUntil(at: now) { wait = sessionUntil - now }
-        if spent.deliveries > 0, let backlog = sessions[key.session]?.backlog, backlog >= configuration.backlogHighWater {
-            wait = max(wait, configuration.backlogPause.nanoseconds)
+        if spent.deliveries > 0, let backlog = sessions[key.session]?.backlog, backlog > configuration.backlogHighWater {
+            // In proportion to how far past the mark, the whole pause at twice the mark: the
+            // flood settles where the reader keeps pace, rather than stopping and starting.
+            let past = min(1, (backlog - configuration.backlogHighWater) / configuration.backlogHighWater)
+            wait = max(wait, Int64(Double(configuration.backlogPause.nanoseconds) * past))
         }
         if wait > 0, let session = sessions[key.session], let own = session.participants[key.participant]?.fanoutMeter.level(at: now) {
             let largest = session.participants.values.reduce(0) { max($0, $1.fanoutMeter.level(at: now)) }

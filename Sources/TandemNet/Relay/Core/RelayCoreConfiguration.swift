@@ -131,8 +131,9 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     /// unless it reads fewer frames a second than one per `backlogPause`; and small, since
     /// whatever is sent to a reader after its backlog (a play, say) waits behind it.
     public var backlogHighWater: Double = 0.0625
-    /// How long a frame that reached a reader past `backlogHighWater` pauses the session's
-    /// heaviest sender; lighter senders wait in proportion to what they sent.
+    /// How long a frame that reached a reader at twice `backlogHighWater` pauses the session's
+    /// heaviest sender (between the two, in proportion); lighter senders wait in proportion to
+    /// what they sent.
     public var backlogPause = TimeSpan.milliseconds(20)
     /// How long after its acknowledgements last freed anything a reader past `backlogHighWater`
     /// is still waited for. Longer than a link's acknowledgement interval, so that a slow reader
