@@ -128,9 +128,9 @@ public struct RelayCoreConfiguration: Sendable, Hashable {
     /// participant may have waiting before those sending into its session are slowed to its
     /// pace: each frame that reaches it pauses its sender (`backlogPause`). Well below 1, so
     /// that a reader that keeps reading is held back rather than removed as too far behind,
-    /// unless it reads fewer frames a second than one per `backlogPause`; and small, since
-    /// whatever is sent to a reader after its backlog (a play, say) waits behind it.
-    public var backlogHighWater: Double = 0.0625
+    /// unless it reads fewer frames a second than one per `backlogPause`; and not so small that
+    /// the acknowledgements a reader keeping up still owes hold its senders back.
+    public var backlogHighWater: Double = 0.25
     /// How long a frame that reached a reader at twice `backlogHighWater` pauses the session's
     /// heaviest sender (between the two, in proportion); lighter senders wait in proportion to
     /// what they sent.
