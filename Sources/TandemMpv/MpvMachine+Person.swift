@@ -16,7 +16,16 @@ extension MpvMachine {
         case .playbackRestart:
             // Where the seek landed: read now, taken back to when playback restarted.
             restarts += 1
-            return finish([read(.framePosition, .restart(at: now))], now)
+            var directives = [read(.framePosition, .restart(at: now))]
+            // A paused seek landed: its command completes now (the group's play waits for a
+            // pre-roll's), and the frame it landed on is known once the reading is back.
+            if case .seekingPaused(let target, _, let before, let completion, let prerolls) = operation, before != restarts {
+                settleUntil = now + .milliseconds(200)
+                replace(with: .none)
+                if prerolls { prerolled = (target, restarts, false) }
+                directives += completion.map { [.complete(command: $0)] } ?? []
+            }
+            return finish(directives, now)
         case .pausedForCache(let waiting):
             return finish(cache(waiting, now: now), now)
         case .key(let key):
@@ -38,6 +47,19 @@ extension MpvMachine {
     /// from where the person put it, and an answer whose instant is far off lets it play on until
     /// its start must begin.
     mutating func personChanged(_ action: MpvRequestLedger.UserAction, now: HostInstant) -> [Directive] {
+        if forwardsPersonChanges {
+            if case .setSpeed(let speed) = action { requestedSpeed = speed }
+            return [.forward(action)]
+        }
+        // Alone (no group's command yet), a person's speed is the rate: pitch correction
+        // follows it, as mpv's own would.
+        if timeline == nil, case .setSpeed(let speed) = action {
+            return correctPitch(forRate: speed) + personChangedInGroup(action, now: now)
+        }
+        return personChangedInGroup(action, now: now)
+    }
+
+    mutating func personChangedInGroup(_ action: MpvRequestLedger.UserAction, now: HostInstant) -> [Directive] {
         let timelineRate = timeline?.rate ?? 0
         let groupPlays = timelineRate > 0 && hold == nil
         switch action {
@@ -74,7 +96,7 @@ extension MpvMachine {
     /// start's seek, its landing, the unpause to come, or a pre-roll and the play it waits for.
     var isLiningUp: Bool {
         switch operation {
-        case .landing, .checkingClock, .awaitingUnpause: true
+        case .landing, .awaitingPreroll, .checkingClock, .awaitingUnpause: true
         case .checkingPosition(_, _, _, let prerolls), .seekingPaused(_, _, _, _, let prerolls): prerolls
         default: prerolled?.restarts == restarts
         }
@@ -171,6 +193,37 @@ extension MpvMachine {
         (min(max(rate, proposableRates.lowerBound), proposableRates.upperBound) * 1000).rounded() / 1000
     }
 
+    // MARK: The program's own requests
+
+    /// A request of the program's own while no group drives the player (its transport,
+    /// uncoordinated): entered in the ledger, so that mpv's report of it is not taken for a
+    /// person's, and sent unless mpv was last asked for it. A seek is clamped to the item.
+    public mutating func onOwnRequest(_ request: Request, now: HostInstant) -> [Directive] {
+        switch request {
+        case .pause(true):
+            guard !paused || !ledger.paused else { return [] }
+            paused = true
+            ledger.requestPause(true, at: now.nanoseconds)
+            return [.send(.pause(true))]
+        case .pause(false):
+            guard paused || ledger.paused else { return [] }
+            paused = false
+            pausedForProposal = nil
+            ledger.requestPause(false, at: now.nanoseconds)
+            return [.send(.pause(false))]
+        case .speed(let speed):
+            return correctPitch(forRate: speed) + setSpeed(speed, now: now)
+        case .seek(let target):
+            let end = item.duration.map { ItemTime.zero + $0 } ?? .distantFuture
+            let target = max(ItemTime.zero, min(target, end))
+            ledger.requestSeek(to: target.nanoseconds, at: now.nanoseconds)
+            settleUntil = now + .seconds(2)
+            return [.send(.seek(target))]
+        case .pitchCorrection, .read, .load:
+            return [.send(request)]
+        }
+    }
+
     // MARK: Buffering
 
     /// mpv's `paused-for-cache` changed. While the group plays, mpv waiting for its cache (a
@@ -183,6 +236,7 @@ extension MpvMachine {
         switch Self.stallChange(waiting: waiting, stalled: isStalled, groupPlays: (timeline?.rate ?? 0) > 0) {
         case true?:
             isStalled = true
+            statistics.stalls += 1
             return abandonOperation() + [.beginStall, .show([Self.bufferingText])]
         case false?:
             isStalled = false

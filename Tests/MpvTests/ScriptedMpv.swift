@@ -4,7 +4,7 @@ import TandemClock
 @testable import TandemMpv
 
 /// A pure stand-in for mpv on virtual time, answering `MpvMachine`'s requests the way mpv 0.35
-/// does (`MpvPlayer+Start.swift`): an exact seek lands after `seekDelay` on the first frame at or
+/// does (`MpvMachine+Start.swift`): an exact seek lands after `seekDelay` on the first frame at or
 /// after its target (within 5 ms) and reports `playback-restart`; an unpause sets the position
 /// moving from the frame shown `startLatency` later; `time-pos` is nil while seeking; `audio-pts`
 /// is the exact position while playing, and while paused only on frames `hasAudioClock` says
@@ -23,6 +23,8 @@ struct ScriptedMpv {
     private(set) var paused: Bool
     private(set) var speed = 1.0
     private(set) var pausedForCache = false
+    /// `audio-pitch-correction` as last set, if it was.
+    private(set) var correctsPitch: Bool?
     /// The position at `anchorTime`, moving from then on unless paused, seeking or waiting for its cache.
     private var anchor = ItemTime.zero
     private var anchorTime = HostInstant.zero
@@ -108,6 +110,9 @@ struct ScriptedMpv {
             anchor = .zero
             anchorTime = now + seekDelay
             return [(now + seekDelay, .loaded(identifier)), (now + seekDelay, .report(.playbackRestart))]
+        case .pitchCorrection(let value):
+            correctsPitch = value
+            return []
         }
     }
 
@@ -157,6 +162,8 @@ struct MpvRig {
     private(set) var completed: [UInt64] = []
     /// The lines shown on mpv's screen.
     private(set) var shown: [[String]] = []
+    /// A person's changes forwarded as they are (`MpvMachine.forwardsPersonChanges`).
+    private(set) var forwarded: [MpvRequestLedger.UserAction] = []
     private var nextCommand: UInt64 = 1
     /// Items the rig's shell loads for the machine.
     var items: [String: MpvMachine.Item] = [:]
@@ -198,6 +205,7 @@ struct MpvRig {
             case .beginStall: stalls.append(true)
             case .endStall: stalls.append(false)
             case .show(let lines): shown.append(lines)
+            case .forward(let action): forwarded.append(action)
             }
         }
     }
@@ -257,6 +265,9 @@ struct MpvRig {
     mutating func cache(waiting: Bool) { schedule(mpv.cache(waiting: waiting, at: now)) }
 
     /// The group refuses the last proposal.
+    /// The program's own request, made now (the player's transport, uncoordinated).
+    mutating func ownRequest(_ request: MpvMachine.Request) { carryOut(machine.onOwnRequest(request, now: now)) }
+
     mutating func refuse(_ number: Int) { carryOut(machine.onProposalRefused(number, now: now)) }
 
     /// mpv's error against a timeline that is at `itemTime` at `host` at `rate`, now.
