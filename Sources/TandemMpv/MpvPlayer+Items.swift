@@ -163,14 +163,20 @@ extension MpvPlayer {
     /// The machine asked for the item `identifier` (a group's command for it, which it holds
     /// back meanwhile, mpv paused): loads it, and tells the group what it has now. A failed load
     /// leaves mpv on its item (the command is then stale), is kept in `lastItemError`, and is not
-    /// tried again until the item is given again.
+    /// tried again until the item is given again. A load that another load began after
+    /// superseded (mpv stopped it, or it was still loading) is no failure: the item stays one
+    /// to load for the group's later commands, and the newer load tells the machine its outcome.
     func takeUpItem(_ identifier: String) async {
         guard let item = items.withLock({ $0.failed.contains(identifier) ? nil : $0.available[identifier] }) else {
             return input { machine, now in machine.onItemFailed(identifier, now: now) }
         }
+        let number = Mutex<Int?>(nil)
         do {
-            try await load(item)
+            try await load(item, began: { began in number.withLock { $0 = began } })
         } catch {
+            // Another load began since this one did.
+            let superseded = number.withLock { $0 }.map { began in items.withLock { $0.loads } != began } ?? false
+            guard !superseded else { return }
             items.withLock { _ = $0.failed.insert(identifier) }
             return input { machine, now in machine.onItemFailed(identifier, now: now) }
         }
@@ -199,14 +205,15 @@ extension MpvPlayer {
     /// Replaces mpv's file with `item`'s (`loadfile … replace`) and waits until mpv has loaded it
     /// (its first frame decoded, `duration` and the rest read afresh): mpv is then at the item's
     /// start, paused or playing as before. On a failure mpv is taken back to the item it had,
-    /// where it was.
-    func load(_ item: PlaybackItem) async throws(MpvError) {
+    /// where it was. `began` is given the load's number as it begins (`ItemState.loads`).
+    func load(_ item: PlaybackItem, began: (Int) -> Void = { _ in }) async throws(MpvError) {
         let request = "replace the item with"
         let target = try targets.checkedTarget(of: item, for: request)
         let (load, previous) = items.withLock { state in
             state.loads += 1
             return (state.loads, state.loaded)
         }
+        began(load)
         // Worked out while mpv loads the file.
         let identifying = Task.detached { LoadedItem.identity(of: item) }
         let position = (try? await connection.get("time-pos"))?.seconds.map { Int64(saturating: $0 * 1e9) }
