@@ -224,6 +224,31 @@ extension MpvMachine {
         }
     }
 
+    /// A seek of the program's own (`onOwnRequest(_:now:)`'s), ended under `id`
+    /// (`Directive.seekEnded`) once mpv has landed: at the first `playback-restart` after it
+    /// whose reading finds mpv no longer seeking (one that finds it seeking again was an earlier
+    /// seek's, come late), or at `landingTimeout` without. mpv answers a seek command as it queues
+    /// it: until the landing, `time-pos` is still where mpv was.
+    public mutating func onOwnSeek(to target: ItemTime, id: UInt64, now: HostInstant) -> [Directive] {
+        let sending = onOwnRequest(.seek(target), now: now)
+        ownSeeks.append(OwnSeek(id: id, sentAt: now, restarts: restarts))
+        return finish(sending, now)
+    }
+
+    /// A landing's reading (`reading`, after the `restarts`th restart): the program's own seeks
+    /// sent before that restart end if mpv shows a frame, or wait for the next restart if it
+    /// seeks still.
+    mutating func ownSeeksLanded(_ reading: Reading) -> [Directive] {
+        var ended: [Directive] = []
+        ownSeeks = ownSeeks.compactMap { seek in
+            guard seek.restarts != restarts else { return seek }
+            guard reading.position != nil else { return OwnSeek(id: seek.id, sentAt: seek.sentAt, restarts: restarts) }
+            ended.append(.seekEnded(seek.id, landed: true))
+            return nil
+        }
+        return ended
+    }
+
     // MARK: Buffering
 
     /// mpv's `paused-for-cache` changed. While the group plays, mpv waiting for its cache (a

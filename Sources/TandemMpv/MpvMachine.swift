@@ -173,6 +173,9 @@ public struct MpvMachine: Sendable {
         /// Propose a person's change, made in mpv already, to the coordinator a program drives
         /// the player from (`forwardsPersonChanges`), as it is, with no hold.
         case forward(MpvRequestLedger.UserAction)
+        /// The program's own seek under this identity (`onOwnSeek(to:id:now:)`) ended: mpv landed
+        /// and shows a frame there (`landed`), or it did not within `landingTimeout`.
+        case seekEnded(UInt64, landed: Bool)
     }
 
     /// A reading of mpv's position: the position (nil: mpv has none now), when it held (the
@@ -355,6 +358,15 @@ public struct MpvMachine: Sendable {
     var nextTick: HostInstant?
     var scheduledWake: HostInstant?
     var pausedForCache = false
+    /// The program's own seeks not yet ended, oldest first.
+    var ownSeeks: [OwnSeek] = []
+
+    /// A seek of the program's own on its way: sent at `sentAt`, after `restarts` restarts.
+    struct OwnSeek: Sendable, Equatable {
+        var id: UInt64
+        var sentAt: HostInstant
+        var restarts: Int
+    }
 
     enum ReadPurpose: Sendable, Equatable {
         case restart(at: HostInstant)
@@ -555,7 +567,8 @@ public struct MpvMachine: Sendable {
         // The corrections' clock runs while the group plays.
         if groupRate > 0, nextTick == nil { nextTick = now + configuration.correctionInterval }
         if groupRate <= 0 { nextTick = nil }
-        let next = [operationDue, nextTick, pausedForProposal, hold?.until].compactMap { $0 }.min()
+        let ownSeekDue = ownSeeks.map { $0.sentAt + configuration.landingTimeout }.min()
+        let next = [operationDue, nextTick, pausedForProposal, hold?.until, ownSeekDue].compactMap { $0 }.min()
         if let next, next != scheduledWake {
             scheduledWake = next
             directives.append(.wake(at: next))
@@ -589,6 +602,10 @@ public struct MpvMachine: Sendable {
             if hold != nil, paused { directives += unpause(now: now) }
         }
         directives += stepOperation(now: now)
+        // Not landed in time: ended, so that the program's request fails rather than waits on.
+        let overdue = ownSeeks.filter { now >= $0.sentAt + configuration.landingTimeout }
+        ownSeeks.removeAll { now >= $0.sentAt + configuration.landingTimeout }
+        directives += overdue.map { .seekEnded($0.id, landed: false) }
         if let tick = nextTick, now >= tick {
             nextTick = now + configuration.correctionInterval
             if case .none = operation, groupRate > 0, !paused, hold == nil, !isStalled, now >= settleUntil {

@@ -251,7 +251,7 @@ extension MpvPlayer {
                 let reloaded = await loadFile(previous.target, events: connection.events, timeout: options.startTimeout,
                                               request: "reload \(previous.item.identifier)")
                 if case .failure = reloaded { hasFile = false }
-                if hasFile, let position, position > 0 { try? await self.request(.seek(ItemTime(nanoseconds: position)), "seek back") }
+                if hasFile, let position, position > 0 { try? await seek(to: ItemTime(nanoseconds: position), "seek back") }
             }
         }
         // Without a file, mpv would quit: it stays idle instead, for the next replacement.

@@ -73,6 +73,7 @@ extension MpvPlayer {
                 refreshTimeControl()
             case .show(let lines): connection.send(Self.showTextCommand(lines, duration: Self.onScreenDuration)) { _ in }
             case .forward(let action): forward(action)
+            case .seekEnded(let id, let landed): state.withLock { $0.seekEnds.removeValue(forKey: id) }?(landed)
             }
         }
     }
@@ -190,14 +191,6 @@ extension MpvPlayer {
             // commands reach the machine after: a key pressed again at once steps from there.
             return take(key)
         case ("playback-restart", _):
-            let waiters = state.withLock { state in
-                state.restarts += 1
-                let count = state.restarts
-                let (ready, waiting) = (state.landingWaiters.filter { $0.after < count }, state.landingWaiters.filter { $0.after >= count })
-                state.landingWaiters = waiting
-                return ready
-            }
-            for waiter in waiters { waiter.resume(true) }
             report = .playbackRestart
         default:
             return
@@ -205,17 +198,40 @@ extension MpvPlayer {
         run(at: event.receivedAt) { machine, now in machine.onReport(report, now: now) }
     }
 
-    /// Waits until a `playback-restart` after the `after`th comes (true), or 2 s pass (false).
-    func waitForRestart(after: Int) async -> Bool {
-        await withCheckedContinuation { continuation in
-            let once = Mutex<CheckedContinuation<Bool, Never>?>(continuation)
-            let resume: @Sendable (Bool) -> Void = { landed in once.withLock { $0.take() }?.resume(returning: landed) }
-            let (counted, closed) = state.withLock { state in
-                if state.restarts <= after, !state.closed { state.landingWaiters.append((after, resume)) }
-                return (state.restarts > after, state.closed)
+    /// Seeks mpv to `target` exactly, a request of the program's own, and returns once the
+    /// machine finds mpv landed there (`MpvMachine.onOwnSeek(to:id:now:)`); throws mpv's refusal,
+    /// or a time-out when it did not land. Any thread.
+    func seek(to target: ItemTime, _ name: String) async throws(MpvError) {
+        let ended: Result<Bool, MpvError> = await withCheckedContinuation { continuation in
+            let once = Mutex<CheckedContinuation<Result<Bool, MpvError>, Never>?>(continuation)
+            let resume: @Sendable (Result<Bool, MpvError>) -> Void = { result in once.withLock { $0.take() }?.resume(returning: result) }
+            loop.execute { [weak self] in
+                guard let self else { return resume(.success(false)) }
+                let now = HostInstant(nanoseconds: MonotonicClock.now())
+                let directives: [MpvMachine.Directive]? = state.withLock { state in
+                    guard !state.closed else { return nil }
+                    let id = state.nextCommand
+                    state.nextCommand += 1
+                    state.seekEnds[id] = { landed in resume(.success(landed)) }
+                    return state.machine.onOwnSeek(to: target, id: id, now: now)
+                }
+                guard let directives else { return resume(.success(false)) }
+                for directive in directives {
+                    // The seek itself is sent here, for mpv's refusal to reach the caller.
+                    guard case .send(.seek(let sent)) = directive else {
+                        carryOut([directive])
+                        continue
+                    }
+                    connection.send(["seek", .number(Double(sent.nanoseconds) / 1e9), "absolute", "exact"]) { reply in
+                        if case .failure(let error) = reply { resume(.failure(Self.mpvError(error, name))) }
+                    }
+                }
             }
-            if counted || closed { return resume(counted) }
-            loop.schedule(after: 2_000_000_000) { resume(false) }
+        }
+        switch ended {
+        case .success(true): return
+        case .success(false): throw .timeout(name, "the seek did not land within 2 s")
+        case .failure(let error): throw error
         }
     }
 

@@ -125,15 +125,7 @@ extension MpvPlayer {
             return
         }
         try Self.checkPosition(itemTime)
-        let request = "seek to \(Double(itemTime) / 1e9) s"
-        var restarts = state.withLock { $0.restarts }
-        try await self.request(.seek(ItemTime(nanoseconds: itemTime)), request)
-        // Bounded: a restart of an earlier seek's, come late, is followed by this one's.
-        for _ in 0..<3 {
-            guard await waitForRestart(after: restarts) else { throw .timeout(request, "the seek did not land within 2 s") }
-            if (try? await connection.get("seeking"))?.bool == false { return }
-            restarts = state.withLock { $0.restarts }
-        }
+        try await seek(to: ItemTime(nanoseconds: itemTime), "seek to \(Double(itemTime) / 1e9) s")
     }
 
     /// Replaces the current item with `item`, at its start (as AVPlayer's

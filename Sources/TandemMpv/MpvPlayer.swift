@@ -185,9 +185,8 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         weak var readingsCoordinator: PlaybackCoordinator?
         /// The `.stallRecovery` suspension begun while mpv buffers (`Directive.beginStall`).
         var stallSuspension: PlaybackSuspension?
-        /// `playback-restart`s seen, and who waits for the next (an uncoordinated seek).
-        var restarts = 0
-        var landingWaiters: [(after: Int, resume: @Sendable (Bool) -> Void)] = []
+        /// Who waits for the program's own seeks to end (`MpvMachine.Directive.seekEnded`), by identity.
+        var seekEnds: [UInt64: @Sendable (Bool) -> Void] = [:]
         /// Readings written to the presentation log.
         var readings = 0
         var closed = false
@@ -347,13 +346,13 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             defer {
                 state.stallSuspension = nil
                 state.completions = [:]
-                state.landingWaiters = []
+                state.seekEnds = [:]
             }
-            return (state.stallSuspension, Array(state.completions.values), state.landingWaiters)
+            return (state.stallSuspension, Array(state.completions.values), Array(state.seekEnds.values))
         }
         suspension?.end()
         for completion in completions { completion() }
-        for waiter in waiters { waiter.resume(false) }
+        for waiter in waiters { waiter(false) }
         if !loop.inLoop { loop.stop() }
         if process.isRunning { _ = try? await connection.command(["quit"]) }
         connection.close()

@@ -112,6 +112,39 @@ import TandemClock
         #expect(rig.mpv.received.count == sent)
     }
 
+    @Test func theProgramsOwnSeekEndsOnceMpvShowsTheFrameItLandedOn() {
+        // mpv answers a seek as it queues it, and lands much later (a loaded machine): until
+        // then `time-pos` is where mpv was, so the seek has not ended.
+        var mpv = ScriptedMpv()
+        mpv.seekDelay = .milliseconds(400)
+        var rig = MpvRig(mpv: mpv)
+        rig.run(for: .milliseconds(100))
+        let sentAt = rig.now
+        let id = rig.ownSeek(to: .seconds(4))
+        rig.run(for: .milliseconds(350))
+        #expect(rig.seeksEnded.isEmpty, "ended before mpv landed")
+        rig.run(for: .milliseconds(100))
+        guard rig.seeksEnded.count == 1, let ended = rig.seeksEnded.first else {
+            Issue.record("ended: \(rig.seeksEnded.map { ($0.id, $0.landed) })")
+            return
+        }
+        #expect(ended.id == id && ended.landed)
+        #expect(ended.at >= sentAt + .milliseconds(400))
+        // Where the program finds mpv once its seek returns: the frame at 4 s.
+        #expect((rig.mpv.position(at: ended.at) - .seconds(4)).magnitude < .milliseconds(5))
+        #expect(rig.proposals.isEmpty && rig.machine.statistics.userProposals == 0)
+
+        // A seek mpv never lands within the landing time-out ends, not landed.
+        var stuck = ScriptedMpv()
+        stuck.seekDelay = .seconds(5)
+        var slow = MpvRig(mpv: stuck)
+        let start = slow.now
+        let never = slow.ownSeek(to: .seconds(6))
+        slow.run(for: .seconds(3))
+        #expect(slow.seeksEnded.map(\.id) == [never] && slow.seeksEnded.map(\.landed) == [false])
+        #expect(slow.seeksEnded.first?.at == start + slow.machine.configuration.landingTimeout)
+    }
+
     @Test func aPersonsChangeIsForwardedAsItIsToAProgramsOwnCoordinator() {
         var rig = MpvRig()
         rig.machine.forwardsPersonChanges = true

@@ -164,6 +164,8 @@ struct MpvRig {
     private(set) var shown: [[String]] = []
     /// A person's changes forwarded as they are (`MpvMachine.forwardsPersonChanges`).
     private(set) var forwarded: [MpvRequestLedger.UserAction] = []
+    /// The program's own seeks ended (`MpvMachine.Directive.seekEnded`), with when.
+    private(set) var seeksEnded: [(id: UInt64, landed: Bool, at: HostInstant)] = []
     private var nextCommand: UInt64 = 1
     /// Items the rig's shell loads for the machine.
     var items: [String: MpvMachine.Item] = [:]
@@ -206,6 +208,7 @@ struct MpvRig {
             case .endStall: stalls.append(false)
             case .show(let lines): shown.append(lines)
             case .forward(let action): forwarded.append(action)
+            case .seekEnded(let id, let landed): seeksEnded.append((id, landed, now))
             }
         }
     }
@@ -264,10 +267,19 @@ struct MpvRig {
     /// mpv's cache runs dry or fills again now.
     mutating func cache(waiting: Bool) { schedule(mpv.cache(waiting: waiting, at: now)) }
 
-    /// The group refuses the last proposal.
     /// The program's own request, made now (the player's transport, uncoordinated).
     mutating func ownRequest(_ request: MpvMachine.Request) { carryOut(machine.onOwnRequest(request, now: now)) }
 
+    /// The program's own seek to `target`, made now; its identity.
+    @discardableResult
+    mutating func ownSeek(to target: ItemTime) -> UInt64 {
+        let id = nextCommand
+        nextCommand += 1
+        carryOut(machine.onOwnSeek(to: target, id: id, now: now))
+        return id
+    }
+
+    /// The group refuses the proposal `number`.
     mutating func refuse(_ number: Int) { carryOut(machine.onProposalRefused(number, now: now)) }
 
     /// mpv's error against a timeline that is at `itemTime` at `host` at `rate`, now.
