@@ -197,7 +197,9 @@ extension MpvMachine {
 
     /// A request of the program's own while no group drives the player (its transport,
     /// uncoordinated): entered in the ledger, so that mpv's report of it is not taken for a
-    /// person's, and sent unless mpv was last asked for it. A seek is clamped to the item.
+    /// person's, and sent unless mpv was last asked for it. A seek is clamped to the item, past
+    /// its end to its last frame (`seek(to:now:)`): an exact seek to the end itself finds no
+    /// frame to land on, and mpv stops short of it.
     public mutating func onOwnRequest(_ request: Request, now: HostInstant) -> [Directive] {
         switch request {
         case .pause(true):
@@ -214,11 +216,7 @@ extension MpvMachine {
         case .speed(let speed):
             return correctPitch(forRate: speed) + setSpeed(speed, now: now)
         case .seek(let target):
-            let end = item.duration.map { ItemTime.zero + $0 } ?? .distantFuture
-            let target = max(ItemTime.zero, min(target, end))
-            ledger.requestSeek(to: target.nanoseconds, at: now.nanoseconds)
-            settleUntil = now + .seconds(2)
-            return [.send(.seek(target))]
+            return [seek(to: target, now: now).0]
         case .pitchCorrection, .read, .load:
             return [.send(request)]
         }
@@ -226,23 +224,32 @@ extension MpvMachine {
 
     /// A seek of the program's own (`onOwnRequest(_:now:)`'s), ended under `id`
     /// (`Directive.seekEnded`) once mpv has landed: at the first `playback-restart` after it
-    /// whose reading finds mpv no longer seeking (one that finds it seeking again was an earlier
-    /// seek's, come late), or at `landingTimeout` without. mpv answers a seek command as it queues
-    /// it: until the landing, `time-pos` is still where mpv was.
+    /// whose reading finds mpv on the frame the seek lands on (the first at or after its target),
+    /// or at `landingTimeout` (landed if mpv restarted elsewhere meanwhile). mpv answers a seek
+    /// command as it queues it, and until the seek runs it reads as not seeking, where it was: a
+    /// restart of an earlier seek's, come late, is not this seek's landing.
     public mutating func onOwnSeek(to target: ItemTime, id: UInt64, now: HostInstant) -> [Directive] {
-        let sending = onOwnRequest(.seek(target), now: now)
-        ownSeeks.append(OwnSeek(id: id, sentAt: now, restarts: restarts))
-        return finish(sending, now)
+        let (sending, target) = seek(to: target, now: now)
+        ownSeeks.append(OwnSeek(id: id, target: target, sentAt: now, restarts: restarts, restarted: false))
+        return finish([sending], now)
     }
 
-    /// A landing's reading (`reading`, after the `restarts`th restart): the program's own seeks
-    /// sent before that restart end if mpv shows a frame, or wait for the next restart if it
-    /// seeks still.
-    mutating func ownSeeksLanded(_ reading: Reading) -> [Directive] {
+    /// A landing's reading (`reading`, of a restart at `restartedAt`): the program's own seeks
+    /// sent before that restart end if mpv is on the frame each lands on, or wait for the next
+    /// restart.
+    mutating func ownSeeksLanded(_ reading: Reading, restartedAt: HostInstant) -> [Directive] {
         var ended: [Directive] = []
+        // How far mpv may have played on since the restart, while it plays.
+        let since = ledger.paused ? TimeSpan.zero : max(.zero, reading.at - restartedAt) * ledger.speed
         ownSeeks = ownSeeks.compactMap { seek in
             guard seek.restarts != restarts else { return seek }
-            guard reading.position != nil else { return OwnSeek(id: seek.id, sentAt: seek.sentAt, restarts: restarts) }
+            let landing = (seek.target - configuration.landingTolerance)...(seek.target + item.frameDuration + configuration.landingTolerance + since)
+            guard let position = reading.position, landing.contains(position) else {
+                var waiting = seek
+                waiting.restarts = restarts
+                waiting.restarted = waiting.restarted || reading.position != nil
+                return waiting
+            }
             ended.append(.seekEnded(seek.id, landed: true))
             return nil
         }

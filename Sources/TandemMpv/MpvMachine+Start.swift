@@ -169,7 +169,7 @@ extension MpvMachine {
     /// mpv answered the reading asked under `id` with `reading`.
     public mutating func onReading(_ id: UInt64, _ reading: Reading, now: HostInstant) -> [Directive] {
         guard let (purpose, serial) = reads.removeValue(forKey: id) else { return finish([], now) }
-        if case .restart(let at) = purpose { return finish(ownSeeksLanded(reading) + restartRead(reading, restartedAt: at, now: now), now) }
+        if case .restart(let at) = purpose { return finish(ownSeeksLanded(reading, restartedAt: at) + restartRead(reading, restartedAt: at, now: now), now) }
         if case .correction = purpose, serial == operationSerial { return finish(correct(by: reading, now: now), now) }
         if case .lagAfterChange(let before, let changedAt, let old, let new) = purpose {
             learnLag(before: before, after: reading, changedAt: changedAt, old: old, new: new)

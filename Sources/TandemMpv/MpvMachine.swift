@@ -361,11 +361,14 @@ public struct MpvMachine: Sendable {
     /// The program's own seeks not yet ended, oldest first.
     var ownSeeks: [OwnSeek] = []
 
-    /// A seek of the program's own on its way: sent at `sentAt`, after `restarts` restarts.
+    /// A seek of the program's own on its way to `target`: sent at `sentAt`, after `restarts`
+    /// restarts; `restarted` once mpv restarted somewhere else since.
     struct OwnSeek: Sendable, Equatable {
         var id: UInt64
+        var target: ItemTime
         var sentAt: HostInstant
         var restarts: Int
+        var restarted: Bool
     }
 
     enum ReadPurpose: Sendable, Equatable {
@@ -602,10 +605,11 @@ public struct MpvMachine: Sendable {
             if hold != nil, paused { directives += unpause(now: now) }
         }
         directives += stepOperation(now: now)
-        // Not landed in time: ended, so that the program's request fails rather than waits on.
+        // Not landed in time: ended, so that the program's request returns (or fails, if mpv
+        // never restarted) rather than waits on.
         let overdue = ownSeeks.filter { now >= $0.sentAt + configuration.landingTimeout }
         ownSeeks.removeAll { now >= $0.sentAt + configuration.landingTimeout }
-        directives += overdue.map { .seekEnded($0.id, landed: false) }
+        directives += overdue.map { .seekEnded($0.id, landed: $0.restarted) }
         if let tick = nextTick, now >= tick {
             nextTick = now + configuration.correctionInterval
             if case .none = operation, groupRate > 0, !paused, hold == nil, !isStalled, now >= settleUntil {

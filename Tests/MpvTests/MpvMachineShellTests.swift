@@ -98,8 +98,8 @@ import TandemClock
         #expect(rig.mpv.speed == 1.25)
         rig.ownRequest(.seek(.seconds(30)))
         rig.run(for: .milliseconds(100))
-        // Clamped to the item (20 s), and its landing is Tandem's own.
-        #expect(Self.requests(rig).contains(.seek(.seconds(20))))
+        // Clamped to the item's last frame (20 s less one), and its landing is Tandem's own.
+        #expect(Self.requests(rig).contains(.seek(.seconds(20) - rig.machine.item.frameDuration)))
         rig.ownRequest(.pause(true))
         rig.run(for: .milliseconds(100))
         #expect(rig.mpv.paused)
@@ -133,6 +133,23 @@ import TandemClock
         // Where the program finds mpv once its seek returns: the frame at 4 s.
         #expect((rig.mpv.position(at: ended.at) - .seconds(4)).magnitude < .milliseconds(5))
         #expect(rig.proposals.isEmpty && rig.machine.statistics.userProposals == 0)
+
+        // A restart of an earlier seek's, come while the next seek is still queued in mpv (which
+        // reads where it was, not seeking): not that seek's landing.
+        var queued = ScriptedMpv()
+        queued.seekQueueDelay = .milliseconds(100)
+        queued.seekDelay = .milliseconds(300)
+        var late = MpvRig(mpv: queued)
+        late.run(for: .milliseconds(100))
+        late.ownSeek(to: .seconds(7))
+        late.run(for: .milliseconds(400))
+        let second = late.ownSeek(to: .seconds(15))
+        late.strayRestart()
+        late.run(for: .milliseconds(250))
+        #expect(late.seeksEnded.count == 1, "ended on the stray restart: \(late.seeksEnded.map { ($0.id, $0.landed) })")
+        late.run(for: .milliseconds(100))
+        #expect(late.seeksEnded.last.map { $0.id == second && $0.landed } == true)
+        #expect(late.seeksEnded.last.map { (late.mpv.position(at: $0.at) - .seconds(15)).magnitude < .milliseconds(5) } == true)
 
         // A seek mpv never lands within the landing time-out ends, not landed.
         var stuck = ScriptedMpv()

@@ -13,6 +13,8 @@ struct ScriptedMpv {
     var frameDuration = TimeSpan(nanoseconds: 33_333_333)
     var duration = TimeSpan.seconds(20)
     var seekDelay = TimeSpan.milliseconds(25)
+    /// How long a seek stays queued before it runs: until then mpv reads where it was, not seeking.
+    var seekQueueDelay = TimeSpan.zero
     var startLatency = TimeSpan.microseconds(300)
     var replyDelay = TimeSpan.microseconds(200)
     var hasAudioClock: @Sendable (ItemTime) -> Bool = { _ in true }
@@ -29,7 +31,7 @@ struct ScriptedMpv {
     private var anchor = ItemTime.zero
     private var anchorTime = HostInstant.zero
     /// The landing of a seek in flight, and when.
-    private var landing: (frame: ItemTime, at: HostInstant)?
+    private var landing: (frame: ItemTime, at: HostInstant, runs: HostInstant)?
     /// Every request received, with its instant.
     private(set) var received: [(HostInstant, MpvMachine.Request)] = []
 
@@ -93,12 +95,12 @@ struct ScriptedMpv {
             let frames = ((target - TimeSpan.milliseconds(5)).nanoseconds + frameDuration.nanoseconds - 1) / frameDuration.nanoseconds
             let lastFrame = ItemTime.zero + duration - frameDuration
             let frame = min(ItemTime(nanoseconds: max(0, frames) * frameDuration.nanoseconds), lastFrame)
-            landing = (frame, now + seekDelay)
+            landing = (frame, now + seekDelay, now + seekQueueDelay)
             return []
         case .read(let id, let property):
             let at = now + replyDelay / 2
             var value: ItemTime?
-            if landing == nil {
+            if landing.map({ at < $0.runs }) ?? true {
                 let position = position(at: at)
                 switch property {
                 case .audioClock: value = !paused || hasAudioClock(position) ? position : nil
@@ -263,6 +265,9 @@ struct MpvRig {
 
     /// A person seeks mpv itself now.
     mutating func personSeeks(to target: ItemTime) { schedule(mpv.personSeeks(to: target, at: now)) }
+
+    /// mpv reports a `playback-restart` now that no seek of this one's caused (an earlier seek's, come late).
+    mutating func strayRestart() { schedule([(now, .report(.playbackRestart))]) }
 
     /// mpv's cache runs dry or fills again now.
     mutating func cache(waiting: Bool) { schedule(mpv.cache(waiting: waiting, at: now)) }
