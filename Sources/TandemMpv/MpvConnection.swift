@@ -56,7 +56,7 @@ public final class MpvConnection: Sendable {
         let command: String
         let sentAt: Int64
         let deadline: Int64
-        let continuation: CheckedContinuation<Reply, any Error>
+        let answer: @Sendable (Result<Reply, any Error>) -> Void
     }
 
     private struct State {
@@ -64,6 +64,7 @@ public final class MpvConnection: Sendable {
         var nextObservation = 1
         var pending: [Int: Pending] = [:]
         var readers: [Int: AsyncStream<MpvEvent>.Continuation] = [:]
+        var handlers: [@Sendable (MpvEvent?) -> Void] = []
         var nextReader = 0
         var closed: MpvError?
     }
@@ -214,28 +215,45 @@ public final class MpvConnection: Sendable {
     /// reply; throws mpv's own error text when it refuses, and a timeout when it does not answer.
     @discardableResult
     public func command(_ arguments: [MpvValue]) async throws -> Reply {
-        let text = MpvValue.array(arguments).description
-        return try await withCheckedThrowingContinuation { continuation in
-            let now = MonotonicClock.now()
-            let id: Int? = state.withLock { state in
-                guard state.closed == nil else { return nil }
-                let id = state.nextRequest
-                state.nextRequest += 1
-                state.pending[id] = Pending(command: text, sentAt: now, deadline: now + replyTimeout, continuation: continuation)
-                return id
-            }
-            guard let id else {
-                continuation.resume(throwing: MpvError.disconnected(path, "before \(text)"))
-                return
-            }
-            let line = MpvValue.object(["command": .array(arguments), "request_id": .number(Double(id))]).description + "\n"
-            do {
-                try writeLock.withLock { _ in try socket.writeAll(Array(line.utf8), timeout: replyTimeout) }
-            } catch {
-                let failed = state.withLock { $0.pending.removeValue(forKey: id) }
-                failed?.continuation.resume(throwing: MpvError.disconnected(path, "writing \(text): \(error)"))
-            }
+        try await withCheckedThrowingContinuation { continuation in
+            send(arguments) { continuation.resume(with: $0) }
         }
+    }
+
+    /// Writes `arguments` as an mpv command now, on the caller's thread, and hands its reply (or
+    /// mpv's refusal, a timeout, the connection's end) to `answer`, on the connection's reader
+    /// thread: for a shell that must not wait for mpv.
+    public func send(_ arguments: [MpvValue], answer: @escaping @Sendable (Result<Reply, any Error>) -> Void) {
+        let text = MpvValue.array(arguments).description
+        let now = MonotonicClock.now()
+        let id: Int? = state.withLock { state in
+            guard state.closed == nil else { return nil }
+            let id = state.nextRequest
+            state.nextRequest += 1
+            state.pending[id] = Pending(command: text, sentAt: now, deadline: now + replyTimeout, answer: answer)
+            return id
+        }
+        guard let id else {
+            answer(.failure(MpvError.disconnected(path, "before \(text)")))
+            return
+        }
+        let line = MpvValue.object(["command": .array(arguments), "request_id": .number(Double(id))]).description + "\n"
+        do {
+            try writeLock.withLock { _ in try socket.writeAll(Array(line.utf8), timeout: replyTimeout) }
+        } catch {
+            let failed = state.withLock { $0.pending.removeValue(forKey: id) }
+            failed?.answer(.failure(MpvError.disconnected(path, "writing \(text): \(error)")))
+        }
+    }
+
+    /// Calls `handler` with every event mpv announces from now on, on the connection's reader
+    /// thread as it is read, and with nil once the connection has ended.
+    public func onEvent(_ handler: @escaping @Sendable (MpvEvent?) -> Void) {
+        let ended = state.withLock { state in
+            if state.closed == nil { state.handlers.append(handler) }
+            return state.closed != nil
+        }
+        if ended { handler(nil) }
     }
 
     /// Sets `property` to `value` (`set_property`).
@@ -318,9 +336,9 @@ public final class MpvConnection: Sendable {
             guard let pending else { return }
             let error = message["error"]?.string ?? "success"
             if error == "success" {
-                pending.continuation.resume(returning: Reply(value: message["data"] ?? .null, sentAt: pending.sentAt, receivedAt: receivedAt))
+                pending.answer(.success(Reply(value: message["data"] ?? .null, sentAt: pending.sentAt, receivedAt: receivedAt)))
             } else {
-                pending.continuation.resume(throwing: MpvError.command(pending.command, error))
+                pending.answer(.failure(MpvError.command(pending.command, error)))
             }
         } else if let name = message["event"]?.string {
             broadcast(MpvEvent(name: name, message: message, receivedAt: receivedAt))
@@ -328,7 +346,9 @@ public final class MpvConnection: Sendable {
     }
 
     private func broadcast(_ event: MpvEvent) {
-        for reader in state.withLock({ Array($0.readers.values) }) { reader.yield(event) }
+        let (readers, handlers) = state.withLock { (Array($0.readers.values), $0.handlers) }
+        for handler in handlers { handler(event) }
+        for reader in readers { reader.yield(event) }
     }
 
     private func expireOverdueReplies() {
@@ -337,21 +357,23 @@ public final class MpvConnection: Sendable {
             let ids = state.pending.filter { $0.value.deadline <= now }.map(\.key)
             return ids.compactMap { state.pending.removeValue(forKey: $0) }
         }
-        for pending in overdue { pending.continuation.resume(throwing: MpvError.timeout(pending.command)) }
+        for pending in overdue { pending.answer(.failure(MpvError.timeout(pending.command))) }
     }
 
     /// Ends the connection once: fails what is pending, finishes every event stream.
     private func finish(with error: MpvError) {
-        let (pending, readers) = state.withLock { state -> ([Pending], [AsyncStream<MpvEvent>.Continuation]) in
-            guard state.closed == nil else { return ([], []) }
+        let (pending, readers, handlers) = state.withLock { state -> ([Pending], [AsyncStream<MpvEvent>.Continuation], [@Sendable (MpvEvent?) -> Void]) in
+            guard state.closed == nil else { return ([], [], []) }
             state.closed = error
             defer {
                 state.pending = [:]
                 state.readers = [:]
+                state.handlers = []
             }
-            return (Array(state.pending.values), Array(state.readers.values))
+            return (Array(state.pending.values), Array(state.readers.values), state.handlers)
         }
-        for request in pending { request.continuation.resume(throwing: error) }
+        for request in pending { request.answer(.failure(error)) }
         for reader in readers { reader.finish() }
+        for handler in handlers { handler(nil) }
     }
 }

@@ -16,7 +16,16 @@ extension MpvMachine {
         case .playbackRestart:
             // Where the seek landed: read now, taken back to when playback restarted.
             restarts += 1
-            return finish([read(.framePosition, .restart(at: now))], now)
+            var directives = [read(.framePosition, .restart(at: now))]
+            // A paused seek landed: its command completes now (the group's play waits for a
+            // pre-roll's), and the frame it landed on is known once the reading is back.
+            if case .seekingPaused(let target, _, let before, let completion, let prerolls) = operation, before != restarts {
+                settleUntil = now + .milliseconds(200)
+                replace(with: .none)
+                if prerolls { prerolled = (target, restarts, false) }
+                directives += completion.map { [.complete(command: $0)] } ?? []
+            }
+            return finish(directives, now)
         case .pausedForCache(let waiting):
             return finish(cache(waiting, now: now), now)
         case .key(let key):
@@ -38,6 +47,19 @@ extension MpvMachine {
     /// from where the person put it, and an answer whose instant is far off lets it play on until
     /// its start must begin.
     mutating func personChanged(_ action: MpvRequestLedger.UserAction, now: HostInstant) -> [Directive] {
+        if forwardsPersonChanges {
+            if case .setSpeed(let speed) = action { requestedSpeed = speed }
+            return [.forward(action)]
+        }
+        // Alone (no group's command yet), a person's speed is the rate: pitch correction
+        // follows it, as mpv's own would.
+        if timeline == nil, case .setSpeed(let speed) = action {
+            return correctPitch(forRate: speed) + personChangedInGroup(action, now: now)
+        }
+        return personChangedInGroup(action, now: now)
+    }
+
+    mutating func personChangedInGroup(_ action: MpvRequestLedger.UserAction, now: HostInstant) -> [Directive] {
         let timelineRate = timeline?.rate ?? 0
         let groupPlays = timelineRate > 0 && hold == nil
         switch action {
@@ -74,7 +96,7 @@ extension MpvMachine {
     /// start's seek, its landing, the unpause to come, or a pre-roll and the play it waits for.
     var isLiningUp: Bool {
         switch operation {
-        case .landing, .checkingClock, .awaitingUnpause: true
+        case .landing, .awaitingPreroll, .checkingClock, .awaitingUnpause: true
         case .checkingPosition(_, _, _, let prerolls), .seekingPaused(_, _, _, _, let prerolls): prerolls
         default: prerolled?.restarts == restarts
         }
@@ -171,6 +193,69 @@ extension MpvMachine {
         (min(max(rate, proposableRates.lowerBound), proposableRates.upperBound) * 1000).rounded() / 1000
     }
 
+    // MARK: The program's own requests
+
+    /// A request of the program's own while no group drives the player (its transport,
+    /// uncoordinated): entered in the ledger, so that mpv's report of it is not taken for a
+    /// person's, and sent unless mpv was last asked for it. A seek is clamped to the item, past
+    /// its end to its last frame (`seek(to:now:)`): an exact seek to the end itself finds no
+    /// frame to land on, and mpv stops short of it.
+    public mutating func onOwnRequest(_ request: Request, now: HostInstant) -> [Directive] {
+        switch request {
+        case .pause(true):
+            guard !paused || !ledger.paused else { return [] }
+            paused = true
+            ledger.requestPause(true, at: now.nanoseconds)
+            return [.send(.pause(true))]
+        case .pause(false):
+            guard paused || ledger.paused else { return [] }
+            paused = false
+            pausedForProposal = nil
+            ledger.requestPause(false, at: now.nanoseconds)
+            return [.send(.pause(false))]
+        case .speed(let speed):
+            return correctPitch(forRate: speed) + setSpeed(speed, now: now)
+        case .seek(let target):
+            return [seek(to: target, now: now).0]
+        case .pitchCorrection, .read, .load:
+            return [.send(request)]
+        }
+    }
+
+    /// A seek of the program's own (`onOwnRequest(_:now:)`'s), ended under `id`
+    /// (`Directive.seekEnded`) once mpv has landed: at the first `playback-restart` after it
+    /// whose reading finds mpv on the frame the seek lands on (the first at or after its target),
+    /// or at `landingTimeout` (landed if mpv restarted elsewhere meanwhile). mpv answers a seek
+    /// command as it queues it, and until the seek runs it reads as not seeking, where it was: a
+    /// restart of an earlier seek's, come late, is not this seek's landing.
+    public mutating func onOwnSeek(to target: ItemTime, id: UInt64, now: HostInstant) -> [Directive] {
+        let (sending, target) = seek(to: target, now: now)
+        ownSeeks.append(OwnSeek(id: id, target: target, sentAt: now, restarts: restarts, restarted: false))
+        return finish([sending], now)
+    }
+
+    /// A landing's reading (`reading`, of a restart at `restartedAt`): the program's own seeks
+    /// sent before that restart end if mpv is on the frame each lands on, or wait for the next
+    /// restart.
+    mutating func ownSeeksLanded(_ reading: Reading, restartedAt: HostInstant) -> [Directive] {
+        var ended: [Directive] = []
+        // How far mpv may have played on since the restart, while it plays.
+        let since = ledger.paused ? TimeSpan.zero : max(.zero, reading.at - restartedAt) * ledger.speed
+        ownSeeks = ownSeeks.compactMap { seek in
+            guard seek.restarts != restarts else { return seek }
+            let landing = (seek.target - configuration.landingTolerance)...(seek.target + item.frameDuration + configuration.landingTolerance + since)
+            guard let position = reading.position, landing.contains(position) else {
+                var waiting = seek
+                waiting.restarts = restarts
+                waiting.restarted = waiting.restarted || reading.position != nil
+                return waiting
+            }
+            ended.append(.seekEnded(seek.id, landed: true))
+            return nil
+        }
+        return ended
+    }
+
     // MARK: Buffering
 
     /// mpv's `paused-for-cache` changed. While the group plays, mpv waiting for its cache (a
@@ -183,6 +268,7 @@ extension MpvMachine {
         switch Self.stallChange(waiting: waiting, stalled: isStalled, groupPlays: (timeline?.rate ?? 0) > 0) {
         case true?:
             isStalled = true
+            statistics.stalls += 1
             return abandonOperation() + [.beginStall, .show([Self.bufferingText])]
         case false?:
             isStalled = false

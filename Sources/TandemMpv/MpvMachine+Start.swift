@@ -1,8 +1,42 @@
 import TandemClock
 import TandemPlayback
 
-/// The machine's starts, readings and corrections (what mpv does, and why a start goes so:
-/// `MpvPlayer+Start.swift` and `MpvPlayer+Correction.swift`).
+/// Starting mpv on a timeline at an exact instant, which mpv cannot do by itself.
+///
+/// What mpv does (measured on mpv 0.35, `--ao=null`, a 30 frames/s clip with sound): an exact
+/// seek lands on the first frame at or after its target (the frames before it are dropped and
+/// the sound is cut to start with the picture), so a target between two frames lands up to a
+/// frame (33 ms) further on; a seek while playing takes 10 to 30 ms to land, longer on a busy
+/// machine, and plays on from there at once; while paused after a seek, `time-pos` is the frame
+/// landed on, and `audio-pts` cannot be trusted (it still counts the sound buffered before the
+/// seek, 170 ms off); an unpause sets the position moving from the frame landed on within a
+/// fraction of a millisecond. A seek sent while playing and aimed a guessed landing time ahead
+/// lands early or late by the guess's error plus up to a frame.
+///
+/// So a start pauses mpv, seeks exactly to where the timeline will be once the seek has landed
+/// (the landing time measured so far, `seekLead`, and a margin), waits for the
+/// landing, reads the frame it landed on, and unpauses at the instant the timeline reaches that
+/// frame, less mpv's start latency (`startLatency`). A reading just after the start
+/// measures that latency again, and the start's error; the latency varies from start to start
+/// by a millisecond or so on a busy machine, and a pulse of speed of exactly the right length
+/// trims whatever error is left beyond the policy's deadband. Rendering at display time, mpv
+/// has no audio clock after landing on some frames of a clip (`audio-pts` unavailable while
+/// paused; mpv alone, on the sample clip: at 0, 0.03 and 0.95 to 1.1 s, not at 0.1 to 0.9 s or
+/// 1.2 s, the same frames every time; under Tandem, whose tempo filter stays in mpv's audio
+/// chain, seen before mpv first played), and a start there moves 14 to 35 ms later than
+/// elsewhere (0.1 to 0.3 ms), two ways at random: a start that lands there seeks on, a tenth of
+/// a second at a time, to a frame where mpv has its audio clock (`audioClockSkip`), and mpv
+/// starts from that frame when the timeline reaches it. The cost: mpv shows the landed
+/// frame still until its instant, a few tens of ms. After a pre-roll (the group's seek, heard
+/// ahead of its play), mpv is paused on the frame already, and the start only
+/// unpauses it there.
+///
+/// The corrections: while the group plays, mpv's position is measured against where the
+/// timeline says it should be, and `CorrectionPolicy` decides between leaving it, nudging its
+/// speed and starting it afresh. A nudge moves mpv's audio clock at once by −`outputLag` × the
+/// change (the sound already in the output plays at the old speed), and back when the speed is
+/// restored, so a reading taken during a nudge is taken to where mpv will be once the nudge
+/// ends; each nudge large enough measures the step, to learn the lag.
 extension MpvMachine {
     /// mpv's start latency as the next start counts it: the first unpause starts mpv's sound
     /// output, which is slower.
@@ -34,9 +68,19 @@ extension MpvMachine {
     /// landed; or, paused on a pre-roll's frame that suits the start, unpauses there.
     mutating func lineUp(_ start: Start, now: HostInstant) -> [Directive] {
         var directives = pause(now: now)
+        // Pitch correction for the new rate, while paused and before the seek: a frame
+        // pre-rolled under the old setting is not started from.
+        let pitch = correctPitch(forRate: start.rate)
+        if !pitch.isEmpty { prerolled = nil }
+        directives += pitch
         directives += setSpeed(start.rate, now: now)
         guard isCurrent(start.version) else {
             replace(with: .none)
+            return directives
+        }
+        if paused, let landed = prerolled, landed.restarts == restarts, !landed.known {
+            // The pre-roll's landing is read: the start goes on once its frame is known.
+            replace(with: .awaitingPreroll(start))
             return directives
         }
         if let frame = prerolledFrame(for: start, now: now) {
@@ -47,6 +91,16 @@ extension MpvMachine {
             return directives + lineUp(start, landed: frame, clockless: false, prerolled: true, now: now)
         }
         return directives + sendStartSeek(start, aimed: aimNow(start, now), skips: 0, now: now)
+    }
+
+    /// Sets `audio-pitch-correction` for `rate` as the configuration says, unless mpv has that
+    /// already (a file without sound needs none).
+    mutating func correctPitch(forRate rate: Double) -> [Directive] {
+        guard item.hasAudio, let policy = configuration.pitchCorrection else { return [] }
+        let wanted = policy.corrects(atRate: rate)
+        guard correctsPitch != wanted else { return [] }
+        correctsPitch = wanted
+        return [.send(.pitchCorrection(wanted))]
     }
 
     /// Sends a start's seek to `aimed` and waits for it to land.
@@ -60,7 +114,7 @@ extension MpvMachine {
     /// since, the frame within `landingTolerance` before the timeline's position at the start's
     /// instant and at most a frame after it, and its unpause at least 2 ms ahead.
     func prerolledFrame(for start: Start, now: HostInstant) -> ItemTime? {
-        guard paused, let prerolled, prerolled.restarts == restarts else { return nil }
+        guard paused, let prerolled, prerolled.restarts == restarts, prerolled.known else { return nil }
         let offset = prerolled.frame - start.itemTime
         guard offset >= -configuration.landingTolerance, offset <= item.frameDuration + .milliseconds(1) else { return nil }
         let unpauseAt = start.host + offset / start.rate - latency
@@ -115,7 +169,7 @@ extension MpvMachine {
     /// mpv answered the reading asked under `id` with `reading`.
     public mutating func onReading(_ id: UInt64, _ reading: Reading, now: HostInstant) -> [Directive] {
         guard let (purpose, serial) = reads.removeValue(forKey: id) else { return finish([], now) }
-        if case .restart(let at) = purpose { return finish(restartRead(reading, restartedAt: at, now: now), now) }
+        if case .restart(let at) = purpose { return finish(ownSeeksLanded(reading, restartedAt: at) + restartRead(reading, restartedAt: at, now: now), now) }
         if case .correction = purpose, serial == operationSerial { return finish(correct(by: reading, now: now), now) }
         if case .lagAfterChange(let before, let changedAt, let old, let new) = purpose {
             learnLag(before: before, after: reading, changedAt: changedAt, old: old, new: new)
@@ -129,6 +183,11 @@ extension MpvMachine {
     /// Tandem's, and a start or a paused seek waiting for it goes on.
     mutating func restartRead(_ reading: Reading, restartedAt: HostInstant, now: HostInstant) -> [Directive] {
         var directives: [Directive] = []
+        // The frame a pre-roll landed on, read (unknown: a start seeks).
+        if let landed = prerolled, landed.restarts == restarts, !landed.known {
+            prerolled = reading.position.map { ($0, restarts, true) }
+            if case .awaitingPreroll(let start) = operation { directives += lineUp(start, now: now) }
+        }
         if let position = reading.position {
             // Taken back to when playback restarted.
             let since = ledger.paused ? TimeSpan.zero : max(.zero, reading.at - restartedAt) * ledger.speed

@@ -12,7 +12,7 @@ import TandemPlayback
 /// the machine wants to be woken at; the shell keeps one timer, replaced by each).
 ///
 /// What it decides, with the same rules as the player's measured behaviour
-/// (`MpvPlayer+Start.swift` says what mpv does):
+/// (`MpvMachine+Start.swift` says what mpv does):
 /// - **A start on a timeline** (a play, a rate change, a large error): pause, set the speed, seek
 ///   exactly to where the timeline will be once the seek has landed (`seekLead` ahead), wait for
 ///   `playback-restart`, read the frame landed on (seeking on where mpv has no audio clock), and
@@ -29,7 +29,9 @@ import TandemPlayback
 ///   group, mpv held (no correction, stale commands ignored) until the group answers, and paused
 ///   for a seek or a change of speed until the answer or `answerWait`.
 /// - **Keys bound in mpv's window** (`MpvMachine.Key`): proposed to the group without touching
-///   mpv, so that mpv moves at the group's instant like every other participant.
+///   mpv, so that mpv moves at the group's instant like every other participant
+///   (`proposal(for:rate:intendedRate:position:duration:)`; `MpvPlayer` asks it with the group's
+///   timeline as its coordinator has it at the press, which the commands reach the machine after).
 /// - **Buffering** (`paused-for-cache`) while the group plays: a stall suspension, ended when mpv
 ///   has its cache again.
 public struct MpvMachine: Sendable {
@@ -81,6 +83,10 @@ public struct MpvMachine: Sendable {
         public var pauseTolerance = TimeSpan.milliseconds(2)
         /// The smallest change of speed, as a fraction, whose step the output's lag is learned from.
         public var lagLearningChange = 0.005
+        /// When mpv keeps the pitch of sound played faster or slower, switched in a start on a
+        /// timeline while mpv is paused, before its seek (`MpvPlayer+Pitch.swift` says why); nil
+        /// leaves `audio-pitch-correction` alone.
+        public var pitchCorrection: MpvPitchCorrection?
         /// The defaults, those of `MpvPlayer`.
         public init() {}
     }
@@ -119,6 +125,8 @@ public struct MpvMachine: Sendable {
         case seek(ItemTime)
         /// Read a position: answer with `onReading(_:now:)` under this identity.
         case read(id: UInt64, Property)
+        /// Set `audio-pitch-correction`.
+        case pitchCorrection(Bool)
         /// Load the item the group moved to (`loadfile`, paused): answer with `onItemLoaded(_:now:)`
         /// or `onItemFailed(_:now:)`.
         case load(identifier: String)
@@ -162,6 +170,12 @@ public struct MpvMachine: Sendable {
         case endStall
         /// Show these lines on mpv's screen.
         case show([String])
+        /// Propose a person's change, made in mpv already, to the coordinator a program drives
+        /// the player from (`forwardsPersonChanges`), as it is, with no hold.
+        case forward(MpvRequestLedger.UserAction)
+        /// The program's own seek under this identity (`onOwnSeek(to:id:now:)`) ended: mpv landed
+        /// and shows a frame there (`landed`), or it did not within `landingTimeout`.
+        case seekEnded(UInt64, landed: Bool)
     }
 
     /// A reading of mpv's position: the position (nil: mpv has none now), when it held (the
@@ -237,6 +251,8 @@ public struct MpvMachine: Sendable {
         case waitingToBegin(Start, begin: HostInstant)
         /// A seek sent for a start, waiting for it to land.
         case landing(Landing)
+        /// A start waiting for the reading of the frame a pre-roll landed on, to start there.
+        case awaitingPreroll(Start)
         /// Landed on `landed` (or a pre-roll's frame): reading whether mpv has its audio clock there.
         case checkingClock(Start, landed: ItemTime, skips: Int, prerolled: Bool)
         /// Lined up on `landed`: the unpause is due at `unpauseAt`.
@@ -302,6 +318,12 @@ public struct MpvMachine: Sendable {
     public var availableItems: Set<String> = []
     /// The items that failed to load for the group: not tried again until given again.
     public var failedItems: Set<String> = []
+    /// Whether a program drives the player from a coordinator of its own, which applies every
+    /// change as it arrives: a person's change is then forwarded as it is (`Directive.forward`),
+    /// mpv left where the person put it.
+    public var forwardsPersonChanges = false
+    /// mpv's `audio-pitch-correction` as last set; nil when unknown.
+    public var correctsPitch: Bool?
 
     var ledger: MpvRequestLedger
     var policy: CorrectionPolicy
@@ -329,12 +351,25 @@ public struct MpvMachine: Sendable {
     public internal(set) var outputLag = TimeSpan.milliseconds(375)
     /// `playback-restart`s seen.
     var restarts = 0
-    /// The frame a pre-roll landed on, while no restart came since (`restarts` then).
-    var prerolled: (frame: ItemTime, restarts: Int, clock: Bool)?
+    /// The frame a pre-roll landed on, while no restart came since (`restarts` then); not
+    /// `known` while only its target is (the landing's reading is on its way).
+    var prerolled: (frame: ItemTime, restarts: Int, known: Bool)?
     var settleUntil = HostInstant.distantPast
     var nextTick: HostInstant?
     var scheduledWake: HostInstant?
     var pausedForCache = false
+    /// The program's own seeks not yet ended, oldest first.
+    var ownSeeks: [OwnSeek] = []
+
+    /// A seek of the program's own on its way to `target`: sent at `sentAt`, after `restarts`
+    /// restarts; `restarted` once mpv restarted somewhere else since.
+    struct OwnSeek: Sendable, Equatable {
+        var id: UInt64
+        var target: ItemTime
+        var sentAt: HostInstant
+        var restarts: Int
+        var restarted: Bool
+    }
 
     enum ReadPurpose: Sendable, Equatable {
         case restart(at: HostInstant)
@@ -385,6 +420,11 @@ public struct MpvMachine: Sendable {
         if let expected = command.expectedCurrentItemIdentifier, expected != item.identifier {
             // Another item: loaded first if this participant holds it, else stale.
             guard availableItems.contains(expected), !failedItems.contains(expected) else { return finish([.complete(command: id)], now) }
+            // Loading it already: the newer command waits for it in place of the older one.
+            if case .loading(expected, _, let older) = operation {
+                replace(with: .loading(identifier: expected, command: command, id: id))
+                return finish([.complete(command: older)], now)
+            }
             // The group's command says when to play: until then mpv shows the new item still.
             let pausing = pause(now: now)
             replace(with: .loading(identifier: expected, command: command, id: id))
@@ -445,7 +485,7 @@ public struct MpvMachine: Sendable {
     var operationVersion: UInt64? {
         switch operation {
         case .landing(let landing): landing.start.version
-        case .waitingToBegin(let start, _), .checkingClock(let start, _, _, _),
+        case .waitingToBegin(let start, _), .awaitingPreroll(let start), .checkingClock(let start, _, _, _),
              .awaitingUnpause(let start, _, _, _, _, _), .learning(let start, _, _, _, _, _): start.version
         default: nil
         }
@@ -530,7 +570,8 @@ public struct MpvMachine: Sendable {
         // The corrections' clock runs while the group plays.
         if groupRate > 0, nextTick == nil { nextTick = now + configuration.correctionInterval }
         if groupRate <= 0 { nextTick = nil }
-        let next = [operationDue, nextTick, pausedForProposal, hold?.until].compactMap { $0 }.min()
+        let ownSeekDue = ownSeeks.map { $0.sentAt + configuration.landingTimeout }.min()
+        let next = [operationDue, nextTick, pausedForProposal, hold?.until, ownSeekDue].compactMap { $0 }.min()
         if let next, next != scheduledWake {
             scheduledWake = next
             directives.append(.wake(at: next))
@@ -564,6 +605,11 @@ public struct MpvMachine: Sendable {
             if hold != nil, paused { directives += unpause(now: now) }
         }
         directives += stepOperation(now: now)
+        // Not landed in time: ended, so that the program's request returns (or fails, if mpv
+        // never restarted) rather than waits on.
+        let overdue = ownSeeks.filter { now >= $0.sentAt + configuration.landingTimeout }
+        ownSeeks.removeAll { now >= $0.sentAt + configuration.landingTimeout }
+        directives += overdue.map { .seekEnded($0.id, landed: $0.restarted) }
         if let tick = nextTick, now >= tick {
             nextTick = now + configuration.correctionInterval
             if case .none = operation, groupRate > 0, !paused, hold == nil, !isStalled, now >= settleUntil {

@@ -43,6 +43,12 @@ extension MpvPlayer {
         /// Whether mpv plays sound for the item, and so has an audio clock to read.
         var hasAudio: Bool
 
+        /// The item as the machine's decisions need it.
+        var machineItem: MpvMachine.Item {
+            MpvMachine.Item(identifier: item.identifier, hasAudio: hasAudio, frameDuration: TimeSpan(nanoseconds: frameDuration),
+                            duration: duration.map { TimeSpan(nanoseconds: $0) }, positionLead: TimeSpan(nanoseconds: positionLead))
+        }
+
         /// What mpv, having just loaded `target` for `item`, says of it; the identity is
         /// `identifying`'s, when the caller began working it out meanwhile.
         static func probe(_ item: PlaybackItem, target: String, ipc: MpvConnection, options: Options,
@@ -112,7 +118,7 @@ extension MpvPlayer {
     /// The item this participant holds under `identifier` (`makeAvailable(_:)`), if any.
     public func availableItem(withIdentifier identifier: String) -> PlaybackItem? { items.withLock { $0.available[identifier] } }
     /// Whether mpv is paused, as Tandem last asked or mpv last reported.
-    public var isPaused: Bool { state.withLock { $0.paused } }
+    public var isPaused: Bool { state.withLock { $0.machine.paused } }
 
     /// How far `time-pos` leads the frame on screen while playing (ns), for the current item.
     var positionLead: Int64 { items.withLock { $0.loaded.positionLead } }
@@ -131,6 +137,15 @@ extension MpvPlayer {
             state.available[item.identifier] = item
             state.failed.remove(item.identifier)
         }
+        noteAvailable(item.identifier)
+    }
+
+    /// Tells the machine this participant holds an item of `identifier`, to load for the group.
+    func noteAvailable(_ identifier: String) {
+        state.withLock { state in
+            state.machine.availableItems.insert(identifier)
+            state.machine.failedItems.remove(identifier)
+        }
     }
 
     /// Whether `item` is media from someone else, which mpv opens with
@@ -145,22 +160,25 @@ extension MpvPlayer {
         }
     }
 
-    /// Before a group's command for another item than mpv's: loads that item, paused, if this
-    /// participant holds it, and tells the group what it has now. A failed load leaves mpv on
-    /// its item (the command is then stale), is kept in `lastItemError`, and is not tried again
-    /// until the item is given again.
-    func takeUpItem(of command: PlaybackCommand) async {
-        guard let expected = command.expectedCurrentItemIdentifier,
-              let item = items.withLock({ state in
-                  state.loaded.item.identifier == expected || state.failed.contains(expected) ? nil : state.available[expected]
-              }) else { return }
-        // The group's command says when to play: until then mpv shows the new item still.
-        await setPaused(true)
+    /// The machine asked for the item `identifier` (a group's command for it, which it holds
+    /// back meanwhile, mpv paused): loads it, and tells the group what it has now. A failed load
+    /// leaves mpv on its item (the command is then stale), is kept in `lastItemError`, and is not
+    /// tried again until the item is given again. A load that another load began after
+    /// superseded (mpv stopped it, or it was still loading) is no failure: the item stays one
+    /// to load for the group's later commands, and the newer load tells the machine its outcome.
+    func takeUpItem(_ identifier: String) async {
+        guard let item = items.withLock({ $0.failed.contains(identifier) ? nil : $0.available[identifier] }) else {
+            return input { machine, now in machine.onItemFailed(identifier, now: now) }
+        }
+        let number = Mutex<Int?>(nil)
         do {
-            try await load(item)
+            try await load(item, began: { began in number.withLock { $0 = began } })
         } catch {
-            items.withLock { _ = $0.failed.insert(expected) }
-            return
+            // Another load began since this one did.
+            let superseded = number.withLock { $0 }.map { began in items.withLock { $0.loads } != began } ?? false
+            guard !superseded else { return }
+            items.withLock { _ = $0.failed.insert(identifier) }
+            return input { machine, now in machine.onItemFailed(identifier, now: now) }
         }
         reportItemToGroup()
     }
@@ -187,14 +205,15 @@ extension MpvPlayer {
     /// Replaces mpv's file with `item`'s (`loadfile … replace`) and waits until mpv has loaded it
     /// (its first frame decoded, `duration` and the rest read afresh): mpv is then at the item's
     /// start, paused or playing as before. On a failure mpv is taken back to the item it had,
-    /// where it was.
-    func load(_ item: PlaybackItem) async throws(MpvError) {
+    /// where it was. `began` is given the load's number as it begins (`ItemState.loads`).
+    func load(_ item: PlaybackItem, began: (Int) -> Void = { _ in }) async throws(MpvError) {
         let request = "replace the item with"
         let target = try targets.checkedTarget(of: item, for: request)
         let (load, previous) = items.withLock { state in
             state.loads += 1
             return (state.loads, state.loaded)
         }
+        began(load)
         // Worked out while mpv loads the file.
         let identifying = Task.detached { LoadedItem.identity(of: item) }
         let position = (try? await connection.get("time-pos"))?.seconds.map { Int64(saturating: $0 * 1e9) }
@@ -232,7 +251,7 @@ extension MpvPlayer {
                 let reloaded = await loadFile(previous.target, events: connection.events, timeout: options.startTimeout,
                                               request: "reload \(previous.item.identifier)")
                 if case .failure = reloaded { hasFile = false }
-                if hasFile, let position, position > 0 { await seek(to: position, learning: false) }
+                if hasFile, let position, position > 0 { try? await seek(to: ItemTime(nanoseconds: position), "seek back") }
             }
         }
         // Without a file, mpv would quit: it stays idle instead, for the next replacement.
@@ -248,12 +267,7 @@ extension MpvPlayer {
     /// ledger as a seek of ours, to the start.
     private func loadFile(_ target: String, events: AsyncStream<MpvEvent>, timeout: Duration,
                           request: String) async -> Result<Void, MpvError> {
-        state.withLock { state in
-            let now = MonotonicClock.now()
-            state.ledger.requestSeek(to: 0, at: now)
-            state.settleUntil = now + 2_000_000_000
-            state.followedVersion = nil
-        }
+        await inputAndWait { machine, now in machine.onLoadBegan(now: now) }
         let entry: Int
         do {
             let reply = try await connection.command(["loadfile", .string(target), "replace"])
@@ -310,12 +324,11 @@ extension MpvPlayer {
         }
     }
 
-    /// Takes up what the new item is like: its correction policy (with sound or without).
+    /// Takes up what the new item is like: the machine's decisions follow it, and a group's
+    /// command that waited for it is carried out.
     private func adoptLoadedItem(_ loaded: LoadedItem) {
-        state.withLock { state in
-            state.policy = loaded.hasAudio ? options.correctionPolicy : options.soundlessCorrectionPolicy
-            state.followedVersion = nil
-        }
+        let item = loaded.machineItem
+        input { machine, now in machine.onItemLoaded(item, now: now) }
     }
 }
 

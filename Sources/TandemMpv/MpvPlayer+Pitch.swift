@@ -3,32 +3,13 @@
 /// mpv takes `audio-pitch-correction` at once when it is set, without reloading its audio
 /// output: at a speed other than 1 its time-stretch filter is inserted (turned on) or drained
 /// and removed (turned off) at the next audio frame, and the sound's place against mpv's clock
-/// steps by the filter's delay. So the player switches it only in a start on a timeline, after
+/// steps by the filter's delay. So the machine (`MpvMachine.Configuration.pitchCorrection`)
+/// switches it only in a start on a timeline, after
 /// pausing mpv and before the seek that lines it up, which flushes the chain: nothing of the
 /// step is heard or read. A start that would otherwise unpause on a pre-rolled frame seeks again
 /// when the setting changed, so that no sound filtered the other way is left in the chain.
 /// Uncoordinated, a rate set through the transport (or a person's change of speed in mpv)
 /// switches it with the speed, as mpv itself inserts its filter when the speed leaves 1.
-extension MpvPlayer {
-    /// Sets mpv's `audio-pitch-correction` for `rate` as the player's policy says, unless mpv
-    /// has that already (a file without sound needs none); true when it was changed.
-    @discardableResult
-    func correctPitch(forRate rate: Double) async -> Bool {
-        guard hasAudio else { return false }
-        let wanted = options.effectivePitchCorrection.corrects(atRate: rate)
-        let change = state.withLock { state in
-            guard state.correctsPitch != wanted else { return false }
-            state.correctsPitch = wanted
-            return true
-        }
-        guard change else { return false }
-        if (try? await connection.set("audio-pitch-correction", .bool(wanted))) == nil {
-            state.withLock { $0.correctsPitch = nil }
-        }
-        return true
-    }
-}
-
 extension MpvPlayer.Options {
     /// `pitchCorrection`, unless `extraArguments` set `--audio-pitch-correction`, which wins.
     public var effectivePitchCorrection: MpvPitchCorrection {

@@ -2,7 +2,7 @@ import TandemClock
 import TandemPlayback
 import TandemMediaTypes
 
-/// Reading mpv's position, for the correction loop, the commands and the presentation log.
+/// Reading mpv's position, for the machine's decisions (`MpvPlayer+Shell.swift`) and the presentation log.
 ///
 /// What a reading reads. While mpv plays a file with sound, `audio-pts`: the media time of the
 /// sound leaving the audio output at that moment (mpv takes the output's delay off the time of
@@ -33,49 +33,18 @@ import TandemMediaTypes
 /// good to half a frame (±17 ms at 30 frames/s) plus mpv's jitter in handing frames over
 /// (about ±10 ms more, measured).
 extension MpvPlayer {
-    /// mpv's position, when it held (raw monotonic ns, the round trip's midpoint), and how long
-    /// the round trip took (ns): the reading is good to half of it.
-    struct Reading {
-        let position: Int64
-        let at: Int64
-        let roundTrip: Int64
-    }
-
-    /// mpv's position and when it held, as above; nil while mpv has none. Written to the
-    /// presentation log, if any, while coordinated.
-    func measurePosition() async -> Reading? {
-        let playing = state.withLock { !$0.paused }
-        var reading: Reading?
-        if playing, hasAudio, let reply = try? await connection.command(["get_property", "audio-pts"]),
-           let seconds = reply.value.seconds {
-            reading = Reading(position: Int64(saturating: seconds * 1e9), at: reply.midpoint, roundTrip: reply.receivedAt - reply.sentAt)
-        } else if let reply = try? await connection.command(["get_property", "time-pos"]), let seconds = reply.value.seconds {
-            reading = Reading(position: Int64(saturating: seconds * 1e9).saturatingSubtracting(playing ? positionLead : 0), at: reply.midpoint,
-                              roundTrip: reply.receivedAt - reply.sentAt)
-        }
-        guard let reading else { return nil }
-        record(reading.position, at: reading.at)
-        return reading
-    }
-
-    /// The reading with the shortest round trip of up to three, taken back to back (it stops at
-    /// one under 0.5 ms): on a busy machine one round trip in a few takes milliseconds.
-    func preciseReading() async -> Reading? {
-        var best: Reading?
-        for _ in 0..<3 {
-            guard let reading = await measurePosition() else { break }
-            if reading.roundTrip < best?.roundTrip ?? .max { best = reading }
-            if reading.roundTrip < 500_000 { break }
-        }
-        return best
-    }
-
     /// The coordinator whose timeline the presentation log's readings are scheduled against:
     /// the player's own (nil, the default), or the one a program drives the player's transport
     /// from (a benchmark's baseline, which keeps the player's own uncoordinated). Held weakly.
     public var readingsCoordinator: PlaybackCoordinator? {
         get { state.withLock { $0.readingsCoordinator } }
-        set { state.withLock { $0.readingsCoordinator = newValue } }
+        set {
+            state.withLock { state in
+                state.readingsCoordinator = newValue
+                // That program applies every change as it arrives: a person's goes to it as it is.
+                state.machine.forwardsPersonChanges = newValue != nil
+            }
+        }
     }
 
     /// The coordinator a person's queue keys in mpv's window and mpv's item reports go to: the
@@ -83,24 +52,42 @@ extension MpvPlayer {
     /// one, else the player's own.
     var groupCoordinator: PlaybackCoordinator { readingsCoordinator ?? playbackCoordinator }
 
-    /// One reading for the presentation log, between the correction loop's.
-    func takeReading() async {
+    /// Schedules the next reading for the presentation log, `readingInterval` on, on the loop:
+    /// besides the machine's own readings, which are logged too. Loop only.
+    func scheduleLogReading() {
+        guard !state.withLock({ $0.closed }) else { return }
+        loop.schedule(after: options.readingInterval.nanoseconds) { [weak self] in
+            guard let self else { return }
+            self.takeLogReading()
+            self.scheduleLogReading()
+        }
+    }
+
+    /// One reading for the presentation log: while mpv plays a file with sound its audio clock,
+    /// else the frame shown less `positionLead` while playing.
+    private func takeLogReading() {
         guard (readingsCoordinator ?? playbackCoordinator).localClock != nil else { return }
-        _ = await measurePosition()
+        let playing = state.withLock { !$0.machine.paused }
+        let sound = playing && hasAudio
+        connection.send(["get_property", sound ? "audio-pts" : "time-pos"]) { [weak self] reply in
+            guard let self, case .success(let reply) = reply, let seconds = reply.value.seconds else { return }
+            let position = Int64(saturating: seconds * 1e9).saturatingSubtracting(playing && !sound ? self.positionLead : 0)
+            self.loop.execute { [weak self] in self?.record(position, at: reply.midpoint) }
+        }
     }
 
     /// Writes a reading of `position` at raw monotonic instant `instant` to the presentation
     /// log, against the shared timeline: its scheduled instant is when the timeline plays that
     /// position. A reading of a still mpv is marked still, scheduled at its own instant: the
     /// group is paused, or mpv holds the frame it landed on until its start instant (a start,
-    /// `MpvPlayer+Start.swift`), or a person paused it. Nothing is written before the group is
+    /// `MpvMachine+Start.swift`), or a person paused it. Nothing is written before the group is
     /// on this item or while the session clock is unknown.
-    private func record(_ position: Int64, at instant: Int64) {
+    func record(_ position: Int64, at instant: Int64) {
         let coordinator = readingsCoordinator ?? playbackCoordinator
         guard let log = options.presentationLog, coordinator.localClock != nil else { return }
         let timeline = coordinator.core.timeline
         guard timeline.item == itemIdentifier else { return }
-        let still = timeline.rate <= 0 || state.withLock { $0.paused }
+        let still = timeline.rate <= 0 || state.withLock { $0.machine.paused }
         var scheduled = instant
         if !still {
             guard let session = timeline.sessionTime(forMediaTime: ItemTime(nanoseconds: position)),
@@ -109,6 +96,6 @@ extension MpvPlayer {
         }
         log.write(PresentationRecord(item: itemIdentifier, pts: Double(position) / 1e9, scheduledNanoseconds: scheduled,
                                      presentedNanoseconds: instant, still: still ? true : nil, reading: true))
-        state.withLock { $0.statistics.readings += 1 }
+        state.withLock { $0.readings += 1 }
     }
 }

@@ -60,7 +60,7 @@ extension MpvPlayer {
     public var rate: Float {
         get {
             if playbackCoordinator.isCoordinating { return Float(playbackCoordinator.timeline.rate) }
-            return state.withLock { $0.paused ? 0 : Float($0.requestedSpeed) }
+            return state.withLock { $0.machine.paused ? 0 : Float($0.machine.requestedSpeed) }
         }
         set {
             let rate = Double(newValue)
@@ -112,11 +112,8 @@ extension MpvPlayer {
             return
         }
         try Self.checkRate(rate)
-        if rate > 0 {
-            await correctPitch(forRate: rate)
-            try await requestSpeed(rate)
-        }
-        try await requestPause(rate == 0)
+        if rate > 0 { try await request(.speed(rate), "set the speed to \(rate)") }
+        try await request(.pause(rate == 0), rate == 0 ? "pause" : "play")
     }
 
     /// Moves to media time `itemTime` (ns), keeping the rate; a time before the start is refused.
@@ -128,20 +125,7 @@ extension MpvPlayer {
             return
         }
         try Self.checkPosition(itemTime)
-        let itemTime = min(itemTime, duration ?? .max)
-        let request = "seek to \(Double(itemTime) / 1e9) s"
-        let sent = state.withLock { state in
-            let now = MonotonicClock.now()
-            state.ledger.requestSeek(to: itemTime, at: now)
-            state.settleUntil = now + 2_000_000_000
-            return SentSeek(sentAt: now, restarts: state.restarts)
-        }
-        do {
-            try await connection.command(["seek", .number(Double(itemTime) / 1e9), "absolute", "exact"])
-        } catch {
-            throw Self.mpvError(error, request)
-        }
-        guard await waitForLanding(sent, learning: false) else { throw .timeout(request, "the seek did not land within 2 s") }
+        try await seek(to: ItemTime(nanoseconds: itemTime), "seek to \(Double(itemTime) / 1e9) s")
     }
 
     /// Replaces the current item with `item`, at its start (as AVPlayer's
@@ -160,6 +144,7 @@ extension MpvPlayer {
                 state.failed.remove(item.identifier)
                 return state.loaded.item.identifier == item.identifier && state.loaded.target != target
             }
+            noteAvailable(item.identifier)
             // Another file under the identifier mpv has: the group's commands would not load it.
             if sameIdentifier {
                 try await load(item)
@@ -173,37 +158,28 @@ extension MpvPlayer {
 
     // MARK: Uncoordinated requests
 
-    /// Sets mpv's `pause` to `paused` unless mpv is so already, entered in the ledger first.
-    private func requestPause(_ paused: Bool) async throws(MpvError) {
-        let send = state.withLock { state in
-            guard state.paused != paused || state.ledger.paused != paused else { return false }
-            state.ledger.requestPause(paused, at: MonotonicClock.now())
-            if paused { state.paused = true }
-            return true
-        }
-        guard send else { return }
-        do {
-            try await connection.set("pause", .bool(paused))
-        } catch {
-            throw Self.mpvError(error, paused ? "pause" : "play")
-        }
-        if !paused { state.withLock { $0.paused = false } }
-    }
-
-    /// Sets mpv's `speed` to `speed` unless it was last asked for it, entered in the ledger first.
-    private func requestSpeed(_ speed: Double) async throws(MpvError) {
-        let speed = (speed * 10_000).rounded() / 10_000
-        let send = state.withLock { state in
-            guard abs(state.requestedSpeed - speed) > 0.000_05 || abs(state.ledger.speed - speed) > 0.000_05 else { return false }
-            state.requestedSpeed = speed
-            state.ledger.requestSpeed(speed, at: MonotonicClock.now())
-            return true
-        }
-        guard send else { return }
-        do {
-            try await connection.set("speed", .number(speed))
-        } catch {
-            throw Self.mpvError(error, "set the speed to \(speed)")
+    /// Asks mpv for `request` of the program's own (`MpvMachine.onOwnRequest(_:now:)` enters it
+    /// in the ledger, or finds mpv was last asked for it) and returns once mpv has answered;
+    /// `name` says what was asked, for errors.
+    func request(_ request: MpvMachine.Request, _ name: String) async throws(MpvError) {
+        let directives = await decide { machine, now in machine.onOwnRequest(request, now: now) }
+        for case .send(let sent) in directives {
+            let arguments: [MpvValue]
+            switch sent {
+            case .pause(let paused): arguments = ["set_property", "pause", .bool(paused)]
+            case .speed(let speed): arguments = ["set_property", "speed", .number(speed)]
+            case .seek(let target): arguments = ["seek", .number(Double(target.nanoseconds) / 1e9), "absolute", "exact"]
+            case .pitchCorrection(let corrects): arguments = ["set_property", "audio-pitch-correction", .bool(corrects)]
+            case .read, .load: continue
+            }
+            do {
+                try await connection.command(arguments)
+            } catch {
+                // Not set: the next start sets it again.
+                if case .pitchCorrection = sent { state.withLock { $0.machine.correctsPitch = nil } }
+                if case .pitchCorrection = sent { continue }
+                throw Self.mpvError(error, name)
+            }
         }
     }
 

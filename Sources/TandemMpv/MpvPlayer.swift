@@ -4,6 +4,7 @@ import Tandem
 import TandemClock
 import TandemPlayback
 import TandemMediaTypes
+import TandemNet
 
 /// A real mpv, driven through its JSON IPC, that follows a group's shared timeline.
 ///
@@ -11,9 +12,15 @@ import TandemMediaTypes
 /// instead. To start on a timeline (a play, a seek while playing, a large error) mpv is paused,
 /// seeked exactly near where the timeline will be once the seek has landed, and unpaused at the
 /// instant the timeline reaches the frame mpv landed on, less mpv's own start latency, which the
-/// player measures at each start (`MpvPlayer+Start.swift`). While it plays, a correction loop
-/// measures mpv's position every `correctionInterval` against where the timeline says it should
-/// be, and nudges its speed or starts it afresh, as `CorrectionPolicy` decides.
+/// player measures at each start. While it plays, mpv's position is measured every
+/// `correctionInterval` against where the timeline says it should be, and its speed nudged or
+/// it is started afresh, as `CorrectionPolicy` decides.
+///
+/// Every one of these decisions is `MpvMachine`'s, a pure value on virtual time; the player is
+/// its shell (`MpvPlayer+Shell.swift`): on a loop of its own (`tandem-mpv`, one thread), it
+/// hands the machine mpv's reports, the readings it asked for, the coordinator's commands and
+/// the wake-ups it asked for, and carries out its directives: requests to mpv over its IPC
+/// socket, one timer, the coordinator's completions and proposals, a stall's suspension.
 ///
 /// Given a `PresentationLog`, the player writes each reading of mpv's position while it is
 /// coordinated (at least every `readingInterval`), so that benchmarks can measure how far apart
@@ -41,9 +48,10 @@ import TandemMediaTypes
 /// await player.close()
 /// ```
 ///
-/// Confinement (why unchecked): its mutable state sits in `Mutex`es (`state`, `items`, the
-/// tasks) and its published values in `Published`, which locks its own; the published wrappers'
-/// storage is what keeps the compiler from checking it.
+/// Confinement (why unchecked): the machine is driven on the player's loop alone, and with the
+/// rest of its mutable state sits in `Mutex`es (`state`, `items`, the exit task); its published
+/// values are in `Published`, which locks its own; the published wrappers' storage is what keeps
+/// the compiler from checking it.
 public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     /// How to run mpv and keep it in sync.
     public struct Options: Sendable {
@@ -159,87 +167,29 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     let items: Mutex<ItemState>
     /// What mpv opens for each item, and the server of its byte sources.
     let targets: MpvItemTargets
-    private let jobs: AsyncStream<Job>.Continuation
-    private let jobStream: AsyncStream<Job>
-    private let tasks = Mutex<[Task<Void, Never>]>([])
-    private let eventTask = Mutex<Task<Void, Never>?>(nil)
+    /// The player's loop: the machine's inputs and directives, the timer, the readings' replies.
+    let loop: EventLoop
+    /// Reads mpv's events until its connection ends.
+    private let exitTask = Mutex<Task<Void, Never>?>(nil)
 
-    /// What the driver knows, shared by the command queue, the correction loop and the events.
+    /// What the shell holds: the machine, and what carrying out its directives needs.
     struct DriverState {
-        var ledger: MpvRequestLedger
-        var policy: CorrectionPolicy
-        var statistics = MpvStatistics()
+        /// The decisions.
+        var machine: MpvMachine
+        /// The coordinator's completions of the commands handed to the machine, by identity.
+        var completions: [UInt64: @Sendable () -> Void] = [:]
+        var nextCommand: UInt64 = 1
+        /// The one timer: the wake-up the machine asked for last.
+        var wake: ScheduledTask?
         /// `readingsCoordinator`'s storage.
         weak var readingsCoordinator: PlaybackCoordinator?
-        /// Whether mpv is paused, as far as the driver knows: true from the moment a pause is
-        /// sent, false once mpv has answered an unpause (so that no reading of a still mpv is
-        /// taken for a moving one), and what mpv reports when a person changed it or it stopped
-        /// at the end. The ledger's `paused` lags behind: it waits for mpv's report.
-        var paused: Bool
-        /// The rate of the last play command carried out; 0 once paused.
-        var groupRate: Double = 0
-        /// The speed last asked of mpv.
-        var requestedSpeed: Double
-        /// mpv's `audio-pitch-correction` as last set (`MpvPlayer+Pitch.swift`); nil when
-        /// setting it failed, so that the next start sets it again.
-        var correctsPitch: Bool?
-        /// The raw monotonic instant before which the correction loop leaves mpv alone (it is
-        /// starting, or landing from a seek).
-        var settleUntil: Int64 = 0
-        /// The newest command's serial number, and its timeline version: a command stops waiting
-        /// when one of another version arrives (a re-issue of the same version does not
-        /// supersede it: it follows it in the queue).
-        var latestCommand = 0
-        var latestVersion: UInt64 = 0
-        /// The timeline version mpv was last started on (or found already on).
-        var followedVersion: UInt64?
-        /// A person's change was proposed: commands of this version or older are stale, and the
-        /// correction loop waits, until the group answers or the time passes.
-        var hold: (version: UInt64, until: Int64)?
-        /// The number of the person's proposal mpv was paused for (a seek or a change of speed
-        /// while the group played, `MpvPlayer+UserActions.swift`), while it is still paused for
-        /// it: the group's answer starts it, or `answerWait` later it plays on.
-        var pausedForProposal: Int?
-        /// How many of a person's changes were proposed.
-        var proposals = 0
-        /// How long a seek takes to land (ns), as measured: a start aims that far ahead (and a
-        /// margin more). It follows a slower landing at once and a quicker one gradually.
-        var seekLead: Int64 = 40_000_000
-        /// How long after the unpause was written mpv's position starts moving (ns), as
-        /// measured at each start but the first (`MpvPlayer.firstStartLatency`): the unpause is
-        /// sent that much early. On mpv 0.35 with `--ao=null`, 0.1 to 0.5 ms, varying from
-        /// start to start by a ms or so when the machine is busy.
-        var startLatency: Int64 = 300_000
-        /// How far a change of speed moves mpv's audio clock, per unit of change (ns): the sound
-        /// already in the output (and the tempo filter) plays at the old speed, so the clock
-        /// steps by −`outputLag` × the change at once, and back when the speed is restored.
-        /// Measured at each nudge; 375 ms on mpv 0.35 with `--ao=null` and `scaletempo2`.
-        var outputLag: Int64 = 375_000_000
-        /// How many times playback restarted (seeks landed).
-        var restarts = 0
-        /// The count of restarts when a pre-roll's seek landed (`MpvPlayer.preroll(to:)`): while
-        /// no restart came since and mpv is paused, mpv still holds the frame it landed on, and a
-        /// start there unpauses without seeking again.
-        var prerolledAtRestart: Int?
-        var tickQueued = false
-        var closed = false
-        /// Whether the player holds mpv paused while it lines it up for the group's change: from
-        /// a pre-roll's or a start's pause to the start's unpause.
-        var liningUp = false
-        /// The `.stallRecovery` suspension begun while mpv buffers (`cacheChanged(waiting:)`).
+        /// The `.stallRecovery` suspension begun while mpv buffers (`Directive.beginStall`).
         var stallSuspension: PlaybackSuspension?
-        /// How much earlier than the timeline mpv plays (`latencyOffset`).
-        var latencyOffset: Int64 = 0
-    }
-
-    enum Job {
-        /// `rejoin`: the command re-issues the timeline in force, for mpv to take it up again;
-        /// `completion`: the coordinator's, when the command completes once carried out (a
-        /// pre-roll), not at once.
-        case command(PlaybackCommand, serial: Int, rejoin: Bool, completion: (@Sendable () -> Void)? = nil)
-        case tick
-        /// The group has not answered the person's proposal of this number in `answerWait`.
-        case release(proposal: Int)
+        /// Who waits for the program's own seeks to end (`MpvMachine.Directive.seekEnded`), by identity.
+        var seekEnds: [UInt64: @Sendable (Bool) -> Void] = [:]
+        /// Readings written to the presentation log.
+        var readings = 0
+        var closed = false
     }
 
     // MARK: Starting and stopping
@@ -297,7 +247,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             let loaded = await LoadedItem.probe(item, target: target, ipc: ipc, options: options)
             if loaded.hasAudio, options.effectivePitchCorrection == .always { await keepTempoFilter(ipc) }
             if options.bindsQueueKeys { await bindQueueKeys(ipc) }
-            let player = MpvPlayer(process: process, connection: ipc, options: options, loaded: loaded, targets: targets, paused: paused,
+            let player = try MpvPlayer(process: process, connection: ipc, options: options, loaded: loaded, targets: targets, paused: paused,
                                    speed: speed, launchedAt: launchedAt)
             player.start(events: events)
             return player
@@ -341,21 +291,25 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     }
 
     private init(process: MpvProcess, connection: MpvConnection, options: Options, loaded: LoadedItem, targets: MpvItemTargets,
-                 paused: Bool, speed: Double, launchedAt: Int64) {
+                 paused: Bool, speed: Double, launchedAt: Int64) throws {
         self.process = process
         self.targets = targets
         self.connection = connection
         self.options = options
         items = Mutex(ItemState(loaded: loaded))
-        let hasAudio = loaded.hasAudio
-        var ledger = MpvRequestLedger(paused: paused, speed: speed)
+        var configuration = MpvMachine.Configuration()
+        configuration.policy = options.correctionPolicy
+        configuration.soundlessPolicy = options.soundlessCorrectionPolicy
+        configuration.correctionInterval = TimeSpan(nanoseconds: options.correctionInterval.nanoseconds)
+        configuration.rendersAtDisplayTime = options.rendersAtDisplayTime
+        configuration.pitchCorrection = options.effectivePitchCorrection
         // Loading the file was a seek of ours, whose report may still be on its way.
-        ledger.requestSeek(to: 0, at: launchedAt)
-        state = Mutex(DriverState(ledger: ledger, policy: hasAudio ? options.correctionPolicy : options.soundlessCorrectionPolicy,
-                                  paused: paused, requestedSpeed: speed,
-                                  correctsPitch: options.effectivePitchCorrection.corrects(atRate: 0),
-                                  latencyOffset: MpvPlayer.clampedLatencyOffset(options.latencyOffset)))
-        (jobStream, jobs) = AsyncStream.makeStream(of: Job.self)
+        var machine = MpvMachine(configuration: configuration, item: loaded.machineItem, paused: paused, speed: speed,
+                                 now: HostInstant(nanoseconds: launchedAt))
+        machine.correctsPitch = options.effectivePitchCorrection.corrects(atRate: 0)
+        machine.latencyOffset = TimeSpan(nanoseconds: MpvPlayer.clampedLatencyOffset(options.latencyOffset))
+        state = Mutex(DriverState(machine: machine))
+        loop = try EventLoop(name: "tandem-mpv")
         playbackCoordinator = PlaybackCoordinator()
         // mpv seeks over its IPC, in a process of its own: a joiner gets the whole pre-roll.
         playbackCoordinator.joinLead = playbackCoordinator.prerollLead
@@ -363,69 +317,20 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     }
 
     private func start(events: AsyncStream<MpvEvent>) {
-        let jobStream = jobStream
-        let interval = options.correctionInterval
-        let readingInterval = options.readingInterval
-        eventTask.withLock {
-            $0 = Task { [weak self] in
-                for await event in events {
-                    guard let self else { return }
-                    await self.handle(event)
-                }
-            }
+        loop.start()
+        connection.onEvent { [weak self] event in
+            guard let event else { return }
+            self?.loop.execute { [weak self] in self?.handle(event) }
         }
-        var tasks = [
-            Task { [weak self] in
-                for await job in jobStream {
-                    guard let self else { return }
-                    switch job {
-                    case .command(let command, let serial, let rejoin, let completion):
-                        // A command for an item this participant holds, other than mpv's, loads it
-                        // first; not one a command of a newer timeline came after (a pre-roll's
-                        // completion can hold the coordinator's next command back until mpv gets
-                        // to it, and the group may have moved on to another item since).
-                        if self.state.withLock({ $0.latestVersion == command.version }) { await self.takeUpItem(of: command) }
-                        await self.carryOut(command, serial: serial, rejoin: rejoin, prerolls: completion != nil)
-                        completion?()
-                    case .tick: await self.correct()
-                    case .release(let proposal): await self.playOn(awaiting: proposal)
-                    }
-                }
-            },
-        ]
-        // The correction loop's clock: one measurement queued at a time, behind commands.
-        tasks.append(Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                guard let self else { return }
-                let queue = self.state.withLock { state in
-                    defer { state.tickQueued = true }
-                    return !state.tickQueued && !state.closed
-                }
-                if queue { self.jobs.yield(.tick) }
-            }
-        })
-        if options.presentationLog != nil {
-            // Readings for the log, outside the job queue: commands wait for their instants and
-            // seeks for their landing, and the log is read through both. On a fixed cadence.
-            tasks.append(Task { [weak self] in
-                let clock = ContinuousClock()
-                var next = clock.now
-                while !Task.isCancelled {
-                    next = max(next.advanced(by: readingInterval), clock.now)
-                    try? await Task.sleep(until: next, clock: clock)
-                    guard let self, !self.state.withLock({ $0.closed }) else { return }
-                    await self.takeReading()
-                }
-            })
-        }
-        self.tasks.withLock { $0 = tasks }
+        // Lives as long as mpv's connection: `waitUntilExited()` waits for it.
+        exitTask.withLock { $0 = Task { for await _ in events {} } }
+        if options.presentationLog != nil { loop.execute { [weak self] in self?.scheduleLogReading() } }
     }
 
     deinit {
-        jobs.finish()
-        for task in tasks.withLock({ $0 }) { task.cancel() }
-        eventTask.withLock { $0 }?.cancel()
+        exitTask.withLock { $0 }?.cancel()
+        let loop = loop
+        if loop.inLoop { Thread.detachNewThread { loop.stop() } } else { loop.stop() }
     }
 
     /// Stops following the group, quits mpv (or kills it if it does not quit) and removes its
@@ -436,41 +341,51 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             return !state.closed
         }
         guard first else { return }
-        jobs.finish()
-        for task in tasks.withLock({ $0 }) { task.cancel() }
-        state.withLock { state in
-            defer { state.stallSuspension = nil }
-            return state.stallSuspension
-        }?.end()
+        let (suspension, completions, waiters) = state.withLock { state in
+            state.wake?.cancel()
+            defer {
+                state.stallSuspension = nil
+                state.completions = [:]
+                state.seekEnds = [:]
+            }
+            return (state.stallSuspension, Array(state.completions.values), Array(state.seekEnds.values))
+        }
+        suspension?.end()
+        for completion in completions { completion() }
+        for waiter in waiters { waiter(false) }
+        if !loop.inLoop { loop.stop() }
         if process.isRunning { _ = try? await connection.command(["quit"]) }
         connection.close()
         await process.terminate()
         targets.stop()
-        eventTask.withLock { $0 }?.cancel()
+        exitTask.withLock { $0 }?.cancel()
         options.presentationLog?.flush()
     }
 
-    /// The policy in force: the audio clock's, or for a file without sound the coarser one.
-    var correctionPolicy: CorrectionPolicy { hasAudio ? options.correctionPolicy : options.soundlessCorrectionPolicy }
-
     /// Returns once mpv has gone: it quit (a person closed it) or was closed.
     public func waitUntilExited() async {
-        await eventTask.withLock { $0 }?.value
+        await exitTask.withLock { $0 }?.value
     }
 
     /// What the player has done so far.
-    public var statistics: MpvStatistics { state.withLock { $0.statistics } }
+    public var statistics: MpvStatistics {
+        state.withLock { state in
+            var statistics = state.machine.statistics
+            statistics.readings = state.readings
+            return statistics
+        }
+    }
 
     /// The largest latency offset either way: 1 s.
     public static let maximumLatencyOffset: Int64 = 1_000_000_000
 
     /// How much earlier than the group's timeline mpv plays, in nanoseconds
     /// (`Options.latencyOffset`): set it at any time, clamped to ±`maximumLatencyOffset`, and
-    /// the correction loop moves mpv to it (a nudge of its speed for a small change, a start
-    /// afresh for a large one); the next start aims at it at once.
+    /// the corrections move mpv to it (a nudge of its speed for a small change, a start afresh
+    /// for a large one); the next start aims at it at once.
     public var latencyOffset: Int64 {
-        get { state.withLock { $0.latencyOffset } }
-        set { state.withLock { $0.latencyOffset = MpvPlayer.clampedLatencyOffset(newValue) } }
+        get { state.withLock { $0.machine.latencyOffset.nanoseconds } }
+        set { state.withLock { $0.machine.latencyOffset = TimeSpan(nanoseconds: MpvPlayer.clampedLatencyOffset(newValue)) } }
     }
 
     static func clampedLatencyOffset(_ offset: Int64) -> Int64 {
@@ -479,59 +394,35 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
 
     // MARK: The coordinator's side
 
-    /// Queues `command`; mpv carries the commands out in order. A seek in anticipation of
-    /// playback completes once mpv has landed on its target (a pre-roll: the group's play waits
-    /// for it, `MpvPlayer.preroll(to:)`), unless it answers a person's change in this mpv (its
-    /// `hold` still set: mpv is where the person put it already) or names another item than
-    /// mpv's (the queue's next item, heard before the current one ends: mpv has one item at a
-    /// time, and takes up the next with the command that moves the group to it); every other
+    /// Hands `command` to the machine, on the player's loop, with its completion: a seek in
+    /// anticipation of playback completes once mpv has landed on its target (a pre-roll: the
+    /// group's play waits for it), unless it answers a person's change in this mpv; every other
     /// command completes at once, so that the coordinator never waits for mpv to start at a
-    /// command's instant.
+    /// command's instant (`MpvMachine.onCommand(_:id:now:)` decides).
     public func playbackCoordinator(_ coordinator: PlaybackCoordinator, didIssue command: PlaybackCommand,
                                     completion: @escaping @Sendable () -> Void) {
-        let (serial, answersPerson) = state.withLock { state in
-            state.latestCommand += 1
-            state.latestVersion = command.version
-            return (state.latestCommand, state.hold != nil)
+        let id: UInt64? = state.withLock { state in
+            guard !state.closed else { return nil }
+            let id = state.nextCommand
+            state.nextCommand += 1
+            state.completions[id] = completion
+            return id
         }
-        refreshTimeControl()
-        if case .seek(let seek) = command, seek.shouldBufferInAnticipationOfPlayback, !answersPerson,
-           seek.expectedCurrentItemIdentifier.map({ $0 == itemIdentifier }) ?? true {
-            jobs.yield(.command(command, serial: serial, rejoin: false, completion: completion))
+        guard let id else {
+            completion()
             return
         }
-        jobs.yield(.command(command, serial: serial, rejoin: false))
-        completion()
+        input { machine, now in machine.onCommand(command, id: id, now: now) }
+        refreshTimeControl()
     }
 
     /// Refreshes `timeControlStatus` and `reasonForWaitingToPlay` from the group, or uncoordinated
     /// from what mpv was last asked.
     func refreshTimeControl() {
-        let (rate, stalled) = state.withLock { ($0.paused ? 0 : $0.requestedSpeed, $0.stallSuspension != nil) }
+        let (rate, stalled) = state.withLock { ($0.machine.paused ? 0 : $0.machine.requestedSpeed, $0.stallSuspension != nil) }
         let (status, reason) = playbackCoordinator.timeControl(playerRate: rate, stalled: stalled)
         // The reason first: whoever hears the status change reads the reason that goes with it.
         if reasonForWaitingToPlay != reason { reasonForWaitingToPlay = reason }
         if timeControlStatus != status { timeControlStatus = status }
-    }
-
-    /// Queues `command`, the group's timeline already in force, again: mpv rejoins it (after a
-    /// person played on at the end, say).
-    func rejoin(_ command: PlaybackCommand) {
-        let serial = state.withLock { state in
-            state.latestCommand += 1
-            state.latestVersion = command.version
-            return state.latestCommand
-        }
-        jobs.yield(.command(command, serial: serial, rejoin: true))
-    }
-
-    /// Queues `job` behind the commands.
-    func enqueue(_ job: Job) {
-        jobs.yield(job)
-    }
-
-    /// Marks the tick as taken, so that the loop queues the next one.
-    func takeTick() {
-        state.withLock { $0.tickQueued = false }
     }
 }

@@ -32,11 +32,8 @@ extension CoordinatorMachine {
     mutating func enterItemEndView(now: HostInstant) -> [TickDirective] {
         guard let mapping else { return [] }
         let announced = announceItemEnds(at: mapping.sessionTime(atHost: now))
-        guard ownSuspensions.isEmpty else { return announced }
-        let horizon = mapping.sessionTime(atHost: now) + Self.itemEndLead
-        let view = core.settled(at: horizon)
-        guard view.timeline != core.timeline || view.queue != core.queue || view.suspensions != core.suspensions else {
-            itemEndView = nil
+        guard let view = itemEndViewAhead(now: now) else {
+            if ownSuspensions.isEmpty { itemEndView = nil }
             return announced
         }
         let previous = lastCommandTimeline ?? core.timeline
@@ -51,6 +48,15 @@ extension CoordinatorMachine {
             case .abandon, .emit, .propose: preconditionFailure("not from follow")
             }
         }
+    }
+
+    /// The group as it will be after an item's end due within `itemEndLead` of `now`, when that
+    /// differs from the replicated core; nil otherwise, or while this participant is suspended.
+    func itemEndViewAhead(now: HostInstant) -> CoordinationCore? {
+        guard let mapping, ownSuspensions.isEmpty else { return nil }
+        let view = core.settled(at: mapping.sessionTime(atHost: now) + Self.itemEndLead)
+        guard view.timeline != core.timeline || view.queue != core.queue || view.suspensions != core.suspensions else { return nil }
+        return view
     }
 
     /// The host instant `itemEndLead` before the current item's end (on the group as the machine

@@ -195,6 +195,15 @@ public struct CoordinatorMachine: Sendable {
         case .snapshot, .endOfHistory:
             return []
         }
+        // Ahead of an item's end, the record is decided on the group as it will be after the end,
+        // as a tick decides (`enterItemEndView(now:)`): a player preparing the next item is not
+        // sent back to the ending one. The replicated core stays as the record left it.
+        let replicated = core
+        defer { core = replicated }
+        if let view = itemEndViewAhead(now: now) {
+            itemEndView = view
+            core = view
+        }
         guard !events.isEmpty || core.timeline != before else { return [] }
         if keepsPrerollSeek(before: before, events: events) { return [] }
         let from = previous(before, gateWasOpen: gateWasOpen)

@@ -38,25 +38,6 @@ import TandemMediaTypes
         }
     }
 
-    @Test func mpvsOwnPauseToggledWhileItLinesUpForAChangeIsAPause() async throws {
-        var relay = RelayCoreConfiguration()
-        // Each change takes effect 0.12 s after the relay orders it: mpv stands lined up that long.
-        relay.minimumLead = 120_000_000
-        try await MpvGroup.with(relay: relay) { host, _, _, _, other in
-            host.coordinator.coordinateRateChange(to: 1)
-            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
-            try await Task.sleep(for: .seconds(1))
-            // The group seeks: mpv pauses, seeks and stands on the landed frame until the change's instant.
-            host.coordinator.coordinateSeek(to: .zero + .seconds(8))
-            #expect(await eventually(5) { (try? await other.get("pause"))?.bool == true })
-            // A click on mpv's own pause meanwhile (its on-screen controller's `cycle pause`): the
-            // person saw mpv play, so the group pauses, and mpv with it.
-            _ = try await other.command(["cycle", "pause"])
-            #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 0 }, "\(host.coordinator.timeline)")
-            #expect(await eventually { (try? await other.get("pause"))?.bool == true })
-        }
-    }
-
     @Test func aRateKeyStepsByATenthWithinTheProposableRates() {
         #expect(MpvPlayer.steppedRate(from: 1, by: 0.1) == 1.1)
         #expect(MpvPlayer.steppedRate(from: 1.25, by: -0.1) == 1.2)

@@ -4,7 +4,7 @@ import TandemClock
 @testable import TandemMpv
 
 /// A pure stand-in for mpv on virtual time, answering `MpvMachine`'s requests the way mpv 0.35
-/// does (`MpvPlayer+Start.swift`): an exact seek lands after `seekDelay` on the first frame at or
+/// does (`MpvMachine+Start.swift`): an exact seek lands after `seekDelay` on the first frame at or
 /// after its target (within 5 ms) and reports `playback-restart`; an unpause sets the position
 /// moving from the frame shown `startLatency` later; `time-pos` is nil while seeking; `audio-pts`
 /// is the exact position while playing, and while paused only on frames `hasAudioClock` says
@@ -13,6 +13,8 @@ struct ScriptedMpv {
     var frameDuration = TimeSpan(nanoseconds: 33_333_333)
     var duration = TimeSpan.seconds(20)
     var seekDelay = TimeSpan.milliseconds(25)
+    /// How long a seek stays queued before it runs: until then mpv reads where it was, not seeking.
+    var seekQueueDelay = TimeSpan.zero
     var startLatency = TimeSpan.microseconds(300)
     var replyDelay = TimeSpan.microseconds(200)
     var hasAudioClock: @Sendable (ItemTime) -> Bool = { _ in true }
@@ -23,11 +25,13 @@ struct ScriptedMpv {
     private(set) var paused: Bool
     private(set) var speed = 1.0
     private(set) var pausedForCache = false
+    /// `audio-pitch-correction` as last set, if it was.
+    private(set) var correctsPitch: Bool?
     /// The position at `anchorTime`, moving from then on unless paused, seeking or waiting for its cache.
     private var anchor = ItemTime.zero
     private var anchorTime = HostInstant.zero
     /// The landing of a seek in flight, and when.
-    private var landing: (frame: ItemTime, at: HostInstant)?
+    private var landing: (frame: ItemTime, at: HostInstant, runs: HostInstant)?
     /// Every request received, with its instant.
     private(set) var received: [(HostInstant, MpvMachine.Request)] = []
 
@@ -91,12 +95,12 @@ struct ScriptedMpv {
             let frames = ((target - TimeSpan.milliseconds(5)).nanoseconds + frameDuration.nanoseconds - 1) / frameDuration.nanoseconds
             let lastFrame = ItemTime.zero + duration - frameDuration
             let frame = min(ItemTime(nanoseconds: max(0, frames) * frameDuration.nanoseconds), lastFrame)
-            landing = (frame, now + seekDelay)
+            landing = (frame, now + seekDelay, now + seekQueueDelay)
             return []
         case .read(let id, let property):
             let at = now + replyDelay / 2
             var value: ItemTime?
-            if landing == nil {
+            if landing.map({ at < $0.runs }) ?? true {
                 let position = position(at: at)
                 switch property {
                 case .audioClock: value = !paused || hasAudioClock(position) ? position : nil
@@ -108,6 +112,9 @@ struct ScriptedMpv {
             anchor = .zero
             anchorTime = now + seekDelay
             return [(now + seekDelay, .loaded(identifier)), (now + seekDelay, .report(.playbackRestart))]
+        case .pitchCorrection(let value):
+            correctsPitch = value
+            return []
         }
     }
 
@@ -157,6 +164,10 @@ struct MpvRig {
     private(set) var completed: [UInt64] = []
     /// The lines shown on mpv's screen.
     private(set) var shown: [[String]] = []
+    /// A person's changes forwarded as they are (`MpvMachine.forwardsPersonChanges`).
+    private(set) var forwarded: [MpvRequestLedger.UserAction] = []
+    /// The program's own seeks ended (`MpvMachine.Directive.seekEnded`), with when.
+    private(set) var seeksEnded: [(id: UInt64, landed: Bool, at: HostInstant)] = []
     private var nextCommand: UInt64 = 1
     /// Items the rig's shell loads for the machine.
     var items: [String: MpvMachine.Item] = [:]
@@ -198,6 +209,8 @@ struct MpvRig {
             case .beginStall: stalls.append(true)
             case .endStall: stalls.append(false)
             case .show(let lines): shown.append(lines)
+            case .forward(let action): forwarded.append(action)
+            case .seekEnded(let id, let landed): seeksEnded.append((id, landed, now))
             }
         }
     }
@@ -253,10 +266,25 @@ struct MpvRig {
     /// A person seeks mpv itself now.
     mutating func personSeeks(to target: ItemTime) { schedule(mpv.personSeeks(to: target, at: now)) }
 
+    /// mpv reports a `playback-restart` now that no seek of this one's caused (an earlier seek's, come late).
+    mutating func strayRestart() { schedule([(now, .report(.playbackRestart))]) }
+
     /// mpv's cache runs dry or fills again now.
     mutating func cache(waiting: Bool) { schedule(mpv.cache(waiting: waiting, at: now)) }
 
-    /// The group refuses the last proposal.
+    /// The program's own request, made now (the player's transport, uncoordinated).
+    mutating func ownRequest(_ request: MpvMachine.Request) { carryOut(machine.onOwnRequest(request, now: now)) }
+
+    /// The program's own seek to `target`, made now; its identity.
+    @discardableResult
+    mutating func ownSeek(to target: ItemTime) -> UInt64 {
+        let id = nextCommand
+        nextCommand += 1
+        carryOut(machine.onOwnSeek(to: target, id: id, now: now))
+        return id
+    }
+
+    /// The group refuses the proposal `number`.
     mutating func refuse(_ number: Int) { carryOut(machine.onProposalRefused(number, now: now)) }
 
     /// mpv's error against a timeline that is at `itemTime` at `host` at `rate`, now.

@@ -163,7 +163,7 @@ import TandemHarness
 
     // In the default run. Under load the group's answer to the seek made in peer 1's mpv took
     // up to 1.4 s to take effect, and that mpv, paused for it, stood still all the while (about
-    // 50 frames shown of 90); it now plays on (`MpvSlowAnswerTests`). On a loaded machine the
+    // 50 frames shown of 90); it now plays on (`MpvMachineTests.aPersonsSeekPlaysOnWhileTheGroupsAnswerIsFarOff`). On a loaded machine the
     // probe leaves out flips it could not place within 2 ms (its poller did not run), so the
     // frames counted together are asked for with a wide margin: 30 (a fresh-clone run once
     // counted 50; an idle machine counts 145 to 150).

@@ -97,6 +97,32 @@ import TandemClock
         #expect(!settled.contains { if case .emit(.itemEnded) = $0 { true } else { false } }, "\(settled)")
     }
 
+    /// A record inside the lead before an end that leaves the timeline as it was (a
+    /// participant's report of the next item, which its player loaded for the pre-roll) is
+    /// decided on the group as it will be after the end, as a tick is: the player that prepares
+    /// the next item is not sent back to the ending one, to be sent on again at the next tick.
+    @Test func aRecordAheadOfAnEndKeepsThePlayerOnTheNextItem() throws {
+        var (machine, _) = playing()
+        _ = machine.onTick(now: hostNS(10 * Self.second))
+        while let flying = machine.inFlight { _ = machine.onCommandCompleted(flying.id, now: hostNS(10_100 * Self.ms)) }
+        var issued: [CoordinatorMachine.IssuedCommand] = []
+        for (order, host) in [(UInt64(4), Int64(10_300)), (5, 10_600)] {
+            let report = machine.onOrdered(ordered(order, order == 4 ? ben : ana, at: host * Self.ms,
+                                                   .state(item: "second.mp4", identity: nil, ready: true)),
+                                           now: hostNS((host - 50) * Self.ms))
+            issued += Self.issued(report)
+            while let flying = machine.inFlight {
+                issued += Self.issued(machine.onCommandCompleted(flying.id, now: hostNS(host * Self.ms)))
+            }
+            issued += Self.issued(machine.onTick(now: hostNS((host + 100) * Self.ms)))
+        }
+        #expect(machine.core.timeline.item == "first.mp4", "no record settles the end before it")
+        #expect(issued.allSatisfy { $0.command.expectedCurrentItemIdentifier == "second.mp4" }, "\(issued.map(\.command))")
+        // What the player is issued plays the next item from its start at the end instant.
+        let plays = issued.compactMap { if case .play(let play) = $0.command { play } else { nil } }
+        #expect(plays.allSatisfy { $0.itemTime + ($0.hostTime - hostNS(11 * Self.second)) * $0.rate == .zero }, "\(plays)")
+    }
+
     @Test func theNextRecordSettlesTheEndAndTheLastItemPausesOnItsLastFrame() throws {
         var (machine, _) = playing()
         _ = machine.onTick(now: hostNS(10 * Self.second))
