@@ -53,7 +53,7 @@ struct OrderedBroadcastIOTests {
         })
         if let server = harness.server {
             // Stamped with the relay's clock, the session clock.
-            let now = server.clock.now()
+            let now = server.clock.instant().nanoseconds
             #expect(reference.allSatisfy { $0.orderedAt <= now && now - $0.orderedAt < 60_000_000_000 })
         }
 

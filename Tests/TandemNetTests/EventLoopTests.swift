@@ -128,7 +128,7 @@ import TandemHarness
         loop.start()
         defer { stopped(loop) }
         let ran = Mutex<[String]>([])
-        let start = clock.now()
+        let start = clock.instant().nanoseconds
         let late = loop.schedule(at: start + 3_000) { ran.withLock { $0.append("late") } }
         loop.schedule(at: start + 1_000) { ran.withLock { $0.append("early") } }
         // Ties run in the order they were scheduled, whichever thread scheduled them.
@@ -163,9 +163,9 @@ import TandemHarness
         defer { stopped(loop) }
         let ranAt = Atomic<Int64>(0)
         let done = DispatchSemaphore(value: 0)
-        let deadline = clock.now() + 2_000_000
+        let deadline = clock.instant().nanoseconds + 2_000_000
         loop.schedule(at: deadline) {
-            ranAt.store(clock.now(), ordering: .relaxed)
+            ranAt.store(clock.instant().nanoseconds, ordering: .relaxed)
             done.signal()
         }
         // Nothing else wakes the loop: no descriptor, no task, and a tick a thousand seconds off.

@@ -65,7 +65,7 @@ public final class ClusterSessionTime: @unchecked Sendable {
         self.configuration = configuration
         self.loop = loop
         self.log = log
-        core = ClusterTimeCore(me: member, configuration: configuration, now: clock.base.now())
+        core = ClusterTimeCore(me: member, configuration: configuration, now: clock.base.instant().nanoseconds)
         let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(256))
         outgoing = continuation
         let subject = configuration.subject
@@ -176,7 +176,7 @@ public final class ClusterSessionTime: @unchecked Sendable {
         guard first else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             loop.execute { [self] in
-                let directives = core.handle(.stopping, at: clock.base.now())
+                let directives = core.handle(.stopping, at: clock.base.instant().nanoseconds)
                 perform(sayingGoodbye ? directives : directives.filter { if case .announce = $0 { false } else { true } })
                 wakeTask?.cancel()
                 wakeTask = nil
@@ -203,7 +203,7 @@ public final class ClusterSessionTime: @unchecked Sendable {
     private func handle(_ event: ClusterTimeCore.Event) {
         loop.preconditionInLoop()
         guard !lifecycle.withLock({ $0.stopped }) else { return }
-        perform(core.handle(event, at: clock.base.now()))
+        perform(core.handle(event, at: clock.base.instant().nanoseconds))
     }
 
     private func perform(_ directives: [ClusterTimeCore.Directive]) {

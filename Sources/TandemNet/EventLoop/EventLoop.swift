@@ -318,17 +318,17 @@ package final class EventLoop: SerialEventLoop, @unchecked Sendable {
     private var isStopping: Bool { lifecycle.withLock { $0 == .stopping } }
 
     private func run() {
-        nextTick = clock.now() + tickInterval
+        nextTick = clock.instant().nanoseconds + tickInterval
         while !isStopping {
             runTasks()
             reportFailures()
-            var now = clock.now()
+            var now = clock.instant().nanoseconds
             runScheduled(dueAt: now)
             if now >= nextTick {
                 nextTick = now + tickInterval
                 for ticker in Array(tickers.values) { ticker(now) }
             }
-            now = clock.now()
+            now = clock.instant().nanoseconds
             let busy = !tasks.withLock { $0.isEmpty } || !failures.isEmpty
             let deadline = min(nextTick, scheduled.nextDeadline ?? Int64.max)
             wait(timeout: busy ? 0 : max(deadline - now, 0))

@@ -47,7 +47,7 @@ package protocol SerialEventLoop: AnyObject, Sendable {
 
 extension SerialEventLoop {
     /// The loop clock's reading now (ns).
-    package var now: Int64 { clock.now() }
+    package var now: Int64 { clock.instant().nanoseconds }
 
     /// Runs `task` on the loop `delay` nanoseconds from now on the loop's clock. Any thread.
     @discardableResult

@@ -54,7 +54,7 @@ public final class EmbeddedEventLoop: SerialEventLoop, @unchecked Sendable {
     package var clock: any LocalClock { virtualClock }
 
     /// The virtual time now (ns).
-    public var currentTime: Int64 { virtualClock.now() }
+    public var currentTime: Int64 { virtualClock.instant().nanoseconds }
 
     /// How many tasks and ticks the loop has run so far.
     public var ranCount: Int { ranTasks }

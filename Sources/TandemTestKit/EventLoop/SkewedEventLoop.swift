@@ -73,5 +73,5 @@ public struct AnyLocalClock: LocalClock {
     public init(_ clock: any LocalClock) { wrapped = clock }
 
     /// What the wrapped clock reads.
-    public func now() -> Int64 { wrapped.now() }
+    public func instant() -> LocalInstant { wrapped.instant() }
 }
