@@ -338,7 +338,7 @@ public final class NATSConnection: @unchecked Sendable {
             case let .wake(deadline):
                 wakeTask?.cancel()
                 wakeTask = deadline.map { deadline in
-                    loop.schedule(at: deadline) { [weak self] in
+                    loop.schedule(at: .init(nanoseconds: deadline)) { [weak self] in
                         guard let self else { return }
                         perform(core.onTimer(at: loop.clock.instant().nanoseconds))
                     }

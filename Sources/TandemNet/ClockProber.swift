@@ -136,7 +136,7 @@ public final class ClockProber: Sendable {
         }
         guard let outcome else { return }
         if let probe = outcome.probe { send(probe) }
-        let task = loop.schedule(after: max(outcome.next - clock.instant().nanoseconds, 0)) { [self] in probe(on: loop) }
+        let task = loop.schedule(after: LocalInstant(nanoseconds: outcome.next) - clock.instant()) { [self] in probe(on: loop) }
         state.withLock { $0.nextProbe = task }
     }
 

@@ -43,13 +43,13 @@ struct LoopScheduler: CoordinatorExecutor {
 
     var loop: (any SerialEventLoop)? { eventLoop }
 
-    var now: HostInstant { HostInstant(nanoseconds: eventLoop.now) }
+    var now: HostInstant { HostInstant(nanoseconds: eventLoop.now.nanoseconds) }
     var isCurrent: Bool? { eventLoop.inLoop }
 
     func execute(_ work: @escaping @Sendable () -> Void) { eventLoop.execute(work) }
 
     func schedule(at instant: HostInstant, _ work: @escaping @Sendable () -> Void) -> any CoordinatorCancellable {
-        LoopCancellable(task: eventLoop.schedule(at: instant.nanoseconds, work))
+        LoopCancellable(task: eventLoop.schedule(at: LocalInstant(nanoseconds: instant.nanoseconds), work))
     }
 
     func preconditionCurrent(file: StaticString, line: UInt) {

@@ -100,7 +100,7 @@ import Testing
         let ran = Mutex<[String]>([])
         let id = Mutex<UInt64>(0)
         loop.execute {
-            id.withLock { $0 = loop.addTicker { now in ran.withLock { $0.append("tick \(now)") } } }
+            id.withLock { $0 = loop.addTicker { now in ran.withLock { $0.append("tick \(now.nanoseconds)") } } }
         }
         loop.schedule(at: 1_040) { ran.withLock { $0.append("task 1040") } }
         loop.advance(to: 1_065)

@@ -232,9 +232,9 @@ final class ResultBox: @unchecked Sendable {
         }
 
         func wake(at local: Int64) {
-            loop.schedule(at: local) { [self] in
+            loop.schedule(at: LocalInstant(nanoseconds: local)) { [self] in
                 loop.preconditionInLoop()
-                woke.append((loop.now, session.instant().nanoseconds))
+                woke.append((loop.now.nanoseconds, session.instant().nanoseconds))
             }
         }
     }
@@ -255,7 +255,7 @@ final class ResultBox: @unchecked Sendable {
         defer { world.shutdown() }
         let peer = try world.join("peer", clockOffset: offset, driftPPM: drift)
         let waker = Waker(loop: peer.loop, session: world.loop.clock)
-        let start = peer.loop.now
+        let start = peer.loop.now.nanoseconds
         #expect(start == peer.clock.instant().nanoseconds)
         let deadlines = [start + 1, start + 333 * Self.ms + 7, start + 10_000 * Self.ms]
         for deadline in deadlines.reversed() { waker.wake(at: deadline) }
@@ -272,7 +272,7 @@ final class ResultBox: @unchecked Sendable {
         defer { world.shutdown() }
         let peer = try world.join("peer", clockOffset: 5_000 * Self.ms, driftPPM: 200)
         let heard = ResultLog()
-        peer.loop.execute { peer.loop.addTicker { heard.append($0) } }
+        peer.loop.execute { peer.loop.addTicker { heard.append($0.nanoseconds) } }
         world.advance(by: 100 * Self.ms)
         #expect(heard.values.count == 5)
         #expect(heard.values.allSatisfy { $0 > world.now })

@@ -14,7 +14,7 @@ struct LoopCoordinatorScheduler: CoordinatorScheduler {
     func execute(_ work: @escaping @Sendable () -> Void) { loop.execute(work) }
     func schedule(at instant: HostInstant, _ work: @escaping @Sendable () -> Void) -> any CoordinatorCancellable {
         // The skewed loop takes its participant's local instant (it maps it to the loop's).
-        Cancellable(task: loop.schedule(at: instant.nanoseconds, work))
+        Cancellable(task: loop.schedule(at: LocalInstant(nanoseconds: instant.nanoseconds), work))
     }
 
     private struct Cancellable: CoordinatorCancellable {

@@ -95,7 +95,7 @@ public final class ClusterSessionTime: @unchecked Sendable {
         let loop: EventLoop
         do {
             // Nothing ticks here (the core asks for its wake-ups): a slow tick keeps the loop asleep.
-            loop = try EventLoop(name: "tandem-cluster-time", clock: clock.base, tickInterval: 1_000_000_000)
+            loop = try EventLoop(name: "tandem-cluster-time", clock: clock.base, tickInterval: .seconds(1))
         } catch {
             throw ClusterTimeError(.unavailable, reason: "cannot start an event loop: \(error)")
         }
@@ -111,7 +111,7 @@ public final class ClusterSessionTime: @unchecked Sendable {
             loop.execute {
                 shell.readyWaiter = continuation
                 shell.handle(.started)
-                loop.schedule(after: configuration.readyTimeout) { shell.giveUpWaiting() }
+                loop.schedule(after: TimeSpan(nanoseconds: configuration.readyTimeout)) { shell.giveUpWaiting() }
             }
         }
         if case let .failure(error) = result {
@@ -234,9 +234,10 @@ public final class ClusterSessionTime: @unchecked Sendable {
                 log?("cluster time: " + (id.map { $0 == member.id ? "this relay (\($0)) is the time authority" : "following the time authority \($0)" }
                     ?? "no time authority yet"))
             case let .wake(at: deadline):
-                guard wakeTask?.deadline != deadline || wakeTask?.isPending != true else { continue }
+                let due = LocalInstant(nanoseconds: deadline)
+                guard wakeTask?.due != due || wakeTask?.isPending != true else { continue }
                 wakeTask?.cancel()
-                wakeTask = loop.schedule(at: deadline) { [self] in handle(.tick) }
+                wakeTask = loop.schedule(at: due) { [self] in handle(.tick) }
             }
         }
         publishStatus()

@@ -108,7 +108,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
                 completion(result)
             }
             transport.delegate = self
-            ticker = loop.addTicker { [weak self] now in self?.tick(now) }
+            ticker = loop.addTicker { [weak self] now in self?.tick(now.nanoseconds) }
             apply(core.onTick(at: loop.clock.instant().nanoseconds))
             relayIndex.store(core.relay, ordering: .relaxed)
             transport.connect(to: core.relay)

@@ -70,7 +70,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
         impaired = !impairment.isNone
         schedule = ImpairmentSchedule(impairment: impairment, seed: seed)
         loop.execute { [self] in
-            ticker = loop.addTicker { [self] now in perform(core.onTick(at: now)) }
+            ticker = loop.addTicker { [self] now in perform(core.onTick(at: now.nanoseconds)) }
         }
     }
 
@@ -126,7 +126,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
             loop.execute(body)
             return
         }
-        loop.schedule(at: schedule.onChunk(stream: connection.value, .up, at: loop.clock.instant().nanoseconds), body)
+        loop.schedule(at: LocalInstant(nanoseconds: schedule.onChunk(stream: connection.value, .up, at: loop.now.nanoseconds)), body)
     }
 
     /// Carries `body` down `connection`'s stream to its link: at once, or when the impaired path
@@ -136,7 +136,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
             body()
             return
         }
-        loop.schedule(at: schedule.onChunk(stream: connection.value, .down, at: loop.clock.instant().nanoseconds), body)
+        loop.schedule(at: LocalInstant(nanoseconds: schedule.onChunk(stream: connection.value, .down, at: loop.now.nanoseconds)), body)
     }
 
     /// Carries a datagram `direction`: at once, or at each instant the impaired path delivers it
@@ -146,8 +146,8 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
             if direction == .up { loop.execute(body) } else { body() }
             return
         }
-        for due in schedule.onDatagram(direction, at: loop.clock.instant().nanoseconds).deliveries {
-            loop.schedule(at: due, body)
+        for due in schedule.onDatagram(direction, at: loop.now.nanoseconds).deliveries {
+            loop.schedule(at: LocalInstant(nanoseconds: due), body)
         }
     }
 
@@ -166,7 +166,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
     private func pause(_ connection: RelayConnectionID, until: Int64) {
         guard held[connection] == nil else { return }
         held[connection] = []
-        loop.schedule(at: until) { [self] in resume(connection) }
+        loop.schedule(at: LocalInstant(nanoseconds: until)) { [self] in resume(connection) }
     }
 
     private func resume(_ connection: RelayConnectionID) {

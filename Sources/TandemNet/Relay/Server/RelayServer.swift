@@ -130,7 +130,7 @@ public final class RelayServer: @unchecked Sendable {
         loop.execute { [self] in
             loop.register(listener.descriptor, interest: .readable) { [self] _, _, _ in acceptAll() }
             loop.register(datagrams.descriptor, interest: .readable) { [self] _, _, _ in receiveDatagrams() }
-            loop.addTicker { [self] now in tick(now) }
+            loop.addTicker { [self] now in tick(now.nanoseconds) }
         }
         loop.start()
     }
