@@ -51,9 +51,9 @@ import Testing
         }
         #expect(ana.ordered.map(\.sender) == ben.ordered.map(\.sender))
         // Ordered in session time: each stamp is the virtual instant the relay ordered it at.
-        let stamps = ana.ordered.map(\.orderedAt)
+        let stamps = ana.ordered.map(\.orderedInstant.nanoseconds)
         #expect(stamps == stamps.sorted())
-        #expect(ana.ordered.allSatisfy { $0.effectiveAt > $0.orderedAt })
+        #expect(ana.ordered.allSatisfy { $0.effectiveInstant.nanoseconds > $0.orderedInstant.nanoseconds })
         let late = try world.join("late")
         #expect(late.welcome.orderedHistory.map(\.order) == [1, 2, 3, 4, 5])
         try late.link.sendOrdered([9])
