@@ -130,7 +130,7 @@ public struct AudioBenchmark: Sendable {
 
         progress("starting tandem serve with its session clock drifting \(relayDriftPPM) ppm")
         setenv("TANDEM_EXECUTABLE", executable, 1)
-        let relayOrigin = SystemClock().now()
+        let relayOrigin = SystemClock().instant().nanoseconds
         let relay = try ServeProcess(arguments: ["--session-epoch", "0", "--clock-drift-ppm", "\(relayDriftPPM)"])
         defer { relay.stop() }
 
@@ -175,13 +175,13 @@ public struct AudioBenchmark: Sendable {
         }
         Thread.sleep(forTimeInterval: 2)
 
-        let scriptStarted = SystemClock().now()
+        let scriptStarted = SystemClock().instant().nanoseconds
         for step in script() {
             progress(step.command)
             if host.send(step.command) == nil { errors.append("cannot write '\(step.command)' to the host") }
             Thread.sleep(forTimeInterval: step.hold)
         }
-        let scriptEnded = SystemClock().now()
+        let scriptEnded = SystemClock().instant().nanoseconds
         host.send("end")
         var statuses: [Int32?] = []
         for process in processes {

@@ -18,7 +18,7 @@ struct ClockLoopbackRun {
         let service = try TimeService(clock: system, address: SocketAddress(host: "127.0.0.1", port: 0))
         service.start()
         defer { service.stop() }
-        let start = system.now()
+        let start = system.instant().nanoseconds
         let local = SkewedClock(base: system, offset: scenario.clientOffset, driftPPM: scenario.clientDriftPPM, origin: start)
         let recorder = Mutex(ClockErrorRecorder(estimators: ClockErrorRecorder.standardLineup()))
         let prober = try ClockProber(server: service.localAddress, clock: local) { sample, _, now in
@@ -28,7 +28,7 @@ struct ClockLoopbackRun {
         var nextEvaluation = start + scenario.evaluationInterval
         while nextEvaluation <= start + scenario.duration {
             sleep(until: nextEvaluation)
-            let sessionTime = system.now()
+            let sessionTime = system.instant().nanoseconds
             let localTime = local.localTime(atBase: sessionTime)
             recorder.withLock { $0.evaluate(elapsed: sessionTime - start, sessionTime: sessionTime, localTime: localTime) }
             nextEvaluation += scenario.evaluationInterval

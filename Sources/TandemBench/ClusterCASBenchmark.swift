@@ -67,18 +67,18 @@ public struct ClusterCASBenchmark: Sendable {
         let chains = Chains(self.chains)
         let clock = SystemClock()
         let payload = [UInt8](repeating: 0x5A, count: payloadBytes)
-        let end = clock.now() + Int64(seconds * 1e9)
-        let started = clock.now()
+        let end = clock.instant().nanoseconds + Int64(seconds * 1e9)
+        let started = clock.instant().nanoseconds
         let run = UUID().uuidString.prefix(8)
         @Sendable func publish(_ chain: Int, _ number: Int) {
             let expected = chains.state.withLock { state in
-                state.sentAt[chain] = clock.now()
+                state.sentAt[chain] = clock.instant().nanoseconds
                 return state.last[chain]
             }
             let options = JetStreamPublishOptions(messageID: "\(run)-\(chain)-\(number)", expectedLastSubjectSequence: expected,
                                                   expectedStream: stream)
             jetStream.publishAttemptOnLoop("tandem.bench.cas.\(chain)", payload: payload, options: options) { result in
-                let now = clock.now()
+                let now = clock.instant().nanoseconds
                 let next = chains.state.withLock { state -> Bool in
                     var stored = false
                     switch result {
@@ -102,7 +102,7 @@ public struct ClusterCASBenchmark: Sendable {
         connection.execute {
             for chain in 0..<count { publish(chain, 1) }
         }
-        try await Task.sleep(for: .nanoseconds(max(0, end - clock.now())))
+        try await Task.sleep(for: .nanoseconds(max(0, end - clock.instant().nanoseconds)))
         // The acknowledgements in flight at the end, for at most an attempt's timeout.
         let drain = ContinuousClock.now + .seconds(3)
         while chains.state.withLock({ $0.running }) > 0, ContinuousClock.now < drain {

@@ -57,7 +57,7 @@ public struct ClusterClockBenchmark: Sendable {
         let prober: ClockProber
 
         func sessionTime(atMonotonic raw: Int64) -> Int64? {
-            prober.sessionClock.sessionTime(atLocal: clock.localTime(atBase: raw))
+            prober.sessionClock.sessionTime(atLocal: LocalInstant(nanoseconds: clock.localTime(atBase: raw)))?.nanoseconds
         }
     }
 
@@ -78,7 +78,7 @@ public struct ClusterClockBenchmark: Sendable {
         }
         let system = SystemClock()
         for (index, error) in participantErrors.prefix(relays.count).enumerated() {
-            let clock = SkewedClock(base: system, offset: Int64(error.offset * 1e9), driftPPM: error.driftPPM, origin: system.now())
+            let clock = SkewedClock(base: system, offset: Int64(error.offset * 1e9), driftPPM: error.driftPPM, origin: system.instant().nanoseconds)
             let prober = try ClockProber(server: relays[index].server.address, clock: clock)
             prober.start()
             participants.append(Participant(relay: index, clock: clock, prober: prober))
@@ -90,15 +90,15 @@ public struct ClusterClockBenchmark: Sendable {
         var handover: Double?
         if failover {
             progress("killing the authority, relay-0 (no goodbye)")
-            let killed = SystemClock().now()
+            let killed = SystemClock().instant().nanoseconds
             await relays[0].time.abandon()
             relays[0].server.stop()
             await relays[0].nats.close()
             while !(relays[1].time.status.role == .authority && relays[2...].allSatisfy({ $0.time.status.role == .following(relays[1].name) })) {
-                guard SystemClock().now() - killed < 10_000_000_000 else { throw ClusterClockBenchmarkError("no new authority within 10 s") }
+                guard SystemClock().instant().nanoseconds - killed < 10_000_000_000 else { throw ClusterClockBenchmarkError("no new authority within 10 s") }
                 try await Task.sleep(for: .milliseconds(5))
             }
-            handover = Double(SystemClock().now() - killed) / 1e9
+            handover = Double(SystemClock().instant().nanoseconds - killed) / 1e9
             after = try await measure(relays: Array(relays.dropFirst()), participants: Array(participants.dropFirst()),
                                       authority: 1, seconds: seconds / 2)
         }
@@ -134,15 +134,15 @@ public struct ClusterClockBenchmark: Sendable {
         var crossRelayErrors: [Double] = []
         var largestChange = 0.0
         var previous: (raw: Int64, offsets: [Int64])?
-        let end = system.now() + Int64(seconds * 1e9)
-        while system.now() < end {
-            let raw = system.now()
-            let authorityTime = reference.clock.localTime(atMonotonic: raw)
-            let times = relays.map { $0.clock.localTime(atMonotonic: raw) }
+        let end = system.instant().nanoseconds + Int64(seconds * 1e9)
+        while system.instant().nanoseconds < end {
+            let raw = system.instant().nanoseconds
+            let authorityTime = reference.clock.localInstant(atHost: HostInstant(nanoseconds: raw)).nanoseconds
+            let times = relays.map { $0.clock.localInstant(atHost: HostInstant(nanoseconds: raw)).nanoseconds }
             for (relay, time) in zip(relays, times) where relay !== reference {
                 relayErrors.append(Double(abs(time - authorityTime)) / 1e3)
                 if let mapping = relay.clock.mapping {
-                    let estimated = mapping.estimate.sessionTime(atLocal: relay.clock.base.localTime(atMonotonic: raw))
+                    let estimated = mapping.estimate.sessionTime(atLocal: relay.clock.base.localInstant(atHost: HostInstant(nanoseconds: raw)).nanoseconds)
                     estimateErrors.append(Double(abs(estimated - authorityTime)) / 1e3)
                 }
                 bounds.append(Double(relay.clock.errorBound()) / 1e3)
@@ -150,7 +150,7 @@ public struct ClusterClockBenchmark: Sendable {
             for participant in participants {
                 guard let estimate = participant.sessionTime(atMonotonic: raw),
                       let own = relays.first(where: { $0.name == "relay-\(participant.relay)" }) else { continue }
-                ownRelayErrors.append(Double(abs(estimate - own.clock.localTime(atMonotonic: raw))) / 1e3)
+                ownRelayErrors.append(Double(abs(estimate - own.clock.localInstant(atHost: HostInstant(nanoseconds: raw)).nanoseconds)) / 1e3)
                 crossRelayErrors.append(Double(abs(estimate - authorityTime)) / 1e3)
             }
             // Cluster time minus raw time: changes only by the authority's drift and the slew.

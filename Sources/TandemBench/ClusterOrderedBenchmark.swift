@@ -103,7 +103,7 @@ public struct ClusterOrderedBenchmark: Sendable {
             + nats.enumerated().map { ("nats-server \($0.offset + 1)", $0.element) }
         for entry in labelled { sampler.follow(entry.1) }
         // This process's own CPU (the clients), apart from its children's, which the sampler would add.
-        let ownStarted = (cpu: Self.ownCPUSeconds(), wall: SystemClock().now())
+        let ownStarted = (cpu: Self.ownCPUSeconds(), wall: SystemClock().instant().nanoseconds)
         var configuration = RelayLinkConfiguration()
         configuration.joinTimeout = 30_000_000_000
         let connectors = relays.map { NetworkRelayConnector(host: "127.0.0.1", port: $0.port, configuration: configuration) }
@@ -111,12 +111,12 @@ public struct ClusterOrderedBenchmark: Sendable {
         let clock = SystemClock()
 
         progress("\(name): joining \(sessions) sessions of \(Self.participants)")
-        let joinStarted = clock.now()
+        let joinStarted = clock.instant().nanoseconds
         var proposers: [any RelayLink] = []
         var all: [any RelayLink] = []
         let joinDeadline = joinStarted + 180_000_000_000
         for batchStart in stride(from: 0, to: sessions, by: 25) {
-            guard clock.now() < joinDeadline else { throw BenchmarkError("\(name): \(all.count) links joined in 180 s, not \(sessions * Self.participants)") }
+            guard clock.instant().nanoseconds < joinDeadline else { throw BenchmarkError("\(name): \(all.count) links joined in 180 s, not \(sessions * Self.participants)") }
             let batch = try await withThrowingTaskGroup(of: [any RelayLink].self) { group in
                 for index in batchStart..<min(batchStart + 25, sessions) {
                     group.addTask {
@@ -153,7 +153,7 @@ public struct ClusterOrderedBenchmark: Sendable {
                 all += links
             }
         }
-        let joinSeconds = Double(clock.now() - joinStarted) / 1e9
+        let joinSeconds = Double(clock.instant().nanoseconds - joinStarted) / 1e9
         // Let what the joins set going (welcomes, presence to every participant) drain first.
         try await Task.sleep(for: .seconds(5))
 
@@ -182,7 +182,7 @@ public struct ClusterOrderedBenchmark: Sendable {
         if let storedBefore, let storedAfter, storedAfter >= storedBefore {
             perProposal = Double(storedAfter - storedBefore) / Double(max(proposals, 1))
         }
-        let own = (Self.ownCPUSeconds() - ownStarted.cpu) / (Double(SystemClock().now() - ownStarted.wall) / 1e9) * 100
+        let own = (Self.ownCPUSeconds() - ownStarted.cpu) / (Double(SystemClock().instant().nanoseconds - ownStarted.wall) / 1e9) * 100
         progress("\(name): leaving")
         await withTaskGroup(of: Void.self) { group in
             for link in all { group.addTask { await link.leave() } }

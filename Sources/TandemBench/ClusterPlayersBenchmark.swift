@@ -185,22 +185,22 @@ public struct ClusterPlayersBenchmark: Sendable {
             progress("\(name): killing relay B (SIGKILL) amid chat lines from all four")
             let moving = players.indices.filter { wanted[$0] == ports[1] }.map { players[$0].process.processIdentifier }
             for _ in 0..<3 { sayRound() }
-            killed = SystemClock().now()
+            killed = SystemClock().instant().nanoseconds
             kill(relays[1].pid, SIGKILL)
             let deadline = killed! + Int64(failoverSeconds * 1e9)
             // The last lines go 2 s before the end, so that they all have time to arrive.
             let lastLine = deadline - 2_000_000_000
             var nextLine = killed! + Self.lineInterval
-            while SystemClock().now() < deadline {
-                if back == nil, moving.allSatisfy({ relayPort(of: $0, among: [ports[0]]) == ports[0] }) { back = SystemClock().now() }
-                if SystemClock().now() >= nextLine, nextLine < lastLine {
+            while SystemClock().instant().nanoseconds < deadline {
+                if back == nil, moving.allSatisfy({ relayPort(of: $0, among: [ports[0]]) == ports[0] }) { back = SystemClock().instant().nanoseconds }
+                if SystemClock().instant().nanoseconds >= nextLine, nextLine < lastLine {
                     sayRound()
                     nextLine += Self.lineInterval
                 }
                 Thread.sleep(forTimeInterval: 0.005)
             }
         }
-        let ended = SystemClock().now()
+        let ended = SystemClock().instant().nanoseconds
         for entry in labelled where entry.pid != (killed == nil ? -1 : relays[1].pid) { sampler.sample(entry.pid) }
         for player in players { sampler.sample(player.process.processIdentifier) }
         host.process.send("end")

@@ -108,10 +108,10 @@ final class AttackConnection {
 
     /// The next frame, waiting at most a step's timeout.
     private func next() throws -> RelayFrame {
-        let deadline = clock.now() + Self.stepTimeout
+        let deadline = clock.instant().nanoseconds + Self.stepTimeout
         while true {
             if let frame = try reader.next() { return frame }
-            let left = deadline - clock.now()
+            let left = deadline - clock.instant().nanoseconds
             guard left > 0, try Self.wait(socket.descriptor, events: Int16(POLLIN), timeout: left) else {
                 throw SystemCallError(call: "handshake", errno: ETIMEDOUT)
             }

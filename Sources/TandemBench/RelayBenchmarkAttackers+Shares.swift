@@ -19,7 +19,7 @@ extension RelayAttackers {
         while running {
             for index in slots.indices where running {
                 if slots[index] == nil {
-                    guard clock.now() >= reopenAt[index] else { continue }
+                    guard clock.instant().nanoseconds >= reopenAt[index] else { continue }
                     guard let connection = try? AttackConnection(address: address, source: sources[index % sources.count], clock: clock) else {
                         continue
                     }
@@ -32,7 +32,7 @@ extension RelayAttackers {
                 } catch {
                     count { $0.connectionsCut += 1 }
                     slots[index] = nil
-                    reopenAt[index] = clock.now() + 500_000_000
+                    reopenAt[index] = clock.instant().nanoseconds + 500_000_000
                 }
             }
             pause(microseconds: 20_000)

@@ -154,7 +154,7 @@ final class RelayAttackers: Sendable {
         self.plan = plan
         address = try SocketAddress(host: "127.0.0.1", port: port)
         source = try SocketAddress(host: "127.0.0.2", port: 0)
-        deadline = SystemClock().now() + Int64(limit.components.seconds) * 1_000_000_000
+        deadline = SystemClock().instant().nanoseconds + Int64(limit.components.seconds) * 1_000_000_000
     }
 
     /// What they have done so far.
@@ -176,7 +176,7 @@ final class RelayAttackers: Sendable {
         _ = group.wait(timeout: .now() + 30)
     }
 
-    var running: Bool { !stopping.load(ordering: .relaxed) && clock.now() < deadline }
+    var running: Bool { !stopping.load(ordering: .relaxed) && clock.instant().nanoseconds < deadline }
 
     private func launch(_ name: String, _ body: @escaping @Sendable (RelayAttackers) -> Void) {
         group.enter()
@@ -200,7 +200,7 @@ final class RelayAttackers: Sendable {
         var sentBytes = [Int](repeating: 0, count: plan.neverReading)
         var sentFrames = [Int](repeating: 0, count: plan.neverReading)
         let body = [UInt8](repeating: 0xA5, count: plan.neverReadingBody)
-        let start = clock.now()
+        let start = clock.instant().nanoseconds
         while running {
             for index in slots.indices where sentBytes[index] < plan.neverReadingBytes {
                 if slots[index] == nil {
@@ -209,7 +209,7 @@ final class RelayAttackers: Sendable {
                     if slots[index] == nil { continue }
                 }
                 guard let connection = slots[index] else { continue }
-                let due = Int(Double(clock.now() - start) / 1e9 * Double(plan.neverReadingRate))
+                let due = Int(Double(clock.instant().nanoseconds - start) / 1e9 * Double(plan.neverReadingRate))
                 do {
                     while sentFrames[index] < due, sentBytes[index] < plan.neverReadingBytes, connection.pendingBytes < 512 * 1024 {
                         sequences[index] += 1
@@ -273,9 +273,9 @@ final class RelayAttackers: Sendable {
         var sent = [Int](repeating: 0, count: members.count)
         var alive = [Bool](repeating: true, count: members.count)
         let body = [UInt8](repeating: 0x5A, count: plan.fanOutBody)
-        let start = clock.now()
+        let start = clock.instant().nanoseconds
         while running {
-            let elapsed = Double(clock.now() - start) / 1e9
+            let elapsed = Double(clock.instant().nanoseconds - start) / 1e9
             for (index, member) in members.enumerated() where alive[index] {
                 do {
                     if index < plan.fanOutSenders {
@@ -310,9 +310,9 @@ final class RelayAttackers: Sendable {
         let sockets = (0..<plan.datagramSockets).compactMap { _ in try? UDPSocket(family: AF_INET) }
         var sent = [Int](repeating: 0, count: sockets.count)
         var buffer = [UInt8](repeating: 0, count: 2048)
-        let start = clock.now()
+        let start = clock.instant().nanoseconds
         while running {
-            let due = Int(Double(clock.now() - start) / 1e9 * Double(plan.datagramRate))
+            let due = Int(Double(clock.instant().nanoseconds - start) / 1e9 * Double(plan.datagramRate))
             var datagrams = 0
             for (index, socket) in sockets.enumerated() {
                 while sent[index] < due {

@@ -35,14 +35,14 @@ struct RelayBenchmarkPacer: Sendable {
         guard !links.isEmpty, perSecond > 0 else { return [] }
         let clock = SystemClock()
         let interval = 1e9 / Double(perSecond)
-        let start = clock.now() + 10_000_000
+        let start = clock.instant().nanoseconds + 10_000_000
         var lateness: [Double] = []
         lateness.reserveCapacity(messages)
         for index in 0..<messages {
             let due = start + Int64((Double(index) * interval).rounded())
             var request = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
             while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &request, nil) == EINTR {}
-            lateness.append(Double(clock.now() - due))
+            lateness.append(Double(clock.instant().nanoseconds - due))
             let link = links[index % links.count]
             if ordered {
                 _ = try? link.sendOrdered(recorder.body(phase: phase))

@@ -50,7 +50,7 @@ struct RelayDeliveryFloor: Sendable {
             readers.append(RelayProbeConnection(connected: client))
         }
         let clock = SystemClock()
-        let start = clock.now() + 20_000_000
+        let start = clock.instant().nanoseconds + 20_000_000
         let recorder = RelayDeliveryRecorder(clock: clock)
         let (phase, sockets) = (phase, senders)
         let sender = UUID()
@@ -61,7 +61,7 @@ struct RelayDeliveryFloor: Sendable {
                 let due = start + Int64(index) * interval
                 var request = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
                 while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &request, nil) == EINTR {}
-                lateness.append(Double(clock.now() - due))
+                lateness.append(Double(clock.instant().nanoseconds - due))
                 // The frame a relay writes each recipient, encoded once: the sends are what is measured.
                 let frame = RelayFrame.delivery(sequence: UInt64(index + 1), sender: sender, reliable: true,
                                                 body: recorder.body(phase: phase)).encoded()

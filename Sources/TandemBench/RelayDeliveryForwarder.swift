@@ -70,7 +70,7 @@ struct RelayDeliveryForwarder: Sendable {
             outbound.append(group)
         }
         let clock = SystemClock()
-        let start = clock.now() + 20_000_000
+        let start = clock.instant().nanoseconds + 20_000_000
         let deadline = start + Int64(messages) * interval + timeout
         let recorder = RelayDeliveryRecorder(clock: clock)
         let done = ForwarderStop()
@@ -89,7 +89,7 @@ struct RelayDeliveryForwarder: Sendable {
                 let due = start + Int64(index) * interval
                 var request = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
                 while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &request, nil) == EINTR {}
-                lateness.append(Double(clock.now() - due))
+                lateness.append(Double(clock.instant().nanoseconds - due))
                 let frame = RelayFrame.delivery(sequence: UInt64(index / count + 1), sender: sender, reliable: true,
                                                 body: recorder.body(phase: phase)).encoded()
                 try RelayProbeConnection.writeAll(frame, to: sockets[index % count])
@@ -136,7 +136,7 @@ struct RelayDeliveryForwarder: Sendable {
         var ready = [tandem_epoll_ready](repeating: tandem_epoll_ready(), count: Int(TANDEM_EPOLL_BATCH))
         var drainTime = TimeSpan.zero
         let started = SocketTimestamping.threadCPUTime()
-        while !done.isStopped, clock.now() < deadline {
+        while !done.isStopped, clock.instant().nanoseconds < deadline {
             let count = ready.withUnsafeMutableBufferPointer { tandem_epoll_pwait2(epoll, $0.baseAddress, Int32($0.count), 5_000_000) }
             for item in 0..<max(Int(count), 0) {
                 let source = Int(ready[item].token)

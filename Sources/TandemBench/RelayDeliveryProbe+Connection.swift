@@ -37,8 +37,8 @@ final class RelayProbeConnection: @unchecked Sendable {
     private var acknowledgementDue: Int64?
     /// This connection's phase within the acknowledgement interval.
     private let phase = Int64.random(in: 0..<RelayProbeConnection.link.acknowledgementInterval)
-    private var lastHeard = SystemClock().now()
-    private var lastPing = SystemClock().now()
+    private var lastHeard = SystemClock().instant().nanoseconds
+    private var lastPing = SystemClock().instant().nanoseconds
 
     /// The timings a link follows, which the probe follows too.
     private static let link = RelayLinkConfiguration()
@@ -159,13 +159,13 @@ final class RelayProbeConnection: @unchecked Sendable {
 
     /// The next frame of the handshake, waiting at most a step's timeout.
     private func next() throws -> RelayFrame {
-        let deadline = SystemClock().now() + Self.stepTimeout
+        let deadline = SystemClock().instant().nanoseconds + Self.stepTimeout
         while true {
             if let frame = try reader.next() {
                 if case let .refusal(fault) = frame { throw RelayBenchmarkError("refused: \(fault)") }
                 return frame
             }
-            let left = deadline - SystemClock().now()
+            let left = deadline - SystemClock().instant().nanoseconds
             guard left > 0, try Self.wait(socket.descriptor, events: Int16(POLLIN), timeout: left) else {
                 throw RelayBenchmarkError("the relay did not answer the handshake in time")
             }

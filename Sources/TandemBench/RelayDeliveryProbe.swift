@@ -60,7 +60,7 @@ struct RelayDeliveryProbe: Sendable {
     func run(senders: [RelayProbeConnection], watched: [RelayProbeConnection], messages: Int, interval: Int64,
              expected: Int, timeout: Int64) async throws -> Outcome {
         let clock = SystemClock()
-        let start = clock.now() + 20_000_000
+        let start = clock.instant().nanoseconds + 20_000_000
         let recorder = RelayDeliveryRecorder(clock: clock)
         let phase = phase
         let priority = priority
@@ -72,8 +72,8 @@ struct RelayDeliveryProbe: Sendable {
                 let due = start + Int64(index) * interval
                 var request = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
                 while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &request, nil) == EINTR {}
-                lateness.append(Double(clock.now() - due))
-                try senders[index % senders.count].sendMessage(recorder.body(phase: phase), at: clock.now())
+                lateness.append(Double(clock.instant().nanoseconds - due))
+                try senders[index % senders.count].sendMessage(recorder.body(phase: phase), at: clock.instant().nanoseconds)
             }
             return lateness
         }
@@ -99,8 +99,8 @@ struct RelayDeliveryProbe: Sendable {
         var latencies: [Double] = []
         latencies.reserveCapacity(expected)
         var ready = [tandem_epoll_ready](repeating: tandem_epoll_ready(), count: Int(TANDEM_EPOLL_BATCH))
-        var lastTick = clock.now()
-        while latencies.count < expected, clock.now() < deadline {
+        var lastTick = clock.instant().nanoseconds
+        while latencies.count < expected, clock.instant().nanoseconds < deadline {
             let count = ready.withUnsafeMutableBufferPointer { buffer in
                 tandem_epoll_pwait2(epoll, buffer.baseAddress, Int32(buffer.count), busyPolling ? 0 : 5_000_000)
             }
@@ -108,14 +108,14 @@ struct RelayDeliveryProbe: Sendable {
             // whenever it finds nothing, rather than hold its CPU for a whole time slice.
             if busyPolling, count == 0 { sched_yield() }
             for index in 0..<max(Int(count), 0) {
-                try connections[Int(ready[index].token)].receive(at: clock.now()) { body in
+                try connections[Int(ready[index].token)].receive(at: clock.instant().nanoseconds) { body in
                     guard body.count >= 9 else { return }
-                    let now = clock.now()
+                    let now = clock.instant().nanoseconds
                     let sent = body[1...8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
                     latencies.append(Double(now - Int64(bitPattern: sent)))
                 }
             }
-            let now = clock.now()
+            let now = clock.instant().nanoseconds
             if now - lastTick >= Self.tickInterval {
                 lastTick = now
                 for connection in connections { try connection.tick(at: now) }

@@ -20,7 +20,7 @@ final class RelayDeliveryRecorder: Sendable {
     /// A body for `phase`, stamped now, `size` bytes long.
     func body(phase: UInt8, size: Int = 64) -> [UInt8] {
         var bytes: [UInt8] = [phase]
-        let now = UInt64(bitPattern: clock.now())
+        let now = UInt64(bitPattern: clock.instant().nanoseconds)
         for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: now >> UInt64(shift))) }
         return bytes + [UInt8](repeating: 0, count: max(size - bytes.count, 0))
     }
@@ -38,7 +38,7 @@ final class RelayDeliveryRecorder: Sendable {
                 }
                 let body = received
                 guard body.count >= 9 else { continue }
-                let now = clock.now()
+                let now = clock.instant().nanoseconds
                 let sent = body[1...8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
                 let latency = Double(now - Int64(bitPattern: sent))
                 state.withLock { state in

@@ -107,7 +107,8 @@ public struct ClockPollingPolicy: Sendable {
     /// would be one steady interval from now: polling slows only if the estimate would stay within
     /// target until the next probe.
     public mutating func probe(now: Int64, sessionClock: SessionClock) -> ClockProbe? {
-        probe(now: now, errorBound: sessionClock.errorBound(atLocal: now + configuration.steadyInterval))
+        let ahead = LocalInstant(nanoseconds: now + configuration.steadyInterval)
+        return probe(now: now, errorBound: sessionClock.errorBound(atLocal: ahead)?.nanoseconds)
     }
 
     /// Counts probes unanswered past the timeout as lost.

@@ -17,8 +17,10 @@ extension SessionClock: SessionTimeEstimator {
     }
 
     /// Feeds the sample to `onSample(_:now:)`.
-    public mutating func learn(_ sample: ClockSample, now: Int64) { onSample(sample, now: now) }
+    public mutating func learn(_ sample: ClockSample, now: Int64) { onSample(sample, now: LocalInstant(nanoseconds: now)) }
 
     /// The published (slewed) session time.
-    public func estimatedSessionTime(atLocal localTime: Int64) -> Int64? { sessionTime(atLocal: localTime) }
+    public func estimatedSessionTime(atLocal localTime: Int64) -> Int64? {
+        sessionTime(atLocal: LocalInstant(nanoseconds: localTime))?.nanoseconds
+    }
 }

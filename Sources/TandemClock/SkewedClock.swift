@@ -22,8 +22,10 @@ public struct SkewedClock<Base: LocalClock>: LocalClock {
         self.origin = origin
     }
 
-    /// The current local time.
-    public func now() -> Int64 { localTime(atBase: base.now()) }
+    /// The current local instant.
+    public func instant() -> LocalInstant {
+        LocalInstant(nanoseconds: localTime(atBase: base.instant().nanoseconds))
+    }
 
     /// The reading this clock gives when `base` reads `baseTime`.
     public func localTime(atBase baseTime: Int64) -> Int64 {

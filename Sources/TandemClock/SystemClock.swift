@@ -1,20 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// The machine's `CLOCK_MONOTONIC`, in nanoseconds.
+/// The machine's `CLOCK_MONOTONIC` as a participant's clock: its local instants are the host's.
 ///
-/// This is the only place in Tandem that reads the system clock; everything else is handed a
-/// `LocalClock`.
+/// Nothing else in Tandem reads the system clock but `HostInstant.now()`; everything else is
+/// handed a `LocalClock`.
 public struct SystemClock: LocalClock {
     /// Creates the system clock.
     public init() {}
 
-    /// The current `CLOCK_MONOTONIC` time in nanoseconds.
-    public func now() -> Int64 {
-        var spec = timespec()
-        // CLOCK_MONOTONIC cannot fail on Linux with a valid pointer, so the result is not checked.
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
-    }
+    /// The current `CLOCK_MONOTONIC` reading.
+    public func instant() -> LocalInstant { LocalInstant(nanoseconds: HostInstant.now().nanoseconds) }
 }

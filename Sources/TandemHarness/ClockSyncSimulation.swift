@@ -119,7 +119,7 @@ public struct ClockSyncSimulation: Sendable {
                 serverReceiveTime: reply.serverReceiveTime, serverSendTime: reply.serverSendTime, receiveTime: now
             )
             guard case let .sample(sample) = outcome else { return }
-            let verdict = sessionClock.onSample(sample, now: now)
+            let verdict = sessionClock.onSample(sample, now: LocalInstant(nanoseconds: now))
             observe(.sample(sample, verdict: verdict, localTime: now))
         default:
             return

@@ -167,7 +167,7 @@ public final class PulseAudioServer: Sendable {
     public func record(source: String, channels: Int, channelMap: [String], to path: String) throws -> PulseAudioRecording {
         let arguments = [PulseAudioServer.tools.parec, "--device=\(source)", "--raw", "--format=s16le", "--rate=48000",
                          "--channels=\(channels)", "--channel-map=\(channelMap.joined(separator: ","))", "--latency-msec=10"]
-        let started = LocalInstant(nanoseconds: SystemClock().now())
+        let started = LocalInstant(nanoseconds: SystemClock().instant().nanoseconds)
         let process = try SpawnedProcess(arguments, environment: childEnvironment, output: path)
         return PulseAudioRecording(process: process, path: path, started: started)
     }

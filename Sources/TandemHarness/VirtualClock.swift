@@ -8,8 +8,8 @@ public final class VirtualClock: LocalClock {
     /// Creates a clock reading `start` nanoseconds.
     public init(start: Int64 = 0) { current = Atomic(start) }
 
-    /// The current virtual time.
-    public func now() -> Int64 { current.load(ordering: .acquiring) }
+    /// The current virtual instant.
+    public func instant() -> LocalInstant { LocalInstant(nanoseconds: current.load(ordering: .acquiring)) }
 
     /// Moves the clock forwards by `nanoseconds` (never backwards).
     public func advance(by nanoseconds: Int64) {
@@ -19,7 +19,7 @@ public final class VirtualClock: LocalClock {
 
     /// Sets the clock to `time`, which must not be earlier than now.
     public func set(to time: Int64) {
-        precondition(time >= now(), "virtual time only moves forwards")
+        precondition(time >= current.load(ordering: .acquiring), "virtual time only moves forwards")
         current.store(time, ordering: .releasing)
     }
 }

@@ -56,7 +56,7 @@ public final class WatchProcess: Sendable {
         let errors = Pipe()
         process.standardOutput = outputPipe
         process.standardError = errors
-        startedNanoseconds = SystemClock().now()
+        startedNanoseconds = SystemClock().instant().nanoseconds
         try process.run()
         let clock = SystemClock()
         DispatchQueue.global().async(group: readers) { [output = self.output] in
@@ -66,7 +66,7 @@ public final class WatchProcess: Sendable {
                 let chunk = outputPipe.fileHandleForReading.availableData
                 if chunk.isEmpty { break }
                 pending.append(chunk)
-                let now = clock.now()
+                let now = clock.instant().nanoseconds
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
                     pending.removeSubrange(pending.startIndex...newline)
@@ -117,7 +117,7 @@ public final class WatchProcess: Sendable {
     @discardableResult
     public func send(_ command: String) -> Int64? {
         guard let input else { return nil }
-        let instant = SystemClock().now()
+        let instant = SystemClock().instant().nanoseconds
         do {
             try input.write(contentsOf: Data((command + "\n").utf8))
             return instant

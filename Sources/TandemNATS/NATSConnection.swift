@@ -115,7 +115,7 @@ public final class NATSConnection: @unchecked Sendable {
         let result: Result<Void, NATSError> = await withCheckedContinuation { continuation in
             loop.execute {
                 connection.startWaiter = continuation
-                connection.perform(connection.core.start(at: loop.clock.now()))
+                connection.perform(connection.core.start(at: loop.clock.instant().nanoseconds))
             }
         }
         try result.get()
@@ -178,7 +178,7 @@ public final class NATSConnection: @unchecked Sendable {
     package func publishOnLoop(_ subject: String, payload: [UInt8], headers: NATSHeaders? = nil, replyTo: String? = nil) -> Result<Void, NATSError> {
         loop.preconditionInLoop()
         do throws(NATSError) {
-            perform(try core.publish(subject, replyTo: replyTo, headers: headers, payload: payload, at: loop.clock.now()))
+            perform(try core.publish(subject, replyTo: replyTo, headers: headers, payload: payload, at: loop.clock.instant().nanoseconds))
             return .success(())
         } catch {
             return .failure(error)
@@ -198,7 +198,7 @@ public final class NATSConnection: @unchecked Sendable {
             guard let self else { return }
             loop.execute { [self] in
                 guard subscribers[sid] != nil else { return }
-                perform(core.unsubscribe(sid, at: loop.clock.now()))
+                perform(core.unsubscribe(sid, at: loop.clock.instant().nanoseconds))
             }
         }
         return NATSSubscription(sid: sid, subject: subject, stream: stream, state: state, connection: self)
@@ -217,7 +217,7 @@ public final class NATSConnection: @unchecked Sendable {
     public func unsubscribe(_ sid: UInt64) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             loop.execute { [self] in
-                perform(core.unsubscribe(sid, at: loop.clock.now()))
+                perform(core.unsubscribe(sid, at: loop.clock.instant().nanoseconds))
                 continuation.resume()
             }
         }
@@ -244,7 +244,7 @@ public final class NATSConnection: @unchecked Sendable {
                                completion: @escaping @Sendable (Result<NATSMessage, NATSError>) -> Void) {
         loop.preconditionInLoop()
         do throws(NATSError) {
-            let (id, directives) = try core.request(subject, headers: headers, payload: payload, timeout: timeout, at: loop.clock.now())
+            let (id, directives) = try core.request(subject, headers: headers, payload: payload, timeout: timeout, at: loop.clock.instant().nanoseconds)
             requestWaiters[id] = completion
             perform(directives)
         } catch {
@@ -272,7 +272,7 @@ public final class NATSConnection: @unchecked Sendable {
         let result: Result<Void, NATSError> = await withCheckedContinuation { continuation in
             loop.execute { [self] in
                 do throws(NATSError) {
-                    let (id, directives) = try core.flush(timeout: nanoseconds, at: loop.clock.now())
+                    let (id, directives) = try core.flush(timeout: nanoseconds, at: loop.clock.instant().nanoseconds)
                     flushWaiters[id] = continuation
                     perform(directives)
                 } catch {
@@ -291,7 +291,7 @@ public final class NATSConnection: @unchecked Sendable {
     public func close() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             loop.execute { [self] in
-                perform(core.close(at: loop.clock.now()))
+                perform(core.close(at: loop.clock.instant().nanoseconds))
                 continuation.resume()
             }
         }
@@ -313,7 +313,7 @@ public final class NATSConnection: @unchecked Sendable {
     }
 
     private func subscribeOnLoop(_ subject: String, queue: String?, subscriber: Subscriber) throws(NATSError) -> UInt64 {
-        let (sid, directives) = try core.subscribe(subject, queue: queue, at: loop.clock.now())
+        let (sid, directives) = try core.subscribe(subject, queue: queue, at: loop.clock.instant().nanoseconds)
         subscribers[sid] = subscriber
         perform(directives)
         return sid
@@ -338,9 +338,9 @@ public final class NATSConnection: @unchecked Sendable {
             case let .wake(deadline):
                 wakeTask?.cancel()
                 wakeTask = deadline.map { deadline in
-                    loop.schedule(at: deadline) { [weak self] in
+                    loop.schedule(at: .init(nanoseconds: deadline)) { [weak self] in
                         guard let self else { return }
-                        perform(core.onTimer(at: loop.clock.now()))
+                        perform(core.onTimer(at: loop.clock.instant().nanoseconds))
                     }
                 }
             }
@@ -406,7 +406,7 @@ public final class NATSConnection: @unchecked Sendable {
                 guard let self, attempt == current else { return }
                 switch result {
                 case let .success(resolved): connect(address, to: resolved, attempt: current)
-                case let .failure(error): perform(core.onTransportLost(error.reason, at: loop.clock.now()))
+                case let .failure(error): perform(core.onTransportLost(error.reason, at: loop.clock.instant().nanoseconds))
                 }
             }
         }
@@ -434,12 +434,12 @@ public final class NATSConnection: @unchecked Sendable {
                 }
                 self.service(socket, readable: readable || failed, writable: writable)
             }
-            if immediate { perform(core.onTransportOpened(at: loop.clock.now())) }
+            if immediate { perform(core.onTransportOpened(at: loop.clock.instant().nanoseconds)) }
         } catch {
             // Reported on the next pass, not from inside the directive that asked to open.
             loop.execute { [weak self] in
                 guard let self, attempt == current else { return }
-                perform(core.onTransportLost(error.reason, at: loop.clock.now()))
+                perform(core.onTransportLost(error.reason, at: loop.clock.instant().nanoseconds))
             }
         }
     }
@@ -476,7 +476,7 @@ public final class NATSConnection: @unchecked Sendable {
             guard error == 0 else { return lost("cannot connect: \(SystemCallError(call: "connect", errno: error))") }
             socketOpen = true
             loop.setInterest(socket.descriptor, output.count > outputStart ? [.readable, .writable] : .readable)
-            perform(core.onTransportOpened(at: loop.clock.now()))
+            perform(core.onTransportOpened(at: loop.clock.instant().nanoseconds))
             return
         }
         if writable { flushOutput() }
@@ -487,7 +487,7 @@ public final class NATSConnection: @unchecked Sendable {
         let end: TCPSocket.ReadEnd
         do {
             end = try socket.readAvailable(into: &readBuffer) { bytes in
-                perform(core.onBytes(bytes, at: loop.clock.now()))
+                perform(core.onBytes(bytes, at: loop.clock.instant().nanoseconds))
                 return socket === self.socket
             }
         } catch {
@@ -536,7 +536,7 @@ public final class NATSConnection: @unchecked Sendable {
 
     private func lost(_ reason: String) {
         closeSocket()
-        perform(core.onTransportLost(reason, at: loop.clock.now()))
+        perform(core.onTransportLost(reason, at: loop.clock.instant().nanoseconds))
     }
 
     private func closeSocket() {

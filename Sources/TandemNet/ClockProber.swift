@@ -49,7 +49,7 @@ public final class ClockProber: Sendable {
         try socket.connect(to: server)
         wakeup = try WakeupChannel()
         state = Mutex(State(
-            policy: ClockPollingPolicy(configuration: policy, startTime: clock.now(), firstSequence: UInt32.random(in: 0...UInt32.max)),
+            policy: ClockPollingPolicy(configuration: policy, startTime: clock.instant().nanoseconds, firstSequence: UInt32.random(in: 0...UInt32.max)),
             sessionClock: SessionClock(configuration: sessionClock)
         ))
     }
@@ -66,7 +66,7 @@ public final class ClockProber: Sendable {
 
     /// The session time now, or nil before the first reply.
     public func sessionTime() -> Int64? {
-        state.withLock { $0.sessionClock.sessionTime(atLocal: clock.now()) }
+        state.withLock { $0.sessionClock.sessionTime(atLocal: clock.instant())?.nanoseconds }
     }
 
     /// Starts probing on a thread of its own. Calling it again does nothing.
@@ -129,14 +129,14 @@ public final class ClockProber: Sendable {
     /// Sends the probe the policy asks for now, if any, and schedules the next on `loop`. Loop only.
     private func probe(on loop: EventLoop) {
         loop.preconditionInLoop()
-        let now = clock.now()
+        let now = clock.instant().nanoseconds
         let outcome = state.withLock { state -> (probe: ClockProbe?, next: Int64)? in
             guard state.lifecycle == .running else { return nil }
             return (state.policy.probe(now: now, sessionClock: state.sessionClock), state.policy.nextProbeTime)
         }
         guard let outcome else { return }
         if let probe = outcome.probe { send(probe) }
-        let task = loop.schedule(after: max(outcome.next - clock.now(), 0)) { [self] in probe(on: loop) }
+        let task = loop.schedule(after: LocalInstant(nanoseconds: outcome.next) - clock.instant()) { [self] in probe(on: loop) }
         state.withLock { $0.nextProbe = task }
     }
 
@@ -150,13 +150,13 @@ public final class ClockProber: Sendable {
     private func probeUntilStopped() {
         var buffer = [UInt8](repeating: 0, count: 64)
         while state.withLock({ $0.lifecycle == .running }) {
-            let now = clock.now()
+            let now = clock.instant().nanoseconds
             let (probe, nextProbeTime) = state.withLock { state in
                 (state.policy.probe(now: now, sessionClock: state.sessionClock), state.policy.nextProbeTime)
             }
             if let probe { send(probe) }
             do {
-                let timeout = max(nextProbeTime - clock.now(), 0)
+                let timeout = max(nextProbeTime - clock.instant().nanoseconds, 0)
                 _ = try Readiness.waitUntilReadable([socket.descriptor, wakeup.readDescriptor], timeout: timeout)
             } catch {
                 state.withLock { $0.socketErrors += 1 }
@@ -170,7 +170,7 @@ public final class ClockProber: Sendable {
     private func receiveAll(into buffer: inout [UInt8]) {
         do {
             while let (length, _) = try socket.receive(into: &buffer) {
-                let receiveTime = clock.now()
+                let receiveTime = clock.instant().nanoseconds
                 guard length <= buffer.count else { continue }
                 handle(buffer[..<length], receivedAt: receiveTime)
             }
@@ -198,8 +198,8 @@ public final class ClockProber: Sendable {
                 receiveTime: receiveTime
             )
             guard case let .sample(sample) = outcome else { return nil }
-            let now = clock.now()
-            return (sample, state.sessionClock.onSample(sample, now: now), now)
+            let now = clock.instant()
+            return (sample, state.sessionClock.onSample(sample, now: now), now.nanoseconds)
         }
         if let applied, let observer { observer(applied.0, applied.1, applied.2) }
     }

@@ -24,7 +24,6 @@ public struct SessionEpochClock: MonotonicDerivedClock {
     /// The raw monotonic reading from which the drift counts (at which the session time is
     /// exactly the raw reading plus `offset`).
     public let origin: Int64
-    private let base = SystemClock()
 
     /// The largest injected offset: a day either way, in nanoseconds.
     public static let maximumInjectedOffset: Int64 = 86_400_000_000_000
@@ -58,14 +57,14 @@ public struct SessionEpochClock: MonotonicDerivedClock {
     public func injecting(offset injected: Int64, driftPPM drift: Double) -> SessionEpochClock? {
         guard driftPPM == 0, abs(injected) <= SessionEpochClock.maximumInjectedOffset,
               drift.isFinite, abs(drift) <= SessionEpochClock.maximumInjectedDrift else { return nil }
-        return SessionEpochClock(offset: offset + injected, driftPPM: drift, origin: base.now())
+        return SessionEpochClock(offset: offset + injected, driftPPM: drift, origin: HostInstant.now().nanoseconds)
     }
 
     /// A session clock that reads a random value in `randomStart` now.
     public static func random() -> SessionEpochClock {
         var generator = SystemRandomNumberGenerator()
         let start = Int64.random(in: randomStart, using: &generator)
-        return SessionEpochClock(offset: start - SystemClock().now())
+        return SessionEpochClock(offset: start - HostInstant.now().nanoseconds)
     }
 
     /// The clock a command-line value names: `random`, or an offset in nanoseconds (`0`: the raw
@@ -80,17 +79,19 @@ public struct SessionEpochClock: MonotonicDerivedClock {
     }
 
     /// The session time now.
-    public func now() -> Int64 { localTime(atMonotonic: base.now()) }
+    public func instant() -> LocalInstant { localInstant(atHost: HostInstant.now()) }
 
-    /// The raw monotonic reading at session time `localTime`.
-    public func monotonicTime(atLocal localTime: Int64) -> Int64 {
-        guard driftPPM != 0 else { return localTime - offset }
-        return origin + Int64((Double(localTime - offset - origin) / (1 + driftPPM / 1e6)).rounded())
+    /// The host instant at session time `local` (this clock's reading).
+    public func hostInstant(atLocal local: LocalInstant) -> HostInstant {
+        let localTime = local.nanoseconds
+        guard driftPPM != 0 else { return HostInstant(nanoseconds: localTime - offset) }
+        return HostInstant(nanoseconds: origin + Int64((Double(localTime - offset - origin) / (1 + driftPPM / 1e6)).rounded()))
     }
 
-    /// The session time at raw monotonic reading `monotonicTime`.
-    public func localTime(atMonotonic monotonicTime: Int64) -> Int64 {
-        guard driftPPM != 0 else { return monotonicTime + offset }
-        return monotonicTime + offset + Int64((Double(monotonicTime - origin) * driftPPM / 1e6).rounded())
+    /// The session time (this clock's reading) at host instant `host`.
+    public func localInstant(atHost host: HostInstant) -> LocalInstant {
+        let monotonicTime = host.nanoseconds
+        guard driftPPM != 0 else { return LocalInstant(nanoseconds: monotonicTime + offset) }
+        return LocalInstant(nanoseconds: monotonicTime + offset + Int64((Double(monotonicTime - origin) * driftPPM / 1e6).rounded()))
     }
 }

@@ -24,7 +24,7 @@ public struct TimeResponder: Sendable {
             guard case let .request(probe) = try TimeDatagram.decode(datagram) else {
                 return .failure(.unexpectedKind(DatagramKind.timeReply.rawValue, context: "time service"))
             }
-            let reply = TimeDatagram.reply(TimeReply(probe: probe, serverReceiveTime: receiveTime, serverSendTime: clock.now())).encoded()
+            let reply = TimeDatagram.reply(TimeReply(probe: probe, serverReceiveTime: receiveTime, serverSendTime: clock.instant().nanoseconds)).encoded()
             guard reply.count <= datagram.count else {
                 return .failure(.wrongLength(expected: reply.count, actual: datagram.count, context: "time request"))
             }

@@ -77,7 +77,7 @@ public final class TimeService: Sendable {
             do {
                 _ = try Readiness.waitUntilReadable([socket.descriptor, wakeup.readDescriptor], timeout: -1)
                 while let (length, sender) = try socket.receive(into: &buffer) {
-                    let receiveTime = responder.clock.now()
+                    let receiveTime = responder.clock.instant().nanoseconds
                     answer(length: length, sender: sender, buffer: buffer, receiveTime: receiveTime)
                 }
             } catch {

@@ -16,7 +16,7 @@ extension NetsimProxy {
                 continue
             }
             guard let (length, sender) = received else { return }
-            let now = clock.now()
+            let now = clock.instant().nanoseconds
             guard let sender, length <= readBuffer.count, let flow = flow(for: sender, now: now) else { continue }
             schedule(Array(readBuffer[..<length]), of: flow, .up, at: now)
         }
@@ -35,7 +35,7 @@ extension NetsimProxy {
                 continue
             }
             guard let (length, _) = received else { return }
-            let now = clock.now()
+            let now = clock.instant().nanoseconds
             guard length <= readBuffer.count else { continue }
             schedule(Array(readBuffer[..<length]), of: flow, .down, at: now)
         }

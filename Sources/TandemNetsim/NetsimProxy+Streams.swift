@@ -53,7 +53,7 @@ extension NetsimProxy {
                 return close(connection)
             }
             guard let count else { return }
-            let now = clock.now()
+            let now = clock.instant().nanoseconds
             let due = schedule.onChunk(stream: connection.id, direction, at: now)
             if count == 0 {
                 connection.readEnded.insert(direction)

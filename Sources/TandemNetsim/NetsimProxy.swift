@@ -133,7 +133,7 @@ public final class NetsimProxy: @unchecked Sendable {
     private var isRunning: Bool { lifecycle.withLock { $0 == .running } }
 
     private func run() {
-        nextHousekeeping = clock.now() + 1_000_000_000
+        nextHousekeeping = clock.instant().nanoseconds + 1_000_000_000
         var entries: [pollfd] = []
         var targets: [PollTarget] = []
         while isRunning {
@@ -159,7 +159,7 @@ public final class NetsimProxy: @unchecked Sendable {
                           | (!connection.connected || connection.wantsToWrite(.up) ? POLLOUT : 0),
                       .server(connection))
             }
-            let now = clock.now()
+            let now = clock.instant().nanoseconds
             // Wake at the next due item to the nanosecond, and at least once a second for housekeeping.
             let timeout = min(queue.nextDue.map { max($0 - now, 0) } ?? Int64.max, max(nextHousekeeping - now, 0))
             let ready = (try? SystemCall.run("ppoll") {
@@ -171,7 +171,7 @@ public final class NetsimProxy: @unchecked Sendable {
                     handle(target, revents: Int32(entry.revents))
                 }
             }
-            if clock.now() >= nextHousekeeping { houseKeep() }
+            if clock.instant().nanoseconds >= nextHousekeeping { houseKeep() }
         }
     }
 
@@ -196,7 +196,7 @@ public final class NetsimProxy: @unchecked Sendable {
     func deliverDue() {
         // Bounded per pass, so that a flood cannot keep the loop from reading; the rest go next pass.
         for _ in 0..<4_096 {
-            guard let (item, due) = queue.popDue(by: clock.now()) else { return }
+            guard let (item, due) = queue.popDue(by: clock.instant().nanoseconds) else { return }
             switch item {
             case let .datagram(flow, direction, sequence, bytes): deliver(bytes, of: flow, direction, sequence: sequence, due: due)
             case let .chunk(connection, direction, bytes): deliver(bytes, of: connection, direction, due: due)
@@ -206,7 +206,7 @@ public final class NetsimProxy: @unchecked Sendable {
 
     /// Records how late a delivery happened: the proxy's own added error.
     func recordLateness(due: Int64) {
-        let lateness = clock.now() - due
+        let lateness = clock.instant().nanoseconds - due
         counters.withLock { $0.lateness.record(lateness) }
     }
 
@@ -219,7 +219,7 @@ public final class NetsimProxy: @unchecked Sendable {
     }
 
     private func houseKeep() {
-        let now = clock.now()
+        let now = clock.instant().nanoseconds
         nextHousekeeping = now + 1_000_000_000
         for (client, flow) in flows where now - flow.lastActivity > Self.datagramFlowIdleLimit {
             flow.closed = true

@@ -50,17 +50,17 @@ public struct ClockMapping: Sendable, Equatable, CustomStringConvertible {
     public static func sample(_ clock: any SessionClockSource, localClock: any MonotonicDerivedClock,
                               at host: HostInstant) -> ClockMapping? {
         let later = host + driftSpan
-        let local = localClock.localTime(atMonotonic: host.nanoseconds)
+        let local = localClock.localInstant(atHost: host)
         guard let start = clock.sessionTime(atLocal: local) else { return nil }
         if let fitted = clock.sessionSecondsPerLocalSecond(atLocal: local), fitted.isFinite, fitted > 0 {
-            let localElapsed = localClock.localTime(atMonotonic: later.nanoseconds).saturatingSubtracting(local)
-            let localPerHost = localElapsed > 0 ? Double(localElapsed) / Double(driftSpan.nanoseconds) : 1
-            return ClockMapping(session: SessionInstant(nanoseconds: start), host: host, sessionSecondsPerHostSecond: fitted * localPerHost)
+            let localElapsed = localClock.localInstant(atHost: later) - local
+            let localPerHost = localElapsed > .zero ? Double(localElapsed.nanoseconds) / Double(driftSpan.nanoseconds) : 1
+            return ClockMapping(session: start, host: host, sessionSecondsPerHostSecond: fitted * localPerHost)
         }
-        guard let end = clock.sessionTime(atLocal: localClock.localTime(atMonotonic: later.nanoseconds)) else { return nil }
-        let elapsed = end.saturatingSubtracting(start)
-        let rate = elapsed > 0 ? Double(elapsed) / Double(driftSpan.nanoseconds) : 1
-        return ClockMapping(session: SessionInstant(nanoseconds: start), host: host, sessionSecondsPerHostSecond: rate)
+        guard let end = clock.sessionTime(atLocal: localClock.localInstant(atHost: later)) else { return nil }
+        let elapsed = end - start
+        let rate = elapsed > .zero ? Double(elapsed.nanoseconds) / Double(driftSpan.nanoseconds) : 1
+        return ClockMapping(session: start, host: host, sessionSecondsPerHostSecond: rate)
     }
 
     /// For people to read.

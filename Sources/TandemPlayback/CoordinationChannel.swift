@@ -162,7 +162,7 @@ public enum OrderedInput: Sendable, Equatable {
     init(_ delivery: OrderedPlaintext) {
         if let reflecting = delivery.retention.reflectedOrder {
             self = .snapshot(SnapshotRecord(originator: delivery.sender, order: delivery.order,
-                                            orderedAt: SessionInstant(nanoseconds: delivery.orderedAt),
+                                            orderedAt: delivery.orderedInstant,
                                             reflecting: reflecting, body: delivery.body))
             return
         }
@@ -183,7 +183,7 @@ public enum OrderedInput: Sendable, Equatable {
             return
         }
         self = .proposal(OrderedProposal(originator: delivery.sender, order: delivery.order,
-                                         orderedAt: SessionInstant(nanoseconds: delivery.orderedAt),
-                                         effectiveAt: SessionInstant(nanoseconds: delivery.effectiveAt), proposal: proposal))
+                                         orderedAt: delivery.orderedInstant,
+                                         effectiveAt: delivery.effectiveInstant, proposal: proposal))
     }
 }

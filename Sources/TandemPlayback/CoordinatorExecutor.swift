@@ -43,13 +43,13 @@ struct LoopScheduler: CoordinatorExecutor {
 
     var loop: (any SerialEventLoop)? { eventLoop }
 
-    var now: HostInstant { HostInstant(nanoseconds: eventLoop.now) }
+    var now: HostInstant { HostInstant(nanoseconds: eventLoop.now.nanoseconds) }
     var isCurrent: Bool? { eventLoop.inLoop }
 
     func execute(_ work: @escaping @Sendable () -> Void) { eventLoop.execute(work) }
 
     func schedule(at instant: HostInstant, _ work: @escaping @Sendable () -> Void) -> any CoordinatorCancellable {
-        LoopCancellable(task: eventLoop.schedule(at: instant.nanoseconds, work))
+        LoopCancellable(task: eventLoop.schedule(at: LocalInstant(nanoseconds: instant.nanoseconds), work))
     }
 
     func preconditionCurrent(file: StaticString, line: UInt) {
@@ -74,7 +74,7 @@ final class QueueScheduler: CoordinatorExecutor {
         queue = DispatchQueue(label: label)
     }
 
-    var now: HostInstant { HostInstant(nanoseconds: clock.now()) }
+    var now: HostInstant { HostInstant(nanoseconds: clock.instant().nanoseconds) }
     /// A queue cannot tell cheaply: work is always queued, so that a medium's lock is never held
     /// across a coordinator's step.
     var isCurrent: Bool? { nil }
@@ -126,7 +126,7 @@ struct GivenScheduler: CoordinatorExecutor {
 /// coordination and does nothing) and scheduled work on the global dispatch queue. It creates
 /// no queue and no thread.
 struct IdleScheduler: CoordinatorScheduler {
-    var now: HostInstant { HostInstant(nanoseconds: SystemClock().now()) }
+    var now: HostInstant { HostInstant(nanoseconds: SystemClock().instant().nanoseconds) }
     func execute(_ work: @escaping @Sendable () -> Void) { work() }
     func schedule(at instant: HostInstant, _ work: @escaping @Sendable () -> Void) -> any CoordinatorCancellable {
         CancellableWork.after(instant - now, on: .global(), work)

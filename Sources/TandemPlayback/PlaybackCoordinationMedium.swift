@@ -181,7 +181,7 @@ public final class PlaybackCoordinationMedium: Sendable {
     /// hands it to every connected coordinator.
     private func order(from participant: UUID,
                        _ record: (UInt64, SessionInstant, SessionInstant) throws -> OrderedInput) throws {
-        let now = clock.now()
+        let now = clock.instant().nanoseconds
         let (gone, told) = try state.withLock { state -> ([Member], [@Sendable (UUID) -> Void]) in
             let gone = Self.prune(&state)
             guard state.members.contains(where: { $0.participant == participant }) else {
@@ -253,8 +253,8 @@ struct MediumChannel: CoordinationChannel {
 /// The session clock of a medium's coordinators: the medium's clock itself, which is their local
 /// clock too, so every instant maps to itself, exactly.
 struct MediumClock: SessionClockSource {
-    func sessionTime(atLocal localTime: Int64) -> Int64? { localTime }
-    func localTime(atSession sessionTime: Int64) -> Int64? { sessionTime }
-    func errorBound(atLocal localTime: Int64) -> Int64? { 0 }
+    func sessionTime(atLocal local: LocalInstant) -> SessionInstant? { SessionInstant(nanoseconds: local.nanoseconds) }
+    func localTime(atSession session: SessionInstant) -> LocalInstant? { LocalInstant(nanoseconds: session.nanoseconds) }
+    func errorBound(atLocal local: LocalInstant) -> TimeSpan? { .zero }
     func stop() {}
 }

@@ -371,8 +371,8 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     public func expectedItemTime(atHostTime hostTime: HostInstant) -> ItemTime? {
         guard let (channel, timeline) = view.withLock({ view in view.run.map { ($0.channel, view.machine?.core.timeline ?? .initial) } }),
               let clock = channel.clock,
-              let session = clock.sessionTime(atLocal: channel.localClock.localTime(atMonotonic: hostTime.nanoseconds)) else { return nil }
-        return timeline.mediaTime(atSessionTime: SessionInstant(nanoseconds: session))
+              let session = clock.sessionTime(atLocal: channel.localClock.localInstant(atHost: hostTime)) else { return nil }
+        return timeline.mediaTime(atSessionTime: session)
     }
 
     /// Where the shared timeline says the player should be at instant `localTime` of this
@@ -470,22 +470,22 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// The session instant at instant `localTime` of this participant's clock, once the session
     /// clock is known.
     public func sessionTime(atLocalTime localTime: LocalInstant) -> SessionInstant? {
-        view.withLock { $0.run?.channel }?.clock?.sessionTime(atLocal: localTime.nanoseconds).map(SessionInstant.init(nanoseconds:))
+        view.withLock { $0.run?.channel }?.clock?.sessionTime(atLocal: localTime)
     }
 
     /// The session clock minus this participant's clock, and the estimate's error bound, at
     /// instant `localTime` of this participant's clock, once the session clock is known.
     public func clockStatus(atLocalTime localTime: LocalInstant) -> (offset: TimeSpan, errorBound: TimeSpan)? {
-        guard let clock = view.withLock({ $0.run?.channel })?.clock, let session = clock.sessionTime(atLocal: localTime.nanoseconds) else { return nil }
-        return (TimeSpan(nanoseconds: session.saturatingSubtracting(localTime.nanoseconds)),
-                TimeSpan(nanoseconds: clock.errorBound(atLocal: localTime.nanoseconds) ?? 0))
+        guard let clock = view.withLock({ $0.run?.channel })?.clock, let session = clock.sessionTime(atLocal: localTime) else { return nil }
+        return (TimeSpan(nanoseconds: session.nanoseconds.saturatingSubtracting(localTime.nanoseconds)),
+                clock.errorBound(atLocal: localTime) ?? .zero)
     }
 
     /// The median round trip to the session clock's service (the relay's time service) of the
     /// recent samples the estimate was made from, at instant `localTime` of this participant's
     /// clock; nil before the first sample, or for a clock read without the network.
     public func roundTripToRelay(atLocalTime localTime: LocalInstant) -> TimeSpan? {
-        view.withLock { $0.run?.channel }?.clock?.roundTrip(atLocal: localTime.nanoseconds).map(TimeSpan.init(nanoseconds:))
+        view.withLock { $0.run?.channel }?.clock?.roundTrip(atLocal: localTime)
     }
 
     /// The instant of this participant's clock at session instant `sessionTime`, once the session
@@ -493,16 +493,16 @@ public final class PlaybackCoordinator: @unchecked Sendable {
     /// day from it.
     public func localTime(atSessionTime sessionTime: SessionInstant) -> LocalInstant? {
         guard let channel = view.withLock({ $0.run?.channel }), let clock = channel.clock,
-              let now = clock.sessionTime(atLocal: channel.localClock.now()) else { return nil }
-        let mapped = CoordinatorMachine.mappable(sessionTime, near: SessionInstant(nanoseconds: now))
-        return clock.localTime(atSession: mapped.nanoseconds).map(LocalInstant.init(nanoseconds:))
+              let now = clock.sessionTime(atLocal: channel.localClock.instant()) else { return nil }
+        let mapped = CoordinatorMachine.mappable(sessionTime, near: now)
+        return clock.localTime(atSession: mapped)
     }
 
     /// The host instant at session instant `sessionTime`, once the session clock is known (within
     /// a day of the session clock's present, as `localTime(atSessionTime:)`).
     public func hostTime(atSessionTime sessionTime: SessionInstant) -> HostInstant? {
         guard let local = localTime(atSessionTime: sessionTime), let clock = localClock else { return nil }
-        return HostInstant(nanoseconds: clock.monotonicTime(atLocal: local.nanoseconds))
+        return clock.hostInstant(atLocal: local)
     }
 
     /// How far from the session clock's present an instant is mapped: a day.

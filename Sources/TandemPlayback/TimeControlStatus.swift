@@ -51,7 +51,7 @@ extension PlaybackCoordinator {
             return stalled ? (.waitingToPlayAtSpecifiedRate, .toMinimizeStalls) : (.playing, nil)
         }
         // The group as it stands now: a hold released, or an item ended, since the last record.
-        let now = localClock.flatMap { sessionTime(atLocalTime: LocalInstant(nanoseconds: $0.now())) }
+        let now = localClock.flatMap { sessionTime(atLocalTime: $0.instant()) }
         let core = now.map { self.core(at: $0) } ?? self.core
         guard core.intendedRate > 0 else { return (.paused, nil) }
         if stalled { return (.waitingToPlayAtSpecifiedRate, .toMinimizeStalls) }

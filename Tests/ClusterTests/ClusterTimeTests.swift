@@ -72,9 +72,9 @@ struct ClusterTimeProcessTests {
         let raw = SystemClock()
         var previous: (raw: Int64, times: [Int64])?
         var worst: Int64 = 0
-        let end = raw.now() + Int64(seconds * 1e9)
-        while raw.now() < end {
-            let instant = raw.now()
+        let end = raw.instant().nanoseconds + Int64(seconds * 1e9)
+        while raw.instant().nanoseconds < end {
+            let instant = raw.instant().nanoseconds
             let times = relays.map { $0.clock.localTime(atMonotonic: instant) }
             let referenceTime = reference.clock.localTime(atMonotonic: instant)
             worst = max(worst, times.map { abs($0 - referenceTime) }.max() ?? 0)
@@ -189,14 +189,14 @@ struct ClusterTimeProcessTests {
         #expect(relays[1].time.status.role == .following("a"))
         // A participant of b, on a clock of its own 2 s and 30 ppm off, probes b's shared port.
         let system = SystemClock()
-        let local = SkewedClock(base: system, offset: 2_000_000_000, driftPPM: 30, origin: system.now())
+        let local = SkewedClock(base: system, offset: 2_000_000_000, driftPPM: 30, origin: system.instant().nanoseconds)
         let participant = try ClockProber(server: relays[1].server.address, clock: local)
         participant.start()
         defer { participant.stop() }
         try await Task.sleep(for: .seconds(2))
         var worst: Int64 = 0
         for _ in 0..<50 {
-            let raw = system.now()
+            let raw = system.instant().nanoseconds
             let estimate = try #require(participant.sessionClock.sessionTime(atLocal: local.localTime(atBase: raw)))
             worst = max(worst, abs(estimate - relays[0].clock.localTime(atMonotonic: raw)))
             try await Task.sleep(for: .milliseconds(10))
@@ -204,7 +204,7 @@ struct ClusterTimeProcessTests {
         // The participant's own error against b (half its best round trip plus its bound) and b's
         // against a (the same), doubled as `bound` does, 50 µs for scheduling; never above 1 ms.
         let participantBound = (participant.sessionClock.estimator.bestRoundTrip ?? 0) / 2
-            + (participant.sessionClock.errorBound(atLocal: local.now()) ?? 0)
+            + (participant.sessionClock.errorBound(atLocal: local.instant().nanoseconds) ?? 0)
         let relayBound = (relays[1].time.status.bestRoundTrip ?? 0) / 2 + relays[1].clock.errorBound()
         let allowed = min(2 * (participantBound + relayBound) + 50_000, 1_000_000)
         #expect(worst <= allowed, "a participant of b off a's time by \(worst) ns, bound \(allowed) ns")

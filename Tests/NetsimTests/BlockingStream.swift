@@ -16,7 +16,7 @@ struct BlockingStream {
     init(to address: SocketAddress) throws {
         socket = try TCPSocket(family: address.family)
         if !(try socket.connect(to: address)) {
-            try wait(POLLOUT, until: clock.now() + limit)
+            try wait(POLLOUT, until: clock.instant().nanoseconds + limit)
             guard socket.pendingError() == 0 else { throw SystemCallError(call: "connect", errno: socket.pendingError()) }
         }
     }
@@ -37,7 +37,7 @@ struct BlockingStream {
         var piece = 0
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        let deadline = clock.now() + limit
+        let deadline = clock.instant().nanoseconds + limit
         while written < bytes.count || received.count < wanted {
             let events = (written < bytes.count ? POLLOUT : 0) | (received.count < wanted ? POLLIN : 0)
             try wait(events, until: deadline)
@@ -60,7 +60,7 @@ struct BlockingStream {
     func readToEnd() throws -> [UInt8] {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        let deadline = clock.now() + limit
+        let deadline = clock.instant().nanoseconds + limit
         while true {
             try wait(POLLIN, until: deadline)
             while let count = try socket.read(into: &buffer) {
@@ -73,7 +73,7 @@ struct BlockingStream {
     func shutdownWrite() { socket.shutdownWrite() }
 
     private func wait(_ events: Int32, until deadline: Int64) throws {
-        let remaining = deadline - clock.now()
+        let remaining = deadline - clock.instant().nanoseconds
         guard remaining > 0 else { throw TimedOut() }
         var entry = pollfd(fd: socket.descriptor, events: Int16(events), revents: 0)
         _ = try SystemCall.run("poll") { poll(&entry, 1, Int32(min(remaining / 1_000_000 + 1, 1_000))) }

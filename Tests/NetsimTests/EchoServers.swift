@@ -43,7 +43,7 @@ final class UDPEchoServer: Sendable {
             var entry = pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)
             _ = try? SystemCall.run("poll") { poll(&entry, 1, 10) }
             while let (length, sender) = try? socket.receive(into: &buffer), let sender {
-                let now = clock.now()
+                let now = clock.instant().nanoseconds
                 let datagram = Array(buffer[..<min(length, buffer.count)])
                 if datagram.count >= 8 { received.withLock { $0.append(Wire.read(datagram, at: 0)) } }
                 _ = try? socket.send(datagram + Wire.bytes(UInt64(bitPattern: now)), to: sender)

@@ -30,14 +30,14 @@ struct ProbeClient {
         var probes: [Probe] = []
         probes.reserveCapacity(count)
         var buffer = [UInt8](repeating: 0, count: 256)
-        let start = clock.now()
+        let start = clock.instant().nanoseconds
         let end = start + Int64(count) * spacing + linger
         // Bounded by the end instant: every pass waits at most until the next send or the end.
-        while clock.now() < end {
-            let now = clock.now()
+        while clock.instant().nanoseconds < end {
+            let now = clock.instant().nanoseconds
             if probes.count < count, now >= start + Int64(probes.count) * spacing {
                 let sequence = UInt64(probes.count)
-                probes.append(Probe(sendTime: clock.now()))
+                probes.append(Probe(sendTime: clock.instant().nanoseconds))
                 try socket.send(Wire.bytes(sequence) + [UInt8](repeating: 0xA5, count: 24))
                 continue
             }
@@ -46,7 +46,7 @@ struct ProbeClient {
             let milliseconds = Int32(max(0, min((next - now) / 1_000_000, 50)))
             _ = try SystemCall.run("poll") { poll(&entry, 1, milliseconds) }
             while let (length, _) = try receiveIgnoringRefusals(&buffer) {
-                let receiveTime = clock.now()
+                let receiveTime = clock.instant().nanoseconds
                 guard length == 40 else { continue }
                 let datagram = Array(buffer[..<length])
                 let sequence = Int(Wire.read(datagram, at: 0))

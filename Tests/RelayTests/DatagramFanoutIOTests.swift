@@ -14,8 +14,8 @@ struct DatagramFanoutIOTests {
     private static func drain(_ socket: UDPSocket, limit: Int, timeout: Int64 = 2_000_000_000) throws -> [[UInt8]] {
         var buffer = [UInt8](repeating: 0, count: 2_048)
         var received: [[UInt8]] = []
-        let deadline = SystemClock().now() + timeout
-        while received.count < limit, SystemClock().now() < deadline {
+        let deadline = SystemClock().instant().nanoseconds + timeout
+        while received.count < limit, SystemClock().instant().nanoseconds < deadline {
             if let datagram = try socket.receive(into: &buffer) {
                 received.append(Array(buffer[..<datagram.length]))
             } else {

@@ -43,18 +43,18 @@ struct OrderedBroadcastIOTests {
             #expect(own == (0..<50).map { "\(index)-\($0)" }, "each sender's proposals keep its order")
         }
         for (previous, next) in zip(reference, reference.dropFirst()) {
-            #expect(next.effectiveAt >= previous.effectiveAt)
-            #expect(next.orderedAt >= previous.orderedAt)
+            #expect(next.effectiveInstant.nanoseconds >= previous.effectiveInstant.nanoseconds)
+            #expect(next.orderedInstant.nanoseconds >= previous.orderedInstant.nanoseconds)
         }
-        #expect(reference.allSatisfy { $0.effectiveAt > $0.orderedAt })
+        #expect(reference.allSatisfy { $0.effectiveInstant.nanoseconds > $0.orderedInstant.nanoseconds })
         let configuration = RelayHarness.testConfiguration
         #expect(reference.allSatisfy { delivery in
-            (configuration.minimumLead...configuration.maximumLead).contains(delivery.effectiveAt - delivery.orderedAt)
+            (configuration.minimumLead...configuration.maximumLead).contains(delivery.effectiveInstant.nanoseconds - delivery.orderedInstant.nanoseconds)
         })
         if let server = harness.server {
             // Stamped with the relay's clock, the session clock.
-            let now = server.clock.now()
-            #expect(reference.allSatisfy { $0.orderedAt <= now && now - $0.orderedAt < 60_000_000_000 })
+            let now = server.clock.instant().nanoseconds
+            #expect(reference.allSatisfy { $0.orderedInstant.nanoseconds <= now && now - $0.orderedInstant.nanoseconds < 60_000_000_000 })
         }
 
         let dave = try await harness.join(session, "dave")
@@ -66,7 +66,7 @@ struct OrderedBroadcastIOTests {
         let last = try #require(dave.recorder.events.ordered.last)
         #expect(dave.recorder.events.ordered.count == 1, "the history is not delivered again as events")
         #expect(last.sender == dave.id && last.body == Array("late".utf8))
-        #expect(last.effectiveAt >= reference[149].effectiveAt)
+        #expect(last.effectiveInstant.nanoseconds >= reference[149].effectiveInstant.nanoseconds)
         #expect(alice.recorder.events.ordered.last == last)
     }
 

@@ -67,7 +67,7 @@ struct OrderingCoreTests {
         #expect(core.roundTrip(of: bob, in: session) == 70 * ms)
         #expect(core.orderingLead(in: session) == 90 * ms)
         directives = core.onFrame(.proposal(sequence: 1, body: [2]), from: two, at: 100 * ms)
-        #expect(ordered(directives, to: one).map(\.effectiveAt) == [190 * ms])
+        #expect(ordered(directives, to: one).map(\.effectiveInstant.nanoseconds) == [190 * ms])
         #expect(ordered(directives, to: one).map(\.order) == [2])
 
         // A pong that echoes no ping of the relay's (a forged one, or an answer to an old ping) is ignored.
@@ -85,7 +85,7 @@ struct OrderingCoreTests {
         #expect(core.orderingLead(in: session) == 1_000 * ms)
         directives = core.onFrame(.proposal(sequence: 2, body: [3]), from: one, at: 4_000 * ms)
         let clamped = try #require(ordered(directives, to: two).first)
-        #expect(clamped.effectiveAt == 5_000 * ms)
+        #expect(clamped.effectiveInstant.nanoseconds == 5_000 * ms)
 
         // Bob gets fast (1 ms): 4 + 20 ms is under the minimum lead, so the minimum holds; and an
         // effective time never precedes the previous one.
@@ -94,9 +94,9 @@ struct OrderingCoreTests {
         #expect(core.roundTrip(of: bob, in: session) == 1 * ms)
         #expect(core.orderingLead(in: session) == 30 * ms)
         directives = core.onFrame(.proposal(sequence: 3, body: [4]), from: one, at: 4_500 * ms)
-        #expect(ordered(directives, to: one).map(\.effectiveAt) == [5_000 * ms], "not before the previous one")
+        #expect(ordered(directives, to: one).map(\.effectiveInstant.nanoseconds) == [5_000 * ms], "not before the previous one")
         directives = core.onFrame(.proposal(sequence: 4, body: [5]), from: one, at: 6_000 * ms)
-        #expect(ordered(directives, to: one).map(\.effectiveAt) == [6_030 * ms])
+        #expect(ordered(directives, to: one).map(\.effectiveInstant.nanoseconds) == [6_030 * ms])
 
         // A disconnected participant's round trip no longer counts.
         let alicePing3 = try ping(core.onTick(at: 6_000 * ms), to: one)

@@ -46,13 +46,13 @@ struct RelayClockInjectionProcessTests {
     @Test func probesSeeTheOffsetAndParticipantsAgreeOnSessionTime() async throws {
         let offset: Int64 = 2_500_000_000
         let drift = 400.0
-        let started = SystemClock().now()
+        let started = SystemClock().instant().nanoseconds
         let serve = try ServeProcess(arguments: ["--session-epoch", "0", "--clock-offset", "2.5", "--clock-drift-ppm", "400"])
         defer { serve.stop() }
-        let ready = SystemClock().now()
+        let ready = SystemClock().instant().nanoseconds
         let address = try SocketAddress(host: "127.0.0.1", port: serve.port)
         let system = SystemClock()
-        let skewed = SkewedClock(base: system, offset: -1_700_000_000, driftPPM: -150, origin: system.now())
+        let skewed = SkewedClock(base: system, offset: -1_700_000_000, driftPPM: -150, origin: system.instant().nanoseconds)
         let ana = try ClockProber(server: address, clock: system)
         let ben = try ClockProber(server: address, clock: skewed)
         ana.start()
@@ -64,7 +64,7 @@ struct RelayClockInjectionProcessTests {
         // Synchronising is real UDP on loopback: bounded, and done in well under a second.
         let deadline = ContinuousClock.now + .seconds(10)
         func synchronised(_ prober: ClockProber) -> Bool {
-            let bound = prober.sessionClock.errorBound(atLocal: prober.clock.now())
+            let bound = prober.sessionClock.errorBound(atLocal: prober.clock.instant().nanoseconds)
             return bound.map { $0 < 2_000_000 } ?? false
         }
         while !(synchronised(ana) && synchronised(ben)), ContinuousClock.now < deadline {
@@ -72,9 +72,9 @@ struct RelayClockInjectionProcessTests {
         }
         #expect(synchronised(ana) && synchronised(ben))
         let anaSession = try #require(ana.sessionTime())
-        let now = system.now()
+        let now = system.instant().nanoseconds
         let benSession = try #require(ben.sessionTime())
-        let after = system.now()
+        let after = system.instant().nanoseconds
         let anaBound = try #require(ana.sessionClock.errorBound(atLocal: now))
         let benBound = try #require(ben.sessionClock.errorBound(atLocal: skewed.localTime(atBase: after)))
         // The relay's clock: the raw clock plus 2.5 s, gaining 400 ppm since it started (between

@@ -28,7 +28,7 @@ import TandemTestKit
         }
         // Joined and pinging: then the relay stops, as a SIGSTOP or a frozen machine does.
         Thread.sleep(forTimeInterval: 1.2)
-        let stopped = SystemClock().now()
+        let stopped = SystemClock().instant().nanoseconds
         #expect(kill(relay.pid, SIGSTOP) == 0)
         for process in [host, ben] {
             #expect(process.waitUntil(timeout: 5) { _ in relayStates(process).contains { $0.state == "unavailable" } }, "\(process.name)")
@@ -42,7 +42,7 @@ import TandemTestKit
             #expect(reason == "reconnecting to the relay")
         }
 
-        let resumed = SystemClock().now()
+        let resumed = SystemClock().instant().nanoseconds
         #expect(kill(relay.pid, SIGCONT) == 0)
         for process in [host, ben] {
             #expect(process.waitUntil(timeout: 5) { _ in relayStates(process).last?.state == "available" }, "\(process.name)")

@@ -124,17 +124,17 @@ import TandemHarness
 
     @Test func scheduledTasksRunAtTheirDeadlinesInOrderUnlessCancelled() throws {
         let clock = VirtualClock(start: 1_000_000_000)
-        let loop = try EventLoop(name: "test-schedule", clock: clock, tickInterval: 1_000_000_000_000)
+        let loop = try EventLoop(name: "test-schedule", clock: clock, tickInterval: .seconds(1_000))
         loop.start()
         defer { stopped(loop) }
         let ran = Mutex<[String]>([])
-        let start = clock.now()
-        let late = loop.schedule(at: start + 3_000) { ran.withLock { $0.append("late") } }
-        loop.schedule(at: start + 1_000) { ran.withLock { $0.append("early") } }
+        let start = clock.instant().nanoseconds
+        let late = loop.schedule(at: LocalInstant(nanoseconds: start + 3_000)) { ran.withLock { $0.append("late") } }
+        loop.schedule(at: LocalInstant(nanoseconds: start + 1_000)) { ran.withLock { $0.append("early") } }
         // Ties run in the order they were scheduled, whichever thread scheduled them.
-        loop.schedule(at: start + 2_000) { ran.withLock { $0.append("tie-1") } }
-        onLoop(loop) { loop.schedule(at: start + 2_000) { ran.withLock { $0.append("tie-2") } } }
-        let cancelled = loop.schedule(at: start + 2_500) { ran.withLock { $0.append("cancelled") } }
+        loop.schedule(at: LocalInstant(nanoseconds: start + 2_000)) { ran.withLock { $0.append("tie-1") } }
+        onLoop(loop) { loop.schedule(at: LocalInstant(nanoseconds: start + 2_000)) { ran.withLock { $0.append("tie-2") } } }
+        let cancelled = loop.schedule(at: LocalInstant(nanoseconds: start + 2_500)) { ran.withLock { $0.append("cancelled") } }
         #expect(cancelled.cancel())
         #expect(!cancelled.cancel(), "a second cancel reports that nothing was left to cancel")
 
@@ -158,14 +158,14 @@ import TandemHarness
     @Test(arguments: [false, true])
     func aScheduledTaskWakesTheLoopOnTheRealClock(timerDescriptor: Bool) throws {
         let clock = SystemClock()
-        let loop = try EventLoop(name: "test-wake", clock: clock, tickInterval: 1_000_000_000_000, timedByDescriptor: timerDescriptor)
+        let loop = try EventLoop(name: "test-wake", clock: clock, tickInterval: .seconds(1_000), timedByDescriptor: timerDescriptor)
         loop.start()
         defer { stopped(loop) }
         let ranAt = Atomic<Int64>(0)
         let done = DispatchSemaphore(value: 0)
-        let deadline = clock.now() + 2_000_000
-        loop.schedule(at: deadline) {
-            ranAt.store(clock.now(), ordering: .relaxed)
+        let deadline = clock.instant().nanoseconds + 2_000_000
+        loop.schedule(at: LocalInstant(nanoseconds: deadline)) {
+            ranAt.store(clock.instant().nanoseconds, ordering: .relaxed)
             done.signal()
         }
         // Nothing else wakes the loop: no descriptor, no task, and a tick a thousand seconds off.
@@ -190,11 +190,11 @@ import TandemHarness
     }
 
     @Test func cancellingManyScheduledTasksKeepsTheHeapBounded() throws {
-        let loop = try EventLoop(name: "test-compact", clock: VirtualClock(), tickInterval: 1_000_000_000_000)
+        let loop = try EventLoop(name: "test-compact", clock: VirtualClock(), tickInterval: .seconds(1_000))
         loop.start()
         defer { stopped(loop) }
         onLoop(loop) {
-            for index in 0..<10_000 { loop.schedule(at: 1_000 + Int64(index)) {}.cancel() }
+            for index in 0..<10_000 { loop.schedule(at: LocalInstant(nanoseconds: 1_000 + Int64(index))) {}.cancel() }
             #expect(loop.scheduled.count <= 2_048)
         }
     }
@@ -369,7 +369,7 @@ extension TCPSocket {
         var expected: [(deadline: Int64, index: Int)] = []
         for index in 0..<3_000 {
             let deadline = Int64.random(in: 0..<500, using: &random)
-            let task = ScheduledTask(deadline: deadline) { ran.withLock { $0.append(index) } }
+            let task = ScheduledTask(due: LocalInstant(nanoseconds: deadline)) { ran.withLock { $0.append(index) } }
             queue.insert(task)
             if Int.random(in: 0..<3, using: &random) == 0 {
                 #expect(task.cancel())
@@ -379,7 +379,7 @@ extension TCPSocket {
         }
         expected.sort { $0.deadline != $1.deadline ? $0.deadline < $1.deadline : $0.index < $1.index }
         for now in stride(from: Int64(0), through: 504, by: 7) {
-            for body in queue.popDue(at: now) { body() }
+            for body in queue.popDue(at: LocalInstant(nanoseconds: now)) { body() }
         }
         #expect(ran.withLock { $0 } == expected.map(\.index))
         #expect(queue.count == 0)

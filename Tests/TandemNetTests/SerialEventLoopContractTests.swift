@@ -34,7 +34,7 @@ import TandemHarness
                 return LoopUnderTest(loop: loop, drain: { loop.run() }, advance: { loop.advance(to: $0) }, shutdown: {})
             case .live:
                 let clock = VirtualClock()
-                let loop = try EventLoop(name: "test-contract", clock: clock, tickInterval: 1_000_000_000_000)
+                let loop = try EventLoop(name: "test-contract", clock: clock, tickInterval: .seconds(1_000))
                 loop.start()
                 // Two barriers: the pass that runs the first may precede the one that runs the due tasks.
                 let drain = {
@@ -89,14 +89,14 @@ import TandemHarness
         let loop = under.loop
         let order = Mutex<[Int]>([])
         let origin = loop.now
-        loop.schedule(at: origin + 500) { order.withLock { $0.append(3) } }
-        loop.schedule(at: origin + 100) { order.withLock { $0.append(1) } }
-        loop.schedule(at: origin + 100) { order.withLock { $0.append(2) } }
-        loop.schedule(at: origin + 600) { order.withLock { $0.append(99) } }.cancel()
-        loop.schedule(after: 700) { order.withLock { $0.append(4) } }
-        under.advance(origin + 499)
+        loop.schedule(at: origin + TimeSpan(nanoseconds: 500)) { order.withLock { $0.append(3) } }
+        loop.schedule(at: origin + TimeSpan(nanoseconds: 100)) { order.withLock { $0.append(1) } }
+        loop.schedule(at: origin + TimeSpan(nanoseconds: 100)) { order.withLock { $0.append(2) } }
+        loop.schedule(at: origin + TimeSpan(nanoseconds: 600)) { order.withLock { $0.append(99) } }.cancel()
+        loop.schedule(after: TimeSpan(nanoseconds: 700)) { order.withLock { $0.append(4) } }
+        under.advance(origin.nanoseconds + 499)
         #expect(order.withLock { $0 } == [1, 2])
-        under.advance(origin + 10_000)
+        under.advance(origin.nanoseconds + 10_000)
         #expect(order.withLock { $0 } == [1, 2, 3, 4])
     }
 

@@ -17,10 +17,10 @@ import TandemWire
 
     static func probeAndReply(_ peer: LoopbackPeer, sequence: UInt32) throws -> TimeReply {
         let probe = ClockProbe(sequence: sequence, sendTime: 1_234_567_890 + Int64(sequence))
-        let before = sessionClock.now()
+        let before = sessionClock.instant().nanoseconds
         try peer.send(TimeDatagram.request(probe).encoded())
         let bytes = try #require(try peer.receive(), "no reply from the time service")
-        let after = sessionClock.now()
+        let after = sessionClock.instant().nanoseconds
         guard case let .reply(reply) = try TimeDatagram.decode(bytes) else {
             Issue.record("the service sent something other than a reply")
             throw WireError.unexpectedKind(bytes[1], context: "test")

@@ -31,8 +31,8 @@ import Testing
         world.advance(by: 10_000 * Self.ms)
         let drift = Int64((Double(world.now - benOrigin) * 80e-6).rounded())
         #expect(drift > 800_000, "80 ppm of a little more than 10 s")
-        #expect(abs(ben.clock.now() - world.now - 3_700 * Self.ms - drift) <= 1_000)
-        #expect(ana.clock.now() == world.now)
+        #expect(abs(ben.clock.instant().nanoseconds - world.now - 3_700 * Self.ms - drift) <= 1_000)
+        #expect(ana.clock.instant().nanoseconds == world.now)
     }
 
     @Test func orderedBroadcastsReachEveryoneInOneOrderAndLateJoinersGetTheHistory() throws {
@@ -51,9 +51,9 @@ import Testing
         }
         #expect(ana.ordered.map(\.sender) == ben.ordered.map(\.sender))
         // Ordered in session time: each stamp is the virtual instant the relay ordered it at.
-        let stamps = ana.ordered.map(\.orderedAt)
+        let stamps = ana.ordered.map(\.orderedInstant.nanoseconds)
         #expect(stamps == stamps.sorted())
-        #expect(ana.ordered.allSatisfy { $0.effectiveAt > $0.orderedAt })
+        #expect(ana.ordered.allSatisfy { $0.effectiveInstant.nanoseconds > $0.orderedInstant.nanoseconds })
         let late = try world.join("late")
         #expect(late.welcome.orderedHistory.map(\.order) == [1, 2, 3, 4, 5])
         try late.link.sendOrdered([9])
@@ -232,9 +232,9 @@ final class ResultBox: @unchecked Sendable {
         }
 
         func wake(at local: Int64) {
-            loop.schedule(at: local) { [self] in
+            loop.schedule(at: LocalInstant(nanoseconds: local)) { [self] in
                 loop.preconditionInLoop()
-                woke.append((loop.now, session.now()))
+                woke.append((loop.now.nanoseconds, session.instant().nanoseconds))
             }
         }
     }
@@ -255,8 +255,8 @@ final class ResultBox: @unchecked Sendable {
         defer { world.shutdown() }
         let peer = try world.join("peer", clockOffset: offset, driftPPM: drift)
         let waker = Waker(loop: peer.loop, session: world.loop.clock)
-        let start = peer.loop.now
-        #expect(start == peer.clock.now())
+        let start = peer.loop.now.nanoseconds
+        #expect(start == peer.clock.instant().nanoseconds)
         let deadlines = [start + 1, start + 333 * Self.ms + 7, start + 10_000 * Self.ms]
         for deadline in deadlines.reversed() { waker.wake(at: deadline) }
         world.advance(by: 11_000 * Self.ms)
@@ -272,7 +272,7 @@ final class ResultBox: @unchecked Sendable {
         defer { world.shutdown() }
         let peer = try world.join("peer", clockOffset: 5_000 * Self.ms, driftPPM: 200)
         let heard = ResultLog()
-        peer.loop.execute { peer.loop.addTicker { heard.append($0) } }
+        peer.loop.execute { peer.loop.addTicker { heard.append($0.nanoseconds) } }
         world.advance(by: 100 * Self.ms)
         #expect(heard.values.count == 5)
         #expect(heard.values.allSatisfy { $0 > world.now })

@@ -58,7 +58,7 @@ import TandemClock
     @Test func aChangeStampedAtTheEndOfTimeIsIssuedWithoutOverflow() async throws {
         let log = CommandLog()
         // Virtual time on the host's clock as it is now: the shell's work runs when the test says.
-        let scheduler = VirtualScheduler(now: hostNS(SystemClock().now()))
+        let scheduler = VirtualScheduler(now: hostNS(SystemClock().instant().nanoseconds))
         let coordinator = PlaybackCoordinator(delegate: log, scheduler: scheduler)
         let channel = ScriptedChannel()
         coordinator.coordinate(over: channel)
@@ -76,7 +76,7 @@ import TandemClock
             return
         }
         // Due a day from now at the latest, on the local clock.
-        let now = hostNS(SystemClock().now())
+        let now = hostNS(SystemClock().instant().nanoseconds)
         #expect(play.hostTime > now && play.hostTime <= now + PlaybackCoordinator.mappableSpan + .seconds(1))
         #expect(coordinator.timeline.anchorSessionTime == end + .milliseconds(500))
         // Every way of asking the coordinator where the timeline is answers.
@@ -89,14 +89,14 @@ import TandemClock
     /// One hop: a record the channel delivers is on the coordinator's scheduler when the
     /// delivering call returns (no task reads a stream in between), in the order delivered.
     @Test func aDeliveredRecordIsOnTheSchedulerWhenTheDeliveryReturns() {
-        let scheduler = VirtualScheduler(now: hostNS(SystemClock().now()))
+        let scheduler = VirtualScheduler(now: hostNS(SystemClock().instant().nanoseconds))
         let coordinator = PlaybackCoordinator(delegate: CommandLog(), scheduler: scheduler)
         let channel = ScriptedChannel()
         coordinator.coordinate(over: channel)
         scheduler.run()
         #expect(scheduler.pendingCount == 0)
         let ana = UUID()
-        let now = SessionInstant(nanoseconds: SystemClock().now() - TrappingClock.offset)
+        let now = SessionInstant(nanoseconds: SystemClock().instant().nanoseconds - TrappingClock.offset)
         for order in UInt64(1)...3 {
             channel.feed(.proposal(OrderedProposal(originator: ana, order: order, orderedAt: now, effectiveAt: now + .milliseconds(50),
                                                    proposal: order == 1 ? .transition(item: "film", at: 0) : .seek(to: ItemTime(nanoseconds: Int64(order) * 1_000_000_000)))))

@@ -29,7 +29,7 @@ import TandemTestKit
         }
 
         var clock: any LocalClock { base.clock }
-        var tickInterval: Int64 { base.tickInterval }
+        var tickInterval: TimeSpan { base.tickInterval }
         var inLoop: Bool { base.inLoop }
         /// A caller off the loop finds it driven by another thread.
         var drivenElsewhere: Bool { !base.inLoop }
@@ -42,9 +42,9 @@ import TandemTestKit
         }
 
         @discardableResult
-        func schedule(at deadline: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask { base.schedule(at: deadline, task) }
+        func schedule(at deadline: LocalInstant, _ task: @escaping @Sendable () -> Void) -> ScheduledTask { base.schedule(at: deadline, task) }
         @discardableResult
-        func addTicker(_ body: @escaping (Int64) -> Void) -> UInt64 { base.addTicker(body) }
+        func addTicker(_ body: @escaping (LocalInstant) -> Void) -> UInt64 { base.addTicker(body) }
         func removeTicker(_ id: UInt64) { base.removeTicker(id) }
         func preconditionInLoop(_ function: StaticString, file: StaticString, line: UInt) {
             base.preconditionInLoop(function, file: file, line: line)

@@ -13,7 +13,7 @@ import TandemClock
     typealias Channel = CoordinatorExtremesIOTests.ScriptedChannel
 
     @Test func theExpectedPositionAndTheItemFollowTheQueueAcrossAnItemsEnd() {
-        let scheduler = VirtualScheduler(now: hostNS(SystemClock().now()))
+        let scheduler = VirtualScheduler(now: hostNS(SystemClock().instant().nanoseconds))
         let coordinator = PlaybackCoordinator(delegate: CoordinatorExtremesIOTests.CommandLog(), scheduler: scheduler)
         let channel = Channel()
         coordinator.coordinate(over: channel)
@@ -21,7 +21,7 @@ import TandemClock
         let first = PlaybackQueue.Entry(identifier: "first.mp4", identity: "d=10.000;h=aa", duration: .seconds(10))
         let second = PlaybackQueue.Entry(identifier: "second.mp4", identity: "d=5.000;h=bb", duration: .seconds(5))
         // The channel's session clock runs 1000 s behind the local one.
-        let start = SessionInstant(nanoseconds: SystemClock().now() - CoordinatorExtremesIOTests.TrappingClock.offset)
+        let start = SessionInstant(nanoseconds: SystemClock().instant().nanoseconds - CoordinatorExtremesIOTests.TrappingClock.offset)
         let proposals: [PlaybackProposal] = [.queue(.append(first)), .queue(.append(second)), .setRate(1)]
         for (index, proposal) in proposals.enumerated() {
             channel.feed(.proposal(OrderedProposal(originator: ana, order: UInt64(index + 1), orderedAt: start, effectiveAt: start,

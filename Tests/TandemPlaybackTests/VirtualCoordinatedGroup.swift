@@ -20,7 +20,7 @@ struct WorldSessionClock: SessionClockSource {
 /// A world participant's local clock, which is its host (monotonic) clock too.
 struct WorldLocalClock: MonotonicDerivedClock {
     let clock: SkewedClock<VirtualClock>
-    func now() -> Int64 { clock.now() }
+    func now() -> Int64 { clock.instant().nanoseconds }
     func monotonicTime(atLocal localTime: Int64) -> Int64 { localTime }
     func localTime(atMonotonic monotonicTime: Int64) -> Int64 { monotonicTime }
 }

@@ -10,11 +10,11 @@ import TandemTestKit
 /// virtual local (host) clock, which moves only when the test advances the world.
 struct LoopCoordinatorScheduler: CoordinatorScheduler {
     let loop: SkewedEventLoop
-    var now: HostInstant { HostInstant(nanoseconds: loop.localClock.now()) }
+    var now: HostInstant { HostInstant(nanoseconds: loop.localClock.instant().nanoseconds) }
     func execute(_ work: @escaping @Sendable () -> Void) { loop.execute(work) }
     func schedule(at instant: HostInstant, _ work: @escaping @Sendable () -> Void) -> any CoordinatorCancellable {
         // The skewed loop takes its participant's local instant (it maps it to the loop's).
-        Cancellable(task: loop.schedule(at: instant.nanoseconds, work))
+        Cancellable(task: loop.schedule(at: LocalInstant(nanoseconds: instant.nanoseconds), work))
     }
 
     private struct Cancellable: CoordinatorCancellable {

@@ -86,7 +86,7 @@ final class DepartureSignal: Sendable {
 // The shell's confinement to its loop, and how it carries out the machine's directives.
 extension GroupSession {
     /// The loop's clock now, as the machine takes time.
-    var now: LocalInstant { LocalInstant(nanoseconds: loop.clock.now()) }
+    var now: LocalInstant { loop.clock.instant() }
 
     /// Runs `body` on the loop: at once when called there, else after what is queued (a call
     /// from elsewhere hops onto the loop, as swift-cluster-membership's `SWIMNIOShell` does).

@@ -84,8 +84,8 @@ struct OrderedDigests: Sendable, Equatable {
         var input = Array("tandem.ordered.v1".utf8)
         withUnsafeBytes(of: delivery.order.bigEndian) { input += $0 }
         withUnsafeBytes(of: delivery.sender.uuid) { input += $0 }
-        withUnsafeBytes(of: delivery.orderedAt.bigEndian) { input += $0 }
-        withUnsafeBytes(of: delivery.effectiveAt.bigEndian) { input += $0 }
+        withUnsafeBytes(of: delivery.orderedInstant.nanoseconds.bigEndian) { input += $0 }
+        withUnsafeBytes(of: delivery.effectiveInstant.nanoseconds.bigEndian) { input += $0 }
         input += delivery.body
         var hash = [UInt8](repeating: 0, count: 16)
         let result = crypto_generichash(&hash, hash.count, input, UInt64(input.count), nil, 0)

@@ -230,7 +230,7 @@ extension SessionMachine {
         guard let text = ChatRecord.decode(delivery.body) else {
             return [reject(Rejection(reason: .malformed, sender: delivery.sender, path: "chat"))]
         }
-        let message = ChatMessage(sender: delivery.sender, text: text, order: delivery.order, orderedAt: delivery.orderedAt)
+        let message = ChatMessage(sender: delivery.sender, text: text, order: delivery.order, orderedAt: delivery.orderedInstant.nanoseconds)
         chat.append(message)
         if chat.count > ChatMessage.keptCount { chat.removeFirst(chat.count - ChatMessage.keptCount) }
         return [.chat(message)]

@@ -4,20 +4,26 @@ import TandemClock
 import TandemNet
 
 /// Where a participant learns the session clock (the relay's monotonic clock) from.
+///
+/// A conforming type implements the typed forms (`sessionTime(atLocal:)` taking a `LocalInstant`,
+/// and so on). One written against the bare forms in nanoseconds implements those instead, and
+/// the typed forms then come from them (with a deprecation warning that says to implement the
+/// typed ones); a type that implements neither form of `sessionTime`, `localTime` or
+/// `errorBound` recurses forever.
 public protocol SessionClockSource: Sendable {
-    /// The session time at local instant `localTime`, once known.
-    func sessionTime(atLocal localTime: Int64) -> Int64?
-    /// The local instant at session time `sessionTime`, once known.
-    func localTime(atSession sessionTime: Int64) -> Int64?
-    /// How far off the estimate may be at local instant `localTime` (ns), once known.
-    func errorBound(atLocal localTime: Int64) -> Int64?
-    /// The median round trip (ns) of the recent samples the estimate was made from, at local
-    /// instant `localTime`; nil for a source that takes no samples over the network.
-    func roundTrip(atLocal localTime: Int64) -> Int64?
+    /// The session instant at local instant `local`, once known.
+    func sessionTime(atLocal local: LocalInstant) -> SessionInstant?
+    /// The local instant at session instant `session`, once known.
+    func localTime(atSession session: SessionInstant) -> LocalInstant?
+    /// How far off the estimate may be at local instant `local`, once known.
+    func errorBound(atLocal local: LocalInstant) -> TimeSpan?
+    /// The median round trip of the recent samples the estimate was made from, at local instant
+    /// `local`; nil for a source that takes no samples over the network.
+    func roundTrip(atLocal local: LocalInstant) -> TimeSpan?
     /// How many session seconds pass per second of this participant's clock, as the estimate
     /// has it (its drift), once known; nil for a source that does not know it, whose rate is
     /// then measured between two of its readings.
-    func sessionSecondsPerLocalSecond(atLocal localTime: Int64) -> Double?
+    func sessionSecondsPerLocalSecond(atLocal local: LocalInstant) -> Double?
     /// Stops whatever keeps the estimate current.
     func stop()
     /// Calls `handler`, on whatever thread learns it, each time the estimate changes (its first
@@ -25,17 +31,84 @@ public protocol SessionClockSource: Sendable {
     /// its changes at all. One that does not (false, the default) is read when needed, as one
     /// whose estimate never changes is.
     func observeChanges(_ handler: @escaping @Sendable () -> Void) -> Bool
+
+    /// The session time (ns) at local instant `localTime` (ns), once known.
+    @available(*, deprecated, message: "pass a LocalInstant; the result is a SessionInstant")
+    func sessionTime(atLocal localTime: Int64) -> Int64?
+    /// The local instant (ns) at session time `sessionTime` (ns), once known.
+    @available(*, deprecated, message: "pass a SessionInstant; the result is a LocalInstant")
+    func localTime(atSession sessionTime: Int64) -> Int64?
+    /// How far off the estimate may be (ns) at local instant `localTime` (ns), once known.
+    @available(*, deprecated, message: "pass a LocalInstant; the result is a TimeSpan")
+    func errorBound(atLocal localTime: Int64) -> Int64?
+    /// The median round trip (ns) at local instant `localTime` (ns), for a source written against
+    /// the bare forms: the typed `roundTrip(atLocal:)` reads it unless the source implements that.
+    func roundTrip(atLocal localTime: Int64) -> Int64?
+    /// How many session seconds pass per local second at local instant `localTime` (ns), for a
+    /// source written against the bare forms: the typed form reads it unless the source
+    /// implements that.
+    func sessionSecondsPerLocalSecond(atLocal localTime: Int64) -> Double?
 }
 
 extension SessionClockSource {
-    /// None: the source takes no samples over the network.
-    public func roundTrip(atLocal localTime: Int64) -> Int64? { nil }
+    /// Through the bare form, for a source that implements only that.
+    @available(*, deprecated, message: "implement sessionTime(atLocal:) taking a LocalInstant")
+    public func sessionTime(atLocal local: LocalInstant) -> SessionInstant? {
+        sessionTime(atLocal: local.nanoseconds).map(SessionInstant.init(nanoseconds:))
+    }
 
-    /// Unknown: the rate is measured between two readings.
-    public func sessionSecondsPerLocalSecond(atLocal localTime: Int64) -> Double? { nil }
+    /// Through the bare form, for a source that implements only that.
+    @available(*, deprecated, message: "implement localTime(atSession:) taking a SessionInstant")
+    public func localTime(atSession session: SessionInstant) -> LocalInstant? {
+        localTime(atSession: session.nanoseconds).map(LocalInstant.init(nanoseconds:))
+    }
+
+    /// Through the bare form, for a source that implements only that.
+    @available(*, deprecated, message: "implement errorBound(atLocal:) taking a LocalInstant")
+    public func errorBound(atLocal local: LocalInstant) -> TimeSpan? {
+        errorBound(atLocal: local.nanoseconds).map(TimeSpan.init(nanoseconds:))
+    }
+
+    /// Through the bare form, whose default is none: the source takes no samples over the
+    /// network.
+    public func roundTrip(atLocal local: LocalInstant) -> TimeSpan? {
+        roundTrip(atLocal: local.nanoseconds).map(TimeSpan.init(nanoseconds:))
+    }
+
+    /// Through the bare form, whose default is unknown: the rate is measured between two
+    /// readings.
+    public func sessionSecondsPerLocalSecond(atLocal local: LocalInstant) -> Double? {
+        sessionSecondsPerLocalSecond(atLocal: local.nanoseconds)
+    }
 
     /// Tells of nothing: the estimate is read when needed.
     public func observeChanges(_ handler: @escaping @Sendable () -> Void) -> Bool { false }
+
+    /// `sessionTime(atLocal:)` in bare nanoseconds.
+    @available(*, deprecated, message: "pass a LocalInstant; the result is a SessionInstant")
+    public func sessionTime(atLocal localTime: Int64) -> Int64? {
+        sessionTime(atLocal: LocalInstant(nanoseconds: localTime))?.nanoseconds
+    }
+
+    /// `localTime(atSession:)` in bare nanoseconds.
+    @available(*, deprecated, message: "pass a SessionInstant; the result is a LocalInstant")
+    public func localTime(atSession sessionTime: Int64) -> Int64? {
+        localTime(atSession: SessionInstant(nanoseconds: sessionTime))?.nanoseconds
+    }
+
+    /// `errorBound(atLocal:)` in bare nanoseconds.
+    @available(*, deprecated, message: "pass a LocalInstant; the result is a TimeSpan")
+    public func errorBound(atLocal localTime: Int64) -> Int64? {
+        errorBound(atLocal: LocalInstant(nanoseconds: localTime))?.nanoseconds
+    }
+
+    /// None: a source that implements neither form of `roundTrip` takes no samples over the
+    /// network.
+    public func roundTrip(atLocal localTime: Int64) -> Int64? { nil }
+
+    /// Unknown: for a source that implements neither form, the rate is measured between two
+    /// readings.
+    public func sessionSecondsPerLocalSecond(atLocal localTime: Int64) -> Double? { nil }
 }
 
 /// The handlers a clock source calls when its estimate changes.
@@ -139,12 +212,14 @@ final class ProbedSessionClock: SessionClockSource {
         return true
     }
 
-    func sessionTime(atLocal localTime: Int64) -> Int64? { clock.sessionTime(atLocal: localTime) }
-    func localTime(atSession sessionTime: Int64) -> Int64? { clock.localTime(atSession: sessionTime) }
-    func errorBound(atLocal localTime: Int64) -> Int64? { clock.errorBound(atLocal: localTime) }
-    func roundTrip(atLocal localTime: Int64) -> Int64? { clock.statistics(atLocal: localTime)?.medianRoundTrip }
+    func sessionTime(atLocal local: LocalInstant) -> SessionInstant? { clock.sessionTime(atLocal: local) }
+    func localTime(atSession session: SessionInstant) -> LocalInstant? { clock.localTime(atSession: session) }
+    func errorBound(atLocal local: LocalInstant) -> TimeSpan? { clock.errorBound(atLocal: local) }
+    func roundTrip(atLocal local: LocalInstant) -> TimeSpan? {
+        clock.statistics(atLocal: local).map { TimeSpan(nanoseconds: $0.medianRoundTrip) }
+    }
     /// The estimator's drift, which it fitted from the samples.
-    func sessionSecondsPerLocalSecond(atLocal localTime: Int64) -> Double? { clock.sessionSecondsPerLocalSecond }
+    func sessionSecondsPerLocalSecond(atLocal local: LocalInstant) -> Double? { clock.sessionSecondsPerLocalSecond }
 
     func stop() {
         let prober = state.withLock { state -> ClockProber? in
@@ -162,14 +237,14 @@ struct DerivedSessionClock: SessionClockSource {
     let relayClock: any MonotonicDerivedClock
     let localClock: any MonotonicDerivedClock
 
-    func sessionTime(atLocal localTime: Int64) -> Int64? {
-        relayClock.localTime(atMonotonic: localClock.monotonicTime(atLocal: localTime))
+    func sessionTime(atLocal local: LocalInstant) -> SessionInstant? {
+        SessionInstant(nanoseconds: relayClock.localInstant(atHost: localClock.hostInstant(atLocal: local)).nanoseconds)
     }
 
-    func localTime(atSession sessionTime: Int64) -> Int64? {
-        localClock.localTime(atMonotonic: relayClock.monotonicTime(atLocal: sessionTime))
+    func localTime(atSession session: SessionInstant) -> LocalInstant? {
+        localClock.localInstant(atHost: relayClock.hostInstant(atLocal: LocalInstant(nanoseconds: session.nanoseconds)))
     }
 
-    func errorBound(atLocal localTime: Int64) -> Int64? { 0 }
+    func errorBound(atLocal local: LocalInstant) -> TimeSpan? { .zero }
     func stop() {}
 }

@@ -118,7 +118,7 @@ struct ScenarioRun {
         }
         probe?.start()
 
-        scriptStarted = SystemClock().now()
+        scriptStarted = SystemClock().instant().nanoseconds
         for step in scenario.steps {
             switch step {
             case .commands(let lines):
@@ -197,7 +197,7 @@ struct ScenarioRun {
     /// would have long before anyone joined a real session, so that a late joiner is measured
     /// against peers that play, not peers still busy with 100,000 records.
     private func waitUntilPeersAreQuiet() -> Double {
-        let began = SystemClock().now()
+        let began = SystemClock().instant().nanoseconds
         let pids = processes.map(\.process.processIdentifier)
         func cpu() -> [Double] {
             pids.map { pid in
@@ -214,7 +214,7 @@ struct ScenarioRun {
             last = now
             if quiet { break }
         }
-        return Double(SystemClock().now() - began) / 1e9
+        return Double(SystemClock().instant().nanoseconds - began) / 1e9
     }
 
     /// Writes `line` to the latest process of peer `index`.

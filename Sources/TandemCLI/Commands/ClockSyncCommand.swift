@@ -39,7 +39,7 @@ struct ClockSyncCommand: Command {
             throw CLIError.usage("\(error)")
         }
         let system = SystemClock()
-        let local = SkewedClock(base: system, offset: Int64(offset * 1e9), driftPPM: drift, origin: system.now())
+        let local = SkewedClock(base: system, offset: Int64(offset * 1e9), driftPPM: drift, origin: system.instant().nanoseconds)
         let prober: ClockProber
         do {
             prober = try ClockProber(server: server, clock: local)
@@ -48,11 +48,11 @@ struct ClockSyncCommand: Command {
         }
         let json = options.flags.contains("json")
         prober.start()
-        let end = system.now() + Int64(duration * 1e9)
+        let end = system.instant().nanoseconds + Int64(duration * 1e9)
         // One status line a second (the last interval may be shorter).
-        while case let remaining = end - system.now(), remaining > 0 {
+        while case let remaining = end - system.instant().nanoseconds, remaining > 0 {
             try await Task.sleep(for: .nanoseconds(min(remaining, 1_000_000_000)))
-            if !json, let statistics = prober.sessionClock.statistics(atLocal: local.now()) {
+            if !json, let statistics = prober.sessionClock.statistics(atLocal: local.instant()) {
                 print("offset \(seconds(statistics.offset))  ±\(ClockBenchmarkTable.duration(Double(statistics.errorBound)))  drift \(String(format: "%+.2f", statistics.driftPPM)) ppm  best RTT \(ClockBenchmarkTable.duration(Double(statistics.bestRoundTrip)))")
                 fflush(nil)
             }
@@ -60,7 +60,7 @@ struct ClockSyncCommand: Command {
         prober.stop()
         let summary = Summary(
             server: server.description, durationSeconds: duration, injectedOffsetSeconds: offset, injectedDriftPPM: drift,
-            statistics: prober.sessionClock.statistics(atLocal: local.now()), polling: prober.pollingStatistics
+            statistics: prober.sessionClock.statistics(atLocal: local.instant()), polling: prober.pollingStatistics
         )
         if json {
             let encoder = JSONEncoder()

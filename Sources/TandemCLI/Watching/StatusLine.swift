@@ -31,7 +31,7 @@ enum StatusLine {
     /// The fields of the line, in the order they are shown.
     static func fields(player: HeadlessPlayer, coordinator: PlaybackCoordinator, session: GroupSession<WatchTogether>,
                        lastChange: String) -> [Field] {
-        let local = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
+        let local = coordinator.localClock.map { LocalInstant(nanoseconds: $0.instant().nanoseconds) }
         let core = groupCore(coordinator, atLocalTime: local)
         let timeline = core.timeline
         // The timeline runs on past the end of the item; the position shown stops there.
@@ -70,7 +70,7 @@ enum StatusLine {
             // How far the player's own timeline is from the shared one now: scheduling aside,
             // this is the sync error of this participant.
             if timeline.rate > 0, let expected = coordinator.expectedItemTime(atLocalTime: local),
-               let raw = coordinator.localClock?.monotonicTime(atLocal: local.nanoseconds) {
+               let raw = coordinator.localClock?.hostInstant(atLocal: local).nanoseconds {
                 parts.append((String(format: "sync %.2f ms",
                                      Double(player.mediaTime(atLocalTime: raw).saturatingSubtracting(expected.nanoseconds)) / 1e6), Priority.sync))
             }

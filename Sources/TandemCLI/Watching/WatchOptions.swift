@@ -121,7 +121,7 @@ struct WatchOptions {
         let system = SystemClock()
         clock = offset == 0 && drift == 0
             ? system
-            : SkewedClock(base: system, offset: Int64(offset * 1e9), driftPPM: drift, origin: system.now())
+            : SkewedClock(base: system, offset: Int64(offset * 1e9), driftPPM: drift, origin: system.instant().nanoseconds)
     }
 
     /// The player, picture and sound: as given, else as a person at a terminal wants them

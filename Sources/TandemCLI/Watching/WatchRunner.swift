@@ -157,7 +157,7 @@ struct WatchRunner {
     /// end of the item, the position said stops there (as on the status line).
     static func groupPosition(_ party: WatchParty) -> Double? {
         guard let coordinator = party.coordinator else { return nil }
-        let local = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
+        let local = coordinator.localClock.map { LocalInstant(nanoseconds: $0.instant().nanoseconds) }
         guard let position = coordinator.expectedItemTime(atLocalTime: local).map({ Double($0.nanoseconds) / 1e9 }) else { return nil }
         return party.player?.info.duration.map { min(position, $0) } ?? position
     }
@@ -348,7 +348,7 @@ struct WatchRunner {
                 case .end:
                     if let refusal = party.endRefusal {
                         refuse("end: \(refusal)", party: party)
-                    } else if ending.press(at: LocalInstant(nanoseconds: SystemClock().now())) {
+                    } else if ending.press(at: LocalInstant(nanoseconds: SystemClock().instant().nanoseconds)) {
                         party.end()
                     } else {
                         StatusArea.shared.printAbove(EndConfirmation.question)
@@ -388,7 +388,7 @@ struct WatchRunner {
     /// Draws the status line once.
     private func drawStatus(_ party: WatchParty, renderer: TerminalPicture?, interactive: Bool, lastAction: String) {
         if let player = party.player, let coordinator = party.coordinator {
-            let core = StatusLine.groupCore(coordinator, atLocalTime: coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) })
+            let core = StatusLine.groupCore(coordinator, atLocalTime: coordinator.localClock.map { LocalInstant(nanoseconds: $0.instant().nanoseconds) })
             var fields = StatusLine.fields(player: player, coordinator: coordinator, session: session, lastChange: lastAction)
             fields.insert(contentsOf: [Self.queuePosition(core).map { ($0, StatusLine.Priority.queue) },
                                        Self.latencyText(party.latencyOffset).map { ($0, StatusLine.Priority.latency) },

@@ -29,35 +29,36 @@ public final class ClusterSessionClock: MonotonicDerivedClock, Sendable {
     }
 
     /// The cluster time now.
-    public func now() -> Int64 {
-        let local = base.now()
-        return published.withLock { $0?.clusterTime(atLocal: local) ?? local }
+    public func instant() -> LocalInstant {
+        let local = base.instant().nanoseconds
+        return LocalInstant(nanoseconds: published.withLock { $0?.clusterTime(atLocal: local) ?? local })
     }
 
-    /// The cluster time this relay serves when the raw monotonic clock reads `monotonicTime`:
-    /// what a benchmark compares across relays of one host, at one instant.
-    public func localTime(atMonotonic monotonicTime: Int64) -> Int64 {
-        let local = base.localTime(atMonotonic: monotonicTime)
-        return published.withLock { $0?.clusterTime(atLocal: local) ?? local }
+    /// The cluster time this relay serves at host instant `host`: what a benchmark compares
+    /// across relays of one host, at one instant.
+    public func localInstant(atHost host: HostInstant) -> LocalInstant {
+        let local = base.localInstant(atHost: host).nanoseconds
+        return LocalInstant(nanoseconds: published.withLock { $0?.clusterTime(atLocal: local) ?? local })
     }
 
-    /// The raw monotonic reading at which this clock reads `localTime` (cluster time), found by
-    /// Newton's method on the mapping, whose slope is within `1 ± (drift + slew rate)`.
-    public func monotonicTime(atLocal localTime: Int64) -> Int64 {
-        guard let mapping else { return base.monotonicTime(atLocal: localTime) }
+    /// The host instant at which this clock reads `clusterTime`, found by Newton's method on the
+    /// mapping, whose slope is within `1 ± (drift + slew rate)`.
+    public func hostInstant(atLocal clusterTime: LocalInstant) -> HostInstant {
+        guard let mapping else { return base.hostInstant(atLocal: clusterTime) }
+        let localTime = clusterTime.nanoseconds
         var local = localTime - Int64(mapping.offset(atLocal: localTime).rounded())
         for _ in 0..<8 {
             let error = mapping.clusterTime(atLocal: local) - localTime
             if error == 0 { break }
             local -= error
         }
-        return base.monotonicTime(atLocal: local)
+        return base.hostInstant(atLocal: LocalInstant(nanoseconds: local))
     }
 
     /// How far the time served may be from the authority's, in nanoseconds (0 for the authority
     /// itself, or before a mapping), excluding path asymmetry.
     public func errorBound() -> Int64 {
-        let local = base.now()
+        let local = base.instant().nanoseconds
         return published.withLock { Int64(($0?.errorBound(atLocal: local) ?? 0).rounded(.up)) }
     }
 }

@@ -65,7 +65,7 @@ public final class ClusterSessionTime: @unchecked Sendable {
         self.configuration = configuration
         self.loop = loop
         self.log = log
-        core = ClusterTimeCore(me: member, configuration: configuration, now: clock.base.now())
+        core = ClusterTimeCore(me: member, configuration: configuration, now: clock.base.instant().nanoseconds)
         let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(256))
         outgoing = continuation
         let subject = configuration.subject
@@ -95,7 +95,7 @@ public final class ClusterSessionTime: @unchecked Sendable {
         let loop: EventLoop
         do {
             // Nothing ticks here (the core asks for its wake-ups): a slow tick keeps the loop asleep.
-            loop = try EventLoop(name: "tandem-cluster-time", clock: clock.base, tickInterval: 1_000_000_000)
+            loop = try EventLoop(name: "tandem-cluster-time", clock: clock.base, tickInterval: .seconds(1))
         } catch {
             throw ClusterTimeError(.unavailable, reason: "cannot start an event loop: \(error)")
         }
@@ -111,7 +111,7 @@ public final class ClusterSessionTime: @unchecked Sendable {
             loop.execute {
                 shell.readyWaiter = continuation
                 shell.handle(.started)
-                loop.schedule(after: configuration.readyTimeout) { shell.giveUpWaiting() }
+                loop.schedule(after: TimeSpan(nanoseconds: configuration.readyTimeout)) { shell.giveUpWaiting() }
             }
         }
         if case let .failure(error) = result {
@@ -176,7 +176,7 @@ public final class ClusterSessionTime: @unchecked Sendable {
         guard first else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             loop.execute { [self] in
-                let directives = core.handle(.stopping, at: clock.base.now())
+                let directives = core.handle(.stopping, at: clock.base.instant().nanoseconds)
                 perform(sayingGoodbye ? directives : directives.filter { if case .announce = $0 { false } else { true } })
                 wakeTask?.cancel()
                 wakeTask = nil
@@ -203,7 +203,7 @@ public final class ClusterSessionTime: @unchecked Sendable {
     private func handle(_ event: ClusterTimeCore.Event) {
         loop.preconditionInLoop()
         guard !lifecycle.withLock({ $0.stopped }) else { return }
-        perform(core.handle(event, at: clock.base.now()))
+        perform(core.handle(event, at: clock.base.instant().nanoseconds))
     }
 
     private func perform(_ directives: [ClusterTimeCore.Directive]) {
@@ -234,9 +234,10 @@ public final class ClusterSessionTime: @unchecked Sendable {
                 log?("cluster time: " + (id.map { $0 == member.id ? "this relay (\($0)) is the time authority" : "following the time authority \($0)" }
                     ?? "no time authority yet"))
             case let .wake(at: deadline):
-                guard wakeTask?.deadline != deadline || wakeTask?.isPending != true else { continue }
+                let due = LocalInstant(nanoseconds: deadline)
+                guard wakeTask?.due != due || wakeTask?.isPending != true else { continue }
                 wakeTask?.cancel()
-                wakeTask = loop.schedule(at: deadline) { [self] in handle(.tick) }
+                wakeTask = loop.schedule(at: due) { [self] in handle(.tick) }
             }
         }
         publishStatus()

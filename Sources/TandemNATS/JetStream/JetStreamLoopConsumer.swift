@@ -176,7 +176,7 @@ package final class JetStreamLoopConsumer: Sendable {
     /// tells the set-up task to replace it (`restart`) and checks no more. Stops once the
     /// consumer is no longer watched (replaced, or the consumer stopped).
     private func watch(generation: UInt64, every interval: Int64, silence: Int64, restart: AsyncStream<Void>.Continuation) {
-        let next = jetStream.connection.loop.schedule(after: interval) { [weak self] in
+        let next = jetStream.connection.loop.schedule(after: .init(nanoseconds: interval)) { [weak self] in
             guard let self else { return }
             enum Check { case unwatched, silent, heard }
             let check = state.withLock { state -> Check in

@@ -1,4 +1,5 @@
 import Synchronization
+import TandemClock
 
 /// Orders tasks due at one instant by when they were scheduled, whichever thread scheduled them.
 private let scheduledTaskSequence = Atomic<UInt64>(0)
@@ -9,16 +10,20 @@ private let scheduledTaskSequence = Atomic<UInt64>(0)
 /// Running and cancelling both take the task's body out under its lock, so exactly one of them
 /// happens, and what the body captured is released as soon as either does.
 public final class ScheduledTask: Sendable {
-    /// When the task is due, on the loop's clock (ns).
-    public let deadline: Int64
+    /// When the task is due, on the loop's clock.
+    public let due: LocalInstant
     fileprivate let sequence: UInt64
     private let body: Mutex<(@Sendable () -> Void)?>
 
-    package init(deadline: Int64, body: @escaping @Sendable () -> Void) {
-        self.deadline = deadline
+    package init(due: LocalInstant, body: @escaping @Sendable () -> Void) {
+        self.due = due
         sequence = scheduledTaskSequence.add(1, ordering: .relaxed).newValue
         self.body = Mutex(body)
     }
+
+    /// When the task is due, on the loop's clock, in bare nanoseconds.
+    @available(*, deprecated, renamed: "due")
+    public var deadline: Int64 { due.nanoseconds }
 
     /// Stops the task from running; true if it had neither run nor been cancelled yet.
     @discardableResult
@@ -50,7 +55,7 @@ package struct ScheduledTaskQueue: Sendable {
     package var count: Int { heap.count }
 
     /// The earliest deadline among the tasks held (a cancelled one may wake the loop once, early).
-    package var nextDeadline: Int64? { heap.first?.deadline }
+    package var nextDeadline: LocalInstant? { heap.first?.due }
 
     /// Adds `task`.
     package mutating func insert(_ task: ScheduledTask) {
@@ -60,9 +65,9 @@ package struct ScheduledTaskQueue: Sendable {
     }
 
     /// Removes and returns the bodies of the tasks due at `now`, in order, skipping cancelled ones.
-    package mutating func popDue(at now: Int64) -> [@Sendable () -> Void] {
+    package mutating func popDue(at now: LocalInstant) -> [@Sendable () -> Void] {
         var due: [@Sendable () -> Void] = []
-        while let first = heap.first, first.deadline <= now {
+        while let first = heap.first, first.due <= now {
             removeFirst()
             if let body = first.take() { due.append(body) }
         }
@@ -72,18 +77,18 @@ package struct ScheduledTaskQueue: Sendable {
     /// Removes and returns the first task due at `now` that is still pending, with its deadline,
     /// skipping cancelled ones: one at a time, for a loop that re-reads the queue after each task
     /// (what an embedded loop does, so that a task scheduled by a task keeps the order).
-    package mutating func popFirst(dueAt now: Int64) -> (deadline: Int64, body: @Sendable () -> Void)? {
-        while let first = heap.first, first.deadline <= now {
+    package mutating func popFirst(dueAt now: LocalInstant) -> (due: LocalInstant, body: @Sendable () -> Void)? {
+        while let first = heap.first, first.due <= now {
             removeFirst()
-            if let body = first.take() { return (first.deadline, body) }
+            if let body = first.take() { return (first.due, body) }
         }
         return nil
     }
 
     /// The earliest deadline of a task still pending, dropping cancelled ones at the top.
-    package mutating func nextPendingDeadline() -> Int64? {
+    package mutating func nextPendingDeadline() -> LocalInstant? {
         while let first = heap.first, !first.isPending { removeFirst() }
-        return heap.first?.deadline
+        return heap.first?.due
     }
 
     /// Drops every task.
@@ -107,7 +112,7 @@ package struct ScheduledTaskQueue: Sendable {
     }
 
     private static func precedes(_ a: ScheduledTask, _ b: ScheduledTask) -> Bool {
-        a.deadline != b.deadline ? a.deadline < b.deadline : a.sequence < b.sequence
+        a.due != b.due ? a.due < b.due : a.sequence < b.sequence
     }
 
     private mutating func siftUp(_ start: Int) {
@@ -135,12 +140,12 @@ package struct ScheduledTaskQueue: Sendable {
 }
 
 extension EventLoop {
-    /// Runs `task` on the loop's thread once the loop's clock reads `deadline` (ns), to the
-    /// nanosecond as the kernel wakes it; a deadline already past runs on the next pass. Tasks due
-    /// at one instant run in the order they were scheduled. Any thread; cancel with the handle.
+    /// Runs `task` on the loop's thread once the loop's clock reads `deadline`, to the nanosecond
+    /// as the kernel wakes it; a deadline already past runs on the next pass. Tasks due at one
+    /// instant run in the order they were scheduled. Any thread; cancel with the handle.
     @discardableResult
-    package func schedule(at deadline: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
-        let scheduledTask = ScheduledTask(deadline: deadline, body: task)
+    package func schedule(at deadline: LocalInstant, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
+        let scheduledTask = ScheduledTask(due: deadline, body: task)
         if inLoop {
             scheduled.insert(scheduledTask)
         } else {
@@ -151,7 +156,7 @@ extension EventLoop {
 
     /// Runs the scheduled tasks due at `now`: those already due when the pass began, so that a
     /// task rescheduling itself for "now" runs on the next pass, not forever in this one.
-    func runScheduled(dueAt now: Int64) {
+    func runScheduled(dueAt now: LocalInstant) {
         for body in scheduled.popDue(at: now) { body() }
     }
 }

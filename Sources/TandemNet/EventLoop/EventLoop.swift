@@ -38,7 +38,7 @@ package final class EventLoop: SerialEventLoop, @unchecked Sendable {
     /// The clock that ticks and scheduled tasks are on.
     package let clock: any LocalClock
     /// How often tickers run, in nanoseconds.
-    package let tickInterval: Int64
+    package let tickInterval: TimeSpan
     private let name: String
     private let epoll: Int32
     private let wakeDescriptor: Int32
@@ -57,9 +57,9 @@ package final class EventLoop: SerialEventLoop, @unchecked Sendable {
     private var nextGeneration: UInt32 = 0
     private var failures: [UInt64] = []
     private var ready = [tandem_epoll_ready](repeating: tandem_epoll_ready(), count: Int(TANDEM_EPOLL_BATCH))
-    private var tickers: [UInt64: (Int64) -> Void] = [:]
+    private var tickers: [UInt64: (LocalInstant) -> Void] = [:]
     private var nextTicker: UInt64 = 0
-    private var nextTick: Int64 = 0
+    private var nextTick = LocalInstant.zero
     var scheduled = ScheduledTaskQueue()
 
     private enum Lifecycle { case idle, running, stopping, stopped }
@@ -78,14 +78,14 @@ package final class EventLoop: SerialEventLoop, @unchecked Sendable {
     private static let wakeToken = UInt64.max
     private static let timerToken = UInt64.max - 1
 
-    /// A loop named `name` (the thread's name), ticking every `tickInterval` nanoseconds.
-    package convenience init(name: String, clock: any LocalClock = SystemClock(), tickInterval: Int64 = 20_000_000) throws(SystemCallError) {
+    /// A loop named `name` (the thread's name), ticking every `tickInterval`.
+    package convenience init(name: String, clock: any LocalClock = SystemClock(), tickInterval: TimeSpan = .milliseconds(20)) throws(SystemCallError) {
         try self.init(name: name, clock: clock, tickInterval: tickInterval, timedByDescriptor: !EventLoop.hasPreciseWait)
     }
 
     /// A loop that times its waits with a timer descriptor when `timedByDescriptor` is true (what
     /// kernels without epoll_pwait2 need; tests force it to cover that path here).
-    init(name: String, clock: any LocalClock, tickInterval: Int64, timedByDescriptor: Bool) throws(SystemCallError) {
+    init(name: String, clock: any LocalClock, tickInterval: TimeSpan, timedByDescriptor: Bool) throws(SystemCallError) {
         self.name = name
         self.clock = clock
         self.tickInterval = tickInterval
@@ -300,7 +300,7 @@ package final class EventLoop: SerialEventLoop, @unchecked Sendable {
 
     /// Calls `body` with the time on every tick until `removeTicker`. Loop thread only.
     @discardableResult
-    package func addTicker(_ body: @escaping (Int64) -> Void) -> UInt64 {
+    package func addTicker(_ body: @escaping (LocalInstant) -> Void) -> UInt64 {
         preconditionInLoop()
         nextTicker += 1
         tickers[nextTicker] = body
@@ -318,20 +318,20 @@ package final class EventLoop: SerialEventLoop, @unchecked Sendable {
     private var isStopping: Bool { lifecycle.withLock { $0 == .stopping } }
 
     private func run() {
-        nextTick = clock.now() + tickInterval
+        nextTick = clock.instant() + tickInterval
         while !isStopping {
             runTasks()
             reportFailures()
-            var now = clock.now()
+            var now = clock.instant()
             runScheduled(dueAt: now)
             if now >= nextTick {
                 nextTick = now + tickInterval
                 for ticker in Array(tickers.values) { ticker(now) }
             }
-            now = clock.now()
+            now = clock.instant()
             let busy = !tasks.withLock { $0.isEmpty } || !failures.isEmpty
-            let deadline = min(nextTick, scheduled.nextDeadline ?? Int64.max)
-            wait(timeout: busy ? 0 : max(deadline - now, 0))
+            let deadline = min(nextTick, scheduled.nextDeadline ?? .distantFuture)
+            wait(timeout: busy ? .zero : max(deadline - now, .zero))
         }
     }
 
@@ -343,7 +343,9 @@ package final class EventLoop: SerialEventLoop, @unchecked Sendable {
         for task in batch { task() }
     }
 
-    private func wait(timeout: Int64) {
+    private func wait(timeout span: TimeSpan) {
+        // The system calls take the timeout in bare nanoseconds.
+        let timeout = span.nanoseconds
         let count = ready.withUnsafeMutableBufferPointer { buffer in
             guard let timerDescriptor else { return tandem_epoll_pwait2(epoll, buffer.baseAddress, Int32(buffer.count), timeout) }
             // Without epoll_pwait2: the timer, armed for the timeout, wakes the wait to the ns.

@@ -12,10 +12,10 @@ import TandemClock
 /// it only through `execute` and `schedule(at:_:)`; methods documented "loop only" call
 /// `preconditionInLoop()` to assert it.
 package protocol SerialEventLoop: AnyObject, Sendable {
-    /// The clock that scheduled tasks and ticks are on (ns).
+    /// The clock that scheduled tasks and ticks are on.
     var clock: any LocalClock { get }
-    /// How often tickers run, in nanoseconds of `clock`.
-    var tickInterval: Int64 { get }
+    /// How often tickers run, on `clock`.
+    var tickInterval: TimeSpan { get }
     /// Whether the caller runs on the thread that drives the loop now.
     var inLoop: Bool { get }
     /// Whether a thread other than the caller's drives the loop now: work for the loop must then
@@ -27,15 +27,15 @@ package protocol SerialEventLoop: AnyObject, Sendable {
     /// Runs `task` on the loop, after the tasks queued before it. Any thread.
     func execute(_ task: @escaping @Sendable () -> Void)
 
-    /// Runs `task` on the loop once `clock` reads `deadline` (ns); a deadline already past runs
-    /// on the next pass. Tasks due at one instant run in the order they were scheduled. Any
-    /// thread; cancel with the handle until it runs.
+    /// Runs `task` on the loop once `clock` reads `deadline`; a deadline already past runs on the
+    /// next pass. Tasks due at one instant run in the order they were scheduled. Any thread;
+    /// cancel with the handle until it runs.
     @discardableResult
-    func schedule(at deadline: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask
+    func schedule(at deadline: LocalInstant, _ task: @escaping @Sendable () -> Void) -> ScheduledTask
 
-    /// Calls `body` with the time on every tick until `removeTicker`. Loop only.
+    /// Calls `body` with the loop clock's instant on every tick until `removeTicker`. Loop only.
     @discardableResult
-    func addTicker(_ body: @escaping (Int64) -> Void) -> UInt64
+    func addTicker(_ body: @escaping (LocalInstant) -> Void) -> UInt64
 
     /// Stops a ticker. Loop only.
     func removeTicker(_ id: UInt64)
@@ -46,13 +46,14 @@ package protocol SerialEventLoop: AnyObject, Sendable {
 }
 
 extension SerialEventLoop {
-    /// The loop clock's reading now (ns).
-    package var now: Int64 { clock.now() }
+    /// The loop clock's instant now.
+    package var now: LocalInstant { clock.instant() }
 
-    /// Runs `task` on the loop `delay` nanoseconds from now on the loop's clock. Any thread.
+    /// Runs `task` on the loop `delay` from now on the loop's clock (now, for a negative delay).
+    /// Any thread.
     @discardableResult
-    package func schedule(after delay: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
-        schedule(at: now.saturatingAdding(max(delay, 0)), task)
+    package func schedule(after delay: TimeSpan, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
+        schedule(at: now + max(delay, .zero), task)
     }
 
     /// `preconditionInLoop(_:file:line:)` naming the caller.

@@ -77,7 +77,7 @@ extension WatchParty {
     public func seek(by step: Int64) throws {
         let watching = try current()
         let coordinator = watching.coordinator
-        let now = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
+        let now = coordinator.localClock.map { LocalInstant(nanoseconds: $0.instant().nanoseconds) }
         let position = (coordinator.expectedItemTime(atLocalTime: now) ?? coordinator.core.timeline.anchorMediaTime).nanoseconds
         let core = coordinator.core
         let allowed = core.mediaTimeRange(ofItem: core.timeline.item ?? session.activity.item)

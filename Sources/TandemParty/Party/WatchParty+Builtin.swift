@@ -94,10 +94,10 @@ extension WatchParty {
     private func reportSync(player: HeadlessPlayer, coordinator: PlaybackCoordinator) async {
         while (try? await Task.sleep(for: .seconds(5))) != nil {
             guard let clock = coordinator.localClock else { continue }
-            let local = LocalInstant(nanoseconds: clock.now())
+            let local = clock.instant()
             guard let status = coordinator.clockStatus(atLocalTime: local) else { continue }
             let error = coordinator.expectedItemTime(atLocalTime: local).map { expected in
-                player.mediaTime(atLocalTime: clock.monotonicTime(atLocal: local.nanoseconds)).saturatingSubtracting(expected.nanoseconds)
+                player.mediaTime(atLocalTime: clock.hostInstant(atLocal: local).nanoseconds).saturatingSubtracting(expected.nanoseconds)
             }
             let statistics = player.statistics
             emit(.sync(.init(clockOffsetNanoseconds: status.offset.nanoseconds, clockErrorBoundNanoseconds: status.errorBound.nanoseconds,

@@ -9,7 +9,7 @@ extension WatchParty {
     public func health() -> GroupHealth? {
         guard let watching = watching.withLock({ $0 }) else { return nil }
         let coordinator = watching.coordinator
-        let local = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
+        let local = coordinator.localClock.map { LocalInstant(nanoseconds: $0.instant().nanoseconds) }
         let now = local.flatMap { coordinator.sessionTime(atLocalTime: $0) }
         let core = now.map { coordinator.core(at: $0) } ?? coordinator.core
         let active = session.activeParticipants.union([session.localParticipant])
@@ -27,7 +27,7 @@ extension WatchParty {
         let playing = core.timeline.rate > 0
         var syncError: TimeSpan?
         if playing, let local, let expected = coordinator.expectedItemTime(atLocalTime: local) {
-            if let player = watching.player, let raw = coordinator.localClock?.monotonicTime(atLocal: local.nanoseconds) {
+            if let player = watching.player, let raw = coordinator.localClock?.hostInstant(atLocal: local).nanoseconds {
                 syncError = TimeSpan(nanoseconds: player.mediaTime(atLocalTime: raw).saturatingSubtracting(expected.nanoseconds))
             } else if let mpv = watching.mpv, let last = mpv.statistics.lastError {
                 // mpv's clock is read every 250 ms: its last reading against the timeline.
@@ -47,7 +47,7 @@ extension WatchParty {
     public func ownHealthReport() -> HealthReport? {
         guard let watching = watching.withLock({ $0 }) else { return nil }
         let coordinator = watching.coordinator
-        let local = coordinator.localClock.map { LocalInstant(nanoseconds: $0.now()) }
+        let local = coordinator.localClock.map { LocalInstant(nanoseconds: $0.instant().nanoseconds) }
         let now = local.flatMap { coordinator.sessionTime(atLocalTime: $0) }
         let core = now.map { coordinator.core(at: $0) } ?? coordinator.core
         let me = session.localParticipant.id

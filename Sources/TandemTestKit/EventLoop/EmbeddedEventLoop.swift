@@ -30,23 +30,28 @@ import TandemHarness
 public final class EmbeddedEventLoop: SerialEventLoop, @unchecked Sendable {
     /// The loop's virtual clock: it reads what the loop last advanced it to.
     public let virtualClock: VirtualClock
-    /// How often tickers run, in virtual nanoseconds.
-    public let tickInterval: Int64
+    /// How often tickers run, in virtual time.
+    public let tickInterval: TimeSpan
 
     private let scheduled = Mutex(ScheduledTaskQueue())
     /// The driving thread's `pthread_t` while `advance` or `run` runs, 0 otherwise.
     private let driver = Atomic<UInt>(0)
 
     // Confined to the driving thread (or to the test between drives).
-    private var tickers: [UInt64: (Int64) -> Void] = [:]
+    private var tickers: [UInt64: (LocalInstant) -> Void] = [:]
     private var nextTicker: UInt64 = 0
-    private var nextTick: Int64 = .max
+    private var nextTick = LocalInstant.distantFuture
     private var ranTasks = 0
 
-    /// A loop whose clock starts at `start` (ns) and whose tickers run every `tickInterval`.
-    public init(start: Int64 = 0, tickInterval: Int64 = 20_000_000) {
-        precondition(tickInterval > 0, "a tick interval must be positive")
-        virtualClock = VirtualClock(start: start)
+    /// A loop whose clock starts at `start` (ns) and whose tickers run every `tickInterval` (ns).
+    public convenience init(start: Int64 = 0, tickInterval: Int64 = 20_000_000) {
+        self.init(start: LocalInstant(nanoseconds: start), tickInterval: TimeSpan(nanoseconds: tickInterval))
+    }
+
+    /// A loop whose clock starts at `start` and whose tickers run every `tickInterval`.
+    public init(start: LocalInstant, tickInterval: TimeSpan) {
+        precondition(tickInterval > .zero, "a tick interval must be positive")
+        virtualClock = VirtualClock(start: start.nanoseconds)
         self.tickInterval = tickInterval
     }
 
@@ -54,7 +59,10 @@ public final class EmbeddedEventLoop: SerialEventLoop, @unchecked Sendable {
     package var clock: any LocalClock { virtualClock }
 
     /// The virtual time now (ns).
-    public var currentTime: Int64 { virtualClock.now() }
+    public var currentTime: Int64 { virtualClock.instant().nanoseconds }
+
+    /// The virtual instant now.
+    public var currentInstant: LocalInstant { virtualClock.instant() }
 
     /// How many tasks and ticks the loop has run so far.
     public var ranCount: Int { ranTasks }
@@ -84,7 +92,7 @@ public final class EmbeddedEventLoop: SerialEventLoop, @unchecked Sendable {
     /// Runs `task` at the current virtual time, after what is already due then, on the next
     /// `run()` or `advance`. Any thread.
     public func execute(_ task: @escaping @Sendable () -> Void) {
-        schedule(at: currentTime, task)
+        schedule(at: currentInstant, task)
     }
 
     /// Runs `task` once virtual time reaches `deadline`, in the order of scheduling among tasks
@@ -92,23 +100,32 @@ public final class EmbeddedEventLoop: SerialEventLoop, @unchecked Sendable {
     /// is due now, as on the real loop, where it waits for the next pass. Any thread; cancel with
     /// the handle until it runs.
     @discardableResult
-    public func schedule(at deadline: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
-        let scheduledTask = ScheduledTask(deadline: max(deadline, currentTime), body: task)
+    public func schedule(at deadline: LocalInstant, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
+        let scheduledTask = ScheduledTask(due: max(deadline, currentInstant), body: task)
         scheduled.withLock { $0.insert(scheduledTask) }
         return scheduledTask
     }
 
-    /// Runs `task` `delay` virtual nanoseconds from now. Any thread.
+    /// `schedule(at:_:)` at a virtual time in bare nanoseconds, as tests write it.
+    @discardableResult
+    public func schedule(at deadline: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
+        schedule(at: LocalInstant(nanoseconds: deadline), task)
+    }
+
+    /// Runs `task` `delay` virtual nanoseconds from now, as tests write it. Any thread.
     @discardableResult
     public func schedule(after delay: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
-        schedule(at: currentTime.saturatingAdding(max(delay, 0)), task)
+        schedule(after: TimeSpan(nanoseconds: delay), task)
     }
 
     /// How many scheduled tasks wait (cancelled ones that have not surfaced included).
     public var scheduledCount: Int { scheduled.withLock { $0.count } }
 
     /// The deadline of the next task or tick still to run, if any.
-    public var nextDeadline: Int64? {
+    public var nextDeadline: Int64? { nextDue?.nanoseconds }
+
+    /// The instant of the next task or tick still to run, if any.
+    public var nextDue: LocalInstant? {
         let task = scheduled.withLock { $0.nextPendingDeadline() }
         let tick = tickers.isEmpty ? nil : nextTick
         switch (task, tick) {
@@ -123,9 +140,9 @@ public final class EmbeddedEventLoop: SerialEventLoop, @unchecked Sendable {
     /// Calls `body` with the virtual time every `tickInterval`, starting one interval from now
     /// if no ticker ran before, until `removeTicker`. Loop only.
     @discardableResult
-    public func addTicker(_ body: @escaping (Int64) -> Void) -> UInt64 {
+    public func addTicker(_ body: @escaping (LocalInstant) -> Void) -> UInt64 {
         preconditionInLoop()
-        if tickers.isEmpty { nextTick = currentTime.saturatingAdding(tickInterval) }
+        if tickers.isEmpty { nextTick = currentInstant + tickInterval }
         nextTicker += 1
         tickers[nextTicker] = body
         return nextTicker
@@ -135,7 +152,7 @@ public final class EmbeddedEventLoop: SerialEventLoop, @unchecked Sendable {
     public func removeTicker(_ id: UInt64) {
         preconditionInLoop()
         tickers[id] = nil
-        if tickers.isEmpty { nextTick = .max }
+        if tickers.isEmpty { nextTick = .distantFuture }
     }
 
     /// How many tickers run.
@@ -190,13 +207,13 @@ public final class EmbeddedEventLoop: SerialEventLoop, @unchecked Sendable {
     /// Runs the tasks due now one at a time, re-reading the queue after each (a task may
     /// schedule another for now), then the tickers if a tick is due.
     private func runDue() {
-        let now = currentTime
+        let now = currentInstant
         while let task = scheduled.withLock({ $0.popFirst(dueAt: now) }) {
             ranTasks += 1
             task.body()
         }
         guard !tickers.isEmpty, nextTick <= now else { return }
-        nextTick = now.saturatingAdding(tickInterval)
+        nextTick = now + tickInterval
         for id in tickers.keys.sorted() {
             // A ticker removed by one that ran before it in this tick does not run.
             guard let ticker = tickers[id] else { continue }

@@ -23,8 +23,8 @@ public final class SkewedEventLoop: SerialEventLoop, Sendable {
 
     /// The participant's local clock.
     package var clock: any LocalClock { localClock }
-    /// How often tickers run, in the loop's nanoseconds (a tick passes the local time).
-    package var tickInterval: Int64 { base.tickInterval }
+    /// How often tickers run, on the loop's clock (a tick passes the local time).
+    package var tickInterval: TimeSpan { base.tickInterval }
     /// Whether the caller runs on the thread that drives the loop.
     public var inLoop: Bool { base.inLoop }
     /// Whether another thread drives the loop now.
@@ -35,15 +35,15 @@ public final class SkewedEventLoop: SerialEventLoop, Sendable {
 
     /// Runs `task` once the participant's local clock reads `deadline`. Any thread.
     @discardableResult
-    public func schedule(at deadline: Int64, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
-        base.schedule(at: loopInstant(atLocal: deadline), task)
+    public func schedule(at deadline: LocalInstant, _ task: @escaping @Sendable () -> Void) -> ScheduledTask {
+        base.schedule(at: LocalInstant(nanoseconds: loopInstant(atLocal: deadline.nanoseconds)), task)
     }
 
     /// Calls `body` with the local time on every tick of the loop. Loop only.
     @discardableResult
-    public func addTicker(_ body: @escaping (Int64) -> Void) -> UInt64 {
+    public func addTicker(_ body: @escaping (LocalInstant) -> Void) -> UInt64 {
         let clock = localClock
-        return base.addTicker { now in body(clock.localTime(atBase: now)) }
+        return base.addTicker { now in body(LocalInstant(nanoseconds: clock.localTime(atBase: now.nanoseconds))) }
     }
 
     /// Stops a ticker. Loop only.
@@ -73,5 +73,5 @@ public struct AnyLocalClock: LocalClock {
     public init(_ clock: any LocalClock) { wrapped = clock }
 
     /// What the wrapped clock reads.
-    public func now() -> Int64 { wrapped.now() }
+    public func instant() -> LocalInstant { wrapped.instant() }
 }

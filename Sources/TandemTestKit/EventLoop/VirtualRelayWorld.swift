@@ -136,7 +136,7 @@ public final class VirtualRelayWorld: Sendable {
         let view = SkewedEventLoop(base: loop, offset: clockOffset, driftPPM: driftPPM, origin: clock.origin)
         let participant = Participant(name: name, link: link, clock: clock, loop: view)
         let virtualClock = loop.virtualClock
-        link.observeEvents { [participant] event in participant.record(event, at: virtualClock.now()) }
+        link.observeEvents { [participant] event in participant.record(event, at: virtualClock.instant().nanoseconds) }
         let outcome = Mutex<Result<RelayWelcome, RelayError>?>(nil)
         link.beginJoin { result in outcome.withLock { $0 = result } }
         loop.advance(until: { outcome.withLock { $0 != nil } }, within: bound)

@@ -31,9 +31,9 @@ public final class VirtualSessions<Activity: GroupActivity> {
     /// from and as each participant's local clock.
     struct WorldClock: MonotonicDerivedClock {
         let clock: VirtualClock
-        func now() -> Int64 { clock.now() }
-        func monotonicTime(atLocal localTime: Int64) -> Int64 { localTime }
-        func localTime(atMonotonic monotonicTime: Int64) -> Int64 { monotonicTime }
+        func instant() -> LocalInstant { clock.instant() }
+        func hostInstant(atLocal local: LocalInstant) -> HostInstant { HostInstant(nanoseconds: local.nanoseconds) }
+        func localInstant(atHost host: HostInstant) -> LocalInstant { LocalInstant(nanoseconds: host.nanoseconds) }
     }
 
     /// A connector no participant of the world uses: each joins through the world.

@@ -204,8 +204,8 @@ extension ByteWriter {
     mutating func orderedEntry(_ entry: RelayOrderedEntry) {
         uuid(entry.sender)
         uint64(entry.order)
-        uint64(UInt64(bitPattern: entry.orderedAt))
-        uint64(UInt64(bitPattern: entry.effectiveAt))
+        uint64(UInt64(bitPattern: entry.orderedInstant.nanoseconds))
+        uint64(UInt64(bitPattern: entry.effectiveInstant.nanoseconds))
         retention(entry.retention)
         bytes(entry.body)
     }

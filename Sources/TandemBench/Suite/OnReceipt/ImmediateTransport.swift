@@ -71,8 +71,9 @@ extension HeadlessPlayer: ImmediateTransport {
     /// system clock, 1 + drift for a clock with an injected drift.
     static func localSecondsPerMonotonicSecond(_ clock: any MonotonicDerivedClock, near instant: Int64) -> Double {
         let span: Int64 = 10_000_000_000
-        let elapsed = clock.localTime(atMonotonic: instant.saturatingAdding(span)).saturatingSubtracting(clock.localTime(atMonotonic: instant))
-        return elapsed > 0 ? Double(elapsed) / Double(span) : 1
+        let host = HostInstant(nanoseconds: instant)
+        let elapsed = clock.localInstant(atHost: host + TimeSpan(nanoseconds: span)) - clock.localInstant(atHost: host)
+        return elapsed > .zero ? Double(elapsed.nanoseconds) / Double(span) : 1
     }
 }
 

@@ -42,7 +42,7 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
     }
 
     func connect(to relay: Int) {
-        guard loop.clock.now() >= suspendedUntil else {
+        guard loop.clock.instant().nanoseconds >= suspendedUntil else {
             return later { $0.transportDisconnected("interrupted by the test hook") }
         }
         teardown()
@@ -87,7 +87,7 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
             try datagrams.connect(to: address)
             self.datagrams = datagrams
             loop.register(datagrams.descriptor, interest: .readable) { [weak self] _, _, _ in self?.receiveDatagrams() }
-            register(at: loop.clock.now())
+            register(at: loop.clock.instant().nanoseconds)
         } catch {
             // Without UDP, unreliable messages still go over TCP; the join goes on.
             datagrams = nil

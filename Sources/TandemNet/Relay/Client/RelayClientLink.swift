@@ -65,7 +65,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
         self.transport = transport
         participant = request.participant
         requestCopy = request
-        core = RelayLinkCore(request: request, configuration: configuration, relays: relays, randomness: randomness, at: loop.clock.now())
+        core = RelayLinkCore(request: request, configuration: configuration, relays: relays, randomness: randomness, at: loop.clock.instant().nanoseconds)
         sendQueue = RelayLinkSendQueue(maximumBytes: configuration.maximumQueuedBytes, maximumFrames: configuration.maximumQueuedFrames)
         (stream, continuation) = AsyncStream.makeStream(of: RelayEvent.self, bufferingPolicy: .unbounded)
     }
@@ -108,8 +108,8 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
                 completion(result)
             }
             transport.delegate = self
-            ticker = loop.addTicker { [weak self] now in self?.tick(now) }
-            apply(core.onTick(at: loop.clock.now()))
+            ticker = loop.addTicker { [weak self] now in self?.tick(now.nanoseconds) }
+            apply(core.onTick(at: loop.clock.instant().nanoseconds))
             relayIndex.store(core.relay, ordering: .relaxed)
             transport.connect(to: core.relay)
         }
@@ -167,7 +167,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
                 transport.sendDatagram(.unreliable(token: token, recipients: list, body: body))
                 return
             }
-            apply(core.submit(at: loop.clock.now()) { .message(sequence: $0, recipients: list, reliable: reliable, body: body) }.directives)
+            apply(core.submit(at: loop.clock.instant().nanoseconds) { .message(sequence: $0, recipients: list, reliable: reliable, body: body) }.directives)
         }
     }
 
@@ -183,7 +183,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
             // Once the core holds it (and has published so), not before: never under-counted.
             defer { sendQueue.taken(body.count) }
             guard !core.isClosed else { return }
-            apply(core.submit(at: loop.clock.now()) { .proposal(sequence: $0, retention: retention, body: body) }.directives)
+            apply(core.submit(at: loop.clock.instant().nanoseconds) { .proposal(sequence: $0, retention: retention, body: body) }.directives)
         }
     }
 
@@ -197,7 +197,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
         }
         let owner = participant.id
         _ = try await request { core in
-            let (sequence, directives) = core.submit(at: self.loop.clock.now()) {
+            let (sequence, directives) = core.submit(at: self.loop.clock.instant().nanoseconds) {
                 .attachmentAdd(sequence: $0, entry: RelayAttachmentEntry(id: id, owner: owner, size: data.count, metadata: metadata))
             }
             core.track(add: sequence)
@@ -206,7 +206,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
             while offset < data.count {
                 let end = min(offset + RelayWireLimits.attachmentChunkSize, data.count)
                 let chunk = data[offset..<end]
-                all += core.submit(at: self.loop.clock.now()) { .attachmentChunk(sequence: $0, id: id, data: chunk) }.directives
+                all += core.submit(at: self.loop.clock.instant().nanoseconds) { .attachmentChunk(sequence: $0, id: id, data: chunk) }.directives
                 offset = end
             }
             return (sequence, all)
@@ -216,7 +216,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     /// Removes an attachment from the journal.
     public func removeAttachment(id: UUID) async throws(RelayError) {
         _ = try await request { core in
-            let (sequence, directives) = core.submit(at: self.loop.clock.now()) { .attachmentRemove(sequence: $0, id: id) }
+            let (sequence, directives) = core.submit(at: self.loop.clock.instant().nanoseconds) { .attachmentRemove(sequence: $0, id: id) }
             core.track(remove: sequence)
             return (sequence, directives)
         }
@@ -225,7 +225,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     /// Loads an attachment's data from the relay.
     public func loadAttachment(id: UUID) async throws(RelayError) -> [UInt8] {
         try await request { core in
-            let (sequence, directives) = core.submit(at: self.loop.clock.now()) { .loadRequest(sequence: $0, id: id) }
+            let (sequence, directives) = core.submit(at: self.loop.clock.instant().nanoseconds) { .loadRequest(sequence: $0, id: id) }
             core.track(load: sequence)
             return (sequence, directives)
         }
@@ -248,7 +248,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
                 return
             }
             leaveWaiters.append(completion)
-            apply(core.leave(at: loop.clock.now()))
+            apply(core.leave(at: loop.clock.instant().nanoseconds))
         }
     }
 
@@ -269,7 +269,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
                 return
             }
             leaveWaiters.append(completion)
-            apply(core.submit(at: loop.clock.now()) { .end(sequence: $0, reason: reason) }.directives)
+            apply(core.submit(at: loop.clock.instant().nanoseconds) { .end(sequence: $0, reason: reason) }.directives)
         }
     }
 
@@ -280,7 +280,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     package func announce(_ statement: RelayAuthority) {
         loop.execute { [self] in
             guard !core.isClosed else { return }
-            apply(core.submit(at: loop.clock.now()) { .authority(sequence: $0, statement) }.directives)
+            apply(core.submit(at: loop.clock.instant().nanoseconds) { .authority(sequence: $0, statement) }.directives)
         }
     }
 
@@ -290,7 +290,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     public func interruptConnection(for duration: Duration = .zero) {
         let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
         loop.execute { [self] in
-            transport.interrupt(until: loop.clock.now() + nanoseconds)
+            transport.interrupt(until: loop.clock.instant().nanoseconds + nanoseconds)
         }
     }
 
@@ -351,7 +351,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
             case let .joined(welcome, token):
                 datagramToken = token
                 pendingWelcome = welcome
-                joinedAt = loop.clock.now()
+                joinedAt = loop.clock.instant().nanoseconds
                 transport.registerDatagrams(token: token)
             case let .registerDatagrams(token):
                 datagramToken = token
@@ -414,13 +414,13 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
 }
 
 extension RelayClientLink: RelayTransportDelegate {
-    func transportConnected() { apply(core.onConnected(at: loop.clock.now())) }
+    func transportConnected() { apply(core.onConnected(at: loop.clock.instant().nanoseconds)) }
 
-    func transportReceived(_ frame: RelayFrame) { apply(core.onFrame(frame, at: loop.clock.now())) }
+    func transportReceived(_ frame: RelayFrame) { apply(core.onFrame(frame, at: loop.clock.instant().nanoseconds)) }
 
-    func transportMalformed(_ error: WireError) { apply(core.onMalformed(error, at: loop.clock.now())) }
+    func transportMalformed(_ error: WireError) { apply(core.onMalformed(error, at: loop.clock.instant().nanoseconds)) }
 
-    func transportDisconnected(_ reason: String) { apply(core.onDisconnected(reason, at: loop.clock.now())) }
+    func transportDisconnected(_ reason: String) { apply(core.onDisconnected(reason, at: loop.clock.instant().nanoseconds)) }
 
     func transportReceived(_ datagram: RelayDatagram) {
         guard case let .delivery(sender, body) = datagram, !core.isClosed else { return }

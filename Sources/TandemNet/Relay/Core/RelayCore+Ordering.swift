@@ -58,7 +58,7 @@ extension RelayCore {
         if sessions[key.session]?.participants[key.participant]?.firstOrder == nil {
             sessions[key.session]?.participants[key.participant]?.firstOrder = nextOrder
         }
-        sessions[key.session]?.lastEffectiveAt = entry.effectiveAt
+        sessions[key.session]?.lastEffectiveAt = entry.effectiveInstant.nanoseconds
         // In place: the history grows at the cost of one entry, not of everything it holds.
         sessions[key.session]?.orderedHistory.append(entry, maximumCount: configuration.maximumOrderedHistory,
                                                      maximumBytes: configuration.maximumOrderedHistoryBytes)

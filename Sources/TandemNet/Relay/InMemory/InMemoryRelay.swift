@@ -65,12 +65,12 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
         core = RelayCore(configuration: configuration)
         // Invite tickets are checked on the Unix clock, as the network relay checks them: the
         // loop's clock from the Unix time it started at.
-        core.unixOffset = Int64(Date().timeIntervalSince1970 * 1_000_000_000) - loop.clock.now()
+        core.unixOffset = Int64(Date().timeIntervalSince1970 * 1_000_000_000) - loop.clock.instant().nanoseconds
         self.linkConfiguration = linkConfiguration
         impaired = !impairment.isNone
         schedule = ImpairmentSchedule(impairment: impairment, seed: seed)
         loop.execute { [self] in
-            ticker = loop.addTicker { [self] now in perform(core.onTick(at: now)) }
+            ticker = loop.addTicker { [self] now in perform(core.onTick(at: now.nanoseconds)) }
         }
     }
 
@@ -114,7 +114,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
         nextConnection += 1
         let id = RelayConnectionID(nextConnection)
         endpoints[id] = endpoint
-        perform(core.onOpen(id, entropy: RelayAuthenticator.randomBytes(RelayCore.entropyLength), at: loop.clock.now()))
+        perform(core.onOpen(id, entropy: RelayAuthenticator.randomBytes(RelayCore.entropyLength), at: loop.clock.instant().nanoseconds))
         return id
     }
 
@@ -126,7 +126,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
             loop.execute(body)
             return
         }
-        loop.schedule(at: schedule.onChunk(stream: connection.value, .up, at: loop.clock.now()), body)
+        loop.schedule(at: LocalInstant(nanoseconds: schedule.onChunk(stream: connection.value, .up, at: loop.now.nanoseconds)), body)
     }
 
     /// Carries `body` down `connection`'s stream to its link: at once, or when the impaired path
@@ -136,7 +136,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
             body()
             return
         }
-        loop.schedule(at: schedule.onChunk(stream: connection.value, .down, at: loop.clock.now()), body)
+        loop.schedule(at: LocalInstant(nanoseconds: schedule.onChunk(stream: connection.value, .down, at: loop.now.nanoseconds)), body)
     }
 
     /// Carries a datagram `direction`: at once, or at each instant the impaired path delivers it
@@ -146,8 +146,8 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
             if direction == .up { loop.execute(body) } else { body() }
             return
         }
-        for due in schedule.onDatagram(direction, at: loop.clock.now()).deliveries {
-            loop.schedule(at: due, body)
+        for due in schedule.onDatagram(direction, at: loop.now.nanoseconds).deliveries {
+            loop.schedule(at: LocalInstant(nanoseconds: due), body)
         }
     }
 
@@ -159,21 +159,21 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
             held[connection] = waiting
             return
         }
-        perform(core.onFrame(frame, from: connection, at: loop.clock.now()))
+        perform(core.onFrame(frame, from: connection, at: loop.clock.instant().nanoseconds))
     }
 
     /// Holds `connection`'s frames until `until`, then hands them to the core in order.
     private func pause(_ connection: RelayConnectionID, until: Int64) {
         guard held[connection] == nil else { return }
         held[connection] = []
-        loop.schedule(at: until) { [self] in resume(connection) }
+        loop.schedule(at: LocalInstant(nanoseconds: until)) { [self] in resume(connection) }
     }
 
     private func resume(_ connection: RelayConnectionID) {
         guard var waiting = held.removeValue(forKey: connection) else { return }
         while !waiting.isEmpty {
             let frame = waiting.removeFirst()
-            perform(core.onFrame(frame, from: connection, at: loop.clock.now()))
+            perform(core.onFrame(frame, from: connection, at: loop.clock.instant().nanoseconds))
             // Paused again: the rest wait behind the new pause.
             if held[connection] != nil {
                 held[connection]?.insert(contentsOf: waiting, at: 0)
@@ -187,14 +187,14 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
         endpoints[connection] = nil
         held[connection] = nil
         schedule.onStreamClosed(connection.value)
-        perform(core.onClose(connection, at: loop.clock.now()))
+        perform(core.onClose(connection, at: loop.clock.instant().nanoseconds))
     }
 
     func register(_ token: RelayToken, _ endpoint: InMemoryRelayTransport) {
         loop.preconditionInLoop()
         guard core.knows(token) else { return }
         datagramEndpoints[token] = endpoint
-        core.onDatagramsBound(token, at: loop.clock.now())
+        core.onDatagramsBound(token, at: loop.clock.instant().nanoseconds)
     }
 
     func unregister(_ token: RelayToken) { datagramEndpoints[token] = nil }
@@ -202,7 +202,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
     /// An unreliable message on its way in, through the impairment. Loop only.
     func route(_ datagram: RelayDatagram) {
         loop.preconditionInLoop()
-        carry(datagram: .up) { [self] in perform(core.onDatagram(datagram, at: loop.clock.now())) }
+        carry(datagram: .up) { [self] in perform(core.onDatagram(datagram, at: loop.clock.instant().nanoseconds)) }
     }
 
     // MARK: Inside
@@ -221,7 +221,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
                 }
                 held[connection] = nil
                 schedule.onStreamClosed(connection.value)
-                perform(core.onClose(connection, at: loop.clock.now()))
+                perform(core.onClose(connection, at: loop.clock.instant().nanoseconds))
             case let .sendDatagram(token, datagram):
                 guard let endpoint = datagramEndpoints[token] else { break }
                 carry(datagram: .down) { endpoint.deliver(datagram) }
@@ -234,7 +234,7 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
                 // Nothing waits to be written in memory: the connection is drained as soon as
                 // the frames before this are handed over. A task, so that a long load goes a
                 // window at a time between other work instead of all at once.
-                loop.execute { [self] in perform(core.onDrained(connection, at: loop.clock.now())) }
+                loop.execute { [self] in perform(core.onDrained(connection, at: loop.clock.instant().nanoseconds)) }
             case let .pauseReading(connection, until):
                 pause(connection, until: until)
             }

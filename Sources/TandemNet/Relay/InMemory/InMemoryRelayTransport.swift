@@ -24,7 +24,7 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
 
     /// Connects to the one in-memory relay, whatever the index.
     func connect(to _: Int) {
-        guard loop.clock.now() >= suspendedUntil else {
+        guard loop.clock.instant().nanoseconds >= suspendedUntil else {
             loop.execute { [self] in delegate?.transportDisconnected("interrupted by the test hook") }
             return
         }
@@ -50,7 +50,7 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
     func registerDatagrams(token: [UInt8]) {
         let token = RelayToken(token)
         self.token = token
-        lastRegistration = loop.clock.now()
+        lastRegistration = loop.clock.instant().nanoseconds
         loop.execute { [self] in
             relay.register(token, self)
             delegate?.transportDatagramsReady()

@@ -117,7 +117,7 @@ public final class RelayServer: @unchecked Sendable {
         self.configuration = configuration
         core = RelayCore(configuration: configuration)
         // Invites' tickets expire on the wall clock; the core runs on the served clock.
-        core.unixOffset = Int64(Date().timeIntervalSince1970 * 1_000_000_000) - clock.now()
+        core.unixOffset = Int64(Date().timeIntervalSince1970 * 1_000_000_000) - clock.instant().nanoseconds
         loop = try EventLoop(name: "tandem-relay", clock: clock)
     }
 
@@ -130,7 +130,7 @@ public final class RelayServer: @unchecked Sendable {
         loop.execute { [self] in
             loop.register(listener.descriptor, interest: .readable) { [self] _, _, _ in acceptAll() }
             loop.register(datagrams.descriptor, interest: .readable) { [self] _, _, _ in receiveDatagrams() }
-            loop.addTicker { [self] now in tick(now) }
+            loop.addTicker { [self] now in tick(now.nanoseconds) }
         }
         loop.start()
     }
@@ -199,7 +199,7 @@ public final class RelayServer: @unchecked Sendable {
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
                     // Out of descriptors or memory: poll would report the listener ready at
                     // once again, so stop watching it for a while.
-                    acceptPausedUntil = clock.now() + RelayServer.acceptBackoff
+                    acceptPausedUntil = clock.instant().nanoseconds + RelayServer.acceptBackoff
                     loop.setInterest(listener.descriptor, [])
                     counters.withLock { $0.acceptFailures += 1 }
                     return
@@ -211,7 +211,7 @@ public final class RelayServer: @unchecked Sendable {
             let host = accepted.peer?.host
             // Held off: closed at once (the socket goes with this scope), before any state, read
             // or core work is spent on it.
-            if let host, offenders.refuses(host, at: clock.now()) {
+            if let host, offenders.refuses(host, at: clock.instant().nanoseconds) {
                 counters.withLock { $0.acceptsHeldOff += 1 }
                 continue
             }
@@ -233,7 +233,7 @@ public final class RelayServer: @unchecked Sendable {
             }
             counters.withLock { $0.connectionsAccepted += 1 }
             core.shellBytes = shellBytes
-            perform(core.onOpen(connection.id, entropy: RelayAuthenticator.randomBytes(RelayCore.entropyLength), at: clock.now(),
+            perform(core.onOpen(connection.id, entropy: RelayAuthenticator.randomBytes(RelayCore.entropyLength), at: clock.instant().nanoseconds,
                                 peer: accepted.peer))
         }
     }
@@ -246,7 +246,7 @@ public final class RelayServer: @unchecked Sendable {
         // among them), and a broadcast waiting behind them would carry their delay.
         flushDirty()
         // At once rather than at the next tick: a flood fills the budget in milliseconds.
-        if core.budgetBytes > core.configuration.memoryLimit { shedOverBudget(at: clock.now()) }
+        if core.budgetBytes > core.configuration.memoryLimit { shedOverBudget(at: clock.instant().nanoseconds) }
     }
 
     private func read(_ connection: RelayServerConnection) {
@@ -305,7 +305,7 @@ public final class RelayServer: @unchecked Sendable {
     /// close, and reading the rest of what it sends would let it spend the relay's time for
     /// nothing (a flood of partial frames, reconnecting each time it is cut).
     private func cutStranger(_ connection: RelayServerConnection, _ fault: RelayFault) {
-        let now = clock.now()
+        let now = clock.instant().nanoseconds
         if let host = connection.peerHost, offenders.cut(host, at: now) {
             counters.withLock { $0.addressesHeldOff += 1 }
         }
@@ -319,12 +319,12 @@ public final class RelayServer: @unchecked Sendable {
     /// (up to `heldLimit` bytes), so that a paused participant still keeps up with what the
     /// relay sends it and is never dropped as too far behind for being held.
     private func decodeFrames(_ connection: RelayServerConnection) {
-        let started = clock.now()
+        let started = clock.instant().nanoseconds
         var handled = 0
         while connection.closingSince == nil,
               connection.pausedUntil == nil || connection.readsWhilePaused(limit: RelayServer.heldLimit) {
             handled += 1
-            if handled.isMultiple(of: 32), clock.now() - started > RelayServer.burstBudget {
+            if handled.isMultiple(of: 32), clock.instant().nanoseconds - started > RelayServer.burstBudget {
                 continueNextPass(connection)
                 break
             }
@@ -333,7 +333,7 @@ public final class RelayServer: @unchecked Sendable {
                 frame = try connection.reader.next()
             } catch {
                 counters.withLock { $0.offendersDropped += 1 }
-                perform(core.onMalformed(error, from: connection.id, at: clock.now()))
+                perform(core.onMalformed(error, from: connection.id, at: clock.instant().nanoseconds))
                 break
             }
             guard let frame else { break }
@@ -345,7 +345,7 @@ public final class RelayServer: @unchecked Sendable {
             }
             core.shellBytes = shellBytes
             stamps?.begin(connection)
-            perform(core.onFrame(frame, from: connection.id, at: clock.now()))
+            perform(core.onFrame(frame, from: connection.id, at: clock.instant().nanoseconds))
             stamps?.end()
         }
         // Paused with its held frames full: the socket is not watched for reading until the pause
@@ -382,7 +382,7 @@ public final class RelayServer: @unchecked Sendable {
             handed += 1
             connection.heldFrameBytes -= max(frame.payloadSize, 1)
             core.shellBytes = shellBytes
-            perform(core.onFrame(frame, from: connection.id, at: clock.now()))
+            perform(core.onFrame(frame, from: connection.id, at: clock.instant().nanoseconds))
         }
         connection.held.removeFirst(handed)
         if connection.pausedUntil != nil { paused.insert(connection.id) }
@@ -418,7 +418,7 @@ public final class RelayServer: @unchecked Sendable {
             guard connection.awaitingDrain, connection.closingSince == nil,
                   connection.output.queuedBytes <= core.configuration.drainLowWater else { break }
             connection.awaitingDrain = false
-            perform(core.onDrained(connection.id, at: clock.now()))
+            perform(core.onDrained(connection.id, at: clock.instant().nanoseconds))
             guard connection.isOpen else { return }
             done = connection.output.isEmpty
             if done { break }
@@ -494,7 +494,7 @@ public final class RelayServer: @unchecked Sendable {
         connection.heldFrameBytes = 0
         paused.remove(connection.id)
         account(connection)
-        perform(core.onClose(connection.id, at: clock.now(), byPeer: byPeer))
+        perform(core.onClose(connection.id, at: clock.instant().nanoseconds, byPeer: byPeer))
     }
 
     // MARK: UDP
@@ -503,7 +503,7 @@ public final class RelayServer: @unchecked Sendable {
         // A bounded batch per pass: datagrams never hold up reliable traffic for long.
         for _ in 0..<256 {
             guard let received = try? datagrams.receive(into: &datagramBuffer) else { return }
-            let receiveTime = clock.now()
+            let receiveTime = clock.instant().nanoseconds
             guard let sender = received.sender, received.length <= datagramBuffer.count else { continue }
             let bytes = datagramBuffer[..<received.length]
             if RelayDatagramKind.matches(bytes) {
@@ -657,12 +657,12 @@ public final class RelayServer: @unchecked Sendable {
                     // gets only the reason.
                     connection.output.removeAll()
                     let fault = RelayFault(.disconnected, "not reading: more than \(configuration.maximumOutputBytes) bytes or \(configuration.maximumOutputFrames) frames waiting")
-                    perform(core.onOverLimit(id, fault, outputQueue: true, at: clock.now()))
+                    perform(core.onOverLimit(id, fault, outputQueue: true, at: clock.instant().nanoseconds))
                 }
                 account(connection)
             case let .close(id):
                 guard let connection = connections[id], connection.closingSince == nil else { continue }
-                connection.closingSince = clock.now()
+                connection.closingSince = clock.instant().nanoseconds
                 connection.awaitingDrain = false
                 markDirty(connection)
             case .sendDatagram:
@@ -775,7 +775,7 @@ extension RelayServer {
     /// first thing once started); its directives are carried out and written.
     package func withCore(_ body: @escaping @Sendable (inout RelayCore, Int64) -> [RelayDirective]) {
         loop.execute { [self] in
-            perform(body(&core, clock.now()))
+            perform(body(&core, clock.instant().nanoseconds))
             flushDirty()
         }
     }
