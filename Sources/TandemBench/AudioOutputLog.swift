@@ -51,6 +51,8 @@ public struct AudioOutputLog: Sendable {
     public var missingFrames = 0
     /// Lines that were not a record of a known kind.
     public var unreadLines = 0
+    /// Records the output's log left out, its ring being full (the log says how many).
+    public var droppedRecords = 0
     /// The writes ordered by intended instant, so that a look-up reads the few near an instant
     /// rather than a long run's every write.
     private var index = WriteIndex([])
@@ -67,6 +69,7 @@ public struct AudioOutputLog: Sendable {
     private struct Kind: Decodable { var kind: String }
     private struct Underrun: Decodable { var at: Int64 }
     private struct Missing: Decodable { var frames: Int }
+    private struct Dropped: Decodable { var count: Int }
 
     /// Parses the text of a log.
     public init(text: String) {
@@ -93,6 +96,10 @@ public struct AudioOutputLog: Sendable {
                 if let missing = try? decoder.decode(Missing.self, from: data) { missingFrames += missing.frames } else { unreadLines += 1 }
             case "latency":
                 if let latency = try? decoder.decode(Latency.self, from: data) { latencies.append(latency) } else { unreadLines += 1 }
+            case "busy":
+                break
+            case "dropped":
+                if let dropped = try? decoder.decode(Dropped.self, from: data) { droppedRecords += dropped.count } else { unreadLines += 1 }
             default:
                 unreadLines += 1
             }

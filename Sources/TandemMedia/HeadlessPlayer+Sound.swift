@@ -65,8 +65,8 @@ final class HeadlessPlayerSound: Sendable {
         settings.muted = options.muted
         settings.realtime = options.realtimePresentation
         do throws(AudioOutputError) {
-            output = try PulseAudioOutput(settings: settings, render: { frames, instant, period, holding in
-                playout.render(frames: frames, instant: instant, period: period, holding: holding)
+            output = try PulseAudioOutput(settings: settings, render: { frames, instant, period, holding, samples in
+                playout.render(frames: frames, instant: instant, period: period, holding: holding, into: samples)
             }, events: { playout.handle($0) })
         } catch {
             output = nil

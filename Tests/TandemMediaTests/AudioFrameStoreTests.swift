@@ -51,6 +51,42 @@ import TandemClock
         #expect(store.storedFrames == 480)
     }
 
+    /// The output only notes what it reads (a few numbers, on its real-time thread); the
+    /// decoder's next append lets go of what the note no longer needs, a bounded number of chunks
+    /// at a time.
+    @Test func whatTheOutputNotesItReadsIsLetGoAtTheNextAppend() {
+        let store = AudioFrameStore()
+        for index in 0..<200 { store.append(Self.chunk(from: index * 480, frames: 480), key: .generation(0), item: "a") }
+        var reading = AudioFrameStore.Reading()
+        reading.add(0, position: 96_000 - 48_000 + 480 * 10)
+        store.note(reading)
+        #expect(store.storedFrames == 200 * 480, "noting frees nothing")
+        store.append(Self.chunk(from: 200 * 480, frames: 480), key: .generation(0), item: "a")
+        #expect(store.storedFrames == 201 * 480 - 480 * 10, "the ten chunks more than 1 s behind, at the next append")
+        // A newer generation read alone: the older one goes, whole, at the next append.
+        var next = AudioFrameStore.Reading()
+        next.add(1, position: 0)
+        store.note(next)
+        store.append(Self.chunk(from: 0, frames: 480), key: .generation(1), item: "a")
+        #expect(store.storedFrames == 480)
+        var buffer: [Float] = []
+        #expect(store.read(generation: 1, from: 0, count: 480, into: &buffer) == 480)
+    }
+
+    /// A reading holds a fixed number of generations; past that it lets no generation go.
+    @Test func aReadingBeyondItsCapacityLetsNoGenerationGo() {
+        var reading = AudioFrameStore.Reading()
+        for generation in 0..<AudioFrameStore.Reading.capacity { reading.add(generation) }
+        reading.add(3, position: 5)
+        #expect(!reading.overflowed && reading.position(3) == 5 && reading.newest == AudioFrameStore.Reading.capacity - 1)
+        reading.add(100)
+        #expect(reading.overflowed && !reading.contains(100))
+        let store = AudioFrameStore()
+        store.append(Self.chunk(from: 0, frames: 480), key: .generation(50), item: "a")
+        store.retain(reading)
+        #expect(store.storedFrames == 480)
+    }
+
     /// 1,024-frame chunks from packet `first` on, stamped as Matroska stamps them (to the
     /// millisecond: 0, 21, 43, 64 ms for 0, 21.33, 42.67, 64).
     static func matroskaChunks(from first: Int, count: Int) -> [AudioChunk] {

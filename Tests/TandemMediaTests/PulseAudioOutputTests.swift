@@ -77,15 +77,17 @@ import TandemTestKit
             var settings = PulseAudioOutput.Settings()
             settings.server = server.serverString
             settings.device = "p\(index)"
-            return try PulseAudioOutput(settings: settings, render: { frames, instant, period, _ in
+            return try PulseAudioOutput(settings: settings, render: { frames, instant, period, _, samples in
                 if index == 0, instant > stallAfter, stalled.withLock({ stalled in defer { stalled = true }; return !stalled }) {
                     Thread.sleep(forTimeInterval: 0.15)
                 }
                 let first = Int((Double((instant - epoch).nanoseconds) / period).rounded())
-                return (0..<frames).flatMap { frame -> [Float] in
+                for frame in 0..<frames {
                     let value = noise[((first + frame) % noise.count + noise.count) % noise.count]
-                    return [value, value]
+                    samples[2 * frame] = value
+                    samples[2 * frame + 1] = value
                 }
+                return frames
             }, events: { event in
                 if index == 0, case .underrun = event { underruns.withLock { $0 += 1 } }
             })
@@ -137,7 +139,7 @@ import TandemTestKit
             var settings = PulseAudioOutput.Settings()
             settings.server = server.serverString
             settings.device = "p\(index)"
-            return try PulseAudioOutput(settings: settings, render: { frames, instant, period, holding in
+            return try PulseAudioOutput(settings: settings, render: { frames, instant, period, holding, samples in
                 var count = frames
                 if index == 0, instant >= holdingFrom, instant < holdingUntil {
                     let due = max(0, Int((Double((holding - instant).nanoseconds) / period).rounded(.up)))
@@ -145,10 +147,12 @@ import TandemTestKit
                     if count < frames { shortWrites.withLock { $0 += 1 } }
                 }
                 let first = Int((Double((instant - epoch).nanoseconds) / period).rounded())
-                return (0..<count).flatMap { frame -> [Float] in
+                for frame in 0..<count {
                     let value = noise[((first + frame) % noise.count + noise.count) % noise.count]
-                    return [value, value]
+                    samples[2 * frame] = value
+                    samples[2 * frame + 1] = value
                 }
+                return count
             }, events: { event in
                 if index == 0, case .underrun = event { underruns.withLock { $0 += 1 } }
             })

@@ -27,9 +27,17 @@ func mediaFrame(atMediaTime nanoseconds: Nanoseconds) -> Int64 {
 /// addressed by media frame, so that the output can ask for the frames of any instant.
 ///
 /// The decoder adds chunks as it decodes them (ahead of their instants, within the engine's
-/// queue limits); the output reads and then tells the store what it no longer needs
-/// (`retain(generations:from:)`): frames more than `history` behind its position, and
-/// generations that neither the schedule nor a fading sound reads. Thread-safe.
+/// queue limits). The output notes what it reads (`note(_:)`: a `Reading`, a few numbers), and
+/// the decoder's next `append` lets go of what the output no longer needs: frames more than
+/// `history` behind its position, and generations that neither the schedule nor a fading sound
+/// reads. Thread-safe.
+///
+/// The output's thread runs at a real-time priority and must never wait behind a thread that
+/// allocates or frees memory (the allocator's locks inherit no priority): so the output's calls
+/// (`read`, `decodedEnd`, `item`, `note`) allocate and free nothing, and the decoder's `append`
+/// holds the store's lock only while it moves values: the sound let go is freed after the lock
+/// is released, and in the steady state no array grows under it (a segment's chunks are
+/// appended in place, and keep their capacity as old ones go).
 final class AudioFrameStore: AudioFrameSource, Sendable {
     /// Where a run of chunks belongs.
     enum Key: Hashable, Sendable {
@@ -37,6 +45,66 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
         case generation(Int)
         /// An item decoded ahead, by its preparation's serial.
         case prepared(Int)
+    }
+
+    /// What the output reads: the generations it may still read, and its position in those it
+    /// is reading, in a fixed space (no allocation to make or copy). Past `capacity` generations
+    /// it is `overflowed`, and no generation is let go on its account.
+    struct Reading: Sendable, Equatable {
+        /// Generations one reading holds.
+        static let capacity = 8
+        private(set) var count = 0
+        private(set) var overflowed = false
+        private var generations = InlineArray<8, Int>(repeating: 0)
+        /// The position read in each generation, `Int64.min` where none is.
+        private var positions = InlineArray<8, Int64>(repeating: .min)
+
+        /// Nothing read.
+        init() {}
+
+        /// The output may read `generation`, at `position` when given.
+        mutating func add(_ generation: Int, position: Int64? = nil) {
+            for index in 0..<count where generations[index] == generation {
+                if let position { positions[index] = position }
+                return
+            }
+            guard count < Self.capacity else {
+                overflowed = true
+                return
+            }
+            generations[count] = generation
+            positions[count] = position ?? .min
+            count += 1
+        }
+
+        /// Whether `generation` is one the output may read.
+        func contains(_ generation: Int) -> Bool {
+            for index in 0..<count where generations[index] == generation { return true }
+            return false
+        }
+
+        /// The position read in `generation`, if any.
+        func position(_ generation: Int) -> Int64? {
+            for index in 0..<count where generations[index] == generation {
+                return positions[index] == .min ? nil : positions[index]
+            }
+            return nil
+        }
+
+        /// The newest generation the output may read.
+        var newest: Int? {
+            var newest: Int?
+            for index in 0..<count { newest = max(newest ?? generations[index], generations[index]) }
+            return newest
+        }
+
+        static func == (lhs: Reading, rhs: Reading) -> Bool {
+            guard lhs.count == rhs.count, lhs.overflowed == rhs.overflowed else { return false }
+            for index in 0..<lhs.count where lhs.generations[index] != rhs.generations[index] || lhs.positions[index] != rhs.positions[index] {
+                return false
+            }
+            return true
+        }
     }
 
     /// Chunks that follow one another without a gap, placed together. Containers round their
@@ -69,20 +137,22 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
 
         /// Adds `samples` stamped at media frame `stamped`: to the last segment when the stamp is
         /// within `continuity` of its end, refining the segment's start while it is shorter than
-        /// `refining`; otherwise as a new segment at its stamp.
+        /// `refining`; otherwise as a new segment at its stamp. The last segment is changed in
+        /// place, so that its chunks are not copied.
         mutating func append(_ samples: [Int16], stamped: Int64, continuity: Int64, refining: Int64) {
             let frames = Int64(samples.count / AudioChunk.channelCount)
-            guard var last = segments.last, abs(stamped - last.end) <= continuity else {
+            let last = segments.count - 1
+            guard last >= 0, abs(stamped - segments[last].end) <= continuity else {
                 segments.append(Segment(lowest: stamped, highest: stamped, chunks: [(0, samples)], length: frames))
                 return
             }
-            if last.length < refining {
-                last.lowest = min(last.lowest, stamped - last.length)
-                last.highest = max(last.highest, stamped - last.length)
+            let length = segments[last].length
+            if length < refining {
+                segments[last].lowest = min(segments[last].lowest, stamped - length)
+                segments[last].highest = max(segments[last].highest, stamped - length)
             }
-            last.chunks.append((last.length, samples))
-            last.length += frames
-            segments[segments.count - 1] = last
+            segments[last].chunks.append((length, samples))
+            segments[last].length += frames
         }
     }
 
@@ -90,6 +160,34 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
         var runs: [Key: Run] = [:]
         /// Preparations that a scheduled switch has given a generation.
         var aliases: [Int: Int] = [:]
+        /// What the output noted it reads last.
+        var reading: Reading?
+    }
+
+    /// What a trim let go, freed once the store's lock is released.
+    private struct Released {
+        var chunks: [[Int16]] = []
+        var runs: [Run] = []
+        var keys: [Key] = []
+        var serials: [Int] = []
+        /// The runs' keys, visited one by one (a dictionary changed while its keys are iterated
+        /// would be copied).
+        var visit: [Key] = []
+        /// The most chunks, and runs, a trim lets go at once (the rest goes at the next).
+        let chunkLimit: Int
+        let runLimit: Int
+
+        /// Room for a trim of up to `chunkLimit` chunks and `runLimit` runs, made before the lock
+        /// is taken, so that the trim only moves values under it.
+        init(chunkLimit: Int = 64, runLimit: Int = 8) {
+            self.chunkLimit = chunkLimit
+            self.runLimit = runLimit
+            chunks.reserveCapacity(min(chunkLimit, 1_024))
+            runs.reserveCapacity(min(runLimit, 64))
+            keys.reserveCapacity(min(runLimit, 64))
+            serials.reserveCapacity(min(runLimit, 64))
+            visit.reserveCapacity(64)
+        }
     }
 
     /// How far behind the output's position frames are kept: 1 s.
@@ -105,21 +203,27 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
     init() {}
 
     /// Adds a decoded chunk of item `item` under `key`: right after the sound before it, unless
-    /// its stamp is more than `continuity` from there (see `Segment`).
+    /// its stamp is more than `continuity` from there (see `Segment`); and lets go of what the
+    /// output's last noted reading no longer needs.
     func append(_ chunk: AudioChunk, key: Key, item: String) {
         let stamped = mediaFrame(atMediaTime: chunk.presentationTime)
+        var released = Released()
         state.withLock { state in
             if case .prepared(let serial) = key, state.runs[key] == nil {
                 // A new preparation replaces the earlier ones that no switch has claimed.
-                state.runs = state.runs.filter { other, _ in
-                    guard case .prepared(let earlier) = other else { return true }
-                    return earlier > serial || state.aliases[earlier] != nil
+                for case .prepared(let earlier) in state.runs.keys where earlier < serial && state.aliases[earlier] == nil {
+                    released.keys.append(.prepared(earlier))
                 }
+                for other in released.keys {
+                    if let run = state.runs.removeValue(forKey: other) { released.runs.append(run) }
+                }
+                released.keys.removeAll(keepingCapacity: true)
             }
-            var run = state.runs.removeValue(forKey: key) ?? Run(item: item)
-            run.append(chunk.samples, stamped: stamped, continuity: continuity, refining: refining)
-            state.runs[key] = run
+            if state.runs[key] == nil { state.runs[key] = Run(item: item) }
+            state.runs[key]?.append(chunk.samples, stamped: stamped, continuity: continuity, refining: refining)
+            if let reading = state.reading { Self.trim(&state, reading, history: history, into: &released) }
         }
+        // `released` is freed here, the lock released.
     }
 
     /// The chunks of preparation `serial` (decoded so far and to come) belong to `generation`.
@@ -130,25 +234,37 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
         }
     }
 
+    /// Calls `body` with each run that holds sound of `generation`: its own, and those of the
+    /// preparations assigned to it. Lock held.
+    private static func forEachRun(_ state: State, generation: Int, _ body: (Run) -> Void) {
+        if let run = state.runs[.generation(generation)] { body(run) }
+        for (serial, g) in state.aliases where g == generation {
+            if let run = state.runs[.prepared(serial)] { body(run) }
+        }
+    }
+
     func decodedEnd(generation: Int, from frame: Int64) -> Int64? {
         state.withLock { state in
-            var runs: [Run] = []
-            if let run = state.runs[.generation(generation)] { runs.append(run) }
-            for (serial, g) in state.aliases where g == generation {
-                if let run = state.runs[.prepared(serial)] { runs.append(run) }
-            }
-            // Segments of a run follow one another in decoding order; one that starts where
-            // another ends continues it.
+            // The segment that holds `frame`, then any that starts within what is found so far
+            // and ends beyond it, until none does (segments are few; nothing is sorted or copied).
             var end: Int64?
-            for segment in runs.flatMap(\.segments).sorted(by: { $0.start < $1.start }) {
-                if let reached = end {
-                    guard segment.start <= reached else { break }
-                    end = max(reached, segment.end)
-                } else if segment.start <= frame && frame < segment.end {
-                    end = segment.end
+            Self.forEachRun(state, generation: generation) { run in
+                for segment in run.segments where segment.start <= frame && frame < segment.end {
+                    end = max(end ?? segment.end, segment.end)
                 }
             }
-            return end
+            guard var reached = end else { return nil }
+            var extended = true
+            while extended {
+                extended = false
+                Self.forEachRun(state, generation: generation) { run in
+                    for segment in run.segments where segment.start <= reached && segment.end > reached {
+                        reached = segment.end
+                        extended = true
+                    }
+                }
+            }
+            return reached
         }
     }
 
@@ -172,70 +288,111 @@ final class AudioFrameStore: AudioFrameSource, Sendable {
         }
     }
 
+    /// Notes what the output reads; the decoder's next `append` lets go of what it no longer
+    /// needs. A copy of a few numbers: the output's thread's part of the trimming.
+    func note(_ reading: Reading) {
+        state.withLock { $0.reading = reading }
+    }
+
     /// Keeps only what the output may still read: the runs of `generations` and of later ones
     /// (and of the preparations assigned to those, and of preparations not yet assigned), and
     /// in each, nothing that ends more than `history` before `positions[generation]`.
     func retain(generations: Set<Int>, positions: [Int: Int64]) {
-        guard let newest = generations.max() else { return }
-        let wanted = { (generation: Int) in generations.contains(generation) || generation > newest }
-        state.withLock { state in
-            let aliases = state.aliases
-            state.aliases = aliases.filter { wanted($0.value) }
-            state.runs = state.runs.filter { key, _ in
+        var reading = Reading()
+        for generation in generations.sorted() { reading.add(generation, position: positions[generation]) }
+        retain(reading)
+    }
+
+    /// As `retain(generations:positions:)`, for what `reading` says the output reads.
+    func retain(_ reading: Reading) {
+        var released = Released(chunkLimit: .max, runLimit: .max)
+        state.withLock { Self.trim(&$0, reading, history: history, into: &released) }
+    }
+
+    /// Moves what `reading` no longer needs out of `state` into `released` (up to its limits;
+    /// the rest at the next trim), without freeing anything. Lock held.
+    private static func trim(_ state: inout State, _ reading: Reading, history: Int64, into released: inout Released) {
+        if !reading.overflowed, let newest = reading.newest {
+            let wanted = { (generation: Int) in reading.contains(generation) || generation > newest }
+            for (serial, generation) in state.aliases where !wanted(generation) && released.serials.count < released.runLimit {
+                released.serials.append(serial)
+            }
+            for key in state.runs.keys where released.keys.count < released.runLimit {
                 switch key {
-                case .generation(let g): return wanted(g)
-                case .prepared(let serial): return aliases[serial].map(wanted) ?? true
+                case .generation(let g): if !wanted(g) { released.keys.append(key) }
+                case .prepared(let serial): if let g = state.aliases[serial], !wanted(g) { released.keys.append(key) }
                 }
             }
-            for (key, run) in state.runs {
-                let generation: Int?
-                switch key {
-                case .generation(let g): generation = g
-                case .prepared(let serial): generation = state.aliases[serial]
-                }
-                guard let generation, let position = positions[generation] else { continue }
-                let limit = position - history
-                var segments = run.segments
-                for index in segments.indices {
-                    let start = segments[index].start
-                    segments[index].chunks.removeAll { start + $0.offset + Int64($0.samples.count / AudioChunk.channelCount) <= limit }
-                }
-                // An emptied segment goes, but for the last, which the next chunk may follow.
-                let last = segments.count - 1
-                segments = segments.enumerated().filter { $0.offset == last || !$0.element.chunks.isEmpty }.map(\.element)
-                state.runs[key]?.segments = segments
+            for serial in released.serials { state.aliases.removeValue(forKey: serial) }
+            for key in released.keys where released.runs.count < released.runLimit {
+                if let run = state.runs.removeValue(forKey: key) { released.runs.append(run) }
             }
         }
+        for key in state.runs.keys where released.visit.count < released.visit.capacity { released.visit.append(key) }
+        for key in released.visit {
+            let generation: Int?
+            switch key {
+            case .generation(let g): generation = g
+            case .prepared(let serial): generation = state.aliases[serial]
+            }
+            guard let generation, let position = reading.position(generation) else { continue }
+            let limit = position - history
+            let segments = state.runs[key]?.segments.count ?? 0
+            for index in 0..<segments {
+                // Chunks are in order: those that end before the limit lead the segment. They are
+                // counted in a scope of their own, so that no copy of the segment is alive when
+                // its chunks are removed in place.
+                var expired = 0
+                do {
+                    guard let segment = state.runs[key]?.segments[index] else { continue }
+                    for chunk in segment.chunks {
+                        guard segment.start + chunk.offset + Int64(chunk.samples.count / AudioChunk.channelCount) <= limit,
+                              released.chunks.count < released.chunkLimit else { break }
+                        released.chunks.append(chunk.samples)
+                        expired += 1
+                    }
+                }
+                if expired > 0 { state.runs[key]?.segments[index].chunks.removeFirst(expired) }
+            }
+            // An emptied segment goes, but for the last, which the next chunk may follow.
+            let emptied = state.runs[key].map { run in run.segments.dropLast().contains { $0.chunks.isEmpty } } ?? false
+            if emptied, let run = state.runs[key] {
+                let last = run.segments.count - 1
+                state.runs[key]?.segments = run.segments.enumerated().filter { $0.offset == last || !$0.element.chunks.isEmpty }.map(\.element)
+            }
+        }
+        released.visit.removeAll(keepingCapacity: true)
     }
 
     func read(generation: Int, from start: Int64, count: Int, into destination: inout [Float]) -> Int {
         let channels = AudioChunk.channelCount
         if destination.count < count * channels { destination = [Float](repeating: 0, count: count * channels) }
-        for index in 0..<(count * channels) { destination[index] = 0 }
+        destination.withUnsafeMutableBufferPointer { destination in
+            for index in 0..<(count * channels) { destination[index] = 0 }
+        }
         return state.withLock { state in
-            var runs: [Run] = []
-            if let run = state.runs[.generation(generation)] { runs.append(run) }
-            for (serial, g) in state.aliases where g == generation {
-                if let run = state.runs[.prepared(serial)] { runs.append(run) }
-            }
             var found = 0
             let end = start + Int64(count)
-            for segment in runs.flatMap(\.segments) where segment.start < end && segment.end > start {
-                for chunk in segment.chunks {
-                    let frames = Int64(chunk.samples.count / channels)
-                    let first = segment.start + chunk.offset
-                    let lower = max(start, first), upper = min(end, first + frames)
-                    guard lower < upper else { continue }
-                    chunk.samples.withUnsafeBufferPointer { samples in
-                        for frame in lower..<upper {
-                            let source = Int(frame - first) * channels
-                            let target = Int(frame - start) * channels
-                            for channel in 0..<channels {
-                                destination[target + channel] = Float(samples[source + channel]) / 32768
+            Self.forEachRun(state, generation: generation) { run in
+                for segment in run.segments where segment.start < end && segment.end > start {
+                    for chunk in segment.chunks {
+                        let frames = Int64(chunk.samples.count / channels)
+                        let first = segment.start + chunk.offset
+                        let lower = max(start, first), upper = min(end, first + frames)
+                        guard lower < upper else { continue }
+                        chunk.samples.withUnsafeBufferPointer { samples in
+                            destination.withUnsafeMutableBufferPointer { destination in
+                                for frame in lower..<upper {
+                                    let source = Int(frame - first) * channels
+                                    let target = Int(frame - start) * channels
+                                    for channel in 0..<channels {
+                                        destination[target + channel] = Float(samples[source + channel]) / 32768
+                                    }
+                                }
                             }
                         }
+                        found += Int(upper - lower)
                     }
-                    found += Int(upper - lower)
                 }
             }
             return min(found, count)

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
 import TandemClock
 import TandemMediaTypes
 
@@ -24,63 +28,132 @@ import TandemMediaTypes
 ///   reaching the output>}` when the output's latency first becomes known and whenever it
 ///   moves by more than 0.5 ms.
 ///
-/// Lines are buffered and written in blocks of 16 KiB (and by `flush()`, `close()` or deinit).
+/// - `{"kind":"dropped","count":<records>}` when records were left out, the ring between the
+///   output's thread and the log's being full (`AudioLogRing`).
+///
+/// The output's thread only puts a record of a few numbers into a ring sized at start
+/// (`AudioLogRing`: no allocation, no lock the log's own thread holds, never a wait); the log's
+/// own thread (`tandem-audiolog`, of ordinary priority) takes them out every `drainInterval`,
+/// makes their lines and writes them through a buffer in blocks of 16 KiB. `flush()`, `close()`
+/// and deinit write everything put in so far.
 public final class AudioLog: Sendable {
-    /// The file being written.
-    public var path: String { file.path }
-    private let file: BufferedLineFile
+    /// How often the log's thread takes the records out.
+    static let drainInterval = TimeSpan.milliseconds(20)
+    /// Records the ring holds: seconds of an output's writes and events.
+    static let capacity = 4_096
 
-    /// Creates (or truncates) the log file at `path`.
+    /// The file being written.
+    public var path: String { drain.file.path }
+    private let drain: Drain
+    /// The output's side of the ring: one writer at a time.
+    private let producer = Mutex(())
+    private let thread: WorkerThread
+
+    /// Creates (or truncates) the log file at `path`, and starts the log's thread.
     public init(path: String) throws(MediaError) {
-        file = try BufferedLineFile(path: path, what: "audio log", threshold: 16 * 1024)
+        let drain = Drain(file: try BufferedLineFile(path: path, what: "audio log", threshold: 16 * 1024),
+                          ring: AudioLogRing(capacity: Self.capacity))
+        self.drain = drain
+        let interval = UInt32(Self.drainInterval.nanoseconds / 1_000)
+        thread = WorkerThread(name: "tandem-audiolog") {
+            while !drain.stopped.load(ordering: .acquiring) {
+                drain.drain()
+                usleep(interval)
+            }
+        }
     }
 
-    /// Logs a write whose first media frame is `media`.
-    func write(item: String, media: Double, intended: LocalInstant, expected: LocalInstant, frames: Int, rate: Double,
+    deinit {
+        close()
+    }
+
+    /// Logs a write whose first media frame is `media`, of `item` (nil when its sound is no longer stored).
+    func write(item: String?, media: Double, intended: LocalInstant, expected: LocalInstant, frames: Int, rate: Double,
                correction: Double, lead: TimeSpan) {
-        let ppm = (correction * 1e6 * 1000).rounded() / 1000
-        append("{\"kind\":\"write\",\"item\":\(BufferedLineFile.jsonString(item)),\"media\":\(AudioLog.number(media)),"
-            + "\"intended\":\(intended.nanoseconds),\"expected\":\(expected.nanoseconds),\"frames\":\(frames),"
-            + "\"rate\":\(AudioLog.number(rate)),\"correction\":\(AudioLog.number(ppm)),\"lead\":\(lead.nanoseconds)}\n")
+        put(AudioLogRing.Record(kind: .write, at: 0, intended: intended.nanoseconds, expected: expected.nanoseconds,
+                                media: media, frames: frames, rate: rate, correction: correction, lead: lead.nanoseconds, item: item))
     }
 
     /// Logs a snap at `at` that took away `error`.
     func snap(at: LocalInstant, error: TimeSpan) {
-        append("{\"kind\":\"snap\",\"at\":\(at.nanoseconds),\"error\":\(error.nanoseconds)}\n")
+        put(AudioLogRing.Record(kind: .snap, at: at.nanoseconds, value: error.nanoseconds))
     }
 
     /// Logs a write at `at` that played from the schedule read before, the player's lock being held.
     func busy(at: LocalInstant) {
-        append("{\"kind\":\"busy\",\"at\":\(at.nanoseconds)}\n")
+        put(AudioLogRing.Record(kind: .busy, at: at.nanoseconds))
     }
 
     /// Logs an underrun noticed at `at`.
     func underrun(at: LocalInstant) {
-        append("{\"kind\":\"underrun\",\"at\":\(at.nanoseconds)}\n")
+        put(AudioLogRing.Record(kind: .underrun, at: at.nanoseconds))
     }
 
     /// Logs a write at `at` that wanted `frames` media frames not decoded yet.
     func missing(at: LocalInstant, frames: Int) {
-        append("{\"kind\":\"missing\",\"at\":\(at.nanoseconds),\"frames\":\(frames)}\n")
+        put(AudioLogRing.Record(kind: .missing, at: at.nanoseconds, value: Int64(frames)))
     }
 
     /// Logs the output's latency at `at`.
     func latency(at: LocalInstant, latency: TimeSpan) {
-        append("{\"kind\":\"latency\",\"at\":\(at.nanoseconds),\"latency\":\(latency.nanoseconds)}\n")
+        put(AudioLogRing.Record(kind: .latency, at: at.nanoseconds, value: latency.nanoseconds))
     }
 
-    /// Writes what is buffered.
+    /// Writes everything logged so far.
     public func flush() {
-        file.flush()
+        drain.drain()
+        drain.file.flush()
     }
 
-    /// Writes what is buffered and closes the file; later events are not logged.
+    /// Writes everything logged so far and closes the file; later events are not logged.
     public func close() {
-        file.close()
+        drain.stopped.store(true, ordering: .releasing)
+        thread.join()
+        drain.drain()
+        drain.file.close()
     }
 
-    private func append(_ line: String) {
-        file.append(line)
+    private func put(_ record: AudioLogRing.Record) {
+        producer.withLock { _ in _ = drain.ring.put(record) }
+    }
+
+    /// The log's thread's part: the ring's reader and the file.
+    private final class Drain: Sendable {
+        let file: BufferedLineFile
+        let ring: AudioLogRing
+        let stopped = Atomic(false)
+        /// The ring's reading side: one reader at a time (the log's thread, or `flush`).
+        private let reader = Mutex(())
+
+        init(file: BufferedLineFile, ring: AudioLogRing) {
+            self.file = file
+            self.ring = ring
+        }
+
+        /// Takes every record out of the ring and buffers its line.
+        func drain() {
+            reader.withLock { _ in
+                ring.take { file.append(AudioLog.line($0)) }
+                let dropped = ring.takeDropped()
+                if dropped > 0 { file.append("{\"kind\":\"dropped\",\"count\":\(dropped)}\n") }
+            }
+        }
+    }
+
+    /// A record's line.
+    static func line(_ record: AudioLogRing.Record) -> String {
+        switch record.kind {
+        case .write:
+            let ppm = (record.correction * 1e6 * 1000).rounded() / 1000
+            return "{\"kind\":\"write\",\"item\":\(BufferedLineFile.jsonString(record.item ?? "")),\"media\":\(number(record.media)),"
+                + "\"intended\":\(record.intended),\"expected\":\(record.expected),\"frames\":\(record.frames),"
+                + "\"rate\":\(number(record.rate)),\"correction\":\(number(ppm)),\"lead\":\(record.lead)}\n"
+        case .snap: return "{\"kind\":\"snap\",\"at\":\(record.at),\"error\":\(record.value)}\n"
+        case .busy: return "{\"kind\":\"busy\",\"at\":\(record.at)}\n"
+        case .underrun: return "{\"kind\":\"underrun\",\"at\":\(record.at)}\n"
+        case .missing: return "{\"kind\":\"missing\",\"at\":\(record.at),\"frames\":\(record.value)}\n"
+        case .latency: return "{\"kind\":\"latency\",\"at\":\(record.at),\"latency\":\(record.value)}\n"
+        }
     }
 
     /// A Double as JSON (finite values only reach here).

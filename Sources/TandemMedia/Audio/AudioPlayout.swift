@@ -16,9 +16,19 @@ import TandemClock
 /// ahead of their instants, so the next write, a few milliseconds later, still finds them in
 /// time in all but the rarest case, and a change found late is caught up as any late change is
 /// (the drift tiers, or the cross-fade of a change of rate or position).
+///
+/// The output's thread allocates, frees and prints nothing here in the steady state (the rule of
+/// every real-time sound path: an allocator's or a file's lock inherits no priority, and a
+/// thread of ordinary priority holding one on a busy machine can hold the sound for tens of
+/// milliseconds): the core renders into a buffer sized at start, what it reads is noted for the
+/// decoder to let go of (`AudioFrameStore.note`), and the log's lines are made and written by
+/// the log's own thread from a ring of records (`AudioLog`).
 final class AudioPlayout: Sendable {
+    /// The most frames one render gives; an output asks for at most this many at once.
+    static let maximumFrames = AudioChunk.sampleRate / 2
+
     let store = AudioFrameStore()
-    private let core: Mutex<AudioPlayoutCore>
+    private let rendering: Mutex<Rendering>
     let log: AudioLog?
     /// Reads the schedule the player follows and its latency offset, once attached.
     private let timing = Mutex<Timing?>(nil)
@@ -28,7 +38,14 @@ final class AudioPlayout: Sendable {
 
     init(log: AudioLog?, configuration: AudioPlayoutCore.Configuration = .init()) {
         self.log = log
-        core = Mutex(AudioPlayoutCore(configuration: configuration))
+        rendering = Mutex(Rendering(core: AudioPlayoutCore(configuration: configuration),
+                                    buffer: [Float](repeating: 0, count: Self.maximumFrames * AudioChunk.channelCount)))
+    }
+
+    /// The core and the buffer it renders into, kept for every render.
+    private struct Rendering {
+        var core: AudioPlayoutCore
+        var buffer: [Float]
     }
 
     /// From now on the output plays what `timing` (the player's schedule and latency offset)
@@ -46,25 +63,42 @@ final class AudioPlayout: Sendable {
         let read: @Sendable () -> (TimelineSchedule, Nanoseconds)?
     }
 
-    private struct LastTiming: Sendable {
+    private struct LastTiming: Sendable, Equatable {
         var schedule: TimelineSchedule
         var offset: Nanoseconds
     }
 
-    /// Renders up to `frames` output frames from `instant` on, one every `period` ns (silence
-    /// until attached): fewer when the media of a start is not decoded yet, leaving out only
-    /// frames that reach the output at `holding` or later, for the output to ask again.
+    /// As `render(frames:instant:period:holding:into:)`, into samples of its own.
     func render(frames: Int, instant: LocalInstant, period: Double, holding: LocalInstant) -> [Float] {
+        var samples = [Float](repeating: 0, count: frames * AudioChunk.channelCount)
+        let rendered = samples.withUnsafeMutableBufferPointer { buffer in
+            render(frames: frames, instant: instant, period: period, holding: holding, into: buffer)
+        }
+        samples.removeSubrange((rendered * AudioChunk.channelCount)...)
+        return samples
+    }
+
+    /// Renders up to `frames` output frames (at most `maximumFrames`) from `instant` on, one
+    /// every `period` ns, into `output` (interleaved stereo, room for `frames`; silence until
+    /// attached); returns how many: fewer when the media of a start is not decoded yet, leaving
+    /// out only frames that reach the output at `holding` or later, for the output to ask again.
+    func render(frames wanted: Int, instant: LocalInstant, period: Double, holding: LocalInstant,
+                into output: UnsafeMutableBufferPointer<Float>) -> Int {
+        let frames = min(wanted, Self.maximumFrames, output.count / AudioChunk.channelCount)
+        let channels = AudioChunk.channelCount
         guard let timing = timing.withLock({ $0 }) else {
-            return [Float](repeating: 0, count: frames * AudioChunk.channelCount)
+            Self.silence(output, frames: frames)
+            return frames
         }
         let called = LocalInstant(nanoseconds: MonotonicClock.now())
         let read = timing.read().map { LastTiming(schedule: $0.0, offset: $0.1) }
         guard let current = read ?? lastTiming.withLock({ $0 }) else {
-            return [Float](repeating: 0, count: frames * AudioChunk.channelCount)
+            Self.silence(output, frames: frames)
+            return frames
         }
         if let read {
-            lastTiming.withLock { $0 = read }
+            // Stored only when it changed: the steady state copies nothing.
+            lastTiming.withLock { if $0 != read { $0 = read } }
         } else {
             log?.busy(at: called)
         }
@@ -72,17 +106,23 @@ final class AudioPlayout: Sendable {
         let holdsBackFrom = max(0, Int((Double((holding - instant).nanoseconds) / period).rounded(.up)))
         let request = AudioPlayoutCore.Request(frames: frames, firstInstant: instant, framePeriod: period, holdsBackFrom: holdsBackFrom)
         let store = store
-        let (rendered, positions) = core.withLock { core in
-            (core.render(request, schedule: schedule, latencyOffset: TimeSpan(nanoseconds: offset), source: store), core.positions)
+        var reading = AudioFrameStore.Reading()
+        reading.add(schedule.current.generation)
+        for entry in schedule.pending { reading.add(entry.generation) }
+        let rendered = rendering.withLock { rendering in
+            let rendered = rendering.core.render(request, schedule: schedule, latencyOffset: TimeSpan(nanoseconds: offset),
+                                                 source: store, into: &rendering.buffer)
+            rendering.core.addReading(to: &reading)
+            rendering.buffer.withUnsafeBufferPointer { buffer in
+                for index in 0..<(rendered.frames * channels) { output[index] = buffer[index] }
+            }
+            return rendered
         }
-        var generations = Set(positions.keys)
-        generations.insert(schedule.current.generation)
-        for entry in schedule.pending { generations.insert(entry.generation) }
-        store.retain(generations: generations, positions: positions)
+        store.note(reading)
         counters.withLock { counters in
             counters.snaps += rendered.snaps.count
             counters.missingFrames += rendered.missingFrames
-            if let write = rendered.write, !rendered.samples.isEmpty {
+            if let write = rendered.write, rendered.frames > 0 {
                 counters.writes += 1
                 counters.lateness = write.expected - write.intended
                 counters.correction = write.correction
@@ -90,17 +130,20 @@ final class AudioPlayout: Sendable {
             }
         }
         if let log {
-            let renderedFrames = rendered.samples.count / AudioChunk.channelCount
-            if let write = rendered.write, renderedFrames > 0 {
+            if let write = rendered.write, rendered.frames > 0 {
                 let frameIndex = Int(((Double((write.expected - instant).nanoseconds)) / period).rounded())
-                log.write(item: store.item(generation: write.generation) ?? "", media: write.media, intended: write.intended,
-                          expected: write.expected, frames: renderedFrames - max(0, frameIndex), rate: write.rate,
+                log.write(item: store.item(generation: write.generation), media: write.media, intended: write.intended,
+                          expected: write.expected, frames: rendered.frames - max(0, frameIndex), rate: write.rate,
                           correction: write.correction, lead: instant - called)
             }
             for snap in rendered.snaps { log.snap(at: snap.at, error: snap.error) }
             if rendered.missingFrames > 0 { log.missing(at: instant, frames: rendered.missingFrames) }
         }
-        return rendered.samples
+        return rendered.frames
+    }
+
+    private static func silence(_ output: UnsafeMutableBufferPointer<Float>, frames: Int) {
+        for index in 0..<(frames * AudioChunk.channelCount) { output[index] = 0 }
     }
 
     /// Hears the output's events.

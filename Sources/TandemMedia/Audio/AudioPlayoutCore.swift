@@ -97,9 +97,12 @@ struct AudioPlayoutCore {
 
     /// What one request rendered.
     struct Rendered: Sendable {
-        /// Interleaved stereo samples in −1...1: `frames × 2` of them, fewer when the request
-        /// was held back.
-        var samples: [Float]
+        /// Frames rendered: the request's, fewer when it was held back.
+        var frames = 0
+        /// Interleaved stereo samples in −1...1, `frames × 2` of them, from
+        /// `render(_:schedule:latencyOffset:source:)`; empty from `render(…into:)`, which
+        /// renders into the caller's buffer.
+        var samples: [Float] = []
         /// Whether fewer frames were rendered than asked for, their media not decoded yet.
         var heldBack = false
         /// The first frame that plays media, if any does.
@@ -136,28 +139,49 @@ struct AudioPlayoutCore {
     private(set) var voice: Voice?
     /// Media fading out after a change.
     private(set) var fading: [Voice] = []
-    private var scratch: [Float] = []
+    /// The media a request reads, sized at start for the largest read at rate 1 (a second of
+    /// output at the largest correction), so that rendering allocates nothing.
+    private var scratch: [Float]
 
     /// A core with nothing playing.
     init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        scratch = [Float](repeating: 0, count: (AudioChunk.sampleRate * 21 / 20 + 4 * BandLimitedInterpolator.halfTaps) * AudioChunk.channelCount)
+        fading.reserveCapacity(4)
     }
 
     /// Media frames per second.
     static let rate = Double(AudioChunk.sampleRate)
 
-    /// The generations the core reads now (the voice's and the fading ones'), with their positions.
-    var positions: [Int: Int64] {
-        var result: [Int: Int64] = [:]
-        for v in fading + (voice.map { [$0] } ?? []) { result[v.generation] = Int64(v.position.rounded(.down)) }
-        return result
+    /// The generations the core reads now (the voice's and the fading ones'), with their
+    /// positions, added to `reading`.
+    func addReading(to reading: inout AudioFrameStore.Reading) {
+        for outgoing in fading { reading.add(outgoing.generation, position: Int64(outgoing.position.rounded(.down))) }
+        if let voice { reading.add(voice.generation, position: Int64(voice.position.rounded(.down))) }
     }
 
-    /// Renders `request` on `schedule` (with the player's `latencyOffset`) from `source`.
+    /// Renders `request` on `schedule` (with the player's `latencyOffset`) from `source`, into
+    /// samples of its own (`Rendered.samples`).
     mutating func render(_ request: Request, schedule: TimelineSchedule, latencyOffset: TimeSpan,
                          source: some AudioFrameSource) -> Rendered {
+        var samples: [Float] = []
+        var rendered = render(request, schedule: schedule, latencyOffset: latencyOffset, source: source, into: &samples)
+        rendered.samples = Array(samples[0..<(rendered.frames * AudioChunk.channelCount)])
+        return rendered
+    }
+
+    /// Renders `request` on `schedule` (with the player's `latencyOffset`) from `source` into the
+    /// first `Rendered.frames × 2` of `samples`, which grows only when it is shorter than the
+    /// request: an output that keeps one buffer for all its requests renders without allocating
+    /// (but at a change of item, position or rate, when a voice starts or fades, and for a snap).
+    mutating func render(_ request: Request, schedule: TimelineSchedule, latencyOffset: TimeSpan,
+                         source: some AudioFrameSource, into samples: inout [Float]) -> Rendered {
         let channels = AudioChunk.channelCount
-        var rendered = Rendered(samples: [Float](repeating: 0, count: request.frames * channels))
+        if samples.count < request.frames * channels { samples = [Float](repeating: 0, count: request.frames * channels) }
+        samples.withUnsafeMutableBufferPointer { buffer in
+            for index in 0..<(request.frames * channels) { buffer[index] = 0 }
+        }
+        var rendered = Rendered(frames: request.frames)
         var schedule = schedule
         let offset = Double(latencyOffset.nanoseconds)
         // On the schedule's clock: the latency offset ahead of the monotonic one.
@@ -197,13 +221,13 @@ struct AudioPlayoutCore {
                     // The step chosen to land the position at the segment's end does not land it
                     // at `stop`: the position moves on by the step.
                     voice?.landing = nil
-                    renderSegment(frame..<stop, into: &rendered, source: source)
-                    rendered.samples.removeSubrange((stop * channels)...)
+                    renderSegment(frame..<stop, into: &rendered, samples: &samples, source: source)
+                    rendered.frames = stop
                     rendered.heldBack = true
                     return rendered
                 }
             }
-            renderSegment(frame..<end, into: &rendered, source: source)
+            renderSegment(frame..<end, into: &rendered, samples: &samples, source: source)
             frame = end
         }
         return rendered
@@ -348,10 +372,11 @@ struct AudioPlayoutCore {
         fading.append(outgoing)
     }
 
-    private mutating func renderSegment(_ frames: Range<Int>, into rendered: inout Rendered, source: some AudioFrameSource) {
+    private mutating func renderSegment(_ frames: Range<Int>, into rendered: inout Rendered, samples: inout [Float],
+                                        source: some AudioFrameSource) {
         let fadeFrames = configuration.fadeFrames
         if var current = voice {
-            let missing = render(voice: &current, frames: frames, into: &rendered.samples, source: source) { fade in
+            let missing = render(voice: &current, frames: frames, into: &samples, source: source) { fade in
                 guard let fade, fade < fadeFrames else { return 1 }
                 return Float(fade + 1) / Float(fadeFrames + 1)
             }
@@ -360,19 +385,21 @@ struct AudioPlayoutCore {
             if let fade = current.fade { current.fade = fade + frames.count >= fadeFrames ? nil : fade + frames.count }
             voice = current
         }
-        fading = fading.compactMap { outgoing in
-            var outgoing = outgoing
+        // In place (the array keeps its capacity): the fading voices render, and those done go.
+        for index in fading.indices {
+            var outgoing = fading[index]
             let done = outgoing.fade ?? fadeFrames
-            guard done < fadeFrames else { return nil }
+            guard done < fadeFrames else { continue }
             let count = min(frames.count, fadeFrames - done)
             _ = render(voice: &outgoing, frames: frames.lowerBound..<(frames.lowerBound + count),
-                       into: &rendered.samples, source: source) { fade in
+                       into: &samples, source: source) { fade in
                 let fade = fade ?? fadeFrames
                 return fade >= fadeFrames ? 0 : 1 - Float(fade + 1) / Float(fadeFrames + 1)
             }
             outgoing.fade = done + count
-            return done + count >= fadeFrames ? nil : outgoing
+            fading[index] = outgoing
         }
+        fading.removeAll { ($0.fade ?? fadeFrames) >= fadeFrames }
     }
 
     /// Adds `voice`'s media, times `gain(frames into its fade)`, to `frames` of `samples`, and

@@ -21,6 +21,10 @@ import TandemClock
 /// measured on the monotonic clock: a sound card's crystal drifts against it by tens of ppm.
 /// Three reports in a row more than `discontinuity` off the line (an underrun, a server's
 /// restart) start it again from them.
+///
+/// It runs on the sound output's thread, at every timing report: a refit allocates nothing (the
+/// reports and the fit's working values live in arrays sized for `capacity` at the first report
+/// and kept, and the quantiles sort a copy in place).
 struct OutputTimingModel: Sendable {
     /// A timing report: frame `frame` reaches the output at `instant`.
     struct Report: Sendable, Equatable {
@@ -53,6 +57,14 @@ struct OutputTimingModel: Sendable {
     /// The period of the last fit over reports spanning a second or more, where the next fit's
     /// search for the floor starts.
     private var fittedPeriod: Double?
+    /// The fit's working values, one slot a report: the reports as points (x: frames before the
+    /// last report's, y: nanoseconds), their residuals, a copy being sorted for a quantile, and
+    /// which points a least-squares fit takes.
+    private var xs: [Double] = []
+    private var ys: [Double] = []
+    private var residuals: [Double] = []
+    private var sorting: [Double] = []
+    private var chosen: [Bool] = []
 
     /// A model with no report yet.
     init() {}
@@ -81,12 +93,13 @@ struct OutputTimingModel: Sendable {
            abs((report.instant - predicted).nanoseconds) > discontinuity.nanoseconds {
             outliersInARow += 1
             if outliersInARow >= 3 {
-                reports = Array(reports.suffix(2))
+                reports.removeFirst(reports.count - 2)
                 outliersInARow = 0
             }
         } else {
             outliersInARow = 0
         }
+        if reports.capacity < capacity + 1 { reports.reserveCapacity(capacity + 1) }
         reports.append(report)
         let oldest = report.instant - window
         reports.removeAll { $0.instant < oldest }
@@ -96,26 +109,45 @@ struct OutputTimingModel: Sendable {
 
     private mutating func refit() {
         guard let last = reports.last else { line = nil; return }
-        let points = reports.map { (x: Double($0.frame - last.frame), y: Double(($0.instant - last.instant).nanoseconds)) }
+        let count = reports.count
+        if xs.count < count {
+            let size = max(count, capacity + 1)
+            xs = [Double](repeating: 0, count: size)
+            ys = xs
+            residuals = xs
+            sorting = xs
+            chosen = [Bool](repeating: false, count: size)
+        }
+        for index in 0..<count {
+            xs[index] = Double(reports[index].frame - last.frame)
+            ys[index] = Double((reports[index].instant - last.instant).nanoseconds)
+        }
         let nominal = OutputTimingModel.nominalPeriod
         let span = Double((last.instant - reports[0].instant).nanoseconds)
-        guard points.count >= 4, span >= Double(minimumSpan.nanoseconds) else {
-            let floor = OutputTimingModel.quantile(points.map { $0.y - nominal * $0.x }, floorQuantile)
+        guard count >= 4, span >= Double(minimumSpan.nanoseconds) else {
+            setResiduals(count: count, period: nominal, offset: 0)
+            let floor = quantileOfResiduals(count: count, floorQuantile)
             line = (last.frame, Double(last.instant.nanoseconds) + floor, nominal)
             fittedPeriod = nil
             return
         }
-        var (period, offset) = OutputTimingModel.leastSquares(points)
+        for index in 0..<count { chosen[index] = true }
+        var (period, offset) = leastSquaresOfChosen(count: count)
         // Twice: the reports far from the median residual (by four deviations) are left out and
         // the line fitted again without them.
         for _ in 0..<2 {
-            let residuals = points.map { $0.y - (offset + period * $0.x) }
-            let center = OutputTimingModel.median(residuals)
-            let deviation = 1.4826 * OutputTimingModel.median(residuals.map { abs($0 - center) })
+            setResiduals(count: count, period: period, offset: offset)
+            let center = quantileOfResiduals(count: count, nil)
+            for index in 0..<count { sorting[index] = abs(residuals[index] - center) }
+            let deviation = 1.4826 * OutputTimingModel.sortedQuantile(&sorting, count: count, nil)
             let limit = max(4 * deviation, Double(outlierFloor.nanoseconds))
-            let inliers = zip(points, residuals).filter { abs($0.1 - center) <= limit }.map(\.0)
-            guard inliers.count >= 3 else { break }
-            (period, offset) = OutputTimingModel.leastSquares(inliers)
+            var inliers = 0
+            for index in 0..<count {
+                chosen[index] = abs(residuals[index] - center) <= limit
+                if chosen[index] { inliers += 1 }
+            }
+            guard inliers >= 3 else { break }
+            (period, offset) = leastSquaresOfChosen(count: count)
         }
         // Then the floor: the line fitted to the reports near the residuals' low quantile,
         // three times. The search starts from the last floor's period where there is one: the
@@ -124,66 +156,105 @@ struct OutputTimingModel: Sendable {
         // at one end of the window and miss it at the other. Where no floor line is found (too
         // few reports near it, or all within half the window, whose slope would be unsure),
         // the robust line is moved down onto the floor, its slope kept.
-        let floorLine = fittedPeriod.flatMap { previous in
-            floorFit(points, from: (previous, OutputTimingModel.median(points.map { $0.y - previous * $0.x })))
-        } ?? floorFit(points, from: (period, offset))
+        var floorLine: (period: Double, offset: Double)?
+        if let previous = fittedPeriod {
+            setResiduals(count: count, period: previous, offset: 0)
+            floorLine = floorFit(count: count, from: (previous, quantileOfResiduals(count: count, nil)))
+        }
+        if floorLine == nil { floorLine = floorFit(count: count, from: (period, offset)) }
         if let floorLine {
             (period, offset) = floorLine
         } else {
-            let residuals = points.map { $0.y - (offset + period * $0.x) }
-            offset += OutputTimingModel.quantile(residuals, floorQuantile)
+            setResiduals(count: count, period: period, offset: offset)
+            offset += quantileOfResiduals(count: count, floorQuantile)
         }
         if abs(period / nominal - 1) > maximumSkew {
             period = nominal * (1 + (period > nominal ? maximumSkew : -maximumSkew))
-            offset = OutputTimingModel.quantile(points.map { $0.y - period * $0.x }, floorQuantile)
+            setResiduals(count: count, period: period, offset: 0)
+            offset = quantileOfResiduals(count: count, floorQuantile)
         }
         line = (last.frame, Double(last.instant.nanoseconds) + offset, period)
         // A slope from less than a second of reports is too unsure to start the next search from.
         fittedPeriod = floorLine != nil && span >= 1e9 ? period : nil
     }
 
-    /// The line through the floor of `points`, searched from the line `start`: three times, the
-    /// least-squares line of the points within `floorBand` of the residuals' `floorQuantile`;
-    /// nil when fewer than three are near it or they cover less than half the window.
-    private func floorFit(_ points: [(x: Double, y: Double)],
-                          from start: (period: Double, offset: Double)) -> (period: Double, offset: Double)? {
+    /// The line through the floor of the points, searched from the line `start`: three times,
+    /// the least-squares line of the points within `floorBand` of the residuals'
+    /// `floorQuantile`; nil when fewer than three are near it or they cover less than half the
+    /// window.
+    private mutating func floorFit(count: Int, from start: (period: Double, offset: Double)) -> (period: Double, offset: Double)? {
         var (period, offset) = start
         let band = Double(floorBand.nanoseconds)
         for _ in 0..<3 {
-            let residuals = points.map { $0.y - (offset + period * $0.x) }
-            let floor = OutputTimingModel.quantile(residuals, floorQuantile)
-            let near = zip(points, residuals).filter { abs($0.1 - floor) <= band }.map(\.0)
-            let covered = (near.last?.x ?? 0) - (near.first?.x ?? 0)
-            guard near.count >= 3, covered >= 0.5 * -(points.first?.x ?? 0) else { return nil }
-            (period, offset) = OutputTimingModel.leastSquares(near)
+            setResiduals(count: count, period: period, offset: offset)
+            let floor = quantileOfResiduals(count: count, floorQuantile)
+            var near = 0
+            var firstX: Double?, lastX = 0.0
+            for index in 0..<count {
+                chosen[index] = abs(residuals[index] - floor) <= band
+                if chosen[index] {
+                    near += 1
+                    if firstX == nil { firstX = xs[index] }
+                    lastX = xs[index]
+                }
+            }
+            let covered = firstX.map { lastX - $0 } ?? 0
+            guard near >= 3, covered >= 0.5 * -xs[0] else { return nil }
+            (period, offset) = leastSquaresOfChosen(count: count)
         }
         return (period, offset)
     }
 
-    static func leastSquares(_ points: [(x: Double, y: Double)]) -> (slope: Double, intercept: Double) {
-        let n = Double(points.count)
-        let meanX = points.reduce(0) { $0 + $1.x } / n
-        let meanY = points.reduce(0) { $0 + $1.y } / n
-        var sxy = 0.0, sxx = 0.0
-        for point in points {
-            sxy += (point.x - meanX) * (point.y - meanY)
-            sxx += (point.x - meanX) * (point.x - meanX)
+    /// Each point's residual against the line `offset + period × x`.
+    private mutating func setResiduals(count: Int, period: Double, offset: Double) {
+        for index in 0..<count { residuals[index] = ys[index] - (offset + period * xs[index]) }
+    }
+
+    /// The `q` quantile of the residuals (the median when nil), as `quantile` and `median` give it.
+    private mutating func quantileOfResiduals(count: Int, _ q: Double?) -> Double {
+        for index in 0..<count { sorting[index] = residuals[index] }
+        return OutputTimingModel.sortedQuantile(&sorting, count: count, q)
+    }
+
+    /// Sorts the first `count` of `values` in place (an insertion sort: a few hundred values,
+    /// nothing allocated) and returns their `q` quantile, the nearest rank below (the median,
+    /// the middle two's mean for an even count, when `q` is nil); 0 for none.
+    private static func sortedQuantile(_ values: inout [Double], count: Int, _ q: Double?) -> Double {
+        guard count > 0 else { return 0 }
+        values.withUnsafeMutableBufferPointer { values in
+            for index in 1..<max(count, 1) {
+                let value = values[index]
+                var slot = index
+                while slot > 0 && values[slot - 1] > value {
+                    values[slot] = values[slot - 1]
+                    slot -= 1
+                }
+                values[slot] = value
+            }
         }
-        let slope = sxx > 0 ? sxy / sxx : nominalPeriod
+        guard let q else {
+            let middle = count / 2
+            return count % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2
+        }
+        return values[min(count - 1, max(0, Int((Double(count - 1) * q).rounded(.down))))]
+    }
+
+    /// The least-squares line through the chosen points (summed in their order): its slope (the
+    /// nominal period when the points share one x) and intercept.
+    private func leastSquaresOfChosen(count: Int) -> (slope: Double, intercept: Double) {
+        var n = 0.0, sumX = 0.0, sumY = 0.0
+        for index in 0..<count where chosen[index] {
+            n += 1
+            sumX += xs[index]
+            sumY += ys[index]
+        }
+        let meanX = sumX / n, meanY = sumY / n
+        var sxy = 0.0, sxx = 0.0
+        for index in 0..<count where chosen[index] {
+            sxy += (xs[index] - meanX) * (ys[index] - meanY)
+            sxx += (xs[index] - meanX) * (xs[index] - meanX)
+        }
+        let slope = sxx > 0 ? sxy / sxx : OutputTimingModel.nominalPeriod
         return (slope, meanY - slope * meanX)
-    }
-
-    /// The `q` quantile of `values` (0: the least), the nearest rank below; 0 for none.
-    static func quantile(_ values: [Double], _ q: Double) -> Double {
-        guard !values.isEmpty else { return 0 }
-        let sorted = values.sorted()
-        return sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count - 1) * q).rounded(.down))))]
-    }
-
-    static func median(_ values: [Double]) -> Double {
-        guard !values.isEmpty else { return 0 }
-        let sorted = values.sorted()
-        let middle = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 }

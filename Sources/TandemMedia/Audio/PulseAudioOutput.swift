@@ -83,11 +83,15 @@ final class PulseAudioOutput: @unchecked Sendable {
     }
 
     /// Renders up to `frames` frames whose first reaches the output at `instant`, the output's
-    /// frame period being `period` ns; returns interleaved stereo samples in −1...1. It may
-    /// render fewer (media not decoded yet), but never fewer than those that reach the output
-    /// before `holding`: the stream's buffer then still holds `minimumBuffered` beyond the sink's
-    /// own latency, and the output asks again shortly (`retryInterval`) for the rest.
-    typealias Render = @Sendable (_ frames: Int, _ instant: LocalInstant, _ period: Double, _ holding: LocalInstant) -> [Float]
+    /// frame period being `period` ns, into the buffer (interleaved stereo samples in −1...1,
+    /// room for `frames`); returns how many it rendered. It may render fewer (media not decoded
+    /// yet), but never fewer than those that reach the output before `holding`: the stream's
+    /// buffer then still holds `minimumBuffered` beyond the sink's own latency, and the output
+    /// asks again shortly (`retryInterval`) for the rest. It runs on the main loop's thread, at
+    /// a real-time priority: it must not allocate, free, print or wait for a lock that a thread
+    /// of ordinary priority may hold for long.
+    typealias Render = @Sendable (_ frames: Int, _ instant: LocalInstant, _ period: Double, _ holding: LocalInstant,
+                                  _ into: UnsafeMutableBufferPointer<Float>) -> Int
     /// Hears the output's timing events (underruns, latency) on the main loop's thread.
     typealias Events = @Sendable (Event) -> Void
 
@@ -105,6 +109,9 @@ final class PulseAudioOutput: @unchecked Sendable {
     /// How soon the output asks again after a write of fewer frames than the server wanted, in
     /// microseconds: well within the sound the write left in the output.
     static let retryInterval: pa_usec_t = 2_000
+    /// The most frames one write gives (half a second); a server that wants more is given the
+    /// rest at once by the next write (`retrySoon`).
+    static let maximumFrames = AudioChunk.sampleRate / 2
 
     private let mainloop: OpaquePointer
     private var context: OpaquePointer?
@@ -126,6 +133,8 @@ final class PulseAudioOutput: @unchecked Sendable {
     /// Whether a timer is set to write what the server still wants.
     private var retryPending = false
     private let settings: Settings
+    /// What `render` fills, for `maximumFrames`: allocated at start, so that no write allocates.
+    private let samples: UnsafeMutableBufferPointer<Float>
     private var closed = false
     private let released = Mutex(false)
 
@@ -136,6 +145,8 @@ final class PulseAudioOutput: @unchecked Sendable {
         self.settings = settings
         self.render = render
         self.events = events
+        samples = .allocate(capacity: Self.maximumFrames * AudioChunk.channelCount)
+        samples.initialize(repeating: 0)
         guard let mainloop = pa_threaded_mainloop_new() else {
             throw .noServer(named, "cannot create a main loop")
         }
@@ -176,6 +187,7 @@ final class PulseAudioOutput: @unchecked Sendable {
 
     deinit {
         close()
+        samples.deallocate()
     }
 
     /// Waits (polling, the main loop's lock released in between) until `ready` is true.
@@ -307,7 +319,7 @@ final class PulseAudioOutput: @unchecked Sendable {
         var data: UnsafeMutableRawPointer?
         var size = bytes
         guard pa_stream_begin_write(stream, &data, &size) >= 0, let data else { return }
-        let frames = size / Self.frameBytes
+        let frames = min(size / Self.frameBytes, Self.maximumFrames)
         guard frames > 0 else {
             pa_stream_cancel_write(stream)
             return
@@ -330,14 +342,15 @@ final class PulseAudioOutput: @unchecked Sendable {
         // media placed on a guess of the latency would start off by the guess's error, and the
         // drift tiers would take seconds to slew it away. Silence starts the stream, and its
         // reports; the media goes out from the first write they place.
-        let samples: [Float]
+        let samples = samples
+        let rendered: Int
         if let first = model.instant(ofFrame: written) {
-            samples = render(frames, first, model.framePeriod, now + sinkLatency + Self.minimumBuffered)
+            rendered = min(frames, render(frames, first, model.framePeriod, now + sinkLatency + Self.minimumBuffered, samples))
         } else {
-            samples = [Float](repeating: 0, count: frames * AudioChunk.channelCount)
+            for index in 0..<(frames * AudioChunk.channelCount) { samples[index] = 0 }
+            rendered = frames
         }
-        let rendered = min(frames, samples.count / AudioChunk.channelCount)
-        if rendered < frames { retrySoon() }
+        if rendered < size / Self.frameBytes { retrySoon() }
         guard rendered > 0 else {
             pa_stream_cancel_write(stream)
             return
