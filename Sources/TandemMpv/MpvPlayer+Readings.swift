@@ -56,7 +56,7 @@ extension MpvPlayer {
     /// besides the machine's own readings, which are logged too. Loop only.
     func scheduleLogReading() {
         guard !state.withLock({ $0.closed }) else { return }
-        loop.schedule(after: options.readingInterval.nanoseconds) { [weak self] in
+        loop.schedule(after: TimeSpan(nanoseconds: options.readingInterval.nanoseconds)) { [weak self] in
             guard let self else { return }
             self.takeLogReading()
             self.scheduleLogReading()

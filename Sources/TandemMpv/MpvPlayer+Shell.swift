@@ -78,9 +78,10 @@ extension MpvPlayer {
         }
     }
 
-    /// Replaces the timer with one that wakes the machine at `instant`. Loop only.
+    /// Replaces the timer with one that wakes the machine at `instant`. Loop only. The loop runs
+    /// on the system clock (`SystemClock`), whose local instants are the host's.
     private func setTimer(at instant: HostInstant) {
-        let task = loop.schedule(at: instant.nanoseconds) { [weak self] in
+        let task = loop.schedule(at: LocalInstant(nanoseconds: instant.nanoseconds)) { [weak self] in
             self?.run { machine, now in machine.onWake(now: now) }
         }
         state.withLock { state in
