@@ -297,6 +297,8 @@ extension MpvMachine {
     /// mpv has loaded `loaded` (a group's command for it, or a replacement the shell made): the
     /// decisions follow it, and a command that waited for it is carried out.
     public mutating func onItemLoaded(_ loaded: Item, now: HostInstant) -> [Directive] {
+        if let sent = loadSentAt { lastLoadTook = now - sent }
+        loadSentAt = nil
         item = loaded
         policy = itemPolicy
         followedVersion = nil
@@ -312,6 +314,7 @@ extension MpvMachine {
     /// tried again until given again.
     public mutating func onItemFailed(_ identifier: String, now: HostInstant) -> [Directive] {
         failedItems.insert(identifier)
+        loadSentAt = nil
         guard case .loading(identifier, _, let id) = operation else { return finish([], now) }
         replace(with: .none)
         return finish([.complete(command: id)], now)

@@ -60,6 +60,13 @@ public struct MpvMachine: Sendable {
         public var landingReadLimit = TimeSpan.milliseconds(500)
         /// How long after a start the corrections leave mpv alone.
         public var startSettling = TimeSpan.milliseconds(100)
+        /// How long before the instant a command for another item names mpv loads that item,
+        /// at least: mpv holds one item, so its pre-roll of the next one is the load itself, and
+        /// until then it plays the current one on to its end (twice the last load's time when
+        /// that is longer, at most `itemLoadLeadLimit`).
+        public var itemLoadLead = TimeSpan.milliseconds(400)
+        /// The longest lead a load of another item is given.
+        public var itemLoadLeadLimit = TimeSpan.seconds(1)
         /// How long after an unpause the start's error is read (the first few ms of sound read apart).
         public var learningDelay = TimeSpan.milliseconds(30)
         /// How long the pulse of speed that trims a start's error lasts.
@@ -360,6 +367,21 @@ public struct MpvMachine: Sendable {
     var pausedForCache = false
     /// The program's own seeks not yet ended, oldest first.
     var ownSeeks: [OwnSeek] = []
+    /// A load of another item put off until a load's lead before its command's instant, while
+    /// mpv plays the current item on; its command is completed already.
+    var deferredLoad: DeferredLoad?
+    /// When the last load for the group was sent, until it is loaded.
+    var loadSentAt: HostInstant?
+    /// How long the last load for the group took, from its send to the item loaded.
+    var lastLoadTook = TimeSpan.zero
+
+    /// A group's command for another item, to be carried out by loading that item `at`.
+    struct DeferredLoad: Sendable, Equatable {
+        var identifier: String
+        var command: PlaybackCommand
+        var id: UInt64
+        var at: HostInstant
+    }
 
     /// A seek of the program's own on its way to `target`: sent at `sentAt`, after `restarts`
     /// restarts; `restarted` once mpv restarted somewhere else since.
@@ -425,14 +447,45 @@ public struct MpvMachine: Sendable {
                 replace(with: .loading(identifier: expected, command: command, id: id))
                 return finish([.complete(command: older)], now)
             }
-            // The group's command says when to play: until then mpv shows the new item still.
-            let pausing = pause(now: now)
-            replace(with: .loading(identifier: expected, command: command, id: id))
-            ledger.requestSeek(to: 0, at: now.nanoseconds)
-            settleUntil = now + .seconds(2)
-            return finish(pausing + [.send(.load(identifier: expected))], now)
+            // Playing on, with time to spare before the command's instant: the load waits
+            // until a load's lead before it, so that mpv shows the current item to its end.
+            if let instant = Self.instant(of: command), !paused, groupRate > 0, instant - loadLead > now {
+                deferredLoad = DeferredLoad(identifier: expected, command: command, id: id, at: instant - loadLead)
+                return finish([.complete(command: id)], now)
+            }
+            deferredLoad = nil
+            return finish(beginLoad(expected, command: command, id: id, now: now), now)
         }
+        deferredLoad = nil
         return finish(carryOut(command, id: id, now: now), now)
+    }
+
+    /// Pauses mpv and loads `identifier`, whose `command` (under `id`) is carried out once it is
+    /// loaded. The group's command says when to play: until then mpv shows the new item still.
+    mutating func beginLoad(_ identifier: String, command: PlaybackCommand, id: UInt64, now: HostInstant) -> [Directive] {
+        let pausing = pause(now: now)
+        replace(with: .loading(identifier: identifier, command: command, id: id))
+        ledger.requestSeek(to: 0, at: now.nanoseconds)
+        settleUntil = now + .seconds(2)
+        loadSentAt = now
+        return pausing + [.send(.load(identifier: identifier))]
+    }
+
+    /// The host instant a command takes effect: a play's or a pause's, or, for a seek or a
+    /// buffering command, its due date (the instant of the play or pause it comes ahead of).
+    static func instant(of command: PlaybackCommand) -> HostInstant? {
+        switch command {
+        case .play(let play): play.hostTime
+        case .pause(let pause): pause.hostTime
+        case .seek(let seek): seek.completionDueDate
+        case .buffer: nil
+        }
+    }
+
+    /// How long before a command's instant mpv loads another item: `itemLoadLead`, or twice the
+    /// last load's time when that is longer, at most `itemLoadLeadLimit`.
+    var loadLead: TimeSpan {
+        min(configuration.itemLoadLeadLimit, max(configuration.itemLoadLead, lastLoadTook * 2))
     }
 
     mutating func carryOut(_ command: PlaybackCommand, id: UInt64, now: HostInstant) -> [Directive] {
@@ -571,7 +624,7 @@ public struct MpvMachine: Sendable {
         if groupRate > 0, nextTick == nil { nextTick = now + configuration.correctionInterval }
         if groupRate <= 0 { nextTick = nil }
         let ownSeekDue = ownSeeks.map { $0.sentAt + configuration.landingTimeout }.min()
-        let next = [operationDue, nextTick, pausedForProposal, hold?.until, ownSeekDue].compactMap { $0 }.min()
+        let next = [operationDue, nextTick, pausedForProposal, hold?.until, ownSeekDue, deferredLoad?.at].compactMap { $0 }.min()
         if let next, next != scheduledWake {
             scheduledWake = next
             directives.append(.wake(at: next))
@@ -605,6 +658,10 @@ public struct MpvMachine: Sendable {
             if hold != nil, paused { directives += unpause(now: now) }
         }
         directives += stepOperation(now: now)
+        if let load = deferredLoad, now >= load.at {
+            deferredLoad = nil
+            directives += beginLoad(load.identifier, command: load.command, id: load.id, now: now)
+        }
         // Not landed in time: ended, so that the program's request returns (or fails, if mpv
         // never restarted) rather than waits on.
         let overdue = ownSeeks.filter { now >= $0.sentAt + configuration.landingTimeout }

@@ -100,7 +100,8 @@ import TandemClock
         let b = MpvMachine.Item(identifier: "b", hasAudio: true, duration: .seconds(10))
         rig.items["b"] = b
         rig.machine.availableItems.insert("b")
-        let host = rig.now + .milliseconds(500)
+        // Within a load's lead of the instant: loaded at once.
+        let host = rig.now + .milliseconds(300)
         rig.command(Commands.play(.zero, at: host, version: 2, item: "b"))
         #expect(rig.mpv.received.contains { $0.1 == .load(identifier: "b") })
         rig.run(until: host + .seconds(2))
@@ -112,8 +113,8 @@ import TandemClock
         rig.items["c2"] = c
         rig.machine.availableItems.insert("c2")
         let loads = rig.mpv.received.filter { $0.1 == .load(identifier: "c2") }.count
-        let older = rig.command(Commands.play(.zero, at: rig.now + .milliseconds(500), version: 3, item: "c2"))
-        let newer = rig.command(Commands.play(.seconds(1), at: rig.now + .milliseconds(600), version: 4, item: "c2"))
+        let older = rig.command(Commands.play(.zero, at: rig.now + .milliseconds(300), version: 3, item: "c2"))
+        let newer = rig.command(Commands.play(.seconds(1), at: rig.now + .milliseconds(350), version: 4, item: "c2"))
         #expect(rig.completed.contains(older))
         #expect(rig.mpv.received.filter { $0.1 == .load(identifier: "c2") }.count == loads + 1)
         rig.run(for: .seconds(2))
@@ -125,6 +126,54 @@ import TandemClock
         let stale = rig.command(Commands.play(.zero, at: rig.now + .milliseconds(500), version: 5, item: "c"))
         #expect(rig.completed.contains(stale))
         #expect(rig.mpv.received.count == sent)
+    }
+
+    @Test func theNextItemIsLoadedALoadsLeadBeforeItsInstantSoTheCurrentOnePlaysToItsEnd() {
+        // Item a ends 4 s after it started at 2 s; the group pre-rolls b a second ahead of that.
+        var mpv = ScriptedMpv()
+        mpv.duration = .seconds(6)
+        var rig = Self.playing(mpv: mpv)
+        rig.machine.item.duration = .seconds(6)
+        let b = MpvMachine.Item(identifier: "b", hasAudio: true, duration: .seconds(10))
+        rig.items["b"] = b
+        rig.machine.availableItems.insert("b")
+        let end = Self.t0 + .milliseconds(500) + .seconds(4)
+        rig.run(until: end - .seconds(1))
+        let seek = rig.command(Commands.seek(.zero, version: 2, prerolls: true, item: "b", due: end))
+        // mpv holds one item: its pre-roll is the load, made later; the command is done with.
+        #expect(rig.completed.contains(seek))
+        rig.command(Commands.play(.zero, at: end, version: 2, item: "b"))
+        let lead = rig.machine.configuration.itemLoadLead
+        rig.run(until: end - lead - .milliseconds(1))
+        #expect(!rig.mpv.paused, "mpv stopped short of the item's end")
+        #expect(!rig.mpv.received.contains { $0.1 == .load(identifier: "b") })
+        #expect(rig.error(against: .seconds(2), at: Self.t0 + .milliseconds(500)).magnitude <= .microseconds(500))
+        rig.run(until: end + .seconds(2))
+        let loads = rig.mpv.received.filter { $0.1 == .load(identifier: "b") }.map(\.0)
+        #expect(loads.count == 1)
+        #expect(loads.allSatisfy { $0 >= end - lead })
+        #expect(rig.machine.item == b)
+        #expect(!rig.mpv.paused)
+        #expect(rig.error(against: .zero, at: end).magnitude <= .microseconds(500))
+    }
+
+    @Test func aDeferredLoadGivesWayToTheGroupStayingOnTheCurrentItem() {
+        var mpv = ScriptedMpv()
+        mpv.duration = .seconds(6)
+        var rig = Self.playing(mpv: mpv)
+        rig.machine.item.duration = .seconds(6)
+        rig.items["b"] = MpvMachine.Item(identifier: "b", hasAudio: true, duration: .seconds(10))
+        rig.machine.availableItems.insert("b")
+        let end = Self.t0 + .milliseconds(500) + .seconds(4)
+        rig.run(until: end - .seconds(1))
+        rig.command(Commands.play(.zero, at: end, version: 2, item: "b"))
+        // The group goes back: a's 1 s, a little later, before the load was due.
+        let host = rig.now + .milliseconds(200)
+        rig.command(Commands.play(.seconds(1), at: host, version: 3))
+        rig.run(until: end + .seconds(1))
+        #expect(!rig.mpv.received.contains { $0.1 == .load(identifier: "b") })
+        #expect(rig.machine.item.identifier == "a")
+        #expect(rig.error(against: .seconds(1), at: host).magnitude <= .microseconds(500))
     }
 
     @Test func smallErrorsAreNudgedAwayAndLargeOnesStartAfresh() {
