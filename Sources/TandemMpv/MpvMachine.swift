@@ -22,6 +22,10 @@ import TandemPlayback
 /// - **A pause** at the command's instant, and a seek while paused; a seek in anticipation of
 ///   playback (a pre-roll) completes the coordinator's command once mpv has landed, and the play
 ///   that follows unpauses on that frame without seeking again.
+/// - **Another item**: a command for an item this participant holds loads it (paused) and is
+///   carried out once mpv has it. mpv holds one item, so a command with time to spare before its
+///   instant (the group's pre-roll of the next item, a second before the current one ends) puts
+///   the load off until `loadLead` before that instant: mpv plays the current item on meanwhile.
 /// - **Corrections** every `correctionInterval` while playing: `CorrectionPolicy` decides between
 ///   nothing, a nudge of speed (with the audio output's lag taken out of the reading) and a start
 ///   afresh.
