@@ -31,9 +31,9 @@ extension MpvPlayer {
     }
 
     /// Hands the machine an input now and carries out what it decides. Loop only.
-    func run(at instant: Int64? = nil, _ body: (inout MpvMachine, HostInstant) -> [MpvMachine.Directive]) {
+    func run(at instant: HostInstant? = nil, _ body: (inout MpvMachine, HostInstant) -> [MpvMachine.Directive]) {
         loop.preconditionInLoop()
-        let now = HostInstant(nanoseconds: instant ?? MonotonicClock.now())
+        let now = instant ?? HostInstant.now()
         let directives: [MpvMachine.Directive]? = state.withLock { state in
             guard !state.closed else { return nil }
             return body(&state.machine, now)
@@ -47,7 +47,7 @@ extension MpvPlayer {
     func decide(_ body: @escaping @Sendable (inout MpvMachine, HostInstant) -> [MpvMachine.Directive]) async -> [MpvMachine.Directive] {
         await withCheckedContinuation { continuation in
             loop.execute { [self] in
-                let now = HostInstant(nanoseconds: MonotonicClock.now())
+                let now = HostInstant.now()
                 continuation.resume(returning: state.withLock { body(&$0.machine, now) })
             }
         }
@@ -156,7 +156,7 @@ extension MpvPlayer {
     /// A reading of what `reply` says, placed at its round trip's middle.
     private static func reading(_ reply: Result<MpvConnection.Reply, any Error>, seconds: (MpvValue) -> Double?) -> MpvMachine.Reading {
         guard case .success(let reply) = reply else {
-            return MpvMachine.Reading(position: nil, at: HostInstant(nanoseconds: MonotonicClock.now()))
+            return MpvMachine.Reading(position: nil, at: HostInstant.now())
         }
         return MpvMachine.Reading(position: seconds(reply.value).map { ItemTime(nanoseconds: Int64(saturating: $0 * 1e9)) },
                                   at: HostInstant(nanoseconds: reply.midpoint), roundTrip: TimeSpan(nanoseconds: reply.receivedAt - reply.sentAt))
@@ -196,7 +196,7 @@ extension MpvPlayer {
         default:
             return
         }
-        run(at: event.receivedAt) { machine, now in machine.onReport(report, now: now) }
+        run(at: HostInstant(nanoseconds: event.receivedAt)) { machine, now in machine.onReport(report, now: now) }
     }
 
     /// Seeks mpv to `target` exactly, a request of the program's own, and returns once the
@@ -208,7 +208,7 @@ extension MpvPlayer {
             let resume: @Sendable (Result<Bool, MpvError>) -> Void = { result in once.withLock { $0.take() }?.resume(returning: result) }
             loop.execute { [weak self] in
                 guard let self else { return resume(.success(false)) }
-                let now = HostInstant(nanoseconds: MonotonicClock.now())
+                let now = HostInstant.now()
                 let directives: [MpvMachine.Directive]? = state.withLock { state in
                     guard !state.closed else { return nil }
                     let id = state.nextCommand

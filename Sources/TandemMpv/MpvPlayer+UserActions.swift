@@ -82,7 +82,7 @@ extension MpvPlayer {
             }
             return
         }
-        let now = HostInstant(nanoseconds: MonotonicClock.now())
+        let now = HostInstant.now()
         let core = coordinator.core
         let position = coordinator.expectedItemTime(atHostTime: now) ?? core.timeline.anchorMediaTime
         let range = core.mediaTimeRange(ofItem: core.timeline.item)

@@ -222,7 +222,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
             throw error
         }
         let onCommandLine: String? = MediaLocation.isURL(target) ? nil : target
-        let launchedAt = MonotonicClock.now()
+        let launchedAt = HostInstant.now()
         let process: MpvProcess
         do {
             process = try MpvProcess(file: onCommandLine, ipcPath: options.ipcPath,
@@ -291,7 +291,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     }
 
     private init(process: MpvProcess, connection: MpvConnection, options: Options, loaded: LoadedItem, targets: MpvItemTargets,
-                 paused: Bool, speed: Double, launchedAt: Int64) throws {
+                 paused: Bool, speed: Double, launchedAt: HostInstant) throws {
         self.process = process
         self.targets = targets
         self.connection = connection
@@ -305,7 +305,7 @@ public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
         configuration.pitchCorrection = options.effectivePitchCorrection
         // Loading the file was a seek of ours, whose report may still be on its way.
         var machine = MpvMachine(configuration: configuration, item: loaded.machineItem, paused: paused, speed: speed,
-                                 now: HostInstant(nanoseconds: launchedAt))
+                                 now: launchedAt)
         machine.correctsPitch = options.effectivePitchCorrection.corrects(atRate: 0)
         machine.latencyOffset = TimeSpan(nanoseconds: MpvPlayer.clampedLatencyOffset(options.latencyOffset))
         state = Mutex(DriverState(machine: machine))

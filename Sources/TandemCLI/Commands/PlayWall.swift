@@ -53,11 +53,10 @@ enum PlayWall {
         } catch {
             throw CLIError.failure("\(error)")
         }
-        let begin = MonotonicClock.now()
-        let deadline = duration.map { begin + MediaTime.nanoseconds(seconds: $0) }
+        let deadline = duration.map { HostInstant.now() + .seconds($0) }
         // Until the duration, or until the group pauses at the end of the item.
-        while deadline.map({ MonotonicClock.now() < $0 }) ?? true {
-            let now = SessionInstant(nanoseconds: MonotonicClock.now())
+        while deadline.map({ HostInstant.now() < $0 }) ?? true {
+            let now = SessionInstant(nanoseconds: HostInstant.now().nanoseconds)
             let group = leader.core(at: now)
             if group.timeline.rate == 0 { break }
             if let wall {
@@ -83,9 +82,9 @@ enum PlayWall {
 
     /// Waits, checking every 10 ms, until `condition` holds, or fails after `seconds` saying `what`.
     private static func until(_ seconds: Double, _ what: String, _ condition: () -> Bool) async throws {
-        let deadline = MonotonicClock.now() + MediaTime.nanoseconds(seconds: seconds)
+        let deadline = HostInstant.now() + .seconds(seconds)
         while !condition() {
-            guard MonotonicClock.now() < deadline else { throw CLIError.failure("timed out: \(what)") }
+            guard HostInstant.now() < deadline else { throw CLIError.failure("timed out: \(what)") }
             try await Task.sleep(for: .milliseconds(10))
         }
     }

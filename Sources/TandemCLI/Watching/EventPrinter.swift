@@ -103,5 +103,5 @@ final class EventPrinter: Sendable {
         }
     }
 
-    private static var now: LocalInstant { LocalInstant(nanoseconds: MonotonicClock.now()) }
+    private static var now: LocalInstant { SystemClock().instant() }
 }

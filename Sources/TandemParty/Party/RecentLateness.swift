@@ -7,7 +7,7 @@ import TandemMedia
 /// can give the median over about the last second. It keeps the newest `capacity`.
 final class RecentLateness: VideoSink {
     private let capacity: Int
-    private let state = Mutex((entries: [(at: Nanoseconds, lateness: Nanoseconds)](), next: 0))
+    private let state = Mutex((entries: [(at: HostInstant, lateness: TimeSpan)](), next: 0))
 
     /// Keeps up to `capacity` pictures (a second and more at any frame rate up to 120).
     init(capacity: Int = 128) {
@@ -16,7 +16,7 @@ final class RecentLateness: VideoSink {
 
     func present(_ frame: VideoFrame, _ presentation: Presentation) {
         guard !presentation.isStill else { return }
-        let entry = (at: MonotonicClock.now(), lateness: presentation.lateness)
+        let entry = (at: HostInstant.now(), lateness: TimeSpan(nanoseconds: presentation.lateness))
         let capacity = capacity
         state.withLock { state in
             if state.entries.count < capacity {
@@ -28,9 +28,9 @@ final class RecentLateness: VideoSink {
         }
     }
 
-    /// The median lateness of the pictures presented at or after monotonic instant `since`, in
-    /// nanoseconds; nil when there were none.
-    func median(since: Nanoseconds) -> Nanoseconds? {
+    /// The median lateness of the pictures presented at or after `since`; nil when there were
+    /// none.
+    func median(since: HostInstant) -> TimeSpan? {
         let recent = state.withLock { $0.entries.filter { $0.at >= since }.map(\.lateness) }.sorted()
         guard !recent.isEmpty else { return nil }
         return recent[recent.count / 2]

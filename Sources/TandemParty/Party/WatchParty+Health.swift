@@ -62,7 +62,7 @@ extension WatchParty {
         }
         if state == .playing {
             if let recent = watching.lateness {
-                lateness = recent.median(since: MonotonicClock.now() - 1_000_000_000).map { Int($0 / 1_000) }
+                lateness = recent.median(since: HostInstant.now() - .seconds(1)).map { Int($0.nanoseconds / 1_000) }
             } else if let mpv = watching.mpv, let last = mpv.statistics.lastError {
                 // mpv's last reading against the timeline: ahead is early.
                 lateness = Int(-last / 1_000)

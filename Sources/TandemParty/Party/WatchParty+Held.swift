@@ -59,5 +59,5 @@ extension WatchParty {
         for _ in 0..<stale { refuse(HeldChanges.refusal) }
     }
 
-    private static var monotonicNow: LocalInstant { LocalInstant(nanoseconds: MonotonicClock.now()) }
+    private static var monotonicNow: LocalInstant { SystemClock().instant() }
 }

@@ -1,3 +1,4 @@
+import TandemClock
 import Foundation
 import Tandem
 import TandemPlayback
@@ -21,7 +22,7 @@ extension WatchParty {
     /// Watches with mpv on `item`. `streaming` streams to mpv the queue's entries this
     /// participant holds no file of (unless it refuses streaming), and suspends this participant
     /// (without holding the group) while no holder of a streamed item is left.
-    func runWithMpv(item: PlaybackItem, streaming: SessionStreaming, streamedAt: Int64?,
+    func runWithMpv(item: PlaybackItem, streaming: SessionStreaming, streamedAt: HostInstant?,
                     whileWatching: @escaping @Sendable () async -> Void) async throws -> Ending {
         let log: PresentationLog?
         do {

@@ -10,7 +10,7 @@ extension WatchParty {
     /// mpv is told in order, and of texts that come faster than mpv takes them the newest wins.
     public func showOnScreen(_ line: String) {
         guard configuration.player == .mpv, !over.load(ordering: .relaxed) else { return }
-        let now = LocalInstant(nanoseconds: MonotonicClock.now())
+        let now = SystemClock().instant()
         let lines = onScreen.withLock { $0.add(line, at: now) }
         screenSink.yield(lines)
     }

@@ -91,14 +91,14 @@ extension WatchParty {
         await withDiscardingTaskGroup { flusher in
             flusher.addTask {
                 while !Task.isCancelled {
-                    let now = LocalInstant(nanoseconds: MonotonicClock.now())
+                    let now = SystemClock().instant()
                     let wait = shared.tally.withLock { $0.nextFlush }.map { max(.milliseconds(1), $0 - now) } ?? RejectionTally.defaultInterval
                     try? await Task.sleep(for: .nanoseconds(wait.nanoseconds))
-                    report(shared.tally.withLock { $0.flush(now: LocalInstant(nanoseconds: MonotonicClock.now())) })
+                    report(shared.tally.withLock { $0.flush(now: SystemClock().instant()) })
                 }
             }
             for await rejection in session.rejections {
-                report(shared.tally.withLock { $0.record(rejection, now: LocalInstant(nanoseconds: MonotonicClock.now())) })
+                report(shared.tally.withLock { $0.record(rejection, now: SystemClock().instant()) })
             }
             flusher.cancelAll()
         }

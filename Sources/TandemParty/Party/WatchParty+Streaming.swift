@@ -35,7 +35,7 @@ extension WatchParty {
         var streamed: StreamedItem?
         /// When the stream began opening, on the raw CLOCK_MONOTONIC (ns): the `joined` event's
         /// `monotonic_ns`.
-        var streamedAt: Int64?
+        var streamedAt: HostInstant?
     }
 
     /// How long a joiner without the file waits for a holder to say what the group's item is.
@@ -87,7 +87,7 @@ extension WatchParty {
             return OpenedItem(item: PlaybackItem(file: match, identifier: name), identity: ContentIdentity.content(of: identity), streamed: nil)
         }
         // The `joined` event before the stream opens, so that what follows it is the stream's time.
-        let streamedAt = MonotonicClock.now()
+        let streamedAt = HostInstant.now()
         if announcesJoined { emitJoined(streamedAt: streamedAt) }
         let streamed: StreamedItem
         do {

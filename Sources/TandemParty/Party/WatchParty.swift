@@ -247,11 +247,11 @@ public final class WatchParty: Sendable {
         return ending
     }
 
-    /// The `joined` event; `streamedAt`, for a streamed item, the raw monotonic instant its
-    /// stream begins opening.
-    func emitJoined(streamedAt: Int64? = nil, player: String? = nil, mpvIPC: String? = nil) {
+    /// The `joined` event; `streamedAt`, for a streamed item, the instant its stream begins
+    /// opening (the event gives its raw monotonic nanoseconds).
+    func emitJoined(streamedAt: HostInstant? = nil, player: String? = nil, mpvIPC: String? = nil) {
         emit(.joined(.init(session: session.id.uuidString, participant: session.localParticipant.displayName, item: session.activity.item,
-                           player: player, mpvIPC: mpvIPC, streamed: streamedAt.map { _ in true }, monotonicNanoseconds: streamedAt)))
+                           player: player, mpvIPC: mpvIPC, streamed: streamedAt.map { _ in true }, monotonicNanoseconds: streamedAt?.nanoseconds)))
     }
 
     /// The files watched: `media`, or "" alone for a joiner that streams.
