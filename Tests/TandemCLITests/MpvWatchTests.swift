@@ -265,24 +265,6 @@ struct FrameFlipAnalysisTests {
         return false
     }
 
-    /// The furthest position the mpv at `socket` is read at while it plays `name`, until it plays
-    /// something else or `timeout` seconds pass, and every file name it was read playing.
-    func furthestPosition(in name: String, at socket: String, timeout: Double = 15) async throws -> (Double, Set<String>) {
-        let mpv = try await MpvConnection.connect(path: socket, timeout: .seconds(10))
-        defer { mpv.close() }
-        let deadline = Date().addingTimeInterval(timeout)
-        var furthest = 0.0
-        var names: Set<String> = []
-        while Date() < deadline {
-            let shown = try await mpv.get("filename").string
-            names.insert(shown ?? "none")
-            if shown == name, let position = try? await mpv.get("time-pos").double { furthest = max(furthest, position) }
-            if shown != name, furthest > 0 { break }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return (furthest, names)
-    }
-
     @Test func mpvPeersAdvanceTogetherAndMoveThroughTheQueue() async throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }
@@ -296,10 +278,7 @@ struct FrameFlipAnalysisTests {
         }
         #expect(try await filename(joinerSocket) == first.name)
 
-        // Played to the end of the first (4 s): both move to the second. mpv holds one item, and
-        // loads the next one a moment before its instant, not when the group pre-rolls it (a
-        // second ahead): the first plays on nearly to its end.
-        async let furthest = furthestPosition(in: first.name, at: hostSocket)
+        // Played to the end of the first (4 s): both move to the second.
         #expect(host.send("play") != nil)
         for process in [host, joiner] {
             #expect(process.waitUntil(timeout: 15) { $0.contains { $0.event == "item" && $0.identifier == second.name && $0.index == 1 } },
@@ -307,8 +286,6 @@ struct FrameFlipAnalysisTests {
         }
         #expect(try await waitForFile(second.name, at: hostSocket), "the host's mpv did not move on")
         #expect(try await waitForFile(second.name, at: joinerSocket), "the joiner's mpv did not move on")
-        let (shown, names) = try await furthest
-        #expect(shown >= 4 - 0.75, "the host's mpv stopped the first item at \(shown) s of 4 (read playing \(names.sorted()))")
 
         // `prev` from the joiner: both back to the first.
         #expect(joiner.send("prev") != nil)
