@@ -18,7 +18,7 @@ private func contents(_ machine: SessionMachine<Quiz>) -> [OrderedContent] { mac
 /// a late joiner holding the newest secret reads the history from before and after.
 @Suite struct SessionRemovalTests {
     /// A change to the next epoch for everyone of `members` (their keys), with its secret.
-    private func epochChange(_ epoch: UInt8, for members: [BodySealer]) throws -> (EpochChange, SessionSecret) {
+    private func epochChange(_ epoch: UInt16, for members: [BodySealer]) throws -> (EpochChange, SessionSecret) {
         let secret = SessionSecret()
         let keys = Dictionary(uniqueKeysWithValues: members.map { ($0.localID, $0.identity.publicKey) })
         return (try #require(EpochChange(epoch: epoch, secret: secret, for: keys)), secret)
