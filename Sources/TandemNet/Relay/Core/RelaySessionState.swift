@@ -177,6 +177,8 @@ struct RelaySessionState: Sendable {
     /// (`RelayAuthority.Change.reinstate`), as the participants' role book does. Cleared by a
     /// reinstatement; a removal takes its target out.
     var displacedKeys: [[UInt8]] = []
+    /// The key of the claimant whose claim the relay took last, while one of those it displaced
+    /// may still take the role back.
     var claimantKey: [UInt8]?
     /// Why the relay dropped the participants it dropped lately (too far behind, flooding, a
     /// protocol violation), newest last, at most `RelaySessionState.rememberedDrops`: a
