@@ -247,6 +247,34 @@ private func contents(_ machine: SessionMachine<Quiz>) -> [OrderedContent] { mac
         #expect(carried.count == RoleRecord.maximumHistorySecrets && carried.keys.min() == 5 && carried[300] == older[300])
     }
 
+    @Test func aJoinerPastMoreEpochsThanAHistoryCarriesFindsTheRestInTheOlderHistories() throws {
+        // The host moves through 1,030 epochs; its history record in epoch 6 hands on 0 to 5, the
+        // one in epoch 1,030 the newest 1,024 before it (6 to 1,029).
+        var group = RoleTestGroup()
+        let host = group.member()
+        var secrets: [UInt16: SessionSecret] = [0: group.secret]
+        for epoch in UInt16(1)...1030 { secrets[epoch] = SessionSecret() }
+        func history(in epoch: UInt16, _ group: inout RoleTestGroup) -> OrderedDelivery {
+            host.learn(secrets[epoch]!, epoch: epoch, replacing: true)
+            _ = host.advance(to: epoch)
+            return group.role(.epochHistory(secrets.filter { $0.key < epoch }), by: host)
+        }
+        let records = [history(in: 6, &group), history(in: 1030, &group)]
+        #expect(records.map { Sealer.epoch(of: $0.body) } == [6, 1030])
+
+        // Dan holds only the newest secret: the newest history names 6 to 1,029, and the one in
+        // epoch 6, which it then opens, the rest.
+        let dan = BodySealer(secret: secrets[1030]!, sessionID: group.sessionID, identity: SigningKeyPair(), epoch: 1030)
+        dan.learnEpochs(from: records)
+        #expect(dan.secrets.count == 1031)
+        #expect(dan.secret(of: 0) == group.secret && dan.secret(of: 5) == secrets[5] && dan.secret(of: 6) == secrets[6])
+        #expect(dan.secret(of: 1029) == secrets[1029])
+        // With the newest history alone, the epochs before 6 stay unknown.
+        let eve = BodySealer(secret: secrets[1030]!, sessionID: group.sessionID, identity: SigningKeyPair(), epoch: 1030)
+        eve.learnEpochs(from: [records[1]])
+        #expect(eve.secrets.count == 1025 && eve.secret(of: 5) == nil)
+    }
+
     @Test func anInviteNamesItsEpochAndABadOneSaysSo() throws {
         var invitation = Invitation(host: "relay.example", port: 7462, sessionID: UUID(), secret: SessionSecret())
         #expect(!invitation.description.contains("e="))
