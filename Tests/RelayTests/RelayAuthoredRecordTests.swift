@@ -201,6 +201,20 @@ struct RelayAuthoredRecordTests {
         author(&core, [0x00, 0x52, 7], .epoch(256, verifier: next.sessionKey.publicKey, removed: nil), by: ids[0], counter: 256, on: 1, sequences)
         #expect(core.sessions[fixture.session]?.epoch == 256)
         #expect(admits(next, &core, connection: 10))
+        // On to 1,100: the relay keeps the newest 1,024 earlier verifiers, and a snapshot of the
+        // session reads back with them.
+        for number in UInt16(257)...1100 {
+            let verifier = [UInt8(truncatingIfNeeded: number >> 8), UInt8(truncatingIfNeeded: number)] + [UInt8](repeating: 9, count: 30)
+            _ = core.onFrame(.authority(sequence: sequences.next(1), RelayAuthority.signed(
+                .epoch(number, verifier: verifier, removed: nil), session: fixture.session, counter: UInt64(number), by: TestIdentities.key(of: ids[0]))),
+                from: RelayConnectionID(1), at: 1)
+        }
+        let state = try #require(core.sessions[fixture.session])
+        #expect(state.epoch == 1100 && state.formerKeys.count == RelayCore.maximumFormerKeys)
+        #expect(state.formerKeys.first?.prefix(2) == [0, 76], "the oldest kept is epoch 76's: 1,100 − 1,024")
+        let decoded = try ClusterSessionSnapshot.decode(ClusterSessionSnapshot.encode(state, homes: [:]), session: fixture.session).state
+        #expect(decoded.epoch == 1100 && decoded.formerKeys == state.formerKeys)
+
         // A statement says so in two bytes, and reads back.
         let statement = RelayAuthority.signed(.epoch(300, verifier: next.sessionKey.publicKey, removed: nil), session: fixture.session, counter: 1,
                                               by: TestIdentities.key(of: ids[0]))
