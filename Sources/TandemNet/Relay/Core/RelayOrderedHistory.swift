@@ -35,7 +35,8 @@ import TandemWire
 /// oldest records whatever their retention.
 ///
 /// Every operation works in place: an append costs the same however much is kept, and drops
-/// come off the front of a queue (three queues, one per retention, each in order).
+/// come off the front of a queue (one per retention and one for the pinned records, each in
+/// order).
 struct RelayOrderedHistory: Sendable {
     /// How many publishers' newest snapshots are kept as fallbacks (besides the two newest).
     static let maximumPublishers = 4
