@@ -170,8 +170,8 @@ public enum RelayFrame: Sendable, Hashable {
     /// The frame's payload size in bytes that matter for rate limits and memory bounds.
     public var payloadSize: Int {
         switch self {
-        case let .message(_, _, _, body), let .delivery(_, _, _, body), let .proposal(_, _, body),
-             let .authoredProposal(_, _, body): body.count
+        case let .message(_, _, _, body), let .delivery(_, _, _, body), let .proposal(_, _, body): body.count
+        case let .authoredProposal(_, _, body): body.count + RelayAuthority.maximumLength
         case let .ordered(_, entry), let .historyEntry(entry): entry.body.count
         case let .attachmentChunk(_, _, data), let .loadChunk(_, _, data): data.count
         case let .hello(hello): hello.activity.count
