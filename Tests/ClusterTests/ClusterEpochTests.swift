@@ -117,6 +117,43 @@ struct ClusterEpochTests {
     }
 }
 
+extension ClusterEpochTests {
+    @Test("a role record with its maker's statement is taken and pinned alike on every relay, and a snapshot carries the pins and a claim's displaced")
+    func authoredRecordsOnEveryRelay() throws {
+        var world = ReplicaWorld(relays: 2)
+        let session = SessionFixture()
+        let host = world.admit(session, on: 0, connection: 1, create: true)
+        let ben = world.admit(session, on: 1, connection: 1)
+        let next = SessionFixture(id: session.id, key: SigningKeyPair())
+        // The host, alone on its relay, rekeys: the statement goes with the record.
+        let rekey = RelayAuthority.signed(.epoch(1, verifier: next.key.publicKey, removed: nil), session: session.id, counter: 1,
+                                          by: try #require(world.identity(of: host)))
+        world.send(.authoredProposal(sequence: 1, statement: rekey, body: [0x00, 0x52, 7]), from: 0, connection: 1, at: 1_000)
+        for sequence in UInt64(1)...30 {
+            world.send(.proposal(sequence: sequence, retention: .kept, body: [UInt8(sequence)]), from: 1, connection: 1, at: 1_000)
+        }
+        world.pump(at: 2_000)
+        for core in world.cores {
+            let state = try #require(core.sessions[session.id])
+            #expect(state.epoch == 1 && state.key == next.key.publicKey)
+            #expect(state.orderedHistory.pinnedCount == 1 && state.orderedHistory.count == 31)
+            #expect(state.orderedHistory.all.first?.body == [0x00, 0x52, 7])
+        }
+        // The host leaves; Ben claims; the snapshot carries the pins and whom the claim displaced.
+        world.send(.leave(sequence: 2), from: 0, connection: 1, at: 3_000)
+        world.pump(at: 3_500)
+        let claim = RelayAuthority.signed(.claim, session: session.id, counter: 1, by: try #require(world.identity(of: ben)))
+        world.send(.authoredProposal(sequence: 31, statement: claim, body: [0x00, 0x52, 4]), from: 1, connection: 1, at: 4_000)
+        world.pump(at: 5_000)
+        let state = try #require(world.cores[0].sessions[session.id])
+        #expect(state.orderedHistory.pinnedCount == 2 && state.displacedKeys.count == 1 && state.claimantKey != nil)
+        let decoded = try ClusterSessionSnapshot.decode(ClusterSessionSnapshot.encode(state, homes: [:]), session: session.id).state
+        #expect(decoded.orderedHistory.pinnedCount == 2 && decoded.orderedHistory.all == state.orderedHistory.all)
+        #expect(decoded.orderedHistory.pinnedBytes == state.orderedHistory.pinnedBytes)
+        #expect(decoded.displacedKeys == state.displacedKeys && decoded.claimantKey == state.claimantKey && decoded.epoch == 1)
+    }
+}
+
 extension ReplicaWorld {
     /// A signed statement of the participant `id` admitted here, about `session`, as its link
     /// sends one.

@@ -153,7 +153,7 @@ struct IdentityHandshakeTests {
     }
 
     @Test("a hello of another protocol version is refused in a frame that version reads, naming both",
-          arguments: [UInt8(2), 3])
+          arguments: [UInt8(2), 3, 11])
     func versionRefusal(peerVersion: UInt8) {
         var core = RelayCore()
         let connection = RelayConnectionID(1)

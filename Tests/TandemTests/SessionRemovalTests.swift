@@ -18,7 +18,7 @@ private func contents(_ machine: SessionMachine<Quiz>) -> [OrderedContent] { mac
 /// a late joiner holding the newest secret reads the history from before and after.
 @Suite struct SessionRemovalTests {
     /// A change to the next epoch for everyone of `members` (their keys), with its secret.
-    private func epochChange(_ epoch: UInt8, for members: [BodySealer]) throws -> (EpochChange, SessionSecret) {
+    private func epochChange(_ epoch: UInt16, for members: [BodySealer]) throws -> (EpochChange, SessionSecret) {
         let secret = SessionSecret()
         let keys = Dictionary(uniqueKeysWithValues: members.map { ($0.localID, $0.identity.publicKey) })
         return (try #require(EpochChange(epoch: epoch, secret: secret, for: keys)), secret)
@@ -70,7 +70,7 @@ private func contents(_ machine: SessionMachine<Quiz>) -> [OrderedContent] { mac
         #expect(benOpens == .failure(.unknownEpoch))
         // Nor can he forge its epoch byte to reach an old key.
         var relabelled = after.body
-        relabelled[0] = 0
+        relabelled[1] = 0
         #expect(ben.open(relabelled, expecting: SessionMachine<Quiz>.expectation(ordered: after)) == .failure(.malformed))
 
         // What Ben still signs under the old key is refused by everyone, ordered or not.
@@ -208,9 +208,71 @@ private func contents(_ machine: SessionMachine<Quiz>) -> [OrderedContent] { mac
         #expect(RoleRecord.decode(Array(kick.dropLast())) == nil)
         #expect(RoleRecord.decode(kick + [0]) == nil)
         // The same epoch named twice in a history is no record.
-        #expect(RoleRecord.decode([0x00, 0x52, 8, 2, 0] + secret.bytes + [0] + secret.bytes) == nil)
+        #expect(RoleRecord.decode([0x00, 0x52, 8, 0, 2, 0, 0] + secret.bytes + [0, 0] + secret.bytes) == nil)
+        #expect(RoleRecord.decode([0x00, 0x52, 8, 0, 2, 0, 0] + secret.bytes + [0, 1] + secret.bytes) != nil)
         // Nor a key sealed to no point on the curve.
         #expect(SigningKeyPair.sealBox(secret.bytes, to: [UInt8](repeating: 0, count: 31)) == nil)
+    }
+
+    @Test func theEpochGoesPastTheOneByteItOnceWas() throws {
+        // The book moves through 256 changes and on: the 256th is the next epoch like any other.
+        let ana = UUID()
+        var book = RoleBook(creator: ana)
+        for number in 1...UInt16(256) {
+            let change = EpochChange(epoch: number, verifier: SessionSecret().verifier, boxes: [:])
+            #expect(book.apply(.rekey(change), by: ana, order: UInt64(number))?.refusal == nil)
+        }
+        #expect(book.current.epoch == 256)
+        #expect(book.refusal(of: .rekey(EpochChange(epoch: 256, verifier: SessionSecret().verifier, boxes: [:])), by: ana)?
+            .hasPrefix("made for epoch 256 while the session is in epoch 256") == true)
+
+        // A body sealed in epoch 256 names it in two bytes; the key of epoch 0, or a body whose
+        // epoch bytes were changed to 0, opens nothing (the epoch is bound into the sealing).
+        let secret = SessionSecret()
+        let session = UUID()
+        let sealer = Sealer(secret: secret, sessionID: session, epoch: 256)
+        let sealed = sealer.seal(Array("{}".utf8))
+        #expect(Sealer.epoch(of: sealed) == 256 && sealed[0] == 1 && sealed[1] == 0)
+        #expect(sealer.open(sealed) == Array("{}".utf8))
+        var relabelled = sealed
+        relabelled[0] = 0
+        #expect(Sealer(secret: secret, sessionID: session, epoch: 0).open(relabelled) == nil)
+
+        // A history carries the newest older secrets, at most `maximumHistorySecrets` of them.
+        let older = Dictionary(uniqueKeysWithValues: (0..<UInt16(RoleRecord.maximumHistorySecrets + 5)).map { ($0, SessionSecret()) })
+        guard case .epochHistory(let carried)? = RoleRecord.decode(RoleRecord.encode(.epochHistory(older))) else {
+            Issue.record("the history does not read back")
+            return
+        }
+        #expect(carried.count == RoleRecord.maximumHistorySecrets && carried.keys.min() == 5 && carried[300] == older[300])
+    }
+
+    @Test func aJoinerPastMoreEpochsThanAHistoryCarriesFindsTheRestInTheOlderHistories() throws {
+        // The host moves through 1,030 epochs; its history record in epoch 6 hands on 0 to 5, the
+        // one in epoch 1,030 the newest 1,024 before it (6 to 1,029).
+        var group = RoleTestGroup()
+        let host = group.member()
+        var secrets: [UInt16: SessionSecret] = [0: group.secret]
+        for epoch in UInt16(1)...1030 { secrets[epoch] = SessionSecret() }
+        func history(in epoch: UInt16, _ group: inout RoleTestGroup) -> OrderedDelivery {
+            host.learn(secrets[epoch]!, epoch: epoch, replacing: true)
+            _ = host.advance(to: epoch)
+            return group.role(.epochHistory(secrets.filter { $0.key < epoch }), by: host)
+        }
+        let records = [history(in: 6, &group), history(in: 1030, &group)]
+        #expect(records.map { Sealer.epoch(of: $0.body) } == [6, 1030])
+
+        // Dan holds only the newest secret: the newest history names 6 to 1,029, and the one in
+        // epoch 6, which it then opens, the rest.
+        let dan = BodySealer(secret: secrets[1030]!, sessionID: group.sessionID, identity: SigningKeyPair(), epoch: 1030)
+        dan.learnEpochs(from: records)
+        #expect(dan.secrets.count == 1031)
+        #expect(dan.secret(of: 0) == group.secret && dan.secret(of: 5) == secrets[5] && dan.secret(of: 6) == secrets[6])
+        #expect(dan.secret(of: 1029) == secrets[1029])
+        // With the newest history alone, the epochs before 6 stay unknown.
+        let eve = BodySealer(secret: secrets[1030]!, sessionID: group.sessionID, identity: SigningKeyPair(), epoch: 1030)
+        eve.learnEpochs(from: [records[1]])
+        #expect(eve.secrets.count == 1025 && eve.secret(of: 5) == nil)
     }
 
     @Test func anInviteNamesItsEpochAndABadOneSaysSo() throws {
@@ -226,6 +288,9 @@ private func contents(_ machine: SessionMachine<Quiz>) -> [OrderedContent] { mac
         #expect(try Invitation(parsing: invitation.description) == invitation)
         #expect(invitation.expiry?.timeIntervalSince1970 == 1_800_000_000)
         #expect(throws: InvitationError.self) { try Invitation(parsing: invitation.description + "&x=AAAA") }
-        #expect(throws: InvitationError.self) { try Invitation(parsing: invitation.description.replacingOccurrences(of: "e=4", with: "e=256")) }
+        #expect(throws: InvitationError.self) { try Invitation(parsing: invitation.description.replacingOccurrences(of: "e=4", with: "e=65536")) }
+        // Past the one-byte epochs: an invite of epoch 256 names it.
+        invitation.epoch = 256
+        #expect(try Invitation(parsing: invitation.description).epoch == 256)
     }
 }

@@ -275,17 +275,23 @@ import TandemWire
         var group = RoleTestGroup()
         let (host, ana) = (group.member(), group.member())
         var hostMachine = try group.joined(host, "host", creator: host, others: [(ana, "ana")])
-        func counter(_ bytes: [UInt8]) -> UInt64? { RoleRecord.decodeWithStatement(bytes)?.statement?.counter }
+        func counter(_ record: (bytes: [UInt8], statement: RelayAuthority?)) -> UInt64? {
+            // The statement sent with the record is the one inside it.
+            #expect(RoleRecord.decodeWithStatement(record.bytes)?.statement == record.statement)
+            return record.statement?.counter
+        }
         // Two changes made before either is ordered count 1 and 2.
         #expect(counter(hostMachine.recordBytes(for: .grant(ana.localID))) == 1)
         #expect(counter(hostMachine.recordBytes(for: .revoke(ana.localID))) == 2)
         // Past the orders seen since.
         for _ in 0..<5 { _ = hostMachine.onRelayEvent(.ordered(group.ordered(Array("{}".utf8), by: ana)), at: group.now) }
         #expect(counter(hostMachine.recordBytes(for: .grant(ana.localID))) == 6)
-        // A policy carries who may end, which the relay enforces; a reinstatement carries nothing.
-        #expect(RoleRecord.decodeWithStatement(hostMachine.recordBytes(for: .policy(SessionPolicy())))?.statement?.change
+        // A policy carries who may end, which the relay enforces; a reinstatement and an epoch
+        // history carry theirs, by which the relay mirrors the one and pins both.
+        #expect(RoleRecord.decodeWithStatement(hostMachine.recordBytes(for: .policy(SessionPolicy())).bytes)?.statement?.change
             == .ending(operatorsOnly: false))
-        #expect(RoleRecord.decodeWithStatement(hostMachine.recordBytes(for: .reinstate))?.statement == nil)
+        #expect(RoleRecord.decodeWithStatement(hostMachine.recordBytes(for: .reinstate).bytes)?.statement?.change == .reinstate)
+        #expect(hostMachine.recordBytes(for: .epochHistory([:])).statement?.change == .epochHistory)
     }
 
     @Test func aParticipantNamedDepartedWhileHereTakesItsRoleBack() throws {

@@ -6,12 +6,15 @@ extension BodySealer {
     /// Learns older epochs' keys from the epoch-history records (`RoleChange.epochHistory`) in
     /// `history` that open, for a joiner whose invite holds a newer epoch's secret than some of
     /// the history (and the activity, sealed when the session began): the records under keys it
-    /// holds are looked at, newest keys first learned, until none it has not looked at opens.
-    /// Nothing else is read or changed (no replay window moves), so the history is then taken
-    /// in order, with every key found, as any other joiner's.
+    /// holds are looked at, newest keys first learned, while an epoch below the newest it holds
+    /// is missing and a record it has not looked at opens (a history carries the newest
+    /// `RoleRecord.maximumHistorySecrets` older keys, so the older ones come from an older
+    /// epoch's history, opened with a key learned from a newer one). Nothing else is read or
+    /// changed (no replay window moves), so the history is then taken in order, with every key
+    /// found, as any other joiner's.
     func learnEpochs(from history: [OrderedDelivery]) {
         var looked = Set<Int>()
-        while history.contains(where: { Sealer.epoch(of: $0.body).map { secret(of: $0) == nil } ?? false }) {
+        while let newest = secrets.keys.max(), secrets.count <= Int(newest) {
             let known = secrets
             let candidates = history.indices.filter { index in
                 !looked.contains(index) && Sealer.epoch(of: history[index].body).map { known[$0] != nil } == true

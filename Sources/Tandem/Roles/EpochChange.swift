@@ -16,14 +16,14 @@ public struct EpochChange: Sendable, Hashable {
     static let boxLength = 32 + SigningKeyPair.sealedBoxOverhead
 
     /// The new epoch.
-    public let epoch: UInt8
+    public let epoch: UInt16
     /// The public half of the new secret's signing key (`SessionSecret.verifier`).
     public let verifier: [UInt8]
     /// The new secret, sealed to each remaining participant's key, by identity.
     public let boxes: [UUID: [UInt8]]
 
     /// A change as it was decoded from a record.
-    init(epoch: UInt8, verifier: [UInt8], boxes: [UUID: [UInt8]]) {
+    init(epoch: UInt16, verifier: [UInt8], boxes: [UUID: [UInt8]]) {
         self.epoch = epoch
         self.verifier = verifier
         self.boxes = boxes
@@ -31,7 +31,7 @@ public struct EpochChange: Sendable, Hashable {
 
     /// A change to `epoch` under `secret`, sealed to each of `keys` (participants' public keys by
     /// identity); nil when there are more than `maximumBoxes` or a key cannot take a box.
-    init?(epoch: UInt8, secret: SessionSecret, for keys: [UUID: [UInt8]]) {
+    init?(epoch: UInt16, secret: SessionSecret, for keys: [UUID: [UInt8]]) {
         guard keys.count <= Self.maximumBoxes else { return nil }
         var boxes: [UUID: [UInt8]] = [:]
         for (id, key) in keys {

@@ -78,7 +78,7 @@ extension GroupSession {
             if let excluded { keys[excluded] = nil }
             return (machine.roleBook.current.epoch, keys)
         }
-        guard epoch < .max else { throw GroupSessionError(.notPermitted, "the session has used every epoch (start a new one)") }
+        guard epoch < .max else { throw GroupSessionError(.notPermitted, "the session has used all \(UInt16.max) epochs (start a new one)") }
         guard let change = EpochChange(epoch: epoch + 1, secret: SessionSecret(), for: keys) else {
             throw GroupSessionError(.notPermitted, "a new key can be handed to at most \(EpochChange.maximumBoxes) participants")
         }
@@ -121,10 +121,24 @@ extension GroupSession {
             if let refusal = machine.roleBook.refusal(of: change, by: localParticipant.id) {
                 return .failure(GroupSessionError(.notPermitted, subject.map { "\($0.displayName): \(refusal)" } ?? refusal))
             }
-            let bytes = machine.recordBytes(for: change)
-            return Result { () throws(GroupSessionError) in try sendOrdered(bytes, kind: .roles, retention: .kept) }
+            return Result { () throws(GroupSessionError) in try sendRoleRecord(change) }
         }
         try sent.get()
+    }
+
+    /// Seals `change` as this participant's role record and sends it for ordering with its
+    /// statement for the relay (`SessionMachine.recordBytes(for:)`), on the loop.
+    func sendRoleRecord(_ change: RoleChange) throws(GroupSessionError) {
+        loop.preconditionInLoop()
+        let (bytes, statement) = machine.recordBytes(for: change)
+        guard let statement, let link = sendingLink as? RelayClientLink else {
+            return try sendOrdered(bytes, kind: .roles, retention: .kept)
+        }
+        do {
+            try link.sendOrdered(bodies.seal(bytes, kind: .roles, path: .ordered, retention: .kept), statement: statement)
+        } catch {
+            throw GroupSessionError.from(error)
+        }
     }
 
     /// Carries out the machine's review of who holds the roles (a handover's claim, or taking
@@ -135,7 +149,7 @@ extension GroupSession {
         for directive in machine.onRolesReview() {
             switch directive {
             case .send(let change):
-                if (try? sendOrdered(machine.recordBytes(for: change), kind: .roles, retention: .kept)) == nil { machine.answeredRoles = nil }
+                if (try? sendRoleRecord(change)) == nil { machine.answeredRoles = nil }
             }
         }
     }

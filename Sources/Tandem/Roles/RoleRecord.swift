@@ -11,18 +11,22 @@ import TandemWire
 ///     16         the participant (grant, revoke, kick)
 ///     u8 u8      playback, ending: 0 everyone, 1 operators (policy)
 ///     u8 + n×16  the departed operators (claim; at most `RoleBook.maximumOperators`)
-///     u8 32      the new epoch and its verifier (kick, rekey), then
+///     u16 32     the new epoch and its verifier (kick, rekey), then
 ///     u16 + n×(16 + 80)  each remaining participant's identity and its sealed box of the
 ///                secret (at most `EpochChange.maximumBoxes`, sorted by identity)
-///     u8 + n×(u8 + 32)   each older epoch and its secret (epoch history)
+///     u16 + n×(u16 + 32) each older epoch and its secret (epoch history; at most
+///                `maximumHistorySecrets`, the newest: a late joiner finds the older ones in
+///                the older epochs' history records, `BodySealer.learnEpochs`)
 ///     [u8 1, statement]  optionally, last: the maker's signed statement of the change for the
 ///                        relay (`RelayAuthority`), which whoever accepts the record hands on
 package enum RoleRecord {
     /// The two bytes that open every role record.
     static let marker: [UInt8] = [0x00, 0x52]
     /// The largest record: a kick handing the most boxes a change holds.
-    static let maximumBytes = marker.count + 1 + 16 + 1 + 32 + 2 + (16 + EpochChange.boxLength) * EpochChange.maximumBoxes
+    static let maximumBytes = marker.count + 1 + 16 + 2 + 32 + 2 + (16 + EpochChange.boxLength) * EpochChange.maximumBoxes
         + 1 + RelayAuthority.maximumLength
+    /// The most older epochs' secrets an epoch history carries: the newest of them.
+    static let maximumHistorySecrets = 1024
 
     /// Whether an ordered record's plaintext is a role record: the coordinator passes over these.
     package static func isRoleRecord(_ body: [UInt8]) -> Bool {
@@ -60,9 +64,10 @@ package enum RoleRecord {
             write(epochChange, to: &writer)
         case .epochHistory(let secrets):
             writer.uint8(8)
-            writer.uint8(UInt8(secrets.count))
-            for (epoch, secret) in secrets.sorted(by: { $0.key < $1.key }) {
-                writer.uint8(epoch)
+            let newest = secrets.sorted(by: { $0.key < $1.key }).suffix(maximumHistorySecrets)
+            writer.uint16(UInt16(newest.count))
+            for (epoch, secret) in newest {
+                writer.uint16(epoch)
                 writer.fixed(secret.bytes)
             }
         }
@@ -74,7 +79,7 @@ package enum RoleRecord {
     }
 
     private static func write(_ change: EpochChange, to writer: inout ByteWriter) {
-        writer.uint8(change.epoch)
+        writer.uint16(change.epoch)
         writer.fixed(change.verifier, count: 32)
         let boxes = change.boxes.sorted { $0.key.uuidString < $1.key.uuidString }.prefix(EpochChange.maximumBoxes)
         writer.uint16(UInt16(boxes.count))
@@ -85,7 +90,7 @@ package enum RoleRecord {
     }
 
     private static func readEpochChange(_ reader: inout ByteReader) throws(WireError) -> EpochChange? {
-        let epoch = try reader.uint8()
+        let epoch = try reader.uint16()
         let verifier = try reader.fixed(32)
         let count = Int(try reader.uint16())
         guard count <= EpochChange.maximumBoxes else { return nil }
@@ -131,10 +136,11 @@ package enum RoleRecord {
                 guard let epochChange = try readEpochChange(&reader) else { return nil }
                 change = .rekey(epochChange)
             case 8:
-                let count = Int(try reader.uint8())
-                var secrets: [UInt8: SessionSecret] = [:]
+                let count = Int(try reader.uint16())
+                guard count <= maximumHistorySecrets else { return nil }
+                var secrets: [UInt16: SessionSecret] = [:]
                 for _ in 0..<count {
-                    let epoch = try reader.uint8()
+                    let epoch = try reader.uint16()
                     guard let secret = SessionSecret(bytes: try reader.fixed(32)),
                           secrets.updateValue(secret, forKey: epoch) == nil else { return nil }
                 }
@@ -163,9 +169,9 @@ package enum RoleRecord {
 }
 
 extension RoleChange {
-    /// What the change is at the relay, which keeps the operators' keys and the epoch's
-    /// verifier: nil for what it does not mirror (a policy, a reinstatement, an epoch history),
-    /// and for a grant or revocation whose subject's key is not in `keys`.
+    /// What the change is at the relay, which keeps the operators' keys, the epoch's verifier and
+    /// who may end, and keeps every role record whose statement it took apart from the
+    /// history's caps: nil only for a grant or revocation whose subject's key is not in `keys`.
     func relayChange(keys: [UUID: [UInt8]]) -> RelayAuthority.Change? {
         switch self {
         case .grant(let target): keys[target].map { .grant(publicKey: $0) }
@@ -174,7 +180,8 @@ extension RoleChange {
         case .kick(let target, let epochChange): .epoch(epochChange.epoch, verifier: epochChange.verifier, removed: target)
         case .rekey(let epochChange): .epoch(epochChange.epoch, verifier: epochChange.verifier, removed: nil)
         case .policy(let policy): .ending(operatorsOnly: policy.ending == .operators)
-        case .reinstate, .epochHistory: nil
+        case .reinstate: .reinstate
+        case .epochHistory: .epochHistory
         }
     }
 }

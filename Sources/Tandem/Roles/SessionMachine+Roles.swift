@@ -33,18 +33,21 @@ extension SessionMachine {
         return out + handOn(statement, of: change, by: signed.sender) + effects
     }
 
-    /// `change` as the plaintext of this participant's role record. A change the relay mirrors
-    /// (a grant, a revocation, a claim, a removal, a rekey) carries this participant's signed
-    /// statement of it, which every participant that accepts the record hands on to the relay
-    /// (`handOn`), so that the relay learns of it also when its maker has left before the record
-    /// was ordered. The statement's counter grows past every order this participant has seen and
-    /// every counter it used before: the relay takes a signer's statements in increasing
-    /// counters only, and one sender's records are ordered, and so handed on, as they were sent.
-    mutating func recordBytes(for change: RoleChange) -> [UInt8] {
-        guard let relayChange = relayChange(of: change) else { return RoleRecord.encode(change) }
+    /// `change` as the plaintext of this participant's role record, with this participant's
+    /// signed statement of it for the relay (nil only for a grant or revocation whose subject's
+    /// key it does not know). The record goes to the relay with the statement
+    /// (`RelayFrame.authoredProposal`), which the relay takes at the record's order, so that it
+    /// learns of the change even when nobody else is present; the statement is inside the
+    /// record too, and every participant that accepts the record hands it on (`handOn`), which
+    /// the relay refuses by its counter once it took it. The counter grows past every order this
+    /// participant has seen and every counter it used before: the relay takes a signer's
+    /// statements in increasing counters only, and one sender's records are ordered as they
+    /// were sent.
+    mutating func recordBytes(for change: RoleChange) -> (bytes: [UInt8], statement: RelayAuthority?) {
+        guard let relayChange = relayChange(of: change) else { return (RoleRecord.encode(change), nil) }
         authorityCounter = max(authorityCounter, lastOrder ?? 0) + 1
         let statement = RelayAuthority.signed(relayChange, session: bodies.sessionID, counter: authorityCounter, by: bodies.identity)
-        return RoleRecord.encode(change, statement: statement)
+        return (RoleRecord.encode(change, statement: statement), statement)
     }
 
     /// What `change` is at the relay, by the public keys this participant knows.
@@ -55,9 +58,8 @@ extension SessionMachine {
     /// The maker's statement of an accepted change, to hand on to the relay: only one that is
     /// for this session, signed by the record's own signer, saying what the record says, and
     /// whose signature verifies (the relay drops a connection that carries a forged one). The
-    /// relay takes the first copy it sees and refuses the rest by their counter, before any
-    /// signature check. A reinstatement is not mirrored: the relay takes a claim only when no
-    /// operator is present, so none it took displaced anyone still there.
+    /// relay takes the first copy it sees (the maker's own, with the record, when it holds the
+    /// maker as an operator) and refuses the rest by their counter, before any signature check.
     private func handOn(_ statement: RelayAuthority?, of change: RoleChange, by sender: UUID) -> [EventDirective] {
         guard let statement, statement.session == bodies.sessionID, let key = keys[sender],
               RelayAuthenticator.equal(statement.signer, key), statement.change == relayChange(of: change),

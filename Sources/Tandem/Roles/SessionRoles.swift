@@ -18,7 +18,7 @@ public struct SessionRoles: Sendable, Hashable, CustomStringConvertible {
     public internal(set) var removed: Set<UUID> = []
     /// The session's epoch: 0 under the invite's first secret, one more at each removal or
     /// rekey, each under a fresh secret (`EpochChange`).
-    public internal(set) var epoch: UInt8 = 0
+    public internal(set) var epoch: UInt16 = 0
 
     /// Roles with `operators` under `policy`.
     public init(operators: Set<UUID> = [], policy: SessionPolicy = SessionPolicy()) {
@@ -102,7 +102,7 @@ public enum RoleChange: Sendable, Hashable, CustomStringConvertible {
     /// The older epochs' secrets, sealed in the newer epoch this record is sealed under, so that a
     /// late joiner holding only the newest secret reads the whole history (an operator's to
     /// send, after its kick or rekey was accepted).
-    case epochHistory([UInt8: SessionSecret])
+    case epochHistory([UInt16: SessionSecret])
 
     /// The change in a few words, for logs.
     public var description: String {

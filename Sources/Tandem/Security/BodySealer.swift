@@ -54,7 +54,7 @@ final class BodySealer: Sendable {
 
     /// A sealer holding `secret` as the key of `epoch` (an invite's: 0 unless the invite says
     /// otherwise), sealing with it.
-    init(secret: SessionSecret, sessionID: UUID, identity: SigningKeyPair, epoch: UInt8 = 0) {
+    init(secret: SessionSecret, sessionID: UUID, identity: SigningKeyPair, epoch: UInt16 = 0) {
         keyring = Mutex(EpochKeyring(sessionID: sessionID, secret: secret, epoch: epoch))
         self.sessionID = sessionID
         self.identity = identity
@@ -79,24 +79,24 @@ final class BodySealer: Sendable {
     var sealer: Sealer { keyring.withLock { $0.sealing } }
 
     /// The epoch bodies are sealed under now.
-    var epoch: UInt8 { keyring.withLock { $0.sealing.epoch } }
+    var epoch: UInt16 { keyring.withLock { $0.sealing.epoch } }
 
     /// The secret of `epoch`, nil when this participant does not know it.
-    func secret(of epoch: UInt8) -> SessionSecret? { keyring.withLock { $0.secrets[epoch] } }
+    func secret(of epoch: UInt16) -> SessionSecret? { keyring.withLock { $0.secrets[epoch] } }
 
     /// Every epoch's secret this participant knows.
-    var secrets: [UInt8: SessionSecret] { keyring.withLock { $0.secrets } }
+    var secrets: [UInt16: SessionSecret] { keyring.withLock { $0.secrets } }
 
     /// Learns `secret` as the key of `epoch` (a key already held for it is replaced only when
     /// `replacing`), without sealing with it yet.
-    func learn(_ secret: SessionSecret, epoch: UInt8, replacing: Bool = false) {
+    func learn(_ secret: SessionSecret, epoch: UInt16, replacing: Bool = false) {
         keyring.withLock { $0.learn(secret, epoch: epoch, replacing: replacing) }
     }
 
     /// Seals with the key of `epoch` from now on, when it is known and newer than the one in use;
     /// whether it is the one in use afterwards.
     @discardableResult
-    func advance(to epoch: UInt8) -> Bool {
+    func advance(to epoch: UInt16) -> Bool {
         keyring.withLock { $0.advance(to: epoch) }
     }
 

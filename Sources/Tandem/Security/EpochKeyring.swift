@@ -9,13 +9,13 @@ import Foundation
 struct EpochKeyring: Sendable {
     let sessionID: UUID
     /// Each known epoch's secret.
-    private(set) var secrets: [UInt8: SessionSecret]
+    private(set) var secrets: [UInt16: SessionSecret]
     /// Each known epoch's sealer.
-    private(set) var sealers: [UInt8: Sealer]
+    private(set) var sealers: [UInt16: Sealer]
     /// The sealer bodies are sealed with.
     private(set) var sealing: Sealer
 
-    init(sessionID: UUID, secret: SessionSecret, epoch: UInt8) {
+    init(sessionID: UUID, secret: SessionSecret, epoch: UInt16) {
         self.sessionID = sessionID
         sealing = Sealer(secret: secret, sessionID: sessionID, epoch: epoch)
         secrets = [epoch: secret]
@@ -23,7 +23,7 @@ struct EpochKeyring: Sendable {
     }
 
     /// Holds `secret` for `epoch`; a secret already held is kept unless `replacing`.
-    mutating func learn(_ secret: SessionSecret, epoch: UInt8, replacing: Bool) {
+    mutating func learn(_ secret: SessionSecret, epoch: UInt16, replacing: Bool) {
         guard replacing || secrets[epoch] == nil else { return }
         secrets[epoch] = secret
         let sealer = Sealer(secret: secret, sessionID: sessionID, epoch: epoch)
@@ -32,7 +32,7 @@ struct EpochKeyring: Sendable {
     }
 
     /// Seals with `epoch`'s key when it is known and not older than the one in use.
-    mutating func advance(to epoch: UInt8) -> Bool {
+    mutating func advance(to epoch: UInt16) -> Bool {
         if let sealer = sealers[epoch], epoch > sealing.epoch { sealing = sealer }
         return sealing.epoch == epoch
     }

@@ -170,7 +170,7 @@ extension GroupSession {
             case .publishRoles(let roles):
                 $roles.storage.value = roles
             case .sendRoleRecord(let change):
-                _ = try? sendOrdered(machine.recordBytes(for: change), kind: .roles, retention: .kept)
+                _ = try? sendRoleRecord(change)
             case .announceAuthority(let statement):
                 (link as? RelayClientLink)?.announce(statement)
             case .followClock:

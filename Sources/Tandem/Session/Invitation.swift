@@ -34,7 +34,7 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
     /// names none, whose session then has no operator.
     public var creator: UUID?
     /// The epoch whose secret `secret` is (`e=` in the query; 0 when absent).
-    public var epoch: UInt8 = 0
+    public var epoch: UInt16 = 0
     /// The invite's ticket when its session's invites expire (`x=` in the query): the expiry,
     /// signed with the creator's key, which the relay checks on its clock (`InviteTicket`).
     public var ticket: [UInt8]?
@@ -124,7 +124,7 @@ public struct Invitation: Sendable, Hashable, CustomStringConvertible {
         let epochs = items.filter { $0.name == "e" }
         guard epochs.count <= 1 else { throw InvitationError("the invite names its epoch (e=) more than once") }
         if let epoch = epochs.first {
-            guard let number = epoch.value.flatMap(UInt8.init) else { throw InvitationError("the invite's epoch (e=) is not a number from 0 to 255") }
+            guard let number = epoch.value.flatMap(UInt16.init) else { throw InvitationError("the invite's epoch (e=) is not a number from 0 to 65535") }
             self.epoch = number
         }
         let tickets = items.filter { $0.name == "x" }

@@ -6,13 +6,14 @@ import Foundation
 /// the session (`RelayCore+Authority.swift`). The relay trusts the signature, never the
 /// connection a statement came on.
 ///
-///     u8   change (1 grant, 2 revoke, 3 claim, 4 epoch, 5 ending)
+///     u8   change (1 grant, 2 revoke, 3 claim, 4 epoch, 5 ending, 6 reinstate, 7 epoch history)
 ///     16   session
 ///     32   signer's public key
 ///     u64  counter, per signer, strictly increasing (a statement seen again changes nothing)
 ///     …    the change's fields: grant and revoke the subject's public key (32); epoch the new
-///          epoch (u8), its verifier (32), and whom it removes (u8 flag, then 16); ending
-///          whether operators alone may end the session (u8 flag)
+///          epoch (u16), its verifier (32), and whom it removes (u8 flag, then 16); ending
+///          whether operators alone may end the session (u8 flag); reinstate and epoch
+///          history none
 ///     64   Ed25519 signature of "tandem relay authority v1" and every byte above
 public struct RelayAuthority: Sendable, Hashable {
     /// What a statement changes at the relay.
@@ -25,14 +26,21 @@ public struct RelayAuthority: Sendable, Hashable {
         case claim
         /// The session moves to `epoch`, whose secret's verifier is `verifier`, removing
         /// `removed` (nil for a rekey).
-        case epoch(UInt8, verifier: [UInt8], removed: UUID?)
+        case epoch(UInt16, verifier: [UInt8], removed: UUID?)
         /// Who may end the session from now on: operators alone, or everyone (the session
         /// policy's `ending`, which the relay enforces on an `end` frame).
         case ending(operatorsOnly: Bool)
+        /// The signer takes back the operator role that a claim took from it (it was named
+        /// departed, though it was there): the claimant's claimed role ends.
+        case reinstate
+        /// The signer, an operator, hands late joiners the session's older keys (a role
+        /// record's `epoch history`): nothing changes at the relay but that it keeps the record
+        /// apart from the history's caps.
+        case epochHistory
     }
 
     /// The most bytes a statement takes written (`write(into:)`): a removal's.
-    package static let maximumLength = 1 + 16 + RelayWireLimits.publicKeyLength + 8 + 1 + RelayWireLimits.publicKeyLength + 1 + 16
+    package static let maximumLength = 1 + 16 + RelayWireLimits.publicKeyLength + 8 + 2 + RelayWireLimits.publicKeyLength + 1 + 16
         + RelayWireLimits.signatureLength
 
     /// The domain every statement's signature is made over first.
@@ -75,6 +83,8 @@ public struct RelayAuthority: Sendable, Hashable {
         case .claim: writer.uint8(3)
         case .epoch: writer.uint8(4)
         case .ending: writer.uint8(5)
+        case .reinstate: writer.uint8(6)
+        case .epochHistory: writer.uint8(7)
         }
         writer.uuid(session)
         writer.fixed(signer, count: RelayWireLimits.publicKeyLength)
@@ -82,10 +92,10 @@ public struct RelayAuthority: Sendable, Hashable {
         switch change {
         case let .grant(key), let .revoke(key):
             writer.fixed(key, count: RelayWireLimits.publicKeyLength)
-        case .claim:
+        case .claim, .reinstate, .epochHistory:
             break
         case let .epoch(epoch, verifier, removed):
-            writer.uint8(epoch)
+            writer.uint16(epoch)
             writer.fixed(verifier, count: RelayWireLimits.publicKeyLength)
             writer.bool(removed != nil)
             if let removed { writer.uuid(removed) }
@@ -112,10 +122,12 @@ public struct RelayAuthority: Sendable, Hashable {
         case 2: change = .revoke(publicKey: try reader.fixed(RelayWireLimits.publicKeyLength))
         case 3: change = .claim
         case 4:
-            let epoch = try reader.uint8()
+            let epoch = try reader.uint16()
             let verifier = try reader.fixed(RelayWireLimits.publicKeyLength)
             change = .epoch(epoch, verifier: verifier, removed: try reader.bool() ? try reader.uuid() : nil)
         case 5: change = .ending(operatorsOnly: try reader.bool())
+        case 6: change = .reinstate
+        case 7: change = .epochHistory
         default:
             throw WireError(.malformed("authority change \(kind)"), context: reader.context)
         }

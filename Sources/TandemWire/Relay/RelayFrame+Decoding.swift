@@ -121,6 +121,9 @@ extension RelayFrame {
             return .end(sequence: try reader.uint64(), reason: try reader.text(limit: RelayWireLimits.maximumTextLength))
         case .authority:
             return .authority(sequence: try reader.uint64(), try RelayAuthority.read(from: &reader))
+        case .authoredProposal:
+            return .authoredProposal(sequence: try reader.uint64(), statement: try RelayAuthority.read(from: &reader),
+                                     body: try reader.bytes(limit: RelayWireLimits.maximumBody))
         case .participantJoined:
             return .participantJoined(sequence: try reader.uint64(), participant: try reader.participant())
         case .delivery:

@@ -45,6 +45,7 @@ extension RelayFrame {
         case .end: .end
         case .proposal: .proposal
         case .authority: .authority
+        case .authoredProposal: .authoredProposal
         case .participantJoined: .participantJoined
         case .participantLeft: .participantLeft
         case .participantAway: .participantAway
@@ -151,6 +152,10 @@ extension RelayFrame {
         case let .authority(sequence, statement):
             writer.uint64(sequence)
             statement.write(into: &writer)
+        case let .authoredProposal(sequence, statement, body):
+            writer.uint64(sequence)
+            statement.write(into: &writer)
+            writer.bytes(body)
         case let .participantJoined(sequence, participant):
             writer.uint64(sequence)
             writer.participant(participant)

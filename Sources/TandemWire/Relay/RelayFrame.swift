@@ -35,12 +35,17 @@ public enum RelayFrame: Sendable, Hashable {
     /// maker's statement inside each role record the relay mirrors, for every participant that
     /// accepts the record to hand on, and adds to the welcome when each participant present
     /// first proposed; a version 9 participant would take such a record for a malformed one: it
-    /// is refused at the hello instead.
+    /// is refused at the hello instead. Version 11 added the operators' statement of who may end
+    /// the session. Version 12 added `authoredProposal` (a role record handed to the relay with
+    /// its maker's statement, which the relay takes at once and by which it keeps the record
+    /// apart from the history's caps), the statements of a reinstatement and of an epoch
+    /// history, and widened the epoch to two bytes (in statements, role records and in front of
+    /// every sealed body): a version 11 participant is refused at the hello instead.
     ///
     /// The length prefix, the version byte, the type byte and the layout of `refusal` and
     /// `error` stay the same across versions, so that a relay can refuse a peer of another
     /// version in a frame that peer reads.
-    public static let version: UInt8 = 11
+    public static let version: UInt8 = 12
 
     // Handshake.
 
@@ -98,6 +103,12 @@ public enum RelayFrame: Sendable, Hashable {
     /// removes). The relay checks its signature against the operator keys it keeps for the
     /// session, whichever connection it came on.
     case authority(sequence: UInt64, RelayAuthority)
+    /// A role record for the relay to order, kept for late joiners, with its maker's signed
+    /// statement of the change (`RelayAuthority`): the relay takes the statement as it takes an
+    /// `authority` frame's, at the record's order, and keeps a record whose statement it took
+    /// apart from the history's caps (`RelayOrderedHistory`), so that every late joiner replays
+    /// it. A statement it does not take leaves the record an ordinary kept one.
+    case authoredProposal(sequence: UInt64, statement: RelayAuthority, body: [UInt8])
 
     // Relay → participant, each with the relay's sequence number for that participant.
 
@@ -147,7 +158,8 @@ public enum RelayFrame: Sendable, Hashable {
              let .delivery(sequence, _, _, _), let .attachmentAdded(sequence, _),
              let .attachmentRemoved(sequence, _), let .loadChunk(sequence, _, _),
              let .outcome(sequence, _, _), let .ended(sequence, _, _),
-             let .proposal(sequence, _, _), let .ordered(sequence, _), let .authority(sequence, _):
+             let .proposal(sequence, _, _), let .ordered(sequence, _), let .authority(sequence, _),
+             let .authoredProposal(sequence, _, _):
             sequence
         case .hello, .challenge, .proof, .claim, .welcome, .journalEntry, .historyEntry, .refusal, .versionRefusal,
              .ack, .ping, .pong, .error, .notice:
@@ -159,6 +171,7 @@ public enum RelayFrame: Sendable, Hashable {
     public var payloadSize: Int {
         switch self {
         case let .message(_, _, _, body), let .delivery(_, _, _, body), let .proposal(_, _, body): body.count
+        case let .authoredProposal(_, _, body): body.count + RelayAuthority.maximumLength
         case let .ordered(_, entry), let .historyEntry(entry): entry.body.count
         case let .attachmentChunk(_, _, data), let .loadChunk(_, _, data): data.count
         case let .hello(hello): hello.activity.count

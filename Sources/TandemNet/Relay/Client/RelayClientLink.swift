@@ -187,6 +187,24 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
         }
     }
 
+    /// Queues a role record for the relay to order, kept for late joiners, with its maker's
+    /// signed `statement` of the change: the relay takes the statement at the record's order,
+    /// whoever else is present, and keeps a record whose statement it took apart from the
+    /// history's caps (`RelayFrame.authoredProposal`). Returns at once; throws as
+    /// `sendOrdered(_:retention:)` does.
+    package func sendOrdered(_ body: [UInt8], statement: RelayAuthority) throws(RelayError) {
+        guard body.count <= RelayLimits.maximumMessageBody else {
+            throw RelayError.tooLarge("ordered message", size: body.count, limit: RelayLimits.maximumMessageBody)
+        }
+        guard !closed.load(ordering: .acquiring) else { throw RelayError(.closed, "") }
+        try sendQueue.reserve(body.count)
+        loop.execute { [self] in
+            defer { sendQueue.taken(body.count) }
+            guard !core.isClosed else { return }
+            apply(core.submit(at: loop.clock.instant().nanoseconds) { .authoredProposal(sequence: $0, statement: statement, body: body) }.directives)
+        }
+    }
+
     /// Adds an attachment to the journal, in chunks; returns once the relay holds it.
     public func addAttachment(id: UUID, metadata: [UInt8], data: [UInt8]) async throws(RelayError) {
         guard data.count <= RelayLimits.maximumAttachment else {

@@ -532,7 +532,7 @@ struct RelayLinkCore: Sendable {
     /// The body size a message or proposal counts against the link's queue cap; nil for others.
     private static func queuedMessageSize(_ frame: RelayFrame) -> Int? {
         switch frame {
-        case let .message(_, _, _, body), let .proposal(_, _, body): body.count
+        case let .message(_, _, _, body), let .proposal(_, _, body), let .authoredProposal(_, _, body): body.count
         default: nil
         }
     }

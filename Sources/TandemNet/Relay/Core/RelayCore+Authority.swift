@@ -14,6 +14,9 @@ extension RelayCore {
     static let maximumTicketKeys = 256
     /// The most statement counters the relay keeps for a session.
     static let maximumAuthorityCounters = 1024
+    /// The most earlier epochs' verifiers the relay keeps for a session, the newest: a
+    /// participant admitted more epochs ago than that resumes no more (it rejoins).
+    static let maximumFormerKeys = 1024
 
     /// Takes an operator's statement from `key`'s connection, or ignores it with the reason
     /// (`authorityRefusal`): a repeat, a statement for another session, or one whose signer is no
@@ -39,31 +42,77 @@ extension RelayCore {
         case _?:
             return []
         }
-        sessions[key.session]?.authorityCounters[statement.signer] = statement.counter
+        return apply(statement, in: key.session)
+    }
+
+    /// A role record from `key`'s connection with its maker's statement (`authoredProposal`):
+    /// the statement is checked as an `authority` frame's is, at the record's order (the
+    /// sender's first order counts for a claim, as it does once the record is ordered); the
+    /// record is ordered as a kept one, pinned apart from the history's caps when the relay
+    /// takes the statement, and the statement then changes what it changes. A statement whose
+    /// signature does not verify drops the sender and orders nothing; any other refusal leaves
+    /// the record an ordinary kept one (the participants' role book still decides).
+    mutating func orderAuthored(_ body: [UInt8], statement: RelayAuthority, from key: ParticipantKey, on connection: RelayConnectionID,
+                                at now: Int64, stamped: (orderedAt: Int64, effectiveAt: Int64)? = nil) -> [RelayDirective] {
+        guard let nextOrder = sessions[key.session]?.nextOrder else { return [] }
+        if sessions[key.session]?.participants[key.participant]?.firstOrder == nil {
+            sessions[key.session]?.participants[key.participant]?.firstOrder = nextOrder
+        }
+        let refusal: String?
+        do {
+            guard let session = sessions[key.session] else { return [] }
+            refusal = authorityRefusal(statement, in: session)
+        }
+        if refusal == Self.unsigned {
+            return drop(connection, fault: RelayFault(.protocolViolation, "an operator's statement whose signature does not verify"), at: now)
+        }
+        let ordered = order(body, retention: .kept, pinned: refusal == nil, from: key, on: connection, at: now, stamped: stamped)
+        guard refusal == nil else { return ordered }
+        return ordered + apply(statement, in: key.session)
+    }
+
+    /// What a statement the relay took changes in `sessionID`: its counter, then the change.
+    private mutating func apply(_ statement: RelayAuthority, in sessionID: UUID) -> [RelayDirective] {
+        sessions[sessionID]?.authorityCounters[statement.signer] = statement.counter
         // Bounded: past the cap, the counters of keys that are no operator's any more go (such a
         // key's statements are refused for its role before its counter matters).
-        if let counters = sessions[key.session]?.authorityCounters, counters.count > Self.maximumAuthorityCounters,
-           let operators = sessions[key.session]?.operatorIDs {
-            sessions[key.session]?.authorityCounters = counters.filter { operators.contains(RelayAuthenticator.participantID(for: $0.key)) }
-            sessions[key.session]?.authorityCounters[statement.signer] = statement.counter
+        if let counters = sessions[sessionID]?.authorityCounters, counters.count > Self.maximumAuthorityCounters,
+           let operators = sessions[sessionID]?.operatorIDs {
+            sessions[sessionID]?.authorityCounters = counters.filter { operators.contains(RelayAuthenticator.participantID(for: $0.key)) }
+            sessions[sessionID]?.authorityCounters[statement.signer] = statement.counter
         }
         switch statement.change {
         case let .grant(subject):
-            sessions[key.session]?.operatorKeys.append(subject)
-            vouch(for: subject, in: key.session)
+            sessions[sessionID]?.operatorKeys.append(subject)
+            vouch(for: subject, in: sessionID)
             return []
         case let .revoke(subject):
-            forgetOperator(subject, in: key.session)
+            forgetOperator(subject, in: sessionID)
             return []
         case .claim:
-            // The operators who left keep vouching for the invites they handed out.
-            sessions[key.session]?.operatorKeys = [statement.signer]
-            vouch(for: statement.signer, in: key.session)
+            // The operators who left keep vouching for the invites they handed out, and one of
+            // them that was there after all takes the role back (`reinstate`).
+            let displaced = sessions[sessionID]?.operatorKeys ?? []
+            sessions[sessionID]?.displacedKeys = displaced
+            sessions[sessionID]?.claimantKey = statement.signer
+            sessions[sessionID]?.operatorKeys = [statement.signer]
+            vouch(for: statement.signer, in: sessionID)
+            return []
+        case .reinstate:
+            // The claimant's claimed role ends, as in the role book; its tickets stop admitting
+            // with it, as a revoked operator's do.
+            if let claimant = sessions[sessionID]?.claimantKey { forgetOperator(claimant, in: sessionID) }
+            sessions[sessionID]?.operatorKeys.append(statement.signer)
+            vouch(for: statement.signer, in: sessionID)
+            sessions[sessionID]?.displacedKeys = []
+            sessions[sessionID]?.claimantKey = nil
+            return []
+        case .epochHistory:
             return []
         case let .epoch(epoch, verifier, removed):
-            return changeEpoch(key.session, epoch: epoch, verifier: verifier, removed: removed)
+            return changeEpoch(sessionID, epoch: epoch, verifier: verifier, removed: removed)
         case let .ending(operatorsOnly):
-            sessions[key.session]?.endingByOperators = operatorsOnly
+            sessions[sessionID]?.endingByOperators = operatorsOnly
             return []
         }
     }
@@ -96,7 +145,9 @@ extension RelayCore {
     ///   rule every participant applies to choose who claims (`SessionMachine.onRolesReview`).
     /// - `epoch`: the signer is an operator, the epoch is the next one, the signer does not
     ///   remove itself.
-    /// - `ending`: the signer is an operator.
+    /// - `ending`, `epochHistory`: the signer is an operator.
+    /// - `reinstate`: the signer is no operator and the claim the relay took last displaced it
+    ///   (the role book's rule: a participant named departed that was there after all).
     func authorityRefusal(_ statement: RelayAuthority, in session: RelaySessionState) -> String? {
         guard statement.session == session.id else { return "a statement for another session" }
         guard statement.counter > session.authorityCounters[statement.signer] ?? 0 else { return "a statement seen before" }
@@ -126,8 +177,13 @@ extension RelayCore {
             guard session.epoch < .max, epoch == session.epoch + 1 else { return "not the next epoch" }
             guard verifier.count == RelayWireLimits.publicKeyLength else { return "a verifier of the wrong size" }
             if removed == signer { return "an operator cannot remove itself" }
-        case .ending:
+        case .ending, .epochHistory:
             guard isOperator else { return "its signer is no operator" }
+        case .reinstate:
+            if isOperator { return "already an operator" }
+            guard session.displacedKeys.contains(where: { RelayAuthenticator.equal($0, statement.signer) }) else {
+                return "no claim the relay took displaced its signer"
+            }
         }
         guard statement.isSignedBySigner else { return Self.unsigned }
         return nil
@@ -157,16 +213,22 @@ extension RelayCore {
     /// An operator's removal or rekey: the relay admits joiners by the new verifier alone from
     /// then on, so that an invite of an older epoch stops admitting, and drops `removed` (who
     /// loses any role it held here) and refuses it.
-    private mutating func changeEpoch(_ sessionID: UUID, epoch: UInt8, verifier: [UInt8], removed: UUID?) -> [RelayDirective] {
+    private mutating func changeEpoch(_ sessionID: UUID, epoch: UInt16, verifier: [UInt8], removed: UUID?) -> [RelayDirective] {
         guard let former = sessions[sessionID]?.key else { return [] }
         sessions[sessionID]?.formerKeys.append(former)
+        if let count = sessions[sessionID]?.formerKeys.count, count > Self.maximumFormerKeys {
+            sessions[sessionID]?.formerKeys.removeFirst(count - Self.maximumFormerKeys)
+        }
         sessions[sessionID]?.key = verifier
         sessions[sessionID]?.epoch = epoch
         guard let removed else { return [] }
         sessions[sessionID]?.removed.insert(removed)
         let removedKey = sessions[sessionID]?.participants[removed]?.entry.publicKey
             ?? sessions[sessionID]?.former.first { $0.id == removed }?.publicKey
-        if let removedKey { forgetOperator(removedKey, in: sessionID) }
+        if let removedKey {
+            forgetOperator(removedKey, in: sessionID)
+            sessions[sessionID]?.displacedKeys.removeAll { RelayAuthenticator.equal($0, removedKey) }
+        }
         let participantKey = ParticipantKey(session: sessionID, participant: removed)
         // What a cluster holds of it goes as a departure's would (`applyClusterEntry`, `.departed`).
         if cluster != nil {

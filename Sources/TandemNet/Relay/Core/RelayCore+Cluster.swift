@@ -275,7 +275,7 @@ extension RelayCore {
             return drop(connection, fault: RelayFault(.limitReached, "the relay is at its memory limit of \(configuration.memoryLimit) bytes"), at: now)
         case .message, .attachmentAdd, .attachmentChunk, .attachmentRemove, .loadRequest, .leave, .end, .authority:
             break
-        case .proposal:
+        case .proposal, .authoredProposal:
             orderedAt = now
             let (wanted, overflow) = now.addingReportingOverflow(orderingLead(in: key.session) &+ (cluster?.commitMargin ?? 0))
             effectiveAt = overflow ? .max : wanted
@@ -644,6 +644,8 @@ extension RelayCore {
         switch frame {
         case let .proposal(_, retention, body):
             directives = order(body, retention: retention, from: key, on: connection, at: now, stamped: (orderedAt, effectiveAt))
+        case let .authoredProposal(_, statement, body):
+            directives = orderAuthored(body, statement: statement, from: key, on: connection, at: now, stamped: (orderedAt, effectiveAt))
         case let .loadRequest(_, id):
             directives = clusterLoad(id, request: sequence, for: key)
         default:

@@ -27,7 +27,7 @@ extension RelayCore {
     func clusterLogRefusal(_ session: UUID, _ frame: RelayFrame, _ event: ClusterLogEntry.Event) -> RelayFault? {
         guard let cluster else { return nil }
         switch frame {
-        case .message, .proposal, .attachmentAdd, .attachmentChunk: break
+        case .message, .proposal, .authoredProposal, .attachmentAdd, .attachmentChunk: break
         default: return nil
         }
         let size = ClusterLogEntry(session: session, relay: cluster.relay, connection: 0, event: event).encodedSizeEstimate

@@ -22,6 +22,12 @@ extension RelayCore {
         sessions[session]?.orderedHistory.count ?? 0
     }
 
+    /// How many of them are role records kept apart from the history's caps
+    /// (`RelayOrderedHistory`, pinned).
+    public func pinnedHistoryCount(of session: UUID) -> Int {
+        sessions[session]?.orderedHistory.pinnedCount ?? 0
+    }
+
     /// The bytes of the bodies that `session` keeps for late joiners (what its history counts
     /// against the memory budget).
     public func orderedHistoryBytes(of session: UUID) -> Int {
@@ -30,7 +36,8 @@ extension RelayCore {
 
     /// Orders a proposal: the next number, the relay's time and an effective time, then to
     /// everyone in the session, the proposer included, and into the history for late joiners,
-    /// kept there by its `retention` (see `RelayOrderedHistory`).
+    /// kept there by its `retention` (see `RelayOrderedHistory`), or apart from the caps when
+    /// `pinned` (a role record whose statement the relay took, `orderAuthored`).
     ///
     /// A snapshot must reflect an order below the one it gets (an honest proposer has seen only
     /// orders already given): otherwise it is malformed, nothing is ordered, and the connection
@@ -39,7 +46,7 @@ extension RelayCore {
     /// `stamped` gives the ordering and effective instants a clustered relay stamped when it
     /// submitted the proposal (`RelayCore+Cluster.swift`); the effective one never precedes the
     /// last, as here.
-    mutating func order(_ body: [UInt8], retention: OrderedRetention, from key: ParticipantKey,
+    mutating func order(_ body: [UInt8], retention: OrderedRetention, pinned: Bool = false, from key: ParticipantKey,
                         on connection: RelayConnectionID, at now: Int64,
                         stamped: (orderedAt: Int64, effectiveAt: Int64)? = nil) -> [RelayDirective] {
         guard let nextOrder = sessions[key.session]?.nextOrder, let lastEffectiveAt = sessions[key.session]?.lastEffectiveAt,
@@ -60,7 +67,7 @@ extension RelayCore {
         }
         sessions[key.session]?.lastEffectiveAt = entry.effectiveInstant.nanoseconds
         // In place: the history grows at the cost of one entry, not of everything it holds.
-        sessions[key.session]?.orderedHistory.append(entry, maximumCount: configuration.maximumOrderedHistory,
+        sessions[key.session]?.orderedHistory.append(entry, pinned: pinned, maximumCount: configuration.maximumOrderedHistory,
                                                      maximumBytes: configuration.maximumOrderedHistoryBytes)
         account(key.session, (sessions[key.session]?.orderedHistory.bodyBytes ?? before) - before)
         guard let order = sessions[key.session]?.order else { return [] }

@@ -110,6 +110,8 @@ extension RelayCore {
             return order(body, retention: retention, from: key, on: connection, at: now)
         case let .authority(_, statement):
             return takeAuthority(statement, from: key, on: connection, at: now)
+        case let .authoredProposal(_, statement, body):
+            return orderAuthored(body, statement: statement, from: key, on: connection, at: now)
         default:
             return drop(connection, fault: RelayFault(.protocolViolation, "frame \(frame.typeName) is not for the relay"), at: now)
         }

@@ -20,33 +20,59 @@ import TandemWire
 ///   older ones only until they are at or below that same order, as playback records: a
 ///   snapshot's history then never misses one of their orders.
 /// - Kept records (activity, anything else): by the caps alone.
+/// - Pinned records: the role records whose maker's signed statement the relay took with them
+///   (`RelayFrame.authoredProposal`: role, policy and epoch changes, epoch histories), kept
+///   apart from the caps, so that no flood of other records pushes them out of what a late
+///   joiner replays. Only a statement the relay takes pins a record (one signed by an operator
+///   it holds, or a claim or reinstatement it takes), so an invitee cannot fill this lane.
+///   They are bounded on their own (`maximumPinnedCount` records, `maximumPinnedBytes` of
+///   bodies): past either, the oldest pinned record goes, as the caps drop the oldest.
 ///
-/// The caps (`maximumCount` records, `maximumBytes` of bodies) bound all of it together: a
+/// The caps (`maximumCount` records, `maximumBytes` of bodies) bound the rest together: a
 /// safety net that a session of snapshots and the changes since does not reach, but a burst
 /// that outruns the snapshots can, and so can a publisher's snapshot left behind. Over a cap the
 /// fallback snapshots go first, with the records only they need (`dropFallback()`), then the
 /// oldest records whatever their retention.
 ///
 /// Every operation works in place: an append costs the same however much is kept, and drops
-/// come off the front of a queue (three queues, one per retention, each in order).
+/// come off the front of a queue (one per retention and one for the pinned records, each in
+/// order).
 struct RelayOrderedHistory: Sendable {
     /// How many publishers' newest snapshots are kept as fallbacks (besides the two newest).
     static let maximumPublishers = 4
+    /// The most pinned records a session keeps (the role book remembers as many changes).
+    static let maximumPinnedCount = 4096
+    /// The most bytes of pinned records' bodies a session keeps: about eighty removals that
+    /// each hand the new key to the most participants a change holds, or thousands of others.
+    static let maximumPinnedBytes = 16 * 1024 * 1024
 
+    private var pinned = RecordQueue()
     private var kept = RecordQueue()
     private var playback = RecordQueue()
     private var snapshots = RecordQueue()
     private var recent = RecordQueue()
     /// How many recent records to keep: the count the newest of them names.
     private var recentLimit = Int.max
-    /// The bytes of the bodies kept.
+    /// The bytes of the bodies kept, the pinned records' included (what the session's memory
+    /// budget counts).
     private(set) var bodyBytes = 0
+    /// The bytes of the pinned records' bodies.
+    private(set) var pinnedBytes = 0
     /// The newest snapshot of each of the last `maximumPublishers` publishers: its order and the
     /// order it reflects.
     private var newestByPublisher: [UUID: (order: UInt64, reflecting: UInt64)] = [:]
 
-    /// How many are kept.
-    var count: Int { kept.count + playback.count + snapshots.count + recent.count }
+    /// How many are kept, the pinned records included.
+    var count: Int { cappedCount + pinned.count }
+
+    /// How many pinned records are kept.
+    var pinnedCount: Int { pinned.count }
+
+    /// How many the caps bound: all but the pinned.
+    private var cappedCount: Int { kept.count + playback.count + snapshots.count + recent.count }
+
+    /// The bytes the caps bound: all but the pinned records'.
+    private var cappedBytes: Int { bodyBytes - pinnedBytes }
 
     /// How many snapshots are kept (the fallbacks, and any older one they still need).
     var snapshotCount: Int { snapshots.count }
@@ -55,7 +81,7 @@ struct RelayOrderedHistory: Sendable {
     var all: [RelayOrderedEntry] {
         var merged: [RelayOrderedEntry] = []
         merged.reserveCapacity(count)
-        var queues = [kept.elements, playback.elements, snapshots.elements, recent.elements]
+        var queues = [pinned.elements, kept.elements, playback.elements, snapshots.elements, recent.elements]
         while true {
             var next: Int?
             for index in queues.indices {
@@ -70,9 +96,20 @@ struct RelayOrderedHistory: Sendable {
 
     /// Keeps `entry` (whose order is above every kept one's), applies the retention rule a
     /// snapshot brings, then drops the oldest until at most `maximumCount` entries and
-    /// `maximumBytes` of bodies are kept.
-    mutating func append(_ entry: RelayOrderedEntry, maximumCount: Int, maximumBytes: Int) {
+    /// `maximumBytes` of bodies are kept besides the pinned. A `pinned` entry (a role record
+    /// whose statement the relay took) is kept apart from the caps, under its own bounds.
+    mutating func append(_ entry: RelayOrderedEntry, pinned isPinned: Bool = false, maximumCount: Int, maximumBytes: Int) {
         bodyBytes += entry.body.count
+        if isPinned {
+            pinned.append(entry)
+            pinnedBytes += entry.body.count
+            while pinned.count > Self.maximumPinnedCount || pinnedBytes > Self.maximumPinnedBytes {
+                let dropped = pinned.removeFirst()
+                pinnedBytes -= dropped.body.count
+                release(dropped)
+            }
+            return
+        }
         switch entry.retention {
         case .kept:
             kept.append(entry)
@@ -89,8 +126,8 @@ struct RelayOrderedHistory: Sendable {
             recentLimit = Int(limit)
         }
         dropCovered()
-        if count > maximumCount || bodyBytes > maximumBytes { dropFallback() }
-        while count > maximumCount || bodyBytes > maximumBytes, let oldest = oldestQueue {
+        if cappedCount > maximumCount || cappedBytes > maximumBytes { dropFallback() }
+        while cappedCount > maximumCount || cappedBytes > maximumBytes, let oldest = oldestQueue {
             switch oldest {
             case .kept: release(kept.removeFirst())
             case .playback: release(playback.removeFirst())
@@ -151,7 +188,7 @@ struct RelayOrderedHistory: Sendable {
 
     private enum Lane { case kept, playback, snapshot, recent }
 
-    /// Which queue holds the oldest entry kept, nil when none is kept.
+    /// Which capped queue holds the oldest entry kept, nil when none is kept.
     private var oldestQueue: Lane? {
         var oldest: (order: UInt64, lane: Lane)?
         func consider(_ entry: RelayOrderedEntry?, _ lane: Lane) {
@@ -174,17 +211,24 @@ extension RelayOrderedHistory {
     typealias Publishers = [UUID: (order: UInt64, reflecting: UInt64)]
 
     /// What a snapshot of the session keeps of the history: every entry kept, in order, the
-    /// count of recent records to keep, and the publishers' newest snapshots.
-    var retained: (entries: [RelayOrderedEntry], recentLimit: Int, publishers: Publishers) {
-        (all, recentLimit, newestByPublisher)
+    /// count of recent records to keep, the publishers' newest snapshots, and the orders of the
+    /// pinned records.
+    var retained: (entries: [RelayOrderedEntry], recentLimit: Int, publishers: Publishers, pinned: Set<UInt64>) {
+        (all, recentLimit, newestByPublisher, Set(pinned.elements.map(\.order)))
     }
 
-    /// The history `retained` described, each entry back in its retention's queue (the entries
-    /// in order, as `retained` gives them).
-    init(entries: [RelayOrderedEntry], recentLimit: Int, publishers: Publishers) {
+    /// The history `retained` described, each entry back in its queue: the pinned lane for the
+    /// orders in `pinned`, its retention's queue for the rest (the entries in order, as
+    /// `retained` gives them).
+    init(entries: [RelayOrderedEntry], recentLimit: Int, publishers: Publishers, pinned pinnedOrders: Set<UInt64> = []) {
         self.init()
         for entry in entries {
             bodyBytes += entry.body.count
+            if pinnedOrders.contains(entry.order) {
+                pinned.append(entry)
+                pinnedBytes += entry.body.count
+                continue
+            }
             switch entry.retention {
             case .kept: kept.append(entry)
             case .playback: playback.append(entry)

@@ -163,7 +163,7 @@ struct RelaySessionState: Sendable {
     /// changes nothing.
     var authorityCounters: [[UInt8]: UInt64] = [:]
     /// The session's epoch, as an operator last announced it.
-    var epoch: UInt8 = 0
+    var epoch: UInt16 = 0
     /// The verifiers of earlier epochs: a participant still present may resume with a proof by
     /// any of them, since it was admitted before the change.
     var formerKeys: [[UInt8]] = []
@@ -172,6 +172,14 @@ struct RelaySessionState: Sendable {
     /// Whether only operators may end the session, as an operator's statement last said
     /// (`RelayAuthority.Change.ending`).
     var endingByOperators = false
+    /// The operators' keys that the claim the relay took last displaced, and the claimant's: one
+    /// of the displaced takes the role back with a reinstatement, ending the claimant's
+    /// (`RelayAuthority.Change.reinstate`), as the participants' role book does. Cleared by a
+    /// reinstatement; a removal takes its target out.
+    var displacedKeys: [[UInt8]] = []
+    /// The key of the claimant whose claim the relay took last, while one of those it displaced
+    /// may still take the role back.
+    var claimantKey: [UInt8]?
     /// Why the relay dropped the participants it dropped lately (too far behind, flooding, a
     /// protocol violation), newest last, at most `RelaySessionState.rememberedDrops`: a
     /// participant that tries to resume after is told why, where a participant it never knew

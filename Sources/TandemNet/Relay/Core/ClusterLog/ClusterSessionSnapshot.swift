@@ -102,7 +102,7 @@ struct ClusterSessionSnapshot {
     /// The relay each participant was last admitted or resumed at, when known.
     var homes: [UUID: UInt64]
 
-    private static let version: UInt8 = 4
+    private static let version: UInt8 = 5
 
     /// The bytes of `state`, with `homes`.
     static func encode(_ state: RelaySessionState, homes: [UUID: UInt64]) -> [UInt8] {
@@ -153,12 +153,14 @@ struct ClusterSessionSnapshot {
             writer.u64(newest.order)
             writer.u64(newest.reflecting)
         }
+        writer.u32(UInt32(history.pinned.count))
+        for order in history.pinned.sorted() { writer.u64(order) }
         writer.u32(UInt32(state.former.count))
         for entry in state.former { writer.frame(.participantJoined(sequence: 0, participant: entry)) }
         // The authority: the operators' keys, the keys whose tickets admit, the statement
         // counters, whether invites expire and whether operators alone may end (one byte of
-        // flags); then the epoch, the earlier verifiers, and who was
-        // removed.
+        // flags); then the epoch, the earlier verifiers, who was removed, and the keys the last
+        // claim displaced with the claimant's.
         writer.u32(UInt32(state.operatorKeys.count))
         for key in state.operatorKeys { writer.data(key) }
         writer.u32(UInt32(state.ticketKeys.count))
@@ -169,11 +171,15 @@ struct ClusterSessionSnapshot {
             writer.u64(counter)
         }
         writer.bytes.append((state.ticketed ? 1 : 0) | (state.endingByOperators ? 2 : 0))
-        writer.bytes.append(state.epoch)
+        writer.u32(UInt32(state.epoch))
         writer.u32(UInt32(state.formerKeys.count))
         for key in state.formerKeys { writer.data(key) }
         writer.u32(UInt32(state.removed.count))
         for id in state.removed.sorted(by: { $0.uuidString < $1.uuidString }) { writer.uuid(id) }
+        writer.u32(UInt32(state.displacedKeys.count))
+        for key in state.displacedKeys { writer.data(key) }
+        writer.u32(state.claimantKey == nil ? 0 : 1)
+        if let claimant = state.claimantKey { writer.data(claimant) }
         return writer.bytes
     }
 
@@ -236,7 +242,12 @@ struct ClusterSessionSnapshot {
             let publisher = try reader.uuid()
             publishers[publisher] = (try reader.u64(), try reader.u64())
         }
-        state.orderedHistory = RelayOrderedHistory(entries: entries, recentLimit: recentLimit, publishers: publishers)
+        var pinned: Set<UInt64> = []
+        for _ in 0..<(try reader.u32()) {
+            guard pinned.count < entries.count else { throw ClusterLogError("more pinned records than records") }
+            pinned.insert(try reader.u64())
+        }
+        state.orderedHistory = RelayOrderedHistory(entries: entries, recentLimit: recentLimit, publishers: publishers, pinned: pinned)
         for _ in 0..<(try reader.u32()) {
             guard case let .participantJoined(_, entry) = try reader.frame() else { throw ClusterLogError("a former participant without its entry") }
             state.former.append(entry)
@@ -258,14 +269,26 @@ struct ClusterSessionSnapshot {
         }
         let flags = try reader.u8()
         (state.ticketed, state.endingByOperators) = (flags & 1 != 0, flags & 2 != 0)
-        state.epoch = try reader.u8()
+        guard let epoch = UInt16(exactly: try reader.u32()) else { throw ClusterLogError("an epoch past the widest") }
+        state.epoch = epoch
         for _ in 0..<(try reader.u32()) {
-            guard state.formerKeys.count < Int(UInt8.max) else { throw ClusterLogError("more earlier verifiers than epochs") }
+            guard state.formerKeys.count < min(Int(epoch), RelayCore.maximumFormerKeys) else {
+                throw ClusterLogError("more earlier verifiers than epochs")
+            }
             state.formerKeys.append(try reader.data(limit: RelayWireLimits.publicKeyLength))
         }
         for _ in 0..<(try reader.u32()) {
-            guard state.removed.count < RelayWireLimits.maximumParticipants * 256 else { throw ClusterLogError("too many removed") }
+            guard state.removed.count < Int(epoch) else { throw ClusterLogError("more removed than epochs") }
             state.removed.insert(try reader.uuid())
+        }
+        for _ in 0..<(try reader.u32()) {
+            guard state.displacedKeys.count < RelayCore.maximumOperatorKeys else { throw ClusterLogError("too many displaced operators") }
+            state.displacedKeys.append(try reader.data(limit: RelayWireLimits.publicKeyLength))
+        }
+        switch try reader.u32() {
+        case 0: break
+        case 1: state.claimantKey = try reader.data(limit: RelayWireLimits.publicKeyLength)
+        default: throw ClusterLogError("more than one claimant")
         }
         guard reader.isAtEnd else { throw ClusterLogError("bytes after a snapshot's state") }
         return ClusterSessionSnapshot(state: state, homes: homes)
