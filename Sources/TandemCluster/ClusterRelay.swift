@@ -114,13 +114,13 @@ public final class ClusterRelay: @unchecked Sendable {
     /// A session's log holds at most `sessionLogLimit` bytes (`RelayCore+ClusterLogCap.swift`);
     /// each session stream at most `streamLimit` bytes, new entries refused past it (a last
     /// resort, set on streams this relay creates or finds). A session's log is compacted once
-    /// `compactionThreshold` bytes of entries follow its last snapshot (nil: the core's default,
-    /// `RelayCore+ClusterCompaction.swift`).
+    /// `compactionThreshold` bytes of entries follow its last snapshot, or `compactionEntries`
+    /// entries as heavy as it (nil: the core's defaults, `RelayCore+ClusterCompaction.swift`).
     public static func connect(_ server: RelayServer, to url: NATSURL, replicas: Int? = nil,
                                commitMargin: Int64 = 10_000_000, purgeDelay: Duration? = nil,
                                concurrentLoads: Int = 16, sweepInterval: Duration? = ClusterRelay.sweepInterval,
                                sessionLogLimit: Int = RelayCore.defaultClusterSessionLogLimit,
-                               compactionThreshold: Int? = nil,
+                               compactionThreshold: Int? = nil, compactionEntries: Int? = nil,
                                streamLimit: Int = ClusterRelay.defaultStreamLimit) async throws(ClusterRelayError) -> ClusterRelay {
         var configuration = NATSConfiguration()
         configuration.name = "tandem-relay"
@@ -150,7 +150,7 @@ public final class ClusterRelay: @unchecked Sendable {
         let relay = cluster.relay
         server.withCore { core, _ in
             core.enableCluster(relay: relay, commitMargin: commitMargin, sessionLogLimit: sessionLogLimit,
-                               compactionThreshold: compactionThreshold)
+                               compactionThreshold: compactionThreshold, compactionEntries: compactionEntries)
             return []
         }
         server.clusterOutput = { [weak cluster] output in cluster?.carry(output) }

@@ -212,6 +212,45 @@ struct ClusterCompactionCoreTests {
         #expect(world.cores[0].compactionBound(of: session.id) == max(threshold, state.count + 80))
     }
 
+    @Test("many small entries name one relay to compact at each multiple of the entry bound, once they weigh as much as the last snapshot")
+    func compactionByEntries() throws {
+        let bound = 40
+        var world = ReplicaWorld(relays: 2, compactionThreshold: 1 << 30, compactionEntries: bound)
+        let session = SessionFixture()
+        _ = world.admit(session, on: 0, connection: 1, create: true)
+        _ = world.admit(session, on: 1, connection: 1)
+        var named: [(relay: Int, entries: Int, bytes: Int)] = []
+        var sequence: [UInt64] = [0, 0]
+        func send(from relay: Int, at now: Int64) {
+            sequence[relay] += 1
+            world.send(.message(sequence: sequence[relay], recipients: .everyone, reliable: true, body: [1, 2, 3, 4, 5, 6, 7, 8]),
+                       from: relay, connection: 1, at: now)
+            world.pump(at: now)
+            for index in 0..<2 where world.cores[index].takeClusterCompaction(session.id) {
+                named.append((index, world.cores[index].clusterTailEntries(of: session.id) ?? 0,
+                              world.cores[index].clusterTailBytes(of: session.id) ?? 0))
+            }
+        }
+        // Far below the byte threshold: the entries alone name a relay, at their bound, once.
+        for round in 0..<(3 * bound) { send(from: round % 2, at: 1_000 + Int64(round)) }
+        #expect(named.count >= 2 && named.count <= 3, "\(named)")
+        #expect(named.allSatisfy { $0.entries % bound == 0 }, "\(named)")
+        #expect(Set(named.map(\.entries)).count == named.count, "one relay named at each multiple: \(named)")
+        #expect(world.cores[0].clusterTailEntries(of: session.id) == world.cores[1].clusterTailEntries(of: session.id))
+
+        // After a snapshot larger than the bound's entries weigh, the entries wait for its size.
+        let stored = 10_000
+        for index in 0..<2 {
+            let state = try #require(world.cores[index].clusterSnapshot(of: session.id))
+            _ = try world.cores[index].applyClusterSnapshot(state, of: session.id, stored: stored, restore: false, at: 2_000)
+            #expect(world.cores[index].clusterTailEntries(of: session.id) == 0)
+        }
+        named.removeAll()
+        for round in 0..<(10 * bound) where named.isEmpty { send(from: round % 2, at: 3_000 + Int64(round)) }
+        let first = try #require(named.first, "no compaction after \(10 * bound) entries")
+        #expect(first.entries % bound == 0 && first.entries > bound && first.bytes >= stored, "\(named)")
+    }
+
     @Test("a relay that missed entries (a purge took them before it read them) takes the snapshot's state, keeps its own participants' connections and sends them what they missed, in sequence")
     func restoreOverALiveReplica() throws {
         var world = ReplicaWorld(relays: 2)

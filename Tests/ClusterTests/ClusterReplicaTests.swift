@@ -226,10 +226,12 @@ struct ReplicaWorld {
     private var identities: [UUID: SigningKeyPair] = [:]
     private var hellos: [Int: [UInt64: (SessionFixture, SigningKeyPair, Bool)]] = [:]
 
-    init(relays: Int, sessionLogLimit: Int = RelayCore.defaultClusterSessionLogLimit, compactionThreshold: Int? = nil) {
+    init(relays: Int, sessionLogLimit: Int = RelayCore.defaultClusterSessionLogLimit, compactionThreshold: Int? = nil,
+         compactionEntries: Int? = nil) {
         cores = (0..<relays).map { index in
             var core = RelayCore(cookieKey: [UInt8](repeating: 1, count: 32))
-            core.enableCluster(relay: UInt64(index + 1), sessionLogLimit: sessionLogLimit, compactionThreshold: compactionThreshold)
+            core.enableCluster(relay: UInt64(index + 1), sessionLogLimit: sessionLogLimit, compactionThreshold: compactionThreshold,
+                               compactionEntries: compactionEntries)
             return core
         }
         outputs = Array(repeating: [:], count: relays)

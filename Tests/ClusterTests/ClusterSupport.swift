@@ -16,11 +16,12 @@ struct InProcessRelay {
                       configuration: RelayCoreConfiguration = RelayCoreConfiguration(),
                       sweepInterval: Duration? = ClusterRelay.sweepInterval,
                       sessionLogLimit: Int = RelayCore.defaultClusterSessionLogLimit,
-                      compactionThreshold: Int? = nil) async throws -> InProcessRelay {
+                      compactionThreshold: Int? = nil, compactionEntries: Int? = nil) async throws -> InProcessRelay {
         let server = try RelayServer(address: try SocketAddress(host: "127.0.0.1", port: 0), configuration: configuration)
         let cluster = try await ClusterRelay.connect(server, to: try NATSURL(parsing: url), purgeDelay: purgeDelay,
                                                      concurrentLoads: concurrentLoads, sweepInterval: sweepInterval,
-                                                     sessionLogLimit: sessionLogLimit, compactionThreshold: compactionThreshold)
+                                                     sessionLogLimit: sessionLogLimit, compactionThreshold: compactionThreshold,
+                                                     compactionEntries: compactionEntries)
         server.start()
         return InProcessRelay(server: server, cluster: cluster)
     }

@@ -35,6 +35,12 @@ struct RelayClusterState: Sendable {
     /// The bytes of each loaded session's entries applied since its last snapshot (all of them
     /// when it has none), the same on every relay.
     var tailBytes: [UUID: Int] = [:]
+    /// How many entries since a session's last snapshot start a compaction, once they take at
+    /// least as many bytes as that snapshot (`RelayCore+ClusterCompaction.swift`).
+    var compactionEntries = RelayCore.defaultClusterCompactionEntries
+    /// How many of each loaded session's entries were applied since its last snapshot (all of
+    /// them when it has none), the same on every relay.
+    var tailEntries: [UUID: Int] = [:]
     /// The bytes each loaded session's last snapshot takes in its log.
     var snapshotBytes: [UUID: Int] = [:]
     /// Sessions whose log this relay is to compact (`takeClusterCompaction`).
@@ -114,14 +120,16 @@ extension RelayCore {
     /// `sessionLogLimit` is the most bytes one session's log may hold (`RelayCore+ClusterLogCap.swift`).
     /// A session's log is compacted once `compactionThreshold` bytes of entries (or as many as
     /// its last snapshot took, when more) follow its last snapshot; nil: the smaller of
-    /// `defaultClusterCompactionThreshold` and a quarter of `sessionLogLimit`
-    /// (`RelayCore+ClusterCompaction.swift`).
+    /// `defaultClusterCompactionThreshold` and a quarter of `sessionLogLimit`; or once
+    /// `compactionEntries` entries (nil: `defaultClusterCompactionEntries`) follow it and take
+    /// at least as many bytes as it (`RelayCore+ClusterCompaction.swift`).
     public mutating func enableCluster(relay: UInt64, commitMargin: Int64 = 10_000_000,
                                        sessionLogLimit: Int = RelayCore.defaultClusterSessionLogLimit,
-                                       compactionThreshold: Int? = nil) {
+                                       compactionThreshold: Int? = nil, compactionEntries: Int? = nil) {
         cluster = RelayClusterState(relay: relay, commitMargin: commitMargin)
         cluster?.sessionLogLimit = sessionLogLimit
         cluster?.compactionThreshold = max(compactionThreshold ?? min(RelayCore.defaultClusterCompactionThreshold, sessionLogLimit / 4), 1)
+        cluster?.compactionEntries = max(compactionEntries ?? RelayCore.defaultClusterCompactionEntries, 1)
     }
 
     /// Whether the core runs in cluster mode.

@@ -6,12 +6,15 @@ import TandemWire
 /// snapshot covers, so that the log holds the session's live state and the entries since, and a
 /// relay that loads the session starts from the snapshot.
 ///
-/// When: every relay counts the bytes of the entries applied since the session's last snapshot
-/// (`tailBytes`, the same on every relay). The entry that takes that count across a multiple of
-/// the bound (`compactionThreshold`, or the last snapshot's size when larger, so that writing
-/// snapshots costs at most as much as the entries they replace) names the relay that compacts:
-/// the one that appended it, and no other. Should it fail (another relay's entry came between
-/// its state and its snapshot, or it stopped), the next multiple names another.
+/// When: every relay counts the bytes and the entries applied since the session's last snapshot
+/// (`tailBytes`, `tailEntries`, the same on every relay). The entry that takes the bytes across a
+/// multiple of the bound (`compactionThreshold`, or the last snapshot's size when larger, so that
+/// writing snapshots costs at most as much as the entries they replace), or the entries to a
+/// multiple of `compactionEntries` while the bytes are at least the last snapshot's size (so
+/// that a relay loading a session of many small entries replays a bounded number of them, at no
+/// more cost), names the relay that compacts: the one that appended it, and no other. Should it
+/// fail (another relay's entry came between its state and its snapshot, or it stopped), the next
+/// multiple names another.
 ///
 /// A complete snapshot, wherever it is read, resets the count: the log then counts the snapshot's
 /// bytes and what follows (the cap, `RelayCore+ClusterLogCap.swift`, counts the same). A relay
@@ -22,6 +25,14 @@ extension RelayCore {
     /// How many bytes of entries since a session's last snapshot start a compaction unless the
     /// relay is told otherwise (at most a quarter of the session's cap).
     public static let defaultClusterCompactionThreshold = 16 * 1024 * 1024
+
+    /// How many entries since a session's last snapshot start a compaction, once they take at
+    /// least as many bytes as that snapshot, unless the relay is told otherwise.
+    public static let defaultClusterCompactionEntries = 5_000
+
+    /// How many of `session`'s entries were applied since its last snapshot (nil when it is not
+    /// loaded).
+    public func clusterTailEntries(of session: UUID) -> Int? { cluster?.tailEntries[session] }
 
     /// The bytes of `session`'s entries applied since its last snapshot (nil when it is not loaded).
     public func clusterTailBytes(of session: UUID) -> Int? { cluster?.tailBytes[session] }
@@ -34,14 +45,20 @@ extension RelayCore {
     }
 
     /// `entry`, of `size` bytes, was applied: it counts since the last snapshot, and when it takes
-    /// that count across a multiple of the bound and is this relay's, this relay compacts.
+    /// the bytes across a multiple of the bound, or the entries to a multiple of
+    /// `compactionEntries` with the bytes at least the last snapshot's, and is this relay's, this
+    /// relay compacts.
     mutating func noteClusterTail(_ entry: ClusterLogEntry, size: Int) {
         guard let relay = cluster?.relay else { return }
         let before = cluster?.tailBytes[entry.session] ?? 0
         let after = before + size
         cluster?.tailBytes[entry.session] = after
+        let entries = (cluster?.tailEntries[entry.session] ?? 0) + 1
+        cluster?.tailEntries[entry.session] = entries
         let bound = compactionBound(of: entry.session)
-        if entry.relay == relay, after / bound > before / bound, sessions[entry.session] != nil {
+        let byBytes = after / bound > before / bound
+        let byEntries = entries % max(cluster?.compactionEntries ?? .max, 1) == 0 && after >= (cluster?.snapshotBytes[entry.session] ?? 0)
+        if entry.relay == relay, byBytes || byEntries, sessions[entry.session] != nil {
             cluster?.compactions.insert(entry.session)
         }
     }
@@ -82,6 +99,7 @@ extension RelayCore {
         cluster?.logBytes[session] = stored
         cluster?.snapshotBytes[session] = stored
         cluster?.tailBytes[session] = 0
+        cluster?.tailEntries[session] = 0
         cluster?.compactions.remove(session)
         return clusterPaced(directives)
     }

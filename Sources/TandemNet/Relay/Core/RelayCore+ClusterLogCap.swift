@@ -62,6 +62,7 @@ extension RelayCore {
         cluster?.logBytes[session] = nil
         cluster?.pendingLogBytes[session] = nil
         cluster?.tailBytes[session] = nil
+        cluster?.tailEntries[session] = nil
         cluster?.snapshotBytes[session] = nil
         cluster?.compactions.remove(session)
     }
