@@ -10,7 +10,7 @@ import TandemHarness
 /// A session of `count` messages (256 bytes each, ordered proposals among them) on one relay of
 /// a one-node NATS; then a relay started afresh is joined, which loads the session from its log:
 /// the time from the join's start to its welcome, with compaction (a 256 KiB threshold), with the
-/// relay's defaults (16 MiB, or 5,000 entries as heavy as the last snapshot) and without (the
+/// relay's defaults (16 MiB, or 2,000 entries as heavy as the last snapshot) and without (the
 /// threshold and the entries past the log), three joins on three fresh relays each.
 @Suite(.serialized, .enabled(if: NATSServerProcess.isAvailable && ProcessInfo.processInfo.environment["TANDEM_CLUSTER_BENCH"] != nil))
 struct ClusterCompactionMeasurementProcessTests {

@@ -28,7 +28,7 @@ extension RelayCore {
 
     /// How many entries since a session's last snapshot start a compaction, once they take at
     /// least as many bytes as that snapshot, unless the relay is told otherwise.
-    public static let defaultClusterCompactionEntries = 5_000
+    public static let defaultClusterCompactionEntries = 2_000
 
     /// How many of `session`'s entries were applied since its last snapshot (nil when it is not
     /// loaded).
