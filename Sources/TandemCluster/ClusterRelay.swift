@@ -27,7 +27,7 @@ public struct ClusterRelayError: Error, Sendable, CustomStringConvertible {
 /// another relay appended first: the shell waits until its replica has applied what it missed,
 /// then publishes again. Datagrams cross on core NATS, `tandem.u.<session>`. Sealed bodies are
 /// carried as the relay received them.
-public final class ClusterRelay: @unchecked Sendable {
+public final class ClusterRelay: Sendable {
     /// How many streams the sessions are spread over.
     public static let streamCount = 3
     /// The relay's number in the cluster's log (random).
@@ -426,7 +426,7 @@ public final class ClusterRelay: @unchecked Sendable {
 /// plain acknowledgement (a conflict, a timeout, a stream between leaders, a lost connection)
 /// goes on in a task, with the same compare-and-set, message id and retries, until
 /// the queue is empty; the next append is on the loop again.
-final class ClusterSessionLog: @unchecked Sendable {
+final class ClusterSessionLog: Sendable {
     let session: UUID
     let stream: String
     let subject: String

@@ -175,11 +175,11 @@ public final class RelayServer: @unchecked Sendable {
         while ContinuousClock.now < deadline {
             let answer = DrainAnswer()
             loop.execute { [self] in
-                answer.empty = connections.values.allSatisfy { $0.output.isEmpty || $0.writeShut }
+                answer.empty.store(connections.values.allSatisfy { $0.output.isEmpty || $0.writeShut }, ordering: .relaxed)
                 answer.ready.signal()
             }
             // A loop that is not running (never started, or stopped) answers nothing.
-            guard answer.ready.wait(timeout: .now() + .milliseconds(100)) == .success, !answer.empty else { return }
+            guard answer.ready.wait(timeout: .now() + .milliseconds(100)) == .success, !answer.empty.load(ordering: .relaxed) else { return }
             Thread.sleep(forTimeInterval: 0.005)
         }
     }
@@ -736,14 +736,15 @@ extension RelayServer {
     public func takeKernelTimestamps() -> RelayServerTimestamps? {
         let answer = LoopAnswer<RelayServerTimestamps?>(nil)
         loop.execute { [self] in
-            answer.value = stamps.map {
+            let taken = stamps.map {
                 let (ledger, frames) = $0.take()
                 return RelayServerTimestamps(ledger: ledger, drainTime: $0.drainTime, failures: $0.failures, framesQueued: frames)
             }
+            answer.value.withLock { $0 = taken }
             answer.ready.signal()
         }
         guard answer.ready.wait(timeout: .now() + .seconds(1)) == .success else { return nil }
-        return answer.value
+        return answer.value.withLock { $0 }
     }
 
     /// The kernel id of the loop's thread (as `/proc/self/task` names it), for reading its CPU
@@ -751,20 +752,21 @@ extension RelayServer {
     public func loopThreadID() -> Int32? {
         let answer = LoopAnswer<Int32?>(nil)
         loop.execute {
-            answer.value = SocketTimestamping.currentThreadID()
+            let thread = SocketTimestamping.currentThreadID()
+            answer.value.withLock { $0 = thread }
             answer.ready.signal()
         }
         guard answer.ready.wait(timeout: .now() + .seconds(1)) == .success else { return nil }
-        return answer.value
+        return answer.value.withLock { $0 }
     }
 }
 
 /// An answer the loop gives another thread: `value` is set on the loop before `ready` is
-/// signalled, and read only after waiting for it.
-private final class LoopAnswer<Value>: @unchecked Sendable {
+/// signalled, and read after waiting for it.
+private final class LoopAnswer<Value: Sendable>: Sendable {
     let ready = DispatchSemaphore(value: 0)
-    var value: Value
-    init(_ value: Value) { self.value = value }
+    let value: Mutex<Value>
+    init(_ value: Value) { self.value = Mutex(value) }
 }
 
 // MARK: Cluster hooks (`ClusterRelay` in Sources/TandemCluster). The cluster part's:
@@ -788,7 +790,7 @@ extension RelayServer {
 
 /// The loop's answer to "is everything written?": `empty` is set on the loop before `ready` is
 /// signalled, and read only after waiting for it.
-private final class DrainAnswer: @unchecked Sendable {
+private final class DrainAnswer: Sendable {
     let ready = DispatchSemaphore(value: 0)
-    var empty = false
+    let empty = Atomic<Bool>(false)
 }
