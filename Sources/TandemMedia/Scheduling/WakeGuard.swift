@@ -40,7 +40,7 @@ final class WakeGuard: Sendable {
 
     init(configuration: WakeGuardCore.Configuration = WakeGuardCore.Configuration()) {
         state = Mutex(State(core: WakeGuardCore(configuration: configuration)))
-        changed = ConditionLock.Condition(lock)
+        changed = lock.condition(0)
     }
 
     /// The processors the warmers run on, one each: those this thread may use, lowest first.

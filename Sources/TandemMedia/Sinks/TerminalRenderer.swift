@@ -38,7 +38,7 @@ public final class TerminalRenderer: VideoSink, Sendable {
     public init(descriptor: Int32 = 1, size: (columns: Int, rows: Int)? = nil) {
         self.descriptor = descriptor
         self.fixedSize = size
-        wake = ConditionLock.Condition(lock)
+        wake = lock.condition(0)
         let drawing = WorkerThread(name: "tandem-terminal") { [self] in renderLoop() }
         thread.withLock { $0 = drawing }
     }

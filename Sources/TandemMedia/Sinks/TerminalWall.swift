@@ -42,7 +42,7 @@ public final class TerminalWall: Sendable {
         self.descriptor = descriptor
         fixedSize = size
         state = Mutex(State(waiting: Array(repeating: nil, count: tileCount)))
-        wake = ConditionLock.Condition(lock)
+        wake = lock.condition(0)
         let drawing = WorkerThread(name: "tandem-wall") { [self] in renderLoop() }
         thread.withLock { $0 = drawing }
     }
