@@ -503,8 +503,7 @@ final class ClusterSessionLog: Sendable {
         consumer?.stop()
         for task in tasks { task?.cancel() }
         if let datagrams {
-            let connection = cluster.connection
-            Task { await connection.unsubscribe(datagrams) }
+            cluster.connection.unsubscribeAndForget(datagrams)
         }
     }
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
+import TandemClock
 import TandemNet
 
 /// A connection to a NATS server (or cluster), written from scratch on Tandem's event loop:
@@ -223,6 +224,14 @@ public final class NATSConnection: @unchecked Sendable {
         }
     }
 
+    /// Ends subscription `sid` from any thread without waiting: one hop onto the connection's
+    /// loop, no task. For a caller that has nothing to wait for (a shell tearing down).
+    package func unsubscribeAndForget(_ sid: UInt64) {
+        loop.execute { [self] in
+            perform(core.unsubscribe(sid, at: loop.clock.instant().nanoseconds))
+        }
+    }
+
     /// Sends a request and waits for its reply, at most `timeout` (the configuration's
     /// `requestTimeout` by default). Throws `noResponders` when nobody subscribes to `subject`,
     /// `timeout`, `connectionLost` when the connection broke after the request went out, or
@@ -294,6 +303,21 @@ public final class NATSConnection: @unchecked Sendable {
                 perform(core.close(at: loop.clock.instant().nanoseconds))
                 continuation.resume()
             }
+        }
+    }
+
+    /// Runs `body` on the connection's loop once `delay` has passed on its clock, unless the
+    /// handle is cancelled first: a timer for a shell, with no task. Any thread.
+    @discardableResult
+    package func schedule(after delay: TimeSpan, _ body: @escaping @Sendable () -> Void) -> ScheduledTask {
+        loop.schedule(after: delay, body)
+    }
+
+    /// Closes the connection from any thread without waiting: one hop onto the loop, no task.
+    /// What `close()` does, for a caller with nothing to wait for (a `defer`).
+    package func closeAndForget() {
+        loop.execute { [self] in
+            perform(core.close(at: loop.clock.instant().nanoseconds))
         }
     }
 
