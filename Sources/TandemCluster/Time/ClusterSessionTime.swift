@@ -24,6 +24,11 @@ import TandemNet
 /// `start` returns once the relay keeps the cluster's time (it is the authority, or its samples of
 /// the authority span `synchronizationSpan`), so the relay serves no participant a time it will
 /// later have to jump from. See `ClusterTimeCore` for the design, failures and error budget.
+///
+/// Confinement (why unchecked): the core, the prober, the wake-up and the waiter (every `var`)
+/// belong to the shell's event loop; what reaches them from elsewhere hops there, and the
+/// handlers assert it (`loop.preconditionInLoop()`). The published status and the lifecycle sit
+/// in `Mutex`es.
 public final class ClusterSessionTime: @unchecked Sendable {
     /// The clock this relay serves, which the shell keeps mapped to the cluster's time.
     public let clock: ClusterSessionClock
@@ -207,6 +212,7 @@ public final class ClusterSessionTime: @unchecked Sendable {
     }
 
     private func perform(_ directives: [ClusterTimeCore.Directive]) {
+        loop.preconditionInLoop()
         for directive in directives {
             switch directive {
             case let .announce(announcement):

@@ -12,6 +12,12 @@ import TandemWire
 /// Embed it in a program (`tandem host` does) or run it alone (`tandem serve`): `start()`,
 /// read `address`, `stop()`. Offenders (malformed or oversized frames, unknown versions,
 /// floods) get an error frame and are disconnected; everyone else goes on.
+///
+/// Confinement (why unchecked): the core, the connections, the buffers and every other `var`
+/// belong to the loop's thread (before `start()` and after `stop()`, to the caller's, as nothing
+/// else runs); a call from another thread hops there (`loop.execute`), and the loop's handlers
+/// assert it (`loop.preconditionInLoop()`). A batch of writes lends connections to the second
+/// writer thread while the loop waits (`RelayFanoutWriter`). The counters sit in a `Mutex`.
 public final class RelayServer: @unchecked Sendable {
     /// Where the relay listens, for TCP and UDP alike.
     public let address: SocketAddress
@@ -187,6 +193,7 @@ public final class RelayServer: @unchecked Sendable {
     // MARK: TCP
 
     private func acceptAll() {
+        loop.preconditionInLoop()
         guard acceptPausedUntil == nil else { return }
         // A bounded batch per pass, so that a burst of connections cannot starve the others.
         for _ in 0..<64 {
@@ -239,6 +246,7 @@ public final class RelayServer: @unchecked Sendable {
     }
 
     private func service(_ connection: RelayServerConnection, readable: Bool, writable: Bool) {
+        loop.preconditionInLoop()
         if writable { flush(connection) }
         if readable { read(connection) }
         // What this connection's frames queued is written now, each connection once, not at the
@@ -451,6 +459,7 @@ public final class RelayServer: @unchecked Sendable {
     }
 
     private func flushDirty() {
+        loop.preconditionInLoop()
         // Flushing may queue more (a load's next window), on this or another connection.
         for _ in 0..<4 where !dirty.isEmpty {
             let batch = dirty
@@ -500,6 +509,7 @@ public final class RelayServer: @unchecked Sendable {
     // MARK: UDP
 
     private func receiveDatagrams() {
+        loop.preconditionInLoop()
         // A bounded batch per pass: datagrams never hold up reliable traffic for long.
         for _ in 0..<256 {
             guard let received = try? datagrams.receive(into: &datagramBuffer) else { return }
@@ -540,6 +550,7 @@ public final class RelayServer: @unchecked Sendable {
     // MARK: The core's directives
 
     private func tick(_ now: Int64) {
+        loop.preconditionInLoop()
         if let until = acceptPausedUntil, now >= until {
             acceptPausedUntil = nil
             loop.setInterest(listener.descriptor, .readable)
@@ -624,6 +635,7 @@ public final class RelayServer: @unchecked Sendable {
     }
 
     private func perform(_ directives: [RelayDirective]) {
+        loop.preconditionInLoop()
         var directives = directives
         directiveHook?(&directives, core)
         // Cluster hook: what the core submitted goes to NATS (nothing on a single relay).
