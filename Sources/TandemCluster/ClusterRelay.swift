@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TandemClock
 import TandemNATS
 import TandemNet
 import TandemWire
@@ -44,7 +45,8 @@ public final class ClusterRelay: Sendable {
     private let followers: [ClusterStreamFollower]
     private let logs = Mutex<[UUID: ClusterSessionLog]>([:])
     private let watcher = Mutex<Task<Void, Never>?>(nil)
-    private let heartbeat = Mutex<Task<Void, Never>?>(nil)
+    /// The next heartbeat, a timer on the connection's loop; stopped for good once `stop()` runs.
+    private let heartbeat = Mutex<(next: ScheduledTask?, stopped: Bool)>((nil, false))
     /// The sweep for ended sessions' subjects left unpurged (`sweepEndedSessions`).
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// The subjects a sweep found live, with the last sequence it read: unchanged at the next
@@ -73,6 +75,9 @@ public final class ClusterRelay: Sendable {
     public static let heartbeatSubject = "tandem.relays"
     /// How often a relay says it is alive (the core treats 3 s of silence as its death).
     public static let heartbeatInterval = Duration.seconds(1)
+    /// `heartbeatInterval` on the loop's clock.
+    private static let heartbeatSpan = TimeSpan(nanoseconds: heartbeatInterval.components.seconds * 1_000_000_000
+                                                    + heartbeatInterval.components.attoseconds / 1_000_000_000)
 
     private init(server: RelayServer, url: NATSURL, jetStream: JetStream, streamsEnd: [UInt64], relay: UInt64, purgeDelay: Duration,
                  concurrentLoads: Int) {
@@ -284,20 +289,30 @@ public final class ClusterRelay: Sendable {
             }
         }
         let payload = (0..<8).map { UInt8(truncatingIfNeeded: relay >> UInt64(56 - 8 * $0)) }
-        heartbeat.withLock {
-            $0 = Task {
-                while !Task.isCancelled {
-                    try? await connection.publish(Self.heartbeatSubject, payload: payload)
-                    try? await Task.sleep(for: Self.heartbeatInterval)
-                }
-            }
+        // A timer on the connection's loop, no task: each beat publishes there and sets the next.
+        connection.execute { [self] in beat(payload) }
+    }
+
+    /// Publishes a heartbeat and sets the next one `heartbeatInterval` later, until `stop()`. On
+    /// the connection's loop.
+    private func beat(_ payload: [UInt8]) {
+        guard !heartbeat.withLock({ $0.stopped }) else { return }
+        _ = connection.publishOnLoop(Self.heartbeatSubject, payload: payload)
+        let next = connection.schedule(after: Self.heartbeatSpan) { [self] in beat(payload) }
+        let stopped = heartbeat.withLock { heartbeat -> Bool in
+            if !heartbeat.stopped { heartbeat.next = next }
+            return heartbeat.stopped
         }
+        if stopped { next.cancel() }
     }
 
     /// Stops following every session and closes the connection to NATS (stop the server first).
     public func stop() async {
         watcher.withLock { $0?.cancel() }
-        heartbeat.withLock { $0?.cancel() }
+        heartbeat.withLock { heartbeat -> ScheduledTask? in
+            heartbeat.stopped = true
+            return heartbeat.next
+        }?.cancel()
         sweeper.withLock { $0?.cancel() }
         for purge in purges.withLock({ Array($0.values) }) { purge.task.cancel() }
         cancelCompactionPurges()
