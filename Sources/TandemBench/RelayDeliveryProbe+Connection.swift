@@ -17,9 +17,8 @@ import TandemWire
 /// late. It sends no acknowledgement on a message (a probe sends or receives, not both).
 ///
 /// Written from two threads (the pacer sends messages, the reading thread acknowledgements and
-/// pings), so writes take a lock; only the reading thread reads, and its state sits in a lock of
-/// its own that only that thread takes, so that the compiler checks what each thread touches.
-final class RelayProbeConnection: Sendable {
+/// pings), so writes take a lock; only the reading thread reads.
+final class RelayProbeConnection: @unchecked Sendable {
     let socket: TCPSocket
     /// What the pacing and the reading thread share: the next sequence number, and since when
     /// the relay owes an acknowledgement of what was sent (nil: nothing owed).
@@ -28,22 +27,18 @@ final class RelayProbeConnection: Sendable {
         var owedSince: Int64?
     }
 
-    /// The reading thread's state.
-    private struct Reading {
-        var reader = RelayFrameReader()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        var highestSequence: UInt64 = 0
-        var acknowledged: UInt64 = 0
-        /// When the owed acknowledgement falls due on the tick, nil while nothing is owed.
-        var acknowledgementDue: Int64?
-        var lastHeard = SystemClock().instant().nanoseconds
-        var lastPing = SystemClock().instant().nanoseconds
-    }
-
     private let writes = Mutex(Sending())
-    private let reading = Mutex(Reading())
+    // The reading thread's.
+    private var reader = RelayFrameReader()
+    private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    private var highestSequence: UInt64 = 0
+    private var acknowledged: UInt64 = 0
+    /// When the owed acknowledgement falls due on the tick, nil while nothing is owed.
+    private var acknowledgementDue: Int64?
     /// This connection's phase within the acknowledgement interval.
     private let phase = Int64.random(in: 0..<RelayProbeConnection.link.acknowledgementInterval)
+    private var lastHeard = SystemClock().instant().nanoseconds
+    private var lastPing = SystemClock().instant().nanoseconds
 
     /// The timings a link follows, which the probe follows too.
     private static let link = RelayLinkConfiguration()
@@ -97,68 +92,59 @@ final class RelayProbeConnection: Sendable {
     /// Reads what waits at `now` and hands `delivered` every delivery's body; acknowledges
     /// every 64. Reading thread only. Throws at the end of the stream or on an error.
     func receive(at now: Int64, _ delivered: ([UInt8]) -> Void) throws {
-        try reading.withLock { (reading: inout Reading) throws in
-            for _ in 0..<16 {
-                guard let count = try socket.read(into: &reading.buffer) else { break }
-                guard count > 0 else { throw RelayBenchmarkError("the relay closed a probe connection") }
-                reading.lastHeard = now
-                reading.reader.append(reading.buffer[..<count])
-                while let frame = try reading.reader.next() {
-                    if let sequence = frame.sequence {
-                        // Owed from now: due at the next instant of this connection's phase.
-                        if reading.highestSequence == reading.acknowledged {
-                            let interval = Self.link.acknowledgementInterval
-                            reading.acknowledgementDue = phase + ((now - phase) / interval + 1) * interval
-                        }
-                        reading.highestSequence = max(reading.highestSequence, sequence)
+        for _ in 0..<16 {
+            guard let count = try socket.read(into: &buffer) else { break }
+            guard count > 0 else { throw RelayBenchmarkError("the relay closed a probe connection") }
+            lastHeard = now
+            reader.append(buffer[..<count])
+            while let frame = try reader.next() {
+                if let sequence = frame.sequence {
+                    // Owed from now: due at the next instant of this connection's phase.
+                    if highestSequence == acknowledged {
+                        let interval = Self.link.acknowledgementInterval
+                        acknowledgementDue = phase + ((now - phase) / interval + 1) * interval
                     }
-                    switch frame {
-                    case let .delivery(_, _, _, body):
-                        delivered(body)
-                    case let .ping(value):
-                        // Answered as a link answers: the relay times its round trip by it.
-                        try write(.pong(value))
-                    case let .ack(through):
-                        writes.withLock { sending in sending.owedSince = through + 1 >= sending.next ? nil : now }
-                    case let .error(fault):
-                        throw RelayBenchmarkError("the relay dropped a probe connection: \(fault)")
-                    default:
-                        continue
-                    }
+                    highestSequence = max(highestSequence, sequence)
                 }
-                if count < reading.buffer.count { break }
+                switch frame {
+                case let .delivery(_, _, _, body):
+                    delivered(body)
+                case let .ping(value):
+                    // Answered as a link answers: the relay times its round trip by it.
+                    try write(.pong(value))
+                case let .ack(through):
+                    writes.withLock { sending in sending.owedSince = through + 1 >= sending.next ? nil : now }
+                case let .error(fault):
+                    throw RelayBenchmarkError("the relay dropped a probe connection: \(fault)")
+                default:
+                    continue
+                }
             }
-            if reading.highestSequence >= reading.acknowledged + Self.acknowledgeEvery { try acknowledge(&reading) }
+            if count < buffer.count { break }
         }
+        if highestSequence >= acknowledged + Self.acknowledgeEvery { try acknowledge() }
     }
 
     /// Acknowledges every sequenced frame read so far. Reading thread only.
     func acknowledge() throws {
-        try reading.withLock { (reading: inout Reading) throws in try acknowledge(&reading) }
-    }
-
-    private func acknowledge(_ reading: inout Reading) throws {
-        guard reading.highestSequence > reading.acknowledged else { return }
-        reading.acknowledged = reading.highestSequence
-        reading.acknowledgementDue = nil
-        try write(.ack(reading.highestSequence))
+        guard highestSequence > acknowledged else { return }
+        acknowledged = highestSequence
+        acknowledgementDue = nil
+        try write(.ack(highestSequence))
     }
 
     /// Time passed, as a link's tick: the acknowledgement when due, a ping when the relay has
     /// been silent and owes nothing that is not yet late. Reading thread only.
     func tick(at now: Int64) throws {
-        try reading.withLock { (reading: inout Reading) throws in
-            if let due = reading.acknowledgementDue, now >= due { try acknowledge(&reading) }
-            guard now - reading.lastPing >= Self.link.pingInterval, now - reading.lastHeard >= Self.link.pingSilence else { return }
-            let wait = Self.link.acknowledgementWait
-            let lastHeard = reading.lastHeard
-            let owedInTime = writes.withLock { sending in
-                sending.owedSince.map { now - $0 < wait && $0 + wait - lastHeard < Self.link.quietLimit } ?? false
-            }
-            guard !owedInTime else { return }
-            reading.lastPing = now
-            try write(.ping(UInt64(bitPattern: now)))
+        if let due = acknowledgementDue, now >= due { try acknowledge() }
+        guard now - lastPing >= Self.link.pingInterval, now - lastHeard >= Self.link.pingSilence else { return }
+        let wait = Self.link.acknowledgementWait
+        let owedInTime = writes.withLock { sending in
+            sending.owedSince.map { now - $0 < wait && $0 + wait - lastHeard < Self.link.quietLimit } ?? false
         }
+        guard !owedInTime else { return }
+        lastPing = now
+        try write(.ping(UInt64(bitPattern: now)))
     }
 
     /// Leaves the session and closes the connection.
@@ -174,20 +160,18 @@ final class RelayProbeConnection: Sendable {
     /// The next frame of the handshake, waiting at most a step's timeout.
     private func next() throws -> RelayFrame {
         let deadline = SystemClock().instant().nanoseconds + Self.stepTimeout
-        return try reading.withLock { (reading: inout Reading) throws -> RelayFrame in
-            while true {
-                if let frame = try reading.reader.next() {
-                    if case let .refusal(fault) = frame { throw RelayBenchmarkError("refused: \(fault)") }
-                    return frame
-                }
-                let left = deadline - SystemClock().instant().nanoseconds
-                guard left > 0, try Self.wait(socket.descriptor, events: Int16(POLLIN), timeout: left) else {
-                    throw RelayBenchmarkError("the relay did not answer the handshake in time")
-                }
-                guard let count = try socket.read(into: &reading.buffer) else { continue }
-                guard count > 0 else { throw RelayBenchmarkError("the relay closed the connection during the handshake") }
-                reading.reader.append(reading.buffer[..<count])
+        while true {
+            if let frame = try reader.next() {
+                if case let .refusal(fault) = frame { throw RelayBenchmarkError("refused: \(fault)") }
+                return frame
             }
+            let left = deadline - SystemClock().instant().nanoseconds
+            guard left > 0, try Self.wait(socket.descriptor, events: Int16(POLLIN), timeout: left) else {
+                throw RelayBenchmarkError("the relay did not answer the handshake in time")
+            }
+            guard let count = try socket.read(into: &buffer) else { continue }
+            guard count > 0 else { throw RelayBenchmarkError("the relay closed the connection during the handshake") }
+            reader.append(buffer[..<count])
         }
     }
 
