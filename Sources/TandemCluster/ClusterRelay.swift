@@ -44,7 +44,8 @@ public final class ClusterRelay: Sendable {
     /// The followers of the session streams, by shard.
     private let followers: [ClusterStreamFollower]
     private let logs = Mutex<[UUID: ClusterSessionLog]>([:])
-    private let watcher = Mutex<Task<Void, Never>?>(nil)
+    /// The connection's event handler that tells the core of NATS's comings and goings.
+    private let watcher = Mutex<UInt64?>(nil)
     /// The next heartbeat, a timer on the connection's loop; stopped for good once `stop()` runs.
     private let heartbeat = Mutex<(next: ScheduledTask?, stopped: Bool)>((nil, false))
     /// The sweep for ended sessions' subjects left unpurged (`sweepEndedSessions`).
@@ -254,27 +255,20 @@ public final class ClusterRelay: Sendable {
         [10047, 10023].contains(error.errorCode ?? 0) || (error.errorCode == 10005 && error.reason.lowercased().contains("storage"))
     }
 
-    /// Tells the core when NATS goes and comes back.
+    /// Tells the core when NATS goes and comes back: a handler on the connection's loop, no task.
     private func watchConnection() {
-        let events = connection.events()
         let server = self.server
-        watcher.withLock {
-            $0 = Task {
-                for await event in events {
-                    switch event {
-                    case .disconnected:
-                        server.withCore { core, now in core.setClusterAvailable(false, at: now) }
-                    case .connected, .reconnected:
-                        server.withCore { core, now in core.setClusterAvailable(true, at: now) }
-                    case .closed:
-                        server.withCore { core, now in core.setClusterAvailable(false, at: now) }
-                        return
-                    case .serverError:
-                        break
-                    }
-                }
+        let handler = connection.handleEvents { event in
+            switch event {
+            case .disconnected, .closed:
+                server.withCore { core, now in core.setClusterAvailable(false, at: now) }
+            case .connected, .reconnected:
+                server.withCore { core, now in core.setClusterAvailable(true, at: now) }
+            case .serverError:
+                break
             }
         }
+        watcher.withLock { $0 = handler }
     }
 
     /// Says every second that this relay is alive, and tells the core whenever another says so.
@@ -308,7 +302,7 @@ public final class ClusterRelay: Sendable {
 
     /// Stops following every session and closes the connection to NATS (stop the server first).
     public func stop() async {
-        watcher.withLock { $0?.cancel() }
+        if let handler = watcher.withLock({ $0 }) { connection.stopHandlingEvents(handler) }
         heartbeat.withLock { heartbeat -> ScheduledTask? in
             heartbeat.stopped = true
             return heartbeat.next

@@ -50,6 +50,9 @@ public final class NATSConnection: @unchecked Sendable {
     private var subscribers: [UInt64: Subscriber] = [:]
     private var startWaiter: CheckedContinuation<Result<Void, NATSError>, Never>?
     private var observers: [UInt64: AsyncStream<NATSConnectionEvent>.Continuation] = [:]
+    private var eventHandlers: [UInt64: @Sendable (NATSConnectionEvent) -> Void] = [:]
+    /// The last number given to an event handler (`handleEvents(_:)`).
+    private let nextHandler = Atomic<UInt64>(0)
     private var nextObserver: UInt64 = 0
 
     private enum Subscriber {
@@ -147,6 +150,25 @@ public final class NATSConnection: @unchecked Sendable {
             }
         }
         return stream
+    }
+
+    /// Calls `handler` on the connection's loop with what happens to the connection from now
+    /// on, as `events()` yields it, until `stopHandlingEvents(_:)` or the close (the last event
+    /// handled): for a shell that has nothing to wait for, with no task. Any thread; returns the
+    /// handler's number.
+    @discardableResult
+    package func handleEvents(_ handler: @escaping @Sendable (NATSConnectionEvent) -> Void) -> UInt64 {
+        let id = nextHandler.wrappingAdd(1, ordering: .relaxed).newValue
+        loop.execute { [self] in
+            guard !core.isClosed else { return }
+            eventHandlers[id] = handler
+        }
+        return id
+    }
+
+    /// Stops calling handler `id`. Any thread.
+    package func stopHandlingEvents(_ id: UInt64) {
+        loop.execute { [self] in eventHandlers[id] = nil }
     }
 
     // MARK: Operations
@@ -405,11 +427,15 @@ public final class NATSConnection: @unchecked Sendable {
                 continuation.finish()
             }
             observers.removeAll()
+            let handlers = eventHandlers.values
+            eventHandlers.removeAll()
+            for handler in handlers { handler(event) }
             return
         case .serverError:
             break
         }
         for continuation in observers.values { continuation.yield(event) }
+        for handler in eventHandlers.values { handler(event) }
     }
 
     // MARK: The socket
