@@ -77,8 +77,7 @@ public final class ClusterRelay: Sendable {
     /// How often a relay says it is alive (the core treats 3 s of silence as its death).
     public static let heartbeatInterval = Duration.seconds(1)
     /// `heartbeatInterval` on the loop's clock.
-    private static let heartbeatSpan = TimeSpan(nanoseconds: heartbeatInterval.components.seconds * 1_000_000_000
-                                                    + heartbeatInterval.components.attoseconds / 1_000_000_000)
+    private static let heartbeatSpan = TimeSpan(heartbeatInterval)
 
     private init(server: RelayServer, url: NATSURL, jetStream: JetStream, streamsEnd: [UInt64], relay: UInt64, purgeDelay: Duration,
                  concurrentLoads: Int) {
