@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "TandemNet", dependencies: ["TandemWire", "TandemClock", "CSodium", "CTandemSystem"]),
         // NATS: a NATS client and JetStream on net's event loop and sockets; beside the relay, which
         // never links it.
-        .target(name: "TandemNATS", dependencies: ["TandemNet"]),
+        .target(name: "TandemNATS", dependencies: ["TandemNet", "TandemClock"]),
         // cluster: relays that share sessions through NATS JetStream (`tandem serve --nats`) and
         // the cluster's session time; the relay core's cluster mode carried to NATS.
         .target(name: "TandemCluster", dependencies: ["TandemNet", "TandemNATS", "TandemWire", "TandemClock"]),

@@ -50,7 +50,7 @@ public struct ClusterCASBenchmark: Sendable {
     /// Runs on the NATS cluster at `url` (a stream `TANDEM_BENCH_CAS` is made, and deleted after).
     public func run(url: String, progress: @Sendable (String) -> Void) async throws -> Result {
         let connection = try await NATSConnection.connect(to: url)
-        defer { Task { await connection.close() } }
+        defer { connection.closeAndForget() }
         let jetStream = JetStream(connection: connection)
         let stream = "TANDEM_BENCH_CAS"
         let replicas = connection.serverInfo?.cluster == nil ? 1 : 3

@@ -28,7 +28,7 @@ import TandemClock
 /// ...
 /// let flips = probe.stop()      // each mpv's flips, in order
 /// ```
-public final class FrameFlipProbe: @unchecked Sendable {
+public final class FrameFlipProbe: Sendable {
     /// One frame appearing: its `time-pos` and when (raw monotonic ns), with how far either side
     /// the instant may be (ns).
     public struct Flip: Sendable, Hashable, Codable {

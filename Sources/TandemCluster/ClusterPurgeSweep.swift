@@ -1,4 +1,5 @@
 import Foundation
+import TandemClock
 import TandemNATS
 import TandemNet
 
@@ -19,7 +20,7 @@ extension ClusterRelay {
     /// How often a cluster relay sweeps for ended sessions' subjects left unpurged.
     public static let sweepInterval = Duration.seconds(300)
     /// How long the sweep waits for one subject's log before leaving it for the next sweep.
-    static let sweepReplayTimeout = Duration.seconds(30)
+    static let sweepReplayTimeout = TimeSpan.seconds(30)
 
     /// Purges the subjects of sessions whose logs show them ended, and that have taken no entry
     /// for longer than `purgeDelay` (by the stream's clock against `now`); returns those
@@ -104,10 +105,8 @@ extension ClusterRelay {
         // Relay 0 is no relay's number (each picks one from 1 on): every entry is another's.
         replica.enableCluster(relay: 0)
         let consumer = jetStream.orderedConsumer(stream: stream, subject: subject, from: 1)
-        let timeout = Task {
-            try? await Task.sleep(for: sweepReplayTimeout)
-            consumer.stop()
-        }
+        // A timer on the connection's loop, not a task: stopping the consumer is all it does.
+        let timeout = jetStream.connection.schedule(after: sweepReplayTimeout) { consumer.stop() }
         defer {
             timeout.cancel()
             consumer.stop()

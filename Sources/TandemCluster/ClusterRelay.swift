@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TandemClock
 import TandemNATS
 import TandemNet
 import TandemWire
@@ -27,7 +28,7 @@ public struct ClusterRelayError: Error, Sendable, CustomStringConvertible {
 /// another relay appended first: the shell waits until its replica has applied what it missed,
 /// then publishes again. Datagrams cross on core NATS, `tandem.u.<session>`. Sealed bodies are
 /// carried as the relay received them.
-public final class ClusterRelay: @unchecked Sendable {
+public final class ClusterRelay: Sendable {
     /// How many streams the sessions are spread over.
     public static let streamCount = 3
     /// The relay's number in the cluster's log (random).
@@ -43,8 +44,10 @@ public final class ClusterRelay: @unchecked Sendable {
     /// The followers of the session streams, by shard.
     private let followers: [ClusterStreamFollower]
     private let logs = Mutex<[UUID: ClusterSessionLog]>([:])
-    private let watcher = Mutex<Task<Void, Never>?>(nil)
-    private let heartbeat = Mutex<Task<Void, Never>?>(nil)
+    /// The connection's event handler that tells the core of NATS's comings and goings.
+    private let watcher = Mutex<UInt64?>(nil)
+    /// The next heartbeat, a timer on the connection's loop; stopped for good once `stop()` runs.
+    private let heartbeat = Mutex<(next: ScheduledTask?, stopped: Bool)>((nil, false))
     /// The sweep for ended sessions' subjects left unpurged (`sweepEndedSessions`).
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
     /// The subjects a sweep found live, with the last sequence it read: unchanged at the next
@@ -73,6 +76,8 @@ public final class ClusterRelay: @unchecked Sendable {
     public static let heartbeatSubject = "tandem.relays"
     /// How often a relay says it is alive (the core treats 3 s of silence as its death).
     public static let heartbeatInterval = Duration.seconds(1)
+    /// `heartbeatInterval` on the loop's clock.
+    private static let heartbeatSpan = TimeSpan(heartbeatInterval)
 
     private init(server: RelayServer, url: NATSURL, jetStream: JetStream, streamsEnd: [UInt64], relay: UInt64, purgeDelay: Duration,
                  concurrentLoads: Int) {
@@ -249,27 +254,20 @@ public final class ClusterRelay: @unchecked Sendable {
         [10047, 10023].contains(error.errorCode ?? 0) || (error.errorCode == 10005 && error.reason.lowercased().contains("storage"))
     }
 
-    /// Tells the core when NATS goes and comes back.
+    /// Tells the core when NATS goes and comes back: a handler on the connection's loop, no task.
     private func watchConnection() {
-        let events = connection.events()
         let server = self.server
-        watcher.withLock {
-            $0 = Task {
-                for await event in events {
-                    switch event {
-                    case .disconnected:
-                        server.withCore { core, now in core.setClusterAvailable(false, at: now) }
-                    case .connected, .reconnected:
-                        server.withCore { core, now in core.setClusterAvailable(true, at: now) }
-                    case .closed:
-                        server.withCore { core, now in core.setClusterAvailable(false, at: now) }
-                        return
-                    case .serverError:
-                        break
-                    }
-                }
+        let handler = connection.handleEvents { event in
+            switch event {
+            case .disconnected, .closed:
+                server.withCore { core, now in core.setClusterAvailable(false, at: now) }
+            case .connected, .reconnected:
+                server.withCore { core, now in core.setClusterAvailable(true, at: now) }
+            case .serverError:
+                break
             }
         }
+        watcher.withLock { $0 = handler }
     }
 
     /// Says every second that this relay is alive, and tells the core whenever another says so.
@@ -284,20 +282,30 @@ public final class ClusterRelay: @unchecked Sendable {
             }
         }
         let payload = (0..<8).map { UInt8(truncatingIfNeeded: relay >> UInt64(56 - 8 * $0)) }
-        heartbeat.withLock {
-            $0 = Task {
-                while !Task.isCancelled {
-                    try? await connection.publish(Self.heartbeatSubject, payload: payload)
-                    try? await Task.sleep(for: Self.heartbeatInterval)
-                }
-            }
+        // A timer on the connection's loop, no task: each beat publishes there and sets the next.
+        connection.execute { [self] in beat(payload) }
+    }
+
+    /// Publishes a heartbeat and sets the next one `heartbeatInterval` later, until `stop()`. On
+    /// the connection's loop.
+    private func beat(_ payload: [UInt8]) {
+        guard !heartbeat.withLock({ $0.stopped }) else { return }
+        _ = connection.publishOnLoop(Self.heartbeatSubject, payload: payload)
+        let next = connection.schedule(after: Self.heartbeatSpan) { [self] in beat(payload) }
+        let stopped = heartbeat.withLock { heartbeat -> Bool in
+            if !heartbeat.stopped { heartbeat.next = next }
+            return heartbeat.stopped
         }
+        if stopped { next.cancel() }
     }
 
     /// Stops following every session and closes the connection to NATS (stop the server first).
     public func stop() async {
-        watcher.withLock { $0?.cancel() }
-        heartbeat.withLock { $0?.cancel() }
+        if let handler = watcher.withLock({ $0 }) { connection.stopHandlingEvents(handler) }
+        heartbeat.withLock { heartbeat -> ScheduledTask? in
+            heartbeat.stopped = true
+            return heartbeat.next
+        }?.cancel()
         sweeper.withLock { $0?.cancel() }
         for purge in purges.withLock({ Array($0.values) }) { purge.task.cancel() }
         cancelCompactionPurges()
@@ -426,7 +434,7 @@ public final class ClusterRelay: @unchecked Sendable {
 /// plain acknowledgement (a conflict, a timeout, a stream between leaders, a lost connection)
 /// goes on in a task, with the same compare-and-set, message id and retries, until
 /// the queue is empty; the next append is on the loop again.
-final class ClusterSessionLog: @unchecked Sendable {
+final class ClusterSessionLog: Sendable {
     let session: UUID
     let stream: String
     let subject: String
@@ -503,8 +511,7 @@ final class ClusterSessionLog: @unchecked Sendable {
         consumer?.stop()
         for task in tasks { task?.cancel() }
         if let datagrams {
-            let connection = cluster.connection
-            Task { await connection.unsubscribe(datagrams) }
+            cluster.connection.unsubscribeAndForget(datagrams)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TandemClock
 import TandemNATS
 import TandemNet
 import TandemWire
@@ -95,11 +96,9 @@ extension ClusterSessionLog {
     /// After `foreignSnapshotWait`, the queue held for another relay's snapshot goes on even if
     /// that snapshot never completes (its relay stopped halfway). Called under the state's lock.
     func scheduleForeignSnapshotTimeout() {
-        let connection = cluster.connection
-        Task { [weak self] in
-            try? await Task.sleep(for: Self.foreignSnapshotWait + .milliseconds(10))
-            guard let self else { return }
-            connection.execute { self.resumeHeld() }
+        // A timer on the connection's loop, not a task: resuming the queue is all it does.
+        cluster.connection.schedule(after: TimeSpan(Self.foreignSnapshotWait + .milliseconds(10))) { [weak self] in
+            self?.resumeHeld()
         }
     }
 

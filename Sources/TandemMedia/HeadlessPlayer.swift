@@ -48,6 +48,12 @@ import TandemMediaTypes
 /// to the sample at the output (`AudioPlayoutCore` says how); `volume`, `isMuted` and
 /// `soundStatistics` while it plays. Without a server it says so in one line and plays on
 /// silently. The audio sinks hear the decoded sound either way.
+///
+/// Why unchecked: the `@Published` wrappers' storage is a `var`, as Swift requires of every
+/// property wrapper, though it is never reassigned (the wrapper's setter is `nonmutating` and its
+/// storage locks its own state); marked plainly `Sendable`, the class is refused for that storage.
+/// Every other stored property is a `let` of a `Sendable` type (the engine, the coordination,
+/// the stalls and the sound, each guarding its own state).
 public final class HeadlessPlayer: @unchecked Sendable {
     /// What the player needs besides the item.
     public struct Options: Sendable {

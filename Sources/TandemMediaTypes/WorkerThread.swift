@@ -2,12 +2,13 @@
 import Glibc
 #endif
 import CTandemSystem
+import Synchronization
 
 /// A POSIX thread of its own, for work that blocks or keeps deadlines (decoding, presenting),
 /// kept off Swift's cooperative pool.
-package final class WorkerThread: @unchecked Sendable {
-    private var thread = pthread_t()
-    private var joined = false
+package final class WorkerThread: Sendable {
+    private let thread: pthread_t
+    private let joined = Atomic<Bool>(false)
 
     private final class Start {
         let name: String
@@ -31,6 +32,7 @@ package final class WorkerThread: @unchecked Sendable {
     ///     delay the thread's wake-ups; where that is not permitted, the thread runs normally.
     package init(name: String, timerSlack: UInt? = nil, realtime: Bool = false, _ body: @escaping @Sendable () -> Void) {
         let start = Unmanaged.passRetained(Start(name: name, timerSlack: timerSlack, realtime: realtime, body: body)).toOpaque()
+        var thread = pthread_t()
         let created = pthread_create(&thread, nil, { context in
             let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
             _ = tandem_set_thread_name(String(start.name.prefix(15)))
@@ -44,12 +46,12 @@ package final class WorkerThread: @unchecked Sendable {
             return nil
         }, start)
         precondition(created == 0, "pthread_create failed: \(created)")
+        self.thread = thread
     }
 
     /// Waits for the thread to finish.
     package func join() {
-        guard !joined else { return }
-        joined = true
+        guard !joined.exchange(true, ordering: .acquiringAndReleasing) else { return }
         pthread_join(thread, nil)
     }
 }

@@ -49,10 +49,15 @@ extension MpvPlayer {
                             duration: duration.map { TimeSpan(nanoseconds: $0) }, positionLead: TimeSpan(nanoseconds: positionLead))
         }
 
-        /// What mpv, having just loaded `target` for `item`, says of it; the identity is
-        /// `identifying`'s, when the caller began working it out meanwhile.
+        /// What mpv, having just loaded `target` for `item`, says of it.
+        static func probe(_ item: PlaybackItem, target: String, ipc: MpvConnection, options: Options) async -> LoadedItem {
+            await probe(item, target: target, ipc: ipc, options: options, content: identity(of: item))
+        }
+
+        /// What mpv, having just loaded `target` for `item`, says of it, the item's content
+        /// identity being `content` (worked out by the caller while mpv loaded it).
         static func probe(_ item: PlaybackItem, target: String, ipc: MpvConnection, options: Options,
-                          identifying: Task<String?, Never>? = nil) async -> LoadedItem {
+                          content: String?) async -> LoadedItem {
             // A file's frame rate is what it claims: only a plausible one divides anything.
             let fps = (try? await ipc.get("container-fps"))?.double.flatMap { (0.5...1_000).contains($0) ? $0 : nil }
             let duration = (try? await ipc.get("duration"))?.seconds.map { Int64(($0 * 1e9).rounded()) }
@@ -60,7 +65,6 @@ extension MpvPlayer {
             let frame = fps.map { Int64((1e9 / $0).rounded()) } ?? 33_333_333
             // The selected audio track's number, or false: no sound, so no audio clock.
             let hasAudio = (try? await ipc.get("aid"))?.double != nil
-            let content = if let identifying { await identifying.value } else { Self.identity(of: item) }
             // The player that opened it announces its duration, as mpv reads it.
             let identity = content.map { ContentIdentity.announcing(duration: duration.map { Double($0) / 1e9 }, $0) }
             return LoadedItem(item: item, target: target, identity: identity, duration: duration, frameDuration: frame,
@@ -215,7 +219,7 @@ extension MpvPlayer {
         }
         began(load)
         // Worked out while mpv loads the file.
-        let identifying = Task.detached { LoadedItem.identity(of: item) }
+        async let identifying = LoadedItem.identity(of: item)
         let position = (try? await connection.get("time-pos"))?.seconds.map { Int64(saturating: $0 * 1e9) }
         let events = connection.events
         _ = try? await connection.set("idle", .string("yes"))
@@ -228,7 +232,7 @@ extension MpvPlayer {
         var hasFile = true
         switch result {
         case .success:
-            let loaded = await LoadedItem.probe(item, target: target, ipc: connection, options: options, identifying: identifying)
+            let loaded = await LoadedItem.probe(item, target: target, ipc: connection, options: options, content: identifying)
             if loaded.hasAudio, options.effectivePitchCorrection == .always { await Self.keepTempoFilter(connection) }
             let current = items.withLock { state -> Bool in
                 guard state.loads == load else { return false }

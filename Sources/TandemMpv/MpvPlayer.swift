@@ -48,10 +48,12 @@ import TandemNet
 /// await player.close()
 /// ```
 ///
-/// Confinement (why unchecked): the machine is driven on the player's loop alone, and with the
-/// rest of its mutable state sits in `Mutex`es (`state`, `items`, the exit task); its published
-/// values are in `Published`, which locks its own; the published wrappers' storage is what keeps
-/// the compiler from checking it.
+/// Why unchecked: the `@Published` wrappers' storage is a `var`, as Swift requires of every
+/// property wrapper, though it is never reassigned (the wrapper's setter is `nonmutating` and its
+/// storage locks its own state); marked plainly `Sendable`, the class is refused for that storage.
+/// Every other stored property is a `let` of a `Sendable` type: the machine is driven on the
+/// player's loop (`loop`) alone, and the rest of the mutable state sits in `Mutex`es (`state`,
+/// `items`, the exit task).
 public final class MpvPlayer: PlaybackCoordinatorDelegate, @unchecked Sendable {
     /// How to run mpv and keep it in sync.
     public struct Options: Sendable {

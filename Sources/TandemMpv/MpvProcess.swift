@@ -190,16 +190,27 @@ public final class MpvProcess: Sendable {
 /// the threads of Swift's concurrency pool (libdispatch workers) exit when idle, which would
 /// kill a healthy mpv.
 ///
-/// Confinement (why unchecked): `job` and `result` are read and written only while `condition`
-/// is held (both sides wait on it, which a `Mutex` cannot do); `turn` lets one caller in at a time.
-final class ParentDeathSpawner: @unchecked Sendable {
+/// The job and its result pass through `exchange`; each side tests it with `changed` held and
+/// waits on `changed`, which the other side broadcasts, after changing `exchange`, with it held
+/// too, so that no change falls between a test and a wait. `turn` lets one caller in at a time.
+final class ParentDeathSpawner: Sendable {
     /// The process's one spawner.
     static let shared = ParentDeathSpawner()
 
-    private let condition = NSCondition()
-    // Guarded by `condition`.
-    private var job: (() -> pid_t)?
-    private var result: pid_t?
+    /// A job handed to the thread. (A closure in a struct: a bare one held by a generic `Mutex`
+    /// is wrapped in a conversion at every access.)
+    private struct Job: Sendable {
+        let work: @Sendable () -> pid_t
+    }
+
+    private struct Exchange {
+        var job: Job?
+        var result: pid_t?
+    }
+
+    private let exchange = Mutex(Exchange())
+    /// Held while either side tests or changes `exchange` and waits.
+    private let changed = NSCondition()
     /// Serialises callers: one job at a time.
     private let turn = NSLock()
 
@@ -210,29 +221,39 @@ final class ParentDeathSpawner: @unchecked Sendable {
     }
 
     /// Runs `work` (which forks) on the spawner's thread and returns what it returned.
-    func run(_ work: @escaping () -> pid_t) -> pid_t {
+    func run(_ work: @escaping @Sendable () -> pid_t) -> pid_t {
         turn.lock()
         defer { turn.unlock() }
-        condition.lock()
-        defer { condition.unlock() }
-        job = work
-        condition.broadcast()
-        while result == nil { condition.wait() }
-        defer { result = nil }
-        return result!
+        changed.lock()
+        defer { changed.unlock() }
+        exchange.withLock { $0.job = Job(work: work) }
+        changed.broadcast()
+        while true {
+            let result = exchange.withLock { exchange -> pid_t? in
+                defer { exchange.result = nil }
+                return exchange.result
+            }
+            if let result { return result }
+            changed.wait()
+        }
     }
 
     private func serve() {
-        condition.lock()
+        changed.lock()
         while true {
-            while job == nil { condition.wait() }
-            let work = job!
-            job = nil
-            condition.unlock()
-            let value = work()
-            condition.lock()
-            result = value
-            condition.broadcast()
+            let job = exchange.withLock { exchange -> Job? in
+                defer { exchange.job = nil }
+                return exchange.job
+            }
+            guard let job else {
+                changed.wait()
+                continue
+            }
+            changed.unlock()
+            let value = job.work()
+            changed.lock()
+            exchange.withLock { $0.result = value }
+            changed.broadcast()
         }
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
+import TandemClock
 import TandemNet
 
 /// A connection to a NATS server (or cluster), written from scratch on Tandem's event loop:
@@ -49,6 +50,9 @@ public final class NATSConnection: @unchecked Sendable {
     private var subscribers: [UInt64: Subscriber] = [:]
     private var startWaiter: CheckedContinuation<Result<Void, NATSError>, Never>?
     private var observers: [UInt64: AsyncStream<NATSConnectionEvent>.Continuation] = [:]
+    private var eventHandlers: [UInt64: @Sendable (NATSConnectionEvent) -> Void] = [:]
+    /// The last number given to an event handler (`handleEvents(_:)`).
+    private let nextHandler = Atomic<UInt64>(0)
     private var nextObserver: UInt64 = 0
 
     private enum Subscriber {
@@ -148,6 +152,25 @@ public final class NATSConnection: @unchecked Sendable {
         return stream
     }
 
+    /// Calls `handler` on the connection's loop with what happens to the connection from now
+    /// on, as `events()` yields it, until `stopHandlingEvents(_:)` or the close (the last event
+    /// handled): for a shell that has nothing to wait for, with no task. Any thread; returns the
+    /// handler's number.
+    @discardableResult
+    package func handleEvents(_ handler: @escaping @Sendable (NATSConnectionEvent) -> Void) -> UInt64 {
+        let id = nextHandler.wrappingAdd(1, ordering: .relaxed).newValue
+        loop.execute { [self] in
+            guard !core.isClosed else { return }
+            eventHandlers[id] = handler
+        }
+        return id
+    }
+
+    /// Stops calling handler `id`. Any thread.
+    package func stopHandlingEvents(_ id: UInt64) {
+        loop.execute { [self] in eventHandlers[id] = nil }
+    }
+
     // MARK: Operations
 
     /// Publishes `payload` to `subject`, with `headers` (as `HPUB`) and a reply subject if given.
@@ -223,6 +246,14 @@ public final class NATSConnection: @unchecked Sendable {
         }
     }
 
+    /// Ends subscription `sid` from any thread without waiting: one hop onto the connection's
+    /// loop, no task. For a caller that has nothing to wait for (a shell tearing down).
+    package func unsubscribeAndForget(_ sid: UInt64) {
+        loop.execute { [self] in
+            perform(core.unsubscribe(sid, at: loop.clock.instant().nanoseconds))
+        }
+    }
+
     /// Sends a request and waits for its reply, at most `timeout` (the configuration's
     /// `requestTimeout` by default). Throws `noResponders` when nobody subscribes to `subject`,
     /// `timeout`, `connectionLost` when the connection broke after the request went out, or
@@ -294,6 +325,21 @@ public final class NATSConnection: @unchecked Sendable {
                 perform(core.close(at: loop.clock.instant().nanoseconds))
                 continuation.resume()
             }
+        }
+    }
+
+    /// Runs `body` on the connection's loop once `delay` has passed on its clock, unless the
+    /// handle is cancelled first: a timer for a shell, with no task. Any thread.
+    @discardableResult
+    package func schedule(after delay: TimeSpan, _ body: @escaping @Sendable () -> Void) -> ScheduledTask {
+        loop.schedule(after: delay, body)
+    }
+
+    /// Closes the connection from any thread without waiting: one hop onto the loop, no task.
+    /// What `close()` does, for a caller with nothing to wait for (a `defer`).
+    package func closeAndForget() {
+        loop.execute { [self] in
+            perform(core.close(at: loop.clock.instant().nanoseconds))
         }
     }
 
@@ -381,11 +427,15 @@ public final class NATSConnection: @unchecked Sendable {
                 continuation.finish()
             }
             observers.removeAll()
+            let handlers = eventHandlers.values
+            eventHandlers.removeAll()
+            for handler in handlers { handler(event) }
             return
         case .serverError:
             break
         }
         for continuation in observers.values { continuation.yield(event) }
+        for handler in eventHandlers.values { handler(event) }
     }
 
     // MARK: The socket

@@ -17,6 +17,11 @@ import TandemNet
 /// whose timer slack is 1 ns, waiting with `ppoll` to the nanosecond (the relay's `EventLoop`
 /// waits whole milliseconds, which would be the proxy's error), and measures how late it
 /// delivers against each item's scheduled instant: `statistics.lateness`.
+///
+/// Confinement (why unchecked): the relaying state (the schedule, the queue, the connections,
+/// the flows, the buffers) belongs to the proxy's thread while it runs, and to `stop()` once the
+/// thread has ended; every handler of the thread's loop and `stop()` assert it
+/// (`preconditionOnProxyThread()`). The rest is immutable or behind a `Mutex`.
 public final class NetsimProxy: @unchecked Sendable {
     /// Where clients reach the proxy, for TCP and UDP alike.
     public let address: SocketAddress
@@ -43,6 +48,8 @@ public final class NetsimProxy: @unchecked Sendable {
     private let lifecycle = Mutex(Lifecycle.idle)
     private let finished = DispatchSemaphore(value: 0)
     let counters = Mutex(NetsimStatistics())
+    /// The proxy's thread (`pthread_self()`), while it runs; 0 before and after.
+    private let proxyThread = Atomic<UInt>(0)
 
     // Confined to the proxy's thread once it runs.
     var schedule: ImpairmentSchedule
@@ -103,7 +110,9 @@ public final class NetsimProxy: @unchecked Sendable {
             // Wake-ups at due times are what this thread is for: no slack, and a name for `top -H`.
             _ = tandem_set_timer_slack(1)
             _ = tandem_set_thread_name("tandem-netsim")
+            proxyThread.store(UInt(pthread_self()), ordering: .releasing)
             run()
+            proxyThread.store(0, ordering: .releasing)
             finished.signal()
         }
         thread.stackSize = 1 << 20
@@ -122,6 +131,7 @@ public final class NetsimProxy: @unchecked Sendable {
             finished.wait()
         }
         lifecycle.withLock { $0 = .stopped }
+        preconditionOnProxyThread()
         listener.shutdown()
         for connection in connections.values { close(connection) }
         connections.removeAll()
@@ -131,6 +141,16 @@ public final class NetsimProxy: @unchecked Sendable {
     }
 
     private var isRunning: Bool { lifecycle.withLock { $0 == .running } }
+
+    /// Traps, in debug builds, unless the caller is the proxy's thread or that thread is not
+    /// running (before `start()`, once `stop()` has waited for it): what touches the relaying
+    /// state checks.
+    func preconditionOnProxyThread(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
+        assert({
+            let thread = proxyThread.load(ordering: .acquiring)
+            return thread == 0 || thread == UInt(pthread_self())
+        }(), "NetsimProxy.\(function) called off the proxy's thread", file: file, line: line)
+    }
 
     private func run() {
         nextHousekeeping = clock.instant().nanoseconds + 1_000_000_000
@@ -176,6 +196,7 @@ public final class NetsimProxy: @unchecked Sendable {
     }
 
     private func handle(_ target: PollTarget, revents: Int32) {
+        preconditionOnProxyThread()
         let readable = revents & (POLLIN | POLLERR | POLLHUP) != 0
         let writable = revents & (POLLOUT | POLLERR | POLLHUP) != 0
         switch target {
@@ -194,6 +215,7 @@ public final class NetsimProxy: @unchecked Sendable {
 
     /// Delivers every held item whose time has come, in due order.
     func deliverDue() {
+        preconditionOnProxyThread()
         // Bounded per pass, so that a flood cannot keep the loop from reading; the rest go next pass.
         for _ in 0..<4_096 {
             guard let (item, due) = queue.popDue(by: clock.instant().nanoseconds) else { return }
@@ -219,6 +241,7 @@ public final class NetsimProxy: @unchecked Sendable {
     }
 
     private func houseKeep() {
+        preconditionOnProxyThread()
         let now = clock.instant().nanoseconds
         nextHousekeeping = now + 1_000_000_000
         for (client, flow) in flows where now - flow.lastActivity > Self.datagramFlowIdleLimit {

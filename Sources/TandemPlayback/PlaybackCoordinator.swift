@@ -26,11 +26,14 @@ import TandemClock
 /// given a `CoordinatorScheduler` runs on it, whatever it coordinates with. Work that must run
 /// there asserts it where the executor can tell (a loop); a call from another thread hops there.
 ///
-/// It is safe to use from any thread: it is `@unchecked Sendable` because the machine and the
-/// shell's wake-ups are confined to the executor (`CoordinationRun`), and what the synchronous
-/// API reads (`timeline`, `core`, `lastCommand`, the settings and the rest) is a view the
-/// executor publishes after each step, under one small lock that no step holds while it calls
-/// out.
+/// It is safe to use from any thread: the machine and the shell's wake-ups are confined to the
+/// executor (`CoordinationRun`, which asserts it), and what the synchronous API reads
+/// (`timeline`, `core`, `lastCommand`, the settings and the rest) is a view the executor
+/// publishes after each step, under one small lock that no step holds while it calls out. It is
+/// `@unchecked Sendable` for the `@Published` `timeline` alone: a wrapper's storage is a `var`, as
+/// Swift requires of every property wrapper, though it is never reassigned (the setter is
+/// `nonmutating`; the storage locks its own state); every other stored property is a `let` of a
+/// `Sendable` type.
 public final class PlaybackCoordinator: @unchecked Sendable {
     /// What happened in the group, for programs to show.
     public typealias Event = CoordinationCore.Event

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TandemPlayback
 
 /// A streamed item's bytes, read from the session's holders (`SessionStreaming.item(identity:)`):
@@ -9,20 +10,25 @@ import TandemPlayback
 /// holder is left, reads wait (`onSuspension` says so) until one comes back or `close()`.
 /// Any thread may read; each read takes the item's lock only to consult its core.
 ///
-/// Confinement (why unchecked): `core`, `closed` and `wakeAt` are read and written only while
-/// `condition` is held (reads wait on it for blocks, which a `Mutex` cannot do); the rest is
-/// immutable.
-public final class StreamedItem: SeekableByteSource, @unchecked Sendable {
+/// A read waiting for a block tests `state` with `condition` held and waits on `condition`;
+/// whatever may end the wait (an arrival, a suspension, `close()`) changes `state` first and then
+/// broadcasts with `condition` held, so that no change falls between a test and a wait.
+public final class StreamedItem: SeekableByteSource, Sendable {
     /// The item's content identity.
     public let identity: String
     /// Its size.
     public var size: Int64? { total }
 
     private let total: Int64
+    private struct State {
+        var core: StreamReaderCore
+        var closed = false
+        var wakeAt: Int64?
+    }
+
+    private let state: Mutex<State>
+    /// Held by a waiting read while it tests `state`, and by whoever wakes it.
     private let condition = NSCondition()
-    private var core: StreamReaderCore
-    private var closed = false
-    private var wakeAt: Int64?
     private let timers: DispatchQueue
     private let send: @Sendable (StreamMessage, UUID) -> Void
     private let now: @Sendable () -> Int64
@@ -32,7 +38,7 @@ public final class StreamedItem: SeekableByteSource, @unchecked Sendable {
          events: @escaping @Sendable (StreamEvent) -> Void) {
         self.identity = core.identity
         total = core.size
-        self.core = core
+        state = Mutex(State(core: core))
         self.send = send
         self.now = now
         self.events = events
@@ -40,30 +46,27 @@ public final class StreamedItem: SeekableByteSource, @unchecked Sendable {
     }
 
     /// The reader's counts so far.
-    public var statistics: StreamReaderCore.Statistics { condition.withLock { core.statistics } }
+    public var statistics: StreamReaderCore.Statistics { state.withLock { $0.core.statistics } }
     /// Whether no holder is left now.
-    public var isSuspended: Bool { condition.withLock { core.isSuspended } }
+    public var isSuspended: Bool { state.withLock { $0.core.isSuspended } }
     /// The holders, in the order they are asked.
-    public var holders: [UUID] { condition.withLock { core.holders } }
+    public var holders: [UUID] { state.withLock { $0.core.holders } }
 
     /// Reads up to `buffer.count` bytes at `offset`; 0 at the end. Throws once closed.
     public func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard buffer.count > 0 else { return 0 }
         while true {
-            condition.lock()
-            if closed {
-                condition.unlock()
-                throw StreamingError.closed(identity)
+            let read = state.withLock { state -> (StreamReaderCore.ReadOutcome, [StreamReaderCore.Directive])? in
+                guard !state.closed else { return nil }
+                return state.core.onRead(offset: offset, now: now())
             }
-            let (outcome, directives) = core.onRead(offset: offset, now: now())
+            guard let (outcome, directives) = read else { throw StreamingError.closed(identity) }
             let block: Int
             switch outcome {
             case .end:
-                condition.unlock()
                 carryOut(directives)
                 return 0
             case .available(let start, let bytes):
-                condition.unlock()
                 carryOut(directives)
                 let from = Int(offset - start)
                 let count = min(buffer.count, bytes.count - from)
@@ -74,10 +77,9 @@ public final class StreamedItem: SeekableByteSource, @unchecked Sendable {
             case .pending(let waited):
                 block = waited
             }
-            condition.unlock()
             carryOut(directives)
             condition.lock()
-            while !closed, core.cachedBlock(block) == nil {
+            while !state.withLock({ $0.closed || $0.core.cachedBlock(block) != nil }) {
                 // Woken by arrivals, suspensions and close; the deadline only guards a lost wake-up.
                 _ = condition.wait(until: Date().addingTimeInterval(0.5))
             }
@@ -87,34 +89,32 @@ public final class StreamedItem: SeekableByteSource, @unchecked Sendable {
 
     /// Ends the item: reads waiting and to come throw.
     public func close() {
-        condition.withLock {
-            closed = true
-            condition.broadcast()
-        }
+        state.withLock { $0.closed = true }
+        condition.withLock { condition.broadcast() }
     }
 
     /// A message from `sender` for this item.
     func receive(_ message: StreamMessage, from sender: UUID) {
-        let directives = condition.withLock { core.onMessage(message, from: sender, now: now()) }
+        let directives = state.withLock { $0.core.onMessage(message, from: sender, now: now()) }
         carryOut(directives)
     }
 
     /// `holder` holds it (`host`: it started the session).
     func holder(_ holder: UUID, host: Bool) {
-        let directives = condition.withLock { core.onHolder(holder, host: host, now: now()) }
+        let directives = state.withLock { $0.core.onHolder(holder, host: host, now: now()) }
         carryOut(directives)
     }
 
     /// `holder` is gone.
     func holderGone(_ holder: UUID) {
-        let directives = condition.withLock { core.onHolderGone(holder, now: now()) }
+        let directives = state.withLock { $0.core.onHolderGone(holder, now: now()) }
         carryOut(directives)
     }
 
     private func tick() {
-        let directives = condition.withLock {
-            wakeAt = nil
-            return closed ? [] : core.onTick(now: now())
+        let directives = state.withLock { state in
+            state.wakeAt = nil
+            return state.closed ? [] : state.core.onTick(now: now())
         }
         carryOut(directives)
     }
@@ -134,9 +134,9 @@ public final class StreamedItem: SeekableByteSource, @unchecked Sendable {
             case .rejectedHolder(let holder):
                 events(.rejectedHolder(holder, identity: identity))
             case .wake(let at):
-                let schedule = condition.withLock { () -> Bool in
-                    guard wakeAt.map({ at < $0 }) ?? true else { return false }
-                    wakeAt = at
+                let schedule = state.withLock { state -> Bool in
+                    guard state.wakeAt.map({ at < $0 }) ?? true else { return false }
+                    state.wakeAt = at
                     return true
                 }
                 if schedule {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TandemNATS
 import TandemNet
@@ -146,6 +147,45 @@ struct NATSConnectionProcessTests {
             guard let error = error as? NATSError else { return false }
             return error.kind == .cannotConnect && error.reason.contains("127.0.0.1:\(port)")
         }
+    }
+
+    @Test func eventHandlersHearWhatEventsYieldUntilStoppedOrClosed() async throws {
+        let server = try NATSServerProcess()
+        defer { server.stop() }
+        var configuration = NATSConfiguration()
+        configuration.reconnectWait = 50_000_000
+        configuration.maximumReconnectWait = 200_000_000
+        let connection = try await NATSConnection.connect(to: server.url, configuration: configuration)
+        let heard = Mutex<[String]>([])
+        let stoppedHeard = Mutex(0)
+        let (changes, changed) = AsyncStream.makeStream(of: Void.self)
+        connection.handleEvents { event in
+            let name = switch event {
+            case .connected: "connected"
+            case .disconnected: "disconnected"
+            case .reconnected: "reconnected"
+            case .serverError: "serverError"
+            case .closed: "closed"
+            }
+            heard.withLock { $0.append(name) }
+            changed.yield()
+        }
+        let stopped = connection.handleEvents { _ in stoppedHeard.withLock { $0 += 1 } }
+        connection.stopHandlingEvents(stopped)
+        // The flush's answer comes after the handlers' registration, queued on the loop before it.
+        try await connection.flush()
+
+        server.kill()
+        try server.start()
+        try await within(10, "reconnection") {
+            for await _ in changes where heard.withLock({ $0.contains("reconnected") }) { return }
+        }
+        await connection.close()
+        let names = heard.withLock { $0 }
+        #expect(names.first == "disconnected")
+        #expect(names.contains("reconnected"))
+        #expect(names.last == "closed")
+        #expect(stoppedHeard.withLock { $0 } == 0)
     }
 
     @Test func reconnectsWhenTheServerComesBackAndResubscribes() async throws {

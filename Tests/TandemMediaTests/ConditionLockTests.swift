@@ -49,7 +49,7 @@ import TandemClock
 
     @Test func aWaiterIsWokenByABroadcast() {
         let lock = ConditionLock()
-        let changed = ConditionLock.Condition(lock)
+        let changed = lock.condition(0)
         // Guarded by `lock`.
         final class Shared: @unchecked Sendable {
             var waiting = false
@@ -84,9 +84,18 @@ import TandemClock
         }
     }
 
+    #if DEBUG
+    @Test func aWaitWithoutTheLockHeldTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let lock = ConditionLock()
+            lock.condition(0).wait(until: MonotonicClock.now() + 1_000_000)
+        }
+    }
+    #endif
+
     @Test func aTimedWaitReturnsAtItsDeadlineWhenNoOneSignals() {
         let lock = ConditionLock()
-        let never = ConditionLock.Condition(lock)
+        let never = lock.condition(0)
         lock.withLock {
             let deadline = MonotonicClock.now() + 20_000_000
             var timedOut = false

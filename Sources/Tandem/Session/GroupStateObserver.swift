@@ -1,8 +1,9 @@
 /// Whether group activities are possible now, observable as on Apple platforms:
 /// `for await eligible in observer.$isEligibleForGroupSession.values { ... }`.
 ///
-/// It is true while a relay is configured and was reachable at the last attempt. (`@unchecked`:
-/// the wrapper's storage is a constant reference to thread-safe storage.)
+/// It is true while a relay is configured and was reachable at the last attempt. (`@unchecked`
+/// for the wrapper's storage alone: a `var`, as Swift requires of every property wrapper, that
+/// holds a constant reference to storage that locks its own state.)
 public final class GroupStateObserver: @unchecked Sendable {
     /// Whether a group session can be started or joined now.
     @Published public private(set) var isEligibleForGroupSession: Bool

@@ -24,6 +24,11 @@ import TandemNet
 /// `start` returns once the relay keeps the cluster's time (it is the authority, or its samples of
 /// the authority span `synchronizationSpan`), so the relay serves no participant a time it will
 /// later have to jump from. See `ClusterTimeCore` for the design, failures and error budget.
+///
+/// Confinement (why unchecked): the core, the prober, the wake-up and the waiter (every `var`)
+/// belong to the shell's event loop; what reaches them from elsewhere hops there, and the
+/// handlers assert it (`loop.preconditionInLoop()`). The published status and the lifecycle sit
+/// in `Mutex`es.
 public final class ClusterSessionTime: @unchecked Sendable {
     /// The clock this relay serves, which the shell keeps mapped to the cluster's time.
     public let clock: ClusterSessionClock
@@ -36,12 +41,11 @@ public final class ClusterSessionTime: @unchecked Sendable {
     private let log: (@Sendable (String) -> Void)?
     private let published = Mutex(ClusterTimeStatus())
     private let malformed = Atomic<Int>(0)
-    private let outgoing: AsyncStream<[UInt8]>.Continuation
     private let lifecycle = Mutex(Lifecycle())
 
     private struct Lifecycle {
-        var publisher: Task<Void, Never>?
-        var watcher: Task<Void, Never>?
+        /// The connection's event handler (`NATSConnection.handleEvents(_:)`).
+        var watcher: UInt64?
         var subscription: UInt64?
         var stopped = false
     }
@@ -66,14 +70,6 @@ public final class ClusterSessionTime: @unchecked Sendable {
         self.loop = loop
         self.log = log
         core = ClusterTimeCore(me: member, configuration: configuration, now: clock.base.instant().nanoseconds)
-        let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(256))
-        outgoing = continuation
-        let subject = configuration.subject
-        let publisher = Task { [nats] in
-            // One task publishes, so announcements leave in the order the core chose them.
-            for await payload in stream { try? await nats.publish(subject, payload: payload) }
-        }
-        lifecycle.withLock { $0.publisher = publisher }
     }
 
     /// Joins the cluster's time over `nats`: announces this relay, whose time service (its shared
@@ -143,13 +139,12 @@ public final class ClusterSessionTime: @unchecked Sendable {
     // MARK: NATS
 
     private func subscribe() async throws(ClusterTimeError) {
-        let watcher = Task { [self, nats] in
-            for await event in nats.events() {
-                switch event {
-                case .disconnected, .closed: loop.execute { self.handle(.connectionLost) }
-                case .reconnected: loop.execute { self.handle(.connectionRestored) }
-                case .connected, .serverError: break
-                }
+        // A handler on the connection's loop, no task: each event hops onto this shell's loop.
+        let watcher = nats.handleEvents { [self] event in
+            switch event {
+            case .disconnected, .closed: loop.execute { self.handle(.connectionLost) }
+            case .reconnected: loop.execute { self.handle(.connectionRestored) }
+            case .connected, .serverError: break
             }
         }
         lifecycle.withLock { $0.watcher = watcher }
@@ -187,10 +182,9 @@ public final class ClusterSessionTime: @unchecked Sendable {
                 continuation.resume()
             }
         }
-        outgoing.finish()
-        let (publisher, watcher, subscription) = lifecycle.withLock { ($0.publisher, $0.watcher, $0.subscription) }
-        await publisher?.value
-        watcher?.cancel()
+        // The announcements went to the connection's loop before what follows, and leave first.
+        let (watcher, subscription) = lifecycle.withLock { ($0.watcher, $0.subscription) }
+        if let watcher { nats.stopHandlingEvents(watcher) }
         if let subscription { await nats.unsubscribe(subscription) }
         if sayingGoodbye { try? await nats.flush(timeout: .seconds(1)) }
         loop.stop()
@@ -207,10 +201,13 @@ public final class ClusterSessionTime: @unchecked Sendable {
     }
 
     private func perform(_ directives: [ClusterTimeCore.Directive]) {
+        loop.preconditionInLoop()
         for directive in directives {
             switch directive {
             case let .announce(announcement):
-                outgoing.yield(announcement.encoded())
+                // One hop onto the connection's loop each, from this one thread: they leave in
+                // the order the core chose them; one that cannot be written is dropped.
+                nats.publishAndForget([(configuration.subject, announcement.encoded())])
             case let .follow(authority):
                 follow(authority)
             case .stopFollowing:

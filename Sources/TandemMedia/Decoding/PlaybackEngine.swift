@@ -78,7 +78,7 @@ final class PlaybackEngine: @unchecked Sendable {
     }
 
     var limits: Limits
-    let lock = ConditionLock()
+    let lock = ConditionLock(conditions: 3)
     /// Signalled for the presentation thread: a new item, a new timeline, or stop.
     let scheduleChanged: ConditionLock.Condition
     /// Signalled for the decoding thread: space in the queues, a seek, or stop.
@@ -158,9 +158,9 @@ final class PlaybackEngine: @unchecked Sendable {
         self.audioSinks = audioSinks
         self.audioStore = audioStore
         self.stall = StallDetector(recoveryFrames: max(2, min(4, limits.videoFrames / 2)))
-        scheduleChanged = ConditionLock.Condition(lock)
-        decodingWanted = ConditionLock.Condition(lock)
-        progress = ConditionLock.Condition(lock)
+        scheduleChanged = lock.condition(0)
+        decodingWanted = lock.condition(1)
+        progress = lock.condition(2)
         if abs(timeline.anchorMediaTime - startPosition) > nominalFrameDuration / 2 {
             seekRequest = (timeline.anchorMediaTime, 0)
         }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CTandemSystem
 import TandemClock
 
 /// A mutex with condition variables that wait against CLOCK_MONOTONIC deadlines.
@@ -10,18 +11,25 @@ import TandemClock
 ///
 /// The mutex inherits priority (`PTHREAD_PRIO_INHERIT`): the presentation thread runs at a
 /// real-time priority, the decoder and callers at an ordinary one, and on a busy machine an
-/// ordinary thread preempted while it holds the lock kept the presentation thread waiting for
-/// it until the scheduler ran it again (frames presented 2 to 28 ms late on one peer of eight in
-/// `tandem bench all --scenario eight-peers`, while every peer had scheduled them within
-/// 0.22 ms of each other). With inheritance, the holder runs at the waiter's priority until it
-/// lets go.
+/// ordinary thread preempted while it holds the lock would keep the presentation thread waiting
+/// for it until the scheduler ran it again (frames presented late on one peer while every peer
+/// had scheduled them on time). With inheritance, the holder runs at the waiter's priority until
+/// it lets go.
+///
+/// Why unchecked: it is a lock, owning the mutex and its condition variables (`conditions`, made
+/// with it, as many as `init(conditions:)` asks) through pointers, which the pthread calls alone
+/// touch; those calls are what make it safe to share. A wait asserts that its caller holds the
+/// mutex (`preconditionHeld()`), as `pthread_cond_wait` requires.
 final class ConditionLock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let conditions: UnsafeMutablePointer<pthread_cond_t>
+    private let conditionCount: Int
     /// The protocol the mutex was made with, read back from its attributes
     /// (`pthread_mutexattr_getprotocol`): `PTHREAD_PRIO_INHERIT` (`ConditionLockTests`).
     let priorityProtocol: Int32
 
-    init() {
+    /// A lock with `conditions` condition variables bound to it (`condition(_:)`).
+    init(conditions: Int = 1) {
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
         pthread_mutexattr_setprotocol(&attributes, Int32(PTHREAD_PRIO_INHERIT))
@@ -30,6 +38,13 @@ final class ConditionLock: @unchecked Sendable {
         priorityProtocol = chosen
         pthread_mutex_init(mutex, &attributes)
         pthread_mutexattr_destroy(&attributes)
+        conditionCount = max(conditions, 0)
+        self.conditions = .allocate(capacity: conditionCount)
+        var conditionAttributes = pthread_condattr_t()
+        pthread_condattr_init(&conditionAttributes)
+        pthread_condattr_setclock(&conditionAttributes, CLOCK_MONOTONIC)
+        for index in 0..<conditionCount { pthread_cond_init(self.conditions + index, &conditionAttributes) }
+        pthread_condattr_destroy(&conditionAttributes)
     }
 
     /// The mutex's futex word as glibc keeps it (`__data.__lock`), for tests: a
@@ -39,6 +54,8 @@ final class ConditionLock: @unchecked Sendable {
     var futexWord: Int32 { mutex.pointee.__data.__lock }
 
     deinit {
+        for index in 0..<conditionCount { pthread_cond_destroy(conditions + index) }
+        conditions.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
     }
@@ -62,41 +79,43 @@ final class ConditionLock: @unchecked Sendable {
         return try body()
     }
 
-    /// A condition variable bound to this lock.
-    final class Condition: @unchecked Sendable {
-        private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-        private let lock: ConditionLock
+    /// Traps, in debug builds, unless the calling thread holds the lock: the priority-inheriting
+    /// mutex keeps its owner's thread id in its futex word (`futexWord`), below the two flag bits
+    /// futex(2) puts above it. (A mutex the system made without inheritance is not checked.)
+    func preconditionHeld(file: StaticString = #fileID, line: UInt = #line) {
+        assert(priorityProtocol != Int32(PTHREAD_PRIO_INHERIT) || futexWord & 0x3FFF_FFFF == tandem_thread_id(),
+               "ConditionLock: a wait without the lock held", file: file, line: line)
+    }
 
-        init(_ lock: ConditionLock) {
-            self.lock = lock
-            var attributes = pthread_condattr_t()
-            pthread_condattr_init(&attributes)
-            pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-            pthread_cond_init(condition, &attributes)
-            pthread_condattr_destroy(&attributes)
-        }
+    /// Condition variable `index` (from 0, below the count given to `init(conditions:)`).
+    func condition(_ index: Int) -> Condition {
+        precondition(index >= 0 && index < conditionCount, "ConditionLock has \(conditionCount) conditions, not \(index + 1)")
+        return Condition(lock: self, index: index)
+    }
 
-        deinit {
-            pthread_cond_destroy(condition)
-            condition.deallocate()
-        }
+    /// A condition variable bound to the lock.
+    struct Condition: Sendable {
+        let lock: ConditionLock
+        let index: Int
 
         /// Waits, with the lock held, until signalled (or spuriously woken).
         func wait() {
-            pthread_cond_wait(condition, lock.mutex)
+            lock.preconditionHeld()
+            pthread_cond_wait(lock.conditions + index, lock.mutex)
         }
 
         /// Waits, with the lock held, until signalled or until the monotonic clock reads
         /// `deadline`; returns whether it returned for the deadline (`ETIMEDOUT`).
         @discardableResult
         func wait(until deadline: Nanoseconds) -> Bool {
+            lock.preconditionHeld()
             var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-            return pthread_cond_timedwait(condition, lock.mutex, &spec) == ETIMEDOUT
+            return pthread_cond_timedwait(lock.conditions + index, lock.mutex, &spec) == ETIMEDOUT
         }
 
         /// Wakes every waiter.
         func broadcast() {
-            pthread_cond_broadcast(condition)
+            pthread_cond_broadcast(lock.conditions + index)
         }
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CTandemSystem
 import TandemClock
+import Synchronization
 import TandemMediaTypes
 
 /// Keeps this process's processors awake over the last `WakeGuardCore.Configuration.lead`
@@ -16,21 +17,30 @@ import TandemMediaTypes
 /// as long as the process, waiting on a condition while there is nothing to cover. Where
 /// pinning or the idle policy is refused, a warmer still runs, unpinned or at an ordinary
 /// priority.
-final class WakeGuard: @unchecked Sendable {
+///
+/// A warmer tests `state` with `lock` held and waits on `changed`; `woke(deadline:)` and
+/// `cover(deadline:)` change `state` first and then broadcast with `lock` held, so that no change
+/// falls between a test and a wait.
+final class WakeGuard: Sendable {
     /// The process's guard, shared by every player's presentation thread.
     static let shared = WakeGuard()
 
     /// Warmers on a machine with more processors stop at this many (the first processors).
     static let maximumWarmers = 16
 
+    private struct State {
+        var core: WakeGuardCore
+        var warmers: [WorkerThread] = []
+    }
+
+    private let state: Mutex<State>
+    /// Held by a warmer while it tests `state`, and by whoever wakes the warmers.
     private let lock = ConditionLock()
     private let changed: ConditionLock.Condition
-    private var core: WakeGuardCore
-    private var warmers: [WorkerThread] = []
 
     init(configuration: WakeGuardCore.Configuration = WakeGuardCore.Configuration()) {
-        core = WakeGuardCore(configuration: configuration)
-        changed = ConditionLock.Condition(lock)
+        state = Mutex(State(core: WakeGuardCore(configuration: configuration)))
+        changed = lock.condition(0)
     }
 
     /// The processors the warmers run on, one each: those this thread may use, lowest first.
@@ -41,31 +51,32 @@ final class WakeGuard: @unchecked Sendable {
     }
 
     /// How many warmers run (0 until the guard first engages).
-    var warmerCount: Int { lock.withLock { warmers.count } }
+    var warmerCount: Int { state.withLock { $0.warmers.count } }
 
     /// Whether the guard is engaged now.
-    var isEngaged: Bool { lock.withLock { core.isEngaged(at: MonotonicClock.now()) } }
+    var isEngaged: Bool { state.withLock { $0.core.isEngaged(at: MonotonicClock.now()) } }
 
     /// A timed wait for monotonic instant `deadline` returned for its deadline: a late one
     /// engages the guard (and starts the warmers the first time).
     func woke(deadline: Nanoseconds) {
         let now = MonotonicClock.now()
-        lock.withLock {
-            guard core.woke(deadline: deadline, at: now) else { return }
-            if warmers.isEmpty {
-                warmers = Self.processors().enumerated().map { index, cpu in
+        let engaged = state.withLock { state -> Bool in
+            guard state.core.woke(deadline: deadline, at: now) else { return false }
+            if state.warmers.isEmpty {
+                state.warmers = Self.processors().enumerated().map { index, cpu in
                     WorkerThread(name: "tandem-warm-\(index)", timerSlack: 1) { [self] in warm(on: cpu) }
                 }
             }
-            changed.broadcast()
+            return true
         }
+        if engaged { lock.withLock { changed.broadcast() } }
     }
 
     /// A presentation deadline at monotonic instant `deadline`: covered while the guard is engaged.
     func cover(deadline: Nanoseconds) {
         let now = MonotonicClock.now()
-        lock.withLock {
-            if core.cover(deadline: deadline, at: now) { changed.broadcast() }
+        if state.withLock({ $0.core.cover(deadline: deadline, at: now) }) {
+            lock.withLock { changed.broadcast() }
         }
     }
 
@@ -77,7 +88,7 @@ final class WakeGuard: @unchecked Sendable {
         lock.lock()
         while true {
             let now = MonotonicClock.now()
-            switch core.next(at: now) {
+            switch state.withLock({ $0.core.next(at: now) }) {
             case .idle:
                 changed.wait()
             case .wait(let start):

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CTandemSystem
+import Synchronization
 import TandemMediaTypes
 
 /// A video sink that draws frames in a terminal with 24-bit colour half-block characters (each
@@ -10,19 +11,25 @@ import TandemMediaTypes
 /// Drawing runs on a thread of its own: the presentation thread only hands over the newest
 /// frame, and a slow terminal makes the renderer skip pictures, never the player late.
 ///
-/// Confinement (why unchecked): the waiting frame, the status line, the count and whether it
-/// stopped are read and written only under `lock` (a `ConditionLock`, which the drawing thread
-/// waits on); `thread` is set by `init` and cleared by the one `stop()` that found it running.
-public final class TerminalRenderer: VideoSink, @unchecked Sendable {
+/// The drawing thread tests `state` with `lock` held and waits on `wake`; `present(_:_:)` and
+/// `stop()` change `state` first and then broadcast with `lock` held, so that no change falls
+/// between a test and a wait.
+public final class TerminalRenderer: VideoSink, Sendable {
+    private struct State {
+        var waitingFrame: VideoFrame?
+        var status = ""
+        var stopped = false
+        var drawnFrames = 0
+    }
+
     private let descriptor: Int32
     private let fixedSize: (columns: Int, rows: Int)?
+    private let state = Mutex(State())
+    /// Held by the drawing thread while it tests `state`, and by whoever wakes it.
     private let lock = ConditionLock()
     private let wake: ConditionLock.Condition
-    private var waitingFrame: VideoFrame?
-    private var status = ""
-    private var stopped = false
-    private var drawnFrames = 0
-    private var thread: WorkerThread?
+    /// The drawing thread, until `stop()` joins it.
+    private let thread = Mutex<WorkerThread?>(nil)
 
     /// Draws on file descriptor `descriptor` (standard output by default).
     ///
@@ -31,8 +38,9 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
     public init(descriptor: Int32 = 1, size: (columns: Int, rows: Int)? = nil) {
         self.descriptor = descriptor
         self.fixedSize = size
-        wake = ConditionLock.Condition(lock)
-        thread = WorkerThread(name: "tandem-terminal") { [self] in renderLoop() }
+        wake = lock.condition(0)
+        let drawing = WorkerThread(name: "tandem-terminal") { [self] in renderLoop() }
+        thread.withLock { $0 = drawing }
     }
 
     deinit {
@@ -41,32 +49,32 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
 
     /// A line drawn under the picture (position, rate, who did what).
     public var statusLine: String {
-        get { lock.withLock { status } }
-        set { lock.withLock { status = newValue } }
+        get { state.withLock { $0.status } }
+        set { state.withLock { $0.status = newValue } }
     }
 
     /// Pictures drawn so far.
-    public var framesDrawn: Int { lock.withLock { drawnFrames } }
+    public var framesDrawn: Int { state.withLock { $0.drawnFrames } }
 
     /// Hands the newest frame to the drawing thread.
     public func present(_ frame: VideoFrame, _ presentation: Presentation) {
-        lock.withLock {
-            waitingFrame = frame
-            wake.broadcast()
-        }
+        state.withLock { $0.waitingFrame = frame }
+        lock.withLock { wake.broadcast() }
     }
 
     /// Stops drawing and shows the cursor again.
     public func stop() {
-        let running = lock.withLock {
-            let running = !stopped
-            stopped = true
-            wake.broadcast()
-            return running
+        let running = state.withLock { state -> Bool in
+            defer { state.stopped = true }
+            return !state.stopped
         }
+        lock.withLock { wake.broadcast() }
         guard running else { return }
-        thread?.join()
-        thread = nil
+        let drawing = thread.withLock { thread -> WorkerThread? in
+            defer { thread = nil }
+            return thread
+        }
+        drawing?.join()
         emit("\u{1B}[0m\u{1B}[?25h\n")
     }
 
@@ -75,10 +83,17 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
         emit("\u{1B}[2J\u{1B}[?25l")
         while true {
             let next: (VideoFrame, String)? = lock.withLock {
-                while waitingFrame == nil && !stopped { wake.wait() }
-                guard !stopped, let frame = waitingFrame else { return nil }
-                waitingFrame = nil
-                return (frame, status)
+                while true {
+                    let taken = state.withLock { state -> (next: (VideoFrame, String)?, stopped: Bool) in
+                        guard !state.stopped else { return (nil, true) }
+                        guard let frame = state.waitingFrame else { return (nil, false) }
+                        state.waitingFrame = nil
+                        return ((frame, state.status), false)
+                    }
+                    if taken.stopped { return nil }
+                    if let next = taken.next { return next }
+                    wake.wait()
+                }
             }
             guard let (frame, status) = next else { return }
             let (columns, rows) = terminalSize()
@@ -87,7 +102,7 @@ public final class TerminalRenderer: VideoSink, @unchecked Sendable {
             )
             guard let image = try? converter.convert(frame, width: width, height: height) else { continue }
             emit(TerminalRenderer.render(image, status: String(status.prefix(columns))))
-            lock.withLock { drawnFrames += 1 }
+            state.withLock { $0.drawnFrames += 1 }
         }
     }
 

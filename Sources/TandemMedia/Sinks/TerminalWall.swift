@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CTandemSystem
+import Synchronization
 import TandemMediaTypes
 
 /// Several pictures drawn side by side in one terminal, a wall of screens: each tile is a video
@@ -12,21 +13,27 @@ import TandemMediaTypes
 /// Drawing runs on a thread of its own: the presentation threads only hand over their newest
 /// frames, and a slow terminal makes the wall skip pictures, never a player late.
 ///
-/// Confinement (why `@unchecked Sendable`): every mutable field but `thread` is read and written
-/// with `lock` held; `thread` is set in `init` and joined and cleared only by the one `stop()`
-/// that finds the wall running.
-public final class TerminalWall: @unchecked Sendable {
+/// The drawing thread tests `state` with `lock` held and waits on `wake`; the tiles and `stop()`
+/// change `state` first and then broadcast with `lock` held, so that no change falls between a
+/// test and a wait.
+public final class TerminalWall: Sendable {
+    private struct State {
+        var waiting: [VideoFrame?]
+        var status = ""
+        var stopped = false
+        var drawnFrames = 0
+    }
+
     /// How many tiles the wall has.
     public let tileCount: Int
     private let descriptor: Int32
     private let fixedSize: (columns: Int, rows: Int)?
+    private let state: Mutex<State>
+    /// Held by the drawing thread while it tests `state`, and by whoever wakes it.
     private let lock = ConditionLock()
     private let wake: ConditionLock.Condition
-    private var waiting: [VideoFrame?]
-    private var status = ""
-    private var stopped = false
-    private var drawnFrames = 0
-    private var thread: WorkerThread?
+    /// The drawing thread, until `stop()` joins it.
+    private let thread = Mutex<WorkerThread?>(nil)
 
     /// A wall of `tiles` tiles (1 to 9) drawn on file descriptor `descriptor`, in `size` columns
     /// and rows (by default the terminal's, read before each picture).
@@ -34,9 +41,10 @@ public final class TerminalWall: @unchecked Sendable {
         tileCount = min(max(tiles, 1), 9)
         self.descriptor = descriptor
         fixedSize = size
-        waiting = Array(repeating: nil, count: tileCount)
-        wake = ConditionLock.Condition(lock)
-        thread = WorkerThread(name: "tandem-wall") { [self] in renderLoop() }
+        state = Mutex(State(waiting: Array(repeating: nil, count: tileCount)))
+        wake = lock.condition(0)
+        let drawing = WorkerThread(name: "tandem-wall") { [self] in renderLoop() }
+        thread.withLock { $0 = drawing }
     }
 
     deinit {
@@ -50,24 +58,26 @@ public final class TerminalWall: @unchecked Sendable {
 
     /// A line drawn under the wall.
     public var statusLine: String {
-        get { lock.withLock { status } }
-        set { lock.withLock { status = newValue } }
+        get { state.withLock { $0.status } }
+        set { state.withLock { $0.status = newValue } }
     }
 
     /// Pictures drawn so far, all tiles together.
-    public var framesDrawn: Int { lock.withLock { drawnFrames } }
+    public var framesDrawn: Int { state.withLock { $0.drawnFrames } }
 
     /// Stops drawing and shows the cursor again.
     public func stop() {
-        let running = lock.withLock {
-            let running = !stopped
-            stopped = true
-            wake.broadcast()
-            return running
+        let running = state.withLock { state -> Bool in
+            defer { state.stopped = true }
+            return !state.stopped
         }
+        lock.withLock { wake.broadcast() }
         guard running else { return }
-        thread?.join()
-        thread = nil
+        let drawing = thread.withLock { thread -> WorkerThread? in
+            defer { thread = nil }
+            return thread
+        }
+        drawing?.join()
         emit("\u{1B}[0m\u{1B}[?25h\n")
     }
 
@@ -90,10 +100,8 @@ public final class TerminalWall: @unchecked Sendable {
     }
 
     private func hand(_ frame: VideoFrame, to index: Int) {
-        lock.withLock {
-            waiting[index] = frame
-            wake.broadcast()
-        }
+        state.withLock { $0.waiting[index] = frame }
+        lock.withLock { wake.broadcast() }
     }
 
     private func renderLoop() {
@@ -101,10 +109,17 @@ public final class TerminalWall: @unchecked Sendable {
         emit("\u{1B}[2J\u{1B}[?25l")
         while true {
             let next: ([VideoFrame?], String)? = lock.withLock {
-                while waiting.allSatisfy({ $0 == nil }) && !stopped { wake.wait() }
-                guard !stopped else { return nil }
-                defer { waiting = Array(repeating: nil, count: tileCount) }
-                return (waiting, status)
+                while true {
+                    let taken = state.withLock { state -> (next: ([VideoFrame?], String)?, stopped: Bool) in
+                        guard !state.stopped else { return (nil, true) }
+                        guard state.waiting.contains(where: { $0 != nil }) else { return (nil, false) }
+                        defer { state.waiting = Array(repeating: nil, count: tileCount) }
+                        return ((state.waiting, state.status), false)
+                    }
+                    if taken.stopped { return nil }
+                    if let next = taken.next { return next }
+                    wake.wait()
+                }
             }
             guard let (frames, status) = next else { return }
             let (columns, rows) = terminalSize()
@@ -122,7 +137,7 @@ public final class TerminalWall: @unchecked Sendable {
             }
             text += "\u{1B}[\(rows);1H\u{1B}[0m\u{1B}[K" + String(status.prefix(columns))
             emit(text)
-            lock.withLock { drawnFrames += drawn }
+            state.withLock { $0.drawnFrames += drawn }
         }
     }
 

@@ -233,18 +233,20 @@ public final class WatchParty: Sendable {
     /// Runs `body` until the session is over for this participant, then cancels it and waits
     /// for it; reports `left` and returns why.
     func untilOver(whileWatching body: @escaping @Sendable () async -> Void) async -> GroupSessionError? {
-        let front = Task { await body() }
-        var ending: GroupSessionError?
-        for await state in session.$state.values {
-            if case .invalidated(let reason) = state {
-                ending = reason
-                break
+        await withTaskGroup(of: Void.self) { front in
+            front.addTask { await body() }
+            var ending: GroupSessionError?
+            for await state in session.$state.values {
+                if case .invalidated(let reason) = state {
+                    ending = reason
+                    break
+                }
             }
+            if let ending { emit(.left(.init(reason: ending.detail))) }
+            front.cancelAll()
+            await front.waitForAll()
+            return ending
         }
-        if let ending { emit(.left(.init(reason: ending.detail))) }
-        front.cancel()
-        await front.value
-        return ending
     }
 
     /// The `joined` event; `streamedAt`, for a streamed item, the instant its stream begins

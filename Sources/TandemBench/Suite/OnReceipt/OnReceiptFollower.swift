@@ -16,10 +16,10 @@ import TandemPlayback
 /// follower.coordinator.coordinateWithSession(session)   // player follows on receipt
 /// ```
 /// Keep the follower for as long as it follows (the coordinator holds its delegate weakly).
-public final class OnReceiptFollower: PlaybackCoordinatorDelegate, WatchPartyFollowing, @unchecked Sendable {
+public final class OnReceiptFollower: PlaybackCoordinatorDelegate, WatchPartyFollowing, Sendable {
     /// The coordinator to join to the session and propose through.
     public let coordinator: PlaybackCoordinator
-    private weak var player: (any ImmediateTransport)?
+    private weak let player: (any ImmediateTransport)?
     private let core = Mutex(ReceiptFollower())
     private let jobs: AsyncStream<Job>.Continuation
 

@@ -6,7 +6,7 @@ import TandemWire
 /// A link's TCP connection and UDP socket to a `RelayServer`, driven by the link's event loop.
 ///
 /// Confined to that loop (hence `@unchecked Sendable`): it crosses into loop tasks only to come
-/// back to the same thread.
+/// back to the same thread, and its entry points assert it (`loop.preconditionInLoop()`).
 final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
     weak var delegate: (any RelayTransportDelegate)?
     let maximumDatagramBody = RelayDatagram.maximumBody
@@ -42,6 +42,7 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
     }
 
     func connect(to relay: Int) {
+        loop.preconditionInLoop()
         guard loop.clock.instant().nanoseconds >= suspendedUntil else {
             return later { $0.transportDisconnected("interrupted by the test hook") }
         }
@@ -69,6 +70,7 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
     }
 
     func transmit(_ frames: [RelayFrame]) {
+        loop.preconditionInLoop()
         guard connected else { return }
         for frame in frames { output.append(frame) }
         flush()
@@ -77,6 +79,7 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
     func disconnect() { teardown() }
 
     func registerDatagrams(token: [UInt8]) {
+        loop.preconditionInLoop()
         self.token = token
         registered = false
         // A datagram path registered with another relay (before a move) is dropped.
@@ -101,6 +104,7 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
     }
 
     func tick(at now: Int64) {
+        loop.preconditionInLoop()
         guard token != nil else { return }
         let interval = registered ? NetworkRelayTransport.registrationRefresh : NetworkRelayTransport.registrationRetry
         if now - lastRegistration >= interval { register(at: now) }
@@ -137,6 +141,7 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
     }
 
     private func service(_ socket: TCPSocket, readable: Bool, writable: Bool) {
+        loop.preconditionInLoop()
         guard socket === self.socket else { return }
         if !connected {
             let error = socket.pendingError()
@@ -209,6 +214,7 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
     }
 
     private func receiveDatagrams() {
+        loop.preconditionInLoop()
         for _ in 0..<256 {
             guard let datagrams, let received = try? datagrams.receive(into: &datagramBuffer) else { return }
             guard received.length <= datagramBuffer.count,

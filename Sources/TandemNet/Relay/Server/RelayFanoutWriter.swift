@@ -21,7 +21,7 @@ import Synchronization
 ///
 /// A thread woken late finds the batch already taken by the loop and does nothing: the loop never
 /// waits for this thread to start, only for writes it has begun.
-final class RelayFanoutWriter: @unchecked Sendable {
+final class RelayFanoutWriter: Sendable {
     /// What a first write to one connection gave: whether everything queued went (`written`), or
     /// the socket failed.
     enum Outcome: Sendable, Equatable {
@@ -35,15 +35,28 @@ final class RelayFanoutWriter: @unchecked Sendable {
 
     /// The priority the thread takes as it starts (the loop's, under `--priority`); nil leaves
     /// the default. Set before `start()`.
-    var priority: ThreadPriority?
+    var priority: ThreadPriority? {
+        get { chosenPriority.withLock { $0 } }
+        set { chosenPriority.withLock { $0 = newValue } }
+    }
+
+    private let chosenPriority = Mutex<ThreadPriority?>(nil)
 
     private let wakeups = DispatchSemaphore(value: 0)
     private let current = Mutex<Batch?>(nil)
     private let stopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
-    private var started = false
+    /// Whether the thread runs: set by `start()`, cleared by `stop()`.
+    private let started = Atomic<Bool>(false)
 
     /// One flush's connections, claimed one at a time by either thread.
+    ///
+    /// Unchecked: each slot of `outcomes` is written by the one thread that claimed its
+    /// connection (the `next` counter hands each index out once) and read by the loop only after
+    /// `completed` (released by each writer, acquired by the loop) counts every connection, so
+    /// no slot is ever read and written at once; a lock per slot would put one on every write.
+    /// The connections are the loop's, lent to the second thread for the batch alone (see the
+    /// type's comment).
     private final class Batch: @unchecked Sendable {
         let connections: [RelayServerConnection]
         /// Each slot written by the thread that claimed its connection, read by the loop once
@@ -87,8 +100,8 @@ final class RelayFanoutWriter: @unchecked Sendable {
 
     /// Starts the thread. Once.
     func start() {
-        guard !started else { return }
-        started = true
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let priority = priority
         let thread = Thread { [self] in
             if let priority { try? priority.applyToCurrentThread() }
             RelayFanoutWriter.running.add(1, ordering: .relaxed)
@@ -103,8 +116,7 @@ final class RelayFanoutWriter: @unchecked Sendable {
 
     /// Stops the thread and waits for it. Not while a batch is out (the loop has stopped).
     func stop() {
-        guard started else { return }
-        started = false
+        guard started.exchange(false, ordering: .acquiringAndReleasing) else { return }
         stopping.store(true, ordering: .releasing)
         wakeups.signal()
         finished.wait()

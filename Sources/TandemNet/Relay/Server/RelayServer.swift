@@ -12,6 +12,12 @@ import TandemWire
 /// Embed it in a program (`tandem host` does) or run it alone (`tandem serve`): `start()`,
 /// read `address`, `stop()`. Offenders (malformed or oversized frames, unknown versions,
 /// floods) get an error frame and are disconnected; everyone else goes on.
+///
+/// Confinement (why unchecked): the core, the connections, the buffers and every other `var`
+/// belong to the loop's thread (before `start()` and after `stop()`, to the caller's, as nothing
+/// else runs); a call from another thread hops there (`loop.execute`), and the loop's handlers
+/// assert it (`loop.preconditionInLoop()`). A batch of writes lends connections to the second
+/// writer thread while the loop waits (`RelayFanoutWriter`). The counters sit in a `Mutex`.
 public final class RelayServer: @unchecked Sendable {
     /// Where the relay listens, for TCP and UDP alike.
     public let address: SocketAddress
@@ -175,11 +181,11 @@ public final class RelayServer: @unchecked Sendable {
         while ContinuousClock.now < deadline {
             let answer = DrainAnswer()
             loop.execute { [self] in
-                answer.empty = connections.values.allSatisfy { $0.output.isEmpty || $0.writeShut }
+                answer.empty.store(connections.values.allSatisfy { $0.output.isEmpty || $0.writeShut }, ordering: .relaxed)
                 answer.ready.signal()
             }
             // A loop that is not running (never started, or stopped) answers nothing.
-            guard answer.ready.wait(timeout: .now() + .milliseconds(100)) == .success, !answer.empty else { return }
+            guard answer.ready.wait(timeout: .now() + .milliseconds(100)) == .success, !answer.empty.load(ordering: .relaxed) else { return }
             Thread.sleep(forTimeInterval: 0.005)
         }
     }
@@ -187,6 +193,7 @@ public final class RelayServer: @unchecked Sendable {
     // MARK: TCP
 
     private func acceptAll() {
+        loop.preconditionInLoop()
         guard acceptPausedUntil == nil else { return }
         // A bounded batch per pass, so that a burst of connections cannot starve the others.
         for _ in 0..<64 {
@@ -239,6 +246,7 @@ public final class RelayServer: @unchecked Sendable {
     }
 
     private func service(_ connection: RelayServerConnection, readable: Bool, writable: Bool) {
+        loop.preconditionInLoop()
         if writable { flush(connection) }
         if readable { read(connection) }
         // What this connection's frames queued is written now, each connection once, not at the
@@ -451,6 +459,7 @@ public final class RelayServer: @unchecked Sendable {
     }
 
     private func flushDirty() {
+        loop.preconditionInLoop()
         // Flushing may queue more (a load's next window), on this or another connection.
         for _ in 0..<4 where !dirty.isEmpty {
             let batch = dirty
@@ -500,6 +509,7 @@ public final class RelayServer: @unchecked Sendable {
     // MARK: UDP
 
     private func receiveDatagrams() {
+        loop.preconditionInLoop()
         // A bounded batch per pass: datagrams never hold up reliable traffic for long.
         for _ in 0..<256 {
             guard let received = try? datagrams.receive(into: &datagramBuffer) else { return }
@@ -540,6 +550,7 @@ public final class RelayServer: @unchecked Sendable {
     // MARK: The core's directives
 
     private func tick(_ now: Int64) {
+        loop.preconditionInLoop()
         if let until = acceptPausedUntil, now >= until {
             acceptPausedUntil = nil
             loop.setInterest(listener.descriptor, .readable)
@@ -624,6 +635,7 @@ public final class RelayServer: @unchecked Sendable {
     }
 
     private func perform(_ directives: [RelayDirective]) {
+        loop.preconditionInLoop()
         var directives = directives
         directiveHook?(&directives, core)
         // Cluster hook: what the core submitted goes to NATS (nothing on a single relay).
@@ -736,14 +748,15 @@ extension RelayServer {
     public func takeKernelTimestamps() -> RelayServerTimestamps? {
         let answer = LoopAnswer<RelayServerTimestamps?>(nil)
         loop.execute { [self] in
-            answer.value = stamps.map {
+            let taken = stamps.map {
                 let (ledger, frames) = $0.take()
                 return RelayServerTimestamps(ledger: ledger, drainTime: $0.drainTime, failures: $0.failures, framesQueued: frames)
             }
+            answer.value.withLock { $0 = taken }
             answer.ready.signal()
         }
         guard answer.ready.wait(timeout: .now() + .seconds(1)) == .success else { return nil }
-        return answer.value
+        return answer.value.withLock { $0 }
     }
 
     /// The kernel id of the loop's thread (as `/proc/self/task` names it), for reading its CPU
@@ -751,20 +764,21 @@ extension RelayServer {
     public func loopThreadID() -> Int32? {
         let answer = LoopAnswer<Int32?>(nil)
         loop.execute {
-            answer.value = SocketTimestamping.currentThreadID()
+            let thread = SocketTimestamping.currentThreadID()
+            answer.value.withLock { $0 = thread }
             answer.ready.signal()
         }
         guard answer.ready.wait(timeout: .now() + .seconds(1)) == .success else { return nil }
-        return answer.value
+        return answer.value.withLock { $0 }
     }
 }
 
 /// An answer the loop gives another thread: `value` is set on the loop before `ready` is
-/// signalled, and read only after waiting for it.
-private final class LoopAnswer<Value>: @unchecked Sendable {
+/// signalled, and read after waiting for it.
+private final class LoopAnswer<Value: Sendable>: Sendable {
     let ready = DispatchSemaphore(value: 0)
-    var value: Value
-    init(_ value: Value) { self.value = value }
+    let value: Mutex<Value>
+    init(_ value: Value) { self.value = Mutex(value) }
 }
 
 // MARK: Cluster hooks (`ClusterRelay` in Sources/TandemCluster). The cluster part's:
@@ -788,7 +802,7 @@ extension RelayServer {
 
 /// The loop's answer to "is everything written?": `empty` is set on the loop before `ready` is
 /// signalled, and read only after waiting for it.
-private final class DrainAnswer: @unchecked Sendable {
+private final class DrainAnswer: Sendable {
     let ready = DispatchSemaphore(value: 0)
-    var empty = false
+    let empty = Atomic<Bool>(false)
 }
