@@ -47,6 +47,9 @@ struct OutputTimingModel: Sendable {
     /// How far from the floor a report may lie and still be fitted to it.
     var floorBand = TimeSpan.microseconds(8)
     var discontinuity = TimeSpan.milliseconds(2)
+    /// The newest part of the window, as a fraction of it, in which the floor's line must keep
+    /// a report.
+    var recentFloor = 0.125
     /// The largest departure of the fitted period from the nominal one, as a fraction.
     var maximumSkew = 0.002
 
@@ -164,6 +167,13 @@ struct OutputTimingModel: Sendable {
         if floorLine == nil { floorLine = floorFit(count: count, from: (period, offset)) }
         if let floorLine {
             (period, offset) = floorLine
+        } else if let previous = fittedPeriod {
+            // No floor reaches the newest reports (they all came late, or a tilted line left
+            // them above its band): the last floor's period holds, and only the offset is
+            // fitted, to the low quantile of every report, so that the line runs on straight.
+            period = previous
+            setResiduals(count: count, period: period, offset: 0)
+            offset = quantileOfResiduals(count: count, floorQuantile)
         } else {
             setResiduals(count: count, period: period, offset: offset)
             offset += quantileOfResiduals(count: count, floorQuantile)
@@ -174,14 +184,17 @@ struct OutputTimingModel: Sendable {
             offset = quantileOfResiduals(count: count, floorQuantile)
         }
         line = (last.frame, Double(last.instant.nanoseconds) + offset, period)
-        // A slope from less than a second of reports is too unsure to start the next search from.
-        fittedPeriod = floorLine != nil && span >= 1e9 ? period : nil
+        // A slope from less than a second of reports is too unsure to start the next search from;
+        // a period held is kept.
+        if floorLine != nil { fittedPeriod = span >= 1e9 ? period : nil }
     }
 
     /// The line through the floor of the points, searched from the line `start`: three times,
     /// the least-squares line of the points within `floorBand` of the residuals'
-    /// `floorQuantile`; nil when fewer than three are near it or they cover less than half the
-    /// window.
+    /// `floorQuantile`; nil when fewer than three are near it, they cover less than half the
+    /// window, or none of them lies in its newest `recentFloor` (a line that leaves the newest
+    /// reports above its band is tilted off them: extrapolated to the frames being written, its
+    /// error grows with the tilt, seconds long, until the reports it kept leave the window).
     private mutating func floorFit(count: Int, from start: (period: Double, offset: Double)) -> (period: Double, offset: Double)? {
         var (period, offset) = start
         let band = Double(floorBand.nanoseconds)
@@ -199,7 +212,7 @@ struct OutputTimingModel: Sendable {
                 }
             }
             let covered = firstX.map { lastX - $0 } ?? 0
-            guard near >= 3, covered >= 0.5 * -xs[0] else { return nil }
+            guard near >= 3, covered >= 0.5 * -xs[0], lastX >= recentFloor * xs[0] else { return nil }
             (period, offset) = leastSquaresOfChosen(count: count)
         }
         return (period, offset)
