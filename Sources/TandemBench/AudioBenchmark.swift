@@ -128,6 +128,12 @@ public struct AudioBenchmark: Sendable {
         defer { recording.stop() }
         guard recording.waitUntilFlowing() else { throw BenchmarkError("the recording of the null sink's monitor did not start within 10 s") }
 
+        // The host's steal time and the load, read through the run, so that an underrun of every
+        // output at once can be told from one output's own.
+        let activity = HostActivityRecorder()
+        var hostActivity: HostActivity?
+        defer { if hostActivity == nil { _ = activity.stop() } }
+
         progress("starting tandem serve with its session clock drifting \(relayDriftPPM) ppm")
         setenv("TANDEM_EXECUTABLE", executable, 1)
         let relayOrigin = SystemClock().instant().nanoseconds
@@ -182,6 +188,7 @@ public struct AudioBenchmark: Sendable {
             Thread.sleep(forTimeInterval: step.hold)
         }
         let scriptEnded = SystemClock().instant().nanoseconds
+        hostActivity = activity.stop()
         host.send("end")
         var statuses: [Int32?] = []
         for process in processes {
@@ -246,12 +253,22 @@ public struct AudioBenchmark: Sendable {
         report.relayDriftPPM = relayDriftPPM
         report.builtinSound = builtinSound
         report.soundServerRealtime = serverRealtime
+        report.scriptStartedNanoseconds = scriptStarted
+        if let during = hostActivity?.within(scriptStarted, scriptEnded), let load = during.loadRange {
+            let underruns = logs.mapValues { log in log.underruns.filter { $0 >= scriptStarted && $0 <= scriptEnded } }
+            report.host = AudioBenchmarkReport.Host(stealMilliseconds: during.stealMilliseconds,
+                                                    largestStealMilliseconds: during.largestStealMilliseconds,
+                                                    loadMinimum: load.lowerBound, loadMaximum: load.upperBound,
+                                                    underrunMoments: hostActivity!.underrunMoments(underruns))
+        }
         report.errors = errors + report.errors
         if self.logs != nil {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             try? encoder.encode(report).write(to: directory.appendingPathComponent("report.json"))
         }
+        // The windows one by one are for reading the tail from the kept logs, not for the printed report.
+        for index in report.participants.indices { report.participants[index].ownErrorWindows = nil }
         return report
     }
 

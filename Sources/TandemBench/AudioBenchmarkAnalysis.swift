@@ -175,6 +175,7 @@ public enum AudioBenchmarkAnalysis {
                     participant.underrunsBeforeScript = log.underruns.filter { $0 < input.scriptStarted }.count
                     participant.missingFrames = log.missingFrames
                     participant.latencyMilliseconds = Percentiles(log.latencies.map { Double($0.latency) / 1e6 })
+                    participant.outputRealtime = log.realtime
                 }
                 if let errors = ownErrors[member.name]?.filter({ segmentOffsets[segment($0.position)] != nil }) {
                     participant.ownErrorMicroseconds = Percentiles(errors.map { ($0.error - segmentOffsets[segment($0.position)]!.error) / 1_000 })
@@ -182,6 +183,11 @@ public enum AudioBenchmarkAnalysis {
                         ($0.errorAgainstExpected - segmentOffsets[segment($0.position)]!.expected) / 1_000
                     })
                     participant.ownErrorPeak = Percentiles(errors.map(\.peak))
+                    participant.ownErrorWindows = errors.map { error in
+                        let offsets = segmentOffsets[segment(error.position)]!
+                        return [Double(instant(Double(error.position)) - input.scriptStarted) / 1e9,
+                                (error.error - offsets.error) / 1_000, (error.errorAgainstExpected - offsets.expected) / 1_000]
+                    }
                     participant.ownErrorUnattributed = unattributed[member.name]
                 }
                 if let log = input.logs[member.name], let records = input.presentations[member.name] {

@@ -47,6 +47,26 @@ public struct AudioBenchmarkReport: Sendable, Codable {
         /// Pictures left out of that measure: their sound was written more than half a second
         /// away, or not at all.
         public var picturesUnpaired: Int?
+        /// Whether its output's thread got its real-time priority (its log's `priority` line);
+        /// nil when the log does not say.
+        public var outputRealtime: Bool?
+        /// Every own-error window, in the order measured: `[seconds from the script's start, own
+        /// error µs, against expected µs]`, each about its stretch's common offset (in the kept
+        /// logs' report, to read the tail from).
+        public var ownErrorWindows: [[Double]]?
+    }
+
+    /// The machine during the script: the host's steal time and the load (`HostActivity`).
+    public struct Host: Sendable, Codable {
+        /// The steal time of all processors over the script, ms.
+        public var stealMilliseconds: Double
+        /// The largest steal time between two readings (every 100 ms), ms.
+        public var largestStealMilliseconds: Double
+        /// The one-minute load's extremes.
+        public var loadMinimum: Double
+        public var loadMaximum: Double
+        /// Each moment at which outputs ran dry, with the steal time before it.
+        public var underrunMoments: [HostActivity.UnderrunMoment]
     }
 
     /// One group of participants, compared among themselves.
@@ -123,6 +143,10 @@ public struct AudioBenchmarkReport: Sendable, Codable {
     /// Whether the sound server's main thread, which moves every participant's sound, ran at a
     /// real-time priority (`SoundServerPriority.mainThreadPriority`); nil when not known.
     public var soundServerRealtime: Bool?
+    /// When the script started (monotonic ns): the origin of the report's seconds.
+    public var scriptStartedNanoseconds: Int64?
+    /// The machine during the script; nil when `/proc` could not be read.
+    public var host: Host?
     /// What went wrong along the way.
     public var errors: [String]
 }

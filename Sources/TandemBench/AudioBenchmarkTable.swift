@@ -64,6 +64,22 @@ public enum AudioBenchmarkTable {
                 : "the sound server's main thread ran at its own scheduling (this process may not give it a real-time priority): "
                 + "under load it can run every participant dry at once")
         }
+        let priorities = report.participants.filter { $0.outputRealtime != nil }
+        if !priorities.isEmpty {
+            let without = priorities.filter { $0.outputRealtime == false }.map(\.name)
+            lines.append(without.isEmpty ? "every built-in output's thread ran at SCHED_FIFO 4"
+                : "without a real-time priority (not permitted), at an ordinary one: " + without.joined(separator: ", "))
+        }
+        if let host = report.host {
+            lines.append("the machine during the script: load \(String(format: "%.1f–%.1f", host.loadMinimum, host.loadMaximum)) (one-minute), "
+                + "the host's steal time \(n(host.stealMilliseconds)) ms of processor time, at most \(n(host.largestStealMilliseconds)) ms in 0.1 s")
+            for moment in host.underrunMoments {
+                let at = Double(moment.at - (report.scriptStartedNanoseconds ?? moment.at)) / 1e9
+                lines.append("  underrun at \(String(format: "%.2f", at)) s of the script: " + moment.outputs.joined(separator: ", ")
+                    + (moment.everyOutput ? " (every output, within \(String(format: "%.2f", Double(moment.spread) / 1e6)) ms: the machine or the sound server)" : "")
+                    + ", steal \(moment.stealMilliseconds.map { n($0) } ?? "-") ms in the 0.25 s before, load \(moment.load.map { String(format: "%.1f", $0) } ?? "-")")
+            }
+        }
         if let ppm = report.recordingClockPPM {
             lines.append("the recording is placed at the \(AudioBenchmark.sinkRate / 1_000) kHz sink's exact rate (its timer's, the machine's clock); "
                 + "the sound server's timing reports alone gave \(String(format: "%+.1f", ppm)) ppm")

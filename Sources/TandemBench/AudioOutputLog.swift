@@ -53,6 +53,8 @@ public struct AudioOutputLog: Sendable {
     public var unreadLines = 0
     /// Records the output's log left out, its ring being full (the log says how many).
     public var droppedRecords = 0
+    /// Whether the output's thread got its real-time priority (nil: the log does not say).
+    public var realtime: Bool?
     /// The writes ordered by intended instant, so that a look-up reads the few near an instant
     /// rather than a long run's every write.
     private var index = WriteIndex([])
@@ -70,6 +72,7 @@ public struct AudioOutputLog: Sendable {
     private struct Underrun: Decodable { var at: Int64 }
     private struct Missing: Decodable { var frames: Int }
     private struct Dropped: Decodable { var count: Int }
+    private struct Priority: Decodable { var realtime: Bool }
 
     /// Parses the text of a log.
     public init(text: String) {
@@ -98,6 +101,8 @@ public struct AudioOutputLog: Sendable {
                 if let latency = try? decoder.decode(Latency.self, from: data) { latencies.append(latency) } else { unreadLines += 1 }
             case "busy":
                 break
+            case "priority":
+                if let priority = try? decoder.decode(Priority.self, from: data) { realtime = priority.realtime } else { unreadLines += 1 }
             case "dropped":
                 if let dropped = try? decoder.decode(Dropped.self, from: data) { droppedRecords += dropped.count } else { unreadLines += 1 }
             default:

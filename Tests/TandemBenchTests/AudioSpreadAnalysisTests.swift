@@ -115,6 +115,7 @@ import TandemNet
             {"kind":"latency","at":4000,"latency":20000000}
             {"kind":"missing","at":4500,"frames":135}
             {"kind":"missing","at":4600,"frames":20}
+            {"kind":"priority","at":4700,"realtime":false,"errno":1}
             {"kind":"write","item":"a.mkv"}
             not json
             {"kind":"other"}
@@ -125,6 +126,8 @@ import TandemNet
         #expect(log.underruns == [3000])
         #expect(log.latencies == [AudioOutputLog.Latency(at: 4000, latency: 20_000_000)])
         #expect(log.missingFrames == 155)
+        #expect(log.realtime == false)
+        #expect(AudioOutputLog(text: "").realtime == nil)
         #expect(log.unreadLines == 3)
     }
     /// A long log (a seek back, an item change, a gap) answers its look-ups as a scan of every

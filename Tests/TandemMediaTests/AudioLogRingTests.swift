@@ -60,5 +60,7 @@ import Testing
         #expect(AudioLog.line(.init(kind: .missing, at: 9, value: 12)) == #"{"kind":"missing","at":9,"frames":12}"# + "\n")
         #expect(AudioLog.line(.init(kind: .latency, at: 10, value: 5)) == #"{"kind":"latency","at":10,"latency":5}"# + "\n")
         #expect(AudioLog.line(.init(kind: .busy, at: 11)) == #"{"kind":"busy","at":11}"# + "\n")
+        #expect(AudioLog.line(.init(kind: .priority, at: 12)) == #"{"kind":"priority","at":12,"realtime":true,"errno":0}"# + "\n")
+        #expect(AudioLog.line(.init(kind: .priority, at: 13, value: 1)) == #"{"kind":"priority","at":13,"realtime":false,"errno":1}"# + "\n")
     }
 }

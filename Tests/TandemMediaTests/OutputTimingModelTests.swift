@@ -111,4 +111,34 @@ import TandemMediaTypes
         let instant = try #require(model.instant(ofFrame: 36 * 4800))
         #expect(abs(instant.nanoseconds - (5_040_000_000 + 36 * 4800 * 1_000_000_000 / 48_000)) < 20_000)
     }
+
+    /// Reports every 50 ms for 60 s, a fifth exact and the rest 5 to 85 µs late, but in
+    /// stretches of 2 to 4 s (a busy machine's) every report 5 to 45 µs late. The line keeps
+    /// near the exact ones: a line fitted to a floor that the newest reports are not part of
+    /// tilts off them, and its error at the frames being written grows for as long as the
+    /// floor it kept stays in the window.
+    @Test func stretchesOfLateReportsDoNotTiltTheLineOffTheNewest() throws {
+        var worst = 0.0
+        for seed in 1...6 {
+            var model = OutputTimingModel()
+            var generator = SeededRandom(seed: UInt64(seed) * 7)
+            var busyUntil = -1
+            for index in 0..<1_200 {
+                let frame = Int64(index * 2400)
+                let truth = 5_000_000_000 + Int64((Double(frame) * OutputTimingModel.nominalPeriod).rounded())
+                if index > busyUntil && generator.next() % 60 == 0 { busyUntil = index + 40 + Int(generator.next() % 40) }
+                let busy = index <= busyUntil
+                let exact = !busy && generator.next() % 5 == 0
+                let late: Int64 = exact ? 0 : 5_000 + Int64(generator.next() % (busy ? 40_000 : 80_000))
+                model.add(.init(frame: frame, instant: LocalInstant(nanoseconds: truth + late)))
+                guard index >= 64 else { continue }
+                let ahead = frame + 2_160
+                let expected = 5_000_000_000 + Double(ahead) * OutputTimingModel.nominalPeriod
+                let fitted = try #require(model.instant(ofFrame: ahead))
+                worst = max(worst, abs(Double(fitted.nanoseconds) - expected))
+            }
+        }
+        // A line that may tilt off the newest reports came 21 µs off here.
+        #expect(worst < 19_000, "at most \(worst) ns off")
+    }
 }

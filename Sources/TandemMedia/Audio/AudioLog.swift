@@ -28,6 +28,10 @@ import TandemMediaTypes
 ///   reaching the output>}` when the output's latency first becomes known and whenever it
 ///   moves by more than 0.5 ms.
 ///
+/// - `{"kind":"priority","at":<instant>,"realtime":<true or false>,"errno":<0, or why not>}`
+///   once, at the first write: whether the output's thread got its real-time priority
+///   (`PulseAudioOutput.realtimePriority`, SCHED_FIFO) or plays on at an ordinary one;
+///
 /// - `{"kind":"dropped","count":<records>}` when records were left out, the ring between the
 ///   output's thread and the log's being full (`AudioLogRing`).
 ///
@@ -99,6 +103,11 @@ public final class AudioLog: Sendable {
         put(AudioLogRing.Record(kind: .latency, at: at.nanoseconds, value: latency.nanoseconds))
     }
 
+    /// Logs whether the output's thread got its real-time priority at `at` (`errno` 0), or why not.
+    func priority(at: LocalInstant, realtime: Bool, errno: Int32) {
+        put(AudioLogRing.Record(kind: .priority, at: at.nanoseconds, value: realtime ? 0 : Int64(max(errno, 1))))
+    }
+
     /// Writes everything logged so far.
     public func flush() {
         drain.drain()
@@ -153,6 +162,8 @@ public final class AudioLog: Sendable {
         case .underrun: return "{\"kind\":\"underrun\",\"at\":\(record.at)}\n"
         case .missing: return "{\"kind\":\"missing\",\"at\":\(record.at),\"frames\":\(record.value)}\n"
         case .latency: return "{\"kind\":\"latency\",\"at\":\(record.at),\"latency\":\(record.value)}\n"
+        case .priority:
+            return "{\"kind\":\"priority\",\"at\":\(record.at),\"realtime\":\(record.value == 0),\"errno\":\(record.value)}\n"
         }
     }
 

@@ -17,14 +17,15 @@ import Synchronization
 final class AudioLogRing: @unchecked Sendable {
     /// What happened.
     enum Kind: UInt8, Sendable {
-        case write, snap, busy, underrun, missing, latency
+        case write, snap, busy, underrun, missing, latency, priority
     }
 
     /// One event: the fields its kind uses (see `AudioLog` for their meaning), the rest zero.
     struct Record: Sendable, Equatable {
         var kind: Kind
         var at: Int64 = 0
-        /// A snap's error, a missing count, a latency (ns or frames, by kind).
+        /// A snap's error, a missing count, a latency (ns or frames, by kind); for a priority,
+        /// 0 when the thread got it, else the reason (an errno).
         var value: Int64 = 0
         var intended: Int64 = 0
         var expected: Int64 = 0

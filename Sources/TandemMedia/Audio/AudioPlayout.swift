@@ -155,6 +155,8 @@ final class AudioPlayout: Sendable {
         case .latency(let at, let latency):
             counters.withLock { $0.latency = latency }
             log?.latency(at: at, latency: latency)
+        case .priority(let at, let realtime, let errno):
+            log?.priority(at: at, realtime: realtime, errno: errno)
         case .failed:
             break
         }

@@ -142,6 +142,10 @@ struct AudioPlayoutCore {
     /// The media a request reads, sized at start for the largest read at rate 1 (a second of
     /// output at the largest correction), so that rendering allocates nothing.
     private var scratch: [Float]
+    /// What the stretch renders, and what it reads from the store, kept from one request to the
+    /// next (at rates other than 1) so that stretching allocates only as they first grow.
+    private var stretchOutput: [Int16] = []
+    private var stretchRead: [Float] = []
 
     /// A core with nothing playing.
     init(configuration: Configuration = Configuration()) {
@@ -376,6 +380,9 @@ struct AudioPlayoutCore {
                                         source: some AudioFrameSource) {
         let fadeFrames = configuration.fadeFrames
         if var current = voice {
+            // Taken out while it renders, so that its stretch's buffers have one holder and
+            // change in place.
+            voice = nil
             let missing = render(voice: &current, frames: frames, into: &samples, source: source) { fade in
                 guard let fade, fade < fadeFrames else { return 1 }
                 return Float(fade + 1) / Float(fadeFrames + 1)
@@ -390,6 +397,7 @@ struct AudioPlayoutCore {
             var outgoing = fading[index]
             let done = outgoing.fade ?? fadeFrames
             guard done < fadeFrames else { continue }
+            fading[index].stretcher = nil
             let count = min(frames.count, fadeFrames - done)
             _ = render(voice: &outgoing, frames: frames.lowerBound..<(frames.lowerBound + count),
                        into: &samples, source: source) { fade in
@@ -444,23 +452,36 @@ struct AudioPlayoutCore {
 
     /// As `render(voice:…)`, at a rate other than 1: the media is time-stretched (`TimeStretcher`),
     /// its pitch kept, its nominal position the same as the resampler's would be.
-    private func renderStretched(voice: inout Voice, frames: Range<Int>, into samples: inout [Float],
-                                 source: some AudioFrameSource, gain: (Int?) -> Float) -> Int {
+    ///
+    /// The stretcher is taken out of the voice while it renders, so that it is the only holder
+    /// of its buffers and changes them in place (a second holder would make every change copy
+    /// them); what it renders and what it reads go through buffers the core keeps.
+    private mutating func renderStretched(voice: inout Voice, frames: Range<Int>, into samples: inout [Float],
+                                          source: some AudioFrameSource, gain: (Int?) -> Float) -> Int {
         guard var stretcher = voice.stretcher else { return 0 }
+        voice.stretcher = nil
+        defer { voice.stretcher = stretcher }
         let count = frames.count
         let channels = AudioChunk.channelCount
         let generation = voice.generation
         let rate = min(max(voice.step, TimeStretcher.rates.lowerBound), TimeStretcher.rates.upperBound)
-        var stretched: [Int16] = []
-        stretched.reserveCapacity(count * channels)
+        var stretched = stretchOutput
+        stretchOutput = []
+        defer { stretchOutput = stretched }
+        stretched.removeAll(keepingCapacity: true)
+        if stretched.capacity < count * channels { stretched.reserveCapacity(count * channels) }
         var wanted = 0, found = 0
-        var buffer: [Float] = []
+        var buffer = stretchRead
+        stretchRead = []
+        defer { stretchRead = buffer }
         do {
-            try stretcher.render(frameCount: count, at: voice.position, rate: rate, grid: voice.grid, into: &stretched) { start, frames in
+            try stretcher.render(frameCount: count, at: voice.position, rate: rate, grid: voice.grid, into: &stretched) { start, frames, into in
                 wanted += frames
                 found += source.read(generation: generation, from: start, count: frames, into: &buffer)
                 // The store's samples are Int16 divided by 32768: back to Int16 exactly.
-                return (0..<(frames * channels)).map { Int16(buffer[$0] * 32768) }
+                buffer.withUnsafeBufferPointer { buffer in
+                    for index in 0..<(frames * channels) { into.append(Int16(buffer[index] * 32768)) }
+                }
             }
         } catch {
             // A position or rate the stretch cannot take: silence, the position moving on.
@@ -476,7 +497,6 @@ struct AudioPlayoutCore {
         }
         voice.position = stretcher.position
         voice.landing = nil
-        voice.stretcher = stretcher
         return min(count, max(0, wanted - found))
     }
 }

@@ -19,6 +19,9 @@ import TandemClock
 /// While the reports span less than `minimumSpan`, the slope is the nominal frame period and
 /// only the offset is fitted (at the same quantile). The slope is the output's frame period as
 /// measured on the monotonic clock: a sound card's crystal drifts against it by tens of ppm.
+/// The line runs at the floor's period averaged over `periodTime`, its offset fitted to the
+/// floor at that slope: the floor's slope over a few seconds wobbles, and a line that follows
+/// it swings at its newest end, where the frames being written are.
 /// Three reports in a row more than `discontinuity` off the line (an underrun, a server's
 /// restart) start it again from them.
 ///
@@ -47,6 +50,11 @@ struct OutputTimingModel: Sendable {
     /// How far from the floor a report may lie and still be fitted to it.
     var floorBand = TimeSpan.microseconds(8)
     var discontinuity = TimeSpan.milliseconds(2)
+    /// The newest part of the window, as a fraction of it, in which the floor's line must keep
+    /// a report.
+    var recentFloor = 0.125
+    /// How long the floor's periods are averaged over for the line's.
+    var periodTime = TimeSpan.seconds(30)
     /// The largest departure of the fitted period from the nominal one, as a fraction.
     var maximumSkew = 0.002
 
@@ -57,6 +65,11 @@ struct OutputTimingModel: Sendable {
     /// The period of the last fit over reports spanning a second or more, where the next fit's
     /// search for the floor starts.
     private var fittedPeriod: Double?
+    /// The floor's period averaged over `periodTime` (`smoothPeriod`), the fits' time it holds
+    /// so far (ns), and the instant of the last fit averaged in.
+    private var smoothedPeriod: Double?
+    private var smoothedWeight = 0.0
+    private var lastSmoothed: LocalInstant?
     /// The fit's working values, one slot a report: the reports as points (x: frames before the
     /// last report's, y: nanoseconds), their residuals, a copy being sorted for a quantile, and
     /// which points a least-squares fit takes.
@@ -164,9 +177,26 @@ struct OutputTimingModel: Sendable {
         if floorLine == nil { floorLine = floorFit(count: count, from: (period, offset)) }
         if let floorLine {
             (period, offset) = floorLine
+        } else if let previous = fittedPeriod {
+            // No floor reaches the newest reports (they all came late, or a tilted line left
+            // them above its band): the last floor's period holds, and only the offset is
+            // fitted, to the low quantile of every report, so that the line runs on straight.
+            period = previous
+            setResiduals(count: count, period: period, offset: 0)
+            offset = quantileOfResiduals(count: count, floorQuantile)
         } else {
             setResiduals(count: count, period: period, offset: offset)
             offset += quantileOfResiduals(count: count, floorQuantile)
+        }
+        // The period the line runs at is the floor's, averaged over `periodTime`: an output's
+        // clock changes its rate over minutes, if at all, while the floor's slope over a few
+        // seconds of reports wobbles by ppm as late reports come and go, and a wobble of 5 ppm
+        // is 20 µs at the newest end of the window. Fits over less than half the window are
+        // too unsure to average (the line takes them as they are until there is one).
+        if floorLine != nil, span >= 0.5 * Double(window.nanoseconds) { smoothPeriod(period, at: last.instant) }
+        if let smoothed = smoothedPeriod {
+            period = smoothed
+            offset = floorOffset(count: count, period: smoothed)
         }
         if abs(period / nominal - 1) > maximumSkew {
             period = nominal * (1 + (period > nominal ? maximumSkew : -maximumSkew))
@@ -174,14 +204,46 @@ struct OutputTimingModel: Sendable {
             offset = quantileOfResiduals(count: count, floorQuantile)
         }
         line = (last.frame, Double(last.instant.nanoseconds) + offset, period)
-        // A slope from less than a second of reports is too unsure to start the next search from.
-        fittedPeriod = floorLine != nil && span >= 1e9 ? period : nil
+        // A slope from less than a second of reports is too unsure to start the next search from;
+        // a period held is kept.
+        if floorLine != nil { fittedPeriod = span >= 1e9 ? period : nil }
+    }
+
+    /// Moves the averaged period toward `period`, a floor's fitted at `instant`: a running mean
+    /// until it holds `periodTime` of fits, then an exponential average over that time.
+    private mutating func smoothPeriod(_ period: Double, at instant: LocalInstant) {
+        guard let smoothed = smoothedPeriod, let previous = lastSmoothed else {
+            smoothedPeriod = period
+            smoothedWeight = 0
+            lastSmoothed = instant
+            return
+        }
+        let elapsed = min(max(Double((instant - previous).nanoseconds), 0), 1e9)
+        smoothedWeight = min(smoothedWeight + elapsed, Double(periodTime.nanoseconds))
+        if smoothedWeight > 0 { smoothedPeriod = smoothed + (period - smoothed) * elapsed / smoothedWeight }
+        lastSmoothed = instant
+    }
+
+    /// The offset of the line of slope `period` through the floor of the points: the mean
+    /// residual of those within `floorBand` of the residuals' `floorQuantile`.
+    private mutating func floorOffset(count: Int, period: Double) -> Double {
+        setResiduals(count: count, period: period, offset: 0)
+        let floor = quantileOfResiduals(count: count, floorQuantile)
+        let band = Double(floorBand.nanoseconds)
+        var sum = 0.0, near = 0.0
+        for index in 0..<count where abs(residuals[index] - floor) <= band {
+            sum += residuals[index]
+            near += 1
+        }
+        return near > 0 ? sum / near : floor
     }
 
     /// The line through the floor of the points, searched from the line `start`: three times,
     /// the least-squares line of the points within `floorBand` of the residuals'
-    /// `floorQuantile`; nil when fewer than three are near it or they cover less than half the
-    /// window.
+    /// `floorQuantile`; nil when fewer than three are near it, they cover less than half the
+    /// window, or none of them lies in its newest `recentFloor` (a line that leaves the newest
+    /// reports above its band is tilted off them: extrapolated to the frames being written, its
+    /// error grows with the tilt, seconds long, until the reports it kept leave the window).
     private mutating func floorFit(count: Int, from start: (period: Double, offset: Double)) -> (period: Double, offset: Double)? {
         var (period, offset) = start
         let band = Double(floorBand.nanoseconds)
@@ -199,7 +261,7 @@ struct OutputTimingModel: Sendable {
                 }
             }
             let covered = firstX.map { lastX - $0 } ?? 0
-            guard near >= 3, covered >= 0.5 * -xs[0] else { return nil }
+            guard near >= 3, covered >= 0.5 * -xs[0], lastX >= recentFloor * xs[0] else { return nil }
             (period, offset) = leastSquaresOfChosen(count: count)
         }
         return (period, offset)

@@ -97,12 +97,19 @@ final class PulseAudioOutput: @unchecked Sendable {
 
     /// What the output tells its owner.
     enum Event: Sendable {
+        /// Whether the main loop's thread got the real-time priority it asked for, once, at the
+        /// first write (`Settings.realtime`); `errno` is the reason when it did not.
+        case priority(at: LocalInstant, realtime: Bool, errno: Int32)
         case underrun(at: LocalInstant)
         case latency(at: LocalInstant, TimeSpan)
         case failed(String)
     }
 
     static let frameBytes = 4
+    /// The main loop's thread's SCHED_FIFO priority: above every ordinary thread, and below the
+    /// sound server's own (PulseAudio's is 5 by default), so that a client never preempts the
+    /// server it feeds.
+    static let realtimePriority: Int32 = 4
     /// How much sound a write that is held back leaves in the stream's buffer at least, beyond
     /// the sink's own latency.
     static let minimumBuffered = TimeSpan.milliseconds(10)
@@ -326,11 +333,11 @@ final class PulseAudioOutput: @unchecked Sendable {
         }
         if settings.realtime, !askedForPriority {
             askedForPriority = true
-            // A low real-time priority: above every ordinary thread, and below the sound
-            // server's own (PulseAudio's is 5 by default), so that a client never preempts the
-            // server it feeds.
-            var parameters = sched_param(sched_priority: 4)
-            _ = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
+            var parameters = sched_param(sched_priority: Self.realtimePriority)
+            let result = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
+            // Without the privilege the thread plays on at its ordinary priority; the owner's log
+            // says so in one line.
+            events(.priority(at: LocalInstant(nanoseconds: MonotonicClock.now()), realtime: result == 0, errno: result))
         }
         let now = LocalInstant(nanoseconds: MonotonicClock.now())
         // The server's own timing updates thin out to one in 1.5 s: the fit wants one every 50 ms.

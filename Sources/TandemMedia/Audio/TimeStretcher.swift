@@ -173,7 +173,12 @@ public struct TimeStretcher: Sendable {
     private var regridding = false
 
     private var matchReference: [Float] = []
+    /// The frames a search reads, kept from one search to the next.
+    private var region: [Int16] = []
     private var matchCandidate: [Float] = []
+
+    /// How the stretch reads its source: appends `count` frames from `start` to `into`.
+    typealias Source = (_ start: Int64, _ count: Int, _ into: inout [Int16]) -> Void
 
     /// A stretcher for Tandem's PCM with the standard lengths.
     public init() {
@@ -266,6 +271,21 @@ public struct TimeStretcher: Sendable {
         frameCount: Int, at position: Double, rate: Double, grid: Grid? = nil, into output: inout [Int16],
         source: (_ start: Int64, _ count: Int) -> [Int16]
     ) throws(TimeStretchError) {
+        try render(frameCount: frameCount, at: position, rate: rate, grid: grid, into: &output) { start, count, into in
+            into.append(contentsOf: source(start, count))
+        }
+    }
+
+    /// As `render(frameCount:at:rate:grid:into:source:)`, reading the source through
+    /// `reading(start, count, into)`, which appends the interleaved samples of `count` frames
+    /// from absolute frame `start` to `into` (an empty array of the stretcher's, kept from one
+    /// read to the next, so that reading allocates nothing once it has grown; a shorter answer
+    /// is completed with zeros, a longer one cut). With `output` of enough capacity, rendering
+    /// then allocates nothing.
+    public mutating func render(
+        frameCount: Int, at position: Double, rate: Double, grid: Grid? = nil, into output: inout [Int16],
+        reading source: (_ start: Int64, _ count: Int, _ into: inout [Int16]) -> Void
+    ) throws(TimeStretchError) {
         guard frameCount >= 0 else { throw .negativeFrameCount(frameCount) }
         guard position.isFinite, abs(position) <= Self.positionLimit else { throw .positionOutOfRange(position) }
         guard rate.isFinite, Self.rates.contains(rate) else { throw .rateOutOfRange(rate) }
@@ -313,12 +333,12 @@ public struct TimeStretcher: Sendable {
 
     /// Places the next piece: at its nominal start at rate 1 or after a reset, else moved within
     /// the search radius to where it best continues the previous piece.
-    private mutating func startSegment(_ source: (Int64, Int) -> [Int16]) {
+    private mutating func startSegment(_ source: Source) {
         let span = strideFrames + overlapFrames
         let middle = position + (anchorRate - 1) * Double(span) / 2
         let nominal = Self.nearestFrame(middle)
         guard hasPiece else {
-            piece = Self.read(source, nominal, span, channels)
+            Self.read(source, nominal, span, channels, into: &piece)
             pieceStart = nominal
             pieceOffset = 0
             hasPiece = true
@@ -331,9 +351,9 @@ public struct TimeStretcher: Sendable {
         let start: Int64
         if anchorRate == 1 || searchFrames == 0 {
             start = nominal
-            piece = Self.read(source, nominal, span, channels)
+            Self.read(source, nominal, span, channels, into: &piece)
         } else {
-            (start, piece) = search(near: nominal, span: span, against: tail, source)
+            start = search(near: nominal, span: span, against: tail, source)
         }
         pieceStart = start
         pieceOffset = 0
@@ -348,7 +368,7 @@ public struct TimeStretcher: Sendable {
     /// the grid's next cut, then the next piece, searched against this one's continuation as the
     /// grid placed it, cross-fades in from where this one was left.
     private mutating func renderOnGrid(_ grid: Grid, frameCount: Int, into output: inout [Int16],
-                                       source: (Int64, Int) -> [Int16]) {
+                                       source: Source) {
         let spacing = grid.rate * Double(strideFrames)
         let limit = strideFrames + gridMargin
         var remaining = frameCount
@@ -385,18 +405,18 @@ public struct TimeStretcher: Sendable {
 
     /// Makes the current piece one that plays from the current position, moved within the search
     /// radius to where it best continues `tail` (where the piece before it was left).
-    private mutating func bridge(_ source: (Int64, Int) -> [Int16]) {
+    private mutating func bridge(_ source: Source) {
         let span = strideFrames + overlapFrames + gridMargin
         let middle = position + (anchorRate - 1) * Double(strideFrames + overlapFrames) / 2
         let nominal = Self.nearestFrame(middle)
-        (pieceStart, piece) = search(near: nominal, span: span, against: tail, source)
+        pieceStart = search(near: nominal, span: span, against: tail, source)
         pieceOffset = 0
     }
 
     /// Starts on `grid` at the current position: replays the searches of up to `gridReplay`
     /// pieces before the one the position is in, so as to choose that one as a stretcher that
     /// played them would, and plays it from the position, with no cross-fade.
-    private mutating func startOnGrid(_ grid: Grid, _ source: (Int64, Int) -> [Int16]) {
+    private mutating func startOnGrid(_ grid: Grid, _ source: Source) {
         let spacing = grid.rate * Double(strideFrames)
         let current = Int64(((position - grid.origin) / spacing).rounded(.down))
         replayOnGrid(grid, to: current, source)
@@ -409,7 +429,7 @@ public struct TimeStretcher: Sendable {
     /// Makes piece `index` of `grid` the current one as a stretcher that played the grid's
     /// pieces before it would have chosen it: the first of up to `gridReplay` before it placed
     /// at its nominal start (or the grid's first, if nearer), each next one searched.
-    private mutating func replayOnGrid(_ grid: Grid, to index: Int64, _ source: (Int64, Int) -> [Int16]) {
+    private mutating func replayOnGrid(_ grid: Grid, to index: Int64, _ source: Source) {
         let first = index <= 0 ? index : max(0, index - Int64(Self.gridReplay))
         hasPiece = false
         for piece in first...index { placeOnGrid(grid, piece, source) }
@@ -419,16 +439,16 @@ public struct TimeStretcher: Sendable {
     /// nominal position of its segment's middle), moved within the search radius to where it
     /// best continues the previous piece as the grid placed it (unless it is the first, or the
     /// rate is 1).
-    private mutating func placeOnGrid(_ grid: Grid, _ index: Int64, _ source: (Int64, Int) -> [Int16]) {
+    private mutating func placeOnGrid(_ grid: Grid, _ index: Int64, _ source: Source) {
         let span = strideFrames + overlapFrames + gridMargin
         let cut = grid.origin + Double(index) * grid.rate * Double(strideFrames)
         let middle = cut + (grid.rate - 1) * Double(strideFrames + overlapFrames) / 2
         let nominal = Self.nearestFrame(middle)
         if !hasPiece || grid.rate == 1 || searchFrames == 0 {
-            piece = Self.read(source, nominal, span, channels)
+            Self.read(source, nominal, span, channels, into: &piece)
             pieceStart = nominal
         } else {
-            (pieceStart, piece) = search(near: nominal, span: span, against: gridReference, source)
+            pieceStart = search(near: nominal, span: span, against: gridReference, source)
         }
         gridReference.removeAll(keepingCapacity: true)
         gridReference.append(contentsOf: piece[(strideFrames * channels)..<((strideFrames + overlapFrames) * channels)])
@@ -443,13 +463,15 @@ public struct TimeStretcher: Sendable {
         Int64(max(-2 * positionLimit, min(2 * positionLimit, position.rounded())))
     }
 
-    /// A piece of `span` frames that starts within the search radius of `nominal`, where it best
-    /// continues `reference`, and where it starts.
+    /// Makes the piece the `span` frames that start within the search radius of `nominal` where
+    /// they best continue `reference`; returns where it starts.
     private mutating func search(near nominal: Int64, span: Int, against reference: [Int16],
-                                 _ source: (Int64, Int) -> [Int16]) -> (start: Int64, piece: [Int16]) {
-        let region = Self.read(source, nominal - Int64(searchFrames), span + 2 * searchFrames, channels)
+                                 _ source: Source) -> Int64 {
+        Self.read(source, nominal - Int64(searchFrames), span + 2 * searchFrames, channels, into: &region)
         let offset = bestOffset(in: region, against: reference)
-        return (nominal - Int64(searchFrames) + Int64(offset), Array(region[(offset * channels)..<((offset + span) * channels)]))
+        piece.removeAll(keepingCapacity: true)
+        piece.append(contentsOf: region[(offset * channels)..<((offset + span) * channels)])
+        return nominal - Int64(searchFrames) + Int64(offset)
     }
 
     /// The offset into `region` (which starts `searchFrames` before the nominal start) whose
@@ -527,15 +549,16 @@ public struct TimeStretcher: Sendable {
         output.append(contentsOf: piece[(copyStart * channels)..<((first + count) * channels)])
     }
 
-    /// `count` frames from `start`, exactly: the source's answer completed with zeros or cut.
-    private static func read(_ source: (Int64, Int) -> [Int16], _ start: Int64, _ count: Int, _ channels: Int) -> [Int16] {
-        var samples = source(start, count)
+    /// Replaces `samples` with `count` frames from `start`, exactly: the source's answer
+    /// completed with zeros or cut (in place: the array keeps its capacity).
+    private static func read(_ source: Source, _ start: Int64, _ count: Int, _ channels: Int, into samples: inout [Int16]) {
+        samples.removeAll(keepingCapacity: true)
+        source(start, count, &samples)
         let wanted = count * channels
         if samples.count > wanted {
             samples.removeLast(samples.count - wanted)
         } else if samples.count < wanted {
             samples.append(contentsOf: repeatElement(0, count: wanted - samples.count))
         }
-        return samples
     }
 }
