@@ -61,7 +61,7 @@ import TandemNet
         let session = try #require(await guestSessions.next())
         #expect(session.activity.movie == "Big Buck Bunny")
         session.join()
-        #expect(await eventually { session.activeParticipants.count == 2 })
+        #expect(await awaitValue(session.$activeParticipants.values) { $0.count == 2 })
         try await GroupSessionMessenger(session: session).send(Chat(text: "hello"))
         #expect(await eventually { lines.withLock { $0 } == ["ana: hello"] })
     }

@@ -27,7 +27,7 @@ import Testing
         #expect(try await center.start(Quiz(topic: "clocks")))
         let session = try #require(await hosted.next())
         session.join()
-        #expect(await eventually(30) { session.state.isJoined })
+        #expect(await awaitValue(session.$state.values, within: 30) { $0.isJoined })
         #expect(session.invitation.relays == relays)
         // The creator joins on the first relay, and its clock probes the first relay's time service.
         let probed = try #require(session.sessionClock as? ProbedSessionClock)
