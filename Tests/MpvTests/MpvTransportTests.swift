@@ -57,8 +57,7 @@ import TandemTestKit
             try await mpv.play(rate: 1)
             #expect(try await other.get("pause").bool == false)
             #expect(try await other.get("speed").double == 1)
-            try await Task.sleep(for: .milliseconds(400))
-            #expect(try await Self.position(other) > 200_000_000, "mpv plays")
+            #expect(await other.awaitPosition { $0 > 200_000_000 }, "mpv plays")
 
             try await mpv.setRate(1.5)
             #expect(try await other.get("speed").double == 1.5)
@@ -97,8 +96,7 @@ import TandemTestKit
             #expect(mpv.availableItemIdentifiers == ["long-20s.mp4", "other-10s.mp4"])
 
             try await mpv.play(rate: 1)
-            try await Task.sleep(for: .milliseconds(400))
-            #expect(try await Self.position(other) > 100_000_000, "the new item plays")
+            #expect(await other.awaitPosition { $0 > 100_000_000 }, "the new item plays")
             try await mpv.setRate(0)
             // None of it was taken for a person's change.
             #expect(mpv.statistics.userProposals == 0)
@@ -173,8 +171,7 @@ import TandemTestKit
             let back = try await Self.position(other)
             #expect(back >= 4_000_000_000 - 5_000_000 && back < 4_000_000_000 + Self.frame, "back at \(back)")
             try await mpv.play(rate: 1)
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(try await Self.position(other) > 4_100_000_000, "mpv still plays its item")
+            #expect(await other.awaitPosition { $0 > 4_100_000_000 }, "mpv still plays its item")
             try await mpv.setRate(0)
             #expect(mpv.statistics.userProposals == 0)
         }
@@ -242,8 +239,7 @@ import TandemTestKit
             #expect(mpv.currentItemIdentity.map(ContentIdentity.content(of:)) == ContentIdentity.content(of: identity))
             #expect(mpv.duration.map { abs($0 - 10_000_000_000) < 100_000_000 } == true, "duration \(String(describing: mpv.duration))")
             try await mpv.play(rate: 1)
-            try await Task.sleep(for: .milliseconds(400))
-            #expect(try await Self.position(other) > 100_000_000, "the byte source plays")
+            #expect(await other.awaitPosition { $0 > 100_000_000 }, "the byte source plays")
             try await mpv.setPosition(8_000_000_000)
             #expect(try await Self.position(other) >= 7_990_000_000)
             // To a file and back to the byte source, which keeps its path.
@@ -291,8 +287,7 @@ import TandemTestKit
             #expect(mpv.duration.map { abs($0 - 10_000_000_000) < 100_000_000 } == true, "duration \(String(describing: mpv.duration))")
             #expect(mpv.currentItemIdentity == nil)
             try await mpv.play(rate: 1)
-            try await Task.sleep(for: .milliseconds(400))
-            #expect(try await Self.position(other) > 100_000_000, "the URL plays")
+            #expect(await other.awaitPosition { $0 > 100_000_000 }, "the URL plays")
 
             // From the URL to a file and back.
             try await mpv.replaceCurrentItem(with: PlaybackItem(file: clip))
