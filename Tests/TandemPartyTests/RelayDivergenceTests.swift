@@ -103,7 +103,7 @@ import TandemWire
         let picked = { @Sendable (event: WatchPartyEvent) -> WatchPartyEvent.RelayDivergence? in
             if case .relayDivergence(let divergence) = event { divergence } else { nil }
         }
-        let divergence = await withTaskGroup(of: WatchPartyEvent.RelayDivergence?.self) { group in
+        let divergence = await withTaskGroup(of: WatchPartyEvent.RelayDivergence?.self) { group -> WatchPartyEvent.RelayDivergence? in
             for recorder in [host.recorder, ana.recorder] { group.addTask { await recorder.first(within: 10, picked) } }
             defer { group.cancelAll() }
             for await found in group { if let found { return found } }
@@ -115,7 +115,7 @@ import TandemWire
         // Found at the first report from the other that covers the exchange: counting that one,
         // at most two (one may have been on its way when the records were exchanged).
         let (finder, before) = found.with == "ana" ? (host, reportsBefore[0]) : (ana, reportsBefore[1])
-        let reportsUntilFound = { (events: [WatchPartyEvent]) in
+        let reportsUntilFound = { (events: [WatchPartyEvent]) -> Int in
             let sinceArmed = events[before...]
             let foundAt = sinceArmed.firstIndex { if case .relayDivergence = $0 { true } else { false } } ?? events.endIndex
             return sinceArmed[..<foundAt].count { if case .health(let health) = $0, health.from == found.with { true } else { false } }

@@ -33,7 +33,7 @@ import Testing
         try ana.sendOrdered(Array("{}".utf8))
         try ana.sendOrdered(Array("{}".utf8))
         #expect(await handovers.awaitCount(2))
-        #expect(handovers.elements.allSatisfy(\.onLoop), "a record was handed over off the loop")
+        #expect(handovers.elements.allSatisfy { $0.onLoop }, "a record was handed over off the loop")
         #expect(handovers.elements.allSatisfy { $0.name == "ana" })
 
         // Leaving from the loop itself (a handler's call) neither waits on itself nor hangs.
