@@ -93,7 +93,7 @@ let package = Package(
         .target(name: "TandemHarness", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemMpv", "TandemParty"]),
         // The test kit, linked by tests only (never by `tandem`): virtual event loops, simulated relays,
         // fixtures, waits on published values.
-        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "Tandem", "TandemMedia", "TandemMediaTypes", "TandemHarness"]),
+        .target(name: "TandemTestKit", dependencies: ["TandemClock", "TandemWire", "TandemNet", "TandemNetsim", "Tandem", "TandemMedia", "TandemMediaTypes", "TandemHarness", "TandemMpv"]),
         // bench: benchmarks as library code; `tandem bench` runs them.
         .target(name: "TandemBench", dependencies: ["CPulse", "TandemClock", "TandemWire", "TandemNet", "TandemNATS", "TandemCluster", "TandemMedia", "TandemMpv", "TandemMediaTypes", "TandemHarness", "TandemNetsim", "Tandem", "TandemPlayback", "TandemParty"]),
 

@@ -82,7 +82,7 @@ import TandemMpv
             let log = ChangeLog(host.coordinator)
             defer { log.task?.cancel() }
             host.coordinator.coordinateRateChange(to: 1)
-            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+            #expect(await other.awaitProperty("pause") { $0.bool == false })
             try await Task.sleep(for: .seconds(2))
             // The clip's first frame, before mpv has played, is where mpv rendering at display
             // time has no audio clock after landing, and a start there moves 14 to 35 ms late:
@@ -115,17 +115,11 @@ import TandemMpv
             host.coordinator.coordinateRateChange(to: 0)
             #expect(await awaitTimeline(of: guest.coordinator) { $0.rate == 0 })
             let pausedAt = guest.coordinator.timeline.anchorMediaTime.nanoseconds
-            #expect(await eventually { (try? await other.get("pause"))?.bool == true })
-            #expect(await eventually {
-                guard let seconds = (try? await other.get("time-pos"))?.double else { return false }
-                return abs(Int64(seconds * 1e9) - pausedAt) < 34_000_000
-            })
+            #expect(await other.awaitProperty("pause") { $0.bool == true })
+            #expect(await other.awaitPosition { abs($0 - pausedAt) < 34_000_000 })
             // And a seek while paused.
             host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 5_000_000_000))
-            #expect(await eventually {
-                guard let seconds = (try? await other.get("time-pos"))?.double else { return false }
-                return abs(Int64(seconds * 1e9) - 5_000_000_000) < 34_000_000
-            })
+            #expect(await other.awaitPosition { abs($0 - 5_000_000_000) < 34_000_000 })
             #expect(builtin.timeline.rate == 0)
             try await Task.sleep(for: .milliseconds(500))
             // Nothing that the group or the correction loop did came back as mpv's own proposal.
@@ -140,7 +134,7 @@ import TandemMpv
             let log = ChangeLog(host.coordinator)
             defer { log.task?.cancel() }
             host.coordinator.coordinateRateChange(to: 1)
-            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+            #expect(await other.awaitProperty("pause") { $0.bool == false })
             try await Task.sleep(for: .seconds(1.5))
 
             // The person pauses in mpv: the group pauses, once.
@@ -156,8 +150,9 @@ import TandemMpv
 
             // The person seeks in mpv while paused: the group moves there, once.
             try await other.command(["seek", 8, "absolute", "exact"])
-            #expect(await eventually { host.coordinator.timeline.anchorMediaTime == guest.coordinator.timeline.anchorMediaTime
-                && abs(host.coordinator.timeline.anchorMediaTime.nanoseconds - 8_000_000_000) < 50_000_000 })
+            #expect(await awaitTimeline(of: host.coordinator) { abs($0.anchorMediaTime.nanoseconds - 8_000_000_000) < 50_000_000 })
+            let sought = host.coordinator.timeline.anchorMediaTime
+            #expect(await awaitTimeline(of: guest.coordinator) { $0.anchorMediaTime == sought })
             try await Task.sleep(for: .seconds(1))
             #expect(log.by(guest.id).count == 2)
 

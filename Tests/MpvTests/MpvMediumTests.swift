@@ -29,7 +29,7 @@ import TandemMpv
             defer { other.close() }
 
             builtin.playbackCoordinator.coordinateRateChange(to: 1)
-            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+            #expect(await other.awaitProperty("pause") { $0.bool == false })
             try await Task.sleep(for: .seconds(1.5))
             let playing = try await Coordination.errors(of: other, against: mpv.playbackCoordinator, count: 8)
             #expect(playing.count == 8)
@@ -37,7 +37,7 @@ import TandemMpv
 
             builtin.playbackCoordinator.coordinateRateChange(to: 0)
             #expect(await awaitTimeline(of: mpv.playbackCoordinator) { $0.rate == 0 })
-            #expect(await eventually { (try? await other.get("pause"))?.bool == true })
+            #expect(await other.awaitProperty("pause") { $0.bool == true })
 
             // Disconnected, mpv no longer follows: the built-in player plays alone.
             try mpv.playbackCoordinator.coordinate(using: nil)

@@ -77,7 +77,7 @@ import TandemTestKit
         try await MpvGroup.with { host, guest, mpv, _, other in
             #expect(await Self.correctsPitch(other) == false, "launched for rate 1")
             host.coordinator.coordinateRateChange(to: 1)
-            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+            #expect(await other.awaitProperty("pause") { $0.bool == false })
             try await Task.sleep(for: .seconds(1))
             let one = try await Self.watch(other, against: guest.coordinator, count: 8)
             #expect(one.pitch.allSatisfy { $0 == false }, "at rate 1: \(one.pitch)")
@@ -96,7 +96,7 @@ import TandemTestKit
 
             host.coordinator.coordinateRateChange(to: 1)
             #expect(await awaitTimeline(of: guest.coordinator) { $0.rate == 1 })
-            #expect(await eventually { await Self.correctsPitch(other) == false })
+            #expect(await other.awaitProperty("audio-pitch-correction") { $0.bool == false })
             try await Task.sleep(for: .seconds(1))
             let back = try await Self.watch(other, against: guest.coordinator, count: 5)
             #expect(back.pitch.allSatisfy { $0 == false }, "back at rate 1: \(back.pitch)")

@@ -79,7 +79,7 @@ import TandemMediaTypes
             try await Task.sleep(for: .milliseconds(500))
             let playAsked = MonotonicClock.now()
             host.coordinator.coordinateRateChange(to: 1)
-            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+            #expect(await other.awaitProperty("pause") { $0.bool == false })
             try await Task.sleep(for: .seconds(2))
             let normal = MonotonicClock.now()...(MonotonicClock.now() + 3_000_000_000)
             try await Task.sleep(for: .seconds(3))

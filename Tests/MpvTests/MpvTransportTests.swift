@@ -57,8 +57,7 @@ import TandemTestKit
             try await mpv.play(rate: 1)
             #expect(try await other.get("pause").bool == false)
             #expect(try await other.get("speed").double == 1)
-            try await Task.sleep(for: .milliseconds(400))
-            #expect(try await Self.position(other) > 200_000_000, "mpv plays")
+            #expect(await other.awaitPosition { $0 > 200_000_000 }, "mpv plays")
 
             try await mpv.setRate(1.5)
             #expect(try await other.get("speed").double == 1.5)
@@ -97,8 +96,7 @@ import TandemTestKit
             #expect(mpv.availableItemIdentifiers == ["long-20s.mp4", "other-10s.mp4"])
 
             try await mpv.play(rate: 1)
-            try await Task.sleep(for: .milliseconds(400))
-            #expect(try await Self.position(other) > 100_000_000, "the new item plays")
+            #expect(await other.awaitPosition { $0 > 100_000_000 }, "the new item plays")
             try await mpv.setRate(0)
             // None of it was taken for a person's change.
             #expect(mpv.statistics.userProposals == 0)
@@ -115,15 +113,15 @@ import TandemTestKit
             #expect(mpv.timeControlStatus == .paused && mpv.rate == 0)
             mpv.seek(to: 4_000_000_000)
             mpv.play()
-            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+            #expect(await other.awaitProperty("pause") { $0.bool == false })
             let position = try await Self.position(other)
             #expect(position >= 4_000_000_000, "the seek came first: at \(position) ns")
             #expect(await awaitValue(mpv.$timeControlStatus.values) { $0 == .playing })
             #expect(mpv.rate == 1 && mpv.reasonForWaitingToPlay == nil)
             mpv.rate = 1.5
-            #expect(await eventually { (try? await other.get("speed"))?.double == 1.5 })
+            #expect(await other.awaitProperty("speed") { $0.double == 1.5 })
             mpv.pause()
-            #expect(await eventually { (try? await other.get("pause"))?.bool == true })
+            #expect(await other.awaitProperty("pause") { $0.bool == true })
             #expect(await awaitValue(mpv.$timeControlStatus.values) { $0 == .paused })
             #expect(mpv.error == nil)
 
@@ -173,8 +171,7 @@ import TandemTestKit
             let back = try await Self.position(other)
             #expect(back >= 4_000_000_000 - 5_000_000 && back < 4_000_000_000 + Self.frame, "back at \(back)")
             try await mpv.play(rate: 1)
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(try await Self.position(other) > 4_100_000_000, "mpv still plays its item")
+            #expect(await other.awaitPosition { $0 > 4_100_000_000 }, "mpv still plays its item")
             try await mpv.setRate(0)
             #expect(mpv.statistics.userProposals == 0)
         }
@@ -242,8 +239,7 @@ import TandemTestKit
             #expect(mpv.currentItemIdentity.map(ContentIdentity.content(of:)) == ContentIdentity.content(of: identity))
             #expect(mpv.duration.map { abs($0 - 10_000_000_000) < 100_000_000 } == true, "duration \(String(describing: mpv.duration))")
             try await mpv.play(rate: 1)
-            try await Task.sleep(for: .milliseconds(400))
-            #expect(try await Self.position(other) > 100_000_000, "the byte source plays")
+            #expect(await other.awaitPosition { $0 > 100_000_000 }, "the byte source plays")
             try await mpv.setPosition(8_000_000_000)
             #expect(try await Self.position(other) >= 7_990_000_000)
             // To a file and back to the byte source, which keeps its path.
@@ -291,8 +287,7 @@ import TandemTestKit
             #expect(mpv.duration.map { abs($0 - 10_000_000_000) < 100_000_000 } == true, "duration \(String(describing: mpv.duration))")
             #expect(mpv.currentItemIdentity == nil)
             try await mpv.play(rate: 1)
-            try await Task.sleep(for: .milliseconds(400))
-            #expect(try await Self.position(other) > 100_000_000, "the URL plays")
+            #expect(await other.awaitPosition { $0 > 100_000_000 }, "the URL plays")
 
             // From the URL to a file and back.
             try await mpv.replaceCurrentItem(with: PlaybackItem(file: clip))
@@ -373,11 +368,8 @@ import TandemTestKit
         let otherClip = try MpvFixture.otherClip()
         try await withTwo { first, second, a, b in
             let players = [(a, first.playbackCoordinator), (b, second.playbackCoordinator)]
-            func both(_ property: String, _ condition: @escaping (MpvValue) -> Bool) async -> Bool {
-                await eventually {
-                    guard let x = try? await a.get(property), let y = try? await b.get(property) else { return false }
-                    return condition(x) && condition(y)
-                }
+            func both(_ property: String, _ condition: @escaping @Sendable (MpvValue) -> Bool) async -> Bool {
+                await awaitProperty(property, on: [a, b], condition)
             }
 
             // play() on one: both play, on the timeline.
@@ -408,10 +400,9 @@ import TandemTestKit
             try await second.setRate(0)
             #expect(await both("pause") { $0.bool == true })
             let pausedAt = second.playbackCoordinator.timeline.anchorMediaTime
-            #expect(await eventually {
-                guard let x = try? await Self.position(a), let y = try? await Self.position(b) else { return false }
-                return abs(x - pausedAt.nanoseconds) < Self.frame && abs(y - pausedAt.nanoseconds) < Self.frame
-            })
+            for mpv in [a, b] {
+                #expect(await mpv.awaitPosition { abs($0 - pausedAt.nanoseconds) < Self.frame })
+            }
 
             // replaceCurrentItem(with:) on one: both switch, the other having the file.
             try second.makeAvailable(PlaybackItem(file: otherClip))
@@ -420,10 +411,9 @@ import TandemTestKit
             #expect(await eventually { first.currentItemIdentifier == "other-10s.mp4" && second.currentItemIdentifier == "other-10s.mp4" })
             #expect(first.playbackCoordinator.timeline.item == "other-10s.mp4" && second.playbackCoordinator.timeline.item == "other-10s.mp4")
             #expect(second.duration.map { abs($0 - 10_000_000_000) < 100_000_000 } == true)
-            #expect(await eventually {
-                guard let x = try? await Self.position(a), let y = try? await Self.position(b) else { return false }
-                return x < Self.frame && y < Self.frame
-            })
+            for mpv in [a, b] {
+                #expect(await mpv.awaitPosition { $0 < Self.frame })
+            }
 
             // And the new item plays for both, on the timeline.
             try await second.play(rate: 1)
@@ -454,7 +444,7 @@ import TandemTestKit
             #expect("\(second.lastItemError.map { "\($0)" } ?? "")".contains("could not open"))
             // The group plays on the new item: a command a second, and none loads the item again.
             try await first.play(rate: 1)
-            #expect(await eventually { (try? await a.get("pause"))?.bool == false })
+            #expect(await a.awaitProperty("pause") { $0.bool == false })
             try await Task.sleep(for: .seconds(2.5))
             #expect(second.items.withLock { $0.loads } == 1)
             #expect(second.process.isRunning)
@@ -477,7 +467,7 @@ import TandemTestKit
             #expect(first.currentItemIdentifier == "long-20s.mp4")
             // The group starts the item again, and the other keeps its own file.
             #expect(await awaitTimeline(of: second.playbackCoordinator) { $0.anchorMediaTime == .zero })
-            #expect(await eventually { (try? await Self.position(b)).map { $0 < Self.frame } ?? false })
+            #expect(await b.awaitPosition { $0 < Self.frame })
             #expect(try await b.get("path").string == clip)
         }
     }
@@ -486,7 +476,7 @@ import TandemTestKit
         let otherClip = try MpvFixture.otherClip()
         try await withTwo { first, second, a, b in
             try await first.replaceCurrentItem(with: PlaybackItem(file: otherClip))
-            #expect(await eventually { (try? await a.get("path"))?.string == otherClip })
+            #expect(await a.awaitProperty("path") { $0.string == otherClip })
             #expect(await awaitTimeline(of: second.playbackCoordinator) { $0.item == "other-10s.mp4" })
             try await Task.sleep(for: .milliseconds(500))
             // The second does not hold it: its commands for it are stale, and mpv keeps its file.

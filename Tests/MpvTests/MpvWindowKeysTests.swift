@@ -13,7 +13,7 @@ import TandemMediaTypes
     @Test func theTransportKeysMoveTheGroupAsAtTheTerminal() async throws {
         try await MpvGroup.with { host, guest, _, _, other in
             host.coordinator.coordinateRateChange(to: 1)
-            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+            #expect(await other.awaitProperty("pause") { $0.bool == false })
             // By tenths, as the terminal's `[` and `]` (mpv's own would make 1.21, then 1.1 × 0.91).
             for (key, rate) in [("]", 1.1), ("]", 1.2), ("[", 1.1), ("BS", 1.0)] {
                 _ = try await other.command(["keypress", .string(key)])
@@ -26,7 +26,7 @@ import TandemMediaTypes
             // it is a pause, and mpv pauses at the group's instant.
             _ = try await other.command(["keypress", "p"])
             #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 0 }, "\(host.coordinator.timeline)")
-            #expect(await eventually { (try? await other.get("pause"))?.bool == true })
+            #expect(await other.awaitProperty("pause") { $0.bool == true })
             // → is the group's seek 5 s on; space plays again.
             let paused = host.coordinator.timeline.anchorMediaTime
             _ = try await other.command(["keypress", "RIGHT"])
@@ -34,7 +34,7 @@ import TandemMediaTypes
                     "\(host.coordinator.timeline) from \(paused)")
             _ = try await other.command(["keypress", "SPACE"])
             #expect(await awaitTimeline(of: host.coordinator) { $0.rate == 1 }, "\(host.coordinator.timeline)")
-            #expect(await eventually { (try? await other.get("pause"))?.bool == false })
+            #expect(await other.awaitProperty("pause") { $0.bool == false })
         }
     }
 

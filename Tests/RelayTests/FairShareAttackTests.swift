@@ -51,7 +51,7 @@ struct FairShareAttackProcessTests {
         let done = Mutex(false)
         let opened = Mutex(0)
         let attackers = (2...5).map { last in
-            Thread {
+            JoinableThread {
                 var held: [RawRelayClient] = []
                 let deadline = ContinuousClock.now + .seconds(20)
                 while !done.withLock({ $0 }), ContinuousClock.now < deadline, opened.withLock({ $0 }) < 2_000 {
@@ -79,7 +79,7 @@ struct FairShareAttackProcessTests {
         #expect(answer.closed, "the silent socket was never closed")
         #expect(ContinuousClock.now - started < .seconds(6))
         #expect(answer.frames.contains { if case let .refusal(fault) = $0 { fault.text.contains("hello") } else { false } })
-        for attacker in attackers { while !attacker.isFinished { try await Task.sleep(for: .milliseconds(20)) } }
+        for attacker in attackers { await attacker.join() }
         #expect(relay.isRunning)
     }
 
@@ -149,7 +149,7 @@ struct FairShareAttackProcessTests {
         let done = Mutex(false)
         let port = relay.port
         let invitees = (0..<10).map { index in
-            Thread {
+            JoinableThread {
                 guard let client = try? FairShareAttackProcessTests.client(from: "127.0.0.\(10 + index)", port: port),
                       (try? client.admit(session: session, key: FairShareAttackProcessTests.key, create: false, name: "invitee \(index)")) != nil else { return }
                 let deadline = ContinuousClock.now + .seconds(4)
@@ -174,15 +174,13 @@ struct FairShareAttackProcessTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         // Bob hears the invitees too: what counts is alice's lines, all of them, in order.
-        var received: [String] = []
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            received = bob.recorder.messages(reliable: true).filter { $0.hasPrefix("honest ") }
-            if received.count >= sent.count { break }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let recorder = bob.recorder
+        let count = sent.count
+        let honest = { @Sendable in recorder.messages(reliable: true).filter { $0.hasPrefix("honest ") } }
+        await recorder.wait(timeout: .seconds(20)) { _ in honest().count >= count }
+        let received = honest()
         done.withLock { $0 = true }
-        for invitee in invitees { while !invitee.isFinished { try await Task.sleep(for: .milliseconds(20)) } }
+        for invitee in invitees { await invitee.join() }
         #expect(received == sent, "bob got \(received.count) of \(sent.count)")
         let left = bob.recorder.events.contains { if case let .participantLeft(id) = $0 { id == alice.id } else { false } }
         #expect(!left, "alice was dropped")

@@ -34,7 +34,7 @@ struct RelayAttackProcessTests {
         // acknowledges what it was never sent.
         let port = relay.port
         let threads = (0..<4).map { index in
-            Thread {
+            JoinableThread {
                 for round in 0..<3 where !done.withLock({ $0 }) {
                     let outcome = RelayAttackProcessTests.flood(port: port, forgeAck: round == 1 && index == 0,
                                                          for: .seconds(2.5))
@@ -54,7 +54,7 @@ struct RelayAttackProcessTests {
         }
         let received = await bob.recorder.waitForMessages(sent.count, reliable: true, timeout: .seconds(30))
         done.withLock { $0 = true }
-        for thread in threads { while !thread.isFinished { try await Task.sleep(for: .milliseconds(20)) } }
+        for thread in threads { await thread.join() }
 
         #expect(received == sent, "the honest pair lost or reordered messages: \(received.count) of \(sent.count)")
         let peak = sampler.stop()
@@ -99,7 +99,7 @@ struct RelayAttackProcessTests {
         }
         let bytes = burst
         let sender = UncheckedBox(creator)
-        let flood = Thread { try? sender.value.send(bytes) }
+        let flood = JoinableThread { try? sender.value.send(bytes) }
         flood.start()
         // Meanwhile the other session is served.
         var sent: [String] = []
@@ -110,7 +110,7 @@ struct RelayAttackProcessTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(await bob.recorder.waitForMessages(sent.count, reliable: true, timeout: .seconds(30)) == sent)
-        while !flood.isFinished { try await Task.sleep(for: .milliseconds(20)) }
+        await flood.join()
         #expect(relay.isRunning)
         withExtendedLifetime(silent) {}
     }

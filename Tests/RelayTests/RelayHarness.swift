@@ -60,21 +60,14 @@ final class Member: Sendable {
 
 /// Collects a link's events in the background, for tests to wait on with a timeout.
 final class EventRecorder: Sendable {
-    private let state = Mutex(State())
-    private struct State {
-        var events: [RelayEvent] = []
-        var finished = false
-    }
+    private let recording: StreamRecording<RelayEvent>
 
     init(_ stream: AsyncStream<RelayEvent>) {
-        Task { [self] in
-            for await event in stream { state.withLock { $0.events.append(event) } }
-            state.withLock { $0.finished = true }
-        }
+        recording = StreamRecording(stream)
     }
 
-    var events: [RelayEvent] { state.withLock { $0.events } }
-    var finished: Bool { state.withLock { $0.finished } }
+    var events: [RelayEvent] { recording.elements }
+    var finished: Bool { recording.finished }
 
     /// Reliable and unreliable message bodies received, as text, in order.
     func messages(reliable: Bool? = nil) -> [String] {
@@ -84,28 +77,25 @@ final class EventRecorder: Sendable {
         }
     }
 
-    /// Waits until `condition` holds over the events so far, or `timeout` passes; returns whether it held.
+    /// Waits until `condition` holds over the events so far, or `timeout` passes; returns whether
+    /// it held. `condition` is checked as each event arrives, and once the stream has finished.
     @discardableResult
-    func wait(timeout: Duration = .seconds(10), until condition: ([RelayEvent]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(events) { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition(events)
+    func wait(timeout: Duration = .seconds(10), until condition: @escaping @Sendable ([RelayEvent]) -> Bool) async -> Bool {
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        return await recording.awaitElements(within: seconds, condition)
     }
 
     /// Waits until `count` messages have arrived.
     @discardableResult
     func waitForMessages(_ count: Int, reliable: Bool? = nil, timeout: Duration = .seconds(10)) async -> [String] {
-        await wait(timeout: timeout) { _ in messages(reliable: reliable).count >= count }
+        await wait(timeout: timeout) { [self] _ in messages(reliable: reliable).count >= count }
         return messages(reliable: reliable)
     }
 
     /// Waits for the stream to finish.
     @discardableResult
     func waitForFinish(timeout: Duration = .seconds(10)) async -> Bool {
-        await wait(timeout: timeout) { _ in finished }
+        await wait(timeout: timeout) { [self] _ in finished }
     }
 }
 

@@ -40,12 +40,7 @@ import TandemHarness
 
         // A pause from the host reaches mpv.
         #expect(host.send("pause") != nil)
-        var paused = false
-        for _ in 0..<50 where !paused {
-            if case .bool(true) = try await mpv.get("pause") { paused = true }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        #expect(paused)
+        #expect(await mpv.awaitProperty("pause", within: 5) { $0.bool == true })
         #expect(host.send("end") != nil)
         host.closeInput()
         #expect(joiner.waitForExit(timeout: 20) == 3)
@@ -257,12 +252,9 @@ struct FrameFlipAnalysisTests {
 
     /// Waits (at most `timeout` s) until the mpv at `socket` plays `name`.
     func waitForFile(_ name: String, at socket: String, timeout: Double = 10) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try await filename(socket) == name { return true }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return false
+        let mpv = try await MpvConnection.connect(path: socket, timeout: .seconds(timeout))
+        defer { mpv.close() }
+        return await mpv.awaitProperty("filename", within: timeout) { $0.string == name }
     }
 
     @Test func mpvPeersAdvanceTogetherAndMoveThroughTheQueue() async throws {
@@ -335,24 +327,14 @@ struct FrameFlipAnalysisTests {
         #expect(host.send("play") != nil)
         #expect(joiner.waitUntil(timeout: 15) { $0.contains { $0.event == "item" && $0.identifier == second.name && $0.index == 1 } },
                 "\(joiner.lines)")
-        let deadline = Date().addingTimeInterval(10)
-        var secondPath: String?
-        while Date() < deadline {
-            if let path = try await mpv.get("path").string, path.hasSuffix("/" + second.name) {
-                secondPath = path
-                break
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let secondName = "/" + second.name
+        _ = await mpv.awaitProperty("path") { $0.string?.hasSuffix(secondName) == true }
+        let secondPath = try await mpv.get("path").string.flatMap { $0.hasSuffix(secondName) ? $0 : nil }
         let streamed = try #require(secondPath, "the joiner's mpv did not move on to the second item")
         #expect(streamed.hasPrefix("http://127.0.0.1:") && streamed != firstPath)
         // It plays: its position moves on the second item (unavailable while mpv loads it).
-        var position = 0.0
-        let playing = Date().addingTimeInterval(10)
-        while Date() < playing, position < 0.5 {
-            position = (try? await mpv.get("time-pos"))?.double ?? 0
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        _ = await mpv.awaitProperty("time-pos") { ($0.double ?? 0) >= 0.5 }
+        let position = (try? await mpv.get("time-pos"))?.double ?? 0
         let path = try await mpv.get("path").string
         #expect(position >= 0.5 && path == streamed, "the streamed second item does not play: at \(position) s of \(path ?? "nothing")")
         #expect(!host.events.contains { $0.event == "item-mismatch" } && !joiner.events.contains { $0.event == "item-mismatch" || $0.event == "unmatched-media" },

@@ -95,33 +95,31 @@ import TandemWire
                 "no report from ana")
 
         // From now on the relay shows Ana the next two records the other way round.
-        let reportsBefore = [host.recorder.events.withLock { $0.count }, ana.recorder.events.withLock { $0.count }]
+        let reportsBefore = [host.recorder.events.count, ana.recorder.events.count]
         exchanging.armed.withLock { $0 = true }
         try host.party.pause()
         try host.party.play()
-        func divergence(_ participant: WatchPartyIOTests.Participant) -> WatchPartyEvent.RelayDivergence? {
-            participant.recorder.events.withLock { events in
-                events.lazy.compactMap { if case .relayDivergence(let divergence) = $0 { divergence } else { nil } }.first
-            }
+        // Whoever finds it first: both recorders are awaited at once, and the first to see it wins.
+        let picked = { @Sendable (event: WatchPartyEvent) -> WatchPartyEvent.RelayDivergence? in
+            if case .relayDivergence(let divergence) = event { divergence } else { nil }
         }
-        let deadline = ContinuousClock.now + .seconds(10)
-        var seen: WatchPartyEvent.RelayDivergence?
-        while seen == nil, ContinuousClock.now < deadline {
-            seen = divergence(host) ?? divergence(ana)
-            if seen == nil { try await Task.sleep(for: .milliseconds(20)) }
+        let divergence = await withTaskGroup(of: WatchPartyEvent.RelayDivergence?.self) { group -> WatchPartyEvent.RelayDivergence? in
+            for recorder in [host.recorder, ana.recorder] { group.addTask { await recorder.first(within: 10, picked) } }
+            defer { group.cancelAll() }
+            for await found in group { if let found { return found } }
+            return nil
         }
-        let divergence = seen
         let found = try #require(divergence, "nobody found the relay out")
         #expect(exchanging.exchanged.withLock { $0 })
         #expect(["host", "ana"].contains(found.with))
         // Found at the first report from the other that covers the exchange: counting that one,
         // at most two (one may have been on its way when the records were exchanged).
         let (finder, before) = found.with == "ana" ? (host, reportsBefore[0]) : (ana, reportsBefore[1])
-        let reportsUntilFound = finder.recorder.events.withLock { events in
+        let reportsUntilFound = { (events: [WatchPartyEvent]) -> Int in
             let sinceArmed = events[before...]
             let foundAt = sinceArmed.firstIndex { if case .relayDivergence = $0 { true } else { false } } ?? events.endIndex
             return sinceArmed[..<foundAt].count { if case .health(let health) = $0, health.from == found.with { true } else { false } }
-        }
+        }(finder.recorder.events)
         #expect(reportsUntilFound <= 2, "\(reportsUntilFound) reports from \(found.with) came before the divergence was seen")
 
         host.party.end()

@@ -14,9 +14,8 @@ import TandemTestKit
         let host = try await WatchPartyIOTests.participant("host", relay: relay, invitation: nil)
         let ana = try await WatchPartyIOTests.participant("ana", relay: relay, invitation: host.party.session.invitation)
         #expect(await host.recorder.first { if case .participantJoined(let who) = $0, who.name == "ana" { true } else { nil } } == true)
-        let hostParticipant = try #require(await WatchPartyIOTests.eventually(within: 10) {
-            ana.party.session.activeParticipants.first { $0.displayName == "host" }
-        })
+        #expect(await awaitValue(ana.party.session.$activeParticipants.values) { $0.contains { $0.displayName == "host" } })
+        let hostParticipant = try #require(ana.party.session.activeParticipants.first { $0.displayName == "host" })
 
         // Ana's program tells her the host queued a song, then that she played.
         ana.party.session.showNotice(GroupSessionEvent(originator: hostParticipant, action: .updatedQueue(.added(.song("Here comes the sun"))),
@@ -32,7 +31,7 @@ import TandemTestKit
         // Something Ana sends after them reaches the host; the notices never do.
         try ana.party.say("after the notices")
         #expect(await host.recorder.first { if case .chat(let chat) = $0, chat.text == "after the notices" { true } else { nil } } == true)
-        #expect(!host.recorder.events.withLock { $0.contains { if case .notice = $0 { true } else { false } } })
+        #expect(!host.recorder.events.contains { if case .notice = $0 { true } else { false } })
 
         host.party.end()
         #expect(try await WatchPartyIOTests.ending(of: host) != nil)

@@ -17,16 +17,25 @@ import TandemTestKit
 
     /// Everything a party reported, in order, as its reader received it.
     final class Recorder: Sendable {
-        let events = Mutex<[WatchPartyEvent]>([])
+        private let recording: StreamRecording<WatchPartyEvent>
+        private let arrivals: AsyncStream<WatchPartyEvent>.Continuation
 
-        /// The first event `match` picks, waited for for at most `seconds`.
-        func first<T: Sendable>(within seconds: Double = 15, _ match: @Sendable (WatchPartyEvent) -> T?) async -> T? {
-            let deadline = ContinuousClock.now + .seconds(seconds)
-            repeat {
-                if let found = events.withLock({ $0.lazy.compactMap(match).first }) { return found }
-                try? await Task.sleep(for: .milliseconds(20))
-            } while ContinuousClock.now < deadline
-            return events.withLock { $0.lazy.compactMap(match).first }
+        init() {
+            let (stream, arrivals) = AsyncStream.makeStream(of: WatchPartyEvent.self)
+            recording = StreamRecording(stream)
+            self.arrivals = arrivals
+        }
+
+        /// Records `event`, after those recorded before it.
+        func record(_ event: WatchPartyEvent) { arrivals.yield(event) }
+
+        /// Every event recorded so far, in order.
+        var events: [WatchPartyEvent] { recording.elements }
+
+        /// The first event `match` picks, waited for for at most `seconds` as events arrive.
+        func first<T: Sendable>(within seconds: Double = 15, _ match: @escaping @Sendable (WatchPartyEvent) -> T?) async -> T? {
+            _ = await recording.awaitElements(within: seconds) { $0.contains { match($0) != nil } }
+            return events.lazy.compactMap(match).first
         }
     }
 
@@ -62,7 +71,7 @@ import TandemTestKit
         configure(&configuration, recorder)
         let party = WatchParty(session: session, configuration: configuration)
         let events = party.events
-        let reading = Task { for await event in events { recorder.events.withLock { $0.append(event) } } }
+        let reading = Task { for await event in events { recorder.record(event) } }
         let run = Task {
             defer { reading.cancel() }
             return try await party.run()
@@ -225,7 +234,7 @@ import TandemTestKit
             if case .error(let message) = event, message.message == "no such command" { true } else { nil }
         }
         #expect(refused == true)
-        let order = recorder.events.withLock { $0.map(\.name) }
+        let order = recorder.events.map(\.name)
         #expect((order.firstIndex(of: "joined") ?? .max) < (order.firstIndex(of: "error") ?? -1), "\(order)")
 
         // Leaving: the player closes (told once, the session over) before `run` returns.

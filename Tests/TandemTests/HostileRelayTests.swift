@@ -26,7 +26,7 @@ import Testing
         try await center.accept(invitation)
         let session = try #require(await sessions.next())
         session.join()
-        #expect(await eventually(30) { session.state.isJoined })
+        #expect(await awaitValue(session.$state.values, within: 30) { $0.isJoined })
         return session
     }
 
@@ -45,22 +45,20 @@ import Testing
         #expect(try await host.start(Quiz(topic: "retention")))
         let ana = try #require(await hosted.next())
         ana.join()
-        #expect(await eventually(30) { ana.state.isJoined })
+        #expect(await awaitValue(ana.$state.values, within: 30) { $0.isJoined })
         let ben = try await join("ben", ana.invitation, port: proxy.port)
-        #expect(await eventually(30) { ben.activeParticipants.count == 2 })
-        let rejections = Mutex<[Rejection]>([])
-        let watcher = Task { for await rejection in ben.rejections { rejections.withLock { $0.append(rejection) } } }
-        defer { watcher.cancel() }
-        let ordered = Mutex<[OrderedPlaintext]>([])
-        let orderedReader = Task { for await delivery in ben.orderedDeliveries() { ordered.withLock { $0.append(delivery) } } }
-        defer { orderedReader.cancel() }
+        #expect(await awaitValue(ben.$activeParticipants.values, within: 30) { $0.count == 2 })
+        let rejections = StreamRecording(ben.rejections)
+        defer { rejections.stop() }
+        let ordered = StreamRecording(ben.orderedDeliveries())
+        defer { ordered.stop() }
 
         try ana.sendOrdered(Array("chat".utf8))
         try ana.sendOrdered(Array("play".utf8), retention: .playback)
         try ana.sendOrdered(Array("state".utf8), retention: .snapshot(reflecting: 2))
-        #expect(await eventually { ordered.withLock { $0.count } == 3 })
-        #expect(ordered.withLock { $0.map(\.retention) } == [.kept, .playback, .snapshot(reflecting: 2)])
-        #expect(ordered.withLock { $0.map(\.order) } == [1, 2, 3])
+        #expect(await ordered.awaitCount(3))
+        #expect(ordered.elements.map(\.retention) == [.kept, .playback, .snapshot(reflecting: 2)])
+        #expect(ordered.elements.map(\.order) == [1, 2, 3])
         let entries = proxy.received.filter { $0.participant == "ben" }.compactMap { received -> RelayOrderedEntry? in
             if case let .ordered(_, entry) = received.frame { entry } else { nil }
         }
@@ -72,24 +70,29 @@ import Testing
         let forged = [relabelled(entries[0], order: 4, .playback), relabelled(entries[1], order: 5, .snapshot(reflecting: 1)),
                       relabelled(entries[2], order: 6, .snapshot(reflecting: 1)), relabelled(entries[2], order: 7, .kept)]
         for entry in forged { proxy.inject(to: "ben") { .ordered(sequence: $0, entry: entry) } }
-        #expect(await eventually { ben.rejectionCounts[.wrongRetention] == 4 })
+        #expect(await rejections.awaitCount(4))
         // Labelled as signed, the same body is a replay: the retention check came first.
         let honest = relabelled(entries[1], order: 8, .playback)
         proxy.inject(to: "ben") { .ordered(sequence: $0, entry: honest) }
-        #expect(await eventually { ben.rejectionCounts[.replayed] == 1 })
-        #expect(rejections.withLock { $0.map(\.reason) } == [.wrongRetention, .wrongRetention, .wrongRetention, .wrongRetention, .replayed])
-        #expect(rejections.withLock { $0.allSatisfy { $0.path == "ordered" && $0.sender == ana.localParticipant.id } })
-        #expect(ordered.withLock { $0.count } == 3, "nothing relabelled was delivered")
+        #expect(await rejections.awaitCount(5))
+        // Ben's session counts each rejection after telling its readers; the replay, handled
+        // after the forgeries, proves their count published.
+        #expect(ben.rejectionCounts[.wrongRetention] == 4)
+        #expect(rejections.elements.map(\.reason) == [.wrongRetention, .wrongRetention, .wrongRetention, .wrongRetention, .replayed])
+        #expect(rejections.elements.allSatisfy { $0.path == "ordered" && $0.sender == ana.localParticipant.id })
+        #expect(ordered.elements.count == 3, "nothing relabelled was delivered")
 
         // A late joiner: the relay dropped the playback record the snapshot covers.
         let carl = try await join("carl", ana.invitation, port: proxy.port)
-        let late = Mutex<[OrderedPlaintext]>([])
-        let lateReader = Task { for await delivery in carl.orderedDeliveries() { late.withLock { $0.append(delivery) } } }
-        defer { lateReader.cancel() }
-        #expect(await eventually { late.withLock { $0.count } == 2 })
-        #expect(late.withLock { $0.map(\.order) } == [1, 3])
-        #expect(late.withLock { $0.map(\.retention) } == [.kept, .snapshot(reflecting: 2)])
-        #expect(late.withLock { $0.map(\.body) } == [Array("chat".utf8), Array("state".utf8)])
+        let late = StreamRecording(carl.orderedDeliveries())
+        defer { late.stop() }
+        #expect(await late.awaitCount(2))
+        #expect(late.elements.map(\.order) == [1, 3])
+        #expect(late.elements.map(\.retention) == [.kept, .snapshot(reflecting: 2)])
+        #expect(late.elements.map(\.body) == [Array("chat".utf8), Array("state".utf8)])
+        // Carl's arrival, which Ben's session hears after the replay, proves the replay counted.
+        #expect(await awaitValue(ben.$activeParticipants.values) { $0.count == 3 })
+        #expect(ben.rejectionCounts[.replayed] == 1)
         #expect(carl.rejectionCounts.isEmpty)
         for session in [ana, ben, carl] { #expect(session.state.isJoined) }
         for session in [ana, ben, carl] { session.leave() }

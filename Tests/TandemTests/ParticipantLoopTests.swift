@@ -23,27 +23,26 @@ import Testing
 
         // The ordered records are handed over on the loop, and a call the handler makes into
         // the session (the coordinator's kind of call) is taken there at once.
-        let onLoop = Mutex<[Bool]>([])
-        let names = Mutex<[String?]>([])
+        let (handedOver, handing) = AsyncStream.makeStream(of: (onLoop: Bool, name: String?).self)
+        let handovers = StreamRecording(handedOver)
         let session = hosted.session
         session.orderedDeliveries(while: { record in
-            onLoop.withLock { $0.append(session.loop.inLoop) }
-            names.withLock { $0.append(session.participant(identifiedBy: record.sender)?.displayName) }
+            handing.yield((session.loop.inLoop, session.participant(identifiedBy: record.sender)?.displayName))
             return true
         })
         try ana.sendOrdered(Array("{}".utf8))
         try ana.sendOrdered(Array("{}".utf8))
-        #expect(await eventually { onLoop.withLock { $0.count } >= 2 })
-        #expect(onLoop.withLock { $0 }.allSatisfy { $0 }, "a record was handed over off the loop")
-        #expect(names.withLock { $0 }.allSatisfy { $0 == "ana" })
+        #expect(await handovers.awaitCount(2))
+        #expect(handovers.elements.allSatisfy { $0.onLoop }, "a record was handed over off the loop")
+        #expect(handovers.elements.allSatisfy { $0.name == "ana" })
 
         // Leaving from the loop itself (a handler's call) neither waits on itself nor hangs.
-        let left = Mutex(false)
+        let (left, leaving) = AsyncStream.makeStream(of: Void.self)
         ana.loop.execute {
             ana.leave()
-            left.withLock { $0 = true }
+            leaving.yield()
         }
-        #expect(await eventually { left.withLock { $0 } })
+        #expect(await awaitValue(left) { true })
         #expect(ana.state.isInvalidated(.left))
     }
 }

@@ -29,8 +29,10 @@ import TandemNet
         let host = ActivityCenter()
         host.displayName = "host"
         host.configure(relay: NetworkRelayConnector(host: "127.0.0.1", port: relay.port), host: "127.0.0.1", port: relay.port)
-        let lines = Mutex<[String]>([])
-        let invite = Mutex<String?>(nil)
+        let (lineStream, lineContinuation) = AsyncStream.makeStream(of: String.self)
+        let lines = StreamRecording(lineStream)
+        let (inviteStream, inviteContinuation) = AsyncStream.makeStream(of: String.self)
+        let invites = StreamRecording(inviteStream)
         let hostTask = Task {
             for await session in host.sessions(for: WatchTogether.self) {
                 let messenger = GroupSessionMessenger(session: session)
@@ -39,18 +41,18 @@ import TandemNet
                 // hands it over once the host is joined (an invite accepted before that finds no
                 // session on the relay).
                 for await state in session.$state.values where state.isJoined { break }
-                invite.withLock { $0 = session.invitation.url.absoluteString }
+                inviteContinuation.yield(session.invitation.url.absoluteString)
                 for await (message, context) in messenger.messages(of: Chat.self) {
-                    lines.withLock { $0.append("\(context.source.displayName): \(message.text)") }
+                    lineContinuation.yield("\(context.source.displayName): \(message.text)")
                 }
             }
         }
         defer { hostTask.cancel() }
         try await host.start(WatchTogether(movie: "Big Buck Bunny"))
-        #expect(await eventually { invite.withLock { $0 } != nil })
+        #expect(await invites.awaitCount(1))
 
         // The guest, as the example's second block.
-        let inviteText = try #require(invite.withLock { $0 })
+        let inviteText = try #require(invites.elements.first)
         let guest = ActivityCenter()
         guest.displayName = "ana"
         var guestSessions = guest.sessions(for: WatchTogether.self).makeAsyncIterator()
@@ -61,8 +63,8 @@ import TandemNet
         let session = try #require(await guestSessions.next())
         #expect(session.activity.movie == "Big Buck Bunny")
         session.join()
-        #expect(await eventually { session.activeParticipants.count == 2 })
+        #expect(await awaitValue(session.$activeParticipants.values) { $0.count == 2 })
         try await GroupSessionMessenger(session: session).send(Chat(text: "hello"))
-        #expect(await eventually { lines.withLock { $0 } == ["ana: hello"] })
+        #expect(await lines.awaitElements { $0 == ["ana: hello"] })
     }
 }

@@ -17,10 +17,11 @@ import Testing
         let clock = try ProbedSessionClock(server: try SocketAddress(host: "127.0.0.1", port: relay.port), localClock: local)
         defer { clock.stop() }
         // Whether an estimate was there each time the clock told of a change.
-        let told = Mutex<[Bool]>([])
-        #expect(clock.observeChanges { told.withLock { $0.append(clock.sessionTime(atLocal: local.instant().nanoseconds) != nil) } })
-        #expect(await eventually { told.withLock { $0.count } >= 3 }, "told of \(told.withLock { $0.count }) samples")
-        #expect(told.withLock { $0.last } == true, "told of a change with no estimate to read")
+        let (changes, telling) = AsyncStream.makeStream(of: Bool.self)
+        let told = StreamRecording(changes)
+        #expect(clock.observeChanges { telling.yield(clock.sessionTime(atLocal: local.instant().nanoseconds) != nil) })
+        #expect(await told.awaitCount(3), "told of \(told.elements.count) samples")
+        #expect(told.elements.last == true, "told of a change with no estimate to read")
 
         let derived = DerivedSessionClock(relayClock: local, localClock: local)
         #expect(!derived.observeChanges {})

@@ -63,14 +63,10 @@ import Testing
 
         // The new one does, and its holder reads the chat of both epochs.
         let dan = try await joined("dan", port: relay.port, invitation: invite, count: 3)
-        let lines = Mutex<[String]>([])
-        let reading = Task {
-            for await line in dan.chatMessages() { lines.withLock { $0.append(line.text) } }
-        }
-        defer { reading.cancel() }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while lines.withLock({ $0.count < 2 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(lines.withLock { $0 } == ["before", "after"])
+        let lines = StreamRecording(dan.chatMessages())
+        defer { lines.stop() }
+        #expect(await lines.awaitCount(2))
+        #expect(lines.elements.map(\.text) == ["before", "after"])
         #expect(dan.roles.isRemoved(benID))
         // Those still here carry on: Dan's line reaches the host.
         #expect({ if case .joined = host.state { true } else { false } }())

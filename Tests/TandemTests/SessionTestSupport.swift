@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Tandem
 import TandemNet
+import TandemTestKit
 
 /// A test activity.
 struct Quiz: GroupActivity, Equatable {
@@ -39,31 +40,25 @@ where Sequence.Element: Sendable {
 }
 
 /// Collects what a messenger receives, in the background.
-final class Inbox<Message: Codable & Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [(Message, Participant)] = []
-    private var task: Task<Void, Never>?
+final class Inbox<Message: Codable & Sendable>: Sendable {
+    private let recording: StreamRecording<(Message, Participant)>
 
     init(_ messenger: GroupSessionMessenger, _ type: Message.Type) {
         let messages = messenger.messages(of: type)
-        task = Task { [weak self] in
-            for await (message, context) in messages {
-                self?.append(message, context.source)
-            }
+        let (stream, continuation) = AsyncStream.makeStream(of: (Message, Participant).self)
+        let task = Task {
+            for await (message, context) in messages { continuation.yield((message, context.source)) }
+            continuation.finish()
         }
+        continuation.onTermination = { _ in task.cancel() }
+        recording = StreamRecording(stream)
     }
 
-    private func append(_ message: Message, _ source: Participant) {
-        lock.lock()
-        items.append((message, source))
-        lock.unlock()
-    }
+    /// What arrived so far, in order, with its sender.
+    var received: [(Message, Participant)] { recording.elements }
 
-    var received: [(Message, Participant)] {
-        lock.lock()
-        defer { lock.unlock() }
-        return items
+    /// Waits until `count` messages or more have arrived, for at most `seconds`; true when they did.
+    func awaitReceived(_ count: Int, within seconds: Double = 10) async -> Bool {
+        await recording.awaitCount(count, within: seconds)
     }
-
-    deinit { task?.cancel() }
 }

@@ -26,7 +26,7 @@ import TandemTestKit
         #expect(session.isLocallyInitiated)
         #expect(session.activity == Quiz(topic: topic))
         session.join()
-        #expect(await eventually { session.state.isJoined })
+        #expect(await awaitValue(session.$state.values) { $0.isJoined })
         return Hosted(relay: relay, center: center, session: session)
     }
 
@@ -42,7 +42,7 @@ import TandemTestKit
         #expect(session.id == hosted.session.id)
         if join {
             session.join()
-            #expect(await eventually { session.state.isJoined })
+            #expect(await awaitValue(session.$state.values) { $0.isJoined })
         }
         return session
     }
@@ -53,7 +53,7 @@ import TandemTestKit
         defer { hosted.relay.shutDown() }
         let ana = try await Self.guest("ana", of: hosted)
         let ben = try await Self.guest("ben", of: hosted)
-        #expect(await eventually { hosted.session.activeParticipants.count == 3 && ana.activeParticipants.count == 3 && ben.activeParticipants.count == 3 })
+        for session in [hosted.session, ana, ben] { #expect(await awaitValue(session.$activeParticipants.values) { $0.count == 3 }) }
 
         for mode in [GroupSessionMessenger.DeliveryMode.reliable, .unreliable] {
             let messengers = [hosted.session, ana, ben].map { GroupSessionMessenger(session: $0, deliveryMode: mode) }
@@ -64,8 +64,10 @@ import TandemTestKit
             try await messengers[0].send(Answer(question: 1, text: "to all"))
             try await messengers[0].send(Answer(question: 2, text: "to ana"), to: .only(anaParticipant))
             try await messengers[1].send(Answer(question: 3, text: "to a set"), to: .only([hosted.session.localParticipant, benParticipant]))
-            #expect(await eventually { inboxes[1].received.count == 2 && inboxes[2].received.count == 2 && inboxes[0].received.count == 1 },
-                    "\(mode): \(inboxes.map(\.received.count))")
+            for (inbox, count) in zip(inboxes, [1, 2, 2]) {
+                #expect(await inbox.awaitReceived(count), "\(mode): \(inboxes.map(\.received.count))")
+            }
+            #expect(inboxes.map(\.received.count) == [1, 2, 2], "\(mode)")
             #expect(inboxes[1].received.map(\.0.text) == ["to all", "to ana"])
             #expect(inboxes[1].received.allSatisfy { $0.1 == hosted.session.localParticipant })
             #expect(Set(inboxes[2].received.map(\.0.text)) == ["to all", "to a set"])
@@ -133,7 +135,7 @@ import TandemTestKit
         }
         // The session goes on for its members.
         let ana = try await Self.guest("ana", of: hosted)
-        #expect(await eventually { ana.activeParticipants.count == 2 })
+        #expect(await awaitValue(ana.$activeParticipants.values) { $0.count == 2 })
     }
 
     @Test func unreachableRelayInvalidatesTheJoinWithAClearReason() async throws {
@@ -143,7 +145,7 @@ import TandemTestKit
         try await center.start(Quiz(topic: "nowhere"))
         let session = try #require(await sessions.next())
         session.join()
-        #expect(await eventually { session.state.isInvalidated(.relay) })
+        #expect(await awaitValue(session.$state.values) { $0.isInvalidated(.relay) })
         #expect(!center.isEligible)
     }
 
@@ -152,11 +154,11 @@ import TandemTestKit
     @Test func anEndIsHeardEvenWhenTheRelayStopsRightAfter() async throws {
         let hosted = try await Self.host(.network)
         let ben = try await Self.guest("ben", of: hosted)
-        #expect(await eventually { hosted.session.activeParticipants.count == 2 && ben.activeParticipants.count == 2 })
+        for session in [hosted.session, ben] { #expect(await awaitValue(session.$activeParticipants.values) { $0.count == 2 }) }
         hosted.session.end()
         await hosted.session.departureDelivered()
         hosted.relay.shutDown()
-        #expect(await eventually { ben.state.isInvalidated(.ended) }, "\(ben.state)")
+        #expect(await awaitValue(ben.$state.values) { $0.isInvalidated(.ended) }, "\(ben.state)")
         // Nothing to deliver: returns at once.
         await ben.departureDelivered()
     }

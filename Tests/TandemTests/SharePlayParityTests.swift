@@ -35,7 +35,7 @@ struct Bare: GroupActivity, Equatable {
         try await host.start(Bare(round: 1))
         let session = try #require(await hostSessions.next())
         session.join()
-        #expect(await eventually { session.state.isJoined })
+        #expect(await awaitValue(session.$state.values) { $0.isJoined })
 
         let early = relay.center(named: "early")
         #expect(try await early.accept(session.invitation) == Bare.activityIdentifier)
@@ -44,7 +44,7 @@ struct Bare: GroupActivity, Equatable {
         #expect(accepted.id == session.id && accepted.activity == Bare(round: 1))
         #expect(accepted.activity.metadata == GroupActivityMetadata())
         accepted.join()
-        #expect(await eventually { session.activeParticipants.count == 2 })
+        #expect(await awaitValue(session.$activeParticipants.values) { $0.count == 2 })
         session.end()
     }
 

@@ -33,9 +33,10 @@ public func awaitTimeline(of coordinator: PlaybackCoordinator, within seconds: D
 /// Polls `condition` every 10 ms until it holds, for at most `seconds`; true when it did.
 ///
 /// For the tests of shells on real players, processes and sockets, whose time is real, where
-/// nothing publishes what they wait for (a process's output, mpv's state); what is published is
-/// awaited with `awaitValue(_:within:_:)` instead, and a test of behaviour runs in virtual time
-/// and needs neither.
+/// nothing announces what they wait for (a player's statistics, a file's contents); what is
+/// published is awaited with `awaitValue(_:within:_:)`, a stream's elements with
+/// `StreamRecording`, mpv's properties with `MpvConnection.awaitProperty(_:within:_:)`, and a
+/// test of behaviour runs in virtual time and needs none of them.
 public func eventually(_ seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while ContinuousClock.now < deadline {
