@@ -154,6 +154,28 @@ struct AudioPlayoutCore {
         fading.reserveCapacity(4)
     }
 
+    /// What the core carries from one request to the next (the voices), kept by an output that
+    /// may render again from an earlier request's start (`resume(_:)`).
+    struct State: Sendable {
+        var voice: Voice?
+        var fading: [Voice]
+    }
+
+    /// The state to render again from, or nil while a voice stretches: a copy would share the
+    /// stretch's buffers, and the next request would copy them. Copying it allocates nothing
+    /// while nothing fades.
+    var resumable: State? {
+        guard voice?.stretcher == nil, fading.allSatisfy({ $0.stretcher == nil }) else { return nil }
+        return State(voice: voice, fading: fading.isEmpty ? [] : fading)
+    }
+
+    /// Goes back to `state` (from `resumable`): the next request renders as the one that
+    /// followed it did, under the schedule it is given.
+    mutating func resume(_ state: State) {
+        voice = state.voice
+        if state.fading.isEmpty { fading.removeAll(keepingCapacity: true) } else { fading = state.fading }
+    }
+
     /// Media frames per second.
     static let rate = Double(AudioChunk.sampleRate)
 
