@@ -124,10 +124,11 @@ final class AudioPlayout: Sendable {
             if rendering.resumable.count == Self.keptStates { rendering.resumable.removeFirst() }
             rendering.resumable.append((instant, rendering.core.resumable))
             // The frames written before this request follow the timing rendered last: when the
-            // new one differs before this request's first frame, the output is yet to hear of
-            // it (`change(notBefore:)`) and writes them again.
+            // new one differs between now and this request's first frame, the output is yet to
+            // hear of it (`change(notBefore:)`) and writes them again. (Before now, the two
+            // differ only by the changes come into force since.)
             if let previous = rendering.rendered, previous != current,
-               Self.difference(current, from: previous, notBefore: instant).map({ $0 < instant }) ?? false {
+               Self.difference(current, from: previous, notBefore: called).map({ $0 < instant }) ?? false {
             } else {
                 rendering.rendered = current
             }
