@@ -89,15 +89,16 @@ import TandemClock
         var core = AudioPlayoutCore()
         var samples: [Float] = []
         var kept: AudioPlayoutCore.State?
+        var held = TimeStretcher()
         for index in 0..<requests {
-            if index == resumeAt { kept = core.resumable }
+            if index == resumeAt { kept = core.resumable(keepingStretchIn: &held) }
             let request = AudioPlayoutCore.Request(frames: 480, firstInstant: LocalInstant(nanoseconds: Self.second + Int64((Double(index * 480) * period).rounded())),
                                                    framePeriod: period)
             samples += core.render(request, schedule: schedule, latencyOffset: .zero, source: Source()).samples
         }
         guard let rewritten, let state = kept else { return samples }
         // Written again from request `resumeAt` on, under the new schedule.
-        core.resume(state)
+        core.resume(state, stretch: held)
         samples.removeSubrange((resumeAt * 480 * 2)...)
         for index in resumeAt..<requests {
             let request = AudioPlayoutCore.Request(frames: 480, firstInstant: LocalInstant(nanoseconds: Self.second + Int64((Double(index * 480) * period).rounded())),
@@ -125,14 +126,20 @@ import TandemClock
     /// A seek, a pause and a rate change heard after the frames of their instants were rendered:
     /// rendered again from the render that wrote the instant, the core put back in its state
     /// there, every frame is what a core that knew of the change in time rendered.
-    @Test(arguments: ["seek", "pause", "rate"])
+    @Test(arguments: ["seek", "pause", "rate", "stretched seek", "stretched rate", "stretched to 1"])
     func aChangeRenderedAgainFromAnEarlierStateSoundsAsIfHeardInTime(_ change: String) {
-        let old = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second - 5_000_000))
+        // From a stretched voice (at 1.5) too: its stretch's state is kept apart and resumed.
+        let rate = change.hasPrefix("stretched") ? 1.5 : 1
+        let old = TimelineSchedule(PresentationTimeline(rate: rate, anchorMediaTime: 0, anchorLocalTime: Self.second - 5_000_000))
         var new = old
         // In the third request (from 1.02 s), at 1.025 s.
         let at = Self.second + 25_000_000
         switch change {
-        case "seek": new.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 10 * Self.second, anchorLocalTime: at),
+        case "stretched rate": new.schedule(PresentationTimeline(rate: 0.75, anchorMediaTime: 45_000_000, anchorLocalTime: at),
+                                            discontinuous: false, now: Self.second)
+        case "stretched to 1": new.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 45_000_000, anchorLocalTime: at),
+                                            discontinuous: false, now: Self.second)
+        case "seek", "stretched seek": new.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 10 * Self.second, anchorLocalTime: at),
                                   discontinuous: true, now: Self.second)
         case "pause": new.schedule(.paused(at: 30_000_000, from: at), discontinuous: false, now: Self.second)
         default: new.schedule(PresentationTimeline(rate: 1.5, anchorMediaTime: 30_000_000, anchorLocalTime: at),
@@ -145,9 +152,9 @@ import TandemClock
         #expect(late != inTime, "the old schedule plays differently after the change")
     }
 
-    /// A stretched voice keeps no state to render again from (a copy would share the stretch's
-    /// buffers); one reading at rate 1 does, and resuming it forgets what faded since.
-    @Test func aStretchedVoiceIsNotResumable() {
+    /// A stretched voice's state keeps its stretch apart, in a stretcher of the caller's (a copy
+    /// of the voice would share the stretch's buffers, and the next request would copy them).
+    @Test func aStretchedVoiceKeepsItsStretchApart() {
         var core = AudioPlayoutCore()
         let schedule = TimelineSchedule(PresentationTimeline(rate: 1.5, anchorMediaTime: 0, anchorLocalTime: Self.second))
         #expect(core.resumable != nil)
@@ -155,5 +162,10 @@ import TandemClock
         _ = core.render(request, schedule: schedule, latencyOffset: .zero, source: Source())
         #expect(core.voice?.stretcher != nil)
         #expect(core.resumable == nil)
+        var held = TimeStretcher()
+        let state = core.resumable(keepingStretchIn: &held)
+        #expect(state?.stretched == true)
+        #expect(state?.voice?.stretcher == nil)
+        #expect(held.position == core.voice?.stretcher?.position)
     }
 }

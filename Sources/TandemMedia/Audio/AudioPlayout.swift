@@ -40,7 +40,10 @@ final class AudioPlayout: Sendable {
         self.log = log
         rendering = Mutex(Rendering(core: AudioPlayoutCore(configuration: configuration),
                                     buffer: [Float](repeating: 0, count: Self.maximumFrames * AudioChunk.channelCount)))
-        rendering.withLock { $0.resumable.reserveCapacity(Self.keptStates) }
+        rendering.withLock { rendering in
+            rendering.resumable.reserveCapacity(Self.keptStates)
+            rendering.stretches = (0...Self.keptStates).map { _ in TimeStretcher() }
+        }
     }
 
     /// The core and the buffer it renders into, kept for every render.
@@ -51,7 +54,10 @@ final class AudioPlayout: Sendable {
         var rendered: LastTiming?
         /// The core's state at the start of the latest renders, oldest first (reserved once:
         /// keeping them allocates nothing), for an output that writes again from one of them.
-        var resumable: [(instant: LocalInstant, state: AudioPlayoutCore.State?)] = []
+        var resumable: [(instant: LocalInstant, state: AudioPlayoutCore.State?, slot: Int)] = []
+        /// Where the kept states' stretches are held, one more than the states kept: a state
+        /// keeps its voice's stretch in the slot it names.
+        var stretches: [TimeStretcher] = []
     }
 
     /// How many renders' starting states are kept.
@@ -122,7 +128,9 @@ final class AudioPlayout: Sendable {
             // Renders from this instant on replace those kept from it on.
             while let last = rendering.resumable.last, last.instant >= instant { rendering.resumable.removeLast() }
             if rendering.resumable.count == Self.keptStates { rendering.resumable.removeFirst() }
-            rendering.resumable.append((instant, rendering.core.resumable))
+            let slot = (0...Self.keptStates).first { slot in !rendering.resumable.contains { $0.slot == slot } } ?? 0
+            let state = rendering.core.resumable(keepingStretchIn: &rendering.stretches[slot])
+            rendering.resumable.append((instant, state, slot))
             // The frames written before this request follow the timing rendered last: when the
             // new one differs between now and this request's first frame, the output is yet to
             // hear of it (`change(notBefore:)`) and writes them again. (Before now, the two
@@ -194,7 +202,7 @@ final class AudioPlayout: Sendable {
         rendering.withLock { rendering in
             guard let index = rendering.resumable.lastIndex(where: { $0.instant == instant }),
                   let state = rendering.resumable[index].state else { return false }
-            rendering.core.resume(state)
+            rendering.core.resume(state, stretch: rendering.stretches[rendering.resumable[index].slot])
             rendering.resumable.removeSubrange(index...)
             return true
         }
