@@ -44,4 +44,28 @@ import TandemClock
         for index in 2..<5 { _ = render(index) }
         #expect(playout.statistics.writes == 4, "the last schedule played on while the lock was held")
     }
+
+    /// The output asks, between writes, whether the timeline changed under what it wrote: the
+    /// playout answers with the change's instant once (from the earliest instant asked), and
+    /// puts its core back at the start of a kept render, forgetting the renders after it.
+    @Test func aChangeUnderWhatWasRenderedIsToldOnceAndARenderCanBeResumed() {
+        let playout = AudioPlayout(log: nil)
+        let second: Nanoseconds = 1_000_000_000
+        let old = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: second))
+        let schedule = Mutex(old)
+        playout.attach { (schedule.withLock { $0 }, 0) }
+        let period = 1e9 / 48_000
+        func instant(_ index: Int) -> LocalInstant { LocalInstant(nanoseconds: second + Int64((Double(index * 480) * period).rounded())) }
+        for index in 0..<3 { _ = playout.render(frames: 480, instant: instant(index), period: period, holding: instant(index)) }
+        #expect(playout.change(notBefore: instant(1)) == nil, "nothing changed")
+        // A seek at 1.015 s, within the second render.
+        let at = second + 15_000_000
+        schedule.withLock { _ = $0.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 10 * second, anchorLocalTime: at),
+                                            discontinuous: true, now: second) }
+        #expect(playout.change(notBefore: instant(1)) == LocalInstant(nanoseconds: at))
+        #expect(playout.change(notBefore: instant(1)) == nil, "told once")
+        #expect(playout.resume(at: instant(1)))
+        #expect(!playout.resume(at: instant(2)), "the render after the one resumed is forgotten")
+        #expect(!playout.resume(at: instant(1) + TimeSpan(nanoseconds: 1)), "no render started there")
+    }
 }

@@ -24,6 +24,9 @@ import TandemMediaTypes
 ///   one, the player's lock being held by another thread (`AudioPlayout`);
 /// - `{"kind":"missing","at":<instant>,"frames":<count>}` when a write wanted media frames that
 ///   were not decoded yet (played, or searched by the stretch, as silence);
+/// - `{"kind":"rewrite","at":<instant>,"from":<the instant its first frame reaches the
+///   output>,"frames":<count>}` when the output writes again, under a changed timeline, frames
+///   it had written but not played (`PulseAudioOutput`);
 /// - `{"kind":"latency","at":<instant>,"latency":<nanoseconds from a write to its frame
 ///   reaching the output>}` when the output's latency first becomes known and whenever it
 ///   moves by more than 0.5 ms.
@@ -98,6 +101,13 @@ public final class AudioLog: Sendable {
         put(AudioLogRing.Record(kind: .missing, at: at.nanoseconds, value: Int64(frames)))
     }
 
+    /// Logs a rewrite at `at` of `frames` frames, the first reaching the output at `from`.
+    func rewrite(at: LocalInstant, from: LocalInstant, frames: Int) {
+        var record = AudioLogRing.Record(kind: .rewrite, at: at.nanoseconds, value: from.nanoseconds)
+        record.frames = frames
+        put(record)
+    }
+
     /// Logs the output's latency at `at`.
     func latency(at: LocalInstant, latency: TimeSpan) {
         put(AudioLogRing.Record(kind: .latency, at: at.nanoseconds, value: latency.nanoseconds))
@@ -162,6 +172,8 @@ public final class AudioLog: Sendable {
         case .underrun: return "{\"kind\":\"underrun\",\"at\":\(record.at)}\n"
         case .missing: return "{\"kind\":\"missing\",\"at\":\(record.at),\"frames\":\(record.value)}\n"
         case .latency: return "{\"kind\":\"latency\",\"at\":\(record.at),\"latency\":\(record.value)}\n"
+        case .rewrite:
+            return "{\"kind\":\"rewrite\",\"at\":\(record.at),\"from\":\(record.value),\"frames\":\(record.frames)}\n"
         case .priority:
             return "{\"kind\":\"priority\",\"at\":\(record.at),\"realtime\":\(record.value == 0),\"errno\":\(record.value)}\n"
         }

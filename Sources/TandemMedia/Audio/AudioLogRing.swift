@@ -17,7 +17,7 @@ import Synchronization
 final class AudioLogRing: @unchecked Sendable {
     /// What happened.
     enum Kind: UInt8, Sendable {
-        case write, snap, busy, underrun, missing, latency, priority
+        case write, snap, busy, underrun, missing, latency, priority, rewrite
     }
 
     /// One event: the fields its kind uses (see `AudioLog` for their meaning), the rest zero.

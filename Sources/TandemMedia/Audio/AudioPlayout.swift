@@ -40,13 +40,28 @@ final class AudioPlayout: Sendable {
         self.log = log
         rendering = Mutex(Rendering(core: AudioPlayoutCore(configuration: configuration),
                                     buffer: [Float](repeating: 0, count: Self.maximumFrames * AudioChunk.channelCount)))
+        rendering.withLock { rendering in
+            rendering.resumable.reserveCapacity(Self.keptStates)
+            rendering.stretches = (0...Self.keptStates).map { _ in TimeStretcher() }
+        }
     }
 
     /// The core and the buffer it renders into, kept for every render.
     private struct Rendering {
         var core: AudioPlayoutCore
         var buffer: [Float]
+        /// The schedule and latency offset the frames rendered so far follow.
+        var rendered: LastTiming?
+        /// The core's state at the start of the latest renders, oldest first (reserved once:
+        /// keeping them allocates nothing), for an output that writes again from one of them.
+        var resumable: [(instant: LocalInstant, state: AudioPlayoutCore.State?, slot: Int)] = []
+        /// Where the kept states' stretches are held, one more than the states kept: a state
+        /// keeps its voice's stretch in the slot it names.
+        var stretches: [TimeStretcher] = []
     }
+
+    /// How many renders' starting states are kept.
+    static let keptStates = 32
 
     /// From now on the output plays what `timing` (the player's schedule and latency offset)
     /// gives; `timing` returns nil, rather than wait, while the player's lock is held, and the
@@ -110,6 +125,21 @@ final class AudioPlayout: Sendable {
         reading.add(schedule.current.generation)
         for entry in schedule.pending { reading.add(entry.generation) }
         let rendered = rendering.withLock { rendering in
+            // Renders from this instant on replace those kept from it on.
+            while let last = rendering.resumable.last, last.instant >= instant { rendering.resumable.removeLast() }
+            if rendering.resumable.count == Self.keptStates { rendering.resumable.removeFirst() }
+            let slot = (0...Self.keptStates).first { slot in !rendering.resumable.contains { $0.slot == slot } } ?? 0
+            let state = rendering.core.resumable(keepingStretchIn: &rendering.stretches[slot])
+            rendering.resumable.append((instant, state, slot))
+            // The frames written before this request follow the timing rendered last: when the
+            // new one differs between now and this request's first frame, the output is yet to
+            // hear of it (`change(notBefore:)`) and writes them again. (Before now, the two
+            // differ only by the changes come into force since.)
+            if let previous = rendering.rendered, previous != current,
+               Self.difference(current, from: previous, notBefore: called).map({ $0 < instant }) ?? false {
+            } else {
+                rendering.rendered = current
+            }
             let rendered = rendering.core.render(request, schedule: schedule, latencyOffset: TimeSpan(nanoseconds: offset),
                                                  source: store, into: &rendering.buffer)
             rendering.core.addReading(to: &reading)
@@ -142,6 +172,42 @@ final class AudioPlayout: Sendable {
         return rendered.frames
     }
 
+    /// The local instant, not before `earliest`, from which the player's timing now differs from
+    /// the one the frames rendered so far follow; nil when it does not, or when the player's
+    /// lock is held (asked again shortly). The timing read is taken as heard: it is not reported
+    /// again.
+    func change(notBefore earliest: LocalInstant) -> LocalInstant? {
+        guard let timing = timing.withLock({ $0 }), let read = timing.read().map({ LastTiming(schedule: $0.0, offset: $0.1) }) else {
+            return nil
+        }
+        return rendering.withLock { rendering in
+            guard let previous = rendering.rendered else { return nil }
+            rendering.rendered = read
+            guard previous != read else { return nil }
+            return Self.difference(read, from: previous, notBefore: earliest)
+        }
+    }
+
+    /// The first local instant, not before `earliest`, at which `timing` plays differently from
+    /// `previous`: `earliest` when their latency offsets differ.
+    private static func difference(_ timing: LastTiming, from previous: LastTiming, notBefore earliest: LocalInstant) -> LocalInstant? {
+        guard timing.offset == previous.offset else { return earliest }
+        return timing.schedule.firstDifference(from: previous.schedule, notBefore: earliest.nanoseconds + timing.offset)
+            .map { LocalInstant(nanoseconds: $0 - timing.offset) }
+    }
+
+    /// Puts the core back in its state at the start of the render that started at `instant`, the
+    /// renders after it forgotten; false when none is kept for it (or its state could not be).
+    func resume(at instant: LocalInstant) -> Bool {
+        rendering.withLock { rendering in
+            guard let index = rendering.resumable.lastIndex(where: { $0.instant == instant }),
+                  let state = rendering.resumable[index].state else { return false }
+            rendering.core.resume(state, stretch: rendering.stretches[rendering.resumable[index].slot])
+            rendering.resumable.removeSubrange(index...)
+            return true
+        }
+    }
+
     private static func silence(_ output: UnsafeMutableBufferPointer<Float>, frames: Int) {
         for index in 0..<(frames * AudioChunk.channelCount) { output[index] = 0 }
     }
@@ -157,6 +223,11 @@ final class AudioPlayout: Sendable {
             log?.latency(at: at, latency: latency)
         case .priority(let at, let realtime, let errno):
             log?.priority(at: at, realtime: realtime, errno: errno)
+        case .rewriting(let rewriting):
+            rewriting.connect(.init(change: { [unowned self] in change(notBefore: $0) },
+                                    resume: { [unowned self] in resume(at: $0) }))
+        case .rewrite(let at, let from, let frames):
+            log?.rewrite(at: at, from: from, frames: frames)
         case .failed:
             break
         }

@@ -154,6 +154,53 @@ struct AudioPlayoutCore {
         fading.reserveCapacity(4)
     }
 
+    /// What the core carries from one request to the next (the voices), kept by an output that
+    /// may render again from an earlier request's start (`resume(_:stretch:)`).
+    struct State: Sendable {
+        var voice: Voice?
+        var fading: [Voice]
+        /// Whether the voice stretches: its stretch's state is kept apart, in the stretcher given
+        /// to `resumable(keepingStretchIn:)`, and the voice here has none.
+        var stretched = false
+    }
+
+    /// The state to render again from, the voice's stretch (if it stretches) copied into `held`;
+    /// nil while a fading voice stretches. Copying it allocates nothing while nothing fades, once
+    /// `held` has held a stretch as long.
+    func resumable(keepingStretchIn held: inout TimeStretcher) -> State? {
+        guard fading.allSatisfy({ $0.stretcher == nil }) else { return nil }
+        let fading = fading.isEmpty ? [] : fading
+        guard let stretcher = voice?.stretcher else { return State(voice: voice, fading: fading) }
+        held.copyState(from: stretcher)
+        var kept = voice
+        kept?.stretcher = nil
+        return State(voice: kept, fading: fading, stretched: true)
+    }
+
+    /// The state to render again from, when the voice does not stretch (see
+    /// `resumable(keepingStretchIn:)`).
+    var resumable: State? {
+        guard voice?.stretcher == nil, fading.allSatisfy({ $0.stretcher == nil }) else { return nil }
+        return State(voice: voice, fading: fading.isEmpty ? [] : fading)
+    }
+
+    /// Goes back to `state` (from `resumable…`), its stretch from `stretch` when it stretched:
+    /// the next request renders as the one that followed it did, under the schedule it is given.
+    /// The voice's stretcher, if it has one, takes the kept stretch's state in its own buffers.
+    mutating func resume(_ state: State, stretch: TimeStretcher? = nil) {
+        var reused = voice?.stretcher
+        voice = state.voice
+        if state.fading.isEmpty { fading.removeAll(keepingCapacity: true) } else { fading = state.fading }
+        guard state.stretched else { return }
+        guard let stretch else {
+            preconditionFailure("a stretching voice resumes with its kept stretch")
+        }
+        var stretcher = reused ?? TimeStretcher()
+        reused = nil
+        stretcher.copyState(from: stretch)
+        voice?.stretcher = stretcher
+    }
+
     /// Media frames per second.
     static let rate = Double(AudioChunk.sampleRate)
 

@@ -92,6 +92,12 @@ struct OutputTimingModel: Sendable {
         return LocalInstant(nanoseconds: Int64(instant.rounded()))
     }
 
+    /// The stream frame (fractional) that reaches the output at `instant`, if any report has come.
+    func frame(at instant: LocalInstant) -> Double? {
+        guard let line else { return nil }
+        return Double(line.frame) + (Double(instant.nanoseconds) - line.instant) / line.period
+    }
+
     /// Forgets every report (after an underrun the stream's indices start a new line).
     mutating func reset() {
         reports.removeAll()

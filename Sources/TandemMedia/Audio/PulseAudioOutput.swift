@@ -103,6 +103,13 @@ final class PulseAudioOutput: @unchecked Sendable {
         case underrun(at: LocalInstant)
         case latency(at: LocalInstant, TimeSpan)
         case failed(String)
+        /// At its start, the output's end of what joins it to the renderer: a renderer that
+        /// connects to it (`OutputRewriting.connect`) has a change heard after its instant's
+        /// frames were written written again from the change's instant.
+        case rewriting(OutputRewriting)
+        /// The output wrote `frames` frames again at `at`, the first reaching the output at
+        /// `from`, under a changed timeline.
+        case rewrite(at: LocalInstant, from: LocalInstant, frames: Int)
     }
 
     static let frameBytes = 4
@@ -119,6 +126,13 @@ final class PulseAudioOutput: @unchecked Sendable {
     /// The most frames one write gives (half a second); a server that wants more is given the
     /// rest at once by the next write (`retrySoon`).
     static let maximumFrames = AudioChunk.sampleRate / 2
+    /// How far past the frame the server is reading now a rewrite starts at least: the server
+    /// takes the stream's frames in blocks, and the read index is known by interpolation.
+    static let rewriteMargin = TimeSpan.milliseconds(5)
+    /// How often the output asks whether the timeline changed under frames it has written, in
+    /// microseconds: a change is ordered some tens of milliseconds ahead, and heard this much
+    /// later at most, while its frames are still in the stream's buffer.
+    static let changePollInterval: pa_usec_t = 2_000
 
     private let mainloop: OpaquePointer
     private var context: OpaquePointer?
@@ -144,6 +158,14 @@ final class PulseAudioOutput: @unchecked Sendable {
     private let samples: UnsafeMutableBufferPointer<Float>
     private var closed = false
     private let released = Mutex(false)
+    /// Where the renderer answers whether the timeline changed under what was written.
+    private let rewriting = OutputRewriting()
+    /// Where the latest renders started (main loop thread only).
+    private var starts = OutputRewrite.Starts()
+    /// The samples of a rewrite, converted, for `maximumFrames`: allocated at start.
+    private let rewritten: UnsafeMutableBufferPointer<Int16>
+    /// The timer that asks for changes (main loop thread only).
+    private var pollEvent: OpaquePointer?
 
     /// Connects to the server and opens the playback stream, within `settings.connectTimeout`.
     init(settings: Settings, render: @escaping Render, events: @escaping Events) throws(AudioOutputError) {
@@ -154,6 +176,8 @@ final class PulseAudioOutput: @unchecked Sendable {
         self.events = events
         samples = .allocate(capacity: Self.maximumFrames * AudioChunk.channelCount)
         samples.initialize(repeating: 0)
+        rewritten = .allocate(capacity: Self.maximumFrames * AudioChunk.channelCount)
+        rewritten.initialize(repeating: 0)
         guard let mainloop = pa_threaded_mainloop_new() else {
             throw .noServer(named, "cannot create a main loop")
         }
@@ -190,11 +214,20 @@ final class PulseAudioOutput: @unchecked Sendable {
             close()
             throw error
         }
+        events(.rewriting(rewriting))
+        pa_threaded_mainloop_lock(mainloop)
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        pollEvent = pa_context_rttime_new(context, pa_rtclock_now() + Self.changePollInterval, { _, _, _, user in
+            guard let user else { return }
+            Unmanaged<PulseAudioOutput>.fromOpaque(user).takeUnretainedValue().poll()
+        }, me)
+        pa_threaded_mainloop_unlock(mainloop)
     }
 
     deinit {
         close()
         samples.deallocate()
+        rewritten.deallocate()
     }
 
     /// Waits (polling, the main loop's lock released in between) until `ready` is true.
@@ -268,6 +301,10 @@ final class PulseAudioOutput: @unchecked Sendable {
         guard !released.withLock({ released in defer { released = true }; return released }) else { return }
         pa_threaded_mainloop_lock(mainloop)
         closed = true
+        if let pollEvent, let api = pa_threaded_mainloop_get_api(mainloop) {
+            api.pointee.time_free(pollEvent)
+            self.pollEvent = nil
+        }
         if let stream {
             pa_stream_set_write_callback(stream, nil, nil)
             pa_stream_set_latency_update_callback(stream, nil, nil)
@@ -352,6 +389,8 @@ final class PulseAudioOutput: @unchecked Sendable {
         let samples = samples
         let rendered: Int
         if let first = model.instant(ofFrame: written) {
+            rewriteIfChanged(now: now)
+            starts.add(.init(frame: written, instant: first))
             rendered = min(frames, render(frames, first, model.framePeriod, now + sinkLatency + Self.minimumBuffered, samples))
         } else {
             for index in 0..<(frames * AudioChunk.channelCount) { samples[index] = 0 }
@@ -372,6 +411,49 @@ final class PulseAudioOutput: @unchecked Sendable {
             corked = false
             if let operation = pa_stream_cork(stream, 0, nil, nil) { pa_operation_unref(operation) }
         }
+    }
+
+    /// Asks whether the timeline changed under what was written, and asks again in
+    /// `changePollInterval`.
+    private func poll() {
+        assertOnMainLoop()
+        guard !closed, let context, let pollEvent else { return }
+        rewriteIfChanged(now: LocalInstant(nanoseconds: MonotonicClock.now()))
+        pa_context_rttime_restart(context, pollEvent, pa_rtclock_now() + Self.changePollInterval)
+    }
+
+    /// When the timeline changed at an instant whose frames are written and not yet taken by
+    /// the server, writes them again from there (`OutputRewrite`): the write index moved back
+    /// over them (a negative relative seek), the renderer put back in its state at the start
+    /// of the render that wrote them, and rendering again under the new timeline.
+    private func rewriteIfChanged(now: LocalInstant) {
+        guard !corked, let stream, let line = model.frame(at: now + sinkLatency + Self.rewriteMargin) else { return }
+        let safe = Int64(line.rounded(.up))
+        guard safe < written, let first = model.instant(ofFrame: safe),
+              let change = rewriting.change(notBefore: first),
+              let changeFrame = model.frame(at: change),
+              let plan = OutputRewrite.plan(starts: starts, written: written, safe: safe,
+                                            change: Int64(changeFrame.rounded(.up)), maximumFrames: Self.maximumFrames),
+              rewriting.resume(at: plan.start.instant) else { return }
+        let count = Int(written - plan.start.frame)
+        let period = model.framePeriod
+        // Every frame up to the written end is rendered again (none held back): the rest of
+        // what was written must not play.
+        let holding = plan.start.instant + TimeSpan(nanoseconds: Int64((Double(count + 1) * period).rounded(.up)))
+        starts.add(plan.start)
+        let rendered = min(count, render(count, plan.start.instant, period, holding, samples))
+        let skip = Int(plan.from - plan.start.frame)
+        guard rendered > skip else { return }
+        let channels = AudioChunk.channelCount
+        for index in (skip * channels)..<(rendered * channels) {
+            rewritten[index - skip * channels] = Int16(min(max((samples[index] * 32768).rounded(), -32768), 32767))
+        }
+        let frames = rendered - skip
+        pa_stream_write(stream, rewritten.baseAddress, frames * Self.frameBytes, nil,
+                        -(written - plan.from) * Int64(Self.frameBytes), PA_SEEK_RELATIVE)
+        written = plan.start.frame + Int64(rendered)
+        if rendered < count { retrySoon() }
+        if let from = model.instant(ofFrame: plan.from) { events(.rewrite(at: now, from: from, frames: frames)) }
     }
 
     /// Writes what the server still wants in `retryInterval`: the server asks again only once

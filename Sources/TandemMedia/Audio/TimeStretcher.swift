@@ -238,6 +238,32 @@ public struct TimeStretcher: Sendable {
     /// The rate of the last call (1 before any).
     public var rate: Double { anchorRate }
 
+    /// Takes `other`'s state (its position, piece, tail, grid), so that it renders what `other`
+    /// would; its buffers are copied into this one's, which grow only when they are shorter: a
+    /// stretcher kept to hold another's state copies it without allocating once it has held one.
+    /// Both must have the same configuration.
+    mutating func copyState(from other: TimeStretcher) {
+        precondition(other.configuration == configuration, "a stretcher's state is copied only between equal configurations")
+        anchorPosition = other.anchorPosition
+        anchorRate = other.anchorRate
+        framesSinceAnchor = other.framesSinceAnchor
+        Self.copy(other.piece, into: &piece)
+        pieceStart = other.pieceStart
+        pieceOffset = other.pieceOffset
+        hasPiece = other.hasPiece
+        Self.copy(other.tail, into: &tail)
+        fading = other.fading
+        grid = other.grid
+        gridPiece = other.gridPiece
+        Self.copy(other.gridReference, into: &gridReference)
+        regridding = other.regridding
+    }
+
+    private static func copy(_ source: [Int16], into destination: inout [Int16]) {
+        destination.removeAll(keepingCapacity: true)
+        destination.append(contentsOf: source)
+    }
+
     /// The largest distance, in source frames, between a source frame heard in an output frame
     /// and that output frame's nominal position, at a constant `rate` (see the type's notes).
     public func sourceErrorBound(rate: Double) -> Double {
