@@ -19,7 +19,10 @@ import TandemHarness
         defer { fixtures.remove() }
         let runtime = fixtures.path("run")
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let clip = SampleClip.h264BFrames.path
+        // A path of this test's own, so that the host found by its command line below is this
+        // test's, not another suite's running at the same time with the same sample.
+        let clip = fixtures.path(SampleClip.h264BFrames.name)
+        try FileManager.default.copyItem(atPath: SampleClip.h264BFrames.path, toPath: clip)
         let hostLog = fixtures.path("host.out")
         // After the host: the shell reports its status and the terminal's mode, then waits.
         let script = "env XDG_RUNTIME_DIR=\(runtime) \(TandemProcess.executablePath) host \(clip) --bind 127.0.0.1 --port 0 --relay-linger 1 --name host "

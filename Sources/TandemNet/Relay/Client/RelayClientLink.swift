@@ -174,6 +174,21 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     /// Queues a body for the relay to order and broadcast to everyone, this participant
     /// included, kept for late joiners by `retention`; returns at once.
     public func sendOrdered(_ body: [UInt8], retention: OrderedRetention) throws(RelayError) {
+        try submitOrdered(body) { .proposal(sequence: $0, retention: retention, body: body) }
+    }
+
+    /// Queues a role record for the relay to order, kept for late joiners, with its maker's
+    /// signed `statement` of the change: the relay takes the statement at the record's order,
+    /// whoever else is present, and keeps a record whose statement it took apart from the
+    /// history's caps (`RelayFrame.authoredProposal`). Returns at once; throws as
+    /// `sendOrdered(_:retention:)` does.
+    package func sendOrdered(_ body: [UInt8], statement: RelayAuthority) throws(RelayError) {
+        try submitOrdered(body) { .authoredProposal(sequence: $0, statement: statement, body: body) }
+    }
+
+    /// Checks `body`'s size, reserves its room in the send queue and hands the core the frame
+    /// `frame` makes of the next sequence number, on the loop.
+    private func submitOrdered(_ body: [UInt8], _ frame: @escaping @Sendable (UInt64) -> RelayFrame) throws(RelayError) {
         guard body.count <= RelayLimits.maximumMessageBody else {
             throw RelayError.tooLarge("ordered message", size: body.count, limit: RelayLimits.maximumMessageBody)
         }
@@ -183,25 +198,7 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
             // Once the core holds it (and has published so), not before: never under-counted.
             defer { sendQueue.taken(body.count) }
             guard !core.isClosed else { return }
-            apply(core.submit(at: loop.clock.instant().nanoseconds) { .proposal(sequence: $0, retention: retention, body: body) }.directives)
-        }
-    }
-
-    /// Queues a role record for the relay to order, kept for late joiners, with its maker's
-    /// signed `statement` of the change: the relay takes the statement at the record's order,
-    /// whoever else is present, and keeps a record whose statement it took apart from the
-    /// history's caps (`RelayFrame.authoredProposal`). Returns at once; throws as
-    /// `sendOrdered(_:retention:)` does.
-    package func sendOrdered(_ body: [UInt8], statement: RelayAuthority) throws(RelayError) {
-        guard body.count <= RelayLimits.maximumMessageBody else {
-            throw RelayError.tooLarge("ordered message", size: body.count, limit: RelayLimits.maximumMessageBody)
-        }
-        guard !closed.load(ordering: .acquiring) else { throw RelayError(.closed, "") }
-        try sendQueue.reserve(body.count)
-        loop.execute { [self] in
-            defer { sendQueue.taken(body.count) }
-            guard !core.isClosed else { return }
-            apply(core.submit(at: loop.clock.instant().nanoseconds) { .authoredProposal(sequence: $0, statement: statement, body: body) }.directives)
+            apply(core.submit(at: loop.clock.instant().nanoseconds, frame).directives)
         }
     }
 
