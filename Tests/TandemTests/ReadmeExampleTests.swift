@@ -63,7 +63,10 @@ import TandemNet
         let session = try #require(await guestSessions.next())
         #expect(session.activity.movie == "Big Buck Bunny")
         session.join()
+        // Both present and this session joined (the presences can be published before the
+        // state is): a send needs the join.
         #expect(await awaitValue(session.$activeParticipants.values) { $0.count == 2 })
+        #expect(await awaitValue(session.$state.values) { $0.isJoined })
         try await GroupSessionMessenger(session: session).send(Chat(text: "hello"))
         #expect(await lines.awaitElements { $0 == ["ana: hello"] })
     }
