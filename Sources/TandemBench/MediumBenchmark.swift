@@ -138,8 +138,20 @@ public struct MediumBenchmark: Sendable {
             }
         }
         let coordinators = screens.map(\.player.playbackCoordinator)
-        let changes = ChangeRecorder(coordinators[0])
-        defer { changes.stop() }
+        let changes = ChangeRecorder()
+        // The first coordinator's changes are recorded by a child task for as long as the script runs.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { [coordinator = coordinators[0]] in await changes.record(coordinator) }
+            defer { group.cancelAll() }
+            try await play(screens, coordinators)
+        }
+        let peers = try screens.enumerated().map { index, screen in try SyncLogAnalysis.moving(log: screen.path, of: "screen \(index)") }
+        return SyncLogAnalysis.spread(peers, changes: changes.instants)
+    }
+
+    /// The script itself: the item, a play, a seek back to half a second, a pause, each waited
+    /// for on every coordinator; then the players closed.
+    private func play(_ screens: [Screen], _ coordinators: [PlaybackCoordinator]) async throws {
         try screens[0].player.replaceCurrentItem(with: PlaybackItem(file: file))
         let item = PlaybackItem(file: file).identifier
         for coordinator in coordinators { try await Self.timeline(of: coordinator, "the item") { $0.item == item } }
@@ -158,28 +170,22 @@ public struct MediumBenchmark: Sendable {
             screen.player.close()
             screen.log.close()
         }
-        let peers = try screens.enumerated().map { index, screen in try SyncLogAnalysis.moving(log: screen.path, of: "screen \(index)") }
-        return SyncLogAnalysis.spread(peers, changes: changes.instants)
     }
 
     /// The effective instants (raw monotonic ns) of a coordinator's timeline changes, as it
     /// publishes them.
     private final class ChangeRecorder: Sendable {
         private let seen = Mutex<Set<Int64>>([])
-        private let task = Mutex<Task<Void, Never>?>(nil)
 
-        init(_ coordinator: PlaybackCoordinator) {
-            let reader = Task { [weak self, coordinator] in
-                for await timeline in coordinator.$timeline.values {
-                    guard let host = coordinator.hostTime(atSessionTime: timeline.anchorSessionTime) else { continue }
-                    _ = self?.seen.withLock { $0.insert(host.nanoseconds) }
-                }
+        /// Records `coordinator`'s changes until the calling task is cancelled.
+        func record(_ coordinator: PlaybackCoordinator) async {
+            for await timeline in coordinator.$timeline.values {
+                guard let host = coordinator.hostTime(atSessionTime: timeline.anchorSessionTime) else { continue }
+                _ = seen.withLock { $0.insert(host.nanoseconds) }
             }
-            task.withLock { $0 = reader }
         }
 
         var instants: [Int64] { seen.withLock { $0.sorted() } }
-        func stop() { task.withLock { $0?.cancel() } }
     }
 
     /// Runs `body`, failing after `seconds`.

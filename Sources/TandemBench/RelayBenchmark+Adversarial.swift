@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -157,14 +158,9 @@ public struct RelayAdversarialBenchmark: Sendable {
                 }
             }
         }
-        let sampler = Task.detached {
-            var highest = 0
-            while !Task.isCancelled {
-                highest = max(highest, memory.resident)
-                try? await Task.sleep(for: .milliseconds(50))
-            }
-            return highest
-        }
+        // The relay's peak memory, sampled by a child task until the run has what it measures.
+        let sampling = SamplingStop()
+        async let sampledPeak = Self.peakResident(of: memory, until: sampling)
         if plan != nil { try await Task.sleep(for: rampUp) }
         let relayCPUBefore = memory.threadCPUSeconds
         let attackersCPUBefore = attackers.map { RelayProcessMemory(pid: $0.processIdentifier).threadCPUSeconds }
@@ -198,8 +194,8 @@ public struct RelayAdversarialBenchmark: Sendable {
                 progress("\(error)")
             }
         }
-        sampler.cancel()
-        let sampled = max(await sampler.value, resident)
+        sampling.stop()
+        let sampled = max(await sampledPeak, resident)
         // Let the relay drop the attackers' connections and sessions before the next run.
         if plan != nil { try await Task.sleep(for: .seconds(1)) }
         return RelayAdversarialReport.Run(
@@ -275,6 +271,30 @@ public struct RelayAdversarialBenchmark: Sendable {
 }
 
 /// A relay process's memory, from `/proc/PID/status`.
+/// Tells a sampling child task to stop and hand back what it read.
+final class SamplingStop: Sendable {
+    private let stopped = Atomic<Bool>(false)
+
+    /// Whether `stop()` was called.
+    var isStopped: Bool { stopped.load(ordering: .acquiring) }
+
+    /// Stops the sampling.
+    func stop() { stopped.store(true, ordering: .releasing) }
+}
+
+extension RelayAdversarialBenchmark {
+    /// The highest resident size of the process `memory` reads, every 50 ms, until `stop` says
+    /// so or the task is cancelled.
+    static func peakResident(of memory: RelayProcessMemory, until stop: SamplingStop) async -> Int {
+        var highest = 0
+        while !Task.isCancelled, !stop.isStopped {
+            highest = max(highest, memory.resident)
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return highest
+    }
+}
+
 struct RelayProcessMemory: Sendable {
     let pid: Int32
 

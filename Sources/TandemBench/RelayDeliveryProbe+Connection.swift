@@ -17,8 +17,9 @@ import TandemWire
 /// late. It sends no acknowledgement on a message (a probe sends or receives, not both).
 ///
 /// Written from two threads (the pacer sends messages, the reading thread acknowledgements and
-/// pings), so writes take a lock; only the reading thread reads.
-final class RelayProbeConnection: @unchecked Sendable {
+/// pings), so writes take a lock; only the reading thread reads, under a lock of its own that
+/// nobody else takes (one uncontended lock a wake-up).
+final class RelayProbeConnection: Sendable {
     let socket: TCPSocket
     /// What the pacing and the reading thread share: the next sequence number, and since when
     /// the relay owes an acknowledgement of what was sent (nil: nothing owed).
@@ -28,17 +29,21 @@ final class RelayProbeConnection: @unchecked Sendable {
     }
 
     private let writes = Mutex(Sending())
-    // The reading thread's.
-    private var reader = RelayFrameReader()
-    private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-    private var highestSequence: UInt64 = 0
-    private var acknowledged: UInt64 = 0
-    /// When the owed acknowledgement falls due on the tick, nil while nothing is owed.
-    private var acknowledgementDue: Int64?
+    /// The reading thread's.
+    private struct Reading {
+        var reader = RelayFrameReader()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var highestSequence: UInt64 = 0
+        var acknowledged: UInt64 = 0
+        /// When the owed acknowledgement falls due on the tick, nil while nothing is owed.
+        var acknowledgementDue: Int64?
+        var lastHeard = SystemClock().instant().nanoseconds
+        var lastPing = SystemClock().instant().nanoseconds
+    }
+
+    private let reading = Mutex(Reading())
     /// This connection's phase within the acknowledgement interval.
     private let phase = Int64.random(in: 0..<RelayProbeConnection.link.acknowledgementInterval)
-    private var lastHeard = SystemClock().instant().nanoseconds
-    private var lastPing = SystemClock().instant().nanoseconds
 
     /// The timings a link follows, which the probe follows too.
     private static let link = RelayLinkConfiguration()
@@ -92,19 +97,23 @@ final class RelayProbeConnection: @unchecked Sendable {
     /// Reads what waits at `now` and hands `delivered` every delivery's body; acknowledges
     /// every 64. Reading thread only. Throws at the end of the stream or on an error.
     func receive(at now: Int64, _ delivered: ([UInt8]) -> Void) throws {
+        try reading.withLock { (state: inout Reading) throws in try receive(at: now, &state, delivered) }
+    }
+
+    private func receive(at now: Int64, _ state: inout Reading, _ delivered: ([UInt8]) -> Void) throws {
         for _ in 0..<16 {
-            guard let count = try socket.read(into: &buffer) else { break }
+            guard let count = try socket.read(into: &state.buffer) else { break }
             guard count > 0 else { throw RelayBenchmarkError("the relay closed a probe connection") }
-            lastHeard = now
-            reader.append(buffer[..<count])
-            while let frame = try reader.next() {
+            state.lastHeard = now
+            state.reader.append(state.buffer[..<count])
+            while let frame = try state.reader.next() {
                 if let sequence = frame.sequence {
                     // Owed from now: due at the next instant of this connection's phase.
-                    if highestSequence == acknowledged {
+                    if state.highestSequence == state.acknowledged {
                         let interval = Self.link.acknowledgementInterval
-                        acknowledgementDue = phase + ((now - phase) / interval + 1) * interval
+                        state.acknowledgementDue = phase + ((now - phase) / interval + 1) * interval
                     }
-                    highestSequence = max(highestSequence, sequence)
+                    state.highestSequence = max(state.highestSequence, sequence)
                 }
                 switch frame {
                 case let .delivery(_, _, _, body):
@@ -120,31 +129,38 @@ final class RelayProbeConnection: @unchecked Sendable {
                     continue
                 }
             }
-            if count < buffer.count { break }
+            if count < state.buffer.count { break }
         }
-        if highestSequence >= acknowledged + Self.acknowledgeEvery { try acknowledge() }
+        if state.highestSequence >= state.acknowledged + Self.acknowledgeEvery { try acknowledge(&state) }
     }
 
     /// Acknowledges every sequenced frame read so far. Reading thread only.
     func acknowledge() throws {
-        guard highestSequence > acknowledged else { return }
-        acknowledged = highestSequence
-        acknowledgementDue = nil
-        try write(.ack(highestSequence))
+        try reading.withLock { (state: inout Reading) throws in try acknowledge(&state) }
+    }
+
+    private func acknowledge(_ state: inout Reading) throws {
+        guard state.highestSequence > state.acknowledged else { return }
+        state.acknowledged = state.highestSequence
+        state.acknowledgementDue = nil
+        try write(.ack(state.highestSequence))
     }
 
     /// Time passed, as a link's tick: the acknowledgement when due, a ping when the relay has
     /// been silent and owes nothing that is not yet late. Reading thread only.
     func tick(at now: Int64) throws {
-        if let due = acknowledgementDue, now >= due { try acknowledge() }
-        guard now - lastPing >= Self.link.pingInterval, now - lastHeard >= Self.link.pingSilence else { return }
-        let wait = Self.link.acknowledgementWait
-        let owedInTime = writes.withLock { sending in
-            sending.owedSince.map { now - $0 < wait && $0 + wait - lastHeard < Self.link.quietLimit } ?? false
+        try reading.withLock { (state: inout Reading) throws in
+            if let due = state.acknowledgementDue, now >= due { try acknowledge(&state) }
+            guard now - state.lastPing >= Self.link.pingInterval, now - state.lastHeard >= Self.link.pingSilence else { return }
+            let wait = Self.link.acknowledgementWait
+            let lastHeard = state.lastHeard
+            let owedInTime = writes.withLock { sending in
+                sending.owedSince.map { now - $0 < wait && $0 + wait - lastHeard < Self.link.quietLimit } ?? false
+            }
+            guard !owedInTime else { return }
+            state.lastPing = now
+            try write(.ping(UInt64(bitPattern: now)))
         }
-        guard !owedInTime else { return }
-        lastPing = now
-        try write(.ping(UInt64(bitPattern: now)))
     }
 
     /// Leaves the session and closes the connection.
@@ -159,9 +175,13 @@ final class RelayProbeConnection: @unchecked Sendable {
 
     /// The next frame of the handshake, waiting at most a step's timeout.
     private func next() throws -> RelayFrame {
+        try reading.withLock { (state: inout Reading) throws in try next(&state) }
+    }
+
+    private func next(_ state: inout Reading) throws -> RelayFrame {
         let deadline = SystemClock().instant().nanoseconds + Self.stepTimeout
         while true {
-            if let frame = try reader.next() {
+            if let frame = try state.reader.next() {
                 if case let .refusal(fault) = frame { throw RelayBenchmarkError("refused: \(fault)") }
                 return frame
             }
@@ -169,9 +189,9 @@ final class RelayProbeConnection: @unchecked Sendable {
             guard left > 0, try Self.wait(socket.descriptor, events: Int16(POLLIN), timeout: left) else {
                 throw RelayBenchmarkError("the relay did not answer the handshake in time")
             }
-            guard let count = try socket.read(into: &buffer) else { continue }
+            guard let count = try socket.read(into: &state.buffer) else { continue }
             guard count > 0 else { throw RelayBenchmarkError("the relay closed the connection during the handshake") }
-            reader.append(buffer[..<count])
+            state.reader.append(state.buffer[..<count])
         }
     }
 

@@ -1,3 +1,4 @@
+import Synchronization
 import CFFmpeg
 import TandemClock
 import TandemMediaTypes
@@ -7,39 +8,61 @@ import TandemMediaTypes
 /// It holds a reference to the decoder's pixel buffers; converting to RGB is done only by sinks
 /// that need pixels, on their own time.
 ///
-/// Confinement (why unchecked): `duration` and `queuedAt` are written only on the decoding side,
-/// before the frame reaches the presentation queue (the decoder sets the one before handing it
-/// out, the playback engine the other under its lock as it queues it), and read after; the
-/// `AVFrame` is not written once decoded.
-public final class VideoFrame: @unchecked Sendable {
+/// `duration` and `queuedAt` are set on the decoding side (the decoder sets the one before
+/// handing the frame out, the playback engine the other as it queues it) and read on the
+/// presentation side: each is an atomic. The `AVFrame` is not written once decoded; it sits
+/// behind a lock all the same, taken only by a sink that converts the picture (`rgbImage`).
+public final class VideoFrame: Sendable {
     /// The presentation time, in nanoseconds of media time.
     public let presentationTime: Nanoseconds
     /// How long the frame is shown at rate 1, in nanoseconds.
-    public internal(set) var duration: Nanoseconds
+    public internal(set) var duration: Nanoseconds {
+        get { storedDuration.load(ordering: .acquiring) }
+        set { storedDuration.store(newValue, ordering: .releasing) }
+    }
     /// When the player's decoder queued it for presentation (raw CLOCK_MONOTONIC ns); nil
     /// before it is queued.
-    public internal(set) var queuedAt: Nanoseconds?
+    public internal(set) var queuedAt: Nanoseconds? {
+        get {
+            let queued = storedQueuedAt.load(ordering: .acquiring)
+            return queued == VideoFrame.notQueued ? nil : queued
+        }
+        set { storedQueuedAt.store(newValue ?? VideoFrame.notQueued, ordering: .releasing) }
+    }
     /// Width in pixels.
     public let width: Int
     /// Height in pixels.
     public let height: Int
-    let frame: UnsafeMutablePointer<AVFrame>
+    private let storedDuration: Atomic<Nanoseconds>
+    private let storedQueuedAt = Atomic<Nanoseconds>(VideoFrame.notQueued)
+    /// `queuedAt`'s nil.
+    private static let notQueued = Nanoseconds.min
+    private let picture: Mutex<UnsafeMutablePointer<AVFrame>>
 
     /// Takes a new reference to `source`'s buffers.
     init(referencing source: UnsafeMutablePointer<AVFrame>, presentationTime: Nanoseconds, duration: Nanoseconds) throws(MediaError) {
         guard let frame = av_frame_clone(source) else {
             throw MediaError.ffmpeg("av_frame_clone", code: tandem_averror(ENOMEM))
         }
-        self.frame = frame
+        // A frame of its own, which `av_frame_clone` has just allocated: nothing else refers to it.
+        nonisolated(unsafe) let owned = frame
+        picture = Mutex(owned)
         self.presentationTime = presentationTime
-        self.duration = duration
+        storedDuration = Atomic(duration)
         self.width = Int(source.pointee.width)
         self.height = Int(source.pointee.height)
     }
 
     deinit {
-        var owned: UnsafeMutablePointer<AVFrame>? = frame
-        av_frame_free(&owned)
+        picture.withLock { frame in
+            var owned: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&owned)
+        }
+    }
+
+    /// Calls `body` with the decoded `AVFrame`, which it reads and does not keep.
+    func withPicture<Result: Sendable, Failure: Error>(_ body: (UnsafeMutablePointer<AVFrame>) throws(Failure) -> Result) throws(Failure) -> Result {
+        try picture.withLock { frame throws(Failure) in try body(frame) }
     }
 
     /// The media time at which the next frame starts.

@@ -18,11 +18,12 @@ import TandemNet
 /// waits whole milliseconds, which would be the proxy's error), and measures how late it
 /// delivers against each item's scheduled instant: `statistics.lateness`.
 ///
-/// Confinement (why unchecked): the relaying state (the schedule, the queue, the connections,
-/// the flows, the buffers) belongs to the proxy's thread while it runs, and to `stop()` once the
-/// thread has ended; every handler of the thread's loop and `stop()` assert it
-/// (`preconditionOnProxyThread()`). The rest is immutable or behind a `Mutex`.
-public final class NetsimProxy: @unchecked Sendable {
+/// Confinement: the relaying state (the schedule, the queue, the connections, the flows, the
+/// buffers) belongs to the proxy's thread while it runs, and to `stop()` once the thread has
+/// ended: each field is held `Confined` to that thread, which asserts every access, as every
+/// handler of the thread's loop and `stop()` do (`preconditionOnProxyThread()`). The rest is
+/// immutable or behind a `Mutex`.
+public final class NetsimProxy: Sendable {
     /// Where clients reach the proxy, for TCP and UDP alike.
     public let address: SocketAddress
     /// Where the proxy relays to.
@@ -48,17 +49,45 @@ public final class NetsimProxy: @unchecked Sendable {
     private let lifecycle = Mutex(Lifecycle.idle)
     private let finished = DispatchSemaphore(value: 0)
     let counters = Mutex(NetsimStatistics())
-    /// The proxy's thread (`pthread_self()`), while it runs; 0 before and after.
-    private let proxyThread = Atomic<UInt>(0)
+    /// The proxy's thread, while it runs; any thread before and after.
+    private let proxyThread = ThreadConfinement(name: "the proxy's thread")
 
     // Confined to the proxy's thread once it runs.
-    var schedule: ImpairmentSchedule
-    var queue = DeliveryQueue<Pending>()
-    var connections: [UInt64: ProxiedConnection] = [:]
-    var flows: [SocketAddress: DatagramFlow] = [:]
-    var nextConnection: UInt64 = 0
-    var readBuffer = [UInt8](repeating: 0, count: 65_536)
-    private var nextHousekeeping: Int64 = 0
+    var schedule: ImpairmentSchedule {
+        get { boundSchedule.value }
+        _modify { yield &boundSchedule.value }
+    }
+    private let boundSchedule: Confined<ImpairmentSchedule>
+    var queue: DeliveryQueue<Pending> {
+        get { boundQueue.value }
+        _modify { yield &boundQueue.value }
+    }
+    private let boundQueue: Confined<DeliveryQueue<Pending>>
+    var connections: [UInt64: ProxiedConnection] {
+        get { boundConnections.value }
+        _modify { yield &boundConnections.value }
+    }
+    private let boundConnections: Confined<[UInt64: ProxiedConnection]>
+    var flows: [SocketAddress: DatagramFlow] {
+        get { boundFlows.value }
+        _modify { yield &boundFlows.value }
+    }
+    private let boundFlows: Confined<[SocketAddress: DatagramFlow]>
+    var nextConnection: UInt64 {
+        get { boundNextConnection.value }
+        _modify { yield &boundNextConnection.value }
+    }
+    private let boundNextConnection: Confined<UInt64>
+    var readBuffer: [UInt8] {
+        get { boundReadBuffer.value }
+        _modify { yield &boundReadBuffer.value }
+    }
+    private let boundReadBuffer: Confined<[UInt8]>
+    private var nextHousekeeping: Int64 {
+        get { boundNextHousekeeping.value }
+        _modify { yield &boundNextHousekeeping.value }
+    }
+    private let boundNextHousekeeping: Confined<Int64>
 
     private enum Lifecycle { case idle, running, stopping, stopped }
 
@@ -92,7 +121,13 @@ public final class NetsimProxy: @unchecked Sendable {
         self.impairment = impairment
         self.seed = seed
         self.clock = clock
-        schedule = ImpairmentSchedule(impairment: impairment, seed: seed)
+        boundSchedule = Confined(ImpairmentSchedule(impairment: impairment, seed: seed), to: proxyThread)
+        boundQueue = Confined(DeliveryQueue<Pending>(), to: proxyThread)
+        boundConnections = Confined([:], to: proxyThread)
+        boundFlows = Confined([:], to: proxyThread)
+        boundNextConnection = Confined(0, to: proxyThread)
+        boundReadBuffer = Confined([UInt8](repeating: 0, count: 65_536), to: proxyThread)
+        boundNextHousekeeping = Confined(0, to: proxyThread)
     }
 
     /// What the proxy has seen and done so far, with its own added error.
@@ -110,9 +145,9 @@ public final class NetsimProxy: @unchecked Sendable {
             // Wake-ups at due times are what this thread is for: no slack, and a name for `top -H`.
             _ = tandem_set_timer_slack(1)
             _ = tandem_set_thread_name("tandem-netsim")
-            proxyThread.store(UInt(pthread_self()), ordering: .releasing)
+            proxyThread.adopt()
             run()
-            proxyThread.store(0, ordering: .releasing)
+            proxyThread.release()
             finished.signal()
         }
         thread.stackSize = 1 << 20
@@ -146,10 +181,7 @@ public final class NetsimProxy: @unchecked Sendable {
     /// running (before `start()`, once `stop()` has waited for it): what touches the relaying
     /// state checks.
     func preconditionOnProxyThread(_ function: StaticString = #function, file: StaticString = #fileID, line: UInt = #line) {
-        assert({
-            let thread = proxyThread.load(ordering: .acquiring)
-            return thread == 0 || thread == UInt(pthread_self())
-        }(), "NetsimProxy.\(function) called off the proxy's thread", file: file, line: line)
+        proxyThread.preconditionConfined(function, file: file, line: line)
     }
 
     private func run() {

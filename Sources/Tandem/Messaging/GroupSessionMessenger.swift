@@ -57,6 +57,11 @@ public final class GroupSessionMessenger: Sendable {
     /// 256 KiB encoded or the session is not joined.
     nonisolated(nonsending)
     public func send<Message: Encodable>(_ value: Message, to participants: Participants = .all) async throws {
+        try sendNow(value, to: participants)
+    }
+
+    /// Encodes `value` and queues it for `participants`; returns at once.
+    private func sendNow<Message: Encodable>(_ value: Message, to participants: Participants) throws {
         let payload: Data
         do {
             payload = try JSONEncoder().encode(value)
@@ -79,14 +84,16 @@ public final class GroupSessionMessenger: Sendable {
     /// it is sent (SharePlay's completion-handler form).
     public func send<Message: Encodable & Sendable>(_ value: Message, to participants: Participants = .all,
                                                     completion: @escaping @Sendable ((any Error)?) -> Void) {
-        Task {
-            do {
-                try await self.send(value, to: participants)
-                completion(nil)
-            } catch {
-                completion(error)
-            }
+        // Queued at once, in the caller's order (sending never waits); the completion is called
+        // on the session's loop, after this returns, as SharePlay calls it from its queue.
+        let failure: (any Error)?
+        do {
+            try sendNow(value, to: participants)
+            failure = nil
+        } catch {
+            failure = error
         }
+        session.execute { completion(failure) }
     }
 
     /// The messages of type `Message` that arrive from now on, each with its sender; the
@@ -154,6 +161,8 @@ struct InboundMessage: Sendable {
 protocol MessengerSession: Sendable {
     func send(_ envelope: SessionEnvelope, to recipients: Recipients, reliable: Bool) throws(GroupSessionError)
     func subscribe(type: String) -> AsyncStream<InboundMessage>
+    /// Runs `body` on the session's loop, after what is queued there.
+    func execute(_ body: @escaping @Sendable () -> Void)
 }
 
 /// Decodes a value that nothing else can reach: its decoder is made and dropped here.

@@ -26,6 +26,11 @@ extension GroupSession: MessengerSession {
         }
     }
 
+    /// Runs `body` on the participant's loop, after what is queued there.
+    func execute(_ body: @escaping @Sendable () -> Void) {
+        loop.execute(body)
+    }
+
     /// A new reader of messages of the type named `type`.
     func subscribe(type: String) -> AsyncStream<InboundMessage> {
         let (stream, continuation) = AsyncStream.makeStream(of: InboundMessage.self, bufferingPolicy: .unbounded)

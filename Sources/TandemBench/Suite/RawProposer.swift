@@ -78,17 +78,23 @@ struct RawProposer {
         }
         // Its own proposals come back ordered: counted, so that it leaves once the relay has them all.
         let me = session.localParticipant.id
-        let echoed = Atomic<Int>(0)
+        let echoed = EchoCount()
         let deliveries = session.orderedDeliveries()
-        let reader = Task {
-            for await delivery in deliveries where delivery.sender == me {
-                echoed.add(1, ordering: .relaxed)
+        defer { session.leave() }
+        // A child task counts the echoes while this one proposes.
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await delivery in deliveries where delivery.sender == me {
+                    echoed.count.add(1, ordering: .relaxed)
+                }
             }
+            defer { group.cancelAll() }
+            return try await proposeAll(session, echoed: echoed)
         }
-        defer {
-            reader.cancel()
-            session.leave()
-        }
+    }
+
+    /// Makes the proposals on `session`, paced, and waits until `echoed` counts them all.
+    private func proposeAll(_ session: GroupSession<WatchTogether>, echoed: EchoCount) async throws -> Outcome {
         let body = Array(try JSONEncoder().encode(PlaybackProposal.state(item: session.activity.item, identity: nil, ready: true)))
         let clock = ContinuousClock()
         let start = clock.now
@@ -96,7 +102,7 @@ struct RawProposer {
         while sent < count {
             try Task.checkCancellation()
             // Bounded by the caller's timeout, as the wait for the echoes below is.
-            while sent - echoed.load(ordering: .relaxed) > window { try await Task.sleep(for: .milliseconds(5)) }
+            while sent - echoed.count.load(ordering: .relaxed) > window { try await Task.sleep(for: .milliseconds(5)) }
             for _ in 0..<min(batch, count - sent) {
                 try session.sendOrdered(body, retention: .playback)
                 sent += 1
@@ -107,9 +113,14 @@ struct RawProposer {
         let elapsed = start.duration(to: clock.now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         // Until the relay ordered everything (bounded by the caller's timeout).
-        while echoed.load(ordering: .relaxed) < sent {
+        while echoed.count.load(ordering: .relaxed) < sent {
             try await Task.sleep(for: .milliseconds(20))
         }
-        return Outcome(sent: sent, seconds: seconds, echoed: echoed.load(ordering: .relaxed))
+        return Outcome(sent: sent, seconds: seconds, echoed: echoed.count.load(ordering: .relaxed))
     }
+}
+
+/// The proposer's own proposals seen back ordered, counted by the task that reads them.
+private final class EchoCount: Sendable {
+    let count = Atomic<Int>(0)
 }

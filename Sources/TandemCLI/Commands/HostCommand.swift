@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Tandem
 import TandemClock
 import TandemNet
@@ -55,6 +56,23 @@ enum HostCommand: Command {
             for item in media { try checkedMedia(item) }
         }
         let center = ActivityCenter.shared
+        // The relay this command started is released if the command fails: it exits as soon as
+        // it holds no session, so that nothing the failed command started lingers.
+        let started = StartedRelay()
+        do {
+            return try await host(arguments, media: media, options: options, control: control, inviteLifetime: inviteLifetime,
+                                  port: port, bind: bind, linger: linger, sessionClock: sessionClock, center: center, started: started)
+        } catch {
+            await started.release()
+            throw error
+        }
+    }
+
+    /// What `run` does once the arguments are checked: the relay, the session, the party.
+    private static func host(_ arguments: Arguments, media: [String], options: WatchOptions, control: SessionPolicy.Control,
+                             inviteLifetime: TimeSpan?, port: UInt16, bind: String, linger: Double, sessionClock: SessionEpochClock,
+                             center: ActivityCenter, started: StartedRelay) async throws -> Int32 {
+        let file = media[0]
         center.displayName = options.name
         center.localClock = options.clock
         center.inviteLifetime = inviteLifetime
@@ -66,7 +84,9 @@ enum HostCommand: Command {
         } else {
             let relay = try DetachedRelay.obtain(port: port, bind: bind, epoch: sessionClock.offset, linger: linger,
                                                  forwarded: forwardedLimits(arguments))
-            if !relay.started {
+            if relay.started {
+                started.relay = relay
+            } else {
                 printError("tandem: using the relay already on port \(relay.port) (pid \(relay.pid))")
             }
             let advertise = advertisedHost(arguments, bind: bind, port: relay.port)
@@ -83,6 +103,7 @@ enum HostCommand: Command {
         // A URL item is known to the group by the URL itself: each participant opens it from that.
         try await WatchTogether(item: WatchParty.webURL(file) != nil ? file : URL(fileURLWithPath: file).lastPathComponent).activate()
         guard let session = await sessions.next() else { throw CLIError.failure("the session did not start") }
+        started.session = session
         try await JoinCommand.join(session)
         // The party's policy is its first role record, set before anyone holds the invite: the
         // host's operators alone end it, and `--control` says who controls playback.
@@ -196,5 +217,40 @@ enum HostCommand: Command {
         } catch {
             throw .failure(error.message)
         }
+    }
+}
+
+/// The relay `tandem host` started and the session it hosts there, for the command to release
+/// the relay if it fails (`DetachedRelay.release(_:)`).
+private final class StartedRelay: Sendable {
+    private struct State {
+        var relay: DetachedRelay.Relay?
+        var session: GroupSession<WatchTogether>?
+    }
+
+    private let state = Mutex(State())
+
+    /// The relay this command started (nil: none, or one it reused).
+    var relay: DetachedRelay.Relay? {
+        get { state.withLock { $0.relay } }
+        set { state.withLock { $0.relay = newValue } }
+    }
+
+    /// The session the command hosts on it.
+    var session: GroupSession<WatchTogether>? {
+        get { state.withLock { $0.session } }
+        set { state.withLock { $0.session = newValue } }
+    }
+
+    /// Leaves the session (and waits, briefly, until the relay has the departure), then
+    /// releases the relay this command started: it exits once it holds no session (at once,
+    /// unless others joined and still watch).
+    func release() async {
+        if let session {
+            session.leave()
+            await session.departureDelivered()
+        }
+        guard let relay else { return }
+        DetachedRelay.release(relay)
     }
 }

@@ -327,76 +327,109 @@ struct ServeCommand: Command {
     /// signals are ignored by default handling first, so that a dispatch source, not the default
     /// action, receives them. With `idleExit`, also returns once the server has held no session
     /// for that many seconds, counted from the later of the last session's end and the last
-    /// change of the record's modification time (a host touches it as it picks this relay).
+    /// change of the record's modification time (a host touches it as it picks this relay), or,
+    /// once `SIGUSR1` came (the host that started it failed), as soon as it holds no session.
     /// Connections count for nothing: a stranger who keeps connecting keeps no relay alive.
     static func waitForTermination(idleExit: (seconds: Double, server: RelayServer, record: String?)? = nil) async -> String {
         await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
-            let queue = DispatchQueue(label: "tandem-serve-signals")
-            let resumed = Resumption(continuation, queue: queue)
-            var sources: [any DispatchSourceSignal] = []
-            if let (seconds, server, record) = idleExit {
-                let timer = DispatchSource.makeTimerSource(queue: queue)
-                resumed.idleSince = DispatchTime.now().uptimeNanoseconds
-                timer.schedule(deadline: .now() + .milliseconds(250), repeating: .milliseconds(250))
-                timer.setEventHandler {
-                    resumed.assertOnQueue()
-                    let now = DispatchTime.now().uptimeNanoseconds
+            let resumed = Resumption(continuation, idleSince: DispatchTime.now().uptimeNanoseconds)
+            let check: (@Sendable () -> String?)? = idleExit.map { seconds, server, record in
+                { @Sendable in
                     // A session, or a host that touched the record as it picked this relay (it
                     // starts a session here next), restarts the count.
                     let touched = record.flatMap(DetachedRelay.modificationTime(of:))
-                    if server.statistics.sessions > 0 || touched != resumed.recordTouched { resumed.idleSince = now }
-                    resumed.recordTouched = touched
-                    if now - resumed.idleSince >= UInt64(seconds * 1e9) {
-                        resumed.resume("--idle-exit (no session for \(seconds) s)")
-                    }
+                    return resumed.idle(now: DispatchTime.now().uptimeNanoseconds, sessions: server.statistics.sessions,
+                                        recordTouched: touched, limit: UInt64(seconds * 1e9)).map { "--idle-exit (\($0))" }
                 }
-                resumed.timer = timer
-                timer.resume()
             }
-            for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
-                Glibc.signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                source.setEventHandler { resumed.resume(name) }
-                sources.append(source)
-            }
-            // The handlers hold the resumption, which holds the sources: they live as long as the
-            // process, which ends soon after the first signal.
-            resumed.sources = sources
-            for source in sources { source.resume() }
+            resumed.listen(signals: [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")], idleCheck: check)
         }
     }
 }
 
-/// Resumes a continuation once, from whichever signal comes first, and keeps the signal sources.
-///
-/// Confinement (why unchecked): its fields are set before the sources start, then read and
-/// written only on `queue`, the sources' one serial queue; `resume(_:)` and the idle-exit check
-/// assert it (`assertOnQueue()`). The sources themselves are not `Sendable`, hence no `Mutex`.
-private final class Resumption: @unchecked Sendable {
-    /// The serial queue the sources' handlers run on, the only one that touches the fields.
-    private let queue: DispatchQueue
-    private var continuation: CheckedContinuation<String, Never>?
-    var sources: [any DispatchSourceSignal] = []
-    /// The idle-exit check, if any.
-    var timer: (any DispatchSourceTimer)?
-    /// Since when (uptime ns) the relay has held no session, for the idle-exit check.
-    var idleSince: UInt64 = 0
-    /// The record's modification time (ns since the epoch) at the last idle-exit check.
-    var recordTouched: Int64?
-
-    init(_ continuation: CheckedContinuation<String, Never>, queue: DispatchQueue) {
-        self.continuation = continuation
-        self.queue = queue
+/// Resumes a continuation once, from whichever signal (or the idle-exit check) comes first, and
+/// keeps the signal sources and the idle count. Its state sits behind a lock: the handlers run on
+/// one serial queue, but the sources are handed over from the caller's thread.
+private final class Resumption: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<String, Never>?
+        var sources: [any DispatchSourceSignal] = []
+        /// The idle-exit check, if any.
+        var timer: (any DispatchSourceTimer)?
+        /// Since when (uptime ns) the relay has held no session, for the idle-exit check.
+        var idleSince: UInt64
+        /// The record's modification time (ns since the epoch) at the last idle-exit check.
+        var recordTouched: Int64?
+        /// The host that started the relay failed (`SIGUSR1`): exit once no session is held,
+        /// without the linger, unless another host touches the record first.
+        var lingerWaived = false
+        /// Whether a check has read the record's modification time yet.
+        var checked = false
     }
 
-    /// Stops the process unless the caller runs on the sources' queue.
-    func assertOnQueue() { dispatchPrecondition(condition: .onQueue(queue)) }
+    private let state: Mutex<State>
+
+    init(_ continuation: CheckedContinuation<String, Never>, idleSince: UInt64) {
+        state = Mutex(State(continuation: continuation, idleSince: idleSince))
+    }
+
+    /// Starts listening, on one serial queue, for `signals` (ignored by default handling first,
+    /// so that a dispatch source, not the default action, receives them) and, every 250 ms, for
+    /// `idleCheck` to name a reason. The sources are kept for as long as the resumption lives:
+    /// their handlers hold the resumption, so both live as long as the process, which ends soon
+    /// after the first signal.
+    /// With `idleCheck`, `SIGUSR1` waives the linger (`waiveLinger()`).
+    func listen(signals: [(Int32, String)], idleCheck: (@Sendable () -> String?)?) {
+        let queue = DispatchQueue(label: "tandem-serve-signals")
+        state.withLock { state in
+            if let idleCheck {
+                let timer = DispatchSource.makeTimerSource(queue: queue)
+                timer.schedule(deadline: .now() + .milliseconds(250), repeating: .milliseconds(250))
+                timer.setEventHandler { [self] in if let reason = idleCheck() { resume(reason) } }
+                state.timer = timer
+                timer.resume()
+                Glibc.signal(SIGUSR1, SIG_IGN)
+                let release = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: queue)
+                release.setEventHandler { [self] in waiveLinger() }
+                state.sources.append(release)
+                release.resume()
+            }
+            for (number, name) in signals {
+                Glibc.signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+                source.setEventHandler { [self] in resume(name) }
+                state.sources.append(source)
+                source.resume()
+            }
+        }
+    }
+
+    /// Counts an idle-exit check at `now` (uptime ns): why the relay exits (it has held no
+    /// session, and the record has not been touched, for `limit` ns; or it holds none and the
+    /// linger was waived), nil while it stays.
+    func idle(now: UInt64, sessions: Int, recordTouched: Int64?, limit: UInt64) -> String? {
+        state.withLock { state in
+            // A host that touched the record since the first check picked this relay: it lingers
+            // for that host again.
+            if state.checked, recordTouched != state.recordTouched { state.lingerWaived = false }
+            state.checked = true
+            if sessions > 0 || recordTouched != state.recordTouched { state.idleSince = now }
+            state.recordTouched = recordTouched
+            if now - state.idleSince >= limit { return "no session for \(Double(limit) / 1e9) s" }
+            return state.lingerWaived && sessions == 0 ? "no session, and the host that started it failed" : nil
+        }
+    }
+
+    /// From now on the idle-exit check exits once no session is held, without the linger.
+    func waiveLinger() { state.withLock { $0.lingerWaived = true } }
 
     func resume(_ name: String) {
-        assertOnQueue()
+        let continuation = state.withLock { state in
+            defer { state.continuation = nil }
+            state.timer?.cancel()
+            return state.continuation
+        }
         continuation?.resume(returning: name)
-        continuation = nil
-        timer?.cancel()
     }
 }
 

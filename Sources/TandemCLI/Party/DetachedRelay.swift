@@ -27,6 +27,10 @@ import TandemNet
 /// (`ServeCommand`), so the relay gives its new host its whole linger to start a session; only
 /// a relay that decided to exit in the same quarter second as the touch could still go (the host
 /// then fails to connect, one line).
+///
+/// A host that fails (mpv cannot run, the session cannot start) releases the relay it started
+/// (`release(_:)`): the relay then exits as soon as it holds no session, without its linger, so
+/// that nothing the failed command started is left running.
 enum DetachedRelay {
     /// What a detached relay writes about itself.
     struct Record: Codable, Equatable {
@@ -266,6 +270,20 @@ enum DetachedRelay {
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         }
+    }
+
+    /// Tells `relay`, started by this process, to exit as soon as it holds no session rather
+    /// than linger (`SIGUSR1`, which `tandem serve --idle-exit` takes so), and waits at most
+    /// `timeout` seconds for its process to be gone. Whether it is gone: a relay where others
+    /// still watch stays until their session ends.
+    @discardableResult
+    static func release(_ relay: Relay, timeout: Double = 3) -> Bool {
+        guard relay.started, relay.pid > 1 else { return false }
+        guard kill(relay.pid, SIGUSR1) == 0 else { return errno == ESRCH }
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout * 1e9)
+        // Reaped by `reapWhenDone` as it exits: until then `kill(pid, 0)` still finds it.
+        while kill(relay.pid, 0) == 0, DispatchTime.now().uptimeNanoseconds < deadline { usleep(10_000) }
+        return kill(relay.pid, 0) != 0
     }
 
     /// This process's environment without `TANDEM_INVITE` or `TANDEM_NATS_CREDENTIALS` (a relay

@@ -16,7 +16,10 @@ final class PixelConverter {
         guard width > 0, height > 0, width <= 16384, height <= 16384 else {
             throw MediaError.invalidArgument("image size", "\(width)x\(height) is out of range")
         }
-        let source = frame.frame
+        return try frame.withPicture { source throws(MediaError) in try convert(source, width: width, height: height) }
+    }
+
+    private func convert(_ source: UnsafeMutablePointer<AVFrame>, width: Int, height: Int) throws(MediaError) -> RGBImage {
         context = sws_getCachedContext(
             context,
             source.pointee.width, source.pointee.height, AVPixelFormat(source.pointee.format),

@@ -11,7 +11,7 @@ import TandemClock
 /// thread that drives the loop, so state confined to the loop needs no lock. Other threads reach
 /// it only through `execute` and `schedule(at:_:)`; methods documented "loop only" call
 /// `preconditionInLoop()` to assert it.
-package protocol SerialEventLoop: AnyObject, Sendable {
+package protocol SerialEventLoop: Confinement {
     /// The clock that scheduled tasks and ticks are on.
     var clock: any LocalClock { get }
     /// How often tickers run, on `clock`.

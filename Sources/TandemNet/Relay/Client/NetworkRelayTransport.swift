@@ -5,27 +5,79 @@ import TandemWire
 
 /// A link's TCP connection and UDP socket to a `RelayServer`, driven by the link's event loop.
 ///
-/// Confined to that loop (hence `@unchecked Sendable`): it crosses into loop tasks only to come
-/// back to the same thread, and its entry points assert it (`loop.preconditionInLoop()`).
-final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
-    weak var delegate: (any RelayTransportDelegate)?
+/// Confined to that loop: what it changes is held `Confined` to the loop, which asserts every
+/// access; it crosses into loop tasks only to come back to the same thread.
+final class NetworkRelayTransport: RelayTransport, Sendable {
+    var delegate: (any RelayTransportDelegate)? {
+        get { weakDelegate.value.delegate }
+        set { weakDelegate.value.delegate = newValue }
+    }
+    private let weakDelegate: Confined<WeakTransportDelegate>
     let maximumDatagramBody = RelayDatagram.maximumBody
     /// The link's relays, in its list's order.
     private let addresses: [SocketAddress]
     /// The relay of the current (or last) connection, where datagrams go too.
-    private var address: SocketAddress
+    private var address: SocketAddress {
+        get { boundAddress.value }
+        _modify { yield &boundAddress.value }
+    }
+    private let boundAddress: Confined<SocketAddress>
     private let loop: EventLoop
-    private var socket: TCPSocket?
-    private var connected = false
-    private var reader = RelayFrameReader()
-    private var output = RelayFrameOutput()
-    private var datagrams: UDPSocket?
-    private var token: [UInt8]?
-    private var registered = false
-    private var lastRegistration: Int64 = 0
-    private var suspendedUntil: Int64 = 0
-    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
-    private var datagramBuffer = [UInt8](repeating: 0, count: 65_536)
+    private var socket: TCPSocket? {
+        get { boundSocket.value }
+        _modify { yield &boundSocket.value }
+    }
+    private let boundSocket: Confined<TCPSocket?>
+    private var connected: Bool {
+        get { boundConnected.value }
+        _modify { yield &boundConnected.value }
+    }
+    private let boundConnected: Confined<Bool>
+    private var reader: RelayFrameReader {
+        get { boundReader.value }
+        _modify { yield &boundReader.value }
+    }
+    private let boundReader: Confined<RelayFrameReader>
+    private var output: RelayFrameOutput {
+        get { boundOutput.value }
+        _modify { yield &boundOutput.value }
+    }
+    private let boundOutput: Confined<RelayFrameOutput>
+    private var datagrams: UDPSocket? {
+        get { boundDatagrams.value }
+        _modify { yield &boundDatagrams.value }
+    }
+    private let boundDatagrams: Confined<UDPSocket?>
+    private var token: [UInt8]? {
+        get { boundToken.value }
+        _modify { yield &boundToken.value }
+    }
+    private let boundToken: Confined<[UInt8]?>
+    private var registered: Bool {
+        get { boundRegistered.value }
+        _modify { yield &boundRegistered.value }
+    }
+    private let boundRegistered: Confined<Bool>
+    private var lastRegistration: Int64 {
+        get { boundLastRegistration.value }
+        _modify { yield &boundLastRegistration.value }
+    }
+    private let boundLastRegistration: Confined<Int64>
+    private var suspendedUntil: Int64 {
+        get { boundSuspendedUntil.value }
+        _modify { yield &boundSuspendedUntil.value }
+    }
+    private let boundSuspendedUntil: Confined<Int64>
+    private var readBuffer: [UInt8] {
+        get { boundReadBuffer.value }
+        _modify { yield &boundReadBuffer.value }
+    }
+    private let boundReadBuffer: Confined<[UInt8]>
+    private var datagramBuffer: [UInt8] {
+        get { boundDatagramBuffer.value }
+        _modify { yield &boundDatagramBuffer.value }
+    }
+    private let boundDatagramBuffer: Confined<[UInt8]>
 
     /// Registration (register, the relay's cookie, its echo, the relay's confirmation) is sent
     /// again this often until confirmed, then this often to keep it fresh: the relay forgets a
@@ -37,8 +89,20 @@ final class NetworkRelayTransport: RelayTransport, @unchecked Sendable {
     init(addresses: [SocketAddress], loop: EventLoop) {
         precondition(!addresses.isEmpty, "a transport needs a relay")
         self.addresses = addresses
-        address = addresses[0]
         self.loop = loop
+        weakDelegate = Confined(WeakTransportDelegate(), to: loop)
+        boundAddress = Confined(addresses[0], to: loop)
+        boundSocket = Confined(nil, to: loop)
+        boundConnected = Confined(false, to: loop)
+        boundReader = Confined(RelayFrameReader(), to: loop)
+        boundOutput = Confined(RelayFrameOutput(), to: loop)
+        boundDatagrams = Confined(nil, to: loop)
+        boundToken = Confined(nil, to: loop)
+        boundRegistered = Confined(false, to: loop)
+        boundLastRegistration = Confined(0, to: loop)
+        boundSuspendedUntil = Confined(0, to: loop)
+        boundReadBuffer = Confined([UInt8](repeating: 0, count: 64 * 1024), to: loop)
+        boundDatagramBuffer = Confined([UInt8](repeating: 0, count: 65_536), to: loop)
     }
 
     func connect(to relay: Int) {

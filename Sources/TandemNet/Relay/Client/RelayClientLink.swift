@@ -7,9 +7,10 @@ import TandemWire
 /// The protocol lives in `RelayLinkCore`; this shell runs it on an event loop, carries out its
 /// directives on a `RelayTransport`, and turns them into events and finished requests. Public
 /// methods may be called from any thread or task: they hop onto the loop, so that the core is
-/// only ever touched there (which is why the class is `@unchecked Sendable`). The loop is any
-/// `SerialEventLoop`: a real one for sockets, or a test's embedded one on virtual time.
-public final class RelayClientLink: RelayLink, @unchecked Sendable {
+/// only ever touched there (each field the loop changes is held `Confined` to it, which asserts
+/// every access). The loop is any `SerialEventLoop`: a real one for sockets, or a test's embedded
+/// one on virtual time.
+public final class RelayClientLink: RelayLink, Sendable {
     /// The session's events, for one consumer. Those emitted before it is first read wait for
     /// it; none come once `takeEvents(_:)` took them.
     public var events: AsyncStream<RelayEvent> {
@@ -33,18 +34,58 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
     private let joined = Mutex<RelayWelcome?>(nil)
     private let sendQueue: RelayLinkSendQueue
 
-    // Confined to the loop.
+    // Confined to the loop: each held `Confined` to it.
     private let transport: any RelayTransport
-    private var core: RelayLinkCore
-    private var ticker: UInt64?
-    private var joinWaiter: (@Sendable (Result<RelayWelcome, RelayError>) -> Void)?
-    private var pendingWelcome: RelayWelcome?
-    private var joinedAt: Int64 = 0
-    private var requestWaiters: [UInt64: OnceWaiter<Result<[UInt8], RelayError>>] = [:]
-    private var leaveWaiters: [@Sendable () -> Void] = []
-    private var hasLeft = false
-    private var eventObserver: ((RelayEvent) -> Void)?
-    private var eventHandler: ((RelayEvent) -> Void)?
+    private var core: RelayLinkCore {
+        get { boundCore.value }
+        _modify { yield &boundCore.value }
+    }
+    private let boundCore: Confined<RelayLinkCore>
+    private var ticker: UInt64? {
+        get { boundTicker.value }
+        _modify { yield &boundTicker.value }
+    }
+    private let boundTicker: Confined<UInt64?>
+    private var joinWaiter: (@Sendable (Result<RelayWelcome, RelayError>) -> Void)? {
+        get { boundJoinWaiter.value }
+        _modify { yield &boundJoinWaiter.value }
+    }
+    private let boundJoinWaiter: Confined<(@Sendable (Result<RelayWelcome, RelayError>) -> Void)?>
+    private var pendingWelcome: RelayWelcome? {
+        get { boundPendingWelcome.value }
+        _modify { yield &boundPendingWelcome.value }
+    }
+    private let boundPendingWelcome: Confined<RelayWelcome?>
+    private var joinedAt: Int64 {
+        get { boundJoinedAt.value }
+        _modify { yield &boundJoinedAt.value }
+    }
+    private let boundJoinedAt: Confined<Int64>
+    private var requestWaiters: [UInt64: OnceWaiter<Result<[UInt8], RelayError>>] {
+        get { boundRequestWaiters.value }
+        _modify { yield &boundRequestWaiters.value }
+    }
+    private let boundRequestWaiters: Confined<[UInt64: OnceWaiter<Result<[UInt8], RelayError>>]>
+    private var leaveWaiters: [@Sendable () -> Void] {
+        get { boundLeaveWaiters.value }
+        _modify { yield &boundLeaveWaiters.value }
+    }
+    private let boundLeaveWaiters: Confined<[@Sendable () -> Void]>
+    private var hasLeft: Bool {
+        get { boundHasLeft.value }
+        _modify { yield &boundHasLeft.value }
+    }
+    private let boundHasLeft: Confined<Bool>
+    private var eventObserver: ((RelayEvent) -> Void)? {
+        get { boundEventObserver.value }
+        _modify { yield &boundEventObserver.value }
+    }
+    private let boundEventObserver: Confined<((RelayEvent) -> Void)?>
+    private var eventHandler: ((RelayEvent) -> Void)? {
+        get { boundEventHandler.value }
+        _modify { yield &boundEventHandler.value }
+    }
+    private let boundEventHandler: Confined<((RelayEvent) -> Void)?>
 
     /// Where the link's events go, and those emitted before anybody asked.
     private struct EventRoute {
@@ -65,7 +106,18 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
         self.transport = transport
         participant = request.participant
         requestCopy = request
-        core = RelayLinkCore(request: request, configuration: configuration, relays: relays, randomness: randomness, at: loop.clock.instant().nanoseconds)
+        boundCore = Confined(RelayLinkCore(request: request, configuration: configuration, relays: relays, randomness: randomness,
+                                            at: loop.clock.instant().nanoseconds), to: loop)
+        boundTicker = Confined(nil, to: loop)
+        boundJoinWaiter = Confined(nil, to: loop)
+        boundPendingWelcome = Confined(nil, to: loop)
+        boundJoinedAt = Confined(0, to: loop)
+        boundRequestWaiters = Confined([:], to: loop)
+        boundLeaveWaiters = Confined([], to: loop)
+        boundHasLeft = Confined(false, to: loop)
+        boundEventObserver = Confined(nil, to: loop)
+        boundEventHandler = Confined(nil, to: loop)
+        boundDatagramToken = Confined(nil, to: loop)
         sendQueue = RelayLinkSendQueue(maximumBytes: configuration.maximumQueuedBytes, maximumFrames: configuration.maximumQueuedFrames)
         (stream, continuation) = AsyncStream.makeStream(of: RelayEvent.self, bufferingPolicy: .unbounded)
     }
@@ -311,7 +363,15 @@ public final class RelayClientLink: RelayLink, @unchecked Sendable {
 
     // MARK: Inside, on the loop
 
-    private var datagramToken: [UInt8]?
+    private var datagramToken: [UInt8]? {
+
+        get { boundDatagramToken.value }
+
+        _modify { yield &boundDatagramToken.value }
+
+    }
+
+    private let boundDatagramToken: Confined<[UInt8]?>
 
     private func request(_ submit: @escaping @Sendable (inout RelayLinkCore) -> (UInt64, [RelayLinkDirective])) async throws(RelayError) -> [UInt8] {
         guard !closed.load(ordering: .acquiring) else { throw RelayError(.closed, "") }

@@ -2,7 +2,7 @@ import TandemWire
 
 /// How a `RelayClientLink` reaches a relay: a TCP connection and a UDP socket, or a pipe into an
 /// in-memory relay. Every method runs on the link's event loop, and so do the delegate's.
-protocol RelayTransport: AnyObject {
+protocol RelayTransport: AnyObject, Sendable {
     /// Who hears what happens.
     var delegate: (any RelayTransportDelegate)? { get set }
     /// The largest unreliable body that goes in a datagram; a larger one goes over the connection.
@@ -45,4 +45,9 @@ protocol RelayTransportDelegate: AnyObject {
     func transportReceived(_ datagram: RelayDatagram)
     /// The relay confirmed the datagram path.
     func transportDatagramsReady()
+}
+
+/// A transport's delegate, held weakly (the link owns its transport), in a `Confined` box.
+struct WeakTransportDelegate {
+    weak var delegate: (any RelayTransportDelegate)?
 }

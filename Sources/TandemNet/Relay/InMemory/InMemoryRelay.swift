@@ -16,7 +16,7 @@ import TandemWire
 /// seeded with `seed`: frames are delayed both ways and stay in order, as a TCP stream's bytes
 /// do; datagrams are delayed, lost, reordered and duplicated independently, each way.
 /// Call `shutdown()` when done: it stops the loop's thread when the relay owns it.
-public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
+public final class InMemoryRelay: RelayConnector, Sendable {
     let loop: any SerialEventLoop
     /// The loop the relay started itself, which it stops on shutdown; nil on a loop it was given.
     private let ownedLoop: EventLoop?
@@ -24,15 +24,43 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
     /// Whether anything is impaired; when not, frames and datagrams are handed over at once.
     private let impaired: Bool
 
-    // Confined to the loop.
-    private var core: RelayCore
-    private var endpoints: [RelayConnectionID: InMemoryRelayTransport] = [:]
-    private var datagramEndpoints: [RelayToken: InMemoryRelayTransport] = [:]
-    private var nextConnection: UInt64 = 0
-    private var schedule: ImpairmentSchedule
-    private var ticker: UInt64?
+    // Confined to the loop: each held `Confined` to it, which asserts every access.
+    private var core: RelayCore {
+        get { boundCore.value }
+        _modify { yield &boundCore.value }
+    }
+    private let boundCore: Confined<RelayCore>
+    private var endpoints: [RelayConnectionID: InMemoryRelayTransport] {
+        get { boundEndpoints.value }
+        _modify { yield &boundEndpoints.value }
+    }
+    private let boundEndpoints: Confined<[RelayConnectionID: InMemoryRelayTransport]>
+    private var datagramEndpoints: [RelayToken: InMemoryRelayTransport] {
+        get { boundDatagramEndpoints.value }
+        _modify { yield &boundDatagramEndpoints.value }
+    }
+    private let boundDatagramEndpoints: Confined<[RelayToken: InMemoryRelayTransport]>
+    private var nextConnection: UInt64 {
+        get { boundNextConnection.value }
+        _modify { yield &boundNextConnection.value }
+    }
+    private let boundNextConnection: Confined<UInt64>
+    private var schedule: ImpairmentSchedule {
+        get { boundSchedule.value }
+        _modify { yield &boundSchedule.value }
+    }
+    private let boundSchedule: Confined<ImpairmentSchedule>
+    private var ticker: UInt64? {
+        get { boundTicker.value }
+        _modify { yield &boundTicker.value }
+    }
+    private let boundTicker: Confined<UInt64?>
     /// Frames of connections paused at their session's fan-out cap, waiting in order.
-    private var held: [RelayConnectionID: [RelayFrame]] = [:]
+    private var held: [RelayConnectionID: [RelayFrame]] {
+        get { boundHeld.value }
+        _modify { yield &boundHeld.value }
+    }
+    private let boundHeld: Confined<[RelayConnectionID: [RelayFrame]]>
 
     /// A relay with these limits and timings, whose links use `linkConfiguration`, on a real event
     /// loop of its own reading `clock`; the paths to it impaired as `impairment` says (not at all
@@ -62,13 +90,19 @@ public final class InMemoryRelay: RelayConnector, @unchecked Sendable {
         precondition(impairment.problem == nil, "an impossible impairment: \(impairment.problem ?? "")")
         self.loop = loop
         ownedLoop = owned
-        core = RelayCore(configuration: configuration)
+        var relayCore = RelayCore(configuration: configuration)
         // Invite tickets are checked on the Unix clock, as the network relay checks them: the
         // loop's clock from the Unix time it started at.
-        core.unixOffset = Int64(Date().timeIntervalSince1970 * 1_000_000_000) - loop.clock.instant().nanoseconds
+        relayCore.unixOffset = Int64(Date().timeIntervalSince1970 * 1_000_000_000) - loop.clock.instant().nanoseconds
+        boundCore = Confined(relayCore, to: loop)
         self.linkConfiguration = linkConfiguration
         impaired = !impairment.isNone
-        schedule = ImpairmentSchedule(impairment: impairment, seed: seed)
+        boundSchedule = Confined(ImpairmentSchedule(impairment: impairment, seed: seed), to: loop)
+        boundEndpoints = Confined([:], to: loop)
+        boundDatagramEndpoints = Confined([:], to: loop)
+        boundNextConnection = Confined(0, to: loop)
+        boundTicker = Confined(nil, to: loop)
+        boundHeld = Confined([:], to: loop)
         loop.execute { [self] in
             ticker = loop.addTicker { [self] now in perform(core.onTick(at: now.nanoseconds)) }
         }

@@ -3,16 +3,38 @@ import TandemWire
 /// A link's pipe into an `InMemoryRelay`: the same frames as on a socket, handed over on the
 /// relay's event loop. Calls into the relay are queued as loop tasks, never made re-entrantly,
 /// so that each side sees the other's frames in order, as a TCP stream would give them.
-// Confined to the relay's loop; it crosses into loop tasks only to come back to that same thread.
-final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
-    weak var delegate: (any RelayTransportDelegate)?
+///
+/// Confined to the relay's loop: what it changes is held `Confined` to that loop, which asserts
+/// every access; it crosses into loop tasks only to come back to that same thread.
+final class InMemoryRelayTransport: RelayTransport, Sendable {
+    var delegate: (any RelayTransportDelegate)? {
+        get { weakDelegate.value.delegate }
+        set { weakDelegate.value.delegate = newValue }
+    }
     let maximumDatagramBody = RelayDatagram.maximumBody
     private let relay: InMemoryRelay
     private let loop: any SerialEventLoop
-    private var connection: RelayConnectionID?
-    private var token: RelayToken?
-    private var suspendedUntil: Int64 = 0
-    private var lastRegistration: Int64 = 0
+    private let weakDelegate: Confined<WeakTransportDelegate>
+    private var connection: RelayConnectionID? {
+        get { boundConnection.value }
+        set { boundConnection.value = newValue }
+    }
+    private let boundConnection: Confined<RelayConnectionID?>
+    private var token: RelayToken? {
+        get { boundToken.value }
+        set { boundToken.value = newValue }
+    }
+    private let boundToken: Confined<RelayToken?>
+    private var suspendedUntil: Int64 {
+        get { boundSuspendedUntil.value }
+        set { boundSuspendedUntil.value = newValue }
+    }
+    private let boundSuspendedUntil: Confined<Int64>
+    private var lastRegistration: Int64 {
+        get { boundLastRegistration.value }
+        set { boundLastRegistration.value = newValue }
+    }
+    private let boundLastRegistration: Confined<Int64>
 
     /// How often the registration is refreshed (the relay forgets it after 30 s by default).
     private static let registrationRefresh: Int64 = 5_000_000_000
@@ -20,6 +42,11 @@ final class InMemoryRelayTransport: RelayTransport, @unchecked Sendable {
     init(relay: InMemoryRelay, loop: any SerialEventLoop) {
         self.relay = relay
         self.loop = loop
+        weakDelegate = Confined(WeakTransportDelegate(), to: loop)
+        boundConnection = Confined(nil, to: loop)
+        boundToken = Confined(nil, to: loop)
+        boundSuspendedUntil = Confined(0, to: loop)
+        boundLastRegistration = Confined(0, to: loop)
     }
 
     /// Connects to the one in-memory relay, whatever the index.
