@@ -16,6 +16,7 @@ struct SessionReaders {
     var rejections: [Int: AsyncStream<Rejection>.Continuation] = [:]
     var notices: [Int: AsyncStream<GroupSessionEvent>.Continuation] = [:]
     var roleEvents: [Int: AsyncStream<SessionRoleEvent>.Continuation] = [:]
+    var chainDivergences: [Int: AsyncStream<OrderedChainDivergence>.Continuation] = [:]
 }
 
 /// A `messages(of:)` reader: the route it wants and where to put matching messages.
@@ -175,6 +176,9 @@ extension GroupSession {
                 (link as? RelayClientLink)?.announce(statement)
             case .followClock:
                 followClock()
+            case .chainDivergence(let divergence):
+                let found = OrderedChainDivergence(participant: divergence.participant, order: divergence.order)
+                for reader in readers.chainDivergences.values { reader.yield(found) }
             case .invalidate(let reason):
                 // One removed leaves the relay at once: nothing it could send would be taken.
                 if reason.code == .removed, let link { depart(link, reason: nil) }

@@ -78,6 +78,8 @@ struct SessionMachine<Activity: GroupActivity>: Sendable {
     var lastOrder: UInt64?
     /// The digests of the recent ordered records, to compare with other participants'.
     var digests = OrderedDigests()
+    /// The hash chain over the session's order, to compare with other participants' heads.
+    var chain = OrderedChain()
     /// The journal, in the order its attachments were added.
     var journal: [JournalEntry] = []
     /// This participant's activity changes sent but not yet back in the group's order.
