@@ -58,4 +58,19 @@ extension GroupSession {
     func chainedSnapshot(_ state: [UInt8], reflecting order: UInt64) -> [UInt8] {
         SnapshotChainHead.wrap(state, head: onLoopAndWait { [self] in machine.chain.head(atOrder: order) })
     }
+
+    /// The records from now on whose ordering instants the relay stamped further ahead of this
+    /// participant's own monotonic clock than delivery and the clocks' drift allow (a forward jump
+    /// of the session's time; `SessionTimeBound`). Each reader gets its own sequence; it finishes
+    /// with the session. A backward step or a slow session clock cannot be told from a slow
+    /// delivery and is not reported.
+    public func sessionTimeJumps() -> AsyncStream<SessionTimeJump> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SessionTimeJump.self, bufferingPolicy: .bufferingNewest(64))
+        let id = readerID()
+        addReader({ [self] in readers.sessionTimeJumps[id] = continuation }, else: { continuation.finish() })
+        continuation.onTermination = { [weak self] _ in
+            self?.onLoop { [weak self] in _ = self?.readers.sessionTimeJumps.removeValue(forKey: id) }
+        }
+        return stream
+    }
 }

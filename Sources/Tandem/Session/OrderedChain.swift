@@ -28,7 +28,7 @@ import TandemWire
 /// holds that order, or held until it reaches it; a snapshot's head is compared like a report
 /// from its writer. Pure and bounded: `capacity` heads, `maximumLoose` loose records and
 /// `maximumHeld` held reports.
-struct OrderedChain: Sendable, Equatable {
+struct OrderedChain: Sendable {
     /// Where the chain starts.
     enum Anchor: Sendable, Equatable {
         /// Order 0: this participant chained every record from order 1 itself.
@@ -80,10 +80,6 @@ struct OrderedChain: Sendable, Equatable {
     private var loose: [UInt8] = []
     /// Reports of orders this chain has not reached, the newest one a participant.
     private var held: [UUID: (order: UInt64, head: [UInt8])] = [:]
-
-    static func == (lhs: OrderedChain, rhs: OrderedChain) -> Bool {
-        lhs.anchor == rhs.anchor && lhs.tipOrder == rhs.tipOrder && lhs.tip?.head == rhs.tip?.head
-    }
 
     /// Whether the chain's start is more than one participant's word: chained from order 1 by
     /// this participant, or a snapshot's head that `vouchersNeeded` other participants' heads

@@ -1,4 +1,5 @@
 import Foundation
+import TandemClock
 
 /// What another participant's chain head says against this participant's
 /// (`GroupSession.compareOrderedChain(order:head:from:)`).
@@ -49,5 +50,20 @@ public struct OrderedChainStatus: Sendable, Equatable {
     /// A status.
     public init(order: UInt64, head: String, startOrder: UInt64, startWriter: UUID?, isVouched: Bool) {
         (self.order, self.head, self.startOrder, self.startWriter, self.isVouched) = (order, head, startOrder, startWriter, isVouched)
+    }
+}
+
+/// The relay's session time ran ahead of this participant's own monotonic clock by more than
+/// delivery and drift allow, at an ordered record (`GroupSession.sessionTimeJumps()`).
+public struct SessionTimeJump: Sendable, Equatable, Hashable {
+    /// The order of the record stamped too far ahead.
+    public var order: UInt64
+    /// How far past the bound the relay's ordering instant was.
+    public var ahead: TimeSpan
+
+    /// A jump at `order`, `ahead` past the bound.
+    public init(order: UInt64, ahead: TimeSpan) {
+        self.order = order
+        self.ahead = ahead
     }
 }

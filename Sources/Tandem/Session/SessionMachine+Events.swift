@@ -45,6 +45,9 @@ extension SessionMachine {
         /// Tell the divergence readers that a participant holds another chain head than this
         /// one at an order (a held report answered, or a snapshot's head).
         case chainDivergence(OrderedChain.Divergence)
+        /// Tell the session-time readers that the relay's time ran ahead of this participant's
+        /// own clock by more than it can (`SessionTimeBound`) at this record.
+        case sessionTimeAhead(SessionTimeJump)
         /// The session is over here: finish every sequence, with this reason.
         case invalidate(GroupSessionError)
     }
@@ -79,7 +82,13 @@ extension SessionMachine {
             awaySince[id] = isAway ? (awaySince[id] ?? now) : nil
             return changed ? [.publishAway(awayParticipants)] : []
         case .ordered(let delivery):
-            return ordered(delivery, opened: bodies.open(delivery.body, expecting: Self.expectation(ordered: delivery)))
+            var out: [EventDirective] = []
+            // Live records only, each once: a history's records arrive long after their ordering.
+            if lastOrder.map({ delivery.order > $0 }) ?? true,
+               let ahead = sessionTimeBound.take(ordered: delivery.orderedInstant, received: now) {
+                out.append(.sessionTimeAhead(SessionTimeJump(order: delivery.order, ahead: ahead)))
+            }
+            return out + ordered(delivery, opened: bodies.open(delivery.body, expecting: Self.expectation(ordered: delivery)))
         case .message(let from, let body, let reliable):
             return message(body, from: from, reliable: reliable)
         case .attachmentAdded(let record):
@@ -190,7 +199,6 @@ extension SessionMachine {
         var opened = opened
         if case .success(let signed) = opened, roleBook.current.isRemoved(signed.sender) { opened = .failure(.removed) }
         lastOrder = delivery.order
-        digests.record(delivery)
         var out: [EventDirective] = chain.take(delivery).map { .chainDivergence($0) }
         // A snapshot's state follows its writer's chain head: the head is compared (or chained
         // from), the state goes on.
