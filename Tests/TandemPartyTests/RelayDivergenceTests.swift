@@ -185,4 +185,30 @@ import TandemWire
         _ = try await WatchPartyIOTests.ending(of: host)
         _ = try await WatchPartyIOTests.ending(of: ana)
     }
+
+    /// An honest relay: a participant that joins after a run of changes chains the history the
+    /// relay kept for it to the same heads as those who were there, and nobody says otherwise.
+    @Test func aLateJoinerOfAnHonestRelayHoldsTheSameHeads() async throws {
+        let relay = try TestRelay(.network)
+        defer { relay.shutdown() }
+        let host = try await WatchPartyIOTests.participant("host", relay: relay, invitation: nil)
+        try await WatchPartyIOTests.once { try host.party.play() }
+        for index in 1...20 { try host.party.session.sendChat("line \(index)") }
+        let late = try await WatchPartyIOTests.participant("late", relay: relay, invitation: host.party.session.invitation)
+        #expect(await late.recorder.first { if case .health(let health) = $0, health.from == "host" { true } else { nil } } == true,
+                "no report from the host")
+        #expect(await host.recorder.first { if case .health(let health) = $0, health.from == "late" { true } else { nil } } == true,
+                "no report from the late joiner")
+        let status = try #require(late.party.session.orderedChain)
+        #expect(status.startOrder == 0 && status.isVouched, "a history from order 1 is chained from its start: \(status)")
+        #expect(status.order > 20)
+        #expect(host.party.session.orderedChainHead(atOrder: status.order) == status.head)
+        #expect(![host, late].contains { participant in
+            participant.recorder.events.contains { if case .relayDivergence = $0 { true } else { false } }
+        })
+
+        host.party.end()
+        _ = try await WatchPartyIOTests.ending(of: host)
+        _ = try await WatchPartyIOTests.ending(of: late)
+    }
 }
