@@ -91,18 +91,18 @@ import TandemClock
         #expect(health.offMembers == ["Ben", "Dee"])
     }
 
-    @Test func aReportWithAnotherDigestUnderAnOrderShowsADivergence() {
-        let digest = String(repeating: "ab", count: 16)
+    @Test func aReportCarriesAChainHeadUnderAnOrder() throws {
+        let head = String(repeating: "ab", count: 32)
         let report = HealthReport(pictureLateness: 0, clockErrorBound: 100, state: .playing, player: .builtIn, latencyOffset: 0,
-                                  order: 57, digest: digest)
+                                  order: 57, head: head)
         #expect(report.isPlausible)
-        #expect(!report.diverges(from: digest))
-        #expect(report.diverges(from: String(repeating: "cd", count: 16)))
-        // Nothing to compare: this participant has no digest at that order (too old, or not yet).
-        #expect(!report.diverges(from: nil))
-        // A digest that is not one, or without its order, is dropped.
+        let decoded = try JSONDecoder().decode(HealthReport.self, from: JSONEncoder().encode(report))
+        #expect(decoded == report)
+        // A head that is not one (too short, not hexadecimal), or without its order, is dropped.
         var bad = report
-        bad.digest = "zz"
+        bad.head = String(repeating: "ab", count: 16)
+        #expect(!bad.isPlausible)
+        bad.head = String(repeating: "zz", count: 32)
         #expect(!bad.isPlausible)
         bad = report
         bad.order = nil

@@ -11,7 +11,7 @@ import TandemWire
 /// link, between a real relay on loopback and its session, hands it two ordered records with
 /// their contents exchanged under the same two orders, as a dishonest relay could (it cannot
 /// forge a record, but it can order the ones it has differently for different people). The
-/// participants compare their records' digests in their health reports, and say so at the first
+/// participants compare their chain heads over the order in their health reports, and say so at the first
 /// report that covers the records that differ: within two seconds, as reports go once a second
 /// (`HealthReportTests`).
 @Suite(.serialized) struct RelayDivergenceIOTests {
@@ -22,6 +22,11 @@ import TandemWire
         let armed = Mutex(false)
         /// Whether the exchanged pair was handed to the session.
         let exchanged = Mutex(false)
+        /// The orders of the exchanged pair.
+        let exchangedOrders = Mutex<[UInt64]>([])
+        /// While set, unreliable messages (the health reports) are dropped both ways, as a relay
+        /// that withholds them could.
+        let muted = Mutex(false)
 
         init(_ inner: any RelayConnector) { self.inner = inner }
 
@@ -33,10 +38,12 @@ import TandemWire
     final class ExchangingLink: RelayLink {
         let inner: any RelayLink
         let events: AsyncStream<RelayEvent>
+        let connector: ExchangingConnector
         private let pump: Task<Void, Never>
 
         init(_ inner: any RelayLink, connector: ExchangingConnector) {
             self.inner = inner
+            self.connector = connector
             let (stream, continuation) = AsyncStream.makeStream(of: RelayEvent.self)
             events = stream
             let source = inner.events
@@ -44,6 +51,7 @@ import TandemWire
                 var held: OrderedDelivery?
                 var done = false
                 for await event in source {
+                    if case .message(_, _, false) = event, connector.muted.withLock({ $0 }) { continue }
                     guard !done, case .ordered(var delivery) = event, connector.armed.withLock({ $0 }) else {
                         continuation.yield(event)
                         continue
@@ -57,6 +65,7 @@ import TandemWire
                     swap(&first.retention, &delivery.retention)
                     continuation.yield(.ordered(first))
                     continuation.yield(.ordered(delivery))
+                    connector.exchangedOrders.withLock { $0 = [first.order, delivery.order] }
                     connector.exchanged.withLock { $0 = true }
                     held = nil
                     done = true
@@ -69,6 +78,7 @@ import TandemWire
 
         var welcome: RelayWelcome { inner.welcome }
         func send(_ body: [UInt8], to recipients: Recipients, reliable: Bool) throws(RelayError) {
+            if !reliable, connector.muted.withLock({ $0 }) { return }
             try inner.send(body, to: recipients, reliable: reliable)
         }
         func sendOrdered(_ body: [UInt8], retention: OrderedRetention) throws(RelayError) {
@@ -125,5 +135,80 @@ import TandemWire
         host.party.end()
         _ = try await WatchPartyIOTests.ending(of: host)
         _ = try await WatchPartyIOTests.ending(of: ana)
+    }
+
+    /// The relay exchanges two records for Ana and withholds the health reports (they travel
+    /// through it) while 40 more records go to everyone alike: when the reports come again, the
+    /// newest heads they carry are more than 32 orders past the exchange, and they still differ.
+    @Test func anExchangeMoreThan32OrdersBackIsFoundOutWhenTheReportsComeAgain() async throws {
+        let relay = try TestRelay(.network)
+        defer { relay.shutdown() }
+        let host = try await WatchPartyIOTests.participant("host", relay: relay, invitation: nil)
+        let exchanging = ExchangingConnector(relay.connector)
+        let ana = try await WatchPartyIOTests.participant("ana", relay: relay, invitation: host.party.session.invitation,
+                                                          connector: exchanging)
+        try await WatchPartyIOTests.once { try host.party.play() }
+        #expect(await host.recorder.first { if case .health(let health) = $0, health.from == "ana" { true } else { nil } } == true,
+                "no report from ana")
+
+        exchanging.muted.withLock { $0 = true }
+        exchanging.armed.withLock { $0 = true }
+        try host.party.pause()
+        try host.party.play()
+        let exchanged = await WatchPartyIOTests.eventually(within: 10) { exchanging.exchangedOrders.withLock { $0.max() } }
+        let last = try #require(exchanged, "the relay double exchanged nothing")
+        for index in 1...40 { try host.party.session.sendChat("line \(index)") }
+        let reached = await WatchPartyIOTests.eventually(within: 10) { () -> Bool? in
+            let orders = [host, ana].compactMap { $0.party.session.orderedChain?.order }
+            return orders.count == 2 && orders.allSatisfy { $0 >= last + 40 } ? true : nil
+        }
+        #expect(reached == true, "the chat lines did not reach both")
+        let divergedWhileMuted = [host, ana].contains { participant in
+            participant.recorder.events.contains { if case .relayDivergence = $0 { true } else { false } }
+        }
+        #expect(!divergedWhileMuted, "found before the reports came again: the test shows nothing about the distance")
+
+        exchanging.muted.withLock { $0 = false }
+        let picked = { @Sendable (event: WatchPartyEvent) -> WatchPartyEvent.RelayDivergence? in
+            if case .relayDivergence(let divergence) = event { divergence } else { nil }
+        }
+        let divergence = await withTaskGroup(of: WatchPartyEvent.RelayDivergence?.self) { group -> WatchPartyEvent.RelayDivergence? in
+            for recorder in [host.recorder, ana.recorder] { group.addTask { await recorder.first(within: 10, picked) } }
+            defer { group.cancelAll() }
+            for await found in group { if let found { return found } }
+            return nil
+        }
+        let found = try #require(divergence, "nobody found the relay out")
+        #expect(found.order >= last + 32, "found at order \(found.order), the exchange at \(last)")
+
+        host.party.end()
+        _ = try await WatchPartyIOTests.ending(of: host)
+        _ = try await WatchPartyIOTests.ending(of: ana)
+    }
+
+    /// An honest relay: a participant that joins after a run of changes chains the history the
+    /// relay kept for it to the same heads as those who were there, and nobody says otherwise.
+    @Test func aLateJoinerOfAnHonestRelayHoldsTheSameHeads() async throws {
+        let relay = try TestRelay(.network)
+        defer { relay.shutdown() }
+        let host = try await WatchPartyIOTests.participant("host", relay: relay, invitation: nil)
+        try await WatchPartyIOTests.once { try host.party.play() }
+        for index in 1...20 { try host.party.session.sendChat("line \(index)") }
+        let late = try await WatchPartyIOTests.participant("late", relay: relay, invitation: host.party.session.invitation)
+        #expect(await late.recorder.first { if case .health(let health) = $0, health.from == "host" { true } else { nil } } == true,
+                "no report from the host")
+        #expect(await host.recorder.first { if case .health(let health) = $0, health.from == "late" { true } else { nil } } == true,
+                "no report from the late joiner")
+        let status = try #require(late.party.session.orderedChain)
+        #expect(status.startOrder == 0 && status.isVouched, "a history from order 1 is chained from its start: \(status)")
+        #expect(status.order > 20)
+        #expect(host.party.session.orderedChainHead(atOrder: status.order) == status.head)
+        #expect(![host, late].contains { participant in
+            participant.recorder.events.contains { if case .relayDivergence = $0 { true } else { false } }
+        })
+
+        host.party.end()
+        _ = try await WatchPartyIOTests.ending(of: host)
+        _ = try await WatchPartyIOTests.ending(of: late)
     }
 }

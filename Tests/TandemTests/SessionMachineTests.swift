@@ -279,7 +279,7 @@ struct JoinedMachine {
         #expect(joined.machine.rejected[.replayed] == 2)
     }
 
-    @Test func digestsShowWhenTheRelayGaveTwoParticipantsDifferentRecordsUnderOneOrder() throws {
+    @Test func chainHeadsShowWhenTheRelayGaveTwoParticipantsDifferentRecordsUnderOneOrder() throws {
         var joined = try JoinedMachine()
         // Ben, in the same session, with a machine of his own.
         let ben = joined.group.member()
@@ -289,8 +289,8 @@ struct JoinedMachine {
         let first = joined.group.ordered(Array("play".utf8), by: joined.host)
         _ = joined.on(.ordered(first))
         _ = benMachine.onRelayEvent(.ordered(first), at: joined.group.now)
-        #expect(joined.machine.digests.digest(atOrder: 1) != nil)
-        #expect(joined.machine.digests.digest(atOrder: 1) == benMachine.digests.digest(atOrder: 1))
+        #expect(joined.machine.chain.head(atOrder: 1) != nil)
+        #expect(joined.machine.chain.head(atOrder: 1) == benMachine.chain.head(atOrder: 1))
 
         // Order 2: the relay gives Ana the host's pause and Ben the host's seek, both really signed.
         let pause = joined.group.ordered(Array("pause".utf8), by: joined.host)
@@ -298,67 +298,16 @@ struct JoinedMachine {
         seek.order = pause.order
         _ = joined.on(.ordered(pause))
         _ = benMachine.onRelayEvent(.ordered(seek), at: joined.group.now)
-        #expect(joined.machine.digests.digest(atOrder: 2) != benMachine.digests.digest(atOrder: 2))
-        #expect(joined.machine.digests.latest?.order == 2)
+        #expect(joined.machine.chain.head(atOrder: 2) != benMachine.chain.head(atOrder: 2))
+        #expect(joined.machine.chain.tip?.order == 2)
 
-        // A late joiner given Ana's history holds Ana's digests, order for order.
+        // A late joiner given Ana's history holds Ana's heads, order for order.
         let cy = joined.group.member()
         var late = joined.group.machine(cy, "cy", initiated: false)
         _ = late.onWelcome(try joined.group.welcome([joined.group.record(joined.host, "host"), joined.group.record(cy, "cy")],
                                                     host: joined.host, history: [first, pause]), at: joined.group.now)
-        #expect(late.digests.digest(atOrder: 1) == joined.machine.digests.digest(atOrder: 1))
-        #expect(late.digests.digest(atOrder: 2) == joined.machine.digests.digest(atOrder: 2))
-    }
-
-    /// Two records exchanged under their orders, then the same ones for everyone: the newest
-    /// record's own digest agrees, the window ending there does not. A participant that holds
-    /// only the newest orders (a late joiner) gives a window of what it holds.
-    @Test func aWindowsDigestShowsAnExchangeSomeRecordsBack() throws {
-        var group = MachineGroup()
-        let host = group.member()
-        let records = (0..<6).map { group.ordered(Array("record \($0)".utf8), by: host) }
-        var honest = OrderedDigests(), shown = OrderedDigests(), late = OrderedDigests()
-        for record in records { honest.record(record) }
-        var exchanged = records
-        (exchanged[1].body, exchanged[2].body) = (records[2].body, records[1].body)
-        for record in exchanged { shown.record(record) }
-        for record in records.suffix(3) { late.record(record) }
-
-        #expect(honest.latest?.digest == shown.latest?.digest)
-        let newest = try #require(honest.latestWindow)
-        #expect(newest.order == 6 && newest.count == 6)
-        #expect(shown.latestWindow?.digest != newest.digest)
-        #expect(honest.digest(endingAt: 6, count: 3) == shown.digest(endingAt: 6, count: 3))
-        #expect(honest.digest(endingAt: 6, count: 1) == honest.digest(atOrder: 6))
-
-        let partial = try #require(late.latestWindow)
-        #expect(partial.order == 6 && partial.count == 3)
-        #expect(partial.digest == honest.digest(endingAt: 6, count: 3))
-        #expect(late.digest(endingAt: 6, count: 4) == nil)
-    }
-
-    @Test func digestsCoverEveryFieldEveryRecipientGetsAndKeepTheNewest() throws {
-        var group = MachineGroup()
-        let host = group.member()
-        let record = group.ordered(Array("play".utf8), by: host)
-        let digest = OrderedDigests.digest(of: record)
-        #expect(OrderedDigests.digest(of: record) == digest)
-        var other = record
-        other.effectiveAt += 1
-        #expect(OrderedDigests.digest(of: other) != digest)
-        other = record
-        other.body[other.body.count - 1] ^= 1
-        #expect(OrderedDigests.digest(of: other) != digest)
-        other = record
-        other.sender = UUID()
-        #expect(OrderedDigests.digest(of: other) != digest)
-        #expect(OrderedDigests.hex(digest).count == 32)
-
-        var digests = OrderedDigests()
-        for _ in 0..<(OrderedDigests.capacity + 10) { digests.record(group.ordered(Array("x".utf8), by: host)) }
-        #expect(digests.digest(atOrder: 11) == nil)
-        #expect(digests.digest(atOrder: 12) != nil)
-        #expect(digests.latest?.order == UInt64(OrderedDigests.capacity + 11))
+        #expect(late.chain.head(atOrder: 1) == joined.machine.chain.head(atOrder: 1))
+        #expect(late.chain.head(atOrder: 2) == joined.machine.chain.head(atOrder: 2))
     }
 
     @Test func ownActivityChangesStandUntilTheyComeBackInOrder() throws {

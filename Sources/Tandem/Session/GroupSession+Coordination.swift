@@ -20,8 +20,13 @@ extension GroupSession {
     /// history's caps, `.playback` until a snapshot covers it, `.snapshot(reflecting:)` for a
     /// snapshot of the state after that order (sealed as a `.playbackSnapshot`, the others as a
     /// `.playbackProposal`). It is signed with the body, so receivers reject a relabelled header.
+    /// A snapshot carries this participant's chain head at the order it reflects in front of
+    /// `plaintext`, inside the seal (`SnapshotChainHead`); receivers take it off.
     package func sendOrdered(_ plaintext: [UInt8], retention: OrderedRetention = .kept) throws(GroupSessionError) {
-        try sendOrdered(plaintext, kind: retention.reflectedOrder == nil ? .playbackProposal : .playbackSnapshot, retention: retention)
+        guard let reflected = retention.reflectedOrder else {
+            return try sendOrdered(plaintext, kind: .playbackProposal, retention: retention)
+        }
+        try sendOrdered(chainedSnapshot(plaintext, reflecting: reflected), kind: .playbackSnapshot, retention: retention)
     }
 
     /// Proposes `plaintext` for ordered broadcast, sealed as a body of `kind` (a chat line, or

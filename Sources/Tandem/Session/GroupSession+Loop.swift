@@ -16,6 +16,8 @@ struct SessionReaders {
     var rejections: [Int: AsyncStream<Rejection>.Continuation] = [:]
     var notices: [Int: AsyncStream<GroupSessionEvent>.Continuation] = [:]
     var roleEvents: [Int: AsyncStream<SessionRoleEvent>.Continuation] = [:]
+    var chainDivergences: [Int: AsyncStream<OrderedChainDivergence>.Continuation] = [:]
+    var sessionTimeJumps: [Int: AsyncStream<SessionTimeJump>.Continuation] = [:]
 }
 
 /// A `messages(of:)` reader: the route it wants and where to put matching messages.
@@ -39,7 +41,6 @@ struct SessionView: Sendable {
     var former: [UUID: Participant] = [:]
     var rejected: [RejectionReason: Int] = [:]
     var clockSource: (any SessionClockSource)?
-    var digests = OrderedDigests()
 }
 
 /// Whether this participant's departure has reached the relay, for `departureDelivered`.
@@ -126,7 +127,6 @@ extension GroupSession {
             view.former = machine.former
             view.rejected = machine.rejected
             view.clockSource = clockSource
-            view.digests = machine.digests
         }
     }
 
@@ -175,6 +175,11 @@ extension GroupSession {
                 (link as? RelayClientLink)?.announce(statement)
             case .followClock:
                 followClock()
+            case .chainDivergence(let divergence):
+                let found = OrderedChainDivergence(participant: divergence.participant, order: divergence.order)
+                for reader in readers.chainDivergences.values { reader.yield(found) }
+            case .sessionTimeAhead(let jump):
+                for reader in readers.sessionTimeJumps.values { reader.yield(jump) }
             case .invalidate(let reason):
                 // One removed leaves the relay at once: nothing it could send would be taken.
                 if reason.code == .removed, let link { depart(link, reason: nil) }

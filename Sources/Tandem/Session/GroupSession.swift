@@ -326,6 +326,8 @@ public final class GroupSession<Activity: GroupActivity>: AnySession, @unchecked
         for reader in finished.rejections.values { reader.finish() }
         for reader in finished.notices.values { reader.finish() }
         for reader in finished.roleEvents.values { reader.finish() }
+        for reader in finished.chainDivergences.values { reader.finish() }
+        for reader in finished.sessionTimeJumps.values { reader.finish() }
         publishView()
         activeParticipants = []
         awayParticipants = []

@@ -42,6 +42,12 @@ extension SessionMachine {
         case announceAuthority(RelayAuthority)
         /// The link resumed, perhaps on another relay: the session clock follows it there.
         case followClock
+        /// Tell the divergence readers that a participant holds another chain head than this
+        /// one at an order (a held report answered, or a snapshot's head).
+        case chainDivergence(OrderedChain.Divergence)
+        /// Tell the session-time readers that the relay's time ran ahead of this participant's
+        /// own clock by more than it can (`SessionTimeBound`) at this record.
+        case sessionTimeAhead(SessionTimeJump)
         /// The session is over here: finish every sequence, with this reason.
         case invalidate(GroupSessionError)
     }
@@ -76,7 +82,13 @@ extension SessionMachine {
             awaySince[id] = isAway ? (awaySince[id] ?? now) : nil
             return changed ? [.publishAway(awayParticipants)] : []
         case .ordered(let delivery):
-            return ordered(delivery, opened: bodies.open(delivery.body, expecting: Self.expectation(ordered: delivery)))
+            var out: [EventDirective] = []
+            // Live records only, each once: a history's records arrive long after their ordering.
+            if lastOrder.map({ delivery.order > $0 }) ?? true,
+               let ahead = sessionTimeBound.take(ordered: delivery.orderedInstant, received: now) {
+                out.append(.sessionTimeAhead(SessionTimeJump(order: delivery.order, ahead: ahead)))
+            }
+            return out + ordered(delivery, opened: bodies.open(delivery.body, expecting: Self.expectation(ordered: delivery)))
         case .message(let from, let body, let reliable):
             return message(body, from: from, reliable: reliable)
         case .attachmentAdded(let record):
@@ -187,8 +199,20 @@ extension SessionMachine {
         var opened = opened
         if case .success(let signed) = opened, roleBook.current.isRemoved(signed.sender) { opened = .failure(.removed) }
         lastOrder = delivery.order
-        digests.record(delivery)
-        var out: [EventDirective] = []
+        var out: [EventDirective] = chain.take(delivery).map { .chainDivergence($0) }
+        // A snapshot's state follows its writer's chain head: the head is compared (or chained
+        // from), the state goes on.
+        if case .success(var signed) = opened, signed.kind == .playbackSnapshot {
+            if let (head, state) = SnapshotChainHead.unwrap(signed.payload) {
+                if let head, let reflected = delivery.retention.reflectedOrder {
+                    out += snapshotHead(head, atOrder: reflected, writer: signed.sender)
+                }
+                signed.payload = state
+                opened = .success(signed)
+            } else {
+                opened = .failure(.malformed)
+            }
+        }
         let record: OrderedRecord
         switch opened {
         case .success(let signed):
@@ -207,6 +231,16 @@ extension SessionMachine {
         }
         if hasOrderedReader { out.append(.deliverOrdered(record)) } else { orderedBacklog.append(record) }
         return out
+    }
+
+    /// Takes the chain head a snapshot's `writer` sealed for `order`: a disagreement with this
+    /// participant's chain is a divergence, as is any held report the chain it starts answers.
+    private mutating func snapshotHead(_ head: [UInt8], atOrder order: UInt64, writer: UUID) -> [EventDirective] {
+        switch chain.takeSnapshotHead(head, atOrder: order, writer: writer) {
+        case .diverges: [.chainDivergence(OrderedChain.Divergence(participant: writer, order: order))]
+        case .anchored(let divergences): divergences.map { .chainDivergence($0) }
+        case .agrees, .unknown: []
+        }
     }
 
     /// Adopts an activity change that the group ordered (the history's, for a late joiner).

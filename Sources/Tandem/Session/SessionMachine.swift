@@ -76,8 +76,10 @@ struct SessionMachine<Activity: GroupActivity>: Sendable {
     var hasOrderedReader = false
     /// The last order taken: an order at or below it is a duplicate.
     var lastOrder: UInt64?
-    /// The digests of the recent ordered records, to compare with other participants'.
-    var digests = OrderedDigests()
+    /// The hash chain over the session's order, to compare with other participants' heads.
+    var chain = OrderedChain()
+    /// How far the relay's ordering instants may run ahead of this participant's own clock.
+    var sessionTimeBound = SessionTimeBound()
     /// The journal, in the order its attachments were added.
     var journal: [JournalEntry] = []
     /// This participant's activity changes sent but not yet back in the group's order.

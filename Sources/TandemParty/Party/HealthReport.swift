@@ -6,8 +6,8 @@ import TandemClock
 /// that everyone's health table (`h`, `health`, `--events json`'s `health` events) shows how
 /// everyone is doing, not only this participant: how late its pictures (and its sound, where it
 /// plays some) are against the group's timeline, its clock's error bound, whether it plays, waits
-/// or stalls, its player and its latency offset. A few dozen bytes; whole microseconds and
-/// milliseconds.
+/// or stalls, its player, its latency offset and its chain head over the session's order. A few
+/// hundred bytes; whole microseconds and milliseconds.
 ///
 /// A report is a peer's word: a receiver keeps only reports whose values are plausible
 /// (`isPlausible`) and shows them as what that participant says.
@@ -55,28 +55,18 @@ public struct HealthReport: Codable, Sendable, Equatable, CustomMessageIdentifia
     public var player: Player
     /// The latency offset it presents with, in ms.
     public var latencyOffset: Int
-    /// The newest order it took from the relay, and the digest of its records up to it
-    /// (`GroupSession.orderedDigest(endingAt:count:)`): a receiver holding another digest for
-    /// those orders was shown a different history.
+    /// The newest order its chain over the session's order reaches (`GroupSession.orderedChain`),
+    /// with `head`: a receiver holding another head at that order was shown a different history
+    /// than its sender, at that order or at any before it.
     public var order: UInt64?
-    /// How many orders, up to `order`, the digest covers; nil for one (as a sender that does not
-    /// say sends).
-    public var window: Int?
-    /// The digest of its records in the window ending at `order`, 32 hexadecimal digits.
-    public var digest: String?
+    /// Its chain head at `order`, 64 hexadecimal digits.
+    public var head: String?
 
     /// A report.
     public init(pictureLateness: Int?, clockErrorBound: Int?, state: State, player: Player, latencyOffset: Int,
-                order: UInt64? = nil, window: Int? = nil, digest: String? = nil) {
+                order: UInt64? = nil, head: String? = nil) {
         (self.pictureLateness, self.clockErrorBound, self.state) = (pictureLateness, clockErrorBound, state)
-        (self.player, self.latencyOffset, self.order, self.window, self.digest) = (player, latencyOffset, order, window, digest)
-    }
-
-    /// Whether this report shows that the relay gave its sender another record under its
-    /// `order` than the one `own` (this participant's digest at that order, if it has one) says.
-    public func diverges(from own: String?) -> Bool {
-        guard let digest, let own else { return false }
-        return digest != own
+        (self.player, self.latencyOffset, self.order, self.head) = (player, latencyOffset, order, head)
     }
 
     /// Whether every value is one a player could report: lateness and error bound within an
@@ -87,8 +77,7 @@ public struct HealthReport: Codable, Sendable, Equatable, CustomMessageIdentifia
             && (clockErrorBound.map { $0 >= 0 && $0 <= hour } ?? true)
             && (roundTrip.map { $0 >= 0 && $0 <= hour } ?? true)
             && WatchParty.Configuration.latencyOffsets.contains(latencyOffset)
-            && (digest.map { $0.count == 32 && $0.allSatisfy(\.isHexDigit) } ?? true) && (digest == nil) == (order == nil)
-            && (window.map { (1...256).contains($0) } ?? true)
+            && (head.map { $0.utf8.count == 64 && $0.allSatisfy(\.isHexDigit) } ?? true) && (head == nil) == (order == nil)
     }
 
     /// How far from the group's timeline a participant may present before the status line

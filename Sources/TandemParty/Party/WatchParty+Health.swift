@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Tandem
 import TandemClock
 import TandemPlayback
@@ -69,10 +70,10 @@ extension WatchParty {
             }
         }
         let bound = local.flatMap { coordinator.clockStatus(atLocalTime: $0)?.errorBound }
-        let latest = session.latestOrderedWindow
+        let chain = session.orderedChain
         var report = HealthReport(pictureLateness: lateness, clockErrorBound: bound.map { Int($0.nanoseconds / 1_000) }, state: state,
                                   player: watching.mpv == nil ? .builtIn : .mpv, latencyOffset: latencyOffset,
-                                  order: latest?.order, window: latest?.count, digest: latest?.digest)
+                                  order: chain?.order, head: chain?.head)
         report.roundTrip = local.flatMap { coordinator.roundTripToRelay(atLocalTime: $0) }.map { Int($0.nanoseconds / 1_000) }
         if state == .playing, let player = watching.player, player.hasSoundOutput {
             report.soundLateness = player.soundStatistics.lateness.map { Int($0.nanoseconds / 1_000) }
@@ -95,11 +96,22 @@ extension WatchParty {
     func followHealth() -> @Sendable () async -> Void {
         let messenger = GroupSessionMessenger(session: session, deliveryMode: .unreliable)
         let messages = messenger.messages(of: HealthReport.self)
+        let divergences = session.orderedChainDivergences()
+        // Who has been found shown another history: said once a participant.
+        let diverged = Mutex<Set<UUID>>([])
+        let say = { @Sendable [self] (participant: UUID, order: UInt64) in
+            guard diverged.withLock({ $0.insert(participant).inserted }) else { return }
+            let active = self.session.activeParticipants
+            let name = self.session.participant(identifiedBy: participant)?.name(among: active) ?? String(participant.uuidString.prefix(8))
+            self.emit(.relayDivergence(.init(with: name, participant: participant.uuidString, order: order)))
+        }
         return { [self] in
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    // Who has been reported as shown another history: said once a participant.
-                    var diverged: Set<UUID> = []
+                    // A head held until this participant reached its order, or a snapshot's.
+                    for await divergence in divergences { say(divergence.participant, divergence.order) }
+                }
+                group.addTask {
                     for await (report, context) in messages {
                         let sender = context.source
                         guard sender != self.session.localParticipant, report.isPlausible else { continue }
@@ -107,10 +119,9 @@ extension WatchParty {
                         let active = self.session.activeParticipants
                         let name = sender.name(among: active)
                         self.emit(.health(.init(from: name, participant: sender.id.uuidString, report: report)))
-                        if let order = report.order,
-                           report.diverges(from: self.session.orderedDigest(endingAt: order, count: report.window ?? 1)),
-                           diverged.insert(sender.id).inserted {
-                            self.emit(.relayDivergence(.init(with: name, participant: sender.id.uuidString, order: order)))
+                        if let order = report.order, let head = report.head,
+                           self.session.compareOrderedChain(order: order, head: head, from: sender) == .diverges {
+                            say(sender.id, order)
                         }
                     }
                 }

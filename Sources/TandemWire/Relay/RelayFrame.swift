@@ -40,12 +40,16 @@ public enum RelayFrame: Sendable, Hashable {
     /// its maker's statement, which the relay takes at once and by which it keeps the record
     /// apart from the history's caps), the statements of a reinstatement and of an epoch
     /// history, and widened the epoch to two bytes (in statements, role records and in front of
-    /// every sealed body): a version 11 participant is refused at the hello instead.
+    /// every sealed body): a version 11 participant is refused at the hello instead. Version 13
+    /// puts the writer's chain head over the session's order in front of every snapshot's state,
+    /// inside the seal, and health reports carry chain heads rather than window digests: a
+    /// version 12 participant would take every snapshot for a malformed one, and is refused at
+    /// the hello instead.
     ///
     /// The length prefix, the version byte, the type byte and the layout of `refusal` and
     /// `error` stay the same across versions, so that a relay can refuse a peer of another
     /// version in a frame that peer reads.
-    public static let version: UInt8 = 12
+    public static let version: UInt8 = 13
 
     // Handshake.
 
