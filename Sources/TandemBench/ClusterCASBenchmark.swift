@@ -106,7 +106,8 @@ public struct ClusterCASBenchmark: Sendable {
         return ("TANDEM_BENCH_CAS_\(shard)", "tandem.bench.cas.\(shard).\(phase).\(chain)")
     }
 
-    /// Runs on the NATS cluster at `url` (streams `TANDEM_BENCH_CAS_<n>` are made, and deleted after).
+    /// Runs on the NATS cluster at `url` (streams `TANDEM_BENCH_CAS_<n>` are made, and deleted after;
+    /// together they may hold 192 MiB, within the 256 MiB of file storage a test server has).
     public func run(url: String, progress: @Sendable (String) -> Void) async throws -> Result {
         let connection = try await NATSConnection.connect(to: url)
         defer { connection.closeAndForget() }
@@ -115,7 +116,7 @@ public struct ClusterCASBenchmark: Sendable {
         let names = (0..<max(streams, 1)).map { "TANDEM_BENCH_CAS_\($0)" }
         for (shard, stream) in names.enumerated() {
             let configuration = JetStreamStreamConfiguration(name: stream, subjects: ["tandem.bench.cas.\(shard).>"], storage: .file,
-                                                             replicas: replicas, maximumBytes: 256 * 1024 * 1024,
+                                                             replicas: replicas, maximumBytes: 192 * 1024 * 1024 / names.count,
                                                              maximumMessageSize: 1024 * 1024, duplicateWindow: 120_000_000_000)
             let deadline = ContinuousClock.now + .seconds(20)
             while true {

@@ -69,7 +69,7 @@ struct ClusterLogLoadTests {
                 partBytes += message.payload.count
                 if parts.count == part.count, parts.enumerated().allSatisfy({ $0.offset == $0.element.index }) {
                     do {
-                        _ = try core.applyClusterSnapshot(parts.flatMap(\.bytes), of: session, stored: partBytes, restore: restore, at: 1)
+                        answers += try core.applyClusterSnapshot(parts.flatMap(\.bytes), of: session, stored: partBytes, restore: restore, at: 1)
                     } catch {
                         Issue.record("the snapshot does not apply: \(error)")
                     }
@@ -77,7 +77,7 @@ struct ClusterLogLoadTests {
             } else {
                 parts = []
                 for entry in (try? ClusterLogCodec.decode(message.payload)) ?? [] where entry.session == session {
-                    _ = core.applyCluster(entry, at: 1)
+                    answers += core.applyCluster(entry, at: 1)
                 }
                 applied += 1
             }
