@@ -66,6 +66,9 @@ public struct ClusterOrderedBenchmark: Sendable {
         var alone: ClusterCASBenchmark.Result?
         if var natsAlone, !joinsOnly {
             natsAlone.chains = sessions
+            natsAlone.rates = rates
+            natsAlone.stepSeconds = stepSeconds
+            natsAlone.p99Bound = p99Bound
             alone = try await natsAlone.run(url: nats.url, progress: progress)
         }
         var relays: [ServeProcess] = []

@@ -80,30 +80,43 @@ public struct ClusterOrderedReport: Sendable, Equatable, Codable {
         var lines = [
             "Ordered delivery, \(sessions) sessions of \(participants) (each session's participants over every relay), "
                 + "proposal to receipt by the other \(participants - 1); " + String(format: "each rate offered evenly for %.0f s", stepSeconds),
-            "", "| offered /s | \(oneRelay.name) p50 / p99 (ms) | delivered | \(threeRelays.name) p50 / p99 (ms) | delivered |",
-            "|---|---|---|---|---|",
+            "", "| offered /s | \(oneRelay.name) p50 / p99 (ms) | delivered | \(threeRelays.name) p50 / p99 (ms) | delivered "
+                + "| NATS alone, commit p50 / p99 (ms) | committed |",
+            "|---|---|---|---|---|---|---|",
         ]
+        func natsCells(_ rate: Int) -> String {
+            guard let step = natsAlone?.paced?.first(where: { $0.offeredPerSecond == rate }) else { return "not tried | " }
+            return "\(cell(step.latency?.p50)) / \(cell(step.latency?.p99)) | \(step.commits)/\(step.offered)"
+                + (step.skipped > 0 ? " (\(step.skipped) behind)" : "") + (step.holds(p99Bound: p99Bound) ? "" : " ✗")
+        }
         let rates = (oneRelay.steps + threeRelays.steps).map(\.offeredPerSecond).reduce(into: [Int]()) { if !$0.contains($1) { $0.append($1) } }
+            + (natsAlone?.paced ?? []).map(\.offeredPerSecond).filter { rate in !(oneRelay.steps + threeRelays.steps).contains { $0.offeredPerSecond == rate } }
         for rate in rates {
             func cells(_ arrangement: Arrangement) -> String {
                 guard let step = arrangement.steps.first(where: { $0.offeredPerSecond == rate }) else { return "not tried | " }
                 return "\(cell(step.latency?.p50)) / \(cell(step.latency?.p99)) | \(step.delivered)/\(step.expected)"
                     + (step.holds(p99Bound: p99Bound) ? "" : " ✗")
             }
-            lines.append("| \(rate) | \(cells(oneRelay)) | \(cells(threeRelays)) |")
+            lines.append("| \(rate) | \(cells(oneRelay)) | \(cells(threeRelays)) | \(natsCells(rate)) |")
         }
         func sustained(_ arrangement: Arrangement) -> String { arrangement.sustained(p99Bound: p99Bound).map { "\($0) /s" } ?? "none" }
+        let natsSustained = natsAlone.map { alone in alone.sustained(p99Bound: p99Bound).map { "\($0) /s" } ?? "none" } ?? "–"
         lines += [
-            String(format: "| sustained (all delivered, p99 ≤ %.0f ms) | ", p99Bound) + "\(sustained(oneRelay)) | | \(sustained(threeRelays)) | |",
-            String(format: "| joining all %d participants (s) | %.1f | | %.1f | |", sessions * participants, oneRelay.joinSeconds, threeRelays.joinSeconds),
-            "| log messages per proposal over the steps | | | \(cell(threeRelays.logMessagesPerProposal)) | |",
+            String(format: "| sustained (all delivered, p99 ≤ %.0f ms) | ", p99Bound) + "\(sustained(oneRelay)) | | \(sustained(threeRelays)) | "
+                + "| \(natsSustained) | |",
+            String(format: "| joining all %d participants (s) | %.1f | | %.1f | | | |", sessions * participants, oneRelay.joinSeconds,
+                   threeRelays.joinSeconds),
+            "| log messages per proposal over the steps | | | \(cell(threeRelays.logMessagesPerProposal)) | | | |",
         ]
         if let alone = natsAlone {
             lines += [
                 "", "NATS alone, the same cluster before the relays started: \(alone.chains) compare-and-set chains from one client "
-                    + "(one publish in flight per chain, as a relay publishes a session's log)",
-                "", "| commits /s | p50 / p99 publish → acknowledgement (ms) | failed |", "|---|---|---|",
-                String(format: "| %.0f | ", alone.perSecond) + "\(cell(alone.latency?.p50)) / \(cell(alone.latency?.p99)) | \(alone.failures) |",
+                    + "over \(alone.streams) streams (one publish in flight per chain, as a relay publishes a session's log); "
+                    + "above, the same chains offered each rate evenly; here, every chain publishing at once",
+                "", "| commits /s | p50 / p99 publish → acknowledgement (ms) | failed | three relays' sustained rate / this |", "|---|---|---|---|",
+                String(format: "| %.0f | ", alone.perSecond) + "\(cell(alone.latency?.p50)) / \(cell(alone.latency?.p99)) | \(alone.failures) | "
+                    + (threeRelays.sustained(p99Bound: p99Bound).map { String(format: "%.1f %%", Double($0) / max(alone.perSecond, 1) * 100) } ?? "none")
+                    + " |",
             ]
         }
         lines += [

@@ -320,6 +320,7 @@ public final class ClusterRelay: Sendable {
 
     /// What the core submitted, on the relay's loop: quick, it only queues.
     func carry(_ output: RelayClusterOutput) {
+        for session in output.released { release(session) }
         for session in output.follow { log(for: session).follow() }
         var grouped: [UUID: [ClusterLogEntry]] = [:]
         var order: [UUID] = []

@@ -69,7 +69,7 @@ struct ClusterLogLoadTests {
                 partBytes += message.payload.count
                 if parts.count == part.count, parts.enumerated().allSatisfy({ $0.offset == $0.element.index }) {
                     do {
-                        _ = try core.applyClusterSnapshot(parts.flatMap(\.bytes), of: session, stored: partBytes, restore: restore, at: 1)
+                        answers += try core.applyClusterSnapshot(parts.flatMap(\.bytes), of: session, stored: partBytes, restore: restore, at: 1)
                     } catch {
                         Issue.record("the snapshot does not apply: \(error)")
                     }
@@ -77,7 +77,7 @@ struct ClusterLogLoadTests {
             } else {
                 parts = []
                 for entry in (try? ClusterLogCodec.decode(message.payload)) ?? [] where entry.session == session {
-                    _ = core.applyCluster(entry, at: 1)
+                    answers += core.applyCluster(entry, at: 1)
                 }
                 applied += 1
             }
@@ -151,10 +151,48 @@ struct ClusterLogLoadTests {
         #expect(ClusterCompactionCoreTests.Replica(joiner.core, session.id) == expected)
 
         // The same read believed alone (what the follower showed left out, as a relay did): the
-        // replica loads empty and the joiner of a live session is refused.
+        // replica loads empty, and with nothing more from the follower the joiner of a live
+        // session is refused once the hold for its session is over.
         var believing = Joiner(session.id)
         believing.run(stream, since: UInt64(stream.messages.count), seen: 0, read: 0, early: [], late: [])
+        #expect(!believing.refusedNoSession && !believing.challenged, "the joiner waits for the session")
+        believing.answers += believing.core.onTick(at: RelayCore.clusterAbsenceHold)
+        #expect(!believing.refusedNoSession, "still within the hold")
+        believing.answers += believing.core.onTick(at: 1 + RelayCore.clusterAbsenceHold)
         #expect(believing.refusedNoSession && !believing.core.holdsSession(session.id))
+        #expect(believing.core.takeClusterOutput().released == [session.id], "the session is no longer followed")
+    }
+
+    @Test("a read of 'no message' from a stream leader behind the replica that the creator's relay followed: the joiner waits for this relay's follower to deliver the session, and is challenged, not refused 'no session'")
+    func leaderBehindTheFollowers() throws {
+        let (world, session) = Self.liveSession()
+        var stream = Stream()
+        stream.store(world.log, of: session.id)
+        let expected = try #require(ClusterCompactionCoreTests.Replica(world.cores[0], session.id))
+        let first = try #require(stream.subject(session.id).first?.sequence)
+
+        // The creator was welcomed (its relay's follower, on a replica that had applied the
+        // creation, delivered it); this relay's follower had not delivered it when the log
+        // registered, and the leader, which had not applied it either, read the subject as empty,
+        // and so did its stream information. The follower delivers the log afterwards.
+        var joiner = Joiner(session.id)
+        joiner.run(stream, since: first - 1, seen: 0, read: 0, early: [], late: stream.subject(session.id))
+        #expect(joiner.challenged && !joiner.refusedNoSession)
+        #expect(ClusterCompactionCoreTests.Replica(joiner.core, session.id) == expected)
+
+        // Another joiner that comes while the session is awaited waits with it.
+        var late = Joiner(session.id)
+        late.run(stream, since: first - 1, seen: 0, read: 0, early: [], late: [])
+        let identity = SigningKeyPair()
+        let participant = RelayParticipantEntry(id: RelayAuthenticator.participantID(for: identity.publicKey), publicKey: identity.publicKey,
+                                                displayName: "later")
+        _ = late.core.onOpen(RelayConnectionID(2), entropy: [UInt8](repeating: 8, count: RelayCore.entropyLength), at: 1)
+        let hello = RelayHello(sessionID: session.id, participant: participant, create: false, activity: [], resume: false, received: 0, ticket: nil)
+        late.answers += late.core.onFrame(.hello(hello), from: RelayConnectionID(2), at: 1)
+        #expect(late.answers.isEmpty && late.core.takeClusterOutput().follow.isEmpty, "both wait; the log is followed already")
+        for message in stream.subject(session.id) { late.followed(message) }
+        let challenged = Set(late.answers.compactMap { if case let .send(connection, .challenge) = $0 { connection } else { nil } })
+        #expect(challenged == [RelayConnectionID(1), RelayConnectionID(2)])
     }
 
     @Test("whatever the follower had delivered when the log registered, and whichever of its messages come before the replay's, the joiner finds the whole session")

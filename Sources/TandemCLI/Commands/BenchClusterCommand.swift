@@ -4,7 +4,8 @@ import TandemBench
 /// `tandem bench cluster`: relays of a NATS cluster beside a single relay. Every row by default; `--players` four built-in players split over two relays (and
 /// the same four on one relay), `--failover` the second relay killed while they play (implies
 /// the players), `--sessions N` ordered delivery for N sessions of four over three relays (1,000
-/// by default; `--ordered` alone; the same NATS cluster alone in the relays' shape first),
+/// by default; `--ordered` alone; the same NATS cluster alone in the relays' shape first, every
+/// chain at once, then paced at each of the relays' rates),
 /// `--joins-only` only the three relays' joins of those sessions (run after run, for a join
 /// refused), `--clock` the relays' cluster time. `--seconds N` is how long the
 /// players play (at most 60) and the clock is read (10); `--no-failover` kills neither relay B

@@ -50,7 +50,7 @@ extension BenchClusterCommand {
     static var options: [OptionHelp] {
         [OptionHelp("--players", "four built-in players split over two relays, beside the same four on one relay"),
          OptionHelp("--failover", "the players, with the second relay killed while they play"),
-         OptionHelp("--ordered", "ordered delivery across three relays"),
+         OptionHelp("--ordered", "ordered delivery across three relays, beside the same NATS cluster alone in their shape (every chain at once, then paced at each rate)"),
          OptionHelp("--sessions N", "ordered delivery for N sessions of four (implies --ordered; default: 1000)"),
          OptionHelp("--joins-only", "only the three relays' joins of those sessions, run after run (implies --ordered)"),
          OptionHelp("--clock", "the relays' cluster time, its authority killed midway"),

@@ -10,9 +10,12 @@ public struct RelayClusterOutput: Sendable {
     /// Sessions this relay does not hold and was asked for: replay each from its log, follow it,
     /// then call `onClusterSessionLoaded`.
     public var follow: [UUID] = []
+    /// Sessions no longer held nor wanted here: stop following their logs (the core has
+    /// released them, `releaseClusterSession`). Carried before `follow`.
+    public var released: [UUID] = []
 
     /// Whether there is nothing to carry.
-    public var isEmpty: Bool { entries.isEmpty && datagrams.isEmpty && follow.isEmpty }
+    public var isEmpty: Bool { entries.isEmpty && datagrams.isEmpty && follow.isEmpty && released.isEmpty }
 }
 
 /// A clustered core's own state: what it has submitted and not yet seen applied, the
@@ -54,8 +57,12 @@ struct RelayClusterState: Sendable {
     var joining: [RelayConnectionID: RelayHello] = [:]
     /// Sessions whose log this relay has replayed and follows.
     var loaded: Set<UUID> = []
-    /// Hellos for sessions being replayed, answered once they are loaded.
+    /// Hellos for sessions being replayed, answered once they are loaded (or, for a session
+    /// being confirmed absent, once it appears or its hold ends).
     var loading: [UUID: [(RelayConnectionID, RelayHello)]] = [:]
+    /// Sessions whose log was loaded empty while hellos that need the session waited, and the
+    /// instant until which those hellos wait for it to appear (`clusterAbsenceHold`).
+    var confirming: [UUID: Int64] = [:]
     /// Local participants whose removal was submitted.
     var departing: Set<RelayCore.ParticipantKey> = []
     /// The cursor last submitted for each local participant.
@@ -162,6 +169,7 @@ extension RelayCore {
               !connections.values.contains(where: { if case let .challenged(hello, _) = $0.phase { hello.sessionID == session } else { false } }),
               !cluster.output.entries.contains(where: { $0.session == session }) else { return false }
         self.cluster?.loaded.remove(session)
+        self.cluster?.confirming[session] = nil
         self.cluster?.outstanding[session] = nil
         self.cluster?.progressAt[session] = nil
         self.cluster?.stalled.remove(session)
@@ -171,16 +179,19 @@ extension RelayCore {
     }
 
     /// `session`'s log has been replayed to its end: the hellos that waited for it are answered.
+    /// When the replica does not hold it (its log was read empty), the hellos that would be
+    /// refused "no session" (joins and resumptions) wait for it for `clusterAbsenceHold`; a
+    /// creator's is answered at once.
     public mutating func onClusterSessionLoaded(_ session: UUID, at now: Int64) -> [RelayDirective] {
         guard cluster != nil else { return [] }
         cluster?.loaded.insert(session)
-        let waiting = cluster?.loading.removeValue(forKey: session) ?? []
-        var directives: [RelayDirective] = []
-        for (connection, hello) in waiting {
-            guard case .greeting? = connections[connection]?.phase else { continue }
-            directives += greet(connection, .hello(hello), at: now)
+        var waiting = cluster?.loading.removeValue(forKey: session) ?? []
+        if sessions[session] == nil, endedSessions[session] == nil, waiting.contains(where: { !$0.1.create }) {
+            cluster?.loading[session] = waiting.filter { !$0.1.create }
+            cluster?.confirming[session] = now.saturatingAdding(RelayCore.clusterAbsenceHold)
+            waiting = waiting.filter { $0.1.create }
         }
-        return directives
+        return greet(waiting, at: now)
     }
 
     /// The shell could not read `session`'s log (NATS stayed away): the hellos waiting for it are
@@ -323,7 +334,13 @@ extension RelayCore {
     /// A hello for a session this relay has not loaded: it waits while the log is replayed.
     /// Nil when the session is here (or its log was replayed and it is not there).
     mutating func clusterAwaitSession(_ connection: RelayConnectionID, _ hello: RelayHello) -> [RelayDirective]? {
-        guard cluster != nil, sessions[hello.sessionID] == nil, cluster?.loaded.contains(hello.sessionID) == false else { return nil }
+        guard cluster != nil, sessions[hello.sessionID] == nil else { return nil }
+        // Its log was read empty and the session is awaited: a join waits with the others.
+        if cluster?.confirming[hello.sessionID] != nil, !hello.create {
+            cluster?.loading[hello.sessionID, default: []].append((connection, hello))
+            return []
+        }
+        guard cluster?.loaded.contains(hello.sessionID) == false else { return nil }
         if cluster?.loading[hello.sessionID] == nil { cluster?.output.follow.append(hello.sessionID) }
         cluster?.loading[hello.sessionID, default: []].append((connection, hello))
         return []
@@ -378,7 +395,7 @@ extension RelayCore {
     /// within the grace period, it departs.
     mutating func clusterTick(at now: Int64) -> [RelayDirective] {
         guard cluster != nil else { return [] }
-        let stalls = clusterStalls(at: now)
+        let stalls = clusterAbsencesConfirmed(at: now) + clusterStalls(at: now)
         if let last = cluster?.lastCursors, now - last < RelayCore.clusterCursorInterval { return stalls }
         cluster?.lastCursors = now
         var advanced: [(ParticipantKey, UInt64, RelayConnectionID)] = []
@@ -462,7 +479,7 @@ extension RelayCore {
         let progress = entry.relay == relay ? clusterProgress(entry.session, at: now) : []
         let held = sessions[entry.session] != nil
         noteClusterLogApplied(entry)
-        let directives = progress + applyClusterEntry(entry, relay: relay, at: now)
+        let directives = progress + applyClusterEntry(entry, relay: relay, at: now) + clusterSessionAppeared(entry.session, at: now)
         if entry.relay == relay, held, sessions[entry.session] == nil { cluster?.purges.insert(entry.session) }
         return clusterPaced(directives)
     }

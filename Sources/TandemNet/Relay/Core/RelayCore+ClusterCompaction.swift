@@ -94,7 +94,7 @@ extension RelayCore {
         var directives: [RelayDirective] = []
         if restore {
             let snapshot = try ClusterSessionSnapshot.decode(state, session: session)
-            directives = restoreClusterSession(snapshot, at: now)
+            directives = restoreClusterSession(snapshot, at: now) + clusterSessionAppeared(session, at: now)
         }
         cluster?.logBytes[session] = stored
         cluster?.snapshotBytes[session] = stored
