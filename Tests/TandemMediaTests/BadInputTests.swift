@@ -52,7 +52,7 @@ import TandemMediaTypes
         // The player ends too, on time, with what it had.
         let counter = CountingSink()
         let player = try HeadlessPlayer(url: cut, videoSinks: [counter],
-                                        timeline: PresentationTimeline(rate: 4, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now()))
+                                        timeline: PresentationTimeline(rate: 4, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: MonotonicClock.now())))
         #expect(player.waitUntilEnded(timeout: 10))
         #expect(counter.counts.frames + player.statistics.droppedLateFrames > clip.frameCount / 3)
     }

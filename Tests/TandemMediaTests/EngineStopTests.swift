@@ -13,7 +13,7 @@ import TandemClock
         var options = HeadlessPlayer.Options()
         options.decodeAudio = false
         // Paused far ahead: both threads soon have nothing to do but wait.
-        let paused = PresentationTimeline(rate: 0, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now())
+        let paused = PresentationTimeline(rate: 0, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: MonotonicClock.now()))
         let player = try HeadlessPlayer(url: SampleClip.h264.path, options: options, timeline: paused)
         let engine = player.engine
         let entered = DispatchSemaphore(value: 0)

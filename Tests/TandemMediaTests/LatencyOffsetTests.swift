@@ -16,7 +16,7 @@ import TandemMediaTypes
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }
         let anchor = MonotonicClock.now() + 400_000_000
-        let timeline = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: anchor)
+        let timeline = PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: anchor))
         var players: [HeadlessPlayer] = []
         var logs: [PresentationLog] = []
         for (index, offset) in [Int64(0), 150_000_000, -100_000_000].enumerated() {

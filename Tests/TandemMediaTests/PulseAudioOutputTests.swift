@@ -246,7 +246,7 @@ import TandemTestKit
         Thread.sleep(forTimeInterval: 0.5)
         let start = MonotonicClock.now() + 300_000_000
         for player in players {
-            try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: start))
+            try player.setTimeline(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: start)))
         }
         Thread.sleep(forTimeInterval: 0.8)
         recording.stop()
@@ -298,10 +298,10 @@ import TandemTestKit
         // Plays from 0 at T; paused at T + 200 ms; plays on at T + 400 ms; at T + 600 ms jumps to media 0.1 s.
         let t = MonotonicClock.now() + 300_000_000
         let ms: Nanoseconds = 1_000_000
-        try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: t))
-        try player.setTimeline(.paused(at: 200 * ms, from: t + 200 * ms))
-        try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 200 * ms, anchorLocalTime: t + 400 * ms))
-        try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 100 * ms, anchorLocalTime: t + 600 * ms),
+        try player.setTimeline(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: t)))
+        try player.setTimeline(.paused(at: .init(nanoseconds: 200 * ms), from: .init(nanoseconds: t + 200 * ms)))
+        try player.setTimeline(PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 200 * ms), anchorHostTime: .init(nanoseconds: t + 400 * ms)))
+        try player.setTimeline(PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 100 * ms), anchorHostTime: .init(nanoseconds: t + 600 * ms)),
                                discontinuous: true)
         Thread.sleep(forTimeInterval: 1.1)
         recording.stop()
@@ -343,7 +343,7 @@ import TandemTestKit
         let player = try HeadlessPlayer(url: SampleClip.h264.path, options: options, videoSinks: [frames])
         Self.settle(player)
         let start = MonotonicClock.now() + 300_000_000
-        let timeline = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: start)
+        let timeline = PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: start))
         try player.setTimeline(timeline)
         Thread.sleep(forTimeInterval: 1.3)
         player.close()
@@ -395,10 +395,10 @@ import TandemTestKit
         Self.settle(player)
         // The first item from T; at T + 300 ms the next one from its start, decoded ahead.
         let t = MonotonicClock.now() + 300_000_000
-        try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: t))
+        try player.setTimeline(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: t)))
         try player.prepare(PlaybackItem(file: second, identifier: "next.wav"), at: 0)
         #expect(player.waitUntilReady(preparedItem: true, timeout: 5))
-        try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: t + 300_000_000))
+        try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: t + 300_000_000)))
         Thread.sleep(forTimeInterval: 0.9)
         recording.stop()
         #expect(player.itemIdentifier == "next.wav")
@@ -445,7 +445,7 @@ import TandemTestKit
         let opened = MonotonicClock.now()
         let sink = NullAudioSink()
         let player = try HeadlessPlayer(url: media, options: options, audioSinks: [sink],
-                                        timeline: PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now() + 50_000_000))
+                                        timeline: PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: MonotonicClock.now() + 50_000_000)))
         defer { player.close() }
         #expect(MonotonicClock.now() - opened < 3_000_000_000)
         let lines = notices.withLock { $0 }

@@ -26,9 +26,9 @@ public final class LatenessRecorder: VideoSink {
         let capacity = self.capacity
         state.withLock { state in
             if state.samples.count < capacity {
-                state.samples.append(presentation.lateness)
+                state.samples.append(presentation.lateBy.nanoseconds)
             } else {
-                state.samples[state.next] = presentation.lateness
+                state.samples[state.next] = presentation.lateBy.nanoseconds
                 state.next = (state.next + 1) % capacity
             }
         }

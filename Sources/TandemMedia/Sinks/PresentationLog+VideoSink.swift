@@ -10,8 +10,9 @@ extension PresentationLog: VideoSink {
 
     /// The line of a frame at `pts`; one presented late says when it was `queued`.
     static func line(_ pts: Nanoseconds, _ presentation: Presentation, queued: Nanoseconds? = nil) -> String {
-        let late = !presentation.isStill && presentation.presented - presentation.scheduled > lateThreshold
-        return line(item: presentation.item, pts: MediaTime.seconds(pts), scheduled: presentation.scheduled,
-                    presented: presentation.presented, still: presentation.isStill, reading: false, queued: late ? queued : nil)
+        let late = !presentation.isStill && presentation.lateBy.nanoseconds > lateThreshold
+        return line(item: presentation.item, pts: MediaTime.seconds(pts), scheduled: presentation.scheduledInstant.nanoseconds,
+                    presented: presentation.presentedInstant.nanoseconds, still: presentation.isStill, reading: false,
+                    queued: late ? queued : nil)
     }
 }
