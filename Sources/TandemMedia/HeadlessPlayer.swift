@@ -97,7 +97,7 @@ public final class HeadlessPlayer: @unchecked Sendable {
         /// earlier, negative later, within ±`HeadlessPlayer.maximumLatencyOffset`; 0 by default.
         /// It is this player's alone: nothing of it reaches the group. The sound output's
         /// instants move with the pictures' (as do the audio sinks').
-        public var latencyOffset: Nanoseconds = 0
+        public var latencyOffset: Int64 = 0
 
         /// Where the player's sound plays: `.none` (the default: silent, as in tests and
         /// benchmarks that do not ask for sound) or `.pulse`, a PulseAudio (or PipeWire) server.
@@ -279,13 +279,13 @@ public final class HeadlessPlayer: @unchecked Sendable {
     }
 
     /// The largest latency offset either way: 1 s.
-    public static let maximumLatencyOffset: Nanoseconds = 1_000_000_000
+    public static let maximumLatencyOffset: Int64 = 1_000_000_000
 
     /// How much earlier than the timeline gives it each frame is presented, in nanoseconds
     /// (`Options.latencyOffset`); set it at any time, clamped to ±`maximumLatencyOffset`, and
     /// the next frame is presented by it. The timeline and `itemTime(atHostTime:)` stay the
     /// group's: only the presentation instants (and the presentation log's) move.
-    public var latencyOffset: Nanoseconds {
+    public var latencyOffset: Int64 {
         get { engine.lock.withLock { engine.latencyOffset.nanoseconds } }
         set {
             engine.lock.withLock {
@@ -295,7 +295,7 @@ public final class HeadlessPlayer: @unchecked Sendable {
         }
     }
 
-    static func clampedLatencyOffset(_ offset: Nanoseconds) -> Nanoseconds {
+    static func clampedLatencyOffset(_ offset: Int64) -> Int64 {
         min(max(offset, -maximumLatencyOffset), maximumLatencyOffset)
     }
 

@@ -13,12 +13,12 @@ import TandemMediaTypes
 /// `AVFrame` is not written once decoded.
 public final class VideoFrame: @unchecked Sendable {
     /// The presentation time, in nanoseconds of media time.
-    public let presentationTime: Nanoseconds
+    public let presentationTime: Int64
     /// How long the frame is shown at rate 1, in nanoseconds.
-    public internal(set) var duration: Nanoseconds
+    public internal(set) var duration: Int64
     /// When the player's decoder queued it for presentation (raw CLOCK_MONOTONIC ns); nil
     /// before it is queued.
-    public internal(set) var queuedAt: Nanoseconds?
+    public internal(set) var queuedAt: Int64?
     /// Width in pixels.
     public let width: Int
     /// Height in pixels.
@@ -26,7 +26,7 @@ public final class VideoFrame: @unchecked Sendable {
     let frame: UnsafeMutablePointer<AVFrame>
 
     /// Takes a new reference to `source`'s buffers.
-    init(referencing source: UnsafeMutablePointer<AVFrame>, presentationTime: Nanoseconds, duration: Nanoseconds) throws(MediaError) {
+    init(referencing source: UnsafeMutablePointer<AVFrame>, presentationTime: Int64, duration: Int64) throws(MediaError) {
         guard let frame = av_frame_clone(source) else {
             throw MediaError.ffmpeg("av_frame_clone", code: tandem_averror(ENOMEM))
         }
@@ -43,10 +43,10 @@ public final class VideoFrame: @unchecked Sendable {
     }
 
     /// The media time at which the next frame starts.
-    public var endTime: Nanoseconds { presentationTime + duration }
+    public var endTime: Int64 { presentationTime + duration }
 
     /// Whether the frame is the one on screen at media time `time`.
-    public func covers(_ time: Nanoseconds) -> Bool {
+    public func covers(_ time: Int64) -> Bool {
         presentationTime <= time && time < endTime
     }
 

@@ -62,7 +62,7 @@ private struct NoiseTaggedSource: AudioFrameSource {
 
 /// The sound output's decisions on made-up instants: which media frame each output frame plays.
 @Suite struct AudioPlayoutCoreTests {
-    static let second: Nanoseconds = 1_000_000_000
+    static let second: Int64 = 1_000_000_000
     static let period = 1e9 / 48_000
 
     /// Runs consecutive requests of `frames` from `start`, one every `period`; returns every output sample.

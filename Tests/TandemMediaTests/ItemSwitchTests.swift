@@ -12,7 +12,7 @@ import TandemMediaTypes
 /// frame, at which scheduled instant, nothing of the old item after the switch); how late the
 /// first frame of the new item was presented is printed, never asserted (a shared machine).
 @Suite(.serialized) struct ItemSwitchIOTests {
-    static let ms: Nanoseconds = 1_000_000
+    static let ms: Int64 = 1_000_000
     static let a = SampleClip.h264
     static let b = SampleClip.h264BFrames
 
@@ -24,7 +24,7 @@ import TandemMediaTypes
 
     @Test func aPreparedItemTakesOverAtItsInstant() throws {
         let recorder = ItemRecorder()
-        let t0 = MonotonicClock.now() + 150 * Self.ms
+        let t0 = HostInstant.now().nanoseconds + 150 * Self.ms
         let playing = PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: t0))
         let player = try HeadlessPlayer(item: PlaybackItem(file: Self.a.path), videoSinks: [recorder], timeline: playing)
         defer { player.close() }
@@ -63,7 +63,7 @@ import TandemMediaTypes
 
     @Test func atTheEndOfAnItemThePreparedOneFollowsAtTheGivenInstant() throws {
         let recorder = ItemRecorder()
-        let t0 = MonotonicClock.now() + 150 * Self.ms
+        let t0 = HostInstant.now().nanoseconds + 150 * Self.ms
         // The last 0.6 s of the first item, then the second from 3.5 s.
         let playing = PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 3_400 * Self.ms), anchorHostTime: .init(nanoseconds: t0))
         let player = try HeadlessPlayer(item: PlaybackItem(file: Self.a.path), options: Self.videoOnly, videoSinks: [recorder],
@@ -105,7 +105,7 @@ import TandemMediaTypes
     @Test func aChangeForTheSwitchsInstantOrBeforeCancelsItAndTheItemStaysPrepared() throws {
         let player = try HeadlessPlayer(item: PlaybackItem(file: Self.a.path), options: Self.videoOnly)
         defer { player.close() }
-        let now = MonotonicClock.now()
+        let now = HostInstant.now().nanoseconds
         try player.prepare(PlaybackItem(file: Self.b.path), at: 0)
         try player.switchToPreparedItem(timeline: .paused(at: .zero, from: .init(nanoseconds: now + 5_000 * Self.ms)))
         try player.setTimeline(.paused(at: .init(nanoseconds: 1_000 * Self.ms), from: .init(nanoseconds: now + 1_000 * Self.ms)), discontinuous: true)
@@ -113,7 +113,7 @@ import TandemMediaTypes
         #expect(player.timeline == .paused(at: .init(nanoseconds: 1_000 * Self.ms), from: .init(nanoseconds: now + 1_000 * Self.ms)))
         #expect(player.itemIdentifier == Self.a.name)
         // Switched to again, at once this time.
-        try player.switchToPreparedItem(timeline: .paused(at: .zero, from: .init(nanoseconds: MonotonicClock.now())))
+        try player.switchToPreparedItem(timeline: .paused(at: .zero, from: .init(nanoseconds: HostInstant.now().nanoseconds)))
         #expect(player.itemIdentifier == Self.b.name)
         #expect(player.preparedItem == nil)
     }
@@ -122,7 +122,7 @@ import TandemMediaTypes
         let recorder = ItemRecorder()
         let player = try HeadlessPlayer(item: PlaybackItem(file: Self.a.path), options: Self.videoOnly, videoSinks: [recorder])
         defer { player.close() }
-        let now = MonotonicClock.now()
+        let now = HostInstant.now().nanoseconds
         try player.prepare(PlaybackItem(file: Self.b.path), at: 0)
         try player.switchToPreparedItem(timeline: .paused(at: .zero, from: .init(nanoseconds: now + 200 * Self.ms)))
         // A seek of the new item, for after the switch.
@@ -178,7 +178,7 @@ import TandemMediaTypes
         #expect(player.preparedItem?.identifier == Self.b.name)
 
         // The switch finds b decoded from its start, and b's own follower answer is none.
-        let switchAt = MonotonicClock.now() + 200 * Self.ms
+        let switchAt = HostInstant.now().nanoseconds + 200 * Self.ms
         try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: switchAt)))
         #expect(player.waitUntilEnded(timeout: 15))
         #expect(recorder.all.first { $0.item == Self.b.name }?.pts == 0)
@@ -200,7 +200,7 @@ import TandemMediaTypes
         try player.prepare(PlaybackItem(bytes: source, identifier: "cut"), at: 0)
         #expect(player.statistics.decodingError == nil)
         try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 4, anchorMediaTime: 0,
-                                                                       anchorLocalTime: MonotonicClock.now() + 100 * Self.ms))
+                                                                       anchorLocalTime: HostInstant.now().nanoseconds + 100 * Self.ms))
         #expect(player.waitUntilEnded(timeout: 15))
         #expect(player.itemIdentifier == "cut")
         #expect(player.statistics.decodingError?.contains("the peer serving these bytes is gone") == true,
@@ -213,15 +213,15 @@ import TandemMediaTypes
     @Test func firstFrameLatenessAfterASwitchIsMeasured() throws {
         let recorder = ItemRecorder()
         let player = try HeadlessPlayer(item: PlaybackItem(file: Self.a.path), options: Self.videoOnly, videoSinks: [recorder],
-                                        timeline: PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: MonotonicClock.now() + 100 * Self.ms)))
+                                        timeline: PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: HostInstant.now().nanoseconds + 100 * Self.ms)))
         defer { player.close() }
         let runs = 12
-        var firsts: [Nanoseconds] = []
+        var firsts: [Int64] = []
         for run in 0..<runs {
             let clip = run % 2 == 0 ? Self.b : Self.a
             let identifier = "\(clip.name)#\(run)"
             try player.prepare(PlaybackItem(file: clip.path, identifier: identifier), at: 500 * Self.ms)
-            let at = MonotonicClock.now() + 300 * Self.ms
+            let at = HostInstant.now().nanoseconds + 300 * Self.ms
             try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 500 * Self.ms), anchorHostTime: .init(nanoseconds: at)))
             #expect(recorder.wait(timeout: 10) { $0.contains { $0.item == identifier && !$0.presentation.isStill } })
             let first = try #require(recorder.all.first { $0.item == identifier })
@@ -230,7 +230,7 @@ import TandemMediaTypes
             firsts.append(first.presentation.lateness)
         }
         let all = recorder.all.filter { !$0.presentation.isStill }.map(\.presentation.lateness)
-        func quantile(_ values: [Nanoseconds], _ q: Double) -> Double {
+        func quantile(_ values: [Int64], _ q: Double) -> Double {
             let sorted = values.sorted()
             return Double(sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * q))]) / 1e3
         }

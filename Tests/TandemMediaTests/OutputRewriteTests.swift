@@ -6,7 +6,7 @@ import TandemClock
 /// and instants: where it rewrites from, what counts as a change, and that the core, put back
 /// in its state at an earlier render, renders what it would have rendered had it known.
 @Suite struct OutputRewriteTests {
-    static let second: Nanoseconds = 1_000_000_000
+    static let second: Int64 = 1_000_000_000
     static let period = 1e9 / 48_000
 
     static func starts(_ frames: [Int64]) -> OutputRewrite.Starts {

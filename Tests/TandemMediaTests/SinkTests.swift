@@ -35,7 +35,7 @@ import TandemMediaTypes
         #expect(descriptor >= 0)
         let renderer = TerminalRenderer(descriptor: descriptor, size: (40, 12))
         let player = try HeadlessPlayer(url: SampleClip.h264.path, videoSinks: [renderer],
-                                        timeline: PresentationTimeline(rate: 4, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: MonotonicClock.now())))
+                                        timeline: PresentationTimeline(rate: 4, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: HostInstant.now().nanoseconds)))
         #expect(player.waitUntilEnded(timeout: 10))
         renderer.stop()
         close(descriptor)
@@ -109,12 +109,12 @@ import TandemMediaTypes
             let image = try? frame.rgbImage(width: 32, height: 24)
             if image?.pixels.count == 32 * 24 * 3 { seen.withLock { $0 += 1 } }
         }
-        let start = PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: MonotonicClock.now() + 100_000_000))
+        let start = PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: HostInstant.now().nanoseconds + 100_000_000))
         let player = try HeadlessPlayer(url: try Self.longClip(fixtures), videoSinks: [log, pixels], timeline: start)
 
         try player.setRate(2)
         player.seek(to: 30_000_000_000)
-        let pauseAt = MonotonicClock.now() + 1_000_000_000
+        let pauseAt = HostInstant.now().nanoseconds + 1_000_000_000
         try player.pause(at: pauseAt)
         Thread.sleep(forTimeInterval: 2)
         // Paused where 1 s of double speed from 30 s led (less the seek's 80 ms lead).

@@ -10,7 +10,7 @@ import TandemTestKit
 /// once its sound is decoded that far ahead as well as its first pictures. Decoding is slowed so
 /// that readiness is reached frame by frame and what was decoded at that moment can be read.
 @Suite(.serialized) struct SoundReadinessIOTests {
-    static let ms: Nanoseconds = 1_000_000
+    static let ms: Int64 = 1_000_000
 
     /// A sound output whose server cannot be reached: its decoded sound is still kept for it.
     static func options(latency: TimeSpan) -> HeadlessPlayer.Options {

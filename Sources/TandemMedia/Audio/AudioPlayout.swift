@@ -105,7 +105,7 @@ final class AudioPlayout: Sendable {
             Self.silence(output, frames: frames)
             return frames
         }
-        let called = LocalInstant(nanoseconds: MonotonicClock.now())
+        let called = LocalInstant(nanoseconds: HostInstant.now().nanoseconds)
         let read = timing.read().map { LastTiming(schedule: $0.0, offset: $0.1) }
         guard let current = read ?? lastTiming.withLock({ $0 }) else {
             Self.silence(output, frames: frames)
