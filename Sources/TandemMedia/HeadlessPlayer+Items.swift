@@ -90,7 +90,7 @@ extension HeadlessPlayer {
     /// low-level path: it never goes to the group.
     public func replaceCurrentItem(with item: PlaybackItem, timeline: PresentationTimeline) throws(MediaError) {
         guard timeline.isValid else { throw MediaError.invalidArgument("rate", "\(timeline.rate) is outside 0.25...4") }
-        try prepare(item, at: timeline.anchorItemTime.nanoseconds)
+        try prepare(item, at: timeline.anchorItemTime)
         try switchToPreparedItem(timeline: timeline)
     }
 

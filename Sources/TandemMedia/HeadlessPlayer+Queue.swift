@@ -33,9 +33,9 @@ extension HeadlessPlayerCoordination {
         let prepared = player.preparedItem?.identifier == identifier
         switch command {
         case .seek(let seek):
-            if !prepared { try? player.prepare(item, at: seek.itemTime.nanoseconds) }
+            if !prepared { try? player.prepare(item, at: seek.itemTime) }
         case .buffer(let buffer):
-            if !prepared { try? player.prepare(item, at: buffer.itemTime.nanoseconds) }
+            if !prepared { try? player.prepare(item, at: buffer.itemTime) }
         case .play(let play):
             let rate = min(max(play.rate, PresentationTimeline.minimumRate), PresentationTimeline.maximumRate)
             var timeline = PresentationTimeline(rate: rate, anchorItemTime: play.itemTime, anchorHostTime: play.hostTime)
