@@ -12,7 +12,7 @@ extension HeadlessPlayer {
     @_disfavoredOverload
     public func seek(to time: CMTime) {
         guard let nanoseconds = time.nanoseconds else { return }
-        seek(to: nanoseconds)
+        seek(to: ItemTime(nanoseconds: nanoseconds))
     }
 
     /// Moves to `time` within the tolerances given, as AVPlayer's
@@ -24,9 +24,9 @@ extension HeadlessPlayer {
         seek(to: time)
     }
 
-    /// The current media time, as AVPlayer's `currentTime()`: `mediaTime()` now, in nanoseconds
+    /// The current media time, as AVPlayer's `currentTime()`: `itemTime()` now, in nanoseconds
     /// (`timescale` 1,000,000,000), exactly.
     public func currentTime() -> CMTime {
-        CMTime(ItemTime(nanoseconds: mediaTime()))
+        CMTime(itemTime())
     }
 }

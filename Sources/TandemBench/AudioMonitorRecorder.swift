@@ -74,7 +74,7 @@ public final class AudioMonitorRecorder: @unchecked Sendable {
         }
         self.file = file
         do {
-            try open(server: server, source: source, channelMap: channelMap, deadline: MonotonicClock.now() + Int64(timeout * 1e9))
+            try open(server: server, source: source, channelMap: channelMap, deadline: HostInstant.now().nanoseconds + Int64(timeout * 1e9))
         } catch {
             stop()
             throw error
@@ -146,7 +146,7 @@ public final class AudioMonitorRecorder: @unchecked Sendable {
             let result = Result { try ready() }
             pa_threaded_mainloop_unlock(mainloop)
             if try result.get() { return }
-            if MonotonicClock.now() >= deadline { throw BenchmarkError("the recording: no answer from \(what) in time") }
+            if HostInstant.now().nanoseconds >= deadline { throw BenchmarkError("the recording: no answer from \(what) in time") }
             usleep(1_000)
         }
     }
@@ -246,7 +246,7 @@ public final class AudioMonitorRecorder: @unchecked Sendable {
             recorded.withLock { $0.bytes += Int64(length) }
             pa_stream_drop(stream)
         }
-        let now = MonotonicClock.now()
+        let now = HostInstant.now().nanoseconds
         if now - lastRequest >= Self.timingInterval, let operation = pa_stream_update_timing_info(stream, nil, nil) {
             pa_operation_unref(operation)
             lastRequest = now
@@ -263,7 +263,7 @@ public final class AudioMonitorRecorder: @unchecked Sendable {
         let isMonotonic = (Int(info.timestamp.tv_usec) & (1 << 30)) != 0
         var wall = timespec()
         clock_gettime(CLOCK_REALTIME, &wall)
-        let monotonic = MonotonicClock.now()
+        let monotonic = HostInstant.now().nanoseconds
         let shift = isMonotonic ? 0 : monotonic - (Int64(wall.tv_sec) * 1_000_000_000 + Int64(wall.tv_nsec))
         let instant = microseconds * 1000 + shift + Int64(info.sink_usec) * 1000 - Int64(info.source_usec) * 1000
         let report = Timing(frame: info.write_index / Int64(bytesPerFrame), instant: instant)

@@ -278,7 +278,7 @@ public enum FrameFlipBenchmark {
         probe.start()
         try await Task.sleep(for: .milliseconds(500))
         var steps: [(at: Int64, name: String)] = []
-        let began = MonotonicClock.now()
+        let began = HostInstant.now().nanoseconds
         for step in configuration.script {
             let at = try FrameFlipProbe.send(step.action.command, to: settings[step.peer % settings.count].socket)
             steps.append((at, "\(step.action) in peer \(step.peer)"))

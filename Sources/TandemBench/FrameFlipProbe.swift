@@ -117,7 +117,7 @@ public final class FrameFlipProbe: Sendable {
         var lastMidpoint: Int64?
         var gap = timespec(tv_sec: 0, tv_nsec: Int(pollGap))
         while !stopping.load(ordering: .relaxed) {
-            let sent = MonotonicClock.now()
+            let sent = HostInstant.now().nanoseconds
             guard (try? connection.writeAll(Self.request, timeout: 1_000_000_000)) != nil else { return }
             // Read until the reply (events on the way are skipped); at most a second.
             var value: Double??
@@ -133,7 +133,7 @@ public final class FrameFlipProbe: Sendable {
                 }
                 if let reply = Self.reply(line) { value = .some(reply) }
             }
-            let received = MonotonicClock.now()
+            let received = HostInstant.now().nanoseconds
             let midpoint = sent + (received - sent) / 2
             if let position = value ?? nil, position != last {
                 if let previous = lastMidpoint, last != nil {
@@ -195,7 +195,7 @@ public final class FrameFlipProbe: Sendable {
     public static func position(at socket: String) -> Double? {
         guard let connection = try? UnixStreamSocket(connectingTo: socket),
               (try? connection.writeAll(request, timeout: 1_000_000_000)) != nil else { return nil }
-        return firstLine(on: connection, until: MonotonicClock.now() + 1_000_000_000) { reply($0) } ?? nil
+        return firstLine(on: connection, until: HostInstant.now().nanoseconds + 1_000_000_000) { reply($0) } ?? nil
     }
 
     /// Reads `connection` a line at a time until `match` takes one (and returns its value),
@@ -205,7 +205,7 @@ public final class FrameFlipProbe: Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var pending: [UInt8] = []
         // Bounded by the deadline.
-        while MonotonicClock.now() < deadline {
+        while HostInstant.now().nanoseconds < deadline {
             if let line = nextLine(&pending) {
                 if let value = try match(line) { return value }
                 continue
@@ -230,7 +230,7 @@ public final class FrameFlipProbe: Sendable {
             throw ProbeError(description: "cannot connect to mpv at \(socket): \(error)")
         }
         let body = try JSONSerialization.data(withJSONObject: ["command": command, "request_id": 9])
-        let sent = MonotonicClock.now()
+        let sent = HostInstant.now().nanoseconds
         do {
             try connection.writeAll(Array(body) + [UInt8(ascii: "\n")], timeout: 1_000_000_000)
         } catch {

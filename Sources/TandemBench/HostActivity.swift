@@ -146,7 +146,7 @@ final class HostActivityRecorder: Sendable {
 
     /// One reading now; nil where `/proc` is not readable.
     static func read() -> HostActivity.Sample? {
-        let at = MonotonicClock.now()
+        let at = HostInstant.now().nanoseconds
         guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
               let loadavg = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8),
               let steal = stealTicks(stat: stat), let load = loadavg.split(separator: " ").first.flatMap({ Double($0) }) else { return nil }

@@ -158,7 +158,7 @@ public struct MediumBenchmark: Sendable {
         screens[0].player.play()
         for coordinator in coordinators { try await Self.timeline(of: coordinator, "play") { $0.rate == 1 } }
         try await Task.sleep(for: .seconds(seconds))
-        screens[1].player.seek(to: 500_000_000)
+        screens[1].player.seek(to: ItemTime.zero + .milliseconds(500))
         for coordinator in coordinators {
             try await Self.timeline(of: coordinator, "seek") { $0.anchorMediaTime.nanoseconds == 500_000_000 && $0.rate == 1 }
         }

@@ -35,9 +35,9 @@ public struct PresentationBenchmark: Sendable {
 
     /// Plays the file in each mode in turn, `runs` times, and reports each mode's lateness.
     public func run() throws -> [Row] {
-        let modes: [(String, Nanoseconds)] = [
-            ("timed wait (timer slack 1 ns)", 0),
-            ("timed wait + 200 us spin", 200_000),
+        let modes: [(String, TimeSpan)] = [
+            ("timed wait (timer slack 1 ns)", .zero),
+            ("timed wait + 200 us spin", .microseconds(200)),
         ]
         var rows = modes.map { Row(mode: $0.0, frames: 0, dropped: 0, latenessMilliseconds: nil) }
         var samples = [[Double]](repeating: [], count: modes.count)
@@ -49,8 +49,8 @@ public struct PresentationBenchmark: Sendable {
                 let path = directory.appendingPathComponent("run-\(run)-\(index).jsonl").path
                 let log = try PresentationLog(path: path)
                 var options = HeadlessPlayer.Options()
-                options.spinLead = mode.1
-                let timeline = PresentationTimeline(rate: rate, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now() + 200_000_000)
+                options.spinAhead = mode.1
+                let timeline = PresentationTimeline(rate: rate, anchorItemTime: .zero, anchorHostTime: .now() + .milliseconds(200))
                 let player = try HeadlessPlayer(url: file, options: options, videoSinks: [log], timeline: timeline)
                 player.waitUntilEnded(timeout: 3600)
                 let statistics = player.statistics

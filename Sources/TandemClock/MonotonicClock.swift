@@ -1,9 +1,8 @@
-/// The raw monotonic clock (CLOCK_MONOTONIC) in nanoseconds: the local time base of the player,
-/// of presentation logs and of every deadline the scheduler sleeps to.
+/// The raw monotonic clock (CLOCK_MONOTONIC) read as bare nanoseconds.
 ///
-/// `HostInstant.now()` is the typed reading; this bare one serves code that still holds host
-/// time as `Nanoseconds`.
+/// `HostInstant.now()` is the typed reading of the same clock.
+@available(*, deprecated, message: "read HostInstant.now(), a HostInstant; its nanoseconds are .nanoseconds")
 public enum MonotonicClock {
     /// The current instant.
-    public static func now() -> Nanoseconds { HostInstant.now().nanoseconds }
+    public static func now() -> Int64 { HostInstant.now().nanoseconds }
 }

@@ -8,7 +8,7 @@ public struct AudioChunk: Sendable {
     public static let channelCount = 2
 
     /// The presentation time of the first sample, in nanoseconds of media time.
-    public let presentationTime: Nanoseconds
+    public let presentationTime: Int64
     /// Interleaved samples: left, right, left, right, ...
     public let samples: [Int16]
 
@@ -16,10 +16,10 @@ public struct AudioChunk: Sendable {
     public var frameCount: Int { samples.count / AudioChunk.channelCount }
 
     /// How long the chunk plays at rate 1, in nanoseconds.
-    public var duration: Nanoseconds {
-        Nanoseconds(frameCount) * 1_000_000_000 / Nanoseconds(AudioChunk.sampleRate)
+    public var duration: Int64 {
+        Int64(frameCount) * 1_000_000_000 / Int64(AudioChunk.sampleRate)
     }
 
     /// The media time just after the last sample.
-    public var endTime: Nanoseconds { presentationTime + duration }
+    public var endTime: Int64 { presentationTime + duration }
 }

@@ -62,12 +62,11 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, Sendable {
             // Within the player's range (a rate of 4 must not be refused for a session clock
             // running fast by a few ppm).
             let rate = min(max(play.rate, PresentationTimeline.minimumRate), PresentationTimeline.maximumRate)
-            var timeline = PresentationTimeline(rate: rate, anchorMediaTime: play.itemTime.nanoseconds,
-                                                anchorLocalTime: play.hostTime.nanoseconds)
-            timeline.group = .init(mediaTime: play.timeline.anchorMediaTime.nanoseconds, rate: play.timeline.rate)
+            var timeline = PresentationTimeline(rate: rate, anchorItemTime: play.itemTime, anchorHostTime: play.hostTime)
+            timeline.group = .init(itemTime: play.timeline.anchorMediaTime, rate: play.timeline.rate)
             try? player.setTimeline(timeline)
         case .pause(let pause):
-            try? player.setTimeline(.paused(at: pause.itemTime.nanoseconds, from: pause.hostTime.nanoseconds))
+            try? player.setTimeline(.paused(at: pause.itemTime, from: pause.hostTime))
         case .seek, .buffer:
             // A seek in anticipation of playback is pre-rolled above; any other seek is carried
             // out with the pause that follows (the group does not wait on it). A buffering
@@ -85,12 +84,12 @@ final class HeadlessPlayerCoordination: PlaybackCoordinatorDelegate, Sendable {
     /// decoded twice. The wait runs on a thread of its own, not the coordinator's.
     private func preroll(_ seek: SeekCommand, player: HeadlessPlayer, completion: @escaping @Sendable () -> Void) {
         do {
-            try player.setTimeline(.paused(at: seek.itemTime.nanoseconds, from: MonotonicClock.now()))
+            try player.setTimeline(.paused(at: seek.itemTime, from: .now()))
         } catch {
             completion()
             return
         }
-        let deadline = seek.completionDueDate.nanoseconds
+        let deadline = seek.completionDueDate
         Thread.detachNewThread { [weak player] in
             player?.waitUntilPrerolled(deadline: deadline)
             completion()

@@ -22,7 +22,7 @@ extension HeadlessPlayer {
         }
     }
 
-    /// Opens `item` and decodes it ahead from media time `itemTime` (ns), while the current item
+    /// Opens `item` and decodes it ahead from `itemTime`, while the current item
     /// plays on; `switchToPreparedItem(timeline:)` then switches to it at an instant, its first
     /// frames already decoded. Replaces an item prepared before.
     ///
@@ -30,10 +30,16 @@ extension HeadlessPlayer {
     /// server answers), so that an item that cannot be opened throws here; it is decoded on the
     /// player's decoding thread, after the current item's queue is full. The low-level path: it
     /// never goes to the group.
-    public func prepare(_ item: PlaybackItem, at itemTime: Int64) throws(MediaError) {
+    public func prepare(_ item: PlaybackItem, at itemTime: ItemTime) throws(MediaError) {
         let file = try MediaFile(item: item)
         let decoder = try HeadlessPlayer.decoder(for: file, options: options)
-        engine.lock.withLock { engine.prepareLocked(item: item, decoder: decoder, at: max(0, itemTime)) }
+        engine.lock.withLock { engine.prepareLocked(item: item, decoder: decoder, at: max(.zero, itemTime)) }
+    }
+
+    /// `prepare(_:at:)` from an item time in bare nanoseconds.
+    @available(*, deprecated, message: "pass an ItemTime")
+    public func prepare(_ item: PlaybackItem, at itemTime: Int64) throws(MediaError) {
+        try prepare(item, at: ItemTime(nanoseconds: itemTime))
     }
 
     /// Names the item that follows each current one (a queue's next entry): whenever the player
@@ -73,7 +79,7 @@ extension HeadlessPlayer {
     /// low-level path: it never goes to the group.
     public func switchToPreparedItem(timeline: PresentationTimeline) throws(MediaError) {
         guard timeline.isValid else { throw MediaError.invalidArgument("rate", "\(timeline.rate) is outside 0.25...4") }
-        let switched = engine.lock.withLock { engine.switchToPreparedLocked(timeline, now: MonotonicClock.now()) }
+        let switched = engine.lock.withLock { engine.switchToPreparedLocked(timeline, now: .now()) }
         guard switched else {
             throw MediaError.invalidArgument("switchToPreparedItem", "no item is prepared; call prepare(_:at:) first")
         }
@@ -84,12 +90,12 @@ extension HeadlessPlayer {
     /// low-level path: it never goes to the group.
     public func replaceCurrentItem(with item: PlaybackItem, timeline: PresentationTimeline) throws(MediaError) {
         guard timeline.isValid else { throw MediaError.invalidArgument("rate", "\(timeline.rate) is outside 0.25...4") }
-        try prepare(item, at: timeline.anchorMediaTime)
+        try prepare(item, at: timeline.anchorItemTime)
         try switchToPreparedItem(timeline: timeline)
     }
 
     /// Replaces the current item with `item`, in the manner of AVPlayer's `replaceCurrentItem(with:)`:
-    /// it starts at its beginning, playing if the player was (a moment ahead, `Options.seekLeadTime`,
+    /// it starts at its beginning, playing if the player was (a moment ahead, `Options.seekLead`,
     /// so that its first frame is on time).
     ///
     /// Coordinated, the change is proposed to the group (`transitionToItem(identifier:at:)`), and
@@ -107,10 +113,10 @@ extension HeadlessPlayer {
         }
         let file = try MediaFile(item: item)
         let decoder = try HeadlessPlayer.decoder(for: file, options: options)
-        let start = max(0, MediaTime.nanoseconds(seconds: file.info.startTime ?? 0))
-        let now = MonotonicClock.now()
+        let start = max(.zero, ItemTime.zero + .seconds(file.info.startTime ?? 0))
+        let now = HostInstant.now()
         let rate = timeline.rate
-        let next = PresentationTimeline(rate: rate, anchorMediaTime: start, anchorLocalTime: rate > 0 ? now + options.seekLeadTime : now)
+        let next = PresentationTimeline(rate: rate, anchorItemTime: start, anchorHostTime: rate > 0 ? now + options.seekLead : now)
         engine.lock.withLock {
             engine.prepareLocked(item: item, decoder: decoder, at: start)
             _ = engine.switchToPreparedLocked(next, now: now)

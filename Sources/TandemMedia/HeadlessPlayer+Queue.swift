@@ -33,17 +33,16 @@ extension HeadlessPlayerCoordination {
         let prepared = player.preparedItem?.identifier == identifier
         switch command {
         case .seek(let seek):
-            if !prepared { try? player.prepare(item, at: seek.itemTime.nanoseconds) }
+            if !prepared { try? player.prepare(item, at: seek.itemTime) }
         case .buffer(let buffer):
-            if !prepared { try? player.prepare(item, at: buffer.itemTime.nanoseconds) }
+            if !prepared { try? player.prepare(item, at: buffer.itemTime) }
         case .play(let play):
             let rate = min(max(play.rate, PresentationTimeline.minimumRate), PresentationTimeline.maximumRate)
-            var timeline = PresentationTimeline(rate: rate, anchorMediaTime: play.itemTime.nanoseconds,
-                                                anchorLocalTime: play.hostTime.nanoseconds)
-            timeline.group = .init(mediaTime: play.timeline.anchorMediaTime.nanoseconds, rate: play.timeline.rate)
+            var timeline = PresentationTimeline(rate: rate, anchorItemTime: play.itemTime, anchorHostTime: play.hostTime)
+            timeline.group = .init(itemTime: play.timeline.anchorMediaTime, rate: play.timeline.rate)
             switchItem(item, prepared: prepared, timeline: timeline, player: player)
         case .pause(let pause):
-            switchItem(item, prepared: prepared, timeline: .paused(at: pause.itemTime.nanoseconds, from: pause.hostTime.nanoseconds),
+            switchItem(item, prepared: prepared, timeline: .paused(at: pause.itemTime, from: pause.hostTime),
                        player: player)
         }
     }

@@ -44,8 +44,8 @@ final class StallSuspender: Sendable {
             if coordinator.isCoordinating, !isSuspended {
                 let suspension = coordinator.beginSuspension(for: .stallRecovery)
                 state.withLock { $0.suspension = suspension }
-                let now = MonotonicClock.now()
-                try? player.setTimeline(.paused(at: player.mediaTime(atLocalTime: now), from: now))
+                let now = HostInstant.now()
+                try? player.setTimeline(.paused(at: player.itemTime(atHostTime: now), from: now))
             }
         case .ended:
             let suspension = state.withLock { state in

@@ -15,7 +15,7 @@ extension HeadlessPlayer {
         guard timeline.isValid else { throw MediaError.invalidArgument("rate", "\(timeline.rate) is outside 0.25...4") }
         engine.lock.withLock {
             let jump = discontinuous ?? !engine.isContinuousLocked(timeline)
-            engine.scheduleLocked(timeline, discontinuous: jump, now: MonotonicClock.now())
+            engine.scheduleLocked(timeline, discontinuous: jump, now: .now())
         }
         refreshTimeControl()
     }
@@ -35,11 +35,11 @@ extension HeadlessPlayer {
         reportingFailure { () throws(MediaError) in try setRate(0) }
     }
 
-    /// Moves to media time `mediaTime` (ns), keeping the rate, as AVPlayer's `seek(to:)`: now
-    /// (while playing, landing `Options.seekLeadTime` ahead), or, coordinated, the group is
-    /// asked to. A failure is published as `error`; `setPosition(_:)` throws it instead.
-    public func seek(to mediaTime: Nanoseconds) {
-        reportingFailure { () throws(MediaError) in try setPosition(mediaTime) }
+    /// Moves to `itemTime`, keeping the rate, as AVPlayer's `seek(to:)`: now (while playing,
+    /// landing `Options.seekLead` ahead), or, coordinated, the group is asked to. A failure is
+    /// published as `error`; `setPosition(_:)` throws it instead.
+    public func seek(to itemTime: ItemTime) {
+        reportingFailure { () throws(MediaError) in try setPosition(itemTime) }
     }
 
     /// The playback rate, as AVPlayer's: 0 while paused. Coordinated, the group's timeline's
@@ -75,19 +75,19 @@ extension HeadlessPlayer {
         try changeRate(to: rate, at: nil)
     }
 
-    /// Plays at `rate` from the current position, at local instant `at`. Throws
+    /// Plays at `rate` from the current position, at host instant `hostTime`. Throws
     /// `MediaError.notWhileCoordinated` while coordinated.
-    public func play(rate: Double = 1, at localTime: Nanoseconds) throws(MediaError) {
+    public func play(rate: Double = 1, at hostTime: HostInstant) throws(MediaError) {
         guard !playbackCoordinator.isCoordinating else { throw MediaError.notWhileCoordinated("play(at:)") }
         guard rate > 0 else { throw MediaError.invalidArgument("rate", "play needs a rate above 0; use pause") }
-        try changeRate(to: rate, at: localTime)
+        try changeRate(to: rate, at: hostTime)
     }
 
-    /// Pauses at the current position, at local instant `at`. Throws
+    /// Pauses at the current position, at host instant `hostTime`. Throws
     /// `MediaError.notWhileCoordinated` while coordinated.
-    public func pause(at localTime: Nanoseconds) throws(MediaError) {
+    public func pause(at hostTime: HostInstant) throws(MediaError) {
         guard !playbackCoordinator.isCoordinating else { throw MediaError.notWhileCoordinated("pause(at:)") }
-        try changeRate(to: 0, at: localTime)
+        try changeRate(to: 0, at: hostTime)
     }
 
     /// Changes the rate (0 pauses), keeping the media position, now; coordinated, asks the group
@@ -100,43 +100,43 @@ extension HeadlessPlayer {
         try changeRate(to: rate, at: nil)
     }
 
-    /// Changes the rate (0 pauses), keeping the media position, at local instant `at`. Throws
-    /// `MediaError.notWhileCoordinated` while coordinated.
-    public func setRate(_ rate: Double, at localTime: Nanoseconds) throws(MediaError) {
+    /// Changes the rate (0 pauses), keeping the media position, at host instant `hostTime`.
+    /// Throws `MediaError.notWhileCoordinated` while coordinated.
+    public func setRate(_ rate: Double, at hostTime: HostInstant) throws(MediaError) {
         guard !playbackCoordinator.isCoordinating else { throw MediaError.notWhileCoordinated("setRate(_:at:)") }
-        try changeRate(to: rate, at: localTime)
+        try changeRate(to: rate, at: hostTime)
     }
 
-    /// Moves to `mediaTime`, keeping the rate; coordinated, asks the group to. While playing, the
-    /// jump is scheduled a moment ahead (`Options.seekLeadTime`), so that it lands on time. The
+    /// Moves to `itemTime`, keeping the rate; coordinated, asks the group to. While playing, the
+    /// jump is scheduled a moment ahead (`Options.seekLead`), so that it lands on time. The
     /// throwing form of `seek(to:)`.
-    public func setPosition(_ mediaTime: Nanoseconds) throws(MediaError) {
+    public func setPosition(_ itemTime: ItemTime) throws(MediaError) {
         if playbackCoordinator.isCoordinating {
-            try propose("seek to \(MediaTime.seconds(mediaTime)) s") { try playbackCoordinator.proposeSeek(to: ItemTime(nanoseconds: mediaTime)) }
+            try propose("seek to \(Double(itemTime.nanoseconds) / 1e9) s") { try playbackCoordinator.proposeSeek(to: itemTime) }
             return
         }
-        try seekLocally(to: mediaTime, at: nil)
+        try seekLocally(to: itemTime, at: nil)
     }
 
-    /// Moves to `mediaTime`, keeping the rate, at local instant `at`. Throws
+    /// Moves to `itemTime`, keeping the rate, at host instant `hostTime`. Throws
     /// `MediaError.notWhileCoordinated` while coordinated.
-    public func seek(to mediaTime: Nanoseconds, at localTime: Nanoseconds) throws(MediaError) {
+    public func seek(to itemTime: ItemTime, at hostTime: HostInstant) throws(MediaError) {
         guard !playbackCoordinator.isCoordinating else { throw MediaError.notWhileCoordinated("seek(to:at:)") }
-        try seekLocally(to: mediaTime, at: localTime)
+        try seekLocally(to: itemTime, at: hostTime)
     }
 
-    private func seekLocally(to mediaTime: Nanoseconds, at localTime: Nanoseconds?) throws(MediaError) {
-        let now = MonotonicClock.now()
+    private func seekLocally(to itemTime: ItemTime, at hostTime: HostInstant?) throws(MediaError) {
+        let now = HostInstant.now()
         let current = timeline
-        let instant = localTime ?? (current.rate > 0 ? now + options.seekLeadTime : now)
-        try setTimeline(PresentationTimeline(rate: current.rate, anchorMediaTime: mediaTime, anchorLocalTime: instant),
+        let instant = hostTime ?? (current.rate > 0 ? now + options.seekLead : now)
+        try setTimeline(PresentationTimeline(rate: current.rate, anchorItemTime: itemTime, anchorHostTime: instant),
                         discontinuous: true)
     }
 
-    private func changeRate(to rate: Double, at localTime: Nanoseconds?) throws(MediaError) {
+    private func changeRate(to rate: Double, at hostTime: HostInstant?) throws(MediaError) {
         let changed = engine.lock.withLock {
             let newest = engine.schedule.newest
-            let instant = max(localTime ?? MonotonicClock.now(), newest.anchorLocalTime)
+            let instant = max(hostTime ?? .now(), newest.anchorHostTime)
             return newest.changingRate(to: rate, at: instant)
         }
         try setTimeline(changed, discontinuous: false)
@@ -149,5 +149,43 @@ extension HeadlessPlayer {
         } catch {
             throw MediaError.proposalRefused(change, "\(error)")
         }
+    }
+}
+
+extension HeadlessPlayer {
+    /// `seek(to:)` to an item time in bare nanoseconds.
+    @available(*, deprecated, message: "pass an ItemTime")
+    public func seek(to mediaTime: Int64) {
+        seek(to: ItemTime(nanoseconds: mediaTime))
+    }
+
+    /// `play(rate:at:)` at a host instant in bare nanoseconds.
+    @available(*, deprecated, message: "pass a HostInstant")
+    public func play(rate: Double = 1, at localTime: Int64) throws(MediaError) {
+        try play(rate: rate, at: HostInstant(nanoseconds: localTime))
+    }
+
+    /// `pause(at:)` at a host instant in bare nanoseconds.
+    @available(*, deprecated, message: "pass a HostInstant")
+    public func pause(at localTime: Int64) throws(MediaError) {
+        try pause(at: HostInstant(nanoseconds: localTime))
+    }
+
+    /// `setRate(_:at:)` at a host instant in bare nanoseconds.
+    @available(*, deprecated, message: "pass a HostInstant")
+    public func setRate(_ rate: Double, at localTime: Int64) throws(MediaError) {
+        try setRate(rate, at: HostInstant(nanoseconds: localTime))
+    }
+
+    /// `setPosition(_:)` to an item time in bare nanoseconds.
+    @available(*, deprecated, message: "pass an ItemTime")
+    public func setPosition(_ mediaTime: Int64) throws(MediaError) {
+        try setPosition(ItemTime(nanoseconds: mediaTime))
+    }
+
+    /// `seek(to:at:)` with the item time and the host instant in bare nanoseconds.
+    @available(*, deprecated, message: "pass an ItemTime and a HostInstant")
+    public func seek(to mediaTime: Int64, at localTime: Int64) throws(MediaError) {
+        try seek(to: ItemTime(nanoseconds: mediaTime), at: HostInstant(nanoseconds: localTime))
     }
 }

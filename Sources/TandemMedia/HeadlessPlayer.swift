@@ -70,11 +70,11 @@ public final class HeadlessPlayer: @unchecked Sendable {
         public var videoQueueFrames = 8
         /// How far ahead a local `seek` while playing is scheduled, so that the decoder can land
         /// on the target before it is due and nothing is shown late.
-        public var seekLeadTime: Nanoseconds = 80_000_000
+        public var seekLead = TimeSpan.milliseconds(80)
         /// How long before each frame's instant the presentation thread stops sleeping and
         /// spins on the clock, to present within microseconds; 0 sleeps all the way (less CPU,
-        /// wake-ups typically 0.1 to 0.3 ms late).
-        public var spinLead: Nanoseconds = 200_000
+        /// later wake-ups).
+        public var spinAhead = TimeSpan.microseconds(200)
         /// Whether the presentation thread and the sound output's thread ask for a real-time
         /// (SCHED_FIFO) priority, so that other busy processes do not delay the presentation's
         /// wake-ups or starve the sound output into an underrun. It needs the privilege to (root,
@@ -97,7 +97,7 @@ public final class HeadlessPlayer: @unchecked Sendable {
         /// earlier, negative later, within ±`HeadlessPlayer.maximumLatencyOffset`; 0 by default.
         /// It is this player's alone: nothing of it reaches the group. The sound output's
         /// instants move with the pictures' (as do the audio sinks').
-        public var latencyOffset: Nanoseconds = 0
+        public var latencyOffset: Int64 = 0
 
         /// Where the player's sound plays: `.none` (the default: silent, as in tests and
         /// benchmarks that do not ask for sound) or `.pulse`, a PulseAudio (or PipeWire) server.
@@ -188,26 +188,26 @@ public final class HeadlessPlayer: @unchecked Sendable {
             throw MediaError.invalidArgument("decodeThrottle", "\(options.decodeThrottle) is not a factor of 1 or more")
         }
         let decoder = try HeadlessPlayer.decoder(for: file, options: options)
-        let start = MediaTime.nanoseconds(seconds: file.info.startTime ?? 0)
-        let initial = timeline ?? .paused(at: max(start, 0), from: MonotonicClock.now())
+        let start = max(ItemTime.zero + .seconds(file.info.startTime ?? 0), .zero)
+        let initial = timeline ?? .paused(at: start, from: .now())
         guard initial.isValid else { throw MediaError.invalidArgument("rate", "\(initial.rate) is outside 0.25...4") }
         self.options = options
         var limits = PlaybackEngine.Limits()
         limits.videoFrames = max(2, options.videoQueueFrames)
-        limits.spinLead = max(0, options.spinLead)
+        limits.spinLead = max(.zero, options.spinAhead)
         limits.realtime = options.realtimePresentation
         limits.wakeGuard = options.wakeGuard
         limits.decodeThrottle = options.decodeThrottle
-        limits.latencyOffset = HeadlessPlayer.clampedLatencyOffset(options.latencyOffset)
+        limits.latencyOffset = TimeSpan(nanoseconds: HeadlessPlayer.clampedLatencyOffset(options.latencyOffset))
         let playout = try HeadlessPlayer.playout(options: options)
         // The output renders about its latency ahead, a write at a time: twice the latency of
         // sound decoded ahead lets the first write of a play find its sound there (within what
         // the decoder buffers).
-        if playout != nil { limits.soundAhead = min(2 * options.audioLatency.nanoseconds, limits.audioDuration) }
+        if playout != nil { limits.soundAhead = min(options.audioLatency * 2, limits.audioDuration) }
         engine = PlaybackEngine(
             decoder: decoder, item: item, timeline: initial, limits: limits,
             videoSinks: videoSinks, audioSinks: audioSinks.isEmpty ? [NullAudioSink()] : audioSinks,
-            audioStore: playout?.store, startPosition: max(start, 0)
+            audioStore: playout?.store, startPosition: start
         )
         sound = HeadlessPlayerSound(playout: playout, options: options, engine: engine)
         coordination = HeadlessPlayerCoordination(itemIdentifier: item.identifier)
@@ -269,33 +269,33 @@ public final class HeadlessPlayer: @unchecked Sendable {
         engine.lock.withLock { engine.schedule.newest }
     }
 
-    /// The media time at local instant `localTime` (by default now), per the timeline in force then.
-    public func mediaTime(atLocalTime localTime: Nanoseconds = MonotonicClock.now()) -> Nanoseconds {
+    /// The item time at host instant `hostTime` (by default now), per the timeline in force then.
+    public func itemTime(atHostTime hostTime: HostInstant = .now()) -> ItemTime {
         engine.lock.withLock {
             var schedule = engine.schedule
-            schedule.advance(to: localTime)
-            return schedule.current.timeline.mediaTime(atLocalTime: localTime)
+            schedule.advance(to: hostTime)
+            return schedule.current.timeline.itemTime(atHostTime: hostTime)
         }
     }
 
     /// The largest latency offset either way: 1 s.
-    public static let maximumLatencyOffset: Nanoseconds = 1_000_000_000
+    public static let maximumLatencyOffset: Int64 = 1_000_000_000
 
     /// How much earlier than the timeline gives it each frame is presented, in nanoseconds
     /// (`Options.latencyOffset`); set it at any time, clamped to ±`maximumLatencyOffset`, and
-    /// the next frame is presented by it. The timeline and `mediaTime(atLocalTime:)` stay the
+    /// the next frame is presented by it. The timeline and `itemTime(atHostTime:)` stay the
     /// group's: only the presentation instants (and the presentation log's) move.
-    public var latencyOffset: Nanoseconds {
-        get { engine.lock.withLock { engine.latencyOffset } }
+    public var latencyOffset: Int64 {
+        get { engine.lock.withLock { engine.latencyOffset.nanoseconds } }
         set {
             engine.lock.withLock {
-                engine.latencyOffset = HeadlessPlayer.clampedLatencyOffset(newValue)
+                engine.latencyOffset = TimeSpan(nanoseconds: HeadlessPlayer.clampedLatencyOffset(newValue))
                 engine.scheduleChanged.broadcast()
             }
         }
     }
 
-    static func clampedLatencyOffset(_ offset: Nanoseconds) -> Nanoseconds {
+    static func clampedLatencyOffset(_ offset: Int64) -> Int64 {
         min(max(offset, -maximumLatencyOffset), maximumLatencyOffset)
     }
 
@@ -353,7 +353,7 @@ public final class HeadlessPlayer: @unchecked Sendable {
     /// thread of your own, not from a task.
     @discardableResult
     public func waitUntilReady(preparedItem: Bool = false, timeout: Double) -> Bool {
-        let deadline = MonotonicClock.now() + MediaTime.nanoseconds(seconds: timeout)
+        let deadline = HostInstant.now() + .seconds(timeout)
         return engine.lock.withLock {
             engine.waitLocked(until: deadline) { preparedItem ? engine.isPreparedReadyLocked : engine.isReadyLocked }
         }
@@ -363,7 +363,7 @@ public final class HeadlessPlayer: @unchecked Sendable {
     /// output, its first sound) are decoded (all there is, at the end), until monotonic instant `deadline`, or until the player stops;
     /// returns whether they were. A coordinated seek's pre-roll waits here.
     @discardableResult
-    func waitUntilPrerolled(deadline: Nanoseconds) -> Bool {
+    func waitUntilPrerolled(deadline: HostInstant) -> Bool {
         engine.lock.withLock { engine.waitLocked(until: deadline) { engine.isPrerolledLocked } }
     }
 
@@ -376,7 +376,31 @@ public final class HeadlessPlayer: @unchecked Sendable {
     /// passed; returns whether it ended. Call it from a thread of your own, not from a task.
     @discardableResult
     public func waitUntilEnded(timeout: Double) -> Bool {
-        let deadline = MonotonicClock.now() + MediaTime.nanoseconds(seconds: timeout)
+        let deadline = HostInstant.now() + .seconds(timeout)
         return engine.lock.withLock { engine.waitLocked(until: deadline) { engine.ended } }
+    }
+}
+
+extension HeadlessPlayer {
+    /// `itemTime(atHostTime:)` in bare nanoseconds.
+    @available(*, deprecated, renamed: "itemTime(atHostTime:)", message: "pass a HostInstant; the result is an ItemTime")
+    public func mediaTime(atLocalTime localTime: Int64 = HostInstant.now().nanoseconds) -> Int64 {
+        itemTime(atHostTime: HostInstant(nanoseconds: localTime)).nanoseconds
+    }
+}
+
+extension HeadlessPlayer.Options {
+    /// `seekLead` in bare nanoseconds.
+    @available(*, deprecated, renamed: "seekLead", message: "set seekLead, a TimeSpan")
+    public var seekLeadTime: Int64 {
+        get { seekLead.nanoseconds }
+        set { seekLead = TimeSpan(nanoseconds: newValue) }
+    }
+
+    /// `spinAhead` in bare nanoseconds.
+    @available(*, deprecated, renamed: "spinAhead", message: "set spinAhead, a TimeSpan")
+    public var spinLead: Int64 {
+        get { spinAhead.nanoseconds }
+        set { spinAhead = TimeSpan(nanoseconds: newValue) }
     }
 }

@@ -8,13 +8,13 @@ extension MediaTime {
     static let nanosecondBase = AVRational(num: 1, den: 1_000_000_000)
 
     /// `value` in `timeBase` units, as nanoseconds; nil when it is FFmpeg's "no timestamp".
-    static func nanoseconds(_ value: Int64, in timeBase: AVRational) -> Nanoseconds? {
+    static func nanoseconds(_ value: Int64, in timeBase: AVRational) -> Int64? {
         guard value != tandem_av_nopts_value() else { return nil }
         return av_rescale_q(value, timeBase, nanosecondBase)
     }
 
     /// `nanoseconds` in `timeBase` units, rounded down so that a seek lands at or before it.
-    static func value(_ nanoseconds: Nanoseconds, in timeBase: AVRational) -> Int64 {
+    static func value(_ nanoseconds: Int64, in timeBase: AVRational) -> Int64 {
         av_rescale_q_rnd(nanoseconds, nanosecondBase, timeBase, AV_ROUND_DOWN)
     }
 }

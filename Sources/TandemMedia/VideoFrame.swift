@@ -14,15 +14,15 @@ import TandemMediaTypes
 /// behind a lock all the same, taken only by a sink that converts the picture (`rgbImage`).
 public final class VideoFrame: Sendable {
     /// The presentation time, in nanoseconds of media time.
-    public let presentationTime: Nanoseconds
+    public let presentationTime: Int64
     /// How long the frame is shown at rate 1, in nanoseconds.
-    public internal(set) var duration: Nanoseconds {
+    public internal(set) var duration: Int64 {
         get { storedDuration.load(ordering: .acquiring) }
         set { storedDuration.store(newValue, ordering: .releasing) }
     }
     /// When the player's decoder queued it for presentation (raw CLOCK_MONOTONIC ns); nil
     /// before it is queued.
-    public internal(set) var queuedAt: Nanoseconds? {
+    public internal(set) var queuedAt: Int64? {
         get {
             let queued = storedQueuedAt.load(ordering: .acquiring)
             return queued == VideoFrame.notQueued ? nil : queued
@@ -33,14 +33,14 @@ public final class VideoFrame: Sendable {
     public let width: Int
     /// Height in pixels.
     public let height: Int
-    private let storedDuration: Atomic<Nanoseconds>
-    private let storedQueuedAt = Atomic<Nanoseconds>(VideoFrame.notQueued)
+    private let storedDuration: Atomic<Int64>
+    private let storedQueuedAt = Atomic<Int64>(VideoFrame.notQueued)
     /// `queuedAt`'s nil.
-    private static let notQueued = Nanoseconds.min
+    private static let notQueued = Int64.min
     private let picture: Mutex<UnsafeMutablePointer<AVFrame>>
 
     /// Takes a new reference to `source`'s buffers.
-    init(referencing source: UnsafeMutablePointer<AVFrame>, presentationTime: Nanoseconds, duration: Nanoseconds) throws(MediaError) {
+    init(referencing source: UnsafeMutablePointer<AVFrame>, presentationTime: Int64, duration: Int64) throws(MediaError) {
         guard let frame = av_frame_clone(source) else {
             throw MediaError.ffmpeg("av_frame_clone", code: tandem_averror(ENOMEM))
         }
@@ -66,10 +66,10 @@ public final class VideoFrame: Sendable {
     }
 
     /// The media time at which the next frame starts.
-    public var endTime: Nanoseconds { presentationTime + duration }
+    public var endTime: Int64 { presentationTime + duration }
 
     /// Whether the frame is the one on screen at media time `time`.
-    public func covers(_ time: Nanoseconds) -> Bool {
+    public func covers(_ time: Int64) -> Bool {
         presentationTime <= time && time < endTime
     }
 

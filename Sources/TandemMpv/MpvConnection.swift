@@ -225,7 +225,7 @@ public final class MpvConnection: Sendable {
     /// thread: for a shell that must not wait for mpv.
     public func send(_ arguments: [MpvValue], answer: @escaping @Sendable (Result<Reply, any Error>) -> Void) {
         let text = MpvValue.array(arguments).description
-        let now = MonotonicClock.now()
+        let now = HostInstant.now().nanoseconds
         let id: Int? = state.withLock { state in
             guard state.closed == nil else { return nil }
             let id = state.nextRequest
@@ -295,7 +295,7 @@ public final class MpvConnection: Sendable {
                     finish(with: .disconnected(path, "mpv closed it"))
                     return
                 }
-                let receivedAt = MonotonicClock.now()
+                let receivedAt = HostInstant.now().nanoseconds
                 for byte in buffer[..<count] {
                     if byte == UInt8(ascii: "\n") {
                         handle(line: line, receivedAt: receivedAt)
@@ -352,7 +352,7 @@ public final class MpvConnection: Sendable {
     }
 
     private func expireOverdueReplies() {
-        let now = MonotonicClock.now()
+        let now = HostInstant.now().nanoseconds
         let overdue = state.withLock { state in
             let ids = state.pending.filter { $0.value.deadline <= now }.map(\.key)
             return ids.compactMap { state.pending.removeValue(forKey: $0) }

@@ -31,7 +31,7 @@ extension MpvMachine {
         case .key(let key):
             return finish(pressed(key, now: now), now)
         }
-        let action = ledger.observe(observation, at: now.nanoseconds)
+        let action = ledger.observe(observation, at: now)
         // Not a change of ours: a person's, or mpv stopping at the end of the file.
         if case .pause(let value) = observation, action != nil || (value && ledger.endReached) { paused = value }
         guard let action else { return finish([], now) }
@@ -205,13 +205,13 @@ extension MpvMachine {
         case .pause(true):
             guard !paused || !ledger.paused else { return [] }
             paused = true
-            ledger.requestPause(true, at: now.nanoseconds)
+            ledger.requestPause(true, at: now)
             return [.send(.pause(true))]
         case .pause(false):
             guard paused || ledger.paused else { return [] }
             paused = false
             pausedForProposal = nil
-            ledger.requestPause(false, at: now.nanoseconds)
+            ledger.requestPause(false, at: now)
             return [.send(.pause(false))]
         case .speed(let speed):
             return correctPitch(forRate: speed) + setSpeed(speed, now: now)
@@ -323,7 +323,7 @@ extension MpvMachine {
     /// The shell begins loading an item (`loadfile`): its first `playback-restart` is a seek of
     /// Tandem's, to the start.
     public mutating func onLoadBegan(now: HostInstant) -> [Directive] {
-        ledger.requestSeek(to: 0, at: now.nanoseconds)
+        ledger.requestSeek(to: .zero, at: now)
         settleUntil = now + .seconds(2)
         followedVersion = nil
         return finish([], now)

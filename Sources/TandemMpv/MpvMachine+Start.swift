@@ -191,7 +191,7 @@ extension MpvMachine {
         if let position = reading.position {
             // Taken back to when playback restarted.
             let since = ledger.paused ? TimeSpan.zero : max(.zero, reading.at - restartedAt) * ledger.speed
-            if let action = ledger.observe(.seekLanded(at: (position - since).nanoseconds), at: restartedAt.nanoseconds) {
+            if let action = ledger.observe(.seekLanded(at: (position - since).nanoseconds), at: restartedAt) {
                 directives += personChanged(action, now: now)
             }
         }

@@ -417,7 +417,7 @@ public struct MpvMachine: Sendable {
         self.paused = paused
         requestedSpeed = speed
         ledger = MpvRequestLedger(paused: paused, speed: speed)
-        ledger.requestSeek(to: 0, at: now.nanoseconds)
+        ledger.requestSeek(to: .zero, at: now)
         policy = item.hasAudio ? configuration.policy : configuration.soundlessPolicy
         availableItems = [item.identifier]
     }
@@ -469,7 +469,7 @@ public struct MpvMachine: Sendable {
     mutating func beginLoad(_ identifier: String, command: PlaybackCommand, id: UInt64, now: HostInstant) -> [Directive] {
         let pausing = pause(now: now)
         replace(with: .loading(identifier: identifier, command: command, id: id))
-        ledger.requestSeek(to: 0, at: now.nanoseconds)
+        ledger.requestSeek(to: .zero, at: now)
         settleUntil = now + .seconds(2)
         loadSentAt = now
         return pausing + [.send(.load(identifier: identifier))]
@@ -580,7 +580,7 @@ public struct MpvMachine: Sendable {
     mutating func pause(now: HostInstant) -> [Directive] {
         guard !paused else { return [] }
         paused = true
-        ledger.requestPause(true, at: now.nanoseconds)
+        ledger.requestPause(true, at: now)
         return [.send(.pause(true))]
     }
 
@@ -589,7 +589,7 @@ public struct MpvMachine: Sendable {
         guard paused else { return [] }
         paused = false
         pausedForProposal = nil
-        ledger.requestPause(false, at: now.nanoseconds)
+        ledger.requestPause(false, at: now)
         return [.send(.pause(false))]
     }
 
@@ -598,7 +598,7 @@ public struct MpvMachine: Sendable {
         let speed = (speed * 10_000).rounded() / 10_000
         guard abs(requestedSpeed - speed) > 0.000_05 || abs(ledger.speed - speed) > 0.000_05 else { return [] }
         requestedSpeed = speed
-        ledger.requestSpeed(speed, at: now.nanoseconds)
+        ledger.requestSpeed(speed, at: now)
         return [.send(.speed(speed))]
     }
 
@@ -607,7 +607,7 @@ public struct MpvMachine: Sendable {
     mutating func seek(to target: ItemTime, now: HostInstant) -> (Directive, ItemTime) {
         let last = item.duration.map { ItemTime.zero + $0 - item.frameDuration } ?? .distantFuture
         let target = max(ItemTime.zero, min(target, last))
-        ledger.requestSeek(to: target.nanoseconds, at: now.nanoseconds)
+        ledger.requestSeek(to: target, at: now)
         settleUntil = now + .seconds(2)
         return (.send(.seek(target)), target)
     }

@@ -1,3 +1,5 @@
+import TandemClock
+
 /// Tells the changes that Tandem asked mpv for from the changes that a person made in mpv itself,
 /// so that only the person's are proposed to the group, and the group's own commands and the
 /// correction loop's nudges and seeks never echo back as new proposals.
@@ -33,7 +35,7 @@ public struct MpvRequestLedger: Sendable, Equatable {
 
     private struct Request<Value: Sendable & Equatable>: Sendable, Equatable {
         var value: Value
-        var sentAt: Int64
+        var sentAt: HostInstant
     }
 
     /// How long after a request mpv's report of it may still arrive (ns).
@@ -62,29 +64,29 @@ public struct MpvRequestLedger: Sendable, Equatable {
     }
 
     /// Records that Tandem is about to set `pause` to `value`, at `time`.
-    public mutating func requestPause(_ value: Bool, at time: Int64) {
+    public mutating func requestPause(_ value: Bool, at time: HostInstant) {
         pauseRequests.append(Request(value: value, sentAt: time))
     }
 
     /// Records that Tandem is about to set `speed` to `value`, at `time`.
-    public mutating func requestSpeed(_ value: Double, at time: Int64) {
+    public mutating func requestSpeed(_ value: Double, at time: HostInstant) {
         speedRequests.append(Request(value: value, sentAt: time))
     }
 
-    /// Records that Tandem is about to seek to media time `target` (ns), at `time`.
-    public mutating func requestSeek(to target: Int64, at time: Int64) {
-        seekRequests.append(Request(value: target, sentAt: time))
+    /// Records that Tandem is about to seek to `target`, at `time`.
+    public mutating func requestSeek(to target: ItemTime, at time: HostInstant) {
+        seekRequests.append(Request(value: target.nanoseconds, sentAt: time))
     }
 
     /// Whether a request of Tandem's is still waiting to be reported (a seek in flight, say).
-    public func hasPendingSeek(at time: Int64) -> Bool {
-        seekRequests.contains { time - $0.sentAt <= window }
+    public func hasPendingSeek(at time: HostInstant) -> Bool {
+        seekRequests.contains { time - $0.sentAt <= TimeSpan(nanoseconds: window) }
     }
 
     /// Classifies a change that mpv reported at `time`: nil when it is Tandem's own (or no change
     /// at all), the person's action otherwise.
-    public mutating func observe(_ observation: Observation, at time: Int64) -> UserAction? {
-        expire(before: time - window)
+    public mutating func observe(_ observation: Observation, at time: HostInstant) -> UserAction? {
+        expire(before: time - TimeSpan(nanoseconds: window))
         switch observation {
         case .endReached(let reached):
             endReached = reached
@@ -109,7 +111,7 @@ public struct MpvRequestLedger: Sendable, Equatable {
 
     /// Finds the oldest request that `matches` and was sent by `time`; removes it and everything
     /// older, and says whether there was one.
-    private static func consume<Value>(_ requests: inout [Request<Value>], at time: Int64,
+    private static func consume<Value>(_ requests: inout [Request<Value>], at time: HostInstant,
                                        where matches: (Value) -> Bool) -> Bool {
         guard let index = requests.firstIndex(where: { $0.sentAt <= time && matches($0.value) }) else { return false }
         requests.removeSubrange(...index)
@@ -122,9 +124,41 @@ public struct MpvRequestLedger: Sendable, Equatable {
         a >= b ? UInt64(bitPattern: a &- b) : UInt64(bitPattern: b &- a)
     }
 
-    private mutating func expire(before cutoff: Int64) {
+    private mutating func expire(before cutoff: HostInstant) {
         pauseRequests.removeAll { $0.sentAt < cutoff }
         speedRequests.removeAll { $0.sentAt < cutoff }
         seekRequests.removeAll { $0.sentAt < cutoff }
+    }
+}
+
+extension MpvRequestLedger {
+    /// `requestPause(_:at:)` at a host instant in bare nanoseconds.
+    @available(*, deprecated, message: "pass a HostInstant")
+    public mutating func requestPause(_ value: Bool, at time: Int64) {
+        requestPause(value, at: HostInstant(nanoseconds: time))
+    }
+
+    /// `requestSpeed(_:at:)` at a host instant in bare nanoseconds.
+    @available(*, deprecated, message: "pass a HostInstant")
+    public mutating func requestSpeed(_ value: Double, at time: Int64) {
+        requestSpeed(value, at: HostInstant(nanoseconds: time))
+    }
+
+    /// `requestSeek(to:at:)` with the item time and the host instant in bare nanoseconds.
+    @available(*, deprecated, message: "pass an ItemTime and a HostInstant")
+    public mutating func requestSeek(to target: Int64, at time: Int64) {
+        requestSeek(to: ItemTime(nanoseconds: target), at: HostInstant(nanoseconds: time))
+    }
+
+    /// `hasPendingSeek(at:)` at a host instant in bare nanoseconds.
+    @available(*, deprecated, message: "pass a HostInstant")
+    public func hasPendingSeek(at time: Int64) -> Bool {
+        hasPendingSeek(at: HostInstant(nanoseconds: time))
+    }
+
+    /// `observe(_:at:)` at a host instant in bare nanoseconds.
+    @available(*, deprecated, message: "pass a HostInstant")
+    public mutating func observe(_ observation: Observation, at time: Int64) -> UserAction? {
+        observe(observation, at: HostInstant(nanoseconds: time))
     }
 }

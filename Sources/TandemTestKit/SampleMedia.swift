@@ -11,7 +11,7 @@ public struct SampleClip: Sendable, CustomStringConvertible {
     /// The number of video frames.
     public let frameCount: Int
     /// The media time of the first frame, in nanoseconds.
-    public let firstFrameTime: Nanoseconds
+    public let firstFrameTime: Int64
     /// Whether it has sound.
     public let hasAudio: Bool
 
@@ -19,16 +19,16 @@ public struct SampleClip: Sendable, CustomStringConvertible {
     public var path: String { SampleClip.directory + "/" + name }
 
     /// The media time of frame `number` (frames are evenly spaced).
-    public func time(ofFrame number: Int) -> Nanoseconds {
-        firstFrameTime + Nanoseconds(number) * 1_000_000_000 / Nanoseconds(frameRate ?? 1)
+    public func time(ofFrame number: Int) -> Int64 {
+        firstFrameTime + Int64(number) * 1_000_000_000 / Int64(frameRate ?? 1)
     }
 
     /// The number of the frame that covers media time `time`. A time within 1 ms before a
     /// frame's nominal start counts as that frame, because containers round timestamps to their
     /// time base (WebM to whole milliseconds).
-    public func frame(at time: Nanoseconds) -> Int {
+    public func frame(at time: Int64) -> Int {
         guard let frameRate else { return 0 }
-        let number = Int((time - firstFrameTime + 1_000_000) * Nanoseconds(frameRate) / 1_000_000_000)
+        let number = Int((time - firstFrameTime + 1_000_000) * Int64(frameRate) / 1_000_000_000)
         return min(max(number, 0), frameCount - 1)
     }
 

@@ -100,7 +100,7 @@ import TandemMpv
             host.coordinator.coordinateSeek(to: ItemTime(nanoseconds: 12_000_000_000))
             #expect(await awaitTimeline(of: guest.coordinator) { $0.anchorMediaTime.nanoseconds == 12_000_000_000 })
             let seekInstant = try #require(guest.coordinator.hostTime(atSessionTime: guest.coordinator.timeline.anchorSessionTime)).nanoseconds
-            try await Task.sleep(for: .nanoseconds(max(0, seekInstant + 200_000_000 - MonotonicClock.now())))
+            try await Task.sleep(for: .nanoseconds(max(0, seekInstant + 200_000_000 - HostInstant.now().nanoseconds)))
             let landing = try await Self.errors(of: other, against: guest.coordinator, count: 6, interval: .milliseconds(50))
             #expect(landing.count == 6 && landing.allSatisfy { abs($0) < Self.tolerance },
                     "errors 200 to 500 ms after the seek (ms): \(Self.milliseconds(landing))")

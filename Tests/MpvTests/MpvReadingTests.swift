@@ -77,16 +77,16 @@ import TandemMediaTypes
         defer { log.close() }
         try await MpvGroup.with(options: Self.options(log: log)) { host, guest, mpv, _, other in
             try await Task.sleep(for: .milliseconds(500))
-            let playAsked = MonotonicClock.now()
+            let playAsked = HostInstant.now().nanoseconds
             host.coordinator.coordinateRateChange(to: 1)
             #expect(await other.awaitProperty("pause") { $0.bool == false })
             try await Task.sleep(for: .seconds(2))
-            let normal = MonotonicClock.now()...(MonotonicClock.now() + 3_000_000_000)
+            let normal = HostInstant.now().nanoseconds...(HostInstant.now().nanoseconds + 3_000_000_000)
             try await Task.sleep(for: .seconds(3))
             host.coordinator.coordinateRateChange(to: 1.5)
             #expect(await awaitTimeline(of: guest.coordinator) { $0.rate == 1.5 })
             try await Task.sleep(for: .seconds(2))
-            let fast = MonotonicClock.now()...(MonotonicClock.now() + 2_500_000_000)
+            let fast = HostInstant.now().nanoseconds...(HostInstant.now().nanoseconds + 2_500_000_000)
             try await Task.sleep(for: .seconds(2.6))
             log.flush()
             let records = try PresentationRecord.read(path: path)

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import TandemClock
 import TandemTestKit
 import TandemMpv
 
@@ -126,12 +127,12 @@ import TandemMpv
     @Test func aSeekLandingAtAnExtremeIsAPersonsAndNeverTraps() {
         for (asked, landed) in [(Int64.max, Int64.min), (.min, .max), (0, .min), (-1, .max)] {
             var ledger = MpvRequestLedger(paused: true, speed: 1)
-            ledger.requestSeek(to: asked, at: 0)
-            #expect(ledger.observe(.seekLanded(at: landed), at: 1) == .seek(to: landed))
+            ledger.requestSeek(to: ItemTime(nanoseconds: asked), at: .zero)
+            #expect(ledger.observe(.seekLanded(at: landed), at: HostInstant(nanoseconds: 1)) == .seek(to: landed))
         }
         var ledger = MpvRequestLedger(paused: true, speed: 1)
-        ledger.requestSeek(to: .max, at: 0)
-        #expect(ledger.observe(.seekLanded(at: .max), at: 1) == nil)
+        ledger.requestSeek(to: .distantFuture, at: .zero)
+        #expect(ledger.observe(.seekLanded(at: .max), at: HostInstant(nanoseconds: 1)) == nil)
     }
 
     @Test func mpvNeverInheritsTheInvite() async throws {

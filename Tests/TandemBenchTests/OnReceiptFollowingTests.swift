@@ -160,7 +160,7 @@ import TandemTestKit
         #expect(await eventually { abs(host.player.timeline.rate - 1) < 0.001 })
         try await Task.sleep(for: .milliseconds(800))
 
-        let joined = MonotonicClock.now()
+        let joined = HostInstant.now().nanoseconds
         let ana = try await Self.peer("ana", offset: -2_250_000_000, drift: -120, relay: relay, invitation: host.session.invitation,
                                       following: .onReceipt)
         defer { ana.player.close() }
@@ -168,7 +168,7 @@ import TandemTestKit
         let taken = ana.player.timeline
         // From the instant it arrived (not a pre-roll ahead, as scheduled), at the position the
         // group's timeline had then, at the group's rate.
-        #expect(taken.anchorLocalTime > joined && taken.anchorLocalTime <= MonotonicClock.now())
+        #expect(taken.anchorLocalTime > joined && taken.anchorLocalTime <= HostInstant.now().nanoseconds)
         // Where the host's player (on receipt too, so ahead of the shared timeline by the relay's
         // lead) shows it, not where the shared timeline is.
         let expected = host.player.mediaTime(atLocalTime: taken.anchorLocalTime)
@@ -192,17 +192,17 @@ import TandemTestKit
         // A stall the group does not wait for: Ana freezes while the others play on.
         ana.coordinator.suspensionReasonsThatTriggerWaiting = []
         let suspension = ana.coordinator.beginSuspension(for: .stallRecovery)
-        let frozenAt = MonotonicClock.now()
+        let frozenAt = HostInstant.now().nanoseconds
         try ana.player.setTimeline(.paused(at: ana.player.mediaTime(atLocalTime: frozenAt), from: frozenAt))
         try await Task.sleep(for: .milliseconds(1_200))
         #expect(ana.player.timeline.rate == 0)
         #expect(abs(host.player.timeline.rate - 1) < 0.001)
 
-        let ended = MonotonicClock.now()
+        let ended = HostInstant.now().nanoseconds
         suspension.end()
         #expect(await eventually { abs(ana.player.timeline.rate - 1) < 0.001 })
         let taken = ana.player.timeline
-        #expect(taken.anchorLocalTime > ended && taken.anchorLocalTime <= MonotonicClock.now())
+        #expect(taken.anchorLocalTime > ended && taken.anchorLocalTime <= HostInstant.now().nanoseconds)
         // Where the host's player (on receipt too, so ahead of the shared timeline by the relay's
         // lead) shows it, not where the shared timeline is: within the host's own delivery delay,
         // as for a late joiner above (a few ms; 3.7 ms seen in a full run), and far from the

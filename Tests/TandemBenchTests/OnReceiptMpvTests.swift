@@ -98,7 +98,7 @@ import TandemTestKit
             // Nothing corrects it: its readings (against the follower's timeline) stay ahead of
             // the timeline by what remained of the lead, by the same amount.
             try await Task.sleep(for: .seconds(1))
-            let window = MonotonicClock.now()...(MonotonicClock.now() + 2_000_000_000)
+            let window = HostInstant.now().nanoseconds...(HostInstant.now().nanoseconds + 2_000_000_000)
             try await Task.sleep(for: .seconds(2.1))
             log.flush()
             let readings = try PresentationRecord.read(path: logPath)

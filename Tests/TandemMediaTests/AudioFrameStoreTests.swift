@@ -6,9 +6,9 @@ import TandemClock
 @Suite struct AudioFrameStoreTests {
     /// A chunk of `frames` frames from media frame `start` whose left samples count up from `start`.
     /// Stamped at `stamp` (ns), by default exactly at its first frame's instant.
-    static func chunk(from start: Int, frames: Int, stamp: Nanoseconds? = nil) -> AudioChunk {
+    static func chunk(from start: Int, frames: Int, stamp: Int64? = nil) -> AudioChunk {
         let samples = (0..<frames).flatMap { [Int16(truncatingIfNeeded: start + $0), Int16(-1)] }
-        return AudioChunk(presentationTime: stamp ?? Nanoseconds(start) * 1_000_000_000 / 48_000, samples: samples)
+        return AudioChunk(presentationTime: stamp ?? Int64(start) * 1_000_000_000 / 48_000, samples: samples)
     }
 
     @Test func readsAcrossChunksAndLeavesSilenceWhereNothingIsDecoded() {
@@ -92,7 +92,7 @@ import TandemClock
     static func matroskaChunks(from first: Int, count: Int) -> [AudioChunk] {
         (first..<(first + count)).map { packet in
             let milliseconds = (Double(packet * 1024) / 48).rounded()
-            return chunk(from: packet * 1024, frames: 1024, stamp: Nanoseconds(milliseconds) * 1_000_000)
+            return chunk(from: packet * 1024, frames: 1024, stamp: Int64(milliseconds) * 1_000_000)
         }
     }
 
@@ -143,7 +143,7 @@ import TandemClock
         // sound before it, and moves nothing already placed.
         let store = AudioFrameStore()
         for index in 0..<26 { store.append(Self.chunk(from: index * 480, frames: 480), key: .generation(0), item: "a") }
-        store.append(Self.chunk(from: 26 * 480, frames: 480, stamp: Nanoseconds(26 * 480 + 72) * 1_000_000_000 / 48_000),
+        store.append(Self.chunk(from: 26 * 480, frames: 480, stamp: Int64(26 * 480 + 72) * 1_000_000_000 / 48_000),
                      key: .generation(0), item: "a")
         var buffer: [Float] = []
         #expect(store.read(generation: 0, from: 0, count: 27 * 480, into: &buffer) == 27 * 480)

@@ -62,7 +62,7 @@ private struct NoiseTaggedSource: AudioFrameSource {
 
 /// The sound output's decisions on made-up instants: which media frame each output frame plays.
 @Suite struct AudioPlayoutCoreTests {
-    static let second: Nanoseconds = 1_000_000_000
+    static let second: Int64 = 1_000_000_000
     static let period = 1e9 / 48_000
 
     /// Runs consecutive requests of `frames` from `start`, one every `period`; returns every output sample.
@@ -84,7 +84,7 @@ private struct NoiseTaggedSource: AudioFrameSource {
 
     @Test func silenceWhilePaused() {
         var core = AudioPlayoutCore()
-        let schedule = TimelineSchedule(.paused(at: 5 * Self.second, from: 0))
+        let schedule = TimelineSchedule(.paused(at: .init(nanoseconds: 5 * Self.second), from: .zero))
         var writes = 0
         let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 5) { rendered, _, _ in
             if rendered.write != nil { writes += 1 }
@@ -97,8 +97,8 @@ private struct NoiseTaggedSource: AudioFrameSource {
         var core = AudioPlayoutCore()
         // Playing from media 0 at 1 s + 0.125 ms: output frame 6 falls on it exactly.
         let anchor = Self.second + 125_000
-        var schedule = TimelineSchedule(.paused(at: 0, from: 0))
-        schedule.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: anchor), discontinuous: false, now: 0)
+        var schedule = TimelineSchedule(.paused(at: .zero, from: .zero))
+        schedule.schedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: anchor)), discontinuous: false, now: .zero)
         var corrections: [Double] = []
         let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 20) { rendered, _, _ in
             if let write = rendered.write { corrections.append(write.correction) }
@@ -116,8 +116,8 @@ private struct NoiseTaggedSource: AudioFrameSource {
         // Playing from media 0 at 1 s + 0.1 ms: the fifth output frame (at 104.2 µs) is the first
         // at or after it, and plays media 0.2, the timeline's position there.
         let anchor = Self.second + 100_000
-        var schedule = TimelineSchedule(.paused(at: 0, from: 0))
-        schedule.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: anchor), discontinuous: false, now: 0)
+        var schedule = TimelineSchedule(.paused(at: .zero, from: .zero))
+        schedule.schedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: anchor)), discontinuous: false, now: .zero)
         var first: AudioPlayoutCore.Write?
         let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 3) { rendered, _, _ in
             if first == nil { first = rendered.write }
@@ -142,7 +142,7 @@ private struct NoiseTaggedSource: AudioFrameSource {
     @Test func aTimelineAnchoredLaterIsSilentUntilItsAnchor() {
         var core = AudioPlayoutCore()
         // A player opened to play from media 0 at 1.01 s: nothing before, media 0 from output frame 480.
-        let schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second + 10_000_000))
+        let schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second + 10_000_000)))
         var first: AudioPlayoutCore.Write?
         let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 2) { rendered, _, _ in
             if first == nil { first = rendered.write }
@@ -154,10 +154,10 @@ private struct NoiseTaggedSource: AudioFrameSource {
 
     @Test func pauseTakesEffectAtItsInstantWithAFadeAndThenSilence() {
         var core = AudioPlayoutCore()
-        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second)))
         // Paused at local 1.01 s (media 10 ms), scheduled ahead.
         let pause = Self.second + 10_000_000
-        schedule.schedule(.paused(at: 10_000_000, from: pause), discontinuous: false, now: Self.second)
+        schedule.schedule(.paused(at: .init(nanoseconds: 10_000_000), from: .init(nanoseconds: pause)), discontinuous: false, now: .init(nanoseconds: Self.second))
         let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 4)
         let pauseFrame = 480
         // Up to the pause the media plays (past the fade-in); from it, a fade: lower at once, silent after 96 frames.
@@ -169,11 +169,11 @@ private struct NoiseTaggedSource: AudioFrameSource {
 
     @Test func seekPlaysTheNewPositionFromItsInstantAndNothingStaleAfterTheFade() {
         var core = AudioPlayoutCore()
-        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second)))
         // At local 1.02 s, a seek to media 10 s: a new generation.
         let seek = Self.second + 20_000_000
-        let generation = schedule.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 10 * Self.second, anchorLocalTime: seek),
-                                           discontinuous: true, now: Self.second)
+        let generation = schedule.schedule(PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 10 * Self.second), anchorHostTime: .init(nanoseconds: seek)),
+                                           discontinuous: true, now: .init(nanoseconds: Self.second))
         #expect(generation == 1)
         let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 6)
         let seekFrame = 960
@@ -190,10 +190,10 @@ private struct NoiseTaggedSource: AudioFrameSource {
     /// goes on from there without a frame missing or repeated. Frames due too soon to wait for
     /// (before `holdsBackFrom`) are rendered all the same, silent where not decoded.
     @Test func aStartNotYetDecodedIsHeldBackAndGoesOnWhereItStopped() {
-        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second)))
         let seek = Self.second + 20_000_000
-        schedule.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 10 * Self.second, anchorLocalTime: seek),
-                          discontinuous: true, now: Self.second)
+        schedule.schedule(PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 10 * Self.second), anchorHostTime: .init(nanoseconds: seek)),
+                          discontinuous: true, now: .init(nanoseconds: Self.second))
         let target: Int64 = 480_000
         func request(_ frames: Int, at frame: Int, holdingFrom: Int?) -> AudioPlayoutCore.Request {
             AudioPlayoutCore.Request(frames: frames, firstInstant: LocalInstant(nanoseconds: Int64((Double(Self.second) + Double(frame) * Self.period).rounded())),
@@ -228,7 +228,7 @@ private struct NoiseTaggedSource: AudioFrameSource {
     /// Past a voice's first `holdBackWindow` frames a shortfall is not held back: the output
     /// keeps its buffer full, silent where the decoder is behind.
     @Test func aShortfallLongAfterAStartIsNotHeldBack() {
-        let schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        let schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second)))
         var core = AudioPlayoutCore()
         let source = CatchingUpSource(ends: [0: 9_600])
         var frame = 0
@@ -245,10 +245,10 @@ private struct NoiseTaggedSource: AudioFrameSource {
 
     @Test func rateChangeStretchesFromItsInstantOnTheTimeline() {
         var core = AudioPlayoutCore()
-        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second)))
         let change = Self.second + 10_000_000
-        schedule.schedule(PresentationTimeline(rate: 2, anchorMediaTime: 10_000_000, anchorLocalTime: change),
-                          discontinuous: false, now: Self.second)
+        schedule.schedule(PresentationTimeline(rate: 2, anchorItemTime: .init(nanoseconds: 10_000_000), anchorHostTime: .init(nanoseconds: change)),
+                          discontinuous: false, now: .init(nanoseconds: Self.second))
         let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 4)
         #expect(samples[479 * 2] == Float(479) / TaggedSource.scale)
         // From the change on, the stretch (pitch kept): past the cross-fade, every frame heard is
@@ -265,9 +265,9 @@ private struct NoiseTaggedSource: AudioFrameSource {
 
     @Test func latencyOffsetMovesTheSoundAsItMovesThePictures() {
         var core = AudioPlayoutCore()
-        var schedule = TimelineSchedule(.paused(at: 0, from: 0))
+        var schedule = TimelineSchedule(.paused(at: .zero, from: .zero))
         let anchor = Self.second + 20_000_000
-        schedule.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: anchor), discontinuous: false, now: 0)
+        schedule.schedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: anchor)), discontinuous: false, now: .zero)
         // 10 ms earlier than the timeline gives it: the start is at output frame 480, not 960.
         let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 3, offset: .milliseconds(10))
         #expect(samples[479 * 2 + 1] == 0)
@@ -283,7 +283,7 @@ private struct NoiseTaggedSource: AudioFrameSource {
     @Test(arguments: [100.0, -100.0, 40.0])
     func anOutputClockDriftingIsFollowedExactlyByTheReadingRate(ppm: Double) {
         var core = AudioPlayoutCore()
-        let timeline = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second)
+        let timeline = PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second))
         let schedule = TimelineSchedule(timeline)
         // The output's frames come `ppm` faster or slower than the media's 48 kHz.
         let period = Self.period * (1 - ppm / 1e6)
@@ -308,7 +308,7 @@ private struct NoiseTaggedSource: AudioFrameSource {
     func aTimelineDriftingFromRateOneIsFollowedByTheReadingRateNotByAStretch(rate: Double) {
         var core = AudioPlayoutCore()
         // The session's clock runs 100 ppm off the local one: the timeline's rate in local time is 1 ± 100 ppm.
-        let timeline = PresentationTimeline(rate: rate, anchorMediaTime: 0, anchorLocalTime: Self.second)
+        let timeline = PresentationTimeline(rate: rate, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second))
         var worst = 0.0, snaps = 0
         var corrections: [Double] = []
         var heard: [Double] = []
@@ -339,13 +339,13 @@ private struct NoiseTaggedSource: AudioFrameSource {
     /// half a frame, with no snap, rather than 5 ms behind and drifting back at ±0.5 %.
     @Test func aLateReturnToRateOneLandsOnTheTimelineAtOnce() {
         var core = AudioPlayoutCore()
-        let slow = PresentationTimeline(rate: 0.75, anchorMediaTime: 0, anchorLocalTime: Self.second)
+        let slow = PresentationTimeline(rate: 0.75, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second))
         _ = Self.run(&core, schedule: TimelineSchedule(slow), from: Double(Self.second), requests: 20)
         // 200 ms rendered at 0.75; the return to 1 took effect at 180 ms.
         let change = Self.second + 180_000_000
-        let back = PresentationTimeline(rate: 1, anchorMediaTime: 135_000_000, anchorLocalTime: change)
+        let back = PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 135_000_000), anchorHostTime: .init(nanoseconds: change))
         var schedule = TimelineSchedule(slow)
-        schedule.schedule(back, discontinuous: false, now: Self.second)
+        schedule.schedule(back, discontinuous: false, now: .init(nanoseconds: Self.second))
         var snaps = 0
         var errors: [Double] = []
         _ = Self.run(&core, schedule: schedule, from: Double(Self.second) + 20 * 480 * Self.period, requests: 5) { rendered, instant, core in
@@ -359,13 +359,13 @@ private struct NoiseTaggedSource: AudioFrameSource {
 
     @Test func aLateChangeBetweenStretchedRatesLandsOnTheTimelineAtOnce() {
         var core = AudioPlayoutCore()
-        let fast = PresentationTimeline(rate: 1.5, anchorMediaTime: 0, anchorLocalTime: Self.second)
+        let fast = PresentationTimeline(rate: 1.5, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second))
         _ = Self.run(&core, schedule: TimelineSchedule(fast), from: Double(Self.second), requests: 20)
         // 200 ms rendered at 1.5; the change to 0.75 took effect at 180 ms (30 ms of media back).
         let change = Self.second + 180_000_000
-        let slow = PresentationTimeline(rate: 0.75, anchorMediaTime: 270_000_000, anchorLocalTime: change)
+        let slow = PresentationTimeline(rate: 0.75, anchorItemTime: .init(nanoseconds: 270_000_000), anchorHostTime: .init(nanoseconds: change))
         var schedule = TimelineSchedule(fast)
-        schedule.schedule(slow, discontinuous: false, now: Self.second)
+        schedule.schedule(slow, discontinuous: false, now: .init(nanoseconds: Self.second))
         var errors: [Double] = []
         var snaps = 0
         _ = Self.run(&core, schedule: schedule, from: Double(Self.second) + 20 * 480 * Self.period, requests: 5) { rendered, instant, core in
@@ -383,11 +383,11 @@ private struct NoiseTaggedSource: AudioFrameSource {
 
     @Test func largeErrorIsCorrectedByRateWithinHalfAPercent() {
         var core = AudioPlayoutCore()
-        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second)))
         _ = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 10)
         // The timeline moves 5 ms later (the session clock's estimate moved): a continuous change.
-        let moved = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second + 5_000_000)
-        schedule.schedule(moved, discontinuous: false, now: Self.second + 100_000_000)
+        let moved = PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second + 5_000_000))
+        schedule.schedule(moved, discontinuous: false, now: .init(nanoseconds: Self.second + 100_000_000))
         var largest = 0.0, snaps = 0
         var errors: [Double] = []
         _ = Self.run(&core, schedule: schedule, from: Double(Self.second) + 480 * 10 * Self.period, requests: 250) { rendered, instant, core in
@@ -405,11 +405,11 @@ private struct NoiseTaggedSource: AudioFrameSource {
 
     @Test func errorBeyondTheThresholdSnapsWithAFade() {
         var core = AudioPlayoutCore()
-        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second)))
         _ = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 10)
         // 30 ms later, at once (after a stall, say).
-        let moved = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second + 30_000_000)
-        schedule.schedule(moved, discontinuous: false, now: Self.second + 100_000_000)
+        let moved = PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second + 30_000_000))
+        schedule.schedule(moved, discontinuous: false, now: .init(nanoseconds: Self.second + 100_000_000))
         var snaps: [AudioPlayoutCore.Snap] = []
         let start = Double(Self.second) + 4800 * Self.period
         let samples = Self.run(&core, schedule: schedule, from: start, requests: 2) { rendered, _, _ in snaps += rendered.snaps }
@@ -423,9 +423,9 @@ private struct NoiseTaggedSource: AudioFrameSource {
     @Test func itemSwitchFollowsTheQueueWithoutAGap() {
         var core = AudioPlayoutCore()
         // The first item ends at media 20 ms; at local 1.02 s the next item plays from its start (generation 1).
-        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
-        schedule.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second + 20_000_000),
-                          discontinuous: true, now: Self.second)
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second)))
+        schedule.schedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second + 20_000_000)),
+                          discontinuous: true, now: .init(nanoseconds: Self.second))
         let samples = Self.run(&core, schedule: schedule, from: Double(Self.second), requests: 4)
         #expect(samples[959 * 2] == Float(959) / TaggedSource.scale)
         #expect(samples[960 * 2 + 1] > 0)
@@ -470,10 +470,10 @@ private struct NoiseTaggedSource: AudioFrameSource {
         // The same timelines (a change to `rate` at 1.2 s); one output asks for 480 frames at a
         // time on an exact clock, the other for 441 from a third of a frame later, its clock
         // 200 ppm slow.
-        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        var schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second)))
         let change = Self.second + 200_000_000
-        schedule.schedule(PresentationTimeline(rate: rate, anchorMediaTime: 200_000_000, anchorLocalTime: change),
-                          discontinuous: false, now: Self.second)
+        schedule.schedule(PresentationTimeline(rate: rate, anchorItemTime: .init(nanoseconds: 200_000_000), anchorHostTime: .init(nanoseconds: change)),
+                          discontinuous: false, now: .init(nanoseconds: Self.second))
         func heard(start: Double, frames: Int, period: Double) -> [(instant: Double, media: Double)] {
             var core = AudioPlayoutCore()
             var result: [(instant: Double, media: Double)] = []

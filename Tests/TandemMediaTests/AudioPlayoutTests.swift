@@ -12,8 +12,8 @@ import TandemClock
     /// the renders so far, and overflow the thread's stack within these.
     @Test func aLongRunOfRendersReadsTheTimingAtTheSameDepth() {
         let playout = AudioPlayout(log: nil)
-        let schedule = TimelineSchedule(.paused(at: 0, from: 0))
-        playout.attach { (schedule, 0) }
+        let schedule = TimelineSchedule(.paused(at: .zero, from: .zero))
+        playout.attach { (schedule, .zero) }
         var frames = 0
         for write in 0..<300_000 {
             let instant = LocalInstant(nanoseconds: Int64(write) * 20_833)
@@ -26,9 +26,9 @@ import TandemClock
     /// read last rather than wait, or fall silent; before any reading it is silent.
     @Test func aBusyPlayerIsNotWaitedForAndItsLastScheduleIsPlayed() {
         let playout = AudioPlayout(log: nil)
-        let schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: 0))
+        let schedule = TimelineSchedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .zero))
         let busy = Mutex(true)
-        playout.attach { busy.withLock { $0 } ? nil : (schedule, 0) }
+        playout.attach { busy.withLock { $0 } ? nil : (schedule, .zero) }
         let period = 1e9 / 48_000
         func render(_ index: Int) -> [Float] {
             let instant = LocalInstant(nanoseconds: Int64(Double(index * 480) * period))
@@ -50,18 +50,18 @@ import TandemClock
     /// puts its core back at the start of a kept render, forgetting the renders after it.
     @Test func aChangeUnderWhatWasRenderedIsToldOnceAndARenderCanBeResumed() {
         let playout = AudioPlayout(log: nil)
-        let second: Nanoseconds = 1_000_000_000
-        let old = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: second))
+        let second: Int64 = 1_000_000_000
+        let old = TimelineSchedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: second)))
         let schedule = Mutex(old)
-        playout.attach { (schedule.withLock { $0 }, 0) }
+        playout.attach { (schedule.withLock { $0 }, .zero) }
         let period = 1e9 / 48_000
         func instant(_ index: Int) -> LocalInstant { LocalInstant(nanoseconds: second + Int64((Double(index * 480) * period).rounded())) }
         for index in 0..<3 { _ = playout.render(frames: 480, instant: instant(index), period: period, holding: instant(index)) }
         #expect(playout.change(notBefore: instant(1)) == nil, "nothing changed")
         // A seek at 1.015 s, within the second render.
         let at = second + 15_000_000
-        schedule.withLock { _ = $0.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 10 * second, anchorLocalTime: at),
-                                            discontinuous: true, now: second) }
+        schedule.withLock { _ = $0.schedule(PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 10 * second), anchorHostTime: .init(nanoseconds: at)),
+                                            discontinuous: true, now: .init(nanoseconds: second)) }
         #expect(playout.change(notBefore: instant(1)) == LocalInstant(nanoseconds: at))
         #expect(playout.change(notBefore: instant(1)) == nil, "told once")
         #expect(playout.resume(at: instant(1)))

@@ -52,7 +52,7 @@ import TandemMediaTypes
         // The player ends too, on time, with what it had.
         let counter = CountingSink()
         let player = try HeadlessPlayer(url: cut, videoSinks: [counter],
-                                        timeline: PresentationTimeline(rate: 4, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now()))
+                                        timeline: PresentationTimeline(rate: 4, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: HostInstant.now().nanoseconds)))
         #expect(player.waitUntilEnded(timeout: 10))
         #expect(counter.counts.frames + player.statistics.droppedLateFrames > clip.frameCount / 3)
     }
@@ -64,7 +64,7 @@ import TandemMediaTypes
         let damaged = try fixtures.corrupted(clip.path, from: 0.3, to: 0.6, count: 2048, as: "damaged-" + clip.name)
         let decoder = try MediaDecoder(file: MediaFile(url: damaged))
         var frames = 0
-        var last: Nanoseconds = 0
+        var last: Int64 = 0
         while let decoded = try decoder.next() {
             if case .video(let frame) = decoded {
                 frames += 1
@@ -84,7 +84,7 @@ import TandemMediaTypes
         // and late audio is dropped (2.16 s of 3 played in one fresh-clone run).
         let player = try HeadlessPlayer(url: clip.path, videoSinks: [counter], audioSinks: [audio],
                                         timeline: PresentationTimeline(rate: 4, anchorMediaTime: 0,
-                                                                       anchorLocalTime: MonotonicClock.now() + 200_000_000))
+                                                                       anchorLocalTime: HostInstant.now().nanoseconds + 200_000_000))
         #expect(player.waitUntilEnded(timeout: 10))
         #expect(counter.counts.frames == 0)
         #expect(abs(Double(audio.consumedFrames) / Double(AudioChunk.sampleRate) - 3) < 0.1)

@@ -71,14 +71,14 @@ import TandemClock
             }
         }
         waiter.start()
-        let bound = MonotonicClock.now() + 30_000_000_000
+        let bound = HostInstant.now().nanoseconds + 30_000_000_000
         lock.withLock {
-            while !shared.waiting, MonotonicClock.now() < bound { changed.wait(until: bound) }
+            while !shared.waiting, HostInstant.now().nanoseconds < bound { changed.wait(until: bound) }
             #expect(shared.waiting)
             #expect(!shared.done)
             shared.signalled = true
             changed.broadcast()
-            while !shared.done, MonotonicClock.now() < bound { changed.wait(until: bound) }
+            while !shared.done, HostInstant.now().nanoseconds < bound { changed.wait(until: bound) }
             #expect(shared.done)
             #expect(shared.wokeSignalled)
         }
@@ -88,7 +88,7 @@ import TandemClock
     @Test func aWaitWithoutTheLockHeldTraps() async {
         await #expect(processExitsWith: .failure) {
             let lock = ConditionLock()
-            lock.condition(0).wait(until: MonotonicClock.now() + 1_000_000)
+            lock.condition(0).wait(until: HostInstant.now().nanoseconds + 1_000_000)
         }
     }
     #endif
@@ -97,12 +97,12 @@ import TandemClock
         let lock = ConditionLock()
         let never = lock.condition(0)
         lock.withLock {
-            let deadline = MonotonicClock.now() + 20_000_000
+            let deadline = HostInstant.now().nanoseconds + 20_000_000
             var timedOut = false
             // A spurious wake-up returns early and not timed out: wait again.
-            while !timedOut, MonotonicClock.now() < deadline + 30_000_000_000 { timedOut = never.wait(until: deadline) }
+            while !timedOut, HostInstant.now().nanoseconds < deadline + 30_000_000_000 { timedOut = never.wait(until: deadline) }
             #expect(timedOut)
-            #expect(MonotonicClock.now() >= deadline)
+            #expect(HostInstant.now().nanoseconds >= deadline)
             // A deadline already past times out at once.
             #expect(never.wait(until: deadline))
             // Each wait took the lock back before returning: this thread owns it.

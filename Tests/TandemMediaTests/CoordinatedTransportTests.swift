@@ -128,7 +128,7 @@ import TandemMediaTypes
         defer { relay.shutdown() }
         let host = try await Self.peer("host", relay: relay, invitation: nil)
         defer { host.player.close() }
-        let at = MonotonicClock.now() + 100_000_000
+        let at = HostInstant.now().nanoseconds + 100_000_000
         let calls: [(String, () throws(MediaError) -> Void)] = [
             ("play(at:)", { () throws(MediaError) in try host.player.play(at: at) }),
             ("pause(at:)", { () throws(MediaError) in try host.player.pause(at: at) }),
@@ -143,14 +143,14 @@ import TandemMediaTypes
         // Nothing changed locally.
         #expect(host.player.timeline.rate == 0)
         // The low-level path stays open to the coordinator's delegate.
-        try host.player.setTimeline(.paused(at: 0, from: MonotonicClock.now()))
+        try host.player.setTimeline(.paused(at: 0, from: HostInstant.now().nanoseconds))
     }
 
     @Test func anUncoordinatedPlayerTakesInstants() throws {
         let player = try HeadlessPlayer(item: PlaybackItem(file: Self.clip.path))
         defer { player.close() }
         #expect(!player.playbackCoordinator.isCoordinating)
-        let at = MonotonicClock.now() + 1_000_000_000
+        let at = HostInstant.now().nanoseconds + 1_000_000_000
         try player.play(rate: 2, at: at)
         #expect(player.timeline.rate == 2 && player.timeline.anchorLocalTime == at)
         try player.pause(at: at + 500_000_000)

@@ -27,7 +27,7 @@ import TandemMediaTypes
 
     /// Each frame numbered in `frames` that every recorder presented moving, by its first such
     /// showing at or after `since`: the spread of its presented instants and of its scheduled ones.
-    static func spreads(_ recorders: [ItemRecorder], frames: Range<Int>, since: Nanoseconds) -> [(presented: Nanoseconds, scheduled: Nanoseconds)] {
+    static func spreads(_ recorders: [ItemRecorder], frames: Range<Int>, since: Int64) -> [(presented: Int64, scheduled: Int64)] {
         let showings = recorders.map { recorder in
             var first: [Int: Presentation] = [:]
             for entry in recorder.all where !entry.presentation.isStill && frames.contains(entry.number)
@@ -103,12 +103,12 @@ import TandemMediaTypes
         for player in players { try player.playbackCoordinator.coordinate(using: medium) }
         try await Self.shareItem(players)
 
-        let started = MonotonicClock.now()
+        let started = HostInstant.now().nanoseconds
         players[0].play()
         Self.waitForFrame(20, recorders, "a player did not start")
         let playing = Self.spreads(recorders, frames: 5..<15, since: started)
 
-        let sought = MonotonicClock.now()
+        let sought = HostInstant.now().nanoseconds
         players[2].seek(to: Self.clip.time(ofFrame: 70))
         Self.waitForFrame(95, recorders, "a player did not seek")
         let afterSeek = Self.spreads(recorders, frames: 75..<90, since: sought)

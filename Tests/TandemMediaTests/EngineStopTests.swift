@@ -13,7 +13,7 @@ import TandemClock
         var options = HeadlessPlayer.Options()
         options.decodeAudio = false
         // Paused far ahead: both threads soon have nothing to do but wait.
-        let paused = PresentationTimeline(rate: 0, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now())
+        let paused = PresentationTimeline(rate: 0, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: HostInstant.now().nanoseconds))
         let player = try HeadlessPlayer(url: SampleClip.h264.path, options: options, timeline: paused)
         let engine = player.engine
         let entered = DispatchSemaphore(value: 0)
@@ -22,17 +22,17 @@ import TandemClock
                 entered.signal()
                 // Return only once `stop()` has set `stopped` and sent its wake-up, from another
                 // thread, while this one holds no lock: the window the loops must survive.
-                let deadline = MonotonicClock.now() + 5_000_000_000
-                while !engine.lock.withLock({ engine.stopped }) && MonotonicClock.now() < deadline {
+                let deadline = HostInstant.now().nanoseconds + 5_000_000_000
+                while !engine.lock.withLock({ engine.stopped }) && HostInstant.now().nanoseconds < deadline {
                     usleep(200)
                 }
             }
         }
         // Once the decoder's queues are full it has nothing to do but wait for a wake-up.
-        let filled = MonotonicClock.now() + 5_000_000_000
+        let filled = HostInstant.now().nanoseconds + 5_000_000_000
         while !engine.lock.withLock({ engine.queuesFull(videoCount: engine.video.count, audioBuffered: engine.audioBuffered,
                                                         hasVideo: engine.decoder.hasVideo, hasAudio: false) })
-                && MonotonicClock.now() < filled {
+                && HostInstant.now().nanoseconds < filled {
             usleep(1_000)
         }
         engine.lock.withLock {

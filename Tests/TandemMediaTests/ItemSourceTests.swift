@@ -47,7 +47,7 @@ import TandemMediaTypes
     @Test func aPlayerPlaysAByteSourceItem() throws {
         let recorder = ItemRecorder()
         let source = try MemoryByteSource(file: Self.clip.path)
-        let start = PresentationTimeline(rate: 4, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now() + 100_000_000)
+        let start = PresentationTimeline(rate: 4, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: HostInstant.now().nanoseconds + 100_000_000))
         let player = try HeadlessPlayer(item: PlaybackItem(bytes: source, identifier: "from-bytes"), videoSinks: [recorder], timeline: start)
         defer { player.close() }
         #expect(player.itemIdentifier == "from-bytes")
@@ -74,7 +74,7 @@ import TandemMediaTypes
         let index = Int64(bytes.count - 8_192)
         let source = FailingByteSource(bytes, failing: Int64(bytes.count / 2)..<index)
         let recorder = ItemRecorder()
-        let start = PresentationTimeline(rate: 4, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now() + 100_000_000)
+        let start = PresentationTimeline(rate: 4, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: HostInstant.now().nanoseconds + 100_000_000))
         let player = try HeadlessPlayer(item: PlaybackItem(bytes: source, identifier: "half"), videoSinks: [recorder], timeline: start)
         defer { player.close() }
         #expect(player.waitUntilEnded(timeout: 15))
@@ -114,7 +114,7 @@ import TandemMediaTypes
         #expect(server.requests.contains { $0.lowercased().contains("range: bytes=") })
 
         let recorder = ItemRecorder()
-        let start = PresentationTimeline(rate: 4, anchorMediaTime: 3_000_000_000, anchorLocalTime: MonotonicClock.now() + 150_000_000)
+        let start = PresentationTimeline(rate: 4, anchorItemTime: .init(nanoseconds: 3_000_000_000), anchorHostTime: .init(nanoseconds: HostInstant.now().nanoseconds + 150_000_000))
         let player = try HeadlessPlayer(item: item, options: Self.videoOnly, videoSinks: [recorder], timeline: start)
         defer { player.close() }
         #expect(player.waitUntilEnded(timeout: 15))

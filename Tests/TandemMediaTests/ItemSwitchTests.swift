@@ -12,7 +12,7 @@ import TandemMediaTypes
 /// frame, at which scheduled instant, nothing of the old item after the switch); how late the
 /// first frame of the new item was presented is printed, never asserted (a shared machine).
 @Suite(.serialized) struct ItemSwitchIOTests {
-    static let ms: Nanoseconds = 1_000_000
+    static let ms: Int64 = 1_000_000
     static let a = SampleClip.h264
     static let b = SampleClip.h264BFrames
 
@@ -24,15 +24,15 @@ import TandemMediaTypes
 
     @Test func aPreparedItemTakesOverAtItsInstant() throws {
         let recorder = ItemRecorder()
-        let t0 = MonotonicClock.now() + 150 * Self.ms
-        let playing = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: t0)
+        let t0 = HostInstant.now().nanoseconds + 150 * Self.ms
+        let playing = PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: t0))
         let player = try HeadlessPlayer(item: PlaybackItem(file: Self.a.path), videoSinks: [recorder], timeline: playing)
         defer { player.close() }
         let target = Self.b.time(ofFrame: 105)
         try player.prepare(PlaybackItem(file: Self.b.path), at: target)
         #expect(player.preparedItem?.identifier == Self.b.name)
         let switchAt = t0 + 600 * Self.ms
-        let next = PresentationTimeline(rate: 1, anchorMediaTime: target, anchorLocalTime: switchAt)
+        let next = PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: target), anchorHostTime: .init(nanoseconds: switchAt))
         try player.switchToPreparedItem(timeline: next)
         #expect(player.waitUntilEnded(timeout: 15))
 
@@ -63,15 +63,15 @@ import TandemMediaTypes
 
     @Test func atTheEndOfAnItemThePreparedOneFollowsAtTheGivenInstant() throws {
         let recorder = ItemRecorder()
-        let t0 = MonotonicClock.now() + 150 * Self.ms
+        let t0 = HostInstant.now().nanoseconds + 150 * Self.ms
         // The last 0.6 s of the first item, then the second from 3.5 s.
-        let playing = PresentationTimeline(rate: 1, anchorMediaTime: 3_400 * Self.ms, anchorLocalTime: t0)
+        let playing = PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 3_400 * Self.ms), anchorHostTime: .init(nanoseconds: t0))
         let player = try HeadlessPlayer(item: PlaybackItem(file: Self.a.path), options: Self.videoOnly, videoSinks: [recorder],
                                         timeline: playing)
         defer { player.close() }
         try player.prepare(PlaybackItem(file: Self.b.path, identifier: "second"), at: 3_500 * Self.ms)
         let end = playing.localTime(forMediaTime: 4_000 * Self.ms)!
-        try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 1, anchorMediaTime: 3_500 * Self.ms, anchorLocalTime: end))
+        try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 3_500 * Self.ms), anchorHostTime: .init(nanoseconds: end)))
         #expect(player.waitUntilEnded(timeout: 15))
         let entries = recorder.all.filter { !$0.presentation.isStill }
         let old = entries.filter { $0.item == Self.a.name }
@@ -105,15 +105,15 @@ import TandemMediaTypes
     @Test func aChangeForTheSwitchsInstantOrBeforeCancelsItAndTheItemStaysPrepared() throws {
         let player = try HeadlessPlayer(item: PlaybackItem(file: Self.a.path), options: Self.videoOnly)
         defer { player.close() }
-        let now = MonotonicClock.now()
+        let now = HostInstant.now().nanoseconds
         try player.prepare(PlaybackItem(file: Self.b.path), at: 0)
-        try player.switchToPreparedItem(timeline: .paused(at: 0, from: now + 5_000 * Self.ms))
-        try player.setTimeline(.paused(at: 1_000 * Self.ms, from: now + 1_000 * Self.ms), discontinuous: true)
+        try player.switchToPreparedItem(timeline: .paused(at: .zero, from: .init(nanoseconds: now + 5_000 * Self.ms)))
+        try player.setTimeline(.paused(at: .init(nanoseconds: 1_000 * Self.ms), from: .init(nanoseconds: now + 1_000 * Self.ms)), discontinuous: true)
         #expect(player.preparedItem?.identifier == Self.b.name)
-        #expect(player.timeline == .paused(at: 1_000 * Self.ms, from: now + 1_000 * Self.ms))
+        #expect(player.timeline == .paused(at: .init(nanoseconds: 1_000 * Self.ms), from: .init(nanoseconds: now + 1_000 * Self.ms)))
         #expect(player.itemIdentifier == Self.a.name)
         // Switched to again, at once this time.
-        try player.switchToPreparedItem(timeline: .paused(at: 0, from: MonotonicClock.now()))
+        try player.switchToPreparedItem(timeline: .paused(at: .zero, from: .init(nanoseconds: HostInstant.now().nanoseconds)))
         #expect(player.itemIdentifier == Self.b.name)
         #expect(player.preparedItem == nil)
     }
@@ -122,12 +122,12 @@ import TandemMediaTypes
         let recorder = ItemRecorder()
         let player = try HeadlessPlayer(item: PlaybackItem(file: Self.a.path), options: Self.videoOnly, videoSinks: [recorder])
         defer { player.close() }
-        let now = MonotonicClock.now()
+        let now = HostInstant.now().nanoseconds
         try player.prepare(PlaybackItem(file: Self.b.path), at: 0)
-        try player.switchToPreparedItem(timeline: .paused(at: 0, from: now + 200 * Self.ms))
+        try player.switchToPreparedItem(timeline: .paused(at: .zero, from: .init(nanoseconds: now + 200 * Self.ms)))
         // A seek of the new item, for after the switch.
         let target = Self.b.time(ofFrame: 60)
-        try player.setTimeline(.paused(at: target, from: now + 300 * Self.ms), discontinuous: true)
+        try player.setTimeline(.paused(at: .init(nanoseconds: target), from: .init(nanoseconds: now + 300 * Self.ms)), discontinuous: true)
         #expect(recorder.wait(timeout: 10) { $0.contains { $0.item == Self.b.name } })
         let shown = recorder.all.filter { $0.item == Self.b.name }
         #expect(shown.first?.number == 60)
@@ -137,11 +137,11 @@ import TandemMediaTypes
     @Test func switchingWithNothingPreparedIsRefused() throws {
         let player = try HeadlessPlayer(item: PlaybackItem(file: Self.a.path), options: Self.videoOnly)
         defer { player.close() }
-        let error = #expect(throws: MediaError.self) { try player.switchToPreparedItem(timeline: .paused(at: 0, from: 0)) }
+        let error = #expect(throws: MediaError.self) { try player.switchToPreparedItem(timeline: .paused(at: .zero, from: .zero)) }
         #expect(error?.description.contains("no item is prepared") == true)
         #expect(throws: MediaError.self) { try player.prepare(PlaybackItem(file: "/nonexistent/next.mp4"), at: 0) }
         #expect(throws: MediaError.self) {
-            try player.replaceCurrentItem(with: PlaybackItem(file: Self.b.path), timeline: PresentationTimeline(rate: 9, anchorMediaTime: 0, anchorLocalTime: 0))
+            try player.replaceCurrentItem(with: PlaybackItem(file: Self.b.path), timeline: PresentationTimeline(rate: 9, anchorItemTime: .zero, anchorHostTime: .zero))
         }
         #expect(player.itemIdentifier == Self.a.name)
         #expect(player.preparedItem == nil)
@@ -178,8 +178,8 @@ import TandemMediaTypes
         #expect(player.preparedItem?.identifier == Self.b.name)
 
         // The switch finds b decoded from its start, and b's own follower answer is none.
-        let switchAt = MonotonicClock.now() + 200 * Self.ms
-        try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: switchAt))
+        let switchAt = HostInstant.now().nanoseconds + 200 * Self.ms
+        try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: switchAt)))
         #expect(player.waitUntilEnded(timeout: 15))
         #expect(recorder.all.first { $0.item == Self.b.name }?.pts == 0)
         #expect(asked.withLock { $0 } == [Self.a.name, Self.b.name])
@@ -200,7 +200,7 @@ import TandemMediaTypes
         try player.prepare(PlaybackItem(bytes: source, identifier: "cut"), at: 0)
         #expect(player.statistics.decodingError == nil)
         try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 4, anchorMediaTime: 0,
-                                                                       anchorLocalTime: MonotonicClock.now() + 100 * Self.ms))
+                                                                       anchorLocalTime: HostInstant.now().nanoseconds + 100 * Self.ms))
         #expect(player.waitUntilEnded(timeout: 15))
         #expect(player.itemIdentifier == "cut")
         #expect(player.statistics.decodingError?.contains("the peer serving these bytes is gone") == true,
@@ -213,16 +213,16 @@ import TandemMediaTypes
     @Test func firstFrameLatenessAfterASwitchIsMeasured() throws {
         let recorder = ItemRecorder()
         let player = try HeadlessPlayer(item: PlaybackItem(file: Self.a.path), options: Self.videoOnly, videoSinks: [recorder],
-                                        timeline: PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now() + 100 * Self.ms))
+                                        timeline: PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: HostInstant.now().nanoseconds + 100 * Self.ms)))
         defer { player.close() }
         let runs = 12
-        var firsts: [Nanoseconds] = []
+        var firsts: [Int64] = []
         for run in 0..<runs {
             let clip = run % 2 == 0 ? Self.b : Self.a
             let identifier = "\(clip.name)#\(run)"
             try player.prepare(PlaybackItem(file: clip.path, identifier: identifier), at: 500 * Self.ms)
-            let at = MonotonicClock.now() + 300 * Self.ms
-            try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 1, anchorMediaTime: 500 * Self.ms, anchorLocalTime: at))
+            let at = HostInstant.now().nanoseconds + 300 * Self.ms
+            try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 500 * Self.ms), anchorHostTime: .init(nanoseconds: at)))
             #expect(recorder.wait(timeout: 10) { $0.contains { $0.item == identifier && !$0.presentation.isStill } })
             let first = try #require(recorder.all.first { $0.item == identifier })
             #expect(first.presentation.scheduled == at)
@@ -230,7 +230,7 @@ import TandemMediaTypes
             firsts.append(first.presentation.lateness)
         }
         let all = recorder.all.filter { !$0.presentation.isStill }.map(\.presentation.lateness)
-        func quantile(_ values: [Nanoseconds], _ q: Double) -> Double {
+        func quantile(_ values: [Int64], _ q: Double) -> Double {
             let sorted = values.sorted()
             return Double(sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * q))]) / 1e3
         }

@@ -15,8 +15,8 @@ import TandemMediaTypes
     @Test func framesArePresentedEarlierByTheOffsetAndMoveWhenItChanges() throws {
         let fixtures = try MediaFixtures()
         defer { fixtures.remove() }
-        let anchor = MonotonicClock.now() + 400_000_000
-        let timeline = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: anchor)
+        let anchor = HostInstant.now().nanoseconds + 400_000_000
+        let timeline = PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: anchor))
         var players: [HeadlessPlayer] = []
         var logs: [PresentationLog] = []
         for (index, offset) in [Int64(0), 150_000_000, -100_000_000].enumerated() {
@@ -33,8 +33,8 @@ import TandemMediaTypes
         let probe = anchor + 1_000_000_000
         #expect(Set(players.map { $0.mediaTime(atLocalTime: probe) }).count == 1)
         // Halfway through the 4 s clip, the second player's offset goes back to 0.
-        Thread.sleep(forTimeInterval: Double(anchor - MonotonicClock.now()) / 1e9 + 2)
-        let changedAt = MonotonicClock.now()
+        Thread.sleep(forTimeInterval: Double(anchor - HostInstant.now().nanoseconds) / 1e9 + 2)
+        let changedAt = HostInstant.now().nanoseconds
         players[1].latencyOffset = 0
         #expect(players.allSatisfy { $0.waitUntilEnded(timeout: 10) })
         for log in logs { log.close() }

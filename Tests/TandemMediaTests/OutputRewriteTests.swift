@@ -6,7 +6,7 @@ import TandemClock
 /// and instants: where it rewrites from, what counts as a change, and that the core, put back
 /// in its state at an earlier render, renders what it would have rendered had it known.
 @Suite struct OutputRewriteTests {
-    static let second: Nanoseconds = 1_000_000_000
+    static let second: Int64 = 1_000_000_000
     static let period = 1e9 / 48_000
 
     static func starts(_ frames: [Int64]) -> OutputRewrite.Starts {
@@ -59,27 +59,27 @@ import TandemClock
     }
 
     @Test func aScheduleDiffersFromTheChangeItAddsAndNotFromChangesComingIntoForce() {
-        var old = TimelineSchedule(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: Self.second))
-        old.schedule(.paused(at: Self.second, from: 2 * Self.second), discontinuous: false, now: Self.second)
+        var old = TimelineSchedule(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second)))
+        old.schedule(.paused(at: .init(nanoseconds: Self.second), from: .init(nanoseconds: 2 * Self.second)), discontinuous: false, now: .init(nanoseconds: Self.second))
         // The same schedule, the pause come into force: no difference from any instant.
         var promoted = old
-        promoted.advance(to: 2 * Self.second)
+        promoted.advance(to: .init(nanoseconds: 2 * Self.second))
         #expect(promoted != old)
-        #expect(promoted.firstDifference(from: old, notBefore: 2 * Self.second) == nil)
-        #expect(old.firstDifference(from: old, notBefore: Self.second) == nil)
+        #expect(promoted.firstDifference(from: old, notBefore: .init(nanoseconds: 2 * Self.second)) == nil)
+        #expect(old.firstDifference(from: old, notBefore: .init(nanoseconds: Self.second)) == nil)
         // A seek scheduled before the pause: different from the seek's instant on.
         var seek = old
         let seekAt = Self.second + 500_000_000
-        seek.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 10 * Self.second, anchorLocalTime: seekAt),
-                      discontinuous: true, now: Self.second)
-        #expect(seek.firstDifference(from: old, notBefore: Self.second) == seekAt)
+        seek.schedule(PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 10 * Self.second), anchorHostTime: .init(nanoseconds: seekAt)),
+                      discontinuous: true, now: .init(nanoseconds: Self.second))
+        #expect(seek.firstDifference(from: old, notBefore: .init(nanoseconds: Self.second)) == .init(nanoseconds: seekAt))
         // Asked from after its instant: different at once.
-        #expect(seek.firstDifference(from: old, notBefore: seekAt + 1_000) == seekAt + 1_000)
+        #expect(seek.firstDifference(from: old, notBefore: .init(nanoseconds: seekAt + 1_000)) == .init(nanoseconds: seekAt + 1_000))
         // A rate change in force at once (its instant past): different from the earliest instant asked.
         var rate = old
-        rate.schedule(PresentationTimeline(rate: 1.5, anchorMediaTime: 0, anchorLocalTime: Self.second), discontinuous: false,
-                      now: Self.second + 1)
-        #expect(rate.firstDifference(from: old, notBefore: Self.second + 10) == Self.second + 10)
+        rate.schedule(PresentationTimeline(rate: 1.5, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second)), discontinuous: false,
+                      now: .init(nanoseconds: Self.second + 1))
+        #expect(rate.firstDifference(from: old, notBefore: .init(nanoseconds: Self.second + 10)) == .init(nanoseconds: Self.second + 10))
     }
 
     /// Renders `requests` of 480 frames from 1 s on `schedule`, resuming before request `resumeAt`
@@ -130,20 +130,20 @@ import TandemClock
     func aChangeRenderedAgainFromAnEarlierStateSoundsAsIfHeardInTime(_ change: String) {
         // From a stretched voice (at 1.5) too: its stretch's state is kept apart and resumed.
         let rate = change.hasPrefix("stretched") ? 1.5 : 1
-        let old = TimelineSchedule(PresentationTimeline(rate: rate, anchorMediaTime: 0, anchorLocalTime: Self.second - 5_000_000))
+        let old = TimelineSchedule(PresentationTimeline(rate: rate, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second - 5_000_000)))
         var new = old
         // In the third request (from 1.02 s), at 1.025 s.
         let at = Self.second + 25_000_000
         switch change {
-        case "stretched rate": new.schedule(PresentationTimeline(rate: 0.75, anchorMediaTime: 45_000_000, anchorLocalTime: at),
-                                            discontinuous: false, now: Self.second)
-        case "stretched to 1": new.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 45_000_000, anchorLocalTime: at),
-                                            discontinuous: false, now: Self.second)
-        case "seek", "stretched seek": new.schedule(PresentationTimeline(rate: 1, anchorMediaTime: 10 * Self.second, anchorLocalTime: at),
-                                  discontinuous: true, now: Self.second)
-        case "pause": new.schedule(.paused(at: 30_000_000, from: at), discontinuous: false, now: Self.second)
-        default: new.schedule(PresentationTimeline(rate: 1.5, anchorMediaTime: 30_000_000, anchorLocalTime: at),
-                              discontinuous: false, now: Self.second)
+        case "stretched rate": new.schedule(PresentationTimeline(rate: 0.75, anchorItemTime: .init(nanoseconds: 45_000_000), anchorHostTime: .init(nanoseconds: at)),
+                                            discontinuous: false, now: .init(nanoseconds: Self.second))
+        case "stretched to 1": new.schedule(PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 45_000_000), anchorHostTime: .init(nanoseconds: at)),
+                                            discontinuous: false, now: .init(nanoseconds: Self.second))
+        case "seek", "stretched seek": new.schedule(PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 10 * Self.second), anchorHostTime: .init(nanoseconds: at)),
+                                  discontinuous: true, now: .init(nanoseconds: Self.second))
+        case "pause": new.schedule(.paused(at: .init(nanoseconds: 30_000_000), from: .init(nanoseconds: at)), discontinuous: false, now: .init(nanoseconds: Self.second))
+        default: new.schedule(PresentationTimeline(rate: 1.5, anchorItemTime: .init(nanoseconds: 30_000_000), anchorHostTime: .init(nanoseconds: at)),
+                              discontinuous: false, now: .init(nanoseconds: Self.second))
         }
         let inTime = Self.render(new, requests: 6)
         let rewritten = Self.render(old, rewritten: new, resumeAt: 2, requests: 6)
@@ -156,7 +156,7 @@ import TandemClock
     /// of the voice would share the stretch's buffers, and the next request would copy them).
     @Test func aStretchedVoiceKeepsItsStretchApart() {
         var core = AudioPlayoutCore()
-        let schedule = TimelineSchedule(PresentationTimeline(rate: 1.5, anchorMediaTime: 0, anchorLocalTime: Self.second))
+        let schedule = TimelineSchedule(PresentationTimeline(rate: 1.5, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: Self.second)))
         #expect(core.resumable != nil)
         let request = AudioPlayoutCore.Request(frames: 480, firstInstant: LocalInstant(nanoseconds: Self.second), framePeriod: Self.period)
         _ = core.render(request, schedule: schedule, latencyOffset: .zero, source: Source())

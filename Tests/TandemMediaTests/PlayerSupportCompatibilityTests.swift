@@ -10,7 +10,7 @@ import TandemPlayerSupport
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("player-support-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let log = try PresentationLog(path: path)
-        let presented: Nanoseconds = MonotonicClock.now()
+        let presented: Int64 = HostInstant.now().nanoseconds
         let record = PresentationRecord(item: "movie", pts: 1.5, scheduledNanoseconds: presented - MediaTime.nanoseconds(seconds: 0.5),
                                         presentedNanoseconds: presented)
         log.write(record)

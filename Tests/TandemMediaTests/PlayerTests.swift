@@ -16,7 +16,7 @@ import TandemMediaTypes
     /// Every presentation, recorded with the frame's number read from its pixels.
     final class Recorder: VideoSink {
         struct Entry {
-            let pts: Nanoseconds
+            let pts: Int64
             let number: Int
             let presentation: Presentation
         }
@@ -28,15 +28,15 @@ import TandemMediaTypes
         var all: [Entry] { entries.withLock { $0 } }
     }
 
-    static let ms: Nanoseconds = 1_000_000
+    static let ms: Int64 = 1_000_000
     /// A generous bound on wake-up lateness, for a machine that may be busy.
-    static let lateBound: Nanoseconds = 30 * ms
+    static let lateBound: Int64 = 30 * ms
 
     @Test func presentsEveryFrameAtItsInstant() throws {
         let clip = SampleClip.h264
         let recorder = Recorder()
-        let start = MonotonicClock.now() + 150 * Self.ms
-        let timeline = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: start)
+        let start = HostInstant.now().nanoseconds + 150 * Self.ms
+        let timeline = PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: start))
         let player = try HeadlessPlayer(url: clip.path, videoSinks: [recorder], timeline: timeline)
         #expect(player.waitUntilEnded(timeout: 15))
         let entries = recorder.all
@@ -55,19 +55,19 @@ import TandemMediaTypes
     @Test func pauseResumeAndRateChangeFollowTheTimeline() throws {
         let clip = SampleClip.h264BFrames
         let recorder = Recorder()
-        let t0 = MonotonicClock.now() + 150 * Self.ms
-        let playing = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: t0)
+        let t0 = HostInstant.now().nanoseconds + 150 * Self.ms
+        let playing = PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: t0))
         let player = try HeadlessPlayer(url: clip.path, videoSinks: [recorder], timeline: playing)
         // Scheduled ahead, as a coordinator does: pause at t0 + 0.5 s, resume at double speed
         // 0.4 s later.
         let pauseAt = t0 + 500 * Self.ms
         let resumeAt = pauseAt + 400 * Self.ms
-        try player.setTimeline(.paused(at: playing.mediaTime(atLocalTime: pauseAt), from: pauseAt))
+        try player.setTimeline(.paused(at: .init(nanoseconds: playing.mediaTime(atLocalTime: pauseAt)), from: .init(nanoseconds: pauseAt)))
         Thread.sleep(forTimeInterval: 0.2)
         #expect(player.timeline.rate == 0)
-        let fast = PresentationTimeline(rate: 2, anchorMediaTime: 500 * Self.ms, anchorLocalTime: resumeAt)
+        let fast = PresentationTimeline(rate: 2, anchorItemTime: .init(nanoseconds: 500 * Self.ms), anchorHostTime: .init(nanoseconds: resumeAt))
         // Wait until the pause is in force before scheduling the resume.
-        Thread.sleep(forTimeInterval: max(0, Double(pauseAt - MonotonicClock.now()) / 1e9 + 0.05))
+        Thread.sleep(forTimeInterval: max(0, Double(pauseAt - HostInstant.now().nanoseconds) / 1e9 + 0.05))
         try player.setTimeline(fast)
         #expect(player.waitUntilEnded(timeout: 15))
 
@@ -98,11 +98,11 @@ import TandemMediaTypes
     @Test func seekWhilePlayingLandsOnTheTargetFrameAtItsInstant() throws {
         let clip = SampleClip.vp9
         let recorder = Recorder()
-        let t0 = MonotonicClock.now() + 100 * Self.ms
+        let t0 = HostInstant.now().nanoseconds + 100 * Self.ms
         let player = try HeadlessPlayer(url: clip.path, videoSinks: [recorder],
-                                        timeline: PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: t0))
+                                        timeline: PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: t0)))
         Thread.sleep(forTimeInterval: 0.4)
-        let seekAt = MonotonicClock.now() + 100 * Self.ms
+        let seekAt = HostInstant.now().nanoseconds + 100 * Self.ms
         let target = MediaTime.nanoseconds(seconds: 3.0)
         try player.seek(to: target, at: seekAt)
         #expect(player.waitUntilEnded(timeout: 15))
@@ -140,7 +140,7 @@ import TandemMediaTypes
         let recorder = Recorder()
         let audio = NullAudioSink()
         let start = MediaTime.nanoseconds(seconds: rate < 1 ? 3.5 : 0)
-        let timeline = PresentationTimeline(rate: rate, anchorMediaTime: start, anchorLocalTime: MonotonicClock.now() + 100 * Self.ms)
+        let timeline = PresentationTimeline(rate: rate, anchorItemTime: .init(nanoseconds: start), anchorHostTime: .init(nanoseconds: HostInstant.now().nanoseconds + 100 * Self.ms))
         let player = try HeadlessPlayer(url: clip.path, videoSinks: [recorder], audioSinks: [audio], timeline: timeline)
         #expect(player.waitUntilEnded(timeout: 15))
         let entries = recorder.all

@@ -69,8 +69,8 @@ import TandemTestKit
         // Noise addressed by the frame of the machine's clock at which it is meant to play.
         var generator = SystemRandomNumberGenerator()
         let noise = (0..<48_000).map { _ in Float.random(in: -0.5...0.5, using: &generator) }
-        let epoch = LocalInstant(nanoseconds: MonotonicClock.now())
-        let stallAfter = LocalInstant(nanoseconds: MonotonicClock.now() + 1_000_000_000)
+        let epoch = LocalInstant(nanoseconds: HostInstant.now().nanoseconds)
+        let stallAfter = LocalInstant(nanoseconds: HostInstant.now().nanoseconds + 1_000_000_000)
         let stalled = Mutex(false)
         let underruns = Mutex(0)
         let outputs = try (0..<2).map { index in
@@ -131,7 +131,7 @@ import TandemTestKit
         try #require(Self.wait(timeout: 5) { size() >= 48_000 * 4 / 10 }, "the recording did not start")
         var generator = SystemRandomNumberGenerator()
         let noise = (0..<48_000).map { _ in Float.random(in: -0.5...0.5, using: &generator) }
-        let epoch = LocalInstant(nanoseconds: MonotonicClock.now())
+        let epoch = LocalInstant(nanoseconds: HostInstant.now().nanoseconds)
         let holdingFrom = epoch + .milliseconds(1_000), holdingUntil = epoch + .milliseconds(1_300)
         let shortWrites = Mutex(0)
         // Each output's underruns, as times since the epoch: the other output's say whether the
@@ -247,9 +247,9 @@ import TandemTestKit
         #expect(Self.wait(timeout: 5) { players.allSatisfy { $0.soundStatistics.latency != nil } })
         // As a player opened ahead of the play would: the stream's first reports are settled.
         Thread.sleep(forTimeInterval: 0.5)
-        let start = MonotonicClock.now() + 300_000_000
+        let start = HostInstant.now().nanoseconds + 300_000_000
         for player in players {
-            try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: start))
+            try player.setTimeline(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: start)))
         }
         Thread.sleep(forTimeInterval: 0.8)
         recording.stop()
@@ -299,12 +299,12 @@ import TandemTestKit
         defer { player.close() }
         Self.settle(player)
         // Plays from 0 at T; paused at T + 200 ms; plays on at T + 400 ms; at T + 600 ms jumps to media 0.1 s.
-        let t = MonotonicClock.now() + 300_000_000
-        let ms: Nanoseconds = 1_000_000
-        try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: t))
-        try player.setTimeline(.paused(at: 200 * ms, from: t + 200 * ms))
-        try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 200 * ms, anchorLocalTime: t + 400 * ms))
-        try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 100 * ms, anchorLocalTime: t + 600 * ms),
+        let t = HostInstant.now().nanoseconds + 300_000_000
+        let ms: Int64 = 1_000_000
+        try player.setTimeline(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: t)))
+        try player.setTimeline(.paused(at: .init(nanoseconds: 200 * ms), from: .init(nanoseconds: t + 200 * ms)))
+        try player.setTimeline(PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 200 * ms), anchorHostTime: .init(nanoseconds: t + 400 * ms)))
+        try player.setTimeline(PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 100 * ms), anchorHostTime: .init(nanoseconds: t + 600 * ms)),
                                discontinuous: true)
         Thread.sleep(forTimeInterval: 1.1)
         recording.stop()
@@ -345,8 +345,8 @@ import TandemTestKit
         options.latencyOffset = 30_000_000
         let player = try HeadlessPlayer(url: SampleClip.h264.path, options: options, videoSinks: [frames])
         Self.settle(player)
-        let start = MonotonicClock.now() + 300_000_000
-        let timeline = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: start)
+        let start = HostInstant.now().nanoseconds + 300_000_000
+        let timeline = PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: start))
         try player.setTimeline(timeline)
         Thread.sleep(forTimeInterval: 1.3)
         player.close()
@@ -397,11 +397,11 @@ import TandemTestKit
         defer { player.close() }
         Self.settle(player)
         // The first item from T; at T + 300 ms the next one from its start, decoded ahead.
-        let t = MonotonicClock.now() + 300_000_000
-        try player.setTimeline(PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: t))
+        let t = HostInstant.now().nanoseconds + 300_000_000
+        try player.setTimeline(PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: t)))
         try player.prepare(PlaybackItem(file: second, identifier: "next.wav"), at: 0)
         #expect(player.waitUntilReady(preparedItem: true, timeout: 5))
-        try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: t + 300_000_000))
+        try player.switchToPreparedItem(timeline: PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: t + 300_000_000)))
         Thread.sleep(forTimeInterval: 0.9)
         recording.stop()
         #expect(player.itemIdentifier == "next.wav")
@@ -445,12 +445,12 @@ import TandemTestKit
         options.audioOutput = .pulse
         options.audioServer = "unix:/nonexistent/native"
         options.audioNotice = { line in notices.withLock { $0.append(line) } }
-        let opened = MonotonicClock.now()
+        let opened = HostInstant.now().nanoseconds
         let sink = NullAudioSink()
         let player = try HeadlessPlayer(url: media, options: options, audioSinks: [sink],
-                                        timeline: PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now() + 50_000_000))
+                                        timeline: PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: HostInstant.now().nanoseconds + 50_000_000)))
         defer { player.close() }
-        #expect(MonotonicClock.now() - opened < 3_000_000_000)
+        #expect(HostInstant.now().nanoseconds - opened < 3_000_000_000)
         let lines = notices.withLock { $0 }
         #expect(lines.count == 1)
         #expect(lines.first?.contains("no sound server (PulseAudio/PipeWire) reachable") == true)

@@ -31,7 +31,7 @@ import TandemClock
         let decoder = try MediaDecoder(file: MediaFile(url: clip.path), decodeVideo: false, decodeAudio: true)
         var samples = 0
         var peak: Int16 = 0
-        var previousEnd: Nanoseconds?
+        var previousEnd: Int64?
         while let decoded = try decoder.next() {
             guard case .audio(let chunk) = decoded else {
                 Issue.record("video decoded although only audio was asked for")

@@ -35,7 +35,7 @@ import TandemMediaTypes
         #expect(descriptor >= 0)
         let renderer = TerminalRenderer(descriptor: descriptor, size: (40, 12))
         let player = try HeadlessPlayer(url: SampleClip.h264.path, videoSinks: [renderer],
-                                        timeline: PresentationTimeline(rate: 4, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now()))
+                                        timeline: PresentationTimeline(rate: 4, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: HostInstant.now().nanoseconds)))
         #expect(player.waitUntilEnded(timeout: 10))
         renderer.stop()
         close(descriptor)
@@ -45,16 +45,16 @@ import TandemMediaTypes
     }
 
     @Test func presentationLogLinesAreJSONWithBothInstants() throws {
-        let line = PresentationLog.line(1_500_000_000, Presentation(item: "a \"quoted\" name", scheduled: 10, presented: 12, isStill: false))
+        let line = PresentationLog.line(1_500_000_000, Presentation(item: "a \"quoted\" name", scheduledInstant: .init(nanoseconds: 10), presentedInstant: .init(nanoseconds: 12), isStill: false))
         let record = try JSONDecoder().decode(PresentationRecord.self, from: Data(line.utf8))
         #expect(record == PresentationRecord(item: "a \"quoted\" name", pts: 1.5, scheduledNanoseconds: 10, presentedNanoseconds: 12, still: nil))
-        let still = PresentationLog.line(0, Presentation(item: "x", scheduled: 1, presented: 2, isStill: true))
+        let still = PresentationLog.line(0, Presentation(item: "x", scheduledInstant: .init(nanoseconds: 1), presentedInstant: .init(nanoseconds: 2), isStill: true))
         #expect(try JSONDecoder().decode(PresentationRecord.self, from: Data(still.utf8)).still == true)
     }
 
     @Test func aFramePresentedLateSaysWhenItWasQueued() throws {
         func record(presented: Int64, isStill: Bool = false) throws -> PresentationRecord {
-            let line = PresentationLog.line(0, Presentation(item: "x", scheduled: 10_000_000, presented: presented, isStill: isStill),
+            let line = PresentationLog.line(0, Presentation(item: "x", scheduledInstant: .init(nanoseconds: 10_000_000), presentedInstant: .init(nanoseconds: presented), isStill: isStill),
                                             queued: 10_500_000)
             return try JSONDecoder().decode(PresentationRecord.self, from: Data(line.utf8))
         }
@@ -109,12 +109,12 @@ import TandemMediaTypes
             let image = try? frame.rgbImage(width: 32, height: 24)
             if image?.pixels.count == 32 * 24 * 3 { seen.withLock { $0 += 1 } }
         }
-        let start = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now() + 100_000_000)
+        let start = PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: HostInstant.now().nanoseconds + 100_000_000))
         let player = try HeadlessPlayer(url: try Self.longClip(fixtures), videoSinks: [log, pixels], timeline: start)
 
         try player.setRate(2)
         player.seek(to: 30_000_000_000)
-        let pauseAt = MonotonicClock.now() + 1_000_000_000
+        let pauseAt = HostInstant.now().nanoseconds + 1_000_000_000
         try player.pause(at: pauseAt)
         Thread.sleep(forTimeInterval: 2)
         // Paused where 1 s of double speed from 30 s led (less the seek's 80 ms lead).

@@ -10,7 +10,7 @@ import TandemTestKit
 /// once its sound is decoded that far ahead as well as its first pictures. Decoding is slowed so
 /// that readiness is reached frame by frame and what was decoded at that moment can be read.
 @Suite(.serialized) struct SoundReadinessIOTests {
-    static let ms: Nanoseconds = 1_000_000
+    static let ms: Int64 = 1_000_000
 
     /// A sound output whose server cannot be reached: its decoded sound is still kept for it.
     static func options(latency: TimeSpan) -> HeadlessPlayer.Options {
@@ -24,12 +24,12 @@ import TandemTestKit
     }
 
     /// The sound decoded from the newest position on, and the prepared item's.
-    static func decodedSound(_ player: HeadlessPlayer) -> (current: Nanoseconds, prepared: Nanoseconds?) {
+    static func decodedSound(_ player: HeadlessPlayer) -> (current: Int64, prepared: Int64?) {
         let engine = player.engine
         return engine.lock.withLock {
             let current = engine.audio.filter { $0.generation == engine.decodingGeneration }
-                .reduce(Nanoseconds(0)) { $0 + $1.item.duration }
-            return (current, engine.prepared?.audioBuffered)
+                .reduce(Int64(0)) { $0 + $1.item.duration }
+            return (current, engine.prepared?.audioBuffered.nanoseconds)
         }
     }
 
@@ -39,7 +39,7 @@ import TandemTestKit
         let player = try HeadlessPlayer(item: PlaybackItem(file: SampleClip.h264.path),
                                         options: Self.options(latency: .milliseconds(400)))
         defer { player.close() }
-        #expect(player.engine.lock.withLock { player.engine.limits.soundAhead } == 800 * Self.ms)
+        #expect(player.engine.lock.withLock { player.engine.limits.soundAhead } == .milliseconds(800))
 
         #expect(player.waitUntilReady(timeout: 20))
         #expect(Self.decodedSound(player).current >= 800 * Self.ms)
@@ -58,7 +58,7 @@ import TandemTestKit
         options.audioOutput = .none
         let player = try HeadlessPlayer(item: PlaybackItem(file: SampleClip.h264.path), options: options)
         defer { player.close() }
-        #expect(player.engine.lock.withLock { player.engine.limits.soundAhead } == 0)
+        #expect(player.engine.lock.withLock { player.engine.limits.soundAhead } == .zero)
         #expect(player.waitUntilReady(timeout: 20))
         // Four frames of pictures, and the sound interleaved with them: well short of 800 ms.
         #expect(Self.decodedSound(player).current < 800 * Self.ms)

@@ -83,7 +83,7 @@ import TandemMediaTypes
         options.decodeAudio = false
         options.decodeThrottle = 3
         let recorder = ItemRecorder()
-        let start = PresentationTimeline(rate: 1, anchorMediaTime: 3_000_000_000, anchorLocalTime: MonotonicClock.now() + 200_000_000)
+        let start = PresentationTimeline(rate: 1, anchorItemTime: .init(nanoseconds: 3_000_000_000), anchorHostTime: .init(nanoseconds: HostInstant.now().nanoseconds + 200_000_000))
         let player = try HeadlessPlayer(url: SampleClip.h264.path, options: options, videoSinks: [recorder], timeline: start)
         defer { player.close() }
         #expect(player.waitUntilEnded(timeout: 15))
@@ -131,7 +131,7 @@ import TandemMediaTypes
         var options = HeadlessPlayer.Options()
         options.decodeAudio = false
         let stalls = StallRecorder()
-        let start = PresentationTimeline(rate: 1, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now() + 100_000_000)
+        let start = PresentationTimeline(rate: 1, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: HostInstant.now().nanoseconds + 100_000_000))
         let player = try HeadlessPlayer(item: PlaybackItem(bytes: source, identifier: "slow"), options: options, timeline: start)
         defer { player.close() }
         player.setStallHandler { stalls.record($0) }
@@ -144,7 +144,7 @@ import TandemMediaTypes
         var options = HeadlessPlayer.Options()
         options.decodeAudio = false
         let stalls = StallRecorder()
-        let start = PresentationTimeline(rate: 2, anchorMediaTime: 0, anchorLocalTime: MonotonicClock.now() + 150_000_000)
+        let start = PresentationTimeline(rate: 2, anchorItemTime: .zero, anchorHostTime: .init(nanoseconds: HostInstant.now().nanoseconds + 150_000_000))
         let player = try HeadlessPlayer(url: SampleClip.h264.path, options: options, timeline: start)
         defer { player.close() }
         player.setStallHandler { stalls.record($0) }

@@ -4,7 +4,7 @@ import Testing
 import TandemClock
 
 /// A millisecond, in the core's nanoseconds.
-private let ms: Nanoseconds = 1_000_000
+private let ms: Int64 = 1_000_000
 
 /// The core in a reference, so that `#expect` can call its mutating methods.
 private final class Core {
@@ -12,11 +12,11 @@ private final class Core {
     init(_ configuration: WakeGuardCore.Configuration = WakeGuardCore.Configuration()) {
         value = WakeGuardCore(configuration: configuration)
     }
-    var windows: [Range<Nanoseconds>] { value.windows }
-    func isEngaged(at now: Nanoseconds) -> Bool { value.isEngaged(at: now) }
-    func woke(deadline: Nanoseconds, at now: Nanoseconds) -> Bool { value.woke(deadline: deadline, at: now) }
-    func cover(deadline: Nanoseconds, at now: Nanoseconds) -> Bool { value.cover(deadline: deadline, at: now) }
-    func next(at now: Nanoseconds) -> WakeGuardCore.Step { value.next(at: now) }
+    var windows: [Range<Int64>] { value.windows }
+    func isEngaged(at now: Int64) -> Bool { value.isEngaged(at: now) }
+    func woke(deadline: Int64, at now: Int64) -> Bool { value.woke(deadline: deadline, at: now) }
+    func cover(deadline: Int64, at now: Int64) -> Bool { value.cover(deadline: deadline, at: now) }
+    func next(at now: Int64) -> WakeGuardCore.Step { value.next(at: now) }
 }
 
 /// The wake guard's decisions (`WakeGuardCore`), on numbers for instants: when it engages and
@@ -107,7 +107,7 @@ private final class Core {
         var configuration = WakeGuardCore.Configuration()
         configuration.windowLimit = 4
         let core = Self.engaged(configuration)
-        for frame in 1...10 { _ = core.cover(deadline: Nanoseconds(frame) * 33 * ms, at: 2 * ms) }
+        for frame in 1...10 { _ = core.cover(deadline: Int64(frame) * 33 * ms, at: 2 * ms) }
         #expect(core.windows.count == 4)
         #expect(core.windows.last == 130 * ms..<132 * ms)
         // An earlier one still gets in, and the latest goes.
@@ -166,9 +166,9 @@ private final class Core {
         let guarded = WakeGuard(configuration: configuration)
         let before = Set(Self.warmers())
         #expect(guarded.warmerCount == 0)
-        guarded.cover(deadline: MonotonicClock.now() + 10_000_000)
+        guarded.cover(deadline: HostInstant.now().nanoseconds + 10_000_000)
         #expect(!guarded.isEngaged)
-        guarded.woke(deadline: MonotonicClock.now() - 1_000_000)
+        guarded.woke(deadline: HostInstant.now().nanoseconds - 1_000_000)
         #expect(guarded.isEngaged)
         let processors = WakeGuard.processors()
         #expect(guarded.warmerCount == processors.count)
@@ -196,9 +196,9 @@ private final class Core {
         // A window: they run during it (whatever else runs, an idle-policy thread gets a share),
         // and not after it.
         let quiet = Self.cpuTime(started)
-        let deadline = MonotonicClock.now() + 200_000_000
+        let deadline = HostInstant.now().nanoseconds + 200_000_000
         guarded.cover(deadline: deadline)
-        Thread.sleep(forTimeInterval: Double(deadline - MonotonicClock.now()) / 1e9 + 0.02)
+        Thread.sleep(forTimeInterval: Double(deadline - HostInstant.now().nanoseconds) / 1e9 + 0.02)
         let spun = Self.cpuTime(started)
         #expect(spun - quiet > 0, "no warmer ran in a 150 ms window")
         Thread.sleep(forTimeInterval: 0.2)

@@ -70,25 +70,42 @@ import TandemPlayback
 
     @Test func thePlayersTimelineAndScheduleAnswerAtEveryInstant() {
         let timelines = [
-            PresentationTimeline(rate: 4, anchorMediaTime: .max, anchorLocalTime: .min),
-            PresentationTimeline(rate: 4, anchorMediaTime: .min, anchorLocalTime: .max),
-            PresentationTimeline(rate: .infinity, anchorMediaTime: 0, anchorLocalTime: 0),
-            PresentationTimeline(rate: 0.25, anchorMediaTime: .max, anchorLocalTime: .max),
+            PresentationTimeline(rate: 4, anchorItemTime: .distantFuture, anchorHostTime: .distantPast),
+            PresentationTimeline(rate: 4, anchorItemTime: .distantPast, anchorHostTime: .distantFuture),
+            PresentationTimeline(rate: .infinity, anchorItemTime: .zero, anchorHostTime: .zero),
+            PresentationTimeline(rate: 0.25, anchorItemTime: .distantFuture, anchorHostTime: .distantFuture),
         ]
         for timeline in timelines {
             for instant: Int64 in [.min, 0, .max] {
-                _ = timeline.mediaTime(atLocalTime: instant)
-                _ = timeline.localTime(forMediaTime: instant)
-                _ = timeline.changingRate(to: 1, at: instant)
-                _ = TimelineSchedule.due(start: instant, end: .max, on: timeline)
+                _ = timeline.itemTime(atHostTime: HostInstant(nanoseconds: instant))
+                _ = timeline.hostTime(forItemTime: ItemTime(nanoseconds: instant))
+                _ = timeline.changingRate(to: 1, at: HostInstant(nanoseconds: instant))
+                _ = TimelineSchedule.due(start: ItemTime(nanoseconds: instant), end: .distantFuture, on: timeline)
             }
-            var schedule = TimelineSchedule(.paused(at: 0, from: 0))
-            schedule.schedule(timeline, discontinuous: true, now: 0)
-            _ = schedule.due(start: .min, end: .max, generation: schedule.newestGeneration)
-            schedule.advance(to: .max)
-            _ = schedule.due(start: .max - 1, end: .max, generation: schedule.newestGeneration)
+            var schedule = TimelineSchedule(.paused(at: .zero, from: .zero))
+            schedule.schedule(timeline, discontinuous: true, now: .zero)
+            _ = schedule.due(start: .distantPast, end: .distantFuture, generation: schedule.newestGeneration)
+            schedule.advance(to: .distantFuture)
+            _ = schedule.due(start: .distantFuture - TimeSpan(nanoseconds: 1), end: .distantFuture, generation: schedule.newestGeneration)
         }
-        #expect(PresentationTimeline(rate: 4, anchorMediaTime: .max - 10, anchorLocalTime: 0).mediaTime(atLocalTime: 1_000) == .max)
+        let fast = PresentationTimeline(rate: 4, anchorItemTime: .distantFuture - TimeSpan(nanoseconds: 10), anchorHostTime: .zero)
+        #expect(fast.itemTime(atHostTime: HostInstant(nanoseconds: 1_000)) == .distantFuture)
+    }
+
+    @Test func theBareNanosecondFormsOfThePlayersTimelineAgreeWithTheTypedOnes() {
+        let timeline = PresentationTimeline(rate: 1.5, anchorItemTime: ItemTime(nanoseconds: 2_000), anchorHostTime: HostInstant(nanoseconds: 7_000))
+        let bare = PresentationTimeline(rate: 1.5, anchorMediaTime: 2_000, anchorLocalTime: 7_000)
+        #expect(bare == timeline)
+        #expect(bare.anchorMediaTime == 2_000 && bare.anchorLocalTime == 7_000)
+        #expect(bare.mediaTime(atLocalTime: 9_001) == timeline.itemTime(atHostTime: HostInstant(nanoseconds: 9_001)).nanoseconds)
+        #expect(bare.localTime(forMediaTime: 5_001) == timeline.hostTime(forItemTime: ItemTime(nanoseconds: 5_001))?.nanoseconds)
+        let at: Int64 = 8_000
+        let changed = bare.changingRate(to: 2, at: at)
+        #expect(changed == timeline.changingRate(to: 2, at: HostInstant(nanoseconds: 8_000)))
+        let (position, from): (Int64, Int64) = (3, 4)
+        let paused = PresentationTimeline.paused(at: position, from: from)
+        #expect(paused == .paused(at: ItemTime(nanoseconds: 3), from: HostInstant(nanoseconds: 4)))
+        #expect(PresentationTimeline.GroupAnchor(mediaTime: 5, rate: 2) == .init(itemTime: ItemTime(nanoseconds: 5), rate: 2))
     }
 
     @Test func secondsPeopleTypeSaturate() {

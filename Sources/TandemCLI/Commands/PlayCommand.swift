@@ -77,17 +77,17 @@ enum PlayCommand: Command {
         options.threads = threads
         sound.apply(to: &options)
         // Start a moment ahead so that the first frames are decoded before they are due.
-        let begin = MonotonicClock.now() + 100_000_000
-        let timeline = PresentationTimeline(rate: rate, anchorMediaTime: MediaTime.nanoseconds(seconds: start), anchorLocalTime: begin)
+        let begin = HostInstant.now() + .milliseconds(100)
+        let timeline = PresentationTimeline(rate: rate, anchorItemTime: .zero + .seconds(start), anchorHostTime: begin)
         let player = try HeadlessPlayer(url: path, options: options, videoSinks: sinks, audioSinks: [audio], timeline: timeline)
-        let deadline = duration.map { begin + MediaTime.nanoseconds(seconds: $0) }
+        let deadline = duration.map { begin + .seconds($0) }
         while !player.hasEnded {
-            let now = MonotonicClock.now()
+            let now = HostInstant.now()
             if let deadline, now >= deadline { break }
-            let slice = min(0.25, deadline.map { Double($0 - now) / 1e9 } ?? 0.25)
+            let slice = min(0.25, deadline.map { ($0 - now).seconds } ?? 0.25)
             player.waitUntilEnded(timeout: slice)
             if let renderer {
-                let position = MediaTime.seconds(player.mediaTime())
+                let position = (player.itemTime() - .zero).seconds
                 renderer.statusLine = player.itemIdentifier + String(format: "  %.2f s  rate %.2f  frames %d", position, rate, counter.counts.frames)
             }
         }
@@ -100,7 +100,7 @@ enum PlayCommand: Command {
     }
 
     private static func printSummary(player: HeadlessPlayer, statistics: PlaybackStatistics, counts: CountingSink.Counts,
-                                     audio: NullAudioSink, lateness: [Nanoseconds]) {
+                                     audio: NullAudioSink, lateness: [Int64]) {
         print("played \(player.itemIdentifier)")
         var frames = "  video: \(statistics.presentedFrames) frames presented, \(statistics.stillFrames) stills, "
             + "\(statistics.droppedLateFrames) dropped late"

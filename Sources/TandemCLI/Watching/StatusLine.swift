@@ -70,9 +70,8 @@ enum StatusLine {
             // How far the player's own timeline is from the shared one now: scheduling aside,
             // this is the sync error of this participant.
             if timeline.rate > 0, let expected = coordinator.expectedItemTime(atLocalTime: local),
-               let raw = coordinator.localClock?.hostInstant(atLocal: local).nanoseconds {
-                parts.append((String(format: "sync %.2f ms",
-                                     Double(player.mediaTime(atLocalTime: raw).saturatingSubtracting(expected.nanoseconds)) / 1e6), Priority.sync))
+               let raw = coordinator.localClock?.hostInstant(atLocal: local) {
+                parts.append((String(format: "sync %.2f ms", (player.itemTime(atHostTime: raw) - expected).seconds * 1e3), Priority.sync))
             }
         }
         return parts

@@ -16,7 +16,7 @@ protocol AudioFrameSource {
 }
 
 /// The media frame (at `AudioChunk.sampleRate`) at which media time `nanoseconds` falls, rounded.
-func mediaFrame(atMediaTime nanoseconds: Nanoseconds) -> Int64 {
+func mediaFrame(atMediaTime nanoseconds: Int64) -> Int64 {
     let rate = Int64(AudioChunk.sampleRate)
     let (seconds, rest) = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
     return seconds * rate + (rest * rate + (rest >= 0 ? 500_000_000 : -500_000_000)) / 1_000_000_000

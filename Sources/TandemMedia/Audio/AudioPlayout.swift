@@ -66,7 +66,7 @@ final class AudioPlayout: Sendable {
     /// From now on the output plays what `timing` (the player's schedule and latency offset)
     /// gives; `timing` returns nil, rather than wait, while the player's lock is held, and the
     /// output then plays from what it gave last.
-    func attach(timing: @escaping @Sendable () -> (TimelineSchedule, Nanoseconds)?) {
+    func attach(timing: @escaping @Sendable () -> (TimelineSchedule, TimeSpan)?) {
         self.timing.withLock { $0 = Timing(read: timing) }
     }
 
@@ -75,12 +75,12 @@ final class AudioPlayout: Sendable {
     /// way and writes it back, one closure deeper at every render, until the output's thread
     /// runs out of stack. A struct's field keeps its own form.
     private struct Timing: Sendable {
-        let read: @Sendable () -> (TimelineSchedule, Nanoseconds)?
+        let read: @Sendable () -> (TimelineSchedule, TimeSpan)?
     }
 
     private struct LastTiming: Sendable, Equatable {
         var schedule: TimelineSchedule
-        var offset: Nanoseconds
+        var offset: TimeSpan
     }
 
     /// As `render(frames:instant:period:holding:into:)`, into samples of its own.
@@ -105,7 +105,7 @@ final class AudioPlayout: Sendable {
             Self.silence(output, frames: frames)
             return frames
         }
-        let called = LocalInstant(nanoseconds: MonotonicClock.now())
+        let called = LocalInstant(nanoseconds: HostInstant.now().nanoseconds)
         let read = timing.read().map { LastTiming(schedule: $0.0, offset: $0.1) }
         guard let current = read ?? lastTiming.withLock({ $0 }) else {
             Self.silence(output, frames: frames)
@@ -140,7 +140,7 @@ final class AudioPlayout: Sendable {
             } else {
                 rendering.rendered = current
             }
-            let rendered = rendering.core.render(request, schedule: schedule, latencyOffset: TimeSpan(nanoseconds: offset),
+            let rendered = rendering.core.render(request, schedule: schedule, latencyOffset: offset,
                                                  source: store, into: &rendering.buffer)
             rendering.core.addReading(to: &reading)
             rendering.buffer.withUnsafeBufferPointer { buffer in
@@ -192,8 +192,8 @@ final class AudioPlayout: Sendable {
     /// `previous`: `earliest` when their latency offsets differ.
     private static func difference(_ timing: LastTiming, from previous: LastTiming, notBefore earliest: LocalInstant) -> LocalInstant? {
         guard timing.offset == previous.offset else { return earliest }
-        return timing.schedule.firstDifference(from: previous.schedule, notBefore: earliest.nanoseconds + timing.offset)
-            .map { LocalInstant(nanoseconds: $0 - timing.offset) }
+        return timing.schedule.firstDifference(from: previous.schedule, notBefore: HostInstant(nanoseconds: earliest.nanoseconds) + timing.offset)
+            .map { LocalInstant(nanoseconds: ($0 - timing.offset).nanoseconds) }
     }
 
     /// Puts the core back in its state at the start of the render that started at `instant`, the

@@ -243,15 +243,15 @@ struct AudioPlayoutCore {
             let instant = first + Double(frame) * period
             // A frame's instant is rounded to the nanosecond, so that a change falls on one frame
             // however the periods add up.
-            schedule.advance(to: Nanoseconds(instant.rounded()))
+            schedule.advance(to: HostInstant(nanoseconds: Int64(instant.rounded())))
             var end = request.frames
             // The next change, or the anchor of a timeline in force only from a later instant
             // (a player opened with a future start): silence until it.
-            let anchor = schedule.current.timeline.anchorLocalTime
-            let upcoming = Double(anchor) > instant.rounded() ? anchor : schedule.nextChange
+            let anchor = schedule.current.timeline.anchorHostTime.nanoseconds
+            let upcoming = Double(anchor) > instant.rounded() ? anchor : schedule.nextChange?.nanoseconds
             if let next = upcoming {
                 var boundary = max(frame + 1, Int(((Double(next) - first) / period).rounded(.up)) - 1)
-                while boundary < end && Nanoseconds((first + Double(boundary) * period).rounded()) < next { boundary += 1 }
+                while boundary < end && Int64((first + Double(boundary) * period).rounded()) < next { boundary += 1 }
                 end = min(end, boundary)
             }
             decide(schedule.current, at: instant, frames: end - frame, period: period, offset: offset, &rendered)
@@ -259,7 +259,7 @@ struct AudioPlayoutCore {
                 let timeline = schedule.current.timeline
                 let media = voice.position
                 let mediaNs = media * 1e9 / AudioPlayoutCore.rate
-                let intended = Double(timeline.anchorLocalTime) + (mediaNs - Double(timeline.anchorMediaTime)) / timeline.rate - offset
+                let intended = Double(timeline.anchorHostTime.nanoseconds) + (mediaNs - Double(timeline.anchorItemTime.nanoseconds)) / timeline.rate - offset
                 rendered.write = Write(generation: voice.generation, media: media,
                                        intended: LocalInstant(nanoseconds: Int64(intended.rounded())),
                                        expected: LocalInstant(nanoseconds: Int64((instant - offset).rounded())),
@@ -302,11 +302,11 @@ struct AudioPlayoutCore {
     private mutating func decide(_ entry: TimelineSchedule.Entry, at instant: Double, frames: Int, period: Double,
                                  offset: Double, _ rendered: inout Rendered) {
         let timeline = entry.timeline
-        guard timeline.rate > 0, instant.rounded() >= Double(timeline.anchorLocalTime) else {
+        guard timeline.rate > 0, instant.rounded() >= Double(timeline.anchorHostTime.nanoseconds) else {
             fadeOutVoice()
             return
         }
-        let targetNs = Double(timeline.anchorMediaTime) + timeline.rate * (instant - Double(timeline.anchorLocalTime))
+        let targetNs = Double(timeline.anchorItemTime.nanoseconds) + timeline.rate * (instant - Double(timeline.anchorHostTime.nanoseconds))
         let target = targetNs * AudioPlayoutCore.rate / 1e9
         // Media frames per output frame, per the timeline and the output's measured period.
         let perFrame = timeline.rate * period * AudioPlayoutCore.rate / 1e9
@@ -367,10 +367,10 @@ struct AudioPlayoutCore {
     static func grid(_ timeline: PresentationTimeline) -> TimeStretcher.Grid {
         let range = TimeStretcher.rates
         if let group = timeline.group, range.contains(group.rate) {
-            return TimeStretcher.Grid(origin: Double(group.mediaTime) * AudioPlayoutCore.rate / 1e9, rate: group.rate)
+            return TimeStretcher.Grid(origin: Double(group.itemTime.nanoseconds) * AudioPlayoutCore.rate / 1e9, rate: group.rate)
         }
         let rate = min(max((timeline.rate * 400).rounded() / 400, range.lowerBound), range.upperBound)
-        return TimeStretcher.Grid(origin: Double(timeline.anchorMediaTime) * AudioPlayoutCore.rate / 1e9, rate: rate)
+        return TimeStretcher.Grid(origin: Double(timeline.anchorItemTime.nanoseconds) * AudioPlayoutCore.rate / 1e9, rate: rate)
     }
 
     /// The drift tiers: the step for the next `frames` output frames, and where it lands.

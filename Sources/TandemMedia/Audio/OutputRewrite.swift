@@ -69,22 +69,22 @@ extension TimelineSchedule {
     /// The earliest instant, not before `earliest`, at which this schedule puts a different
     /// entry (timeline or generation) in force than `other`; nil when they agree from `earliest`
     /// on. Schedules that differ only in which changes have come into force agree.
-    func firstDifference(from other: TimelineSchedule, notBefore earliest: Nanoseconds) -> Nanoseconds? {
-        var first: Nanoseconds?
-        func check(_ instant: Nanoseconds) {
+    func firstDifference(from other: TimelineSchedule, notBefore earliest: HostInstant) -> HostInstant? {
+        var first: HostInstant?
+        func check(_ instant: HostInstant) {
             guard instant >= earliest, first.map({ instant < $0 }) ?? true else { return }
             if entry(at: instant) != other.entry(at: instant) { first = instant }
         }
         check(earliest)
-        for entry in pending { check(entry.timeline.anchorLocalTime) }
-        for entry in other.pending { check(entry.timeline.anchorLocalTime) }
+        for entry in pending { check(entry.timeline.anchorHostTime) }
+        for entry in other.pending { check(entry.timeline.anchorHostTime) }
         return first
     }
 
     /// The entry in force at `instant`, by the changes scheduled.
-    func entry(at instant: Nanoseconds) -> Entry {
+    func entry(at instant: HostInstant) -> Entry {
         var found = current
-        for entry in pending where entry.timeline.anchorLocalTime <= instant { found = entry }
+        for entry in pending where entry.timeline.anchorHostTime <= instant { found = entry }
         return found
     }
 }

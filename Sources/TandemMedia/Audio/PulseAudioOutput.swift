@@ -199,7 +199,7 @@ final class PulseAudioOutput: @unchecked Sendable {
             close()
             throw .noServer(named, "cannot start the main loop")
         }
-        let deadline = MonotonicClock.now() + settings.connectTimeout.nanoseconds
+        let deadline = HostInstant.now().nanoseconds + settings.connectTimeout.nanoseconds
         do throws(AudioOutputError) {
             try waitFor(deadline: deadline) { () throws(AudioOutputError) -> Bool in
                 switch pa_context_get_state(context) {
@@ -231,7 +231,7 @@ final class PulseAudioOutput: @unchecked Sendable {
     }
 
     /// Waits (polling, the main loop's lock released in between) until `ready` is true.
-    private func waitFor(deadline: Nanoseconds, _ ready: () throws(AudioOutputError) -> Bool,
+    private func waitFor(deadline: Int64, _ ready: () throws(AudioOutputError) -> Bool,
                          timedOut: () -> AudioOutputError) throws(AudioOutputError) {
         while true {
             pa_threaded_mainloop_lock(mainloop)
@@ -243,12 +243,12 @@ final class PulseAudioOutput: @unchecked Sendable {
             case .failure(let error): throw error
             case .success(false): break
             }
-            if MonotonicClock.now() >= deadline { throw timedOut() }
+            if HostInstant.now().nanoseconds >= deadline { throw timedOut() }
             usleep(1_000)
         }
     }
 
-    private func openStream(deadline: Nanoseconds) throws(AudioOutputError) {
+    private func openStream(deadline: Int64) throws(AudioOutputError) {
         let settings = settings
         pa_threaded_mainloop_lock(mainloop)
         var spec = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: UInt32(AudioChunk.sampleRate), channels: UInt8(AudioChunk.channelCount))
@@ -374,9 +374,9 @@ final class PulseAudioOutput: @unchecked Sendable {
             let result = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
             // Without the privilege the thread plays on at its ordinary priority; the owner's log
             // says so in one line.
-            events(.priority(at: LocalInstant(nanoseconds: MonotonicClock.now()), realtime: result == 0, errno: result))
+            events(.priority(at: LocalInstant(nanoseconds: HostInstant.now().nanoseconds), realtime: result == 0, errno: result))
         }
-        let now = LocalInstant(nanoseconds: MonotonicClock.now())
+        let now = LocalInstant(nanoseconds: HostInstant.now().nanoseconds)
         // The server's own timing updates thin out to one in 1.5 s: the fit wants one every 50 ms.
         if now - lastTimingRequest >= .milliseconds(50), let operation = pa_stream_update_timing_info(stream, nil, nil) {
             pa_operation_unref(operation)
@@ -418,7 +418,7 @@ final class PulseAudioOutput: @unchecked Sendable {
     private func poll() {
         assertOnMainLoop()
         guard !closed, let context, let pollEvent else { return }
-        rewriteIfChanged(now: LocalInstant(nanoseconds: MonotonicClock.now()))
+        rewriteIfChanged(now: LocalInstant(nanoseconds: HostInstant.now().nanoseconds))
         pa_context_rttime_restart(context, pollEvent, pa_rtclock_now() + Self.changePollInterval)
     }
 
@@ -490,9 +490,9 @@ final class PulseAudioOutput: @unchecked Sendable {
         // The wall clock read between two monotonic readings, and set against their middle: a
         // preemption between the two clocks would otherwise shift this report by its length.
         var wall = timespec()
-        let before = MonotonicClock.now()
+        let before = HostInstant.now().nanoseconds
         clock_gettime(CLOCK_REALTIME, &wall)
-        let monotonic = MonotonicClock.now()
+        let monotonic = HostInstant.now().nanoseconds
         let middle = before + (monotonic - before) / 2
         let shift = isMonotonic ? 0 : middle - (Int64(wall.tv_sec) * 1_000_000_000 + Int64(wall.tv_nsec))
         sinkLatency = TimeSpan(nanoseconds: Int64(info.sink_usec) * 1000)
@@ -512,7 +512,7 @@ final class PulseAudioOutput: @unchecked Sendable {
         assertOnMainLoop()
         guard !closed else { return }
         // The read index runs on through the underrun (no pre-buffering): the line holds.
-        events(.underrun(at: LocalInstant(nanoseconds: MonotonicClock.now())))
+        events(.underrun(at: LocalInstant(nanoseconds: HostInstant.now().nanoseconds)))
     }
 }
 

@@ -10,7 +10,7 @@ public enum DecodedMedia: Sendable {
     case audio(AudioChunk)
 
     /// The media time at which it starts.
-    public var presentationTime: Nanoseconds {
+    public var presentationTime: Int64 {
         switch self {
         case .video(let frame): frame.presentationTime
         case .audio(let chunk): chunk.presentationTime
@@ -40,24 +40,24 @@ public final class MediaDecoder: @unchecked Sendable {
     private let audio: StreamDecoder?
     private let resampler = AudioResampler()
     private let packet: UnsafeMutablePointer<AVPacket>
-    private let nominalFrameDuration: Nanoseconds
+    private let nominalFrameDuration: Int64
     private var pending: [DecodedMedia] = []
     private var pendingIndex = 0
     /// The last picture, held back until the next one gives its duration.
     private var heldFrame: VideoFrame?
-    private var videoTarget: Nanoseconds?
-    private var audioTarget: Nanoseconds?
+    private var videoTarget: Int64?
+    private var audioTarget: Int64?
     private var drained = false
     /// Where to read from again before going on, once the sound after a seek turned out to
     /// start after its target (see `receiveAudio`).
-    private var backOff: Nanoseconds?
+    private var backOff: Int64?
     /// Whether the current seek has read from further back already.
     private var backedOff = false
     /// The end of the last picture handed out since the current seek.
-    private var handedOutVideoEnd: Nanoseconds?
+    private var handedOutVideoEnd: Int64?
     /// How far after a seek's target its first sound may start and still count as covering
     /// it: the rounding of containers that stamp to the millisecond.
-    private static let soundGapTolerance: Nanoseconds = 1_000_000
+    private static let soundGapTolerance: Int64 = 1_000_000
 
     /// Opens decoders for `file`'s best video and audio streams.
     ///
@@ -101,7 +101,7 @@ public final class MediaDecoder: @unchecked Sendable {
     /// Whether sound is being decoded.
     public var hasAudio: Bool { audio != nil }
     /// A picture's duration when the stream does not say otherwise (from its average frame rate).
-    public var nominalVideoFrameDuration: Nanoseconds { nominalFrameDuration }
+    public var nominalVideoFrameDuration: Int64 { nominalFrameDuration }
 
     /// The next picture or sound, or nil at the end of the input.
     public func next() throws(MediaError) -> DecodedMedia? {
@@ -131,7 +131,7 @@ public final class MediaDecoder: @unchecked Sendable {
 
     /// Moves to `target` (nanoseconds of media time): the next picture is the one that covers it,
     /// and sound resumes with the chunk that contains it.
-    public func seek(to target: Nanoseconds) throws(MediaError) {
+    public func seek(to target: Int64) throws(MediaError) {
         try reposition(at: target)
         videoTarget = video == nil ? nil : target
         audioTarget = audio == nil ? nil : target
@@ -141,7 +141,7 @@ public final class MediaDecoder: @unchecked Sendable {
     }
 
     /// Reads from the keyframe at or before `target` on, the decoders flushed.
-    private func reposition(at target: Nanoseconds) throws(MediaError) {
+    private func reposition(at target: Int64) throws(MediaError) {
         guard let stream = video ?? audio else { return }
         let timestamp = MediaTime.value(max(target, 0), in: stream.timeBase)
         let result = av_seek_frame(file.context, Int32(stream.streamIndex), timestamp, AVSEEK_FLAG_BACKWARD)
@@ -230,7 +230,7 @@ public final class MediaDecoder: @unchecked Sendable {
         heldFrame = current
     }
 
-    private func emitVideo(_ frame: VideoFrame, nextStart: Nanoseconds?) {
+    private func emitVideo(_ frame: VideoFrame, nextStart: Int64?) {
         if let nextStart { frame.duration = nextStart - frame.presentationTime }
         if let target = videoTarget {
             guard frame.endTime > target else { return }

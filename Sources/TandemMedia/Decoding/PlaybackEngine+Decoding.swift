@@ -6,9 +6,9 @@ extension PlaybackEngine {
     /// What the decoding thread decodes next.
     private enum Job {
         /// The current item, for the queue, in `generation` (seeking first to `seek`).
-        case current(MediaDecoder, seek: Nanoseconds?, generation: Int)
+        case current(MediaDecoder, seek: ItemTime?, generation: Int)
         /// The prepared item, ahead (seeking first to `seek`).
-        case prepared(MediaDecoder, seek: Nanoseconds?, serial: Int)
+        case prepared(MediaDecoder, seek: ItemTime?, serial: Int)
         /// Asking `follower` for the item after `current`, and opening it.
         case follow(Follower, current: String)
     }
@@ -28,7 +28,7 @@ extension PlaybackEngine {
                 continue
             }
             let decoder: MediaDecoder
-            let seek: Nanoseconds?
+            let seek: ItemTime?
             switch job {
             case .current(let current, let target, _): (decoder, seek) = (current, target)
             case .prepared(let prepared, let target, _): (decoder, seek) = (prepared, target)
@@ -40,11 +40,11 @@ extension PlaybackEngine {
                 continue
             }
             lock.unlock()
-            let started = MonotonicClock.now()
+            let started = HostInstant.now()
             var decoded: DecodedMedia?
             var failure: MediaError?
             do throws(MediaError) {
-                if let seek { try decoder.seek(to: seek) }
+                if let seek { try decoder.seek(to: seek.nanoseconds) }
                 decoded = try decoder.next()
             } catch {
                 failure = error
@@ -66,8 +66,8 @@ extension PlaybackEngine {
     /// plays `current` and nothing else was prepared or switched to meanwhile. Lock held.
     private func prepareFollowingLocked(_ following: (item: PlaybackItem, decoder: MediaDecoder)?, after current: String) {
         guard let following, prepared == nil, pendingSwitch == nil, currentItem.identifier == current else { return }
-        let start = MediaTime.nanoseconds(seconds: following.decoder.file.info.startTime ?? 0)
-        prepareLocked(item: following.item, decoder: following.decoder, at: max(start, 0))
+        let start = ItemTime.zero + .seconds(following.decoder.file.info.startTime ?? 0)
+        prepareLocked(item: following.item, decoder: following.decoder, at: max(start, .zero))
     }
 
     /// The current item's seek or next frame while its queues want one; otherwise the prepared
@@ -100,12 +100,11 @@ extension PlaybackEngine {
 
     /// With a decode throttle of FACTOR, waits until the frame has taken FACTOR times as long
     /// as its decoding did (woken early only by `stop`). Lock held.
-    private func throttleLocked(since started: Nanoseconds) {
+    private func throttleLocked(since started: HostInstant) {
         guard limits.decodeThrottle > 1 else { return }
-        let elapsed = Double(MonotonicClock.now() - started)
-        let until = started + Nanoseconds(elapsed * limits.decodeThrottle)
-        while !stopped && MonotonicClock.now() < until {
-            decodingWanted.wait(until: until)
+        let until = started + (HostInstant.now() - started) * limits.decodeThrottle
+        while !stopped && HostInstant.now() < until {
+            decodingWanted.wait(until: until.nanoseconds)
         }
     }
 
@@ -122,12 +121,12 @@ extension PlaybackEngine {
         if var incoming = prepared, incoming.serial == serial {
             switch decoded {
             case .video(let frame)?:
-                frame.queuedAt = MonotonicClock.now()
+                frame.queuedAt = HostInstant.now().nanoseconds
                 incoming.video.append(frame)
             case .audio(let chunk)?:
                 audioStore?.append(chunk, key: .prepared(serial), item: incoming.item.identifier)
                 incoming.audio.append(chunk)
-                incoming.audioBuffered += chunk.duration
+                incoming.audioBuffered += chunk.length
             case nil:
                 incoming.endOfStream = true
                 incoming.decodingError = (failure ?? job.readError)?.description
@@ -145,12 +144,12 @@ extension PlaybackEngine {
     private func appendLocked(_ decoded: DecodedMedia?, failure: MediaError?, readError: MediaError?, generation: Int) {
         switch decoded {
         case .video(let frame)?:
-            frame.queuedAt = MonotonicClock.now()
+            frame.queuedAt = HostInstant.now().nanoseconds
             video.append(Queued(item: frame, generation: generation))
         case .audio(let chunk)?:
             audioStore?.append(chunk, key: .generation(generation), item: item)
             audio.append(Queued(item: chunk, generation: generation))
-            audioBuffered += chunk.duration
+            audioBuffered += chunk.length
         case nil:
             endOfStreamGeneration = generation
             if let error = failure ?? readError {

@@ -8,7 +8,7 @@ extension PlaybackEngine {
         case presentVideo(VideoFrame, Presentation)
         case consumeAudio(AudioChunk, Presentation)
         /// Sleep until the deadline (or a change); `precise` when it is a video frame's.
-        case sleep(until: Nanoseconds?, precise: Bool)
+        case sleep(until: HostInstant?, precise: Bool)
     }
 
     /// The presentation thread: presents each frame at its instant, consumes audio at the
@@ -22,7 +22,7 @@ extension PlaybackEngine {
             if stopped { break }
             // On the schedule's clock: `latencyOffset` ahead of the monotonic one.
             let offset = latencyOffset
-            let now = scheduleTime(MonotonicClock.now())
+            let now = scheduleTime(.now())
             schedule.advance(to: now)
             promotePreparedIfDueLocked()
             if schedule.current.timeline.rate > 0 { hasPlayed = true }
@@ -50,9 +50,11 @@ extension PlaybackEngine {
                     continue
                 }
                 if !precise || deadline - now > limits.spinLead {
-                    let target = (deadline - limits.spinLead).saturatingSubtracting(offset)
-                    if precise && limits.wakeGuard { WakeGuard.shared.cover(deadline: deadline.saturatingSubtracting(offset)) }
-                    if scheduleChanged.wait(until: target) && limits.wakeGuard { WakeGuard.shared.woke(deadline: target) }
+                    let target = deadline - limits.spinLead - offset
+                    if precise && limits.wakeGuard { WakeGuard.shared.cover(deadline: (deadline - offset).nanoseconds) }
+                    if scheduleChanged.wait(until: target.nanoseconds) && limits.wakeGuard {
+                        WakeGuard.shared.woke(deadline: target.nanoseconds)
+                    }
                 } else {
                     // The last stretch is spun, not slept: a timed wait wakes tens to hundreds of
                     // microseconds late, a spin on the clock within a few. The lock is released
@@ -62,7 +64,7 @@ extension PlaybackEngine {
                     // instant until it presents (eight peers on two cores: the last ones up to
                     // 0.25 ms late).
                     lock.unlock()
-                    while scheduleTime(MonotonicClock.now()) < deadline { sched_yield() }
+                    while scheduleTime(.now()) < deadline { sched_yield() }
                     lock.lock()
                 }
             }
@@ -70,12 +72,12 @@ extension PlaybackEngine {
     }
 
     /// Decides the next step at `now`, dropping what is stale or late on the way.
-    private func nextStepLocked(now: Nanoseconds) -> Step {
+    private func nextStepLocked(now: HostInstant) -> Step {
         var wake = schedule.nextChange
         while let head = video.first {
             let next = video.dropFirst().first { $0.generation == head.generation }
-            let end = next?.item.presentationTime ?? head.item.endTime
-            let (due, timeline) = schedule.due(start: head.item.presentationTime, end: end, generation: head.generation)
+            let end = next?.item.itemTime ?? head.item.itemEndTime
+            let (due, timeline) = schedule.due(start: head.item.itemTime, end: end, generation: head.generation)
             switch due {
             case .stale:
                 popVideoLocked()
@@ -84,8 +86,8 @@ extension PlaybackEngine {
             case .still:
                 popVideoLocked()
                 statistics.stillFrames += 1
-                let anchor = timeline?.anchorLocalTime ?? now
-                return .presentVideo(head.item, Presentation(item: item, scheduled: anchor, presented: now, isStill: true))
+                let anchor = timeline?.anchorHostTime ?? now
+                return .presentVideo(head.item, Presentation(item: item, scheduledInstant: anchor, presentedInstant: now, isStill: true))
             case .waiting:
                 break
             case .at(let instant):
@@ -95,7 +97,7 @@ extension PlaybackEngine {
                 }
                 popVideoLocked()
                 let playing = hasPlayed && (timeline?.rate ?? 0) > 0
-                if let endInstant = timeline?.localTime(forMediaTime: end), now >= endInstant {
+                if let endInstant = timeline?.hostTime(forItemTime: end), now >= endInstant {
                     statistics.droppedLateFrames += 1
                     if playing { noteStallLocked(stall.droppedLate(buffered: primaryBufferedLocked())) }
                     continue
@@ -103,13 +105,13 @@ extension PlaybackEngine {
                 statistics.presentedFrames += 1
                 lastPresented = (end, head.generation)
                 if playing { noteStallLocked(stall.presented(late: now - instant > nominalFrameDuration, buffered: primaryBufferedLocked())) }
-                return .presentVideo(head.item, Presentation(item: item, scheduled: instant, presented: now, isStill: false))
+                return .presentVideo(head.item, Presentation(item: item, scheduledInstant: instant, presentedInstant: now, isStill: false))
             }
             break
         }
         let videoWake = wake
         while let head = audio.first {
-            let (due, timeline) = schedule.due(start: head.item.presentationTime, end: head.item.endTime, generation: head.generation)
+            let (due, timeline) = schedule.due(start: head.item.itemTime, end: head.item.itemEndTime, generation: head.generation)
             switch due {
             case .stale:
                 popAudioLocked()
@@ -124,17 +126,17 @@ extension PlaybackEngine {
                 popAudioLocked()
                 // Without video, sound is what must keep its schedule.
                 let primary = !decoder.hasVideo && hasPlayed && (timeline?.rate ?? 0) > 0
-                if let endInstant = timeline?.localTime(forMediaTime: head.item.endTime), now >= endInstant {
+                if let endInstant = timeline?.hostTime(forItemTime: head.item.itemEndTime), now >= endInstant {
                     statistics.droppedAudioChunks += 1
                     if primary { noteStallLocked(stall.droppedLate(buffered: primaryBufferedLocked())) }
                     continue
                 }
                 statistics.consumedAudioChunks += 1
                 if !decoder.hasVideo {
-                    lastPresented = (head.item.endTime, head.generation)
+                    lastPresented = (head.item.itemEndTime, head.generation)
                     if primary { noteStallLocked(stall.presented(late: now - instant > nominalFrameDuration, buffered: primaryBufferedLocked())) }
                 }
-                return .consumeAudio(head.item, Presentation(item: item, scheduled: instant, presented: now, isStill: false))
+                return .consumeAudio(head.item, Presentation(item: item, scheduledInstant: instant, presentedInstant: now, isStill: false))
             }
             break
         }
@@ -147,7 +149,7 @@ extension PlaybackEngine {
     }
 
     private func popAudioLocked() {
-        audioBuffered -= audio.removeFirst().item.duration
+        audioBuffered -= audio.removeFirst().item.length
         decodingWanted.broadcast()
     }
 
@@ -155,17 +157,17 @@ extension PlaybackEngine {
     /// no discontinuous change pending), the decoder has not reached the end, and no frame of
     /// the position in force is decoded one frame duration after the next fell due. Raises the
     /// stall then; otherwise returns when to look again, if it may come to that.
-    private func starvationCheckLocked(now: Nanoseconds) -> Nanoseconds? {
+    private func starvationCheckLocked(now: HostInstant) -> HostInstant? {
         let entry = schedule.current
         guard hasPlayed, !stall.isStalled, entry.timeline.rate > 0, entry.generation == schedule.newestGeneration,
               pendingSwitch == nil, endOfStreamGeneration != entry.generation else { return nil }
         let queued = decoder.hasVideo ? video.contains { $0.generation == entry.generation }
             : audio.contains { $0.generation == entry.generation }
         guard !queued else { return nil }
-        var dueMedia = entry.timeline.anchorMediaTime
+        var dueMedia = entry.timeline.anchorItemTime
         if let last = lastPresented, last.generation == entry.generation { dueMedia = max(dueMedia, last.mediaEnd) }
-        let due = max(entry.timeline.localTime(forMediaTime: dueMedia) ?? entry.timeline.anchorLocalTime, entry.timeline.anchorLocalTime)
-        let threshold = due.saturatingAdding(nominalFrameDuration)
+        let due = max(entry.timeline.hostTime(forItemTime: dueMedia) ?? entry.timeline.anchorHostTime, entry.timeline.anchorHostTime)
+        let threshold = due + nominalFrameDuration
         guard now >= threshold else { return threshold }
         noteStallLocked(stall.starved())
         return nil
@@ -186,8 +188,8 @@ extension PlaybackEngine {
 extension Presentation {
     /// The same presentation with its instants moved by `span` (from the schedule's clock to
     /// the monotonic one, by minus the latency offset).
-    func shifted(by span: Nanoseconds) -> Presentation {
-        Presentation(item: item, scheduled: scheduled.saturatingAdding(span), presented: presented.saturatingAdding(span),
+    func shifted(by span: TimeSpan) -> Presentation {
+        Presentation(item: item, scheduledInstant: scheduledInstant + span, presentedInstant: presentedInstant + span,
                      isStill: isStill)
     }
 }

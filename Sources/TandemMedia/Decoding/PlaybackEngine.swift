@@ -21,14 +21,14 @@ final class PlaybackEngine: @unchecked Sendable {
     struct Limits: Sendable {
         /// Frames buffered before the decoder waits (when audio is full too).
         var videoFrames = 8
-        /// Audio buffered before the decoder waits (when video is full too), in nanoseconds.
-        var audioDuration: Nanoseconds = 1_000_000_000
+        /// Audio buffered before the decoder waits (when video is full too).
+        var audioDuration = TimeSpan.seconds(1)
         /// The decoder always waits past this many times the limits above, whatever the other
         /// stream's level, so that badly interleaved files cannot grow the queues without bound.
         var hardFactor = 4
         /// How long before a deadline the presentation thread stops sleeping and spins on the
         /// clock; 0 sleeps all the way.
-        var spinLead: Nanoseconds = 200_000
+        var spinLead = TimeSpan.microseconds(200)
         /// Whether the presentation thread asks for a real-time priority.
         var realtime = true
         /// Whether the presentation thread's waits feed `WakeGuard.shared` and ask it to cover
@@ -38,11 +38,11 @@ final class PlaybackEngine: @unchecked Sendable {
         /// (1: as fast as it can; benchmarks slow one player down with it).
         var decodeThrottle = 1.0
         /// The latency offset to start with (`latencyOffset`).
-        var latencyOffset: Nanoseconds = 0
-        /// How much sound must be decoded past a position before it counts as ready to play,
-        /// in nanoseconds: a pulling sound output renders that far ahead of the instant its
+        var latencyOffset = TimeSpan.zero
+        /// How much sound must be decoded past a position before it counts as ready to play: a
+        /// pulling sound output renders that far ahead of the instant its
         /// first sample plays, so the play's first sound must be there by then. 0 without one.
-        var soundAhead: Nanoseconds = 0
+        var soundAhead = TimeSpan.zero
     }
 
     /// An item opened and decoded ahead, waiting to take over (guarded by `lock`).
@@ -52,13 +52,13 @@ final class PlaybackEngine: @unchecked Sendable {
         let decoder: MediaDecoder
         /// Tells this preparation's decoding results from those of an earlier one.
         var serial: Int
-        /// The media time it is decoded from.
-        var target: Nanoseconds
+        /// The item time it is decoded from.
+        var target: ItemTime
         /// Whether the decoder must still seek to `target`.
         var needsSeek: Bool
         var video: [VideoFrame] = []
         var audio: [AudioChunk] = []
-        var audioBuffered: Nanoseconds = 0
+        var audioBuffered = TimeSpan.zero
         var endOfStream = false
         /// The error that ended its decoding early, if any: the statistics' once it takes over.
         var decodingError: String?
@@ -74,7 +74,7 @@ final class PlaybackEngine: @unchecked Sendable {
     /// A scheduled switch to the prepared item: the schedule's entry for it.
     struct PendingSwitch {
         let generation: Int
-        let anchor: Nanoseconds
+        let anchor: HostInstant
     }
 
     var limits: Limits
@@ -91,12 +91,12 @@ final class PlaybackEngine: @unchecked Sendable {
     var info: MediaInfo
     /// The current item's decoder; only the decoding thread uses it, outside the lock.
     var decoder: MediaDecoder
-    var nominalFrameDuration: Nanoseconds
+    var nominalFrameDuration: TimeSpan
     var schedule: TimelineSchedule
     var video: [Queued<VideoFrame>] = []
     var audio: [Queued<AudioChunk>] = []
-    var audioBuffered: Nanoseconds = 0
-    var seekRequest: (target: Nanoseconds, generation: Int)?
+    var audioBuffered = TimeSpan.zero
+    var seekRequest: (target: ItemTime, generation: Int)?
     var decodingGeneration = 0
     var endOfStreamGeneration: Int?
     var prepared: Prepared?
@@ -129,15 +129,15 @@ final class PlaybackEngine: @unchecked Sendable {
     var hasPlayed = false
     /// The media time at which the last presented frame (of the primary stream) ends, and its
     /// generation: when the next one falls due.
-    var lastPresented: (mediaEnd: Nanoseconds, generation: Int)?
-    /// How much earlier than its timeline gives it everything is presented, in nanoseconds
-    /// (the latency offset: positive for an output that lags). The schedule runs on the
+    var lastPresented: (mediaEnd: ItemTime, generation: Int)?
+    /// How much earlier than its timeline gives it everything is presented (the latency offset:
+    /// positive for an output that lags). The schedule runs on the
     /// timeline's instants; the presentation thread reads it `latencyOffset` ahead of the
     /// monotonic clock and converts back when it sleeps and when it reports a presentation.
-    var latencyOffset: Nanoseconds = 0
+    var latencyOffset = TimeSpan.zero
 
-    /// The instant on the schedule's clock (the timeline's) that monotonic instant `now` is.
-    func scheduleTime(_ now: Nanoseconds) -> Nanoseconds { now.saturatingAdding(latencyOffset) }
+    /// The instant on the schedule's clock (the timeline's) that host instant `now` is.
+    func scheduleTime(_ now: HostInstant) -> HostInstant { now + latencyOffset }
 
     private var threads: [WorkerThread] = []
 
@@ -146,13 +146,13 @@ final class PlaybackEngine: @unchecked Sendable {
 
     init(decoder: MediaDecoder, item: PlaybackItem, timeline: PresentationTimeline, limits: Limits,
          videoSinks: [any VideoSink], audioSinks: [any AudioSink], audioStore: AudioFrameStore? = nil,
-         startPosition: Nanoseconds) {
+         startPosition: ItemTime) {
         self.currentItem = item
         self.info = decoder.file.info
         self.decoder = decoder
         self.limits = limits
         self.latencyOffset = limits.latencyOffset
-        self.nominalFrameDuration = decoder.nominalVideoFrameDuration
+        self.nominalFrameDuration = TimeSpan(nanoseconds: decoder.nominalVideoFrameDuration)
         self.schedule = TimelineSchedule(timeline)
         self.videoSinks = videoSinks
         self.audioSinks = audioSinks
@@ -161,8 +161,8 @@ final class PlaybackEngine: @unchecked Sendable {
         scheduleChanged = lock.condition(0)
         decodingWanted = lock.condition(1)
         progress = lock.condition(2)
-        if abs(timeline.anchorMediaTime - startPosition) > nominalFrameDuration / 2 {
-            seekRequest = (timeline.anchorMediaTime, 0)
+        if (timeline.anchorItemTime - startPosition).magnitude.nanoseconds > nominalFrameDuration.nanoseconds / 2 {
+            seekRequest = (timeline.anchorItemTime, 0)
         }
         threads.append(WorkerThread(name: "tandem-decode") { [self] in
             decodingLoop()
@@ -191,14 +191,14 @@ final class PlaybackEngine: @unchecked Sendable {
     /// switch applies to the incoming item (a discontinuous one moves where it is decoded
     /// from); one for the switch's instant or before supersedes the switch, as the schedule
     /// drops it, and the item stays prepared.
-    func scheduleLocked(_ timeline: PresentationTimeline, discontinuous: Bool, now monotonic: Nanoseconds) {
+    func scheduleLocked(_ timeline: PresentationTimeline, discontinuous: Bool, now monotonic: HostInstant) {
         let now = scheduleTime(monotonic)
         schedule.advance(to: now)
         promotePreparedIfDueLocked()
         if let pending = pendingSwitch {
-            if timeline.anchorLocalTime > pending.anchor {
+            if timeline.anchorHostTime > pending.anchor {
                 let generation = schedule.schedule(timeline, discontinuous: discontinuous, now: now)
-                if discontinuous { retargetPreparedLocked(to: timeline.anchorMediaTime, generation: generation) }
+                if discontinuous { retargetPreparedLocked(to: timeline.anchorItemTime, generation: generation) }
                 ended = false
                 scheduleChanged.broadcast()
                 return
@@ -209,12 +209,12 @@ final class PlaybackEngine: @unchecked Sendable {
         let generation = schedule.schedule(timeline, discontinuous: discontinuous, now: now)
         if discontinuous {
             decodingGeneration = generation
-            seekRequest = (timeline.anchorMediaTime, generation)
+            seekRequest = (timeline.anchorItemTime, generation)
             endOfStreamGeneration = nil
             statistics.discardedFrames += video.count
             video.removeAll()
             audio.removeAll()
-            audioBuffered = 0
+            audioBuffered = .zero
             decodingWanted.broadcast()
         }
         ended = false
@@ -222,11 +222,11 @@ final class PlaybackEngine: @unchecked Sendable {
     }
 
     /// Makes `prepared` the item decoded ahead, replacing any other. Call with the lock held.
-    func prepareLocked(item: PlaybackItem, decoder: MediaDecoder, at target: Nanoseconds) {
-        let start = MediaTime.nanoseconds(seconds: decoder.file.info.startTime ?? 0)
+    func prepareLocked(item: PlaybackItem, decoder: MediaDecoder, at target: ItemTime) {
+        let start = ItemTime.zero + .seconds(decoder.file.info.startTime ?? 0)
         nextSerial += 1
         prepared = Prepared(item: item, info: decoder.file.info, decoder: decoder, serial: nextSerial, target: target,
-                            needsSeek: abs(target - max(start, 0)) > decoder.nominalVideoFrameDuration / 2,
+                            needsSeek: (target - max(start, .zero)).magnitude.nanoseconds > decoder.nominalVideoFrameDuration / 2,
                             generation: pendingSwitch?.generation)
         if let generation = pendingSwitch?.generation { audioStore?.assign(prepared: nextSerial, to: generation) }
         decodingWanted.broadcast()
@@ -234,18 +234,19 @@ final class PlaybackEngine: @unchecked Sendable {
 
     /// Schedules the switch to the prepared item at `timeline`'s anchor; returns false when no
     /// item is prepared. Call with the lock held.
-    func switchToPreparedLocked(_ timeline: PresentationTimeline, now monotonic: Nanoseconds) -> Bool {
+    func switchToPreparedLocked(_ timeline: PresentationTimeline, now monotonic: HostInstant) -> Bool {
         let now = scheduleTime(monotonic)
         schedule.advance(to: now)
         promotePreparedIfDueLocked()
         guard let incoming = prepared else { return false }
         let generation = schedule.schedule(timeline, discontinuous: true, now: now)
-        pendingSwitch = PendingSwitch(generation: generation, anchor: timeline.anchorLocalTime)
+        pendingSwitch = PendingSwitch(generation: generation, anchor: timeline.anchorHostTime)
         // Frames decoded from a little before the new position are dropped as stale; from after
         // it, or far before it, the decoder must start again where the timeline says.
-        let ahead = timeline.anchorMediaTime - incoming.target
-        if ahead < -incoming.decoder.nominalVideoFrameDuration / 2 || ahead > 4 * incoming.decoder.nominalVideoFrameDuration {
-            retargetPreparedLocked(to: timeline.anchorMediaTime, generation: generation)
+        let ahead = timeline.anchorItemTime - incoming.target
+        let frame = incoming.decoder.nominalVideoFrameDuration
+        if ahead.nanoseconds < -frame / 2 || ahead.nanoseconds > 4 * frame {
+            retargetPreparedLocked(to: timeline.anchorItemTime, generation: generation)
         } else {
             prepared?.generation = generation
             audioStore?.assign(prepared: incoming.serial, to: generation)
@@ -257,7 +258,7 @@ final class PlaybackEngine: @unchecked Sendable {
     }
 
     /// Decodes the prepared item from `target` instead, its frames of `generation`.
-    private func retargetPreparedLocked(to target: Nanoseconds, generation: Int) {
+    private func retargetPreparedLocked(to target: ItemTime, generation: Int) {
         guard var incoming = prepared else { return }
         nextSerial += 1
         incoming.serial = nextSerial
@@ -265,7 +266,7 @@ final class PlaybackEngine: @unchecked Sendable {
         incoming.needsSeek = true
         incoming.video.removeAll()
         incoming.audio.removeAll()
-        incoming.audioBuffered = 0
+        incoming.audioBuffered = .zero
         incoming.endOfStream = false
         incoming.decodingError = nil
         incoming.generation = generation
@@ -289,7 +290,7 @@ final class PlaybackEngine: @unchecked Sendable {
         decoder = incoming.decoder
         currentItem = incoming.item
         info = incoming.info
-        nominalFrameDuration = incoming.decoder.nominalVideoFrameDuration
+        nominalFrameDuration = TimeSpan(nanoseconds: incoming.decoder.nominalVideoFrameDuration)
         decodingGeneration = generation
         seekRequest = incoming.needsSeek ? (incoming.target, generation) : nil
         endOfStreamGeneration = incoming.endOfStream ? generation : nil
@@ -308,17 +309,17 @@ final class PlaybackEngine: @unchecked Sendable {
     /// the queued frames could not bridge. Call with the lock held.
     func isContinuousLocked(_ timeline: PresentationTimeline) -> Bool {
         let newest = schedule.newest
-        let expected = newest.mediaTime(atLocalTime: max(timeline.anchorLocalTime, newest.anchorLocalTime))
-        let jump = timeline.anchorMediaTime - expected
-        return jump >= -nominalFrameDuration && jump <= 4 * nominalFrameDuration
+        let expected = newest.itemTime(atHostTime: max(timeline.anchorHostTime, newest.anchorHostTime))
+        let jump = timeline.anchorItemTime - expected
+        return jump >= -nominalFrameDuration && jump <= nominalFrameDuration * 4
     }
 
     /// Whether a decoder with these queues should wait: they are full enough.
-    func queuesFull(videoCount: Int, audioBuffered: Nanoseconds, hasVideo: Bool, hasAudio: Bool) -> Bool {
+    func queuesFull(videoCount: Int, audioBuffered: TimeSpan, hasVideo: Bool, hasAudio: Bool) -> Bool {
         let videoFull = !hasVideo || videoCount >= limits.videoFrames
         let audioFull = !hasAudio || audioBuffered >= limits.audioDuration
         let videoOver = hasVideo && videoCount >= limits.videoFrames * limits.hardFactor
-        let audioOver = hasAudio && audioBuffered >= limits.audioDuration * Nanoseconds(limits.hardFactor)
+        let audioOver = hasAudio && audioBuffered >= limits.audioDuration * Double(limits.hardFactor)
         return (videoFull && audioFull) || videoOver || audioOver
     }
 
@@ -344,26 +345,26 @@ final class PlaybackEngine: @unchecked Sendable {
         guard seekRequest == nil else { return false }
         if endOfStreamGeneration == decodingGeneration { return true }
         guard primaryBufferedLocked() >= frames else { return false }
-        let sound = audio.reduce(Nanoseconds(0)) { $0 + ($1.generation == decodingGeneration ? $1.item.duration : 0) }
+        let sound = audio.reduce(TimeSpan.zero) { $0 + ($1.generation == decodingGeneration ? $1.item.length : .zero) }
         let videoFull = video.count(where: { $0.generation == decodingGeneration }) >= limits.videoFrames * limits.hardFactor
         return isSoundAhead(sound, videoFull: videoFull)
     }
 
-    /// Whether `sound` nanoseconds decoded from a position are enough to play it: always without a
+    /// Whether `sound` decoded from a position are enough to play it: always without a
     /// sound output that renders ahead, or without sound in the item; otherwise once they reach
     /// `limits.soundAhead`, or once the video queue is as full as the decoder lets it grow
     /// without them (a file whose sound starts later, or ended earlier, than its pictures has none
     /// there to wait for). Lock held.
-    private func isSoundAhead(_ sound: Nanoseconds, videoFull: Bool, decoder: MediaDecoder? = nil) -> Bool {
-        guard limits.soundAhead > 0, audioStore != nil, (decoder ?? self.decoder).hasAudio else { return true }
+    private func isSoundAhead(_ sound: TimeSpan, videoFull: Bool, decoder: MediaDecoder? = nil) -> Bool {
+        guard limits.soundAhead > .zero, audioStore != nil, (decoder ?? self.decoder).hasAudio else { return true }
         return sound >= limits.soundAhead || ((decoder ?? self.decoder).hasVideo && videoFull)
     }
 
     /// Waits for the decoding or presentation thread's progress until `condition` holds, the
-    /// engine stops or monotonic instant `deadline` passes; returns `condition()`. Lock held.
-    func waitLocked(until deadline: Nanoseconds, for condition: () -> Bool) -> Bool {
-        while !condition() && !stopped && MonotonicClock.now() < deadline {
-            progress.wait(until: deadline)
+    /// engine stops or host instant `deadline` passes; returns `condition()`. Lock held.
+    func waitLocked(until deadline: HostInstant, for condition: () -> Bool) -> Bool {
+        while !condition() && !stopped && HostInstant.now() < deadline {
+            progress.wait(until: deadline.nanoseconds)
         }
         return condition()
     }

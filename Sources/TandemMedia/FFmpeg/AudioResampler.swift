@@ -26,7 +26,7 @@ final class AudioResampler {
     /// Converts `frame`, stamped `presentationTime`. The chunk is stamped with its own first
     /// sample's instant: a resampler between rates holds samples back (its filter's delay), so
     /// what comes out first is that much older than the frame that went in.
-    func convert(_ frame: UnsafeMutablePointer<AVFrame>, presentationTime: Nanoseconds) throws(MediaError) -> AudioChunk {
+    func convert(_ frame: UnsafeMutablePointer<AVFrame>, presentationTime: Int64) throws(MediaError) -> AudioChunk {
         let input = frame.pointee
         try configure(for: frame)
         let held = swr_get_delay(context, Int64(AudioChunk.sampleRate))
@@ -44,7 +44,7 @@ final class AudioResampler {
         try check(converted, "swr_convert")
         samples.removeLast(samples.count - Int(converted) * AudioChunk.channelCount)
         let heldTime = held * 1_000_000_000 / Int64(AudioChunk.sampleRate)
-        return AudioChunk(presentationTime: presentationTime - Nanoseconds(heldTime), samples: samples)
+        return AudioChunk(presentationTime: presentationTime - Int64(heldTime), samples: samples)
     }
 
     private func configure(for frame: UnsafeMutablePointer<AVFrame>) throws(MediaError) {

@@ -72,7 +72,7 @@ final class StreamDecoder {
     }
 
     /// The presentation time of a decoded frame in nanoseconds, if it has one.
-    func presentationTime(of frame: UnsafeMutablePointer<AVFrame>) -> Nanoseconds? {
+    func presentationTime(of frame: UnsafeMutablePointer<AVFrame>) -> Int64? {
         MediaTime.nanoseconds(frame.pointee.best_effort_timestamp, in: timeBase)
             ?? MediaTime.nanoseconds(frame.pointee.pts, in: timeBase)
     }

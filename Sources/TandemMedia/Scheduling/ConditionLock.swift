@@ -107,7 +107,7 @@ final class ConditionLock: @unchecked Sendable {
         /// Waits, with the lock held, until signalled or until the monotonic clock reads
         /// `deadline`; returns whether it returned for the deadline (`ETIMEDOUT`).
         @discardableResult
-        func wait(until deadline: Nanoseconds) -> Bool {
+        func wait(until deadline: Int64) -> Bool {
             lock.preconditionHeld()
             var spec = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
             return pthread_cond_timedwait(lock.conditions + index, lock.mutex, &spec) == ETIMEDOUT

@@ -17,8 +17,8 @@ struct TimelineSchedule: Sendable, Equatable {
 
     /// When a frame is due.
     enum Due: Equatable {
-        /// Present it at this local instant.
-        case at(Nanoseconds)
+        /// Present it at this host instant.
+        case at(HostInstant)
         /// Paused on it: show it as the still picture now.
         case still
         /// Not yet known: the timeline is paused before it, or a change may move it.
@@ -43,21 +43,21 @@ struct TimelineSchedule: Sendable, Equatable {
     var newest: PresentationTimeline { (pending.last ?? current).timeline }
 
     /// The instant at which the next scheduled change takes over, if one is scheduled.
-    var nextChange: Nanoseconds? { pending.first?.timeline.anchorLocalTime }
+    var nextChange: HostInstant? { pending.first?.timeline.anchorHostTime }
 
     /// Schedules `timeline`: in force at once if its anchor is not in the future, otherwise from
     /// its anchor on. It supersedes every change scheduled for the same instant or later (they
     /// were decided before it). A discontinuous change starts a new generation, whose number it
     /// returns.
     @discardableResult
-    mutating func schedule(_ timeline: PresentationTimeline, discontinuous: Bool, now: Nanoseconds) -> Int {
+    mutating func schedule(_ timeline: PresentationTimeline, discontinuous: Bool, now: HostInstant) -> Int {
         let generation = discontinuous ? newestGeneration + 1 : newestGeneration
         let entry = Entry(timeline: timeline, generation: generation)
-        if timeline.anchorLocalTime <= now {
+        if timeline.anchorHostTime <= now {
             current = entry
             pending.removeAll()
         } else {
-            pending.removeAll { $0.timeline.anchorLocalTime >= timeline.anchorLocalTime }
+            pending.removeAll { $0.timeline.anchorHostTime >= timeline.anchorHostTime }
             pending.append(entry)
         }
         return generation
@@ -65,9 +65,9 @@ struct TimelineSchedule: Sendable, Equatable {
 
     /// Promotes the scheduled changes whose instants have come; returns whether any did.
     @discardableResult
-    mutating func advance(to now: Nanoseconds) -> Bool {
+    mutating func advance(to now: HostInstant) -> Bool {
         var promoted = false
-        while let next = pending.first, next.timeline.anchorLocalTime <= now {
+        while let next = pending.first, next.timeline.anchorHostTime <= now {
             current = pending.removeFirst()
             promoted = true
         }
@@ -77,7 +77,7 @@ struct TimelineSchedule: Sendable, Equatable {
     /// When a frame covering media times `start..<end` of generation `generation` is due, and
     /// the timeline that times it: the first timeline of its generation under which it falls
     /// due before the next change takes over.
-    func due(start: Nanoseconds, end: Nanoseconds, generation: Int) -> (Due, PresentationTimeline?) {
+    func due(start: ItemTime, end: ItemTime, generation: Int) -> (Due, PresentationTimeline?) {
         let entries = [current] + pending
         guard var index = entries.firstIndex(where: { $0.generation == generation }) else { return (.stale, nil) }
         while true {
@@ -86,7 +86,7 @@ struct TimelineSchedule: Sendable, Equatable {
             guard index + 1 < entries.count else { return (due, timeline) }
             let next = entries[index + 1]
             switch due {
-            case .at(let instant) where instant < next.timeline.anchorLocalTime:
+            case .at(let instant) where instant < next.timeline.anchorHostTime:
                 return (due, timeline)
             case .still, .stale:
                 return (due, timeline)
@@ -101,12 +101,12 @@ struct TimelineSchedule: Sendable, Equatable {
 
     /// When a frame covering media times `start..<end` is due on `timeline`: at the instant its
     /// start plays, or at the timeline's anchor for the frame that covers the anchor.
-    static func due(start: Nanoseconds, end: Nanoseconds, on timeline: PresentationTimeline) -> Due {
-        let position = timeline.anchorMediaTime
+    static func due(start: ItemTime, end: ItemTime, on timeline: PresentationTimeline) -> Due {
+        let position = timeline.anchorItemTime
         if end <= position { return .stale }
-        guard let startInstant = timeline.localTime(forMediaTime: start) else {
+        guard let startInstant = timeline.hostTime(forItemTime: start) else {
             return start <= position ? .still : .waiting
         }
-        return .at(max(startInstant, timeline.anchorLocalTime))
+        return .at(max(startInstant, timeline.anchorHostTime))
     }
 }

@@ -54,12 +54,12 @@ final class WakeGuard: Sendable {
     var warmerCount: Int { state.withLock { $0.warmers.count } }
 
     /// Whether the guard is engaged now.
-    var isEngaged: Bool { state.withLock { $0.core.isEngaged(at: MonotonicClock.now()) } }
+    var isEngaged: Bool { state.withLock { $0.core.isEngaged(at: HostInstant.now().nanoseconds) } }
 
     /// A timed wait for monotonic instant `deadline` returned for its deadline: a late one
     /// engages the guard (and starts the warmers the first time).
-    func woke(deadline: Nanoseconds) {
-        let now = MonotonicClock.now()
+    func woke(deadline: Int64) {
+        let now = HostInstant.now().nanoseconds
         let engaged = state.withLock { state -> Bool in
             guard state.core.woke(deadline: deadline, at: now) else { return false }
             if state.warmers.isEmpty {
@@ -73,8 +73,8 @@ final class WakeGuard: Sendable {
     }
 
     /// A presentation deadline at monotonic instant `deadline`: covered while the guard is engaged.
-    func cover(deadline: Nanoseconds) {
-        let now = MonotonicClock.now()
+    func cover(deadline: Int64) {
+        let now = HostInstant.now().nanoseconds
         if state.withLock({ $0.core.cover(deadline: deadline, at: now) }) {
             lock.withLock { changed.broadcast() }
         }
@@ -87,7 +87,7 @@ final class WakeGuard: Sendable {
         var backoff = WarmerBackoff()
         lock.lock()
         while true {
-            let now = MonotonicClock.now()
+            let now = HostInstant.now().nanoseconds
             switch state.withLock({ $0.core.next(at: now) }) {
             case .idle:
                 changed.wait()
@@ -102,8 +102,8 @@ final class WakeGuard: Sendable {
                 let before = Self.threadTime()
                 // Each turn yields, so that a thread of the processor's that becomes runnable
                 // without waking (a decoder's time slice) is not kept waiting for the warmer's.
-                while MonotonicClock.now() < end { sched_yield() }
-                let finished = MonotonicClock.now()
+                while HostInstant.now().nanoseconds < end { sched_yield() }
+                let finished = HostInstant.now().nanoseconds
                 backoff.spun(span: finished - now, ran: Self.threadTime() - before, at: finished)
                 lock.lock()
             }
@@ -111,9 +111,9 @@ final class WakeGuard: Sendable {
     }
 
     /// The processor time the calling thread has used, in nanoseconds.
-    private static func threadTime() -> Nanoseconds {
+    private static func threadTime() -> Int64 {
         var time = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return Nanoseconds(time.tv_sec) * 1_000_000_000 + Nanoseconds(time.tv_nsec)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 }

@@ -23,13 +23,13 @@ struct WakeGuardCore: Sendable {
     /// The guard's constants.
     struct Configuration: Sendable {
         /// How long before each deadline the processors are kept awake.
-        var lead: Nanoseconds = 2_000_000
+        var lead: Int64 = 2_000_000
         /// A wait that wakes later than this after its deadline engages the guard.
-        var lateWake: Nanoseconds = 300_000
+        var lateWake: Int64 = 300_000
         /// How long the guard stays engaged after the last late wake. Long, as once engaged the
         /// presentation threads' waits no longer wake late: each time it lets go costs a late
         /// frame or so before it engages again.
-        var hold: Nanoseconds = 300_000_000_000
+        var hold: Int64 = 300_000_000_000
         /// At most this many windows are kept (the earliest); a later one beyond is not covered.
         var windowLimit = 64
     }
@@ -39,30 +39,30 @@ struct WakeGuardCore: Sendable {
         /// Nothing to cover: wait until told of a window.
         case idle
         /// Wait until this instant, when the earliest window opens (or until told of an earlier one).
-        case wait(until: Nanoseconds)
+        case wait(until: Int64)
         /// Spin until this instant, the end of the window open now.
-        case spin(until: Nanoseconds)
+        case spin(until: Int64)
     }
 
     let configuration: Configuration
     /// The windows to cover, by start; none overlaps or touches another (they are merged).
-    private(set) var windows: [Range<Nanoseconds>] = []
+    private(set) var windows: [Range<Int64>] = []
     /// When a wait last woke late, if it ever did.
-    private(set) var lastLateWake: Nanoseconds?
+    private(set) var lastLateWake: Int64?
 
     init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
     }
 
     /// Whether the processors are kept awake before deadlines at `now`.
-    func isEngaged(at now: Nanoseconds) -> Bool {
+    func isEngaged(at now: Int64) -> Bool {
         guard let lastLateWake else { return false }
         return now - lastLateWake < configuration.hold
     }
 
     /// A wait for `deadline` returned at `now`; returns whether that engaged a guard that was not
     /// engaged. A wait that returned early (woken, not timed out) says nothing.
-    mutating func woke(deadline: Nanoseconds, at now: Nanoseconds) -> Bool {
+    mutating func woke(deadline: Int64, at now: Int64) -> Bool {
         guard now - deadline > configuration.lateWake else { return false }
         let engaged = isEngaged(at: now)
         lastLateWake = now
@@ -71,14 +71,14 @@ struct WakeGuardCore: Sendable {
 
     /// A presentation deadline at `deadline`: while engaged, the `lead` before it is covered.
     /// Returns whether the warmers must look again (the window opens before any they knew of).
-    mutating func cover(deadline: Nanoseconds, at now: Nanoseconds) -> Bool {
+    mutating func cover(deadline: Int64, at now: Int64) -> Bool {
         dropEnded(at: now)
         guard isEngaged(at: now), deadline > now else { return false }
         let window = max(now, deadline - configuration.lead)..<deadline
         let earliest = windows.first?.lowerBound
         // Merged with every window it overlaps or touches; the rest keep their order.
         var merged = window
-        var kept: [Range<Nanoseconds>] = []
+        var kept: [Range<Int64>] = []
         kept.reserveCapacity(windows.count + 1)
         for existing in windows {
             if existing.upperBound < merged.lowerBound || existing.lowerBound > merged.upperBound {
@@ -95,13 +95,13 @@ struct WakeGuardCore: Sendable {
     }
 
     /// What a warmer does at `now`.
-    mutating func next(at now: Nanoseconds) -> Step {
+    mutating func next(at now: Int64) -> Step {
         dropEnded(at: now)
         guard isEngaged(at: now), let first = windows.first else { return .idle }
         return first.lowerBound <= now ? .spin(until: first.upperBound) : .wait(until: first.lowerBound)
     }
 
-    private mutating func dropEnded(at now: Nanoseconds) {
+    private mutating func dropEnded(at now: Int64) {
         if let index = windows.firstIndex(where: { $0.upperBound > now }) {
             if index > 0 { windows.removeFirst(index) }
         } else {
@@ -118,20 +118,20 @@ struct WakeGuardCore: Sendable {
 /// processor alone for `pause`, then tries a window again.
 struct WarmerBackoff: Sendable {
     /// How long a warmer that found its processor busy leaves it alone.
-    var pause: Nanoseconds = 1_000_000_000
+    var pause: Int64 = 1_000_000_000
     /// Windows shorter than this say nothing (too short to tell a busy processor by).
-    var shortest: Nanoseconds = 500_000
+    var shortest: Int64 = 500_000
     /// Until when this warmer does not spin.
-    private(set) var restingUntil: Nanoseconds?
+    private(set) var restingUntil: Int64?
 
     /// Whether to spin through a window open at `now`.
-    func spins(at now: Nanoseconds) -> Bool {
+    func spins(at now: Int64) -> Bool {
         restingUntil.map { now >= $0 } ?? true
     }
 
     /// A window of `span` was spun through, of which the warmer ran `ran` (its own processor
     /// time), ending at `now`.
-    mutating func spun(span: Nanoseconds, ran: Nanoseconds, at now: Nanoseconds) {
+    mutating func spun(span: Int64, ran: Int64, at now: Int64) {
         guard span >= shortest else { return }
         restingUntil = ran * 2 < span ? now + pause : nil
     }

@@ -14,7 +14,7 @@ public final class CountingSink: VideoSink, AudioSink {
         /// Audio samples (per channel) consumed.
         public var audioFrames = 0
         /// The media time of the last video frame presented, in nanoseconds.
-        public var lastPresentationTime: Nanoseconds?
+        public var lastPresentationTime: Int64?
     }
 
     private let state = Mutex(Counts())

@@ -4,15 +4,35 @@ import TandemClock
 public struct Presentation: Sendable, Equatable {
     /// The item being played (by default the file's name).
     public var item: String
-    /// The local monotonic instant the timeline gave it, in nanoseconds.
-    public var scheduled: Nanoseconds
-    /// The local monotonic instant it was presented, read just after the scheduler woke.
-    public var presented: Nanoseconds
+    /// The host instant the timeline gave it.
+    public var scheduledInstant: HostInstant
+    /// The host instant it was presented, read just after the scheduler woke.
+    public var presentedInstant: HostInstant
     /// Whether it was shown as the still picture of a paused timeline (no schedule to keep).
     public var isStill: Bool
 
-    /// How late it was against its schedule, in nanoseconds.
-    public var lateness: Nanoseconds { presented - scheduled }
+    /// How late it was against its schedule.
+    public var lateBy: TimeSpan { presentedInstant - scheduledInstant }
+}
+
+extension Presentation {
+    /// `scheduledInstant` in bare nanoseconds.
+    @available(*, deprecated, renamed: "scheduledInstant", message: "read scheduledInstant, a HostInstant")
+    public var scheduled: Int64 {
+        get { scheduledInstant.nanoseconds }
+        set { scheduledInstant = HostInstant(nanoseconds: newValue) }
+    }
+
+    /// `presentedInstant` in bare nanoseconds.
+    @available(*, deprecated, renamed: "presentedInstant", message: "read presentedInstant, a HostInstant")
+    public var presented: Int64 {
+        get { presentedInstant.nanoseconds }
+        set { presentedInstant = HostInstant(nanoseconds: newValue) }
+    }
+
+    /// `lateBy` in bare nanoseconds.
+    @available(*, deprecated, renamed: "lateBy", message: "read lateBy, a TimeSpan")
+    public var lateness: Int64 { lateBy.nanoseconds }
 }
 
 /// Receives each video frame at the instant the timeline gives it.

@@ -5,7 +5,7 @@ import TandemClock
 /// (stills excluded), for the summary of a run. It keeps at most `capacity` samples, the newest.
 public final class LatenessRecorder: VideoSink {
     private let capacity: Int
-    private let state = Mutex((samples: [Nanoseconds](), next: 0))
+    private let state = Mutex((samples: [Int64](), next: 0))
 
     /// Keeps up to `capacity` samples (one per frame).
     public init(capacity: Int = 1 << 20) {
@@ -13,7 +13,7 @@ public final class LatenessRecorder: VideoSink {
     }
 
     /// The lateness of each frame presented, in nanoseconds, oldest first.
-    public var samples: [Nanoseconds] {
+    public var samples: [Int64] {
         state.withLock { state in
             guard state.samples.count == capacity else { return state.samples }
             return Array(state.samples[state.next...] + state.samples[..<state.next])
@@ -26,9 +26,9 @@ public final class LatenessRecorder: VideoSink {
         let capacity = self.capacity
         state.withLock { state in
             if state.samples.count < capacity {
-                state.samples.append(presentation.lateness)
+                state.samples.append(presentation.lateBy.nanoseconds)
             } else {
-                state.samples[state.next] = presentation.lateness
+                state.samples[state.next] = presentation.lateBy.nanoseconds
                 state.next = (state.next + 1) % capacity
             }
         }

@@ -9,9 +9,10 @@ extension PresentationLog: VideoSink {
     }
 
     /// The line of a frame at `pts`; one presented late says when it was `queued`.
-    static func line(_ pts: Nanoseconds, _ presentation: Presentation, queued: Nanoseconds? = nil) -> String {
-        let late = !presentation.isStill && presentation.presented - presentation.scheduled > lateThreshold
-        return line(item: presentation.item, pts: MediaTime.seconds(pts), scheduled: presentation.scheduled,
-                    presented: presentation.presented, still: presentation.isStill, reading: false, queued: late ? queued : nil)
+    static func line(_ pts: Int64, _ presentation: Presentation, queued: Int64? = nil) -> String {
+        let late = !presentation.isStill && presentation.lateBy.nanoseconds > lateThreshold
+        return line(item: presentation.item, pts: MediaTime.seconds(pts), scheduled: presentation.scheduledInstant.nanoseconds,
+                    presented: presentation.presentedInstant.nanoseconds, still: presentation.isStill, reading: false,
+                    queued: late ? queued : nil)
     }
 }

@@ -9,7 +9,7 @@ public enum SnapshotWriter {
     /// picture to `path`, as PNG when the path ends in `.png` and as binary PPM otherwise.
     /// Returns the presentation time of the frame written.
     @discardableResult
-    public static func write(url: String, at mediaTime: Nanoseconds, to path: String) throws(MediaError) -> Nanoseconds {
+    public static func write(url: String, at mediaTime: Int64, to path: String) throws(MediaError) -> Int64 {
         let file = try MediaFile(url: url)
         let decoder = try MediaDecoder(file: file, decodeVideo: true, decodeAudio: false)
         try decoder.seek(to: mediaTime)

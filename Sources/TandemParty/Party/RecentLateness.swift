@@ -16,7 +16,7 @@ final class RecentLateness: VideoSink {
 
     func present(_ frame: VideoFrame, _ presentation: Presentation) {
         guard !presentation.isStill else { return }
-        let entry = (at: HostInstant.now(), lateness: TimeSpan(nanoseconds: presentation.lateness))
+        let entry = (at: HostInstant.now(), lateness: presentation.lateBy)
         let capacity = capacity
         state.withLock { state in
             if state.entries.count < capacity {

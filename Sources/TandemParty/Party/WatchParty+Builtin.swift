@@ -97,7 +97,7 @@ extension WatchParty {
             let local = clock.instant()
             guard let status = coordinator.clockStatus(atLocalTime: local) else { continue }
             let error = coordinator.expectedItemTime(atLocalTime: local).map { expected in
-                player.mediaTime(atLocalTime: clock.hostInstant(atLocal: local).nanoseconds).saturatingSubtracting(expected.nanoseconds)
+                (player.itemTime(atHostTime: clock.hostInstant(atLocal: local)) - expected).nanoseconds
             }
             let statistics = player.statistics
             emit(.sync(.init(clockOffsetNanoseconds: status.offset.nanoseconds, clockErrorBoundNanoseconds: status.errorBound.nanoseconds,

@@ -28,8 +28,8 @@ extension WatchParty {
         let playing = core.timeline.rate > 0
         var syncError: TimeSpan?
         if playing, let local, let expected = coordinator.expectedItemTime(atLocalTime: local) {
-            if let player = watching.player, let raw = coordinator.localClock?.hostInstant(atLocal: local).nanoseconds {
-                syncError = TimeSpan(nanoseconds: player.mediaTime(atLocalTime: raw).saturatingSubtracting(expected.nanoseconds))
+            if let player = watching.player, let raw = coordinator.localClock?.hostInstant(atLocal: local) {
+                syncError = player.itemTime(atHostTime: raw) - expected
             } else if let mpv = watching.mpv, let last = mpv.statistics.lastError {
                 // mpv's clock is read every 250 ms: its last reading against the timeline.
                 syncError = TimeSpan(nanoseconds: last)

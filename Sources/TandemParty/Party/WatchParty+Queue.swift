@@ -105,8 +105,8 @@ extension WatchParty {
         }
         // At once and paused where the player is (no switch pending that a command of the
         // group's could supersede); the group's next command sets the timeline exactly.
-        let now = MonotonicClock.now()
-        let next = PresentationTimeline.paused(at: max(0, player.mediaTime(atLocalTime: now)), from: now)
+        let now = HostInstant.now()
+        let next = PresentationTimeline.paused(at: max(.zero, player.itemTime(atHostTime: now)), from: now)
         let item = PlaybackItem(file: match.path, identifier: current.identifier, identity: match.identity)
         guard (try? player.replaceCurrentItem(with: item, timeline: next)) != nil else { return path }
         return match.path

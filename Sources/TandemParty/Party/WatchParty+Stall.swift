@@ -24,8 +24,8 @@ extension WatchParty {
         let coordinator = watching.coordinator
         let suspension = coordinator.beginSuspension(for: .stallRecovery, holdingGroup: waits)
         // Suspended first, so that no command of the group's unfreezes the player.
-        let now = MonotonicClock.now()
-        try? player.setTimeline(.paused(at: player.mediaTime(atLocalTime: now), from: now))
+        let now = HostInstant.now()
+        try? player.setTimeline(.paused(at: player.itemTime(atHostTime: now), from: now))
         emit(.stall(.init(seconds: seconds, waits: waits)))
         later { [self] in
             try? await Task.sleep(for: .seconds(seconds))

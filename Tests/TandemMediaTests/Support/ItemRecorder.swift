@@ -9,7 +9,7 @@ import TandemClock
 final class ItemRecorder: VideoSink, @unchecked Sendable {
     struct Entry {
         let item: String
-        let pts: Nanoseconds
+        let pts: Int64
         let number: Int
         let presentation: Presentation
     }

@@ -43,16 +43,16 @@ extension HeadlessPlayer: ImmediateTransport {
         let item: String?
         switch directive {
         case .prepare(let identifier, let at):
-            if preparedItem?.identifier != identifier, let named = self.item(withIdentifier: identifier) { try? prepare(named, at: at) }
+            if preparedItem?.identifier != identifier, let named = self.item(withIdentifier: identifier) { try? prepare(named, at: ItemTime(nanoseconds: at)) }
             return
         case .pause(let at, let now, let switching):
-            timeline = .paused(at: at, from: now)
+            timeline = .paused(at: ItemTime(nanoseconds: at), from: HostInstant(nanoseconds: now))
             item = switching
         case .play(let from, let rate, let now, _, let switching):
             // Playing at `rate` of this participant's clock: its drift goes uncorrected.
             let drift = clock.map { Self.localSecondsPerMonotonicSecond($0, near: now) } ?? 1
             let paced = min(max(rate * drift, PresentationTimeline.minimumRate), PresentationTimeline.maximumRate)
-            timeline = PresentationTimeline(rate: paced, anchorMediaTime: from, anchorLocalTime: now)
+            timeline = PresentationTimeline(rate: paced, anchorItemTime: ItemTime(nanoseconds: from), anchorHostTime: HostInstant(nanoseconds: now))
             item = switching
         }
         guard let item else {

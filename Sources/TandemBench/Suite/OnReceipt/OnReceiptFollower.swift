@@ -63,7 +63,7 @@ public final class OnReceiptFollower: PlaybackCoordinatorDelegate, WatchPartyFol
         defer { completion() }
         guard let player else { return }
         let paused = player.isPausedNow, item = player.currentItemIdentifier
-        let directive = core.withLock { $0.receive(command, now: MonotonicClock.now(), paused: paused, currentItem: item) }
+        let directive = core.withLock { $0.receive(command, now: HostInstant.now().nanoseconds, paused: paused, currentItem: item) }
         if let directive { jobs.yield(Job(directive: directive, clock: coordinator.localClock)) }
     }
 }
