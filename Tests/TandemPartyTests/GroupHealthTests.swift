@@ -25,6 +25,24 @@ import TandemClock
         ])
     }
 
+    /// This participant's line says whether its chain over the session's order is vouched for,
+    /// and the line of anyone the relay showed another history says so.
+    @Test func theChainsStandingIsShown() {
+        let members: [GroupHealth.Member] = [.init(name: "Ana", isLocal: true), .init(name: "Ben", hasDiverged: true), .init(name: "Cy")]
+        let line = { (chain: GroupHealth.Chain?) in
+            GroupHealth(members: members, isPlaying: false, syncError: nil, clockErrorBound: .microseconds(210), chain: chain).lines
+        }
+        #expect(line(nil) == [
+            "you (Ana): paused with the group, clock ±0.21 ms",
+            "Ben: the relay showed it different changes than you",
+            "Cy: with the group",
+        ])
+        #expect(line(.init(startOrder: 0, isVouched: true)).first == "you (Ana): paused with the group, clock ±0.21 ms, history checked from the start")
+        #expect(line(.init(startOrder: 40, isVouched: true)).first == "you (Ana): paused with the group, clock ±0.21 ms, history vouched for by others")
+        #expect(line(.init(startOrder: 40, isVouched: false)).first
+            == "you (Ana): paused with the group, clock ±0.21 ms, history from one participant's snapshot (order 40), not vouched for yet")
+    }
+
     @Test func whatIsNotMeasuredIsSaidSo() {
         let paused = GroupHealth(members: [.init(name: "Ana", isLocal: true), .init(name: "Ben")], isPlaying: false, syncError: nil,
                                  clockErrorBound: nil)

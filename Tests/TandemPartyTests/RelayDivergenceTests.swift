@@ -4,6 +4,7 @@ import Testing
 import Tandem
 import TandemNet
 import TandemParty
+import TandemClock
 import TandemTestKit
 import TandemWire
 
@@ -27,6 +28,9 @@ import TandemWire
         /// While set, unreliable messages (the health reports) are dropped both ways, as a relay
         /// that withholds them could.
         let muted = Mutex(false)
+        /// While not zero, every ordered record is handed with both its instants this many
+        /// nanoseconds later, as a relay whose session time jumped forward would stamp them.
+        let jump = Mutex<Int64>(0)
 
         init(_ inner: any RelayConnector) { self.inner = inner }
 
@@ -52,6 +56,12 @@ import TandemWire
                 var done = false
                 for await event in source {
                     if case .message(_, _, false) = event, connector.muted.withLock({ $0 }) { continue }
+                    if case .ordered(var delivery) = event, case let jump = connector.jump.withLock({ $0 }), jump != 0 {
+                        delivery.orderedInstant = SessionInstant(nanoseconds: delivery.orderedInstant.nanoseconds + jump)
+                        delivery.effectiveInstant = SessionInstant(nanoseconds: delivery.effectiveInstant.nanoseconds + jump)
+                        continuation.yield(.ordered(delivery))
+                        continue
+                    }
                     guard !done, case .ordered(var delivery) = event, connector.armed.withLock({ $0 }) else {
                         continuation.yield(event)
                         continue
@@ -131,6 +141,35 @@ import TandemWire
             return sinceArmed[..<foundAt].count { if case .health(let health) = $0, health.from == found.with { true } else { false } }
         }(finder.recorder.events)
         #expect(reportsUntilFound <= 2, "\(reportsUntilFound) reports from \(found.with) came before the divergence was seen")
+
+        host.party.end()
+        _ = try await WatchPartyIOTests.ending(of: host)
+        _ = try await WatchPartyIOTests.ending(of: ana)
+    }
+
+    /// The relay's session time jumps 5 s ahead for Ana alone: her watch party says so at the
+    /// first record stamped with it, once, naming how far.
+    @Test func aJumpOfTheRelaysTimeIsSaidAtTheNextRecord() async throws {
+        let relay = try TestRelay(.network)
+        defer { relay.shutdown() }
+        let host = try await WatchPartyIOTests.participant("host", relay: relay, invitation: nil)
+        let jumping = ExchangingConnector(relay.connector)
+        let ana = try await WatchPartyIOTests.participant("ana", relay: relay, invitation: host.party.session.invitation,
+                                                          connector: jumping)
+        try await WatchPartyIOTests.once { try host.party.play() }
+        #expect(await ana.recorder.first { if case .timeline(let timeline, _) = $0, timeline.rate > 0 { true } else { nil } } == true,
+                "ana never played")
+        #expect(!ana.recorder.events.contains { if case .relayTimeJump = $0 { true } else { false } }, "an honest relay's time jumped")
+
+        jumping.jump.withLock { $0 = 5_000_000_000 }
+        try host.party.pause()
+        let picked = { @Sendable (event: WatchPartyEvent) -> WatchPartyEvent.RelayTimeJump? in
+            if case .relayTimeJump(let jump) = event { jump } else { nil }
+        }
+        let jump = try #require(await ana.recorder.first(within: 10, picked), "ana did not see the relay's time jump")
+        #expect(jump.count == 1)
+        #expect(jump.aheadMilliseconds > 4_000 && jump.aheadMilliseconds <= 5_000, "\(jump.aheadMilliseconds) ms")
+        #expect(!host.recorder.events.contains { if case .relayTimeJump = $0 { true } else { false } }, "the host's relay did not jump")
 
         host.party.end()
         _ = try await WatchPartyIOTests.ending(of: host)

@@ -54,6 +54,7 @@ import Testing
         #"{"event":"relay","reason":"the relay lost NATS","state":"unavailable"}"#,
         #"{"event":"relay","state":"available"}"#,
         #"{"event":"relay-divergence","order":57,"participant":"\#(session)","with":"ben"}"#,
+        #"{"ahead_ms":2500,"count":1,"event":"relay-time-jump","order":57}"#,
         #"{"by":"alice","change":"op ben","control":"operators","event":"roles","operators":["alice","ben"]}"#,
         #"{"by":"ben","change":"control everyone","control":"operators","event":"roles","operators":["alice"],"refused":"only operators may change who controls the session"}"#,
         #"{"clock_error_us":410,"event":"health","from":"ben","lateness_us":-1250,"off":false,"offset_ms":0,"participant":"\#(session)","player":"mpv","state":"playing"}"#,
@@ -65,7 +66,7 @@ import Testing
         "item-mismatch", "rejected", "command-abandoned", "history", "chat", "latency-offset", "stall", "stall-ended", "stalled",
         "stall-recovered", "throttle", "throttle-ended", "unmatched-media", "item", "statistics", "sync", "error", "streaming",
         "stream-suspended", "stream-resumed", "stream-rejected-holder", "mpv-exited", "relay", "health", "relay-divergence",
-        "roles",
+        "relay-time-jump", "roles",
     ]
 
     static func object(_ line: String) throws -> NSDictionary {

@@ -121,6 +121,7 @@ public enum EventSentence {
                 : "the relay cannot order changes now" + (relay.reason.map { ": \($0)" } ?? "")
         case .relayDivergence(let divergence):
             "the relay showed you and \(divergence.with) different changes (order \(divergence.order)): it cannot be trusted with this party"
+        case .relayTimeJump(let jump): timeJump(jump)
         case .roles(let roles): rolesSentence(roles)
         case .joined, .left, .history, .timeline, .statistics, .mpvStatistics, .sync, .health, .other: nil
         }
@@ -173,6 +174,18 @@ public enum EventSentence {
         case "coordinatedPlaybackNotPossible": "cannot play in step"
         default: raw
         }
+    }
+
+    /// The relay's time jumped ahead of this participant's clock: "the relay's time jumped 2.5 s
+    /// ahead of your clock (order 57): it cannot be trusted with this party's timing", or for a
+    /// count "the relay's time jumped ahead of your clock 4 more times (up to 2.5 s, the last at
+    /// order 80)".
+    public static func timeJump(_ jump: WatchPartyEvent.RelayTimeJump) -> String {
+        let ahead = seconds(Double(jump.aheadMilliseconds) / 1_000)
+        if jump.count == 1 {
+            return "the relay's time jumped \(ahead) ahead of your clock (order \(jump.order)): it cannot be trusted with this party's timing"
+        }
+        return "the relay's time jumped ahead of your clock \(jump.count) more times (up to \(ahead), the last at order \(jump.order))"
     }
 
     private static func number(_ value: Double) -> String {

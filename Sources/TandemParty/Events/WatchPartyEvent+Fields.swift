@@ -285,6 +285,27 @@ extension WatchPartyEvent {
         public init(with: String, participant: String, order: UInt64) { (self.with, self.participant, self.order) = (with, participant, order) }
     }
 
+    /// `relay-time-jump`: the relay's session time ran ahead of this participant's own clock.
+    public struct RelayTimeJump: Sendable, Equatable, Codable {
+        /// The newest order at which it did.
+        public var order: UInt64
+        /// How far past the bound, the furthest among the jumps counted (whole ms, `ahead_ms`).
+        public var aheadMilliseconds: Int
+        /// How many jumps this stands for: 1 for a jump said at once, else the jumps since the
+        /// last line.
+        public var count: Int
+
+        /// The fields.
+        public init(order: UInt64, aheadMilliseconds: Int, count: Int) {
+            (self.order, self.aheadMilliseconds, self.count) = (order, aheadMilliseconds, count)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case order, count
+            case aheadMilliseconds = "ahead_ms"
+        }
+    }
+
     /// `latency-offset`: the offset now in force.
     public struct LatencyOffset: Sendable, Equatable, Codable {
         /// How much earlier than the group's timeline this player presents (ms, `ms`).

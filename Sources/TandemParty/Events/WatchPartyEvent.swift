@@ -92,6 +92,10 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
     /// The relay gave another participant a different record than this one under one order
     /// (`relay-divergence`): the relay is showing people different histories.
     case relayDivergence(RelayDivergence)
+    /// The relay's session time ran ahead of this participant's own clock by more than delivery
+    /// and drift allow (`relay-time-jump`): the first jump at once, then at most one count of
+    /// the jumps since every ten seconds.
+    case relayTimeJump(RelayTimeJump)
     /// A change of the session's roles or policy, accepted or refused alike by every
     /// participant (`roles`).
     case roles(Roles)
@@ -139,6 +143,7 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
         case .relay: "relay"
         case .health: "health"
         case .relayDivergence: "relay-divergence"
+        case .relayTimeJump: "relay-time-jump"
         case .roles: "roles"
         case .other(let name, _): name
         }
@@ -212,6 +217,7 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
         case "relay": return .relay(try fields())
         case "health": return .health(try fields())
         case "relay-divergence": return .relayDivergence(try fields())
+        case "relay-time-jump": return .relayTimeJump(try fields())
         case "roles": return .roles(try fields())
         default: return nil
         }
@@ -266,6 +272,7 @@ public enum WatchPartyEvent: Sendable, Equatable, Codable {
         case .relay(let fields): try fields.encode(to: encoder)
         case .health(let fields): try fields.encode(to: encoder)
         case .relayDivergence(let fields): try fields.encode(to: encoder)
+        case .relayTimeJump(let fields): try fields.encode(to: encoder)
         case .roles(let fields): try fields.encode(to: encoder)
         case .other(_, let fields):
             var container = encoder.container(keyedBy: AnyKey.self)

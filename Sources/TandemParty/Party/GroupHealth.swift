@@ -6,7 +6,9 @@ import TandemClock
 /// bound of its clock; for every participant, whether the group waits for it, it is away, it is
 /// getting ready to play, it plays a different file, or it has said nothing yet; and for the
 /// others, what each last said of its own health (`HealthReport`: how late its pictures are, its
-/// clock's error bound, its player), while that report is recent.
+/// clock's error bound, its player), while that report is recent. This participant's line also
+/// says whether its chain over the session's order is vouched for, and the line of anyone the
+/// relay was found showing another history says so.
 ///
 /// Pure: a snapshot in (`WatchParty.health()` takes one), lines out.
 public struct GroupHealth: Sendable, Equatable {
@@ -19,6 +21,17 @@ public struct GroupHealth: Sendable, Equatable {
 
         /// A suspension.
         public init(reason: String, holdsGroup: Bool) { (self.reason, self.holdsGroup) = (reason, holdsGroup) }
+    }
+
+    /// Where this participant's chain over the session's order stands (`OrderedChainStatus`).
+    public struct Chain: Sendable, Equatable {
+        /// The order it starts after: 0 from the first record, else a snapshot's.
+        public var startOrder: UInt64
+        /// Whether its start is more than one participant's word.
+        public var isVouched: Bool
+
+        /// A chain starting after `startOrder`, vouched for or not.
+        public init(startOrder: UInt64, isVouched: Bool) { (self.startOrder, self.isVouched) = (startOrder, isVouched) }
     }
 
     /// One participant as known here.
@@ -39,11 +52,16 @@ public struct GroupHealth: Sendable, Equatable {
         public var hasReported: Bool
         /// What it last said of its own health, while recent (others only).
         public var report: HealthReport?
+        /// Whether its chain head differed from this participant's: the relay showed the two of
+        /// them different histories (others only).
+        public var hasDiverged: Bool
 
         /// A member.
         public init(name: String, isLocal: Bool = false, suspensions: [Suspension] = [], isAway: Bool = false,
-                    isMismatched: Bool = false, isPrerolling: Bool = false, hasReported: Bool = true, report: HealthReport? = nil) {
+                    isMismatched: Bool = false, isPrerolling: Bool = false, hasReported: Bool = true, report: HealthReport? = nil,
+                    hasDiverged: Bool = false) {
             (self.name, self.isLocal, self.suspensions, self.isAway) = (name, isLocal, suspensions, isAway)
+            self.hasDiverged = hasDiverged
             (self.isMismatched, self.isPrerolling, self.hasReported, self.report) = (isMismatched, isPrerolling, hasReported, report)
         }
     }
@@ -57,10 +75,13 @@ public struct GroupHealth: Sendable, Equatable {
     public var syncError: TimeSpan?
     /// The error bound of this participant's session clock; nil before its first estimate.
     public var clockErrorBound: TimeSpan?
+    /// Where this participant's chain over the session's order stands; nil before it starts.
+    public var chain: Chain?
 
     /// A snapshot.
-    public init(members: [Member], isPlaying: Bool, syncError: TimeSpan?, clockErrorBound: TimeSpan?) {
+    public init(members: [Member], isPlaying: Bool, syncError: TimeSpan?, clockErrorBound: TimeSpan?, chain: Chain? = nil) {
         (self.members, self.isPlaying, self.syncError, self.clockErrorBound) = (members, isPlaying, syncError, clockErrorBound)
+        self.chain = chain
     }
 
     /// The others whose own reports say they are off the group (`HealthReport.isOff`), by name:
@@ -84,7 +105,12 @@ public struct GroupHealth: Sendable, Equatable {
                 parts.append(isPlaying ? "distance from the group not measured yet" : "paused with the group")
             }
             parts.append(clockErrorBound.map { String(format: "clock ±%.2f ms", $0.seconds * 1e3) } ?? "clock not synchronised yet")
+            if let chain {
+                parts.append(chain.isVouched ? (chain.startOrder == 0 ? "history checked from the start" : "history vouched for by others")
+                    : "history from one participant's snapshot (order \(chain.startOrder)), not vouched for yet")
+            }
         }
+        if member.hasDiverged { parts.append("the relay showed it different changes than you") }
         if member.isAway { parts.append("away: its connection dropped") }
         for suspension in member.suspensions {
             parts.append(EventSentence.reason(suspension.reason) + (suspension.holdsGroup ? " (the group waits)" : ""))

@@ -16,6 +16,7 @@ extension WatchParty {
         let active = session.activeParticipants.union([session.localParticipant])
         let away = session.awayParticipants
         let reports = recentHealthReports()
+        let diverged = self.diverged.withLock { $0 }
         let members = active.map { participant in
             GroupHealth.Member(
                 name: participant.name(among: active), isLocal: participant == session.localParticipant,
@@ -23,7 +24,8 @@ extension WatchParty {
                     .map { GroupHealth.Suspension(reason: $0.reason.rawValue, holdsGroup: $0.holdsGroup) },
                 isAway: away.contains(participant), isMismatched: core.isMismatched(participant.id),
                 isPrerolling: core.awaitsPreroll(from: participant.id), hasReported: core.participants[participant.id] != nil,
-                report: participant == session.localParticipant ? nil : reports[participant.id])
+                report: participant == session.localParticipant ? nil : reports[participant.id],
+                hasDiverged: diverged.contains(participant.id))
         }
         let playing = core.timeline.rate > 0
         var syncError: TimeSpan?
@@ -35,8 +37,10 @@ extension WatchParty {
                 syncError = TimeSpan(nanoseconds: last)
             }
         }
+        let chain = session.orderedChain
         return GroupHealth(members: members, isPlaying: playing, syncError: syncError,
-                           clockErrorBound: local.flatMap { coordinator.clockStatus(atLocalTime: $0)?.errorBound })
+                           clockErrorBound: local.flatMap { coordinator.clockStatus(atLocalTime: $0)?.errorBound },
+                           chain: chain.map { GroupHealth.Chain(startOrder: $0.startOrder, isVouched: $0.isVouched) })
     }
 }
 
@@ -98,9 +102,8 @@ extension WatchParty {
         let messages = messenger.messages(of: HealthReport.self)
         let divergences = session.orderedChainDivergences()
         // Who has been found shown another history: said once a participant.
-        let diverged = Mutex<Set<UUID>>([])
         let say = { @Sendable [self] (participant: UUID, order: UInt64) in
-            guard diverged.withLock({ $0.insert(participant).inserted }) else { return }
+            guard self.diverged.withLock({ $0.insert(participant).inserted }) else { return }
             let active = self.session.activeParticipants
             let name = self.session.participant(identifiedBy: participant)?.name(among: active) ?? String(participant.uuidString.prefix(8))
             self.emit(.relayDivergence(.init(with: name, participant: participant.uuidString, order: order)))

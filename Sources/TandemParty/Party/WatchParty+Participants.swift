@@ -18,14 +18,16 @@ extension WatchParty {
         emit(WatchPartyEvent(event, naming: name(of:)))
     }
 
-    /// `participant-joined` and `participant-left` for the others, with `away`, `back` and the
-    /// bodies dropped on arrival alongside, for as long as participants are followed.
+    /// `participant-joined` and `participant-left` for the others, with `away`, `back`, the
+    /// bodies dropped on arrival and the relay's time jumps alongside, for as long as participants
+    /// are followed.
     func followParticipants() async {
         await withDiscardingTaskGroup { followers in
             followers.addTask { await self.followRejections() }
             followers.addTask { await self.followAway() }
             followers.addTask { await self.followRelay() }
             followers.addTask { await self.followRoles() }
+            followers.addTask { await self.followTimeJumps() }
             var known: Set<Participant> = []
             for await participants in session.$activeParticipants.values {
                 // The set empties when this participant's session ends: that is not the others leaving.

@@ -139,6 +139,8 @@ public final class WatchParty: Sendable {
     let held = Mutex(HeldState())
     /// What each other participant last said of its own health, and when it arrived here.
     let healthReports = Mutex<[UUID: (report: HealthReport, at: ContinuousClock.Instant)]>([:])
+    /// The participants the relay was found showing another history than this one's.
+    let diverged = Mutex<Set<UUID>>([])
     /// The lines on mpv's screen (`showOnScreen(_:)`), and the texts for it, the newest winning.
     let onScreen = Mutex(OnScreenLines())
     let screenTexts: AsyncStream<[String]>
